@@ -1,0 +1,61 @@
+//===- Compile.h - Kiln's compiler entry point ----------------------------===//
+//
+// This file declares the one function the daemon and kiln-compile call to turn
+// a kiln.v1.Graph into an executable artifact. It includes no MLIR headers, so
+// callers build fast.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/v1/compiler.pb.h"
+#include "kiln/v1/executable.pb.h"
+#include "kiln/v1/graph.pb.h"
+
+#include "absl/status/statusor.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln::compiler {
+
+/// What to compile for and how.
+struct CompileOptions {
+  /// Target name ("cpu").
+  std::string target = "cpu";
+  /// kiln.v1.CompileOptions as the client sent them.
+  v1::CompileOptions options;
+  /// When set, the module text after each pipeline stage is recorded.
+  bool dumpStages = false;
+};
+
+/// The module as it looked after one pipeline stage.
+struct StageDump {
+  std::string stage; // "aten", "linalg", "llvm-dialect", "llvm-ir", "asm"
+  std::string text;
+};
+
+/// A compiled executable: artifact bytes plus its signature.
+struct CompiledExecutable {
+  /// The artifact (an ELF shared object for cpu).
+  std::string artifact;
+  /// Calling signature of the artifact's entry point.
+  v1::ExecutableManifest manifest;
+  /// Filled when CompileOptions::dumpStages is set.
+  std::vector<StageDump> stages;
+};
+
+/// Compiles `graph` for `options.target`. Never crashes on bad input:
+/// INVALID_ARGUMENT for malformed graphs, unknown ops or targets (the message
+/// names the node and op), INTERNAL when a pipeline stage fails on a valid
+/// graph (the message carries MLIR's diagnostics).
+absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
+                                                const CompileOptions &options);
+
+/// Identifies this compiler build; part of every compile key, so a new
+/// compiler never serves an old compiler's executables.
+const std::string &compilerBuildId();
+
+/// Names of the targets this build can compile for.
+std::vector<std::string> supportedTargets();
+
+} // namespace kiln::compiler

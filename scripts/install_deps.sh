@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Installs everything Kiln needs on Debian 12 (bookworm). Idempotent: each step
+# checks first and installs only what is missing.
+#
+#   KILN_VENV      Python virtual environment (default: ~/.cache/kiln/venv);
+#                  reused when present, so the ~3 GB torch wheel downloads once.
+#   KILN_SKIP_APT  set to 1 to skip the Debian package step (no root).
+set -euo pipefail
+
+KILN_VENV="${KILN_VENV:-$HOME/.cache/kiln/venv}"
+TORCH_VERSION="${KILN_TORCH_VERSION:-2.5.1}"
+
+APT_PACKAGES=(
+  # build
+  build-essential cmake ninja-build ccache pkg-config git
+  # LLVM/MLIR 19 (shared libLLVM/libMLIR), clang + lld for fast builds
+  clang-19 lld-19 llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+  # RPC and support libraries
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev
+  # Python
+  python3 python3-venv python3-dev
+)
+
+log() { printf '[install_deps] %s\n' "$*"; }
+
+install_apt_packages() {
+  local missing=()
+  for pkg in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+      || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    log "Debian packages: all present"
+    return
+  fi
+  log "Debian packages: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+}
+
+install_python_env() {
+  if [ ! -x "$KILN_VENV/bin/python" ]; then
+    log "creating venv at $KILN_VENV"
+    mkdir -p "$(dirname "$KILN_VENV")"
+    python3 -m venv "$KILN_VENV"
+  fi
+  local py="$KILN_VENV/bin/python"
+  if ! "$py" -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('$TORCH_VERSION') else 1)" 2>/dev/null; then
+    log "installing torch $TORCH_VERSION (large download, once)"
+    "$py" -m pip install -q --upgrade pip
+    "$py" -m pip install -q "torch==$TORCH_VERSION"
+  fi
+  log "installing Python packages"
+  "$py" -m pip install -q -r "$(dirname "$0")/../client_py/requirements.txt"
+}
+
+[ "${KILN_SKIP_APT:-0}" = "1" ] || install_apt_packages
+install_python_env
+log "done (venv: $KILN_VENV)"

@@ -1,0 +1,50 @@
+//===- Digest.h - SHA-256 content addresses -------------------------------===//
+//
+// This file declares helpers for kiln.v1.Digest: computing, validating and
+// formatting SHA-256 content addresses.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/v1/tensor.pb.h"
+
+#include "absl/status/status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace kiln {
+
+/// Incremental SHA-256 over chunks of bytes.
+class Sha256 {
+public:
+  Sha256();
+  ~Sha256();
+  Sha256(const Sha256 &) = delete;
+  Sha256 &operator=(const Sha256 &) = delete;
+
+  void update(std::string_view bytes);
+  /// Lower-case hex of the hash of everything passed to update().
+  std::string finishHex();
+
+private:
+  struct State;
+  std::unique_ptr<State> state;
+};
+
+/// Hex SHA-256 of `bytes`.
+std::string sha256Hex(std::string_view bytes);
+
+/// The digest of `bytes`.
+v1::Digest digestOf(std::string_view bytes);
+
+/// OK when `digest` has a 64-char lower-case hex hash and a size >= 0;
+/// INVALID_ARGUMENT naming the problem otherwise.
+absl::Status validateDigest(const v1::Digest &digest);
+
+/// "sha256:<hash>/<size>", for logs and error messages.
+std::string formatDigest(const v1::Digest &digest);
+
+} // namespace kiln
