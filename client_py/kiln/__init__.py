@@ -1,0 +1,24 @@
+"""Kiln: compile PyTorch models on a Kiln daemon and run them on its devices.
+
+    import kiln, torch
+    client = kiln.Client("localhost:50051")
+    compiled = client.compile(torch.export.export(model, (x,)), target="cpu")
+    y = compiled(x)
+
+    fast = torch.compile(model, backend=kiln.backend("localhost:50051"))
+"""
+
+from kiln.backend import backend
+from kiln.client import Client, CompiledModel, DeviceInfo
+from kiln.errors import (CompileError, DeadlineExceededError, FailedPreconditionError,
+                         InternalError, InvalidArgumentError, KilnError, NotFoundError,
+                         UnavailableError, UnsupportedOpError)
+from kiln.graph import serialize_graph_module
+
+__all__ = [
+    "Client", "CompiledModel", "DeviceInfo", "backend", "serialize_graph_module",
+    "KilnError", "InvalidArgumentError", "NotFoundError", "FailedPreconditionError",
+    "UnavailableError", "DeadlineExceededError", "InternalError", "CompileError",
+    "UnsupportedOpError",
+]
+__version__ = "0.1.0"

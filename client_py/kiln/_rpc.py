@@ -1,0 +1,52 @@
+"""The client's gRPC channel: stubs plus the one wrapper that turns
+grpc.RpcError into typed errors (through kiln.errors.raise_for_rpc_error)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable, Iterator, Mapping
+
+import grpc
+
+from kiln.errors import raise_for_rpc_error
+from kiln.v1 import (blobs_pb2_grpc, compiler_pb2_grpc, devices_pb2_grpc,
+                     executor_pb2_grpc)
+
+# Kiln keeps every message under 4 MiB; a little headroom for headers and for
+# inline outputs right at the limit.
+MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+
+
+class Rpc:
+    """Stubs of the four client-facing services over one channel."""
+
+    def __init__(self, address: str, timeout: float | None):
+        self.address = address
+        self.timeout = timeout
+        self.channel = grpc.insecure_channel(address, options=[
+            ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+            ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
+        ])
+        self.compiler = compiler_pb2_grpc.CompilerStub(self.channel)
+        self.executor = executor_pb2_grpc.ExecutorStub(self.channel)
+        self.blobs = blobs_pb2_grpc.BlobsStub(self.channel)
+        self.devices = devices_pb2_grpc.DevicesStub(self.channel)
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def call(self, name: str, method: Callable[..., Any], request: Any,
+             context: Mapping[str, object] | None = None,
+             timeout: float | None = ...) -> Any:
+        """Calls a unary-response method (unary or client-streaming)."""
+        try:
+            return method(request, timeout=self.timeout if timeout is ... else timeout)
+        except grpc.RpcError as err:
+            raise_for_rpc_error(err, name, {"address": self.address, **(context or {})})
+
+    def stream(self, name: str, method: Callable[..., Iterable[Any]], request: Any,
+               context: Mapping[str, object] | None = None) -> Iterator[Any]:
+        """Calls a server-streaming method; errors surface while iterating."""
+        try:
+            yield from method(request, timeout=self.timeout)
+        except grpc.RpcError as err:
+            raise_for_rpc_error(err, name, {"address": self.address, **(context or {})})

@@ -1,0 +1,158 @@
+"""Blobs: SHA-256 digests of tensors and the chunked Blobs service protocol.
+
+Digests are cached per tensor identity (data pointer, version counter, shape,
+dtype, strides) so calling a compiled model again does not rehash its weights.
+The version counter moves on every in-place op through autograd-visible
+tensors; writes through ``tensor.data`` bypass it, so after ``p.data.copy_(...)``
+call :func:`clear_digest_cache`.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import threading
+import weakref
+from typing import Iterable, Iterator, Sequence
+
+import torch
+
+from kiln._rpc import Rpc
+from kiln.tensors import tensor_bytes
+from kiln.v1 import blobs_pb2, tensor_pb2
+
+__all__ = [
+    "CHUNK_BYTES",
+    "bytes_digest",
+    "tensor_digest",
+    "clear_digest_cache",
+    "BlobClient",
+]
+
+#: Bytes per Write/Read message.
+CHUNK_BYTES = 1024 * 1024
+_CACHE_ENTRIES = 4096
+
+_cache: "collections.OrderedDict[tuple, tuple[weakref.ref, str, int]]" = collections.OrderedDict()
+_cache_lock = threading.Lock()
+#: How many times a tensor was actually hashed (tests read this).
+hash_count = 0
+
+
+def bytes_digest(data: bytes) -> tensor_pb2.Digest:
+    """The Digest (lower-case hex SHA-256, size) of some bytes."""
+    return tensor_pb2.Digest(hash=hashlib.sha256(data).hexdigest(), size_bytes=len(data))
+
+
+def _cache_key(t: torch.Tensor) -> tuple:
+    return (t.data_ptr(), t._version, tuple(t.shape), t.dtype, tuple(t.stride()),
+            t.device)
+
+
+def tensor_digest(t: torch.Tensor) -> tensor_pb2.Digest:
+    """The Digest of a tensor's wire bytes (dense, row-major, little-endian).
+
+    Cached while the tensor is alive and unmodified.
+    """
+    global hash_count
+    key = _cache_key(t)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0]() is not None:
+            _cache.move_to_end(key)
+            return tensor_pb2.Digest(hash=hit[1], size_bytes=hit[2])
+    digest = bytes_digest(tensor_bytes(t))
+    with _cache_lock:
+        hash_count += 1
+        _cache[key] = (weakref.ref(t), digest.hash, digest.size_bytes)
+        while len(_cache) > _CACHE_ENTRIES:
+            _cache.popitem(last=False)
+    return digest
+
+
+def clear_digest_cache() -> None:
+    """Forgets every cached tensor digest."""
+    with _cache_lock:
+        _cache.clear()
+
+
+def _chunks(digest: tensor_pb2.Digest, data: bytes) -> Iterator[blobs_pb2.WriteRequest]:
+    view = memoryview(data)
+    n = len(view)
+    if n == 0:
+        yield blobs_pb2.WriteRequest(digest=digest, offset=0, finish_write=True)
+        return
+    for offset in range(0, n, CHUNK_BYTES):
+        end = min(offset + CHUNK_BYTES, n)
+        req = blobs_pb2.WriteRequest(offset=offset, data=bytes(view[offset:end]),
+                                     finish_write=end == n)
+        if offset == 0:
+            req.digest.CopyFrom(digest)
+        yield req
+
+
+class BlobClient:
+    """FindMissing / Write / Read against one daemon.
+
+    Remembers which digests the daemon is known to hold, so weights are
+    uploaded (and asked about) once per client.
+    """
+
+    def __init__(self, rpc: Rpc):
+        self._rpc = rpc
+        self._present: set[str] = set()
+        self._lock = threading.Lock()
+
+    def forget(self) -> None:
+        """Forgets what the daemon holds (e.g. after it lost its store)."""
+        with self._lock:
+            self._present.clear()
+
+    def find_missing(self, digests: Iterable[tensor_pb2.Digest]) -> set[str]:
+        """Hashes, of those given, that the store lacks."""
+        digests = list(digests)
+        if not digests:
+            return set()
+        resp = self._rpc.call("kiln.v1.Blobs/FindMissing", self._rpc.blobs.FindMissing,
+                              blobs_pb2.FindMissingRequest(digests=digests))
+        return {d.hash for d in resp.missing_digests}
+
+    def write(self, digest: tensor_pb2.Digest, data: bytes) -> int:
+        """Uploads one blob in 1 MiB chunks; returns the committed size."""
+        resp = self._rpc.call("kiln.v1.Blobs/Write", self._rpc.blobs.Write,
+                              _chunks(digest, data), context={"digest": digest.hash})
+        with self._lock:
+            self._present.add(digest.hash)
+        return resp.committed_size
+
+    def read(self, digest: tensor_pb2.Digest) -> bytes:
+        """Downloads one blob."""
+        parts = [r.data for r in self._rpc.stream(
+            "kiln.v1.Blobs/Read", self._rpc.blobs.Read,
+            blobs_pb2.ReadRequest(digest=digest), context={"digest": digest.hash})]
+        return b"".join(parts)
+
+    def ensure_tensors(self, tensors: Sequence[torch.Tensor]) -> tuple[list[tensor_pb2.Digest], int]:
+        """Makes sure the store holds each tensor's bytes.
+
+        Returns the digests (in order) and how many bytes were uploaded. Each
+        distinct blob is asked about once and uploaded at most once.
+        """
+        digests = [tensor_digest(t) for t in tensors]
+        with self._lock:
+            unknown = {}
+            for t, d in zip(tensors, digests):
+                if d.hash not in self._present and d.hash not in unknown:
+                    unknown[d.hash] = (t, d)
+        if not unknown:
+            return digests, 0
+        missing = self.find_missing(d for _, d in unknown.values())
+        uploaded = 0
+        for h, (t, d) in unknown.items():
+            if h in missing:
+                data = tensor_bytes(t)
+                self.write(d, data)
+                uploaded += len(data)
+        with self._lock:
+            self._present.update(unknown)
+        return digests, uploaded

@@ -1,0 +1,359 @@
+"""kiln.Client: compile models on a Kiln daemon and run them remotely."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Mapping, Sequence
+
+import torch
+import torch.fx
+from torch.utils import _pytree as pytree
+
+from kiln._rpc import Rpc
+from kiln.blobs import BlobClient
+from kiln.errors import (FailedPreconditionError, InvalidArgumentError, KilnError,
+                         UnsupportedOpError)
+from kiln.graph import SerializedGraph, serialize_graph_module
+from kiln.tensors import PROTO_TO_DTYPE, tensor_bytes, tensor_from_bytes, tensor_type
+from kiln.v1 import (compiler_pb2, devices_pb2, executable_pb2, executor_pb2,
+                     graph_pb2, tensor_pb2)
+
+__all__ = ["Client", "CompiledModel", "DeviceInfo", "INLINE_INPUT_LIMIT"]
+
+#: Execute inputs larger than this travel as blobs, not inline.
+INLINE_INPUT_LIMIT = 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class DeviceInfo:
+    """One device as ListDevices reports it."""
+
+    id: str
+    kind: str
+    agent_id: str
+    state: str
+    queue_depth: int
+    properties: dict[str, str]
+
+
+def _us(v: int) -> float:
+    return v / 1e6
+
+
+class CompiledModel:
+    """An executable on the daemon plus the weights it was compiled with.
+
+    Calling it runs it remotely: ``outputs = compiled(*inputs)``. The daemon
+    validates inputs against the manifest; mismatches raise
+    :class:`kiln.errors.InvalidArgumentError`.
+
+    Attributes:
+        digest: hex digest of the executable (its identity in the store).
+        cache_hit: True when the daemon served the executable from its cache.
+        compile_key: hex compile key (graph without weights, target, options).
+        manifest: the ExecutableManifest message.
+        timings: client-side seconds per phase: ``upload`` (weights), ``compile``
+            (the Compile RPC), plus ``server_queue``/``server_compile``.
+        last_timings: seconds per phase of the latest call: ``upload`` (inputs
+            sent as blobs), ``queue``, ``fetch``, ``load``, ``run``, ``total``
+            (as the daemon and agent measured them), ``download`` (blob outputs)
+            and ``wall`` (the whole call, client-side).
+    """
+
+    def __init__(self, client: "Client", response: compiler_pb2.CompileResponse,
+                 graph: graph_pb2.Graph, parameters: Mapping[str, torch.Tensor] | None,
+                 timings: dict[str, float], out_spec: pytree.TreeSpec | None = None,
+                 in_spec: pytree.TreeSpec | None = None):
+        self._client = client
+        self._response = response
+        self._graph = graph
+        self._parameters = dict(parameters or {})
+        self._out_spec = out_spec
+        self._in_spec = in_spec
+        self.timings = timings
+        self.last_timings: dict[str, float] = {}
+        self.last_device_id = ""
+        graph_params = {p.value.name: p.digest for p in graph.parameters}
+        order = [a.name for a in response.manifest.parameters] or list(graph_params)
+        try:
+            self._param_digests = [graph_params[n] for n in order]
+        except KeyError as e:
+            raise KilnError(f"the executable's manifest names parameter {e} which the "
+                            "compiled graph does not have", context={"executable": self.digest})
+        self._param_names = order
+        graph_inputs = [v.name for v in graph.inputs]
+        manifest_inputs = [a.name for a in response.manifest.inputs]
+        # Position in the caller's argument list of each manifest input.
+        if sorted(manifest_inputs) == sorted(graph_inputs) and len(set(graph_inputs)) == len(graph_inputs):
+            self._input_order = [graph_inputs.index(n) for n in manifest_inputs]
+        else:
+            self._input_order = list(range(len(graph_inputs)))
+
+    @property
+    def digest(self) -> str:
+        return self._response.executable.hash
+
+    @property
+    def executable(self) -> tensor_pb2.Digest:
+        return self._response.executable
+
+    @property
+    def cache_hit(self) -> bool:
+        return self._response.cache_hit
+
+    @property
+    def compile_key(self) -> str:
+        return self._response.compile_key
+
+    @property
+    def manifest(self) -> executable_pb2.ExecutableManifest:
+        return self._response.manifest
+
+    @property
+    def graph(self) -> graph_pb2.Graph:
+        return self._graph
+
+    def __repr__(self) -> str:
+        return (f"CompiledModel(digest={self.digest[:12]}..., target={self.manifest.target!r}, "
+                f"cache_hit={self.cache_hit})")
+
+    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+        if self._in_spec is not None:
+            flat, _ = pytree.tree_flatten((inputs, kwargs))
+        elif kwargs:
+            raise TypeError("this CompiledModel takes positional tensors only")
+        else:
+            flat = list(inputs)
+        ordered = [flat[i] for i in self._input_order] if len(flat) == len(self._input_order) else flat
+        outputs = self._client._execute(self, ordered)
+        if self._out_spec is not None:
+            return pytree.tree_unflatten(outputs, self._out_spec)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+class Client:
+    """A connection to one Kiln daemon.
+
+    Args:
+        address: ``host:port`` of kilnd.
+        timeout: deadline in seconds for each RPC (None: no deadline).
+    """
+
+    def __init__(self, address: str, timeout: float | None = 300.0):
+        self.address = address
+        self.timeout = timeout
+        self._rpc = Rpc(address, timeout)
+        self.blobs = BlobClient(self._rpc)
+
+    def close(self) -> None:
+        self._rpc.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- devices --------------------------------------------------------------
+
+    def devices(self, kind: str = "") -> list[DeviceInfo]:
+        """Every device of every connected agent (of ``kind`` when given)."""
+        resp = self._rpc.call("kiln.v1.Devices/ListDevices", self._rpc.devices.ListDevices,
+                              devices_pb2.ListDevicesRequest(kind=kind))
+        return [DeviceInfo(id=d.id, kind=d.kind, agent_id=d.agent_id,
+                           state=devices_pb2.DeviceState.Name(d.state),
+                           queue_depth=d.queue_depth, properties=dict(d.properties))
+                for d in resp.devices]
+
+    # --- compile --------------------------------------------------------------
+
+    def compile(self, model: Any, target: str = "cpu",
+                options: compiler_pb2.CompileOptions | Mapping[str, Any] | None = None,
+                name: str = "") -> CompiledModel:
+        """Compiles a model for ``target``.
+
+        ``model`` is a ``torch.export.ExportedProgram`` (decomposed to core ATen
+        here, with ``run_decompositions()``), a core-ATen ``torch.fx.GraphModule``
+        whose placeholders carry ``meta["val"]`` (all placeholders are inputs,
+        ``get_attr`` tensors are parameters), or a ``kiln.v1.Graph``.
+        """
+        if isinstance(model, graph_pb2.Graph):
+            return self.compile_graph(model, target=target, options=options)
+        out_spec = in_spec = None
+        if isinstance(model, torch.export.ExportedProgram):
+            serialized, out_spec, in_spec = _serialize_exported(model, name)
+        elif isinstance(model, torch.fx.GraphModule):
+            serialized = serialize_graph_module(model, name=name or type(model).__name__)
+        else:
+            raise TypeError(f"Client.compile takes an ExportedProgram, an fx.GraphModule or "
+                            f"a kiln.v1.Graph, not {type(model).__name__}")
+        return self.compile_serialized(serialized, target=target, options=options,
+                                       out_spec=out_spec, in_spec=in_spec)
+
+    def compile_serialized(self, serialized: SerializedGraph, target: str = "cpu",
+                           options: Any = None, out_spec: Any = None,
+                           in_spec: Any = None) -> CompiledModel:
+        """Uploads a serialised graph's weights, then compiles it."""
+        t0 = time.perf_counter()
+        self.blobs.ensure_tensors(list(serialized.parameters.values()))
+        upload = time.perf_counter() - t0
+        return self.compile_graph(serialized.graph, target=target, options=options,
+                                  parameters=serialized.parameters, out_spec=out_spec,
+                                  in_spec=in_spec, upload_seconds=upload)
+
+    def compile_graph(self, graph: graph_pb2.Graph, target: str = "cpu",
+                      options: compiler_pb2.CompileOptions | Mapping[str, Any] | None = None,
+                      *, parameters: Mapping[str, torch.Tensor] | None = None,
+                      out_spec: Any = None, in_spec: Any = None,
+                      upload_seconds: float = 0.0) -> CompiledModel:
+        """Compiles a raw kiln.v1.Graph as is (its parameter blobs must be in
+        the store already, e.g. uploaded with ``client.blobs``)."""
+        if isinstance(options, Mapping):
+            options = compiler_pb2.CompileOptions(**options)
+        request = compiler_pb2.CompileRequest(graph=graph, target=target, options=options)
+        t0 = time.perf_counter()
+        resp = self._rpc.call("kiln.v1.Compiler/Compile", self._rpc.compiler.Compile, request,
+                              context={"target": target, "graph": graph.name or "<unnamed>"})
+        timings = {
+            "upload": upload_seconds,
+            "compile": time.perf_counter() - t0,
+            "server_queue": _us(resp.timings.queue_us),
+            "server_compile": _us(resp.timings.compile_us),
+        }
+        return CompiledModel(self, resp, graph, parameters, timings, out_spec, in_spec)
+
+    # --- execute --------------------------------------------------------------
+
+    def _encode_input(self, i: int, t: Any, ctx: dict) -> tuple[tensor_pb2.Tensor, float]:
+        if not isinstance(t, torch.Tensor):
+            raise InvalidArgumentError(f"input {i} is a {type(t).__name__}; Kiln inputs are tensors",
+                                       context=ctx)
+        try:
+            ttype = tensor_type(t.dtype, t.shape)
+        except ValueError as e:
+            raise InvalidArgumentError(f"input {i}: {e}", context=ctx) from None
+        msg = tensor_pb2.Tensor(type=ttype)
+        nbytes = t.numel() * t.element_size()
+        if nbytes > INLINE_INPUT_LIMIT:
+            t0 = time.perf_counter()
+            (digest,), _ = self.blobs.ensure_tensors([t])
+            msg.blob.CopyFrom(digest)
+            return msg, time.perf_counter() - t0
+        msg.data = tensor_bytes(t)
+        return msg, 0.0
+
+    def _decode_output(self, i: int, out: tensor_pb2.Tensor, ctx: dict) -> tuple[torch.Tensor, float]:
+        dtype = PROTO_TO_DTYPE.get(out.type.dtype)
+        if dtype is None:
+            raise KilnError(f"output {i} has unknown dtype {out.type.dtype}", context=ctx)
+        t0 = time.perf_counter()
+        if out.WhichOneof("payload") == "blob":
+            data = self.blobs.read(out.blob)
+        else:
+            data = out.data
+        fetch = time.perf_counter() - t0
+        try:
+            return tensor_from_bytes(data, dtype, out.type.shape), fetch
+        except ValueError as e:
+            raise KilnError(f"output {i}: {e}", context=ctx) from None
+
+    def _execute(self, model: CompiledModel, inputs: Sequence[Any]) -> list[torch.Tensor]:
+        ctx = {"executable": model.digest}
+        wall0 = time.perf_counter()
+        upload = 0.0
+        request = executor_pb2.ExecuteRequest(executable=model.executable)
+        if model._parameters:
+            tensors = [model._parameters[n] for n in model._param_names]
+            t0 = time.perf_counter()
+            digests, _ = self.blobs.ensure_tensors(tensors)
+            upload += time.perf_counter() - t0
+            request.parameters.extend(digests)
+        else:
+            request.parameters.extend(model._param_digests)
+        for i, t in enumerate(inputs):
+            msg, secs = self._encode_input(i, t, ctx)
+            request.inputs.append(msg)
+            upload += secs
+        try:
+            resp = self._rpc.call("kiln.v1.Executor/Execute", self._rpc.executor.Execute,
+                                  request, context=ctx)
+        except FailedPreconditionError:
+            # The daemon lost blobs we believed it held (e.g. it restarted on a
+            # fresh store): upload again, once, when we hold the tensors.
+            if not model._parameters and not any(m.WhichOneof("payload") == "blob" for m in request.inputs):
+                raise
+            self.blobs.forget()
+            if model._parameters:
+                self.blobs.ensure_tensors([model._parameters[n] for n in model._param_names])
+            self.blobs.ensure_tensors([t for t in inputs
+                                       if isinstance(t, torch.Tensor)
+                                       and t.numel() * t.element_size() > INLINE_INPUT_LIMIT])
+            resp = self._rpc.call("kiln.v1.Executor/Execute", self._rpc.executor.Execute,
+                                  request, context=ctx)
+        outputs, download = [], 0.0
+        for i, out in enumerate(resp.outputs):
+            t, secs = self._decode_output(i, out, ctx)
+            outputs.append(t)
+            download += secs
+        tm = resp.timings
+        model.last_device_id = resp.device_id
+        model.last_timings = {
+            "upload": upload, "queue": _us(tm.queue_us), "fetch": _us(tm.fetch_us),
+            "load": _us(tm.load_us), "run": _us(tm.run_us), "total": _us(tm.total_us),
+            "download": download, "wall": time.perf_counter() - wall0,
+        }
+        return outputs
+
+    def execute(self, executable: tensor_pb2.Digest | str, inputs: Sequence[torch.Tensor],
+                parameters: Sequence[tensor_pb2.Digest] = ()) -> list[torch.Tensor]:
+        """Runs an executable by digest (low level; ``CompiledModel`` is the usual way)."""
+        if isinstance(executable, str):
+            executable = tensor_pb2.Digest(hash=executable)
+        ctx = {"executable": executable.hash}
+        request = executor_pb2.ExecuteRequest(executable=executable, parameters=list(parameters))
+        for i, t in enumerate(inputs):
+            request.inputs.append(self._encode_input(i, t, ctx)[0])
+        resp = self._rpc.call("kiln.v1.Executor/Execute", self._rpc.executor.Execute,
+                              request, context=ctx)
+        return [self._decode_output(i, o, ctx)[0] for i, o in enumerate(resp.outputs)]
+
+
+def _serialize_exported(ep: torch.export.ExportedProgram, name: str
+                        ) -> tuple[SerializedGraph, Any, Any]:
+    """Decomposes an ExportedProgram to core ATen and serialises it."""
+    from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
+
+    ep = ep.run_decompositions()
+    sig = ep.graph_signature
+    parameters: dict[str, torch.Tensor] = {}
+    for spec in sig.input_specs:
+        if spec.kind == InputKind.USER_INPUT:
+            if not isinstance(spec.arg, TensorArgument):
+                raise UnsupportedOpError(f"user input {spec.arg} is not a tensor; "
+                                         "Kiln inputs are tensors")
+            continue
+        if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            if spec.target in ep.state_dict:
+                tensor = ep.state_dict[spec.target]
+            elif spec.target in ep.constants:
+                tensor = ep.constants[spec.target]
+            else:
+                raise UnsupportedOpError(f"{spec.kind.name.lower()} '{spec.target}' is in "
+                                         "neither state_dict nor constants")
+            parameters[spec.arg.name] = tensor
+        else:
+            raise UnsupportedOpError(f"exported input '{spec.arg}' of kind {spec.kind.name} "
+                                     "is not supported")
+    keep = []
+    for i, spec in enumerate(sig.output_specs):
+        if spec.kind == OutputKind.USER_OUTPUT:
+            keep.append(i)
+        else:
+            raise UnsupportedOpError(
+                f"the program has a {spec.kind.name} output ({spec.target}); Kiln runs "
+                "inference graphs without mutations (put the model in eval mode)")
+    graph_name = name or getattr(ep.module_call_graph[0], "fqn", "") or "exported"
+    serialized = serialize_graph_module(ep.graph_module, parameters=parameters,
+                                        name=graph_name, keep_outputs=keep)
+    return serialized, ep.call_spec.out_spec, ep.call_spec.in_spec

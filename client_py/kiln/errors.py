@@ -1,0 +1,121 @@
+"""Typed exceptions of the Kiln client.
+
+Every failed RPC becomes exactly one of these, in exactly one place:
+:func:`raise_for_rpc_error`. Callers catch the class for the condition they can
+act on (``NotFoundError`` → recompile, ``UnavailableError`` → retry later) and
+read ``.code`` (a :class:`grpc.StatusCode`, or ``None`` for client-side errors),
+``.details`` (the server's message, verbatim) and ``.context`` (what the client
+was doing: the RPC, the target, the executable digest...).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, NoReturn
+
+import grpc
+
+__all__ = [
+    "KilnError",
+    "InvalidArgumentError",
+    "NotFoundError",
+    "FailedPreconditionError",
+    "UnavailableError",
+    "DeadlineExceededError",
+    "InternalError",
+    "CompileError",
+    "UnsupportedOpError",
+    "raise_for_rpc_error",
+]
+
+
+class KilnError(Exception):
+    """Base of every Kiln error.
+
+    Attributes:
+        code: the gRPC status code, or None when the client raised it itself.
+        details: the server's (or client's) message, for a person.
+        context: what the request was (rpc name, target, digests...).
+    """
+
+    def __init__(self, details: str, *, code: grpc.StatusCode | None = None,
+                 context: Mapping[str, object] | None = None):
+        self.code = code
+        self.details = details
+        self.context = dict(context or {})
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        head = self.details
+        if self.code is not None:
+            head = f"[{self.code.name}] {head}"
+        if self.context:
+            ctx = ", ".join(f"{k}={v}" for k, v in self.context.items())
+            head = f"{head} ({ctx})"
+        return head
+
+
+class InvalidArgumentError(KilnError):
+    """The request was malformed: unknown op, bad graph, wrong input shape/dtype."""
+
+
+class NotFoundError(KilnError):
+    """Something named by digest does not exist (e.g. an unknown executable)."""
+
+
+class FailedPreconditionError(KilnError):
+    """The request is valid but the store lacks something it needs (a blob)."""
+
+
+class UnavailableError(KilnError):
+    """The daemon, or a device of the target, cannot be reached right now."""
+
+
+class DeadlineExceededError(KilnError):
+    """The request ran past its deadline (``Client(timeout=...)``)."""
+
+
+class InternalError(KilnError):
+    """The server or a device failed on a valid request."""
+
+
+class CompileError(InternalError):
+    """The compiler failed on a valid graph (INTERNAL from Compiler.Compile)."""
+
+
+class UnsupportedOpError(KilnError):
+    """Client-side: the graph contains something Kiln cannot serialise
+    (a non-ATen call, a scalar-valued op, a symbolic shape, an unsupported
+    dtype). The message names the FX node."""
+
+
+_BY_CODE: dict[grpc.StatusCode, type[KilnError]] = {
+    grpc.StatusCode.INVALID_ARGUMENT: InvalidArgumentError,
+    grpc.StatusCode.NOT_FOUND: NotFoundError,
+    grpc.StatusCode.FAILED_PRECONDITION: FailedPreconditionError,
+    grpc.StatusCode.UNAVAILABLE: UnavailableError,
+    grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceededError,
+    grpc.StatusCode.INTERNAL: InternalError,
+}
+
+
+def error_class_for(code: grpc.StatusCode | None, rpc: str = "") -> type[KilnError]:
+    """The exception class for a status code from ``rpc`` ("kiln.v1.Compiler/Compile")."""
+    if code == grpc.StatusCode.INTERNAL and rpc.endswith("Compiler/Compile"):
+        return CompileError
+    return _BY_CODE.get(code, KilnError)
+
+
+def raise_for_rpc_error(err: grpc.RpcError, rpc: str,
+                        context: Mapping[str, object] | None = None) -> NoReturn:
+    """Converts a :class:`grpc.RpcError` into its typed :class:`KilnError`.
+
+    The one place in the client where that conversion happens. The gRPC
+    exception is not chained (``from None``): its repr repeats the message and
+    adds nothing a user can act on.
+    """
+    code = err.code() if hasattr(err, "code") else None
+    details = err.details() if hasattr(err, "details") else None
+    if not details:
+        details = str(err) or "RPC failed with no message"
+    ctx = {"rpc": rpc, **(context or {})}
+    raise error_class_for(code, rpc)(details, code=code, context=ctx) from None

@@ -1,0 +1,297 @@
+"""Serialiser: an FX GraphModule in core ATen → a kiln.v1.Graph message.
+
+Conventions (the contract the daemon's importer reads):
+
+* ``Node.op`` is ``str(OpOverload)``: ``"aten.add.Tensor"``, ``"aten.mm.default"``.
+* Arguments are named as in ``op._schema.arguments``. A tensor argument is
+  ``Argument.value`` = the name of the value that produced it; a list of tensors
+  (``Tensor[]``, e.g. ``aten.cat``'s ``tensors``) is one ``Argument`` per element,
+  all with the schema name, in order. Scalars and lists are typed
+  ``Attribute``s (int→i, float→f, bool→b, str→s, int list→ints, float
+  list→floats, dtype→dtype, None→none); device, layout and memory_format
+  arguments are omitted. Arguments the FX node does not give are omitted (the
+  schema default applies).
+* Every value has a static ``TensorType`` from ``node.meta["val"]``. An op with
+  several results (``native_layer_norm``, ``split``...) names them
+  ``"<node>.0"``, ``"<node>.1"``...; ``operator.getitem`` nodes emit nothing and
+  resolve to those names.
+* Placeholders are runtime inputs unless named in ``parameters``; ``get_attr``
+  tensors are parameters. Parameters carry the SHA-256 digest of their bytes.
+
+Anything that does not fit raises :class:`kiln.errors.UnsupportedOpError`
+naming the FX node.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+from typing import Any, Mapping, Sequence
+
+import torch
+import torch.fx
+
+from kiln.blobs import tensor_digest
+from kiln.errors import UnsupportedOpError
+from kiln.tensors import DTYPE_TO_PROTO
+from kiln.v1 import graph_pb2, tensor_pb2
+
+__all__ = ["SerializedGraph", "serialize_graph_module", "tensor_type_of"]
+
+# Argument types Kiln leaves out: they say where a tensor lives, not what it is.
+_OMITTED_TYPES = (torch.device, torch.layout, torch.memory_format)
+
+
+@dataclasses.dataclass
+class SerializedGraph:
+    """A Graph message plus what the client needs to call it."""
+
+    graph: graph_pb2.Graph
+    #: Placeholder names of the runtime inputs, in Graph.inputs order.
+    input_names: list[str]
+    #: Parameter value name → its tensor (to upload), in Graph.parameters order.
+    parameters: dict[str, torch.Tensor]
+
+
+def _unsupported(node: torch.fx.Node, why: str) -> UnsupportedOpError:
+    target = getattr(node, "target", None)
+    return UnsupportedOpError(f"FX node '{node.name}' ({node.op} {target}): {why}",
+                              context={"node": node.name})
+
+
+def tensor_type_of(node: torch.fx.Node, val: Any) -> tensor_pb2.TensorType:
+    """The static TensorType of a (fake) tensor ``val`` produced by ``node``."""
+    if not isinstance(val, torch.Tensor):
+        raise _unsupported(node, f"produces a {type(val).__name__}, not a tensor; "
+                                 "Kiln values are tensors only")
+    code = DTYPE_TO_PROTO.get(val.dtype)
+    if code is None:
+        raise _unsupported(node, f"dtype {val.dtype} is not supported by Kiln")
+    shape = []
+    for d in val.shape:
+        if not isinstance(d, int):
+            raise _unsupported(node, f"has symbolic shape {tuple(val.shape)}; "
+                                     "Kiln needs static shapes")
+        shape.append(d)
+    return tensor_pb2.TensorType(dtype=code, shape=shape)
+
+
+def _value_meta(node: torch.fx.Node) -> Any:
+    if "val" in node.meta:
+        return node.meta["val"]
+    raise _unsupported(node, "has no meta['val']; trace it with torch.export, "
+                             "make_fx or AOTAutograd so values carry fake tensors")
+
+
+class _Serializer:
+    def __init__(self, gm: torch.fx.GraphModule, parameters: Mapping[str, torch.Tensor],
+                 name: str):
+        self.gm = gm
+        self.param_tensors = dict(parameters)
+        self.graph = graph_pb2.Graph(name=name)
+        # FX node → value name(s): str for one result, list[str] for several.
+        self.names: dict[torch.fx.Node, str | list[str]] = {}
+        self.input_names: list[str] = []
+        self.parameters: dict[str, torch.Tensor] = {}
+
+    # --- values -------------------------------------------------------------
+
+    def _tensor_name(self, node: torch.fx.Node, user: torch.fx.Node) -> str:
+        name = self.names.get(node)
+        if name is None:
+            raise _unsupported(user, f"reads '{node.name}', which is not a tensor value Kiln knows")
+        if isinstance(name, list):
+            raise _unsupported(user, f"reads all results of '{node.name}' at once; "
+                                     "only single results (via getitem) are tensors")
+        return name
+
+    def _add_parameter(self, node: torch.fx.Node, tensor: torch.Tensor) -> None:
+        if not isinstance(tensor, torch.Tensor):
+            raise _unsupported(node, f"parameter is a {type(tensor).__name__}, not a tensor")
+        val = node.meta.get("val", tensor)
+        ttype = tensor_type_of(node, val)
+        if list(ttype.shape) != list(tensor.shape) or val.dtype != tensor.dtype:
+            raise _unsupported(node, f"parameter tensor is {tensor.dtype} {list(tensor.shape)} "
+                                     f"but the graph expects {val.dtype} {list(ttype.shape)}")
+        param = self.graph.parameters.add()
+        param.value.name = node.name
+        param.value.type.CopyFrom(ttype)
+        param.digest.CopyFrom(tensor_digest(tensor))
+        self.parameters[node.name] = tensor
+        self.names[node] = node.name
+
+    def placeholder(self, node: torch.fx.Node) -> None:
+        if node.name in self.param_tensors:
+            self._add_parameter(node, self.param_tensors[node.name])
+            return
+        value = self.graph.inputs.add()
+        value.name = node.name
+        value.type.CopyFrom(tensor_type_of(node, _value_meta(node)))
+        self.input_names.append(node.name)
+        self.names[node] = node.name
+
+    def get_attr(self, node: torch.fx.Node) -> None:
+        obj: Any = self.gm
+        for part in str(node.target).split("."):
+            obj = getattr(obj, part)
+        self._add_parameter(node, obj)
+
+    # --- ops ----------------------------------------------------------------
+
+    def getitem(self, node: torch.fx.Node) -> None:
+        src, index = node.args
+        names = self.names.get(src) if isinstance(src, torch.fx.Node) else None
+        if not isinstance(names, list) or not isinstance(index, int):
+            raise _unsupported(node, "getitem of something other than a multi-result op")
+        if not -len(names) <= index < len(names):
+            raise _unsupported(node, f"index {index} out of range for {len(names)} results")
+        self.names[node] = names[index]
+
+    def _attribute(self, node: torch.fx.Node, arg: torch._C.Argument, value: Any
+                   ) -> graph_pb2.Attribute | None:
+        """The typed attribute for a non-tensor argument (None: omit it)."""
+        attr = graph_pb2.Attribute()
+        if value is None:
+            attr.none.SetInParent()
+        elif isinstance(value, _OMITTED_TYPES):
+            return None
+        elif isinstance(value, bool):
+            attr.b = value
+        elif isinstance(value, int):
+            attr.i = value
+        elif isinstance(value, float):
+            attr.f = value
+        elif isinstance(value, str):
+            attr.s = value
+        elif isinstance(value, torch.dtype):
+            code = DTYPE_TO_PROTO.get(value)
+            if code is None:
+                raise _unsupported(node, f"argument '{arg.name}' is dtype {value}, "
+                                         "which Kiln does not support")
+            attr.dtype = code
+        elif isinstance(value, (list, tuple)):
+            items = list(value)
+            if any(isinstance(v, (torch.SymInt, torch.SymFloat)) for v in items):
+                raise _unsupported(node, f"argument '{arg.name}' is symbolic ({value}); "
+                                         "Kiln needs static shapes")
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
+                raise _unsupported(node, f"argument '{arg.name}' = {value!r} "
+                                         "is not a list of numbers")
+            wants_float = "float" in str(arg.type).lower() or any(
+                isinstance(v, float) for v in items)
+            if wants_float:
+                attr.floats.values.extend(float(v) for v in items)
+            else:
+                attr.ints.values.extend(int(v) for v in items)
+        elif isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            raise _unsupported(node, f"argument '{arg.name}' is symbolic ({value}); "
+                                     "Kiln needs static shapes")
+        else:
+            raise _unsupported(node, f"argument '{arg.name}' has type "
+                                     f"{type(value).__name__}, which Kiln cannot serialise")
+        return attr
+
+    def call_function(self, node: torch.fx.Node) -> None:
+        op = node.target
+        if op is operator.getitem:
+            self.getitem(node)
+            return
+        if not isinstance(op, torch._ops.OpOverload):
+            raise _unsupported(node, "is not an ATen op overload; lower the graph to core "
+                                     "ATen (torch.export + run_decompositions, or kiln.backend)")
+        schema = op._schema
+        pb = self.graph.nodes.add()
+        pb.op = str(op)
+        positional = [a for a in schema.arguments if not a.kwarg_only]
+        if len(node.args) > len(positional):
+            raise _unsupported(node, f"has {len(node.args)} positional arguments; "
+                                     f"the schema {schema} takes {len(positional)}")
+        given: dict[str, Any] = {a.name: v for a, v in zip(positional, node.args)}
+        for key, v in node.kwargs.items():
+            if key in given:
+                raise _unsupported(node, f"argument '{key}' given twice")
+            given[key] = v
+        known = {a.name for a in schema.arguments}
+        unknown = set(given) - known
+        if unknown:
+            raise _unsupported(node, f"arguments {sorted(unknown)} are not in the schema {schema}")
+        for arg in schema.arguments:
+            if arg.name not in given:
+                continue
+            value = given[arg.name]
+            if isinstance(value, torch.fx.Node):
+                pb.arguments.add(name=arg.name, value=self._tensor_name(value, node))
+            elif isinstance(value, (list, tuple)) and any(
+                    isinstance(v, torch.fx.Node) for v in value):
+                if not all(isinstance(v, torch.fx.Node) for v in value):
+                    raise _unsupported(node, f"argument '{arg.name}' mixes tensors and "
+                                             "non-tensors (e.g. None in a Tensor?[] list)")
+                for v in value:
+                    pb.arguments.add(name=arg.name, value=self._tensor_name(v, node))
+            else:
+                attr = self._attribute(node, arg, value)
+                if attr is not None:
+                    pb.arguments.add(name=arg.name, attribute=attr)
+        val = _value_meta(node)
+        if isinstance(val, (list, tuple)):
+            names = []
+            for i, v in enumerate(val):
+                if v is None:
+                    raise _unsupported(node, f"result {i} is None; Kiln values are tensors")
+                out = pb.outputs.add(name=f"{node.name}.{i}")
+                out.type.CopyFrom(tensor_type_of(node, v))
+                names.append(out.name)
+            self.names[node] = names
+        else:
+            if not isinstance(val, torch.Tensor):
+                raise _unsupported(node, f"returns a scalar ({type(val).__name__}); "
+                                         "only tensors travel as Kiln values")
+            out = pb.outputs.add(name=node.name)
+            out.type.CopyFrom(tensor_type_of(node, val))
+            self.names[node] = node.name
+
+    def output(self, node: torch.fx.Node, keep: Sequence[int] | None) -> None:
+        flat, _ = torch.utils._pytree.tree_flatten(node.args[0])
+        indices = range(len(flat)) if keep is None else keep
+        for i in indices:
+            item = flat[i]
+            if not isinstance(item, torch.fx.Node):
+                raise _unsupported(node, f"output {i} is {item!r}, not a tensor value")
+            self.graph.outputs.append(self._tensor_name(item, node))
+
+    def run(self, keep_outputs: Sequence[int] | None) -> SerializedGraph:
+        missing = set(self.param_tensors) - {
+            n.name for n in self.gm.graph.nodes if n.op == "placeholder"}
+        if missing:
+            raise UnsupportedOpError(f"parameters {sorted(missing)} are not placeholders of the graph")
+        for node in self.gm.graph.nodes:
+            if node.op == "placeholder":
+                self.placeholder(node)
+            elif node.op == "get_attr":
+                self.get_attr(node)
+            elif node.op == "call_function":
+                self.call_function(node)
+            elif node.op == "output":
+                self.output(node, keep_outputs)
+            else:
+                raise _unsupported(node, f"FX op kind '{node.op}' is not supported "
+                                         "(expected a flat core-ATen graph)")
+        return SerializedGraph(self.graph, self.input_names, self.parameters)
+
+
+def serialize_graph_module(gm: torch.fx.GraphModule, *,
+                           parameters: Mapping[str, torch.Tensor] | None = None,
+                           name: str = "",
+                           keep_outputs: Sequence[int] | None = None) -> SerializedGraph:
+    """Serialises a core-ATen FX graph (values carrying ``meta["val"]``).
+
+    Args:
+        gm: the graph, e.g. ``ExportedProgram.graph_module`` after
+            ``run_decompositions()`` or an AOTAutograd inference graph.
+        parameters: placeholder name → tensor, for placeholders that are weights
+            (Graph.parameters); every other placeholder is a runtime input.
+        name: Graph.name (informational).
+        keep_outputs: indices into the flattened output node to keep (default:
+            all), e.g. only the user outputs of an exported program.
+    """
+    return _Serializer(gm, parameters or {}, name).run(keep_outputs)

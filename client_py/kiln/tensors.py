@@ -1,0 +1,82 @@
+"""Conversions between torch tensors and kiln.v1 tensor messages.
+
+Kiln's wire format for a tensor is its elements in row-major (C-contiguous)
+order, little-endian, with no padding; :func:`tensor_bytes` produces exactly
+that and :func:`tensor_from_bytes` reads it back.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Sequence
+
+import torch
+
+from kiln.v1 import tensor_pb2
+
+__all__ = [
+    "DTYPE_TO_PROTO",
+    "PROTO_TO_DTYPE",
+    "dtype_to_proto",
+    "tensor_type",
+    "tensor_bytes",
+    "tensor_from_bytes",
+]
+
+DTYPE_TO_PROTO: dict[torch.dtype, int] = {
+    torch.float32: tensor_pb2.DTYPE_F32,
+    torch.float64: tensor_pb2.DTYPE_F64,
+    torch.float16: tensor_pb2.DTYPE_F16,
+    torch.bfloat16: tensor_pb2.DTYPE_BF16,
+    torch.int8: tensor_pb2.DTYPE_I8,
+    torch.int16: tensor_pb2.DTYPE_I16,
+    torch.int32: tensor_pb2.DTYPE_I32,
+    torch.int64: tensor_pb2.DTYPE_I64,
+    torch.uint8: tensor_pb2.DTYPE_U8,
+    torch.bool: tensor_pb2.DTYPE_BOOL,
+}
+PROTO_TO_DTYPE: dict[int, torch.dtype] = {v: k for k, v in DTYPE_TO_PROTO.items()}
+
+if sys.byteorder != "little":  # pragma: no cover - every supported host is LE
+    raise ImportError("kiln: big-endian hosts are not supported (the wire format is little-endian)")
+
+
+def dtype_to_proto(dtype: torch.dtype) -> int | None:
+    """The kiln.v1.DType of a torch dtype, or None when Kiln has none."""
+    return DTYPE_TO_PROTO.get(dtype)
+
+
+def tensor_type(dtype: torch.dtype, shape: Sequence[int]) -> tensor_pb2.TensorType:
+    """A TensorType message. Raises ValueError for dtypes Kiln lacks."""
+    code = dtype_to_proto(dtype)
+    if code is None:
+        raise ValueError(f"dtype {dtype} is not supported by Kiln "
+                         f"(supported: {', '.join(str(d) for d in DTYPE_TO_PROTO)})")
+    return tensor_pb2.TensorType(dtype=code, shape=[int(d) for d in shape])
+
+
+def tensor_bytes(t: torch.Tensor) -> bytes:
+    """The tensor's elements as Kiln's wire format (dense, row-major, LE)."""
+    t = t.detach()
+    if t.device.type != "cpu":
+        t = t.cpu()
+    flat = t.contiguous().reshape(-1)
+    if flat.numel() == 0:
+        return b""
+    return flat.view(torch.uint8).numpy().tobytes()
+
+
+def tensor_from_bytes(data: bytes, dtype: torch.dtype, shape: Sequence[int]) -> torch.Tensor:
+    """Rebuilds a tensor from wire bytes; the result owns its memory."""
+    shape = [int(d) for d in shape]
+    numel = 1
+    for d in shape:
+        numel *= d
+    expected = numel * torch.empty((), dtype=dtype).element_size()
+    if len(data) != expected:
+        raise ValueError(f"tensor payload has {len(data)} bytes, expected {expected} "
+                         f"for {dtype} {shape}")
+    if expected == 0:
+        return torch.empty(shape, dtype=dtype)
+    raw = torch.frombuffer(bytearray(data), dtype=torch.uint8)
+    return raw.view(dtype).reshape(shape)

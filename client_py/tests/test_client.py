@@ -1,0 +1,137 @@
+"""Client.compile and kiln.backend against the in-process fake daemon.
+
+The fake daemon executes graphs with torch's own ops, so these check that the
+serialised graph means what the FX graph meant, and the client's protocol.
+"""
+
+import logging
+
+import pytest
+import torch
+
+import kiln
+from kiln.testing import MLP, BatchedMatmul, EncoderBlock, example_inputs
+from kiln.v1 import graph_pb2
+
+TOL = dict(rtol=1e-4, atol=1e-5)
+MODELS = [lambda: MLP(approximate="none"), lambda: MLP(approximate="tanh"),
+          EncoderBlock, BatchedMatmul]
+
+
+@pytest.mark.parametrize("make", MODELS)
+def test_export_compile_matches_eager(fake_daemon, make):
+    torch.manual_seed(0)
+    model = make().eval()
+    client = kiln.Client(fake_daemon.address, timeout=30)
+    for batch in (1, 3):
+        inputs = example_inputs(model, batch, seed=batch)
+        compiled = client.compile(torch.export.export(model, inputs))
+        torch.testing.assert_close(compiled(*inputs), model(*inputs), **TOL)
+        assert set(compiled.timings) >= {"upload", "compile"}
+        assert set(compiled.last_timings) >= {"upload", "queue", "fetch", "load", "run", "total"}
+        again = client.compile(torch.export.export(model, inputs))
+        assert again.cache_hit and again.digest == compiled.digest
+
+
+@pytest.mark.parametrize("make", MODELS)
+def test_backend_matches_eager(fake_daemon, make):
+    torch.manual_seed(0)
+    torch._dynamo.reset()
+    model = make().eval()
+    be = kiln.backend(fake_daemon.address)
+    fast = torch.compile(model, backend=be)
+    for batch in (2, 5):  # the second batch makes Dynamo go dynamic
+        inputs = example_inputs(model, batch, seed=batch)
+        torch.testing.assert_close(fast(*inputs), model(*inputs), **TOL)
+    # Weights went as parameters, not inputs, and were uploaded once each.
+    n_params = len(list(model.parameters()))
+    assert all(len(r.parameters) == n_params for r in fake_daemon.executes)
+    param_writes = [h for h, _ in fake_daemon.writes]
+    assert len(param_writes) == len(set(param_writes))
+
+
+def test_backend_outputs_do_not_require_grad(fake_daemon):
+    torch._dynamo.reset()
+    model = MLP()
+    fast = torch.compile(model, backend=kiln.backend(fake_daemon.address))
+    out = fast(torch.randn(2, 32, requires_grad=True))
+    assert not out.requires_grad
+
+
+def test_backend_sees_in_place_weight_updates(fake_daemon):
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = MLP().eval()
+    fast = torch.compile(model, backend=kiln.backend(fake_daemon.address))
+    x = torch.randn(2, 32)
+    fast(x)
+    with torch.no_grad():
+        model.fc3.bias.add_(1.0)
+    torch.testing.assert_close(fast(x), model(x), **TOL)
+
+
+def test_new_weights_same_executable(fake_daemon):
+    client = kiln.Client(fake_daemon.address, timeout=30)
+    torch.manual_seed(0)
+    a = MLP().eval()
+    torch.manual_seed(1)
+    b = MLP().eval()
+    x = example_inputs(a, 2)
+    ca = client.compile(torch.export.export(a, x))
+    cb = client.compile(torch.export.export(b, x))
+    assert cb.cache_hit and cb.digest == ca.digest
+    torch.testing.assert_close(cb(*x), b(*x), **TOL)
+    torch.testing.assert_close(ca(*x), a(*x), **TOL)
+
+
+def test_large_inputs_go_as_blobs(fake_daemon):
+    client = kiln.Client(fake_daemon.address, timeout=30)
+    model = MLP().eval()
+    x = torch.randn(16384, 32)  # 2 MiB
+    compiled = client.compile(torch.export.export(model, (x,)))
+    torch.testing.assert_close(compiled(x), model(x), **TOL)
+    req = fake_daemon.executes[-1]
+    assert req.inputs[0].WhichOneof("payload") == "blob"
+    small = torch.randn(2, 32)
+    compiled2 = client.compile(torch.export.export(model, (small,)))
+    compiled2(small)
+    assert fake_daemon.executes[-1].inputs[0].WhichOneof("payload") == "data"
+
+
+def test_server_errors_are_typed(fake_daemon):
+    client = kiln.Client(fake_daemon.address, timeout=30)
+    g = graph_pb2.Graph(name="bad")
+    v = g.inputs.add(name="x")
+    v.type.dtype, v.type.shape[:] = 1, [2]
+    n = g.nodes.add(op="aten.definitely_not_an_op.default")
+    n.arguments.add(name="self", value="x")
+    o = n.outputs.add(name="y")
+    o.type.CopyFrom(v.type)
+    g.outputs.append("y")
+    with pytest.raises(kiln.InvalidArgumentError, match="definitely_not_an_op"):
+        client.compile_graph(g)
+    with pytest.raises(kiln.NotFoundError):
+        client.execute("ab" * 32, [torch.randn(2)])
+
+
+def test_fallback_eager_logs_warning(fake_daemon, caplog):
+    torch._dynamo.reset()
+    model = MLP().eval()
+    fast = torch.compile(model, backend=kiln.backend(fake_daemon.address, target="nope",
+                                                     fallback="eager"))
+    x = torch.randn(2, 32)
+    with caplog.at_level(logging.WARNING, logger="kiln.backend"):
+        torch.testing.assert_close(fast(x), model(x))
+    assert any("eager" in r.message and "unknown target" in r.message for r in caplog.records)
+
+
+def test_no_fallback_raises_typed(fake_daemon):
+    torch._dynamo.reset()
+    fast = torch.compile(MLP().eval(), backend=kiln.backend(fake_daemon.address, target="nope"))
+    with pytest.raises(kiln.InvalidArgumentError, match="unknown target"):
+        fast(torch.randn(2, 32))
+
+
+def test_devices(fake_daemon):
+    devs = kiln.Client(fake_daemon.address).devices()
+    assert devs[0].kind == "cpu" and devs[0].state == "DEVICE_STATE_READY"

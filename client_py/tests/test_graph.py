@@ -1,0 +1,234 @@
+"""Serialiser output: ops, argument names, attribute types, multi-result naming."""
+
+import operator
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from kiln.client import _serialize_exported
+from kiln.errors import UnsupportedOpError
+from kiln.graph import serialize_graph_module
+from kiln.testing import MLP, BatchedMatmul, EncoderBlock, example_inputs
+from kiln.v1 import graph_pb2, tensor_pb2
+
+
+def export(model, batch=2):
+    torch.manual_seed(0)
+    model.eval()
+    ep = torch.export.export(model, example_inputs(model, batch))
+    return _serialize_exported(ep, "")[0]
+
+
+def args_of(node):
+    out = {}
+    for a in node.arguments:
+        kind = a.WhichOneof("kind")
+        if kind == "value":
+            out[a.name] = ("value", a.value)
+        else:
+            at = a.attribute
+            k = at.WhichOneof("kind")
+            out[a.name] = (k, getattr(at, k))
+    return out
+
+
+def nodes(graph, op):
+    return [n for n in graph.nodes if n.op == op]
+
+
+def test_mlp_graph():
+    s = export(MLP(approximate="tanh"))
+    g = s.graph
+    assert [v.name for v in g.inputs] == ["x"]
+    assert g.inputs[0].type == tensor_pb2.TensorType(dtype=tensor_pb2.DTYPE_F32, shape=[2, 32])
+    assert [p.value.name for p in g.parameters] == [
+        "p_fc1_weight", "p_fc1_bias", "p_fc2_weight", "p_fc2_bias", "p_fc3_weight", "p_fc3_bias"]
+    assert all(len(p.digest.hash) == 64 for p in g.parameters)
+    assert g.parameters[0].digest.size_bytes == 64 * 32 * 4
+    assert set(s.parameters) == {p.value.name for p in g.parameters}
+    assert {n.op for n in g.nodes} == {"aten.permute.default", "aten.addmm.default",
+                                       "aten.gelu.default"}
+    addmm = nodes(g, "aten.addmm.default")
+    assert len(addmm) == 3
+    a = args_of(addmm[0])
+    assert list(a) == ["self", "mat1", "mat2"]
+    assert a["self"] == ("value", "p_fc1_bias") and a["mat1"] == ("value", "x")
+    assert args_of(nodes(g, "aten.permute.default")[0])["dims"] == ("ints", graph_pb2.IntList(values=[1, 0]))
+    gelu = args_of(nodes(g, "aten.gelu.default")[0])
+    assert gelu["approximate"] == ("s", "tanh")
+    assert len(g.outputs) == 1 and g.outputs[0] == addmm[-1].outputs[0].name
+    assert addmm[-1].outputs[0].type.shape == [2, 16]
+
+
+def test_mlp_exact_gelu_omits_nothing_it_was_given():
+    g = export(MLP(approximate="none")).graph
+    gelus = nodes(g, "aten.gelu.default")
+    assert len(gelus) == 2
+    for n in gelus:
+        assert list(args_of(n)) in (["self"], ["self", "approximate"])
+
+
+def test_encoder_block_graph():
+    g = export(EncoderBlock()).graph
+    ops = {n.op for n in g.nodes}
+    for op in ["aten.native_layer_norm.default", "aten._softmax.default", "aten.bmm.default",
+               "aten.addmm.default", "aten.view.default", "aten.permute.default",
+               "aten.gelu.default", "aten.add.Tensor", "aten.mul.Tensor"]:
+        assert op in ops, op
+    ln = nodes(g, "aten.native_layer_norm.default")[0]
+    assert [o.name for o in ln.outputs] == [f"{ln.outputs[0].name[:-2]}.{i}" for i in range(3)]
+    assert ln.outputs[0].name.endswith(".0")
+    assert [o.type.shape for o in ln.outputs] == [[2, 8, 32], [2, 8, 1], [2, 8, 1]]
+    a = args_of(ln)
+    assert list(a) == ["input", "normalized_shape", "weight", "bias", "eps"]
+    assert a["normalized_shape"] == ("ints", graph_pb2.IntList(values=[32]))
+    assert a["eps"][0] == "f" and a["eps"][1] == pytest.approx(1e-5)
+    # getitem emits no node; its users read "<node>.0".
+    readers = [n for n in g.nodes for x in n.arguments if x.value == ln.outputs[0].name]
+    assert readers
+    sm = args_of(nodes(g, "aten._softmax.default")[0])
+    assert sm["dim"] == ("i", -1) and sm["half_to_float"] == ("b", False)
+    mul = [args_of(n) for n in nodes(g, "aten.mul.Tensor")]
+    assert any(m["other"][0] == "f" for m in mul)
+    # Values are defined before use, and names are unique.
+    defined = {v.name for v in g.inputs} | {p.value.name for p in g.parameters}
+    for n in g.nodes:
+        for x in n.arguments:
+            if x.WhichOneof("kind") == "value":
+                assert x.value in defined, (n.op, x.value)
+        for o in n.outputs:
+            assert o.name not in defined
+            defined.add(o.name)
+    assert all(o in defined for o in g.outputs)
+
+
+def test_batched_matmul_two_inputs():
+    g = export(BatchedMatmul(), batch=3).graph
+    assert [v.name for v in g.inputs] == ["a", "b"]
+    assert [list(v.type.shape) for v in g.inputs] == [[3, 6, 12], [3, 12, 24]]
+    bmm = args_of(nodes(g, "aten.bmm.default")[0])
+    assert bmm == {"self": ("value", "a"), "mat2": ("value", "b")}
+
+
+def test_kwargs_dtype_none_and_tensor_lists():
+    def f(x, y):
+        z = torch.cat([x, y], dim=1)
+        s = torch.sum(z, dim=[0], keepdim=True, dtype=torch.float64)
+        return s, torch.zeros_like(x, dtype=None)
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(f, tracing_mode="fake")(
+        torch.randn(2, 3), torch.randn(2, 4))
+    g = serialize_graph_module(gm).graph
+    cat = nodes(g, "aten.cat.default")[0]
+    assert [(a.name, a.value) for a in cat.arguments if a.name == "tensors"] == [
+        ("tensors", "x_1"), ("tensors", "y_1")]
+    assert args_of(cat)["dim"] == ("i", 1)
+    s = args_of(nodes(g, "aten.sum.dim_IntList")[0])
+    assert s["dim"] == ("ints", graph_pb2.IntList(values=[0]))
+    assert s["keepdim"] == ("b", True)
+    assert s["dtype"] == ("dtype", tensor_pb2.DTYPE_F64)
+    zl = nodes(g, "aten.zeros_like.default")[0]
+    zl_args = args_of(zl)
+    assert "device" not in zl_args and "layout" not in zl_args  # omitted
+    assert zl_args.get("dtype") in (None, ("none", graph_pb2.NoneValue()))
+    assert zl.outputs[0].type.dtype == tensor_pb2.DTYPE_F32
+    assert g.outputs[0] == nodes(g, "aten.sum.dim_IntList")[0].outputs[0].name
+
+
+def test_multi_result_split():
+    def f(x):
+        a, b = torch.split(x, [1, 2], dim=0)
+        return b * 2, a
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(f, tracing_mode="fake")(torch.randn(3, 4))
+    g = serialize_graph_module(gm).graph
+    split = [n for n in g.nodes if n.op.startswith("aten.split")][0]
+    base = split.outputs[0].name[:-2]
+    assert [o.name for o in split.outputs] == [f"{base}.0", f"{base}.1"]
+    assert g.outputs[1] == f"{base}.0"
+
+
+def test_local_scalar_dense_is_unsupported():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    x.meta["val"] = torch.empty(3)
+    s = graph.call_function(torch.ops.aten._local_scalar_dense.default, (x,))
+    s.meta["val"] = 1.0
+    graph.output((s,))
+    with pytest.raises(UnsupportedOpError, match="_local_scalar_dense.*scalar"):
+        serialize_graph_module(torch.fx.GraphModule(torch.nn.Module(), graph))
+
+
+def test_symbolic_shape_is_unsupported_and_names_node():
+    def f(x):
+        return torch.relu(x)
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(f, tracing_mode="symbolic")(torch.randn(4, 3))
+    with pytest.raises(UnsupportedOpError, match="x_1.*symbolic"):
+        serialize_graph_module(gm)
+
+
+def test_unsupported_dtype_names_node():
+    def f(x):
+        return x * 2
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(f, tracing_mode="fake")(
+        torch.randn(3, dtype=torch.complex64))
+    with pytest.raises(UnsupportedOpError, match="x_1.*complex64"):
+        serialize_graph_module(gm)
+
+
+def test_non_aten_call_is_unsupported():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    x.meta["val"] = torch.empty(3)
+    y = graph.call_function(F.relu, (x,))
+    y.meta["val"] = torch.empty(3)
+    graph.output(y)
+    with pytest.raises(UnsupportedOpError, match="'relu'.*not an ATen op"):
+        serialize_graph_module(torch.fx.GraphModule(torch.nn.Module(), graph))
+
+
+def test_get_attr_constants_become_parameters():
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("scale", torch.full((3,), 2.0))
+
+        def forward(self, x):
+            return x * self.scale
+
+    ep = torch.export.export(M(), (torch.randn(3),))
+    g = _serialize_exported(ep, "")[0].graph
+    assert [p.value.name for p in g.parameters] == ["b_scale"]
+
+    graph = torch.fx.Graph()
+    root = torch.nn.Module()
+    root.const = torch.ones(3)
+    x = graph.placeholder("x")
+    x.meta["val"] = torch.empty(3)
+    c = graph.get_attr("const")
+    c.meta["val"] = torch.empty(3)
+    y = graph.call_function(torch.ops.aten.add.Tensor, (x, c))
+    y.meta["val"] = torch.empty(3)
+    graph.output(y)
+    s = serialize_graph_module(torch.fx.GraphModule(root, graph))
+    assert [p.value.name for p in s.graph.parameters] == ["const"]
+    assert [v.name for v in s.graph.inputs] == ["x"]
+    assert args_of(s.graph.nodes[0]) == {"self": ("value", "x"), "other": ("value", "const")}
+
+
+def test_getitem_resolves_without_node():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    x.meta["val"] = torch.empty(2, 4)
+    mx = graph.call_function(torch.ops.aten.max.dim, (x, 1))
+    mx.meta["val"] = (torch.empty(2), torch.empty(2, dtype=torch.int64))
+    idx = graph.call_function(operator.getitem, (mx, 1))
+    idx.meta["val"] = torch.empty(2, dtype=torch.int64)
+    graph.output((idx,))
+    g = serialize_graph_module(torch.fx.GraphModule(torch.nn.Module(), graph)).graph
+    assert [n.op for n in g.nodes] == ["aten.max.dim"]
+    assert [o.type.dtype for o in g.nodes[0].outputs] == [tensor_pb2.DTYPE_F32, tensor_pb2.DTYPE_I64]
+    assert list(g.outputs) == [f"{mx.name}.1"]
