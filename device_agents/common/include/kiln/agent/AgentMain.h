@@ -1,0 +1,62 @@
+//===- AgentMain.h - the main() every agent binary shares -----------------===//
+//
+// This file declares agentMain(), which parses the flags every agent takes,
+// sets up logging and signal handling, and serves an AgentSession until
+// SIGTERM or SIGINT; and the flag parser it is built on.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/agent/AgentSession.h"
+#include "kiln/agent/DeviceBackend.h"
+
+#include "absl/status/statusor.h"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::agent {
+
+/// A backend-specific flag: `--name VALUE` or `--name=VALUE`.
+struct AgentFlag {
+  std::string name;
+  std::string defaultValue;
+  std::string help;
+  /// Receives the value (the default unless given).
+  std::string *value;
+};
+
+/// What the command line asked for.
+struct AgentCommandLine {
+  AgentOptions options;
+  std::string logLevel = "info";
+  bool help = false;
+};
+
+/// Parses `args` (without argv[0]). Unknown flags, missing values and bad
+/// numbers are INVALID_ARGUMENT naming the flag; --daemon is required unless
+/// --help is given.
+absl::StatusOr<AgentCommandLine>
+parseAgentFlags(const std::vector<std::string> &args, std::string_view kind,
+                const std::vector<AgentFlag> &extraFlags = {});
+
+/// The --help text: every flag with its default.
+std::string agentUsage(std::string_view program, std::string_view kind,
+                       const std::vector<AgentFlag> &extraFlags = {});
+
+/// "4GiB", "512MiB", "64K", "1000" -> bytes (binary multiples).
+absl::StatusOr<int64_t> parseByteSize(std::string_view text);
+
+using BackendFactory =
+    std::function<absl::StatusOr<std::unique_ptr<DeviceBackend>>()>;
+
+/// The whole life of an agent process; returns its exit code: 0 after a
+/// clean shutdown, 2 for a bad command line, 1 when it cannot start.
+int agentMain(int argc, char **argv, std::string_view kind,
+              const BackendFactory &makeBackend,
+              const std::vector<AgentFlag> &extraFlags = {});
+
+} // namespace kiln::agent

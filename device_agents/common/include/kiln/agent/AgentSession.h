@@ -1,0 +1,101 @@
+//===- AgentSession.h - the agent's side of Agent.Connect -----------------===//
+//
+// This file declares AgentSession: dial the daemon, register the backend's
+// devices, heartbeat from a dedicated thread, run tasks on a worker pool and
+// stream their results back; reconnect with capped exponential backoff.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/agent/BlobCache.h"
+#include "kiln/agent/BlobService.h"
+#include "kiln/agent/DeviceBackend.h"
+#include "kiln/agent/ResidentSet.h"
+#include "kiln/agent/TaskRunner.h"
+
+#include "kiln/v1/agent.grpc.pb.h"
+
+#include "absl/status/statusor.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace kiln::agent {
+
+/// Everything an agent process is configured with.
+struct AgentOptions {
+  /// host:port of kilnd.
+  std::string daemonAddress;
+  /// Stable id sent in RegisterAgent.
+  std::string agentId;
+  /// Local blob cache directory.
+  std::filesystem::path cacheDir;
+  /// Byte budget of resident parameter buffers.
+  int64_t residentBytes = int64_t{4} << 30;
+  /// Tasks run at once.
+  int taskThreads = 1;
+  /// First reconnect delay; doubles per failed attempt up to maxBackoff.
+  std::chrono::milliseconds initialBackoff{100};
+  std::chrono::milliseconds maxBackoff{5000};
+};
+
+/// One agent process's connection to the daemon. run() serves until stop().
+class AgentSession {
+public:
+  /// Opens the blob cache and asks `backend` for its devices. `backend`
+  /// must outlive the session.
+  static absl::StatusOr<std::unique_ptr<AgentSession>>
+  create(AgentOptions options, DeviceBackend &backend);
+  ~AgentSession();
+
+  /// Connects, registers and serves tasks, reconnecting whenever the stream
+  /// breaks or the daemon is not up; returns OK once stop() was called.
+  absl::Status run();
+
+  /// Makes run() return soon: cancels the stream and any backoff wait.
+  /// Thread-safe; tasks already running finish first.
+  void stop();
+
+  /// Times the daemon acknowledged a registration (1 per stream).
+  int64_t registrations() const { return registrationCount.load(); }
+
+  const AgentOptions &options() const { return opts; }
+
+private:
+  class Connection;
+
+  AgentSession(AgentOptions options, DeviceBackend &backend,
+               std::unique_ptr<BlobCache> cache,
+               std::vector<v1::Device> devices);
+
+  /// One Connect stream from dial to end. Sets `registered` when the daemon
+  /// acknowledged the registration.
+  absl::Status serveOnce(bool &registered);
+
+  AgentOptions opts;
+  DeviceBackend &backend;
+  std::vector<v1::Device> devices;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::Agent::Stub> agentStub;
+  std::unique_ptr<BlobCache> cache;
+  ResidentSet resident;
+  GrpcBlobService blobs;
+  TaskRunner runner;
+
+  std::mutex stopMutex;
+  std::condition_variable stopWake;
+  bool stopping = false;
+  grpc::ClientContext *currentContext = nullptr;
+  std::atomic<int64_t> registrationCount{0};
+};
+
+} // namespace kiln::agent

@@ -1,0 +1,55 @@
+//===- BlobService.h - reading and writing the daemon's blob store --------===//
+//
+// This file declares BlobService, the agent's view of the daemon's Blobs
+// service (chunked Read and Write), and GrpcBlobService, its gRPC client.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/v1/blobs.grpc.pb.h"
+
+#include "absl/status/status.h"
+
+#include <functional>
+#include <memory>
+#include <string_view>
+
+namespace kiln::agent {
+
+/// Receives one chunk of a blob being read; a non-OK status stops the read.
+using ChunkSink = std::function<absl::Status(std::string_view chunk)>;
+
+/// Where blobs the agent lacks come from and large outputs go.
+class BlobService {
+public:
+  virtual ~BlobService();
+
+  /// Streams the bytes of `digest` to `sink`, in order. The caller verifies
+  /// them; this only moves bytes.
+  virtual absl::Status read(const v1::Digest &digest, const ChunkSink &sink) = 0;
+
+  /// Uploads `bytes`, whose digest is `digest`.
+  virtual absl::Status write(const v1::Digest &digest,
+                             std::string_view bytes) = 0;
+};
+
+/// BlobService over kiln.v1.Blobs on a gRPC channel.
+class GrpcBlobService : public BlobService {
+public:
+  /// Bytes per Write message (the proto allows up to 1 MiB).
+  static constexpr size_t kChunkBytes = 1 << 20;
+
+  explicit GrpcBlobService(std::shared_ptr<grpc::ChannelInterface> channel);
+
+  absl::Status read(const v1::Digest &digest, const ChunkSink &sink) override;
+  absl::Status write(const v1::Digest &digest, std::string_view bytes) override;
+
+private:
+  std::unique_ptr<v1::Blobs::Stub> stub;
+};
+
+/// The absl::Status of a finished gRPC call, with `what` prefixed.
+absl::Status fromGrpcStatus(const grpc::Status &status,
+                            absl::string_view what);
+
+} // namespace kiln::agent

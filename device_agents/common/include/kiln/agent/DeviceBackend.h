@@ -1,0 +1,63 @@
+//===- DeviceBackend.h - the interface every device backend implements ----===//
+//
+// This file declares DeviceBackend, the one class a new device kind writes:
+// describe the devices, load an artifact, run it on host buffers. Everything
+// else (registration, heartbeats, blob caching, the task loop) is shared.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/v1/devices.pb.h"
+#include "kiln/v1/executable.pb.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace kiln::agent {
+
+/// A loaded executable, ready to run. Backends subclass it; it is released
+/// (unloaded) when the last reference goes away.
+class LoadedExecutable {
+public:
+  virtual ~LoadedExecutable();
+};
+
+/// The pointers one call of the C-ABI entry point receives, in manifest order.
+struct CallBuffers {
+  std::span<void *const> parameters;
+  std::span<void *const> inputs;
+  std::span<void *const> outputs;
+};
+
+/// One device kind: "cpu", "riscv64", "acap", "mdla".
+class DeviceBackend {
+public:
+  virtual ~DeviceBackend();
+
+  /// The target kind this backend runs; compared with manifest.target.
+  virtual std::string_view kind() const = 0;
+
+  /// The devices this backend owns, with kind and properties filled in
+  /// (id, agent_id and state are the daemon's to fill).
+  virtual absl::StatusOr<std::vector<v1::Device>> describeDevices() = 0;
+
+  /// Loads the artifact at `artifactPath` (already verified against
+  /// record.artifact) so that it can run. Callers cache the result by
+  /// executable digest; implementations need not.
+  virtual absl::StatusOr<std::shared_ptr<LoadedExecutable>>
+  loadExecutable(const v1::ExecutableRecord &record,
+                 const std::filesystem::path &artifactPath) = 0;
+
+  /// Runs `executable` once. Every buffer is dense, row-major, 64-byte
+  /// aligned and sized for its manifest type; outputs are preallocated.
+  virtual absl::Status run(LoadedExecutable &executable,
+                           const CallBuffers &buffers) = 0;
+};
+
+} // namespace kiln::agent

@@ -1,0 +1,70 @@
+//===- TaskRunner.h - one Task in, one TaskResult out ---------------------===//
+//
+// This file declares TaskRunner, the device-independent part of running a
+// task: validate it against the manifest, fetch and load the executable
+// (cached by executable digest), resolve resident parameters, decode inputs,
+// allocate outputs, run, and return the outputs inline or as uploaded blobs.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/agent/AlignedBuffer.h"
+#include "kiln/agent/BlobCache.h"
+#include "kiln/agent/BlobService.h"
+#include "kiln/agent/DeviceBackend.h"
+#include "kiln/agent/ResidentSet.h"
+
+#include "kiln/v1/agent.pb.h"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace kiln::agent {
+
+/// Runs tasks for one backend. Thread-safe: several tasks may run at once.
+class TaskRunner {
+public:
+  /// Outputs whose total size is at most this travel inline in the result.
+  static constexpr int64_t kMaxInlineOutputBytes = 3 << 20;
+
+  TaskRunner(DeviceBackend &backend, BlobCache &cache, ResidentSet &resident,
+             BlobService &blobs)
+      : backend(backend), cache(cache), resident(resident), blobs(blobs) {}
+
+  /// Runs `task`. Never fails: a problem becomes the result's code (the
+  /// google.rpc.Code numbering absl shares) and message.
+  v1::TaskResult run(const v1::Task &task);
+
+  /// Number of executables currently loaded.
+  size_t loadedExecutables() const;
+
+private:
+  absl::Status runTask(const v1::Task &task, v1::TaskResult &result);
+
+  /// The loaded executable for `task`, fetching and loading it on a miss.
+  absl::StatusOr<std::shared_ptr<LoadedExecutable>>
+  getExecutable(const v1::Task &task, v1::Timings &timings);
+
+  /// The resident buffer for parameter `digest`.
+  absl::StatusOr<ResidentSet::Buffer> getParameter(const v1::Digest &digest);
+
+  /// Host buffer holding input `tensor` (inline bytes or a fetched blob).
+  absl::StatusOr<AlignedBuffer> decodeInput(const v1::Tensor &tensor);
+
+  DeviceBackend &backend;
+  BlobCache &cache;
+  ResidentSet &resident;
+  BlobService &blobs;
+
+  mutable std::mutex loadMutex;
+  std::unordered_map<std::string, std::shared_ptr<LoadedExecutable>> loaded;
+};
+
+/// Checks that `task` is complete and consistent with its own manifest and
+/// with `kind`, before anything is fetched.
+absl::Status validateTask(const v1::Task &task, std::string_view kind);
+
+} // namespace kiln::agent

@@ -1,0 +1,258 @@
+//===- AgentMain.cpp - the main() every agent binary shares ---------------===//
+//
+// This file implements agent flag parsing, logging setup, SIGTERM/SIGINT
+// handling and the agent process's top level.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/agent/AgentMain.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <optional>
+#include <atomic>
+#include <pthread.h>
+#include <thread>
+#include <unistd.h>
+
+namespace kiln::agent {
+namespace {
+
+constexpr const char *kLogLevels[] = {"trace", "debug", "info", "warn",
+                                      "error", "critical", "off"};
+
+std::string hostName() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0')
+    return "localhost";
+  return name;
+}
+
+std::string defaultCacheDir(absl::string_view kind) {
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return absl::StrCat(xdg, "/kiln/agent-", kind);
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return absl::StrCat(home, "/.cache/kiln/agent-", kind);
+  return absl::StrCat("/tmp/kiln-agent-", kind, "-", ::getuid());
+}
+
+struct FlagInfo {
+  std::string defaultValue;
+  std::string help;
+};
+
+/// The common flags, in --help order.
+std::vector<std::pair<std::string, FlagInfo>>
+commonFlags(absl::string_view kind) {
+  return {
+      {"daemon", {"", "host:port of kilnd (required)"}},
+      {"cache-dir", {defaultCacheDir(kind), "local blob cache directory"}},
+      {"agent-id",
+       {absl::StrCat(kind, "-", hostName(), "-", ::getpid()),
+        "id this agent registers under"}},
+      {"resident-bytes",
+       {"4GiB", "memory budget for resident parameters (K/M/G/KiB/MiB/GiB)"}},
+      {"task-threads", {"1", "tasks run at once"}},
+      {"log-level",
+       {"info", "trace, debug, info, warn, error, critical or off"}},
+  };
+}
+
+} // namespace
+
+absl::StatusOr<int64_t> parseByteSize(std::string_view textView) {
+  absl::string_view text(textView.data(), textView.size());
+  absl::string_view digits = text;
+  size_t unitStart = 0;
+  while (unitStart < text.size() && absl::ascii_isdigit(text[unitStart]))
+    ++unitStart;
+  digits = text.substr(0, unitStart);
+  std::string unit = absl::AsciiStrToLower(text.substr(unitStart));
+  static const std::map<std::string, int> shifts = {
+      {"", 0},   {"b", 0},    {"k", 10},  {"kib", 10}, {"kb", 10},
+      {"m", 20}, {"mib", 20}, {"mb", 20}, {"g", 30},   {"gib", 30},
+      {"gb", 30}, {"t", 40},  {"tib", 40}, {"tb", 40}};
+  int64_t value = 0;
+  auto shift = shifts.find(unit);
+  if (digits.empty() || !absl::SimpleAtoi(digits, &value) ||
+      shift == shifts.end())
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", text, "' is not a byte size (e.g. 4GiB, 512MiB)"));
+  if (value > (std::numeric_limits<int64_t>::max() >> shift->second))
+    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is too large"));
+  return value << shift->second;
+}
+
+std::string agentUsage(std::string_view programView, std::string_view kindView,
+                       const std::vector<AgentFlag> &extraFlags) {
+  std::string program(programView), kind(kindView);
+  std::string usage = absl::StrCat(
+      "usage: ", program, " --daemon HOST:PORT [flags]\n\n", "Runs ", kind,
+      " executables for a Kiln daemon (kilnd).\n\nflags:\n");
+  auto line = [&](absl::string_view name, absl::string_view defaultValue,
+                  absl::string_view help) {
+    absl::StrAppend(&usage, "  --", name, "\n      ", help);
+    if (!defaultValue.empty())
+      absl::StrAppend(&usage, " (default: ", defaultValue, ")");
+    absl::StrAppend(&usage, "\n");
+  };
+  for (const auto &[name, info] : commonFlags(kind))
+    line(name, info.defaultValue, info.help);
+  for (const AgentFlag &flag : extraFlags)
+    line(flag.name, flag.defaultValue, flag.help);
+  line("help", "", "print this help and exit");
+  return usage;
+}
+
+absl::StatusOr<AgentCommandLine>
+parseAgentFlags(const std::vector<std::string> &args,
+                std::string_view kindView,
+                const std::vector<AgentFlag> &extraFlags) {
+  std::string kind(kindView);
+  std::map<std::string, std::string> values;
+  for (const auto &[name, info] : commonFlags(kind))
+    values[name] = info.defaultValue;
+  for (const AgentFlag &flag : extraFlags) {
+    values[flag.name] = flag.defaultValue;
+  }
+  AgentCommandLine commandLine;
+  for (size_t i = 0; i < args.size(); ++i) {
+    absl::string_view arg = args[i];
+    if (arg == "--help" || arg == "-h") {
+      commandLine.help = true;
+      continue;
+    }
+    if (arg.substr(0, 2) != "--")
+      return absl::InvalidArgumentError(
+          absl::StrCat("unexpected argument '", arg, "' (flags start with --)"));
+    std::string name(arg.substr(2));
+    std::optional<std::string> value;
+    if (size_t eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name.resize(eq);
+    }
+    if (!values.count(name))
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag '--", name, "' (see --help)"));
+    if (!value) {
+      if (i + 1 >= args.size())
+        return absl::InvalidArgumentError(
+            absl::StrCat("flag '--", name, "' needs a value"));
+      value = args[++i];
+    }
+    values[name] = *value;
+  }
+  if (commandLine.help)
+    return commandLine;
+
+  AgentOptions &options = commandLine.options;
+  options.daemonAddress = values["daemon"];
+  if (options.daemonAddress.empty())
+    return absl::InvalidArgumentError(
+        "--daemon HOST:PORT is required (the address of kilnd)");
+  options.cacheDir = values["cache-dir"];
+  if (options.cacheDir.empty())
+    return absl::InvalidArgumentError("--cache-dir must not be empty");
+  options.agentId = values["agent-id"];
+  if (options.agentId.empty())
+    return absl::InvalidArgumentError("--agent-id must not be empty");
+  absl::StatusOr<int64_t> resident = parseByteSize(values["resident-bytes"]);
+  if (!resident.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat("--resident-bytes: ", resident.status().message()));
+  options.residentBytes = *resident;
+  if (!absl::SimpleAtoi(values["task-threads"], &options.taskThreads) ||
+      options.taskThreads < 1 || options.taskThreads > 1024)
+    return absl::InvalidArgumentError(
+        absl::StrCat("--task-threads: '", values["task-threads"],
+                     "' is not a count between 1 and 1024"));
+  commandLine.logLevel = values["log-level"];
+  bool knownLevel = false;
+  for (const char *level : kLogLevels)
+    knownLevel = knownLevel || commandLine.logLevel == level;
+  if (!knownLevel)
+    return absl::InvalidArgumentError(
+        absl::StrCat("--log-level: '", commandLine.logLevel,
+                     "' is not one of trace, debug, info, warn, error, "
+                     "critical, off"));
+  for (const AgentFlag &flag : extraFlags)
+    if (flag.value)
+      *flag.value = values[flag.name];
+  return commandLine;
+}
+
+int agentMain(int argc, char **argv, std::string_view kind,
+              const BackendFactory &makeBackend,
+              const std::vector<AgentFlag> &extraFlags) {
+  std::string program = argc > 0 ? argv[0] : "kiln-agent";
+  std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+  absl::StatusOr<AgentCommandLine> commandLine =
+      parseAgentFlags(args, kind, extraFlags);
+  if (!commandLine.ok()) {
+    std::cerr << program << ": " << commandLine.status().message() << "\n";
+    return 2;
+  }
+  if (commandLine->help) {
+    std::cout << agentUsage(program, kind, extraFlags);
+    return 0;
+  }
+  spdlog::set_level(spdlog::level::from_str(commandLine->logLevel));
+
+  // Block the shutdown signals in every thread (gRPC's included, so block
+  // them before any starts); one thread takes them with sigwait.
+  sigset_t shutdownSignals;
+  sigemptyset(&shutdownSignals);
+  sigaddset(&shutdownSignals, SIGINT);
+  sigaddset(&shutdownSignals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &shutdownSignals, nullptr);
+
+  absl::StatusOr<std::unique_ptr<DeviceBackend>> backend = makeBackend();
+  if (!backend.ok()) {
+    spdlog::error("cannot start the {} backend: {}", kind,
+                  backend.status().ToString());
+    return 1;
+  }
+  absl::StatusOr<std::unique_ptr<AgentSession>> session =
+      AgentSession::create(commandLine->options, **backend);
+  if (!session.ok()) {
+    spdlog::error("cannot start the agent: {}", session.status().ToString());
+    return 1;
+  }
+  spdlog::info("{} agent {} serving daemon {} (cache {})", kind,
+               commandLine->options.agentId, commandLine->options.daemonAddress,
+               commandLine->options.cacheDir.string());
+
+  std::atomic<bool> done{false};
+  std::thread signalWatcher([&] {
+    int signal = 0;
+    while (sigwait(&shutdownSignals, &signal) == 0) {
+      if (done.load())
+        return;
+      spdlog::info("received {}, shutting down",
+                   signal == SIGINT ? "SIGINT" : "SIGTERM");
+      (*session)->stop();
+      return;
+    }
+  });
+  absl::Status status = (*session)->run();
+  done.store(true);
+  // Wake the watcher if no signal came (run() ended on its own).
+  pthread_kill(signalWatcher.native_handle(), SIGTERM);
+  signalWatcher.join();
+  if (!status.ok()) {
+    spdlog::error("agent stopped: {}", status.ToString());
+    return 1;
+  }
+  spdlog::info("agent stopped");
+  return 0;
+}
+
+} // namespace kiln::agent

@@ -1,0 +1,231 @@
+//===- AgentSession.cpp - the agent's side of Agent.Connect ---------------===//
+//
+// This file implements AgentSession: registration, the heartbeat thread, the
+// task loop on a worker pool, serialised stream writes and reconnection.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/agent/AgentSession.h"
+
+#include "kiln/agent/WorkerPool.h"
+#include "kiln/common/Status.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <optional>
+#include <thread>
+
+namespace kiln::agent {
+
+using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::DaemonMessage>;
+
+/// One live Connect stream: writes from the heartbeat thread and the task
+/// workers go through write(), one at a time; after close() they are dropped.
+class AgentSession::Connection {
+public:
+  explicit Connection(std::unique_ptr<Stream> stream)
+      : stream(std::move(stream)) {}
+
+  /// Sends `message`; false when the stream is closed or broken.
+  bool write(const v1::AgentMessage &message) {
+    std::lock_guard<std::mutex> lock(writeMutex);
+    if (closed)
+      return false;
+    return stream->Write(message);
+  }
+
+  bool read(v1::DaemonMessage &message) { return stream->Read(&message); }
+
+  bool isClosed() {
+    std::lock_guard<std::mutex> lock(writeMutex);
+    return closed;
+  }
+
+  /// Stops writers and the heartbeat loop; waits for a write in progress.
+  void close() {
+    {
+      std::lock_guard<std::mutex> lock(writeMutex);
+      closed = true;
+    }
+    // Taking the heartbeat mutex orders this with the heartbeat thread's
+    // predicate check, so the wake-up cannot fall between check and wait.
+    { std::lock_guard<std::mutex> lock(heartbeatMutex); }
+    closedWake.notify_all();
+  }
+
+  /// Sends a Heartbeat every `interval` until close() or a failed write.
+  void heartbeatLoop(std::chrono::milliseconds interval) {
+    v1::AgentMessage heartbeat;
+    heartbeat.mutable_heartbeat();
+    std::unique_lock<std::mutex> lock(heartbeatMutex);
+    while (!closedWake.wait_for(lock, interval, [this] { return isClosed(); })) {
+      if (!write(heartbeat))
+        return;
+    }
+  }
+
+  grpc::Status finish() { return stream->Finish(); }
+
+private:
+  std::unique_ptr<Stream> stream;
+  std::mutex writeMutex;
+  bool closed = false;
+  std::mutex heartbeatMutex;
+  std::condition_variable closedWake;
+};
+
+absl::StatusOr<std::unique_ptr<AgentSession>>
+AgentSession::create(AgentOptions options, DeviceBackend &backend) {
+  if (options.daemonAddress.empty())
+    return absl::InvalidArgumentError("no daemon address given");
+  if (options.agentId.empty())
+    return absl::InvalidArgumentError("no agent id given");
+  ASSIGN_OR_RETURN(std::unique_ptr<BlobCache> cache,
+                   BlobCache::open(options.cacheDir));
+  ASSIGN_OR_RETURN(std::vector<v1::Device> devices, backend.describeDevices());
+  if (devices.empty())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the ", std::string(backend.kind()), " backend found no devices to offer"));
+  return std::unique_ptr<AgentSession>(new AgentSession(
+      std::move(options), backend, std::move(cache), std::move(devices)));
+}
+
+static std::shared_ptr<grpc::Channel> dial(const std::string &address,
+                                           std::chrono::milliseconds cap) {
+  grpc::ChannelArguments args;
+  // gRPC's own reconnect backoff grows to 2 minutes by default; keep it
+  // under the session's cap so a restarted daemon is found promptly.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(cap.count()));
+  args.SetMaxReceiveMessageSize(8 << 20);
+  return grpc::CreateCustomChannel(
+      address, grpc::InsecureChannelCredentials(), args);
+}
+
+AgentSession::AgentSession(AgentOptions options, DeviceBackend &backend,
+                           std::unique_ptr<BlobCache> cache,
+                           std::vector<v1::Device> devices)
+    : opts(std::move(options)), backend(backend), devices(std::move(devices)),
+      channel(dial(opts.daemonAddress, opts.maxBackoff)),
+      agentStub(v1::Agent::NewStub(channel)), cache(std::move(cache)),
+      resident(opts.residentBytes), blobs(channel),
+      runner(backend, *this->cache, resident, blobs) {}
+
+AgentSession::~AgentSession() { stop(); }
+
+void AgentSession::stop() {
+  std::lock_guard<std::mutex> lock(stopMutex);
+  stopping = true;
+  if (currentContext)
+    currentContext->TryCancel();
+  stopWake.notify_all();
+}
+
+absl::Status AgentSession::serveOnce(bool &registered) {
+  registered = false;
+  grpc::ClientContext context;
+  {
+    std::lock_guard<std::mutex> lock(stopMutex);
+    if (stopping)
+      return absl::CancelledError("stopping");
+    currentContext = &context;
+  }
+  auto connection =
+      std::make_shared<Connection>(agentStub->Connect(&context));
+  // The pool is per stream: its destructor waits for this stream's tasks
+  // before the stream (and the context they write through) goes away.
+  std::optional<WorkerPool> pool;
+  std::thread heartbeat;
+
+  auto finish = [&](absl::Status why) {
+    // Cancel first: it unblocks a write stuck on flow control. When the
+    // daemon already ended the stream, Finish still reports its status.
+    context.TryCancel();
+    connection->close();
+    if (heartbeat.joinable())
+      heartbeat.join();
+    pool.reset();
+    grpc::Status end = connection->finish();
+    {
+      std::lock_guard<std::mutex> lock(stopMutex);
+      currentContext = nullptr;
+    }
+    if (!why.ok())
+      return why;
+    return fromGrpcStatus(end, "Agent.Connect");
+  };
+
+  v1::AgentMessage hello;
+  v1::RegisterAgent *registration = hello.mutable_register_();
+  registration->set_agent_id(opts.agentId);
+  for (const v1::Device &device : devices)
+    *registration->add_devices() = device;
+  v1::DaemonMessage message;
+  if (!connection->write(hello) || !connection->read(message))
+    return finish(absl::OkStatus());
+  if (!message.has_registered())
+    return finish(absl::InternalError(
+        "the daemon's first message on Agent.Connect was not AgentRegistered"));
+  registered = true;
+  ++registrationCount;
+  int64_t intervalMs = message.registered().heartbeat_interval_ms();
+  if (intervalMs <= 0)
+    intervalMs = 1000;
+  spdlog::info("registered with {} as {} ({} device(s)); heartbeat every {} ms",
+               opts.daemonAddress, opts.agentId, devices.size(), intervalMs);
+
+  pool.emplace(opts.taskThreads);
+  heartbeat = std::thread([connection, intervalMs] {
+    connection->heartbeatLoop(std::chrono::milliseconds(intervalMs));
+  });
+
+  while (connection->read(message)) {
+    if (!message.has_task()) {
+      spdlog::warn("ignoring an unexpected daemon message on Agent.Connect");
+      continue;
+    }
+    auto task = std::make_shared<v1::Task>(std::move(*message.mutable_task()));
+    spdlog::debug("task {} (request {}) received", task->task_id(),
+                  task->request_id());
+    pool->submit([this, connection, task] {
+      // A task queued behind a stream that has since broken is not run: the
+      // daemon already failed it over.
+      if (connection->isClosed())
+        return;
+      v1::AgentMessage reply;
+      *reply.mutable_result() = runner.run(*task);
+      if (!connection->write(reply))
+        spdlog::warn("could not return the result of task {}: the stream "
+                     "to the daemon is gone",
+                     task->task_id());
+    });
+  }
+  return finish(absl::OkStatus());
+}
+
+absl::Status AgentSession::run() {
+  std::chrono::milliseconds backoff = opts.initialBackoff;
+  while (true) {
+    bool registered = false;
+    absl::Status status = serveOnce(registered);
+    std::unique_lock<std::mutex> lock(stopMutex);
+    if (stopping)
+      return absl::OkStatus();
+    if (registered)
+      backoff = opts.initialBackoff;
+    spdlog::warn("{} daemon {}: {}; retrying in {} ms",
+                 registered ? "lost the connection to" : "cannot reach",
+                 opts.daemonAddress,
+                 status.ok() ? "stream closed" : status.ToString(),
+                 backoff.count());
+    stopWake.wait_for(lock, backoff, [this] { return stopping; });
+    if (stopping)
+      return absl::OkStatus();
+    backoff = std::min(backoff * 2, opts.maxBackoff);
+  }
+}
+
+} // namespace kiln::agent

@@ -1,0 +1,278 @@
+//===- TaskRunner.cpp - one Task in, one TaskResult out -------------------===//
+//
+// This file implements TaskRunner: validation, blob resolution, loading,
+// running and returning outputs, with every failure turned into a result.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/agent/TaskRunner.h"
+
+#include "kiln/common/Digest.h"
+#include "kiln/common/Status.h"
+#include "kiln/common/TensorTypes.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <vector>
+
+namespace kiln::agent {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t microsSince(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() -
+                                                               start)
+      .count();
+}
+
+/// Prefixes `status`'s message with `context`, keeping its code.
+absl::Status annotate(const absl::Status &status, absl::string_view context) {
+  if (status.ok())
+    return status;
+  return absl::Status(status.code(),
+                      absl::StrCat(context, ": ", status.message()));
+}
+
+absl::Status checkArgument(const v1::ManifestArgument &argument,
+                           absl::string_view role, int index) {
+  absl::StatusOr<int64_t> size = byteSize(argument.type());
+  if (!size.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat("manifest ", role, " ", index, " ('", argument.name(),
+                     "'): ", size.status().message()));
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::Status validateTask(const v1::Task &task, std::string_view kindView) {
+  std::string kind(kindView);
+  if (task.task_id().empty())
+    return absl::InvalidArgumentError("task has no task_id");
+  if (!task.has_record() || !task.record().has_manifest())
+    return absl::InvalidArgumentError("task carries no executable record");
+  const v1::ExecutableManifest &manifest = task.record().manifest();
+  if (!manifest.target().empty() && manifest.target() != kind)
+    return absl::FailedPreconditionError(
+        absl::StrCat("executable was built for target '", manifest.target(),
+                     "' but this agent runs '", kind, "'"));
+  if (manifest.entry_symbol().empty())
+    return absl::InvalidArgumentError("manifest names no entry_symbol");
+  RETURN_IF_ERROR(annotate(validateDigest(task.record().artifact()),
+                           "artifact digest"));
+  for (int i = 0; i < manifest.parameters_size(); ++i)
+    RETURN_IF_ERROR(checkArgument(manifest.parameters(i), "parameter", i));
+  for (int i = 0; i < manifest.inputs_size(); ++i)
+    RETURN_IF_ERROR(checkArgument(manifest.inputs(i), "input", i));
+  for (int i = 0; i < manifest.outputs_size(); ++i)
+    RETURN_IF_ERROR(checkArgument(manifest.outputs(i), "output", i));
+
+  if (task.parameters_size() != manifest.parameters_size())
+    return absl::InvalidArgumentError(
+        absl::StrCat("task has ", task.parameters_size(),
+                     " parameters, manifest wants ",
+                     manifest.parameters_size()));
+  for (int i = 0; i < task.parameters_size(); ++i) {
+    const v1::Digest &digest = task.parameters(i);
+    RETURN_IF_ERROR(annotate(validateDigest(digest),
+                             absl::StrCat("parameter ", i)));
+    int64_t want = *byteSize(manifest.parameters(i).type());
+    if (digest.size_bytes() != want)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "parameter ", i, " ('", manifest.parameters(i).name(), "') is ",
+          formatDigest(digest), " but ",
+          formatType(manifest.parameters(i).type()), " needs ", want,
+          " bytes"));
+  }
+
+  if (task.inputs_size() != manifest.inputs_size())
+    return absl::InvalidArgumentError(
+        absl::StrCat("task has ", task.inputs_size(), " inputs, manifest wants ",
+                     manifest.inputs_size()));
+  for (int i = 0; i < task.inputs_size(); ++i) {
+    const v1::Tensor &input = task.inputs(i);
+    const v1::ManifestArgument &argument = manifest.inputs(i);
+    if (!sameType(input.type(), argument.type()))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", i, " ('", argument.name(), "') is ",
+          formatType(input.type()), ", manifest wants ",
+          formatType(argument.type())));
+    int64_t want = *byteSize(argument.type());
+    int64_t have;
+    switch (input.payload_case()) {
+    case v1::Tensor::kData:
+      have = static_cast<int64_t>(input.data().size());
+      break;
+    case v1::Tensor::kBlob:
+      RETURN_IF_ERROR(annotate(validateDigest(input.blob()),
+                               absl::StrCat("input ", i, " blob")));
+      have = input.blob().size_bytes();
+      break;
+    default:
+      // proto3 drops empty bytes: an unset payload is a zero-byte tensor.
+      have = 0;
+      break;
+    }
+    if (have != want)
+      return absl::InvalidArgumentError(
+          absl::StrCat("input ", i, " ('", argument.name(), "') has ", have,
+                       " bytes, ", formatType(argument.type()), " needs ",
+                       want));
+  }
+  return absl::OkStatus();
+}
+
+size_t TaskRunner::loadedExecutables() const {
+  std::lock_guard<std::mutex> lock(loadMutex);
+  return loaded.size();
+}
+
+absl::StatusOr<std::shared_ptr<LoadedExecutable>>
+TaskRunner::getExecutable(const v1::Task &task, v1::Timings &timings) {
+  // Key by the executable digest when the daemon sent one, else by artifact.
+  const std::string &key = task.executable().hash().empty()
+                               ? task.record().artifact().hash()
+                               : task.executable().hash();
+  {
+    std::lock_guard<std::mutex> lock(loadMutex);
+    if (auto it = loaded.find(key); it != loaded.end())
+      return it->second;
+  }
+  // A miss: fetch and load without the lock, so other tasks keep going. Two
+  // tasks racing for the same executable both load it; the first one wins.
+  Clock::time_point fetchStart = Clock::now();
+  absl::StatusOr<std::filesystem::path> path =
+      cache.ensure(task.record().artifact(), blobs);
+  if (!path.ok())
+    return annotate(path.status(),
+                    absl::StrCat("fetching artifact ",
+                                 formatDigest(task.record().artifact())));
+  timings.set_fetch_us(timings.fetch_us() + microsSince(fetchStart));
+  Clock::time_point loadStart = Clock::now();
+  absl::StatusOr<std::shared_ptr<LoadedExecutable>> executable =
+      backend.loadExecutable(task.record(), *path);
+  timings.set_load_us(microsSince(loadStart));
+  if (!executable.ok())
+    return annotate(executable.status(),
+                    absl::StrCat("loading executable ",
+                                 formatDigest(task.executable())));
+  std::lock_guard<std::mutex> lock(loadMutex);
+  auto [it, inserted] = loaded.emplace(key, *executable);
+  return it->second;
+}
+
+absl::StatusOr<ResidentSet::Buffer>
+TaskRunner::getParameter(const v1::Digest &digest) {
+  if (ResidentSet::Buffer buffer = resident.lookup(digest.hash()))
+    return buffer;
+  absl::StatusOr<AlignedBuffer> local = cache.readLocal(digest);
+  if (!local.ok()) {
+    if (!absl::IsNotFound(local.status()) && !absl::IsDataLoss(local.status()))
+      return local.status();
+    RETURN_IF_ERROR(cache.ensure(digest, blobs).status());
+    local = cache.readLocal(digest);
+    if (!local.ok())
+      return local.status();
+  }
+  return resident.insert(
+      digest.hash(), std::make_shared<const AlignedBuffer>(std::move(*local)));
+}
+
+absl::StatusOr<AlignedBuffer> TaskRunner::decodeInput(const v1::Tensor &tensor) {
+  if (tensor.payload_case() == v1::Tensor::kBlob)
+    return fetchToMemory(tensor.blob(), blobs);
+  return AlignedBuffer::copyOf(tensor.data());
+}
+
+absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result) {
+  RETURN_IF_ERROR(validateTask(task, backend.kind()));
+  const v1::ExecutableManifest &manifest = task.record().manifest();
+  v1::Timings &timings = *result.mutable_timings();
+
+  ASSIGN_OR_RETURN(std::shared_ptr<LoadedExecutable> executable,
+                   getExecutable(task, timings));
+
+  Clock::time_point fetchStart = Clock::now();
+  std::vector<ResidentSet::Buffer> parameters;
+  std::vector<void *> parameterPointers;
+  for (int i = 0; i < task.parameters_size(); ++i) {
+    absl::StatusOr<ResidentSet::Buffer> parameter =
+        getParameter(task.parameters(i));
+    if (!parameter.ok())
+      return annotate(parameter.status(),
+                      absl::StrCat("parameter ", i, " ('",
+                                   manifest.parameters(i).name(), "')"));
+    // The executable reads parameters only; the C ABI has no const.
+    parameterPointers.push_back(const_cast<uint8_t *>((*parameter)->data()));
+    parameters.push_back(std::move(*parameter));
+  }
+  std::vector<AlignedBuffer> inputs;
+  std::vector<void *> inputPointers;
+  for (int i = 0; i < task.inputs_size(); ++i) {
+    absl::StatusOr<AlignedBuffer> input = decodeInput(task.inputs(i));
+    if (!input.ok())
+      return annotate(input.status(), absl::StrCat("input ", i, " ('",
+                                                   manifest.inputs(i).name(),
+                                                   "')"));
+    inputs.push_back(std::move(*input));
+    inputPointers.push_back(inputs.back().data());
+  }
+  timings.set_fetch_us(timings.fetch_us() + microsSince(fetchStart));
+
+  std::vector<AlignedBuffer> outputs;
+  std::vector<void *> outputPointers;
+  int64_t outputBytes = 0;
+  for (const v1::ManifestArgument &argument : manifest.outputs()) {
+    int64_t size = *byteSize(argument.type());
+    ASSIGN_OR_RETURN(AlignedBuffer output, AlignedBuffer::allocate(size));
+    outputBytes += size;
+    outputs.push_back(std::move(output));
+    outputPointers.push_back(outputs.back().data());
+  }
+
+  Clock::time_point runStart = Clock::now();
+  absl::Status ran = backend.run(
+      *executable, CallBuffers{parameterPointers, inputPointers, outputPointers});
+  timings.set_run_us(microsSince(runStart));
+  RETURN_IF_ERROR(annotate(ran, "running the executable"));
+
+  bool inlineOutputs = outputBytes <= kMaxInlineOutputBytes;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    v1::Tensor *tensor = result.add_outputs();
+    *tensor->mutable_type() = manifest.outputs(static_cast<int>(i)).type();
+    if (inlineOutputs) {
+      tensor->set_data(std::string(outputs[i].view()));
+      continue;
+    }
+    v1::Digest digest = digestOf(outputs[i].view());
+    RETURN_IF_ERROR(annotate(blobs.write(digest, outputs[i].view()),
+                             absl::StrCat("uploading output ", i)));
+    *tensor->mutable_blob() = digest;
+  }
+  return absl::OkStatus();
+}
+
+v1::TaskResult TaskRunner::run(const v1::Task &task) {
+  v1::TaskResult result;
+  result.set_task_id(task.task_id());
+  absl::Status status = runTask(task, result);
+  if (!status.ok()) {
+    result.clear_outputs();
+    result.set_code(static_cast<int32_t>(status.code()));
+    result.set_message(std::string(status.message()));
+    spdlog::warn("task {} (request {}) failed: {}", task.task_id(),
+                 task.request_id(), status.ToString());
+  } else {
+    spdlog::debug("task {} (request {}) done: fetch {} us, load {} us, run {} "
+                  "us",
+                  task.task_id(), task.request_id(),
+                  result.timings().fetch_us(), result.timings().load_us(),
+                  result.timings().run_us());
+  }
+  return result;
+}
+
+} // namespace kiln::agent

@@ -1,0 +1,150 @@
+//===- CpuBackend.cpp - run host shared objects ---------------------------===//
+//
+// This file implements CpuBackend with dlopen/dlsym and describes the host
+// CPU from /proc/cpuinfo.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/agent/cpu/CpuBackend.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+#include <dlfcn.h>
+#include <fstream>
+#include <sys/utsname.h>
+#include <thread>
+#include <unistd.h>
+
+namespace kiln::agent {
+namespace {
+
+using EntryPoint = void (*)(void **);
+
+/// A dlopen'ed artifact and its entry point; dlclose'd when released.
+class CpuExecutable : public LoadedExecutable {
+public:
+  CpuExecutable(void *handle, EntryPoint entry) : handle(handle), entry(entry) {}
+  ~CpuExecutable() override { ::dlclose(handle); }
+
+  void *handle;
+  EntryPoint entry;
+};
+
+std::string hostArch() {
+  struct utsname name {};
+  if (::uname(&name) != 0)
+    return "unknown";
+  return name.machine;
+}
+
+/// "model name" from /proc/cpuinfo, or "unknown".
+std::string cpuModel() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    absl::string_view view = line;
+    if (!absl::ConsumePrefix(&view, "model name"))
+      continue;
+    size_t colon = view.find(':');
+    if (colon != std::string_view::npos)
+      return std::string(absl::StripAsciiWhitespace(view.substr(colon + 1)));
+  }
+  return "unknown";
+}
+
+std::string dlerrorText() {
+  const char *error = ::dlerror();
+  return error ? error : "unknown dynamic loader error";
+}
+
+/// OK when `path` starts with the ELF magic; a clear error otherwise.
+absl::Status checkElf(const std::filesystem::path &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return absl::NotFoundError(
+        absl::StrCat("cannot open artifact '", path.string(), "'"));
+  char magic[4] = {};
+  file.read(magic, sizeof(magic));
+  if (file.gcount() != 4 || magic[0] != 0x7f || magic[1] != 'E' ||
+      magic[2] != 'L' || magic[3] != 'F')
+    return absl::InvalidArgumentError(absl::StrCat(
+        "artifact '", path.string(),
+        "' is not an ELF shared object (no ELF magic at its start)"));
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::StatusOr<std::vector<v1::Device>> CpuBackend::describeDevices() {
+  v1::Device device;
+  device.set_kind(std::string(kind()));
+  auto &properties = *device.mutable_properties();
+  properties["cpu_model"] = cpuModel();
+  properties["threads"] = absl::StrCat(std::thread::hardware_concurrency());
+  properties["arch"] = hostArch();
+  long pages = ::sysconf(_SC_PHYS_PAGES);
+  long pageSize = ::sysconf(_SC_PAGESIZE);
+  if (pages > 0 && pageSize > 0)
+    properties["memory_bytes"] =
+        absl::StrCat(static_cast<int64_t>(pages) * pageSize);
+  return std::vector<v1::Device>{device};
+}
+
+absl::StatusOr<std::shared_ptr<LoadedExecutable>>
+CpuBackend::loadExecutable(const v1::ExecutableRecord &record,
+                           const std::filesystem::path &artifactPath) {
+  const v1::ExecutableManifest &manifest = record.manifest();
+  if (!manifest.format().empty() && manifest.format() != "elf-shared-object")
+    return absl::FailedPreconditionError(
+        absl::StrCat("the cpu agent loads 'elf-shared-object' artifacts, not '",
+                     manifest.format(), "'"));
+  if (!manifest.triple().empty()) {
+    std::string arch = manifest.triple().substr(0, manifest.triple().find('-'));
+    std::string host = hostArch();
+    if (arch != host && !(arch == "arm64" && host == "aarch64"))
+      return absl::FailedPreconditionError(
+          absl::StrCat("artifact was built for '", manifest.triple(),
+                       "' but this host is ", host));
+  }
+  if (manifest.entry_symbol().empty())
+    return absl::InvalidArgumentError("manifest names no entry_symbol");
+  if (absl::Status elf = checkElf(artifactPath); !elf.ok())
+    return elf;
+
+  ::dlerror(); // Clear any stale error.
+  void *handle = ::dlopen(artifactPath.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot load artifact: ", dlerrorText()));
+  ::dlerror();
+  void *symbol = ::dlsym(handle, manifest.entry_symbol().c_str());
+  if (!symbol) {
+    std::string error = dlerrorText();
+    ::dlclose(handle);
+    return absl::InvalidArgumentError(
+        absl::StrCat("artifact has no entry symbol '", manifest.entry_symbol(),
+                     "': ", error));
+  }
+  return std::make_shared<CpuExecutable>(handle,
+                                         reinterpret_cast<EntryPoint>(symbol));
+}
+
+absl::Status CpuBackend::run(LoadedExecutable &executable,
+                             const CallBuffers &buffers) {
+  auto *cpu = dynamic_cast<CpuExecutable *>(&executable);
+  if (!cpu)
+    return absl::InternalError("executable was not loaded by the cpu backend");
+  std::vector<void *> pointers;
+  pointers.reserve(buffers.parameters.size() + buffers.inputs.size() +
+                   buffers.outputs.size());
+  pointers.insert(pointers.end(), buffers.parameters.begin(),
+                  buffers.parameters.end());
+  pointers.insert(pointers.end(), buffers.inputs.begin(), buffers.inputs.end());
+  pointers.insert(pointers.end(), buffers.outputs.begin(),
+                  buffers.outputs.end());
+  cpu->entry(pointers.data());
+  return absl::OkStatus();
+}
+
+} // namespace kiln::agent
