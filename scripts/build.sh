@@ -2,6 +2,7 @@
 # Configures and builds Kiln with clang-19 + lld, Ninja and ccache.
 #   KILN_BUILD_DIR  build folder (default: build)
 #   KILN_JOBS       parallel jobs (default: nproc)
+# Arguments, if any, name the targets to build (default: all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${KILN_BUILD_DIR:-build}"
@@ -14,4 +15,8 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld \
     -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld
 fi
-cmake --build "$BUILD_DIR" -j "$JOBS" "$@"
+if [ $# -gt 0 ]; then
+  cmake --build "$BUILD_DIR" -j "$JOBS" --target "$@"
+else
+  cmake --build "$BUILD_DIR" -j "$JOBS"
+fi
