@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Generates the kiln.v1 Python modules from proto/ and installs the kiln
+# package (editable) into the venv. Idempotent and quiet; needs no network once
+# the venv holds setuptools (scripts/install_deps.sh puts everything else there).
+#   KILN_VENV  the venv (default: ~/.cache/kiln/venv)
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+KILN_VENV="${KILN_VENV:-$HOME/.cache/kiln/venv}"
+PY="$KILN_VENV/bin/python"
+if [ ! -x "$PY" ]; then
+  echo "setup_venv: no venv at $KILN_VENV; run scripts/install_deps.sh first" >&2
+  exit 1
+fi
+"$PY" "$HERE/generate_protos.py" >/dev/null
+installed="$("$PY" - <<PYEOF 2>/dev/null || true
+import importlib.util, pathlib
+spec = importlib.util.find_spec("kiln")
+print(pathlib.Path(spec.origin).resolve().parent.parent if spec and spec.origin else "")
+PYEOF
+)"
+if [ "$installed" != "$HERE" ]; then
+  "$PY" -m pip install -q --no-build-isolation -e "$HERE"
+fi
+"$PY" -c "import kiln, kiln.v1.compiler_pb2_grpc" || {
+  echo "setup_venv: kiln does not import from $KILN_VENV" >&2; exit 1; }

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The one test command: installs dependencies, builds, runs the C++ tests
+# (ctest) and the Python tests (client unit tests, then the end-to-end tests
+# against real kilnd + agents over loopback). Exits non-zero on any failure,
+# including "no tests collected".
+#   KILN_VENV       venv (default: ~/.cache/kiln/venv)
+#   KILN_BUILD_DIR  build folder (default: build)
+#   PYTEST_ARGS     extra pytest arguments (e.g. "-k e2e -x")
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export KILN_VENV="${KILN_VENV:-$HOME/.cache/kiln/venv}"
+export KILN_BUILD_DIR="${KILN_BUILD_DIR:-build}"
+
+log() { printf '[test] %s\n' "$*"; }
+
+log "dependencies"
+scripts/install_deps.sh
+log "build"
+scripts/build.sh
+log "ctest"
+ctest --test-dir "$KILN_BUILD_DIR" --output-on-failure --no-tests=error
+log "python package"
+client_py/setup_venv.sh
+log "pytest"
+rc=0
+# shellcheck disable=SC2086
+"$KILN_VENV/bin/python" -m pytest client_py/tests tests ${PYTEST_ARGS:-} || rc=$?
+if [ "$rc" -eq 5 ]; then
+  log "pytest collected no tests: failing"
+  exit 1
+fi
+if [ "$rc" -ne 0 ]; then
+  log "pytest failed (exit $rc)"
+  exit "$rc"
+fi
+log "all tests passed"

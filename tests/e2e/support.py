@@ -1,0 +1,162 @@
+"""Starting and stopping a real kilnd for the end-to-end tests.
+
+The binaries come from ``$KILN_BUILD_DIR/bin`` (default ``<repo>/build/bin``);
+kilnd spawns its local CPU agent (``kiln-agent-cpu``) from the same folder.
+Missing binaries are a test failure with a clear message, never a skip.
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+import time
+
+import pytest
+
+import kiln
+import kiln.testing
+import torch
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+START_TIMEOUT_S = float(os.environ.get("KILN_E2E_START_TIMEOUT", "90"))
+STOP_TIMEOUT_S = float(os.environ.get("KILN_E2E_STOP_TIMEOUT", "30"))
+
+
+def build_dir() -> pathlib.Path:
+    d = pathlib.Path(os.environ.get("KILN_BUILD_DIR", "build"))
+    return d if d.is_absolute() else REPO / d
+
+
+def require_binaries() -> pathlib.Path:
+    bin_dir = build_dir() / "bin"
+    missing = [b for b in ("kilnd", "kiln-agent-cpu") if not os.access(bin_dir / b, os.X_OK)]
+    if missing:
+        pytest.fail(f"end-to-end tests need {', '.join(missing)} in {bin_dir}: build with "
+                    f"scripts/build.sh (or point KILN_BUILD_DIR at a build folder)",
+                    pytrace=False)
+    return bin_dir
+
+
+def _tail(path: pathlib.Path, n: int = 80) -> str:
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError as e:
+        return f"<no log: {e}>"
+    return "\n".join(lines[-n:])
+
+
+class Kilnd:
+    """One kilnd process listening on a loopback port chosen by the kernel."""
+
+    def __init__(self, workdir: pathlib.Path, cache_dir: pathlib.Path, name: str = "kilnd"):
+        self.bin_dir = require_binaries()
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.cache_dir = cache_dir
+        self.port_file = workdir / f"{name}.port"
+        self.log_path = workdir / f"{name}.log"
+        self.proc: subprocess.Popen | None = None
+        self.address = ""
+
+    def start(self) -> "Kilnd":
+        self.port_file.unlink(missing_ok=True)
+        cmd = [str(self.bin_dir / "kilnd"), "--listen", "127.0.0.1:0",
+               "--port-file", str(self.port_file), "--cache-dir", str(self.cache_dir)]
+        self._log = open(self.log_path, "ab")
+        self._log.write(f"$ {' '.join(cmd)}\n".encode())
+        self._log.flush()
+        self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
+                                     start_new_session=True)
+        try:
+            self._wait_ready()
+        except BaseException:
+            self._kill()
+            raise
+        return self
+
+    def _fail(self, why: str) -> None:
+        pytest.fail(f"kilnd {why}\n--- {self.log_path} (last lines) ---\n{_tail(self.log_path)}",
+                    pytrace=False)
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        port = None
+        last_error = "no port file yet"
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                self._fail(f"exited with code {self.proc.returncode} during startup")
+            if port is None:
+                try:
+                    text = self.port_file.read_text().strip()
+                    port = int(text.rsplit(":", 1)[-1]) if text else None
+                except (OSError, ValueError):
+                    port = None
+                if port is not None:
+                    self.address = f"127.0.0.1:{port}"
+            if port is not None:
+                try:
+                    with kiln.Client(self.address, timeout=2) as client:
+                        devices = client.devices()
+                    if any(d.kind == "cpu" for d in devices):
+                        return
+                    last_error = f"ListDevices answered without a cpu device: {devices}"
+                except kiln.KilnError as e:
+                    last_error = str(e)
+            time.sleep(0.05)
+        self._fail(f"not ready after {START_TIMEOUT_S:.0f}s (port file {self.port_file}, "
+                   f"last: {last_error})")
+
+    def _kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self._log.close()
+
+    def stop(self) -> int:
+        """SIGTERM, wait, and return the exit code (the caller asserts 0)."""
+        if self.proc is None or self.proc.returncode is not None:
+            return self.proc.returncode if self.proc else 0
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            code = self.proc.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            self._kill()
+            pytest.fail(f"kilnd did not exit within {STOP_TIMEOUT_S:.0f}s of SIGTERM\n"
+                        f"--- {self.log_path} ---\n{_tail(self.log_path)}", pytrace=False)
+        self._log.close()
+        # Its agents were its children; make sure none outlives the test.
+        try:
+            os.killpg(self.proc.pid, 0)
+        except ProcessLookupError:
+            pass
+        else:
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                try:
+                    os.killpg(self.proc.pid, 0)
+                except ProcessLookupError:
+                    return code
+                time.sleep(0.05)
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            pytest.fail("kilnd exited but processes of its group (its agents) were still "
+                        "running 5s later", pytrace=False)
+        return code
+
+    def assert_stops_cleanly(self) -> None:
+        code = self.stop()
+        assert code == 0, (f"kilnd exited with code {code} on SIGTERM\n"
+                           f"--- {self.log_path} ---\n{_tail(self.log_path)}")
+
+    def log_tail(self) -> str:
+        return _tail(self.log_path)
+
+
+def assert_serving(client: kiln.Client) -> None:
+    """The daemon still answers: a cpu device is listed and a model compiles and runs."""
+    assert any(d.kind == "cpu" for d in client.devices()), client.devices()
+    torch.manual_seed(123)
+    model = kiln.testing.MLP(d_in=8, d_hidden=8, d_out=4).eval()
+    x = torch.randn(2, 8)
+    compiled = client.compile(torch.export.export(model, (x,)))
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)

@@ -1,0 +1,136 @@
+"""Bad requests get the right typed error and the daemon keeps serving."""
+
+import hashlib
+import os
+
+import grpc
+import pytest
+import torch
+
+import kiln
+from kiln.testing import MLP
+from kiln.v1 import compiler_pb2, graph_pb2, tensor_pb2
+from support import assert_serving
+
+F32 = tensor_pb2.DTYPE_F32
+
+
+def one_op_graph(op="aten.add.Tensor", param_digest=None):
+    """y = x + w, or y = op(x) with the given op."""
+    g = graph_pb2.Graph(name="one_op")
+    x = g.inputs.add(name="x", type=tensor_pb2.TensorType(dtype=F32, shape=[4]))
+    n = g.nodes.add(op=op)
+    n.arguments.add(name="self", value="x")
+    if param_digest is not None:
+        g.parameters.add(value=graph_pb2.Value(name="w", type=x.type), digest=param_digest)
+        n.arguments.add(name="other", value="w")
+    n.outputs.add(name="y", type=x.type)
+    g.outputs.append("y")
+    return g
+
+
+@pytest.fixture
+def mlp_compiled(client):
+    torch.manual_seed(0)
+    model = MLP(d_in=16, d_hidden=16, d_out=8).eval()
+    x = torch.randn(2, 16)
+    return client.compile(torch.export.export(model, (x,))), model, x
+
+
+def test_unknown_op(client):
+    with pytest.raises(kiln.InvalidArgumentError, match="definitely_not_an_op") as info:
+        client.compile_graph(one_op_graph("aten.definitely_not_an_op.default"))
+    assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert_serving(client)
+
+
+def test_wrong_input_shape(client, mlp_compiled):
+    compiled, _, _ = mlp_compiled
+    with pytest.raises(kiln.InvalidArgumentError) as info:
+        compiled(torch.randn(3, 16))
+    msg = str(info.value).lower()
+    assert "expected" in msg and "got" in msg, msg
+    assert "3" in msg and "2" in msg, msg
+    assert_serving(client)
+
+
+def test_wrong_input_dtype(client, mlp_compiled):
+    compiled, _, _ = mlp_compiled
+    with pytest.raises(kiln.InvalidArgumentError) as info:
+        compiled(torch.randn(2, 16, dtype=torch.float64))
+    assert any(w in str(info.value).lower() for w in ("dtype", "f64", "float64")), info.value
+    assert_serving(client)
+
+
+def test_wrong_input_count(client, mlp_compiled):
+    compiled, _, x = mlp_compiled
+    with pytest.raises(kiln.InvalidArgumentError):
+        compiled(x, x)
+    assert_serving(client)
+
+
+# grpc++ 1.51 parses the request before the handler runs
+# (grpcpp/impl/codegen/proto_utils.h, GenericDeserialize) and answers an
+# unparsable one with StatusCode::INTERNAL and an empty message.
+UNPARSABLE_CODES = {grpc.StatusCode.INTERNAL, grpc.StatusCode.INVALID_ARGUMENT}
+
+
+def raw_compile(address, payload: bytes):
+    with grpc.insecure_channel(address) as channel:
+        call = channel.unary_unary("/kiln.v1.Compiler/Compile",
+                                   request_serializer=None, response_deserializer=None)
+        return call(payload, timeout=30)
+
+
+def _valid_request_bytes():
+    req = compiler_pb2.CompileRequest(graph=one_op_graph("aten.relu.default"), target="cpu")
+    return req.SerializeToString()
+
+
+def test_truncated_request(kilnd, client):
+    data = _valid_request_bytes()
+    truncated = data[: len(data) // 2]  # cuts the graph field's payload short
+    with pytest.raises(Exception):  # the bytes really are unparsable
+        compiler_pb2.CompileRequest.FromString(truncated)
+    with pytest.raises(grpc.RpcError) as info:
+        raw_compile(kilnd.address, truncated)
+    assert info.value.code() in UNPARSABLE_CODES, info.value
+    assert_serving(client)
+
+
+def test_garbage_request(kilnd, client):
+    garbage = b"\x0a\xff\xff\xff\xff\x0f" + os.urandom(64)  # field 1, absurd length
+    with pytest.raises(grpc.RpcError) as info:
+        raw_compile(kilnd.address, garbage)
+    assert info.value.code() in UNPARSABLE_CODES, info.value
+    assert_serving(client)
+
+
+def test_valid_raw_request_works(kilnd):
+    # Control for the two tests above: the same channel with good bytes compiles.
+    resp = compiler_pb2.CompileResponse.FromString(raw_compile(kilnd.address,
+                                                               _valid_request_bytes()))
+    assert len(resp.executable.hash) == 64
+
+
+def test_parameter_never_uploaded(client):
+    data = hashlib.sha256(b"kiln: a blob nobody uploaded").digest() * 2  # 64 bytes
+    never = tensor_pb2.Digest(hash=hashlib.sha256(data).hexdigest(), size_bytes=16)
+    assert client.blobs.find_missing([never]) == {never.hash}
+    with pytest.raises(kiln.FailedPreconditionError, match=never.hash):
+        client.compile_graph(one_op_graph(param_digest=never))
+    assert_serving(client)
+
+
+def test_unknown_executable(client):
+    unknown = hashlib.sha256(b"no such executable").hexdigest()
+    with pytest.raises(kiln.NotFoundError) as info:
+        client.execute(tensor_pb2.Digest(hash=unknown, size_bytes=100), [torch.randn(4)])
+    assert info.value.code == grpc.StatusCode.NOT_FOUND
+    assert_serving(client)
+
+
+def test_unknown_target(client):
+    with pytest.raises(kiln.InvalidArgumentError, match="no-such-target"):
+        client.compile_graph(one_op_graph("aten.relu.default"), target="no-such-target")
+    assert_serving(client)

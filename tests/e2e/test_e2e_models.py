@@ -1,0 +1,66 @@
+"""Real models through kilnd + the CPU agent match PyTorch eager.
+
+Each model runs at two batch sizes, through torch.compile(backend=kiln.backend)
+and through Client.compile(torch.export.export(...)).
+"""
+
+import pytest
+import torch
+
+import kiln
+from kiln.testing import MLP, BatchedMatmul, EncoderBlock, example_inputs
+
+TOL = dict(rtol=1e-4, atol=1e-5)
+BATCHES = (2, 5)
+MODELS = {
+    "mlp_gelu_exact": lambda: MLP(approximate="none"),
+    "mlp_gelu_tanh": lambda: MLP(approximate="tanh"),
+    "encoder_block": EncoderBlock,
+    "batched_matmul": BatchedMatmul,
+}
+
+
+def make(name, seed=0):
+    torch.manual_seed(seed)
+    return MODELS[name]().eval()
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_export_matches_eager(client, name):
+    model = make(name)
+    for batch in BATCHES:
+        inputs = example_inputs(model, batch, seed=batch)
+        compiled = client.compile(torch.export.export(model, inputs), target="cpu")
+        assert compiled.manifest.target == "cpu"
+        assert len(compiled.digest) == 64
+        out = compiled(*inputs)
+        torch.testing.assert_close(out, model(*inputs), **TOL)
+        assert compiled.last_timings["total"] >= 0
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_torch_compile_backend_matches_eager(kilnd, name):
+    model = make(name)
+    be = kiln.backend(kilnd.address, target="cpu")
+    fast = torch.compile(model, backend=be)
+    for batch in BATCHES:  # the second batch size makes Dynamo recompile (dynamic)
+        inputs = example_inputs(model, batch, seed=batch)
+        torch.testing.assert_close(fast(*inputs), model(*inputs), **TOL)
+    compiled = [c for g in be.compiled_graphs for c in g.specializations]
+    assert len(compiled) >= len(BATCHES)
+
+
+def test_backend_inference_under_grad(kilnd):
+    model = make("mlp_gelu_tanh")
+    fast = torch.compile(model, backend=kiln.backend(kilnd.address))
+    x = torch.randn(3, 32, requires_grad=True)
+    out = fast(x)
+    assert not out.requires_grad
+    torch.testing.assert_close(out, model(x).detach(), **TOL)
+
+
+def test_devices_lists_local_cpu_agent(client):
+    cpus = [d for d in client.devices() if d.kind == "cpu"]
+    assert cpus and cpus[0].state == "DEVICE_STATE_READY" and cpus[0].agent_id
+    assert client.devices(kind="riscv64") == [] or all(
+        d.kind == "riscv64" for d in client.devices(kind="riscv64"))
