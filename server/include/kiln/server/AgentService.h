@@ -1,0 +1,29 @@
+//===- AgentService.h - the stream device agents dial in on -----*- C++ -*-===//
+//
+// This file declares AgentService, kiln.v1.Agent: registration, heartbeats,
+// task results, and cleanup when an agent's stream ends.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/server/DeviceRegistry.h"
+#include "kiln/v1/agent.grpc.pb.h"
+
+namespace kiln::server {
+
+/// Serves Agent.Connect. One call is one AgentSession for as long as the
+/// stream lives; the protocol is documented in proto/kiln/v1/agent.proto.
+class AgentService final : public v1::Agent::Service {
+public:
+  explicit AgentService(DeviceRegistry &registry);
+
+  grpc::Status
+  Connect(grpc::ServerContext *context,
+          grpc::ServerReaderWriter<v1::DaemonMessage, v1::AgentMessage> *stream)
+      override;
+
+private:
+  DeviceRegistry &registry;
+};
+
+} // namespace kiln::server

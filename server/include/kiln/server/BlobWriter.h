@@ -1,0 +1,60 @@
+//===- BlobWriter.h - streaming writes into the content store ---*- C++ -*-===//
+//
+// This file declares BlobWriter, which receives one blob in chunks, hashes it
+// as it goes and makes it visible in the store only once it is verified.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/common/Digest.h"
+#include "kiln/v1/tensor.pb.h"
+
+#include "absl/status/status.h"
+
+#include <cstdint>
+#include <filesystem>
+#include <string_view>
+
+namespace kiln::server {
+
+/// Writes one blob: append() chunks in order, then commit(). The bytes go to
+/// a temporary file beside the final path; commit() checks size and SHA-256
+/// against the expected digest, fsyncs and renames. A writer destroyed
+/// without a successful commit() removes its temporary file, so a blob is
+/// either complete in the store or absent.
+class BlobWriter {
+public:
+  /// Use ContentStore::beginWrite() rather than constructing directly.
+  BlobWriter(v1::Digest expected, std::filesystem::path finalPath,
+             std::filesystem::path tempPath, int fd);
+  ~BlobWriter();
+  BlobWriter(const BlobWriter &) = delete;
+  BlobWriter &operator=(const BlobWriter &) = delete;
+
+  /// Appends the next chunk. INVALID_ARGUMENT once more bytes arrive than the
+  /// expected digest's size; INTERNAL on I/O failure.
+  absl::Status append(std::string_view bytes);
+
+  /// Verifies and publishes the blob. INVALID_ARGUMENT on a size or hash
+  /// mismatch (the temporary file is removed).
+  absl::Status commit();
+
+  /// Bytes appended so far.
+  int64_t bytesWritten() const { return written; }
+
+  /// The digest this writer expects.
+  const v1::Digest &expectedDigest() const { return expected; }
+
+private:
+  void discard();
+
+  v1::Digest expected;
+  std::filesystem::path finalPath;
+  std::filesystem::path tempPath;
+  int fd;
+  int64_t written = 0;
+  Sha256 sha;
+  bool done = false;
+};
+
+} // namespace kiln::server

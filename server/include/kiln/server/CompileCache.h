@@ -1,0 +1,98 @@
+//===- CompileCache.h - compile key -> executable, on disk ------*- C++ -*-===//
+//
+// This file declares CompileCache: the action cache mapping compile keys to
+// executable digests, the single-flight compile queue in front of the
+// compiler, and the bounded worker pool compiles run on.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/Compiler/Compile.h"
+#include "kiln/server/ContentStore.h"
+#include "kiln/server/WorkerPool.h"
+#include "kiln/v1/executable.pb.h"
+#include "kiln/v1/tensor.pb.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace kiln::server {
+
+/// The compiler as kilnd sees it; kiln::compiler::compileGraph in production,
+/// a fake in tests.
+using CompilerFn = std::function<absl::StatusOr<compiler::CompiledExecutable>(
+    const v1::Graph &, const compiler::CompileOptions &)>;
+
+/// What one compile request got.
+struct CompileOutcome {
+  /// Digest of the ExecutableRecord blob: the executable's identity.
+  v1::Digest executable;
+  v1::ExecutableManifest manifest;
+  /// True when nothing was compiled for this request or its flight.
+  bool cacheHit = false;
+  /// Hex compile key.
+  std::string key;
+  /// queue_us and compile_us (zero on a hit).
+  v1::Timings timings;
+};
+
+/// Compiles through an on-disk cache. An entry is <acDir>/<key>, holding the
+/// executable digest; the record and artifact live in the ContentStore. A
+/// lookup is a hit only when the record and artifact are both present and
+/// intact. Identical concurrent requests share one compile.
+class CompileCache {
+public:
+  /// Creates the cache over `store`, keeping action-cache entries in `acDir`.
+  static absl::StatusOr<std::unique_ptr<CompileCache>>
+  open(ContentStore &store, const std::filesystem::path &acDir,
+       CompilerFn compiler, std::string compilerBuildId, unsigned workers);
+  ~CompileCache();
+
+  /// Returns the executable for (graph, target, options), compiling it on the
+  /// worker pool when the cache has no valid entry. Compiler errors pass
+  /// through unchanged and are not cached.
+  absl::StatusOr<CompileOutcome> compile(const v1::Graph &graph,
+                                         const std::string &target,
+                                         const v1::CompileOptions &options);
+
+  /// The cache entry for `key`, if present and valid.
+  std::optional<CompileOutcome> lookup(const std::string &key) const;
+
+  const std::string &compilerBuildId() const { return buildId; }
+
+private:
+  CompileCache(ContentStore &store, std::filesystem::path acDir,
+               CompilerFn compiler, std::string buildId, unsigned workers);
+
+  using Result = absl::StatusOr<CompileOutcome>;
+
+  /// Runs the compiler and stores its output; on a worker thread.
+  Result compileAndStore(const std::string &key, const v1::Graph &graph,
+                         const compiler::CompileOptions &options);
+
+  ContentStore &store;
+  std::filesystem::path acDir;
+  CompilerFn compiler;
+  std::string buildId;
+
+  std::mutex mutex;
+  absl::flat_hash_map<std::string, std::shared_future<Result>> flights;
+  // Last member: destroyed first, so queued compiles finish while the
+  // members they use are alive.
+  std::unique_ptr<WorkerPool> pool;
+};
+
+/// Reads and parses the ExecutableRecord `executable` from `store`.
+/// NOT_FOUND when absent, DATA_LOSS when corrupt or unparsable.
+absl::StatusOr<v1::ExecutableRecord>
+readExecutableRecord(const ContentStore &store, const v1::Digest &executable);
+
+} // namespace kiln::server

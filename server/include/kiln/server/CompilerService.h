@@ -1,0 +1,39 @@
+//===- CompilerService.h - kiln.v1.Compiler ---------------------*- C++ -*-===//
+//
+// This file declares CompilerService: request validation in front of the
+// CompileCache.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/server/CompileCache.h"
+#include "kiln/server/ContentStore.h"
+#include "kiln/v1/compiler.grpc.pb.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln::server {
+
+/// Serves kiln.v1.Compiler.Compile.
+class CompilerService final : public v1::Compiler::Service {
+public:
+  /// `supportedTargets` is what the linked compiler can build for.
+  CompilerService(ContentStore &store, CompileCache &cache,
+                  std::vector<std::string> supportedTargets);
+
+  grpc::Status Compile(grpc::ServerContext *context,
+                       const v1::CompileRequest *request,
+                       v1::CompileResponse *response) override;
+
+  /// The checks Compile makes before compiling: a supported target, an
+  /// opt_level in 0..3, and every parameter digest valid and in the store.
+  absl::Status validate(const v1::CompileRequest &request) const;
+
+private:
+  ContentStore &store;
+  CompileCache &cache;
+  std::vector<std::string> targets;
+};
+
+} // namespace kiln::server

@@ -1,0 +1,77 @@
+//===- ContentStore.h - content-addressed blob store on disk ----*- C++ -*-===//
+//
+// This file declares ContentStore, kilnd's local CAS: every blob lives under
+// <root>/<hash[0:2]>/<hash> and is verified against its SHA-256 on read.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/server/BlobWriter.h"
+#include "kiln/v1/tensor.pb.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::server {
+
+/// A content-addressed store of immutable blobs on local disk. Thread-safe:
+/// it keeps no mutable state besides a counter for temporary file names, and
+/// concurrent writers of the same blob each write their own temporary file
+/// and rename it over the same (identical) final file.
+class ContentStore {
+public:
+  /// Opens (creating if needed) a store rooted at `root`.
+  static absl::StatusOr<std::unique_ptr<ContentStore>>
+  open(const std::filesystem::path &root);
+
+  /// Stores `bytes`, whose digest must equal `digest` (INVALID_ARGUMENT
+  /// otherwise).
+  absl::Status write(const v1::Digest &digest, std::string_view bytes);
+
+  /// Stores `bytes` and returns their digest.
+  absl::StatusOr<v1::Digest> put(std::string_view bytes);
+
+  /// Starts a chunked write of the blob `digest`.
+  absl::StatusOr<std::unique_ptr<BlobWriter>>
+  beginWrite(const v1::Digest &digest);
+
+  /// Reads and verifies a blob. NOT_FOUND when absent; DATA_LOSS when its
+  /// bytes do not match the digest, in which case the corrupt file is deleted.
+  absl::StatusOr<std::string> read(const v1::Digest &digest) const;
+
+  /// Like read() but keeps nothing: OK when the blob is present and intact.
+  absl::Status verify(const v1::Digest &digest) const;
+
+  /// True when a file of the right size exists for `digest` (cheap: does not
+  /// hash). read() and verify() are the integrity checks.
+  bool contains(const v1::Digest &digest) const;
+
+  /// The digests among `digests` that the store lacks, in the given order,
+  /// each listed once. Invalid digests count as missing.
+  std::vector<v1::Digest>
+  findMissing(const std::vector<v1::Digest> &digests) const;
+
+  /// Where the blob with hex hash `hash` lives.
+  std::filesystem::path blobPath(const std::string &hash) const;
+
+  const std::filesystem::path &root() const { return rootDir; }
+
+private:
+  explicit ContentStore(std::filesystem::path root);
+
+  /// Reads the blob, hashing it; fills `bytes` when non-null.
+  absl::Status readVerified(const v1::Digest &digest,
+                            std::string *bytes) const;
+
+  std::filesystem::path rootDir;
+  mutable std::atomic<uint64_t> tempCounter{0};
+};
+
+} // namespace kiln::server

@@ -1,0 +1,107 @@
+//===- DeviceRegistry.h - the devices connected agents own ------*- C++ -*-===//
+//
+// This file declares DeviceRegistry: which agents are connected, their
+// devices, each device's health and queue depth, and leases on devices.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/server/AgentSession.h"
+#include "kiln/v1/devices.pb.h"
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace kiln::server {
+
+/// A claim on one device for one task; give it back with release().
+struct DeviceLease {
+  std::string deviceId;
+  std::shared_ptr<AgentSession> session;
+};
+
+/// Tracks agents and devices. Thread-safe. Waiters for a device wake on a
+/// condition variable whenever a device appears or becomes ready.
+class DeviceRegistry {
+public:
+  using Clock = std::chrono::steady_clock;
+
+  /// Agents must heartbeat every `heartbeatInterval`; one silent for more
+  /// than three intervals has its devices marked UNHEALTHY.
+  explicit DeviceRegistry(std::chrono::milliseconds heartbeatInterval);
+  ~DeviceRegistry();
+
+  /// Starts a thread that calls checkHeartbeats() every interval.
+  void startHeartbeatMonitor();
+
+  /// Makes every current and future acquire() fail at once (daemon exit).
+  void shutdown();
+
+  /// Registers `session`'s devices as "<agent_id>/<index>", READY. A session
+  /// already registered under the same agent id is closed and replaced.
+  /// INVALID_ARGUMENT when the agent id is empty, there are no devices, or a
+  /// device has no kind.
+  absl::Status addAgent(const std::shared_ptr<AgentSession> &session,
+                        const std::vector<v1::Device> &devices);
+
+  /// Closes `session` with `reason` (failing its in-flight tasks) and removes
+  /// its devices, if it is still the registered session for its agent id.
+  void removeAgent(const std::shared_ptr<AgentSession> &session,
+                   const absl::Status &reason);
+
+  /// Records a heartbeat; the agent's devices become READY again.
+  void heartbeat(const AgentSession &session);
+
+  /// Marks the devices of agents silent for more than three intervals as of
+  /// `now` UNHEALTHY.
+  void checkHeartbeats(Clock::time_point now);
+
+  /// Devices, ordered by id; all when `kind` is empty.
+  std::vector<v1::Device> listDevices(const std::string &kind) const;
+
+  /// Leases the READY device of `kind` with the smallest queue depth, not in
+  /// `excluded`, waiting until `waitUntil` for one to appear. UNAVAILABLE
+  /// naming the kind when none does.
+  absl::StatusOr<DeviceLease>
+  acquire(const std::string &kind,
+          const absl::flat_hash_set<std::string> &excluded,
+          Clock::time_point waitUntil);
+
+  /// Returns a lease: the device's queue depth drops by one.
+  void release(const DeviceLease &lease);
+
+  std::chrono::milliseconds heartbeatInterval() const { return interval; }
+
+private:
+  struct Entry {
+    v1::Device device;
+    std::shared_ptr<AgentSession> session;
+  };
+  struct Agent {
+    std::shared_ptr<AgentSession> session;
+    std::vector<std::string> deviceIds;
+    Clock::time_point lastHeartbeat;
+  };
+
+  /// Drops `agentId`'s devices; caller holds the mutex.
+  void eraseAgentLocked(const std::string &agentId);
+
+  const std::chrono::milliseconds interval;
+  mutable std::mutex mutex;
+  std::condition_variable changed;
+  std::map<std::string, Entry> devices;
+  std::map<std::string, Agent> agents;
+  bool stopping = false;
+  std::thread monitor;
+};
+
+} // namespace kiln::server

@@ -1,0 +1,26 @@
+//===- DevicesService.h - kiln.v1.Devices -----------------------*- C++ -*-===//
+//
+// This file declares DevicesService, which lists registered devices.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/server/DeviceRegistry.h"
+#include "kiln/v1/devices.grpc.pb.h"
+
+namespace kiln::server {
+
+/// Serves kiln.v1.Devices from the DeviceRegistry.
+class DevicesService final : public v1::Devices::Service {
+public:
+  explicit DevicesService(DeviceRegistry &registry);
+
+  grpc::Status ListDevices(grpc::ServerContext *context,
+                           const v1::ListDevicesRequest *request,
+                           v1::ListDevicesResponse *response) override;
+
+private:
+  DeviceRegistry &registry;
+};
+
+} // namespace kiln::server

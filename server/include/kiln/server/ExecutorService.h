@@ -1,0 +1,40 @@
+//===- ExecutorService.h - kiln.v1.Executor ---------------------*- C++ -*-===//
+//
+// This file declares ExecutorService: it checks an ExecuteRequest against the
+// executable's manifest and runs it through the Scheduler.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/server/ContentStore.h"
+#include "kiln/server/Scheduler.h"
+#include "kiln/v1/executable.pb.h"
+#include "kiln/v1/executor.grpc.pb.h"
+
+#include <chrono>
+
+namespace kiln::server {
+
+/// Serves kiln.v1.Executor.Execute.
+class ExecutorService final : public v1::Executor::Service {
+public:
+  /// `executeTimeout` bounds a call whose client set no deadline.
+  ExecutorService(ContentStore &store, Scheduler &scheduler,
+                  std::chrono::milliseconds executeTimeout);
+
+  grpc::Status Execute(grpc::ServerContext *context,
+                       const v1::ExecuteRequest *request,
+                       v1::ExecuteResponse *response) override;
+
+  /// Loads the executable's record and checks parameters and inputs against
+  /// its manifest (counts, types, sizes, blob presence).
+  absl::StatusOr<v1::ExecutableRecord>
+  validate(const v1::ExecuteRequest &request) const;
+
+private:
+  ContentStore &store;
+  Scheduler &scheduler;
+  std::chrono::milliseconds executeTimeout;
+};
+
+} // namespace kiln::server

@@ -1,0 +1,74 @@
+//===- KilnServer.h - kilnd's gRPC server, assembled ------------*- C++ -*-===//
+//
+// This file declares KilnServer: the content store, compile cache, device
+// registry, scheduler and the five kiln.v1 services behind one gRPC server,
+// plus grpc.health.v1 and server reflection.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/server/CompileCache.h"
+
+#include "absl/status/statusor.h"
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::server {
+
+class ContentStore;
+class DeviceRegistry;
+
+/// Everything KilnServer needs; main() fills it from the flags.
+struct ServerOptions {
+  /// host:port to listen on; port 0 picks a free one.
+  std::string listenAddress = "127.0.0.1:50051";
+  /// Root of the CAS (<cacheDir>/cas) and action cache (<cacheDir>/ac).
+  std::filesystem::path cacheDir;
+  /// Threads compiles run on.
+  unsigned compileWorkers = 1;
+  /// Execute deadline when the client sets none.
+  std::chrono::milliseconds executeTimeout{300'000};
+  /// How long Execute waits for a device of its kind to register.
+  std::chrono::milliseconds deviceWait{15'000};
+  /// Heartbeat interval agents are told to keep.
+  std::chrono::milliseconds heartbeatInterval{1'000};
+  /// The compiler, its build id and the targets it supports.
+  CompilerFn compiler;
+  std::string compilerBuildId;
+  std::vector<std::string> supportedTargets;
+};
+
+/// A running kilnd gRPC server. Thread-safe.
+class KilnServer {
+public:
+  /// Opens the caches, registers the services and starts listening.
+  static absl::StatusOr<std::unique_ptr<KilnServer>>
+  start(ServerOptions options);
+  ~KilnServer();
+
+  /// The port actually bound.
+  int port() const { return boundPort; }
+
+  /// Stops accepting calls, gives in-flight ones `grace` to finish, then
+  /// cancels the rest. Idempotent.
+  void shutdown(std::chrono::milliseconds grace);
+
+  /// Blocks until the server has shut down.
+  void wait();
+
+  ContentStore &contentStore();
+  DeviceRegistry &deviceRegistry();
+
+private:
+  struct State;
+  explicit KilnServer(std::unique_ptr<State> state);
+
+  std::unique_ptr<State> state;
+  int boundPort = 0;
+};
+
+} // namespace kiln::server

@@ -1,0 +1,73 @@
+//===- LocalAgents.h - agents kilnd runs as child processes -----*- C++ -*-===//
+//
+// This file declares LocalAgents, which spawns kiln-agent-<kind> processes
+// next to the daemon, restarts those that die (with backoff) and stops them
+// on shutdown, so one command gives a working service.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <sys/types.h>
+#include <thread>
+#include <vector>
+
+namespace kiln::server {
+
+/// One agent process to keep running.
+struct LocalAgentSpec {
+  std::string kind;
+  std::filesystem::path binary;
+  std::vector<std::string> arguments; // argv[1..]
+};
+
+/// Supervises local agent processes. start() once, stop() once (or let the
+/// destructor do it).
+class LocalAgents {
+public:
+  /// `<binDir>/kiln-agent-<kind> --daemon <daemonAddress>
+  ///  --cache-dir <cacheDir>/agent-<kind> --agent-id local-<kind>` per kind.
+  static std::vector<LocalAgentSpec>
+  plan(const std::vector<std::string> &kinds,
+       const std::filesystem::path &binDir, const std::string &daemonAddress,
+       const std::filesystem::path &cacheDir);
+
+  explicit LocalAgents(std::vector<LocalAgentSpec> specs);
+  ~LocalAgents();
+  LocalAgents(const LocalAgents &) = delete;
+  LocalAgents &operator=(const LocalAgents &) = delete;
+
+  /// Spawns every agent whose binary exists (logging those that do not) and
+  /// starts the supervisor thread.
+  void start();
+
+  /// Stops supervising, sends SIGTERM, waits a few seconds, then SIGKILLs.
+  void stop();
+
+private:
+  using Clock = std::chrono::steady_clock;
+  struct Child {
+    LocalAgentSpec spec;
+    pid_t pid = 0;
+    bool disabled = false;
+    Clock::time_point startedAt;
+    Clock::time_point restartAt;
+    std::chrono::seconds backoff{1};
+  };
+
+  void spawn(Child &child);
+  void supervise();
+
+  std::vector<Child> children;
+  std::mutex mutex;
+  std::condition_variable wakeup;
+  bool stopping = false;
+  bool started = false;
+  std::thread supervisor;
+};
+
+} // namespace kiln::server

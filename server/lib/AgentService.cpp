@@ -1,0 +1,112 @@
+//===- AgentService.cpp - the stream device agents dial in on -------------===//
+//
+// This file implements AgentService::Connect and the AgentLink that writes to
+// a gRPC stream one message at a time.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/AgentService.h"
+
+#include "kiln/server/GrpcStatus.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <spdlog/spdlog.h>
+
+#include <mutex>
+
+namespace kiln::server {
+
+namespace {
+
+using AgentStream =
+    grpc::ServerReaderWriter<v1::DaemonMessage, v1::AgentMessage>;
+
+/// Writes to one Connect stream. gRPC allows one outstanding Write per
+/// stream, so writers take turns on a mutex; once the handler returns the
+/// stream is gone and detach() makes every later send() fail.
+class StreamLink final : public AgentLink {
+public:
+  explicit StreamLink(AgentStream *stream) : stream(stream) {}
+
+  bool send(const v1::DaemonMessage &message) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    return stream && stream->Write(message);
+  }
+
+  void detach() {
+    std::lock_guard<std::mutex> lock(mutex);
+    stream = nullptr;
+  }
+
+private:
+  std::mutex mutex;
+  AgentStream *stream;
+};
+
+} // namespace
+
+AgentService::AgentService(DeviceRegistry &registry) : registry(registry) {}
+
+grpc::Status AgentService::Connect(grpc::ServerContext *context,
+                                   AgentStream *stream) {
+  v1::AgentMessage message;
+  if (!stream->Read(&message))
+    return toGrpcStatus(absl::InvalidArgumentError(
+        "agent stream closed before RegisterAgent"));
+  if (!message.has_register_())
+    return toGrpcStatus(absl::InvalidArgumentError(
+        "the first message on Agent.Connect must be RegisterAgent"));
+  const v1::RegisterAgent &registration = message.register_();
+  auto link = std::make_shared<StreamLink>(stream);
+  auto session = std::make_shared<AgentSession>(registration.agent_id(), link);
+  std::vector<v1::Device> devices(registration.devices().begin(),
+                                  registration.devices().end());
+
+  // Answer first so the agent hears Registered before any Task.
+  v1::DaemonMessage registered;
+  registered.mutable_registered()->set_heartbeat_interval_ms(
+      registry.heartbeatInterval().count());
+  if (!link->send(registered))
+    return toGrpcStatus(absl::UnavailableError("agent stream closed"));
+  if (absl::Status status = registry.addAgent(session, devices); !status.ok()) {
+    spdlog::error("agent registration from {} refused: {}", context->peer(),
+                  std::string(status.message()));
+    link->detach();
+    return toGrpcStatus(status);
+  }
+  spdlog::info("agent '{}' connected from {} with {} device(s)",
+               registration.agent_id(), context->peer(), devices.size());
+
+  absl::Status endReason = absl::UnavailableError(absl::StrCat(
+      "agent '", registration.agent_id(), "' disconnected"));
+  while (stream->Read(&message)) {
+    switch (message.kind_case()) {
+    case v1::AgentMessage::kHeartbeat:
+      registry.heartbeat(*session);
+      break;
+    case v1::AgentMessage::kResult:
+      if (!session->complete(message.result()))
+        spdlog::warn("agent '{}' answered task '{}' that nobody awaits "
+                     "(deadline passed?)",
+                     session->agentId(), message.result().task_id());
+      break;
+    default:
+      endReason = absl::InvalidArgumentError(absl::StrCat(
+          "agent '", session->agentId(),
+          "' sent an unexpected message after registering"));
+      break;
+    }
+    if (endReason.code() == absl::StatusCode::kInvalidArgument)
+      break;
+  }
+  // The stream may not be written once we return.
+  link->detach();
+  registry.removeAgent(
+      session, absl::UnavailableError(absl::StrCat(
+                   "agent '", session->agentId(), "' disconnected")));
+  return toGrpcStatus(endReason.code() == absl::StatusCode::kInvalidArgument
+                          ? endReason
+                          : absl::OkStatus());
+}
+
+} // namespace kiln::server

@@ -1,0 +1,105 @@
+//===- BlobService.cpp - kiln.v1.Blobs over the content store -------------===//
+//
+// This file implements BlobService: request validation and chunking; the
+// store does the hashing and atomic publication.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/BlobService.h"
+
+#include "kiln/common/Digest.h"
+#include "kiln/common/Status.h"
+#include "kiln/server/GrpcStatus.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace kiln::server {
+
+BlobService::BlobService(ContentStore &store) : store(store) {}
+
+grpc::Status BlobService::FindMissing(grpc::ServerContext *,
+                                      const v1::FindMissingRequest *request,
+                                      v1::FindMissingResponse *response) {
+  std::vector<v1::Digest> asked(request->digests().begin(),
+                                request->digests().end());
+  for (const v1::Digest &digest : asked)
+    if (absl::Status status = validateDigest(digest); !status.ok())
+      return toGrpcStatus(status);
+  for (v1::Digest &missing : store.findMissing(asked))
+    *response->add_missing_digests() = std::move(missing);
+  return grpc::Status::OK;
+}
+
+absl::Status BlobService::write(grpc::ServerReader<v1::WriteRequest> *reader,
+                                v1::WriteResponse *response) {
+  v1::WriteRequest chunk;
+  if (!reader->Read(&chunk))
+    return absl::InvalidArgumentError("Blobs.Write stream carried no message");
+  if (!chunk.has_digest())
+    return absl::InvalidArgumentError(
+        "the first Blobs.Write message must carry the digest");
+  ASSIGN_OR_RETURN(std::unique_ptr<BlobWriter> writer,
+                   store.beginWrite(chunk.digest()));
+  const std::string name = formatDigest(chunk.digest());
+  while (true) {
+    if (static_cast<int64_t>(chunk.data().size()) > kBlobChunkBytes)
+      return absl::InvalidArgumentError(
+          absl::StrCat("blob ", name, ": chunk at offset ", chunk.offset(),
+                       " has ", chunk.data().size(),
+                       " bytes; chunks are at most 1 MiB"));
+    if (chunk.offset() != writer->bytesWritten())
+      return absl::InvalidArgumentError(
+          absl::StrCat("blob ", name, ": chunk offset ", chunk.offset(),
+                       " but ", writer->bytesWritten(),
+                       " bytes were written so far (chunks must be in order)"));
+    RETURN_IF_ERROR(writer->append(chunk.data()));
+    if (chunk.finish_write())
+      break;
+    if (!reader->Read(&chunk))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "blob ", name, ": stream ended after ", writer->bytesWritten(),
+          " bytes without finish_write"));
+  }
+  RETURN_IF_ERROR(writer->commit());
+  response->set_committed_size(writer->bytesWritten());
+  return absl::OkStatus();
+}
+
+grpc::Status BlobService::Write(grpc::ServerContext *context,
+                                grpc::ServerReader<v1::WriteRequest> *reader,
+                                v1::WriteResponse *response) {
+  absl::Status status = write(reader, response);
+  if (!status.ok())
+    spdlog::warn("Blobs.Write from {} failed: {}", context->peer(),
+                 std::string(status.message()));
+  return toGrpcStatus(status);
+}
+
+absl::Status BlobService::read(const v1::ReadRequest &request,
+                               grpc::ServerWriter<v1::ReadResponse> *writer) {
+  ASSIGN_OR_RETURN(std::string bytes, store.read(request.digest()));
+  v1::ReadResponse response;
+  for (size_t offset = 0; offset < bytes.size(); offset += kBlobChunkBytes) {
+    size_t length =
+        std::min(bytes.size() - offset, static_cast<size_t>(kBlobChunkBytes));
+    response.set_data(bytes.data() + offset, length);
+    if (!writer->Write(response))
+      return absl::CancelledError("client went away during Blobs.Read");
+  }
+  return absl::OkStatus();
+}
+
+grpc::Status BlobService::Read(grpc::ServerContext *,
+                               const v1::ReadRequest *request,
+                               grpc::ServerWriter<v1::ReadResponse> *writer) {
+  absl::Status status = read(*request, writer);
+  if (!status.ok() && status.code() != absl::StatusCode::kNotFound)
+    spdlog::warn("Blobs.Read {} failed: {}", formatDigest(request->digest()),
+                 std::string(status.message()));
+  return toGrpcStatus(status);
+}
+
+} // namespace kiln::server

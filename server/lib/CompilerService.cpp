@@ -1,0 +1,93 @@
+//===- CompilerService.cpp - kiln.v1.Compiler -----------------------------===//
+//
+// This file implements CompilerService: it validates a CompileRequest, runs
+// it through the CompileCache and reports key, hit and timings.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/CompilerService.h"
+
+#include "kiln/common/Digest.h"
+#include "kiln/common/Status.h"
+#include "kiln/server/GrpcStatus.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace kiln::server {
+
+CompilerService::CompilerService(ContentStore &store, CompileCache &cache,
+                                 std::vector<std::string> supportedTargets)
+    : store(store), cache(cache), targets(std::move(supportedTargets)) {}
+
+absl::Status CompilerService::validate(const v1::CompileRequest &request) const {
+  if (std::find(targets.begin(), targets.end(), request.target()) ==
+      targets.end())
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown target '", request.target(),
+                     "'; this daemon compiles for: ",
+                     absl::StrJoin(targets, ", ")));
+  int optLevel = request.options().opt_level();
+  if (optLevel < 0 || optLevel > 3)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options.opt_level must be 0..3 (0 means 3), got ", optLevel));
+  std::vector<std::string> missing;
+  for (const v1::Parameter &parameter : request.graph().parameters()) {
+    const std::string &name = parameter.value().name();
+    if (!parameter.has_digest())
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter '", name, "' has no digest"));
+    if (absl::Status status = validateDigest(parameter.digest()); !status.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat("parameter '", name, "': ", status.message()));
+    if (!store.contains(parameter.digest()))
+      missing.push_back(
+          absl::StrCat("'", name, "' ", formatDigest(parameter.digest())));
+  }
+  if (!missing.empty())
+    return absl::FailedPreconditionError(absl::StrCat(
+        missing.size(), " parameter blob(s) not in the store (upload them "
+                        "with Blobs.Write first): ",
+        absl::StrJoin(missing, ", ")));
+  return absl::OkStatus();
+}
+
+grpc::Status CompilerService::Compile(grpc::ServerContext *context,
+                                      const v1::CompileRequest *request,
+                                      v1::CompileResponse *response) {
+  auto start = std::chrono::steady_clock::now();
+  const std::string &graphName = request->graph().name();
+  if (absl::Status status = validate(*request); !status.ok()) {
+    spdlog::warn("compile of graph '{}' from {} rejected: {}", graphName,
+                 context->peer(), std::string(status.message()));
+    return toGrpcStatus(status);
+  }
+  absl::StatusOr<CompileOutcome> outcome =
+      cache.compile(request->graph(), request->target(), request->options());
+  if (!outcome.ok()) {
+    spdlog::error("compile of graph '{}' for '{}' failed: {}", graphName,
+                  request->target(), std::string(outcome.status().message()));
+    return toGrpcStatus(outcome.status());
+  }
+  int64_t totalUs = std::chrono::duration_cast<std::chrono::microseconds>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+  *response->mutable_executable() = outcome->executable;
+  *response->mutable_manifest() = outcome->manifest;
+  response->set_cache_hit(outcome->cacheHit);
+  response->set_compile_key(outcome->key);
+  *response->mutable_timings() = outcome->timings;
+  response->mutable_timings()->set_total_us(totalUs);
+  spdlog::info("compile graph='{}' target={} key={} hit={} queue_us={} "
+               "compile_us={} total_us={} executable={}",
+               graphName, request->target(), outcome->key, outcome->cacheHit,
+               outcome->timings.queue_us(), outcome->timings.compile_us(),
+               totalUs, formatDigest(outcome->executable));
+  return toGrpcStatus(absl::OkStatus());
+}
+
+} // namespace kiln::server

@@ -1,0 +1,163 @@
+//===- ContentStore.cpp - content-addressed blob store on disk ------------===//
+//
+// This file implements ContentStore: sharded blob files, verified reads that
+// delete corrupt files, and atomic writes through BlobWriter.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/ContentStore.h"
+
+#include "kiln/common/Digest.h"
+#include "kiln/common/Status.h"
+#include "kiln/server/AtomicFile.h"
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace kiln::server {
+
+ContentStore::ContentStore(std::filesystem::path root)
+    : rootDir(std::move(root)) {}
+
+absl::StatusOr<std::unique_ptr<ContentStore>>
+ContentStore::open(const std::filesystem::path &root) {
+  std::error_code error;
+  std::filesystem::create_directories(root, error);
+  if (error)
+    return absl::InternalError(absl::StrCat(
+        "cannot create content store ", root.string(), ": ", error.message()));
+  return std::unique_ptr<ContentStore>(new ContentStore(root));
+}
+
+std::filesystem::path ContentStore::blobPath(const std::string &hash) const {
+  return rootDir / hash.substr(0, 2) / hash;
+}
+
+absl::StatusOr<std::unique_ptr<BlobWriter>>
+ContentStore::beginWrite(const v1::Digest &digest) {
+  RETURN_IF_ERROR(validateDigest(digest));
+  std::filesystem::path finalPath = blobPath(digest.hash());
+  std::error_code error;
+  std::filesystem::create_directories(finalPath.parent_path(), error);
+  if (error)
+    return absl::InternalError(absl::StrCat("cannot create ",
+                                            finalPath.parent_path().string(),
+                                            ": ", error.message()));
+  std::filesystem::path temp = uniqueTempPath(finalPath);
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return absl::InternalError(absl::StrCat("cannot create ", temp.string(),
+                                            ": ", std::strerror(errno)));
+  return std::make_unique<BlobWriter>(digest, finalPath, temp, fd);
+}
+
+absl::Status ContentStore::write(const v1::Digest &digest,
+                                 std::string_view bytes) {
+  ASSIGN_OR_RETURN(std::unique_ptr<BlobWriter> writer, beginWrite(digest));
+  RETURN_IF_ERROR(writer->append(bytes));
+  return writer->commit();
+}
+
+absl::StatusOr<v1::Digest> ContentStore::put(std::string_view bytes) {
+  v1::Digest digest = digestOf(bytes);
+  RETURN_IF_ERROR(write(digest, bytes));
+  return digest;
+}
+
+absl::Status ContentStore::readVerified(const v1::Digest &digest,
+                                        std::string *bytes) const {
+  RETURN_IF_ERROR(validateDigest(digest));
+  std::filesystem::path path = blobPath(digest.hash());
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return absl::NotFoundError(
+          absl::StrCat("blob ", formatDigest(digest), " is not in the store"));
+    return absl::InternalError(absl::StrCat("cannot open ", path.string(),
+                                            ": ", std::strerror(errno)));
+  }
+  struct stat opened {};
+  ::fstat(fd, &opened);
+  Sha256 sha;
+  int64_t total = 0;
+  std::string buffer(1 << 20, '\0');
+  absl::Status ioStatus;
+  while (true) {
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      ioStatus = absl::InternalError(absl::StrCat(
+          "cannot read ", path.string(), ": ", std::strerror(errno)));
+      break;
+    }
+    if (n == 0)
+      break;
+    std::string_view chunk(buffer.data(), static_cast<size_t>(n));
+    sha.update(chunk);
+    if (bytes)
+      bytes->append(chunk);
+    total += n;
+  }
+  ::close(fd);
+  RETURN_IF_ERROR(ioStatus);
+  std::string hash = sha.finishHex();
+  if (total == digest.size_bytes() && hash == digest.hash())
+    return absl::OkStatus();
+  // Corrupt: remove it so a re-upload can repair the store, but only if the
+  // file is still the one we read (a writer may have just replaced it).
+  struct stat current {};
+  if (::stat(path.c_str(), &current) == 0 && current.st_ino == opened.st_ino &&
+      current.st_dev == opened.st_dev)
+    ::unlink(path.c_str());
+  spdlog::error("content store: blob {} is corrupt ({} bytes hashing to {}); "
+                "deleted it",
+                formatDigest(digest), total, hash);
+  if (bytes)
+    bytes->clear();
+  return absl::DataLossError(absl::StrCat(
+      "blob ", formatDigest(digest), " is corrupt in the store (", total,
+      " bytes hashing to ", hash, "); it was deleted, upload it again"));
+}
+
+absl::StatusOr<std::string> ContentStore::read(const v1::Digest &digest) const {
+  std::string bytes;
+  RETURN_IF_ERROR(readVerified(digest, &bytes));
+  return bytes;
+}
+
+absl::Status ContentStore::verify(const v1::Digest &digest) const {
+  return readVerified(digest, nullptr);
+}
+
+bool ContentStore::contains(const v1::Digest &digest) const {
+  if (!validateDigest(digest).ok())
+    return false;
+  struct stat info {};
+  if (::stat(blobPath(digest.hash()).c_str(), &info) != 0)
+    return false;
+  return S_ISREG(info.st_mode) &&
+         static_cast<int64_t>(info.st_size) == digest.size_bytes();
+}
+
+std::vector<v1::Digest>
+ContentStore::findMissing(const std::vector<v1::Digest> &digests) const {
+  std::vector<v1::Digest> missing;
+  absl::flat_hash_set<std::string> seen;
+  for (const v1::Digest &digest : digests) {
+    if (!seen.insert(formatDigest(digest)).second)
+      continue;
+    if (!contains(digest))
+      missing.push_back(digest);
+  }
+  return missing;
+}
+
+} // namespace kiln::server

@@ -1,0 +1,108 @@
+//===- Daemon.cpp - kilnd's lifecycle -------------------------------------===//
+//
+// This file implements runDaemon: start the server, write the port file,
+// supervise local agents, wait for a signal and shut down cleanly.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/Daemon.h"
+
+#include "kiln/server/AtomicFile.h"
+#include "kiln/server/KilnServer.h"
+#include "kiln/server/LocalAgents.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <pthread.h>
+#include <thread>
+
+namespace kiln::server {
+
+namespace {
+sigset_t shutdownSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
+}
+} // namespace
+
+std::string localDialAddress(const std::string &listen, int port) {
+  std::string host = "127.0.0.1";
+  if (size_t colon = listen.rfind(':'); colon != std::string::npos) {
+    std::string listenHost = listen.substr(0, colon);
+    if (listenHost == "[::]" || listenHost == "::")
+      host = "[::1]";
+    else if (!listenHost.empty() && listenHost != "0.0.0.0")
+      host = listenHost;
+  }
+  return absl::StrCat(host, ":", port);
+}
+
+void blockShutdownSignals() {
+  sigset_t set = shutdownSignals();
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
+              const std::string &compilerBuildId,
+              const std::vector<std::string> &supportedTargets) {
+  ServerOptions options;
+  options.listenAddress = flags.listen;
+  options.cacheDir = flags.cacheDir;
+  options.compileWorkers = flags.compileWorkers;
+  options.executeTimeout = std::chrono::seconds(flags.executeTimeoutS);
+  options.deviceWait = std::chrono::seconds(flags.deviceWaitS);
+  options.heartbeatInterval = std::chrono::milliseconds(flags.heartbeatMs);
+  options.compiler = std::move(compiler);
+  options.compilerBuildId = compilerBuildId;
+  options.supportedTargets = supportedTargets;
+
+  absl::StatusOr<std::unique_ptr<KilnServer>> server =
+      KilnServer::start(options);
+  if (!server.ok()) {
+    spdlog::critical("kilnd cannot start: {}",
+                     std::string(server.status().message()));
+    return 1;
+  }
+  std::string address = localDialAddress(flags.listen, (*server)->port());
+  spdlog::info("kilnd listening on {} (bound port {}); cache {}; compiler "
+               "build {}; {} compile worker(s)",
+               address, (*server)->port(), flags.cacheDir, compilerBuildId,
+               flags.compileWorkers);
+  if (!flags.portFile.empty()) {
+    absl::Status status = writeFileAtomically(
+        flags.portFile, absl::StrCat((*server)->port(), "\n"));
+    if (!status.ok()) {
+      spdlog::critical("cannot write --port-file: {}",
+                       std::string(status.message()));
+      (*server)->shutdown(std::chrono::milliseconds(0));
+      return 1;
+    }
+  }
+
+  LocalAgents agents(LocalAgents::plan(flags.localAgentKinds(),
+                                       flags.agentBinDir, address,
+                                       flags.cacheDir));
+  agents.start();
+
+  sigset_t signals = shutdownSignals();
+  int signal = 0;
+  sigwait(&signals, &signal);
+  spdlog::info("kilnd: {} received; shutting down", strsignal(signal));
+
+  // Shutdown blocks until every handler returns; agent streams end when the
+  // agents exit (local ones, stopped below) or at the grace deadline.
+  std::thread stopper(
+      [&] { (*server)->shutdown(std::chrono::milliseconds(3000)); });
+  agents.stop();
+  stopper.join();
+  (*server)->wait();
+  spdlog::info("kilnd stopped");
+  return 0;
+}
+
+} // namespace kiln::server

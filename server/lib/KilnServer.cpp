@@ -1,0 +1,121 @@
+//===- KilnServer.cpp - kilnd's gRPC server, assembled --------------------===//
+//
+// This file implements KilnServer: wiring stores, scheduler and services into
+// a grpc::Server with health checking, reflection and message size limits.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/KilnServer.h"
+
+#include "kiln/common/Status.h"
+#include "kiln/server/AgentService.h"
+#include "kiln/server/BlobService.h"
+#include "kiln/server/CompilerService.h"
+#include "kiln/server/ContentStore.h"
+#include "kiln/server/DeviceRegistry.h"
+#include "kiln/server/DevicesService.h"
+#include "kiln/server/ExecutorService.h"
+#include "kiln/server/Scheduler.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
+#include <spdlog/spdlog.h>
+
+#include <mutex>
+
+namespace kiln::server {
+
+namespace {
+// Blob chunks are 1 MiB and inline tensors stay below 4 MiB; the overhead
+// leaves room for the envelope around a full 4 MiB payload.
+constexpr int kMaxMessageBytes = 4 * 1024 * 1024 + 64 * 1024;
+} // namespace
+
+/// Declaration order is construction order; the grpc::Server is last so it
+/// stops before anything its handlers use is destroyed.
+struct KilnServer::State {
+  std::unique_ptr<ContentStore> store;
+  std::unique_ptr<CompileCache> cache;
+  std::unique_ptr<DeviceRegistry> registry;
+  std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<CompilerService> compilerService;
+  std::unique_ptr<ExecutorService> executorService;
+  std::unique_ptr<BlobService> blobService;
+  std::unique_ptr<DevicesService> devicesService;
+  std::unique_ptr<AgentService> agentService;
+  std::once_flag shutdownOnce;
+  std::unique_ptr<grpc::Server> server;
+};
+
+KilnServer::KilnServer(std::unique_ptr<State> state)
+    : state(std::move(state)) {}
+
+KilnServer::~KilnServer() { shutdown(std::chrono::milliseconds(0)); }
+
+absl::StatusOr<std::unique_ptr<KilnServer>>
+KilnServer::start(ServerOptions options) {
+  if (!options.compiler)
+    return absl::InvalidArgumentError("KilnServer needs a compiler");
+  auto state = std::make_unique<State>();
+  ASSIGN_OR_RETURN(state->store, ContentStore::open(options.cacheDir / "cas"));
+  ASSIGN_OR_RETURN(state->cache,
+                   CompileCache::open(*state->store, options.cacheDir / "ac",
+                                      options.compiler,
+                                      options.compilerBuildId,
+                                      options.compileWorkers));
+  state->registry =
+      std::make_unique<DeviceRegistry>(options.heartbeatInterval);
+  state->registry->startHeartbeatMonitor();
+  state->scheduler =
+      std::make_unique<Scheduler>(*state->registry, options.deviceWait);
+  state->compilerService = std::make_unique<CompilerService>(
+      *state->store, *state->cache, options.supportedTargets);
+  state->executorService = std::make_unique<ExecutorService>(
+      *state->store, *state->scheduler, options.executeTimeout);
+  state->blobService = std::make_unique<BlobService>(*state->store);
+  state->devicesService = std::make_unique<DevicesService>(*state->registry);
+  state->agentService = std::make_unique<AgentService>(*state->registry);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(options.listenAddress,
+                           grpc::InsecureServerCredentials(), &port);
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
+  builder.RegisterService(state->compilerService.get());
+  builder.RegisterService(state->executorService.get());
+  builder.RegisterService(state->blobService.get());
+  builder.RegisterService(state->devicesService.get());
+  builder.RegisterService(state->agentService.get());
+  state->server = builder.BuildAndStart();
+  if (!state->server || port == 0)
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on '", options.listenAddress,
+        "' (address in use or malformed? use host:port, port 0 for any)"));
+  auto server = std::unique_ptr<KilnServer>(new KilnServer(std::move(state)));
+  server->boundPort = port;
+  return server;
+}
+
+void KilnServer::shutdown(std::chrono::milliseconds grace) {
+  std::call_once(state->shutdownOnce, [&] {
+    // New Executes stop waiting for devices; then in-flight calls get
+    // `grace`, after which gRPC cancels them (ending agent streams, which
+    // fails their tasks so no handler waits forever).
+    state->registry->shutdown();
+    state->server->Shutdown(std::chrono::system_clock::now() + grace);
+  });
+}
+
+void KilnServer::wait() { state->server->Wait(); }
+
+ContentStore &KilnServer::contentStore() { return *state->store; }
+
+DeviceRegistry &KilnServer::deviceRegistry() { return *state->registry; }
+
+} // namespace kiln::server
