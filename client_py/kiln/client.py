@@ -23,6 +23,9 @@ __all__ = ["Client", "CompiledModel", "DeviceInfo", "INLINE_INPUT_LIMIT"]
 
 #: Execute inputs larger than this travel as blobs, not inline.
 INLINE_INPUT_LIMIT = 1024 * 1024
+#: Inline inputs of one Execute request stay under this in total, so the
+#: request stays under the 4 MiB message limit; the rest go as blobs.
+INLINE_REQUEST_BUDGET = 3 * 1024 * 1024
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,7 +228,22 @@ class Client:
 
     # --- execute --------------------------------------------------------------
 
-    def _encode_input(self, i: int, t: Any, ctx: dict) -> tuple[tensor_pb2.Tensor, float]:
+    def _encode_inputs(self, inputs: Sequence[Any], ctx: dict
+                       ) -> tuple[list[tensor_pb2.Tensor], float]:
+        """Encodes Execute inputs: small ones inline, the rest as blobs."""
+        msgs, upload, inline_total = [], 0.0, 0
+        for i, t in enumerate(inputs):
+            nbytes = t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
+            as_blob = nbytes > INLINE_INPUT_LIMIT or inline_total + nbytes > INLINE_REQUEST_BUDGET
+            msg, secs = self._encode_input(i, t, ctx, as_blob)
+            if not as_blob:
+                inline_total += nbytes
+            msgs.append(msg)
+            upload += secs
+        return msgs, upload
+
+    def _encode_input(self, i: int, t: Any, ctx: dict, as_blob: bool
+                      ) -> tuple[tensor_pb2.Tensor, float]:
         if not isinstance(t, torch.Tensor):
             raise InvalidArgumentError(f"input {i} is a {type(t).__name__}; Kiln inputs are tensors",
                                        context=ctx)
@@ -234,8 +252,7 @@ class Client:
         except ValueError as e:
             raise InvalidArgumentError(f"input {i}: {e}", context=ctx) from None
         msg = tensor_pb2.Tensor(type=ttype)
-        nbytes = t.numel() * t.element_size()
-        if nbytes > INLINE_INPUT_LIMIT:
+        if as_blob:
             t0 = time.perf_counter()
             (digest,), _ = self.blobs.ensure_tensors([t])
             msg.blob.CopyFrom(digest)
@@ -271,10 +288,9 @@ class Client:
             request.parameters.extend(digests)
         else:
             request.parameters.extend(model._param_digests)
-        for i, t in enumerate(inputs):
-            msg, secs = self._encode_input(i, t, ctx)
-            request.inputs.append(msg)
-            upload += secs
+        msgs, secs = self._encode_inputs(inputs, ctx)
+        request.inputs.extend(msgs)
+        upload += secs
         try:
             resp = self._rpc.call("kiln.v1.Executor/Execute", self._rpc.executor.Execute,
                                   request, context=ctx)
@@ -286,9 +302,8 @@ class Client:
             self.blobs.forget()
             if model._parameters:
                 self.blobs.ensure_tensors([model._parameters[n] for n in model._param_names])
-            self.blobs.ensure_tensors([t for t in inputs
-                                       if isinstance(t, torch.Tensor)
-                                       and t.numel() * t.element_size() > INLINE_INPUT_LIMIT])
+            self.blobs.ensure_tensors([t for t, m in zip(inputs, request.inputs)
+                                       if m.WhichOneof("payload") == "blob"])
             resp = self._rpc.call("kiln.v1.Executor/Execute", self._rpc.executor.Execute,
                                   request, context=ctx)
         outputs, download = [], 0.0
@@ -312,8 +327,7 @@ class Client:
             executable = tensor_pb2.Digest(hash=executable)
         ctx = {"executable": executable.hash}
         request = executor_pb2.ExecuteRequest(executable=executable, parameters=list(parameters))
-        for i, t in enumerate(inputs):
-            request.inputs.append(self._encode_input(i, t, ctx)[0])
+        request.inputs.extend(self._encode_inputs(inputs, ctx)[0])
         resp = self._rpc.call("kiln.v1.Executor/Execute", self._rpc.executor.Execute,
                               request, context=ctx)
         return [self._decode_output(i, o, ctx)[0] for i, o in enumerate(resp.outputs)]

@@ -135,3 +135,19 @@ def test_no_fallback_raises_typed(fake_daemon):
 def test_devices(fake_daemon):
     devs = kiln.Client(fake_daemon.address).devices()
     assert devs[0].kind == "cpu" and devs[0].state == "DEVICE_STATE_READY"
+
+
+def test_many_medium_inputs_stay_under_message_limit(fake_daemon):
+    client = kiln.Client(fake_daemon.address, timeout=30)
+
+    class Sum(torch.nn.Module):
+        def forward(self, a, b, c, d, e):
+            return a + b + c + d + e
+
+    xs = [torch.randn(200_000) for _ in range(5)]  # 800 KB each: inline alone, 4 MB together
+    compiled = client.compile(torch.export.export(Sum(), tuple(xs)))
+    torch.testing.assert_close(compiled(*xs), sum(xs), rtol=1e-5, atol=1e-5)
+    req = fake_daemon.executes[-1]
+    assert req.ByteSize() < 4 * 1024 * 1024
+    kinds = [m.WhichOneof("payload") for m in req.inputs]
+    assert "data" in kinds and "blob" in kinds
