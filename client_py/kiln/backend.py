@@ -89,6 +89,7 @@ class _KilnCompiledGraph:
         self._lock = threading.Lock()
         out = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
         self._out_container = type(out.args[0]) if isinstance(out.args[0], (tuple, list)) else None
+        self._n_outputs = len(out.args[0]) if self._out_container else 1
 
     def _compile(self, args: Sequence[Any]) -> _Specialization:
         tensor_pos = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor)]
@@ -132,6 +133,10 @@ class _KilnCompiledGraph:
         compiled = self.client.compile_serialized(serialized, target=self.target,
                                                   options=self.options)
         n_out = len(serialized.graph.outputs)
+        if n_out != self._n_outputs:
+            raise UnsupportedOpError(f"{self.name}: the Dynamo graph returns {self._n_outputs} "
+                                     f"values but its lowered form {n_out}; Kiln returns "
+                                     "tensors only")
         log.debug("kiln: compiled %s (%d params, %d inputs): %r", self.name,
                   len(param_pos), len(input_pos), compiled)
         return _Specialization(compiled, input_pos, param_pos, param_names, n_out)
@@ -144,14 +149,16 @@ class _KilnCompiledGraph:
             spec = self._compile(args)
             with self._lock:
                 self._specs[sig] = spec
-        compiled = spec.compiled
-        # Current weight tensors (may have been updated in place since compile).
-        compiled._parameters = {n: args[p] for n, p in zip(spec.param_names, spec.param_positions)}
+        # The weights as they are now (they may have changed in place since
+        # the compile; their digests follow the version counter).
+        weights = {n: args[p] for n, p in zip(spec.param_names, spec.param_positions)}
         inputs = [args[i] for i in spec.tensor_positions]
         with torch.no_grad():
-            outs = compiled(*inputs)
-        if not isinstance(outs, tuple):
-            outs = (outs,)
+            outs = self.client._execute(spec.compiled, inputs, parameters=weights)
+        # Kiln returns host tensors; hand them back where the caller's data lives.
+        device = next((a.device for a in args if isinstance(a, torch.Tensor)), None)
+        if device is not None and device.type != "cpu":
+            outs = [o.to(device) for o in outs]
         if self._out_container is None:
             return outs[0]
         return self._out_container(outs)

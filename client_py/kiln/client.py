@@ -275,13 +275,17 @@ class Client:
         except ValueError as e:
             raise KilnError(f"output {i}: {e}", context=ctx) from None
 
-    def _execute(self, model: CompiledModel, inputs: Sequence[Any]) -> list[torch.Tensor]:
+    def _execute(self, model: CompiledModel, inputs: Sequence[Any],
+                 parameters: Mapping[str, torch.Tensor] | None = None) -> list[torch.Tensor]:
+        """Runs ``model``; ``parameters`` (name → tensor) overrides the weights
+        it was compiled with (kiln.backend passes the live ones)."""
         ctx = {"executable": model.digest}
         wall0 = time.perf_counter()
         upload = 0.0
         request = executor_pb2.ExecuteRequest(executable=model.executable)
-        if model._parameters:
-            tensors = [model._parameters[n] for n in model._param_names]
+        weights = model._parameters if parameters is None else parameters
+        if weights:
+            tensors = [weights[n] for n in model._param_names]
             t0 = time.perf_counter()
             digests, _ = self.blobs.ensure_tensors(tensors)
             upload += time.perf_counter() - t0
@@ -297,11 +301,11 @@ class Client:
         except FailedPreconditionError:
             # The daemon lost blobs we believed it held (e.g. it restarted on a
             # fresh store): upload again, once, when we hold the tensors.
-            if not model._parameters and not any(m.WhichOneof("payload") == "blob" for m in request.inputs):
+            if not weights and not any(m.WhichOneof("payload") == "blob" for m in request.inputs):
                 raise
             self.blobs.forget()
-            if model._parameters:
-                self.blobs.ensure_tensors([model._parameters[n] for n in model._param_names])
+            if weights:
+                self.blobs.ensure_tensors([weights[n] for n in model._param_names])
             self.blobs.ensure_tensors([t for t, m in zip(inputs, request.inputs)
                                        if m.WhichOneof("payload") == "blob"])
             resp = self._rpc.call("kiln.v1.Executor/Execute", self._rpc.executor.Execute,
