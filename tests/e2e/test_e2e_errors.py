@@ -69,10 +69,11 @@ def test_wrong_input_count(client, mlp_compiled):
     assert_serving(client)
 
 
-# grpc++ 1.51 parses the request before the handler runs
-# (grpcpp/impl/codegen/proto_utils.h, GenericDeserialize) and answers an
-# unparsable one with StatusCode::INTERNAL and an empty message.
-UNPARSABLE_CODES = {grpc.StatusCode.INTERNAL, grpc.StatusCode.INVALID_ARGUMENT}
+# grpc++ 1.51 (Debian bookworm) parses the request before kilnd's handler runs
+# (GenericDeserialize in grpcpp/impl/codegen/proto_utils.h) and answers an
+# unparsable one itself with StatusCode::INTERNAL and an empty message; kilnd
+# registers the generated (typed) services, so that is the code clients see.
+UNPARSABLE_CODE = grpc.StatusCode.INTERNAL
 
 
 def raw_compile(address, payload: bytes):
@@ -94,7 +95,7 @@ def test_truncated_request(kilnd, client):
         compiler_pb2.CompileRequest.FromString(truncated)
     with pytest.raises(grpc.RpcError) as info:
         raw_compile(kilnd.address, truncated)
-    assert info.value.code() in UNPARSABLE_CODES, info.value
+    assert info.value.code() == UNPARSABLE_CODE, info.value
     assert_serving(client)
 
 
@@ -102,7 +103,7 @@ def test_garbage_request(kilnd, client):
     garbage = b"\x0a\xff\xff\xff\xff\x0f" + os.urandom(64)  # field 1, absurd length
     with pytest.raises(grpc.RpcError) as info:
         raw_compile(kilnd.address, garbage)
-    assert info.value.code() in UNPARSABLE_CODES, info.value
+    assert info.value.code() == UNPARSABLE_CODE, info.value
     assert_serving(client)
 
 
