@@ -1,0 +1,101 @@
+//===- AgentMainTest.cpp - the flags every agent binary takes -------------===//
+//
+// This file tests parseAgentFlags, agentUsage and parseByteSize.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/agent/AgentMain.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+namespace kiln::agent {
+namespace {
+
+TEST(AgentMainTest, DefaultsNeedOnlyTheDaemon) {
+  auto flags = parseAgentFlags({"--daemon", "localhost:7070"}, "cpu");
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->options.daemonAddress, "localhost:7070");
+  EXPECT_EQ(flags->options.residentBytes, int64_t{4} << 30);
+  EXPECT_EQ(flags->options.taskThreads, 1);
+  EXPECT_EQ(flags->logLevel, "info");
+  EXPECT_FALSE(flags->options.cacheDir.empty());
+  EXPECT_TRUE(flags->options.agentId.starts_with("cpu-"));
+  EXPECT_TRUE(flags->options.agentId.ends_with("-" + std::to_string(getpid())));
+}
+
+TEST(AgentMainTest, AcceptsBothValueForms) {
+  auto flags = parseAgentFlags({"--daemon=d:1", "--cache-dir", "/tmp/c",
+                                "--agent-id=me", "--resident-bytes=512MiB",
+                                "--log-level", "debug", "--task-threads=3"},
+                               "cpu");
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->options.daemonAddress, "d:1");
+  EXPECT_EQ(flags->options.cacheDir, "/tmp/c");
+  EXPECT_EQ(flags->options.agentId, "me");
+  EXPECT_EQ(flags->options.residentBytes, int64_t{512} << 20);
+  EXPECT_EQ(flags->options.taskThreads, 3);
+  EXPECT_EQ(flags->logLevel, "debug");
+}
+
+TEST(AgentMainTest, BadCommandLinesNameTheFlag) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string mentions;
+  };
+  for (const Case &c : std::vector<Case>{
+           {{"--daemon", "d:1", "--frobnicate"}, "--frobnicate"},
+           {{}, "--daemon"},
+           {{"--daemon"}, "needs a value"},
+           {{"--daemon", "d:1", "--resident-bytes", "lots"}, "--resident-bytes"},
+           {{"--daemon", "d:1", "--log-level", "loud"}, "--log-level"},
+           {{"--daemon", "d:1", "--task-threads", "0"}, "--task-threads"},
+           {{"--daemon", "d:1", "stray"}, "stray"},
+       }) {
+    auto flags = parseAgentFlags(c.args, "cpu");
+    ASSERT_FALSE(flags.ok()) << c.mentions;
+    EXPECT_EQ(flags.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(flags.status().message().find(c.mentions), std::string::npos)
+        << flags.status();
+  }
+}
+
+TEST(AgentMainTest, HelpListsEveryFlagWithItsDefault) {
+  std::string extra;
+  std::vector<AgentFlag> extraFlags = {
+      {"simulator", "off", "simulation mode", &extra}};
+  auto flags = parseAgentFlags({"--help"}, "cpu", extraFlags);
+  ASSERT_TRUE(flags.ok());
+  EXPECT_TRUE(flags->help);
+  std::string usage = agentUsage("kiln-agent-cpu", "cpu", extraFlags);
+  for (const char *flag :
+       {"--daemon", "--cache-dir", "--agent-id", "--resident-bytes",
+        "--task-threads", "--log-level", "--help", "--simulator",
+        "(default: 4GiB)", "(default: off)", "(default: info)"})
+    EXPECT_NE(usage.find(flag), std::string::npos) << flag;
+}
+
+TEST(AgentMainTest, BackendFlagsAreParsedToo) {
+  std::string simulator;
+  std::vector<AgentFlag> extraFlags = {
+      {"simulator", "off", "simulation mode", &simulator}};
+  auto flags = parseAgentFlags({"--daemon", "d:1", "--simulator=on"}, "qemu",
+                               extraFlags);
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(simulator, "on");
+}
+
+TEST(AgentMainTest, ParsesByteSizes) {
+  EXPECT_EQ(*parseByteSize("1000"), 1000);
+  EXPECT_EQ(*parseByteSize("64K"), 64 << 10);
+  EXPECT_EQ(*parseByteSize("4GiB"), int64_t{4} << 30);
+  EXPECT_EQ(*parseByteSize("2g"), int64_t{2} << 30);
+  EXPECT_FALSE(parseByteSize("").ok());
+  EXPECT_FALSE(parseByteSize("GiB").ok());
+  EXPECT_FALSE(parseByteSize("-5").ok());
+  EXPECT_FALSE(parseByteSize("5 parsecs").ok());
+  EXPECT_FALSE(parseByteSize("99999999999999GiB").ok());
+}
+
+} // namespace
+} // namespace kiln::agent

@@ -1,0 +1,135 @@
+//===- CpuBackendTest.cpp - loading and running real shared objects -------===//
+//
+// This file tests CpuBackend against shared objects compiled at test time
+// with the system C compiler.
+//
+//===----------------------------------------------------------------------===//
+#include "TestSupport.h"
+
+#include "kiln/agent/cpu/CpuBackend.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace kiln::agent {
+namespace {
+
+using test::TempDir;
+
+class CpuBackendTest : public ::testing::Test {
+protected:
+  static constexpr int kN = 1000;
+
+  void SetUp() override {
+    auto path = test::compileSharedObject(dir.path(), "axpy",
+                                          test::axpyKernelSource(kN));
+    ASSERT_TRUE(path.ok()) << path.status();
+    artifact = *path;
+    record = test::axpyRecord(kN, test::readFileBytes(artifact));
+  }
+
+  TempDir dir;
+  std::filesystem::path artifact;
+  v1::ExecutableRecord record;
+  CpuBackend backend;
+};
+
+TEST_F(CpuBackendTest, DescribesTheHostAsOneCpuDevice) {
+  auto devices = backend.describeDevices();
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  ASSERT_EQ(devices->size(), 1u);
+  const v1::Device &device = devices->front();
+  EXPECT_EQ(device.kind(), "cpu");
+  EXPECT_FALSE(device.properties().at("cpu_model").empty());
+  EXPECT_GT(std::stoi(device.properties().at("threads")), 0);
+  EXPECT_FALSE(device.properties().at("arch").empty());
+}
+
+TEST_F(CpuBackendTest, LoadsARealSharedObjectAndComputesAxpy) {
+  auto executable = backend.loadExecutable(record, artifact);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  std::vector<float> a(kN), x(kN), out(kN, -1.0f);
+  for (int i = 0; i < kN; ++i) {
+    a[i] = static_cast<float>(i);
+    x[i] = 0.5f * static_cast<float>(i) - 3.0f;
+  }
+  void *parameters[] = {a.data()};
+  void *inputs[] = {x.data()};
+  void *outputs[] = {out.data()};
+  absl::Status status =
+      backend.run(**executable, CallBuffers{parameters, inputs, outputs});
+  ASSERT_TRUE(status.ok()) << status;
+  for (int i = 0; i < kN; ++i)
+    ASSERT_FLOAT_EQ(out[i], a[i] + 2.0f * x[i]) << "at " << i;
+}
+
+TEST_F(CpuBackendTest, AMissingEntrySymbolIsAClearError) {
+  record.mutable_manifest()->set_entry_symbol("kiln_no_such_entry");
+  auto executable = backend.loadExecutable(record, artifact);
+  ASSERT_FALSE(executable.ok());
+  EXPECT_EQ(executable.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(executable.status().message().find("kiln_no_such_entry"),
+            std::string::npos)
+      << executable.status();
+  EXPECT_NE(executable.status().message().find("undefined symbol"),
+            std::string::npos)
+      << "dlerror's text should be kept: " << executable.status();
+}
+
+TEST_F(CpuBackendTest, ANonElfFileIsAClearError) {
+  std::filesystem::path text = dir.path() / "not-a-library.so";
+  std::ofstream(text) << "#!/bin/sh\necho this is not a shared object\n";
+  auto executable = backend.loadExecutable(record, text);
+  ASSERT_FALSE(executable.ok());
+  EXPECT_EQ(executable.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(executable.status().message().find("not an ELF shared object"),
+            std::string::npos)
+      << executable.status();
+}
+
+TEST_F(CpuBackendTest, ATruncatedElfFileCarriesTheLoadersError) {
+  std::filesystem::path truncated = dir.path() / "truncated.so";
+  std::string bytes = test::readFileBytes(artifact).substr(0, 200);
+  std::ofstream(truncated, std::ios::binary) << bytes;
+  auto executable = backend.loadExecutable(record, truncated);
+  ASSERT_FALSE(executable.ok());
+  EXPECT_EQ(executable.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(executable.status().message().find("cannot load artifact"),
+            std::string::npos)
+      << executable.status();
+  EXPECT_NE(executable.status().message().find("truncated.so"),
+            std::string::npos)
+      << "dlerror names the file: " << executable.status();
+}
+
+TEST_F(CpuBackendTest, AnArtifactForAnotherArchitectureIsRefused) {
+  record.mutable_manifest()->set_triple("riscv64-unknown-linux-gnu");
+  auto executable = backend.loadExecutable(record, artifact);
+  EXPECT_EQ(executable.status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(executable.status().message().find("riscv64"), std::string::npos);
+}
+
+TEST_F(CpuBackendTest, AnArtifactOfAnotherFormatIsRefused) {
+  record.mutable_manifest()->set_format("xclbin");
+  EXPECT_EQ(backend.loadExecutable(record, artifact).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(CpuBackendTest, TwoLoadsOfOneArtifactAreIndependentHandles) {
+  auto first = backend.loadExecutable(record, artifact);
+  auto second = backend.loadExecutable(record, artifact);
+  ASSERT_TRUE(first.ok() && second.ok());
+  first->reset(); // dlclose of one must not unload the other.
+  std::vector<float> a(kN, 1.0f), x(kN, 2.0f), out(kN);
+  void *parameters[] = {a.data()};
+  void *inputs[] = {x.data()};
+  void *outputs[] = {out.data()};
+  ASSERT_TRUE(
+      backend.run(**second, CallBuffers{parameters, inputs, outputs}).ok());
+  EXPECT_FLOAT_EQ(out[kN - 1], 5.0f);
+}
+
+} // namespace
+} // namespace kiln::agent

@@ -1,0 +1,201 @@
+//===- TaskRunnerTest.cpp - tasks to results, without the network ---------===//
+//
+// This file tests TaskRunner with the cpu backend and an in-memory blob
+// service: numbers, caching of executables and parameters, the inline/blob
+// output split, and every failure turning into a result.
+//
+//===----------------------------------------------------------------------===//
+#include "TestSupport.h"
+
+#include "kiln/agent/TaskRunner.h"
+#include "kiln/agent/cpu/CpuBackend.h"
+#include "kiln/common/Digest.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+namespace kiln::agent {
+namespace {
+
+using test::TempDir;
+
+class TaskRunnerTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto opened = BlobCache::open(dir.path() / "cache");
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    cache = std::move(*opened);
+    runner = std::make_unique<TaskRunner>(backend, *cache, resident, blobs);
+  }
+
+  /// A task computing a + 2x over n floats, with every blob in `blobs`.
+  v1::Task axpyTask(int n, const std::string &id) {
+    auto path = test::compileSharedObject(dir.path(), absl::StrCat("axpy", n),
+                                          test::axpyKernelSource(n));
+    EXPECT_TRUE(path.ok()) << path.status();
+    std::string artifactBytes = test::readFileBytes(*path);
+    blobs.add(artifactBytes);
+    v1::Task task;
+    task.set_task_id(id);
+    task.set_request_id("req-" + id);
+    *task.mutable_record() = test::axpyRecord(n, artifactBytes);
+    *task.mutable_executable() = digestOf(task.record().SerializeAsString());
+    std::vector<float> a(n), x(n);
+    for (int i = 0; i < n; ++i) {
+      a[i] = static_cast<float>(i % 97);
+      x[i] = static_cast<float>(i % 13) - 6.0f;
+    }
+    *task.add_parameters() = blobs.add(test::floatBytes(a));
+    v1::Tensor *input = task.add_inputs();
+    *input->mutable_type() = task.record().manifest().inputs(0).type();
+    input->set_data(test::floatBytes(x));
+    return task;
+  }
+
+  static void expectAxpy(const v1::Task &task, const std::string &outBytes) {
+    std::vector<float> out = test::bytesToFloats(outBytes);
+    int n = static_cast<int>(out.size());
+    ASSERT_EQ(n, task.record().manifest().outputs(0).type().shape(0));
+    for (int i = 0; i < n; ++i)
+      ASSERT_FLOAT_EQ(out[i], static_cast<float>(i % 97) +
+                                  2.0f * (static_cast<float>(i % 13) - 6.0f))
+          << "at " << i;
+  }
+
+  TempDir dir;
+  CpuBackend backend;
+  test::MemoryBlobService blobs;
+  ResidentSet resident{1 << 30};
+  std::unique_ptr<BlobCache> cache;
+  std::unique_ptr<TaskRunner> runner;
+};
+
+TEST_F(TaskRunnerTest, RunsATaskAndReturnsSmallOutputsInline) {
+  v1::Task task = axpyTask(256, "t1");
+  v1::TaskResult result = runner->run(task);
+  ASSERT_EQ(result.code(), 0) << result.message();
+  EXPECT_EQ(result.task_id(), "t1");
+  ASSERT_EQ(result.outputs_size(), 1);
+  ASSERT_EQ(result.outputs(0).payload_case(), v1::Tensor::kData);
+  expectAxpy(task, result.outputs(0).data());
+  EXPECT_GT(result.timings().load_us(), 0);
+  EXPECT_EQ(blobs.reads.load(), 2) << "artifact and one parameter";
+}
+
+TEST_F(TaskRunnerTest, ASecondTaskReusesTheLoadedExecutableAndParameters) {
+  v1::Task task = axpyTask(64, "t1");
+  ASSERT_EQ(runner->run(task).code(), 0);
+  int readsAfterFirst = blobs.reads.load();
+  task.set_task_id("t2");
+  v1::TaskResult second = runner->run(task);
+  ASSERT_EQ(second.code(), 0) << second.message();
+  expectAxpy(task, second.outputs(0).data());
+  EXPECT_EQ(second.timings().load_us(), 0) << "already loaded";
+  EXPECT_EQ(blobs.reads.load(), readsAfterFirst) << "nothing refetched";
+  EXPECT_EQ(runner->loadedExecutables(), 1u);
+  EXPECT_EQ(resident.size(), 1u);
+}
+
+TEST_F(TaskRunnerTest, AnEvictedParameterIsReloadedFromTheDiskCache) {
+  ResidentSet tiny(16); // Too small to keep anything.
+  TaskRunner tinyRunner(backend, *cache, tiny, blobs);
+  v1::Task task = axpyTask(64, "t1");
+  ASSERT_EQ(tinyRunner.run(task).code(), 0);
+  int readsAfterFirst = blobs.reads.load();
+  v1::TaskResult second = tinyRunner.run(task);
+  ASSERT_EQ(second.code(), 0) << second.message();
+  expectAxpy(task, second.outputs(0).data());
+  EXPECT_EQ(blobs.reads.load(), readsAfterFirst) << "served from disk";
+}
+
+TEST_F(TaskRunnerTest, LargeOutputsAreUploadedAsBlobs) {
+  constexpr int kN = (3 << 20) / 4 + 16; // Just over 3 MiB of f32.
+  v1::Task task = axpyTask(kN, "big");
+  v1::TaskResult result = runner->run(task);
+  ASSERT_EQ(result.code(), 0) << result.message();
+  ASSERT_EQ(result.outputs(0).payload_case(), v1::Tensor::kBlob);
+  const v1::Digest &digest = result.outputs(0).blob();
+  EXPECT_EQ(digest.size_bytes(), int64_t{kN} * 4);
+  ASSERT_TRUE(blobs.has(digest.hash()));
+  expectAxpy(task, blobs.get(digest.hash()));
+}
+
+TEST_F(TaskRunnerTest, BlobInputsAreFetchedAndVerified) {
+  v1::Task task = axpyTask(128, "t1");
+  v1::Tensor *input = task.mutable_inputs(0);
+  v1::Digest digest = blobs.add(input->data());
+  *input->mutable_blob() = digest;
+  v1::TaskResult result = runner->run(task);
+  ASSERT_EQ(result.code(), 0) << result.message();
+  expectAxpy(task, result.outputs(0).data());
+}
+
+TEST_F(TaskRunnerTest, AMissingArtifactBecomesNotFound) {
+  v1::Task task = axpyTask(8, "t1");
+  *task.mutable_record()->mutable_artifact() = digestOf("not stored");
+  v1::TaskResult result = runner->run(task);
+  EXPECT_EQ(result.code(), static_cast<int>(absl::StatusCode::kNotFound));
+  EXPECT_NE(result.message().find("artifact"), std::string::npos)
+      << result.message();
+  EXPECT_EQ(result.outputs_size(), 0);
+}
+
+TEST_F(TaskRunnerTest, ValidationFailuresNameTheProblem) {
+  struct Case {
+    std::string name;
+    std::function<void(v1::Task &)> mutate;
+    absl::StatusCode code;
+    std::string mentions;
+  };
+  std::vector<Case> cases = {
+      {"wrong target",
+       [](v1::Task &t) { t.mutable_record()->mutable_manifest()->set_target("mdla"); },
+       absl::StatusCode::kFailedPrecondition, "mdla"},
+      {"no entry symbol",
+       [](v1::Task &t) { t.mutable_record()->mutable_manifest()->clear_entry_symbol(); },
+       absl::StatusCode::kInvalidArgument, "entry_symbol"},
+      {"missing input", [](v1::Task &t) { t.clear_inputs(); },
+       absl::StatusCode::kInvalidArgument, "inputs"},
+      {"short input",
+       [](v1::Task &t) { t.mutable_inputs(0)->set_data("abcd"); },
+       absl::StatusCode::kInvalidArgument, "'x'"},
+      {"wrong input type",
+       [](v1::Task &t) {
+         t.mutable_inputs(0)->mutable_type()->set_dtype(v1::DTYPE_I32);
+       },
+       absl::StatusCode::kInvalidArgument, "i32[8]"},
+      {"parameter of the wrong size",
+       [](v1::Task &t) { *t.mutable_parameters(0) = digestOf("xyz"); },
+       absl::StatusCode::kInvalidArgument, "'a'"},
+      {"bad parameter digest",
+       [](v1::Task &t) { t.mutable_parameters(0)->set_hash("zz"); },
+       absl::StatusCode::kInvalidArgument, "parameter 0"},
+      {"no record", [](v1::Task &t) { t.clear_record(); },
+       absl::StatusCode::kInvalidArgument, "record"},
+  };
+  for (const Case &c : cases) {
+    v1::Task task = axpyTask(8, "t");
+    c.mutate(task);
+    v1::TaskResult result = runner->run(task);
+    EXPECT_EQ(result.code(), static_cast<int>(c.code))
+        << c.name << ": " << result.message();
+    EXPECT_NE(result.message().find(c.mentions), std::string::npos)
+        << c.name << ": " << result.message();
+  }
+}
+
+TEST_F(TaskRunnerTest, ACorruptParameterFromTheDaemonIsDataLoss) {
+  v1::Task task = axpyTask(8, "t1");
+  blobs.addRaw(task.parameters(0), std::string(32, '\x01'));
+  v1::TaskResult result = runner->run(task);
+  EXPECT_EQ(result.code(), static_cast<int>(absl::StatusCode::kDataLoss))
+      << result.message();
+  EXPECT_NE(result.message().find("parameter 0 ('a')"), std::string::npos)
+      << result.message();
+}
+
+} // namespace
+} // namespace kiln::agent

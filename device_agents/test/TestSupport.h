@@ -1,0 +1,76 @@
+//===- TestSupport.h - helpers shared by the agent tests ------------------===//
+//
+// This file declares temp directories, an in-memory BlobService and a helper
+// that compiles C source into a real shared object with the system compiler.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/agent/BlobService.h"
+
+#include "kiln/v1/executable.pb.h"
+
+#include "absl/status/statusor.h"
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace kiln::agent::test {
+
+/// A fresh directory, removed with everything in it on destruction.
+class TempDir {
+public:
+  TempDir();
+  ~TempDir();
+  const std::filesystem::path &path() const { return dir; }
+
+private:
+  std::filesystem::path dir;
+};
+
+/// Compiles `cSource` with the C compiler CMake found into
+/// `<dir>/<name>.so` (-shared -fPIC).
+absl::StatusOr<std::filesystem::path>
+compileSharedObject(const std::filesystem::path &dir, const std::string &name,
+                    const std::string &cSource);
+
+/// Reads a whole file.
+std::string readFileBytes(const std::filesystem::path &path);
+
+/// C source of `void kiln_invoke(void **b)`: out = a + 2 * x over n floats,
+/// where b = {a (parameter), x (input), out (output)}.
+std::string axpyKernelSource(int n);
+
+/// A manifest for axpyKernelSource(n): parameter a, input x, output out.
+v1::ExecutableRecord axpyRecord(int n, const std::string &artifactBytes);
+
+/// `values` as little-endian f32 bytes.
+std::string floatBytes(const std::vector<float> &values);
+std::vector<float> bytesToFloats(const std::string &bytes);
+
+/// BlobService over a map; counts reads and writes. Thread-safe.
+class MemoryBlobService : public BlobService {
+public:
+  /// Adds `bytes` and returns their digest.
+  v1::Digest add(const std::string &bytes);
+  /// Serves `bytes` for `digest` whatever they hash to (for corruption tests).
+  void addRaw(const v1::Digest &digest, const std::string &bytes);
+  bool has(const std::string &hash);
+  std::string get(const std::string &hash);
+
+  absl::Status read(const v1::Digest &digest, const ChunkSink &sink) override;
+  absl::Status write(const v1::Digest &digest, std::string_view bytes) override;
+
+  std::atomic<int> reads{0};
+  std::atomic<int> writes{0};
+
+private:
+  std::mutex mutex;
+  std::map<std::string, std::string> blobs;
+};
+
+} // namespace kiln::agent::test
