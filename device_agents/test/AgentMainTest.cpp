@@ -51,6 +51,7 @@ TEST(AgentMainTest, BadCommandLinesNameTheFlag) {
            {{"--daemon", "d:1", "--log-level", "loud"}, "--log-level"},
            {{"--daemon", "d:1", "--task-threads", "0"}, "--task-threads"},
            {{"--daemon", "d:1", "stray"}, "stray"},
+           {{"--daemon", "d:1", "--agent-id", "a/b"}, "no '/'"},
        }) {
     auto flags = parseAgentFlags(c.args, "cpu");
     ASSERT_FALSE(flags.ok()) << c.mentions;

@@ -162,8 +162,12 @@ parseAgentFlags(const std::vector<std::string> &args,
   if (options.cacheDir.empty())
     return absl::InvalidArgumentError("--cache-dir must not be empty");
   options.agentId = values["agent-id"];
-  if (options.agentId.empty())
-    return absl::InvalidArgumentError("--agent-id must not be empty");
+  if (options.agentId.empty() ||
+      options.agentId.find('/') != std::string::npos)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--agent-id '", options.agentId,
+        "' must be non-empty and contain no '/' (device ids are "
+        "<agent id>/<index>)"));
   absl::StatusOr<int64_t> resident = parseByteSize(values["resident-bytes"]);
   if (!resident.ok())
     return absl::InvalidArgumentError(
