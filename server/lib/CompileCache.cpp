@@ -111,10 +111,15 @@ CompileCache::lookup(const std::string &key) const {
   return outcome;
 }
 
+CompileCache::Stats CompileCache::stats() const {
+  return Stats{compiles.load(), hits.load(), followers.load()};
+}
+
 CompileCache::Result
 CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
                               const compiler::CompileOptions &options) {
   auto start = std::chrono::steady_clock::now();
+  compiles.fetch_add(1);
   ASSIGN_OR_RETURN(compiler::CompiledExecutable compiled,
                    compiler(graph, options));
   v1::ExecutableRecord record;
@@ -156,11 +161,14 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
       leader = true;
     }
   }
-  if (!leader)
-    return flight.get(); // Single flight: the leader's outcome is ours.
+  if (!leader) {
+    followers.fetch_add(1);
+    return flight.get();
+  } // Single flight: the leader's outcome is ours.
 
   Result result = absl::UnknownError("compile did not run");
   if (std::optional<CompileOutcome> hit = lookup(key)) {
+    hits.fetch_add(1);
     result = std::move(*hit);
   } else {
     compiler::CompileOptions compileOptions;

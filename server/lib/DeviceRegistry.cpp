@@ -172,14 +172,15 @@ DeviceRegistry::listDevices(const std::string &kind) const {
 
 absl::StatusOr<DeviceLease>
 DeviceRegistry::acquire(const std::string &kind,
-                        const absl::flat_hash_set<std::string> &excluded,
+                        const absl::flat_hash_set<const AgentSession *> &excluded,
                         Clock::time_point waitUntil) {
   std::unique_lock<std::mutex> lock(mutex);
   while (true) {
     Entry *best = nullptr;
     int registered = 0;
     for (auto &[id, entry] : devices) {
-      if (entry.device.kind() != kind || excluded.contains(id))
+      if (entry.device.kind() != kind ||
+          excluded.contains(entry.session.get()))
         continue;
       ++registered;
       if (entry.device.state() != v1::DEVICE_STATE_READY)

@@ -23,7 +23,9 @@ Scheduler::run(const std::string &kind, v1::Task task,
                Clock::time_point deadline) {
   const Clock::time_point start = Clock::now();
   const std::string baseId = absl::StrCat("task-", nextTaskId.fetch_add(1));
-  absl::flat_hash_set<std::string> excluded;
+  absl::flat_hash_set<const AgentSession *> excluded;
+  // Keeps excluded sessions alive so their addresses cannot be reused.
+  std::vector<std::shared_ptr<AgentSession>> lostSessions;
   absl::Status lost;
   constexpr int kAttempts = 2; // the first try and one retry on agent loss
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
@@ -53,7 +55,8 @@ Scheduler::run(const std::string &kind, v1::Task task,
         lease->session->dispatch(task);
     if (!future.ok()) {
       registry.release(*lease);
-      excluded.insert(lease->deviceId);
+      excluded.insert(lease->session.get());
+      lostSessions.push_back(lease->session);
       lost = absl::UnavailableError(absl::StrCat(
           "device ", lease->deviceId, ": ", future.status().message()));
       spdlog::warn("task {} could not be sent: {}", task.task_id(),
@@ -70,7 +73,8 @@ Scheduler::run(const std::string &kind, v1::Task task,
     TaskOutcome outcome = future->get();
     registry.release(*lease);
     if (!outcome.ok()) {
-      excluded.insert(lease->deviceId);
+      excluded.insert(lease->session.get());
+      lostSessions.push_back(lease->session);
       lost = absl::UnavailableError(absl::StrCat(
           "device ", lease->deviceId, " was lost while running task ",
           task.task_id(), ": ", outcome.status().message()));

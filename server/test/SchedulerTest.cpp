@@ -1,1 +1,261 @@
-// placeholder
+//===- SchedulerTest.cpp - device choice, waits, deadlines, agent loss ----===//
+//
+// This file implements tests for DeviceRegistry and Scheduler against
+// in-process fake agents; results are delivered through the same
+// AgentSession calls the gRPC AgentService makes.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/Scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <deque>
+#include <future>
+
+namespace kiln::server {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+/// The agent side of a session: records the tasks it is sent.
+class FakeAgentLink : public AgentLink {
+public:
+  bool send(const v1::DaemonMessage &message) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (broken)
+      return false;
+    tasks.push_back(message.task());
+    arrived.notify_all();
+    return true;
+  }
+
+  /// Blocks until a task arrives (or 10 s pass: a test failure).
+  std::optional<v1::Task> nextTask() {
+    std::unique_lock<std::mutex> lock(mutex);
+    if (!arrived.wait_for(lock, 10s, [this] { return !tasks.empty(); }))
+      return std::nullopt;
+    v1::Task task = tasks.front();
+    tasks.pop_front();
+    return task;
+  }
+
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::deque<v1::Task> tasks;
+  bool broken = false;
+};
+
+struct FakeAgent {
+  std::shared_ptr<FakeAgentLink> link = std::make_shared<FakeAgentLink>();
+  std::shared_ptr<AgentSession> session;
+};
+
+v1::TaskResult resultFor(const v1::Task &task) {
+  v1::TaskResult result;
+  result.set_task_id(task.task_id());
+  result.mutable_timings()->set_run_us(5);
+  return result;
+}
+
+class SchedulerTest : public ::testing::Test {
+protected:
+  FakeAgent connect(const std::string &agentId, int devices,
+                    const std::string &kind = "cpu") {
+    FakeAgent agent;
+    agent.session = std::make_shared<AgentSession>(agentId, agent.link);
+    std::vector<v1::Device> list(devices);
+    for (v1::Device &device : list)
+      device.set_kind(kind);
+    EXPECT_TRUE(registry.addAgent(agent.session, list).ok());
+    return agent;
+  }
+
+  std::future<absl::StatusOr<ScheduledResult>>
+  runAsync(Clock::duration timeout = 30s) {
+    return std::async(std::launch::async, [this, timeout] {
+      return scheduler.run("cpu", v1::Task(), Clock::now() + timeout);
+    });
+  }
+
+  int depthOf(const std::string &deviceId) {
+    for (const v1::Device &device : registry.listDevices(""))
+      if (device.id() == deviceId)
+        return device.queue_depth();
+    return -1;
+  }
+
+  DeviceRegistry registry{100ms};
+  Scheduler scheduler{registry, 5s};
+};
+
+TEST_F(SchedulerTest, RegistersDevicesUnderAgentId) {
+  connect("gpu-box", 2, "acap");
+  connect("cpu-box", 1, "cpu");
+  std::vector<v1::Device> all = registry.listDevices("");
+  ASSERT_EQ(all.size(), 3u);
+  std::vector<v1::Device> acap = registry.listDevices("acap");
+  ASSERT_EQ(acap.size(), 2u);
+  EXPECT_EQ(acap[0].id(), "gpu-box/0");
+  EXPECT_EQ(acap[1].id(), "gpu-box/1");
+  EXPECT_EQ(acap[0].agent_id(), "gpu-box");
+  EXPECT_EQ(acap[0].state(), v1::DEVICE_STATE_READY);
+}
+
+TEST_F(SchedulerTest, RejectsBadRegistrations) {
+  auto link = std::make_shared<FakeAgentLink>();
+  auto nameless = std::make_shared<AgentSession>("", link);
+  EXPECT_EQ(registry.addAgent(nameless, {v1::Device()}).code(),
+            absl::StatusCode::kInvalidArgument);
+  auto empty = std::make_shared<AgentSession>("a", link);
+  EXPECT_EQ(registry.addAgent(empty, {}).code(),
+            absl::StatusCode::kInvalidArgument);
+  v1::Device kindless;
+  EXPECT_EQ(registry.addAgent(empty, {kindless}).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(SchedulerTest, PicksTheLeastLoadedReadyDevice) {
+  FakeAgent agent = connect("a", 2);
+  auto first = runAsync();
+  std::optional<v1::Task> firstTask = agent.link->nextTask();
+  ASSERT_TRUE(firstTask);
+  EXPECT_EQ(firstTask->device_id(), "a/0");
+  EXPECT_EQ(depthOf("a/0"), 1);
+  auto second = runAsync();
+  std::optional<v1::Task> secondTask = agent.link->nextTask();
+  ASSERT_TRUE(secondTask);
+  EXPECT_EQ(secondTask->device_id(), "a/1");
+  EXPECT_NE(firstTask->task_id(), secondTask->task_id());
+
+  ASSERT_TRUE(agent.session->complete(resultFor(*secondTask)));
+  absl::StatusOr<ScheduledResult> secondResult = second.get();
+  ASSERT_TRUE(secondResult.ok()) << secondResult.status();
+  EXPECT_EQ(secondResult->deviceId, "a/1");
+  EXPECT_EQ(depthOf("a/1"), 0);
+  // a/0 still holds a task, so the next one goes to a/1 again.
+  auto third = runAsync();
+  std::optional<v1::Task> thirdTask = agent.link->nextTask();
+  ASSERT_TRUE(thirdTask);
+  EXPECT_EQ(thirdTask->device_id(), "a/1");
+  ASSERT_TRUE(agent.session->complete(resultFor(*firstTask)));
+  ASSERT_TRUE(agent.session->complete(resultFor(*thirdTask)));
+  EXPECT_TRUE(first.get().ok());
+  EXPECT_TRUE(third.get().ok());
+  EXPECT_EQ(depthOf("a/0"), 0);
+}
+
+TEST_F(SchedulerTest, NoDeviceIsUnavailableAfterTheWait) {
+  Scheduler impatient(registry, 50ms);
+  connect("riscv-box", 1, "riscv64");
+  Clock::time_point start = Clock::now();
+  absl::StatusOr<ScheduledResult> result =
+      impatient.run("cpu", v1::Task(), Clock::now() + 30s);
+  EXPECT_GE(Clock::now() - start, 50ms);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(result.status().message(),
+            "no device of kind 'cpu' is registered");
+}
+
+TEST_F(SchedulerTest, WaitsForADeviceToRegister) {
+  auto pending = runAsync();
+  FakeAgent late = connect("late", 1);
+  std::optional<v1::Task> task = late.link->nextTask();
+  ASSERT_TRUE(task);
+  ASSERT_TRUE(late.session->complete(resultFor(*task)));
+  absl::StatusOr<ScheduledResult> result = pending.get();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->deviceId, "late/0");
+  EXPECT_EQ(result->result.timings().run_us(), 5);
+}
+
+TEST_F(SchedulerTest, AgentLossRetriesOnAnotherDevice) {
+  FakeAgent a = connect("a", 1);
+  FakeAgent b = connect("b", 1);
+  auto pending = runAsync();
+  std::optional<v1::Task> lostTask = a.link->nextTask();
+  ASSERT_TRUE(lostTask);
+  EXPECT_EQ(lostTask->device_id(), "a/0");
+  registry.removeAgent(a.session, absl::UnavailableError("a crashed"));
+  std::optional<v1::Task> retried = b.link->nextTask();
+  ASSERT_TRUE(retried);
+  EXPECT_EQ(retried->device_id(), "b/0");
+  EXPECT_NE(retried->task_id(), lostTask->task_id());
+  ASSERT_TRUE(b.session->complete(resultFor(*retried)));
+  absl::StatusOr<ScheduledResult> result = pending.get();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->deviceId, "b/0");
+  EXPECT_EQ(registry.listDevices("").size(), 1u);
+}
+
+TEST_F(SchedulerTest, AgentLossWithNoOtherDeviceIsUnavailable) {
+  FakeAgent a = connect("a", 1);
+  auto pending = runAsync();
+  ASSERT_TRUE(a.link->nextTask());
+  registry.removeAgent(a.session, absl::UnavailableError("a crashed"));
+  absl::StatusOr<ScheduledResult> result = pending.get();
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(result.status().message().find("a crashed"),
+            absl::string_view::npos);
+  EXPECT_TRUE(registry.listDevices("").empty());
+}
+
+TEST_F(SchedulerTest, BrokenStreamIsRetriedElsewhere) {
+  FakeAgent a = connect("a", 1);
+  FakeAgent b = connect("b", 1);
+  a.link->broken = true;
+  auto pending = runAsync();
+  std::optional<v1::Task> task = b.link->nextTask();
+  ASSERT_TRUE(task);
+  ASSERT_TRUE(b.session->complete(resultFor(*task)));
+  EXPECT_TRUE(pending.get().ok());
+}
+
+TEST_F(SchedulerTest, SilentDeviceMissesTheDeadline) {
+  FakeAgent a = connect("a", 1);
+  absl::StatusOr<ScheduledResult> result =
+      scheduler.run("cpu", v1::Task(), Clock::now() + 50ms);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(a.session->pendingCount(), 0u);
+  EXPECT_EQ(depthOf("a/0"), 0);
+  // A late answer is ignored, not crashed on.
+  std::optional<v1::Task> task = a.link->nextTask();
+  ASSERT_TRUE(task);
+  EXPECT_FALSE(a.session->complete(resultFor(*task)));
+}
+
+TEST_F(SchedulerTest, MissedHeartbeatsMakeDevicesUnhealthy) {
+  FakeAgent a = connect("a", 1);
+  registry.checkHeartbeats(Clock::now() + 250ms); // 2.5 intervals: fine
+  EXPECT_EQ(registry.listDevices("")[0].state(), v1::DEVICE_STATE_READY);
+  registry.checkHeartbeats(Clock::now() + 350ms); // > 3 intervals
+  EXPECT_EQ(registry.listDevices("")[0].state(), v1::DEVICE_STATE_UNHEALTHY);
+  Scheduler impatient(registry, 0ms);
+  absl::StatusOr<ScheduledResult> result =
+      impatient.run("cpu", v1::Task(), Clock::now() + 30s);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(result.status().message().find("none READY"),
+            absl::string_view::npos);
+  registry.heartbeat(*a.session);
+  EXPECT_EQ(registry.listDevices("")[0].state(), v1::DEVICE_STATE_READY);
+}
+
+TEST_F(SchedulerTest, ReconnectingAgentReplacesItsOldSession) {
+  FakeAgent old = connect("a", 1);
+  auto pending = runAsync();
+  ASSERT_TRUE(old.link->nextTask());
+  FakeAgent fresh = connect("a", 1);
+  EXPECT_TRUE(old.session->closed());
+  // The in-flight task failed over to the new session's device.
+  std::optional<v1::Task> retried = fresh.link->nextTask();
+  ASSERT_TRUE(retried);
+  ASSERT_TRUE(fresh.session->complete(resultFor(*retried)));
+  EXPECT_TRUE(pending.get().ok());
+  // Removing the stale session later does not remove the fresh devices.
+  registry.removeAgent(old.session, absl::UnavailableError("old stream ended"));
+  EXPECT_EQ(registry.listDevices("").size(), 1u);
+}
+
+} // namespace
+} // namespace kiln::server

@@ -16,6 +16,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 
+#include <atomic>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <future>
@@ -68,6 +70,14 @@ public:
 
   const std::string &compilerBuildId() const { return buildId; }
 
+  /// Counters since this cache object was created.
+  struct Stats {
+    uint64_t compiles = 0;  ///< Calls into the compiler.
+    uint64_t hits = 0;      ///< Requests answered from disk.
+    uint64_t followers = 0; ///< Requests that joined another's flight.
+  };
+  Stats stats() const;
+
 private:
   CompileCache(ContentStore &store, std::filesystem::path acDir,
                CompilerFn compiler, std::string buildId, unsigned workers);
@@ -83,6 +93,9 @@ private:
   CompilerFn compiler;
   std::string buildId;
 
+  std::atomic<uint64_t> compiles{0};
+  std::atomic<uint64_t> hits{0};
+  std::atomic<uint64_t> followers{0};
   std::mutex mutex;
   absl::flat_hash_map<std::string, std::shared_future<Result>> flights;
   // Last member: destroyed first, so queued compiles finish while the

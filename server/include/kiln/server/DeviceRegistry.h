@@ -68,12 +68,12 @@ public:
   /// Devices, ordered by id; all when `kind` is empty.
   std::vector<v1::Device> listDevices(const std::string &kind) const;
 
-  /// Leases the READY device of `kind` with the smallest queue depth, not in
-  /// `excluded`, waiting until `waitUntil` for one to appear. UNAVAILABLE
-  /// naming the kind when none does.
+  /// Leases the READY device of `kind` with the smallest queue depth whose
+  /// agent session is not in `excluded`, waiting until `waitUntil` for one
+  /// to appear. UNAVAILABLE naming the kind when none does.
   absl::StatusOr<DeviceLease>
   acquire(const std::string &kind,
-          const absl::flat_hash_set<std::string> &excluded,
+          const absl::flat_hash_set<const AgentSession *> &excluded,
           Clock::time_point waitUntil);
 
   /// Returns a lease: the device's queue depth drops by one.

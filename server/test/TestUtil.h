@@ -1,0 +1,63 @@
+//===- TestUtil.h - helpers shared by kilnd's unit tests --------*- C++ -*-===//
+//
+// This file implements a self-deleting temporary directory and a helper that
+// waits on a condition without fixed sleeps.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+
+namespace kiln::server::testing {
+
+/// A fresh directory under the test temp dir, removed on destruction.
+class TempDir {
+public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::path(::testing::TempDir()) / "kilnd-test-XXXXXX")
+            .string();
+    char *made = ::mkdtemp(pattern.data());
+    EXPECT_NE(made, nullptr);
+    dir = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  }
+  const std::filesystem::path &path() const { return dir; }
+
+private:
+  std::filesystem::path dir;
+};
+
+/// Yields until `condition()` holds or `timeout` passes; returns whether it
+/// held. For observing state another thread reaches, never as a delay.
+template <typename Condition>
+bool eventually(Condition condition,
+                std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  auto giveUp = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= giveUp)
+      return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+/// Files under `dir` whose name contains ".tmp." (unfinished writes).
+inline int countTempFiles(const std::filesystem::path &dir) {
+  int count = 0;
+  for (const auto &entry : std::filesystem::recursive_directory_iterator(dir))
+    if (entry.path().filename().string().find(".tmp.") != std::string::npos)
+      ++count;
+  return count;
+}
+
+} // namespace kiln::server::testing
