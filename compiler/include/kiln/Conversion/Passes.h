@@ -1,0 +1,23 @@
+//===- Passes.h - Kiln conversion passes ----------------------------------===//
+//
+// This file declares the conversion passes and their registration.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace kiln {
+
+#define GEN_PASS_DECL
+#include "kiln/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "kiln/Conversion/Passes.h.inc"
+
+} // namespace kiln

@@ -1,0 +1,38 @@
+//===- Pipelines.h - Kiln's pass pipelines --------------------------------===//
+//
+// This file declares the pass pipelines of a compile: aten -> linalg, and
+// linalg -> LLVM dialect for the CPU target.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace kiln {
+
+/// Lowers the aten dialect to linalg-on-tensors and cleans up.
+void buildKilnAtenToLinalgPipeline(mlir::OpPassManager &pm);
+
+/// Knobs of the CPU code generation pipeline.
+struct CpuCodegenOptions : mlir::PassPipelineOptions<CpuCodegenOptions> {
+  Option<bool> vectorizeMatmul{*this, "vectorize-matmul",
+                               llvm::cl::desc("Tile and vectorize matmuls"),
+                               llvm::cl::init(true)};
+  Option<int64_t> registerTileM{*this, "register-tile-m",
+                                llvm::cl::desc("Rows of the register tile"),
+                                llvm::cl::init(4)};
+  Option<int64_t> registerTileN{*this, "register-tile-n",
+                                llvm::cl::desc("Columns of the register tile"),
+                                llvm::cl::init(16)};
+};
+
+/// linalg-on-tensors -> LLVM dialect with the C-ABI entry point: fusion,
+/// tiling and vectorization, one-shot bufferization, lowering to LLVM.
+void buildKilnCpuCodegenPipeline(mlir::OpPassManager &pm,
+                                 const CpuCodegenOptions &options);
+
+/// Registers `kiln-aten-to-linalg-pipeline` and `kiln-cpu-codegen-pipeline`.
+void registerKilnPipelines();
+
+} // namespace kiln

@@ -1,0 +1,73 @@
+//===- Passes.td - Kiln transformation passes --------------*- tablegen -*-===//
+//
+// This file declares Kiln's own passes of the CPU code generation pipeline.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_TRANSFORMS_PASSES_TD
+#define KILN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TileAndVectorize : Pass<"kiln-tile-and-vectorize", "mlir::func::FuncOp"> {
+  let summary = "Tile matmul-like linalg ops for cache and registers, then vectorize";
+  let description = [{
+    For every statically shaped linalg.matmul and linalg.batch_matmul: tile
+    (M, N, K) for the caches, then to an MR x NR register tile with K = 1,
+    and vectorize the innermost tile into vector.contract. Tile sizes are the
+    largest divisors of each extent not above the requested size, so every
+    tile is static and needs no masking. Runs on tensors, before
+    bufferization.
+  }];
+  let dependentDialects = [
+    "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
+    "mlir::tensor::TensorDialect", "mlir::affine::AffineDialect",
+    "mlir::arith::ArithDialect"
+  ];
+  let options = [
+    Option<"cacheTileM", "cache-tile-m", "int64_t", "64", "Rows of an L2 tile">,
+    Option<"cacheTileN", "cache-tile-n", "int64_t", "128", "Columns of an L2 tile">,
+    Option<"cacheTileK", "cache-tile-k", "int64_t", "256", "Depth of an L2 tile">,
+    Option<"registerTileM", "register-tile-m", "int64_t", "4", "Rows of the register tile">,
+    Option<"registerTileN", "register-tile-n", "int64_t", "16", "Columns of the register tile">
+  ];
+}
+
+def LowerVectorContracts : Pass<"kiln-lower-vector-contracts", "mlir::func::FuncOp"> {
+  let summary = "Hoist loop-invariant vector transfers and lower contractions to FMAs";
+  let description = [{
+    Runs after bufferization: hoists the accumulator's transfer_read/write
+    pair out of the reduction loop, then lowers vector.contract to
+    vector.outerproduct (which becomes FMAs) and simplifies transfers.
+  }];
+  let dependentDialects = ["mlir::vector::VectorDialect", "mlir::memref::MemRefDialect"];
+}
+
+def InsertDeallocs : Pass<"kiln-insert-deallocs", "mlir::func::FuncOp"> {
+  let summary = "Free every buffer at the end of the block that allocates it";
+  let description = [{
+    After bufferization and buffer-results-to-out-params no buffer leaves the
+    function. Each memref.alloc is freed by a memref.dealloc before the
+    terminator of its block. A buffer that escapes its block through a yield
+    is an error, never a leak.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def EmitEntryPoint : Pass<"kiln-emit-entry-point", "mlir::ModuleOp"> {
+  let summary = "Add the C-ABI entry point void ENTRY(void **buffers)";
+  let description = [{
+    Runs on the LLVM dialect after func-to-llvm with bare-pointer memrefs.
+    Emits `void <entry>(void **buffers)` that loads one pointer per argument
+    of `<callee>` and calls it: parameters, inputs, then outputs, as the
+    signature manifest lists them.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+  let options = [
+    Option<"entrySymbol", "entry-symbol", "std::string", "\"kiln_invoke\"",
+           "Name of the entry point">,
+    Option<"callee", "callee", "std::string", "\"kiln_main\"",
+           "Function the entry point calls">
+  ];
+}
+
+#endif // KILN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,146 @@
+//===- Compile.cpp - kiln.v1.Graph to an executable artifact --------------===//
+//
+// This file implements compileGraph(): import, lower to linalg, run the
+// target's code generation pipeline, translate to LLVM IR, emit the artifact,
+// and describe its signature in a manifest.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Compiler/Compile.h"
+
+#include "DiagnosticCollector.h"
+#include "Registration.h"
+
+#include "kiln/Import/GraphImporter.h"
+#include "kiln/Pipeline/Pipelines.h"
+#include "kiln/Target/Target.h"
+#include "kiln/common/Status.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include <unordered_map>
+
+using namespace mlir;
+
+namespace kiln::compiler {
+namespace {
+
+template <typename Printable>
+std::string printToString(const Printable &printable) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << printable;
+  return text;
+}
+
+/// Runs `pm` on `module`; INTERNAL with MLIR's diagnostics on failure.
+absl::Status runStage(PassManager &pm, ModuleOp module, const char *stage,
+                      DiagnosticCollector &diagnostics) {
+  if (succeeded(pm.run(module)))
+    return absl::OkStatus();
+  return absl::InternalError(
+      absl::StrCat("compiler stage '", stage, "' failed: ", diagnostics.take()));
+}
+
+/// Name -> type of every value in the graph, for the manifest's outputs.
+std::unordered_map<std::string, const v1::TensorType *>
+valueTypes(const v1::Graph &graph) {
+  std::unordered_map<std::string, const v1::TensorType *> types;
+  for (const v1::Parameter &param : graph.parameters())
+    types[param.value().name()] = &param.value().type();
+  for (const v1::Value &input : graph.inputs())
+    types[input.name()] = &input.type();
+  for (const v1::Node &node : graph.nodes())
+    for (const v1::Value &output : node.outputs())
+      types[output.name()] = &output.type();
+  return types;
+}
+
+v1::ExecutableManifest buildManifest(const v1::Graph &graph, const Target &target) {
+  v1::ExecutableManifest manifest;
+  manifest.set_entry_symbol("kiln_invoke");
+  manifest.set_target(target.name());
+  manifest.set_triple(target.triple());
+  manifest.set_format(target.artifactFormat());
+  manifest.set_compiler_build_id(compilerBuildId());
+  auto add = [](auto *list, const v1::Value &value) {
+    v1::ManifestArgument *arg = list->Add();
+    arg->set_name(value.name());
+    *arg->mutable_type() = value.type();
+  };
+  for (const v1::Parameter &param : graph.parameters())
+    add(manifest.mutable_parameters(), param.value());
+  for (const v1::Value &input : graph.inputs())
+    add(manifest.mutable_inputs(), input);
+  auto types = valueTypes(graph);
+  for (const std::string &name : graph.outputs()) {
+    v1::ManifestArgument *arg = manifest.add_outputs();
+    arg->set_name(name);
+    *arg->mutable_type() = *types.at(name);
+  }
+  return manifest;
+}
+
+} // namespace
+
+absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
+                                                const CompileOptions &options) {
+  const Target *target = lookupTarget(options.target);
+  if (!target)
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown target '", options.target, "'; this compiler supports: ",
+                     absl::StrJoin(targetNames(), ", ")));
+  if (options.options.opt_level() < 0 || options.options.opt_level() > 3)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "opt_level must be 0..3, got ", options.options.opt_level()));
+
+  DialectRegistry registry;
+  registerKilnDialects(registry);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+  DiagnosticCollector diagnostics(context);
+
+  CompiledExecutable result;
+  auto dump = [&](const char *stage, const auto &printable) {
+    if (options.dumpStages)
+      result.stages.push_back({stage, printToString(printable)});
+  };
+
+  ASSIGN_OR_RETURN(OwningOpRef<ModuleOp> module, importGraph(graph, context));
+  dump("aten", *module);
+
+  PassManager toLinalg(&context);
+  buildKilnAtenToLinalgPipeline(toLinalg);
+  RETURN_IF_ERROR(runStage(toLinalg, *module, "aten-to-linalg", diagnostics));
+  dump("linalg", *module);
+
+  PassManager codegen(&context);
+  target->buildCodegenPipeline(codegen, options.options);
+  RETURN_IF_ERROR(runStage(codegen, *module, "codegen", diagnostics));
+  dump("llvm-dialect", *module);
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(*module, llvmContext, graph.name());
+  if (!llvmModule)
+    return absl::InternalError(absl::StrCat("translation to LLVM IR failed: ",
+                                            diagnostics.take()));
+  std::string assembly;
+  ASSIGN_OR_RETURN(result.artifact,
+                   target->emitArtifact(*llvmModule, options.options,
+                                        options.dumpStages ? &assembly : nullptr));
+  if (options.dumpStages) {
+    dump("llvm-ir", *llvmModule);
+    result.stages.push_back({"asm", assembly});
+  }
+  result.manifest = buildManifest(graph, *target);
+  return result;
+}
+
+} // namespace kiln::compiler

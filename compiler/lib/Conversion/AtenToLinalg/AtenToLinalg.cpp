@@ -1,0 +1,42 @@
+//===- AtenToLinalg.cpp - the kiln-convert-aten-to-linalg pass ------------===//
+//
+// This file implements the pass that lowers the aten dialect to
+// linalg-on-tensors by applying every pattern group as a partial conversion
+// with the aten dialect illegal.
+//
+//===----------------------------------------------------------------------===//
+#include "PopulatePatterns.h"
+
+#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Aten/IR/AtenDialect.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_CONVERTATENTOLINALG
+#include "kiln/Conversion/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+struct ConvertAtenToLinalgPass
+    : kiln::impl::ConvertAtenToLinalgBase<ConvertAtenToLinalgPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<kiln::aten::AtenDialect>();
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, tensor::TensorDialect>();
+    RewritePatternSet patterns(ctx);
+    kiln::aten::populateElementwisePatterns(patterns);
+    kiln::aten::populateLinearPatterns(patterns);
+    kiln::aten::populateReductionPatterns(patterns);
+    kiln::aten::populateNormalizationPatterns(patterns);
+    kiln::aten::populateDataMovementPatterns(patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,185 @@
+//===- Builders.cpp - IR builders shared by the ATen lowering patterns ----===//
+//
+// This file implements the linalg.generic builders and scalar casts used by
+// every ATen-to-linalg pattern group.
+//
+//===----------------------------------------------------------------------===//
+#include "Builders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace kiln::aten {
+
+Value castScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  Type from = v.getType();
+  if (from == to)
+    return v;
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() < toFloat.getWidth())
+      return b.create<arith::ExtFOp>(loc, to, v);
+    return b.create<arith::TruncFOp>(loc, to, v);
+  }
+  bool fromBool = from.isInteger(1), toBool = to.isInteger(1);
+  if (toBool) {
+    // PyTorch: nonzero is true.
+    Value zero = scalarConstant(b, loc, from, 0.0);
+    if (fromFloat)
+      return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, v, zero);
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, v, zero);
+  }
+  if (fromFloat) // float -> int truncates toward zero.
+    return b.create<arith::FPToSIOp>(loc, to, v);
+  if (toFloat) {
+    if (fromBool)
+      return b.create<arith::UIToFPOp>(loc, to, v);
+    return b.create<arith::SIToFPOp>(loc, to, v);
+  }
+  unsigned fromWidth = from.getIntOrFloatBitWidth();
+  unsigned toWidth = to.getIntOrFloatBitWidth();
+  if (fromWidth < toWidth) {
+    if (fromBool)
+      return b.create<arith::ExtUIOp>(loc, to, v);
+    return b.create<arith::ExtSIOp>(loc, to, v);
+  }
+  return b.create<arith::TruncIOp>(loc, to, v);
+}
+
+Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(floatType, value));
+  return b.create<arith::ConstantOp>(
+      loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+}
+
+AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> operandShape,
+                       ArrayRef<int64_t> resultShape) {
+  size_t offset = resultShape.size() - operandShape.size();
+  SmallVector<AffineExpr> exprs;
+  for (auto [i, extent] : llvm::enumerate(operandShape)) {
+    if (extent == 1 && resultShape[offset + i] != 1)
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+    else
+      exprs.push_back(getAffineDimExpr(offset + i, ctx));
+  }
+  return AffineMap::get(resultShape.size(), 0, exprs, ctx);
+}
+
+Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                       ValueRange operands, ScalarBody body, Type computeType) {
+  MLIRContext *ctx = b.getContext();
+  Type resultElement = resultType.getElementType();
+  if (!computeType)
+    computeType = resultElement;
+  SmallVector<AffineMap> maps;
+  for (Value operand : operands)
+    maps.push_back(broadcastMap(
+        ctx, cast<RankedTensorType>(operand.getType()).getShape(),
+        resultType.getShape()));
+  maps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
+  SmallVector<utils::IteratorType> iterators(resultType.getRank(),
+                                             utils::IteratorType::parallel);
+  Value init = b.create<tensor::EmptyOp>(loc, resultType.getShape(),
+                                         resultElement);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, resultType, operands, init, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        SmallVector<Value> converted;
+        for (Value arg : args.drop_back())
+          converted.push_back(castScalar(nb, nloc, arg, computeType));
+        Value result = body(nb, nloc, converted);
+        nb.create<linalg::YieldOp>(
+            nloc, castScalar(nb, nloc, result, resultElement));
+      });
+  return generic.getResult(0);
+}
+
+Value buildFilled(OpBuilder &b, Location loc, RankedTensorType type,
+                  double value) {
+  Value empty =
+      b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+  Value scalar = scalarConstant(b, loc, type.getElementType(), value);
+  return b.create<linalg::FillOp>(loc, scalar, empty).getResult(0);
+}
+
+SmallVector<int64_t> droppedShape(ArrayRef<int64_t> shape,
+                                  const llvm::SmallBitVector &reduced) {
+  SmallVector<int64_t> kept;
+  for (auto [i, extent] : llvm::enumerate(shape))
+    if (!reduced.test(i))
+      kept.push_back(extent);
+  return kept;
+}
+
+Value buildReduction(
+    OpBuilder &b, Location loc, Value input, const llvm::SmallBitVector &reduced,
+    Type accType, double init,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  MLIRContext *ctx = b.getContext();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inputType.getRank();
+  auto resultType = RankedTensorType::get(
+      droppedShape(inputType.getShape(), reduced), accType);
+  Value acc = buildFilled(b, loc, resultType, init);
+  SmallVector<AffineExpr> outExprs;
+  SmallVector<utils::IteratorType> iterators;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (reduced.test(i)) {
+      iterators.push_back(utils::IteratorType::reduction);
+    } else {
+      iterators.push_back(utils::IteratorType::parallel);
+      outExprs.push_back(getAffineDimExpr(i, ctx));
+    }
+  }
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
+                                 AffineMap::get(rank, 0, outExprs, ctx)};
+  auto generic = b.create<linalg::GenericOp>(
+      loc, resultType, input, acc, maps, iterators,
+      [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Value x = castScalar(nb, nloc, args[0], accType);
+        nb.create<linalg::YieldOp>(nloc, combine(nb, nloc, args[1], x));
+      });
+  return generic.getResult(0);
+}
+
+static ReassociationIndices allDims(int64_t rank) {
+  ReassociationIndices group;
+  for (int64_t i = 0; i < rank; ++i)
+    group.push_back(i);
+  return group;
+}
+
+Value buildReshape(OpBuilder &b, Location loc, Value input,
+                   RankedTensorType resultType) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  if (inputType == resultType)
+    return input;
+  // 0-d tensors hold one element: reassociate with an empty list.
+  if (resultType.getRank() == 0)
+    return b.create<tensor::CollapseShapeOp>(loc, resultType, input,
+                                             ArrayRef<ReassociationIndices>{});
+  if (inputType.getRank() == 0)
+    return b.create<tensor::ExpandShapeOp>(loc, resultType, input,
+                                           ArrayRef<ReassociationIndices>{});
+  // Collapse to rank 1, then expand to the result: valid for any two static
+  // shapes with the same element count.
+  Value flat = input;
+  if (inputType.getRank() != 1) {
+    auto flatType = RankedTensorType::get({inputType.getNumElements()},
+                                          inputType.getElementType());
+    flat = b.create<tensor::CollapseShapeOp>(
+        loc, flatType, input,
+        ArrayRef<ReassociationIndices>{allDims(inputType.getRank())});
+  }
+  if (resultType.getRank() == 1)
+    return flat;
+  return b.create<tensor::ExpandShapeOp>(
+      loc, resultType, flat,
+      ArrayRef<ReassociationIndices>{allDims(resultType.getRank())});
+}
+
+} // namespace kiln::aten

@@ -1,0 +1,114 @@
+//===- Linear.cpp - ATen matrix products to linalg named ops --------------===//
+//
+// This file implements the lowering of mm, addmm and bmm to linalg.matmul and
+// linalg.batch_matmul, which the CPU pipeline then tiles and vectorizes.
+//
+//===----------------------------------------------------------------------===//
+#include "Builders.h"
+#include "PopulatePatterns.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace kiln::aten;
+
+namespace {
+
+/// Converts `value` to element type `element` when it differs.
+Value castTensor(OpBuilder &b, Location loc, Value value, Type element) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == element)
+    return value;
+  return buildElementwise(
+      b, loc, RankedTensorType::get(type.getShape(), element), value,
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+}
+
+struct MmLowering : OpConversionPattern<MmOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MmOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type element = op.getType().getElementType();
+    Value lhs = castTensor(rewriter, loc, adaptor.getSelf(), element);
+    Value rhs = castTensor(rewriter, loc, adaptor.getMat2(), element);
+    Value init = buildFilled(rewriter, loc, op.getType(), 0.0);
+    rewriter.replaceOpWithNewOp<linalg::MatmulOp>(op, ValueRange{lhs, rhs},
+                                                  init);
+    return success();
+  }
+};
+
+struct AddmmLowering : OpConversionPattern<AddmmOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AddmmOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Type element = type.getElementType();
+    double beta = op.getBeta().convertToDouble();
+    double alpha = op.getAlpha().convertToDouble();
+    Value lhs = castTensor(rewriter, loc, adaptor.getMat1(), element);
+    Value rhs = castTensor(rewriter, loc, adaptor.getMat2(), element);
+    bool isFloatType = isa<FloatType>(element);
+    auto scaled = [&](OpBuilder &b, Location l, Value x, double factor) {
+      if (factor == 1.0)
+        return x;
+      Value c = scalarConstant(b, l, element, factor);
+      return isFloatType ? b.create<arith::MulFOp>(l, x, c).getResult()
+                         : b.create<arith::MulIOp>(l, x, c).getResult();
+    };
+    if (alpha == 1.0) {
+      // Accumulate the product straight into beta * broadcast(self).
+      Value init = buildElementwise(
+          rewriter, loc, type, adaptor.getSelf(),
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            return scaled(b, l, args[0], beta);
+          });
+      rewriter.replaceOpWithNewOp<linalg::MatmulOp>(op, ValueRange{lhs, rhs},
+                                                    init);
+      return success();
+    }
+    Value product = rewriter
+                        .create<linalg::MatmulOp>(
+                            loc, ValueRange{lhs, rhs},
+                            buildFilled(rewriter, loc, type, 0.0))
+                        .getResult(0);
+    Value result = buildElementwise(
+        rewriter, loc, type, {adaptor.getSelf(), product},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value s = scaled(b, l, args[0], beta);
+          Value p = scaled(b, l, args[1], alpha);
+          return isFloatType ? b.create<arith::AddFOp>(l, s, p).getResult()
+                             : b.create<arith::AddIOp>(l, s, p).getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct BmmLowering : OpConversionPattern<BmmOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BmmOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type element = op.getType().getElementType();
+    Value lhs = castTensor(rewriter, loc, adaptor.getSelf(), element);
+    Value rhs = castTensor(rewriter, loc, adaptor.getMat2(), element);
+    Value init = buildFilled(rewriter, loc, op.getType(), 0.0);
+    rewriter.replaceOpWithNewOp<linalg::BatchMatmulOp>(
+        op, ValueRange{lhs, rhs}, init);
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::aten::populateLinearPatterns(RewritePatternSet &patterns) {
+  patterns.add<MmLowering, AddmmLowering, BmmLowering>(patterns.getContext());
+}

@@ -1,0 +1,106 @@
+//===- Normalization.cpp - native_layer_norm to linalg --------------------===//
+//
+// This file implements the lowering of aten.native_layer_norm: two-pass mean
+// and variance over the trailing dims, then the affine transform.
+//
+//===----------------------------------------------------------------------===//
+#include "Builders.h"
+#include "PopulatePatterns.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace kiln::aten;
+
+namespace {
+
+struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(NativeLayerNormOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    auto type = cast<RankedTensorType>(x.getType());
+    Type element = type.getElementType();
+    if (!isa<FloatType>(element))
+      return rewriter.notifyMatchFailure(op, "needs a floating-point input");
+    int64_t rank = type.getRank(), k = op.getNormalizedRank();
+    llvm::SmallBitVector reduced(rank);
+    int64_t count = 1;
+    for (int64_t i = rank - k; i < rank; ++i) {
+      reduced.set(i);
+      count *= type.getDimSize(i);
+    }
+    auto statType = cast<RankedTensorType>(op.getMean().getType());
+    auto addf = [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
+      return b.create<arith::AddFOp>(l, acc, v);
+    };
+    auto divideByCount = [&](OpBuilder &b, Location l, Value v) -> Value {
+      return b.create<arith::DivFOp>(l, v,
+                                     scalarConstant(b, l, element, double(count)));
+    };
+
+    Value sum = buildReduction(rewriter, loc, x, reduced, element, 0.0, addf);
+    Value mean = buildReshape(
+        rewriter, loc,
+        buildElementwise(rewriter, loc, cast<RankedTensorType>(sum.getType()),
+                         sum,
+                         [&](OpBuilder &b, Location l, ValueRange args) {
+                           return divideByCount(b, l, args[0]);
+                         }),
+        statType);
+    Value centered = buildElementwise(
+        rewriter, loc, type, {x, mean},
+        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return b.create<arith::SubFOp>(l, args[0], args[1]);
+        });
+    Value squares = buildReduction(
+        rewriter, loc, centered, reduced, element, 0.0,
+        [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
+          return b.create<arith::AddFOp>(l, acc,
+                                         b.create<arith::MulFOp>(l, v, v));
+        });
+    double eps = op.getEps().convertToDouble();
+    Value rstd = buildReshape(
+        rewriter, loc,
+        buildElementwise(
+            rewriter, loc, cast<RankedTensorType>(squares.getType()), squares,
+            [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+              Value variance = divideByCount(b, l, args[0]);
+              return b.create<math::RsqrtOp>(
+                  l, b.create<arith::AddFOp>(
+                         l, variance, scalarConstant(b, l, element, eps)));
+            }),
+        statType);
+
+    SmallVector<Value> operands = {centered, rstd};
+    Value weight = adaptor.getWeight(), bias = adaptor.getBias();
+    if (weight)
+      operands.push_back(weight);
+    if (bias)
+      operands.push_back(bias);
+    Value output = buildElementwise(
+        rewriter, loc, type, operands,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value y = b.create<arith::MulFOp>(l, args[0], args[1]);
+          size_t next = 2;
+          if (weight)
+            y = b.create<arith::MulFOp>(l, y, args[next++]);
+          if (bias)
+            y = b.create<arith::AddFOp>(l, y, args[next++]);
+          return y;
+        });
+    rewriter.replaceOp(op, {output, mean, rstd});
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::aten::populateNormalizationPatterns(RewritePatternSet &patterns) {
+  patterns.add<NativeLayerNormLowering>(patterns.getContext());
+}

@@ -1,0 +1,24 @@
+//===- PopulatePatterns.h - ATen-to-linalg pattern groups -----------------===//
+//
+// This file declares one populate function per group of ATen-to-linalg
+// conversion patterns; AtenToLinalg.cpp assembles them into the pass.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace kiln::aten {
+
+/// constant, add, sub, mul, div, neg, relu, tanh, sigmoid, exp, gelu.
+void populateElementwisePatterns(mlir::RewritePatternSet &patterns);
+/// mm, addmm, bmm.
+void populateLinearPatterns(mlir::RewritePatternSet &patterns);
+/// sum, mean, softmax.
+void populateReductionPatterns(mlir::RewritePatternSet &patterns);
+/// native_layer_norm.
+void populateNormalizationPatterns(mlir::RewritePatternSet &patterns);
+/// view, permute, expand.
+void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
+
+} // namespace kiln::aten

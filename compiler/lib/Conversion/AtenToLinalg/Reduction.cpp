@@ -1,0 +1,122 @@
+//===- Reduction.cpp - ATen reductions and softmax to linalg --------------===//
+//
+// This file implements the lowering of sum, mean and _softmax to reducing
+// linalg.generic ops. Softmax is computed stably (subtracting the maximum).
+//
+//===----------------------------------------------------------------------===//
+#include "Builders.h"
+#include "PopulatePatterns.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace kiln::aten;
+
+namespace {
+
+llvm::SmallBitVector reducedDims(int64_t rank, ArrayRef<int64_t> dims) {
+  llvm::SmallBitVector reduced(rank, dims.empty());
+  for (int64_t dim : dims)
+    reduced.set(dim);
+  return reduced;
+}
+
+Value add(OpBuilder &b, Location loc, Value acc, Value x) {
+  if (isa<FloatType>(acc.getType()))
+    return b.create<arith::AddFOp>(loc, acc, x);
+  return b.create<arith::AddIOp>(loc, acc, x);
+}
+
+/// sum and mean: reduce in the result element type, divide for mean, then
+/// reshape to keep the reduced dims as extent 1 when keepdim is set.
+template <typename AtenOp, bool isMean>
+struct SumMeanLowering : OpConversionPattern<AtenOp> {
+  using OpConversionPattern<AtenOp>::OpConversionPattern;
+  using OpAdaptor = typename OpConversionPattern<AtenOp>::OpAdaptor;
+  LogicalResult
+  matchAndRewrite(AtenOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto inputType = cast<RankedTensorType>(adaptor.getSelf().getType());
+    RankedTensorType resultType = op.getType();
+    Type element = resultType.getElementType();
+    if (element.isInteger(1))
+      return rewriter.notifyMatchFailure(op, "boolean accumulation");
+    llvm::SmallBitVector reduced =
+        reducedDims(inputType.getRank(), op.getDims());
+    Value result = buildReduction(rewriter, loc, adaptor.getSelf(), reduced,
+                                  element, 0.0, add);
+    if (isMean) {
+      int64_t count = 1;
+      for (auto [i, extent] : llvm::enumerate(inputType.getShape()))
+        if (reduced.test(i))
+          count *= extent;
+      auto reducedType = cast<RankedTensorType>(result.getType());
+      result = buildElementwise(
+          rewriter, loc, reducedType, result,
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            return b.create<arith::DivFOp>(
+                l, args[0], scalarConstant(b, l, element, double(count)));
+          });
+    }
+    rewriter.replaceOp(op, buildReshape(rewriter, loc, result, resultType));
+    return success();
+  }
+};
+
+struct SoftmaxLowering : OpConversionPattern<SoftmaxOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SoftmaxOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Type element = type.getElementType();
+    if (type.getRank() == 0) {
+      rewriter.replaceOp(op, buildFilled(rewriter, loc, type, 1.0));
+      return success();
+    }
+    llvm::SmallBitVector reduced(type.getRank());
+    reduced.set(op.getDim());
+    Value x = adaptor.getSelf();
+    // max over dim (NaN propagates through maximumf).
+    Value max = buildReduction(
+        rewriter, loc, x, reduced, element,
+        -std::numeric_limits<double>::infinity(),
+        [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
+          return b.create<arith::MaximumFOp>(l, acc, v);
+        });
+    // Keep the reduced dim as extent 1 so it broadcasts back.
+    SmallVector<int64_t> keptShape(type.getShape());
+    keptShape[op.getDim()] = 1;
+    auto keptType = RankedTensorType::get(keptShape, element);
+    Value maxKept = buildReshape(rewriter, loc, max, keptType);
+    Value shifted = buildElementwise(
+        rewriter, loc, type, {x, maxKept},
+        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return b.create<math::ExpOp>(
+              l, b.create<arith::SubFOp>(l, args[0], args[1]));
+        });
+    Value sum = buildReduction(rewriter, loc, shifted, reduced, element, 0.0, add);
+    Value sumKept = buildReshape(rewriter, loc, sum, keptType);
+    Value result = buildElementwise(
+        rewriter, loc, type, {shifted, sumKept},
+        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return b.create<arith::DivFOp>(l, args[0], args[1]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::aten::populateReductionPatterns(RewritePatternSet &patterns) {
+  patterns.add<SumMeanLowering<SumOp, false>, SumMeanLowering<MeanOp, true>,
+               SoftmaxLowering>(patterns.getContext());
+}

@@ -1,0 +1,206 @@
+//===- ImportContext.cpp - per-node state of the graph importer -----------===//
+//
+// This file implements typed argument access for op handlers and the
+// conversion of kiln.v1 tensor types.
+//
+//===----------------------------------------------------------------------===//
+#include "ImportContext.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/Import/GraphImporter.h"
+
+#include "absl/strings/str_cat.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+Location NodeImporter::loc() {
+  std::string name =
+      node.outputs_size() ? node.outputs(0).name() : std::to_string(index);
+  return NameLoc::get(builder.getStringAttr(name));
+}
+
+absl::Status NodeImporter::error(const std::string &message) const {
+  return absl::InvalidArgumentError(
+      absl::StrCat("node ", index, " (", node.op(), "): ", message));
+}
+
+const v1::Argument *NodeImporter::find(const std::string &name) const {
+  for (const v1::Argument &arg : node.arguments())
+    if (arg.name() == name)
+      return &arg;
+  return nullptr;
+}
+
+bool NodeImporter::has(const std::string &name) const {
+  const v1::Argument *arg = find(name);
+  return arg && !(arg->has_attribute() && arg->attribute().has_none());
+}
+
+absl::StatusOr<Value> NodeImporter::tensor(const std::string &name) {
+  const v1::Argument *arg = find(name);
+  if (!arg)
+    return error(absl::StrCat("missing tensor argument '", name, "'"));
+  if (arg->kind_case() != v1::Argument::kValue)
+    return error(absl::StrCat("argument '", name, "' must be a tensor"));
+  auto it = values.find(arg->value());
+  if (it == values.end())
+    return error(absl::StrCat("argument '", name, "' refers to unknown value '",
+                              arg->value(), "'"));
+  return it->second;
+}
+
+absl::StatusOr<std::optional<Value>>
+NodeImporter::optionalTensor(const std::string &name) {
+  if (!has(name))
+    return std::optional<Value>();
+  auto value = tensor(name);
+  if (!value.ok())
+    return value.status();
+  return std::optional<Value>(*value);
+}
+
+absl::StatusOr<Value> NodeImporter::tensorOrScalar(const std::string &name,
+                                                   Type scalarType) {
+  const v1::Argument *arg = find(name);
+  if (!arg || arg->kind_case() != v1::Argument::kAttribute)
+    return tensor(name);
+  const v1::Attribute &attr = arg->attribute();
+  auto type = RankedTensorType::get({}, scalarType);
+  Attribute element;
+  double value;
+  switch (attr.kind_case()) {
+  case v1::Attribute::kI:
+    value = static_cast<double>(attr.i());
+    break;
+  case v1::Attribute::kF:
+    value = attr.f();
+    break;
+  case v1::Attribute::kB:
+    value = attr.b() ? 1.0 : 0.0;
+    break;
+  default:
+    return error(absl::StrCat("argument '", name, "' must be a tensor or a number"));
+  }
+  if (auto floatType = dyn_cast<FloatType>(scalarType))
+    element = builder.getFloatAttr(floatType, value);
+  else if (attr.kind_case() == v1::Attribute::kI)
+    element = builder.getIntegerAttr(scalarType, attr.i());
+  else
+    element = builder.getIntegerAttr(scalarType, static_cast<int64_t>(value));
+  return builder
+      .create<aten::ConstantOp>(loc(), type, DenseElementsAttr::get(type, element))
+      .getResult();
+}
+
+absl::StatusOr<int64_t> NodeImporter::intAttr(const std::string &name,
+                                              std::optional<int64_t> fallback) {
+  if (!has(name)) {
+    if (fallback)
+      return *fallback;
+    return error(absl::StrCat("missing integer argument '", name, "'"));
+  }
+  const v1::Argument *arg = find(name);
+  if (!arg->has_attribute() || arg->attribute().kind_case() != v1::Attribute::kI)
+    return error(absl::StrCat("argument '", name, "' must be an integer"));
+  return arg->attribute().i();
+}
+
+absl::StatusOr<double> NodeImporter::floatAttr(const std::string &name,
+                                               std::optional<double> fallback) {
+  if (!has(name)) {
+    if (fallback)
+      return *fallback;
+    return error(absl::StrCat("missing number argument '", name, "'"));
+  }
+  const v1::Argument *arg = find(name);
+  if (arg->has_attribute()) {
+    if (arg->attribute().kind_case() == v1::Attribute::kF)
+      return arg->attribute().f();
+    if (arg->attribute().kind_case() == v1::Attribute::kI)
+      return static_cast<double>(arg->attribute().i());
+  }
+  return error(absl::StrCat("argument '", name, "' must be a number"));
+}
+
+absl::StatusOr<bool> NodeImporter::boolAttr(const std::string &name,
+                                            std::optional<bool> fallback) {
+  if (!has(name)) {
+    if (fallback)
+      return *fallback;
+    return error(absl::StrCat("missing boolean argument '", name, "'"));
+  }
+  const v1::Argument *arg = find(name);
+  if (!arg->has_attribute() || arg->attribute().kind_case() != v1::Attribute::kB)
+    return error(absl::StrCat("argument '", name, "' must be a boolean"));
+  return arg->attribute().b();
+}
+
+absl::StatusOr<std::string>
+NodeImporter::stringAttr(const std::string &name,
+                         std::optional<std::string> fallback) {
+  if (!has(name)) {
+    if (fallback)
+      return *fallback;
+    return error(absl::StrCat("missing string argument '", name, "'"));
+  }
+  const v1::Argument *arg = find(name);
+  if (!arg->has_attribute() || arg->attribute().kind_case() != v1::Attribute::kS)
+    return error(absl::StrCat("argument '", name, "' must be a string"));
+  return arg->attribute().s();
+}
+
+absl::StatusOr<std::vector<int64_t>>
+NodeImporter::intsAttr(const std::string &name, bool absentIsEmpty) {
+  if (!has(name)) {
+    if (absentIsEmpty)
+      return std::vector<int64_t>();
+    return error(absl::StrCat("missing integer-list argument '", name, "'"));
+  }
+  const v1::Argument *arg = find(name);
+  if (arg->has_attribute()) {
+    const v1::Attribute &attr = arg->attribute();
+    if (attr.kind_case() == v1::Attribute::kInts)
+      return std::vector<int64_t>(attr.ints().values().begin(),
+                                  attr.ints().values().end());
+    if (attr.kind_case() == v1::Attribute::kI) // int[1] accepts a bare int.
+      return std::vector<int64_t>{attr.i()};
+  }
+  return error(absl::StrCat("argument '", name, "' must be a list of integers"));
+}
+
+absl::StatusOr<RankedTensorType> NodeImporter::resultType(int i) {
+  if (i >= node.outputs_size())
+    return error(absl::StrCat("declares ", node.outputs_size(),
+                              " outputs; the op has at least ", i + 1));
+  return convertTensorType(node.outputs(i).type(), *builder.getContext(),
+                           absl::StrCat("output '", node.outputs(i).name(), "'"));
+}
+
+absl::StatusOr<int64_t> NodeImporter::normalizeDim(int64_t dim, int64_t rank) {
+  int64_t bound = std::max<int64_t>(rank, 1);
+  if (dim < -bound || dim >= bound)
+    return error(absl::StrCat("dimension ", dim, " is out of range for rank ", rank));
+  return dim < 0 ? dim + bound : dim;
+}
+
+absl::StatusOr<RankedTensorType>
+convertTensorType(const v1::TensorType &type, MLIRContext &context,
+                  const std::string &what) {
+  Type element = elementTypeFor(type.dtype(), context);
+  if (!element)
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " has unsupported dtype ", v1::DType_Name(type.dtype())));
+  SmallVector<int64_t> shape;
+  for (int64_t extent : type.shape()) {
+    if (extent < 0)
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " has negative extent ", extent));
+    shape.push_back(extent);
+  }
+  return RankedTensorType::get(shape, element);
+}
+
+} // namespace kiln

@@ -1,0 +1,81 @@
+//===- ImportContext.h - per-node state of the graph importer -------------===//
+//
+// This file declares NodeImporter, the view of one kiln.v1.Node that op
+// handlers use: typed access to its arguments and results, and errors that
+// name the node.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/v1/graph.pb.h"
+
+#include "absl/status/statusor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace kiln {
+
+using ValueTable = std::unordered_map<std::string, mlir::Value>;
+
+/// One node being imported.
+class NodeImporter {
+public:
+  NodeImporter(const v1::Node &node, int index, mlir::OpBuilder &builder,
+               const ValueTable &values)
+      : node(node), index(index), builder(builder), values(values) {}
+
+  mlir::OpBuilder &b() { return builder; }
+  mlir::Location loc();
+  const std::string &opName() const { return node.op(); }
+
+  /// INVALID_ARGUMENT "node N (op): <message>".
+  absl::Status error(const std::string &message) const;
+
+  /// A tensor argument; error when absent or not a tensor.
+  absl::StatusOr<mlir::Value> tensor(const std::string &name);
+  /// A tensor argument that may be absent or None.
+  absl::StatusOr<std::optional<mlir::Value>> optionalTensor(const std::string &name);
+  /// A tensor argument, or a scalar argument materialised as a 0-d constant
+  /// of element type `scalarType`.
+  absl::StatusOr<mlir::Value> tensorOrScalar(const std::string &name,
+                                             mlir::Type scalarType);
+  /// Scalar attributes with defaults for absent/None.
+  absl::StatusOr<int64_t> intAttr(const std::string &name,
+                                  std::optional<int64_t> fallback = {});
+  absl::StatusOr<double> floatAttr(const std::string &name,
+                                   std::optional<double> fallback = {});
+  absl::StatusOr<bool> boolAttr(const std::string &name,
+                                std::optional<bool> fallback = {});
+  absl::StatusOr<std::string> stringAttr(const std::string &name,
+                                         std::optional<std::string> fallback = {});
+  /// An int list; `absentIsEmpty` treats a missing or None argument as [].
+  absl::StatusOr<std::vector<int64_t>> intsAttr(const std::string &name,
+                                                bool absentIsEmpty = false);
+  /// True when the argument is present and not None.
+  bool has(const std::string &name) const;
+
+  /// The declared type of result `i`; error when the node declares fewer.
+  absl::StatusOr<mlir::RankedTensorType> resultType(int i = 0);
+  int numResults() const { return node.outputs_size(); }
+
+  /// Normalises a possibly negative dim against `rank`.
+  absl::StatusOr<int64_t> normalizeDim(int64_t dim, int64_t rank);
+
+private:
+  const v1::Argument *find(const std::string &name) const;
+  const v1::Node &node;
+  int index;
+  mlir::OpBuilder &builder;
+  const ValueTable &values;
+};
+
+/// Converts a kiln.v1.TensorType; error text names `what` when invalid.
+absl::StatusOr<mlir::RankedTensorType>
+convertTensorType(const v1::TensorType &type, mlir::MLIRContext &context,
+                  const std::string &what);
+
+} // namespace kiln

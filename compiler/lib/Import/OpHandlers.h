@@ -1,0 +1,23 @@
+//===- OpHandlers.h - ATen op name to aten dialect builders ---------------===//
+//
+// This file declares the table of handlers the importer dispatches on, keyed
+// by the ATen op name with overload ("aten.add.Tensor").
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "ImportContext.h"
+
+#include <functional>
+#include <map>
+
+namespace kiln {
+
+/// Builds the aten ops for one node; returns one value per declared output.
+using OpHandler =
+    std::function<absl::StatusOr<llvm::SmallVector<mlir::Value>>(NodeImporter &)>;
+
+/// Every supported op, by name.
+const std::map<std::string, OpHandler> &opHandlers();
+
+} // namespace kiln

@@ -1,0 +1,108 @@
+//===- Pipelines.cpp - Kiln's pass pipelines ------------------------------===//
+//
+// This file implements the aten-to-linalg and CPU code generation pipelines.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Pipeline/Pipelines.h"
+
+#include "kiln/Conversion/Passes.h"
+#include "kiln/Transforms/Passes.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+void buildKilnAtenToLinalgPipeline(OpPassManager &pm) {
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createConvertAtenToLinalg());
+  func.addPass(createCanonicalizerPass());
+  func.addPass(createCSEPass());
+}
+
+void buildKilnCpuCodegenPipeline(OpPassManager &pm,
+                                 const CpuCodegenOptions &options) {
+  {
+    OpPassManager &func = pm.nest<func::FuncOp>();
+    func.addPass(createLinalgElementwiseOpFusionPass());
+    func.addPass(createCanonicalizerPass());
+    if (options.vectorizeMatmul) {
+      TileAndVectorizeOptions tiling;
+      tiling.registerTileM = options.registerTileM;
+      tiling.registerTileN = options.registerTileN;
+      func.addPass(createTileAndVectorize(tiling));
+    }
+    func.addPass(createCanonicalizerPass());
+    func.addPass(createCSEPass());
+  }
+
+  bufferization::OneShotBufferizationOptions bufferization;
+  bufferization.bufferizeFunctionBoundaries = true;
+  bufferization.setFunctionBoundaryTypeConversion(
+      bufferization::LayoutMapOption::IdentityLayoutMap);
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+  bufferization::BufferResultsToOutParamsOpts outParams;
+  outParams.hoistStaticAllocs = true;
+  pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  {
+    OpPassManager &func = pm.nest<func::FuncOp>();
+    func.addPass(createCanonicalizerPass());
+    func.addPass(memref::createFoldMemRefAliasOpsPass());
+    func.addPass(createLowerVectorContracts());
+    func.addPass(createInsertDeallocs());
+    func.addPass(createConvertLinalgToLoopsPass());
+    func.addPass(createCanonicalizerPass());
+  }
+
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  ConvertFuncToLLVMPassOptions funcToLLVM;
+  funcToLLVM.useBarePtrCallConv = true;
+  pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createEmitEntryPoint());
+}
+
+void registerKilnPipelines() {
+  PassPipelineRegistration<>(
+      "kiln-aten-to-linalg-pipeline",
+      "Lower the aten dialect to linalg-on-tensors",
+      [](OpPassManager &pm) { buildKilnAtenToLinalgPipeline(pm); });
+  PassPipelineRegistration<CpuCodegenOptions>(
+      "kiln-cpu-codegen-pipeline",
+      "Lower linalg-on-tensors to the LLVM dialect for the CPU target",
+      [](OpPassManager &pm, const CpuCodegenOptions &options) {
+        buildKilnCpuCodegenPipeline(pm, options);
+      });
+}
+
+} // namespace kiln

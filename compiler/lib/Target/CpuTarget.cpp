@@ -1,0 +1,68 @@
+//===- CpuTarget.cpp - the host CPU target --------------------------------===//
+//
+// This file implements the `cpu` target: code for the host's triple, CPU and
+// features, packaged as an ELF shared object with a C-ABI entry point.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Target/Target.h"
+
+#include "MachineCode.h"
+
+#include "kiln/Pipeline/Pipelines.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/TargetParser/Host.h"
+
+namespace kiln::compiler {
+namespace {
+
+std::string hostFeatures() {
+  std::string features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures()) {
+    if (!features.empty())
+      features += ",";
+    features += (feature.second ? "+" : "-") + feature.first().str();
+  }
+  return features;
+}
+
+class CpuTarget final : public Target {
+public:
+  std::string name() const override { return "cpu"; }
+  std::string triple() const override { return llvm::sys::getProcessTriple(); }
+  std::string cpu() const override { return llvm::sys::getHostCPUName().str(); }
+  std::string features() const override {
+    static const std::string features = hostFeatures();
+    return features;
+  }
+  std::string artifactFormat() const override { return "elf-shared-object"; }
+
+  void buildCodegenPipeline(mlir::OpPassManager &pm,
+                            const v1::CompileOptions &) const override {
+    buildKilnCpuCodegenPipeline(pm, CpuCodegenOptions());
+  }
+
+  absl::StatusOr<std::string>
+  emitArtifact(llvm::Module &module, const v1::CompileOptions &options,
+               std::string *assembly) const override {
+    int optLevel = options.opt_level() == 0 ? 3 : options.opt_level();
+    MachineCodeRequest request{triple(), cpu(), features(), optLevel};
+    auto object = emitObjectCode(module, request, assembly);
+    if (!object.ok())
+      return object.status();
+    return linkSharedObject(*object);
+  }
+};
+
+} // namespace
+
+const Target *lookupTarget(const std::string &name) {
+  static const CpuTarget cpuTarget;
+  if (name == "cpu")
+    return &cpuTarget;
+  return nullptr;
+}
+
+std::vector<std::string> targetNames() { return {"cpu"}; }
+
+} // namespace kiln::compiler

@@ -1,0 +1,173 @@
+//===- MachineCode.cpp - LLVM IR to object code and shared objects --------===//
+//
+// This file implements object emission through an LLVM TargetMachine and
+// shared-object linking with ld.lld run as a child process.
+//
+//===----------------------------------------------------------------------===//
+#include "MachineCode.h"
+
+#include "kiln/common/Status.h"
+
+#include "absl/strings/str_cat.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <vector>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace kiln::compiler {
+namespace {
+
+void initializeTargets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+  });
+}
+
+absl::StatusOr<std::string> emitFile(llvm::Module &module,
+                                     llvm::TargetMachine &machine,
+                                     llvm::CodeGenFileType type) {
+  llvm::SmallVector<char, 0> buffer;
+  llvm::raw_svector_ostream stream(buffer);
+  llvm::legacy::PassManager passes;
+  if (machine.addPassesToEmitFile(passes, stream, nullptr, type))
+    return absl::InternalError("the target cannot emit this file type");
+  passes.run(module);
+  return std::string(buffer.data(), buffer.size());
+}
+
+absl::StatusOr<std::string> readFile(const std::filesystem::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return absl::InternalError(absl::StrCat("cannot read ", path.string()));
+  std::stringstream contents;
+  contents << in.rdbuf();
+  return contents.str();
+}
+
+/// Removes a temporary directory when it goes out of scope.
+struct TempDir {
+  std::filesystem::path path;
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
+std::string linkerPath() {
+  if (const char *env = std::getenv("KILN_LLD"))
+    return env;
+  return KILN_DEFAULT_LLD;
+}
+
+} // namespace
+
+absl::StatusOr<std::string> emitObjectCode(llvm::Module &module,
+                                           const MachineCodeRequest &request,
+                                           std::string *assembly) {
+  initializeTargets();
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(request.triple, error);
+  if (!target)
+    return absl::InternalError(
+        absl::StrCat("no LLVM target for ", request.triple, ": ", error));
+  llvm::TargetOptions options;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      request.triple, request.cpu, request.features, options, llvm::Reloc::PIC_,
+      std::nullopt,
+      request.optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
+                            : llvm::CodeGenOptLevel::Default));
+  if (!machine)
+    return absl::InternalError(
+        absl::StrCat("cannot create a target machine for ", request.triple));
+  module.setDataLayout(machine->createDataLayout());
+  module.setTargetTriple(request.triple);
+
+  auto optimize = mlir::makeOptimizingTransformer(
+      static_cast<unsigned>(request.optLevel), /*sizeLevel=*/0, machine.get());
+  if (llvm::Error err = optimize(&module)) {
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    os << err;
+    return absl::InternalError(absl::StrCat("LLVM optimisation failed: ", message));
+  }
+  if (assembly) {
+    ASSIGN_OR_RETURN(*assembly,
+                     emitFile(module, *machine, llvm::CodeGenFileType::AssemblyFile));
+  }
+  return emitFile(module, *machine, llvm::CodeGenFileType::ObjectFile);
+}
+
+absl::StatusOr<std::string> linkSharedObject(std::string_view object) {
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "kiln-link-XXXXXX").string();
+  if (!mkdtemp(pattern.data()))
+    return absl::InternalError("cannot create a temporary link directory");
+  TempDir dir{pattern};
+  std::filesystem::path objectPath = dir.path / "kernel.o";
+  std::filesystem::path outputPath = dir.path / "kernel.so";
+  std::filesystem::path logPath = dir.path / "link.log";
+  {
+    std::ofstream out(objectPath, std::ios::binary);
+    out.write(object.data(), static_cast<std::streamsize>(object.size()));
+    if (!out)
+      return absl::InternalError("cannot write the object file");
+  }
+
+  std::string linker = linkerPath();
+  std::vector<std::string> args = {linker, "-shared", "--hash-style=gnu",
+                                   "-o", outputPath.string(), objectPath.string()};
+  for (const char *dir : {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu"})
+    args.push_back(absl::StrCat("-L", dir));
+  args.insert(args.end(), {"--as-needed", "-lm", "-lc"});
+  std::vector<char *> argv;
+  for (std::string &arg : args)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid;
+  int spawnError =
+      posix_spawn(&pid, linker.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawnError != 0)
+    return absl::InternalError(absl::StrCat("cannot run the linker ", linker, ": ",
+                                            std::strerror(spawnError)));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    auto log = readFile(logPath);
+    return absl::InternalError(absl::StrCat(
+        "linking the shared object failed: ", log.ok() ? *log : "(no log)"));
+  }
+  return readFile(outputPath);
+}
+
+} // namespace kiln::compiler

@@ -1,0 +1,121 @@
+//===- kiln-compile.cpp - compile a graph file without a daemon -----------===//
+//
+// This file implements kiln-compile: a kiln.v1.Graph (binary or text proto)
+// in, an executable artifact and its manifest out. For build farms and
+// debugging; `--dump DIR` writes the module after every pipeline stage.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Compiler/Compile.h"
+
+#include "google/protobuf/text_format.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+void printUsage() {
+  std::cout << "usage: kiln-compile GRAPH -o OUTPUT [options]\n\n"
+               "Compiles a kiln.v1.Graph (binary protobuf, or text protobuf when\n"
+               "the file ends in .textproto/.pbtxt) into an executable artifact.\n\n"
+               "  -o, --output PATH    artifact to write (required); the manifest\n"
+               "                       goes to PATH.manifest.textproto\n"
+               "  --target NAME        target (default: cpu)\n"
+               "  --opt-level N        LLVM optimisation level 1..3 (default: 3)\n"
+               "  --dump DIR           write the module after each stage to DIR\n"
+               "  --help               this text\n";
+}
+
+bool readGraph(const std::string &path, kiln::v1::Graph &graph) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    std::cerr << "kiln-compile: cannot read " << path << "\n";
+    return false;
+  }
+  std::stringstream contents;
+  contents << in.rdbuf();
+  bool text = path.ends_with(".textproto") || path.ends_with(".pbtxt");
+  bool parsed = text ? google::protobuf::TextFormat::ParseFromString(
+                           contents.str(), &graph)
+                     : graph.ParseFromString(contents.str());
+  if (!parsed)
+    std::cerr << "kiln-compile: " << path << " is not a valid kiln.v1.Graph\n";
+  return parsed;
+}
+
+bool writeFile(const std::filesystem::path &path, const std::string &bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out)
+    std::cerr << "kiln-compile: cannot write " << path << "\n";
+  return static_cast<bool>(out);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string input, output, dumpDir;
+  kiln::compiler::CompileOptions options;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::cerr << "kiln-compile: " << arg << " needs a value\n";
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      printUsage();
+      return 0;
+    } else if (arg == "-o" || arg == "--output") {
+      output = value();
+    } else if (arg == "--target") {
+      options.target = value();
+    } else if (arg == "--opt-level") {
+      options.options.set_opt_level(std::atoi(value().c_str()));
+    } else if (arg == "--dump") {
+      dumpDir = value();
+      options.dumpStages = true;
+    } else if (!arg.empty() && arg[0] == '-') {
+      std::cerr << "kiln-compile: unknown option " << arg << " (see --help)\n";
+      return 2;
+    } else {
+      input = arg;
+    }
+  }
+  if (input.empty() || output.empty()) {
+    printUsage();
+    return 2;
+  }
+  kiln::v1::Graph graph;
+  if (!readGraph(input, graph))
+    return 1;
+  auto compiled = kiln::compiler::compileGraph(graph, options);
+  if (!compiled.ok()) {
+    std::cerr << "kiln-compile: " << compiled.status() << "\n";
+    return 1;
+  }
+  std::string manifest;
+  google::protobuf::TextFormat::PrintToString(compiled->manifest, &manifest);
+  if (!writeFile(output, compiled->artifact) ||
+      !writeFile(output + ".manifest.textproto", manifest))
+    return 1;
+  if (!dumpDir.empty()) {
+    std::filesystem::create_directories(dumpDir);
+    int index = 0;
+    for (const auto &stage : compiled->stages) {
+      std::string extension = stage.stage == "llvm-ir" ? ".ll"
+                              : stage.stage == "asm"   ? ".s"
+                                                       : ".mlir";
+      std::ostringstream name;
+      name << index++ << "-" << stage.stage << extension;
+      if (!writeFile(std::filesystem::path(dumpDir) / name.str(), stage.text))
+        return 1;
+    }
+  }
+  return 0;
+}
