@@ -1,0 +1,171 @@
+//===- BackendConformanceTest.cpp - what every device backend must do -----===//
+//
+// This file is the conformance suite every DeviceBackend passes: it drives the
+// backend through TaskRunner (the path real tasks take) with an axpy kernel
+// built for that backend. A new backend adds itself to backendsUnderTest().
+//
+//===----------------------------------------------------------------------===//
+#include "TestSupport.h"
+
+#include "kiln/agent/TaskRunner.h"
+#include "kiln/agent/cpu/CpuBackend.h"
+#include "kiln/common/Digest.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <functional>
+#include <thread>
+
+namespace fs = std::filesystem;
+
+namespace kiln::agent {
+namespace {
+
+/// One backend and how to build artifacts for it.
+struct BackendUnderTest {
+  std::string name;
+  std::function<std::unique_ptr<DeviceBackend>()> make;
+  /// Builds the artifact of test::axpyKernelSource(n) (entry "kiln_invoke")
+  /// under `dir` and returns its path.
+  std::function<absl::StatusOr<fs::path>(const fs::path &dir, int n)> buildAxpy;
+  /// manifest.format of its artifacts.
+  std::string format;
+};
+
+std::vector<BackendUnderTest> backendsUnderTest() {
+  return {
+      {"cpu", [] { return std::make_unique<CpuBackend>(); },
+       [](const fs::path &dir, int n) {
+         return test::compileSharedObject(dir, absl::StrCat("axpy", n),
+                                          test::axpyKernelSource(n));
+       },
+       "elf-shared-object"},
+  };
+}
+
+class BackendConformanceTest
+    : public ::testing::TestWithParam<BackendUnderTest> {
+protected:
+  void SetUp() override {
+    backend = GetParam().make();
+    auto opened = BlobCache::open(dir.path() / "cache");
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    cache = std::move(*opened);
+    runner = std::make_unique<TaskRunner>(*backend, *cache, resident, blobs);
+  }
+
+  /// An axpy task over n floats with a = i, x = i % 7, all blobs stored.
+  v1::Task axpyTask(int n, const std::string &id) {
+    auto path = GetParam().buildAxpy(dir.path(), n);
+    EXPECT_TRUE(path.ok()) << path.status();
+    std::string artifactBytes = test::readFileBytes(*path);
+    blobs.add(artifactBytes);
+    v1::Task task;
+    task.set_task_id(id);
+    *task.mutable_record() = test::axpyRecord(n, artifactBytes);
+    task.mutable_record()->mutable_manifest()->set_target(
+        std::string(backend->kind()));
+    task.mutable_record()->mutable_manifest()->set_format(GetParam().format);
+    *task.mutable_executable() = digestOf(task.record().SerializeAsString());
+    std::vector<float> a(n), x(n);
+    for (int i = 0; i < n; ++i) {
+      a[i] = static_cast<float>(i);
+      x[i] = static_cast<float>(i % 7);
+    }
+    *task.add_parameters() = blobs.add(test::floatBytes(a));
+    v1::Tensor *input = task.add_inputs();
+    *input->mutable_type() = task.record().manifest().inputs(0).type();
+    input->set_data(test::floatBytes(x));
+    return task;
+  }
+
+  static void expectAxpy(const v1::TaskResult &result, int n) {
+    ASSERT_EQ(result.code(), 0) << result.message();
+    ASSERT_EQ(result.outputs_size(), 1);
+    std::vector<float> out = test::bytesToFloats(result.outputs(0).data());
+    ASSERT_EQ(static_cast<int>(out.size()), n);
+    for (int i = 0; i < n; ++i)
+      ASSERT_FLOAT_EQ(out[i], static_cast<float>(i) + 2.0f * (i % 7))
+          << "at " << i;
+  }
+
+  test::TempDir dir;
+  std::unique_ptr<DeviceBackend> backend;
+  test::MemoryBlobService blobs;
+  ResidentSet resident{1 << 30};
+  std::unique_ptr<BlobCache> cache;
+  std::unique_ptr<TaskRunner> runner;
+};
+
+TEST_P(BackendConformanceTest, DescribesDevicesOfItsKind) {
+  auto devices = backend->describeDevices();
+  ASSERT_TRUE(devices.ok()) << devices.status();
+  ASSERT_FALSE(devices->empty());
+  for (const v1::Device &device : *devices) {
+    EXPECT_EQ(device.kind(), backend->kind());
+    EXPECT_TRUE(device.id().empty()) << "ids are the daemon's to assign";
+  }
+}
+
+TEST_P(BackendConformanceTest, RunsAxpyCorrectly) {
+  expectAxpy(runner->run(axpyTask(333, "t")), 333);
+}
+
+TEST_P(BackendConformanceTest, RunsZeroSizedTensors) {
+  expectAxpy(runner->run(axpyTask(0, "empty")), 0);
+}
+
+TEST_P(BackendConformanceTest, RunsConcurrentTasksOnOneExecutable) {
+  v1::Task task = axpyTask(4096, "shared");
+  std::vector<v1::TaskResult> results(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < results.size(); ++i)
+    threads.emplace_back([&, i] { results[i] = runner->run(task); });
+  for (std::thread &thread : threads)
+    thread.join();
+  for (const v1::TaskResult &result : results)
+    expectAxpy(result, 4096);
+  EXPECT_EQ(runner->loadedExecutables(), 1u);
+}
+
+TEST_P(BackendConformanceTest, NamesAMissingEntrySymbol) {
+  v1::Task task = axpyTask(8, "t");
+  task.mutable_record()->mutable_manifest()->set_entry_symbol("no_such_entry");
+  *task.mutable_executable() = digestOf("another executable");
+  v1::TaskResult result = runner->run(task);
+  EXPECT_NE(result.code(), 0);
+  EXPECT_NE(result.message().find("no_such_entry"), std::string::npos)
+      << result.message();
+}
+
+TEST_P(BackendConformanceTest, RefusesAGarbageArtifactWithoutCrashing) {
+  v1::Task task = axpyTask(8, "t");
+  std::string garbage(4096, '\x5a');
+  *task.mutable_record()->mutable_artifact() = blobs.add(garbage);
+  *task.mutable_executable() = digestOf("a garbage executable");
+  v1::TaskResult result = runner->run(task);
+  EXPECT_NE(result.code(), 0);
+  EXPECT_FALSE(result.message().empty());
+}
+
+TEST_P(BackendConformanceTest, RefusesAnotherTargetsExecutable) {
+  v1::Task task = axpyTask(8, "t");
+  task.mutable_record()->mutable_manifest()->set_target("no-such-target");
+  v1::TaskResult result = runner->run(task);
+  EXPECT_EQ(result.code(),
+            static_cast<int>(absl::StatusCode::kFailedPrecondition));
+  EXPECT_NE(result.message().find("no-such-target"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Backends, BackendConformanceTest,
+    ::testing::ValuesIn(backendsUnderTest()),
+    [](const ::testing::TestParamInfo<BackendUnderTest> &info) {
+      return info.param.name;
+    });
+
+} // namespace
+} // namespace kiln::agent
