@@ -64,6 +64,9 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
   {
     OpPassManager &func = pm.nest<func::FuncOp>();
+    // CSE merges the twin subviews bufferization leaves around each tile
+    // write, so canonicalization can drop the resulting self-copies.
+    func.addPass(createCSEPass());
     func.addPass(createCanonicalizerPass());
     func.addPass(memref::createFoldMemRefAliasOpsPass());
     func.addPass(createLowerVectorContracts());

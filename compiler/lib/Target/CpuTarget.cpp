@@ -39,7 +39,17 @@ public:
 
   void buildCodegenPipeline(mlir::OpPassManager &pm,
                             const v1::CompileOptions &) const override {
-    buildKilnCpuCodegenPipeline(pm, CpuCodegenOptions());
+    CpuCodegenOptions options;
+    // Size the matmul register tile to the vector register file: half of the
+    // registers hold accumulators, one vector-width row each.
+    if (features().find("+avx512f") != std::string::npos) {
+      options.registerTileM = 8; // 8 rows x 2 zmm = 16 of 32 zmm registers
+      options.registerTileN = 32;
+    } else if (features().find("+avx2") != std::string::npos) {
+      options.registerTileM = 6; // 6 rows x 2 ymm = 12 of 16 ymm registers
+      options.registerTileN = 16;
+    }
+    buildKilnCpuCodegenPipeline(pm, options);
   }
 
   absl::StatusOr<std::string>

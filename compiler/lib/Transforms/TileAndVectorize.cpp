@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -28,6 +29,15 @@ int64_t largestDivisorAtMost(int64_t extent, int64_t limit) {
     if (extent % size == 0)
       return size;
   return 1;
+}
+
+/// Largest power of two dividing `extent` that is at most `limit`: vector
+/// widths that are not powers of two split into poor code.
+int64_t largestPowerOfTwoDivisorAtMost(int64_t extent, int64_t limit) {
+  int64_t size = 1;
+  while (size * 2 <= limit && extent % (size * 2) == 0)
+    size *= 2;
+  return size;
 }
 
 /// Tiles `op` with `sizes` (one per loop; 0 = untiled) and returns the tiled
@@ -61,8 +71,11 @@ struct TileAndVectorizePass
       if (failed(tileAndVectorize(rewriter, op)))
         return signalPassFailure();
 
-    // Fold the vectorized multiply + reduction into vector.contract.
+    // Fold the vectorized multiply + reduction into vector.contract. Lowering
+    // broadcasting transfer_reads to explicit broadcasts first lets the
+    // contraction absorb them into its indexing maps (A: MxK, B: KxN).
     RewritePatternSet patterns(&getContext());
+    vector::populateVectorTransferPermutationMapLoweringPatterns(patterns);
     vector::populateVectorReductionToContractPatterns(patterns);
     vector::TransferReadOp::getCanonicalizationPatterns(patterns, &getContext());
     vector::TransferWriteOp::getCanonicalizationPatterns(patterns, &getContext());
@@ -84,7 +97,7 @@ struct TileAndVectorizePass
     cacheTile[n] = largestDivisorAtMost(ranges[n], cacheTileN);
     cacheTile[k] = largestDivisorAtMost(ranges[k], cacheTileK);
     registerTile[m] = largestDivisorAtMost(cacheTile[m], registerTileM);
-    registerTile[n] = largestDivisorAtMost(cacheTile[n], registerTileN);
+    registerTile[n] = largestPowerOfTwoDivisorAtMost(cacheTile[n], registerTileN);
     registerTile[k] = 1;
 
     FailureOr<linalg::LinalgOp> cacheTiled = tile(rewriter, op, cacheTile);
