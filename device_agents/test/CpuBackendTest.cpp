@@ -44,6 +44,7 @@ TEST_F(CpuBackendTest, DescribesTheHostAsOneCpuDevice) {
   EXPECT_FALSE(device.properties().at("cpu_model").empty());
   EXPECT_GT(std::stoi(device.properties().at("threads")), 0);
   EXPECT_FALSE(device.properties().at("arch").empty());
+  EXPECT_TRUE(device.properties().contains("cpu_features"));
 }
 
 TEST_F(CpuBackendTest, LoadsARealSharedObjectAndComputesAxpy) {

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <csignal>
@@ -208,6 +209,10 @@ int agentMain(int argc, char **argv, std::string_view kind,
     std::cout << agentUsage(program, kind, extraFlags);
     return 0;
   }
+  // Logs go to stderr, named after the agent, so that they stay apart from
+  // kilnd's when it runs local agents as children.
+  spdlog::set_default_logger(
+      spdlog::stderr_color_mt(absl::StrCat("agent-", std::string(kind))));
   spdlog::set_level(spdlog::level::from_str(commandLine->logLevel));
 
   // Block the shutdown signals in every thread (gRPC's included, so block

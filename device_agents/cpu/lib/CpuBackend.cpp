@@ -8,7 +8,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+
+#include <algorithm>
 
 #include <dlfcn.h>
 #include <fstream>
@@ -38,19 +41,39 @@ std::string hostArch() {
   return name.machine;
 }
 
-/// "model name" from /proc/cpuinfo, or "unknown".
-std::string cpuModel() {
+/// The value of the first /proc/cpuinfo line starting with `key`, or "".
+std::string cpuinfoField(absl::string_view key) {
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
   while (std::getline(cpuinfo, line)) {
     absl::string_view view = line;
-    if (!absl::ConsumePrefix(&view, "model name"))
+    if (!absl::ConsumePrefix(&view, key))
       continue;
     size_t colon = view.find(':');
-    if (colon != std::string_view::npos)
+    if (colon != absl::string_view::npos &&
+        absl::StripAsciiWhitespace(view.substr(0, colon)).empty())
       return std::string(absl::StripAsciiWhitespace(view.substr(colon + 1)));
   }
-  return "unknown";
+  return "";
+}
+
+/// The vector ISA extensions (of those code generators care about) this CPU
+/// has, space separated: artifacts built for more would die with SIGILL.
+std::string vectorFeatures() {
+  static constexpr const char *kInteresting[] = {
+      "sse4_2",     "avx",        "avx2",        "fma",     "f16c",
+      "avx512f",    "avx512bw",   "avx512vl",    "avx512dq", "avx512_vnni",
+      "avx512_bf16", "avx512_fp16", "amx_tile",   "amx_bf16", "asimd",
+      "sve"};
+  std::vector<std::string> flags =
+      absl::StrSplit(cpuinfoField("flags").empty() ? cpuinfoField("Features")
+                                                   : cpuinfoField("flags"),
+                     ' ', absl::SkipEmpty());
+  std::string features;
+  for (const char *name : kInteresting)
+    if (std::find(flags.begin(), flags.end(), name) != flags.end())
+      absl::StrAppend(&features, features.empty() ? "" : " ", name);
+  return features;
 }
 
 std::string dlerrorText() {
@@ -80,7 +103,9 @@ absl::StatusOr<std::vector<v1::Device>> CpuBackend::describeDevices() {
   v1::Device device;
   device.set_kind(std::string(kind()));
   auto &properties = *device.mutable_properties();
-  properties["cpu_model"] = cpuModel();
+  std::string model = cpuinfoField("model name");
+  properties["cpu_model"] = model.empty() ? "unknown" : model;
+  properties["cpu_features"] = vectorFeatures();
   properties["threads"] = absl::StrCat(std::thread::hardware_concurrency());
   properties["arch"] = hostArch();
   long pages = ::sysconf(_SC_PHYS_PAGES);

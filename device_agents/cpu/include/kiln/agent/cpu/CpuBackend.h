@@ -17,7 +17,8 @@ class CpuBackend : public DeviceBackend {
 public:
   std::string_view kind() const override { return "cpu"; }
 
-  /// One device: properties cpu_model, threads, arch, memory_bytes.
+  /// One device: properties cpu_model, cpu_features (vector ISA extensions),
+  /// threads, arch, memory_bytes.
   absl::StatusOr<std::vector<v1::Device>> describeDevices() override;
 
   /// FAILED_PRECONDITION when the manifest's format or triple is not for this
