@@ -26,6 +26,9 @@ void printUsage() {
                "  --target NAME        target (default: cpu)\n"
                "  --opt-level N        LLVM optimisation level 1..3 (default: 3)\n"
                "  --dump DIR           write the module after each stage to DIR\n"
+               "  --emit STAGE         print one stage to stdout instead of writing\n"
+               "                       an artifact: aten, linalg, llvm-dialect,\n"
+               "                       llvm-ir or asm (-o is then optional)\n"
                "  --help               this text\n";
 }
 
@@ -57,7 +60,7 @@ bool writeFile(const std::filesystem::path &path, const std::string &bytes) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string input, output, dumpDir;
+  std::string input, output, dumpDir, emitStage;
   kiln::compiler::CompileOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -77,6 +80,9 @@ int main(int argc, char **argv) {
       options.target = value();
     } else if (arg == "--opt-level") {
       options.options.set_opt_level(std::atoi(value().c_str()));
+    } else if (arg == "--emit") {
+      emitStage = value();
+      options.dumpStages = true;
     } else if (arg == "--dump") {
       dumpDir = value();
       options.dumpStages = true;
@@ -87,7 +93,7 @@ int main(int argc, char **argv) {
       input = arg;
     }
   }
-  if (input.empty() || output.empty()) {
+  if (input.empty() || (output.empty() && emitStage.empty())) {
     printUsage();
     return 2;
   }
@@ -98,6 +104,17 @@ int main(int argc, char **argv) {
   if (!compiled.ok()) {
     std::cerr << "kiln-compile: " << compiled.status() << "\n";
     return 1;
+  }
+  if (!emitStage.empty()) {
+    for (const auto &stage : compiled->stages) {
+      if (stage.stage == emitStage) {
+        std::cout << stage.text;
+        return 0;
+      }
+    }
+    std::cerr << "kiln-compile: unknown stage '" << emitStage
+              << "' (aten, linalg, llvm-dialect, llvm-ir, asm)\n";
+    return 2;
   }
   std::string manifest;
   google::protobuf::TextFormat::PrintToString(compiled->manifest, &manifest);

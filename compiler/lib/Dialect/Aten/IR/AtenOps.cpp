@@ -74,14 +74,6 @@ LogicalResult verifyDimList(Operation *op, ArrayRef<int64_t> dims,
 
 } // namespace
 
-LogicalResult ConstantOp::verify() {
-  auto type = cast<ShapedType>(getValue().getType());
-  if (type != getType())
-    return emitOpError() << "value type " << type
-                         << " differs from result type " << getType();
-  return success();
-}
-
 LogicalResult AddOp::verify() { return verifyBinary(*this); }
 LogicalResult SubOp::verify() { return verifyBinary(*this); }
 LogicalResult MulOp::verify() { return verifyBinary(*this); }

@@ -15,7 +15,8 @@ include "mlir/Interfaces/InferTypeOpInterface.td"
 // Constants
 //===----------------------------------------------------------------------===//
 
-def Aten_ConstantOp : Aten_Op<"constant", [ConstantLike, Pure]> {
+def Aten_ConstantOp : Aten_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
   let summary = "A literal tensor (scalar arguments become 0-d constants).";
   let description = [{
     Materialises a literal tensor. The importer uses it for scalar operands of
@@ -23,13 +24,12 @@ def Aten_ConstantOp : Aten_Op<"constant", [ConstantLike, Pure]> {
 
     Example:
     ```mlir
-    %0 = aten.constant dense<5.000000e-01> : tensor<f32> : tensor<f32>
+    %0 = aten.constant dense<5.000000e-01> : tensor<f32>
     ```
   }];
   let arguments = (ins ElementsAttr:$value);
   let results = (outs AnyStaticShapeTensor:$result);
-  let assemblyFormat = "$value attr-dict `:` type($result)";
-  let hasVerifier = 1;
+  let assemblyFormat = "attr-dict $value";
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,96 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+// Verifiers reject results PyTorch's meta functions would never produce.
+
+func.func @add_bad_broadcast(%a: tensor<2x3xf32>, %b: tensor<4xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{rhs dimension 0 (extent 4) does not broadcast to result extent 3}}
+  %0 = aten.add %a, %b : (tensor<2x3xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @add_wrong_result(%a: tensor<2x1xf32>, %b: tensor<1x3xf32>) -> tensor<2x1xf32> {
+  // expected-error @+1 {{rhs dimension 1 (extent 3) does not broadcast to result extent 1}}
+  %0 = aten.add %a, %b : (tensor<2x1xf32>, tensor<1x3xf32>) -> tensor<2x1xf32>
+  return %0 : tensor<2x1xf32>
+}
+
+// -----
+
+func.func @div_integer(%a: tensor<4xi64>) -> tensor<4xi64> {
+  // expected-error @+1 {{true division needs a floating-point result}}
+  %0 = aten.div %a, %a : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+func.func @mm_mismatch(%a: tensor<4x8xf32>, %b: tensor<7x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{contraction extents differ: 8 vs 7}}
+  %0 = aten.mm %a, %b : (tensor<4x8xf32>, tensor<7x16xf32>) -> tensor<4x16xf32>
+  return %0 : tensor<4x16xf32>
+}
+
+// -----
+
+func.func @bmm_batch(%a: tensor<2x4x8xf32>, %b: tensor<3x8x5xf32>) -> tensor<2x4x5xf32> {
+  // expected-error @+1 {{batch extents differ: 2 vs 3}}
+  %0 = aten.bmm %a, %b : (tensor<2x4x8xf32>, tensor<3x8x5xf32>) -> tensor<2x4x5xf32>
+  return %0 : tensor<2x4x5xf32>
+}
+
+// -----
+
+func.func @view_count(%a: tensor<2x3xf32>) -> tensor<7xf32> {
+  // expected-error @+1 {{element counts differ}}
+  %0 = aten.view %a : (tensor<2x3xf32>) -> tensor<7xf32>
+  return %0 : tensor<7xf32>
+}
+
+// -----
+
+func.func @permute_repeat(%a: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{dimension 0 appears twice}}
+  %0 = aten.permute %a {dims = array<i64: 0, 0>} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @softmax_dim(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %0 = aten.softmax %a {dim = 2 : i64} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @sum_shape(%a: tensor<2x3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{result shape does not match the reduction}}
+  %0 = aten.sum %a {dims = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @gelu_mode(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{approximate must be "none" or "tanh", got "fast"}}
+  %0 = aten.gelu %a {approximate = "fast"} : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @expand_bad(%a: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{input dimension 0 (extent 2) does not broadcast to result extent 4}}
+  %0 = aten.expand %a : (tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @layer_norm_stats(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{mean and rstd keep the normalised dims as extent 1}}
+  %0, %1, %2 = aten.native_layer_norm %a {normalized_rank = 1 : i64, eps = 1.0e-05 : f64} : (tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>)
+  return %0 : tensor<2x4xf32>
+}

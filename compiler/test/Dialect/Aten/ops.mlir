@@ -1,0 +1,64 @@
+// RUN: kiln-opt %s -split-input-file | kiln-opt | FileCheck %s
+// Round trip: every aten op prints and parses back to itself.
+
+// CHECK-LABEL: func @elementwise
+func.func @elementwise(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  // CHECK: aten.constant dense<5.000000e-01> : tensor<f32>
+  %half = aten.constant dense<0.5> : tensor<f32>
+  // CHECK: aten.add %{{.*}}, %{{.*}} {alpha = 2.000000e+00 : f64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %0 = aten.add %a, %b {alpha = 2.0 : f64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: aten.sub
+  %1 = aten.sub %0, %half : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  // CHECK: aten.mul
+  %2 = aten.mul %1, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: aten.div
+  %3 = aten.div %2, %half : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  // CHECK: aten.neg
+  %4 = aten.neg %3 : tensor<2x3xf32>
+  // CHECK: aten.relu
+  %5 = aten.relu %4 : tensor<2x3xf32>
+  // CHECK: aten.tanh
+  %6 = aten.tanh %5 : tensor<2x3xf32>
+  // CHECK: aten.sigmoid
+  %7 = aten.sigmoid %6 : tensor<2x3xf32>
+  // CHECK: aten.exp
+  %8 = aten.exp %7 : tensor<2x3xf32>
+  // CHECK: aten.gelu %{{.*}} {approximate = "tanh"}
+  %9 = aten.gelu %8 {approximate = "tanh"} : tensor<2x3xf32>
+  return %9 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @linear
+func.func @linear(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>,
+                  %p: tensor<2x4x8xf32>, %q: tensor<2x8x5xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>, tensor<2x4x5xf32>) {
+  // CHECK: aten.mm
+  %0 = aten.mm %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  // CHECK: aten.addmm {{.*}} {beta = 5.000000e-01 : f64}
+  %1 = aten.addmm %b, %x, %w {alpha = 1.0 : f64, beta = 0.5 : f64} : (tensor<16xf32>, tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  // CHECK: aten.bmm
+  %2 = aten.bmm %p, %q : (tensor<2x4x8xf32>, tensor<2x8x5xf32>) -> tensor<2x4x5xf32>
+  return %0, %1, %2 : tensor<4x16xf32>, tensor<4x16xf32>, tensor<2x4x5xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @shapes_and_reductions
+func.func @shapes_and_reductions(%x: tensor<2x3x4xf32>, %w: tensor<4xf32>) -> (tensor<6x4xf32>, tensor<2x4x3xf32>, tensor<5x2x3x4xf32>, tensor<2x1x4xf32>, tensor<4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
+  // CHECK: aten.view
+  %0 = aten.view %x : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+  // CHECK: aten.permute %{{.*}} {dims = array<i64: 0, 2, 1>}
+  %1 = aten.permute %x {dims = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+  // CHECK: aten.expand
+  %2 = aten.expand %x : (tensor<2x3x4xf32>) -> tensor<5x2x3x4xf32>
+  // CHECK: aten.sum %{{.*}} {dims = array<i64: 1>, keepdim = true}
+  %3 = aten.sum %x {dims = array<i64: 1>, keepdim = true} : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32>
+  // CHECK: aten.mean %{{.*}} {dims = array<i64: 0, 1>}
+  %4 = aten.mean %x {dims = array<i64: 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4xf32>
+  // CHECK: aten.softmax %{{.*}} {dim = 2 : i64}
+  %5 = aten.softmax %x {dim = 2 : i64} : tensor<2x3x4xf32>
+  // CHECK: aten.native_layer_norm %{{.*}}, weight %{{.*}} {eps = 1.000000e-05 : f64, normalized_rank = 1 : i64}
+  %6, %7, %8 = aten.native_layer_norm %x, weight %w {normalized_rank = 1 : i64, eps = 1.0e-05 : f64} : (tensor<2x3x4xf32>, tensor<4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x1xf32>, tensor<2x3x1xf32>)
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<6x4xf32>, tensor<2x4x3xf32>, tensor<5x2x3x4xf32>, tensor<2x1x4xf32>, tensor<4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>
+}

@@ -1,0 +1,53 @@
+// RUN: kiln-opt %s -split-input-file -kiln-tile-and-vectorize="register-tile-m=8 register-tile-n=32" -canonicalize -cse | FileCheck %s
+
+// Cache tiles (N 128, K 256; M fits whole), then an 8x32 register tile with
+// unit K vectorized into a vector.contract of an 8x1 by a 1x32 operand.
+// CHECK-LABEL: func @matmul
+// CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
+// CHECK-DAG: %[[C256:.+]] = arith.constant 256 : index
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[C256]] step %[[C128]]
+// CHECK:   scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C256]]
+// CHECK:     scf.for {{.*}} step %c8
+// CHECK:       scf.for {{.*}} step %c32
+// CHECK:         scf.for {{.*}} step %c1
+// CHECK:           vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK-NOT: linalg.matmul
+func.func @matmul(%a: tensor<64x512xf32>, %b: tensor<512x256xf32>, %c: tensor<64x256xf32>) -> tensor<64x256xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<64x512xf32>, tensor<512x256xf32>) outs(%c : tensor<64x256xf32>) -> tensor<64x256xf32>
+  return %0 : tensor<64x256xf32>
+}
+
+// -----
+
+// Extents with no nice divisor: the largest divisor for rows (5 of 100) and
+// the largest power of two for the vector width (4 of 100): every tile is
+// static, no masking.
+// CHECK-LABEL: func @odd_sizes
+// CHECK: vector.contract {{.*}} : vector<5x1xf32>, vector<1x4xf32> into vector<5x4xf32>
+func.func @odd_sizes(%a: tensor<100x100xf32>, %b: tensor<100x100xf32>, %c: tensor<100x100xf32>) -> tensor<100x100xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<100x100xf32>, tensor<100x100xf32>) outs(%c : tensor<100x100xf32>) -> tensor<100x100xf32>
+  return %0 : tensor<100x100xf32>
+}
+
+// -----
+
+// batch_matmul: batch tiled by 1, same register tile.
+// CHECK-LABEL: func @bmm
+// CHECK: scf.for
+// CHECK: vector.contract {{.*}} : vector<1x8x1xf32>, vector<1x1x32xf32> into vector<1x8x32xf32>
+// CHECK-NOT: linalg.batch_matmul
+func.func @bmm(%a: tensor<2x8x4xf32>, %b: tensor<2x4x32xf32>, %c: tensor<2x8x32xf32>) -> tensor<2x8x32xf32> {
+  %0 = linalg.batch_matmul ins(%a, %b : tensor<2x8x4xf32>, tensor<2x4x32xf32>) outs(%c : tensor<2x8x32xf32>) -> tensor<2x8x32xf32>
+  return %0 : tensor<2x8x32xf32>
+}
+
+// -----
+
+// Other linalg ops are left alone.
+// CHECK-LABEL: func @not_a_matmul
+// CHECK: linalg.transpose
+// CHECK-NOT: vector.
+func.func @not_a_matmul(%a: tensor<4x8xf32>, %c: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %0 = linalg.transpose ins(%a : tensor<4x8xf32>) outs(%c : tensor<8x4xf32>) permutation = [1, 0]
+  return %0 : tensor<8x4xf32>
+}
