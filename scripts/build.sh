@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 BUILD_DIR="${KILN_BUILD_DIR:-build}"
 JOBS="${KILN_JOBS:-$(nproc)}"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/kiln/ccache}"
+# Relative paths in cache keys: build folders and clones share entries.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   cmake -G Ninja -S . -B "$BUILD_DIR" \
     -DCMAKE_BUILD_TYPE=Release \
