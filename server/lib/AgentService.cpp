@@ -12,6 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <functional>
 #include <mutex>
 
 namespace kiln::server {
@@ -31,6 +32,19 @@ public:
   bool send(const v1::DaemonMessage &message) override {
     std::lock_guard<std::mutex> lock(mutex);
     return stream && stream->Write(message);
+  }
+
+  /// Runs `registerAgent` and, if it succeeds, writes `greeting`, all under
+  /// the write lock: no Task can reach the agent before its Registered.
+  /// Returns the registration's status; a failed write shows up as the end
+  /// of the stream on the next Read.
+  absl::Status greet(const v1::DaemonMessage &greeting,
+                     const std::function<absl::Status()> &registerAgent) {
+    std::lock_guard<std::mutex> lock(mutex);
+    absl::Status status = registerAgent();
+    if (status.ok() && stream)
+      stream->Write(greeting);
+    return status;
   }
 
   void detach() {
@@ -62,13 +76,12 @@ grpc::Status AgentService::Connect(grpc::ServerContext *context,
   std::vector<v1::Device> devices(registration.devices().begin(),
                                   registration.devices().end());
 
-  // Answer first so the agent hears Registered before any Task.
   v1::DaemonMessage registered;
   registered.mutable_registered()->set_heartbeat_interval_ms(
       registry.heartbeatInterval().count());
-  if (!link->send(registered))
-    return toGrpcStatus(absl::UnavailableError("agent stream closed"));
-  if (absl::Status status = registry.addAgent(session, devices); !status.ok()) {
+  absl::Status status = link->greet(
+      registered, [&] { return registry.addAgent(session, devices); });
+  if (!status.ok()) {
     spdlog::error("agent registration from {} refused: {}", context->peer(),
                   std::string(status.message()));
     link->detach();

@@ -64,9 +64,9 @@ void LocalAgents::spawn(Child &child) {
     argv.push_back(arg.data());
   argv.push_back(nullptr);
 
-  // kilnd blocks SIGTERM/SIGINT for sigwait(); the child gets them back, and
-  // its own process group so a terminal's Ctrl-C reaches only kilnd, which
-  // then stops the agents in order.
+  // kilnd blocks SIGTERM/SIGINT for sigwait(); the child gets them back. It
+  // stays in kilnd's process group, so whoever kills that group (a test
+  // harness, a service manager) reaches the agents too.
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t none, defaults;
@@ -76,10 +76,8 @@ void LocalAgents::spawn(Child &child) {
   sigaddset(&defaults, SIGINT);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF |
-                                      POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
   int error = posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), environ);
   posix_spawnattr_destroy(&attr);

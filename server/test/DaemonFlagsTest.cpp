@@ -1,0 +1,81 @@
+//===- DaemonFlagsTest.cpp - kilnd's command line -------------------------===//
+//
+// This file implements tests for the flag parser and --help text.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/Daemon.h"
+#include "kiln/server/DaemonFlags.h"
+
+#include <gtest/gtest.h>
+
+namespace kiln::server {
+namespace {
+
+absl::StatusOr<DaemonFlags> parse(std::vector<const char *> args) {
+  args.insert(args.begin(), "kilnd");
+  return parseDaemonFlags(static_cast<int>(args.size()), args.data());
+}
+
+TEST(DaemonFlagsTest, DefaultsNeedNoFlags) {
+  absl::StatusOr<DaemonFlags> flags = parse({});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->listen, "127.0.0.1:50051");
+  EXPECT_EQ(flags->localAgentKinds(), std::vector<std::string>{"cpu"});
+  EXPECT_EQ(flags->heartbeatMs, 1000);
+  EXPECT_EQ(flags->executeTimeoutS, 300);
+  EXPECT_EQ(flags->deviceWaitS, 15);
+  EXPECT_GE(flags->compileWorkers, 1u);
+  EXPECT_NE(flags->cacheDir.find(".cache/kiln/daemon"), std::string::npos);
+  EXPECT_FALSE(flags->agentBinDir.empty());
+}
+
+TEST(DaemonFlagsTest, ParsesBothForms) {
+  absl::StatusOr<DaemonFlags> flags =
+      parse({"--listen", "127.0.0.1:0", "--port-file=/tmp/p",
+             "--local-agents=none", "--compile-workers", "3",
+             "--heartbeat-ms=250", "--log-level", "debug"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->listen, "127.0.0.1:0");
+  EXPECT_EQ(flags->portFile, "/tmp/p");
+  EXPECT_TRUE(flags->localAgentKinds().empty());
+  EXPECT_EQ(flags->compileWorkers, 3u);
+  EXPECT_EQ(flags->heartbeatMs, 250);
+  EXPECT_EQ(flags->logLevel, "debug");
+}
+
+TEST(DaemonFlagsTest, UnknownFlagFailsClearly) {
+  absl::StatusOr<DaemonFlags> flags = parse({"--lisen", "x"});
+  EXPECT_EQ(flags.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(flags.status().message(),
+            "unknown flag '--lisen' (see kilnd --help)");
+}
+
+TEST(DaemonFlagsTest, BadValuesFail) {
+  EXPECT_FALSE(parse({"--compile-workers=0"}).ok());
+  EXPECT_FALSE(parse({"--execute-timeout-s=soon"}).ok());
+  EXPECT_FALSE(parse({"--log-level=loud"}).ok());
+  EXPECT_FALSE(parse({"--listen"}).ok());
+  EXPECT_FALSE(parse({"positional"}).ok());
+}
+
+TEST(DaemonFlagsTest, HelpListsEveryFlagWithItsDefault) {
+  std::string help = daemonFlagsHelp();
+  for (const char *flag :
+       {"--listen", "--port-file", "--cache-dir", "--local-agents",
+        "--agent-bin-dir", "--compile-workers", "--execute-timeout-s",
+        "--device-wait-s", "--heartbeat-ms", "--log-level", "--help"})
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+  EXPECT_NE(help.find("(default: 127.0.0.1:50051)"), std::string::npos);
+  EXPECT_NE(help.find("(default: 1000)"), std::string::npos);
+  EXPECT_TRUE(parse({"--help"})->help);
+}
+
+TEST(DaemonFlagsTest, LocalDialAddress) {
+  EXPECT_EQ(localDialAddress("0.0.0.0:0", 4242), "127.0.0.1:4242");
+  EXPECT_EQ(localDialAddress("127.0.0.1:0", 4242), "127.0.0.1:4242");
+  EXPECT_EQ(localDialAddress("[::]:50051", 50051), "[::1]:50051");
+  EXPECT_EQ(localDialAddress("10.0.0.5:7", 7), "10.0.0.5:7");
+}
+
+} // namespace
+} // namespace kiln::server

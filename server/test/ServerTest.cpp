@@ -1,0 +1,316 @@
+//===- ServerTest.cpp - kilnd's services over real loopback gRPC ----------===//
+//
+// This file implements end-to-end tests of KilnServer in process: a fake
+// compiler, a fake agent dialing Agent.Connect, and stubs for each service.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/KilnServer.h"
+
+#include "FakeCompiler.h"
+#include "TestUtil.h"
+#include "kiln/common/Digest.h"
+#include "kiln/common/TensorTypes.h"
+#include "kiln/server/DeviceRegistry.h"
+#include "kiln/v1/agent.grpc.pb.h"
+#include "kiln/v1/blobs.grpc.pb.h"
+#include "kiln/v1/compiler.grpc.pb.h"
+#include "kiln/v1/devices.grpc.pb.h"
+#include "kiln/v1/executor.grpc.pb.h"
+
+#include <grpcpp/create_channel.h>
+#include <grpcpp/security/credentials.h>
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace kiln::server {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::f32;
+using testing::FakeCompiler;
+using testing::linearGraph;
+using testing::TempDir;
+
+/// An agent over a real Connect stream: answers each Task with zero-filled
+/// outputs of the manifest's types.
+class GrpcFakeAgent {
+public:
+  GrpcFakeAgent(std::shared_ptr<grpc::Channel> channel, std::string id)
+      : stub(v1::Agent::NewStub(channel)) {
+    stream = stub->Connect(&context);
+    v1::AgentMessage hello;
+    hello.mutable_register_()->set_agent_id(id);
+    hello.mutable_register_()->add_devices()->set_kind("cpu");
+    EXPECT_TRUE(stream->Write(hello));
+    v1::DaemonMessage registered;
+    EXPECT_TRUE(stream->Read(&registered));
+    EXPECT_TRUE(registered.has_registered());
+    loop = std::thread([this] { serve(); });
+  }
+  ~GrpcFakeAgent() { disconnect(); }
+
+  void disconnect() {
+    if (!loop.joinable())
+      return;
+    context.TryCancel();
+    loop.join();
+  }
+
+private:
+  void serve() {
+    v1::DaemonMessage message;
+    while (stream->Read(&message)) {
+      const v1::Task &task = message.task();
+      v1::AgentMessage reply;
+      v1::TaskResult &result = *reply.mutable_result();
+      result.set_task_id(task.task_id());
+      for (const v1::ManifestArgument &output :
+           task.record().manifest().outputs()) {
+        v1::Tensor *tensor = result.add_outputs();
+        *tensor->mutable_type() = output.type();
+        tensor->set_data(std::string(*byteSize(output.type()), '\0'));
+      }
+      result.mutable_timings()->set_run_us(7);
+      if (!stream->Write(reply))
+        break;
+    }
+  }
+
+  std::unique_ptr<v1::Agent::Stub> stub;
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::DaemonMessage>>
+      stream;
+  std::thread loop;
+};
+
+class ServerTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ServerOptions options;
+    options.listenAddress = "127.0.0.1:0";
+    options.cacheDir = temp.path();
+    options.compileWorkers = 2;
+    options.deviceWait = 100ms;
+    options.heartbeatInterval = 60s;
+    options.compiler = fake.function();
+    options.compilerBuildId = "test-build";
+    options.supportedTargets = {"cpu"};
+    absl::StatusOr<std::unique_ptr<KilnServer>> started =
+        KilnServer::start(options);
+    ASSERT_TRUE(started.ok()) << started.status();
+    server = std::move(*started);
+    ASSERT_GT(server->port(), 0);
+    channel = grpc::CreateChannel(absl::StrCat("127.0.0.1:", server->port()),
+                                  grpc::InsecureChannelCredentials());
+    blobs = v1::Blobs::NewStub(channel);
+    compiler = v1::Compiler::NewStub(channel);
+    executor = v1::Executor::NewStub(channel);
+    devices = v1::Devices::NewStub(channel);
+  }
+
+  v1::Digest upload(const std::string &bytes, size_t chunk = 1 << 20) {
+    v1::Digest digest = digestOf(bytes);
+    grpc::ClientContext context;
+    v1::WriteResponse response;
+    auto writer = blobs->Write(&context, &response);
+    size_t offset = 0;
+    do {
+      v1::WriteRequest request;
+      if (offset == 0)
+        *request.mutable_digest() = digest;
+      request.set_offset(offset);
+      request.set_data(bytes.substr(offset, chunk));
+      offset += chunk;
+      request.set_finish_write(offset >= bytes.size());
+      writer->Write(request);
+    } while (offset < bytes.size());
+    writer->WritesDone();
+    grpc::Status status = writer->Finish();
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.committed_size(), digest.size_bytes());
+    return digest;
+  }
+
+  grpc::Status compile(const v1::Graph &graph, v1::CompileResponse &response,
+                       const std::string &target = "cpu") {
+    grpc::ClientContext context;
+    v1::CompileRequest request;
+    *request.mutable_graph() = graph;
+    request.set_target(target);
+    return compiler->Compile(&context, request, &response);
+  }
+
+  TempDir temp;
+  FakeCompiler fake;
+  std::unique_ptr<KilnServer> server;
+  std::shared_ptr<grpc::Channel> channel;
+  std::unique_ptr<v1::Blobs::Stub> blobs;
+  std::unique_ptr<v1::Compiler::Stub> compiler;
+  std::unique_ptr<v1::Executor::Stub> executor;
+  std::unique_ptr<v1::Devices::Stub> devices;
+  const std::string weights = std::string(16 * 4 * 4, '\1');
+};
+
+TEST_F(ServerTest, BlobsRoundTripInChunks) {
+  std::string bytes(3 * (1 << 20) + 5, 'k');
+  v1::Digest digest = upload(bytes);
+  grpc::ClientContext findContext;
+  v1::FindMissingRequest find;
+  *find.add_digests() = digest;
+  *find.add_digests() = digestOf("absent");
+  v1::FindMissingResponse missing;
+  ASSERT_TRUE(blobs->FindMissing(&findContext, find, &missing).ok());
+  ASSERT_EQ(missing.missing_digests_size(), 1);
+  EXPECT_EQ(missing.missing_digests(0).hash(), digestOf("absent").hash());
+
+  grpc::ClientContext readContext;
+  v1::ReadRequest read;
+  *read.mutable_digest() = digest;
+  auto reader = blobs->Read(&readContext, read);
+  std::string back;
+  v1::ReadResponse chunk;
+  int chunks = 0;
+  while (reader->Read(&chunk)) {
+    EXPECT_LE(chunk.data().size(), 1u << 20);
+    back += chunk.data();
+    ++chunks;
+  }
+  ASSERT_TRUE(reader->Finish().ok());
+  EXPECT_EQ(chunks, 4);
+  EXPECT_TRUE(back == bytes);
+}
+
+TEST_F(ServerTest, BlobWriteRejectsMismatchAndOutOfOrderChunks) {
+  grpc::ClientContext context;
+  v1::WriteResponse response;
+  auto writer = blobs->Write(&context, &response);
+  v1::WriteRequest request;
+  *request.mutable_digest() = digestOf("expected");
+  request.set_offset(3); // not where the blob starts
+  request.set_data("expected");
+  request.set_finish_write(true);
+  writer->Write(request);
+  writer->WritesDone();
+  grpc::Status status = writer->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("offset"), std::string::npos);
+}
+
+TEST_F(ServerTest, CompileChecksTargetAndParameters) {
+  v1::CompileResponse response;
+  grpc::Status unknownTarget =
+      compile(linearGraph(2, 16, 4, digestOf(weights)), response, "tpu");
+  EXPECT_EQ(unknownTarget.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(unknownTarget.error_message().find("'tpu'"), std::string::npos);
+
+  grpc::Status missing = compile(linearGraph(2, 16, 4, digestOf(weights)),
+                                 response);
+  EXPECT_EQ(missing.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(missing.error_message().find(digestOf(weights).hash()),
+            std::string::npos);
+  EXPECT_EQ(fake.calls.load(), 0);
+}
+
+TEST_F(ServerTest, CompileThenExecute) {
+  v1::Digest w = upload(weights);
+  v1::CompileResponse compiled;
+  grpc::Status status = compile(linearGraph(2, 16, 4, w), compiled);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_FALSE(compiled.cache_hit());
+  EXPECT_EQ(compiled.compile_key().size(), 64u);
+  v1::CompileResponse again;
+  ASSERT_TRUE(compile(linearGraph(2, 16, 4, w), again).ok());
+  EXPECT_TRUE(again.cache_hit());
+  EXPECT_EQ(again.executable().hash(), compiled.executable().hash());
+
+  GrpcFakeAgent agent(channel, "fake");
+  grpc::ClientContext listContext;
+  v1::ListDevicesRequest list;
+  list.set_kind("cpu");
+  v1::ListDevicesResponse listed;
+  ASSERT_TRUE(devices->ListDevices(&listContext, list, &listed).ok());
+  ASSERT_EQ(listed.devices_size(), 1);
+  EXPECT_EQ(listed.devices(0).id(), "fake/0");
+
+  v1::ExecuteRequest request;
+  *request.mutable_executable() = compiled.executable();
+  *request.add_parameters() = w;
+  v1::Tensor *x = request.add_inputs();
+  *x->mutable_type() = f32({2, 16});
+  x->set_data(std::string(2 * 16 * 4, '\0'));
+  grpc::ClientContext executeContext;
+  v1::ExecuteResponse response;
+  status = executor->Execute(&executeContext, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.device_id(), "fake/0");
+  ASSERT_EQ(response.outputs_size(), 1);
+  EXPECT_EQ(response.outputs(0).data().size(), 2u * 4 * 4);
+  EXPECT_EQ(response.timings().run_us(), 7);
+  EXPECT_GT(response.timings().total_us(), 0);
+
+  // A wrong input shape is named precisely.
+  *x->mutable_type() = f32({3, 16});
+  grpc::ClientContext badContext;
+  status = executor->Execute(&badContext, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "input 0 ('x'): expected f32[2, 16], got f32[3, 16]");
+  // Short inline data.
+  *x->mutable_type() = f32({2, 16});
+  x->set_data("abc");
+  grpc::ClientContext shortContext;
+  status = executor->Execute(&shortContext, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(ServerTest, ExecuteErrors) {
+  v1::Digest w = upload(weights);
+  v1::CompileResponse compiled;
+  ASSERT_TRUE(compile(linearGraph(2, 16, 4, w), compiled).ok());
+  v1::ExecuteRequest request;
+  *request.mutable_executable() = digestOf("no such executable");
+  grpc::ClientContext unknownContext;
+  v1::ExecuteResponse response;
+  grpc::Status status = executor->Execute(&unknownContext, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_NE(status.error_message().find(digestOf("no such executable").hash()),
+            std::string::npos);
+
+  *request.mutable_executable() = compiled.executable();
+  grpc::ClientContext countContext;
+  status = executor->Execute(&countContext, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  *request.add_parameters() = digestOf(std::string(weights.size(), '\2'));
+  v1::Tensor *x = request.add_inputs();
+  *x->mutable_type() = f32({2, 16});
+  x->set_data(std::string(2 * 16 * 4, '\0'));
+  grpc::ClientContext missingContext;
+  status = executor->Execute(&missingContext, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+
+  *request.mutable_parameters(0) = digestOf("wrong size");
+  grpc::ClientContext sizeContext;
+  status = executor->Execute(&sizeContext, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+
+  // Valid request, but no agent: UNAVAILABLE after the device wait.
+  *request.mutable_parameters(0) = w;
+  grpc::ClientContext noDeviceContext;
+  status = executor->Execute(&noDeviceContext, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_EQ(status.error_message(), "no device of kind 'cpu' is registered");
+}
+
+TEST_F(ServerTest, AgentDisconnectRemovesItsDevices) {
+  {
+    GrpcFakeAgent agent(channel, "short-lived");
+    EXPECT_EQ(server->deviceRegistry().listDevices("").size(), 1u);
+  }
+  EXPECT_TRUE(testing::eventually(
+      [&] { return server->deviceRegistry().listDevices("").empty(); }));
+}
+
+} // namespace
+} // namespace kiln::server
