@@ -88,28 +88,56 @@ struct TileAndVectorizePass
     bool batched = isa<linalg::BatchMatmulOp>(op);
     // Loops are (m, n, k), with a leading batch loop for batch_matmul.
     size_t m = batched ? 1 : 0, n = m + 1, k = m + 2;
-    SmallVector<int64_t> cacheTile(ranges.size(), 0), registerTile(ranges.size(), 0);
-    if (batched) {
-      cacheTile[0] = 1;
-      registerTile[0] = 1;
-    }
-    cacheTile[m] = largestDivisorAtMost(ranges[m], cacheTileM);
-    cacheTile[n] = largestDivisorAtMost(ranges[n], cacheTileN);
-    cacheTile[k] = largestDivisorAtMost(ranges[k], cacheTileK);
-    registerTile[m] = largestDivisorAtMost(cacheTile[m], registerTileM);
-    registerTile[n] = largestPowerOfTwoDivisorAtMost(cacheTile[n], registerTileN);
-    registerTile[k] = 1;
+    auto sizes = [&](int64_t mSize, int64_t nSize, int64_t kSize) {
+      SmallVector<int64_t> tile(ranges.size(), 0);
+      if (batched)
+        tile[0] = 1;
+      tile[m] = mSize;
+      tile[n] = nSize;
+      tile[k] = kSize;
+      return tile;
+    };
+    int64_t cacheN = largestDivisorAtMost(ranges[n], cacheTileN);
+    int64_t cacheK = largestDivisorAtMost(ranges[k], cacheTileK);
+    int64_t cacheM = largestDivisorAtMost(ranges[m], cacheTileM);
+    int64_t registerM = largestDivisorAtMost(cacheM, registerTileM);
+    int64_t registerN = largestPowerOfTwoDivisorAtMost(cacheN, registerTileN);
 
-    FailureOr<linalg::LinalgOp> cacheTiled = tile(rewriter, op, cacheTile);
-    if (failed(cacheTiled))
-      return op.emitOpError("cache tiling failed");
+    // 1. An (N, K) panel of B per iteration...
+    FailureOr<linalg::LinalgOp> panel = tile(rewriter, op, sizes(0, cacheN, cacheK));
+    if (failed(panel))
+      return op.emitOpError("panel tiling failed");
+    // 2. ...copied to a dense buffer when it is a strided sub-block, so the
+    // rows the register tile streams are close together instead of one B
+    // row apart (which aliases into a few L1 sets). The copy is reused by
+    // every row block below.
+    if (cacheN < ranges[n])
+      packRhs(rewriter, *panel);
+    // 3. Row blocks of A, then the register tile with unit K.
+    FailureOr<linalg::LinalgOp> block =
+        tile(rewriter, *panel, sizes(cacheM, 0, 0));
+    if (failed(block))
+      return panel->emitOpError("row-block tiling failed");
     FailureOr<linalg::LinalgOp> registerTiled =
-        tile(rewriter, *cacheTiled, registerTile);
+        tile(rewriter, *block, sizes(registerM, registerN, 1));
     if (failed(registerTiled))
-      return cacheTiled->emitOpError("register tiling failed");
+      return block->emitOpError("register tiling failed");
     if (failed(linalg::vectorize(rewriter, *registerTiled)))
       return registerTiled->emitOpError("vectorization failed");
     return success();
+  }
+
+  /// Replaces the right-hand operand of `op` by a dense copy of it.
+  void packRhs(RewriterBase &rewriter, linalg::LinalgOp op) {
+    OpOperand *rhs = op.getDpsInputOperand(1);
+    auto type = cast<RankedTensorType>(rhs->get().getType());
+    rewriter.setInsertionPoint(op);
+    Location loc = op.getLoc();
+    Value empty = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
+                                                   type.getElementType());
+    Value copy =
+        rewriter.create<linalg::CopyOp>(loc, rhs->get(), empty).getResult(0);
+    rewriter.modifyOpInPlace(op, [&] { rhs->set(copy); });
   }
 };
 

@@ -1,12 +1,15 @@
 // RUN: kiln-opt %s -split-input-file -kiln-tile-and-vectorize="register-tile-m=8 register-tile-n=32" -canonicalize -cse | FileCheck %s
 
-// Cache tiles (N 128, K 256; M fits whole), then an 8x32 register tile with
-// unit K vectorized into a vector.contract of an 8x1 by a 1x32 operand.
+// (N 128, K 256) panels of B, each copied to a dense buffer because it is a
+// strided sub-block of B, then row blocks (M fits whole) and an 8x32
+// register tile with unit K vectorized into a vector.contract of an 8x1 by a
+// 1x32 operand.
 // CHECK-LABEL: func @matmul
 // CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
 // CHECK-DAG: %[[C256:.+]] = arith.constant 256 : index
 // CHECK: scf.for %{{.+}} = %{{.+}} to %[[C256]] step %[[C128]]
 // CHECK:   scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C256]]
+// CHECK:     %[[PANEL:.+]] = linalg.copy ins(%{{.+}} : tensor<256x128xf32>)
 // CHECK:     scf.for {{.*}} step %c8
 // CHECK:       scf.for {{.*}} step %c32
 // CHECK:         scf.for {{.*}} step %c1
@@ -31,8 +34,10 @@ func.func @odd_sizes(%a: tensor<100x100xf32>, %b: tensor<100x100xf32>, %c: tenso
 
 // -----
 
-// batch_matmul: batch tiled by 1, same register tile.
+// batch_matmul: batch tiled by 1, same register tile; B rows are already
+// dense (N fits one panel), so nothing is copied.
 // CHECK-LABEL: func @bmm
+// CHECK-NOT: linalg.copy
 // CHECK: scf.for
 // CHECK: vector.contract {{.*}} : vector<1x8x1xf32>, vector<1x1x32xf32> into vector<1x8x32xf32>
 // CHECK-NOT: linalg.batch_matmul
