@@ -24,7 +24,7 @@ client_py/setup_venv.sh
 log "pytest"
 rc=0
 # shellcheck disable=SC2086
-"$KILN_VENV/bin/python" -m pytest client_py/tests tests ${PYTEST_ARGS:-} || rc=$?
+"$KILN_VENV/bin/python" -m pytest --rootdir "$PWD" client_py/tests tests ${PYTEST_ARGS:-} || rc=$?
 if [ "$rc" -eq 5 ]; then
   log "pytest collected no tests: failing"
   exit 1
