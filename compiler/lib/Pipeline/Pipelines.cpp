@@ -69,13 +69,20 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
     func.addPass(createCSEPass());
     func.addPass(createCanonicalizerPass());
     func.addPass(memref::createFoldMemRefAliasOpsPass());
+    // Folding subviews gives the accumulator's read and write their own
+    // (identical) index computations: merge them so hoisting sees one slot.
+    func.addPass(createCSEPass());
     func.addPass(createLowerVectorContracts());
     func.addPass(createInsertDeallocs());
     func.addPass(createConvertLinalgToLoopsPass());
     func.addPass(createCanonicalizerPass());
   }
 
-  pm.addPass(createConvertVectorToSCFPass());
+  // Fully unrolled: n-D transfers become 1-D ones in place, never a stack
+  // temporary (an alloca per loop iteration overflows the stack).
+  VectorTransferToSCFOptions vectorToSCF;
+  vectorToSCF.enableFullUnroll(true);
+  pm.addPass(createConvertVectorToSCFPass(vectorToSCF));
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
