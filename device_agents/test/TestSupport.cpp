@@ -97,13 +97,15 @@ v1::ExecutableRecord axpyRecord(int n, const std::string &artifactBytes) {
 
 std::string floatBytes(const std::vector<float> &values) {
   std::string bytes(values.size() * sizeof(float), '\0');
-  std::memcpy(bytes.data(), values.data(), bytes.size());
+  if (!bytes.empty())
+    std::memcpy(bytes.data(), values.data(), bytes.size());
   return bytes;
 }
 
 std::vector<float> bytesToFloats(const std::string &bytes) {
   std::vector<float> values(bytes.size() / sizeof(float));
-  std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
+  if (!values.empty())
+    std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
   return values;
 }
 

@@ -170,7 +170,7 @@ public:
       return absl::DataLossError(
           absl::StrCat("blob ", formatDigest(digest),
                        " is longer than its digest says"));
-    if (out)
+    if (out && !chunk.empty())
       std::memcpy(out + offset, chunk.data(), chunk.size());
     offset += static_cast<int64_t>(chunk.size());
     sha.update(chunk);
