@@ -68,6 +68,7 @@ void registerKilnDialects(DialectRegistry &registry) {
 
 void registerKilnPasses() {
   registerConvertAtenToLinalg();
+  registerFuseElementwise();
   registerTileAndVectorize();
   registerLowerVectorContracts();
   registerInsertDeallocs();

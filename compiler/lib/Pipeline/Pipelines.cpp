@@ -42,7 +42,7 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
                                  const CpuCodegenOptions &options) {
   {
     OpPassManager &func = pm.nest<func::FuncOp>();
-    func.addPass(createLinalgElementwiseOpFusionPass());
+    func.addPass(createFuseElementwise());
     func.addPass(createCanonicalizerPass());
     if (options.vectorizeMatmul) {
       TileAndVectorizeOptions tiling;

@@ -8,6 +8,19 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
+  let summary = "Fuse elementwise producers into elementwise consumers, never into reductions";
+  let description = [{
+    Fuses a linalg.generic producer into a consumer only when the consumer is
+    all-parallel and reads the producer through a permutation: every fused
+    element is then computed exactly once. Upstream's
+    linalg-fuse-elementwise-ops also fuses into reductions and propagates
+    reshapes, which turns matmuls into generic contractions and recomputes an
+    expensive producer (erf, exp) once per reduced element.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect"];
+}
+
 def TileAndVectorize : Pass<"kiln-tile-and-vectorize", "mlir::func::FuncOp"> {
   let summary = "Tile matmul-like linalg ops for cache and registers, then vectorize";
   let description = [{
