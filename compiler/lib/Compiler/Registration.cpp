@@ -69,6 +69,7 @@ void registerKilnDialects(DialectRegistry &registry) {
 void registerKilnPasses() {
   registerConvertAtenToLinalg();
   registerFuseElementwise();
+  registerApproximateMath();
   registerTileAndVectorize();
   registerLowerVectorContracts();
   registerInsertDeallocs();

@@ -43,6 +43,7 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
   {
     OpPassManager &func = pm.nest<func::FuncOp>();
     func.addPass(createFuseElementwise());
+    func.addPass(createApproximateMath());
     func.addPass(createCanonicalizerPass());
     if (options.vectorizeMatmul) {
       TileAndVectorizeOptions tiling;

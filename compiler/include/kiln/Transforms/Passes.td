@@ -21,6 +21,17 @@ def FuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def ApproximateMath : Pass<"kiln-approximate-math", "mlir::func::FuncOp"> {
+  let summary = "Replace transcendental math ops by vectorizable polynomial approximations";
+  let description = [{
+    tanh, erf, exp (and the other ops MLIR approximates) become arithmetic
+    (range reduction plus polynomials, float32-accurate), so loops holding
+    them vectorize instead of calling scalar libm functions per element.
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect", "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
+}
+
 def TileAndVectorize : Pass<"kiln-tile-and-vectorize", "mlir::func::FuncOp"> {
   let summary = "Tile matmul-like linalg ops for cache and registers, then vectorize";
   let description = [{

@@ -1,0 +1,32 @@
+//===- ApproximateMath.cpp - the kiln-approximate-math pass ---------------===//
+//
+// This file implements the replacement of transcendental math ops by MLIR's
+// polynomial approximations, which vectorize where libm calls do not.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Transforms/Passes.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_APPROXIMATEMATH
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+struct ApproximateMathPass
+    : kiln::impl::ApproximateMathBase<ApproximateMathPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateMathPolynomialApproximationPatterns(patterns);
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
