@@ -43,9 +43,12 @@ int64_t largestPowerOfTwoDivisorAtMost(int64_t extent, int64_t limit) {
 /// Tiles `op` with `sizes` (one per loop; 0 = untiled) and returns the tiled
 /// op, replacing the original's uses.
 FailureOr<linalg::LinalgOp> tile(RewriterBase &rewriter, linalg::LinalgOp op,
-                                 ArrayRef<int64_t> sizes) {
+                                 ArrayRef<int64_t> sizes,
+                                 ArrayRef<int64_t> interchange = {}) {
   scf::SCFTilingOptions options;
   options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
+  if (!interchange.empty())
+    options.setInterchange(interchange);
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> result = scf::tileUsingSCF(
       rewriter, cast<TilingInterface>(op.getOperation()), options);
@@ -113,13 +116,17 @@ struct TileAndVectorizePass
     // every row block below.
     if (cacheN < ranges[n])
       packRhs(rewriter, *panel);
-    // 3. Row blocks of A, then the register tile with unit K.
+    // 3. Row blocks of A, then the register tile with unit K, columns
+    // outermost: one NR-wide strip of the panel stays in L1 while every row
+    // tile of the block streams past it.
     FailureOr<linalg::LinalgOp> block =
         tile(rewriter, *panel, sizes(cacheM, 0, 0));
     if (failed(block))
       return panel->emitOpError("row-block tiling failed");
+    SmallVector<int64_t> columnsFirst =
+        batched ? SmallVector<int64_t>{0, 2, 1, 3} : SmallVector<int64_t>{1, 0, 2};
     FailureOr<linalg::LinalgOp> registerTiled =
-        tile(rewriter, *block, sizes(registerM, registerN, 1));
+        tile(rewriter, *block, sizes(registerM, registerN, 1), columnsFirst);
     if (failed(registerTiled))
       return block->emitOpError("register tiling failed");
     if (failed(linalg::vectorize(rewriter, *registerTiled)))

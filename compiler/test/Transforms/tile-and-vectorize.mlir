@@ -2,16 +2,17 @@
 
 // (N 128, K 256) panels of B, each copied to a dense buffer because it is a
 // strided sub-block of B, then row blocks (M fits whole) and an 8x32
-// register tile with unit K vectorized into a vector.contract of an 8x1 by a
-// 1x32 operand.
+// register tile with unit K, columns outermost (one 32-wide strip of the
+// panel stays in L1 across the row tiles), vectorized into a vector.contract
+// of an 8x1 by a 1x32 operand.
 // CHECK-LABEL: func @matmul
 // CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
 // CHECK-DAG: %[[C256:.+]] = arith.constant 256 : index
 // CHECK: scf.for %{{.+}} = %{{.+}} to %[[C256]] step %[[C128]]
 // CHECK:   scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C256]]
 // CHECK:     %[[PANEL:.+]] = linalg.copy ins(%{{.+}} : tensor<256x128xf32>)
-// CHECK:     scf.for {{.*}} step %c8
-// CHECK:       scf.for {{.*}} step %c32
+// CHECK:     scf.for {{.*}} step %c32
+// CHECK:       scf.for {{.*}} step %c8
 // CHECK:         scf.for {{.*}} step %c1
 // CHECK:           vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 // CHECK-NOT: linalg.matmul
