@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/AgentSession.h"
 
-#include "kiln/agent/WorkerPool.h"
+#include "kiln/common/WorkerPool.h"
 #include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"

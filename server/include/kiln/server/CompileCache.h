@@ -9,7 +9,7 @@
 
 #include "kiln/Compiler/Compile.h"
 #include "kiln/server/ContentStore.h"
-#include "kiln/server/WorkerPool.h"
+#include "kiln/common/WorkerPool.h"
 #include "kiln/v1/executable.pb.h"
 #include "kiln/v1/tensor.pb.h"
 

@@ -3,11 +3,11 @@
 // This file implements WorkerPool.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/WorkerPool.h"
+#include "kiln/common/WorkerPool.h"
 
 #include <algorithm>
 
-namespace kiln::server {
+namespace kiln {
 
 WorkerPool::WorkerPool(unsigned threads) {
   threads = std::max(1u, threads);
@@ -54,4 +54,4 @@ void WorkerPool::run() {
   }
 }
 
-} // namespace kiln::server
+} // namespace kiln

@@ -1,7 +1,8 @@
 //===- WorkerPool.h - a fixed set of threads running queued jobs -*- C++ -*-===//
 //
-// This file declares WorkerPool, the bounded pool compiles run on so that
-// gRPC threads never do unbounded heavy work themselves.
+// This file declares WorkerPool: the daemon's bounded compile pool (gRPC
+// threads never do unbounded heavy work) and an agent's task threads (the
+// stream reader and heartbeat never wait for a running executable).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -14,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-namespace kiln::server {
+namespace kiln {
 
 /// Runs submitted jobs on a fixed number of threads, in submission order.
 /// The destructor runs every job already queued, then joins the threads, so
@@ -46,4 +47,4 @@ private:
   std::vector<std::thread> workers;
 };
 
-} // namespace kiln::server
+} // namespace kiln
