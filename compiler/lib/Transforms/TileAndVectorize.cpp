@@ -113,8 +113,10 @@ struct TileAndVectorizePass
     // 2. ...copied to a dense buffer when it is a strided sub-block, so the
     // rows the register tile streams are close together instead of one B
     // row apart (which aliases into a few L1 sets). The copy is reused by
-    // every row block below.
-    if (cacheN < ranges[n])
+    // every row block below. A B that is a transpose (nn.Linear's weight.t())
+    // is always packed: the panel is then transposed straight from the
+    // weight, and the full-size transpose disappears.
+    if (cacheN < ranges[n] || isTransposed(op.getDpsInputOperand(1)->get()))
       packRhs(rewriter, *panel);
     // 3. Row blocks of A, then the register tile with unit K, columns
     // outermost: one NR-wide strip of the panel stays in L1 while every row
@@ -134,7 +136,13 @@ struct TileAndVectorizePass
     return success();
   }
 
-  /// Replaces the right-hand operand of `op` by a dense copy of it.
+  static bool isTransposed(Value value) {
+    return value.getDefiningOp<linalg::TransposeOp>() != nullptr;
+  }
+
+  /// Replaces the right-hand operand of `op` (a slice of B) by a dense copy
+  /// of it; when B is a linalg.transpose, by the transpose of the matching
+  /// slice of its input instead.
   void packRhs(RewriterBase &rewriter, linalg::LinalgOp op) {
     OpOperand *rhs = op.getDpsInputOperand(1);
     auto type = cast<RankedTensorType>(rhs->get().getType());
@@ -142,9 +150,45 @@ struct TileAndVectorizePass
     Location loc = op.getLoc();
     Value empty = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
                                                    type.getElementType());
-    Value copy =
-        rewriter.create<linalg::CopyOp>(loc, rhs->get(), empty).getResult(0);
-    rewriter.modifyOpInPlace(op, [&] { rhs->set(copy); });
+    Value packed;
+    if (Value source = sliceOfTransposeInput(rewriter, rhs->get(), loc)) {
+      auto transpose = rhs->get()
+                           .getDefiningOp<tensor::ExtractSliceOp>()
+                           .getSource()
+                           .getDefiningOp<linalg::TransposeOp>();
+      packed = rewriter
+                   .create<linalg::TransposeOp>(loc, source, empty,
+                                                transpose.getPermutation())
+                   .getResult()[0];
+    } else {
+      packed = rewriter.create<linalg::CopyOp>(loc, rhs->get(), empty)
+                   .getResult(0);
+    }
+    rewriter.modifyOpInPlace(op, [&] { rhs->set(packed); });
+  }
+
+  /// For `slice` = extract_slice(transpose(W)) with unit strides, the
+  /// matching slice of W; null otherwise.
+  static Value sliceOfTransposeInput(RewriterBase &rewriter, Value slice,
+                                     Location loc) {
+    auto extract = slice.getDefiningOp<tensor::ExtractSliceOp>();
+    if (!extract || !extract.hasUnitStride())
+      return {};
+    auto transpose = extract.getSource().getDefiningOp<linalg::TransposeOp>();
+    if (!transpose)
+      return {};
+    // Result dim i is input dim perm[i]: move offsets and sizes back.
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    SmallVector<OpFoldResult> offsets = extract.getMixedOffsets();
+    SmallVector<OpFoldResult> sizes = extract.getMixedSizes();
+    SmallVector<OpFoldResult> inOffsets(perm.size()), inSizes(perm.size());
+    for (auto [i, dim] : llvm::enumerate(perm)) {
+      inOffsets[dim] = offsets[i];
+      inSizes[dim] = sizes[i];
+    }
+    SmallVector<OpFoldResult> strides(perm.size(), rewriter.getIndexAttr(1));
+    return rewriter.create<tensor::ExtractSliceOp>(
+        loc, transpose.getInput(), inOffsets, inSizes, strides);
   }
 };
 

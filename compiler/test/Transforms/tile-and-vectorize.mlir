@@ -57,3 +57,21 @@ func.func @not_a_matmul(%a: tensor<4x8xf32>, %c: tensor<8x4xf32>) -> tensor<8x4x
   %0 = linalg.transpose ins(%a : tensor<4x8xf32>) outs(%c : tensor<8x4xf32>) permutation = [1, 0]
   return %0 : tensor<8x4xf32>
 }
+
+// -----
+
+// B = transpose(W) (nn.Linear): each panel is transposed straight from the
+// matching slice of W, and the full-size transpose is gone.
+// CHECK-LABEL: func @transposed_weight
+// CHECK-NOT: linalg.transpose ins(%arg1 : tensor<512x256xf32>)
+// CHECK: scf.for %[[N:.+]] = %{{.+}} to %c512 step %c128
+// CHECK:   %[[W:.+]] = tensor.extract_slice %arg1[%[[N]], 0] [128, 256] [1, 1] : tensor<512x256xf32> to tensor<128x256xf32>
+// CHECK:   %[[PANEL:.+]] = linalg.transpose ins(%[[W]] : tensor<128x256xf32>) outs(%{{.+}} : tensor<256x128xf32>) permutation = [1, 0]
+// CHECK:   tensor.extract_slice %[[PANEL]]
+// CHECK:   vector.contract
+func.func @transposed_weight(%x: tensor<64x256xf32>, %w: tensor<512x256xf32>, %c: tensor<64x512xf32>) -> tensor<64x512xf32> {
+  %e = tensor.empty() : tensor<256x512xf32>
+  %wt = linalg.transpose ins(%w : tensor<512x256xf32>) outs(%e : tensor<256x512xf32>) permutation = [1, 0]
+  %0 = linalg.matmul ins(%x, %wt : tensor<64x256xf32>, tensor<256x512xf32>) outs(%c : tensor<64x512xf32>) -> tensor<64x512xf32>
+  return %0 : tensor<64x512xf32>
+}
