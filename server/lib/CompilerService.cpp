@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/CompilerService.h"
+#include "kiln/server/ParsedUnary.h"
 
 #include "kiln/common/Digest.h"
 #include "kiln/common/Status.h"
@@ -56,7 +57,16 @@ absl::Status CompilerService::validate(const v1::CompileRequest &request) const 
   return absl::OkStatus();
 }
 
-grpc::Status CompilerService::Compile(grpc::ServerContext *context,
+grpc::Status CompilerService::StreamedCompile(
+    grpc::ServerContext *context,
+    grpc::ServerUnaryStreamer<v1::CompileRequest, v1::CompileResponse> *stream) {
+  return serveParsedUnary(stream, [&](const v1::CompileRequest &request,
+                                      v1::CompileResponse &response) {
+    return compile(context, &request, &response);
+  });
+}
+
+grpc::Status CompilerService::compile(grpc::ServerContext *context,
                                       const v1::CompileRequest *request,
                                       v1::CompileResponse *response) {
   auto start = std::chrono::steady_clock::now();

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/ExecutorService.h"
+#include "kiln/server/ParsedUnary.h"
 
 #include "kiln/common/Digest.h"
 #include "kiln/common/Status.h"
@@ -134,7 +135,16 @@ ExecutorService::validate(const v1::ExecuteRequest &request) const {
   return record;
 }
 
-grpc::Status ExecutorService::Execute(grpc::ServerContext *context,
+grpc::Status ExecutorService::StreamedExecute(
+    grpc::ServerContext *context,
+    grpc::ServerUnaryStreamer<v1::ExecuteRequest, v1::ExecuteResponse> *stream) {
+  return serveParsedUnary(stream, [&](const v1::ExecuteRequest &request,
+                                      v1::ExecuteResponse &response) {
+    return execute(context, &request, &response);
+  });
+}
+
+grpc::Status ExecutorService::execute(grpc::ServerContext *context,
                                       const v1::ExecuteRequest *request,
                                       v1::ExecuteResponse *response) {
   auto start = std::chrono::steady_clock::now();

@@ -69,11 +69,11 @@ def test_wrong_input_count(client, mlp_compiled):
     assert_serving(client)
 
 
-# grpc++ 1.51 (Debian bookworm) parses the request before kilnd's handler runs
-# (GenericDeserialize in grpcpp/impl/codegen/proto_utils.h) and answers an
-# unparsable one itself with StatusCode::INTERNAL and an empty message; kilnd
-# registers the generated (typed) services, so that is the code clients see.
-UNPARSABLE_CODE = grpc.StatusCode.INTERNAL
+# kilnd parses Compile and Execute requests itself (streamed unary), so bytes
+# that are not the message get INVALID_ARGUMENT naming the message type, not
+# grpc++'s own INTERNAL with an empty message.
+UNPARSABLE_CODE = grpc.StatusCode.INVALID_ARGUMENT
+UNPARSABLE_MESSAGE = "request is not a valid kiln.v1.CompileRequest"
 
 
 def raw_compile(address, payload: bytes):
@@ -96,6 +96,7 @@ def test_truncated_request(kilnd, client):
     with pytest.raises(grpc.RpcError) as info:
         raw_compile(kilnd.address, truncated)
     assert info.value.code() == UNPARSABLE_CODE, info.value
+    assert UNPARSABLE_MESSAGE in info.value.details(), info.value
     assert_serving(client)
 
 
@@ -104,6 +105,18 @@ def test_garbage_request(kilnd, client):
     with pytest.raises(grpc.RpcError) as info:
         raw_compile(kilnd.address, garbage)
     assert info.value.code() == UNPARSABLE_CODE, info.value
+    assert UNPARSABLE_MESSAGE in info.value.details(), info.value
+    assert_serving(client)
+
+
+def test_garbage_execute_request(kilnd, client):
+    with grpc.insecure_channel(kilnd.address) as channel:
+        call = channel.unary_unary("/kiln.v1.Executor/Execute",
+                                   request_serializer=None, response_deserializer=None)
+        with pytest.raises(grpc.RpcError) as info:
+            call(b"\x1a\xff\xff\xff\xff\x0f" + os.urandom(32), timeout=30)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT, info.value
+    assert "request is not a valid kiln.v1.ExecuteRequest" in info.value.details()
     assert_serving(client)
 
 

@@ -15,16 +15,24 @@
 
 namespace kiln::server {
 
-/// Serves kiln.v1.Compiler.Compile.
-class CompilerService final : public v1::Compiler::Service {
+/// Serves kiln.v1.Compiler.Compile. The request is parsed here (streamed
+/// unary) so that unparsable bytes get INVALID_ARGUMENT with a message.
+class CompilerService final
+    : public v1::Compiler::WithStreamedUnaryMethod_Compile<v1::Compiler::Service> {
 public:
   /// `supportedTargets` is what the linked compiler can build for.
   CompilerService(ContentStore &store, CompileCache &cache,
                   std::vector<std::string> supportedTargets);
 
-  grpc::Status Compile(grpc::ServerContext *context,
+  grpc::Status StreamedCompile(
+      grpc::ServerContext *context,
+      grpc::ServerUnaryStreamer<v1::CompileRequest, v1::CompileResponse> *stream)
+      override;
+
+  /// Compile for a parsed request.
+  grpc::Status compile(grpc::ServerContext *context,
                        const v1::CompileRequest *request,
-                       v1::CompileResponse *response) override;
+                       v1::CompileResponse *response);
 
   /// The checks Compile makes before compiling: a supported target, an
   /// opt_level in 0..3, and every parameter digest valid and in the store.

@@ -16,15 +16,24 @@
 namespace kiln::server {
 
 /// Serves kiln.v1.Executor.Execute.
-class ExecutorService final : public v1::Executor::Service {
+class ExecutorService final
+    : public v1::Executor::WithStreamedUnaryMethod_Execute<v1::Executor::Service> {
 public:
   /// `executeTimeout` bounds a call whose client set no deadline.
   ExecutorService(ContentStore &store, Scheduler &scheduler,
                   std::chrono::milliseconds executeTimeout);
 
-  grpc::Status Execute(grpc::ServerContext *context,
+  /// Parses the request itself (streamed unary): unparsable bytes get
+  /// INVALID_ARGUMENT with a message.
+  grpc::Status StreamedExecute(
+      grpc::ServerContext *context,
+      grpc::ServerUnaryStreamer<v1::ExecuteRequest, v1::ExecuteResponse> *stream)
+      override;
+
+  /// Execute for a parsed request.
+  grpc::Status execute(grpc::ServerContext *context,
                        const v1::ExecuteRequest *request,
-                       v1::ExecuteResponse *response) override;
+                       v1::ExecuteResponse *response);
 
   /// Loads the executable's record and checks parameters and inputs against
   /// its manifest (counts, types, sizes, blob presence).
