@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/CompileKey.h"
 
+#include "kiln/Compiler/Compile.h"
 #include "kiln/common/Digest.h"
 
 #include <google/protobuf/io/coded_stream.h>
@@ -44,7 +45,7 @@ v1::CompileOptions normalizeCompileOptions(const v1::CompileOptions &options) {
   v1::CompileOptions normalized = options;
   normalized.DiscardUnknownFields();
   if (normalized.opt_level() == 0)
-    normalized.set_opt_level(3);
+    normalized.set_opt_level(compiler::kDefaultOptLevel);
   return normalized;
 }
 

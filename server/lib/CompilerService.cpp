@@ -35,7 +35,7 @@ absl::Status CompilerService::validate(const v1::CompileRequest &request) const 
   int optLevel = request.options().opt_level();
   if (optLevel < 0 || optLevel > 3)
     return absl::InvalidArgumentError(absl::StrCat(
-        "options.opt_level must be 0..3 (0 means 3), got ", optLevel));
+        "options.opt_level must be 0..3 (0 means the default), got ", optLevel));
   std::vector<std::string> missing;
   for (const v1::Parameter &parameter : request.graph().parameters()) {
     const std::string &name = parameter.value().name();

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/CompileKey.h"
 
+#include "kiln/Compiler/Compile.h"
+
 #include "FakeCompiler.h"
 #include "kiln/common/Digest.h"
 
@@ -77,9 +79,12 @@ TEST(CompileKeyTest, ChangesWithTargetOptionsAndBuildId) {
   EXPECT_NE(base, keyOf(graph, "cpu", 0, "build-2"));
 }
 
-TEST(CompileKeyTest, OptLevelZeroMeansThree) {
+TEST(CompileKeyTest, OptLevelZeroMeansTheCompilersDefault) {
   v1::Graph graph = linearGraph(2, 16, 4, digestOf("w"));
-  EXPECT_EQ(keyOf(graph, "cpu", 0), keyOf(graph, "cpu", 3));
+  EXPECT_EQ(keyOf(graph, "cpu", 0),
+            keyOf(graph, "cpu", compiler::kDefaultOptLevel));
+  EXPECT_NE(keyOf(graph, "cpu", 0),
+            keyOf(graph, "cpu", compiler::kDefaultOptLevel + 1));
 }
 
 TEST(CompileKeyTest, FieldsDoNotRunTogether) {

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Target/Target.h"
 
+#include "kiln/Compiler/Compile.h"
+
 #include "MachineCode.h"
 
 #include "kiln/Pipeline/Pipelines.h"
@@ -55,7 +57,8 @@ public:
   absl::StatusOr<std::string>
   emitArtifact(llvm::Module &module, const v1::CompileOptions &options,
                std::string *assembly) const override {
-    int optLevel = options.opt_level() == 0 ? 3 : options.opt_level();
+    int optLevel =
+        options.opt_level() == 0 ? kDefaultOptLevel : options.opt_level();
     MachineCodeRequest request{triple(), cpu(), features(), optLevel};
     auto object = emitObjectCode(module, request, assembly);
     if (!object.ok())

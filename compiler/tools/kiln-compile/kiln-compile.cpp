@@ -24,7 +24,7 @@ void printUsage() {
                "  -o, --output PATH    artifact to write (required); the manifest\n"
                "                       goes to PATH.manifest.textproto\n"
                "  --target NAME        target (default: cpu)\n"
-               "  --opt-level N        LLVM optimisation level 1..3 (default: 3)\n"
+               "  --opt-level N        LLVM optimisation level 1..3 (default: 2)\n"
                "  --dump DIR           write the module after each stage to DIR\n"
                "  --emit STAGE         print one stage to stdout instead of writing\n"
                "                       an artifact: aten, linalg, llvm-dialect,\n"

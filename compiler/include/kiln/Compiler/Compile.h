@@ -18,6 +18,12 @@
 
 namespace kiln::compiler {
 
+/// LLVM optimisation level used when a request leaves opt_level at 0. Not 3:
+/// MLIR has already tiled, unrolled and vectorized the hot loops, and LLVM's
+/// O3 unrolling on top of that made an encoder block compile 8x slower (one
+/// huge block for the instruction scheduler) with no measured speed-up.
+inline constexpr int kDefaultOptLevel = 2;
+
 /// What to compile for and how.
 struct CompileOptions {
   /// Target name ("cpu").

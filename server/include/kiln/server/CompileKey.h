@@ -14,7 +14,7 @@
 
 namespace kiln::server {
 
-/// `options` with defaults made explicit (opt_level 0 becomes 3), so that
+/// `options` with defaults made explicit (opt_level 0 becomes compiler::kDefaultOptLevel), so that
 /// equivalent requests produce equal keys.
 v1::CompileOptions normalizeCompileOptions(const v1::CompileOptions &options);
 
