@@ -67,40 +67,42 @@ struct AddSubLowering : OpConversionPattern<AtenOp> {
   }
 };
 
-struct MulLowering : OpConversionPattern<MulOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// Binary ops without alpha: a broadcasting generic with a scalar body over
+/// operands converted to the result element type.
+template <typename AtenOp>
+struct BinaryLowering : OpConversionPattern<AtenOp> {
+  using OpConversionPattern<AtenOp>::OpConversionPattern;
+  using OpAdaptor = typename OpConversionPattern<AtenOp>::OpAdaptor;
+  using Body = Value (*)(OpBuilder &, Location, Value, Value);
+  BinaryLowering(MLIRContext *ctx, Body body)
+      : OpConversionPattern<AtenOp>(ctx), body(body) {}
+
   LogicalResult
-  matchAndRewrite(MulOp op, OpAdaptor adaptor,
+  matchAndRewrite(AtenOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Type element = op.getType().getElementType();
     Value result = buildElementwise(
         rewriter, op.getLoc(), op.getType(), {adaptor.getLhs(), adaptor.getRhs()},
-        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          if (isFloat(element))
-            return b.create<arith::MulFOp>(loc, args[0], args[1]);
-          if (element.isInteger(1))
-            return b.create<arith::AndIOp>(loc, args[0], args[1]);
-          return b.create<arith::MulIOp>(loc, args[0], args[1]);
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          return body(b, loc, args[0], args[1]);
         });
     rewriter.replaceOp(op, result);
     return success();
   }
+
+  Body body;
 };
 
-struct DivLowering : OpConversionPattern<DivOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(DivOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Value result = buildElementwise(
-        rewriter, op.getLoc(), op.getType(), {adaptor.getLhs(), adaptor.getRhs()},
-        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          return b.create<arith::DivFOp>(loc, args[0], args[1]);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
+Value mulBody(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  if (isFloat(lhs.getType()))
+    return b.create<arith::MulFOp>(loc, lhs, rhs);
+  if (lhs.getType().isInteger(1))
+    return b.create<arith::AndIOp>(loc, lhs, rhs);
+  return b.create<arith::MulIOp>(loc, lhs, rhs);
+}
+
+Value divBody(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  return b.create<arith::DivFOp>(loc, lhs, rhs);
+}
 
 /// Unary ops share one shape: a generic over the operand with a scalar body.
 template <typename AtenOp>
@@ -193,9 +195,11 @@ Value geluBody(GeluOp op, OpBuilder &b, Location loc, Value x) {
 
 void kiln::aten::populateElementwisePatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<ConstantLowering, MulLowering, DivLowering,
+  patterns.add<ConstantLowering,
                AddSubLowering<AddOp, arith::AddFOp, arith::AddIOp>,
                AddSubLowering<SubOp, arith::SubFOp, arith::SubIOp>>(ctx);
+  patterns.add<BinaryLowering<MulOp>>(ctx, mulBody);
+  patterns.add<BinaryLowering<DivOp>>(ctx, divBody);
   patterns.add<UnaryLowering<NegOp>>(ctx, negBody, false);
   patterns.add<UnaryLowering<ReluOp>>(ctx, reluBody, false);
   patterns.add<UnaryLowering<TanhOp>>(ctx, tanhBody, true);

@@ -26,18 +26,20 @@ Value castTensor(OpBuilder &b, Location loc, Value value, Type element) {
       [](OpBuilder &, Location, ValueRange args) { return args[0]; });
 }
 
-struct MmLowering : OpConversionPattern<MmOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// mm and bmm: the named linalg op over a zero-filled accumulator.
+template <typename AtenOp, typename LinalgOp>
+struct ProductLowering : OpConversionPattern<AtenOp> {
+  using OpConversionPattern<AtenOp>::OpConversionPattern;
+  using OpAdaptor = typename OpConversionPattern<AtenOp>::OpAdaptor;
   LogicalResult
-  matchAndRewrite(MmOp op, OpAdaptor adaptor,
+  matchAndRewrite(AtenOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type element = op.getType().getElementType();
     Value lhs = castTensor(rewriter, loc, adaptor.getSelf(), element);
     Value rhs = castTensor(rewriter, loc, adaptor.getMat2(), element);
     Value init = buildFilled(rewriter, loc, op.getType(), 0.0);
-    rewriter.replaceOpWithNewOp<linalg::MatmulOp>(op, ValueRange{lhs, rhs},
-                                                  init);
+    rewriter.replaceOpWithNewOp<LinalgOp>(op, ValueRange{lhs, rhs}, init);
     return success();
   }
 };
@@ -91,24 +93,10 @@ struct AddmmLowering : OpConversionPattern<AddmmOp> {
   }
 };
 
-struct BmmLowering : OpConversionPattern<BmmOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(BmmOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Type element = op.getType().getElementType();
-    Value lhs = castTensor(rewriter, loc, adaptor.getSelf(), element);
-    Value rhs = castTensor(rewriter, loc, adaptor.getMat2(), element);
-    Value init = buildFilled(rewriter, loc, op.getType(), 0.0);
-    rewriter.replaceOpWithNewOp<linalg::BatchMatmulOp>(
-        op, ValueRange{lhs, rhs}, init);
-    return success();
-  }
-};
-
 } // namespace
 
 void kiln::aten::populateLinearPatterns(RewritePatternSet &patterns) {
-  patterns.add<MmLowering, AddmmLowering, BmmLowering>(patterns.getContext());
+  patterns.add<ProductLowering<MmOp, linalg::MatmulOp>,
+               ProductLowering<BmmOp, linalg::BatchMatmulOp>, AddmmLowering>(
+      patterns.getContext());
 }
