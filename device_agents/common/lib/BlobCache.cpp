@@ -79,7 +79,7 @@ absl::Status fsyncDirectory(const fs::path &dir) {
 class PendingBlob {
 public:
   PendingBlob(fs::path tempPath, const v1::Digest &digest)
-      : tempPath(std::move(tempPath)), digest(digest) {}
+      : tempPath(std::move(tempPath)), verifier(digest) {}
   ~PendingBlob() {
     if (!committed) {
       std::error_code ignored;
@@ -96,23 +96,12 @@ public:
   }
 
   absl::Status append(std::string_view chunk) {
-    written += static_cast<int64_t>(chunk.size());
-    if (written > digest.size_bytes())
-      return absl::DataLossError(absl::StrCat(
-          "blob ", formatDigest(digest), " is longer than its digest says (",
-          written, " bytes so far)"));
-    sha.update(chunk);
+    RETURN_IF_ERROR(verifier.update(chunk));
     return writeAll(fd.get(), chunk, tempPath);
   }
 
   absl::Status commit(const fs::path &finalPath) {
-    if (written != digest.size_bytes())
-      return absl::DataLossError(absl::StrCat(
-          "blob ", formatDigest(digest), " has ", written, " bytes"));
-    std::string hash = sha.finishHex();
-    if (hash != digest.hash())
-      return absl::DataLossError(absl::StrCat(
-          "blob ", formatDigest(digest), " has SHA-256 ", hash));
+    RETURN_IF_ERROR(verifier.finish());
     if (::fsync(fd.get()) != 0)
       return errnoError("cannot fsync", tempPath);
     if (::close(fd.release()) != 0)
@@ -130,10 +119,8 @@ public:
 
 private:
   fs::path tempPath;
-  v1::Digest digest;
+  DigestVerifier verifier;
   Fd fd{-1};
-  Sha256 sha;
-  int64_t written = 0;
   bool committed = false;
 };
 
@@ -163,36 +150,21 @@ absl::Status readFile(const fs::path &path, const ChunkSink &sink) {
 class VerifyingSink {
 public:
   VerifyingSink(const v1::Digest &digest, uint8_t *out)
-      : digest(digest), out(out) {}
+      : verifier(digest), out(out) {}
 
   absl::Status operator()(std::string_view chunk) {
-    if (offset + static_cast<int64_t>(chunk.size()) > digest.size_bytes())
-      return absl::DataLossError(
-          absl::StrCat("blob ", formatDigest(digest),
-                       " is longer than its digest says"));
+    int64_t offset = verifier.bytesSeen();
+    RETURN_IF_ERROR(verifier.update(chunk));
     if (out && !chunk.empty())
       std::memcpy(out + offset, chunk.data(), chunk.size());
-    offset += static_cast<int64_t>(chunk.size());
-    sha.update(chunk);
     return absl::OkStatus();
   }
 
-  absl::Status finish() {
-    if (offset != digest.size_bytes())
-      return absl::DataLossError(absl::StrCat(
-          "blob ", formatDigest(digest), " has ", offset, " bytes"));
-    std::string hash = sha.finishHex();
-    if (hash != digest.hash())
-      return absl::DataLossError(absl::StrCat(
-          "blob ", formatDigest(digest), " has SHA-256 ", hash));
-    return absl::OkStatus();
-  }
+  absl::Status finish() { return verifier.finish(); }
 
 private:
-  const v1::Digest &digest;
+  DigestVerifier verifier;
   uint8_t *out;
-  int64_t offset = 0;
-  Sha256 sha;
 };
 
 } // namespace

@@ -39,6 +39,27 @@ std::string Sha256::finishHex() {
   return hex;
 }
 
+absl::Status DigestVerifier::update(std::string_view chunk) {
+  seen += static_cast<int64_t>(chunk.size());
+  if (seen > digest.size_bytes())
+    return absl::DataLossError(
+        absl::StrCat("blob ", formatDigest(digest),
+                     " is longer than its digest says (", seen, " bytes so far)"));
+  sha.update(chunk);
+  return absl::OkStatus();
+}
+
+absl::Status DigestVerifier::finish() {
+  if (seen != digest.size_bytes())
+    return absl::DataLossError(
+        absl::StrCat("blob ", formatDigest(digest), " has ", seen, " bytes"));
+  std::string hash = sha.finishHex();
+  if (hash != digest.hash())
+    return absl::DataLossError(
+        absl::StrCat("blob ", formatDigest(digest), " has SHA-256 ", hash));
+  return absl::OkStatus();
+}
+
 std::string sha256Hex(std::string_view bytes) {
   Sha256 sha;
   sha.update(bytes);

@@ -34,6 +34,24 @@ private:
   std::unique_ptr<State> state;
 };
 
+/// Checks a blob's bytes against its digest as they stream past.
+class DigestVerifier {
+public:
+  explicit DigestVerifier(v1::Digest digest) : digest(std::move(digest)) {}
+
+  /// Accounts for `chunk`; DATA_LOSS once more bytes than the digest's size
+  /// have been seen.
+  absl::Status update(std::string_view chunk);
+  /// DATA_LOSS unless exactly the digest's size, with its SHA-256, was seen.
+  absl::Status finish();
+  int64_t bytesSeen() const { return seen; }
+
+private:
+  v1::Digest digest;
+  int64_t seen = 0;
+  Sha256 sha;
+};
+
 /// Hex SHA-256 of `bytes`.
 std::string sha256Hex(std::string_view bytes);
 
