@@ -18,7 +18,8 @@ spec = importlib.util.find_spec("kiln")
 print(pathlib.Path(spec.origin).resolve().parent.parent if spec and spec.origin else "")
 PYEOF
 )"
-if [ "$installed" != "$HERE" ]; then
+# Reinstall too when the console script (`kiln`) is missing: pyproject gained it.
+if [ "$installed" != "$HERE" ] || [ ! -x "$KILN_VENV/bin/kiln" ]; then
   "$PY" -m pip install -q --no-build-isolation -e "$HERE"
 fi
 "$PY" -c "import kiln, kiln.v1.compiler_pb2_grpc" || {

@@ -8,8 +8,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 import grpc
 
 from kiln.errors import raise_for_rpc_error
-from kiln.v1 import (blobs_pb2_grpc, compiler_pb2_grpc, devices_pb2_grpc,
-                     executor_pb2_grpc)
+from kiln.v1 import (blobs_pb2_grpc, cache_pb2_grpc, compiler_pb2_grpc,
+                     devices_pb2_grpc, executor_pb2_grpc)
 
 # Kiln keeps every message under 4 MiB; a little headroom for headers and for
 # inline outputs right at the limit.
@@ -17,7 +17,7 @@ MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 
 
 class Rpc:
-    """Stubs of the four client-facing services over one channel."""
+    """Stubs of the client-facing services over one channel."""
 
     def __init__(self, address: str, timeout: float | None):
         self.address = address
@@ -30,6 +30,7 @@ class Rpc:
         self.executor = executor_pb2_grpc.ExecutorStub(self.channel)
         self.blobs = blobs_pb2_grpc.BlobsStub(self.channel)
         self.devices = devices_pb2_grpc.DevicesStub(self.channel)
+        self.cache = cache_pb2_grpc.CacheStub(self.channel)
 
     def close(self) -> None:
         self.channel.close()

@@ -13,7 +13,7 @@ import collections
 import hashlib
 import threading
 import weakref
-from typing import Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 import torch
 
@@ -91,6 +91,13 @@ def _chunks(digest: tensor_pb2.Digest, data: bytes) -> Iterator[blobs_pb2.WriteR
         yield req
 
 
+def _reporting(chunks: Iterator[blobs_pb2.WriteRequest], progress: Callable[[int], None]
+               ) -> Iterator[blobs_pb2.WriteRequest]:
+    for chunk in chunks:
+        yield chunk
+        progress(len(chunk.data))
+
+
 class BlobClient:
     """FindMissing / Write / Read against one daemon.
 
@@ -117,10 +124,17 @@ class BlobClient:
                               blobs_pb2.FindMissingRequest(digests=digests))
         return {d.hash for d in resp.missing_digests}
 
-    def write(self, digest: tensor_pb2.Digest, data: bytes) -> int:
-        """Uploads one blob in 1 MiB chunks; returns the committed size."""
+    def write(self, digest: tensor_pb2.Digest, data: bytes,
+              progress: Callable[[int], None] | None = None) -> int:
+        """Uploads one blob in 1 MiB chunks; returns the committed size.
+
+        ``progress(n)`` is called with the size of each chunk as it is sent.
+        """
+        chunks = _chunks(digest, data)
+        if progress is not None:
+            chunks = _reporting(chunks, progress)
         resp = self._rpc.call("kiln.v1.Blobs/Write", self._rpc.blobs.Write,
-                              _chunks(digest, data), context={"digest": digest.hash})
+                              chunks, context={"digest": digest.hash})
         with self._lock:
             self._present.add(digest.hash)
         return resp.committed_size
@@ -132,11 +146,15 @@ class BlobClient:
             blobs_pb2.ReadRequest(digest=digest), context={"digest": digest.hash})]
         return b"".join(parts)
 
-    def ensure_tensors(self, tensors: Sequence[torch.Tensor]) -> tuple[list[tensor_pb2.Digest], int]:
+    def ensure_tensors(self, tensors: Sequence[torch.Tensor],
+                       progress: Callable[[int, int], None] | None = None
+                       ) -> tuple[list[tensor_pb2.Digest], int]:
         """Makes sure the store holds each tensor's bytes.
 
         Returns the digests (in order) and how many bytes were uploaded. Each
         distinct blob is asked about once and uploaded at most once.
+        ``progress(sent, total)`` is called once the missing bytes are known
+        (sent=0) and after every chunk (the CLI's upload bar).
         """
         digests = [tensor_digest(t) for t in tensors]
         with self._lock:
@@ -147,12 +165,23 @@ class BlobClient:
         if not unknown:
             return digests, 0
         missing = self.find_missing(d for _, d in unknown.values())
+        total = sum(d.size_bytes for h, (_, d) in unknown.items() if h in missing)
         uploaded = 0
+        on_chunk = None
+        if progress is not None:
+            progress(0, total)
+
+            def on_chunk(n: int) -> None:
+                nonlocal uploaded
+                uploaded += n
+                progress(uploaded, total)
+        sent = 0
         for h, (t, d) in unknown.items():
             if h in missing:
                 data = tensor_bytes(t)
-                self.write(d, data)
-                uploaded += len(data)
+                self.write(d, data, progress=on_chunk)
+                sent += len(data)
+        uploaded = sent
         with self._lock:
             self._present.update(unknown)
         return digests, uploaded

@@ -12,6 +12,7 @@ from torch.utils import _pytree as pytree
 
 from kiln._rpc import Rpc
 from kiln.blobs import BlobClient
+from kiln.cache import CacheClient
 from kiln.errors import (FailedPreconditionError, InvalidArgumentError, KilnError,
                          UnsupportedOpError)
 from kiln.graph import SerializedGraph, serialize_graph_module
@@ -148,6 +149,7 @@ class Client:
         self.timeout = timeout
         self._rpc = Rpc(address, timeout)
         self.blobs = BlobClient(self._rpc)
+        self.cache = CacheClient(self._rpc)
 
     def close(self) -> None:
         self._rpc.close()

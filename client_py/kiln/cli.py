@@ -1,0 +1,112 @@
+"""``kiln``: the command line of Kiln.
+
+    kiln devices
+    kiln compile MODEL.pt2 --target cpu [--dump DIR]
+    kiln run MODEL.pt2 --input x.pt [--input y.pt ...] [--output out.pt] [--compare]
+    kiln cache stats | gc [--target-bytes 10GiB] | salt NEW
+
+``--address`` (default ``$KILN_ADDRESS`` or localhost:50051). Expected errors
+(an unreachable daemon, a missing file, a rejected graph) print one line and a
+hint on stderr and exit 1; a traceback means a bug in kiln.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pathlib
+import sys
+from typing import Sequence
+
+from kiln.cli_format import CliError, describe_error, parse_size
+from kiln.errors import KilnError
+
+__all__ = ["main", "build_parser", "DEFAULT_ADDRESS"]
+
+DEFAULT_ADDRESS = "localhost:50051"
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _add_compile_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", type=pathlib.Path, help="torch.export archive (.pt2)")
+    p.add_argument("--target", "-t", default="cpu",
+                   help="target device kind, as `kiln devices` lists (default: cpu)")
+    p.add_argument("--opt-level", type=int, default=0, choices=range(0, 4),
+                   help="LLVM optimisation level; 0 = the daemon's default (2)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="kiln", description="Compile and run PyTorch models on a Kiln daemon.")
+    parser.add_argument("--address", "-a", default=os.environ.get("KILN_ADDRESS", DEFAULT_ADDRESS),
+                        help="kilnd host:port (default: $KILN_ADDRESS or %(default)s)")
+    parser.add_argument("--timeout", type=float, default=300.0,
+                        help="deadline per RPC in seconds (default: %(default)s)")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bars (they show only on a terminal anyway)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("devices", help="list the devices the agents registered")
+    p.add_argument("--kind", help="only devices of this kind")
+
+    p = sub.add_parser("compile", help="compile a .pt2 and print the executable digest")
+    _add_compile_args(p)
+    p.add_argument("--dump", type=pathlib.Path, metavar="DIR",
+                   help="write graph.pb, manifest.textproto and compile.json to DIR")
+
+    p = sub.add_parser("run", help="compile a .pt2, run it on inputs, print/save outputs")
+    _add_compile_args(p)
+    p.add_argument("--input", "-i", type=pathlib.Path, action="append", default=[],
+                   metavar="FILE", help="a torch.save'd tensor (or tuple), or .npy; repeat in order")
+    p.add_argument("--output", "-o", type=pathlib.Path, metavar="FILE",
+                   help="torch.save the outputs here")
+    p.add_argument("--compare", action="store_true",
+                   help="also run the program eagerly and print the largest difference")
+
+    cache = sub.add_parser("cache", help="the daemon's store and compile cache")
+    csub = cache.add_subparsers(dest="cache_command", required=True, metavar="ACTION")
+    csub.add_parser("stats", help="sizes, hit counts, the salt")
+    p = csub.add_parser("gc", help="evict least-recently-used blobs")
+    p.add_argument("--target-bytes", type=_size, default=0, metavar="N",
+                   help="evict down to N bytes (512M, 2GiB...); default: the daemon's capacity")
+    p = csub.add_parser("salt", help="change the compile-key salt (invalidates every executable)")
+    p.add_argument("salt", help="the new salt")
+    return parser
+
+
+def _command(args: argparse.Namespace):
+    from kiln import cli_commands as c
+    if args.command == "cache":
+        return {"stats": c.cmd_cache_stats, "gc": c.cmd_cache_gc,
+                "salt": c.cmd_cache_salt}[args.cache_command]
+    return {"devices": c.cmd_devices, "compile": c.cmd_compile, "run": c.cmd_run}[args.command]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        from kiln.cli_progress import Reporter
+        from kiln.client import Client
+        reporter = Reporter(enabled=False if args.no_progress else None)
+        with Client(args.address, timeout=args.timeout) as client:
+            _command(args)(args, client, reporter)
+    except (KilnError, CliError) as err:
+        message, hint = describe_error(err)
+        print(f"kiln: error: {message}", file=sys.stderr)
+        if hint:
+            print(f"hint: {hint}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("kiln: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,210 @@
+"""The ``kiln`` CLI's commands: each takes the parsed arguments, a Client and
+a Reporter, prints its result to stdout and raises CliError / KilnError for
+anything a person has to act on (kiln.cli turns those into one line + hint)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import time
+from typing import Any, Sequence
+
+import torch
+from google.protobuf import text_format
+
+from kiln.cli_format import CliError, format_bytes, format_table
+from kiln.cli_progress import Reporter
+from kiln.client import Client, CompiledModel, _serialize_exported
+from kiln.tensors import PROTO_TO_DTYPE
+
+__all__ = ["cmd_devices", "cmd_compile", "cmd_run", "cmd_cache_stats", "cmd_cache_gc",
+           "cmd_cache_salt", "load_exported", "load_inputs"]
+
+STAGE_DUMP_NOTE = ("stage dumps (aten, linalg, llvm-dialect, llvm-ir, asm) are not served by "
+                   "kilnd; produce them offline with: kiln-compile {graph} -o {dir}/model.so "
+                   "--target {target} --dump {dir}/stages")
+
+
+def _type_str(t: Any) -> str:
+    dtype = PROTO_TO_DTYPE.get(t.dtype)
+    name = str(dtype).removeprefix("torch.") if dtype is not None else f"dtype{t.dtype}"
+    return f"{name}[{', '.join(map(str, t.shape))}]"
+
+
+def load_exported(path: pathlib.Path) -> torch.export.ExportedProgram:
+    """Loads a torch.export archive (.pt2) with torch.export.load."""
+    if not path.is_file():
+        raise CliError(f"no such model file: {path}",
+                       "pass a .pt2 archive written by torch.export.save(torch.export.export(model, args), PATH)")
+    try:
+        return torch.export.load(str(path))
+    except Exception as e:  # torch raises many types for a bad archive
+        raise CliError(f"{path} is not a torch.export archive ({type(e).__name__}: {e})",
+                       "write one with torch.export.save(torch.export.export(model, args), PATH)") from None
+
+
+def load_inputs(paths: Sequence[pathlib.Path]) -> list[torch.Tensor]:
+    """Each file holds one tensor or a tuple/list of tensors (.pt via
+    torch.save, or .npy); the flattened tensors are the inputs in order."""
+    inputs: list[torch.Tensor] = []
+    for p in paths:
+        if not p.is_file():
+            raise CliError(f"no such input file: {p}", "save inputs with torch.save(tensor, PATH)")
+        try:
+            if p.suffix == ".npy":
+                import numpy as np
+                value: Any = torch.from_numpy(np.load(p, allow_pickle=False))
+            else:
+                value = torch.load(p, weights_only=True)
+        except Exception as e:
+            raise CliError(f"cannot read input {p} ({type(e).__name__}: {e})",
+                           "inputs are torch.save'd tensors (or tuples of them) or .npy arrays") from None
+        values = list(value) if isinstance(value, (tuple, list)) else [value]
+        for i, v in enumerate(values):
+            if not isinstance(v, torch.Tensor):
+                raise CliError(f"input {p} item {i} is a {type(v).__name__}, not a tensor",
+                               "inputs are torch.save'd tensors (or tuples of them)")
+        inputs.extend(values)
+    return inputs
+
+
+def compile_file(client: Client, path: pathlib.Path, target: str, opt_level: int,
+                 reporter: Reporter) -> tuple[torch.export.ExportedProgram, CompiledModel]:
+    ep = load_exported(path)
+    serialized, out_spec, in_spec = _serialize_exported(ep, path.stem)
+    t0 = time.perf_counter()
+    with reporter.upload(f"uploading weights of {path.name}") as progress:
+        client.blobs.ensure_tensors(list(serialized.parameters.values()), progress=progress)
+    upload = time.perf_counter() - t0
+    with reporter.spinner(f"compiling {path.name} for {target}"):
+        compiled = client.compile_graph(
+            serialized.graph, target=target, options={"opt_level": opt_level},
+            parameters=serialized.parameters, out_spec=out_spec, in_spec=in_spec,
+            upload_seconds=upload)
+    return ep, compiled
+
+
+def describe_compiled(compiled: CompiledModel) -> str:
+    m, t = compiled.manifest, compiled.timings
+    rows = [
+        ("executable", compiled.digest),
+        ("cache hit", "yes" if compiled.cache_hit else "no"),
+        ("compile key", compiled.compile_key),
+        ("target", f"{m.target} ({m.triple}, {m.format})"),
+        ("inputs", ", ".join(f"{a.name}: {_type_str(a.type)}" for a in m.inputs) or "-"),
+        ("outputs", ", ".join(f"{a.name}: {_type_str(a.type)}" for a in m.outputs) or "-"),
+        ("parameters", str(len(m.parameters))),
+        ("times", f"upload {t['upload']:.3f} s, compile {t['compile']:.3f} s "
+                  f"(daemon: queue {t['server_queue']:.3f} s, compile {t['server_compile']:.3f} s)"),
+    ]
+    return "\n".join(f"{k:<12} {v}" for k, v in rows)
+
+
+def write_dump(directory: pathlib.Path, compiled: CompiledModel) -> list[pathlib.Path]:
+    """What the daemon can give: the graph it compiled, the manifest and the
+    compile summary. Stage dumps are not among them (see STAGE_DUMP_NOTE)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    graph = directory / "graph.pb"
+    graph.write_bytes(compiled.graph.SerializeToString())
+    manifest = directory / "manifest.textproto"
+    manifest.write_text(text_format.MessageToString(compiled.manifest))
+    summary = directory / "compile.json"
+    summary.write_text(json.dumps({
+        "executable": compiled.digest, "cache_hit": compiled.cache_hit,
+        "compile_key": compiled.compile_key, "target": compiled.manifest.target,
+        "timings_s": compiled.timings}, indent=2) + "\n")
+    return [graph, manifest, summary]
+
+
+def cmd_devices(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
+    devices = client.devices(kind=args.kind or "")
+    if not devices:
+        print("no devices registered" + (f" of kind {args.kind}" if args.kind else ""))
+        return
+    rows = [(d.id, d.kind, d.state.removeprefix("DEVICE_STATE_"), d.queue_depth, d.agent_id,
+             ", ".join(f"{k}={v}" for k, v in sorted(d.properties.items())))
+            for d in devices]
+    print(format_table(("ID", "KIND", "STATE", "QUEUE", "AGENT", "PROPERTIES"), rows))
+
+
+def cmd_compile(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
+    _, compiled = compile_file(client, args.model, args.target, args.opt_level, reporter)
+    print(describe_compiled(compiled))
+    if args.dump:
+        files = write_dump(args.dump, compiled)
+        print(f"dump         {', '.join(str(f) for f in files)}")
+        print("note: " + STAGE_DUMP_NOTE.format(graph=files[0], dir=args.dump,
+                                                target=args.target))
+
+
+def _summary(t: torch.Tensor) -> str:
+    head = f"{str(t.dtype).removeprefix('torch.')}{list(t.shape)}"
+    if t.numel() == 0:
+        return head
+    f = t.detach().double()
+    text = f"{head}  min {f.min().item():.6g}  max {f.max().item():.6g}  mean {f.mean().item():.6g}"
+    if t.numel() <= 16:
+        text += f"\n    {t.flatten().tolist()}"
+    return text
+
+
+def cmd_run(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
+    inputs = load_inputs(args.input)     # before compiling: a bad input fails fast
+    ep, compiled = compile_file(client, args.model, args.target, args.opt_level, reporter)
+    expected = list(compiled.manifest.inputs)
+    if len(inputs) != len(expected):
+        raise CliError(
+            f"{args.model} takes {len(expected)} input(s) "
+            f"({', '.join(f'{a.name}: {_type_str(a.type)}' for a in expected)}); got {len(inputs)}",
+            "pass one --input per model input, in order (a file may hold a tuple of tensors)")
+    with reporter.spinner(f"running on {args.target}"):
+        result = compiled(*inputs)
+    outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+    print(f"executable {compiled.digest} ({'cache hit' if compiled.cache_hit else 'compiled'}) "
+          f"on {compiled.last_device_id or args.target}")
+    for i, out in enumerate(outputs):
+        print(f"output {i}: {_summary(out)}")
+    if args.compare:
+        with torch.no_grad():
+            ref = ep.module()(*inputs)
+        refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
+        for i, (out, r) in enumerate(zip(outputs, refs)):
+            diff = (out.double() - r.double()).abs().max().item() if out.numel() else 0.0
+            print(f"output {i}: max |kiln - eager| = {diff:.3g}")
+    t = compiled.last_timings
+    print(f"times: queue {t['queue']:.4f} s, fetch {t['fetch']:.4f} s, load {t['load']:.4f} s, "
+          f"run {t['run']:.4f} s, wall {t['wall']:.4f} s")
+    if args.output:
+        torch.save(tuple(outputs) if len(outputs) != 1 else outputs[0], args.output)
+        print(f"saved {len(outputs)} output(s) to {args.output}")
+
+
+def cmd_cache_stats(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
+    s = client.cache.stats()
+    lookups = s.compile_hits + s.compile_misses
+    rate = f" ({100 * s.compile_hits / lookups:.0f}% hits)" if lookups else ""
+    rows = [
+        ("blobs", f"{s.blob_count} ({format_bytes(s.blob_bytes)})"),
+        ("capacity", format_bytes(s.capacity_bytes) if s.capacity_bytes else "unlimited"),
+        ("pinned", format_bytes(s.pinned_bytes)),
+        ("executables", str(s.executable_count)),
+        ("compiles", f"{s.compile_hits} hits, {s.compile_misses} misses{rate}"),
+        ("evicted", f"{s.evicted_blobs} blobs ({format_bytes(s.evicted_bytes)})"),
+        ("salt", repr(s.salt) if s.salt else "(none)"),
+    ]
+    print("\n".join(f"{k:<12} {v}" for k, v in rows))
+
+
+def cmd_cache_gc(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
+    target = args.target_bytes
+    with reporter.spinner("collecting garbage"):
+        gc = client.cache.collect_garbage(target)
+    print(f"evicted {gc.evicted_blobs} blobs ({format_bytes(gc.evicted_bytes)}); "
+          f"{format_bytes(gc.remaining_bytes)} left")
+
+
+def cmd_cache_salt(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
+    previous = client.cache.set_salt(args.salt)
+    print(f"salt set to {args.salt!r} (was {previous!r}); existing executables are no longer "
+          "served and models compile afresh")

@@ -1,0 +1,142 @@
+"""The installed `kiln` executable against a real kilnd: devices, compile a
+saved .pt2 (with --dump), run it on saved inputs, cache subcommands, and the
+one-line errors for a missing file and an unreachable daemon."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import shutil
+import socket
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from kiln.testing import MLP
+
+HEX64 = re.compile(r"\b[0-9a-f]{64}\b")
+
+
+def kiln_exe() -> str:
+    exe = pathlib.Path(sys.executable).with_name("kiln")
+    if exe.exists():
+        return str(exe)
+    found = shutil.which("kiln")
+    if not found:
+        pytest.fail("the `kiln` console script is not installed: run client_py/setup_venv.sh",
+                    pytrace=False)
+    return found
+
+
+def run_kiln(*args: str, address: str, check: bool = True) -> subprocess.CompletedProcess:
+    env = dict(os.environ, KILN_ADDRESS=address)
+    proc = subprocess.run([kiln_exe(), *args], capture_output=True, text=True, env=env,
+                          timeout=300)
+    if check:
+        assert proc.returncode == 0, f"kiln {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory):
+    d = tmp_path_factory.mktemp("cli_model")
+    torch.manual_seed(7)
+    model = MLP(d_in=8, d_hidden=16, d_out=4).eval()
+    x = torch.randn(3, 8)
+    torch.export.save(torch.export.export(model, (x,)), d / "mlp.pt2")
+    torch.save(x, d / "x.pt")
+    return d, model, x
+
+
+def test_devices_lists_the_cpu_agent(kilnd):
+    out = run_kiln("devices", address=kilnd.address).stdout
+    header, *rows = out.splitlines()
+    assert header.split()[:4] == ["ID", "KIND", "STATE", "QUEUE"]
+    assert any(r.split()[1] == "cpu" and r.split()[2] == "READY" for r in rows), out
+
+
+def test_address_flag_wins_over_env(kilnd):
+    proc = subprocess.run([kiln_exe(), "--address", kilnd.address, "devices"], capture_output=True,
+                          text=True, env=dict(os.environ, KILN_ADDRESS="127.0.0.1:1"), timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "cpu" in proc.stdout
+
+
+def test_compile_prints_digest_and_dumps(kilnd, saved_model, tmp_path):
+    d, _, _ = saved_model
+    dump = tmp_path / "dump"
+    out = run_kiln("compile", str(d / "mlp.pt2"), "--target", "cpu", "--dump", str(dump),
+                   address=kilnd.address).stdout
+    digest = re.search(r"^executable\s+([0-9a-f]{64})$", out, re.M)
+    assert digest, out
+    assert re.search(r"^inputs\s+\S+: float32\[3, 8\]$", out, re.M), out
+    assert (dump / "graph.pb").stat().st_size > 0
+    assert "entry_symbol" in (dump / "manifest.textproto").read_text()
+    assert digest.group(1) in (dump / "compile.json").read_text()
+    # Honest about what it could not write.
+    assert "stage dumps" in out and "kiln-compile" in out
+    again = run_kiln("compile", str(d / "mlp.pt2"), address=kilnd.address).stdout
+    assert re.search(r"^cache hit\s+yes$", again, re.M), again
+    assert digest.group(1) in again
+
+
+def test_run_matches_eager_and_saves_outputs(kilnd, saved_model, tmp_path):
+    d, model, x = saved_model
+    out_file = tmp_path / "y.pt"
+    out = run_kiln("run", str(d / "mlp.pt2"), "--input", str(d / "x.pt"), "--output",
+                   str(out_file), "--compare", address=kilnd.address).stdout
+    assert re.search(r"^output 0: float32\[3, 4\]", out, re.M), out
+    y = torch.load(out_file, weights_only=True)
+    torch.testing.assert_close(y, model(x).detach(), rtol=1e-4, atol=1e-5)
+    diff = float(re.search(r"max \|kiln - eager\| = (\S+)", out).group(1))
+    assert diff < 1e-4, out
+
+
+def test_run_with_wrong_input_count_is_one_line(kilnd, saved_model):
+    d, _, _ = saved_model
+    proc = run_kiln("run", str(d / "mlp.pt2"), address=kilnd.address, check=False)
+    assert proc.returncode == 1
+    assert "takes 1 input(s)" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_missing_model_file_is_one_line(kilnd, tmp_path):
+    proc = run_kiln("compile", str(tmp_path / "nope.pt2"), address=kilnd.address, check=False)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("kiln: error: no such model file:"), proc.stderr
+    assert "hint: " in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_unreachable_daemon_is_one_line_with_hint():
+    with socket.socket() as s:      # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = run_kiln("--timeout", "10", "devices", address=f"127.0.0.1:{port}", check=False)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0].startswith("kiln: error: [UNAVAILABLE]"), proc.stderr
+    assert lines[1].startswith(f"hint: is kilnd running at 127.0.0.1:{port}?"), proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_cache_stats_gc_and_salt(start_kilnd, saved_model, tmp_path):
+    daemon = start_kilnd(cache_dir=tmp_path / "cli-cache")
+    d, _, _ = saved_model
+    run_kiln("compile", str(d / "mlp.pt2"), address=daemon.address)
+    stats = run_kiln("cache", "stats", address=daemon.address, check=False)
+    if "UNIMPLEMENTED" in stats.stderr:
+        pytest.xfail("kilnd does not implement kiln.v1.Cache yet (UNIMPLEMENTED); "
+                     "the CLI side is ready")
+    assert stats.returncode == 0, stats.stderr
+    assert re.search(r"^executables\s+[1-9]", stats.stdout, re.M), stats.stdout
+    assert re.search(r"^salt\s+\(none\)$", stats.stdout, re.M), stats.stdout
+    salt = run_kiln("cache", "salt", "rotated-1", address=daemon.address).stdout
+    assert "'rotated-1'" in salt and "was ''" in salt
+    again = run_kiln("compile", str(d / "mlp.pt2"), address=daemon.address).stdout
+    assert re.search(r"^cache hit\s+no$", again, re.M), "a new salt must not serve old executables"
+    gc = run_kiln("cache", "gc", "--target-bytes", "0", address=daemon.address).stdout
+    assert re.match(r"evicted \d+ blobs \(.*\); .* left", gc), gc
+    stats2 = run_kiln("cache", "stats", address=daemon.address).stdout
+    assert "'rotated-1'" in stats2
