@@ -10,6 +10,7 @@
 #include "kiln/Import/GraphImporter.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 using namespace mlir;
@@ -198,6 +199,11 @@ convertTensorType(const v1::TensorType &type, MLIRContext &context,
     if (extent < 0)
       return absl::InvalidArgumentError(
           absl::StrCat(what, " has negative extent ", extent));
+    // Code generation assumes every tensor holds at least one element.
+    if (extent == 0)
+      return absl::UnimplementedError(absl::StrCat(
+          what, " has shape [", absl::StrJoin(type.shape(), ", "),
+          "]: tensors with a zero-sized dimension are not supported yet"));
     shape.push_back(extent);
   }
   return RankedTensorType::get(shape, element);
