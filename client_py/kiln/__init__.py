@@ -12,13 +12,13 @@ from kiln.backend import backend
 from kiln.client import Client, CompiledModel, DeviceInfo
 from kiln.errors import (CompileError, DeadlineExceededError, FailedPreconditionError,
                          InternalError, InvalidArgumentError, KilnError, NotFoundError,
-                         UnavailableError, UnsupportedOpError)
+                         UnavailableError, UnimplementedError, UnsupportedOpError)
 from kiln.graph import serialize_graph_module
 
 __all__ = [
     "Client", "CompiledModel", "DeviceInfo", "backend", "serialize_graph_module",
     "KilnError", "InvalidArgumentError", "NotFoundError", "FailedPreconditionError",
     "UnavailableError", "DeadlineExceededError", "InternalError", "CompileError",
-    "UnsupportedOpError",
+    "UnimplementedError", "UnsupportedOpError",
 ]
 __version__ = "0.1.0"

@@ -82,6 +82,11 @@ class CompileError(InternalError):
     """The compiler failed on a valid graph (INTERNAL from Compiler.Compile)."""
 
 
+class UnimplementedError(KilnError):
+    """The daemon understood the request but does not support it yet (for
+    example a tensor with a zero-sized dimension)."""
+
+
 class UnsupportedOpError(KilnError):
     """Client-side: the graph contains something Kiln cannot serialise
     (a non-ATen call, a scalar-valued op, a symbolic shape, an unsupported
@@ -95,6 +100,7 @@ _BY_CODE: dict[grpc.StatusCode, type[KilnError]] = {
     grpc.StatusCode.UNAVAILABLE: UnavailableError,
     grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceededError,
     grpc.StatusCode.INTERNAL: InternalError,
+    grpc.StatusCode.UNIMPLEMENTED: UnimplementedError,
 }
 
 
