@@ -65,8 +65,11 @@ struct TileAndVectorizePass
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> targets;
     getOperation().walk([&](linalg::LinalgOp op) {
+      // An empty iteration space has nothing to tile (and tiling it breaks).
+      bool empty = llvm::any_of(op.getStaticLoopRanges(),
+                                [](int64_t extent) { return extent == 0; });
       if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
-          op.hasPureTensorSemantics() && !op.hasDynamicShape())
+          op.hasPureTensorSemantics() && !op.hasDynamicShape() && !empty)
         targets.push_back(op);
     });
     IRRewriter rewriter(&getContext());

@@ -75,3 +75,14 @@ func.func @transposed_weight(%x: tensor<64x256xf32>, %w: tensor<512x256xf32>, %c
   %0 = linalg.matmul ins(%x, %wt : tensor<64x256xf32>, tensor<256x512xf32>) outs(%c : tensor<64x512xf32>) -> tensor<64x512xf32>
   return %0 : tensor<64x512xf32>
 }
+
+// -----
+
+// An empty iteration space is left alone (nothing to compute).
+// CHECK-LABEL: func @empty
+// CHECK: linalg.matmul
+// CHECK-NOT: vector.contract
+func.func @empty(%a: tensor<0x4xf32>, %b: tensor<4x3xf32>, %c: tensor<0x3xf32>) -> tensor<0x3xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<0x4xf32>, tensor<4x3xf32>) outs(%c : tensor<0x3xf32>) -> tensor<0x3xf32>
+  return %0 : tensor<0x3xf32>
+}
