@@ -40,12 +40,25 @@ log = logging.getLogger("kiln.backend")
 
 def lower_to_core_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[torch.Tensor]
                        ) -> torch.fx.GraphModule:
-    """Dynamo graph → flat core-ATen inference graph (one placeholder per input)."""
+    """Dynamo graph → flat core-ATen inference graph (one placeholder per input).
+
+    Outputs are cloned first: AOTAutograd's inference export refuses outputs
+    that alias inputs (``return x.t()``), and Kiln returns fresh tensors from
+    the device anyway, so a returned view is a copy either way.
+    """
     from torch._decomp import core_aten_decompositions
     from torch._functorch.aot_autograd import aot_export_joint_simple
 
+    def cloned_outputs(*args):
+        outputs = gm(*args)
+        if isinstance(outputs, torch.Tensor):
+            return outputs.clone()
+        return type(outputs)(o.clone() if isinstance(o, torch.Tensor) else o
+                             for o in outputs)
+
     with torch.no_grad():
-        return aot_export_joint_simple(gm, list(example_inputs), trace_joint=False,
+        return aot_export_joint_simple(cloned_outputs, list(example_inputs),
+                                       trace_joint=False,
                                        decompositions=core_aten_decompositions())
 
 
