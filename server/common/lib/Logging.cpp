@@ -10,7 +10,7 @@
 #include "absl/strings/str_format.h"
 
 #include <spdlog/pattern_formatter.h>
-#include <spdlog/sinks/stderr_color_sinks.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -58,7 +58,7 @@ public:
         "\"logger\":\"%s\",\"msg\":\"%s\"",
         utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour,
         utc.tm_min, utc.tm_sec, millis,
-        std::string_view(level.data(), level.size()),
+        std::string(level.data(), level.size()),
         jsonEscape(std::string_view(msg.logger_name.data(),
                                     msg.logger_name.size())),
         jsonEscape(std::string_view(msg.payload.data(), msg.payload.size())));
@@ -80,7 +80,7 @@ absl::StatusOr<LogFormat> parseLogFormat(std::string_view text) {
   if (text == "json")
     return LogFormat::Json;
   return absl::InvalidArgumentError(absl::StrCat(
-      "--log-format: '", text, "' is not one of text, json"));
+      "--log-format: '", std::string(text), "' is not one of text, json"));
 }
 
 std::unique_ptr<spdlog::formatter> makeLogFormatter(LogFormat format) {
@@ -99,7 +99,7 @@ absl::Status configureLogging(std::string_view loggerName,
   // from_str answers `off` for anything it does not know.
   if (parsed == spdlog::level::off && level != "off")
     return absl::InvalidArgumentError(
-        absl::StrCat("--log-level: unknown level '", level, "'"));
+        absl::StrCat("--log-level: unknown level '", std::string(level), "'"));
   auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>(
       format == LogFormat::Json ? spdlog::color_mode::never
                                 : spdlog::color_mode::automatic);
