@@ -3,6 +3,7 @@ grpc.RpcError into typed errors (through kiln.errors.raise_for_rpc_error)."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import grpc
@@ -10,6 +11,16 @@ import grpc
 from kiln.errors import raise_for_rpc_error
 from kiln.v1 import (blobs_pb2_grpc, cache_pb2_grpc, compiler_pb2_grpc,
                      devices_pb2_grpc, executor_pb2_grpc)
+
+# The metadata key kilnd reads the request id from; it logs the id on every
+# line about the call, passes it to the agent and ends error messages with it.
+REQUEST_ID_KEY = "kiln-request-id"
+
+
+def new_request_id() -> str:
+    """A fresh request id: a random UUID4 as 32 hex digits."""
+    return uuid.uuid4().hex
+
 
 # Kiln keeps every message under 4 MiB; a little headroom for headers and for
 # inline outputs right at the limit.
@@ -37,17 +48,29 @@ class Rpc:
 
     def call(self, name: str, method: Callable[..., Any], request: Any,
              context: Mapping[str, object] | None = None,
-             timeout: float | None = ...) -> Any:
-        """Calls a unary-response method (unary or client-streaming)."""
+             timeout: float | None = ..., request_id: str | None = None) -> Any:
+        """Calls a unary-response method (unary or client-streaming).
+
+        The call carries ``request_id`` (a fresh one when None) as
+        ``kiln-request-id`` metadata; a failure's typed error has it as
+        ``.request_id``."""
+        rid = request_id or new_request_id()
         try:
-            return method(request, timeout=self.timeout if timeout is ... else timeout)
+            return method(request, timeout=self.timeout if timeout is ... else timeout,
+                          metadata=((REQUEST_ID_KEY, rid),))
         except grpc.RpcError as err:
-            raise_for_rpc_error(err, name, {"address": self.address, **(context or {})})
+            raise_for_rpc_error(err, name, {"address": self.address, **(context or {})},
+                                request_id=rid)
 
     def stream(self, name: str, method: Callable[..., Iterable[Any]], request: Any,
-               context: Mapping[str, object] | None = None) -> Iterator[Any]:
-        """Calls a server-streaming method; errors surface while iterating."""
+               context: Mapping[str, object] | None = None,
+               request_id: str | None = None) -> Iterator[Any]:
+        """Calls a server-streaming method; errors surface while iterating.
+        Request ids as for :meth:`call`."""
+        rid = request_id or new_request_id()
         try:
-            yield from method(request, timeout=self.timeout)
+            yield from method(request, timeout=self.timeout,
+                              metadata=((REQUEST_ID_KEY, rid),))
         except grpc.RpcError as err:
-            raise_for_rpc_error(err, name, {"address": self.address, **(context or {})})
+            raise_for_rpc_error(err, name, {"address": self.address, **(context or {})},
+                                request_id=rid)

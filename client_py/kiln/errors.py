@@ -4,8 +4,10 @@ Every failed RPC becomes exactly one of these, in exactly one place:
 :func:`raise_for_rpc_error`. Callers catch the class for the condition they can
 act on (``NotFoundError`` → recompile, ``UnavailableError`` → retry later) and
 read ``.code`` (a :class:`grpc.StatusCode`, or ``None`` for client-side errors),
-``.details`` (the server's message, verbatim) and ``.context`` (what the client
-was doing: the RPC, the target, the executable digest...).
+``.details`` (the server's message, verbatim), ``.context`` (what the client
+was doing: the RPC, the target, the executable digest...) and ``.request_id``
+(the id the call carried as ``kiln-request-id``: kilnd's log lines about the
+request carry it too).
 """
 
 from __future__ import annotations
@@ -35,13 +37,17 @@ class KilnError(Exception):
         code: the gRPC status code, or None when the client raised it itself.
         details: the server's (or client's) message, for a person.
         context: what the request was (rpc name, target, digests...).
+        request_id: the ``kiln-request-id`` the failed call carried (None for
+            client-side errors); grep kilnd's log for it.
     """
 
     def __init__(self, details: str, *, code: grpc.StatusCode | None = None,
-                 context: Mapping[str, object] | None = None):
+                 context: Mapping[str, object] | None = None,
+                 request_id: str | None = None):
         self.code = code
         self.details = details
         self.context = dict(context or {})
+        self.request_id = request_id
         super().__init__(self._format())
 
     def _format(self) -> str:
@@ -112,7 +118,8 @@ def error_class_for(code: grpc.StatusCode | None, rpc: str = "") -> type[KilnErr
 
 
 def raise_for_rpc_error(err: grpc.RpcError, rpc: str,
-                        context: Mapping[str, object] | None = None) -> NoReturn:
+                        context: Mapping[str, object] | None = None,
+                        request_id: str | None = None) -> NoReturn:
     """Converts a :class:`grpc.RpcError` into its typed :class:`KilnError`.
 
     The one place in the client where that conversion happens. The gRPC
@@ -124,4 +131,5 @@ def raise_for_rpc_error(err: grpc.RpcError, rpc: str,
     if not details:
         details = str(err) or "RPC failed with no message"
     ctx = {"rpc": rpc, **(context or {})}
-    raise error_class_for(code, rpc)(details, code=code, context=ctx) from None
+    raise error_class_for(code, rpc)(details, code=code, context=ctx,
+                                     request_id=request_id) from None

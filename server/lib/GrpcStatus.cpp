@@ -28,6 +28,16 @@ grpc::Status toGrpcStatus(const absl::Status &status) {
                       std::string(status.message()));
 }
 
+grpc::Status toGrpcStatus(const absl::Status &status,
+                          std::string_view requestId) {
+  grpc::Status mapped = toGrpcStatus(status);
+  if (mapped.ok() || requestId.empty())
+    return mapped;
+  return grpc::Status(mapped.error_code(),
+                      absl::StrCat(mapped.error_message(), " (request ",
+                                   std::string(requestId), ")"));
+}
+
 absl::Status statusFromRpcCode(int32_t code, const std::string &message) {
   if (code == 0)
     return absl::OkStatus();

@@ -34,6 +34,25 @@ TEST(GrpcStatusTest, UnknownInternalCodeBecomesUnknown) {
   EXPECT_NE(mapped.error_message().find("odd"), std::string::npos);
 }
 
+TEST(GrpcStatusTest, RequestIdEndsEveryErrorMessage) {
+  grpc::Status mapped =
+      toGrpcStatus(absl::InvalidArgumentError("bad shape"), "abc123");
+  EXPECT_EQ(mapped.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(mapped.error_message(), "bad shape (request abc123)");
+  absl::Status odd(static_cast<absl::StatusCode>(42), "odd");
+  std::string oddMessage = toGrpcStatus(odd, "r1").error_message();
+  EXPECT_NE(oddMessage.find("odd"), std::string::npos);
+  EXPECT_TRUE(oddMessage.ends_with(" (request r1)")) << oddMessage;
+}
+
+TEST(GrpcStatusTest, RequestIdLeavesOkAndEmptyIdsAlone) {
+  grpc::Status ok = toGrpcStatus(absl::OkStatus(), "abc123");
+  EXPECT_TRUE(ok.ok());
+  EXPECT_EQ(ok.error_message(), "");
+  EXPECT_EQ(toGrpcStatus(absl::NotFoundError("gone"), "").error_message(),
+            "gone");
+}
+
 TEST(GrpcStatusTest, AgentCodesReadBack) {
   EXPECT_TRUE(statusFromRpcCode(0, "").ok());
   absl::Status internal = statusFromRpcCode(13, "kernel crashed");

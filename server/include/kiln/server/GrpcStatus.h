@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace kiln::server {
 
@@ -20,6 +21,12 @@ namespace kiln::server {
 /// handler in kilnd returns through this function and nowhere else builds a
 /// grpc::Status from an absl::Status.
 grpc::Status toGrpcStatus(const absl::Status &status);
+
+/// Like toGrpcStatus(status), and an error's message ends with
+/// " (request <requestId>)" so a user can quote it to whoever reads the
+/// daemon's logs. An empty id adds nothing.
+grpc::Status toGrpcStatus(const absl::Status &status,
+                          std::string_view requestId);
 
 /// Reads a google.rpc.Code (as agents report it in TaskResult.code) back into
 /// an absl::Status. Codes outside the known range become UNKNOWN, and the
