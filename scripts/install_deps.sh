@@ -18,6 +18,8 @@ APT_PACKAGES=(
   # RPC and support libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev
+  # kilnd --config FILE
+  libyaml-cpp-dev
   # Python
   python3 python3-venv python3-dev
 )

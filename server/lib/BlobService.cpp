@@ -80,6 +80,7 @@ grpc::Status BlobService::Write(grpc::ServerContext *context,
 
 absl::Status BlobService::read(const v1::ReadRequest &request,
                                grpc::ServerWriter<v1::ReadResponse> *writer) {
+  BlobPins pins = store.pin({request.digest()});
   ASSIGN_OR_RETURN(std::string bytes, store.read(request.digest()));
   v1::ReadResponse response;
   for (size_t offset = 0; offset < bytes.size(); offset += kBlobChunkBytes) {

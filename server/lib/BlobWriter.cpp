@@ -86,6 +86,8 @@ absl::Status BlobWriter::commit() {
   }
   done = true;
   syncParentDirectory(finalPath);
+  if (onCommit)
+    onCommit();
   return absl::OkStatus();
 }
 

@@ -111,6 +111,25 @@ CompileCache::lookup(const std::string &key) const {
   return outcome;
 }
 
+std::string CompileCache::salt() const {
+  std::lock_guard<std::mutex> lock(saltMutex);
+  return keySalt;
+}
+
+std::string CompileCache::setSalt(std::string salt) {
+  std::lock_guard<std::mutex> lock(saltMutex);
+  std::swap(keySalt, salt);
+  return salt;
+}
+
+int64_t CompileCache::entryCount() const {
+  int64_t count = 0;
+  std::error_code error;
+  for (const auto &entry : std::filesystem::directory_iterator(acDir, error))
+    count += entry.is_regular_file() && entry.path().filename().string().size() == 64;
+  return count;
+}
+
 CompileCache::Stats CompileCache::stats() const {
   return Stats{compiles.load(), hits.load(), followers.load()};
 }
@@ -128,11 +147,18 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
     record.mutable_manifest()->set_target(options.target);
   if (record.manifest().compiler_build_id().empty())
     record.mutable_manifest()->set_compiler_build_id(buildId);
-  ASSIGN_OR_RETURN(*record.mutable_artifact(), store.put(compiled.artifact));
+  // Pinned before they are written: the write that stores them may push
+  // the store past its capacity, and eviction must not take them.
+  BlobPins pins = store.pin();
+  *record.mutable_artifact() = digestOf(compiled.artifact);
+  pins.add(record.artifact());
+  RETURN_IF_ERROR(store.write(record.artifact(), compiled.artifact));
   std::string recordBytes;
   if (!record.SerializeToString(&recordBytes))
     return absl::InternalError("cannot serialize ExecutableRecord");
-  ASSIGN_OR_RETURN(v1::Digest executable, store.put(recordBytes));
+  v1::Digest executable = digestOf(recordBytes);
+  pins.add(executable);
+  RETURN_IF_ERROR(store.write(executable, recordBytes));
   RETURN_IF_ERROR(writeFileAtomically(acDir / key, formatEntry(executable)));
   CompileOutcome outcome;
   outcome.executable = executable;
@@ -146,7 +172,8 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
 absl::StatusOr<CompileOutcome>
 CompileCache::compile(const v1::Graph &graph, const std::string &target,
                       const v1::CompileOptions &options) {
-  std::string key = computeCompileKey(graph, target, options, buildId);
+  std::string key =
+      computeCompileKey(graph, target, options, buildId, salt());
   std::promise<Result> promise;
   std::shared_future<Result> flight;
   bool leader = false;

@@ -60,13 +60,16 @@ v1::Graph canonicalGraphForKey(const v1::Graph &graph) {
 
 std::string computeCompileKey(const v1::Graph &graph, std::string_view target,
                               const v1::CompileOptions &options,
-                              std::string_view compilerBuildId) {
+                              std::string_view compilerBuildId,
+                              std::string_view salt) {
   Sha256 sha;
   updateField(sha, "kiln-compile-key-v1");
   updateField(sha, deterministicBytes(canonicalGraphForKey(graph)));
   updateField(sha, target);
   updateField(sha, deterministicBytes(normalizeCompileOptions(options)));
   updateField(sha, compilerBuildId);
+  if (!salt.empty())
+    updateField(sha, salt);
   return sha.finishHex();
 }
 

@@ -22,8 +22,10 @@
 namespace kiln::server {
 
 CompilerService::CompilerService(ContentStore &store, CompileCache &cache,
-                                 std::vector<std::string> supportedTargets)
-    : store(store), cache(cache), targets(std::move(supportedTargets)) {}
+                                 std::vector<std::string> supportedTargets,
+                                 DrainGate &gate)
+    : store(store), cache(cache), targets(std::move(supportedTargets)),
+      gate(gate) {}
 
 absl::Status CompilerService::validate(const v1::CompileRequest &request) const {
   if (std::find(targets.begin(), targets.end(), request.target()) ==
@@ -71,6 +73,13 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
                                       v1::CompileResponse *response) {
   auto start = std::chrono::steady_clock::now();
   const std::string &graphName = request->graph().name();
+  absl::StatusOr<DrainGate::Ticket> admitted = gate.enter();
+  if (!admitted.ok())
+    return toGrpcStatus(admitted.status());
+  // The parameters stay in the store until this compile is answered.
+  BlobPins pins = store.pin();
+  for (const v1::Parameter &parameter : request->graph().parameters())
+    pins.add(parameter.digest());
   if (absl::Status status = validate(*request); !status.ok()) {
     spdlog::warn("compile of graph '{}' from {} rejected: {}", graphName,
                  context->peer(), std::string(status.message()));

@@ -23,17 +23,21 @@
 
 namespace kiln::server {
 
-ContentStore::ContentStore(std::filesystem::path root)
-    : rootDir(std::move(root)) {}
+ContentStore::ContentStore(std::filesystem::path root, int64_t capacityBytes)
+    : rootDir(std::move(root)), capacity(capacityBytes),
+      blobIndex(std::make_unique<StoreIndex>()) {}
 
 absl::StatusOr<std::unique_ptr<ContentStore>>
-ContentStore::open(const std::filesystem::path &root) {
+ContentStore::open(const std::filesystem::path &root, int64_t capacityBytes) {
   std::error_code error;
   std::filesystem::create_directories(root, error);
   if (error)
     return absl::InternalError(absl::StrCat(
         "cannot create content store ", root.string(), ": ", error.message()));
-  return std::unique_ptr<ContentStore>(new ContentStore(root));
+  auto store =
+      std::unique_ptr<ContentStore>(new ContentStore(root, capacityBytes));
+  store->scan();
+  return store;
 }
 
 std::filesystem::path ContentStore::blobPath(const std::string &hash) const {
@@ -55,7 +59,9 @@ ContentStore::beginWrite(const v1::Digest &digest) {
   if (fd < 0)
     return absl::InternalError(absl::StrCat("cannot create ", temp.string(),
                                             ": ", std::strerror(errno)));
-  return std::make_unique<BlobWriter>(digest, finalPath, temp, fd);
+  auto writer = std::make_unique<BlobWriter>(digest, finalPath, temp, fd);
+  writer->setOnCommit([this, digest] { committed(digest); });
+  return writer;
 }
 
 absl::Status ContentStore::write(const v1::Digest &digest,
@@ -109,8 +115,11 @@ absl::Status ContentStore::readVerified(const v1::Digest &digest,
   ::close(fd);
   RETURN_IF_ERROR(ioStatus);
   std::string hash = sha.finishHex();
-  if (total == digest.size_bytes() && hash == digest.hash())
+  if (total == digest.size_bytes() && hash == digest.hash()) {
+    touch(digest.hash());
     return absl::OkStatus();
+  }
+  blobIndex->remove(digest.hash());
   // Corrupt: remove it so a re-upload can repair the store, but only if the
   // file is still the one we read (a writer may have just replaced it).
   struct stat current {};

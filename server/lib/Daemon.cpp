@@ -57,6 +57,8 @@ int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
   options.executeTimeout = std::chrono::seconds(flags.executeTimeoutS);
   options.deviceWait = std::chrono::seconds(flags.deviceWaitS);
   options.heartbeatInterval = std::chrono::milliseconds(flags.heartbeatMs);
+  options.cacheCapacityBytes = flags.cacheCapacityBytes;
+  options.cacheSalt = flags.cacheSalt;
   options.compiler = std::move(compiler);
   options.compilerBuildId = compilerBuildId;
   options.supportedTargets = supportedTargets;
@@ -92,7 +94,15 @@ int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
   sigset_t signals = shutdownSignals();
   int signal = 0;
   sigwait(&signals, &signal);
-  spdlog::info("kilnd: {} received; shutting down", strsignal(signal));
+  spdlog::info("kilnd: {} received; draining (new compiles and executions "
+               "get UNAVAILABLE; up to {} s for those in flight)",
+               strsignal(signal), flags.drainTimeoutS);
+  if ((*server)->drain(std::chrono::seconds(flags.drainTimeoutS)))
+    spdlog::info("kilnd: drained; shutting down");
+  else
+    spdlog::warn("kilnd: --drain-timeout-s {} passed with requests still in "
+                 "flight; cancelling them",
+                 flags.drainTimeoutS);
 
   // Shutdown blocks until every handler returns; agent streams end when the
   // agents exit (local ones, stopped below) or at the grace deadline.

@@ -5,6 +5,11 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/DaemonFlags.h"
 
+#include "kiln/common/Status.h"
+#include "kiln/server/CacheSalt.h"
+#include "kiln/server/ConfigFile.h"
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -12,8 +17,12 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <algorithm>
 #include <functional>
+#include <limits>
+#include <map>
 #include <thread>
+#include <unistd.h>
 
 namespace kiln::server {
 
@@ -35,6 +44,28 @@ absl::Status parseNumber(const std::string &flag, const std::string &text,
         absl::StrCat("--", flag, " needs an integer >= ", minimum, ", got '",
                      text, "'"));
   out = static_cast<T>(value);
+  return absl::OkStatus();
+}
+
+/// "20GiB", "512MiB", "1000": K/M/G/T (or KiB/KB ...) are powers of 1024.
+absl::Status parseByteSize(const std::string &flag, const std::string &text,
+                           int64_t &out) {
+  size_t unitStart = 0;
+  while (unitStart < text.size() && absl::ascii_isdigit(text[unitStart]))
+    ++unitStart;
+  static const std::map<std::string, int> shifts = {
+      {"", 0},   {"b", 0},    {"k", 10},  {"kib", 10}, {"kb", 10},
+      {"m", 20}, {"mib", 20}, {"mb", 20}, {"g", 30},   {"gib", 30},
+      {"gb", 30}, {"t", 40},  {"tib", 40}, {"tb", 40}};
+  auto shift = shifts.find(absl::AsciiStrToLower(text.substr(unitStart)));
+  int64_t value = 0;
+  if (unitStart == 0 || shift == shifts.end() ||
+      !absl::SimpleAtoi(text.substr(0, unitStart), &value) ||
+      value > (std::numeric_limits<int64_t>::max() >> shift->second))
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", flag, " needs a byte size such as 20GiB, 512MiB "
+                                 "or 0, got '", text, "'"));
+  out = value << shift->second;
   return absl::OkStatus();
 }
 
@@ -95,6 +126,33 @@ const std::vector<FlagSpec> &flagTable() {
        [](DaemonFlags &f, const std::string &v) {
          return parseNumber("heartbeat-ms", v, int64_t{10}, f.heartbeatMs);
        }},
+      {"drain-timeout-s",
+       [](const DaemonFlags &f) { return std::to_string(f.drainTimeoutS); },
+       "on SIGTERM, seconds to let in-flight compiles/executions finish",
+       [](DaemonFlags &f, const std::string &v) {
+         return parseNumber("drain-timeout-s", v, int64_t{0}, f.drainTimeoutS);
+       }},
+      {"cache-capacity-bytes",
+       [](const DaemonFlags &f) {
+         return f.cacheCapacityBytes % (int64_t{1} << 30) == 0
+                    ? absl::StrCat(f.cacheCapacityBytes >> 30, "GiB")
+                    : std::to_string(f.cacheCapacityBytes);
+       },
+       "content-store size cap (LRU eviction past it, never of blobs in "
+       "use); 0 = unlimited",
+       [](DaemonFlags &f, const std::string &v) {
+         return parseByteSize("cache-capacity-bytes", v, f.cacheCapacityBytes);
+       }},
+      {"cache-salt", [](const DaemonFlags &f) { return f.cacheSalt; },
+       "salt mixed into compile keys (persisted in <cache-dir>/salt; empty: "
+       "keep the persisted one)",
+       [](DaemonFlags &f, const std::string &v) {
+         if (absl::Status status = validateCacheSalt(v); !status.ok())
+           return absl::InvalidArgumentError(
+               absl::StrCat("--cache-salt: ", status.message()));
+         f.cacheSalt = v;
+         return absl::OkStatus();
+       }},
       {"log-level", [](const DaemonFlags &f) { return f.logLevel; },
        "trace, debug, info, warn, error, critical or off",
        [](DaemonFlags &f, const std::string &v) {
@@ -137,11 +195,72 @@ DaemonFlags defaultDaemonFlags() {
   return flags;
 }
 
-absl::StatusOr<DaemonFlags> parseDaemonFlags(int argc,
-                                             const char *const *argv) {
+namespace {
+
+/// KILN_CACHE_DIR for cache-dir.
+std::string envName(const std::string &flag) {
+  std::string name = absl::StrCat("KILN_", flag);
+  for (char &c : name)
+    c = c == '-' ? '_' : absl::ascii_toupper(c);
+  return name;
+}
+
+/// cache_dir for cache-dir.
+std::string yamlKey(const std::string &flag) {
+  std::string key = flag;
+  std::replace(key.begin(), key.end(), '-', '_');
+  return key;
+}
+
+const FlagSpec *findFlag(const std::string &name) {
+  for (const FlagSpec &spec : flagTable())
+    if (name == spec.name)
+      return &spec;
+  return nullptr;
+}
+
+/// Applies one value; errors from a source other than the command line say
+/// where the value came from instead of "--flag".
+absl::Status apply(DaemonFlags &flags, const FlagSpec &spec,
+                   const std::string &value, const std::string &source) {
+  absl::Status status = spec.set(flags, value);
+  if (status.ok() || source.empty())
+    return status;
+  absl::string_view message = status.message();
+  std::string flag = absl::StrCat("--", spec.name);
+  if (absl::ConsumePrefix(&message, flag))
+    absl::ConsumePrefix(&message, ":");
+  return absl::InvalidArgumentError(absl::StrCat(
+      source, ": ", absl::StripAsciiWhitespace(message)));
+}
+
+struct CommandLineFlag {
+  const FlagSpec *spec;
+  std::string value;
+};
+
+} // namespace
+
+Environment processEnvironment() {
+  Environment env;
+  for (char **entry = environ; entry && *entry; ++entry) {
+    std::string text = *entry;
+    if (size_t eq = text.find('='); eq != std::string::npos)
+      env.emplace(text.substr(0, eq), text.substr(eq + 1));
+  }
+  return env;
+}
+
+absl::StatusOr<DaemonFlags> parseDaemonFlags(const std::vector<std::string> &args,
+                                             const Environment &env) {
   DaemonFlags flags = defaultDaemonFlags();
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
+  // The command line is read first (to find --config) and applied last.
+  std::vector<CommandLineFlag> commandLine;
+  std::string configFile;
+  if (auto it = env.find("KILN_CONFIG"); it != env.end())
+    configFile = it->second;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &arg = args[i];
     if (arg == "--help" || arg == "-h") {
       flags.help = true;
       continue;
@@ -157,37 +276,79 @@ absl::StatusOr<DaemonFlags> parseDaemonFlags(int argc,
       name = name.substr(0, eq);
       hasValue = true;
     }
-    const FlagSpec *spec = nullptr;
-    for (const FlagSpec &candidate : flagTable())
-      if (name == candidate.name)
-        spec = &candidate;
-    if (!spec)
+    const FlagSpec *spec = findFlag(name);
+    if (!spec && name != "config")
       return absl::InvalidArgumentError(
           absl::StrCat("unknown flag '--", name, "' (see kilnd --help)"));
     if (!hasValue) {
-      if (i + 1 >= argc)
+      if (i + 1 >= args.size())
         return absl::InvalidArgumentError(
             absl::StrCat("flag '--", name, "' needs a value"));
-      value = argv[++i];
+      value = args[++i];
     }
-    if (absl::Status status = spec->set(flags, value); !status.ok())
-      return status;
+    if (spec)
+      commandLine.push_back({spec, value});
+    else
+      configFile = value;
   }
+
+  if (!configFile.empty()) {
+    absl::StatusOr<std::vector<ConfigSetting>> settings =
+        readConfigFile(configFile);
+    if (!settings.ok())
+      return absl::InvalidArgumentError(settings.status().message());
+    for (const ConfigSetting &setting : *settings) {
+      const FlagSpec *spec = nullptr;
+      for (const FlagSpec &candidate : flagTable())
+        if (setting.key == yamlKey(candidate.name))
+          spec = &candidate;
+      std::string at = absl::StrCat(configFile, ":", setting.line, ": key '",
+                                    setting.key, "'");
+      if (!spec)
+        return absl::InvalidArgumentError(absl::StrCat(
+            at, " is unknown (keys are the flag names with underscores, "
+                "e.g. cache_dir; see kilnd --help)"));
+      RETURN_IF_ERROR(apply(flags, *spec, setting.value, at));
+    }
+    flags.configFile = configFile;
+  }
+  for (const FlagSpec &spec : flagTable()) {
+    std::string name = envName(spec.name);
+    if (auto it = env.find(name); it != env.end())
+      RETURN_IF_ERROR(apply(flags, spec, it->second,
+                            absl::StrCat("environment variable ", name)));
+  }
+  for (const CommandLineFlag &flag : commandLine)
+    RETURN_IF_ERROR(apply(flags, *flag.spec, flag.value, ""));
   return flags;
+}
+
+absl::StatusOr<DaemonFlags> parseDaemonFlags(int argc,
+                                             const char *const *argv) {
+  std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
+  return parseDaemonFlags(args, processEnvironment());
 }
 
 std::string daemonFlagsHelp() {
   DaemonFlags defaults = defaultDaemonFlags();
   std::string text =
       "kilnd: the Kiln compilation and execution daemon.\n\n"
-      "Usage: kilnd [--flag=value ...]\n\nFlags:\n";
+      "Usage: kilnd [--flag=value ...]\n\n"
+      "Every setting below can be given, highest precedence first, as a "
+      "flag,\nas an environment variable, or as a key in the YAML file named "
+      "by\n--config FILE (or KILN_CONFIG); otherwise its default applies.\n\n"
+      "Settings:\n";
   for (const FlagSpec &spec : flagTable()) {
     std::string shown = spec.showDefault(defaults);
-    absl::StrAppend(&text, "  --", spec.name, " (default: ",
+    absl::StrAppend(&text, "  --", spec.name, "  [env ", envName(spec.name),
+                    ", yaml ", yamlKey(spec.name), "] (default: ",
                     shown.empty() ? "none" : shown, ")\n      ", spec.doc,
                     "\n");
   }
-  absl::StrAppend(&text, "  --help\n      print this text and exit\n");
+  absl::StrAppend(&text,
+                  "  --config FILE  [env KILN_CONFIG] (default: none)\n"
+                  "      YAML file of key: value settings (keys above)\n"
+                  "  --help\n      print this text and exit\n");
   return text;
 }
 

@@ -85,8 +85,10 @@ absl::Status checkOutputs(const v1::TaskResult &result,
 } // namespace
 
 ExecutorService::ExecutorService(ContentStore &store, Scheduler &scheduler,
-                                 std::chrono::milliseconds executeTimeout)
-    : store(store), scheduler(scheduler), executeTimeout(executeTimeout) {}
+                                 std::chrono::milliseconds executeTimeout,
+                                 DrainGate &gate)
+    : store(store), scheduler(scheduler), executeTimeout(executeTimeout),
+      gate(gate) {}
 
 absl::StatusOr<v1::ExecutableRecord>
 ExecutorService::validate(const v1::ExecuteRequest &request) const {
@@ -149,12 +151,24 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
                                       v1::ExecuteResponse *response) {
   auto start = std::chrono::steady_clock::now();
   std::string executable = formatDigest(request->executable());
+  absl::StatusOr<DrainGate::Ticket> admitted = gate.enter();
+  if (!admitted.ok())
+    return toGrpcStatus(admitted.status());
+  // Everything this execution reads stays in the store until it is answered
+  // (the agent fetches the artifact and blobs while it runs).
+  BlobPins pins = store.pin({request->executable()});
+  for (const v1::Digest &parameter : request->parameters())
+    pins.add(parameter);
+  for (const v1::Tensor &input : request->inputs())
+    if (input.payload_case() == v1::Tensor::kBlob)
+      pins.add(input.blob());
   absl::StatusOr<v1::ExecutableRecord> record = validate(*request);
   if (!record.ok()) {
     spdlog::warn("execute {} rejected: {}", executable,
                  std::string(record.status().message()));
     return toGrpcStatus(record.status());
   }
+  pins.add(record->artifact());
   // The client's deadline when it set one, else --execute-timeout.
   auto deadline = start + executeTimeout;
   if (context->deadline() != std::chrono::system_clock::time_point::max())

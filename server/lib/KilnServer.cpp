@@ -9,10 +9,13 @@
 #include "kiln/common/Status.h"
 #include "kiln/server/AgentService.h"
 #include "kiln/server/BlobService.h"
+#include "kiln/server/CacheSalt.h"
+#include "kiln/server/CacheService.h"
 #include "kiln/server/CompilerService.h"
 #include "kiln/server/ContentStore.h"
 #include "kiln/server/DeviceRegistry.h"
 #include "kiln/server/DevicesService.h"
+#include "kiln/server/DrainGate.h"
 #include "kiln/server/ExecutorService.h"
 #include "kiln/server/Scheduler.h"
 
@@ -41,11 +44,13 @@ struct KilnServer::State {
   std::unique_ptr<CompileCache> cache;
   std::unique_ptr<DeviceRegistry> registry;
   std::unique_ptr<Scheduler> scheduler;
+  DrainGate drainGate;
   std::unique_ptr<CompilerService> compilerService;
   std::unique_ptr<ExecutorService> executorService;
   std::unique_ptr<BlobService> blobService;
   std::unique_ptr<DevicesService> devicesService;
   std::unique_ptr<AgentService> agentService;
+  std::unique_ptr<CacheService> cacheService;
   std::once_flag shutdownOnce;
   std::unique_ptr<grpc::Server> server;
 };
@@ -60,24 +65,32 @@ KilnServer::start(ServerOptions options) {
   if (!options.compiler)
     return absl::InvalidArgumentError("KilnServer needs a compiler");
   auto state = std::make_unique<State>();
-  ASSIGN_OR_RETURN(state->store, ContentStore::open(options.cacheDir / "cas"));
+  ASSIGN_OR_RETURN(state->store, ContentStore::open(options.cacheDir / "cas",
+                                                   options.cacheCapacityBytes));
   ASSIGN_OR_RETURN(state->cache,
                    CompileCache::open(*state->store, options.cacheDir / "ac",
                                       options.compiler,
                                       options.compilerBuildId,
                                       options.compileWorkers));
+  ASSIGN_OR_RETURN(std::string salt, loadCacheSalt(options.cacheDir / "salt",
+                                                  options.cacheSalt));
+  state->cache->setSalt(salt);
   state->registry =
       std::make_unique<DeviceRegistry>(options.heartbeatInterval);
   state->registry->startHeartbeatMonitor();
   state->scheduler =
       std::make_unique<Scheduler>(*state->registry, options.deviceWait);
   state->compilerService = std::make_unique<CompilerService>(
-      *state->store, *state->cache, options.supportedTargets);
+      *state->store, *state->cache, options.supportedTargets,
+      state->drainGate);
   state->executorService = std::make_unique<ExecutorService>(
-      *state->store, *state->scheduler, options.executeTimeout);
+      *state->store, *state->scheduler, options.executeTimeout,
+      state->drainGate);
   state->blobService = std::make_unique<BlobService>(*state->store);
   state->devicesService = std::make_unique<DevicesService>(*state->registry);
   state->agentService = std::make_unique<AgentService>(*state->registry);
+  state->cacheService = std::make_unique<CacheService>(
+      *state->store, *state->cache, options.cacheDir / "salt");
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -92,6 +105,7 @@ KilnServer::start(ServerOptions options) {
   builder.RegisterService(state->blobService.get());
   builder.RegisterService(state->devicesService.get());
   builder.RegisterService(state->agentService.get());
+  builder.RegisterService(state->cacheService.get());
   state->server = builder.BuildAndStart();
   if (!state->server || port == 0)
     return absl::UnavailableError(absl::StrCat(
@@ -100,6 +114,14 @@ KilnServer::start(ServerOptions options) {
   auto server = std::unique_ptr<KilnServer>(new KilnServer(std::move(state)));
   server->boundPort = port;
   return server;
+}
+
+bool KilnServer::drain(std::chrono::milliseconds timeout) {
+  state->drainGate.beginDrain();
+  if (grpc::HealthCheckServiceInterface *health =
+          state->server->GetHealthCheckService())
+    health->SetServingStatus(false);
+  return state->drainGate.waitIdle(std::chrono::steady_clock::now() + timeout);
 }
 
 void KilnServer::shutdown(std::chrono::milliseconds grace) {
@@ -117,5 +139,7 @@ void KilnServer::wait() { state->server->Wait(); }
 ContentStore &KilnServer::contentStore() { return *state->store; }
 
 DeviceRegistry &KilnServer::deviceRegistry() { return *state->registry; }
+
+CacheService &KilnServer::cacheService() { return *state->cacheService; }
 
 } // namespace kiln::server

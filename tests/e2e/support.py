@@ -50,8 +50,15 @@ def _tail(path: pathlib.Path, n: int = 80) -> str:
 class Kilnd:
     """One kilnd process listening on a loopback port chosen by the kernel."""
 
-    def __init__(self, workdir: pathlib.Path, cache_dir: pathlib.Path, name: str = "kilnd"):
+    def __init__(self, workdir: pathlib.Path, cache_dir: pathlib.Path, name: str = "kilnd",
+                 extra_args: tuple[str, ...] = (), listen: str = "127.0.0.1:0",
+                 wait_for_cpu: bool = True):
+        """extra_args go after the standard flags; with wait_for_cpu False
+        (e.g. --local-agents none) start() returns once ListDevices answers."""
         self.bin_dir = require_binaries()
+        self.extra_args = list(extra_args)
+        self.listen = listen
+        self.wait_for_cpu = wait_for_cpu
         workdir.mkdir(parents=True, exist_ok=True)
         self.cache_dir = cache_dir
         self.port_file = workdir / f"{name}.port"
@@ -61,8 +68,9 @@ class Kilnd:
 
     def start(self) -> "Kilnd":
         self.port_file.unlink(missing_ok=True)
-        cmd = [str(self.bin_dir / "kilnd"), "--listen", "127.0.0.1:0",
-               "--port-file", str(self.port_file), "--cache-dir", str(self.cache_dir)]
+        cmd = [str(self.bin_dir / "kilnd"), "--listen", self.listen,
+               "--port-file", str(self.port_file), "--cache-dir", str(self.cache_dir),
+               *self.extra_args]
         self._log = open(self.log_path, "ab")
         self._log.write(f"$ {' '.join(cmd)}\n".encode())
         self._log.flush()
@@ -98,7 +106,7 @@ class Kilnd:
                 try:
                     with kiln.Client(self.address, timeout=2) as client:
                         devices = client.devices()
-                    if any(d.kind == "cpu" for d in devices):
+                    if not self.wait_for_cpu or any(d.kind == "cpu" for d in devices):
                         return
                     last_error = f"ListDevices answered without a cpu device: {devices}"
                 except kiln.KilnError as e:
@@ -160,3 +168,39 @@ def assert_serving(client: kiln.Client) -> None:
     x = torch.randn(2, 8)
     compiled = client.compile(torch.export.export(model, (x,)))
     torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+
+
+WAIT_S = 60.0
+
+
+def wait_until(condition, what: str, timeout: float = WAIT_S):
+    """Polls `condition` (no fixed sleep stands in for synchronisation)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}", pytrace=False)
+
+
+class Agent:
+    """A standalone kiln-agent-cpu dialing `address` (not kilnd's child)."""
+
+    def __init__(self, kilnd: Kilnd, address: str, workdir, agent_id: str):
+        self.log_path = workdir / f"{agent_id}.log"
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [str(kilnd.bin_dir / "kiln-agent-cpu"), "--daemon", address,
+             "--agent-id", agent_id, "--cache-dir", str(workdir / agent_id)],
+            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self._log.close()

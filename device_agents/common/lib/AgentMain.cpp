@@ -45,6 +45,15 @@ std::string defaultCacheDir(absl::string_view kind) {
   return absl::StrCat("/tmp/kiln-agent-", kind, "-", ::getuid());
 }
 
+/// KILN_AGENT_CACHE_DIR for cache-dir (not KILN_CACHE_DIR: that is kilnd's,
+/// and local agents inherit kilnd's environment).
+std::string agentEnvName(absl::string_view flag) {
+  std::string name = absl::StrCat("KILN_AGENT_", flag);
+  for (char &c : name)
+    c = c == '-' ? '_' : absl::ascii_toupper(c);
+  return name;
+}
+
 struct FlagInfo {
   std::string defaultValue;
   std::string help;
@@ -100,7 +109,8 @@ std::string agentUsage(std::string_view programView, std::string_view kindView,
       " executables for a Kiln daemon (kilnd).\n\nflags:\n");
   auto line = [&](absl::string_view name, absl::string_view defaultValue,
                   absl::string_view help) {
-    absl::StrAppend(&usage, "  --", name, "\n      ", help);
+    absl::StrAppend(&usage, "  --", name, "  [env ", agentEnvName(name),
+                    "]\n      ", help);
     if (!defaultValue.empty())
       absl::StrAppend(&usage, " (default: ", defaultValue, ")");
     absl::StrAppend(&usage, "\n");
@@ -109,7 +119,7 @@ std::string agentUsage(std::string_view programView, std::string_view kindView,
     line(name, info.defaultValue, info.help);
   for (const AgentFlag &flag : extraFlags)
     line(flag.name, flag.defaultValue, flag.help);
-  line("help", "", "print this help and exit");
+  absl::StrAppend(&usage, "  --help\n      print this help and exit\n");
   return usage;
 }
 
@@ -124,6 +134,11 @@ parseAgentFlags(const std::vector<std::string> &args,
   for (const AgentFlag &flag : extraFlags) {
     values[flag.name] = flag.defaultValue;
   }
+  // The environment (KILN_AGENT_<FLAG>, e.g. KILN_AGENT_DAEMON) overrides
+  // defaults; flags override the environment.
+  for (auto &[name, value] : values)
+    if (const char *fromEnv = std::getenv(agentEnvName(name).c_str()))
+      value = fromEnv;
   AgentCommandLine commandLine;
   for (size_t i = 0; i < args.size(); ++i) {
     absl::string_view arg = args[i];

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string_view>
 
 namespace kiln::server {
@@ -45,6 +46,9 @@ public:
   /// The digest this writer expects.
   const v1::Digest &expectedDigest() const { return expected; }
 
+  /// Runs `hook` after a successful commit (the store indexes the new blob).
+  void setOnCommit(std::function<void()> hook) { onCommit = std::move(hook); }
+
 private:
   void discard();
 
@@ -55,6 +59,7 @@ private:
   int64_t written = 0;
   Sha256 sha;
   bool done = false;
+  std::function<void()> onCommit;
 };
 
 } // namespace kiln::server

@@ -70,6 +70,15 @@ public:
 
   const std::string &compilerBuildId() const { return buildId; }
 
+  /// The salt mixed into every compile key ("" for none).
+  std::string salt() const;
+  /// Replaces the salt (in memory; the caller persists it) and returns the
+  /// previous one. Later lookups use keys under the new salt.
+  std::string setSalt(std::string salt);
+
+  /// Action-cache entries on disk (valid or not).
+  int64_t entryCount() const;
+
   /// Counters since this cache object was created.
   struct Stats {
     uint64_t compiles = 0;  ///< Calls into the compiler.
@@ -98,6 +107,8 @@ private:
   std::atomic<uint64_t> followers{0};
   std::mutex mutex;
   absl::flat_hash_map<std::string, std::shared_future<Result>> flights;
+  mutable std::mutex saltMutex;
+  std::string keySalt;
   // Last member: destroyed first, so queued compiles finish while the
   // members they use are alive.
   std::unique_ptr<WorkerPool> pool;

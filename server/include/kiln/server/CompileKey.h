@@ -25,9 +25,13 @@ v1::Graph canonicalGraphForKey(const v1::Graph &graph);
 
 /// Hex SHA-256 over the deterministic serialization of the canonical graph,
 /// the target, the normalised options and the compiler build id, each
-/// length-prefixed so that no two different tuples hash the same bytes.
+/// length-prefixed so that no two different tuples hash the same bytes. A
+/// non-empty `salt` (kilnd's --cache-salt / Cache.SetCacheSalt) is mixed in
+/// last, so changing it invalidates every existing entry; "" leaves keys as
+/// they were before salts existed.
 std::string computeCompileKey(const v1::Graph &graph, std::string_view target,
                               const v1::CompileOptions &options,
-                              std::string_view compilerBuildId);
+                              std::string_view compilerBuildId,
+                              std::string_view salt = "");
 
 } // namespace kiln::server

@@ -8,6 +8,7 @@
 
 #include "kiln/server/CompileCache.h"
 #include "kiln/server/ContentStore.h"
+#include "kiln/server/DrainGate.h"
 #include "kiln/v1/compiler.grpc.pb.h"
 
 #include <string>
@@ -21,8 +22,9 @@ class CompilerService final
     : public v1::Compiler::WithStreamedUnaryMethod_Compile<v1::Compiler::Service> {
 public:
   /// `supportedTargets` is what the linked compiler can build for.
+  /// Requests enter through `gate` (UNAVAILABLE once kilnd drains).
   CompilerService(ContentStore &store, CompileCache &cache,
-                  std::vector<std::string> supportedTargets);
+                  std::vector<std::string> supportedTargets, DrainGate &gate);
 
   grpc::Status StreamedCompile(
       grpc::ServerContext *context,
@@ -42,6 +44,7 @@ private:
   ContentStore &store;
   CompileCache &cache;
   std::vector<std::string> targets;
+  DrainGate &gate;
 };
 
 } // namespace kiln::server

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "kiln/server/BlobWriter.h"
+#include "kiln/server/StoreIndex.h"
 #include "kiln/v1/tensor.pb.h"
 
 #include "absl/status/status.h"
@@ -22,14 +23,17 @@
 namespace kiln::server {
 
 /// A content-addressed store of immutable blobs on local disk. Thread-safe:
-/// it keeps no mutable state besides a counter for temporary file names, and
 /// concurrent writers of the same blob each write their own temporary file
-/// and rename it over the same (identical) final file.
+/// and rename it over the same (identical) final file. An in-memory
+/// StoreIndex (rebuilt by scanning at open, ordered by file mtime, which
+/// reads refresh) tracks sizes and LRU order; with a capacity, writes that
+/// push the store past it evict least-recently-used unpinned blobs.
 class ContentStore {
 public:
-  /// Opens (creating if needed) a store rooted at `root`.
+  /// Opens (creating if needed) a store rooted at `root`, capped at
+  /// `capacityBytes` (0: unlimited), and indexes the blobs already there.
   static absl::StatusOr<std::unique_ptr<ContentStore>>
-  open(const std::filesystem::path &root);
+  open(const std::filesystem::path &root, int64_t capacityBytes = 0);
 
   /// Stores `bytes`, whose digest must equal `digest` (INVALID_ARGUMENT
   /// otherwise).
@@ -63,8 +67,28 @@ public:
 
   const std::filesystem::path &root() const { return rootDir; }
 
+  /// Pins `digests` against eviction until the returned set is destroyed.
+  BlobPins pin(const std::vector<v1::Digest> &digests = {}) const;
+
+  /// Evicts least-recently-used unpinned blobs until at most `targetBytes`
+  /// remain; `targetBytes` 0 means the capacity (nothing when unlimited).
+  StoreIndex::Evicted collectGarbage(int64_t targetBytes = 0);
+
+  /// The size cap (0: unlimited).
+  int64_t capacityBytes() const { return capacity; }
+
+  /// The index: sizes, LRU order, pins, eviction counters.
+  const StoreIndex &index() const { return *blobIndex; }
+
 private:
-  explicit ContentStore(std::filesystem::path root);
+  ContentStore(std::filesystem::path root, int64_t capacityBytes);
+
+  /// Indexes the blobs on disk, oldest mtime first.
+  void scan();
+  /// Marks a blob just read as most recently used (index and file mtime).
+  void touch(const std::string &hash) const;
+  /// Indexes a committed blob and evicts down to the capacity.
+  void committed(const v1::Digest &digest);
 
   /// Reads the blob, hashing it; fills `bytes` when non-null.
   absl::Status readVerified(const v1::Digest &digest,
@@ -72,6 +96,8 @@ private:
 
   std::filesystem::path rootDir;
   mutable std::atomic<uint64_t> tempCounter{0};
+  int64_t capacity = 0;
+  std::unique_ptr<StoreIndex> blobIndex;
 };
 
 } // namespace kiln::server

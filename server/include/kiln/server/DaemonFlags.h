@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,14 @@ struct DaemonFlags {
   int64_t deviceWaitS = 15;
   int64_t heartbeatMs = 1000;
   std::string logLevel = "info";
+  /// Seconds SIGTERM waits for in-flight compiles and executions.
+  int64_t drainTimeoutS = 30;
+  /// Content-store size cap (0: unlimited).
+  int64_t cacheCapacityBytes = int64_t{20} << 30;
+  /// Compile-key salt ("": keep the persisted one).
+  std::string cacheSalt;
+  /// The YAML file the settings were read from ("" for none).
+  std::string configFile;
   bool help = false;
 
   /// Agent kinds to spawn locally ("none" and "" give none).
@@ -36,11 +45,27 @@ struct DaemonFlags {
 /// dir beside /proc/self/exe, one compile worker per core.
 DaemonFlags defaultDaemonFlags();
 
-/// Parses `--name=value` and `--name value` forms. INVALID_ARGUMENT naming
-/// the flag for unknown flags, missing values and malformed numbers.
+/// Environment variables by name.
+using Environment = std::map<std::string, std::string>;
+
+/// This process's environment.
+Environment processEnvironment();
+
+/// kilnd's settings from every source, highest precedence first: flags
+/// (`--name=value`, `--name value`), environment (KILN_<NAME> with dashes as
+/// underscores, e.g. KILN_CACHE_DIR), the YAML file named by --config or
+/// KILN_CONFIG (keys with underscores, e.g. cache_dir), then defaults.
+/// INVALID_ARGUMENT naming the flag, variable or file:line for unknown flags
+/// or YAML keys, missing values and malformed values. Unknown KILN_*
+/// variables are ignored (scripts use some for themselves).
+absl::StatusOr<DaemonFlags> parseDaemonFlags(const std::vector<std::string> &args,
+                                             const Environment &env);
+
+/// parseDaemonFlags over argv (argv[0] skipped) and the process environment.
 absl::StatusOr<DaemonFlags> parseDaemonFlags(int argc, const char *const *argv);
 
-/// `kilnd --help`: every flag with its default and one line of doc.
+/// `kilnd --help`: every setting with its flag, environment variable, YAML
+/// key, default and one line of doc.
 std::string daemonFlagsHelp();
 
 } // namespace kiln::server

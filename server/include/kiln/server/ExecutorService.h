@@ -7,6 +7,7 @@
 #pragma once
 
 #include "kiln/server/ContentStore.h"
+#include "kiln/server/DrainGate.h"
 #include "kiln/server/Scheduler.h"
 #include "kiln/v1/executable.pb.h"
 #include "kiln/v1/executor.grpc.pb.h"
@@ -20,8 +21,9 @@ class ExecutorService final
     : public v1::Executor::WithStreamedUnaryMethod_Execute<v1::Executor::Service> {
 public:
   /// `executeTimeout` bounds a call whose client set no deadline.
+  /// Requests enter through `gate` (UNAVAILABLE once kilnd drains).
   ExecutorService(ContentStore &store, Scheduler &scheduler,
-                  std::chrono::milliseconds executeTimeout);
+                  std::chrono::milliseconds executeTimeout, DrainGate &gate);
 
   /// Parses the request itself (streamed unary): unparsable bytes get
   /// INVALID_ARGUMENT with a message.
@@ -44,6 +46,7 @@ private:
   ContentStore &store;
   Scheduler &scheduler;
   std::chrono::milliseconds executeTimeout;
+  DrainGate &gate;
 };
 
 } // namespace kiln::server

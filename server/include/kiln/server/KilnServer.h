@@ -19,6 +19,7 @@
 
 namespace kiln::server {
 
+class CacheService;
 class ContentStore;
 class DeviceRegistry;
 
@@ -34,6 +35,10 @@ struct ServerOptions {
   std::chrono::milliseconds executeTimeout{300'000};
   /// How long Execute waits for a device of its kind to register.
   std::chrono::milliseconds deviceWait{15'000};
+  /// Content-store size cap in bytes (0: unlimited).
+  int64_t cacheCapacityBytes = 0;
+  /// Compile-key salt; "" keeps the one persisted in <cacheDir>/salt.
+  std::string cacheSalt;
   /// Heartbeat interval agents are told to keep.
   std::chrono::milliseconds heartbeatInterval{1'000};
   /// The compiler, its build id and the targets it supports.
@@ -53,6 +58,12 @@ public:
   /// The port actually bound.
   int port() const { return boundPort; }
 
+  /// Starts draining: new Compile/Execute calls get UNAVAILABLE and health
+  /// turns NOT_SERVING; then waits up to `timeout` for the compiles and
+  /// executions in flight. True when none is left. Other services (Blobs,
+  /// Agent, ...) keep serving so in-flight work can complete.
+  bool drain(std::chrono::milliseconds timeout);
+
   /// Stops accepting calls, gives in-flight ones `grace` to finish, then
   /// cancels the rest. Idempotent.
   void shutdown(std::chrono::milliseconds grace);
@@ -62,6 +73,7 @@ public:
 
   ContentStore &contentStore();
   DeviceRegistry &deviceRegistry();
+  CacheService &cacheService();
 
 private:
   struct State;
