@@ -63,3 +63,32 @@ def test_real_channel_error_is_converted_once():
     assert not isinstance(info.value, grpc.RpcError)
     assert info.value.context["rpc"] == "kiln.v1.Devices/ListDevices"
     assert info.value.context["address"] == "127.0.0.1:1"
+
+
+def test_request_id_is_kept_on_the_typed_error():
+    with pytest.raises(errors.InvalidArgumentError) as info:
+        raise_for_rpc_error(FakeRpcError(grpc.StatusCode.INVALID_ARGUMENT, "bad (request r-1)"),
+                            "kiln.v1.Compiler/Compile", request_id="r-1")
+    assert info.value.request_id == "r-1"
+    assert errors.KilnError("client-side").request_id is None
+
+
+def test_rpc_sends_a_fresh_request_id_per_call_or_the_callers():
+    from kiln._rpc import REQUEST_ID_KEY, Rpc
+
+    seen = []
+
+    def method(request, timeout=None, metadata=()):
+        seen.append(dict(metadata)[REQUEST_ID_KEY])
+        raise FakeRpcError(grpc.StatusCode.NOT_FOUND, "gone")
+
+    rpc = Rpc("127.0.0.1:1", timeout=1)
+    try:
+        for rid in (None, None, "mine"):
+            with pytest.raises(errors.NotFoundError) as info:
+                rpc.call("kiln.v1.Executor/Execute", method, object(), request_id=rid)
+            assert info.value.request_id == seen[-1]
+    finally:
+        rpc.close()
+    assert len(seen[0]) == 32 and int(seen[0], 16) >= 0
+    assert seen[0] != seen[1] and seen[2] == "mine"
