@@ -22,6 +22,8 @@ APT_PACKAGES=(
   libyaml-cpp-dev
   # Python
   python3 python3-venv python3-dev
+  # promtool + a real Prometheus server for the /metrics e2e test
+  prometheus
 )
 
 log() { printf '[install_deps] %s\n' "$*"; }
