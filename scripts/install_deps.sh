@@ -5,10 +5,24 @@
 #   KILN_VENV      Python virtual environment (default: ~/.cache/kiln/venv);
 #                  reused when present, so the ~3 GB torch wheel downloads once.
 #   KILN_SKIP_APT  set to 1 to skip the Debian package step (no root).
+#   KILN_TOOLS_DIR operations tools, built with `go install` through the Go
+#                  module proxy into $KILN_TOOLS_DIR/bin (default:
+#                  ~/.cache/kiln/tools): grpcurl, grpc-health-probe, helm,
+#                  kubeconform. KILN_SKIP_TOOLS=1 skips them.
 set -euo pipefail
 
 KILN_VENV="${KILN_VENV:-$HOME/.cache/kiln/venv}"
 TORCH_VERSION="${KILN_TORCH_VERSION:-2.5.1}"
+KILN_TOOLS_DIR="${KILN_TOOLS_DIR:-$HOME/.cache/kiln/tools}"
+# Pinned to the newest releases whose whole module graph builds with Debian
+# 12's Go 1.19 (golang-go): later ones need Go >= 1.20/1.21, which bookworm
+# does not ship, and Go 1.19 predates GOTOOLCHAIN downloads.
+GO_TOOLS=(
+  "grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.1"
+  "grpc-health-probe github.com/grpc-ecosystem/grpc-health-probe@v0.4.15"
+  "helm helm.sh/helm/v3/cmd/helm@v3.12.3"
+  "kubeconform github.com/yannh/kubeconform/cmd/kubeconform@v0.6.3"
+)
 
 APT_PACKAGES=(
   # build
@@ -22,6 +36,8 @@ APT_PACKAGES=(
   libyaml-cpp-dev
   # Python
   python3 python3-venv python3-dev
+  # Go 1.19, to build the operations tools (grpcurl, helm, kubeconform)
+  golang-go
   # promtool + a real Prometheus server for the /metrics e2e test
   prometheus
 )
@@ -61,6 +77,33 @@ install_python_env() {
   "$py" -m pip install -q -r "$(dirname "$0")/../client_py/requirements.txt"
 }
 
+# Debian's Go when installed (what a fresh bookworm has), else `go` on PATH.
+find_go() {
+  if [ -x /usr/lib/go/bin/go ]; then echo /usr/lib/go/bin/go
+  elif command -v go >/dev/null 2>&1; then command -v go
+  else return 1
+  fi
+}
+
+install_go_tools() {
+  local bin="$KILN_TOOLS_DIR/bin" go entry name pkg stamp
+  mkdir -p "$bin"
+  for entry in "${GO_TOOLS[@]}"; do
+    name="${entry%% *}"; pkg="${entry#* }"; stamp="$bin/.$name.version"
+    if [ -x "$bin/$name" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$pkg" ]; then
+      continue
+    fi
+    go="$(find_go)" || { log "no Go toolchain (apt package golang-go): cannot build $name"; return 1; }
+    log "building $name ($pkg) with $("$go" version | cut -d' ' -f3)"
+    # GOTOOLCHAIN=local: never download a toolchain (Go >= 1.21 would try).
+    GOBIN="$bin" GOPATH="$KILN_TOOLS_DIR/gopath" GOFLAGS=-modcacherw GOTOOLCHAIN=local \
+      "$go" install "$pkg"
+    echo "$pkg" > "$stamp"
+  done
+  log "tools: all present in $bin"
+}
+
 [ "${KILN_SKIP_APT:-0}" = "1" ] || install_apt_packages
 install_python_env
+[ "${KILN_SKIP_TOOLS:-0}" = "1" ] || install_go_tools
 log "done (venv: $KILN_VENV)"

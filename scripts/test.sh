@@ -5,11 +5,15 @@
 # including "no tests collected".
 #   KILN_VENV       venv (default: ~/.cache/kiln/venv)
 #   KILN_BUILD_DIR  build folder (default: build)
+#   KILN_TOOLS_DIR  operations tools (default: ~/.cache/kiln/tools; its bin/ goes on PATH)
 #   PYTEST_ARGS     extra pytest arguments (e.g. "-k e2e -x")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export KILN_VENV="${KILN_VENV:-$HOME/.cache/kiln/venv}"
 export KILN_BUILD_DIR="${KILN_BUILD_DIR:-build}"
+# grpcurl, grpc-health-probe, helm, kubeconform (built by install_deps.sh).
+export KILN_TOOLS_DIR="${KILN_TOOLS_DIR:-$HOME/.cache/kiln/tools}"
+export PATH="$KILN_TOOLS_DIR/bin:$PATH"
 
 log() { printf '[test] %s\n' "$*"; }
 

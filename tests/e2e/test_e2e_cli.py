@@ -125,18 +125,15 @@ def test_cache_stats_gc_and_salt(start_kilnd, saved_model, tmp_path):
     daemon = start_kilnd(cache_dir=tmp_path / "cli-cache")
     d, _, _ = saved_model
     run_kiln("compile", str(d / "mlp.pt2"), address=daemon.address)
-    stats = run_kiln("cache", "stats", address=daemon.address, check=False)
-    if "UNIMPLEMENTED" in stats.stderr:
-        pytest.xfail("kilnd does not implement kiln.v1.Cache yet (UNIMPLEMENTED); "
-                     "the CLI side is ready")
-    assert stats.returncode == 0, stats.stderr
+    stats = run_kiln("cache", "stats", address=daemon.address)
     assert re.search(r"^executables\s+[1-9]", stats.stdout, re.M), stats.stdout
     assert re.search(r"^salt\s+\(none\)$", stats.stdout, re.M), stats.stdout
     salt = run_kiln("cache", "salt", "rotated-1", address=daemon.address).stdout
     assert "'rotated-1'" in salt and "was ''" in salt
     again = run_kiln("compile", str(d / "mlp.pt2"), address=daemon.address).stdout
     assert re.search(r"^cache hit\s+no$", again, re.M), "a new salt must not serve old executables"
-    gc = run_kiln("cache", "gc", "--target-bytes", "0", address=daemon.address).stdout
-    assert re.match(r"evicted \d+ blobs \(.*\); .* left", gc), gc
+    gc = run_kiln("cache", "gc", "--target-bytes", "1", address=daemon.address).stdout
+    m = re.match(r"evicted (\d+) blobs \(.*\); .* left", gc)
+    assert m and int(m.group(1)) > 0, gc    # nothing is pinned between requests
     stats2 = run_kiln("cache", "stats", address=daemon.address).stdout
     assert "'rotated-1'" in stats2

