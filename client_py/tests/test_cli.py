@@ -138,3 +138,18 @@ def test_upload_progress_reports_every_chunk(fake_daemon):
     total = t.numel() * 4
     assert uploaded == total
     assert seen[0] == (0, total) and seen[-1] == (total, total) and len(seen) == 4
+
+
+def test_progress_display_path_runs(fake_daemon, tmp_path, capsys):
+    """The rich upload bar and compile spinner (shown on terminals) work end to end."""
+    import kiln
+    from kiln.cli_commands import compile_file
+    from kiln.cli_progress import Reporter
+    model = tmp_path / "lin.pt2"
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(512, 1024).eval()          # 2 MiB of weights: several chunks
+    torch.export.save(torch.export.export(lin, (torch.randn(2, 512),)), model)
+    with kiln.Client(fake_daemon.address) as c:
+        _, compiled = compile_file(c, model, "cpu", 0, Reporter(enabled=True))
+    assert len(compiled.digest) == 64
+    assert sum(len(sizes) for _, sizes in fake_daemon.writes) >= 3

@@ -54,6 +54,7 @@ RELU_REQUEST = {
 def test_list_services(kilnd):
     services = set(call(kilnd.address, "list").split())
     for s in ("kiln.v1.Compiler", "kiln.v1.Executor", "kiln.v1.Blobs", "kiln.v1.Devices",
+              "kiln.v1.Cache",
               "grpc.health.v1.Health"):
         assert s in services, services
     assert any(s.startswith("grpc.reflection.") for s in services), services
