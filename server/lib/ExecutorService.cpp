@@ -169,6 +169,16 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
     return toGrpcStatus(record.status());
   }
   pins.add(record->artifact());
+  // Pinned now; it may have been evicted just before.
+  if (!store.contains(record->artifact())) {
+    absl::Status gone = absl::NotFoundError(absl::StrCat(
+        "the artifact of executable ", executable, " (",
+        formatDigest(record->artifact()),
+        ") was evicted from the store; compile the model again"));
+    spdlog::warn("execute {} rejected: {}", executable,
+                 std::string(gone.message()));
+    return toGrpcStatus(gone);
+  }
   // The client's deadline when it set one, else --execute-timeout.
   auto deadline = start + executeTimeout;
   if (context->deadline() != std::chrono::system_clock::time_point::max())

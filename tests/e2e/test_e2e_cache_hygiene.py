@@ -13,7 +13,7 @@ import torch
 
 import kiln
 import kiln.testing
-from kiln.v1 import blobs_pb2, blobs_pb2_grpc, cache_pb2, cache_pb2_grpc, tensor_pb2
+from kiln.v1 import blobs_pb2, blobs_pb2_grpc, cache_pb2, cache_pb2_grpc, executable_pb2, tensor_pb2
 from support import WAIT_S, Agent, Kilnd, wait_until
 
 
@@ -92,11 +92,17 @@ def test_gc_never_evicts_what_an_execution_in_flight_uses(daemon, tmp_path):
     with kiln.Client(daemon.address, timeout=300) as client, \
             concurrent.futures.ThreadPoolExecutor(1) as pool:
         compiled = client.compile(torch.export.export(model, (x,)))
+        record = executable_pb2.ExecutableRecord.FromString(stubs.read(compiled.executable))
+        # What the execution pins: record, artifact and weights (x is inline).
+        uses = {d.hash: d.size_bytes for d in
+                [compiled.executable, record.artifact,
+                 *(p.digest for p in compiled.graph.parameters)]}
+        pinned = sum(uses.values())
         bystanders = [stubs.write(bytes([100 + i]) * 1000) for i in range(2)]
         in_flight = pool.submit(compiled, x)
-        pinned = wait_until(lambda: stubs.stats().pinned_bytes,
-                            "the Execute to pin its blobs")
         try:
+            wait_until(lambda: stubs.stats().pinned_bytes == pinned,
+                       f"the Execute to pin its {len(uses)} blobs ({pinned} bytes)")
             done = stubs.gc(1)  # as low as it goes
             assert done.remaining_bytes == pinned, "exactly the pinned bytes remain"
             assert done.evicted_blobs >= 2
@@ -109,8 +115,10 @@ def test_gc_never_evicts_what_an_execution_in_flight_uses(daemon, tmp_path):
                                        rtol=1e-4, atol=1e-5)
             assert stubs.stats().pinned_bytes == 0
         finally:
-            if agent:
-                agent.stop()
+            if agent is None:  # a check failed: let the Execute finish anyway
+                agent = Agent(daemon, daemon.address, tmp_path, "gc-agent")
+                concurrent.futures.wait([in_flight], timeout=WAIT_S)
+            agent.stop()
 
 
 def test_salt_change_turns_a_hit_into_a_miss(daemon):
