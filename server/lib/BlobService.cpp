@@ -9,6 +9,7 @@
 #include "kiln/common/Digest.h"
 #include "kiln/common/Status.h"
 #include "kiln/server/GrpcStatus.h"
+#include "kiln/server/RequestScope.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -18,16 +19,18 @@
 
 namespace kiln::server {
 
-BlobService::BlobService(ContentStore &store) : store(store) {}
+BlobService::BlobService(ContentStore &store, ServerMetrics &metrics)
+    : store(store), metrics(metrics) {}
 
-grpc::Status BlobService::FindMissing(grpc::ServerContext *,
+grpc::Status BlobService::FindMissing(grpc::ServerContext *context,
                                       const v1::FindMissingRequest *request,
                                       v1::FindMissingResponse *response) {
+  RequestScope scope(*context, "kiln.v1.Blobs/FindMissing", &metrics);
   std::vector<v1::Digest> asked(request->digests().begin(),
                                 request->digests().end());
   for (const v1::Digest &digest : asked)
     if (absl::Status status = validateDigest(digest); !status.ok())
-      return toGrpcStatus(status);
+      return toGrpcStatus(status, scope.id());
   for (v1::Digest &missing : store.findMissing(asked))
     *response->add_missing_digests() = std::move(missing);
   return grpc::Status::OK;
@@ -56,6 +59,7 @@ absl::Status BlobService::write(grpc::ServerReader<v1::WriteRequest> *reader,
                        " but ", writer->bytesWritten(),
                        " bytes were written so far (chunks must be in order)"));
     RETURN_IF_ERROR(writer->append(chunk.data()));
+    metrics.blobBytesIn.labels().inc(static_cast<double>(chunk.data().size()));
     if (chunk.finish_write())
       break;
     if (!reader->Read(&chunk))
@@ -71,11 +75,12 @@ absl::Status BlobService::write(grpc::ServerReader<v1::WriteRequest> *reader,
 grpc::Status BlobService::Write(grpc::ServerContext *context,
                                 grpc::ServerReader<v1::WriteRequest> *reader,
                                 v1::WriteResponse *response) {
+  RequestScope scope(*context, "kiln.v1.Blobs/Write", &metrics);
   absl::Status status = write(reader, response);
   if (!status.ok())
     spdlog::warn("Blobs.Write from {} failed: {}", context->peer(),
                  std::string(status.message()));
-  return toGrpcStatus(status);
+  return toGrpcStatus(status, scope.id());
 }
 
 absl::Status BlobService::read(const v1::ReadRequest &request,
@@ -89,18 +94,20 @@ absl::Status BlobService::read(const v1::ReadRequest &request,
     response.set_data(bytes.data() + offset, length);
     if (!writer->Write(response))
       return absl::CancelledError("client went away during Blobs.Read");
+    metrics.blobBytesOut.labels().inc(static_cast<double>(length));
   }
   return absl::OkStatus();
 }
 
-grpc::Status BlobService::Read(grpc::ServerContext *,
+grpc::Status BlobService::Read(grpc::ServerContext *context,
                                const v1::ReadRequest *request,
                                grpc::ServerWriter<v1::ReadResponse> *writer) {
+  RequestScope scope(*context, "kiln.v1.Blobs/Read", &metrics);
   absl::Status status = read(*request, writer);
   if (!status.ok() && status.code() != absl::StatusCode::kNotFound)
     spdlog::warn("Blobs.Read {} failed: {}", formatDigest(request->digest()),
                  std::string(status.message()));
-  return toGrpcStatus(status);
+  return toGrpcStatus(status, scope.id());
 }
 
 } // namespace kiln::server

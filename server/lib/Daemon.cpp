@@ -9,6 +9,8 @@
 #include "kiln/server/AtomicFile.h"
 #include "kiln/server/KilnServer.h"
 #include "kiln/server/LocalAgents.h"
+#include "kiln/server/MetricsHttpServer.h"
+#include "kiln/server/ServerMetrics.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -70,6 +72,28 @@ int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
                      std::string(server.status().message()));
     return 1;
   }
+  // /metrics listens before the port file appears, so whoever waits for
+  // the port file finds the metrics port file too.
+  ServerMetrics &metrics = (*server)->metrics();
+  absl::StatusOr<std::unique_ptr<MetricsHttpServer>> metricsServer =
+      MetricsHttpServer::start(flags.metricsListen,
+                               [&metrics] { return metrics.registry.render(); });
+  if (metricsServer.ok() && !flags.metricsPortFile.empty())
+    if (absl::Status status = writeFileAtomically(
+            flags.metricsPortFile, absl::StrCat((*metricsServer)->port(), "\n"));
+        !status.ok())
+      metricsServer = absl::Status(status.code(),
+                                   absl::StrCat("--metrics-port-file: ",
+                                                status.message()));
+  if (!metricsServer.ok()) {
+    spdlog::critical("kilnd cannot serve metrics: {}",
+                     std::string(metricsServer.status().message()));
+    (*server)->shutdown(std::chrono::milliseconds(0));
+    return 1;
+  }
+  spdlog::info("metrics on http://{}/metrics",
+               localDialAddress(flags.metricsListen,
+                                (*metricsServer)->port()));
   std::string address = localDialAddress(flags.listen, (*server)->port());
   spdlog::info("kilnd listening on {} (bound port {}); cache {}; compiler "
                "build {}; {} compile worker(s)",
@@ -86,9 +110,12 @@ int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
     }
   }
 
-  LocalAgents agents(LocalAgents::plan(flags.localAgentKinds(),
-                                       flags.agentBinDir, address,
-                                       flags.cacheDir));
+  std::vector<LocalAgentSpec> agentSpecs = LocalAgents::plan(
+      flags.localAgentKinds(), flags.agentBinDir, address, flags.cacheDir);
+  for (LocalAgentSpec &spec : agentSpecs) // agents log the way kilnd does
+    spec.arguments.insert(spec.arguments.end(),
+                          {"--log-format", flags.logFormat});
+  LocalAgents agents(std::move(agentSpecs));
   agents.start();
 
   sigset_t signals = shutdownSignals();

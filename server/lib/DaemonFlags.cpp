@@ -5,9 +5,9 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/DaemonFlags.h"
 
-#include "kiln/common/Status.h"
 #include "kiln/server/CacheSalt.h"
 #include "kiln/server/ConfigFile.h"
+#include "kiln/common/Status.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -165,6 +165,29 @@ const std::vector<FlagSpec> &flagTable() {
            }
          return absl::InvalidArgumentError(
              absl::StrCat("--log-level: unknown level '", v, "'"));
+       }},
+      {"log-format", [](const DaemonFlags &f) { return f.logFormat; },
+       "text, or json (one object per line: time, level, logger, msg, "
+       "request_id)",
+       [](DaemonFlags &f, const std::string &v) {
+         if (v != "text" && v != "json")
+           return absl::InvalidArgumentError(absl::StrCat(
+               "--log-format: '", v, "' is not one of text, json"));
+         f.logFormat = v;
+         return absl::OkStatus();
+       }},
+      {"metrics-listen", [](const DaemonFlags &f) { return f.metricsListen; },
+       "host:port serving GET /metrics (Prometheus text); port 0 picks one",
+       [](DaemonFlags &f, const std::string &v) {
+         f.metricsListen = v;
+         return absl::OkStatus();
+       }},
+      {"metrics-port-file",
+       [](const DaemonFlags &f) { return f.metricsPortFile; },
+       "write the bound metrics port here (atomically) once listening",
+       [](DaemonFlags &f, const std::string &v) {
+         f.metricsPortFile = v;
+         return absl::OkStatus();
        }},
   };
   return table;

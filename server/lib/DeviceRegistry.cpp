@@ -206,6 +206,11 @@ DeviceRegistry::acquire(const std::string &kind,
   }
 }
 
+size_t DeviceRegistry::agentCount() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return agents.size();
+}
+
 void DeviceRegistry::release(const DeviceLease &lease) {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = devices.find(lease.deviceId);

@@ -12,6 +12,7 @@
 #include "kiln/common/TensorTypes.h"
 #include "kiln/server/CompileCache.h"
 #include "kiln/server/GrpcStatus.h"
+#include "kiln/server/RequestScope.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -86,9 +87,9 @@ absl::Status checkOutputs(const v1::TaskResult &result,
 
 ExecutorService::ExecutorService(ContentStore &store, Scheduler &scheduler,
                                  std::chrono::milliseconds executeTimeout,
-                                 DrainGate &gate)
+                                 DrainGate &gate, ServerMetrics &metrics)
     : store(store), scheduler(scheduler), executeTimeout(executeTimeout),
-      gate(gate) {}
+      gate(gate), metrics(metrics) {}
 
 absl::StatusOr<v1::ExecutableRecord>
 ExecutorService::validate(const v1::ExecuteRequest &request) const {
@@ -140,6 +141,7 @@ ExecutorService::validate(const v1::ExecuteRequest &request) const {
 grpc::Status ExecutorService::StreamedExecute(
     grpc::ServerContext *context,
     grpc::ServerUnaryStreamer<v1::ExecuteRequest, v1::ExecuteResponse> *stream) {
+  RequestScope scope(*context, "kiln.v1.Executor/Execute", &metrics);
   return serveParsedUnary(stream, [&](const v1::ExecuteRequest &request,
                                       v1::ExecuteResponse &response) {
     return execute(context, &request, &response);
@@ -153,7 +155,7 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
   std::string executable = formatDigest(request->executable());
   absl::StatusOr<DrainGate::Ticket> admitted = gate.enter();
   if (!admitted.ok())
-    return toGrpcStatus(admitted.status());
+    return toGrpcStatus(admitted.status(), currentRequestId());
   // Everything this execution reads stays in the store until it is answered
   // (the agent fetches the artifact and blobs while it runs).
   BlobPins pins = store.pin({request->executable()});
@@ -166,7 +168,7 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
   if (!record.ok()) {
     spdlog::warn("execute {} rejected: {}", executable,
                  std::string(record.status().message()));
-    return toGrpcStatus(record.status());
+    return toGrpcStatus(record.status(), currentRequestId());
   }
   pins.add(record->artifact());
   // Pinned now; it may have been evicted just before.
@@ -177,7 +179,7 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
         ") was evicted from the store; compile the model again"));
     spdlog::warn("execute {} rejected: {}", executable,
                  std::string(gone.message()));
-    return toGrpcStatus(gone);
+    return toGrpcStatus(gone, currentRequestId());
   }
   // The client's deadline when it set one, else --execute-timeout.
   auto deadline = start + executeTimeout;
@@ -189,20 +191,32 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
   *task.mutable_record() = *record;
   *task.mutable_parameters() = request->parameters();
   *task.mutable_inputs() = request->inputs();
-  task.set_request_id(context->peer());
+  task.set_request_id(currentRequestId());
+  const std::string &target = record->manifest().target();
+  Gauge &queueDepth = metrics.queueDepth.labels({target});
+  queueDepth.inc();
   absl::StatusOr<ScheduledResult> scheduled =
-      scheduler.run(record->manifest().target(), std::move(task), deadline);
+      scheduler.run(target, std::move(task), deadline);
+  queueDepth.dec();
+  if (scheduled.ok())
+    metrics.queueWaitSeconds.labels({target}).observe(scheduled->queueUs /
+                                                      1e6);
   absl::Status status = scheduled.status();
   if (status.ok())
     status = statusFromRpcCode(scheduled->result.code(),
                                scheduled->result.message());
   if (status.ok())
     status = checkOutputs(scheduled->result, record->manifest().outputs());
+  std::string device = scheduled.ok() ? scheduled->deviceId : "none";
+  metrics.executions.labels({device, status.ok() ? "ok" : "error"}).inc();
+  metrics.executeSeconds.labels({device}).observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count());
   if (!status.ok()) {
     spdlog::error("execute {} on {} failed: {}", executable,
                   scheduled.ok() ? scheduled->deviceId : "no device",
                   std::string(status.message()));
-    return toGrpcStatus(status);
+    return toGrpcStatus(status, currentRequestId());
   }
   *response->mutable_outputs() = std::move(*scheduled->result.mutable_outputs());
   response->set_device_id(scheduled->deviceId);
@@ -218,7 +232,7 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
                executable, scheduled->deviceId, timings.queue_us(),
                timings.fetch_us(), timings.load_us(), timings.run_us(),
                timings.total_us());
-  return toGrpcStatus(absl::OkStatus());
+  return toGrpcStatus(absl::OkStatus(), currentRequestId());
 }
 
 } // namespace kiln::server

@@ -18,6 +18,7 @@
 #include "kiln/server/DrainGate.h"
 #include "kiln/server/ExecutorService.h"
 #include "kiln/server/Scheduler.h"
+#include "kiln/server/ServerMetrics.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -40,6 +41,7 @@ constexpr int kMaxMessageBytes = 4 * 1024 * 1024 + 64 * 1024;
 /// Declaration order is construction order; the grpc::Server is last so it
 /// stops before anything its handlers use is destroyed.
 struct KilnServer::State {
+  ServerMetrics metrics;
   std::unique_ptr<ContentStore> store;
   std::unique_ptr<CompileCache> cache;
   std::unique_ptr<DeviceRegistry> registry;
@@ -82,11 +84,13 @@ KilnServer::start(ServerOptions options) {
       std::make_unique<Scheduler>(*state->registry, options.deviceWait);
   state->compilerService = std::make_unique<CompilerService>(
       *state->store, *state->cache, options.supportedTargets,
-      state->drainGate);
+      state->drainGate, state->metrics);
   state->executorService = std::make_unique<ExecutorService>(
       *state->store, *state->scheduler, options.executeTimeout,
-      state->drainGate);
-  state->blobService = std::make_unique<BlobService>(*state->store);
+      state->drainGate, state->metrics);
+  state->blobService =
+      std::make_unique<BlobService>(*state->store, state->metrics);
+  addMetricCollectors(*state);
   state->devicesService = std::make_unique<DevicesService>(*state->registry);
   state->agentService = std::make_unique<AgentService>(*state->registry);
   state->cacheService = std::make_unique<CacheService>(
@@ -135,6 +139,27 @@ void KilnServer::shutdown(std::chrono::milliseconds grace) {
 }
 
 void KilnServer::wait() { state->server->Wait(); }
+
+ServerMetrics &KilnServer::metrics() { return state->metrics; }
+
+void KilnServer::addMetricCollectors(State &s) {
+  // Counters kept elsewhere are mirrored at scrape time: each grows by what
+  // its source grew since the last scrape.
+  auto mirror = [](Counter &counter, double total) {
+    counter.inc(total - counter.value());
+  };
+  s.metrics.registry.addCollector([&s, mirror] {
+    CompileCache::Stats cache = s.cache->stats();
+    mirror(s.metrics.cacheHits.labels(), static_cast<double>(cache.hits));
+    mirror(s.metrics.cacheMisses.labels(), static_cast<double>(cache.compiles));
+    StoreIndex::Stats store = s.store->index().stats();
+    s.metrics.cacheBytes.labels().set(static_cast<double>(store.blobBytes));
+    mirror(s.metrics.cacheEvictions.labels(),
+           static_cast<double>(store.evictedBlobs));
+    s.metrics.agentsConnected.labels().set(
+        static_cast<double>(s.registry->agentCount()));
+  });
+}
 
 ContentStore &KilnServer::contentStore() { return *state->store; }
 

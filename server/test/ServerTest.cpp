@@ -251,11 +251,14 @@ TEST_F(ServerTest, CompileThenExecute) {
 
   // A wrong input shape is named precisely.
   *x->mutable_type() = f32({3, 16});
+  // The message ends with the request id the client sent.
   grpc::ClientContext badContext;
+  badContext.AddMetadata("kiln-request-id", "bad-shape-1");
   status = executor->Execute(&badContext, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(status.error_message(),
-            "input 0 ('x'): expected f32[2, 16], got f32[3, 16]");
+            "input 0 ('x'): expected f32[2, 16], got f32[3, 16] "
+            "(request bad-shape-1)");
   // Short inline data.
   *x->mutable_type() = f32({2, 16});
   x->set_data("abc");
@@ -300,7 +303,12 @@ TEST_F(ServerTest, ExecuteErrors) {
   grpc::ClientContext noDeviceContext;
   status = executor->Execute(&noDeviceContext, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
-  EXPECT_EQ(status.error_message(), "no device of kind 'cpu' is registered");
+  // With no kiln-request-id metadata kilnd makes a 32-hex-digit id.
+  std::string message = status.error_message();
+  ASSERT_TRUE(message.starts_with(
+      "no device of kind 'cpu' is registered (request "))
+      << message;
+  EXPECT_EQ(message.size(), message.find("(request ") + 9 + 32 + 1) << message;
 }
 
 TEST_F(ServerTest, AgentDisconnectRemovesItsDevices) {

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Compiler/Compile.h"
+#include "kiln/common/Logging.h"
 #include "kiln/server/Daemon.h"
 #include "kiln/server/DaemonFlags.h"
 
@@ -25,7 +26,15 @@ int main(int argc, char **argv) {
     std::fputs(kiln::server::daemonFlagsHelp().c_str(), stdout);
     return 0;
   }
-  spdlog::set_level(spdlog::level::from_str(flags->logLevel));
+  absl::StatusOr<kiln::LogFormat> format =
+      kiln::parseLogFormat(flags->logFormat);
+  absl::Status logging =
+      format.ok() ? kiln::configureLogging("kilnd", flags->logLevel, *format)
+                  : format.status();
+  if (!logging.ok()) {
+    std::fprintf(stderr, "kilnd: %s\n", std::string(logging.message()).c_str());
+    return 2;
+  }
   return kiln::server::runDaemon(*flags, kiln::compiler::compileGraph,
                                  kiln::compiler::compilerBuildId(),
                                  kiln::compiler::supportedTargets());

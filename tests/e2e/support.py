@@ -62,14 +62,20 @@ class Kilnd:
         workdir.mkdir(parents=True, exist_ok=True)
         self.cache_dir = cache_dir
         self.port_file = workdir / f"{name}.port"
+        self.metrics_port_file = workdir / f"{name}.metrics-port"
+        self.metrics_port: int | None = None
         self.log_path = workdir / f"{name}.log"
         self.proc: subprocess.Popen | None = None
         self.address = ""
 
     def start(self) -> "Kilnd":
         self.port_file.unlink(missing_ok=True)
+        self.metrics_port_file.unlink(missing_ok=True)
+        # /metrics on a kernel-chosen port as well, never the fixed default.
         cmd = [str(self.bin_dir / "kilnd"), "--listen", self.listen,
                "--port-file", str(self.port_file), "--cache-dir", str(self.cache_dir),
+               "--metrics-listen", "127.0.0.1:0",
+               "--metrics-port-file", str(self.metrics_port_file),
                *self.extra_args]
         self._log = open(self.log_path, "ab")
         self._log.write(f"$ {' '.join(cmd)}\n".encode())
@@ -102,6 +108,8 @@ class Kilnd:
                     port = None
                 if port is not None:
                     self.address = f"127.0.0.1:{port}"
+                    # kilnd writes it before the port file.
+                    self.metrics_port = int(self.metrics_port_file.read_text().strip())
             if port is not None:
                 try:
                     with kiln.Client(self.address, timeout=2) as client:

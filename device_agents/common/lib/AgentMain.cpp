@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/AgentMain.h"
 
+#include "kiln/common/Logging.h"
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -73,6 +75,9 @@ commonFlags(absl::string_view kind) {
       {"task-threads", {"1", "tasks run at once"}},
       {"log-level",
        {"info", "trace, debug, info, warn, error, critical or off"}},
+      {"log-format",
+       {"text", "text, or json (one object per line: time, level, logger, "
+                "msg, request_id)"}},
   };
 }
 
@@ -203,6 +208,10 @@ parseAgentFlags(const std::vector<std::string> &args,
         absl::StrCat("--log-level: '", commandLine.logLevel,
                      "' is not one of trace, debug, info, warn, error, "
                      "critical, off"));
+  commandLine.logFormat = values["log-format"];
+  if (absl::StatusOr<LogFormat> format = parseLogFormat(commandLine.logFormat);
+      !format.ok())
+    return format.status();
   for (const AgentFlag &flag : extraFlags)
     if (flag.value)
       *flag.value = values[flag.name];
@@ -226,9 +235,13 @@ int agentMain(int argc, char **argv, std::string_view kind,
   }
   // Logs go to stderr, named after the agent, so that they stay apart from
   // kilnd's when it runs local agents as children.
-  spdlog::set_default_logger(
-      spdlog::stderr_color_mt(absl::StrCat("agent-", std::string(kind))));
-  spdlog::set_level(spdlog::level::from_str(commandLine->logLevel));
+  absl::Status logging = configureLogging(
+      absl::StrCat("agent-", std::string(kind)), commandLine->logLevel,
+      *parseLogFormat(commandLine->logFormat));
+  if (!logging.ok()) {
+    std::cerr << program << ": " << logging.message() << "\n";
+    return 2;
+  }
 
   // Block the shutdown signals in every thread (gRPC's included, so block
   // them before any starts); one thread takes them with sigwait.

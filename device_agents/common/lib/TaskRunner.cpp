@@ -12,6 +12,8 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "kiln/common/Logging.h"
+
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -256,6 +258,8 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result) {
 }
 
 v1::TaskResult TaskRunner::run(const v1::Task &task) {
+  // Every line logged while this task runs names kilnd's request id.
+  ScopedRequestId logContext(task.request_id());
   v1::TaskResult result;
   result.set_task_id(task.task_id());
   absl::Status status = runTask(task, result);
@@ -263,12 +267,10 @@ v1::TaskResult TaskRunner::run(const v1::Task &task) {
     result.clear_outputs();
     result.set_code(static_cast<int32_t>(status.code()));
     result.set_message(std::string(status.message()));
-    spdlog::warn("task {} (request {}) failed: {}", task.task_id(),
-                 task.request_id(), status.ToString());
+    spdlog::warn("task {} failed: {}", task.task_id(), status.ToString());
   } else {
-    spdlog::debug("task {} (request {}) done: fetch {} us, load {} us, run {} "
-                  "us",
-                  task.task_id(), task.request_id(),
+    spdlog::debug("task {} done: fetch {} us, load {} us, run {} us",
+                  task.task_id(),
                   result.timings().fetch_us(), result.timings().load_us(),
                   result.timings().run_us());
   }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "kiln/server/ContentStore.h"
+#include "kiln/server/ServerMetrics.h"
 #include "kiln/v1/blobs.grpc.pb.h"
 
 #include <cstdint>
@@ -19,7 +20,8 @@ inline constexpr int64_t kBlobChunkBytes = 1 << 20;
 /// Serves kiln.v1.Blobs.
 class BlobService final : public v1::Blobs::Service {
 public:
-  explicit BlobService(ContentStore &store);
+  /// Blob bytes in and out are counted in `metrics`.
+  BlobService(ContentStore &store, ServerMetrics &metrics);
 
   grpc::Status FindMissing(grpc::ServerContext *context,
                            const v1::FindMissingRequest *request,
@@ -40,6 +42,7 @@ private:
                     grpc::ServerWriter<v1::ReadResponse> *writer);
 
   ContentStore &store;
+  ServerMetrics &metrics;
 };
 
 } // namespace kiln::server

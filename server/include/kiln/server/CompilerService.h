@@ -9,6 +9,7 @@
 #include "kiln/server/CompileCache.h"
 #include "kiln/server/ContentStore.h"
 #include "kiln/server/DrainGate.h"
+#include "kiln/server/ServerMetrics.h"
 #include "kiln/v1/compiler.grpc.pb.h"
 
 #include <string>
@@ -22,9 +23,11 @@ class CompilerService final
     : public v1::Compiler::WithStreamedUnaryMethod_Compile<v1::Compiler::Service> {
 public:
   /// `supportedTargets` is what the linked compiler can build for.
-  /// Requests enter through `gate` (UNAVAILABLE once kilnd drains).
+  /// Requests enter through `gate` (UNAVAILABLE once kilnd drains); each is
+  /// counted and timed in `metrics`.
   CompilerService(ContentStore &store, CompileCache &cache,
-                  std::vector<std::string> supportedTargets, DrainGate &gate);
+                  std::vector<std::string> supportedTargets, DrainGate &gate,
+                  ServerMetrics &metrics);
 
   grpc::Status StreamedCompile(
       grpc::ServerContext *context,
@@ -45,6 +48,7 @@ private:
   CompileCache &cache;
   std::vector<std::string> targets;
   DrainGate &gate;
+  ServerMetrics &metrics;
 };
 
 } // namespace kiln::server

@@ -35,6 +35,9 @@ struct DaemonFlags {
   std::string cacheSalt;
   /// The YAML file the settings were read from ("" for none).
   std::string configFile;
+  std::string logFormat = "text";
+  std::string metricsListen = "127.0.0.1:9464";
+  std::string metricsPortFile;
   bool help = false;
 
   /// Agent kinds to spawn locally ("none" and "" give none).

@@ -81,6 +81,9 @@ public:
 
   std::chrono::milliseconds heartbeatInterval() const { return interval; }
 
+  /// Agents registered now.
+  size_t agentCount() const;
+
 private:
   struct Entry {
     v1::Device device;

@@ -8,6 +8,7 @@
 
 #include "kiln/server/ContentStore.h"
 #include "kiln/server/DrainGate.h"
+#include "kiln/server/ServerMetrics.h"
 #include "kiln/server/Scheduler.h"
 #include "kiln/v1/executable.pb.h"
 #include "kiln/v1/executor.grpc.pb.h"
@@ -21,9 +22,11 @@ class ExecutorService final
     : public v1::Executor::WithStreamedUnaryMethod_Execute<v1::Executor::Service> {
 public:
   /// `executeTimeout` bounds a call whose client set no deadline.
-  /// Requests enter through `gate` (UNAVAILABLE once kilnd drains).
+  /// Requests enter through `gate` (UNAVAILABLE once kilnd drains); each is
+  /// counted and timed in `metrics`.
   ExecutorService(ContentStore &store, Scheduler &scheduler,
-                  std::chrono::milliseconds executeTimeout, DrainGate &gate);
+                  std::chrono::milliseconds executeTimeout, DrainGate &gate,
+                  ServerMetrics &metrics);
 
   /// Parses the request itself (streamed unary): unparsable bytes get
   /// INVALID_ARGUMENT with a message.
@@ -47,6 +50,7 @@ private:
   Scheduler &scheduler;
   std::chrono::milliseconds executeTimeout;
   DrainGate &gate;
+  ServerMetrics &metrics;
 };
 
 } // namespace kiln::server

@@ -22,6 +22,7 @@ namespace kiln::server {
 class CacheService;
 class ContentStore;
 class DeviceRegistry;
+struct ServerMetrics;
 
 /// Everything KilnServer needs; main() fills it from the flags.
 struct ServerOptions {
@@ -73,11 +74,15 @@ public:
 
   ContentStore &contentStore();
   DeviceRegistry &deviceRegistry();
+  /// kilnd's metrics, for the /metrics endpoint.
+  ServerMetrics &metrics();
   CacheService &cacheService();
 
 private:
   struct State;
   explicit KilnServer(std::unique_ptr<State> state);
+  /// Registers the scrape-time readers of cache, store and registry numbers.
+  static void addMetricCollectors(State &state);
 
   std::unique_ptr<State> state;
   int boundPort = 0;

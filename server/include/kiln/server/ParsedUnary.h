@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/common/Logging.h"
 #include "kiln/server/GrpcStatus.h"
 
 #include "absl/strings/str_cat.h"
@@ -26,7 +27,8 @@ serveParsedUnary(grpc::ServerUnaryStreamer<Request, Response> *stream,
   if (!stream->Read(&request))
     return toGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
         "request is not a valid ", Request::descriptor()->full_name(),
-        ": its bytes are truncated or not a serialized protobuf message")));
+        ": its bytes are truncated or not a serialized protobuf message")),
+        currentRequestId());
   Response response;
   grpc::Status status = handle(request, response);
   if (status.ok())

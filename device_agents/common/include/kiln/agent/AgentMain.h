@@ -33,6 +33,8 @@ struct AgentFlag {
 struct AgentCommandLine {
   AgentOptions options;
   std::string logLevel = "info";
+  /// "text" or "json" (one object per line).
+  std::string logFormat = "text";
   bool help = false;
 };
 
