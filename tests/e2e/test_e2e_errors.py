@@ -148,3 +148,14 @@ def test_unknown_target(client):
     with pytest.raises(kiln.InvalidArgumentError, match="no-such-target"):
         client.compile_graph(one_op_graph("aten.relu.default"), target="no-such-target")
     assert_serving(client)
+
+
+def test_zero_sized_dimension_is_unimplemented(client):
+    class MatMul(torch.nn.Module):
+        def forward(self, a, b):
+            return torch.mm(a, b)
+
+    exported = torch.export.export(MatMul(), (torch.randn(0, 4), torch.randn(4, 3)))
+    with pytest.raises(kiln.UnimplementedError, match=r"shape \[0, 4\]"):
+        client.compile(exported, target="cpu")
+    assert_serving(client)
