@@ -23,6 +23,8 @@
 #include "absl/strings/str_cat.h"
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include "grpc/health/v1/health.pb.h"
+
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
@@ -97,6 +99,10 @@ KilnServer::start(ServerOptions options) {
       *state->store, *state->cache, options.cacheDir / "salt");
 
   grpc::EnableDefaultHealthCheckService(true);
+  // grpc++'s health service carries no protobuf descriptor; referencing
+  // Kiln's copy of grpc.health.v1 links it in, so reflection can describe
+  // the service (grpcurl ... grpc.health.v1.Health/Check with no .proto).
+  (void)grpc::health::v1::HealthCheckRequest::descriptor();
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
