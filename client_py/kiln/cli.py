@@ -58,7 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compile", help="compile a .pt2 and print the executable digest")
     _add_compile_args(p)
     p.add_argument("--dump", type=pathlib.Path, metavar="DIR",
-                   help="write graph.pb, manifest.textproto and compile.json to DIR")
+                   help="write the module after every compiler stage (aten, linalg, "
+                        "llvm-dialect, llvm-ir, asm), graph.pb, manifest.textproto and "
+                        "compile.json to DIR")
 
     p = sub.add_parser("run", help="compile a .pt2, run it on inputs, print/save outputs")
     _add_compile_args(p)

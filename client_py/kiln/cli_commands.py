@@ -21,9 +21,7 @@ from kiln.tensors import PROTO_TO_DTYPE
 __all__ = ["cmd_devices", "cmd_compile", "cmd_run", "cmd_cache_stats", "cmd_cache_gc",
            "cmd_cache_salt", "load_exported", "load_inputs"]
 
-STAGE_DUMP_NOTE = ("stage dumps (aten, linalg, llvm-dialect, llvm-ir, asm) are not served by "
-                   "kilnd; produce them offline with: kiln-compile {graph} -o {dir}/model.so "
-                   "--target {target} --dump {dir}/stages")
+STAGE_EXTENSIONS = {"llvm-ir": ".ll", "asm": ".s"}
 
 
 def _type_str(t: Any) -> str:
@@ -70,7 +68,8 @@ def load_inputs(paths: Sequence[pathlib.Path]) -> list[torch.Tensor]:
 
 
 def compile_file(client: Client, path: pathlib.Path, target: str, opt_level: int,
-                 reporter: Reporter) -> tuple[torch.export.ExportedProgram, CompiledModel]:
+                 reporter: Reporter, dump_stages: bool = False
+                 ) -> tuple[torch.export.ExportedProgram, CompiledModel]:
     ep = load_exported(path)
     serialized, out_spec, in_spec = _serialize_exported(ep, path.stem)
     t0 = time.perf_counter()
@@ -79,7 +78,8 @@ def compile_file(client: Client, path: pathlib.Path, target: str, opt_level: int
     upload = time.perf_counter() - t0
     with reporter.spinner(f"compiling {path.name} for {target}"):
         compiled = client.compile_graph(
-            serialized.graph, target=target, options={"opt_level": opt_level},
+            serialized.graph, target=target,
+            options={"opt_level": opt_level, "dump_stages": dump_stages},
             parameters=serialized.parameters, out_spec=out_spec, in_spec=in_spec,
             upload_seconds=upload)
     return ep, compiled
@@ -102,9 +102,14 @@ def describe_compiled(compiled: CompiledModel) -> str:
 
 
 def write_dump(directory: pathlib.Path, compiled: CompiledModel) -> list[pathlib.Path]:
-    """What the daemon can give: the graph it compiled, the manifest and the
-    compile summary. Stage dumps are not among them (see STAGE_DUMP_NOTE)."""
+    """The module after every compiler stage (``0-aten.mlir`` ... ``4-asm.s``),
+    the graph that was compiled, the manifest and the compile summary."""
     directory.mkdir(parents=True, exist_ok=True)
+    stages = []
+    for index, (stage, text) in enumerate(compiled.stage_dumps().items()):
+        path = directory / f"{index}-{stage}{STAGE_EXTENSIONS.get(stage, '.mlir')}"
+        path.write_text(text)
+        stages.append(path)
     graph = directory / "graph.pb"
     graph.write_bytes(compiled.graph.SerializeToString())
     manifest = directory / "manifest.textproto"
@@ -114,7 +119,7 @@ def write_dump(directory: pathlib.Path, compiled: CompiledModel) -> list[pathlib
         "executable": compiled.digest, "cache_hit": compiled.cache_hit,
         "compile_key": compiled.compile_key, "target": compiled.manifest.target,
         "timings_s": compiled.timings}, indent=2) + "\n")
-    return [graph, manifest, summary]
+    return [*stages, graph, manifest, summary]
 
 
 def cmd_devices(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
@@ -129,13 +134,12 @@ def cmd_devices(args: argparse.Namespace, client: Client, reporter: Reporter) ->
 
 
 def cmd_compile(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
-    _, compiled = compile_file(client, args.model, args.target, args.opt_level, reporter)
+    _, compiled = compile_file(client, args.model, args.target, args.opt_level, reporter,
+                               dump_stages=args.dump is not None)
     print(describe_compiled(compiled))
     if args.dump:
         files = write_dump(args.dump, compiled)
         print(f"dump         {', '.join(str(f) for f in files)}")
-        print("note: " + STAGE_DUMP_NOTE.format(graph=files[0], dir=args.dump,
-                                                target=args.target))
 
 
 def _summary(t: torch.Tensor) -> str:

@@ -114,6 +114,14 @@ class CompiledModel:
     def manifest(self) -> executable_pb2.ExecutableManifest:
         return self._response.manifest
 
+    def stage_dumps(self) -> dict[str, str]:
+        """The module after each compiler stage (aten, linalg, llvm-dialect,
+        llvm-ir, asm), in pipeline order. Empty unless the compile was asked
+        for them with ``options={"dump_stages": True}``; read from the
+        daemon's blob store on each call."""
+        return {stage.stage: self._client.blobs.read(stage.blob).decode()
+                for stage in self._response.stages}
+
     @property
     def graph(self) -> graph_pb2.Graph:
         return self._graph

@@ -98,6 +98,15 @@ CompileCache::lookup(const std::string &key) const {
       readExecutableRecord(store, *executable);
   absl::Status artifact =
       record.ok() ? store.verify(record->artifact()) : record.status();
+  if (artifact.ok()) {
+    for (const v1::StageDump &stage : record->stages()) {
+      if (!store.contains(stage.blob())) {
+        artifact = absl::NotFoundError(
+            absl::StrCat("stage dump '", stage.stage(), "' was evicted"));
+        break;
+      }
+    }
+  }
   if (!artifact.ok()) {
     spdlog::warn("compile cache: entry {} is unusable ({}); recompiling", key,
                  std::string(artifact.message()));
@@ -106,6 +115,7 @@ CompileCache::lookup(const std::string &key) const {
   CompileOutcome outcome;
   outcome.executable = *executable;
   outcome.manifest = record->manifest();
+  outcome.stages.assign(record->stages().begin(), record->stages().end());
   outcome.cacheHit = true;
   outcome.key = key;
   return outcome;
@@ -153,6 +163,13 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
   *record.mutable_artifact() = digestOf(compiled.artifact);
   pins.add(record.artifact());
   RETURN_IF_ERROR(store.write(record.artifact(), compiled.artifact));
+  for (const compiler::StageDump &dump : compiled.stages) {
+    v1::StageDump *stage = record.add_stages();
+    stage->set_stage(dump.stage);
+    *stage->mutable_blob() = digestOf(dump.text);
+    pins.add(stage->blob());
+    RETURN_IF_ERROR(store.write(stage->blob(), dump.text));
+  }
   std::string recordBytes;
   if (!record.SerializeToString(&recordBytes))
     return absl::InternalError("cannot serialize ExecutableRecord");
@@ -163,6 +180,7 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
   CompileOutcome outcome;
   outcome.executable = executable;
   outcome.manifest = record.manifest();
+  outcome.stages.assign(record.stages().begin(), record.stages().end());
   outcome.cacheHit = false;
   outcome.key = key;
   outcome.timings.set_compile_us(microsSince(start));
@@ -201,6 +219,7 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
     compiler::CompileOptions compileOptions;
     compileOptions.target = target;
     compileOptions.options = normalizeCompileOptions(options);
+    compileOptions.dumpStages = options.dump_stages();
     auto enqueued = std::chrono::steady_clock::now();
     std::promise<Result> done;
     std::future<Result> compiled = done.get_future();

@@ -116,6 +116,8 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
   *response->mutable_executable() = outcome->executable;
   *response->mutable_manifest() = outcome->manifest;
   response->set_cache_hit(outcome->cacheHit);
+  for (const v1::StageDump &stage : outcome->stages)
+    *response->add_stages() = stage;
   outcomeLabel = outcome->cacheHit ? "hit" : "miss";
   response->set_compile_key(outcome->key);
   *response->mutable_timings() = outcome->timings;

@@ -76,10 +76,21 @@ def test_compile_prints_digest_and_dumps(kilnd, saved_model, tmp_path):
     assert (dump / "graph.pb").stat().st_size > 0
     assert "entry_symbol" in (dump / "manifest.textproto").read_text()
     assert digest.group(1) in (dump / "compile.json").read_text()
-    # Honest about what it could not write.
-    assert "stage dumps" in out and "kiln-compile" in out
-    again = run_kiln("compile", str(d / "mlp.pt2"), address=kilnd.address).stdout
+    # The module after every stage of the daemon's compile.
+    stages = {p.name: p.read_text() for p in dump.iterdir() if p.name[0].isdigit()}
+    assert sorted(stages) == ["0-aten.mlir", "1-linalg.mlir", "2-llvm-dialect.mlir",
+                              "3-llvm-ir.ll", "4-asm.s"], sorted(stages)
+    assert "aten.addmm" in stages["0-aten.mlir"]
+    assert "linalg.matmul" in stages["1-linalg.mlir"]
+    assert "llvm.func @kiln_invoke" in stages["2-llvm-dialect.mlir"]
+    assert "define void @kiln_invoke" in stages["3-llvm-ir.ll"]
+    assert "kiln_invoke:" in stages["4-asm.s"]
+    # A cache hit still has its dumps (they live in the executable's record).
+    dump2 = tmp_path / "dump2"
+    again = run_kiln("compile", str(d / "mlp.pt2"), "--dump", str(dump2),
+                     address=kilnd.address).stdout
     assert re.search(r"^cache hit\s+yes$", again, re.M), again
+    assert (dump2 / "1-linalg.mlir").read_text() == stages["1-linalg.mlir"]
     assert digest.group(1) in again
 
 

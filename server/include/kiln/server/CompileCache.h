@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln::server {
 
@@ -44,6 +45,8 @@ struct CompileOutcome {
   std::string key;
   /// queue_us and compile_us (zero on a hit).
   v1::Timings timings;
+  /// Pipeline stage dumps (blobs in the store), when they were asked for.
+  std::vector<v1::StageDump> stages;
 };
 
 /// Compiles through an on-disk cache. An entry is <acDir>/<key>, holding the
