@@ -167,6 +167,21 @@ private:
   uint8_t *out;
 };
 
+/// Reads the cached blob at `path` (into `out` when non-null) and checks it
+/// against `digest`; a corrupt file is removed, so the next fetch replaces it.
+absl::Status readVerified(const fs::path &path, const v1::Digest &digest,
+                          uint8_t *out) {
+  VerifyingSink verifier(digest, out);
+  absl::Status status = readFile(path, std::ref(verifier));
+  if (status.ok())
+    status = verifier.finish();
+  if (absl::IsDataLoss(status)) {
+    std::error_code ignored;
+    fs::remove(path, ignored);
+  }
+  return status;
+}
+
 } // namespace
 
 absl::StatusOr<std::unique_ptr<BlobCache>>
@@ -227,33 +242,14 @@ absl::Status BlobCache::fetch(const v1::Digest &digest, BlobService &source) {
 
 absl::Status BlobCache::verifyLocal(const v1::Digest &digest) {
   RETURN_IF_ERROR(validateDigest(digest));
-  fs::path path = pathFor(digest);
-  VerifyingSink verifier(digest, nullptr);
-  absl::Status status = readFile(path, std::ref(verifier));
-  if (status.ok())
-    status = verifier.finish();
-  if (absl::IsDataLoss(status)) {
-    std::error_code ignored;
-    fs::remove(path, ignored);
-  }
-  return status;
+  return readVerified(pathFor(digest), digest, nullptr);
 }
 
 absl::StatusOr<AlignedBuffer> BlobCache::readLocal(const v1::Digest &digest) {
   RETURN_IF_ERROR(validateDigest(digest));
-  fs::path path = pathFor(digest);
   ASSIGN_OR_RETURN(AlignedBuffer buffer,
                    AlignedBuffer::allocate(digest.size_bytes()));
-  VerifyingSink verifier(digest, buffer.data());
-  absl::Status status = readFile(path, std::ref(verifier));
-  if (status.ok())
-    status = verifier.finish();
-  if (absl::IsDataLoss(status)) {
-    std::error_code ignored;
-    fs::remove(path, ignored);
-  }
-  if (!status.ok())
-    return status;
+  RETURN_IF_ERROR(readVerified(pathFor(digest), digest, buffer.data()));
   return buffer;
 }
 
