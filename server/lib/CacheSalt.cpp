@@ -7,7 +7,7 @@
 #include "kiln/server/CacheSalt.h"
 
 #include "kiln/common/Status.h"
-#include "kiln/server/AtomicFile.h"
+#include "kiln/common/AtomicFile.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"

@@ -8,7 +8,7 @@
 
 #include "kiln/common/Digest.h"
 #include "kiln/common/Status.h"
-#include "kiln/server/AtomicFile.h"
+#include "kiln/common/AtomicFile.h"
 #include "kiln/server/CompileKey.h"
 
 #include "absl/strings/numbers.h"

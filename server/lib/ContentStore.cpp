@@ -8,7 +8,6 @@
 
 #include "kiln/common/Digest.h"
 #include "kiln/common/Status.h"
-#include "kiln/server/AtomicFile.h"
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
@@ -54,12 +53,9 @@ ContentStore::beginWrite(const v1::Digest &digest) {
     return absl::InternalError(absl::StrCat("cannot create ",
                                             finalPath.parent_path().string(),
                                             ": ", error.message()));
-  std::filesystem::path temp = uniqueTempPath(finalPath);
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0)
-    return absl::InternalError(absl::StrCat("cannot create ", temp.string(),
-                                            ": ", std::strerror(errno)));
-  auto writer = std::make_unique<BlobWriter>(digest, finalPath, temp, fd);
+  ASSIGN_OR_RETURN(std::unique_ptr<VerifiedFileWriter> file,
+                   VerifiedFileWriter::create(digest, finalPath));
+  auto writer = std::make_unique<BlobWriter>(digest, std::move(file));
   writer->setOnCommit([this, digest] { committed(digest); });
   return writer;
 }

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/Daemon.h"
 
-#include "kiln/server/AtomicFile.h"
+#include "kiln/common/AtomicFile.h"
 #include "kiln/server/KilnServer.h"
 #include "kiln/server/LocalAgents.h"
 #include "kiln/server/MetricsHttpServer.h"

@@ -1,13 +1,15 @@
 //===- BlobCache.cpp - the agent's local content-addressed blob cache -----===//
 //
-// This file implements BlobCache: atomic writes (temp file, fsync, rename,
-// fsync of the directory), SHA-256 verification on read, and fetching misses.
+// This file implements BlobCache: blobs written through VerifiedFileWriter
+// (atomic, checked against their digest), SHA-256 verification on read, and
+// fetching misses.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/BlobCache.h"
 
 #include "kiln/common/Digest.h"
 #include "kiln/common/Status.h"
+#include "kiln/common/VerifiedFileWriter.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -44,84 +46,9 @@ public:
   Fd(const Fd &) = delete;
   Fd &operator=(const Fd &) = delete;
   int get() const { return fd; }
-  int release() { return std::exchange(fd, -1); }
-  void reset(int newFd) {
-    if (fd >= 0)
-      ::close(fd);
-    fd = newFd;
-  }
 
 private:
   int fd;
-};
-
-absl::Status writeAll(int fd, std::string_view bytes, const fs::path &path) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return errnoError("cannot write", path);
-    bytes.remove_prefix(static_cast<size_t>(n));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status fsyncDirectory(const fs::path &dir) {
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0 || ::fsync(fd.get()) != 0)
-    return errnoError("cannot fsync directory", dir);
-  return absl::OkStatus();
-}
-
-/// A blob being written into <root>/tmp, hashed as it goes; commit() checks
-/// it against the digest and renames it into place. Removed unless committed.
-class PendingBlob {
-public:
-  PendingBlob(fs::path tempPath, const v1::Digest &digest)
-      : tempPath(std::move(tempPath)), verifier(digest) {}
-  ~PendingBlob() {
-    if (!committed) {
-      std::error_code ignored;
-      fs::remove(tempPath, ignored);
-    }
-  }
-
-  absl::Status create() {
-    fd.reset(::open(tempPath.c_str(),
-                    O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
-    if (fd.get() < 0)
-      return errnoError("cannot create", tempPath);
-    return absl::OkStatus();
-  }
-
-  absl::Status append(std::string_view chunk) {
-    RETURN_IF_ERROR(verifier.update(chunk));
-    return writeAll(fd.get(), chunk, tempPath);
-  }
-
-  absl::Status commit(const fs::path &finalPath) {
-    RETURN_IF_ERROR(verifier.finish());
-    if (::fsync(fd.get()) != 0)
-      return errnoError("cannot fsync", tempPath);
-    if (::close(fd.release()) != 0)
-      return errnoError("cannot close", tempPath);
-    std::error_code error;
-    fs::rename(tempPath, finalPath, error);
-    if (error)
-      return absl::InternalError(absl::StrCat("cannot rename '",
-                                              tempPath.string(), "' to '",
-                                              finalPath.string(),
-                                              "': ", error.message()));
-    committed = true;
-    return fsyncDirectory(finalPath.parent_path());
-  }
-
-private:
-  fs::path tempPath;
-  DigestVerifier verifier;
-  Fd fd{-1};
-  bool committed = false;
 };
 
 /// Reads the file at `path` in chunks, handing each to `sink`.
@@ -204,25 +131,9 @@ fs::path BlobCache::pathFor(const v1::Digest &digest) const {
   return root / "sha256" / hash.substr(0, 2) / hash;
 }
 
-absl::Status BlobCache::put(const v1::Digest &digest, std::string_view bytes) {
+absl::StatusOr<std::unique_ptr<VerifiedFileWriter>>
+BlobCache::startWrite(const v1::Digest &digest) {
   RETURN_IF_ERROR(validateDigest(digest));
-  fs::path finalPath = pathFor(digest);
-  std::error_code error;
-  fs::create_directories(finalPath.parent_path(), error);
-  PendingBlob pending(root / "tmp" /
-                          absl::StrCat(digest.hash(), ".", ::getpid(), ".",
-                                       tempCounter.fetch_add(1)),
-                      digest);
-  RETURN_IF_ERROR(pending.create());
-  absl::Status status = pending.append(bytes);
-  if (status.ok())
-    status = pending.commit(finalPath);
-  if (absl::IsDataLoss(status))
-    return absl::InvalidArgumentError(status.message());
-  return status;
-}
-
-absl::Status BlobCache::fetch(const v1::Digest &digest, BlobService &source) {
   fs::path finalPath = pathFor(digest);
   std::error_code error;
   fs::create_directories(finalPath.parent_path(), error);
@@ -230,14 +141,31 @@ absl::Status BlobCache::fetch(const v1::Digest &digest, BlobService &source) {
     return absl::InternalError(absl::StrCat("cannot create '",
                                             finalPath.parent_path().string(),
                                             "': ", error.message()));
-  PendingBlob pending(root / "tmp" /
-                          absl::StrCat(digest.hash(), ".", ::getpid(), ".",
-                                       tempCounter.fetch_add(1)),
-                      digest);
-  RETURN_IF_ERROR(pending.create());
+  return VerifiedFileWriter::create(
+      digest, finalPath,
+      root / "tmp" /
+          absl::StrCat(digest.hash(), ".", ::getpid(), ".",
+                       tempCounter.fetch_add(1)));
+}
+
+absl::Status BlobCache::put(const v1::Digest &digest, std::string_view bytes) {
+  ASSIGN_OR_RETURN(std::unique_ptr<VerifiedFileWriter> writer,
+                   startWrite(digest));
+  absl::Status status = writer->append(bytes);
+  if (status.ok())
+    status = writer->commit();
+  // The caller handed us bytes that are not the blob: its error.
+  if (absl::IsDataLoss(status))
+    return absl::InvalidArgumentError(status.message());
+  return status;
+}
+
+absl::Status BlobCache::fetch(const v1::Digest &digest, BlobService &source) {
+  ASSIGN_OR_RETURN(std::unique_ptr<VerifiedFileWriter> writer,
+                   startWrite(digest));
   RETURN_IF_ERROR(source.read(
-      digest, [&](std::string_view chunk) { return pending.append(chunk); }));
-  return pending.commit(finalPath);
+      digest, [&](std::string_view chunk) { return writer->append(chunk); }));
+  return writer->commit();
 }
 
 absl::Status BlobCache::verifyLocal(const v1::Digest &digest) {

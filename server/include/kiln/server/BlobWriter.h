@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "kiln/common/Digest.h"
+#include "kiln/common/VerifiedFileWriter.h"
 #include "kiln/v1/tensor.pb.h"
 
 #include "absl/status/status.h"
@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string_view>
 
 namespace kiln::server {
@@ -26,9 +27,7 @@ namespace kiln::server {
 class BlobWriter {
 public:
   /// Use ContentStore::beginWrite() rather than constructing directly.
-  BlobWriter(v1::Digest expected, std::filesystem::path finalPath,
-             std::filesystem::path tempPath, int fd);
-  ~BlobWriter();
+  BlobWriter(v1::Digest expected, std::unique_ptr<VerifiedFileWriter> file);
   BlobWriter(const BlobWriter &) = delete;
   BlobWriter &operator=(const BlobWriter &) = delete;
 
@@ -41,7 +40,7 @@ public:
   absl::Status commit();
 
   /// Bytes appended so far.
-  int64_t bytesWritten() const { return written; }
+  int64_t bytesWritten() const { return file->bytesSeen(); }
 
   /// The digest this writer expects.
   const v1::Digest &expectedDigest() const { return expected; }
@@ -50,14 +49,8 @@ public:
   void setOnCommit(std::function<void()> hook) { onCommit = std::move(hook); }
 
 private:
-  void discard();
-
   v1::Digest expected;
-  std::filesystem::path finalPath;
-  std::filesystem::path tempPath;
-  int fd;
-  int64_t written = 0;
-  Sha256 sha;
+  std::unique_ptr<VerifiedFileWriter> file;
   bool done = false;
   std::function<void()> onCommit;
 };

@@ -19,6 +19,10 @@
 #include <memory>
 #include <string_view>
 
+namespace kiln {
+class VerifiedFileWriter;
+} // namespace kiln
+
 namespace kiln::agent {
 
 /// A directory of blobs laid out like a CAS:
@@ -60,6 +64,9 @@ private:
 
   /// Streams `source`'s bytes of `digest` into the cache.
   absl::Status fetch(const v1::Digest &digest, BlobService &source);
+  /// A writer publishing the blob `digest` at its cache path.
+  absl::StatusOr<std::unique_ptr<VerifiedFileWriter>>
+  startWrite(const v1::Digest &digest);
 
   std::filesystem::path root;
   std::atomic<uint64_t> tempCounter{0};

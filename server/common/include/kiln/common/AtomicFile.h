@@ -1,0 +1,70 @@
+//===- AtomicFile.h - whole-file reads and atomic writes --------*- C++ -*-===//
+//
+// This file declares small POSIX file helpers shared by kilnd and the agents:
+// atomic replace (temp file, fsync, rename, fsync directory), a streaming
+// writer that publishes a file the same way, and whole-file reads.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace kiln {
+
+/// Replaces `path` with `bytes` so that readers see the old or the new file,
+/// never a partial one. The parent directory must exist.
+absl::Status writeFileAtomically(const std::filesystem::path &path,
+                                 std::string_view bytes);
+
+/// A file written in pieces under a temporary name and published whole by
+/// commit(): fsync, rename onto the final path, fsync of its directory.
+/// Readers see no file or the complete one; an uncommitted file is removed.
+class AtomicFileWriter {
+public:
+  /// Creates `tempPath` (default: a unique name beside `finalPath`, which
+  /// must be on the same file system) exclusively.
+  static absl::StatusOr<std::unique_ptr<AtomicFileWriter>>
+  create(std::filesystem::path finalPath, std::filesystem::path tempPath = {});
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter &) = delete;
+  AtomicFileWriter &operator=(const AtomicFileWriter &) = delete;
+
+  /// Appends the next piece; INTERNAL (RESOURCE_EXHAUSTED when the disk is
+  /// full) on I/O failure.
+  absl::Status append(std::string_view bytes);
+  /// Publishes the file. After a failure the temporary file is gone.
+  absl::Status commit();
+  /// Drops the temporary file; later calls fail.
+  void discard();
+
+  const std::filesystem::path &finalPath() const { return target; }
+
+private:
+  AtomicFileWriter(std::filesystem::path finalPath,
+                   std::filesystem::path tempPath, int fd);
+
+  std::filesystem::path target;
+  std::filesystem::path temp;
+  int fd;
+};
+
+/// Reads all of `path`. NOT_FOUND when it does not exist.
+absl::StatusOr<std::string> readWholeFile(const std::filesystem::path &path);
+
+/// A name for a temporary file beside `path`, unique within this host.
+std::filesystem::path uniqueTempPath(const std::filesystem::path &path);
+
+/// Writes all of `bytes` to `fd`, retrying short writes and EINTR.
+absl::Status writeAll(int fd, std::string_view bytes,
+                      const std::filesystem::path &pathForErrors);
+
+/// fsyncs the directory holding `path`, so a rename into it is durable.
+void syncParentDirectory(const std::filesystem::path &path);
+
+} // namespace kiln

@@ -1,0 +1,153 @@
+//===- AtomicFile.cpp - whole-file reads and atomic writes ----------------===//
+//
+// This file implements atomic file replacement, the streaming atomic writer
+// and whole-file reads.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/common/AtomicFile.h"
+
+#include "kiln/common/Status.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <atomic>
+#include <utility>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace kiln {
+
+namespace {
+absl::Status ioError(const char *what, const std::filesystem::path &path) {
+  int error = errno;
+  std::string message =
+      absl::StrCat(what, " ", path.string(), ": ", std::strerror(error));
+  if (error == ENOSPC || error == EDQUOT)
+    return absl::ResourceExhaustedError(message);
+  return absl::InternalError(message);
+}
+} // namespace
+
+std::filesystem::path uniqueTempPath(const std::filesystem::path &path) {
+  static std::atomic<uint64_t> counter{0};
+  return std::filesystem::path(absl::StrCat(path.string(), ".tmp.", getpid(),
+                                            ".", counter.fetch_add(1)));
+}
+
+absl::Status writeAll(int fd, std::string_view bytes,
+                      const std::filesystem::path &pathForErrors) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return ioError("cannot write", pathForErrors);
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  return absl::OkStatus();
+}
+
+void syncParentDirectory(const std::filesystem::path &path) {
+  int dirFd = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY);
+  if (dirFd < 0)
+    return;
+  ::fsync(dirFd);
+  ::close(dirFd);
+}
+
+absl::StatusOr<std::unique_ptr<AtomicFileWriter>>
+AtomicFileWriter::create(std::filesystem::path finalPath,
+                         std::filesystem::path tempPath) {
+  if (tempPath.empty())
+    tempPath = uniqueTempPath(finalPath);
+  int fd = ::open(tempPath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                  0644);
+  if (fd < 0)
+    return ioError("cannot create", tempPath);
+  return std::unique_ptr<AtomicFileWriter>(
+      new AtomicFileWriter(std::move(finalPath), std::move(tempPath), fd));
+}
+
+AtomicFileWriter::AtomicFileWriter(std::filesystem::path finalPath,
+                                   std::filesystem::path tempPath, int fd)
+    : target(std::move(finalPath)), temp(std::move(tempPath)), fd(fd) {}
+
+AtomicFileWriter::~AtomicFileWriter() { discard(); }
+
+void AtomicFileWriter::discard() {
+  if (fd < 0)
+    return;
+  ::close(fd);
+  fd = -1;
+  ::unlink(temp.c_str());
+}
+
+absl::Status AtomicFileWriter::append(std::string_view bytes) {
+  if (fd < 0)
+    return absl::FailedPreconditionError(
+        absl::StrCat(target.string(), " is no longer being written"));
+  absl::Status status = writeAll(fd, bytes, temp);
+  if (!status.ok())
+    discard();
+  return status;
+}
+
+absl::Status AtomicFileWriter::commit() {
+  if (fd < 0)
+    return absl::FailedPreconditionError(
+        absl::StrCat(target.string(), " is no longer being written"));
+  absl::Status status;
+  if (::fsync(fd) != 0)
+    status = ioError("cannot fsync", temp);
+  if (status.ok() && ::close(std::exchange(fd, -1)) != 0)
+    status = ioError("cannot close", temp);
+  if (status.ok() && ::rename(temp.c_str(), target.c_str()) != 0)
+    status = ioError("cannot rename onto", target);
+  if (!status.ok()) {
+    if (fd >= 0)
+      ::close(std::exchange(fd, -1));
+    ::unlink(temp.c_str());
+    return status;
+  }
+  syncParentDirectory(target);
+  return absl::OkStatus();
+}
+
+absl::Status writeFileAtomically(const std::filesystem::path &path,
+                                 std::string_view bytes) {
+  ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> writer,
+                   AtomicFileWriter::create(path));
+  RETURN_IF_ERROR(writer->append(bytes));
+  return writer->commit();
+}
+
+absl::StatusOr<std::string> readWholeFile(const std::filesystem::path &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return absl::NotFoundError(absl::StrCat(path.string(), " does not exist"));
+    return ioError("cannot open", path);
+  }
+  std::string bytes;
+  char buffer[1 << 16];
+  while (true) {
+    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      absl::Status status = ioError("cannot read", path);
+      ::close(fd);
+      return status;
+    }
+    if (n == 0)
+      break;
+    bytes.append(buffer, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return bytes;
+}
+
+} // namespace kiln
