@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/BlobCache.h"
 
+#include "kiln/common/AtomicFile.h"
 #include "kiln/common/Digest.h"
 #include "kiln/common/Status.h"
 #include "kiln/common/VerifiedFileWriter.h"
@@ -25,53 +26,6 @@ namespace fs = std::filesystem;
 
 namespace kiln::agent {
 namespace {
-
-absl::Status errnoError(absl::string_view what, const fs::path &path) {
-  int error = errno;
-  std::string message =
-      absl::StrCat(what, " '", path.string(), "': ", std::strerror(error));
-  if (error == ENOSPC || error == EDQUOT)
-    return absl::ResourceExhaustedError(message);
-  return absl::InternalError(message);
-}
-
-/// A file descriptor closed on scope exit.
-class Fd {
-public:
-  explicit Fd(int fd) : fd(fd) {}
-  ~Fd() {
-    if (fd >= 0)
-      ::close(fd);
-  }
-  Fd(const Fd &) = delete;
-  Fd &operator=(const Fd &) = delete;
-  int get() const { return fd; }
-
-private:
-  int fd;
-};
-
-/// Reads the file at `path` in chunks, handing each to `sink`.
-absl::Status readFile(const fs::path &path, const ChunkSink &sink) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
-    if (errno == ENOENT)
-      return absl::NotFoundError(
-          absl::StrCat("'", path.string(), "' is not in the cache"));
-    return errnoError("cannot open", path);
-  }
-  std::string chunk(1 << 20, '\0');
-  while (true) {
-    ssize_t n = ::read(fd.get(), chunk.data(), chunk.size());
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return errnoError("cannot read", path);
-    if (n == 0)
-      return absl::OkStatus();
-    RETURN_IF_ERROR(sink(std::string_view(chunk.data(), n)));
-  }
-}
 
 /// Copies chunks into a preallocated buffer while hashing them.
 class VerifyingSink {
@@ -99,7 +53,7 @@ private:
 absl::Status readVerified(const fs::path &path, const v1::Digest &digest,
                           uint8_t *out) {
   VerifyingSink verifier(digest, out);
-  absl::Status status = readFile(path, std::ref(verifier));
+  absl::Status status = readFileInChunks(path, std::ref(verifier));
   if (status.ok())
     status = verifier.finish();
   if (absl::IsDataLoss(status)) {

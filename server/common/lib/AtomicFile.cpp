@@ -124,29 +124,38 @@ absl::Status writeFileAtomically(const std::filesystem::path &path,
   return writer->commit();
 }
 
-absl::StatusOr<std::string> readWholeFile(const std::filesystem::path &path) {
+absl::Status
+readFileInChunks(const std::filesystem::path &path,
+                 const std::function<absl::Status(std::string_view)> &sink) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT)
       return absl::NotFoundError(absl::StrCat(path.string(), " does not exist"));
     return ioError("cannot open", path);
   }
-  std::string bytes;
-  char buffer[1 << 16];
-  while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof(buffer));
+  std::string chunk(1 << 20, '\0');
+  absl::Status status;
+  while (status.ok()) {
+    ssize_t n = ::read(fd, chunk.data(), chunk.size());
     if (n < 0 && errno == EINTR)
       continue;
-    if (n < 0) {
-      absl::Status status = ioError("cannot read", path);
-      ::close(fd);
-      return status;
-    }
-    if (n == 0)
+    if (n < 0)
+      status = ioError("cannot read", path);
+    else if (n == 0)
       break;
-    bytes.append(buffer, static_cast<size_t>(n));
+    else
+      status = sink(std::string_view(chunk.data(), static_cast<size_t>(n)));
   }
   ::close(fd);
+  return status;
+}
+
+absl::StatusOr<std::string> readWholeFile(const std::filesystem::path &path) {
+  std::string bytes;
+  RETURN_IF_ERROR(readFileInChunks(path, [&](std::string_view chunk) {
+    bytes.append(chunk);
+    return absl::OkStatus();
+  }));
   return bytes;
 }
 

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -53,6 +54,12 @@ private:
   std::filesystem::path temp;
   int fd;
 };
+
+/// Reads `path` in chunks of up to 1 MiB, handing each to `sink` and stopping
+/// at the first error it returns. NOT_FOUND when `path` does not exist.
+absl::Status
+readFileInChunks(const std::filesystem::path &path,
+                 const std::function<absl::Status(std::string_view)> &sink);
 
 /// Reads all of `path`. NOT_FOUND when it does not exist.
 absl::StatusOr<std::string> readWholeFile(const std::filesystem::path &path);
