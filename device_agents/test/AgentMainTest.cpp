@@ -1,9 +1,11 @@
 //===- AgentMainTest.cpp - the flags every agent binary takes -------------===//
 //
-// This file tests parseAgentFlags, agentUsage and parseByteSize.
+// This file tests parseAgentFlags, agentUsage and kiln::parseByteSize (which
+// the agents' --resident-bytes uses).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/AgentMain.h"
+#include "kiln/common/ByteSize.h"
 
 #include <gtest/gtest.h>
 

@@ -5,6 +5,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/DaemonFlags.h"
 
+#include "kiln/common/ByteSize.h"
+
 #include "kiln/server/CacheSalt.h"
 #include "kiln/server/ConfigFile.h"
 #include "kiln/common/Status.h"
@@ -47,25 +49,15 @@ absl::Status parseNumber(const std::string &flag, const std::string &text,
   return absl::OkStatus();
 }
 
-/// "20GiB", "512MiB", "1000": K/M/G/T (or KiB/KB ...) are powers of 1024.
-absl::Status parseByteSize(const std::string &flag, const std::string &text,
-                           int64_t &out) {
-  size_t unitStart = 0;
-  while (unitStart < text.size() && absl::ascii_isdigit(text[unitStart]))
-    ++unitStart;
-  static const std::map<std::string, int> shifts = {
-      {"", 0},   {"b", 0},    {"k", 10},  {"kib", 10}, {"kb", 10},
-      {"m", 20}, {"mib", 20}, {"mb", 20}, {"g", 30},   {"gib", 30},
-      {"gb", 30}, {"t", 40},  {"tib", 40}, {"tb", 40}};
-  auto shift = shifts.find(absl::AsciiStrToLower(text.substr(unitStart)));
-  int64_t value = 0;
-  if (unitStart == 0 || shift == shifts.end() ||
-      !absl::SimpleAtoi(text.substr(0, unitStart), &value) ||
-      value > (std::numeric_limits<int64_t>::max() >> shift->second))
+/// A byte size flag ("20GiB", "512MiB", "0"), via kiln::parseByteSize.
+absl::Status parseByteSizeFlag(const std::string &flag, const std::string &text,
+                               int64_t &out) {
+  absl::StatusOr<int64_t> size = parseByteSize(text);
+  if (!size.ok())
     return absl::InvalidArgumentError(
         absl::StrCat("--", flag, " needs a byte size such as 20GiB, 512MiB "
                                  "or 0, got '", text, "'"));
-  out = value << shift->second;
+  out = *size;
   return absl::OkStatus();
 }
 
@@ -141,7 +133,7 @@ const std::vector<FlagSpec> &flagTable() {
        "content-store size cap (LRU eviction past it, never of blobs in "
        "use); 0 = unlimited",
        [](DaemonFlags &f, const std::string &v) {
-         return parseByteSize("cache-capacity-bytes", v, f.cacheCapacityBytes);
+         return parseByteSizeFlag("cache-capacity-bytes", v, f.cacheCapacityBytes);
        }},
       {"cache-salt", [](const DaemonFlags &f) { return f.cacheSalt; },
        "salt mixed into compile keys (persisted in <cache-dir>/salt; empty: "

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/AgentMain.h"
 
+#include "kiln/common/ByteSize.h"
+
 #include "kiln/common/Logging.h"
 
 #include "absl/strings/ascii.h"
@@ -82,29 +84,6 @@ commonFlags(absl::string_view kind) {
 }
 
 } // namespace
-
-absl::StatusOr<int64_t> parseByteSize(std::string_view textView) {
-  absl::string_view text(textView.data(), textView.size());
-  absl::string_view digits = text;
-  size_t unitStart = 0;
-  while (unitStart < text.size() && absl::ascii_isdigit(text[unitStart]))
-    ++unitStart;
-  digits = text.substr(0, unitStart);
-  std::string unit = absl::AsciiStrToLower(text.substr(unitStart));
-  static const std::map<std::string, int> shifts = {
-      {"", 0},   {"b", 0},    {"k", 10},  {"kib", 10}, {"kb", 10},
-      {"m", 20}, {"mib", 20}, {"mb", 20}, {"g", 30},   {"gib", 30},
-      {"gb", 30}, {"t", 40},  {"tib", 40}, {"tb", 40}};
-  int64_t value = 0;
-  auto shift = shifts.find(unit);
-  if (digits.empty() || !absl::SimpleAtoi(digits, &value) ||
-      shift == shifts.end())
-    return absl::InvalidArgumentError(
-        absl::StrCat("'", text, "' is not a byte size (e.g. 4GiB, 512MiB)"));
-  if (value > (std::numeric_limits<int64_t>::max() >> shift->second))
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is too large"));
-  return value << shift->second;
-}
 
 std::string agentUsage(std::string_view programView, std::string_view kindView,
                        const std::vector<AgentFlag> &extraFlags) {

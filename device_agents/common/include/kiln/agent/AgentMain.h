@@ -49,9 +49,6 @@ parseAgentFlags(const std::vector<std::string> &args, std::string_view kind,
 std::string agentUsage(std::string_view program, std::string_view kind,
                        const std::vector<AgentFlag> &extraFlags = {});
 
-/// "4GiB", "512MiB", "64K", "1000" -> bytes (binary multiples).
-absl::StatusOr<int64_t> parseByteSize(std::string_view text);
-
 using BackendFactory =
     std::function<absl::StatusOr<std::unique_ptr<DeviceBackend>>()>;
 
