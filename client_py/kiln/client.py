@@ -347,12 +347,41 @@ class Client:
         return [self._decode_output(i, o, ctx)[0] for i, o in enumerate(resp.outputs)]
 
 
+def _run_decompositions(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """``ep.run_decompositions()``, working around torch 2.5's attention bug.
+
+    The scaled_dot_product_attention decomposition yields other strides than
+    the kernel it replaces, so an ``aten.view`` after it (nn.MultiheadAttention,
+    torchvision's ViT) fails to retrace with "Cannot view a tensor"
+    (pytorch/pytorch#136543). The exported graph is functional, so ``reshape``
+    means the same there: retry with the views as reshapes (restored after,
+    the caller's program is left as it was).
+    """
+    try:
+        return ep.run_decompositions()
+    except (RuntimeError, ValueError) as e:
+        if "Cannot view a tensor" not in str(e):
+            raise
+    gm = ep.graph_module
+    views = [n for n in gm.graph.nodes
+             if n.op == "call_function" and n.target is torch.ops.aten.view.default]
+    for n in views:
+        n.target = torch.ops.aten.reshape.default
+    gm.recompile()
+    try:
+        return ep.run_decompositions()
+    finally:
+        for n in views:
+            n.target = torch.ops.aten.view.default
+        gm.recompile()
+
+
 def _serialize_exported(ep: torch.export.ExportedProgram, name: str
                         ) -> tuple[SerializedGraph, Any, Any]:
     """Decomposes an ExportedProgram to core ATen and serialises it."""
     from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
 
-    ep = ep.run_decompositions()
+    ep = _run_decompositions(ep)
     sig = ep.graph_signature
     parameters: dict[str, torch.Tensor] = {}
     for spec in sig.input_specs:

@@ -232,3 +232,30 @@ def test_getitem_resolves_without_node():
     assert [n.op for n in g.nodes] == ["aten.max.dim"]
     assert [o.type.dtype for o in g.nodes[0].outputs] == [tensor_pb2.DTYPE_F32, tensor_pb2.DTYPE_I64]
     assert list(g.outputs) == [f"{mx.name}.1"]
+
+
+def test_multihead_attention_exports_despite_torch_sdpa_view_bug():
+    """torch 2.5's sdpa decomposition breaks a later aten.view on retrace
+    (pytorch#136543); the client retries with reshapes, and leaves the
+    caller's program unchanged."""
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(16, 4).eval()
+
+    class SelfAttention(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mha = mha
+
+        def forward(self, x):
+            return self.mha(x, x, x, need_weights=False)[0]
+
+    x = torch.randn(5, 2, 16)
+    ep = torch.export.export(SelfAttention(), (x,))
+    with pytest.raises(ValueError, match="Cannot view a tensor"):
+        ep.run_decompositions()  # the torch bug this works around
+    before = [str(n.target) for n in ep.graph_module.graph.nodes]
+    serialized, _, _ = _serialize_exported(ep, "mha")
+    assert [str(n.target) for n in ep.graph_module.graph.nodes] == before
+    ops = {n.op for n in serialized.graph.nodes}
+    assert "aten.bmm.default" in ops and "aten._softmax.default" in ops
+    torch.testing.assert_close(ep.module()(x), SelfAttention()(x))
