@@ -36,10 +36,10 @@ std::string hashOfRunningExecutable() {
 
 const std::string &compilerBuildId() {
   static const std::string id = [] {
-    const Target *cpu = lookupTarget("cpu");
+    MachineSpec host = cpuTarget().machine(v1::CompileOptions()).value();
     return absl::StrCat("kiln-", KILN_VERSION, "+", hashOfRunningExecutable(),
-                        "/llvm-", LLVM_VERSION_STRING, "/", cpu->cpu(), "-",
-                        sha256Hex(cpu->features()).substr(0, 8));
+                        "/llvm-", LLVM_VERSION_STRING, "/", host.cpu, "-",
+                        sha256Hex(host.features).substr(0, 8));
   }();
   return id;
 }

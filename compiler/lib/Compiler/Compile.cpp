@@ -62,13 +62,16 @@ valueTypes(const v1::Graph &graph) {
   return types;
 }
 
-v1::ExecutableManifest buildManifest(const v1::Graph &graph, const Target &target) {
+v1::ExecutableManifest buildManifest(const v1::Graph &graph, const Target &target,
+                                     const MachineSpec &machine) {
   v1::ExecutableManifest manifest;
   manifest.set_entry_symbol("kiln_invoke");
   manifest.set_target(target.name());
-  manifest.set_triple(target.triple());
-  manifest.set_format(target.artifactFormat());
+  manifest.set_triple(machine.triple);
+  manifest.set_format(machine.artifactFormat);
   manifest.set_compiler_build_id(compilerBuildId());
+  manifest.set_cpu(machine.cpu);
+  manifest.set_features(machine.features);
   auto add = [](auto *list, const v1::Value &value) {
     v1::ManifestArgument *arg = list->Add();
     arg->set_name(value.name());
@@ -99,6 +102,9 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
   if (options.options.opt_level() < 0 || options.options.opt_level() > 3)
     return absl::InvalidArgumentError(absl::StrCat(
         "opt_level must be 0..3, got ", options.options.opt_level()));
+  ASSIGN_OR_RETURN(MachineSpec machine, target->machine(options.options));
+  int optLevel = options.options.opt_level() == 0 ? kDefaultOptLevel
+                                                  : options.options.opt_level();
 
   DialectRegistry registry;
   registerKilnDialects(registry);
@@ -121,7 +127,7 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
   dump("linalg", *module);
 
   PassManager codegen(&context);
-  target->buildCodegenPipeline(codegen, options.options);
+  target->buildCodegenPipeline(codegen, machine);
   RETURN_IF_ERROR(runStage(codegen, *module, "codegen", diagnostics));
   dump("llvm-dialect", *module);
 
@@ -133,13 +139,13 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
                                             diagnostics.take()));
   std::string assembly;
   ASSIGN_OR_RETURN(result.artifact,
-                   target->emitArtifact(*llvmModule, options.options,
+                   target->emitArtifact(*llvmModule, machine, optLevel,
                                         options.dumpStages ? &assembly : nullptr));
   if (options.dumpStages) {
     dump("llvm-ir", *llvmModule);
     result.stages.push_back({"asm", assembly});
   }
-  result.manifest = buildManifest(graph, *target);
+  result.manifest = buildManifest(graph, *target, machine);
   return result;
 }
 

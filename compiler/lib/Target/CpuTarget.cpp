@@ -6,8 +6,6 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Target/Target.h"
 
-#include "kiln/Compiler/Compile.h"
-
 #include "MachineCode.h"
 
 #include "kiln/Pipeline/Pipelines.h"
@@ -28,54 +26,62 @@ std::string hostFeatures() {
   return features;
 }
 
+MachineSpec hostMachine() {
+  MachineSpec spec;
+  spec.triple = llvm::sys::getProcessTriple();
+  spec.cpu = llvm::sys::getHostCPUName().str();
+  spec.features = hostFeatures();
+  spec.artifactFormat = "elf-shared-object";
+  // Size the matmul register tile to the vector register file: half of the
+  // registers hold accumulators, one vector-width row each.
+  if (spec.features.find("+avx512f") != std::string::npos) {
+    spec.registerTileM = 8; // 8 rows x 2 zmm = 16 of 32 zmm registers
+    spec.registerTileN = 32;
+  } else if (spec.features.find("+avx2") != std::string::npos) {
+    spec.registerTileM = 6; // 6 rows x 2 ymm = 12 of 16 ymm registers
+    spec.registerTileN = 16;
+  }
+  return spec;
+}
+
 class CpuTarget final : public Target {
 public:
   std::string name() const override { return "cpu"; }
-  std::string triple() const override { return llvm::sys::getProcessTriple(); }
-  std::string cpu() const override { return llvm::sys::getHostCPUName().str(); }
-  std::string features() const override {
-    static const std::string features = hostFeatures();
-    return features;
+
+  absl::StatusOr<MachineSpec>
+  machine(const v1::CompileOptions &options) const override {
+    if (options.has_riscv())
+      return absl::InvalidArgumentError(
+          "options.riscv applies to target 'riscv64' only, not 'cpu'");
+    static const MachineSpec host = hostMachine();
+    return host;
   }
-  std::string artifactFormat() const override { return "elf-shared-object"; }
 
   void buildCodegenPipeline(mlir::OpPassManager &pm,
-                            const v1::CompileOptions &) const override {
+                            const MachineSpec &machine) const override {
     CpuCodegenOptions options;
-    // Size the matmul register tile to the vector register file: half of the
-    // registers hold accumulators, one vector-width row each.
-    if (features().find("+avx512f") != std::string::npos) {
-      options.registerTileM = 8; // 8 rows x 2 zmm = 16 of 32 zmm registers
-      options.registerTileN = 32;
-    } else if (features().find("+avx2") != std::string::npos) {
-      options.registerTileM = 6; // 6 rows x 2 ymm = 12 of 16 ymm registers
-      options.registerTileN = 16;
+    if (machine.registerTileM > 0) {
+      options.registerTileM = machine.registerTileM;
+      options.registerTileN = machine.registerTileN;
     }
     buildKilnCpuCodegenPipeline(pm, options);
   }
 
   absl::StatusOr<std::string>
-  emitArtifact(llvm::Module &module, const v1::CompileOptions &options,
+  emitArtifact(llvm::Module &module, const MachineSpec &machine, int optLevel,
                std::string *assembly) const override {
-    int optLevel =
-        options.opt_level() == 0 ? kDefaultOptLevel : options.opt_level();
-    MachineCodeRequest request{triple(), cpu(), features(), optLevel};
-    auto object = emitObjectCode(module, request, assembly);
+    auto object = emitObjectCode(module, machine, optLevel, assembly);
     if (!object.ok())
       return object.status();
-    return linkSharedObject(*object);
+    return linkSharedObject(*object, hostLibraries());
   }
 };
 
 } // namespace
 
-const Target *lookupTarget(const std::string &name) {
-  static const CpuTarget cpuTarget;
-  if (name == "cpu")
-    return &cpuTarget;
-  return nullptr;
+const Target &cpuTarget() {
+  static const CpuTarget target;
+  return target;
 }
-
-std::vector<std::string> targetNames() { return {"cpu"}; }
 
 } // namespace kiln::compiler

@@ -10,12 +10,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Metadata.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Triple.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 
 #include <cstdlib>
@@ -84,29 +86,36 @@ std::string linkerPath() {
 } // namespace
 
 absl::StatusOr<std::string> emitObjectCode(llvm::Module &module,
-                                           const MachineCodeRequest &request,
-                                           std::string *assembly) {
+                                           const MachineSpec &spec,
+                                           int optLevel, std::string *assembly) {
   initializeTargets();
   std::string error;
   const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(request.triple, error);
+      llvm::TargetRegistry::lookupTarget(spec.triple, error);
   if (!target)
     return absl::InternalError(
-        absl::StrCat("no LLVM target for ", request.triple, ": ", error));
+        absl::StrCat("no LLVM target for ", spec.triple, ": ", error));
   llvm::TargetOptions options;
+  options.MCOptions.ABIName = spec.abi;
+  std::optional<llvm::CodeModel::Model> codeModel;
+  if (!spec.pic && llvm::Triple(spec.triple).isRISCV())
+    codeModel = llvm::CodeModel::Medium; // medany: code linked at 0x80000000
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      request.triple, request.cpu, request.features, options, llvm::Reloc::PIC_,
-      std::nullopt,
-      request.optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
-                            : llvm::CodeGenOptLevel::Default));
+      spec.triple, spec.cpu, spec.features, options,
+      spec.pic ? llvm::Reloc::PIC_ : llvm::Reloc::Static, codeModel,
+      optLevel >= 3 ? llvm::CodeGenOptLevel::Aggressive
+                    : llvm::CodeGenOptLevel::Default));
   if (!machine)
     return absl::InternalError(
-        absl::StrCat("cannot create a target machine for ", request.triple));
+        absl::StrCat("cannot create a target machine for ", spec.triple));
   module.setDataLayout(machine->createDataLayout());
-  module.setTargetTriple(request.triple);
+  module.setTargetTriple(spec.triple);
+  if (!spec.abi.empty())
+    module.addModuleFlag(llvm::Module::Error, "target-abi",
+                         llvm::MDString::get(module.getContext(), spec.abi));
 
   auto optimize = mlir::makeOptimizingTransformer(
-      static_cast<unsigned>(request.optLevel), /*sizeLevel=*/0, machine.get());
+      static_cast<unsigned>(optLevel), /*sizeLevel=*/0, machine.get());
   if (llvm::Error err = optimize(&module)) {
     std::string message;
     llvm::raw_string_ostream os(message);
@@ -120,7 +129,17 @@ absl::StatusOr<std::string> emitObjectCode(llvm::Module &module,
   return emitFile(module, *machine, llvm::CodeGenFileType::ObjectFile);
 }
 
-absl::StatusOr<std::string> linkSharedObject(std::string_view object) {
+std::vector<std::string> hostLibraries() {
+  std::vector<std::string> args;
+  for (const char *dir : {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu"})
+    args.push_back(absl::StrCat("-L", dir));
+  args.insert(args.end(), {"--as-needed", "-lm", "-lc"});
+  return args;
+}
+
+absl::StatusOr<std::string>
+linkSharedObject(std::string_view object,
+                 const std::vector<std::string> &libraryArgs) {
   std::string pattern =
       (std::filesystem::temp_directory_path() / "kiln-link-XXXXXX").string();
   if (!mkdtemp(pattern.data()))
@@ -139,9 +158,7 @@ absl::StatusOr<std::string> linkSharedObject(std::string_view object) {
   std::string linker = linkerPath();
   std::vector<std::string> args = {linker, "-shared", "--hash-style=gnu",
                                    "-o", outputPath.string(), objectPath.string()};
-  for (const char *dir : {"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu"})
-    args.push_back(absl::StrCat("-L", dir));
-  args.insert(args.end(), {"--as-needed", "-lm", "-lc"});
+  args.insert(args.end(), libraryArgs.begin(), libraryArgs.end());
   std::vector<char *> argv;
   for (std::string &arg : args)
     argv.push_back(arg.data());

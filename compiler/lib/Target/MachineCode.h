@@ -6,10 +6,13 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/Target/Target.h"
+
 #include "absl/status/statusor.h"
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace llvm {
 class Module;
@@ -17,21 +20,21 @@ class Module;
 
 namespace kiln::compiler {
 
-struct MachineCodeRequest {
-  std::string triple;
-  std::string cpu;
-  std::string features;
-  int optLevel = 3;
-};
-
 /// Runs LLVM's optimisation pipeline at `optLevel` on `module` and emits an
-/// object file; fills `assembly` with the assembly when non-null.
+/// object file for `machine`; fills `assembly` with the assembly when
+/// non-null.
 absl::StatusOr<std::string> emitObjectCode(llvm::Module &module,
-                                           const MachineCodeRequest &request,
-                                           std::string *assembly);
+                                           const MachineSpec &machine,
+                                           int optLevel, std::string *assembly);
 
 /// Links one object file into an ELF shared object with ld.lld (the linker
-/// found at build time, or $KILN_LLD), recording libm and libc as needed.
-absl::StatusOr<std::string> linkSharedObject(std::string_view object);
+/// found at build time, or $KILN_LLD); `libraryArgs` are extra linker
+/// arguments (search paths, -l flags).
+absl::StatusOr<std::string>
+linkSharedObject(std::string_view object,
+                 const std::vector<std::string> &libraryArgs);
+
+/// The host's libm and libc, recorded as needed: for host shared objects.
+std::vector<std::string> hostLibraries();
 
 } // namespace kiln::compiler

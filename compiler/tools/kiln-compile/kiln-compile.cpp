@@ -23,7 +23,11 @@ void printUsage() {
                "the file ends in .textproto/.pbtxt) into an executable artifact.\n\n"
                "  -o, --output PATH    artifact to write (required); the manifest\n"
                "                       goes to PATH.manifest.textproto\n"
-               "  --target NAME        target (default: cpu)\n"
+               "  --target NAME        target: cpu (default) or riscv64\n"
+               "  --riscv-vlen N       riscv64: VLEN in bits the code assumes (128)\n"
+               "  --riscv-scalar-only  riscv64: rv64gc without the V extension\n"
+               "  --riscv-bare-metal   riscv64: a relocatable object for\n"
+               "                       riscv64-unknown-elf instead of a Linux .so\n"
                "  --opt-level N        LLVM optimisation level 1..3 (default: 2)\n"
                "  --dump DIR           write the module after each stage to DIR\n"
                "  --emit STAGE         print one stage to stdout instead of writing\n"
@@ -78,6 +82,12 @@ int main(int argc, char **argv) {
       output = value();
     } else if (arg == "--target") {
       options.target = value();
+    } else if (arg == "--riscv-vlen") {
+      options.options.mutable_riscv()->set_vlen(std::atoi(value().c_str()));
+    } else if (arg == "--riscv-scalar-only") {
+      options.options.mutable_riscv()->set_scalar_only(true);
+    } else if (arg == "--riscv-bare-metal") {
+      options.options.mutable_riscv()->set_bare_metal(true);
     } else if (arg == "--opt-level") {
       options.options.set_opt_level(std::atoi(value().c_str()));
     } else if (arg == "--emit") {

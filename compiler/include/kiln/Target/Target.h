@@ -1,8 +1,10 @@
 //===- Target.h - what Kiln needs to know about a compile target ----------===//
 //
-// This file declares the Target interface: a target names its triple, CPU
-// and features, builds its linalg-to-LLVM pipeline, and turns an LLVM module
-// into its artifact format. Adding a target is implementing this interface.
+// This file declares the Target interface: from a request's options a target
+// derives the machine it generates code for (triple, CPU, features, ABI,
+// artifact format), builds its linalg-to-LLVM pipeline, and turns an LLVM
+// module into its artifact. Adding a target is implementing this interface
+// and listing it in Targets.cpp.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -25,27 +27,48 @@ class OpPassManager;
 
 namespace kiln::compiler {
 
+/// The machine one compile generates code for.
+struct MachineSpec {
+  /// LLVM target triple of the artifact.
+  std::string triple;
+  /// LLVM CPU name and feature string.
+  std::string cpu;
+  std::string features;
+  /// LLVM target ABI name ("lp64d"); empty for the triple's default.
+  std::string abi;
+  /// Manifest format string ("elf-shared-object").
+  std::string artifactFormat;
+  /// Position-independent code for a shared object; false for static code
+  /// (which on RISC-V also selects the medany code model).
+  bool pic = true;
+  /// Matmul register tile (rows x columns of accumulators), sized to the
+  /// vector register file; 0 leaves the pipeline's default.
+  int registerTileM = 0;
+  int registerTileN = 0;
+};
+
 class Target {
 public:
   virtual ~Target() = default;
-  /// Name clients use ("cpu").
+  /// Name clients use ("cpu", "riscv64").
   virtual std::string name() const = 0;
-  /// LLVM target triple of the artifacts.
-  virtual std::string triple() const = 0;
-  /// LLVM CPU name and feature string code is generated for.
-  virtual std::string cpu() const = 0;
-  virtual std::string features() const = 0;
-  /// Manifest format string ("elf-shared-object").
-  virtual std::string artifactFormat() const = 0;
+  /// The machine `options` ask for; INVALID_ARGUMENT naming the option when
+  /// they are not valid for this target.
+  virtual absl::StatusOr<MachineSpec>
+  machine(const v1::CompileOptions &options) const = 0;
   /// Adds the passes from linalg-on-tensors to the LLVM dialect.
   virtual void buildCodegenPipeline(mlir::OpPassManager &pm,
-                                    const v1::CompileOptions &options) const = 0;
-  /// Optimises `module` and produces the artifact bytes. When `assembly` is
-  /// non-null it also receives the target assembly.
+                                    const MachineSpec &machine) const = 0;
+  /// Optimises `module` at `optLevel` and produces the artifact bytes. When
+  /// `assembly` is non-null it also receives the target assembly.
   virtual absl::StatusOr<std::string>
-  emitArtifact(llvm::Module &module, const v1::CompileOptions &options,
+  emitArtifact(llvm::Module &module, const MachineSpec &machine, int optLevel,
                std::string *assembly) const = 0;
 };
+
+/// The `cpu` and `riscv64` targets.
+const Target &cpuTarget();
+const Target &riscv64Target();
 
 /// The target called `name`, or null.
 const Target *lookupTarget(const std::string &name);
