@@ -40,6 +40,11 @@ APT_PACKAGES=(
   golang-go
   # promtool + a real Prometheus server for the /metrics e2e test
   prometheus
+  # riscv64: the qemu agent (qemu-riscv64 user mode, the guest runner's
+  # cross compiler and sysroot) and bare-metal bundles (riscv64-unknown-elf
+  # gcc + picolibc, run under qemu-system-riscv64)
+  qemu-user qemu-system-misc gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
+  gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
 )
 
 log() { printf '[install_deps] %s\n' "$*"; }

@@ -9,6 +9,9 @@
 
 #include "kiln/agent/TaskRunner.h"
 #include "kiln/agent/cpu/CpuBackend.h"
+#ifdef KILN_TEST_HAVE_QEMU
+#include "kiln/agent/qemu/QemuBackend.h"
+#endif
 #include "kiln/common/Digest.h"
 
 #include "absl/strings/str_cat.h"
@@ -31,8 +34,9 @@ struct BackendUnderTest {
   /// Builds the artifact of test::axpyKernelSource(n) (entry "kiln_invoke")
   /// under `dir` and returns its path.
   std::function<absl::StatusOr<fs::path>(const fs::path &dir, int n)> buildAxpy;
-  /// manifest.format of its artifacts.
+  /// manifest.format and manifest.triple of its artifacts.
   std::string format;
+  std::string triple;
 };
 
 std::vector<BackendUnderTest> backendsUnderTest() {
@@ -42,7 +46,25 @@ std::vector<BackendUnderTest> backendsUnderTest() {
          return test::compileSharedObject(dir, absl::StrCat("axpy", n),
                                           test::axpyKernelSource(n));
        },
-       "elf-shared-object"},
+       "elf-shared-object", ""},
+#ifdef KILN_TEST_HAVE_QEMU
+      {"qemu",
+       [] {
+         qemu::QemuBackendConfig config;
+         config.runner.qemu = "qemu-riscv64";
+         config.runner.sysroot = "/usr/riscv64-linux-gnu";
+         config.runner.runner = KILN_TEST_BIN_DIR "/kiln-riscv64-runner";
+         config.runner.plugin = KILN_TEST_BIN_DIR "/libkiln-qemu-insn.so";
+         auto backend = qemu::QemuBackend::create(config);
+         EXPECT_TRUE(backend.ok()) << backend.status();
+         return std::unique_ptr<DeviceBackend>(std::move(backend).value());
+       },
+       [](const fs::path &dir, int n) {
+         return test::compileRiscv64SharedObject(
+             dir, absl::StrCat("axpy", n), test::axpyKernelSource(n));
+       },
+       "elf-shared-object", "riscv64-unknown-linux-gnu"},
+#endif
   };
 }
 
@@ -69,6 +91,7 @@ protected:
     task.mutable_record()->mutable_manifest()->set_target(
         std::string(backend->kind()));
     task.mutable_record()->mutable_manifest()->set_format(GetParam().format);
+    task.mutable_record()->mutable_manifest()->set_triple(GetParam().triple);
     *task.mutable_executable() = digestOf(task.record().SerializeAsString());
     std::vector<float> a(n), x(n);
     for (int i = 0; i < n; ++i) {

@@ -39,21 +39,42 @@ TempDir::~TempDir() {
   fs::remove_all(dir, ignored);
 }
 
-absl::StatusOr<fs::path> compileSharedObject(const fs::path &dir,
-                                             const std::string &name,
-                                             const std::string &cSource) {
+namespace {
+
+absl::StatusOr<fs::path> compileWith(const std::string &compiler,
+                                     const fs::path &dir,
+                                     const std::string &name,
+                                     const std::string &cSource) {
   fs::path source = dir / (name + ".c");
   fs::path output = dir / (name + ".so");
   fs::path log = dir / (name + ".log");
   std::ofstream(source) << cSource;
   std::string command =
-      absl::StrCat("'", KILN_TEST_C_COMPILER, "' -shared -fPIC -O1 -o '",
+      absl::StrCat("'", compiler, "' -shared -fPIC -O1 -o '",
                    output.string(), "' '", source.string(), "' > '",
                    log.string(), "' 2>&1");
   if (std::system(command.c_str()) != 0)
     return absl::InternalError(absl::StrCat("compiling ", name,
                                             " failed: ", readFileBytes(log)));
   return output;
+}
+
+} // namespace
+
+absl::StatusOr<fs::path> compileSharedObject(const fs::path &dir,
+                                             const std::string &name,
+                                             const std::string &cSource) {
+  return compileWith(KILN_TEST_C_COMPILER, dir, name, cSource);
+}
+
+absl::StatusOr<fs::path>
+compileRiscv64SharedObject(const fs::path &dir, const std::string &name,
+                           const std::string &cSource) {
+  std::string compiler = KILN_TEST_RISCV64_CC;
+  if (compiler.empty())
+    return absl::FailedPreconditionError(
+        "this build found no riscv64-linux-gnu-gcc");
+  return compileWith(compiler, dir, name + "-rv64", cSource);
 }
 
 std::string readFileBytes(const fs::path &path) {

@@ -38,6 +38,12 @@ absl::StatusOr<std::filesystem::path>
 compileSharedObject(const std::filesystem::path &dir, const std::string &name,
                     const std::string &cSource);
 
+/// The same for riscv64 Linux, with riscv64-linux-gnu-gcc (the qemu agent's
+/// tests); FAILED_PRECONDITION when this build has no such compiler.
+absl::StatusOr<std::filesystem::path>
+compileRiscv64SharedObject(const std::filesystem::path &dir,
+                           const std::string &name, const std::string &cSource);
+
 /// Reads a whole file.
 std::string readFileBytes(const std::filesystem::path &path);
 

@@ -102,6 +102,11 @@ ExecutorService::validate(const v1::ExecuteRequest &request) const {
                      " is unknown (compile it first)"));
   RETURN_IF_ERROR(record.status());
   const v1::ExecutableManifest &manifest = record->manifest();
+  if (manifest.format() == "elf-relocatable-object")
+    return absl::FailedPreconditionError(absl::StrCat(
+        "executable ", formatDigest(request.executable()),
+        " is a bare-metal object (", manifest.triple(),
+        "); export it as a bundle instead of executing it"));
 
   if (request.parameters_size() != manifest.parameters_size())
     return absl::InvalidArgumentError(
@@ -220,6 +225,10 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
   }
   *response->mutable_outputs() = std::move(*scheduled->result.mutable_outputs());
   response->set_device_id(scheduled->deviceId);
+  *response->mutable_counters() = scheduled->result.counters();
+  if (uint64_t instructions = response->counters().instructions())
+    metrics.deviceInstructions.labels({scheduled->deviceId})
+        .inc(static_cast<double>(instructions));
   v1::Timings &timings = *response->mutable_timings();
   timings = scheduled->result.timings();
   timings.set_compile_us(0);

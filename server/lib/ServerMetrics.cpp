@@ -48,6 +48,10 @@ ServerMetrics::ServerMetrics()
           "kiln_execute_duration_seconds",
           "Execute request latency by device.", {"device"},
           latencyBucketsSeconds())),
+      deviceInstructions(registry.counter(
+          "kiln_device_instructions_total",
+          "Guest instructions simulated devices retired running executables.",
+          {"device"})),
       agentsConnected(registry.gauge(
           "kiln_agents_connected",
           "Agents with an open Agent.Connect stream.")),

@@ -10,6 +10,7 @@
 #include "kiln/common/Status.h"
 #include "kiln/common/TensorTypes.h"
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 #include "kiln/common/Logging.h"
@@ -23,6 +24,16 @@ namespace kiln::agent {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// The index in "<agent id>/<index>"; 0 when the id carries none.
+int deviceIndex(const std::string &deviceId) {
+  size_t slash = deviceId.rfind('/');
+  int index = 0;
+  if (slash == std::string::npos ||
+      !absl::SimpleAtoi(deviceId.substr(slash + 1), &index) || index < 0)
+    return 0;
+  return index;
+}
 
 int64_t microsSince(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() -
@@ -236,10 +247,13 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result) {
   }
 
   Clock::time_point runStart = Clock::now();
-  absl::Status ran = backend.run(
-      *executable, CallBuffers{parameterPointers, inputPointers, outputPointers});
+  absl::StatusOr<v1::DeviceCounters> ran =
+      backend.run(*executable, CallBuffers{parameterPointers, inputPointers,
+                                           outputPointers,
+                                           deviceIndex(task.device_id())});
   timings.set_run_us(microsSince(runStart));
-  RETURN_IF_ERROR(annotate(ran, "running the executable"));
+  RETURN_IF_ERROR(annotate(ran.status(), "running the executable"));
+  *result.mutable_counters() = *ran;
 
   bool inlineOutputs = outputBytes <= kMaxInlineOutputBytes;
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -155,8 +155,8 @@ CpuBackend::loadExecutable(const v1::ExecutableRecord &record,
                                          reinterpret_cast<EntryPoint>(symbol));
 }
 
-absl::Status CpuBackend::run(LoadedExecutable &executable,
-                             const CallBuffers &buffers) {
+absl::StatusOr<v1::DeviceCounters>
+CpuBackend::run(LoadedExecutable &executable, const CallBuffers &buffers) {
   auto *cpu = dynamic_cast<CpuExecutable *>(&executable);
   if (!cpu)
     return absl::InternalError("executable was not loaded by the cpu backend");
@@ -169,7 +169,7 @@ absl::Status CpuBackend::run(LoadedExecutable &executable,
   pointers.insert(pointers.end(), buffers.outputs.begin(),
                   buffers.outputs.end());
   cpu->entry(pointers.data());
-  return absl::OkStatus();
+  return v1::DeviceCounters();
 }
 
 } // namespace kiln::agent

@@ -40,6 +40,8 @@ struct ServerMetrics {
   MetricFamily<Counter> &executions;
   /// Execute latency in seconds by device.
   MetricFamily<Histogram> &executeSeconds;
+  /// Instructions simulated devices counted, by device.
+  MetricFamily<Counter> &deviceInstructions;
   /// Agents with an open Agent.Connect stream.
   MetricFamily<Gauge> &agentsConnected;
   /// RPCs being served, by method.

@@ -9,6 +9,7 @@
 
 #include "kiln/v1/devices.pb.h"
 #include "kiln/v1/executable.pb.h"
+#include "kiln/v1/tensor.pb.h"
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -28,11 +29,13 @@ public:
   virtual ~LoadedExecutable();
 };
 
-/// The pointers one call of the C-ABI entry point receives, in manifest order.
+/// The pointers one call of the C-ABI entry point receives, in manifest order,
+/// and the device (index into describeDevices()) to run it on.
 struct CallBuffers {
   std::span<void *const> parameters;
   std::span<void *const> inputs;
   std::span<void *const> outputs;
+  int device = 0;
 };
 
 /// One device kind: "cpu", "riscv64", "acap", "mdla".
@@ -54,10 +57,12 @@ public:
   loadExecutable(const v1::ExecutableRecord &record,
                  const std::filesystem::path &artifactPath) = 0;
 
-  /// Runs `executable` once. Every buffer is dense, row-major, 64-byte
-  /// aligned and sized for its manifest type; outputs are preallocated.
-  virtual absl::Status run(LoadedExecutable &executable,
-                           const CallBuffers &buffers) = 0;
+  /// Runs `executable` once on device `buffers.device`. Every buffer is
+  /// dense, row-major, 64-byte aligned and sized for its manifest type;
+  /// outputs are preallocated. Returns what the device counted (simulators
+  /// count instructions; others leave the counters at zero).
+  virtual absl::StatusOr<v1::DeviceCounters>
+  run(LoadedExecutable &executable, const CallBuffers &buffers) = 0;
 };
 
 } // namespace kiln::agent

@@ -28,8 +28,8 @@ public:
   loadExecutable(const v1::ExecutableRecord &record,
                  const std::filesystem::path &artifactPath) override;
 
-  absl::Status run(LoadedExecutable &executable,
-                   const CallBuffers &buffers) override;
+  absl::StatusOr<v1::DeviceCounters>
+  run(LoadedExecutable &executable, const CallBuffers &buffers) override;
 };
 
 } // namespace kiln::agent
