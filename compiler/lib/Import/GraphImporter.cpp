@@ -131,6 +131,10 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
       return importer.error(absl::StrCat("declares ", node.outputs_size(),
                                          " outputs; the op has ", results.size()));
     for (int r = 0; r < node.outputs_size(); ++r) {
+      // A handler leaves a result null when the op's result is an unused
+      // placeholder (batch norm's empty saved statistics): it stays undefined.
+      if (!results[r])
+        continue;
       ASSIGN_OR_RETURN(RankedTensorType declared, importer.resultType(r));
       if (results[r].getType() != declared)
         return importer.error(absl::StrCat("output ", r, " is declared with a type "

@@ -28,6 +28,56 @@ absl::Status NodeImporter::error(const std::string &message) const {
       absl::StrCat("node ", index, " (", node.op(), "): ", message));
 }
 
+absl::Status NodeImporter::unimplemented(const std::string &message) const {
+  return absl::UnimplementedError(
+      absl::StrCat("node ", index, " (", node.op(), "): ", message));
+}
+
+absl::StatusOr<std::vector<Value>>
+NodeImporter::tensors(const std::string &name) {
+  std::vector<Value> result;
+  for (const v1::Argument &arg : node.arguments()) {
+    if (arg.name() != name)
+      continue;
+    if (arg.kind_case() != v1::Argument::kValue)
+      return error(absl::StrCat("argument '", name, "' must list tensors"));
+    auto it = values.find(arg.value());
+    if (it == values.end())
+      return error(absl::StrCat("argument '", name, "' refers to unknown value '",
+                                arg.value(), "'"));
+    result.push_back(it->second);
+  }
+  if (result.empty())
+    return error(absl::StrCat("missing tensor-list argument '", name, "'"));
+  return result;
+}
+
+bool NodeImporter::isFloatScalar(const std::string &name) const {
+  const v1::Argument *arg = find(name);
+  return arg && arg->has_attribute() &&
+         arg->attribute().kind_case() == v1::Attribute::kF;
+}
+
+bool NodeImporter::isTensor(const std::string &name) const {
+  const v1::Argument *arg = find(name);
+  return arg && arg->kind_case() == v1::Argument::kValue;
+}
+
+Value NodeImporter::constant(Type element, double value,
+                             ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, element);
+  Attribute attr;
+  if (auto floatType = dyn_cast<FloatType>(element))
+    attr = builder.getFloatAttr(floatType, value);
+  else if (element.isInteger(1))
+    attr = builder.getIntegerAttr(element, value != 0.0 ? 1 : 0);
+  else
+    attr = builder.getIntegerAttr(element, static_cast<int64_t>(value));
+  return builder
+      .create<aten::ConstantOp>(loc(), type, DenseElementsAttr::get(type, attr))
+      .getResult();
+}
+
 const v1::Argument *NodeImporter::find(const std::string &name) const {
   for (const v1::Argument &arg : node.arguments())
     if (arg.name() == name)

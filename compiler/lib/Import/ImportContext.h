@@ -34,9 +34,13 @@ public:
 
   /// INVALID_ARGUMENT "node N (op): <message>".
   absl::Status error(const std::string &message) const;
+  /// UNIMPLEMENTED "node N (op): <message>": valid input Kiln cannot compile.
+  absl::Status unimplemented(const std::string &message) const;
 
   /// A tensor argument; error when absent or not a tensor.
   absl::StatusOr<mlir::Value> tensor(const std::string &name);
+  /// A `Tensor[]` argument: every argument with this name, in order.
+  absl::StatusOr<std::vector<mlir::Value>> tensors(const std::string &name);
   /// A tensor argument that may be absent or None.
   absl::StatusOr<std::optional<mlir::Value>> optionalTensor(const std::string &name);
   /// A tensor argument, or a scalar argument materialised as a 0-d constant
@@ -55,6 +59,13 @@ public:
   /// An int list; `absentIsEmpty` treats a missing or None argument as [].
   absl::StatusOr<std::vector<int64_t>> intsAttr(const std::string &name,
                                                 bool absentIsEmpty = false);
+  /// True when a present, non-None scalar argument is a floating-point number.
+  bool isFloatScalar(const std::string &name) const;
+  /// True when the argument is a tensor (not an attribute).
+  bool isTensor(const std::string &name) const;
+  /// A 0-d (or `shape`d, splat) aten.constant of `element` holding `value`.
+  mlir::Value constant(mlir::Type element, double value,
+                       llvm::ArrayRef<int64_t> shape = {});
   /// True when the argument is present and not None.
   bool has(const std::string &name) const;
 

@@ -209,7 +209,8 @@ absl::StatusOr<Values> nativeLayerNorm(NodeImporter &n) {
 } // namespace
 
 const std::map<std::string, OpHandler> &opHandlers() {
-  static const auto *table = new std::map<std::string, OpHandler>{
+  static const auto *table = [] {
+    auto *handlers = new OpHandlerTable{
       {"aten.add.Tensor", [](NodeImporter &n) { return binary<aten::AddOp>(n, true); }},
       {"aten.add.Scalar", [](NodeImporter &n) { return binary<aten::AddOp>(n, true); }},
       {"aten.sub.Tensor", [](NodeImporter &n) { return binary<aten::SubOp>(n, true); }},
@@ -218,7 +219,6 @@ const std::map<std::string, OpHandler> &opHandlers() {
       {"aten.mul.Scalar", [](NodeImporter &n) { return binary<aten::MulOp>(n, false); }},
       {"aten.div.Tensor", divide},
       {"aten.div.Scalar", divide},
-      {"aten.div.Tensor_mode", divide},
       {"aten.neg.default", unary<aten::NegOp>},
       {"aten.relu.default", unary<aten::ReluOp>},
       {"aten.tanh.default", unary<aten::TanhOp>},
@@ -250,7 +250,11 @@ const std::map<std::string, OpHandler> &opHandlers() {
       {"aten.mean.dim", reduction<aten::MeanOp>},
       {"aten.mean.default", reduction<aten::MeanOp>},
       {"aten.native_layer_norm.default", nativeLayerNorm},
-  };
+    };
+    addTensorHandlers(*handlers);
+    addNNHandlers(*handlers);
+    return handlers;
+  }();
   return *table;
 }
 

@@ -17,6 +17,12 @@ namespace kiln {
 using OpHandler =
     std::function<absl::StatusOr<llvm::SmallVector<mlir::Value>>(NodeImporter &)>;
 
+using OpHandlerTable = std::map<std::string, OpHandler>;
+
+/// Table parts by family, each in its own file.
+void addTensorHandlers(OpHandlerTable &table);
+void addNNHandlers(OpHandlerTable &table);
+
 /// Every supported op, by name.
 const std::map<std::string, OpHandler> &opHandlers();
 

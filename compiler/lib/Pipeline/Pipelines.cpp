@@ -22,7 +22,9 @@
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Bufferization/Transforms/OneShotAnalysis.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -59,6 +61,19 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
   bufferization.bufferizeFunctionBoundaries = true;
   bufferization.setFunctionBoundaryTypeConversion(
       bufferization::LayoutMapOption::IdentityLayoutMap);
+  // Copies between strided views (slices, padding, concatenation) become
+  // linalg.copy loops: memref.copy would call a runtime helper we do not link.
+  bufferization.memCpyFn = [](OpBuilder &b, Location loc, Value from,
+                              Value to) -> LogicalResult {
+    auto isIdentity = [](Value v) {
+      return cast<MemRefType>(v.getType()).getLayout().isIdentity();
+    };
+    if (isIdentity(from) && isIdentity(to))
+      b.create<memref::CopyOp>(loc, from, to);
+    else
+      b.create<linalg::CopyOp>(loc, from, to);
+    return success();
+  };
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   bufferization::BufferResultsToOutParamsOpts outParams;
   outParams.hoistStaticAllocs = true;

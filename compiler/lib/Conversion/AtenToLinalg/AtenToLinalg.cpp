@@ -33,6 +33,11 @@ struct ConvertAtenToLinalgPass
     kiln::aten::populateReductionPatterns(patterns);
     kiln::aten::populateNormalizationPatterns(patterns);
     kiln::aten::populateDataMovementPatterns(patterns);
+    kiln::aten::populatePointwisePatterns(patterns);
+    kiln::aten::populateConvolutionPatterns(patterns);
+    kiln::aten::populatePoolingPatterns(patterns);
+    kiln::aten::populateIndexingPatterns(patterns);
+    kiln::aten::populateReductionFamilyPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

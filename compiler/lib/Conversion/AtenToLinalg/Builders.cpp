@@ -7,6 +7,7 @@
 #include "Builders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -119,12 +120,21 @@ Value buildReduction(
     OpBuilder &b, Location loc, Value input, const llvm::SmallBitVector &reduced,
     Type accType, double init,
     function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  return buildReductionFrom(b, loc, input, reduced,
+                            scalarConstant(b, loc, accType, init), combine);
+}
+
+Value buildReductionFrom(
+    OpBuilder &b, Location loc, Value input, const llvm::SmallBitVector &reduced,
+    Value init, function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
   MLIRContext *ctx = b.getContext();
+  Type accType = init.getType();
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rank = inputType.getRank();
   auto resultType = RankedTensorType::get(
       droppedShape(inputType.getShape(), reduced), accType);
-  Value acc = buildFilled(b, loc, resultType, init);
+  Value empty = b.create<tensor::EmptyOp>(loc, resultType.getShape(), accType);
+  Value acc = b.create<linalg::FillOp>(loc, init, empty).getResult(0);
   SmallVector<AffineExpr> outExprs;
   SmallVector<utils::IteratorType> iterators;
   for (int64_t i = 0; i < rank; ++i) {
@@ -144,6 +154,36 @@ Value buildReduction(
         nb.create<linalg::YieldOp>(nloc, combine(nb, nloc, args[1], x));
       });
   return generic.getResult(0);
+}
+
+Value buildPadded(OpBuilder &b, Location loc, Value input,
+                  ArrayRef<int64_t> low, ArrayRef<int64_t> high,
+                  ArrayRef<int64_t> strides, Value padValue) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape;
+  bool trivial = true;
+  for (auto [i, extent] : llvm::enumerate(type.getShape())) {
+    shape.push_back((extent - 1) * strides[i] + 1 + low[i] + high[i]);
+    trivial &= low[i] == 0 && high[i] == 0 && (strides[i] == 1 || extent == 1);
+  }
+  if (trivial)
+    return input;
+  Value empty = b.create<tensor::EmptyOp>(loc, shape, type.getElementType());
+  Value filled = b.create<linalg::FillOp>(loc, padValue, empty).getResult(0);
+  MLIRContext *ctx = b.getContext();
+  return b.create<tensor::InsertSliceOp>(
+      loc, input, filled, getAsIndexOpFoldResult(ctx, low),
+      getAsIndexOpFoldResult(ctx, type.getShape()),
+      getAsIndexOpFoldResult(ctx, strides));
+}
+
+Value castTensor(OpBuilder &b, Location loc, Value value, Type element) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == element)
+    return value;
+  return buildElementwise(
+      b, loc, RankedTensorType::get(type.getShape(), element), value,
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
 }
 
 static ReassociationIndices allDims(int64_t rank) {

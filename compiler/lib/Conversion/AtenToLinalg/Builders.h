@@ -57,10 +57,30 @@ mlir::Value buildReduction(mlir::OpBuilder &b, mlir::Location loc,
                                                           mlir::Value)>
                                combine);
 
+/// buildReduction starting from the scalar `init` (of type `accType`).
+mlir::Value buildReductionFrom(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
+    const llvm::SmallBitVector &reduced, mlir::Value init,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                   mlir::Value, mlir::Value)>
+        combine);
+
 /// Reshapes a static tensor to `resultType` (same element count) with
 /// collapse_shape/expand_shape.
 mlir::Value buildReshape(mlir::OpBuilder &b, mlir::Location loc,
                          mlir::Value input, mlir::RankedTensorType resultType);
+
+/// `input` placed into a tensor filled with `padValue`: element i of dim d
+/// lands at low[d] + i * strides[d] (strides > 1 dilate, as transposed
+/// convolution needs), with high[d] more elements after the last.
+mlir::Value buildPadded(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value input, llvm::ArrayRef<int64_t> low,
+                        llvm::ArrayRef<int64_t> high,
+                        llvm::ArrayRef<int64_t> strides, mlir::Value padValue);
+
+/// Converts a tensor to element type `element` when it differs.
+mlir::Value castTensor(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::Value value, mlir::Type element);
 
 /// Shape of `type` with the dims in `reduced` dropped.
 llvm::SmallVector<int64_t> droppedShape(llvm::ArrayRef<int64_t> shape,

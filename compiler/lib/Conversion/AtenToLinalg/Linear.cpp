@@ -16,16 +16,6 @@ using namespace kiln::aten;
 
 namespace {
 
-/// Converts `value` to element type `element` when it differs.
-Value castTensor(OpBuilder &b, Location loc, Value value, Type element) {
-  auto type = cast<RankedTensorType>(value.getType());
-  if (type.getElementType() == element)
-    return value;
-  return buildElementwise(
-      b, loc, RankedTensorType::get(type.getShape(), element), value,
-      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
-}
-
 /// mm and bmm: the named linalg op over a zero-filled accumulator.
 template <typename AtenOp, typename LinalgOp>
 struct ProductLowering : OpConversionPattern<AtenOp> {

@@ -21,4 +21,15 @@ void populateNormalizationPatterns(mlir::RewritePatternSet &patterns);
 /// view, permute, expand.
 void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
 
+/// aten.pointwise: every function of the pointwise table.
+void populatePointwisePatterns(mlir::RewritePatternSet &patterns);
+/// convolution (1-3 spatial dims, groups, transposed).
+void populateConvolutionPatterns(mlir::RewritePatternSet &patterns);
+/// max_pool, avg_pool.
+void populatePoolingPatterns(mlir::RewritePatternSet &patterns);
+/// slice, cat, index_select, gather, arange.
+void populateIndexingPatterns(mlir::RewritePatternSet &patterns);
+/// prod, amax, amin, any, all, var, arg_reduce, cumsum.
+void populateReductionFamilyPatterns(mlir::RewritePatternSet &patterns);
+
 } // namespace kiln::aten

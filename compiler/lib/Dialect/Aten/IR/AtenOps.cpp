@@ -7,22 +7,17 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
+#include "VerifyUtils.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
 using namespace kiln::aten;
 
-namespace {
-
-ArrayRef<int64_t> shapeOf(Value value) {
-  return cast<RankedTensorType>(value.getType()).getShape();
-}
-
-/// Checks that `operand` broadcasts to `result` by PyTorch's rules: aligned
-/// from the right, each operand extent equals the result's or is 1.
-LogicalResult verifyBroadcastsTo(Operation *op, Value operand,
-                                 ArrayRef<int64_t> result, StringRef what) {
+LogicalResult kiln::aten::verifyBroadcastsTo(Operation *op, Value operand,
+                                             ArrayRef<int64_t> result,
+                                             StringRef what) {
   ArrayRef<int64_t> shape = shapeOf(operand);
   if (shape.size() > result.size())
     return op->emitOpError() << what << " has rank " << shape.size()
@@ -36,6 +31,22 @@ LogicalResult verifyBroadcastsTo(Operation *op, Value operand,
   }
   return success();
 }
+
+LogicalResult kiln::aten::verifyDimList(Operation *op, ArrayRef<int64_t> dims,
+                                        int64_t rank) {
+  llvm::SmallBitVector seen(rank);
+  for (int64_t dim : dims) {
+    if (dim < 0 || dim >= rank)
+      return op->emitOpError() << "dimension " << dim
+                               << " is out of range for rank " << rank;
+    if (seen.test(dim))
+      return op->emitOpError() << "dimension " << dim << " appears twice";
+    seen.set(dim);
+  }
+  return success();
+}
+
+namespace {
 
 /// Binary elementwise ops: both operands broadcast to the result, and the
 /// result shape is exactly the broadcast of the two.
@@ -54,20 +65,6 @@ LogicalResult verifyBinary(Operation *op) {
     if (result[i] != std::max(ea, eb) && !(ea == 0 || eb == 0))
       return op->emitOpError() << "result dimension " << i << " is "
                                << result[i] << ", expected " << std::max(ea, eb);
-  }
-  return success();
-}
-
-LogicalResult verifyDimList(Operation *op, ArrayRef<int64_t> dims,
-                            int64_t rank) {
-  llvm::SmallBitVector seen(rank);
-  for (int64_t dim : dims) {
-    if (dim < 0 || dim >= rank)
-      return op->emitOpError() << "dimension " << dim
-                               << " is out of range for rank " << rank;
-    if (seen.test(dim))
-      return op->emitOpError() << "dimension " << dim << " appears twice";
-    seen.set(dim);
   }
   return success();
 }
@@ -165,6 +162,19 @@ static LogicalResult verifyReduction(ReductionOp op) {
 }
 
 LogicalResult SumOp::verify() { return verifyReduction(*this); }
+LogicalResult ProdOp::verify() { return verifyReduction(*this); }
+LogicalResult AmaxOp::verify() { return verifyReduction(*this); }
+LogicalResult AminOp::verify() { return verifyReduction(*this); }
+LogicalResult AnyOp::verify() {
+  if (!getType().getElementType().isInteger(1))
+    return emitOpError("any produces a boolean tensor");
+  return verifyReduction(*this);
+}
+LogicalResult AllOp::verify() {
+  if (!getType().getElementType().isInteger(1))
+    return emitOpError("all produces a boolean tensor");
+  return verifyReduction(*this);
+}
 LogicalResult MeanOp::verify() {
   if (!isa<FloatType>(getType().getElementType()))
     return emitOpError("mean needs a floating-point result");

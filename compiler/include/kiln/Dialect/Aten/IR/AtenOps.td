@@ -327,4 +327,7 @@ def Aten_ExpandOp : Aten_Op<"expand", [Pure]> {
   let hasVerifier = 1;
 }
 
+include "kiln/Dialect/Aten/IR/AtenTensorOps.td"
+include "kiln/Dialect/Aten/IR/AtenNNOps.td"
+
 #endif // KILN_DIALECT_ATEN_ATENOPS_TD

@@ -1,0 +1,83 @@
+//===- AtenNNOps.td - convolution and pooling ops ----------*- tablegen -*-===//
+//
+// This file defines the aten ops of convolutional networks: convolution
+// (1-3 spatial dims, groups, transposed) and max/average pooling.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_DIALECT_ATEN_ATENNNOPS_TD
+#define KILN_DIALECT_ATEN_ATENNNOPS_TD
+
+def Aten_ConvolutionOp : Aten_Op<"convolution", [Pure]> {
+  let summary = "N-d convolution (NC + spatial layout), grouped or transposed.";
+  let description = [{
+    `aten.convolution.default`. The weight is (C_out, C_in / groups, k...)
+    or, transposed, (C_in, C_out / groups, k...). `stride`, `padding`,
+    `dilation` and `output_padding` have one entry per spatial dimension.
+
+    Example:
+    ```mlir
+    %0 = aten.convolution %x, %w, bias %b {stride = array<i64: 1, 1>,
+        padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>,
+        output_padding = array<i64: 0, 0>, transposed = false, groups = 1 : i64}
+        : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x8x8xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input, AnyStaticShapeTensor:$weight,
+                   Optional<AnyStaticShapeTensor>:$bias,
+                   DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                   DenseI64ArrayAttr:$dilation, DenseI64ArrayAttr:$output_padding,
+                   BoolAttr:$transposed, I64Attr:$groups);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` `bias` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Aten_MaxPoolOp : Aten_Op<"max_pool", [Pure]> {
+  let summary = "N-d max pooling with the flat spatial index of each maximum.";
+  let description = [{
+    `max_pool2d_with_indices` (and 1-d/3-d). Padding reads as -inf; the
+    result extents (floor or ceil mode) come from the result type. `indices`
+    holds, per output element, the index of the maximum within the
+    flattened spatial dims of its input plane (i64).
+
+    Example:
+    ```mlir
+    %v, %i = aten.max_pool %x {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>,
+        padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+        : (tensor<1x4x8x8xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, DenseI64ArrayAttr:$kernel,
+                   DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                   DenseI64ArrayAttr:$dilation);
+  let results = (outs AnyStaticShapeTensor:$values, AnyStaticShapeTensor:$indices);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_AvgPoolOp : Aten_Op<"avg_pool", [Pure]> {
+  let summary = "N-d average pooling.";
+  let description = [{
+    `avg_pool1d/2d/3d`. The divisor is `divisor_override` when non-zero, else
+    the window size clipped to the padded input (`count_include_pad`) or to
+    the input itself, as PyTorch computes it.
+
+    Example:
+    ```mlir
+    %0 = aten.avg_pool %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>,
+        padding = array<i64: 0, 0>, count_include_pad = true, divisor_override = 0 : i64}
+        : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, DenseI64ArrayAttr:$kernel,
+                   DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                   BoolAttr:$count_include_pad, I64Attr:$divisor_override);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+#endif // KILN_DIALECT_ATEN_ATENNNOPS_TD

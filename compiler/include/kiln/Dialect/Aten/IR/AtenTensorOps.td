@@ -1,0 +1,206 @@
+//===- AtenTensorOps.td - table-driven ATen op families ----*- tablegen -*-===//
+//
+// This file defines the aten ops that stand for whole families of ATen
+// overloads: pointwise math (one op, the function named by an attribute and
+// looked up in a table), more reductions, indexing, slicing, concatenation
+// and index-generating creation ops.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_DIALECT_ATEN_ATENTENSOROPS_TD
+#define KILN_DIALECT_ATEN_ATENTENSOROPS_TD
+
+//===----------------------------------------------------------------------===//
+// Pointwise families
+//===----------------------------------------------------------------------===//
+
+def Aten_PointwiseOp : Aten_Op<"pointwise", [Pure]> {
+  let summary = "An elementwise function from Kiln's pointwise table.";
+  let description = [{
+    `fn` names an entry of the pointwise table (`PointwiseFns.h`): unary math
+    (`sqrt`, `erf`, `hardswish`...), binary math (`maximum`, `pow`,
+    `remainder`...), comparisons (`lt`, `eq`...) and logical ops producing
+    `i1`, `where`, and `copy` (element type conversion). Operands broadcast
+    to the result shape by PyTorch's rules; `scalars` carries the function's
+    number arguments (e.g. clamp's bounds, leaky_relu's slope). The table
+    fixes each function's arity, scalar count and result element kind.
+
+    Example:
+    ```mlir
+    %0 = aten.pointwise "clamp" %x {scalars = array<f64: 0.0, 6.0>}
+        : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    %1 = aten.pointwise "lt" %x, %y : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xi1>
+    ```
+  }];
+  let arguments = (ins StrAttr:$fn, Variadic<AnyStaticShapeTensor>:$inputs,
+                   DefaultValuedAttr<DenseF64ArrayAttr, "{}">:$scalars);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $fn $inputs attr-dict `:` functional-type($inputs, results)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// More reductions
+//===----------------------------------------------------------------------===//
+
+def Aten_ProdOp : Aten_ReductionOp<"prod", "Product over dimensions.">;
+def Aten_AmaxOp : Aten_ReductionOp<"amax", "Maximum over dimensions (NaN wins).">;
+def Aten_AminOp : Aten_ReductionOp<"amin", "Minimum over dimensions (NaN wins).">;
+def Aten_AnyOp : Aten_ReductionOp<"any", "Logical or over dimensions.">;
+def Aten_AllOp : Aten_ReductionOp<"all", "Logical and over dimensions.">;
+
+def Aten_VarOp : Aten_Op<"var", [Pure]> {
+  let summary = "Variance (`std` set: standard deviation) over dimensions.";
+  let description = [{
+    `var.correction` and `std.correction`: sum((x - mean)^2) / (N - correction)
+    over `dims` (all when empty), square-rooted when `std` is set.
+
+    Example:
+    ```mlir
+    %0 = aten.var %x {dims = array<i64: 1>, correction = 1.0 : f64, keepdim = false, std = false}
+        : (tensor<2x8xf32>) -> tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, DenseI64ArrayAttr:$dims,
+                   F64Attr:$correction,
+                   DefaultValuedAttr<BoolAttr, "false">:$keepdim,
+                   DefaultValuedAttr<BoolAttr, "false">:$std);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_ArgReduceOp : Aten_Op<"arg_reduce", [Pure]> {
+  let summary = "argmax / argmin along one dimension (or the flattened tensor).";
+  let description = [{
+    Index (i64) of the first maximum (`max = true`) or minimum along `dim`;
+    without `dim` the tensor is flattened first. NaN counts as the extreme.
+
+    Example:
+    ```mlir
+    %0 = aten.arg_reduce %x {dim = 1 : i64, keepdim = false, max = true}
+        : (tensor<2x8xf32>) -> tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, OptionalAttr<I64Attr>:$dim,
+                   DefaultValuedAttr<BoolAttr, "false">:$keepdim, BoolAttr:$max);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_CumsumOp : Aten_Op<"cumsum", [Pure]> {
+  let summary = "Inclusive prefix sum along one dimension.";
+  let description = [{
+    Example:
+    ```mlir
+    %0 = aten.cumsum %x {dim = 1 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$dim);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Slicing, concatenation, indexing
+//===----------------------------------------------------------------------===//
+
+def Aten_SliceOp : Aten_Op<"slice", [Pure]> {
+  let summary = "Strided slice; the result type gives the extents.";
+  let description = [{
+    Result element i of dim d reads input index offsets[d] + i * strides[d]
+    (`slice.Tensor`, and `select`, `narrow`, `split` through it).
+
+    Example:
+    ```mlir
+    %0 = aten.slice %x {offsets = array<i64: 0, 2>, strides = array<i64: 1, 2>}
+        : (tensor<4x8xf32>) -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, DenseI64ArrayAttr:$offsets,
+                   DenseI64ArrayAttr:$strides);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_CatOp : Aten_Op<"cat", [Pure]> {
+  let summary = "Concatenation along `dim`; operands convert to the result type.";
+  let description = [{
+    Example:
+    ```mlir
+    %0 = aten.cat %a, %b {dim = 1 : i64}
+        : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyStaticShapeTensor>:$inputs, I64Attr:$dim);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_IndexSelectOp : Aten_Op<"index_select", [Pure]> {
+  let summary = "Select along `dim` by an integer index tensor of any rank.";
+  let description = [{
+    The result shape is self.shape[:dim] + index.shape + self.shape[dim+1:]
+    (`index_select`, `embedding`, `index.Tensor` with one index tensor).
+    Negative indices count from the end; out-of-range indices are clamped
+    (never read outside the tensor).
+
+    Example:
+    ```mlir
+    %0 = aten.index_select %w, %ids {dim = 0 : i64}
+        : (tensor<100x16xf32>, tensor<2x5xi64>) -> tensor<2x5x16xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$index,
+                   I64Attr:$dim);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self `,` $index attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_GatherOp : Aten_Op<"gather", [Pure]> {
+  let summary = "out[i] = self[i with dim replaced by index[i]].";
+  let description = [{
+    `aten.gather`: the result has the index's shape. Indices are wrapped and
+    clamped like `index_select`'s.
+
+    Example:
+    ```mlir
+    %0 = aten.gather %x, %idx {dim = 1 : i64}
+        : (tensor<2x8xf32>, tensor<2x3xi64>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$index,
+                   I64Attr:$dim);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self `,` $index attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Creation
+//===----------------------------------------------------------------------===//
+
+def Aten_ArangeOp : Aten_Op<"arange", [Pure]> {
+  let summary = "A 1-D tensor start, start + step, ...";
+  let description = [{
+    The result type gives the length and element type; element i is
+    start + i * step computed in f64 and converted.
+
+    Example:
+    ```mlir
+    %0 = aten.arange {start = 0.0 : f64, step = 2.0 : f64} : tensor<5xi64>
+    ```
+  }];
+  let arguments = (ins F64Attr:$start, F64Attr:$step);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // KILN_DIALECT_ATEN_ATENTENSOROPS_TD

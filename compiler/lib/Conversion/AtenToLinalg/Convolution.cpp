@@ -1,0 +1,238 @@
+//===- Convolution.cpp - aten.convolution to linalg -----------------------===//
+//
+// This file implements the lowering of aten.convolution for 1-3 spatial dims:
+//  * padding is an insert_slice into a zero-filled tensor;
+//  * depthwise (one input and one output channel per group) is one
+//    linalg.generic reducing over the kernel window;
+//  * everything else is im2col (a gathering linalg.generic) followed by
+//    linalg.batch_matmul over (batch x group), which the CPU pipeline tiles
+//    and vectorizes like any matmul;
+//  * transposed convolution becomes a stride-1 convolution of the input
+//    dilated by the stride and padded by dilation * (k - 1) - padding, with
+//    the kernel flipped and its channel dims swapped per group.
+//
+//===----------------------------------------------------------------------===//
+#include "Builders.h"
+#include "PopulatePatterns.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace kiln::aten;
+
+namespace {
+
+int64_t product(ArrayRef<int64_t> values) {
+  int64_t p = 1;
+  for (int64_t v : values)
+    p *= v;
+  return p;
+}
+
+/// The geometry of a stride/dilation convolution over an already padded
+/// input: x (N, C, I...), w (F, C/G, K...), result (N, F, O...).
+struct ConvGeometry {
+  int64_t groups;
+  SmallVector<int64_t> stride, dilation;
+};
+
+/// out[n, c, o...] = sum_k x[n, c, o*s + k*d] * w[c, 0, k] (depthwise).
+Value buildDepthwise(OpBuilder &b, Location loc, Value x, Value w,
+                     RankedTensorType resultType, const ConvGeometry &g) {
+  MLIRContext *ctx = b.getContext();
+  int64_t s = resultType.getRank() - 2;
+  // Loops: n, c, o..., k...
+  int64_t loops = 2 + 2 * s;
+  SmallVector<AffineExpr> xExprs = {getAffineDimExpr(0, ctx),
+                                    getAffineDimExpr(1, ctx)};
+  SmallVector<AffineExpr> wExprs = {getAffineDimExpr(1, ctx),
+                                    getAffineConstantExpr(0, ctx)};
+  SmallVector<AffineExpr> outExprs = {getAffineDimExpr(0, ctx),
+                                      getAffineDimExpr(1, ctx)};
+  for (int64_t i = 0; i < s; ++i) {
+    AffineExpr o = getAffineDimExpr(2 + i, ctx), k = getAffineDimExpr(2 + s + i, ctx);
+    xExprs.push_back(o * g.stride[i] + k * g.dilation[i]);
+    wExprs.push_back(k);
+    outExprs.push_back(o);
+  }
+  SmallVector<utils::IteratorType> iterators(2 + s, utils::IteratorType::parallel);
+  iterators.append(s, utils::IteratorType::reduction);
+  SmallVector<AffineMap> maps = {AffineMap::get(loops, 0, xExprs, ctx),
+                                 AffineMap::get(loops, 0, wExprs, ctx),
+                                 AffineMap::get(loops, 0, outExprs, ctx)};
+  Value init = buildFilled(b, loc, resultType, 0.0);
+  return b
+      .create<linalg::GenericOp>(
+          loc, resultType, ValueRange{x, w}, init, maps, iterators,
+          [](OpBuilder &nb, Location l, ValueRange args) {
+            Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
+            nb.create<linalg::YieldOp>(l,
+                                       nb.create<arith::AddFOp>(l, args[2], p).getResult());
+          })
+      .getResult(0);
+}
+
+/// im2col + batch_matmul for any group count.
+Value buildIm2col(OpBuilder &b, Location loc, Value x, Value w,
+                  RankedTensorType resultType, const ConvGeometry &g) {
+  MLIRContext *ctx = b.getContext();
+  auto xType = cast<RankedTensorType>(x.getType());
+  auto wType = cast<RankedTensorType>(w.getType());
+  Type element = resultType.getElementType();
+  int64_t s = resultType.getRank() - 2;
+  int64_t n = xType.getDimSize(0), groups = g.groups;
+  int64_t cg = wType.getDimSize(1), f = wType.getDimSize(0), fg = f / groups;
+  ArrayRef<int64_t> kernel = wType.getShape().drop_front(2);
+  ArrayRef<int64_t> out = resultType.getShape().drop_front(2);
+  int64_t k = cg * product(kernel), p = product(out);
+
+  // cols[n, g, c, k..., o...] = x[n, g*cg + c, o*s + k*d].
+  SmallVector<int64_t> colsShape = {n, groups, cg};
+  colsShape.append(kernel.begin(), kernel.end());
+  colsShape.append(out.begin(), out.end());
+  int64_t loops = colsShape.size();
+  SmallVector<AffineExpr> xExprs = {
+      getAffineDimExpr(0, ctx),
+      getAffineDimExpr(1, ctx) * cg + getAffineDimExpr(2, ctx)};
+  for (int64_t i = 0; i < s; ++i)
+    xExprs.push_back(getAffineDimExpr(3 + s + i, ctx) * g.stride[i] +
+                     getAffineDimExpr(3 + i, ctx) * g.dilation[i]);
+  auto colsType = RankedTensorType::get(colsShape, element);
+  Value colsInit = b.create<tensor::EmptyOp>(loc, colsShape, element);
+  Value cols =
+      b.create<linalg::GenericOp>(
+           loc, colsType, x, colsInit,
+           ArrayRef<AffineMap>{AffineMap::get(loops, 0, xExprs, ctx),
+                               b.getMultiDimIdentityMap(loops)},
+           SmallVector<utils::IteratorType>(loops, utils::IteratorType::parallel),
+           [](OpBuilder &nb, Location l, ValueRange args) {
+             nb.create<linalg::YieldOp>(l, args[0]);
+           })
+          .getResult(0);
+  cols = buildReshape(b, loc, cols,
+                      RankedTensorType::get({n * groups, k, p}, element));
+
+  // Weights (G, Fg, K), repeated over the batch when N > 1.
+  Value weights = buildReshape(b, loc, w,
+                               RankedTensorType::get({groups, fg, k}, element));
+  if (n > 1) {
+    auto repeated = RankedTensorType::get({n, groups, fg, k}, element);
+    weights = buildElementwise(
+        b, loc, repeated, weights,
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+  }
+  weights = buildReshape(b, loc, weights,
+                         RankedTensorType::get({n * groups, fg, k}, element));
+
+  auto productType = RankedTensorType::get({n * groups, fg, p}, element);
+  Value acc = buildFilled(b, loc, productType, 0.0);
+  Value product = b.create<linalg::BatchMatmulOp>(loc, ValueRange{weights, cols},
+                                                  acc)
+                      .getResult(0);
+  return buildReshape(b, loc, product, resultType);
+}
+
+/// Transposed weight (C_in, F/G, K...) -> flipped forward weight (F, C_in/G, K...).
+Value flipTransposedWeight(OpBuilder &b, Location loc, Value w, int64_t groups) {
+  MLIRContext *ctx = b.getContext();
+  auto wType = cast<RankedTensorType>(w.getType());
+  int64_t cin = wType.getDimSize(0), fg = wType.getDimSize(1), cg = cin / groups;
+  ArrayRef<int64_t> kernel = wType.getShape().drop_front(2);
+  int64_t s = kernel.size();
+  // out[g, f, c, k...] = w[g*cg + c, f, K-1-k].
+  SmallVector<int64_t> shape = {groups, fg, cg};
+  shape.append(kernel.begin(), kernel.end());
+  int64_t loops = shape.size();
+  SmallVector<AffineExpr> exprs = {
+      getAffineDimExpr(0, ctx) * cg + getAffineDimExpr(2, ctx),
+      getAffineDimExpr(1, ctx)};
+  for (int64_t i = 0; i < s; ++i)
+    exprs.push_back(kernel[i] - 1 - getAffineDimExpr(3 + i, ctx));
+  auto type = RankedTensorType::get(shape, wType.getElementType());
+  Value init = b.create<tensor::EmptyOp>(loc, shape, wType.getElementType());
+  Value flipped =
+      b.create<linalg::GenericOp>(
+           loc, type, w, init,
+           ArrayRef<AffineMap>{AffineMap::get(loops, 0, exprs, ctx),
+                               b.getMultiDimIdentityMap(loops)},
+           SmallVector<utils::IteratorType>(loops, utils::IteratorType::parallel),
+           [](OpBuilder &nb, Location l, ValueRange args) {
+             nb.create<linalg::YieldOp>(l, args[0]);
+           })
+          .getResult(0);
+  SmallVector<int64_t> forward = {groups * fg, cg};
+  forward.append(kernel.begin(), kernel.end());
+  return buildReshape(b, loc, flipped,
+                      RankedTensorType::get(forward, wType.getElementType()));
+}
+
+struct ConvolutionLowering : OpConversionPattern<ConvolutionOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvolutionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType resultType = op.getType();
+    Type element = resultType.getElementType();
+    if (!isa<FloatType>(element))
+      return rewriter.notifyMatchFailure(op, "needs a floating-point result");
+    Value x = castTensor(rewriter, loc, adaptor.getInput(), element);
+    Value w = castTensor(rewriter, loc, adaptor.getWeight(), element);
+    auto wType = cast<RankedTensorType>(w.getType());
+    int64_t s = resultType.getRank() - 2;
+    ConvGeometry geometry{static_cast<int64_t>(op.getGroups()), SmallVector<int64_t>(op.getStride()),
+                          SmallVector<int64_t>(op.getDilation())};
+    SmallVector<int64_t> low(2, 0), high(2, 0), strides(2, 1);
+    for (int64_t i = 0; i < s; ++i) {
+      int64_t p = op.getPadding()[i];
+      if (op.getTransposed()) {
+        int64_t edge = op.getDilation()[i] * (wType.getDimSize(2 + i) - 1) - p;
+        if (edge < 0)
+          return rewriter.notifyMatchFailure(
+              op, "transposed convolution with padding above dilation * "
+                  "(kernel - 1)");
+        low.push_back(edge);
+        high.push_back(edge + op.getOutputPadding()[i]);
+        strides.push_back(op.getStride()[i]);
+        geometry.stride[i] = 1;
+      } else {
+        low.push_back(p);
+        high.push_back(p);
+        strides.push_back(1);
+      }
+    }
+    Value zero = scalarConstant(rewriter, loc, element, 0.0);
+    x = buildPadded(rewriter, loc, x, low, high, strides, zero);
+    if (op.getTransposed())
+      w = flipTransposedWeight(rewriter, loc, w, op.getGroups());
+    auto forwardW = cast<RankedTensorType>(w.getType());
+    int64_t groups = op.getGroups();
+    bool depthwise = forwardW.getDimSize(1) == 1 &&
+                     forwardW.getDimSize(0) == groups;
+    Value result = depthwise
+                       ? buildDepthwise(rewriter, loc, x, w, resultType, geometry)
+                       : buildIm2col(rewriter, loc, x, w, resultType, geometry);
+    if (Value bias = adaptor.getBias()) {
+      SmallVector<int64_t> biasShape(s + 1, 1);
+      biasShape[0] = resultType.getDimSize(1);
+      auto biasType = cast<RankedTensorType>(bias.getType());
+      bias = buildReshape(rewriter, loc, bias, biasType.clone(biasShape));
+      result = buildElementwise(
+          rewriter, loc, resultType, {result, bias},
+          [](OpBuilder &b, Location l, ValueRange args) -> Value {
+            return b.create<arith::AddFOp>(l, args[0], args[1]);
+          });
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::aten::populateConvolutionPatterns(RewritePatternSet &patterns) {
+  patterns.add<ConvolutionLowering>(patterns.getContext());
+}

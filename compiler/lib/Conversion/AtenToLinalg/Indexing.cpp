@@ -1,0 +1,195 @@
+//===- Indexing.cpp - slice, cat, index_select, gather to tensor/linalg ---===//
+//
+// This file implements the lowering of ATen's slicing and indexing ops:
+// slices are tensor.extract_slice, concatenation is insert_slice into an
+// empty tensor, and index_select/gather are linalg.generic ops whose bodies
+// read the source with tensor.extract at a wrapped and clamped index (an
+// out-of-range index never reads outside the tensor).
+//
+//===----------------------------------------------------------------------===//
+#include "Builders.h"
+#include "PopulatePatterns.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace kiln::aten;
+
+namespace {
+
+struct SliceLowering : OpConversionPattern<SliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MLIRContext *ctx = rewriter.getContext();
+    rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+        op, op.getType(), adaptor.getSelf(),
+        getAsIndexOpFoldResult(ctx, op.getOffsets()),
+        getAsIndexOpFoldResult(ctx, op.getType().getShape()),
+        getAsIndexOpFoldResult(ctx, op.getStrides()));
+    return success();
+  }
+};
+
+struct CatLowering : OpConversionPattern<CatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType type = op.getType();
+    Value result = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
+                                                    type.getElementType());
+    SmallVector<int64_t> offsets(type.getRank(), 0), strides(type.getRank(), 1);
+    int64_t dim = op.getDim();
+    for (Value input : adaptor.getInputs()) {
+      input = castTensor(rewriter, loc, input, type.getElementType());
+      ArrayRef<int64_t> shape = cast<RankedTensorType>(input.getType()).getShape();
+      result = rewriter.create<tensor::InsertSliceOp>(
+          loc, input, result, getAsIndexOpFoldResult(ctx, offsets),
+          getAsIndexOpFoldResult(ctx, shape), getAsIndexOpFoldResult(ctx, strides));
+      offsets[dim] += shape[dim];
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// An index scalar read from an index tensor: negative wraps once, then
+/// clamped to [0, extent).
+Value safeIndex(OpBuilder &b, Location loc, Value raw, int64_t extent) {
+  Type i64 = b.getI64Type();
+  Value v = raw.getType() == i64 ? raw : b.create<arith::ExtSIOp>(loc, i64, raw);
+  auto c = [&](int64_t x) -> Value {
+    return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(x));
+  };
+  Value negative = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, v, c(0));
+  v = b.create<arith::SelectOp>(loc, negative,
+                                b.create<arith::AddIOp>(loc, v, c(extent)), v);
+  v = b.create<arith::MaxSIOp>(loc, v, c(0));
+  v = b.create<arith::MinSIOp>(loc, v, c(extent - 1));
+  return b.create<arith::IndexCastOp>(loc, b.getIndexType(), v);
+}
+
+/// A generic over the result that reads `index` through `indexMap` and
+/// extracts from `source` at the coordinates `coords(b, loc, idx)` builds.
+Value buildIndexedRead(
+    OpBuilder &b, Location loc, RankedTensorType resultType, Value index,
+    AffineMap indexMap,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value)> coords,
+    Value source) {
+  int64_t rank = resultType.getRank();
+  Value init = b.create<tensor::EmptyOp>(loc, resultType.getShape(),
+                                         resultType.getElementType());
+  return b
+      .create<linalg::GenericOp>(
+          loc, resultType, index, init,
+          ArrayRef<AffineMap>{indexMap, b.getMultiDimIdentityMap(rank)},
+          SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+          [&](OpBuilder &nb, Location l, ValueRange args) {
+            Value v = nb.create<tensor::ExtractOp>(l, source,
+                                                   coords(nb, l, args[0]));
+            nb.create<linalg::YieldOp>(l, v);
+          })
+      .getResult(0);
+}
+
+struct IndexSelectLowering : OpConversionPattern<IndexSelectOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(IndexSelectOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MLIRContext *ctx = rewriter.getContext();
+    auto selfType = cast<RankedTensorType>(adaptor.getSelf().getType());
+    int64_t dim = op.getDim();
+    int64_t indexRank = cast<RankedTensorType>(op.getIndex().getType()).getRank();
+    int64_t rank = op.getType().getRank();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t i = 0; i < indexRank; ++i)
+      exprs.push_back(getAffineDimExpr(dim + i, ctx));
+    AffineMap indexMap = AffineMap::get(rank, 0, exprs, ctx);
+    int64_t extent = selfType.getDimSize(dim);
+    Value result = buildIndexedRead(
+        rewriter, op.getLoc(), op.getType(), adaptor.getIndex(), indexMap,
+        [&](OpBuilder &b, Location l, Value raw) {
+          SmallVector<Value> coords;
+          for (int64_t i = 0; i < dim; ++i)
+            coords.push_back(b.create<linalg::IndexOp>(l, i));
+          coords.push_back(safeIndex(b, l, raw, extent));
+          for (int64_t i = dim + indexRank; i < rank; ++i)
+            coords.push_back(b.create<linalg::IndexOp>(l, i));
+          return coords;
+        },
+        adaptor.getSelf());
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct GatherLowering : OpConversionPattern<GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto selfType = cast<RankedTensorType>(adaptor.getSelf().getType());
+    int64_t dim = op.getDim(), rank = op.getType().getRank();
+    int64_t extent = selfType.getDimSize(dim);
+    Value result = buildIndexedRead(
+        rewriter, op.getLoc(), op.getType(), adaptor.getIndex(),
+        rewriter.getMultiDimIdentityMap(rank),
+        [&](OpBuilder &b, Location l, Value raw) {
+          SmallVector<Value> coords;
+          for (int64_t i = 0; i < rank; ++i)
+            coords.push_back(i == dim ? safeIndex(b, l, raw, extent)
+                                      : b.create<linalg::IndexOp>(l, i).getResult());
+          return coords;
+        },
+        adaptor.getSelf());
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// arange: start + i * step in f64, converted to the result element type.
+struct ArangeLowering : OpConversionPattern<ArangeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ArangeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    double start = op.getStart().convertToDouble();
+    double step = op.getStep().convertToDouble();
+    Value init = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
+                                                  type.getElementType());
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, type, ValueRange{}, init,
+        ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(1)},
+        SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Type f64 = b.getF64Type();
+          Value i = b.create<arith::IndexCastOp>(
+              l, b.getI64Type(), b.create<linalg::IndexOp>(l, 0));
+          Value v = b.create<arith::AddFOp>(
+              l, scalarConstant(b, l, f64, start),
+              b.create<arith::MulFOp>(l, b.create<arith::SIToFPOp>(l, f64, i),
+                                      scalarConstant(b, l, f64, step)));
+          b.create<linalg::YieldOp>(l, castScalar(b, l, v, type.getElementType()));
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::aten::populateIndexingPatterns(RewritePatternSet &patterns) {
+  patterns.add<SliceLowering, CatLowering, IndexSelectLowering, GatherLowering,
+               ArangeLowering>(patterns.getContext());
+}

@@ -1,0 +1,388 @@
+//===- PointwiseBodies.cpp - scalar bodies of aten.pointwise functions ----===//
+//
+// This file implements the lowering table of aten.pointwise: one row per
+// function with its compute type, domain and scalar body. Integer division
+// and remainder never trap: a zero divisor yields 0 (PyTorch raises), and
+// INT_MIN / -1 wraps.
+//
+//===----------------------------------------------------------------------===//
+#include "Builders.h"
+#include "PointwiseTable.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace kiln::aten {
+namespace {
+
+using Args = ValueRange;
+using Scalars = ArrayRef<double>;
+
+bool isF(Value v) { return isa<FloatType>(v.getType()); }
+bool isBool(Value v) { return v.getType().isInteger(1); }
+Value cst(OpBuilder &b, Location l, Value like, double v) {
+  return scalarConstant(b, l, like.getType(), v);
+}
+
+template <typename MathOp>
+Value unaryMath(OpBuilder &b, Location l, Args a, Scalars) {
+  return b.create<MathOp>(l, a[0]);
+}
+
+Value maxV(OpBuilder &b, Location l, Value x, Value y) {
+  if (isF(x))
+    return b.create<arith::MaximumFOp>(l, x, y);
+  return isBool(x) ? b.create<arith::OrIOp>(l, x, y).getResult()
+                   : b.create<arith::MaxSIOp>(l, x, y).getResult();
+}
+Value minV(OpBuilder &b, Location l, Value x, Value y) {
+  if (isF(x))
+    return b.create<arith::MinimumFOp>(l, x, y);
+  return isBool(x) ? b.create<arith::AndIOp>(l, x, y).getResult()
+                   : b.create<arith::MinSIOp>(l, x, y).getResult();
+}
+Value fcmp(OpBuilder &b, Location l, arith::CmpFPredicate p, Value x, Value y) {
+  return b.create<arith::CmpFOp>(l, p, x, y);
+}
+Value icmp(OpBuilder &b, Location l, arith::CmpIPredicate p, Value x, Value y) {
+  return b.create<arith::CmpIOp>(l, p, x, y);
+}
+Value sel(OpBuilder &b, Location l, Value c, Value x, Value y) {
+  return b.create<arith::SelectOp>(l, c, x, y);
+}
+
+/// relu6(x + 3) / 6, shared by hardsigmoid and hardswish.
+Value hardsigmoidOf(OpBuilder &b, Location l, Value x) {
+  Value shifted = b.create<arith::AddFOp>(l, x, cst(b, l, x, 3.0));
+  Value clamped = b.create<arith::MinimumFOp>(
+      l, b.create<arith::MaximumFOp>(l, shifted, cst(b, l, x, 0.0)),
+      cst(b, l, x, 6.0));
+  return b.create<arith::DivFOp>(l, clamped, cst(b, l, x, 6.0));
+}
+
+Value softplusOf(OpBuilder &b, Location l, Value x) {
+  return b.create<math::Log1pOp>(l, b.create<math::ExpOp>(l, x));
+}
+
+/// A divisor that never traps: 0 and -1 become 1 (callers fix -1 up).
+Value safeDivisor(OpBuilder &b, Location l, Value y) {
+  Value bad = b.create<arith::OrIOp>(
+      l, icmp(b, l, arith::CmpIPredicate::eq, y, cst(b, l, y, 0)),
+      icmp(b, l, arith::CmpIPredicate::eq, y, cst(b, l, y, -1)));
+  return sel(b, l, bad, cst(b, l, y, 1), y);
+}
+Value isMinusOne(OpBuilder &b, Location l, Value y) {
+  return icmp(b, l, arith::CmpIPredicate::eq, y, cst(b, l, y, -1));
+}
+Value negI(OpBuilder &b, Location l, Value x) {
+  return b.create<arith::SubIOp>(l, cst(b, l, x, 0), x);
+}
+
+/// Python-style remainder: the sign follows the divisor.
+Value remainder(OpBuilder &b, Location l, Args a, Scalars) {
+  Value x = a[0], y = a[1];
+  Value zero = cst(b, l, x, 0);
+  if (isF(x)) {
+    Value r = b.create<arith::RemFOp>(l, x, y);
+    Value fix = b.create<arith::AndIOp>(
+        l, fcmp(b, l, arith::CmpFPredicate::ONE, r, zero),
+        b.create<arith::XOrIOp>(l, fcmp(b, l, arith::CmpFPredicate::OLT, r, zero),
+                                fcmp(b, l, arith::CmpFPredicate::OLT, y, zero)));
+    return sel(b, l, fix, b.create<arith::AddFOp>(l, r, y), r);
+  }
+  Value r = b.create<arith::RemSIOp>(l, x, safeDivisor(b, l, y));
+  Value fix = b.create<arith::AndIOp>(
+      l, icmp(b, l, arith::CmpIPredicate::ne, r, zero),
+      b.create<arith::XOrIOp>(l, icmp(b, l, arith::CmpIPredicate::slt, r, zero),
+                              icmp(b, l, arith::CmpIPredicate::slt, y, zero)));
+  return sel(b, l, fix, b.create<arith::AddIOp>(l, r, y), r);
+}
+
+Value fmod(OpBuilder &b, Location l, Args a, Scalars) {
+  if (isF(a[0]))
+    return b.create<arith::RemFOp>(l, a[0], a[1]);
+  return b.create<arith::RemSIOp>(l, a[0], safeDivisor(b, l, a[1]));
+}
+
+Value divTrunc(OpBuilder &b, Location l, Args a, Scalars) {
+  Value x = a[0], y = a[1];
+  if (isF(x))
+    return b.create<math::TruncOp>(l, b.create<arith::DivFOp>(l, x, y));
+  Value q = b.create<arith::DivSIOp>(l, x, safeDivisor(b, l, y));
+  return sel(b, l, isMinusOne(b, l, y), negI(b, l, x), q);
+}
+
+/// PyTorch's div_floor: exact floor of the quotient via fmod.
+Value divFloor(OpBuilder &b, Location l, Args a, Scalars) {
+  Value x = a[0], y = a[1];
+  if (!isF(x)) {
+    Value q = b.create<arith::FloorDivSIOp>(l, x, safeDivisor(b, l, y));
+    return sel(b, l, isMinusOne(b, l, y), negI(b, l, x), q);
+  }
+  Value zero = cst(b, l, x, 0.0);
+  Value mod = b.create<arith::RemFOp>(l, x, y);
+  Value div = b.create<arith::DivFOp>(l, b.create<arith::SubFOp>(l, x, mod), y);
+  Value adjust = b.create<arith::AndIOp>(
+      l, fcmp(b, l, arith::CmpFPredicate::UNE, mod, zero),
+      b.create<arith::XOrIOp>(l, fcmp(b, l, arith::CmpFPredicate::OLT, y, zero),
+                              fcmp(b, l, arith::CmpFPredicate::OLT, mod, zero)));
+  div = sel(b, l, adjust, b.create<arith::SubFOp>(l, div, cst(b, l, x, 1.0)), div);
+  Value floored = b.create<math::FloorOp>(l, div);
+  Value roundUp = fcmp(b, l, arith::CmpFPredicate::OGT,
+                       b.create<arith::SubFOp>(l, div, floored),
+                       cst(b, l, x, 0.5));
+  floored = sel(b, l, roundUp,
+                b.create<arith::AddFOp>(l, floored, cst(b, l, x, 1.0)), floored);
+  // A zero quotient keeps the sign of the true quotient; y == 0 gives x / y.
+  Value signedZero = b.create<math::CopySignOp>(
+      l, zero, b.create<arith::DivFOp>(l, x, y));
+  Value isZero = fcmp(b, l, arith::CmpFPredicate::OEQ, div, zero);
+  Value result = sel(b, l, isZero, signedZero, floored);
+  return sel(b, l, fcmp(b, l, arith::CmpFPredicate::OEQ, y, zero),
+             b.create<arith::DivFOp>(l, x, y), result);
+}
+
+Value pow(OpBuilder &b, Location l, Args a, Scalars) {
+  if (isF(a[0]))
+    return b.create<math::PowFOp>(l, a[0], a[1]);
+  // Integer powers through f64 (exact below 2^53).
+  Type f64 = b.getF64Type();
+  Value r = b.create<math::PowFOp>(l, castScalar(b, l, a[0], f64),
+                                   castScalar(b, l, a[1], f64));
+  return castScalar(b, l, r, a[0].getType());
+}
+
+Value clamp(OpBuilder &b, Location l, Args a, Scalars s) {
+  Value x = a[0];
+  if (!std::isnan(s[0]))
+    x = maxV(b, l, x, cst(b, l, x, s[0]));
+  if (!std::isnan(s[1]))
+    x = minV(b, l, x, cst(b, l, x, s[1]));
+  return x;
+}
+
+Value compare(OpBuilder &b, Location l, Value x, Value y, arith::CmpFPredicate f,
+              arith::CmpIPredicate si, arith::CmpIPredicate ui) {
+  if (isF(x))
+    return fcmp(b, l, f, x, y);
+  return icmp(b, l, isBool(x) ? ui : si, x, y);
+}
+
+#define CMP(NAME, F, SI, UI)                                                   \
+  Value NAME(OpBuilder &b, Location l, Args a, Scalars) {                      \
+    return compare(b, l, a[0], a[1], arith::CmpFPredicate::F,                  \
+                   arith::CmpIPredicate::SI, arith::CmpIPredicate::UI);        \
+  }
+CMP(eq, OEQ, eq, eq)
+CMP(ne, UNE, ne, ne)
+CMP(lt, OLT, slt, ult)
+CMP(le, OLE, sle, ule)
+CMP(gt, OGT, sgt, ugt)
+CMP(ge, OGE, sge, uge)
+#undef CMP
+
+const PointwiseLowering kRows[] = {
+    {"sqrt", ComputeIn::Result, Domain::Float, unaryMath<math::SqrtOp>},
+    {"rsqrt", ComputeIn::Result, Domain::Float, unaryMath<math::RsqrtOp>},
+    {"log", ComputeIn::Result, Domain::Float, unaryMath<math::LogOp>},
+    {"log2", ComputeIn::Result, Domain::Float, unaryMath<math::Log2Op>},
+    {"log10", ComputeIn::Result, Domain::Float, unaryMath<math::Log10Op>},
+    {"log1p", ComputeIn::Result, Domain::Float, unaryMath<math::Log1pOp>},
+    {"exp2", ComputeIn::Result, Domain::Float, unaryMath<math::Exp2Op>},
+    {"expm1", ComputeIn::Result, Domain::Float, unaryMath<math::ExpM1Op>},
+    {"sin", ComputeIn::Result, Domain::Float, unaryMath<math::SinOp>},
+    {"cos", ComputeIn::Result, Domain::Float, unaryMath<math::CosOp>},
+    {"tan", ComputeIn::Result, Domain::Float, unaryMath<math::TanOp>},
+    {"asin", ComputeIn::Result, Domain::Float, unaryMath<math::AsinOp>},
+    {"acos", ComputeIn::Result, Domain::Float, unaryMath<math::AcosOp>},
+    {"atan", ComputeIn::Result, Domain::Float, unaryMath<math::AtanOp>},
+    {"sinh", ComputeIn::Result, Domain::Float, unaryMath<math::SinhOp>},
+    {"cosh", ComputeIn::Result, Domain::Float, unaryMath<math::CoshOp>},
+    {"asinh", ComputeIn::Result, Domain::Float, unaryMath<math::AsinhOp>},
+    {"acosh", ComputeIn::Result, Domain::Float, unaryMath<math::AcoshOp>},
+    {"atanh", ComputeIn::Result, Domain::Float, unaryMath<math::AtanhOp>},
+    {"erf", ComputeIn::Result, Domain::Float, unaryMath<math::ErfOp>},
+    {"reciprocal", ComputeIn::Result, Domain::Float,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return b.create<arith::DivFOp>(l, cst(b, l, a[0], 1.0), a[0]);
+     }},
+    {"silu", ComputeIn::Result, Domain::Float,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       Value x = a[0];
+       Value e = b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, x));
+       return b.create<arith::DivFOp>(
+           l, x, b.create<arith::AddFOp>(l, cst(b, l, x, 1.0), e));
+     }},
+    {"hardsigmoid", ComputeIn::Result, Domain::Float,
+     [](OpBuilder &b, Location l, Args a, Scalars) {
+       return hardsigmoidOf(b, l, a[0]);
+     }},
+    {"hardswish", ComputeIn::Result, Domain::Float,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return b.create<arith::MulFOp>(l, a[0], hardsigmoidOf(b, l, a[0]));
+     }},
+    {"mish", ComputeIn::Result, Domain::Float,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return b.create<arith::MulFOp>(
+           l, a[0], b.create<math::TanhOp>(l, softplusOf(b, l, a[0])));
+     }},
+    {"softplus", ComputeIn::Result, Domain::Float,
+     [](OpBuilder &b, Location l, Args a, Scalars s) -> Value {
+       Value scaled = b.create<arith::MulFOp>(l, a[0], cst(b, l, a[0], s[0]));
+       Value soft = b.create<arith::DivFOp>(l, softplusOf(b, l, scaled),
+                                            cst(b, l, a[0], s[0]));
+       Value linear = fcmp(b, l, arith::CmpFPredicate::OGT, scaled,
+                           cst(b, l, a[0], s[1]));
+       return sel(b, l, linear, a[0], soft);
+     }},
+    {"elu", ComputeIn::Result, Domain::Float,
+     [](OpBuilder &b, Location l, Args a, Scalars s) -> Value {
+       Value x = a[0];
+       Value e = b.create<math::ExpM1Op>(
+           l, b.create<arith::MulFOp>(l, x, cst(b, l, x, s[2])));
+       Value neg = b.create<arith::MulFOp>(l, e, cst(b, l, x, s[0] * s[1]));
+       Value pos = b.create<arith::MulFOp>(l, x, cst(b, l, x, s[1]));
+       return sel(b, l, fcmp(b, l, arith::CmpFPredicate::OGT, x, cst(b, l, x, 0)),
+                  pos, neg);
+     }},
+    {"abs", ComputeIn::Result, Domain::Any,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       if (isF(a[0]))
+         return b.create<math::AbsFOp>(l, a[0]);
+       return isBool(a[0]) ? a[0] : b.create<math::AbsIOp>(l, a[0]).getResult();
+     }},
+    {"floor", ComputeIn::Result, Domain::Any,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return isF(a[0]) ? b.create<math::FloorOp>(l, a[0]).getResult() : a[0];
+     }},
+    {"ceil", ComputeIn::Result, Domain::Any,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return isF(a[0]) ? b.create<math::CeilOp>(l, a[0]).getResult() : a[0];
+     }},
+    {"round", ComputeIn::Result, Domain::Any,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return isF(a[0]) ? b.create<math::RoundEvenOp>(l, a[0]).getResult() : a[0];
+     }},
+    {"trunc", ComputeIn::Result, Domain::Any,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return isF(a[0]) ? b.create<math::TruncOp>(l, a[0]).getResult() : a[0];
+     }},
+    {"sign", ComputeIn::Result, Domain::Any,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       Value x = a[0];
+       if (isBool(x))
+         return x;
+       Value zero = cst(b, l, x, 0);
+       Value pos = compare(b, l, x, zero, arith::CmpFPredicate::OGT,
+                           arith::CmpIPredicate::sgt, arith::CmpIPredicate::ugt);
+       Value neg = compare(b, l, x, zero, arith::CmpFPredicate::OLT,
+                           arith::CmpIPredicate::slt, arith::CmpIPredicate::ult);
+       return sel(b, l, pos, cst(b, l, x, 1), sel(b, l, neg, cst(b, l, x, -1), zero));
+     }},
+    {"bitwise_not", ComputeIn::Result, Domain::IntOrBool,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       Value ones = b.create<arith::ConstantOp>(
+           l, b.getIntegerAttr(a[0].getType(), -1));
+       return b.create<arith::XOrIOp>(l, a[0], ones);
+     }},
+    {"copy", ComputeIn::Promoted, Domain::Any,
+     [](OpBuilder &, Location, Args a, Scalars) { return a[0]; }},
+    {"clamp", ComputeIn::Result, Domain::NotBool, clamp},
+    {"leaky_relu", ComputeIn::Result, Domain::Float,
+     [](OpBuilder &b, Location l, Args a, Scalars s) -> Value {
+       Value x = a[0];
+       Value pos = fcmp(b, l, arith::CmpFPredicate::OGT, x, cst(b, l, x, 0));
+       return sel(b, l, pos, x, b.create<arith::MulFOp>(l, x, cst(b, l, x, s[0])));
+     }},
+    {"logical_not", ComputeIn::Bool, Domain::Any,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return b.create<arith::XOrIOp>(l, a[0], cst(b, l, a[0], 1));
+     }},
+    {"isnan", ComputeIn::Promoted, Domain::Any,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       if (!isF(a[0]))
+         return b.create<arith::ConstantOp>(l, b.getBoolAttr(false));
+       return fcmp(b, l, arith::CmpFPredicate::UNO, a[0], a[0]);
+     }},
+    {"isinf", ComputeIn::Promoted, Domain::Any,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       if (!isF(a[0]))
+         return b.create<arith::ConstantOp>(l, b.getBoolAttr(false));
+       return fcmp(b, l, arith::CmpFPredicate::OEQ,
+                   b.create<math::AbsFOp>(l, a[0]), cst(b, l, a[0], INFINITY));
+     }},
+    {"maximum", ComputeIn::Result, Domain::Any,
+     [](OpBuilder &b, Location l, Args a, Scalars) { return maxV(b, l, a[0], a[1]); }},
+    {"minimum", ComputeIn::Result, Domain::Any,
+     [](OpBuilder &b, Location l, Args a, Scalars) { return minV(b, l, a[0], a[1]); }},
+    {"pow", ComputeIn::Result, Domain::NotBool, pow},
+    {"remainder", ComputeIn::Result, Domain::NotBool, remainder},
+    {"fmod", ComputeIn::Result, Domain::NotBool, fmod},
+    {"atan2", ComputeIn::Result, Domain::Float,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return b.create<math::Atan2Op>(l, a[0], a[1]);
+     }},
+    {"div_trunc", ComputeIn::Result, Domain::NotBool, divTrunc},
+    {"div_floor", ComputeIn::Result, Domain::NotBool, divFloor},
+    {"bitwise_and", ComputeIn::Result, Domain::IntOrBool,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return b.create<arith::AndIOp>(l, a[0], a[1]);
+     }},
+    {"bitwise_or", ComputeIn::Result, Domain::IntOrBool,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return b.create<arith::OrIOp>(l, a[0], a[1]);
+     }},
+    {"bitwise_xor", ComputeIn::Result, Domain::IntOrBool,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return b.create<arith::XOrIOp>(l, a[0], a[1]);
+     }},
+    {"eq", ComputeIn::Promoted, Domain::Any, eq},
+    {"ne", ComputeIn::Promoted, Domain::Any, ne},
+    {"lt", ComputeIn::Promoted, Domain::Any, lt},
+    {"le", ComputeIn::Promoted, Domain::Any, le},
+    {"gt", ComputeIn::Promoted, Domain::Any, gt},
+    {"ge", ComputeIn::Promoted, Domain::Any, ge},
+    {"logical_and", ComputeIn::Bool, Domain::Any,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return b.create<arith::AndIOp>(l, a[0], a[1]);
+     }},
+    {"logical_or", ComputeIn::Bool, Domain::Any,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return b.create<arith::OrIOp>(l, a[0], a[1]);
+     }},
+    {"logical_xor", ComputeIn::Bool, Domain::Any,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return b.create<arith::XOrIOp>(l, a[0], a[1]);
+     }},
+    {"where", ComputeIn::Where, Domain::Any,
+     [](OpBuilder &b, Location l, Args a, Scalars) { return sel(b, l, a[0], a[1], a[2]); }},
+    {"clamp_tensor", ComputeIn::Result, Domain::NotBool,
+     [](OpBuilder &b, Location l, Args a, Scalars) {
+       return minV(b, l, maxV(b, l, a[0], a[1]), a[2]);
+     }},
+    {"batch_norm", ComputeIn::Result, Domain::Float,
+     [](OpBuilder &b, Location l, Args a, Scalars s) -> Value {
+       Value scale = b.create<arith::MulFOp>(
+           l, a[3],
+           b.create<math::RsqrtOp>(
+               l, b.create<arith::AddFOp>(l, a[2], cst(b, l, a[2], s[0]))));
+       Value centered = b.create<arith::SubFOp>(l, a[0], a[1]);
+       return b.create<arith::AddFOp>(
+           l, b.create<arith::MulFOp>(l, centered, scale), a[4]);
+     }},
+};
+
+} // namespace
+
+const PointwiseLowering *lookupPointwiseLowering(StringRef name) {
+  for (const PointwiseLowering &row : kRows)
+    if (row.name == name)
+      return &row;
+  return nullptr;
+}
+
+} // namespace kiln::aten

@@ -1,0 +1,244 @@
+//===- Pooling.cpp - aten.max_pool and aten.avg_pool to linalg ------------===//
+//
+// This file implements the lowering of pooling over the trailing 1-3 dims:
+// the input is padded (-inf or the smallest integer for max, 0 for average)
+// and one linalg.generic reduces each window. Max pooling also yields the
+// flat spatial index of the first maximum (NaN wins), as PyTorch does;
+// average pooling divides by PyTorch's per-window divisor.
+//
+//===----------------------------------------------------------------------===//
+#include "Builders.h"
+#include "PopulatePatterns.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace kiln::aten;
+
+namespace {
+
+struct Window {
+  int64_t lead, spatial;
+  SmallVector<int64_t> kernel, stride, padding, dilation;
+};
+
+/// Pads the spatial dims: low = padding, high = whatever the last window
+/// (ceil mode included) needs beyond the input.
+Value padForWindows(OpBuilder &b, Location loc, Value input,
+                    ArrayRef<int64_t> outShape, const Window &w, Value padValue) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> low(w.lead, 0), high(w.lead, 0), strides(type.getRank(), 1);
+  for (int64_t i = 0; i < w.spatial; ++i) {
+    int64_t in = type.getDimSize(w.lead + i), out = outShape[w.lead + i];
+    int64_t needed = (out - 1) * w.stride[i] + w.dilation[i] * (w.kernel[i] - 1) + 1;
+    low.push_back(w.padding[i]);
+    high.push_back(std::max<int64_t>(needed - in - w.padding[i], 0));
+  }
+  return buildPadded(b, loc, input, low, high, strides, padValue);
+}
+
+/// An empty tensor with the window's shape: linalg needs an operand indexed
+/// by the window loops alone to derive their bounds.
+Value windowShape(OpBuilder &b, Location loc, const Window &w) {
+  return b.create<tensor::EmptyOp>(loc, w.kernel, b.getI1Type());
+}
+
+/// Maps for (lead..., o..., k...) loops: padded input, window shape, output.
+SmallVector<AffineMap> windowMaps(MLIRContext *ctx, const Window &w) {
+  int64_t loops = w.lead + 2 * w.spatial;
+  SmallVector<AffineExpr> in, out;
+  for (int64_t i = 0; i < w.lead; ++i) {
+    in.push_back(getAffineDimExpr(i, ctx));
+    out.push_back(getAffineDimExpr(i, ctx));
+  }
+  for (int64_t i = 0; i < w.spatial; ++i) {
+    AffineExpr o = getAffineDimExpr(w.lead + i, ctx);
+    AffineExpr k = getAffineDimExpr(w.lead + w.spatial + i, ctx);
+    in.push_back(o * w.stride[i] + k * w.dilation[i]);
+    out.push_back(o);
+  }
+  SmallVector<AffineExpr> window;
+  for (int64_t i = 0; i < w.spatial; ++i)
+    window.push_back(getAffineDimExpr(w.lead + w.spatial + i, ctx));
+  return {AffineMap::get(loops, 0, in, ctx), AffineMap::get(loops, 0, window, ctx),
+          AffineMap::get(loops, 0, out, ctx)};
+}
+
+SmallVector<utils::IteratorType> windowIterators(const Window &w) {
+  SmallVector<utils::IteratorType> iterators(w.lead + w.spatial,
+                                             utils::IteratorType::parallel);
+  iterators.append(w.spatial, utils::IteratorType::reduction);
+  return iterators;
+}
+
+template <typename PoolOp>
+Window windowOf(PoolOp op, ArrayRef<int64_t> dilation) {
+  Window w;
+  w.spatial = op.getKernel().size();
+  w.lead = cast<RankedTensorType>(op.getSelf().getType()).getRank() - w.spatial;
+  w.kernel.assign(op.getKernel().begin(), op.getKernel().end());
+  w.stride.assign(op.getStride().begin(), op.getStride().end());
+  w.padding.assign(op.getPadding().begin(), op.getPadding().end());
+  w.dilation.assign(dilation.begin(), dilation.end());
+  return w;
+}
+
+Value index(OpBuilder &b, Location loc, int64_t dim) {
+  return b.create<linalg::IndexOp>(loc, dim);
+}
+
+struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaxPoolOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType valuesType = op.getValues().getType();
+    RankedTensorType indicesType = op.getIndices().getType();
+    Type element = valuesType.getElementType();
+    if (element.isInteger(1))
+      return rewriter.notifyMatchFailure(op, "boolean max pooling");
+    Window w = windowOf(op, op.getDilation());
+    auto inType = cast<RankedTensorType>(adaptor.getSelf().getType());
+    Value lowest;
+    if (auto f = dyn_cast<FloatType>(element))
+      lowest = rewriter.create<arith::ConstantOp>(
+          loc, rewriter.getFloatAttr(f, -std::numeric_limits<double>::infinity()));
+    else
+      lowest = rewriter.create<arith::ConstantOp>(
+          loc, rewriter.getIntegerAttr(
+                   element, APInt::getSignedMinValue(element.getIntOrFloatBitWidth())));
+    Value padded = padForWindows(rewriter, loc, adaptor.getSelf(),
+                                 valuesType.getShape(), w, lowest);
+    Value valuesInit =
+        rewriter
+            .create<linalg::FillOp>(
+                loc, lowest,
+                rewriter.create<tensor::EmptyOp>(loc, valuesType.getShape(), element)
+                    .getResult())
+            .getResult(0);
+    Value indicesInit = buildFilled(rewriter, loc, indicesType, -1.0);
+    SmallVector<AffineMap> maps = windowMaps(rewriter.getContext(), w);
+    maps.push_back(maps[2]);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{valuesType, indicesType},
+        ValueRange{padded, windowShape(rewriter, loc, w)},
+        ValueRange{valuesInit, indicesInit}, maps, windowIterators(w),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value x = args[0], best = args[2], bestIndex = args[3];
+          // Flat index of this element in the unpadded input plane.
+          Type i64 = b.getI64Type();
+          Value flat = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0));
+          for (int64_t i = 0; i < w.spatial; ++i) {
+            Value o = index(b, l, w.lead + i), k = index(b, l, w.lead + w.spatial + i);
+            Value pos = b.create<arith::AddIOp>(
+                l,
+                b.create<arith::MulIOp>(
+                    l, o, b.create<arith::ConstantIndexOp>(l, w.stride[i])),
+                b.create<arith::MulIOp>(
+                    l, k, b.create<arith::ConstantIndexOp>(l, w.dilation[i])));
+            pos = b.create<arith::SubIOp>(
+                l, pos, b.create<arith::ConstantIndexOp>(l, w.padding[i]));
+            Value extent = b.create<arith::ConstantOp>(
+                l, b.getI64IntegerAttr(inType.getDimSize(w.lead + i)));
+            flat = b.create<arith::AddIOp>(
+                l, b.create<arith::MulIOp>(l, flat, extent),
+                b.create<arith::IndexCastOp>(l, i64, pos));
+          }
+          Value better;
+          if (isa<FloatType>(element)) {
+            better = b.create<arith::OrIOp>(
+                l, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, x, best),
+                b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, x, x));
+          } else {
+            better = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sgt, x, best);
+          }
+          // The first window element always counts (padding included), so
+          // an all-padding window still yields a valid index.
+          Value first = b.create<arith::CmpIOp>(
+              l, arith::CmpIPredicate::slt, bestIndex,
+              b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0)));
+          better = b.create<arith::OrIOp>(l, better, first);
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<arith::SelectOp>(l, better, x, best),
+                            b.create<arith::SelectOp>(l, better, flat, bestIndex)});
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
+struct AvgPoolLowering : OpConversionPattern<AvgPoolOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AvgPoolOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Type element = type.getElementType();
+    SmallVector<int64_t> ones(op.getKernel().size(), 1);
+    Window w = windowOf(op, ones);
+    auto inType = cast<RankedTensorType>(adaptor.getSelf().getType());
+    Value zero = scalarConstant(rewriter, loc, element, 0.0);
+    Value padded = padForWindows(rewriter, loc, adaptor.getSelf(),
+                                 type.getShape(), w, zero);
+    Value sum =
+        rewriter
+            .create<linalg::GenericOp>(
+                loc, type, ValueRange{padded, windowShape(rewriter, loc, w)},
+                buildFilled(rewriter, loc, type, 0.0),
+                windowMaps(rewriter.getContext(), w), windowIterators(w),
+                [](OpBuilder &b, Location l, ValueRange args) {
+                  b.create<linalg::YieldOp>(
+                      l, b.create<arith::AddFOp>(l, args[2], args[0]).getResult());
+                })
+            .getResult(0);
+    int64_t divisorOverride = op.getDivisorOverride();
+    bool includePad = op.getCountIncludePad();
+    // PyTorch: the window [o*s - p, o*s - p + k) clipped to the padded
+    // input, then (without count_include_pad) to the input.
+    Value result = buildElementwise(
+        rewriter, loc, type, sum,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          if (divisorOverride)
+            return b.create<arith::DivFOp>(
+                l, args[0], scalarConstant(b, l, element, double(divisorOverride)));
+          Type i64 = b.getI64Type();
+          auto c = [&](int64_t v) -> Value {
+            return b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(v));
+          };
+          Value count = c(1);
+          for (int64_t i = 0; i < w.spatial; ++i) {
+            int64_t in = inType.getDimSize(w.lead + i);
+            Value o = b.create<arith::IndexCastOp>(
+                l, i64, b.create<linalg::IndexOp>(l, w.lead + i));
+            Value start = b.create<arith::SubIOp>(
+                l, b.create<arith::MulIOp>(l, o, c(w.stride[i])), c(w.padding[i]));
+            Value end = b.create<arith::MinSIOp>(
+                l, b.create<arith::AddIOp>(l, start, c(w.kernel[i])),
+                c(in + w.padding[i]));
+            if (!includePad) {
+              start = b.create<arith::MaxSIOp>(l, start, c(0));
+              end = b.create<arith::MinSIOp>(l, end, c(in));
+            }
+            count = b.create<arith::MulIOp>(
+                l, count, b.create<arith::SubIOp>(l, end, start));
+          }
+          return b.create<arith::DivFOp>(l, args[0],
+                                         castScalar(b, l, count, element));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::aten::populatePoolingPatterns(RewritePatternSet &patterns) {
+  patterns.add<MaxPoolLowering, AvgPoolLowering>(patterns.getContext());
+}

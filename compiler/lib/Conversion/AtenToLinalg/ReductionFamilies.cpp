@@ -1,0 +1,292 @@
+//===- ReductionFamilies.cpp - prod/amax/any/var/argmax/cumsum to linalg --===//
+//
+// This file implements the lowering of the reduction families beyond
+// sum/mean: prod, amax, amin, any and all from one table of (initial value,
+// combiner); var/std (two-pass, with correction); argmax/argmin (a generic
+// carrying value and index, first extreme wins, NaN counts as extreme); and
+// cumsum (a triangular reduction).
+//
+//===----------------------------------------------------------------------===//
+#include "Builders.h"
+#include "PopulatePatterns.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace kiln::aten;
+
+namespace {
+
+llvm::SmallBitVector reducedDims(int64_t rank, ArrayRef<int64_t> dims) {
+  llvm::SmallBitVector reduced(rank, dims.empty());
+  for (int64_t dim : dims)
+    reduced.set(dim);
+  return reduced;
+}
+
+/// The identity of max (lowest) or min (highest) for `type`.
+Value extremeConstant(OpBuilder &b, Location loc, Type type, bool lowest) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return b.create<arith::ConstantOp>(
+        loc, b.getFloatAttr(f, lowest ? -std::numeric_limits<double>::infinity()
+                                      : std::numeric_limits<double>::infinity()));
+  unsigned width = type.getIntOrFloatBitWidth();
+  if (width == 1)
+    return b.create<arith::ConstantOp>(loc, b.getBoolAttr(!lowest));
+  return b.create<arith::ConstantOp>(
+      loc, b.getIntegerAttr(type, lowest ? APInt::getSignedMinValue(width)
+                                         : APInt::getSignedMaxValue(width)));
+}
+
+enum class Kind { Prod, Max, Min, Any, All };
+
+Value combine(Kind kind, OpBuilder &b, Location l, Value acc, Value x) {
+  bool isFloat = isa<FloatType>(acc.getType());
+  bool isBool = acc.getType().isInteger(1);
+  switch (kind) {
+  case Kind::Prod:
+    if (isBool)
+      return b.create<arith::AndIOp>(l, acc, x);
+    return isFloat ? b.create<arith::MulFOp>(l, acc, x).getResult()
+                   : b.create<arith::MulIOp>(l, acc, x).getResult();
+  case Kind::Max:
+    if (isBool)
+      return b.create<arith::OrIOp>(l, acc, x);
+    return isFloat ? b.create<arith::MaximumFOp>(l, acc, x).getResult()
+                   : b.create<arith::MaxSIOp>(l, acc, x).getResult();
+  case Kind::Min:
+    if (isBool)
+      return b.create<arith::AndIOp>(l, acc, x);
+    return isFloat ? b.create<arith::MinimumFOp>(l, acc, x).getResult()
+                   : b.create<arith::MinSIOp>(l, acc, x).getResult();
+  case Kind::Any:
+    return b.create<arith::OrIOp>(l, acc, x);
+  case Kind::All:
+    return b.create<arith::AndIOp>(l, acc, x);
+  }
+  return acc;
+}
+
+template <typename AtenOp, Kind kind>
+struct TableReductionLowering : OpConversionPattern<AtenOp> {
+  using OpConversionPattern<AtenOp>::OpConversionPattern;
+  using OpAdaptor = typename OpConversionPattern<AtenOp>::OpAdaptor;
+  LogicalResult
+  matchAndRewrite(AtenOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getSelf();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    Type acc = op.getType().getElementType();
+    Value init;
+    switch (kind) {
+    case Kind::Prod:
+      init = scalarConstant(rewriter, loc, acc, 1.0);
+      break;
+    case Kind::Max:
+    case Kind::Min:
+      init = extremeConstant(rewriter, loc, acc, kind == Kind::Max);
+      break;
+    case Kind::Any:
+    case Kind::All:
+      init = rewriter.create<arith::ConstantOp>(
+          loc, rewriter.getBoolAttr(kind == Kind::All));
+      break;
+    }
+    Value result = buildReductionFrom(
+        rewriter, loc, input, reducedDims(inputType.getRank(), op.getDims()),
+        init, [](OpBuilder &b, Location l, Value a, Value x) {
+          return combine(kind, b, l, a, x);
+        });
+    rewriter.replaceOp(op, buildReshape(rewriter, loc, result, op.getType()));
+    return success();
+  }
+};
+
+struct VarLowering : OpConversionPattern<VarOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(VarOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = adaptor.getSelf();
+    auto inType = cast<RankedTensorType>(x.getType());
+    Type element = op.getType().getElementType();
+    x = castTensor(rewriter, loc, x, element);
+    inType = cast<RankedTensorType>(x.getType());
+    llvm::SmallBitVector reduced = reducedDims(inType.getRank(), op.getDims());
+    int64_t count = 1;
+    SmallVector<int64_t> keptShape;
+    for (auto [i, extent] : llvm::enumerate(inType.getShape())) {
+      keptShape.push_back(reduced.test(i) ? 1 : extent);
+      if (reduced.test(i))
+        count *= extent;
+    }
+    auto addf = [](OpBuilder &b, Location l, Value a, Value v) -> Value {
+      return b.create<arith::AddFOp>(l, a, v);
+    };
+    Value sum = buildReduction(rewriter, loc, x, reduced, element, 0.0, addf);
+    auto keptType = RankedTensorType::get(keptShape, element);
+    Value mean = buildElementwise(
+        rewriter, loc, keptType, buildReshape(rewriter, loc, sum, keptType),
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return b.create<arith::DivFOp>(
+              l, args[0], scalarConstant(b, l, element, double(count)));
+        });
+    Value centered = buildElementwise(
+        rewriter, loc, inType, {x, mean},
+        [](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value d = b.create<arith::SubFOp>(l, args[0], args[1]);
+          return b.create<arith::MulFOp>(l, d, d);
+        });
+    Value squares = buildReduction(rewriter, loc, centered, reduced, element,
+                                   0.0, addf);
+    double divisor = std::max(0.0, double(count) - op.getCorrection().convertToDouble());
+    bool takeRoot = op.getStd();
+    Value result = buildElementwise(
+        rewriter, loc, cast<RankedTensorType>(squares.getType()), squares,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value v = b.create<arith::DivFOp>(
+              l, args[0], scalarConstant(b, l, element, divisor));
+          return takeRoot ? b.create<math::SqrtOp>(l, v).getResult() : v;
+        });
+    rewriter.replaceOp(op, buildReshape(rewriter, loc, result, op.getType()));
+    return success();
+  }
+};
+
+struct ArgReduceLowering : OpConversionPattern<ArgReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ArgReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value x = adaptor.getSelf();
+    auto inType = cast<RankedTensorType>(x.getType());
+    Type element = inType.getElementType();
+    Type i64 = rewriter.getI64Type();
+    Type compute = isa<FloatType>(element) ? element : i64;
+    int64_t dim = op.getDim().value_or(0);
+    if (!op.getDim() || inType.getRank() == 0) {
+      x = buildReshape(rewriter, loc, x,
+                       RankedTensorType::get({inType.getNumElements()}, element));
+      dim = 0;
+    }
+    auto xType = cast<RankedTensorType>(x.getType());
+    int64_t rank = xType.getRank();
+    llvm::SmallBitVector reduced(rank);
+    reduced.set(dim);
+    SmallVector<int64_t> outShape = droppedShape(xType.getShape(), reduced);
+    SmallVector<AffineExpr> outExprs;
+    SmallVector<utils::IteratorType> iterators;
+    for (int64_t i = 0; i < rank; ++i) {
+      iterators.push_back(i == dim ? utils::IteratorType::reduction
+                                   : utils::IteratorType::parallel);
+      if (i != dim)
+        outExprs.push_back(getAffineDimExpr(i, ctx));
+    }
+    bool max = op.getMax();
+    auto valueType = RankedTensorType::get(outShape, compute);
+    auto indexType = RankedTensorType::get(outShape, i64);
+    Value valueInit = rewriter
+                          .create<linalg::FillOp>(
+                              loc, extremeConstant(rewriter, loc, compute, max),
+                              rewriter.create<tensor::EmptyOp>(loc, outShape, compute)
+                                  .getResult())
+                          .getResult(0);
+    Value indexInit = buildFilled(rewriter, loc, indexType, 0.0);
+    AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, TypeRange{valueType, indexType}, x, ValueRange{valueInit, indexInit},
+        ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(rank), outMap, outMap},
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          Value v = castScalar(b, l, args[0], compute);
+          Value best = args[1];
+          Value better;
+          if (isa<FloatType>(compute)) {
+            better = b.create<arith::CmpFOp>(
+                l, max ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT, v,
+                best);
+            Value nanWins = b.create<arith::AndIOp>(
+                l, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, v, v),
+                b.create<arith::CmpFOp>(l, arith::CmpFPredicate::ORD, best, best));
+            better = b.create<arith::OrIOp>(l, better, nanWins);
+          } else {
+            better = b.create<arith::CmpIOp>(
+                l, max ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt, v,
+                best);
+          }
+          Value i = b.create<arith::IndexCastOp>(l, i64,
+                                                 b.create<linalg::IndexOp>(l, dim));
+          b.create<linalg::YieldOp>(
+              l, ValueRange{b.create<arith::SelectOp>(l, better, v, best),
+                            b.create<arith::SelectOp>(l, better, i, args[2])});
+        });
+    rewriter.replaceOp(op,
+                       buildReshape(rewriter, loc, generic.getResult(1), op.getType()));
+    return success();
+  }
+};
+
+/// out[..., i, ...] = sum over j <= i of x[..., j, ...].
+struct CumsumLowering : OpConversionPattern<CumsumOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(CumsumOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType type = op.getType();
+    Type element = type.getElementType();
+    if (element.isInteger(1))
+      return rewriter.notifyMatchFailure(op, "boolean accumulation");
+    int64_t rank = type.getRank(), dim = op.getDim();
+    Value x = adaptor.getSelf();
+    if (rank == 0) {
+      rewriter.replaceOp(op, castTensor(rewriter, loc, x, element));
+      return success();
+    }
+    // Loops: the result dims, then j.
+    SmallVector<AffineExpr> inExprs;
+    for (int64_t i = 0; i < rank; ++i)
+      inExprs.push_back(getAffineDimExpr(i == dim ? rank : i, ctx));
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, type, x, buildFilled(rewriter, loc, type, 0.0),
+        ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, inExprs, ctx),
+                            AffineMap::getMultiDimIdentityMap(rank + 1, ctx)
+                                .getMajorSubMap(rank)},
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          Value v = castScalar(b, l, args[0], element);
+          Value sum = isa<FloatType>(element)
+                          ? b.create<arith::AddFOp>(l, args[1], v).getResult()
+                          : b.create<arith::AddIOp>(l, args[1], v).getResult();
+          Value included = b.create<arith::CmpIOp>(
+              l, arith::CmpIPredicate::ule, b.create<linalg::IndexOp>(l, rank),
+              b.create<linalg::IndexOp>(l, dim));
+          b.create<linalg::YieldOp>(
+              l, b.create<arith::SelectOp>(l, included, sum, args[1]).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::aten::populateReductionFamilyPatterns(RewritePatternSet &patterns) {
+  patterns.add<TableReductionLowering<ProdOp, Kind::Prod>,
+               TableReductionLowering<AmaxOp, Kind::Max>,
+               TableReductionLowering<AminOp, Kind::Min>,
+               TableReductionLowering<AnyOp, Kind::Any>,
+               TableReductionLowering<AllOp, Kind::All>, VarLowering,
+               ArgReduceLowering, CumsumLowering>(patterns.getContext());
+}

@@ -1,0 +1,124 @@
+//===- AtenNNOps.cpp - verifiers of convolution and pooling ---------------===//
+//
+// This file implements the verifiers of aten.convolution, aten.max_pool and
+// aten.avg_pool: attribute lengths, channel and group arithmetic, and the
+// output extents PyTorch's shape functions give.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include "VerifyUtils.h"
+
+using namespace mlir;
+using namespace kiln::aten;
+
+namespace {
+
+int64_t floorDiv(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/// Checks `out` against the floor- or ceil-mode pooling extent of `in`.
+bool poolExtentMatches(int64_t in, int64_t out, int64_t k, int64_t s,
+                       int64_t p, int64_t d) {
+  int64_t span = in + 2 * p - d * (k - 1) - 1;
+  int64_t floorOut = floorDiv(span, s) + 1;
+  int64_t ceilOut = floorDiv(span + s - 1, s) + 1;
+  // PyTorch drops a last window that would start inside the right padding.
+  if ((ceilOut - 1) * s >= in + p)
+    --ceilOut;
+  return out == floorOut || out == ceilOut;
+}
+
+LogicalResult verifyPoolAttrs(Operation *op, Value input, ArrayRef<int64_t> out,
+                              ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
+                              ArrayRef<int64_t> padding,
+                              ArrayRef<int64_t> dilation) {
+  ArrayRef<int64_t> in = shapeOf(input);
+  size_t s = kernel.size();
+  if (s < 1 || s > 3 || stride.size() != s || padding.size() != s ||
+      dilation.size() != s)
+    return op->emitOpError("kernel, stride, padding and dilation need 1 to 3 "
+                           "entries each, the same number");
+  if (in.size() < s + 1 || in.size() > s + 2 || out.size() != in.size())
+    return op->emitOpError() << "input and result need rank " << s + 1
+                             << " or " << s + 2;
+  size_t lead = in.size() - s;
+  for (size_t d = 0; d < lead; ++d)
+    if (in[d] != out[d])
+      return op->emitOpError("batch and channel extents must be kept");
+  for (size_t i = 0; i < s; ++i) {
+    if (kernel[i] < 1 || stride[i] < 1 || dilation[i] < 1 || padding[i] < 0 ||
+        padding[i] * 2 > kernel[i])
+      return op->emitOpError() << "spatial dim " << i
+                               << ": invalid kernel/stride/padding/dilation";
+    if (!poolExtentMatches(in[lead + i], out[lead + i], kernel[i], stride[i],
+                           padding[i], dilation[i]))
+      return op->emitOpError() << "spatial dim " << i << ": result extent "
+                               << out[lead + i] << " does not match the window";
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult ConvolutionOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), w = shapeOf(getWeight()),
+                    out = getType().getShape();
+  size_t s = getStride().size();
+  if (s < 1 || s > 3 || in.size() != s + 2 || w.size() != s + 2 ||
+      out.size() != s + 2)
+    return emitOpError("input, weight and result need rank 3 to 5 and one "
+                       "stride per spatial dim");
+  if (getPadding().size() != s || getDilation().size() != s ||
+      getOutputPadding().size() != s)
+    return emitOpError("padding, dilation and output_padding need one entry "
+                       "per spatial dim");
+  int64_t g = getGroups();
+  if (g < 1 || in[1] % g != 0)
+    return emitOpError() << "groups " << g << " must divide the "
+                         << in[1] << " input channels";
+  int64_t cOut = getTransposed() ? w[1] * g : w[0];
+  int64_t cInPerGroup = getTransposed() ? w[0] / g : w[1];
+  if (getTransposed() ? w[0] != in[1] : (w[1] * g != in[1] || w[0] % g != 0))
+    return emitOpError("weight channels do not match the input and groups");
+  if (out[0] != in[0] || out[1] != cOut)
+    return emitOpError() << "result must have batch " << in[0] << " and "
+                         << cOut << " channels";
+  (void)cInPerGroup;
+  for (size_t i = 0; i < s; ++i) {
+    int64_t k = w[2 + i], st = getStride()[i], p = getPadding()[i],
+            d = getDilation()[i], op = getOutputPadding()[i];
+    if (st < 1 || d < 1 || p < 0 || op < 0)
+      return emitOpError() << "spatial dim " << i
+                           << ": invalid stride/padding/dilation";
+    int64_t expected =
+        getTransposed() ? (in[2 + i] - 1) * st - 2 * p + d * (k - 1) + op + 1
+                        : floorDiv(in[2 + i] + 2 * p - d * (k - 1) - 1, st) + 1;
+    if (out[2 + i] != expected)
+      return emitOpError() << "spatial dim " << i << ": result extent "
+                           << out[2 + i] << ", expected " << expected;
+  }
+  if (getBias() && shapeOf(getBias()) != ArrayRef<int64_t>{cOut})
+    return emitOpError() << "bias must have " << cOut << " elements";
+  return success();
+}
+
+LogicalResult MaxPoolOp::verify() {
+  if (getValues().getType() != cast<RankedTensorType>(getSelf().getType())
+                                   .clone(getValues().getType().getShape()))
+    return emitOpError("values keep the input's element type");
+  if (getIndices().getType().getShape() != getValues().getType().getShape() ||
+      !getIndices().getType().getElementType().isInteger(64))
+    return emitOpError("indices are i64 with the values' shape");
+  return verifyPoolAttrs(*this, getSelf(), getValues().getType().getShape(),
+                         getKernel(), getStride(), getPadding(), getDilation());
+}
+
+LogicalResult AvgPoolOp::verify() {
+  if (!isa<FloatType>(getType().getElementType()))
+    return emitOpError("needs a floating-point tensor");
+  SmallVector<int64_t> ones(getKernel().size(), 1);
+  return verifyPoolAttrs(*this, getSelf(), getType().getShape(), getKernel(),
+                         getStride(), getPadding(), ones);
+}

@@ -1,0 +1,214 @@
+//===- AtenTensorOps.cpp - verifiers of the table-driven aten ops ---------===//
+//
+// This file implements the verifiers of aten.pointwise (against the pointwise
+// table), var, arg_reduce, cumsum, slice, cat, index_select, gather and
+// arange.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/Dialect/Aten/IR/PointwiseFns.h"
+
+#include "VerifyUtils.h"
+
+#include "llvm/ADT/SmallBitVector.h"
+
+using namespace mlir;
+using namespace kiln::aten;
+
+namespace {
+
+/// The result shape is exactly the broadcast of all operand shapes.
+LogicalResult verifyBroadcastResult(Operation *op, ValueRange operands) {
+  ArrayRef<int64_t> result = shapeOf(op->getResult(0));
+  size_t rank = 0;
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    if (failed(verifyBroadcastsTo(op, operand, result,
+                                  "operand #" + std::to_string(i))))
+      return failure();
+    rank = std::max(rank, shapeOf(operand).size());
+  }
+  if (result.size() != rank)
+    return op->emitOpError("result rank must be the largest operand rank");
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t expected = 1;
+    for (Value operand : operands) {
+      ArrayRef<int64_t> shape = shapeOf(operand);
+      size_t offset = rank - shape.size();
+      if (d >= offset)
+        expected = std::max(expected, shape[d - offset]);
+    }
+    if (result[d] != expected)
+      return op->emitOpError() << "result dimension " << d << " is "
+                               << result[d] << ", expected " << expected;
+  }
+  return success();
+}
+
+/// Shape after reducing `dims` (all when empty) of `in`, keeping them as 1
+/// when `keepdim`.
+SmallVector<int64_t> reducedShape(ArrayRef<int64_t> in, ArrayRef<int64_t> dims,
+                                  bool keepdim) {
+  llvm::SmallBitVector reduced(in.size(), dims.empty());
+  for (int64_t dim : dims)
+    reduced.set(dim);
+  SmallVector<int64_t> shape;
+  for (auto [i, extent] : llvm::enumerate(in)) {
+    if (!reduced.test(i))
+      shape.push_back(extent);
+    else if (keepdim)
+      shape.push_back(1);
+  }
+  return shape;
+}
+
+bool isIntegerTensor(Value value) {
+  auto element = cast<RankedTensorType>(value.getType()).getElementType();
+  return isa<IntegerType>(element) && !element.isInteger(1);
+}
+
+} // namespace
+
+LogicalResult PointwiseOp::verify() {
+  const PointwiseFn *fn = lookupPointwiseFn(getFn());
+  if (!fn)
+    return emitOpError() << "unknown pointwise function \"" << getFn() << "\"";
+  if (getInputs().size() != fn->arity)
+    return emitOpError() << "\"" << getFn() << "\" takes " << fn->arity
+                         << " operands, got " << getInputs().size();
+  if (getScalars().size() != fn->numScalars)
+    return emitOpError() << "\"" << getFn() << "\" takes " << fn->numScalars
+                         << " scalars, got " << getScalars().size();
+  Type element = getType().getElementType();
+  if (fn->result == PointwiseResult::Float && !isa<FloatType>(element))
+    return emitOpError() << "\"" << getFn()
+                         << "\" needs a floating-point result";
+  if (fn->result == PointwiseResult::Bool && !element.isInteger(1))
+    return emitOpError() << "\"" << getFn() << "\" produces i1";
+  return verifyBroadcastResult(*this, getInputs());
+}
+
+LogicalResult VarOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getSelf());
+  if (failed(verifyDimList(*this, getDims(), in.size())))
+    return failure();
+  if (!isa<FloatType>(getType().getElementType()))
+    return emitOpError("needs a floating-point result");
+  if (ArrayRef<int64_t>(reducedShape(in, getDims(), getKeepdim())) !=
+      getType().getShape())
+    return emitOpError("result shape does not match the reduction");
+  return success();
+}
+
+LogicalResult ArgReduceOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getSelf());
+  if (!getType().getElementType().isInteger(64))
+    return emitOpError("produces i64 indices");
+  SmallVector<int64_t> expected;
+  if (std::optional<int64_t> dim = getDim()) {
+    if (*dim < 0 || *dim >= std::max<int64_t>(in.size(), 1))
+      return emitOpError() << "dim " << *dim << " is out of range";
+    if (in.empty())
+      expected = {};
+    else
+      expected = reducedShape(in, {*dim}, getKeepdim());
+  } else if (getKeepdim()) {
+    expected.assign(in.size(), 1);
+  }
+  if (ArrayRef<int64_t>(expected) != getType().getShape())
+    return emitOpError("result shape does not match the reduction");
+  return success();
+}
+
+LogicalResult CumsumOp::verify() {
+  int64_t rank = getType().getRank();
+  if (getDim() < 0 || getDim() >= std::max<int64_t>(rank, 1))
+    return emitOpError() << "dim " << getDim() << " is out of range";
+  if (shapeOf(getSelf()) != getType().getShape())
+    return emitOpError("result must have the input's shape");
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getSelf()), out = getType().getShape();
+  if (getOffsets().size() != in.size() || getStrides().size() != in.size() ||
+      out.size() != in.size())
+    return emitOpError("offsets, strides and result need the input's rank");
+  if (getSelf().getType().getElementType() != getType().getElementType())
+    return emitOpError("slice cannot change the element type");
+  for (size_t d = 0; d < in.size(); ++d) {
+    int64_t offset = getOffsets()[d], stride = getStrides()[d];
+    if (stride < 1 || offset < 0)
+      return emitOpError() << "dim " << d << ": offset " << offset
+                           << " and stride " << stride << " must be valid";
+    if (offset + (out[d] - 1) * stride >= in[d])
+      return emitOpError() << "dim " << d << " reads past extent " << in[d];
+  }
+  return success();
+}
+
+LogicalResult CatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one operand");
+  ArrayRef<int64_t> out = getType().getShape();
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= static_cast<int64_t>(out.size()))
+    return emitOpError() << "dim " << dim << " is out of range";
+  int64_t total = 0;
+  for (Value input : getInputs()) {
+    ArrayRef<int64_t> shape = shapeOf(input);
+    if (shape.size() != out.size())
+      return emitOpError("operands need the result's rank");
+    for (size_t d = 0; d < out.size(); ++d)
+      if (static_cast<int64_t>(d) != dim && shape[d] != out[d])
+        return emitOpError() << "operand extent " << shape[d] << " of dim "
+                             << d << " differs from the result's";
+    total += shape[dim];
+  }
+  if (total != out[dim])
+    return emitOpError() << "result extent " << out[dim]
+                         << " of the concatenated dim must be " << total;
+  return success();
+}
+
+LogicalResult IndexSelectOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getSelf()), index = shapeOf(getIndex());
+  int64_t dim = getDim();
+  if (!isIntegerTensor(getIndex()))
+    return emitOpError("index must be an integer tensor");
+  if (dim < 0 || dim >= static_cast<int64_t>(in.size()))
+    return emitOpError() << "dim " << dim << " is out of range";
+  SmallVector<int64_t> expected(in.take_front(dim));
+  expected.append(index.begin(), index.end());
+  expected.append(in.begin() + dim + 1, in.end());
+  if (ArrayRef<int64_t>(expected) != getType().getShape())
+    return emitOpError("result shape must be self[:dim] + index + self[dim+1:]");
+  if (getSelf().getType().getElementType() != getType().getElementType())
+    return emitOpError("cannot change the element type");
+  return success();
+}
+
+LogicalResult GatherOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getSelf()), index = shapeOf(getIndex());
+  int64_t dim = getDim();
+  if (!isIntegerTensor(getIndex()))
+    return emitOpError("index must be an integer tensor");
+  if (in.size() != index.size() || dim < 0 ||
+      dim >= static_cast<int64_t>(in.size()))
+    return emitOpError("index needs self's rank and dim must be in range");
+  for (size_t d = 0; d < in.size(); ++d)
+    if (static_cast<int64_t>(d) != dim && index[d] > in[d])
+      return emitOpError() << "index extent " << index[d] << " of dim " << d
+                           << " exceeds self's " << in[d];
+  if (index != getType().getShape() ||
+      getSelf().getType().getElementType() != getType().getElementType())
+    return emitOpError("result must have the index's shape and self's type");
+  return success();
+}
+
+LogicalResult ArangeOp::verify() {
+  if (getType().getRank() != 1)
+    return emitOpError("produces a 1-D tensor");
+  if (getStep().convertToDouble() == 0.0)
+    return emitOpError("step must be non-zero");
+  return success();
+}

@@ -1,0 +1,27 @@
+//===- VerifyUtils.h - checks shared by the aten op verifiers -------------===//
+//
+// This file declares the shape checks every aten verifier file uses.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Operation.h"
+
+namespace kiln::aten {
+
+inline llvm::ArrayRef<int64_t> shapeOf(mlir::Value value) {
+  return llvm::cast<mlir::RankedTensorType>(value.getType()).getShape();
+}
+
+/// Checks that `operand` broadcasts to `result` by PyTorch's rules: aligned
+/// from the right, each operand extent equals the result's or is 1.
+mlir::LogicalResult verifyBroadcastsTo(mlir::Operation *op, mlir::Value operand,
+                                       llvm::ArrayRef<int64_t> result,
+                                       llvm::StringRef what);
+
+/// Checks that every dim is in [0, rank) and appears once.
+mlir::LogicalResult verifyDimList(mlir::Operation *op,
+                                  llvm::ArrayRef<int64_t> dims, int64_t rank);
+
+} // namespace kiln::aten

@@ -1,0 +1,208 @@
+//===- NNHandlers.cpp - convolution, pooling and batch norm handlers ------===//
+//
+// This file implements the importer handlers of convolutional-network ops:
+// convolution, max/average/adaptive pooling and inference batch norm (which
+// imports as views plus one aten.pointwise "batch_norm").
+//
+//===----------------------------------------------------------------------===//
+#include "OpHandlers.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/common/Status.h"
+
+#include "absl/strings/str_cat.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using Values = SmallVector<Value>;
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+/// An int list argument with one entry per spatial dim: a single entry
+/// repeats, an absent/empty one takes `fallback` (or error when none).
+absl::StatusOr<std::vector<int64_t>>
+spatialList(NodeImporter &n, const std::string &name, size_t spatial,
+            std::optional<std::vector<int64_t>> fallback) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> values, n.intsAttr(name, true));
+  if (values.empty()) {
+    if (!fallback)
+      return n.error(absl::StrCat("argument '", name, "' must not be empty"));
+    values = *fallback;
+  }
+  if (values.size() == 1 && spatial > 1)
+    values.assign(spatial, values[0]);
+  if (values.size() != spatial)
+    return n.error(absl::StrCat("argument '", name, "' needs ", spatial,
+                                " entries, got ", values.size()));
+  return values;
+}
+
+absl::StatusOr<Values> convolution(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value input, n.tensor("input"));
+  ASSIGN_OR_RETURN(Value weight, n.tensor("weight"));
+  ASSIGN_OR_RETURN(std::optional<Value> bias, n.optionalTensor("bias"));
+  int64_t rank = typeOf(input).getRank();
+  if (rank < 3 || rank > 5)
+    return n.unimplemented(absl::StrCat("convolution input of rank ", rank,
+                                        " (batched 1-d to 3-d only)"));
+  size_t s = rank - 2;
+  ASSIGN_OR_RETURN(auto stride, spatialList(n, "stride", s, std::vector<int64_t>{1}));
+  ASSIGN_OR_RETURN(auto padding, spatialList(n, "padding", s, std::vector<int64_t>{0}));
+  ASSIGN_OR_RETURN(auto dilation, spatialList(n, "dilation", s, std::vector<int64_t>{1}));
+  ASSIGN_OR_RETURN(auto outputPadding,
+                   spatialList(n, "output_padding", s, std::vector<int64_t>{0}));
+  ASSIGN_OR_RETURN(bool transposed, n.boolAttr("transposed", false));
+  ASSIGN_OR_RETURN(int64_t groups, n.intAttr("groups", 1));
+  Type element = type.getElementType();
+  if (!isa<FloatType>(element))
+    return n.unimplemented("integer convolution is not supported");
+  auto b = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
+  return Values{n.b().create<aten::ConvolutionOp>(
+      n.loc(), type, input, weight, bias.value_or(Value()), b(stride),
+      b(padding), b(dilation), b(outputPadding), n.b().getBoolAttr(transposed),
+      n.b().getI64IntegerAttr(groups))};
+}
+
+absl::StatusOr<Values> maxPool(NodeImporter &n, size_t s) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(auto kernel, spatialList(n, "kernel_size", s, {}));
+  ASSIGN_OR_RETURN(auto stride, spatialList(n, "stride", s, kernel));
+  ASSIGN_OR_RETURN(auto padding, spatialList(n, "padding", s, std::vector<int64_t>{0}));
+  ASSIGN_OR_RETURN(auto dilation, spatialList(n, "dilation", s, std::vector<int64_t>{1}));
+  auto indicesType = RankedTensorType::get(type.getShape(), n.b().getI64Type());
+  auto b = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
+  auto op = n.b().create<aten::MaxPoolOp>(n.loc(), TypeRange{type, indicesType},
+                                          self, b(kernel), b(stride),
+                                          b(padding), b(dilation));
+  return Values(op->getResults());
+}
+
+absl::StatusOr<Values> avgPool(NodeImporter &n, size_t s) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(auto kernel, spatialList(n, "kernel_size", s, {}));
+  ASSIGN_OR_RETURN(auto stride, spatialList(n, "stride", s, kernel));
+  ASSIGN_OR_RETURN(auto padding, spatialList(n, "padding", s, std::vector<int64_t>{0}));
+  ASSIGN_OR_RETURN(bool countIncludePad, n.boolAttr("count_include_pad", true));
+  ASSIGN_OR_RETURN(int64_t divisor, n.intAttr("divisor_override", 0));
+  if (n.has("divisor_override") && divisor == 0)
+    return n.error("divisor_override must be non-zero");
+  auto b = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
+  return Values{n.b().create<aten::AvgPoolOp>(
+      n.loc(), type, self, b(kernel), b(stride), b(padding),
+      n.b().getBoolAttr(countIncludePad), n.b().getI64IntegerAttr(divisor))};
+}
+
+/// adaptive_avg_pool2d where every input extent is a multiple of the output
+/// extent: a plain average pool with kernel = stride = in / out.
+absl::StatusOr<Values> adaptiveAvgPool(NodeImporter &n, size_t s) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ArrayRef<int64_t> in = typeOf(self).getShape(), out = type.getShape();
+  if (in.size() < s + 1 || in.size() != out.size())
+    return n.error("adaptive pooling needs matching input and output ranks");
+  std::vector<int64_t> kernel;
+  for (size_t i = in.size() - s; i < in.size(); ++i) {
+    if (in[i] % out[i] != 0)
+      return n.unimplemented(absl::StrCat(
+          "adaptive pooling from ", in[i], " to ", out[i],
+          ": only output extents that divide the input's are supported"));
+    kernel.push_back(in[i] / out[i]);
+  }
+  auto b = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
+  return Values{n.b().create<aten::AvgPoolOp>(
+      n.loc(), type, self, b(kernel), b(kernel),
+      b(std::vector<int64_t>(s, 0)), n.b().getBoolAttr(true),
+      n.b().getI64IntegerAttr(0))};
+}
+
+/// Inference batch norm: per-channel statistics viewed as (C, 1, ..., 1) and
+/// one pointwise "batch_norm". Saved-statistics results stay undefined.
+absl::StatusOr<Values> batchNorm(NodeImporter &n, bool hasTrainingFlag) {
+  if (hasTrainingFlag) {
+    ASSIGN_OR_RETURN(bool training, n.boolAttr("training"));
+    if (training)
+      return n.unimplemented("training-mode batch norm (batch statistics) is "
+                             "not supported; export the model in eval mode");
+  }
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value input, n.tensor("input"));
+  int64_t rank = typeOf(input).getRank();
+  if (rank < 2)
+    return n.error("batch norm needs an input of rank >= 2");
+  int64_t channels = typeOf(input).getDimSize(1);
+  Type element = type.getElementType();
+  if (!isa<FloatType>(element))
+    return n.error("batch norm needs a floating-point input");
+  SmallVector<int64_t> statShape(rank - 1, 1);
+  statShape[0] = channels;
+  auto perChannel = [&](const std::string &name,
+                        double fallback) -> absl::StatusOr<Value> {
+    ASSIGN_OR_RETURN(std::optional<Value> v, n.optionalTensor(name));
+    if (!v)
+      return n.constant(element, fallback);
+    if (typeOf(*v).getShape() != ArrayRef<int64_t>{channels})
+      return n.error(absl::StrCat("'", name, "' must have ", channels,
+                                  " elements"));
+    return n.b()
+        .create<aten::ViewOp>(n.loc(), typeOf(*v).clone(statShape), *v)
+        .getResult();
+  };
+  if (!n.has("running_mean") || !n.has("running_var"))
+    return n.unimplemented("batch norm without running statistics");
+  ASSIGN_OR_RETURN(Value mean, perChannel("running_mean", 0.0));
+  ASSIGN_OR_RETURN(Value var, perChannel("running_var", 1.0));
+  ASSIGN_OR_RETURN(Value weight, perChannel("weight", 1.0));
+  ASSIGN_OR_RETURN(Value bias, perChannel("bias", 0.0));
+  ASSIGN_OR_RETURN(double eps, n.floatAttr("eps"));
+  Value out = n.b().create<aten::PointwiseOp>(
+      n.loc(), type, n.b().getStringAttr("batch_norm"),
+      ValueRange{input, mean, var, weight, bias},
+      n.b().getDenseF64ArrayAttr({eps}));
+  Values results{out};
+  for (int r = 1; r < n.numResults(); ++r)
+    results.push_back(Value());
+  return results;
+}
+
+absl::StatusOr<Values> trainingBatchNorm(NodeImporter &n) {
+  return n.unimplemented("training-mode batch norm (batch statistics) is not "
+                         "supported; export the model in eval mode");
+}
+
+} // namespace
+
+void addNNHandlers(OpHandlerTable &t) {
+  t["aten.convolution.default"] = convolution;
+  t["aten.max_pool1d_with_indices.default"] = [](NodeImporter &n) { return maxPool(n, 1); };
+  t["aten.max_pool2d_with_indices.default"] = [](NodeImporter &n) { return maxPool(n, 2); };
+  t["aten.max_pool3d_with_indices.default"] = [](NodeImporter &n) { return maxPool(n, 3); };
+  t["aten.max_pool2d.default"] = [](NodeImporter &n) { return maxPool(n, 2); };
+  t["aten.avg_pool1d.default"] = [](NodeImporter &n) { return avgPool(n, 1); };
+  t["aten.avg_pool2d.default"] = [](NodeImporter &n) { return avgPool(n, 2); };
+  t["aten.avg_pool3d.default"] = [](NodeImporter &n) { return avgPool(n, 3); };
+  t["aten._adaptive_avg_pool2d.default"] = [](NodeImporter &n) {
+    return adaptiveAvgPool(n, 2);
+  };
+  t["aten.adaptive_avg_pool2d.default"] = t["aten._adaptive_avg_pool2d.default"];
+  t["aten.adaptive_avg_pool1d.default"] = [](NodeImporter &n) {
+    return adaptiveAvgPool(n, 1);
+  };
+  t["aten._native_batch_norm_legit_no_training.default"] = [](NodeImporter &n) {
+    return batchNorm(n, false);
+  };
+  t["aten.native_batch_norm.default"] = [](NodeImporter &n) {
+    return batchNorm(n, true);
+  };
+  t["aten._native_batch_norm_legit.default"] = [](NodeImporter &n) {
+    return batchNorm(n, true);
+  };
+  t["aten._native_batch_norm_legit_functional.default"] = trainingBatchNorm;
+}
+
+} // namespace kiln

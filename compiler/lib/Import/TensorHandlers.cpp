@@ -1,0 +1,665 @@
+//===- TensorHandlers.cpp - pointwise, indexing and creation handlers -----===//
+//
+// This file implements the importer handlers for the table-driven op
+// families: pointwise math, comparisons and logical ops (aten.pointwise),
+// more reductions, slicing/concatenation/indexing and creation ops. Most
+// entries are one table row naming a pointwise function.
+//
+//===----------------------------------------------------------------------===//
+#include "OpHandlers.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/common/Status.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using Values = SmallVector<Value>;
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+Value pointwise(NodeImporter &n, RankedTensorType type, StringRef fn,
+                ValueRange inputs, ArrayRef<double> scalars = {}) {
+  return n.b().create<aten::PointwiseOp>(n.loc(), type, n.b().getStringAttr(fn),
+                                         inputs,
+                                         n.b().getDenseF64ArrayAttr(scalars));
+}
+
+/// The element type a Python number argument compares in against `self`
+/// (PyTorch: a wrapped number only raises the category bool < int < float,
+/// floats then taking the default dtype f32).
+Type scalarTypeAgainst(NodeImporter &n, const std::string &name, Type self) {
+  bool selfFloat = isa<FloatType>(self);
+  if (n.isFloatScalar(name))
+    return selfFloat ? self : n.b().getF32Type();
+  if (self.isInteger(1))
+    return n.b().getI64Type();
+  return self;
+}
+
+/// fn(self[, other]) where a number `other` becomes a 0-d constant in the
+/// result type (math) or in the comparison type (predicates).
+absl::StatusOr<Values> pointwiseOp(NodeImporter &n, StringRef fn,
+                                   std::vector<std::string> names,
+                                   bool compare = false) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  Values inputs;
+  Type selfElement;
+  for (const std::string &name : names) {
+    Type scalarType = type.getElementType();
+    if (compare && selfElement)
+      scalarType = scalarTypeAgainst(n, name, selfElement);
+    ASSIGN_OR_RETURN(Value v, n.tensorOrScalar(name, scalarType));
+    if (!selfElement)
+      selfElement = typeOf(v).getElementType();
+    inputs.push_back(v);
+  }
+  return Values{pointwise(n, type, fn, inputs)};
+}
+
+OpHandler pw(StringRef fn, std::vector<std::string> names = {"self"}) {
+  std::string name = fn.str();
+  return [name, names](NodeImporter &n) { return pointwiseOp(n, name, names); };
+}
+
+OpHandler cmp(StringRef fn) {
+  std::string name = fn.str();
+  return [name](NodeImporter &n) {
+    return pointwiseOp(n, name, {"self", "other"}, /*compare=*/true);
+  };
+}
+
+/// clamp-like: optional number bounds, NaN meaning none.
+absl::StatusOr<Values> clampWith(NodeImporter &n, const std::string &lo,
+                                 const std::string &hi,
+                                 std::optional<double> loDefault,
+                                 std::optional<double> hiDefault) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  double bounds[2] = {nan, nan};
+  const std::string *names[2] = {&lo, &hi};
+  std::optional<double> defaults[2] = {loDefault, hiDefault};
+  for (int i = 0; i < 2; ++i) {
+    if (names[i]->empty())
+      continue;
+    if (n.isTensor(*names[i]))
+      return n.unimplemented("tensor bounds are not supported; use clamp.Tensor");
+    if (n.has(*names[i]) || defaults[i]) {
+      ASSIGN_OR_RETURN(bounds[i], n.floatAttr(*names[i], defaults[i]));
+    }
+  }
+  return Values{pointwise(n, type, "clamp", self, bounds)};
+}
+
+absl::StatusOr<Values> clampTensor(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  if (!n.has("min") || !n.has("max"))
+    return n.unimplemented("clamp.Tensor needs both min and max tensors");
+  ASSIGN_OR_RETURN(Value lo, n.tensor("min"));
+  ASSIGN_OR_RETURN(Value hi, n.tensor("max"));
+  return Values{pointwise(n, type, "clamp_tensor", {self, lo, hi})};
+}
+
+absl::StatusOr<Values> withScalars(NodeImporter &n, StringRef fn,
+                                   std::vector<std::pair<std::string, double>> args) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  SmallVector<double> scalars;
+  for (auto &[name, fallback] : args) {
+    ASSIGN_OR_RETURN(double v, n.floatAttr(name, fallback));
+    scalars.push_back(v);
+  }
+  return Values{pointwise(n, type, fn, self, scalars)};
+}
+
+/// _to_copy, to.dtype, convert_element_type...: the result type says it.
+absl::StatusOr<Values> convert(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  if (typeOf(self) == type)
+    return Values{self};
+  if (typeOf(self).getShape() != type.getShape())
+    return n.error("a type conversion cannot change the shape");
+  return Values{pointwise(n, type, "copy", self)};
+}
+
+absl::StatusOr<Values> where(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value cond, n.tensor("condition"));
+  ASSIGN_OR_RETURN(Value self, n.tensorOrScalar("self", type.getElementType()));
+  ASSIGN_OR_RETURN(Value other, n.tensorOrScalar("other", type.getElementType()));
+  return Values{pointwise(n, type, "where", {cond, self, other})};
+}
+
+absl::StatusOr<Values> maskedFill(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value mask, n.tensor("mask"));
+  ASSIGN_OR_RETURN(Value value, n.tensorOrScalar("value", type.getElementType()));
+  return Values{pointwise(n, type, "where", {mask, value, self})};
+}
+
+absl::StatusOr<Values> divMode(NodeImporter &n) {
+  ASSIGN_OR_RETURN(std::string mode, n.stringAttr("rounding_mode", ""));
+  if (mode.empty()) {
+    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+    ASSIGN_OR_RETURN(Value lhs, n.tensorOrScalar("self", type.getElementType()));
+    ASSIGN_OR_RETURN(Value rhs, n.tensorOrScalar("other", type.getElementType()));
+    return Values{n.b().create<aten::DivOp>(n.loc(), type, lhs, rhs)};
+  }
+  if (mode != "trunc" && mode != "floor")
+    return n.error(absl::StrCat("rounding_mode must be None, 'trunc' or "
+                                "'floor', got '", mode, "'"));
+  return pointwiseOp(n, mode == "trunc" ? "div_trunc" : "div_floor",
+                     {"self", "other"});
+}
+
+/// rsub(self, other, alpha) = other - alpha * self.
+absl::StatusOr<Values> rsub(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensorOrScalar("self", type.getElementType()));
+  ASSIGN_OR_RETURN(Value other, n.tensorOrScalar("other", type.getElementType()));
+  ASSIGN_OR_RETURN(double alpha, n.floatAttr("alpha", 1.0));
+  return Values{n.b().create<aten::SubOp>(n.loc(), type, other, self,
+                                          n.b().getF64FloatAttr(alpha))};
+}
+
+//===--------------------------------------------------------------------===//
+// Reductions
+//===--------------------------------------------------------------------===//
+
+absl::StatusOr<std::vector<int64_t>> dimList(NodeImporter &n, Value self,
+                                             const std::string &name = "dim") {
+  int64_t rank = typeOf(self).getRank();
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims, n.intsAttr(name, true));
+  for (int64_t &dim : dims) {
+    ASSIGN_OR_RETURN(dim, n.normalizeDim(dim, rank));
+  }
+  std::sort(dims.begin(), dims.end());
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+  if (rank == 0)
+    dims.clear();
+  return dims;
+}
+
+template <typename Op>
+absl::StatusOr<Values> reduceAt(NodeImporter &n, int result) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(result));
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims, dimList(n, self));
+  ASSIGN_OR_RETURN(bool keepdim, n.boolAttr("keepdim", false));
+  return Values{n.b().create<Op>(n.loc(), type, self,
+                                 n.b().getDenseI64ArrayAttr(dims),
+                                 n.b().getBoolAttr(keepdim))};
+}
+
+template <typename Op> absl::StatusOr<Values> reduce(NodeImporter &n) {
+  return reduceAt<Op>(n, 0);
+}
+
+absl::StatusOr<Value> argReduce(NodeImporter &n, bool max, int result) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(result));
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  IntegerAttr dimAttr;
+  if (n.has("dim")) {
+    ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
+    ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
+    dimAttr = n.b().getI64IntegerAttr(dim);
+  }
+  ASSIGN_OR_RETURN(bool keepdim, n.boolAttr("keepdim", false));
+  return n.b()
+      .create<aten::ArgReduceOp>(n.loc(), type, self, dimAttr,
+                                 n.b().getBoolAttr(keepdim), n.b().getBoolAttr(max))
+      .getResult();
+}
+
+/// max.dim / min.dim: (values, indices).
+absl::StatusOr<Values> maxMinDim(NodeImporter &n, bool max) {
+  ASSIGN_OR_RETURN(Values values, max ? reduce<aten::AmaxOp>(n)
+                                      : reduce<aten::AminOp>(n));
+  if (n.numResults() < 2)
+    return values;
+  ASSIGN_OR_RETURN(Value indices, argReduce(n, max, 1));
+  return Values{values[0], indices};
+}
+
+absl::StatusOr<Values> variance(NodeImporter &n, bool std, bool withMean) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims, dimList(n, self));
+  ASSIGN_OR_RETURN(bool keepdim, n.boolAttr("keepdim", false));
+  double correction = 1.0;
+  if (n.has("correction")) {
+    ASSIGN_OR_RETURN(correction, n.floatAttr("correction"));
+  } else if (n.has("unbiased")) {
+    ASSIGN_OR_RETURN(bool unbiased, n.boolAttr("unbiased"));
+    correction = unbiased ? 1.0 : 0.0;
+  }
+  Values results{n.b().create<aten::VarOp>(
+      n.loc(), type, self, n.b().getDenseI64ArrayAttr(dims),
+      n.b().getF64FloatAttr(correction), n.b().getBoolAttr(keepdim),
+      n.b().getBoolAttr(std))};
+  if (withMean) {
+    ASSIGN_OR_RETURN(RankedTensorType meanType, n.resultType(1));
+    results.push_back(n.b().create<aten::MeanOp>(
+        n.loc(), meanType, self, n.b().getDenseI64ArrayAttr(dims),
+        n.b().getBoolAttr(keepdim)));
+  }
+  return results;
+}
+
+absl::StatusOr<Values> cumsum(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, type.getRank()));
+  return Values{n.b().create<aten::CumsumOp>(n.loc(), type, self,
+                                             n.b().getI64IntegerAttr(dim))};
+}
+
+//===--------------------------------------------------------------------===//
+// Slicing, concatenation, indexing
+//===--------------------------------------------------------------------===//
+
+/// A slice of `self` along `dim` from `start`, `length` elements, `step`.
+absl::StatusOr<Value> sliceAlong(NodeImporter &n, Value self, int64_t dim,
+                                 int64_t start, int64_t length, int64_t step) {
+  RankedTensorType in = typeOf(self);
+  if (length <= 0)
+    return n.unimplemented("the slice is empty; zero-size tensors are not "
+                           "supported yet");
+  if (start < 0 || step < 1 || start + (length - 1) * step >= in.getDimSize(dim))
+    return n.error(absl::StrCat("slice start ", start, " step ", step,
+                                " length ", length, " is out of range"));
+  if (start == 0 && step == 1 && length == in.getDimSize(dim))
+    return self;
+  SmallVector<int64_t> offsets(in.getRank(), 0), strides(in.getRank(), 1);
+  SmallVector<int64_t> shape(in.getShape());
+  offsets[dim] = start;
+  strides[dim] = step;
+  shape[dim] = length;
+  return n.b()
+      .create<aten::SliceOp>(n.loc(), in.clone(shape), self,
+                             n.b().getDenseI64ArrayAttr(offsets),
+                             n.b().getDenseI64ArrayAttr(strides))
+      .getResult();
+}
+
+absl::StatusOr<Values> slice(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  int64_t rank = typeOf(self).getRank();
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", 0));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, rank));
+  if (rank == 0)
+    return n.error("cannot slice a 0-d tensor");
+  int64_t extent = typeOf(self).getDimSize(dim);
+  ASSIGN_OR_RETURN(int64_t start, n.intAttr("start", 0));
+  ASSIGN_OR_RETURN(int64_t step, n.intAttr("step", 1));
+  if (step < 1)
+    return n.error(absl::StrCat("slice step must be positive, got ", step));
+  if (start < 0)
+    start += extent;
+  start = std::clamp<int64_t>(start, 0, extent);
+  int64_t length = type.getDimSize(dim);
+  ASSIGN_OR_RETURN(Value result, sliceAlong(n, self, dim, start, length, step));
+  if (typeOf(result) != type)
+    return n.error("declared result type does not match the slice");
+  return Values{result};
+}
+
+absl::StatusOr<Values> narrow(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
+  ASSIGN_OR_RETURN(int64_t start, n.intAttr("start"));
+  ASSIGN_OR_RETURN(int64_t length, n.intAttr("length"));
+  if (start < 0)
+    start += typeOf(self).getDimSize(dim);
+  ASSIGN_OR_RETURN(Value result, sliceAlong(n, self, dim, start, length, 1));
+  return Values{result};
+}
+
+absl::StatusOr<Values> select(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
+  ASSIGN_OR_RETURN(int64_t index, n.intAttr("index"));
+  int64_t extent = typeOf(self).getDimSize(dim);
+  if (index < -extent || index >= extent)
+    return n.error(absl::StrCat("index ", index, " is out of range for extent ",
+                                extent));
+  if (index < 0)
+    index += extent;
+  ASSIGN_OR_RETURN(Value one, sliceAlong(n, self, dim, index, 1, 1));
+  return Values{n.b().create<aten::ViewOp>(n.loc(), type, one)};
+}
+
+/// split_with_sizes, split.Tensor, unbind, chunk: consecutive slices.
+absl::StatusOr<Values> splitInto(NodeImporter &n, Value self, int64_t dim,
+                                 const std::vector<int64_t> &sizes, bool squeeze) {
+  Values results;
+  int64_t start = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    ASSIGN_OR_RETURN(Value part, sliceAlong(n, self, dim, start, sizes[i], 1));
+    start += sizes[i];
+    if (static_cast<int>(i) < n.numResults()) {
+      ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(i));
+      if (squeeze)
+        part = n.b().create<aten::ViewOp>(n.loc(), type, part);
+    }
+    results.push_back(part);
+  }
+  if (start != typeOf(self).getDimSize(dim))
+    return n.error("split sizes do not add up to the dimension's extent");
+  return results;
+}
+
+absl::StatusOr<Values> split(NodeImporter &n, bool withSizes) {
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", 0));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
+  int64_t extent = typeOf(self).getDimSize(dim);
+  std::vector<int64_t> sizes;
+  if (withSizes) {
+    ASSIGN_OR_RETURN(sizes, n.intsAttr("split_sizes"));
+  } else {
+    ASSIGN_OR_RETURN(int64_t size, n.intAttr("split_size"));
+    if (size < 1)
+      return n.error("split_size must be positive");
+    for (int64_t at = 0; at < extent; at += size)
+      sizes.push_back(std::min(size, extent - at));
+  }
+  return splitInto(n, self, dim, sizes, false);
+}
+
+absl::StatusOr<Values> unbind(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", 0));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
+  std::vector<int64_t> sizes(typeOf(self).getDimSize(dim), 1);
+  return splitInto(n, self, dim, sizes, true);
+}
+
+absl::StatusOr<Values> cat(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(std::vector<Value> inputs, n.tensors("tensors"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", 0));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, type.getRank()));
+  if (inputs.size() == 1 && typeOf(inputs[0]) == type)
+    return Values{inputs[0]};
+  return Values{n.b().create<aten::CatOp>(n.loc(), type, inputs,
+                                          n.b().getI64IntegerAttr(dim))};
+}
+
+absl::StatusOr<Values> stack(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(std::vector<Value> inputs, n.tensors("tensors"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", 0));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, type.getRank()));
+  Values expanded;
+  for (Value input : inputs) {
+    SmallVector<int64_t> shape(typeOf(input).getShape());
+    if (dim > static_cast<int64_t>(shape.size()))
+      return n.error("stack dim is out of range");
+    shape.insert(shape.begin() + dim, 1);
+    expanded.push_back(n.b().create<aten::ViewOp>(
+        n.loc(), typeOf(input).clone(shape), input));
+  }
+  return Values{n.b().create<aten::CatOp>(n.loc(), type, expanded,
+                                          n.b().getI64IntegerAttr(dim))};
+}
+
+absl::StatusOr<Values> indexSelect(NodeImporter &n, const std::string &selfName,
+                                   const std::string &indexName, bool hasDim) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor(selfName));
+  int64_t dim = 0;
+  if (hasDim) {
+    ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
+    ASSIGN_OR_RETURN(dim, n.normalizeDim(raw, typeOf(self).getRank()));
+  }
+  Value index;
+  if (indexName == "indices") {
+    ASSIGN_OR_RETURN(std::vector<Value> indices, n.tensors("indices"));
+    if (indices.size() != 1)
+      return n.unimplemented("advanced indexing with more than one index "
+                             "tensor is not supported yet");
+    index = indices[0];
+  } else {
+    ASSIGN_OR_RETURN(index, n.tensor(indexName));
+  }
+  Type element = typeOf(index).getElementType();
+  if (!isa<IntegerType>(element) || element.isInteger(1))
+    return n.unimplemented("only integer index tensors are supported (no "
+                           "boolean masks)");
+  if (typeOf(self).getRank() == 0)
+    return n.error("cannot index a 0-d tensor");
+  return Values{n.b().create<aten::IndexSelectOp>(n.loc(), type, self, index,
+                                                  n.b().getI64IntegerAttr(dim))};
+}
+
+absl::StatusOr<Values> gather(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value index, n.tensor("index"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
+  return Values{n.b().create<aten::GatherOp>(n.loc(), type, self, index,
+                                             n.b().getI64IntegerAttr(dim))};
+}
+
+//===--------------------------------------------------------------------===//
+// Creation
+//===--------------------------------------------------------------------===//
+
+/// full, zeros, ones, empty, scalar_tensor, *_like, new_*: a splat constant
+/// of the result type (`empty` reads as zeros).
+OpHandler fill(std::optional<double> value, const char *valueName = nullptr) {
+  return [value, valueName](NodeImporter &n) -> absl::StatusOr<Values> {
+    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+    double v = value.value_or(0.0);
+    if (valueName) {
+      ASSIGN_OR_RETURN(v, n.floatAttr(valueName));
+    }
+    return Values{n.constant(type.getElementType(), v, type.getShape())};
+  };
+}
+
+absl::StatusOr<Values> arange(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(double start, n.floatAttr("start", 0.0));
+  ASSIGN_OR_RETURN(double step, n.floatAttr("step", 1.0));
+  if (step == 0.0)
+    return n.error("arange step must be non-zero");
+  if (type.getRank() != 1)
+    return n.error("arange produces a 1-D tensor");
+  return Values{n.b().create<aten::ArangeOp>(n.loc(), type,
+                                             n.b().getF64FloatAttr(start),
+                                             n.b().getF64FloatAttr(step))};
+}
+
+absl::StatusOr<Values> eye(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  if (type.getRank() != 2)
+    return n.error("eye produces a 2-D tensor");
+  if (type.getNumElements() > (1 << 22))
+    return n.unimplemented("eye larger than 4M elements");
+  int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  Type element = type.getElementType();
+  SmallVector<Attribute> values;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      double v = i == j ? 1.0 : 0.0;
+      if (auto f = dyn_cast<FloatType>(element))
+        values.push_back(n.b().getFloatAttr(f, v));
+      else
+        values.push_back(n.b().getIntegerAttr(element, static_cast<int64_t>(v)));
+    }
+  return Values{n.b().create<aten::ConstantOp>(
+      n.loc(), type, DenseElementsAttr::get(type, values))};
+}
+
+} // namespace
+
+void addTensorHandlers(OpHandlerTable &t) {
+  // Unary math: one pointwise-table row each.
+  for (const char *fn :
+       {"sqrt", "rsqrt", "log", "log2", "log10", "log1p", "exp2", "expm1", "sin",
+        "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
+        "atanh", "erf", "reciprocal", "silu", "hardsigmoid", "hardswish", "mish",
+        "abs", "floor", "ceil", "trunc", "sign", "bitwise_not", "logical_not",
+        "isnan", "isinf"})
+    t[absl::StrCat("aten.", fn, ".default")] = pw(fn);
+  t["aten.round.default"] = pw("round");
+  t["aten.fix.default"] = pw("trunc");
+  // Binary math, Tensor and Scalar overloads.
+  for (const char *fn : {"maximum", "minimum", "atan2"})
+    t[absl::StrCat("aten.", fn, ".default")] = pw(fn, {"self", "other"});
+  for (const char *fn : {"remainder", "fmod", "bitwise_and", "bitwise_or",
+                         "bitwise_xor", "logical_and", "logical_or",
+                         "logical_xor"}) {
+    t[absl::StrCat("aten.", fn, ".Tensor")] = pw(fn, {"self", "other"});
+    t[absl::StrCat("aten.", fn, ".Scalar")] = pw(fn, {"self", "other"});
+  }
+  for (const char *fn : {"logical_and", "logical_or", "logical_xor"})
+    t[absl::StrCat("aten.", fn, ".default")] = pw(fn, {"self", "other"});
+  t["aten.pow.Tensor_Tensor"] = pw("pow", {"self", "exponent"});
+  t["aten.pow.Tensor_Scalar"] = pw("pow", {"self", "exponent"});
+  t["aten.pow.Scalar"] = pw("pow", {"self", "exponent"});
+  t["aten.floor_divide.default"] = pw("div_floor", {"self", "other"});
+  t["aten.div.Tensor_mode"] = divMode;
+  t["aten.div.Scalar_mode"] = divMode;
+  t["aten.rsub.Scalar"] = rsub;
+  t["aten.rsub.Tensor"] = rsub;
+  // Comparisons: bool results, compared in the promoted operand type.
+  for (const char *fn : {"eq", "ne", "lt", "le", "gt", "ge"}) {
+    t[absl::StrCat("aten.", fn, ".Tensor")] = cmp(fn);
+    t[absl::StrCat("aten.", fn, ".Scalar")] = cmp(fn);
+  }
+  // Clamps and activations with number arguments.
+  t["aten.clamp.default"] = [](NodeImporter &n) {
+    return clampWith(n, "min", "max", {}, {});
+  };
+  t["aten.clamp_min.default"] = [](NodeImporter &n) {
+    return clampWith(n, "min", "", {}, {});
+  };
+  t["aten.clamp_max.default"] = [](NodeImporter &n) {
+    return clampWith(n, "", "max", {}, {});
+  };
+  t["aten.clamp.Tensor"] = clampTensor;
+  t["aten.hardtanh.default"] = [](NodeImporter &n) {
+    return clampWith(n, "min_val", "max_val", -1.0, 1.0);
+  };
+  t["aten.relu6.default"] = [](NodeImporter &n) -> absl::StatusOr<Values> {
+    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+    ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+    return Values{pointwise(n, type, "clamp", self, {0.0, 6.0})};
+  };
+  t["aten.leaky_relu.default"] = [](NodeImporter &n) {
+    return withScalars(n, "leaky_relu", {{"negative_slope", 0.01}});
+  };
+  t["aten.softplus.default"] = [](NodeImporter &n) {
+    return withScalars(n, "softplus", {{"beta", 1.0}, {"threshold", 20.0}});
+  };
+  t["aten.elu.default"] = [](NodeImporter &n) {
+    return withScalars(n, "elu",
+                       {{"alpha", 1.0}, {"scale", 1.0}, {"input_scale", 1.0}});
+  };
+  // Selection and conversion.
+  t["aten.where.self"] = where;
+  t["aten.where.ScalarSelf"] = where;
+  t["aten.where.ScalarOther"] = where;
+  t["aten.where.Scalar"] = where;
+  t["aten.masked_fill.Scalar"] = maskedFill;
+  t["aten.masked_fill.Tensor"] = maskedFill;
+  for (const char *name :
+       {"aten._to_copy.default", "aten.to.dtype", "aten.to.dtype_layout",
+        "aten._to_dim_order_copy.default", "prims.convert_element_type.default",
+        "aten.type_as.default"})
+    t[name] = convert;
+  // Reductions.
+  t["aten.prod.dim_int"] = reduce<aten::ProdOp>;
+  t["aten.prod.default"] = reduce<aten::ProdOp>;
+  t["aten.amax.default"] = reduce<aten::AmaxOp>;
+  t["aten.amin.default"] = reduce<aten::AminOp>;
+  t["aten.max.default"] = reduce<aten::AmaxOp>;
+  t["aten.min.default"] = reduce<aten::AminOp>;
+  t["aten.max.dim"] = [](NodeImporter &n) { return maxMinDim(n, true); };
+  t["aten.min.dim"] = [](NodeImporter &n) { return maxMinDim(n, false); };
+  for (const char *overload : {"dim", "dims", "default"}) {
+    t[absl::StrCat("aten.any.", overload)] = reduce<aten::AnyOp>;
+    t[absl::StrCat("aten.all.", overload)] = reduce<aten::AllOp>;
+  }
+  t["aten.argmax.default"] = [](NodeImporter &n) -> absl::StatusOr<Values> {
+    ASSIGN_OR_RETURN(Value v, argReduce(n, true, 0));
+    return Values{v};
+  };
+  t["aten.argmin.default"] = [](NodeImporter &n) -> absl::StatusOr<Values> {
+    ASSIGN_OR_RETURN(Value v, argReduce(n, false, 0));
+    return Values{v};
+  };
+  t["aten.var.correction"] = [](NodeImporter &n) { return variance(n, false, false); };
+  t["aten.var.dim"] = [](NodeImporter &n) { return variance(n, false, false); };
+  t["aten.std.correction"] = [](NodeImporter &n) { return variance(n, true, false); };
+  t["aten.std.dim"] = [](NodeImporter &n) { return variance(n, true, false); };
+  t["aten.var_mean.correction"] = [](NodeImporter &n) {
+    return variance(n, false, true);
+  };
+  t["aten.cumsum.default"] = cumsum;
+  // Data movement.
+  t["aten.slice.Tensor"] = slice;
+  t["aten.select.int"] = select;
+  t["aten.narrow.default"] = narrow;
+  t["aten.split_with_sizes.default"] = [](NodeImporter &n) { return split(n, true); };
+  t["aten.split.Tensor"] = [](NodeImporter &n) { return split(n, false); };
+  t["aten.unbind.int"] = unbind;
+  t["aten.cat.default"] = cat;
+  t["aten.concat.default"] = cat;
+  t["aten.stack.default"] = stack;
+  t["aten.flatten.using_ints"] = t["aten.view.default"];
+  t["aten.unflatten.int"] = t["aten.view.default"];
+  t["aten.index_select.default"] = [](NodeImporter &n) {
+    return indexSelect(n, "self", "index", true);
+  };
+  t["aten.embedding.default"] = [](NodeImporter &n) {
+    return indexSelect(n, "weight", "indices", false);
+  };
+  t["aten.index.Tensor"] = [](NodeImporter &n) {
+    return indexSelect(n, "self", "indices", false);
+  };
+  t["aten.gather.default"] = gather;
+  // Creation.
+  t["aten.full.default"] = fill({}, "fill_value");
+  t["aten.full_like.default"] = fill({}, "fill_value");
+  t["aten.new_full.default"] = fill({}, "fill_value");
+  t["aten.fill.Scalar"] = fill({}, "value");
+  t["aten.scalar_tensor.default"] = fill({}, "s");
+  for (const char *name :
+       {"aten.zeros.default", "aten.zeros_like.default", "aten.new_zeros.default",
+        "aten.empty.memory_format", "aten.empty.default", "aten.empty_like.default",
+        "aten.new_empty.default", "aten.empty_strided.default",
+        "aten.new_empty_strided.default"})
+    t[name] = fill(0.0);
+  for (const char *name :
+       {"aten.ones.default", "aten.ones_like.default", "aten.new_ones.default"})
+    t[name] = fill(1.0);
+  t["aten.arange.default"] = arange;
+  t["aten.arange.start"] = arange;
+  t["aten.arange.start_step"] = arange;
+  t["aten.eye.default"] = eye;
+  t["aten.eye.m"] = eye;
+}
+
+} // namespace kiln

@@ -1,0 +1,55 @@
+// RUN: kiln-opt %s -split-input-file -kiln-convert-aten-to-linalg | FileCheck %s
+
+// Max pooling pads with -inf, reduces each window with a generic whose
+// window-shaped operand gives the kernel loops their bounds, and carries the
+// flat input index of the first maximum (NaN wins).
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>
+// CHECK-DAG: #[[WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+// CHECK-LABEL: func @max_pool
+// CHECK: %[[NINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: linalg.fill ins(%[[NINF]] : f32) outs(%{{.+}} : tensor<1x2x9x9xf32>)
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 1, 1] [1, 2, 8, 8] [1, 1, 1, 1]
+// CHECK: %[[WS:.+]] = tensor.empty() : tensor<3x3xi1>
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[WIN]], #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME: outs(%{{.+}}, %{{.+}} : tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>)
+// CHECK: arith.cmpf ogt
+// CHECK: arith.cmpf uno
+// CHECK: linalg.yield %{{.+}}, %{{.+}} : f32, i64
+func.func @max_pool(%x: tensor<1x2x8x8xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>) {
+  %v, %i = aten.max_pool %x {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>,
+      padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : (tensor<1x2x8x8xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>)
+  return %v, %i : tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>
+}
+
+// -----
+
+// Average pooling: a summing window generic, then a division by PyTorch's
+// per-window count computed from the output indices.
+// CHECK-LABEL: func @avg_pool
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]
+// CHECK: arith.addf
+// CHECK: linalg.generic
+// CHECK: linalg.index 2
+// CHECK: arith.minsi
+// CHECK: arith.maxsi
+// CHECK: arith.divf
+func.func @avg_pool(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32> {
+  %0 = aten.avg_pool %x {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>,
+      padding = array<i64: 1, 1>, count_include_pad = false, divisor_override = 0 : i64}
+      : (tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xf32>
+  return %0 : tensor<1x3x4x4xf32>
+}
+
+// -----
+
+// divisor_override divides by a constant.
+// CHECK-LABEL: func @avg_pool_divisor
+// CHECK: %[[D:.+]] = arith.constant 3.000000e+00 : f32
+// CHECK: arith.divf %{{.+}}, %[[D]]
+func.func @avg_pool_divisor(%x: tensor<3x8x8xf32>) -> tensor<3x4x4xf32> {
+  %0 = aten.avg_pool %x {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>,
+      padding = array<i64: 0, 0>, count_include_pad = true, divisor_override = 3 : i64}
+      : (tensor<3x8x8xf32>) -> tensor<3x4x4xf32>
+  return %0 : tensor<3x4x4xf32>
+}
