@@ -1,0 +1,157 @@
+"""Elementwise binary ops: arithmetic, pow, remainder, minimum/maximum, clamp,
+broadcasting and PyTorch's type promotion."""
+
+import torch
+
+from tests.registry.registry import (DTYPE_NAMES, positive, rand, randint, randn,
+                                     register)
+
+FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+INTS = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+
+
+def _int_spec(dt, *shape, nonzero=False, low=None):
+    lo = (0 if dt == torch.uint8 else -20) if low is None else low
+    return randint(lo, 20, *shape, dtype=dt, nonzero=nonzero)
+
+
+ARITH = {
+    "add": lambda a, b: a + b,
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "maximum": torch.maximum,
+    "minimum": torch.minimum,
+}
+for op, fn in ARITH.items():
+    for dt in FLOATS:
+        register(f"{op}_{DTYPE_NAMES[dt]}", fn, randn(3, 4, dtype=dt), randn(3, 4, dtype=dt))
+    for dt in INTS:
+        register(f"{op}_{DTYPE_NAMES[dt]}", fn, _int_spec(dt, 3, 4), _int_spec(dt, 3, 4))
+register("add_alpha_f32", lambda a, b: torch.add(a, b, alpha=2.5), randn(3, 4), randn(3, 4))
+register("sub_alpha_i32", lambda a, b: torch.sub(a, b, alpha=3),
+         randint(-9, 9, 3, 4, dtype=torch.int32), randint(-9, 9, 3, 4, dtype=torch.int32))
+register("add_bool", lambda a, b: a + b, randint(0, 2, 3, 4, dtype=torch.bool),
+         randint(0, 2, 3, 4, dtype=torch.bool))
+register("mul_bool", lambda a, b: a * b, randint(0, 2, 3, 4, dtype=torch.bool),
+         randint(0, 2, 3, 4, dtype=torch.bool))
+
+# Division: true division of floats and ints, trunc and floor rounding.
+for dt in FLOATS:
+    n = DTYPE_NAMES[dt]
+    register(f"div_{n}", lambda a, b: a / b, randn(3, 4, dtype=dt), positive(3, 4, dtype=dt))
+    register(f"div_floor_{n}", lambda a, b: torch.div(a, b, rounding_mode="floor"),
+             randn(3, 4, dtype=dt, scale=5.0), positive(3, 4, dtype=dt))
+register("div_trunc_f32", lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+         randn(3, 4, scale=5.0), randn(3, 4))
+for dt in (torch.int32, torch.int64, torch.int8):
+    n = DTYPE_NAMES[dt]
+    register(f"div_true_{n}", lambda a, b: a / b, _int_spec(dt, 3, 4),
+             _int_spec(dt, 3, 4, nonzero=True))
+    register(f"div_trunc_{n}", lambda a, b: torch.div(a, b, rounding_mode="trunc"),
+             _int_spec(dt, 3, 4), _int_spec(dt, 3, 4, nonzero=True))
+    register(f"div_floor_{n}", lambda a, b: torch.div(a, b, rounding_mode="floor"),
+             _int_spec(dt, 3, 4), _int_spec(dt, 3, 4, nonzero=True))
+register("floor_divide_i64", torch.floor_divide, randint(-30, 30, 4, 5),
+         randint(-7, 7, 4, 5, nonzero=True))
+
+# Remainder and fmod (sign follows the divisor / the dividend).
+for dt in (torch.float32, torch.float64):
+    n = DTYPE_NAMES[dt]
+    register(f"remainder_{n}", torch.remainder, randn(3, 4, dtype=dt, scale=5.0),
+             positive(3, 4, dtype=dt))
+    register(f"remainder_negdiv_{n}", lambda a, b: torch.remainder(a, -b),
+             randn(3, 4, dtype=dt, scale=5.0), positive(3, 4, dtype=dt))
+for dt in (torch.int32, torch.int64, torch.int16):
+    register(f"remainder_{DTYPE_NAMES[dt]}", torch.remainder, _int_spec(dt, 3, 4),
+             _int_spec(dt, 3, 4, nonzero=True))
+register("remainder_scalar_f32", lambda a: torch.remainder(a, 1.5), randn(3, 4, scale=5.0))
+register("remainder_scalar_i64", lambda a: torch.remainder(a, 3), randint(-20, 20, 3, 4))
+register("fmod_f32", torch.fmod, randn(3, 4, scale=5.0), positive(3, 4))
+register("fmod_i32", torch.fmod, randint(-20, 20, 3, 4, dtype=torch.int32),
+         randint(1, 7, 3, 4, dtype=torch.int32))
+
+# Powers.
+for dt in FLOATS:
+    n = DTYPE_NAMES[dt]
+    register(f"pow_tensor_{n}", torch.pow, positive(3, 4, dtype=dt), randn(3, 4, dtype=dt))
+    register(f"pow_scalar2_{n}", lambda a: torch.pow(a, 2), randn(3, 4, dtype=dt))
+register("pow_scalar_half_f32", lambda a: a ** 0.5, positive(3, 4))
+register("pow_scalar_neg_f32", lambda a: a ** -1.5, positive(3, 4))
+register("pow_scalar3_f32", lambda a: a ** 3, randn(3, 4))
+register("pow_scalar_base_f32", lambda a: torch.pow(2.0, a), randn(3, 4))
+register("pow_int_exp_i64", lambda a: a ** 2, randint(-10, 10, 3, 4))
+register("pow_tensor_i32", torch.pow, randint(-4, 4, 3, 4, dtype=torch.int32),
+         randint(0, 4, 3, 4, dtype=torch.int32))
+register("square_f32", torch.square, randn(3, 4))
+
+# Clamp with scalar and tensor bounds.
+for dt in FLOATS:
+    n = DTYPE_NAMES[dt]
+    register(f"clamp_{n}", lambda a: torch.clamp(a, -0.5, 0.75), randn(3, 4, dtype=dt))
+register("clamp_min_f32", lambda a: torch.clamp(a, min=0.1), randn(3, 4))
+register("clamp_max_f32", lambda a: torch.clamp(a, max=-0.1), randn(3, 4))
+register("clamp_tensor_f32", lambda a, lo, hi: torch.clamp(a, lo, hi), randn(3, 4),
+         rand(3, 4, low=-1.0, high=0.0), rand(4, low=0.0, high=1.0))
+register("clamp_min_tensor_f32", torch.clamp_min, randn(3, 4), randn(1, 4))
+for dt in (torch.int32, torch.int64, torch.uint8, torch.int8):
+    register(f"clamp_{DTYPE_NAMES[dt]}", lambda a: torch.clamp(a, 3, 12), _int_spec(dt, 3, 4))
+register("clamp_int_float_bound_i64", lambda a: torch.clamp(a, 0.5, 5.5), randint(-5, 10, 3, 4))
+
+# Broadcasting shapes.
+BCAST = {
+    "row": ((3, 4), (4,)),
+    "col": ((3, 4), (3, 1)),
+    "outer": ((3, 1), (1, 4)),
+    "rank3": ((2, 3, 4), (3, 1)),
+    "rank4": ((2, 1, 4, 1), (3, 1, 5)),
+    "scalar_tensor": ((3, 4), ()),
+    "leading_ones": ((1, 1, 5), (2, 3, 5)),
+}
+for label, (sa, sb) in BCAST.items():
+    register(f"add_bcast_{label}_f32", lambda a, b: a + b, randn(*sa), randn(*sb))
+    register(f"mul_bcast_{label}_f32", lambda a, b: a * b, randn(*sa), randn(*sb))
+register("sub_bcast_rank4_i32", lambda a, b: a - b, randint(-9, 9, 2, 1, 4, 1, dtype=torch.int32),
+         randint(-9, 9, 3, 1, 5, dtype=torch.int32))
+register("div_bcast_col_f64", lambda a, b: a / b, randn(3, 4, dtype=torch.float64),
+         positive(3, 1, dtype=torch.float64))
+register("maximum_bcast_outer_f32", torch.maximum, randn(3, 1), randn(1, 4))
+register("add_scalar_f32", lambda a: a + 1.5, randn(3, 4))
+register("mul_scalar_f16", lambda a: a * 0.3, randn(3, 4, dtype=torch.float16))
+register("rsub_scalar_f32", lambda a: 2.0 - a, randn(3, 4))
+register("rdiv_scalar_f32", lambda a: 1.0 / a, positive(3, 4))
+register("add_scalar_i8", lambda a: a + 3, randint(-50, 50, 3, 4, dtype=torch.int8))
+
+# Type promotion: category and width as PyTorch computes result_type.
+PROMOTION = [
+    ("i32_f32", randint(-9, 9, 3, 4, dtype=torch.int32), randn(3, 4)),
+    ("i64_f16", randint(-9, 9, 3, 4), randn(3, 4, dtype=torch.float16)),
+    ("u8_i8", randint(0, 100, 3, 4, dtype=torch.uint8), randint(-50, 50, 3, 4, dtype=torch.int8)),
+    ("i8_i32", randint(-50, 50, 3, 4, dtype=torch.int8), randint(-9, 9, 3, 4, dtype=torch.int32)),
+    ("i16_i64", randint(-50, 50, 3, 4, dtype=torch.int16), randint(-9, 9, 3, 4)),
+    ("bool_i32", randint(0, 2, 3, 4, dtype=torch.bool), randint(-9, 9, 3, 4, dtype=torch.int32)),
+    ("bool_f32", randint(0, 2, 3, 4, dtype=torch.bool), randn(3, 4)),
+    ("f16_f32", randn(3, 4, dtype=torch.float16), randn(3, 4)),
+    ("bf16_f16", randn(3, 4, dtype=torch.bfloat16), randn(3, 4, dtype=torch.float16)),
+    ("f32_f64", randn(3, 4), randn(3, 4, dtype=torch.float64)),
+    ("u8_bool", randint(0, 100, 3, 4, dtype=torch.uint8), randint(0, 2, 3, 4, dtype=torch.bool)),
+    ("f16_0d_f32", randn(3, 4, dtype=torch.float16), randn()),      # 0-d does not widen f16
+    ("i32_0d_f64", randint(-9, 9, 3, 4, dtype=torch.int32),
+     randn(dtype=torch.float64)),                                   # int + 0-d float -> f32
+    ("u8_0d_i64", randint(0, 100, 3, 4, dtype=torch.uint8),
+     randint(0, 100, dtype=torch.int64)),                           # stays u8
+]
+for label, a, b in PROMOTION:
+    register(f"add_promote_{label}", lambda x, y: x + y, a, b)
+    register(f"mul_promote_{label}", lambda x, y: x * y, a, b)
+register("div_promote_i32_i64", lambda a, b: a / b, randint(-9, 9, 3, 4, dtype=torch.int32),
+         randint(1, 9, 3, 4))
+register("mul_promote_i32_float_scalar", lambda a: a * 1.5,
+         randint(-9, 9, 3, 4, dtype=torch.int32))
+register("add_promote_bool_int_scalar", lambda a: a + 2, randint(0, 2, 3, 4, dtype=torch.bool))
+register("add_promote_u8_int_scalar_wrap", lambda a: a + 200,
+         randint(0, 100, 3, 4, dtype=torch.uint8))            # wraps modulo 256 as in eager
+register("add_promote_f16_f64_scalar", lambda a: a + 1e-3, randn(3, 4, dtype=torch.float16))
+register("maximum_promote_i32_f32", torch.maximum, randint(-3, 3, 3, 4, dtype=torch.int32),
+         randn(3, 4))
+register("where_promote_f32_i64", lambda c, a, b: torch.where(c, a, b),
+         randint(0, 2, 3, 4, dtype=torch.bool), randn(3, 4), randint(-5, 5, 3, 4))

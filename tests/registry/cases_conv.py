@@ -1,0 +1,98 @@
+"""Convolutions 1-d/2-d/3-d: stride, padding (incl. 'same'), dilation, groups
+(incl. depthwise), bias, transposed with output_padding; f32 and f64."""
+
+import torch
+import torch.nn as nn
+
+from tests.registry.registry import case, randn
+
+
+class Conv(nn.Module):
+    def __init__(self, dims: int, cin: int, cout: int, k, transposed: bool = False,
+                 dtype: torch.dtype = torch.float32, **kwargs):
+        super().__init__()
+        cls = ({1: nn.ConvTranspose1d, 2: nn.ConvTranspose2d, 3: nn.ConvTranspose3d}
+               if transposed else {1: nn.Conv1d, 2: nn.Conv2d, 3: nn.Conv3d})[dims]
+        self.conv = cls(cin, cout, k, dtype=dtype, **kwargs)
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+CONV = [
+    # name, input shape, dims, cin, cout, kernel, kwargs
+    ("conv1d_basic", (2, 3, 16), 1, 3, 4, 3, {}),
+    ("conv1d_stride2_pad1", (2, 3, 16), 1, 3, 4, 3, dict(stride=2, padding=1)),
+    ("conv1d_dilation2", (1, 2, 20), 1, 2, 3, 3, dict(dilation=2)),
+    ("conv1d_groups2", (2, 4, 12), 1, 4, 6, 3, dict(groups=2)),
+    ("conv1d_depthwise", (2, 4, 12), 1, 4, 4, 5, dict(groups=4, padding=2)),
+    ("conv1d_no_bias", (2, 3, 10), 1, 3, 5, 1, dict(bias=False)),
+    ("conv1d_pad_same", (1, 3, 11), 1, 3, 3, 4, dict(padding="same")),
+    ("conv2d_basic", (2, 3, 8, 8), 2, 3, 4, 3, {}),
+    ("conv2d_1x1", (2, 8, 5, 5), 2, 8, 16, 1, {}),
+    ("conv2d_stride2", (1, 3, 9, 9), 2, 3, 4, 3, dict(stride=2)),
+    ("conv2d_stride_hw", (1, 3, 9, 10), 2, 3, 4, 3, dict(stride=(2, 1), padding=(1, 0))),
+    ("conv2d_pad1", (2, 3, 6, 6), 2, 3, 5, 3, dict(padding=1)),
+    ("conv2d_pad_same", (1, 2, 7, 7), 2, 2, 3, 3, dict(padding="same")),
+    ("conv2d_dilation2", (1, 2, 10, 10), 2, 2, 3, 3, dict(dilation=2, padding=2)),
+    ("conv2d_rect_kernel", (1, 3, 8, 9), 2, 3, 2, (2, 4), {}),
+    ("conv2d_groups2", (2, 4, 6, 6), 2, 4, 6, 3, dict(groups=2, padding=1)),
+    ("conv2d_depthwise", (1, 8, 7, 7), 2, 8, 8, 3, dict(groups=8, padding=1)),
+    ("conv2d_depthwise_mult2", (1, 4, 7, 7), 2, 4, 8, 3, dict(groups=4, stride=2)),
+    ("conv2d_no_bias", (1, 3, 6, 6), 2, 3, 4, 3, dict(bias=False)),
+    ("conv2d_large_channels", (1, 32, 8, 8), 2, 32, 32, 3, dict(padding=1)),
+    ("conv2d_7x7_stride2_pad3", (1, 3, 32, 32), 2, 3, 8, 7, dict(stride=2, padding=3)),
+    ("conv2d_all_attrs", (2, 4, 11, 11), 2, 4, 6, 3,
+     dict(stride=2, padding=2, dilation=2, groups=2)),
+    ("conv2d_pad_reflect", (1, 2, 6, 6), 2, 2, 3, 3, dict(padding=1, padding_mode="reflect")),
+    ("conv3d_basic", (1, 2, 5, 6, 6), 3, 2, 3, 3, {}),
+    ("conv3d_stride_pad", (1, 2, 6, 6, 6), 3, 2, 4, 3, dict(stride=2, padding=1)),
+    ("conv3d_groups", (1, 4, 4, 5, 5), 3, 4, 4, (1, 3, 3), dict(groups=2)),
+    ("conv3d_dilation", (1, 1, 7, 7, 7), 3, 1, 2, 2, dict(dilation=2)),
+]
+for name, shape, dims, cin, cout, k, kwargs in CONV:
+    case(f"{name}_f32", randn(*shape), dims=dims, cin=cin, cout=cout, k=k, **kwargs)(Conv)
+case("conv2d_f64", randn(2, 3, 8, 8, dtype=torch.float64), dims=2, cin=3, cout=4, k=3,
+     padding=1, dtype=torch.float64)(Conv)
+case("conv1d_f64", randn(2, 3, 12, dtype=torch.float64), dims=1, cin=3, cout=2, k=3,
+     stride=2, dtype=torch.float64)(Conv)
+case("conv2d_f16", randn(1, 3, 6, 6, dtype=torch.float16), dims=2, cin=3, cout=4, k=3,
+     dtype=torch.float16)(Conv)
+case("conv2d_bf16", randn(1, 3, 6, 6, dtype=torch.bfloat16), dims=2, cin=3, cout=4, k=3,
+     dtype=torch.bfloat16)(Conv)
+
+TRANSPOSED = [
+    ("conv_transpose1d_basic", (2, 3, 8), 1, 3, 4, 3, {}),
+    ("conv_transpose1d_stride2", (1, 3, 8), 1, 3, 2, 4, dict(stride=2, padding=1)),
+    ("conv_transpose1d_outpad", (1, 2, 7), 1, 2, 3, 3,
+     dict(stride=2, padding=1, output_padding=1)),
+    ("conv_transpose2d_basic", (1, 4, 5, 5), 2, 4, 3, 3, {}),
+    ("conv_transpose2d_stride2", (2, 4, 5, 5), 2, 4, 2, 2, dict(stride=2)),
+    ("conv_transpose2d_pad_outpad", (1, 3, 4, 4), 2, 3, 3, 3,
+     dict(stride=2, padding=1, output_padding=1)),
+    ("conv_transpose2d_groups", (1, 4, 5, 5), 2, 4, 6, 3, dict(groups=2)),
+    ("conv_transpose2d_dilation", (1, 2, 4, 4), 2, 2, 2, 3, dict(dilation=2)),
+    ("conv_transpose2d_no_bias", (1, 3, 4, 4), 2, 3, 2, 3, dict(bias=False, stride=(1, 2))),
+    ("conv_transpose3d_basic", (1, 2, 3, 4, 4), 3, 2, 2, 3, dict(stride=2, padding=1)),
+]
+for name, shape, dims, cin, cout, k, kwargs in TRANSPOSED:
+    case(f"{name}_f32", randn(*shape), dims=dims, cin=cin, cout=cout, k=k, transposed=True,
+         **kwargs)(Conv)
+
+
+@case("conv_relu_conv_f32", randn(1, 3, 10, 10))
+class ConvStack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = nn.BatchNorm2d(8)
+        self.c2 = nn.Conv2d(8, 4, 3, stride=2)
+
+    def forward(self, x):
+        return self.c2(torch.relu(self.bn(self.c1(x))))
+
+
+@case("conv_functional_weight_input_f32", randn(1, 3, 6, 6), randn(4, 3, 3, 3))
+class ConvFunctional(nn.Module):
+    def forward(self, x, w):
+        return torch.nn.functional.conv2d(x, w, stride=1, padding=1)

@@ -1,0 +1,115 @@
+"""Embedding and the index families: index, index_select, gather, scatter,
+index_put (with and without accumulate), index_add."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from tests.registry.registry import DTYPE_NAMES, case, const, randbool, randint, randn, register
+
+
+@case("embedding_f32", randint(0, 10, 2, 5), num=10, dim=4)
+@case("embedding_1d_f32", randint(0, 20, 7), num=20, dim=8)
+@case("embedding_3d_idx_f32", randint(0, 6, 2, 3, 2), num=6, dim=3)
+@case("embedding_i32_idx_f32", randint(0, 10, 4, dtype=torch.int32), num=10, dim=5)
+class Embedding(nn.Module):
+    def __init__(self, num: int, dim: int):
+        super().__init__()
+        self.emb = nn.Embedding(num, dim)
+
+    def forward(self, idx):
+        return self.emb(idx)
+
+
+@case("embedding_padding_idx_f32", randint(0, 8, 3, 4))
+class EmbeddingPadding(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(8, 4, padding_idx=0)
+
+    def forward(self, idx):
+        return self.emb(idx)
+
+
+register("embedding_functional_weight_input_f64", lambda idx, w: F.embedding(idx, w),
+         randint(0, 5, 3, 2), randn(5, 3, dtype=torch.float64))
+
+# index_select
+register("index_select_d0_f32", lambda x, i: torch.index_select(x, 0, i), randn(5, 4),
+         randint(0, 5, 3))
+register("index_select_d1_f32", lambda x, i: torch.index_select(x, 1, i), randn(3, 6),
+         randint(0, 6, 8))
+register("index_select_dlast_i32", lambda x, i: x.index_select(-1, i),
+         randint(0, 99, 2, 3, 4, dtype=torch.int32), randint(0, 4, 2))
+register("index_select_i32_index_f16", lambda x, i: x.index_select(0, i),
+         randn(4, 3, dtype=torch.float16), randint(0, 4, 5, dtype=torch.int32))
+
+# advanced indexing (aten.index.Tensor)
+register("index_tensor_d0_f32", lambda x, i: x[i], randn(5, 4), randint(0, 5, 3))
+register("index_tensor_2d_idx_f32", lambda x, i: x[i], randn(5, 4), randint(0, 5, 2, 3))
+register("index_tensor_d1_f32", lambda x, i: x[:, i], randn(3, 6), randint(0, 6, 4))
+register("index_tensor_two_f32", lambda x, i, j: x[i, j], randn(5, 6), randint(0, 5, 4),
+         randint(0, 6, 4))
+register("index_tensor_bcast_f32", lambda x, i, j: x[i, j], randn(5, 6), randint(0, 5, 3, 1),
+         randint(0, 6, 1, 4))
+register("index_tensor_neg_f32", lambda x, i: x[i], randn(5, 4), randint(-5, 0, 3))
+register("index_tensor_i64", lambda x, i: x[i], randint(0, 99, 5, 4), randint(0, 5, 3))
+register("index_const_idx_f32", lambda x: x[torch.tensor([2, 0, 1])], randn(4, 3))
+register("index_mask_via_where_f32", lambda x, m: torch.where(m, x, 0).sum(0), randn(4, 3),
+         randbool(4, 3))
+
+# gather
+register("gather_d0_f32", lambda x, i: torch.gather(x, 0, i), randn(4, 5), randint(0, 4, 3, 5))
+register("gather_d1_f32", lambda x, i: torch.gather(x, 1, i), randn(4, 5), randint(0, 5, 4, 2))
+register("gather_dlast_3d_f32", lambda x, i: x.gather(-1, i), randn(2, 3, 6),
+         randint(0, 6, 2, 3, 4))
+register("gather_i32", lambda x, i: x.gather(1, i), randint(0, 99, 3, 4, dtype=torch.int32),
+         randint(0, 4, 3, 4))
+register("gather_smaller_f32", lambda x, i: x.gather(1, i), randn(4, 6), randint(0, 6, 2, 3))
+register("take_along_dim_f32", lambda x: torch.take_along_dim(x, x.argsort(1), 1),
+         randn(3, 5))
+
+# scatter family
+register("scatter_src_d0_f32", lambda x, i, s: x.scatter(0, i, s), randn(4, 5),
+         const(torch.tensor([[0, 1, 2, 3, 0], [3, 2, 1, 0, 1]])), randn(2, 5))
+register("scatter_src_d1_f32", lambda x, i, s: torch.scatter(x, 1, i, s), randn(3, 6),
+         const(torch.tensor([[5, 0], [1, 2], [4, 3]])), randn(3, 2))
+register("scatter_value_f32", lambda x, i: x.scatter(1, i, 2.5), randn(3, 6),
+         const(torch.tensor([[5, 0], [1, 2], [4, 3]])))
+register("scatter_add_f32", lambda x, i, s: x.scatter_add(1, i, s), randn(3, 6),
+         randint(0, 6, 3, 4), randn(3, 4))
+register("scatter_add_d0_i64", lambda x, i, s: x.scatter_add(0, i, s), randint(0, 9, 4, 3),
+         randint(0, 4, 6, 3), randint(0, 9, 6, 3))
+register("scatter_reduce_sum_f32", lambda x, i, s: x.scatter_reduce(1, i, s, "sum"),
+         randn(3, 5), randint(0, 5, 3, 4), randn(3, 4))
+register("scatter_reduce_amax_f32",
+         lambda x, i, s: x.scatter_reduce(1, i, s, "amax", include_self=False),
+         randn(3, 5), randint(0, 5, 3, 4), randn(3, 4))
+register("one_hot_i64", lambda i: F.one_hot(i, 6), randint(0, 6, 2, 4))
+
+# index_put (x[idx] = v) with and without accumulate, index_add
+register("index_put_f32", lambda x, i, v: torch.index_put(x, (i,), v),
+         randn(5, 3), const(torch.tensor([4, 0, 2])), randn(3, 3))
+register("index_put_bcast_value_f32", lambda x, i, v: x.index_put((i,), v),
+         randn(5, 3), const(torch.tensor([1, 3])), randn(3))
+register("index_put_two_idx_f32", lambda x, i, j, v: x.index_put((i, j), v),
+         randn(4, 5), const(torch.tensor([0, 3, 1])), const(torch.tensor([4, 0, 2])), randn(3))
+register("index_put_accumulate_f32", lambda x, i, v: x.index_put((i,), v, accumulate=True),
+         randn(5, 3), randint(0, 5, 6), randn(6, 3))
+register("index_put_accumulate_i32", lambda x, i, v: x.index_put((i,), v, accumulate=True),
+         randint(0, 9, 5, dtype=torch.int32), randint(0, 5, 8),
+         randint(0, 9, 8, dtype=torch.int32))
+register("setitem_tensor_index_f32", lambda x, i: x.clone().index_put_((i,), torch.tensor(0.0)),
+         randn(5, 3), const(torch.tensor([1, 4])))
+register("index_add_f32", lambda x, i, s: x.index_add(0, i, s), randn(5, 3), randint(0, 5, 4),
+         randn(4, 3))
+register("index_add_alpha_f64", lambda x, i, s: x.index_add(1, i, s, alpha=0.5),
+         randn(3, 5, dtype=torch.float64), randint(0, 5, 2), randn(3, 2, dtype=torch.float64))
+register("masked_scatter_like_where_f32", lambda x, m, y: torch.where(m, y, x), randn(3, 4),
+         randbool(3, 4), randn(3, 4))
+for dt in (torch.float16, torch.bfloat16, torch.int8, torch.uint8, torch.bool):
+    n = DTYPE_NAMES[dt]
+    src = randbool(6, 3) if dt == torch.bool else (
+        randn(6, 3, dtype=dt) if dt.is_floating_point else randint(0, 100, 6, 3, dtype=dt))
+    register(f"index_select_{n}", lambda x, i: x.index_select(0, i), src, randint(0, 6, 4))
+    register(f"gather_{n}", lambda x, i: x.gather(1, i), src, randint(0, 3, 6, 2))

@@ -1,0 +1,80 @@
+"""Matrix products: mm, matmul (1-d, 2-d, batched, broadcast), bmm, linear,
+addmm, baddbmm, einsum; float dtypes and integer matmul."""
+
+import torch
+import torch.nn as nn
+
+from tests.registry.registry import DTYPE_NAMES, case, randint, randn, register
+
+FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+for dt in FLOATS:
+    n = DTYPE_NAMES[dt]
+    register(f"mm_{n}", torch.mm, randn(5, 8, dtype=dt), randn(8, 6, dtype=dt))
+    register(f"bmm_{n}", torch.bmm, randn(3, 4, 8, dtype=dt), randn(3, 8, 5, dtype=dt))
+    register(f"matmul_batched_bcast_{n}", torch.matmul, randn(2, 1, 4, 8, dtype=dt),
+             randn(3, 8, 5, dtype=dt))
+register("mm_odd_sizes_f32", torch.mm, randn(13, 17), randn(17, 11))
+register("mm_large_k_f32", torch.mm, randn(8, 512), randn(512, 8))
+register("mm_vector_shapes_f32", torch.mm, randn(1, 16), randn(16, 1))
+register("mm_64_f32", torch.mm, randn(64, 64), randn(64, 64))
+register("matmul_1d_1d_f32", torch.matmul, randn(7), randn(7))
+register("matmul_1d_2d_f32", torch.matmul, randn(7), randn(7, 3))
+register("matmul_2d_1d_f32", torch.matmul, randn(4, 7), randn(7))
+register("matmul_3d_2d_f32", torch.matmul, randn(2, 4, 7), randn(7, 3))
+register("matmul_2d_3d_f32", torch.matmul, randn(4, 7), randn(2, 7, 3))
+register("matmul_4d_f32", torch.matmul, randn(2, 3, 4, 5), randn(2, 3, 5, 6))
+register("matmul_3d_1d_f32", torch.matmul, randn(2, 4, 7), randn(7))
+register("matmul_operator_f32", lambda a, b: a @ b.transpose(-1, -2), randn(2, 5, 4),
+         randn(2, 3, 4))
+register("mv_f32", torch.mv, randn(5, 4), randn(4))
+register("dot_f32", torch.dot, randn(9), randn(9))
+register("outer_f32", torch.outer, randn(4), randn(5))
+register("addmm_f32", torch.addmm, randn(6), randn(4, 5), randn(5, 6))
+register("addmm_beta_alpha_f32", lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=2.0),
+         randn(4, 6), randn(4, 5), randn(5, 6))
+register("baddbmm_f32", torch.baddbmm, randn(2, 3, 4), randn(2, 3, 5), randn(2, 5, 4))
+register("einsum_bij_bjk_f32", lambda a, b: torch.einsum("bij,bjk->bik", a, b),
+         randn(2, 3, 4), randn(2, 4, 5))
+register("einsum_attention_f32", lambda q, k: torch.einsum("bhqd,bhkd->bhqk", q, k),
+         randn(1, 2, 3, 4), randn(1, 2, 5, 4))
+register("matmul_promote_f32_f64", lambda a, b: a.double() @ b, randn(3, 4),
+         randn(4, 2, dtype=torch.float64))
+for dt in (torch.int32, torch.int64):
+    n = DTYPE_NAMES[dt]
+    register(f"mm_{n}", torch.mm, randint(-5, 5, 4, 6, dtype=dt), randint(-5, 5, 6, 3, dtype=dt))
+    register(f"bmm_{n}", torch.bmm, randint(-5, 5, 2, 4, 6, dtype=dt),
+             randint(-5, 5, 2, 6, 3, dtype=dt))
+
+
+@case("linear_f32", randn(4, 16), d_in=16, d_out=8)
+@case("linear_no_bias_f32", randn(4, 16), d_in=16, d_out=8, bias=False)
+@case("linear_3d_input_f32", randn(2, 5, 16), d_in=16, d_out=12)
+@case("linear_4d_input_f32", randn(2, 3, 5, 8), d_in=8, d_out=4)
+@case("linear_1d_input_f32", randn(16), d_in=16, d_out=3)
+@case("linear_wide_f32", randn(3, 100), d_in=100, d_out=130)
+@case("linear_f64", randn(4, 16, dtype=torch.float64), d_in=16, d_out=8,
+      dtype=torch.float64)
+@case("linear_f16", randn(4, 16, dtype=torch.float16), d_in=16, d_out=8,
+      dtype=torch.float16)
+@case("linear_bf16", randn(4, 16, dtype=torch.bfloat16), d_in=16, d_out=8,
+      dtype=torch.bfloat16)
+class Linear(nn.Module):
+    def __init__(self, d_in: int, d_out: int, bias: bool = True,
+                 dtype: torch.dtype = torch.float32):
+        super().__init__()
+        self.fc = nn.Linear(d_in, d_out, bias=bias, dtype=dtype)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+@case("bilinear_style_two_linears_f32", randn(3, 6), randn(3, 5))
+class TwoLinears(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(6, 4)
+        self.b = nn.Linear(5, 4)
+
+    def forward(self, x, y):
+        return torch.tanh(self.a(x)) * self.b(y)

@@ -1,0 +1,150 @@
+"""Neural-network building blocks: softmax, log_softmax, layer/batch/group/
+instance norm, activations, dropout in eval, attention."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from tests.registry.registry import DTYPE_NAMES, case, randint, randn, register
+
+FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+for dt in FLOATS:
+    n = DTYPE_NAMES[dt]
+    register(f"softmax_dlast_{n}", lambda x: torch.softmax(x, -1), randn(3, 8, dtype=dt, scale=3))
+    register(f"log_softmax_dlast_{n}", lambda x: torch.log_softmax(x, -1),
+             randn(3, 8, dtype=dt, scale=3))
+    register(f"gelu_{n}", F.gelu, randn(3, 8, dtype=dt, scale=2))
+    register(f"gelu_tanh_{n}", lambda x: F.gelu(x, approximate="tanh"),
+             randn(3, 8, dtype=dt, scale=2))
+for dim in (0, 1):
+    register(f"softmax_d{dim}_f32", lambda x, d=dim: torch.softmax(x, d), randn(4, 5, 6))
+    register(f"log_softmax_d{dim}_f32", lambda x, d=dim: F.log_softmax(x, d), randn(4, 5, 6))
+register("softmax_large_values_f32", lambda x: torch.softmax(x, -1), randn(4, 16, scale=50.0))
+register("softmax_long_row_f32", lambda x: torch.softmax(x, -1), randn(2, 1000))
+register("softmax_dtype_f32_from_f16", lambda x: torch.softmax(x, -1, dtype=torch.float32),
+         randn(3, 8, dtype=torch.float16))
+register("log_softmax_large_values_f32", lambda x: F.log_softmax(x, 1), randn(4, 16, scale=50.0))
+register("softmin_f32", lambda x: F.softmin(x, -1), randn(3, 7))
+
+
+@case("layer_norm_f32", randn(4, 16), shape=(16,))
+@case("layer_norm_3d_f32", randn(2, 5, 32), shape=(32,))
+@case("layer_norm_two_dims_f32", randn(2, 5, 6), shape=(5, 6))
+@case("layer_norm_no_affine_f32", randn(3, 10), shape=(10,), affine=False)
+@case("layer_norm_eps_f32", randn(3, 10, scale=1e-2), shape=(10,), eps=1e-2)
+@case("layer_norm_f64", randn(4, 16, dtype=torch.float64), shape=(16,), dtype=torch.float64)
+@case("layer_norm_f16", randn(4, 16, dtype=torch.float16), shape=(16,), dtype=torch.float16)
+@case("layer_norm_bf16", randn(4, 16, dtype=torch.bfloat16), shape=(16,), dtype=torch.bfloat16)
+class LayerNorm(nn.Module):
+    def __init__(self, shape, affine: bool = True, eps: float = 1e-5,
+                 dtype: torch.dtype = torch.float32):
+        super().__init__()
+        self.ln = nn.LayerNorm(shape, eps=eps, elementwise_affine=affine, dtype=dtype)
+        if affine:  # non-trivial affine parameters
+            with torch.no_grad():
+                self.ln.weight.copy_(torch.randn(self.ln.weight.shape))
+                self.ln.bias.copy_(torch.randn(self.ln.bias.shape))
+
+    def forward(self, x):
+        return self.ln(x)
+
+
+def _randomize_bn(bn: nn.Module) -> None:
+    with torch.no_grad():
+        bn.running_mean.copy_(torch.randn(bn.running_mean.shape))
+        bn.running_var.copy_(torch.rand(bn.running_var.shape) + 0.5)
+        if bn.weight is not None:
+            bn.weight.copy_(torch.randn(bn.weight.shape))
+            bn.bias.copy_(torch.randn(bn.bias.shape))
+
+
+@case("batch_norm_1d_f32", randn(4, 6), kind=1, channels=6)
+@case("batch_norm_1d_seq_f32", randn(4, 6, 10), kind=1, channels=6)
+@case("batch_norm_2d_f32", randn(2, 3, 5, 5), kind=2, channels=3)
+@case("batch_norm_3d_f32", randn(2, 3, 2, 4, 4), kind=3, channels=3)
+@case("batch_norm_2d_no_affine_f32", randn(2, 4, 3, 3), kind=2, channels=4, affine=False)
+@case("batch_norm_2d_f64", randn(2, 3, 5, 5, dtype=torch.float64), kind=2, channels=3,
+      dtype=torch.float64)
+class BatchNormEval(nn.Module):
+    """Inference batch norm: running statistics (randomised, not 0/1)."""
+
+    def __init__(self, kind: int, channels: int, affine: bool = True,
+                 dtype: torch.dtype = torch.float32):
+        super().__init__()
+        cls = {1: nn.BatchNorm1d, 2: nn.BatchNorm2d, 3: nn.BatchNorm3d}[kind]
+        self.bn = cls(channels, affine=affine, dtype=dtype)
+        _randomize_bn(self.bn)
+
+    def forward(self, x):
+        return self.bn(x)
+
+
+register("batch_norm_training_stats_f32",
+         lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+         randn(4, 3, 5, 5), randn(3), randn(3))
+register("batch_norm_training_stats_1d_f32",
+         lambda x: F.batch_norm(x, None, None, training=True, eps=1e-3), randn(8, 5))
+
+
+@case("group_norm_f32", randn(2, 6, 4, 4), groups=3, channels=6)
+@case("group_norm_one_group_f32", randn(2, 4, 5), groups=1, channels=4)
+@case("group_norm_per_channel_f32", randn(2, 4, 3, 3), groups=4, channels=4)
+@case("group_norm_3d_f32", randn(1, 8, 2, 3, 3), groups=2, channels=8)
+class GroupNorm(nn.Module):
+    def __init__(self, groups: int, channels: int):
+        super().__init__()
+        self.gn = nn.GroupNorm(groups, channels)
+        with torch.no_grad():
+            self.gn.weight.copy_(torch.randn(channels))
+            self.gn.bias.copy_(torch.randn(channels))
+
+    def forward(self, x):
+        return self.gn(x)
+
+
+@case("instance_norm_2d_f32", randn(2, 3, 5, 5), kind=2, affine=True)
+@case("instance_norm_2d_no_affine_f32", randn(2, 3, 4, 6), kind=2, affine=False)
+@case("instance_norm_1d_f32", randn(2, 4, 9), kind=1, affine=True)
+class InstanceNorm(nn.Module):
+    def __init__(self, kind: int, affine: bool):
+        super().__init__()
+        cls = {1: nn.InstanceNorm1d, 2: nn.InstanceNorm2d}[kind]
+        channels = 4 if kind == 1 else 3
+        self.norm = cls(channels, affine=affine)
+        if affine:
+            with torch.no_grad():
+                self.norm.weight.copy_(torch.randn(channels))
+                self.norm.bias.copy_(torch.randn(channels))
+
+    def forward(self, x):
+        return self.norm(x)
+
+
+register("rms_norm_written_out_f32",
+         lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w,
+         randn(2, 4, 16), randn(16))
+register("normalize_l2_f32", lambda x: F.normalize(x, dim=-1), randn(3, 8))
+register("dropout_eval_f32", lambda x: F.dropout(x, 0.5, training=False), randn(3, 8))
+register("sdpa_f32", lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+         randn(1, 2, 5, 8), randn(1, 2, 5, 8), randn(1, 2, 5, 8))
+register("sdpa_causal_f32", lambda q, k, v: F.scaled_dot_product_attention(q, k, v,
+                                                                           is_causal=True),
+         randn(2, 2, 6, 4), randn(2, 2, 6, 4), randn(2, 2, 6, 4))
+register("cross_entropy_f32", lambda x, t: F.cross_entropy(x, t), randn(4, 5),
+         randint(0, 5, 4))
+register("mse_loss_f32", F.mse_loss, randn(4, 5), randn(4, 5))
+register("glu_f32", lambda x: F.glu(x, -1), randn(3, 8))
+register("prelu_f32", lambda x, w: F.prelu(x, w), randn(2, 3, 4), randn(3))
+register("threshold_f32", lambda x: F.threshold(x, 0.2, -1.0), randn(3, 8))
+register("logsigmoid_f32", F.logsigmoid, randn(3, 8, scale=3.0))
+
+
+@case("mha_module_f32", randn(2, 5, 16))
+class MultiheadSelfAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(16, 4, batch_first=True)
+
+    def forward(self, x):
+        return self.mha(x, x, x, need_weights=False)[0]

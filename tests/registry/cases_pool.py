@@ -1,0 +1,55 @@
+"""Pooling: max, avg (count_include_pad, ceil_mode, divisor_override),
+adaptive avg/max, 1-d/2-d/3-d."""
+
+import torch
+import torch.nn.functional as F
+
+from tests.registry.registry import randn, randperm_values, register
+
+register("max_pool2d_k2_f32", lambda x: F.max_pool2d(x, 2), randn(2, 3, 8, 8))
+register("max_pool2d_k3_s2_p1_f32", lambda x: F.max_pool2d(x, 3, 2, 1), randn(1, 4, 9, 9))
+register("max_pool2d_ceil_f32", lambda x: F.max_pool2d(x, 2, ceil_mode=True), randn(1, 2, 7, 7))
+register("max_pool2d_dilation_f32", lambda x: F.max_pool2d(x, 2, 1, dilation=2),
+         randn(1, 2, 7, 7))
+register("max_pool2d_rect_f32", lambda x: F.max_pool2d(x, (2, 3), (1, 2)), randn(1, 2, 6, 9))
+register("max_pool2d_neg_inputs_pad_f32", lambda x: F.max_pool2d(x - 10.0, 3, 1, 1),
+         randn(1, 1, 5, 5))
+register("max_pool2d_indices_f32", lambda x: F.max_pool2d(x, 2, return_indices=True),
+         randperm_values(1, 2, 4, 4))
+register("max_pool2d_f64", lambda x: F.max_pool2d(x, 2), randn(1, 2, 6, 6, dtype=torch.float64))
+register("max_pool2d_f16", lambda x: F.max_pool2d(x, 2), randn(1, 2, 6, 6, dtype=torch.float16))
+register("max_pool1d_f32", lambda x: F.max_pool1d(x, 3, 2), randn(2, 3, 11))
+register("max_pool1d_pad_f32", lambda x: F.max_pool1d(x, 2, 2, 1), randn(1, 2, 8))
+register("max_pool3d_f32", lambda x: F.max_pool3d(x, 2), randn(1, 2, 4, 4, 4))
+register("max_pool3d_s1_p1_f32", lambda x: F.max_pool3d(x, 3, 1, 1), randn(1, 1, 4, 5, 5))
+
+register("avg_pool2d_k2_f32", lambda x: F.avg_pool2d(x, 2), randn(2, 3, 8, 8))
+register("avg_pool2d_k3_s2_p1_f32", lambda x: F.avg_pool2d(x, 3, 2, 1), randn(1, 2, 9, 9))
+register("avg_pool2d_exclude_pad_f32",
+         lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False), randn(1, 2, 9, 9))
+register("avg_pool2d_ceil_f32", lambda x: F.avg_pool2d(x, 2, ceil_mode=True), randn(1, 2, 7, 7))
+register("avg_pool2d_divisor_f32", lambda x: F.avg_pool2d(x, 2, divisor_override=3),
+         randn(1, 2, 6, 6))
+register("avg_pool2d_f64", lambda x: F.avg_pool2d(x, 2), randn(1, 2, 6, 6, dtype=torch.float64))
+register("avg_pool1d_f32", lambda x: F.avg_pool1d(x, 3, 2), randn(2, 3, 11))
+register("avg_pool1d_pad_f32", lambda x: F.avg_pool1d(x, 2, 2, 1), randn(1, 2, 8))
+register("avg_pool3d_f32", lambda x: F.avg_pool3d(x, 2), randn(1, 2, 4, 4, 4))
+
+register("adaptive_avg_pool2d_1_f32", lambda x: F.adaptive_avg_pool2d(x, 1), randn(2, 8, 7, 7))
+register("adaptive_avg_pool2d_even_f32", lambda x: F.adaptive_avg_pool2d(x, (2, 3)),
+         randn(1, 3, 8, 9))
+register("adaptive_avg_pool2d_uneven_f32", lambda x: F.adaptive_avg_pool2d(x, 3),
+         randn(1, 2, 7, 8))
+register("adaptive_avg_pool1d_f32", lambda x: F.adaptive_avg_pool1d(x, 4), randn(2, 3, 12))
+register("adaptive_avg_pool3d_1_f32", lambda x: F.adaptive_avg_pool3d(x, 1), randn(1, 2, 3, 4, 4))
+register("adaptive_max_pool2d_1_f32", lambda x: F.adaptive_max_pool2d(x, 1), randn(2, 3, 5, 5))
+register("adaptive_max_pool2d_even_f32", lambda x: F.adaptive_max_pool2d(x, 2),
+         randn(1, 3, 6, 6))
+register("adaptive_max_pool1d_f32", lambda x: F.adaptive_max_pool1d(x, 3), randn(2, 3, 9))
+register("global_mean_pool_f32", lambda x: x.mean((2, 3)), randn(2, 8, 5, 5))
+register("upsample_nearest2d_f32", lambda x: F.interpolate(x, scale_factor=2, mode="nearest"),
+         randn(1, 2, 3, 4))
+register("upsample_bilinear2d_f32",
+         lambda x: F.interpolate(x, size=(6, 8), mode="bilinear", align_corners=False),
+         randn(1, 2, 3, 4))
+register("pixel_shuffle_f32", lambda x: F.pixel_shuffle(x, 2), randn(1, 8, 3, 3))

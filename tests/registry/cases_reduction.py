@@ -1,0 +1,84 @@
+"""Reductions: sum, mean, prod, amax, amin, argmax, argmin, var, std, max/min
+over a dim, all/any; with and without keepdim, over several dims and dtypes."""
+
+import torch
+
+from tests.registry.registry import (DTYPE_NAMES, rand, randbool, randint, randn,
+                                     randperm_values, register)
+
+FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
+
+# (label, dims, keepdim) applied to a [4, 5, 6] input
+DIMS = [("d0", 0, False), ("d1_keep", 1, True), ("dlast", -1, False),
+        ("d02", (0, 2), False), ("d12_keep", (1, 2), True)]
+for label, dim, keep in DIMS:
+    register(f"sum_{label}_f32", lambda x, d=dim, k=keep: torch.sum(x, d, keepdim=k),
+             randn(4, 5, 6))
+    register(f"mean_{label}_f32", lambda x, d=dim, k=keep: torch.mean(x, d, keepdim=k),
+             randn(4, 5, 6))
+    register(f"amax_{label}_f32", lambda x, d=dim, k=keep: torch.amax(x, d, keepdim=k),
+             randn(4, 5, 6))
+    register(f"amin_{label}_f32", lambda x, d=dim, k=keep: torch.amin(x, d, keepdim=k),
+             randn(4, 5, 6))
+    register(f"var_{label}_f32", lambda x, d=dim, k=keep: torch.var(x, d, keepdim=k),
+             randn(4, 5, 6))
+    register(f"std_{label}_f32", lambda x, d=dim, k=keep: torch.std(x, d, keepdim=k),
+             randn(4, 5, 6))
+register("sum_all_f32", torch.sum, randn(4, 5, 6))
+register("mean_all_f32", torch.mean, randn(4, 5, 6))
+register("amax_all_f32", lambda x: torch.amax(x), randn(4, 5, 6))
+register("var_all_f32", torch.var, randn(4, 5, 6))
+register("std_all_f32", torch.std, randn(4, 5, 6))
+register("var_correction0_f32", lambda x: torch.var(x, 1, correction=0), randn(4, 7))
+register("std_unbiased_false_f32", lambda x: torch.std(x, -1, unbiased=False), randn(4, 7))
+register("var_mean_f32", lambda x: torch.var_mean(x, 1, keepdim=True), randn(4, 7))
+register("sum_large_f32", lambda x: x.sum(-1), randn(8, 1000))
+register("mean_large_f32", lambda x: x.mean(0), randn(777, 5))
+
+for dt in FLOATS[1:]:
+    n = DTYPE_NAMES[dt]
+    register(f"sum_d1_{n}", lambda x: x.sum(1), randn(4, 16, dtype=dt))
+    register(f"mean_d1_{n}", lambda x: x.mean(1), randn(4, 16, dtype=dt))
+    register(f"amax_d1_{n}", lambda x: x.amax(1), randn(4, 16, dtype=dt))
+    register(f"var_d1_{n}", lambda x: x.var(1), randn(4, 16, dtype=dt))
+    register(f"prod_d1_{n}", lambda x: x.prod(1), rand(4, 6, dtype=dt, low=0.5, high=1.5))
+for dt in (torch.int32, torch.int64, torch.int8, torch.uint8, torch.int16):
+    n = DTYPE_NAMES[dt]
+    lo = 0 if dt == torch.uint8 else -5
+    register(f"sum_d1_{n}", lambda x: x.sum(1), randint(lo, 5, 4, 6, dtype=dt))  # -> i64
+    register(f"amax_d1_{n}", lambda x: x.amax(1), randint(lo, 50, 4, 6, dtype=dt))
+    register(f"amin_d0_{n}", lambda x: x.amin(0), randint(lo, 50, 4, 6, dtype=dt))
+    register(f"prod_d1_{n}", lambda x: x.prod(1), randint(lo, 4, 4, 5, dtype=dt))
+register("sum_bool", lambda x: x.sum(1), randbool(4, 6))
+register("sum_dtype_f64_from_f32", lambda x: x.sum(1, dtype=torch.float64), randn(4, 6))
+register("sum_dtype_f32_from_i32", lambda x: x.sum(0, dtype=torch.float32),
+         randint(-5, 5, 4, 6, dtype=torch.int32))
+register("mean_dtype_f32_from_f16", lambda x: x.mean(1, dtype=torch.float32),
+         randn(4, 6, dtype=torch.float16))
+register("prod_all_f32", torch.prod, rand(3, 4, low=0.5, high=1.5))
+register("prod_d0_keep_f32", lambda x: x.prod(0, keepdim=True), rand(3, 4, low=0.5, high=1.5))
+
+for label, dim, keep in [("d0", 0, False), ("d1_keep", 1, True), ("dlast", -1, False)]:
+    register(f"argmax_{label}_f32", lambda x, d=dim, k=keep: torch.argmax(x, d, keepdim=k),
+             randperm_values(4, 5, 6))
+    register(f"argmin_{label}_f32", lambda x, d=dim, k=keep: torch.argmin(x, d, keepdim=k),
+             randperm_values(4, 5, 6))
+register("argmax_all_f32", torch.argmax, randperm_values(4, 5))
+register("argmin_all_i64", torch.argmin, randperm_values(4, 5, dtype=torch.int64))
+register("argmax_i32", lambda x: x.argmax(1), randperm_values(4, 9, dtype=torch.int32))
+register("argmax_f16", lambda x: x.argmax(1), randperm_values(4, 9, dtype=torch.float16))
+register("argmax_ties_first_f32", lambda x: x.argmax(1),
+         randint(0, 2, 4, 9, dtype=torch.float32))   # ties: the first index, as eager
+register("max_dim_f32", lambda x: torch.max(x, 1), randperm_values(4, 6))
+register("min_dim_keep_f32", lambda x: torch.min(x, 0, keepdim=True), randperm_values(4, 6))
+register("max_all_f32", torch.max, randn(4, 6))
+register("min_all_i32", torch.min, randint(-50, 50, 4, 6, dtype=torch.int32))
+register("max_dim_i64", lambda x: torch.max(x, -1), randperm_values(3, 7, dtype=torch.int64))
+register("all_d1_bool", lambda x: x.all(1), randint(0, 10, 4, 3, dtype=torch.bool))  # mostly True
+register("any_d1_bool", lambda x: x.any(1), randbool(4, 6))
+register("all_f32", lambda x: torch.all(x > -1.5), randn(4, 6))
+register("any_i32", lambda x: torch.any(x, 0), randint(0, 2, 4, 6, dtype=torch.int32))
+register("logsumexp_f32", lambda x: torch.logsumexp(x, -1), randn(4, 6, scale=3.0))
+register("norm_l2_f32", lambda x: torch.linalg.vector_norm(x, 2, -1), randn(4, 6))
+register("norm_l1_keep_f32", lambda x: torch.linalg.vector_norm(x, 1, 0, keepdim=True),
+         randn(4, 6))

@@ -1,0 +1,43 @@
+"""cumsum / cumprod, topk, sort, argsort (inputs without ties)."""
+
+import torch
+
+from tests.registry.registry import DTYPE_NAMES, rand, randint, randn, randperm_values, register
+
+for dim in (0, 1, -1):
+    register(f"cumsum_d{dim if dim >= 0 else 'last'}_f32", lambda x, d=dim: torch.cumsum(x, d),
+             randn(4, 5, 6))
+for dt in (torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.int64,
+           torch.int8, torch.uint8, torch.bool):
+    n = DTYPE_NAMES[dt]
+    spec = randn(3, 7, dtype=dt) if dt.is_floating_point else randint(0, 5, 3, 7, dtype=dt)
+    register(f"cumsum_{n}", lambda x: torch.cumsum(x, 1), spec)
+register("cumsum_dtype_f64_f32", lambda x: torch.cumsum(x, 0, dtype=torch.float64), randn(5, 3))
+register("cumsum_long_f32", lambda x: torch.cumsum(x, -1), randn(2, 500))
+register("cumsum_1d_i64", lambda x: torch.cumsum(x, 0), randint(-9, 9, 10))
+register("cumprod_f32", lambda x: torch.cumprod(x, 1), rand(3, 6, low=0.5, high=1.5))
+register("cummax_f32", lambda x: torch.cummax(x, 1), randperm_values(3, 6))
+
+for k, largest in ((1, True), (3, True), (3, False), (6, True)):
+    register(f"topk_k{k}_{'largest' if largest else 'smallest'}_f32",
+             lambda x, k=k, l=largest: torch.topk(x, k, largest=l), randperm_values(4, 6))
+register("topk_d0_f32", lambda x: torch.topk(x, 2, dim=0), randperm_values(5, 3))
+register("topk_3d_f32", lambda x: torch.topk(x, 2, dim=1), randperm_values(2, 5, 3))
+register("topk_i64", lambda x: torch.topk(x, 3), randperm_values(3, 8, dtype=torch.int64))
+register("topk_f64", lambda x: torch.topk(x, 2), randperm_values(3, 8, dtype=torch.float64))
+register("topk_values_only_f32", lambda x: torch.topk(x, 2).values * 2, randperm_values(3, 8))
+
+for desc in (False, True):
+    tag = "desc" if desc else "asc"
+    register(f"sort_{tag}_f32", lambda x, d=desc: torch.sort(x, -1, descending=d),
+             randperm_values(4, 7))
+    register(f"sort_d0_{tag}_f32", lambda x, d=desc: torch.sort(x, 0, descending=d),
+             randperm_values(5, 3))
+    register(f"argsort_{tag}_f32", lambda x, d=desc: torch.argsort(x, -1, descending=d),
+             randperm_values(3, 6))
+register("sort_i32", lambda x: torch.sort(x), randperm_values(3, 9, dtype=torch.int32))
+register("sort_f16", lambda x: torch.sort(x), randperm_values(3, 9, dtype=torch.float16))
+register("sort_stable_ties_i64", lambda x: torch.sort(x, stable=True),
+         randint(0, 3, 2, 9))   # stable: equal keys keep their order, as eager
+register("sort_values_1d_f32", lambda x: torch.sort(x).values, randperm_values(20))
+register("msort_f32", torch.msort, randperm_values(6, 2))

@@ -1,0 +1,112 @@
+"""Data movement: slice, select, narrow, cat, stack, split, chunk, views,
+permutes, expand, flip, repeat, pad."""
+
+import torch
+import torch.nn.functional as F
+
+from tests.registry.registry import DTYPE_NAMES, randbool, randint, randn, register
+
+DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8,
+          torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool)
+
+
+def any_dtype(*shape, dtype):
+    if dtype == torch.bool:
+        return randbool(*shape)
+    if dtype.is_floating_point:
+        return randn(*shape, dtype=dtype)
+    return randint(0 if dtype == torch.uint8 else -50, 50, *shape, dtype=dtype)
+
+
+# Every dtype through a few pure data movements (exact results).
+for dt in DTYPES:
+    n = DTYPE_NAMES[dt]
+    register(f"slice_step_{n}", lambda x: x[:, 1:7:2], any_dtype(3, 8, dtype=dt))
+    register(f"cat_d1_{n}", lambda a, b: torch.cat([a, b], 1), any_dtype(2, 3, dtype=dt),
+             any_dtype(2, 5, dtype=dt))
+    register(f"permute_{n}", lambda x: x.permute(2, 0, 1).contiguous(),
+             any_dtype(2, 3, 4, dtype=dt))
+
+# slice / select / narrow
+register("slice_d0_f32", lambda x: x[1:3], randn(5, 4))
+register("slice_neg_f32", lambda x: x[:, -3:-1], randn(5, 6))
+register("slice_end_past_f32", lambda x: x[2:100], randn(5, 4))
+register("slice_step3_d2_f32", lambda x: x[..., ::3], randn(2, 3, 10))
+register("slice_multi_f32", lambda x: x[1:, :2, 1::2], randn(4, 5, 6))
+register("select_d0_f32", lambda x: x[2], randn(5, 4))
+register("select_neg_f32", lambda x: x[:, -1], randn(5, 4))
+register("select_d2_i64", lambda x: x.select(2, 1), randint(0, 9, 2, 3, 4))
+register("narrow_f32", lambda x: torch.narrow(x, 1, 2, 3), randn(4, 6))
+register("narrow_d0_i32", lambda x: x.narrow(0, 1, 2), randint(0, 9, 4, 6, dtype=torch.int32))
+register("select_then_add_f32", lambda x: x[0] + x[-1], randn(3, 5))
+register("slice_scatter_f32", lambda x, y: torch.slice_scatter(x, y, 1, 1, 3), randn(3, 5),
+         randn(3, 2))
+register("select_scatter_f32", lambda x, y: torch.select_scatter(x, y, 0, 1), randn(3, 5),
+         randn(5))
+register("setitem_slice_f32", lambda x: x.clone().index_fill(1, torch.tensor([0, 2]), 0.0),
+         randn(3, 4))
+
+# cat / stack
+register("cat_d0_f32", lambda a, b: torch.cat([a, b]), randn(2, 4), randn(3, 4))
+register("cat_three_f32", lambda a, b, c: torch.cat([a, b, c], -1), randn(2, 1), randn(2, 3),
+         randn(2, 2))
+register("cat_self_f32", lambda a: torch.cat([a, a, a], 1), randn(2, 3))
+register("cat_rank4_d2_f32", lambda a, b: torch.cat([a, b], 2), randn(1, 2, 3, 4),
+         randn(1, 2, 5, 4))
+register("cat_promote_f32_i64", lambda a, b: torch.cat([a, b]), randn(2, 3), randint(0, 5, 2, 3))
+register("stack_d0_f32", lambda a, b: torch.stack([a, b]), randn(3, 4), randn(3, 4))
+register("stack_d1_f32", lambda a, b, c: torch.stack([a, b, c], 1), randn(3, 4), randn(3, 4),
+         randn(3, 4))
+register("stack_dlast_i32", lambda a, b: torch.stack([a, b], -1),
+         randint(0, 9, 3, 4, dtype=torch.int32), randint(0, 9, 3, 4, dtype=torch.int32))
+register("hstack_f32", lambda a, b: torch.hstack([a, b]), randn(3, 2), randn(3, 4))
+
+# split / chunk / unbind
+register("split_equal_f32", lambda x: torch.split(x, 2, 1), randn(3, 6))
+register("split_uneven_f32", lambda x: torch.split(x, 4, 0), randn(10, 3))
+register("split_sizes_f32", lambda x: torch.split(x, [1, 3, 2], -1), randn(2, 6))
+register("chunk_3_f32", lambda x: torch.chunk(x, 3, 1), randn(2, 9))
+register("chunk_uneven_f32", lambda x: torch.chunk(x, 3, 0), randn(7, 2))
+register("chunk_sum_f32", lambda x: sum(torch.chunk(x, 4, -1)), randn(2, 8))
+register("unbind_f32", lambda x: torch.unbind(x, 1), randn(2, 3, 4))
+register("split_i64", lambda x: x.split(1, 0), randint(0, 9, 3, 4))
+
+# views and reshapes
+register("view_f32", lambda x: x.view(6, 4), randn(2, 3, 4))
+register("reshape_infer_f32", lambda x: x.reshape(-1, 8), randn(2, 4, 4))
+register("flatten_f32", lambda x: torch.flatten(x, 1), randn(2, 3, 4, 5))
+register("unflatten_f32", lambda x: x.unflatten(1, (3, 4)), randn(2, 12))
+register("transpose_f32", lambda x: x.transpose(0, 2).contiguous(), randn(2, 3, 4))
+register("t_f32", lambda x: x.t() * 2, randn(3, 5))
+register("mT_f32", lambda x: x.mT + 1, randn(2, 3, 5))
+register("unsqueeze_f32", lambda x: x.unsqueeze(1) + 0, randn(3, 4))
+register("squeeze_dim_f32", lambda x: x.squeeze(1) + 0, randn(3, 1, 4))
+register("squeeze_all_f32", lambda x: x.squeeze() + 0, randn(1, 3, 1, 4))
+register("expand_f32", lambda x: x.expand(3, 4, 5) + 0, randn(4, 1))
+register("expand_as_f32", lambda x, y: x.expand_as(y) * y, randn(1, 5), randn(3, 5))
+register("broadcast_to_i64", lambda x: torch.broadcast_to(x, (2, 3, 4)) + 0, randint(0, 9, 3, 1))
+register("permute_rank4_f32", lambda x: x.permute(0, 2, 3, 1) * 1.0, randn(2, 3, 4, 5))
+register("movedim_f32", lambda x: torch.movedim(x, 0, -1) + 0, randn(2, 3, 4))
+register("view_as_reshape_chain_f32", lambda x: x.view(2, 12).t().reshape(4, 6) + 1,
+         randn(2, 3, 4))
+register("contiguous_after_transpose_f32", lambda x: x.transpose(0, 1).contiguous().view(-1),
+         randn(3, 4))
+
+# flip / roll / repeat / tile / pad / tril / triu
+register("flip_f32", lambda x: torch.flip(x, [1]), randn(3, 4))
+register("flip_two_dims_i32", lambda x: torch.flip(x, [0, 2]),
+         randint(0, 9, 2, 3, 4, dtype=torch.int32))
+register("roll_f32", lambda x: torch.roll(x, 2, 1), randn(3, 5))
+register("repeat_f32", lambda x: x.repeat(2, 3), randn(2, 3))
+register("repeat_new_dim_f32", lambda x: x.repeat(2, 1, 1), randn(2, 3))
+register("tile_i64", lambda x: torch.tile(x, (2,)), randint(0, 9, 3, 4))
+register("repeat_interleave_f32", lambda x: torch.repeat_interleave(x, 2, dim=1), randn(2, 3))
+register("pad_constant_f32", lambda x: F.pad(x, (1, 2)), randn(2, 3))
+register("pad_constant_value_f32", lambda x: F.pad(x, (1, 1, 2, 0), value=-1.5), randn(2, 3, 4))
+register("pad_reflect_f32", lambda x: F.pad(x, (2, 1), mode="reflect"), randn(1, 2, 5))
+register("pad_replicate_f32", lambda x: F.pad(x, (1, 2, 1, 1), mode="replicate"),
+         randn(1, 2, 3, 4))
+register("tril_f32", torch.tril, randn(4, 5))
+register("triu_diag1_f32", lambda x: torch.triu(x, 1), randn(3, 4, 4))
+register("diagonal_f32", lambda x: torch.diagonal(x) + 0, randn(4, 4))
+register("alias_copy_f32", lambda x: torch.ops.aten.alias(x) + 0, randn(2, 3))

@@ -1,0 +1,485 @@
+"""Runs the op-level registry through a real kilnd for one target.
+
+    python -m tests.registry.run --target cpu --start-kilnd
+    python -m tests.registry.run --target riscv64 --address 127.0.0.1:50051 -k conv
+    python -m tests.registry.run --target cpu --start-kilnd --update-xfail
+
+Each case is built (seeded), run eagerly, exported with torch.export and
+decomposed to core ATen here (one case at a time: export is not thread-safe),
+then compiled by kilnd for the target and executed by its agent on a thread
+pool, and every output is compared with eager at the case's tolerances.
+Expected failures are read from ``tests/registry/xfail/<target>.txt``;
+strict: a listed case that passes is an unexpected pass (XPASS). Exit status
+is 1 when any case fails unexpectedly or passes unexpectedly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import concurrent.futures
+import dataclasses
+import fnmatch
+import os
+import pathlib
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import warnings
+from typing import Any, Callable, Iterable, Sequence
+
+import torch
+from torch.utils import _pytree as pytree
+
+import kiln
+from kiln.client import _serialize_exported
+from tests.registry.registry import Case, all_cases, tolerance_for
+
+XFAIL_DIR = pathlib.Path(__file__).resolve().parent / "xfail"
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+PASSED, FAILED, XFAIL, XPASS = "passed", "failed", "xfail", "xpass"
+#: How long a failed case waits to see whether kilnd is exiting.
+CRASH_WAIT_S = 2.0
+
+
+@dataclasses.dataclass
+class Result:
+    case: Case
+    status: str = ""
+    #: "", or where it went wrong: eager, export, serialize (core-ATen
+    #: decomposition and the client's serialiser), compile, run, compare.
+    phase: str = ""
+    error: str = ""
+    seconds: float = 0.0
+    #: kilnd died while this case was in flight: run it again, alone.
+    retry: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+    @property
+    def missing_op(self) -> str:
+        m = re.search(r"unsupported op '([^']+)'", self.error)
+        return m.group(1) if m else ""
+
+
+@dataclasses.dataclass
+class Summary:
+    target: str
+    results: list[Result]
+    stale_xfails: list[str]
+    seconds: float
+
+    def count(self, status: str) -> int:
+        return sum(r.status == status for r in self.results)
+
+    @property
+    def unexpected(self) -> list[Result]:
+        return [r for r in self.results if r.status in (FAILED, XPASS)]
+
+    @property
+    def ok(self) -> bool:
+        return not self.unexpected and not self.stale_xfails
+
+    def line(self) -> str:
+        return (f"{self.target}: {len(self.results)} cases, {self.count(PASSED)} passed, "
+                f"{self.count(XFAIL)} xfail, {self.count(FAILED)} failed, "
+                f"{self.count(XPASS)} xpass")
+
+    def report(self, verbose: bool = False) -> str:
+        out = []
+        for r in sorted(self.unexpected, key=lambda r: r.case.name):
+            if r.status == FAILED:
+                out.append(f"FAILED {r.case.name} [{r.phase}]: {r.error}")
+            else:
+                out.append(f"XPASS  {r.case.name}: passes but is listed in "
+                           f"xfail/{self.target}.txt")
+        for name in self.stale_xfails:
+            out.append(f"STALE  {name}: listed in xfail/{self.target}.txt but no such case")
+        groups: dict[str, list[str]] = collections.defaultdict(list)
+        for r in self.results:
+            if r.status in (XFAIL, FAILED):
+                groups[r.missing_op or f"{r.phase}: {_short(r.error)}"].append(r.case.name)
+        if groups:
+            out.append(f"{self.target}: failing cases (xfail + failed) by missing op or error:")
+            for key, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+                shown = ", ".join(names if verbose else names[:6])
+                more = "" if verbose or len(names) <= 6 else f", ... (+{len(names) - 6})"
+                out.append(f"  {len(names):4d}  {key}: {shown}{more}")
+        out.append(self.line())
+        out.append(f"{self.target}: registry run took {self.seconds:.1f} s")
+        return "\n".join(out)
+
+
+def _short(error: str, n: int = 90) -> str:
+    return error if len(error) <= n else error[:n - 3] + "..."
+
+
+# --- errors -------------------------------------------------------------------
+
+_NOISE = [re.compile(p) for p in (
+    r" \(request [0-9a-f]+\)",           # request ids change on every run
+    r" \(rpc=[^)]*\)",                   # client context: address, rpc, graph
+    r"127\.0\.0\.1:\d+",
+)]
+
+
+def first_line(error: BaseException | str) -> str:
+    """A stable one-line reason: first line, no request ids or addresses."""
+    text = error if isinstance(error, str) else (
+        f"{type(error).__name__}: {error}" if not isinstance(error, kiln.KilnError)
+        else str(error))
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), type(error).__name__)
+    for pattern in _NOISE:
+        line = pattern.sub("", line)
+    return line[:300]
+
+
+# --- xfail tables ---------------------------------------------------------------
+
+def xfail_path(target: str) -> pathlib.Path:
+    return XFAIL_DIR / f"{target}.txt"
+
+
+def read_xfails(target: str) -> dict[str, str]:
+    """Case name → reason from ``xfail/<target>.txt`` (missing file: none)."""
+    path = xfail_path(target)
+    if not path.exists():
+        return {}
+    table = {}
+    for ln in path.read_text().splitlines():
+        body, _, reason = ln.partition("#")
+        name = body.strip()
+        if name:
+            table[name] = reason.strip()
+    return table
+
+
+def write_xfails(target: str, table: dict[str, str]) -> None:
+    lines = [f"# Expected failures of the op registry on target '{target}': one case per",
+             "# line, then '# ' and the first line of its error. Strict: a listed case",
+             "# that passes fails the run. Regenerate with",
+             f"#   python -m tests.registry.run --target {target} --start-kilnd --update-xfail"]
+    width = max((len(n) for n in table), default=0)
+    lines += [f"{name.ljust(width)}  # {table[name]}" for name in sorted(table)]
+    xfail_path(target).parent.mkdir(parents=True, exist_ok=True)
+    xfail_path(target).write_text("\n".join(lines) + "\n")
+
+
+# --- one case -------------------------------------------------------------------
+
+def compare(actual: Any, expected: Any, case: Case) -> None:
+    """Raises AssertionError naming the first output that differs from eager."""
+    got = pytree.tree_leaves(actual)
+    want = pytree.tree_leaves(expected)
+    if len(got) != len(want):
+        raise AssertionError(f"{len(got)} outputs, eager has {len(want)}")
+    for i, (g, w) in enumerate(zip(got, want)):
+        if not isinstance(g, torch.Tensor):
+            raise AssertionError(f"output {i} is a {type(g).__name__}, not a tensor")
+        if g.dtype != w.dtype:
+            raise AssertionError(f"output {i} dtype {g.dtype}, eager {w.dtype}")
+        if tuple(g.shape) != tuple(w.shape):
+            raise AssertionError(f"output {i} shape {list(g.shape)}, eager {list(w.shape)}")
+        rtol, atol = tolerance_for(w.dtype, case.rtol, case.atol)
+        try:
+            torch.testing.assert_close(g, w, rtol=rtol, atol=atol, equal_nan=True)
+        except AssertionError as e:
+            detail = " ".join(ln.strip() for ln in str(e).splitlines()[1:4] if ln.strip())
+            raise AssertionError(f"output {i} ({w.dtype}) differs from eager at "
+                                 f"rtol={rtol} atol={atol}: {detail}") from None
+
+
+@dataclasses.dataclass
+class Prepared:
+    """What the main thread makes for a case before it goes to the pool."""
+
+    result: Result
+    inputs: tuple = ()
+    expected: Any = None
+    serialized: Any = None
+    out_spec: Any = None
+    in_spec: Any = None
+
+
+def prepare(case: Case) -> Prepared:
+    """Eager reference and core-ATen export (main thread only)."""
+    result = Result(case)
+    t0 = time.perf_counter()
+    prepared = Prepared(result)
+    try:
+        result.phase = "eager"
+        module, inputs = case.build()
+        with torch.no_grad():
+            expected = module(*inputs)
+        result.phase = "export"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ep = torch.export.export(module, inputs)
+            result.phase = "serialize"
+            serialized, out_spec, in_spec = _serialize_exported(ep, case.name)
+        prepared.inputs, prepared.expected = inputs, expected
+        prepared.serialized, prepared.out_spec, prepared.in_spec = serialized, out_spec, in_spec
+        result.phase = ""
+    except Exception as e:  # noqa: BLE001 - every failure is a reported result
+        result.error = first_line(e)
+    result.seconds = time.perf_counter() - t0
+    return prepared
+
+
+def execute(prepared: Prepared, endpoint: "Endpoint", target: str) -> Result:
+    """Compile on kilnd, run on the target's agent, compare (any thread).
+
+    When kilnd dies while the case is in flight (and the runner owns it), the
+    daemon is restarted and the result is marked for a serial retry, so one
+    crashing case does not fail every case after it."""
+    result = prepared.result
+    if result.error and not result.retry:
+        return result
+    result.error, result.phase, result.retry = "", "", False
+    generation, client = endpoint.current()
+    t0 = time.perf_counter()
+    try:
+        result.phase = "compile"
+        compiled = client.compile_serialized(prepared.serialized, target=target,
+                                             out_spec=prepared.out_spec,
+                                             in_spec=prepared.in_spec)
+        result.phase = "run"
+        actual = compiled(*prepared.inputs)
+        result.phase = "compare"
+        compare(actual, prepared.expected, prepared.result.case)
+        result.phase = ""
+    except Exception as e:  # noqa: BLE001
+        result.error = first_line(e)
+        crash = endpoint.crashed() if "UNAVAILABLE" in result.error else ""
+        if crash or generation != endpoint.current()[0]:
+            result.retry = True
+            if crash:
+                result.error = f"{crash} while this case was in flight"
+            endpoint.recover(generation)
+    result.seconds += time.perf_counter() - t0
+    return result
+
+
+class Endpoint:
+    """A kilnd someone else runs, at ``address``: never restarted."""
+
+    def __init__(self, address: str, timeout: float = 300.0):
+        self.address = address
+        self.timeout = timeout
+        self.generation = 0
+        self.client = kiln.Client(address, timeout=timeout)
+        self.lock = threading.Lock()
+
+    def current(self) -> tuple[int, kiln.Client]:
+        """(generation, client), after any restart in progress has finished."""
+        with self.lock:
+            return self.generation, self.client
+
+    def crashed(self) -> str:
+        """Why the daemon is gone ("" while it runs, or when it is not ours)."""
+        return ""
+
+    def recover(self, generation: int) -> None:
+        """Restarts the daemon once per crash (no-op when it is not ours)."""
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class OwnedKilnd(Endpoint):
+    """A kilnd this run starts (tests/e2e/support.py's Kilnd), restarted on the
+    same port and cache dir if it dies."""
+
+    def __init__(self, workdir: pathlib.Path, extra_args: Sequence[str] = (),
+                 timeout: float = 300.0):
+        sys.path.insert(0, str(REPO / "tests" / "e2e"))
+        from support import Kilnd  # the e2e tests' daemon helper
+        self._kilnd_cls = Kilnd
+        self.workdir = workdir
+        self.extra_args = tuple(extra_args)
+        self.crashes: list[str] = []
+        self.daemon = Kilnd(workdir, workdir / "cache", name="kilnd-registry",
+                            extra_args=self.extra_args).start()
+        super().__init__(self.daemon.address, timeout)
+
+    @property
+    def log_path(self) -> pathlib.Path:
+        return self.daemon.log_path
+
+    def crashed(self) -> str:
+        proc = self.daemon.proc
+        if proc is None:
+            return ""
+        try:  # the socket closes a moment before the process is gone
+            code = proc.wait(timeout=CRASH_WAIT_S)
+        except subprocess.TimeoutExpired:
+            return ""
+        if code < 0:
+            try:
+                why = signal.Signals(-code).name
+            except ValueError:
+                why = f"signal {-code}"
+            return f"kilnd crashed ({why})"
+        return f"kilnd exited with code {code}"
+
+    def recover(self, generation: int) -> None:
+        with self.lock:
+            if generation != self.generation or not self.crashed():
+                return
+            self.crashes.append(self.crashed())
+            old = self.daemon
+            try:  # its agents are in its process group and outlive it
+                os.killpg(old.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            old._log.close()
+            self.client.close()
+            self.daemon = self._kilnd_cls(self.workdir, self.workdir / "cache",
+                                          name="kilnd-registry", extra_args=self.extra_args,
+                                          listen=self.address).start()
+            self.client = kiln.Client(self.address, timeout=self.timeout)
+            self.generation += 1
+
+    def close(self) -> None:
+        super().close()
+        self.daemon.stop()
+
+
+# --- the run ---------------------------------------------------------------------
+
+def select(cases: Iterable[Case], patterns: Sequence[str]) -> list[Case]:
+    """Cases matching any of ``patterns``: a glob (``*?[``) matches the whole
+    name, any other pattern is a substring."""
+    if not patterns:
+        return list(cases)
+
+    def matches(name: str, p: str) -> bool:
+        return fnmatch.fnmatchcase(name, p) if any(ch in p for ch in "*?[") else p in name
+    return [c for c in cases if any(matches(c.name, p) for p in patterns)]
+
+
+def run_registry(target: str, endpoint: Endpoint, patterns: Sequence[str] = (),
+                 jobs: int = 2, progress: Callable[[Result], None] | None = None) -> Summary:
+    """Runs the selected cases against ``endpoint``'s kilnd for ``target``."""
+    t0 = time.perf_counter()
+    cases = select(all_cases(), patterns)
+    xfails = read_xfails(target)
+    known = {c.name for c in all_cases()}
+    stale = [] if patterns else sorted(n for n in xfails if n not in known)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = []
+        for case in cases:
+            prepared = prepare(case)
+            futures.append((prepared, pool.submit(execute, prepared, endpoint, target)))
+        for _, fut in futures:
+            fut.result()
+    # Cases in flight when kilnd died run again, one at a time; a case that
+    # kills it alone keeps the crash as its error.
+    for prepared, _ in futures:
+        if prepared.result.retry:
+            execute(prepared, endpoint, target)
+            prepared.result.retry = False
+    results: list[Result] = []
+    for prepared, _ in futures:
+        result = prepared.result
+        expected_fail = result.case.name in xfails
+        if result.ok:
+            result.status = XPASS if expected_fail else PASSED
+        else:
+            result.status = XFAIL if expected_fail else FAILED
+        results.append(result)
+        if progress:
+            progress(result)
+    return Summary(target, results, stale, time.perf_counter() - t0)
+
+
+def update_xfails(summary: Summary, patterns: Sequence[str]) -> dict[str, str]:
+    """The xfail table after this run: failing cases with their first error line;
+    with patterns, entries of cases not run are kept as they were."""
+    table = read_xfails(summary.target) if patterns else {}
+    for r in summary.results:
+        table.pop(r.case.name, None)
+        if not r.ok:
+            table[r.case.name] = f"[{r.phase}] {r.error}"
+    known = {c.name for c in all_cases()}
+    return {n: why for n, why in table.items() if n in known}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tests.registry.run", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--target", default="cpu", help="compile target (default: cpu)")
+    where = ap.add_mutually_exclusive_group()
+    where.add_argument("--address", help="HOST:PORT of a running kilnd")
+    where.add_argument("--start-kilnd", action="store_true",
+                       help="start a kilnd from $KILN_BUILD_DIR/bin on a free loopback port "
+                            "(the default when --address is not given)")
+    ap.add_argument("--kilnd-arg", action="append", default=[],
+                    help="extra kilnd argument with --start-kilnd (repeatable), e.g. "
+                         "--kilnd-arg=--local-agents=cpu,qemu")
+    ap.add_argument("-k", action="append", default=[], dest="patterns",
+                    help="run cases whose name contains PATTERN, or matches it whole when it "
+                         "is a glob (*?[); repeatable")
+    ap.add_argument("--jobs", type=int, default=2, help="compiles/executions in flight")
+    ap.add_argument("--update-xfail", action="store_true",
+                    help="rewrite xfail/<target>.txt from this run and exit 0")
+    ap.add_argument("--list", action="store_true", help="list the selected cases and exit")
+    ap.add_argument("-v", "--verbose", action="store_true",
+                    help="print every case as it finishes and all names per reason")
+    args = ap.parse_args(argv)
+
+    if args.list:
+        cases = select(all_cases(), args.patterns)
+        for c in cases:
+            print(f"{c.family:10s} {c.describe()}")
+        print(f"{len(cases)} cases")
+        return 0
+
+    def progress(r: Result) -> None:
+        if args.verbose or r.status in (FAILED, XPASS):
+            tail = f" [{r.phase}] {r.error}" if r.error else ""
+            print(f"{r.status.upper():7s} {r.case.name} ({r.seconds:.2f}s){tail}", flush=True)
+
+    endpoint: Endpoint | None = None
+    tmp = None
+    try:
+        if args.address:
+            endpoint = Endpoint(args.address)
+        else:
+            tmp = tempfile.TemporaryDirectory(prefix="kiln-registry-")
+            try:
+                endpoint = OwnedKilnd(pathlib.Path(tmp.name), args.kilnd_arg)
+            except BaseException as e:  # pytest.fail outside pytest raises Failed
+                print(f"could not start kilnd: {e}", file=sys.stderr)
+                return 2
+        summary = run_registry(args.target, endpoint, args.patterns, args.jobs, progress)
+    finally:
+        if endpoint is not None:
+            try:
+                endpoint.close()
+            except BaseException as e:  # noqa: BLE001
+                print(f"kilnd did not stop cleanly: {e}", file=sys.stderr)
+        if tmp is not None:
+            tmp.cleanup()
+    print(summary.report(verbose=args.verbose))
+    if isinstance(endpoint, OwnedKilnd) and endpoint.crashes:
+        print(f"{args.target}: kilnd died {len(endpoint.crashes)} time(s) during the run "
+              f"and was restarted: {', '.join(endpoint.crashes)}")
+    if args.update_xfail:
+        table = update_xfails(summary, args.patterns)
+        write_xfails(args.target, table)
+        print(f"wrote {xfail_path(args.target).relative_to(REPO)} ({len(table)} entries)")
+        return 0
+    return 0 if summary.ok else 1
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
+    sys.exit(main())
