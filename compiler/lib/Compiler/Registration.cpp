@@ -73,6 +73,7 @@ void registerKilnPasses() {
   registerTileAndVectorize();
   registerLowerVectorContracts();
   registerInsertDeallocs();
+  registerCopyReturnedArguments();
   registerEmitEntryPoint();
   registerKilnPipelines();
   // Upstream passes the pipelines use, so lit tests can run them alone.

@@ -75,6 +75,7 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
     return success();
   };
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+  pm.addNestedPass<func::FuncOp>(createCopyReturnedArguments());
   bufferization::BufferResultsToOutParamsOpts outParams;
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));

@@ -21,6 +21,18 @@ def FuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def CopyReturnedArguments : Pass<"kiln-copy-returned-arguments", "mlir::func::FuncOp"> {
+  let summary = "Return a copy where a function returns (a view of) its argument";
+  let description = [{
+    Runs after bufferization. When folding leaves a function returning one of
+    its arguments, or a view of one (`x * 1`, `clone(x)`, `view(x)`), the
+    result gets its own buffer and a copy, so buffer-results-to-out-params
+    (which expects an allocation or a computed buffer) can move it into an
+    out-parameter.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
 def ApproximateMath : Pass<"kiln-approximate-math", "mlir::func::FuncOp"> {
   let summary = "Replace transcendental math ops by vectorizable polynomial approximations";
   let description = [{
