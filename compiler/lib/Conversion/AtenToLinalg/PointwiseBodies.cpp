@@ -120,7 +120,18 @@ Value divTrunc(OpBuilder &b, Location l, Args a, Scalars) {
 Value divFloor(OpBuilder &b, Location l, Args a, Scalars) {
   Value x = a[0], y = a[1];
   if (!isF(x)) {
-    Value q = b.create<arith::FloorDivSIOp>(l, x, safeDivisor(b, l, y));
+    // Truncating quotient, one lower when inexact with operands of
+    // opposite signs (arith.floordivsi has no LLVM lowering here).
+    Value d = safeDivisor(b, l, y);
+    Value q = b.create<arith::DivSIOp>(l, x, d);
+    Value zero = cst(b, l, x, 0);
+    Value inexact = icmp(b, l, arith::CmpIPredicate::ne,
+                         b.create<arith::MulIOp>(l, q, d), x);
+    Value opposite = b.create<arith::XOrIOp>(
+        l, icmp(b, l, arith::CmpIPredicate::slt, x, zero),
+        icmp(b, l, arith::CmpIPredicate::slt, d, zero));
+    q = sel(b, l, b.create<arith::AndIOp>(l, inexact, opposite),
+            b.create<arith::SubIOp>(l, q, cst(b, l, x, 1)), q);
     return sel(b, l, isMinusOne(b, l, y), negI(b, l, x), q);
   }
   Value zero = cst(b, l, x, 0.0);

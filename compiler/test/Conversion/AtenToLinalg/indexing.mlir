@@ -1,0 +1,61 @@
+// RUN: kiln-opt %s -split-input-file -kiln-convert-aten-to-linalg | FileCheck %s
+
+// CHECK-LABEL: func @slice
+// CHECK: tensor.extract_slice %{{.+}}[1, 0] [2, 3] [1, 2] : tensor<4x6xf32> to tensor<2x3xf32>
+func.func @slice(%x: tensor<4x6xf32>) -> tensor<2x3xf32> {
+  %0 = aten.slice %x {offsets = array<i64: 1, 0>, strides = array<i64: 1, 2>} : (tensor<4x6xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// cat: insert_slice at running offsets; operands convert to the result type.
+// CHECK-LABEL: func @cat
+// CHECK: %[[E:.+]] = tensor.empty() : tensor<2x5xf32>
+// CHECK: %[[A:.+]] = tensor.insert_slice %{{.+}} into %[[E]][0, 0] [2, 2] [1, 1]
+// CHECK: arith.sitofp
+// CHECK: tensor.insert_slice %{{.+}} into %[[A]][0, 2] [2, 3] [1, 1]
+func.func @cat(%a: tensor<2x2xf32>, %b: tensor<2x3xi64>) -> tensor<2x5xf32> {
+  %0 = aten.cat %a, %b {dim = 1 : i64} : (tensor<2x2xf32>, tensor<2x3xi64>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+// index_select with a 2-d index (embedding): the index is read through a
+// map over the middle loops, wrapped and clamped, then tensor.extract.
+// CHECK-DAG: #[[IDX:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func @embedding
+// CHECK: linalg.generic {indexing_maps = [#[[IDX]], #{{.+}}]
+// CHECK: arith.addi
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: %[[I:.+]] = arith.index_cast
+// CHECK: %[[J:.+]] = linalg.index 2 : index
+// CHECK: tensor.extract %{{.+}}[%[[I]], %[[J]]] : tensor<10x4xf32>
+func.func @embedding(%w: tensor<10x4xf32>, %ids: tensor<2x3xi64>) -> tensor<2x3x4xf32> {
+  %0 = aten.index_select %w, %ids {dim = 0 : i64} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @gather
+// CHECK: %[[I0:.+]] = linalg.index 0 : index
+// CHECK: tensor.extract %{{.+}}[%[[I0]], %{{.+}}] : tensor<2x8xf32>
+func.func @gather(%x: tensor<2x8xf32>, %i: tensor<2x3xi32>) -> tensor<2x3xf32> {
+  %0 = aten.gather %x, %i {dim = 1 : i64} : (tensor<2x8xf32>, tensor<2x3xi32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @arange
+// CHECK: linalg.generic
+// CHECK: linalg.index 0
+// CHECK: arith.mulf %{{.+}}, %{{.+}} : f64
+// CHECK: arith.fptosi %{{.+}} : f64 to i64
+func.func @arange() -> tensor<5xi64> {
+  %0 = aten.arange {start = 1.0 : f64, step = 2.0 : f64} : tensor<5xi64>
+  return %0 : tensor<5xi64>
+}

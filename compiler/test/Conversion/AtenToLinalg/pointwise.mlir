@@ -1,0 +1,99 @@
+// RUN: kiln-opt %s -split-input-file -kiln-convert-aten-to-linalg | FileCheck %s
+
+// Unary math from the pointwise table: one broadcasting generic, the body
+// from the table (sqrt of an integer tensor converts to the float result).
+// CHECK-LABEL: func @sqrt_int
+// CHECK: linalg.generic
+// CHECK: %[[F:.+]] = arith.sitofp %{{.+}} : i64 to f32
+// CHECK: math.sqrt %[[F]] : f32
+func.func @sqrt_int(%x: tensor<4xi64>) -> tensor<4xf32> {
+  %0 = aten.pointwise "sqrt" %x : (tensor<4xi64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Comparisons compute in the promoted operand type: a 0-d f32 operand
+// raises an integer tensor to float; the result is i1.
+// CHECK-LABEL: func @lt_promotes
+// CHECK: ^bb0(%[[A:.+]]: i32, %[[B:.+]]: f32, %{{.+}}: i1):
+// CHECK: %[[AF:.+]] = arith.sitofp %[[A]] : i32 to f32
+// CHECK: arith.cmpf olt, %[[AF]], %[[B]] : f32
+func.func @lt_promotes(%x: tensor<2x3xi32>, %s: tensor<f32>) -> tensor<2x3xi1> {
+  %0 = aten.pointwise "lt" %x, %s : (tensor<2x3xi32>, tensor<f32>) -> tensor<2x3xi1>
+  return %0 : tensor<2x3xi1>
+}
+
+// -----
+
+// A dimensioned operand wins over a 0-d one of the same category: i64 0-d
+// against an i32 tensor compares in i32 (signed).
+// CHECK-LABEL: func @eq_zero_dim
+// CHECK: arith.trunci %{{.+}} : i64 to i32
+// CHECK: arith.cmpi eq
+func.func @eq_zero_dim(%x: tensor<3xi32>, %s: tensor<i64>) -> tensor<3xi1> {
+  %0 = aten.pointwise "eq" %x, %s : (tensor<3xi32>, tensor<i64>) -> tensor<3xi1>
+  return %0 : tensor<3xi1>
+}
+
+// -----
+
+// where: the condition converts to i1, the branches to the result type.
+// CHECK-LABEL: func @where
+// CHECK: ^bb0(%[[C:.+]]: i1, %[[A:.+]]: f32, %[[B:.+]]: i64, %{{.+}}: f32):
+// CHECK: %[[BF:.+]] = arith.sitofp %[[B]] : i64 to f32
+// CHECK: arith.select %[[C]], %[[A]], %[[BF]] : f32
+func.func @where(%c: tensor<2x3xi1>, %a: tensor<2x3xf32>, %b: tensor<i64>) -> tensor<2x3xf32> {
+  %0 = aten.pointwise "where" %c, %a, %b : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// clamp: NaN bounds are absent; float bounds use NaN-propagating max/min.
+// CHECK-LABEL: func @clamp_min_only
+// CHECK: arith.maximumf
+// CHECK-NOT: arith.minimumf
+// CHECK: linalg.yield
+func.func @clamp_min_only(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = aten.pointwise "clamp" %x {scalars = array<f64: 0.0, 0x7FF8000000000000>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// f16 computes in f32 and rounds once.
+// CHECK-LABEL: func @hardswish_f16
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// CHECK: arith.mulf %{{.+}}, %{{.+}} : f32
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @hardswish_f16(%x: tensor<8xf16>) -> tensor<8xf16> {
+  %0 = aten.pointwise "hardswish" %x : (tensor<8xf16>) -> tensor<8xf16>
+  return %0 : tensor<8xf16>
+}
+
+// -----
+
+// Integer division never traps: 0 and -1 divisors are replaced.
+// CHECK-LABEL: func @div_trunc_int
+// CHECK: arith.cmpi eq
+// CHECK: arith.select
+// CHECK: arith.divsi
+func.func @div_trunc_int(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = aten.pointwise "div_trunc" %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// Inference batch norm: per-channel statistics broadcast as (C, 1, 1).
+// CHECK-DAG: #[[STAT:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
+// CHECK-LABEL: func @batch_norm
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[STAT]], #[[STAT]], #[[STAT]], #[[STAT]], #{{.+}}]
+// CHECK: math.rsqrt
+func.func @batch_norm(%x: tensor<2x4x5x5xf32>, %m: tensor<4x1x1xf32>, %v: tensor<4x1x1xf32>,
+                      %w: tensor<4x1x1xf32>, %b: tensor<4x1x1xf32>) -> tensor<2x4x5x5xf32> {
+  %0 = aten.pointwise "batch_norm" %x, %m, %v, %w, %b {scalars = array<f64: 1.0e-05>}
+      : (tensor<2x4x5x5xf32>, tensor<4x1x1xf32>, tensor<4x1x1xf32>, tensor<4x1x1xf32>, tensor<4x1x1xf32>) -> tensor<2x4x5x5xf32>
+  return %0 : tensor<2x4x5x5xf32>
+}

@@ -1,0 +1,73 @@
+// RUN: kiln-opt %s -split-input-file -kiln-convert-aten-to-linalg | FileCheck %s
+
+// amax over integers starts from the smallest value.
+// CHECK-LABEL: func @amax_int
+// CHECK: %[[MIN:.+]] = arith.constant -2147483648 : i32
+// CHECK: linalg.fill ins(%[[MIN]] : i32)
+// CHECK: arith.maxsi
+func.func @amax_int(%x: tensor<4x5xi32>) -> tensor<4xi32> {
+  %0 = aten.amax %x {dims = array<i64: 1>} : (tensor<4x5xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func @prod_keepdim
+// CHECK: arith.mulf
+// CHECK: tensor.expand_shape
+func.func @prod_keepdim(%x: tensor<4x5xf32>) -> tensor<1x5xf32> {
+  %0 = aten.prod %x {dims = array<i64: 0>, keepdim = true} : (tensor<4x5xf32>) -> tensor<1x5xf32>
+  return %0 : tensor<1x5xf32>
+}
+
+// -----
+
+// any: values convert to i1 (nonzero) and combine with ori.
+// CHECK-LABEL: func @any
+// CHECK: arith.cmpf une
+// CHECK: arith.ori
+func.func @any(%x: tensor<4x5xf32>) -> tensor<i1> {
+  %0 = aten.any %x {dims = array<i64>} : (tensor<4x5xf32>) -> tensor<i1>
+  return %0 : tensor<i1>
+}
+
+// -----
+
+// var: mean, squared deviations, divided by N - correction; std roots it.
+// CHECK-LABEL: func @std
+// CHECK: %[[N:.+]] = arith.constant 4.000000e+00 : f32
+// CHECK: arith.divf %{{.+}}, %[[N]]
+// CHECK: arith.subf
+// CHECK: %[[D:.+]] = arith.constant 3.000000e+00 : f32
+// CHECK: arith.divf %{{.+}}, %[[D]]
+// CHECK: math.sqrt
+func.func @std(%x: tensor<4x5xf32>) -> tensor<5xf32> {
+  %0 = aten.var %x {dims = array<i64: 0>, correction = 1.0 : f64, std = true} : (tensor<4x5xf32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
+// argmax carries (value, index); the first maximum wins, NaN counts.
+// CHECK-LABEL: func @argmax
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: arith.cmpf ogt
+// CHECK: arith.cmpf uno
+// CHECK: linalg.index 1
+// CHECK: linalg.yield %{{.+}}, %{{.+}} : f32, i64
+func.func @argmax(%x: tensor<4x5xf32>) -> tensor<4xi64> {
+  %0 = aten.arg_reduce %x {dim = 1 : i64, max = true} : (tensor<4x5xf32>) -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
+
+// -----
+
+// cumsum: a triangular reduction over an extra loop j <= i.
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func @cumsum
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #{{.+}}], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK: arith.cmpi ule
+func.func @cumsum(%x: tensor<2x6xi32>) -> tensor<2x6xi64> {
+  %0 = aten.cumsum %x {dim = 1 : i64} : (tensor<2x6xi32>) -> tensor<2x6xi64>
+  return %0 : tensor<2x6xi64>
+}

@@ -1,0 +1,94 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+// Verifiers of the table-driven, convolution and pooling ops.
+
+func.func @unknown_fn(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{unknown pointwise function "frobnicate"}}
+  %0 = aten.pointwise "frobnicate" %x : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @wrong_arity(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{"maximum" takes 2 operands, got 1}}
+  %0 = aten.pointwise "maximum" %x : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @compare_not_bool(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{"lt" produces i1}}
+  %0 = aten.pointwise "lt" %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @clamp_scalars(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{"clamp" takes 2 scalars, got 1}}
+  %0 = aten.pointwise "clamp" %x {scalars = array<f64: 1.0>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @pointwise_bad_shape(%x: tensor<4xf32>, %y: tensor<3x1xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{operand #0 dimension 0 (extent 4) does not broadcast to result extent 5}}
+  %0 = aten.pointwise "maximum" %x, %y : (tensor<4xf32>, tensor<3x1xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @conv_extent(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{spatial dim 0: result extent 8, expected 6}}
+  %0 = aten.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>,
+      dilation = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, transposed = false, groups = 1 : i64}
+      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<1x3x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{groups 2 must divide the 3 input channels}}
+  %0 = aten.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>,
+      dilation = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, transposed = false, groups = 2 : i64}
+      : (tensor<1x3x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @pool_padding(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32> {
+  // expected-error @+1 {{spatial dim 0: invalid kernel/stride/padding/dilation}}
+  %0 = aten.avg_pool %x {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>,
+      padding = array<i64: 2, 2>, count_include_pad = true, divisor_override = 0 : i64}
+      : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return %0 : tensor<1x2x8x8xf32>
+}
+
+// -----
+
+func.func @slice_past_end(%x: tensor<4xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{dim 0 reads past extent 4}}
+  %0 = aten.slice %x {offsets = array<i64: 1>, strides = array<i64: 2>} : (tensor<4xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @cat_mismatch(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{operand extent 3 of dim 0 differs from the result's}}
+  %0 = aten.cat %a, %b {dim = 1 : i64} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+func.func @index_float(%x: tensor<4x2xf32>, %i: tensor<3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{index must be an integer tensor}}
+  %0 = aten.index_select %x, %i {dim = 0 : i64} : (tensor<4x2xf32>, tensor<3xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
