@@ -18,11 +18,31 @@ signature at call time; the daemon's compile cache makes repeats cheap.
 Errors are typed :mod:`kiln.errors` exceptions. With ``fallback="eager"`` a graph
 that fails to compile or run is run eagerly instead, and a WARNING names the
 graph and the reason; with the default ``fallback=None`` nothing falls back.
+
+``mode`` says what happens to each graph (the modes of a simulator backend,
+each doing what it says):
+
+=============  ==============================================================
+``execute``    compile for ``target`` and run on a device of that target
+               (default)
+``simulate``   compile for ``target`` (default ``riscv64``) and run on a
+               simulated device (one whose ListDevices properties name a
+               ``simulator``); each call's instruction count is kept in
+               ``last_counters``
+``compile``    compile with every pipeline stage dumped (``mlir`` holds the
+               ATen, linalg and LLVM dialect modules, LLVM IR and assembly);
+               run eagerly
+``codegen``    compile for bare-metal riscv64 and write a buildable bundle
+               (:mod:`kiln.bundle`) into ``codegen_dir``; run eagerly
+``trace``      log the core-ATen graph (kept in ``traced``); run eagerly
+``eager``      run eagerly; Kiln is not contacted
+=============  ==============================================================
 """
 
 from __future__ import annotations
 
 import logging
+import pathlib
 import threading
 from typing import Any, Callable, Sequence
 
@@ -30,10 +50,12 @@ import torch
 import torch.fx
 
 from kiln.client import Client, CompiledModel
-from kiln.errors import KilnError, UnsupportedOpError
+from kiln.errors import KilnError, UnavailableError, UnsupportedOpError
 from kiln.graph import serialize_graph_module
 
-__all__ = ["backend", "lower_to_core_aten"]
+__all__ = ["MODES", "backend", "lower_to_core_aten"]
+
+MODES = ("execute", "simulate", "compile", "codegen", "trace", "eager")
 
 log = logging.getLogger("kiln.backend")
 
@@ -90,13 +112,23 @@ class _KilnCompiledGraph:
     """The callable torch.compile gets back for one Dynamo graph."""
 
     def __init__(self, client: Client, gm: torch.fx.GraphModule, target: str,
-                 options: Any, fallback: str | None):
+                 options: Any, fallback: str | None, mode: str = "execute",
+                 codegen_dir: pathlib.Path | None = None, index: int = 0):
         self.client = client
         self.gm = gm
         self.target = target
         self.options = options
         self.fallback = fallback
+        self.mode = mode
+        self.codegen_dir = codegen_dir
         self.name = f"dynamo_graph_{id(gm):x}"
+        self.index = index
+        #: mode "trace": the core-ATen graph's code, per input signature.
+        self.traced: list[str] = []
+        #: mode "codegen": the bundles written, per input signature.
+        self.bundles: list[Any] = []
+        #: mode "simulate"/"execute": what the device counted on the latest call.
+        self.last_counters: dict[str, int] = {}
         self._specs: dict[tuple, _Specialization] = {}
         self._eager: set[tuple] = set()
         self._lock = threading.Lock()
@@ -142,9 +174,19 @@ class _KilnCompiledGraph:
                 param_names.append(node.name)
             else:
                 input_pos.append(pos)
+        if self.mode == "trace":
+            code = lowered.print_readable(print_output=False)
+            self.traced.append(code)
+            log.info("kiln: traced %s:\n%s", self.name, code)
+            return _Specialization(None, input_pos, param_pos, param_names, self._n_outputs)
         serialized = serialize_graph_module(lowered, parameters=params, name=self.name)
+        if self.mode == "codegen":
+            return self._codegen(serialized, args, input_pos, param_pos, param_names)
+        options = self.options
+        if self.mode == "compile":
+            options = _with_stage_dumps(options)
         compiled = self.client.compile_serialized(serialized, target=self.target,
-                                                  options=self.options)
+                                                  options=options)
         n_out = len(serialized.graph.outputs)
         if n_out != self._n_outputs:
             raise UnsupportedOpError(f"{self.name}: the Dynamo graph returns {self._n_outputs} "
@@ -154,7 +196,35 @@ class _KilnCompiledGraph:
                   len(param_pos), len(input_pos), compiled)
         return _Specialization(compiled, input_pos, param_pos, param_names, n_out)
 
-    def _run(self, args: Sequence[Any]) -> Any:
+    def _codegen(self, serialized: Any, args: Sequence[Any], input_pos: list[int],
+                 param_pos: list[int], param_names: list[str]) -> _Specialization:
+        from kiln import bundle
+        vector = not ((self.options or {}).get("riscv", {}).get("scalar_only", False)
+                      if isinstance(self.options, dict) else False)
+        compiled = self.client.compile_serialized(
+            serialized, target="riscv64", options=bundle.bare_metal_options(vector))
+        name = f"graph{self.index}_{len(self._specs)}"
+        directory = (self.codegen_dir or pathlib.Path("kiln_bundles")) / name
+        written = bundle.write_compiled_bundle(
+            self.client, compiled, [args[i] for i in input_pos], directory, name,
+            vector=vector)
+        self.bundles.append(written)
+        log.info("kiln: wrote the bare-metal bundle of %s to %s (make -C %s run)",
+                 self.name, directory, directory)
+        return _Specialization(compiled, input_pos, param_pos, param_names,
+                               len(serialized.graph.outputs))
+
+    @property
+    def mlir(self) -> dict[str, str]:
+        """Mode "compile": the module after each pipeline stage for the latest
+        input signature (aten, linalg, llvm-dialect, llvm-ir, asm)."""
+        with self._lock:
+            specs = list(self._specs.values())
+        if not specs or specs[-1].compiled is None:
+            return {}
+        return specs[-1].compiled.stage_dumps()
+
+    def _specialize(self, args: Sequence[Any]) -> _Specialization:
         sig = _signature(args)
         with self._lock:
             spec = self._specs.get(sig)
@@ -162,12 +232,20 @@ class _KilnCompiledGraph:
             spec = self._compile(args)
             with self._lock:
                 self._specs[sig] = spec
+        return spec
+
+    def _run(self, args: Sequence[Any]) -> Any:
+        spec = self._specialize(args)
+        if self.mode in ("trace", "compile", "codegen"):
+            # These modes look inside; the numbers come from eager PyTorch.
+            return self.gm(*args)
         # The weights as they are now (they may have changed in place since
         # the compile; their digests follow the version counter).
         weights = {n: args[p] for n, p in zip(spec.param_names, spec.param_positions)}
         inputs = [args[i] for i in spec.tensor_positions]
         with torch.no_grad():
             outs = self.client._execute(spec.compiled, inputs, parameters=weights)
+        self.last_counters = dict(spec.compiled.last_counters)
         # Kiln returns host tensors; hand them back where the caller's data lives.
         device = next((a.device for a in args if isinstance(a, torch.Tensor)), None)
         if device is not None and device.type != "cpu":
@@ -177,6 +255,8 @@ class _KilnCompiledGraph:
         return self._out_container(outs)
 
     def __call__(self, *args: Any) -> Any:
+        if self.mode == "eager":
+            return self.gm(*args)
         if self.fallback is None:
             return self._run(args)
         sig = _signature(args)
@@ -194,11 +274,34 @@ class _KilnCompiledGraph:
     @property
     def specializations(self) -> list[CompiledModel]:
         """The executables compiled so far, one per input signature."""
-        return [s.compiled for s in self._specs.values()]
+        return [s.compiled for s in self._specs.values() if s.compiled is not None]
 
 
-def backend(address: str | Client, target: str = "cpu", fallback: str | None = None,
-            options: Any = None, timeout: float | None = 300.0
+def _with_stage_dumps(options: Any) -> Any:
+    from kiln.v1 import compiler_pb2
+    if options is None:
+        return {"dump_stages": True}
+    if isinstance(options, compiler_pb2.CompileOptions):
+        copy = compiler_pb2.CompileOptions()
+        copy.CopyFrom(options)
+        copy.dump_stages = True
+        return copy
+    return {**options, "dump_stages": True}
+
+
+def _require_simulator(client: Client, target: str) -> None:
+    devices = client.devices(kind=target)
+    if not devices:
+        raise UnavailableError(f"mode='simulate': the daemon has no {target!r} devices "
+                               "(start kilnd with --local-agents cpu,qemu)")
+    if not any("simulator" in d.properties for d in devices):
+        raise UnavailableError(f"mode='simulate': none of the daemon's {target!r} devices "
+                               "is a simulator")
+
+
+def backend(address: str | Client, target: str | None = None, fallback: str | None = None,
+            options: Any = None, timeout: float | None = 300.0, mode: str = "execute",
+            codegen_dir: str | pathlib.Path | None = None
             ) -> Callable[[torch.fx.GraphModule, list], Callable[..., Any]]:
     """A torch.compile backend that compiles for ``target`` on the daemon at
     ``address`` (or through an existing :class:`kiln.Client`).
@@ -207,20 +310,40 @@ def backend(address: str | Client, target: str = "cpu", fallback: str | None = N
     inputs or weights that require grad, they return outputs that do not.
 
     Args:
+        target: device kind to compile for; default ``cpu``, or ``riscv64``
+            in mode ``simulate``.
         fallback: None (default) — errors propagate as typed exceptions;
             ``"eager"`` — a graph that fails to compile or run runs eagerly, and
             a WARNING on the ``kiln.backend`` logger says which and why.
+        mode: one of :data:`MODES` (see the module docstring).
+        codegen_dir: mode ``codegen``: where bundles go (default
+            ``./kiln_bundles``), one folder per graph and input signature.
     """
     if fallback not in (None, "eager"):
         raise ValueError(f"fallback must be None or 'eager', not {fallback!r}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
+    if target is None:
+        target = "riscv64" if mode in ("simulate", "codegen") else "cpu"
+    if mode == "codegen" and target != "riscv64":
+        raise ValueError(f"mode='codegen' writes bare-metal riscv64 bundles; target "
+                         f"{target!r} has none")
     client = address if isinstance(address, Client) else Client(address, timeout=timeout)
+    if mode == "simulate":
+        _require_simulator(client, target)
     compiled_graphs: list[_KilnCompiledGraph] = []
+    directory = pathlib.Path(codegen_dir) if codegen_dir is not None else None
 
     def kiln_backend(gm: torch.fx.GraphModule, example_inputs: list) -> Callable[..., Any]:
+        if mode == "eager":
+            compiled_graphs.append(_KilnCompiledGraph(client, gm, target, options, fallback,
+                                                      mode, directory, len(compiled_graphs)))
+            return gm.forward
         # Lowering and compiling happen at the first call of each input
         # signature, outside Dynamo's backend hook, so errors reach the caller
         # as typed kiln.errors exceptions rather than BackendCompilerFailed.
-        compiled = _KilnCompiledGraph(client, gm, target, options, fallback)
+        compiled = _KilnCompiledGraph(client, gm, target, options, fallback, mode,
+                                      directory, len(compiled_graphs))
         compiled_graphs.append(compiled)
         return compiled
 

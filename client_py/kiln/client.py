@@ -63,6 +63,9 @@ class CompiledModel:
             sent as blobs), ``queue``, ``fetch``, ``load``, ``run``, ``total``
             (as the daemon and agent measured them), ``download`` (blob outputs)
             and ``wall`` (the whole call, client-side).
+        last_counters: what the device counted on the latest call:
+            ``instructions`` (guest instructions retired; simulated devices
+            such as the qemu agent's riscv64 ones count them, others report 0).
     """
 
     def __init__(self, client: "Client", response: compiler_pb2.CompileResponse,
@@ -78,6 +81,7 @@ class CompiledModel:
         self.timings = timings
         self.last_timings: dict[str, float] = {}
         self.last_device_id = ""
+        self.last_counters: dict[str, int] = {}
         graph_params = {p.value.name: p.digest for p in graph.parameters}
         order = [a.name for a in response.manifest.parameters] or list(graph_params)
         try:
@@ -327,6 +331,7 @@ class Client:
             download += secs
         tm = resp.timings
         model.last_device_id = resp.device_id
+        model.last_counters = {"instructions": resp.counters.instructions}
         model.last_timings = {
             "upload": upload, "queue": _us(tm.queue_us), "fetch": _us(tm.fetch_us),
             "load": _us(tm.load_us), "run": _us(tm.run_us), "total": _us(tm.total_us),
