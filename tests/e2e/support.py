@@ -52,13 +52,15 @@ class Kilnd:
 
     def __init__(self, workdir: pathlib.Path, cache_dir: pathlib.Path, name: str = "kilnd",
                  extra_args: tuple[str, ...] = (), listen: str = "127.0.0.1:0",
-                 wait_for_cpu: bool = True):
+                 wait_for_cpu: bool = True, env: dict[str, str] | None = None):
         """extra_args go after the standard flags; with wait_for_cpu False
         (e.g. --local-agents none) start() returns once ListDevices answers."""
         self.bin_dir = require_binaries()
         self.extra_args = list(extra_args)
         self.listen = listen
         self.wait_for_cpu = wait_for_cpu
+        # Extra environment for kilnd (and so its local agents: KILN_AGENT_*).
+        self.env = {**os.environ, **(env or {})}
         workdir.mkdir(parents=True, exist_ok=True)
         self.cache_dir = cache_dir
         self.port_file = workdir / f"{name}.port"
@@ -81,7 +83,7 @@ class Kilnd:
         self._log.write(f"$ {' '.join(cmd)}\n".encode())
         self._log.flush()
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+                                     start_new_session=True, env=self.env)
         try:
             self._wait_ready()
         except BaseException:

@@ -1,0 +1,268 @@
+"""The riscv64 target end to end: kilnd compiles for riscv64 (with and without
+the V extension) and a real kiln-agent-qemu runs the code under qemu-riscv64.
+
+Numbers are compared with eager PyTorch at the CPU target's tolerances; every
+call reports the guest instructions it retired. The torch.compile modes and
+the bare-metal bundle (built with riscv64-unknown-elf-gcc + picolibc, run
+under qemu-system-riscv64) are checked here too.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import torch
+
+import kiln
+import kiln.bundle
+from kiln.testing import MLP, BatchedMatmul, EncoderBlock, example_inputs
+from support import Kilnd
+
+TOL = dict(rtol=1e-4, atol=1e-5)  # as test_e2e_models.py on the CPU target
+VARIANTS = {
+    "rv64gcv": {},
+    "rv64gcv-vlen256": {"riscv": {"vlen": 256}},
+    "rv64gc": {"riscv": {"scalar_only": True}},
+}
+MODELS = {
+    "mlp_gelu_exact": lambda: MLP(approximate="none"),
+    "mlp_gelu_tanh": lambda: MLP(approximate="tanh"),
+    "encoder_block": EncoderBlock,
+    "batched_matmul": BatchedMatmul,
+}
+
+
+def make(name, seed=0):
+    torch.manual_seed(seed)
+    return MODELS[name]().eval()
+
+
+@pytest.fixture(scope="module")
+def rv_kilnd(tmp_path_factory):
+    """kilnd with its local CPU agent and a qemu agent of two devices at
+    VLEN 256 (it runs VLEN 128 code too)."""
+    work = tmp_path_factory.mktemp("kilnd-riscv64")
+    daemon = Kilnd(work, work / "cache", name="kilnd-rv",
+                   extra_args=("--local-agents", "cpu,qemu"),
+                   env={"KILN_AGENT_DEVICES": "2", "KILN_AGENT_VLEN": "256"}).start()
+    deadline = time.monotonic() + 60
+    with kiln.Client(daemon.address) as c:
+        while not c.devices(kind="riscv64"):
+            if time.monotonic() > deadline:
+                pytest.fail(f"no riscv64 device registered:\n{daemon.log_tail()}",
+                            pytrace=False)
+            time.sleep(0.1)
+    yield daemon
+    daemon.assert_stops_cleanly()
+
+
+@pytest.fixture
+def rv(rv_kilnd):
+    with kiln.Client(rv_kilnd.address, timeout=300) as c:
+        yield c
+
+
+def test_qemu_agent_registers_a_simulated_riscv64_device(rv):
+    devices = rv.devices(kind="riscv64")
+    assert devices and devices[0].state == "DEVICE_STATE_READY"
+    props = devices[0].properties
+    assert props["simulator"].startswith("qemu-riscv64")
+    assert props["isa"] == "rv64gcv" and props["vlen"] == "256"
+    assert len(rv.devices(kind="riscv64")) == 2
+    assert props["qemu_version"].startswith("qemu-riscv64 version ")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("name", MODELS)
+def test_spine_models_match_eager_on_riscv64(rv, rv_kilnd, name, variant):
+    model = make(name)
+    inputs = example_inputs(model, 3, seed=7)
+    compiled = rv.compile(torch.export.export(model, inputs), target="riscv64",
+                          options=VARIANTS[variant])
+    m = compiled.manifest
+    assert (m.target, m.triple, m.format) == ("riscv64", "riscv64-unknown-linux-gnu",
+                                              "elf-shared-object")
+    assert ("+v" in m.features.split(",")) == (variant != "rv64gc")
+    out = compiled(*inputs)
+    torch.testing.assert_close(out, model(*inputs), **TOL)
+    assert compiled.last_device_id.startswith("local-qemu/")
+    assert compiled.last_counters["instructions"] > 0
+
+
+def _mlp_executions(rv, options):
+    model = make("mlp_gelu_tanh")
+    x = example_inputs(model, 8, seed=1)
+    compiled = rv.compile(torch.export.export(model, x), target="riscv64", options=options)
+    by_device: dict[str, list[int]] = {}
+    for _ in range(6):
+        torch.testing.assert_close(compiled(*x), model(*x), **TOL)
+        by_device.setdefault(compiled.last_device_id, []).append(
+            compiled.last_counters["instructions"])
+    # A device's first calls also pay one-time costs (glibc's malloc sets up
+    # its arena, then its caches; under 2% here); after that every call
+    # retires exactly the same instructions.
+    warm = [counts for counts in by_device.values() if len(counts) >= 4]
+    assert warm, by_device
+    for counts in warm:
+        assert len(set(counts[-2:])) == 1, by_device
+        assert abs(counts[0] - counts[-1]) < 0.05 * counts[-1], by_device
+    (steady,) = {counts[-1] for counts in warm}
+    return steady
+
+
+def test_execute_response_counts_instructions_of_an_mlp(rv):
+    vector = _mlp_executions(rv, {})
+    scalar = _mlp_executions(rv, {"riscv": {"scalar_only": True}})
+    # The MLP is 8x32x64 + 8x64x16 = 24576 multiply-accumulates: at least one
+    # instruction per vector of four, and fewer with V than without.
+    macs = 8 * 32 * 64 + 8 * 64 * 16
+    assert vector > macs // 4
+    assert scalar > macs // 2
+    assert vector < scalar
+
+
+def test_instruction_metric_counts_simulated_work(rv, rv_kilnd):
+    import urllib.request
+    _mlp_executions(rv, {})
+    url = f"http://127.0.0.1:{rv_kilnd.metrics_port}/metrics"
+    text = urllib.request.urlopen(url).read().decode()
+    lines = [l for l in text.splitlines()
+             if l.startswith("kiln_device_instructions_total{") and "local-qemu/" in l]
+    assert lines and float(lines[0].rsplit(" ", 1)[1]) > 0
+
+
+def test_bad_riscv_options_are_invalid_argument(rv):
+    model = make("mlp_gelu_tanh")
+    ep = torch.export.export(model, example_inputs(model, 2))
+    with pytest.raises(kiln.InvalidArgumentError, match="options.riscv.vlen"):
+        rv.compile(ep, target="riscv64", options={"riscv": {"vlen": 100}})
+    with pytest.raises(kiln.InvalidArgumentError, match="riscv64' only"):
+        rv.compile(ep, target="cpu", options={"riscv": {"vlen": 256}})
+    with pytest.raises(kiln.InvalidArgumentError, match="scalar_only"):
+        rv.compile(ep, target="riscv64", options={"riscv": {"vlen": 256, "scalar_only": True}})
+
+
+def test_code_for_a_longer_vlen_than_the_device_is_refused(rv):
+    model = make("mlp_gelu_tanh")
+    x = example_inputs(model, 2)
+    compiled = rv.compile(torch.export.export(model, x), target="riscv64",
+                          options={"riscv": {"vlen": 1024}})
+    with pytest.raises(kiln.FailedPreconditionError, match="VLEN >= 1024"):
+        compiled(*x)
+
+
+def test_bare_metal_objects_are_exported_not_executed(rv):
+    model = make("mlp_gelu_tanh")
+    x = example_inputs(model, 2)
+    compiled = rv.compile(torch.export.export(model, x), target="riscv64",
+                          options=kiln.bundle.bare_metal_options())
+    assert compiled.manifest.format == "elf-relocatable-object"
+    assert compiled.manifest.triple == "riscv64-unknown-elf"
+    with pytest.raises(kiln.FailedPreconditionError, match="bare-metal object"):
+        compiled(*x)
+
+
+# --- the bare-metal bundle ----------------------------------------------------
+
+@pytest.mark.parametrize("vector", [True, False], ids=["rv64gcv", "rv64gc"])
+@pytest.mark.parametrize("name", ["mlp_gelu_exact", "encoder_block"])
+def test_bundle_builds_runs_under_qemu_system_and_matches_eager(rv, tmp_path, name, vector):
+    missing = kiln.bundle.toolchain_missing()
+    assert not missing, f"scripts/install_deps.sh installs these: {missing}"
+    model = make(name)
+    inputs = example_inputs(model, 2, seed=3)
+    bundle = kiln.bundle.write_bundle(rv, torch.export.export(model, inputs), inputs,
+                                      tmp_path / "bundle", name="model", vector=vector)
+    files = sorted(p.name for p in bundle.directory.iterdir())
+    assert files == sorted(["Makefile", "model.c", "model.h", "model.ld", "model_model.o",
+                            "model_weights.bin", "model_weights.c", "model_inputs.bin"])
+    assert "kiln_invoke" in (bundle.directory / "model.h").read_text()
+    elf = bundle.build()
+    assert elf.read_bytes()[:4] == b"\x7fELF"
+    (out,) = bundle.run()
+    torch.testing.assert_close(out, model(*inputs), **TOL)
+
+
+def test_bundle_run_reports_a_crash_instead_of_wrong_numbers(rv, tmp_path):
+    model = make("mlp_gelu_tanh")
+    inputs = example_inputs(model, 2)
+    bundle = kiln.bundle.write_bundle(rv, torch.export.export(model, inputs), inputs,
+                                      tmp_path / "b", name="broken")
+    (bundle.directory / "broken_model.o").write_bytes(b"not an object")
+    with pytest.raises(kiln.bundle.BundleError, match="building bundle"):
+        bundle.build()
+
+
+# --- torch.compile modes ----------------------------------------------------
+
+def test_mode_simulate_runs_on_the_qemu_device(rv_kilnd):
+    model = make("mlp_gelu_exact")
+    be = kiln.backend(rv_kilnd.address, mode="simulate")
+    x = example_inputs(model, 4)
+    torch.testing.assert_close(torch.compile(model, backend=be)(*x), model(*x), **TOL)
+    graph = be.compiled_graphs[0]
+    assert graph.target == "riscv64"
+    assert graph.specializations[0].last_device_id.startswith("local-qemu/")
+    assert graph.last_counters["instructions"] > 0
+
+
+def test_mode_simulate_needs_a_simulator(kilnd):
+    with pytest.raises(kiln.UnavailableError, match="no 'riscv64' devices"):
+        kiln.backend(kilnd.address, mode="simulate")
+
+
+def test_mode_execute_runs_on_the_targets_agent(rv_kilnd):
+    model = make("batched_matmul")
+    be = kiln.backend(rv_kilnd.address, target="riscv64", mode="execute")
+    x = example_inputs(model, 3)
+    torch.testing.assert_close(torch.compile(model, backend=be)(*x), model(*x), **TOL)
+    assert be.compiled_graphs[0].specializations[0].manifest.target == "riscv64"
+
+
+def test_mode_compile_returns_every_stage_and_runs_eagerly(rv_kilnd):
+    model = make("mlp_gelu_tanh")
+    be = kiln.backend(rv_kilnd.address, target="riscv64", mode="compile")
+    x = example_inputs(model, 2)
+    torch.testing.assert_close(torch.compile(model, backend=be)(*x), model(*x))
+    mlir = be.compiled_graphs[0].mlir
+    assert list(mlir) == ["aten", "linalg", "llvm-dialect", "llvm-ir", "asm"]
+    assert "aten.mm" in mlir["aten"] or "aten.addmm" in mlir["aten"]
+    assert "linalg." in mlir["linalg"]
+    assert "vfmacc" in mlir["asm"] or "vfmadd" in mlir["asm"]
+
+
+def test_mode_codegen_writes_a_bundle_and_runs_eagerly(rv_kilnd, tmp_path):
+    model = make("mlp_gelu_tanh")
+    be = kiln.backend(rv_kilnd.address, mode="codegen", codegen_dir=tmp_path)
+    x = example_inputs(model, 2)
+    torch.testing.assert_close(torch.compile(model, backend=be)(*x), model(*x))
+    (bundle,) = be.compiled_graphs[0].bundles
+    bundle.build()
+    (out,) = bundle.run()
+    torch.testing.assert_close(out, model(*x), **TOL)
+
+
+def test_mode_trace_prints_the_graph_and_runs_eagerly(rv_kilnd, caplog):
+    model = make("mlp_gelu_tanh")
+    be = kiln.backend(rv_kilnd.address, mode="trace")
+    x = example_inputs(model, 2)
+    with caplog.at_level("INFO", logger="kiln.backend"):
+        torch.testing.assert_close(torch.compile(model, backend=be)(*x), model(*x))
+    (code,) = be.compiled_graphs[0].traced
+    assert "torch.ops.aten" in code
+    assert "traced" in caplog.text
+    assert be.compiled_graphs[0].specializations == []
+
+
+def test_mode_eager_never_contacts_kiln():
+    model = make("mlp_gelu_tanh")
+    # Nothing listens here: eager mode must not need the daemon.
+    be = kiln.backend("127.0.0.1:1", mode="eager")
+    x = example_inputs(model, 2)
+    torch.testing.assert_close(torch.compile(model, backend=be)(*x), model(*x))
+
+
+def test_unknown_mode_is_rejected():
+    with pytest.raises(ValueError, match="mode must be one of"):
+        kiln.backend("127.0.0.1:1", mode="simulation")
