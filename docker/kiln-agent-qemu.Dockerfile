@@ -1,0 +1,64 @@
+# kiln-agent-qemu: the riscv64 device agent. Its devices are qemu-riscv64
+# (user mode) processes running Kiln's riscv64 guest runner, with a TCG plugin
+# counting instructions; no hardware is needed. It dials kilnd (it serves no
+# port):
+#
+#   docker build -f docker/kiln-agent-qemu.Dockerfile -t kiln/kiln-agent-qemu .
+#   docker run kiln/kiln-agent-qemu --daemon=KILND_HOST:50051
+#
+# Its health is the daemon's view of its devices (`kiln devices`, READY or
+# UNHEALTHY after missed heartbeats); HEALTHCHECK asks that through
+# grpc.health.v1 on the daemon it dials, so the container is unhealthy while
+# its daemon is unreachable.
+
+ARG DEBIAN_IMAGE=debian:bookworm
+ARG RUNTIME_IMAGE=debian:bookworm-slim
+
+# --- build ----------------------------------------------------------------
+FROM ${DEBIAN_IMAGE} AS build
+# Keep in step with APT_PACKAGES in scripts/install_deps.sh (tests/docker checks it).
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      build-essential cmake ninja-build ccache pkg-config git \
+      clang-19 lld-19 llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools \
+      libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
+      libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev \
+      libyaml-cpp-dev python3 \
+      gcc-riscv64-linux-gnu libc6-dev-riscv64-cross \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+RUN KILN_BUILD_DIR=/build scripts/build.sh kiln-agent-qemu \
+ && strip /build/bin/kiln-agent-qemu /build/bin/libkiln-qemu-insn.so
+
+# --- health probe -----------------------------------------------------------
+FROM ${DEBIAN_IMAGE} AS probe
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      golang-go ca-certificates git \
+ && rm -rf /var/lib/apt/lists/*
+RUN GOBIN=/out CGO_ENABLED=0 go install github.com/grpc-ecosystem/grpc-health-probe@v0.4.15
+
+# --- runtime ----------------------------------------------------------------
+FROM ${RUNTIME_IMAGE}
+# Runtime libraries of the agent (from ldd), QEMU user mode, and the riscv64
+# libc and libm the guest runner and the executables it loads link against.
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libgrpc++1.51 libprotobuf32 libspdlog1.10 libfmt9 libabsl20220623 libssl3 \
+      ca-certificates qemu-user libc6-riscv64-cross \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --system --gid 10001 kiln \
+ && useradd --system --uid 10001 --gid kiln --home-dir /var/cache/kiln-agent \
+      --shell /usr/sbin/nologin kiln \
+ && mkdir -p /var/cache/kiln-agent \
+ && chown kiln:kiln /var/cache/kiln-agent
+COPY --from=build /build/bin/kiln-agent-qemu /build/bin/kiln-riscv64-runner \
+     /build/bin/libkiln-qemu-insn.so /usr/local/bin/
+COPY --from=probe /out/grpc-health-probe /usr/local/bin/grpc-health-probe
+COPY docker/agent-healthcheck.sh /usr/local/bin/agent-healthcheck
+USER 10001:10001
+ENV KILN_DAEMON=""
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["/usr/local/bin/agent-healthcheck"]
+ENTRYPOINT ["/usr/local/bin/kiln-agent-qemu", "--cache-dir=/var/cache/kiln-agent"]
