@@ -75,7 +75,28 @@ Value buildDepthwise(OpBuilder &b, Location loc, Value x, Value w,
       .getResult(0);
 }
 
-/// im2col + batch_matmul for any group count.
+/// Largest power of two (at most 16) dividing `extent`: the vector width the
+/// matmul tiling can use along a dimension of that extent.
+int64_t vectorWidth(int64_t extent) {
+  int64_t width = 1;
+  while (width < 16 && extent % (width * 2) == 0)
+    width *= 2;
+  return width;
+}
+
+Value transpose(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
+  auto type = cast<RankedTensorType>(v.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(type.getDimSize(d));
+  Value init = b.create<tensor::EmptyOp>(loc, shape, type.getElementType());
+  return b.create<linalg::TransposeOp>(loc, v, init, perm).getResult()[0];
+}
+
+/// im2col + batch_matmul for any group count. The product is
+/// (F/G x K) * (K x P) when the spatial size P vectorizes at least as well as
+/// the channel count, else the transposed (P x K) * (K x F/G), so the
+/// matmul's vectorized dimension is never a small odd extent (7x7 maps).
 Value buildIm2col(OpBuilder &b, Location loc, Value x, Value w,
                   RankedTensorType resultType, const ConvGeometry &g) {
   MLIRContext *ctx = b.getContext();
@@ -88,18 +109,28 @@ Value buildIm2col(OpBuilder &b, Location loc, Value x, Value w,
   ArrayRef<int64_t> kernel = wType.getShape().drop_front(2);
   ArrayRef<int64_t> out = resultType.getShape().drop_front(2);
   int64_t k = cg * product(kernel), p = product(out);
+  bool spatialMajor = vectorWidth(p) < vectorWidth(fg);
 
-  // cols[n, g, c, k..., o...] = x[n, g*cg + c, o*s + k*d].
-  SmallVector<int64_t> colsShape = {n, groups, cg};
-  colsShape.append(kernel.begin(), kernel.end());
-  colsShape.append(out.begin(), out.end());
-  int64_t loops = colsShape.size();
+  // cols[n, g, c, k..., o...] (or [n, g, o..., c, k...] spatial-major)
+  //   = x[n, g*cg + c, o*s + k*d].
+  int64_t loops = 3 + 2 * s;
+  int64_t cLoop = spatialMajor ? 2 + s : 2;
+  int64_t kLoop = cLoop + 1;
+  int64_t oLoop = spatialMajor ? 2 : 3 + s;
+  SmallVector<int64_t> colsShape(loops);
+  colsShape[0] = n;
+  colsShape[1] = groups;
+  colsShape[cLoop] = cg;
+  for (int64_t i = 0; i < s; ++i) {
+    colsShape[kLoop + i] = kernel[i];
+    colsShape[oLoop + i] = out[i];
+  }
   SmallVector<AffineExpr> xExprs = {
       getAffineDimExpr(0, ctx),
-      getAffineDimExpr(1, ctx) * cg + getAffineDimExpr(2, ctx)};
+      getAffineDimExpr(1, ctx) * cg + getAffineDimExpr(cLoop, ctx)};
   for (int64_t i = 0; i < s; ++i)
-    xExprs.push_back(getAffineDimExpr(3 + s + i, ctx) * g.stride[i] +
-                     getAffineDimExpr(3 + i, ctx) * g.dilation[i]);
+    xExprs.push_back(getAffineDimExpr(oLoop + i, ctx) * g.stride[i] +
+                     getAffineDimExpr(kLoop + i, ctx) * g.dilation[i]);
   auto colsType = RankedTensorType::get(colsShape, element);
   Value colsInit = b.create<tensor::EmptyOp>(loc, colsShape, element);
   Value cols =
@@ -112,26 +143,39 @@ Value buildIm2col(OpBuilder &b, Location loc, Value x, Value w,
              nb.create<linalg::YieldOp>(l, args[0]);
            })
           .getResult(0);
-  cols = buildReshape(b, loc, cols,
-                      RankedTensorType::get({n * groups, k, p}, element));
+  SmallVector<int64_t> colsFlat = {n * groups, k, p};
+  if (spatialMajor)
+    colsFlat = {n * groups, p, k};
+  cols = buildReshape(b, loc, cols, RankedTensorType::get(colsFlat, element));
 
-  // Weights (G, Fg, K), repeated over the batch when N > 1.
+  // Weights (G, Fg, K) or (G, K, Fg), repeated over the batch when N > 1.
   Value weights = buildReshape(b, loc, w,
                                RankedTensorType::get({groups, fg, k}, element));
+  if (spatialMajor)
+    weights = transpose(b, loc, weights, {0, 2, 1});
+  ArrayRef<int64_t> perGroup =
+      cast<RankedTensorType>(weights.getType()).getShape().drop_front();
   if (n > 1) {
-    auto repeated = RankedTensorType::get({n, groups, fg, k}, element);
+    auto repeated = RankedTensorType::get({n, groups, perGroup[0], perGroup[1]},
+                                          element);
     weights = buildElementwise(
         b, loc, repeated, weights,
         [](OpBuilder &, Location, ValueRange args) { return args[0]; });
   }
-  weights = buildReshape(b, loc, weights,
-                         RankedTensorType::get({n * groups, fg, k}, element));
+  weights = buildReshape(
+      b, loc, weights,
+      RankedTensorType::get({n * groups, perGroup[0], perGroup[1]}, element));
 
-  auto productType = RankedTensorType::get({n * groups, fg, p}, element);
+  Value lhs = spatialMajor ? cols : weights, rhs = spatialMajor ? weights : cols;
+  SmallVector<int64_t> productShape = {n * groups, fg, p};
+  if (spatialMajor)
+    productShape = {n * groups, p, fg};
+  auto productType = RankedTensorType::get(productShape, element);
   Value acc = buildFilled(b, loc, productType, 0.0);
-  Value product = b.create<linalg::BatchMatmulOp>(loc, ValueRange{weights, cols},
-                                                  acc)
-                      .getResult(0);
+  Value product =
+      b.create<linalg::BatchMatmulOp>(loc, ValueRange{lhs, rhs}, acc).getResult(0);
+  if (spatialMajor)
+    product = transpose(b, loc, product, {0, 2, 1});
   return buildReshape(b, loc, product, resultType);
 }
 

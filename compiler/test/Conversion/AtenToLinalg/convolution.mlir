@@ -63,3 +63,19 @@ func.func @transposed(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> tenso
       : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x10x10xf32>
   return %0 : tensor<1x3x10x10xf32>
 }
+
+// -----
+
+// A 7x7 output (49 positions, no vector width) with 16 channels: the product
+// is computed spatial-major (P x K) * (K x F) and transposed back, so the
+// matmul vectorizes along the channels.
+// CHECK-LABEL: func @spatial_major
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<1x16x72xf32>) outs(%{{.+}} : tensor<1x72x16xf32>) permutation = [0, 2, 1]
+// CHECK: linalg.batch_matmul ins(%{{.+}}, %{{.+}} : tensor<1x49x72xf32>, tensor<1x72x16xf32>) outs(%{{.+}} : tensor<1x49x16xf32>)
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<1x49x16xf32>) outs(%{{.+}} : tensor<1x16x49xf32>) permutation = [0, 2, 1]
+func.func @spatial_major(%x: tensor<1x8x7x7xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<1x16x7x7xf32> {
+  %0 = aten.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>,
+      dilation = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, transposed = false, groups = 1 : i64}
+      : (tensor<1x8x7x7xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x7x7xf32>
+  return %0 : tensor<1x16x7x7xf32>
+}
