@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one demo command: installs dependencies, builds, starts kilnd (which
-# starts its local CPU agent) on a free loopback port, runs
+# starts its local CPU agent and a qemu agent with one simulated riscv64
+# device) on a free loopback port, runs
 # client_py/examples/demo.py twice (the second run is served from the compile
 # cache and says so), and stops the daemon on exit.
 #   KILN_DEMO_CACHE  the daemon's cache dir (default: ~/.cache/kiln/demo-cache)
@@ -40,7 +41,7 @@ trap cleanup EXIT
 
 log "starting kilnd (cache: $CACHE_DIR)"
 "$KILND" --listen 127.0.0.1:0 --port-file "$WORK/port" --cache-dir "$CACHE_DIR" \
-  >"$WORK/kilnd.log" 2>&1 &
+  --local-agents cpu,qemu >"$WORK/kilnd.log" 2>&1 &
 PID=$!
 for _ in $(seq 1 600); do
   [ -s "$WORK/port" ] && break
@@ -54,6 +55,6 @@ log "kilnd listening on $ADDRESS"
 
 PY="$KILN_VENV/bin/python"
 log "run 1"
-"$PY" client_py/examples/demo.py --address "$ADDRESS"
+"$PY" client_py/examples/demo.py --address "$ADDRESS" --riscv64
 log "run 2 (same models again: expect compile-cache hits)"
-"$PY" client_py/examples/demo.py --address "$ADDRESS" --expect-cache-hits
+"$PY" client_py/examples/demo.py --address "$ADDRESS" --riscv64 --expect-cache-hits

@@ -21,18 +21,20 @@ import kiln
 from kiln.testing import MLP, EncoderBlock, example_inputs
 
 
-def wait_for_cpu_device(client: kiln.Client, timeout: float) -> list[kiln.DeviceInfo]:
+def wait_for_devices(client: kiln.Client, kinds: set[str], timeout: float
+                     ) -> list[kiln.DeviceInfo]:
     deadline = time.monotonic() + timeout
     while True:
         try:
             devices = client.devices()
-            if any(d.kind == "cpu" for d in devices):
+            if kinds <= {d.kind for d in devices}:
                 return devices
         except kiln.UnavailableError:
             if time.monotonic() > deadline:
                 raise
         if time.monotonic() > deadline:
-            raise SystemExit(f"no cpu device registered with {client.address} after {timeout:.0f}s")
+            raise SystemExit(f"no {'/'.join(sorted(kinds))} device registered with "
+                             f"{client.address} after {timeout:.0f}s")
         time.sleep(0.1)
 
 
@@ -63,10 +65,14 @@ def main() -> int:
                         help="fail unless every compile is served from the cache")
     parser.add_argument("--wait", type=float, default=60.0,
                         help="seconds to wait for a device to register")
+    parser.add_argument("--riscv64", action="store_true",
+                        help="also run the MLP on a simulated riscv64 device (kilnd "
+                             "--local-agents cpu,qemu) and show its instruction count")
     args = parser.parse_args()
 
     client = kiln.Client(args.address)
-    devices = wait_for_cpu_device(client, args.wait)
+    kinds = {"cpu", "riscv64"} if args.riscv64 else {"cpu"}
+    devices = wait_for_devices(client, kinds, args.wait)
     print(f"kiln daemon {args.address}: " + ", ".join(f"{d.id} ({d.kind}, {d.state})"
                                                      for d in devices))
     hits, diffs = [], []
@@ -102,6 +108,20 @@ def main() -> int:
             hits.append(c.cache_hit)
         print(f"    torch.compile first call (trace+lower+compile+run) {fmt_ms(first_call)}, "
               f"second call {fmt_ms(second_call)}")
+
+    if args.riscv64:
+        torch.manual_seed(100)
+        model = MLP(d_in=64, d_hidden=128, d_out=10).eval()
+        inputs = example_inputs(model, batch=4, seed=0)
+        with torch.no_grad():
+            ref = model(*inputs)
+        print("\n== MLP on riscv64 (rv64gcv, VLEN 128) under qemu-riscv64")
+        compiled = client.compile(torch.export.export(model, inputs), target="riscv64")
+        out = compiled(*inputs)
+        diffs.append(report(f"Client.compile(target='riscv64') on {compiled.last_device_id}",
+                            out, ref, compiled))
+        hits.append(compiled.cache_hit)
+        print(f"    simulated instructions: {compiled.last_counters['instructions']:,}")
 
     worst = max(diffs)
     print(f"\nworst max |kiln - eager| = {worst:.3e}; cache hits: {sum(hits)}/{len(hits)}")
