@@ -172,6 +172,78 @@ TEST_F(AgentSessionTest, AFailingTaskBecomesAnErrorResult) {
   EXPECT_EQ(resultOf("good").code(), 0);
 }
 
+/// A cpu backend that offers two devices (both the host).
+class TwoDeviceCpuBackend final : public CpuBackend {
+public:
+  absl::StatusOr<std::vector<v1::Device>> describeDevices() override {
+    auto devices = CpuBackend::describeDevices();
+    if (devices.ok())
+      devices->push_back(devices->front());
+    return devices;
+  }
+};
+
+TEST(AgentSessionDevicesTest, EveryDeviceCanRunATaskAtOnce) {
+  // --task-threads 1, but two devices: the session runs one task per device
+  // at once. Task "wait" spins until task "open" creates the gate file; with
+  // a single worker "open" would queue behind "wait" forever.
+  TempDir dir;
+  FakeDaemon daemon{20};
+  TwoDeviceCpuBackend backend;
+  AgentOptions options;
+  options.daemonAddress = daemon.address();
+  options.agentId = "two";
+  options.cacheDir = dir.path() / "cache";
+  options.taskThreads = 1;
+  auto session = AgentSession::create(options, backend);
+  ASSERT_TRUE(session.ok()) << session.status();
+  absl::Status runStatus;
+  std::thread runner([&] { runStatus = (*session)->run(); });
+
+  std::filesystem::path gate = dir.path() / "gate";
+  auto task = [&](const std::string &id, const std::string &device,
+                  const std::string &body) {
+    auto path = test::compileSharedObject(
+        dir.path(), id,
+        absl::StrCat("#include <stdio.h>\n#include <unistd.h>\n"
+                     "void kiln_invoke(void **b) {\n", body,
+                     "\n  float *out = (float *)b[2];\n"
+                     "  for (int i = 0; i < 8; ++i) out[i] = 1.0f;\n}\n"));
+    EXPECT_TRUE(path.ok()) << path.status();
+    std::string artifact = test::readFileBytes(*path);
+    daemon.addBlob(artifact);
+    v1::Task t;
+    t.set_task_id(id);
+    t.set_device_id(device);
+    *t.mutable_record() = test::axpyRecord(8, artifact);
+    *t.mutable_executable() = digestOf(t.record().SerializeAsString());
+    *t.add_parameters() = daemon.addBlob(test::floatBytes(std::vector<float>(8)));
+    v1::Tensor *input = t.add_inputs();
+    *input->mutable_type() = t.record().manifest().inputs(0).type();
+    input->set_data(test::floatBytes(std::vector<float>(8)));
+    return t;
+  };
+  v1::Task wait = task("wait", "two/0",
+                       absl::StrCat("  for (int i = 0; i < 20000 && access(\"",
+                                    gate.string(), "\", F_OK) != 0; ++i)\n"
+                                    "    usleep(1000);"));
+  v1::Task open = task("open", "two/1",
+                       absl::StrCat("  fclose(fopen(\"", gate.string(), "\", \"w\"));"));
+  ASSERT_TRUE(daemon.waitFor([&] { return !daemon.registrations().empty(); }));
+  ASSERT_EQ(daemon.registrations().front().devices_size(), 2);
+  ASSERT_TRUE(daemon.sendTask(wait));
+  ASSERT_TRUE(daemon.sendTask(open));
+  // Both finish well before "wait" would give up on the gate (20 s).
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(daemon.waitFor([&] { return daemon.results().size() == 2; }));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+  for (const v1::TaskResult &result : daemon.results())
+    EXPECT_EQ(result.code(), 0) << result.message();
+  (*session)->stop();
+  runner.join();
+  EXPECT_TRUE(runStatus.ok()) << runStatus;
+}
+
 TEST_F(AgentSessionTest, HeartbeatsContinueWhileATaskRuns) {
   // The kernel spins until a gate file exists, like a long inference.
   std::filesystem::path gate = dir.path() / "gate";

@@ -74,7 +74,7 @@ commonFlags(absl::string_view kind) {
         "id this agent registers under"}},
       {"resident-bytes",
        {"4GiB", "memory budget for resident parameters (K/M/G/KiB/MiB/GiB)"}},
-      {"task-threads", {"1", "tasks run at once"}},
+      {"task-threads", {"1", "tasks run at once (at least one per device)"}},
       {"log-level",
        {"info", "trace, debug, info, warn, error, critical or off"}},
       {"log-format",

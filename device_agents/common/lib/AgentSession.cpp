@@ -177,7 +177,8 @@ absl::Status AgentSession::serveOnce(bool &registered) {
   spdlog::info("registered with {} as {} ({} device(s)); heartbeat every {} ms",
                opts.daemonAddress, opts.agentId, devices.size(), intervalMs);
 
-  pool.emplace(opts.taskThreads);
+  // At least one worker per device, so every device can be busy at once.
+  pool.emplace(std::max(opts.taskThreads, static_cast<int>(devices.size())));
   heartbeat = std::thread([connection, intervalMs] {
     connection->heartbeatLoop(std::chrono::milliseconds(intervalMs));
   });

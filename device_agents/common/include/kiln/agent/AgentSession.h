@@ -41,7 +41,7 @@ struct AgentOptions {
   std::filesystem::path cacheDir;
   /// Byte budget of resident parameter buffers.
   int64_t residentBytes = int64_t{4} << 30;
-  /// Tasks run at once.
+  /// Tasks run at once; the session uses at least one per device.
   int taskThreads = 1;
   /// First reconnect delay; doubles per failed attempt up to maxBackoff.
   std::chrono::milliseconds initialBackoff{100};
