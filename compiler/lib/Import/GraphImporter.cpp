@@ -91,6 +91,24 @@ absl::Status defineValue(ValueTable &values, const std::string &name,
   return absl::OkStatus();
 }
 
+/// Verifies the ops that define a node's results, so a shape or attribute
+/// the aten verifiers reject is reported against the node and its op.
+absl::Status verifyResults(NodeImporter &importer, ArrayRef<Value> results) {
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(
+      results.empty() ? nullptr : results.front().getContext(),
+      [&](Diagnostic &diag) {
+        absl::StrAppend(&diagnostics, diagnostics.empty() ? "" : "\n", diag.str());
+        return success();
+      });
+  for (Value result : results) {
+    Operation *op = result ? result.getDefiningOp() : nullptr;
+    if (op && failed(verify(op)))
+      return importer.error(diagnostics);
+  }
+  return absl::OkStatus();
+}
+
 } // namespace
 
 absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
@@ -117,6 +135,19 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
   }
 
   builder.setInsertionPointToStart(body);
+  // u8 values live zero-extended to i16 inside the graph.
+  std::unordered_map<std::string, bool> isUnsigned;
+  auto argDtype = [&](int i) {
+    return i < graph.parameters_size()
+               ? graph.parameters(i).value().type().dtype()
+               : graph.inputs(i - graph.parameters_size()).type().dtype();
+  };
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    if (argDtype(i) != v1::DTYPE_U8)
+      continue;
+    isUnsigned[name] = true;
+    values[name] = widenUnsigned(builder, loc, body->getArgument(i));
+  }
   const auto &handlers = opHandlers();
   for (int i = 0; i < graph.nodes_size(); ++i) {
     const v1::Node &node = graph.nodes(i);
@@ -127,6 +158,7 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
           "' (Kiln supports ", handlers.size(), " ATen ops; see docs)"));
     NodeImporter importer(node, i, builder, values);
     ASSIGN_OR_RETURN(SmallVector<Value> results, handler->second(importer));
+    RETURN_IF_ERROR(verifyResults(importer, results));
     if (static_cast<int>(results.size()) < node.outputs_size())
       return importer.error(absl::StrCat("declares ", node.outputs_size(),
                                          " outputs; the op has ", results.size()));
@@ -135,6 +167,10 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
       // placeholder (batch norm's empty saved statistics): it stays undefined.
       if (!results[r])
         continue;
+      if (node.outputs(r).type().dtype() == v1::DTYPE_U8) {
+        isUnsigned[node.outputs(r).name()] = true;
+        results[r] = wrapUnsigned(builder, importer.loc(), results[r]);
+      }
       ASSIGN_OR_RETURN(RankedTensorType declared, importer.resultType(r));
       if (results[r].getType() != declared)
         return importer.error(absl::StrCat("output ", r, " is declared with a type "
@@ -149,7 +185,9 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
     if (it == values.end())
       return absl::InvalidArgumentError(
           absl::StrCat("graph output '", name, "' names no value"));
-    outputs.push_back(it->second);
+    outputs.push_back(isUnsigned.count(name)
+                          ? narrowUnsigned(builder, loc, it->second)
+                          : it->second);
   }
   if (outputs.empty())
     return absl::InvalidArgumentError("graph has no outputs");

@@ -227,7 +227,8 @@ absl::StatusOr<RankedTensorType> NodeImporter::resultType(int i) {
     return error(absl::StrCat("declares ", node.outputs_size(),
                               " outputs; the op has at least ", i + 1));
   return convertTensorType(node.outputs(i).type(), *builder.getContext(),
-                           absl::StrCat("output '", node.outputs(i).name(), "'"));
+                           absl::StrCat("output '", node.outputs(i).name(), "'"),
+                           /*widenUnsigned=*/true);
 }
 
 absl::StatusOr<int64_t> NodeImporter::normalizeDim(int64_t dim, int64_t rank) {
@@ -239,8 +240,10 @@ absl::StatusOr<int64_t> NodeImporter::normalizeDim(int64_t dim, int64_t rank) {
 
 absl::StatusOr<RankedTensorType>
 convertTensorType(const v1::TensorType &type, MLIRContext &context,
-                  const std::string &what) {
+                  const std::string &what, bool widenUnsigned) {
   Type element = elementTypeFor(type.dtype(), context);
+  if (widenUnsigned && type.dtype() == v1::DTYPE_U8)
+    element = IntegerType::get(&context, 16);
   if (!element)
     return absl::InvalidArgumentError(
         absl::StrCat(what, " has unsupported dtype ", v1::DType_Name(type.dtype())));
@@ -257,6 +260,48 @@ convertTensorType(const v1::TensorType &type, MLIRContext &context,
     shape.push_back(extent);
   }
   return RankedTensorType::get(shape, element);
+}
+
+namespace {
+Value unsignedPointwise(OpBuilder &b, Location loc, Value v, StringRef fn,
+                        unsigned width) {
+  auto type = cast<RankedTensorType>(v.getType());
+  return b
+      .create<aten::PointwiseOp>(loc,
+                                 type.clone(IntegerType::get(b.getContext(), width)),
+                                 b.getStringAttr(fn), ValueRange{v},
+                                 b.getDenseF64ArrayAttr({}))
+      .getResult();
+}
+} // namespace
+
+Value widenUnsigned(OpBuilder &b, Location loc, Value v) {
+  return unsignedPointwise(b, loc, v, "widen_u8", 16);
+}
+
+Value narrowUnsigned(OpBuilder &b, Location loc, Value v) {
+  return unsignedPointwise(b, loc, v, "narrow_u8", 8);
+}
+
+Value wrapUnsigned(OpBuilder &b, Location loc, Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def || isa<aten::ViewOp, aten::PermuteOp, aten::ExpandOp, aten::SliceOp,
+                  aten::CatOp, aten::IndexSelectOp, aten::GatherOp,
+                  aten::ConstantOp, aten::MaxPoolOp, aten::AmaxOp,
+                  aten::AminOp>(def))
+    return v;
+  if (auto pointwise = dyn_cast<aten::PointwiseOp>(def))
+    if (pointwise.getFn() == "where" || pointwise.getFn() == "widen_u8")
+      return v;
+  auto type = cast<RankedTensorType>(v.getType());
+  auto maskType = RankedTensorType::get({}, type.getElementType());
+  Value mask = b.create<aten::ConstantOp>(
+      loc, maskType,
+      DenseElementsAttr::get(maskType, b.getIntegerAttr(type.getElementType(), 255)));
+  return b
+      .create<aten::PointwiseOp>(loc, type, b.getStringAttr("bitwise_and"),
+                                 ValueRange{v, mask}, b.getDenseF64ArrayAttr({}))
+      .getResult();
 }
 
 } // namespace kiln

@@ -85,8 +85,20 @@ private:
 };
 
 /// Converts a kiln.v1.TensorType; error text names `what` when invalid.
+/// With `widenUnsigned`, u8 becomes i16 (how values carry u8 inside a graph:
+/// zero-extended, so MLIR's signless arithmetic, comparisons and casts are
+/// PyTorch's unsigned ones); without it, u8 is i8 (the memory layout at the
+/// graph's boundary).
 absl::StatusOr<mlir::RankedTensorType>
 convertTensorType(const v1::TensorType &type, mlir::MLIRContext &context,
-                  const std::string &what);
+                  const std::string &what, bool widenUnsigned = false);
+
+/// u8 at the boundary (i8) to its in-graph form (i16, zero-extended).
+mlir::Value widenUnsigned(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
+/// The in-graph u8 form back to i8 for a graph output.
+mlir::Value narrowUnsigned(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
+/// Wraps a freshly computed u8 result modulo 256 (skipped for ops that only
+/// move existing u8 values).
+mlir::Value wrapUnsigned(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v);
 
 } // namespace kiln

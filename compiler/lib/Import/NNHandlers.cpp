@@ -60,6 +60,13 @@ absl::StatusOr<Values> convolution(NodeImporter &n) {
   Type element = type.getElementType();
   if (!isa<FloatType>(element))
     return n.unimplemented("integer convolution is not supported");
+  RankedTensorType weightType = typeOf(weight);
+  if (transposed && weightType.getRank() == rank)
+    for (size_t i = 0; i < s; ++i)
+      if (padding[i] > dilation[i] * (weightType.getDimSize(2 + i) - 1))
+        return n.unimplemented(absl::StrCat(
+            "transposed convolution with padding ", padding[i],
+            " above dilation * (kernel - 1) is not supported"));
   auto b = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
   return Values{n.b().create<aten::ConvolutionOp>(
       n.loc(), type, input, weight, bias.value_or(Value()), b(stride),

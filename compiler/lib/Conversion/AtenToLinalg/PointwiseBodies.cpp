@@ -326,6 +326,14 @@ const PointwiseLowering kRows[] = {
        return fcmp(b, l, arith::CmpFPredicate::OEQ,
                    b.create<math::AbsFOp>(l, a[0]), cst(b, l, a[0], INFINITY));
      }},
+    {"widen_u8", ComputeIn::Promoted, Domain::IntOrBool,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return b.create<arith::ExtUIOp>(l, b.getIntegerType(16), a[0]);
+     }},
+    {"narrow_u8", ComputeIn::Promoted, Domain::IntOrBool,
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return b.create<arith::TruncIOp>(l, b.getIntegerType(8), a[0]);
+     }},
     {"maximum", ComputeIn::Result, Domain::Any,
      [](OpBuilder &b, Location l, Args a, Scalars) { return maxV(b, l, a[0], a[1]); }},
     {"minimum", ComputeIn::Result, Domain::Any,

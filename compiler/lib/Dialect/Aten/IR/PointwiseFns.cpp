@@ -40,6 +40,9 @@ constexpr PointwiseFn kFns[] = {
     // Unary predicates.
     {"logical_not", 1, 0, R::Bool},  {"isnan", 1, 0, R::Bool},
     {"isinf", 1, 0, R::Bool},
+    // u8 carried as i16 inside graphs: zero-extend at inputs, truncate at
+    // outputs.
+    {"widen_u8", 1, 0, R::Any},      {"narrow_u8", 1, 0, R::Any},
     // Binary math in the result type.
     {"maximum", 2, 0, R::Any},       {"minimum", 2, 0, R::Any},
     {"pow", 2, 0, R::Any},           {"remainder", 2, 0, R::Any},
