@@ -45,6 +45,21 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 PASSED, FAILED, XFAIL, XPASS = "passed", "failed", "xfail", "xpass"
 #: How long a failed case waits to see whether kilnd is exiting.
 CRASH_WAIT_S = 2.0
+#: How long a started kilnd may take to list a device of every target.
+DEVICE_WAIT_S = 60.0
+#: The local agent kinds kilnd starts (--local-agents) for a target's devices;
+#: targets not listed run on kilnd's default local agent (cpu).
+LOCAL_AGENTS = {"cpu": ("cpu",), "riscv64": ("cpu", "qemu")}
+
+
+def local_agent_args(targets: Sequence[str], extra_args: Sequence[str]) -> tuple[str, ...]:
+    """``--local-agents`` for ``targets``, unless the caller gave one."""
+    if any(a.startswith("--local-agents") for a in extra_args):
+        return ()
+    kinds: list[str] = []
+    for t in targets:
+        kinds += [k for k in LOCAL_AGENTS.get(t, ("cpu",)) if k not in kinds]
+    return () if kinds == ["cpu"] else ("--local-agents", ",".join(kinds))
 
 
 @dataclasses.dataclass
@@ -298,16 +313,34 @@ class OwnedKilnd(Endpoint):
     same port and cache dir if it dies."""
 
     def __init__(self, workdir: pathlib.Path, extra_args: Sequence[str] = (),
-                 timeout: float = 300.0):
+                 targets: Sequence[str] = ("cpu",), timeout: float = 300.0):
         sys.path.insert(0, str(REPO / "tests" / "e2e"))
         from support import Kilnd  # the e2e tests' daemon helper
         self._kilnd_cls = Kilnd
         self.workdir = workdir
-        self.extra_args = tuple(extra_args)
+        self.targets = tuple(targets)
+        self.extra_args = tuple(extra_args) + local_agent_args(self.targets, extra_args)
         self.crashes: list[str] = []
-        self.daemon = Kilnd(workdir, workdir / "cache", name="kilnd-registry",
-                            extra_args=self.extra_args).start()
+        self.daemon = self._start("127.0.0.1:0")
         super().__init__(self.daemon.address, timeout)
+
+    def _start(self, listen: str):
+        daemon = self._kilnd_cls(self.workdir, self.workdir / "cache", name="kilnd-registry",
+                                 extra_args=self.extra_args, listen=listen).start()
+        # start() waits for the cpu device; other targets' agents may come later.
+        deadline = time.monotonic() + DEVICE_WAIT_S
+        with kiln.Client(daemon.address, timeout=5) as client:
+            while True:
+                kinds = {d.kind for d in client.devices()}
+                missing = [t for t in self.targets if t not in kinds]
+                if not missing:
+                    return daemon
+                if time.monotonic() > deadline:
+                    daemon.stop()
+                    raise RuntimeError(f"kilnd has no device of kind {missing} after "
+                                       f"{DEVICE_WAIT_S:.0f}s (kilnd args {self.extra_args}); "
+                                       f"log: {daemon.log_path}")
+                time.sleep(0.1)
 
     @property
     def log_path(self) -> pathlib.Path:
@@ -341,9 +374,7 @@ class OwnedKilnd(Endpoint):
                 pass
             old._log.close()
             self.client.close()
-            self.daemon = self._kilnd_cls(self.workdir, self.workdir / "cache",
-                                          name="kilnd-registry", extra_args=self.extra_args,
-                                          listen=self.address).start()
+            self.daemon = self._start(self.address)
             self.client = kiln.Client(self.address, timeout=self.timeout)
             self.generation += 1
 
@@ -422,8 +453,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                        help="start a kilnd from $KILN_BUILD_DIR/bin on a free loopback port "
                             "(the default when --address is not given)")
     ap.add_argument("--kilnd-arg", action="append", default=[],
-                    help="extra kilnd argument with --start-kilnd (repeatable), e.g. "
-                         "--kilnd-arg=--local-agents=cpu,qemu")
+                    help="extra kilnd argument with --start-kilnd (repeatable); the "
+                         "target's local agents are started unless one is "
+                         "--local-agents=...")
     ap.add_argument("-k", action="append", default=[], dest="patterns",
                     help="run cases whose name contains PATTERN, or matches it whole when it "
                          "is a glob (*?[); repeatable")
@@ -455,7 +487,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             tmp = tempfile.TemporaryDirectory(prefix="kiln-registry-")
             try:
-                endpoint = OwnedKilnd(pathlib.Path(tmp.name), args.kilnd_arg)
+                endpoint = OwnedKilnd(pathlib.Path(tmp.name), args.kilnd_arg,
+                                      targets=(args.target,))
             except BaseException as e:  # pytest.fail outside pytest raises Failed
                 print(f"could not start kilnd: {e}", file=sys.stderr)
                 return 2

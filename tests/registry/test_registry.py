@@ -24,7 +24,7 @@ JOBS = int(os.environ.get("KILN_REGISTRY_JOBS", "2"))
 
 @pytest.fixture(scope="module")
 def endpoint(tmp_path_factory):
-    ep = run.OwnedKilnd(tmp_path_factory.mktemp("registry"))
+    ep = run.OwnedKilnd(tmp_path_factory.mktemp("registry"), targets=TARGETS)
     yield ep
     ep.close()
 
@@ -81,6 +81,13 @@ def test_compare_catches_values_dtypes_and_shapes():
     i = torch.tensor([1, 2])
     with pytest.raises(AssertionError):
         run.compare(i + 1, i, case)
+
+
+def test_local_agents_follow_the_targets():
+    assert run.local_agent_args(["cpu"], []) == ()
+    assert run.local_agent_args(["riscv64"], []) == ("--local-agents", "cpu,qemu")
+    assert run.local_agent_args(["cpu", "riscv64"], []) == ("--local-agents", "cpu,qemu")
+    assert run.local_agent_args(["riscv64"], ["--local-agents=qemu"]) == ()
 
 
 def test_first_line_drops_request_ids_and_addresses():
