@@ -10,6 +10,7 @@
 #include "DiagnosticCollector.h"
 #include "Registration.h"
 
+#include "kiln/Analysis/OpReport.h"
 #include "kiln/Import/GraphImporter.h"
 #include "kiln/Pipeline/Pipelines.h"
 #include "kiln/Target/Target.h"
@@ -120,6 +121,11 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
 
   ASSIGN_OR_RETURN(OwningOpRef<ModuleOp> module, importGraph(graph, context));
   dump("aten", *module);
+  analysis::OpReportOptions reportOptions;
+  reportOptions.graph = &graph;
+  if (FailureOr<v1::OpReport> report = analysis::buildOpReport(*module, reportOptions);
+      succeeded(report))
+    result.opReport = std::move(*report);
 
   PassManager toLinalg(&context);
   buildKilnAtenToLinalgPipeline(toLinalg);

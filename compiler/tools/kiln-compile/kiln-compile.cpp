@@ -5,6 +5,7 @@
 // debugging; `--dump DIR` writes the module after every pipeline stage.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/Analysis/OpReport.h"
 #include "kiln/Compiler/Compile.h"
 
 #include "google/protobuf/text_format.h"
@@ -33,6 +34,9 @@ void printUsage() {
                "  --emit STAGE         print one stage to stdout instead of writing\n"
                "                       an artifact: aten, linalg, llvm-dialect,\n"
                "                       llvm-ir or asm (-o is then optional)\n"
+               "  --op-report          print the op report (per layer MACs, FLOPs,\n"
+               "                       parameter/activation bytes; totals) to stdout\n"
+               "                       (-o is then optional)\n"
                "  --help               this text\n";
 }
 
@@ -65,6 +69,7 @@ bool writeFile(const std::filesystem::path &path, const std::string &bytes) {
 
 int main(int argc, char **argv) {
   std::string input, output, dumpDir, emitStage;
+  bool opReport = false;
   kiln::compiler::CompileOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -93,6 +98,8 @@ int main(int argc, char **argv) {
     } else if (arg == "--emit") {
       emitStage = value();
       options.dumpStages = true;
+    } else if (arg == "--op-report") {
+      opReport = true;
     } else if (arg == "--dump") {
       dumpDir = value();
       options.dumpStages = true;
@@ -103,7 +110,7 @@ int main(int argc, char **argv) {
       input = arg;
     }
   }
-  if (input.empty() || (output.empty() && emitStage.empty())) {
+  if (input.empty() || (output.empty() && emitStage.empty() && !opReport)) {
     printUsage();
     return 2;
   }
@@ -115,6 +122,8 @@ int main(int argc, char **argv) {
     std::cerr << "kiln-compile: " << compiled.status() << "\n";
     return 1;
   }
+  if (opReport)
+    std::cout << kiln::analysis::formatOpReport(compiled->opReport);
   if (!emitStage.empty()) {
     for (const auto &stage : compiled->stages) {
       if (stage.stage == emitStage) {
@@ -126,6 +135,8 @@ int main(int argc, char **argv) {
               << "' (aten, linalg, llvm-dialect, llvm-ir, asm)\n";
     return 2;
   }
+  if (output.empty())
+    return 0; // --op-report alone
   std::string manifest;
   google::protobuf::TextFormat::PrintToString(compiled->manifest, &manifest);
   if (!writeFile(output, compiled->artifact) ||

@@ -48,6 +48,8 @@ struct CompiledExecutable {
   v1::ExecutableManifest manifest;
   /// Filled when CompileOptions::dumpStages is set.
   std::vector<StageDump> stages;
+  /// Per-layer costs of the ATen-level module (kiln/Analysis/OpReport.h).
+  v1::OpReport opReport;
 };
 
 /// Compiles `graph` for `options.target`. Never crashes on bad input:

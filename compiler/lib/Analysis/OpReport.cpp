@@ -1,0 +1,331 @@
+//===- OpReport.cpp - per-layer cost analysis of the aten dialect ---------===//
+//
+// This file implements the op report: the cost table (MACs and FLOPs per aten
+// op), byte counts from tensor types, the grouping of ops into graph-node
+// layers by location, and a text rendering.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Analysis/OpReport.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/Import/GraphImporter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <unordered_map>
+#include <vector>
+
+using namespace mlir;
+
+namespace kiln::analysis {
+namespace {
+
+int64_t elementCount(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.hasStaticShape() ? type.getNumElements() : 0;
+}
+
+int64_t product(ArrayRef<int64_t> values) {
+  int64_t result = 1;
+  for (int64_t v : values)
+    result *= v;
+  return result;
+}
+
+OpCost cost(v1::OpCostKind kind, int64_t flops, int64_t macs = 0) {
+  OpCost c;
+  c.kind = kind;
+  c.flops = flops;
+  c.macs = macs;
+  return c;
+}
+
+OpCost contraction(int64_t macs, int64_t extraFlops) {
+  return cost(v1::OP_COST_KIND_CONTRACTION, 2 * macs + extraFlops, macs);
+}
+
+OpCost elementwise(Operation *op) {
+  return cost(v1::OP_COST_KIND_ELEMENTWISE, elementCount(op->getResult(0)));
+}
+
+OpCost reduction(Value input, int64_t flopsPerElement) {
+  return cost(v1::OP_COST_KIND_REDUCTION, flopsPerElement * elementCount(input));
+}
+
+OpCost dataMovement() { return cost(v1::OP_COST_KIND_DATA_MOVEMENT, 0); }
+
+OpCost convolutionCost(aten::ConvolutionOp op) {
+  auto weight = cast<RankedTensorType>(op.getWeight().getType());
+  if (weight.getRank() < 2)
+    return cost(v1::OP_COST_KIND_CONTRACTION, 0);
+  // Forward: (C_out, C_in/groups, k...); every output element sums over
+  // C_in/groups * kernel. Transposed: (C_in, C_out/groups, k...); every input
+  // element scatters into C_out/groups * kernel outputs.
+  int64_t perElement = weight.getDimSize(1) * product(weight.getShape().drop_front(2));
+  int64_t elements = op.getTransposed() ? elementCount(op.getInput())
+                                        : elementCount(op.getResult());
+  int64_t bias = op.getBias() ? elementCount(op.getResult()) : 0;
+  return contraction(elements * perElement, bias);
+}
+
+/// A layer while it is being accumulated.
+struct LayerBuilder {
+  std::string name;
+  SmallVector<Operation *> ops;
+};
+
+} // namespace
+
+int64_t tensorBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return 0;
+  Type element = tensor.getElementType();
+  int64_t factor = 1;
+  if (auto complex = dyn_cast<ComplexType>(element)) {
+    element = complex.getElementType();
+    factor = 2;
+  }
+  if (!element.isIntOrFloat())
+    return 0;
+  int64_t bytes = (element.getIntOrFloatBitWidth() + 7) / 8;
+  return factor * bytes * tensor.getNumElements();
+}
+
+OpCost estimateOpCost(Operation *op) {
+  return llvm::TypeSwitch<Operation *, OpCost>(op)
+      .Case([](aten::MmOp mm) {
+        auto lhs = cast<RankedTensorType>(mm.getSelf().getType());
+        return contraction(elementCount(mm.getResult()) * lhs.getDimSize(1), 0);
+      })
+      .Case([](aten::BmmOp bmm) {
+        auto lhs = cast<RankedTensorType>(bmm.getSelf().getType());
+        return contraction(elementCount(bmm.getResult()) * lhs.getDimSize(2), 0);
+      })
+      .Case([](aten::AddmmOp addmm) {
+        auto lhs = cast<RankedTensorType>(addmm.getMat1().getType());
+        int64_t out = elementCount(addmm.getResult());
+        return contraction(out * lhs.getDimSize(1), out);
+      })
+      .Case([](aten::ConvolutionOp conv) { return convolutionCost(conv); })
+      .Case([](aten::MaxPoolOp pool) {
+        return cost(v1::OP_COST_KIND_WINDOW,
+                    elementCount(pool.getValues()) * product(pool.getKernel()));
+      })
+      .Case([](aten::AvgPoolOp pool) {
+        int64_t out = elementCount(pool.getResult());
+        return cost(v1::OP_COST_KIND_WINDOW, out * product(pool.getKernel()) + out);
+      })
+      .Case<aten::AddOp, aten::SubOp, aten::MulOp, aten::DivOp, aten::NegOp,
+            aten::ReluOp, aten::TanhOp, aten::SigmoidOp, aten::ExpOp,
+            aten::GeluOp, aten::PointwiseOp>(
+          [](Operation *op) { return elementwise(op); })
+      .Case<aten::SumOp, aten::MeanOp, aten::ProdOp, aten::AmaxOp, aten::AminOp,
+            aten::AnyOp, aten::AllOp, aten::ArgReduceOp, aten::CumsumOp>(
+          [](Operation *op) { return reduction(op->getOperand(0), 1); })
+      .Case([](aten::VarOp var) { return reduction(var.getSelf(), 4); })
+      .Case([](aten::SoftmaxOp softmax) { return reduction(softmax.getSelf(), 5); })
+      .Case([](aten::NativeLayerNormOp norm) { return reduction(norm.getInput(), 8); })
+      .Case([](aten::ViewOp) {
+        OpCost c = dataMovement();
+        c.movesData = false;
+        return c;
+      })
+      .Case<aten::ConstantOp, aten::PermuteOp, aten::ExpandOp, aten::SliceOp,
+            aten::CatOp, aten::IndexSelectOp, aten::GatherOp, aten::ArangeOp>(
+          [](Operation *) { return dataMovement(); })
+      .Default([](Operation *op) {
+        // Ops added after this table: same-typed unary ops are elementwise;
+        // the rest still get exact byte counts.
+        if (op->getNumResults() == 1 &&
+            op->hasTrait<OpTrait::SameOperandsAndResultType>())
+          return elementwise(op);
+        return OpCost();
+      });
+}
+
+FailureOr<v1::OpReport> buildOpReport(ModuleOp module,
+                                      const OpReportOptions &options) {
+  func::FuncOp func = module.lookupSymbol<func::FuncOp>(kGraphFunctionName);
+  if (!func) {
+    auto funcs = module.getOps<func::FuncOp>();
+    if (std::distance(funcs.begin(), funcs.end()) != 1)
+      return failure();
+    func = *funcs.begin();
+  }
+  if (func.isExternal())
+    return failure();
+  unsigned numParameters =
+      options.graph ? options.graph->parameters_size() : options.numParameters;
+
+  // Parameter-derived values: parameters, and results of ops that read only
+  // such values (constants, transposed weights, arange...).
+  llvm::DenseSet<Value> derived;
+  for (BlockArgument arg : func.getArguments())
+    if (arg.getArgNumber() < numParameters)
+      derived.insert(arg);
+
+  // Layers in order of first appearance, found by location name.
+  std::vector<LayerBuilder> layers;
+  std::unordered_map<std::string, unsigned> layerIndex;
+  llvm::DenseMap<Operation *, unsigned> layerOf;
+  int unnamed = 0;
+  func.walk([&](Operation *op) {
+    if (op == func.getOperation() || isa<func::ReturnOp>(op))
+      return;
+    if (llvm::all_of(op->getOperands(),
+                     [&](Value v) { return derived.contains(v); }))
+      for (Value result : op->getResults())
+        derived.insert(result);
+    std::string name;
+    if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+      name = loc.getName().str();
+    else
+      name = (op->getName().getStringRef() + "#" + std::to_string(unnamed++)).str();
+    auto [it, inserted] = layerIndex.emplace(name, layers.size());
+    if (inserted)
+      layers.push_back(LayerBuilder{name, {}});
+    layers[it->second].ops.push_back(op);
+    layerOf[op] = it->second;
+  });
+
+  std::unordered_map<std::string, std::string> nodeOps;
+  if (options.graph)
+    for (const v1::Node &node : options.graph->nodes())
+      if (node.outputs_size())
+        nodeOps.emplace(node.outputs(0).name(), node.op());
+
+  v1::OpReport report;
+  v1::OpReportLayer *totals = report.mutable_totals();
+  totals->set_name("total");
+  for (auto [index, layer] : llvm::enumerate(layers)) {
+    const std::string &name = layer.name;
+    // Whether `op` belongs to this layer (return and other ops do not).
+    auto inLayer = [&, index = index](Operation *op) {
+      auto found = layerOf.find(op);
+      return found != layerOf.end() && found->second == index;
+    };
+    v1::OpReportLayer *row = report.add_layers();
+    row->set_name(name);
+    auto op = nodeOps.find(name);
+    if (op != nodeOps.end())
+      row->set_op(op->second);
+    std::string dialectOps;
+    llvm::DenseSet<Value> reads;
+    bool movesData = false;
+    Operation *main = nullptr;
+    OpCost mainCost;
+    for (Operation *member : layer.ops) {
+      OpCost c = estimateOpCost(member);
+      movesData |= c.movesData;
+      row->set_macs(row->macs() + c.macs);
+      row->set_flops(row->flops() + c.flops);
+      // The node's own op: the costliest, else the first that is not one of
+      // the constants the importer made for its scalar arguments.
+      if (!main || c.flops > mainCost.flops ||
+          (isa<aten::ConstantOp>(main) && !isa<aten::ConstantOp>(member))) {
+        main = member;
+        mainCost = c;
+      }
+      if (!dialectOps.empty())
+        dialectOps += "+";
+      dialectOps += member->getName().getStringRef().str();
+      for (Value operand : member->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (def && inLayer(def))
+          continue; // produced inside the layer
+        if (!reads.insert(operand).second)
+          continue;
+        int64_t bytes = tensorBytes(operand.getType());
+        if (derived.contains(operand))
+          row->set_parameter_bytes(row->parameter_bytes() + bytes);
+        else
+          row->set_activation_in_bytes(row->activation_in_bytes() + bytes);
+      }
+      for (Value result : member->getResults()) {
+        bool usedOutside = result.use_empty() ||
+                           llvm::any_of(result.getUsers(), [&](Operation *user) {
+                             return !inLayer(user);
+                           });
+        if (usedOutside)
+          row->set_activation_out_bytes(row->activation_out_bytes() +
+                                        tensorBytes(result.getType()));
+      }
+    }
+    if (row->op().empty())
+      row->set_op(main->getName().getStringRef().str());
+    row->set_dialect_ops(dialectOps);
+    row->set_kind(mainCost.kind);
+    if (movesData) {
+      row->set_bytes_read(row->parameter_bytes() + row->activation_in_bytes());
+      row->set_bytes_written(row->activation_out_bytes());
+    }
+    totals->set_macs(totals->macs() + row->macs());
+    totals->set_flops(totals->flops() + row->flops());
+    totals->set_activation_in_bytes(totals->activation_in_bytes() +
+                                    row->activation_in_bytes());
+    totals->set_activation_out_bytes(totals->activation_out_bytes() +
+                                     row->activation_out_bytes());
+    totals->set_bytes_read(totals->bytes_read() + row->bytes_read());
+    totals->set_bytes_written(totals->bytes_written() + row->bytes_written());
+  }
+  for (BlockArgument arg : func.getArguments())
+    if (arg.getArgNumber() < numParameters)
+      totals->set_parameter_bytes(totals->parameter_bytes() +
+                                  tensorBytes(arg.getType()));
+  return report;
+}
+
+std::string formatOpReport(const v1::OpReport &report) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto kindName = [](v1::OpCostKind kind) -> std::string {
+    switch (kind) {
+    case v1::OP_COST_KIND_CONTRACTION:
+      return "contraction";
+    case v1::OP_COST_KIND_ELEMENTWISE:
+      return "elementwise";
+    case v1::OP_COST_KIND_REDUCTION:
+      return "reduction";
+    case v1::OP_COST_KIND_WINDOW:
+      return "window";
+    case v1::OP_COST_KIND_DATA_MOVEMENT:
+      return "data-movement";
+    default:
+      return "-";
+    }
+  };
+  size_t nameWidth = 5, opWidth = 2;
+  for (const v1::OpReportLayer &layer : report.layers()) {
+    nameWidth = std::max(nameWidth, layer.name().size());
+    opWidth = std::max(opWidth, layer.op().size());
+  }
+  auto row = [&](const std::string &name, const std::string &op,
+                 const std::string &kind, llvm::ArrayRef<std::string> numbers) {
+    os << llvm::left_justify(name, nameWidth) << "  "
+       << llvm::left_justify(op, opWidth) << "  " << llvm::left_justify(kind, 13);
+    for (const std::string &n : numbers)
+      os << "  " << llvm::right_justify(n, 12);
+    os << "\n";
+  };
+  row("layer", "op", "kind",
+      {"macs", "flops", "param_bytes", "act_in", "act_out", "read", "written"});
+  auto numbers = [](const v1::OpReportLayer &l) {
+    return SmallVector<std::string>{
+        std::to_string(l.macs()),         std::to_string(l.flops()),
+        std::to_string(l.parameter_bytes()), std::to_string(l.activation_in_bytes()),
+        std::to_string(l.activation_out_bytes()), std::to_string(l.bytes_read()),
+        std::to_string(l.bytes_written())};
+  };
+  for (const v1::OpReportLayer &layer : report.layers())
+    row(layer.name(), layer.op(), kindName(layer.kind()), numbers(layer));
+  row("total", "", "", numbers(report.totals()));
+  return text;
+}
+
+} // namespace kiln::analysis
