@@ -14,9 +14,12 @@ from kiln.errors import (CompileError, DeadlineExceededError, FailedPrecondition
                          InternalError, InvalidArgumentError, KilnError, NotFoundError,
                          UnavailableError, UnimplementedError, UnsupportedOpError)
 from kiln.graph import serialize_graph_module
+from kiln.introspect import get_mlir
+from kiln.op_report import LayerCost, OpReport
 
 __all__ = [
     "Client", "CompiledModel", "DeviceInfo", "backend", "serialize_graph_module",
+    "get_mlir", "OpReport", "LayerCost",
     "KilnError", "InvalidArgumentError", "NotFoundError", "FailedPreconditionError",
     "UnavailableError", "DeadlineExceededError", "InternalError", "CompileError",
     "UnimplementedError", "UnsupportedOpError",

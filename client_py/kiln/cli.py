@@ -1,7 +1,7 @@
 """``kiln``: the command line of Kiln.
 
     kiln devices
-    kiln compile MODEL.pt2 --target cpu [--dump DIR]
+    kiln compile MODEL.pt2 --target cpu [--dump DIR] [--op-report [--exact]]
     kiln run MODEL.pt2 --input x.pt [--input y.pt ...] [--output out.pt] [--compare]
     kiln cache stats | gc [--target-bytes 10GiB] | salt NEW
 
@@ -61,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write the module after every compiler stage (aten, linalg, "
                         "llvm-dialect, llvm-ir, asm), graph.pb, manifest.textproto and "
                         "compile.json to DIR")
+    p.add_argument("--op-report", action="store_true",
+                   help="print the op report: per layer MACs, FLOPs, parameter and "
+                        "activation bytes, reads and writes, and totals")
+    p.add_argument("--exact", action="store_true",
+                   help="with --op-report: exact numbers instead of K/M/G and KiB/MiB")
 
     p = sub.add_parser("run", help="compile a .pt2, run it on inputs, print/save outputs")
     _add_compile_args(p)

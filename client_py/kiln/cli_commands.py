@@ -140,6 +140,9 @@ def cmd_compile(args: argparse.Namespace, client: Client, reporter: Reporter) ->
     if args.dump:
         files = write_dump(args.dump, compiled)
         print(f"dump         {', '.join(str(f) for f in files)}")
+    if getattr(args, "op_report", False):
+        print()
+        print(compiled.op_report.table(exact=args.exact))
 
 
 def _summary(t: torch.Tensor) -> str:

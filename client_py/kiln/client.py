@@ -16,6 +16,7 @@ from kiln.cache import CacheClient
 from kiln.errors import (FailedPreconditionError, InvalidArgumentError, KilnError,
                          UnsupportedOpError)
 from kiln.graph import SerializedGraph, serialize_graph_module
+from kiln.op_report import OpReport
 from kiln.tensors import PROTO_TO_DTYPE, tensor_bytes, tensor_from_bytes, tensor_type
 from kiln.v1 import (compiler_pb2, devices_pb2, executable_pb2, executor_pb2,
                      graph_pb2, tensor_pb2)
@@ -82,6 +83,8 @@ class CompiledModel:
         self.last_timings: dict[str, float] = {}
         self.last_device_id = ""
         self.last_counters: dict[str, int] = {}
+        #: The CompileOptions it was compiled with (kiln.get_mlir reuses them).
+        self.options = compiler_pb2.CompileOptions()
         graph_params = {p.value.name: p.digest for p in graph.parameters}
         order = [a.name for a in response.manifest.parameters] or list(graph_params)
         try:
@@ -129,6 +132,13 @@ class CompiledModel:
     @property
     def graph(self) -> graph_pb2.Graph:
         return self._graph
+
+    @property
+    def op_report(self) -> OpReport:
+        """Per-layer MACs, FLOPs, parameter and activation bytes, and totals,
+        from the daemon's analysis of the ATen-level module (every compile
+        returns it, cache hits included); ``print()`` it for a table."""
+        return OpReport(self._response.op_report)
 
     def __repr__(self) -> str:
         return (f"CompiledModel(digest={self.digest[:12]}..., target={self.manifest.target!r}, "
@@ -238,7 +248,10 @@ class Client:
             "server_queue": _us(resp.timings.queue_us),
             "server_compile": _us(resp.timings.compile_us),
         }
-        return CompiledModel(self, resp, graph, parameters, timings, out_spec, in_spec)
+        model = CompiledModel(self, resp, graph, parameters, timings, out_spec, in_spec)
+        if options is not None:
+            model.options.CopyFrom(options)
+        return model
 
     # --- execute --------------------------------------------------------------
 
@@ -337,6 +350,8 @@ class Client:
             "load": _us(tm.load_us), "run": _us(tm.run_us), "total": _us(tm.total_us),
             "download": download, "wall": time.perf_counter() - wall0,
         }
+        from kiln.introspect import remember_outputs
+        remember_outputs(model, outputs)
         return outputs
 
     def execute(self, executable: tensor_pb2.Digest | str, inputs: Sequence[torch.Tensor],

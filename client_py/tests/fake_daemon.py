@@ -38,6 +38,20 @@ def _resolve_op(name: str):
         return None
 
 
+def _op_report(g: graph_pb2.Graph) -> executable_pb2.OpReport:
+    """Bytes only, one layer per node: enough to check the client's plumbing
+    (kilnd's real analysis is tested by lit and the e2e tests)."""
+    report = executable_pb2.OpReport()
+    for n in g.nodes:
+        out = sum(PROTO_TO_DTYPE[o.type.dtype].itemsize * int(torch.Size(o.type.shape).numel())
+                  for o in n.outputs)
+        report.layers.add(name=n.outputs[0].name if n.outputs else "", op=n.op,
+                          activation_out_bytes=out, bytes_written=out)
+    report.totals.activation_out_bytes = sum(l.activation_out_bytes for l in report.layers)
+    report.totals.bytes_written = report.totals.activation_out_bytes
+    return report
+
+
 class FakeDaemon(compiler_pb2_grpc.CompilerServicer, executor_pb2_grpc.ExecutorServicer,
                  blobs_pb2_grpc.BlobsServicer, devices_pb2_grpc.DevicesServicer):
     def __init__(self):
@@ -47,6 +61,7 @@ class FakeDaemon(compiler_pb2_grpc.CompilerServicer, executor_pb2_grpc.ExecutorS
         self.lock = threading.Lock()
         self.writes: list[tuple[str, list[int]]] = []   # (digest, chunk sizes)
         self.compiles = 0
+        self.compile_requests: list[compiler_pb2.CompileRequest] = []
         self.executes: list[executor_pb2.ExecuteRequest] = []
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
         compiler_pb2_grpc.add_CompilerServicer_to_server(self, self.server)
@@ -126,9 +141,24 @@ class FakeDaemon(compiler_pb2_grpc.CompilerServicer, executor_pb2_grpc.ExecutorS
             parameters=[executable_pb2.ManifestArgument(name=p.value.name, type=p.value.type)
                         for p in g.parameters],
             inputs=[executable_pb2.ManifestArgument(name=v.name, type=v.type) for v in g.inputs])
+        self.compile_requests.append(request)
         return compiler_pb2.CompileResponse(
             executable=tensor_pb2.Digest(hash=self.cache[key], size_bytes=1),
-            manifest=manifest, cache_hit=hit, compile_key=key)
+            manifest=manifest, cache_hit=hit, compile_key=key,
+            stages=self._stages(g) if request.options.dump_stages else [],
+            op_report=_op_report(g))
+
+    def _stages(self, g: graph_pb2.Graph) -> list[executable_pb2.StageDump]:
+        """A recognisable text per pipeline stage, stored as blobs."""
+        dumps = []
+        for stage in ("aten", "linalg", "llvm-dialect", "llvm-ir", "asm"):
+            text = f"// fake {stage} stage of {g.name or 'graph'}: {len(g.nodes)} nodes\n".encode()
+            digest = hashlib.sha256(text).hexdigest()
+            with self.lock:
+                self.blobs[digest] = text
+            dumps.append(executable_pb2.StageDump(
+                stage=stage, blob=tensor_pb2.Digest(hash=digest, size_bytes=len(text))))
+        return dumps
 
     # Executor
     def _tensor(self, t: tensor_pb2.Tensor, context) -> torch.Tensor:
