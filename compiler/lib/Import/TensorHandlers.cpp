@@ -133,6 +133,17 @@ absl::StatusOr<Values> convert(NodeImporter &n) {
   return Values{pointwise(n, type, "copy", self)};
 }
 
+/// copy(self, src): src broadcast to self's shape in self's element type.
+absl::StatusOr<Values> copyInto(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value src, n.tensor("src"));
+  if (typeOf(src).getElementType() != type.getElementType())
+    src = pointwise(n, typeOf(src).clone(type.getElementType()), "copy", src);
+  if (typeOf(src) != type)
+    src = n.b().create<aten::ExpandOp>(n.loc(), type, src);
+  return Values{src};
+}
+
 absl::StatusOr<Values> where(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value cond, n.tensor("condition"));
@@ -450,6 +461,159 @@ absl::StatusOr<Values> indexSelect(NodeImporter &n, const std::string &selfName,
                                                   n.b().getI64IntegerAttr(dim))};
 }
 
+/// index.Tensor with k > 1 index tensors (leading dims): the indices
+/// broadcast together, wrap (Python modulo) and linearize into one index
+/// over self viewed as (S0 * ... * Sk-1, rest...).
+absl::StatusOr<Values> indexMany(NodeImporter &n, Value self,
+                                 const std::vector<Value> &indices) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  RankedTensorType selfType = typeOf(self);
+  size_t k = indices.size();
+  if (k > static_cast<size_t>(selfType.getRank()))
+    return n.error("more index tensors than dimensions");
+  SmallVector<int64_t> shape;
+  for (Value index : indices) {
+    ArrayRef<int64_t> s = typeOf(index).getShape();
+    if (s.size() > shape.size())
+      shape.insert(shape.begin(), s.size() - shape.size(), 1);
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t &slot = shape[shape.size() - s.size() + i];
+      if (slot != 1 && s[i] != 1 && slot != s[i])
+        return n.error("index tensors do not broadcast together");
+      slot = std::max(slot, s[i]);
+    }
+    Type element = typeOf(index).getElementType();
+    if (!isa<IntegerType>(element) || element.isInteger(1))
+      return n.unimplemented("only integer index tensors are supported (no "
+                             "boolean masks)");
+  }
+  Type i64 = n.b().getI64Type();
+  auto linearType = RankedTensorType::get(shape, i64);
+  Value linear;
+  int64_t stride = 1;
+  for (size_t j = k; j-- > 0;) {
+    int64_t extent = selfType.getDimSize(j);
+    auto wrappedType = RankedTensorType::get(typeOf(indices[j]).getShape(), i64);
+    Value wrapped = pointwise(n, wrappedType, "remainder",
+                              {indices[j], n.constant(i64, double(extent))});
+    Value term = n.b().create<aten::MulOp>(n.loc(), wrappedType, wrapped,
+                                           n.constant(i64, double(stride)));
+    if (!linear) {
+      linear = term.getType() == linearType
+                   ? term
+                   : n.b().create<aten::ExpandOp>(n.loc(), linearType, term);
+    } else {
+      linear = n.b().create<aten::AddOp>(n.loc(), linearType, linear, term,
+                                         n.b().getF64FloatAttr(1.0));
+    }
+    stride *= extent;
+  }
+  SmallVector<int64_t> flatShape = {stride};
+  flatShape.append(selfType.getShape().begin() + k, selfType.getShape().end());
+  Value flat = n.b().create<aten::ViewOp>(n.loc(), selfType.clone(flatShape), self);
+  return Values{n.b().create<aten::IndexSelectOp>(n.loc(), type, flat, linear,
+                                                  n.b().getI64IntegerAttr(0))};
+}
+
+absl::StatusOr<Values> index(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(std::vector<Value> indices, n.tensors("indices"));
+  if (indices.size() == 1)
+    return indexSelect(n, "self", "indices", false);
+  return indexMany(n, self, indices);
+}
+
+absl::StatusOr<Values> sliceScatter(NodeImporter &n, bool select) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value src, n.tensor("src"));
+  int64_t rank = typeOf(self).getRank();
+  if (rank == 0)
+    return n.error("cannot scatter into a 0-d tensor");
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", 0));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, rank));
+  int64_t extent = typeOf(self).getDimSize(dim);
+  int64_t start = 0, step = 1;
+  if (select) {
+    ASSIGN_OR_RETURN(start, n.intAttr("index"));
+    SmallVector<int64_t> shape(typeOf(self).getShape());
+    shape[dim] = 1;
+    if (typeOf(src).getNumElements() != typeOf(self).clone(shape).getNumElements())
+      return n.error("select_scatter source has the wrong size");
+    src = n.b().create<aten::ViewOp>(n.loc(), typeOf(src).clone(shape), src);
+  } else {
+    ASSIGN_OR_RETURN(start, n.intAttr("start", 0));
+    ASSIGN_OR_RETURN(step, n.intAttr("step", 1));
+  }
+  if (start < 0)
+    start += extent;
+  if (step < 1 || start < 0 || start >= extent)
+    return n.error("scatter start/step out of range");
+  SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+  offsets[dim] = start;
+  strides[dim] = step;
+  return Values{n.b().create<aten::InsertSliceOp>(
+      n.loc(), type, self, src, n.b().getDenseI64ArrayAttr(offsets),
+      n.b().getDenseI64ArrayAttr(strides))};
+}
+
+absl::StatusOr<Values> constantPad(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> pad, n.intsAttr("pad"));
+  ASSIGN_OR_RETURN(double value, n.floatAttr("value", 0.0));
+  int64_t rank = typeOf(self).getRank();
+  if (pad.size() % 2 != 0 || static_cast<int64_t>(pad.size()) > 2 * rank)
+    return n.error("pad needs an even length of at most 2 * rank");
+  SmallVector<int64_t> low(rank, 0), high(rank, 0);
+  for (size_t i = 0; i < pad.size() / 2; ++i) {
+    low[rank - 1 - i] = pad[2 * i];
+    high[rank - 1 - i] = pad[2 * i + 1];
+    if (pad[2 * i] < 0 || pad[2 * i + 1] < 0)
+      return n.unimplemented("negative padding (cropping) is not supported");
+  }
+  return Values{n.b().create<aten::PadOp>(n.loc(), type, self,
+                                          n.b().getDenseI64ArrayAttr(low),
+                                          n.b().getDenseI64ArrayAttr(high),
+                                          n.b().getF64FloatAttr(value))};
+}
+
+/// repeat: view with a unit dim before each, expand it, merge the pairs.
+absl::StatusOr<Values> repeat(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> repeats, n.intsAttr("repeats"));
+  RankedTensorType in = typeOf(self);
+  if (repeats.size() < static_cast<size_t>(in.getRank()))
+    return n.error("repeats needs at least self's rank entries");
+  SmallVector<int64_t> padded(repeats.size() - in.getRank(), 1);
+  padded.append(in.getShape().begin(), in.getShape().end());
+  SmallVector<int64_t> unit, expanded;
+  for (size_t i = 0; i < repeats.size(); ++i) {
+    if (repeats[i] < 1)
+      return n.unimplemented("repeat counts below 1 (empty results)");
+    unit.append({1, padded[i]});
+    expanded.append({repeats[i], padded[i]});
+  }
+  Value v = n.b().create<aten::ViewOp>(n.loc(), in.clone(unit), self);
+  v = n.b().create<aten::ExpandOp>(n.loc(), in.clone(expanded), v);
+  return Values{n.b().create<aten::ViewOp>(n.loc(), type, v)};
+}
+
+absl::StatusOr<Values> logSoftmax(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(bool halfToFloat, n.boolAttr("half_to_float", false));
+  if (halfToFloat)
+    return n.unimplemented("half_to_float=True is not supported");
+  ASSIGN_OR_RETURN(int64_t rawDim, n.intAttr("dim"));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(rawDim, type.getRank()));
+  if (typeOf(self) != type)
+    return n.error("log_softmax output must have the input's type");
+  return Values{n.b().create<aten::LogSoftmaxOp>(n.loc(), type, self,
+                                                 n.b().getI64IntegerAttr(dim))};
+}
+
 absl::StatusOr<Values> gather(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
@@ -578,6 +742,7 @@ void addTensorHandlers(OpHandlerTable &t) {
                        {{"alpha", 1.0}, {"scale", 1.0}, {"input_scale", 1.0}});
   };
   // Selection and conversion.
+  t["aten.copy.default"] = copyInto;
   t["aten.where.self"] = where;
   t["aten.where.ScalarSelf"] = where;
   t["aten.where.ScalarOther"] = where;
@@ -636,9 +801,17 @@ void addTensorHandlers(OpHandlerTable &t) {
   t["aten.embedding.default"] = [](NodeImporter &n) {
     return indexSelect(n, "weight", "indices", false);
   };
-  t["aten.index.Tensor"] = [](NodeImporter &n) {
-    return indexSelect(n, "self", "indices", false);
+  t["aten.index.Tensor"] = index;
+  t["aten.slice_scatter.default"] = [](NodeImporter &n) {
+    return sliceScatter(n, false);
   };
+  t["aten.select_scatter.default"] = [](NodeImporter &n) {
+    return sliceScatter(n, true);
+  };
+  t["aten.constant_pad_nd.default"] = constantPad;
+  t["aten.repeat.default"] = repeat;
+  t["aten._log_softmax.default"] = logSoftmax;
+  t["aten.log_softmax.int"] = logSoftmax;
   t["aten.gather.default"] = gather;
   // Creation.
   t["aten.full.default"] = fill({}, "fill_value");

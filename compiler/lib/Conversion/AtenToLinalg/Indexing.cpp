@@ -36,6 +36,38 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
   }
 };
 
+struct InsertSliceLowering : OpConversionPattern<InsertSliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(InsertSliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    MLIRContext *ctx = rewriter.getContext();
+    Value src = castTensor(rewriter, op.getLoc(), adaptor.getSrc(),
+                           op.getType().getElementType());
+    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(
+        op, src, adaptor.getSelf(), getAsIndexOpFoldResult(ctx, op.getOffsets()),
+        getAsIndexOpFoldResult(
+            ctx, cast<RankedTensorType>(src.getType()).getShape()),
+        getAsIndexOpFoldResult(ctx, op.getStrides()));
+    return success();
+  }
+};
+
+struct PadLowering : OpConversionPattern<PadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(PadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type element = op.getType().getElementType();
+    Value value = scalarConstant(rewriter, op.getLoc(), element,
+                                 op.getValue().convertToDouble());
+    SmallVector<int64_t> strides(op.getType().getRank(), 1);
+    rewriter.replaceOp(op, buildPadded(rewriter, op.getLoc(), adaptor.getSelf(),
+                                       op.getLow(), op.getHigh(), strides, value));
+    return success();
+  }
+};
+
 struct CatLowering : OpConversionPattern<CatOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -190,6 +222,6 @@ struct ArangeLowering : OpConversionPattern<ArangeOp> {
 } // namespace
 
 void kiln::aten::populateIndexingPatterns(RewritePatternSet &patterns) {
-  patterns.add<SliceLowering, CatLowering, IndexSelectLowering, GatherLowering,
+  patterns.add<SliceLowering, InsertSliceLowering, PadLowering, CatLowering, IndexSelectLowering, GatherLowering,
                ArangeLowering>(patterns.getContext());
 }

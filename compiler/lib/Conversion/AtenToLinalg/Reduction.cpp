@@ -69,16 +69,19 @@ struct SumMeanLowering : OpConversionPattern<AtenOp> {
   }
 };
 
-struct SoftmaxLowering : OpConversionPattern<SoftmaxOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// softmax, and log_softmax (isLog): both subtract the maximum first.
+template <typename AtenOp, bool isLog>
+struct SoftmaxLowering : OpConversionPattern<AtenOp> {
+  using OpConversionPattern<AtenOp>::OpConversionPattern;
+  using OpAdaptor = typename OpConversionPattern<AtenOp>::OpAdaptor;
   LogicalResult
-  matchAndRewrite(SoftmaxOp op, OpAdaptor adaptor,
+  matchAndRewrite(AtenOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     Type element = type.getElementType();
     if (type.getRank() == 0) {
-      rewriter.replaceOp(op, buildFilled(rewriter, loc, type, 1.0));
+      rewriter.replaceOp(op, buildFilled(rewriter, loc, type, isLog ? 0.0 : 1.0));
       return success();
     }
     llvm::SmallBitVector reduced(type.getRank());
@@ -96,6 +99,27 @@ struct SoftmaxLowering : OpConversionPattern<SoftmaxOp> {
     keptShape[op.getDim()] = 1;
     auto keptType = RankedTensorType::get(keptShape, element);
     Value maxKept = buildReshape(rewriter, loc, max, keptType);
+    if (isLog) {
+      Value centered = buildElementwise(
+          rewriter, loc, type, {x, maxKept},
+          [](OpBuilder &b, Location l, ValueRange args) -> Value {
+            return b.create<arith::SubFOp>(l, args[0], args[1]);
+          });
+      Value sumExp = buildReduction(
+          rewriter, loc, centered, reduced, element, 0.0,
+          [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
+            return b.create<arith::AddFOp>(l, acc, b.create<math::ExpOp>(l, v));
+          });
+      Value sumKept = buildReshape(rewriter, loc, sumExp, keptType);
+      rewriter.replaceOp(
+          op, buildElementwise(
+                  rewriter, loc, type, {centered, sumKept},
+                  [](OpBuilder &b, Location l, ValueRange args) -> Value {
+                    return b.create<arith::SubFOp>(
+                        l, args[0], b.create<math::LogOp>(l, args[1]));
+                  }));
+      return success();
+    }
     Value shifted = buildElementwise(
         rewriter, loc, type, {x, maxKept},
         [](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -118,5 +142,6 @@ struct SoftmaxLowering : OpConversionPattern<SoftmaxOp> {
 
 void kiln::aten::populateReductionPatterns(RewritePatternSet &patterns) {
   patterns.add<SumMeanLowering<SumOp, false>, SumMeanLowering<MeanOp, true>,
-               SoftmaxLowering>(patterns.getContext());
+               SoftmaxLowering<SoftmaxOp, false>,
+               SoftmaxLowering<LogSoftmaxOp, true>>(patterns.getContext());
 }

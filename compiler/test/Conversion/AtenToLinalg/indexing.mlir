@@ -59,3 +59,26 @@ func.func @arange() -> tensor<5xi64> {
   %0 = aten.arange {start = 1.0 : f64, step = 2.0 : f64} : tensor<5xi64>
   return %0 : tensor<5xi64>
 }
+
+// -----
+
+// slice_scatter: insert_slice into self; src converts to self's type.
+// CHECK-LABEL: func @insert_slice
+// CHECK: arith.sitofp
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 1] [4, 3] [1, 2] : tensor<4x3xf32> into tensor<4x8xf32>
+func.func @insert_slice(%x: tensor<4x8xf32>, %src: tensor<4x3xi32>) -> tensor<4x8xf32> {
+  %0 = aten.insert_slice %x, %src {offsets = array<i64: 0, 1>, strides = array<i64: 1, 2>} : (tensor<4x8xf32>, tensor<4x3xi32>) -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// constant_pad_nd: fill with the value, insert the input.
+// CHECK-LABEL: func @pad
+// CHECK: %[[V:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK: linalg.fill ins(%[[V]] : f32) outs(%{{.+}} : tensor<2x6xf32>)
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 1] [2, 3] [1, 1]
+func.func @pad(%x: tensor<2x3xf32>) -> tensor<2x6xf32> {
+  %0 = aten.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 2>, value = 0.5 : f64} : (tensor<2x3xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}

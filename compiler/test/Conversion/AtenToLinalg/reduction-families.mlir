@@ -71,3 +71,18 @@ func.func @cumsum(%x: tensor<2x6xi32>) -> tensor<2x6xi64> {
   %0 = aten.cumsum %x {dim = 1 : i64} : (tensor<2x6xi32>) -> tensor<2x6xi64>
   return %0 : tensor<2x6xi64>
 }
+
+// -----
+
+// log_softmax: (x - max) - log(sum(exp(x - max))).
+// CHECK-LABEL: func @log_softmax
+// CHECK: arith.maximumf
+// CHECK: arith.subf
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: math.log
+// CHECK: arith.subf
+func.func @log_softmax(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %0 = aten.log_softmax %x {dim = 1 : i64} : tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}

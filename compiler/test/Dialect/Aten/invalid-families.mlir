@@ -92,3 +92,19 @@ func.func @index_float(%x: tensor<4x2xf32>, %i: tensor<3xf32>) -> tensor<3x2xf32
   %0 = aten.index_select %x, %i {dim = 0 : i64} : (tensor<4x2xf32>, tensor<3xf32>) -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>
 }
+
+// -----
+
+func.func @insert_slice_overflow(%x: tensor<4xf32>, %s: tensor<3xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{dim 0: src does not fit}}
+  %0 = aten.insert_slice %x, %s {offsets = array<i64: 2>, strides = array<i64: 1>} : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @pad_extent(%x: tensor<4xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{result dim 0 must be 7}}
+  %0 = aten.pad %x {low = array<i64: 1>, high = array<i64: 2>, value = 0.0 : f64} : (tensor<4xf32>) -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}

@@ -60,3 +60,14 @@ func.func @nn(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x3x3xf32>, %b: tensor<4xf32
       : (tensor<1x4x8x8xf32>) -> tensor<1x4x4x4xf32>
   return %0, %1#0, %1#1, %2 : tensor<1x4x8x8xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>, tensor<1x4x4x4xf32>
 }
+
+// CHECK-LABEL: func @scatter_pad
+func.func @scatter_pad(%x: tensor<4x8xf32>, %s: tensor<4x3xf32>) -> (tensor<4x8xf32>, tensor<4x11xf32>, tensor<4x8xf32>) {
+  // CHECK: aten.insert_slice %{{.+}}, %{{.+}} {offsets = array<i64: 0, 2>, strides = array<i64: 1, 1>}
+  %0 = aten.insert_slice %x, %s {offsets = array<i64: 0, 2>, strides = array<i64: 1, 1>} : (tensor<4x8xf32>, tensor<4x3xf32>) -> tensor<4x8xf32>
+  // CHECK: aten.pad %{{.+}} {high = array<i64: 0, 2>, low = array<i64: 0, 1>, value = 0.000000e+00 : f64}
+  %1 = aten.pad %0 {low = array<i64: 0, 1>, high = array<i64: 0, 2>, value = 0.0 : f64} : (tensor<4x8xf32>) -> tensor<4x11xf32>
+  // CHECK: aten.log_softmax %{{.+}} {dim = 1 : i64} : tensor<4x8xf32>
+  %2 = aten.log_softmax %0 {dim = 1 : i64} : tensor<4x8xf32>
+  return %0, %1, %2 : tensor<4x8xf32>, tensor<4x11xf32>, tensor<4x8xf32>
+}

@@ -205,6 +205,48 @@ LogicalResult GatherOp::verify() {
   return success();
 }
 
+LogicalResult InsertSliceOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getSelf()), src = shapeOf(getSrc());
+  if (getType() != getSelf().getType())
+    return emitOpError("result must have self's type");
+  if (getOffsets().size() != in.size() || getStrides().size() != in.size() ||
+      src.size() != in.size())
+    return emitOpError("offsets, strides and src need self's rank");
+  for (size_t d = 0; d < in.size(); ++d) {
+    int64_t offset = getOffsets()[d], stride = getStrides()[d];
+    if (stride < 1 || offset < 0 || offset + (src[d] - 1) * stride >= in[d])
+      return emitOpError() << "dim " << d << ": src does not fit";
+  }
+  return success();
+}
+
+LogicalResult PadOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getSelf()), out = getType().getShape();
+  if (getLow().size() != in.size() || getHigh().size() != in.size() ||
+      out.size() != in.size())
+    return emitOpError("low, high and result need self's rank");
+  if (getSelf().getType().getElementType() != getType().getElementType())
+    return emitOpError("cannot change the element type");
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (getLow()[d] < 0 || getHigh()[d] < 0)
+      return emitOpError("pads must be non-negative");
+    if (out[d] != in[d] + getLow()[d] + getHigh()[d])
+      return emitOpError() << "result dim " << d << " must be "
+                           << in[d] + getLow()[d] + getHigh()[d];
+  }
+  return success();
+}
+
+LogicalResult LogSoftmaxOp::verify() {
+  int64_t rank = getType().getRank();
+  if (getDim() < 0 || getDim() >= std::max<int64_t>(rank, 1))
+    return emitOpError() << "dim " << getDim() << " is out of range for rank "
+                         << rank;
+  if (!isa<FloatType>(getType().getElementType()))
+    return emitOpError("needs a floating-point tensor");
+  return success();
+}
+
 LogicalResult ArangeOp::verify() {
   if (getType().getRank() != 1)
     return emitOpError("produces a 1-D tensor");

@@ -182,6 +182,60 @@ def Aten_GatherOp : Aten_Op<"gather", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_InsertSliceOp : Aten_Op<"insert_slice", [Pure]> {
+  let summary = "self with `src` written into a strided slice (slice_scatter).";
+  let description = [{
+    Element i of dim d of `src` lands at offsets[d] + i * strides[d]
+    (`slice_scatter`, `select_scatter`). The result has self's type; src
+    converts to its element type.
+
+    Example:
+    ```mlir
+    %0 = aten.insert_slice %x, %src {offsets = array<i64: 0, 2>, strides = array<i64: 1, 1>}
+        : (tensor<4x8xf32>, tensor<4x3xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$src,
+                   DenseI64ArrayAttr:$offsets, DenseI64ArrayAttr:$strides);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self `,` $src attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_PadOp : Aten_Op<"pad", [Pure]> {
+  let summary = "Constant padding (`constant_pad_nd` with non-negative pads).";
+  let description = [{
+    Adds low[d] elements before and high[d] after dim d, all `value`.
+
+    Example:
+    ```mlir
+    %0 = aten.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 2>, value = 0.0 : f64}
+        : (tensor<2x3xf32>) -> tensor<2x6xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, DenseI64ArrayAttr:$low,
+                   DenseI64ArrayAttr:$high, F64Attr:$value);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_LogSoftmaxOp : Aten_Op<"log_softmax", [Pure, SameOperandsAndResultType]> {
+  let summary = "Log-softmax along one dimension (`aten._log_softmax`).";
+  let description = [{
+    Computed stably: (x - max) - log(sum(exp(x - max))).
+
+    Example:
+    ```mlir
+    %0 = aten.log_softmax %x {dim = 1 : i64} : tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$dim);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Creation
 //===----------------------------------------------------------------------===//
