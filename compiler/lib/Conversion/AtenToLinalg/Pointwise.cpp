@@ -12,6 +12,7 @@
 #include "PopulatePatterns.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/Dialect/Aten/IR/PointwiseFns.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -20,87 +21,27 @@ using namespace kiln::aten;
 
 namespace {
 
-int category(Type t) {
-  if (t.isInteger(1))
-    return 0;
-  return isa<FloatType>(t) ? 2 : 1;
-}
-
-/// PyTorch's promote_types for the element types Kiln has.
-Type promote(Type a, Type b) {
-  if (!a)
-    return b;
-  if (a == b)
-    return a;
-  int ca = category(a), cb = category(b);
-  if (ca != cb)
-    return ca > cb ? a : b;
-  if (ca == 2 && a.getIntOrFloatBitWidth() == b.getIntOrFloatBitWidth())
-    return Float32Type::get(a.getContext()); // f16 with bf16.
-  return a.getIntOrFloatBitWidth() > b.getIntOrFloatBitWidth() ? a : b;
-}
-
-/// result_type over tensors: 0-d operands only matter when they raise the
-/// category of the dimensioned ones.
-Type promotedType(ValueRange operands) {
-  Type dimensioned, zeroDim;
-  for (Value v : operands) {
-    auto type = cast<RankedTensorType>(v.getType());
-    Type &slot = type.getRank() ? dimensioned : zeroDim;
-    slot = promote(slot, type.getElementType());
-  }
-  if (!dimensioned)
-    return zeroDim;
-  if (zeroDim && category(zeroDim) > category(dimensioned))
-    return zeroDim;
-  return dimensioned;
-}
-
-bool inDomain(Domain domain, Type t) {
-  switch (domain) {
-  case Domain::Any:
-    return true;
-  case Domain::Float:
-    return isa<FloatType>(t);
-  case Domain::NotBool:
-    return !t.isInteger(1);
-  case Domain::IntOrBool:
-    return isa<IntegerType>(t);
-  }
-  return false;
-}
-
 struct PointwiseOpLowering : OpConversionPattern<PointwiseOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(PointwiseOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     const PointwiseLowering *row = lookupPointwiseLowering(op.getFn());
-    if (!row)
+    const PointwiseFn *fn = lookupPointwiseFn(op.getFn());
+    if (!row || !fn)
       return rewriter.notifyMatchFailure(op, "no lowering for this function");
     RankedTensorType resultType = op.getType();
     Type resultElement = resultType.getElementType();
     Type i1 = rewriter.getI1Type();
-    Type compute;
-    switch (row->computeIn) {
-    case ComputeIn::Result:
-    case ComputeIn::Where:
-      compute = resultElement;
-      break;
-    case ComputeIn::Promoted:
-      compute = promotedType(adaptor.getInputs());
-      break;
-    case ComputeIn::Bool:
-      compute = i1;
-      break;
-    }
-    if (!inDomain(row->domain, compute))
+    Type compute = pointwiseComputeType(*fn, adaptor.getInputs().getTypes(),
+                                        resultElement);
+    if (!compute)
       return rewriter.notifyMatchFailure(
           op, "function not defined for this element type");
     if (compute.isF16() || compute.isBF16())
       compute = rewriter.getF32Type();
     SmallVector<Type> operandTypes(adaptor.getInputs().size(), compute);
-    if (row->computeIn == ComputeIn::Where)
+    if (fn->computeIn == ComputeIn::Where)
       operandTypes[0] = i1;
 
     Location loc = op.getLoc();

@@ -197,51 +197,51 @@ CMP(ge, OGE, sge, uge)
 #undef CMP
 
 const PointwiseLowering kRows[] = {
-    {"sqrt", ComputeIn::Result, Domain::Float, unaryMath<math::SqrtOp>},
-    {"rsqrt", ComputeIn::Result, Domain::Float, unaryMath<math::RsqrtOp>},
-    {"log", ComputeIn::Result, Domain::Float, unaryMath<math::LogOp>},
-    {"log2", ComputeIn::Result, Domain::Float, unaryMath<math::Log2Op>},
-    {"log10", ComputeIn::Result, Domain::Float, unaryMath<math::Log10Op>},
-    {"log1p", ComputeIn::Result, Domain::Float, unaryMath<math::Log1pOp>},
-    {"exp2", ComputeIn::Result, Domain::Float, unaryMath<math::Exp2Op>},
-    {"expm1", ComputeIn::Result, Domain::Float, unaryMath<math::ExpM1Op>},
-    {"sin", ComputeIn::Result, Domain::Float, unaryMath<math::SinOp>},
-    {"cos", ComputeIn::Result, Domain::Float, unaryMath<math::CosOp>},
-    {"tan", ComputeIn::Result, Domain::Float, unaryMath<math::TanOp>},
-    {"asin", ComputeIn::Result, Domain::Float, unaryMath<math::AsinOp>},
-    {"acos", ComputeIn::Result, Domain::Float, unaryMath<math::AcosOp>},
-    {"atan", ComputeIn::Result, Domain::Float, unaryMath<math::AtanOp>},
-    {"sinh", ComputeIn::Result, Domain::Float, unaryMath<math::SinhOp>},
-    {"cosh", ComputeIn::Result, Domain::Float, unaryMath<math::CoshOp>},
-    {"asinh", ComputeIn::Result, Domain::Float, unaryMath<math::AsinhOp>},
-    {"acosh", ComputeIn::Result, Domain::Float, unaryMath<math::AcoshOp>},
-    {"atanh", ComputeIn::Result, Domain::Float, unaryMath<math::AtanhOp>},
-    {"erf", ComputeIn::Result, Domain::Float, unaryMath<math::ErfOp>},
-    {"reciprocal", ComputeIn::Result, Domain::Float,
+    {"sqrt", unaryMath<math::SqrtOp>},
+    {"rsqrt", unaryMath<math::RsqrtOp>},
+    {"log", unaryMath<math::LogOp>},
+    {"log2", unaryMath<math::Log2Op>},
+    {"log10", unaryMath<math::Log10Op>},
+    {"log1p", unaryMath<math::Log1pOp>},
+    {"exp2", unaryMath<math::Exp2Op>},
+    {"expm1", unaryMath<math::ExpM1Op>},
+    {"sin", unaryMath<math::SinOp>},
+    {"cos", unaryMath<math::CosOp>},
+    {"tan", unaryMath<math::TanOp>},
+    {"asin", unaryMath<math::AsinOp>},
+    {"acos", unaryMath<math::AcosOp>},
+    {"atan", unaryMath<math::AtanOp>},
+    {"sinh", unaryMath<math::SinhOp>},
+    {"cosh", unaryMath<math::CoshOp>},
+    {"asinh", unaryMath<math::AsinhOp>},
+    {"acosh", unaryMath<math::AcoshOp>},
+    {"atanh", unaryMath<math::AtanhOp>},
+    {"erf", unaryMath<math::ErfOp>},
+    {"reciprocal",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<arith::DivFOp>(l, cst(b, l, a[0], 1.0), a[0]);
      }},
-    {"silu", ComputeIn::Result, Domain::Float,
+    {"silu",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        Value x = a[0];
        Value e = b.create<math::ExpOp>(l, b.create<arith::NegFOp>(l, x));
        return b.create<arith::DivFOp>(
            l, x, b.create<arith::AddFOp>(l, cst(b, l, x, 1.0), e));
      }},
-    {"hardsigmoid", ComputeIn::Result, Domain::Float,
+    {"hardsigmoid",
      [](OpBuilder &b, Location l, Args a, Scalars) {
        return hardsigmoidOf(b, l, a[0]);
      }},
-    {"hardswish", ComputeIn::Result, Domain::Float,
+    {"hardswish",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<arith::MulFOp>(l, a[0], hardsigmoidOf(b, l, a[0]));
      }},
-    {"mish", ComputeIn::Result, Domain::Float,
+    {"mish",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<arith::MulFOp>(
            l, a[0], b.create<math::TanhOp>(l, softplusOf(b, l, a[0])));
      }},
-    {"softplus", ComputeIn::Result, Domain::Float,
+    {"softplus",
      [](OpBuilder &b, Location l, Args a, Scalars s) -> Value {
        Value scaled = b.create<arith::MulFOp>(l, a[0], cst(b, l, a[0], s[0]));
        Value soft = b.create<arith::DivFOp>(l, softplusOf(b, l, scaled),
@@ -250,7 +250,7 @@ const PointwiseLowering kRows[] = {
                            cst(b, l, a[0], s[1]));
        return sel(b, l, linear, a[0], soft);
      }},
-    {"elu", ComputeIn::Result, Domain::Float,
+    {"elu",
      [](OpBuilder &b, Location l, Args a, Scalars s) -> Value {
        Value x = a[0];
        Value e = b.create<math::ExpM1Op>(
@@ -260,29 +260,29 @@ const PointwiseLowering kRows[] = {
        return sel(b, l, fcmp(b, l, arith::CmpFPredicate::OGT, x, cst(b, l, x, 0)),
                   pos, neg);
      }},
-    {"abs", ComputeIn::Result, Domain::Any,
+    {"abs",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        if (isF(a[0]))
          return b.create<math::AbsFOp>(l, a[0]);
        return isBool(a[0]) ? a[0] : b.create<math::AbsIOp>(l, a[0]).getResult();
      }},
-    {"floor", ComputeIn::Result, Domain::Any,
+    {"floor",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return isF(a[0]) ? b.create<math::FloorOp>(l, a[0]).getResult() : a[0];
      }},
-    {"ceil", ComputeIn::Result, Domain::Any,
+    {"ceil",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return isF(a[0]) ? b.create<math::CeilOp>(l, a[0]).getResult() : a[0];
      }},
-    {"round", ComputeIn::Result, Domain::Any,
+    {"round",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return isF(a[0]) ? b.create<math::RoundEvenOp>(l, a[0]).getResult() : a[0];
      }},
-    {"trunc", ComputeIn::Result, Domain::Any,
+    {"trunc",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return isF(a[0]) ? b.create<math::TruncOp>(l, a[0]).getResult() : a[0];
      }},
-    {"sign", ComputeIn::Result, Domain::Any,
+    {"sign",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        Value x = a[0];
        if (isBool(x))
@@ -294,96 +294,96 @@ const PointwiseLowering kRows[] = {
                            arith::CmpIPredicate::slt, arith::CmpIPredicate::ult);
        return sel(b, l, pos, cst(b, l, x, 1), sel(b, l, neg, cst(b, l, x, -1), zero));
      }},
-    {"bitwise_not", ComputeIn::Result, Domain::IntOrBool,
+    {"bitwise_not",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        Value ones = b.create<arith::ConstantOp>(
            l, b.getIntegerAttr(a[0].getType(), -1));
        return b.create<arith::XOrIOp>(l, a[0], ones);
      }},
-    {"copy", ComputeIn::Promoted, Domain::Any,
+    {"copy",
      [](OpBuilder &, Location, Args a, Scalars) { return a[0]; }},
-    {"clamp", ComputeIn::Result, Domain::NotBool, clamp},
-    {"leaky_relu", ComputeIn::Result, Domain::Float,
+    {"clamp", clamp},
+    {"leaky_relu",
      [](OpBuilder &b, Location l, Args a, Scalars s) -> Value {
        Value x = a[0];
        Value pos = fcmp(b, l, arith::CmpFPredicate::OGT, x, cst(b, l, x, 0));
        return sel(b, l, pos, x, b.create<arith::MulFOp>(l, x, cst(b, l, x, s[0])));
      }},
-    {"logical_not", ComputeIn::Bool, Domain::Any,
+    {"logical_not",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<arith::XOrIOp>(l, a[0], cst(b, l, a[0], 1));
      }},
-    {"isnan", ComputeIn::Promoted, Domain::Any,
+    {"isnan",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        if (!isF(a[0]))
          return b.create<arith::ConstantOp>(l, b.getBoolAttr(false));
        return fcmp(b, l, arith::CmpFPredicate::UNO, a[0], a[0]);
      }},
-    {"isinf", ComputeIn::Promoted, Domain::Any,
+    {"isinf",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        if (!isF(a[0]))
          return b.create<arith::ConstantOp>(l, b.getBoolAttr(false));
        return fcmp(b, l, arith::CmpFPredicate::OEQ,
                    b.create<math::AbsFOp>(l, a[0]), cst(b, l, a[0], INFINITY));
      }},
-    {"widen_u8", ComputeIn::Promoted, Domain::IntOrBool,
+    {"widen_u8",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<arith::ExtUIOp>(l, b.getIntegerType(16), a[0]);
      }},
-    {"narrow_u8", ComputeIn::Promoted, Domain::IntOrBool,
+    {"narrow_u8",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<arith::TruncIOp>(l, b.getIntegerType(8), a[0]);
      }},
-    {"maximum", ComputeIn::Result, Domain::Any,
+    {"maximum",
      [](OpBuilder &b, Location l, Args a, Scalars) { return maxV(b, l, a[0], a[1]); }},
-    {"minimum", ComputeIn::Result, Domain::Any,
+    {"minimum",
      [](OpBuilder &b, Location l, Args a, Scalars) { return minV(b, l, a[0], a[1]); }},
-    {"pow", ComputeIn::Result, Domain::NotBool, pow},
-    {"remainder", ComputeIn::Result, Domain::NotBool, remainder},
-    {"fmod", ComputeIn::Result, Domain::NotBool, fmod},
-    {"atan2", ComputeIn::Result, Domain::Float,
+    {"pow", pow},
+    {"remainder", remainder},
+    {"fmod", fmod},
+    {"atan2",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<math::Atan2Op>(l, a[0], a[1]);
      }},
-    {"div_trunc", ComputeIn::Result, Domain::NotBool, divTrunc},
-    {"div_floor", ComputeIn::Result, Domain::NotBool, divFloor},
-    {"bitwise_and", ComputeIn::Result, Domain::IntOrBool,
+    {"div_trunc", divTrunc},
+    {"div_floor", divFloor},
+    {"bitwise_and",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<arith::AndIOp>(l, a[0], a[1]);
      }},
-    {"bitwise_or", ComputeIn::Result, Domain::IntOrBool,
+    {"bitwise_or",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<arith::OrIOp>(l, a[0], a[1]);
      }},
-    {"bitwise_xor", ComputeIn::Result, Domain::IntOrBool,
+    {"bitwise_xor",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<arith::XOrIOp>(l, a[0], a[1]);
      }},
-    {"eq", ComputeIn::Promoted, Domain::Any, eq},
-    {"ne", ComputeIn::Promoted, Domain::Any, ne},
-    {"lt", ComputeIn::Promoted, Domain::Any, lt},
-    {"le", ComputeIn::Promoted, Domain::Any, le},
-    {"gt", ComputeIn::Promoted, Domain::Any, gt},
-    {"ge", ComputeIn::Promoted, Domain::Any, ge},
-    {"logical_and", ComputeIn::Bool, Domain::Any,
+    {"eq", eq},
+    {"ne", ne},
+    {"lt", lt},
+    {"le", le},
+    {"gt", gt},
+    {"ge", ge},
+    {"logical_and",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<arith::AndIOp>(l, a[0], a[1]);
      }},
-    {"logical_or", ComputeIn::Bool, Domain::Any,
+    {"logical_or",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<arith::OrIOp>(l, a[0], a[1]);
      }},
-    {"logical_xor", ComputeIn::Bool, Domain::Any,
+    {"logical_xor",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<arith::XOrIOp>(l, a[0], a[1]);
      }},
-    {"where", ComputeIn::Where, Domain::Any,
+    {"where",
      [](OpBuilder &b, Location l, Args a, Scalars) { return sel(b, l, a[0], a[1], a[2]); }},
-    {"clamp_tensor", ComputeIn::Result, Domain::NotBool,
+    {"clamp_tensor",
      [](OpBuilder &b, Location l, Args a, Scalars) {
        return minV(b, l, maxV(b, l, a[0], a[1]), a[2]);
      }},
-    {"batch_norm", ComputeIn::Result, Domain::Float,
+    {"batch_norm",
      [](OpBuilder &b, Location l, Args a, Scalars s) -> Value {
        Value scale = b.create<arith::MulFOp>(
            l, a[3],

@@ -1,8 +1,8 @@
 //===- PointwiseTable.h - scalar bodies of aten.pointwise functions -------===//
 //
 // This file declares the lowering side of the pointwise table: for each
-// function name, the element type its operands are converted to and the
-// builder of its scalar body.
+// function name, the builder of its scalar body (the dialect's PointwiseFns
+// table says which element type it computes in).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -11,25 +11,12 @@
 
 namespace kiln::aten {
 
-/// The element type the body computes in.
-enum class ComputeIn {
-  Result,   ///< The result element type (math in the promoted type).
-  Promoted, ///< The promoted operand type (comparisons, predicates).
-  Bool,     ///< i1 (logical ops).
-  Where,    ///< Operand 0 as i1, the others in the result type.
-};
-
-/// Which compute element types the body supports.
-enum class Domain { Any, Float, NotBool, IntOrBool };
-
 /// Builds the scalar result from operands already in the compute type.
 using PointwiseBody = mlir::Value (*)(mlir::OpBuilder &, mlir::Location,
                                       mlir::ValueRange, llvm::ArrayRef<double>);
 
 struct PointwiseLowering {
   llvm::StringLiteral name;
-  ComputeIn computeIn;
-  Domain domain;
   PointwiseBody body;
 };
 

@@ -108,3 +108,11 @@ func.func @pad_extent(%x: tensor<4xf32>) -> tensor<5xf32> {
   %0 = aten.pad %x {low = array<i64: 1>, high = array<i64: 2>, value = 0.0 : f64} : (tensor<4xf32>) -> tensor<5xf32>
   return %0 : tensor<5xf32>
 }
+
+// -----
+
+func.func @bitwise_float(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{"bitwise_and" is not defined for these element types}}
+  %0 = aten.pointwise "bitwise_and" %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -84,6 +84,9 @@ LogicalResult PointwiseOp::verify() {
                          << "\" needs a floating-point result";
   if (fn->result == PointwiseResult::Bool && !element.isInteger(1))
     return emitOpError() << "\"" << getFn() << "\" produces i1";
+  if (!pointwiseComputeType(*fn, getInputs().getTypes(), element))
+    return emitOpError() << "\"" << getFn()
+                         << "\" is not defined for these element types";
   return verifyBroadcastResult(*this, getInputs());
 }
 

@@ -7,63 +7,167 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Aten/IR/PointwiseFns.h"
 
+#include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
 
 namespace kiln::aten {
 
 namespace {
 using R = PointwiseResult;
+using C = ComputeIn;
+using D = Domain;
 constexpr PointwiseFn kFns[] = {
     // Unary math on floating-point results.
-    {"sqrt", 1, 0, R::Float},        {"rsqrt", 1, 0, R::Float},
-    {"log", 1, 0, R::Float},         {"log2", 1, 0, R::Float},
-    {"log10", 1, 0, R::Float},       {"log1p", 1, 0, R::Float},
-    {"exp2", 1, 0, R::Float},        {"expm1", 1, 0, R::Float},
-    {"sin", 1, 0, R::Float},         {"cos", 1, 0, R::Float},
-    {"tan", 1, 0, R::Float},         {"asin", 1, 0, R::Float},
-    {"acos", 1, 0, R::Float},        {"atan", 1, 0, R::Float},
-    {"sinh", 1, 0, R::Float},        {"cosh", 1, 0, R::Float},
-    {"asinh", 1, 0, R::Float},       {"acosh", 1, 0, R::Float},
-    {"atanh", 1, 0, R::Float},       {"erf", 1, 0, R::Float},
-    {"reciprocal", 1, 0, R::Float},  {"silu", 1, 0, R::Float},
-    {"hardsigmoid", 1, 0, R::Float}, {"hardswish", 1, 0, R::Float},
-    {"mish", 1, 0, R::Float},
+    {"sqrt", 1, 0, R::Float, C::Result, D::Float},
+    {"rsqrt", 1, 0, R::Float, C::Result, D::Float},
+    {"log", 1, 0, R::Float, C::Result, D::Float},
+    {"log2", 1, 0, R::Float, C::Result, D::Float},
+    {"log10", 1, 0, R::Float, C::Result, D::Float},
+    {"log1p", 1, 0, R::Float, C::Result, D::Float},
+    {"exp2", 1, 0, R::Float, C::Result, D::Float},
+    {"expm1", 1, 0, R::Float, C::Result, D::Float},
+    {"sin", 1, 0, R::Float, C::Result, D::Float},
+    {"cos", 1, 0, R::Float, C::Result, D::Float},
+    {"tan", 1, 0, R::Float, C::Result, D::Float},
+    {"asin", 1, 0, R::Float, C::Result, D::Float},
+    {"acos", 1, 0, R::Float, C::Result, D::Float},
+    {"atan", 1, 0, R::Float, C::Result, D::Float},
+    {"sinh", 1, 0, R::Float, C::Result, D::Float},
+    {"cosh", 1, 0, R::Float, C::Result, D::Float},
+    {"asinh", 1, 0, R::Float, C::Result, D::Float},
+    {"acosh", 1, 0, R::Float, C::Result, D::Float},
+    {"atanh", 1, 0, R::Float, C::Result, D::Float},
+    {"erf", 1, 0, R::Float, C::Result, D::Float},
+    {"reciprocal", 1, 0, R::Float, C::Result, D::Float},
+    {"silu", 1, 0, R::Float, C::Result, D::Float},
+    {"hardsigmoid", 1, 0, R::Float, C::Result, D::Float},
+    {"hardswish", 1, 0, R::Float, C::Result, D::Float},
+    {"mish", 1, 0, R::Float, C::Result, D::Float},
     // softplus(beta, threshold), elu(alpha, scale, input_scale).
-    {"softplus", 1, 2, R::Float},    {"elu", 1, 3, R::Float},
+    {"softplus", 1, 2, R::Float, C::Result, D::Float},
+    {"elu", 1, 3, R::Float, C::Result, D::Float},
     // Unary, any element type.
-    {"abs", 1, 0, R::Any},           {"floor", 1, 0, R::Any},
-    {"ceil", 1, 0, R::Any},          {"round", 1, 0, R::Any},
-    {"trunc", 1, 0, R::Any},         {"sign", 1, 0, R::Any},
-    {"bitwise_not", 1, 0, R::Any},   {"copy", 1, 0, R::Any},
+    {"abs", 1, 0, R::Any, C::Result, D::Any},
+    {"floor", 1, 0, R::Any, C::Result, D::Any},
+    {"ceil", 1, 0, R::Any, C::Result, D::Any},
+    {"round", 1, 0, R::Any, C::Result, D::Any},
+    {"trunc", 1, 0, R::Any, C::Result, D::Any},
+    {"sign", 1, 0, R::Any, C::Result, D::Any},
+    {"bitwise_not", 1, 0, R::Any, C::Result, D::IntOrBool},
+    {"copy", 1, 0, R::Any, C::Promoted, D::Any},
     // clamp/hardtanh(min, max): NaN bounds mean "none".
-    {"clamp", 1, 2, R::Any},         {"leaky_relu", 1, 1, R::Any},
+    {"clamp", 1, 2, R::Any, C::Result, D::NotBool},
+    {"leaky_relu", 1, 1, R::Any, C::Result, D::Float},
     // Unary predicates.
-    {"logical_not", 1, 0, R::Bool},  {"isnan", 1, 0, R::Bool},
-    {"isinf", 1, 0, R::Bool},
+    {"logical_not", 1, 0, R::Bool, C::Bool, D::Any},
+    {"isnan", 1, 0, R::Bool, C::Promoted, D::Any},
+    {"isinf", 1, 0, R::Bool, C::Promoted, D::Any},
     // u8 carried as i16 inside graphs: zero-extend at inputs, truncate at
     // outputs.
-    {"widen_u8", 1, 0, R::Any},      {"narrow_u8", 1, 0, R::Any},
+    {"widen_u8", 1, 0, R::Any, C::Promoted, D::IntOrBool},
+    {"narrow_u8", 1, 0, R::Any, C::Promoted, D::IntOrBool},
     // Binary math in the result type.
-    {"maximum", 2, 0, R::Any},       {"minimum", 2, 0, R::Any},
-    {"pow", 2, 0, R::Any},           {"remainder", 2, 0, R::Any},
-    {"fmod", 2, 0, R::Any},          {"atan2", 2, 0, R::Float},
-    {"div_trunc", 2, 0, R::Any},     {"div_floor", 2, 0, R::Any},
-    {"bitwise_and", 2, 0, R::Any},   {"bitwise_or", 2, 0, R::Any},
-    {"bitwise_xor", 2, 0, R::Any},
+    {"maximum", 2, 0, R::Any, C::Result, D::Any},
+    {"minimum", 2, 0, R::Any, C::Result, D::Any},
+    {"pow", 2, 0, R::Any, C::Result, D::NotBool},
+    {"remainder", 2, 0, R::Any, C::Result, D::NotBool},
+    {"fmod", 2, 0, R::Any, C::Result, D::NotBool},
+    {"atan2", 2, 0, R::Float, C::Result, D::Float},
+    {"div_trunc", 2, 0, R::Any, C::Result, D::NotBool},
+    {"div_floor", 2, 0, R::Any, C::Result, D::NotBool},
+    {"bitwise_and", 2, 0, R::Any, C::Result, D::IntOrBool},
+    {"bitwise_or", 2, 0, R::Any, C::Result, D::IntOrBool},
+    {"bitwise_xor", 2, 0, R::Any, C::Result, D::IntOrBool},
     // Comparisons and logical ops: compared in the promoted operand type.
-    {"eq", 2, 0, R::Bool},           {"ne", 2, 0, R::Bool},
-    {"lt", 2, 0, R::Bool},           {"le", 2, 0, R::Bool},
-    {"gt", 2, 0, R::Bool},           {"ge", 2, 0, R::Bool},
-    {"logical_and", 2, 0, R::Bool},  {"logical_or", 2, 0, R::Bool},
-    {"logical_xor", 2, 0, R::Bool},
+    {"eq", 2, 0, R::Bool, C::Promoted, D::Any},
+    {"ne", 2, 0, R::Bool, C::Promoted, D::Any},
+    {"lt", 2, 0, R::Bool, C::Promoted, D::Any},
+    {"le", 2, 0, R::Bool, C::Promoted, D::Any},
+    {"gt", 2, 0, R::Bool, C::Promoted, D::Any},
+    {"ge", 2, 0, R::Bool, C::Promoted, D::Any},
+    {"logical_and", 2, 0, R::Bool, C::Bool, D::Any},
+    {"logical_or", 2, 0, R::Bool, C::Bool, D::Any},
+    {"logical_xor", 2, 0, R::Bool, C::Bool, D::Any},
     // where(condition, self, other); clamp_tensor(self, min, max).
-    {"where", 3, 0, R::Any},         {"clamp_tensor", 3, 0, R::Any},
+    {"where", 3, 0, R::Any, C::Where, D::Any},
+    {"clamp_tensor", 3, 0, R::Any, C::Result, D::NotBool},
     // batch_norm(x, mean, var, weight, bias) with scalars (eps).
-    {"batch_norm", 5, 1, R::Float},
+    {"batch_norm", 5, 1, R::Float, C::Result, D::Float},
 };
 } // namespace
 
 llvm::ArrayRef<PointwiseFn> pointwiseFns() { return kFns; }
+
+namespace {
+
+int category(mlir::Type t) {
+  if (t.isInteger(1))
+    return 0;
+  return llvm::isa<mlir::FloatType>(t) ? 2 : 1;
+}
+
+/// PyTorch's promote_types for the element types Kiln has.
+mlir::Type promote(mlir::Type a, mlir::Type b) {
+  if (!a)
+    return b;
+  if (a == b)
+    return a;
+  int ca = category(a), cb = category(b);
+  if (ca != cb)
+    return ca > cb ? a : b;
+  if (ca == 2 && a.getIntOrFloatBitWidth() == b.getIntOrFloatBitWidth())
+    return mlir::Float32Type::get(a.getContext()); // f16 with bf16.
+  return a.getIntOrFloatBitWidth() > b.getIntOrFloatBitWidth() ? a : b;
+}
+
+bool inDomain(Domain domain, mlir::Type t) {
+  switch (domain) {
+  case Domain::Any:
+    return true;
+  case Domain::Float:
+    return llvm::isa<mlir::FloatType>(t);
+  case Domain::NotBool:
+    return !t.isInteger(1);
+  case Domain::IntOrBool:
+    return llvm::isa<mlir::IntegerType>(t);
+  }
+  return false;
+}
+
+} // namespace
+
+mlir::Type promotedElementType(mlir::TypeRange operandTypes) {
+  mlir::Type dimensioned, zeroDim;
+  for (mlir::Type t : operandTypes) {
+    auto type = llvm::cast<mlir::RankedTensorType>(t);
+    mlir::Type &slot = type.getRank() ? dimensioned : zeroDim;
+    slot = promote(slot, type.getElementType());
+  }
+  if (!dimensioned)
+    return zeroDim;
+  if (zeroDim && category(zeroDim) > category(dimensioned))
+    return zeroDim;
+  return dimensioned;
+}
+
+mlir::Type pointwiseComputeType(const PointwiseFn &fn,
+                                mlir::TypeRange operandTypes,
+                                mlir::Type resultElement) {
+  mlir::Type compute;
+  switch (fn.computeIn) {
+  case ComputeIn::Result:
+  case ComputeIn::Where:
+    compute = resultElement;
+    break;
+  case ComputeIn::Promoted:
+    compute = promotedElementType(operandTypes);
+    break;
+  case ComputeIn::Bool:
+    compute = mlir::IntegerType::get(resultElement.getContext(), 1);
+    break;
+  }
+  return inDomain(fn.domain, compute) ? compute : mlir::Type();
+}
 
 const PointwiseFn *lookupPointwiseFn(llvm::StringRef name) {
   for (const PointwiseFn &fn : kFns)

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "mlir/IR/TypeRange.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -20,13 +21,36 @@ enum class PointwiseResult {
   Bool,  ///< i1.
 };
 
+/// The element type the function computes in.
+enum class ComputeIn {
+  Result,   ///< The result element type (math in the promoted type).
+  Promoted, ///< The promoted operand type (comparisons, predicates).
+  Bool,     ///< i1 (logical ops).
+  Where,    ///< Operand 0 as i1, the others in the result type.
+};
+
+/// Which compute element types the function is defined on.
+enum class Domain { Any, Float, NotBool, IntOrBool };
+
 /// One row of the table.
 struct PointwiseFn {
   llvm::StringLiteral name;
   unsigned arity;      ///< Tensor operands.
   unsigned numScalars; ///< Entries of the `scalars` attribute.
   PointwiseResult result;
+  ComputeIn computeIn;
+  Domain domain;
 };
+
+/// PyTorch's result_type over tensors of these types: 0-d operands only
+/// count when they raise the category (bool < int < float).
+mlir::Type promotedElementType(mlir::TypeRange operandTypes);
+
+/// The element type `fn` computes in for these operands and result (before
+/// f16/bf16 widen to f32), or null when outside the function's domain.
+mlir::Type pointwiseComputeType(const PointwiseFn &fn,
+                                mlir::TypeRange operandTypes,
+                                mlir::Type resultElement);
 
 /// Every pointwise function, in table order.
 llvm::ArrayRef<PointwiseFn> pointwiseFns();
