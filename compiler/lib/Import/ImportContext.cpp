@@ -58,6 +58,12 @@ bool NodeImporter::isFloatScalar(const std::string &name) const {
          arg->attribute().kind_case() == v1::Attribute::kF;
 }
 
+bool NodeImporter::isBoolScalar(const std::string &name) const {
+  const v1::Argument *arg = find(name);
+  return arg && arg->has_attribute() &&
+         arg->attribute().kind_case() == v1::Attribute::kB;
+}
+
 bool NodeImporter::isTensor(const std::string &name) const {
   const v1::Argument *arg = find(name);
   return arg && arg->kind_case() == v1::Argument::kValue;

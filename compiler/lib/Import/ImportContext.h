@@ -61,6 +61,8 @@ public:
                                                 bool absentIsEmpty = false);
   /// True when a present, non-None scalar argument is a floating-point number.
   bool isFloatScalar(const std::string &name) const;
+  /// True when a present scalar argument is a boolean.
+  bool isBoolScalar(const std::string &name) const;
   /// True when the argument is a tensor (not an attribute).
   bool isTensor(const std::string &name) const;
   /// A 0-d (or `shape`d, splat) aten.constant of `element` holding `value`.

@@ -41,6 +41,11 @@ template <typename Op>
 absl::StatusOr<Values> unary(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  // exp/tanh/sigmoid of an integer tensor: convert to the float result first.
+  if (self.getType() != type)
+    self = n.b().create<aten::PointwiseOp>(n.loc(), type,
+                                           n.b().getStringAttr("copy"), self,
+                                           n.b().getDenseF64ArrayAttr({}));
   return Values{n.b().create<Op>(n.loc(), type, self)};
 }
 

@@ -103,8 +103,13 @@ absl::StatusOr<Values> clampWith(NodeImporter &n, const std::string &lo,
 absl::StatusOr<Values> clampTensor(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-  if (!n.has("min") || !n.has("max"))
-    return n.unimplemented("clamp.Tensor needs both min and max tensors");
+  if (!n.has("min") && !n.has("max"))
+    return n.error("clamp needs min or max");
+  if (!n.has("min") || !n.has("max")) {
+    bool lower = n.has("min");
+    ASSIGN_OR_RETURN(Value bound, n.tensor(lower ? "min" : "max"));
+    return Values{pointwise(n, type, lower ? "maximum" : "minimum", {self, bound})};
+  }
   ASSIGN_OR_RETURN(Value lo, n.tensor("min"));
   ASSIGN_OR_RETURN(Value hi, n.tensor("max"));
   return Values{pointwise(n, type, "clamp_tensor", {self, lo, hi})};
@@ -614,6 +619,31 @@ absl::StatusOr<Values> logSoftmax(NodeImporter &n) {
                                                  n.b().getI64IntegerAttr(dim))};
 }
 
+/// flip: one index_select per dim with a constant reversed index.
+absl::StatusOr<Values> flip(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims, dimList(n, self, "dims"));
+  Type i64 = n.b().getI64Type();
+  for (int64_t dim : dims) {
+    int64_t extent = typeOf(self).getDimSize(dim);
+    if (extent == 1)
+      continue;
+    SmallVector<int64_t> reversed;
+    for (int64_t i = extent - 1; i >= 0; --i)
+      reversed.push_back(i);
+    auto indexType = RankedTensorType::get({extent}, i64);
+    Value index = n.b().create<aten::ConstantOp>(
+        n.loc(), indexType,
+        DenseElementsAttr::get(indexType, ArrayRef<int64_t>(reversed)));
+    self = n.b().create<aten::IndexSelectOp>(n.loc(), typeOf(self), self, index,
+                                             n.b().getI64IntegerAttr(dim));
+  }
+  if (typeOf(self) != type)
+    return n.error("flip cannot change the type");
+  return Values{self};
+}
+
 absl::StatusOr<Values> gather(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
@@ -634,7 +664,10 @@ OpHandler fill(std::optional<double> value, const char *valueName = nullptr) {
   return [value, valueName](NodeImporter &n) -> absl::StatusOr<Values> {
     ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
     double v = value.value_or(0.0);
-    if (valueName) {
+    if (valueName && n.isBoolScalar(valueName)) {
+      ASSIGN_OR_RETURN(bool b, n.boolAttr(valueName));
+      v = b ? 1.0 : 0.0;
+    } else if (valueName) {
       ASSIGN_OR_RETURN(v, n.floatAttr(valueName));
     }
     return Values{n.constant(type.getElementType(), v, type.getShape())};
@@ -687,6 +720,9 @@ void addTensorHandlers(OpHandlerTable &t) {
         "isnan", "isinf"})
     t[absl::StrCat("aten.", fn, ".default")] = pw(fn);
   t["aten.round.default"] = pw("round");
+  t["aten.round.decimals"] = [](NodeImporter &n) {
+    return withScalars(n, "round_decimals", {{"decimals", 0.0}});
+  };
   t["aten.fix.default"] = pw("trunc");
   // Binary math, Tensor and Scalar overloads.
   for (const char *fn : {"maximum", "minimum", "atan2"})
@@ -813,6 +849,7 @@ void addTensorHandlers(OpHandlerTable &t) {
   t["aten._log_softmax.default"] = logSoftmax;
   t["aten.log_softmax.int"] = logSoftmax;
   t["aten.gather.default"] = gather;
+  t["aten.flip.default"] = flip;
   // Creation.
   t["aten.full.default"] = fill({}, "fill_value");
   t["aten.full_like.default"] = fill({}, "fill_value");
@@ -823,6 +860,7 @@ void addTensorHandlers(OpHandlerTable &t) {
        {"aten.zeros.default", "aten.zeros_like.default", "aten.new_zeros.default",
         "aten.empty.memory_format", "aten.empty.default", "aten.empty_like.default",
         "aten.new_empty.default", "aten.empty_strided.default",
+        "aten.empty_permuted.default",
         "aten.new_empty_strided.default"})
     t[name] = fill(0.0);
   for (const char *name :

@@ -44,8 +44,18 @@ struct AddSubLowering : OpConversionPattern<AtenOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto type = op.getType();
     Type element = type.getElementType();
-    if (element.isInteger(1))
+    constexpr bool isAdd = std::is_same_v<AtenOp, AddOp>;
+    if (element.isInteger(1) && !isAdd)
       return rewriter.notifyMatchFailure(op, "boolean add/sub is not defined");
+    if (element.isInteger(1)) { // PyTorch: True + True is True.
+      rewriter.replaceOp(
+          op, buildElementwise(
+                  rewriter, op.getLoc(), type, {adaptor.getLhs(), adaptor.getRhs()},
+                  [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                    return b.create<arith::OrIOp>(loc, args[0], args[1]);
+                  }));
+      return success();
+    }
     double alpha = op.getAlpha().convertToDouble();
     Value result = buildElementwise(
         rewriter, op.getLoc(), type, {adaptor.getLhs(), adaptor.getRhs()},

@@ -25,11 +25,16 @@ struct ProductLowering : OpConversionPattern<AtenOp> {
   matchAndRewrite(AtenOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Type element = op.getType().getElementType();
-    Value lhs = castTensor(rewriter, loc, adaptor.getSelf(), element);
-    Value rhs = castTensor(rewriter, loc, adaptor.getMat2(), element);
-    Value init = buildFilled(rewriter, loc, op.getType(), 0.0);
-    rewriter.replaceOpWithNewOp<LinalgOp>(op, ValueRange{lhs, rhs}, init);
+    RankedTensorType type = op.getType();
+    Type element = type.getElementType();
+    // f16/bf16 accumulate in f32 and round once, as PyTorch's CPU kernels do.
+    Type acc = element.isF16() || element.isBF16() ? rewriter.getF32Type() : element;
+    Value lhs = castTensor(rewriter, loc, adaptor.getSelf(), acc);
+    Value rhs = castTensor(rewriter, loc, adaptor.getMat2(), acc);
+    Value init = buildFilled(rewriter, loc, type.clone(acc), 0.0);
+    Value product =
+        rewriter.create<LinalgOp>(loc, ValueRange{lhs, rhs}, init).getResult(0);
+    rewriter.replaceOp(op, castTensor(rewriter, loc, product, element));
     return success();
   }
 };
@@ -41,7 +46,12 @@ struct AddmmLowering : OpConversionPattern<AddmmOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
-    Type element = type.getElementType();
+    Type outElement = type.getElementType();
+    // f16/bf16 accumulate in f32 and round once.
+    Type element = outElement.isF16() || outElement.isBF16()
+                       ? rewriter.getF32Type()
+                       : outElement;
+    type = type.clone(element);
     double beta = op.getBeta().convertToDouble();
     double alpha = op.getAlpha().convertToDouble();
     Value lhs = castTensor(rewriter, loc, adaptor.getMat1(), element);
@@ -61,8 +71,9 @@ struct AddmmLowering : OpConversionPattern<AddmmOp> {
           [&](OpBuilder &b, Location l, ValueRange args) {
             return scaled(b, l, args[0], beta);
           });
-      rewriter.replaceOpWithNewOp<linalg::MatmulOp>(op, ValueRange{lhs, rhs},
-                                                    init);
+      Value product = rewriter.create<linalg::MatmulOp>(loc, ValueRange{lhs, rhs},
+                                                        init).getResult(0);
+      rewriter.replaceOp(op, castTensor(rewriter, loc, product, outElement));
       return success();
     }
     Value product = rewriter
@@ -78,7 +89,7 @@ struct AddmmLowering : OpConversionPattern<AddmmOp> {
           return isFloatType ? b.create<arith::AddFOp>(l, s, p).getResult()
                              : b.create<arith::AddIOp>(l, s, p).getResult();
         });
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, castTensor(rewriter, loc, result, outElement));
     return success();
   }
 };

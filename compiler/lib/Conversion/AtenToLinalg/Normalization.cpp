@@ -24,10 +24,14 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
-    auto type = cast<RankedTensorType>(x.getType());
-    Type element = type.getElementType();
-    if (!isa<FloatType>(element))
+    auto outType = cast<RankedTensorType>(x.getType());
+    if (!isa<FloatType>(outType.getElementType()))
       return rewriter.notifyMatchFailure(op, "needs a floating-point input");
+    // Statistics (and the computation) are in their own type: f32 for
+    // f16/bf16 inputs, as PyTorch returns them.
+    Type element = cast<RankedTensorType>(op.getMean().getType()).getElementType();
+    x = castTensor(rewriter, loc, x, element);
+    auto type = cast<RankedTensorType>(x.getType());
     int64_t rank = type.getRank(), k = op.getNormalizedRank();
     llvm::SmallBitVector reduced(rank);
     int64_t count = 1;
@@ -84,7 +88,7 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
     if (bias)
       operands.push_back(bias);
     Value output = buildElementwise(
-        rewriter, loc, type, operands,
+        rewriter, loc, outType, operands,
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
           Value y = b.create<arith::MulFOp>(l, args[0], args[1]);
           size_t next = 2;
@@ -93,7 +97,8 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
           if (bias)
             y = b.create<arith::AddFOp>(l, y, args[next++]);
           return y;
-        });
+        },
+        element);
     rewriter.replaceOp(op, {output, mean, rstd});
     return success();
   }

@@ -93,3 +93,13 @@ func.func @gelu_tanh(%x: tensor<8xf32>) -> tensor<8xf32> {
   %0 = aten.gelu %x {approximate = "tanh"} : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+// Boolean add is logical or (True + True is True).
+// CHECK-LABEL: func @add_bool
+// CHECK: arith.ori %{{.+}}, %{{.+}} : i1
+func.func @add_bool(%a: tensor<4xi1>, %b: tensor<4xi1>) -> tensor<4xi1> {
+  %0 = aten.add %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}

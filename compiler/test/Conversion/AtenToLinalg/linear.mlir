@@ -41,3 +41,15 @@ func.func @bmm(%a: tensor<2x4x8xf32>, %b: tensor<2x8x5xf32>) -> tensor<2x4x5xf32
   %0 = aten.bmm %a, %b : (tensor<2x4x8xf32>, tensor<2x8x5xf32>) -> tensor<2x4x5xf32>
   return %0 : tensor<2x4x5xf32>
 }
+
+// -----
+
+// f16/bf16 products accumulate in f32 and round once.
+// CHECK-LABEL: func @mm_f16
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<4x8xf32>, tensor<8x16xf32>) outs(%{{.+}} : tensor<4x16xf32>)
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @mm_f16(%a: tensor<4x8xf16>, %b: tensor<8x16xf16>) -> tensor<4x16xf16> {
+  %0 = aten.mm %a, %b : (tensor<4x8xf16>, tensor<8x16xf16>) -> tensor<4x16xf16>
+  return %0 : tensor<4x16xf16>
+}

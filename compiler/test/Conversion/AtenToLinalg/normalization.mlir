@@ -16,3 +16,17 @@ func.func @layer_norm(%x: tensor<2x8xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>)
   %0, %1, %2 = aten.native_layer_norm %x, weight %w, bias %b {normalized_rank = 1 : i64, eps = 1.0e-05 : f64} : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
   return %0, %1, %2 : tensor<2x8xf32>, tensor<2x1xf32>, tensor<2x1xf32>
 }
+
+// -----
+
+// f16 input: statistics and arithmetic in f32 (the declared mean/rstd type),
+// the output rounded back to f16.
+// CHECK-LABEL: func @layer_norm_f16
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// CHECK: math.rsqrt %{{.+}} : f32
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @layer_norm_f16(%x: tensor<2x8xf16>) -> (tensor<2x8xf16>, tensor<2x1xf32>, tensor<2x1xf32>) {
+  %out, %mean, %rstd = aten.native_layer_norm %x {normalized_rank = 1 : i64, eps = 1.0e-05 : f64}
+      : (tensor<2x8xf16>) -> (tensor<2x8xf16>, tensor<2x1xf32>, tensor<2x1xf32>)
+  return %out, %mean, %rstd : tensor<2x8xf16>, tensor<2x1xf32>, tensor<2x1xf32>
+}

@@ -97,3 +97,14 @@ func.func @batch_norm(%x: tensor<2x4x5x5xf32>, %m: tensor<4x1x1xf32>, %v: tensor
       : (tensor<2x4x5x5xf32>, tensor<4x1x1xf32>, tensor<4x1x1xf32>, tensor<4x1x1xf32>, tensor<4x1x1xf32>) -> tensor<2x4x5x5xf32>
   return %0 : tensor<2x4x5x5xf32>
 }
+
+// -----
+
+// asin goes through atan2 (accurate near +-1 after approximation).
+// CHECK-LABEL: func @asin
+// CHECK: math.sqrt
+// CHECK: math.atan2
+func.func @asin(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = aten.pointwise "asin" %x : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

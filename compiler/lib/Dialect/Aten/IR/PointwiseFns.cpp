@@ -47,6 +47,7 @@ constexpr PointwiseFn kFns[] = {
     {"softplus", 1, 2, R::Float, C::Result, D::Float},
     {"elu", 1, 3, R::Float, C::Result, D::Float},
     // Unary, any element type.
+    {"round_decimals", 1, 1, R::Float, C::Result, D::Float},
     {"abs", 1, 0, R::Any, C::Result, D::Any},
     {"floor", 1, 0, R::Any, C::Result, D::Any},
     {"ceil", 1, 0, R::Any, C::Result, D::Any},
