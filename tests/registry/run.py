@@ -20,6 +20,7 @@ import collections
 import concurrent.futures
 import dataclasses
 import fnmatch
+import logging
 import os
 import pathlib
 import re
@@ -143,6 +144,11 @@ _NOISE = [re.compile(p) for p in (
     r" \(rpc=[^)]*\)",                   # client context: address, rpc, graph
     r"127\.0\.0\.1:\d+",
 )]
+_REWRITES = [(re.compile(p), r) for p, r in (
+    (r"[^\s:]*/kiln-registry-[^\s:]*", "<path>"),   # files in this run's temp dir
+    (r"sha256:[0-9a-f]{64}(/\d+)?", "<digest>"),
+    (r"\b[0-9a-f]{64}\b", "<digest>"),
+)]
 
 
 def first_line(error: BaseException | str) -> str:
@@ -153,6 +159,8 @@ def first_line(error: BaseException | str) -> str:
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), type(error).__name__)
     for pattern in _NOISE:
         line = pattern.sub("", line)
+    for pattern, replacement in _REWRITES:
+        line = pattern.sub(replacement, line)
     return line[:300]
 
 
@@ -385,11 +393,13 @@ class OwnedKilnd(Endpoint):
 
 # --- the run ---------------------------------------------------------------------
 
-def select(cases: Iterable[Case], patterns: Sequence[str]) -> list[Case]:
-    """Cases matching any of ``patterns``: a glob (``*?[``) matches the whole
-    name, any other pattern is a substring."""
+def select(cases: Iterable[Case], patterns: Sequence[str],
+           families: Sequence[str] = ()) -> list[Case]:
+    """Cases of ``families`` (all when empty) matching any of ``patterns``: a
+    glob (``*?[``) matches the whole name, any other pattern is a substring."""
+    cases = [c for c in cases if not families or c.family in families]
     if not patterns:
-        return list(cases)
+        return cases
 
     def matches(name: str, p: str) -> bool:
         return fnmatch.fnmatchcase(name, p) if any(ch in p for ch in "*?[") else p in name
@@ -397,13 +407,14 @@ def select(cases: Iterable[Case], patterns: Sequence[str]) -> list[Case]:
 
 
 def run_registry(target: str, endpoint: Endpoint, patterns: Sequence[str] = (),
-                 jobs: int = 2, progress: Callable[[Result], None] | None = None) -> Summary:
+                 jobs: int = 2, progress: Callable[[Result], None] | None = None,
+                 families: Sequence[str] = ()) -> Summary:
     """Runs the selected cases against ``endpoint``'s kilnd for ``target``."""
     t0 = time.perf_counter()
-    cases = select(all_cases(), patterns)
+    cases = select(all_cases(), patterns, families)
     xfails = read_xfails(target)
     known = {c.name for c in all_cases()}
-    stale = [] if patterns else sorted(n for n in xfails if n not in known)
+    stale = [] if patterns or families else sorted(n for n in xfails if n not in known)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = []
         for case in cases:
@@ -431,10 +442,10 @@ def run_registry(target: str, endpoint: Endpoint, patterns: Sequence[str] = (),
     return Summary(target, results, stale, time.perf_counter() - t0)
 
 
-def update_xfails(summary: Summary, patterns: Sequence[str]) -> dict[str, str]:
+def update_xfails(summary: Summary, partial: bool) -> dict[str, str]:
     """The xfail table after this run: failing cases with their first error line;
-    with patterns, entries of cases not run are kept as they were."""
-    table = read_xfails(summary.target) if patterns else {}
+    after a ``partial`` run (-k, --family), entries of cases not run are kept."""
+    table = read_xfails(summary.target) if partial else {}
     for r in summary.results:
         table.pop(r.case.name, None)
         if not r.ok:
@@ -459,6 +470,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("-k", action="append", default=[], dest="patterns",
                     help="run cases whose name contains PATTERN, or matches it whole when it "
                          "is a glob (*?[); repeatable")
+    ap.add_argument("--family", action="append", default=[], dest="families",
+                    help="run the cases of one cases_<FAMILY>.py file (repeatable)")
     ap.add_argument("--jobs", type=int, default=2, help="compiles/executions in flight")
     ap.add_argument("--update-xfail", action="store_true",
                     help="rewrite xfail/<target>.txt from this run and exit 0")
@@ -466,9 +479,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("-v", "--verbose", action="store_true",
                     help="print every case as it finishes and all names per reason")
     args = ap.parse_args(argv)
+    # torch logs the view failure the client's export retry recovers from.
+    logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
 
     if args.list:
-        cases = select(all_cases(), args.patterns)
+        cases = select(all_cases(), args.patterns, args.families)
         for c in cases:
             print(f"{c.family:10s} {c.describe()}")
         print(f"{len(cases)} cases")
@@ -492,7 +507,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             except BaseException as e:  # pytest.fail outside pytest raises Failed
                 print(f"could not start kilnd: {e}", file=sys.stderr)
                 return 2
-        summary = run_registry(args.target, endpoint, args.patterns, args.jobs, progress)
+        summary = run_registry(args.target, endpoint, args.patterns, args.jobs, progress,
+                               args.families)
     finally:
         if endpoint is not None:
             try:
@@ -506,7 +522,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.target}: kilnd died {len(endpoint.crashes)} time(s) during the run "
               f"and was restarted: {', '.join(endpoint.crashes)}")
     if args.update_xfail:
-        table = update_xfails(summary, args.patterns)
+        table = update_xfails(summary, bool(args.patterns or args.families))
         write_xfails(args.target, table)
         print(f"wrote {xfail_path(args.target).relative_to(REPO)} ({len(table)} entries)")
         return 0

@@ -95,6 +95,10 @@ def test_first_line_drops_request_ids_and_addresses():
            "(rpc=kiln.v1.Compiler/Compile, address=127.0.0.1:4242, target=cpu)\nmore")
     assert run.first_line(msg) == "[INVALID_ARGUMENT] node 0: unsupported op 'aten.sort.default'"
     assert run.Result(all_cases()[0], error=msg).missing_op == "aten.sort.default"
+    msg = ("[INVALID_ARGUMENT] loading executable sha256:" + "ab" * 32 + "/291: refused: "
+           "/tmp/kiln-registry-3jo679pl/cache/x/" + "cd" * 32 + ": undefined symbol")
+    assert run.first_line(msg) == ("[INVALID_ARGUMENT] loading executable <digest>: refused: "
+                                   "<path>: undefined symbol")
 
 
 def test_xfail_table_round_trip(tmp_path, monkeypatch):
