@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "../../lib/Compiler/Registration.h"
 
+#include "kiln/Analysis/OpReport.h"
+
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
@@ -13,6 +15,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   kiln::registerKilnDialects(registry);
   kiln::registerKilnPasses();
+  kiln::analysis::registerOpReportPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
 }

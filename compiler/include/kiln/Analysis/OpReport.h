@@ -58,4 +58,8 @@ mlir::FailureOr<v1::OpReport> buildOpReport(mlir::ModuleOp module,
 /// The report as a fixed-width text table, one row per layer plus totals.
 std::string formatOpReport(const v1::OpReport &report);
 
+/// Registers `kiln-print-op-report` (option `num-parameters`), which prints
+/// the report of a module to stdout, for kiln-opt and lit tests.
+void registerOpReportPasses();
+
 } // namespace kiln::analysis
