@@ -116,6 +116,7 @@ CompileCache::lookup(const std::string &key) const {
   outcome.executable = *executable;
   outcome.manifest = record->manifest();
   outcome.stages.assign(record->stages().begin(), record->stages().end());
+  outcome.opReport = record->op_report();
   outcome.cacheHit = true;
   outcome.key = key;
   return outcome;
@@ -157,6 +158,7 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
     record.mutable_manifest()->set_target(options.target);
   if (record.manifest().compiler_build_id().empty())
     record.mutable_manifest()->set_compiler_build_id(buildId);
+  *record.mutable_op_report() = std::move(compiled.opReport);
   // Pinned before they are written: the write that stores them may push
   // the store past its capacity, and eviction must not take them.
   BlobPins pins = store.pin();
@@ -181,6 +183,7 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
   outcome.executable = executable;
   outcome.manifest = record.manifest();
   outcome.stages.assign(record.stages().begin(), record.stages().end());
+  outcome.opReport = record.op_report();
   outcome.cacheHit = false;
   outcome.key = key;
   outcome.timings.set_compile_us(microsSince(start));

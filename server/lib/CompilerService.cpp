@@ -118,6 +118,7 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
   response->set_cache_hit(outcome->cacheHit);
   for (const v1::StageDump &stage : outcome->stages)
     *response->add_stages() = stage;
+  *response->mutable_op_report() = outcome->opReport;
   outcomeLabel = outcome->cacheHit ? "hit" : "miss";
   response->set_compile_key(outcome->key);
   *response->mutable_timings() = outcome->timings;

@@ -119,6 +119,31 @@ TEST_F(CompileCacheTest, SurvivesRestart) {
   EXPECT_EQ(fake.calls.load(), 1);
 }
 
+TEST_F(CompileCacheTest, OpReportIsStoredWithTheExecutable) {
+  std::string report;
+  {
+    auto cache = openCache();
+    absl::StatusOr<CompileOutcome> first = compile(*cache, graph);
+    ASSERT_TRUE(first.ok()) << first.status();
+    ASSERT_EQ(first->opReport.layers_size(), graph.nodes_size());
+    EXPECT_EQ(first->opReport.layers(0).op(), graph.nodes(0).op());
+    report = first->opReport.SerializeAsString();
+    absl::StatusOr<v1::ExecutableRecord> record =
+        readExecutableRecord(*store, first->executable);
+    ASSERT_TRUE(record.ok()) << record.status();
+    EXPECT_EQ(record->op_report().SerializeAsString(), report);
+    absl::StatusOr<CompileOutcome> hit = compile(*cache, graph);
+    ASSERT_TRUE(hit.ok() && hit->cacheHit);
+    EXPECT_EQ(hit->opReport.SerializeAsString(), report);
+  }
+  // After a restart the report comes from the stored record.
+  absl::StatusOr<CompileOutcome> again = compile(*openCache(), graph);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->cacheHit);
+  EXPECT_EQ(again->opReport.SerializeAsString(), report);
+  EXPECT_EQ(fake.calls.load(), 1);
+}
+
 TEST_F(CompileCacheTest, NewCompilerBuildMisses) {
   ASSERT_TRUE(compile(*openCache(2, "b1"), graph).ok());
   absl::StatusOr<CompileOutcome> other = compile(*openCache(2, "b2"), graph);

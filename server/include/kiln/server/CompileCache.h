@@ -47,6 +47,8 @@ struct CompileOutcome {
   v1::Timings timings;
   /// Pipeline stage dumps (blobs in the store), when they were asked for.
   std::vector<v1::StageDump> stages;
+  /// The op report stored in the executable record (the same on a hit).
+  v1::OpReport opReport;
 };
 
 /// Compiles through an on-disk cache. An entry is <acDir>/<key>, holding the
