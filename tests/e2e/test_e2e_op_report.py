@@ -118,3 +118,33 @@ def test_cli_compile_op_report(kilnd, tmp_path, capsys):
     addmm = next(r for r in rows if len(r) > 1 and r[1] == "aten.addmm.default")
     assert addmm[3:6] == [str(4 * 64 * 128), str(2 * 4 * 64 * 128 + 4 * 128),
                           str((64 * 128 + 128) * F32)]
+
+
+def test_resnet18_totals_match_counts_from_forward_hooks(client):
+    """MACs counted independently, from each Conv2d/Linear's output in eager
+    forward hooks, and parameter bytes from the state dict (buffers are graph
+    parameters too)."""
+    torchvision = __import__("pytest").importorskip("torchvision")
+    torch.manual_seed(0)
+    model = torchvision.models.resnet18().eval()
+    x = torch.randn(1, 3, 32, 32)
+    macs = []
+
+    def count(module, inputs, output):
+        if isinstance(module, torch.nn.Conv2d):
+            kh, kw = module.kernel_size
+            macs.append(output.numel() * module.in_channels // module.groups * kh * kw)
+        elif isinstance(module, torch.nn.Linear):
+            macs.append(output.numel() * module.in_features)
+
+    report = client.compile(torch.export.export(model, (x,))).op_report
+    handles = [m.register_forward_hook(count) for m in model.modules()]
+    with torch.no_grad():
+        model(x)
+    for h in handles:
+        h.remove()
+    assert report.totals.macs == sum(macs)
+    convs = _layers_of(report, "aten.convolution.default")
+    assert len(convs) == 20 and sum(c.macs for c in convs) == sum(macs[:-1])
+    state = model.state_dict().values()
+    assert report.totals.parameter_bytes == sum(t.numel() * t.element_size() for t in state)
