@@ -22,6 +22,7 @@ using OpHandlerTable = std::map<std::string, OpHandler>;
 /// Table parts by family, each in its own file.
 void addTensorHandlers(OpHandlerTable &table);
 void addNNHandlers(OpHandlerTable &table);
+void addNormHandlers(OpHandlerTable &table);
 
 /// Every supported op, by name.
 const std::map<std::string, OpHandler> &opHandlers();
