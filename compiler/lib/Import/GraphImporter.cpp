@@ -96,8 +96,7 @@ absl::Status defineValue(ValueTable &values, const std::string &name,
 absl::Status verifyResults(NodeImporter &importer, ArrayRef<Value> results) {
   std::string diagnostics;
   ScopedDiagnosticHandler handler(
-      results.empty() ? nullptr : results.front().getContext(),
-      [&](Diagnostic &diag) {
+      importer.b().getContext(), [&](Diagnostic &diag) {
         absl::StrAppend(&diagnostics, diagnostics.empty() ? "" : "\n", diag.str());
         return success();
       });
