@@ -14,6 +14,7 @@
 #include "kiln/Import/GraphImporter.h"
 #include "kiln/Pipeline/Pipelines.h"
 #include "kiln/Target/Target.h"
+#include "kiln/Transforms/Passes.h"
 #include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"
@@ -25,6 +26,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 using namespace mlir;
@@ -91,6 +93,20 @@ v1::ExecutableManifest buildManifest(const v1::Graph &graph, const Target &targe
   return manifest;
 }
 
+/// Adds kiln-debug-miscompile for the nodes whose op is in `ops`; the
+/// importer names each node's ops after the node's first output.
+void addDebugMiscompile(PassManager &pm, const v1::Graph &graph,
+                        const std::vector<std::string> &ops) {
+  std::vector<std::string> values;
+  for (const v1::Node &node : graph.nodes())
+    if (node.outputs_size() &&
+        std::find(ops.begin(), ops.end(), node.op()) != ops.end())
+      values.push_back(node.outputs(0).name());
+  DebugMiscompileOptions miscompile;
+  miscompile.values = values; // copied into the pass's option here
+  pm.nest<func::FuncOp>().addPass(createDebugMiscompile(miscompile));
+}
+
 } // namespace
 
 absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
@@ -130,6 +146,11 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
   PassManager toLinalg(&context);
   buildKilnAtenToLinalgPipeline(toLinalg);
   RETURN_IF_ERROR(runStage(toLinalg, *module, "aten-to-linalg", diagnostics));
+  if (!options.debugMiscompileOps.empty()) {
+    PassManager miscompile(&context);
+    addDebugMiscompile(miscompile, graph, options.debugMiscompileOps);
+    RETURN_IF_ERROR(runStage(miscompile, *module, "debug-miscompile", diagnostics));
+  }
   dump("linalg", *module);
 
   PassManager codegen(&context);

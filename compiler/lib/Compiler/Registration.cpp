@@ -74,6 +74,7 @@ void registerKilnPasses() {
   registerLowerVectorContracts();
   registerInsertDeallocs();
   registerCopyReturnedArguments();
+  registerDebugMiscompile();
   registerEmitEntryPoint();
   registerKilnPipelines();
   // Upstream passes the pipelines use, so lit tests can run them alone.

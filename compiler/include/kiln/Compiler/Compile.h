@@ -32,6 +32,11 @@ struct CompileOptions {
   v1::CompileOptions options;
   /// When set, the module text after each pipeline stage is recorded.
   bool dumpStages = false;
+  /// Testing aid (kilnd --debug-miscompile): ATen ops, as Node.op names them
+  /// ("aten.gelu.default"), whose lowering is deliberately wrong: their
+  /// floating-point results become r * 1.01 + 0.01 (kiln-debug-miscompile).
+  /// Empty in production.
+  std::vector<std::string> debugMiscompileOps;
 };
 
 /// The module as it looked after one pipeline stage.

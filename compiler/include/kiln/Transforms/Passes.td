@@ -106,4 +106,24 @@ def EmitEntryPoint : Pass<"kiln-emit-entry-point", "mlir::ModuleOp"> {
   ];
 }
 
+def DebugMiscompile : Pass<"kiln-debug-miscompile", "mlir::func::FuncOp"> {
+  let summary = "Testing aid: deliberately perturb the values of named graph nodes";
+  let description = [{
+    Runs on linalg-on-tensors, right after the ATen lowering, and only when a
+    daemon is started with `--debug-miscompile` (never by default). For each
+    name in `values` it finds the last op of the function body whose location
+    is that name (the importer names every op after its node's first output)
+    and replaces each of its floating-point tensor results `r` by
+    `r * 1.01 + 0.01`, an elementwise linalg.generic. Integer and boolean
+    results are left alone. Tests use it to prove that verification finds a
+    wrong lowering.
+  }];
+  let dependentDialects = ["mlir::linalg::LinalgDialect", "mlir::arith::ArithDialect",
+                           "mlir::tensor::TensorDialect"];
+  let options = [
+    ListOption<"values", "values", "std::string",
+               "Names (op locations) of the values to perturb">
+  ];
+}
+
 #endif // KILN_TRANSFORMS_PASSES_TD

@@ -1,0 +1,101 @@
+//===- DebugMiscompile.cpp - the kiln-debug-miscompile pass ---------------===//
+//
+// This file implements a deliberate wrong lowering for tests: the results of
+// the ops named by their locations are perturbed, r -> r * 1.01 + 0.01, so a
+// test can check that verification pinpoints the node. It is a testing aid,
+// only run when kilnd is started with --debug-miscompile.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Transforms/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Location.h"
+
+#include "llvm/ADT/StringSet.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_DEBUGMISCOMPILE
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+
+namespace {
+
+/// Location name of the perturbation ops: never one of the graph's value
+/// names, so running the pass twice perturbs the original op again, not the
+/// perturbation.
+constexpr const char *kPerturbationLoc = "kiln.debug_miscompile";
+
+/// The graph value name `loc` carries: a NameLoc's name, or the first NameLoc
+/// inside a FusedLoc (CSE fuses the locations of ops it merges).
+std::optional<StringRef> valueName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().getValue();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::optional<StringRef> name = valueName(inner))
+        return name;
+  return std::nullopt;
+}
+
+/// `value * 1.01 + 0.01`, elementwise, as a linalg.generic on tensors.
+Value perturb(OpBuilder &builder, Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto elementType = cast<FloatType>(type.getElementType());
+  Value init = builder.create<tensor::EmptyOp>(loc, type.getShape(), elementType);
+  AffineMap identity = builder.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  auto generic = builder.create<linalg::GenericOp>(
+      loc, TypeRange{type}, ValueRange{value}, ValueRange{init},
+      ArrayRef<AffineMap>{identity, identity}, iterators,
+      [&](OpBuilder &b, Location nested, ValueRange args) {
+        Value scale = b.create<arith::ConstantOp>(
+            nested, b.getFloatAttr(elementType, 1.01));
+        Value offset = b.create<arith::ConstantOp>(
+            nested, b.getFloatAttr(elementType, 0.01));
+        Value scaled = b.create<arith::MulFOp>(nested, args[0], scale);
+        Value shifted = b.create<arith::AddFOp>(nested, scaled, offset);
+        b.create<linalg::YieldOp>(nested, shifted);
+      });
+  return generic.getResult(0);
+}
+
+struct DebugMiscompilePass
+    : kiln::impl::DebugMiscompileBase<DebugMiscompilePass> {
+  using DebugMiscompileBase::DebugMiscompileBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal() || values.empty())
+      return;
+    llvm::StringSet<> wanted;
+    for (const std::string &name : values)
+      wanted.insert(name);
+    // The last top-level op per name produces the node's value: an op's
+    // lowering computes its result from the ops before it.
+    llvm::StringMap<Operation *> producers;
+    for (Operation &op : func.getBody().front().without_terminator())
+      if (std::optional<StringRef> name = valueName(op.getLoc()))
+        if (wanted.contains(*name))
+          producers[*name] = &op;
+
+    Location loc = NameLoc::get(StringAttr::get(&getContext(), kPerturbationLoc));
+    OpBuilder builder(&getContext());
+    for (auto &entry : producers) {
+      Operation *op = entry.second;
+      builder.setInsertionPointAfter(op);
+      for (Value result : op->getResults()) {
+        auto type = dyn_cast<RankedTensorType>(result.getType());
+        if (!type || !type.hasStaticShape() ||
+            !isa<FloatType>(type.getElementType()))
+          continue;
+        Value perturbed = perturb(builder, loc, result);
+        result.replaceAllUsesExcept(perturbed, perturbed.getDefiningOp());
+      }
+    }
+  }
+};
+
+} // namespace
