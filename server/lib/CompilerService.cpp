@@ -23,6 +23,25 @@
 
 namespace kiln::server {
 
+CompilerFn withDebugMiscompile(CompilerFn compiler,
+                               std::vector<std::string> ops) {
+  if (ops.empty())
+    return compiler;
+  return [compiler = std::move(compiler), ops = std::move(ops)](
+             const v1::Graph &graph, const compiler::CompileOptions &options) {
+    compiler::CompileOptions perturbed = options;
+    perturbed.debugMiscompileOps = ops;
+    return compiler(graph, perturbed);
+  };
+}
+
+std::string debugMiscompileBuildId(const std::string &buildId,
+                                   const std::vector<std::string> &ops) {
+  if (ops.empty())
+    return buildId;
+  return absl::StrCat(buildId, "+debug-miscompile=", absl::StrJoin(ops, ","));
+}
+
 CompilerService::CompilerService(ContentStore &store, CompileCache &cache,
                                  std::vector<std::string> supportedTargets,
                                  DrainGate &gate, ServerMetrics &metrics)

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/Daemon.h"
+#include "kiln/server/CompilerService.h"
 
 #include "kiln/common/AtomicFile.h"
 #include "kiln/server/KilnServer.h"
@@ -61,8 +62,14 @@ int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
   options.heartbeatInterval = std::chrono::milliseconds(flags.heartbeatMs);
   options.cacheCapacityBytes = flags.cacheCapacityBytes;
   options.cacheSalt = flags.cacheSalt;
-  options.compiler = std::move(compiler);
-  options.compilerBuildId = compilerBuildId;
+  // --debug-miscompile (a testing aid) changes the compiler, so its name too.
+  std::vector<std::string> miscompiled = flags.debugMiscompileOps();
+  if (!miscompiled.empty())
+    spdlog::warn("--debug-miscompile: the lowering of {} is deliberately "
+                 "wrong (a testing aid; never use it in production)",
+                 flags.debugMiscompile);
+  options.compiler = withDebugMiscompile(std::move(compiler), miscompiled);
+  options.compilerBuildId = debugMiscompileBuildId(compilerBuildId, miscompiled);
   options.supportedTargets = supportedTargets;
 
   absl::StatusOr<std::unique_ptr<KilnServer>> server =

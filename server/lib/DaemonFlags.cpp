@@ -181,6 +181,24 @@ const std::vector<FlagSpec> &flagTable() {
          f.metricsPortFile = v;
          return absl::OkStatus();
        }},
+      {"debug-miscompile", [](const DaemonFlags &f) { return f.debugMiscompile; },
+       "TESTING AID, never in production: comma list of ATen ops (e.g. "
+       "aten.gelu.default) whose results the compiler deliberately perturbs "
+       "(r*1.01+0.01), so tests can check that verify=True finds them; part "
+       "of every compile key",
+       [](DaemonFlags &f, const std::string &v) {
+         for (absl::string_view op : absl::StrSplit(v, ',', absl::SkipEmpty())) {
+           op = absl::StripAsciiWhitespace(op);
+           std::vector<absl::string_view> parts = absl::StrSplit(op, '.');
+           if (parts.size() != 3 || parts[0].empty() || parts[1].empty() ||
+               parts[2].empty())
+             return absl::InvalidArgumentError(absl::StrCat(
+                 "--debug-miscompile: '", op, "' is not an op overload name "
+                 "such as aten.gelu.default"));
+         }
+         f.debugMiscompile = v;
+         return absl::OkStatus();
+       }},
   };
   return table;
 }
@@ -195,6 +213,16 @@ std::vector<std::string> DaemonFlags::localAgentKinds() const {
       kinds.emplace_back(kind);
   }
   return kinds;
+}
+
+std::vector<std::string> DaemonFlags::debugMiscompileOps() const {
+  std::vector<std::string> ops;
+  for (absl::string_view op : absl::StrSplit(debugMiscompile, ',')) {
+    op = absl::StripAsciiWhitespace(op);
+    if (!op.empty())
+      ops.emplace_back(op);
+  }
+  return ops;
 }
 
 DaemonFlags defaultDaemonFlags() {

@@ -3,6 +3,7 @@
 // This file implements tests for the flag parser and --help text.
 //
 //===----------------------------------------------------------------------===//
+#include "kiln/server/CompilerService.h"
 #include "kiln/server/Daemon.h"
 #include "kiln/server/DaemonFlags.h"
 
@@ -68,6 +69,50 @@ TEST(DaemonFlagsTest, HelpListsEveryFlagWithItsDefault) {
   EXPECT_NE(help.find("(default: 127.0.0.1:50051)"), std::string::npos);
   EXPECT_NE(help.find("(default: 1000)"), std::string::npos);
   EXPECT_TRUE(parse({"--help"})->help);
+}
+
+TEST(DaemonFlagsTest, DebugMiscompileIsOffByDefault) {
+  absl::StatusOr<DaemonFlags> flags = parse({});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_TRUE(flags->debugMiscompileOps().empty());
+  EXPECT_NE(daemonFlagsHelp().find("--debug-miscompile  [env "
+                                   "KILN_DEBUG_MISCOMPILE"),
+            std::string::npos);
+}
+
+TEST(DaemonFlagsTest, DebugMiscompileFromFlagOrEnvironment) {
+  absl::StatusOr<DaemonFlags> flags = parse(
+      {"--debug-miscompile=aten.gelu.default, aten.addmm.default"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->debugMiscompileOps(),
+            (std::vector<std::string>{"aten.gelu.default", "aten.addmm.default"}));
+  flags = parseDaemonFlags({}, {{"KILN_DEBUG_MISCOMPILE", "aten.mm.default"}});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->debugMiscompileOps(),
+            std::vector<std::string>{"aten.mm.default"});
+  absl::StatusOr<DaemonFlags> bad = parse({"--debug-miscompile=gelu"});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("'gelu' is not an op overload name"),
+            std::string::npos)
+      << bad.status();
+}
+
+TEST(DaemonFlagsTest, DebugMiscompileReachesTheCompilerAndItsBuildId) {
+  std::vector<std::string> seen;
+  CompilerFn compiler = [&](const v1::Graph &,
+                            const compiler::CompileOptions &options)
+      -> absl::StatusOr<compiler::CompiledExecutable> {
+    seen = options.debugMiscompileOps;
+    return compiler::CompiledExecutable{};
+  };
+  ASSERT_TRUE(withDebugMiscompile(compiler, {})(v1::Graph(), {}).ok());
+  EXPECT_TRUE(seen.empty());
+  ASSERT_TRUE(
+      withDebugMiscompile(compiler, {"aten.gelu.default"})(v1::Graph(), {}).ok());
+  EXPECT_EQ(seen, std::vector<std::string>{"aten.gelu.default"});
+  EXPECT_EQ(debugMiscompileBuildId("b1", {}), "b1");
+  EXPECT_EQ(debugMiscompileBuildId("b1", {"aten.gelu.default"}),
+            "b1+debug-miscompile=aten.gelu.default");
 }
 
 TEST(DaemonFlagsTest, LocalDialAddress) {

@@ -17,6 +17,18 @@
 
 namespace kiln::server {
 
+/// `compiler` with CompileOptions::debugMiscompileOps set to `ops` on every
+/// call (kilnd --debug-miscompile, a testing aid); `compiler` itself when
+/// `ops` is empty.
+CompilerFn withDebugMiscompile(CompilerFn compiler,
+                               std::vector<std::string> ops);
+
+/// The compiler build id kilnd keys compiles under: `buildId`, plus the
+/// miscompiled ops when there are any, so executables built with a
+/// deliberately wrong lowering never share cache entries with real ones.
+std::string debugMiscompileBuildId(const std::string &buildId,
+                                   const std::vector<std::string> &ops);
+
 /// Serves kiln.v1.Compiler.Compile. The request is parsed here (streamed
 /// unary) so that unparsable bytes get INVALID_ARGUMENT with a message.
 class CompilerService final

@@ -38,10 +38,15 @@ struct DaemonFlags {
   std::string logFormat = "text";
   std::string metricsListen = "127.0.0.1:9464";
   std::string metricsPortFile;
+  /// Testing aid: ATen ops ("aten.gelu.default", comma separated) whose
+  /// lowering the compiler deliberately gets wrong. Empty (off) by default.
+  std::string debugMiscompile;
   bool help = false;
 
   /// Agent kinds to spawn locally ("none" and "" give none).
   std::vector<std::string> localAgentKinds() const;
+  /// The ops named by debugMiscompile (empty: none).
+  std::vector<std::string> debugMiscompileOps() const;
 };
 
 /// Defaults that depend on the machine: cache dir under $HOME, agent binary
