@@ -1,0 +1,215 @@
+"""Reference interpreter: runs a kiln.v1.Graph op by op with the client's torch.
+
+Each ``Node`` is decoded back into a call of the ATen overload it names,
+``torch.ops.aten.<op>.<overload>``, with its arguments as
+:mod:`kiln.graph` wrote them (tensors by value name, typed attributes,
+omitted arguments left to the schema default). The kernels are the ones in
+the libtorch of the torch wheel the client imports, so the reference's
+numerics are the client's PyTorch's.
+
+Values are dense and row-major, as Kiln's are: each result is made contiguous
+before later nodes read it (an ``aten.view`` of a transposed value then means
+what it means to the compiler). Every value is kept by name (inputs,
+parameters and every node's outputs), so
+:mod:`kiln.verify` can compare any intermediate with what a target computes.
+
+Errors are typed: an op torch does not know raises
+:class:`kiln.errors.UnsupportedOpError`; a malformed graph (a value read
+before it is defined, a name defined twice, a result count or type that
+disagrees with the node's declared outputs, an argument the schema lacks,
+a kernel that rejects its arguments) raises
+:class:`kiln.errors.InvalidArgumentError`. Both name the node by index, its
+first output and its op.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import torch
+
+from kiln.errors import InvalidArgumentError, UnsupportedOpError
+from kiln.tensors import PROTO_TO_DTYPE
+from kiln.v1 import graph_pb2, tensor_pb2
+
+__all__ = ["resolve_op", "run_reference", "node_label"]
+
+
+def node_label(index: int, node: graph_pb2.Node) -> str:
+    """How errors name a node: ``node 7 'gelu' (aten.gelu.default)``."""
+    first = node.outputs[0].name if node.outputs else "<no outputs>"
+    return f"node {index} '{first}' ({node.op or '<no op>'})"
+
+
+def _node_context(index: int, node: graph_pb2.Node) -> dict[str, object]:
+    return {"node": node.outputs[0].name if node.outputs else str(index),
+            "index": index, "op": node.op}
+
+
+def resolve_op(op: str, *, index: int = -1,
+               node: graph_pb2.Node | None = None) -> torch._ops.OpOverload:
+    """The torch OpOverload for a Node.op string such as ``aten.addmm.default``."""
+    label = node_label(index, node) if node is not None else f"op '{op}'"
+    ctx = _node_context(index, node) if node is not None else {"op": op}
+    parts = op.split(".")
+    if len(parts) != 3 or not all(parts):
+        raise UnsupportedOpError(f"{label}: '{op}' is not an op overload name "
+                                 "(namespace.name.overload, e.g. aten.addmm.default)",
+                                 context=ctx)
+    namespace, name, overload = parts
+    try:
+        packet = getattr(getattr(torch.ops, namespace), name)
+        return getattr(packet, overload)
+    except (AttributeError, RuntimeError):
+        raise UnsupportedOpError(f"{label}: torch {torch.__version__} has no op '{op}'",
+                                 context=ctx) from None
+
+
+def _is_list_type(arg: torch._C.Argument) -> bool:
+    return isinstance(arg.type, torch.ListType) or (
+        isinstance(arg.type, torch.OptionalType)
+        and isinstance(arg.type.getElementType(), torch.ListType))
+
+
+def _decode_attribute(attr: graph_pb2.Attribute, label: str, ctx: dict, arg: str) -> Any:
+    kind = attr.WhichOneof("kind")
+    if kind in ("i", "f", "b", "s"):
+        return getattr(attr, kind)
+    if kind == "ints":
+        return list(attr.ints.values)
+    if kind == "floats":
+        return list(attr.floats.values)
+    if kind == "none":
+        return None
+    if kind == "dtype":
+        dtype = PROTO_TO_DTYPE.get(attr.dtype)
+        if dtype is None:
+            raise InvalidArgumentError(f"{label}: argument '{arg}' has unknown dtype "
+                                       f"{attr.dtype}", context=ctx)
+        return dtype
+    raise InvalidArgumentError(f"{label}: argument '{arg}' has an empty attribute",
+                               context=ctx)
+
+
+def _check_type(value: Any, declared: tensor_pb2.TensorType, what: str, label: str,
+                ctx: dict) -> None:
+    if not isinstance(value, torch.Tensor):
+        raise InvalidArgumentError(f"{label}: {what} is a {type(value).__name__}, "
+                                   "not a tensor", context=ctx)
+    dtype = PROTO_TO_DTYPE.get(declared.dtype)
+    if value.dtype != dtype or list(value.shape) != list(declared.shape):
+        raise InvalidArgumentError(
+            f"{label}: {what} is {value.dtype} {list(value.shape)} but the graph declares "
+            f"{dtype} {list(declared.shape)}", context=ctx)
+
+
+def _call_arguments(op: torch._ops.OpOverload, node: graph_pb2.Node,
+                    values: Mapping[str, torch.Tensor], label: str, ctx: dict
+                    ) -> tuple[list[Any], dict[str, Any]]:
+    """Positional and keyword arguments of the call ``node`` describes."""
+    schema = op._schema
+    by_name: dict[str, list[graph_pb2.Argument]] = {}
+    for a in node.arguments:
+        by_name.setdefault(a.name, []).append(a)
+    known = {a.name for a in schema.arguments}
+    unknown = sorted(set(by_name) - known)
+    if unknown:
+        raise InvalidArgumentError(f"{label}: arguments {unknown} are not in the schema "
+                                   f"{schema}", context=ctx)
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    positional = True
+    for sarg in schema.arguments:
+        given = by_name.get(sarg.name)
+        if given is None:
+            positional = False  # the schema default applies from here on
+            continue
+        decoded = []
+        for a in given:
+            if a.WhichOneof("kind") == "value":
+                if a.value not in values:
+                    raise InvalidArgumentError(
+                        f"{label}: argument '{sarg.name}' reads '{a.value}', which is not "
+                        "defined before it", context=ctx)
+                decoded.append(values[a.value])
+            elif a.WhichOneof("kind") == "attribute":
+                decoded.append(_decode_attribute(a.attribute, label, ctx, sarg.name))
+            else:
+                raise InvalidArgumentError(f"{label}: argument '{sarg.name}' is empty",
+                                           context=ctx)
+        tensors_list = all(isinstance(v, torch.Tensor) for v in decoded)
+        if _is_list_type(sarg) and tensors_list:
+            value = decoded  # Tensor[]: one Argument per element
+        elif len(decoded) == 1:
+            value = decoded[0]
+        else:
+            raise InvalidArgumentError(f"{label}: argument '{sarg.name}' is given "
+                                       f"{len(decoded)} times", context=ctx)
+        if positional and not sarg.kwarg_only:
+            args.append(value)
+        else:
+            kwargs[sarg.name] = value
+    return args, kwargs
+
+
+def run_reference(graph: graph_pb2.Graph, inputs: Sequence[torch.Tensor],
+                  parameters: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Runs ``graph`` eagerly; returns every value by name.
+
+    Args:
+        inputs: runtime inputs in ``graph.inputs`` order.
+        parameters: parameter value name -> tensor, for ``graph.parameters``.
+
+    The result maps each input, parameter and node output name to its
+    tensor; ``[result[n] for n in graph.outputs]`` are the graph's outputs.
+    """
+    if len(inputs) != len(graph.inputs):
+        raise InvalidArgumentError(f"the graph takes {len(graph.inputs)} inputs, "
+                                   f"got {len(inputs)}")
+    values: dict[str, torch.Tensor] = {}
+
+    def define(name: str, tensor: torch.Tensor, label: str, ctx: dict) -> None:
+        if not name:
+            raise InvalidArgumentError(f"{label}: a value has an empty name", context=ctx)
+        if name in values:
+            raise InvalidArgumentError(f"{label}: value '{name}' is defined more than once",
+                                       context=ctx)
+        values[name] = tensor
+
+    for p in graph.parameters:
+        name = p.value.name
+        if name not in parameters:
+            raise InvalidArgumentError(f"parameter '{name}' has no tensor",
+                                       context={"value": name})
+        _check_type(parameters[name], p.value.type, f"parameter '{name}'", "graph", {})
+        define(name, parameters[name], "graph", {})
+    for v, t in zip(graph.inputs, inputs):
+        _check_type(t, v.type, f"input '{v.name}'", "graph", {})
+        define(v.name, t, "graph", {})
+
+    with torch.no_grad():
+        for index, node in enumerate(graph.nodes):
+            label, ctx = node_label(index, node), _node_context(index, node)
+            op = resolve_op(node.op, index=index, node=node)
+            args, kwargs = _call_arguments(op, node, values, label, ctx)
+            try:
+                result = op(*args, **kwargs)
+            except Exception as e:  # the kernel rejected what the graph says
+                raise InvalidArgumentError(f"{label}: torch raised {type(e).__name__}: "
+                                           f"{str(e).splitlines()[0] if str(e) else ''}",
+                                           context=ctx) from None
+            results = list(result) if isinstance(result, (tuple, list)) else [result]
+            if len(results) != len(node.outputs):
+                raise InvalidArgumentError(f"{label}: the op returns {len(results)} results "
+                                           f"but the node declares {len(node.outputs)}",
+                                           context=ctx)
+            for out, value in zip(node.outputs, results):
+                _check_type(value, out.type, f"output '{out.name}'", label, ctx)
+                # Kiln values are dense and row-major (no strides travel in the
+                # graph), so a transposed view is read as its copy would be.
+                define(out.name, value.contiguous(), label, ctx)
+    for name in graph.outputs:
+        if name not in values:
+            raise InvalidArgumentError(f"graph output '{name}' is not a value of the graph",
+                                       context={"value": name})
+    return values
