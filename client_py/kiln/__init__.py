@@ -12,7 +12,8 @@ from kiln.backend import backend
 from kiln.client import Client, CompiledModel, DeviceInfo
 from kiln.errors import (CompileError, DeadlineExceededError, FailedPreconditionError,
                          InternalError, InvalidArgumentError, KilnError, NotFoundError,
-                         UnavailableError, UnimplementedError, UnsupportedOpError)
+                         UnavailableError, UnimplementedError, UnsupportedOpError,
+                         VerificationError)
 from kiln.graph import serialize_graph_module
 from kiln.introspect import get_mlir
 from kiln.op_report import LayerCost, OpReport
@@ -22,6 +23,6 @@ __all__ = [
     "get_mlir", "OpReport", "LayerCost",
     "KilnError", "InvalidArgumentError", "NotFoundError", "FailedPreconditionError",
     "UnavailableError", "DeadlineExceededError", "InternalError", "CompileError",
-    "UnimplementedError", "UnsupportedOpError",
+    "UnimplementedError", "UnsupportedOpError", "VerificationError",
 ]
 __version__ = "0.1.0"

@@ -50,7 +50,7 @@ import torch
 import torch.fx
 
 from kiln.client import Client, CompiledModel
-from kiln.errors import KilnError, UnavailableError, UnsupportedOpError
+from kiln.errors import KilnError, UnavailableError, UnsupportedOpError, VerificationError
 from kiln.graph import serialize_graph_module
 
 __all__ = ["MODES", "backend", "lower_to_core_aten"]
@@ -113,8 +113,12 @@ class _KilnCompiledGraph:
 
     def __init__(self, client: Client, gm: torch.fx.GraphModule, target: str,
                  options: Any, fallback: str | None, mode: str = "execute",
-                 codegen_dir: pathlib.Path | None = None, index: int = 0):
+                 codegen_dir: pathlib.Path | None = None, index: int = 0,
+                 verify: bool = False):
         self.client = client
+        self.verify = verify
+        #: verify=True: the report of the latest call (kiln.verify).
+        self.last_verification: Any = None
         self.gm = gm
         self.target = target
         self.options = options
@@ -245,6 +249,11 @@ class _KilnCompiledGraph:
         inputs = [args[i] for i in spec.tensor_positions]
         with torch.no_grad():
             outs = self.client._execute(spec.compiled, inputs, parameters=weights)
+            if self.verify:
+                from kiln.verify import verify_execution
+                self.last_verification = verify_execution(
+                    self.client, spec.compiled, inputs, outs, parameters=weights,
+                    options=self.options)
         self.last_counters = dict(spec.compiled.last_counters)
         # Kiln returns host tensors; hand them back where the caller's data lives.
         device = next((a.device for a in args if isinstance(a, torch.Tensor)), None)
@@ -264,6 +273,8 @@ class _KilnCompiledGraph:
             return self.gm(*args)
         try:
             return self._run(args)
+        except VerificationError:
+            raise  # wrong numbers are what verify=True asked to hear about
         except KilnError as e:
             log.warning("kiln: %s ran eagerly on the host instead of on target %r: %s",
                         self.name, self.target, e)
@@ -301,7 +312,7 @@ def _require_simulator(client: Client, target: str) -> None:
 
 def backend(address: str | Client, target: str | None = None, fallback: str | None = None,
             options: Any = None, timeout: float | None = 300.0, mode: str = "execute",
-            codegen_dir: str | pathlib.Path | None = None
+            codegen_dir: str | pathlib.Path | None = None, verify: bool = False
             ) -> Callable[[torch.fx.GraphModule, list], Callable[..., Any]]:
     """A torch.compile backend that compiles for ``target`` on the daemon at
     ``address`` (or through an existing :class:`kiln.Client`).
@@ -318,6 +329,11 @@ def backend(address: str | Client, target: str | None = None, fallback: str | No
         mode: one of :data:`MODES` (see the module docstring).
         codegen_dir: mode ``codegen``: where bundles go (default
             ``./kiln_bundles``), one folder per graph and input signature.
+        verify: modes ``execute``/``simulate``: check every call's outputs
+            against the reference interpreter (:mod:`kiln.verify`); a mismatch
+            raises :class:`kiln.errors.VerificationError` naming the first
+            diverging op, whatever ``fallback`` says. Each graph's latest
+            report is in ``compiled_graphs[i].last_verification``.
     """
     if fallback not in (None, "eager"):
         raise ValueError(f"fallback must be None or 'eager', not {fallback!r}")
@@ -343,7 +359,7 @@ def backend(address: str | Client, target: str | None = None, fallback: str | No
         # signature, outside Dynamo's backend hook, so errors reach the caller
         # as typed kiln.errors exceptions rather than BackendCompilerFailed.
         compiled = _KilnCompiledGraph(client, gm, target, options, fallback, mode,
-                                      directory, len(compiled_graphs))
+                                      directory, len(compiled_graphs), verify=verify)
         compiled_graphs.append(compiled)
         return compiled
 

@@ -67,7 +67,16 @@ class CompiledModel:
         last_counters: what the device counted on the latest call:
             ``instructions`` (guest instructions retired; simulated devices
             such as the qemu agent's riscv64 ones count them, others report 0).
+        verify: when True (``Client.compile(..., verify=True)``), every call
+            checks its outputs against the reference (:mod:`kiln.verify`);
+            ``model(x, verify=True)`` checks one call.
+        last_verification: the :class:`kiln.verify.VerificationReport` of the
+            latest verified call that passed (a failing one raises
+            :class:`kiln.errors.VerificationError`, which carries its report).
     """
+
+    verify = False
+    last_verification = None
 
     def __init__(self, client: "Client", response: compiler_pb2.CompileResponse,
                  graph: graph_pb2.Graph, parameters: Mapping[str, torch.Tensor] | None,
@@ -144,7 +153,9 @@ class CompiledModel:
         return (f"CompiledModel(digest={self.digest[:12]}..., target={self.manifest.target!r}, "
                 f"cache_hit={self.cache_hit})")
 
-    def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
+    def __call__(self, *inputs: Any, verify: bool | None = None, **kwargs: Any) -> Any:
+        """Runs the executable; ``verify`` (default: ``self.verify``) checks
+        the outputs against the reference and bisects on a mismatch."""
         if self._in_spec is not None:
             flat, _ = pytree.tree_flatten((inputs, kwargs))
         elif kwargs:
@@ -153,6 +164,10 @@ class CompiledModel:
             flat = list(inputs)
         ordered = [flat[i] for i in self._input_order] if len(flat) == len(self._input_order) else flat
         outputs = self._client._execute(self, ordered)
+        if self.verify if verify is None else verify:
+            from kiln.verify import verify_execution
+            self.last_verification = verify_execution(self._client, self, flat, outputs,
+                                                      options=self.options)
         if self._out_spec is not None:
             return pytree.tree_unflatten(outputs, self._out_spec)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
@@ -197,14 +212,24 @@ class Client:
 
     def compile(self, model: Any, target: str = "cpu",
                 options: compiler_pb2.CompileOptions | Mapping[str, Any] | None = None,
-                name: str = "") -> CompiledModel:
+                name: str = "", verify: bool = False) -> CompiledModel:
         """Compiles a model for ``target``.
 
         ``model`` is a ``torch.export.ExportedProgram`` (decomposed to core ATen
         here, with ``run_decompositions()``), a core-ATen ``torch.fx.GraphModule``
         whose placeholders carry ``meta["val"]`` (all placeholders are inputs,
         ``get_attr`` tensors are parameters), or a ``kiln.v1.Graph``.
+
+        With ``verify=True`` every call of the result compares its outputs
+        with the reference interpreter (:mod:`kiln.reference`) and, on a
+        mismatch, raises :class:`kiln.errors.VerificationError` naming the
+        first diverging op (:mod:`kiln.verify`).
         """
+        model = self._compile_model(model, target, options, name)
+        model.verify = verify
+        return model
+
+    def _compile_model(self, model: Any, target: str, options: Any, name: str) -> CompiledModel:
         if isinstance(model, graph_pb2.Graph):
             return self.compile_graph(model, target=target, options=options)
         out_spec = in_spec = None

@@ -26,6 +26,7 @@ __all__ = [
     "InternalError",
     "CompileError",
     "UnsupportedOpError",
+    "VerificationError",
     "raise_for_rpc_error",
 ]
 
@@ -97,6 +98,33 @@ class UnsupportedOpError(KilnError):
     """Client-side: the graph contains something Kiln cannot serialise
     (a non-ATen call, a scalar-valued op, a symbolic shape, an unsupported
     dtype). The message names the FX node."""
+
+
+class VerificationError(KilnError):
+    """Client-side, from ``verify=True``: the executable's outputs differ from
+    the reference (:mod:`kiln.reference`) beyond the tolerances of
+    :mod:`kiln.verify`.
+
+    Attributes:
+        node: first output name of the first node whose result diverges.
+        op: that node's op ("aten.gelu.default").
+        index: the node's index in the graph's topological order.
+        output: the diverging value with the largest error.
+        max_abs_error, max_rel_error: its error magnitudes.
+        report: the :class:`kiln.verify.VerificationReport` (probes, timings).
+    """
+
+    def __init__(self, details: str, *, node: str = "", op: str = "", index: int = -1,
+                 output: str = "", max_abs_error: float = 0.0, max_rel_error: float = 0.0,
+                 report: object = None, context: Mapping[str, object] | None = None):
+        self.node = node
+        self.op = op
+        self.index = index
+        self.output = output
+        self.max_abs_error = max_abs_error
+        self.max_rel_error = max_rel_error
+        self.report = report
+        super().__init__(details, context=context)
 
 
 _BY_CODE: dict[grpc.StatusCode, type[KilnError]] = {
