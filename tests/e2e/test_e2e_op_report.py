@@ -22,7 +22,7 @@ def test_linear_numbers_and_cache_hit(client):
     compiled = client.compile(torch.export.export(model, (x,)))
     report = compiled.op_report
     (fc,) = _layers_of(report, "aten.addmm.default")
-    assert fc.kind == "contraction"
+    assert fc.kind == "contraction" and fc.dialect_ops == "aten.addmm"
     assert fc.macs == batch * d_in * d_out
     assert fc.flops == 2 * batch * d_in * d_out + batch * d_out      # + the bias add
     assert fc.parameter_bytes == (d_in * d_out + d_out) * F32       # weight (transposed) + bias

@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -215,7 +217,7 @@ FailureOr<v1::OpReport> buildOpReport(ModuleOp module,
     auto op = nodeOps.find(name);
     if (op != nodeOps.end())
       row->set_op(op->second);
-    std::string dialectOps;
+    llvm::SetVector<StringRef> dialectOps;
     llvm::DenseSet<Value> reads;
     bool movesData = false;
     Operation *main = nullptr;
@@ -232,9 +234,7 @@ FailureOr<v1::OpReport> buildOpReport(ModuleOp module,
         main = member;
         mainCost = c;
       }
-      if (!dialectOps.empty())
-        dialectOps += "+";
-      dialectOps += member->getName().getStringRef().str();
+      dialectOps.insert(member->getName().getStringRef());
       for (Value operand : member->getOperands()) {
         Operation *def = operand.getDefiningOp();
         if (def && inLayer(def))
@@ -259,7 +259,7 @@ FailureOr<v1::OpReport> buildOpReport(ModuleOp module,
     }
     if (row->op().empty())
       row->set_op(main->getName().getStringRef().str());
-    row->set_dialect_ops(dialectOps);
+    row->set_dialect_ops(llvm::join(dialectOps, "+"));
     row->set_kind(mainCost.kind);
     if (movesData) {
       row->set_bytes_read(row->parameter_bytes() + row->activation_in_bytes());
