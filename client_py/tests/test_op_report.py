@@ -156,3 +156,12 @@ def test_remembered_outputs_are_not_kept_alive(fake_daemon):
     del y
     gc.collect()
     assert ref() is None and len(introspect._PRODUCERS) == before - 1
+
+
+def test_get_mlir_of_a_torch_compile_output(fake_daemon):
+    torch._dynamo.reset()
+    model = MLP().eval()
+    fast = torch.compile(model, backend=kiln.backend(fake_daemon.address))
+    y = fast(torch.randn(2, 32))
+    assert list(kiln.get_mlir(y)) == STAGES
+    assert fake_daemon.compile_requests[-1].options.dump_stages
