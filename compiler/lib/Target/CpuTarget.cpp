@@ -73,7 +73,7 @@ public:
     auto object = emitObjectCode(module, machine, optLevel, assembly);
     if (!object.ok())
       return object.status();
-    return linkSharedObject(*object, hostLibraries());
+    return linkSharedObject({*object}, hostLibraries());
   }
 };
 

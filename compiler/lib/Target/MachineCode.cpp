@@ -137,27 +137,31 @@ std::vector<std::string> hostLibraries() {
   return args;
 }
 
-absl::StatusOr<std::string>
-linkSharedObject(std::string_view object,
-                 const std::vector<std::string> &libraryArgs) {
+namespace {
+
+/// Runs ld.lld on `objects` with `flags`; returns the output file's bytes.
+absl::StatusOr<std::string> runLinker(const std::vector<std::string_view> &objects,
+                                      const std::vector<std::string> &flags,
+                                      const std::vector<std::string> &libraryArgs) {
   std::string pattern =
       (std::filesystem::temp_directory_path() / "kiln-link-XXXXXX").string();
   if (!mkdtemp(pattern.data()))
     return absl::InternalError("cannot create a temporary link directory");
   TempDir dir{pattern};
-  std::filesystem::path objectPath = dir.path / "kernel.o";
-  std::filesystem::path outputPath = dir.path / "kernel.so";
+  std::filesystem::path outputPath = dir.path / "linked";
   std::filesystem::path logPath = dir.path / "link.log";
-  {
-    std::ofstream out(objectPath, std::ios::binary);
-    out.write(object.data(), static_cast<std::streamsize>(object.size()));
-    if (!out)
-      return absl::InternalError("cannot write the object file");
-  }
-
   std::string linker = linkerPath();
-  std::vector<std::string> args = {linker, "-shared", "--hash-style=gnu",
-                                   "-o", outputPath.string(), objectPath.string()};
+  std::vector<std::string> args = {linker};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.insert(args.end(), {"-o", outputPath.string()});
+  for (size_t i = 0; i < objects.size(); ++i) {
+    std::filesystem::path objectPath = dir.path / absl::StrCat("input", i, ".o");
+    std::ofstream out(objectPath, std::ios::binary);
+    out.write(objects[i].data(), static_cast<std::streamsize>(objects[i].size()));
+    if (!out)
+      return absl::InternalError("cannot write an object file for the linker");
+    args.push_back(objectPath.string());
+  }
   args.insert(args.end(), libraryArgs.begin(), libraryArgs.end());
   std::vector<char *> argv;
   for (std::string &arg : args)
@@ -181,10 +185,23 @@ linkSharedObject(std::string_view object,
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     auto log = readFile(logPath);
-    return absl::InternalError(absl::StrCat(
-        "linking the shared object failed: ", log.ok() ? *log : "(no log)"));
+    return absl::InternalError(
+        absl::StrCat("linking failed: ", log.ok() ? *log : "(no log)"));
   }
   return readFile(outputPath);
+}
+
+} // namespace
+
+absl::StatusOr<std::string>
+linkSharedObject(const std::vector<std::string_view> &objects,
+                 const std::vector<std::string> &libraryArgs) {
+  return runLinker(objects, {"-shared", "--hash-style=gnu"}, libraryArgs);
+}
+
+absl::StatusOr<std::string>
+linkRelocatable(const std::vector<std::string_view> &objects) {
+  return runLinker(objects, {"-r"}, {});
 }
 
 } // namespace kiln::compiler

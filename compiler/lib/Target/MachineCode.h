@@ -27,12 +27,16 @@ absl::StatusOr<std::string> emitObjectCode(llvm::Module &module,
                                            const MachineSpec &machine,
                                            int optLevel, std::string *assembly);
 
-/// Links one object file into an ELF shared object with ld.lld (the linker
+/// Links object files into an ELF shared object with ld.lld (the linker
 /// found at build time, or $KILN_LLD); `libraryArgs` are extra linker
 /// arguments (search paths, -l flags).
 absl::StatusOr<std::string>
-linkSharedObject(std::string_view object,
+linkSharedObject(const std::vector<std::string_view> &objects,
                  const std::vector<std::string> &libraryArgs);
+
+/// Links object files into one relocatable object (ld.lld -r).
+absl::StatusOr<std::string>
+linkRelocatable(const std::vector<std::string_view> &objects);
 
 /// The host's libm and libc, recorded as needed: for host shared objects.
 std::vector<std::string> hostLibraries();

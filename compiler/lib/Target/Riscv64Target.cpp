@@ -10,6 +10,7 @@
 #include "kiln/Target/Target.h"
 
 #include "MachineCode.h"
+#include "Riscv64Runtime.h"
 
 #include "kiln/Pipeline/Pipelines.h"
 
@@ -83,11 +84,16 @@ public:
   emitArtifact(llvm::Module &module, const MachineSpec &machine, int optLevel,
                std::string *assembly) const override {
     auto object = emitObjectCode(module, machine, optLevel, assembly);
-    if (!object.ok() || !machine.pic)
+    if (!object.ok())
       return object;
+    // Every artifact carries the runtime routines rv64gc lacks (half and
+    // bfloat16 conversions); unreferenced ones cost a few hundred bytes.
+    std::vector<std::string_view> objects = {*object, riscv64RuntimeObject()};
+    if (!machine.pic)
+      return linkRelocatable(objects);
     // No libraries: libm/libc symbols resolve when the runner, which links
     // them, loads the shared object. The daemon needs no riscv64 sysroot.
-    return linkSharedObject(*object, /*libraryArgs=*/{});
+    return linkSharedObject(objects, /*libraryArgs=*/{});
   }
 };
 
