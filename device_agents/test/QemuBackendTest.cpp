@@ -167,6 +167,20 @@ TEST_F(QemuBackendTest, RefusesArtifactsForOtherMachines) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+TEST_F(QemuBackendTest, KeepsTheMostRecentlyUsedExecutablesLoaded) {
+  // More executables than a device keeps loaded: the least recently used are
+  // unloaded and come back on their next call.
+  std::vector<std::shared_ptr<LoadedExecutable>> executables;
+  for (size_t i = 0; i < RunnerProcess::kMaxLoaded + 8; ++i) {
+    executables.push_back(
+        load(absl::StrCat("axpy", i), test::axpyKernelSource(16), 16));
+    ASSERT_TRUE(executables.back());
+    ASSERT_TRUE(runAxpy(*executables.back(), 16).ok()) << "executable " << i;
+  }
+  for (auto &executable : executables)
+    EXPECT_TRUE(runAxpy(*executable, 16).ok());
+}
+
 TEST(QemuVectorFeaturesTest, MatchesTheDevicesVlen) {
   EXPECT_TRUE(checkVectorFeatures("+m,+a,+f,+d,+c", 0).ok());
   EXPECT_TRUE(checkVectorFeatures("+m,+v", 128).ok());

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -117,19 +118,26 @@ absl::Status RunnerProcess::ensureLoaded(uint64_t handle,
                                          const std::string &path) {
   if (auto started = ensureStarted(); !started.ok())
     return started;
-  if (loaded.count(handle))
+  if (auto it = std::find(loaded.begin(), loaded.end(), handle);
+      it != loaded.end()) {
+    loaded.splice(loaded.begin(), loaded, it);
     return absl::OkStatus();
+  }
+  while (loaded.size() >= kMaxLoaded)
+    unload(loaded.back());
   auto reply = exchange(KILN_RUNNER_LOAD, handle, path.data(), path.size(),
                         nullptr);
   if (!reply.ok())
     return reply.status();
-  loaded.insert(handle);
+  loaded.push_front(handle);
   return absl::OkStatus();
 }
 
 void RunnerProcess::unload(uint64_t handle) {
-  if (pid <= 0 || !loaded.erase(handle))
+  auto it = std::find(loaded.begin(), loaded.end(), handle);
+  if (pid <= 0 || it == loaded.end())
     return;
+  loaded.erase(it);
   (void)exchange(KILN_RUNNER_UNLOAD, handle, nullptr, 0, nullptr);
 }
 

@@ -14,8 +14,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <list>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -47,7 +47,9 @@ public:
   absl::Status ensureStarted();
 
   /// Makes sure executable `handle` (the shared object at `path`) is loaded;
-  /// a no-op when this process already loaded it.
+  /// a no-op when this process already loaded it. At most kMaxLoaded stay
+  /// loaded: the least recently used is unloaded first (and reloaded when
+  /// it runs again).
   absl::Status ensureLoaded(uint64_t handle, const std::string &path);
   /// Forgets `handle` if loaded.
   void unload(uint64_t handle);
@@ -61,6 +63,10 @@ public:
                                 const std::vector<uint64_t> &offsets);
 
   bool running() const { return pid > 0; }
+  /// Executables loaded in the guest right now.
+  size_t loadedCount() const { return loaded.size(); }
+
+  static constexpr size_t kMaxLoaded = 64;
 
 private:
   absl::StatusOr<std::string> exchange(uint32_t op, uint64_t arg,
@@ -78,7 +84,8 @@ private:
   pid_t pid = 0;
   int toChild = -1;
   int fromChild = -1;
-  std::set<uint64_t> loaded;
+  /// Loaded handles, most recently used first.
+  std::list<uint64_t> loaded;
 };
 
 } // namespace kiln::agent::qemu
