@@ -184,7 +184,31 @@ def test_bundle_builds_runs_under_qemu_system_and_matches_eager(rv, tmp_path, na
     torch.testing.assert_close(out, model(*inputs), **TOL)
 
 
-def test_bundle_run_reports_a_crash_instead_of_wrong_numbers(rv, tmp_path):
+class HalfPrecision(torch.nn.Module):
+    """f32 -> f16 and bf16 and back: the runtime routines rv64gc lacks."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return (x.half() * 3).float(), (x.to(torch.bfloat16) + 1).float()
+
+
+@pytest.mark.parametrize("where", ["qemu-agent", "bare-metal"])
+def test_half_and_bfloat16_conversions_on_riscv64(rv, tmp_path, where):
+    torch.manual_seed(0)
+    x = torch.cat([torch.randn(60) * 100, torch.tensor([0.0, -0.0, 1e-6, 7e4])]).reshape(8, 8)
+    model = HalfPrecision()
+    expected = model(x)
+    ep = torch.export.export(model, (x,))
+    if where == "qemu-agent":
+        out = rv.compile(ep, target="riscv64")(x)
+    else:
+        bundle = kiln.bundle.write_bundle(rv, ep, (x,), tmp_path / "half", name="half")
+        bundle.build()
+        out = bundle.run()
+    for got, want in zip(out, expected):  # bit for bit: conversions are exact
+        assert torch.equal(got.view(torch.int32), want.view(torch.int32))
+
+
+def test_a_corrupt_model_object_fails_the_build_with_the_linker_output(rv, tmp_path):
     model = make("mlp_gelu_tanh")
     inputs = example_inputs(model, 2)
     bundle = kiln.bundle.write_bundle(rv, torch.export.export(model, inputs), inputs,
