@@ -182,6 +182,8 @@ def cmd_run(args: argparse.Namespace, client: Client, reporter: Reporter) -> Non
     t = compiled.last_timings
     print(f"times: queue {t['queue']:.4f} s, fetch {t['fetch']:.4f} s, load {t['load']:.4f} s, "
           f"run {t['run']:.4f} s, wall {t['wall']:.4f} s")
+    if compiled.last_counters.get("instructions"):
+        print(f"simulated instructions: {compiled.last_counters['instructions']:,}")
     if args.output:
         torch.save(tuple(outputs) if len(outputs) != 1 else outputs[0], args.output)
         print(f"saved {len(outputs)} output(s) to {args.output}")

@@ -9,9 +9,16 @@ under qemu-system-riscv64) are checked here too.
 
 from __future__ import annotations
 
+import os
+import pathlib
+import re
+import subprocess
+import sys
 import time
 
 import pytest
+import urllib.request
+
 import torch
 
 import kiln
@@ -123,7 +130,6 @@ def test_execute_response_counts_instructions_of_an_mlp(rv):
 
 
 def test_instruction_metric_counts_simulated_work(rv, rv_kilnd):
-    import urllib.request
     _mlp_executions(rv, {})
     url = f"http://127.0.0.1:{rv_kilnd.metrics_port}/metrics"
     text = urllib.request.urlopen(url).read().decode()
@@ -290,3 +296,22 @@ def test_mode_eager_never_contacts_kiln():
 def test_unknown_mode_is_rejected():
     with pytest.raises(ValueError, match="mode must be one of"):
         kiln.backend("127.0.0.1:1", mode="simulation")
+
+
+# --- the kiln CLI -----------------------------------------------------------
+
+def test_cli_runs_on_riscv64_and_prints_the_instruction_count(rv_kilnd, tmp_path):
+    model = make("mlp_gelu_tanh")
+    x = example_inputs(model, 3)
+    torch.export.save(torch.export.export(model, x), tmp_path / "mlp.pt2")
+    torch.save(x[0], tmp_path / "x.pt")
+    kiln_cli = pathlib.Path(sys.executable).parent / "kiln"
+    proc = subprocess.run(
+        [str(kiln_cli), "run", str(tmp_path / "mlp.pt2"), "--target", "riscv64", "--input",
+         str(tmp_path / "x.pt"), "--compare"], capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, KILN_ADDRESS=rv_kilnd.address))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert re.search(r"on local-qemu/\d", proc.stdout), proc.stdout
+    count = re.search(r"^simulated instructions: ([\d,]+)$", proc.stdout, re.M)
+    assert count and int(count.group(1).replace(",", "")) > 1000, proc.stdout
+    assert float(re.search(r"max \|kiln - eager\| = (\S+)", proc.stdout).group(1)) < 1e-4
