@@ -520,6 +520,79 @@ absl::StatusOr<Values> indexMany(NodeImporter &n, Value self,
                                                   n.b().getI64IntegerAttr(0))};
 }
 
+/// index_put(self, indices, values, accumulate): indices linearized over
+/// the leading dims as in indexMany, values broadcast to index + rest.
+absl::StatusOr<Values> indexPut(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(std::vector<Value> indices, n.tensors("indices"));
+  ASSIGN_OR_RETURN(Value values, n.tensorOrScalar("values", type.getElementType()));
+  ASSIGN_OR_RETURN(bool accumulate, n.boolAttr("accumulate", false));
+  RankedTensorType selfType = typeOf(self);
+  size_t k = indices.size();
+  if (k == 0 || k > static_cast<size_t>(selfType.getRank()))
+    return n.error("index_put needs 1 to rank index tensors");
+  Type i64 = n.b().getI64Type();
+  // The linear row index of every indexed position, broadcast together.
+  SmallVector<int64_t> shape;
+  for (Value index : indices) {
+    Type element = typeOf(index).getElementType();
+    if (!isa<IntegerType>(element) || element.isInteger(1))
+      return n.unimplemented("only integer index tensors are supported (no "
+                             "boolean masks)");
+    ArrayRef<int64_t> s = typeOf(index).getShape();
+    if (s.size() > shape.size())
+      shape.insert(shape.begin(), s.size() - shape.size(), 1);
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t &slot = shape[shape.size() - s.size() + i];
+      if (slot != 1 && s[i] != 1 && slot != s[i])
+        return n.error("index tensors do not broadcast together");
+      slot = std::max(slot, s[i]);
+    }
+  }
+  auto linearType = RankedTensorType::get(shape, i64);
+  Value linear;
+  int64_t stride = 1;
+  for (size_t j = k; j-- > 0;) {
+    int64_t extent = selfType.getDimSize(j);
+    auto wrappedType = RankedTensorType::get(typeOf(indices[j]).getShape(), i64);
+    Value wrapped = pointwise(n, wrappedType, "remainder",
+                              {indices[j], n.constant(i64, double(extent))});
+    Value term = n.b().create<aten::MulOp>(n.loc(), wrappedType, wrapped,
+                                           n.constant(i64, double(stride)));
+    if (!linear)
+      linear = term.getType() == linearType
+                   ? term
+                   : n.b().create<aten::ExpandOp>(n.loc(), linearType, term);
+    else
+      linear = n.b().create<aten::AddOp>(n.loc(), linearType, linear, term,
+                                         n.b().getF64FloatAttr(1.0));
+    stride *= extent;
+  }
+  int64_t count = linearType.getNumElements();
+  ArrayRef<int64_t> rest = selfType.getShape().drop_front(k);
+  SmallVector<int64_t> gathered(shape.begin(), shape.end());
+  gathered.append(rest.begin(), rest.end());
+  auto gatheredType = RankedTensorType::get(gathered, type.getElementType());
+  if (typeOf(values).getElementType() != type.getElementType())
+    values = pointwise(n, typeOf(values).clone(type.getElementType()), "copy", values);
+  if (typeOf(values) != gatheredType)
+    values = n.b().create<aten::ExpandOp>(n.loc(), gatheredType, values);
+  SmallVector<int64_t> rows = {count};
+  rows.append(rest.begin(), rest.end());
+  SmallVector<int64_t> flatShape = {stride};
+  flatShape.append(rest.begin(), rest.end());
+  Value flatIndex = n.b().create<aten::ViewOp>(
+      n.loc(), RankedTensorType::get({count}, i64), linear);
+  Value flatValues = n.b().create<aten::ViewOp>(
+      n.loc(), gatheredType.clone(rows), values);
+  Value flatSelf = n.b().create<aten::ViewOp>(n.loc(), selfType.clone(flatShape), self);
+  Value put = n.b().create<aten::IndexPutOp>(n.loc(), typeOf(flatSelf), flatSelf,
+                                             flatIndex, flatValues,
+                                             n.b().getBoolAttr(accumulate));
+  return Values{n.b().create<aten::ViewOp>(n.loc(), type, put)};
+}
+
 absl::StatusOr<Values> index(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   ASSIGN_OR_RETURN(std::vector<Value> indices, n.tensors("indices"));
@@ -838,6 +911,7 @@ void addTensorHandlers(OpHandlerTable &t) {
     return indexSelect(n, "weight", "indices", false);
   };
   t["aten.index.Tensor"] = index;
+  t["aten.index_put.default"] = indexPut;
   t["aten.slice_scatter.default"] = [](NodeImporter &n) {
     return sliceScatter(n, false);
   };

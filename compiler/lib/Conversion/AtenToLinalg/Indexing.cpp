@@ -53,6 +53,60 @@ struct InsertSliceLowering : OpConversionPattern<InsertSliceOp> {
   }
 };
 
+/// out[i, r...] over loops (i, r..., k): rows where index[k] == i take (or
+/// add) values[k, r...]; k ascending, so the last write wins.
+struct IndexPutLowering : OpConversionPattern<IndexPutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(IndexPutOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType type = op.getType();
+    Type element = type.getElementType();
+    int64_t rank = type.getRank(), extent = type.getDimSize(0);
+    Value values = castTensor(rewriter, loc, adaptor.getValues(), element);
+    SmallVector<AffineExpr> valueExprs = {getAffineDimExpr(rank, ctx)};
+    for (int64_t i = 1; i < rank; ++i)
+      valueExprs.push_back(getAffineDimExpr(i, ctx));
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    bool accumulate = op.getAccumulate();
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, type, ValueRange{adaptor.getIndex(), values}, adaptor.getSelf(),
+        ArrayRef<AffineMap>{
+            AffineMap::get(rank + 1, 0, getAffineDimExpr(rank, ctx)),
+            AffineMap::get(rank + 1, 0, valueExprs, ctx),
+            AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(rank)},
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          Type i64 = b.getI64Type();
+          Value raw = args[0].getType() == i64
+                          ? args[0]
+                          : b.create<arith::ExtSIOp>(l, i64, args[0]).getResult();
+          Value size = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(extent));
+          Value zero = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0));
+          Value wrapped = b.create<arith::SelectOp>(
+              l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, raw, zero),
+              b.create<arith::AddIOp>(l, raw, size), raw);
+          Value row = b.create<arith::IndexCastOp>(l, i64,
+                                                   b.create<linalg::IndexOp>(l, 0));
+          Value match =
+              b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, wrapped, row);
+          Value updated = args[1];
+          if (accumulate)
+            updated = isa<FloatType>(element)
+                          ? b.create<arith::AddFOp>(l, args[2], args[1]).getResult()
+                          : element.isInteger(1)
+                                ? b.create<arith::OrIOp>(l, args[2], args[1]).getResult()
+                                : b.create<arith::AddIOp>(l, args[2], args[1]).getResult();
+          b.create<linalg::YieldOp>(
+              l, b.create<arith::SelectOp>(l, match, updated, args[2]).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 struct PadLowering : OpConversionPattern<PadOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -222,6 +276,6 @@ struct ArangeLowering : OpConversionPattern<ArangeOp> {
 } // namespace
 
 void kiln::aten::populateIndexingPatterns(RewritePatternSet &patterns) {
-  patterns.add<SliceLowering, InsertSliceLowering, PadLowering, CatLowering, IndexSelectLowering, GatherLowering,
+  patterns.add<SliceLowering, InsertSliceLowering, IndexPutLowering, PadLowering, CatLowering, IndexSelectLowering, GatherLowering,
                ArangeLowering>(patterns.getContext());
 }

@@ -82,3 +82,21 @@ func.func @pad(%x: tensor<2x3xf32>) -> tensor<2x6xf32> {
   %0 = aten.pad %x {low = array<i64: 0, 1>, high = array<i64: 0, 2>, value = 0.5 : f64} : (tensor<2x3xf32>) -> tensor<2x6xf32>
   return %0 : tensor<2x6xf32>
 }
+
+// -----
+
+// index_put: self is the accumulator; a reduction over the K index entries
+// selects (or, accumulating, adds) the matching rows.
+// CHECK-DAG: #[[K:.+]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-DAG: #[[V:.+]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-LABEL: func @index_put
+// CHECK: linalg.generic {indexing_maps = [#[[K]], #[[V]], #{{.+}}], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK-SAME: outs(%{{.+}} : tensor<5x3xf32>)
+// CHECK: linalg.index 0
+// CHECK: arith.cmpi eq
+// CHECK: arith.addf
+// CHECK: arith.select
+func.func @index_put(%x: tensor<5x3xf32>, %i: tensor<2xi64>, %v: tensor<2x3xf32>) -> tensor<5x3xf32> {
+  %0 = aten.index_put %x, %i, %v {accumulate = true} : (tensor<5x3xf32>, tensor<2xi64>, tensor<2x3xf32>) -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}

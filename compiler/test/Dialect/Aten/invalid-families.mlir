@@ -116,3 +116,11 @@ func.func @bitwise_float(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = aten.pointwise "bitwise_and" %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @index_put_values(%x: tensor<5x3xf32>, %i: tensor<2xi64>, %v: tensor<2x4xf32>) -> tensor<5x3xf32> {
+  // expected-error @+1 {{values must be (K, self.shape[1:])}}
+  %0 = aten.index_put %x, %i, %v {accumulate = false} : (tensor<5x3xf32>, tensor<2xi64>, tensor<2x4xf32>) -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}

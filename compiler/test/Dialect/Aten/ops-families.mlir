@@ -71,3 +71,10 @@ func.func @scatter_pad(%x: tensor<4x8xf32>, %s: tensor<4x3xf32>) -> (tensor<4x8x
   %2 = aten.log_softmax %0 {dim = 1 : i64} : tensor<4x8xf32>
   return %0, %1, %2 : tensor<4x8xf32>, tensor<4x11xf32>, tensor<4x8xf32>
 }
+
+// CHECK-LABEL: func @index_put
+func.func @index_put(%x: tensor<5x3xf32>, %i: tensor<2xi64>, %v: tensor<2x3xf32>) -> tensor<5x3xf32> {
+  // CHECK: aten.index_put %{{.+}}, %{{.+}}, %{{.+}} {accumulate = false}
+  %0 = aten.index_put %x, %i, %v {accumulate = false} : (tensor<5x3xf32>, tensor<2xi64>, tensor<2x3xf32>) -> tensor<5x3xf32>
+  return %0 : tensor<5x3xf32>
+}

@@ -223,6 +223,19 @@ LogicalResult InsertSliceOp::verify() {
   return success();
 }
 
+LogicalResult IndexPutOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getSelf()), index = shapeOf(getIndex()),
+                    values = shapeOf(getValues());
+  if (getType() != getSelf().getType())
+    return emitOpError("result must have self's type");
+  if (!isIntegerTensor(getIndex()) || index.size() != 1)
+    return emitOpError("index must be a 1-D integer tensor");
+  if (in.empty() || values.size() != in.size() || values[0] != index[0] ||
+      values.drop_front() != in.drop_front())
+    return emitOpError("values must be (K, self.shape[1:])");
+  return success();
+}
+
 LogicalResult PadOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getSelf()), out = getType().getShape();
   if (getLow().size() != in.size() || getHigh().size() != in.size() ||

@@ -202,6 +202,28 @@ def Aten_InsertSliceOp : Aten_Op<"insert_slice", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_IndexPutOp : Aten_Op<"index_put", [Pure]> {
+  let summary = "self with rows index[k] set to (or, accumulate, added) values[k].";
+  let description = [{
+    `index_put` over dim 0: `index` is 1-D (K), `values` is (K, self.shape[1:]).
+    Without `accumulate` the last write to a row wins; indices wrap once
+    and rows out of range are never written.
+
+    Example:
+    ```mlir
+    %0 = aten.index_put %x, %idx, %v {accumulate = true}
+        : (tensor<5x3xf32>, tensor<2xi64>, tensor<2x3xf32>) -> tensor<5x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$index,
+                   AnyStaticShapeTensor:$values, BoolAttr:$accumulate);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $self `,` $index `,` $values attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Aten_PadOp : Aten_Op<"pad", [Pure]> {
   let summary = "Constant padding (`constant_pad_nd` with non-negative pads).";
   let description = [{
