@@ -131,7 +131,8 @@ OpCost estimateOpCost(Operation *op) {
             aten::AnyOp, aten::AllOp, aten::ArgReduceOp, aten::CumsumOp>(
           [](Operation *op) { return reduction(op->getOperand(0), 1); })
       .Case([](aten::VarOp var) { return reduction(var.getSelf(), 4); })
-      .Case([](aten::SoftmaxOp softmax) { return reduction(softmax.getSelf(), 5); })
+      .Case<aten::SoftmaxOp, aten::LogSoftmaxOp>(
+          [](Operation *op) { return reduction(op->getOperand(0), 5); })
       .Case([](aten::NativeLayerNormOp norm) { return reduction(norm.getInput(), 8); })
       .Case([](aten::ViewOp) {
         OpCost c = dataMovement();
@@ -139,7 +140,8 @@ OpCost estimateOpCost(Operation *op) {
         return c;
       })
       .Case<aten::ConstantOp, aten::PermuteOp, aten::ExpandOp, aten::SliceOp,
-            aten::CatOp, aten::IndexSelectOp, aten::GatherOp, aten::ArangeOp>(
+            aten::CatOp, aten::IndexSelectOp, aten::GatherOp, aten::ArangeOp,
+            aten::InsertSliceOp, aten::PadOp>(
           [](Operation *) { return dataMovement(); })
       .Default([](Operation *op) {
         // Ops added after this table: same-typed unary ops are elementwise;

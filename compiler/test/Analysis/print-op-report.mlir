@@ -18,12 +18,15 @@
 // CHECK-NEXT: deconv aten.convolution contraction 1800 3600 288 400 392 688 392{{$}}
 // CHECK-NEXT: clampmin aten.pointwise elementwise 0 40 0 160 160 160 160{{$}}
 // CHECK-NEXT: aten.sum#0 aten.sum reduction 0 40 0 160 4 160 4{{$}}
-// CHECK-NEXT: total 2120 4680 6688 1696 1548 8384 1548{{$}}
+// CHECK-NEXT: logits aten.log_softmax reduction 0 200 0 160 160 160 160{{$}}
+// CHECK-NEXT: padded aten.pad data-movement 0 0 0 160 224 160 224{{$}}
+// CHECK-NEXT: total 2120 4880 6688 2016 1932 8704 1932{{$}}
 
 func.func @kiln_main(%emb: tensor<100x16xf32>, %wt: tensor<4x2x3x3xf32>,
                      %ids: tensor<2x5xi64>, %a: tensor<2x4x8xf32>,
                      %b: tensor<2x8x5xf32>, %x: tensor<1x4x5x5xf32>)
-    -> (tensor<2x5x16xf32>, tensor<2x4xf32>, tensor<1x2x7x7xf32>, tensor<f32>) {
+    -> (tensor<2x5x16xf32>, tensor<2x4xf32>, tensor<1x2x7x7xf32>, tensor<f32>,
+        tensor<2x4x7xf32>) {
   %0 = aten.index_select %emb, %ids {dim = 0 : i64}
       : (tensor<100x16xf32>, tensor<2x5xi64>) -> tensor<2x5x16xf32> loc("embed")
   %1 = aten.bmm %a, %b : (tensor<2x4x8xf32>, tensor<2x8x5xf32>) -> tensor<2x4x5xf32> loc("bmm")
@@ -38,5 +41,9 @@ func.func @kiln_main(%emb: tensor<100x16xf32>, %wt: tensor<4x2x3x3xf32>,
   %5 = aten.pointwise "maximum" %2, %c
       : (tensor<2x4x5xf32>, tensor<f32>) -> tensor<2x4x5xf32> loc("clampmin")
   %6 = aten.sum %5 {dims = array<i64>, keepdim = false} : (tensor<2x4x5xf32>) -> tensor<f32>
-  return %0, %3, %4, %6 : tensor<2x5x16xf32>, tensor<2x4xf32>, tensor<1x2x7x7xf32>, tensor<f32>
+  %7 = aten.log_softmax %5 {dim = 2 : i64} : tensor<2x4x5xf32> loc("logits")
+  %8 = aten.pad %7 {low = array<i64: 0, 0, 1>, high = array<i64: 0, 0, 1>, value = 0.0 : f64}
+      : (tensor<2x4x5xf32>) -> tensor<2x4x7xf32> loc("padded")
+  return %0, %3, %4, %6, %8
+      : tensor<2x5x16xf32>, tensor<2x4xf32>, tensor<1x2x7x7xf32>, tensor<f32>, tensor<2x4x7xf32>
 }
