@@ -30,10 +30,11 @@ def endpoint(tmp_path_factory):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_registry(endpoint, target):
+def test_registry(endpoint, target, capsys):
     summary = run.run_registry(target, endpoint, jobs=JOBS)
     report = summary.report()
-    print(report)
+    with capsys.disabled():  # the counts belong in every log, passing or not
+        print(f"\n{summary.line()} ({summary.seconds:.0f} s)")
     assert summary.ok, (f"unexpected results on {target} (update with python -m "
                         f"tests.registry.run --target {target} --update-xfail when "
                         f"intended):\n{report}")
