@@ -593,6 +593,50 @@ absl::StatusOr<Values> indexPut(NodeImporter &n) {
   return Values{n.b().create<aten::ViewOp>(n.loc(), type, put)};
 }
 
+/// scatter.src/value, scatter_add, scatter_reduce.two.
+absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value index, n.tensor("index"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, type.getRank()));
+  if (reduce == "arg") {
+    ASSIGN_OR_RETURN(reduce, n.stringAttr("reduce"));
+    ASSIGN_OR_RETURN(bool includeSelf, n.boolAttr("include_self", true));
+    if (!includeSelf)
+      return n.unimplemented("scatter_reduce with include_self=False");
+    if (reduce != "sum" && reduce != "prod" && reduce != "amax" && reduce != "amin")
+      return n.unimplemented(absl::StrCat("scatter_reduce '", reduce, "'"));
+  }
+  Value src;
+  if (n.isTensor("src")) {
+    ASSIGN_OR_RETURN(src, n.tensor("src"));
+  } else {
+    ASSIGN_OR_RETURN(double value, n.floatAttr("value"));
+    src = n.constant(type.getElementType(), value, typeOf(index).getShape());
+  }
+  ArrayRef<int64_t> idx = typeOf(index).getShape();
+  if (typeOf(src).getShape() != idx) {
+    // A larger src contributes only its index-shaped corner.
+    if (typeOf(src).getRank() != typeOf(index).getRank())
+      return n.error("src needs index's rank");
+    SmallVector<int64_t> offsets(idx.size(), 0), strides(idx.size(), 1);
+    for (size_t d = 0; d < idx.size(); ++d)
+      if (idx[d] > typeOf(src).getDimSize(d))
+        return n.error("index is larger than src");
+    src = n.b().create<aten::SliceOp>(n.loc(), typeOf(src).clone(idx), src,
+                                      n.b().getDenseI64ArrayAttr(offsets),
+                                      n.b().getDenseI64ArrayAttr(strides));
+  }
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (d != dim && idx[d] != type.getDimSize(d))
+      return n.unimplemented("scatter with an index smaller than self outside "
+                             "the scattered dim");
+  return Values{n.b().create<aten::ScatterOp>(n.loc(), type, self, index, src,
+                                              n.b().getI64IntegerAttr(dim),
+                                              n.b().getStringAttr(reduce))};
+}
+
 absl::StatusOr<Values> index(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   ASSIGN_OR_RETURN(std::vector<Value> indices, n.tensors("indices"));
@@ -912,6 +956,10 @@ void addTensorHandlers(OpHandlerTable &t) {
   };
   t["aten.index.Tensor"] = index;
   t["aten.index_put.default"] = indexPut;
+  t["aten.scatter.src"] = [](NodeImporter &n) { return scatter(n, "none"); };
+  t["aten.scatter.value"] = [](NodeImporter &n) { return scatter(n, "none"); };
+  t["aten.scatter_add.default"] = [](NodeImporter &n) { return scatter(n, "sum"); };
+  t["aten.scatter_reduce.two"] = [](NodeImporter &n) { return scatter(n, "arg"); };
   t["aten.slice_scatter.default"] = [](NodeImporter &n) {
     return sliceScatter(n, false);
   };

@@ -107,6 +107,68 @@ struct IndexPutLowering : OpConversionPattern<IndexPutOp> {
   }
 };
 
+/// scatter: loops (self dims..., k); index/src read with `dim` replaced by
+/// k; where index == the output coordinate along dim, combine.
+struct ScatterLowering : OpConversionPattern<ScatterOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ScatterOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType type = op.getType();
+    Type element = type.getElementType();
+    int64_t rank = type.getRank(), dim = op.getDim();
+    int64_t extent = type.getDimSize(dim);
+    StringRef reduce = op.getReduce();
+    Value src = castTensor(rewriter, loc, adaptor.getSrc(), element);
+    SmallVector<AffineExpr> exprs;
+    for (int64_t i = 0; i < rank; ++i)
+      exprs.push_back(getAffineDimExpr(i == dim ? rank : i, ctx));
+    AffineMap readMap = AffineMap::get(rank + 1, 0, exprs, ctx);
+    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    bool isFloat = isa<FloatType>(element);
+    auto generic = rewriter.create<linalg::GenericOp>(
+        loc, type, ValueRange{adaptor.getIndex(), src}, adaptor.getSelf(),
+        ArrayRef<AffineMap>{
+            readMap, readMap,
+            AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(rank)},
+        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+          Type i64 = b.getI64Type();
+          Value raw = args[0].getType() == i64
+                          ? args[0]
+                          : b.create<arith::ExtSIOp>(l, i64, args[0]).getResult();
+          Value size = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(extent));
+          Value zero = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0));
+          Value wrapped = b.create<arith::SelectOp>(
+              l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, raw, zero),
+              b.create<arith::AddIOp>(l, raw, size), raw);
+          Value at = b.create<arith::IndexCastOp>(l, i64,
+                                                  b.create<linalg::IndexOp>(l, dim));
+          Value match = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, wrapped, at);
+          Value acc = args[2], x = args[1], combined = x;
+          if (reduce == "sum")
+            combined = isa<FloatType>(element)
+                           ? b.create<arith::AddFOp>(l, acc, x).getResult()
+                           : b.create<arith::AddIOp>(l, acc, x).getResult();
+          else if (reduce == "prod")
+            combined = isFloat ? b.create<arith::MulFOp>(l, acc, x).getResult()
+                               : b.create<arith::MulIOp>(l, acc, x).getResult();
+          else if (reduce == "amax")
+            combined = isFloat ? b.create<arith::MaximumFOp>(l, acc, x).getResult()
+                               : b.create<arith::MaxSIOp>(l, acc, x).getResult();
+          else if (reduce == "amin")
+            combined = isFloat ? b.create<arith::MinimumFOp>(l, acc, x).getResult()
+                               : b.create<arith::MinSIOp>(l, acc, x).getResult();
+          b.create<linalg::YieldOp>(
+              l, b.create<arith::SelectOp>(l, match, combined, acc).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 struct PadLowering : OpConversionPattern<PadOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -276,6 +338,6 @@ struct ArangeLowering : OpConversionPattern<ArangeOp> {
 } // namespace
 
 void kiln::aten::populateIndexingPatterns(RewritePatternSet &patterns) {
-  patterns.add<SliceLowering, InsertSliceLowering, IndexPutLowering, PadLowering, CatLowering, IndexSelectLowering, GatherLowering,
+  patterns.add<SliceLowering, InsertSliceLowering, IndexPutLowering, ScatterLowering, PadLowering, CatLowering, IndexSelectLowering, GatherLowering,
                ArangeLowering>(patterns.getContext());
 }

@@ -100,3 +100,18 @@ func.func @index_put(%x: tensor<5x3xf32>, %i: tensor<2xi64>, %v: tensor<2x3xf32>
   %0 = aten.index_put %x, %i, %v {accumulate = true} : (tensor<5x3xf32>, tensor<2xi64>, tensor<2x3xf32>) -> tensor<5x3xf32>
   return %0 : tensor<5x3xf32>
 }
+
+// -----
+
+// scatter along dim 1: index and src read with that dim replaced by the
+// reduction loop k; matching positions combine (here: sum).
+// CHECK-DAG: #[[R:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-LABEL: func @scatter_add
+// CHECK: linalg.generic {indexing_maps = [#[[R]], #[[R]], #{{.+}}], iterator_types = ["parallel", "parallel", "reduction"]}
+// CHECK: linalg.index 1
+// CHECK: arith.cmpi eq
+// CHECK: arith.addf
+func.func @scatter_add(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: tensor<3x4xf32>) -> tensor<3x5xf32> {
+  %0 = aten.scatter %x, %i, %s {dim = 1 : i64, reduce = "sum"} : (tensor<3x5xf32>, tensor<3x4xi64>, tensor<3x4xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}

@@ -124,3 +124,11 @@ func.func @index_put_values(%x: tensor<5x3xf32>, %i: tensor<2xi64>, %v: tensor<2
   %0 = aten.index_put %x, %i, %v {accumulate = false} : (tensor<5x3xf32>, tensor<2xi64>, tensor<2x4xf32>) -> tensor<5x3xf32>
   return %0 : tensor<5x3xf32>
 }
+
+// -----
+
+func.func @scatter_reduce(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: tensor<3x4xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{unknown reduce "mean"}}
+  %0 = aten.scatter %x, %i, %s {dim = 1 : i64, reduce = "mean"} : (tensor<3x5xf32>, tensor<3x4xi64>, tensor<3x4xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}

@@ -78,3 +78,10 @@ func.func @index_put(%x: tensor<5x3xf32>, %i: tensor<2xi64>, %v: tensor<2x3xf32>
   %0 = aten.index_put %x, %i, %v {accumulate = false} : (tensor<5x3xf32>, tensor<2xi64>, tensor<2x3xf32>) -> tensor<5x3xf32>
   return %0 : tensor<5x3xf32>
 }
+
+// CHECK-LABEL: func @scatter
+func.func @scatter(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: tensor<3x4xf32>) -> tensor<3x5xf32> {
+  // CHECK: aten.scatter %{{.+}}, %{{.+}}, %{{.+}} {dim = 1 : i64, reduce = "none"}
+  %0 = aten.scatter %x, %i, %s {dim = 1 : i64, reduce = "none"} : (tensor<3x5xf32>, tensor<3x4xi64>, tensor<3x4xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}

@@ -236,6 +236,28 @@ LogicalResult IndexPutOp::verify() {
   return success();
 }
 
+LogicalResult ScatterOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getSelf()), index = shapeOf(getIndex()),
+                    src = shapeOf(getSrc());
+  if (getType() != getSelf().getType())
+    return emitOpError("result must have self's type");
+  if (!isIntegerTensor(getIndex()))
+    return emitOpError("index must be an integer tensor");
+  StringRef reduce = getReduce();
+  if (reduce != "none" && reduce != "sum" && reduce != "prod" &&
+      reduce != "amax" && reduce != "amin")
+    return emitOpError() << "unknown reduce \"" << reduce << "\"";
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= static_cast<int64_t>(in.size()) || index != src ||
+      index.size() != in.size())
+    return emitOpError("index and src need self's rank and equal shapes");
+  for (size_t d = 0; d < in.size(); ++d)
+    if (static_cast<int64_t>(d) != dim && index[d] != in[d])
+      return emitOpError() << "index extent " << index[d] << " of dim " << d
+                           << " must equal self's " << in[d];
+  return success();
+}
+
 LogicalResult PadOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getSelf()), out = getType().getShape();
   if (getLow().size() != in.size() || getHigh().size() != in.size() ||

@@ -224,6 +224,30 @@ def Aten_IndexPutOp : Aten_Op<"index_put", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_ScatterOp : Aten_Op<"scatter", [Pure]> {
+  let summary = "Scatter src along `dim` at index positions, combining by `reduce`.";
+  let description = [{
+    `scatter.src/value`, `scatter_add`, `scatter_reduce.two` (include_self):
+    out[.., index[.., k, ..], ..] = src[.., k, ..] (reduce "none"), or
+    combined with "sum", "prod", "amax", "amin". index and src have self's
+    shape except along `dim`. Indices wrap once; out-of-range ones write
+    nothing.
+
+    Example:
+    ```mlir
+    %0 = aten.scatter %x, %idx, %src {dim = 1 : i64, reduce = "sum"}
+        : (tensor<2x8xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<2x8xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$index,
+                   AnyStaticShapeTensor:$src, I64Attr:$dim, StrAttr:$reduce);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $self `,` $index `,` $src attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Aten_PadOp : Aten_Op<"pad", [Pure]> {
   let summary = "Constant padding (`constant_pad_nd` with non-negative pads).";
   let description = [{
