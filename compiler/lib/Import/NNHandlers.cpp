@@ -128,6 +128,30 @@ absl::StatusOr<Values> adaptiveAvgPool(NodeImporter &n, size_t s) {
       n.b().getI64IntegerAttr(0))};
 }
 
+/// adaptive_max_pool1d/2d with output extents that divide the input's: a
+/// max pool with kernel = stride = in / out (values and indices).
+absl::StatusOr<Values> adaptiveMaxPool(NodeImporter &n, size_t s) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ArrayRef<int64_t> in = typeOf(self).getShape(), out = type.getShape();
+  if (in.size() < s + 1 || in.size() != out.size())
+    return n.error("adaptive pooling needs matching input and output ranks");
+  std::vector<int64_t> kernel;
+  for (size_t i = in.size() - s; i < in.size(); ++i) {
+    if (in[i] % out[i] != 0)
+      return n.unimplemented(absl::StrCat(
+          "adaptive pooling from ", in[i], " to ", out[i],
+          ": only output extents that divide the input's are supported"));
+    kernel.push_back(in[i] / out[i]);
+  }
+  auto b = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
+  auto indicesType = RankedTensorType::get(type.getShape(), n.b().getI64Type());
+  auto op = n.b().create<aten::MaxPoolOp>(
+      n.loc(), TypeRange{type, indicesType}, self, b(kernel), b(kernel),
+      b(std::vector<int64_t>(s, 0)), b(std::vector<int64_t>(s, 1)));
+  return Values(op->getResults());
+}
+
 /// Inference batch norm: per-channel statistics viewed as (C, 1, ..., 1) and
 /// one pointwise "batch_norm". Saved-statistics results stay undefined.
 absl::StatusOr<Values> batchNorm(NodeImporter &n, bool hasTrainingFlag) {
@@ -199,6 +223,12 @@ void addNNHandlers(OpHandlerTable &t) {
   t["aten.adaptive_avg_pool2d.default"] = t["aten._adaptive_avg_pool2d.default"];
   t["aten.adaptive_avg_pool1d.default"] = [](NodeImporter &n) {
     return adaptiveAvgPool(n, 1);
+  };
+  t["aten.adaptive_max_pool2d.default"] = [](NodeImporter &n) {
+    return adaptiveMaxPool(n, 2);
+  };
+  t["aten.adaptive_max_pool1d.default"] = [](NodeImporter &n) {
+    return adaptiveMaxPool(n, 1);
   };
   t["aten._native_batch_norm_legit_no_training.default"] = [](NodeImporter &n) {
     return batchNorm(n, false);
