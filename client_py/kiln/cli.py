@@ -59,8 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_compile_args(p)
     p.add_argument("--dump", type=pathlib.Path, metavar="DIR",
                    help="write the module after every compiler stage (aten, linalg, "
-                        "llvm-dialect, llvm-ir, asm), graph.pb, manifest.textproto and "
-                        "compile.json to DIR")
+                        "llvm-dialect, llvm-ir, asm), graph.pb, manifest.textproto, "
+                        "op-report.txt and compile.json to DIR")
     p.add_argument("--op-report", action="store_true",
                    help="print the op report: per layer MACs, FLOPs, parameter and "
                         "activation bytes, reads and writes, and totals")

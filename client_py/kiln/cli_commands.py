@@ -103,7 +103,8 @@ def describe_compiled(compiled: CompiledModel) -> str:
 
 def write_dump(directory: pathlib.Path, compiled: CompiledModel) -> list[pathlib.Path]:
     """The module after every compiler stage (``0-aten.mlir`` ... ``4-asm.s``),
-    the graph that was compiled, the manifest and the compile summary."""
+    the graph that was compiled, the manifest, the op report and the compile
+    summary."""
     directory.mkdir(parents=True, exist_ok=True)
     stages = []
     for index, (stage, text) in enumerate(compiled.stage_dumps().items()):
@@ -114,12 +115,14 @@ def write_dump(directory: pathlib.Path, compiled: CompiledModel) -> list[pathlib
     graph.write_bytes(compiled.graph.SerializeToString())
     manifest = directory / "manifest.textproto"
     manifest.write_text(text_format.MessageToString(compiled.manifest))
+    report = directory / "op-report.txt"
+    report.write_text(compiled.op_report.table(exact=True) + "\n")
     summary = directory / "compile.json"
     summary.write_text(json.dumps({
         "executable": compiled.digest, "cache_hit": compiled.cache_hit,
         "compile_key": compiled.compile_key, "target": compiled.manifest.target,
         "timings_s": compiled.timings}, indent=2) + "\n")
-    return [*stages, graph, manifest, summary]
+    return [*stages, graph, manifest, report, summary]
 
 
 def cmd_devices(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:

@@ -139,8 +139,11 @@ def test_cli_compile_prints_the_op_report(fake_daemon, tmp_path, capsys):
     rows = [line.split() for line in out[header + 2:] if line and not line.startswith("-")]
     assert rows[-1][:3] == ["total", str(len(rows) - 1), "layers"]
     assert any(r[1] == "aten.relu.default" and r[-1] == "24" for r in rows)
-    assert cli.main(["-a", fake_daemon.address, "compile", str(path)]) == 0
+    assert cli.main(["-a", fake_daemon.address, "compile", str(path), "--dump",
+                     str(tmp_path / "dump")]) == 0
     assert "MACs" not in capsys.readouterr().out
+    dumped = (tmp_path / "dump" / "op-report.txt").read_text()
+    assert "aten.relu.default" in dumped and dumped.splitlines()[0].startswith("layer")
 
 
 def test_remembered_outputs_are_not_kept_alive(fake_daemon):

@@ -113,11 +113,13 @@ def test_cli_compile_op_report(kilnd, tmp_path, capsys):
     model = torch.nn.Linear(64, 128)
     torch.export.save(torch.export.export(model, (torch.randn(4, 64),)), path)
     assert cli.main(["-a", kilnd.address, "--no-progress", "compile", str(path),
-                     "--op-report", "--exact"]) == 0
+                     "--op-report", "--exact", "--dump", str(tmp_path / "dump")]) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines()]
     addmm = next(r for r in rows if len(r) > 1 and r[1] == "aten.addmm.default")
     assert addmm[3:6] == [str(4 * 64 * 128), str(2 * 4 * 64 * 128 + 4 * 128),
                           str((64 * 128 + 128) * F32)]
+    dumped = (tmp_path / "dump" / "op-report.txt").read_text().splitlines()
+    assert " ".join(addmm) in [" ".join(line.split()) for line in dumped]
 
 
 def test_resnet18_totals_match_counts_from_forward_hooks(client):

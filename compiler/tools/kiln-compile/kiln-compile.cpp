@@ -30,7 +30,8 @@ void printUsage() {
                "  --riscv-bare-metal   riscv64: a relocatable object for\n"
                "                       riscv64-unknown-elf instead of a Linux .so\n"
                "  --opt-level N        LLVM optimisation level 1..3 (default: 2)\n"
-               "  --dump DIR           write the module after each stage to DIR\n"
+               "  --dump DIR           write the module after each stage to DIR,\n"
+               "                       and the op report to DIR/op-report.txt\n"
                "  --emit STAGE         print one stage to stdout instead of writing\n"
                "                       an artifact: aten, linalg, llvm-dialect,\n"
                "                       llvm-ir or asm (-o is then optional)\n"
@@ -154,6 +155,9 @@ int main(int argc, char **argv) {
       if (!writeFile(std::filesystem::path(dumpDir) / name.str(), stage.text))
         return 1;
     }
+    if (!writeFile(std::filesystem::path(dumpDir) / "op-report.txt",
+                   kiln::analysis::formatOpReport(compiled->opReport)))
+      return 1;
   }
   return 0;
 }
