@@ -274,13 +274,59 @@ absl::StatusOr<Values> variance(NodeImporter &n, bool std, bool withMean) {
   return results;
 }
 
-absl::StatusOr<Values> cumsum(NodeImporter &n) {
+absl::StatusOr<Values> cumsum(NodeImporter &n, bool product) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
   ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, type.getRank()));
   return Values{n.b().create<aten::CumsumOp>(n.loc(), type, self,
-                                             n.b().getI64IntegerAttr(dim))};
+                                             n.b().getI64IntegerAttr(dim),
+                                             n.b().getBoolAttr(product))};
+}
+
+/// diagonal: move dim1/dim2 last, flatten them, select the diagonal's flat
+/// positions with a constant index.
+absl::StatusOr<Values> diagonal(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  RankedTensorType in = typeOf(self);
+  int64_t rank = in.getRank();
+  if (rank < 2)
+    return n.error("diagonal needs rank >= 2");
+  ASSIGN_OR_RETURN(int64_t offset, n.intAttr("offset", 0));
+  ASSIGN_OR_RETURN(int64_t raw1, n.intAttr("dim1", 0));
+  ASSIGN_OR_RETURN(int64_t raw2, n.intAttr("dim2", 1));
+  ASSIGN_OR_RETURN(int64_t d1, n.normalizeDim(raw1, rank));
+  ASSIGN_OR_RETURN(int64_t d2, n.normalizeDim(raw2, rank));
+  if (d1 == d2)
+    return n.error("diagonal dims must differ");
+  SmallVector<int64_t> perm, shape;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != d1 && d != d2) {
+      perm.push_back(d);
+      shape.push_back(in.getDimSize(d));
+    }
+  perm.append({d1, d2});
+  int64_t rows = in.getDimSize(d1), cols = in.getDimSize(d2);
+  int64_t r0 = std::max<int64_t>(-offset, 0), c0 = std::max<int64_t>(offset, 0);
+  int64_t length = std::min(rows - r0, cols - c0);
+  if (length <= 0)
+    return n.unimplemented("empty diagonal (zero-size result)");
+  SmallVector<int64_t> permuted(shape);
+  permuted.append({rows, cols});
+  Value v = n.b().create<aten::PermuteOp>(n.loc(), in.clone(permuted), self,
+                                          n.b().getDenseI64ArrayAttr(perm));
+  SmallVector<int64_t> flat(shape);
+  flat.push_back(rows * cols);
+  v = n.b().create<aten::ViewOp>(n.loc(), in.clone(flat), v);
+  SmallVector<int64_t> positions;
+  for (int64_t i = 0; i < length; ++i)
+    positions.push_back((i + r0) * cols + i + c0);
+  auto indexType = RankedTensorType::get({length}, n.b().getI64Type());
+  Value index = n.b().create<aten::ConstantOp>(
+      n.loc(), indexType, DenseElementsAttr::get(indexType, ArrayRef<int64_t>(positions)));
+  return Values{n.b().create<aten::IndexSelectOp>(
+      n.loc(), type, v, index, n.b().getI64IntegerAttr(rank - 2))};
 }
 
 //===--------------------------------------------------------------------===//
@@ -935,7 +981,9 @@ void addTensorHandlers(OpHandlerTable &t) {
   t["aten.var_mean.correction"] = [](NodeImporter &n) {
     return variance(n, false, true);
   };
-  t["aten.cumsum.default"] = cumsum;
+  t["aten.cumsum.default"] = [](NodeImporter &n) { return cumsum(n, false); };
+  t["aten.cumprod.default"] = [](NodeImporter &n) { return cumsum(n, true); };
+  t["aten.diagonal.default"] = diagonal;
   // Data movement.
   t["aten.slice.Tensor"] = slice;
   t["aten.select.int"] = select;

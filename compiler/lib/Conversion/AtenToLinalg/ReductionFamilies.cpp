@@ -259,16 +259,20 @@ struct CumsumLowering : OpConversionPattern<CumsumOp> {
       inExprs.push_back(getAffineDimExpr(i == dim ? rank : i, ctx));
     SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
+    bool product = op.getProduct();
     auto generic = rewriter.create<linalg::GenericOp>(
-        loc, type, x, buildFilled(rewriter, loc, type, 0.0),
+        loc, type, x, buildFilled(rewriter, loc, type, product ? 1.0 : 0.0),
         ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, inExprs, ctx),
                             AffineMap::getMultiDimIdentityMap(rank + 1, ctx)
                                 .getMajorSubMap(rank)},
         iterators, [&](OpBuilder &b, Location l, ValueRange args) {
           Value v = castScalar(b, l, args[0], element);
-          Value sum = isa<FloatType>(element)
-                          ? b.create<arith::AddFOp>(l, args[1], v).getResult()
-                          : b.create<arith::AddIOp>(l, args[1], v).getResult();
+          bool isFloat = isa<FloatType>(element);
+          Value sum =
+              product ? (isFloat ? b.create<arith::MulFOp>(l, args[1], v).getResult()
+                                 : b.create<arith::MulIOp>(l, args[1], v).getResult())
+                      : (isFloat ? b.create<arith::AddFOp>(l, args[1], v).getResult()
+                                 : b.create<arith::AddIOp>(l, args[1], v).getResult());
           Value included = b.create<arith::CmpIOp>(
               l, arith::CmpIPredicate::ule, b.create<linalg::IndexOp>(l, rank),
               b.create<linalg::IndexOp>(l, dim));

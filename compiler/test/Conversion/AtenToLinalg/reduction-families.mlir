@@ -86,3 +86,16 @@ func.func @log_softmax(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %0 = aten.log_softmax %x {dim = 1 : i64} : tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
 }
+
+// -----
+
+// cumprod: the same triangular reduction from 1 with multiplication.
+// CHECK-LABEL: func @cumprod
+// CHECK: %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK: linalg.fill ins(%[[ONE]] : f32)
+// CHECK: arith.mulf
+// CHECK: arith.cmpi ule
+func.func @cumprod(%x: tensor<2x6xf32>) -> tensor<2x6xf32> {
+  %0 = aten.cumsum %x {dim = 1 : i64, product = true} : (tensor<2x6xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}

@@ -91,14 +91,17 @@ def Aten_ArgReduceOp : Aten_Op<"arg_reduce", [Pure]> {
 }
 
 def Aten_CumsumOp : Aten_Op<"cumsum", [Pure]> {
-  let summary = "Inclusive prefix sum along one dimension.";
+  let summary = "Inclusive prefix sum (or, `product`, product) along one dimension.";
   let description = [{
+    `cumsum` and `cumprod`.
+
     Example:
     ```mlir
     %0 = aten.cumsum %x {dim = 1 : i64} : (tensor<2x8xf32>) -> tensor<2x8xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$dim);
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$dim,
+                   DefaultValuedAttr<BoolAttr, "false">:$product);
   let results = (outs AnyStaticShapeTensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
