@@ -11,6 +11,7 @@
 #include "kiln/common/Status.h"
 #include "kiln/server/GrpcStatus.h"
 #include "kiln/server/RequestScope.h"
+#include "kiln/server/TorchScriptImport.h"
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
@@ -94,7 +95,8 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
                                       const v1::CompileRequest *request,
                                       v1::CompileResponse *response) {
   auto start = std::chrono::steady_clock::now();
-  const std::string &graphName = request->graph().name();
+  v1::CompileRequest converted;
+  bool fromTorchScript = request->has_torchscript();
   // Every answer is counted under the request's target and timed.
   // Unknown targets share one label value, so clients cannot mint series.
   std::string outcomeLabel = "error";
@@ -113,6 +115,26 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
   absl::StatusOr<DrainGate::Ticket> admitted = gate.enter();
   if (!admitted.ok())
     return toGrpcStatus(admitted.status(), currentRequestId());
+  // A TorchScript archive is converted to a graph first (weights into the
+  // store); the rest of the compile sees only that graph.
+  if (fromTorchScript && targetLabel != "unknown") {
+    if (request->has_graph() && request->graph().nodes_size())
+      return toGrpcStatus(absl::InvalidArgumentError(
+                              "give either graph or torchscript, not both"),
+                          currentRequestId());
+    absl::StatusOr<v1::Graph> graph = importTorchScript(
+        request->torchscript(), store, torchScriptImportTool());
+    if (!graph.ok()) {
+      spdlog::warn("TorchScript compile from {} rejected: {}", context->peer(),
+                   std::string(graph.status().message()));
+      return toGrpcStatus(graph.status(), currentRequestId());
+    }
+    converted.set_target(request->target());
+    *converted.mutable_options() = request->options();
+    *converted.mutable_graph() = *std::move(graph);
+    request = &converted;
+  }
+  const std::string &graphName = request->graph().name();
   // The parameters stay in the store until this compile is answered.
   BlobPins pins = store.pin();
   for (const v1::Parameter &parameter : request->graph().parameters())
@@ -138,6 +160,8 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
   for (const v1::StageDump &stage : outcome->stages)
     *response->add_stages() = stage;
   *response->mutable_op_report() = outcome->opReport;
+  if (fromTorchScript)
+    *response->mutable_graph() = request->graph();
   outcomeLabel = outcome->cacheHit ? "hit" : "miss";
   response->set_compile_key(outcome->key);
   *response->mutable_timings() = outcome->timings;

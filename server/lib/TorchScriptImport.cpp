@@ -1,0 +1,205 @@
+//===- TorchScriptImport.cpp - TorchScript archive -> kiln.v1.Graph -------===//
+//
+// This file implements importTorchScript: it spawns kiln-torchscript-import
+// on the archive, waits for it with a timeout, maps its exit status to a
+// status carrying its stderr, and stores the weights it wrote.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/TorchScriptImport.h"
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <sstream>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace kiln::server {
+namespace {
+
+absl::StatusOr<std::string> readWholeFile(const std::filesystem::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return absl::InternalError(absl::StrCat("cannot read ", path.string()));
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+const char *dtypeSpec(v1::DType dtype) {
+  switch (dtype) {
+  case v1::DTYPE_F32: return "f32";
+  case v1::DTYPE_F64: return "f64";
+  case v1::DTYPE_F16: return "f16";
+  case v1::DTYPE_BF16: return "bf16";
+  case v1::DTYPE_I8: return "i8";
+  case v1::DTYPE_I16: return "i16";
+  case v1::DTYPE_I32: return "i32";
+  case v1::DTYPE_I64: return "i64";
+  case v1::DTYPE_U8: return "u8";
+  case v1::DTYPE_BOOL: return "bool";
+  default: return nullptr;
+  }
+}
+
+/// Runs `args` with stdout and stderr into `logPath`; its exit code, or an
+/// error when it cannot start, is killed by a signal or runs past `timeout`.
+absl::StatusOr<int> runTool(std::vector<std::string> args,
+                            const std::filesystem::path &logPath,
+                            std::chrono::seconds timeout) {
+  std::vector<char *> argv;
+  for (std::string &arg : args)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid;
+  int error = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (error != 0)
+    return absl::InternalError(absl::StrCat(
+        "cannot run the TorchScript importer ", args[0], ": ", std::strerror(error),
+        " (build kiln-torchscript-import, or set KILN_TORCHSCRIPT_IMPORT)"));
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  int status = 0;
+  while (true) {
+    pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid)
+      break;
+    if (done < 0 && errno != EINTR)
+      return absl::InternalError(absl::StrCat("waitpid: ", std::strerror(errno)));
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the TorchScript importer ran past ", timeout.count(), " s"));
+    }
+    // Polling the child's exit: the importer runs for a second or so.
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (!WIFEXITED(status)) {
+    auto log = readWholeFile(logPath);
+    return absl::InternalError(absl::StrCat(
+        "the TorchScript importer died with signal ", WTERMSIG(status), ": ",
+        log.ok() ? *log : ""));
+  }
+  return WEXITSTATUS(status);
+}
+
+} // namespace
+
+std::filesystem::path torchScriptImportTool() {
+  if (const char *env = std::getenv("KILN_TORCHSCRIPT_IMPORT"); env && *env)
+    return env;
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return (ec ? std::filesystem::path(".") : self.parent_path()) /
+         "kiln-torchscript-import";
+}
+
+absl::StatusOr<v1::Graph>
+importTorchScript(const v1::TorchScriptModule &module, ContentStore &store,
+                  const std::filesystem::path &tool, std::chrono::seconds timeout) {
+  std::string archive;
+  switch (module.archive_case()) {
+  case v1::TorchScriptModule::kData:
+    archive = module.data();
+    break;
+  case v1::TorchScriptModule::kBlob: {
+    absl::StatusOr<std::string> bytes = store.read(module.blob());
+    if (!bytes.ok())
+      return absl::FailedPreconditionError(absl::StrCat(
+          "torchscript.blob: ", bytes.status().message()));
+    archive = *std::move(bytes);
+    break;
+  }
+  default:
+    return absl::InvalidArgumentError("torchscript has neither data nor blob");
+  }
+  std::vector<std::string> args = {tool.string()};
+  std::string pattern =
+      (std::filesystem::temp_directory_path() / "kiln-torchscript-XXXXXX").string();
+  if (!mkdtemp(pattern.data()))
+    return absl::InternalError(absl::StrCat("mkdtemp: ", std::strerror(errno)));
+  std::filesystem::path dir = pattern;
+  absl::Cleanup removeDir = [&] {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  };
+  {
+    std::ofstream out(dir / "module.pt", std::ios::binary);
+    out.write(archive.data(), static_cast<std::streamsize>(archive.size()));
+    if (!out)
+      return absl::InternalError("cannot write the TorchScript archive");
+  }
+  args.push_back((dir / "module.pt").string());
+  args.push_back(dir.string());
+  for (int i = 0; i < module.inputs_size(); ++i) {
+    const v1::TensorType &type = module.inputs(i);
+    const char *dtype = dtypeSpec(type.dtype());
+    if (!dtype)
+      return absl::InvalidArgumentError(
+          absl::StrCat("torchscript.inputs[", i, "] has no dtype"));
+    std::string spec = absl::StrCat(dtype, ":");
+    for (int d = 0; d < type.shape_size(); ++d) {
+      if (type.shape(d) < 0)
+        return absl::InvalidArgumentError(
+            absl::StrCat("torchscript.inputs[", i, "] has a negative extent"));
+      absl::StrAppend(&spec, d ? "x" : "", type.shape(d));
+    }
+    args.push_back(spec);
+  }
+  absl::StatusOr<int> code = runTool(args, dir / "import.log", timeout);
+  if (!code.ok())
+    return code.status();
+  if (*code != 0) {
+    absl::StatusOr<std::string> log = readWholeFile(dir / "import.log");
+    std::string message = log.ok() ? *log : "(no log)";
+    while (!message.empty() && message.back() == '\n')
+      message.pop_back();
+    message = absl::StrCat("TorchScript import: ", message);
+    if (*code == 2)
+      return absl::InvalidArgumentError(message);
+    if (*code == 3)
+      return absl::UnimplementedError(message);
+    return absl::InternalError(message);
+  }
+  absl::StatusOr<std::string> json = readWholeFile(dir / "graph.json");
+  if (!json.ok())
+    return json.status();
+  v1::Graph graph;
+  auto parsed = google::protobuf::util::JsonStringToMessage(*json, &graph);
+  if (!parsed.ok())
+    return absl::InternalError(absl::StrCat(
+        "the TorchScript importer wrote a graph kilnd cannot parse: ",
+        parsed.ToString()));
+  for (int i = 0; i < graph.parameters_size(); ++i) {
+    absl::StatusOr<std::string> bytes =
+        readWholeFile(dir / absl::StrCat("param_", i, ".bin"));
+    if (!bytes.ok())
+      return bytes.status();
+    absl::StatusOr<v1::Digest> digest = store.put(*bytes);
+    if (!digest.ok())
+      return digest.status();
+    *graph.mutable_parameters(i)->mutable_digest() = *digest;
+  }
+  return graph;
+}
+
+} // namespace kiln::server

@@ -1,0 +1,113 @@
+//===- TorchScriptImportTest.cpp - running kiln-torchscript-import --------===//
+//
+// This file implements tests for importTorchScript against fake importer
+// tools (shell scripts): the arguments it passes, the graph and weights it
+// reads back, and how exit codes, crashes and timeouts become statuses.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/TorchScriptImport.h"
+
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace kiln::server {
+namespace {
+
+using testing::TempDir;
+
+class TorchScriptImportTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<ContentStore>> opened =
+        ContentStore::open(temp.path() / "cas");
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    store = std::move(*opened);
+    module.set_data("archive bytes");
+    v1::TensorType *input = module.add_inputs();
+    input->set_dtype(v1::DTYPE_F32);
+    input->add_shape(2);
+    input->add_shape(3);
+  }
+
+  /// A fake importer: a shell script with `body` ($1 archive, $2 outdir,
+  /// $3... input types).
+  std::filesystem::path tool(const std::string &body) {
+    std::filesystem::path path = temp.path() / "tool.sh";
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    return path;
+  }
+
+  TempDir temp;
+  std::unique_ptr<ContentStore> store;
+  v1::TorchScriptModule module;
+};
+
+TEST_F(TorchScriptImportTest, ReadsTheGraphAndStoresTheWeights) {
+  std::filesystem::path fake = tool(R"SH(
+[ "$(cat "$1")" = "archive bytes" ] || exit 9
+[ "$3" = "f32:2x3" ] || exit 8
+printf 'abcd' > "$2/param_0.bin"
+cat > "$2/graph.json" <<'JSON'
+{"name":"M","inputs":[{"name":"x","type":{"dtype":"DTYPE_F32","shape":[2,3]}}],
+ "parameters":[{"value":{"name":"w","type":{"dtype":"DTYPE_F32","shape":[1]}}}],
+ "nodes":[{"op":"aten.mul.Tensor","arguments":[{"name":"self","value":"x"},
+   {"name":"other","value":"w"}],"outputs":[{"name":"y","type":{"dtype":"DTYPE_F32","shape":[2,3]}}]}],
+ "outputs":["y"]}
+JSON)SH");
+  absl::StatusOr<v1::Graph> graph = importTorchScript(module, *store, fake);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->name(), "M");
+  ASSERT_EQ(graph->nodes_size(), 1);
+  EXPECT_EQ(graph->nodes(0).op(), "aten.mul.Tensor");
+  ASSERT_EQ(graph->parameters_size(), 1);
+  const v1::Digest &digest = graph->parameters(0).digest();
+  EXPECT_EQ(digest.size_bytes(), 4);
+  absl::StatusOr<std::string> bytes = store->read(digest);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(*bytes, "abcd");
+}
+
+TEST_F(TorchScriptImportTest, MapsExitCodesToStatusesWithTheMessage) {
+  absl::StatusOr<v1::Graph> invalid = importTorchScript(
+      module, *store, tool("echo 'not a TorchScript archive' >&2; exit 2"));
+  EXPECT_EQ(invalid.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(invalid.status().message(),
+            "TorchScript import: not a TorchScript archive");
+  absl::StatusOr<v1::Graph> unimplemented = importTorchScript(
+      module, *store, tool("echo 'TorchScript node prim::If' >&2; exit 3"));
+  EXPECT_EQ(unimplemented.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(unimplemented.status().message().find("prim::If"), std::string::npos);
+  absl::StatusOr<v1::Graph> crashed =
+      importTorchScript(module, *store, tool("kill -SEGV $$"));
+  EXPECT_EQ(crashed.status().code(), absl::StatusCode::kInternal);
+  absl::StatusOr<v1::Graph> garbled =
+      importTorchScript(module, *store, tool("echo '{nope' > \"$2/graph.json\""));
+  EXPECT_EQ(garbled.status().code(), absl::StatusCode::kInternal);
+}
+
+TEST_F(TorchScriptImportTest, KillsAToolThatRunsPastTheTimeout) {
+  absl::StatusOr<v1::Graph> graph = importTorchScript(
+      module, *store, tool("exec sleep 30"), std::chrono::seconds(1));
+  EXPECT_EQ(graph.status().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST_F(TorchScriptImportTest, AMissingToolOrArchiveIsAnError) {
+  EXPECT_EQ(importTorchScript(module, *store, temp.path() / "no-such-tool")
+                .status()
+                .code(),
+            absl::StatusCode::kInternal);
+  v1::TorchScriptModule empty;
+  EXPECT_EQ(importTorchScript(empty, *store, tool("exit 0")).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  v1::TorchScriptModule fromBlob;
+  fromBlob.mutable_blob()->set_hash(std::string(64, 'a'));
+  EXPECT_EQ(importTorchScript(fromBlob, *store, tool("exit 0")).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+} // namespace
+} // namespace kiln::server

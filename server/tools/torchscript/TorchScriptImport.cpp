@@ -1,0 +1,711 @@
+//===- TorchScriptImport.cpp - kiln-torchscript-import --------------------===//
+//
+// This file implements kiln-torchscript-import: it reads a TorchScript
+// archive with libtorch, freezes and inlines its forward method, runs it once
+// on example inputs of the stated types to learn every value's static type,
+// rewrites the non-core ops TorchScript keeps (linear, conv2d, batch_norm,
+// in-place activations, dropout, reshape...) into core ATen, and writes a
+// kiln.v1.Graph in the protobuf JSON mapping plus one raw file per frozen
+// weight. kilnd runs it as a child process: libtorch is built with the
+// pre-C++11 ABI and never loads into the daemon.
+//
+//   kiln-torchscript-import ARCHIVE OUTDIR [DTYPE:D0xD1x... ...]
+//
+// writes OUTDIR/graph.json and OUTDIR/param_<i>.bin (Graph.parameters[i]'s
+// bytes, dense row-major; kilnd stores them and fills in the digests). Exit
+// status 0 on success; 2 for an input Kiln rejects (INVALID_ARGUMENT), 3 for
+// a construct it does not support (UNIMPLEMENTED); the reason is on stderr.
+//
+//===----------------------------------------------------------------------===//
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/ir/constants.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/lower_tuples.h>
+#include <torch/csrc/jit/passes/remove_mutation.h>
+#include <torch/csrc/jit/serialization/import.h>
+#include <ATen/ATen.h>
+#include <torch/script.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace {
+
+using torch::jit::Node;
+using torch::jit::Value;
+
+/// A conversion failure: exit code 2 (invalid input) or 3 (unsupported).
+struct ImportError {
+  int code;
+  std::string message;
+};
+
+[[noreturn]] void invalid(const std::string &message) {
+  throw ImportError{2, message};
+}
+[[noreturn]] void unsupported(const std::string &message) {
+  throw ImportError{3, message};
+}
+
+std::string describe(const Node *node) {
+  std::string out = std::string(node->kind().toQualString());
+  if (node->outputs().size())
+    out += " (value %" + node->output(0)->debugName() + ")";
+  return "TorchScript node " + out;
+}
+
+std::string jsonString(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\', out += c;
+    else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else
+      out += c;
+  }
+  return out + "\"";
+}
+
+std::string jsonDouble(double d) {
+  if (std::isnan(d))
+    return "\"NaN\"";
+  if (std::isinf(d))
+    return d > 0 ? "\"Infinity\"" : "\"-Infinity\"";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", d);
+  return buf;
+}
+
+const char *dtypeName(c10::ScalarType t) {
+  switch (t) {
+  case c10::kFloat: return "DTYPE_F32";
+  case c10::kDouble: return "DTYPE_F64";
+  case c10::kHalf: return "DTYPE_F16";
+  case c10::kBFloat16: return "DTYPE_BF16";
+  case c10::kChar: return "DTYPE_I8";
+  case c10::kShort: return "DTYPE_I16";
+  case c10::kInt: return "DTYPE_I32";
+  case c10::kLong: return "DTYPE_I64";
+  case c10::kByte: return "DTYPE_U8";
+  case c10::kBool: return "DTYPE_BOOL";
+  default: return nullptr;
+  }
+}
+
+c10::ScalarType parseDtype(const std::string &s) {
+  static const std::map<std::string, c10::ScalarType> names = {
+      {"f32", c10::kFloat}, {"f64", c10::kDouble}, {"f16", c10::kHalf},
+      {"bf16", c10::kBFloat16}, {"i8", c10::kChar}, {"i16", c10::kShort},
+      {"i32", c10::kInt}, {"i64", c10::kLong}, {"u8", c10::kByte},
+      {"bool", c10::kBool}};
+  auto it = names.find(s);
+  if (it == names.end())
+    invalid("unknown input dtype '" + s + "'");
+  return it->second;
+}
+
+std::string typeJson(const at::Tensor &t, const std::string &what) {
+  const char *dtype = dtypeName(t.scalar_type());
+  if (!dtype)
+    unsupported(what + " has dtype " + std::string(c10::toString(t.scalar_type())) +
+                ", which Kiln does not support");
+  std::string out = std::string("{\"dtype\":\"") + dtype + "\",\"shape\":[";
+  for (int64_t i = 0; i < t.dim(); ++i)
+    out += (i ? "," : "") + std::to_string(t.size(i));
+  return out + "]}";
+}
+
+std::string intsJson(c10::IntArrayRef values) {
+  std::string out = "{\"ints\":{\"values\":[";
+  for (size_t i = 0; i < values.size(); ++i)
+    out += (i ? "," : "") + std::to_string(values[i]);
+  return out + "]}}";
+}
+
+std::string boolJson(bool b) { return b ? "{\"b\":true}" : "{\"b\":false}"; }
+std::string intJson(int64_t i) { return "{\"i\":\"" + std::to_string(i) + "\"}"; }
+std::string floatJson(double f) { return "{\"f\":" + jsonDouble(f) + "}"; }
+
+/// Converts one frozen, inlined forward graph, evaluating it as it goes.
+class Converter {
+public:
+  explicit Converter(std::string outDir) : outDir(std::move(outDir)) {}
+
+  std::string run(torch::jit::Graph &graph,
+                  const std::vector<at::Tensor> &examples,
+                  const std::string &name);
+
+private:
+  // One op in the Kiln graph being written.
+  struct Emitted {
+    std::string op;
+    std::vector<std::string> arguments; // JSON objects
+    std::vector<std::string> outputs;   // JSON objects
+  };
+
+  void convertNode(Node *node);
+  void evaluate(Node *node);
+  std::string tensorName(Value *v, Node *user);
+  std::string freshName(const std::string &base);
+  std::string attributeJson(const c10::IValue &iv, const c10::Argument &arg,
+                            Node *node);
+  void emitGeneric(Node *node, const std::string &op);
+  void emit(const std::string &op, std::vector<std::string> arguments,
+            const std::vector<std::pair<std::string, at::Tensor>> &outputs);
+  void addParameter(Value *v, const at::Tensor &t);
+  static std::string tensorArg(const std::string &name, const std::string &v) {
+    return "{\"name\":" + jsonString(name) + ",\"value\":" + jsonString(v) + "}";
+  }
+  static std::string attrArg(const std::string &name, const std::string &attr) {
+    return "{\"name\":" + jsonString(name) + ",\"attribute\":" + attr + "}";
+  }
+  at::Tensor tensorOf(Value *v) { return values.at(v).toTensor(); }
+
+  // Rewrites of non-core ops; each returns false when it does not apply.
+  bool rewriteLinear(Node *node);
+  bool rewriteConvolution(Node *node);
+  bool rewriteBatchNorm(Node *node);
+
+  std::string outDir;
+  std::unordered_map<Value *, c10::IValue> values;
+  std::unordered_map<Value *, std::string> names;
+  std::unordered_map<Value *, std::vector<std::string>> tensorLists;
+  std::vector<std::string> inputs, parameters, nodes;
+  int counter = 0;
+};
+
+std::string Converter::freshName(const std::string &base) {
+  return base + ".kiln" + std::to_string(counter++);
+}
+
+std::string Converter::tensorName(Value *v, Node *user) {
+  auto it = names.find(v);
+  if (it == names.end())
+    unsupported(describe(user) + " reads %" + v->debugName() +
+                ", a tensor Kiln did not convert");
+  return it->second;
+}
+
+void Converter::addParameter(Value *v, const at::Tensor &t) {
+  std::string name = v->debugName();
+  at::Tensor dense = t.contiguous();
+  std::string path = outDir + "/param_" + std::to_string(parameters.size()) + ".bin";
+  std::ofstream file(path, std::ios::binary);
+  file.write(static_cast<const char *>(dense.data_ptr()),
+             static_cast<std::streamsize>(dense.nbytes()));
+  if (!file)
+    throw std::runtime_error("cannot write " + path);
+  parameters.push_back("{\"value\":{\"name\":" + jsonString(name) + ",\"type\":" +
+                       typeJson(dense, "weight %" + v->debugName()) + "}}");
+  names[v] = name;
+}
+
+void Converter::evaluate(Node *node) {
+  if (node->kind() == c10::prim::Constant) {
+    std::optional<c10::IValue> iv = torch::jit::toIValue(node->output());
+    if (!iv)
+      unsupported(describe(node) + ": a constant libtorch cannot read");
+    values[node->output()] = *iv;
+    return;
+  }
+  // List and tuple plumbing: libtorch's interpreter builds these itself.
+  c10::Symbol kind = node->kind();
+  if (kind == c10::prim::ListConstruct) {
+    c10::impl::GenericList list(
+        node->output()->type()->expectRef<c10::ListType>().getElementType());
+    for (Value *in : node->inputs())
+      list.push_back(values.at(in));
+    values[node->output()] = list;
+    return;
+  }
+  if (kind == c10::prim::TupleConstruct) {
+    std::vector<c10::IValue> elements;
+    for (Value *in : node->inputs())
+      elements.push_back(values.at(in));
+    values[node->output()] = c10::ivalue::Tuple::create(std::move(elements));
+    return;
+  }
+  if (kind == c10::prim::ListUnpack || kind == c10::prim::TupleUnpack) {
+    const c10::IValue &packed = values.at(node->input());
+    std::vector<c10::IValue> elements;
+    if (packed.isList())
+      for (const c10::IValue &e : packed.toListRef())
+        elements.push_back(e);
+    else
+      elements = packed.toTupleRef().elements().vec();
+    if (elements.size() != node->outputs().size())
+      invalid(describe(node) + " unpacks " + std::to_string(elements.size()) +
+              " values into " + std::to_string(node->outputs().size()));
+    for (size_t i = 0; i < elements.size(); ++i)
+      values[node->output(i)] = elements[i];
+    return;
+  }
+  torch::jit::Stack stack;
+  for (Value *in : node->inputs())
+    stack.push_back(values.at(in));
+  std::optional<torch::jit::Operation> op;
+  try {
+    op.emplace(node->getOperation());
+  } catch (const std::exception &) {
+    unsupported(describe(node) + ": libtorch has no kernel for it");
+  }
+  try {
+    (*op)(stack);
+  } catch (const c10::Error &e) {
+    std::string what = e.what_without_backtrace();
+    invalid(describe(node) + " failed on the stated input types: " +
+            what.substr(0, what.find('\n')));
+  }
+  if (stack.size() != node->outputs().size())
+    unsupported(describe(node) + " returned an unexpected number of values");
+  for (size_t i = 0; i < stack.size(); ++i)
+    values[node->output(i)] = stack[i];
+}
+
+std::string Converter::attributeJson(const c10::IValue &iv,
+                                     const c10::Argument &arg, Node *node) {
+  c10::TypeKind kind = arg.real_type()->kind();
+  if (auto opt = arg.real_type()->cast<c10::OptionalType>())
+    kind = opt->getElementType()->kind();
+  if (iv.isNone())
+    return "{\"none\":{}}";
+  if (kind == c10::TypeKind::ScalarTypeType && iv.isInt()) {
+    const char *d = dtypeName(static_cast<c10::ScalarType>(iv.toInt()));
+    if (!d)
+      unsupported(describe(node) + ": dtype argument Kiln does not support");
+    return std::string("{\"dtype\":\"") + d + "\"}";
+  }
+  if (iv.isBool())
+    return boolJson(iv.toBool());
+  if (iv.isInt())
+    return intJson(iv.toInt());
+  if (iv.isDouble())
+    return floatJson(iv.toDouble());
+  if (iv.isString())
+    return "{\"s\":" + jsonString(iv.toStringRef()) + "}";
+  if (iv.isIntList())
+    return intsJson(iv.toIntVector());
+  if (iv.isDoubleList()) {
+    std::string out = "{\"floats\":{\"values\":[";
+    std::vector<double> v = iv.toDoubleVector();
+    for (size_t i = 0; i < v.size(); ++i)
+      out += (i ? "," : "") + jsonDouble(v[i]);
+    return out + "]}}";
+  }
+  if (iv.isBoolList()) {
+    std::vector<int64_t> v;
+    for (bool b : iv.toBoolList())
+      v.push_back(b);
+    return intsJson(v);
+  }
+  unsupported(describe(node) + ": argument '" + arg.name() + "' is a " +
+              iv.tagKind() + ", which Kiln graphs cannot carry");
+}
+
+void Converter::emit(const std::string &op, std::vector<std::string> arguments,
+                     const std::vector<std::pair<std::string, at::Tensor>> &outputs) {
+  std::string out = "{\"op\":" + jsonString(op) + ",\"arguments\":[";
+  for (size_t i = 0; i < arguments.size(); ++i)
+    out += (i ? "," : "") + arguments[i];
+  out += "],\"outputs\":[";
+  for (size_t i = 0; i < outputs.size(); ++i)
+    out += std::string(i ? "," : "") + "{\"name\":" + jsonString(outputs[i].first) +
+           ",\"type\":" + typeJson(outputs[i].second, "value " + outputs[i].first) + "}";
+  nodes.push_back(out + "]}");
+}
+
+void Converter::emitGeneric(Node *node, const std::string &op) {
+  const c10::FunctionSchema &schema = node->schema();
+  std::vector<std::string> arguments;
+  for (size_t i = 0; i < schema.arguments().size() && i < node->inputs().size(); ++i) {
+    const c10::Argument &arg = schema.arguments()[i];
+    Value *in = node->input(i);
+    const c10::IValue &iv = values.at(in);
+    c10::TypeKind kind = arg.real_type()->kind();
+    if (auto opt = arg.real_type()->cast<c10::OptionalType>())
+      kind = opt->getElementType()->kind();
+    // Where a tensor lives is not what it is: Kiln omits these.
+    if (kind == c10::TypeKind::DeviceObjType || kind == c10::TypeKind::LayoutType ||
+        kind == c10::TypeKind::MemoryFormatType || arg.name() == "pin_memory")
+      continue;
+    if (iv.isTensor()) {
+      arguments.push_back(tensorArg(arg.name(), tensorName(in, node)));
+    } else if (iv.isTensorList()) {
+      auto it = tensorLists.find(in);
+      if (it == tensorLists.end())
+        unsupported(describe(node) + ": tensor list '" + arg.name() +
+                    "' is not built by a list construct");
+      for (const std::string &n : it->second)
+        arguments.push_back(tensorArg(arg.name(), n));
+    } else {
+      arguments.push_back(attrArg(arg.name(), attributeJson(iv, arg, node)));
+    }
+  }
+  std::vector<std::pair<std::string, at::Tensor>> outputs;
+  for (Value *out : node->outputs()) {
+    const c10::IValue &iv = values.at(out);
+    if (!iv.isTensor())
+      unsupported(describe(node) + " returns a " + iv.tagKind() +
+                  " next to tensors; Kiln values are tensors only");
+    names[out] = out->debugName();
+    outputs.emplace_back(out->debugName(), iv.toTensor());
+  }
+  emit(op, std::move(arguments), outputs);
+}
+
+// linear(input, weight, bias?) -> permute(weight) then addmm/mm, with views
+// around it for inputs of rank > 2.
+bool Converter::rewriteLinear(Node *node) {
+  at::Tensor input = tensorOf(node->input(0));
+  at::Tensor weight = tensorOf(node->input(1));
+  at::Tensor result = tensorOf(node->output());
+  bool hasBias = values.at(node->input(2)).isTensor();
+  if (weight.dim() != 2 || input.dim() < 1 ||
+      (hasBias && tensorOf(node->input(2)).dim() != 1))
+    return false;
+  std::string wt = freshName(node->output()->debugName() + ".wt");
+  emit("aten.permute.default",
+       {tensorArg("self", tensorName(node->input(1), node)),
+        attrArg("dims", intsJson({1, 0}))},
+       {{wt, weight.t()}});
+  std::string x = tensorName(node->input(0), node);
+  at::Tensor x2 = input.reshape({-1, input.size(-1)});
+  if (input.dim() != 2) {
+    std::string flat = freshName(node->output()->debugName() + ".in");
+    emit("aten.view.default",
+         {tensorArg("self", x), attrArg("size", intsJson(x2.sizes()))},
+         {{flat, x2}});
+    x = flat;
+  }
+  at::Tensor y2 = result.reshape({-1, result.size(-1)});
+  std::string y = input.dim() == 2 ? node->output()->debugName()
+                                   : freshName(node->output()->debugName() + ".mm");
+  if (hasBias)
+    emit("aten.addmm.default",
+         {tensorArg("self", tensorName(node->input(2), node)), tensorArg("mat1", x),
+          tensorArg("mat2", wt)},
+         {{y, y2}});
+  else
+    emit("aten.mm.default", {tensorArg("self", x), tensorArg("mat2", wt)}, {{y, y2}});
+  if (input.dim() != 2)
+    emit("aten.view.default",
+         {tensorArg("self", y), attrArg("size", intsJson(result.sizes()))},
+         {{node->output()->debugName(), result}});
+  names[node->output()] = node->output()->debugName();
+  return true;
+}
+
+// conv1d/2d/3d and _convolution -> convolution.
+bool Converter::rewriteConvolution(Node *node) {
+  std::string kind = node->kind().toUnqualString();
+  at::Tensor weight = tensorOf(node->input(1));
+  int64_t spatial = weight.dim() - 2;
+  std::vector<std::string> arguments = {
+      tensorArg("input", tensorName(node->input(0), node)),
+      tensorArg("weight", tensorName(node->input(1), node))};
+  const c10::IValue &bias = values.at(node->input(2));
+  arguments.push_back(bias.isTensor()
+                          ? tensorArg("bias", tensorName(node->input(2), node))
+                          : attrArg("bias", "{\"none\":{}}"));
+  auto ints = [&](size_t i) {
+    const c10::IValue &iv = values.at(node->input(i));
+    if (!iv.isIntList())
+      unsupported(describe(node) + ": padding '" +
+                  (iv.isString() ? iv.toStringRef() : iv.tagKind()) +
+                  "' is not supported; give explicit integers");
+    std::vector<int64_t> v = iv.toIntVector();
+    if (v.size() == 1 && spatial > 1)
+      v.assign(spatial, v[0]);
+    return v;
+  };
+  arguments.push_back(attrArg("stride", intsJson(ints(3))));
+  arguments.push_back(attrArg("padding", intsJson(ints(4))));
+  arguments.push_back(attrArg("dilation", intsJson(ints(5))));
+  if (kind == "_convolution" || kind == "convolution") {
+    arguments.push_back(
+        attrArg("transposed", boolJson(values.at(node->input(6)).toBool())));
+    arguments.push_back(attrArg("output_padding", intsJson(ints(7))));
+    arguments.push_back(
+        attrArg("groups", intJson(values.at(node->input(8)).toInt())));
+  } else {
+    arguments.push_back(attrArg("transposed", boolJson(false)));
+    arguments.push_back(attrArg("output_padding",
+                                intsJson(std::vector<int64_t>(spatial, 0))));
+    arguments.push_back(
+        attrArg("groups", intJson(values.at(node->input(6)).toInt())));
+  }
+  names[node->output()] = node->output()->debugName();
+  emit("aten.convolution.default", std::move(arguments),
+       {{node->output()->debugName(), tensorOf(node->output())}});
+  return true;
+}
+
+// batch_norm(input, weight?, bias?, mean?, var?, training, momentum, eps,
+// cudnn) in eval -> _native_batch_norm_legit_no_training.
+bool Converter::rewriteBatchNorm(Node *node) {
+  if (values.at(node->input(5)).toBool())
+    unsupported(describe(node) + ": batch norm in training mode; call .eval() "
+                "before saving, or Kiln cannot freeze its statistics");
+  std::vector<std::string> arguments;
+  const char *argNames[] = {"input", "weight", "bias", "running_mean", "running_var"};
+  for (int i = 0; i < 5; ++i) {
+    if (values.at(node->input(i)).isTensor())
+      arguments.push_back(tensorArg(argNames[i], tensorName(node->input(i), node)));
+    else if (i >= 3)
+      unsupported(describe(node) + ": batch norm without running statistics");
+    else
+      arguments.push_back(attrArg(argNames[i], "{\"none\":{}}"));
+  }
+  arguments.push_back(
+      attrArg("momentum", floatJson(values.at(node->input(6)).toDouble())));
+  arguments.push_back(
+      attrArg("eps", floatJson(values.at(node->input(7)).toDouble())));
+  std::string out = node->output()->debugName();
+  at::Tensor result = tensorOf(node->output());
+  at::Tensor empty = at::empty({0}, result.options());
+  emit("aten._native_batch_norm_legit_no_training.default", std::move(arguments),
+       {{out, result},
+        {freshName(out + ".mean"), empty},
+        {freshName(out + ".invstd"), empty}});
+  names[node->output()] = out;
+  return true;
+}
+
+void Converter::convertNode(Node *node) {
+  if (!node->blocks().empty())
+    unsupported(describe(node) + ": control flow left after freezing; Kiln "
+                "compiles straight-line graphs (trace the module, or make the "
+                "condition a constant)");
+  evaluate(node);
+  c10::Symbol kind = node->kind();
+  if (kind == c10::prim::Constant) {
+    const c10::IValue &iv = values.at(node->output());
+    if (iv.isTensor())
+      addParameter(node->output(), iv.toTensor());
+    return;
+  }
+  if (kind == c10::prim::ListConstruct || kind == c10::prim::TupleConstruct) {
+    std::vector<std::string> elements;
+    for (Value *in : node->inputs())
+      if (values.at(in).isTensor())
+        elements.push_back(tensorName(in, node));
+    // A tuple mixing tensors and scalars is only a problem where it is
+    // used (a returned int is reported by the output walk).
+    if (!elements.empty() && elements.size() == node->inputs().size())
+      tensorLists[node->output()] = std::move(elements);
+    return;
+  }
+  if (kind == c10::prim::ListUnpack || kind == c10::prim::TupleUnpack) {
+    auto it = tensorLists.find(node->input());
+    for (size_t i = 0; i < node->outputs().size(); ++i)
+      if (values.at(node->output(i)).isTensor()) {
+        if (it == tensorLists.end())
+          unsupported(describe(node) + " unpacks tensors Kiln did not convert");
+        names[node->output(i)] = it->second.at(i);
+      }
+    return;
+  }
+  bool producesTensor = false;
+  for (Value *out : node->outputs())
+    producesTensor |= values.at(out).isTensor() || values.at(out).isTensorList();
+  // Size arithmetic and other scalar computations are folded: their values
+  // are known from the example run and become attributes of their users.
+  if (!producesTensor)
+    return;
+  if (!kind.is_aten() || !node->maybeSchema())
+    unsupported(describe(node) + ": Kiln converts ATen ops only");
+  const c10::FunctionSchema &schema = node->schema();
+  std::string opName = kind.toUnqualString();
+  const std::string &overload = schema.overload_name();
+  if (node->outputs().size() == 1 && values.at(node->output()).isTensorList())
+    unsupported(describe(node) + " returns a tensor list");
+
+  // Identities in inference.
+  if (opName == "dropout" || opName == "dropout_" || opName == "feature_dropout" ||
+      opName == "alpha_dropout" || opName == "contiguous" || opName == "detach" ||
+      opName == "clone") {
+    if (opName.find("dropout") != std::string::npos &&
+        values.at(node->input(2)).toBool())
+      unsupported(describe(node) + ": dropout in training mode; call .eval()");
+    names[node->output()] = tensorName(node->input(0), node);
+    return;
+  }
+  if (opName == "linear" && rewriteLinear(node))
+    return;
+  if ((opName == "conv1d" || opName == "conv2d" || opName == "conv3d" ||
+       opName == "_convolution") &&
+      rewriteConvolution(node))
+    return;
+  if (opName == "batch_norm" && rewriteBatchNorm(node))
+    return;
+  if (opName == "reshape" || opName == "view" || opName == "flatten" ||
+      opName == "_reshape_alias" || opName == "view_as" || opName == "reshape_as") {
+    at::Tensor result = tensorOf(node->output());
+    names[node->output()] = node->output()->debugName();
+    emit("aten.view.default",
+         {tensorArg("self", tensorName(node->input(0), node)),
+          attrArg("size", intsJson(result.sizes()))},
+         {{node->output()->debugName(), result}});
+    return;
+  }
+  // An in-place op RemoveMutation could not make functional: its functional
+  // form, and later reads of the mutated tensor see the result.
+  bool inPlace = opName.size() > 1 && opName.back() == '_' && opName[0] != '_';
+  if (inPlace)
+    opName.pop_back();
+  emitGeneric(node, "aten." + opName + "." + (overload.empty() ? "default" : overload));
+  if (inPlace && node->inputs().size() && values.at(node->input(0)).isTensor())
+    names[node->input(0)] = names[node->output()];
+}
+
+std::string Converter::run(torch::jit::Graph &graph,
+                           const std::vector<at::Tensor> &examples,
+                           const std::string &name) {
+  std::vector<Value *> graphInputs;
+  for (Value *in : graph.inputs())
+    if (!in->type()->cast<c10::ClassType>())
+      graphInputs.push_back(in);
+    else
+      values[in] = c10::IValue();
+  if (graphInputs.size() != examples.size())
+    invalid("the module's forward takes " + std::to_string(graphInputs.size()) +
+            " input(s) but " + std::to_string(examples.size()) +
+            " input type(s) were given");
+  for (size_t i = 0; i < graphInputs.size(); ++i) {
+    Value *in = graphInputs[i];
+    if (!in->type()->cast<c10::TensorType>())
+      unsupported("forward input '" + in->debugName() + "' is a " +
+                  in->type()->str() + "; Kiln inputs are tensors");
+    values[in] = examples[i];
+    std::string n = in->debugName();
+    names[in] = n;
+    inputs.push_back("{\"name\":" + jsonString(n) + ",\"type\":" +
+                     typeJson(examples[i], "input " + n) + "}");
+  }
+  for (Node *node : graph.nodes())
+    convertNode(node);
+  // The return value: a tensor, or a (nested) tuple/list of tensors, flattened.
+  std::vector<std::string> outputs;
+  std::function<void(Value *)> collect = [&](Value *v) {
+    const c10::IValue &iv = values.at(v);
+    if (iv.isTensor()) {
+      outputs.push_back(tensorName(v, graph.return_node()));
+      return;
+    }
+    Node *producer = v->node();
+    if (producer->kind() == c10::prim::TupleConstruct ||
+        producer->kind() == c10::prim::ListConstruct) {
+      for (Value *in : producer->inputs())
+        collect(in);
+      return;
+    }
+    unsupported("the module returns a value of type " + iv.tagKind() +
+                " (%" + v->debugName() +
+                "); Kiln outputs are tensors or tuples of tensors");
+  };
+  for (Value *out : graph.outputs())
+    collect(out);
+  auto join = [](const std::vector<std::string> &items) {
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i)
+      out += (i ? "," : "") + items[i];
+    return out;
+  };
+  std::vector<std::string> quoted;
+  for (const std::string &o : outputs)
+    quoted.push_back(jsonString(o));
+  return "{\"name\":" + jsonString(name) + ",\"inputs\":[" + join(inputs) +
+         "],\"parameters\":[" + join(parameters) + "],\"nodes\":[" + join(nodes) +
+         "],\"outputs\":[" + join(quoted) + "]}\n";
+}
+
+at::Tensor exampleInput(const std::string &spec) {
+  size_t colon = spec.find(':');
+  if (colon == std::string::npos)
+    invalid("input type '" + spec + "' is not DTYPE:D0xD1x...");
+  c10::ScalarType dtype = parseDtype(spec.substr(0, colon));
+  std::vector<int64_t> shape;
+  std::string dims = spec.substr(colon + 1);
+  std::stringstream stream(dims);
+  std::string dim;
+  while (!dims.empty() && std::getline(stream, dim, 'x')) {
+    try {
+      size_t used = 0;
+      int64_t d = std::stoll(dim, &used);
+      if (used != dim.size() || d < 0)
+        throw std::invalid_argument(dim);
+      shape.push_back(d);
+    } catch (const std::exception &) {
+      invalid("input type '" + spec + "' has a bad extent '" + dim + "'");
+    }
+  }
+  auto options = at::TensorOptions().dtype(dtype);
+  if (at::isFloatingType(dtype))
+    return at::randn(shape, options);
+  return at::zeros(shape, options);
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  if (argc < 3) {
+    std::cerr << "usage: kiln-torchscript-import ARCHIVE OUTDIR [DTYPE:D0xD1x... ...]\n";
+    return 64;
+  }
+  try {
+    std::vector<at::Tensor> examples;
+    for (int i = 3; i < argc; ++i)
+      examples.push_back(exampleInput(argv[i]));
+    at::NoGradGuard noGrad;
+    torch::jit::Module module;
+    try {
+      module = torch::jit::load(argv[1]);
+    } catch (const std::exception &e) {
+      std::string what = e.what();
+      invalid("not a TorchScript archive libtorch can load: " +
+              what.substr(0, what.find('\n')));
+    }
+    module.eval();
+    if (!module.find_method("forward"))
+      invalid("the TorchScript module has no forward method");
+    std::string name =
+        module.type()->name() ? module.type()->name()->name() : "torchscript";
+    torch::jit::Module frozen = torch::jit::freeze(module);
+    std::shared_ptr<torch::jit::Graph> graph =
+        frozen.get_method("forward").graph()->copy();
+    torch::jit::Inline(*graph);
+    torch::jit::RemoveTensorMutation(graph);
+    torch::jit::LowerSimpleTuples(graph);
+    torch::jit::EliminateDeadCode(graph);
+    Converter converter(argv[2]);
+    std::string json = converter.run(*graph, examples, name);
+    std::ofstream file(std::string(argv[2]) + "/graph.json");
+    file << json;
+    if (!file)
+      throw std::runtime_error("cannot write graph.json");
+    return 0;
+  } catch (const ImportError &e) {
+    std::cerr << e.message << "\n";
+    return e.code;
+  } catch (const c10::Error &e) {
+    std::cerr << "libtorch: " << e.what_without_backtrace() << "\n";
+    return 2;
+  } catch (const std::exception &e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  }
+}
