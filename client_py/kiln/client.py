@@ -254,6 +254,25 @@ class Client:
                                   parameters=serialized.parameters, out_spec=out_spec,
                                   in_spec=in_spec, upload_seconds=upload)
 
+    def compile_torchscript(self, path_or_module: Any, example_inputs: Sequence[Any],
+                            target: str = "cpu",
+                            options: compiler_pb2.CompileOptions | Mapping[str, Any] | None = None
+                            ) -> CompiledModel:
+        """Compiles a TorchScript archive (a path, its bytes, or a scripted or
+        traced module) for ``target``; the daemon converts it to a graph.
+
+        ``example_inputs`` state forward()'s input types (TorchScript has no
+        static shapes): tensors, ``kiln.v1.TensorType``s or ``(dtype, shape)``
+        pairs. A returned (nested) tuple comes back as one flat tuple. Errors name
+        the TorchScript node: :class:`kiln.errors.InvalidArgumentError` for an
+        archive libtorch cannot read or inputs that do not fit,
+        :class:`kiln.errors.UnimplementedError` for constructs Kiln cannot
+        convert (control flow, non-tensor outputs); an op the compiler lacks
+        fails as for any graph.
+        """
+        from kiln.torchscript import compile_torchscript
+        return compile_torchscript(self, path_or_module, example_inputs, target, options)
+
     def compile_graph(self, graph: graph_pb2.Graph, target: str = "cpu",
                       options: compiler_pb2.CompileOptions | Mapping[str, Any] | None = None,
                       *, parameters: Mapping[str, torch.Tensor] | None = None,

@@ -1,0 +1,95 @@
+"""Compiling TorchScript archives: kilnd converts them (kiln-torchscript-import).
+
+A TorchScript archive carries no static shapes, so the caller states the
+input types with example tensors (or ``(dtype, shape)`` pairs). The daemon
+reads the archive with libtorch in a child process, freezes it in eval mode,
+rewrites it to core ATen, stores its weights and compiles the graph; the
+response carries the converted graph, whose parameter digests the returned
+:class:`kiln.client.CompiledModel` passes to Execute.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import torch
+
+from kiln.blobs import bytes_digest
+from kiln.tensors import tensor_type
+from kiln.v1 import compiler_pb2, tensor_pb2
+
+if TYPE_CHECKING:
+    from kiln.client import Client, CompiledModel
+
+__all__ = ["torchscript_request", "compile_torchscript"]
+
+# Archives above this size travel as a blob, not inside the request.
+INLINE_ARCHIVE_LIMIT = 32 << 20
+
+
+def _archive_bytes(path_or_module: Any) -> bytes:
+    if isinstance(path_or_module, torch.jit.ScriptModule):
+        buffer = io.BytesIO()
+        torch.jit.save(path_or_module, buffer)
+        return buffer.getvalue()
+    if isinstance(path_or_module, (bytes, bytearray)):
+        return bytes(path_or_module)
+    if isinstance(path_or_module, (str, os.PathLike)):
+        with open(path_or_module, "rb") as f:
+            return f.read()
+    raise TypeError("compile_torchscript takes a path, the archive's bytes or a "
+                    f"torch.jit.ScriptModule, not {type(path_or_module).__name__}")
+
+
+def _input_type(i: int, example: Any) -> tensor_pb2.TensorType:
+    if isinstance(example, torch.Tensor):
+        return tensor_type(example.dtype, list(example.shape))
+    if isinstance(example, tensor_pb2.TensorType):
+        return example
+    if isinstance(example, tuple) and len(example) == 2 and isinstance(example[0], torch.dtype):
+        return tensor_type(example[0], list(example[1]))
+    raise TypeError(f"example input {i} is a {type(example).__name__}; give a tensor, "
+                    "a kiln.v1.TensorType or a (dtype, shape) pair")
+
+
+def torchscript_request(client: "Client", path_or_module: Any, example_inputs: Sequence[Any],
+                        target: str, options: Any) -> compiler_pb2.CompileRequest:
+    """The CompileRequest for an archive (uploading it first when it is large)."""
+    data = _archive_bytes(path_or_module)
+    module = compiler_pb2.TorchScriptModule(
+        inputs=[_input_type(i, e) for i, e in enumerate(example_inputs)])
+    if len(data) > INLINE_ARCHIVE_LIMIT:
+        digest = bytes_digest(data)
+        client.blobs.write(digest, data)
+        module.blob.CopyFrom(digest)
+    else:
+        module.data = data
+    if isinstance(options, Mapping):
+        options = compiler_pb2.CompileOptions(**options)
+    return compiler_pb2.CompileRequest(torchscript=module, target=target, options=options)
+
+
+def compile_torchscript(client: "Client", path_or_module: Any, example_inputs: Sequence[Any],
+                        target: str = "cpu", options: Any = None) -> "CompiledModel":
+    """See :meth:`kiln.Client.compile_torchscript`."""
+    from kiln.client import CompiledModel, _us
+
+    t0 = time.perf_counter()
+    request = torchscript_request(client, path_or_module, example_inputs, target, options)
+    upload = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    resp = client._rpc.call("kiln.v1.Compiler/Compile", client._rpc.compiler.Compile, request,
+                            context={"target": target, "graph": "<torchscript>"})
+    timings = {
+        "upload": upload,
+        "compile": time.perf_counter() - t0,
+        "server_queue": _us(resp.timings.queue_us),
+        "server_compile": _us(resp.timings.compile_us),
+    }
+    model = CompiledModel(client, resp, resp.graph, None, timings)
+    if request.HasField("options"):
+        model.options.CopyFrom(request.options)
+    return model
