@@ -134,6 +134,13 @@ OpCost estimateOpCost(Operation *op) {
       .Case<aten::SoftmaxOp, aten::LogSoftmaxOp>(
           [](Operation *op) { return reduction(op->getOperand(0), 5); })
       .Case([](aten::NativeLayerNormOp norm) { return reduction(norm.getInput(), 8); })
+      .Case([](aten::IndexPutOp put) {
+        return put.getAccumulate() ? reduction(put.getValues(), 1) : dataMovement();
+      })
+      .Case([](aten::ScatterOp scatter) {
+        return scatter.getReduce() == "none" ? dataMovement()
+                                             : reduction(scatter.getIndex(), 1);
+      })
       .Case([](aten::ViewOp) {
         OpCost c = dataMovement();
         c.movesData = false;
