@@ -117,6 +117,34 @@ def test_traced_cnn_matches_eager(client, tmp_path):
     assert not any(op.endswith("_.default") for op in ops)      # relu_ made functional
 
 
+class AttentionBlock(nn.Module):
+    """layer_norm, matmul (2-D weight, batched, broadcast), softmax, mean."""
+
+    def __init__(self):
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.q = nn.Linear(8, 8)
+        self.k = nn.Linear(8, 8)
+        self.w = nn.Parameter(torch.randn(3, 8, 4))
+
+    def forward(self, x):
+        h = self.norm(x)
+        scores = self.q(h) @ self.k(h).transpose(-2, -1) / 8 ** 0.5
+        attended = torch.matmul(torch.softmax(scores, dim=-1), h)
+        return attended.mean(dim=1), torch.matmul(h.unsqueeze(1), self.w)
+
+
+def test_scripted_attention_block_matches_eager(client):
+    model = _eval(AttentionBlock())
+    x = torch.randn(2, 5, 8)
+    compiled = client.compile_torchscript(torch.jit.script(model), [x])
+    for got, want in zip(compiled(x), model(x)):
+        torch.testing.assert_close(got, want, rtol=RTOL, atol=ATOL)
+    ops = [n.op for n in compiled.graph.nodes]
+    assert "aten.native_layer_norm.default" in ops and ops.count("aten.bmm.default") == 3
+    assert "aten.matmul.default" not in ops
+
+
 def test_garbage_archive_is_invalid_argument(client):
     with pytest.raises(InvalidArgumentError, match="not a TorchScript archive"):
         client.compile_torchscript(b"definitely not a zip file", [torch.randn(2)])

@@ -179,6 +179,10 @@ private:
   bool rewriteLinear(Node *node);
   bool rewriteConvolution(Node *node);
   bool rewriteBatchNorm(Node *node);
+  bool rewriteLayerNorm(Node *node);
+  bool rewriteMatmul(Node *node);
+  std::string viewAs(const std::string &name, const at::Tensor &shaped,
+                     Node *node);
 
   std::string outDir;
   std::unordered_map<Value *, c10::IValue> values;
@@ -454,6 +458,105 @@ bool Converter::rewriteConvolution(Node *node) {
   return true;
 }
 
+// layer_norm(input, normalized_shape, weight?, bias?, eps, cudnn) ->
+// native_layer_norm, whose mean and rstd keep the normalised dims as 1s.
+bool Converter::rewriteLayerNorm(Node *node) {
+  at::Tensor input = tensorOf(node->input(0));
+  std::vector<int64_t> normalized = values.at(node->input(1)).toIntVector();
+  if (normalized.size() > static_cast<size_t>(input.dim()))
+    return false;
+  std::vector<std::string> arguments = {
+      tensorArg("input", tensorName(node->input(0), node)),
+      attrArg("normalized_shape", intsJson(normalized))};
+  const char *argNames[] = {"weight", "bias"};
+  for (int i = 0; i < 2; ++i)
+    arguments.push_back(
+        values.at(node->input(2 + i)).isTensor()
+            ? tensorArg(argNames[i], tensorName(node->input(2 + i), node))
+            : attrArg(argNames[i], "{\"none\":{}}"));
+  arguments.push_back(
+      attrArg("eps", floatJson(values.at(node->input(4)).toDouble())));
+  std::vector<int64_t> statShape(input.sizes().begin(), input.sizes().end());
+  for (size_t i = 0; i < normalized.size(); ++i)
+    statShape[statShape.size() - 1 - i] = 1;
+  at::Tensor stat = at::empty(statShape, input.options());
+  std::string out = node->output()->debugName();
+  emit("aten.native_layer_norm.default", std::move(arguments),
+       {{out, tensorOf(node->output())},
+        {freshName(out + ".mean"), stat},
+        {freshName(out + ".rstd"), stat}});
+  names[node->output()] = out;
+  return true;
+}
+
+std::string Converter::viewAs(const std::string &name, const at::Tensor &shaped,
+                              Node *node) {
+  std::string view = freshName(node->output()->debugName() + ".view");
+  emit("aten.view.default",
+       {tensorArg("self", name), attrArg("size", intsJson(shaped.sizes()))},
+       {{view, shaped}});
+  return view;
+}
+
+// matmul of operands of rank >= 2 -> mm, or bmm over the broadcast batch
+// dims (operands expanded and flattened to rank 3, the result viewed back).
+bool Converter::rewriteMatmul(Node *node) {
+  at::Tensor a = tensorOf(node->input(0));
+  at::Tensor b = tensorOf(node->input(1));
+  at::Tensor result = tensorOf(node->output());
+  if (a.dim() < 2 || b.dim() < 2)
+    return false;
+  std::string out = node->output()->debugName();
+  std::string x = tensorName(node->input(0), node);
+  std::string y = tensorName(node->input(1), node);
+  names[node->output()] = out;
+  if (b.dim() == 2) {
+    at::Tensor a2 = a.reshape({-1, a.size(-1)});
+    if (a.dim() != 2)
+      x = viewAs(x, a2, node);
+    at::Tensor r2 = result.reshape({-1, result.size(-1)});
+    std::string mm = a.dim() == 2 ? out : freshName(out + ".mm");
+    emit("aten.mm.default", {tensorArg("self", x), tensorArg("mat2", y)},
+         {{mm, r2}});
+    if (a.dim() != 2)
+      emit("aten.view.default",
+           {tensorArg("self", mm), attrArg("size", intsJson(result.sizes()))},
+           {{out, result}});
+    return true;
+  }
+  std::vector<int64_t> batch(result.sizes().begin(), result.sizes().end() - 2);
+  int64_t count = 1;
+  for (int64_t d : batch)
+    count *= d;
+  auto toRank3 = [&](std::string name, const at::Tensor &t) {
+    std::vector<int64_t> full = batch;
+    full.push_back(t.size(-2));
+    full.push_back(t.size(-1));
+    at::Tensor expanded = t.expand(full).contiguous();
+    if (!t.sizes().equals(full)) {
+      std::string e = freshName(out + ".expand");
+      emit("aten.expand.default",
+           {tensorArg("self", name), attrArg("size", intsJson(full))},
+           {{e, expanded}});
+      name = e;
+    }
+    if (expanded.dim() != 3)
+      name = viewAs(name, expanded.reshape({count, t.size(-2), t.size(-1)}), node);
+    return name;
+  };
+  x = toRank3(x, a);
+  y = toRank3(y, b);
+  at::Tensor r3 = result.reshape({count, result.size(-2), result.size(-1)});
+  std::string bmm = result.dim() == 3 ? out : freshName(out + ".bmm");
+  emit("aten.bmm.default", {tensorArg("self", x), tensorArg("mat2", y)},
+       {{bmm, r3}});
+  if (result.dim() != 3)
+    emit("aten.view.default",
+         {tensorArg("self", bmm), attrArg("size", intsJson(result.sizes()))},
+         {{out, result}});
+  return true;
+}
+
 // batch_norm(input, weight?, bias?, mean?, var?, training, momentum, eps,
 // cudnn) in eval -> _native_batch_norm_legit_no_training.
 bool Converter::rewriteBatchNorm(Node *node) {
@@ -551,6 +654,10 @@ void Converter::convertNode(Node *node) {
       rewriteConvolution(node))
     return;
   if (opName == "batch_norm" && rewriteBatchNorm(node))
+    return;
+  if (opName == "layer_norm" && rewriteLayerNorm(node))
+    return;
+  if (opName == "matmul" && rewriteMatmul(node))
     return;
   if (opName == "reshape" || opName == "view" || opName == "flatten" ||
       opName == "_reshape_alias" || opName == "view_as" || opName == "reshape_as") {
