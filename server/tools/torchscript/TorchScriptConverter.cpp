@@ -1,22 +1,17 @@
-//===- TorchScriptImport.cpp - kiln-torchscript-import --------------------===//
+//===- TorchScriptConverter.cpp - TorchScript -> kiln.v1.Graph JSON -------===//
 //
-// This file implements kiln-torchscript-import: it reads a TorchScript
-// archive with libtorch, freezes and inlines its forward method, runs it once
-// on example inputs of the stated types to learn every value's static type,
-// rewrites the non-core ops TorchScript keeps (linear, conv2d, batch_norm,
-// in-place activations, dropout, reshape...) into core ATen, and writes a
-// kiln.v1.Graph in the protobuf JSON mapping plus one raw file per frozen
-// weight. kilnd runs it as a child process: libtorch is built with the
-// pre-C++11 ABI and never loads into the daemon.
-//
-//   kiln-torchscript-import ARCHIVE OUTDIR [DTYPE:D0xD1x... ...]
-//
-// writes OUTDIR/graph.json and OUTDIR/param_<i>.bin (Graph.parameters[i]'s
-// bytes, dense row-major; kilnd stores them and fills in the digests). Exit
-// status 0 on success; 2 for an input Kiln rejects (INVALID_ARGUMENT), 3 for
-// a construct it does not support (UNIMPLEMENTED); the reason is on stderr.
+// This file implements importArchive: it reads a TorchScript archive with
+// libtorch, freezes and inlines its forward method, runs it once on example
+// inputs of the stated types to learn every value's static type, rewrites the
+// non-core ops TorchScript keeps (linear, conv2d, batch_norm, layer_norm,
+// matmul, in-place activations, dropout, reshape...) into core ATen, and
+// writes a kiln.v1.Graph in the protobuf JSON mapping plus one raw file per
+// frozen weight.
 //
 //===----------------------------------------------------------------------===//
+#include "TorchScriptConverter.h"
+
+#include <ATen/ATen.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
@@ -25,14 +20,12 @@
 #include <torch/csrc/jit/passes/lower_tuples.h>
 #include <torch/csrc/jit/passes/remove_mutation.h>
 #include <torch/csrc/jit/serialization/import.h>
-#include <ATen/ATen.h>
 #include <torch/script.h>
 
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <functional>
-#include <iostream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -40,16 +33,12 @@
 #include <unordered_map>
 #include <vector>
 
+namespace kiln::torchscript {
 namespace {
 
 using torch::jit::Node;
 using torch::jit::Value;
 
-/// A conversion failure: exit code 2 (invalid input) or 3 (unsupported).
-struct ImportError {
-  int code;
-  std::string message;
-};
 
 [[noreturn]] void invalid(const std::string &message) {
   throw ImportError{2, message};
@@ -768,51 +757,41 @@ at::Tensor exampleInput(const std::string &spec) {
 
 } // namespace
 
-int main(int argc, char **argv) {
-  if (argc < 3) {
-    std::cerr << "usage: kiln-torchscript-import ARCHIVE OUTDIR [DTYPE:D0xD1x... ...]\n";
-    return 64;
-  }
+void importArchive(const std::string &archivePath, const std::string &outDir,
+                   const std::vector<std::string> &inputSpecs) {
+  std::vector<at::Tensor> examples;
+  for (const std::string &spec : inputSpecs)
+    examples.push_back(exampleInput(spec));
+  at::NoGradGuard noGrad;
+  torch::jit::Module module;
   try {
-    std::vector<at::Tensor> examples;
-    for (int i = 3; i < argc; ++i)
-      examples.push_back(exampleInput(argv[i]));
-    at::NoGradGuard noGrad;
-    torch::jit::Module module;
-    try {
-      module = torch::jit::load(argv[1]);
-    } catch (const std::exception &e) {
-      std::string what = e.what();
-      invalid("not a TorchScript archive libtorch can load: " +
-              what.substr(0, what.find('\n')));
-    }
-    module.eval();
-    if (!module.find_method("forward"))
-      invalid("the TorchScript module has no forward method");
-    std::string name =
-        module.type()->name() ? module.type()->name()->name() : "torchscript";
-    torch::jit::Module frozen = torch::jit::freeze(module);
-    std::shared_ptr<torch::jit::Graph> graph =
-        frozen.get_method("forward").graph()->copy();
-    torch::jit::Inline(*graph);
-    torch::jit::RemoveTensorMutation(graph);
-    torch::jit::LowerSimpleTuples(graph);
-    torch::jit::EliminateDeadCode(graph);
-    Converter converter(argv[2]);
-    std::string json = converter.run(*graph, examples, name);
-    std::ofstream file(std::string(argv[2]) + "/graph.json");
-    file << json;
-    if (!file)
-      throw std::runtime_error("cannot write graph.json");
-    return 0;
-  } catch (const ImportError &e) {
-    std::cerr << e.message << "\n";
-    return e.code;
-  } catch (const c10::Error &e) {
-    std::cerr << "libtorch: " << e.what_without_backtrace() << "\n";
-    return 2;
+    module = torch::jit::load(archivePath);
   } catch (const std::exception &e) {
-    std::cerr << e.what() << "\n";
-    return 1;
+    std::string what = e.what();
+    invalid("not a TorchScript archive libtorch can load: " +
+            what.substr(0, what.find('\n')));
   }
+  module.eval();
+  if (!module.find_method("forward"))
+    invalid("the TorchScript module has no forward method");
+  std::string name =
+      module.type()->name() ? module.type()->name()->name() : "torchscript";
+  // Freezing turns weights into constants, folds attribute reads and the
+  // branches on them (training, inplace flags) and batch norms into the
+  // convolutions before them.
+  torch::jit::Module frozen = torch::jit::freeze(module);
+  std::shared_ptr<torch::jit::Graph> graph =
+      frozen.get_method("forward").graph()->copy();
+  torch::jit::Inline(*graph);
+  torch::jit::RemoveTensorMutation(graph);
+  torch::jit::LowerSimpleTuples(graph);
+  torch::jit::EliminateDeadCode(graph);
+  Converter converter(outDir);
+  std::string json = converter.run(*graph, examples, name);
+  std::ofstream file(outDir + "/graph.json");
+  file << json;
+  if (!file)
+    throw std::runtime_error("cannot write graph.json");
 }
+
+} // namespace kiln::torchscript
