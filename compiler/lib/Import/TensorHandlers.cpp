@@ -683,6 +683,63 @@ absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
                                               n.b().getStringAttr(reduce))};
 }
 
+/// sort along `dim` (moved last by a transpose), optionally keeping the
+/// first `k` (topk).
+absl::StatusOr<Values> sortAlong(NodeImporter &n, Value self, int64_t dim,
+                                 bool descending, std::optional<int64_t> k) {
+  RankedTensorType in = typeOf(self);
+  int64_t rank = in.getRank();
+  if (rank == 0)
+    return n.unimplemented("sorting a 0-d tensor");
+  if (in.getDimSize(dim) > 4096)
+    return n.unimplemented("sort is quadratic here; rows above 4096 elements "
+                           "are not supported");
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    perm.push_back(d);
+  std::swap(perm[dim], perm[rank - 1]);
+  auto transpose = [&](Value v) -> Value {
+    if (dim == rank - 1)
+      return v;
+    SmallVector<int64_t> shape;
+    for (int64_t d : perm)
+      shape.push_back(typeOf(v).getDimSize(d));
+    return n.b().create<aten::PermuteOp>(n.loc(), typeOf(v).clone(shape), v,
+                                         n.b().getDenseI64ArrayAttr(perm));
+  };
+  Value moved = transpose(self);
+  auto indicesType = typeOf(moved).clone(n.b().getI64Type());
+  auto sorted = n.b().create<aten::SortOp>(n.loc(), TypeRange{typeOf(moved), indicesType},
+                                           moved, n.b().getBoolAttr(descending));
+  Values results;
+  for (Value v : sorted->getResults()) {
+    if (k) {
+      if (*k < 1 || *k > typeOf(v).getShape().back())
+        return n.unimplemented("topk with k outside [1, extent]");
+      ASSIGN_OR_RETURN(v, sliceAlong(n, v, rank - 1, 0, *k, 1));
+    }
+    results.push_back(transpose(v));
+  }
+  return results;
+}
+
+absl::StatusOr<Values> sort(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", -1));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
+  ASSIGN_OR_RETURN(bool descending, n.boolAttr("descending", false));
+  return sortAlong(n, self, dim, descending, std::nullopt);
+}
+
+absl::StatusOr<Values> topk(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(int64_t k, n.intAttr("k"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", -1));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
+  ASSIGN_OR_RETURN(bool largest, n.boolAttr("largest", true));
+  return sortAlong(n, self, dim, largest, k);
+}
+
 absl::StatusOr<Values> index(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   ASSIGN_OR_RETURN(std::vector<Value> indices, n.tensors("indices"));
@@ -1004,6 +1061,9 @@ void addTensorHandlers(OpHandlerTable &t) {
   };
   t["aten.index.Tensor"] = index;
   t["aten.index_put.default"] = indexPut;
+  t["aten.sort.default"] = sort;
+  t["aten.sort.stable"] = sort;
+  t["aten.topk.default"] = topk;
   t["aten.scatter.src"] = [](NodeImporter &n) { return scatter(n, "none"); };
   t["aten.scatter.value"] = [](NodeImporter &n) { return scatter(n, "none"); };
   t["aten.scatter_add.default"] = [](NodeImporter &n) { return scatter(n, "sum"); };

@@ -38,6 +38,7 @@ struct ConvertAtenToLinalgPass
     kiln::aten::populatePoolingPatterns(patterns);
     kiln::aten::populateIndexingPatterns(patterns);
     kiln::aten::populateReductionFamilyPatterns(patterns);
+    kiln::aten::populateSortingPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

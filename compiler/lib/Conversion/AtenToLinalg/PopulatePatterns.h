@@ -32,4 +32,7 @@ void populateIndexingPatterns(mlir::RewritePatternSet &patterns);
 /// prod, amax, amin, any, all, var, arg_reduce, cumsum.
 void populateReductionFamilyPatterns(mlir::RewritePatternSet &patterns);
 
+/// sort (stable, quadratic).
+void populateSortingPatterns(mlir::RewritePatternSet &patterns);
+
 } // namespace kiln::aten

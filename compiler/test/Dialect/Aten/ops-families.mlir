@@ -85,3 +85,10 @@ func.func @scatter(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: tensor<3x4xf32>
   %0 = aten.scatter %x, %i, %s {dim = 1 : i64, reduce = "none"} : (tensor<3x5xf32>, tensor<3x4xi64>, tensor<3x4xf32>) -> tensor<3x5xf32>
   return %0 : tensor<3x5xf32>
 }
+
+// CHECK-LABEL: func @sort
+func.func @sort(%x: tensor<2x5xi32>) -> (tensor<2x5xi32>, tensor<2x5xi64>) {
+  // CHECK: aten.sort %{{.+}} {descending = true}
+  %v, %i = aten.sort %x {descending = true} : (tensor<2x5xi32>) -> (tensor<2x5xi32>, tensor<2x5xi64>)
+  return %v, %i : tensor<2x5xi32>, tensor<2x5xi64>
+}

@@ -131,6 +131,15 @@ LogicalResult CumsumOp::verify() {
   return success();
 }
 
+LogicalResult SortOp::verify() {
+  auto in = cast<RankedTensorType>(getSelf().getType());
+  if (in.getRank() < 1 || getValues().getType() != in ||
+      getIndices().getType().getShape() != in.getShape() ||
+      !getIndices().getType().getElementType().isInteger(64))
+    return emitOpError("values keep self's type, indices are i64 of its shape");
+  return success();
+}
+
 LogicalResult SliceOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getSelf()), out = getType().getShape();
   if (getOffsets().size() != in.size() || getStrides().size() != in.size() ||

@@ -107,6 +107,24 @@ def Aten_CumsumOp : Aten_Op<"cumsum", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_SortOp : Aten_Op<"sort", [Pure]> {
+  let summary = "Stable sort along the last dimension, values and i64 indices.";
+  let description = [{
+    Ascending unless `descending`; NaN sorts as the largest value. The
+    importer moves the sorted dim last (sort, argsort, topk).
+
+    Example:
+    ```mlir
+    %v, %i = aten.sort %x {descending = false}
+        : (tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xi64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, BoolAttr:$descending);
+  let results = (outs AnyStaticShapeTensor:$values, AnyStaticShapeTensor:$indices);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Slicing, concatenation, indexing
 //===----------------------------------------------------------------------===//
