@@ -149,6 +149,9 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
   if (!outcome.ok()) {
     spdlog::error("compile of graph '{}' for '{}' failed: {}", graphName,
                   request->target(), std::string(outcome.status().message()));
+    if (fromTorchScript)
+      return toGrpcStatus(nameTorchScriptValue(outcome.status(), request->graph()),
+                          currentRequestId());
     return toGrpcStatus(outcome.status(), currentRequestId());
   }
   int64_t totalUs = std::chrono::duration_cast<std::chrono::microseconds>(

@@ -8,7 +8,9 @@
 #include "kiln/server/TorchScriptImport.h"
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 #include <google/protobuf/util/json_util.h>
 
@@ -200,6 +202,22 @@ importTorchScript(const v1::TorchScriptModule &module, ContentStore &store,
     *graph.mutable_parameters(i)->mutable_digest() = *digest;
   }
   return graph;
+}
+
+absl::Status nameTorchScriptValue(const absl::Status &status,
+                                  const v1::Graph &graph) {
+  absl::string_view message = status.message();
+  int index = 0;
+  if (!absl::ConsumePrefix(&message, "node "))
+    return status;
+  size_t colon = message.find(':');
+  if (colon == absl::string_view::npos ||
+      !absl::SimpleAtoi(message.substr(0, colon), &index) || index < 0 ||
+      index >= graph.nodes_size() || !graph.nodes(index).outputs_size())
+    return status;
+  return absl::Status(status.code(),
+                      absl::StrCat(status.message(), " [TorchScript value %",
+                                   graph.nodes(index).outputs(0).name(), "]"));
 }
 
 } // namespace kiln::server

@@ -109,5 +109,20 @@ TEST_F(TorchScriptImportTest, AMissingToolOrArchiveIsAnError) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+TEST_F(TorchScriptImportTest, NamesTheTorchScriptValueOfAFailingNode) {
+  v1::Graph graph;
+  graph.add_nodes()->add_outputs()->set_name("x.1");
+  graph.add_nodes()->add_outputs()->set_name("input.3");
+  absl::Status named = nameTorchScriptValue(
+      absl::InvalidArgumentError("node 1: unsupported op 'aten.lgamma.default'"),
+      graph);
+  EXPECT_EQ(named.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(named.message(), "node 1: unsupported op 'aten.lgamma.default' "
+                             "[TorchScript value %input.3]");
+  for (const char *other : {"node 7: out of range", "node x: bad", "no node"})
+    EXPECT_EQ(nameTorchScriptValue(absl::InternalError(other), graph).message(),
+              other);
+}
+
 } // namespace
 } // namespace kiln::server

@@ -32,4 +32,10 @@ importTorchScript(const v1::TorchScriptModule &module, ContentStore &store,
                   const std::filesystem::path &tool,
                   std::chrono::seconds timeout = std::chrono::seconds(120));
 
+/// A compile error about a graph converted from TorchScript, with the
+/// TorchScript value named: a message that starts "node N:" gains
+/// " [TorchScript value %<name>]" for the value node N defines.
+absl::Status nameTorchScriptValue(const absl::Status &status,
+                                  const v1::Graph &graph);
+
 } // namespace kiln::server
