@@ -646,11 +646,10 @@ absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
   ASSIGN_OR_RETURN(Value index, n.tensor("index"));
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
   ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, type.getRank()));
+  bool includeSelf = true;
   if (reduce == "arg") {
     ASSIGN_OR_RETURN(reduce, n.stringAttr("reduce"));
-    ASSIGN_OR_RETURN(bool includeSelf, n.boolAttr("include_self", true));
-    if (!includeSelf)
-      return n.unimplemented("scatter_reduce with include_self=False");
+    ASSIGN_OR_RETURN(includeSelf, n.boolAttr("include_self", true));
     if (reduce != "sum" && reduce != "prod" && reduce != "amax" && reduce != "amin")
       return n.unimplemented(absl::StrCat("scatter_reduce '", reduce, "'"));
   }
@@ -678,9 +677,33 @@ absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
     if (d != dim && idx[d] != type.getDimSize(d))
       return n.unimplemented("scatter with an index smaller than self outside "
                              "the scattered dim");
-  return Values{n.b().create<aten::ScatterOp>(n.loc(), type, self, index, src,
-                                              n.b().getI64IntegerAttr(dim),
-                                              n.b().getStringAttr(reduce))};
+  auto scatterInto = [&](Value into, Value from, StringRef how) -> Value {
+    return n.b().create<aten::ScatterOp>(n.loc(), typeOf(into), into, index, from,
+                                         n.b().getI64IntegerAttr(dim),
+                                         n.b().getStringAttr(how));
+  };
+  if (includeSelf)
+    return Values{scatterInto(self, src, reduce)};
+  // Without self: reduce into the identity, then keep self where nothing
+  // was scattered (a scattered count of zero).
+  Type element = type.getElementType();
+  double identity = reduce == "prod" ? 1.0 : 0.0;
+  if (reduce == "amax" || reduce == "amin") {
+    bool lowest = reduce == "amax";
+    if (isa<FloatType>(element))
+      identity = lowest ? -INFINITY : INFINITY;
+    else if (!element.isInteger(1))
+      identity = lowest ? -std::ldexp(1.0, element.getIntOrFloatBitWidth() - 1)
+                        : std::ldexp(1.0, element.getIntOrFloatBitWidth() - 1) - 1;
+  }
+  Value reduced = scatterInto(n.constant(element, identity, type.getShape()), src,
+                              reduce);
+  Type i64 = n.b().getI64Type();
+  Value counts = scatterInto(n.constant(i64, 0.0, type.getShape()),
+                             n.constant(i64, 1.0, typeOf(index).getShape()), "sum");
+  Value hit = pointwise(n, type.clone(n.b().getI1Type()), "gt",
+                        {counts, n.constant(i64, 0.0)});
+  return Values{pointwise(n, type, "where", {hit, reduced, self})};
 }
 
 /// sort along `dim` (moved last by a transpose), optionally keeping the
