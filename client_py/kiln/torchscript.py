@@ -26,8 +26,9 @@ if TYPE_CHECKING:
 
 __all__ = ["torchscript_request", "compile_torchscript"]
 
-# Archives above this size travel as a blob, not inside the request.
-INLINE_ARCHIVE_LIMIT = 32 << 20
+# Archives above this size travel as a blob, not inside the request (whose
+# size the channel caps at kiln._rpc.MAX_MESSAGE_BYTES).
+INLINE_ARCHIVE_LIMIT = 3 << 20
 
 
 def _archive_bytes(path_or_module: Any) -> bytes:

@@ -31,6 +31,7 @@
 #include <sstream>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace kiln::torchscript {
@@ -147,6 +148,8 @@ private:
   };
 
   void convertNode(Node *node);
+  void convertIf(Node *node);
+  void markStatic(Node *node);
   void evaluate(Node *node);
   std::string tensorName(Value *v, Node *user);
   std::string freshName(const std::string &base);
@@ -177,6 +180,9 @@ private:
   std::unordered_map<Value *, c10::IValue> values;
   std::unordered_map<Value *, std::string> names;
   std::unordered_map<Value *, std::vector<std::string>> tensorLists;
+  // Non-tensor values that depend on shapes and constants only, never on
+  // tensor data: an if on one of them is resolved here.
+  std::unordered_set<Value *> staticValues;
   std::vector<std::string> inputs, parameters, nodes;
   int counter = 0;
 };
@@ -246,6 +252,13 @@ void Converter::evaluate(Node *node) {
     for (size_t i = 0; i < elements.size(); ++i)
       values[node->output(i)] = elements[i];
     return;
+  }
+  if (kind == c10::prim::RaiseException) {
+    std::string message = "an exception";
+    if (node->inputs().size() && values.at(node->input(0)).isString())
+      message = values.at(node->input(0)).toStringRef();
+    invalid(describe(node) + ": the module raises '" + message +
+            "' for the stated input types");
   }
   torch::jit::Stack stack;
   for (Value *in : node->inputs())
@@ -577,12 +590,64 @@ bool Converter::rewriteBatchNorm(Node *node) {
   return true;
 }
 
+void Converter::markStatic(Node *node) {
+  for (Value *out : node->outputs())
+    if (values.at(out).isTensor() || values.at(out).isTensorList())
+      return;
+  c10::Symbol kind = node->kind();
+  // Ops that read a tensor's metadata, never its data.
+  static const std::unordered_set<std::string> metadata = {
+      "aten::size", "aten::dim", "aten::numel", "aten::len", "prim::dtype",
+      "prim::device", "prim::layout", "aten::__is__", "aten::__isnot__",
+      "prim::is_cuda"};
+  bool isStatic = kind == c10::prim::Constant ||
+                  metadata.count(kind.toQualString()) != 0;
+  if (!isStatic) {
+    isStatic = true;
+    for (Value *in : node->inputs())
+      isStatic &= staticValues.count(in) != 0;
+  }
+  if (isStatic)
+    for (Value *out : node->outputs())
+      staticValues.insert(out);
+}
+
+// An if whose condition depends on shapes and constants only (the rank and
+// size checks scripted modules make) is resolved: the taken branch is
+// converted in its place. A condition on tensor data is control flow Kiln
+// cannot compile.
+void Converter::convertIf(Node *node) {
+  Value *condition = node->input(0);
+  if (!staticValues.count(condition))
+    unsupported(describe(node) + ": control flow on tensor data left after "
+                "freezing; Kiln compiles straight-line graphs (trace the "
+                "module, or make the condition a constant)");
+  torch::jit::Block *taken = node->blocks()[values.at(condition).toBool() ? 0 : 1];
+  for (Node *inner : taken->nodes())
+    convertNode(inner);
+  for (size_t i = 0; i < node->outputs().size(); ++i) {
+    Value *from = taken->outputs()[i];
+    Value *to = node->output(i);
+    values[to] = values.at(from);
+    if (auto it = names.find(from); it != names.end())
+      names[to] = it->second;
+    if (auto it = tensorLists.find(from); it != tensorLists.end())
+      tensorLists[to] = it->second;
+    if (staticValues.count(from))
+      staticValues.insert(to);
+  }
+}
+
 void Converter::convertNode(Node *node) {
+  if (node->kind() == c10::prim::If)
+    return convertIf(node);
   if (!node->blocks().empty())
-    unsupported(describe(node) + ": control flow left after freezing; Kiln "
+    unsupported(describe(node) + ": control flow (" +
+                node->kind().toQualString() + ") left after freezing; Kiln "
                 "compiles straight-line graphs (trace the module, or make the "
-                "condition a constant)");
+                "trip count a constant)");
   evaluate(node);
+  markStatic(node);
   c10::Symbol kind = node->kind();
   if (kind == c10::prim::Constant) {
     const c10::IValue &iv = values.at(node->output());
