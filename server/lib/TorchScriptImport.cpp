@@ -7,7 +7,11 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/TorchScriptImport.h"
 
+#include "kiln/common/Digest.h"
+
 #include "absl/cleanup/cleanup.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -18,6 +22,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <optional>
+#include <mutex>
 #include <fcntl.h>
 #include <fstream>
 #include <sstream>
@@ -104,6 +111,45 @@ absl::StatusOr<int> runTool(std::vector<std::string> args,
   return WEXITSTATUS(status);
 }
 
+/// Conversions already made, keyed by tool, archive digest and input types:
+/// repeated compiles of one archive skip the second or so libtorch takes.
+/// An entry is used only while all its weights are still in the store.
+class ConversionCache {
+public:
+  std::optional<v1::Graph> find(const std::string &key, const ContentStore &store) {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = graphs.find(key);
+    if (it == graphs.end())
+      return std::nullopt;
+    for (const v1::Parameter &parameter : it->second.parameters())
+      if (!store.contains(parameter.digest()))
+        return std::nullopt;
+    return it->second;
+  }
+
+  void insert(const std::string &key, const v1::Graph &graph) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!graphs.emplace(key, graph).second)
+      return;
+    order.push_back(key);
+    if (order.size() > kCapacity) {
+      graphs.erase(order.front());
+      order.pop_front();
+    }
+  }
+
+private:
+  static constexpr size_t kCapacity = 64;
+  std::mutex mutex;
+  absl::flat_hash_map<std::string, v1::Graph> graphs;
+  std::deque<std::string> order;
+};
+
+ConversionCache &conversionCache() {
+  static ConversionCache *cache = new ConversionCache();
+  return *cache;
+}
+
 } // namespace
 
 std::filesystem::path torchScriptImportTool() {
@@ -167,6 +213,10 @@ importTorchScript(const v1::TorchScriptModule &module, ContentStore &store,
     }
     args.push_back(spec);
   }
+  std::string key = absl::StrCat(tool.string(), "|", sha256Hex(archive), "|",
+                                 absl::StrJoin(args.begin() + 3, args.end(), ","));
+  if (std::optional<v1::Graph> cached = conversionCache().find(key, store))
+    return *std::move(cached);
   absl::StatusOr<int> code = runTool(args, dir / "import.log", timeout);
   if (!code.ok())
     return code.status();
@@ -201,6 +251,7 @@ importTorchScript(const v1::TorchScriptModule &module, ContentStore &store,
       return digest.status();
     *graph.mutable_parameters(i)->mutable_digest() = *digest;
   }
+  conversionCache().insert(key, graph);
   return graph;
 }
 

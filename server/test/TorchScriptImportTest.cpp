@@ -11,7 +11,11 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+
+#include <algorithm>
 #include <fstream>
+#include <iterator>
 
 namespace kiln::server {
 namespace {
@@ -69,6 +73,28 @@ JSON)SH");
   absl::StatusOr<std::string> bytes = store->read(digest);
   ASSERT_TRUE(bytes.ok()) << bytes.status();
   EXPECT_EQ(*bytes, "abcd");
+}
+
+TEST_F(TorchScriptImportTest, ReusesAConversionWhileItsWeightsAreStored) {
+  std::filesystem::path counter = temp.path() / "runs";
+  std::filesystem::path fake = tool(absl::StrCat(R"SH(
+echo run >> )SH", counter.string(), R"SH(
+printf 'wxyz' > "$2/param_0.bin"
+echo '{"name":"cached","parameters":[{"value":{"name":"w","type":{"dtype":"DTYPE_F32","shape":[1]}}}]}' > "$2/graph.json")SH"));
+  auto runs = [&] {
+    std::ifstream in(counter);
+    return std::count(std::istreambuf_iterator<char>(in),
+                      std::istreambuf_iterator<char>(), '\n');
+  };
+  module.set_data("cached archive");
+  ASSERT_TRUE(importTorchScript(module, *store, fake).ok());
+  absl::StatusOr<v1::Graph> again = importTorchScript(module, *store, fake);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->name(), "cached");
+  EXPECT_EQ(runs(), 1);
+  module.mutable_inputs(0)->set_shape(0, 5); // other input types: converted anew
+  ASSERT_TRUE(importTorchScript(module, *store, fake).ok());
+  EXPECT_EQ(runs(), 2);
 }
 
 TEST_F(TorchScriptImportTest, MapsExitCodesToStatusesWithTheMessage) {

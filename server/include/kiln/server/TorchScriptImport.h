@@ -26,7 +26,9 @@ std::filesystem::path torchScriptImportTool();
 /// or input types the tool rejects, UNIMPLEMENTED for constructs it cannot
 /// convert (both carry the tool's message, which names the node),
 /// DEADLINE_EXCEEDED past `timeout`, INTERNAL when the tool is missing or
-/// fails otherwise.
+/// fails otherwise. Successful conversions are remembered (per process, the
+/// latest 64, keyed by tool, archive digest and input types) and reused while
+/// their weights are in `store`.
 absl::StatusOr<v1::Graph>
 importTorchScript(const v1::TorchScriptModule &module, ContentStore &store,
                   const std::filesystem::path &tool,
