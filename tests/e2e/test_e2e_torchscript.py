@@ -15,6 +15,15 @@ from kiln.errors import InvalidArgumentError, UnimplementedError
 RTOL, ATOL = 1e-4, 1e-5
 
 
+@pytest.fixture(autouse=True)
+def _needs_the_importer():
+    """kiln-torchscript-import is built only where CMake found libtorch."""
+    from support import build_dir
+
+    if not (build_dir() / "bin" / "kiln-torchscript-import").exists():
+        pytest.skip("kiln-torchscript-import was not built (no libtorch found)")
+
+
 class MLP(nn.Module):
     def __init__(self):
         super().__init__()
