@@ -1,5 +1,5 @@
 """pytest entry point of the op registry: every case through a real kilnd for
-each target in $KILN_REGISTRY_TARGETS (default: cpu), strict against
+each target in $KILN_REGISTRY_TARGETS (default: cpu,riscv64), strict against
 tests/registry/xfail/<target>.txt; plus unit tests of the runner itself."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ if str(REPO) not in sys.path:
 from tests.registry import run  # noqa: E402
 from tests.registry.registry import all_cases, tolerance_for  # noqa: E402
 
-TARGETS = os.environ.get("KILN_REGISTRY_TARGETS", "cpu").split(",")
+TARGETS = os.environ.get("KILN_REGISTRY_TARGETS", "cpu,riscv64").split(",")
 JOBS = int(os.environ.get("KILN_REGISTRY_JOBS", "2"))
 
 
