@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/TorchScriptImport.h"
 
+#include "kiln/common/ChildProcess.h"
 #include "kiln/common/Digest.h"
 
 #include "absl/cleanup/cleanup.h"
@@ -25,15 +26,11 @@
 #include <deque>
 #include <optional>
 #include <mutex>
-#include <fcntl.h>
 #include <fstream>
 #include <sstream>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 
-extern char **environ;
 
 namespace kiln::server {
 namespace {
@@ -63,52 +60,27 @@ const char *dtypeSpec(v1::DType dtype) {
   }
 }
 
-/// Runs `args` with stdout and stderr into `logPath`; its exit code, or an
-/// error when it cannot start, is killed by a signal or runs past `timeout`.
+/// Runs the importer: its exit code, or an error when it cannot start, is
+/// killed by a signal or runs past `timeout`.
 absl::StatusOr<int> runTool(std::vector<std::string> args,
                             const std::filesystem::path &logPath,
                             std::chrono::seconds timeout) {
-  std::vector<char *> argv;
-  for (std::string &arg : args)
-    argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid;
-  int error = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0)
-    return absl::InternalError(absl::StrCat(
-        "cannot run the TorchScript importer ", args[0], ": ", std::strerror(error),
-        " (build kiln-torchscript-import, or set KILN_TORCHSCRIPT_IMPORT)"));
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  int status = 0;
-  while (true) {
-    pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid)
-      break;
-    if (done < 0 && errno != EINTR)
-      return absl::InternalError(absl::StrCat("waitpid: ", std::strerror(errno)));
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
+  std::string tool = args[0];
+  absl::StatusOr<ChildExit> exit = runChildProcess(std::move(args), logPath, timeout);
+  if (!exit.ok()) {
+    if (absl::IsDeadlineExceeded(exit.status()))
       return absl::DeadlineExceededError(absl::StrCat(
           "the TorchScript importer ran past ", timeout.count(), " s"));
-    }
-    // Polling the child's exit: the importer runs for a second or so.
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return absl::InternalError(absl::StrCat(
+        "cannot run the TorchScript importer: ", exit.status().message(),
+        " (build kiln-torchscript-import, or set KILN_TORCHSCRIPT_IMPORT)"));
   }
-  if (!WIFEXITED(status)) {
+  if (!exit->exited) {
     auto log = readWholeFile(logPath);
     return absl::InternalError(absl::StrCat(
-        "the TorchScript importer died with signal ", WTERMSIG(status), ": ",
-        log.ok() ? *log : ""));
+        "the TorchScript importer ", exit->describe(), ": ", log.ok() ? *log : ""));
   }
-  return WEXITSTATUS(status);
+  return exit->code;
 }
 
 /// Conversions already made, keyed by tool, archive digest and input types:

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "MachineCode.h"
 
+#include "kiln/common/ChildProcess.h"
 #include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"
@@ -27,12 +28,8 @@
 #include <sstream>
 #include <vector>
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
 
 namespace kiln::compiler {
 namespace {
@@ -163,30 +160,14 @@ absl::StatusOr<std::string> runLinker(const std::vector<std::string_view> &objec
     args.push_back(objectPath.string());
   }
   args.insert(args.end(), libraryArgs.begin(), libraryArgs.end());
-  std::vector<char *> argv;
-  for (std::string &arg : args)
-    argv.push_back(arg.data());
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid;
-  int spawnError =
-      posix_spawn(&pid, linker.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawnError != 0)
-    return absl::InternalError(absl::StrCat("cannot run the linker ", linker, ": ",
-                                            std::strerror(spawnError)));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  absl::StatusOr<ChildExit> exit = runChildProcess(std::move(args), logPath);
+  if (!exit.ok())
+    return exit.status();
+  if (!exit->succeeded()) {
     auto log = readFile(logPath);
-    return absl::InternalError(
-        absl::StrCat("linking failed: ", log.ok() ? *log : "(no log)"));
+    return absl::InternalError(absl::StrCat("linking failed (", linker, " ",
+                                            exit->describe(), "): ",
+                                            log.ok() ? *log : "(no log)"));
   }
   return readFile(outputPath);
 }
