@@ -23,26 +23,14 @@ import torch
 
 import kiln
 import kiln.bundle
-from kiln.testing import MLP, BatchedMatmul, EncoderBlock, example_inputs
+from kiln.testing import example_inputs
 from support import Kilnd
-
-TOL = dict(rtol=1e-4, atol=1e-5)  # as test_e2e_models.py on the CPU target
+from test_e2e_models import MODELS, TOL, make  # the CPU target's models and tolerances
 VARIANTS = {
     "rv64gcv": {},
     "rv64gcv-vlen256": {"riscv": {"vlen": 256}},
     "rv64gc": {"riscv": {"scalar_only": True}},
 }
-MODELS = {
-    "mlp_gelu_exact": lambda: MLP(approximate="none"),
-    "mlp_gelu_tanh": lambda: MLP(approximate="tanh"),
-    "encoder_block": EncoderBlock,
-    "batched_matmul": BatchedMatmul,
-}
-
-
-def make(name, seed=0):
-    torch.manual_seed(seed)
-    return MODELS[name]().eval()
 
 
 @pytest.fixture(scope="module")
