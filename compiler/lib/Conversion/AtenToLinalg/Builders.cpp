@@ -107,6 +107,13 @@ Value buildFilled(OpBuilder &b, Location loc, RankedTensorType type,
   return b.create<linalg::FillOp>(loc, scalar, empty).getResult(0);
 }
 
+llvm::SmallBitVector reducedDims(int64_t rank, ArrayRef<int64_t> dims) {
+  llvm::SmallBitVector reduced(rank, dims.empty());
+  for (int64_t dim : dims)
+    reduced.set(dim);
+  return reduced;
+}
+
 SmallVector<int64_t> droppedShape(ArrayRef<int64_t> shape,
                                   const llvm::SmallBitVector &reduced) {
   SmallVector<int64_t> kept;

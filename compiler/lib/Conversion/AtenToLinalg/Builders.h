@@ -82,6 +82,10 @@ mlir::Value buildPadded(mlir::OpBuilder &b, mlir::Location loc,
 mlir::Value castTensor(mlir::OpBuilder &b, mlir::Location loc,
                        mlir::Value value, mlir::Type element);
 
+/// The dims an aten reduction's `dims` attribute names, of `rank`; all of
+/// them when `dims` is empty (PyTorch's "reduce everything").
+llvm::SmallBitVector reducedDims(int64_t rank, llvm::ArrayRef<int64_t> dims);
+
 /// Shape of `type` with the dims in `reduced` dropped.
 llvm::SmallVector<int64_t> droppedShape(llvm::ArrayRef<int64_t> shape,
                                         const llvm::SmallBitVector &reduced);

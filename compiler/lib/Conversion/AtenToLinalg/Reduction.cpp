@@ -19,13 +19,6 @@ using namespace kiln::aten;
 
 namespace {
 
-llvm::SmallBitVector reducedDims(int64_t rank, ArrayRef<int64_t> dims) {
-  llvm::SmallBitVector reduced(rank, dims.empty());
-  for (int64_t dim : dims)
-    reduced.set(dim);
-  return reduced;
-}
-
 Value add(OpBuilder &b, Location loc, Value acc, Value x) {
   if (isa<FloatType>(acc.getType()))
     return b.create<arith::AddFOp>(loc, acc, x);

@@ -23,13 +23,6 @@ using namespace kiln::aten;
 
 namespace {
 
-llvm::SmallBitVector reducedDims(int64_t rank, ArrayRef<int64_t> dims) {
-  llvm::SmallBitVector reduced(rank, dims.empty());
-  for (int64_t dim : dims)
-    reduced.set(dim);
-  return reduced;
-}
-
 /// The identity of max (lowest) or min (highest) for `type`.
 Value extremeConstant(OpBuilder &b, Location loc, Type type, bool lowest) {
   if (auto f = dyn_cast<FloatType>(type))
