@@ -105,12 +105,14 @@ absl::StatusOr<Values> avgPool(NodeImporter &n, size_t s) {
       n.b().getBoolAttr(countIncludePad), n.b().getI64IntegerAttr(divisor))};
 }
 
-/// adaptive_avg_pool2d where every input extent is a multiple of the output
-/// extent: a plain average pool with kernel = stride = in / out.
-absl::StatusOr<Values> adaptiveAvgPool(NodeImporter &n, size_t s) {
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-  ArrayRef<int64_t> in = typeOf(self).getShape(), out = type.getShape();
+/// The kernel (= stride) of adaptive pooling over the last `s` dims, when
+/// every input extent is a multiple of the output extent; UNIMPLEMENTED
+/// otherwise.
+absl::StatusOr<std::vector<int64_t>> adaptiveKernel(NodeImporter &n,
+                                                    RankedTensorType input,
+                                                    RankedTensorType output,
+                                                    size_t s) {
+  ArrayRef<int64_t> in = input.getShape(), out = output.getShape();
   if (in.size() < s + 1 || in.size() != out.size())
     return n.error("adaptive pooling needs matching input and output ranks");
   std::vector<int64_t> kernel;
@@ -121,6 +123,16 @@ absl::StatusOr<Values> adaptiveAvgPool(NodeImporter &n, size_t s) {
           ": only output extents that divide the input's are supported"));
     kernel.push_back(in[i] / out[i]);
   }
+  return kernel;
+}
+
+/// adaptive_avg_pool2d where every input extent is a multiple of the output
+/// extent: a plain average pool with kernel = stride = in / out.
+absl::StatusOr<Values> adaptiveAvgPool(NodeImporter &n, size_t s) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
+                   adaptiveKernel(n, typeOf(self), type, s));
   auto b = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
   return Values{n.b().create<aten::AvgPoolOp>(
       n.loc(), type, self, b(kernel), b(kernel),
@@ -133,17 +145,8 @@ absl::StatusOr<Values> adaptiveAvgPool(NodeImporter &n, size_t s) {
 absl::StatusOr<Values> adaptiveMaxPool(NodeImporter &n, size_t s) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-  ArrayRef<int64_t> in = typeOf(self).getShape(), out = type.getShape();
-  if (in.size() < s + 1 || in.size() != out.size())
-    return n.error("adaptive pooling needs matching input and output ranks");
-  std::vector<int64_t> kernel;
-  for (size_t i = in.size() - s; i < in.size(); ++i) {
-    if (in[i] % out[i] != 0)
-      return n.unimplemented(absl::StrCat(
-          "adaptive pooling from ", in[i], " to ", out[i],
-          ": only output extents that divide the input's are supported"));
-    kernel.push_back(in[i] / out[i]);
-  }
+  ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
+                   adaptiveKernel(n, typeOf(self), type, s));
   auto b = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
   auto indicesType = RankedTensorType::get(type.getShape(), n.b().getI64Type());
   auto op = n.b().create<aten::MaxPoolOp>(

@@ -512,18 +512,27 @@ absl::StatusOr<Values> indexSelect(NodeImporter &n, const std::string &selfName,
                                                   n.b().getI64IntegerAttr(dim))};
 }
 
-/// index.Tensor with k > 1 index tensors (leading dims): the indices
-/// broadcast together, wrap (Python modulo) and linearize into one index
-/// over self viewed as (S0 * ... * Sk-1, rest...).
-absl::StatusOr<Values> indexMany(NodeImporter &n, Value self,
-                                 const std::vector<Value> &indices) {
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  RankedTensorType selfType = typeOf(self);
+/// k index tensors over self's leading dims, broadcast together, each
+/// wrapped (Python modulo) and combined into one row index over self viewed
+/// as (S0 * ... * Sk-1, rest...).
+struct LinearIndex {
+  Value linear;      // i64, the indices' broadcast shape
+  int64_t rows = 1;  // S0 * ... * Sk-1
+};
+
+absl::StatusOr<LinearIndex> linearizeIndices(NodeImporter &n,
+                                             RankedTensorType selfType,
+                                             const std::vector<Value> &indices) {
   size_t k = indices.size();
-  if (k > static_cast<size_t>(selfType.getRank()))
-    return n.error("more index tensors than dimensions");
+  if (k == 0 || k > static_cast<size_t>(selfType.getRank()))
+    return n.error(absl::StrCat("takes 1 to ", selfType.getRank(),
+                                " index tensors (one per leading dimension), got ", k));
   SmallVector<int64_t> shape;
   for (Value index : indices) {
+    Type element = typeOf(index).getElementType();
+    if (!isa<IntegerType>(element) || element.isInteger(1))
+      return n.unimplemented("only integer index tensors are supported (no "
+                             "boolean masks)");
     ArrayRef<int64_t> s = typeOf(index).getShape();
     if (s.size() > shape.size())
       shape.insert(shape.begin(), s.size() - shape.size(), 1);
@@ -533,36 +542,41 @@ absl::StatusOr<Values> indexMany(NodeImporter &n, Value self,
         return n.error("index tensors do not broadcast together");
       slot = std::max(slot, s[i]);
     }
-    Type element = typeOf(index).getElementType();
-    if (!isa<IntegerType>(element) || element.isInteger(1))
-      return n.unimplemented("only integer index tensors are supported (no "
-                             "boolean masks)");
   }
   Type i64 = n.b().getI64Type();
   auto linearType = RankedTensorType::get(shape, i64);
-  Value linear;
-  int64_t stride = 1;
+  LinearIndex result;
   for (size_t j = k; j-- > 0;) {
     int64_t extent = selfType.getDimSize(j);
     auto wrappedType = RankedTensorType::get(typeOf(indices[j]).getShape(), i64);
     Value wrapped = pointwise(n, wrappedType, "remainder",
                               {indices[j], n.constant(i64, double(extent))});
     Value term = n.b().create<aten::MulOp>(n.loc(), wrappedType, wrapped,
-                                           n.constant(i64, double(stride)));
-    if (!linear) {
-      linear = term.getType() == linearType
-                   ? term
-                   : n.b().create<aten::ExpandOp>(n.loc(), linearType, term);
-    } else {
-      linear = n.b().create<aten::AddOp>(n.loc(), linearType, linear, term,
-                                         n.b().getF64FloatAttr(1.0));
-    }
-    stride *= extent;
+                                           n.constant(i64, double(result.rows)));
+    if (!result.linear)
+      result.linear = term.getType() == linearType
+                          ? term
+                          : n.b().create<aten::ExpandOp>(n.loc(), linearType, term);
+    else
+      result.linear = n.b().create<aten::AddOp>(n.loc(), linearType, result.linear,
+                                                term, n.b().getF64FloatAttr(1.0));
+    result.rows *= extent;
   }
-  SmallVector<int64_t> flatShape = {stride};
-  flatShape.append(selfType.getShape().begin() + k, selfType.getShape().end());
+  return result;
+}
+
+/// index.Tensor with k > 1 index tensors (leading dims): index_select of
+/// the linearized indices over self viewed as (rows, rest...).
+absl::StatusOr<Values> indexMany(NodeImporter &n, Value self,
+                                 const std::vector<Value> &indices) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  RankedTensorType selfType = typeOf(self);
+  ASSIGN_OR_RETURN(LinearIndex index, linearizeIndices(n, selfType, indices));
+  SmallVector<int64_t> flatShape = {index.rows};
+  flatShape.append(selfType.getShape().begin() + indices.size(),
+                   selfType.getShape().end());
   Value flat = n.b().create<aten::ViewOp>(n.loc(), selfType.clone(flatShape), self);
-  return Values{n.b().create<aten::IndexSelectOp>(n.loc(), type, flat, linear,
+  return Values{n.b().create<aten::IndexSelectOp>(n.loc(), type, flat, index.linear,
                                                   n.b().getI64IntegerAttr(0))};
 }
 
@@ -576,45 +590,12 @@ absl::StatusOr<Values> indexPut(NodeImporter &n) {
   ASSIGN_OR_RETURN(bool accumulate, n.boolAttr("accumulate", false));
   RankedTensorType selfType = typeOf(self);
   size_t k = indices.size();
-  if (k == 0 || k > static_cast<size_t>(selfType.getRank()))
-    return n.error("index_put needs 1 to rank index tensors");
   Type i64 = n.b().getI64Type();
-  // The linear row index of every indexed position, broadcast together.
-  SmallVector<int64_t> shape;
-  for (Value index : indices) {
-    Type element = typeOf(index).getElementType();
-    if (!isa<IntegerType>(element) || element.isInteger(1))
-      return n.unimplemented("only integer index tensors are supported (no "
-                             "boolean masks)");
-    ArrayRef<int64_t> s = typeOf(index).getShape();
-    if (s.size() > shape.size())
-      shape.insert(shape.begin(), s.size() - shape.size(), 1);
-    for (size_t i = 0; i < s.size(); ++i) {
-      int64_t &slot = shape[shape.size() - s.size() + i];
-      if (slot != 1 && s[i] != 1 && slot != s[i])
-        return n.error("index tensors do not broadcast together");
-      slot = std::max(slot, s[i]);
-    }
-  }
-  auto linearType = RankedTensorType::get(shape, i64);
-  Value linear;
-  int64_t stride = 1;
-  for (size_t j = k; j-- > 0;) {
-    int64_t extent = selfType.getDimSize(j);
-    auto wrappedType = RankedTensorType::get(typeOf(indices[j]).getShape(), i64);
-    Value wrapped = pointwise(n, wrappedType, "remainder",
-                              {indices[j], n.constant(i64, double(extent))});
-    Value term = n.b().create<aten::MulOp>(n.loc(), wrappedType, wrapped,
-                                           n.constant(i64, double(stride)));
-    if (!linear)
-      linear = term.getType() == linearType
-                   ? term
-                   : n.b().create<aten::ExpandOp>(n.loc(), linearType, term);
-    else
-      linear = n.b().create<aten::AddOp>(n.loc(), linearType, linear, term,
-                                         n.b().getF64FloatAttr(1.0));
-    stride *= extent;
-  }
+  ASSIGN_OR_RETURN(LinearIndex index, linearizeIndices(n, selfType, indices));
+  RankedTensorType linearType = typeOf(index.linear);
+  ArrayRef<int64_t> shape = linearType.getShape();
+  int64_t stride = index.rows;
+  Value linear = index.linear;
   int64_t count = linearType.getNumElements();
   ArrayRef<int64_t> rest = selfType.getShape().drop_front(k);
   SmallVector<int64_t> gathered(shape.begin(), shape.end());

@@ -21,6 +21,18 @@ using namespace kiln::aten;
 
 namespace {
 
+/// An index scalar read from an index tensor, as i64, with a negative index
+/// wrapped once (PyTorch's -1 is the last element).
+Value wrappedIndex(OpBuilder &b, Location loc, Value raw, int64_t extent) {
+  Type i64 = b.getI64Type();
+  Value v = raw.getType() == i64 ? raw : b.create<arith::ExtSIOp>(loc, i64, raw);
+  Value zero = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(0));
+  Value size = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(extent));
+  Value negative = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, v, zero);
+  return b.create<arith::SelectOp>(loc, negative,
+                                   b.create<arith::AddIOp>(loc, v, size), v);
+}
+
 struct SliceLowering : OpConversionPattern<SliceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -80,14 +92,7 @@ struct IndexPutLowering : OpConversionPattern<IndexPutOp> {
             AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(rank)},
         iterators, [&](OpBuilder &b, Location l, ValueRange args) {
           Type i64 = b.getI64Type();
-          Value raw = args[0].getType() == i64
-                          ? args[0]
-                          : b.create<arith::ExtSIOp>(l, i64, args[0]).getResult();
-          Value size = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(extent));
-          Value zero = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0));
-          Value wrapped = b.create<arith::SelectOp>(
-              l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, raw, zero),
-              b.create<arith::AddIOp>(l, raw, size), raw);
+          Value wrapped = wrappedIndex(b, l, args[0], extent);
           Value row = b.create<arith::IndexCastOp>(l, i64,
                                                    b.create<linalg::IndexOp>(l, 0));
           Value match =
@@ -136,14 +141,7 @@ struct ScatterLowering : OpConversionPattern<ScatterOp> {
             AffineMap::getMultiDimIdentityMap(rank + 1, ctx).getMajorSubMap(rank)},
         iterators, [&](OpBuilder &b, Location l, ValueRange args) {
           Type i64 = b.getI64Type();
-          Value raw = args[0].getType() == i64
-                          ? args[0]
-                          : b.create<arith::ExtSIOp>(l, i64, args[0]).getResult();
-          Value size = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(extent));
-          Value zero = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0));
-          Value wrapped = b.create<arith::SelectOp>(
-              l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, raw, zero),
-              b.create<arith::AddIOp>(l, raw, size), raw);
+          Value wrapped = wrappedIndex(b, l, args[0], extent);
           Value at = b.create<arith::IndexCastOp>(l, i64,
                                                   b.create<linalg::IndexOp>(l, dim));
           Value match = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, wrapped, at);
@@ -212,14 +210,10 @@ struct CatLowering : OpConversionPattern<CatOp> {
 /// An index scalar read from an index tensor: negative wraps once, then
 /// clamped to [0, extent).
 Value safeIndex(OpBuilder &b, Location loc, Value raw, int64_t extent) {
-  Type i64 = b.getI64Type();
-  Value v = raw.getType() == i64 ? raw : b.create<arith::ExtSIOp>(loc, i64, raw);
   auto c = [&](int64_t x) -> Value {
     return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(x));
   };
-  Value negative = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, v, c(0));
-  v = b.create<arith::SelectOp>(loc, negative,
-                                b.create<arith::AddIOp>(loc, v, c(extent)), v);
+  Value v = wrappedIndex(b, loc, raw, extent);
   v = b.create<arith::MaxSIOp>(loc, v, c(0));
   v = b.create<arith::MinSIOp>(loc, v, c(extent - 1));
   return b.create<arith::IndexCastOp>(loc, b.getIndexType(), v);
