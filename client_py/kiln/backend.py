@@ -203,15 +203,16 @@ class _KilnCompiledGraph:
     def _codegen(self, serialized: Any, args: Sequence[Any], input_pos: list[int],
                  param_pos: list[int], param_names: list[str]) -> _Specialization:
         from kiln import bundle
-        vector = not ((self.options or {}).get("riscv", {}).get("scalar_only", False)
-                      if isinstance(self.options, dict) else False)
+        riscv = _riscv_options(self.options)
+        vector = not riscv.scalar_only
         compiled = self.client.compile_serialized(
-            serialized, target="riscv64", options=bundle.bare_metal_options(vector))
+            serialized, target="riscv64",
+            options=bundle.bare_metal_options(vector, riscv.vlen or 128))
         name = f"graph{self.index}_{len(self._specs)}"
         directory = (self.codegen_dir or pathlib.Path("kiln_bundles")) / name
         written = bundle.write_compiled_bundle(
             self.client, compiled, [args[i] for i in input_pos], directory, name,
-            vector=vector)
+            vector=vector, vlen=riscv.vlen or 128)
         self.bundles.append(written)
         log.info("kiln: wrote the bare-metal bundle of %s to %s (make -C %s run)",
                  self.name, directory, directory)
@@ -286,6 +287,15 @@ class _KilnCompiledGraph:
     def specializations(self) -> list[CompiledModel]:
         """The executables compiled so far, one per input signature."""
         return [s.compiled for s in self._specs.values() if s.compiled is not None]
+
+
+def _riscv_options(options: Any) -> Any:
+    """options.riscv as a RiscvOptions message, whether options is a dict,
+    a CompileOptions message or None."""
+    from kiln.v1 import compiler_pb2
+    if isinstance(options, compiler_pb2.CompileOptions):
+        return options.riscv
+    return compiler_pb2.RiscvOptions(**dict((options or {}).get("riscv", {})))
 
 
 def _with_stage_dumps(options: Any) -> Any:

@@ -59,3 +59,13 @@ def test_bare_metal_options():
     assert bundle.bare_metal_options() == {"riscv": {"bare_metal": True, "vlen": 128}}
     assert bundle.bare_metal_options(vector=False) == {
         "riscv": {"bare_metal": True, "scalar_only": True}}
+
+
+def test_codegen_reads_riscv_options_from_a_dict_or_a_message():
+    from kiln.backend import _riscv_options
+    from kiln.v1 import compiler_pb2
+
+    assert _riscv_options(None).scalar_only is False
+    assert _riscv_options({"riscv": {"scalar_only": True}}).scalar_only is True
+    message = compiler_pb2.CompileOptions(riscv=compiler_pb2.RiscvOptions(vlen=256))
+    assert _riscv_options(message).vlen == 256
