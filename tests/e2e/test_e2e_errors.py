@@ -38,9 +38,13 @@ def mlp_compiled(client):
 
 
 def test_unknown_op(client):
-    with pytest.raises(kiln.InvalidArgumentError, match="definitely_not_an_op") as info:
+    # A well-formed graph with an op Kiln lacks: UNIMPLEMENTED, naming the
+    # node, its op and how to let it run on the host CPU instead.
+    with pytest.raises(kiln.UnimplementedError,
+                       match=r"node 0 'y' \(aten\.definitely_not_an_op\.default\): "
+                             r"unsupported op .*fallback=\"cpu\"") as info:
         client.compile_graph(one_op_graph("aten.definitely_not_an_op.default"))
-    assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert info.value.code == grpc.StatusCode.UNIMPLEMENTED
     assert_serving(client)
 
 

@@ -92,9 +92,9 @@ def test_local_agents_follow_the_targets():
 
 
 def test_first_line_drops_request_ids_and_addresses():
-    msg = ("[INVALID_ARGUMENT] node 0: unsupported op 'aten.sort.default' (request abc123) "
+    msg = ("[UNIMPLEMENTED] node 0: unsupported op 'aten.sort.default' (request abc123) "
            "(rpc=kiln.v1.Compiler/Compile, address=127.0.0.1:4242, target=cpu)\nmore")
-    assert run.first_line(msg) == "[INVALID_ARGUMENT] node 0: unsupported op 'aten.sort.default'"
+    assert run.first_line(msg) == "[UNIMPLEMENTED] node 0: unsupported op 'aten.sort.default'"
     assert run.Result(all_cases()[0], error=msg).missing_op == "aten.sort.default"
     msg = ("[INVALID_ARGUMENT] loading executable sha256:" + "ab" * 32 + "/291: refused: "
            "/tmp/kiln-registry-3jo679pl/cache/x/" + "cd" * 32 + ": undefined symbol")

@@ -152,7 +152,7 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
     const v1::Node &node = graph.nodes(i);
     auto handler = handlers.find(node.op());
     if (handler == handlers.end())
-      return absl::InvalidArgumentError(absl::StrCat(
+      return absl::UnimplementedError(absl::StrCat(
           "node ", i, ": unsupported op '", node.op(),
           "' (Kiln supports ", handlers.size(), " ATen ops; see docs)"));
     NodeImporter importer(node, i, builder, values);

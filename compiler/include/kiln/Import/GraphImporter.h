@@ -19,7 +19,8 @@ inline constexpr const char *kGraphFunctionName = "kiln_main";
 
 /// Imports `graph` into a new module in `context`. Arguments are the graph's
 /// parameters, then its inputs; results are its outputs. INVALID_ARGUMENT,
-/// naming the node, op and argument, for anything malformed or unsupported.
+/// naming the node, op and argument, for anything malformed; UNIMPLEMENTED,
+/// naming the node and op, for a valid op or attribute Kiln lacks.
 absl::StatusOr<mlir::OwningOpRef<mlir::ModuleOp>>
 importGraph(const v1::Graph &graph, mlir::MLIRContext &context);
 
