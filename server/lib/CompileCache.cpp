@@ -190,11 +190,16 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
   return outcome;
 }
 
+std::string CompileCache::keyFor(const v1::Graph &graph,
+                                 const std::string &target,
+                                 const v1::CompileOptions &options) const {
+  return computeCompileKey(graph, target, options, buildId, salt());
+}
+
 absl::StatusOr<CompileOutcome>
 CompileCache::compile(const v1::Graph &graph, const std::string &target,
                       const v1::CompileOptions &options) {
-  std::string key =
-      computeCompileKey(graph, target, options, buildId, salt());
+  std::string key = keyFor(graph, target, options);
   std::promise<Result> promise;
   std::shared_future<Result> flight;
   bool leader = false;

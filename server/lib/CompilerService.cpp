@@ -44,10 +44,11 @@ std::string debugMiscompileBuildId(const std::string &buildId,
 }
 
 CompilerService::CompilerService(ContentStore &store, CompileCache &cache,
+                                 NodeSupportFn nodeSupport,
                                  std::vector<std::string> supportedTargets,
                                  DrainGate &gate, ServerMetrics &metrics)
-    : store(store), cache(cache), targets(std::move(supportedTargets)),
-      gate(gate), metrics(metrics) {}
+    : store(store), cache(cache), nodeSupport(std::move(nodeSupport)),
+      targets(std::move(supportedTargets)), gate(gate), metrics(metrics) {}
 
 absl::Status CompilerService::validate(const v1::CompileRequest &request) const {
   if (std::find(targets.begin(), targets.end(), request.target()) ==
@@ -60,6 +61,7 @@ absl::Status CompilerService::validate(const v1::CompileRequest &request) const 
   if (optLevel < 0 || optLevel > 3)
     return absl::InvalidArgumentError(absl::StrCat(
         "options.opt_level must be 0..3 (0 means the default), got ", optLevel));
+  RETURN_IF_ERROR(validatePlacementPolicy(request.placement()));
   std::vector<std::string> missing;
   for (const v1::Parameter &parameter : request.graph().parameters()) {
     const std::string &name = parameter.value().name();
@@ -144,8 +146,9 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
                  context->peer(), std::string(status.message()));
     return toGrpcStatus(status, currentRequestId());
   }
-  absl::StatusOr<CompileOutcome> outcome =
-      cache.compile(request->graph(), request->target(), request->options());
+  absl::StatusOr<PlacedOutcome> outcome =
+      compilePlaced(cache, nodeSupport, request->graph(), request->target(),
+                    request->options(), request->placement());
   if (!outcome.ok()) {
     spdlog::error("compile of graph '{}' for '{}' failed: {}", graphName,
                   request->target(), std::string(outcome.status().message()));
@@ -157,12 +160,21 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
   int64_t totalUs = std::chrono::duration_cast<std::chrono::microseconds>(
                         std::chrono::steady_clock::now() - start)
                         .count();
-  *response->mutable_executable() = outcome->executable;
-  *response->mutable_manifest() = outcome->manifest;
+  if (!outcome->partitioned) {
+    *response->mutable_executable() = outcome->whole.executable;
+    *response->mutable_manifest() = outcome->whole.manifest;
+    for (const v1::StageDump &stage : outcome->whole.stages)
+      *response->add_stages() = stage;
+  } else {
+    spdlog::warn("compile graph='{}' target={}: {} of {} nodes fall back to "
+                 "the CPU in {} segments (placement policy FALLBACK_POLICY_CPU)",
+                 graphName, request->target(), outcome->placement.cpu_nodes(),
+                 request->graph().nodes_size(),
+                 outcome->placement.segments_size());
+  }
   response->set_cache_hit(outcome->cacheHit);
-  for (const v1::StageDump &stage : outcome->stages)
-    *response->add_stages() = stage;
   *response->mutable_op_report() = outcome->opReport;
+  *response->mutable_placement() = outcome->placement;
   if (fromTorchScript)
     *response->mutable_graph() = request->graph();
   outcomeLabel = outcome->cacheHit ? "hit" : "miss";
@@ -173,7 +185,9 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
                "compile_us={} total_us={} executable={}",
                graphName, request->target(), outcome->key, outcome->cacheHit,
                outcome->timings.queue_us(), outcome->timings.compile_us(),
-               totalUs, formatDigest(outcome->executable));
+               totalUs,
+               outcome->partitioned ? std::string("partitioned")
+                                    : formatDigest(outcome->whole.executable));
   return toGrpcStatus(absl::OkStatus(), currentRequestId());
 }
 

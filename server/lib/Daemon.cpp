@@ -51,7 +51,7 @@ void blockShutdownSignals() {
 }
 
 int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
-              const std::string &compilerBuildId,
+              NodeSupportFn nodeSupport, const std::string &compilerBuildId,
               const std::vector<std::string> &supportedTargets) {
   ServerOptions options;
   options.listenAddress = flags.listen;
@@ -69,6 +69,7 @@ int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
                  "wrong (a testing aid; never use it in production)",
                  flags.debugMiscompile);
   options.compiler = withDebugMiscompile(std::move(compiler), miscompiled);
+  options.nodeSupport = std::move(nodeSupport);
   options.compilerBuildId = debugMiscompileBuildId(compilerBuildId, miscompiled);
   options.supportedTargets = supportedTargets;
 

@@ -85,8 +85,8 @@ KilnServer::start(ServerOptions options) {
   state->scheduler =
       std::make_unique<Scheduler>(*state->registry, options.deviceWait);
   state->compilerService = std::make_unique<CompilerService>(
-      *state->store, *state->cache, options.supportedTargets,
-      state->drainGate, state->metrics);
+      *state->store, *state->cache, options.nodeSupport,
+      options.supportedTargets, state->drainGate, state->metrics);
   state->executorService = std::make_unique<ExecutorService>(
       *state->store, *state->scheduler, options.executeTimeout,
       state->drainGate, state->metrics);

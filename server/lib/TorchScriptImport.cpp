@@ -13,6 +13,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -23,6 +24,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <deque>
 #include <optional>
 #include <mutex>
@@ -230,17 +232,29 @@ importTorchScript(const v1::TorchScriptModule &module, ContentStore &store,
 absl::Status nameTorchScriptValue(const absl::Status &status,
                                   const v1::Graph &graph) {
   absl::string_view message = status.message();
-  int index = 0;
-  if (!absl::ConsumePrefix(&message, "node "))
-    return status;
-  size_t colon = message.find(':');
-  if (colon == absl::string_view::npos ||
-      !absl::SimpleAtoi(message.substr(0, colon), &index) || index < 0 ||
-      index >= graph.nodes_size() || !graph.nodes(index).outputs_size())
+  std::vector<std::string> values;
+  for (size_t at = message.find("node "); at != absl::string_view::npos;
+       at = message.find("node ", at + 1)) {
+    absl::string_view rest = message.substr(at + 5);
+    size_t digits = 0;
+    while (digits < rest.size() && absl::ascii_isdigit(rest[digits]))
+      ++digits;
+    int index = 0;
+    if (digits == 0 || digits == rest.size() ||
+        (rest[digits] != ':' && rest[digits] != ' ') ||
+        !absl::SimpleAtoi(rest.substr(0, digits), &index) ||
+        index >= graph.nodes_size() || !graph.nodes(index).outputs_size())
+      continue;
+    std::string value = absl::StrCat("%", graph.nodes(index).outputs(0).name());
+    if (std::find(values.begin(), values.end(), value) == values.end())
+      values.push_back(std::move(value));
+  }
+  if (values.empty())
     return status;
   return absl::Status(status.code(),
-                      absl::StrCat(status.message(), " [TorchScript value %",
-                                   graph.nodes(index).outputs(0).name(), "]"));
+                      absl::StrCat(message, " [TorchScript value",
+                                   values.size() > 1 ? "s " : " ",
+                                   absl::StrJoin(values, ", "), "]"));
 }
 
 } // namespace kiln::server

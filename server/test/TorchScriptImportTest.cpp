@@ -9,6 +9,7 @@
 
 #include "TestUtil.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
@@ -145,6 +146,13 @@ TEST_F(TorchScriptImportTest, NamesTheTorchScriptValueOfAFailingNode) {
   EXPECT_EQ(named.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(named.message(), "node 1: unsupported op 'aten.lgamma.default' "
                              "[TorchScript value %input.3]");
+  absl::Status placement = nameTorchScriptValue(
+      absl::UnimplementedError("target 'cpu' cannot compile 2 of 2 nodes: node 0 "
+                               "'x.1' (aten.erfinv.default): no; node 1 'input.3' "
+                               "(aten.lgamma.default): no"),
+      graph);
+  EXPECT_THAT(std::string(placement.message()),
+              ::testing::EndsWith("[TorchScript values %x.1, %input.3]"));
   for (const char *other : {"node 7: out of range", "node x: bad", "no node"})
     EXPECT_EQ(nameTorchScriptValue(absl::InternalError(other), graph).message(),
               other);

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Compiler/Compile.h"
+#include "kiln/Compiler/NodeSupport.h"
 #include "kiln/common/Logging.h"
 #include "kiln/server/Daemon.h"
 #include "kiln/server/DaemonFlags.h"
@@ -36,6 +37,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   return kiln::server::runDaemon(*flags, kiln::compiler::compileGraph,
+                                 kiln::compiler::checkNodeSupport,
                                  kiln::compiler::compilerBuildId(),
                                  kiln::compiler::supportedTargets());
 }

@@ -73,6 +73,10 @@ public:
   /// The cache entry for `key`, if present and valid.
   std::optional<CompileOutcome> lookup(const std::string &key) const;
 
+  /// The compile key `compile` uses for (graph, target, options).
+  std::string keyFor(const v1::Graph &graph, const std::string &target,
+                     const v1::CompileOptions &options) const;
+
   const std::string &compilerBuildId() const { return buildId; }
 
   /// The salt mixed into every compile key ("" for none).

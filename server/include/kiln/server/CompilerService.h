@@ -9,6 +9,7 @@
 #include "kiln/server/CompileCache.h"
 #include "kiln/server/ContentStore.h"
 #include "kiln/server/DrainGate.h"
+#include "kiln/server/PlacedCompile.h"
 #include "kiln/server/ServerMetrics.h"
 #include "kiln/v1/compiler.grpc.pb.h"
 
@@ -34,10 +35,12 @@ std::string debugMiscompileBuildId(const std::string &buildId,
 class CompilerService final
     : public v1::Compiler::WithStreamedUnaryMethod_Compile<v1::Compiler::Service> {
 public:
-  /// `supportedTargets` is what the linked compiler can build for.
+  /// `supportedTargets` is what the linked compiler can build for;
+  /// `nodeSupport` finds the ops a target lacks (null: nothing falls back).
   /// Requests enter through `gate` (UNAVAILABLE once kilnd drains); each is
   /// counted and timed in `metrics`.
   CompilerService(ContentStore &store, CompileCache &cache,
+                  NodeSupportFn nodeSupport,
                   std::vector<std::string> supportedTargets, DrainGate &gate,
                   ServerMetrics &metrics);
 
@@ -52,12 +55,14 @@ public:
                        v1::CompileResponse *response);
 
   /// The checks Compile makes before compiling: a supported target, an
-  /// opt_level in 0..3, and every parameter digest valid and in the store.
+  /// opt_level in 0..3, a valid placement policy, and every parameter
+  /// digest valid and in the store.
   absl::Status validate(const v1::CompileRequest &request) const;
 
 private:
   ContentStore &store;
   CompileCache &cache;
+  NodeSupportFn nodeSupport;
   std::vector<std::string> targets;
   DrainGate &gate;
   ServerMetrics &metrics;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "kiln/server/CompileCache.h"
+#include "kiln/server/PlacedCompile.h"
 #include "kiln/server/DaemonFlags.h"
 
 #include <string>
@@ -24,7 +25,7 @@ void blockShutdownSignals();
 
 /// Runs kilnd until SIGTERM or SIGINT; returns the process exit code.
 int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
-              const std::string &compilerBuildId,
+              NodeSupportFn nodeSupport, const std::string &compilerBuildId,
               const std::vector<std::string> &supportedTargets);
 
 } // namespace kiln::server

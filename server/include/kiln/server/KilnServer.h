@@ -8,6 +8,7 @@
 #pragma once
 
 #include "kiln/server/CompileCache.h"
+#include "kiln/server/PlacedCompile.h"
 
 #include "absl/status/statusor.h"
 
@@ -44,6 +45,8 @@ struct ServerOptions {
   std::chrono::milliseconds heartbeatInterval{1'000};
   /// The compiler, its build id and the targets it supports.
   CompilerFn compiler;
+  /// Which nodes a target compiles, for placement (null: nothing falls back).
+  NodeSupportFn nodeSupport;
   std::string compilerBuildId;
   std::vector<std::string> supportedTargets;
 };

@@ -35,8 +35,9 @@ importTorchScript(const v1::TorchScriptModule &module, ContentStore &store,
                   std::chrono::seconds timeout = std::chrono::seconds(120));
 
 /// A compile error about a graph converted from TorchScript, with the
-/// TorchScript value named: a message that starts "node N:" gains
-/// " [TorchScript value %<name>]" for the value node N defines.
+/// TorchScript values named: a message naming nodes ("node N:" or
+/// "node N '...'") gains " [TorchScript value %<name>]" for the value each
+/// defines (" [TorchScript values %a, %b]" for several).
 absl::Status nameTorchScriptValue(const absl::Status &status,
                                   const v1::Graph &graph);
 

@@ -1,0 +1,150 @@
+//===- NodeSupport.cpp - which graph nodes a target can compile -----------===//
+//
+// This file implements checkNodeSupport(): every node becomes a one-node
+// graph with canonical value names, which is imported and lowered to linalg
+// in one shared MLIRContext. Identical one-node graphs are checked once.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Compiler/NodeSupport.h"
+
+#include "DiagnosticCollector.h"
+#include "Registration.h"
+
+#include "kiln/Import/GraphImporter.h"
+#include "kiln/Pipeline/Pipelines.h"
+#include "kiln/Target/Target.h"
+#include "kiln/common/Status.h"
+
+#include "absl/strings/strip.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <map>
+#include <unordered_map>
+
+using namespace mlir;
+
+namespace kiln::compiler {
+namespace {
+
+/// Name -> type of every value a node may read.
+using ValueTypes = std::unordered_map<std::string, const v1::TensorType *>;
+
+ValueTypes valueTypes(const v1::Graph &graph) {
+  ValueTypes types;
+  for (const v1::Parameter &param : graph.parameters())
+    types[param.value().name()] = &param.value().type();
+  for (const v1::Value &input : graph.inputs())
+    types[input.name()] = &input.type();
+  for (const v1::Node &node : graph.nodes())
+    for (const v1::Value &output : node.outputs())
+      types[output.name()] = &output.type();
+  return types;
+}
+
+/// Node `index` alone: its tensor arguments become inputs named a0, a1...
+/// in first-use order and its outputs r0, r1..., so that nodes differing
+/// only in value names serialize alike.
+absl::StatusOr<v1::Graph> singleNodeGraph(const v1::Graph &graph, int index,
+                                          const ValueTypes &types) {
+  const v1::Node &node = graph.nodes(index);
+  v1::Graph single;
+  v1::Node *copy = single.add_nodes();
+  *copy = node;
+  std::map<std::string, std::string> renamed;
+  for (v1::Argument &arg : *copy->mutable_arguments()) {
+    if (arg.kind_case() != v1::Argument::kValue)
+      continue;
+    auto it = renamed.find(arg.value());
+    if (it == renamed.end()) {
+      auto type = types.find(arg.value());
+      if (type == types.end())
+        return absl::InvalidArgumentError(
+            absl::StrCat("node ", index, " (", node.op(), "): argument '",
+                         arg.name(), "' refers to unknown value '", arg.value(),
+                         "'"));
+      std::string name = absl::StrCat("a", renamed.size());
+      v1::Value *input = single.add_inputs();
+      input->set_name(name);
+      *input->mutable_type() = *type->second;
+      it = renamed.emplace(arg.value(), std::move(name)).first;
+    }
+    arg.set_value(it->second);
+  }
+  for (int r = 0; r < copy->outputs_size(); ++r) {
+    std::string name = absl::StrCat("r", r);
+    copy->mutable_outputs(r)->set_name(name);
+    single.add_outputs(name);
+  }
+  return single;
+}
+
+/// The message without the one-node graph's "node 0 (op): " or "node 0: "
+/// prefix, which would name the wrong node.
+std::string withoutNodePrefix(absl::string_view message, const std::string &op) {
+  for (std::string prefix : {absl::StrCat("node 0 (", op, "): "),
+                             std::string("node 0: ")})
+    if (absl::ConsumePrefix(&message, prefix))
+      break;
+  return std::string(message);
+}
+
+/// Imports and lowers one single-node graph.
+absl::Status lowerToLinalg(const v1::Graph &single, MLIRContext &context) {
+  DiagnosticCollector diagnostics(context);
+  ASSIGN_OR_RETURN(OwningOpRef<ModuleOp> module, importGraph(single, context));
+  PassManager toLinalg(&context);
+  buildKilnAtenToLinalgPipeline(toLinalg);
+  if (failed(toLinalg.run(*module)))
+    return absl::InternalError(
+        absl::StrCat("its lowering to linalg failed: ", diagnostics.take()));
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::StatusOr<std::vector<NodeSupport>>
+checkNodeSupport(const v1::Graph &graph, const CompileOptions &options) {
+  const Target *target = lookupTarget(options.target);
+  if (!target)
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown target '", options.target, "'; this compiler supports: ",
+                     absl::StrJoin(targetNames(), ", ")));
+  DialectRegistry registry;
+  registerKilnDialects(registry);
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.loadAllAvailableDialects();
+
+  ValueTypes types = valueTypes(graph);
+  std::unordered_map<std::string, NodeSupport> checked;
+  std::vector<NodeSupport> result;
+  result.reserve(graph.nodes_size());
+  for (int i = 0; i < graph.nodes_size(); ++i) {
+    const std::string &op = graph.nodes(i).op();
+    ASSIGN_OR_RETURN(v1::Graph single, singleNodeGraph(graph, i, types));
+    std::string key;
+    single.SerializeToString(&key);
+    auto known = checked.find(key);
+    if (known != checked.end()) {
+      result.push_back(known->second);
+      continue;
+    }
+    absl::Status status = lowerToLinalg(single, context);
+    NodeSupport support;
+    if (absl::IsInvalidArgument(status))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node ", i, " (", op, "): ", withoutNodePrefix(status.message(), op)));
+    if (!status.ok()) {
+      support.supported = false;
+      support.reason = withoutNodePrefix(status.message(), op);
+    }
+    checked.emplace(std::move(key), support);
+    result.push_back(std::move(support));
+  }
+  return result;
+}
+
+} // namespace kiln::compiler

@@ -1,0 +1,200 @@
+//===- PlacedCompileTest.cpp - compiles under a placement policy ----------===//
+//
+// This file implements tests for compilePlaced() and the policy check, with
+// a fake compiler that lacks one op (UNIMPLEMENTED, as the importer says it)
+// and a matching capability check.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/PlacedCompile.h"
+
+#include "PlacementGraphs.h"
+#include "TestUtil.h"
+#include "kiln/common/Digest.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace kiln::server {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::FakeCompiler;
+using testing::GraphBuilder;
+using testing::kLackedOp;
+using testing::TempDir;
+
+bool lacks(const v1::Node &node) { return node.op() == kLackedOp; }
+
+class PlacedCompileTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<ContentStore>> opened =
+        ContentStore::open(temp.path() / "cas");
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    store = std::move(*opened);
+    CompilerFn real = fake.function();
+    CompilerFn lacking = [real](const v1::Graph &graph,
+                                const compiler::CompileOptions &options)
+        -> absl::StatusOr<compiler::CompiledExecutable> {
+      for (int i = 0; i < graph.nodes_size(); ++i)
+        if (lacks(graph.nodes(i)))
+          return absl::UnimplementedError(absl::StrCat(
+              "node ", i, ": unsupported op '", kLackedOp, "'"));
+      return real(graph, options);
+    };
+    absl::StatusOr<std::unique_ptr<CompileCache>> opened_cache =
+        CompileCache::open(*store, temp.path() / "ac", lacking, "b1", 2);
+    ASSERT_TRUE(opened_cache.ok()) << opened_cache.status();
+    cache = std::move(*opened_cache);
+    nodeSupport = [this](const v1::Graph &graph, const compiler::CompileOptions &) {
+      checks++;
+      std::vector<compiler::NodeSupport> support(graph.nodes_size());
+      for (int i = 0; i < graph.nodes_size(); ++i)
+        if (lacks(graph.nodes(i)))
+          support[i] = {false, absl::StrCat("unsupported op '", kLackedOp, "'")};
+      return absl::StatusOr<std::vector<compiler::NodeSupport>>(support);
+    };
+    GraphBuilder g("mixed");
+    g.input("x").parameter("w", digestOf("w"))
+        .node("a", "aten.add.Tensor", {"x", "w"})
+        .node("b", kLackedOp, {"a"})
+        .node("c", "aten.relu.default", {"b"})
+        .output("c");
+    mixed = g.graph;
+  }
+
+  absl::StatusOr<PlacedOutcome> compile(const v1::Graph &graph,
+                                        v1::PlacementPolicy policy) {
+    return compilePlaced(*cache, nodeSupport, graph, "cpu", v1::CompileOptions(),
+                         policy);
+  }
+
+  static v1::PlacementPolicy cpuFallback() {
+    v1::PlacementPolicy policy;
+    policy.set_fallback(v1::FALLBACK_POLICY_CPU);
+    return policy;
+  }
+
+  TempDir temp;
+  std::unique_ptr<ContentStore> store;
+  FakeCompiler fake;
+  std::unique_ptr<CompileCache> cache;
+  NodeSupportFn nodeSupport;
+  int checks = 0;
+  v1::Graph mixed;
+};
+
+TEST_F(PlacedCompileTest, WholeGraphIsOneTargetSegment) {
+  GraphBuilder g;
+  g.input("x").node("r", "aten.relu.default", {"x"}).output("r");
+  absl::StatusOr<PlacedOutcome> outcome = compile(g.graph, {});
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_FALSE(outcome->partitioned);
+  EXPECT_EQ(checks, 0); // no capability check when the graph compiles
+  const v1::PlacementReport &report = outcome->placement;
+  EXPECT_EQ(report.target(), "cpu");
+  EXPECT_EQ(report.target_nodes(), 1);
+  EXPECT_EQ(report.cpu_nodes(), 0);
+  ASSERT_EQ(report.segments_size(), 1);
+  EXPECT_EQ(report.segments(0).executable().hash(), outcome->whole.executable.hash());
+  EXPECT_THAT(report.segments(0).inputs(), ElementsAre("x"));
+  EXPECT_THAT(report.segments(0).outputs(), ElementsAre("r"));
+  EXPECT_EQ(report.nodes(0).placement(), v1::PLACEMENT_TARGET);
+}
+
+TEST_F(PlacedCompileTest, ErrorPolicyNamesEveryLackedNode) {
+  absl::StatusOr<PlacedOutcome> outcome = compile(mixed, {});
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_TRUE(absl::IsUnimplemented(outcome.status())) << outcome.status();
+  EXPECT_THAT(outcome.status().message(),
+              HasSubstr("target 'cpu' cannot compile 1 of 3 nodes: node 1 'b' "
+                        "(aten.cummax.default): unsupported op"));
+  EXPECT_THAT(outcome.status().message(), HasSubstr("FALLBACK_POLICY_CPU"));
+}
+
+TEST_F(PlacedCompileTest, CpuPolicyPartitionsAndCachesSegments) {
+  absl::StatusOr<PlacedOutcome> first = compile(mixed, cpuFallback());
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_TRUE(first->partitioned);
+  EXPECT_FALSE(first->cacheHit);
+  const v1::PlacementReport &report = first->placement;
+  EXPECT_EQ(report.target_nodes(), 2);
+  EXPECT_EQ(report.cpu_nodes(), 1);
+  EXPECT_NEAR(report.fallback_fraction(), 1.0 / 3.0, 1e-12);
+  ASSERT_EQ(report.segments_size(), 3);
+  EXPECT_EQ(report.segments(0).placement(), v1::PLACEMENT_TARGET);
+  EXPECT_EQ(report.segments(1).placement(), v1::PLACEMENT_CPU);
+  EXPECT_TRUE(report.segments(1).executable().hash().empty());
+  EXPECT_EQ(report.nodes(1).placement(), v1::PLACEMENT_CPU);
+  EXPECT_EQ(report.nodes(1).segment(), 1);
+  EXPECT_THAT(report.nodes(1).reason(), HasSubstr("unsupported op"));
+  // Each target segment is an executable of its own, with its manifest.
+  EXPECT_FALSE(report.segments(0).executable().hash().empty());
+  EXPECT_NE(report.segments(0).executable().hash(),
+            report.segments(2).executable().hash());
+  ASSERT_EQ(report.segments(2).manifest().inputs_size(), 1);
+  EXPECT_EQ(report.segments(2).manifest().inputs(0).name(), "b");
+  ASSERT_EQ(report.segments(0).manifest().parameters_size(), 1);
+  EXPECT_EQ(report.segments(0).manifest().parameters(0).name(), "w");
+  // The op report has the target nodes' layers, in graph order.
+  ASSERT_EQ(first->opReport.layers_size(), 2);
+  EXPECT_EQ(first->opReport.layers(0).name(), "a");
+  EXPECT_EQ(first->opReport.layers(1).name(), "c");
+  EXPECT_EQ(first->opReport.totals().macs(), 14);
+  EXPECT_EQ(first->opReport.totals().parameter_bytes(), 2 * 4 * 4);
+  EXPECT_EQ(first->key, cache->keyFor(mixed, "cpu", v1::CompileOptions()));
+
+  absl::StatusOr<PlacedOutcome> second = compile(mixed, cpuFallback());
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_TRUE(second->cacheHit);
+  EXPECT_EQ(second->placement.segments(2).executable().hash(),
+            report.segments(2).executable().hash());
+}
+
+TEST_F(PlacedCompileTest, MaxFallbackFractionIsEnforced) {
+  v1::PlacementPolicy policy = cpuFallback();
+  policy.set_max_fallback_fraction(0.25);
+  absl::StatusOr<PlacedOutcome> outcome = compile(mixed, policy);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_TRUE(absl::IsUnimplemented(outcome.status())) << outcome.status();
+  EXPECT_THAT(outcome.status().message(),
+              HasSubstr("1 of 3 nodes (0.333) would fall back to the CPU, over "
+                        "placement.max_fallback_fraction 0.25"));
+  policy.set_max_fallback_fraction(0.5);
+  EXPECT_TRUE(compile(mixed, policy).ok());
+}
+
+TEST_F(PlacedCompileTest, OtherErrorsAreNotPlacementQuestions) {
+  fake.failWith = absl::InternalError("llvm exploded");
+  GraphBuilder g;
+  g.input("x").node("r", "aten.relu.default", {"x"}).output("r");
+  absl::StatusOr<PlacedOutcome> outcome = compile(g.graph, cpuFallback());
+  EXPECT_TRUE(absl::IsInternal(outcome.status())) << outcome.status();
+  EXPECT_EQ(checks, 0);
+}
+
+TEST_F(PlacedCompileTest, WithoutACapabilityCheckNothingFallsBack) {
+  absl::StatusOr<PlacedOutcome> outcome = compilePlaced(
+      *cache, nullptr, mixed, "cpu", v1::CompileOptions(), cpuFallback());
+  EXPECT_TRUE(absl::IsUnimplemented(outcome.status())) << outcome.status();
+}
+
+TEST(PlacementPolicyTest, RejectsOutOfRangePolicies) {
+  v1::PlacementPolicy policy;
+  EXPECT_TRUE(validatePlacementPolicy(policy).ok());
+  policy.set_fallback(static_cast<v1::FallbackPolicy>(7));
+  EXPECT_THAT(validatePlacementPolicy(policy).message(),
+              HasSubstr("placement.fallback: unknown value 7"));
+  policy.set_fallback(v1::FALLBACK_POLICY_CPU);
+  policy.set_max_fallback_fraction(1.5);
+  EXPECT_THAT(validatePlacementPolicy(policy).message(),
+              HasSubstr("must be in 0..1, got 1.5"));
+  policy.set_max_fallback_fraction(0.0);
+  EXPECT_TRUE(validatePlacementPolicy(policy).ok());
+  policy.set_fallback(v1::FALLBACK_POLICY_ERROR);
+  EXPECT_TRUE(absl::IsInvalidArgument(validatePlacementPolicy(policy)));
+}
+
+} // namespace
+} // namespace kiln::server
