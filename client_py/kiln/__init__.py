@@ -17,10 +17,11 @@ from kiln.errors import (CompileError, DeadlineExceededError, FailedPrecondition
 from kiln.graph import serialize_graph_module
 from kiln.introspect import get_mlir
 from kiln.op_report import LayerCost, OpReport
+from kiln.placement import NodePlacement, PlacementReport
 
 __all__ = [
     "Client", "CompiledModel", "DeviceInfo", "backend", "serialize_graph_module",
-    "get_mlir", "OpReport", "LayerCost",
+    "get_mlir", "OpReport", "LayerCost", "PlacementReport", "NodePlacement",
     "KilnError", "InvalidArgumentError", "NotFoundError", "FailedPreconditionError",
     "UnavailableError", "DeadlineExceededError", "InternalError", "CompileError",
     "UnimplementedError", "UnsupportedOpError", "VerificationError",

@@ -17,7 +17,11 @@ signature at call time; the daemon's compile cache makes repeats cheap.
 
 Errors are typed :mod:`kiln.errors` exceptions. With ``fallback="eager"`` a graph
 that fails to compile or run is run eagerly instead, and a WARNING names the
-graph and the reason; with the default ``fallback=None`` nothing falls back.
+graph and the reason. With ``fallback="cpu"`` the daemon partitions a graph
+with ops the target lacks: those ops run on the host CPU with PyTorch, the
+rest on the target, and a WARNING on ``kiln.placement`` names every op that
+fell back (:mod:`kiln.placement`; ``max_fallback_fraction`` caps them). With
+the default ``fallback=None`` nothing falls back.
 
 ``mode`` says what happens to each graph (the modes of a simulator backend,
 each doing what it says):
@@ -52,6 +56,7 @@ import torch.fx
 from kiln.client import Client, CompiledModel
 from kiln.errors import KilnError, UnavailableError, UnsupportedOpError, VerificationError
 from kiln.graph import serialize_graph_module
+from kiln.placement import placement_policy
 
 __all__ = ["MODES", "backend", "lower_to_core_aten"]
 
@@ -114,8 +119,11 @@ class _KilnCompiledGraph:
     def __init__(self, client: Client, gm: torch.fx.GraphModule, target: str,
                  options: Any, fallback: str | None, mode: str = "execute",
                  codegen_dir: pathlib.Path | None = None, index: int = 0,
-                 verify: bool = False):
+                 verify: bool = False, max_fallback_fraction: float | None = None):
         self.client = client
+        #: fallback="cpu": the placement policy every compile sends.
+        self.placement = (placement_policy("cpu", max_fallback_fraction)
+                          if fallback == "cpu" else None)
         self.verify = verify
         #: verify=True: the report of the latest call (kiln.verify).
         self.last_verification: Any = None
@@ -190,7 +198,7 @@ class _KilnCompiledGraph:
         if self.mode == "compile":
             options = _with_stage_dumps(options)
         compiled = self.client.compile_serialized(serialized, target=self.target,
-                                                  options=options)
+                                                  options=options, placement=self.placement)
         n_out = len(serialized.graph.outputs)
         if n_out != self._n_outputs:
             raise UnsupportedOpError(f"{self.name}: the Dynamo graph returns {self._n_outputs} "
@@ -249,7 +257,7 @@ class _KilnCompiledGraph:
         weights = {n: args[p] for n, p in zip(spec.param_names, spec.param_positions)}
         inputs = [args[i] for i in spec.tensor_positions]
         with torch.no_grad():
-            outs = self.client._execute(spec.compiled, inputs, parameters=weights)
+            outs = spec.compiled._run(inputs, parameters=weights)
             if self.verify:
                 from kiln.verify import verify_execution
                 self.last_verification = verify_execution(
@@ -267,7 +275,7 @@ class _KilnCompiledGraph:
     def __call__(self, *args: Any) -> Any:
         if self.mode == "eager":
             return self.gm(*args)
-        if self.fallback is None:
+        if self.fallback != "eager":  # None, or "cpu" (the daemon partitions)
             return self._run(args)
         sig = _signature(args)
         if sig in self._eager:
@@ -322,7 +330,8 @@ def _require_simulator(client: Client, target: str) -> None:
 
 def backend(address: str | Client, target: str | None = None, fallback: str | None = None,
             options: Any = None, timeout: float | None = 300.0, mode: str = "execute",
-            codegen_dir: str | pathlib.Path | None = None, verify: bool = False
+            codegen_dir: str | pathlib.Path | None = None, verify: bool = False,
+            max_fallback_fraction: float | None = None
             ) -> Callable[[torch.fx.GraphModule, list], Callable[..., Any]]:
     """A torch.compile backend that compiles for ``target`` on the daemon at
     ``address`` (or through an existing :class:`kiln.Client`).
@@ -335,7 +344,12 @@ def backend(address: str | Client, target: str | None = None, fallback: str | No
             in mode ``simulate``.
         fallback: None (default) — errors propagate as typed exceptions;
             ``"eager"`` — a graph that fails to compile or run runs eagerly, and
-            a WARNING on the ``kiln.backend`` logger says which and why.
+            a WARNING on the ``kiln.backend`` logger says which and why;
+            ``"cpu"`` — ops the target lacks run on the host CPU with PyTorch
+            and the rest of the graph on the target (:mod:`kiln.placement`).
+        max_fallback_fraction: with ``fallback="cpu"``, the largest fraction
+            of a graph's ops that may fall back; over it the graph's first
+            call raises :class:`kiln.errors.UnimplementedError`.
         mode: one of :data:`MODES` (see the module docstring).
         codegen_dir: mode ``codegen``: where bundles go (default
             ``./kiln_bundles``), one folder per graph and input signature.
@@ -345,8 +359,10 @@ def backend(address: str | Client, target: str | None = None, fallback: str | No
             diverging op, whatever ``fallback`` says. Each graph's latest
             report is in ``compiled_graphs[i].last_verification``.
     """
-    if fallback not in (None, "eager"):
-        raise ValueError(f"fallback must be None or 'eager', not {fallback!r}")
+    if fallback not in (None, "eager", "cpu"):
+        raise ValueError(f"fallback must be None, 'eager' or 'cpu', not {fallback!r}")
+    if max_fallback_fraction is not None and fallback != "cpu":
+        raise ValueError("max_fallback_fraction needs fallback='cpu'")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}; got {mode!r}")
     if target is None:
@@ -369,7 +385,8 @@ def backend(address: str | Client, target: str | None = None, fallback: str | No
         # signature, outside Dynamo's backend hook, so errors reach the caller
         # as typed kiln.errors exceptions rather than BackendCompilerFailed.
         compiled = _KilnCompiledGraph(client, gm, target, options, fallback, mode,
-                                      directory, len(compiled_graphs), verify=verify)
+                                      directory, len(compiled_graphs), verify=verify,
+                                      max_fallback_fraction=max_fallback_fraction)
         compiled_graphs.append(compiled)
         return compiled
 

@@ -39,6 +39,12 @@ def _add_compile_args(p: argparse.ArgumentParser) -> None:
                    help="target device kind, as `kiln devices` lists (default: cpu)")
     p.add_argument("--opt-level", type=int, default=0, choices=range(0, 4),
                    help="LLVM optimisation level; 0 = the daemon's default (2)")
+    p.add_argument("--fallback", choices=("error", "cpu"), default="error",
+                   help="ops the target lacks: fail (default), or run them on the host "
+                        "CPU with PyTorch between target segments")
+    p.add_argument("--max-fallback-fraction", type=float, metavar="F",
+                   help="with --fallback cpu: fail when more than this fraction (0..1) "
+                        "of the ops would fall back")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,6 +16,7 @@ from google.protobuf import text_format
 from kiln.cli_format import CliError, format_bytes, format_table
 from kiln.cli_progress import Reporter
 from kiln.client import Client, CompiledModel, _serialize_exported
+from kiln.placement import placement_policy
 from kiln.tensors import PROTO_TO_DTYPE
 
 __all__ = ["cmd_devices", "cmd_compile", "cmd_run", "cmd_cache_stats", "cmd_cache_gc",
@@ -68,8 +69,8 @@ def load_inputs(paths: Sequence[pathlib.Path]) -> list[torch.Tensor]:
 
 
 def compile_file(client: Client, path: pathlib.Path, target: str, opt_level: int,
-                 reporter: Reporter, dump_stages: bool = False
-                 ) -> tuple[torch.export.ExportedProgram, CompiledModel]:
+                 reporter: Reporter, dump_stages: bool = False,
+                 placement: Any = None) -> tuple[torch.export.ExportedProgram, CompiledModel]:
     ep = load_exported(path)
     serialized, out_spec, in_spec = _serialize_exported(ep, path.stem)
     t0 = time.perf_counter()
@@ -81,12 +82,28 @@ def compile_file(client: Client, path: pathlib.Path, target: str, opt_level: int
             serialized.graph, target=target,
             options={"opt_level": opt_level, "dump_stages": dump_stages},
             parameters=serialized.parameters, out_spec=out_spec, in_spec=in_spec,
-            upload_seconds=upload)
+            upload_seconds=upload, placement=placement)
     return ep, compiled
+
+
+def placement_from_args(args: argparse.Namespace) -> Any:
+    """The PlacementPolicy --fallback and --max-fallback-fraction ask for."""
+    try:
+        return placement_policy(args.fallback, args.max_fallback_fraction)
+    except ValueError as e:
+        raise CliError(str(e), "use --max-fallback-fraction with --fallback cpu, "
+                               "and a value in 0..1") from None
 
 
 def describe_compiled(compiled: CompiledModel) -> str:
     m, t = compiled.manifest, compiled.timings
+    if compiled.partitioned:
+        return "\n".join([
+            f"{'executable':<12} partitioned: {len(compiled.placement.segments)} segments",
+            f"{'cache hit':<12} {'yes' if compiled.cache_hit else 'no'}",
+            f"{'compile key':<12} {compiled.compile_key}",
+            f"{'times':<12} upload {t['upload']:.3f} s, compile {t['compile']:.3f} s",
+            str(compiled.placement)])
     rows = [
         ("executable", compiled.digest),
         ("cache hit", "yes" if compiled.cache_hit else "no"),
@@ -120,7 +137,7 @@ def write_dump(directory: pathlib.Path, compiled: CompiledModel) -> list[pathlib
     summary = directory / "compile.json"
     summary.write_text(json.dumps({
         "executable": compiled.digest, "cache_hit": compiled.cache_hit,
-        "compile_key": compiled.compile_key, "target": compiled.manifest.target,
+        "compile_key": compiled.compile_key, "target": compiled.target,
         "timings_s": compiled.timings}, indent=2) + "\n")
     return [*stages, graph, manifest, report, summary]
 
@@ -138,7 +155,8 @@ def cmd_devices(args: argparse.Namespace, client: Client, reporter: Reporter) ->
 
 def cmd_compile(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
     _, compiled = compile_file(client, args.model, args.target, args.opt_level, reporter,
-                               dump_stages=args.dump is not None)
+                               dump_stages=args.dump is not None,
+                               placement=placement_from_args(args))
     print(describe_compiled(compiled))
     if args.dump:
         files = write_dump(args.dump, compiled)
@@ -161,8 +179,9 @@ def _summary(t: torch.Tensor) -> str:
 
 def cmd_run(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
     inputs = load_inputs(args.input)     # before compiling: a bad input fails fast
-    ep, compiled = compile_file(client, args.model, args.target, args.opt_level, reporter)
-    expected = list(compiled.manifest.inputs)
+    ep, compiled = compile_file(client, args.model, args.target, args.opt_level, reporter,
+                                placement=placement_from_args(args))
+    expected = list(compiled.graph.inputs)
     if len(inputs) != len(expected):
         raise CliError(
             f"{args.model} takes {len(expected)} input(s) "
@@ -171,7 +190,10 @@ def cmd_run(args: argparse.Namespace, client: Client, reporter: Reporter) -> Non
     with reporter.spinner(f"running on {args.target}"):
         result = compiled(*inputs)
     outputs = list(result) if isinstance(result, (tuple, list)) else [result]
-    print(f"executable {compiled.digest} ({'cache hit' if compiled.cache_hit else 'compiled'}) "
+    what = (f"partitioned ({len(compiled.placement.segments)} segments, "
+            f"{compiled.placement.message.cpu_nodes} ops on the host CPU)"
+            if compiled.partitioned else compiled.digest)
+    print(f"executable {what} ({'cache hit' if compiled.cache_hit else 'compiled'}) "
           f"on {compiled.last_device_id or args.target}")
     for i, out in enumerate(outputs):
         print(f"output {i}: {_summary(out)}")
@@ -183,8 +205,10 @@ def cmd_run(args: argparse.Namespace, client: Client, reporter: Reporter) -> Non
             diff = (out.double() - r.double()).abs().max().item() if out.numel() else 0.0
             print(f"output {i}: max |kiln - eager| = {diff:.3g}")
     t = compiled.last_timings
-    print(f"times: queue {t['queue']:.4f} s, fetch {t['fetch']:.4f} s, load {t['load']:.4f} s, "
-          f"run {t['run']:.4f} s, wall {t['wall']:.4f} s")
+    cpu = f", host cpu {t['cpu']:.4f} s" if "cpu" in t else ""
+    print(f"times: queue {t.get('queue', 0.0):.4f} s, fetch {t.get('fetch', 0.0):.4f} s, "
+          f"load {t.get('load', 0.0):.4f} s, run {t.get('run', 0.0):.4f} s{cpu}, "
+          f"wall {t['wall']:.4f} s")
     if compiled.last_counters.get("instructions"):
         print(f"simulated instructions: {compiled.last_counters['instructions']:,}")
     if args.output:

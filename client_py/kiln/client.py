@@ -17,9 +17,11 @@ from kiln.errors import (FailedPreconditionError, InvalidArgumentError, KilnErro
                          UnsupportedOpError)
 from kiln.graph import SerializedGraph, serialize_graph_module
 from kiln.op_report import OpReport
+from kiln.placement import (PlacementReport, log_placement, placement_policy,
+                            run_partitioned, segment_models)
 from kiln.tensors import PROTO_TO_DTYPE, tensor_bytes, tensor_from_bytes, tensor_type
 from kiln.v1 import (compiler_pb2, devices_pb2, executable_pb2, executor_pb2,
-                     graph_pb2, tensor_pb2)
+                     graph_pb2, placement_pb2, tensor_pb2)
 
 __all__ = ["Client", "CompiledModel", "DeviceInfo", "INLINE_INPUT_LIMIT"]
 
@@ -67,6 +69,11 @@ class CompiledModel:
         last_counters: what the device counted on the latest call:
             ``instructions`` (guest instructions retired; simulated devices
             such as the qemu agent's riscv64 ones count them, others report 0).
+        placement: where each op runs (:class:`kiln.placement.PlacementReport`).
+            With ``fallback="cpu"`` a graph with ops the target lacks is
+            *partitioned*: calls run its target segments on the daemon and the
+            rest op by op with this process's PyTorch (``last_timings`` then
+            sums the segments and adds ``cpu``).
         verify: when True (``Client.compile(..., verify=True)``), every call
             checks its outputs against the reference (:mod:`kiln.verify`);
             ``model(x, verify=True)`` checks one call.
@@ -94,6 +101,9 @@ class CompiledModel:
         self.last_counters: dict[str, int] = {}
         #: The CompileOptions it was compiled with (kiln.get_mlir reuses them).
         self.options = compiler_pb2.CompileOptions()
+        #: The PlacementPolicy it was compiled under (verify's probes reuse it).
+        self.placement_policy = placement_pb2.PlacementPolicy()
+        self._segments: list[CompiledModel | None] | None = None
         graph_params = {p.value.name: p.digest for p in graph.parameters}
         order = [a.name for a in response.manifest.parameters] or list(graph_params)
         try:
@@ -128,7 +138,35 @@ class CompiledModel:
 
     @property
     def manifest(self) -> executable_pb2.ExecutableManifest:
+        """The executable's signature (empty when the graph is partitioned:
+        each target segment has its own, in ``placement.segments``)."""
         return self._response.manifest
+
+    @property
+    def target(self) -> str:
+        return self._response.placement.target or self._response.manifest.target
+
+    @property
+    def placement(self) -> PlacementReport:
+        """Where each op runs, and why (:class:`kiln.placement.PlacementReport`)."""
+        return PlacementReport(self._response.placement)
+
+    @property
+    def partitioned(self) -> bool:
+        """True when some ops run on the host CPU (compiled with fallback="cpu")."""
+        return self.placement.partitioned
+
+    def _segment_models(self) -> list["CompiledModel | None"]:
+        if self._segments is None:
+            self._segments = segment_models(self._client, self)
+        return self._segments
+
+    def _run(self, inputs: Sequence[Any],
+             parameters: Mapping[str, torch.Tensor] | None = None) -> list[torch.Tensor]:
+        """Runs it on inputs in manifest (= Graph.inputs) order."""
+        if self.partitioned:
+            return run_partitioned(self._client, self, inputs, parameters)
+        return self._client._execute(self, inputs, parameters=parameters)
 
     def stage_dumps(self) -> dict[str, str]:
         """The module after each compiler stage (aten, linalg, llvm-dialect,
@@ -150,6 +188,9 @@ class CompiledModel:
         return OpReport(self._response.op_report)
 
     def __repr__(self) -> str:
+        if self.partitioned:
+            return (f"CompiledModel(partitioned, target={self.target!r}, "
+                    f"segments={len(self.placement.segments)}, cache_hit={self.cache_hit})")
         return (f"CompiledModel(digest={self.digest[:12]}..., target={self.manifest.target!r}, "
                 f"cache_hit={self.cache_hit})")
 
@@ -163,7 +204,7 @@ class CompiledModel:
         else:
             flat = list(inputs)
         ordered = [flat[i] for i in self._input_order] if len(flat) == len(self._input_order) else flat
-        outputs = self._client._execute(self, ordered)
+        outputs = self._run(ordered)
         if self.verify if verify is None else verify:
             from kiln.verify import verify_execution
             self.last_verification = verify_execution(self._client, self, flat, outputs,
@@ -212,7 +253,8 @@ class Client:
 
     def compile(self, model: Any, target: str = "cpu",
                 options: compiler_pb2.CompileOptions | Mapping[str, Any] | None = None,
-                name: str = "", verify: bool = False) -> CompiledModel:
+                name: str = "", verify: bool = False, fallback: str = "error",
+                max_fallback_fraction: float | None = None) -> CompiledModel:
         """Compiles a model for ``target``.
 
         ``model`` is a ``torch.export.ExportedProgram`` (decomposed to core ATen
@@ -224,14 +266,26 @@ class Client:
         with the reference interpreter (:mod:`kiln.reference`) and, on a
         mismatch, raises :class:`kiln.errors.VerificationError` naming the
         first diverging op (:mod:`kiln.verify`).
+
+        ``fallback`` says what happens to ops the target cannot compile:
+        ``"error"`` (default) raises :class:`kiln.errors.UnimplementedError`
+        naming each of them; ``"cpu"`` partitions the graph so that they run
+        on the host CPU with this process's PyTorch, between target segments
+        (a WARNING on the ``kiln.placement`` logger says which and why; see
+        ``model.placement``). ``max_fallback_fraction`` (with ``"cpu"``)
+        caps the fraction of ops that may fall back; over it the compile
+        raises :class:`kiln.errors.UnimplementedError`.
         """
-        model = self._compile_model(model, target, options, name)
+        policy = placement_policy(fallback, max_fallback_fraction)
+        model = self._compile_model(model, target, options, name, policy)
         model.verify = verify
         return model
 
-    def _compile_model(self, model: Any, target: str, options: Any, name: str) -> CompiledModel:
+    def _compile_model(self, model: Any, target: str, options: Any, name: str,
+                       placement: placement_pb2.PlacementPolicy | None = None) -> CompiledModel:
         if isinstance(model, graph_pb2.Graph):
-            return self.compile_graph(model, target=target, options=options)
+            return self.compile_graph(model, target=target, options=options,
+                                      placement=placement)
         out_spec = in_spec = None
         if isinstance(model, torch.export.ExportedProgram):
             serialized, out_spec, in_spec = _serialize_exported(model, name)
@@ -241,18 +295,21 @@ class Client:
             raise TypeError(f"Client.compile takes an ExportedProgram, an fx.GraphModule or "
                             f"a kiln.v1.Graph, not {type(model).__name__}")
         return self.compile_serialized(serialized, target=target, options=options,
-                                       out_spec=out_spec, in_spec=in_spec)
+                                       out_spec=out_spec, in_spec=in_spec, placement=placement)
 
     def compile_serialized(self, serialized: SerializedGraph, target: str = "cpu",
                            options: Any = None, out_spec: Any = None,
-                           in_spec: Any = None) -> CompiledModel:
+                           in_spec: Any = None,
+                           placement: placement_pb2.PlacementPolicy | None = None
+                           ) -> CompiledModel:
         """Uploads a serialised graph's weights, then compiles it."""
         t0 = time.perf_counter()
         self.blobs.ensure_tensors(list(serialized.parameters.values()))
         upload = time.perf_counter() - t0
         return self.compile_graph(serialized.graph, target=target, options=options,
                                   parameters=serialized.parameters, out_spec=out_spec,
-                                  in_spec=in_spec, upload_seconds=upload)
+                                  in_spec=in_spec, upload_seconds=upload,
+                                  placement=placement)
 
     def compile_torchscript(self, path_or_module: Any, example_inputs: Sequence[Any],
                             target: str = "cpu",
@@ -277,12 +334,15 @@ class Client:
                       options: compiler_pb2.CompileOptions | Mapping[str, Any] | None = None,
                       *, parameters: Mapping[str, torch.Tensor] | None = None,
                       out_spec: Any = None, in_spec: Any = None,
-                      upload_seconds: float = 0.0) -> CompiledModel:
+                      upload_seconds: float = 0.0,
+                      placement: placement_pb2.PlacementPolicy | None = None) -> CompiledModel:
         """Compiles a raw kiln.v1.Graph as is (its parameter blobs must be in
-        the store already, e.g. uploaded with ``client.blobs``)."""
+        the store already, e.g. uploaded with ``client.blobs``); ``placement``
+        is the fallback policy (see :meth:`compile`)."""
         if isinstance(options, Mapping):
             options = compiler_pb2.CompileOptions(**options)
-        request = compiler_pb2.CompileRequest(graph=graph, target=target, options=options)
+        request = compiler_pb2.CompileRequest(graph=graph, target=target, options=options,
+                                              placement=placement)
         t0 = time.perf_counter()
         resp = self._rpc.call("kiln.v1.Compiler/Compile", self._rpc.compiler.Compile, request,
                               context={"target": target, "graph": graph.name or "<unnamed>"})
@@ -295,6 +355,9 @@ class Client:
         model = CompiledModel(self, resp, graph, parameters, timings, out_spec, in_spec)
         if options is not None:
             model.options.CopyFrom(options)
+        if placement is not None:
+            model.placement_policy.CopyFrom(placement)
+        log_placement(graph.name, model.placement)
         return model
 
     # --- execute --------------------------------------------------------------

@@ -65,7 +65,7 @@ def _with_stages(model: CompiledModel) -> CompiledModel:
     options.CopyFrom(model.options)
     options.dump_stages = True
     return model._client.compile_graph(
-        model.graph, target=model.manifest.target or "cpu", options=options,
+        model.graph, target=model.target or "cpu", options=options,
         parameters=model._parameters, out_spec=model._out_spec, in_spec=model._in_spec)
 
 

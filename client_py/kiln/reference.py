@@ -24,7 +24,7 @@ first output and its op.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import torch
 
@@ -32,7 +32,7 @@ from kiln.errors import InvalidArgumentError, UnsupportedOpError
 from kiln.tensors import PROTO_TO_DTYPE
 from kiln.v1 import graph_pb2, tensor_pb2
 
-__all__ = ["resolve_op", "run_reference", "node_label"]
+__all__ = ["resolve_op", "run_nodes", "run_reference", "node_label"]
 
 
 def node_label(index: int, node: graph_pb2.Node) -> str:
@@ -152,43 +152,24 @@ def _call_arguments(op: torch._ops.OpOverload, node: graph_pb2.Node,
     return args, kwargs
 
 
-def run_reference(graph: graph_pb2.Graph, inputs: Sequence[torch.Tensor],
-                  parameters: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Runs ``graph`` eagerly; returns every value by name.
+def _define(values: dict[str, torch.Tensor], name: str, tensor: torch.Tensor, label: str,
+            ctx: dict) -> None:
+    if not name:
+        raise InvalidArgumentError(f"{label}: a value has an empty name", context=ctx)
+    if name in values:
+        raise InvalidArgumentError(f"{label}: value '{name}' is defined more than once",
+                                   context=ctx)
+    values[name] = tensor
 
-    Args:
-        inputs: runtime inputs in ``graph.inputs`` order.
-        parameters: parameter value name -> tensor, for ``graph.parameters``.
 
-    The result maps each input, parameter and node output name to its
-    tensor; ``[result[n] for n in graph.outputs]`` are the graph's outputs.
-    """
-    if len(inputs) != len(graph.inputs):
-        raise InvalidArgumentError(f"the graph takes {len(graph.inputs)} inputs, "
-                                   f"got {len(inputs)}")
-    values: dict[str, torch.Tensor] = {}
-
-    def define(name: str, tensor: torch.Tensor, label: str, ctx: dict) -> None:
-        if not name:
-            raise InvalidArgumentError(f"{label}: a value has an empty name", context=ctx)
-        if name in values:
-            raise InvalidArgumentError(f"{label}: value '{name}' is defined more than once",
-                                       context=ctx)
-        values[name] = tensor
-
-    for p in graph.parameters:
-        name = p.value.name
-        if name not in parameters:
-            raise InvalidArgumentError(f"parameter '{name}' has no tensor",
-                                       context={"value": name})
-        _check_type(parameters[name], p.value.type, f"parameter '{name}'", "graph", {})
-        define(name, parameters[name], "graph", {})
-    for v, t in zip(graph.inputs, inputs):
-        _check_type(t, v.type, f"input '{v.name}'", "graph", {})
-        define(v.name, t, "graph", {})
-
+def run_nodes(graph: graph_pb2.Graph, indices: Iterable[int],
+              values: dict[str, torch.Tensor]) -> None:
+    """Runs ``graph.nodes[i]`` for each i in ``indices``, in that order,
+    reading arguments from ``values`` (value name -> tensor) and adding each
+    result to it. The placement runner uses it for CPU segments."""
     with torch.no_grad():
-        for index, node in enumerate(graph.nodes):
+        for index in indices:
+            node = graph.nodes[index]
             label, ctx = node_label(index, node), _node_context(index, node)
             op = resolve_op(node.op, index=index, node=node)
             args, kwargs = _call_arguments(op, node, values, label, ctx)
@@ -207,7 +188,36 @@ def run_reference(graph: graph_pb2.Graph, inputs: Sequence[torch.Tensor],
                 _check_type(value, out.type, f"output '{out.name}'", label, ctx)
                 # Kiln values are dense and row-major (no strides travel in the
                 # graph), so a transposed view is read as its copy would be.
-                define(out.name, value.contiguous(), label, ctx)
+                _define(values, out.name, value.contiguous(), label, ctx)
+
+
+def run_reference(graph: graph_pb2.Graph, inputs: Sequence[torch.Tensor],
+                  parameters: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Runs ``graph`` eagerly; returns every value by name.
+
+    Args:
+        inputs: runtime inputs in ``graph.inputs`` order.
+        parameters: parameter value name -> tensor, for ``graph.parameters``.
+
+    The result maps each input, parameter and node output name to its
+    tensor; ``[result[n] for n in graph.outputs]`` are the graph's outputs.
+    """
+    if len(inputs) != len(graph.inputs):
+        raise InvalidArgumentError(f"the graph takes {len(graph.inputs)} inputs, "
+                                   f"got {len(inputs)}")
+    values: dict[str, torch.Tensor] = {}
+    for p in graph.parameters:
+        name = p.value.name
+        if name not in parameters:
+            raise InvalidArgumentError(f"parameter '{name}' has no tensor",
+                                       context={"value": name})
+        _check_type(parameters[name], p.value.type, f"parameter '{name}'", "graph", {})
+        _define(values, name, parameters[name], "graph", {})
+    for v, t in zip(graph.inputs, inputs):
+        _check_type(t, v.type, f"input '{v.name}'", "graph", {})
+        _define(values, v.name, t, "graph", {})
+
+    run_nodes(graph, range(len(graph.nodes)), values)
     for name in graph.outputs:
         if name not in values:
             raise InvalidArgumentError(f"graph output '{name}' is not a value of the graph",

@@ -211,9 +211,10 @@ class _Bisection:
         names = self.cut(k)
         t0 = time.perf_counter()
         model = self.client.compile_graph(_probe_graph(self.graph, k, names),
-                                          target=self.compiled.manifest.target,
-                                          options=self.options, parameters=self.parameters)
-        outs = self.client._execute(model, [self.inputs[i] for i in model._input_order])
+                                          target=self.compiled.target,
+                                          options=self.options, parameters=self.parameters,
+                                          placement=self.compiled.placement_policy)
+        outs = model._run([self.inputs[i] for i in model._input_order])
         seconds = time.perf_counter() - t0
         cmps = {n: compare(n, t, self.reference[n]) for n, t in zip(names, outs)}
         self.seen[k] = cmps
@@ -277,7 +278,7 @@ def verify_execution(client: "Client", compiled: "CompiledModel",
     bad = [c for c in cmps if not c.ok]
     producers = _producers(graph)
     nodes_of_bad = [producers[c.name] for c in bad if c.name in producers]
-    ctx = {"executable": compiled.digest, "target": compiled.manifest.target}
+    ctx = {"executable": compiled.digest, "target": compiled.target}
     if not nodes_of_bad:  # only inputs/parameters returned as they are diverged
         c = bad[0]
         report.seconds = time.perf_counter() - t0

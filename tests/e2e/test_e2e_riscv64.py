@@ -303,3 +303,19 @@ def test_cli_runs_on_riscv64_and_prints_the_instruction_count(rv_kilnd, tmp_path
     count = re.search(r"^simulated instructions: ([\d,]+)$", proc.stdout, re.M)
     assert count and int(count.group(1).replace(",", "")) > 1000, proc.stdout
     assert float(re.search(r"max \|kiln - eager\| = (\S+)", proc.stdout).group(1)) < 1e-4
+
+
+def test_cpu_fallback_runs_target_segments_on_the_simulator(rv):
+    """A graph with ops riscv64 lacks: its target segments run on the qemu
+    device (counting instructions), the lacked ops on the host CPU."""
+    from test_e2e_placement import LACKED, assert_matches_eager, exported
+    model, ep, x = exported()
+    compiled = rv.compile(ep, target="riscv64", fallback="cpu")
+    assert compiled.partitioned
+    assert compiled.placement.target == "riscv64"
+    assert {n.op for n in compiled.placement.cpu_nodes} == LACKED
+    targets = [s for s in compiled.placement.segments if s.manifest.target]
+    assert targets and all(s.manifest.triple.startswith("riscv64") for s in targets)
+    assert_matches_eager(model, x, compiled(x))
+    assert compiled.last_device_id in {d.id for d in rv.devices(kind="riscv64")}
+    assert compiled.last_counters["instructions"] > 4 * 8 * 16

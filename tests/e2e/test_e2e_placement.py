@@ -1,0 +1,187 @@
+"""Placement and CPU fallback against a real kilnd.
+
+The model below uses three core-ATen ops Kiln does not compile (lgamma,
+median.dim, erfinv) between ops it does. Under the default policy the
+compile fails naming all three; with ``fallback="cpu"`` the daemon
+partitions the graph into target executables and CPU runs, reports where
+every op runs and why, and the client runs the partition, matching eager.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import grpc
+import pytest
+import torch
+
+import kiln
+from kiln.testing import MLP
+from kiln.v1 import compiler_pb2, placement_pb2
+
+LACKED = {"aten.lgamma.default", "aten.median.dim", "aten.erfinv.default"}
+RTOL, ATOL = 1e-4, 1e-5
+
+
+class Mixed(torch.nn.Module):
+    """Linear layers around ops Kiln lacks; two outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.first = torch.nn.Linear(8, 16)
+        self.second = torch.nn.Linear(16, 8)
+
+    def forward(self, x):
+        h = torch.relu(self.first(x))
+        a = torch.lgamma(h + 1.0)                 # lacked
+        m = torch.median(h, dim=1).values         # lacked
+        y = self.second(a) + m[:, None]
+        z = torch.erfinv(torch.tanh(h) * 0.5)     # lacked
+        return y, z.sum(dim=1)
+
+
+def exported(batch=4):
+    torch.manual_seed(3)
+    model = Mixed().eval()
+    x = torch.randn(batch, 8)
+    return model, torch.export.export(model, (x,)), x
+
+
+def assert_matches_eager(model, x, got):
+    with torch.no_grad():
+        want = model(x)
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=RTOL, atol=ATOL)
+
+
+def test_error_policy_names_every_op_the_target_lacks(client):
+    _, ep, _ = exported()
+    with pytest.raises(kiln.UnimplementedError) as err:
+        client.compile(ep, target="cpu")
+    message = str(err.value)
+    assert err.value.code == grpc.StatusCode.UNIMPLEMENTED
+    assert "target 'cpu' cannot compile 3 of" in message
+    for op in LACKED:
+        assert f"({op}): unsupported op '{op}'" in message
+    assert 'fallback="cpu"' in message
+
+
+def test_cpu_fallback_partitions_reports_and_matches_eager(client, caplog):
+    model, ep, x = exported()
+    with caplog.at_level(logging.WARNING, logger="kiln.placement"):
+        compiled = client.compile(ep, target="cpu", fallback="cpu")
+    assert compiled.partitioned
+    placement = compiled.placement
+    assert {n.op for n in placement.cpu_nodes} == LACKED
+    assert all(n.reason == f"unsupported op '{n.op}' (" + n.reason.split(" (", 1)[1]
+               for n in placement.cpu_nodes)
+    total = len(compiled.graph.nodes)
+    assert placement.message.cpu_nodes == 3
+    assert placement.message.target_nodes == total - 3
+    assert placement.fallback_fraction == pytest.approx(3 / total)
+    # Every node is in exactly the segment the report says, and segments
+    # alternate target and CPU (the CPU ops are clustered: at most 2 CPU runs).
+    kinds = [s.placement for s in placement.segments]
+    assert all(a != b for a, b in zip(kinds, kinds[1:]))
+    assert kinds.count(placement_pb2.PLACEMENT_CPU) <= 2
+    for n in placement.nodes:
+        assert n.node in placement.segments[n.segment].nodes
+        assert (n.placement == "cpu") == (n.op in LACKED)
+    for s in placement.segments:
+        if s.placement == placement_pb2.PLACEMENT_TARGET:
+            assert len(s.executable.hash) == 64 and s.manifest.target == "cpu"
+        else:
+            assert not s.executable.hash
+    # Nothing falls back silently: one WARNING names every CPU op.
+    warnings = [r.getMessage() for r in caplog.records if r.name == "kiln.placement"]
+    assert len(warnings) == 1
+    assert "3 of" in warnings[0] and all(op in warnings[0] for op in LACKED)
+    assert "segment" in str(placement) and "median" in str(placement)
+
+    y, z = compiled(x)
+    assert_matches_eager(model, x, (y, z))
+    assert compiled.last_timings["cpu"] > 0.0
+    # The op report covers the target segments: both linear layers' MACs.
+    assert compiled.op_report.totals.macs == 4 * 8 * 16 + 4 * 16 * 8
+
+    again = client.compile(ep, target="cpu", fallback="cpu")
+    assert again.cache_hit
+    assert [s.executable.hash for s in again.placement.segments] == \
+        [s.executable.hash for s in placement.segments]
+    x2 = torch.randn(4, 8)
+    assert_matches_eager(model, x2, again(x2))
+
+
+def test_max_fallback_fraction_is_enforced(client):
+    model, ep, x = exported()
+    with pytest.raises(kiln.UnimplementedError, match="over placement.max_fallback_fraction 0.05"):
+        client.compile(ep, target="cpu", fallback="cpu", max_fallback_fraction=0.05)
+    compiled = client.compile(ep, target="cpu", fallback="cpu", max_fallback_fraction=0.5)
+    assert_matches_eager(model, x, compiled(x))
+
+
+def test_a_graph_the_target_compiles_is_one_target_segment(client):
+    torch.manual_seed(0)
+    model = MLP(d_in=8, d_hidden=16, d_out=4).eval()
+    x = torch.randn(3, 8)
+    compiled = client.compile(torch.export.export(model, (x,)), fallback="cpu")
+    assert not compiled.partitioned
+    placement = compiled.placement
+    assert placement.summary() == f"all {len(compiled.graph.nodes)} ops run on target 'cpu'"
+    assert len(placement.segments) == 1
+    assert placement.segments[0].executable.hash == compiled.digest
+    # The fallback policy is not part of the compile key.
+    assert client.compile(torch.export.export(model, (x,))).compile_key == compiled.compile_key
+    torch.testing.assert_close(compiled(x), model(x), rtol=RTOL, atol=ATOL)
+
+
+def test_verify_checks_a_partitioned_model(client):
+    model, ep, x = exported()
+    compiled = client.compile(ep, fallback="cpu", verify=True)
+    assert_matches_eager(model, x, compiled(x))
+    assert compiled.last_verification is not None
+
+
+def test_torch_compile_backend_with_cpu_fallback(kilnd, caplog):
+    model, _, x = exported()
+    backend = kiln.backend(kilnd.address, fallback="cpu")
+    fast = torch.compile(model, backend=backend)
+    with caplog.at_level(logging.WARNING, logger="kiln.placement"):
+        got = fast(x)
+    assert_matches_eager(model, x, got)
+    (spec,) = backend.compiled_graphs[0].specializations
+    assert spec.partitioned
+    assert {n.op for n in spec.placement.cpu_nodes} == LACKED
+    assert any("run on the host CPU" in r.getMessage() for r in caplog.records)
+
+
+def test_bad_policies_are_invalid_argument(client):
+    _, ep, _ = exported()
+    from kiln.client import _serialize_exported
+    serialized, _, _ = _serialize_exported(ep, "mixed")
+    client.blobs.ensure_tensors(list(serialized.parameters.values()))
+    for policy, why in [
+        (placement_pb2.PlacementPolicy(fallback=placement_pb2.FALLBACK_POLICY_CPU,
+                                       max_fallback_fraction=1.5), "must be in 0..1"),
+        (placement_pb2.PlacementPolicy(fallback=9), "placement.fallback: unknown value 9"),
+        (placement_pb2.PlacementPolicy(max_fallback_fraction=0.5), "is not FALLBACK_POLICY_CPU"),
+    ]:
+        with pytest.raises(kiln.InvalidArgumentError, match=why):
+            client.compile_graph(serialized.graph, placement=policy)
+    with pytest.raises(ValueError, match="fallback must be one of"):
+        client.compile(ep, fallback="gpu")
+
+
+def test_raw_grpc_response_carries_the_placement(client):
+    """What a non-Python client sees: the report in CompileResponse.placement."""
+    _, ep, _ = exported()
+    from kiln.client import _serialize_exported
+    serialized, _, _ = _serialize_exported(ep, "mixed")
+    client.blobs.ensure_tensors(list(serialized.parameters.values()))
+    request = compiler_pb2.CompileRequest(
+        graph=serialized.graph, target="cpu",
+        placement=placement_pb2.PlacementPolicy(fallback=placement_pb2.FALLBACK_POLICY_CPU))
+    response = client._rpc.compiler.Compile(request, timeout=300)
+    assert not response.executable.hash
+    assert response.placement.cpu_nodes == 3
+    assert len(response.placement.nodes) == len(serialized.graph.nodes)
