@@ -112,6 +112,32 @@ def test_cpu_fallback_partitions_reports_and_matches_eager(client, caplog):
     assert_matches_eager(model, x2, again(x2))
 
 
+class ConvBnLgamma(torch.nn.Module):
+    """Batch norm's placeholder results (saved statistics nobody reads) and
+    max pooling's indices must not trip the per-node check."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.pool = torch.nn.MaxPool2d(2)
+
+    def forward(self, x):
+        h = self.pool(torch.relu(self.bn(self.conv(x))))
+        return torch.lgamma(h + 1.0).sum(dim=(2, 3)) + h.mean()
+
+
+def test_cpu_fallback_with_batch_norm_and_pooling(client):
+    torch.manual_seed(5)
+    model = ConvBnLgamma().eval()
+    model.bn.running_mean.uniform_(-0.5, 0.5)
+    model.bn.running_var.uniform_(0.5, 1.5)
+    x = torch.randn(2, 3, 8, 8)
+    compiled = client.compile(torch.export.export(model, (x,)), fallback="cpu")
+    assert [n.op for n in compiled.placement.cpu_nodes] == ["aten.lgamma.default"]
+    torch.testing.assert_close(compiled(x), model(x), rtol=RTOL, atol=ATOL)
+
+
 def test_max_fallback_fraction_is_enforced(client):
     model, ep, x = exported()
     with pytest.raises(kiln.UnimplementedError, match="over placement.max_fallback_fraction 0.05"):

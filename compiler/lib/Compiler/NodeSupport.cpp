@@ -24,6 +24,7 @@
 
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 using namespace mlir;
 
@@ -45,11 +46,26 @@ ValueTypes valueTypes(const v1::Graph &graph) {
   return types;
 }
 
+/// Names of the values the graph reads: node arguments and graph outputs.
+std::unordered_set<std::string> readValues(const v1::Graph &graph) {
+  std::unordered_set<std::string> read(graph.outputs().begin(),
+                                       graph.outputs().end());
+  for (const v1::Node &node : graph.nodes())
+    for (const v1::Argument &arg : node.arguments())
+      if (arg.kind_case() == v1::Argument::kValue)
+        read.insert(arg.value());
+  return read;
+}
+
 /// Node `index` alone: its tensor arguments become inputs named a0, a1...
 /// in first-use order and its outputs r0, r1..., so that nodes differing
-/// only in value names serialize alike.
+/// only in value names serialize alike. The one-node graph returns the
+/// results the whole graph reads (the first when it reads none): an unread
+/// result may be a placeholder the importer leaves undefined (batch norm's
+/// saved statistics).
 absl::StatusOr<v1::Graph> singleNodeGraph(const v1::Graph &graph, int index,
-                                          const ValueTypes &types) {
+                                          const ValueTypes &types,
+                                          const std::unordered_set<std::string> &read) {
   const v1::Node &node = graph.nodes(index);
   v1::Graph single;
   v1::Node *copy = single.add_nodes();
@@ -77,8 +93,11 @@ absl::StatusOr<v1::Graph> singleNodeGraph(const v1::Graph &graph, int index,
   for (int r = 0; r < copy->outputs_size(); ++r) {
     std::string name = absl::StrCat("r", r);
     copy->mutable_outputs(r)->set_name(name);
-    single.add_outputs(name);
+    if (read.count(node.outputs(r).name()))
+      single.add_outputs(name);
   }
+  if (single.outputs().empty() && copy->outputs_size())
+    single.add_outputs("r0");
   return single;
 }
 
@@ -119,12 +138,13 @@ checkNodeSupport(const v1::Graph &graph, const CompileOptions &options) {
   context.loadAllAvailableDialects();
 
   ValueTypes types = valueTypes(graph);
+  std::unordered_set<std::string> read = readValues(graph);
   std::unordered_map<std::string, NodeSupport> checked;
   std::vector<NodeSupport> result;
   result.reserve(graph.nodes_size());
   for (int i = 0; i < graph.nodes_size(); ++i) {
     const std::string &op = graph.nodes(i).op();
-    ASSIGN_OR_RETURN(v1::Graph single, singleNodeGraph(graph, i, types));
+    ASSIGN_OR_RETURN(v1::Graph single, singleNodeGraph(graph, i, types, read));
     std::string key;
     single.SerializeToString(&key);
     auto known = checked.find(key);
