@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Analysis/OpReport.h"
 #include "kiln/Compiler/Compile.h"
+#include "kiln/Compiler/NodeSupport.h"
 
 #include "google/protobuf/text_format.h"
 
@@ -38,6 +39,10 @@ void printUsage() {
                "  --op-report          print the op report (per layer MACs, FLOPs,\n"
                "                       parameter/activation bytes; totals) to stdout\n"
                "                       (-o is then optional)\n"
+               "  --check-support      check each node on its own and print where it\n"
+               "                       would run: on the target, or on the CPU with\n"
+               "                       the reason (what placement does); compiles\n"
+               "                       nothing else\n"
                "  --help               this text\n";
 }
 
@@ -58,6 +63,33 @@ bool readGraph(const std::string &path, kiln::v1::Graph &graph) {
   return parsed;
 }
 
+/// --check-support: one line per node, then the counts. Exit 0 when the
+/// check ran (whatever it found), 1 for a malformed graph.
+int printNodeSupport(const kiln::v1::Graph &graph,
+                     const kiln::compiler::CompileOptions &options) {
+  auto support = kiln::compiler::checkNodeSupport(graph, options);
+  if (!support.ok()) {
+    std::cerr << "kiln-compile: " << support.status() << "\n";
+    return 1;
+  }
+  int supported = 0;
+  for (int i = 0; i < graph.nodes_size(); ++i) {
+    const kiln::v1::Node &node = graph.nodes(i);
+    std::cout << "node " << i << " '"
+              << (node.outputs_size() ? node.outputs(0).name() : "") << "' ("
+              << node.op() << "): ";
+    if ((*support)[i].supported) {
+      ++supported;
+      std::cout << "target\n";
+    } else {
+      std::cout << "cpu: " << (*support)[i].reason << "\n";
+    }
+  }
+  std::cout << supported << " of " << graph.nodes_size()
+            << " nodes run on target " << options.target << "\n";
+  return 0;
+}
+
 bool writeFile(const std::filesystem::path &path, const std::string &bytes) {
   std::ofstream out(path, std::ios::binary);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
@@ -70,7 +102,7 @@ bool writeFile(const std::filesystem::path &path, const std::string &bytes) {
 
 int main(int argc, char **argv) {
   std::string input, output, dumpDir, emitStage;
-  bool opReport = false;
+  bool opReport = false, checkSupport = false;
   kiln::compiler::CompileOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -101,6 +133,8 @@ int main(int argc, char **argv) {
       options.dumpStages = true;
     } else if (arg == "--op-report") {
       opReport = true;
+    } else if (arg == "--check-support") {
+      checkSupport = true;
     } else if (arg == "--dump") {
       dumpDir = value();
       options.dumpStages = true;
@@ -111,13 +145,16 @@ int main(int argc, char **argv) {
       input = arg;
     }
   }
-  if (input.empty() || (output.empty() && emitStage.empty() && !opReport)) {
+  if (input.empty() ||
+      (output.empty() && emitStage.empty() && !opReport && !checkSupport)) {
     printUsage();
     return 2;
   }
   kiln::v1::Graph graph;
   if (!readGraph(input, graph))
     return 1;
+  if (checkSupport)
+    return printNodeSupport(graph, options);
   auto compiled = kiln::compiler::compileGraph(graph, options);
   if (!compiled.ok()) {
     std::cerr << "kiln-compile: " << compiled.status() << "\n";
