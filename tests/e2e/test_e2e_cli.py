@@ -148,3 +148,41 @@ def test_cache_stats_gc_and_salt(start_kilnd, saved_model, tmp_path):
     assert m and int(m.group(1)) > 0, gc    # nothing is pinned between requests
     stats2 = run_kiln("cache", "stats", address=daemon.address).stdout
     assert "'rotated-1'" in stats2
+
+
+@pytest.fixture(scope="module")
+def saved_mixed(tmp_path_factory):
+    """A model with ops the cpu target lacks (test_e2e_placement.Mixed)."""
+    from test_e2e_placement import exported
+    d = tmp_path_factory.mktemp("cli_mixed")
+    model, ep, x = exported()
+    torch.export.save(ep, d / "mixed.pt2")
+    torch.save(x, d / "x.pt")
+    return d, model, x
+
+
+def test_compile_with_cpu_fallback_prints_the_placement(kilnd, saved_mixed):
+    d, _, _ = saved_mixed
+    proc = run_kiln("compile", str(d / "mixed.pt2"), address=kilnd.address, check=False)
+    assert proc.returncode == 1
+    assert "cannot compile 3 of" in proc.stderr and "Traceback" not in proc.stderr
+    out = run_kiln("compile", str(d / "mixed.pt2"), "--fallback", "cpu",
+                   address=kilnd.address).stdout
+    assert re.search(r"^executable\s+partitioned: \d+ segments$", out, re.M), out
+    for op in ("aten.lgamma.default", "aten.median.dim", "aten.erfinv.default"):
+        assert re.search(rf"^  cpu  node \d+ '\S+' \({re.escape(op)}\): unsupported op", out,
+                         re.M), out
+    proc = run_kiln("compile", str(d / "mixed.pt2"), "--max-fallback-fraction", "0.5",
+                    address=kilnd.address, check=False)
+    assert proc.returncode == 1 and "--fallback cpu" in proc.stderr, proc.stderr
+
+
+def test_run_with_cpu_fallback_matches_eager(kilnd, saved_mixed):
+    d, _, _ = saved_mixed
+    out = run_kiln("run", str(d / "mixed.pt2"), "--input", str(d / "x.pt"), "--fallback", "cpu",
+                   "--compare", address=kilnd.address).stdout
+    assert re.search(r"^executable partitioned \(\d+ segments, 3 ops on the host CPU\)", out,
+                     re.M), out
+    diffs = [float(v) for v in re.findall(r"max \|kiln - eager\| = (\S+)", out)]
+    assert len(diffs) == 2 and max(diffs) < 1e-4, out
+    assert "host cpu" in out
