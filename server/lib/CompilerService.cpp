@@ -166,6 +166,9 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
     for (const v1::StageDump &stage : outcome->whole.stages)
       *response->add_stages() = stage;
   } else {
+    metrics.partitionedCompiles.labels({targetLabel}).inc();
+    metrics.fallbackNodes.labels({targetLabel})
+        .inc(outcome->placement.cpu_nodes());
     spdlog::warn("compile graph='{}' target={}: {} of {} nodes fall back to "
                  "the CPU in {} segments (placement policy FALLBACK_POLICY_CPU)",
                  graphName, request->target(), outcome->placement.cpu_nodes(),

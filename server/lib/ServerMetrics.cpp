@@ -17,6 +17,16 @@ ServerMetrics::ServerMetrics()
           "kiln_compile_duration_seconds",
           "Compile request latency, validation to answer, by target.",
           {"target"}, latencyBucketsSeconds())),
+      partitionedCompiles(registry.counter(
+          "kiln_partitioned_compiles_total",
+          "Compiles answered with target and CPU segments (placement fallback "
+          "CPU), by target.",
+          {"target"})),
+      fallbackNodes(registry.counter(
+          "kiln_fallback_nodes_total",
+          "Graph nodes placed on the host CPU because the target lacks them, "
+          "by target.",
+          {"target"})),
       cacheHits(registry.counter(
           "kiln_cache_hits_total",
           "Compile-cache lookups answered from disk (no compile).")),

@@ -138,6 +138,23 @@ def test_cpu_fallback_with_batch_norm_and_pooling(client):
     torch.testing.assert_close(compiled(x), model(x), rtol=RTOL, atol=ATOL)
 
 
+def test_partitioned_compiles_are_counted_in_metrics(kilnd, client):
+    import urllib.request
+    from test_e2e_metrics import sample
+
+    def scrape():
+        url = f"http://127.0.0.1:{kilnd.metrics_port}/metrics"
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            text = resp.read().decode()
+        return (sample(text, "kiln_partitioned_compiles_total", target="cpu") or 0.0,
+                sample(text, "kiln_fallback_nodes_total", target="cpu") or 0.0)
+
+    _, ep, _ = exported()
+    compiles, nodes = scrape()
+    client.compile(ep, fallback="cpu")
+    assert scrape() == (compiles + 1, nodes + 3)
+
+
 def test_max_fallback_fraction_is_enforced(client):
     model, ep, x = exported()
     with pytest.raises(kiln.UnimplementedError, match="over placement.max_fallback_fraction 0.05"):

@@ -22,6 +22,10 @@ struct ServerMetrics {
   MetricFamily<Counter> &compiles;
   /// Compile request latency in seconds by target (validation to answer).
   MetricFamily<Histogram> &compileSeconds;
+  /// Compiles answered with a partition (fallback CPU), and the graph nodes
+  /// they placed on the host CPU, by target.
+  MetricFamily<Counter> &partitionedCompiles;
+  MetricFamily<Counter> &fallbackNodes;
   /// Compile-cache lookups answered from disk / that ran the compiler.
   MetricFamily<Counter> &cacheHits;
   MetricFamily<Counter> &cacheMisses;
