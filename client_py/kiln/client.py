@@ -313,8 +313,9 @@ class Client:
 
     def compile_torchscript(self, path_or_module: Any, example_inputs: Sequence[Any],
                             target: str = "cpu",
-                            options: compiler_pb2.CompileOptions | Mapping[str, Any] | None = None
-                            ) -> CompiledModel:
+                            options: compiler_pb2.CompileOptions | Mapping[str, Any] | None = None,
+                            fallback: str = "error",
+                            max_fallback_fraction: float | None = None) -> CompiledModel:
         """Compiles a TorchScript archive (a path, its bytes, or a scripted or
         traced module) for ``target``; the daemon converts it to a graph.
 
@@ -325,10 +326,12 @@ class Client:
         archive libtorch cannot read or inputs that do not fit,
         :class:`kiln.errors.UnimplementedError` for constructs Kiln cannot
         convert (control flow, non-tensor outputs); an op the compiler lacks
-        fails as for any graph.
+        fails, or falls back, as for any graph (``fallback``,
+        ``max_fallback_fraction``: see :meth:`compile`).
         """
         from kiln.torchscript import compile_torchscript
-        return compile_torchscript(self, path_or_module, example_inputs, target, options)
+        return compile_torchscript(self, path_or_module, example_inputs, target, options,
+                                   placement_policy(fallback, max_fallback_fraction))
 
     def compile_graph(self, graph: graph_pb2.Graph, target: str = "cpu",
                       options: compiler_pb2.CompileOptions | Mapping[str, Any] | None = None,

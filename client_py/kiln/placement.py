@@ -24,6 +24,7 @@ import torch
 
 from kiln.errors import InvalidArgumentError
 from kiln.reference import run_nodes
+from kiln.tensors import PROTO_TO_DTYPE, tensor_from_bytes
 from kiln.v1 import compiler_pb2, graph_pb2, placement_pb2
 
 if TYPE_CHECKING:
@@ -178,6 +179,21 @@ def segment_models(client: "Client", model: "CompiledModel") -> list["CompiledMo
     return models
 
 
+def _stored_parameter(client: "Client", model: "CompiledModel", name: str) -> torch.Tensor:
+    """A parameter a CPU segment reads that this process holds no tensor for
+    (a TorchScript compile, a raw Graph): read once from the daemon's store
+    and kept on the model."""
+    param = next((p for p in model.graph.parameters if p.value.name == name), None)
+    if param is None:
+        raise InvalidArgumentError(f"a CPU segment reads '{name}', which is neither a graph "
+                                   "input, a parameter nor an earlier segment's output",
+                                   context={"graph": model.graph.name})
+    dtype = PROTO_TO_DTYPE[param.value.type.dtype]
+    tensor = tensor_from_bytes(client.blobs.read(param.digest), dtype, param.value.type.shape)
+    model._parameters[name] = tensor
+    return tensor
+
+
 def run_partitioned(client: "Client", model: "CompiledModel", inputs: Sequence[torch.Tensor],
                     parameters: Mapping[str, torch.Tensor] | None = None) -> list[torch.Tensor]:
     """Runs a partitioned model: ``inputs`` in ``model.graph.inputs`` order,
@@ -197,8 +213,11 @@ def run_partitioned(client: "Client", model: "CompiledModel", inputs: Sequence[t
     for s, segment_model in zip(model.placement.message.segments, model._segment_models()):
         if segment_model is None:
             t0 = time.perf_counter()
-            needed = {n: weights[n] for n in s.inputs if n in weights and n not in values}
-            values.update(needed)
+            for name in s.inputs:
+                if name not in values:
+                    values[name] = weights.get(name)
+                    if values[name] is None:
+                        values[name] = _stored_parameter(client, model, name)
             run_nodes(graph, list(s.nodes), values)
             cpu_seconds += time.perf_counter() - t0
             continue

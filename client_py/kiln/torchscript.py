@@ -57,7 +57,8 @@ def _input_type(i: int, example: Any) -> tensor_pb2.TensorType:
 
 
 def torchscript_request(client: "Client", path_or_module: Any, example_inputs: Sequence[Any],
-                        target: str, options: Any) -> compiler_pb2.CompileRequest:
+                        target: str, options: Any, placement: Any = None
+                        ) -> compiler_pb2.CompileRequest:
     """The CompileRequest for an archive (uploading it first when it is large)."""
     data = _archive_bytes(path_or_module)
     module = compiler_pb2.TorchScriptModule(
@@ -70,16 +71,20 @@ def torchscript_request(client: "Client", path_or_module: Any, example_inputs: S
         module.data = data
     if isinstance(options, Mapping):
         options = compiler_pb2.CompileOptions(**options)
-    return compiler_pb2.CompileRequest(torchscript=module, target=target, options=options)
+    return compiler_pb2.CompileRequest(torchscript=module, target=target, options=options,
+                                       placement=placement)
 
 
 def compile_torchscript(client: "Client", path_or_module: Any, example_inputs: Sequence[Any],
-                        target: str = "cpu", options: Any = None) -> "CompiledModel":
+                        target: str = "cpu", options: Any = None, placement: Any = None
+                        ) -> "CompiledModel":
     """See :meth:`kiln.Client.compile_torchscript`."""
     from kiln.client import CompiledModel, _us
+    from kiln.placement import log_placement
 
     t0 = time.perf_counter()
-    request = torchscript_request(client, path_or_module, example_inputs, target, options)
+    request = torchscript_request(client, path_or_module, example_inputs, target, options,
+                                  placement)
     upload = time.perf_counter() - t0
     t0 = time.perf_counter()
     resp = client._rpc.call("kiln.v1.Compiler/Compile", client._rpc.compiler.Compile, request,
@@ -93,4 +98,7 @@ def compile_torchscript(client: "Client", path_or_module: Any, example_inputs: S
     model = CompiledModel(client, resp, resp.graph, None, timings)
     if request.HasField("options"):
         model.options.CopyFrom(request.options)
+    if placement is not None:
+        model.placement_policy.CopyFrom(placement)
+    log_placement(resp.graph.name, model.placement)
     return model

@@ -133,6 +133,7 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
     }
     converted.set_target(request->target());
     *converted.mutable_options() = request->options();
+    *converted.mutable_placement() = request->placement();
     *converted.mutable_graph() = *std::move(graph);
     request = &converted;
   }

@@ -155,6 +155,31 @@ def test_partitioned_compiles_are_counted_in_metrics(kilnd, client):
     assert scrape() == (compiles + 1, nodes + 3)
 
 
+class LgammaOfWeight(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.rand(4, 8) + 0.5)
+
+    def forward(self, x):
+        return torch.lgamma(self.w) * x
+
+
+def test_cpu_segments_read_weights_from_the_store_when_not_given(client):
+    """A raw Graph compile holds no weight tensors: a CPU node reading a
+    parameter gets it from the daemon's store, by digest."""
+    from kiln.client import _serialize_exported
+    torch.manual_seed(4)
+    model = LgammaOfWeight().eval()
+    x = torch.randn(4, 8)
+    serialized, _, _ = _serialize_exported(torch.export.export(model, (x,)), "w")
+    client.blobs.ensure_tensors(list(serialized.parameters.values()))
+    compiled = client.compile_graph(serialized.graph,
+                                    placement=placement_pb2.PlacementPolicy(
+                                        fallback=placement_pb2.FALLBACK_POLICY_CPU))
+    assert compiled.partitioned
+    torch.testing.assert_close(compiled(x), model(x), rtol=RTOL, atol=ATOL)
+
+
 def test_max_fallback_fraction_is_enforced(client):
     model, ep, x = exported()
     with pytest.raises(kiln.UnimplementedError, match="over placement.max_fallback_fraction 0.05"):

@@ -250,6 +250,25 @@ def test_unsupported_op_is_named(client):
         client.compile_torchscript(buffer.getvalue(), [torch.randn(3)])
 
 
+class LinearLgamma(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Linear(6, 5)
+        self.second = nn.Linear(5, 3)
+
+    def forward(self, x):
+        return self.second(torch.lgamma(torch.relu(self.first(x)) + 1.0))
+
+
+def test_unsupported_op_falls_back_to_the_cpu(client):
+    torch.manual_seed(2)
+    model = LinearLgamma().eval()
+    x = torch.randn(4, 6)
+    compiled = client.compile_torchscript(torch.jit.script(model), [x], fallback="cpu")
+    assert [n.op for n in compiled.placement.cpu_nodes] == ["aten.lgamma.default"]
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+
+
 def test_importer_tool_output(tmp_path):
     """kiln-torchscript-import on its own: the graph.json and weight files
     kilnd reads (names, rewrites, folded size arithmetic)."""
