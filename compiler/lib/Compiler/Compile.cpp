@@ -8,6 +8,7 @@
 #include "kiln/Compiler/Compile.h"
 
 #include "DiagnosticCollector.h"
+#include "GraphValues.h"
 #include "Registration.h"
 
 #include "kiln/Analysis/OpReport.h"
@@ -49,20 +50,6 @@ absl::Status runStage(PassManager &pm, ModuleOp module, const char *stage,
     return absl::OkStatus();
   return absl::InternalError(
       absl::StrCat("compiler stage '", stage, "' failed: ", diagnostics.take()));
-}
-
-/// Name -> type of every value in the graph, for the manifest's outputs.
-std::unordered_map<std::string, const v1::TensorType *>
-valueTypes(const v1::Graph &graph) {
-  std::unordered_map<std::string, const v1::TensorType *> types;
-  for (const v1::Parameter &param : graph.parameters())
-    types[param.value().name()] = &param.value().type();
-  for (const v1::Value &input : graph.inputs())
-    types[input.name()] = &input.type();
-  for (const v1::Node &node : graph.nodes())
-    for (const v1::Value &output : node.outputs())
-      types[output.name()] = &output.type();
-  return types;
 }
 
 v1::ExecutableManifest buildManifest(const v1::Graph &graph, const Target &target,

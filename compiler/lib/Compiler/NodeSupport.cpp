@@ -8,6 +8,7 @@
 #include "kiln/Compiler/NodeSupport.h"
 
 #include "DiagnosticCollector.h"
+#include "GraphValues.h"
 #include "Registration.h"
 
 #include "kiln/Import/GraphImporter.h"
@@ -30,21 +31,6 @@ using namespace mlir;
 
 namespace kiln::compiler {
 namespace {
-
-/// Name -> type of every value a node may read.
-using ValueTypes = std::unordered_map<std::string, const v1::TensorType *>;
-
-ValueTypes valueTypes(const v1::Graph &graph) {
-  ValueTypes types;
-  for (const v1::Parameter &param : graph.parameters())
-    types[param.value().name()] = &param.value().type();
-  for (const v1::Value &input : graph.inputs())
-    types[input.name()] = &input.type();
-  for (const v1::Node &node : graph.nodes())
-    for (const v1::Value &output : node.outputs())
-      types[output.name()] = &output.type();
-  return types;
-}
 
 /// Names of the values the graph reads: node arguments and graph outputs.
 std::unordered_set<std::string> readValues(const v1::Graph &graph) {
