@@ -22,15 +22,8 @@ using testing::FakeCompiler;
 using testing::linearGraph;
 using testing::TempDir;
 
-class CompileCacheTest : public ::testing::Test {
+class CompileCacheTest : public testing::StoreTest {
 protected:
-  void SetUp() override {
-    absl::StatusOr<std::unique_ptr<ContentStore>> opened =
-        ContentStore::open(temp.path() / "cas");
-    ASSERT_TRUE(opened.ok()) << opened.status();
-    store = std::move(*opened);
-  }
-
   std::unique_ptr<CompileCache> openCache(unsigned workers = 2,
                                           const std::string &build = "b1") {
     absl::StatusOr<std::unique_ptr<CompileCache>> cache = CompileCache::open(
@@ -44,8 +37,6 @@ protected:
     return cache.compile(graph, "cpu", v1::CompileOptions());
   }
 
-  TempDir temp;
-  std::unique_ptr<ContentStore> store;
   FakeCompiler fake;
   v1::Graph graph = linearGraph(2, 16, 4, digestOf("w"));
 };

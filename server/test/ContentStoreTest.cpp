@@ -20,15 +20,8 @@ namespace {
 
 using testing::TempDir;
 
-class ContentStoreTest : public ::testing::Test {
+class ContentStoreTest : public testing::StoreTest {
 protected:
-  void SetUp() override {
-    absl::StatusOr<std::unique_ptr<ContentStore>> opened =
-        ContentStore::open(temp.path() / "cas");
-    ASSERT_TRUE(opened.ok()) << opened.status();
-    store = std::move(*opened);
-  }
-
   static std::string randomBytes(size_t size, unsigned seed) {
     std::mt19937_64 random(seed);
     std::string bytes(size, '\0');
@@ -40,8 +33,6 @@ protected:
     return bytes;
   }
 
-  TempDir temp;
-  std::unique_ptr<ContentStore> store;
 };
 
 TEST_F(ContentStoreTest, RoundTripsABlob) {

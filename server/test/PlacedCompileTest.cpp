@@ -26,13 +26,10 @@ using testing::TempDir;
 
 bool lacks(const v1::Node &node) { return node.op() == kLackedOp; }
 
-class PlacedCompileTest : public ::testing::Test {
+class PlacedCompileTest : public testing::StoreTest {
 protected:
   void SetUp() override {
-    absl::StatusOr<std::unique_ptr<ContentStore>> opened =
-        ContentStore::open(temp.path() / "cas");
-    ASSERT_TRUE(opened.ok()) << opened.status();
-    store = std::move(*opened);
+    StoreTest::SetUp();
     CompilerFn real = fake.function();
     CompilerFn lacking = [real](const v1::Graph &graph,
                                 const compiler::CompileOptions &options)
@@ -76,8 +73,6 @@ protected:
     return policy;
   }
 
-  TempDir temp;
-  std::unique_ptr<ContentStore> store;
   FakeCompiler fake;
   std::unique_ptr<CompileCache> cache;
   NodeSupportFn nodeSupport;

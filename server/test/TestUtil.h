@@ -1,16 +1,20 @@
 //===- TestUtil.h - helpers shared by kilnd's unit tests --------*- C++ -*-===//
 //
-// This file implements a self-deleting temporary directory and a helper that
-// waits on a condition without fixed sleeps.
+// This file implements a self-deleting temporary directory, a fixture with a
+// fresh content store in one, and a helper that waits on a condition without
+// fixed sleeps.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
+
+#include "kiln/server/ContentStore.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 
@@ -50,6 +54,20 @@ bool eventually(Condition condition,
   }
   return true;
 }
+
+/// A fixture whose `store` is a fresh ContentStore in `temp`/cas.
+class StoreTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    absl::StatusOr<std::unique_ptr<ContentStore>> opened =
+        ContentStore::open(temp.path() / "cas");
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    store = std::move(*opened);
+  }
+
+  TempDir temp;
+  std::unique_ptr<ContentStore> store;
+};
 
 /// Files under `dir` whose name contains ".tmp." (unfinished writes).
 inline int countTempFiles(const std::filesystem::path &dir) {

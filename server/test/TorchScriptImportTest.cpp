@@ -23,13 +23,10 @@ namespace {
 
 using testing::TempDir;
 
-class TorchScriptImportTest : public ::testing::Test {
+class TorchScriptImportTest : public testing::StoreTest {
 protected:
   void SetUp() override {
-    absl::StatusOr<std::unique_ptr<ContentStore>> opened =
-        ContentStore::open(temp.path() / "cas");
-    ASSERT_TRUE(opened.ok()) << opened.status();
-    store = std::move(*opened);
+    StoreTest::SetUp();
     module.set_data("archive bytes");
     v1::TensorType *input = module.add_inputs();
     input->set_dtype(v1::DTYPE_F32);
@@ -46,8 +43,6 @@ protected:
     return path;
   }
 
-  TempDir temp;
-  std::unique_ptr<ContentStore> store;
   v1::TorchScriptModule module;
 };
 
