@@ -50,6 +50,8 @@ TEST(AgentMainTest, BadCommandLinesNameTheFlag) {
            {{}, "--daemon"},
            {{"--daemon"}, "needs a value"},
            {{"--daemon", "d:1", "--resident-bytes", "lots"}, "--resident-bytes"},
+           {{"--daemon", "d:1", "--max-loaded-executables", "0"},
+            "--max-loaded-executables"},
            {{"--daemon", "d:1", "--log-level", "loud"}, "--log-level"},
            {{"--daemon", "d:1", "--task-threads", "0"}, "--task-threads"},
            {{"--daemon", "d:1", "stray"}, "stray"},
@@ -73,7 +75,8 @@ TEST(AgentMainTest, HelpListsEveryFlagWithItsDefault) {
   std::string usage = agentUsage("kiln-agent-cpu", "cpu", extraFlags);
   for (const char *flag :
        {"--daemon", "--cache-dir", "--agent-id", "--resident-bytes",
-        "--task-threads", "--log-level", "--help", "--simulator",
+        "--task-threads", "--max-loaded-executables", "--log-level", "--help",
+        "--simulator",
         "(default: 4GiB)", "(default: off)", "(default: info)"})
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
 }

@@ -99,6 +99,23 @@ TEST_F(TaskRunnerTest, ASecondTaskReusesTheLoadedExecutableAndParameters) {
   EXPECT_EQ(resident.size(), 1u);
 }
 
+TEST_F(TaskRunnerTest, LeastRecentlyUsedExecutablesAreUnloadedPastTheCap) {
+  TaskRunner capped(backend, *cache, resident, blobs, /*maxLoaded=*/2);
+  v1::Task a = axpyTask(16, "a"), b = axpyTask(32, "b"), c = axpyTask(48, "c");
+  ASSERT_EQ(capped.run(a).code(), 0);
+  ASSERT_EQ(capped.run(b).code(), 0);
+  ASSERT_EQ(capped.run(a).timings().load_us(), 0) << "a is loaded and now newest";
+  v1::TaskResult third = capped.run(c); // unloads b, the least recently used
+  ASSERT_EQ(third.code(), 0) << third.message();
+  EXPECT_EQ(capped.loadedExecutables(), 2u);
+  EXPECT_EQ(capped.run(a).timings().load_us(), 0) << "a stayed loaded";
+  v1::TaskResult again = capped.run(b);
+  ASSERT_EQ(again.code(), 0) << again.message();
+  EXPECT_GT(again.timings().load_us(), 0) << "b was unloaded and loads again";
+  expectAxpy(b, again.outputs(0).data());
+  EXPECT_EQ(capped.loadedExecutables(), 2u);
+}
+
 TEST_F(TaskRunnerTest, AnEvictedParameterIsReloadedFromTheDiskCache) {
   ResidentSet tiny(16); // Too small to keep anything.
   TaskRunner tinyRunner(backend, *cache, tiny, blobs);

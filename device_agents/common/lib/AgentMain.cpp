@@ -75,6 +75,9 @@ commonFlags(absl::string_view kind) {
       {"resident-bytes",
        {"4GiB", "memory budget for resident parameters (K/M/G/KiB/MiB/GiB)"}},
       {"task-threads", {"1", "tasks run at once (at least one per device)"}},
+      {"max-loaded-executables",
+       {"256", "executables kept loaded; past it the least recently used is "
+               "unloaded"}},
       {"log-level",
        {"info", "trace, debug, info, warn, error, critical or off"}},
       {"log-format",
@@ -178,6 +181,15 @@ parseAgentFlags(const std::vector<std::string> &args,
     return absl::InvalidArgumentError(
         absl::StrCat("--task-threads: '", values["task-threads"],
                      "' is not a count between 1 and 1024"));
+  if (int maxLoaded = 0;
+      !absl::SimpleAtoi(values["max-loaded-executables"], &maxLoaded) ||
+      maxLoaded < 1 || maxLoaded > 1 << 20)
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-loaded-executables: '",
+                     values["max-loaded-executables"],
+                     "' is not a count between 1 and 1048576"));
+  else
+    options.maxLoadedExecutables = static_cast<size_t>(maxLoaded);
   commandLine.logLevel = values["log-level"];
   bool knownLevel = false;
   for (const char *level : kLogLevels)

@@ -112,7 +112,8 @@ AgentSession::AgentSession(AgentOptions options, DeviceBackend &backend,
       channel(dial(opts.daemonAddress, opts.maxBackoff)),
       agentStub(v1::Agent::NewStub(channel)), cache(std::move(cache)),
       resident(opts.residentBytes), blobs(channel),
-      runner(backend, *this->cache, resident, blobs) {}
+      runner(backend, *this->cache, resident, blobs,
+             opts.maxLoadedExecutables) {}
 
 AgentSession::~AgentSession() { stop(); }
 

@@ -151,8 +151,10 @@ TaskRunner::getExecutable(const v1::Task &task, v1::Timings &timings) {
                                : task.executable().hash();
   {
     std::lock_guard<std::mutex> lock(loadMutex);
-    if (auto it = loaded.find(key); it != loaded.end())
-      return it->second;
+    if (auto it = loaded.find(key); it != loaded.end()) {
+      recency.splice(recency.begin(), recency, it->second.position);
+      return it->second.executable;
+    }
   }
   // A miss: fetch and load without the lock, so other tasks keep going. Two
   // tasks racing for the same executable both load it; the first one wins.
@@ -173,8 +175,15 @@ TaskRunner::getExecutable(const v1::Task &task, v1::Timings &timings) {
                     absl::StrCat("loading executable ",
                                  formatDigest(task.executable())));
   std::lock_guard<std::mutex> lock(loadMutex);
-  auto [it, inserted] = loaded.emplace(key, *executable);
-  return it->second;
+  if (auto it = loaded.find(key); it != loaded.end())
+    return it->second.executable; // a racing task loaded it first
+  recency.push_front(key);
+  loaded.emplace(key, LoadedEntry{*executable, recency.begin()});
+  while (loaded.size() > maxLoaded) {
+    loaded.erase(recency.back());
+    recency.pop_back();
+  }
+  return *executable;
 }
 
 absl::StatusOr<ResidentSet::Buffer>

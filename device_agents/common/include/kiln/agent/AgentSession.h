@@ -43,6 +43,8 @@ struct AgentOptions {
   int64_t residentBytes = int64_t{4} << 30;
   /// Tasks run at once; the session uses at least one per device.
   int taskThreads = 1;
+  /// Executables kept loaded (TaskRunner's least-recently-used cap).
+  size_t maxLoadedExecutables = 256;
   /// First reconnect delay; doubles per failed attempt up to maxBackoff.
   std::chrono::milliseconds initialBackoff{100};
   std::chrono::milliseconds maxBackoff{5000};

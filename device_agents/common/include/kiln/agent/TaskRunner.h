@@ -2,7 +2,8 @@
 //
 // This file declares TaskRunner, the device-independent part of running a
 // task: validate it against the manifest, fetch and load the executable
-// (cached by executable digest), resolve resident parameters, decode inputs,
+// (cached by executable digest, least recently used unloaded first past a
+// cap), resolve resident parameters, decode inputs,
 // allocate outputs, run, and return the outputs inline or as uploaded blobs.
 //
 //===----------------------------------------------------------------------===//
@@ -17,6 +18,7 @@
 #include "kiln/v1/agent.pb.h"
 
 #include <cstdint>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,9 +32,16 @@ public:
   /// Outputs whose total size is at most this travel inline in the result.
   static constexpr int64_t kMaxInlineOutputBytes = 3 << 20;
 
+  /// Executables kept loaded by default; a partitioned graph is several.
+  static constexpr size_t kDefaultMaxLoaded = 256;
+
+  /// Keeps at most `maxLoaded` executables loaded (at least 1): past it the
+  /// least recently used is released (a task still running it keeps it
+  /// alive until it finishes) and loads again when next needed.
   TaskRunner(DeviceBackend &backend, BlobCache &cache, ResidentSet &resident,
-             BlobService &blobs)
-      : backend(backend), cache(cache), resident(resident), blobs(blobs) {}
+             BlobService &blobs, size_t maxLoaded = kDefaultMaxLoaded)
+      : backend(backend), cache(cache), resident(resident), blobs(blobs),
+        maxLoaded(maxLoaded ? maxLoaded : 1) {}
 
   /// Runs `task`. Never fails: a problem becomes the result's code (the
   /// google.rpc.Code numbering absl shares) and message.
@@ -59,8 +68,15 @@ private:
   ResidentSet &resident;
   BlobService &blobs;
 
+  size_t maxLoaded;
   mutable std::mutex loadMutex;
-  std::unordered_map<std::string, std::shared_ptr<LoadedExecutable>> loaded;
+  /// Loaded executables by key, most recently used first in `recency`.
+  struct LoadedEntry {
+    std::shared_ptr<LoadedExecutable> executable;
+    std::list<std::string>::iterator position;
+  };
+  std::list<std::string> recency;
+  std::unordered_map<std::string, LoadedEntry> loaded;
 };
 
 /// Checks that `task` is complete and consistent with its own manifest and
