@@ -257,6 +257,7 @@ const std::map<std::string, OpHandler> &opHandlers() {
       {"aten.native_layer_norm.default", nativeLayerNorm},
     };
     addTensorHandlers(*handlers);
+    addIndexHandlers(*handlers);
     addNNHandlers(*handlers);
     addNormHandlers(*handlers);
     return handlers;
