@@ -258,6 +258,7 @@ const std::map<std::string, OpHandler> &opHandlers() {
     };
     addTensorHandlers(*handlers);
     addIndexHandlers(*handlers);
+    addScanHandlers(*handlers);
     addNNHandlers(*handlers);
     addNormHandlers(*handlers);
     return handlers;
