@@ -260,6 +260,7 @@ const std::map<std::string, OpHandler> &opHandlers() {
     addIndexHandlers(*handlers);
     addScanHandlers(*handlers);
     addNNHandlers(*handlers);
+    addAdaptivePoolHandlers(*handlers);
     addNormHandlers(*handlers);
     return handlers;
   }();

@@ -24,6 +24,7 @@ void addTensorHandlers(OpHandlerTable &table);
 void addIndexHandlers(OpHandlerTable &table);
 void addScanHandlers(OpHandlerTable &table);
 void addNNHandlers(OpHandlerTable &table);
+void addAdaptivePoolHandlers(OpHandlerTable &table);
 void addNormHandlers(OpHandlerTable &table);
 
 /// Every supported op, by name.
