@@ -48,12 +48,16 @@ struct Windows {
   bool even() const { return in % out == 0; }
   /// The input position of window element k of output i (the window's last
   /// element past its end).
-  int64_t at(int64_t i, int64_t k) const { return start[i] + std::min(k, size[i] - 1); }
+  int64_t at(int64_t i, int64_t k) const {
+    return start[i] + std::min(k, size[i] - 1);
+  }
 };
 
 /// The windows of the last `s` dims; error when the ranks disagree.
-absl::StatusOr<SmallVector<Windows>> windowsOf(NodeImporter &n, RankedTensorType input,
-                                               RankedTensorType output, size_t s) {
+absl::StatusOr<SmallVector<Windows>> windowsOf(NodeImporter &n,
+                                               RankedTensorType input,
+                                               RankedTensorType output,
+                                               size_t s) {
   ArrayRef<int64_t> in = input.getShape(), out = output.getShape();
   if (in.size() < s + 1 || in.size() != out.size())
     return n.error("adaptive pooling needs matching input and output ranks");
@@ -98,13 +102,14 @@ Value gatherWindows(NodeImporter &n, Value x, ArrayRef<Windows> windows) {
     for (int64_t o = 0; o < w.out; ++o)
       for (int64_t k = 0; k < w.longest; ++k)
         index.push_back(w.at(o, k));
-    Value table = constant<int64_t>(n, n.b().getI64Type(), {w.out, w.longest}, index);
+    Value table =
+        constant<int64_t>(n, n.b().getI64Type(), {w.out, w.longest}, index);
     int64_t dim = lead + 2 * i;
     SmallVector<int64_t> shape(typeOf(x).getShape());
     shape[dim] = w.longest;
     shape.insert(shape.begin() + dim, w.out);
-    x = n.b().create<aten::IndexSelectOp>(n.loc(), typeOf(x).clone(shape), x, table,
-                                          n.b().getI64IntegerAttr(dim));
+    x = n.b().create<aten::IndexSelectOp>(n.loc(), typeOf(x).clone(shape), x,
+                                          table, n.b().getI64IntegerAttr(dim));
   }
   return x;
 }
@@ -149,12 +154,13 @@ Value unevenAvgPool(NodeImporter &n, RankedTensorType type, Value self,
   for (const Windows &w : windows)
     maskShape.append({w.out, w.longest});
   SmallVector<bool> real;
-  forEachWindowElement(windows, true, [&](ArrayRef<int64_t> o, ArrayRef<int64_t> k) {
+  auto isReal = [&](ArrayRef<int64_t> o, ArrayRef<int64_t> k) {
     bool inside = true;
     for (size_t i = 0; i < windows.size(); ++i)
       inside = inside && k[i] < windows[i].size[o[i]];
     real.push_back(inside);
-  });
+  };
+  forEachWindowElement(windows, true, isReal);
   Value masked = gathered;
   if (llvm::is_contained(real, false)) {
     Value mask = constant<bool>(n, n.b().getI1Type(), maskShape, real);
@@ -211,9 +217,11 @@ Values unevenMaxPool(NodeImporter &n, RankedTensorType type, Value self,
   SmallVector<int64_t> permuted;
   for (int64_t d : perm)
     permuted.push_back(gatheredShape[d]);
-  Value moved = n.b().create<aten::PermuteOp>(n.loc(), typeOf(gathered).clone(permuted),
-                                              gathered, n.b().getDenseI64ArrayAttr(perm));
-  Value flat = n.b().create<aten::ViewOp>(n.loc(), typeOf(moved).clone(flatShape), moved);
+  Value moved = n.b().create<aten::PermuteOp>(
+      n.loc(), typeOf(gathered).clone(permuted), gathered,
+      n.b().getDenseI64ArrayAttr(perm));
+  Value flat = n.b().create<aten::ViewOp>(
+      n.loc(), typeOf(moved).clone(flatShape), moved);
   int64_t last = flatShape.size() - 1;
   auto lastDim = n.b().getDenseI64ArrayAttr({last});
   Value values = n.b().create<aten::AmaxOp>(n.loc(), type, flat, lastDim,
@@ -223,23 +231,26 @@ Values unevenMaxPool(NodeImporter &n, RankedTensorType type, Value self,
   Type i64 = n.b().getI64Type();
   Value position = n.b().create<aten::ArgReduceOp>(
       n.loc(), RankedTensorType::get(keptShape, i64), flat,
-      n.b().getI64IntegerAttr(last), n.b().getBoolAttr(true), n.b().getBoolAttr(true));
+      n.b().getI64IntegerAttr(last), /*keepdim=*/n.b().getBoolAttr(true),
+      /*max=*/n.b().getBoolAttr(true));
   // table[o..., k] = the flat spatial input index of window element k.
   SmallVector<int64_t> entries, tableShape(lead, 1);
   for (size_t i = 0; i < s; ++i)
     tableShape.push_back(windows[i].out);
   tableShape.push_back(window);
-  forEachWindowElement(windows, false, [&](ArrayRef<int64_t> o, ArrayRef<int64_t> k) {
+  auto flatInput = [&](ArrayRef<int64_t> o, ArrayRef<int64_t> k) {
     int64_t flatIndex = 0;
     for (size_t i = 0; i < s; ++i)
       flatIndex = flatIndex * windows[i].in + windows[i].at(o[i], k[i]);
     entries.push_back(flatIndex);
-  });
+  };
+  forEachWindowElement(windows, false, flatInput);
   Value table = constant<int64_t>(n, i64, tableShape, entries);
   Value tableFull = n.b().create<aten::ExpandOp>(
       n.loc(), RankedTensorType::get(flatShape, i64), table);
-  Value index = n.b().create<aten::GatherOp>(n.loc(), typeOf(position), tableFull,
-                                             position, n.b().getI64IntegerAttr(last));
+  Value index = n.b().create<aten::GatherOp>(n.loc(), typeOf(position),
+                                             tableFull, position,
+                                             n.b().getI64IntegerAttr(last));
   Value indices = n.b().create<aten::ViewOp>(n.loc(), type.clone(i64), index);
   return Values{values, indices};
 }
@@ -247,7 +258,8 @@ Values unevenMaxPool(NodeImporter &n, RankedTensorType type, Value self,
 absl::StatusOr<Values> adaptiveAvgPool(NodeImporter &n, size_t s) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-  ASSIGN_OR_RETURN(SmallVector<Windows> windows, windowsOf(n, typeOf(self), type, s));
+  ASSIGN_OR_RETURN(SmallVector<Windows> windows,
+                   windowsOf(n, typeOf(self), type, s));
   if (!allEven(windows)) {
     if (!isa<FloatType>(type.getElementType()))
       return n.error("adaptive average pooling needs a floating-point input");
@@ -263,7 +275,8 @@ absl::StatusOr<Values> adaptiveAvgPool(NodeImporter &n, size_t s) {
 absl::StatusOr<Values> adaptiveMaxPool(NodeImporter &n, size_t s) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-  ASSIGN_OR_RETURN(SmallVector<Windows> windows, windowsOf(n, typeOf(self), type, s));
+  ASSIGN_OR_RETURN(SmallVector<Windows> windows,
+                   windowsOf(n, typeOf(self), type, s));
   if (type.getElementType().isInteger(1))
     return n.error("adaptive max pooling of a boolean tensor");
   if (!allEven(windows))
@@ -283,7 +296,8 @@ void addAdaptivePoolHandlers(OpHandlerTable &t) {
   t["aten._adaptive_avg_pool2d.default"] = [](NodeImporter &n) {
     return adaptiveAvgPool(n, 2);
   };
-  t["aten.adaptive_avg_pool2d.default"] = t["aten._adaptive_avg_pool2d.default"];
+  t["aten.adaptive_avg_pool2d.default"] =
+      t["aten._adaptive_avg_pool2d.default"];
   t["aten.adaptive_avg_pool1d.default"] = [](NodeImporter &n) {
     return adaptiveAvgPool(n, 1);
   };

@@ -92,7 +92,8 @@ Value linearizeIndices(NodeImporter &n, ArrayRef<Value> indices,
   Value linear;
   int64_t stride = 1;
   for (size_t j = indices.size(); j-- > 0;) {
-    auto wrappedType = RankedTensorType::get(typeOf(indices[j]).getShape(), i64);
+    auto wrappedType =
+        RankedTensorType::get(typeOf(indices[j]).getShape(), i64);
     Value wrapped = n.b().create<aten::PointwiseOp>(
         n.loc(), wrappedType, n.b().getStringAttr("remainder"),
         ValueRange{indices[j], n.constant(i64, double(extents[j]))},
@@ -121,6 +122,8 @@ Value permute(NodeImporter &n, Value v, ArrayRef<int64_t> perm) {
 }
 
 Value view(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
+  if (typeOf(v).getShape() == shape)
+    return v;
   return n.b().create<aten::ViewOp>(n.loc(), typeOf(v).clone(shape), v);
 }
 
@@ -171,10 +174,11 @@ absl::StatusOr<Values> index(NodeImporter &n) {
     for (int64_t e : extents)
       rows *= e;
     index = linearizeIndices(n, list.tensors, extents, shape);
-    self = view(n, self, replaceDims(typeOf(self).getShape(), first, k, {rows}));
+    self = view(n, self,
+                replaceDims(typeOf(self).getShape(), first, k, {rows}));
   }
-  return Values{n.b().create<aten::IndexSelectOp>(n.loc(), type, self, index,
-                                                  n.b().getI64IntegerAttr(first))};
+  return Values{n.b().create<aten::IndexSelectOp>(
+      n.loc(), type, self, index, n.b().getI64IntegerAttr(first))};
 }
 
 /// index_put(self, indices, values, accumulate): the indexed dims moved to
@@ -190,7 +194,8 @@ absl::StatusOr<Values> indexPut(NodeImporter &n) {
     return n.error("cannot index a 0-d tensor");
   ASSIGN_OR_RETURN(IndexList list, readIndices(n, rank));
   ASSIGN_OR_RETURN(SmallVector<int64_t> shape, broadcastShape(n, list));
-  ASSIGN_OR_RETURN(Value values, n.tensorOrScalar("values", type.getElementType()));
+  ASSIGN_OR_RETURN(Value values,
+                   n.tensorOrScalar("values", type.getElementType()));
   ASSIGN_OR_RETURN(bool accumulate, n.boolAttr("accumulate", false));
   int64_t k = list.size(), b = shape.size();
   Type element = type.getElementType();

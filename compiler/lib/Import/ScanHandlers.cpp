@@ -1,4 +1,4 @@
-//===- ScanHandlers.cpp - cummax and cummin --------------------------------===//
+//===- ScanHandlers.cpp - cummax and cummin -------------------------------===//
 //
 // This file implements the importer handlers of the running extrema
 // aten.cummax and aten.cummin, as triangular reductions (the way cumsum
@@ -27,8 +27,9 @@ RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
 Value pointwise(NodeImporter &n, RankedTensorType type, StringRef fn,
                 ValueRange inputs) {
-  return n.b().create<aten::PointwiseOp>(n.loc(), type, n.b().getStringAttr(fn),
-                                         inputs, n.b().getDenseF64ArrayAttr({}));
+  return n.b().create<aten::PointwiseOp>(n.loc(), type,
+                                         n.b().getStringAttr(fn), inputs,
+                                         n.b().getDenseF64ArrayAttr({}));
 }
 
 Value view(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
@@ -80,26 +81,31 @@ absl::StatusOr<Values> cumExtremum(NodeImporter &n, bool max) {
   }
   int64_t length = shape[dim];
   int64_t trailing = static_cast<int64_t>(shape.size()) - dim - 1;
-  auto pairType = RankedTensorType::get(splitDim(shape, dim, length, length), element);
+  auto pairType =
+      RankedTensorType::get(splitDim(shape, dim, length, length), element);
   auto boolPair = pairType.clone(n.b().getI1Type());
   auto i64Pair = pairType.clone(n.b().getI64Type());
 
-  // xj[..., i, j, ...] = x[..., j, ...] and xi[..., i, j, ...] = x[..., i, ...].
-  Value xj = n.b().create<aten::ExpandOp>(n.loc(), pairType,
-                                          view(n, self, splitDim(shape, dim, 1, length)));
+  // xj[.., i, j, ..] = x[.., j, ..] and xi[.., i, j, ..] = x[.., i, ..].
+  Value xj = n.b().create<aten::ExpandOp>(
+      n.loc(), pairType, view(n, self, splitDim(shape, dim, 1, length)));
   Value xi = view(n, self, splitDim(shape, dim, length, 1));
-  Value seen = pairConstant<bool>(n, n.b().getI1Type(), length, length, trailing,
-                                  [](int64_t i, int64_t j) { return j <= i; });
+  Value seen =
+      pairConstant<bool>(n, n.b().getI1Type(), length, length, trailing,
+                         [](int64_t i, int64_t j) { return j <= i; });
   // Unseen entries read x[i], which is always in the window.
   Value window = pointwise(n, pairType, "where", {seen, xj, xi});
   auto reduced = n.b().getDenseI64ArrayAttr({dim + 1});
-  Value values =
-      max ? n.b().create<aten::AmaxOp>(n.loc(), type.clone(shape), window, reduced,
-                                       n.b().getBoolAttr(false))
-                .getResult()
-          : n.b().create<aten::AminOp>(n.loc(), type.clone(shape), window, reduced,
-                                       n.b().getBoolAttr(false))
-                .getResult();
+  auto valuesType = type.clone(shape);
+  auto keepdim = n.b().getBoolAttr(false);
+  Value values = max ? n.b()
+                           .create<aten::AmaxOp>(n.loc(), valuesType, window,
+                                                 reduced, keepdim)
+                           .getResult()
+                     : n.b()
+                           .create<aten::AminOp>(n.loc(), valuesType, window,
+                                                 reduced, keepdim)
+                           .getResult();
 
   // Last seen j whose x equals the extremum (or is NaN when it is NaN).
   Value best = view(n, values, splitDim(shape, dim, length, 1));
@@ -127,8 +133,12 @@ absl::StatusOr<Values> cumExtremum(NodeImporter &n, bool max) {
 } // namespace
 
 void addScanHandlers(OpHandlerTable &t) {
-  t["aten.cummax.default"] = [](NodeImporter &n) { return cumExtremum(n, true); };
-  t["aten.cummin.default"] = [](NodeImporter &n) { return cumExtremum(n, false); };
+  t["aten.cummax.default"] = [](NodeImporter &n) {
+    return cumExtremum(n, true);
+  };
+  t["aten.cummin.default"] = [](NodeImporter &n) {
+    return cumExtremum(n, false);
+  };
 }
 
 } // namespace kiln
