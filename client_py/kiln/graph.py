@@ -6,7 +6,10 @@ Conventions (the contract the daemon's importer reads):
 * Arguments are named as in ``op._schema.arguments``. A tensor argument is
   ``Argument.value`` = the name of the value that produced it; a list of tensors
   (``Tensor[]``, e.g. ``aten.cat``'s ``tensors``) is one ``Argument`` per element,
-  all with the schema name, in order. Scalars and lists are typed
+  all with the schema name, in order. In a list of optional tensors
+  (``Tensor?[]``, e.g. ``aten.index.Tensor``'s ``indices`` for ``x[:, i]``) a
+  None element is an ``Argument`` with the schema name and ``attribute { none
+  {} }`` in its list position; only ``Tensor?[]`` lists may hold None. Scalars and lists are typed
   ``Attribute``s (int→i, float→f, bool→b, str→s, int list→ints, float
   list→floats, dtype→dtype, None→none); device, layout and memory_format
   arguments are omitted. Arguments the FX node does not give are omitted (the
@@ -74,6 +77,16 @@ def tensor_type_of(node: torch.fx.Node, val: Any) -> tensor_pb2.TensorType:
                                      "Kiln needs static shapes")
         shape.append(d)
     return tensor_pb2.TensorType(dtype=code, shape=shape)
+
+
+def _is_optional_tensor_list(arg: torch._C.Argument) -> bool:
+    """True for a ``Tensor?[]`` schema argument (e.g. ``aten.index.Tensor``'s indices)."""
+    t = arg.type
+    if not isinstance(t, torch.ListType):
+        return False
+    element = t.getElementType()
+    return isinstance(element, torch.OptionalType) and isinstance(
+        element.getElementType(), torch.TensorType)
 
 
 def _value_meta(node: torch.fx.Node) -> Any:
@@ -191,6 +204,23 @@ class _Serializer:
                                      f"{type(value).__name__}, which Kiln cannot serialise")
         return attr
 
+    def _tensor_list(self, node: torch.fx.Node, arg: torch._C.Argument,
+                     value: Sequence[Any], pb: graph_pb2.Node) -> None:
+        """One Argument per element; None (``Tensor?[]`` only) as a none attribute."""
+        optional = _is_optional_tensor_list(arg)
+        for v in value:
+            if isinstance(v, torch.fx.Node):
+                pb.arguments.add(name=arg.name, value=self._tensor_name(v, node))
+            elif v is None and optional:
+                pb.arguments.add(name=arg.name, attribute=graph_pb2.Attribute(
+                    none=graph_pb2.NoneValue()))
+            elif v is None:
+                raise _unsupported(node, f"argument '{arg.name}' ({arg.type}) lists None "
+                                         "among its tensors; only Tensor?[] lists may")
+            else:
+                raise _unsupported(node, f"argument '{arg.name}' ({arg.type}) lists a "
+                                         f"{type(v).__name__} ({v!r}) among its tensors")
+
     def call_function(self, node: torch.fx.Node) -> None:
         op = node.target
         if op is operator.getitem:
@@ -221,13 +251,9 @@ class _Serializer:
             value = given[arg.name]
             if isinstance(value, torch.fx.Node):
                 pb.arguments.add(name=arg.name, value=self._tensor_name(value, node))
-            elif isinstance(value, (list, tuple)) and any(
-                    isinstance(v, torch.fx.Node) for v in value):
-                if not all(isinstance(v, torch.fx.Node) for v in value):
-                    raise _unsupported(node, f"argument '{arg.name}' mixes tensors and "
-                                             "non-tensors (e.g. None in a Tensor?[] list)")
-                for v in value:
-                    pb.arguments.add(name=arg.name, value=self._tensor_name(v, node))
+            elif isinstance(value, (list, tuple)) and (_is_optional_tensor_list(arg) or any(
+                    isinstance(v, torch.fx.Node) for v in value)):
+                self._tensor_list(node, arg, value, pb)
             else:
                 attr = self._attribute(node, arg, value)
                 if attr is not None:

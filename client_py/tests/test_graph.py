@@ -259,3 +259,40 @@ def test_multihead_attention_exports_despite_torch_sdpa_view_bug():
     ops = {n.op for n in serialized.graph.nodes}
     assert "aten.bmm.default" in ops and "aten._softmax.default" in ops
     torch.testing.assert_close(ep.module()(x), SelfAttention()(x))
+
+
+def index_arguments(node):
+    """The ``indices`` list: value names, None for a none attribute."""
+    return [a.value if a.WhichOneof("kind") == "value" else
+            (None if a.attribute.WhichOneof("kind") == "none" else "?")
+            for a in node.arguments if a.name == "indices"]
+
+
+def test_none_in_an_optional_tensor_list_keeps_its_position():
+    def f(x, i, j):
+        y = x.clone()
+        y[:, i] = 1.0
+        return x[:, i], x[i, :, j], x[..., j], y
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(f, tracing_mode="fake")(
+        torch.randn(3, 4, 5), torch.tensor([0, 2]), torch.tensor([1, 3]))
+    g = serialize_graph_module(gm).graph
+    index = nodes(g, "aten.index.Tensor")
+    assert [index_arguments(n) for n in index] == [
+        [None, "i_1"], ["i_1", None, "j_1"], [None, None, "j_1"]]
+    put = [n for n in g.nodes if n.op.startswith("aten.index_put")][0]
+    assert index_arguments(put) == [None, "i_1"]
+    none = [a for a in index[0].arguments if a.name == "indices"][0]
+    assert none.attribute == graph_pb2.Attribute(none=graph_pb2.NoneValue())
+
+
+def test_none_in_a_plain_tensor_list_is_unsupported():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    x.meta["val"] = torch.empty(2, 3)
+    cat = graph.call_function(torch.ops.aten.cat.default, ([x, None],))
+    cat.meta["val"] = torch.empty(2, 3)
+    graph.output((cat,))
+    with pytest.raises(UnsupportedOpError,
+                       match=r"'tensors' .* lists None among its tensors; only Tensor\?\[\] lists"):
+        serialize_graph_module(torch.fx.GraphModule(torch.nn.Module(), graph))

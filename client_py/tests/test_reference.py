@@ -141,3 +141,28 @@ def test_kernel_errors_and_bad_arguments_name_the_node():
                                                    "raised RuntimeError"):
         run_reference(g, [torch.randn(2, 3), torch.randn(4, 5)], {})
     assert issubclass(InvalidArgumentError, KilnError)
+
+
+class AdvancedIndexing(nn.Module):
+    """None (a whole dim) in index lists: adjacent, apart, trailing, index_put."""
+
+    def forward(self, x, i, j):
+        y = x.clone()
+        y[:, i] = 0.5
+        z = x.clone()
+        z[i, :, j] += 1.0
+        return x[:, i], x[i, :, j], x[..., j], x[:, i, j], y, z
+
+
+def test_matches_eager_with_none_in_index_lists():
+    model = AdvancedIndexing()
+    inputs = (torch.randn(3, 4, 5), torch.tensor([0, 2]), torch.tensor([[1], [-1]]))
+    serialized = exported(model, inputs)
+    ops = {n.op for n in serialized.graph.nodes}
+    assert {"aten.index.Tensor", "aten.index_put.default"} <= ops
+    _, outs = run(serialized, inputs)
+    with torch.no_grad():
+        expected = model(*inputs)
+    assert len(outs) == len(expected)
+    for got, want in zip(outs, expected):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)

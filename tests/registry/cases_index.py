@@ -57,6 +57,19 @@ register("index_tensor_i64", lambda x, i: x[i], randint(0, 99, 5, 4), randint(0,
 register("index_const_idx_f32", lambda x: x[torch.tensor([2, 0, 1])], randn(4, 3))
 register("index_mask_via_where_f32", lambda x, m: torch.where(m, x, 0).sum(0), randn(4, 3),
          randbool(4, 3))
+# advanced indexing with None (whole dims): adjacent index tensors replace
+# their dims in place, non-adjacent ones put the broadcast dims first
+register("index_none_apart_f32", lambda x, i, j: x[i, :, j], randn(3, 4, 5),
+         randint(0, 3, 2), randint(-5, 5, 2))
+register("index_none_apart_bcast_f32", lambda x, i, j: x[i, :, :, j], randn(4, 3, 2, 5),
+         randint(0, 4, 2, 1), randint(0, 5, 3))
+register("index_none_adjacent_pair_f32", lambda x, i, j: x[:, i, j], randn(3, 4, 5),
+         randint(0, 4, 2, 1), randint(0, 5, 3))
+register("index_ellipsis_last_f32", lambda x, i: x[..., i], randn(2, 3, 6), randint(-6, 6, 4))
+register("index_none_mid_2d_idx_i64", lambda x, i: x[:, i], randint(0, 99, 3, 5, 2),
+         randint(0, 5, 2, 2, dtype=torch.int32))
+register("index_none_lead_trailing_f16", lambda x, i: x[:, :, i, :],
+         randn(2, 3, 4, 2, dtype=torch.float16), randint(0, 4, 3))
 
 # gather
 register("gather_d0_f32", lambda x, i: torch.gather(x, 0, i), randn(4, 5), randint(0, 4, 3, 5))
@@ -105,6 +118,28 @@ register("index_add_f32", lambda x, i, s: x.index_add(0, i, s), randn(5, 3), ran
          randn(4, 3))
 register("index_add_alpha_f64", lambda x, i, s: x.index_add(1, i, s, alpha=0.5),
          randn(3, 5, dtype=torch.float64), randint(0, 5, 2), randn(3, 2, dtype=torch.float64))
+register("index_put_none_f32", lambda x, i, v: torch.ops.aten.index_put(x, [None, i], v),
+         randn(3, 5), const(torch.tensor([4, 0, 2])), randn(3, 3))
+register("index_put_none_bcast_value_f64",
+         lambda x, i, v: torch.ops.aten.index_put(x, [None, None, i], v),
+         randn(2, 3, 4, dtype=torch.float64), const(torch.tensor([3, -4])),
+         randn(2, dtype=torch.float64))
+register("index_put_none_apart_accumulate_f32",
+         lambda x, i, j, v: torch.ops.aten.index_put(x, [i, None, j], v, True),
+         randn(3, 4, 5), randint(0, 3, 6), randint(0, 5, 6), randn(6, 4))
+register("index_put_none_adjacent_i32",
+         lambda x, i, j, v: torch.ops.aten.index_put(x, [None, i, j], v),
+         randint(0, 9, 2, 3, 4, dtype=torch.int32), const(torch.tensor([[0], [2]])),
+         const(torch.tensor([1, 3])), randint(0, 9, 2, 2, 2, dtype=torch.int32))
+
+
+def _setitem_columns(x, i):
+    y = x.clone()
+    y[:, i] = 0.0  # index_put with [None, i] after decomposition
+    return y
+
+
+register("setitem_none_scalar_f32", _setitem_columns, randn(4, 5), const(torch.tensor([1, 4])))
 register("masked_scatter_like_where_f32", lambda x, m, y: torch.where(m, y, x), randn(3, 4),
          randbool(3, 4), randn(3, 4))
 for dt in (torch.float16, torch.bfloat16, torch.int8, torch.uint8, torch.bool):

@@ -40,6 +40,30 @@ register("adaptive_avg_pool2d_even_f32", lambda x: F.adaptive_avg_pool2d(x, (2, 
          randn(1, 3, 8, 9))
 register("adaptive_avg_pool2d_uneven_f32", lambda x: F.adaptive_avg_pool2d(x, 3),
          randn(1, 2, 7, 8))
+# Output extents that do not divide the input's: PyTorch's windows
+# [floor(i*In/Out), ceil((i+1)*In/Out)) overlap and differ in size.
+register("adaptive_avg_pool1d_uneven_f32", lambda x: F.adaptive_avg_pool1d(x, 4), randn(2, 3, 10))
+register("adaptive_avg_pool2d_uneven_rect_f32", lambda x: F.adaptive_avg_pool2d(x, (3, 4)),
+         randn(1, 2, 5, 9))
+register("adaptive_avg_pool2d_mixed_f32", lambda x: F.adaptive_avg_pool2d(x, (2, 3)),
+         randn(1, 3, 8, 7))
+register("adaptive_avg_pool2d_grow_f32", lambda x: F.adaptive_avg_pool2d(x, 5), randn(1, 2, 3, 3))
+register("adaptive_avg_pool2d_uneven_f64", lambda x: F.adaptive_avg_pool2d(x, (4, 3)),
+         randn(2, 2, 6, 5, dtype=torch.float64))
+register("adaptive_avg_pool2d_uneven_f16", lambda x: F.adaptive_avg_pool2d(x, 3),
+         randn(1, 2, 7, 7, dtype=torch.float16))
+register("adaptive_avg_pool2d_uneven_3d_input_f32", lambda x: F.adaptive_avg_pool2d(x, (3, 2)),
+         randn(4, 7, 5))
+register("adaptive_max_pool1d_uneven_f32",
+         lambda x: F.adaptive_max_pool1d(x, 4, return_indices=True), randperm_values(2, 3, 10))
+register("adaptive_max_pool2d_uneven_f32",
+         lambda x: F.adaptive_max_pool2d(x, (3, 2), return_indices=True),
+         randperm_values(1, 2, 7, 5))
+register("adaptive_max_pool2d_grow_f32",
+         lambda x: F.adaptive_max_pool2d(x, (4, 5), return_indices=True),
+         randperm_values(2, 1, 3, 4))
+register("adaptive_max_pool2d_uneven_values_f64", lambda x: F.adaptive_max_pool2d(x, 3),
+         randn(1, 2, 8, 7, dtype=torch.float64))
 register("adaptive_avg_pool1d_f32", lambda x: F.adaptive_avg_pool1d(x, 4), randn(2, 3, 12))
 register("adaptive_avg_pool3d_1_f32", lambda x: F.adaptive_avg_pool3d(x, 1), randn(1, 2, 3, 4, 4))
 register("adaptive_max_pool2d_1_f32", lambda x: F.adaptive_max_pool2d(x, 1), randn(2, 3, 5, 5))

@@ -1,8 +1,10 @@
-"""cumsum / cumprod, topk, sort, argsort (inputs without ties)."""
+"""cumsum / cumprod, cummax / cummin (ties and NaN included), topk, sort,
+argsort (inputs without ties)."""
 
 import torch
 
-from tests.registry.registry import DTYPE_NAMES, rand, randint, randn, randperm_values, register
+from tests.registry.registry import (DTYPE_NAMES, const, rand, randint, randn, randperm_values,
+                                     register)
 
 for dim in (0, 1, -1):
     register(f"cumsum_d{dim if dim >= 0 else 'last'}_f32", lambda x, d=dim: torch.cumsum(x, d),
@@ -17,6 +19,22 @@ register("cumsum_long_f32", lambda x: torch.cumsum(x, -1), randn(2, 500))
 register("cumsum_1d_i64", lambda x: torch.cumsum(x, 0), randint(-9, 9, 10))
 register("cumprod_f32", lambda x: torch.cumprod(x, 1), rand(3, 6, low=0.5, high=1.5))
 register("cummax_f32", lambda x: torch.cummax(x, 1), randperm_values(3, 6))
+# cummax/cummin: ties give the last index of the extremum, a NaN sticks and
+# each later NaN takes the index, as eager.
+register("cummax_d0_f32", lambda x: torch.cummax(x, 0), randn(5, 3))
+register("cummin_dlast_3d_f64", lambda x: torch.cummin(x, -1), randn(2, 3, 7, dtype=torch.float64))
+register("cummin_f16", lambda x: torch.cummin(x, 1), randn(3, 8, dtype=torch.float16))
+register("cummax_ties_f32", lambda x: torch.cummax(x, 1), randint(0, 3, 4, 9, dtype=torch.float32))
+register("cummin_ties_d0_i64", lambda x: torch.cummin(x, 0), randint(-2, 2, 7, 3))
+register("cummax_ties_i32", lambda x: torch.cummax(x, -1), randint(0, 3, 2, 10, dtype=torch.int32))
+register("cummax_u8", lambda x: torch.cummax(x, 1), randint(0, 255, 3, 6, dtype=torch.uint8))
+register("cummin_bool", lambda x: torch.cummin(x, 1), randint(0, 2, 3, 6, dtype=torch.bool))
+register("cummax_1d_long_f32", lambda x: torch.cummax(x, 0), randn(300))
+_NAN = float("nan")
+register("cummax_nan_f32", lambda x: torch.cummax(x, 1),
+         const(torch.tensor([[1.0, _NAN, 3.0, _NAN, 0.0], [2.0, 2.0, -1.0, 5.0, _NAN]])))
+register("cummin_nan_f32", lambda x: torch.cummin(x, 0),
+         const(torch.tensor([[1.0, _NAN], [_NAN, -3.0], [-5.0, -3.0], [_NAN, -4.0]])))
 
 for k, largest in ((1, True), (3, True), (3, False), (6, True)):
     register(f"topk_k{k}_{'largest' if largest else 'smallest'}_f32",

@@ -52,6 +52,30 @@ NodeImporter::tensors(const std::string &name) {
   return result;
 }
 
+absl::StatusOr<std::vector<std::optional<Value>>>
+NodeImporter::optionalTensors(const std::string &name) {
+  std::vector<std::optional<Value>> result;
+  for (const v1::Argument &arg : node.arguments()) {
+    if (arg.name() != name)
+      continue;
+    if (arg.kind_case() == v1::Argument::kAttribute && arg.attribute().has_none()) {
+      result.emplace_back();
+      continue;
+    }
+    if (arg.kind_case() != v1::Argument::kValue)
+      return error(absl::StrCat("argument '", name,
+                                "' must list tensors or None"));
+    auto it = values.find(arg.value());
+    if (it == values.end())
+      return error(absl::StrCat("argument '", name, "' refers to unknown value '",
+                                arg.value(), "'"));
+    result.emplace_back(it->second);
+  }
+  if (result.empty())
+    return error(absl::StrCat("missing tensor-list argument '", name, "'"));
+  return result;
+}
+
 bool NodeImporter::isFloatScalar(const std::string &name) const {
   const v1::Argument *arg = find(name);
   return arg && arg->has_attribute() &&

@@ -41,6 +41,10 @@ public:
   absl::StatusOr<mlir::Value> tensor(const std::string &name);
   /// A `Tensor[]` argument: every argument with this name, in order.
   absl::StatusOr<std::vector<mlir::Value>> tensors(const std::string &name);
+  /// A `Tensor?[]` argument (aten.index.Tensor's indices): every argument
+  /// with this name, in order; a none attribute is an empty element.
+  absl::StatusOr<std::vector<std::optional<mlir::Value>>>
+  optionalTensors(const std::string &name);
   /// A tensor argument that may be absent or None.
   absl::StatusOr<std::optional<mlir::Value>> optionalTensor(const std::string &name);
   /// A tensor argument, or a scalar argument materialised as a 0-d constant

@@ -1,8 +1,9 @@
 //===- NNHandlers.cpp - convolution, pooling and batch norm handlers ------===//
 //
 // This file implements the importer handlers of convolutional-network ops:
-// convolution, max/average/adaptive pooling and inference batch norm (which
-// imports as views plus one aten.pointwise "batch_norm").
+// convolution, max/average pooling and inference batch norm (which imports
+// as views plus one aten.pointwise "batch_norm"); adaptive pooling is in
+// AdaptivePoolHandlers.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "OpHandlers.h"
@@ -105,56 +106,6 @@ absl::StatusOr<Values> avgPool(NodeImporter &n, size_t s) {
       n.b().getBoolAttr(countIncludePad), n.b().getI64IntegerAttr(divisor))};
 }
 
-/// The kernel (= stride) of adaptive pooling over the last `s` dims, when
-/// every input extent is a multiple of the output extent; UNIMPLEMENTED
-/// otherwise.
-absl::StatusOr<std::vector<int64_t>> adaptiveKernel(NodeImporter &n,
-                                                    RankedTensorType input,
-                                                    RankedTensorType output,
-                                                    size_t s) {
-  ArrayRef<int64_t> in = input.getShape(), out = output.getShape();
-  if (in.size() < s + 1 || in.size() != out.size())
-    return n.error("adaptive pooling needs matching input and output ranks");
-  std::vector<int64_t> kernel;
-  for (size_t i = in.size() - s; i < in.size(); ++i) {
-    if (in[i] % out[i] != 0)
-      return n.unimplemented(absl::StrCat(
-          "adaptive pooling from ", in[i], " to ", out[i],
-          ": only output extents that divide the input's are supported"));
-    kernel.push_back(in[i] / out[i]);
-  }
-  return kernel;
-}
-
-/// adaptive_avg_pool2d where every input extent is a multiple of the output
-/// extent: a plain average pool with kernel = stride = in / out.
-absl::StatusOr<Values> adaptiveAvgPool(NodeImporter &n, size_t s) {
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
-                   adaptiveKernel(n, typeOf(self), type, s));
-  auto b = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
-  return Values{n.b().create<aten::AvgPoolOp>(
-      n.loc(), type, self, b(kernel), b(kernel),
-      b(std::vector<int64_t>(s, 0)), n.b().getBoolAttr(true),
-      n.b().getI64IntegerAttr(0))};
-}
-
-/// adaptive_max_pool1d/2d with output extents that divide the input's: a
-/// max pool with kernel = stride = in / out (values and indices).
-absl::StatusOr<Values> adaptiveMaxPool(NodeImporter &n, size_t s) {
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> kernel,
-                   adaptiveKernel(n, typeOf(self), type, s));
-  auto b = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
-  auto indicesType = RankedTensorType::get(type.getShape(), n.b().getI64Type());
-  auto op = n.b().create<aten::MaxPoolOp>(
-      n.loc(), TypeRange{type, indicesType}, self, b(kernel), b(kernel),
-      b(std::vector<int64_t>(s, 0)), b(std::vector<int64_t>(s, 1)));
-  return Values(op->getResults());
-}
-
 /// Inference batch norm: per-channel statistics viewed as (C, 1, ..., 1) and
 /// one pointwise "batch_norm". Saved-statistics results stay undefined.
 absl::StatusOr<Values> batchNorm(NodeImporter &n, bool hasTrainingFlag) {
@@ -220,19 +171,6 @@ void addNNHandlers(OpHandlerTable &t) {
   t["aten.avg_pool1d.default"] = [](NodeImporter &n) { return avgPool(n, 1); };
   t["aten.avg_pool2d.default"] = [](NodeImporter &n) { return avgPool(n, 2); };
   t["aten.avg_pool3d.default"] = [](NodeImporter &n) { return avgPool(n, 3); };
-  t["aten._adaptive_avg_pool2d.default"] = [](NodeImporter &n) {
-    return adaptiveAvgPool(n, 2);
-  };
-  t["aten.adaptive_avg_pool2d.default"] = t["aten._adaptive_avg_pool2d.default"];
-  t["aten.adaptive_avg_pool1d.default"] = [](NodeImporter &n) {
-    return adaptiveAvgPool(n, 1);
-  };
-  t["aten.adaptive_max_pool2d.default"] = [](NodeImporter &n) {
-    return adaptiveMaxPool(n, 2);
-  };
-  t["aten.adaptive_max_pool1d.default"] = [](NodeImporter &n) {
-    return adaptiveMaxPool(n, 1);
-  };
   t["aten._native_batch_norm_legit_no_training.default"] = [](NodeImporter &n) {
     return batchNorm(n, false);
   };

@@ -257,7 +257,10 @@ const std::map<std::string, OpHandler> &opHandlers() {
       {"aten.native_layer_norm.default", nativeLayerNorm},
     };
     addTensorHandlers(*handlers);
+    addIndexHandlers(*handlers);
+    addScanHandlers(*handlers);
     addNNHandlers(*handlers);
+    addAdaptivePoolHandlers(*handlers);
     addNormHandlers(*handlers);
     return handlers;
   }();

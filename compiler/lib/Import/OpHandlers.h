@@ -21,7 +21,10 @@ using OpHandlerTable = std::map<std::string, OpHandler>;
 
 /// Table parts by family, each in its own file.
 void addTensorHandlers(OpHandlerTable &table);
+void addIndexHandlers(OpHandlerTable &table);
+void addScanHandlers(OpHandlerTable &table);
 void addNNHandlers(OpHandlerTable &table);
+void addAdaptivePoolHandlers(OpHandlerTable &table);
 void addNormHandlers(OpHandlerTable &table);
 
 /// Every supported op, by name.

@@ -492,16 +492,7 @@ absl::StatusOr<Values> indexSelect(NodeImporter &n, const std::string &selfName,
     ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
     ASSIGN_OR_RETURN(dim, n.normalizeDim(raw, typeOf(self).getRank()));
   }
-  Value index;
-  if (indexName == "indices") {
-    ASSIGN_OR_RETURN(std::vector<Value> indices, n.tensors("indices"));
-    if (indices.size() != 1)
-      return n.unimplemented("advanced indexing with more than one index "
-                             "tensor is not supported yet");
-    index = indices[0];
-  } else {
-    ASSIGN_OR_RETURN(index, n.tensor(indexName));
-  }
+  ASSIGN_OR_RETURN(Value index, n.tensor(indexName));
   Type element = typeOf(index).getElementType();
   if (!isa<IntegerType>(element) || element.isInteger(1))
     return n.unimplemented("only integer index tensors are supported (no "
@@ -510,114 +501,6 @@ absl::StatusOr<Values> indexSelect(NodeImporter &n, const std::string &selfName,
     return n.error("cannot index a 0-d tensor");
   return Values{n.b().create<aten::IndexSelectOp>(n.loc(), type, self, index,
                                                   n.b().getI64IntegerAttr(dim))};
-}
-
-/// k index tensors over self's leading dims, broadcast together, each
-/// wrapped (Python modulo) and combined into one row index over self viewed
-/// as (S0 * ... * Sk-1, rest...).
-struct LinearIndex {
-  Value linear;      // i64, the indices' broadcast shape
-  int64_t rows = 1;  // S0 * ... * Sk-1
-};
-
-absl::StatusOr<LinearIndex> linearizeIndices(NodeImporter &n,
-                                             RankedTensorType selfType,
-                                             const std::vector<Value> &indices) {
-  size_t k = indices.size();
-  if (k == 0 || k > static_cast<size_t>(selfType.getRank()))
-    return n.error(absl::StrCat("takes 1 to ", selfType.getRank(),
-                                " index tensors (one per leading dimension), got ", k));
-  SmallVector<int64_t> shape;
-  for (Value index : indices) {
-    Type element = typeOf(index).getElementType();
-    if (!isa<IntegerType>(element) || element.isInteger(1))
-      return n.unimplemented("only integer index tensors are supported (no "
-                             "boolean masks)");
-    ArrayRef<int64_t> s = typeOf(index).getShape();
-    if (s.size() > shape.size())
-      shape.insert(shape.begin(), s.size() - shape.size(), 1);
-    for (size_t i = 0; i < s.size(); ++i) {
-      int64_t &slot = shape[shape.size() - s.size() + i];
-      if (slot != 1 && s[i] != 1 && slot != s[i])
-        return n.error("index tensors do not broadcast together");
-      slot = std::max(slot, s[i]);
-    }
-  }
-  Type i64 = n.b().getI64Type();
-  auto linearType = RankedTensorType::get(shape, i64);
-  LinearIndex result;
-  for (size_t j = k; j-- > 0;) {
-    int64_t extent = selfType.getDimSize(j);
-    auto wrappedType = RankedTensorType::get(typeOf(indices[j]).getShape(), i64);
-    Value wrapped = pointwise(n, wrappedType, "remainder",
-                              {indices[j], n.constant(i64, double(extent))});
-    Value term = n.b().create<aten::MulOp>(n.loc(), wrappedType, wrapped,
-                                           n.constant(i64, double(result.rows)));
-    if (!result.linear)
-      result.linear = term.getType() == linearType
-                          ? term
-                          : n.b().create<aten::ExpandOp>(n.loc(), linearType, term);
-    else
-      result.linear = n.b().create<aten::AddOp>(n.loc(), linearType, result.linear,
-                                                term, n.b().getF64FloatAttr(1.0));
-    result.rows *= extent;
-  }
-  return result;
-}
-
-/// index.Tensor with k > 1 index tensors (leading dims): index_select of
-/// the linearized indices over self viewed as (rows, rest...).
-absl::StatusOr<Values> indexMany(NodeImporter &n, Value self,
-                                 const std::vector<Value> &indices) {
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  RankedTensorType selfType = typeOf(self);
-  ASSIGN_OR_RETURN(LinearIndex index, linearizeIndices(n, selfType, indices));
-  SmallVector<int64_t> flatShape = {index.rows};
-  flatShape.append(selfType.getShape().begin() + indices.size(),
-                   selfType.getShape().end());
-  Value flat = n.b().create<aten::ViewOp>(n.loc(), selfType.clone(flatShape), self);
-  return Values{n.b().create<aten::IndexSelectOp>(n.loc(), type, flat, index.linear,
-                                                  n.b().getI64IntegerAttr(0))};
-}
-
-/// index_put(self, indices, values, accumulate): indices linearized over
-/// the leading dims as in indexMany, values broadcast to index + rest.
-absl::StatusOr<Values> indexPut(NodeImporter &n) {
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-  ASSIGN_OR_RETURN(std::vector<Value> indices, n.tensors("indices"));
-  ASSIGN_OR_RETURN(Value values, n.tensorOrScalar("values", type.getElementType()));
-  ASSIGN_OR_RETURN(bool accumulate, n.boolAttr("accumulate", false));
-  RankedTensorType selfType = typeOf(self);
-  size_t k = indices.size();
-  Type i64 = n.b().getI64Type();
-  ASSIGN_OR_RETURN(LinearIndex index, linearizeIndices(n, selfType, indices));
-  RankedTensorType linearType = typeOf(index.linear);
-  ArrayRef<int64_t> shape = linearType.getShape();
-  int64_t stride = index.rows;
-  Value linear = index.linear;
-  int64_t count = linearType.getNumElements();
-  ArrayRef<int64_t> rest = selfType.getShape().drop_front(k);
-  SmallVector<int64_t> gathered(shape.begin(), shape.end());
-  gathered.append(rest.begin(), rest.end());
-  auto gatheredType = RankedTensorType::get(gathered, type.getElementType());
-  if (typeOf(values).getElementType() != type.getElementType())
-    values = pointwise(n, typeOf(values).clone(type.getElementType()), "copy", values);
-  if (typeOf(values) != gatheredType)
-    values = n.b().create<aten::ExpandOp>(n.loc(), gatheredType, values);
-  SmallVector<int64_t> rows = {count};
-  rows.append(rest.begin(), rest.end());
-  SmallVector<int64_t> flatShape = {stride};
-  flatShape.append(rest.begin(), rest.end());
-  Value flatIndex = n.b().create<aten::ViewOp>(
-      n.loc(), RankedTensorType::get({count}, i64), linear);
-  Value flatValues = n.b().create<aten::ViewOp>(
-      n.loc(), gatheredType.clone(rows), values);
-  Value flatSelf = n.b().create<aten::ViewOp>(n.loc(), selfType.clone(flatShape), self);
-  Value put = n.b().create<aten::IndexPutOp>(n.loc(), typeOf(flatSelf), flatSelf,
-                                             flatIndex, flatValues,
-                                             n.b().getBoolAttr(accumulate));
-  return Values{n.b().create<aten::ViewOp>(n.loc(), type, put)};
 }
 
 /// scatter.src/value, scatter_add, scatter_reduce.two.
@@ -742,14 +625,6 @@ absl::StatusOr<Values> topk(NodeImporter &n) {
   ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
   ASSIGN_OR_RETURN(bool largest, n.boolAttr("largest", true));
   return sortAlong(n, self, dim, largest, k);
-}
-
-absl::StatusOr<Values> index(NodeImporter &n) {
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-  ASSIGN_OR_RETURN(std::vector<Value> indices, n.tensors("indices"));
-  if (indices.size() == 1)
-    return indexSelect(n, "self", "indices", false);
-  return indexMany(n, self, indices);
 }
 
 absl::StatusOr<Values> sliceScatter(NodeImporter &n, bool select) {
@@ -1063,8 +938,6 @@ void addTensorHandlers(OpHandlerTable &t) {
   t["aten.embedding.default"] = [](NodeImporter &n) {
     return indexSelect(n, "weight", "indices", false);
   };
-  t["aten.index.Tensor"] = index;
-  t["aten.index_put.default"] = indexPut;
   t["aten.sort.default"] = sort;
   t["aten.sort.stable"] = sort;
   t["aten.topk.default"] = topk;

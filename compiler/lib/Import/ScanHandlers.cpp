@@ -1,0 +1,144 @@
+//===- ScanHandlers.cpp - cummax and cummin -------------------------------===//
+//
+// This file implements the importer handlers of the running extrema
+// aten.cummax and aten.cummin, as triangular reductions (the way cumsum
+// lowers): along the scanned dim of length L, x is expanded to (i, j) pairs
+// (L x L), entries with j > i are masked out, and one aten.amax (aten.amin)
+// over j gives the values. The index is PyTorch's: the last j <= i holding
+// the extremum (the scan updates on ties, `x >= best`), or once a NaN has
+// been seen the last NaN so far (NaN propagates).
+//
+//===----------------------------------------------------------------------===//
+#include "OpHandlers.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/common/Status.h"
+
+#include "absl/strings/str_cat.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using Values = SmallVector<Value>;
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
+
+Value pointwise(NodeImporter &n, RankedTensorType type, StringRef fn,
+                ValueRange inputs) {
+  return n.b().create<aten::PointwiseOp>(n.loc(), type,
+                                         n.b().getStringAttr(fn), inputs,
+                                         n.b().getDenseF64ArrayAttr({}));
+}
+
+Value view(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
+  return n.b().create<aten::ViewOp>(n.loc(), typeOf(v).clone(shape), v);
+}
+
+/// `shape` with dim `d` replaced by `a, b`.
+SmallVector<int64_t> splitDim(ArrayRef<int64_t> shape, int64_t d, int64_t a,
+                              int64_t b) {
+  SmallVector<int64_t> out(shape.take_front(d));
+  out.append({a, b});
+  out.append(shape.begin() + d + 1, shape.end());
+  return out;
+}
+
+/// A constant of shape (rows, cols, 1...) (`trailing` ones) from f(i, j).
+template <typename T, typename F>
+Value pairConstant(NodeImporter &n, Type element, int64_t rows, int64_t cols,
+                   int64_t trailing, F f) {
+  SmallVector<int64_t> shape = {rows, cols};
+  shape.append(trailing, 1);
+  SmallVector<T> data;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      data.push_back(f(i, j));
+  auto type = RankedTensorType::get(shape, element);
+  return n.b().create<aten::ConstantOp>(
+      n.loc(), type, DenseElementsAttr::get(type, ArrayRef<T>(data)));
+}
+
+/// cummax (`max`) or cummin along `dim`: (values, i64 indices).
+absl::StatusOr<Values> cumExtremum(NodeImporter &n, bool max) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(0));
+  ASSIGN_OR_RETURN(RankedTensorType indicesType, n.resultType(1));
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
+  if (typeOf(self).getShape() != type.getShape() ||
+      indicesType.getShape() != type.getShape())
+    return n.error("values and indices must have the input's shape");
+  if (!indicesType.getElementType().isInteger(64))
+    return n.error("indices must be i64");
+  Type element = type.getElementType();
+  // A 0-d input scans a single element: work on it as shape [1].
+  SmallVector<int64_t> shape(type.getShape());
+  if (shape.empty()) {
+    shape.push_back(1);
+    self = view(n, self, shape);
+  }
+  int64_t length = shape[dim];
+  int64_t trailing = static_cast<int64_t>(shape.size()) - dim - 1;
+  auto pairType =
+      RankedTensorType::get(splitDim(shape, dim, length, length), element);
+  auto boolPair = pairType.clone(n.b().getI1Type());
+  auto i64Pair = pairType.clone(n.b().getI64Type());
+
+  // xj[.., i, j, ..] = x[.., j, ..] and xi[.., i, j, ..] = x[.., i, ..].
+  Value xj = n.b().create<aten::ExpandOp>(
+      n.loc(), pairType, view(n, self, splitDim(shape, dim, 1, length)));
+  Value xi = view(n, self, splitDim(shape, dim, length, 1));
+  Value seen =
+      pairConstant<bool>(n, n.b().getI1Type(), length, length, trailing,
+                         [](int64_t i, int64_t j) { return j <= i; });
+  // Unseen entries read x[i], which is always in the window.
+  Value window = pointwise(n, pairType, "where", {seen, xj, xi});
+  auto reduced = n.b().getDenseI64ArrayAttr({dim + 1});
+  auto valuesType = type.clone(shape);
+  auto keepdim = n.b().getBoolAttr(false);
+  Value values = max ? n.b()
+                           .create<aten::AmaxOp>(n.loc(), valuesType, window,
+                                                 reduced, keepdim)
+                           .getResult()
+                     : n.b()
+                           .create<aten::AminOp>(n.loc(), valuesType, window,
+                                                 reduced, keepdim)
+                           .getResult();
+
+  // Last seen j whose x equals the extremum (or is NaN when it is NaN).
+  Value best = view(n, values, splitDim(shape, dim, length, 1));
+  Value hit = pointwise(n, boolPair, "eq", {xj, best});
+  if (isa<FloatType>(element)) {
+    auto boolBest = typeOf(best).clone(n.b().getI1Type());
+    Value bothNan = pointwise(n, boolPair, "logical_and",
+                              {pointwise(n, boolPair, "isnan", {xj}),
+                               pointwise(n, boolBest, "isnan", {best})});
+    hit = pointwise(n, boolPair, "logical_or", {hit, bothNan});
+  }
+  hit = pointwise(n, boolPair, "logical_and", {hit, seen});
+  Value j = pairConstant<int64_t>(n, n.b().getI64Type(), 1, length, trailing,
+                                  [](int64_t, int64_t j) { return j; });
+  Value none = n.constant(n.b().getI64Type(), -1.0);
+  Value candidates = pointwise(n, i64Pair, "where", {hit, j, none});
+  Value indices = n.b().create<aten::AmaxOp>(n.loc(), indicesType.clone(shape),
+                                             candidates, reduced,
+                                             n.b().getBoolAttr(false));
+  if (type.getRank() == 0)
+    return Values{view(n, values, {}), view(n, indices, {})};
+  return Values{values, indices};
+}
+
+} // namespace
+
+void addScanHandlers(OpHandlerTable &t) {
+  t["aten.cummax.default"] = [](NodeImporter &n) {
+    return cumExtremum(n, true);
+  };
+  t["aten.cummin.default"] = [](NodeImporter &n) {
+    return cumExtremum(n, false);
+  };
+}
+
+} // namespace kiln
