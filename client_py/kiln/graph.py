@@ -9,11 +9,11 @@ Conventions (the contract the daemon's importer reads):
   all with the schema name, in order. In a list of optional tensors
   (``Tensor?[]``, e.g. ``aten.index.Tensor``'s ``indices`` for ``x[:, i]``) a
   None element is an ``Argument`` with the schema name and ``attribute { none
-  {} }`` in its list position; only ``Tensor?[]`` lists may hold None. Scalars and lists are typed
-  ``Attribute``s (int→i, float→f, bool→b, str→s, int list→ints, float
-  list→floats, dtype→dtype, None→none); device, layout and memory_format
-  arguments are omitted. Arguments the FX node does not give are omitted (the
-  schema default applies).
+  {} }`` in its list position; only ``Tensor?[]`` lists may hold None.
+  Scalars and lists are typed ``Attribute``s (int→i, float→f, bool→b,
+  str→s, int list→ints, float list→floats, dtype→dtype, None→none); device,
+  layout and memory_format arguments are omitted. Arguments the FX node does
+  not give are omitted (the schema default applies).
 * Every value has a static ``TensorType`` from ``node.meta["val"]``. An op with
   several results (``native_layer_norm``, ``split``...) names them
   ``"<node>.0"``, ``"<node>.1"``...; ``operator.getitem`` nodes emit nothing and
@@ -39,7 +39,8 @@ from kiln.errors import UnsupportedOpError
 from kiln.tensors import DTYPE_TO_PROTO
 from kiln.v1 import graph_pb2, tensor_pb2
 
-__all__ = ["SerializedGraph", "serialize_graph_module", "tensor_type_of"]
+__all__ = ["SerializedGraph", "is_optional_tensor_list", "serialize_graph_module",
+           "tensor_type_of"]
 
 # Argument types Kiln leaves out: they say where a tensor lives, not what it is.
 _OMITTED_TYPES = (torch.device, torch.layout, torch.memory_format)
@@ -79,7 +80,7 @@ def tensor_type_of(node: torch.fx.Node, val: Any) -> tensor_pb2.TensorType:
     return tensor_pb2.TensorType(dtype=code, shape=shape)
 
 
-def _is_optional_tensor_list(arg: torch._C.Argument) -> bool:
+def is_optional_tensor_list(arg: torch._C.Argument) -> bool:
     """True for a ``Tensor?[]`` schema argument (e.g. ``aten.index.Tensor``'s indices)."""
     t = arg.type
     if not isinstance(t, torch.ListType):
@@ -207,7 +208,7 @@ class _Serializer:
     def _tensor_list(self, node: torch.fx.Node, arg: torch._C.Argument,
                      value: Sequence[Any], pb: graph_pb2.Node) -> None:
         """One Argument per element; None (``Tensor?[]`` only) as a none attribute."""
-        optional = _is_optional_tensor_list(arg)
+        optional = is_optional_tensor_list(arg)
         for v in value:
             if isinstance(v, torch.fx.Node):
                 pb.arguments.add(name=arg.name, value=self._tensor_name(v, node))
@@ -251,7 +252,7 @@ class _Serializer:
             value = given[arg.name]
             if isinstance(value, torch.fx.Node):
                 pb.arguments.add(name=arg.name, value=self._tensor_name(value, node))
-            elif isinstance(value, (list, tuple)) and (_is_optional_tensor_list(arg) or any(
+            elif isinstance(value, (list, tuple)) and (is_optional_tensor_list(arg) or any(
                     isinstance(v, torch.fx.Node) for v in value)):
                 self._tensor_list(node, arg, value, pb)
             else:

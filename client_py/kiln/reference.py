@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import torch
 
 from kiln.errors import InvalidArgumentError, UnsupportedOpError
+from kiln.graph import is_optional_tensor_list
 from kiln.tensors import PROTO_TO_DTYPE
 from kiln.v1 import graph_pb2, tensor_pb2
 
@@ -69,13 +70,6 @@ def _is_list_type(arg: torch._C.Argument) -> bool:
     return isinstance(arg.type, torch.ListType) or (
         isinstance(arg.type, torch.OptionalType)
         and isinstance(arg.type.getElementType(), torch.ListType))
-
-
-def _is_optional_tensor_list(arg: torch._C.Argument) -> bool:
-    """``Tensor?[]`` (``aten.index.Tensor``'s indices), whose elements may be None."""
-    return isinstance(arg.type, torch.ListType) and isinstance(
-        arg.type.getElementType(), torch.OptionalType) and isinstance(
-        arg.type.getElementType().getElementType(), torch.TensorType)
 
 
 def _decode_attribute(attr: graph_pb2.Attribute, label: str, ctx: dict, arg: str) -> Any:
@@ -147,7 +141,7 @@ def _call_arguments(op: torch._ops.OpOverload, node: graph_pb2.Node,
         tensors_list = all(isinstance(v, torch.Tensor) for v in decoded)
         if _is_list_type(sarg) and tensors_list:
             value = decoded  # Tensor[]: one Argument per element
-        elif _is_optional_tensor_list(sarg) and all(
+        elif is_optional_tensor_list(sarg) and all(
                 v is None or isinstance(v, torch.Tensor) for v in decoded):
             value = decoded  # Tensor?[]: a none attribute stands for a None element
         elif len(decoded) == 1:
