@@ -30,8 +30,6 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// PyTorch's adaptive windows of one dim.
 struct Windows {
   int64_t in = 0, out = 0, longest = 0;

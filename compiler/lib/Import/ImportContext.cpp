@@ -93,6 +93,13 @@ bool NodeImporter::isTensor(const std::string &name) const {
   return arg && arg->kind_case() == v1::Argument::kValue;
 }
 
+Value pointwise(NodeImporter &n, RankedTensorType type, StringRef fn,
+                ValueRange inputs, ArrayRef<double> scalars) {
+  return n.b().create<aten::PointwiseOp>(n.loc(), type, n.b().getStringAttr(fn),
+                                         inputs,
+                                         n.b().getDenseF64ArrayAttr(scalars));
+}
+
 Value NodeImporter::constant(Type element, double value,
                              ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(shape, element);

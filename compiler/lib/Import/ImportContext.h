@@ -90,6 +90,17 @@ private:
   const ValueTable &values;
 };
 
+/// The ranked tensor type of an imported value (every value is one).
+inline mlir::RankedTensorType typeOf(mlir::Value v) {
+  return llvm::cast<mlir::RankedTensorType>(v.getType());
+}
+
+/// An aten.pointwise op computing body `fn` over `inputs` with `scalars`,
+/// of result type `type`, at node `n`.
+mlir::Value pointwise(NodeImporter &n, mlir::RankedTensorType type,
+                      llvm::StringRef fn, mlir::ValueRange inputs,
+                      llvm::ArrayRef<double> scalars = {});
+
 /// Converts a kiln.v1.TensorType; error text names `what` when invalid.
 /// With `widenUnsigned`, u8 becomes i16 (how values carry u8 inside a graph:
 /// zero-extended, so MLIR's signless arithmetic, comparisons and casts are

@@ -27,8 +27,6 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// The index tensors of a `Tensor?[]` list and the dims of self they index.
 struct IndexList {
   SmallVector<Value> tensors;

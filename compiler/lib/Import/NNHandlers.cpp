@@ -20,8 +20,6 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// An int list argument with one entry per spatial dim: a single entry
 /// repeats, an absent/empty one takes `fallback` (or error when none).
 absl::StatusOr<std::vector<int64_t>>

@@ -22,8 +22,6 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 /// Small builders over the node's builder and location.
 struct Ops {
   NodeImporter &n;

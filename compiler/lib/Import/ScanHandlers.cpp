@@ -23,15 +23,6 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-Value pointwise(NodeImporter &n, RankedTensorType type, StringRef fn,
-                ValueRange inputs) {
-  return n.b().create<aten::PointwiseOp>(n.loc(), type,
-                                         n.b().getStringAttr(fn), inputs,
-                                         n.b().getDenseF64ArrayAttr({}));
-}
-
 Value view(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
   return n.b().create<aten::ViewOp>(n.loc(), typeOf(v).clone(shape), v);
 }

@@ -24,15 +24,6 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
-Value pointwise(NodeImporter &n, RankedTensorType type, StringRef fn,
-                ValueRange inputs, ArrayRef<double> scalars = {}) {
-  return n.b().create<aten::PointwiseOp>(n.loc(), type, n.b().getStringAttr(fn),
-                                         inputs,
-                                         n.b().getDenseF64ArrayAttr(scalars));
-}
-
 /// The element type a Python number argument compares in against `self`
 /// (PyTorch: a wrapped number only raises the category bool < int < float,
 /// floats then taking the default dtype f32).
