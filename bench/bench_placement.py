@@ -10,8 +10,8 @@ real kilnd with its local CPU agent:
     two target segments around a CPU run.
 
 Prints, for each, the cold compile (nothing cached), the warm compile (every
-executable cached: for the partitioned graph this still pays the daemon's
-whole-graph attempt and the per-node capability check) and the median call
+executable cached, and for the partitioned graph its placement too) and the
+median call
 latency over --calls calls, with ratios against the whole-graph baseline and
 against eager PyTorch in this process. A benchmark, not a test: it never
 fails on the numbers (it does check the outputs against eager).

@@ -122,6 +122,38 @@ CompileCache::lookup(const std::string &key) const {
   return outcome;
 }
 
+std::optional<v1::PlacementReport>
+CompileCache::lookupPlacement(const std::string &key) const {
+  absl::StatusOr<std::string> entry =
+      readWholeFile(acDir / absl::StrCat(key, ".placement"));
+  if (!entry.ok())
+    return std::nullopt;
+  std::optional<v1::Digest> digest = parseEntry(*entry);
+  absl::StatusOr<std::string> bytes =
+      digest ? store.read(*digest) : absl::StatusOr<std::string>(
+                                         absl::DataLossError("malformed entry"));
+  v1::PlacementReport placement;
+  if (!bytes.ok() || !placement.ParseFromString(*bytes)) {
+    spdlog::warn("compile cache: placement entry {} is unusable; checking the "
+                 "nodes again", key);
+    return std::nullopt;
+  }
+  return placement;
+}
+
+absl::Status CompileCache::storePlacement(const std::string &key,
+                                          const v1::PlacementReport &placement) {
+  std::string bytes;
+  if (!placement.SerializeToString(&bytes))
+    return absl::InternalError("cannot serialize PlacementReport");
+  v1::Digest digest = digestOf(bytes);
+  BlobPins pins = store.pin();
+  pins.add(digest);
+  RETURN_IF_ERROR(store.write(digest, bytes));
+  return writeFileAtomically(acDir / absl::StrCat(key, ".placement"),
+                             formatEntry(digest));
+}
+
 std::string CompileCache::salt() const {
   std::lock_guard<std::mutex> lock(saltMutex);
   return keySalt;

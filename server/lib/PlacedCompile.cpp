@@ -15,6 +15,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -77,6 +79,30 @@ v1::PlacementReport wholePlacement(const v1::Graph &graph,
   fillSegment(segment, outcome);
   report.set_target_nodes(graph.nodes_size());
   return report;
+}
+
+/// A report listing every node with its placement and reason (no segments
+/// yet): what the capability check found, as the compile cache stores it.
+v1::PlacementReport placeNodes(const v1::Graph &graph, const std::string &target,
+                               const std::vector<compiler::NodeSupport> &support) {
+  v1::PlacementReport report;
+  report.set_target(target);
+  for (int i = 0; i < graph.nodes_size(); ++i) {
+    v1::NodePlacement *entry = addNode(report, graph, i);
+    if (!support[i].supported) {
+      entry->set_placement(v1::PLACEMENT_CPU);
+      entry->set_reason(support[i].reason);
+    }
+  }
+  return report;
+}
+
+/// The capability check's findings back from a stored report.
+std::vector<compiler::NodeSupport> supportOf(const v1::PlacementReport &report) {
+  std::vector<compiler::NodeSupport> support;
+  for (const v1::NodePlacement &node : report.nodes())
+    support.push_back({node.placement() != v1::PLACEMENT_CPU, node.reason()});
+  return support;
 }
 
 /// "target 'cpu' cannot compile 2 of 14 nodes: node 3 'cummax' (...): why; ..."
@@ -166,30 +192,42 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
               const v1::Graph &graph, const std::string &target,
               const v1::CompileOptions &options,
               const v1::PlacementPolicy &policy) {
-  absl::StatusOr<CompileOutcome> whole = cache.compile(graph, target, options);
-  if (whole.ok()) {
-    PlacedOutcome outcome;
-    outcome.placement = wholePlacement(graph, target, *whole);
-    outcome.opReport = whole->opReport;
-    outcome.cacheHit = whole->cacheHit;
-    outcome.key = whole->key;
-    outcome.timings = whole->timings;
-    outcome.whole = *std::move(whole);
-    return outcome;
+  std::string key = cache.keyFor(graph, target, options);
+  std::vector<compiler::NodeSupport> support;
+  // A graph known not to compile whole goes straight to its stored check.
+  if (std::optional<v1::PlacementReport> known = cache.lookupPlacement(key);
+      known && known->nodes_size() == graph.nodes_size()) {
+    support = supportOf(*known);
+  } else {
+    absl::StatusOr<CompileOutcome> whole = cache.compile(graph, target, options);
+    if (whole.ok()) {
+      PlacedOutcome outcome;
+      outcome.placement = wholePlacement(graph, target, *whole);
+      outcome.opReport = whole->opReport;
+      outcome.cacheHit = whole->cacheHit;
+      outcome.key = whole->key;
+      outcome.timings = whole->timings;
+      outcome.whole = *std::move(whole);
+      return outcome;
+    }
+    if (!absl::IsUnimplemented(whole.status()) || !nodeSupport)
+      return whole.status();
+    compiler::CompileOptions checkOptions;
+    checkOptions.target = target;
+    checkOptions.options = options;
+    ASSIGN_OR_RETURN(support, nodeSupport(graph, checkOptions));
+    if (std::all_of(support.begin(), support.end(),
+                    [](const compiler::NodeSupport &node) { return node.supported; }))
+      return whole.status(); // no single node is the cause: the compile's error
+    if (absl::Status stored =
+            cache.storePlacement(key, placeNodes(graph, target, support));
+        !stored.ok())
+      spdlog::warn("compile cache: cannot store the placement of {}: {}", key,
+                   std::string(stored.message()));
   }
-  if (!absl::IsUnimplemented(whole.status()) || !nodeSupport)
-    return whole.status();
-
-  compiler::CompileOptions checkOptions;
-  checkOptions.target = target;
-  checkOptions.options = options;
-  ASSIGN_OR_RETURN(std::vector<compiler::NodeSupport> support,
-                   nodeSupport(graph, checkOptions));
   int cpuNodes = static_cast<int>(std::count_if(
       support.begin(), support.end(),
       [](const compiler::NodeSupport &node) { return !node.supported; }));
-  if (cpuNodes == 0) // no single node is the cause: report the compile's error
-    return whole.status();
   std::string unsupported = describeUnsupported(graph, target, support);
   if (policy.fallback() != v1::FALLBACK_POLICY_CPU)
     return absl::UnimplementedError(absl::StrCat(
@@ -213,16 +251,9 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
   PlacedOutcome outcome;
   outcome.partitioned = true;
   outcome.cacheHit = true;
-  outcome.key = cache.keyFor(graph, target, options);
+  outcome.key = key;
+  outcome.placement = placeNodes(graph, target, support);
   v1::PlacementReport &report = outcome.placement;
-  report.set_target(target);
-  for (int i = 0; i < graph.nodes_size(); ++i) {
-    v1::NodePlacement *entry = addNode(report, graph, i);
-    if (!support[i].supported) {
-      entry->set_placement(v1::PLACEMENT_CPU);
-      entry->set_reason(support[i].reason);
-    }
-  }
   std::vector<v1::OpReport> opReports;
   for (int s = 0; s < static_cast<int>(segments.size()); ++s) {
     const GraphSegment &segment = segments[s];

@@ -140,11 +140,36 @@ TEST_F(PlacedCompileTest, CpuPolicyPartitionsAndCachesSegments) {
   EXPECT_EQ(first->opReport.totals().parameter_bytes(), 2 * 4 * 4);
   EXPECT_EQ(first->key, cache->keyFor(mixed, "cpu", v1::CompileOptions()));
 
+  // The repeat skips the failing whole-graph compile and the check: the
+  // placement is stored under the graph's key, the segments are hits.
+  uint64_t compilesAfterFirst = cache->stats().compiles;
   absl::StatusOr<PlacedOutcome> second = compile(mixed, cpuFallback());
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_TRUE(second->cacheHit);
+  EXPECT_EQ(checks, 1);
+  EXPECT_EQ(cache->stats().compiles, compilesAfterFirst);
   EXPECT_EQ(second->placement.segments(2).executable().hash(),
             report.segments(2).executable().hash());
+  EXPECT_EQ(second->placement.nodes(1).reason(), report.nodes(1).reason());
+}
+
+TEST_F(PlacedCompileTest, TheStoredPlacementOutlivesTheCacheAndServesBothPolicies) {
+  ASSERT_TRUE(compile(mixed, cpuFallback()).ok());
+  absl::StatusOr<std::unique_ptr<CompileCache>> reopened = CompileCache::open(
+      *store, temp.path() / "ac", [](const v1::Graph &, const compiler::CompileOptions &)
+          -> absl::StatusOr<compiler::CompiledExecutable> {
+        return absl::InternalError("the compiler must not run");
+      },
+      "b1", 1);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  cache = std::move(*reopened);
+  absl::StatusOr<PlacedOutcome> again = compile(mixed, cpuFallback());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->partitioned && again->cacheHit);
+  absl::StatusOr<PlacedOutcome> refused = compile(mixed, {});
+  EXPECT_TRUE(absl::IsUnimplemented(refused.status())) << refused.status();
+  EXPECT_THAT(refused.status().message(), HasSubstr("node 1 'b'"));
+  EXPECT_EQ(checks, 1);
 }
 
 TEST_F(PlacedCompileTest, MaxFallbackFractionIsEnforced) {

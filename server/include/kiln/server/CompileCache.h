@@ -11,6 +11,7 @@
 #include "kiln/server/ContentStore.h"
 #include "kiln/common/WorkerPool.h"
 #include "kiln/v1/executable.pb.h"
+#include "kiln/v1/placement.pb.h"
 #include "kiln/v1/tensor.pb.h"
 
 #include "absl/container/flat_hash_map.h"
@@ -72,6 +73,16 @@ public:
 
   /// The cache entry for `key`, if present and valid.
   std::optional<CompileOutcome> lookup(const std::string &key) const;
+
+  /// Where the nodes of a graph that does not compile whole run, as the
+  /// capability check found them (a PlacementReport whose nodes carry
+  /// placement and reason), stored under the graph's compile key so that a
+  /// repeat skips the failing whole-graph compile and the check. Stored
+  /// like an executable: the report in the content store, an entry
+  /// <acDir>/<key>.placement naming it; a missing or damaged one is a miss.
+  std::optional<v1::PlacementReport> lookupPlacement(const std::string &key) const;
+  absl::Status storePlacement(const std::string &key,
+                              const v1::PlacementReport &placement);
 
   /// The compile key `compile` uses for (graph, target, options).
   std::string keyFor(const v1::Graph &graph, const std::string &target,

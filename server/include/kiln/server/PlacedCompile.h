@@ -54,7 +54,9 @@ absl::Status validatePlacementPolicy(const v1::PlacementPolicy &policy);
 /// FALLBACK_POLICY_ERROR, or past max_fallback_fraction, the answer is
 /// UNIMPLEMENTED listing them with their reasons; under FALLBACK_POLICY_CPU
 /// the graph is partitioned and each target segment compiled (and cached) as
-/// a graph of its own.
+/// a graph of its own. What the check found is stored under the graph's
+/// compile key (CompileCache::storePlacement), so a repeat, under either
+/// policy, neither compiles the whole graph again nor checks its nodes.
 absl::StatusOr<PlacedOutcome>
 compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
               const v1::Graph &graph, const std::string &target,
