@@ -131,14 +131,19 @@ LogicalResult BmmOp::verify() {
   return success();
 }
 
-LogicalResult SoftmaxOp::verify() {
-  int64_t rank = getType().getRank();
-  if (getDim() < 0 || getDim() >= std::max<int64_t>(rank, 1))
-    return emitOpError() << "dim " << getDim() << " is out of range for rank "
-                         << rank;
-  if (!isa<FloatType>(getType().getElementType()))
-    return emitOpError("needs a floating-point tensor");
+LogicalResult kiln::aten::verifySoftmaxLike(Operation *op, int64_t dim,
+                                            RankedTensorType type) {
+  int64_t rank = type.getRank();
+  if (dim < 0 || dim >= std::max<int64_t>(rank, 1))
+    return op->emitOpError() << "dim " << dim << " is out of range for rank "
+                             << rank;
+  if (!isa<FloatType>(type.getElementType()))
+    return op->emitOpError("needs a floating-point tensor");
   return success();
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return verifySoftmaxLike(*this, getDim(), getType());
 }
 
 template <typename ReductionOp>

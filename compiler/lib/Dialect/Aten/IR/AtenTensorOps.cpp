@@ -285,13 +285,7 @@ LogicalResult PadOp::verify() {
 }
 
 LogicalResult LogSoftmaxOp::verify() {
-  int64_t rank = getType().getRank();
-  if (getDim() < 0 || getDim() >= std::max<int64_t>(rank, 1))
-    return emitOpError() << "dim " << getDim() << " is out of range for rank "
-                         << rank;
-  if (!isa<FloatType>(getType().getElementType()))
-    return emitOpError("needs a floating-point tensor");
-  return success();
+  return verifySoftmaxLike(*this, getDim(), getType());
 }
 
 LogicalResult ArangeOp::verify() {

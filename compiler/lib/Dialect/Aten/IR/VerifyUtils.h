@@ -20,6 +20,11 @@ mlir::LogicalResult verifyBroadcastsTo(mlir::Operation *op, mlir::Value operand,
                                        llvm::ArrayRef<int64_t> result,
                                        llvm::StringRef what);
 
+/// softmax and log_softmax: `dim` is in range for `type` (a 0-d tensor has
+/// dim 0) and the elements are floating point.
+mlir::LogicalResult verifySoftmaxLike(mlir::Operation *op, int64_t dim,
+                                      mlir::RankedTensorType type);
+
 /// Checks that every dim is in [0, rank) and appears once.
 mlir::LogicalResult verifyDimList(mlir::Operation *op,
                                   llvm::ArrayRef<int64_t> dims, int64_t rank);
