@@ -8,7 +8,6 @@
 
 #include "MachineCode.h"
 
-#include "kiln/Pipeline/Pipelines.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
@@ -55,16 +54,6 @@ public:
           "options.riscv applies to target 'riscv64' only, not 'cpu'");
     static const MachineSpec host = hostMachine();
     return host;
-  }
-
-  void buildCodegenPipeline(mlir::OpPassManager &pm,
-                            const MachineSpec &machine) const override {
-    CpuCodegenOptions options;
-    if (machine.registerTileM > 0) {
-      options.registerTileM = machine.registerTileM;
-      options.registerTileN = machine.registerTileN;
-    }
-    buildKilnCpuCodegenPipeline(pm, options);
   }
 
   absl::StatusOr<std::string>

@@ -12,7 +12,6 @@
 #include "MachineCode.h"
 #include "Riscv64Runtime.h"
 
-#include "kiln/Pipeline/Pipelines.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -70,14 +69,6 @@ public:
       spec.registerTileN = 2 * vlen / 32;
     }
     return spec;
-  }
-
-  void buildCodegenPipeline(mlir::OpPassManager &pm,
-                            const MachineSpec &machine) const override {
-    CpuCodegenOptions options;
-    options.registerTileM = machine.registerTileM;
-    options.registerTileN = machine.registerTileN;
-    buildKilnCpuCodegenPipeline(pm, options);
   }
 
   absl::StatusOr<std::string>

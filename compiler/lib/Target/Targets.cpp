@@ -1,9 +1,12 @@
 //===- Targets.cpp - the table of compile targets -------------------------===//
 //
-// This file lists every target the compiler can build for.
+// This file lists every target the compiler can build for, and implements
+// the code generation pipeline they share.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Target/Target.h"
+
+#include "kiln/Pipeline/Pipelines.h"
 
 #include <array>
 
@@ -15,6 +18,16 @@ std::array<const Target *, 2> allTargets() {
 }
 
 } // namespace
+
+void Target::buildCodegenPipeline(mlir::OpPassManager &pm,
+                                  const MachineSpec &machine) const {
+  CpuCodegenOptions options;
+  if (machine.registerTileM > 0) {
+    options.registerTileM = machine.registerTileM;
+    options.registerTileN = machine.registerTileN;
+  }
+  buildKilnCpuCodegenPipeline(pm, options);
+}
 
 const Target *lookupTarget(const std::string &name) {
   for (const Target *target : allTargets())

@@ -56,9 +56,12 @@ public:
   /// they are not valid for this target.
   virtual absl::StatusOr<MachineSpec>
   machine(const v1::CompileOptions &options) const = 0;
-  /// Adds the passes from linalg-on-tensors to the LLVM dialect.
+  /// Adds the passes from linalg-on-tensors to the LLVM dialect. By default
+  /// the CPU-style pipeline (Pipelines.h) with the machine's register tile
+  /// (its own default when the spec leaves the tile at 0); cpu and riscv64
+  /// both use it.
   virtual void buildCodegenPipeline(mlir::OpPassManager &pm,
-                                    const MachineSpec &machine) const = 0;
+                                    const MachineSpec &machine) const;
   /// Optimises `module` at `optLevel` and produces the artifact bytes. When
   /// `assembly` is non-null it also receives the target assembly.
   virtual absl::StatusOr<std::string>
