@@ -25,6 +25,26 @@ using namespace kiln::aten;
 
 namespace {
 
+/// A tensor of `shape` whose element at index i is `source` at
+/// `sourceIndex(i)`: a copying linalg.generic reading through an affine map.
+Value gather(OpBuilder &b, Location loc, Value source, ArrayRef<int64_t> shape,
+             ArrayRef<AffineExpr> sourceIndex) {
+  MLIRContext *ctx = b.getContext();
+  Type element = cast<RankedTensorType>(source.getType()).getElementType();
+  int64_t loops = shape.size();
+  Value init = b.create<tensor::EmptyOp>(loc, shape, element);
+  return b
+      .create<linalg::GenericOp>(
+          loc, RankedTensorType::get(shape, element), source, init,
+          ArrayRef<AffineMap>{AffineMap::get(loops, 0, sourceIndex, ctx),
+                              b.getMultiDimIdentityMap(loops)},
+          SmallVector<utils::IteratorType>(loops, utils::IteratorType::parallel),
+          [](OpBuilder &nb, Location l, ValueRange args) {
+            nb.create<linalg::YieldOp>(l, args[0]);
+          })
+      .getResult(0);
+}
+
 int64_t product(ArrayRef<int64_t> values) {
   int64_t p = 1;
   for (int64_t v : values)
@@ -131,18 +151,7 @@ Value buildIm2col(OpBuilder &b, Location loc, Value x, Value w,
   for (int64_t i = 0; i < s; ++i)
     xExprs.push_back(getAffineDimExpr(oLoop + i, ctx) * g.stride[i] +
                      getAffineDimExpr(kLoop + i, ctx) * g.dilation[i]);
-  auto colsType = RankedTensorType::get(colsShape, element);
-  Value colsInit = b.create<tensor::EmptyOp>(loc, colsShape, element);
-  Value cols =
-      b.create<linalg::GenericOp>(
-           loc, colsType, x, colsInit,
-           ArrayRef<AffineMap>{AffineMap::get(loops, 0, xExprs, ctx),
-                               b.getMultiDimIdentityMap(loops)},
-           SmallVector<utils::IteratorType>(loops, utils::IteratorType::parallel),
-           [](OpBuilder &nb, Location l, ValueRange args) {
-             nb.create<linalg::YieldOp>(l, args[0]);
-           })
-          .getResult(0);
+  Value cols = gather(b, loc, x, colsShape, xExprs);
   SmallVector<int64_t> colsFlat = {n * groups, k, p};
   if (spatialMajor)
     colsFlat = {n * groups, p, k};
@@ -189,24 +198,12 @@ Value flipTransposedWeight(OpBuilder &b, Location loc, Value w, int64_t groups) 
   // out[g, f, c, k...] = w[g*cg + c, f, K-1-k].
   SmallVector<int64_t> shape = {groups, fg, cg};
   shape.append(kernel.begin(), kernel.end());
-  int64_t loops = shape.size();
   SmallVector<AffineExpr> exprs = {
       getAffineDimExpr(0, ctx) * cg + getAffineDimExpr(2, ctx),
       getAffineDimExpr(1, ctx)};
   for (int64_t i = 0; i < s; ++i)
     exprs.push_back(kernel[i] - 1 - getAffineDimExpr(3 + i, ctx));
-  auto type = RankedTensorType::get(shape, wType.getElementType());
-  Value init = b.create<tensor::EmptyOp>(loc, shape, wType.getElementType());
-  Value flipped =
-      b.create<linalg::GenericOp>(
-           loc, type, w, init,
-           ArrayRef<AffineMap>{AffineMap::get(loops, 0, exprs, ctx),
-                               b.getMultiDimIdentityMap(loops)},
-           SmallVector<utils::IteratorType>(loops, utils::IteratorType::parallel),
-           [](OpBuilder &nb, Location l, ValueRange args) {
-             nb.create<linalg::YieldOp>(l, args[0]);
-           })
-          .getResult(0);
+  Value flipped = gather(b, loc, w, shape, exprs);
   SmallVector<int64_t> forward = {groups * fg, cg};
   forward.append(kernel.begin(), kernel.end());
   return buildReshape(b, loc, flipped,
