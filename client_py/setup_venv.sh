@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Generates the kiln.v1 Python modules from proto/ and installs the kiln
-# package (editable) into the venv. Idempotent and quiet; needs no network once
-# the venv holds setuptools (scripts/install_deps.sh puts everything else there).
+# Generates the kiln.v1 Python modules from proto/ into client_py/kiln/v1/
+# (generate_protos.py, every run: a .proto may have changed) and installs the
+# kiln package (editable) into the venv. Idempotent and quiet; needs no network:
+# --no-build-isolation builds with the venv's setuptools and grpcio-tools
+# (client_py/requirements.txt, installed by scripts/install_deps.sh).
 #   KILN_VENV  the venv (default: ~/.cache/kiln/venv)
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
