@@ -73,8 +73,9 @@ def main() -> int:
     client = kiln.Client(args.address)
     kinds = {"cpu", "riscv64"} if args.riscv64 else {"cpu"}
     devices = wait_for_devices(client, kinds, args.wait)
-    print(f"kiln daemon {args.address}: " + ", ".join(f"{d.id} ({d.kind}, {d.state})"
-                                                     for d in devices))
+    print(f"kiln daemon {args.address}: " + ", ".join(
+        f"{d.id} ({d.kind}{', ' + d.properties['cpu'] if 'cpu' in d.properties else ''}, "
+        f"{d.state.removeprefix('DEVICE_STATE_')})" for d in devices))
     hits, diffs = [], []
     models = [("MLP (3 Linear + GELU)", MLP(d_in=64, d_hidden=128, d_out=10)),
               ("Transformer encoder block", EncoderBlock(d_model=64, n_heads=4, d_ff=128))]

@@ -1,10 +1,12 @@
-/*===- kiln_rt_half.c - half and bfloat16 conversions for riscv64 -----------===
+/*===- kiln_rt_half.c - half and bfloat16 conversions for every target -------===
  *
- * rv64gc has no half-precision conversion instructions, so LLVM lowers
- * f16/bf16 conversions to the compiler-rt routines below, which neither
- * glibc, libgcc 12 nor picolibc provide for RISC-V. Kiln compiles this file
- * for riscv64 at build time and links it into every riscv64 artifact (hidden:
- * each artifact carries its own copy, nothing is interposed).
+ * LLVM lowers f16/bf16 conversions the target has no instructions for
+ * (rv64gc has none; x86 without F16C or AVX-512 BF16 lacks some) to the
+ * compiler-rt routines below, which the hosts' libraries do not reliably
+ * provide: glibc, libgcc 12 and picolibc lack the half ones for RISC-V, and
+ * Debian 12's x86-64 libgcc_s lacks __truncsfbf2. Kiln compiles this file
+ * for riscv64 and x86-64 at build time and links it into every artifact
+ * (hidden: each artifact carries its own copy, nothing is interposed).
  *
  * Narrowing rounds to nearest, ties to even, from the exact double value, so
  * float -> half and double -> half each round once. NaNs stay NaNs (quiet),

@@ -44,7 +44,50 @@ TEST_F(CpuBackendTest, DescribesTheHostAsOneCpuDevice) {
   EXPECT_FALSE(device.properties().at("cpu_model").empty());
   EXPECT_GT(std::stoi(device.properties().at("threads")), 0);
   EXPECT_FALSE(device.properties().at("arch").empty());
-  EXPECT_TRUE(device.properties().contains("cpu_features"));
+  // The CPU in LLVM's names: what kilnd compiles for and schedules by.
+  EXPECT_EQ(device.properties().at("cpu"), hostCpuModel().name);
+  EXPECT_NE(device.properties().at("cpu_features").find("sse2"),
+            std::string::npos);
+}
+
+TEST_F(CpuBackendTest, RefusesCodeForFeaturesItsCpuLacks) {
+  absl::StatusOr<CpuModel> v2 = CpuBackend::advertisedCpu("x86-64-v2");
+  ASSERT_TRUE(v2.ok()) << v2.status();
+  CpuBackend baseline(*v2);
+  EXPECT_EQ(baseline.describeDevices()->front().properties().at("cpu"),
+            "x86-64-v2");
+  // Code that may use AVX2 and FMA (x86-64-v3) never gets loaded.
+  record.mutable_manifest()->set_cpu("x86-64-v3");
+  record.mutable_manifest()->set_features("+avx,+avx2,+fma,+sse4.2");
+  auto refused = baseline.loadExecutable(record, artifact);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("avx, avx2, fma"),
+            std::string::npos)
+      << refused.status();
+  // Code within its features loads and runs.
+  record.mutable_manifest()->set_features("+popcnt,+sse4.2");
+  EXPECT_TRUE(baseline.loadExecutable(record, artifact).ok());
+}
+
+TEST_F(CpuBackendTest, AdvertisedCpuMustBeOneTheHostRuns) {
+  auto unknown = CpuBackend::advertisedCpu("pentium-9000");
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(CpuBackend::advertisedCpu("x86-64").ok());
+  EXPECT_EQ(CpuBackend::advertisedCpu("native")->name, hostCpuModel().name);
+  // No host has both AMD's (sse4a, clzero) and Intel's (AMX) own features,
+  // so on any host at least one of these is refused, naming what it lacks.
+  int refused = 0;
+  for (const char *name : {"znver4", "graniterapids"}) {
+    auto model = CpuBackend::advertisedCpu(name);
+    if (model.ok())
+      continue;
+    ++refused;
+    EXPECT_EQ(model.status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_NE(model.status().message().find("lacks feature"), std::string::npos)
+        << model.status();
+  }
+  EXPECT_GE(refused, 1);
 }
 
 TEST_F(CpuBackendTest, LoadsARealSharedObjectAndComputesAxpy) {

@@ -9,6 +9,7 @@
 
 #include "kiln/common/Digest.h"
 #include "kiln/common/Status.h"
+#include "kiln/server/DeviceFit.h"
 #include "kiln/server/GrpcStatus.h"
 #include "kiln/server/RequestScope.h"
 #include "kiln/server/TorchScriptImport.h"
@@ -45,10 +46,31 @@ std::string debugMiscompileBuildId(const std::string &buildId,
 
 CompilerService::CompilerService(ContentStore &store, CompileCache &cache,
                                  NodeSupportFn nodeSupport,
+                                 OptionsResolverFn resolveOptions,
+                                 const DeviceRegistry &registry,
                                  std::vector<std::string> supportedTargets,
                                  DrainGate &gate, ServerMetrics &metrics)
     : store(store), cache(cache), nodeSupport(std::move(nodeSupport)),
+      resolveOptions(std::move(resolveOptions)), registry(registry),
       targets(std::move(supportedTargets)), gate(gate), metrics(metrics) {}
+
+absl::StatusOr<v1::CompileOptions>
+CompilerService::effectiveOptions(const v1::CompileRequest &request) const {
+  v1::CompileOptions options = request.options();
+  if (options.cpu().empty() && options.cpu_features().empty()) {
+    // Code for the CPU the devices that will run it have, not for whichever
+    // machine compiles: the features all of them share.
+    ASSIGN_OR_RETURN(std::optional<v1::CompileOptions> shared,
+                     sharedCpuOptions(registry.listDevices(request.target())));
+    if (shared) {
+      options.set_cpu(shared->cpu());
+      options.set_cpu_features(shared->cpu_features());
+    }
+  }
+  if (!resolveOptions)
+    return options;
+  return resolveOptions(request.target(), options);
+}
 
 absl::Status CompilerService::validate(const v1::CompileRequest &request) const {
   if (std::find(targets.begin(), targets.end(), request.target()) ==
@@ -147,9 +169,15 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
                  context->peer(), std::string(status.message()));
     return toGrpcStatus(status, currentRequestId());
   }
+  absl::StatusOr<v1::CompileOptions> options = effectiveOptions(*request);
+  if (!options.ok()) {
+    spdlog::warn("compile of graph '{}' from {} rejected: {}", graphName,
+                 context->peer(), std::string(options.status().message()));
+    return toGrpcStatus(options.status(), currentRequestId());
+  }
   absl::StatusOr<PlacedOutcome> outcome =
       compilePlaced(cache, nodeSupport, request->graph(), request->target(),
-                    request->options(), request->placement());
+                    *options, request->placement());
   if (!outcome.ok()) {
     spdlog::error("compile of graph '{}' for '{}' failed: {}", graphName,
                   request->target(), std::string(outcome.status().message()));
@@ -185,9 +213,11 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
   response->set_compile_key(outcome->key);
   *response->mutable_timings() = outcome->timings;
   response->mutable_timings()->set_total_us(totalUs);
-  spdlog::info("compile graph='{}' target={} key={} hit={} queue_us={} "
+  spdlog::info("compile graph='{}' target={}{} key={} hit={} queue_us={} "
                "compile_us={} total_us={} executable={}",
-               graphName, request->target(), outcome->key, outcome->cacheHit,
+               graphName, request->target(),
+               options->cpu().empty() ? "" : " cpu=" + options->cpu(),
+               outcome->key, outcome->cacheHit,
                outcome->timings.queue_us(), outcome->timings.compile_us(),
                totalUs,
                outcome->partitioned ? std::string("partitioned")

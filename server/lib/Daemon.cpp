@@ -51,7 +51,8 @@ void blockShutdownSignals() {
 }
 
 int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
-              NodeSupportFn nodeSupport, const std::string &compilerBuildId,
+              NodeSupportFn nodeSupport, OptionsResolverFn resolveOptions,
+              const std::string &compilerBuildId,
               const std::vector<std::string> &supportedTargets) {
   ServerOptions options;
   options.listenAddress = flags.listen;
@@ -70,6 +71,7 @@ int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
                  flags.debugMiscompile);
   options.compiler = withDebugMiscompile(std::move(compiler), miscompiled);
   options.nodeSupport = std::move(nodeSupport);
+  options.resolveOptions = std::move(resolveOptions);
   options.compilerBuildId = debugMiscompileBuildId(compilerBuildId, miscompiled);
   options.supportedTargets = supportedTargets;
 

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/DeviceRegistry.h"
+#include "kiln/server/DeviceFit.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -173,16 +174,26 @@ DeviceRegistry::listDevices(const std::string &kind) const {
 absl::StatusOr<DeviceLease>
 DeviceRegistry::acquire(const std::string &kind,
                         const absl::flat_hash_set<const AgentSession *> &excluded,
-                        Clock::time_point waitUntil) {
+                        Clock::time_point waitUntil,
+                        const std::vector<std::string> &requiredFeatures) {
   std::unique_lock<std::mutex> lock(mutex);
   while (true) {
     Entry *best = nullptr;
     int registered = 0;
+    absl::Status unfit; // why the first device that cannot run the code can't
+    int fitting = 0;
     for (auto &[id, entry] : devices) {
       if (entry.device.kind() != kind ||
           excluded.contains(entry.session.get()))
         continue;
       ++registered;
+      if (absl::Status fits = checkDeviceFeatures(entry.device, requiredFeatures);
+          !fits.ok()) {
+        if (unfit.ok())
+          unfit = fits;
+        continue;
+      }
+      ++fitting;
       if (entry.device.state() != v1::DEVICE_STATE_READY)
         continue;
       if (!best || entry.device.queue_depth() < best->device.queue_depth())
@@ -192,6 +203,9 @@ DeviceRegistry::acquire(const std::string &kind,
       best->device.set_queue_depth(best->device.queue_depth() + 1);
       return DeviceLease{best->device.id(), best->session};
     }
+    // Devices are there but none can run this code: waiting would not help.
+    if (registered > 0 && fitting == 0)
+      return unfit;
     if (stopping)
       return absl::UnavailableError("kilnd is shutting down");
     if (Clock::now() >= waitUntil) {

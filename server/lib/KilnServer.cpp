@@ -86,7 +86,7 @@ KilnServer::start(ServerOptions options) {
       std::make_unique<Scheduler>(*state->registry, options.deviceWait);
   state->compilerService = std::make_unique<CompilerService>(
       *state->store, *state->cache, options.nodeSupport,
-      options.supportedTargets, state->drainGate, state->metrics);
+      options.resolveOptions, *state->registry, options.supportedTargets, state->drainGate, state->metrics);
   state->executorService = std::make_unique<ExecutorService>(
       *state->store, *state->scheduler, options.executeTimeout,
       state->drainGate, state->metrics);

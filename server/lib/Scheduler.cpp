@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/Scheduler.h"
 
+#include "kiln/common/CpuModel.h"
+
 #include "absl/strings/str_cat.h"
 
 #include <spdlog/spdlog.h>
@@ -27,6 +29,9 @@ Scheduler::run(const std::string &kind, v1::Task task,
   // Keeps excluded sessions alive so their addresses cannot be reused.
   std::vector<std::shared_ptr<AgentSession>> lostSessions;
   absl::Status lost;
+  // Only devices with every CPU feature the code may use can take it.
+  const std::vector<std::string> required =
+      parseFeatureList(task.record().manifest().features());
   constexpr int kAttempts = 2; // the first try and one retry on agent loss
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     // The first attempt may wait for a device to register; the retry takes
@@ -34,7 +39,7 @@ Scheduler::run(const std::string &kind, v1::Task task,
     Clock::time_point waitUntil =
         attempt == 0 ? std::min(start + deviceWait, deadline) : Clock::now();
     absl::StatusOr<DeviceLease> lease =
-        registry.acquire(kind, excluded, waitUntil);
+        registry.acquire(kind, excluded, waitUntil, required);
     if (!lease.ok()) {
       if (attempt > 0)
         return absl::UnavailableError(

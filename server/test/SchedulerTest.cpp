@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/Scheduler.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <condition_variable>
@@ -144,6 +145,45 @@ TEST_F(SchedulerTest, PicksTheLeastLoadedReadyDevice) {
   EXPECT_TRUE(first.get().ok());
   EXPECT_TRUE(third.get().ok());
   EXPECT_EQ(depthOf("a/0"), 0);
+}
+
+TEST_F(SchedulerTest, RunsCodeOnlyOnDevicesWithItsCpuFeatures) {
+  auto connectCpu = [&](const std::string &agentId,
+                        const std::string &features) {
+    FakeAgent agent;
+    agent.session = std::make_shared<AgentSession>(agentId, agent.link);
+    v1::Device device;
+    device.set_kind("cpu");
+    (*device.mutable_properties())["cpu"] = agentId;
+    (*device.mutable_properties())["cpu_features"] = features;
+    EXPECT_TRUE(registry.addAgent(agent.session, {device}).ok());
+    return agent;
+  };
+  FakeAgent small = connectCpu("small", "avx,sse4.2");
+  FakeAgent big = connectCpu("big", "avx,avx2,avx512f,fma,sse4.2");
+  v1::Task task;
+  task.mutable_record()->mutable_manifest()->set_features("+avx2,+fma");
+  // Only "big" has avx2 and fma, though "small" sorts first and is idle.
+  for (int i = 0; i < 2; ++i) {
+    auto run = std::async(std::launch::async, [&] {
+      return scheduler.run("cpu", task, Clock::now() + 30s);
+    });
+    std::optional<v1::Task> sent = big.link->nextTask();
+    ASSERT_TRUE(sent);
+    EXPECT_EQ(sent->device_id(), "big/0");
+    big.session->complete(resultFor(*sent));
+    ASSERT_TRUE(run.get().ok());
+  }
+  EXPECT_TRUE(small.link->tasks.empty());
+  // Code no device can run fails at once, naming what is missing.
+  task.mutable_record()->mutable_manifest()->set_features("+amx-tile,+avx2");
+  Clock::time_point start = Clock::now();
+  absl::StatusOr<ScheduledResult> refused =
+      scheduler.run("cpu", task, Clock::now() + 30s);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(refused.status().message()),
+              ::testing::HasSubstr("amx-tile"));
+  EXPECT_LT(Clock::now() - start, 2s);
 }
 
 TEST_F(SchedulerTest, NoDeviceIsUnavailableAfterTheWait) {

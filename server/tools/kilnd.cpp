@@ -38,6 +38,7 @@ int main(int argc, char **argv) {
   }
   return kiln::server::runDaemon(*flags, kiln::compiler::compileGraph,
                                  kiln::compiler::checkNodeSupport,
+                                 kiln::compiler::resolveCompileOptions,
                                  kiln::compiler::compilerBuildId(),
                                  kiln::compiler::supportedTargets());
 }

@@ -197,12 +197,14 @@ def wait_until(condition, what: str, timeout: float = WAIT_S):
 class Agent:
     """A standalone kiln-agent-cpu dialing `address` (not kilnd's child)."""
 
-    def __init__(self, kilnd: Kilnd, address: str, workdir, agent_id: str):
+    def __init__(self, kilnd: Kilnd, address: str, workdir, agent_id: str,
+                 extra_args: tuple[str, ...] = ()):
         self.log_path = workdir / f"{agent_id}.log"
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [str(kilnd.bin_dir / "kiln-agent-cpu"), "--daemon", address,
-             "--agent-id", agent_id, "--cache-dir", str(workdir / agent_id)],
+             "--agent-id", agent_id, "--cache-dir", str(workdir / agent_id),
+             *extra_args],
             stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
 
     def stop(self) -> None:

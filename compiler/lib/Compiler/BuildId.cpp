@@ -1,9 +1,9 @@
 //===- BuildId.cpp - identity of this compiler build ----------------------===//
 //
 // This file implements compilerBuildId(): Kiln's version, a hash of the
-// running executable (so any change to the compiler's code changes it), the
-// LLVM version, and the host CPU and its features (the cpu target's code
-// depends on them).
+// running executable (so any change to the compiler's code changes it) and
+// the LLVM version. The CPU code is generated for is not part of it: it is
+// in the (resolved) compile options, so every compile key names it.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Compiler/Compile.h"
@@ -36,14 +36,22 @@ std::string hashOfRunningExecutable() {
 
 const std::string &compilerBuildId() {
   static const std::string id = [] {
-    MachineSpec host = cpuTarget().machine(v1::CompileOptions()).value();
     return absl::StrCat("kiln-", KILN_VERSION, "+", hashOfRunningExecutable(),
-                        "/llvm-", LLVM_VERSION_STRING, "/", host.cpu, "-",
-                        sha256Hex(host.features).substr(0, 8));
+                        "/llvm-", LLVM_VERSION_STRING);
   }();
   return id;
 }
 
 std::vector<std::string> supportedTargets() { return targetNames(); }
+
+absl::StatusOr<v1::CompileOptions>
+resolveCompileOptions(const std::string &target,
+                      const v1::CompileOptions &options) {
+  const Target *found = lookupTarget(target);
+  if (!found)
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown target '", target, "'"));
+  return found->resolveOptions(options);
+}
 
 } // namespace kiln::compiler

@@ -61,7 +61,9 @@ v1::ExecutableManifest buildManifest(const v1::Graph &graph, const Target &targe
   manifest.set_format(machine.artifactFormat);
   manifest.set_compiler_build_id(compilerBuildId());
   manifest.set_cpu(machine.cpu);
-  manifest.set_features(machine.features);
+  manifest.set_features(machine.requiredFeatures.empty()
+                            ? machine.features
+                            : machine.requiredFeatures);
   auto add = [](auto *list, const v1::Value &value) {
     v1::ManifestArgument *arg = list->Add();
     arg->set_name(value.name());
@@ -106,7 +108,9 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
   if (options.options.opt_level() < 0 || options.options.opt_level() > 3)
     return absl::InvalidArgumentError(absl::StrCat(
         "opt_level must be 0..3, got ", options.options.opt_level()));
-  ASSIGN_OR_RETURN(MachineSpec machine, target->machine(options.options));
+  ASSIGN_OR_RETURN(v1::CompileOptions resolved,
+                   target->resolveOptions(options.options));
+  ASSIGN_OR_RETURN(MachineSpec machine, target->machine(resolved));
   int optLevel = options.options.opt_level() == 0 ? kDefaultOptLevel
                                                   : options.options.opt_level();
 

@@ -1,59 +1,89 @@
-//===- CpuTarget.cpp - the host CPU target --------------------------------===//
+//===- CpuTarget.cpp - the host-architecture CPU target -------------------===//
 //
-// This file implements the `cpu` target: code for the host's triple, CPU and
-// features, packaged as an ELF shared object with a C-ABI entry point.
+// This file implements the `cpu` target: code for this architecture's triple
+// and a named CPU (options.cpu, e.g. "x86-64-v3", or "native"), packaged as
+// a self-contained ELF shared object with a C-ABI entry point.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Target/Target.h"
 
 #include "MachineCode.h"
+#include "TargetRuntime.h"
 
+#include "kiln/common/CpuModel.h"
+#include "kiln/common/Status.h"
 
-#include "llvm/ADT/StringMap.h"
+#include "absl/strings/str_cat.h"
 #include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <algorithm>
 
 namespace kiln::compiler {
 namespace {
 
-std::string hostFeatures() {
-  std::string features;
-  for (const auto &feature : llvm::sys::getHostCPUFeatures()) {
-    if (!features.empty())
-      features += ",";
-    features += (feature.second ? "+" : "-") + feature.first().str();
-  }
-  return features;
+/// The CPU a compile with no options.cpu targets: every x86-64 server CPU
+/// of the last decade runs it (SSE4.2, POPCNT, no AVX).
+constexpr const char *kDefaultCpu = "x86-64-v2";
+
+bool has(const CpuModel &model, const char *feature) {
+  return std::binary_search(model.features.begin(), model.features.end(),
+                            std::string(feature));
 }
 
-MachineSpec hostMachine() {
-  MachineSpec spec;
-  spec.triple = llvm::sys::getProcessTriple();
-  spec.cpu = llvm::sys::getHostCPUName().str();
-  spec.features = hostFeatures();
-  spec.artifactFormat = "elf-shared-object";
-  // Size the matmul register tile to the vector register file: half of the
-  // registers hold accumulators, one vector-width row each.
-  if (spec.features.find("+avx512f") != std::string::npos) {
-    spec.registerTileM = 8; // 8 rows x 2 zmm = 16 of 32 zmm registers
-    spec.registerTileN = 32;
-  } else if (spec.features.find("+avx2") != std::string::npos) {
-    spec.registerTileM = 6; // 6 rows x 2 ymm = 12 of 16 ymm registers
-    spec.registerTileN = 16;
-  }
-  return spec;
+/// INVALID_ARGUMENT messages name the option the user set.
+absl::Status nameOption(const absl::Status &status) {
+  return absl::Status(status.code(),
+                      absl::StrCat("options.cpu: ", status.message()));
 }
 
 class CpuTarget final : public Target {
 public:
   std::string name() const override { return "cpu"; }
 
-  absl::StatusOr<MachineSpec>
-  machine(const v1::CompileOptions &options) const override {
+  absl::StatusOr<v1::CompileOptions>
+  resolveOptions(const v1::CompileOptions &options) const override {
     if (options.has_riscv())
       return absl::InvalidArgumentError(
           "options.riscv applies to target 'riscv64' only, not 'cpu'");
-    static const MachineSpec host = hostMachine();
-    return host;
+    std::string cpu = options.cpu().empty() ? kDefaultCpu : options.cpu();
+    absl::StatusOr<CpuModel> model =
+        resolveCpuModel(cpu, options.cpu_features());
+    if (!model.ok())
+      return nameOption(model.status());
+    // Canonical: the concrete CPU name and the smallest feature delta that
+    // gives exactly its features.
+    ASSIGN_OR_RETURN(std::string delta,
+                     featureDelta(model->name, model->features));
+    v1::CompileOptions resolved = options;
+    resolved.set_cpu(model->name);
+    resolved.set_cpu_features(delta);
+    return resolved;
+  }
+
+  absl::StatusOr<MachineSpec>
+  machine(const v1::CompileOptions &options) const override {
+    ASSIGN_OR_RETURN(v1::CompileOptions resolved, resolveOptions(options));
+    absl::StatusOr<CpuModel> model =
+        resolveCpuModel(resolved.cpu(), resolved.cpu_features());
+    if (!model.ok())
+      return nameOption(model.status());
+    MachineSpec spec;
+    spec.triple = llvm::sys::getProcessTriple();
+    spec.cpu = model->name;
+    spec.features = resolved.cpu_features();
+    spec.requiredFeatures = formatFeatureList(model->features);
+    spec.artifactFormat = "elf-shared-object";
+    // Size the matmul register tile to the vector register file: half of the
+    // registers hold accumulators, one vector-width row each.
+    if (has(*model, "avx512f")) {
+      spec.registerTileM = 8; // 8 rows x 2 zmm = 16 of 32 zmm registers
+      spec.registerTileN = 32;
+    } else if (has(*model, "avx2")) {
+      spec.registerTileM = 6; // 6 rows x 2 ymm = 12 of 16 ymm registers
+      spec.registerTileN = 16;
+    }
+    return spec;
   }
 
   absl::StatusOr<std::string>
@@ -62,7 +92,12 @@ public:
     auto object = emitObjectCode(module, machine, optLevel, assembly);
     if (!object.ok())
       return object.status();
-    return linkSharedObject({*object}, hostLibraries());
+    std::vector<std::string_view> objects = {*object};
+    // The half/bfloat16 conversions LLVM may call, from Kiln's runtime: the
+    // host's libgcc need not have them.
+    if (llvm::Triple(machine.triple).getArch() == llvm::Triple::x86_64)
+      objects.push_back(x86_64RuntimeObject());
+    return linkSharedObject(objects, hostLibraries());
   }
 };
 

@@ -10,7 +10,7 @@
 #include "kiln/Target/Target.h"
 
 #include "MachineCode.h"
-#include "Riscv64Runtime.h"
+#include "TargetRuntime.h"
 
 
 #include "absl/strings/str_cat.h"

@@ -8,6 +8,8 @@
 
 #include "kiln/Pipeline/Pipelines.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <array>
 
 namespace kiln::compiler {
@@ -27,6 +29,15 @@ void Target::buildCodegenPipeline(mlir::OpPassManager &pm,
     options.registerTileN = machine.registerTileN;
   }
   buildKilnCpuCodegenPipeline(pm, options);
+}
+
+absl::StatusOr<v1::CompileOptions>
+Target::resolveOptions(const v1::CompileOptions &options) const {
+  if (!options.cpu().empty() || !options.cpu_features().empty())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options.cpu and options.cpu_features apply to target 'cpu' only, "
+        "not '", name(), "'"));
+  return options;
 }
 
 const Target *lookupTarget(const std::string &name) {

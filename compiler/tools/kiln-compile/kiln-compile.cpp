@@ -26,6 +26,11 @@ void printUsage() {
                "  -o, --output PATH    artifact to write (required); the manifest\n"
                "                       goes to PATH.manifest.textproto\n"
                "  --target NAME        target: cpu (default) or riscv64\n"
+               "  --cpu NAME           cpu: the LLVM CPU to generate code for\n"
+               "                       (x86-64-v3, znver3, sapphirerapids, ...) or\n"
+               "                       'native' for this machine's (default:\n"
+               "                       x86-64-v2, which every x86-64 server runs)\n"
+               "  --cpu-features LIST  cpu: extra LLVM features, e.g. +avx512f,-avx2\n"
                "  --riscv-vlen N       riscv64: VLEN in bits the code assumes (128)\n"
                "  --riscv-scalar-only  riscv64: rv64gc without the V extension\n"
                "  --riscv-bare-metal   riscv64: a relocatable object for\n"
@@ -120,6 +125,10 @@ int main(int argc, char **argv) {
       output = value();
     } else if (arg == "--target") {
       options.target = value();
+    } else if (arg == "--cpu") {
+      options.options.set_cpu(value());
+    } else if (arg == "--cpu-features") {
+      options.options.set_cpu_features(value());
     } else if (arg == "--riscv-vlen") {
       options.options.mutable_riscv()->set_vlen(std::atoi(value().c_str()));
     } else if (arg == "--riscv-scalar-only") {

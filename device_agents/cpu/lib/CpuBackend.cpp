@@ -8,6 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 
@@ -57,25 +58,6 @@ std::string cpuinfoField(absl::string_view key) {
   return "";
 }
 
-/// The vector ISA extensions (of those code generators care about) this CPU
-/// has, space separated: artifacts built for more would die with SIGILL.
-std::string vectorFeatures() {
-  static constexpr const char *kInteresting[] = {
-      "sse4_2",     "avx",        "avx2",        "fma",     "f16c",
-      "avx512f",    "avx512bw",   "avx512vl",    "avx512dq", "avx512_vnni",
-      "avx512_bf16", "avx512_fp16", "amx_tile",   "amx_bf16", "asimd",
-      "sve"};
-  std::vector<std::string> flags =
-      absl::StrSplit(cpuinfoField("flags").empty() ? cpuinfoField("Features")
-                                                   : cpuinfoField("flags"),
-                     ' ', absl::SkipEmpty());
-  std::string features;
-  for (const char *name : kInteresting)
-    if (std::find(flags.begin(), flags.end(), name) != flags.end())
-      absl::StrAppend(&features, features.empty() ? "" : " ", name);
-  return features;
-}
-
 std::string dlerrorText() {
   const char *error = ::dlerror();
   return error ? error : "unknown dynamic loader error";
@@ -99,13 +81,34 @@ absl::Status checkElf(const std::filesystem::path &path) {
 
 } // namespace
 
+CpuBackend::CpuBackend(CpuModel cpu) : cpu(std::move(cpu)) {}
+
+absl::StatusOr<CpuModel> CpuBackend::advertisedCpu(absl::string_view name) {
+  const CpuModel &host = hostCpuModel();
+  if (name.empty() || name == "native")
+    return host;
+  absl::StatusOr<CpuModel> model = resolveCpuModel(name, "");
+  if (!model.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat("--cpu: ", model.status().message()));
+  std::vector<std::string> missing =
+      missingFeatures(model->features, host.features);
+  if (!missing.empty())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--cpu ", name, ": this host's CPU (", host.name,
+        ") lacks feature(s) ", absl::StrJoin(missing, ", "),
+        " that code for it may use"));
+  return model;
+}
+
 absl::StatusOr<std::vector<v1::Device>> CpuBackend::describeDevices() {
   v1::Device device;
   device.set_kind(std::string(kind()));
   auto &properties = *device.mutable_properties();
   std::string model = cpuinfoField("model name");
   properties["cpu_model"] = model.empty() ? "unknown" : model;
-  properties["cpu_features"] = vectorFeatures();
+  properties["cpu"] = cpu.name;
+  properties["cpu_features"] = absl::StrJoin(cpu.features, ",");
   properties["threads"] = absl::StrCat(std::thread::hardware_concurrency());
   properties["arch"] = hostArch();
   long pages = ::sysconf(_SC_PHYS_PAGES);
@@ -132,6 +135,16 @@ CpuBackend::loadExecutable(const v1::ExecutableRecord &record,
           absl::StrCat("artifact was built for '", manifest.triple(),
                        "' but this host is ", host));
   }
+  std::vector<std::string> missing =
+      missingFeatures(parseFeatureList(manifest.features()), cpu.features);
+  if (!missing.empty())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "executable was compiled for CPU '", manifest.cpu(),
+        "' and may use CPU feature(s) ", absl::StrJoin(missing, ", "),
+        " that this device's CPU '", cpu.name,
+        "' lacks; compile for a CPU it has (leave options.cpu unset to "
+        "target the connected agents, or name one such as '", cpu.name,
+        "')"));
   if (manifest.entry_symbol().empty())
     return absl::InvalidArgumentError("manifest names no entry_symbol");
   if (absl::Status elf = checkElf(artifactPath); !elf.ok())

@@ -64,6 +64,16 @@ struct CompiledExecutable {
 absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
                                                 const CompileOptions &options);
 
+/// `options` for `target` with the machine they select made concrete and
+/// canonical (options.cpu "native" or empty resolved to a CPU name, its
+/// feature list reduced to the smallest delta): what the compile key hashes,
+/// so equal machines share cache entries and different ones never do.
+/// INVALID_ARGUMENT naming the option for an unknown target, CPU or feature,
+/// or an option the target does not take.
+absl::StatusOr<v1::CompileOptions>
+resolveCompileOptions(const std::string &target,
+                      const v1::CompileOptions &options);
+
 /// Identifies this compiler build; part of every compile key, so a new
 /// compiler never serves an old compiler's executables.
 const std::string &compilerBuildId();

@@ -34,6 +34,9 @@ struct MachineSpec {
   /// LLVM CPU name and feature string.
   std::string cpu;
   std::string features;
+  /// The ISA features the code may use ("+avx,+avx2,..."), for the manifest;
+  /// empty when `features` already lists exactly those.
+  std::string requiredFeatures;
   /// LLVM target ABI name ("lp64d"); empty for the triple's default.
   std::string abi;
   /// Manifest format string ("elf-shared-object").
@@ -52,6 +55,13 @@ public:
   virtual ~Target() = default;
   /// Name clients use ("cpu", "riscv64").
   virtual std::string name() const = 0;
+  /// `options` with everything that selects the machine made concrete and
+  /// canonical (e.g. "native" resolved to this host's CPU), so that equal
+  /// machines give equal options and the compile key can hash them.
+  /// INVALID_ARGUMENT naming the option when they are not valid for this
+  /// target. By default: options.cpu and options.cpu_features are refused.
+  virtual absl::StatusOr<v1::CompileOptions>
+  resolveOptions(const v1::CompileOptions &options) const;
   /// The machine `options` ask for; INVALID_ARGUMENT naming the option when
   /// they are not valid for this target.
   virtual absl::StatusOr<MachineSpec>

@@ -35,6 +35,12 @@ namespace kiln::server {
 using CompilerFn = std::function<absl::StatusOr<compiler::CompiledExecutable>(
     const v1::Graph &, const compiler::CompileOptions &)>;
 
+/// Makes the machine a request's options select concrete and canonical for a
+/// target (kiln::compiler::resolveCompileOptions in production); null keeps
+/// options as sent (tests with a fake compiler).
+using OptionsResolverFn = std::function<absl::StatusOr<v1::CompileOptions>(
+    const std::string &target, const v1::CompileOptions &options)>;
+
 /// What one compile request got.
 struct CompileOutcome {
   /// Digest of the ExecutableRecord blob: the executable's identity.

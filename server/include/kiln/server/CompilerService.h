@@ -8,11 +8,13 @@
 
 #include "kiln/server/CompileCache.h"
 #include "kiln/server/ContentStore.h"
+#include "kiln/server/DeviceRegistry.h"
 #include "kiln/server/DrainGate.h"
 #include "kiln/server/PlacedCompile.h"
 #include "kiln/server/ServerMetrics.h"
 #include "kiln/v1/compiler.grpc.pb.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -38,9 +40,12 @@ public:
   /// `supportedTargets` is what the linked compiler can build for;
   /// `nodeSupport` finds the ops a target lacks (null: nothing falls back).
   /// Requests enter through `gate` (UNAVAILABLE once kilnd drains); each is
-  /// counted and timed in `metrics`.
+  /// counted and timed in `metrics`. A cpu compile that names no CPU targets
+  /// the one `registry`'s devices of the target kind share; `resolveOptions`
+  /// then makes the options canonical before the compile key is taken.
   CompilerService(ContentStore &store, CompileCache &cache,
-                  NodeSupportFn nodeSupport,
+                  NodeSupportFn nodeSupport, OptionsResolverFn resolveOptions,
+                  const DeviceRegistry &registry,
                   std::vector<std::string> supportedTargets, DrainGate &gate,
                   ServerMetrics &metrics);
 
@@ -59,10 +64,18 @@ public:
   /// digest valid and in the store.
   absl::Status validate(const v1::CompileRequest &request) const;
 
+  /// The options a request compiles with: a cpu compile that names no CPU
+  /// gets the devices' shared CPU, then everything is resolved and made
+  /// canonical. INVALID_ARGUMENT naming a bad option.
+  absl::StatusOr<v1::CompileOptions>
+  effectiveOptions(const v1::CompileRequest &request) const;
+
 private:
   ContentStore &store;
   CompileCache &cache;
   NodeSupportFn nodeSupport;
+  OptionsResolverFn resolveOptions;
+  const DeviceRegistry &registry;
   std::vector<std::string> targets;
   DrainGate &gate;
   ServerMetrics &metrics;

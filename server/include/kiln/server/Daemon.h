@@ -25,7 +25,8 @@ void blockShutdownSignals();
 
 /// Runs kilnd until SIGTERM or SIGINT; returns the process exit code.
 int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
-              NodeSupportFn nodeSupport, const std::string &compilerBuildId,
+              NodeSupportFn nodeSupport, OptionsResolverFn resolveOptions,
+              const std::string &compilerBuildId,
               const std::vector<std::string> &supportedTargets);
 
 } // namespace kiln::server

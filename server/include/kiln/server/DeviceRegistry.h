@@ -69,12 +69,16 @@ public:
   std::vector<v1::Device> listDevices(const std::string &kind) const;
 
   /// Leases the READY device of `kind` with the smallest queue depth whose
-  /// agent session is not in `excluded`, waiting until `waitUntil` for one
-  /// to appear. UNAVAILABLE naming the kind when none does.
+  /// agent session is not in `excluded` and that has `requiredFeatures`
+  /// (sorted LLVM CPU feature names; checkDeviceFeatures), waiting until
+  /// `waitUntil` for one to appear. UNAVAILABLE naming the kind when none
+  /// does; FAILED_PRECONDITION naming the missing features, at once, when
+  /// devices of the kind are registered but none has them.
   absl::StatusOr<DeviceLease>
   acquire(const std::string &kind,
           const absl::flat_hash_set<const AgentSession *> &excluded,
-          Clock::time_point waitUntil);
+          Clock::time_point waitUntil,
+          const std::vector<std::string> &requiredFeatures = {});
 
   /// Returns a lease: the device's queue depth drops by one.
   void release(const DeviceLease &lease);

@@ -47,6 +47,8 @@ struct ServerOptions {
   CompilerFn compiler;
   /// Which nodes a target compiles, for placement (null: nothing falls back).
   NodeSupportFn nodeSupport;
+  /// Resolves the machine a request's options select (null: as sent).
+  OptionsResolverFn resolveOptions;
   std::string compilerBuildId;
   std::vector<std::string> supportedTargets;
 };

@@ -40,7 +40,10 @@ public:
 
   /// Sends `task` (task_id and device_id are filled in here) to a device of
   /// `kind` and waits for its TaskResult until `deadline`.
-  /// UNAVAILABLE when no device of the kind appears within the device wait,
+  /// Only devices that report every CPU feature the task's manifest lists
+  /// are leased: FAILED_PRECONDITION naming the missing ones when the kind's
+  /// devices lack them. UNAVAILABLE when no device of the kind appears
+  /// within the device wait,
   /// or when its agent is lost and no other device can take the task;
   /// DEADLINE_EXCEEDED when no answer arrives in time.
   absl::StatusOr<ScheduledResult> run(const std::string &kind, v1::Task task,

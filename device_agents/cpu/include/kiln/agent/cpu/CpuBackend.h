@@ -7,6 +7,7 @@
 #pragma once
 
 #include "kiln/agent/DeviceBackend.h"
+#include "kiln/common/CpuModel.h"
 
 namespace kiln::agent {
 
@@ -15,14 +16,27 @@ namespace kiln::agent {
 /// their LoadedExecutable (keyed by executable digest).
 class CpuBackend : public DeviceBackend {
 public:
+  /// A device with `cpu`'s features: the host's by default, or fewer
+  /// (advertisedCpu) to pin an agent to a baseline.
+  explicit CpuBackend(CpuModel cpu = hostCpuModel());
+
+  /// The CPU an agent started with `--cpu NAME` reports and enforces: the
+  /// host's for "" or "native"; otherwise the LLVM CPU `name`, which the host
+  /// must be able to run (FAILED_PRECONDITION naming the features it lacks;
+  /// INVALID_ARGUMENT for a name LLVM does not know).
+  static absl::StatusOr<CpuModel> advertisedCpu(absl::string_view name);
+
   std::string_view kind() const override { return "cpu"; }
 
-  /// One device: properties cpu_model, cpu_features (vector ISA extensions),
-  /// threads, arch, memory_bytes.
+  /// One device: properties cpu (LLVM CPU name), cpu_features (its ISA
+  /// features, LLVM names, comma separated: what kilnd compiles for and
+  /// schedules by), cpu_model (/proc/cpuinfo's model name), threads, arch,
+  /// memory_bytes.
   absl::StatusOr<std::vector<v1::Device>> describeDevices() override;
 
   /// FAILED_PRECONDITION when the manifest's format or triple is not for this
-  /// host; INVALID_ARGUMENT (with the dlerror text) when the file is not a
+  /// host, or its code needs CPU features this device lacks (naming them);
+  /// INVALID_ARGUMENT (with the dlerror text) when the file is not a
   /// loadable shared object or lacks the entry symbol.
   absl::StatusOr<std::shared_ptr<LoadedExecutable>>
   loadExecutable(const v1::ExecutableRecord &record,
@@ -30,6 +44,9 @@ public:
 
   absl::StatusOr<v1::DeviceCounters>
   run(LoadedExecutable &executable, const CallBuffers &buffers) override;
+
+private:
+  CpuModel cpu;
 };
 
 } // namespace kiln::agent

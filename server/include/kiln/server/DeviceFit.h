@@ -1,0 +1,42 @@
+//===- DeviceFit.h - which devices can run which code -----------*- C++ -*-===//
+//
+// This file declares the CPU side of placement: which ISA features a device
+// reports, whether it can run code that needs a set of them, and the CPU a
+// cpu compile targets when the request names none (what the connected
+// agents have in common).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/v1/compiler.pb.h"
+#include "kiln/v1/devices.pb.h"
+
+#include "absl/status/statusor.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::server {
+
+/// Device properties the cpu agent fills: its LLVM CPU name, and its ISA
+/// features as LLVM names, comma separated.
+inline constexpr const char *kCpuProperty = "cpu";
+inline constexpr const char *kCpuFeaturesProperty = "cpu_features";
+
+/// OK when `device` can run code that needs `required` (sorted LLVM feature
+/// names). A device that reports no cpu_features is not checked here (its
+/// agent checks what it loads). FAILED_PRECONDITION naming every feature the
+/// device lacks otherwise.
+absl::Status checkDeviceFeatures(const v1::Device &device,
+                                 const std::vector<std::string> &required);
+
+/// The CPU a compile for `devices` (all of one kind) targets when the request
+/// names none: the CPU they all report, exactly, or when they differ the
+/// baseline x86-64 with the features they share. nullopt when no device
+/// reports a CPU. FAILED_PRECONDITION when the devices report a CPU this
+/// kilnd's compiler cannot target (another architecture).
+absl::StatusOr<std::optional<v1::CompileOptions>>
+sharedCpuOptions(const std::vector<v1::Device> &devices);
+
+} // namespace kiln::server

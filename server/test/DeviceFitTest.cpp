@@ -1,0 +1,78 @@
+//===- DeviceFitTest.cpp - CPU features of devices and default CPUs -------===//
+//
+// This file implements tests for checkDeviceFeatures and sharedCpuOptions,
+// with devices described as the cpu agent describes them.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/DeviceFit.h"
+
+#include "kiln/common/CpuModel.h"
+
+#include "absl/strings/str_join.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace kiln::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+v1::Device cpuDevice(const std::string &id, const std::string &cpu) {
+  v1::Device device;
+  device.set_id(id);
+  device.set_kind("cpu");
+  absl::StatusOr<CpuModel> model = resolveCpuModel(cpu, "");
+  EXPECT_TRUE(model.ok()) << model.status();
+  (*device.mutable_properties())[kCpuProperty] = model->name;
+  (*device.mutable_properties())[kCpuFeaturesProperty] =
+      absl::StrJoin(model->features, ",");
+  return device;
+}
+
+TEST(DeviceFitTest, ADeviceLackingFeaturesIsRefusedNamingThem) {
+  v1::Device v3 = cpuDevice("a/0", "x86-64-v3");
+  EXPECT_TRUE(checkDeviceFeatures(v3, {"avx2", "fma"}).ok());
+  absl::Status status = checkDeviceFeatures(v3, {"avx2", "avx512bw", "avx512f"});
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(status.message(), HasSubstr("avx512bw, avx512f"));
+  EXPECT_THAT(status.message(), HasSubstr("a/0"));
+  EXPECT_THAT(status.message(), HasSubstr("x86-64-v3"));
+}
+
+TEST(DeviceFitTest, DevicesWithoutCpuFeaturesAreLeftToTheirAgent) {
+  v1::Device simulator;
+  simulator.set_kind("riscv64");
+  EXPECT_TRUE(checkDeviceFeatures(simulator, {"v", "zvl128b"}).ok());
+}
+
+TEST(DeviceFitTest, AgentsOfOneCpuGiveThatCpu) {
+  auto shared = sharedCpuOptions(
+      {cpuDevice("a/0", "x86-64-v3"), cpuDevice("b/0", "x86-64-v3")});
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  ASSERT_TRUE(shared->has_value());
+  EXPECT_EQ((*shared)->cpu(), "x86-64-v3");
+  EXPECT_EQ((*shared)->cpu_features(), "");
+}
+
+TEST(DeviceFitTest, AgentsOfDifferentCpusGiveTheFeaturesTheyShare) {
+  auto shared = sharedCpuOptions(
+      {cpuDevice("a/0", "x86-64-v4"), cpuDevice("b/0", "x86-64-v3")});
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  ASSERT_TRUE(shared->has_value());
+  absl::StatusOr<CpuModel> model =
+      resolveCpuModel((*shared)->cpu(), (*shared)->cpu_features());
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->features, resolveCpuModel("x86-64-v3", "")->features);
+}
+
+TEST(DeviceFitTest, NoCpuReportedGivesNoDefault) {
+  v1::Device simulator;
+  simulator.set_kind("riscv64");
+  auto shared = sharedCpuOptions({simulator});
+  ASSERT_TRUE(shared.ok());
+  EXPECT_FALSE(shared->has_value());
+}
+
+} // namespace
+} // namespace kiln::server
