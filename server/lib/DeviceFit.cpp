@@ -45,12 +45,16 @@ sharedCpuOptions(const std::vector<v1::Device> &devices) {
   }
   if (names.empty())
     return std::nullopt;
-  bool same = true;
-  for (size_t i = 1; i < names.size(); ++i)
-    same = same && names[i] == names[0] && featureLists[i] == featureLists[0];
-  std::string cpu = same ? names[0] : "x86-64";
-  absl::StatusOr<std::string> delta =
-      featureDelta(cpu, commonFeatures(featureLists));
+  // The CPU of a device that has exactly the shared features (the smallest
+  // such name, so the choice does not depend on order), else the baseline.
+  std::vector<std::string> common = commonFeatures(featureLists);
+  std::string cpu;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (featureLists[i] == common && (cpu.empty() || names[i] < cpu))
+      cpu = names[i];
+  if (cpu.empty())
+    cpu = "x86-64";
+  absl::StatusOr<std::string> delta = featureDelta(cpu, common);
   if (!delta.ok())
     return absl::FailedPreconditionError(absl::StrCat(
         "the connected cpu agents report CPU '", cpu,

@@ -64,6 +64,23 @@ TEST(DeviceFitTest, AgentsOfDifferentCpusGiveTheFeaturesTheyShare) {
       resolveCpuModel((*shared)->cpu(), (*shared)->cpu_features());
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(model->features, resolveCpuModel("x86-64-v3", "")->features);
+  // The v3 device has exactly the shared features: its name, no delta.
+  EXPECT_EQ((*shared)->cpu(), "x86-64-v3");
+  EXPECT_EQ((*shared)->cpu_features(), "");
+}
+
+TEST(DeviceFitTest, CpusNoDeviceMatchesGiveTheBaselineWithTheSharedFeatures) {
+  v1::Device a = cpuDevice("a/0", "x86-64-v3");
+  v1::Device b = cpuDevice("b/0", "x86-64-v3");
+  (*a.mutable_properties())[kCpuFeaturesProperty] += ",avx512f";
+  (*b.mutable_properties())[kCpuFeaturesProperty] += ",sha";
+  auto shared = sharedCpuOptions({a, b});
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  EXPECT_EQ((*shared)->cpu(), "x86-64");
+  absl::StatusOr<CpuModel> model =
+      resolveCpuModel((*shared)->cpu(), (*shared)->cpu_features());
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->features, resolveCpuModel("x86-64-v3", "")->features);
 }
 
 TEST(DeviceFitTest, NoCpuReportedGivesNoDefault) {

@@ -32,8 +32,10 @@ absl::Status checkDeviceFeatures(const v1::Device &device,
                                  const std::vector<std::string> &required);
 
 /// The CPU a compile for `devices` (all of one kind) targets when the request
-/// names none: the CPU they all report, exactly, or when they differ the
-/// baseline x86-64 with the features they share. nullopt when no device
+/// names none: the features they all share, under the name of a device that
+/// has exactly those (so agents of one CPU get exactly theirs, and a pool
+/// with one baseline agent gets that agent's CPU), else under the baseline
+/// x86-64. nullopt when no device
 /// reports a CPU. FAILED_PRECONDITION when the devices report a CPU this
 /// kilnd's compiler cannot target (another architecture).
 absl::StatusOr<std::optional<v1::CompileOptions>>
