@@ -37,12 +37,13 @@ RUN GOBIN=/out CGO_ENABLED=0 go install github.com/grpc-ecosystem/grpc-health-pr
 
 # --- runtime ----------------------------------------------------------------
 FROM ${RUNTIME_IMAGE}
-# Runtime libraries of the agent (from ldd). The executables it loads are
+# Runtime libraries of the agent (from ldd; libllvm19 describes the host CPU
+# in LLVM's names, as kilnd compiles for it). The executables it loads are
 # shared objects needing only libc and libm.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libgrpc++1.51 libprotobuf32 libspdlog1.10 libfmt9 libabsl20220623 libssl3 \
-      ca-certificates \
+      libllvm19 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 kiln \
  && useradd --system --uid 10001 --gid kiln --home-dir /var/cache/kiln-agent \
