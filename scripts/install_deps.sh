@@ -27,6 +27,8 @@ GO_TOOLS=(
 APT_PACKAGES=(
   # build
   build-essential cmake ninja-build ccache pkg-config git
+  # https to PyPI and the Go module proxy
+  ca-certificates
   # LLVM/MLIR 19 (shared libLLVM/libMLIR), clang + lld for fast builds
   clang-19 lld-19 llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   # RPC and support libraries

@@ -26,6 +26,8 @@ IMAGES = {"kilnd": "kilnd.Dockerfile", "kiln-agent-cpu": "kiln-agent-cpu.Dockerf
 # not need (the venv, the operations tools, test-only servers). A package
 # added there fails test_structure until it is added here or to the images.
 NOT_FOR_THE_BUILD = {"python3-venv", "python3-dev", "golang-go", "prometheus",
+                     # https for pip and the Go module proxy
+                     "ca-certificates",
                      # riscv64: only the qemu agent's image builds with the
                      # cross compiler (BUILD_EXTRA); qemu, the bare-metal
                      # toolchain and picolibc serve tests and bundles.
@@ -37,7 +39,7 @@ RUNTIME = {
     "kilnd": {"libgrpc++1.51", "libprotobuf32", "libllvm19", "libmlir-19", "lld-19", "libc6-dev",
               "libspdlog1.10", "libabsl20220623", "libssl3", "libyaml-cpp0.7"},
     "kiln-agent-cpu": {"libgrpc++1.51", "libprotobuf32", "libspdlog1.10", "libabsl20220623",
-                       "libssl3"},
+                       "libssl3", "libllvm19"},
     "kiln-agent-qemu": {"libgrpc++1.51", "libprotobuf32", "libspdlog1.10", "libabsl20220623",
                         "libssl3", "qemu-user", "libc6-riscv64-cross"},
 }
