@@ -76,11 +76,13 @@ def clear_digest_cache() -> None:
         _cache.clear()
 
 
-def _chunks(digest: tensor_pb2.Digest, data: bytes) -> Iterator[blobs_pb2.WriteRequest]:
+def _chunks(digest: tensor_pb2.Digest, data: bytes, in_transit: bool = False
+            ) -> Iterator[blobs_pb2.WriteRequest]:
     view = memoryview(data)
     n = len(view)
     if n == 0:
-        yield blobs_pb2.WriteRequest(digest=digest, offset=0, finish_write=True)
+        yield blobs_pb2.WriteRequest(digest=digest, offset=0, finish_write=True,
+                                     in_transit=in_transit)
         return
     for offset in range(0, n, CHUNK_BYTES):
         end = min(offset + CHUNK_BYTES, n)
@@ -88,6 +90,7 @@ def _chunks(digest: tensor_pb2.Digest, data: bytes) -> Iterator[blobs_pb2.WriteR
                                      finish_write=end == n)
         if offset == 0:
             req.digest.CopyFrom(digest)
+            req.in_transit = in_transit
         yield req
 
 
@@ -125,12 +128,15 @@ class BlobClient:
         return {d.hash for d in resp.missing_digests}
 
     def write(self, digest: tensor_pb2.Digest, data: bytes,
-              progress: Callable[[int], None] | None = None) -> int:
+              progress: Callable[[int], None] | None = None,
+              in_transit: bool = False) -> int:
         """Uploads one blob in 1 MiB chunks; returns the committed size.
 
         ``progress(n)`` is called with the size of each chunk as it is sent.
+        ``in_transit`` marks an Execute input that only passes through: the
+        daemon verifies it but does not fsync it.
         """
-        chunks = _chunks(digest, data)
+        chunks = _chunks(digest, data, in_transit)
         if progress is not None:
             chunks = _reporting(chunks, progress)
         resp = self._rpc.call("kiln.v1.Blobs/Write", self._rpc.blobs.Write,
@@ -147,7 +153,8 @@ class BlobClient:
         return b"".join(parts)
 
     def ensure_tensors(self, tensors: Sequence[torch.Tensor],
-                       progress: Callable[[int, int], None] | None = None
+                       progress: Callable[[int, int], None] | None = None,
+                       in_transit: bool = False
                        ) -> tuple[list[tensor_pb2.Digest], int]:
         """Makes sure the store holds each tensor's bytes.
 
@@ -179,7 +186,7 @@ class BlobClient:
         for h, (t, d) in unknown.items():
             if h in missing:
                 data = tensor_bytes(t)
-                self.write(d, data, progress=on_chunk)
+                self.write(d, data, progress=on_chunk, in_transit=in_transit)
                 sent += len(data)
         uploaded = sent
         with self._lock:

@@ -391,7 +391,7 @@ class Client:
         msg = tensor_pb2.Tensor(type=ttype)
         if as_blob:
             t0 = time.perf_counter()
-            (digest,), _ = self.blobs.ensure_tensors([t])
+            (digest,), _ = self.blobs.ensure_tensors([t], in_transit=True)
             msg.blob.CopyFrom(digest)
             return msg, time.perf_counter() - t0
         msg.data = tensor_bytes(t)
@@ -444,7 +444,7 @@ class Client:
             if weights:
                 self.blobs.ensure_tensors([weights[n] for n in model._param_names])
             self.blobs.ensure_tensors([t for t, m in zip(inputs, request.inputs)
-                                       if m.WhichOneof("payload") == "blob"])
+                                       if m.WhichOneof("payload") == "blob"], in_transit=True)
             resp = self._rpc.call("kiln.v1.Executor/Execute", self._rpc.executor.Execute,
                                   request, context=ctx)
         outputs, download = [], 0.0

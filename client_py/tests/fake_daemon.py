@@ -60,6 +60,7 @@ class FakeDaemon(compiler_pb2_grpc.CompilerServicer, executor_pb2_grpc.ExecutorS
         self.graphs: dict[str, graph_pb2.Graph] = {}
         self.lock = threading.Lock()
         self.writes: list[tuple[str, list[int]]] = []   # (digest, chunk sizes)
+        self.in_transit: dict[str, bool] = {}   # digest -> WriteRequest.in_transit
         self.compiles = 0
         self.compile_requests: list[compiler_pb2.CompileRequest] = []
         self.executes: list[executor_pb2.ExecuteRequest] = []
@@ -81,10 +82,10 @@ class FakeDaemon(compiler_pb2_grpc.CompilerServicer, executor_pb2_grpc.ExecutorS
             missing_digests=[d for d in request.digests if d.hash not in self.blobs])
 
     def Write(self, request_iterator, context):
-        digest, parts, sizes = None, [], []
+        digest, parts, sizes, in_transit = None, [], [], False
         for req in request_iterator:
             if digest is None:
-                digest = req.digest
+                digest, in_transit = req.digest, req.in_transit
             if req.offset != sum(sizes):
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, "chunk out of order")
             parts.append(req.data)
@@ -98,6 +99,7 @@ class FakeDaemon(compiler_pb2_grpc.CompilerServicer, executor_pb2_grpc.ExecutorS
         with self.lock:
             self.blobs[digest.hash] = data
             self.writes.append((digest.hash, sizes))
+            self.in_transit[digest.hash] = in_transit
         return blobs_pb2.WriteResponse(committed_size=len(data))
 
     def Read(self, request, context):

@@ -92,6 +92,10 @@ def test_large_inputs_go_as_blobs(fake_daemon):
     torch.testing.assert_close(compiled(x), model(x), **TOL)
     req = fake_daemon.executes[-1]
     assert req.inputs[0].WhichOneof("payload") == "blob"
+    # The input only passes through (the daemon need not fsync it); weights
+    # are kept.
+    assert fake_daemon.in_transit[req.inputs[0].blob.hash] is True
+    assert req.parameters and not any(fake_daemon.in_transit[p.hash] for p in req.parameters)
     small = torch.randn(2, 32)
     compiled2 = client.compile(torch.export.export(model, (small,)))
     compiled2(small)

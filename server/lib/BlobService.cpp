@@ -45,7 +45,9 @@ absl::Status BlobService::write(grpc::ServerReader<v1::WriteRequest> *reader,
     return absl::InvalidArgumentError(
         "the first Blobs.Write message must carry the digest");
   ASSIGN_OR_RETURN(std::unique_ptr<BlobWriter> writer,
-                   store.beginWrite(chunk.digest()));
+                   store.beginWrite(chunk.digest(),
+                                    chunk.in_transit() ? Durability::kInTransit
+                                                       : Durability::kDurable));
   const std::string name = formatDigest(chunk.digest());
   while (true) {
     if (static_cast<int64_t>(chunk.data().size()) > kBlobChunkBytes)

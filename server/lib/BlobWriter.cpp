@@ -25,8 +25,10 @@ absl::Status asUploadError(absl::Status status) {
 } // namespace
 
 BlobWriter::BlobWriter(v1::Digest expected,
-                       std::unique_ptr<VerifiedFileWriter> file)
-    : expected(std::move(expected)), file(std::move(file)) {}
+                       std::unique_ptr<VerifiedFileWriter> file,
+                       Durability durability)
+    : expected(std::move(expected)), file(std::move(file)),
+      durability(durability) {}
 
 absl::Status BlobWriter::append(std::string_view bytes) {
   if (done)
@@ -40,7 +42,7 @@ absl::Status BlobWriter::commit() {
   if (done)
     return absl::FailedPreconditionError("blob write already finished");
   done = true;
-  RETURN_IF_ERROR(asUploadError(file->commit()));
+  RETURN_IF_ERROR(asUploadError(file->commit(durability)));
   if (onCommit)
     onCommit();
   return absl::OkStatus();

@@ -44,7 +44,7 @@ std::filesystem::path ContentStore::blobPath(const std::string &hash) const {
 }
 
 absl::StatusOr<std::unique_ptr<BlobWriter>>
-ContentStore::beginWrite(const v1::Digest &digest) {
+ContentStore::beginWrite(const v1::Digest &digest, Durability durability) {
   RETURN_IF_ERROR(validateDigest(digest));
   std::filesystem::path finalPath = blobPath(digest.hash());
   std::error_code error;
@@ -55,7 +55,8 @@ ContentStore::beginWrite(const v1::Digest &digest) {
                                             ": ", error.message()));
   ASSIGN_OR_RETURN(std::unique_ptr<VerifiedFileWriter> file,
                    VerifiedFileWriter::create(digest, finalPath));
-  auto writer = std::make_unique<BlobWriter>(digest, std::move(file));
+  auto writer =
+      std::make_unique<BlobWriter>(digest, std::move(file), durability);
   writer->setOnCommit([this, digest] { committed(digest); });
   return writer;
 }

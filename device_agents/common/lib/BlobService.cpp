@@ -64,8 +64,10 @@ absl::Status GrpcBlobService::write(const v1::Digest &digest,
   do {
     size_t length = std::min(kChunkBytes, bytes.size() - offset);
     v1::WriteRequest request;
-    if (offset == 0)
+    if (offset == 0) {
       *request.mutable_digest() = digest;
+      request.set_in_transit(true);
+    }
     request.set_offset(static_cast<int64_t>(offset));
     request.set_data(bytes.data() + offset, length);
     offset += length;

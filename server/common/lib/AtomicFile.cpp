@@ -95,12 +95,13 @@ absl::Status AtomicFileWriter::append(std::string_view bytes) {
   return status;
 }
 
-absl::Status AtomicFileWriter::commit() {
+absl::Status AtomicFileWriter::commit(Durability durability) {
   if (fd < 0)
     return absl::FailedPreconditionError(
         absl::StrCat(target.string(), " is no longer being written"));
+  const bool durable = durability == Durability::kDurable;
   absl::Status status;
-  if (::fsync(fd) != 0)
+  if (durable && ::fsync(fd) != 0)
     status = ioError("cannot fsync", temp);
   if (status.ok() && ::close(std::exchange(fd, -1)) != 0)
     status = ioError("cannot close", temp);
@@ -112,7 +113,8 @@ absl::Status AtomicFileWriter::commit() {
     ::unlink(temp.c_str());
     return status;
   }
-  syncParentDirectory(target);
+  if (durable)
+    syncParentDirectory(target);
   return absl::OkStatus();
 }
 

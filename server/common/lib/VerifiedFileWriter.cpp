@@ -27,12 +27,12 @@ absl::Status VerifiedFileWriter::append(std::string_view bytes) {
   return file->append(bytes);
 }
 
-absl::Status VerifiedFileWriter::commit() {
+absl::Status VerifiedFileWriter::commit(Durability durability) {
   if (absl::Status status = verifier.finish(); !status.ok()) {
     file->discard();
     return status;
   }
-  return file->commit();
+  return file->commit(durability);
 }
 
 } // namespace kiln

@@ -21,13 +21,15 @@ namespace kiln::server {
 
 /// Writes one blob: append() chunks in order, then commit(). The bytes go to
 /// a temporary file beside the final path; commit() checks size and SHA-256
-/// against the expected digest, fsyncs and renames. A writer destroyed
+/// against the expected digest, fsyncs (unless the blob is in transit) and
+/// renames. A writer destroyed
 /// without a successful commit() removes its temporary file, so a blob is
 /// either complete in the store or absent.
 class BlobWriter {
 public:
   /// Use ContentStore::beginWrite() rather than constructing directly.
-  BlobWriter(v1::Digest expected, std::unique_ptr<VerifiedFileWriter> file);
+  BlobWriter(v1::Digest expected, std::unique_ptr<VerifiedFileWriter> file,
+             Durability durability = Durability::kDurable);
   BlobWriter(const BlobWriter &) = delete;
   BlobWriter &operator=(const BlobWriter &) = delete;
 
@@ -51,6 +53,7 @@ public:
 private:
   v1::Digest expected;
   std::unique_ptr<VerifiedFileWriter> file;
+  Durability durability;
   bool done = false;
   std::function<void()> onCommit;
 };

@@ -42,9 +42,11 @@ public:
   /// Stores `bytes` and returns their digest.
   absl::StatusOr<v1::Digest> put(std::string_view bytes);
 
-  /// Starts a chunked write of the blob `digest`.
+  /// Starts a chunked write of the blob `digest`; an in-transit blob (an
+  /// Execute input or output) is not fsynced.
   absl::StatusOr<std::unique_ptr<BlobWriter>>
-  beginWrite(const v1::Digest &digest);
+  beginWrite(const v1::Digest &digest,
+             Durability durability = Durability::kDurable);
 
   /// Reads and verifies a blob. NOT_FOUND when absent; DATA_LOSS when its
   /// bytes do not match the digest, in which case the corrupt file is deleted.

@@ -28,7 +28,8 @@ public:
   /// them; this only moves bytes.
   virtual absl::Status read(const v1::Digest &digest, const ChunkSink &sink) = 0;
 
-  /// Uploads `bytes`, whose digest is `digest`.
+  /// Uploads an output, `bytes`, whose digest is `digest`, as an in-transit
+  /// blob (WriteRequest.in_transit: the store does not fsync it).
   virtual absl::Status write(const v1::Digest &digest,
                              std::string_view bytes) = 0;
 };

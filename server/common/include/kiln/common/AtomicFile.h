@@ -18,13 +18,20 @@
 
 namespace kiln {
 
+/// What a committed file must survive. kDurable: fsync the file and its
+/// directory before commit() returns. kInTransit: only rename (readers still
+/// see all or nothing, but a crash may lose or truncate it: for data that is
+/// verified on read and can be sent again, such as tensors of one call).
+enum class Durability { kDurable, kInTransit };
+
 /// Replaces `path` with `bytes` so that readers see the old or the new file,
 /// never a partial one. The parent directory must exist.
 absl::Status writeFileAtomically(const std::filesystem::path &path,
                                  std::string_view bytes);
 
 /// A file written in pieces under a temporary name and published whole by
-/// commit(): fsync, rename onto the final path, fsync of its directory.
+/// commit(): fsync, rename onto the final path, fsync of its directory (the
+/// fsyncs only for Durability::kDurable).
 /// Readers see no file or the complete one; an uncommitted file is removed.
 class AtomicFileWriter {
 public:
@@ -40,7 +47,7 @@ public:
   /// full) on I/O failure.
   absl::Status append(std::string_view bytes);
   /// Publishes the file. After a failure the temporary file is gone.
-  absl::Status commit();
+  absl::Status commit(Durability durability = Durability::kDurable);
   /// Drops the temporary file; later calls fail.
   void discard();
 

@@ -30,7 +30,7 @@ public:
   /// then discarded); I/O errors as AtomicFileWriter reports them.
   absl::Status append(std::string_view bytes);
   /// DATA_LOSS on a size or hash mismatch (nothing is published).
-  absl::Status commit();
+  absl::Status commit(Durability durability = Durability::kDurable);
   void discard() { file->discard(); }
 
   int64_t bytesSeen() const { return verifier.bytesSeen(); }
