@@ -41,6 +41,8 @@ CONV = [
     ("conv2d_depthwise_mult2", (1, 4, 7, 7), 2, 4, 8, 3, dict(groups=4, stride=2)),
     ("conv2d_no_bias", (1, 3, 6, 6), 2, 3, 4, 3, dict(bias=False)),
     ("conv2d_large_channels", (1, 32, 8, 8), 2, 32, 32, 3, dict(padding=1)),
+    # resnet's last stage in small: a 7x7 map, a batch (folded into the rows)
+    ("conv2d_batch_7x7_deep", (4, 64, 7, 7), 2, 64, 128, 3, dict(padding=1)),
     ("conv2d_7x7_stride2_pad3", (1, 3, 32, 32), 2, 3, 8, 7, dict(stride=2, padding=3)),
     ("conv2d_all_attrs", (2, 4, 11, 11), 2, 4, 6, 3,
      dict(stride=2, padding=2, dilation=2, groups=2)),

@@ -79,3 +79,20 @@ func.func @spatial_major(%x: tensor<1x8x7x7xf32>, %w: tensor<16x8x3x3xf32>) -> t
       : (tensor<1x8x7x7xf32>, tensor<16x8x3x3xf32>) -> tensor<1x16x7x7xf32>
   return %0 : tensor<1x16x7x7xf32>
 }
+
+// -----
+
+// Spatial-major with a batch and one group: the batch folds into the rows,
+// (N*P x K) * (K x F), so the weights are used once, not repeated per image.
+// CHECK-LABEL: func @spatial_major_batch
+// CHECK-NOT: tensor<2x1x72x16xf32>
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<1x16x72xf32>) outs(%{{.+}} : tensor<1x72x16xf32>) permutation = [0, 2, 1]
+// CHECK-NOT: tensor<2x1x72x16xf32>
+// CHECK: linalg.batch_matmul ins(%{{.+}}, %{{.+}} : tensor<1x98x72xf32>, tensor<1x72x16xf32>) outs(%{{.+}} : tensor<1x98x16xf32>)
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<2x49x16xf32>) outs(%{{.+}} : tensor<2x16x49xf32>) permutation = [0, 2, 1]
+func.func @spatial_major_batch(%x: tensor<2x8x7x7xf32>, %w: tensor<16x8x3x3xf32>) -> tensor<2x16x7x7xf32> {
+  %0 = aten.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>,
+      dilation = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, transposed = false, groups = 1 : i64}
+      : (tensor<2x8x7x7xf32>, tensor<16x8x3x3xf32>) -> tensor<2x16x7x7xf32>
+  return %0 : tensor<2x16x7x7xf32>
+}
