@@ -6,10 +6,19 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/AgentMain.h"
 #include "kiln/agent/cpu/CpuBackend.h"
+#include "kiln/agent/cpu/HeapPolicy.h"
+#include "kiln/common/ByteSize.h"
+
+#include "absl/strings/str_cat.h"
 
 int main(int argc, char **argv) {
-  std::string cpu;
+  std::string cpu, retain;
   std::vector<kiln::agent::AgentFlag> flags = {
+      {"heap-retain-bytes", "1GiB",
+       "freed memory the agent keeps mapped for the next call (executables "
+       "malloc and free their intermediate buffers on every call); 0 returns "
+       "it to the system at once",
+       &retain},
       {"cpu", "native",
        "the CPU this agent reports and runs code for: 'native' (this host's), "
        "or an LLVM CPU name the host can run (e.g. x86-64-v2) to pin a pool "
@@ -19,6 +28,13 @@ int main(int argc, char **argv) {
   return kiln::agent::agentMain(
       argc, argv, "cpu",
       [&]() -> absl::StatusOr<std::unique_ptr<kiln::agent::DeviceBackend>> {
+        absl::StatusOr<int64_t> bytes = kiln::parseByteSize(retain);
+        if (!bytes.ok())
+          return absl::InvalidArgumentError(absl::StrCat(
+              "--heap-retain-bytes: ", bytes.status().message()));
+        if (absl::Status heap = kiln::agent::retainFreedMemory(*bytes);
+            !heap.ok())
+          return heap;
         absl::StatusOr<kiln::CpuModel> model =
             kiln::agent::CpuBackend::advertisedCpu(cpu);
         if (!model.ok())
