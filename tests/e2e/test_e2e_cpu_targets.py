@@ -202,3 +202,15 @@ def test_default_cpu_is_the_agents_and_code_for_more_is_refused(start_kilnd, tmp
                 torch.testing.assert_close(got, want, **tolerance(torch.float32))
         finally:
             agent.stop()
+
+
+def test_the_torch_compile_backend_takes_the_cpu(client):
+    model = Mix(torch.float32).eval()
+    x, y = inputs_for(torch.float32)
+    be = kiln.backend(client, options={"cpu": "x86-64-v2"})
+    compiled = torch.compile(model, backend=be)
+    for got, want in zip(compiled(x, y), model(x, y)):
+        torch.testing.assert_close(got, want, **tolerance(torch.float32))
+    specializations = [c for g in be.compiled_graphs for c in g.specializations]
+    assert specializations
+    assert all(c.manifest.cpu == "x86-64-v2" for c in specializations)
