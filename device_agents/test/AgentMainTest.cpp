@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sched.h>
+
 #include <unistd.h>
 
 namespace kiln::agent {
@@ -19,7 +21,10 @@ TEST(AgentMainTest, DefaultsNeedOnlyTheDaemon) {
   ASSERT_TRUE(flags.ok()) << flags.status();
   EXPECT_EQ(flags->options.daemonAddress, "localhost:7070");
   EXPECT_EQ(flags->options.residentBytes, int64_t{4} << 30);
-  EXPECT_EQ(flags->options.taskThreads, 1);
+  // auto: one task at a time per CPU this process may use.
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  EXPECT_EQ(flags->options.taskThreads, CPU_COUNT(&set));
   EXPECT_EQ(flags->logLevel, "info");
   EXPECT_FALSE(flags->options.cacheDir.empty());
   EXPECT_TRUE(flags->options.agentId.starts_with("cpu-"));

@@ -17,6 +17,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
@@ -25,6 +26,7 @@
 #include <optional>
 #include <atomic>
 #include <pthread.h>
+#include <sched.h>
 #include <thread>
 #include <unistd.h>
 
@@ -51,6 +53,15 @@ std::string defaultCacheDir(absl::string_view kind) {
 
 /// KILN_AGENT_CACHE_DIR for cache-dir (not KILN_CACHE_DIR: that is kilnd's,
 /// and local agents inherit kilnd's environment).
+/// CPUs this process may run on (its affinity mask: taskset, cpusets).
+int availableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    return CPU_COUNT(&set);
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 std::string agentEnvName(absl::string_view flag) {
   std::string name = absl::StrCat("KILN_AGENT_", flag);
   for (char &c : name)
@@ -74,7 +85,9 @@ commonFlags(absl::string_view kind) {
         "id this agent registers under"}},
       {"resident-bytes",
        {"4GiB", "memory budget for resident parameters (K/M/G/KiB/MiB/GiB)"}},
-      {"task-threads", {"1", "tasks run at once (at least one per device)"}},
+      {"task-threads",
+       {"auto", "tasks run at once (at least one per device); auto: the CPUs "
+                "this process may run on, so concurrent calls use every core"}},
       {"max-loaded-executables",
        {"256", "executables kept loaded; past it the least recently used is "
                "unloaded"}},
@@ -176,11 +189,13 @@ parseAgentFlags(const std::vector<std::string> &args,
     return absl::InvalidArgumentError(
         absl::StrCat("--resident-bytes: ", resident.status().message()));
   options.residentBytes = *resident;
-  if (!absl::SimpleAtoi(values["task-threads"], &options.taskThreads) ||
-      options.taskThreads < 1 || options.taskThreads > 1024)
+  if (values["task-threads"] == "auto")
+    options.taskThreads = std::clamp(availableCpus(), 1, 1024);
+  else if (!absl::SimpleAtoi(values["task-threads"], &options.taskThreads) ||
+           options.taskThreads < 1 || options.taskThreads > 1024)
     return absl::InvalidArgumentError(
         absl::StrCat("--task-threads: '", values["task-threads"],
-                     "' is not a count between 1 and 1024"));
+                     "' is not 'auto' or a count between 1 and 1024"));
   if (int maxLoaded = 0;
       !absl::SimpleAtoi(values["max-loaded-executables"], &maxLoaded) ||
       maxLoaded < 1 || maxLoaded > 1 << 20)
