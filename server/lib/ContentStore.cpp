@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/ContentStore.h"
 
+#include "kiln/common/AtomicFile.h"
 #include "kiln/common/Digest.h"
 #include "kiln/common/Status.h"
 
@@ -90,25 +91,16 @@ absl::Status ContentStore::readVerified(const v1::Digest &digest,
   ::fstat(fd, &opened);
   Sha256 sha;
   int64_t total = 0;
-  std::string buffer(1 << 20, '\0');
-  absl::Status ioStatus;
-  while (true) {
-    ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      ioStatus = absl::InternalError(absl::StrCat(
-          "cannot read ", path.string(), ": ", std::strerror(errno)));
-      break;
-    }
-    if (n == 0)
-      break;
-    std::string_view chunk(buffer.data(), static_cast<size_t>(n));
-    sha.update(chunk);
-    if (bytes)
-      bytes->append(chunk);
-    total += n;
-  }
+  if (bytes && opened.st_size > 0)
+    bytes->reserve(static_cast<size_t>(opened.st_size));
+  absl::Status ioStatus =
+      readDescriptorInChunks(fd, path, [&](std::string_view chunk) {
+        sha.update(chunk);
+        if (bytes)
+          bytes->append(chunk);
+        total += static_cast<int64_t>(chunk.size());
+        return absl::OkStatus();
+      });
   ::close(fd);
   RETURN_IF_ERROR(ioStatus);
   std::string hash = sha.finishHex();

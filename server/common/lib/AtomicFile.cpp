@@ -10,7 +10,9 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
 #include <atomic>
+#include <memory>
 #include <utility>
 #include <cerrno>
 #include <cstring>
@@ -127,6 +129,29 @@ absl::Status writeFileAtomically(const std::filesystem::path &path,
 }
 
 absl::Status
+readDescriptorInChunks(int fd, const std::filesystem::path &pathForErrors,
+                       const std::function<absl::Status(std::string_view)> &sink) {
+  // A buffer the size of the file, up to 1 MiB, and not zeroed: small files
+  // (executable records, read on every Execute) used to pay for zeroing,
+  // and faulting in, a fresh 1 MiB buffer per read.
+  struct stat info {};
+  size_t capacity = 1 << 20;
+  if (::fstat(fd, &info) == 0 && info.st_size >= 0)
+    capacity = std::clamp<size_t>(static_cast<size_t>(info.st_size), 1, capacity);
+  std::unique_ptr<char[]> chunk = std::make_unique_for_overwrite<char[]>(capacity);
+  while (true) {
+    ssize_t n = ::read(fd, chunk.get(), capacity);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return ioError("cannot read", pathForErrors);
+    if (n == 0)
+      return absl::OkStatus();
+    RETURN_IF_ERROR(sink(std::string_view(chunk.get(), static_cast<size_t>(n))));
+  }
+}
+
+absl::Status
 readFileInChunks(const std::filesystem::path &path,
                  const std::function<absl::Status(std::string_view)> &sink) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -135,19 +160,7 @@ readFileInChunks(const std::filesystem::path &path,
       return absl::NotFoundError(absl::StrCat(path.string(), " does not exist"));
     return ioError("cannot open", path);
   }
-  std::string chunk(1 << 20, '\0');
-  absl::Status status;
-  while (status.ok()) {
-    ssize_t n = ::read(fd, chunk.data(), chunk.size());
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      status = ioError("cannot read", path);
-    else if (n == 0)
-      break;
-    else
-      status = sink(std::string_view(chunk.data(), static_cast<size_t>(n)));
-  }
+  absl::Status status = readDescriptorInChunks(fd, path, sink);
   ::close(fd);
   return status;
 }

@@ -62,6 +62,14 @@ private:
   int fd;
 };
 
+/// Reads the open file `fd` from its position to its end in chunks of up to
+/// 1 MiB (through a buffer no larger than the file), handing each to `sink`
+/// and stopping at the first error it returns; `pathForErrors` names it in
+/// messages. Does not close `fd`.
+absl::Status
+readDescriptorInChunks(int fd, const std::filesystem::path &pathForErrors,
+                       const std::function<absl::Status(std::string_view)> &sink);
+
 /// Reads `path` in chunks of up to 1 MiB, handing each to `sink` and stopping
 /// at the first error it returns. NOT_FOUND when `path` does not exist.
 absl::Status
