@@ -13,13 +13,26 @@
 
 namespace kiln::server {
 
+std::optional<std::vector<std::string>>
+reportedCpuFeatures(const v1::Device &device) {
+  auto reported = device.properties().find(kCpuFeaturesProperty);
+  if (reported == device.properties().end())
+    return std::nullopt;
+  return parseFeatureList(reported->second);
+}
+
 absl::Status checkDeviceFeatures(const v1::Device &device,
                                  const std::vector<std::string> &required) {
-  auto reported = device.properties().find(kCpuFeaturesProperty);
-  if (required.empty() || reported == device.properties().end())
+  return checkDeviceFeatures(device, reportedCpuFeatures(device), required);
+}
+
+absl::Status
+checkDeviceFeatures(const v1::Device &device,
+                    const std::optional<std::vector<std::string>> &available,
+                    const std::vector<std::string> &required) {
+  if (required.empty() || !available)
     return absl::OkStatus();
-  std::vector<std::string> missing =
-      missingFeatures(required, parseFeatureList(reported->second));
+  std::vector<std::string> missing = missingFeatures(required, *available);
   if (missing.empty())
     return absl::OkStatus();
   auto cpu = device.properties().find(kCpuProperty);

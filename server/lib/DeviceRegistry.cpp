@@ -78,7 +78,8 @@ DeviceRegistry::addAgent(const std::shared_ptr<AgentSession> &session,
     agent.session = session;
     agent.lastHeartbeat = Clock::now();
     for (size_t i = 0; i < agentDevices.size(); ++i) {
-      Entry entry{agentDevices[i], session};
+      Entry entry{agentDevices[i], session,
+                  reportedCpuFeatures(agentDevices[i])};
       entry.device.set_id(absl::StrCat(agentId, "/", i));
       entry.device.set_agent_id(agentId);
       entry.device.set_state(v1::DEVICE_STATE_READY);
@@ -187,7 +188,8 @@ DeviceRegistry::acquire(const std::string &kind,
           excluded.contains(entry.session.get()))
         continue;
       ++registered;
-      if (absl::Status fits = checkDeviceFeatures(entry.device, requiredFeatures);
+      if (absl::Status fits = checkDeviceFeatures(
+              entry.device, entry.cpuFeatures, requiredFeatures);
           !fits.ok()) {
         if (unfit.ok())
           unfit = fits;

@@ -24,10 +24,22 @@ namespace kiln::server {
 inline constexpr const char *kCpuProperty = "cpu";
 inline constexpr const char *kCpuFeaturesProperty = "cpu_features";
 
-/// OK when `device` can run code that needs `required` (sorted LLVM feature
-/// names). A device that reports no cpu_features is not checked here (its
-/// agent checks what it loads). FAILED_PRECONDITION naming every feature the
-/// device lacks otherwise.
+/// The ISA features `device` reports (sorted), or nullopt when it reports
+/// none. The registry parses them once, at registration.
+std::optional<std::vector<std::string>>
+reportedCpuFeatures(const v1::Device &device);
+
+/// OK when a device with `available` features (reportedCpuFeatures) can run
+/// code that needs `required` (sorted LLVM feature names). A device that
+/// reports none is not checked here (its agent checks what it loads).
+/// FAILED_PRECONDITION naming the device and every feature it lacks
+/// otherwise.
+absl::Status
+checkDeviceFeatures(const v1::Device &device,
+                    const std::optional<std::vector<std::string>> &available,
+                    const std::vector<std::string> &required);
+
+/// The same, parsing the device's features.
 absl::Status checkDeviceFeatures(const v1::Device &device,
                                  const std::vector<std::string> &required);
 

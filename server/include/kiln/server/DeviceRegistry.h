@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -92,6 +93,8 @@ private:
   struct Entry {
     v1::Device device;
     std::shared_ptr<AgentSession> session;
+    /// The device's reported CPU features, parsed once (DeviceFit.h).
+    std::optional<std::vector<std::string>> cpuFeatures;
   };
   struct Agent {
     std::shared_ptr<AgentSession> session;
