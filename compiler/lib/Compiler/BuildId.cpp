@@ -44,14 +44,4 @@ const std::string &compilerBuildId() {
 
 std::vector<std::string> supportedTargets() { return targetNames(); }
 
-absl::StatusOr<v1::CompileOptions>
-resolveCompileOptions(const std::string &target,
-                      const v1::CompileOptions &options) {
-  const Target *found = lookupTarget(target);
-  if (!found)
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown target '", target, "'"));
-  return found->resolveOptions(options);
-}
-
 } // namespace kiln::compiler

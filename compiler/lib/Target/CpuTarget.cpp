@@ -63,15 +63,16 @@ public:
 
   absl::StatusOr<MachineSpec>
   machine(const v1::CompileOptions &options) const override {
-    ASSIGN_OR_RETURN(v1::CompileOptions resolved, resolveOptions(options));
+    // Resolved options name a concrete CPU and the exact feature delta that
+    // LLVM is given; resolving them again would give the same.
     absl::StatusOr<CpuModel> model =
-        resolveCpuModel(resolved.cpu(), resolved.cpu_features());
+        resolveCpuModel(options.cpu(), options.cpu_features());
     if (!model.ok())
       return nameOption(model.status());
     MachineSpec spec;
     spec.triple = llvm::sys::getProcessTriple();
     spec.cpu = model->name;
-    spec.features = resolved.cpu_features();
+    spec.features = options.cpu_features();
     spec.requiredFeatures = formatFeatureList(model->features);
     spec.artifactFormat = "elf-shared-object";
     // Size the matmul register tile to the vector register file: half of the

@@ -1,10 +1,12 @@
 //===- Targets.cpp - the table of compile targets -------------------------===//
 //
 // This file lists every target the compiler can build for, and implements
-// the code generation pipeline they share.
+// the code generation pipeline and option resolution they share.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Target/Target.h"
+
+#include "kiln/Compiler/Compile.h"
 
 #include "kiln/Pipeline/Pipelines.h"
 
@@ -45,6 +47,16 @@ const Target *lookupTarget(const std::string &name) {
     if (target->name() == name)
       return target;
   return nullptr;
+}
+
+absl::StatusOr<v1::CompileOptions>
+resolveCompileOptions(const std::string &target,
+                      const v1::CompileOptions &options) {
+  const Target *found = lookupTarget(target);
+  if (!found)
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown target '", target, "'"));
+  return found->resolveOptions(options);
 }
 
 std::vector<std::string> targetNames() {

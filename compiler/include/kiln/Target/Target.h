@@ -62,8 +62,9 @@ public:
   /// target. By default: options.cpu and options.cpu_features are refused.
   virtual absl::StatusOr<v1::CompileOptions>
   resolveOptions(const v1::CompileOptions &options) const;
-  /// The machine `options` ask for; INVALID_ARGUMENT naming the option when
-  /// they are not valid for this target.
+  /// The machine `options` ask for, given options resolveOptions returned;
+  /// INVALID_ARGUMENT naming the option when they are not valid for this
+  /// target.
   virtual absl::StatusOr<MachineSpec>
   machine(const v1::CompileOptions &options) const = 0;
   /// Adds the passes from linalg-on-tensors to the LLVM dialect. By default
