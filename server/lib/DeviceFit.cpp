@@ -21,11 +21,6 @@ reportedCpuFeatures(const v1::Device &device) {
   return parseFeatureList(reported->second);
 }
 
-absl::Status checkDeviceFeatures(const v1::Device &device,
-                                 const std::vector<std::string> &required) {
-  return checkDeviceFeatures(device, reportedCpuFeatures(device), required);
-}
-
 absl::Status
 checkDeviceFeatures(const v1::Device &device,
                     const std::optional<std::vector<std::string>> &available,

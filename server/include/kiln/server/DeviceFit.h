@@ -39,10 +39,6 @@ checkDeviceFeatures(const v1::Device &device,
                     const std::optional<std::vector<std::string>> &available,
                     const std::vector<std::string> &required);
 
-/// The same, parsing the device's features.
-absl::Status checkDeviceFeatures(const v1::Device &device,
-                                 const std::vector<std::string> &required);
-
 /// The CPU a compile for `devices` (all of one kind) targets when the request
 /// names none: the features they all share, under the name of a device that
 /// has exactly those (so agents of one CPU get exactly theirs, and a pool
