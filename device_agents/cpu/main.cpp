@@ -12,13 +12,18 @@
 #include "absl/strings/str_cat.h"
 
 int main(int argc, char **argv) {
-  std::string cpu, retain;
+  std::string cpu, retain, computeThreads;
   std::vector<kiln::agent::AgentFlag> flags = {
       {"heap-retain-bytes", "1GiB",
        "freed memory the agent keeps mapped for the next call (executables "
        "malloc and free their intermediate buffers on every call); 0 returns "
        "it to the system at once",
        &retain},
+      {"compute-threads", "auto",
+       "threads the code of one task runs its parallel loops on (the task's "
+       "own thread included); auto: the CPUs this process may run on (its "
+       "affinity mask)",
+       &computeThreads},
       {"cpu", "native",
        "the CPU this agent reports and runs code for: 'native' (this host's), "
        "or an LLVM CPU name the host can run (e.g. x86-64-v2) to pin a pool "
@@ -39,7 +44,13 @@ int main(int argc, char **argv) {
             kiln::agent::CpuBackend::advertisedCpu(cpu);
         if (!model.ok())
           return model.status();
-        return std::make_unique<kiln::agent::CpuBackend>(*std::move(model));
+        absl::StatusOr<int> threads =
+            kiln::agent::ComputePool::parseThreadCount(computeThreads);
+        if (!threads.ok())
+          return absl::InvalidArgumentError(absl::StrCat(
+              "--compute-threads: ", threads.status().message()));
+        return std::make_unique<kiln::agent::CpuBackend>(*std::move(model),
+                                                         *threads);
       },
       flags);
 }

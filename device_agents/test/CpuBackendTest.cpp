@@ -10,7 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+
 #include <fstream>
+#include <set>
 
 namespace kiln::agent {
 namespace {
@@ -107,6 +110,65 @@ TEST_F(CpuBackendTest, LoadsARealSharedObjectAndComputesAxpy) {
   EXPECT_EQ(counters->instructions(), 0u) << "the cpu backend counts nothing";
   for (int i = 0; i < kN; ++i)
     ASSERT_FLOAT_EQ(out[i], a[i] + 2.0f * x[i]) << "at " << i;
+}
+
+/// A kernel whose loop runs through the artifact runtime's
+/// kiln_rt_parallel_for (the real source, as every x86-64 artifact links
+/// it): out[i] = 2 * x[i], and who[i] = the thread that computed it.
+std::string parallelKernelSource(int n) {
+  std::string runtime = test::readFileBytes(KILN_TEST_PARALLEL_RUNTIME);
+  return absl::StrCat(runtime, R"(
+#include <pthread.h>
+#include <time.h>
+struct context { float *x, *out; uint64_t *who; };
+static void task(void *raw, int64_t begin, int64_t end) {
+  struct context *c = raw;
+  for (int64_t i = begin; i < end; ++i) {
+    c->out[i] = 2.0f * c->x[i];
+    c->who[i] = (uint64_t)pthread_self();
+  }
+  struct timespec pause = {0, 2000000}; /* 2 ms: let the workers join in */
+  nanosleep(&pause, 0);
+}
+void kiln_invoke(void **b) {
+  struct context c = {b[1], b[2], b[3]};
+  kiln_rt_parallel_for(task, &c, )", n, R"();
+}
+)");
+}
+
+TEST_F(CpuBackendTest, ParallelLoopsRunOnTheBackendsComputeThreads) {
+  constexpr int kLoop = 64;
+  auto path = test::compileSharedObject(dir.path(), "parallel",
+                                        parallelKernelSource(kLoop));
+  ASSERT_TRUE(path.ok()) << path.status();
+  for (int threads : {1, 4}) {
+    CpuBackend pooled(hostCpuModel(), threads);
+    auto executable = pooled.loadExecutable(record, *path);
+    ASSERT_TRUE(executable.ok()) << executable.status();
+    std::vector<float> x(kLoop), out(kLoop, -1.0f);
+    std::vector<uint64_t> who(kLoop, 0);
+    for (int i = 0; i < kLoop; ++i)
+      x[i] = static_cast<float>(i) - 10.0f;
+    void *parameters[] = {nullptr};
+    void *inputs[] = {x.data()};
+    void *outputs[] = {out.data(), who.data()};
+    ASSERT_TRUE(
+        pooled.run(**executable, CallBuffers{parameters, inputs, outputs})
+            .ok());
+    for (int i = 0; i < kLoop; ++i)
+      ASSERT_EQ(out[i], 2.0f * x[i]) << "at " << i;
+    std::set<uint64_t> distinct(who.begin(), who.end());
+    EXPECT_FALSE(distinct.count(0)) << "an iteration did not run";
+    if (threads == 1)
+      EXPECT_EQ(distinct.size(), 1u) << "one compute thread: the caller only";
+    else
+      EXPECT_GE(distinct.size(), 2u) << "4 compute threads, yet one ran all";
+    auto devices = pooled.describeDevices();
+    ASSERT_TRUE(devices.ok());
+    EXPECT_EQ(devices->front().properties().at("compute_threads"),
+              std::to_string(threads));
+  }
 }
 
 TEST_F(CpuBackendTest, AMissingEntrySymbolIsAClearError) {

@@ -31,6 +31,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/ValueBoundsOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
@@ -76,12 +77,15 @@ void registerKilnPasses() {
   registerCopyReturnedArguments();
   registerDebugMiscompile();
   registerEmitEntryPoint();
+  registerOutlineParallelLoops();
+  registerLowerParallelLaunches();
   registerKilnPipelines();
   // Upstream passes the pipelines use, so lit tests can run them alone.
   registerTransformsPasses();
   registerLinalgPasses();
   bufferization::registerBufferizationPasses();
   memref::registerMemRefPasses();
+  registerSCFPasses();
   registerConversionPasses();
 }
 

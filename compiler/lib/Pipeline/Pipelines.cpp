@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -75,6 +76,9 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
     return success();
   };
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+  // Tiled loops whose iterations are independent (scf.forall) become
+  // scf.parallel: run on the thread pool, or serially by scf-to-cf.
+  pm.addNestedPass<func::FuncOp>(createForallToParallelLoopPass());
   pm.addNestedPass<func::FuncOp>(createCopyReturnedArguments());
   bufferization::BufferResultsToOutParamsOpts outParams;
   outParams.hoistStaticAllocs = true;
@@ -91,7 +95,10 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
     func.addPass(createCSEPass());
     func.addPass(createLowerVectorContracts());
     func.addPass(createInsertDeallocs());
-    func.addPass(createConvertLinalgToLoopsPass());
+    if (options.parallelLoops)
+      func.addPass(createConvertLinalgToParallelLoopsPass());
+    else
+      func.addPass(createConvertLinalgToLoopsPass());
     func.addPass(createCanonicalizerPass());
   }
 
@@ -101,6 +108,8 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
   vectorToSCF.enableFullUnroll(true);
   pm.addPass(createConvertVectorToSCFPass(vectorToSCF));
   pm.addPass(createLowerAffinePass());
+  if (options.parallelLoops)
+    pm.addPass(createOutlineParallelLoops());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -115,6 +124,7 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
   funcToLLVM.useBarePtrCallConv = true;
   pm.addPass(createConvertFuncToLLVMPass(funcToLLVM));
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createLowerParallelLaunches());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createEmitEntryPoint());
 }

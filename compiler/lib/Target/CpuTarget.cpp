@@ -75,6 +75,9 @@ public:
     spec.features = options.cpu_features();
     spec.requiredFeatures = formatFeatureList(model->features);
     spec.artifactFormat = "elf-shared-object";
+    // Only the x86-64 runtime carries kiln_rt_parallel_for (emitArtifact).
+    spec.parallelLoops =
+        llvm::Triple(spec.triple).getArch() == llvm::Triple::x86_64;
     // Size the matmul register tile to the vector register file: half of the
     // registers hold accumulators, one vector-width row each.
     if (has(*model, "avx512f")) {

@@ -30,6 +30,7 @@ void Target::buildCodegenPipeline(mlir::OpPassManager &pm,
     options.registerTileM = machine.registerTileM;
     options.registerTileN = machine.registerTileN;
   }
+  options.parallelLoops = machine.parallelLoops;
   buildKilnCpuCodegenPipeline(pm, options);
 }
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Transforms/Passes.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
@@ -40,15 +41,22 @@ int64_t largestPowerOfTwoDivisorAtMost(int64_t extent, int64_t limit) {
   return size;
 }
 
+/// How a tiling's loops may run: one after another (scf.for), or as
+/// independent iterations (scf.forall: only for parallel dimensions).
+enum class TileLoops { Serial, Independent };
+
 /// Tiles `op` with `sizes` (one per loop; 0 = untiled) and returns the tiled
 /// op, replacing the original's uses.
 FailureOr<linalg::LinalgOp> tile(RewriterBase &rewriter, linalg::LinalgOp op,
                                  ArrayRef<int64_t> sizes,
-                                 ArrayRef<int64_t> interchange = {}) {
+                                 ArrayRef<int64_t> interchange = {},
+                                 TileLoops loops = TileLoops::Serial) {
   scf::SCFTilingOptions options;
   options.setTileSizes(getAsIndexOpFoldResult(rewriter.getContext(), sizes));
   if (!interchange.empty())
     options.setInterchange(interchange);
+  if (loops == TileLoops::Independent)
+    options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
   rewriter.setInsertionPoint(op);
   FailureOr<scf::SCFTilingResult> result = scf::tileUsingSCF(
       rewriter, cast<TilingInterface>(op.getOperation()), options);
@@ -109,23 +117,25 @@ struct TileAndVectorizePass
     int64_t registerM = largestDivisorAtMost(cacheM, registerTileM);
     int64_t registerN = largestPowerOfTwoDivisorAtMost(cacheN, registerTileN);
 
-    // 1. An (N, K) panel of B per iteration...
-    FailureOr<linalg::LinalgOp> panel = tile(rewriter, op, sizes(0, cacheN, cacheK));
+    // 1. Column panels of C (and batches), independent of each other: the
+    // outer loop the thread pool splits. Then an (N, K) panel of B per
+    // iteration of a serial loop over K...
+    FailureOr<linalg::LinalgOp> columns = tile(
+        rewriter, op, sizes(0, cacheN, 0), {}, TileLoops::Independent);
+    if (failed(columns))
+      return op.emitOpError("column-panel tiling failed");
+    FailureOr<linalg::LinalgOp> panel =
+        tile(rewriter, *columns, sizes(0, 0, cacheK));
     if (failed(panel))
       return op.emitOpError("panel tiling failed");
-    // 2. ...copied to a dense buffer when it is a strided sub-block, so the
-    // rows the register tile streams are close together instead of one B
-    // row apart (which aliases into a few L1 sets). The copy is reused by
-    // every row block below. A B that is a transpose (nn.Linear's weight.t())
-    // is always packed: the panel is then transposed straight from the
-    // weight, and the full-size transpose disappears.
     if (cacheN < ranges[n] || isTransposed(op.getDpsInputOperand(1)->get()))
       packRhs(rewriter, *panel);
     // 3. Row blocks of A, then the register tile with unit K, columns
     // outermost: one NR-wide strip of the panel stays in L1 while every row
     // tile of the block streams past it.
-    FailureOr<linalg::LinalgOp> block =
-        tile(rewriter, *panel, sizes(cacheM, 0, 0));
+    // (Independent too: the pool splits them when there are few panels.)
+    FailureOr<linalg::LinalgOp> block = tile(
+        rewriter, *panel, sizes(cacheM, 0, 0), {}, TileLoops::Independent);
     if (failed(block))
       return panel->emitOpError("row-block tiling failed");
     SmallVector<int64_t> columnsFirst =
@@ -154,11 +164,9 @@ struct TileAndVectorizePass
     Value empty = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
                                                    type.getElementType());
     Value packed;
-    if (Value source = sliceOfTransposeInput(rewriter, rhs->get(), loc)) {
-      auto transpose = rhs->get()
-                           .getDefiningOp<tensor::ExtractSliceOp>()
-                           .getSource()
-                           .getDefiningOp<linalg::TransposeOp>();
+    linalg::TransposeOp transpose;
+    if (Value source =
+            sliceOfTransposeInput(rewriter, rhs->get(), loc, transpose)) {
       packed = rewriter
                    .create<linalg::TransposeOp>(loc, source, empty,
                                                 transpose.getPermutation())
@@ -170,20 +178,37 @@ struct TileAndVectorizePass
     rewriter.modifyOpInPlace(op, [&] { rhs->set(packed); });
   }
 
-  /// For `slice` = extract_slice(transpose(W)) with unit strides, the
-  /// matching slice of W; null otherwise.
+  /// For `slice` = extract_slice(...(extract_slice(transpose(W)))) with unit
+  /// strides and no rank reduction (the tilings nest one slice per loop),
+  /// the matching slice of W, with `transpose` set; null otherwise.
   static Value sliceOfTransposeInput(RewriterBase &rewriter, Value slice,
-                                     Location loc) {
-    auto extract = slice.getDefiningOp<tensor::ExtractSliceOp>();
-    if (!extract || !extract.hasUnitStride())
-      return {};
-    auto transpose = extract.getSource().getDefiningOp<linalg::TransposeOp>();
-    if (!transpose)
+                                     Location loc,
+                                     linalg::TransposeOp &transpose) {
+    SmallVector<OpFoldResult> offsets, sizes;
+    Value source = slice;
+    AffineExpr d0, d1;
+    bindDims(rewriter.getContext(), d0, d1);
+    while (auto extract = source.getDefiningOp<tensor::ExtractSliceOp>()) {
+      if (!extract.hasUnitStride() ||
+          extract.getSourceType().getRank() != extract.getType().getRank())
+        return {};
+      if (sizes.empty()) {
+        offsets = extract.getMixedOffsets();
+        sizes = extract.getMixedSizes();
+      } else {
+        for (auto [offset, outer] :
+             llvm::zip(offsets, extract.getMixedOffsets()))
+          offset = affine::makeComposedFoldedAffineApply(rewriter, loc,
+                                                         d0 + d1,
+                                                         {outer, offset});
+      }
+      source = extract.getSource();
+    }
+    transpose = source.getDefiningOp<linalg::TransposeOp>();
+    if (!transpose || sizes.empty())
       return {};
     // Result dim i is input dim perm[i]: move offsets and sizes back.
     ArrayRef<int64_t> perm = transpose.getPermutation();
-    SmallVector<OpFoldResult> offsets = extract.getMixedOffsets();
-    SmallVector<OpFoldResult> sizes = extract.getMixedSizes();
     SmallVector<OpFoldResult> inOffsets(perm.size()), inSizes(perm.size());
     for (auto [i, dim] : llvm::enumerate(perm)) {
       inOffsets[dim] = offsets[i];

@@ -1,14 +1,16 @@
 // RUN: kiln-opt %s -split-input-file -kiln-tile-and-vectorize="register-tile-m=8 register-tile-n=32" -canonicalize -cse | FileCheck %s
 
-// (N 128, K 256) panels of B, each copied to a dense buffer because it is a
-// strided sub-block of B, then row blocks (M fits whole) and an 8x32
+// Independent column panels of C (scf.forall: the loop the thread pool
+// splits), then (N 128, K 256) panels of B, each copied to a dense buffer
+// because it is a strided sub-block of B, then row blocks (M fits whole: no
+// loop) and an 8x32
 // register tile with unit K, columns outermost (one 32-wide strip of the
 // panel stays in L1 across the row tiles), vectorized into a vector.contract
 // of an 8x1 by a 1x32 operand.
 // CHECK-LABEL: func @matmul
 // CHECK-DAG: %[[C128:.+]] = arith.constant 128 : index
 // CHECK-DAG: %[[C256:.+]] = arith.constant 256 : index
-// CHECK: scf.for %{{.+}} = %{{.+}} to %[[C256]] step %[[C128]]
+// CHECK: scf.forall (%{{.+}}) = (0) to (256) step (128) shared_outs
 // CHECK:   scf.for %{{.+}} = %{{.+}} to %{{.+}} step %[[C256]]
 // CHECK:     %[[PANEL:.+]] = linalg.copy ins(%{{.+}} : tensor<256x128xf32>)
 // CHECK:     scf.for {{.*}} step %c32
@@ -35,10 +37,11 @@ func.func @odd_sizes(%a: tensor<100x100xf32>, %b: tensor<100x100xf32>, %c: tenso
 
 // -----
 
-// batch_matmul: batch tiled by 1, same register tile; B rows are already
-// dense (N fits one panel), so nothing is copied.
+// batch_matmul: batch tiled by 1 in independent iterations, same register
+// tile; B rows are already dense (N fits one panel), so nothing is copied.
 // CHECK-LABEL: func @bmm
 // CHECK-NOT: linalg.copy
+// CHECK: scf.forall (%{{.+}}) in (2)
 // CHECK: scf.for
 // CHECK: vector.contract {{.*}} : vector<1x8x1xf32>, vector<1x1x32xf32> into vector<1x8x32xf32>
 // CHECK-NOT: linalg.batch_matmul
@@ -64,7 +67,7 @@ func.func @not_a_matmul(%a: tensor<4x8xf32>, %c: tensor<8x4xf32>) -> tensor<8x4x
 // matching slice of W, and the full-size transpose is gone.
 // CHECK-LABEL: func @transposed_weight
 // CHECK-NOT: linalg.transpose ins(%arg1 : tensor<512x256xf32>)
-// CHECK: scf.for %[[N:.+]] = %{{.+}} to %c512 step %c128
+// CHECK: scf.forall (%[[N:.+]]) = (0) to (512) step (128)
 // CHECK:   %[[W:.+]] = tensor.extract_slice %arg1[%[[N]], 0] [128, 256] [1, 1] : tensor<512x256xf32> to tensor<128x256xf32>
 // CHECK:   %[[PANEL:.+]] = linalg.transpose ins(%[[W]] : tensor<128x256xf32>) outs(%{{.+}} : tensor<256x128xf32>) permutation = [1, 0]
 // CHECK:   tensor.extract_slice %[[PANEL]]
@@ -85,4 +88,18 @@ func.func @transposed_weight(%x: tensor<64x256xf32>, %w: tensor<512x256xf32>, %c
 func.func @empty(%a: tensor<0x4xf32>, %b: tensor<4x3xf32>, %c: tensor<0x3xf32>) -> tensor<0x3xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<0x4xf32>, tensor<4x3xf32>) outs(%c : tensor<0x3xf32>) -> tensor<0x3xf32>
   return %0 : tensor<0x3xf32>
+}
+
+// -----
+
+// Rows beyond one block (M 256, blocks of 64) are independent iterations
+// too, inside the serial loop over K panels: with few column panels the
+// thread pool splits the row blocks instead.
+// CHECK-LABEL: func @row_blocks
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c1024 step %c256
+// CHECK:   scf.forall (%{{.+}}) = (0) to (256) step (64)
+// CHECK:     vector.contract
+func.func @row_blocks(%a: tensor<256x1024xf32>, %b: tensor<1024x64xf32>, %c: tensor<256x64xf32>) -> tensor<256x64xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<256x1024xf32>, tensor<1024x64xf32>) outs(%c : tensor<256x64xf32>) -> tensor<256x64xf32>
+  return %0 : tensor<256x64xf32>
 }

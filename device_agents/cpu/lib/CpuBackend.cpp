@@ -24,6 +24,8 @@ namespace kiln::agent {
 namespace {
 
 using EntryPoint = void (*)(void **);
+/// The target runtime's kiln_rt_set_thread_pool(struct kiln_rt_thread_pool *).
+using SetThreadPool = void (*)(void *);
 
 /// A dlopen'ed artifact and its entry point; dlclose'd when released.
 class CpuExecutable : public LoadedExecutable {
@@ -81,7 +83,8 @@ absl::Status checkElf(const std::filesystem::path &path) {
 
 } // namespace
 
-CpuBackend::CpuBackend(CpuModel cpu) : cpu(std::move(cpu)) {}
+CpuBackend::CpuBackend(CpuModel cpu, int computeThreads)
+    : cpu(std::move(cpu)), pool(computeThreads) {}
 
 absl::StatusOr<CpuModel> CpuBackend::advertisedCpu(absl::string_view name) {
   const CpuModel &host = hostCpuModel();
@@ -110,6 +113,7 @@ absl::StatusOr<std::vector<v1::Device>> CpuBackend::describeDevices() {
   properties["cpu"] = cpu.name;
   properties["cpu_features"] = absl::StrJoin(cpu.features, ",");
   properties["threads"] = absl::StrCat(std::thread::hardware_concurrency());
+  properties["compute_threads"] = absl::StrCat(pool.threads());
   properties["arch"] = hostArch();
   long pages = ::sysconf(_SC_PHYS_PAGES);
   long pageSize = ::sysconf(_SC_PAGESIZE);
@@ -164,6 +168,10 @@ CpuBackend::loadExecutable(const v1::ExecutableRecord &record,
         absl::StrCat("artifact has no entry symbol '", manifest.entry_symbol(),
                      "': ", error));
   }
+  // Parallel loops run on the pool (artifacts from compilers before the
+  // runtime had one, and code without parallel loops, export no setter).
+  if (void *setPool = ::dlsym(handle, "kiln_rt_set_thread_pool"))
+    reinterpret_cast<SetThreadPool>(setPool)(pool.runtimeHandle());
   return std::make_shared<CpuExecutable>(handle,
                                          reinterpret_cast<EntryPoint>(symbol));
 }

@@ -25,6 +25,12 @@ struct CpuCodegenOptions : mlir::PassPipelineOptions<CpuCodegenOptions> {
   Option<int64_t> registerTileN{*this, "register-tile-n",
                                 llvm::cl::desc("Columns of the register tile"),
                                 llvm::cl::init(16)};
+  Option<bool> parallelLoops{
+      *this, "parallel-loops",
+      llvm::cl::desc("Run outer parallel loops on the loading process's "
+                     "thread pool through kiln_rt_parallel_for (the target "
+                     "runtime must provide it)"),
+      llvm::cl::init(false)};
 };
 
 /// linalg-on-tensors -> LLVM dialect with the C-ABI entry point: fusion,

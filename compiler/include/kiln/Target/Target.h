@@ -48,6 +48,9 @@ struct MachineSpec {
   /// vector register file; 0 leaves the pipeline's default.
   int registerTileM = 0;
   int registerTileN = 0;
+  /// Outer parallel loops call kiln_rt_parallel_for, which the artifact's
+  /// runtime provides and the loading agent backs with its thread pool.
+  bool parallelLoops = false;
 };
 
 class Target {

@@ -106,6 +106,56 @@ def EmitEntryPoint : Pass<"kiln-emit-entry-point", "mlir::ModuleOp"> {
   ];
 }
 
+def OutlineParallelLoops : Pass<"kiln-outline-parallel-loops", "mlir::ModuleOp"> {
+  let summary = "Outline the outermost worthwhile scf.parallel loops into tasks for the runtime's thread pool";
+  let description = [{
+    Runs on bufferized code (memrefs), before scf-to-cf. In every function,
+    the outermost scf.parallel with constant bounds, no results, and enough
+    work becomes a call to a launch declaration
+    `@<function>_parallel<N>_launch(count, live-ins...)`, and its body moves
+    to `@<function>_parallel<N>(begin, end, live-ins...)`, which runs
+    iterations [begin, end) of the loop. The launch declaration carries
+    `kiln.parallel_body = @<function>_parallel<N>`; kiln-lower-parallel-launches
+    turns its calls into kiln_rt_parallel_for after the LLVM conversion.
+
+    The parallel dimension is the product of the loop's leading dimensions
+    (the fewest that reach `min-trip-count` iterations; never the innermost
+    one of a multi-dimensional loop, which stays a vectorizable inner loop),
+    delinearized in the body. A loop with fewer iterations is skipped in
+    favour of a parallel loop nested in it; with no such loop it is outlined
+    itself when it has at least two. Loops estimated below `min-work`
+    operations stay serial: waking threads would cost more than they save.
+
+    Live-in constants are rematerialized in the body. A live-in memref with a
+    non-identity layout is passed as its base buffer plus its dynamic offset,
+    sizes and strides and rebuilt with memref.reinterpret_cast, so every
+    memref argument stays a bare pointer.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::scf::SCFDialect",
+                           "mlir::memref::MemRefDialect", "mlir::arith::ArithDialect"];
+  let options = [
+    Option<"minTripCount", "min-trip-count", "int64_t", "4",
+           "Iterations the parallel dimension should reach before nested loops are skipped">,
+    Option<"minWork", "min-work", "int64_t", "32768",
+           "Estimated operations a loop needs to be worth running in parallel">
+  ];
+}
+
+def LowerParallelLaunches : Pass<"kiln-lower-parallel-launches", "mlir::ModuleOp"> {
+  let summary = "Turn calls to parallel launch declarations into kiln_rt_parallel_for";
+  let description = [{
+    Runs on the LLVM dialect, after func-to-llvm. For each declaration with
+    `kiln.parallel_body = @body`, emits an internal task
+    `void @body_task(ptr context, i64 begin, i64 end)` that loads the
+    live-ins from `context` (a struct of their types) and calls `@body`.
+    Every call `@launch(count, live-ins...)` becomes a store of the live-ins
+    into a stack slot (allocated once in the caller's entry block) and
+    `kiln_rt_parallel_for(@body_task, slot, count)`, which the target
+    runtime implements on the loading process's thread pool.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 def DebugMiscompile : Pass<"kiln-debug-miscompile", "mlir::func::FuncOp"> {
   let summary = "Testing aid: deliberately perturb the values of named graph nodes";
   let description = [{

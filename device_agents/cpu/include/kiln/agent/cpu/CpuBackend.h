@@ -7,18 +7,22 @@
 #pragma once
 
 #include "kiln/agent/DeviceBackend.h"
+#include "kiln/agent/cpu/ComputePool.h"
 #include "kiln/common/CpuModel.h"
 
 namespace kiln::agent {
 
 /// The host CPU as one device. Artifacts are loaded with
 /// dlopen(RTLD_NOW | RTLD_LOCAL) and stay loaded while the TaskRunner keeps
-/// their LoadedExecutable (keyed by executable digest).
+/// their LoadedExecutable (keyed by executable digest). An artifact that
+/// exports kiln_rt_set_thread_pool gets the backend's ComputePool for its
+/// parallel loops right after loading.
 class CpuBackend : public DeviceBackend {
 public:
   /// A device with `cpu`'s features: the host's by default, or fewer
-  /// (advertisedCpu) to pin an agent to a baseline.
-  explicit CpuBackend(CpuModel cpu = hostCpuModel());
+  /// (advertisedCpu) to pin an agent to a baseline; its code's parallel
+  /// loops run on `computeThreads` threads (the task's own thread included).
+  explicit CpuBackend(CpuModel cpu = hostCpuModel(), int computeThreads = 1);
 
   /// The CPU an agent started with `--cpu NAME` reports and enforces: the
   /// host's for "" or "native"; otherwise the LLVM CPU `name`, which the host
@@ -30,8 +34,8 @@ public:
 
   /// One device: properties cpu (LLVM CPU name), cpu_features (its ISA
   /// features, LLVM names, comma separated: what kilnd compiles for and
-  /// schedules by), cpu_model (/proc/cpuinfo's model name), threads, arch,
-  /// memory_bytes.
+  /// schedules by), cpu_model (/proc/cpuinfo's model name), threads (the
+  /// host's), compute_threads (the pool's), arch, memory_bytes.
   absl::StatusOr<std::vector<v1::Device>> describeDevices() override;
 
   /// FAILED_PRECONDITION when the manifest's format or triple is not for this
@@ -47,6 +51,7 @@ public:
 
 private:
   CpuModel cpu;
+  ComputePool pool;
 };
 
 } // namespace kiln::agent

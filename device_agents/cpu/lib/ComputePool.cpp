@@ -1,0 +1,136 @@
+//===- ComputePool.cpp - the threads a cpu agent lends to compiled code ---===//
+//
+// This file implements ComputePool: loops are queued, split into chunks that
+// the caller and the workers claim with an atomic counter, and retired by
+// their caller once every chunk has run and no worker still holds them.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/agent/cpu/ComputePool.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+#include <algorithm>
+
+#include <sched.h>
+
+namespace kiln::agent {
+
+/// One parallelFor in flight; lives on its caller's stack.
+struct ComputePool::Loop {
+  Task task;
+  void *context;
+  int64_t count;
+  int64_t chunks;
+  std::atomic<int64_t> nextChunk{0};
+  std::atomic<int64_t> chunksDone{0};
+  int holders = 0; // workers running its chunks; guarded by mutex
+};
+
+ComputePool::ComputePool(int threads) {
+  for (int i = 1; i < threads; ++i)
+    workers.emplace_back([this] { work(); });
+}
+
+ComputePool::~ComputePool() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+  }
+  workAvailable.notify_all();
+  for (std::thread &worker : workers)
+    worker.join();
+}
+
+absl::StatusOr<int> ComputePool::parseThreadCount(absl::string_view value) {
+  if (value == "auto") {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+      return std::clamp(CPU_COUNT(&set), 1, 1024);
+    return std::clamp(static_cast<int>(std::thread::hardware_concurrency()),
+                      1, 1024);
+  }
+  int threads = 0;
+  if (!absl::SimpleAtoi(value, &threads) || threads < 1 || threads > 1024)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", value, "' is not 'auto' or a thread count between 1 and 1024"));
+  return threads;
+}
+
+void ComputePool::runtimeParallelFor(RuntimeAbi *pool, Task task,
+                                     void *context, int64_t count) {
+  pool->self->parallelFor(task, context, count);
+}
+
+void ComputePool::parallelFor(Task task, void *context, int64_t count) {
+  if (count <= 0)
+    return;
+  if (workers.empty() || count == 1) {
+    task(context, 0, count);
+    return;
+  }
+  // A few chunks per thread: a thread the host deschedules holds up one
+  // small chunk, not a whole share.
+  Loop loop{task, context, count,
+            std::min<int64_t>(count, 4 * static_cast<int64_t>(threads()))};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    loops.push_back(&loop);
+  }
+  workAvailable.notify_all();
+  runChunks(loop);
+  std::unique_lock<std::mutex> lock(mutex);
+  loopFinished.wait(lock, [&] {
+    return loop.chunksDone.load(std::memory_order_acquire) == loop.chunks &&
+           loop.holders == 0;
+  });
+  loops.erase(std::find(loops.begin(), loops.end(), &loop));
+}
+
+void ComputePool::runChunks(Loop &loop) {
+  for (;;) {
+    int64_t chunk = loop.nextChunk.fetch_add(1, std::memory_order_relaxed);
+    if (chunk >= loop.chunks)
+      return;
+    // Chunk i covers [i * count / chunks, (i + 1) * count / chunks).
+    int64_t begin = chunk * loop.count / loop.chunks;
+    int64_t end = (chunk + 1) * loop.count / loop.chunks;
+    loop.task(loop.context, begin, end);
+    if (loop.chunksDone.fetch_add(1, std::memory_order_acq_rel) + 1 ==
+        loop.chunks) {
+      // Taking the lock orders this with the caller's predicate check.
+      { std::lock_guard<std::mutex> lock(mutex); }
+      loopFinished.notify_all();
+    }
+  }
+}
+
+ComputePool::Loop *ComputePool::claimableLoop() {
+  for (Loop *loop : loops)
+    if (loop->nextChunk.load(std::memory_order_relaxed) < loop->chunks)
+      return loop;
+  return nullptr;
+}
+
+void ComputePool::work() {
+  std::unique_lock<std::mutex> lock(mutex);
+  for (;;) {
+    Loop *loop = nullptr;
+    workAvailable.wait(lock, [&] {
+      return stopping || (loop = claimableLoop()) != nullptr;
+    });
+    if (stopping)
+      return;
+    // Holding the loop keeps its caller from retiring it while this thread
+    // may still touch its counters.
+    ++loop->holders;
+    lock.unlock();
+    runChunks(*loop);
+    lock.lock();
+    if (--loop->holders == 0)
+      loopFinished.notify_all();
+  }
+}
+
+} // namespace kiln::agent

@@ -1,0 +1,125 @@
+//===- ComputePoolTest.cpp - the cpu agent's pool for parallel loops ------===//
+//
+// This file tests that ComputePool covers every iteration exactly once, uses
+// its workers, serves several callers at once, and parses its flag.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/agent/cpu/ComputePool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace kiln::agent {
+namespace {
+
+/// Counts how often each iteration ran and which threads ran them.
+struct Coverage {
+  explicit Coverage(int64_t count) : hits(count) {}
+  std::vector<std::atomic<int>> hits;
+  std::mutex mutex;
+  std::set<std::thread::id> threads;
+  std::chrono::microseconds busyPerRange{0};
+
+  static void task(void *context, int64_t begin, int64_t end) {
+    auto *self = static_cast<Coverage *>(context);
+    ASSERT_LE(0, begin);
+    ASSERT_LT(begin, end);
+    ASSERT_LE(end, static_cast<int64_t>(self->hits.size()));
+    for (int64_t i = begin; i < end; ++i)
+      self->hits[i].fetch_add(1);
+    {
+      std::lock_guard<std::mutex> lock(self->mutex);
+      self->threads.insert(std::this_thread::get_id());
+    }
+    auto until = std::chrono::steady_clock::now() + self->busyPerRange;
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
+
+  void expectEachOnce() {
+    for (size_t i = 0; i < hits.size(); ++i)
+      ASSERT_EQ(hits[i].load(), 1) << "iteration " << i;
+  }
+};
+
+TEST(ComputePoolTest, EveryIterationRunsExactlyOnce) {
+  for (int threads : {1, 2, 3, 8})
+    for (int64_t count : {1, 2, 3, 7, 64, 1000, 4099}) {
+      ComputePool pool(threads);
+      Coverage coverage(count);
+      pool.parallelFor(&Coverage::task, &coverage, count);
+      SCOPED_TRACE(testing::Message() << threads << " threads, " << count);
+      coverage.expectEachOnce();
+    }
+}
+
+TEST(ComputePoolTest, NothingRunsForAnEmptyLoop) {
+  ComputePool pool(4);
+  Coverage coverage(0);
+  pool.parallelFor(&Coverage::task, &coverage, 0);
+  EXPECT_TRUE(coverage.threads.empty());
+}
+
+TEST(ComputePoolTest, WorkersShareTheIterations) {
+  ComputePool pool(4);
+  ASSERT_EQ(pool.threads(), 4);
+  Coverage coverage(64);
+  coverage.busyPerRange = std::chrono::microseconds(2000);
+  pool.parallelFor(&Coverage::task, &coverage, 64);
+  coverage.expectEachOnce();
+  EXPECT_GE(coverage.threads.size(), 2u)
+      << "16 chunks of 2 ms ran on one thread";
+  EXPECT_EQ(coverage.threads.count(std::this_thread::get_id()), 1u)
+      << "the caller takes part";
+}
+
+TEST(ComputePoolTest, OneThreadRunsTheLoopOnTheCaller) {
+  ComputePool pool(1);
+  Coverage coverage(100);
+  pool.parallelFor(&Coverage::task, &coverage, 100);
+  coverage.expectEachOnce();
+  EXPECT_EQ(coverage.threads,
+            std::set<std::thread::id>{std::this_thread::get_id()});
+}
+
+TEST(ComputePoolTest, ConcurrentCallersEachGetTheirWholeLoop) {
+  ComputePool pool(3);
+  std::vector<std::thread> callers;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < 4; ++c)
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < 200; ++round) {
+        int64_t count = 1 + (c * 37 + round * 11) % 300;
+        Coverage coverage(count);
+        pool.parallelFor(&Coverage::task, &coverage, count);
+        for (auto &hit : coverage.hits)
+          if (hit.load() != 1)
+            failures.fetch_add(1);
+      }
+    });
+  for (std::thread &caller : callers)
+    caller.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(ComputePoolTest, ParsesItsThreadCountFlag) {
+  absl::StatusOr<int> automatic = ComputePool::parseThreadCount("auto");
+  ASSERT_TRUE(automatic.ok()) << automatic.status();
+  EXPECT_GE(*automatic, 1);
+  EXPECT_EQ(*ComputePool::parseThreadCount("6"), 6);
+  for (const char *bad : {"0", "-2", "1025", "two", ""}) {
+    absl::StatusOr<int> parsed = ComputePool::parseThreadCount(bad);
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(parsed.status().message().find("auto"), std::string::npos);
+  }
+}
+
+} // namespace
+} // namespace kiln::agent
