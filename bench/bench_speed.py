@@ -21,8 +21,10 @@ One report from one run (progress goes to stderr, the report to stdout):
     call, grpc.health.v1 Check on the same channel: p50, p99 and the ratio;
   * big tensors: a 256 MiB f32 ``x + 1`` round trip through Kiln, MB/s.
 
-Kiln's cpu agent runs generated code on one thread; it is reported as is at
-every thread count. A benchmark, never a test: no number fails it. Inputs over
+Each thread count gets its own kilnd, whose local cpu agent runs parallel
+loops on that many compute threads (KILN_AGENT_COMPUTE_THREADS); with
+--address, the given daemon's agents serve every count as they are
+configured. A benchmark, never a test: no number fails it. Inputs over
 Kiln's inline limit (1 MiB) get a new value in one element before each Kiln
 call, so the content-addressed blob store never skips their upload.
 
@@ -110,8 +112,10 @@ class Daemon:
     """kilnd on a kernel-chosen loopback port with its own local cpu agent
     (started as tests/e2e/support.py does); SIGTERM on stop()."""
 
-    def __init__(self, bin_dir: pathlib.Path, workdir: pathlib.Path):
+    def __init__(self, bin_dir: pathlib.Path, workdir: pathlib.Path, compute_threads: int):
         self.kilnd = bin_dir / "kilnd"
+        self.compute_threads = compute_threads
+        workdir.mkdir(parents=True, exist_ok=True)
         if not os.access(self.kilnd, os.X_OK):
             sys.exit(f"bench: no {self.kilnd}; build with scripts/build.sh, or pass --address")
         self.workdir = workdir
@@ -125,8 +129,10 @@ class Daemon:
                "--cache-dir", str(self.workdir / "cache"), "--metrics-listen", "127.0.0.1:0",
                "--metrics-port-file", str(self.workdir / "kilnd.metrics-port")]
         self._log = open(self.log_path, "ab")
+        # Local agents inherit kilnd's environment.
+        env = dict(os.environ, KILN_AGENT_COMPUTE_THREADS=str(self.compute_threads))
         self.proc = subprocess.Popen(cmd, stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)
+                                     start_new_session=True, env=env)
         try:
             self._wait_ready()
         except BaseException:
@@ -179,17 +185,22 @@ class Daemon:
 
 
 @contextlib.contextmanager
-def daemon_address(args: argparse.Namespace, workdir: pathlib.Path) -> Iterator[str]:
-    """--address as given, else a fresh kilnd for this run."""
+def daemon_addresses(args: argparse.Namespace,
+                     workdir: pathlib.Path) -> Iterator[dict[int, str]]:
+    """Thread count -> kilnd address: --address for every count as given,
+    else a fresh kilnd per count whose agent runs that many compute threads."""
     if args.address:
-        yield args.address
+        yield {t: args.address for t in args.threads}
         return
-    daemon = Daemon(args.build_dir / "bin", workdir).start()
-    log(f"kilnd up at {daemon.address} (log {daemon.log_path})")
-    try:
-        yield daemon.address
-    finally:
-        daemon.stop()
+    with contextlib.ExitStack() as stack:
+        addresses = {}
+        for t in args.threads:
+            daemon = Daemon(args.build_dir / "bin", workdir / f"kilnd-{t}thr", t).start()
+            stack.callback(daemon.stop)
+            log(f"kilnd for {t} compute thread(s) up at {daemon.address} "
+                f"(log {daemon.log_path})")
+            addresses[t] = daemon.address
+        yield addresses
 
 
 # --- measuring ----------------------------------------------------------------
@@ -482,15 +493,29 @@ def build_model(spec: ModelSpec) -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     return module.eval(), inputs
 
 
-def measure_model(client: kiln.Client, key: str, spec: ModelSpec, threads: Sequence[int],
-                  args: argparse.Namespace, workdir: pathlib.Path,
+def kiln_builds(clients: dict[int, kiln.Client], module: nn.Module,
+                inputs: Sequence[torch.Tensor], name: str) -> dict[int, KilnBuild]:
+    """The compile of `module` on each thread count's daemon (one compile
+    per distinct daemon)."""
+    by_client: dict[int, KilnBuild] = {}
+    builds = {}
+    for t, client in clients.items():
+        if id(client) not in by_client:
+            by_client[id(client)] = kiln_compile(client, module, inputs, name)
+        builds[t] = by_client[id(client)]
+    return builds
+
+
+def measure_model(clients: dict[int, kiln.Client], key: str, spec: ModelSpec,
+                  threads: Sequence[int], args: argparse.Namespace, workdir: pathlib.Path,
                   notes: list[str]) -> list[ModelRow]:
     """Rows of one model, one per thread count."""
     log(f"model {spec.label}")
     module, inputs = build_model(spec)
     # Both exports trace with grad enabled, as a user's would: under no_grad
     # some modules (nn.TransformerEncoderLayer) take a fused fast path instead.
-    build = kiln_compile(client, module, inputs, key)
+    builds = kiln_builds(clients, module, inputs, key)
+    build = builds[threads[0]]
     if build.compiled is not None:
         notes.append(f"kiln {spec.label}: export + compile {build.seconds:.1f} s "
                      f"(Compile RPC {build.compiled.timings['compile']:.1f} s)")
@@ -502,7 +527,7 @@ def measure_model(client: kiln.Client, key: str, spec: ModelSpec, threads: Seque
         for t in threads:
             torch.set_num_threads(t)
             log(f"  {t} thread(s)")
-            contenders = [kiln_contender(build, inputs),
+            contenders = [kiln_contender(builds[t], inputs),
                           eager_contender(module, inputs),
                           inductor_contender(module, inputs, t),
                           ort_contender(onnx_path, export_error, inputs, t)]
@@ -551,7 +576,8 @@ def percent(gflops: float, peak: float | None) -> str:
     return f"{100 * gflops / peak:.0f}%" if peak else "-"
 
 
-def measure_matmul(client: kiln.Client, threads: Sequence[int], peak_core: float | None,
+def measure_matmul(clients: dict[int, kiln.Client], threads: Sequence[int],
+                   peak_core: float | None,
                    args: argparse.Namespace) -> list[list[str]]:
     """Rows: threads, then GFLOP/s and % of peak for Kiln e2e, Kiln run, eager."""
     n = 1024
@@ -561,19 +587,20 @@ def measure_matmul(client: kiln.Client, threads: Sequence[int], peak_core: float
     inputs = _inputs(n, n)
     flops = 2.0 * n ** 3
     rows = []
-    build = kiln_compile(client, module, inputs, "matmul1024")
+    builds = kiln_builds(clients, module, inputs, "matmul1024")
     with torch.no_grad():
         ref = flat_outputs(module(*inputs))
         for t in threads:
             torch.set_num_threads(t)
-            contenders = [kiln_contender(build, inputs), eager_contender(module, inputs)]
+            contenders = [kiln_contender(builds[t], inputs), eager_contender(module, inputs)]
             errors = errors_vs_eager(contenders, ref)
             m = interleaved(contenders, args.rounds, args.round_s)
             row = [str(t)]
             if "kiln" in m.seconds:
                 e2e, run = flops / m.seconds["kiln"] / 1e9, flops / m.device_run["kiln"] / 1e9
-                row += [f"{e2e:.1f}", percent(e2e, peak_core), f"{run:.1f}",
-                        percent(run, peak_core), format_error(errors.get("kiln"))]
+                peak = peak_core * t if peak_core else None
+                row += [f"{e2e:.1f}", percent(e2e, peak), f"{run:.1f}",
+                        percent(run, peak), format_error(errors.get("kiln"))]
             else:
                 row += [contenders[0].cell, "", "", "", ""]  # (compile fails), (run fails)
             eager = flops / m.seconds["eager"] / 1e9
@@ -720,7 +747,7 @@ def print_report(args: argparse.Namespace, parts: dict[str, list[str]],
         out += ["Models: median ms per call over interleaved rounds. kiln e2e = compiled(*x) "
                 "through kilnd; kiln run = the agent's run alone (last_timings['run']);",
                 "best = fastest of eager/inductor/ort; err = relative L2 vs eager "
-                f"(! past {ERROR_FLAG:g}); Kiln's cpu agent runs one thread at every count.",
+                f"(! past {ERROR_FLAG:g}); Kiln's agent runs thr compute threads.",
                 *parts["models"], ""]
     for key in ("matmul", "overhead", "big"):
         if key in parts:
@@ -781,25 +808,28 @@ def run(args: argparse.Namespace, workdir: pathlib.Path) -> None:
                          ", ".join(f"{k} {v:.1f} GFLOP/s" for k, v in peaks.items()))
         else:
             notes.append(why)
-    with daemon_address(args, workdir) as address, kiln.Client(address) as client:
-        devices = [d for d in client.devices() if d.kind == "cpu"]
-        if not devices:
-            sys.exit(f"bench: the daemon at {address} has no cpu device")
+    with daemon_addresses(args, workdir) as addresses, contextlib.ExitStack() as stack:
+        by_address = {a: stack.enter_context(kiln.Client(a)) for a in set(addresses.values())}
+        clients = {t: by_address[a] for t, a in addresses.items()}
+        client = clients[args.threads[0]]
+        for address, c in by_address.items():
+            if not [d for d in c.devices() if d.kind == "cpu"]:
+                sys.exit(f"bench: the daemon at {address} has no cpu device")
         if "models" in args.sections:
             rows = []
             for key in args.models:
-                rows += measure_model(client, key, MODELS[key], args.threads, args, workdir,
+                rows += measure_model(clients, key, MODELS[key], args.threads, args, workdir,
                                       notes)
             parts["models"] = model_table(rows, args.threads)
         if "matmul" in args.sections:
             peak_text = f"{peak_core:.1f} GFLOP/s per core" if peak_core else "not measured"
             parts["matmul"] = [
                 f"Matmul 1024^3 f32 (x @ w, w resident on the device): GFLOP/s and % of the "
-                f"FMA peak ({peak_text}; eager's: times its thread count);",
+                f"FMA peak ({peak_text}, times the thread count);",
                 "kiln e2e uploads x (4 MiB) and downloads x @ w (4 MiB) on every call.",
                 *table(["thr", "kiln e2e", "%peak", "kiln run", "%peak", "err kiln",
                         "eager", "%peak"],
-                       measure_matmul(client, args.threads, peak_core, args))]
+                       measure_matmul(clients, args.threads, peak_core, args))]
         torch.set_num_threads(args.threads[0])
         if "overhead" in args.sections:
             parts["overhead"] = ["Per-call overhead (alternating calls, "

@@ -130,29 +130,52 @@ struct OutlineParallelLoopsPass
     return plan;
   }
 
-  /// Appends to `plans` the loops of `region` to outline: outermost first,
-  /// skipping a loop with few iterations when one nested in it qualifies.
-  void collect(Region &region, SmallVectorImpl<ParallelPlan> &plans) {
+  /// Appends to `plans` the loops of `region` to outline, outermost first,
+  /// and returns the estimated work (per execution of `region`) they cover.
+  double collect(Region &region, SmallVectorImpl<ParallelPlan> &plans) {
+    double covered = 0;
     for (Block &block : region)
       for (Operation &op : block) {
-        auto loop = dyn_cast<scf::ParallelOp>(op);
-        if (!loop) {
-          for (Region &nested : op.getRegions())
-            collect(nested, plans);
+        if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
+          covered += collectLoop(loop, plans);
           continue;
         }
-        ParallelPlan candidate = plan(loop);
-        bool worthwhile =
-            candidate.collapsed > 0 && candidate.work >= minWork;
-        if (worthwhile && candidate.iterations >= minTripCount) {
-          plans.push_back(candidate);
-          continue;
-        }
-        size_t before = plans.size();
-        collect(loop.getRegion(), plans);
-        if (plans.size() == before && worthwhile && candidate.iterations >= 2)
-          plans.push_back(candidate);
+        double executions = 1;
+        if (auto serial = dyn_cast<scf::ForOp>(op))
+          executions = static_cast<double>(
+              constantTripCount(serial.getLowerBound(), serial.getUpperBound(),
+                                serial.getStep())
+                  .value_or(1));
+        for (Region &nested : op.getRegions())
+          covered += executions * collect(nested, plans);
       }
+    return covered;
+  }
+
+  /// A loop with enough iterations is outlined. One with few (2 up to
+  /// min-trip-count) gives way to the parallel loops nested in it, unless
+  /// they cover less than half its work (a matmul's two column panels hold
+  /// its compute; the panel copy nested in them does not).
+  double collectLoop(scf::ParallelOp loop,
+                     SmallVectorImpl<ParallelPlan> &plans) {
+    ParallelPlan candidate = plan(loop);
+    bool worthwhile = candidate.collapsed > 0 && candidate.work >= minWork;
+    if (worthwhile && candidate.iterations >= minTripCount) {
+      plans.push_back(candidate);
+      return candidate.work;
+    }
+    size_t before = plans.size();
+    double executions = 1;
+    for (unsigned dim = 0; dim < loop.getNumLoops(); ++dim)
+      executions *= static_cast<double>(tripCount(loop, dim).value_or(1));
+    double nested = executions * collect(loop.getRegion(), plans);
+    if (worthwhile && candidate.iterations >= 2 &&
+        nested < 0.5 * candidate.work) {
+      plans.truncate(before);
+      plans.push_back(candidate);
+      return candidate.work;
+    }
+    return nested;
   }
 
   /// Whether `value` can be cloned into the body instead of passed.

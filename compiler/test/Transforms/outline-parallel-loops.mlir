@@ -134,6 +134,43 @@ func.func @nested(%buf: memref<2x16x512xf32>) {
 
 // -----
 
+// Two column panels around a small parallel copy and the big serial compute
+// (a matmul with few panels): the nested copy covers little of the work, so
+// the panels themselves are split.
+// CHECK-LABEL: func.func @panels
+// CHECK: arith.constant 64 : index
+// CHECK-NEXT: %[[TWO:.+]] = arith.constant 2 : index
+// CHECK-NEXT: call @panels_parallel0_launch(%[[TWO]]
+// CHECK-NOT: call
+// CHECK: func.func private @panels_parallel0(
+// CHECK: scf.parallel
+// CHECK-NOT: func.func private @panels_parallel1
+func.func @panels(%a: memref<2x64xf32>, %packed: memref<2x64xf32>, %out: memref<2x64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  scf.parallel (%p) = (%c0) to (%c2) step (%c1) {
+    scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+      %v = memref.load %a[%p, %i] : memref<2x64xf32>
+      memref.store %v, %packed[%p, %i] : memref<2x64xf32>
+    }
+    scf.for %i = %c0 to %c64 step %c1 {
+      scf.for %j = %c0 to %c64 step %c1 {
+        scf.for %k = %c0 to %c64 step %c1 {
+          %x = memref.load %packed[%p, %k] : memref<2x64xf32>
+          %y = memref.load %out[%p, %i, %j] : memref<2x64x64xf32>
+          %z = arith.addf %x, %y : f32
+          memref.store %z, %out[%p, %i, %j] : memref<2x64x64xf32>
+        }
+      }
+    }
+  }
+  return
+}
+
+// -----
+
 // A parallel loop with a reduction result is not outlined.
 // CHECK-LABEL: func.func @reduction
 // CHECK: scf.parallel

@@ -121,10 +121,11 @@ def OutlineParallelLoops : Pass<"kiln-outline-parallel-loops", "mlir::ModuleOp">
     The parallel dimension is the product of the loop's leading dimensions
     (the fewest that reach `min-trip-count` iterations; never the innermost
     one of a multi-dimensional loop, which stays a vectorizable inner loop),
-    delinearized in the body. A loop with fewer iterations is skipped in
-    favour of a parallel loop nested in it; with no such loop it is outlined
-    itself when it has at least two. Loops estimated below `min-work`
-    operations stay serial: waking threads would cost more than they save.
+    delinearized in the body. A loop with fewer iterations gives way to the
+    parallel loops nested in it, unless those cover less than half of its
+    estimated work; then it is outlined itself when it has at least two.
+    Loops estimated below `min-work` operations stay serial: waking threads
+    would cost more than they save.
 
     Live-in constants are rematerialized in the body. A live-in memref with a
     non-identity layout is passed as its base buffer plus its dynamic offset,

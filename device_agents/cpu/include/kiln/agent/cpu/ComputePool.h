@@ -72,6 +72,8 @@ private:
   std::condition_variable workAvailable;
   std::condition_variable loopFinished;
   std::deque<Loop *> loops; // guarded by mutex
+  /// Loops posted so far: what spinning workers watch.
+  std::atomic<uint64_t> posted{0};
   bool stopping = false;    // guarded by mutex
   std::vector<std::thread> workers;
 };
