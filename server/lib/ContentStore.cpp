@@ -1,7 +1,7 @@
 //===- ContentStore.cpp - content-addressed blob store on disk ------------===//
 //
 // This file implements ContentStore: sharded blob files, verified reads that
-// delete corrupt files, and atomic writes through BlobWriter.
+// move corrupt files aside, and atomic writes through BlobWriter.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/ContentStore.h"
@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -104,25 +105,57 @@ absl::Status ContentStore::readVerified(const v1::Digest &digest,
   ::close(fd);
   RETURN_IF_ERROR(ioStatus);
   std::string hash = sha.finishHex();
-  if (total == digest.size_bytes() && hash == digest.hash()) {
+  if (hash == digest.hash() && total == digest.size_bytes()) {
     touch(digest.hash());
     return absl::OkStatus();
   }
-  blobIndex->remove(digest.hash());
-  // Corrupt: remove it so a re-upload can repair the store, but only if the
-  // file is still the one we read (a writer may have just replaced it).
-  struct stat current {};
-  if (::stat(path.c_str(), &current) == 0 && current.st_ino == opened.st_ino &&
-      current.st_dev == opened.st_dev)
-    ::unlink(path.c_str());
-  spdlog::error("content store: blob {} is corrupt ({} bytes hashing to {}); "
-                "deleted it",
-                formatDigest(digest), total, hash);
   if (bytes)
     bytes->clear();
+  if (hash == digest.hash())
+    // Intact content under a request's wrong size: the request is wrong, and
+    // the blob (someone's executable or weights) stays.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "digest ", formatDigest(digest), " names blob ", hash, " with size ",
+        digest.size_bytes(), ", but that blob has ", total,
+        " bytes: fix size_bytes"));
+  // Corrupt: move it aside (for inspection) so a re-upload can repair the
+  // store, but only if the file is still the one we read (a writer may have
+  // just replaced it).
+  blobIndex->remove(digest.hash());
+  std::string movedTo = quarantine(path, opened, digest.hash());
+  spdlog::error("content store: blob {} is corrupt ({} bytes hashing to {}); {}",
+                formatDigest(digest), total, hash,
+                movedTo.empty() ? std::string("left in place (it changed)")
+                                : absl::StrCat("moved it to ", movedTo));
   return absl::DataLossError(absl::StrCat(
       "blob ", formatDigest(digest), " is corrupt in the store (", total,
-      " bytes hashing to ", hash, "); it was deleted, upload it again"));
+      " bytes hashing to ", hash, "); it was moved aside for inspection, ",
+      "upload it again"));
+}
+
+std::string ContentStore::quarantine(const std::filesystem::path &path,
+                                     const struct stat &opened,
+                                     const std::string &hash) const {
+  struct stat current {};
+  if (::stat(path.c_str(), &current) != 0 || current.st_ino != opened.st_ino ||
+      current.st_dev != opened.st_dev)
+    return "";
+  std::filesystem::path dir = rootDir / kQuarantineDir;
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  // <hash>.corrupt-<ns>: never a blob name, so scans skip it.
+  std::filesystem::path target =
+      dir / absl::StrCat(hash, ".corrupt-",
+                         std::chrono::system_clock::now()
+                             .time_since_epoch()
+                             .count());
+  if (!error && ::rename(path.c_str(), target.c_str()) == 0)
+    return target.string();
+  spdlog::warn("content store: cannot move {} to {} ({}); deleting it",
+               path.string(), target.string(),
+               error ? error.message() : std::strerror(errno));
+  ::unlink(path.c_str());
+  return "(deleted)";
 }
 
 absl::StatusOr<std::string> ContentStore::read(const v1::Digest &digest) const {

@@ -105,7 +105,7 @@ TEST_F(ContentStoreTest, AbandonedWriterLeavesNothingBehind) {
   EXPECT_EQ(testing::countTempFiles(store->root()), 0);
 }
 
-TEST_F(ContentStoreTest, CorruptBlobIsDataLossAndRemoved) {
+TEST_F(ContentStoreTest, CorruptBlobIsDataLossAndMovedAside) {
   absl::StatusOr<v1::Digest> digest = store->put("precious weights");
   ASSERT_TRUE(digest.ok());
   std::filesystem::path path = store->blobPath(digest->hash());
@@ -117,10 +117,45 @@ TEST_F(ContentStoreTest, CorruptBlobIsDataLossAndRemoved) {
   absl::StatusOr<std::string> read = store->read(*digest);
   EXPECT_EQ(read.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_FALSE(std::filesystem::exists(path));
+  // The corrupt bytes are kept for inspection, under a name no scan takes
+  // for a blob.
+  std::filesystem::path quarantine =
+      store->root() / ContentStore::kQuarantineDir;
+  std::vector<std::filesystem::path> kept;
+  for (const auto &entry : std::filesystem::directory_iterator(quarantine))
+    kept.push_back(entry.path());
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].filename().string().rfind(digest->hash() + ".corrupt-", 0),
+            0u);
+  EXPECT_EQ(testing::readFile(kept[0]), "PRECIOUS WEIGHTS");
   EXPECT_EQ(store->read(*digest).status().code(), absl::StatusCode::kNotFound);
-  // Re-uploading repairs it.
+  // Re-uploading repairs it; a reopened store does not index the quarantine.
   ASSERT_TRUE(store->write(*digest, "precious weights").ok());
   EXPECT_TRUE(store->verify(*digest).ok());
+  auto reopened = ContentStore::open(store->root());
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ((*reopened)->index().stats().blobCount, 1);
+}
+
+TEST_F(ContentStoreTest, AWrongSizeIsInvalidArgumentAndDeletesNothing) {
+  absl::StatusOr<v1::Digest> digest = store->put("someone's executable");
+  ASSERT_TRUE(digest.ok());
+  for (int64_t wrong : {int64_t{0}, int64_t{3}, digest->size_bytes() + 1,
+                        int64_t{1} << 40}) {
+    v1::Digest lie = *digest;
+    lie.set_size_bytes(wrong);
+    absl::StatusOr<std::string> read = store->read(lie);
+    EXPECT_EQ(read.status().code(), absl::StatusCode::kInvalidArgument)
+        << wrong << ": " << read.status();
+    EXPECT_NE(read.status().message().find("size_bytes"), std::string::npos);
+    EXPECT_EQ(store->verify(lie).code(), absl::StatusCode::kInvalidArgument);
+  }
+  EXPECT_TRUE(std::filesystem::exists(store->blobPath(digest->hash())));
+  absl::StatusOr<std::string> read = store->read(*digest);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, "someone's executable");
+  EXPECT_FALSE(std::filesystem::exists(store->root() /
+                                       ContentStore::kQuarantineDir));
 }
 
 TEST_F(ContentStoreTest, FindMissingListsAbsentDigestsOnce) {

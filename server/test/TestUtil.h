@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -76,6 +78,12 @@ inline int countTempFiles(const std::filesystem::path &dir) {
     if (entry.path().filename().string().find(".tmp.") != std::string::npos)
       ++count;
   return count;
+}
+
+/// The whole content of the file at `path`.
+inline std::string readFile(const std::filesystem::path &path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(file), {});
 }
 
 } // namespace kiln::server::testing

@@ -41,3 +41,25 @@ def test_large_input_travels_as_blob(client):
     x = torch.randn(8192, 64)  # 2 MiB: above the 1 MiB inline limit
     compiled = client.compile(torch.export.export(model, (x,)))
     torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+
+
+def test_a_wrong_size_is_invalid_argument_and_deletes_nothing(client):
+    """Knowing a digest must not let a client delete someone's executable:
+    the same hash with a wrong size_bytes is refused, and the blob stays."""
+    torch.manual_seed(4)
+    model = kiln.testing.MLP(d_in=16, d_hidden=8, d_out=4).eval()
+    x = torch.randn(2, 16)
+    compiled = client.compile(torch.export.export(model, (x,)))
+    lie = type(compiled.executable)()
+    lie.CopyFrom(compiled.executable)
+    for wrong in (0, 1, compiled.executable.size_bytes + 7):
+        lie.size_bytes = wrong
+        try:
+            client.blobs.read(lie)
+        except kiln.InvalidArgumentError as e:
+            assert "size_bytes" in str(e)
+        else:
+            raise AssertionError(f"size_bytes {wrong} was accepted")
+    assert client.blobs.find_missing([compiled.executable]) == set()
+    assert len(client.blobs.read(compiled.executable)) == compiled.executable.size_bytes
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)

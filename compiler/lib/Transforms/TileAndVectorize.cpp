@@ -99,6 +99,8 @@ struct TileAndVectorizePass
 
   LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op) {
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    // Read before tiling: each tile() replaces (and frees) the op it tiles.
+    bool transposedB = isTransposed(op.getDpsInputOperand(1)->get());
     bool batched = isa<linalg::BatchMatmulOp>(op);
     // Loops are (m, n, k), with a leading batch loop for batch_matmul.
     size_t m = batched ? 1 : 0, n = m + 1, k = m + 2;
@@ -127,8 +129,8 @@ struct TileAndVectorizePass
     FailureOr<linalg::LinalgOp> panel =
         tile(rewriter, *columns, sizes(0, 0, cacheK));
     if (failed(panel))
-      return op.emitOpError("panel tiling failed");
-    if (cacheN < ranges[n] || isTransposed(op.getDpsInputOperand(1)->get()))
+      return columns->emitOpError("panel tiling failed");
+    if (cacheN < ranges[n] || transposedB)
       packRhs(rewriter, *panel);
     // 3. Row blocks of A, then the register tile with unit K, columns
     // outermost: one NR-wide strip of the panel stays in L1 while every row

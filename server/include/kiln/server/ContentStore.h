@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include <sys/stat.h>
+
 namespace kiln::server {
 
 /// A content-addressed store of immutable blobs on local disk. Thread-safe:
@@ -48,8 +50,10 @@ public:
   beginWrite(const v1::Digest &digest,
              Durability durability = Durability::kDurable);
 
-  /// Reads and verifies a blob. NOT_FOUND when absent; DATA_LOSS when its
-  /// bytes do not match the digest, in which case the corrupt file is deleted.
+  /// Reads and verifies a blob. NOT_FOUND when absent; INVALID_ARGUMENT when
+  /// the blob is intact but `digest.size_bytes` is not its size (nothing
+  /// changes); DATA_LOSS when its bytes do not match the hash, in which case
+  /// the corrupt file is moved to <root>/quarantine/<hash>.corrupt-<time>.
   absl::StatusOr<std::string> read(const v1::Digest &digest) const;
 
   /// Like read() but keeps nothing: OK when the blob is present and intact.
@@ -68,6 +72,9 @@ public:
   std::filesystem::path blobPath(const std::string &hash) const;
 
   const std::filesystem::path &root() const { return rootDir; }
+
+  /// Where corrupt blobs are moved, under the root.
+  static constexpr const char *kQuarantineDir = "quarantine";
 
   /// Pins `digests` against eviction until the returned set is destroyed.
   BlobPins pin(const std::vector<v1::Digest> &digests = {}) const;
@@ -95,6 +102,12 @@ private:
   /// Reads the blob, hashing it; fills `bytes` when non-null.
   absl::Status readVerified(const v1::Digest &digest,
                             std::string *bytes) const;
+  /// Moves the corrupt blob file `path` into the quarantine directory if it
+  /// is still the file `opened` describes; returns where it went ("" when it
+  /// changed meanwhile, "(deleted)" when it could not be moved).
+  std::string quarantine(const std::filesystem::path &path,
+                         const struct stat &opened,
+                         const std::string &hash) const;
 
   std::filesystem::path rootDir;
   mutable std::atomic<uint64_t> tempCounter{0};
