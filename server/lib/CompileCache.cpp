@@ -62,26 +62,28 @@ readExecutableRecord(const ContentStore &store, const v1::Digest &executable) {
   return record;
 }
 
-CompileCache::CompileCache(ContentStore &store, std::filesystem::path acDir,
-                           CompilerFn compiler, std::string buildId,
-                           unsigned workers)
-    : store(store), acDir(std::move(acDir)), compiler(std::move(compiler)),
+CompileCache::CompileCache(ContentStore &store,
+                           ExecutableNamespace &executables,
+                           std::filesystem::path acDir, CompilerFn compiler,
+                           std::string buildId, unsigned workers)
+    : store(store), executables(executables), acDir(std::move(acDir)), compiler(std::move(compiler)),
       buildId(std::move(buildId)),
       pool(std::make_unique<WorkerPool>(workers)) {}
 
 CompileCache::~CompileCache() = default;
 
 absl::StatusOr<std::unique_ptr<CompileCache>>
-CompileCache::open(ContentStore &store, const std::filesystem::path &acDir,
-                   CompilerFn compiler, std::string compilerBuildId,
-                   unsigned workers) {
+CompileCache::open(ContentStore &store, ExecutableNamespace &executables,
+                   const std::filesystem::path &acDir, CompilerFn compiler,
+                   std::string compilerBuildId, unsigned workers) {
   std::error_code error;
   std::filesystem::create_directories(acDir, error);
   if (error)
     return absl::InternalError(absl::StrCat(
         "cannot create action cache ", acDir.string(), ": ", error.message()));
-  return std::unique_ptr<CompileCache>(new CompileCache(
-      store, acDir, std::move(compiler), std::move(compilerBuildId), workers));
+  return std::unique_ptr<CompileCache>(
+      new CompileCache(store, executables, acDir, std::move(compiler),
+                       std::move(compilerBuildId), workers));
 }
 
 std::optional<CompileOutcome>
@@ -107,6 +109,10 @@ CompileCache::lookup(const std::string &key) const {
       }
     }
   }
+  // Entries kilnd wrote before it kept the namespace are listed on first
+  // use: the action cache, like the namespace, is kilnd's alone.
+  if (artifact.ok())
+    artifact = executables.add(*executable);
   if (!artifact.ok()) {
     spdlog::warn("compile cache: entry {} is unusable ({}); recompiling", key,
                  std::string(artifact.message()));
@@ -210,6 +216,7 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
   v1::Digest executable = digestOf(recordBytes);
   pins.add(executable);
   RETURN_IF_ERROR(store.write(executable, recordBytes));
+  RETURN_IF_ERROR(executables.add(executable));
   RETURN_IF_ERROR(writeFileAtomically(acDir / key, formatEntry(executable)));
   CompileOutcome outcome;
   outcome.executable = executable;

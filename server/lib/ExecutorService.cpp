@@ -85,17 +85,23 @@ absl::Status checkOutputs(const v1::TaskResult &result,
 
 } // namespace
 
-ExecutorService::ExecutorService(ContentStore &store, Scheduler &scheduler,
+ExecutorService::ExecutorService(ContentStore &store,
+                                 const ExecutableNamespace &executables,
+                                 Scheduler &scheduler,
                                  std::chrono::milliseconds executeTimeout,
                                  DrainGate &gate, ServerMetrics &metrics)
-    : store(store), scheduler(scheduler), executeTimeout(executeTimeout),
+    : store(store), executables(executables), scheduler(scheduler), executeTimeout(executeTimeout),
       gate(gate), metrics(metrics) {}
 
 absl::StatusOr<v1::ExecutableRecord>
 ExecutorService::validate(const v1::ExecuteRequest &request) const {
   RETURN_IF_ERROR(validateDigest(request.executable()));
+  // Only what kilnd compiled is an executable: an uploaded blob under the
+  // digest (a hand-made record naming an uploaded object) is never read.
   absl::StatusOr<v1::ExecutableRecord> record =
-      readExecutableRecord(store, request.executable());
+      executables.contains(request.executable())
+          ? readExecutableRecord(store, request.executable())
+          : absl::NotFoundError("not an executable kilnd made");
   if (record.status().code() == absl::StatusCode::kNotFound)
     return absl::NotFoundError(
         absl::StrCat("executable ", formatDigest(request.executable()),

@@ -45,6 +45,7 @@ constexpr int kMaxMessageBytes = 4 * 1024 * 1024 + 64 * 1024;
 struct KilnServer::State {
   ServerMetrics metrics;
   std::unique_ptr<ContentStore> store;
+  std::unique_ptr<ExecutableNamespace> executables;
   std::unique_ptr<CompileCache> cache;
   std::unique_ptr<DeviceRegistry> registry;
   std::unique_ptr<Scheduler> scheduler;
@@ -71,8 +72,11 @@ KilnServer::start(ServerOptions options) {
   auto state = std::make_unique<State>();
   ASSIGN_OR_RETURN(state->store, ContentStore::open(options.cacheDir / "cas",
                                                    options.cacheCapacityBytes));
+  ASSIGN_OR_RETURN(state->executables,
+                   ExecutableNamespace::open(options.cacheDir / "executables"));
   ASSIGN_OR_RETURN(state->cache,
-                   CompileCache::open(*state->store, options.cacheDir / "ac",
+                   CompileCache::open(*state->store, *state->executables,
+                                      options.cacheDir / "ac",
                                       options.compiler,
                                       options.compilerBuildId,
                                       options.compileWorkers));
@@ -88,7 +92,7 @@ KilnServer::start(ServerOptions options) {
       *state->store, *state->cache, options.nodeSupport,
       options.resolveOptions, *state->registry, options.supportedTargets, state->drainGate, state->metrics);
   state->executorService = std::make_unique<ExecutorService>(
-      *state->store, *state->scheduler, options.executeTimeout,
+      *state->store, *state->executables, *state->scheduler, options.executeTimeout,
       state->drainGate, state->metrics);
   state->blobService =
       std::make_unique<BlobService>(*state->store, state->metrics);

@@ -8,6 +8,7 @@
 #include "kiln/server/CacheSalt.h"
 #include "kiln/server/CacheService.h"
 #include "kiln/server/CompileCache.h"
+#include "kiln/server/ExecutableNamespace.h"
 #include "kiln/server/CompileKey.h"
 
 #include "FakeCompiler.h"
@@ -37,11 +38,18 @@ protected:
 
   std::unique_ptr<CompileCache> openCache(ContentStore &store) {
     absl::StatusOr<std::unique_ptr<CompileCache>> cache = CompileCache::open(
-        store, temp.path() / "ac", fake.function(), "b1", 1);
+        store, executables(), temp.path() / "ac", fake.function(), "b1", 1);
     EXPECT_TRUE(cache.ok()) << cache.status();
     return std::move(*cache);
   }
 
+  /// The namespace the caches list their executables in (one per test).
+  ExecutableNamespace &executables() {
+    if (!executableList)
+      executableList = *ExecutableNamespace::open(temp.path() / "executables");
+    return *executableList;
+  }
+  std::unique_ptr<ExecutableNamespace> executableList;
   TempDir temp;
   FakeCompiler fake;
 };

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/CompileCache.h"
+#include "kiln/server/ExecutableNamespace.h"
 
 #include "FakeCompiler.h"
 #include "TestUtil.h"
@@ -27,7 +28,7 @@ protected:
   std::unique_ptr<CompileCache> openCache(unsigned workers = 2,
                                           const std::string &build = "b1") {
     absl::StatusOr<std::unique_ptr<CompileCache>> cache = CompileCache::open(
-        *store, temp.path() / "ac", fake.function(), build, workers);
+        *store, executables(), temp.path() / "ac", fake.function(), build, workers);
     EXPECT_TRUE(cache.ok()) << cache.status();
     return std::move(*cache);
   }

@@ -41,7 +41,7 @@ protected:
       return real(graph, options);
     };
     absl::StatusOr<std::unique_ptr<CompileCache>> opened_cache =
-        CompileCache::open(*store, temp.path() / "ac", lacking, "b1", 2);
+        CompileCache::open(*store, executables(), temp.path() / "ac", lacking, "b1", 2);
     ASSERT_TRUE(opened_cache.ok()) << opened_cache.status();
     cache = std::move(*opened_cache);
     nodeSupport = [this](const v1::Graph &graph, const compiler::CompileOptions &) {
@@ -156,7 +156,7 @@ TEST_F(PlacedCompileTest, CpuPolicyPartitionsAndCachesSegments) {
 TEST_F(PlacedCompileTest, TheStoredPlacementOutlivesTheCacheAndServesBothPolicies) {
   ASSERT_TRUE(compile(mixed, cpuFallback()).ok());
   absl::StatusOr<std::unique_ptr<CompileCache>> reopened = CompileCache::open(
-      *store, temp.path() / "ac", [](const v1::Graph &, const compiler::CompileOptions &)
+      *store, executables(), temp.path() / "ac", [](const v1::Graph &, const compiler::CompileOptions &)
           -> absl::StatusOr<compiler::CompiledExecutable> {
         return absl::InternalError("the compiler must not run");
       },

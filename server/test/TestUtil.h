@@ -8,6 +8,7 @@
 #pragma once
 
 #include "kiln/server/ContentStore.h"
+#include "kiln/server/ExecutableNamespace.h"
 
 #include <gtest/gtest.h>
 
@@ -67,6 +68,13 @@ protected:
     store = std::move(*opened);
   }
 
+  /// The namespace the caches list their executables in (one per test).
+  ExecutableNamespace &executables() {
+    if (!executableList)
+      executableList = *ExecutableNamespace::open(temp.path() / "executables");
+    return *executableList;
+  }
+  std::unique_ptr<ExecutableNamespace> executableList;
   TempDir temp;
   std::unique_ptr<ContentStore> store;
 };

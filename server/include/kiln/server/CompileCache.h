@@ -9,6 +9,7 @@
 
 #include "kiln/Compiler/Compile.h"
 #include "kiln/server/ContentStore.h"
+#include "kiln/server/ExecutableNamespace.h"
 #include "kiln/common/WorkerPool.h"
 #include "kiln/v1/executable.pb.h"
 #include "kiln/v1/placement.pb.h"
@@ -64,10 +65,12 @@ struct CompileOutcome {
 /// intact. Identical concurrent requests share one compile.
 class CompileCache {
 public:
-  /// Creates the cache over `store`, keeping action-cache entries in `acDir`.
+  /// Creates the cache over `store`, keeping action-cache entries in `acDir`
+  /// and listing every executable it stores (or finds) in `executables`.
   static absl::StatusOr<std::unique_ptr<CompileCache>>
-  open(ContentStore &store, const std::filesystem::path &acDir,
-       CompilerFn compiler, std::string compilerBuildId, unsigned workers);
+  open(ContentStore &store, ExecutableNamespace &executables,
+       const std::filesystem::path &acDir, CompilerFn compiler,
+       std::string compilerBuildId, unsigned workers);
   ~CompileCache();
 
   /// Returns the executable for (graph, target, options), compiling it on the
@@ -114,8 +117,9 @@ public:
   Stats stats() const;
 
 private:
-  CompileCache(ContentStore &store, std::filesystem::path acDir,
-               CompilerFn compiler, std::string buildId, unsigned workers);
+  CompileCache(ContentStore &store, ExecutableNamespace &executables,
+               std::filesystem::path acDir, CompilerFn compiler,
+               std::string buildId, unsigned workers);
 
   using Result = absl::StatusOr<CompileOutcome>;
 
@@ -124,6 +128,7 @@ private:
                          const compiler::CompileOptions &options);
 
   ContentStore &store;
+  ExecutableNamespace &executables;
   std::filesystem::path acDir;
   CompilerFn compiler;
   std::string buildId;

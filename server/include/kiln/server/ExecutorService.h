@@ -7,6 +7,7 @@
 #pragma once
 
 #include "kiln/server/ContentStore.h"
+#include "kiln/server/ExecutableNamespace.h"
 #include "kiln/server/DrainGate.h"
 #include "kiln/server/ServerMetrics.h"
 #include "kiln/server/Scheduler.h"
@@ -24,7 +25,8 @@ public:
   /// `executeTimeout` bounds a call whose client set no deadline.
   /// Requests enter through `gate` (UNAVAILABLE once kilnd drains); each is
   /// counted and timed in `metrics`.
-  ExecutorService(ContentStore &store, Scheduler &scheduler,
+  ExecutorService(ContentStore &store, const ExecutableNamespace &executables,
+                  Scheduler &scheduler,
                   std::chrono::milliseconds executeTimeout, DrainGate &gate,
                   ServerMetrics &metrics);
 
@@ -41,12 +43,15 @@ public:
                        v1::ExecuteResponse *response);
 
   /// Loads the executable's record and checks parameters and inputs against
-  /// its manifest (counts, types, sizes, blob presence).
+  /// its manifest (counts, types, sizes, blob presence). An executable kilnd
+  /// did not make (not in its ExecutableNamespace) is NOT_FOUND, whatever
+  /// blob the store holds under that digest.
   absl::StatusOr<v1::ExecutableRecord>
   validate(const v1::ExecuteRequest &request) const;
 
 private:
   ContentStore &store;
+  const ExecutableNamespace &executables;
   Scheduler &scheduler;
   std::chrono::milliseconds executeTimeout;
   DrainGate &gate;

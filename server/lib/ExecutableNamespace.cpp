@@ -1,0 +1,58 @@
+//===- ExecutableNamespace.cpp - the executables kilnd made ---------------===//
+//
+// This file implements ExecutableNamespace with one small file per
+// executable, written atomically.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/ExecutableNamespace.h"
+
+#include "kiln/common/AtomicFile.h"
+#include "kiln/common/Digest.h"
+#include "kiln/common/Status.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+namespace kiln::server {
+
+absl::StatusOr<std::unique_ptr<ExecutableNamespace>>
+ExecutableNamespace::open(const std::filesystem::path &dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error)
+    return absl::InternalError(absl::StrCat("cannot create executables dir ",
+                                            dir.string(), ": ",
+                                            error.message()));
+  return std::unique_ptr<ExecutableNamespace>(new ExecutableNamespace(dir));
+}
+
+std::filesystem::path
+ExecutableNamespace::entryPath(const std::string &hash) const {
+  return dir / hash.substr(0, 2) / hash;
+}
+
+absl::Status ExecutableNamespace::add(const v1::Digest &executable) {
+  RETURN_IF_ERROR(validateDigest(executable));
+  if (contains(executable))
+    return absl::OkStatus();
+  std::filesystem::path path = entryPath(executable.hash());
+  std::error_code error;
+  std::filesystem::create_directories(path.parent_path(), error);
+  if (error)
+    return absl::InternalError(absl::StrCat(
+        "cannot create ", path.parent_path().string(), ": ", error.message()));
+  return writeFileAtomically(path, absl::StrCat(executable.size_bytes(), "\n"));
+}
+
+bool ExecutableNamespace::contains(const v1::Digest &executable) const {
+  if (!validateDigest(executable).ok())
+    return false;
+  absl::StatusOr<std::string> entry = readWholeFile(entryPath(executable.hash()));
+  int64_t size = -1;
+  return entry.ok() &&
+         absl::SimpleAtoi(absl::StripSuffix(*entry, "\n"), &size) &&
+         size == executable.size_bytes();
+}
+
+} // namespace kiln::server
