@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "FakeDaemon.h"
 #include "TestSupport.h"
+#include "kiln/common/AgentProtocol.h"
 
 #include "kiln/agent/AgentSession.h"
 #include "kiln/agent/cpu/CpuBackend.h"
@@ -119,6 +120,19 @@ TEST_F(AgentSessionTest, RegistersItsCpuDevice) {
   // its first heartbeat.
   ASSERT_TRUE(daemon.waitFor([&] { return daemon.heartbeats() >= 1; }));
   EXPECT_EQ(session->registrations(), 1);
+}
+
+TEST_F(AgentSessionTest, RefusesTasksTheDaemonsKeyDidNotSign) {
+  // The key comes from the registration (no --task-verify-key here).
+  daemon.signTasks = false;
+  ASSERT_TRUE(daemon.sendTask(axpyTask(8, "unsigned")));
+  v1::TaskResult result = resultOf("unsigned");
+  EXPECT_EQ(result.code(),
+            static_cast<int>(absl::StatusCode::kPermissionDenied))
+      << result.message();
+  daemon.signTasks = true;
+  ASSERT_TRUE(daemon.sendTask(axpyTask(8, "signed")));
+  EXPECT_EQ(resultOf("signed").code(), 0);
 }
 
 TEST_F(AgentSessionTest, SendsHeartbeatsAtTheDaemonsInterval) {
@@ -276,6 +290,13 @@ TEST_F(AgentSessionTest, ReconnectsWhenTheDaemonDropsTheStream) {
   ASSERT_TRUE(daemon.waitFor([&] { return daemon.registrations().size() == 1; }));
   daemon.dropConnection();
   ASSERT_TRUE(daemon.waitFor([&] { return daemon.registrations().size() == 2; }));
+  // Both registrations speak this build's protocol; the second proves it is
+  // the same agent with the token the first one was given.
+  std::vector<v1::RegisterAgent> registrations = daemon.registrations();
+  EXPECT_EQ(registrations[0].protocol_version(), kAgentProtocolVersion);
+  EXPECT_EQ(registrations[1].protocol_version(), kAgentProtocolVersion);
+  EXPECT_EQ(registrations[0].session_token(), "");
+  EXPECT_EQ(registrations[1].session_token(), "token-1");
   // The new stream carries tasks too.
   ASSERT_TRUE(daemon.sendTask(axpyTask(4, "after-reconnect")));
   EXPECT_EQ(resultOf("after-reconnect").code(), 0);

@@ -5,7 +5,12 @@
 //===----------------------------------------------------------------------===//
 #include "FakeDaemon.h"
 
+#include "TestSupport.h"
+#include "kiln/common/AgentProtocol.h"
+
 #include "kiln/common/Digest.h"
+
+#include "absl/strings/str_cat.h"
 
 namespace kiln::agent::test {
 namespace {
@@ -49,6 +54,8 @@ bool FakeDaemon::sendTask(const v1::Task &task) {
     return false;
   v1::DaemonMessage message;
   *message.mutable_task() = task;
+  if (signTasks)
+    signTask(*message.mutable_task());
   return currentStream->Write(message);
 }
 
@@ -92,6 +99,13 @@ grpc::Status FakeDaemon::Connect(
                         "first message must be RegisterAgent");
   v1::DaemonMessage reply;
   reply.mutable_registered()->set_heartbeat_interval_ms(heartbeatIntervalMs);
+  reply.mutable_registered()->set_task_public_key(taskKey().publicKeyPem());
+  reply.mutable_registered()->set_protocol_version(kAgentProtocolVersion);
+  {
+    std::lock_guard<std::recursive_mutex> lock(mutex);
+    reply.mutable_registered()->set_session_token(
+        absl::StrCat("token-", registered.size() + 1));
+  }
   {
     // Publish the stream only after the reply, so sendTask cannot overtake it.
     std::lock_guard<std::recursive_mutex> lock(mutex);

@@ -11,6 +11,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -35,8 +36,11 @@ public:
   /// The stored bytes of `hash` ("" when absent).
   std::string blob(const std::string &hash);
 
-  /// Sends `task` on the current stream (waits for one to be registered).
+  /// Sends `task` on the current stream (waits for one to be registered),
+  /// signed with test::taskKey() (sent as the task key at registration)
+  /// while signTasks holds. Registrations get session tokens "token-<n>".
   bool sendTask(const v1::Task &task);
+  std::atomic<bool> signTasks{true};
 
   /// Ends the current stream from the daemon's side.
   void dropConnection();

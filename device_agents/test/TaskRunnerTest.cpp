@@ -29,6 +29,7 @@ protected:
     ASSERT_TRUE(opened.ok()) << opened.status();
     cache = std::move(*opened);
     runner = std::make_unique<TaskRunner>(backend, *cache, resident, blobs);
+    runner->setTaskVerifier(test::taskVerifier());
   }
 
   /// A task computing a + 2x over n floats, with every blob in `blobs`.
@@ -52,7 +53,7 @@ protected:
     v1::Tensor *input = task.add_inputs();
     *input->mutable_type() = task.record().manifest().inputs(0).type();
     input->set_data(test::floatBytes(x));
-    return task;
+    return test::signTask(task);
   }
 
   static void expectAxpy(const v1::Task &task, const std::string &outBytes) {
@@ -101,6 +102,7 @@ TEST_F(TaskRunnerTest, ASecondTaskReusesTheLoadedExecutableAndParameters) {
 
 TEST_F(TaskRunnerTest, LeastRecentlyUsedExecutablesAreUnloadedPastTheCap) {
   TaskRunner capped(backend, *cache, resident, blobs, /*maxLoaded=*/2);
+  capped.setTaskVerifier(test::taskVerifier());
   v1::Task a = axpyTask(16, "a"), b = axpyTask(32, "b"), c = axpyTask(48, "c");
   ASSERT_EQ(capped.run(a).code(), 0);
   ASSERT_EQ(capped.run(b).code(), 0);
@@ -119,6 +121,7 @@ TEST_F(TaskRunnerTest, LeastRecentlyUsedExecutablesAreUnloadedPastTheCap) {
 TEST_F(TaskRunnerTest, AnEvictedParameterIsReloadedFromTheDiskCache) {
   ResidentSet tiny(16); // Too small to keep anything.
   TaskRunner tinyRunner(backend, *cache, tiny, blobs);
+  tinyRunner.setTaskVerifier(test::taskVerifier());
   v1::Task task = axpyTask(64, "t1");
   ASSERT_EQ(tinyRunner.run(task).code(), 0);
   int readsAfterFirst = blobs.reads.load();
@@ -153,7 +156,7 @@ TEST_F(TaskRunnerTest, BlobInputsAreFetchedAndVerified) {
 TEST_F(TaskRunnerTest, AMissingArtifactBecomesNotFound) {
   v1::Task task = axpyTask(8, "t1");
   *task.mutable_record()->mutable_artifact() = digestOf("not stored");
-  v1::TaskResult result = runner->run(task);
+  v1::TaskResult result = runner->run(test::signTask(task));
   EXPECT_EQ(result.code(), static_cast<int>(absl::StatusCode::kNotFound));
   EXPECT_NE(result.message().find("artifact"), std::string::npos)
       << result.message();
@@ -212,6 +215,65 @@ TEST_F(TaskRunnerTest, ACorruptParameterFromTheDaemonIsDataLoss) {
       << result.message();
   EXPECT_NE(result.message().find("parameter 0 ('a')"), std::string::npos)
       << result.message();
+}
+
+TEST_F(TaskRunnerTest, CodeLoadsOnlyForTasksTheDaemonSigned) {
+  v1::Task genuine = axpyTask(8, "t1");
+  absl::StatusOr<TaskSigningKey> otherKey = TaskSigningKey::generate();
+  ASSERT_TRUE(otherKey.ok());
+  struct Case {
+    std::string name;
+    std::function<void(v1::Task &)> forge;
+  };
+  std::vector<Case> cases = {
+      {"unsigned", [](v1::Task &t) { t.clear_signature(); }},
+      {"signed with another key",
+       [&](v1::Task &t) {
+         t.set_signature(otherKey->sign(taskSigningMessage(t)));
+       }},
+      {"artifact swapped after signing",
+       [&](v1::Task &t) {
+         *t.mutable_record()->mutable_artifact() =
+             blobs.add("\x7f" "ELF not kilnd's");
+       }},
+      {"entry symbol swapped after signing",
+       [](v1::Task &t) {
+         t.mutable_record()->mutable_manifest()->set_entry_symbol("other");
+       }},
+      {"signature garbled",
+       [](v1::Task &t) { (*t.mutable_signature())[5] ^= 0x40; }},
+  };
+  for (const Case &c : cases) {
+    v1::Task forged = genuine;
+    c.forge(forged);
+    int readsBefore = blobs.reads.load();
+    v1::TaskResult result = runner->run(forged);
+    EXPECT_EQ(result.code(),
+              static_cast<int>(absl::StatusCode::kPermissionDenied))
+        << c.name << ": " << result.message();
+    EXPECT_NE(result.message().find("signature"), std::string::npos)
+        << c.name << ": " << result.message();
+    EXPECT_EQ(blobs.reads.load(), readsBefore)
+        << c.name << ": the artifact was fetched";
+    EXPECT_EQ(runner->loadedExecutables(), 0u) << c.name;
+  }
+  // The genuine task runs; a forged signature does not ride on its load.
+  v1::TaskResult result = runner->run(genuine);
+  ASSERT_EQ(result.code(), 0) << result.message();
+  v1::Task unsigned_ = genuine;
+  unsigned_.clear_signature();
+  EXPECT_EQ(runner->run(unsigned_).code(),
+            static_cast<int>(absl::StatusCode::kPermissionDenied));
+}
+
+TEST_F(TaskRunnerTest, WithoutATaskKeyNothingLoads) {
+  TaskRunner keyless(backend, *cache, resident, blobs);
+  v1::TaskResult result = keyless.run(axpyTask(8, "t1"));
+  EXPECT_EQ(result.code(),
+            static_cast<int>(absl::StatusCode::kFailedPrecondition));
+  EXPECT_NE(result.message().find("--task-verify-key"), std::string::npos)
+      << result.message();
+  EXPECT_EQ(keyless.loadedExecutables(), 0u);
 }
 
 } // namespace

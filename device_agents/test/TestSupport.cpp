@@ -184,4 +184,20 @@ absl::Status MemoryBlobService::write(const v1::Digest &digest,
   return absl::OkStatus();
 }
 
+const TaskSigningKey &taskKey() {
+  static const TaskSigningKey key = *TaskSigningKey::generate();
+  return key;
+}
+
+std::shared_ptr<const TaskVerifier> taskVerifier() {
+  static const auto verifier = std::make_shared<const TaskVerifier>(
+      *TaskVerifier::fromPem(taskKey().publicKeyPem()));
+  return verifier;
+}
+
+v1::Task &signTask(v1::Task &task) {
+  task.set_signature(taskKey().sign(taskSigningMessage(task)));
+  return task;
+}
+
 } // namespace kiln::agent::test

@@ -8,6 +8,7 @@
 
 #include "kiln/agent/BlobService.h"
 
+#include "kiln/common/TaskSignature.h"
 #include "kiln/v1/executable.pb.h"
 
 #include "absl/status/statusor.h"
@@ -53,6 +54,13 @@ std::string axpyKernelSource(int n);
 
 /// A manifest for axpyKernelSource(n): parameter a, input x, output out.
 v1::ExecutableRecord axpyRecord(int n, const std::string &artifactBytes);
+
+/// The tests' stand-in for kilnd's task key (one per test process).
+const TaskSigningKey &taskKey();
+/// Its public half, for TaskRunner::setTaskVerifier.
+std::shared_ptr<const TaskVerifier> taskVerifier();
+/// Signs `task` with taskKey(), as kilnd does; returns it.
+v1::Task &signTask(v1::Task &task);
 
 /// `values` as little-endian f32 bytes.
 std::string floatBytes(const std::vector<float> &values);

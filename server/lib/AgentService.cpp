@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/AgentService.h"
 
+#include "kiln/common/AgentProtocol.h"
+
 #include "kiln/server/GrpcStatus.h"
 
 #include "absl/strings/str_cat.h"
@@ -59,7 +61,8 @@ private:
 
 } // namespace
 
-AgentService::AgentService(DeviceRegistry &registry) : registry(registry) {}
+AgentService::AgentService(DeviceRegistry &registry, std::string taskPublicKey)
+    : registry(registry), taskPublicKey(std::move(taskPublicKey)) {}
 
 grpc::Status AgentService::Connect(grpc::ServerContext *context,
                                    AgentStream *stream) {
@@ -71,6 +74,19 @@ grpc::Status AgentService::Connect(grpc::ServerContext *context,
     return toGrpcStatus(absl::InvalidArgumentError(
         "the first message on Agent.Connect must be RegisterAgent"));
   const v1::RegisterAgent &registration = message.register_();
+  if (registration.protocol_version() != kAgentProtocolVersion) {
+    absl::Status refused = absl::FailedPreconditionError(absl::StrCat(
+        "agent '", registration.agent_id(), "' speaks agent protocol ",
+        registration.protocol_version(),
+        registration.protocol_version() == 0
+            ? " (a build from before protocol versions)"
+            : "",
+        "; this kilnd speaks protocol ", kAgentProtocolVersion,
+        ": run an agent from the same Kiln release"));
+    spdlog::error("agent registration from {} refused: {}", context->peer(),
+                  std::string(refused.message()));
+    return toGrpcStatus(refused);
+  }
   auto link = std::make_shared<StreamLink>(stream);
   auto session = std::make_shared<AgentSession>(registration.agent_id(), link);
   std::vector<v1::Device> devices(registration.devices().begin(),
@@ -79,8 +95,15 @@ grpc::Status AgentService::Connect(grpc::ServerContext *context,
   v1::DaemonMessage registered;
   registered.mutable_registered()->set_heartbeat_interval_ms(
       registry.heartbeatInterval().count());
-  absl::Status status = link->greet(
-      registered, [&] { return registry.addAgent(session, devices); });
+  registered.mutable_registered()->set_task_public_key(taskPublicKey);
+  registered.mutable_registered()->set_protocol_version(kAgentProtocolVersion);
+  absl::Status status = link->greet(registered, [&] {
+    absl::StatusOr<std::string> token =
+        registry.addAgent(session, devices, registration.session_token());
+    if (token.ok())
+      registered.mutable_registered()->set_session_token(*token);
+    return token.status();
+  });
   if (!status.ok()) {
     spdlog::error("agent registration from {} refused: {}", context->peer(),
                   std::string(status.message()));

@@ -57,6 +57,7 @@ int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
   ServerOptions options;
   options.listenAddress = flags.listen;
   options.cacheDir = flags.cacheDir;
+  options.taskSigningKey = flags.taskSigningKey;
   options.compileWorkers = flags.compileWorkers;
   options.executeTimeout = std::chrono::seconds(flags.executeTimeoutS);
   options.deviceWait = std::chrono::seconds(flags.deviceWaitS);
@@ -122,9 +123,12 @@ int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
 
   std::vector<LocalAgentSpec> agentSpecs = LocalAgents::plan(
       flags.localAgentKinds(), flags.agentBinDir, address, flags.cacheDir);
-  for (LocalAgentSpec &spec : agentSpecs) // agents log the way kilnd does
-    spec.arguments.insert(spec.arguments.end(),
-                          {"--log-format", flags.logFormat});
+  // Agents log the way kilnd does, and verify tasks with its key.
+  for (LocalAgentSpec &spec : agentSpecs)
+    spec.arguments.insert(
+        spec.arguments.end(),
+        {"--log-format", flags.logFormat, "--task-verify-key",
+         taskPublicKeyPath(flags.cacheDir).string()});
   LocalAgents agents(std::move(agentSpecs));
   agents.start();
 

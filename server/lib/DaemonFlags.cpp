@@ -81,6 +81,14 @@ const std::vector<FlagSpec> &flagTable() {
          f.cacheDir = v;
          return absl::OkStatus();
        }},
+      {"task-signing-key", [](const DaemonFlags &f) { return f.taskSigningKey; },
+       "Ed25519 private key (PEM) kilnd signs every task with; agents load "
+       "only signed code (empty: <cache-dir>/keys/task-signing-key.pem, "
+       "created on first start)",
+       [](DaemonFlags &f, const std::string &v) {
+         f.taskSigningKey = v;
+         return absl::OkStatus();
+       }},
       {"local-agents", [](const DaemonFlags &f) { return f.localAgents; },
        "comma list of agent kinds to run as child processes, or 'none'",
        [](DaemonFlags &f, const std::string &v) {

@@ -7,11 +7,25 @@
 #include "kiln/server/DeviceRegistry.h"
 #include "kiln/server/DeviceFit.h"
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
+#include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
 namespace kiln::server {
+namespace {
+
+/// 128 random bits, hex: what a reconnecting agent must present.
+std::string randomToken() {
+  unsigned char bytes[16];
+  if (RAND_bytes(bytes, sizeof(bytes)) != 1)
+    return ""; // never matches: the agent cannot take its id over live
+  return absl::BytesToHexString(absl::string_view(
+      reinterpret_cast<const char *>(bytes), sizeof(bytes)));
+}
+
+} // namespace
 
 DeviceRegistry::DeviceRegistry(std::chrono::milliseconds heartbeatInterval)
     : interval(heartbeatInterval) {}
@@ -49,9 +63,10 @@ void DeviceRegistry::startHeartbeatMonitor() {
   });
 }
 
-absl::Status
+absl::StatusOr<std::string>
 DeviceRegistry::addAgent(const std::shared_ptr<AgentSession> &session,
-                         const std::vector<v1::Device> &agentDevices) {
+                         const std::vector<v1::Device> &agentDevices,
+                         const std::string &sessionToken) {
   const std::string &agentId = session->agentId();
   if (agentId.empty())
     return absl::InvalidArgumentError("RegisterAgent.agent_id is empty");
@@ -67,15 +82,24 @@ DeviceRegistry::addAgent(const std::shared_ptr<AgentSession> &session,
           "agent '", agentId, "' device ", i, " has no kind"));
 
   std::shared_ptr<AgentSession> replaced;
+  std::string token = randomToken();
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto old = agents.find(agentId);
     if (old != agents.end()) {
+      if (sessionToken.empty() || old->second.sessionToken.empty() ||
+          sessionToken != old->second.sessionToken)
+        return absl::AlreadyExistsError(absl::StrCat(
+            "agent id '", agentId,
+            "' belongs to an agent that is connected; a second process may "
+            "not take it over (give each agent its own --agent-id; a "
+            "reconnecting agent presents its session token)"));
       replaced = old->second.session;
       eraseAgentLocked(agentId);
     }
     Agent &agent = agents[agentId];
     agent.session = session;
+    agent.sessionToken = token;
     agent.lastHeartbeat = Clock::now();
     for (size_t i = 0; i < agentDevices.size(); ++i) {
       Entry entry{agentDevices[i], session,
@@ -91,13 +115,14 @@ DeviceRegistry::addAgent(const std::shared_ptr<AgentSession> &session,
     }
   }
   if (replaced) {
-    spdlog::warn("agent '{}' registered again; dropping its old connection",
+    spdlog::warn("agent '{}' reconnected with its session token; dropping "
+                 "its old connection",
                  agentId);
     replaced->close(absl::UnavailableError(absl::StrCat(
         "agent '", agentId, "' reconnected while the task was in flight")));
   }
   changed.notify_all();
-  return absl::OkStatus();
+  return token;
 }
 
 void DeviceRegistry::eraseAgentLocked(const std::string &agentId) {

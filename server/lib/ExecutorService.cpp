@@ -87,10 +87,11 @@ absl::Status checkOutputs(const v1::TaskResult &result,
 
 ExecutorService::ExecutorService(ContentStore &store,
                                  const ExecutableNamespace &executables,
-                                 Scheduler &scheduler,
+                                 TaskSigner &signer, Scheduler &scheduler,
                                  std::chrono::milliseconds executeTimeout,
                                  DrainGate &gate, ServerMetrics &metrics)
-    : store(store), executables(executables), scheduler(scheduler), executeTimeout(executeTimeout),
+    : store(store), executables(executables), signer(signer),
+      scheduler(scheduler), executeTimeout(executeTimeout),
       gate(gate), metrics(metrics) {}
 
 absl::StatusOr<v1::ExecutableRecord>
@@ -203,6 +204,7 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
   *task.mutable_parameters() = request->parameters();
   *task.mutable_inputs() = request->inputs();
   task.set_request_id(currentRequestId());
+  signer.sign(task);
   const std::string &target = record->manifest().target();
   Gauge &queueDepth = metrics.queueDepth.labels({target});
   queueDepth.inc();

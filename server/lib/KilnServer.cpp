@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/KilnServer.h"
 
+#include "kiln/common/AtomicFile.h"
 #include "kiln/common/Status.h"
 #include "kiln/server/AgentService.h"
 #include "kiln/server/BlobService.h"
@@ -18,6 +19,7 @@
 #include "kiln/server/DrainGate.h"
 #include "kiln/server/ExecutorService.h"
 #include "kiln/server/Scheduler.h"
+#include "kiln/server/TaskSigner.h"
 #include "kiln/server/ServerMetrics.h"
 
 #include "absl/strings/str_cat.h"
@@ -46,6 +48,7 @@ struct KilnServer::State {
   ServerMetrics metrics;
   std::unique_ptr<ContentStore> store;
   std::unique_ptr<ExecutableNamespace> executables;
+  std::unique_ptr<TaskSigner> signer;
   std::unique_ptr<CompileCache> cache;
   std::unique_ptr<DeviceRegistry> registry;
   std::unique_ptr<Scheduler> scheduler;
@@ -60,6 +63,11 @@ struct KilnServer::State {
   std::unique_ptr<grpc::Server> server;
 };
 
+std::filesystem::path
+taskPublicKeyPath(const std::filesystem::path &cacheDir) {
+  return cacheDir / "keys" / "task-public-key.pem";
+}
+
 KilnServer::KilnServer(std::unique_ptr<State> state)
     : state(std::move(state)) {}
 
@@ -72,6 +80,18 @@ KilnServer::start(ServerOptions options) {
   auto state = std::make_unique<State>();
   ASSIGN_OR_RETURN(state->store, ContentStore::open(options.cacheDir / "cas",
                                                    options.cacheCapacityBytes));
+  std::filesystem::path keyPath =
+      options.taskSigningKey.empty()
+          ? options.cacheDir / "keys" / "task-signing-key.pem"
+          : options.taskSigningKey;
+  absl::StatusOr<TaskSigningKey> key = TaskSigningKey::loadOrCreate(keyPath);
+  if (!key.ok())
+    return absl::Status(key.status().code(),
+                        absl::StrCat("--task-signing-key: ",
+                                     key.status().message()));
+  state->signer = std::make_unique<TaskSigner>(*std::move(key));
+  RETURN_IF_ERROR(writeFileAtomically(taskPublicKeyPath(options.cacheDir),
+                                      state->signer->publicKeyPem()));
   ASSIGN_OR_RETURN(state->executables,
                    ExecutableNamespace::open(options.cacheDir / "executables"));
   ASSIGN_OR_RETURN(state->cache,
@@ -92,13 +112,14 @@ KilnServer::start(ServerOptions options) {
       *state->store, *state->cache, options.nodeSupport,
       options.resolveOptions, *state->registry, options.supportedTargets, state->drainGate, state->metrics);
   state->executorService = std::make_unique<ExecutorService>(
-      *state->store, *state->executables, *state->scheduler, options.executeTimeout,
+      *state->store, *state->executables, *state->signer, *state->scheduler, options.executeTimeout,
       state->drainGate, state->metrics);
   state->blobService =
       std::make_unique<BlobService>(*state->store, state->metrics);
   addMetricCollectors(*state);
   state->devicesService = std::make_unique<DevicesService>(*state->registry);
-  state->agentService = std::make_unique<AgentService>(*state->registry);
+  state->agentService = std::make_unique<AgentService>(
+      *state->registry, state->signer->publicKeyPem());
   state->cacheService = std::make_unique<CacheService>(
       *state->store, *state->cache, options.cacheDir / "salt");
 

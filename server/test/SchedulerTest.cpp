@@ -51,6 +51,7 @@ public:
 struct FakeAgent {
   std::shared_ptr<FakeAgentLink> link = std::make_shared<FakeAgentLink>();
   std::shared_ptr<AgentSession> session;
+  std::string token; // its session token
 };
 
 v1::TaskResult resultFor(const v1::Task &task) {
@@ -63,13 +64,17 @@ v1::TaskResult resultFor(const v1::Task &task) {
 class SchedulerTest : public ::testing::Test {
 protected:
   FakeAgent connect(const std::string &agentId, int devices,
-                    const std::string &kind = "cpu") {
+                    const std::string &kind = "cpu",
+                    const std::string &token = "") {
     FakeAgent agent;
     agent.session = std::make_shared<AgentSession>(agentId, agent.link);
     std::vector<v1::Device> list(devices);
     for (v1::Device &device : list)
       device.set_kind(kind);
-    EXPECT_TRUE(registry.addAgent(agent.session, list).ok());
+    absl::StatusOr<std::string> issued =
+        registry.addAgent(agent.session, list, token);
+    EXPECT_TRUE(issued.ok()) << issued.status();
+    agent.token = issued.value_or("");
     return agent;
   }
 
@@ -107,14 +112,55 @@ TEST_F(SchedulerTest, RegistersDevicesUnderAgentId) {
 TEST_F(SchedulerTest, RejectsBadRegistrations) {
   auto link = std::make_shared<FakeAgentLink>();
   auto nameless = std::make_shared<AgentSession>("", link);
-  EXPECT_EQ(registry.addAgent(nameless, {v1::Device()}).code(),
+  EXPECT_EQ(registry.addAgent(nameless, {v1::Device()}).status().code(),
             absl::StatusCode::kInvalidArgument);
   auto empty = std::make_shared<AgentSession>("a", link);
-  EXPECT_EQ(registry.addAgent(empty, {}).code(),
+  EXPECT_EQ(registry.addAgent(empty, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
   v1::Device kindless;
-  EXPECT_EQ(registry.addAgent(empty, {kindless}).code(),
+  EXPECT_EQ(registry.addAgent(empty, {kindless}).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(SchedulerTest, ALiveAgentsIdIsNotTakenOverWithoutItsToken) {
+  auto honest = std::make_shared<FakeAgentLink>();
+  auto session = std::make_shared<AgentSession>("box", honest);
+  v1::Device device;
+  device.set_kind("cpu");
+  absl::StatusOr<std::string> token = registry.addAgent(session, {device});
+  ASSERT_TRUE(token.ok()) << token.status();
+  EXPECT_EQ(token->size(), 32u) << "128 random bits, hex";
+
+  // A second process with the same id, with no token or a guessed one.
+  auto rogue = std::make_shared<FakeAgentLink>();
+  for (std::string guess : {std::string(), std::string("0123"), *token + "x"}) {
+    auto impostor = std::make_shared<AgentSession>("box", rogue);
+    absl::StatusOr<std::string> refused =
+        registry.addAgent(impostor, {device}, guess);
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kAlreadyExists)
+        << "token '" << guess << "'";
+    EXPECT_NE(refused.status().message().find("'box'"), std::string::npos);
+  }
+  // The live agent still gets the work.
+  auto run = runAsync();
+  std::optional<v1::Task> task = honest->nextTask();
+  ASSERT_TRUE(task.has_value());
+  EXPECT_TRUE(rogue->tasks.empty());
+  ASSERT_TRUE(session->complete(resultFor(*task)));
+  ASSERT_TRUE(run.get().ok());
+
+  // The agent itself, reconnecting with its token, replaces its session and
+  // gets a new token.
+  auto reconnected = std::make_shared<AgentSession>("box", honest);
+  absl::StatusOr<std::string> again =
+      registry.addAgent(reconnected, {device}, *token);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_NE(*again, *token);
+  // Once it is gone, its id is free to register (a restarted agent).
+  registry.removeAgent(reconnected, absl::UnavailableError("gone"));
+  EXPECT_TRUE(registry.addAgent(std::make_shared<AgentSession>("box", rogue),
+                                {device})
+                  .ok());
 }
 
 TEST_F(SchedulerTest, PicksTheLeastLoadedReadyDevice) {
@@ -285,7 +331,7 @@ TEST_F(SchedulerTest, ReconnectingAgentReplacesItsOldSession) {
   FakeAgent old = connect("a", 1);
   auto pending = runAsync();
   ASSERT_TRUE(old.link->nextTask());
-  FakeAgent fresh = connect("a", 1);
+  FakeAgent fresh = connect("a", 1, "cpu", old.token);
   EXPECT_TRUE(old.session->closed());
   // The in-flight task failed over to the new session's device.
   std::optional<v1::Task> retried = fresh.link->nextTask();

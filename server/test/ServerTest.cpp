@@ -8,6 +8,8 @@
 
 #include "FakeCompiler.h"
 #include "TestUtil.h"
+#include "kiln/common/AgentProtocol.h"
+#include "kiln/common/TaskSignature.h"
 #include "kiln/common/Digest.h"
 #include "kiln/common/TensorTypes.h"
 #include "kiln/server/DeviceRegistry.h"
@@ -41,11 +43,17 @@ public:
     stream = stub->Connect(&context);
     v1::AgentMessage hello;
     hello.mutable_register_()->set_agent_id(id);
+    hello.mutable_register_()->set_protocol_version(kAgentProtocolVersion);
     hello.mutable_register_()->add_devices()->set_kind("cpu");
     EXPECT_TRUE(stream->Write(hello));
     v1::DaemonMessage registered;
     EXPECT_TRUE(stream->Read(&registered));
     EXPECT_TRUE(registered.has_registered());
+    absl::StatusOr<TaskVerifier> key =
+        TaskVerifier::fromPem(registered.registered().task_public_key());
+    EXPECT_TRUE(key.ok()) << key.status();
+    if (key.ok())
+      verifier.emplace(*std::move(key));
     loop = std::thread([this] { serve(); });
   }
   ~GrpcFakeAgent() { disconnect(); }
@@ -65,6 +73,10 @@ private:
       v1::AgentMessage reply;
       v1::TaskResult &result = *reply.mutable_result();
       result.set_task_id(task.task_id());
+      // Every task carries kilnd's signature, as real agents demand.
+      ++tasksSeen;
+      if (verifier && verifier->verify(task).ok())
+        ++tasksSigned;
       for (const v1::ManifestArgument &output :
            task.record().manifest().outputs()) {
         v1::Tensor *tensor = result.add_outputs();
@@ -77,6 +89,11 @@ private:
     }
   }
 
+public:
+  std::atomic<int> tasksSeen{0}, tasksSigned{0};
+
+private:
+  std::optional<TaskVerifier> verifier;
   std::unique_ptr<v1::Agent::Stub> stub;
   grpc::ClientContext context;
   std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::DaemonMessage>>
@@ -248,6 +265,9 @@ TEST_F(ServerTest, CompileThenExecute) {
   EXPECT_EQ(response.outputs(0).data().size(), 2u * 4 * 4);
   EXPECT_EQ(response.timings().run_us(), 7);
   EXPECT_GT(response.timings().total_us(), 0);
+  EXPECT_EQ(agent.tasksSeen.load(), 1);
+  EXPECT_EQ(agent.tasksSigned.load(), 1)
+      << "the task does not carry kilnd's signature";
 
   // A wrong input shape is named precisely.
   *x->mutable_type() = f32({3, 16});
@@ -265,6 +285,32 @@ TEST_F(ServerTest, CompileThenExecute) {
   grpc::ClientContext shortContext;
   status = executor->Execute(&shortContext, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+TEST_F(ServerTest, AnAgentOfAnotherProtocolVersionIsRefusedNamingBoth) {
+  for (uint32_t version : {0u, kAgentProtocolVersion + 1}) {
+    std::unique_ptr<v1::Agent::Stub> stub = v1::Agent::NewStub(channel);
+    grpc::ClientContext context;
+    auto stream = stub->Connect(&context);
+    v1::AgentMessage hello;
+    hello.mutable_register_()->set_agent_id("old");
+    hello.mutable_register_()->set_protocol_version(version);
+    hello.mutable_register_()->add_devices()->set_kind("cpu");
+    ASSERT_TRUE(stream->Write(hello));
+    v1::DaemonMessage reply;
+    EXPECT_FALSE(stream->Read(&reply));
+    grpc::Status status = stream->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(status.error_message().find(
+                  absl::StrCat("protocol ", version)),
+              std::string::npos)
+        << status.error_message();
+    EXPECT_NE(status.error_message().find(
+                  absl::StrCat("speaks protocol ", kAgentProtocolVersion)),
+              std::string::npos)
+        << status.error_message();
+  }
+  EXPECT_TRUE(server->deviceRegistry().listDevices("").empty());
 }
 
 TEST_F(ServerTest, ExecuteErrors) {

@@ -20,6 +20,7 @@ import kiln
 import kiln.testing
 from kiln.blobs import bytes_digest
 from kiln.v1 import executable_pb2
+from support import Agent, wait_until
 
 CONSTRUCTOR = r"""
 #include <stdio.h>
@@ -69,3 +70,38 @@ def test_an_uploaded_object_with_a_forged_record_never_runs(client, foreign_obje
     # The real executable still runs.
     real = client.compile(torch.export.export(model, (x,)))
     torch.testing.assert_close(real(x), model(x), rtol=1e-4, atol=1e-5)
+
+
+def test_a_second_process_cannot_take_over_a_live_agents_id(start_kilnd, tmp_path):
+    """Another kiln-agent-cpu registering as kilnd's own local agent is
+    refused (ALREADY_EXISTS) while that agent is connected: it never gets
+    the devices, nor the executables, weights and inputs sent to them."""
+    daemon = start_kilnd(name="hijack")
+    with kiln.Client(daemon.address, timeout=120) as client:
+        (device,) = client.devices("cpu")
+        assert device.id == "local-cpu/0"
+        impostor = Agent(daemon, daemon.address, tmp_path, "local-cpu")
+        try:
+            wait_until(lambda: "ALREADY_EXISTS" in impostor.log_path.read_text(),
+                       "the impostor's registration to be refused")
+            assert "belongs to an agent that is connected" in impostor.log_path.read_text()
+            assert [d.id for d in client.devices("cpu")] == ["local-cpu/0"]
+            # Work still reaches the genuine agent, and runs.
+            torch.manual_seed(1)
+            model = kiln.testing.MLP(d_in=8, d_hidden=4, d_out=2).eval()
+            x = torch.randn(3, 8)
+            compiled = client.compile(torch.export.export(model, (x,)))
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+            assert "task " not in impostor.log_path.read_text()
+        finally:
+            impostor.stop()
+
+
+def test_local_agents_verify_tasks_with_the_key_file_kilnd_wrote(start_kilnd):
+    daemon = start_kilnd(name="keyed")
+    public = daemon.cache_dir / "keys" / "task-public-key.pem"
+    private = daemon.cache_dir / "keys" / "task-signing-key.pem"
+    assert public.read_text().startswith("-----BEGIN PUBLIC KEY-----")
+    assert private.stat().st_mode & 0o077 == 0, "the private key is readable by others"
+    log = daemon.log_path.read_text()
+    assert "sent at registration" not in log, "a local agent fell back to the key kilnd sent"

@@ -88,6 +88,10 @@ commonFlags(absl::string_view kind) {
       {"task-threads",
        {"auto", "tasks run at once (at least one per device); auto: the CPUs "
                 "this process may run on, so concurrent calls use every core"}},
+      {"task-verify-key",
+       {"", "PEM public key of kilnd's task key (kilnd's <cache-dir>/keys/"
+            "task-public-key.pem); tasks whose signature does not verify "
+            "are refused. Empty: use the key kilnd sends at registration"}},
       {"max-loaded-executables",
        {"256", "executables kept loaded; past it the least recently used is "
                "unloaded"}},
@@ -205,6 +209,7 @@ parseAgentFlags(const std::vector<std::string> &args,
                      "' is not a count between 1 and 1048576"));
   else
     options.maxLoadedExecutables = static_cast<size_t>(maxLoaded);
+  options.taskVerifyKey = values["task-verify-key"];
   commandLine.logLevel = values["log-level"];
   bool knownLevel = false;
   for (const char *level : kLogLevels)

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/AgentSession.h"
 
+#include "kiln/common/AgentProtocol.h"
+
 #include "kiln/common/WorkerPool.h"
 #include "kiln/common/Status.h"
 
@@ -84,12 +86,25 @@ AgentSession::create(AgentOptions options, DeviceBackend &backend) {
     return absl::InvalidArgumentError("no agent id given");
   ASSIGN_OR_RETURN(std::unique_ptr<BlobCache> cache,
                    BlobCache::open(options.cacheDir));
+  std::shared_ptr<const TaskVerifier> configured;
+  if (!options.taskVerifyKey.empty()) {
+    absl::StatusOr<TaskVerifier> key =
+        TaskVerifier::fromFile(options.taskVerifyKey);
+    if (!key.ok())
+      return absl::Status(key.status().code(),
+                          absl::StrCat("--task-verify-key: ",
+                                       key.status().message()));
+    configured = std::make_shared<const TaskVerifier>(*std::move(key));
+  }
   ASSIGN_OR_RETURN(std::vector<v1::Device> devices, backend.describeDevices());
   if (devices.empty())
     return absl::FailedPreconditionError(absl::StrCat(
         "the ", std::string(backend.kind()), " backend found no devices to offer"));
-  return std::unique_ptr<AgentSession>(new AgentSession(
+  auto session = std::unique_ptr<AgentSession>(new AgentSession(
       std::move(options), backend, std::move(cache), std::move(devices)));
+  session->configuredKey = configured;
+  session->runner.setTaskVerifier(configured);
+  return session;
 }
 
 static std::shared_ptr<grpc::Channel> dial(const std::string &address,
@@ -141,10 +156,12 @@ absl::Status AgentSession::serveOnce(bool &registered) {
   std::optional<WorkerPool> pool;
   std::thread heartbeat;
 
-  auto finish = [&](absl::Status why) {
-    // Cancel first: it unblocks a write stuck on flow control. When the
-    // daemon already ended the stream, Finish still reports its status.
-    context.TryCancel();
+  auto finish = [&](absl::Status why, bool cancel = true) {
+    // Cancel first: it unblocks a write stuck on flow control. A stream the
+    // daemon ended itself (a refused registration) is not cancelled, so that
+    // Finish reports the daemon's status.
+    if (cancel)
+      context.TryCancel();
     connection->close();
     if (heartbeat.joinable())
       heartbeat.join();
@@ -162,16 +179,38 @@ absl::Status AgentSession::serveOnce(bool &registered) {
   v1::AgentMessage hello;
   v1::RegisterAgent *registration = hello.mutable_register_();
   registration->set_agent_id(opts.agentId);
+  registration->set_protocol_version(kAgentProtocolVersion);
+  registration->set_session_token(sessionToken);
   for (const v1::Device &device : devices)
     *registration->add_devices() = device;
   v1::DaemonMessage message;
-  if (!connection->write(hello) || !connection->read(message))
+  if (!connection->write(hello))
     return finish(absl::OkStatus());
+  if (!connection->read(message))
+    return finish(absl::OkStatus(), /*cancel=*/false);
   if (!message.has_registered())
     return finish(absl::InternalError(
         "the daemon's first message on Agent.Connect was not AgentRegistered"));
   registered = true;
   ++registrationCount;
+  sessionToken = message.registered().session_token();
+  if (!configuredKey) {
+    // No --task-verify-key: the key of the daemon we registered with.
+    absl::StatusOr<TaskVerifier> sent =
+        TaskVerifier::fromPem(message.registered().task_public_key());
+    if (sent.ok()) {
+      runner.setTaskVerifier(std::make_shared<const TaskVerifier>(*sent));
+      spdlog::warn("verifying tasks with the task key {} sent at "
+                   "registration; pass --task-verify-key so that a man in the "
+                   "middle cannot substitute his own",
+                   opts.daemonAddress);
+    } else {
+      runner.setTaskVerifier(nullptr);
+      spdlog::error("{} sent no usable task key ({}); every task will be "
+                    "refused until --task-verify-key is given",
+                    opts.daemonAddress, std::string(sent.status().message()));
+    }
+  }
   int64_t intervalMs = message.registered().heartbeat_interval_ms();
   if (intervalMs <= 0)
     intervalMs = 1000;
@@ -218,11 +257,20 @@ absl::Status AgentSession::run() {
       return absl::OkStatus();
     if (registered)
       backoff = opts.initialBackoff;
-    spdlog::warn("{} daemon {}: {}; retrying in {} ms",
-                 registered ? "lost the connection to" : "cannot reach",
-                 opts.daemonAddress,
-                 status.ok() ? "stream closed" : status.ToString(),
-                 backoff.count());
+    // A refused registration (another live agent has this id, or another
+    // protocol version) is an error someone must fix; it is retried all the
+    // same, since the other agent may go away.
+    bool refused = absl::IsAlreadyExists(status) ||
+                   absl::IsFailedPrecondition(status) ||
+                   absl::IsPermissionDenied(status);
+    spdlog::log(refused ? spdlog::level::err : spdlog::level::warn,
+                "{} daemon {}: {}; retrying in {} ms",
+                registered ? "lost the connection to"
+                : refused  ? "registration refused by"
+                           : "cannot reach",
+                opts.daemonAddress,
+                status.ok() ? "stream closed" : status.ToString(),
+                backoff.count());
     stopWake.wait_for(lock, backoff, [this] { return stopping; });
     if (stopping)
       return absl::OkStatus();

@@ -138,6 +138,11 @@ absl::Status validateTask(const v1::Task &task, std::string_view kindView) {
   return absl::OkStatus();
 }
 
+void TaskRunner::setTaskVerifier(std::shared_ptr<const TaskVerifier> key) {
+  std::lock_guard<std::mutex> lock(verifierMutex);
+  verifier = std::move(key);
+}
+
 size_t TaskRunner::loadedExecutables() const {
   std::lock_guard<std::mutex> lock(loadMutex);
   return loaded.size();
@@ -149,9 +154,35 @@ TaskRunner::getExecutable(const v1::Task &task, v1::Timings &timings) {
   const std::string &key = task.executable().hash().empty()
                                ? task.record().artifact().hash()
                                : task.executable().hash();
+  std::string signedMessage = taskSigningMessage(task);
   {
     std::lock_guard<std::mutex> lock(loadMutex);
-    if (auto it = loaded.find(key); it != loaded.end()) {
+    if (auto it = loaded.find(key); it != loaded.end() &&
+                                    it->second.signedMessage == signedMessage &&
+                                    it->second.signature == task.signature()) {
+      recency.splice(recency.begin(), recency, it->second.position);
+      return it->second.executable;
+    }
+  }
+  // Nothing is fetched, let alone loaded, for a task kilnd did not sign.
+  std::shared_ptr<const TaskVerifier> taskKey;
+  {
+    std::lock_guard<std::mutex> lock(verifierMutex);
+    taskKey = verifier;
+  }
+  if (!taskKey)
+    return absl::FailedPreconditionError(
+        "this agent has no task key to verify tasks with: start it with "
+        "--task-verify-key (the daemon's <cache-dir>/keys/"
+        "task-public-key.pem), or connect it to a kilnd that sends its key");
+  RETURN_IF_ERROR(taskKey->verify(task));
+  {
+    std::lock_guard<std::mutex> lock(loadMutex);
+    if (auto it = loaded.find(key); it != loaded.end() &&
+                                    it->second.signedMessage == signedMessage) {
+      // Verified now, under another signature of the same code (a rotated
+      // key): serve the loaded one and remember this signature.
+      it->second.signature = task.signature();
       recency.splice(recency.begin(), recency, it->second.position);
       return it->second.executable;
     }
@@ -175,10 +206,17 @@ TaskRunner::getExecutable(const v1::Task &task, v1::Timings &timings) {
                     absl::StrCat("loading executable ",
                                  formatDigest(task.executable())));
   std::lock_guard<std::mutex> lock(loadMutex);
-  if (auto it = loaded.find(key); it != loaded.end())
-    return it->second.executable; // a racing task loaded it first
+  if (auto it = loaded.find(key); it != loaded.end()) {
+    if (it->second.signedMessage == signedMessage)
+      return it->second.executable; // a racing task loaded it first
+    // The same key for other code (a task without an executable digest):
+    // the newly verified load replaces it.
+    recency.erase(it->second.position);
+    loaded.erase(it);
+  }
   recency.push_front(key);
-  loaded.emplace(key, LoadedEntry{*executable, recency.begin()});
+  loaded.emplace(key, LoadedEntry{*executable, recency.begin(),
+                                  std::move(signedMessage), task.signature()});
   while (loaded.size() > maxLoaded) {
     loaded.erase(recency.back());
     recency.pop_back();

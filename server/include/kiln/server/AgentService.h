@@ -15,7 +15,11 @@ namespace kiln::server {
 /// stream lives; the protocol is documented in proto/kiln/v1/agent.proto.
 class AgentService final : public v1::Agent::Service {
 public:
-  explicit AgentService(DeviceRegistry &registry);
+  /// Registers agents in `registry` and hands each the daemon's task key
+  /// (`taskPublicKey`, PEM) and a session token. Agents of another protocol
+  /// version are FAILED_PRECONDITION; a live agent's id without its session
+  /// token is ALREADY_EXISTS.
+  AgentService(DeviceRegistry &registry, std::string taskPublicKey);
 
   grpc::Status
   Connect(grpc::ServerContext *context,
@@ -24,6 +28,7 @@ public:
 
 private:
   DeviceRegistry &registry;
+  std::string taskPublicKey;
 };
 
 } // namespace kiln::server

@@ -20,6 +20,9 @@ struct DaemonFlags {
   std::string listen = "127.0.0.1:50051";
   std::string portFile;
   std::string cacheDir;
+  /// Ed25519 private key (PEM) tasks are signed with; "" for
+  /// <cacheDir>/keys/task-signing-key.pem, created on first start.
+  std::string taskSigningKey;
   std::string localAgents = "cpu";
   std::string agentBinDir;
   unsigned compileWorkers = 1;

@@ -47,12 +47,17 @@ public:
   /// Makes every current and future acquire() fail at once (daemon exit).
   void shutdown();
 
-  /// Registers `session`'s devices as "<agent_id>/<index>", READY. A session
-  /// already registered under the same agent id is closed and replaced.
-  /// INVALID_ARGUMENT when the agent id is empty, there are no devices, or a
-  /// device has no kind.
-  absl::Status addAgent(const std::shared_ptr<AgentSession> &session,
-                        const std::vector<v1::Device> &devices);
+  /// Registers `session`'s devices as "<agent_id>/<index>", READY, and
+  /// returns the session token the agent must present to take its id over
+  /// again. A live session under the same agent id is closed and replaced
+  /// only when `sessionToken` is that session's token (the agent itself,
+  /// reconnecting); otherwise the registration is ALREADY_EXISTS and the live
+  /// agent keeps its devices. INVALID_ARGUMENT when the agent id is empty,
+  /// there are no devices, or a device has no kind.
+  absl::StatusOr<std::string>
+  addAgent(const std::shared_ptr<AgentSession> &session,
+           const std::vector<v1::Device> &devices,
+           const std::string &sessionToken = "");
 
   /// Closes `session` with `reason` (failing its in-flight tasks) and removes
   /// its devices, if it is still the registered session for its agent id.
@@ -98,6 +103,7 @@ private:
   };
   struct Agent {
     std::shared_ptr<AgentSession> session;
+    std::string sessionToken;
     std::vector<std::string> deviceIds;
     Clock::time_point lastHeartbeat;
   };

@@ -8,6 +8,7 @@
 
 #include "kiln/server/ContentStore.h"
 #include "kiln/server/ExecutableNamespace.h"
+#include "kiln/server/TaskSigner.h"
 #include "kiln/server/DrainGate.h"
 #include "kiln/server/ServerMetrics.h"
 #include "kiln/server/Scheduler.h"
@@ -26,7 +27,7 @@ public:
   /// Requests enter through `gate` (UNAVAILABLE once kilnd drains); each is
   /// counted and timed in `metrics`.
   ExecutorService(ContentStore &store, const ExecutableNamespace &executables,
-                  Scheduler &scheduler,
+                  TaskSigner &signer, Scheduler &scheduler,
                   std::chrono::milliseconds executeTimeout, DrainGate &gate,
                   ServerMetrics &metrics);
 
@@ -52,6 +53,7 @@ public:
 private:
   ContentStore &store;
   const ExecutableNamespace &executables;
+  TaskSigner &signer;
   Scheduler &scheduler;
   std::chrono::milliseconds executeTimeout;
   DrainGate &gate;

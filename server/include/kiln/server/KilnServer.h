@@ -31,6 +31,10 @@ struct ServerOptions {
   std::string listenAddress = "127.0.0.1:50051";
   /// Root of the CAS (<cacheDir>/cas) and action cache (<cacheDir>/ac).
   std::filesystem::path cacheDir;
+  /// kilnd's task key (Ed25519 PEM); empty for
+  /// <cacheDir>/keys/task-signing-key.pem, created when missing. Its public
+  /// half is written to taskPublicKeyPath(cacheDir) for local agents.
+  std::filesystem::path taskSigningKey;
   /// Threads compiles run on.
   unsigned compileWorkers = 1;
   /// Execute deadline when the client sets none.
@@ -54,6 +58,10 @@ struct ServerOptions {
 };
 
 /// A running kilnd gRPC server. Thread-safe.
+/// Where kilnd writes its task key's public half (PEM), for agents'
+/// --task-verify-key: <cacheDir>/keys/task-public-key.pem.
+std::filesystem::path taskPublicKeyPath(const std::filesystem::path &cacheDir);
+
 class KilnServer {
 public:
   /// Opens the caches, registers the services and starts listening.

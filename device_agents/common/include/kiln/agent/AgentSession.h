@@ -45,6 +45,11 @@ struct AgentOptions {
   int taskThreads = 1;
   /// Executables kept loaded (TaskRunner's least-recently-used cap).
   size_t maxLoadedExecutables = 256;
+  /// PEM file of the daemon's task key (its <cache-dir>/keys/
+  /// task-public-key.pem); empty: trust the key the daemon sends when the
+  /// agent registers (logged as a warning: a man in the middle could send
+  /// his own).
+  std::filesystem::path taskVerifyKey;
   /// First reconnect delay; doubles per failed attempt up to maxBackoff.
   std::chrono::milliseconds initialBackoff{100};
   std::chrono::milliseconds maxBackoff{5000};
@@ -86,6 +91,10 @@ private:
   AgentOptions opts;
   DeviceBackend &backend;
   std::vector<v1::Device> devices;
+  /// --task-verify-key, when given (then the daemon's key is ignored).
+  std::shared_ptr<const TaskVerifier> configuredKey;
+  /// The token of the last registration: presented when reconnecting.
+  std::string sessionToken;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::Agent::Stub> agentStub;
   std::unique_ptr<BlobCache> cache;

@@ -17,6 +17,8 @@
 
 #include "kiln/v1/agent.pb.h"
 
+#include "kiln/common/TaskSignature.h"
+
 #include <cstdint>
 #include <list>
 #include <memory>
@@ -45,7 +47,15 @@ public:
 
   /// Runs `task`. Never fails: a problem becomes the result's code (the
   /// google.rpc.Code numbering absl shares) and message.
+  ///
+  /// Code is loaded only for a task whose signature `verifier` accepts
+  /// (PERMISSION_DENIED otherwise; FAILED_PRECONDITION while there is no
+  /// verifier). A loaded executable serves later tasks that carry the same
+  /// signature over the same message, without verifying again.
   v1::TaskResult run(const v1::Task &task);
+
+  /// The daemon's task key to verify tasks against (null: none yet).
+  void setTaskVerifier(std::shared_ptr<const TaskVerifier> verifier);
 
   /// Number of executables currently loaded.
   size_t loadedExecutables() const;
@@ -68,12 +78,17 @@ private:
   ResidentSet &resident;
   BlobService &blobs;
 
+  mutable std::mutex verifierMutex;
+  std::shared_ptr<const TaskVerifier> verifier; // guarded by verifierMutex
+
   size_t maxLoaded;
   mutable std::mutex loadMutex;
   /// Loaded executables by key, most recently used first in `recency`.
   struct LoadedEntry {
     std::shared_ptr<LoadedExecutable> executable;
     std::list<std::string>::iterator position;
+    /// What was verified when it was loaded.
+    std::string signedMessage, signature;
   };
   std::list<std::string> recency;
   std::unordered_map<std::string, LoadedEntry> loaded;
