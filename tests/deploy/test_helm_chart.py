@@ -33,6 +33,7 @@ ALL_ON = [
     "--set", "daemon.cacheCapacity=20GiB",
     "--set", "daemon.extraArgs={--compile-workers=4}",
     "--set", "service.type=LoadBalancer",
+    "--set", "taskKey.existingSecret=kiln-task-key",
 ]
 
 
@@ -111,6 +112,11 @@ def test_defaults_daemon_service_probes_and_cpu_agent():
     assert ds["spec"]["template"]["spec"]["nodeSelector"] == {"kiln.dev/cpu": "true"}
     args = ds["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--daemon=kiln.ml.svc:50051" in args
+    assert "--compute-threads=auto" in args
+    # No task key Secret: nothing mounted, agents take kilnd's key at
+    # registration.
+    assert not any(a.startswith("--task-verify-key") for a in args)
+    assert not any(a.startswith("--task-signing-key") for a in c["args"])
 
 
 def test_all_on_pvc_agents_device_resources_and_servicemonitor():
@@ -130,6 +136,18 @@ def test_all_on_pvc_agents_device_resources_and_servicemonitor():
     assert "micron.com/dla" in limits["mdla"]
     for kind, a in agents.items():
         assert a["spec"]["template"]["spec"]["nodeSelector"][f"kiln.dev/{kind}"] == "true"
+    # The task key Secret: kilnd signs with the private half, every agent
+    # verifies with the public half only.
+    assert "--task-signing-key=/etc/kiln/task-key/task-signing-key.pem" in args
+    (key,) = [v for v in dep["spec"]["template"]["spec"]["volumes"] if v["name"] == "task-key"]
+    assert key["secret"]["secretName"] == "kiln-task-key"
+    assert [i["key"] for i in key["secret"]["items"]] == ["task-signing-key.pem"]
+    for kind, a in agents.items():
+        pod = a["spec"]["template"]["spec"]
+        assert "--task-verify-key=/etc/kiln/task-key/task-public-key.pem" in \
+            pod["containers"][0]["args"], kind
+        (agent_key,) = [v for v in pod["volumes"] if v["name"] == "task-key"]
+        assert [i["key"] for i in agent_key["secret"]["items"]] == ["task-public-key.pem"]
     (sm,) = by_kind(docs, "ServiceMonitor")
     (svc,) = by_kind(docs, "Service")
     assert sm["apiVersion"] == "monitoring.coreos.com/v1"
