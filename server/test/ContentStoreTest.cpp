@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <thread>
@@ -156,6 +157,61 @@ TEST_F(ContentStoreTest, AWrongSizeIsInvalidArgumentAndDeletesNothing) {
   EXPECT_EQ(*read, "someone's executable");
   EXPECT_FALSE(std::filesystem::exists(store->root() /
                                        ContentStore::kQuarantineDir));
+}
+
+TEST_F(ContentStoreTest, StreamHandsOutTheBlobInBoundedChunks) {
+  std::string big(3 * (1 << 20) + 17, '\0');
+  std::mt19937 random(7);
+  for (char &c : big)
+    c = static_cast<char>(random());
+  absl::StatusOr<v1::Digest> digest = store->put(big);
+  ASSERT_TRUE(digest.ok());
+  std::string got;
+  size_t largest = 0;
+  ASSERT_TRUE(store
+                  ->stream(*digest,
+                           [&](std::string_view chunk) {
+                             largest = std::max(largest, chunk.size());
+                             got.append(chunk);
+                             return absl::OkStatus();
+                           })
+                  .ok());
+  EXPECT_EQ(got, big);
+  EXPECT_LE(largest, size_t{1} << 20);
+
+  // The sink's error stops the stream.
+  int calls = 0;
+  absl::Status stopped = store->stream(*digest, [&](std::string_view) {
+    ++calls;
+    return absl::CancelledError("client went away");
+  });
+  EXPECT_EQ(stopped.code(), absl::StatusCode::kCancelled);
+  EXPECT_EQ(calls, 1);
+
+  // A wrong size: nothing is handed out, nothing deleted.
+  v1::Digest lie = *digest;
+  lie.set_size_bytes(5);
+  calls = 0;
+  EXPECT_EQ(store->stream(lie, [&](std::string_view) {
+                   ++calls;
+                   return absl::OkStatus();
+                 }).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(calls, 0);
+  EXPECT_TRUE(store->verify(*digest).ok());
+
+  // Damage of the same size is found at the end: DATA_LOSS, moved aside.
+  {
+    std::fstream file(store->blobPath(digest->hash()),
+                      std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(2 << 20);
+    file.put(static_cast<char>(big[2 << 20] ^ 1));
+  }
+  EXPECT_EQ(store->stream(*digest, [](std::string_view) {
+                   return absl::OkStatus();
+                 }).code(),
+            absl::StatusCode::kDataLoss);
+  EXPECT_FALSE(std::filesystem::exists(store->blobPath(digest->hash())));
 }
 
 TEST_F(ContentStoreTest, FindMissingListsAbsentDigestsOnce) {

@@ -13,6 +13,8 @@
 
 #include "llvm/ADT/SetVector.h"
 
+#include <cctype>
+
 namespace kiln {
 #define GEN_PASS_DEF_OUTLINEPARALLELLOOPS
 #include "kiln/Transforms/Passes.h.inc"
@@ -36,6 +38,24 @@ std::optional<int64_t> tripCount(scf::ParallelOp loop, unsigned dim) {
 }
 
 double blockCost(Block &block);
+
+/// The graph node a loop came from (the importer names ops after their
+/// node), as a symbol suffix: profiles then name the op each task runs.
+std::string nodeSuffix(Location loc) {
+  std::string name;
+  if (auto named = dyn_cast<NameLoc>(loc))
+    name = named.getName().str();
+  else if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (auto named = dyn_cast<NameLoc>(inner)) {
+        name = named.getName().str();
+        break;
+      }
+  std::string suffix;
+  for (char c : name.substr(0, 48))
+    suffix += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return suffix.empty() ? "" : "_" + suffix;
+}
 
 /// Estimated operations one execution of `op` performs: loops with constant
 /// bounds count their body once per iteration, others once.
@@ -247,7 +267,8 @@ struct OutlineParallelLoopsPass
 
     // The body: func @<function>_parallel<N>(begin, end, arguments...).
     std::string bodyName =
-        (function.getSymName() + "_parallel" + Twine(index)).str();
+        (function.getSymName() + "_parallel" + Twine(index) + nodeSuffix(loc))
+            .str();
     Type indexType = builder.getIndexType();
     SmallVector<Type> bodyTypes = {indexType, indexType};
     SmallVector<Type> launchTypes = {indexType};

@@ -171,6 +171,27 @@ func.func @panels(%a: memref<2x64xf32>, %packed: memref<2x64xf32>, %out: memref<
 
 // -----
 
+// A loop located at a graph node ("relu.3", as the importer names ops) lends
+// the node's name to its task function, so profiles name the op.
+// CHECK-LABEL: func.func @named
+// CHECK: call @named_parallel0_relu_3_launch(
+// CHECK: func.func private @named_parallel0_relu_3(
+func.func @named(%buf: memref<64x256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c64, %c256) step (%c1, %c1) {
+    %v = memref.load %buf[%i, %j] : memref<64x256xf32>
+    %r = arith.maximumf %v, %zero : f32
+    memref.store %r, %buf[%i, %j] : memref<64x256xf32>
+  } loc("relu.3")
+  return
+}
+
+// -----
+
 // A parallel loop with a reduction result is not outlined.
 // CHECK-LABEL: func.func @reduction
 // CHECK: scf.parallel

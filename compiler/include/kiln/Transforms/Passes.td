@@ -112,9 +112,10 @@ def OutlineParallelLoops : Pass<"kiln-outline-parallel-loops", "mlir::ModuleOp">
     Runs on bufferized code (memrefs), before scf-to-cf. In every function,
     the outermost scf.parallel with constant bounds, no results, and enough
     work becomes a call to a launch declaration
-    `@<function>_parallel<N>_launch(count, live-ins...)`, and its body moves
-    to `@<function>_parallel<N>(begin, end, live-ins...)`, which runs
-    iterations [begin, end) of the loop. The launch declaration carries
+    `@<function>_parallel<N>[_<node>]_launch(count, live-ins...)`, and its
+    body moves to `@<function>_parallel<N>[_<node>](begin, end,
+    live-ins...)`, which runs iterations [begin, end) of the loop. `<node>`
+    is the graph node the loop's location names, so profiles name the op. The launch declaration carries
     `kiln.parallel_body = @<function>_parallel<N>`; kiln-lower-parallel-launches
     turns its calls into kiln_rt_parallel_for after the LLVM conversion.
 

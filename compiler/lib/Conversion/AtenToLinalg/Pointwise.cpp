@@ -14,12 +14,62 @@
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 #include "kiln/Dialect/Aten/IR/PointwiseFns.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace kiln::aten;
 
 namespace {
+
+/// PyTorch's broadcast (right-aligned) of `shapes`.
+SmallVector<int64_t> broadcastShape(ArrayRef<RankedTensorType> types) {
+  size_t rank = 0;
+  for (RankedTensorType type : types)
+    rank = std::max<size_t>(rank, type.getRank());
+  SmallVector<int64_t> shape(rank, 1);
+  for (RankedTensorType type : types)
+    for (auto [i, extent] : llvm::enumerate(llvm::reverse(type.getShape())))
+      if (extent != 1)
+        shape[rank - 1 - i] = extent;
+  return shape;
+}
+
+/// "batch_norm" (x, mean, var, weight, bias; eps) as PyTorch's CPU kernel
+/// computes it: the per-channel alpha = weight / sqrt(var + eps) and
+/// beta = bias - mean * alpha first, over the statistics' shape (C values,
+/// not one square root per element), then x * alpha + beta.
+Value lowerBatchNorm(OpBuilder &b, Location loc, ValueRange inputs,
+                     RankedTensorType resultType, Type compute, double eps) {
+  SmallVector<RankedTensorType> statTypes;
+  for (Value stat : inputs.drop_front())
+    statTypes.push_back(cast<RankedTensorType>(stat.getType()));
+  auto statType = RankedTensorType::get(broadcastShape(statTypes), compute);
+  Value alpha = buildElementwise(
+      b, loc, statType, {inputs[2], inputs[3]},
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        Value shifted = nb.create<arith::AddFOp>(
+            l, args[0], scalarConstant(nb, l, compute, eps));
+        return nb.create<arith::DivFOp>(l, args[1],
+                                        nb.create<math::SqrtOp>(l, shifted));
+      },
+      compute);
+  Value beta = buildElementwise(
+      b, loc, statType, {inputs[1], inputs[4], alpha},
+      [](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        return nb.create<arith::SubFOp>(
+            l, args[1], nb.create<arith::MulFOp>(l, args[0], args[2]));
+      },
+      compute);
+  return buildElementwise(
+      b, loc, resultType, {inputs[0], alpha, beta},
+      [](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        return nb.create<arith::AddFOp>(
+            l, nb.create<arith::MulFOp>(l, args[0], args[1]), args[2]);
+      },
+      compute);
+}
 
 struct PointwiseOpLowering : OpConversionPattern<PointwiseOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -45,6 +95,13 @@ struct PointwiseOpLowering : OpConversionPattern<PointwiseOp> {
       operandTypes[0] = i1;
 
     Location loc = op.getLoc();
+    if (op.getFn() == "batch_norm" && isa<FloatType>(compute) &&
+        adaptor.getInputs().size() == 5 && op.getScalars().size() == 1) {
+      rewriter.replaceOp(op, lowerBatchNorm(rewriter, loc, adaptor.getInputs(),
+                                            resultType, compute,
+                                            op.getScalars()[0]));
+      return success();
+    }
     MLIRContext *ctx = rewriter.getContext();
     SmallVector<AffineMap> maps;
     for (Value operand : adaptor.getInputs())

@@ -86,11 +86,20 @@ func.func @div_trunc_int(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> 
 
 // -----
 
-// Inference batch norm: per-channel statistics broadcast as (C, 1, 1).
+// Inference batch norm, as PyTorch's CPU kernel computes it: per channel
+// alpha = w / sqrt(v + eps) and beta = b - m * alpha over the (C, 1, 1)
+// statistics (one square root per channel, not per element), then
+// x * alpha + beta with the statistics broadcast.
 // CHECK-DAG: #[[STAT:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, 0, 0)>
 // CHECK-LABEL: func @batch_norm
-// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[STAT]], #[[STAT]], #[[STAT]], #[[STAT]], #{{.+}}]
-// CHECK: math.rsqrt
+// CHECK: %[[ALPHA:.+]] = linalg.generic {{.*}} ins(%arg2, %arg3 : tensor<4x1x1xf32>, tensor<4x1x1xf32>) outs(%{{.+}} : tensor<4x1x1xf32>)
+// CHECK:   math.sqrt
+// CHECK:   arith.divf
+// CHECK: %[[BETA:.+]] = linalg.generic {{.*}} ins(%arg1, %arg4, %[[ALPHA]] : tensor<4x1x1xf32>, tensor<4x1x1xf32>, tensor<4x1x1xf32>) outs(%{{.+}} : tensor<4x1x1xf32>)
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #[[STAT]], #[[STAT]], #{{.+}}], {{.*}} ins(%arg0, %[[ALPHA]], %[[BETA]] :
+// CHECK-NOT: math.sqrt
+// CHECK:   arith.mulf
+// CHECK:   arith.addf
 func.func @batch_norm(%x: tensor<2x4x5x5xf32>, %m: tensor<4x1x1xf32>, %v: tensor<4x1x1xf32>,
                       %w: tensor<4x1x1xf32>, %b: tensor<4x1x1xf32>) -> tensor<2x4x5x5xf32> {
   %0 = aten.pointwise "batch_norm" %x, %m, %v, %w, %b {scalars = array<f64: 1.0e-05>}

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -55,6 +56,16 @@ public:
   /// changes); DATA_LOSS when its bytes do not match the hash, in which case
   /// the corrupt file is moved to <root>/quarantine/<hash>.corrupt-<time>.
   absl::StatusOr<std::string> read(const v1::Digest &digest) const;
+
+  using ChunkSink = std::function<absl::Status(std::string_view)>;
+
+  /// Like read(), but hands the blob to `sink` in chunks of up to 1 MiB as
+  /// it is read and hashed (memory stays bounded, whatever the blob's size),
+  /// stopping at the first error `sink` returns. The verdict comes at the
+  /// end: when it is not OK (DATA_LOSS: the file was damaged), what `sink`
+  /// got must be discarded. A file whose size is not the digest's is never
+  /// handed out.
+  absl::Status stream(const v1::Digest &digest, const ChunkSink &sink) const;
 
   /// Like read() but keeps nothing: OK when the blob is present and intact.
   absl::Status verify(const v1::Digest &digest) const;
@@ -99,8 +110,9 @@ private:
   /// Indexes a committed blob and evicts down to the capacity.
   void committed(const v1::Digest &digest);
 
-  /// Reads the blob, hashing it; fills `bytes` when non-null.
-  absl::Status readVerified(const v1::Digest &digest,
+  /// Reads the blob, hashing it; hands each chunk to `sink` and appends it
+  /// to `bytes`, each when non-null.
+  absl::Status readVerified(const v1::Digest &digest, const ChunkSink *sink,
                             std::string *bytes) const;
   /// Moves the corrupt blob file `path` into the quarantine directory if it
   /// is still the file `opened` describes; returns where it went ("" when it
