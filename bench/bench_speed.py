@@ -249,9 +249,16 @@ class Medians:
     device_run: dict[str, float]    # Kiln's agent run seconds per call
 
 
+# Pause between two systems' turns: thread pools that spin-wait after their
+# work (libgomp under eager and Inductor, ONNX Runtime, Kiln's agent) settle
+# before the next system is timed, instead of taking a core from it.
+SETTLE_S = 0.05
+
+
 def interleaved(contenders: Sequence[Contender], rounds: int, target_s: float) -> Medians:
     """Median per-call time of each working contender over ``rounds`` rounds;
-    each round every contender runs its calls once, the order rotating."""
+    each round every contender runs its calls once, the order rotating, with
+    SETTLE_S of quiet before each turn."""
     live = [c for c in contenders if c.ok]
     calls = {c.name: calls_per_round(c.fn, target_s) for c in live}
     times: dict[str, list[float]] = {c.name: [] for c in live}
@@ -259,6 +266,7 @@ def interleaved(contenders: Sequence[Contender], rounds: int, target_s: float) -
     for r in range(rounds):
         shift = r % max(1, len(live))
         for c in live[shift:] + live[:shift]:
+            time.sleep(SETTLE_S)
             mark = len(c.device_runs) if c.device_runs is not None else 0
             times[c.name].append(per_call(c.fn, calls[c.name]))
             if c.device_runs is not None:
