@@ -129,3 +129,21 @@ def test_a_bad_compute_thread_count_stops_the_agent_with_its_name(kilnd, value):
         capture_output=True, text=True, timeout=60)
     assert agent.returncode != 0
     assert "--compute-threads" in agent.stderr and value in agent.stderr
+
+
+@pytest.mark.parametrize("cpu,block", [("x86-64-v3", 8), ("skylake-avx512", 16)])
+def test_weight_transposes_are_register_blocks_for_the_cpu(client, exported, cpu, block):
+    """nn.Linear weights are transposed in blocks of one vector register per
+    row (8 floats with AVX2, 16 with AVX-512): a shuffle of block x block
+    elements in the code, and the same numbers as eager. Code for a CPU this
+    host lacks is only compiled."""
+    module, inputs, ep = exported["mlp"]
+    compiled = client.compile(ep, options={"cpu": cpu, "dump_stages": True})
+    llvm = compiled.stage_dumps()["llvm-dialect"]
+    assert f"vector<{block * block}xf32>" in llvm and "llvm.shufflevector" in llvm
+    host = set(client.devices("cpu")[0].properties["cpu_features"].split(","))
+    needed = {f.lstrip("+") for f in compiled.manifest.features.split(",") if f}
+    if needed <= host:
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(*inputs), module(*inputs),
+                                       rtol=1e-4, atol=1e-4)

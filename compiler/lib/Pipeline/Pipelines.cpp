@@ -52,6 +52,7 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
       TileAndVectorizeOptions tiling;
       tiling.registerTileM = options.registerTileM;
       tiling.registerTileN = options.registerTileN;
+      tiling.transposeTile = options.transposeTile;
       func.addPass(createTileAndVectorize(tiling));
     }
     func.addPass(createCanonicalizerPass());

@@ -83,9 +83,11 @@ public:
     if (has(*model, "avx512f")) {
       spec.registerTileM = 8; // 8 rows x 2 zmm = 16 of 32 zmm registers
       spec.registerTileN = 32;
+      spec.transposeTile = 16; // 16 zmm rows of 16 floats
     } else if (has(*model, "avx2")) {
       spec.registerTileM = 6; // 6 rows x 2 ymm = 12 of 16 ymm registers
       spec.registerTileN = 16;
+      spec.transposeTile = 8; // 8 ymm rows of 8 floats
     }
     return spec;
   }

@@ -31,6 +31,7 @@ void Target::buildCodegenPipeline(mlir::OpPassManager &pm,
     options.registerTileN = machine.registerTileN;
   }
   options.parallelLoops = machine.parallelLoops;
+  options.transposeTile = machine.transposeTile;
   buildKilnCpuCodegenPipeline(pm, options);
 }
 

@@ -41,8 +41,11 @@ struct LowerVectorContractsPass
         },
         [](RewritePatternSet &p) {
           vector::populateVectorTransferPermutationMapLoweringPatterns(p);
+          // A 2-D transpose becomes one shuffle of its flattened rows,
+          // which LLVM lowers to register permutes (not element by element).
           vector::populateVectorTransposeLoweringPatterns(
-              p, vector::VectorTransformsOptions());
+              p, vector::VectorTransformsOptions().setVectorTransposeLowering(
+                     vector::VectorTransposeLowering::Shuffle1D));
         },
         [](RewritePatternSet &p) {
           vector::populateVectorTransferLoweringPatterns(p,

@@ -85,6 +85,21 @@ struct TileAndVectorizePass
       if (failed(tileAndVectorize(rewriter, op)))
         return signalPassFailure();
 
+    // Transposes of the two innermost dims (nn.Linear and convolution
+    // weights, the panels packed above, spatial-major outputs) as square
+    // blocks of vector registers: rows in, a register transpose, rows out,
+    // instead of a gather per element.
+    if (transposeTile > 1) {
+      SmallVector<linalg::TransposeOp> transposes;
+      getOperation().walk([&](linalg::TransposeOp op) {
+        if (isBlockTransposable(op))
+          transposes.push_back(op);
+      });
+      for (linalg::TransposeOp op : transposes)
+        if (failed(tileAndVectorizeTranspose(rewriter, op)))
+          return signalPassFailure();
+    }
+
     // Fold the vectorized multiply + reduction into vector.contract. Lowering
     // broadcasting transfer_reads to explicit broadcasts first lets the
     // contraction absorb them into its indexing maps (A: MxK, B: KxN).
@@ -148,6 +163,42 @@ struct TileAndVectorizePass
       return block->emitOpError("register tiling failed");
     if (failed(linalg::vectorize(rewriter, *registerTiled)))
       return registerTiled->emitOpError("vectorization failed");
+    return success();
+  }
+
+  /// A static transpose of 32-bit elements that swaps the two innermost
+  /// dims (leading dims in place), both multiples of the block.
+  bool isBlockTransposable(linalg::TransposeOp op) const {
+    auto type = dyn_cast<RankedTensorType>(op.getInput().getType());
+    ArrayRef<int64_t> perm = op.getPermutation();
+    int64_t rank = static_cast<int64_t>(perm.size());
+    if (!type || !type.hasStaticShape() || rank < 2 ||
+        !op.hasPureTensorSemantics() ||
+        type.getElementType().getIntOrFloatBitWidth() != 32)
+      return false;
+    for (int64_t i = 0; i < rank - 2; ++i)
+      if (perm[i] != i)
+        return false;
+    ArrayRef<int64_t> shape = type.getShape();
+    return perm[rank - 2] == rank - 1 && perm[rank - 1] == rank - 2 &&
+           shape[rank - 1] % transposeTile == 0 &&
+           shape[rank - 2] % transposeTile == 0;
+  }
+
+  /// Tiles `op` into transposeTile x transposeTile blocks (one per leading
+  /// index) and vectorizes each block.
+  LogicalResult tileAndVectorizeTranspose(RewriterBase &rewriter,
+                                          linalg::TransposeOp op) {
+    auto linalgOp = cast<linalg::LinalgOp>(op.getOperation());
+    SmallVector<int64_t> sizes(linalgOp.getNumLoops(), 1);
+    sizes[sizes.size() - 1] = transposeTile;
+    sizes[sizes.size() - 2] = transposeTile;
+    FailureOr<linalg::LinalgOp> block =
+        tile(rewriter, linalgOp, sizes, {}, TileLoops::Independent);
+    if (failed(block))
+      return op.emitOpError("transpose tiling failed");
+    if (failed(linalg::vectorize(rewriter, *block)))
+      return block->emitOpError("transpose vectorization failed");
     return success();
   }
 

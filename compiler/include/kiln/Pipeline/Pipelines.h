@@ -25,6 +25,11 @@ struct CpuCodegenOptions : mlir::PassPipelineOptions<CpuCodegenOptions> {
   Option<int64_t> registerTileN{*this, "register-tile-n",
                                 llvm::cl::desc("Columns of the register tile"),
                                 llvm::cl::init(16)};
+  Option<int64_t> transposeTile{
+      *this, "transpose-tile",
+      llvm::cl::desc("Vectorize innermost-dim transposes in blocks of this "
+                     "side (0: leave them to LLVM)"),
+      llvm::cl::init(0)};
   Option<bool> parallelLoops{
       *this, "parallel-loops",
       llvm::cl::desc("Run outer parallel loops on the loading process's "

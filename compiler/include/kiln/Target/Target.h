@@ -51,6 +51,9 @@ struct MachineSpec {
   /// Outer parallel loops call kiln_rt_parallel_for, which the artifact's
   /// runtime provides and the loading agent backs with its thread pool.
   bool parallelLoops = false;
+  /// Side of the register blocks innermost-dim transposes are done in (one
+  /// vector register per row); 0 leaves them to LLVM.
+  int transposeTile = 0;
 };
 
 class Target {

@@ -51,8 +51,11 @@ def TileAndVectorize : Pass<"kiln-tile-and-vectorize", "mlir::func::FuncOp"> {
     (M, N, K) for the caches, then to an MR x NR register tile with K = 1,
     and vectorize the innermost tile into vector.contract. Tile sizes are the
     largest divisors of each extent not above the requested size, so every
-    tile is static and needs no masking. Runs on tensors, before
-    bufferization.
+    tile is static and needs no masking. With `transpose-tile` T, every
+    static transpose of 32-bit elements that swaps the two innermost dims
+    (multiples of T; the matmul's packed panels included) becomes T x T
+    blocks, each vectorized: rows read, vector.transpose, rows written.
+    Runs on tensors, before bufferization.
   }];
   let dependentDialects = [
     "mlir::scf::SCFDialect", "mlir::vector::VectorDialect",
@@ -64,7 +67,10 @@ def TileAndVectorize : Pass<"kiln-tile-and-vectorize", "mlir::func::FuncOp"> {
     Option<"cacheTileN", "cache-tile-n", "int64_t", "128", "Columns of an L2 tile">,
     Option<"cacheTileK", "cache-tile-k", "int64_t", "256", "Depth of an L2 tile">,
     Option<"registerTileM", "register-tile-m", "int64_t", "4", "Rows of the register tile">,
-    Option<"registerTileN", "register-tile-n", "int64_t", "16", "Columns of the register tile">
+    Option<"registerTileN", "register-tile-n", "int64_t", "16", "Columns of the register tile">,
+    Option<"transposeTile", "transpose-tile", "int64_t", "0",
+           "Side of the square blocks innermost-dim transposes are vectorized in "
+           "(one vector register per row: 16 with AVX-512, 8 with AVX2); 0 leaves them alone">
   ];
 }
 
