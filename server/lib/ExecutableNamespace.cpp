@@ -42,17 +42,28 @@ absl::Status ExecutableNamespace::add(const v1::Digest &executable) {
   if (error)
     return absl::InternalError(absl::StrCat(
         "cannot create ", path.parent_path().string(), ": ", error.message()));
-  return writeFileAtomically(path, absl::StrCat(executable.size_bytes(), "\n"));
+  RETURN_IF_ERROR(
+      writeFileAtomically(path, absl::StrCat(executable.size_bytes(), "\n")));
+  std::lock_guard<std::mutex> lock(mutex);
+  known[executable.hash()] = executable.size_bytes();
+  return absl::OkStatus();
 }
 
 bool ExecutableNamespace::contains(const v1::Digest &executable) const {
   if (!validateDigest(executable).ok())
     return false;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = known.find(executable.hash()); it != known.end())
+      return it->second == executable.size_bytes();
+  }
   absl::StatusOr<std::string> entry = readWholeFile(entryPath(executable.hash()));
   int64_t size = -1;
-  return entry.ok() &&
-         absl::SimpleAtoi(absl::StripSuffix(*entry, "\n"), &size) &&
-         size == executable.size_bytes();
+  if (!entry.ok() || !absl::SimpleAtoi(absl::StripSuffix(*entry, "\n"), &size))
+    return false;
+  std::lock_guard<std::mutex> lock(mutex);
+  known[executable.hash()] = size;
+  return size == executable.size_bytes();
 }
 
 } // namespace kiln::server

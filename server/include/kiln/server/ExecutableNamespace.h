@@ -12,7 +12,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
+#include "absl/container/flat_hash_map.h"
+
 #include <filesystem>
+#include <mutex>
 #include <memory>
 
 namespace kiln::server {
@@ -41,6 +44,10 @@ private:
   std::filesystem::path entryPath(const std::string &hash) const;
 
   std::filesystem::path dir;
+  /// Entries seen (added or read): every Execute asks, and entries are never
+  /// removed, so a hit costs no file system call.
+  mutable std::mutex mutex;
+  mutable absl::flat_hash_map<std::string, int64_t> known; // hash -> size
 };
 
 } // namespace kiln::server
