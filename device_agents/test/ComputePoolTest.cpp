@@ -108,6 +108,53 @@ TEST(ComputePoolTest, ConcurrentCallersEachGetTheirWholeLoop) {
   EXPECT_EQ(failures.load(), 0);
 }
 
+TEST(ComputePoolTest, LoopsInsideACallAndAfterItCoverEverything) {
+  ComputePool pool(3);
+  for (int round = 0; round < 3; ++round) {
+    {
+      ComputePool::Call call(pool); // workers stay awake in here
+      for (int64_t count : {5, 64, 1000}) {
+        Coverage coverage(count);
+        pool.parallelFor(&Coverage::task, &coverage, count);
+        coverage.expectEachOnce();
+      }
+      // A call with a pause between its loops (serial code in between).
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      Coverage coverage(200);
+      coverage.busyPerRange = std::chrono::microseconds(500);
+      pool.parallelFor(&Coverage::task, &coverage, 200);
+      coverage.expectEachOnce();
+      EXPECT_GE(coverage.threads.size(), 2u);
+    }
+    // After the call the workers go back to sleep, and wake for the next.
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    Coverage coverage(100);
+    pool.parallelFor(&Coverage::task, &coverage, 100);
+    coverage.expectEachOnce();
+  }
+}
+
+TEST(ComputePoolTest, ConcurrentCallsEachGetTheirLoops) {
+  ComputePool pool(2);
+  std::vector<std::thread> callers;
+  std::atomic<int> failures{0};
+  for (int c = 0; c < 3; ++c)
+    callers.emplace_back([&, c] {
+      for (int round = 0; round < 100; ++round) {
+        ComputePool::Call call(pool);
+        int64_t count = 1 + (c * 29 + round * 7) % 200;
+        Coverage coverage(count);
+        pool.parallelFor(&Coverage::task, &coverage, count);
+        for (auto &hit : coverage.hits)
+          if (hit.load() != 1)
+            failures.fetch_add(1);
+      }
+    });
+  for (std::thread &caller : callers)
+    caller.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
 TEST(ComputePoolTest, ParsesItsThreadCountFlag) {
   absl::StatusOr<int> automatic = ComputePool::parseThreadCount("auto");
   ASSERT_TRUE(automatic.ok()) << automatic.status();

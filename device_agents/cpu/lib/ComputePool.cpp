@@ -87,6 +87,20 @@ absl::StatusOr<int> ComputePool::parseThreadCount(absl::string_view value) {
   return threads;
 }
 
+ComputePool::Call::Call(ComputePool &pool) : pool(pool) {
+  if (pool.workers.empty())
+    return;
+  pool.calls.fetch_add(1, std::memory_order_acq_rel);
+  // Taking the lock orders this with a worker's predicate check.
+  { std::lock_guard<std::mutex> lock(pool.mutex); }
+  pool.workAvailable.notify_all();
+}
+
+ComputePool::Call::~Call() {
+  if (!pool.workers.empty())
+    pool.calls.fetch_sub(1, std::memory_order_acq_rel);
+}
+
 void ComputePool::runtimeParallelFor(RuntimeAbi *pool, Task task,
                                      void *context, int64_t count) {
   pool->self->parallelFor(task, context, count);
@@ -151,16 +165,30 @@ void ComputePool::work() {
   for (;;) {
     Loop *loop = claimableLoop();
     if (!loop && !stopping) {
-      // Spin (unlocked) for the next loop before sleeping.
+      // Spin (unlocked) for the next loop: while a call is in flight (then
+      // yielding now and then, so a busy host's other threads still run),
+      // and for kSpin after the last loop. Then sleep.
       uint64_t seen = posted.load(std::memory_order_acquire);
       lock.unlock();
-      spinUntil([&] {
-        return posted.load(std::memory_order_acquire) != seen;
-      });
+      auto deadline = std::chrono::steady_clock::now() + kSpin;
+      for (int i = 1;; ++i) {
+        if (posted.load(std::memory_order_acquire) != seen)
+          break;
+        if ((i & 63) == 0) {
+          if (calls.load(std::memory_order_acquire) > 0)
+            std::this_thread::yield();
+          else if (std::chrono::steady_clock::now() >= deadline)
+            break;
+        }
+        relax();
+      }
       lock.lock();
       workAvailable.wait(lock, [&] {
-        return stopping || (loop = claimableLoop()) != nullptr;
+        return stopping || (loop = claimableLoop()) != nullptr ||
+               calls.load(std::memory_order_acquire) > 0;
       });
+      if (!loop && !stopping)
+        continue; // woken by a call: spin for its loops
     }
     if (stopping)
       return;

@@ -189,6 +189,7 @@ CpuBackend::run(LoadedExecutable &executable, const CallBuffers &buffers) {
   pointers.insert(pointers.end(), buffers.inputs.begin(), buffers.inputs.end());
   pointers.insert(pointers.end(), buffers.outputs.begin(),
                   buffers.outputs.end());
+  ComputePool::Call call(pool);
   cpu->entry(pointers.data());
   return v1::DeviceCounters();
 }

@@ -43,6 +43,21 @@ public:
   /// all have returned.
   void parallelFor(Task task, void *context, int64_t count);
 
+  /// Keeps the workers awake (spinning, yielding to other runnable threads)
+  /// from construction to destruction: a call into generated code runs its
+  /// parallel loops back to back, and a worker woken from sleep for each
+  /// call's first loop costs tens of microseconds. Between calls they sleep.
+  class Call {
+  public:
+    explicit Call(ComputePool &pool);
+    ~Call();
+    Call(const Call &) = delete;
+    Call &operator=(const Call &) = delete;
+
+  private:
+    ComputePool &pool;
+  };
+
   /// The pool as the artifact runtime's `struct kiln_rt_thread_pool *`, for
   /// its exported kiln_rt_set_thread_pool.
   void *runtimeHandle() { return &abi; }
@@ -74,6 +89,8 @@ private:
   std::deque<Loop *> loops; // guarded by mutex
   /// Loops posted so far: what spinning workers watch.
   std::atomic<uint64_t> posted{0};
+  /// Calls in flight (Call objects alive): workers do not sleep meanwhile.
+  std::atomic<int> calls{0};
   bool stopping = false;    // guarded by mutex
   std::vector<std::thread> workers;
 };
