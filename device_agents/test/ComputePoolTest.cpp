@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -88,13 +89,19 @@ TEST(ComputePoolTest, OneThreadRunsTheLoopOnTheCaller) {
             std::set<std::thread::id>{std::this_thread::get_id()});
 }
 
-TEST(ComputePoolTest, ConcurrentCallersEachGetTheirWholeLoop) {
-  ComputePool pool(3);
+/// `callerCount` threads each run `rounds` loops of varying sizes on `pool`
+/// (each inside a ComputePool::Call when `inCalls`); returns how many
+/// iterations did not run exactly once.
+int concurrentMisses(ComputePool &pool, int callerCount, int rounds,
+                     bool inCalls) {
   std::vector<std::thread> callers;
   std::atomic<int> failures{0};
-  for (int c = 0; c < 4; ++c)
+  for (int c = 0; c < callerCount; ++c)
     callers.emplace_back([&, c] {
-      for (int round = 0; round < 200; ++round) {
+      for (int round = 0; round < rounds; ++round) {
+        std::optional<ComputePool::Call> call;
+        if (inCalls)
+          call.emplace(pool);
         int64_t count = 1 + (c * 37 + round * 11) % 300;
         Coverage coverage(count);
         pool.parallelFor(&Coverage::task, &coverage, count);
@@ -105,7 +112,12 @@ TEST(ComputePoolTest, ConcurrentCallersEachGetTheirWholeLoop) {
     });
   for (std::thread &caller : callers)
     caller.join();
-  EXPECT_EQ(failures.load(), 0);
+  return failures.load();
+}
+
+TEST(ComputePoolTest, ConcurrentCallersEachGetTheirWholeLoop) {
+  ComputePool pool(3);
+  EXPECT_EQ(concurrentMisses(pool, 4, 200, /*inCalls=*/false), 0);
 }
 
 TEST(ComputePoolTest, LoopsInsideACallAndAfterItCoverEverything) {
@@ -136,23 +148,7 @@ TEST(ComputePoolTest, LoopsInsideACallAndAfterItCoverEverything) {
 
 TEST(ComputePoolTest, ConcurrentCallsEachGetTheirLoops) {
   ComputePool pool(2);
-  std::vector<std::thread> callers;
-  std::atomic<int> failures{0};
-  for (int c = 0; c < 3; ++c)
-    callers.emplace_back([&, c] {
-      for (int round = 0; round < 100; ++round) {
-        ComputePool::Call call(pool);
-        int64_t count = 1 + (c * 29 + round * 7) % 200;
-        Coverage coverage(count);
-        pool.parallelFor(&Coverage::task, &coverage, count);
-        for (auto &hit : coverage.hits)
-          if (hit.load() != 1)
-            failures.fetch_add(1);
-      }
-    });
-  for (std::thread &caller : callers)
-    caller.join();
-  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(concurrentMisses(pool, 3, 100, /*inCalls=*/true), 0);
 }
 
 TEST(ComputePoolTest, ParsesItsThreadCountFlag) {
