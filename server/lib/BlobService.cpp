@@ -19,8 +19,9 @@
 
 namespace kiln::server {
 
-BlobService::BlobService(ContentStore &store, ServerMetrics &metrics)
-    : store(store), metrics(metrics) {}
+BlobService::BlobService(ContentStore &store, ServerMetrics &metrics,
+                         int64_t maxBlobBytes)
+    : store(store), metrics(metrics), maxBlobBytes(maxBlobBytes) {}
 
 grpc::Status BlobService::FindMissing(grpc::ServerContext *context,
                                       const v1::FindMissingRequest *request,
@@ -44,6 +45,11 @@ absl::Status BlobService::write(grpc::ServerReader<v1::WriteRequest> *reader,
   if (!chunk.has_digest())
     return absl::InvalidArgumentError(
         "the first Blobs.Write message must carry the digest");
+  if (maxBlobBytes > 0 && chunk.digest().size_bytes() > maxBlobBytes)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "blob ", formatDigest(chunk.digest()), " declares ",
+        chunk.digest().size_bytes(), " bytes; this kilnd takes blobs of at "
+        "most ", maxBlobBytes, " bytes (--max-blob-bytes)"));
   ASSIGN_OR_RETURN(std::unique_ptr<BlobWriter> writer,
                    store.beginWrite(chunk.digest(),
                                     chunk.in_transit() ? Durability::kInTransit

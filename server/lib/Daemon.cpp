@@ -63,6 +63,7 @@ int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
   options.deviceWait = std::chrono::seconds(flags.deviceWaitS);
   options.heartbeatInterval = std::chrono::milliseconds(flags.heartbeatMs);
   options.cacheCapacityBytes = flags.cacheCapacityBytes;
+  options.maxBlobBytes = flags.maxBlobBytes;
   options.cacheSalt = flags.cacheSalt;
   // --debug-miscompile (a testing aid) changes the compiler, so its name too.
   std::vector<std::string> miscompiled = flags.debugMiscompileOps();

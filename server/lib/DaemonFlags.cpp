@@ -143,6 +143,17 @@ const std::vector<FlagSpec> &flagTable() {
        [](DaemonFlags &f, const std::string &v) {
          return parseByteSizeFlag("cache-capacity-bytes", v, f.cacheCapacityBytes);
        }},
+      {"max-blob-bytes",
+       [](const DaemonFlags &f) {
+         return f.maxBlobBytes % (int64_t{1} << 30) == 0
+                    ? absl::StrCat(f.maxBlobBytes >> 30, "GiB")
+                    : std::to_string(f.maxBlobBytes);
+       },
+       "largest blob a client may declare in Blobs.Write (RESOURCE_EXHAUSTED "
+       "past it, before anything is written); 0 = unlimited",
+       [](DaemonFlags &f, const std::string &v) {
+         return parseByteSizeFlag("max-blob-bytes", v, f.maxBlobBytes);
+       }},
       {"cache-salt", [](const DaemonFlags &f) { return f.cacheSalt; },
        "salt mixed into compile keys (persisted in <cache-dir>/salt; empty: "
        "keep the persisted one)",

@@ -115,7 +115,8 @@ KilnServer::start(ServerOptions options) {
       *state->store, *state->executables, *state->signer, *state->scheduler, options.executeTimeout,
       state->drainGate, state->metrics);
   state->blobService =
-      std::make_unique<BlobService>(*state->store, state->metrics);
+      std::make_unique<BlobService>(*state->store, state->metrics,
+                                    options.maxBlobBytes);
   addMetricCollectors(*state);
   state->devicesService = std::make_unique<DevicesService>(*state->registry);
   state->agentService = std::make_unique<AgentService>(

@@ -112,6 +112,7 @@ protected:
     options.heartbeatInterval = 60s;
     options.compiler = fake.function();
     options.compilerBuildId = "test-build";
+    options.maxBlobBytes = int64_t{16} << 20;
     options.supportedTargets = {"cpu"};
     absl::StatusOr<std::unique_ptr<KilnServer>> started =
         KilnServer::start(options);
@@ -196,6 +197,28 @@ TEST_F(ServerTest, BlobsRoundTripInChunks) {
   ASSERT_TRUE(reader->Finish().ok());
   EXPECT_EQ(chunks, 4);
   EXPECT_TRUE(back == bytes);
+}
+
+TEST_F(ServerTest, ABlobOverTheCapIsRefusedBeforeAnythingIsWritten) {
+  // The declared size alone decides: no byte of the 17 MiB is sent.
+  v1::Digest huge;
+  huge.set_hash(digestOf("x").hash());
+  huge.set_size_bytes(int64_t{17} << 20);
+  grpc::ClientContext context;
+  v1::WriteResponse response;
+  auto writer = blobs->Write(&context, &response);
+  v1::WriteRequest first;
+  *first.mutable_digest() = huge;
+  first.set_data("x");
+  writer->Write(first);
+  writer->WritesDone();
+  grpc::Status status = writer->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_NE(status.error_message().find("--max-blob-bytes"), std::string::npos)
+      << status.error_message();
+  EXPECT_FALSE(server->contentStore().contains(huge));
+  // Within the cap, writes work as before.
+  EXPECT_EQ(upload(std::string(1 << 20, 'c')).size_bytes(), 1 << 20);
 }
 
 TEST_F(ServerTest, BlobWriteRejectsMismatchAndOutOfOrderChunks) {

@@ -21,7 +21,10 @@ inline constexpr int64_t kBlobChunkBytes = 1 << 20;
 class BlobService final : public v1::Blobs::Service {
 public:
   /// Blob bytes in and out are counted in `metrics`.
-  BlobService(ContentStore &store, ServerMetrics &metrics);
+  /// Writes declaring more than `maxBlobBytes` (0: no cap) are refused with
+  /// RESOURCE_EXHAUSTED before anything is written.
+  BlobService(ContentStore &store, ServerMetrics &metrics,
+              int64_t maxBlobBytes = 0);
 
   grpc::Status FindMissing(grpc::ServerContext *context,
                            const v1::FindMissingRequest *request,
@@ -43,6 +46,7 @@ private:
 
   ContentStore &store;
   ServerMetrics &metrics;
+  int64_t maxBlobBytes;
 };
 
 } // namespace kiln::server

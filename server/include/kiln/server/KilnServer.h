@@ -43,6 +43,8 @@ struct ServerOptions {
   std::chrono::milliseconds deviceWait{15'000};
   /// Content-store size cap in bytes (0: unlimited).
   int64_t cacheCapacityBytes = 0;
+  /// Largest blob Blobs.Write accepts (declared size); 0 = unlimited.
+  int64_t maxBlobBytes = 0;
   /// Compile-key salt; "" keeps the one persisted in <cacheDir>/salt.
   std::string cacheSalt;
   /// Heartbeat interval agents are told to keep.
