@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
         if (!model.ok())
           return model.status();
         absl::StatusOr<int> threads =
-            kiln::agent::ComputePool::parseThreadCount(computeThreads);
+            kiln::agent::parseThreadCount(computeThreads);
         if (!threads.ok())
           return absl::InvalidArgumentError(absl::StrCat(
               "--compute-threads: ", threads.status().message()));

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/cpu/ComputePool.h"
+#include "kiln/agent/AgentMain.h"
 
 #include <gtest/gtest.h>
 
@@ -151,13 +152,13 @@ TEST(ComputePoolTest, ConcurrentCallsEachGetTheirLoops) {
   EXPECT_EQ(concurrentMisses(pool, 3, 100, /*inCalls=*/true), 0);
 }
 
-TEST(ComputePoolTest, ParsesItsThreadCountFlag) {
-  absl::StatusOr<int> automatic = ComputePool::parseThreadCount("auto");
+TEST(ComputePoolTest, ParsesItsThreadCountFlagAsTaskThreadsIs) {
+  absl::StatusOr<int> automatic = parseThreadCount("auto");
   ASSERT_TRUE(automatic.ok()) << automatic.status();
   EXPECT_GE(*automatic, 1);
-  EXPECT_EQ(*ComputePool::parseThreadCount("6"), 6);
+  EXPECT_EQ(*parseThreadCount("6"), 6);
   for (const char *bad : {"0", "-2", "1025", "two", ""}) {
-    absl::StatusOr<int> parsed = ComputePool::parseThreadCount(bad);
+    absl::StatusOr<int> parsed = parseThreadCount(bad);
     ASSERT_FALSE(parsed.ok()) << bad;
     EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(parsed.status().message().find("auto"), std::string::npos);

@@ -50,6 +50,13 @@ absl::Status parseNumber(const std::string &flag, const std::string &text,
 }
 
 /// A byte size flag ("20GiB", "512MiB", "0"), via kiln::parseByteSize.
+/// A byte count as --help shows its default: whole GiB as "<n>GiB".
+std::string byteSizeText(int64_t bytes) {
+  return bytes % (int64_t{1} << 30) == 0
+             ? absl::StrCat(bytes >> 30, "GiB")
+             : std::to_string(bytes);
+}
+
 absl::Status parseByteSizeFlag(const std::string &flag, const std::string &text,
                                int64_t &out) {
   absl::StatusOr<int64_t> size = parseByteSize(text);
@@ -133,22 +140,14 @@ const std::vector<FlagSpec> &flagTable() {
          return parseNumber("drain-timeout-s", v, int64_t{0}, f.drainTimeoutS);
        }},
       {"cache-capacity-bytes",
-       [](const DaemonFlags &f) {
-         return f.cacheCapacityBytes % (int64_t{1} << 30) == 0
-                    ? absl::StrCat(f.cacheCapacityBytes >> 30, "GiB")
-                    : std::to_string(f.cacheCapacityBytes);
-       },
+       [](const DaemonFlags &f) { return byteSizeText(f.cacheCapacityBytes); },
        "content-store size cap (LRU eviction past it, never of blobs in "
        "use); 0 = unlimited",
        [](DaemonFlags &f, const std::string &v) {
          return parseByteSizeFlag("cache-capacity-bytes", v, f.cacheCapacityBytes);
        }},
       {"max-blob-bytes",
-       [](const DaemonFlags &f) {
-         return f.maxBlobBytes % (int64_t{1} << 30) == 0
-                    ? absl::StrCat(f.maxBlobBytes >> 30, "GiB")
-                    : std::to_string(f.maxBlobBytes);
-       },
+       [](const DaemonFlags &f) { return byteSizeText(f.maxBlobBytes); },
        "largest blob a client may declare in Blobs.Write (RESOURCE_EXHAUSTED "
        "past it, before anything is written); 0 = unlimited",
        [](DaemonFlags &f, const std::string &v) {

@@ -19,6 +19,9 @@ from torch import nn
 
 import kiln
 
+# None: the connected agent's CPU; x86-64-v3: a baseline every host here runs.
+CPUS = (None, "x86-64-v3")
+
 
 class ConvBlock(nn.Module):
     """A resnet basic block at 32 channels, with a strided stem."""
@@ -92,20 +95,25 @@ def test_parallel_results_match_eager_and_do_not_depend_on_thread_count(
         with kiln.Client(daemon.address, timeout=300) as client:
             (device,) = client.devices("cpu")
             assert device.properties["compute_threads"] == str(threads)
-            for name, (module, inputs, ep) in exported.items():
-                compiled = client.compile(ep, options={"dump_stages": True})
-                llvm = compiled.stage_dumps()["llvm-dialect"]
-                assert "llvm.call @kiln_rt_parallel_for" in llvm, \
-                    f"{name}: no loop was outlined for the thread pool"
-                got = compiled(*inputs)
-                with torch.no_grad():
-                    want = module(*inputs)
-                torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
-                outputs[(threads, name)] = got
+            # The agents' CPU (this host's), and a named baseline that every
+            # x86-64 machine of this project's kind runs (AVX2, no AVX-512).
+            for cpu in CPUS:
+                options = {"dump_stages": True, **({"cpu": cpu} if cpu else {})}
+                for name, (module, inputs, ep) in exported.items():
+                    compiled = client.compile(ep, options=options)
+                    llvm = compiled.stage_dumps()["llvm-dialect"]
+                    assert "llvm.call @kiln_rt_parallel_for" in llvm, \
+                        f"{name} ({cpu}): no loop was outlined for the thread pool"
+                    got = compiled(*inputs)
+                    with torch.no_grad():
+                        want = module(*inputs)
+                    torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+                    outputs[(threads, cpu, name)] = got
         daemon.stop()
-    for name in exported:
-        assert torch.equal(outputs[(1, name)], outputs[(3, name)]), \
-            f"{name}: 1 and 3 compute threads gave different bits"
+    for cpu in CPUS:
+        for name in exported:
+            assert torch.equal(outputs[(1, cpu, name)], outputs[(3, cpu, name)]), \
+                f"{name} ({cpu}): 1 and 3 compute threads gave different bits"
 
 
 def test_small_loops_stay_on_the_calling_thread(client):

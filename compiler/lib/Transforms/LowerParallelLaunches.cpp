@@ -16,7 +16,6 @@ using namespace mlir;
 
 namespace {
 
-constexpr llvm::StringLiteral kParallelBodyAttr = "kiln.parallel_body";
 constexpr llvm::StringLiteral kParallelFor = "kiln_rt_parallel_for";
 
 struct LowerParallelLaunchesPass
@@ -27,7 +26,7 @@ struct LowerParallelLaunchesPass
     ModuleOp module = getOperation();
     SmallVector<LLVM::LLVMFuncOp> launches;
     for (auto function : module.getOps<LLVM::LLVMFuncOp>())
-      if (function->hasAttr(kParallelBodyAttr))
+      if (function->hasAttr(kiln::kParallelBodyAttrName))
         launches.push_back(function);
     if (launches.empty())
       return;
@@ -54,7 +53,7 @@ struct LowerParallelLaunchesPass
   LogicalResult lower(ModuleOp module, LLVM::LLVMFuncOp launch,
                       LLVM::LLVMFuncOp parallelFor) {
     MLIRContext *context = &getContext();
-    auto bodyName = launch->getAttrOfType<FlatSymbolRefAttr>(kParallelBodyAttr);
+    auto bodyName = launch->getAttrOfType<FlatSymbolRefAttr>(kiln::kParallelBodyAttrName);
     auto body = bodyName ? module.lookupSymbol<LLVM::LLVMFuncOp>(bodyName)
                          : LLVM::LLVMFuncOp();
     if (!body || body.isExternal())

@@ -24,17 +24,10 @@ using namespace mlir;
 
 namespace {
 
-/// The attribute naming the body a launch declaration runs.
-constexpr llvm::StringLiteral kParallelBodyAttr = "kiln.parallel_body";
-
 /// Iterations of dimension `dim` of `loop`, when its bounds are constant.
 std::optional<int64_t> tripCount(scf::ParallelOp loop, unsigned dim) {
-  std::optional<int64_t> lower = getConstantIntValue(loop.getLowerBound()[dim]);
-  std::optional<int64_t> upper = getConstantIntValue(loop.getUpperBound()[dim]);
-  std::optional<int64_t> step = getConstantIntValue(loop.getStep()[dim]);
-  if (!lower || !upper || !step || *step <= 0)
-    return std::nullopt;
-  return *upper <= *lower ? 0 : (*upper - *lower + *step - 1) / *step;
+  return constantTripCount(loop.getLowerBound()[dim],
+                           loop.getUpperBound()[dim], loop.getStep()[dim]);
 }
 
 double blockCost(Block &block);
@@ -286,7 +279,7 @@ struct OutlineParallelLoopsPass
         loc, body.getSymName().str() + "_launch",
         moduleBuilder.getFunctionType(launchTypes, {}));
     launch.setPrivate();
-    launch->setAttr(kParallelBodyAttr,
+    launch->setAttr(kiln::kParallelBodyAttrName,
                     FlatSymbolRefAttr::get(body.getSymNameAttr()));
     symbols.insert(launch);
 

@@ -193,13 +193,11 @@ parseAgentFlags(const std::vector<std::string> &args,
     return absl::InvalidArgumentError(
         absl::StrCat("--resident-bytes: ", resident.status().message()));
   options.residentBytes = *resident;
-  if (values["task-threads"] == "auto")
-    options.taskThreads = std::clamp(availableCpus(), 1, 1024);
-  else if (!absl::SimpleAtoi(values["task-threads"], &options.taskThreads) ||
-           options.taskThreads < 1 || options.taskThreads > 1024)
+  absl::StatusOr<int> taskThreads = parseThreadCount(values["task-threads"]);
+  if (!taskThreads.ok())
     return absl::InvalidArgumentError(
-        absl::StrCat("--task-threads: '", values["task-threads"],
-                     "' is not 'auto' or a count between 1 and 1024"));
+        absl::StrCat("--task-threads: ", taskThreads.status().message()));
+  options.taskThreads = *taskThreads;
   if (int maxLoaded = 0;
       !absl::SimpleAtoi(values["max-loaded-executables"], &maxLoaded) ||
       maxLoaded < 1 || maxLoaded > 1 << 20)
@@ -227,6 +225,16 @@ parseAgentFlags(const std::vector<std::string> &args,
     if (flag.value)
       *flag.value = values[flag.name];
   return commandLine;
+}
+
+absl::StatusOr<int> parseThreadCount(absl::string_view value) {
+  if (value == "auto")
+    return std::clamp(availableCpus(), 1, 1024);
+  int threads = 0;
+  if (!absl::SimpleAtoi(value, &threads) || threads < 1 || threads > 1024)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", value, "' is not 'auto' or a count between 1 and 1024"));
+  return threads;
 }
 
 int agentMain(int argc, char **argv, std::string_view kind,

@@ -7,13 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/cpu/ComputePool.h"
 
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-
 #include <algorithm>
 #include <chrono>
-
-#include <sched.h>
 
 namespace kiln::agent {
 namespace {
@@ -69,22 +64,6 @@ ComputePool::~ComputePool() {
   workAvailable.notify_all();
   for (std::thread &worker : workers)
     worker.join();
-}
-
-absl::StatusOr<int> ComputePool::parseThreadCount(absl::string_view value) {
-  if (value == "auto") {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) == 0)
-      return std::clamp(CPU_COUNT(&set), 1, 1024);
-    return std::clamp(static_cast<int>(std::thread::hardware_concurrency()),
-                      1, 1024);
-  }
-  int threads = 0;
-  if (!absl::SimpleAtoi(value, &threads) || threads < 1 || threads > 1024)
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", value, "' is not 'auto' or a thread count between 1 and 1024"));
-  return threads;
 }
 
 ComputePool::Call::Call(ComputePool &pool) : pool(pool) {

@@ -17,6 +17,11 @@
 
 namespace kiln {
 
+/// On a launch declaration: the task body it runs (written by
+/// kiln-outline-parallel-loops, read by kiln-lower-parallel-launches).
+inline constexpr llvm::StringLiteral kParallelBodyAttrName =
+    "kiln.parallel_body";
+
 #define GEN_PASS_DECL
 #include "kiln/Transforms/Passes.h.inc"
 

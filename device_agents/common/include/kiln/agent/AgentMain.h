@@ -11,6 +11,7 @@
 #include "kiln/agent/DeviceBackend.h"
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 #include <functional>
 #include <memory>
@@ -48,6 +49,11 @@ parseAgentFlags(const std::vector<std::string> &args, std::string_view kind,
 /// The --help text: every flag with its default.
 std::string agentUsage(std::string_view program, std::string_view kind,
                        const std::vector<AgentFlag> &extraFlags = {});
+
+/// A thread-count flag's value: "auto" (the CPUs this process may run on,
+/// per its affinity mask) or a count from 1 to 1024. INVALID_ARGUMENT
+/// otherwise, naming both forms (callers prefix the flag's name).
+absl::StatusOr<int> parseThreadCount(absl::string_view value);
 
 using BackendFactory =
     std::function<absl::StatusOr<std::unique_ptr<DeviceBackend>>()>;

@@ -7,9 +7,6 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
-
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -61,10 +58,6 @@ public:
   /// The pool as the artifact runtime's `struct kiln_rt_thread_pool *`, for
   /// its exported kiln_rt_set_thread_pool.
   void *runtimeHandle() { return &abi; }
-
-  /// The thread count a `--compute-threads` value asks for: "auto" (the CPUs
-  /// this process may run on) or a count from 1 to 1024.
-  static absl::StatusOr<int> parseThreadCount(absl::string_view value);
 
 private:
   struct Loop;
