@@ -90,8 +90,17 @@ KilnServer::start(ServerOptions options) {
                         absl::StrCat("--task-signing-key: ",
                                      key.status().message()));
   state->signer = std::make_unique<TaskSigner>(*std::move(key));
-  RETURN_IF_ERROR(writeFileAtomically(taskPublicKeyPath(options.cacheDir),
-                                      state->signer->publicKeyPem()));
+  // A key from elsewhere (--task-signing-key, a Helm Secret) leaves the
+  // cache's keys/ folder uncreated.
+  std::filesystem::path publicKey = taskPublicKeyPath(options.cacheDir);
+  std::error_code error;
+  std::filesystem::create_directories(publicKey.parent_path(), error);
+  if (error)
+    return absl::InternalError(absl::StrCat("cannot create ",
+                                            publicKey.parent_path().string(),
+                                            ": ", error.message()));
+  RETURN_IF_ERROR(
+      writeFileAtomically(publicKey, state->signer->publicKeyPem()));
   ASSIGN_OR_RETURN(state->executables,
                    ExecutableNamespace::open(options.cacheDir / "executables"));
   ASSIGN_OR_RETURN(state->cache,

@@ -336,6 +336,29 @@ TEST_F(ServerTest, AnAgentOfAnotherProtocolVersionIsRefusedNamingBoth) {
   EXPECT_TRUE(server->deviceRegistry().listDevices("").empty());
 }
 
+TEST(ServerKeyTest, AGivenTaskKeyIsUsedAndItsPublicHalfPublished) {
+  TempDir keys, cache;
+  std::filesystem::path keyPath = keys.path() / "task-signing-key.pem";
+  absl::StatusOr<TaskSigningKey> key = TaskSigningKey::loadOrCreate(keyPath);
+  ASSERT_TRUE(key.ok()) << key.status();
+  FakeCompiler fake;
+  ServerOptions options;
+  options.listenAddress = "127.0.0.1:0";
+  options.cacheDir = cache.path(); // fresh: no keys/ folder in it
+  options.taskSigningKey = keyPath;
+  options.compiler = fake.function();
+  options.compilerBuildId = "test-build";
+  absl::StatusOr<std::unique_ptr<KilnServer>> server =
+      KilnServer::start(options);
+  ASSERT_TRUE(server.ok()) << server.status();
+  EXPECT_EQ(testing::readFile(taskPublicKeyPath(cache.path())),
+            key->publicKeyPem());
+  EXPECT_FALSE(std::filesystem::exists(cache.path() / "keys" /
+                                       "task-signing-key.pem"))
+      << "the given key is used, no other is made";
+  (*server)->shutdown(std::chrono::milliseconds(0));
+}
+
 TEST_F(ServerTest, ExecuteErrors) {
   v1::Digest w = upload(weights);
   v1::CompileResponse compiled;
