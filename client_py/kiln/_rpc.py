@@ -8,6 +8,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import grpc
 
+from kiln.credentials import (AUTHORIZATION_KEY, PROTOCOL_KEY, PROTOCOL_VERSION, TlsConfig,
+                              resolve_tls, resolve_token)
 from kiln.errors import raise_for_rpc_error
 from kiln.v1 import (blobs_pb2_grpc, cache_pb2_grpc, compiler_pb2_grpc,
                      devices_pb2_grpc, executor_pb2_grpc)
@@ -30,13 +32,28 @@ MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 class Rpc:
     """Stubs of the client-facing services over one channel."""
 
-    def __init__(self, address: str, timeout: float | None):
+    def __init__(self, address: str, timeout: float | None,
+                 tls: TlsConfig | str | bool | None = None, token: str | None = None):
         self.address = address
         self.timeout = timeout
-        self.channel = grpc.insecure_channel(address, options=[
+        options = [
             ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-        ])
+        ]
+        self.tls = resolve_tls(tls)
+        if self.tls is None:
+            self.channel = grpc.insecure_channel(address, options=options)
+        else:
+            if self.tls.server_name:
+                options.append(("grpc.ssl_target_name_override", self.tls.server_name))
+            self.channel = grpc.secure_channel(address, self.tls.channel_credentials(),
+                                               options=options)
+        # Sent as metadata on every call (not as gRPC call credentials, which
+        # plaintext loopback channels refuse).
+        self._metadata: tuple[tuple[str, str], ...] = ((PROTOCOL_KEY, PROTOCOL_VERSION),)
+        token = resolve_token(token)
+        if token:
+            self._metadata += ((AUTHORIZATION_KEY, f"Bearer {token}"),)
         self.compiler = compiler_pb2_grpc.CompilerStub(self.channel)
         self.executor = executor_pb2_grpc.ExecutorStub(self.channel)
         self.blobs = blobs_pb2_grpc.BlobsStub(self.channel)
@@ -45,6 +62,11 @@ class Rpc:
 
     def close(self) -> None:
         self.channel.close()
+
+    def metadata(self, request_id: str) -> tuple[tuple[str, str], ...]:
+        """What every call carries: its request id, the client protocol
+        version and the bearer token (when there is one)."""
+        return ((REQUEST_ID_KEY, request_id),) + self._metadata
 
     def call(self, name: str, method: Callable[..., Any], request: Any,
              context: Mapping[str, object] | None = None,
@@ -57,7 +79,7 @@ class Rpc:
         rid = request_id or new_request_id()
         try:
             return method(request, timeout=self.timeout if timeout is ... else timeout,
-                          metadata=((REQUEST_ID_KEY, rid),))
+                          metadata=self.metadata(rid))
         except grpc.RpcError as err:
             raise_for_rpc_error(err, name, {"address": self.address, **(context or {})},
                                 request_id=rid)
@@ -69,8 +91,7 @@ class Rpc:
         Request ids as for :meth:`call`."""
         rid = request_id or new_request_id()
         try:
-            yield from method(request, timeout=self.timeout,
-                              metadata=((REQUEST_ID_KEY, rid),))
+            yield from method(request, timeout=self.timeout, metadata=self.metadata(rid))
         except grpc.RpcError as err:
             raise_for_rpc_error(err, name, {"address": self.address, **(context or {})},
                                 request_id=rid)

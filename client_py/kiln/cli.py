@@ -4,8 +4,12 @@
     kiln compile MODEL.pt2 --target cpu [--dump DIR] [--op-report [--exact]]
     kiln run MODEL.pt2 --input x.pt [--input y.pt ...] [--output out.pt] [--compare]
     kiln cache stats | gc [--target-bytes 10GiB] | salt NEW
+    kiln token new --name NAME [--role user|admin|agent]
 
-``--address`` (default ``$KILN_ADDRESS`` or localhost:50051). Expected errors
+``--address`` (default ``$KILN_ADDRESS`` or localhost:50051); ``--tls-ca``,
+``--tls-cert``, ``--tls-key`` and ``--token-file`` (defaults from
+``KILN_TLS_CA``, ``KILN_TLS_CERT``, ``KILN_TLS_KEY``, ``KILN_TOKEN`` and
+``KILN_TOKEN_FILE``; see :mod:`kiln.credentials`). Expected errors
 (an unreachable daemon, a missing file, a rejected graph) print one line and a
 hint on stderr and exit 1; a traceback means a bug in kiln.
 """
@@ -52,6 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
         prog="kiln", description="Compile and run PyTorch models on a Kiln daemon.")
     parser.add_argument("--address", "-a", default=os.environ.get("KILN_ADDRESS", DEFAULT_ADDRESS),
                         help="kilnd host:port (default: $KILN_ADDRESS or %(default)s)")
+    parser.add_argument("--tls-ca", type=pathlib.Path, metavar="PEM",
+                        help="CA bundle kilnd's certificate chains to; turns TLS on "
+                             "(default: $KILN_TLS_CA; unset: plaintext)")
+    parser.add_argument("--tls-cert", type=pathlib.Path, metavar="PEM",
+                        help="client certificate for mTLS (default: $KILN_TLS_CERT)")
+    parser.add_argument("--tls-key", type=pathlib.Path, metavar="PEM",
+                        help="its private key (default: $KILN_TLS_KEY)")
+    parser.add_argument("--token-file", type=pathlib.Path, metavar="FILE",
+                        help="file holding a bearer token (default: $KILN_TOKEN, "
+                             "$KILN_TOKEN_FILE)")
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="deadline per RPC in seconds (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true",
@@ -90,7 +104,41 @@ def build_parser() -> argparse.ArgumentParser:
                    help="evict down to N bytes (512M, 2GiB...); default: the daemon's capacity")
     p = csub.add_parser("salt", help="change the compile-key salt (invalidates every executable)")
     p.add_argument("salt", help="the new salt")
+
+    token = sub.add_parser("token", help="bearer tokens for kilnd's --auth-tokens file")
+    tsub = token.add_subparsers(dest="token_command", required=True, metavar="ACTION")
+    p = tsub.add_parser("new", help="print a fresh token, and the line kilnd's --auth-tokens "
+                                    "file needs for it (kilnd keeps only its hash)")
+    p.add_argument("--name", required=True, help="who the token is for (logged by kilnd)")
+    p.add_argument("--role", choices=("user", "admin", "agent"), default="user",
+                   help="user: compile, run, blobs, devices; admin: also cache GC and "
+                        "salt; agent: the agent plane (default: %(default)s)")
     return parser
+
+
+def _client_credentials(args: argparse.Namespace) -> dict:
+    """Client(tls=..., token=...) from the flags; None defers to the environment."""
+    from kiln.credentials import TlsConfig
+    if args.tls_cert is not None and args.tls_key is None or \
+            args.tls_key is not None and args.tls_cert is None:
+        raise CliError("--tls-cert and --tls-key go together",
+                       "give both, or neither")
+    tls = None
+    if args.tls_ca is not None:
+        tls = TlsConfig(ca=args.tls_ca, cert=args.tls_cert, key=args.tls_key)
+    elif args.tls_cert is not None:
+        raise CliError("--tls-cert needs --tls-ca", "name the CA bundle kilnd's "
+                       "certificate chains to")
+    token = None
+    if args.token_file is not None:
+        try:
+            token = args.token_file.read_text().strip()
+        except OSError as err:
+            raise CliError(f"cannot read --token-file {args.token_file}: {err.strerror}",
+                           "") from None
+        if not token:
+            raise CliError(f"--token-file {args.token_file} is empty", "")
+    return {"tls": tls, "token": token}
 
 
 def _command(args: argparse.Namespace):
@@ -106,8 +154,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from kiln.cli_progress import Reporter
         from kiln.client import Client
+        if args.command == "token":
+            from kiln import cli_commands as c
+            c.cmd_token_new(args)
+            return 0
         reporter = Reporter(enabled=False if args.no_progress else None)
-        with Client(args.address, timeout=args.timeout) as client:
+        with Client(args.address, timeout=args.timeout, **_client_credentials(args)) as client:
             _command(args)(args, client, reporter)
     except (KilnError, CliError) as err:
         message, hint = describe_error(err)

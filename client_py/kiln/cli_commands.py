@@ -244,3 +244,12 @@ def cmd_cache_salt(args: argparse.Namespace, client: Client, reporter: Reporter)
     previous = client.cache.set_salt(args.salt)
     print(f"salt set to {args.salt!r} (was {previous!r}); existing executables are no longer "
           "served and models compile afresh")
+
+
+def cmd_token_new(args: argparse.Namespace) -> None:
+    """Prints a fresh token (keep it secret) and its --auth-tokens line."""
+    from kiln.credentials import new_token, token_grant_line
+    token = new_token()
+    line = token_grant_line(args.name, args.role, token)
+    print(f"token: {token}")
+    print(f"--auth-tokens line: {line}")

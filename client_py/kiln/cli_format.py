@@ -12,7 +12,8 @@ from typing import Iterable, Sequence
 import grpc
 
 from kiln.errors import (CompileError, DeadlineExceededError, FailedPreconditionError,
-                         InvalidArgumentError, KilnError, NotFoundError, UnavailableError,
+                         InvalidArgumentError, KilnError, NotFoundError,
+                         PermissionDeniedError, UnauthenticatedError, UnavailableError,
                          UnsupportedOpError)
 
 __all__ = ["CliError", "parse_size", "format_bytes", "format_table", "describe_error"]
@@ -89,6 +90,11 @@ def describe_error(err: BaseException) -> tuple[str, str]:
         else:
             hint = (f"is kilnd running at {address}? Start it (kilnd --listen {address}) "
                     "or point --address / KILN_ADDRESS at it")
+    elif isinstance(err, UnauthenticatedError):
+        hint = ("this kilnd requires credentials: --token-file FILE (or KILN_TOKEN / "
+                "KILN_TOKEN_FILE), or a client certificate (--tls-cert/--tls-key)")
+    elif isinstance(err, PermissionDeniedError):
+        hint = "your credentials lack the role this needs; ask the kilnd operator"
     elif isinstance(err, DeadlineExceededError):
         hint = "the call ran past its deadline: raise --timeout (seconds)"
     elif isinstance(err, CompileError):

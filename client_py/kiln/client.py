@@ -13,6 +13,7 @@ from torch.utils import _pytree as pytree
 from kiln._rpc import Rpc
 from kiln.blobs import BlobClient
 from kiln.cache import CacheClient
+from kiln.credentials import TlsConfig
 from kiln.errors import (FailedPreconditionError, InvalidArgumentError, KilnError,
                          UnsupportedOpError)
 from kiln.graph import SerializedGraph, serialize_graph_module
@@ -220,12 +221,17 @@ class Client:
     Args:
         address: ``host:port`` of kilnd.
         timeout: deadline in seconds for each RPC (None: no deadline).
+        tls: None (from ``KILN_TLS_CA``/``KILN_TLS_CERT``/``KILN_TLS_KEY``;
+            plaintext when unset), True (the system's CA roots), a CA bundle
+            path, a :class:`kiln.TlsConfig`, or False (plaintext).
+        token: bearer token (None: ``KILN_TOKEN`` or ``KILN_TOKEN_FILE``).
     """
 
-    def __init__(self, address: str, timeout: float | None = 300.0):
+    def __init__(self, address: str, timeout: float | None = 300.0, *,
+                 tls: TlsConfig | str | bool | None = None, token: str | None = None):
         self.address = address
         self.timeout = timeout
-        self._rpc = Rpc(address, timeout)
+        self._rpc = Rpc(address, timeout, tls=tls, token=token)
         self.blobs = BlobClient(self._rpc)
         self.cache = CacheClient(self._rpc)
 

@@ -23,6 +23,9 @@ __all__ = [
     "FailedPreconditionError",
     "UnavailableError",
     "DeadlineExceededError",
+    "UnauthenticatedError",
+    "PermissionDeniedError",
+    "ResourceExhaustedError",
     "InternalError",
     "CompileError",
     "UnsupportedOpError",
@@ -81,6 +84,20 @@ class DeadlineExceededError(KilnError):
     """The request ran past its deadline (``Client(timeout=...)``)."""
 
 
+class UnauthenticatedError(KilnError):
+    """kilnd requires credentials and the call had none, or a token it does
+    not accept (``Client(token=...)``, ``KILN_TOKEN``)."""
+
+
+class PermissionDeniedError(KilnError):
+    """The caller is known but its role may not do this (e.g. cache GC, which
+    needs the admin role)."""
+
+
+class ResourceExhaustedError(KilnError):
+    """A limit was reached (a blob larger than kilnd's --max-blob-bytes)."""
+
+
 class InternalError(KilnError):
     """The server or a device failed on a valid request."""
 
@@ -133,6 +150,9 @@ _BY_CODE: dict[grpc.StatusCode, type[KilnError]] = {
     grpc.StatusCode.FAILED_PRECONDITION: FailedPreconditionError,
     grpc.StatusCode.UNAVAILABLE: UnavailableError,
     grpc.StatusCode.DEADLINE_EXCEEDED: DeadlineExceededError,
+    grpc.StatusCode.UNAUTHENTICATED: UnauthenticatedError,
+    grpc.StatusCode.PERMISSION_DENIED: PermissionDeniedError,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: ResourceExhaustedError,
     grpc.StatusCode.INTERNAL: InternalError,
     grpc.StatusCode.UNIMPLEMENTED: UnimplementedError,
 }

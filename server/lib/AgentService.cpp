@@ -61,11 +61,18 @@ private:
 
 } // namespace
 
-AgentService::AgentService(DeviceRegistry &registry, std::string taskPublicKey)
-    : registry(registry), taskPublicKey(std::move(taskPublicKey)) {}
+AgentService::AgentService(DeviceRegistry &registry, std::string taskPublicKey,
+                           const AccessPolicy &access)
+    : registry(registry), taskPublicKey(std::move(taskPublicKey)),
+      access(access) {}
 
 grpc::Status AgentService::Connect(grpc::ServerContext *context,
                                    AgentStream *stream) {
+  Principal caller;
+  if (grpc::Status denied =
+          access.admit(*context, "kiln.v1.Agent/Connect", &caller);
+      !denied.ok())
+    return denied;
   v1::AgentMessage message;
   if (!stream->Read(&message))
     return toGrpcStatus(absl::InvalidArgumentError(
@@ -87,6 +94,20 @@ grpc::Status AgentService::Connect(grpc::ServerContext *context,
                   std::string(refused.message()));
     return toGrpcStatus(refused);
   }
+  // An authenticated agent registers under the identity it proved (its
+  // certificate's CN or its token's name), and only under it.
+  bool identityProven = caller.proof != Proof::None;
+  if (identityProven && registration.agent_id() != caller.name) {
+    absl::Status refused = absl::PermissionDeniedError(absl::StrCat(
+        "agent id '", registration.agent_id(), "' is not the identity '",
+        caller.name, "' proven by the agent's ",
+        caller.proof == Proof::Certificate ? "certificate (CN)"
+                                           : "token (its name)",
+        ": an agent registers under its own identity only"));
+    spdlog::error("agent registration from {} refused: {}", context->peer(),
+                  std::string(refused.message()));
+    return toGrpcStatus(refused);
+  }
   auto link = std::make_shared<StreamLink>(stream);
   auto session = std::make_shared<AgentSession>(registration.agent_id(), link);
   std::vector<v1::Device> devices(registration.devices().begin(),
@@ -99,7 +120,8 @@ grpc::Status AgentService::Connect(grpc::ServerContext *context,
   registered.mutable_registered()->set_protocol_version(kAgentProtocolVersion);
   absl::Status status = link->greet(registered, [&] {
     absl::StatusOr<std::string> token =
-        registry.addAgent(session, devices, registration.session_token());
+        registry.addAgent(session, devices, registration.session_token(),
+                          identityProven);
     if (token.ok())
       registered.mutable_registered()->set_session_token(*token);
     return token.status();

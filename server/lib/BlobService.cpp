@@ -20,13 +20,16 @@
 namespace kiln::server {
 
 BlobService::BlobService(ContentStore &store, ServerMetrics &metrics,
-                         int64_t maxBlobBytes)
-    : store(store), metrics(metrics), maxBlobBytes(maxBlobBytes) {}
+                         const AccessPolicy &access, int64_t maxBlobBytes)
+    : store(store), metrics(metrics), access(access),
+      maxBlobBytes(maxBlobBytes) {}
 
 grpc::Status BlobService::FindMissing(grpc::ServerContext *context,
                                       const v1::FindMissingRequest *request,
                                       v1::FindMissingResponse *response) {
   RequestScope scope(*context, "kiln.v1.Blobs/FindMissing", &metrics);
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Blobs/FindMissing"); !denied.ok())
+    return denied;
   std::vector<v1::Digest> asked(request->digests().begin(),
                                 request->digests().end());
   for (const v1::Digest &digest : asked)
@@ -84,6 +87,8 @@ grpc::Status BlobService::Write(grpc::ServerContext *context,
                                 grpc::ServerReader<v1::WriteRequest> *reader,
                                 v1::WriteResponse *response) {
   RequestScope scope(*context, "kiln.v1.Blobs/Write", &metrics);
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Blobs/Write"); !denied.ok())
+    return denied;
   absl::Status status = write(reader, response);
   if (!status.ok())
     spdlog::warn("Blobs.Write from {} failed: {}", context->peer(),
@@ -115,6 +120,8 @@ grpc::Status BlobService::Read(grpc::ServerContext *context,
                                const v1::ReadRequest *request,
                                grpc::ServerWriter<v1::ReadResponse> *writer) {
   RequestScope scope(*context, "kiln.v1.Blobs/Read", &metrics);
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Blobs/Read"); !denied.ok())
+    return denied;
   absl::Status status = read(*request, writer);
   if (!status.ok() && status.code() != absl::StatusCode::kNotFound)
     spdlog::warn("Blobs.Read {} failed: {}", formatDigest(request->digest()),

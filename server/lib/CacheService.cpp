@@ -17,8 +17,10 @@
 namespace kiln::server {
 
 CacheService::CacheService(ContentStore &store, CompileCache &cache,
-                           std::filesystem::path saltFile)
-    : store(store), cache(cache), saltFile(std::move(saltFile)) {}
+                           std::filesystem::path saltFile,
+                           const AccessPolicy &access)
+    : store(store), cache(cache), saltFile(std::move(saltFile)),
+      access(access) {}
 
 v1::GetCacheStatsResponse CacheService::stats() const {
   StoreIndex::Stats index = store.index().stats();
@@ -46,17 +48,21 @@ absl::StatusOr<std::string> CacheService::setSalt(const std::string &salt) {
   return previous;
 }
 
-grpc::Status CacheService::GetCacheStats(grpc::ServerContext *,
+grpc::Status CacheService::GetCacheStats(grpc::ServerContext *context,
                                          const v1::GetCacheStatsRequest *,
                                          v1::GetCacheStatsResponse *response) {
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Cache/GetCacheStats"); !denied.ok())
+    return denied;
   *response = stats();
   return toGrpcStatus(absl::OkStatus());
 }
 
 grpc::Status
-CacheService::CollectGarbage(grpc::ServerContext *,
+CacheService::CollectGarbage(grpc::ServerContext *context,
                              const v1::CollectGarbageRequest *request,
                              v1::CollectGarbageResponse *response) {
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Cache/CollectGarbage"); !denied.ok())
+    return denied;
   if (request->target_bytes() < 0)
     return toGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
         "target_bytes must be >= 0 (0: the configured capacity), got ",
@@ -68,9 +74,11 @@ CacheService::CollectGarbage(grpc::ServerContext *,
   return toGrpcStatus(absl::OkStatus());
 }
 
-grpc::Status CacheService::SetCacheSalt(grpc::ServerContext *,
+grpc::Status CacheService::SetCacheSalt(grpc::ServerContext *context,
                                         const v1::SetCacheSaltRequest *request,
                                         v1::SetCacheSaltResponse *response) {
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Cache/SetCacheSalt"); !denied.ok())
+    return denied;
   absl::StatusOr<std::string> previous = setSalt(request->salt());
   if (!previous.ok())
     return toGrpcStatus(previous.status());

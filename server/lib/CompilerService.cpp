@@ -49,10 +49,12 @@ CompilerService::CompilerService(ContentStore &store, CompileCache &cache,
                                  OptionsResolverFn resolveOptions,
                                  const DeviceRegistry &registry,
                                  std::vector<std::string> supportedTargets,
-                                 DrainGate &gate, ServerMetrics &metrics)
+                                 DrainGate &gate, ServerMetrics &metrics,
+                                 const AccessPolicy &access)
     : store(store), cache(cache), nodeSupport(std::move(nodeSupport)),
       resolveOptions(std::move(resolveOptions)), registry(registry),
-      targets(std::move(supportedTargets)), gate(gate), metrics(metrics) {}
+      targets(std::move(supportedTargets)), gate(gate), metrics(metrics),
+      access(access) {}
 
 absl::StatusOr<v1::CompileOptions>
 CompilerService::effectiveOptions(const v1::CompileRequest &request) const {
@@ -109,6 +111,8 @@ grpc::Status CompilerService::StreamedCompile(
     grpc::ServerContext *context,
     grpc::ServerUnaryStreamer<v1::CompileRequest, v1::CompileResponse> *stream) {
   RequestScope scope(*context, "kiln.v1.Compiler/Compile", &metrics);
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Compiler/Compile"); !denied.ok())
+    return denied;
   return serveParsedUnary(stream, [&](const v1::CompileRequest &request,
                                       v1::CompileResponse &response) {
     return compile(context, &request, &response);

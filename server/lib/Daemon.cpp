@@ -8,16 +8,21 @@
 #include "kiln/server/CompilerService.h"
 
 #include "kiln/common/AtomicFile.h"
+#include "kiln/common/Credentials.h"
+#include "kiln/common/Digest.h"
+#include "kiln/common/Status.h"
 #include "kiln/server/KilnServer.h"
 #include "kiln/server/LocalAgents.h"
 #include "kiln/server/MetricsHttpServer.h"
 #include "kiln/server/ServerMetrics.h"
+#include "kiln/server/TokenFile.h"
 
 #include "absl/strings/str_cat.h"
 
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <map>
 #include <pthread.h>
 #include <thread>
 
@@ -45,6 +50,15 @@ std::string localDialAddress(const std::string &listen, int port) {
   return absl::StrCat(host, ":", port);
 }
 
+static absl::StatusOr<AccessPolicy>
+accessPolicyFromFlags(const DaemonFlags &flags) {
+  std::vector<TokenGrant> grants;
+  if (!flags.authTokens.empty()) {
+    ASSIGN_OR_RETURN(grants, readTokenFile(flags.authTokens));
+  }
+  return AccessPolicy(std::move(grants), !flags.tlsClientCa.empty());
+}
+
 void blockShutdownSignals() {
   sigset_t set = shutdownSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
@@ -56,6 +70,33 @@ int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
               const std::vector<std::string> &supportedTargets) {
   ServerOptions options;
   options.listenAddress = flags.listen;
+  options.tls = ServerTlsFiles{flags.tlsCert, flags.tlsKey, flags.tlsClientCa};
+  options.insecure = flags.insecure;
+  absl::StatusOr<AccessPolicy> access = accessPolicyFromFlags(flags);
+  if (!access.ok()) {
+    spdlog::critical("kilnd cannot start: {}",
+                     std::string(access.status().message()));
+    return 1;
+  }
+  options.access = *std::move(access);
+  // With credentials required, kilnd gives each local agent a token of its
+  // own (role agent, named after its id, loopback only); with TLS they dial
+  // a plaintext loopback port, since they hold no certificate.
+  std::map<std::string, std::string> localAgentTokens;
+  if (options.access.enabled())
+    for (const std::string &kind : flags.localAgentKinds()) {
+      absl::StatusOr<std::string> token = randomHex(32);
+      if (!token.ok()) {
+        spdlog::critical("kilnd cannot start: {}",
+                         std::string(token.status().message()));
+        return 1;
+      }
+      options.access.grant(TokenGrant{absl::StrCat("local-", kind),
+                                      Role::Agent, sha256Hex(*token),
+                                      /*localOnly=*/true});
+      localAgentTokens[kind] = *token;
+    }
+  options.localAgentPort = !flags.localAgentKinds().empty();
   options.cacheDir = flags.cacheDir;
   options.taskSigningKey = flags.taskSigningKey;
   options.compileWorkers = flags.compileWorkers;
@@ -122,14 +163,23 @@ int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
     }
   }
 
+  std::string agentAddress =
+      (*server)->localAgentPort() != 0
+          ? absl::StrCat("127.0.0.1:", (*server)->localAgentPort())
+          : address;
   std::vector<LocalAgentSpec> agentSpecs = LocalAgents::plan(
-      flags.localAgentKinds(), flags.agentBinDir, address, flags.cacheDir);
-  // Agents log the way kilnd does, and verify tasks with its key.
-  for (LocalAgentSpec &spec : agentSpecs)
+      flags.localAgentKinds(), flags.agentBinDir, agentAddress, flags.cacheDir);
+  // Agents log the way kilnd does, and verify tasks with its key. Settings
+  // meant for agents kilnd does not run are not theirs.
+  for (LocalAgentSpec &spec : agentSpecs) {
     spec.arguments.insert(
         spec.arguments.end(),
         {"--log-format", flags.logFormat, "--task-verify-key",
          taskPublicKeyPath(flags.cacheDir).string()});
+    spec.environment = {
+        absl::StrCat("KILN_AGENT_TOKEN=", localAgentTokens[spec.kind]),
+        "KILN_AGENT_TLS_CA=", "KILN_AGENT_TLS_CERT=", "KILN_AGENT_TLS_KEY="};
+  }
   LocalAgents agents(std::move(agentSpecs));
   agents.start();
 

@@ -35,7 +35,22 @@ struct FlagSpec {
   std::function<std::string(const DaemonFlags &)> showDefault;
   const char *doc;
   std::function<absl::Status(DaemonFlags &, const std::string &)> set;
+  /// A switch: `--name` alone means `--name=true`.
+  bool isSwitch = false;
 };
+
+absl::Status parseBool(const std::string &flag, const std::string &text,
+                       bool &out) {
+  std::string lower = absl::AsciiStrToLower(text);
+  if (lower == "true" || lower == "1" || lower == "yes")
+    out = true;
+  else if (lower == "false" || lower == "0" || lower == "no")
+    out = false;
+  else
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", flag, " needs true or false, got '", text, "'"));
+  return absl::OkStatus();
+}
 
 template <typename T>
 absl::Status parseNumber(const std::string &flag, const std::string &text,
@@ -74,6 +89,44 @@ const std::vector<FlagSpec> &flagTable() {
        "host:port to serve gRPC on; port 0 picks a free port",
        [](DaemonFlags &f, const std::string &v) {
          f.listen = v;
+         return absl::OkStatus();
+       }},
+      {"insecure",
+       [](const DaemonFlags &f) { return f.insecure ? "true" : "false"; },
+       "allow --listen on an address other machines can reach without TLS "
+       "and credentials (logged as a warning; anyone who reaches the port "
+       "can run code on the agents)",
+       [](DaemonFlags &f, const std::string &v) {
+         return parseBool("insecure", v, f.insecure);
+       },
+       /*isSwitch=*/true},
+      {"tls-cert", [](const DaemonFlags &f) { return f.tlsCert; },
+       "PEM certificate (chain) of the gRPC port; with --tls-key, the port "
+       "speaks only TLS",
+       [](DaemonFlags &f, const std::string &v) {
+         f.tlsCert = v;
+         return absl::OkStatus();
+       }},
+      {"tls-key", [](const DaemonFlags &f) { return f.tlsKey; },
+       "PEM private key of --tls-cert",
+       [](DaemonFlags &f, const std::string &v) {
+         f.tlsKey = v;
+         return absl::OkStatus();
+       }},
+      {"tls-client-ca", [](const DaemonFlags &f) { return f.tlsClientCa; },
+       "PEM CA whose certificates identify clients and agents (mTLS): CN is "
+       "the name (an agent's id), O kiln:users, kiln:admins or kiln:agents "
+       "the role",
+       [](DaemonFlags &f, const std::string &v) {
+         f.tlsClientCa = v;
+         return absl::OkStatus();
+       }},
+      {"auth-tokens", [](const DaemonFlags &f) { return f.authTokens; },
+       "file of bearer-token grants, '<name> <role> sha256:<hex>' per line "
+       "(`kiln token new` makes one); with it or --tls-client-ca every call "
+       "needs credentials",
+       [](DaemonFlags &f, const std::string &v) {
+         f.authTokens = v;
          return absl::OkStatus();
        }},
       {"port-file", [](const DaemonFlags &f) { return f.portFile; },
@@ -341,7 +394,9 @@ absl::StatusOr<DaemonFlags> parseDaemonFlags(const std::vector<std::string> &arg
     if (!spec && name != "config")
       return absl::InvalidArgumentError(
           absl::StrCat("unknown flag '--", name, "' (see kilnd --help)"));
-    if (!hasValue) {
+    if (!hasValue && spec && spec->isSwitch) {
+      value = "true";
+    } else if (!hasValue) {
       if (i + 1 >= args.size())
         return absl::InvalidArgumentError(
             absl::StrCat("flag '--", name, "' needs a value"));

@@ -7,25 +7,14 @@
 #include "kiln/server/DeviceRegistry.h"
 #include "kiln/server/DeviceFit.h"
 
+#include "kiln/common/Credentials.h"
+
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
-#include <openssl/rand.h>
 #include <spdlog/spdlog.h>
 
 namespace kiln::server {
-namespace {
-
-/// 128 random bits, hex: what a reconnecting agent must present.
-std::string randomToken() {
-  unsigned char bytes[16];
-  if (RAND_bytes(bytes, sizeof(bytes)) != 1)
-    return ""; // never matches: the agent cannot take its id over live
-  return absl::BytesToHexString(absl::string_view(
-      reinterpret_cast<const char *>(bytes), sizeof(bytes)));
-}
-
-} // namespace
 
 DeviceRegistry::DeviceRegistry(std::chrono::milliseconds heartbeatInterval)
     : interval(heartbeatInterval) {}
@@ -66,7 +55,8 @@ void DeviceRegistry::startHeartbeatMonitor() {
 absl::StatusOr<std::string>
 DeviceRegistry::addAgent(const std::shared_ptr<AgentSession> &session,
                          const std::vector<v1::Device> &agentDevices,
-                         const std::string &sessionToken) {
+                         const std::string &sessionToken,
+                         bool identityProven) {
   const std::string &agentId = session->agentId();
   if (agentId.empty())
     return absl::InvalidArgumentError("RegisterAgent.agent_id is empty");
@@ -82,13 +72,18 @@ DeviceRegistry::addAgent(const std::shared_ptr<AgentSession> &session,
           "agent '", agentId, "' device ", i, " has no kind"));
 
   std::shared_ptr<AgentSession> replaced;
-  std::string token = randomToken();
+  // 128 random bits; on a generator failure "", which never matches, so
+  // the agent cannot take its id over live.
+  std::string token = randomHex(16).value_or("");
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto old = agents.find(agentId);
     if (old != agents.end()) {
-      if (sessionToken.empty() || old->second.sessionToken.empty() ||
-          sessionToken != old->second.sessionToken)
+      bool sameAgent = identityProven ||
+                       (!sessionToken.empty() &&
+                        !old->second.sessionToken.empty() &&
+                        sessionToken == old->second.sessionToken);
+      if (!sameAgent)
         return absl::AlreadyExistsError(absl::StrCat(
             "agent id '", agentId,
             "' belongs to an agent that is connected; a second process may "

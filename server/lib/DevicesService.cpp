@@ -9,12 +9,15 @@
 
 namespace kiln::server {
 
-DevicesService::DevicesService(DeviceRegistry &registry)
-    : registry(registry) {}
+DevicesService::DevicesService(DeviceRegistry &registry,
+                               const AccessPolicy &access)
+    : registry(registry), access(access) {}
 
-grpc::Status DevicesService::ListDevices(grpc::ServerContext *,
+grpc::Status DevicesService::ListDevices(grpc::ServerContext *context,
                                          const v1::ListDevicesRequest *request,
                                          v1::ListDevicesResponse *response) {
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Devices/ListDevices"); !denied.ok())
+    return denied;
   for (v1::Device &device : registry.listDevices(request->kind()))
     *response->add_devices() = std::move(device);
   return toGrpcStatus(absl::OkStatus());

@@ -89,10 +89,11 @@ ExecutorService::ExecutorService(ContentStore &store,
                                  const ExecutableNamespace &executables,
                                  TaskSigner &signer, Scheduler &scheduler,
                                  std::chrono::milliseconds executeTimeout,
-                                 DrainGate &gate, ServerMetrics &metrics)
+                                 DrainGate &gate, ServerMetrics &metrics,
+                                 const AccessPolicy &access)
     : store(store), executables(executables), signer(signer),
       scheduler(scheduler), executeTimeout(executeTimeout),
-      gate(gate), metrics(metrics) {}
+      gate(gate), metrics(metrics), access(access) {}
 
 absl::StatusOr<v1::ExecutableRecord>
 ExecutorService::validate(const v1::ExecuteRequest &request) const {
@@ -154,6 +155,8 @@ grpc::Status ExecutorService::StreamedExecute(
     grpc::ServerContext *context,
     grpc::ServerUnaryStreamer<v1::ExecuteRequest, v1::ExecuteResponse> *stream) {
   RequestScope scope(*context, "kiln.v1.Executor/Execute", &metrics);
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Executor/Execute"); !denied.ok())
+    return denied;
   return serveParsedUnary(stream, [&](const v1::ExecuteRequest &request,
                                       v1::ExecuteResponse &response) {
     return execute(context, &request, &response);

@@ -45,6 +45,7 @@ constexpr int kMaxMessageBytes = 4 * 1024 * 1024 + 64 * 1024;
 /// Declaration order is construction order; the grpc::Server is last so it
 /// stops before anything its handlers use is destroyed.
 struct KilnServer::State {
+  AccessPolicy access;
   ServerMetrics metrics;
   std::unique_ptr<ContentStore> store;
   std::unique_ptr<ExecutableNamespace> executables;
@@ -77,7 +78,20 @@ absl::StatusOr<std::unique_ptr<KilnServer>>
 KilnServer::start(ServerOptions options) {
   if (!options.compiler)
     return absl::InvalidArgumentError("KilnServer needs a compiler");
+  bool tls = options.tls.enabled();
+  RETURN_IF_ERROR(checkListenAddress(options.listenAddress, tls,
+                                     options.access.enabled(),
+                                     options.insecure));
+  if (!isLoopbackAddress(options.listenAddress) &&
+      !(tls && options.access.enabled()))
+    spdlog::warn("--insecure: listening on {} {}; anyone who reaches it can "
+                 "run code on the agents",
+                 options.listenAddress,
+                 tls ? "without credentials" : "without TLS");
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> credentials,
+                   serverCredentials(options.tls));
   auto state = std::make_unique<State>();
+  state->access = std::move(options.access);
   ASSIGN_OR_RETURN(state->store, ContentStore::open(options.cacheDir / "cas",
                                                    options.cacheCapacityBytes));
   std::filesystem::path keyPath =
@@ -119,19 +133,21 @@ KilnServer::start(ServerOptions options) {
       std::make_unique<Scheduler>(*state->registry, options.deviceWait);
   state->compilerService = std::make_unique<CompilerService>(
       *state->store, *state->cache, options.nodeSupport,
-      options.resolveOptions, *state->registry, options.supportedTargets, state->drainGate, state->metrics);
+      options.resolveOptions, *state->registry, options.supportedTargets,
+      state->drainGate, state->metrics, state->access);
   state->executorService = std::make_unique<ExecutorService>(
-      *state->store, *state->executables, *state->signer, *state->scheduler, options.executeTimeout,
-      state->drainGate, state->metrics);
+      *state->store, *state->executables, *state->signer, *state->scheduler,
+      options.executeTimeout, state->drainGate, state->metrics, state->access);
   state->blobService =
       std::make_unique<BlobService>(*state->store, state->metrics,
-                                    options.maxBlobBytes);
+                                    state->access, options.maxBlobBytes);
   addMetricCollectors(*state);
-  state->devicesService = std::make_unique<DevicesService>(*state->registry);
+  state->devicesService =
+      std::make_unique<DevicesService>(*state->registry, state->access);
   state->agentService = std::make_unique<AgentService>(
-      *state->registry, state->signer->publicKeyPem());
+      *state->registry, state->signer->publicKeyPem(), state->access);
   state->cacheService = std::make_unique<CacheService>(
-      *state->store, *state->cache, options.cacheDir / "salt");
+      *state->store, *state->cache, options.cacheDir / "salt", state->access);
 
   grpc::EnableDefaultHealthCheckService(true);
   // grpc++'s health service carries no protobuf descriptor; referencing
@@ -140,9 +156,12 @@ KilnServer::start(ServerOptions options) {
   (void)grpc::health::v1::HealthCheckRequest::descriptor();
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(options.listenAddress,
-                           grpc::InsecureServerCredentials(), &port);
+  int port = 0, localAgentPort = 0;
+  builder.AddListeningPort(options.listenAddress, credentials, &port);
+  bool wantLocalAgentPort = options.localAgentPort && tls;
+  if (wantLocalAgentPort)
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
+                             &localAgentPort);
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   builder.RegisterService(state->compilerService.get());
@@ -152,12 +171,14 @@ KilnServer::start(ServerOptions options) {
   builder.RegisterService(state->agentService.get());
   builder.RegisterService(state->cacheService.get());
   state->server = builder.BuildAndStart();
-  if (!state->server || port == 0)
+  if (!state->server || port == 0 ||
+      (wantLocalAgentPort && localAgentPort == 0))
     return absl::UnavailableError(absl::StrCat(
         "cannot listen on '", options.listenAddress,
         "' (address in use or malformed? use host:port, port 0 for any)"));
   auto server = std::unique_ptr<KilnServer>(new KilnServer(std::move(state)));
   server->boundPort = port;
+  server->boundLocalAgentPort = localAgentPort;
   return server;
 }
 

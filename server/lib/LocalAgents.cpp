@@ -44,7 +44,7 @@ LocalAgents::plan(const std::vector<std::string> &kinds,
         kind, binDir / ("kiln-agent-" + kind),
         {"--daemon", daemonAddress, "--cache-dir",
          (cacheDir / ("agent-" + kind)).string(), "--agent-id",
-         "local-" + kind}});
+         "local-" + kind}, {}});
   return specs;
 }
 
@@ -78,8 +78,26 @@ void LocalAgents::spawn(Child &child) {
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  std::vector<std::string> environment;
+  for (char **entry = environ; entry && *entry; ++entry) {
+    std::string_view text(*entry);
+    bool overridden = false;
+    for (const std::string &extra : child.spec.environment)
+      overridden = overridden ||
+                   text.substr(0, text.find('=') + 1) ==
+                       std::string_view(extra).substr(0, extra.find('=') + 1);
+    if (!overridden)
+      environment.emplace_back(text);
+  }
+  environment.insert(environment.end(), child.spec.environment.begin(),
+                     child.spec.environment.end());
+  std::vector<char *> envp;
+  for (std::string &entry : environment)
+    envp.push_back(entry.data());
+  envp.push_back(nullptr);
   pid_t pid = 0;
-  int error = posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), environ);
+  int error =
+      posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
   posix_spawnattr_destroy(&attr);
   child.startedAt = Clock::now();
   if (error != 0) {

@@ -122,7 +122,8 @@ TEST_F(CacheHygieneTest, SaltChangesKeysAndPersistsAcrossRestart) {
   {
     auto store = openStore(0);
     auto cache = openCache(*store);
-    CacheService service(*store, *cache, saltFile);
+    AccessPolicy everyone;
+    CacheService service(*store, *cache, saltFile, everyone);
     ASSERT_TRUE(cache->compile(graph, "cpu", {}).ok());
     EXPECT_TRUE(cache->compile(graph, "cpu", {})->cacheHit);
     absl::StatusOr<std::string> previous = service.setSalt("s1");

@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/AgentMain.h"
 
+#include "kiln/common/AtomicFile.h"
 #include "kiln/common/ByteSize.h"
+#include "kiln/common/Credentials.h"
 
 #include "kiln/common/Logging.h"
 
@@ -51,6 +53,10 @@ std::string defaultCacheDir(absl::string_view kind) {
   return absl::StrCat("/tmp/kiln-agent-", kind, "-", ::getuid());
 }
 
+std::string defaultAgentId(absl::string_view kind) {
+  return absl::StrCat(kind, "-", hostName(), "-", ::getpid());
+}
+
 /// KILN_AGENT_CACHE_DIR for cache-dir (not KILN_CACHE_DIR: that is kilnd's,
 /// and local agents inherit kilnd's environment).
 /// CPUs this process may run on (its affinity mask: taskset, cpusets).
@@ -81,8 +87,9 @@ commonFlags(absl::string_view kind) {
       {"daemon", {"", "host:port of kilnd (required)"}},
       {"cache-dir", {defaultCacheDir(kind), "local blob cache directory"}},
       {"agent-id",
-       {absl::StrCat(kind, "-", hostName(), "-", ::getpid()),
-        "id this agent registers under"}},
+       {defaultAgentId(kind),
+        "id this agent registers under (with --tls-cert: the certificate's "
+        "CN)"}},
       {"resident-bytes",
        {"4GiB", "memory budget for resident parameters (K/M/G/KiB/MiB/GiB)"}},
       {"task-threads",
@@ -92,6 +99,17 @@ commonFlags(absl::string_view kind) {
        {"", "PEM public key of kilnd's task key (kilnd's <cache-dir>/keys/"
             "task-public-key.pem); tasks whose signature does not verify "
             "are refused. Empty: use the key kilnd sends at registration"}},
+      {"tls-ca",
+       {"", "PEM CA bundle kilnd's certificate chains to; dials kilnd over "
+            "TLS. Empty: plaintext"}},
+      {"tls-cert",
+       {"", "PEM certificate this agent presents (mTLS; with --tls-key). "
+            "Its CN is the agent's id (the default --agent-id) and its O "
+            "must be kiln:agents"}},
+      {"tls-key", {"", "PEM private key of --tls-cert"}},
+      {"token",
+       {"", "bearer token (role agent) sent on every call; prefer the "
+            "environment variable, which ps does not show"}},
       {"max-loaded-executables",
        {"256", "executables kept loaded; past it the least recently used is "
                "unloaded"}},
@@ -101,6 +119,24 @@ commonFlags(absl::string_view kind) {
        {"text", "text, or json (one object per line: time, level, logger, "
                 "msg, request_id)"}},
   };
+}
+
+/// The CN of the certificate in `path`: a certificate-holding agent's id.
+absl::StatusOr<std::string>
+certificateIdentity(const std::filesystem::path &path) {
+  absl::StatusOr<std::string> pem = readWholeFile(path);
+  if (!pem.ok())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--tls-cert: cannot read ", path.string(), ": ", pem.status().message()));
+  absl::StatusOr<CertificateSubject> subject = certificateSubject(*pem);
+  if (!subject.ok())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--tls-cert ", path.string(), ": ", subject.status().message()));
+  if (subject->commonName.empty())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--tls-cert ", path.string(),
+        ": the certificate has no CN (the agent's id)"));
+  return subject->commonName;
 }
 
 } // namespace
@@ -181,7 +217,25 @@ parseAgentFlags(const std::vector<std::string> &args,
   options.cacheDir = values["cache-dir"];
   if (options.cacheDir.empty())
     return absl::InvalidArgumentError("--cache-dir must not be empty");
+  options.credentials.tlsCa = values["tls-ca"];
+  options.credentials.tlsCert = values["tls-cert"];
+  options.credentials.tlsKey = values["tls-key"];
+  options.credentials.token = values["token"];
   options.agentId = values["agent-id"];
+  if (!options.credentials.tlsCert.empty()) {
+    absl::StatusOr<std::string> agentIdFromCertificate =
+        certificateIdentity(options.credentials.tlsCert);
+    if (!agentIdFromCertificate.ok())
+      return agentIdFromCertificate.status();
+    if (options.agentId == defaultAgentId(kind))
+      options.agentId = *agentIdFromCertificate;
+    else if (options.agentId != *agentIdFromCertificate)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--agent-id '", options.agentId, "' is not the identity in --tls-cert (CN=",
+          *agentIdFromCertificate,
+          "): kilnd takes an agent's id from its certificate; leave --agent-id "
+          "out"));
+  }
   if (options.agentId.empty() ||
       options.agentId.find('/') != std::string::npos)
     return absl::InvalidArgumentError(absl::StrCat(

@@ -100,31 +100,23 @@ AgentSession::create(AgentOptions options, DeviceBackend &backend) {
   if (devices.empty())
     return absl::FailedPreconditionError(absl::StrCat(
         "the ", std::string(backend.kind()), " backend found no devices to offer"));
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                   dialDaemon(options.daemonAddress, options.credentials,
+                              options.maxBackoff));
   auto session = std::unique_ptr<AgentSession>(new AgentSession(
-      std::move(options), backend, std::move(cache), std::move(devices)));
+      std::move(options), backend, std::move(channel), std::move(cache),
+      std::move(devices)));
   session->configuredKey = configured;
   session->runner.setTaskVerifier(configured);
   return session;
 }
 
-static std::shared_ptr<grpc::Channel> dial(const std::string &address,
-                                           std::chrono::milliseconds cap) {
-  grpc::ChannelArguments args;
-  // gRPC's own reconnect backoff grows to 2 minutes by default; keep it
-  // under the session's cap so a restarted daemon is found promptly.
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(cap.count()));
-  args.SetMaxReceiveMessageSize(8 << 20);
-  return grpc::CreateCustomChannel(
-      address, grpc::InsecureChannelCredentials(), args);
-}
-
 AgentSession::AgentSession(AgentOptions options, DeviceBackend &backend,
+                           std::shared_ptr<grpc::Channel> daemonChannel,
                            std::unique_ptr<BlobCache> cache,
                            std::vector<v1::Device> devices)
     : opts(std::move(options)), backend(backend), devices(std::move(devices)),
-      channel(dial(opts.daemonAddress, opts.maxBackoff)),
+      channel(std::move(daemonChannel)),
       agentStub(v1::Agent::NewStub(channel)), cache(std::move(cache)),
       resident(opts.residentBytes), blobs(channel),
       runner(backend, *this->cache, resident, blobs,
@@ -257,12 +249,14 @@ absl::Status AgentSession::run() {
       return absl::OkStatus();
     if (registered)
       backoff = opts.initialBackoff;
-    // A refused registration (another live agent has this id, or another
-    // protocol version) is an error someone must fix; it is retried all the
-    // same, since the other agent may go away.
+    // A refused registration (another live agent has this id, another
+    // protocol version, missing or wrong credentials) is an error someone
+    // must fix; it is retried all the same, since the other agent may go
+    // away and credentials may be rotated on the daemon's side.
     bool refused = absl::IsAlreadyExists(status) ||
                    absl::IsFailedPrecondition(status) ||
-                   absl::IsPermissionDenied(status);
+                   absl::IsPermissionDenied(status) ||
+                   absl::IsUnauthenticated(status);
     spdlog::log(refused ? spdlog::level::err : spdlog::level::warn,
                 "{} daemon {}: {}; retrying in {} ms",
                 registered ? "lost the connection to"

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/server/AccessPolicy.h"
 #include "kiln/server/DeviceRegistry.h"
 #include "kiln/v1/agent.grpc.pb.h"
 
@@ -19,7 +20,8 @@ public:
   /// (`taskPublicKey`, PEM) and a session token. Agents of another protocol
   /// version are FAILED_PRECONDITION; a live agent's id without its session
   /// token is ALREADY_EXISTS.
-  AgentService(DeviceRegistry &registry, std::string taskPublicKey);
+  AgentService(DeviceRegistry &registry, std::string taskPublicKey,
+               const AccessPolicy &access);
 
   grpc::Status
   Connect(grpc::ServerContext *context,
@@ -29,6 +31,7 @@ public:
 private:
   DeviceRegistry &registry;
   std::string taskPublicKey;
+  const AccessPolicy &access;
 };
 
 } // namespace kiln::server

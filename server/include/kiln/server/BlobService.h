@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/server/AccessPolicy.h"
 #include "kiln/server/ContentStore.h"
 #include "kiln/server/ServerMetrics.h"
 #include "kiln/v1/blobs.grpc.pb.h"
@@ -24,7 +25,7 @@ public:
   /// Writes declaring more than `maxBlobBytes` (0: no cap) are refused with
   /// RESOURCE_EXHAUSTED before anything is written.
   BlobService(ContentStore &store, ServerMetrics &metrics,
-              int64_t maxBlobBytes = 0);
+              const AccessPolicy &access, int64_t maxBlobBytes = 0);
 
   grpc::Status FindMissing(grpc::ServerContext *context,
                            const v1::FindMissingRequest *request,
@@ -46,6 +47,7 @@ private:
 
   ContentStore &store;
   ServerMetrics &metrics;
+  const AccessPolicy &access;
   int64_t maxBlobBytes;
 };
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/server/AccessPolicy.h"
 #include "kiln/server/CompileCache.h"
 #include "kiln/server/ContentStore.h"
 #include "kiln/v1/cache.grpc.pb.h"
@@ -20,7 +21,7 @@ class CacheService final : public v1::Cache::Service {
 public:
   /// `saltFile` is where SetCacheSalt persists the salt.
   CacheService(ContentStore &store, CompileCache &cache,
-               std::filesystem::path saltFile);
+               std::filesystem::path saltFile, const AccessPolicy &access);
 
   grpc::Status GetCacheStats(grpc::ServerContext *context,
                              const v1::GetCacheStatsRequest *request,
@@ -42,6 +43,7 @@ private:
   CompileCache &cache;
   std::filesystem::path saltFile;
   std::mutex saltMutex;
+  const AccessPolicy &access;
 };
 
 } // namespace kiln::server

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/server/AccessPolicy.h"
 #include "kiln/server/CompileCache.h"
 #include "kiln/server/ContentStore.h"
 #include "kiln/server/DeviceRegistry.h"
@@ -47,7 +48,7 @@ public:
                   NodeSupportFn nodeSupport, OptionsResolverFn resolveOptions,
                   const DeviceRegistry &registry,
                   std::vector<std::string> supportedTargets, DrainGate &gate,
-                  ServerMetrics &metrics);
+                  ServerMetrics &metrics, const AccessPolicy &access);
 
   grpc::Status StreamedCompile(
       grpc::ServerContext *context,
@@ -79,6 +80,7 @@ private:
   std::vector<std::string> targets;
   DrainGate &gate;
   ServerMetrics &metrics;
+  const AccessPolicy &access;
 };
 
 } // namespace kiln::server

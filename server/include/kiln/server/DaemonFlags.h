@@ -19,6 +19,15 @@ namespace kiln::server {
 struct DaemonFlags {
   std::string listen = "127.0.0.1:50051";
   std::string portFile;
+  /// TLS on the gRPC port (PEM files); empty: plaintext.
+  std::string tlsCert;
+  std::string tlsKey;
+  /// CA of client and agent certificates (mTLS); empty: none asked for.
+  std::string tlsClientCa;
+  /// Bearer-token grants file; empty: no tokens.
+  std::string authTokens;
+  /// Allows a non-loopback --listen without TLS and credentials.
+  bool insecure = false;
   std::string cacheDir;
   /// Ed25519 private key (PEM) tasks are signed with; "" for
   /// <cacheDir>/keys/task-signing-key.pem, created on first start.

@@ -52,12 +52,15 @@ public:
   /// again. A live session under the same agent id is closed and replaced
   /// only when `sessionToken` is that session's token (the agent itself,
   /// reconnecting); otherwise the registration is ALREADY_EXISTS and the live
-  /// agent keeps its devices. INVALID_ARGUMENT when the agent id is empty,
+  /// agent keeps its devices; with `identityProven` (the caller proved with
+  /// a certificate or token that the id is its own) the new session
+  /// replaces the live one. INVALID_ARGUMENT when the agent id is empty,
   /// there are no devices, or a device has no kind.
   absl::StatusOr<std::string>
   addAgent(const std::shared_ptr<AgentSession> &session,
            const std::vector<v1::Device> &devices,
-           const std::string &sessionToken = "");
+           const std::string &sessionToken = "",
+           bool identityProven = false);
 
   /// Closes `session` with `reason` (failing its in-flight tasks) and removes
   /// its devices, if it is still the registered session for its agent id.

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/server/AccessPolicy.h"
 #include "kiln/server/DeviceRegistry.h"
 #include "kiln/v1/devices.grpc.pb.h"
 
@@ -13,7 +14,7 @@ namespace kiln::server {
 /// Serves kiln.v1.Devices from the DeviceRegistry.
 class DevicesService final : public v1::Devices::Service {
 public:
-  explicit DevicesService(DeviceRegistry &registry);
+  DevicesService(DeviceRegistry &registry, const AccessPolicy &access);
 
   grpc::Status ListDevices(grpc::ServerContext *context,
                            const v1::ListDevicesRequest *request,
@@ -21,6 +22,7 @@ public:
 
 private:
   DeviceRegistry &registry;
+  const AccessPolicy &access;
 };
 
 } // namespace kiln::server

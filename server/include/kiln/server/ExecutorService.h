@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/server/AccessPolicy.h"
 #include "kiln/server/ContentStore.h"
 #include "kiln/server/ExecutableNamespace.h"
 #include "kiln/server/TaskSigner.h"
@@ -29,7 +30,7 @@ public:
   ExecutorService(ContentStore &store, const ExecutableNamespace &executables,
                   TaskSigner &signer, Scheduler &scheduler,
                   std::chrono::milliseconds executeTimeout, DrainGate &gate,
-                  ServerMetrics &metrics);
+                  ServerMetrics &metrics, const AccessPolicy &access);
 
   /// Parses the request itself (streamed unary): unparsable bytes get
   /// INVALID_ARGUMENT with a message.
@@ -58,6 +59,7 @@ private:
   std::chrono::milliseconds executeTimeout;
   DrainGate &gate;
   ServerMetrics &metrics;
+  const AccessPolicy &access;
 };
 
 } // namespace kiln::server

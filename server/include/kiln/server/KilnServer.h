@@ -7,8 +7,10 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/server/AccessPolicy.h"
 #include "kiln/server/CompileCache.h"
 #include "kiln/server/PlacedCompile.h"
+#include "kiln/server/ServerTransport.h"
 
 #include "absl/status/statusor.h"
 
@@ -29,6 +31,15 @@ struct ServerMetrics;
 struct ServerOptions {
   /// host:port to listen on; port 0 picks a free one.
   std::string listenAddress = "127.0.0.1:50051";
+  /// TLS on listenAddress (off when tls.cert is empty).
+  ServerTlsFiles tls;
+  /// Who may call what; the default admits everyone (loopback only).
+  AccessPolicy access;
+  /// Accept a non-loopback listenAddress without TLS and credentials.
+  bool insecure = false;
+  /// With TLS on, also listen on a plaintext loopback port for the agents
+  /// kilnd runs itself (they hold tokens, not certificates).
+  bool localAgentPort = false;
   /// Root of the CAS (<cacheDir>/cas) and action cache (<cacheDir>/ac).
   std::filesystem::path cacheDir;
   /// kilnd's task key (Ed25519 PEM); empty for
@@ -73,6 +84,9 @@ public:
 
   /// The port actually bound.
   int port() const { return boundPort; }
+  /// The plaintext loopback port for local agents; 0 when there is none
+  /// (they use port()).
+  int localAgentPort() const { return boundLocalAgentPort; }
 
   /// Starts draining: new Compile/Execute calls get UNAVAILABLE and health
   /// turns NOT_SERVING; then waits up to `timeout` for the compiles and
@@ -101,6 +115,7 @@ private:
 
   std::unique_ptr<State> state;
   int boundPort = 0;
+  int boundLocalAgentPort = 0;
 };
 
 } // namespace kiln::server

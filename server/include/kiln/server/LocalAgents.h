@@ -23,6 +23,11 @@ struct LocalAgentSpec {
   std::string kind;
   std::filesystem::path binary;
   std::vector<std::string> arguments; // argv[1..]
+  /// NAME=value entries set on top of kilnd's environment (secrets such as
+  /// the agent's token go here, where ps does not show them).
+  std::vector<std::string> environment;
+  /// The id the agent registers under.
+  std::string agentId() const { return "local-" + kind; }
 };
 
 /// Supervises local agent processes. start() once, stop() once (or let the

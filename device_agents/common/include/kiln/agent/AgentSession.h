@@ -9,6 +9,7 @@
 
 #include "kiln/agent/BlobCache.h"
 #include "kiln/agent/BlobService.h"
+#include "kiln/agent/DaemonChannel.h"
 #include "kiln/agent/DeviceBackend.h"
 #include "kiln/agent/ResidentSet.h"
 #include "kiln/agent/TaskRunner.h"
@@ -50,6 +51,8 @@ struct AgentOptions {
   /// agent registers (logged as a warning: a man in the middle could send
   /// his own).
   std::filesystem::path taskVerifyKey;
+  /// TLS and the bearer token the agent dials kilnd with.
+  DaemonCredentials credentials;
   /// First reconnect delay; doubles per failed attempt up to maxBackoff.
   std::chrono::milliseconds initialBackoff{100};
   std::chrono::milliseconds maxBackoff{5000};
@@ -81,6 +84,7 @@ private:
   class Connection;
 
   AgentSession(AgentOptions options, DeviceBackend &backend,
+               std::shared_ptr<grpc::Channel> channel,
                std::unique_ptr<BlobCache> cache,
                std::vector<v1::Device> devices);
 
