@@ -61,6 +61,10 @@ TEST(AgentMainTest, BadCommandLinesNameTheFlag) {
            {{"--daemon", "d:1", "--task-threads", "0"}, "--task-threads"},
            {{"--daemon", "d:1", "stray"}, "stray"},
            {{"--daemon", "d:1", "--agent-id", "a/b"}, "no '/'"},
+           {{"--daemon", "d:1", "--tls-cert", "/nonexistent/agent.pem"},
+            "--tls-cert: cannot read /nonexistent/agent.pem"},
+           {{"--daemon", "d:1", "--tls-cert", "/proc/self/status"},
+            "not a PEM X.509 certificate"},
        }) {
     auto flags = parseAgentFlags(c.args, "cpu");
     ASSERT_FALSE(flags.ok()) << c.mentions;

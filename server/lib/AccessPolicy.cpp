@@ -203,7 +203,8 @@ grpc::Status AccessPolicy::admit(const grpc::ServerContext &context,
     return toGrpcStatus(absl::InternalError(absl::StrCat(
                             "kilnd has no access rule for ", std::string(method))),
                         currentRequestId());
-  if (!admits(rule->second, principal->role)) {
+  // Auth off: every caller holds every role.
+  if (enabled() && !admits(rule->second, principal->role)) {
     std::vector<std::string> needed;
     for (Role role : rule->second)
       needed.emplace_back(roleName(role));

@@ -10,6 +10,7 @@
 
 #include "kiln/server/GrpcStatus.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 #include <spdlog/spdlog.h>
@@ -94,15 +95,23 @@ grpc::Status AgentService::Connect(grpc::ServerContext *context,
                   std::string(refused.message()));
     return toGrpcStatus(refused);
   }
-  // An authenticated agent registers under the identity it proved (its
-  // certificate's CN or its token's name), and only under it.
+  // An authenticated agent registers under the identity it proved: its
+  // certificate's CN exactly, or its token's name N (as N or N-<suffix>:
+  // the agents of a DaemonSet share one token and add their node's name;
+  // holders of one token are one principal).
   bool identityProven = caller.proof != Proof::None;
-  if (identityProven && registration.agent_id() != caller.name) {
+  const std::string &agentId = registration.agent_id();
+  bool ownsId =
+      agentId == caller.name ||
+      (caller.proof == Proof::Token &&
+       absl::StartsWith(agentId, absl::StrCat(caller.name, "-")));
+  if (identityProven && !ownsId) {
     absl::Status refused = absl::PermissionDeniedError(absl::StrCat(
-        "agent id '", registration.agent_id(), "' is not the identity '",
-        caller.name, "' proven by the agent's ",
-        caller.proof == Proof::Certificate ? "certificate (CN)"
-                                           : "token (its name)",
+        "agent id '", agentId, "' is not the identity '", caller.name,
+        "' proven by the agent's ",
+        caller.proof == Proof::Certificate
+            ? "certificate (CN)"
+            : "token (its name; ids '<name>-<suffix>' are allowed too)",
         ": an agent registers under its own identity only"));
     spdlog::error("agent registration from {} refused: {}", context->peer(),
                   std::string(refused.message()));

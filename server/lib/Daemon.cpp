@@ -129,8 +129,9 @@ int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
   // the port file finds the metrics port file too.
   ServerMetrics &metrics = (*server)->metrics();
   absl::StatusOr<std::unique_ptr<MetricsHttpServer>> metricsServer =
-      MetricsHttpServer::start(flags.metricsListen,
-                               [&metrics] { return metrics.registry.render(); });
+      MetricsHttpServer::start(
+          flags.metricsListen, [&metrics] { return metrics.registry.render(); },
+          [&server] { return (*server)->serving(); });
   if (metricsServer.ok() && !flags.metricsPortFile.empty())
     if (absl::Status status = writeFileAtomically(
             flags.metricsPortFile, absl::StrCat((*metricsServer)->port(), "\n"));

@@ -190,6 +190,8 @@ bool KilnServer::drain(std::chrono::milliseconds timeout) {
   return state->drainGate.waitIdle(std::chrono::steady_clock::now() + timeout);
 }
 
+bool KilnServer::serving() const { return !state->drainGate.draining(); }
+
 void KilnServer::shutdown(std::chrono::milliseconds grace) {
   std::call_once(state->shutdownOnce, [&] {
     // New Executes stop waiting for devices; then in-flight calls get

@@ -54,7 +54,8 @@ std::string response(int code, const char *reason, const std::string &type,
 } // namespace
 
 std::string metricsHttpResponse(const std::string &requestHead,
-                                const MetricsHttpServer::RenderFn &render) {
+                                const MetricsHttpServer::RenderFn &render,
+                                const MetricsHttpServer::HealthFn &health) {
   size_t lineEnd = requestHead.find("\r\n");
   std::string line = requestHead.substr(0, lineEnd);
   size_t firstSpace = line.find(' ');
@@ -69,12 +70,18 @@ std::string metricsHttpResponse(const std::string &requestHead,
   if ((method == "GET" || head) && path == "/metrics")
     return response(200, "OK", "text/plain; version=0.0.4; charset=utf-8",
                     render(), !head);
+  if ((method == "GET" || head) && path == "/healthz" && health)
+    return health() ? response(200, "OK", "text/plain", "SERVING\n", !head)
+                    : response(503, "Service Unavailable", "text/plain",
+                               "NOT_SERVING (draining)\n", !head);
   return response(404, "Not Found", "text/plain",
-                  "not found: kilnd serves GET /metrics here\n", !head);
+                  "not found: kilnd serves GET /metrics and /healthz here\n",
+                  !head);
 }
 
 absl::StatusOr<std::unique_ptr<MetricsHttpServer>>
-MetricsHttpServer::start(const std::string &listenAddress, RenderFn render) {
+MetricsHttpServer::start(const std::string &listenAddress, RenderFn render,
+                         HealthFn health) {
   size_t colon = listenAddress.rfind(':');
   int port = -1;
   if (colon == std::string::npos ||
@@ -128,15 +135,17 @@ MetricsHttpServer::start(const std::string &listenAddress, RenderFn render) {
         absl::StrCat("metrics server: pipe: ", std::strerror(errno)));
   }
   auto server = std::unique_ptr<MetricsHttpServer>(new MetricsHttpServer(
-      fd, pipeFds[0], pipeFds[1], boundPort, std::move(render)));
+      fd, pipeFds[0], pipeFds[1], boundPort, std::move(render),
+      std::move(health)));
   server->thread = std::thread([s = server.get()] { s->serve(); });
   return server;
 }
 
 MetricsHttpServer::MetricsHttpServer(int listenFd, int wakeRead, int wakeWrite,
-                                     int port, RenderFn render)
+                                     int port, RenderFn render,
+                                     HealthFn health)
     : listenFd(listenFd), wakeRead(wakeRead), wakeWrite(wakeWrite),
-      boundPort(port), render(std::move(render)) {}
+      boundPort(port), render(std::move(render)), health(std::move(health)) {}
 
 MetricsHttpServer::~MetricsHttpServer() {
   stopping.store(true);
@@ -179,7 +188,7 @@ void MetricsHttpServer::serve() {
         if (headEnd == std::string::npos)
           headEnd = c.in.find("\n\n");
         if (headEnd != std::string::npos) {
-          c.out = metricsHttpResponse(c.in, render);
+          c.out = metricsHttpResponse(c.in, render, health);
           c.answered = true;
         } else if (c.in.size() > kMaxRequestBytes) {
           c.out = metricsHttpResponse("too large", render); // 400

@@ -113,6 +113,21 @@ TEST(MetricsHttpServerTest, AnswersMetricsAnd404AndBadRequests) {
             "HTTP/1.1 400");
 }
 
+TEST(MetricsHttpServerTest, HealthzFollowsTheServingState) {
+  auto render = [] { return std::string(); };
+  bool serving = true;
+  auto health = [&] { return serving; };
+  std::string head = "GET /healthz HTTP/1.1\r\n\r\n";
+  EXPECT_EQ(metricsHttpResponse(head, render, health).substr(0, 15),
+            "HTTP/1.1 200 OK");
+  serving = false;
+  std::string draining = metricsHttpResponse(head, render, health);
+  EXPECT_EQ(draining.substr(0, 12), "HTTP/1.1 503");
+  EXPECT_NE(draining.find("NOT_SERVING"), std::string::npos);
+  // Without a health function there is no /healthz.
+  EXPECT_EQ(metricsHttpResponse(head, render).substr(0, 12), "HTTP/1.1 404");
+}
+
 /// Sends `request` to 127.0.0.1:`port` and returns everything answered.
 std::string roundTrip(int port, const std::string &request) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -23,7 +23,16 @@ K8S_VERSION = "1.30.0"
 # structurally in test_all_on_pvc_agents_device_resources_and_servicemonitor.
 SKIPPED_KINDS = ("ServiceMonitor",)
 
+# The least a render needs: the chart refuses a plaintext, credential-less
+# kilnd unless daemon.insecure says so (test_defaults_refuse_to_render).
+INSECURE = ["--set", "daemon.insecure=true"]
+
 ALL_ON = [
+    "--set", "tls.existingSecret=kiln-tls",
+    "--set", "tls.clientCertificates=true",
+    "--set", "auth.tokensSecret=kiln-tokens",
+    "--set", "auth.agentTokensSecret=kiln-agent-tokens",
+    "--set", "networkPolicy.enabled=true",
     "--set", "cache.persistence.enabled=true",
     "--set", "metrics.serviceMonitor.enabled=true",
     "--set", "metrics.serviceMonitor.labels.release=prometheus",
@@ -66,13 +75,13 @@ def by_kind(docs: list[dict], kind: str) -> list[dict]:
     return [d for d in docs if d["kind"] == kind]
 
 
-@pytest.mark.parametrize("values", [[], ALL_ON], ids=["defaults", "all-on"])
+@pytest.mark.parametrize("values", [INSECURE, ALL_ON], ids=["insecure", "all-on"])
 def test_lint(values):
     out = helm("lint", "--strict", str(CHART), *values)
     assert "0 chart(s) failed" in out, out
 
 
-@pytest.mark.parametrize("values", [[], ALL_ON], ids=["defaults", "all-on"])
+@pytest.mark.parametrize("values", [INSECURE, ALL_ON], ids=["insecure", "all-on"])
 def test_every_manifest_validates_against_the_api_schema(values, tmp_path):
     text, docs = render(*values)
     proc = kubeconform(text, tmp_path)
@@ -84,7 +93,7 @@ def test_every_manifest_validates_against_the_api_schema(values, tmp_path):
 
 
 def test_kubeconform_catches_a_broken_manifest(tmp_path):
-    text, _ = render()
+    text, _ = render(*INSECURE)
     broken = text.replace("containerPort: 50051", "containerPort: grpc-port-as-text", 1)
     assert broken != text
     proc = kubeconform(broken, tmp_path)
@@ -94,8 +103,23 @@ def test_kubeconform_catches_a_broken_manifest(tmp_path):
     assert proc.returncode != 0, proc.stdout
 
 
-def test_defaults_daemon_service_probes_and_cpu_agent():
-    _, docs = render()
+def test_defaults_refuse_to_render():
+    """Without TLS and credentials, or an explicit daemon.insecure, there is
+    no chart: kilnd would serve the pod network to anyone."""
+    proc = subprocess.run([find_tool("helm"), "template", "kiln", str(CHART),
+                           "--kube-version", K8S_VERSION], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode != 0
+    assert "set tls.existingSecret and credentials" in proc.stderr
+    only_tls = subprocess.run([find_tool("helm"), "template", "kiln", str(CHART),
+                               "--kube-version", K8S_VERSION, "--set",
+                               "tls.existingSecret=kiln-tls"],
+                              capture_output=True, text=True, timeout=120)
+    assert only_tls.returncode != 0, "TLS without credentials must not render"
+
+
+def test_insecure_daemon_service_probes_and_cpu_agent():
+    _, docs = render(*INSECURE)
     (dep,) = by_kind(docs, "Deployment")
     (svc,) = by_kind(docs, "Service")
     assert {p["port"] for p in svc["spec"]["ports"]} == {50051, 9464}
@@ -103,6 +127,9 @@ def test_defaults_daemon_service_probes_and_cpu_agent():
     assert "--listen=0.0.0.0:50051" in c["args"] and "--metrics-listen=0.0.0.0:9464" in c["args"]
     assert c["livenessProbe"]["grpc"] == {"port": 50051}
     assert c["readinessProbe"]["grpc"] == {"port": 50051}
+    assert "--insecure" in c["args"]
+    assert not any(a.startswith("--tls-") or a.startswith("--auth-") for a in c["args"])
+    assert not by_kind(docs, "NetworkPolicy")
     pod = dep["spec"]["template"]["spec"]
     assert pod["securityContext"]["runAsNonRoot"] is True
     cache = next(v for v in pod["volumes"] if v["name"] == "cache")
@@ -155,6 +182,43 @@ def test_all_on_pvc_agents_device_resources_and_servicemonitor():
     labels = svc["metadata"]["labels"]
     assert all(labels.get(k) == v for k, v in sm["spec"]["selector"]["matchLabels"].items())
     assert {e["port"] for e in sm["spec"]["endpoints"]} <= {p["name"] for p in svc["spec"]["ports"]}
+
+
+def test_all_on_tls_tokens_probes_and_network_policy():
+    _, docs = render(*ALL_ON)
+    (dep,) = by_kind(docs, "Deployment")
+    pod = dep["spec"]["template"]["spec"]
+    c = pod["containers"][0]
+    for arg in ("--tls-cert=/etc/kiln/tls/tls.crt", "--tls-key=/etc/kiln/tls/tls.key",
+                "--tls-client-ca=/etc/kiln/tls/ca.crt", "--auth-tokens=/etc/kiln/auth/tokens"):
+        assert arg in c["args"], arg
+    assert "--insecure" not in c["args"]
+    # kubelet's gRPC probes cannot speak TLS: /healthz on the metrics port.
+    for probe in (c["livenessProbe"], c["readinessProbe"]):
+        assert probe["httpGet"] == {"path": "/healthz", "port": 9464}
+        assert "grpc" not in probe
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["tls"]["secret"]["secretName"] == "kiln-tls"
+    assert volumes["auth"]["secret"]["items"] == [{"key": "tokens", "path": "tokens"}]
+    for ds in by_kind(docs, "DaemonSet"):
+        kind = ds["metadata"]["name"].rsplit("-", 1)[1]
+        agent = ds["spec"]["template"]["spec"]
+        args = agent["containers"][0]["args"]
+        assert "--tls-ca=/etc/kiln/tls/ca.crt" in args
+        (ca,) = [v for v in agent["volumes"] if v["name"] == "tls-ca"]
+        assert ca["secret"]["items"] == [{"key": "ca.crt", "path": "ca.crt"}], \
+            "agents must get the CA only, never kilnd's key"
+        (token,) = [e for e in agent["containers"][0]["env"] if e["name"] == "KILN_AGENT_TOKEN"]
+        assert token["valueFrom"]["secretKeyRef"] == {"name": "kiln-agent-tokens", "key": kind}
+    (policy,) = by_kind(docs, "NetworkPolicy")
+    grpc_rule, metrics_rule = policy["spec"]["ingress"]
+    assert grpc_rule["ports"] == [{"port": 50051, "protocol": "TCP"}]
+    agents_peer = grpc_rule["from"][0]["podSelector"]
+    assert "agent-cpu" in agents_peer["matchExpressions"][0]["values"]
+    assert grpc_rule["from"][1]["podSelector"]["matchLabels"] == {"kiln.dev/client": "true"}
+    assert metrics_rule["ports"] == [{"port": 9464, "protocol": "TCP"}]
+    assert policy["spec"]["podSelector"]["matchLabels"] == \
+        dep["spec"]["selector"]["matchLabels"]
 
 
 def test_every_value_is_documented():

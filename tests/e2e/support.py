@@ -52,9 +52,13 @@ class Kilnd:
 
     def __init__(self, workdir: pathlib.Path, cache_dir: pathlib.Path, name: str = "kilnd",
                  extra_args: tuple[str, ...] = (), listen: str = "127.0.0.1:0",
-                 wait_for_cpu: bool = True, env: dict[str, str] | None = None):
+                 wait_for_cpu: bool = True, env: dict[str, str] | None = None,
+                 client_options: dict | None = None):
         """extra_args go after the standard flags; with wait_for_cpu False
-        (e.g. --local-agents none) start() returns once ListDevices answers."""
+        (e.g. --local-agents none) start() returns once ListDevices answers.
+        client_options (tls=, token=) are what the readiness check's client
+        needs when kilnd requires TLS or credentials."""
+        self.client_options = dict(client_options or {})
         self.bin_dir = require_binaries()
         self.extra_args = list(extra_args)
         self.listen = listen
@@ -114,7 +118,7 @@ class Kilnd:
                     self.metrics_port = int(self.metrics_port_file.read_text().strip())
             if port is not None:
                 try:
-                    with kiln.Client(self.address, timeout=2) as client:
+                    with kiln.Client(self.address, timeout=2, **self.client_options) as client:
                         devices = client.devices()
                     if not self.wait_for_cpu or any(d.kind == "cpu" for d in devices):
                         return
@@ -197,15 +201,23 @@ def wait_until(condition, what: str, timeout: float = WAIT_S):
 class Agent:
     """A standalone kiln-agent-cpu dialing `address` (not kilnd's child)."""
 
-    def __init__(self, kilnd: Kilnd, address: str, workdir, agent_id: str,
-                 extra_args: tuple[str, ...] = ()):
-        self.log_path = workdir / f"{agent_id}.log"
+    def __init__(self, kilnd: Kilnd, address: str, workdir, agent_id: str | None,
+                 extra_args: tuple[str, ...] = (), env: dict[str, str] | None = None,
+                 name: str | None = None):
+        """agent_id None: the agent picks its own (from --tls-cert, say);
+        `name` then names its log and cache."""
+        name = name or agent_id
+        self.log_path = workdir / f"{name}.log"
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
             [str(kilnd.bin_dir / "kiln-agent-cpu"), "--daemon", address,
-             "--agent-id", agent_id, "--cache-dir", str(workdir / agent_id),
-             *extra_args],
-            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+             *(["--agent-id", agent_id] if agent_id else []),
+             "--cache-dir", str(workdir / name), *extra_args],
+            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**os.environ, **(env or {})})
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
 
     def stop(self) -> None:
         if self.proc.poll() is None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import signal
+import urllib.error
+import urllib.request
 import time
 
 import grpc
@@ -49,6 +51,16 @@ def refused_code(address: str) -> grpc.StatusCode:
     return grpc.StatusCode.OK
 
 
+def healthz(daemon: Kilnd) -> tuple[int, str]:
+    """GET /healthz on kilnd's metrics port: (status, body)."""
+    try:
+        with urllib.request.urlopen(
+                f"http://127.0.0.1:{daemon.metrics_port}/healthz", timeout=10) as answer:
+            return answer.status, answer.read().decode().strip()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode().strip()
+
+
 def test_sigterm_drains_in_flight_work_and_refuses_new_work(tmp_path):
     daemon = Kilnd(tmp_path, tmp_path / "cache", extra_args=(
         "--local-agents", "none", "--device-wait-s", "300", "--drain-timeout-s", "120"),
@@ -66,6 +78,7 @@ def test_sigterm_drains_in_flight_work_and_refuses_new_work(tmp_path):
             wait_until(lambda: pinned_bytes(daemon.address) > 0,
                        "the Execute to be in flight (its blobs pinned)")
             assert refused_code(daemon.address) == grpc.StatusCode.INVALID_ARGUMENT
+            assert healthz(daemon) == (200, "SERVING")
 
             daemon.proc.send_signal(signal.SIGTERM)
             wait_until(lambda: refused_code(daemon.address) == grpc.StatusCode.UNAVAILABLE,
@@ -76,6 +89,9 @@ def test_sigterm_drains_in_flight_work_and_refuses_new_work(tmp_path):
                         executor_pb2.ExecuteRequest(), timeout=5)
                 assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
                 assert "kilnd is shutting down" in refused.value.details()
+            # The plain-HTTP probe (for TLS ports, which kubelet's gRPC
+            # probes cannot reach) says so too.
+            assert healthz(daemon) == (503, "NOT_SERVING (draining)")
             assert not in_flight.done(), "the in-flight Execute must still be waiting"
             assert daemon.proc.poll() is None, "kilnd must wait for in-flight work"
 

@@ -43,3 +43,33 @@ app.kubernetes.io/component: {{ .component }}
 {{- define "kiln.cacheClaim" -}}
 {{- default (printf "%s-cache" (include "kiln.fullname" .)) .Values.cache.persistence.existingClaim -}}
 {{- end -}}
+
+{{/* Fails the render when kilnd would serve a reachable port without TLS and
+credentials and daemon.insecure does not say so explicitly. */}}
+{{- define "kiln.checkSecurity" -}}
+{{- $tls := .Values.tls.existingSecret -}}
+{{- $creds := or .Values.auth.tokensSecret .Values.tls.clientCertificates -}}
+{{- if and (not .Values.daemon.insecure) (not (and $tls $creds)) -}}
+{{- fail "kilnd listens on the pod network: set tls.existingSecret and credentials (auth.tokensSecret or tls.clientCertificates), or daemon.insecure=true to accept that anyone who reaches the port can run code on the agents (docs/security.md)" -}}
+{{- end -}}
+{{- if and .Values.tls.clientCertificates (not $tls) -}}
+{{- fail "tls.clientCertificates needs tls.existingSecret (client certificates are checked against its ca.crt)" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* kilnd's liveness/readiness check: gRPC health on plaintext ports; with
+TLS, GET /healthz on the metrics port (503 while draining), or the TCP port
+when metrics are off. */}}
+{{- define "kiln.probe" -}}
+{{- if not .Values.tls.existingSecret -}}
+grpc:
+  port: {{ .Values.daemon.grpcPort }}
+{{- else if .Values.metrics.enabled -}}
+httpGet:
+  path: /healthz
+  port: {{ .Values.metrics.port }}
+{{- else -}}
+tcpSocket:
+  port: {{ .Values.daemon.grpcPort }}
+{{- end -}}
+{{- end -}}

@@ -94,6 +94,9 @@ public:
   /// Agent, ...) keep serving so in-flight work can complete.
   bool drain(std::chrono::milliseconds timeout);
 
+  /// False once drain() began (GET /healthz on the metrics port).
+  bool serving() const;
+
   /// Stops accepting calls, gives in-flight ones `grace` to finish, then
   /// cancels the rest. Idempotent.
   void shutdown(std::chrono::milliseconds grace);
