@@ -11,6 +11,7 @@
 #include "kiln/common/Credentials.h"
 #include "kiln/common/Digest.h"
 #include "kiln/common/Status.h"
+#include "kiln/server/CompileWorker.h"
 #include "kiln/server/KilnServer.h"
 #include "kiln/server/LocalAgents.h"
 #include "kiln/server/MetricsHttpServer.h"
@@ -64,8 +65,7 @@ void blockShutdownSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
-              NodeSupportFn nodeSupport, OptionsResolverFn resolveOptions,
+int runDaemon(const DaemonFlags &flags, NodeSupportFn nodeSupport, OptionsResolverFn resolveOptions,
               const std::string &compilerBuildId,
               const std::vector<std::string> &supportedTargets) {
   ServerOptions options;
@@ -112,7 +112,23 @@ int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
     spdlog::warn("--debug-miscompile: the lowering of {} is deliberately "
                  "wrong (a testing aid; never use it in production)",
                  flags.debugMiscompile);
-  options.compiler = withDebugMiscompile(std::move(compiler), miscompiled);
+  CompileWorkerSettings worker;
+  worker.binary = flags.compileWorker;
+  worker.scratchDir = std::filesystem::path(flags.cacheDir) / "compile-jobs";
+  worker.cpuSeconds = flags.compileCpuSeconds;
+  worker.memoryBytes = flags.compileMemoryBytes;
+  worker.wallTimeout = std::chrono::seconds(flags.compileTimeoutS);
+  worker.debugFault = flags.debugCompileFault;
+  if (!worker.debugFault.empty())
+    spdlog::warn("--debug-compile-fault {}: compile workers will fail on "
+                 "purpose (a testing aid; never use it in production)",
+                 worker.debugFault);
+  if (absl::Status ready = prepareCompileWorkers(worker); !ready.ok()) {
+    spdlog::critical("kilnd cannot start: {}", std::string(ready.message()));
+    return 1;
+  }
+  options.compiler =
+      withDebugMiscompile(compileInWorkerProcess(worker), miscompiled);
   options.nodeSupport = std::move(nodeSupport);
   options.resolveOptions = std::move(resolveOptions);
   options.compilerBuildId = debugMiscompileBuildId(compilerBuildId, miscompiled);

@@ -12,6 +12,7 @@
 #include "kiln/common/Status.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -167,6 +168,42 @@ const std::vector<FlagSpec> &flagTable() {
        [](DaemonFlags &f, const std::string &v) {
          return parseNumber("compile-workers", v, 1u, f.compileWorkers);
        }},
+      {"compile-worker", [](const DaemonFlags &f) { return f.compileWorker; },
+       "the kiln-compile-worker binary every compile runs in, a process of "
+       "its own (default: beside kilnd)",
+       [](DaemonFlags &f, const std::string &v) {
+         f.compileWorker = v;
+         return absl::OkStatus();
+       }},
+      {"compile-cpu-seconds",
+       [](const DaemonFlags &f) { return std::to_string(f.compileCpuSeconds); },
+       "CPU-time limit of one compile (RLIMIT_CPU of its worker); past it the "
+       "compile is DEADLINE_EXCEEDED",
+       [](DaemonFlags &f, const std::string &v) {
+         return parseNumber("compile-cpu-seconds", v, int64_t{1},
+                            f.compileCpuSeconds);
+       }},
+      {"compile-memory-bytes",
+       [](const DaemonFlags &f) { return byteSizeText(f.compileMemoryBytes); },
+       "address-space limit of one compile (RLIMIT_AS of its worker); past it "
+       "the compile is RESOURCE_EXHAUSTED",
+       [](DaemonFlags &f, const std::string &v) {
+         absl::Status status =
+             parseByteSizeFlag("compile-memory-bytes", v, f.compileMemoryBytes);
+         if (status.ok() && f.compileMemoryBytes < (int64_t{256} << 20))
+           return absl::InvalidArgumentError(
+               "--compile-memory-bytes must be at least 256MiB (the compiler's "
+               "libraries alone map more than 100MiB)");
+         return status;
+       }},
+      {"compile-timeout-s",
+       [](const DaemonFlags &f) { return std::to_string(f.compileTimeoutS); },
+       "wall-clock limit of one compile; its worker is killed past it "
+       "(DEADLINE_EXCEEDED)",
+       [](DaemonFlags &f, const std::string &v) {
+         return parseNumber("compile-timeout-s", v, int64_t{1},
+                            f.compileTimeoutS);
+       }},
       {"execute-timeout-s",
        [](const DaemonFlags &f) { return std::to_string(f.executeTimeoutS); },
        "Execute deadline in seconds when the client sets none",
@@ -252,6 +289,21 @@ const std::vector<FlagSpec> &flagTable() {
          f.metricsPortFile = v;
          return absl::OkStatus();
        }},
+      {"debug-compile-fault",
+       [](const DaemonFlags &f) { return f.debugCompileFault; },
+       "TESTING AID, never in production: crash:OP or oom:OP (OP such as "
+       "aten.gelu.default) makes the compile worker of any graph with OP "
+       "segfault or run out of memory on entering codegen, so tests can "
+       "check that kilnd survives it",
+       [](DaemonFlags &f, const std::string &v) {
+         bool kind = absl::StartsWith(v, "crash:") || absl::StartsWith(v, "oom:");
+         if (!v.empty() && (!kind || absl::EndsWith(v, ":")))
+           return absl::InvalidArgumentError(absl::StrCat(
+               "--debug-compile-fault: '", v,
+               "' is not crash:OP or oom:OP (e.g. crash:aten.gelu.default)"));
+         f.debugCompileFault = v;
+         return absl::OkStatus();
+       }},
       {"debug-miscompile", [](const DaemonFlags &f) { return f.debugMiscompile; },
        "TESTING AID, never in production: comma list of ATen ops (e.g. "
        "aten.gelu.default) whose results the compiler deliberately perturbs "
@@ -305,6 +357,9 @@ DaemonFlags defaultDaemonFlags() {
   std::filesystem::path self =
       std::filesystem::read_symlink("/proc/self/exe", error);
   flags.agentBinDir = error ? "." : self.parent_path().string();
+  flags.compileWorker =
+      (std::filesystem::path(flags.agentBinDir) / "kiln-compile-worker")
+          .string();
   flags.compileWorkers = std::max(1u, std::thread::hardware_concurrency());
   return flags;
 }

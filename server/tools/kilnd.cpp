@@ -36,8 +36,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "kilnd: %s\n", std::string(logging.message()).c_str());
     return 2;
   }
-  return kiln::server::runDaemon(*flags, kiln::compiler::compileGraph,
-                                 kiln::compiler::checkNodeSupport,
+  return kiln::server::runDaemon(*flags, kiln::compiler::checkNodeSupport,
                                  kiln::compiler::resolveCompileOptions,
                                  kiln::compiler::compilerBuildId(),
                                  kiln::compiler::supportedTargets());

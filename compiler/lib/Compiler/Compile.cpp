@@ -120,12 +120,17 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
   context.loadAllAvailableDialects();
   DiagnosticCollector diagnostics(context);
 
+  auto enter = [&](const char *stage) {
+    if (options.onStage)
+      options.onStage(stage);
+  };
   CompiledExecutable result;
   auto dump = [&](const char *stage, const auto &printable) {
     if (options.dumpStages)
       result.stages.push_back({stage, printToString(printable)});
   };
 
+  enter("import");
   ASSIGN_OR_RETURN(OwningOpRef<ModuleOp> module, importGraph(graph, context));
   dump("aten", *module);
   analysis::OpReportOptions reportOptions;
@@ -134,6 +139,7 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
       succeeded(report))
     result.opReport = std::move(*report);
 
+  enter("aten-to-linalg");
   PassManager toLinalg(&context);
   buildKilnAtenToLinalgPipeline(toLinalg);
   RETURN_IF_ERROR(runStage(toLinalg, *module, "aten-to-linalg", diagnostics));
@@ -144,11 +150,13 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
   }
   dump("linalg", *module);
 
+  enter("codegen");
   PassManager codegen(&context);
   target->buildCodegenPipeline(codegen, machine);
   RETURN_IF_ERROR(runStage(codegen, *module, "codegen", diagnostics));
   dump("llvm-dialect", *module);
 
+  enter("translate");
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(*module, llvmContext, graph.name());
@@ -156,6 +164,7 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
     return absl::InternalError(absl::StrCat("translation to LLVM IR failed: ",
                                             diagnostics.take()));
   std::string assembly;
+  enter("emit");
   ASSIGN_OR_RETURN(result.artifact,
                    target->emitArtifact(*llvmModule, machine, optLevel,
                                         options.dumpStages ? &assembly : nullptr));

@@ -42,7 +42,8 @@ std::string ChildExit::describe() const {
 absl::StatusOr<ChildExit>
 runChildProcess(std::vector<std::string> args,
                 const std::filesystem::path &logPath,
-                std::optional<std::chrono::milliseconds> timeout) {
+                std::optional<std::chrono::milliseconds> timeout,
+                std::optional<std::vector<std::string>> environment) {
   if (args.empty())
     return absl::InvalidArgumentError("runChildProcess needs a program");
   std::vector<char *> argv;
@@ -54,8 +55,15 @@ runChildProcess(std::vector<std::string> args,
   posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, logPath.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::vector<char *> envp;
+  if (environment) {
+    for (std::string &entry : *environment)
+      envp.push_back(entry.data());
+    envp.push_back(nullptr);
+  }
   pid_t pid = 0;
-  int error = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  int error = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(),
+                          environment ? envp.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   if (error != 0)
     return absl::InternalError(

@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ struct CompileOptions {
   /// floating-point results become r * 1.01 + 0.01 (kiln-debug-miscompile).
   /// Empty in production.
   std::vector<std::string> debugMiscompileOps;
+  /// Called as each stage begins ("import", "aten-to-linalg", "codegen",
+  /// "translate", "emit"): a compile worker reports where it crashed.
+  std::function<void(const char *stage)> onStage;
 };
 
 /// The module as it looked after one pipeline stage.

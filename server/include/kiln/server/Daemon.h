@@ -23,9 +23,9 @@ std::string localDialAddress(const std::string &listen, int port);
 /// starts) so runDaemon can sigwait() for them. Call first thing in main().
 void blockShutdownSignals();
 
-/// Runs kilnd until SIGTERM or SIGINT; returns the process exit code.
-int runDaemon(const DaemonFlags &flags, CompilerFn compiler,
-              NodeSupportFn nodeSupport, OptionsResolverFn resolveOptions,
+/// Runs kilnd until SIGTERM or SIGINT; returns the process exit code. Every
+/// compile runs in a --compile-worker process (CompileWorker.h).
+int runDaemon(const DaemonFlags &flags, NodeSupportFn nodeSupport, OptionsResolverFn resolveOptions,
               const std::string &compilerBuildId,
               const std::vector<std::string> &supportedTargets);
 

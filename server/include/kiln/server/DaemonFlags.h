@@ -35,6 +35,15 @@ struct DaemonFlags {
   std::string localAgents = "cpu";
   std::string agentBinDir;
   unsigned compileWorkers = 1;
+  /// The kiln-compile-worker binary each compile runs in.
+  std::string compileWorker;
+  /// Limits of one compile worker process.
+  int64_t compileCpuSeconds = 600;
+  int64_t compileMemoryBytes = int64_t{8} << 30;
+  int64_t compileTimeoutS = 900;
+  /// Testing aid: "crash" or "oom" makes every compile worker fail so on
+  /// entering codegen. Empty (off) by default.
+  std::string debugCompileFault;
   int64_t executeTimeoutS = 300;
   int64_t deviceWaitS = 15;
   int64_t heartbeatMs = 1000;

@@ -33,10 +33,13 @@ struct ChildExit {
 /// Runs `args` (args[0] is the program's path) with stdout and stderr
 /// written to `logPath`, and waits for it to end. With `timeout`, a child
 /// still running after it is killed and DEADLINE_EXCEEDED returned. INTERNAL
-/// naming the program when it cannot be started.
+/// naming the program when it cannot be started. With `environment`
+/// ("NAME=value" entries) the child gets exactly that environment instead of
+/// this process's.
 absl::StatusOr<ChildExit>
 runChildProcess(std::vector<std::string> args,
                 const std::filesystem::path &logPath,
-                std::optional<std::chrono::milliseconds> timeout = std::nullopt);
+                std::optional<std::chrono::milliseconds> timeout = std::nullopt,
+                std::optional<std::vector<std::string>> environment = std::nullopt);
 
 } // namespace kiln

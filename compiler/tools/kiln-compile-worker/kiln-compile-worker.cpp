@@ -1,0 +1,165 @@
+//===- kiln-compile-worker.cpp - one compile, in a process of its own -----===//
+//
+// This file implements kiln-compile-worker, the process kilnd runs each
+// compile in: it reads a kiln.worker.CompileJob, applies the CPU-time and
+// address-space limits it is given, compiles, and writes a CompileJobResult.
+// A crash, a runaway or an out-of-memory here ends this process, not kilnd.
+// It reports each stage it enters on stderr, so kilnd can name the stage a
+// crash happened in.
+//
+// Exit status: 0 when the result file was written (the compile itself may
+// have failed: the result says how), 2 for a bad command line, 3 when memory
+// ran out, 1 for anything else.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Compiler/Compile.h"
+#include "kiln/worker/compile_job.pb.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <new>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+namespace {
+
+constexpr int kExitOutOfMemory = 3;
+const char *currentStage = "start";
+
+/// Async-signal-safe write of the out-of-memory report, then exit.
+[[noreturn]] void outOfMemory() {
+  const char *head = "kiln-compile-worker: out of memory in stage ";
+  (void)!::write(STDERR_FILENO, head, std::strlen(head));
+  (void)!::write(STDERR_FILENO, currentStage, std::strlen(currentStage));
+  (void)!::write(STDERR_FILENO, "\n", 1);
+  ::_exit(kExitOutOfMemory);
+}
+
+bool setLimit(int resource, const std::string &text, const char *flag) {
+  char *end = nullptr;
+  unsigned long long value = std::strtoull(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || value == 0) {
+    std::cerr << "kiln-compile-worker: " << flag << " needs a positive integer, got '"
+              << text << "'\n";
+    return false;
+  }
+  rlimit limit{};
+  limit.rlim_cur = value;
+  // RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL one second later.
+  limit.rlim_max = resource == RLIMIT_CPU ? value + 1 : value;
+  if (::setrlimit(resource, &limit) != 0) {
+    std::cerr << "kiln-compile-worker: setrlimit " << flag << ": "
+              << std::strerror(errno) << "\n";
+    return false;
+  }
+  return true;
+}
+
+/// Testing aid (kilnd --debug-compile-fault KIND:OP): a fault on entering
+/// codegen, in graphs that contain OP only.
+void injectFault(const std::string &fault) {
+  if (fault == "crash")
+    std::raise(SIGSEGV);
+  if (fault == "oom") {
+    std::vector<std::unique_ptr<char[]>> hoard;
+    while (true) {
+      hoard.emplace_back(new char[64 << 20]);
+      std::memset(hoard.back().get(), 1, 64 << 20);
+    }
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() < 2) {
+    std::cerr << "usage: kiln-compile-worker JOB RESULT [--cpu-seconds N] "
+                 "[--memory-bytes N] [--debug-fault crash|oom:OP]\n";
+    return 2;
+  }
+  std::string fault;
+  for (size_t i = 2; i < args.size(); i += 2) {
+    if (i + 1 >= args.size()) {
+      std::cerr << "kiln-compile-worker: " << args[i] << " needs a value\n";
+      return 2;
+    }
+    const std::string &flag = args[i], &value = args[i + 1];
+    if (flag == "--cpu-seconds") {
+      if (!setLimit(RLIMIT_CPU, value, "--cpu-seconds"))
+        return 2;
+    } else if (flag == "--memory-bytes") {
+      if (!setLimit(RLIMIT_AS, value, "--memory-bytes"))
+        return 2;
+    } else if (flag == "--debug-fault" &&
+               (value.rfind("crash:", 0) == 0 || value.rfind("oom:", 0) == 0)) {
+      fault = value;
+    } else {
+      std::cerr << "kiln-compile-worker: unknown flag '" << flag << "'\n";
+      return 2;
+    }
+  }
+  std::set_new_handler(outOfMemory);
+  llvm::install_bad_alloc_error_handler(
+      [](void *, const char *, bool) { outOfMemory(); });
+
+  kiln::worker::CompileJob job;
+  {
+    std::ifstream in(args[0], std::ios::binary);
+    if (!in || !job.ParseFromIstream(&in)) {
+      std::cerr << "kiln-compile-worker: cannot read a CompileJob from " << args[0] << "\n";
+      return 1;
+    }
+  }
+  kiln::compiler::CompileOptions options;
+  options.target = job.target();
+  options.options = job.options();
+  options.dumpStages = job.dump_stages();
+  options.debugMiscompileOps.assign(job.debug_miscompile_ops().begin(),
+                                    job.debug_miscompile_ops().end());
+  if (!fault.empty()) {
+    std::string op = fault.substr(fault.find(':') + 1);
+    bool present = false;
+    for (const kiln::v1::Node &node : job.graph().nodes())
+      present = present || node.op() == op;
+    fault = present ? fault.substr(0, fault.find(':')) : "";
+  }
+  options.onStage = [&fault](const char *stage) {
+    currentStage = stage;
+    std::cerr << "kiln-compile-worker: stage " << stage << std::endl;
+    if (!fault.empty() && std::strcmp(stage, "codegen") == 0)
+      injectFault(fault);
+  };
+  absl::StatusOr<kiln::compiler::CompiledExecutable> compiled =
+      kiln::compiler::compileGraph(job.graph(), options);
+
+  kiln::worker::CompileJobResult result;
+  result.set_code(static_cast<int>(compiled.status().code()));
+  result.set_message(std::string(compiled.status().message()));
+  if (compiled.ok()) {
+    result.set_artifact(std::move(compiled->artifact));
+    *result.mutable_manifest() = std::move(compiled->manifest);
+    *result.mutable_op_report() = std::move(compiled->opReport);
+    for (kiln::compiler::StageDump &dump : compiled->stages) {
+      kiln::worker::StageText *stage = result.add_stages();
+      stage->set_stage(std::move(dump.stage));
+      stage->set_text(std::move(dump.text));
+    }
+  }
+  std::ofstream out(args[1], std::ios::binary | std::ios::trunc);
+  if (!out || !result.SerializeToOstream(&out) || !out.flush()) {
+    std::cerr << "kiln-compile-worker: cannot write the result to " << args[1] << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,142 @@
+//===- CompileWorkerTest.cpp - how a compile worker's fate becomes a status ===//
+//
+// This file implements tests of compileInWorkerProcess against stand-in
+// worker programs (shell scripts) that crash, run out of memory, exceed
+// their CPU time or hang, and one that checks the environment it gets. The
+// real kiln-compile-worker is exercised end to end by
+// tests/e2e/test_e2e_compile_isolation.py.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/CompileWorker.h"
+
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include <sys/stat.h>
+
+namespace kiln::server {
+namespace {
+
+class CompileWorkerTest : public ::testing::Test {
+protected:
+  /// A stand-in worker running `body` under /bin/sh ($1 job, $2 result).
+  CompileWorkerSettings worker(const std::string &body) {
+    std::filesystem::path script = temp.path() / "worker.sh";
+    std::ofstream(script) << "#!/bin/sh\n" << body << "\n";
+    ::chmod(script.c_str(), 0755);
+    CompileWorkerSettings settings;
+    settings.binary = script;
+    settings.scratchDir = temp.path() / "jobs";
+    settings.cpuSeconds = 7;
+    settings.memoryBytes = int64_t{1} << 30;
+    settings.wallTimeout = std::chrono::seconds(30);
+    EXPECT_TRUE(prepareCompileWorkers(settings).ok());
+    return settings;
+  }
+
+  absl::Status compile(const CompileWorkerSettings &settings) {
+    v1::Graph graph;
+    graph.set_name("g");
+    compiler::CompileOptions options;
+    options.target = "cpu";
+    return compileInWorkerProcess(settings)(graph, options).status();
+  }
+
+  void expectScratchEmpty(const CompileWorkerSettings &settings) {
+    EXPECT_TRUE(std::filesystem::is_empty(settings.scratchDir))
+        << "a job's folder outlived it";
+  }
+
+  testing::TempDir temp;
+};
+
+TEST_F(CompileWorkerTest, ACrashIsInternalNamingTheStage) {
+  CompileWorkerSettings settings =
+      worker("echo 'kiln-compile-worker: stage import' >&2\n"
+             "echo 'kiln-compile-worker: stage codegen' >&2\n"
+             "kill -SEGV $$");
+  absl::Status status = compile(settings);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal) << status;
+  EXPECT_NE(status.message().find("crashed compiling graph 'g' for cpu, in "
+                                  "stage 'codegen'"),
+            std::string::npos)
+      << status;
+  EXPECT_NE(status.message().find("Segmentation fault"), std::string::npos);
+  expectScratchEmpty(settings);
+}
+
+TEST_F(CompileWorkerTest, OutOfMemoryIsResourceExhaustedNamingTheFlag) {
+  absl::Status status = compile(worker("exit 3"));
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+  EXPECT_NE(status.message().find("1073741824 bytes (--compile-memory-bytes)"),
+            std::string::npos)
+      << status;
+}
+
+TEST_F(CompileWorkerTest, CpuTimeIsDeadlineExceededNamingTheFlag) {
+  absl::Status status = compile(worker("kill -XCPU $$"));
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_NE(status.message().find("7 s (--compile-cpu-seconds)"),
+            std::string::npos)
+      << status;
+}
+
+TEST_F(CompileWorkerTest, AHangIsKilledAtTheWallClockLimit) {
+  CompileWorkerSettings settings = worker("exec sleep 60");
+  settings.wallTimeout = std::chrono::seconds(1);
+  auto start = std::chrono::steady_clock::now();
+  absl::Status status = compile(settings);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_NE(status.message().find("--compile-timeout-s"), std::string::npos);
+  expectScratchEmpty(settings);
+}
+
+TEST_F(CompileWorkerTest, ACompileErrorPassesThroughAndLimitsAreApplied) {
+  // The stand-in writes a CompileJobResult by hand: field 1 (code) = 3
+  // (INVALID_ARGUMENT), field 2 (message) = "bad". It also records its
+  // arguments and environment, which must hold no secret of kilnd's.
+  CompileWorkerSettings settings = worker(
+      "echo \"$@\" > " + (temp.path() / "args").string() + "\n" +
+      "env > " + (temp.path() / "env").string() + "\n" +
+      "printf '\\010\\003\\022\\003bad' > \"$2\"");
+  ::setenv("KILN_TEST_SECRET", "hunter2", 1);
+  absl::Status status = compile(settings);
+  ::unsetenv("KILN_TEST_SECRET");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_EQ(status.message(), "bad");
+  std::string args, env;
+  std::getline(std::ifstream(temp.path() / "args"), args);
+  EXPECT_NE(args.find("--cpu-seconds 7 --memory-bytes 1073741824"),
+            std::string::npos)
+      << args;
+  std::ifstream envFile(temp.path() / "env");
+  env.assign(std::istreambuf_iterator<char>(envFile), {});
+  EXPECT_EQ(env.find("hunter2"), std::string::npos) << env;
+  EXPECT_NE(env.find("TMPDIR=" + settings.scratchDir.string()), std::string::npos)
+      << env;
+  expectScratchEmpty(settings);
+}
+
+TEST_F(CompileWorkerTest, AMissingWorkerStopsKilndAtStart) {
+  CompileWorkerSettings settings;
+  settings.binary = temp.path() / "no-such-worker";
+  settings.scratchDir = temp.path() / "jobs";
+  absl::Status status = prepareCompileWorkers(settings);
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(status.message().find("--compile-worker"), std::string::npos);
+}
+
+TEST_F(CompileWorkerTest, LastStage) {
+  EXPECT_EQ(lastWorkerStage(""), "");
+  EXPECT_EQ(lastWorkerStage("kiln-compile-worker: stage import\nnoise\n"
+                            "kiln-compile-worker: stage emit\n"),
+            "emit");
+}
+
+} // namespace
+} // namespace kiln::server
