@@ -36,16 +36,6 @@ std::string tail(const std::string &log, size_t bytes = 1500) {
   return log.size() <= bytes ? log : "..." + log.substr(log.size() - bytes);
 }
 
-/// The environment a worker gets: a PATH to find the linker, a locale, and a
-/// TMPDIR inside the job's folder. Nothing else of kilnd's (credentials,
-/// KILN_* settings) reaches it.
-std::vector<std::string> workerEnvironment(const std::filesystem::path &dir) {
-  const char *path = std::getenv("PATH");
-  return {absl::StrCat("PATH=", path && *path ? path : "/usr/bin:/bin"),
-          "LANG=C.UTF-8", absl::StrCat("TMPDIR=", dir.string()),
-          absl::StrCat("HOME=", dir.string())};
-}
-
 absl::StatusOr<compiler::CompiledExecutable>
 runJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
        const compiler::CompileOptions &options) {
@@ -74,28 +64,23 @@ runJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
     return absl::InternalError("cannot serialize the compile job");
   RETURN_IF_ERROR(writeFileAtomically(dir / "job.pb", jobBytes));
 
-  std::vector<std::string> args = {
-      settings.binary.string(), (dir / "job.pb").string(),
-      (dir / "result.pb").string(), "--cpu-seconds",
-      std::to_string(settings.cpuSeconds), "--memory-bytes",
-      std::to_string(settings.memoryBytes)};
+  std::vector<std::string> args = {settings.binary.string(),
+                                   (dir / "job.pb").string(),
+                                   (dir / "result.pb").string()};
   if (!settings.debugFault.empty())
     args.insert(args.end(), {"--debug-fault", settings.debugFault});
   std::filesystem::path logPath = dir / "worker.log";
   absl::StatusOr<ChildExit> exit =
-      runChildProcess(args, logPath, settings.wallTimeout,
-                      workerEnvironment(dir));
+      runChildProcess(args, logPath, sandboxedChild(settings.limits, dir));
   std::string log = readWholeFile(logPath).value_or("");
   std::string stage = lastWorkerStage(log);
   std::string where = absl::StrCat(
       "compiling graph '", graph.name(), "' for ", options.target,
       stage.empty() ? "" : absl::StrCat(", in stage '", stage, "'"));
+  std::string compileWhere = absl::StrCat("the compile ", where);
   if (!exit.ok()) {
     if (absl::IsDeadlineExceeded(exit.status()))
-      return absl::DeadlineExceededError(absl::StrCat(
-          where, ": the compile ran past its wall-clock limit of ",
-          settings.wallTimeout.count(),
-          " s (--compile-timeout-s) and its worker was killed"));
+      return wallClockFailure(settings.limits, compileWhere);
     return exit.status();
   }
   if (exit->succeeded()) {
@@ -116,15 +101,10 @@ runJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
           {std::move(*text.mutable_stage()), std::move(*text.mutable_text())});
     return compiled;
   }
-  if (exit->exited && exit->code == kWorkerOutOfMemory)
-    return absl::ResourceExhaustedError(absl::StrCat(
-        where, ": the compile ran out of its memory limit of ",
-        settings.memoryBytes, " bytes (--compile-memory-bytes)"));
-  if (!exit->exited &&
-      (exit->signal == SIGXCPU || exit->signal == SIGKILL))
-    return absl::DeadlineExceededError(absl::StrCat(
-        where, ": the compile used up its CPU-time limit of ",
-        settings.cpuSeconds, " s (--compile-cpu-seconds)"));
+  if (std::optional<absl::Status> limit =
+          limitFailure(*exit, settings.limits, kWorkerOutOfMemory,
+                       compileWhere))
+    return *limit;
   spdlog::error("compile worker {} {}; its log:\n{}", settings.binary.string(),
                 exit->describe(), tail(log, 8000));
   return absl::InternalError(absl::StrCat(

@@ -50,11 +50,12 @@ CompilerService::CompilerService(ContentStore &store, CompileCache &cache,
                                  const DeviceRegistry &registry,
                                  std::vector<std::string> supportedTargets,
                                  DrainGate &gate, ServerMetrics &metrics,
-                                 const AccessPolicy &access)
+                                 const AccessPolicy &access,
+                                 CompileLimits importLimits)
     : store(store), cache(cache), nodeSupport(std::move(nodeSupport)),
       resolveOptions(std::move(resolveOptions)), registry(registry),
       targets(std::move(supportedTargets)), gate(gate), metrics(metrics),
-      access(access) {}
+      access(access), importLimits(importLimits) {}
 
 absl::StatusOr<v1::CompileOptions>
 CompilerService::effectiveOptions(const v1::CompileRequest &request) const {
@@ -151,7 +152,7 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
                               "give either graph or torchscript, not both"),
                           currentRequestId());
     absl::StatusOr<v1::Graph> graph = importTorchScript(
-        request->torchscript(), store, torchScriptImportTool());
+        request->torchscript(), store, torchScriptImportTool(), importLimits);
     if (!graph.ok()) {
       spdlog::warn("TorchScript compile from {} rejected: {}", context->peer(),
                    std::string(graph.status().message()));

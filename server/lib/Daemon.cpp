@@ -115,9 +115,9 @@ int runDaemon(const DaemonFlags &flags, NodeSupportFn nodeSupport, OptionsResolv
   CompileWorkerSettings worker;
   worker.binary = flags.compileWorker;
   worker.scratchDir = std::filesystem::path(flags.cacheDir) / "compile-jobs";
-  worker.cpuSeconds = flags.compileCpuSeconds;
-  worker.memoryBytes = flags.compileMemoryBytes;
-  worker.wallTimeout = std::chrono::seconds(flags.compileTimeoutS);
+  worker.limits.cpuSeconds = flags.compileCpuSeconds;
+  worker.limits.memoryBytes = flags.compileMemoryBytes;
+  worker.limits.wallTimeout = std::chrono::seconds(flags.compileTimeoutS);
   worker.debugFault = flags.debugCompileFault;
   if (!worker.debugFault.empty())
     spdlog::warn("--debug-compile-fault {}: compile workers will fail on "
@@ -127,6 +127,7 @@ int runDaemon(const DaemonFlags &flags, NodeSupportFn nodeSupport, OptionsResolv
     spdlog::critical("kilnd cannot start: {}", std::string(ready.message()));
     return 1;
   }
+  options.importLimits = worker.limits;
   options.compiler =
       withDebugMiscompile(compileInWorkerProcess(worker), miscompiled);
   options.nodeSupport = std::move(nodeSupport);

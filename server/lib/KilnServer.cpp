@@ -134,7 +134,7 @@ KilnServer::start(ServerOptions options) {
   state->compilerService = std::make_unique<CompilerService>(
       *state->store, *state->cache, options.nodeSupport,
       options.resolveOptions, *state->registry, options.supportedTargets,
-      state->drainGate, state->metrics, state->access);
+      state->drainGate, state->metrics, state->access, options.importLimits);
   state->executorService = std::make_unique<ExecutorService>(
       *state->store, *state->executables, *state->signer, *state->scheduler,
       options.executeTimeout, state->drainGate, state->metrics, state->access);

@@ -1,8 +1,9 @@
 //===- TorchScriptImport.cpp - TorchScript archive -> kiln.v1.Graph -------===//
 //
 // This file implements importTorchScript: it spawns kiln-torchscript-import
-// on the archive, waits for it with a timeout, maps its exit status to a
-// status carrying its stderr, and stores the weights it wrote.
+// on the archive in the compile sandbox (CPU-time, memory and wall-clock
+// limits, a minimal environment, a private folder), maps its exit status to
+// a status carrying its stderr, and stores the weights it wrote.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/TorchScriptImport.h"
@@ -62,21 +63,27 @@ const char *dtypeSpec(v1::DType dtype) {
   }
 }
 
-/// Runs the importer: its exit code, or an error when it cannot start, is
-/// killed by a signal or runs past `timeout`.
+/// The importer's exit status when memory ran out (main.cpp).
+constexpr int kImporterOutOfMemory = 4;
+
+/// Runs the importer in `dir`: its exit code, or an error when it cannot
+/// start, is killed by a signal or hits a limit.
 absl::StatusOr<int> runTool(std::vector<std::string> args,
-                            const std::filesystem::path &logPath,
-                            std::chrono::seconds timeout) {
-  std::string tool = args[0];
-  absl::StatusOr<ChildExit> exit = runChildProcess(std::move(args), logPath, timeout);
+                            const std::filesystem::path &dir,
+                            const CompileLimits &limits) {
+  std::filesystem::path logPath = dir / "import.log";
+  absl::StatusOr<ChildExit> exit =
+      runChildProcess(std::move(args), logPath, sandboxedChild(limits, dir));
   if (!exit.ok()) {
     if (absl::IsDeadlineExceeded(exit.status()))
-      return absl::DeadlineExceededError(absl::StrCat(
-          "the TorchScript importer ran past ", timeout.count(), " s"));
+      return wallClockFailure(limits, "the TorchScript import");
     return absl::InternalError(absl::StrCat(
         "cannot run the TorchScript importer: ", exit.status().message(),
         " (build kiln-torchscript-import, or set KILN_TORCHSCRIPT_IMPORT)"));
   }
+  if (std::optional<absl::Status> limit = limitFailure(
+          *exit, limits, kImporterOutOfMemory, "the TorchScript import"))
+    return *limit;
   if (!exit->exited) {
     auto log = readWholeFile(logPath);
     return absl::InternalError(absl::StrCat(
@@ -137,7 +144,8 @@ std::filesystem::path torchScriptImportTool() {
 
 absl::StatusOr<v1::Graph>
 importTorchScript(const v1::TorchScriptModule &module, ContentStore &store,
-                  const std::filesystem::path &tool, std::chrono::seconds timeout) {
+                  const std::filesystem::path &tool,
+                  const CompileLimits &limits) {
   std::string archive;
   switch (module.archive_case()) {
   case v1::TorchScriptModule::kData:
@@ -191,7 +199,7 @@ importTorchScript(const v1::TorchScriptModule &module, ContentStore &store,
                                  absl::StrJoin(args.begin() + 3, args.end(), ","));
   if (std::optional<v1::Graph> cached = conversionCache().find(key, store))
     return *std::move(cached);
-  absl::StatusOr<int> code = runTool(args, dir / "import.log", timeout);
+  absl::StatusOr<int> code = runTool(args, dir, limits);
   if (!code.ok())
     return code.status();
   if (*code != 0) {

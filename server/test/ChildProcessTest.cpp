@@ -64,5 +64,43 @@ TEST(ChildProcessTest, NamesAProgramThatCannotStart) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(ChildProcessTest, AppliesLimitsEnvironmentAndDirectory) {
+  ChildOptions options;
+  options.limits.cpuSeconds = 17;
+  options.limits.addressSpaceBytes = int64_t{3} << 30;
+  options.environment = std::vector<std::string>{"ONLY=this"};
+  options.workingDirectory = "/tmp";
+  ::setenv("KILN_CHILD_SECRET", "hunter2", 1);
+  auto exit = runChildProcess(
+      {"/bin/sh", "-c", "ulimit -t; ulimit -v; pwd; env"}, logFile(), options);
+  ::unsetenv("KILN_CHILD_SECRET");
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  std::string log = readLog();
+  // ulimit -v is in KiB.
+  EXPECT_EQ(log.substr(0, log.find("\n/tmp")), "17\n3145728") << log;
+  EXPECT_NE(log.find("ONLY=this"), std::string::npos) << log;
+  EXPECT_EQ(log.find("hunter2"), std::string::npos) << log;
+}
+
+TEST(ChildProcessTest, ACpuLimitEndsARunaway) {
+  ChildOptions options;
+  options.limits.cpuSeconds = 1;
+  options.timeout = std::chrono::seconds(30);
+  auto exit = runChildProcess({"/bin/sh", "-c", "while :; do :; done"},
+                              logFile(), options);
+  ASSERT_TRUE(exit.ok()) << exit.status();
+  EXPECT_FALSE(exit->exited);
+  EXPECT_EQ(exit->signal, SIGXCPU);
+}
+
+TEST(ChildProcessTest, NamesABadWorkingDirectory) {
+  ChildOptions options;
+  options.workingDirectory = "/no/such/dir";
+  auto exit = runChildProcess({"/bin/true"}, logFile(), options);
+  EXPECT_EQ(exit.status().code(), absl::StatusCode::kInternal);
+  EXPECT_NE(exit.status().message().find("working directory"), std::string::npos)
+      << exit.status();
+}
+
 } // namespace
 } // namespace kiln

@@ -31,9 +31,9 @@ protected:
     CompileWorkerSettings settings;
     settings.binary = script;
     settings.scratchDir = temp.path() / "jobs";
-    settings.cpuSeconds = 7;
-    settings.memoryBytes = int64_t{1} << 30;
-    settings.wallTimeout = std::chrono::seconds(30);
+    settings.limits.cpuSeconds = 7;
+    settings.limits.memoryBytes = int64_t{1} << 30;
+    settings.limits.wallTimeout = std::chrono::seconds(30);
     EXPECT_TRUE(prepareCompileWorkers(settings).ok());
     return settings;
   }
@@ -87,7 +87,7 @@ TEST_F(CompileWorkerTest, CpuTimeIsDeadlineExceededNamingTheFlag) {
 
 TEST_F(CompileWorkerTest, AHangIsKilledAtTheWallClockLimit) {
   CompileWorkerSettings settings = worker("exec sleep 60");
-  settings.wallTimeout = std::chrono::seconds(1);
+  settings.limits.wallTimeout = std::chrono::seconds(1);
   auto start = std::chrono::steady_clock::now();
   absl::Status status = compile(settings);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
@@ -101,7 +101,8 @@ TEST_F(CompileWorkerTest, ACompileErrorPassesThroughAndLimitsAreApplied) {
   // (INVALID_ARGUMENT), field 2 (message) = "bad". It also records its
   // arguments and environment, which must hold no secret of kilnd's.
   CompileWorkerSettings settings = worker(
-      "echo \"$@\" > " + (temp.path() / "args").string() + "\n" +
+      "{ ulimit -t; ulimit -v; pwd; } > " + (temp.path() / "args").string() +
+      "\n" +
       "env > " + (temp.path() / "env").string() + "\n" +
       "printf '\\010\\003\\022\\003bad' > \"$2\"");
   ::setenv("KILN_TEST_SECRET", "hunter2", 1);
@@ -109,11 +110,15 @@ TEST_F(CompileWorkerTest, ACompileErrorPassesThroughAndLimitsAreApplied) {
   ::unsetenv("KILN_TEST_SECRET");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_EQ(status.message(), "bad");
-  std::string args, env;
-  std::getline(std::ifstream(temp.path() / "args"), args);
-  EXPECT_NE(args.find("--cpu-seconds 7 --memory-bytes 1073741824"),
+  std::ifstream argsFile(temp.path() / "args");
+  std::string limits((std::istreambuf_iterator<char>(argsFile)), {}), env;
+  // CPU seconds, then KiB of address space, then the job's own folder.
+  EXPECT_EQ(limits.substr(0, limits.find('\n', limits.find('\n') + 1)),
+            "7\n1048576")
+      << limits;
+  EXPECT_NE(limits.find(settings.scratchDir.string() + "/job-"),
             std::string::npos)
-      << args;
+      << limits;
   std::ifstream envFile(temp.path() / "env");
   env.assign(std::istreambuf_iterator<char>(envFile), {});
   EXPECT_EQ(env.find("hunter2"), std::string::npos) << env;

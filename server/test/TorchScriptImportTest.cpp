@@ -112,9 +112,36 @@ TEST_F(TorchScriptImportTest, MapsExitCodesToStatusesWithTheMessage) {
 }
 
 TEST_F(TorchScriptImportTest, KillsAToolThatRunsPastTheTimeout) {
-  absl::StatusOr<v1::Graph> graph = importTorchScript(
-      module, *store, tool("exec sleep 30"), std::chrono::seconds(1));
+  CompileLimits limits;
+  limits.wallTimeout = std::chrono::seconds(1);
+  absl::StatusOr<v1::Graph> graph =
+      importTorchScript(module, *store, tool("exec sleep 30"), limits);
   EXPECT_EQ(graph.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_NE(graph.status().message().find("--compile-timeout-s"),
+            std::string::npos);
+}
+
+TEST_F(TorchScriptImportTest, RunsInTheCompileSandbox) {
+  CompileLimits limits;
+  limits.cpuSeconds = 9;
+  limits.memoryBytes = int64_t{2} << 30;
+  ::setenv("KILN_TEST_SECRET", "hunter2", 1);
+  absl::StatusOr<v1::Graph> graph = importTorchScript(
+      module, *store,
+      tool("{ ulimit -t; ulimit -v; env; } >&2; exit 1"), limits);
+  ::unsetenv("KILN_TEST_SECRET");
+  ASSERT_FALSE(graph.ok());
+  std::string message(graph.status().message());
+  EXPECT_NE(message.find("9\n2097152\n"), std::string::npos) << message;
+  EXPECT_EQ(message.find("hunter2"), std::string::npos) << message;
+  EXPECT_EQ(importTorchScript(module, *store, tool("exit 4"), limits)
+                .status()
+                .code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(importTorchScript(module, *store, tool("kill -XCPU $$"), limits)
+                .status()
+                .code(),
+            absl::StatusCode::kDeadlineExceeded);
 }
 
 TEST_F(TorchScriptImportTest, AMissingToolOrArchiveIsAnError) {

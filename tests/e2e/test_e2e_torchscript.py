@@ -4,6 +4,7 @@ eager; the compile cache; clear errors for a garbage archive, wrong inputs,
 control flow, a non-tensor output and an op the compiler lacks."""
 
 import io
+from typing import Tuple
 
 import pytest
 import torch
@@ -312,3 +313,57 @@ def test_importer_tool_output(tmp_path):
     bad = subprocess.run([str(tool), str(path), str(out), "f32:2x12", "f32:1"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "takes 1 input(s) but 2" in bad.stderr
+
+
+# --- what an archive may run (issue 13, item 5) --------------------------------
+
+class _ReadsAFile(torch.nn.Module):
+    def forward(self, x):
+        y = torch.from_file("/etc/hostname", size=4, dtype=torch.uint8)
+        return x + y.float().sum()
+
+
+class _WritesAFile(torch.nn.Module):
+    def __init__(self, target: str):
+        super().__init__()
+        self.target = target
+
+    def forward(self, x):
+        torch.save(x, self.target)
+        return x
+
+
+class _RunsCodeWhileLoading(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(3))
+
+    def forward(self, x):
+        return x * self.w
+
+    @torch.jit.export
+    def __getstate__(self):
+        return (self.w, self.training)
+
+    @torch.jit.export
+    def __setstate__(self, state: Tuple[torch.Tensor, bool]):
+        self.w = state[0]
+        self.training = state[1]
+
+
+def test_file_reading_and_writing_ops_are_refused_naming_them(client, tmp_path):
+    with pytest.raises(kiln.InvalidArgumentError,
+                       match=r"TorchScript op 'aten::from_file' is not allowed: it reads a file"):
+        client.compile_torchscript(torch.jit.script(_ReadsAFile()), [torch.randn(3)])
+    target = tmp_path / "written-by-the-archive.pt"
+    with pytest.raises(kiln.InvalidArgumentError,
+                       match=r"TorchScript op 'aten::save' is not allowed: it writes a file"):
+        client.compile_torchscript(torch.jit.script(_WritesAFile(str(target))),
+                                   [torch.randn(3)])
+    assert not target.exists(), "the archive's torch.save ran in the importer"
+
+
+def test_an_archive_that_runs_code_while_loading_is_refused(client):
+    with pytest.raises(kiln.InvalidArgumentError, match=r"defines __setstate__"):
+        client.compile_torchscript(torch.jit.script(_RunsCodeWhileLoading()),
+                                   [torch.randn(3)])

@@ -1,8 +1,9 @@
 //===- kiln-compile-worker.cpp - one compile, in a process of its own -----===//
 //
 // This file implements kiln-compile-worker, the process kilnd runs each
-// compile in: it reads a kiln.worker.CompileJob, applies the CPU-time and
-// address-space limits it is given, compiles, and writes a CompileJobResult.
+// compile in: it reads a kiln.worker.CompileJob, compiles, and writes a
+// CompileJobResult. kilnd starts it with CPU-time and address-space limits
+// (RLIMIT_CPU, RLIMIT_AS), a wall-clock limit and a minimal environment.
 // A crash, a runaway or an out-of-memory here ends this process, not kilnd.
 // It reports each stage it enters on stderr, so kilnd can name the stage a
 // crash happened in.
@@ -28,7 +29,6 @@
 #include <string>
 #include <vector>
 
-#include <sys/resource.h>
 #include <unistd.h>
 
 namespace {
@@ -43,26 +43,6 @@ const char *currentStage = "start";
   (void)!::write(STDERR_FILENO, currentStage, std::strlen(currentStage));
   (void)!::write(STDERR_FILENO, "\n", 1);
   ::_exit(kExitOutOfMemory);
-}
-
-bool setLimit(int resource, const std::string &text, const char *flag) {
-  char *end = nullptr;
-  unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || value == 0) {
-    std::cerr << "kiln-compile-worker: " << flag << " needs a positive integer, got '"
-              << text << "'\n";
-    return false;
-  }
-  rlimit limit{};
-  limit.rlim_cur = value;
-  // RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL one second later.
-  limit.rlim_max = resource == RLIMIT_CPU ? value + 1 : value;
-  if (::setrlimit(resource, &limit) != 0) {
-    std::cerr << "kiln-compile-worker: setrlimit " << flag << ": "
-              << std::strerror(errno) << "\n";
-    return false;
-  }
-  return true;
 }
 
 /// Testing aid (kilnd --debug-compile-fault KIND:OP): a fault on entering
@@ -84,8 +64,8 @@ void injectFault(const std::string &fault) {
 int main(int argc, char **argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.size() < 2) {
-    std::cerr << "usage: kiln-compile-worker JOB RESULT [--cpu-seconds N] "
-                 "[--memory-bytes N] [--debug-fault crash|oom:OP]\n";
+    std::cerr << "usage: kiln-compile-worker JOB RESULT "
+                 "[--debug-fault crash|oom:OP]\n";
     return 2;
   }
   std::string fault;
@@ -95,13 +75,7 @@ int main(int argc, char **argv) {
       return 2;
     }
     const std::string &flag = args[i], &value = args[i + 1];
-    if (flag == "--cpu-seconds") {
-      if (!setLimit(RLIMIT_CPU, value, "--cpu-seconds"))
-        return 2;
-    } else if (flag == "--memory-bytes") {
-      if (!setLimit(RLIMIT_AS, value, "--memory-bytes"))
-        return 2;
-    } else if (flag == "--debug-fault" &&
+    if (flag == "--debug-fault" &&
                (value.rfind("crash:", 0) == 0 || value.rfind("oom:", 0) == 0)) {
       fault = value;
     } else {

@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TorchScriptConverter.h"
+
+#include "OpPolicy.h"
 #include "Converter.h"
 
 #include <torch/csrc/jit/api/module.h>
@@ -71,6 +73,8 @@ void importArchive(const std::string &archivePath, const std::string &outDir,
   for (const std::string &spec : inputSpecs)
     examples.push_back(exampleInput(spec));
   at::NoGradGuard noGrad;
+  // Nothing of the archive runs before these checks pass.
+  checkArchiveLoadsNoCode(archivePath);
   torch::jit::Module module;
   try {
     module = torch::jit::load(archivePath);
@@ -84,6 +88,14 @@ void importArchive(const std::string &archivePath, const std::string &outDir,
     invalid("the TorchScript module has no forward method");
   std::string name =
       module.type()->name() ? module.type()->name()->name() : "torchscript";
+  {
+    // Freezing folds constants (running ops), so the ops are checked on the
+    // inlined graph before it.
+    std::shared_ptr<torch::jit::Graph> unfrozen =
+        module.get_method("forward").graph()->copy();
+    torch::jit::Inline(*unfrozen);
+    checkOpsAllowed(*unfrozen);
+  }
   // Freezing turns weights into constants, folds attribute reads and the
   // branches on them (training, inplace flags) and batch norms into the
   // convolutions before them.

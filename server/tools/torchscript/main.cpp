@@ -18,6 +18,8 @@
 #include <c10/util/Exception.h>
 
 #include <iostream>
+#include <new>
+#include <string>
 
 int main(int argc, char **argv) {
   if (argc < 3) {
@@ -32,9 +34,14 @@ int main(int argc, char **argv) {
   } catch (const kiln::torchscript::ImportError &e) {
     std::cerr << e.message << "\n";
     return e.code;
+  } catch (const std::bad_alloc &) {
+    std::cerr << "out of memory (--compile-memory-bytes)\n";
+    return 4;
   } catch (const c10::Error &e) {
-    std::cerr << "libtorch: " << e.what_without_backtrace() << "\n";
-    return 2;
+    std::string what = e.what_without_backtrace();
+    std::cerr << "libtorch: " << what << "\n";
+    // c10's CPU allocator reports a failed allocation this way.
+    return what.find("can't allocate memory") != std::string::npos ? 4 : 2;
   } catch (const std::exception &e) {
     std::cerr << e.what() << "\n";
     return 1;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "kiln/server/CompileCache.h"
+#include "kiln/server/CompileSandbox.h"
 
 #include <chrono>
 #include <cstdint>
@@ -23,12 +24,7 @@ struct CompileWorkerSettings {
   /// Where each job gets a private folder (job, result, log, the linker's
   /// temporary files), removed when the job ends.
   std::filesystem::path scratchDir;
-  /// RLIMIT_CPU of the worker (--compile-cpu-seconds).
-  int64_t cpuSeconds = 600;
-  /// RLIMIT_AS of the worker (--compile-memory-bytes).
-  int64_t memoryBytes = int64_t{8} << 30;
-  /// Wall-clock limit (--compile-timeout-s): a worker still running is killed.
-  std::chrono::seconds wallTimeout{900};
+  CompileLimits limits;
   /// Testing aid (--debug-compile-fault): "crash:OP" or "oom:OP", a fault
   /// on entering codegen in graphs with OP; empty in production.
   std::string debugFault;

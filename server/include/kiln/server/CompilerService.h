@@ -8,6 +8,7 @@
 
 #include "kiln/server/AccessPolicy.h"
 #include "kiln/server/CompileCache.h"
+#include "kiln/server/CompileSandbox.h"
 #include "kiln/server/ContentStore.h"
 #include "kiln/server/DeviceRegistry.h"
 #include "kiln/server/DrainGate.h"
@@ -48,7 +49,8 @@ public:
                   NodeSupportFn nodeSupport, OptionsResolverFn resolveOptions,
                   const DeviceRegistry &registry,
                   std::vector<std::string> supportedTargets, DrainGate &gate,
-                  ServerMetrics &metrics, const AccessPolicy &access);
+                  ServerMetrics &metrics, const AccessPolicy &access,
+                  CompileLimits importLimits = {});
 
   grpc::Status StreamedCompile(
       grpc::ServerContext *context,
@@ -81,6 +83,8 @@ private:
   DrainGate &gate;
   ServerMetrics &metrics;
   const AccessPolicy &access;
+  /// The sandbox TorchScript archives are converted in.
+  CompileLimits importLimits;
 };
 
 } // namespace kiln::server

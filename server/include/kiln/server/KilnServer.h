@@ -9,6 +9,7 @@
 
 #include "kiln/server/AccessPolicy.h"
 #include "kiln/server/CompileCache.h"
+#include "kiln/server/CompileSandbox.h"
 #include "kiln/server/PlacedCompile.h"
 #include "kiln/server/ServerTransport.h"
 
@@ -46,6 +47,9 @@ struct ServerOptions {
   /// <cacheDir>/keys/task-signing-key.pem, created when missing. Its public
   /// half is written to taskPublicKeyPath(cacheDir) for local agents.
   std::filesystem::path taskSigningKey;
+  /// The sandbox of TorchScript conversions (compile workers have theirs in
+  /// `compiler`).
+  CompileLimits importLimits;
   /// Threads compiles run on.
   unsigned compileWorkers = 1;
   /// Execute deadline when the client sets none.

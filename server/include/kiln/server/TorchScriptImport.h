@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/server/CompileSandbox.h"
 #include "kiln/server/ContentStore.h"
 #include "kiln/v1/compiler.pb.h"
 
@@ -32,7 +33,7 @@ std::filesystem::path torchScriptImportTool();
 absl::StatusOr<v1::Graph>
 importTorchScript(const v1::TorchScriptModule &module, ContentStore &store,
                   const std::filesystem::path &tool,
-                  std::chrono::seconds timeout = std::chrono::seconds(120));
+                  const CompileLimits &limits = {});
 
 /// A compile error about a graph converted from TorchScript, with the
 /// TorchScript values named: a message naming nodes ("node N:" or
