@@ -29,8 +29,9 @@ APT_PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config git
   # https to PyPI and the Go module proxy
   ca-certificates
-  # LLVM/MLIR 19 (shared libLLVM/libMLIR), clang + lld for fast builds
-  clang-19 lld-19 llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+  # LLVM/MLIR 19 (shared libLLVM/libMLIR), clang + lld for fast builds, and
+  # clang's sanitizer and libFuzzer runtimes (scripts/fuzz.sh)
+  clang-19 lld-19 libclang-rt-19-dev llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   # RPC and support libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev

@@ -7,6 +7,8 @@
 #   KILN_BUILD_DIR  build folder (default: build)
 #   KILN_TOOLS_DIR  operations tools (default: ~/.cache/kiln/tools; its bin/ goes on PATH)
 #   PYTEST_ARGS     extra pytest arguments (e.g. "-k e2e -x")
+#   KILN_FUZZ_SECONDS  seconds per fuzz target in scripts/fuzz.sh (default 30;
+#                   0 skips the sanitizer build and the fuzzers)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export KILN_VENV="${KILN_VENV:-$HOME/.cache/kiln/venv}"
@@ -36,5 +38,11 @@ fi
 if [ "$rc" -ne 0 ]; then
   log "pytest failed (exit $rc)"
   exit "$rc"
+fi
+if [ "${KILN_FUZZ_SECONDS:-30}" != 0 ]; then
+  log "sanitizer build, unit tests under it, fuzzers"
+  scripts/fuzz.sh
+else
+  log "KILN_FUZZ_SECONDS=0: sanitizer build and fuzzers skipped"
 fi
 log "all tests passed"

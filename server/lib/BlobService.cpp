@@ -20,9 +20,10 @@
 namespace kiln::server {
 
 BlobService::BlobService(ContentStore &store, ServerMetrics &metrics,
-                         const AccessPolicy &access, int64_t maxBlobBytes)
+                         const AccessPolicy &access, int64_t maxBlobBytes,
+                         int64_t quotaBytes)
     : store(store), metrics(metrics), access(access),
-      maxBlobBytes(maxBlobBytes) {}
+      maxBlobBytes(maxBlobBytes), quota(store, quotaBytes) {}
 
 grpc::Status BlobService::FindMissing(grpc::ServerContext *context,
                                       const v1::FindMissingRequest *request,
@@ -41,7 +42,8 @@ grpc::Status BlobService::FindMissing(grpc::ServerContext *context,
 }
 
 absl::Status BlobService::write(grpc::ServerReader<v1::WriteRequest> *reader,
-                                v1::WriteResponse *response) {
+                                v1::WriteResponse *response,
+                                const Principal &caller) {
   v1::WriteRequest chunk;
   if (!reader->Read(&chunk))
     return absl::InvalidArgumentError("Blobs.Write stream carried no message");
@@ -53,6 +55,10 @@ absl::Status BlobService::write(grpc::ServerReader<v1::WriteRequest> *reader,
         "blob ", formatDigest(chunk.digest()), " declares ",
         chunk.digest().size_bytes(), " bytes; this kilnd takes blobs of at "
         "most ", maxBlobBytes, " bytes (--max-blob-bytes)"));
+  bool counted = caller.proof != Proof::None && caller.role == Role::User;
+  bool alreadyStored = store.contains(chunk.digest());
+  if (counted)
+    RETURN_IF_ERROR(quota.admit(caller.name, chunk.digest()));
   ASSIGN_OR_RETURN(std::unique_ptr<BlobWriter> writer,
                    store.beginWrite(chunk.digest(),
                                     chunk.in_transit() ? Durability::kInTransit
@@ -79,6 +85,8 @@ absl::Status BlobService::write(grpc::ServerReader<v1::WriteRequest> *reader,
           " bytes without finish_write"));
   }
   RETURN_IF_ERROR(writer->commit());
+  if (counted && !alreadyStored)
+    quota.charge(caller.name, chunk.digest());
   response->set_committed_size(writer->bytesWritten());
   return absl::OkStatus();
 }
@@ -87,9 +95,11 @@ grpc::Status BlobService::Write(grpc::ServerContext *context,
                                 grpc::ServerReader<v1::WriteRequest> *reader,
                                 v1::WriteResponse *response) {
   RequestScope scope(*context, "kiln.v1.Blobs/Write", &metrics);
-  if (grpc::Status denied = access.admit(*context, "kiln.v1.Blobs/Write"); !denied.ok())
+  Principal caller;
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Blobs/Write", &caller);
+      !denied.ok())
     return denied;
-  absl::Status status = write(reader, response);
+  absl::Status status = write(reader, response, caller);
   if (!status.ok())
     spdlog::warn("Blobs.Write from {} failed: {}", context->peer(),
                  std::string(status.message()));

@@ -105,6 +105,7 @@ int runDaemon(const DaemonFlags &flags, NodeSupportFn nodeSupport, OptionsResolv
   options.heartbeatInterval = std::chrono::milliseconds(flags.heartbeatMs);
   options.cacheCapacityBytes = flags.cacheCapacityBytes;
   options.maxBlobBytes = flags.maxBlobBytes;
+  options.blobQuotaBytes = flags.blobQuotaBytes;
   options.cacheSalt = flags.cacheSalt;
   // --debug-miscompile (a testing aid) changes the compiler, so its name too.
   std::vector<std::string> miscompiled = flags.debugMiscompileOps();

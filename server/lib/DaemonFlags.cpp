@@ -68,7 +68,7 @@ absl::Status parseNumber(const std::string &flag, const std::string &text,
 /// A byte size flag ("20GiB", "512MiB", "0"), via kiln::parseByteSize.
 /// A byte count as --help shows its default: whole GiB as "<n>GiB".
 std::string byteSizeText(int64_t bytes) {
-  return bytes % (int64_t{1} << 30) == 0
+  return bytes != 0 && bytes % (int64_t{1} << 30) == 0
              ? absl::StrCat(bytes >> 30, "GiB")
              : std::to_string(bytes);
 }
@@ -242,6 +242,14 @@ const std::vector<FlagSpec> &flagTable() {
        "past it, before anything is written); 0 = unlimited",
        [](DaemonFlags &f, const std::string &v) {
          return parseByteSizeFlag("max-blob-bytes", v, f.maxBlobBytes);
+       }},
+      {"blob-quota-bytes",
+       [](const DaemonFlags &f) { return byteSizeText(f.blobQuotaBytes); },
+       "bytes of blobs each authenticated user (role user) may keep in the "
+       "store; a Blobs.Write past it is RESOURCE_EXHAUSTED before anything "
+       "is written; 0 = unlimited",
+       [](DaemonFlags &f, const std::string &v) {
+         return parseByteSizeFlag("blob-quota-bytes", v, f.blobQuotaBytes);
        }},
       {"cache-salt", [](const DaemonFlags &f) { return f.cacheSalt; },
        "salt mixed into compile keys (persisted in <cache-dir>/salt; empty: "

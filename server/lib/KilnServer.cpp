@@ -140,7 +140,8 @@ KilnServer::start(ServerOptions options) {
       options.executeTimeout, state->drainGate, state->metrics, state->access);
   state->blobService =
       std::make_unique<BlobService>(*state->store, state->metrics,
-                                    state->access, options.maxBlobBytes);
+                                    state->access, options.maxBlobBytes,
+                                    options.blobQuotaBytes);
   addMetricCollectors(*state);
   state->devicesService =
       std::make_unique<DevicesService>(*state->registry, state->access);
@@ -223,6 +224,13 @@ void KilnServer::addMetricCollectors(State &s) {
     s.metrics.agentsConnected.labels().set(
         static_cast<double>(s.registry->agentCount()));
   });
+}
+
+std::shared_ptr<grpc::Channel> KilnServer::inProcessChannel() {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetMaxSendMessageSize(kMaxMessageBytes);
+  return state->server->InProcessChannel(args);
 }
 
 ContentStore &KilnServer::contentStore() { return *state->store; }

@@ -360,3 +360,43 @@ def test_a_malformed_tokens_file_stops_kilnd_naming_the_line(tmp_path):
     proc = _run_kilnd_until_exit(tmp_path, "--listen", "127.0.0.1:0", "--auth-tokens", str(bad))
     assert proc.returncode == 1
     assert f"{bad}:1:" in proc.stdout + proc.stderr
+
+
+def test_a_users_stored_bytes_are_bounded_by_the_quota(tmp_path):
+    """--blob-quota-bytes: each user keeps at most that many bytes of blobs;
+    past it Blobs.Write is RESOURCE_EXHAUSTED before anything is written,
+    other users are not affected, and eviction gives the room back."""
+    from kiln.blobs import bytes_digest
+    pki = Pki(tmp_path / "pki")
+    server = pki.server()
+    tokens = make_tokens(tmp_path, {"alice": "user", "bob": "user", "root": "admin"})
+    daemon = Kilnd(tmp_path, tmp_path / "cache", name="quota", wait_for_cpu=False,
+                   extra_args=("--tls-cert", str(server.cert), "--tls-key", str(server.key),
+                               "--auth-tokens", str(tokens.file), "--blob-quota-bytes",
+                               "1MiB", "--local-agents", "none"),
+                   client_options={"tls": str(pki.ca.cert), "token": tokens.by_name["alice"]})
+    daemon.start()
+
+    def client(name: str) -> kiln.Client:
+        return kiln.Client(daemon.address, timeout=60, tls=pki.ca.cert,
+                           token=tokens.by_name[name])
+
+    first, second, bobs = (bytes([i]) * (600 << 10) for i in (1, 2, 3))
+    try:
+        with client("alice") as alice, client("bob") as bob, client("root") as root:
+            alice.blobs.write(bytes_digest(first), first)
+            with pytest.raises(kiln.ResourceExhaustedError,
+                               match=r"'alice' keeps 614400 bytes .* quota of 1048576 bytes "
+                                     r"\(--blob-quota-bytes\)"):
+                alice.blobs.write(bytes_digest(second), second)
+            assert alice.blobs.find_missing([bytes_digest(second)]) == \
+                {bytes_digest(second).hash}, "a refused blob must not be stored"
+            bob.blobs.write(bytes_digest(bobs), bobs)
+            # A blob already stored costs its uploader nothing.
+            alice.blobs.write(bytes_digest(bobs), bobs)
+            # Admins are not counted; their GC gives alice her room back.
+            root.cache.collect_garbage(target_bytes=1)
+            alice.blobs.write(bytes_digest(second), second)
+            assert alice.blobs.read(bytes_digest(second)) == second
+    finally:
+        daemon.assert_stops_cleanly()

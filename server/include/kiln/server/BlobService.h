@@ -7,6 +7,7 @@
 #pragma once
 
 #include "kiln/server/AccessPolicy.h"
+#include "kiln/server/BlobQuota.h"
 #include "kiln/server/ContentStore.h"
 #include "kiln/server/ServerMetrics.h"
 #include "kiln/v1/blobs.grpc.pb.h"
@@ -25,7 +26,8 @@ public:
   /// Writes declaring more than `maxBlobBytes` (0: no cap) are refused with
   /// RESOURCE_EXHAUSTED before anything is written.
   BlobService(ContentStore &store, ServerMetrics &metrics,
-              const AccessPolicy &access, int64_t maxBlobBytes = 0);
+              const AccessPolicy &access, int64_t maxBlobBytes = 0,
+              int64_t quotaBytes = 0);
 
   grpc::Status FindMissing(grpc::ServerContext *context,
                            const v1::FindMissingRequest *request,
@@ -41,7 +43,7 @@ public:
 
 private:
   absl::Status write(grpc::ServerReader<v1::WriteRequest> *reader,
-                     v1::WriteResponse *response);
+                     v1::WriteResponse *response, const Principal &caller);
   absl::Status read(const v1::ReadRequest &request,
                     grpc::ServerWriter<v1::ReadResponse> *writer);
 
@@ -49,6 +51,9 @@ private:
   ServerMetrics &metrics;
   const AccessPolicy &access;
   int64_t maxBlobBytes;
+  /// Per authenticated user (role user); admins, agents and callers of a
+  /// kilnd without credentials are not counted.
+  BlobQuota quota;
 };
 
 } // namespace kiln::server

@@ -54,6 +54,8 @@ struct DaemonFlags {
   int64_t cacheCapacityBytes = int64_t{20} << 30;
   /// Largest blob a client may declare in Blobs.Write; 0 = unlimited.
   int64_t maxBlobBytes = int64_t{16} << 30;
+  /// Bytes of blobs each authenticated user may keep stored; 0 = unlimited.
+  int64_t blobQuotaBytes = 0;
   /// Compile-key salt ("": keep the persisted one).
   std::string cacheSalt;
   /// The YAML file the settings were read from ("" for none).

@@ -21,6 +21,10 @@
 #include <string>
 #include <vector>
 
+namespace grpc {
+class Channel;
+} // namespace grpc
+
 namespace kiln::server {
 
 class CacheService;
@@ -60,6 +64,8 @@ struct ServerOptions {
   int64_t cacheCapacityBytes = 0;
   /// Largest blob Blobs.Write accepts (declared size); 0 = unlimited.
   int64_t maxBlobBytes = 0;
+  /// Bytes of blobs each authenticated user may keep stored; 0 = no limit.
+  int64_t blobQuotaBytes = 0;
   /// Compile-key salt; "" keeps the one persisted in <cacheDir>/salt.
   std::string cacheSalt;
   /// Heartbeat interval agents are told to keep.
@@ -107,6 +113,10 @@ public:
 
   /// Blocks until the server has shut down.
   void wait();
+
+  /// A channel into this server without a socket (fuzz targets, tests); it
+  /// carries no transport security and no peer address.
+  std::shared_ptr<grpc::Channel> inProcessChannel();
 
   ContentStore &contentStore();
   DeviceRegistry &deviceRegistry();

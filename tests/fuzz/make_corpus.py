@@ -1,0 +1,108 @@
+"""Writes the fuzz targets' seed corpora into tests/fuzz/corpus/<target>/
+(checked in; rerun after a proto change): real graphs from the client's
+exporter, the requests the client sends, and records and tasks shaped like
+kilnd's. Run with the client venv's python from the repository root."""
+
+from __future__ import annotations
+
+import hashlib
+import pathlib
+
+import torch
+
+import kiln.testing
+from kiln.client import _serialize_exported
+from kiln.v1 import (agent_pb2, blobs_pb2, cache_pb2, compiler_pb2, devices_pb2,
+                     executable_pb2, executor_pb2, tensor_pb2)
+
+ROOT = pathlib.Path(__file__).parent / "corpus"
+# The RPC fuzzer's method numbers (RpcRequestFuzzer.cpp).
+COMPILE, EXECUTE, FIND_MISSING, WRITE, READ, LIST_DEVICES, STATS, GC, SALT, CONNECT = range(10)
+
+
+class Conv(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(4)
+
+    def forward(self, x):
+        return torch.nn.functional.max_pool2d(torch.relu(self.bn(self.conv(x))), 2).flatten(1)
+
+
+def graphs():
+    torch.manual_seed(0)
+    models = [
+        (kiln.testing.MLP(d_in=8, d_hidden=16, d_out=4).eval(), (torch.randn(2, 8),)),
+        (Conv().eval(), (torch.randn(1, 3, 8, 8),)),
+        (kiln.testing.EncoderBlock(d_model=16, n_heads=2, d_ff=32).eval(),
+         (torch.randn(1, 4, 16),)),
+    ]
+    for i, (model, args) in enumerate(models):
+        serialized, _, _ = _serialize_exported(torch.export.export(model, args), f"g{i}")
+        yield serialized.graph
+
+
+def digest(data: bytes) -> tensor_pb2.Digest:
+    return tensor_pb2.Digest(hash=hashlib.sha256(data).hexdigest(), size_bytes=len(data))
+
+
+def write(target: str, name: str, data: bytes) -> None:
+    folder = ROOT / target
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(data)
+
+
+def record_for(graph) -> executable_pb2.ExecutableRecord:
+    manifest = executable_pb2.ExecutableManifest(
+        entry_symbol="kiln_invoke", target="cpu", triple="x86_64-unknown-linux-gnu",
+        format="elf-shared-object", features="+avx2,+fma,-avx512f")
+    for p in graph.parameters:
+        manifest.parameters.add(name=p.value.name, type=p.value.type)
+    for v in graph.inputs:
+        manifest.inputs.add(name=v.name, type=v.type)
+    return executable_pb2.ExecutableRecord(artifact=digest(b"artifact"), manifest=manifest)
+
+
+def main() -> None:
+    all_graphs = list(graphs())
+    for i, graph in enumerate(all_graphs):
+        write("fuzz_graph_import", f"graph-{i}", graph.SerializeToString())
+        record = record_for(graph)
+        write("fuzz_executable_record", f"record-{i}", record.SerializeToString())
+        task = agent_pb2.Task(task_id=f"t{i}", device_id="local-cpu/0",
+                              executable=digest(record.SerializeToString()), record=record,
+                              request_id="r", signature=b"\0" * 64)
+        for p in record.manifest.parameters:
+            n = 4
+            for d in p.type.shape:
+                n *= d
+            task.parameters.add(hash="ab" * 32, size_bytes=n)
+        for v in record.manifest.inputs:
+            task.inputs.add(type=v.type, data=b"\0" * 16)
+        write("fuzz_agent_task", f"task-{i}",
+              agent_pb2.DaemonMessage(task=task).SerializeToString())
+        request = compiler_pb2.CompileRequest(graph=graph, target="cpu")
+        write("fuzz_rpc_requests", f"compile-{i}",
+              bytes([COMPILE]) + request.SerializeToString())
+    rpc = {
+        "execute": (EXECUTE, executor_pb2.ExecuteRequest(executable=digest(b"x"))),
+        "find-missing": (FIND_MISSING, blobs_pb2.FindMissingRequest(digests=[digest(b"x")])),
+        "write": (WRITE, blobs_pb2.WriteRequest(digest=digest(b"hello"), data=b"hello",
+                                                finish_write=True)),
+        "write-short": (WRITE, blobs_pb2.WriteRequest(digest=digest(b"hello"), data=b"hel")),
+        "read": (READ, blobs_pb2.ReadRequest(digest=digest(b"hello"))),
+        "list-devices": (LIST_DEVICES, devices_pb2.ListDevicesRequest(kind="cpu")),
+        "stats": (STATS, cache_pb2.GetCacheStatsRequest()),
+        "gc": (GC, cache_pb2.CollectGarbageRequest(target_bytes=1 << 20)),
+        "salt": (SALT, cache_pb2.SetCacheSaltRequest(salt="s1")),
+        "connect": (CONNECT, agent_pb2.AgentMessage(register=agent_pb2.RegisterAgent(
+            agent_id="a", protocol_version=2,
+            devices=[devices_pb2.Device(kind="cpu", properties={"cpu": "x86-64-v3"})]))),
+    }
+    for name, (method, message) in rpc.items():
+        write("fuzz_rpc_requests", name, bytes([method]) + message.SerializeToString())
+
+
+if __name__ == "__main__":
+    main()
