@@ -1,12 +1,12 @@
 //===- TestSupport.h - helpers shared by the agent tests ------------------===//
 //
-// This file declares temp directories, an in-memory BlobService and a helper
+// This file declares temp directories, an in-memory DaemonBlobs and a helper
 // that compiles C source into a real shared object with the system compiler.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "kiln/agent/BlobService.h"
+#include "kiln/agent/DaemonBlobs.h"
 
 #include "kiln/common/TaskSignature.h"
 #include "kiln/v1/executable.pb.h"
@@ -66,8 +66,8 @@ v1::Task &signTask(v1::Task &task);
 std::string floatBytes(const std::vector<float> &values);
 std::vector<float> bytesToFloats(const std::string &bytes);
 
-/// BlobService over a map; counts reads and writes. Thread-safe.
-class MemoryBlobService : public BlobService {
+/// DaemonBlobs over a map; counts reads and writes. Thread-safe.
+class MemoryBlobService : public DaemonBlobs {
 public:
   /// Adds `bytes` and returns their digest.
   v1::Digest add(const std::string &bytes);

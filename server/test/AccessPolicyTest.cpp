@@ -5,10 +5,10 @@
 // for --listen and the --insecure switch.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/AccessPolicy.h"
-#include "kiln/server/DaemonFlags.h"
-#include "kiln/server/ServerTransport.h"
-#include "kiln/server/TokenFile.h"
+#include "kiln/server/api/AccessPolicy.h"
+#include "kiln/server/daemon/DaemonFlags.h"
+#include "kiln/server/api/ServerTransport.h"
+#include "kiln/server/api/TokenFile.h"
 
 #include "kiln/v1/agent.grpc.pb.h"
 #include "kiln/v1/blobs.grpc.pb.h"

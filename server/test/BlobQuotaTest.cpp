@@ -3,7 +3,7 @@
 // This file implements tests of BlobQuota over a real ContentStore.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/BlobQuota.h"
+#include "kiln/server/store/BlobQuota.h"
 
 #include "kiln/common/Digest.h"
 

@@ -5,11 +5,11 @@
 // through CacheService.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/CacheSalt.h"
-#include "kiln/server/CacheService.h"
-#include "kiln/server/CompileCache.h"
-#include "kiln/server/ExecutableNamespace.h"
-#include "kiln/server/CompileKey.h"
+#include "kiln/server/store/CacheSalt.h"
+#include "kiln/server/api/CacheService.h"
+#include "kiln/server/store/CompileCache.h"
+#include "kiln/server/store/ExecutableNamespace.h"
+#include "kiln/server/store/CompileKey.h"
 
 #include "FakeCompiler.h"
 #include "TestUtil.h"

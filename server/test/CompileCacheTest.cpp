@@ -4,8 +4,8 @@
 // run once, entries survive a restart, and damaged entries are misses.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/CompileCache.h"
-#include "kiln/server/ExecutableNamespace.h"
+#include "kiln/server/store/CompileCache.h"
+#include "kiln/server/store/ExecutableNamespace.h"
 
 #include "FakeCompiler.h"
 #include "TestUtil.h"

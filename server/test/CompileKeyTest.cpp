@@ -4,7 +4,7 @@
 // names and changes with shapes, ops, target, options and compiler build.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/CompileKey.h"
+#include "kiln/server/store/CompileKey.h"
 
 #include "kiln/Compiler/Compile.h"
 

@@ -7,7 +7,7 @@
 // tests/e2e/test_e2e_compile_isolation.py.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/CompileWorker.h"
+#include "kiln/server/compile/CompileWorker.h"
 
 #include "TestUtil.h"
 

@@ -4,7 +4,7 @@
 // large blobs, rejected mismatches, corruption handling, concurrent writers.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/ContentStore.h"
+#include "kiln/server/store/ContentStore.h"
 
 #include "TestUtil.h"
 #include "kiln/common/Digest.h"

@@ -4,7 +4,7 @@
 // (flags > environment > YAML file > defaults) and their error messages.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/DaemonFlags.h"
+#include "kiln/server/daemon/DaemonFlags.h"
 
 #include "TestUtil.h"
 

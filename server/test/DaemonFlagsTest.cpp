@@ -3,9 +3,9 @@
 // This file implements tests for the flag parser and --help text.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/CompilerService.h"
-#include "kiln/server/Daemon.h"
-#include "kiln/server/DaemonFlags.h"
+#include "kiln/server/api/CompilerService.h"
+#include "kiln/server/daemon/Daemon.h"
+#include "kiln/server/daemon/DaemonFlags.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // with devices described as the cpu agent describes them.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/DeviceFit.h"
+#include "kiln/server/sched/DeviceFit.h"
 
 #include "kiln/common/CpuModel.h"
 

@@ -3,7 +3,7 @@
 // This file implements tests for DrainGate.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/DrainGate.h"
+#include "kiln/server/api/DrainGate.h"
 
 #include <gtest/gtest.h>
 

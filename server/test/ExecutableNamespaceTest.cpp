@@ -4,7 +4,7 @@
 // (hash and size), survives reopening, and refuses invalid digests.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/ExecutableNamespace.h"
+#include "kiln/server/store/ExecutableNamespace.h"
 
 #include "TestUtil.h"
 #include "kiln/common/Digest.h"

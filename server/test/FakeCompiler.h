@@ -8,7 +8,7 @@
 #pragma once
 
 #include "kiln/Compiler/Compile.h"
-#include "kiln/server/CompileCache.h"
+#include "kiln/server/store/CompileCache.h"
 
 #include <atomic>
 #include <condition_variable>

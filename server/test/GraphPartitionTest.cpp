@@ -5,7 +5,7 @@
 // segments' sub-graphs.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/GraphPartition.h"
+#include "kiln/server/compile/GraphPartition.h"
 
 #include "PlacementGraphs.h"
 #include "kiln/common/Digest.h"

@@ -3,7 +3,7 @@
 // This file implements tests for the single status mapping at the RPC edge.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/GrpcStatus.h"
+#include "kiln/server/api/GrpcStatus.h"
 
 #include <gtest/gtest.h>
 

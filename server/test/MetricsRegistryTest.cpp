@@ -4,8 +4,8 @@
 // the /metrics HTTP server.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/MetricsHttpServer.h"
-#include "kiln/server/MetricsRegistry.h"
+#include "kiln/server/daemon/MetricsHttpServer.h"
+#include "kiln/server/api/MetricsRegistry.h"
 
 #include <gtest/gtest.h>
 

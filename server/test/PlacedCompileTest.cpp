@@ -5,7 +5,7 @@
 // and a matching capability check.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/PlacedCompile.h"
+#include "kiln/server/compile/PlacedCompile.h"
 
 #include "PlacementGraphs.h"
 #include "TestUtil.h"

@@ -2,10 +2,10 @@
 //
 // This file implements tests for DeviceRegistry and Scheduler against
 // in-process fake agents; results are delivered through the same
-// AgentSession calls the gRPC AgentService makes.
+// AgentConnection calls the gRPC AgentService makes.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/Scheduler.h"
+#include "kiln/server/sched/Scheduler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -50,7 +50,7 @@ public:
 
 struct FakeAgent {
   std::shared_ptr<FakeAgentLink> link = std::make_shared<FakeAgentLink>();
-  std::shared_ptr<AgentSession> session;
+  std::shared_ptr<AgentConnection> session;
   std::string token; // its session token
 };
 
@@ -67,7 +67,7 @@ protected:
                     const std::string &kind = "cpu",
                     const std::string &token = "") {
     FakeAgent agent;
-    agent.session = std::make_shared<AgentSession>(agentId, agent.link);
+    agent.session = std::make_shared<AgentConnection>(agentId, agent.link);
     std::vector<v1::Device> list(devices);
     for (v1::Device &device : list)
       device.set_kind(kind);
@@ -111,10 +111,10 @@ TEST_F(SchedulerTest, RegistersDevicesUnderAgentId) {
 
 TEST_F(SchedulerTest, RejectsBadRegistrations) {
   auto link = std::make_shared<FakeAgentLink>();
-  auto nameless = std::make_shared<AgentSession>("", link);
+  auto nameless = std::make_shared<AgentConnection>("", link);
   EXPECT_EQ(registry.addAgent(nameless, {v1::Device()}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  auto empty = std::make_shared<AgentSession>("a", link);
+  auto empty = std::make_shared<AgentConnection>("a", link);
   EXPECT_EQ(registry.addAgent(empty, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
   v1::Device kindless;
@@ -124,7 +124,7 @@ TEST_F(SchedulerTest, RejectsBadRegistrations) {
 
 TEST_F(SchedulerTest, ALiveAgentsIdIsNotTakenOverWithoutItsToken) {
   auto honest = std::make_shared<FakeAgentLink>();
-  auto session = std::make_shared<AgentSession>("box", honest);
+  auto session = std::make_shared<AgentConnection>("box", honest);
   v1::Device device;
   device.set_kind("cpu");
   absl::StatusOr<std::string> token = registry.addAgent(session, {device});
@@ -134,7 +134,7 @@ TEST_F(SchedulerTest, ALiveAgentsIdIsNotTakenOverWithoutItsToken) {
   // A second process with the same id, with no token or a guessed one.
   auto rogue = std::make_shared<FakeAgentLink>();
   for (std::string guess : {std::string(), std::string("0123"), *token + "x"}) {
-    auto impostor = std::make_shared<AgentSession>("box", rogue);
+    auto impostor = std::make_shared<AgentConnection>("box", rogue);
     absl::StatusOr<std::string> refused =
         registry.addAgent(impostor, {device}, guess);
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kAlreadyExists)
@@ -151,14 +151,14 @@ TEST_F(SchedulerTest, ALiveAgentsIdIsNotTakenOverWithoutItsToken) {
 
   // The agent itself, reconnecting with its token, replaces its session and
   // gets a new token.
-  auto reconnected = std::make_shared<AgentSession>("box", honest);
+  auto reconnected = std::make_shared<AgentConnection>("box", honest);
   absl::StatusOr<std::string> again =
       registry.addAgent(reconnected, {device}, *token);
   ASSERT_TRUE(again.ok()) << again.status();
   EXPECT_NE(*again, *token);
   // Once it is gone, its id is free to register (a restarted agent).
   registry.removeAgent(reconnected, absl::UnavailableError("gone"));
-  EXPECT_TRUE(registry.addAgent(std::make_shared<AgentSession>("box", rogue),
+  EXPECT_TRUE(registry.addAgent(std::make_shared<AgentConnection>("box", rogue),
                                 {device})
                   .ok());
 }
@@ -197,7 +197,7 @@ TEST_F(SchedulerTest, RunsCodeOnlyOnDevicesWithItsCpuFeatures) {
   auto connectCpu = [&](const std::string &agentId,
                         const std::string &features) {
     FakeAgent agent;
-    agent.session = std::make_shared<AgentSession>(agentId, agent.link);
+    agent.session = std::make_shared<AgentConnection>(agentId, agent.link);
     v1::Device device;
     device.set_kind("cpu");
     (*device.mutable_properties())["cpu"] = agentId;

@@ -4,7 +4,7 @@
 // compiler, a fake agent dialing Agent.Connect, and stubs for each service.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/KilnServer.h"
+#include "kiln/server/daemon/KilnServer.h"
 
 #include "FakeCompiler.h"
 #include "TestUtil.h"
@@ -12,7 +12,7 @@
 #include "kiln/common/TaskSignature.h"
 #include "kiln/common/Digest.h"
 #include "kiln/common/TensorTypes.h"
-#include "kiln/server/DeviceRegistry.h"
+#include "kiln/server/sched/DeviceRegistry.h"
 #include "kiln/v1/agent.grpc.pb.h"
 #include "kiln/v1/blobs.grpc.pb.h"
 #include "kiln/v1/compiler.grpc.pb.h"

@@ -3,7 +3,7 @@
 // This file implements tests for StoreIndex and BlobPins.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/StoreIndex.h"
+#include "kiln/server/store/StoreIndex.h"
 
 #include <gtest/gtest.h>
 

@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "kiln/server/ContentStore.h"
-#include "kiln/server/ExecutableNamespace.h"
+#include "kiln/server/store/ContentStore.h"
+#include "kiln/server/store/ExecutableNamespace.h"
 
 #include <gtest/gtest.h>
 

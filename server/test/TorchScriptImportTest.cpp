@@ -5,7 +5,7 @@
 // reads back, and how exit codes, crashes and timeouts become statuses.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/TorchScriptImport.h"
+#include "kiln/server/compile/TorchScriptImport.h"
 
 #include "TestUtil.h"
 

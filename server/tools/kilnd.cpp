@@ -7,8 +7,8 @@
 #include "kiln/Compiler/Compile.h"
 #include "kiln/Compiler/NodeSupport.h"
 #include "kiln/common/Logging.h"
-#include "kiln/server/Daemon.h"
-#include "kiln/server/DaemonFlags.h"
+#include "kiln/server/daemon/Daemon.h"
+#include "kiln/server/daemon/DaemonFlags.h"
 
 #include <spdlog/spdlog.h>
 

@@ -7,7 +7,7 @@
 // leave kilnd serving.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/KilnServer.h"
+#include "kiln/server/daemon/KilnServer.h"
 
 #include "kiln/v1/agent.grpc.pb.h"
 #include "kiln/v1/blobs.grpc.pb.h"

@@ -114,7 +114,7 @@ absl::Status BlobCache::put(const v1::Digest &digest, std::string_view bytes) {
   return status;
 }
 
-absl::Status BlobCache::fetch(const v1::Digest &digest, BlobService &source) {
+absl::Status BlobCache::fetch(const v1::Digest &digest, DaemonBlobs &source) {
   ASSIGN_OR_RETURN(std::unique_ptr<VerifiedFileWriter> writer,
                    startWrite(digest));
   RETURN_IF_ERROR(source.read(
@@ -136,7 +136,7 @@ absl::StatusOr<AlignedBuffer> BlobCache::readLocal(const v1::Digest &digest) {
 }
 
 absl::StatusOr<fs::path> BlobCache::ensure(const v1::Digest &digest,
-                                           BlobService &source, bool *fetched) {
+                                           DaemonBlobs &source, bool *fetched) {
   if (fetched)
     *fetched = false;
   absl::Status local = verifyLocal(digest);
@@ -151,7 +151,7 @@ absl::StatusOr<fs::path> BlobCache::ensure(const v1::Digest &digest,
 }
 
 absl::StatusOr<AlignedBuffer> fetchToMemory(const v1::Digest &digest,
-                                            BlobService &source) {
+                                            DaemonBlobs &source) {
   RETURN_IF_ERROR(validateDigest(digest));
   ASSIGN_OR_RETURN(AlignedBuffer buffer,
                    AlignedBuffer::allocate(digest.size_bytes()));

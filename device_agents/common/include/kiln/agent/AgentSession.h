@@ -8,7 +8,7 @@
 #pragma once
 
 #include "kiln/agent/BlobCache.h"
-#include "kiln/agent/BlobService.h"
+#include "kiln/agent/DaemonBlobs.h"
 #include "kiln/agent/DaemonChannel.h"
 #include "kiln/agent/DeviceBackend.h"
 #include "kiln/agent/ResidentSet.h"
@@ -103,7 +103,7 @@ private:
   std::unique_ptr<v1::Agent::Stub> agentStub;
   std::unique_ptr<BlobCache> cache;
   ResidentSet resident;
-  GrpcBlobService blobs;
+  GrpcDaemonBlobs blobs;
   TaskRunner runner;
 
   std::mutex stopMutex;

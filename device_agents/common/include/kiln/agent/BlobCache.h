@@ -8,7 +8,7 @@
 #pragma once
 
 #include "kiln/agent/AlignedBuffer.h"
-#include "kiln/agent/BlobService.h"
+#include "kiln/agent/DaemonBlobs.h"
 
 #include "kiln/v1/tensor.pb.h"
 
@@ -48,7 +48,7 @@ public:
   /// `source` when it is absent or corrupt. `fetched`, when given, is set to
   /// whether bytes had to be fetched.
   absl::StatusOr<std::filesystem::path>
-  ensure(const v1::Digest &digest, BlobService &source,
+  ensure(const v1::Digest &digest, DaemonBlobs &source,
          bool *fetched = nullptr);
 
   /// Reads the local copy of `digest` into an aligned buffer, verifying it.
@@ -63,7 +63,7 @@ private:
   explicit BlobCache(std::filesystem::path root) : root(std::move(root)) {}
 
   /// Streams `source`'s bytes of `digest` into the cache.
-  absl::Status fetch(const v1::Digest &digest, BlobService &source);
+  absl::Status fetch(const v1::Digest &digest, DaemonBlobs &source);
   /// A writer publishing the blob `digest` at its cache path.
   absl::StatusOr<std::unique_ptr<VerifiedFileWriter>>
   startWrite(const v1::Digest &digest);
@@ -75,6 +75,6 @@ private:
 /// Fetches `digest` from `source` straight into memory, verifying size and
 /// SHA-256 (for one-off blobs such as large inputs, which are not cached).
 absl::StatusOr<AlignedBuffer> fetchToMemory(const v1::Digest &digest,
-                                            BlobService &source);
+                                            DaemonBlobs &source);
 
 } // namespace kiln::agent

@@ -11,7 +11,7 @@
 
 #include "kiln/agent/AlignedBuffer.h"
 #include "kiln/agent/BlobCache.h"
-#include "kiln/agent/BlobService.h"
+#include "kiln/agent/DaemonBlobs.h"
 #include "kiln/agent/DeviceBackend.h"
 #include "kiln/agent/ResidentSet.h"
 
@@ -41,7 +41,7 @@ public:
   /// least recently used is released (a task still running it keeps it
   /// alive until it finishes) and loads again when next needed.
   TaskRunner(DeviceBackend &backend, BlobCache &cache, ResidentSet &resident,
-             BlobService &blobs, size_t maxLoaded = kDefaultMaxLoaded)
+             DaemonBlobs &blobs, size_t maxLoaded = kDefaultMaxLoaded)
       : backend(backend), cache(cache), resident(resident), blobs(blobs),
         maxLoaded(maxLoaded ? maxLoaded : 1) {}
 
@@ -76,7 +76,7 @@ private:
   DeviceBackend &backend;
   BlobCache &cache;
   ResidentSet &resident;
-  BlobService &blobs;
+  DaemonBlobs &blobs;
 
   mutable std::mutex verifierMutex;
   std::shared_ptr<const TaskVerifier> verifier; // guarded by verifierMutex

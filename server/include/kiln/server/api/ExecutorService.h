@@ -1,0 +1,65 @@
+//===- ExecutorService.h - kiln.v1.Executor ---------------------*- C++ -*-===//
+//
+// This file declares ExecutorService: it checks an ExecuteRequest against the
+// executable's manifest and runs it through the Scheduler.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/server/api/AccessPolicy.h"
+#include "kiln/server/store/ContentStore.h"
+#include "kiln/server/store/ExecutableNamespace.h"
+#include "kiln/server/sched/TaskSigner.h"
+#include "kiln/server/api/DrainGate.h"
+#include "kiln/server/api/ServerMetrics.h"
+#include "kiln/server/sched/Scheduler.h"
+#include "kiln/v1/executable.pb.h"
+#include "kiln/v1/executor.grpc.pb.h"
+
+#include <chrono>
+
+namespace kiln::server {
+
+/// Serves kiln.v1.Executor.Execute.
+class ExecutorService final
+    : public v1::Executor::WithStreamedUnaryMethod_Execute<v1::Executor::Service> {
+public:
+  /// `executeTimeout` bounds a call whose client set no deadline.
+  /// Requests enter through `gate` (UNAVAILABLE once kilnd drains); each is
+  /// counted and timed in `metrics`.
+  ExecutorService(ContentStore &store, const ExecutableNamespace &executables,
+                  TaskSigner &signer, Scheduler &scheduler,
+                  std::chrono::milliseconds executeTimeout, DrainGate &gate,
+                  ServerMetrics &metrics, const AccessPolicy &access);
+
+  /// Parses the request itself (streamed unary): unparsable bytes get
+  /// INVALID_ARGUMENT with a message.
+  grpc::Status StreamedExecute(
+      grpc::ServerContext *context,
+      grpc::ServerUnaryStreamer<v1::ExecuteRequest, v1::ExecuteResponse> *stream)
+      override;
+
+  /// Execute for a parsed request.
+  grpc::Status execute(grpc::ServerContext *context,
+                       const v1::ExecuteRequest *request,
+                       v1::ExecuteResponse *response);
+
+  /// Loads the executable's record and checks parameters and inputs against
+  /// its manifest (counts, types, sizes, blob presence). An executable kilnd
+  /// did not make (not in its ExecutableNamespace) is NOT_FOUND, whatever
+  /// blob the store holds under that digest.
+  absl::StatusOr<v1::ExecutableRecord>
+  validate(const v1::ExecuteRequest &request) const;
+
+private:
+  ContentStore &store;
+  const ExecutableNamespace &executables;
+  TaskSigner &signer;
+  Scheduler &scheduler;
+  std::chrono::milliseconds executeTimeout;
+  DrainGate &gate;
+  ServerMetrics &metrics;
+  const AccessPolicy &access;
+};
+
+} // namespace kiln::server

@@ -1,0 +1,66 @@
+//===- PlacedCompile.h - compile with a placement policy --------*- C++ -*-===//
+//
+// This file declares compilePlaced(): the compile behind kiln.v1.Compiler.
+// A graph the target compiles whole is one cached executable; otherwise the
+// placement policy decides between an UNIMPLEMENTED error that names every
+// op the target lacks and a partition into target executables and CPU runs.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/Compiler/NodeSupport.h"
+#include "kiln/server/store/CompileCache.h"
+#include "kiln/v1/compiler.pb.h"
+#include "kiln/v1/placement.pb.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace kiln::server {
+
+/// The capability check; kiln::compiler::checkNodeSupport in production.
+/// Null when the daemon's compiler cannot check nodes (then nothing falls
+/// back).
+using NodeSupportFn =
+    std::function<absl::StatusOr<std::vector<compiler::NodeSupport>>(
+        const v1::Graph &, const compiler::CompileOptions &)>;
+
+/// What a compile produced, whole or partitioned.
+struct PlacedOutcome {
+  /// Whether some nodes run on the CPU (then `whole` is unset).
+  bool partitioned = false;
+  /// The executable, when the graph compiled whole.
+  CompileOutcome whole;
+  /// Where every node runs; target segments carry their executables.
+  v1::PlacementReport placement;
+  /// The whole graph's op report, or the target segments' layers merged.
+  v1::OpReport opReport;
+  /// Nothing was compiled: every executable came from the cache.
+  bool cacheHit = false;
+  /// Hex compile key of the whole graph.
+  std::string key;
+  /// queue_us and compile_us, summed over the executables compiled.
+  v1::Timings timings;
+};
+
+/// INVALID_ARGUMENT naming the field when `policy` is out of range: an
+/// unknown fallback value, or a max_fallback_fraction outside 0..1 or given
+/// without FALLBACK_POLICY_CPU.
+absl::Status validatePlacementPolicy(const v1::PlacementPolicy &policy);
+
+/// Compiles `graph` for `target` through `cache`. When the whole graph fails
+/// with UNIMPLEMENTED, `nodeSupport` finds the nodes the target lacks; under
+/// FALLBACK_POLICY_ERROR, or past max_fallback_fraction, the answer is
+/// UNIMPLEMENTED listing them with their reasons; under FALLBACK_POLICY_CPU
+/// the graph is partitioned and each target segment compiled (and cached) as
+/// a graph of its own. What the check found is stored under the graph's
+/// compile key (CompileCache::storePlacement), so a repeat, under either
+/// policy, neither compiles the whole graph again nor checks its nodes.
+absl::StatusOr<PlacedOutcome>
+compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
+              const v1::Graph &graph, const std::string &target,
+              const v1::CompileOptions &options,
+              const v1::PlacementPolicy &policy);
+
+} // namespace kiln::server

@@ -1,0 +1,126 @@
+//===- DeviceRegistry.h - the devices connected agents own ------*- C++ -*-===//
+//
+// This file declares DeviceRegistry: which agents are connected, their
+// devices, each device's health and queue depth, and leases on devices.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/server/sched/AgentConnection.h"
+#include "kiln/v1/devices.pb.h"
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace kiln::server {
+
+/// A claim on one device for one task; give it back with release().
+struct DeviceLease {
+  std::string deviceId;
+  std::shared_ptr<AgentConnection> session;
+};
+
+/// Tracks agents and devices. Thread-safe. Waiters for a device wake on a
+/// condition variable whenever a device appears or becomes ready.
+class DeviceRegistry {
+public:
+  using Clock = std::chrono::steady_clock;
+
+  /// Agents must heartbeat every `heartbeatInterval`; one silent for more
+  /// than three intervals has its devices marked UNHEALTHY.
+  explicit DeviceRegistry(std::chrono::milliseconds heartbeatInterval);
+  ~DeviceRegistry();
+
+  /// Starts a thread that calls checkHeartbeats() every interval.
+  void startHeartbeatMonitor();
+
+  /// Makes every current and future acquire() fail at once (daemon exit).
+  void shutdown();
+
+  /// Registers `session`'s devices as "<agent_id>/<index>", READY, and
+  /// returns the session token the agent must present to take its id over
+  /// again. A live session under the same agent id is closed and replaced
+  /// only when `sessionToken` is that session's token (the agent itself,
+  /// reconnecting); otherwise the registration is ALREADY_EXISTS and the live
+  /// agent keeps its devices; with `identityProven` (the caller proved with
+  /// a certificate or token that the id is its own) the new session
+  /// replaces the live one. INVALID_ARGUMENT when the agent id is empty,
+  /// there are no devices, or a device has no kind.
+  absl::StatusOr<std::string>
+  addAgent(const std::shared_ptr<AgentConnection> &session,
+           const std::vector<v1::Device> &devices,
+           const std::string &sessionToken = "",
+           bool identityProven = false);
+
+  /// Closes `session` with `reason` (failing its in-flight tasks) and removes
+  /// its devices, if it is still the registered session for its agent id.
+  void removeAgent(const std::shared_ptr<AgentConnection> &session,
+                   const absl::Status &reason);
+
+  /// Records a heartbeat; the agent's devices become READY again.
+  void heartbeat(const AgentConnection &session);
+
+  /// Marks the devices of agents silent for more than three intervals as of
+  /// `now` UNHEALTHY.
+  void checkHeartbeats(Clock::time_point now);
+
+  /// Devices, ordered by id; all when `kind` is empty.
+  std::vector<v1::Device> listDevices(const std::string &kind) const;
+
+  /// Leases the READY device of `kind` with the smallest queue depth whose
+  /// agent session is not in `excluded` and that has `requiredFeatures`
+  /// (sorted LLVM CPU feature names; checkDeviceFeatures), waiting until
+  /// `waitUntil` for one to appear. UNAVAILABLE naming the kind when none
+  /// does; FAILED_PRECONDITION naming the missing features, at once, when
+  /// devices of the kind are registered but none has them.
+  absl::StatusOr<DeviceLease>
+  acquire(const std::string &kind,
+          const absl::flat_hash_set<const AgentConnection *> &excluded,
+          Clock::time_point waitUntil,
+          const std::vector<std::string> &requiredFeatures = {});
+
+  /// Returns a lease: the device's queue depth drops by one.
+  void release(const DeviceLease &lease);
+
+  std::chrono::milliseconds heartbeatInterval() const { return interval; }
+
+  /// Agents registered now.
+  size_t agentCount() const;
+
+private:
+  struct Entry {
+    v1::Device device;
+    std::shared_ptr<AgentConnection> session;
+    /// The device's reported CPU features, parsed once (DeviceFit.h).
+    std::optional<std::vector<std::string>> cpuFeatures;
+  };
+  struct Agent {
+    std::shared_ptr<AgentConnection> session;
+    std::string sessionToken;
+    std::vector<std::string> deviceIds;
+    Clock::time_point lastHeartbeat;
+  };
+
+  /// Drops `agentId`'s devices; caller holds the mutex.
+  void eraseAgentLocked(const std::string &agentId);
+
+  const std::chrono::milliseconds interval;
+  mutable std::mutex mutex;
+  std::condition_variable changed;
+  std::map<std::string, Entry> devices;
+  std::map<std::string, Agent> agents;
+  bool stopping = false;
+  std::thread monitor;
+};
+
+} // namespace kiln::server

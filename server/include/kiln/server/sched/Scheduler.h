@@ -1,0 +1,58 @@
+//===- Scheduler.h - placing tasks on devices -------------------*- C++ -*-===//
+//
+// This file declares Scheduler: it leases the least-loaded ready device of a
+// target kind, sends the task to its agent and waits for the result, with a
+// deadline and one retry when the agent is lost.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/server/sched/DeviceRegistry.h"
+#include "kiln/v1/agent.pb.h"
+
+#include "absl/status/statusor.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace kiln::server {
+
+/// What a scheduled task produced.
+struct ScheduledResult {
+  /// The agent's answer (its code may be non-zero: the caller decides).
+  v1::TaskResult result;
+  /// Device that answered.
+  std::string deviceId;
+  /// Time from run() to the final dispatch, in microseconds.
+  int64_t queueUs = 0;
+};
+
+/// Runs tasks on devices from a DeviceRegistry. Thread-safe.
+class Scheduler {
+public:
+  using Clock = std::chrono::steady_clock;
+
+  /// `deviceWait` bounds how long run() waits for a device of the kind to
+  /// register (the local agent needs a moment at startup).
+  Scheduler(DeviceRegistry &registry, std::chrono::milliseconds deviceWait);
+
+  /// Sends `task` (task_id and device_id are filled in here) to a device of
+  /// `kind` and waits for its TaskResult until `deadline`.
+  /// Only devices that report every CPU feature the task's manifest lists
+  /// are leased: FAILED_PRECONDITION naming the missing ones when the kind's
+  /// devices lack them. UNAVAILABLE when no device of the kind appears
+  /// within the device wait,
+  /// or when its agent is lost and no other device can take the task;
+  /// DEADLINE_EXCEEDED when no answer arrives in time.
+  absl::StatusOr<ScheduledResult> run(const std::string &kind, v1::Task task,
+                                      Clock::time_point deadline);
+
+private:
+  DeviceRegistry &registry;
+  std::chrono::milliseconds deviceWait;
+  std::atomic<uint64_t> nextTaskId{1};
+};
+
+} // namespace kiln::server

@@ -1,0 +1,153 @@
+//===- CompileCache.h - compile key -> executable, on disk ------*- C++ -*-===//
+//
+// This file declares CompileCache: the action cache mapping compile keys to
+// executable digests, the single-flight compile queue in front of the
+// compiler, and the bounded worker pool compiles run on.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/Compiler/Compile.h"
+#include "kiln/server/store/ContentStore.h"
+#include "kiln/server/store/ExecutableNamespace.h"
+#include "kiln/common/WorkerPool.h"
+#include "kiln/v1/executable.pb.h"
+#include "kiln/v1/placement.pb.h"
+#include "kiln/v1/tensor.pb.h"
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::server {
+
+/// The compiler as kilnd sees it; kiln::compiler::compileGraph in production,
+/// a fake in tests.
+using CompilerFn = std::function<absl::StatusOr<compiler::CompiledExecutable>(
+    const v1::Graph &, const compiler::CompileOptions &)>;
+
+/// Makes the machine a request's options select concrete and canonical for a
+/// target (kiln::compiler::resolveCompileOptions in production); null keeps
+/// options as sent (tests with a fake compiler).
+using OptionsResolverFn = std::function<absl::StatusOr<v1::CompileOptions>(
+    const std::string &target, const v1::CompileOptions &options)>;
+
+/// What one compile request got.
+struct CompileOutcome {
+  /// Digest of the ExecutableRecord blob: the executable's identity.
+  v1::Digest executable;
+  v1::ExecutableManifest manifest;
+  /// True when nothing was compiled for this request or its flight.
+  bool cacheHit = false;
+  /// Hex compile key.
+  std::string key;
+  /// queue_us and compile_us (zero on a hit).
+  v1::Timings timings;
+  /// Pipeline stage dumps (blobs in the store), when they were asked for.
+  std::vector<v1::StageDump> stages;
+  /// The op report stored in the executable record (the same on a hit).
+  v1::OpReport opReport;
+};
+
+/// Compiles through an on-disk cache. An entry is <acDir>/<key>, holding the
+/// executable digest; the record and artifact live in the ContentStore. A
+/// lookup is a hit only when the record and artifact are both present and
+/// intact. Identical concurrent requests share one compile.
+class CompileCache {
+public:
+  /// Creates the cache over `store`, keeping action-cache entries in `acDir`
+  /// and listing every executable it stores (or finds) in `executables`.
+  static absl::StatusOr<std::unique_ptr<CompileCache>>
+  open(ContentStore &store, ExecutableNamespace &executables,
+       const std::filesystem::path &acDir, CompilerFn compiler,
+       std::string compilerBuildId, unsigned workers);
+  ~CompileCache();
+
+  /// Returns the executable for (graph, target, options), compiling it on the
+  /// worker pool when the cache has no valid entry. Compiler errors pass
+  /// through unchanged and are not cached.
+  absl::StatusOr<CompileOutcome> compile(const v1::Graph &graph,
+                                         const std::string &target,
+                                         const v1::CompileOptions &options);
+
+  /// The cache entry for `key`, if present and valid.
+  std::optional<CompileOutcome> lookup(const std::string &key) const;
+
+  /// Where the nodes of a graph that does not compile whole run, as the
+  /// capability check found them (a PlacementReport whose nodes carry
+  /// placement and reason), stored under the graph's compile key so that a
+  /// repeat skips the failing whole-graph compile and the check. Stored
+  /// like an executable: the report in the content store, an entry
+  /// <acDir>/<key>.placement naming it; a missing or damaged one is a miss.
+  std::optional<v1::PlacementReport> lookupPlacement(const std::string &key) const;
+  absl::Status storePlacement(const std::string &key,
+                              const v1::PlacementReport &placement);
+
+  /// The compile key `compile` uses for (graph, target, options).
+  std::string keyFor(const v1::Graph &graph, const std::string &target,
+                     const v1::CompileOptions &options) const;
+
+  const std::string &compilerBuildId() const { return buildId; }
+
+  /// The salt mixed into every compile key ("" for none).
+  std::string salt() const;
+  /// Replaces the salt (in memory; the caller persists it) and returns the
+  /// previous one. Later lookups use keys under the new salt.
+  std::string setSalt(std::string salt);
+
+  /// Action-cache entries on disk (valid or not).
+  int64_t entryCount() const;
+
+  /// Counters since this cache object was created.
+  struct Stats {
+    uint64_t compiles = 0;  ///< Calls into the compiler.
+    uint64_t hits = 0;      ///< Requests answered from disk.
+    uint64_t followers = 0; ///< Requests that joined another's flight.
+  };
+  Stats stats() const;
+
+private:
+  CompileCache(ContentStore &store, ExecutableNamespace &executables,
+               std::filesystem::path acDir, CompilerFn compiler,
+               std::string buildId, unsigned workers);
+
+  using Result = absl::StatusOr<CompileOutcome>;
+
+  /// Runs the compiler and stores its output; on a worker thread.
+  Result compileAndStore(const std::string &key, const v1::Graph &graph,
+                         const compiler::CompileOptions &options);
+
+  ContentStore &store;
+  ExecutableNamespace &executables;
+  std::filesystem::path acDir;
+  CompilerFn compiler;
+  std::string buildId;
+
+  std::atomic<uint64_t> compiles{0};
+  std::atomic<uint64_t> hits{0};
+  std::atomic<uint64_t> followers{0};
+  std::mutex mutex;
+  absl::flat_hash_map<std::string, std::shared_future<Result>> flights;
+  mutable std::mutex saltMutex;
+  std::string keySalt;
+  // Last member: destroyed first, so queued compiles finish while the
+  // members they use are alive.
+  std::unique_ptr<WorkerPool> pool;
+};
+
+/// Reads and parses the ExecutableRecord `executable` from `store`.
+/// NOT_FOUND when absent, DATA_LOSS when corrupt or unparsable.
+absl::StatusOr<v1::ExecutableRecord>
+readExecutableRecord(const ContentStore &store, const v1::Digest &executable);
+
+} // namespace kiln::server

@@ -1,0 +1,130 @@
+//===- ContentStore.h - content-addressed blob store on disk ----*- C++ -*-===//
+//
+// This file declares ContentStore, kilnd's local CAS: every blob lives under
+// <root>/<hash[0:2]>/<hash> and is verified against its SHA-256 on read.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/server/store/BlobWriter.h"
+#include "kiln/server/store/StoreIndex.h"
+#include "kiln/v1/tensor.pb.h"
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <sys/stat.h>
+
+namespace kiln::server {
+
+/// A content-addressed store of immutable blobs on local disk. Thread-safe:
+/// concurrent writers of the same blob each write their own temporary file
+/// and rename it over the same (identical) final file. An in-memory
+/// StoreIndex (rebuilt by scanning at open, ordered by file mtime, which
+/// reads refresh) tracks sizes and LRU order; with a capacity, writes that
+/// push the store past it evict least-recently-used unpinned blobs.
+class ContentStore {
+public:
+  /// Opens (creating if needed) a store rooted at `root`, capped at
+  /// `capacityBytes` (0: unlimited), and indexes the blobs already there.
+  static absl::StatusOr<std::unique_ptr<ContentStore>>
+  open(const std::filesystem::path &root, int64_t capacityBytes = 0);
+
+  /// Stores `bytes`, whose digest must equal `digest` (INVALID_ARGUMENT
+  /// otherwise).
+  absl::Status write(const v1::Digest &digest, std::string_view bytes);
+
+  /// Stores `bytes` and returns their digest.
+  absl::StatusOr<v1::Digest> put(std::string_view bytes);
+
+  /// Starts a chunked write of the blob `digest`; an in-transit blob (an
+  /// Execute input or output) is not fsynced.
+  absl::StatusOr<std::unique_ptr<BlobWriter>>
+  beginWrite(const v1::Digest &digest,
+             Durability durability = Durability::kDurable);
+
+  /// Reads and verifies a blob. NOT_FOUND when absent; INVALID_ARGUMENT when
+  /// the blob is intact but `digest.size_bytes` is not its size (nothing
+  /// changes); DATA_LOSS when its bytes do not match the hash, in which case
+  /// the corrupt file is moved to <root>/quarantine/<hash>.corrupt-<time>.
+  absl::StatusOr<std::string> read(const v1::Digest &digest) const;
+
+  using ChunkSink = std::function<absl::Status(std::string_view)>;
+
+  /// Like read(), but hands the blob to `sink` in chunks of up to 1 MiB as
+  /// it is read and hashed (memory stays bounded, whatever the blob's size),
+  /// stopping at the first error `sink` returns. The verdict comes at the
+  /// end: when it is not OK (DATA_LOSS: the file was damaged), what `sink`
+  /// got must be discarded. A file whose size is not the digest's is never
+  /// handed out.
+  absl::Status stream(const v1::Digest &digest, const ChunkSink &sink) const;
+
+  /// Like read() but keeps nothing: OK when the blob is present and intact.
+  absl::Status verify(const v1::Digest &digest) const;
+
+  /// True when a file of the right size exists for `digest` (cheap: does not
+  /// hash). read() and verify() are the integrity checks.
+  bool contains(const v1::Digest &digest) const;
+
+  /// The digests among `digests` that the store lacks, in the given order,
+  /// each listed once. Invalid digests count as missing.
+  std::vector<v1::Digest>
+  findMissing(const std::vector<v1::Digest> &digests) const;
+
+  /// Where the blob with hex hash `hash` lives.
+  std::filesystem::path blobPath(const std::string &hash) const;
+
+  const std::filesystem::path &root() const { return rootDir; }
+
+  /// Where corrupt blobs are moved, under the root.
+  static constexpr const char *kQuarantineDir = "quarantine";
+
+  /// Pins `digests` against eviction until the returned set is destroyed.
+  BlobPins pin(const std::vector<v1::Digest> &digests = {}) const;
+
+  /// Evicts least-recently-used unpinned blobs until at most `targetBytes`
+  /// remain; `targetBytes` 0 means the capacity (nothing when unlimited).
+  StoreIndex::Evicted collectGarbage(int64_t targetBytes = 0);
+
+  /// The size cap (0: unlimited).
+  int64_t capacityBytes() const { return capacity; }
+
+  /// The index: sizes, LRU order, pins, eviction counters.
+  const StoreIndex &index() const { return *blobIndex; }
+
+private:
+  ContentStore(std::filesystem::path root, int64_t capacityBytes);
+
+  /// Indexes the blobs on disk, oldest mtime first.
+  void scan();
+  /// Marks a blob just read as most recently used (index and file mtime).
+  void touch(const std::string &hash) const;
+  /// Indexes a committed blob and evicts down to the capacity.
+  void committed(const v1::Digest &digest);
+
+  /// Reads the blob, hashing it; hands each chunk to `sink` and appends it
+  /// to `bytes`, each when non-null.
+  absl::Status readVerified(const v1::Digest &digest, const ChunkSink *sink,
+                            std::string *bytes) const;
+  /// Moves the corrupt blob file `path` into the quarantine directory if it
+  /// is still the file `opened` describes; returns where it went ("" when it
+  /// changed meanwhile, "(deleted)" when it could not be moved).
+  std::string quarantine(const std::filesystem::path &path,
+                         const struct stat &opened,
+                         const std::string &hash) const;
+
+  std::filesystem::path rootDir;
+  mutable std::atomic<uint64_t> tempCounter{0};
+  int64_t capacity = 0;
+  std::unique_ptr<StoreIndex> blobIndex;
+};
+
+} // namespace kiln::server

@@ -1,0 +1,179 @@
+//===- AgentService.cpp - the stream device agents dial in on -------------===//
+//
+// This file implements AgentService::Connect and the AgentLink that writes to
+// a gRPC stream one message at a time.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/api/AgentService.h"
+
+#include "kiln/common/AgentProtocol.h"
+
+#include "kiln/server/api/GrpcStatus.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+#include <spdlog/spdlog.h>
+
+#include <functional>
+#include <mutex>
+
+namespace kiln::server {
+
+namespace {
+
+using AgentStream =
+    grpc::ServerReaderWriter<v1::DaemonMessage, v1::AgentMessage>;
+
+/// Writes to one Connect stream. gRPC allows one outstanding Write per
+/// stream, so writers take turns on a mutex; once the handler returns the
+/// stream is gone and detach() makes every later send() fail.
+class StreamLink final : public AgentLink {
+public:
+  explicit StreamLink(AgentStream *stream) : stream(stream) {}
+
+  bool send(const v1::DaemonMessage &message) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    return stream && stream->Write(message);
+  }
+
+  /// Runs `registerAgent` and, if it succeeds, writes `greeting`, all under
+  /// the write lock: no Task can reach the agent before its Registered.
+  /// Returns the registration's status; a failed write shows up as the end
+  /// of the stream on the next Read.
+  absl::Status greet(const v1::DaemonMessage &greeting,
+                     const std::function<absl::Status()> &registerAgent) {
+    std::lock_guard<std::mutex> lock(mutex);
+    absl::Status status = registerAgent();
+    if (status.ok() && stream)
+      stream->Write(greeting);
+    return status;
+  }
+
+  void detach() {
+    std::lock_guard<std::mutex> lock(mutex);
+    stream = nullptr;
+  }
+
+private:
+  std::mutex mutex;
+  AgentStream *stream;
+};
+
+} // namespace
+
+AgentService::AgentService(DeviceRegistry &registry, std::string taskPublicKey,
+                           const AccessPolicy &access)
+    : registry(registry), taskPublicKey(std::move(taskPublicKey)),
+      access(access) {}
+
+grpc::Status AgentService::Connect(grpc::ServerContext *context,
+                                   AgentStream *stream) {
+  Principal caller;
+  if (grpc::Status denied =
+          access.admit(*context, "kiln.v1.Agent/Connect", &caller);
+      !denied.ok())
+    return denied;
+  v1::AgentMessage message;
+  if (!stream->Read(&message))
+    return toGrpcStatus(absl::InvalidArgumentError(
+        "agent stream closed before RegisterAgent"));
+  if (!message.has_register_())
+    return toGrpcStatus(absl::InvalidArgumentError(
+        "the first message on Agent.Connect must be RegisterAgent"));
+  const v1::RegisterAgent &registration = message.register_();
+  if (registration.protocol_version() != kAgentProtocolVersion) {
+    absl::Status refused = absl::FailedPreconditionError(absl::StrCat(
+        "agent '", registration.agent_id(), "' speaks agent protocol ",
+        registration.protocol_version(),
+        registration.protocol_version() == 0
+            ? " (a build from before protocol versions)"
+            : "",
+        "; this kilnd speaks protocol ", kAgentProtocolVersion,
+        ": run an agent from the same Kiln release"));
+    spdlog::error("agent registration from {} refused: {}", context->peer(),
+                  std::string(refused.message()));
+    return toGrpcStatus(refused);
+  }
+  // An authenticated agent registers under the identity it proved: its
+  // certificate's CN exactly, or its token's name N (as N or N-<suffix>:
+  // the agents of a DaemonSet share one token and add their node's name;
+  // holders of one token are one principal).
+  bool identityProven = caller.proof != Proof::None;
+  const std::string &agentId = registration.agent_id();
+  bool ownsId =
+      agentId == caller.name ||
+      (caller.proof == Proof::Token &&
+       absl::StartsWith(agentId, absl::StrCat(caller.name, "-")));
+  if (identityProven && !ownsId) {
+    absl::Status refused = absl::PermissionDeniedError(absl::StrCat(
+        "agent id '", agentId, "' is not the identity '", caller.name,
+        "' proven by the agent's ",
+        caller.proof == Proof::Certificate
+            ? "certificate (CN)"
+            : "token (its name; ids '<name>-<suffix>' are allowed too)",
+        ": an agent registers under its own identity only"));
+    spdlog::error("agent registration from {} refused: {}", context->peer(),
+                  std::string(refused.message()));
+    return toGrpcStatus(refused);
+  }
+  auto link = std::make_shared<StreamLink>(stream);
+  auto session = std::make_shared<AgentConnection>(registration.agent_id(), link);
+  std::vector<v1::Device> devices(registration.devices().begin(),
+                                  registration.devices().end());
+
+  v1::DaemonMessage registered;
+  registered.mutable_registered()->set_heartbeat_interval_ms(
+      registry.heartbeatInterval().count());
+  registered.mutable_registered()->set_task_public_key(taskPublicKey);
+  registered.mutable_registered()->set_protocol_version(kAgentProtocolVersion);
+  absl::Status status = link->greet(registered, [&] {
+    absl::StatusOr<std::string> token =
+        registry.addAgent(session, devices, registration.session_token(),
+                          identityProven);
+    if (token.ok())
+      registered.mutable_registered()->set_session_token(*token);
+    return token.status();
+  });
+  if (!status.ok()) {
+    spdlog::error("agent registration from {} refused: {}", context->peer(),
+                  std::string(status.message()));
+    link->detach();
+    return toGrpcStatus(status);
+  }
+  spdlog::info("agent '{}' connected from {} with {} device(s)",
+               registration.agent_id(), context->peer(), devices.size());
+
+  absl::Status endReason = absl::UnavailableError(absl::StrCat(
+      "agent '", registration.agent_id(), "' disconnected"));
+  while (stream->Read(&message)) {
+    switch (message.kind_case()) {
+    case v1::AgentMessage::kHeartbeat:
+      registry.heartbeat(*session);
+      break;
+    case v1::AgentMessage::kResult:
+      if (!session->complete(message.result()))
+        spdlog::warn("agent '{}' answered task '{}' that nobody awaits "
+                     "(deadline passed?)",
+                     session->agentId(), message.result().task_id());
+      break;
+    default:
+      endReason = absl::InvalidArgumentError(absl::StrCat(
+          "agent '", session->agentId(),
+          "' sent an unexpected message after registering"));
+      break;
+    }
+    if (endReason.code() == absl::StatusCode::kInvalidArgument)
+      break;
+  }
+  // The stream may not be written once we return.
+  link->detach();
+  registry.removeAgent(
+      session, absl::UnavailableError(absl::StrCat(
+                   "agent '", session->agentId(), "' disconnected")));
+  return toGrpcStatus(endReason.code() == absl::StatusCode::kInvalidArgument
+                          ? endReason
+                          : absl::OkStatus());
+}
+
+} // namespace kiln::server

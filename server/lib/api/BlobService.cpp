@@ -1,0 +1,142 @@
+//===- BlobService.cpp - kiln.v1.Blobs over the content store -------------===//
+//
+// This file implements BlobService: request validation and chunking; the
+// store does the hashing and atomic publication.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/api/BlobService.h"
+
+#include "kiln/common/Digest.h"
+#include "kiln/common/Status.h"
+#include "kiln/server/api/GrpcStatus.h"
+#include "kiln/server/api/RequestScope.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace kiln::server {
+
+BlobService::BlobService(ContentStore &store, ServerMetrics &metrics,
+                         const AccessPolicy &access, int64_t maxBlobBytes,
+                         int64_t quotaBytes)
+    : store(store), metrics(metrics), access(access),
+      maxBlobBytes(maxBlobBytes), quota(store, quotaBytes) {}
+
+grpc::Status BlobService::FindMissing(grpc::ServerContext *context,
+                                      const v1::FindMissingRequest *request,
+                                      v1::FindMissingResponse *response) {
+  RequestScope scope(*context, "kiln.v1.Blobs/FindMissing", &metrics);
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Blobs/FindMissing"); !denied.ok())
+    return denied;
+  std::vector<v1::Digest> asked(request->digests().begin(),
+                                request->digests().end());
+  for (const v1::Digest &digest : asked)
+    if (absl::Status status = validateDigest(digest); !status.ok())
+      return toGrpcStatus(status, scope.id());
+  for (v1::Digest &missing : store.findMissing(asked))
+    *response->add_missing_digests() = std::move(missing);
+  return grpc::Status::OK;
+}
+
+absl::Status BlobService::write(grpc::ServerReader<v1::WriteRequest> *reader,
+                                v1::WriteResponse *response,
+                                const Principal &caller) {
+  v1::WriteRequest chunk;
+  if (!reader->Read(&chunk))
+    return absl::InvalidArgumentError("Blobs.Write stream carried no message");
+  if (!chunk.has_digest())
+    return absl::InvalidArgumentError(
+        "the first Blobs.Write message must carry the digest");
+  if (maxBlobBytes > 0 && chunk.digest().size_bytes() > maxBlobBytes)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "blob ", formatDigest(chunk.digest()), " declares ",
+        chunk.digest().size_bytes(), " bytes; this kilnd takes blobs of at "
+        "most ", maxBlobBytes, " bytes (--max-blob-bytes)"));
+  bool counted = caller.proof != Proof::None && caller.role == Role::User;
+  bool alreadyStored = store.contains(chunk.digest());
+  if (counted)
+    RETURN_IF_ERROR(quota.admit(caller.name, chunk.digest()));
+  ASSIGN_OR_RETURN(std::unique_ptr<BlobWriter> writer,
+                   store.beginWrite(chunk.digest(),
+                                    chunk.in_transit() ? Durability::kInTransit
+                                                       : Durability::kDurable));
+  const std::string name = formatDigest(chunk.digest());
+  while (true) {
+    if (static_cast<int64_t>(chunk.data().size()) > kBlobChunkBytes)
+      return absl::InvalidArgumentError(
+          absl::StrCat("blob ", name, ": chunk at offset ", chunk.offset(),
+                       " has ", chunk.data().size(),
+                       " bytes; chunks are at most 1 MiB"));
+    if (chunk.offset() != writer->bytesWritten())
+      return absl::InvalidArgumentError(
+          absl::StrCat("blob ", name, ": chunk offset ", chunk.offset(),
+                       " but ", writer->bytesWritten(),
+                       " bytes were written so far (chunks must be in order)"));
+    RETURN_IF_ERROR(writer->append(chunk.data()));
+    metrics.blobBytesIn.labels().inc(static_cast<double>(chunk.data().size()));
+    if (chunk.finish_write())
+      break;
+    if (!reader->Read(&chunk))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "blob ", name, ": stream ended after ", writer->bytesWritten(),
+          " bytes without finish_write"));
+  }
+  RETURN_IF_ERROR(writer->commit());
+  if (counted && !alreadyStored)
+    quota.charge(caller.name, chunk.digest());
+  response->set_committed_size(writer->bytesWritten());
+  return absl::OkStatus();
+}
+
+grpc::Status BlobService::Write(grpc::ServerContext *context,
+                                grpc::ServerReader<v1::WriteRequest> *reader,
+                                v1::WriteResponse *response) {
+  RequestScope scope(*context, "kiln.v1.Blobs/Write", &metrics);
+  Principal caller;
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Blobs/Write", &caller);
+      !denied.ok())
+    return denied;
+  absl::Status status = write(reader, response, caller);
+  if (!status.ok())
+    spdlog::warn("Blobs.Write from {} failed: {}", context->peer(),
+                 std::string(status.message()));
+  return toGrpcStatus(status, scope.id());
+}
+
+absl::Status BlobService::read(const v1::ReadRequest &request,
+                               grpc::ServerWriter<v1::ReadResponse> *writer) {
+  BlobPins pins = store.pin({request.digest()});
+  // Streamed from disk as it is hashed: a 256 MiB blob never sits whole in
+  // kilnd's memory. Damage found at the end fails the call (DATA_LOSS), and
+  // the client, which checks the digest itself, discards what it got.
+  v1::ReadResponse response;
+  return store.stream(request.digest(), [&](std::string_view chunk) {
+    for (size_t offset = 0; offset < chunk.size(); offset += kBlobChunkBytes) {
+      size_t length = std::min(chunk.size() - offset,
+                               static_cast<size_t>(kBlobChunkBytes));
+      response.set_data(chunk.data() + offset, length);
+      if (!writer->Write(response))
+        return absl::CancelledError("client went away during Blobs.Read");
+      metrics.blobBytesOut.labels().inc(static_cast<double>(length));
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status BlobService::Read(grpc::ServerContext *context,
+                               const v1::ReadRequest *request,
+                               grpc::ServerWriter<v1::ReadResponse> *writer) {
+  RequestScope scope(*context, "kiln.v1.Blobs/Read", &metrics);
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Blobs/Read"); !denied.ok())
+    return denied;
+  absl::Status status = read(*request, writer);
+  if (!status.ok() && status.code() != absl::StatusCode::kNotFound)
+    spdlog::warn("Blobs.Read {} failed: {}", formatDigest(request->digest()),
+                 std::string(status.message()));
+  return toGrpcStatus(status, scope.id());
+}
+
+} // namespace kiln::server

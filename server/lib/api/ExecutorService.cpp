@@ -1,0 +1,258 @@
+//===- ExecutorService.cpp - kiln.v1.Executor -----------------------------===//
+//
+// This file implements ExecutorService: manifest checks, then scheduling on a
+// device of the executable's target and checking what the agent returned.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/api/ExecutorService.h"
+#include "kiln/server/api/ParsedUnary.h"
+
+#include "kiln/common/Digest.h"
+#include "kiln/common/Status.h"
+#include "kiln/common/TensorTypes.h"
+#include "kiln/server/store/CompileCache.h"
+#include "kiln/server/api/GrpcStatus.h"
+#include "kiln/server/api/RequestScope.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include <spdlog/spdlog.h>
+
+namespace kiln::server {
+
+namespace {
+
+using Arguments = google::protobuf::RepeatedPtrField<v1::ManifestArgument>;
+
+/// Checks one tensor's type and payload against its manifest slot.
+absl::Status checkTensor(const v1::Tensor &tensor,
+                         const v1::ManifestArgument &expected,
+                         absl::string_view role, int index,
+                         std::vector<std::string> &missing,
+                         const ContentStore &store) {
+  std::string where =
+      absl::StrCat(role, " ", index, " ('", expected.name(), "')");
+  if (!sameType(tensor.type(), expected.type()))
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": expected ", formatType(expected.type()),
+                     ", got ", formatType(tensor.type())));
+  ASSIGN_OR_RETURN(int64_t size, byteSize(expected.type()));
+  switch (tensor.payload_case()) {
+  case v1::Tensor::kData:
+    if (static_cast<int64_t>(tensor.data().size()) != size)
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": ", formatType(expected.type()), " needs ",
+                       size, " bytes, got ", tensor.data().size()));
+    return absl::OkStatus();
+  case v1::Tensor::kBlob:
+    RETURN_IF_ERROR(validateDigest(tensor.blob()));
+    if (tensor.blob().size_bytes() != size)
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": ", formatType(expected.type()), " needs ",
+                       size, " bytes, blob has ", tensor.blob().size_bytes()));
+    if (!store.contains(tensor.blob()))
+      missing.push_back(absl::StrCat(where, " ", formatDigest(tensor.blob())));
+    return absl::OkStatus();
+  default:
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": tensor has neither data nor blob"));
+  }
+}
+
+/// The daemon never passes on outputs that do not match the manifest.
+absl::Status checkOutputs(const v1::TaskResult &result,
+                          const Arguments &expected) {
+  if (result.outputs_size() != expected.size())
+    return absl::InternalError(
+        absl::StrCat("device returned ", result.outputs_size(),
+                     " outputs; the manifest lists ", expected.size()));
+  for (int i = 0; i < expected.size(); ++i) {
+    const v1::Tensor &output = result.outputs(i);
+    absl::StatusOr<int64_t> size = byteSize(expected[i].type());
+    bool sizeOk = output.payload_case() == v1::Tensor::kBlob
+                      ? size.ok() && output.blob().size_bytes() == *size
+                      : size.ok() && static_cast<int64_t>(
+                                         output.data().size()) == *size;
+    if (!sameType(output.type(), expected[i].type()) || !sizeOk)
+      return absl::InternalError(absl::StrCat(
+          "device returned output ", i, " ('", expected[i].name(), "') as ",
+          formatType(output.type()), "; the manifest says ",
+          formatType(expected[i].type())));
+  }
+  return absl::OkStatus();
+}
+
+} // namespace
+
+ExecutorService::ExecutorService(ContentStore &store,
+                                 const ExecutableNamespace &executables,
+                                 TaskSigner &signer, Scheduler &scheduler,
+                                 std::chrono::milliseconds executeTimeout,
+                                 DrainGate &gate, ServerMetrics &metrics,
+                                 const AccessPolicy &access)
+    : store(store), executables(executables), signer(signer),
+      scheduler(scheduler), executeTimeout(executeTimeout),
+      gate(gate), metrics(metrics), access(access) {}
+
+absl::StatusOr<v1::ExecutableRecord>
+ExecutorService::validate(const v1::ExecuteRequest &request) const {
+  RETURN_IF_ERROR(validateDigest(request.executable()));
+  // Only what kilnd compiled is an executable: an uploaded blob under the
+  // digest (a hand-made record naming an uploaded object) is never read.
+  absl::StatusOr<v1::ExecutableRecord> record =
+      executables.contains(request.executable())
+          ? readExecutableRecord(store, request.executable())
+          : absl::NotFoundError("not an executable kilnd made");
+  if (record.status().code() == absl::StatusCode::kNotFound)
+    return absl::NotFoundError(
+        absl::StrCat("executable ", formatDigest(request.executable()),
+                     " is unknown (compile it first)"));
+  RETURN_IF_ERROR(record.status());
+  const v1::ExecutableManifest &manifest = record->manifest();
+  if (manifest.format() == "elf-relocatable-object")
+    return absl::FailedPreconditionError(absl::StrCat(
+        "executable ", formatDigest(request.executable()),
+        " is a bare-metal object (", manifest.triple(),
+        "); export it as a bundle instead of executing it"));
+
+  if (request.parameters_size() != manifest.parameters_size())
+    return absl::InvalidArgumentError(
+        absl::StrCat("executable takes ", manifest.parameters_size(),
+                     " parameters, got ", request.parameters_size()));
+  std::vector<std::string> missing;
+  for (int i = 0; i < manifest.parameters_size(); ++i) {
+    const v1::Digest &digest = request.parameters(i);
+    const v1::ManifestArgument &expected = manifest.parameters(i);
+    std::string where =
+        absl::StrCat("parameter ", i, " ('", expected.name(), "')");
+    if (absl::Status status = validateDigest(digest); !status.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": ", status.message()));
+    ASSIGN_OR_RETURN(int64_t size, byteSize(expected.type()));
+    if (digest.size_bytes() != size)
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": ", formatType(expected.type()), " needs ", size,
+          " bytes, blob has ", digest.size_bytes()));
+    if (!store.contains(digest))
+      missing.push_back(absl::StrCat(where, " ", formatDigest(digest)));
+  }
+  if (request.inputs_size() != manifest.inputs_size())
+    return absl::InvalidArgumentError(
+        absl::StrCat("executable takes ", manifest.inputs_size(),
+                     " inputs, got ", request.inputs_size()));
+  for (int i = 0; i < manifest.inputs_size(); ++i)
+    RETURN_IF_ERROR(checkTensor(request.inputs(i), manifest.inputs(i), "input",
+                                i, missing, store));
+  if (!missing.empty())
+    return absl::FailedPreconditionError(
+        absl::StrCat("blobs not in the store (upload them with Blobs.Write): ",
+                     absl::StrJoin(missing, ", ")));
+  return record;
+}
+
+grpc::Status ExecutorService::StreamedExecute(
+    grpc::ServerContext *context,
+    grpc::ServerUnaryStreamer<v1::ExecuteRequest, v1::ExecuteResponse> *stream) {
+  RequestScope scope(*context, "kiln.v1.Executor/Execute", &metrics);
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Executor/Execute"); !denied.ok())
+    return denied;
+  return serveParsedUnary(stream, [&](const v1::ExecuteRequest &request,
+                                      v1::ExecuteResponse &response) {
+    return execute(context, &request, &response);
+  });
+}
+
+grpc::Status ExecutorService::execute(grpc::ServerContext *context,
+                                      const v1::ExecuteRequest *request,
+                                      v1::ExecuteResponse *response) {
+  auto start = std::chrono::steady_clock::now();
+  std::string executable = formatDigest(request->executable());
+  absl::StatusOr<DrainGate::Ticket> admitted = gate.enter();
+  if (!admitted.ok())
+    return toGrpcStatus(admitted.status(), currentRequestId());
+  // Everything this execution reads stays in the store until it is answered
+  // (the agent fetches the artifact and blobs while it runs).
+  BlobPins pins = store.pin({request->executable()});
+  for (const v1::Digest &parameter : request->parameters())
+    pins.add(parameter);
+  for (const v1::Tensor &input : request->inputs())
+    if (input.payload_case() == v1::Tensor::kBlob)
+      pins.add(input.blob());
+  absl::StatusOr<v1::ExecutableRecord> record = validate(*request);
+  if (!record.ok()) {
+    spdlog::warn("execute {} rejected: {}", executable,
+                 std::string(record.status().message()));
+    return toGrpcStatus(record.status(), currentRequestId());
+  }
+  pins.add(record->artifact());
+  // Pinned now; it may have been evicted just before.
+  if (!store.contains(record->artifact())) {
+    absl::Status gone = absl::NotFoundError(absl::StrCat(
+        "the artifact of executable ", executable, " (",
+        formatDigest(record->artifact()),
+        ") was evicted from the store; compile the model again"));
+    spdlog::warn("execute {} rejected: {}", executable,
+                 std::string(gone.message()));
+    return toGrpcStatus(gone, currentRequestId());
+  }
+  // The client's deadline when it set one, else --execute-timeout.
+  auto deadline = start + executeTimeout;
+  if (context->deadline() != std::chrono::system_clock::time_point::max())
+    deadline = start + (context->deadline() - std::chrono::system_clock::now());
+
+  v1::Task task;
+  *task.mutable_executable() = request->executable();
+  *task.mutable_record() = *record;
+  *task.mutable_parameters() = request->parameters();
+  *task.mutable_inputs() = request->inputs();
+  task.set_request_id(currentRequestId());
+  signer.sign(task);
+  const std::string &target = record->manifest().target();
+  Gauge &queueDepth = metrics.queueDepth.labels({target});
+  queueDepth.inc();
+  absl::StatusOr<ScheduledResult> scheduled =
+      scheduler.run(target, std::move(task), deadline);
+  queueDepth.dec();
+  if (scheduled.ok())
+    metrics.queueWaitSeconds.labels({target}).observe(scheduled->queueUs /
+                                                      1e6);
+  absl::Status status = scheduled.status();
+  if (status.ok())
+    status = statusFromRpcCode(scheduled->result.code(),
+                               scheduled->result.message());
+  if (status.ok())
+    status = checkOutputs(scheduled->result, record->manifest().outputs());
+  std::string device = scheduled.ok() ? scheduled->deviceId : "none";
+  metrics.executions.labels({device, status.ok() ? "ok" : "error"}).inc();
+  metrics.executeSeconds.labels({device}).observe(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count());
+  if (!status.ok()) {
+    spdlog::error("execute {} on {} failed: {}", executable,
+                  scheduled.ok() ? scheduled->deviceId : "no device",
+                  std::string(status.message()));
+    return toGrpcStatus(status, currentRequestId());
+  }
+  *response->mutable_outputs() = std::move(*scheduled->result.mutable_outputs());
+  response->set_device_id(scheduled->deviceId);
+  *response->mutable_counters() = scheduled->result.counters();
+  if (uint64_t instructions = response->counters().instructions())
+    metrics.deviceInstructions.labels({scheduled->deviceId})
+        .inc(static_cast<double>(instructions));
+  v1::Timings &timings = *response->mutable_timings();
+  timings = scheduled->result.timings();
+  timings.set_compile_us(0);
+  timings.set_queue_us(scheduled->queueUs);
+  timings.set_total_us(std::chrono::duration_cast<std::chrono::microseconds>(
+                           std::chrono::steady_clock::now() - start)
+                           .count());
+  spdlog::info("execute {} device={} queue_us={} fetch_us={} load_us={} "
+               "run_us={} total_us={}",
+               executable, scheduled->deviceId, timings.queue_us(),
+               timings.fetch_us(), timings.load_us(), timings.run_us(),
+               timings.total_us());
+  return toGrpcStatus(absl::OkStatus(), currentRequestId());
+}
+
+} // namespace kiln::server

@@ -1,0 +1,107 @@
+//===- ServerTransport.cpp - how kilnd's client port is secured -----------===//
+//
+// This file implements kilnd's server credentials and its listen rule.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/api/ServerTransport.h"
+
+#include "kiln/common/AtomicFile.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+#include <arpa/inet.h>
+
+#include <string>
+
+namespace kiln::server {
+namespace {
+
+absl::StatusOr<std::string> readPem(const std::filesystem::path &path,
+                                    const char *flag) {
+  absl::StatusOr<std::string> pem = readWholeFile(path);
+  if (!pem.ok())
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag, ": cannot read ", path.string(), ": ", pem.status().message()));
+  return pem;
+}
+
+/// The host part of "host:port", "[v6]:port" or "unix:path" (whole).
+std::string hostOf(const std::string &address) {
+  if (absl::StartsWith(address, "unix:"))
+    return std::string(address);
+  std::string host = address;
+  if (size_t colon = address.rfind(':'); colon != std::string::npos)
+    host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  return host;
+}
+
+} // namespace
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>>
+serverCredentials(const ServerTlsFiles &files) {
+  if (!files.enabled()) {
+    if (!files.key.empty())
+      return absl::InvalidArgumentError("--tls-key needs --tls-cert");
+    if (!files.clientCa.empty())
+      return absl::InvalidArgumentError(
+          "--tls-client-ca needs --tls-cert and --tls-key (client "
+          "certificates are only exchanged over TLS)");
+    return grpc::InsecureServerCredentials();
+  }
+  if (files.key.empty())
+    return absl::InvalidArgumentError("--tls-cert needs --tls-key");
+  grpc::SslServerCredentialsOptions ssl;
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  absl::StatusOr<std::string> cert = readPem(files.cert, "--tls-cert");
+  if (!cert.ok())
+    return cert.status();
+  absl::StatusOr<std::string> key = readPem(files.key, "--tls-key");
+  if (!key.ok())
+    return key.status();
+  pair.cert_chain = *std::move(cert);
+  pair.private_key = *std::move(key);
+  ssl.pem_key_cert_pairs.push_back(std::move(pair));
+  if (!files.clientCa.empty()) {
+    absl::StatusOr<std::string> ca = readPem(files.clientCa, "--tls-client-ca");
+    if (!ca.ok())
+      return ca.status();
+    ssl.pem_root_certs = *std::move(ca);
+    // Asked for and verified when sent; token holders send none.
+    ssl.client_certificate_request =
+        GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+bool isLoopbackAddress(const std::string &address) {
+  std::string host = hostOf(address);
+  if (absl::StartsWith(host, "unix:") || host == "localhost")
+    return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1)
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1)
+    return IN6_IS_ADDR_LOOPBACK(&v6);
+  return false;
+}
+
+absl::Status checkListenAddress(const std::string &address, bool tls,
+                                bool credentials, bool insecure) {
+  if (isLoopbackAddress(address) || (tls && credentials) || insecure)
+    return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "refusing to listen on '", address,
+      "', which other machines can reach, ",
+      !tls && !credentials ? "without TLS and without credentials"
+      : !tls              ? "without TLS (--tls-cert, --tls-key)"
+                          : "without credentials (--auth-tokens or "
+                            "--tls-client-ca)",
+      ": anyone there could run code on the agents. Configure them, listen "
+      "on loopback, or pass --insecure to accept the risk"));
+}
+
+} // namespace kiln::server

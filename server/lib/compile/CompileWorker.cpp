@@ -1,0 +1,148 @@
+//===- CompileWorker.cpp - compiles in processes of their own -------------===//
+//
+// This file implements compileInWorkerProcess: a CompileJob file in, a
+// kiln-compile-worker process under limits, a CompileJobResult file out, and
+// the worker's fate mapped to a status.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/compile/CompileWorker.h"
+
+#include "kiln/common/AtomicFile.h"
+#include "kiln/common/ChildProcess.h"
+#include "kiln/common/Credentials.h"
+#include "kiln/common/Status.h"
+#include "kiln/worker/compile_job.pb.h"
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/strings/str_cat.h"
+
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+
+#include <unistd.h>
+
+namespace kiln::server {
+namespace {
+
+constexpr int kWorkerOutOfMemory = 3;
+constexpr const char *kStagePrefix = "kiln-compile-worker: stage ";
+
+/// The last `bytes` of `log`, for error messages.
+std::string tail(const std::string &log, size_t bytes = 1500) {
+  return log.size() <= bytes ? log : "..." + log.substr(log.size() - bytes);
+}
+
+absl::StatusOr<compiler::CompiledExecutable>
+runJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
+       const compiler::CompileOptions &options) {
+  ASSIGN_OR_RETURN(std::string suffix, randomHex(8));
+  std::filesystem::path dir = settings.scratchDir / ("job-" + suffix);
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error)
+    return absl::InternalError(absl::StrCat(
+        "cannot create the compile worker's folder ", dir.string(), ": ",
+        error.message()));
+  absl::Cleanup removeDir = [&dir] {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir, ignored);
+  };
+
+  worker::CompileJob job;
+  *job.mutable_graph() = graph;
+  job.set_target(options.target);
+  *job.mutable_options() = options.options;
+  job.set_dump_stages(options.dumpStages);
+  for (const std::string &op : options.debugMiscompileOps)
+    job.add_debug_miscompile_ops(op);
+  std::string jobBytes;
+  if (!job.SerializeToString(&jobBytes))
+    return absl::InternalError("cannot serialize the compile job");
+  RETURN_IF_ERROR(writeFileAtomically(dir / "job.pb", jobBytes));
+
+  std::vector<std::string> args = {settings.binary.string(),
+                                   (dir / "job.pb").string(),
+                                   (dir / "result.pb").string()};
+  if (!settings.debugFault.empty())
+    args.insert(args.end(), {"--debug-fault", settings.debugFault});
+  std::filesystem::path logPath = dir / "worker.log";
+  absl::StatusOr<ChildExit> exit =
+      runChildProcess(args, logPath, sandboxedChild(settings.limits, dir));
+  std::string log = readWholeFile(logPath).value_or("");
+  std::string stage = lastWorkerStage(log);
+  std::string where = absl::StrCat(
+      "compiling graph '", graph.name(), "' for ", options.target,
+      stage.empty() ? "" : absl::StrCat(", in stage '", stage, "'"));
+  std::string compileWhere = absl::StrCat("the compile ", where);
+  if (!exit.ok()) {
+    if (absl::IsDeadlineExceeded(exit.status()))
+      return wallClockFailure(settings.limits, compileWhere);
+    return exit.status();
+  }
+  if (exit->succeeded()) {
+    worker::CompileJobResult result;
+    std::ifstream in(dir / "result.pb", std::ios::binary);
+    if (!in || !result.ParseFromIstream(&in))
+      return absl::InternalError(absl::StrCat(
+          where, ": the compile worker exited without a readable result"));
+    if (result.code() != 0)
+      return absl::Status(static_cast<absl::StatusCode>(result.code()),
+                          result.message());
+    compiler::CompiledExecutable compiled;
+    compiled.artifact = std::move(*result.mutable_artifact());
+    compiled.manifest = std::move(*result.mutable_manifest());
+    compiled.opReport = std::move(*result.mutable_op_report());
+    for (worker::StageText &text : *result.mutable_stages())
+      compiled.stages.push_back(
+          {std::move(*text.mutable_stage()), std::move(*text.mutable_text())});
+    return compiled;
+  }
+  if (std::optional<absl::Status> limit =
+          limitFailure(*exit, settings.limits, kWorkerOutOfMemory,
+                       compileWhere))
+    return *limit;
+  spdlog::error("compile worker {} {}; its log:\n{}", settings.binary.string(),
+                exit->describe(), tail(log, 8000));
+  return absl::InternalError(absl::StrCat(
+      "the compiler crashed ", where, " (its worker process ",
+      exit->describe(), "); kilnd is unaffected. Worker log: ", tail(log)));
+}
+
+} // namespace
+
+absl::Status prepareCompileWorkers(const CompileWorkerSettings &settings) {
+  if (::access(settings.binary.c_str(), X_OK) != 0)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--compile-worker ", settings.binary.string(),
+        " is not an executable file (kilnd compiles only in worker processes; "
+        "build kiln-compile-worker or point --compile-worker at it)"));
+  std::error_code error;
+  std::filesystem::remove_all(settings.scratchDir, error);
+  std::filesystem::create_directories(settings.scratchDir, error);
+  if (error)
+    return absl::InternalError(absl::StrCat("cannot create ",
+                                            settings.scratchDir.string(), ": ",
+                                            error.message()));
+  return absl::OkStatus();
+}
+
+std::string lastWorkerStage(const std::string &log) {
+  size_t at = log.rfind(kStagePrefix);
+  if (at == std::string::npos)
+    return "";
+  at += std::strlen(kStagePrefix);
+  return log.substr(at, log.find('\n', at) - at);
+}
+
+CompilerFn compileInWorkerProcess(CompileWorkerSettings settings) {
+  return [settings = std::move(settings)](
+             const v1::Graph &graph, const compiler::CompileOptions &options) {
+    return runJob(settings, graph, options);
+  };
+}
+
+} // namespace kiln::server

@@ -1,0 +1,84 @@
+//===- AgentConnection.cpp - one connected agent and its tasks ---------------===//
+//
+// This file implements AgentConnection: dispatching tasks on an agent's link and
+// matching TaskResults (or the agent's loss) to the waiting callers.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/sched/AgentConnection.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace kiln::server {
+
+AgentLink::~AgentLink() = default;
+
+AgentConnection::AgentConnection(std::string agentId, std::shared_ptr<AgentLink> link)
+    : id(std::move(agentId)), link(std::move(link)) {}
+
+absl::StatusOr<std::future<TaskOutcome>>
+AgentConnection::dispatch(const v1::Task &task) {
+  std::future<TaskOutcome> future;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (isClosed)
+      return absl::UnavailableError(
+          absl::StrCat("agent '", id, "' is disconnected"));
+    auto [it, inserted] = pending.try_emplace(task.task_id());
+    if (!inserted)
+      return absl::InternalError(
+          absl::StrCat("task id '", task.task_id(), "' is already in flight"));
+    future = it->second.get_future();
+  }
+  v1::DaemonMessage message;
+  *message.mutable_task() = task;
+  // Send outside our mutex: the link serialises writers itself, and a slow
+  // stream must not block results arriving for other tasks.
+  if (!link->send(message)) {
+    abandon(task.task_id());
+    return absl::UnavailableError(
+        absl::StrCat("cannot send task to agent '", id, "': stream closed"));
+  }
+  return future;
+}
+
+bool AgentConnection::complete(v1::TaskResult result) {
+  std::promise<TaskOutcome> promise;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = pending.find(result.task_id());
+    if (it == pending.end())
+      return false;
+    promise = std::move(it->second);
+    pending.erase(it);
+  }
+  promise.set_value(std::move(result));
+  return true;
+}
+
+void AgentConnection::abandon(const std::string &taskId) {
+  std::lock_guard<std::mutex> lock(mutex);
+  pending.erase(taskId);
+}
+
+void AgentConnection::close(const absl::Status &reason) {
+  absl::flat_hash_map<std::string, std::promise<TaskOutcome>> orphans;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    isClosed = true;
+    orphans.swap(pending);
+  }
+  for (auto &[taskId, promise] : orphans)
+    promise.set_value(reason);
+}
+
+bool AgentConnection::closed() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return isClosed;
+}
+
+size_t AgentConnection::pendingCount() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return pending.size();
+}
+
+} // namespace kiln::server

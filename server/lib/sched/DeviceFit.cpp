@@ -1,0 +1,77 @@
+//===- DeviceFit.cpp - which devices can run which code -------------------===//
+//
+// This file implements the CPU feature checks of scheduling and the default
+// CPU of cpu compiles, over the features agents report at registration.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/sched/DeviceFit.h"
+
+#include "kiln/common/CpuModel.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace kiln::server {
+
+std::optional<std::vector<std::string>>
+reportedCpuFeatures(const v1::Device &device) {
+  auto reported = device.properties().find(kCpuFeaturesProperty);
+  if (reported == device.properties().end())
+    return std::nullopt;
+  return parseFeatureList(reported->second);
+}
+
+absl::Status
+checkDeviceFeatures(const v1::Device &device,
+                    const std::optional<std::vector<std::string>> &available,
+                    const std::vector<std::string> &required) {
+  if (required.empty() || !available)
+    return absl::OkStatus();
+  std::vector<std::string> missing = missingFeatures(required, *available);
+  if (missing.empty())
+    return absl::OkStatus();
+  auto cpu = device.properties().find(kCpuProperty);
+  return absl::FailedPreconditionError(absl::StrCat(
+      "device ", device.id(), " (CPU '",
+      cpu == device.properties().end() ? "unknown" : cpu->second,
+      "') lacks CPU feature(s) the executable needs: ",
+      absl::StrJoin(missing, ", ")));
+}
+
+absl::StatusOr<std::optional<v1::CompileOptions>>
+sharedCpuOptions(const std::vector<v1::Device> &devices) {
+  std::vector<std::vector<std::string>> featureLists;
+  std::vector<std::string> names;
+  for (const v1::Device &device : devices) {
+    auto cpu = device.properties().find(kCpuProperty);
+    auto features = device.properties().find(kCpuFeaturesProperty);
+    if (cpu == device.properties().end() ||
+        features == device.properties().end())
+      continue;
+    names.push_back(cpu->second);
+    featureLists.push_back(parseFeatureList(features->second));
+  }
+  if (names.empty())
+    return std::nullopt;
+  // The CPU of a device that has exactly the shared features (the smallest
+  // such name, so the choice does not depend on order), else the baseline.
+  std::vector<std::string> common = commonFeatures(featureLists);
+  std::string cpu;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (featureLists[i] == common && (cpu.empty() || names[i] < cpu))
+      cpu = names[i];
+  if (cpu.empty())
+    cpu = "x86-64";
+  absl::StatusOr<std::string> delta = featureDelta(cpu, common);
+  if (!delta.ok())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the connected cpu agents report CPU '", cpu,
+        "', which this kilnd's compiler cannot target: ", delta.status().message(),
+        "; name a CPU in options.cpu"));
+  v1::CompileOptions options;
+  options.set_cpu(cpu);
+  options.set_cpu_features(*delta);
+  return options;
+}
+
+} // namespace kiln::server

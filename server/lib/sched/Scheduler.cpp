@@ -1,0 +1,94 @@
+//===- Scheduler.cpp - placing tasks on devices ---------------------------===//
+//
+// This file implements Scheduler::run: lease, dispatch, wait, retry once on
+// agent loss.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/sched/Scheduler.h"
+
+#include "kiln/common/CpuModel.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace kiln::server {
+
+Scheduler::Scheduler(DeviceRegistry &registry,
+                     std::chrono::milliseconds deviceWait)
+    : registry(registry), deviceWait(deviceWait) {}
+
+absl::StatusOr<ScheduledResult>
+Scheduler::run(const std::string &kind, v1::Task task,
+               Clock::time_point deadline) {
+  const Clock::time_point start = Clock::now();
+  const std::string baseId = absl::StrCat("task-", nextTaskId.fetch_add(1));
+  absl::flat_hash_set<const AgentConnection *> excluded;
+  // Keeps excluded sessions alive so their addresses cannot be reused.
+  std::vector<std::shared_ptr<AgentConnection>> lostSessions;
+  absl::Status lost;
+  // Only devices with every CPU feature the code may use can take it.
+  const std::vector<std::string> required =
+      parseFeatureList(task.record().manifest().features());
+  constexpr int kAttempts = 2; // the first try and one retry on agent loss
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    // The first attempt may wait for a device to register; the retry takes
+    // another device only if one is there now.
+    Clock::time_point waitUntil =
+        attempt == 0 ? std::min(start + deviceWait, deadline) : Clock::now();
+    absl::StatusOr<DeviceLease> lease =
+        registry.acquire(kind, excluded, waitUntil, required);
+    if (!lease.ok()) {
+      if (attempt > 0)
+        return absl::UnavailableError(
+            absl::StrCat(lost.message(), "; no other device of kind '", kind,
+                         "' to retry on"));
+      if (Clock::now() >= deadline)
+        return absl::DeadlineExceededError(
+            absl::StrCat("deadline passed while waiting for a device: ",
+                         lease.status().message()));
+      return lease.status();
+    }
+    task.set_task_id(attempt == 0 ? baseId : absl::StrCat(baseId, ".", attempt));
+    task.set_device_id(lease->deviceId);
+    int64_t queueUs = std::chrono::duration_cast<std::chrono::microseconds>(
+                          Clock::now() - start)
+                          .count();
+    absl::StatusOr<std::future<TaskOutcome>> future =
+        lease->session->dispatch(task);
+    if (!future.ok()) {
+      registry.release(*lease);
+      excluded.insert(lease->session.get());
+      lostSessions.push_back(lease->session);
+      lost = absl::UnavailableError(absl::StrCat(
+          "device ", lease->deviceId, ": ", future.status().message()));
+      spdlog::warn("task {} could not be sent: {}", task.task_id(),
+                   std::string(lost.message()));
+      continue;
+    }
+    if (future->wait_until(deadline) == std::future_status::timeout) {
+      lease->session->abandon(task.task_id());
+      registry.release(*lease);
+      return absl::DeadlineExceededError(
+          absl::StrCat("device ", lease->deviceId, " did not finish task ",
+                       task.task_id(), " before the deadline"));
+    }
+    TaskOutcome outcome = future->get();
+    registry.release(*lease);
+    if (!outcome.ok()) {
+      excluded.insert(lease->session.get());
+      lostSessions.push_back(lease->session);
+      lost = absl::UnavailableError(absl::StrCat(
+          "device ", lease->deviceId, " was lost while running task ",
+          task.task_id(), ": ", outcome.status().message()));
+      spdlog::warn("{}", std::string(lost.message()));
+      continue;
+    }
+    return ScheduledResult{std::move(*outcome), lease->deviceId, queueUs};
+  }
+  return lost;
+}
+
+} // namespace kiln::server

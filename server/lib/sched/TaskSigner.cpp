@@ -1,0 +1,28 @@
+//===- TaskSigner.cpp - kilnd's signature on every task -------------------===//
+//
+// This file implements TaskSigner: a bounded map from signed message to
+// signature in front of the Ed25519 key.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/sched/TaskSigner.h"
+
+namespace kiln::server {
+
+void TaskSigner::sign(v1::Task &task) {
+  std::string message = taskSigningMessage(task);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = signatures.find(message); it != signatures.end()) {
+      task.set_signature(it->second);
+      return;
+    }
+  }
+  std::string signature = key.sign(message);
+  task.set_signature(signature);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (signatures.size() >= kRemembered)
+    signatures.clear();
+  signatures.emplace(std::move(message), std::move(signature));
+}
+
+} // namespace kiln::server

@@ -1,0 +1,290 @@
+//===- CompileCache.cpp - compile key -> executable, on disk --------------===//
+//
+// This file implements CompileCache: action-cache lookups validated against
+// the content store, single-flight compiles and storing new executables.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/store/CompileCache.h"
+
+#include "kiln/common/Digest.h"
+#include "kiln/common/Status.h"
+#include "kiln/common/AtomicFile.h"
+#include "kiln/server/store/CompileKey.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <vector>
+
+namespace kiln::server {
+
+namespace {
+
+int64_t microsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+// An action-cache entry is one line: "<hash> <size>\n".
+std::string formatEntry(const v1::Digest &digest) {
+  return absl::StrCat(digest.hash(), " ", digest.size_bytes(), "\n");
+}
+
+std::optional<v1::Digest> parseEntry(absl::string_view text) {
+  std::vector<absl::string_view> parts =
+      absl::StrSplit(absl::StripSuffix(text, "\n"), ' ');
+  v1::Digest digest;
+  int64_t size = 0;
+  if (parts.size() != 2 || !absl::SimpleAtoi(parts[1], &size))
+    return std::nullopt;
+  digest.set_hash(std::string(parts[0]));
+  digest.set_size_bytes(size);
+  if (!validateDigest(digest).ok())
+    return std::nullopt;
+  return digest;
+}
+
+} // namespace
+
+absl::StatusOr<v1::ExecutableRecord>
+readExecutableRecord(const ContentStore &store, const v1::Digest &executable) {
+  ASSIGN_OR_RETURN(std::string bytes, store.read(executable));
+  v1::ExecutableRecord record;
+  if (!record.ParseFromString(bytes))
+    return absl::DataLossError(absl::StrCat(
+        "blob ", formatDigest(executable), " is not an ExecutableRecord"));
+  return record;
+}
+
+CompileCache::CompileCache(ContentStore &store,
+                           ExecutableNamespace &executables,
+                           std::filesystem::path acDir, CompilerFn compiler,
+                           std::string buildId, unsigned workers)
+    : store(store), executables(executables), acDir(std::move(acDir)), compiler(std::move(compiler)),
+      buildId(std::move(buildId)),
+      pool(std::make_unique<WorkerPool>(workers)) {}
+
+CompileCache::~CompileCache() = default;
+
+absl::StatusOr<std::unique_ptr<CompileCache>>
+CompileCache::open(ContentStore &store, ExecutableNamespace &executables,
+                   const std::filesystem::path &acDir, CompilerFn compiler,
+                   std::string compilerBuildId, unsigned workers) {
+  std::error_code error;
+  std::filesystem::create_directories(acDir, error);
+  if (error)
+    return absl::InternalError(absl::StrCat(
+        "cannot create action cache ", acDir.string(), ": ", error.message()));
+  return std::unique_ptr<CompileCache>(
+      new CompileCache(store, executables, acDir, std::move(compiler),
+                       std::move(compilerBuildId), workers));
+}
+
+std::optional<CompileOutcome>
+CompileCache::lookup(const std::string &key) const {
+  absl::StatusOr<std::string> entry = readWholeFile(acDir / key);
+  if (!entry.ok())
+    return std::nullopt;
+  std::optional<v1::Digest> executable = parseEntry(*entry);
+  if (!executable) {
+    spdlog::warn("compile cache: entry {} is malformed; recompiling", key);
+    return std::nullopt;
+  }
+  absl::StatusOr<v1::ExecutableRecord> record =
+      readExecutableRecord(store, *executable);
+  absl::Status artifact =
+      record.ok() ? store.verify(record->artifact()) : record.status();
+  if (artifact.ok()) {
+    for (const v1::StageDump &stage : record->stages()) {
+      if (!store.contains(stage.blob())) {
+        artifact = absl::NotFoundError(
+            absl::StrCat("stage dump '", stage.stage(), "' was evicted"));
+        break;
+      }
+    }
+  }
+  // Entries kilnd wrote before it kept the namespace are listed on first
+  // use: the action cache, like the namespace, is kilnd's alone.
+  if (artifact.ok())
+    artifact = executables.add(*executable);
+  if (!artifact.ok()) {
+    spdlog::warn("compile cache: entry {} is unusable ({}); recompiling", key,
+                 std::string(artifact.message()));
+    return std::nullopt;
+  }
+  CompileOutcome outcome;
+  outcome.executable = *executable;
+  outcome.manifest = record->manifest();
+  outcome.stages.assign(record->stages().begin(), record->stages().end());
+  outcome.opReport = record->op_report();
+  outcome.cacheHit = true;
+  outcome.key = key;
+  return outcome;
+}
+
+std::optional<v1::PlacementReport>
+CompileCache::lookupPlacement(const std::string &key) const {
+  absl::StatusOr<std::string> entry =
+      readWholeFile(acDir / absl::StrCat(key, ".placement"));
+  if (!entry.ok())
+    return std::nullopt;
+  std::optional<v1::Digest> digest = parseEntry(*entry);
+  absl::StatusOr<std::string> bytes =
+      digest ? store.read(*digest) : absl::StatusOr<std::string>(
+                                         absl::DataLossError("malformed entry"));
+  v1::PlacementReport placement;
+  if (!bytes.ok() || !placement.ParseFromString(*bytes)) {
+    spdlog::warn("compile cache: placement entry {} is unusable; checking the "
+                 "nodes again", key);
+    return std::nullopt;
+  }
+  return placement;
+}
+
+absl::Status CompileCache::storePlacement(const std::string &key,
+                                          const v1::PlacementReport &placement) {
+  std::string bytes;
+  if (!placement.SerializeToString(&bytes))
+    return absl::InternalError("cannot serialize PlacementReport");
+  v1::Digest digest = digestOf(bytes);
+  BlobPins pins = store.pin();
+  pins.add(digest);
+  RETURN_IF_ERROR(store.write(digest, bytes));
+  return writeFileAtomically(acDir / absl::StrCat(key, ".placement"),
+                             formatEntry(digest));
+}
+
+std::string CompileCache::salt() const {
+  std::lock_guard<std::mutex> lock(saltMutex);
+  return keySalt;
+}
+
+std::string CompileCache::setSalt(std::string salt) {
+  std::lock_guard<std::mutex> lock(saltMutex);
+  std::swap(keySalt, salt);
+  return salt;
+}
+
+int64_t CompileCache::entryCount() const {
+  int64_t count = 0;
+  std::error_code error;
+  for (const auto &entry : std::filesystem::directory_iterator(acDir, error))
+    count += entry.is_regular_file() && entry.path().filename().string().size() == 64;
+  return count;
+}
+
+CompileCache::Stats CompileCache::stats() const {
+  return Stats{compiles.load(), hits.load(), followers.load()};
+}
+
+CompileCache::Result
+CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
+                              const compiler::CompileOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  compiles.fetch_add(1);
+  ASSIGN_OR_RETURN(compiler::CompiledExecutable compiled,
+                   compiler(graph, options));
+  v1::ExecutableRecord record;
+  *record.mutable_manifest() = std::move(compiled.manifest);
+  if (record.manifest().target().empty())
+    record.mutable_manifest()->set_target(options.target);
+  if (record.manifest().compiler_build_id().empty())
+    record.mutable_manifest()->set_compiler_build_id(buildId);
+  *record.mutable_op_report() = std::move(compiled.opReport);
+  // Pinned before they are written: the write that stores them may push
+  // the store past its capacity, and eviction must not take them.
+  BlobPins pins = store.pin();
+  *record.mutable_artifact() = digestOf(compiled.artifact);
+  pins.add(record.artifact());
+  RETURN_IF_ERROR(store.write(record.artifact(), compiled.artifact));
+  for (const compiler::StageDump &dump : compiled.stages) {
+    v1::StageDump *stage = record.add_stages();
+    stage->set_stage(dump.stage);
+    *stage->mutable_blob() = digestOf(dump.text);
+    pins.add(stage->blob());
+    RETURN_IF_ERROR(store.write(stage->blob(), dump.text));
+  }
+  std::string recordBytes;
+  if (!record.SerializeToString(&recordBytes))
+    return absl::InternalError("cannot serialize ExecutableRecord");
+  v1::Digest executable = digestOf(recordBytes);
+  pins.add(executable);
+  RETURN_IF_ERROR(store.write(executable, recordBytes));
+  RETURN_IF_ERROR(executables.add(executable));
+  RETURN_IF_ERROR(writeFileAtomically(acDir / key, formatEntry(executable)));
+  CompileOutcome outcome;
+  outcome.executable = executable;
+  outcome.manifest = record.manifest();
+  outcome.stages.assign(record.stages().begin(), record.stages().end());
+  outcome.opReport = record.op_report();
+  outcome.cacheHit = false;
+  outcome.key = key;
+  outcome.timings.set_compile_us(microsSince(start));
+  return outcome;
+}
+
+std::string CompileCache::keyFor(const v1::Graph &graph,
+                                 const std::string &target,
+                                 const v1::CompileOptions &options) const {
+  return computeCompileKey(graph, target, options, buildId, salt());
+}
+
+absl::StatusOr<CompileOutcome>
+CompileCache::compile(const v1::Graph &graph, const std::string &target,
+                      const v1::CompileOptions &options) {
+  std::string key = keyFor(graph, target, options);
+  std::promise<Result> promise;
+  std::shared_future<Result> flight;
+  bool leader = false;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = flights.find(key);
+    if (it != flights.end()) {
+      flight = it->second;
+    } else {
+      flight = promise.get_future().share();
+      flights.emplace(key, flight);
+      leader = true;
+    }
+  }
+  if (!leader) {
+    followers.fetch_add(1);
+    return flight.get();
+  } // Single flight: the leader's outcome is ours.
+
+  Result result = absl::UnknownError("compile did not run");
+  if (std::optional<CompileOutcome> hit = lookup(key)) {
+    hits.fetch_add(1);
+    result = std::move(*hit);
+  } else {
+    compiler::CompileOptions compileOptions;
+    compileOptions.target = target;
+    compileOptions.options = normalizeCompileOptions(options);
+    compileOptions.dumpStages = options.dump_stages();
+    auto enqueued = std::chrono::steady_clock::now();
+    std::promise<Result> done;
+    std::future<Result> compiled = done.get_future();
+    pool->submit([&] {
+      int64_t queueUs = microsSince(enqueued);
+      Result outcome = compileAndStore(key, graph, compileOptions);
+      if (outcome.ok())
+        outcome->timings.set_queue_us(queueUs);
+      done.set_value(std::move(outcome));
+    });
+    result = compiled.get();
+  }
+  promise.set_value(result);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    flights.erase(key);
+  }
+  return result;
+}
+
+} // namespace kiln::server

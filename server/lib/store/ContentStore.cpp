@@ -1,0 +1,204 @@
+//===- ContentStore.cpp - content-addressed blob store on disk ------------===//
+//
+// This file implements ContentStore: sharded blob files, verified reads that
+// move corrupt files aside, and atomic writes through BlobWriter.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/store/ContentStore.h"
+
+#include "kiln/common/AtomicFile.h"
+#include "kiln/common/Digest.h"
+#include "kiln/common/Status.h"
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace kiln::server {
+
+ContentStore::ContentStore(std::filesystem::path root, int64_t capacityBytes)
+    : rootDir(std::move(root)), capacity(capacityBytes),
+      blobIndex(std::make_unique<StoreIndex>()) {}
+
+absl::StatusOr<std::unique_ptr<ContentStore>>
+ContentStore::open(const std::filesystem::path &root, int64_t capacityBytes) {
+  std::error_code error;
+  std::filesystem::create_directories(root, error);
+  if (error)
+    return absl::InternalError(absl::StrCat(
+        "cannot create content store ", root.string(), ": ", error.message()));
+  auto store =
+      std::unique_ptr<ContentStore>(new ContentStore(root, capacityBytes));
+  store->scan();
+  return store;
+}
+
+std::filesystem::path ContentStore::blobPath(const std::string &hash) const {
+  return rootDir / hash.substr(0, 2) / hash;
+}
+
+absl::StatusOr<std::unique_ptr<BlobWriter>>
+ContentStore::beginWrite(const v1::Digest &digest, Durability durability) {
+  RETURN_IF_ERROR(validateDigest(digest));
+  std::filesystem::path finalPath = blobPath(digest.hash());
+  std::error_code error;
+  std::filesystem::create_directories(finalPath.parent_path(), error);
+  if (error)
+    return absl::InternalError(absl::StrCat("cannot create ",
+                                            finalPath.parent_path().string(),
+                                            ": ", error.message()));
+  ASSIGN_OR_RETURN(std::unique_ptr<VerifiedFileWriter> file,
+                   VerifiedFileWriter::create(digest, finalPath));
+  auto writer =
+      std::make_unique<BlobWriter>(digest, std::move(file), durability);
+  writer->setOnCommit([this, digest] { committed(digest); });
+  return writer;
+}
+
+absl::Status ContentStore::write(const v1::Digest &digest,
+                                 std::string_view bytes) {
+  ASSIGN_OR_RETURN(std::unique_ptr<BlobWriter> writer, beginWrite(digest));
+  RETURN_IF_ERROR(writer->append(bytes));
+  return writer->commit();
+}
+
+absl::StatusOr<v1::Digest> ContentStore::put(std::string_view bytes) {
+  v1::Digest digest = digestOf(bytes);
+  RETURN_IF_ERROR(write(digest, bytes));
+  return digest;
+}
+
+absl::Status ContentStore::readVerified(const v1::Digest &digest,
+                                        const ChunkSink *sink,
+                                        std::string *bytes) const {
+  RETURN_IF_ERROR(validateDigest(digest));
+  std::filesystem::path path = blobPath(digest.hash());
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT)
+      return absl::NotFoundError(
+          absl::StrCat("blob ", formatDigest(digest), " is not in the store"));
+    return absl::InternalError(absl::StrCat("cannot open ", path.string(),
+                                            ": ", std::strerror(errno)));
+  }
+  struct stat opened {};
+  ::fstat(fd, &opened);
+  // A file of another size is never streamed: it is hashed first, to tell a
+  // wrong request (INVALID_ARGUMENT) from a damaged file (DATA_LOSS).
+  if (sink && static_cast<int64_t>(opened.st_size) != digest.size_bytes())
+    sink = nullptr;
+  Sha256 sha;
+  int64_t total = 0;
+  if (bytes && opened.st_size > 0)
+    bytes->reserve(static_cast<size_t>(opened.st_size));
+  absl::Status ioStatus =
+      readDescriptorInChunks(fd, path, [&](std::string_view chunk) {
+        sha.update(chunk);
+        if (bytes)
+          bytes->append(chunk);
+        total += static_cast<int64_t>(chunk.size());
+        return sink ? (*sink)(chunk) : absl::OkStatus();
+      });
+  ::close(fd);
+  RETURN_IF_ERROR(ioStatus);
+  std::string hash = sha.finishHex();
+  if (hash == digest.hash() && total == digest.size_bytes()) {
+    touch(digest.hash());
+    return absl::OkStatus();
+  }
+  if (bytes)
+    bytes->clear();
+  if (hash == digest.hash())
+    // Intact content under a request's wrong size: the request is wrong, and
+    // the blob (someone's executable or weights) stays.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "digest ", formatDigest(digest), " names blob ", hash, " with size ",
+        digest.size_bytes(), ", but that blob has ", total,
+        " bytes: fix size_bytes"));
+  // Corrupt: move it aside (for inspection) so a re-upload can repair the
+  // store, but only if the file is still the one we read (a writer may have
+  // just replaced it).
+  blobIndex->remove(digest.hash());
+  std::string movedTo = quarantine(path, opened, digest.hash());
+  spdlog::error("content store: blob {} is corrupt ({} bytes hashing to {}); {}",
+                formatDigest(digest), total, hash,
+                movedTo.empty() ? std::string("left in place (it changed)")
+                                : absl::StrCat("moved it to ", movedTo));
+  return absl::DataLossError(absl::StrCat(
+      "blob ", formatDigest(digest), " is corrupt in the store (", total,
+      " bytes hashing to ", hash, "); it was moved aside for inspection, ",
+      "upload it again"));
+}
+
+std::string ContentStore::quarantine(const std::filesystem::path &path,
+                                     const struct stat &opened,
+                                     const std::string &hash) const {
+  struct stat current {};
+  if (::stat(path.c_str(), &current) != 0 || current.st_ino != opened.st_ino ||
+      current.st_dev != opened.st_dev)
+    return "";
+  std::filesystem::path dir = rootDir / kQuarantineDir;
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  // <hash>.corrupt-<ns>: never a blob name, so scans skip it.
+  std::filesystem::path target =
+      dir / absl::StrCat(hash, ".corrupt-",
+                         std::chrono::system_clock::now()
+                             .time_since_epoch()
+                             .count());
+  if (!error && ::rename(path.c_str(), target.c_str()) == 0)
+    return target.string();
+  spdlog::warn("content store: cannot move {} to {} ({}); deleting it",
+               path.string(), target.string(),
+               error ? error.message() : std::strerror(errno));
+  ::unlink(path.c_str());
+  return "(deleted)";
+}
+
+absl::StatusOr<std::string> ContentStore::read(const v1::Digest &digest) const {
+  std::string bytes;
+  RETURN_IF_ERROR(readVerified(digest, nullptr, &bytes));
+  return bytes;
+}
+
+absl::Status ContentStore::stream(const v1::Digest &digest,
+                                  const ChunkSink &sink) const {
+  return readVerified(digest, &sink, nullptr);
+}
+
+absl::Status ContentStore::verify(const v1::Digest &digest) const {
+  return readVerified(digest, nullptr, nullptr);
+}
+
+bool ContentStore::contains(const v1::Digest &digest) const {
+  if (!validateDigest(digest).ok())
+    return false;
+  struct stat info {};
+  if (::stat(blobPath(digest.hash()).c_str(), &info) != 0)
+    return false;
+  return S_ISREG(info.st_mode) &&
+         static_cast<int64_t>(info.st_size) == digest.size_bytes();
+}
+
+std::vector<v1::Digest>
+ContentStore::findMissing(const std::vector<v1::Digest> &digests) const {
+  std::vector<v1::Digest> missing;
+  absl::flat_hash_set<std::string> seen;
+  for (const v1::Digest &digest : digests) {
+    if (!seen.insert(formatDigest(digest)).second)
+      continue;
+    if (!contains(digest))
+      missing.push_back(digest);
+  }
+  return missing;
+}
+
+} // namespace kiln::server
