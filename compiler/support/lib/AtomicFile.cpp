@@ -174,4 +174,13 @@ absl::StatusOr<std::string> readWholeFile(const std::filesystem::path &path) {
   return bytes;
 }
 
+absl::StatusOr<std::string> readFlagFile(const std::filesystem::path &path,
+                                         const char *flag) {
+  absl::StatusOr<std::string> bytes = readWholeFile(path);
+  if (!bytes.ok())
+    return absl::InvalidArgumentError(absl::StrCat(
+        flag, ": cannot read ", path.string(), ": ", bytes.status().message()));
+  return bytes;
+}
+
 } // namespace kiln

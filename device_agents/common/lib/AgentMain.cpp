@@ -124,10 +124,9 @@ commonFlags(absl::string_view kind) {
 /// The CN of the certificate in `path`: a certificate-holding agent's id.
 absl::StatusOr<std::string>
 certificateIdentity(const std::filesystem::path &path) {
-  absl::StatusOr<std::string> pem = readWholeFile(path);
+  absl::StatusOr<std::string> pem = readFlagFile(path, "--tls-cert");
   if (!pem.ok())
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--tls-cert: cannot read ", path.string(), ": ", pem.status().message()));
+    return pem.status();
   absl::StatusOr<CertificateSubject> subject = certificateSubject(*pem);
   if (!subject.ok())
     return absl::InvalidArgumentError(absl::StrCat(

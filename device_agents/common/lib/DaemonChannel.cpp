@@ -52,16 +52,6 @@ private:
   std::string header;
 };
 
-absl::StatusOr<std::string> readPem(const std::filesystem::path &path,
-                                    const char *flag) {
-  absl::StatusOr<std::string> pem = readWholeFile(path);
-  if (!pem.ok())
-    return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": cannot read ", path.string(), ": ",
-                     pem.status().message()));
-  return pem;
-}
-
 absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>>
 channelCredentials(const DaemonCredentials &credentials) {
   if (credentials.tlsCert.empty() != credentials.tlsKey.empty())
@@ -75,16 +65,16 @@ channelCredentials(const DaemonCredentials &credentials) {
     return grpc::InsecureChannelCredentials();
   }
   grpc::SslCredentialsOptions ssl;
-  absl::StatusOr<std::string> ca = readPem(credentials.tlsCa, "--tls-ca");
+  absl::StatusOr<std::string> ca = readFlagFile(credentials.tlsCa, "--tls-ca");
   if (!ca.ok())
     return ca.status();
   ssl.pem_root_certs = *std::move(ca);
   if (!credentials.tlsCert.empty()) {
     absl::StatusOr<std::string> cert =
-        readPem(credentials.tlsCert, "--tls-cert");
+        readFlagFile(credentials.tlsCert, "--tls-cert");
     if (!cert.ok())
       return cert.status();
-    absl::StatusOr<std::string> key = readPem(credentials.tlsKey, "--tls-key");
+    absl::StatusOr<std::string> key = readFlagFile(credentials.tlsKey, "--tls-key");
     if (!key.ok())
       return key.status();
     ssl.pem_cert_chain = *std::move(cert);

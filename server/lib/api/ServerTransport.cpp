@@ -17,15 +17,6 @@
 namespace kiln::server {
 namespace {
 
-absl::StatusOr<std::string> readPem(const std::filesystem::path &path,
-                                    const char *flag) {
-  absl::StatusOr<std::string> pem = readWholeFile(path);
-  if (!pem.ok())
-    return absl::InvalidArgumentError(absl::StrCat(
-        flag, ": cannot read ", path.string(), ": ", pem.status().message()));
-  return pem;
-}
-
 /// The host part of "host:port", "[v6]:port" or "unix:path" (whole).
 std::string hostOf(const std::string &address) {
   if (absl::StartsWith(address, "unix:"))
@@ -55,17 +46,17 @@ serverCredentials(const ServerTlsFiles &files) {
     return absl::InvalidArgumentError("--tls-cert needs --tls-key");
   grpc::SslServerCredentialsOptions ssl;
   grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
-  absl::StatusOr<std::string> cert = readPem(files.cert, "--tls-cert");
+  absl::StatusOr<std::string> cert = readFlagFile(files.cert, "--tls-cert");
   if (!cert.ok())
     return cert.status();
-  absl::StatusOr<std::string> key = readPem(files.key, "--tls-key");
+  absl::StatusOr<std::string> key = readFlagFile(files.key, "--tls-key");
   if (!key.ok())
     return key.status();
   pair.cert_chain = *std::move(cert);
   pair.private_key = *std::move(key);
   ssl.pem_key_cert_pairs.push_back(std::move(pair));
   if (!files.clientCa.empty()) {
-    absl::StatusOr<std::string> ca = readPem(files.clientCa, "--tls-client-ca");
+    absl::StatusOr<std::string> ca = readFlagFile(files.clientCa, "--tls-client-ca");
     if (!ca.ok())
       return ca.status();
     ssl.pem_root_certs = *std::move(ca);

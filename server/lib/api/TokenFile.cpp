@@ -90,11 +90,9 @@ parseTokenFile(std::string_view textView, std::string_view sourceView) {
 
 absl::StatusOr<std::vector<TokenGrant>>
 readTokenFile(const std::filesystem::path &path) {
-  absl::StatusOr<std::string> text = readWholeFile(path);
+  absl::StatusOr<std::string> text = readFlagFile(path, "--auth-tokens");
   if (!text.ok())
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--auth-tokens: cannot read ", path.string(), ": ",
-        text.status().message()));
+    return text.status();
   return parseTokenFile(*text, path.string());
 }
 

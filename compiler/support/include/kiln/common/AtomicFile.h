@@ -79,6 +79,11 @@ readFileInChunks(const std::filesystem::path &path,
 /// Reads all of `path`. NOT_FOUND when it does not exist.
 absl::StatusOr<std::string> readWholeFile(const std::filesystem::path &path);
 
+/// readWholeFile for a file a flag names: any failure is INVALID_ARGUMENT
+/// "<flag>: cannot read <path>: <why>" (a bad command line, not a fault).
+absl::StatusOr<std::string> readFlagFile(const std::filesystem::path &path,
+                                         const char *flag);
+
 /// A name for a temporary file beside `path`, unique within this host.
 std::filesystem::path uniqueTempPath(const std::filesystem::path &path);
 
