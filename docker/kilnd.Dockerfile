@@ -6,6 +6,10 @@
 #   docker build -f docker/kilnd.Dockerfile -t kiln/kilnd .      (from the repo root)
 #   docker run -p 50051:50051 -p 9464:9464 kiln/kilnd
 #
+# The default CMD serves plaintext without credentials (--insecure, logged as
+# a warning): for a private network only. Otherwise pass --tls-cert,
+# --tls-key and --auth-tokens (docs/security.md) instead of --insecure.
+#
 # Stage 1 builds with the Debian packages scripts/install_deps.sh installs;
 # stage 2 builds grpc-health-probe for HEALTHCHECK; the final stage is
 # bookworm-slim with runtime libraries only.
@@ -26,8 +30,8 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN KILN_BUILD_DIR=/build scripts/build.sh kilnd kiln-agent-cpu \
- && strip /build/bin/kilnd /build/bin/kiln-agent-cpu
+RUN KILN_BUILD_DIR=/build scripts/build.sh kilnd kiln-compile-worker kiln-agent-cpu \
+ && strip /build/bin/kilnd /build/bin/kiln-compile-worker /build/bin/kiln-agent-cpu
 
 # --- health probe -----------------------------------------------------------
 FROM ${DEBIAN_IMAGE} AS probe
@@ -54,7 +58,7 @@ RUN apt-get update \
       --shell /usr/sbin/nologin kiln \
  && mkdir -p /var/cache/kiln \
  && chown kiln:kiln /var/cache/kiln
-COPY --from=build /build/bin/kilnd /build/bin/kiln-agent-cpu /usr/local/bin/
+COPY --from=build /build/bin/kilnd /build/bin/kiln-compile-worker /build/bin/kiln-agent-cpu /usr/local/bin/
 COPY --from=probe /out/grpc-health-probe /usr/local/bin/grpc-health-probe
 USER 10001:10001
 VOLUME ["/var/cache/kiln"]
@@ -62,4 +66,4 @@ EXPOSE 50051 9464
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["grpc-health-probe", "-addr=127.0.0.1:50051", "-connect-timeout=2s", "-rpc-timeout=3s"]
 ENTRYPOINT ["/usr/local/bin/kilnd"]
-CMD ["--listen=0.0.0.0:50051", "--cache-dir=/var/cache/kiln", "--metrics-listen=0.0.0.0:9464", "--log-format=json"]
+CMD ["--listen=0.0.0.0:50051", "--insecure", "--cache-dir=/var/cache/kiln", "--metrics-listen=0.0.0.0:9464", "--log-format=json"]

@@ -33,7 +33,9 @@ NOT_FOR_THE_BUILD = {"python3-venv", "python3-dev", "golang-go", "prometheus",
                      # toolchain and picolibc serve tests and bundles.
                      "qemu-user", "qemu-system-misc", "gcc-riscv64-linux-gnu",
                      "libc6-dev-riscv64-cross", "gcc-riscv64-unknown-elf",
-                     "picolibc-riscv64-unknown-elf"}
+                     "picolibc-riscv64-unknown-elf",
+                     # clang's sanitizer and libFuzzer runtimes: scripts/fuzz.sh only.
+                     "libclang-rt-19-dev"}
 BUILD_EXTRA = {"kiln-agent-qemu": {"gcc-riscv64-linux-gnu", "libc6-dev-riscv64-cross"}}
 RUNTIME = {
     "kilnd": {"libgrpc++1.51", "libprotobuf32", "libllvm19", "libmlir-19", "lld-19", "libc6-dev",
@@ -136,6 +138,11 @@ def test_kilnd_listens_on_all_interfaces_with_metrics():
     assert {"50051", "9464"} <= set(expose)
     (cmd,) = [i["value"] for i in final if i["instruction"] == "CMD"]
     assert "--listen=0.0.0.0:50051" in cmd and "--metrics-listen=0.0.0.0:9464" in cmd
+    # A reachable port without TLS and credentials needs the explicit opt-in.
+    assert "--insecure" in cmd
+    # kilnd compiles only in kiln-compile-worker processes: the image has it.
+    copies = " ".join(i["value"] for i in final if i["instruction"] == "COPY")
+    assert "/build/bin/kiln-compile-worker" in copies
     (health,) = [i["value"] for i in final if i["instruction"] == "HEALTHCHECK"]
     assert "-addr=127.0.0.1:50051" in health
 
