@@ -9,8 +9,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 import grpc
 
 from kiln.credentials import (AUTHORIZATION_KEY, PROTOCOL_KEY, PROTOCOL_VERSION, TlsConfig,
-                              resolve_tls, resolve_token)
-from kiln.errors import raise_for_rpc_error
+                              is_loopback, resolve_tls, resolve_token)
+from kiln.errors import InvalidArgumentError, raise_for_rpc_error
 from kiln.v1 import (blobs_pb2_grpc, cache_pb2_grpc, compiler_pb2_grpc,
                      devices_pb2_grpc, executor_pb2_grpc)
 
@@ -52,6 +52,10 @@ class Rpc:
         # plaintext loopback channels refuse).
         self._metadata: tuple[tuple[str, str], ...] = ((PROTOCOL_KEY, PROTOCOL_VERSION),)
         token = resolve_token(token)
+        if token and self.tls is None and not is_loopback(address):
+            raise InvalidArgumentError(
+                f"a token would travel in the clear to {address}, which is not loopback: "
+                "give tls= (or KILN_TLS_CA) too")
         if token:
             self._metadata += ((AUTHORIZATION_KEY, f"Bearer {token}"),)
         self.compiler = compiler_pb2_grpc.CompilerStub(self.channel)

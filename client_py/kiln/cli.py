@@ -23,6 +23,7 @@ import sys
 from typing import Sequence
 
 from kiln.cli_format import CliError, describe_error, parse_size
+from kiln.credentials import TOKEN_ROLES
 from kiln.errors import KilnError
 
 __all__ = ["main", "build_parser", "DEFAULT_ADDRESS"]
@@ -110,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = tsub.add_parser("new", help="print a fresh token, and the line kilnd's --auth-tokens "
                                     "file needs for it (kilnd keeps only its hash)")
     p.add_argument("--name", required=True, help="who the token is for (logged by kilnd)")
-    p.add_argument("--role", choices=("user", "admin", "agent"), default="user",
+    p.add_argument("--role", choices=TOKEN_ROLES, default="user",
                    help="user: compile, run, blobs, devices; admin: also cache GC and "
                         "salt; agent: the agent plane (default: %(default)s)")
     return parser
@@ -124,11 +125,12 @@ def _client_credentials(args: argparse.Namespace) -> dict:
         raise CliError("--tls-cert and --tls-key go together",
                        "give both, or neither")
     tls = None
-    if args.tls_ca is not None:
-        tls = TlsConfig(ca=args.tls_ca, cert=args.tls_cert, key=args.tls_key)
+    ca = args.tls_ca or os.environ.get("KILN_TLS_CA") or None
+    if args.tls_ca is not None or (args.tls_cert is not None and ca):
+        tls = TlsConfig(ca=ca, cert=args.tls_cert, key=args.tls_key)
     elif args.tls_cert is not None:
-        raise CliError("--tls-cert needs --tls-ca", "name the CA bundle kilnd's "
-                       "certificate chains to")
+        raise CliError("--tls-cert needs --tls-ca (or KILN_TLS_CA)",
+                       "name the CA bundle kilnd's certificate chains to")
     token = None
     if args.token_file is not None:
         try:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import ipaddress
 import os
 import pathlib
 import secrets
@@ -29,7 +30,7 @@ from kiln.errors import InvalidArgumentError
 
 __all__ = ["TlsConfig", "TOKEN_ROLES", "new_token", "token_grant_line"]
 
-# The metadata key and version kilnd checks (kiln/server/AccessPolicy.h).
+# The metadata key and version kilnd checks (kiln/server/api/AccessPolicy.h).
 PROTOCOL_KEY = "kiln-client-protocol"
 PROTOCOL_VERSION = "1"
 AUTHORIZATION_KEY = "authorization"
@@ -112,6 +113,21 @@ def resolve_token(token: str | None) -> str | None:
     return None
 
 
+def is_loopback(address: str) -> bool:
+    """Whether ``host:port`` (or ``[v6]:port``, ``unix:...``) stays on this
+    machine, as kilnd decides it (kiln/common/Credentials.h)."""
+    if address.startswith("unix:"):
+        return True
+    host = address.rsplit(":", 1)[0] if ":" in address else address
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def new_token() -> str:
     """A fresh bearer token: 256 random bits, hex."""
     return secrets.token_hex(32)
@@ -122,6 +138,8 @@ def token_grant_line(name: str, role: str, token: str) -> str:
     kilnd keeps only the token's SHA-256."""
     if role not in TOKEN_ROLES:
         raise InvalidArgumentError(f"role {role!r} is not one of {', '.join(TOKEN_ROLES)}")
-    if not name or any(not (c.isalnum() or c in "._@-") for c in name) or len(name) > 128:
+    # ASCII only, as kilnd's tokens-file parser (str.isalnum takes "é").
+    if not name or any(not (c.isascii() and (c.isalnum() or c in "._@-")) for c in name) \
+            or len(name) > 128:
         raise InvalidArgumentError(f"name {name!r} is not 1-128 of [A-Za-z0-9._@-]")
     return f"{name} {role} sha256:{hashlib.sha256(token.encode()).hexdigest()}"

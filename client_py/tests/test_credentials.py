@@ -8,7 +8,8 @@ import hashlib
 import pytest
 
 import kiln
-from kiln.credentials import new_token, resolve_tls, resolve_token, token_grant_line
+from kiln.credentials import (is_loopback, new_token, resolve_tls, resolve_token,
+                              token_grant_line)
 
 
 def test_grant_lines_hold_only_the_hash():
@@ -73,3 +74,11 @@ def test_cli_token_new_prints_a_token_and_its_line(capsys):
     out = capsys.readouterr().out.splitlines()
     token = out[0].removeprefix("token: ")
     assert out[1] == "--auth-tokens line: " + token_grant_line("ci-bot", "user", token)
+
+
+def test_a_token_never_travels_in_the_clear_off_the_machine():
+    assert is_loopback("127.0.0.1:5") and is_loopback("[::1]:5") and is_loopback("localhost:5")
+    assert not is_loopback("10.0.0.1:5") and not is_loopback("kiln.example.com:443")
+    with pytest.raises(kiln.InvalidArgumentError, match="in the clear"):
+        kiln.Client("10.0.0.1:50051", token="secret", tls=False)
+    kiln.Client("127.0.0.1:50051", token="secret", tls=False).close()

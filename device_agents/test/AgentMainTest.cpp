@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/AgentMain.h"
+#include "kiln/agent/DaemonChannel.h"
 #include "kiln/common/ByteSize.h"
 
 #include <gtest/gtest.h>
@@ -110,6 +111,22 @@ TEST(AgentMainTest, ParsesByteSizes) {
   EXPECT_FALSE(parseByteSize("-5").ok());
   EXPECT_FALSE(parseByteSize("5 parsecs").ok());
   EXPECT_FALSE(parseByteSize("99999999999999GiB").ok());
+}
+
+TEST(DaemonChannelTest, ATokenNeverTravelsInTheClearOffTheMachine) {
+  DaemonCredentials token;
+  token.token = "secret";
+  auto remote = dialDaemon("10.1.2.3:50051", token, std::chrono::seconds(1));
+  EXPECT_EQ(remote.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(remote.status().message().find("--tls-ca"), std::string::npos);
+  EXPECT_TRUE(dialDaemon("127.0.0.1:50051", token, std::chrono::seconds(1)).ok());
+  DaemonCredentials certOnly;
+  certOnly.tlsCert = "agent.pem";
+  certOnly.tlsKey = "agent.key";
+  EXPECT_EQ(dialDaemon("127.0.0.1:1", certOnly, std::chrono::seconds(1))
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 } // namespace

@@ -229,7 +229,7 @@ TEST_F(TaskRunnerTest, CodeLoadsOnlyForTasksTheDaemonSigned) {
       {"unsigned", [](v1::Task &t) { t.clear_signature(); }},
       {"signed with another key",
        [&](v1::Task &t) {
-         t.set_signature(otherKey->sign(taskSigningMessage(t)));
+         t.set_signature(*otherKey->sign(taskSigningMessage(t)));
        }},
       {"artifact swapped after signing",
        [&](v1::Task &t) {

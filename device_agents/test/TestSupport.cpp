@@ -196,7 +196,7 @@ std::shared_ptr<const TaskVerifier> taskVerifier() {
 }
 
 v1::Task &signTask(v1::Task &task) {
-  task.set_signature(taskKey().sign(taskSigningMessage(task)));
+  task.set_signature(*taskKey().sign(taskSigningMessage(task)));
   return task;
 }
 

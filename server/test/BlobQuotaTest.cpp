@@ -21,6 +21,8 @@ protected:
                       const std::string &bytes) {
     v1::Digest digest = digestOf(bytes);
     bool stored = store->contains(digest);
+    if (stored)
+      return absl::OkStatus(); // as BlobService: a stored blob costs nothing
     if (absl::Status admitted = quota.admit(caller, digest); !admitted.ok())
       return admitted;
     if (!store->put(bytes).ok())

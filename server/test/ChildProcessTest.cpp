@@ -91,6 +91,7 @@ TEST(ChildProcessTest, ACpuLimitEndsARunaway) {
   ASSERT_TRUE(exit.ok()) << exit.status();
   EXPECT_FALSE(exit->exited);
   EXPECT_EQ(exit->signal, SIGXCPU);
+  EXPECT_GE(exit->cpuSeconds, 0.9);
 }
 
 TEST(ChildProcessTest, NamesABadWorkingDirectory) {

@@ -85,6 +85,14 @@ TEST_F(CompileWorkerTest, CpuTimeIsDeadlineExceededNamingTheFlag) {
       << status;
 }
 
+TEST_F(CompileWorkerTest, ASigkillWithCpuTimeToSpareIsNoCpuLimit) {
+  // The kernel's OOM killer sends SIGKILL too; only a worker that used up its
+  // CPU time was stopped by the limit.
+  absl::Status status = compile(worker("kill -KILL $$"));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal) << status;
+  EXPECT_NE(status.message().find("signal 9"), std::string::npos) << status;
+}
+
 TEST_F(CompileWorkerTest, AHangIsKilledAtTheWallClockLimit) {
   CompileWorkerSettings settings = worker("exec sleep 60");
   settings.limits.wallTimeout = std::chrono::seconds(1);

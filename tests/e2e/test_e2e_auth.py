@@ -241,24 +241,19 @@ def test_an_agent_registers_under_its_certificates_cn(secured):
         # A token holder (role agent, name robot) may not take agent-a's id...
         robber = Agent(s.daemon, s.daemon.address, s.work, "agent-a", name="robber",
                        extra_args=tls, env={"KILN_AGENT_TOKEN": s.tokens.by_name["robot"]})
-        # ...nor may a user certificate connect an agent, nor no credentials.
-        user = Agent(s.daemon, s.daemon.address, s.work, None, name="user-agent",
-                     extra_args=(*tls, "--tls-cert", str(s.user_cert.cert), "--tls-key",
-                                 str(s.user_cert.key)))
+        # ...nor may an agent without credentials connect.
         anonymous = Agent(s.daemon, s.daemon.address, s.work, "anon", name="anon",
                           extra_args=tls)
         try:
             wait_until(lambda: "is not the identity 'robot'" in robber.log(),
                        "the robber's registration to be refused")
             assert "PERMISSION_DENIED" in robber.log()
-            wait_until(lambda: "PERMISSION_DENIED" in user.log(), "the user agent refused")
-            assert "needs the role agent" in user.log()
             wait_until(lambda: "UNAUTHENTICATED" in anonymous.log(), "the anonymous agent refused")
             with s.client(token=s.tokens.by_name["alice"]) as client:
                 ids = sorted(d.id for d in client.devices())
             assert ids == ["agent-a/0", "local-cpu/0"], ids
         finally:
-            for a in (robber, user, anonymous):
+            for a in (robber, anonymous):
                 a.stop()
         # A token named robot registers robot-<suffix> (a DaemonSet's agents
         # share one token and add their node's name).
@@ -280,6 +275,17 @@ def test_an_agent_registers_under_its_certificates_cn(secured):
         capture_output=True, text=True, timeout=60)
     assert mismatch.returncode == 2
     assert "is not the identity in --tls-cert (CN=agent-a)" in mismatch.stderr
+    # A certificate without O=kiln:agents (a user's) is refused at start, and
+    # kilnd would refuse it too (Agent.Connect needs the role agent).
+    user = subprocess.run(
+        [str(s.daemon.bin_dir / "kiln-agent-cpu"), "--daemon", s.daemon.address,
+         "--cache-dir", str(s.work / "user-agent"), *tls,
+         "--tls-cert", str(s.user_cert.cert), "--tls-key", str(s.user_cert.key)],
+        capture_output=True, text=True, timeout=60)
+    assert user.returncode == 2
+    assert "has no O=kiln:agents" in user.stderr
+    with s.channel(s.user_cert) as channel:
+        assert call_code(channel, "kiln.v1.Agent/Connect") == grpc.StatusCode.PERMISSION_DENIED
 
 
 def test_an_incompatible_client_protocol_is_refused(secured):
@@ -323,7 +329,7 @@ def test_tls_without_credentials_is_refused_too(tmp_path):
     assert "without credentials" in proc.stdout + proc.stderr
 
 
-def test_insecure_allows_it_with_a_warning(start_kilnd, tmp_path):
+def test_insecure_allows_it_with_a_warning(tmp_path):
     daemon = Kilnd(tmp_path, tmp_path / "cache", name="insecure", listen="0.0.0.0:0",
                    extra_args=("--insecure",))
     daemon.start()

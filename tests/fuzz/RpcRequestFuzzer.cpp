@@ -19,6 +19,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -49,7 +50,11 @@ struct Daemon {
 Daemon &daemon() {
   static Daemon *made = [] {
     char pattern[] = "/tmp/kiln-fuzz-rpc-XXXXXX";
-    std::filesystem::path dir = ::mkdtemp(pattern);
+    if (!::mkdtemp(pattern)) {
+      std::perror("mkdtemp");
+      std::abort();
+    }
+    std::filesystem::path dir = pattern;
     server::ServerOptions options;
     options.listenAddress = "127.0.0.1:0";
     options.cacheDir = dir;
@@ -175,5 +180,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     break;
   }
   }
+  // Whatever the request did, kilnd still answers.
+  grpc::ClientContext check;
+  deadline(check);
+  v1::GetCacheStatsResponse stats;
+  if (!v1::Cache::NewStub(channel)
+           ->GetCacheStats(&check, v1::GetCacheStatsRequest(), &stats)
+           .ok())
+    std::abort();
   return 0;
 }

@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/SetVector.h"
 
+#include <algorithm>
 #include <cctype>
 
 namespace kiln {
@@ -25,9 +26,15 @@ using namespace mlir;
 namespace {
 
 /// Iterations of dimension `dim` of `loop`, when its bounds are constant.
+/// An upper bound below the lower one is 0 iterations (constantTripCount
+/// says negative, and two negatives would multiply into a wrong positive).
 std::optional<int64_t> tripCount(scf::ParallelOp loop, unsigned dim) {
-  return constantTripCount(loop.getLowerBound()[dim],
-                           loop.getUpperBound()[dim], loop.getStep()[dim]);
+  std::optional<int64_t> count =
+      constantTripCount(loop.getLowerBound()[dim], loop.getUpperBound()[dim],
+                        loop.getStep()[dim]);
+  if (!count)
+    return std::nullopt;
+  return std::max<int64_t>(*count, 0);
 }
 
 double blockCost(Block &block);

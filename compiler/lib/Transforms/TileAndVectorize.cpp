@@ -173,8 +173,9 @@ struct TileAndVectorizePass
     ArrayRef<int64_t> perm = op.getPermutation();
     int64_t rank = static_cast<int64_t>(perm.size());
     if (!type || !type.hasStaticShape() || rank < 2 ||
-        !op.hasPureTensorSemantics() ||
-        type.getElementType().getIntOrFloatBitWidth() != 32)
+        !op.hasPureTensorSemantics() || !type.getElementType().isIntOrFloat() ||
+        type.getElementType().getIntOrFloatBitWidth() != 32 ||
+        type.getNumElements() == 0)
       return false;
     for (int64_t i = 0; i < rank - 2; ++i)
       if (perm[i] != i)

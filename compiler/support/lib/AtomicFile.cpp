@@ -62,11 +62,11 @@ void syncParentDirectory(const std::filesystem::path &path) {
 
 absl::StatusOr<std::unique_ptr<AtomicFileWriter>>
 AtomicFileWriter::create(std::filesystem::path finalPath,
-                         std::filesystem::path tempPath) {
+                         std::filesystem::path tempPath, mode_t mode) {
   if (tempPath.empty())
     tempPath = uniqueTempPath(finalPath);
   int fd = ::open(tempPath.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                  0644);
+                  mode);
   if (fd < 0)
     return ioError("cannot create", tempPath);
   return std::unique_ptr<AtomicFileWriter>(
@@ -121,11 +121,12 @@ absl::Status AtomicFileWriter::commit(Durability durability) {
 }
 
 absl::Status writeFileAtomically(const std::filesystem::path &path,
-                                 std::string_view bytes) {
+                                 std::string_view bytes, Durability durability,
+                                 mode_t mode) {
   ASSIGN_OR_RETURN(std::unique_ptr<AtomicFileWriter> writer,
-                   AtomicFileWriter::create(path));
+                   AtomicFileWriter::create(path, {}, mode));
   RETURN_IF_ERROR(writer->append(bytes));
-  return writer->commit();
+  return writer->commit(durability);
 }
 
 absl::Status

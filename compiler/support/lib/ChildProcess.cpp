@@ -1,6 +1,6 @@
 //===- ChildProcess.cpp - run a program to completion ---------------------===//
 //
-// This file implements runChildProcess() with fork, execve and waitpid. The
+// This file implements runChildProcess() with fork, execve and wait4. The
 // child sets its limits, output and working directory between fork and
 // execve using async-signal-safe calls only; a close-on-exec pipe tells the
 // parent when execve itself failed.
@@ -17,6 +17,7 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,8 +26,10 @@ extern char **environ;
 namespace kiln {
 namespace {
 
-ChildExit fromWaitStatus(int status) {
+ChildExit fromWaitStatus(int status, const rusage &usage) {
   ChildExit exit;
+  auto seconds = [](const timeval &t) { return t.tv_sec + t.tv_usec / 1e6; };
+  exit.cpuSeconds = seconds(usage.ru_utime) + seconds(usage.ru_stime);
   exit.exited = WIFEXITED(status);
   exit.code = exit.exited ? WEXITSTATUS(status) : 0;
   exit.signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
@@ -127,8 +130,9 @@ absl::StatusOr<ChildExit> runChildProcess(std::vector<std::string> args,
   } while (got < 0 && errno == EINTR);
   ::close(pipeFds[0]);
   int status = 0;
+  rusage usage{};
   if (got == static_cast<ssize_t>(sizeof(failure))) {
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
     }
     static const char *kSteps[] = {"cannot open its log", "cannot enter its "
                                    "working directory", "cannot set its limits",
@@ -139,28 +143,26 @@ absl::StatusOr<ChildExit> runChildProcess(std::vector<std::string> args,
   }
 
   if (!options.timeout) {
-    while (::waitpid(pid, &status, 0) < 0) {
+    while (::wait4(pid, &status, 0, &usage) < 0) {
       if (errno != EINTR)
-        return absl::InternalError(absl::StrCat("waitpid: ", std::strerror(errno)));
+        return absl::InternalError(absl::StrCat("wait4: ", std::strerror(errno)));
     }
-    return fromWaitStatus(status);
+    return fromWaitStatus(status, usage);
   }
   auto deadline = std::chrono::steady_clock::now() + *options.timeout;
   while (true) {
-    pid_t done = ::waitpid(pid, &status, WNOHANG);
+    pid_t done = ::wait4(pid, &status, WNOHANG, &usage);
     if (done == pid)
-      return fromWaitStatus(status);
+      return fromWaitStatus(status, usage);
     if (done < 0 && errno != EINTR)
-      return absl::InternalError(absl::StrCat("waitpid: ", std::strerror(errno)));
+      return absl::InternalError(absl::StrCat("wait4: ", std::strerror(errno)));
     if (std::chrono::steady_clock::now() > deadline) {
       ::kill(pid, SIGKILL);
-      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      while (::wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
       }
       return absl::DeadlineExceededError(absl::StrCat(
-          args[0], " ran past its limit of ",
-          std::chrono::duration_cast<std::chrono::seconds>(*options.timeout)
-              .count(),
-          " s and was killed"));
+          args[0], " ran past its limit of ", options.timeout->count(),
+          " ms and was killed"));
     }
     // Polling the exit: the programs run this way take a second or so.
     std::this_thread::sleep_for(std::chrono::milliseconds(5));

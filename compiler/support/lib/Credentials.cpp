@@ -9,6 +9,9 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 
+#include "absl/strings/match.h"
+
+#include <arpa/inet.h>
 #include <openssl/bio.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
@@ -37,7 +40,32 @@ std::vector<std::string> nameEntries(X509_NAME *name, int nid) {
   return values;
 }
 
+/// The host part of "host:port", "[v6]:port" or "unix:path" (whole).
+std::string hostOf(const std::string &address) {
+  if (absl::StartsWith(address, "unix:"))
+    return std::string(address);
+  std::string host = address;
+  if (size_t colon = address.rfind(':'); colon != std::string::npos)
+    host = address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  return host;
+}
+
 } // namespace
+
+bool isLoopbackAddress(const std::string &address) {
+  std::string host = hostOf(address);
+  if (absl::StartsWith(host, "unix:") || host == "localhost")
+    return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1)
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1)
+    return IN6_IS_ADDR_LOOPBACK(&v6);
+  return false;
+}
 
 absl::StatusOr<CertificateSubject> certificateSubject(std::string_view pem) {
   std::unique_ptr<BIO, decltype(&BIO_free)> bio(

@@ -8,6 +8,7 @@
 
 #include "kiln/common/AtomicFile.h"
 #include "kiln/common/Digest.h"
+#include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -103,21 +104,14 @@ TaskSigningKey::loadOrCreate(const std::filesystem::path &path) {
   if (error)
     return absl::InternalError(absl::StrCat(
         "cannot create ", path.parent_path().string(), ": ", error.message()));
-  // Private from the first byte: the file is created under a 077 umask.
-  mode_t previous = ::umask(077);
-  absl::Status written = writeFileAtomically(path, privatePem);
-  ::umask(previous);
-  if (!written.ok())
-    return written;
-  std::filesystem::path publicPath = path;
-  publicPath += ".pub";
-  if (absl::Status pub = writeFileAtomically(publicPath, fresh->publicKeyPem());
-      !pub.ok())
-    return pub;
+  // Private from the first byte (kilnd publishes the public half itself).
+  RETURN_IF_ERROR(
+      writeFileAtomically(path, privatePem, Durability::kDurable, 0600));
   return fresh;
 }
 
-std::string TaskSigningKey::sign(std::string_view message) const {
+absl::StatusOr<std::string>
+TaskSigningKey::sign(std::string_view message) const {
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(
       EVP_MD_CTX_new(), EVP_MD_CTX_free);
   std::string signature(64, '\0');
@@ -130,7 +124,8 @@ std::string TaskSigningKey::sign(std::string_view message) const {
                      &length,
                      reinterpret_cast<const unsigned char *>(message.data()),
                      message.size()) != 1)
-    return "";
+    return absl::InternalError("kilnd could not sign a task with its Ed25519 "
+                               "key (OpenSSL EVP_DigestSign failed)");
   signature.resize(length);
   return signature;
 }

@@ -212,3 +212,22 @@ func.func @reduction(%in: memref<4096xf32>) -> f32 {
   }
   return %sum : f32
 }
+
+// -----
+
+// Upper bounds below the lower ones: no iterations at all (two negative trip
+// counts must not multiply into a positive one), so nothing is outlined.
+// CHECK-LABEL: func.func @empty_ranges
+// CHECK-NOT: call @empty_ranges_parallel
+// CHECK: scf.parallel
+// CHECK-NOT: func.func private @empty_ranges_parallel
+func.func @empty_ranges(%out: memref<64x256xf32>, %s: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c256 = arith.constant 256 : index
+  scf.parallel (%i, %j) = (%c64, %c256) to (%c0, %c0) step (%c1, %c1) {
+    memref.store %s, %out[%i, %j] : memref<64x256xf32>
+  }
+  return
+}

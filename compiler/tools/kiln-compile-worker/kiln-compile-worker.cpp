@@ -19,13 +19,11 @@
 #include "llvm/Support/ErrorHandling.h"
 
 #include <csignal>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <new>
-#include <sstream>
 #include <string>
 #include <vector>
 

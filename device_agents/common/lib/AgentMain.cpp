@@ -135,6 +135,12 @@ certificateIdentity(const std::filesystem::path &path) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--tls-cert ", path.string(),
         ": the certificate has no CN (the agent's id)"));
+  const auto &groups = subject->organizations;
+  if (std::find(groups.begin(), groups.end(), kAgentsOrganization) ==
+      groups.end())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--tls-cert ", path.string(), ": the certificate's subject has no O=",
+        kAgentsOrganization, ", so kilnd would not take it as an agent's"));
   return subject->commonName;
 }
 

@@ -88,6 +88,11 @@ channelCredentials(const DaemonCredentials &credentials) {
 absl::StatusOr<std::shared_ptr<grpc::Channel>>
 dialDaemon(const std::string &address, const DaemonCredentials &credentials,
            std::chrono::milliseconds maxBackoff) {
+  if (!credentials.token.empty() && credentials.tlsCa.empty() &&
+      !isLoopbackAddress(address))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a token (--token, KILN_AGENT_TOKEN) would travel in the clear to ",
+        address, ", which is not loopback: give --tls-ca too"));
   absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> channelCreds =
       channelCredentials(credentials);
   if (!channelCreds.ok())

@@ -69,8 +69,10 @@ ComputePool::~ComputePool() {
 ComputePool::Call::Call(ComputePool &pool) : pool(pool) {
   if (pool.workers.empty())
     return;
-  pool.calls.fetch_add(1, std::memory_order_acq_rel);
-  // Taking the lock orders this with a worker's predicate check.
+  // Workers sleep only while no call is in flight: only the first call wakes
+  // them. Taking the lock orders this with a worker's predicate check.
+  if (pool.calls.fetch_add(1, std::memory_order_acq_rel) != 0)
+    return;
   { std::lock_guard<std::mutex> lock(pool.mutex); }
   pool.workAvailable.notify_all();
 }
@@ -144,23 +146,16 @@ void ComputePool::work() {
   for (;;) {
     Loop *loop = claimableLoop();
     if (!loop && !stopping) {
-      // Spin (unlocked) for the next loop: while a call is in flight (then
-      // yielding now and then, so a busy host's other threads still run),
-      // and for kSpin after the last loop. Then sleep.
+      // Spin (unlocked) for the next loop: in kSpin windows while a call is
+      // in flight (yielding between them, so a busy host's other threads
+      // still run), and one more window after it. Then sleep.
       uint64_t seen = posted.load(std::memory_order_acquire);
+      auto newLoop = [&] {
+        return posted.load(std::memory_order_acquire) != seen;
+      };
       lock.unlock();
-      auto deadline = std::chrono::steady_clock::now() + kSpin;
-      for (int i = 1;; ++i) {
-        if (posted.load(std::memory_order_acquire) != seen)
-          break;
-        if ((i & 63) == 0) {
-          if (calls.load(std::memory_order_acquire) > 0)
-            std::this_thread::yield();
-          else if (std::chrono::steady_clock::now() >= deadline)
-            break;
-        }
-        relax();
-      }
+      while (!spinUntil(newLoop) && calls.load(std::memory_order_acquire) > 0)
+        std::this_thread::yield();
       lock.lock();
       workAvailable.wait(lock, [&] {
         return stopping || (loop = claimableLoop()) != nullptr ||

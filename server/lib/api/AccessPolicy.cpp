@@ -66,7 +66,6 @@ const char *proofName(Proof proof) {
 bool isLoopbackPeer(const std::string &peer) {
   return absl::StartsWith(peer, "ipv4:127.") ||
          absl::StartsWith(peer, "ipv6:[::1]:") ||
-         absl::StartsWith(peer, "ipv6:%5B::1%5D:") ||
          absl::StartsWith(peer, "unix:");
 }
 
@@ -92,7 +91,11 @@ bool usesTls(const grpc::ServerContext &context) {
 
 /// The role a verified certificate's O grants; PERMISSION_DENIED for none.
 absl::StatusOr<Principal> certificatePrincipal(std::string_view pem) {
-  ASSIGN_OR_RETURN(CertificateSubject subject, certificateSubject(pem));
+  absl::StatusOr<CertificateSubject> parsed = certificateSubject(pem);
+  if (!parsed.ok())
+    return absl::UnauthenticatedError(absl::StrCat(
+        "the client certificate cannot be read: ", parsed.status().message()));
+  CertificateSubject subject = *std::move(parsed);
   Principal principal{subject.commonName, Role::User, Proof::Certificate};
   const auto &groups = subject.organizations;
   auto has = [&](const char *group) {

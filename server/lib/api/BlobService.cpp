@@ -55,8 +55,9 @@ absl::Status BlobService::write(grpc::ServerReader<v1::WriteRequest> *reader,
         "blob ", formatDigest(chunk.digest()), " declares ",
         chunk.digest().size_bytes(), " bytes; this kilnd takes blobs of at "
         "most ", maxBlobBytes, " bytes (--max-blob-bytes)"));
-  bool counted = caller.proof != Proof::None && caller.role == Role::User;
-  bool alreadyStored = store.contains(chunk.digest());
+  // A blob already stored costs its uploader nothing.
+  bool counted = caller.proof != Proof::None && caller.role == Role::User &&
+                 !store.contains(chunk.digest());
   if (counted)
     RETURN_IF_ERROR(quota.admit(caller.name, chunk.digest()));
   ASSIGN_OR_RETURN(std::unique_ptr<BlobWriter> writer,
@@ -85,7 +86,7 @@ absl::Status BlobService::write(grpc::ServerReader<v1::WriteRequest> *reader,
           " bytes without finish_write"));
   }
   RETURN_IF_ERROR(writer->commit());
-  if (counted && !alreadyStored)
+  if (counted)
     quota.charge(caller.name, chunk.digest());
   response->set_committed_size(writer->bytesWritten());
   return absl::OkStatus();

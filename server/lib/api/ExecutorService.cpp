@@ -207,7 +207,8 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
   *task.mutable_parameters() = request->parameters();
   *task.mutable_inputs() = request->inputs();
   task.set_request_id(currentRequestId());
-  signer.sign(task);
+  if (absl::Status signedTask = signer.sign(task); !signedTask.ok())
+    return toGrpcStatus(signedTask, currentRequestId());
   const std::string &target = record->manifest().target();
   Gauge &queueDepth = metrics.queueDepth.labels({target});
   queueDepth.inc();

@@ -10,24 +10,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
-#include <arpa/inet.h>
 
 #include <string>
 
 namespace kiln::server {
 namespace {
-
-/// The host part of "host:port", "[v6]:port" or "unix:path" (whole).
-std::string hostOf(const std::string &address) {
-  if (absl::StartsWith(address, "unix:"))
-    return std::string(address);
-  std::string host = address;
-  if (size_t colon = address.rfind(':'); colon != std::string::npos)
-    host = address.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  return host;
-}
 
 } // namespace
 
@@ -65,19 +52,6 @@ serverCredentials(const ServerTlsFiles &files) {
         GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(ssl);
-}
-
-bool isLoopbackAddress(const std::string &address) {
-  std::string host = hostOf(address);
-  if (absl::StartsWith(host, "unix:") || host == "localhost")
-    return true;
-  in_addr v4{};
-  if (inet_pton(AF_INET, host.c_str(), &v4) == 1)
-    return (ntohl(v4.s_addr) >> 24) == 127;
-  in6_addr v6{};
-  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1)
-    return IN6_IS_ADDR_LOOPBACK(&v6);
-  return false;
 }
 
 absl::Status checkListenAddress(const std::string &address, bool tls,

@@ -35,7 +35,15 @@ std::optional<absl::Status> limitFailure(const ChildExit &exit,
     return absl::ResourceExhaustedError(absl::StrCat(
         what, ": ran out of its memory limit of ", limits.memoryBytes,
         " bytes (--compile-memory-bytes)"));
-  if (!exit.exited && (exit.signal == SIGXCPU || exit.signal == SIGKILL))
+  // SIGXCPU at the soft limit; SIGKILL at the hard limit one second later
+  // (a SIGKILL with CPU time to spare came from elsewhere, the kernel's OOM
+  // killer say, and is no CPU-time limit).
+  bool cpuLimit =
+      limits.cpuSeconds > 0 &&
+      (exit.signal == SIGXCPU ||
+       (exit.signal == SIGKILL &&
+        exit.cpuSeconds >= static_cast<double>(limits.cpuSeconds)));
+  if (!exit.exited && cpuLimit)
     return absl::DeadlineExceededError(absl::StrCat(
         what, ": used up its CPU-time limit of ", limits.cpuSeconds,
         " s (--compile-cpu-seconds)"));

@@ -18,10 +18,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include <csignal>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
 
 #include <unistd.h>
 
@@ -62,7 +59,9 @@ runJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
   std::string jobBytes;
   if (!job.SerializeToString(&jobBytes))
     return absl::InternalError("cannot serialize the compile job");
-  RETURN_IF_ERROR(writeFileAtomically(dir / "job.pb", jobBytes));
+  // Scratch that lives for one job: no fsync.
+  RETURN_IF_ERROR(
+      writeFileAtomically(dir / "job.pb", jobBytes, Durability::kInTransit));
 
   std::vector<std::string> args = {settings.binary.string(),
                                    (dir / "job.pb").string(),
@@ -72,12 +71,16 @@ runJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
   std::filesystem::path logPath = dir / "worker.log";
   absl::StatusOr<ChildExit> exit =
       runChildProcess(args, logPath, sandboxedChild(settings.limits, dir));
-  std::string log = readWholeFile(logPath).value_or("");
-  std::string stage = lastWorkerStage(log);
-  std::string where = absl::StrCat(
-      "compiling graph '", graph.name(), "' for ", options.target,
-      stage.empty() ? "" : absl::StrCat(", in stage '", stage, "'"));
-  std::string compileWhere = absl::StrCat("the compile ", where);
+  // What the failure paths say: which graph, and the stage from the log.
+  std::string log, where, compileWhere;
+  if (!exit.ok() || !exit->succeeded()) {
+    log = readWholeFile(logPath).value_or("");
+    std::string stage = lastWorkerStage(log);
+    where = absl::StrCat(
+        "compiling graph '", graph.name(), "' for ", options.target,
+        stage.empty() ? "" : absl::StrCat(", in stage '", stage, "'"));
+    compileWhere = absl::StrCat("the compile ", where);
+  }
   if (!exit.ok()) {
     if (absl::IsDeadlineExceeded(exit.status()))
       return wallClockFailure(settings.limits, compileWhere);
@@ -85,10 +88,11 @@ runJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
   }
   if (exit->succeeded()) {
     worker::CompileJobResult result;
-    std::ifstream in(dir / "result.pb", std::ios::binary);
-    if (!in || !result.ParseFromIstream(&in))
+    absl::StatusOr<std::string> bytes = readWholeFile(dir / "result.pb");
+    if (!bytes.ok() || !result.ParseFromString(*bytes))
       return absl::InternalError(absl::StrCat(
-          where, ": the compile worker exited without a readable result"));
+          "compiling graph '", graph.name(), "' for ", options.target,
+          ": the compile worker exited without a readable result"));
     if (result.code() != 0)
       return absl::Status(static_cast<absl::StatusCode>(result.code()),
                           result.message());
@@ -122,7 +126,8 @@ absl::Status prepareCompileWorkers(const CompileWorkerSettings &settings) {
         "build kiln-compile-worker or point --compile-worker at it)"));
   std::error_code error;
   std::filesystem::remove_all(settings.scratchDir, error);
-  std::filesystem::create_directories(settings.scratchDir, error);
+  if (!error)
+    std::filesystem::create_directories(settings.scratchDir, error);
   if (error)
     return absl::InternalError(absl::StrCat("cannot create ",
                                             settings.scratchDir.string(), ": ",

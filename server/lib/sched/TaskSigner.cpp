@@ -6,23 +6,26 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/sched/TaskSigner.h"
 
+#include "kiln/common/Status.h"
+
 namespace kiln::server {
 
-void TaskSigner::sign(v1::Task &task) {
+absl::Status TaskSigner::sign(v1::Task &task) {
   std::string message = taskSigningMessage(task);
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = signatures.find(message); it != signatures.end()) {
       task.set_signature(it->second);
-      return;
+      return absl::OkStatus();
     }
   }
-  std::string signature = key.sign(message);
+  ASSIGN_OR_RETURN(std::string signature, key.sign(message));
   task.set_signature(signature);
   std::lock_guard<std::mutex> lock(mutex);
   if (signatures.size() >= kRemembered)
     signatures.clear();
   signatures.emplace(std::move(message), std::move(signature));
+  return absl::OkStatus();
 }
 
 } // namespace kiln::server

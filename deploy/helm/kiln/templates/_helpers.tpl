@@ -52,6 +52,9 @@ credentials and daemon.insecure does not say so explicitly. */}}
 {{- if and (not .Values.daemon.insecure) (not (and $tls $creds)) -}}
 {{- fail "kilnd listens on the pod network: set tls.existingSecret and credentials (auth.tokensSecret or tls.clientCertificates), or daemon.insecure=true to accept that anyone who reaches the port can run code on the agents (docs/security.md)" -}}
 {{- end -}}
+{{- if and .Values.auth.agentTokensSecret (not $tls) -}}
+{{- fail "auth.agentTokensSecret needs tls.existingSecret: agents refuse to send a token in the clear off their machine" -}}
+{{- end -}}
 {{- if and .Values.tls.clientCertificates (not $tls) -}}
 {{- fail "tls.clientCertificates needs tls.existingSecret (client certificates are checked against its ca.crt)" -}}
 {{- end -}}

@@ -16,6 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include <sys/types.h>
+
 namespace kiln {
 
 /// What a committed file must survive. kDurable: fsync the file and its
@@ -25,9 +27,12 @@ namespace kiln {
 enum class Durability { kDurable, kInTransit };
 
 /// Replaces `path` with `bytes` so that readers see the old or the new file,
-/// never a partial one. The parent directory must exist.
+/// never a partial one. The parent directory must exist. The file gets
+/// `mode` (less the umask) from its first byte.
 absl::Status writeFileAtomically(const std::filesystem::path &path,
-                                 std::string_view bytes);
+                                 std::string_view bytes,
+                                 Durability durability = Durability::kDurable,
+                                 mode_t mode = 0644);
 
 /// A file written in pieces under a temporary name and published whole by
 /// commit(): fsync, rename onto the final path, fsync of its directory (the
@@ -36,9 +41,10 @@ absl::Status writeFileAtomically(const std::filesystem::path &path,
 class AtomicFileWriter {
 public:
   /// Creates `tempPath` (default: a unique name beside `finalPath`, which
-  /// must be on the same file system) exclusively.
+  /// must be on the same file system) exclusively, with `mode`.
   static absl::StatusOr<std::unique_ptr<AtomicFileWriter>>
-  create(std::filesystem::path finalPath, std::filesystem::path tempPath = {});
+  create(std::filesystem::path finalPath, std::filesystem::path tempPath = {},
+         mode_t mode = 0644);
   ~AtomicFileWriter();
   AtomicFileWriter(const AtomicFileWriter &) = delete;
   AtomicFileWriter &operator=(const AtomicFileWriter &) = delete;

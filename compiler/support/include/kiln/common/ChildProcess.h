@@ -25,6 +25,8 @@ struct ChildExit {
   bool exited = false;
   int code = 0;
   int signal = 0;
+  /// CPU seconds (user + system) the child used, from wait4's rusage.
+  double cpuSeconds = 0;
 
   bool succeeded() const { return exited && code == 0; }
   /// "exited with status 3", "was killed by signal 11 (Segmentation fault)".

@@ -18,6 +18,11 @@ namespace kiln {
 /// The gRPC metadata key bearer tokens travel in ("authorization: Bearer T").
 inline constexpr const char *kAuthorizationMetadataKey = "authorization";
 
+/// The certificate O (organization) that gives each role.
+inline constexpr const char *kAgentsOrganization = "kiln:agents";
+inline constexpr const char *kAdminsOrganization = "kiln:admins";
+inline constexpr const char *kUsersOrganization = "kiln:users";
+
 /// The subject names Kiln reads from a certificate.
 struct CertificateSubject {
   /// CN: the identity (an agent's id, a user's name).
@@ -29,6 +34,10 @@ struct CertificateSubject {
 /// The subject of the first certificate in `pem`. INVALID_ARGUMENT when it
 /// holds no PEM certificate.
 absl::StatusOr<CertificateSubject> certificateSubject(std::string_view pem);
+
+/// Whether the host of `address` ("127.0.0.1:50051", "[::1]:0",
+/// "localhost:1", "unix:/path") can only be reached from this machine.
+bool isLoopbackAddress(const std::string &address);
 
 /// `bytes` random bytes from the system's CSPRNG, as lowercase hex;
 /// INTERNAL when the generator fails.

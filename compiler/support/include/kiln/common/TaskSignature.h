@@ -30,15 +30,16 @@ std::string taskSigningMessage(const v1::Task &task);
 /// kilnd's Ed25519 private key.
 class TaskSigningKey {
 public:
-  /// The key in the PEM file at `path`, created (mode 0600, with the public
-  /// key beside it in `<path>.pub`) when there is none.
+  /// The key in the PEM file at `path`, created (mode 0600) when there is
+  /// none.
   static absl::StatusOr<TaskSigningKey> loadOrCreate(
       const std::filesystem::path &path);
   /// A fresh key that lives only in memory (tests).
   static absl::StatusOr<TaskSigningKey> generate();
 
-  /// The 64-byte Ed25519 signature of `message`.
-  std::string sign(std::string_view message) const;
+  /// The 64-byte Ed25519 signature of `message`; INTERNAL when OpenSSL
+  /// fails.
+  absl::StatusOr<std::string> sign(std::string_view message) const;
   /// The public key, PEM (SubjectPublicKeyInfo), for agents.
   std::string publicKeyPem() const;
 

@@ -4,7 +4,7 @@
 // first: it checks the client protocol version, authenticates the caller (a
 // bearer token, or a TLS client certificate) and authorizes the RPC for the
 // caller's role. With no credentials configured every caller is trusted with
-// every role, and kilnd serves loopback only (see ListenPolicy.h).
+// every role, and kilnd serves loopback only (see ServerTransport.h).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -48,10 +48,6 @@ struct TokenGrant {
   bool localOnly = false;
 };
 
-/// The certificate O (organization) that gives each role.
-inline constexpr const char *kAgentsOrganization = "kiln:agents";
-inline constexpr const char *kAdminsOrganization = "kiln:admins";
-inline constexpr const char *kUsersOrganization = "kiln:users";
 
 /// The metadata key a client sends its protocol version in; kilnd answers
 /// FAILED_PRECONDITION naming both versions when it differs from its own.

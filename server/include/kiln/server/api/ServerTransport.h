@@ -8,6 +8,7 @@
 #pragma once
 
 #include "absl/status/statusor.h"
+#include "kiln/common/Credentials.h"
 
 #include <grpcpp/security/server_credentials.h>
 
@@ -33,10 +34,6 @@ struct ServerTlsFiles {
 /// for an unreadable file, a cert without a key or a client CA without TLS.
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>>
 serverCredentials(const ServerTlsFiles &files);
-
-/// Whether the host of `address` ("127.0.0.1:50051", "[::1]:0",
-/// "localhost:1", "unix:/path") can only be reached from this machine.
-bool isLoopbackAddress(const std::string &address);
 
 /// OK when kilnd may listen on `address`: a loopback address, or TLS with
 /// credentials. Otherwise FAILED_PRECONDITION naming what is missing, unless

@@ -36,7 +36,8 @@ ChildOptions sandboxedChild(const CompileLimits &limits,
                             const std::filesystem::path &dir);
 
 /// The status for a sandboxed process that hit a limit: DEADLINE_EXCEEDED
-/// for CPU time (SIGXCPU, or SIGKILL at the hard limit), RESOURCE_EXHAUSTED
+/// for CPU time (SIGXCPU, or SIGKILL with the CPU time used up),
+/// RESOURCE_EXHAUSTED
 /// when it exited with `outOfMemoryExit`; each names `what` (which graph, in
 /// which stage) and the flag. nullopt when no limit explains `exit`.
 std::optional<absl::Status> limitFailure(const ChildExit &exit,

@@ -20,8 +20,9 @@ class TaskSigner {
 public:
   explicit TaskSigner(TaskSigningKey key) : key(std::move(key)) {}
 
-  /// Sets `task.signature` (computed once per signed message).
-  void sign(v1::Task &task);
+  /// Sets `task.signature` (computed once per signed message; a failure
+  /// is INTERNAL and not remembered).
+  absl::Status sign(v1::Task &task);
 
   /// The key agents verify with (PEM public key).
   std::string publicKeyPem() const { return key.publicKeyPem(); }

@@ -24,8 +24,9 @@ public:
   /// `limitBytes` 0: no limit.
   BlobQuota(const ContentStore &store, int64_t limitBytes);
 
-  /// OK when `caller` may store `digest` (already stored, or within the
-  /// limit); RESOURCE_EXHAUSTED naming the caller, its usage and the flag.
+  /// OK when `caller` may store `digest` (not yet stored: the caller checks
+  /// that, since it needs the answer too) within the limit;
+  /// RESOURCE_EXHAUSTED naming the caller, its usage and the flag.
   absl::Status admit(const std::string &caller, const v1::Digest &digest);
 
   /// Counts `digest`, which `caller` just stored, against `caller`.
