@@ -8,11 +8,15 @@
 # input is kept under $KILN_FUZZ_OUT for a regression test.
 #   KILN_SANITIZE_BUILD_DIR  build folder (default: build-sanitize)
 #   KILN_FUZZ_SECONDS        seconds per fuzz target (default: 30)
+#   KILN_FUZZ_SEED           libFuzzer's seed (default: 1, so that a run, and
+#                            a crash it finds, repeats on the same commit;
+#                            0 picks a new seed each run, for longer campaigns)
 #   KILN_FUZZ_OUT            crash inputs and logs (default: $build/fuzz-out)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${KILN_SANITIZE_BUILD_DIR:-build-sanitize}"
 SECONDS_EACH="${KILN_FUZZ_SECONDS:-30}"
+SEED="${KILN_FUZZ_SEED:-1}"
 JOBS="${KILN_JOBS:-$(nproc)}"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/kiln/ccache}"
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
@@ -66,14 +70,14 @@ for f in "${FUZZERS[@]}"; do
   fi
 done
 
-log "fuzzing, ${SECONDS_EACH}s per target"
+log "fuzzing, ${SECONDS_EACH}s per target, seed $SEED"
 summary=()
 for f in "${FUZZERS[@]}"; do
   work="$OUT/$f.corpus"
   rm -rf "$work"
   mkdir -p "$work"
   set +e
-  "$BUILD_DIR/bin/$f" -max_total_time="$SECONDS_EACH" -print_final_stats=1 \
+  "$BUILD_DIR/bin/$f" -max_total_time="$SECONDS_EACH" -seed="$SEED" -print_final_stats=1 \
     -timeout=30 -rss_limit_mb=4096 -artifact_prefix="$OUT/$f-" \
     "$work" "tests/fuzz/corpus/$f" > "$OUT/$f.log" 2>&1
   rc=$?

@@ -228,6 +228,9 @@ LogicalResult PermuteOp::verify() {
                          << " entries for rank " << in.size();
   if (failed(verifyDimList(*this, getDims(), in.size())))
     return failure();
+  if (getType().getRank() != static_cast<int64_t>(in.size()))
+    return emitOpError() << "result has rank " << getType().getRank()
+                         << ", the input " << in.size();
   for (auto [i, dim] : llvm::enumerate(getDims()))
     if (getType().getShape()[i] != in[dim])
       return emitOpError() << "result dimension " << i << " must be "
