@@ -66,6 +66,10 @@ absl::StatusOr<SmallVector<Windows>> windowsOf(NodeImporter &n,
   for (size_t i = lead; i < in.size(); ++i) {
     if (in[i] < 1 || out[i] < 1)
       return n.error("adaptive pooling needs non-empty input and output dims");
+    // The window table is out x longest (about in) entries.
+    if (out[i] > kMaxConstantTable / (in[i] / out[i] + 2))
+      return n.unimplemented(absl::StrCat("adaptive pooling from ", in[i],
+                                          " to ", out[i], " elements"));
     windows.emplace_back(in[i], out[i]);
   }
   return windows;

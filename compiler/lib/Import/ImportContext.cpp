@@ -100,6 +100,16 @@ Value pointwise(NodeImporter &n, RankedTensorType type, StringRef fn,
                                          n.b().getDenseF64ArrayAttr(scalars));
 }
 
+int64_t saturatingInt64(double value) {
+  if (std::isnan(value))
+    return 0;
+  if (value >= 0x1p63)
+    return std::numeric_limits<int64_t>::max();
+  if (value < -0x1p63)
+    return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(value);
+}
+
 Value NodeImporter::constant(Type element, double value,
                              ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(shape, element);
@@ -109,7 +119,7 @@ Value NodeImporter::constant(Type element, double value,
   else if (element.isInteger(1))
     attr = builder.getIntegerAttr(element, value != 0.0 ? 1 : 0);
   else
-    attr = builder.getIntegerAttr(element, static_cast<int64_t>(value));
+    attr = builder.getIntegerAttr(element, saturatingInt64(value));
   return builder
       .create<aten::ConstantOp>(loc(), type, DenseElementsAttr::get(type, attr))
       .getResult();
@@ -176,6 +186,9 @@ absl::StatusOr<Value> NodeImporter::tensorOrScalar(const std::string &name,
     element = builder.getFloatAttr(floatType, value);
   else if (attr.kind_case() == v1::Attribute::kI)
     element = builder.getIntegerAttr(scalarType, attr.i());
+  else if (!(std::abs(value) < 0x1p63))
+    return error(absl::StrCat("argument '", name, "' (", value,
+                              ") does not fit an integer tensor"));
   else
     element = builder.getIntegerAttr(scalarType, static_cast<int64_t>(value));
   return builder
@@ -285,10 +298,18 @@ convertTensorType(const v1::TensorType &type, MLIRContext &context,
     return absl::InvalidArgumentError(
         absl::StrCat(what, " has unsupported dtype ", v1::DType_Name(type.dtype())));
   SmallVector<int64_t> shape;
+  int64_t elements = 1;
   for (int64_t extent : type.shape()) {
     if (extent < 0)
       return absl::InvalidArgumentError(
           absl::StrCat(what, " has negative extent ", extent));
+    // Every shape computation downstream (verifiers, lowering, buffer
+    // sizes) then fits in int64 with room to spare.
+    if (extent > kMaxTensorElements / elements)
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " has shape [", absl::StrJoin(type.shape(), ", "),
+          "]: more than 2^40 elements"));
+    elements *= std::max<int64_t>(extent, 1);
     // Code generation assumes every tensor holds at least one element.
     if (extent == 0)
       return absl::UnimplementedError(absl::StrCat(

@@ -101,6 +101,19 @@ mlir::Value pointwise(NodeImporter &n, mlir::RankedTensorType type,
                       llvm::StringRef fn, mlir::ValueRange inputs,
                       llvm::ArrayRef<double> scalars = {});
 
+/// The most elements a tensor in a graph may declare (2^40): a client's
+/// shapes are untrusted, and under this bound no product of extents wraps.
+inline constexpr int64_t kMaxTensorElements = int64_t{1} << 40;
+
+/// `value` truncated toward zero, clamped to int64's range (NaN is 0): how
+/// a constant of an integer tensor takes a double without undefined
+/// behaviour (2^63 - 1, an i64 identity, rounds to 2^63 as a double).
+int64_t saturatingInt64(double value);
+
+/// The most entries of a constant table (indices, masks) an importer builds
+/// from a graph's extents: 16M.
+inline constexpr int64_t kMaxConstantTable = int64_t{1} << 24;
+
 /// Converts a kiln.v1.TensorType; error text names `what` when invalid.
 /// With `widenUnsigned`, u8 becomes i16 (how values carry u8 inside a graph:
 /// zero-extended, so MLIR's signless arithmetic, comparisons and casts are

@@ -32,7 +32,7 @@ spatialList(NodeImporter &n, const std::string &name, size_t spatial,
     values = *fallback;
   }
   if (values.size() == 1 && spatial > 1)
-    values.assign(spatial, values[0]);
+    values = std::vector<int64_t>(spatial, values[0]);
   if (values.size() != spatial)
     return n.error(absl::StrCat("argument '", name, "' needs ", spatial,
                                 " entries, got ", values.size()));
@@ -62,7 +62,8 @@ absl::StatusOr<Values> convolution(NodeImporter &n) {
   RankedTensorType weightType = typeOf(weight);
   if (transposed && weightType.getRank() == rank)
     for (size_t i = 0; i < s; ++i)
-      if (padding[i] > dilation[i] * (weightType.getDimSize(2 + i) - 1))
+      if (padding[i] > static_cast<__int128>(dilation[i]) *
+                           (weightType.getDimSize(2 + i) - 1))
         return n.unimplemented(absl::StrCat(
             "transposed convolution with padding ", padding[i],
             " above dilation * (kernel - 1) is not supported"));

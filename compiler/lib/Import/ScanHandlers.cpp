@@ -71,6 +71,10 @@ absl::StatusOr<Values> cumExtremum(NodeImporter &n, bool max) {
     self = view(n, self, shape);
   }
   int64_t length = shape[dim];
+  // The scan builds a length x length mask.
+  if (length > 4096)
+    return n.unimplemented(absl::StrCat(
+        "cummax/cummin along a dim of ", length, " elements (at most 4096)"));
   int64_t trailing = static_cast<int64_t>(shape.size()) - dim - 1;
   auto pairType =
       RankedTensorType::get(splitDim(shape, dim, length, length), element);

@@ -299,6 +299,8 @@ absl::StatusOr<Values> diagonal(NodeImporter &n) {
     }
   perm.append({d1, d2});
   int64_t rows = in.getDimSize(d1), cols = in.getDimSize(d2);
+  if (offset <= -rows || offset >= cols)
+    return n.unimplemented("empty diagonal (zero-size result)");
   int64_t r0 = std::max<int64_t>(-offset, 0), c0 = std::max<int64_t>(offset, 0);
   int64_t length = std::min(rows - r0, cols - c0);
   if (length <= 0)
@@ -328,10 +330,14 @@ absl::StatusOr<Values> diagonal(NodeImporter &n) {
 absl::StatusOr<Value> sliceAlong(NodeImporter &n, Value self, int64_t dim,
                                  int64_t start, int64_t length, int64_t step) {
   RankedTensorType in = typeOf(self);
+  if (in.getRank() == 0)
+    return n.error("cannot slice a 0-d tensor");
   if (length <= 0)
     return n.unimplemented("the slice is empty; zero-size tensors are not "
                            "supported yet");
-  if (start < 0 || step < 1 || start + (length - 1) * step >= in.getDimSize(dim))
+  if (start < 0 || step < 1 ||
+      static_cast<__int128>(start) + static_cast<__int128>(length - 1) * step >=
+          in.getDimSize(dim))
     return n.error(absl::StrCat("slice start ", start, " step ", step,
                                 " length ", length, " is out of range"));
   if (start == 0 && step == 1 && length == in.getDimSize(dim))
@@ -377,6 +383,8 @@ absl::StatusOr<Values> narrow(NodeImporter &n) {
   ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
   ASSIGN_OR_RETURN(int64_t start, n.intAttr("start"));
   ASSIGN_OR_RETURN(int64_t length, n.intAttr("length"));
+  if (typeOf(self).getRank() == 0)
+    return n.error("cannot narrow a 0-d tensor");
   if (start < 0)
     start += typeOf(self).getDimSize(dim);
   ASSIGN_OR_RETURN(Value result, sliceAlong(n, self, dim, start, length, 1));
@@ -389,6 +397,8 @@ absl::StatusOr<Values> select(NodeImporter &n) {
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
   ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
   ASSIGN_OR_RETURN(int64_t index, n.intAttr("index"));
+  if (typeOf(self).getRank() == 0)
+    return n.error("cannot select from a 0-d tensor");
   int64_t extent = typeOf(self).getDimSize(dim);
   if (index < -extent || index >= extent)
     return n.error(absl::StrCat("index ", index, " is out of range for extent ",
@@ -398,6 +408,9 @@ absl::StatusOr<Values> select(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value one, sliceAlong(n, self, dim, index, 1, 1));
   return Values{n.b().create<aten::ViewOp>(n.loc(), type, one)};
 }
+
+/// The most pieces split and unbind make (each is an op and a result).
+constexpr int64_t kMaxSplitPieces = 1 << 16;
 
 /// split_with_sizes, split.Tensor, unbind, chunk: consecutive slices.
 absl::StatusOr<Values> splitInto(NodeImporter &n, Value self, int64_t dim,
@@ -423,6 +436,8 @@ absl::StatusOr<Values> split(NodeImporter &n, bool withSizes) {
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", 0));
   ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
+  if (typeOf(self).getRank() == 0)
+    return n.error("cannot split a 0-d tensor");
   int64_t extent = typeOf(self).getDimSize(dim);
   std::vector<int64_t> sizes;
   if (withSizes) {
@@ -431,6 +446,9 @@ absl::StatusOr<Values> split(NodeImporter &n, bool withSizes) {
     ASSIGN_OR_RETURN(int64_t size, n.intAttr("split_size"));
     if (size < 1)
       return n.error("split_size must be positive");
+    if ((extent - 1) / size + 1 > kMaxSplitPieces)
+      return n.unimplemented(absl::StrCat("split into more than ",
+                                          kMaxSplitPieces, " pieces"));
     for (int64_t at = 0; at < extent; at += size)
       sizes.push_back(std::min(size, extent - at));
   }
@@ -441,6 +459,11 @@ absl::StatusOr<Values> unbind(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", 0));
   ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
+  if (typeOf(self).getRank() == 0)
+    return n.error("cannot unbind a 0-d tensor");
+  if (typeOf(self).getDimSize(dim) > kMaxSplitPieces)
+    return n.unimplemented(absl::StrCat("unbind into more than ",
+                                        kMaxSplitPieces, " pieces"));
   std::vector<int64_t> sizes(typeOf(self).getDimSize(dim), 1);
   return splitInto(n, self, dim, sizes, true);
 }
@@ -516,6 +539,8 @@ absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
     src = n.constant(type.getElementType(), value, typeOf(index).getShape());
   }
   ArrayRef<int64_t> idx = typeOf(index).getShape();
+  if (typeOf(index).getRank() != type.getRank())
+    return n.error("index needs self's rank");
   if (typeOf(src).getShape() != idx) {
     // A larger src contributes only its index-shaped corner.
     if (typeOf(src).getRank() != typeOf(index).getRank())
@@ -719,6 +744,9 @@ absl::StatusOr<Values> flip(NodeImporter &n) {
     int64_t extent = typeOf(self).getDimSize(dim);
     if (extent == 1)
       continue;
+    if (extent > kMaxConstantTable)
+      return n.unimplemented(absl::StrCat("flip of a dim with ", extent,
+                                          " elements"));
     SmallVector<int64_t> reversed;
     for (int64_t i = extent - 1; i >= 0; --i)
       reversed.push_back(i);

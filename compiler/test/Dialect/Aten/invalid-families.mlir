@@ -132,3 +132,57 @@ func.func @scatter_reduce(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: tensor<3
   %0 = aten.scatter %x, %i, %s {dim = 1 : i64, reduce = "mean"} : (tensor<3x5xf32>, tensor<3x4xi64>, tensor<3x4xf32>) -> tensor<3x5xf32>
   return %0 : tensor<3x5xf32>
 }
+
+// -----
+
+// Shape arithmetic on client-declared attributes is 128-bit: 2 * 2^62 would
+// wrap to a negative offset that passes the bounds check.
+func.func @slice_stride_overflow(%x: tensor<10xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{dim 0 reads past extent 10}}
+  %0 = aten.slice %x {offsets = array<i64: 0>, strides = array<i64: 4611686018427387904>} : (tensor<10xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @insert_slice_stride_overflow(%x: tensor<10xf32>, %s: tensor<3xf32>) -> tensor<10xf32> {
+  // expected-error @+1 {{dim 0: src does not fit}}
+  %0 = aten.insert_slice %x, %s {offsets = array<i64: 0>, strides = array<i64: 4611686018427387904>} : (tensor<10xf32>, tensor<3xf32>) -> tensor<10xf32>
+  return %0 : tensor<10xf32>
+}
+
+// -----
+
+func.func @pad_overflow(%x: tensor<4xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{result dim 0 must be out of range}}
+  %0 = aten.pad %x {low = array<i64: 9223372036854775807>, high = array<i64: 9223372036854775807>, value = 0.0 : f64} : (tensor<4xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @conv_padding_overflow(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x2x2xf32> {
+  // expected-error @+1 {{spatial dim 0: result extent 2, expected out of range}}
+  %0 = aten.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 9223372036854775807, 0>,
+      dilation = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, transposed = false, groups = 1 : i64}
+      : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x2x2xf32>
+  return %0 : tensor<1x4x2x2xf32>
+}
+
+// -----
+
+func.func @pool_padding_overflow(%x: tensor<1x4x8x8xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>) {
+  // expected-error @+1 {{spatial dim 0: invalid kernel/stride/padding/dilation}}
+  %0:2 = aten.max_pool %x {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>,
+      padding = array<i64: 4611686018427387904, 1>, dilation = array<i64: 1, 1>}
+      : (tensor<1x4x8x8xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>)
+  return %0#0, %0#1 : tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>
+}
+
+// -----
+
+func.func @permute_result_rank(%a: tensor<2x3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{result has rank 1, the input 2}}
+  %0 = aten.permute %a {dims = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}

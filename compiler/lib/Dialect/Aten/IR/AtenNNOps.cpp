@@ -14,18 +14,18 @@ using namespace kiln::aten;
 
 namespace {
 
-int64_t floorDiv(int64_t a, int64_t b) {
+WideInt floorDiv(WideInt a, WideInt b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
 /// Checks `out` against the floor- or ceil-mode pooling extent of `in`.
 bool poolExtentMatches(int64_t in, int64_t out, int64_t k, int64_t s,
                        int64_t p, int64_t d) {
-  int64_t span = in + 2 * p - d * (k - 1) - 1;
-  int64_t floorOut = floorDiv(span, s) + 1;
-  int64_t ceilOut = floorDiv(span + s - 1, s) + 1;
+  WideInt span = WideInt(in) + WideInt(2) * p - WideInt(d) * (k - 1) - 1;
+  WideInt floorOut = floorDiv(span, s) + 1;
+  WideInt ceilOut = floorDiv(span + s - 1, s) + 1;
   // PyTorch drops a last window that would start inside the right padding.
-  if ((ceilOut - 1) * s >= in + p)
+  if ((ceilOut - 1) * s >= WideInt(in) + p)
     --ceilOut;
   return out == floorOut || out == ceilOut;
 }
@@ -49,7 +49,7 @@ LogicalResult verifyPoolAttrs(Operation *op, Value input, ArrayRef<int64_t> out,
       return op->emitOpError("batch and channel extents must be kept");
   for (size_t i = 0; i < s; ++i) {
     if (kernel[i] < 1 || stride[i] < 1 || dilation[i] < 1 || padding[i] < 0 ||
-        padding[i] * 2 > kernel[i])
+        padding[i] > kernel[i] / 2)
       return op->emitOpError() << "spatial dim " << i
                                << ": invalid kernel/stride/padding/dilation";
     if (!poolExtentMatches(in[lead + i], out[lead + i], kernel[i], stride[i],
@@ -78,29 +78,30 @@ LogicalResult ConvolutionOp::verify() {
   if (g < 1 || in[1] % g != 0)
     return emitOpError() << "groups " << g << " must divide the "
                          << in[1] << " input channels";
-  int64_t cOut = getTransposed() ? w[1] * g : w[0];
-  int64_t cInPerGroup = getTransposed() ? w[0] / g : w[1];
-  if (getTransposed() ? w[0] != in[1] : (w[1] * g != in[1] || w[0] % g != 0))
+  WideInt cOut = getTransposed() ? WideInt(w[1]) * g : WideInt(w[0]);
+  if (getTransposed() ? w[0] != in[1]
+                      : (WideInt(w[1]) * g != in[1] || w[0] % g != 0))
     return emitOpError("weight channels do not match the input and groups");
   if (out[0] != in[0] || out[1] != cOut)
     return emitOpError() << "result must have batch " << in[0] << " and "
-                         << cOut << " channels";
-  (void)cInPerGroup;
+                         << formatWide(cOut) << " channels";
   for (size_t i = 0; i < s; ++i) {
     int64_t k = w[2 + i], st = getStride()[i], p = getPadding()[i],
             d = getDilation()[i], op = getOutputPadding()[i];
     if (st < 1 || d < 1 || p < 0 || op < 0)
       return emitOpError() << "spatial dim " << i
                            << ": invalid stride/padding/dilation";
-    int64_t expected =
-        getTransposed() ? (in[2 + i] - 1) * st - 2 * p + d * (k - 1) + op + 1
-                        : floorDiv(in[2 + i] + 2 * p - d * (k - 1) - 1, st) + 1;
+    WideInt x = in[2 + i], dk = WideInt(d) * (k - 1);
+    WideInt expected = getTransposed()
+                           ? (x - 1) * st - WideInt(2) * p + dk + op + 1
+                           : floorDiv(x + WideInt(2) * p - dk - 1, st) + 1;
     if (out[2 + i] != expected)
       return emitOpError() << "spatial dim " << i << ": result extent "
-                           << out[2 + i] << ", expected " << expected;
+                           << out[2 + i] << ", expected "
+                           << formatWide(expected);
   }
-  if (getBias() && shapeOf(getBias()) != ArrayRef<int64_t>{cOut})
-    return emitOpError() << "bias must have " << cOut << " elements";
+  if (getBias() && (shapeOf(getBias()).size() != 1 || shapeOf(getBias())[0] != cOut))
+    return emitOpError() << "bias must have " << formatWide(cOut) << " elements";
   return success();
 }
 

@@ -32,6 +32,13 @@ LogicalResult kiln::aten::verifyBroadcastsTo(Operation *op, Value operand,
   return success();
 }
 
+std::string kiln::aten::formatWide(WideInt value) {
+  if (value > std::numeric_limits<int64_t>::max() ||
+      value < std::numeric_limits<int64_t>::min())
+    return "out of range";
+  return std::to_string(static_cast<int64_t>(value));
+}
+
 LogicalResult kiln::aten::verifyDimList(Operation *op, ArrayRef<int64_t> dims,
                                         int64_t rank) {
   llvm::SmallBitVector seen(rank);

@@ -152,7 +152,7 @@ LogicalResult SliceOp::verify() {
     if (stride < 1 || offset < 0)
       return emitOpError() << "dim " << d << ": offset " << offset
                            << " and stride " << stride << " must be valid";
-    if (offset + (out[d] - 1) * stride >= in[d])
+    if (WideInt(offset) + WideInt(out[d] - 1) * stride >= in[d])
       return emitOpError() << "dim " << d << " reads past extent " << in[d];
   }
   return success();
@@ -165,7 +165,7 @@ LogicalResult CatOp::verify() {
   int64_t dim = getDim();
   if (dim < 0 || dim >= static_cast<int64_t>(out.size()))
     return emitOpError() << "dim " << dim << " is out of range";
-  int64_t total = 0;
+  WideInt total = 0;
   for (Value input : getInputs()) {
     ArrayRef<int64_t> shape = shapeOf(input);
     if (shape.size() != out.size())
@@ -178,7 +178,8 @@ LogicalResult CatOp::verify() {
   }
   if (total != out[dim])
     return emitOpError() << "result extent " << out[dim]
-                         << " of the concatenated dim must be " << total;
+                         << " of the concatenated dim must be "
+                         << formatWide(total);
   return success();
 }
 
@@ -226,7 +227,8 @@ LogicalResult InsertSliceOp::verify() {
     return emitOpError("offsets, strides and src need self's rank");
   for (size_t d = 0; d < in.size(); ++d) {
     int64_t offset = getOffsets()[d], stride = getStrides()[d];
-    if (stride < 1 || offset < 0 || offset + (src[d] - 1) * stride >= in[d])
+    if (stride < 1 || offset < 0 ||
+        WideInt(offset) + WideInt(src[d] - 1) * stride >= in[d])
       return emitOpError() << "dim " << d << ": src does not fit";
   }
   return success();
@@ -277,9 +279,10 @@ LogicalResult PadOp::verify() {
   for (size_t d = 0; d < in.size(); ++d) {
     if (getLow()[d] < 0 || getHigh()[d] < 0)
       return emitOpError("pads must be non-negative");
-    if (out[d] != in[d] + getLow()[d] + getHigh()[d])
+    WideInt expected = WideInt(in[d]) + getLow()[d] + getHigh()[d];
+    if (out[d] != expected)
       return emitOpError() << "result dim " << d << " must be "
-                           << in[d] + getLow()[d] + getHigh()[d];
+                           << formatWide(expected);
   }
   return success();
 }

@@ -10,6 +10,14 @@
 
 namespace kiln::aten {
 
+/// Shape arithmetic on attributes and extents a client declared: 128 bits,
+/// so that no product or sum of two int64 values overflows (a wrapped value
+/// could otherwise pass a bounds check).
+using WideInt = __int128;
+
+/// `value` for a diagnostic: the number, or "out of range" past int64.
+std::string formatWide(WideInt value);
+
 inline llvm::ArrayRef<int64_t> shapeOf(mlir::Value value) {
   return llvm::cast<mlir::RankedTensorType>(value.getType()).getShape();
 }
