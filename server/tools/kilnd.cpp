@@ -5,7 +5,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Compiler/Compile.h"
-#include "kiln/Compiler/NodeSupport.h"
 #include "kiln/common/Logging.h"
 #include "kiln/server/daemon/Daemon.h"
 #include "kiln/server/daemon/DaemonFlags.h"
@@ -36,7 +35,7 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "kilnd: %s\n", std::string(logging.message()).c_str());
     return 2;
   }
-  return kiln::server::runDaemon(*flags, kiln::compiler::checkNodeSupport,
+  return kiln::server::runDaemon(*flags,
                                  kiln::compiler::resolveCompileOptions,
                                  kiln::compiler::compilerBuildId(),
                                  kiln::compiler::supportedTargets());

@@ -54,6 +54,32 @@ def test_a_compiler_crash_fails_only_its_request(tmp_path):
         daemon.assert_stops_cleanly()
 
 
+class SineAndLgamma(torch.nn.Module):
+    """aten.lgamma, which Kiln lacks, makes placement check each node."""
+
+    def forward(self, x):
+        return torch.lgamma(torch.sin(x) + 2.0)
+
+
+def test_a_crash_in_the_node_support_check_fails_only_its_request(tmp_path):
+    # The whole-graph compile stops at the unsupported op (UNIMPLEMENTED),
+    # before codegen; placement's per-node check then runs, in a worker too.
+    daemon = _daemon(tmp_path, "support-crash", "--debug-compile-fault",
+                     "crash:aten.sin.default")
+    program = torch.export.export(SineAndLgamma().eval(), (torch.randn(4, 8),))
+    try:
+        with kiln.Client(daemon.address, timeout=300) as client:
+            with pytest.raises(kiln.CompileError) as err:
+                client.compile(program, fallback="cpu")
+            message = str(err.value)
+            assert "the compiler crashed checking which nodes of graph" in message
+            assert "in stage 'check-node-support'" in message
+            assert "kilnd is unaffected" in message
+            assert_serving(client)
+    finally:
+        daemon.assert_stops_cleanly()
+
+
 def test_a_compile_out_of_memory_is_resource_exhausted(tmp_path):
     daemon = _daemon(tmp_path, "oom", "--debug-compile-fault", "oom:aten.sin.default",
                      "--compile-memory-bytes", "1GiB")

@@ -1,8 +1,8 @@
 //===- GraphImportFuzzer.cpp - fuzz graph import into the compiler ---------===//
 //
 // libFuzzer target: bytes as a kiln.v1.Graph, through the two ways the
-// compiler takes a graph in: the per-node support check kilnd runs in its
-// own process (placement), and the whole-graph import into the aten dialect
+// compiler takes a graph in: placement's per-node support check, and the
+// whole-graph import into the aten dialect
 // with its verifier. Both must answer with a status, never crash.
 //
 //===----------------------------------------------------------------------===//

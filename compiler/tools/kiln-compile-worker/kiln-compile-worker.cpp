@@ -1,7 +1,8 @@
 //===- kiln-compile-worker.cpp - one compile, in a process of its own -----===//
 //
 // This file implements kiln-compile-worker, the process kilnd runs each
-// compile in: it reads a kiln.worker.CompileJob, compiles, and writes a
+// compile in, and placement's per-node capability check: it reads a
+// kiln.worker.CompileJob, compiles (or checks its nodes), and writes a
 // CompileJobResult. kilnd starts it with CPU-time and address-space limits
 // (RLIMIT_CPU, RLIMIT_AS), a wall-clock limit and a minimal environment.
 // A crash, a runaway or an out-of-memory here ends this process, not kilnd.
@@ -14,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Compiler/Compile.h"
+#include "kiln/Compiler/NodeSupport.h"
 #include "kiln/worker/compile_job.pb.h"
 
 #include "llvm/Support/ErrorHandling.h"
@@ -55,6 +57,16 @@ void injectFault(const std::string &fault) {
       std::memset(hoard.back().get(), 1, 64 << 20);
     }
   }
+}
+
+int writeResult(const kiln::worker::CompileJobResult &result,
+                const std::string &path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !result.SerializeToOstream(&out) || !out.flush()) {
+    std::cerr << "kiln-compile-worker: cannot write the result to " << path << "\n";
+    return 1;
+  }
+  return 0;
 }
 
 } // namespace
@@ -112,10 +124,27 @@ int main(int argc, char **argv) {
     if (!fault.empty() && std::strcmp(stage, "codegen") == 0)
       injectFault(fault);
   };
+  kiln::worker::CompileJobResult result;
+  if (job.check_node_support()) {
+    currentStage = "check-node-support";
+    std::cerr << "kiln-compile-worker: stage " << currentStage << std::endl;
+    if (!fault.empty())
+      injectFault(fault);
+    absl::StatusOr<std::vector<kiln::compiler::NodeSupport>> support =
+        kiln::compiler::checkNodeSupport(job.graph(), options);
+    result.set_code(static_cast<int>(support.status().code()));
+    result.set_message(std::string(support.status().message()));
+    if (support.ok())
+      for (const kiln::compiler::NodeSupport &node : *support) {
+        kiln::worker::NodeSupport *entry = result.add_node_support();
+        entry->set_supported(node.supported);
+        entry->set_reason(node.reason);
+      }
+    return writeResult(result, args[1]);
+  }
   absl::StatusOr<kiln::compiler::CompiledExecutable> compiled =
       kiln::compiler::compileGraph(job.graph(), options);
 
-  kiln::worker::CompileJobResult result;
   result.set_code(static_cast<int>(compiled.status().code()));
   result.set_message(std::string(compiled.status().message()));
   if (compiled.ok()) {
@@ -128,10 +157,5 @@ int main(int argc, char **argv) {
       stage->set_text(std::move(dump.text));
     }
   }
-  std::ofstream out(args[1], std::ios::binary | std::ios::trunc);
-  if (!out || !result.SerializeToOstream(&out) || !out.flush()) {
-    std::cerr << "kiln-compile-worker: cannot write the result to " << args[1] << "\n";
-    return 1;
-  }
-  return 0;
+  return writeResult(result, args[1]);
 }

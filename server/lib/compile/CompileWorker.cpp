@@ -1,8 +1,9 @@
 //===- CompileWorker.cpp - compiles in processes of their own -------------===//
 //
-// This file implements compileInWorkerProcess: a CompileJob file in, a
-// kiln-compile-worker process under limits, a CompileJobResult file out, and
-// the worker's fate mapped to a status.
+// This file implements compileInWorkerProcess and
+// checkSupportInWorkerProcess: a CompileJob file in, a kiln-compile-worker
+// process under limits, a CompileJobResult file out, and the worker's fate
+// mapped to a status.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/compile/CompileWorker.h"
@@ -33,9 +34,12 @@ std::string tail(const std::string &log, size_t bytes = 1500) {
   return log.size() <= bytes ? log : "..." + log.substr(log.size() - bytes);
 }
 
-absl::StatusOr<compiler::CompiledExecutable>
-runJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
-       const compiler::CompileOptions &options) {
+/// Runs `job` in a worker process under the settings' limits. `what` says
+/// what the job does ("compiling graph 'g' for cpu"), for errors. A result
+/// with a non-zero code becomes that status.
+absl::StatusOr<worker::CompileJobResult>
+runWorker(const CompileWorkerSettings &settings, const worker::CompileJob &job,
+          const std::string &what) {
   ASSIGN_OR_RETURN(std::string suffix, randomHex(8));
   std::filesystem::path dir = settings.scratchDir / ("job-" + suffix);
   std::error_code error;
@@ -48,14 +52,6 @@ runJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
     std::error_code ignored;
     std::filesystem::remove_all(dir, ignored);
   };
-
-  worker::CompileJob job;
-  *job.mutable_graph() = graph;
-  job.set_target(options.target);
-  *job.mutable_options() = options.options;
-  job.set_dump_stages(options.dumpStages);
-  for (const std::string &op : options.debugMiscompileOps)
-    job.add_debug_miscompile_ops(op);
   std::string jobBytes;
   if (!job.SerializeToString(&jobBytes))
     return absl::InternalError("cannot serialize the compile job");
@@ -72,18 +68,17 @@ runJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
   absl::StatusOr<ChildExit> exit =
       runChildProcess(args, logPath, sandboxedChild(settings.limits, dir));
   // What the failure paths say: which graph, and the stage from the log.
-  std::string log, where, compileWhere;
+  std::string log, where, jobWhere;
   if (!exit.ok() || !exit->succeeded()) {
     log = readWholeFile(logPath).value_or("");
     std::string stage = lastWorkerStage(log);
     where = absl::StrCat(
-        "compiling graph '", graph.name(), "' for ", options.target,
-        stage.empty() ? "" : absl::StrCat(", in stage '", stage, "'"));
-    compileWhere = absl::StrCat("the compile ", where);
+        what, stage.empty() ? "" : absl::StrCat(", in stage '", stage, "'"));
+    jobWhere = absl::StrCat("the compile ", where);
   }
   if (!exit.ok()) {
     if (absl::IsDeadlineExceeded(exit.status()))
-      return wallClockFailure(settings.limits, compileWhere);
+      return wallClockFailure(settings.limits, jobWhere);
     return exit.status();
   }
   if (exit->succeeded()) {
@@ -91,29 +86,70 @@ runJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
     absl::StatusOr<std::string> bytes = readWholeFile(dir / "result.pb");
     if (!bytes.ok() || !result.ParseFromString(*bytes))
       return absl::InternalError(absl::StrCat(
-          "compiling graph '", graph.name(), "' for ", options.target,
-          ": the compile worker exited without a readable result"));
+          what, ": the compile worker exited without a readable result"));
     if (result.code() != 0)
       return absl::Status(static_cast<absl::StatusCode>(result.code()),
                           result.message());
-    compiler::CompiledExecutable compiled;
-    compiled.artifact = std::move(*result.mutable_artifact());
-    compiled.manifest = std::move(*result.mutable_manifest());
-    compiled.opReport = std::move(*result.mutable_op_report());
-    for (worker::StageText &text : *result.mutable_stages())
-      compiled.stages.push_back(
-          {std::move(*text.mutable_stage()), std::move(*text.mutable_text())});
-    return compiled;
+    return result;
   }
   if (std::optional<absl::Status> limit =
-          limitFailure(*exit, settings.limits, kWorkerOutOfMemory,
-                       compileWhere))
+          limitFailure(*exit, settings.limits, kWorkerOutOfMemory, jobWhere))
     return *limit;
   spdlog::error("compile worker {} {}; its log:\n{}", settings.binary.string(),
                 exit->describe(), tail(log, 8000));
   return absl::InternalError(absl::StrCat(
       "the compiler crashed ", where, " (its worker process ",
       exit->describe(), "); kilnd is unaffected. Worker log: ", tail(log)));
+}
+
+worker::CompileJob jobFor(const v1::Graph &graph,
+                          const compiler::CompileOptions &options) {
+  worker::CompileJob job;
+  *job.mutable_graph() = graph;
+  job.set_target(options.target);
+  *job.mutable_options() = options.options;
+  job.set_dump_stages(options.dumpStages);
+  for (const std::string &op : options.debugMiscompileOps)
+    job.add_debug_miscompile_ops(op);
+  return job;
+}
+
+absl::StatusOr<compiler::CompiledExecutable>
+compileJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
+           const compiler::CompileOptions &options) {
+  ASSIGN_OR_RETURN(
+      worker::CompileJobResult result,
+      runWorker(settings, jobFor(graph, options),
+                absl::StrCat("compiling graph '", graph.name(), "' for ",
+                             options.target)));
+  compiler::CompiledExecutable compiled;
+  compiled.artifact = std::move(*result.mutable_artifact());
+  compiled.manifest = std::move(*result.mutable_manifest());
+  compiled.opReport = std::move(*result.mutable_op_report());
+  for (worker::StageText &text : *result.mutable_stages())
+    compiled.stages.push_back(
+        {std::move(*text.mutable_stage()), std::move(*text.mutable_text())});
+  return compiled;
+}
+
+absl::StatusOr<std::vector<compiler::NodeSupport>>
+checkSupportJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
+                const compiler::CompileOptions &options) {
+  worker::CompileJob job = jobFor(graph, options);
+  job.set_check_node_support(true);
+  std::string what = absl::StrCat("checking which nodes of graph '",
+                                  graph.name(), "' ", options.target,
+                                  " supports");
+  ASSIGN_OR_RETURN(worker::CompileJobResult result,
+                   runWorker(settings, job, what));
+  if (result.node_support_size() != graph.nodes_size())
+    return absl::InternalError(absl::StrCat(
+        what, ": the worker answered for ", result.node_support_size(),
+        " nodes, the graph has ", graph.nodes_size()));
+  std::vector<compiler::NodeSupport> support;
+  for (const worker::NodeSupport &node : result.node_support())
+    support.push_back({node.supported(), node.reason()});
+  return support;
 }
 
 } // namespace
@@ -146,7 +182,14 @@ std::string lastWorkerStage(const std::string &log) {
 CompilerFn compileInWorkerProcess(CompileWorkerSettings settings) {
   return [settings = std::move(settings)](
              const v1::Graph &graph, const compiler::CompileOptions &options) {
-    return runJob(settings, graph, options);
+    return compileJob(settings, graph, options);
+  };
+}
+
+NodeSupportFn checkSupportInWorkerProcess(CompileWorkerSettings settings) {
+  return [settings = std::move(settings)](
+             const v1::Graph &graph, const compiler::CompileOptions &options) {
+    return checkSupportJob(settings, graph, options);
   };
 }
 

@@ -65,7 +65,7 @@ void blockShutdownSignals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
-int runDaemon(const DaemonFlags &flags, NodeSupportFn nodeSupport, OptionsResolverFn resolveOptions,
+int runDaemon(const DaemonFlags &flags, OptionsResolverFn resolveOptions,
               const std::string &compilerBuildId,
               const std::vector<std::string> &supportedTargets) {
   ServerOptions options;
@@ -131,7 +131,7 @@ int runDaemon(const DaemonFlags &flags, NodeSupportFn nodeSupport, OptionsResolv
   options.importLimits = worker.limits;
   options.compiler =
       withDebugMiscompile(compileInWorkerProcess(worker), miscompiled);
-  options.nodeSupport = std::move(nodeSupport);
+  options.nodeSupport = checkSupportInWorkerProcess(worker);
   options.resolveOptions = std::move(resolveOptions);
   options.compilerBuildId = debugMiscompileBuildId(compilerBuildId, miscompiled);
   options.supportedTargets = supportedTargets;

@@ -301,8 +301,8 @@ const std::vector<FlagSpec> &flagTable() {
        [](const DaemonFlags &f) { return f.debugCompileFault; },
        "TESTING AID, never in production: crash:OP or oom:OP (OP such as "
        "aten.gelu.default) makes the compile worker of any graph with OP "
-       "segfault or run out of memory on entering codegen, so tests can "
-       "check that kilnd survives it",
+       "segfault or run out of memory on entering codegen (or the "
+       "per-node support check), so tests can check that kilnd survives it",
        [](DaemonFlags &f, const std::string &v) {
          bool kind = absl::StartsWith(v, "crash:") || absl::StartsWith(v, "oom:");
          if (!v.empty() && (!kind || absl::EndsWith(v, ":")))

@@ -1,15 +1,16 @@
 //===- CompileWorker.h - compiles in processes of their own ----*- C++ -*-===//
 //
-// This file declares the CompilerFn kilnd compiles with: each compile runs in
-// a kiln-compile-worker process with CPU-time, address-space and wall-clock
+// This file declares the CompilerFn kilnd compiles with, and the node
+// support check placement uses: each runs in a kiln-compile-worker process with CPU-time, address-space and wall-clock
 // limits and a minimal environment, so a compiler crash, runaway or
 // out-of-memory fails that one request and kilnd keeps serving.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "kiln/server/store/CompileCache.h"
 #include "kiln/server/compile/CompileSandbox.h"
+#include "kiln/server/compile/PlacedCompile.h"
+#include "kiln/server/store/CompileCache.h"
 
 #include <chrono>
 #include <cstdint>
@@ -35,6 +36,12 @@ struct CompileWorkerSettings {
 /// crash), RESOURCE_EXHAUSTED (memory) or DEADLINE_EXCEEDED (CPU time or
 /// wall clock), each naming the limit's flag.
 CompilerFn compileInWorkerProcess(CompileWorkerSettings settings);
+
+/// Placement's capability check (kiln::compiler::checkNodeSupport) in a
+/// worker process, under the same limits and with the same failure mapping:
+/// it imports and lowers every node of a client's graph, so it does not run
+/// in kilnd either.
+NodeSupportFn checkSupportInWorkerProcess(CompileWorkerSettings settings);
 
 /// Checks that the worker binary is executable and empties the scratch
 /// folder (jobs of an earlier kilnd that died). FAILED_PRECONDITION naming

@@ -24,8 +24,9 @@ std::string localDialAddress(const std::string &listen, int port);
 void blockShutdownSignals();
 
 /// Runs kilnd until SIGTERM or SIGINT; returns the process exit code. Every
-/// compile runs in a --compile-worker process (CompileWorker.h).
-int runDaemon(const DaemonFlags &flags, NodeSupportFn nodeSupport, OptionsResolverFn resolveOptions,
+/// compile, and every per-node support check, runs in a --compile-worker
+/// process (CompileWorker.h): kilnd itself never imports a client's graph.
+int runDaemon(const DaemonFlags &flags, OptionsResolverFn resolveOptions,
               const std::string &compilerBuildId,
               const std::vector<std::string> &supportedTargets);
 
