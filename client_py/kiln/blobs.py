@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import torch
 
 from kiln._rpc import Rpc
-from kiln.tensors import tensor_bytes
+from kiln.tensors import tensor_view
 from kiln.v1 import blobs_pb2, tensor_pb2
 
 __all__ = [
@@ -39,7 +39,7 @@ _cache_lock = threading.Lock()
 hash_count = 0
 
 
-def bytes_digest(data: bytes) -> tensor_pb2.Digest:
+def bytes_digest(data: bytes | memoryview) -> tensor_pb2.Digest:
     """The Digest (lower-case hex SHA-256, size) of some bytes."""
     return tensor_pb2.Digest(hash=hashlib.sha256(data).hexdigest(), size_bytes=len(data))
 
@@ -61,7 +61,7 @@ def tensor_digest(t: torch.Tensor) -> tensor_pb2.Digest:
         if hit is not None and hit[0]() is not None:
             _cache.move_to_end(key)
             return tensor_pb2.Digest(hash=hit[1], size_bytes=hit[2])
-    digest = bytes_digest(tensor_bytes(t))
+    digest = bytes_digest(tensor_view(t))
     with _cache_lock:
         hash_count += 1
         _cache[key] = (weakref.ref(t), digest.hash, digest.size_bytes)
@@ -76,7 +76,7 @@ def clear_digest_cache() -> None:
         _cache.clear()
 
 
-def _chunks(digest: tensor_pb2.Digest, data: bytes, in_transit: bool = False
+def _chunks(digest: tensor_pb2.Digest, data: bytes | memoryview, in_transit: bool = False
             ) -> Iterator[blobs_pb2.WriteRequest]:
     view = memoryview(data)
     n = len(view)
@@ -127,7 +127,7 @@ class BlobClient:
                               blobs_pb2.FindMissingRequest(digests=digests))
         return {d.hash for d in resp.missing_digests}
 
-    def write(self, digest: tensor_pb2.Digest, data: bytes,
+    def write(self, digest: tensor_pb2.Digest, data: bytes | memoryview,
               progress: Callable[[int], None] | None = None,
               in_transit: bool = False) -> int:
         """Uploads one blob in 1 MiB chunks; returns the committed size.
@@ -151,6 +151,26 @@ class BlobClient:
             "kiln.v1.Blobs/Read", self._rpc.blobs.Read,
             blobs_pb2.ReadRequest(digest=digest), context={"digest": digest.hash})]
         return b"".join(parts)
+
+    def read_into(self, digest: tensor_pb2.Digest, into: memoryview) -> None:
+        """Downloads one blob straight into ``into`` (exactly its size), chunk
+        by chunk: no joined copy. ValueError when the sizes differ."""
+        if len(into) != digest.size_bytes:
+            raise ValueError(f"blob {digest.hash} has {digest.size_bytes} bytes; "
+                             f"the destination holds {len(into)}")
+        at = 0
+        for r in self._rpc.stream("kiln.v1.Blobs/Read", self._rpc.blobs.Read,
+                                  blobs_pb2.ReadRequest(digest=digest),
+                                  context={"digest": digest.hash}):
+            end = at + len(r.data)
+            if end > len(into):
+                raise ValueError(f"blob {digest.hash} sent more than its "
+                                 f"{digest.size_bytes} bytes")
+            into[at:end] = r.data
+            at = end
+        if at != len(into):
+            raise ValueError(f"blob {digest.hash} ended after {at} of its "
+                             f"{digest.size_bytes} bytes")
 
     def ensure_tensors(self, tensors: Sequence[torch.Tensor],
                        progress: Callable[[int, int], None] | None = None,
@@ -185,7 +205,7 @@ class BlobClient:
         sent = 0
         for h, (t, d) in unknown.items():
             if h in missing:
-                data = tensor_bytes(t)
+                data = tensor_view(t)
                 self.write(d, data, progress=on_chunk, in_transit=in_transit)
                 sent += len(data)
         uploaded = sent

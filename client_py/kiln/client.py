@@ -20,7 +20,8 @@ from kiln.graph import SerializedGraph, serialize_graph_module
 from kiln.op_report import OpReport
 from kiln.placement import (PlacementReport, log_placement, placement_policy,
                             run_partitioned, segment_models)
-from kiln.tensors import PROTO_TO_DTYPE, tensor_bytes, tensor_from_bytes, tensor_type
+from kiln.tensors import (PROTO_TO_DTYPE, empty_tensor_for, tensor_bytes, tensor_from_bytes,
+                          tensor_type)
 from kiln.v1 import (compiler_pb2, devices_pb2, executable_pb2, executor_pb2,
                      graph_pb2, placement_pb2, tensor_pb2)
 
@@ -408,15 +409,16 @@ class Client:
         if dtype is None:
             raise KilnError(f"output {i} has unknown dtype {out.type.dtype}", context=ctx)
         t0 = time.perf_counter()
-        if out.WhichOneof("payload") == "blob":
-            data = self.blobs.read(out.blob)
-        else:
-            data = out.data
-        fetch = time.perf_counter() - t0
         try:
-            return tensor_from_bytes(data, dtype, out.type.shape), fetch
+            if out.WhichOneof("payload") == "blob":
+                # Straight into the output tensor's memory.
+                t, view = empty_tensor_for(dtype, out.type.shape)
+                self.blobs.read_into(out.blob, view)
+            else:
+                t = tensor_from_bytes(out.data, dtype, out.type.shape)
         except ValueError as e:
             raise KilnError(f"output {i}: {e}", context=ctx) from None
+        return t, time.perf_counter() - t0
 
     def _execute(self, model: CompiledModel, inputs: Sequence[Any],
                  parameters: Mapping[str, torch.Tensor] | None = None) -> list[torch.Tensor]:

@@ -20,7 +20,9 @@ __all__ = [
     "dtype_to_proto",
     "tensor_type",
     "tensor_bytes",
+    "tensor_view",
     "tensor_from_bytes",
+    "empty_tensor_for",
 ]
 
 DTYPE_TO_PROTO: dict[torch.dtype, int] = {
@@ -55,28 +57,48 @@ def tensor_type(dtype: torch.dtype, shape: Sequence[int]) -> tensor_pb2.TensorTy
     return tensor_pb2.TensorType(dtype=code, shape=[int(d) for d in shape])
 
 
-def tensor_bytes(t: torch.Tensor) -> bytes:
-    """The tensor's elements as Kiln's wire format (dense, row-major, LE)."""
+def tensor_view(t: torch.Tensor) -> memoryview:
+    """The tensor's elements in Kiln's wire format (dense, row-major, LE) as a
+    read-only byte view: no copy when ``t`` is a contiguous CPU tensor. The
+    view keeps the memory it shows alive."""
     t = t.detach()
     if t.device.type != "cpu":
         t = t.cpu()
     flat = t.contiguous().reshape(-1)
     if flat.numel() == 0:
-        return b""
-    return flat.view(torch.uint8).numpy().tobytes()
+        return memoryview(b"")
+    return memoryview(flat.view(torch.uint8).numpy()).toreadonly()
 
 
-def tensor_from_bytes(data: bytes, dtype: torch.dtype, shape: Sequence[int]) -> torch.Tensor:
-    """Rebuilds a tensor from wire bytes; the result owns its memory."""
-    shape = [int(d) for d in shape]
+def tensor_bytes(t: torch.Tensor) -> bytes:
+    """The tensor's elements as Kiln's wire format, copied into bytes."""
+    return tensor_view(t).tobytes()
+
+
+def _payload_size(dtype: torch.dtype, shape: Sequence[int]) -> int:
     numel = 1
     for d in shape:
         numel *= d
-    expected = numel * torch.empty((), dtype=dtype).element_size()
+    return numel * dtype.itemsize
+
+
+def empty_tensor_for(dtype: torch.dtype, shape: Sequence[int]
+                     ) -> tuple[torch.Tensor, memoryview]:
+    """A new tensor of ``dtype`` and ``shape`` and a writable byte view of its
+    memory, for receiving wire bytes in place."""
+    t = torch.empty([int(d) for d in shape], dtype=dtype)
+    if t.numel() == 0:
+        return t, memoryview(bytearray())
+    return t, memoryview(t.reshape(-1).view(torch.uint8).numpy())
+
+
+def tensor_from_bytes(data: bytes, dtype: torch.dtype, shape: Sequence[int]) -> torch.Tensor:
+    """Rebuilds a tensor from wire bytes; the result owns its memory (one copy)."""
+    shape = [int(d) for d in shape]
+    expected = _payload_size(dtype, shape)
     if len(data) != expected:
         raise ValueError(f"tensor payload has {len(data)} bytes, expected {expected} "
                          f"for {dtype} {shape}")
-    if expected == 0:
-        return torch.empty(shape, dtype=dtype)
-    raw = torch.frombuffer(bytearray(data), dtype=torch.uint8)
-    return raw.view(dtype).reshape(shape)
+    t, view = empty_tensor_for(dtype, shape)
+    view[:] = data
+    return t
