@@ -17,6 +17,9 @@
 
 #include <functional>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace kiln::agent {
 namespace {
 
@@ -150,6 +153,63 @@ TEST_F(TaskRunnerTest, BlobInputsAreFetchedAndVerified) {
   *input->mutable_blob() = digest;
   v1::TaskResult result = runner->run(task);
   ASSERT_EQ(result.code(), 0) << result.message();
+  expectAxpy(task, result.outputs(0).data());
+}
+
+/// A file holding `bytes` (what kilnd passes: its store's blob file).
+UniqueFd fileWith(const std::filesystem::path &path, const std::string &bytes) {
+  test::writeFileBytes(path, bytes);
+  return UniqueFd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+}
+
+TEST_F(TaskRunnerTest, LocalLinkFilesAreMappedNotFetched) {
+  constexpr int kN = (3 << 20) / 4 + 16; // outputs past the inline limit
+  v1::Task task = axpyTask(kN, "local");
+  v1::Tensor *input = task.mutable_inputs(0);
+  std::string inputBytes = input->data();
+  // The blob is not in the blob service: only the file has the bytes.
+  *input->mutable_blob() = digestOf(inputBytes);
+  int readsBefore = blobs.reads.load();
+  LocalFiles files;
+  files.inputs.emplace_back(0, fileWith(dir.path() / "input.bin", inputBytes));
+  files.outputsAsFiles = true;
+  v1::TaskResult result = runner->run(test::signTask(task), &files);
+  ASSERT_EQ(result.code(), 0) << result.message();
+  // The artifact and parameter are fetched; the input is not.
+  EXPECT_EQ(blobs.reads.load() - readsBefore, 2);
+  ASSERT_EQ(files.outputs.size(), 1u);
+  EXPECT_EQ(files.outputs[0].first, 0);
+  EXPECT_EQ(result.outputs(0).payload_case(), v1::Tensor::PAYLOAD_NOT_SET)
+      << "the output's bytes are in its memfd, not uploaded";
+  int memfd = files.outputs[0].second.get();
+  std::string out(size_t{kN} * 4, '\0');
+  ASSERT_EQ(::pread(memfd, out.data(), out.size(), 0),
+            static_cast<ssize_t>(out.size()));
+  expectAxpy(task, out);
+}
+
+TEST_F(TaskRunnerTest, ALocalLinkFileOfTheWrongSizeIsRefused) {
+  v1::Task task = axpyTask(64, "short");
+  v1::Tensor *input = task.mutable_inputs(0);
+  std::string inputBytes = input->data();
+  *input->mutable_blob() = digestOf(inputBytes);
+  LocalFiles files;
+  files.inputs.emplace_back(
+      0, fileWith(dir.path() / "short.bin", inputBytes.substr(0, 100)));
+  v1::TaskResult result = runner->run(test::signTask(task), &files);
+  EXPECT_EQ(result.code(),
+            static_cast<int>(absl::StatusCode::kFailedPrecondition));
+  EXPECT_NE(result.message().find("holds 100"), std::string::npos)
+      << result.message();
+}
+
+TEST_F(TaskRunnerTest, SmallOutputsStayInlineOverTheLocalLink) {
+  v1::Task task = axpyTask(256, "small");
+  LocalFiles files;
+  files.outputsAsFiles = true;
+  v1::TaskResult result = runner->run(task, &files);
+  ASSERT_EQ(result.code(), 0) << result.message();
+  EXPECT_TRUE(files.outputs.empty());
   expectAxpy(task, result.outputs(0).data());
 }
 

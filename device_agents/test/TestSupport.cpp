@@ -77,6 +77,11 @@ compileRiscv64SharedObject(const fs::path &dir, const std::string &name,
   return compileWith(compiler, dir, name + "-rv64", cSource);
 }
 
+void writeFileBytes(const fs::path &path, const std::string &bytes) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
 std::string readFileBytes(const fs::path &path) {
   std::ifstream file(path, std::ios::binary);
   std::ostringstream bytes;

@@ -47,6 +47,7 @@ compileRiscv64SharedObject(const std::filesystem::path &dir,
 
 /// Reads a whole file.
 std::string readFileBytes(const std::filesystem::path &path);
+void writeFileBytes(const std::filesystem::path &path, const std::string &bytes);
 
 /// C source of `void kiln_invoke(void **b)`: out = a + 2 * x over n floats,
 /// where b = {a (parameter), x (input), out (output)}.

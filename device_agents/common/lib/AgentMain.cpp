@@ -28,6 +28,7 @@
 #include <optional>
 #include <atomic>
 #include <pthread.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <thread>
 #include <unistd.h>
@@ -113,6 +114,10 @@ commonFlags(absl::string_view kind) {
       {"max-loaded-executables",
        {"256", "executables kept loaded; past it the least recently used is "
                "unloaded"}},
+      {"local-link-fd",
+       {"", "set by kilnd for the agents it starts: an inherited socket on "
+            "which tasks and results travel, tensors as shared files "
+            "instead of blob transfers. Empty: tasks come on Agent.Connect"}},
       {"log-level",
        {"info", "trace, debug, info, warn, error, critical or off"}},
       {"log-format",
@@ -267,6 +272,16 @@ parseAgentFlags(const std::vector<std::string> &args,
   else
     options.maxLoadedExecutables = static_cast<size_t>(maxLoaded);
   options.taskVerifyKey = values["task-verify-key"];
+  if (const std::string &fd = values["local-link-fd"]; !fd.empty()) {
+    int value = -1;
+    if (!absl::SimpleAtoi(fd, &value) || value < 3 ||
+        ::fcntl(value, F_GETFD) < 0)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--local-link-fd: '", fd,
+          "' is not an open descriptor (kilnd passes it to the agents it "
+          "starts; leave it out otherwise)"));
+    options.localLinkFd = value;
+  }
   commandLine.logLevel = values["log-level"];
   bool knownLevel = false;
   for (const char *level : kLogLevels)

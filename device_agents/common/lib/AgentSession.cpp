@@ -122,7 +122,10 @@ AgentSession::AgentSession(AgentOptions options, DeviceBackend &backend,
       runner(backend, *this->cache, resident, blobs,
              opts.maxLoadedExecutables) {}
 
-AgentSession::~AgentSession() { stop(); }
+AgentSession::~AgentSession() {
+  stop();
+  localLink.reset();
+}
 
 void AgentSession::stop() {
   std::lock_guard<std::mutex> lock(stopMutex);
@@ -173,6 +176,7 @@ absl::Status AgentSession::serveOnce(bool &registered) {
   registration->set_agent_id(opts.agentId);
   registration->set_protocol_version(kAgentProtocolVersion);
   registration->set_session_token(sessionToken);
+  registration->set_local_link(opts.localLinkFd >= 0);
   for (const v1::Device &device : devices)
     *registration->add_devices() = device;
   v1::DaemonMessage message;
@@ -210,7 +214,11 @@ absl::Status AgentSession::serveOnce(bool &registered) {
                opts.daemonAddress, opts.agentId, devices.size(), intervalMs);
 
   // At least one worker per device, so every device can be busy at once.
-  pool.emplace(std::max(opts.taskThreads, static_cast<int>(devices.size())));
+  int workers = std::max(opts.taskThreads, static_cast<int>(devices.size()));
+  pool.emplace(workers);
+  if (opts.localLinkFd >= 0 && !localLink)
+    localLink = std::make_unique<LocalLinkServer>(
+        UniqueFd(opts.localLinkFd), runner, static_cast<unsigned>(workers));
   heartbeat = std::thread([connection, intervalMs] {
     connection->heartbeatLoop(std::chrono::milliseconds(intervalMs));
   });

@@ -1,31 +1,102 @@
 //===- AlignedBuffer.cpp - 64-byte aligned host buffers -------------------===//
 //
-// This file implements AlignedBuffer with std::aligned_alloc.
+// This file implements AlignedBuffer with std::aligned_alloc, mmap and
+// memfd_create.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/AlignedBuffer.h"
 
 #include "absl/strings/str_cat.h"
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
 
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace kiln::agent {
 
-AlignedBuffer::~AlignedBuffer() { std::free(bytes); }
+void AlignedBuffer::reset() {
+  if (mappedLength)
+    ::munmap(bytes, mappedLength);
+  else
+    std::free(bytes);
+  if (memfd >= 0)
+    ::close(memfd);
+  bytes = nullptr;
+  length = 0;
+  mappedLength = 0;
+  memfd = -1;
+}
+
+AlignedBuffer::~AlignedBuffer() { reset(); }
 
 AlignedBuffer::AlignedBuffer(AlignedBuffer &&other) noexcept
     : bytes(std::exchange(other.bytes, nullptr)),
-      length(std::exchange(other.length, 0)) {}
+      length(std::exchange(other.length, 0)),
+      mappedLength(std::exchange(other.mappedLength, 0)),
+      memfd(std::exchange(other.memfd, -1)) {}
 
 AlignedBuffer &AlignedBuffer::operator=(AlignedBuffer &&other) noexcept {
   if (this != &other) {
-    std::free(bytes);
+    reset();
     bytes = std::exchange(other.bytes, nullptr);
     length = std::exchange(other.length, 0);
+    mappedLength = std::exchange(other.mappedLength, 0);
+    memfd = std::exchange(other.memfd, -1);
   }
   return *this;
+}
+
+absl::StatusOr<AlignedBuffer> AlignedBuffer::mapFile(int fd, int64_t size) {
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))
+    return absl::FailedPreconditionError(
+        "the file passed for a tensor is not a regular file");
+  if (info.st_size != size)
+    return absl::FailedPreconditionError(
+        absl::StrCat("the file passed for a tensor of ", size, " bytes holds ",
+                     info.st_size));
+  if (size == 0)
+    return allocate(0);
+  void *memory = ::mmap(nullptr, static_cast<size_t>(size),
+                        PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  if (memory == MAP_FAILED)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot map a tensor file of ", size, " bytes: ", std::strerror(errno)));
+  AlignedBuffer buffer;
+  buffer.bytes = static_cast<uint8_t *>(memory);
+  buffer.length = size;
+  buffer.mappedLength = static_cast<size_t>(size);
+  return buffer;
+}
+
+absl::StatusOr<AlignedBuffer> AlignedBuffer::allocateShared(int64_t size) {
+  if (size <= 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot share a buffer of ", size, " bytes"));
+  int fd = ::memfd_create("kiln-tensor", MFD_CLOEXEC);
+  if (fd < 0)
+    return absl::ResourceExhaustedError(
+        absl::StrCat("memfd_create: ", std::strerror(errno)));
+  AlignedBuffer buffer;
+  buffer.memfd = fd;
+  if (::ftruncate(fd, size) != 0)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot size a shared tensor of ", size, " bytes: ", std::strerror(errno)));
+  // Fresh memfd pages read as zero: no memset.
+  void *memory = ::mmap(nullptr, static_cast<size_t>(size),
+                        PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (memory == MAP_FAILED)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot map a shared tensor of ", size, " bytes: ", std::strerror(errno)));
+  buffer.bytes = static_cast<uint8_t *>(memory);
+  buffer.length = size;
+  buffer.mappedLength = static_cast<size_t>(size);
+  return buffer;
 }
 
 absl::StatusOr<AlignedBuffer> AlignedBuffer::allocate(int64_t size) {

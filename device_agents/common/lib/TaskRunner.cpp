@@ -17,8 +17,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <vector>
+
+#include <unistd.h>
 
 namespace kiln::agent {
 namespace {
@@ -241,13 +245,19 @@ TaskRunner::getParameter(const v1::Digest &digest) {
       digest.hash(), std::make_shared<const AlignedBuffer>(std::move(*local)));
 }
 
-absl::StatusOr<AlignedBuffer> TaskRunner::decodeInput(const v1::Tensor &tensor) {
+absl::StatusOr<AlignedBuffer> TaskRunner::decodeInput(const v1::Tensor &tensor,
+                                                      const UniqueFd *file) {
+  // kilnd verified the blob when it was written to its store and passed its
+  // file over the link it made at spawn: mapped, not fetched or hashed again.
+  if (file && tensor.payload_case() == v1::Tensor::kBlob)
+    return AlignedBuffer::mapFile(file->get(), tensor.blob().size_bytes());
   if (tensor.payload_case() == v1::Tensor::kBlob)
     return fetchToMemory(tensor.blob(), blobs);
   return AlignedBuffer::copyOf(tensor.data());
 }
 
-absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result) {
+absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
+                                 LocalFiles *files) {
   RETURN_IF_ERROR(validateTask(task, backend.kind()));
   const v1::ExecutableManifest &manifest = task.record().manifest();
   v1::Timings &timings = *result.mutable_timings();
@@ -272,7 +282,12 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result) {
   std::vector<AlignedBuffer> inputs;
   std::vector<void *> inputPointers;
   for (int i = 0; i < task.inputs_size(); ++i) {
-    absl::StatusOr<AlignedBuffer> input = decodeInput(task.inputs(i));
+    const UniqueFd *file = nullptr;
+    if (files)
+      for (const auto &[index, fd] : files->inputs)
+        if (index == i)
+          file = &fd;
+    absl::StatusOr<AlignedBuffer> input = decodeInput(task.inputs(i), file);
     if (!input.ok())
       return annotate(input.status(), absl::StrCat("input ", i, " ('",
                                                    manifest.inputs(i).name(),
@@ -285,10 +300,18 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result) {
   std::vector<AlignedBuffer> outputs;
   std::vector<void *> outputPointers;
   int64_t outputBytes = 0;
+  for (const v1::ManifestArgument &argument : manifest.outputs())
+    outputBytes += *byteSize(argument.type());
+  bool inlineOutputs = outputBytes <= kMaxInlineOutputBytes;
+  // Large outputs over the local link: written by the executable straight
+  // into memfds that kilnd maps.
+  bool sharedOutputs = !inlineOutputs && files && files->outputsAsFiles;
   for (const v1::ManifestArgument &argument : manifest.outputs()) {
     int64_t size = *byteSize(argument.type());
-    ASSIGN_OR_RETURN(AlignedBuffer output, AlignedBuffer::allocate(size));
-    outputBytes += size;
+    ASSIGN_OR_RETURN(AlignedBuffer output,
+                     sharedOutputs && size > 0
+                         ? AlignedBuffer::allocateShared(size)
+                         : AlignedBuffer::allocate(size));
     outputs.push_back(std::move(output));
     outputPointers.push_back(outputs.back().data());
   }
@@ -302,12 +325,19 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result) {
   RETURN_IF_ERROR(annotate(ran.status(), "running the executable"));
   *result.mutable_counters() = *ran;
 
-  bool inlineOutputs = outputBytes <= kMaxInlineOutputBytes;
   for (size_t i = 0; i < outputs.size(); ++i) {
     v1::Tensor *tensor = result.add_outputs();
     *tensor->mutable_type() = manifest.outputs(static_cast<int>(i)).type();
     if (inlineOutputs) {
       tensor->set_data(std::string(outputs[i].view()));
+      continue;
+    }
+    if (sharedOutputs && outputs[i].file() >= 0) {
+      UniqueFd shared(::dup(outputs[i].file()));
+      if (!shared.valid())
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "output ", i, ": cannot duplicate its memfd: ", std::strerror(errno)));
+      files->outputs.emplace_back(static_cast<int>(i), std::move(shared));
       continue;
     }
     v1::Digest digest = digestOf(outputs[i].view());
@@ -318,14 +348,16 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result) {
   return absl::OkStatus();
 }
 
-v1::TaskResult TaskRunner::run(const v1::Task &task) {
+v1::TaskResult TaskRunner::run(const v1::Task &task, LocalFiles *files) {
   // Every line logged while this task runs names kilnd's request id.
   ScopedRequestId logContext(task.request_id());
   v1::TaskResult result;
   result.set_task_id(task.task_id());
-  absl::Status status = runTask(task, result);
+  absl::Status status = runTask(task, result, files);
   if (!status.ok()) {
     result.clear_outputs();
+    if (files)
+      files->outputs.clear();
     result.set_code(static_cast<int32_t>(status.code()));
     result.set_message(std::string(status.message()));
     spdlog::warn("task {} failed: {}", task.task_id(), status.ToString());

@@ -63,9 +63,10 @@ private:
 } // namespace
 
 AgentService::AgentService(DeviceRegistry &registry, std::string taskPublicKey,
-                           const AccessPolicy &access)
+                           const AccessPolicy &access,
+                           const LocalLinks &localLinks)
     : registry(registry), taskPublicKey(std::move(taskPublicKey)),
-      access(access) {}
+      access(access), localLinks(localLinks) {}
 
 grpc::Status AgentService::Connect(grpc::ServerContext *context,
                                    AgentStream *stream) {
@@ -118,7 +119,12 @@ grpc::Status AgentService::Connect(grpc::ServerContext *context,
     return toGrpcStatus(refused);
   }
   auto link = std::make_shared<StreamLink>(stream);
-  auto session = std::make_shared<AgentConnection>(registration.agent_id(), link);
+  // An agent kilnd started gets its tasks over the link kilnd made for it;
+  // tasks for this id go to that process whoever registers the id.
+  std::shared_ptr<LocalAgentLink> local =
+      registration.local_link() ? localLinks.find(agentId) : nullptr;
+  auto session = std::make_shared<AgentConnection>(
+      agentId, local ? std::shared_ptr<AgentLink>(local) : link);
   std::vector<v1::Device> devices(registration.devices().begin(),
                                   registration.devices().end());
 
@@ -141,8 +147,11 @@ grpc::Status AgentService::Connect(grpc::ServerContext *context,
     link->detach();
     return toGrpcStatus(status);
   }
-  spdlog::info("agent '{}' connected from {} with {} device(s)",
-               registration.agent_id(), context->peer(), devices.size());
+  if (local)
+    local->bind(session);
+  spdlog::info("agent '{}' connected from {} with {} device(s){}",
+               registration.agent_id(), context->peer(), devices.size(),
+               local ? "; tasks over its local link" : "");
 
   absl::Status endReason = absl::UnavailableError(absl::StrCat(
       "agent '", registration.agent_id(), "' disconnected"));
@@ -168,6 +177,8 @@ grpc::Status AgentService::Connect(grpc::ServerContext *context,
   }
   // The stream may not be written once we return.
   link->detach();
+  if (local)
+    local->unbind(session.get());
   registry.removeAgent(
       session, absl::UnavailableError(absl::StrCat(
                    "agent '", session->agentId(), "' disconnected")));

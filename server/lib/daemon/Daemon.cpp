@@ -199,7 +199,12 @@ int runDaemon(const DaemonFlags &flags, OptionsResolverFn resolveOptions,
         absl::StrCat("KILN_AGENT_TOKEN=", localAgentTokens[spec.kind]),
         "KILN_AGENT_TLS_CA=", "KILN_AGENT_TLS_CERT=", "KILN_AGENT_TLS_KEY="};
   }
-  LocalAgents agents(std::move(agentSpecs));
+  LocalAgents::LinkFn onLink;
+  if (flags.localLink)
+    onLink = [&server](const std::string &agentId, UniqueFd socket) {
+      (*server)->attachLocalLink(agentId, std::move(socket));
+    };
+  LocalAgents agents(std::move(agentSpecs), std::move(onLink));
   agents.start();
 
   sigset_t signals = shutdownSignals();

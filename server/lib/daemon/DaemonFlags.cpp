@@ -156,6 +156,15 @@ const std::vector<FlagSpec> &flagTable() {
          f.localAgents = v;
          return absl::OkStatus();
        }},
+      {"local-link",
+       [](const DaemonFlags &f) { return f.localLink ? "true" : "false"; },
+       "give each local agent a local link (a socketpair): its tasks and "
+       "results travel there, and tensors as shared files (the store's blob "
+       "files in, memfds out) instead of gRPC blob transfers. false: local "
+       "agents work like remote ones",
+       [](DaemonFlags &f, const std::string &v) {
+         return parseBool("local-link", v, f.localLink);
+       }},
       {"agent-bin-dir", [](const DaemonFlags &f) { return f.agentBinDir; },
        "directory holding kiln-agent-<kind> (default: kilnd's own)",
        [](DaemonFlags &f, const std::string &v) {

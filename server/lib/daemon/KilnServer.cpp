@@ -58,6 +58,7 @@ struct KilnServer::State {
   std::unique_ptr<ExecutorService> executorService;
   std::unique_ptr<BlobService> blobService;
   std::unique_ptr<DevicesService> devicesService;
+  LocalLinks localLinks;
   std::unique_ptr<AgentService> agentService;
   std::unique_ptr<CacheService> cacheService;
   std::once_flag shutdownOnce;
@@ -146,7 +147,8 @@ KilnServer::start(ServerOptions options) {
   state->devicesService =
       std::make_unique<DevicesService>(*state->registry, state->access);
   state->agentService = std::make_unique<AgentService>(
-      *state->registry, state->signer->publicKeyPem(), state->access);
+      *state->registry, state->signer->publicKeyPem(), state->access,
+      state->localLinks);
   state->cacheService = std::make_unique<CacheService>(
       *state->store, *state->cache, options.cacheDir / "salt", state->access);
 
@@ -204,6 +206,18 @@ void KilnServer::shutdown(std::chrono::milliseconds grace) {
 }
 
 void KilnServer::wait() { state->server->Wait(); }
+
+void KilnServer::attachLocalLink(const std::string &agentId, UniqueFd socket) {
+  ContentStore &store = *state->store;
+  state->localLinks.set(std::make_shared<LocalAgentLink>(
+      agentId, std::move(socket),
+      [&store](const v1::Digest &digest) { return store.openBlob(digest); },
+      [&store](int fd, int64_t size) {
+        return store.putFile(fd, size, Durability::kInTransit);
+      }));
+}
+
+void KilnServer::detachLocalLinks() { state->localLinks.clear(); }
 
 ServerMetrics &KilnServer::metrics() { return state->metrics; }
 

@@ -6,11 +6,14 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/daemon/LocalAgents.h"
 
+#include "kiln/common/FramedSocket.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <csignal>
 #include <cstring>
+#include <optional>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -48,7 +51,8 @@ LocalAgents::plan(const std::vector<std::string> &kinds,
   return specs;
 }
 
-LocalAgents::LocalAgents(std::vector<LocalAgentSpec> specs) {
+LocalAgents::LocalAgents(std::vector<LocalAgentSpec> specs, LinkFn onLink)
+    : onLink(std::move(onLink)) {
   for (LocalAgentSpec &spec : specs)
     children.push_back(Child{std::move(spec)});
 }
@@ -59,6 +63,24 @@ void LocalAgents::spawn(Child &child) {
   std::vector<std::string> args = {child.spec.binary.string()};
   args.insert(args.end(), child.spec.arguments.begin(),
               child.spec.arguments.end());
+  // The local link: the child's end becomes its fd 3 (dup2 clears
+  // close-on-exec there); both ends are close-on-exec here.
+  std::optional<std::pair<UniqueFd, UniqueFd>> link;
+  if (onLink) {
+    absl::StatusOr<std::pair<UniqueFd, UniqueFd>> made = FramedSocket::pair();
+    if (made.ok()) {
+      link = *std::move(made);
+      args.insert(args.end(), {"--local-link-fd", "3"});
+    } else {
+      spdlog::warn("local agent '{}': no local link ({}); tasks go over "
+                   "Agent.Connect",
+                   child.spec.kind, std::string(made.status().message()));
+    }
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (link)
+    posix_spawn_file_actions_adddup2(&actions, link->second.get(), 3);
   std::vector<char *> argv;
   for (std::string &arg : args)
     argv.push_back(arg.data());
@@ -97,8 +119,9 @@ void LocalAgents::spawn(Child &child) {
   envp.push_back(nullptr);
   pid_t pid = 0;
   int error =
-      posix_spawn(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
+      posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), envp.data());
   posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&actions);
   child.startedAt = Clock::now();
   if (error != 0) {
     spdlog::error("local agent '{}': cannot start {}: {}; retrying in {} s",
@@ -110,8 +133,10 @@ void LocalAgents::spawn(Child &child) {
     return;
   }
   child.pid = pid;
-  spdlog::info("local agent '{}' started: pid {} ({})", child.spec.kind, pid,
-               argv[0]);
+  if (link)
+    onLink(child.spec.agentId(), std::move(link->first));
+  spdlog::info("local agent '{}' started: pid {} ({}){}", child.spec.kind, pid,
+               argv[0], link ? " with a local link" : "");
 }
 
 void LocalAgents::start() {

@@ -11,6 +11,7 @@
 #include "kiln/agent/DaemonBlobs.h"
 #include "kiln/agent/DaemonChannel.h"
 #include "kiln/agent/DeviceBackend.h"
+#include "kiln/agent/LocalLinkServer.h"
 #include "kiln/agent/ResidentSet.h"
 #include "kiln/agent/TaskRunner.h"
 
@@ -53,6 +54,8 @@ struct AgentOptions {
   std::filesystem::path taskVerifyKey;
   /// TLS and the bearer token the agent dials kilnd with.
   DaemonCredentials credentials;
+  /// The local link kilnd passed (--local-link-fd); -1: none.
+  int localLinkFd = -1;
   /// First reconnect delay; doubles per failed attempt up to maxBackoff.
   std::chrono::milliseconds initialBackoff{100};
   std::chrono::milliseconds maxBackoff{5000};
@@ -111,6 +114,9 @@ private:
   bool stopping = false;
   grpc::ClientContext *currentContext = nullptr;
   std::atomic<int64_t> registrationCount{0};
+  /// Serves the local link once the first registration is acknowledged (the
+  /// task key is known by then); lives as long as the session.
+  std::unique_ptr<LocalLinkServer> localLink;
 };
 
 } // namespace kiln::agent

@@ -2,6 +2,8 @@
 //
 // This file declares AlignedBuffer, the owning host buffer every agent hands
 // to an executable: parameters, inputs and outputs are all 64-byte aligned.
+// Besides heap memory it can hold a mapping of a file kilnd passed over the
+// local link (an input) or of a memfd it will pass back (an output).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -14,7 +16,8 @@
 
 namespace kiln::agent {
 
-/// A heap buffer whose data() is aligned to kAlignment bytes. Move-only.
+/// A buffer whose data() is aligned to kAlignment bytes: heap memory, or a
+/// file mapping (page aligned). Move-only.
 class AlignedBuffer {
 public:
   static constexpr size_t kAlignment = 64;
@@ -33,6 +36,18 @@ public:
   /// Allocates a buffer holding a copy of `bytes`.
   static absl::StatusOr<AlignedBuffer> copyOf(std::string_view bytes);
 
+  /// Maps the first `size` bytes of the regular file `fd` copy-on-write:
+  /// writes through data() never reach the file. FAILED_PRECONDITION when
+  /// the file's size is not `size`. `fd` stays the caller's.
+  static absl::StatusOr<AlignedBuffer> mapFile(int fd, int64_t size);
+
+  /// A zero-filled buffer in a memfd of its own, mapped shared: its bytes
+  /// can be handed to another process as file().
+  static absl::StatusOr<AlignedBuffer> allocateShared(int64_t size);
+
+  /// The memfd behind an allocateShared() buffer; -1 otherwise.
+  int file() const { return memfd; }
+
   uint8_t *data() { return bytes; }
   const uint8_t *data() const { return bytes; }
   int64_t size() const { return length; }
@@ -41,8 +56,13 @@ public:
   }
 
 private:
+  void reset();
+
   uint8_t *bytes = nullptr;
   int64_t length = 0;
+  /// Bytes mapped at `bytes` (0: heap memory from aligned_alloc).
+  size_t mappedLength = 0;
+  int memfd = -1;
 };
 
 } // namespace kiln::agent

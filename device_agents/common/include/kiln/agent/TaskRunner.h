@@ -17,6 +17,7 @@
 
 #include "kiln/v1/agent.pb.h"
 
+#include "kiln/common/FramedSocket.h"
 #include "kiln/common/TaskSignature.h"
 
 #include <cstdint>
@@ -25,8 +26,21 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace kiln::agent {
+
+/// The tensors of one task that travel as files over the local link.
+struct LocalFiles {
+  /// (input index, the store's file of the blob that input names).
+  std::vector<std::pair<int, UniqueFd>> inputs;
+  /// Outputs over kMaxInlineOutputBytes go in memfds (`outputs`) instead
+  /// of being uploaded as blobs.
+  bool outputsAsFiles = false;
+  /// Set by TaskRunner::run: (output index, its memfd), ascending.
+  std::vector<std::pair<int, UniqueFd>> outputs;
+};
 
 /// Runs tasks for one backend. Thread-safe: several tasks may run at once.
 class TaskRunner {
@@ -52,7 +66,11 @@ public:
   /// (PERMISSION_DENIED otherwise; FAILED_PRECONDITION while there is no
   /// verifier). A loaded executable serves later tasks that carry the same
   /// signature over the same message, without verifying again.
-  v1::TaskResult run(const v1::Task &task);
+  ///
+  /// With `files` (a task from the local link) the inputs it lists are
+  /// mapped from their files instead of fetched, and large outputs are left
+  /// in memfds for the caller to pass on.
+  v1::TaskResult run(const v1::Task &task, LocalFiles *files = nullptr);
 
   /// The daemon's task key to verify tasks against (null: none yet).
   void setTaskVerifier(std::shared_ptr<const TaskVerifier> verifier);
@@ -61,7 +79,8 @@ public:
   size_t loadedExecutables() const;
 
 private:
-  absl::Status runTask(const v1::Task &task, v1::TaskResult &result);
+  absl::Status runTask(const v1::Task &task, v1::TaskResult &result,
+                       LocalFiles *files);
 
   /// The loaded executable for `task`, fetching and loading it on a miss.
   absl::StatusOr<std::shared_ptr<LoadedExecutable>>
@@ -70,8 +89,10 @@ private:
   /// The resident buffer for parameter `digest`.
   absl::StatusOr<ResidentSet::Buffer> getParameter(const v1::Digest &digest);
 
-  /// Host buffer holding input `tensor` (inline bytes or a fetched blob).
-  absl::StatusOr<AlignedBuffer> decodeInput(const v1::Tensor &tensor);
+  /// Host buffer holding input `tensor` (inline bytes, a fetched blob, or
+  /// `file` mapped when it is valid).
+  absl::StatusOr<AlignedBuffer> decodeInput(const v1::Tensor &tensor,
+                                            const UniqueFd *file);
 
   DeviceBackend &backend;
   BlobCache &cache;

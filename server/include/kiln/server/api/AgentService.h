@@ -8,6 +8,7 @@
 
 #include "kiln/server/api/AccessPolicy.h"
 #include "kiln/server/sched/DeviceRegistry.h"
+#include "kiln/server/sched/LocalAgentLink.h"
 #include "kiln/v1/agent.grpc.pb.h"
 
 namespace kiln::server {
@@ -20,8 +21,12 @@ public:
   /// (`taskPublicKey`, PEM) and a session token. Agents of another protocol
   /// version are FAILED_PRECONDITION; a live agent's id without its session
   /// token is ALREADY_EXISTS.
+  ///
+  /// An agent that registers with local_link set and has a link in
+  /// `localLinks` (an agent kilnd started) gets its tasks over that link;
+  /// registration and heartbeats stay on the stream.
   AgentService(DeviceRegistry &registry, std::string taskPublicKey,
-               const AccessPolicy &access);
+               const AccessPolicy &access, const LocalLinks &localLinks);
 
   grpc::Status
   Connect(grpc::ServerContext *context,
@@ -32,6 +37,7 @@ private:
   DeviceRegistry &registry;
   std::string taskPublicKey;
   const AccessPolicy &access;
+  const LocalLinks &localLinks;
 };
 
 } // namespace kiln::server

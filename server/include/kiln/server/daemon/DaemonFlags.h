@@ -33,6 +33,7 @@ struct DaemonFlags {
   /// <cacheDir>/keys/task-signing-key.pem, created on first start.
   std::string taskSigningKey;
   std::string localAgents = "cpu";
+  bool localLink = true;
   std::string agentBinDir;
   unsigned compileWorkers = 1;
   /// The kiln-compile-worker binary each compile runs in.

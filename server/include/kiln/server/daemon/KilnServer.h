@@ -13,6 +13,8 @@
 #include "kiln/server/compile/PlacedCompile.h"
 #include "kiln/server/api/ServerTransport.h"
 
+#include "kiln/common/UniqueFd.h"
+
 #include "absl/status/statusor.h"
 
 #include <chrono>
@@ -117,6 +119,12 @@ public:
   /// A channel into this server without a socket (fuzz targets, tests); it
   /// carries no transport security and no peer address.
   std::shared_ptr<grpc::Channel> inProcessChannel();
+
+  /// Makes `socket` the local link of agent `agentId`, an agent kilnd
+  /// started (LocalAgents); replaces the link of an earlier process.
+  void attachLocalLink(const std::string &agentId, UniqueFd socket);
+  /// Closes every local link (before the agents are stopped).
+  void detachLocalLinks();
 
   ContentStore &contentStore();
   DeviceRegistry &deviceRegistry();

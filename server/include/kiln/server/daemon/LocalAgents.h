@@ -7,8 +7,11 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/common/UniqueFd.h"
+
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <filesystem>
 #include <mutex>
 #include <string>
@@ -41,7 +44,13 @@ public:
        const std::filesystem::path &binDir, const std::string &daemonAddress,
        const std::filesystem::path &cacheDir);
 
-  explicit LocalAgents(std::vector<LocalAgentSpec> specs);
+  /// Called with kilnd's end of a new agent process's local link.
+  using LinkFn = std::function<void(const std::string &agentId, UniqueFd)>;
+
+  /// With `onLink`, each agent process starts with a local link: one end of
+  /// a socketpair as its fd 3 (--local-link-fd 3), the other to `onLink`.
+  explicit LocalAgents(std::vector<LocalAgentSpec> specs,
+                       LinkFn onLink = nullptr);
   ~LocalAgents();
   LocalAgents(const LocalAgents &) = delete;
   LocalAgents &operator=(const LocalAgents &) = delete;
@@ -68,6 +77,7 @@ private:
   void supervise();
 
   std::vector<Child> children;
+  LinkFn onLink;
   std::mutex mutex;
   std::condition_variable wakeup;
   bool stopping = false;

@@ -10,6 +10,8 @@
 #include "kiln/server/store/StoreIndex.h"
 #include "kiln/v1/tensor.pb.h"
 
+#include "kiln/common/UniqueFd.h"
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
@@ -44,6 +46,17 @@ public:
 
   /// Stores `bytes` and returns their digest.
   absl::StatusOr<v1::Digest> put(std::string_view bytes);
+
+  /// Stores the `size` bytes of the file `fd` (an agent's output memfd) and
+  /// returns their digest; FAILED_PRECONDITION when the file holds another
+  /// size. The file is mapped, not read into memory.
+  absl::StatusOr<v1::Digest> putFile(int fd, int64_t size,
+                                     Durability durability);
+
+  /// The blob's file, opened read-only, without hashing it (it was verified
+  /// when written): for handing to a local agent. NOT_FOUND when absent or
+  /// not of the digest's size.
+  absl::StatusOr<UniqueFd> openBlob(const v1::Digest &digest) const;
 
   /// Starts a chunked write of the blob `digest`; an in-transit blob (an
   /// Execute input or output) is not fsynced.

@@ -1,0 +1,57 @@
+//===- FramedSocket.h - messages and file descriptors over a socketpair ---===//
+//
+// This file declares FramedSocket, the transport of the local link between
+// kilnd and an agent it started: length-prefixed frames over a connected
+// AF_UNIX stream socket, each carrying up to kMaxFiles file descriptors
+// (SCM_RIGHTS), so tensors travel as shared files instead of bytes.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/common/UniqueFd.h"
+
+#include "absl/status/statusor.h"
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kiln {
+
+/// One end of a local link. send() may be called from several threads at
+/// once; receive() from one thread at a time.
+class FramedSocket {
+public:
+  /// Descriptors one frame carries at most.
+  static constexpr size_t kMaxFiles = 64;
+  /// The largest frame payload accepted (a task or result message; tensor
+  /// bytes travel in the files).
+  static constexpr uint64_t kMaxFrameBytes = uint64_t{64} << 20;
+
+  explicit FramedSocket(UniqueFd socket) : socket(std::move(socket)) {}
+
+  /// A connected pair (both close-on-exec).
+  static absl::StatusOr<std::pair<UniqueFd, UniqueFd>> pair();
+
+  /// Sends `bytes` and duplicates of `files` as one frame. UNAVAILABLE when
+  /// the peer is gone; INVALID_ARGUMENT past kMaxFiles or kMaxFrameBytes.
+  absl::Status send(std::string_view bytes, const std::vector<int> &files = {});
+
+  /// Blocks for the next frame. UNAVAILABLE when the peer closed its end (or
+  /// shutdown() was called); DATA_LOSS for a malformed frame.
+  absl::Status receive(std::string &bytes, std::vector<UniqueFd> &files);
+
+  /// Ends both directions: a blocked receive() returns, later sends fail.
+  void shutdown();
+
+  int fd() const { return socket.get(); }
+
+private:
+  UniqueFd socket;
+  std::mutex sendMutex;
+};
+
+} // namespace kiln

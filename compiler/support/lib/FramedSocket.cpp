@@ -1,0 +1,164 @@
+//===- FramedSocket.cpp - messages and file descriptors over a socketpair -===//
+//
+// This file implements FramedSocket. A frame is a 16-byte header (magic,
+// file count, payload length) sent with its descriptors in one sendmsg, then
+// the payload.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/common/FramedSocket.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace kiln {
+namespace {
+
+constexpr uint32_t kMagic = 0x4b4c4e4b; // "KNLK"
+
+struct FrameHeader {
+  uint32_t magic;
+  uint32_t fileCount;
+  uint64_t length;
+};
+
+absl::Status peerGone(const char *what) {
+  return absl::UnavailableError(
+      absl::StrCat("local link: ", what, ": ", std::strerror(errno)));
+}
+
+/// Reads exactly `size` bytes; UNAVAILABLE at end of stream.
+absl::Status readFully(int fd, char *data, size_t size) {
+  while (size > 0) {
+    ssize_t got = ::read(fd, data, size);
+    if (got == 0)
+      return absl::UnavailableError("local link: the peer closed its end");
+    if (got < 0) {
+      if (errno == EINTR)
+        continue;
+      return peerGone("read");
+    }
+    data += got;
+    size -= static_cast<size_t>(got);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status writeFully(int fd, const char *data, size_t size) {
+  while (size > 0) {
+    ssize_t put = ::send(fd, data, size, MSG_NOSIGNAL);
+    if (put < 0) {
+      if (errno == EINTR)
+        continue;
+      return peerGone("send");
+    }
+    data += put;
+    size -= static_cast<size_t>(put);
+  }
+  return absl::OkStatus();
+}
+
+} // namespace
+
+absl::StatusOr<std::pair<UniqueFd, UniqueFd>> FramedSocket::pair() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    return absl::InternalError(
+        absl::StrCat("socketpair: ", std::strerror(errno)));
+  return std::make_pair(UniqueFd(fds[0]), UniqueFd(fds[1]));
+}
+
+absl::Status FramedSocket::send(std::string_view bytes,
+                                const std::vector<int> &files) {
+  if (files.size() > kMaxFiles || bytes.size() > kMaxFrameBytes)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "local link: a frame of ", bytes.size(), " bytes and ", files.size(),
+        " files is over the limit (", kMaxFrameBytes, " bytes, ", kMaxFiles,
+        " files)"));
+  FrameHeader header{kMagic, static_cast<uint32_t>(files.size()),
+                     bytes.size()};
+  iovec iov{&header, sizeof header};
+  msghdr message{};
+  message.msg_iov = &iov;
+  message.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFiles)];
+  if (!files.empty()) {
+    size_t fdBytes = sizeof(int) * files.size();
+    message.msg_control = control;
+    message.msg_controllen = CMSG_SPACE(fdBytes);
+    cmsghdr *cmsg = CMSG_FIRSTHDR(&message);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(fdBytes);
+    std::memcpy(CMSG_DATA(cmsg), files.data(), fdBytes);
+  }
+  std::lock_guard<std::mutex> lock(sendMutex);
+  ssize_t sent;
+  do {
+    sent = ::sendmsg(socket.get(), &message, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  if (sent < 0)
+    return peerGone("sendmsg");
+  // A stream socket may take the header in parts; the descriptors went with
+  // the first byte.
+  const char *rest = reinterpret_cast<const char *>(&header) + sent;
+  if (absl::Status status =
+          writeFully(socket.get(), rest, sizeof header - static_cast<size_t>(sent));
+      !status.ok())
+    return status;
+  return writeFully(socket.get(), bytes.data(), bytes.size());
+}
+
+absl::Status FramedSocket::receive(std::string &bytes,
+                                   std::vector<UniqueFd> &files) {
+  files.clear();
+  FrameHeader header{};
+  iovec iov{&header, sizeof header};
+  msghdr message{};
+  message.msg_iov = &iov;
+  message.msg_iovlen = 1;
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFiles)];
+  message.msg_control = control;
+  message.msg_controllen = sizeof control;
+  ssize_t got;
+  do {
+    got = ::recvmsg(socket.get(), &message, MSG_CMSG_CLOEXEC);
+  } while (got < 0 && errno == EINTR);
+  if (got == 0)
+    return absl::UnavailableError("local link: the peer closed its end");
+  if (got < 0)
+    return peerGone("recvmsg");
+  for (cmsghdr *cmsg = CMSG_FIRSTHDR(&message); cmsg;
+       cmsg = CMSG_NXTHDR(&message, cmsg)) {
+    if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS)
+      continue;
+    size_t count = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+    for (size_t i = 0; i < count; ++i) {
+      int fd;
+      std::memcpy(&fd, CMSG_DATA(cmsg) + i * sizeof(int), sizeof fd);
+      files.emplace_back(fd);
+    }
+  }
+  if (message.msg_flags & MSG_CTRUNC)
+    return absl::DataLossError("local link: a frame carried too many files");
+  if (absl::Status status =
+          readFully(socket.get(), reinterpret_cast<char *>(&header) + got,
+                    sizeof header - static_cast<size_t>(got));
+      !status.ok())
+    return status;
+  if (header.magic != kMagic || header.length > kMaxFrameBytes ||
+      header.fileCount != files.size())
+    return absl::DataLossError(absl::StrCat(
+        "local link: malformed frame header (", header.length, " bytes, ",
+        header.fileCount, " files announced, ", files.size(), " received)"));
+  bytes.resize(header.length);
+  return readFully(socket.get(), bytes.data(), bytes.size());
+}
+
+void FramedSocket::shutdown() { ::shutdown(socket.get(), SHUT_RDWR); }
+
+} // namespace kiln

@@ -1,0 +1,100 @@
+//===- LocalLinkServer.cpp - tasks from kilnd over the local link ---------===//
+//
+// This file implements LocalLinkServer: read a frame, run its task on the
+// pool, answer with the result and the output memfds.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/agent/LocalLinkServer.h"
+
+#include "kiln/common/Logging.h"
+#include "kiln/worker/local_link.pb.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace kiln::agent {
+
+LocalLinkServer::LocalLinkServer(UniqueFd socket, TaskRunner &runner,
+                                 unsigned threads)
+    : link(std::move(socket)), runner(runner),
+      pool(std::make_unique<WorkerPool>(std::max(threads, 1u))) {
+  reader = std::thread([this] { readLoop(); });
+}
+
+LocalLinkServer::~LocalLinkServer() {
+  stopping = true;
+  link.shutdown();
+  if (reader.joinable())
+    reader.join();
+  pool.reset(); // waits for the running tasks
+}
+
+void LocalLinkServer::readLoop() {
+  spdlog::info("tasks come over the local link from kilnd (tensors as files)");
+  while (true) {
+    auto frame = std::make_shared<std::string>();
+    auto files = std::make_shared<std::vector<UniqueFd>>();
+    absl::Status received = link.receive(*frame, *files);
+    if (!received.ok()) {
+      if (!stopping)
+        spdlog::warn("local link to kilnd ended: {}",
+                     std::string(received.message()));
+      return;
+    }
+    pool->submit([this, frame, files] { serve(frame, files); });
+  }
+}
+
+void LocalLinkServer::serve(std::shared_ptr<std::string> frame,
+                            std::shared_ptr<std::vector<UniqueFd>> files) {
+  worker::LocalTask local;
+  worker::LocalResult reply;
+  LocalFiles tensors;
+  tensors.outputsAsFiles = true;
+  v1::TaskResult &result = *reply.mutable_result();
+  if (!local.ParseFromString(*frame)) {
+    spdlog::error("local link: a frame that is not a LocalTask; ignored");
+    return;
+  }
+  const v1::Task &task = local.task();
+  bool consistent = local.file_inputs_size() == static_cast<int>(files->size());
+  for (int i = 0; consistent && i < local.file_inputs_size(); ++i) {
+    uint32_t input = local.file_inputs(i);
+    consistent = input < static_cast<uint32_t>(task.inputs_size()) &&
+                 task.inputs(static_cast<int>(input)).payload_case() ==
+                     v1::Tensor::kBlob;
+    if (consistent)
+      tensors.inputs.emplace_back(static_cast<int>(input),
+                                  std::move((*files)[i]));
+  }
+  if (!consistent) {
+    result.set_task_id(task.task_id());
+    result.set_code(static_cast<int32_t>(absl::StatusCode::kInternal));
+    result.set_message(absl::StrCat(
+        "local link: task ", task.task_id(), " names ", local.file_inputs_size(),
+        " input files and carried ", files->size(),
+        ", or names an input that is not a blob"));
+  } else {
+    result = runner.run(task, &tensors);
+  }
+  std::vector<int> outputFiles;
+  for (const auto &[index, fd] : tensors.outputs) {
+    reply.add_file_outputs(static_cast<uint32_t>(index));
+    outputFiles.push_back(fd.get());
+  }
+  std::string bytes;
+  if (!reply.SerializeToString(&bytes)) {
+    spdlog::error("local link: cannot serialize the result of task {}",
+                  task.task_id());
+    return;
+  }
+  if (absl::Status sent = link.send(bytes, outputFiles); !sent.ok())
+    spdlog::warn("could not return the result of task {}: {}", task.task_id(),
+                 std::string(sent.message()));
+  ++servedCount;
+}
+
+} // namespace kiln::agent

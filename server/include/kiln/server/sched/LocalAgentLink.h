@@ -1,0 +1,81 @@
+//===- LocalAgentLink.h - kilnd's end of an agent's local link --*- C++ -*-===//
+//
+// This file declares LocalAgentLink, the AgentLink of an agent kilnd started
+// itself: tasks go over a socketpair (FramedSocket) instead of the agent's
+// Connect stream, with each blob input's store file passed alongside, and
+// results come back the same way with large outputs in memfds, which kilnd
+// stores as in-transit blobs. No tensor byte crosses gRPC or is fetched,
+// uploaded or copied between the two processes. LocalLinks finds the link
+// of an agent id.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/server/sched/AgentConnection.h"
+
+#include "kiln/common/FramedSocket.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace kiln::server {
+
+class LocalAgentLink final : public AgentLink {
+public:
+  /// Opens the store's file of a blob, read-only.
+  using OpenBlobFn =
+      std::function<absl::StatusOr<UniqueFd>(const v1::Digest &)>;
+  /// Stores the `size` bytes of file `fd` as an in-transit blob.
+  using StoreFileFn =
+      std::function<absl::StatusOr<v1::Digest>(int fd, int64_t size)>;
+
+  LocalAgentLink(std::string agentId, UniqueFd socket, OpenBlobFn openBlob,
+                 StoreFileFn storeFile);
+  /// Closes the socket and joins the reader.
+  ~LocalAgentLink() override;
+
+  /// Sends a task with its blob inputs' files; false when the link is gone.
+  bool send(const v1::DaemonMessage &message) override;
+
+  /// Results go to `connection`, the agent's current registration.
+  void bind(std::shared_ptr<AgentConnection> connection);
+  /// Results stop going to `connection` (its stream ended).
+  void unbind(const AgentConnection *connection);
+
+  const std::string &agentId() const { return id; }
+
+private:
+  void readLoop();
+  /// Turns a LocalResult frame into the TaskResult the caller awaits.
+  v1::TaskResult resultOf(const std::string &frame,
+                          std::vector<UniqueFd> &files);
+
+  std::string id;
+  FramedSocket link;
+  OpenBlobFn openBlob;
+  StoreFileFn storeFile;
+  std::mutex bindMutex;
+  std::shared_ptr<AgentConnection> bound; // guarded by bindMutex
+  std::thread reader;
+};
+
+/// The local links of the agents kilnd started, by agent id. Thread-safe.
+class LocalLinks {
+public:
+  /// Replaces the link of `link->agentId()` (a restarted agent's new one).
+  void set(std::shared_ptr<LocalAgentLink> link);
+  /// The link of `agentId`; null when it has none.
+  std::shared_ptr<LocalAgentLink> find(const std::string &agentId) const;
+  /// Drops every link (shutdown).
+  void clear();
+
+private:
+  mutable std::mutex mutex;
+  std::map<std::string, std::shared_ptr<LocalAgentLink>> links;
+};
+
+} // namespace kiln::server

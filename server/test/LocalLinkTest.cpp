@@ -1,0 +1,245 @@
+//===- LocalLinkTest.cpp - frames, files and kilnd's end of a local link --===//
+//
+// This file tests FramedSocket (frames with descriptors over a socketpair,
+// and every malformed or broken case), ContentStore's openBlob/putFile, and
+// LocalAgentLink against a stand-in agent on the other end of a real
+// socketpair: tasks carry their blob inputs' files, output memfds come back
+// stored as blobs, and a result reaches the AgentConnection that awaits it.
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+
+#include "kiln/common/Digest.h"
+#include "kiln/common/FramedSocket.h"
+#include "kiln/server/sched/LocalAgentLink.h"
+#include "kiln/server/store/ContentStore.h"
+#include "kiln/worker/local_link.pb.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstring>
+
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+namespace kiln::server {
+namespace {
+
+std::string contents(int fd) {
+  std::string bytes;
+  char buffer[4096];
+  ssize_t got;
+  off_t at = 0;
+  while ((got = ::pread(fd, buffer, sizeof buffer, at)) > 0) {
+    bytes.append(buffer, static_cast<size_t>(got));
+    at += got;
+  }
+  return bytes;
+}
+
+UniqueFd memfdWith(const std::string &bytes) {
+  UniqueFd fd(::memfd_create("test", MFD_CLOEXEC));
+  EXPECT_EQ(::write(fd.get(), bytes.data(), bytes.size()),
+            static_cast<ssize_t>(bytes.size()));
+  return fd;
+}
+
+TEST(FramedSocketTest, FramesCarryBytesAndFiles) {
+  auto pair = FramedSocket::pair();
+  ASSERT_TRUE(pair.ok()) << pair.status();
+  FramedSocket a(std::move(pair->first)), b(std::move(pair->second));
+  UniqueFd file = memfdWith("tensor bytes");
+  // A frame larger than the socket's buffer, so it arrives in parts.
+  std::string big(3 << 20, 'x');
+  big[12345] = 'y';
+  std::thread sender([&] {
+    ASSERT_TRUE(a.send("first", {file.get()}).ok());
+    ASSERT_TRUE(a.send(big).ok());
+  });
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  ASSERT_TRUE(b.receive(bytes, files).ok());
+  EXPECT_EQ(bytes, "first");
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_NE(files[0].get(), file.get()) << "a duplicate, not the same number";
+  EXPECT_EQ(contents(files[0].get()), "tensor bytes");
+  ASSERT_TRUE(b.receive(bytes, files).ok());
+  EXPECT_EQ(bytes, big);
+  EXPECT_TRUE(files.empty());
+  sender.join();
+}
+
+TEST(FramedSocketTest, APeerThatClosesIsUnavailable) {
+  auto pair = FramedSocket::pair();
+  ASSERT_TRUE(pair.ok());
+  FramedSocket b(std::move(pair->second));
+  {
+    FramedSocket a(std::move(pair->first));
+  }
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  EXPECT_TRUE(absl::IsUnavailable(b.receive(bytes, files)));
+  EXPECT_TRUE(absl::IsUnavailable(b.send("after")));
+}
+
+TEST(FramedSocketTest, ShutdownWakesAReceiver) {
+  auto pair = FramedSocket::pair();
+  ASSERT_TRUE(pair.ok());
+  FramedSocket a(std::move(pair->first)), b(std::move(pair->second));
+  std::thread waker([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    b.shutdown();
+  });
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  EXPECT_TRUE(absl::IsUnavailable(b.receive(bytes, files)));
+  waker.join();
+}
+
+TEST(FramedSocketTest, GarbageIsDataLossAndLimitsAreInvalidArgument) {
+  auto pair = FramedSocket::pair();
+  ASSERT_TRUE(pair.ok());
+  int raw = pair->first.get();
+  FramedSocket a(std::move(pair->first)), b(std::move(pair->second));
+  const char garbage[16] = "not a header!!!";
+  ASSERT_EQ(::send(raw, garbage, sizeof garbage, 0), 16);
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  EXPECT_TRUE(absl::IsDataLoss(b.receive(bytes, files)));
+  std::vector<int> tooMany(FramedSocket::kMaxFiles + 1, 0);
+  EXPECT_TRUE(absl::IsInvalidArgument(a.send("x", tooMany)));
+}
+
+class LocalAgentLinkTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    auto opened = ContentStore::open(dir.path() / "cas");
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    store = std::move(*opened);
+    auto pair = FramedSocket::pair();
+    ASSERT_TRUE(pair.ok());
+    agentEnd = std::make_unique<FramedSocket>(std::move(pair->second));
+    link = std::make_shared<LocalAgentLink>(
+        "local-cpu", std::move(pair->first),
+        [this](const v1::Digest &d) { return store->openBlob(d); },
+        [this](int fd, int64_t size) {
+          return store->putFile(fd, size, Durability::kInTransit);
+        });
+  }
+
+  testing::TempDir dir;
+  std::unique_ptr<ContentStore> store;
+  std::unique_ptr<FramedSocket> agentEnd;
+  std::shared_ptr<LocalAgentLink> link;
+};
+
+TEST_F(LocalAgentLinkTest, TasksCarryBlobFilesAndOutputFilesBecomeBlobs) {
+  std::string inputBytes(1 << 20, 'i');
+  absl::StatusOr<v1::Digest> input = store->put(inputBytes);
+  ASSERT_TRUE(input.ok());
+  auto connection = std::make_shared<AgentConnection>("local-cpu", link);
+  link->bind(connection);
+
+  v1::Task task;
+  task.set_task_id("t1");
+  v1::Tensor *inline_ = task.add_inputs();
+  inline_->set_data("inline");
+  *task.add_inputs()->mutable_blob() = *input;
+  auto future = connection->dispatch(task);
+  ASSERT_TRUE(future.ok()) << future.status();
+
+  // The agent's side: one frame, the blob input's file with it.
+  std::string frame;
+  std::vector<UniqueFd> files;
+  ASSERT_TRUE(agentEnd->receive(frame, files).ok());
+  worker::LocalTask local;
+  ASSERT_TRUE(local.ParseFromString(frame));
+  EXPECT_EQ(local.task().task_id(), "t1");
+  ASSERT_EQ(local.file_inputs_size(), 1);
+  EXPECT_EQ(local.file_inputs(0), 1u);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(contents(files[0].get()), inputBytes);
+
+  // Its answer: output 0 inline, output 1 in a memfd.
+  std::string outputBytes(3 << 20, 'o');
+  UniqueFd output = memfdWith(outputBytes);
+  worker::LocalResult reply;
+  reply.mutable_result()->set_task_id("t1");
+  reply.mutable_result()->add_outputs()->set_data("small");
+  v1::Tensor *large = reply.mutable_result()->add_outputs();
+  large->mutable_type()->set_dtype(v1::DTYPE_U8);
+  large->mutable_type()->add_shape(3 << 20);
+  reply.add_file_outputs(1);
+  ASSERT_TRUE(agentEnd->send(reply.SerializeAsString(), {output.get()}).ok());
+
+  ASSERT_EQ(future->wait_for(std::chrono::seconds(10)),
+            std::future_status::ready);
+  TaskOutcome outcome = future->get();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  ASSERT_EQ(outcome->code(), 0) << outcome->message();
+  EXPECT_EQ(outcome->outputs(0).data(), "small");
+  ASSERT_EQ(outcome->outputs(1).payload_case(), v1::Tensor::kBlob);
+  EXPECT_EQ(outcome->outputs(1).blob().hash(), digestOf(outputBytes).hash());
+  absl::StatusOr<std::string> stored = store->read(outcome->outputs(1).blob());
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(*stored, outputBytes);
+}
+
+TEST_F(LocalAgentLinkTest, AnOutputFileOfTheWrongSizeFailsTheTask) {
+  auto connection = std::make_shared<AgentConnection>("local-cpu", link);
+  link->bind(connection);
+  v1::Task task;
+  task.set_task_id("t2");
+  auto future = connection->dispatch(task);
+  ASSERT_TRUE(future.ok());
+  std::string frame;
+  std::vector<UniqueFd> files;
+  ASSERT_TRUE(agentEnd->receive(frame, files).ok());
+
+  UniqueFd output = memfdWith("only 13 bytes");
+  worker::LocalResult reply;
+  reply.mutable_result()->set_task_id("t2");
+  v1::Tensor *out = reply.mutable_result()->add_outputs();
+  out->mutable_type()->set_dtype(v1::DTYPE_F32);
+  out->mutable_type()->add_shape(1024);
+  reply.add_file_outputs(0);
+  ASSERT_TRUE(agentEnd->send(reply.SerializeAsString(), {output.get()}).ok());
+  ASSERT_EQ(future->wait_for(std::chrono::seconds(10)),
+            std::future_status::ready);
+  TaskOutcome outcome = future->get();
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(outcome->code(),
+            static_cast<int>(absl::StatusCode::kFailedPrecondition));
+  EXPECT_NE(outcome->message().find("storing output 0"), std::string::npos)
+      << outcome->message();
+  EXPECT_EQ(outcome->outputs_size(), 0);
+}
+
+TEST_F(LocalAgentLinkTest, AGoneAgentFailsTheSend) {
+  auto connection = std::make_shared<AgentConnection>("local-cpu", link);
+  agentEnd.reset();
+  v1::Task task;
+  task.set_task_id("t3");
+  EXPECT_TRUE(absl::IsUnavailable(connection->dispatch(task).status()));
+}
+
+TEST(ContentStoreFilesTest, OpenBlobChecksPresenceAndSize) {
+  testing::TempDir dir;
+  auto store = ContentStore::open(dir.path() / "cas");
+  ASSERT_TRUE(store.ok());
+  absl::StatusOr<v1::Digest> digest = (*store)->put("some bytes");
+  ASSERT_TRUE(digest.ok());
+  absl::StatusOr<UniqueFd> file = (*store)->openBlob(*digest);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_EQ(contents(file->get()), "some bytes");
+  v1::Digest wrongSize = *digest;
+  wrongSize.set_size_bytes(3);
+  EXPECT_TRUE(absl::IsNotFound((*store)->openBlob(wrongSize).status()));
+  EXPECT_TRUE(
+      absl::IsNotFound((*store)->openBlob(digestOf("absent")).status()));
+}
+
+} // namespace
+} // namespace kiln::server
