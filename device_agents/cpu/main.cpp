@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/AgentMain.h"
 #include "kiln/agent/cpu/CpuBackend.h"
-#include "kiln/agent/cpu/HeapPolicy.h"
+#include "kiln/common/HeapPolicy.h"
 #include "kiln/common/ByteSize.h"
 
 #include "absl/strings/str_cat.h"
@@ -37,7 +37,7 @@ int main(int argc, char **argv) {
         if (!bytes.ok())
           return absl::InvalidArgumentError(absl::StrCat(
               "--heap-retain-bytes: ", bytes.status().message()));
-        if (absl::Status heap = kiln::agent::retainFreedMemory(*bytes);
+        if (absl::Status heap = kiln::retainFreedMemory(*bytes);
             !heap.ok())
           return heap;
         absl::StatusOr<kiln::CpuModel> model =

@@ -6,7 +6,7 @@
 // since mallopt settings are process-wide.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/agent/cpu/HeapPolicy.h"
+#include "kiln/common/HeapPolicy.h"
 
 #include <gtest/gtest.h>
 
@@ -25,10 +25,10 @@ long minorFaults() {
   return usage.ru_minflt;
 }
 
-/// One "call": three 48 MiB buffers (above glibc's largest mmap threshold),
-/// each written through, then freed. Returns the page faults it took.
-long oneCall() {
-  constexpr size_t kBytes = 48u << 20;
+/// One "call": three buffers of `kBytes` (by default 48 MiB, above glibc's
+/// largest mmap threshold), each written through, then freed. Returns the
+/// page faults it took.
+long oneCall(size_t kBytes = 48u << 20) {
   // Through volatile pointers, so the compiler cannot elide the allocation.
   void *(*volatile allocate)(size_t) = std::malloc;
   void (*volatile release)(void *) = std::free;
@@ -56,8 +56,24 @@ TEST(HeapPolicyTest, RepeatedCallsReuseMappedPages) {
   EXPECT_LT(oneCall(), kPages / 20);
 }
 
+TEST(HeapPolicyTest, KilndKeepsBuffersUnder32MiBMapped) {
+  // In a child process: the policy is process-wide.
+  EXPECT_EXIT(
+      {
+        prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);
+        if (!retainLargeBuffers(256 << 20).ok())
+          std::_Exit(2);
+        constexpr size_t kBytes = 8u << 20;
+        oneCall(kBytes);
+        long faults = oneCall(kBytes);
+        std::_Exit(faults < static_cast<long>(3 * kBytes / 4096 / 20) ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 TEST(HeapPolicyTest, NegativeSizesAreRefused) {
   EXPECT_EQ(retainFreedMemory(-1).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(retainLargeBuffers(-1).code(), absl::StatusCode::kInvalidArgument);
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Compiler/Compile.h"
+#include "kiln/common/HeapPolicy.h"
 #include "kiln/common/Logging.h"
 #include "kiln/server/daemon/Daemon.h"
 #include "kiln/server/daemon/DaemonFlags.h"
@@ -35,6 +36,11 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "kilnd: %s\n", std::string(logging.message()).c_str());
     return 2;
   }
+  // Inline tensors in requests and replies reuse mapped heap memory.
+  if (absl::Status heap = kiln::retainLargeBuffers(int64_t{256} << 20);
+      !heap.ok())
+    spdlog::warn("kilnd: {}; large messages will be mmap'ed per request",
+                 std::string(heap.message()));
   return kiln::server::runDaemon(*flags,
                                  kiln::compiler::resolveCompileOptions,
                                  kiln::compiler::compilerBuildId(),

@@ -1,9 +1,9 @@
 //===- HeapPolicy.cpp - keep freed memory for the next call ---------------===//
 //
-// This file implements retainFreedMemory with glibc's mallopt.
+// This file implements the heap policies with glibc's mallopt.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/agent/cpu/HeapPolicy.h"
+#include "kiln/common/HeapPolicy.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -12,7 +12,7 @@
 
 #include <malloc.h>
 
-namespace kiln::agent {
+namespace kiln {
 
 absl::Status retainFreedMemory(int64_t retainBytes) {
   if (retainBytes < 0)
@@ -29,4 +29,16 @@ absl::Status retainFreedMemory(int64_t retainBytes) {
   return absl::OkStatus();
 }
 
-} // namespace kiln::agent
+absl::Status retainLargeBuffers(int64_t retainBytes) {
+  if (retainBytes < 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("the memory to retain must be >= 0, got ", retainBytes));
+  int trim = static_cast<int>(std::min<int64_t>(retainBytes, INT_MAX));
+  constexpr int kLargestMmapThreshold = 32 << 20; // HEAP_MAX_SIZE / 2
+  if (mallopt(M_MMAP_THRESHOLD, kLargestMmapThreshold) != 1 ||
+      mallopt(M_TRIM_THRESHOLD, trim) != 1)
+    return absl::InternalError("glibc refused a mallopt setting");
+  return absl::OkStatus();
+}
+
+} // namespace kiln
