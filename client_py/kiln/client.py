@@ -375,37 +375,35 @@ class Client:
 
     # --- execute --------------------------------------------------------------
 
-    def _encode_inputs(self, inputs: Sequence[Any], ctx: dict
-                       ) -> tuple[list[tensor_pb2.Tensor], float]:
-        """Encodes Execute inputs: small ones inline, the rest as blobs."""
-        msgs, upload, inline_total = [], 0.0, 0
+    def _encode_inputs(self, request: executor_pb2.ExecuteRequest, inputs: Sequence[Any],
+                       ctx: dict) -> float:
+        """Adds Execute inputs to ``request`` in place (no message copies):
+        small ones inline, the rest as blobs. Returns the upload seconds."""
+        upload, inline_total = 0.0, 0
         for i, t in enumerate(inputs):
             nbytes = t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
             as_blob = nbytes > INLINE_INPUT_LIMIT or inline_total + nbytes > INLINE_REQUEST_BUDGET
-            msg, secs = self._encode_input(i, t, ctx, as_blob)
+            upload += self._encode_input(request.inputs.add(), i, t, ctx, as_blob)
             if not as_blob:
                 inline_total += nbytes
-            msgs.append(msg)
-            upload += secs
-        return msgs, upload
+        return upload
 
-    def _encode_input(self, i: int, t: Any, ctx: dict, as_blob: bool
-                      ) -> tuple[tensor_pb2.Tensor, float]:
+    def _encode_input(self, msg: tensor_pb2.Tensor, i: int, t: Any, ctx: dict,
+                      as_blob: bool) -> float:
         if not isinstance(t, torch.Tensor):
             raise InvalidArgumentError(f"input {i} is a {type(t).__name__}; Kiln inputs are tensors",
                                        context=ctx)
         try:
-            ttype = tensor_type(t.dtype, t.shape)
+            msg.type.CopyFrom(tensor_type(t.dtype, t.shape))
         except ValueError as e:
             raise InvalidArgumentError(f"input {i}: {e}", context=ctx) from None
-        msg = tensor_pb2.Tensor(type=ttype)
         if as_blob:
             t0 = time.perf_counter()
             (digest,), _ = self.blobs.ensure_tensors([t], in_transit=True)
             msg.blob.CopyFrom(digest)
-            return msg, time.perf_counter() - t0
+            return time.perf_counter() - t0
         msg.data = tensor_bytes(t)
-        return msg, 0.0
+        return 0.0
 
     def _decode_output(self, i: int, out: tensor_pb2.Tensor, ctx: dict) -> tuple[torch.Tensor, float]:
         dtype = PROTO_TO_DTYPE.get(out.type.dtype)
@@ -440,9 +438,7 @@ class Client:
             request.parameters.extend(digests)
         else:
             request.parameters.extend(model._param_digests)
-        msgs, secs = self._encode_inputs(inputs, ctx)
-        request.inputs.extend(msgs)
-        upload += secs
+        upload += self._encode_inputs(request, inputs, ctx)
         try:
             resp = self._rpc.call("kiln.v1.Executor/Execute", self._rpc.executor.Execute,
                                   request, context=ctx)
@@ -482,7 +478,7 @@ class Client:
             executable = tensor_pb2.Digest(hash=executable)
         ctx = {"executable": executable.hash}
         request = executor_pb2.ExecuteRequest(executable=executable, parameters=list(parameters))
-        request.inputs.extend(self._encode_inputs(inputs, ctx)[0])
+        self._encode_inputs(request, inputs, ctx)
         resp = self._rpc.call("kiln.v1.Executor/Execute", self._rpc.executor.Execute,
                               request, context=ctx)
         return [self._decode_output(i, o, ctx)[0] for i, o in enumerate(resp.outputs)]
