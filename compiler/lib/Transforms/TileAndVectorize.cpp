@@ -32,6 +32,23 @@ int64_t largestDivisorAtMost(int64_t extent, int64_t limit) {
   return 1;
 }
 
+/// The cache tile of a dim: the largest divisor of `extent` at most `limit`
+/// that the largest possible register tile (up to `registerTile`; only
+/// powers of two when `powerOfTwo`, as vector widths are) divides. The
+/// largest divisor alone can leave no room for a register tile: N = 1000
+/// gave 125-column panels, hence scalar code, and M = 196 49-row blocks,
+/// hence one-row tiles with AVX2's 6-row register tile.
+int64_t cacheTileFor(int64_t extent, int64_t limit, int64_t registerTile,
+                     bool powerOfTwo) {
+  for (int64_t quantum = registerTile; quantum > 1;
+       quantum = powerOfTwo ? quantum / 2 : quantum - 1)
+    for (int64_t size = std::min(extent, limit) / quantum * quantum; size > 0;
+         size -= quantum)
+      if (extent % size == 0)
+        return size;
+  return largestDivisorAtMost(extent, limit);
+}
+
 /// Largest power of two dividing `extent` that is at most `limit`: vector
 /// widths that are not powers of two split into poor code.
 int64_t largestPowerOfTwoDivisorAtMost(int64_t extent, int64_t limit) {
@@ -128,9 +145,11 @@ struct TileAndVectorizePass
       tile[k] = kSize;
       return tile;
     };
-    int64_t cacheN = largestDivisorAtMost(ranges[n], cacheTileN);
+    int64_t cacheN = cacheTileFor(ranges[n], cacheTileN, registerTileN,
+                                  /*powerOfTwo=*/true);
     int64_t cacheK = largestDivisorAtMost(ranges[k], cacheTileK);
-    int64_t cacheM = largestDivisorAtMost(ranges[m], cacheTileM);
+    int64_t cacheM = cacheTileFor(ranges[m], cacheTileM, registerTileM,
+                                  /*powerOfTwo=*/false);
     int64_t registerM = largestDivisorAtMost(cacheM, registerTileM);
     int64_t registerN = largestPowerOfTwoDivisorAtMost(cacheN, registerTileN);
 

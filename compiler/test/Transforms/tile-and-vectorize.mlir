@@ -1,4 +1,6 @@
 // RUN: kiln-opt %s -split-input-file -kiln-tile-and-vectorize="register-tile-m=8 register-tile-n=32" -canonicalize -cse | FileCheck %s
+// AVX2's register tile (6x16):
+// RUN: kiln-opt %s -split-input-file -kiln-tile-and-vectorize="register-tile-m=6 register-tile-n=16" -canonicalize -cse | FileCheck %s --check-prefix=AVX2
 
 // Independent column panels of C (scf.forall: the loop the thread pool
 // splits), then (N 128, K 256) panels of B, each copied to a dense buffer
@@ -33,6 +35,23 @@ func.func @matmul(%a: tensor<64x512xf32>, %b: tensor<512x256xf32>, %c: tensor<64
 func.func @odd_sizes(%a: tensor<100x100xf32>, %b: tensor<100x100xf32>, %c: tensor<100x100xf32>) -> tensor<100x100xf32> {
   %0 = linalg.matmul ins(%a, %b : tensor<100x100xf32>, tensor<100x100xf32>) outs(%c : tensor<100x100xf32>) -> tensor<100x100xf32>
   return %0 : tensor<100x100xf32>
+}
+
+// -----
+
+// N = 1000 (a classifier): the cache tile is chosen so that a vector width
+// divides it (40 columns, 8-wide vectors), not the largest divisor (125
+// columns, which left 1-wide "vectors": scalar code).
+// With 6-row register tiles, 196 rows go in blocks of 28 (4-row tiles), not
+// 49 (one-row tiles).
+// CHECK-LABEL: func @classifier
+// CHECK: scf.forall (%{{.+}}) = (0) to (1000) step (40)
+// CHECK: vector.contract {{.*}} : vector<7x1xf32>, vector<1x8xf32> into vector<7x8xf32>
+// AVX2-LABEL: func @classifier
+// AVX2: vector.contract {{.*}} : vector<4x1xf32>, vector<1x8xf32> into vector<4x8xf32>
+func.func @classifier(%a: tensor<196x64xf32>, %b: tensor<64x1000xf32>, %c: tensor<196x1000xf32>) -> tensor<196x1000xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<196x64xf32>, tensor<64x1000xf32>) outs(%c : tensor<196x1000xf32>) -> tensor<196x1000xf32>
+  return %0 : tensor<196x1000xf32>
 }
 
 // -----
