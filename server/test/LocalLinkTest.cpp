@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstring>
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -39,10 +40,16 @@ std::string contents(int fd) {
   return bytes;
 }
 
-UniqueFd memfdWith(const std::string &bytes) {
-  UniqueFd fd(::memfd_create("test", MFD_CLOEXEC));
+/// A memfd holding `bytes`, sealed the way agents seal their outputs unless
+/// `sealed` is false.
+UniqueFd memfdWith(const std::string &bytes, bool sealed = true) {
+  UniqueFd fd(::memfd_create("test", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   EXPECT_EQ(::write(fd.get(), bytes.data(), bytes.size()),
             static_cast<ssize_t>(bytes.size()));
+  if (sealed)
+    EXPECT_EQ(::fcntl(fd.get(), F_ADD_SEALS,
+                      F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE),
+              0);
   return fd;
 }
 
@@ -215,6 +222,51 @@ TEST_F(LocalAgentLinkTest, AnOutputFileOfTheWrongSizeFailsTheTask) {
   EXPECT_NE(outcome->message().find("storing output 0"), std::string::npos)
       << outcome->message();
   EXPECT_EQ(outcome->outputs_size(), 0);
+}
+
+TEST_F(LocalAgentLinkTest, AnUnsealedOutputFileIsRefused) {
+  // Its sender could change the bytes after kilnd hashed them.
+  auto connection = std::make_shared<AgentConnection>("local-cpu", link);
+  link->bind(connection);
+  v1::Task task;
+  task.set_task_id("t4");
+  auto future = connection->dispatch(task);
+  ASSERT_TRUE(future.ok());
+  std::string frame;
+  std::vector<UniqueFd> files;
+  ASSERT_TRUE(agentEnd->receive(frame, files).ok());
+  std::string bytes(4096, 'u');
+  UniqueFd output = memfdWith(bytes, /*sealed=*/false);
+  worker::LocalResult reply;
+  reply.mutable_result()->set_task_id("t4");
+  v1::Tensor *out = reply.mutable_result()->add_outputs();
+  out->mutable_type()->set_dtype(v1::DTYPE_U8);
+  out->mutable_type()->add_shape(4096);
+  reply.add_file_outputs(0);
+  ASSERT_TRUE(agentEnd->send(reply.SerializeAsString(), {output.get()}).ok());
+  ASSERT_EQ(future->wait_for(std::chrono::seconds(10)),
+            std::future_status::ready);
+  TaskOutcome outcome = future->get();
+  ASSERT_TRUE(outcome.ok());
+  EXPECT_EQ(outcome->code(),
+            static_cast<int>(absl::StatusCode::kFailedPrecondition));
+  EXPECT_NE(outcome->message().find("sealed"), std::string::npos)
+      << outcome->message();
+  EXPECT_FALSE(store->contains(digestOf(bytes)));
+}
+
+TEST_F(LocalAgentLinkTest, AnEndedLinkFailsTheTasksInFlight) {
+  auto connection = std::make_shared<AgentConnection>("local-cpu", link);
+  link->bind(connection);
+  v1::Task task;
+  task.set_task_id("t5");
+  auto future = connection->dispatch(task);
+  ASSERT_TRUE(future.ok());
+  agentEnd.reset(); // the agent died with the task unanswered
+  ASSERT_EQ(future->wait_for(std::chrono::seconds(10)),
+            std::future_status::ready)
+      << "failed at once, not at its deadline";
+  EXPECT_TRUE(absl::IsUnavailable(future->get().status()));
 }
 
 TEST_F(LocalAgentLinkTest, AGoneAgentFailsTheSend) {

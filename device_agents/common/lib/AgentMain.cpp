@@ -280,6 +280,8 @@ parseAgentFlags(const std::vector<std::string> &args,
           "--local-link-fd: '", fd,
           "' is not an open descriptor (kilnd passes it to the agents it "
           "starts; leave it out otherwise)"));
+    // Not for the agent's own children (qemu runners, compilers).
+    ::fcntl(value, F_SETFD, FD_CLOEXEC);
     options.localLinkFd = value;
   }
   commandLine.logLevel = values["log-level"];

@@ -218,7 +218,8 @@ absl::Status AgentSession::serveOnce(bool &registered) {
   pool.emplace(workers);
   if (opts.localLinkFd >= 0 && !localLink)
     localLink = std::make_unique<LocalLinkServer>(
-        UniqueFd(opts.localLinkFd), runner, static_cast<unsigned>(workers));
+        UniqueFd(opts.localLinkFd), runner, static_cast<unsigned>(workers),
+        [this] { stop(); });
   heartbeat = std::thread([connection, intervalMs] {
     connection->heartbeatLoop(std::chrono::milliseconds(intervalMs));
   });

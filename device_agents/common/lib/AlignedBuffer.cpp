@@ -78,7 +78,7 @@ absl::StatusOr<AlignedBuffer> AlignedBuffer::allocateShared(int64_t size) {
   if (size <= 0)
     return absl::InvalidArgumentError(
         absl::StrCat("cannot share a buffer of ", size, " bytes"));
-  int fd = ::memfd_create("kiln-tensor", MFD_CLOEXEC);
+  int fd = ::memfd_create("kiln-tensor", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0)
     return absl::ResourceExhaustedError(
         absl::StrCat("memfd_create: ", std::strerror(errno)));

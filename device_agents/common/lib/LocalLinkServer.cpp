@@ -14,12 +14,16 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
 
 namespace kiln::agent {
 
 LocalLinkServer::LocalLinkServer(UniqueFd socket, TaskRunner &runner,
-                                 unsigned threads)
-    : link(std::move(socket)), runner(runner),
+                                 unsigned threads, std::function<void()> onEnd)
+    : link(std::move(socket)), runner(runner), onEnd(std::move(onEnd)),
       pool(std::make_unique<WorkerPool>(std::max(threads, 1u))) {
   reader = std::thread([this] { readLoop(); });
 }
@@ -39,9 +43,14 @@ void LocalLinkServer::readLoop() {
     auto files = std::make_shared<std::vector<UniqueFd>>();
     absl::Status received = link.receive(*frame, *files);
     if (!received.ok()) {
-      if (!stopping)
-        spdlog::warn("local link to kilnd ended: {}",
-                     std::string(received.message()));
+      if (stopping)
+        return;
+      spdlog::warn("local link to kilnd ended: {}; the agent stops (kilnd "
+                   "starts it again with a new link)",
+                   std::string(received.message()));
+      link.shutdown();
+      if (onEnd)
+        onEnd();
       return;
     }
     pool->submit([this, frame, files] { serve(frame, files); });
@@ -80,8 +89,20 @@ void LocalLinkServer::serve(std::shared_ptr<std::string> frame,
   } else {
     result = runner.run(task, &tensors);
   }
+  // Sealed (the executable's mapping is gone by now): kilnd keeps the bytes
+  // it hashes, and refuses an unsealed file.
   std::vector<int> outputFiles;
   for (const auto &[index, fd] : tensors.outputs) {
+    if (::fcntl(fd.get(), F_ADD_SEALS,
+                F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+      result.clear_outputs();
+      result.set_code(static_cast<int32_t>(absl::StatusCode::kInternal));
+      result.set_message(absl::StrCat("cannot seal output ", index, ": ",
+                                      std::strerror(errno)));
+      reply.clear_file_outputs();
+      outputFiles.clear();
+      break;
+    }
     reply.add_file_outputs(static_cast<uint32_t>(index));
     outputFiles.push_back(fd.get());
   }

@@ -332,7 +332,8 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
       tensor->set_data(std::string(outputs[i].view()));
       continue;
     }
-    if (sharedOutputs && outputs[i].file() >= 0) {
+    if (sharedOutputs && outputs[i].file() >= 0 &&
+        files->outputs.size() < FramedSocket::kMaxFiles) {
       UniqueFd shared(::dup(outputs[i].file()));
       if (!shared.valid())
         return absl::ResourceExhaustedError(absl::StrCat(

@@ -119,12 +119,28 @@ grpc::Status AgentService::Connect(grpc::ServerContext *context,
     return toGrpcStatus(refused);
   }
   auto link = std::make_shared<StreamLink>(stream);
-  // An agent kilnd started gets its tasks over the link kilnd made for it;
-  // tasks for this id go to that process whoever registers the id.
-  std::shared_ptr<LocalAgentLink> local =
-      registration.local_link() ? localLinks.find(agentId) : nullptr;
+  // An agent kilnd started gets its tasks over the link kilnd made for it,
+  // and its id is registered only with that link: tasks for it go to that
+  // process, whoever else holds its token.
+  std::shared_ptr<LocalAgentLink> local = localLinks.find(agentId);
+  if (local && !registration.local_link()) {
+    absl::Status refused = absl::PermissionDeniedError(absl::StrCat(
+        "agent id '", agentId,
+        "' belongs to an agent kilnd started itself, which registers with its "
+        "local link; run other agents under other ids"));
+    spdlog::error("agent registration from {} refused: {}", context->peer(),
+                  std::string(refused.message()));
+    return toGrpcStatus(refused);
+  }
   auto session = std::make_shared<AgentConnection>(
-      agentId, local ? std::shared_ptr<AgentLink>(local) : link);
+      agentId, local ? std::shared_ptr<AgentLink>(
+                           std::make_shared<WeakAgentLink>(local))
+                     : link);
+  // Bound before the registration is visible to the scheduler, so that no
+  // result of a task dispatched to it can arrive unbound.
+  std::weak_ptr<AgentConnection> previous;
+  if (local)
+    previous = local->bind(session);
   std::vector<v1::Device> devices(registration.devices().begin(),
                                   registration.devices().end());
 
@@ -145,10 +161,10 @@ grpc::Status AgentService::Connect(grpc::ServerContext *context,
     spdlog::error("agent registration from {} refused: {}", context->peer(),
                   std::string(status.message()));
     link->detach();
+    if (local)
+      local->unbind(session.get(), previous);
     return toGrpcStatus(status);
   }
-  if (local)
-    local->bind(session);
   spdlog::info("agent '{}' connected from {} with {} device(s){}",
                registration.agent_id(), context->peer(), devices.size(),
                local ? "; tasks over its local link" : "");

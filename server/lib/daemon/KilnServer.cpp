@@ -217,8 +217,6 @@ void KilnServer::attachLocalLink(const std::string &agentId, UniqueFd socket) {
       }));
 }
 
-void KilnServer::detachLocalLinks() { state->localLinks.clear(); }
-
 ServerMetrics &KilnServer::metrics() { return state->metrics; }
 
 void KilnServer::addMetricCollectors(State &s) {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
 #include <optional>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -68,7 +69,10 @@ void LocalAgents::spawn(Child &child) {
   std::optional<std::pair<UniqueFd, UniqueFd>> link;
   if (onLink) {
     absl::StatusOr<std::pair<UniqueFd, UniqueFd>> made = FramedSocket::pair();
-    if (made.ok()) {
+    // dup2 onto the same number would keep close-on-exec: never use fd 3.
+    if (made.ok() && made->second.get() == 3)
+      made->second = UniqueFd(::fcntl(3, F_DUPFD_CLOEXEC, 4));
+    if (made.ok() && made->second.valid()) {
       link = *std::move(made);
       args.insert(args.end(), {"--local-link-fd", "3"});
     } else {
@@ -79,8 +83,12 @@ void LocalAgents::spawn(Child &child) {
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  if (link)
+  if (link) {
     posix_spawn_file_actions_adddup2(&actions, link->second.get(), 3);
+    // Before the child runs, so it can never register ahead of its link
+    // (a failed spawn closes the child's end: the link then ends).
+    onLink(child.spec.agentId(), std::move(link->first));
+  }
   std::vector<char *> argv;
   for (std::string &arg : args)
     argv.push_back(arg.data());
@@ -133,8 +141,6 @@ void LocalAgents::spawn(Child &child) {
     return;
   }
   child.pid = pid;
-  if (link)
-    onLink(child.spec.agentId(), std::move(link->first));
   spdlog::info("local agent '{}' started: pid {} ({}){}", child.spec.kind, pid,
                argv[0], link ? " with a local link" : "");
 }

@@ -23,8 +23,13 @@ LocalAgentLink::LocalAgentLink(std::string agentId, UniqueFd socket,
 
 LocalAgentLink::~LocalAgentLink() {
   link.shutdown();
-  if (reader.joinable())
-    reader.join();
+  // The last owner can be a callback on the reader itself.
+  if (reader.joinable()) {
+    if (reader.get_id() == std::this_thread::get_id())
+      reader.detach();
+    else
+      reader.join();
+  }
 }
 
 bool LocalAgentLink::send(const v1::DaemonMessage &message) {
@@ -36,7 +41,9 @@ bool LocalAgentLink::send(const v1::DaemonMessage &message) {
   std::vector<int> files;
   for (int i = 0; i < local.task().inputs_size(); ++i) {
     const v1::Tensor &input = local.task().inputs(i);
-    if (input.payload_case() != v1::Tensor::kBlob)
+    // Past the frame's file limit the agent fetches the rest.
+    if (input.payload_case() != v1::Tensor::kBlob ||
+        files.size() == FramedSocket::kMaxFiles)
       continue;
     // Pinned by the Execute; a blob that cannot be opened is left for the
     // agent to fetch, which reports it properly.
@@ -57,15 +64,18 @@ bool LocalAgentLink::send(const v1::DaemonMessage &message) {
   return sent.ok();
 }
 
-void LocalAgentLink::bind(std::shared_ptr<AgentConnection> connection) {
+std::weak_ptr<AgentConnection>
+LocalAgentLink::bind(std::weak_ptr<AgentConnection> connection) {
   std::lock_guard<std::mutex> lock(bindMutex);
-  bound = std::move(connection);
+  return std::exchange(bound, std::move(connection));
 }
 
-void LocalAgentLink::unbind(const AgentConnection *connection) {
+void LocalAgentLink::unbind(const AgentConnection *connection,
+                            std::weak_ptr<AgentConnection> previous) {
   std::lock_guard<std::mutex> lock(bindMutex);
-  if (bound.get() == connection)
-    bound.reset();
+  std::shared_ptr<AgentConnection> current = bound.lock();
+  if (!current || current.get() == connection)
+    bound = std::move(previous);
 }
 
 v1::TaskResult LocalAgentLink::resultOf(const std::string &frame,
@@ -120,6 +130,17 @@ void LocalAgentLink::readLoop() {
       if (!absl::IsUnavailable(received))
         spdlog::error("local link to agent '{}': {}", id,
                       std::string(received.message()));
+      // Nothing more will be read: later sends fail at once, and the tasks
+      // in flight fail now instead of at their deadlines.
+      link.shutdown();
+      std::shared_ptr<AgentConnection> connection;
+      {
+        std::lock_guard<std::mutex> lock(bindMutex);
+        connection = bound.lock();
+      }
+      if (connection)
+        connection->close(absl::UnavailableError(absl::StrCat(
+            "the local link to agent '", id, "' ended: ", received.message())));
       return;
     }
     v1::TaskResult result = resultOf(frame, files);
@@ -127,7 +148,7 @@ void LocalAgentLink::readLoop() {
     std::shared_ptr<AgentConnection> connection;
     {
       std::lock_guard<std::mutex> lock(bindMutex);
-      connection = bound;
+      connection = bound.lock();
     }
     if (!connection || !connection->complete(std::move(result)))
       spdlog::warn("agent '{}' answered a task that nobody awaits over its "
@@ -149,12 +170,6 @@ LocalLinks::find(const std::string &agentId) const {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = links.find(agentId);
   return it == links.end() ? nullptr : it->second;
-}
-
-void LocalLinks::clear() {
-  std::map<std::string, std::shared_ptr<LocalAgentLink>> dropped;
-  std::lock_guard<std::mutex> lock(mutex);
-  dropped.swap(links);
 }
 
 } // namespace kiln::server

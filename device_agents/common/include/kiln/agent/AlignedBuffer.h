@@ -41,8 +41,8 @@ public:
   /// the file's size is not `size`. `fd` stays the caller's.
   static absl::StatusOr<AlignedBuffer> mapFile(int fd, int64_t size);
 
-  /// A zero-filled buffer in a memfd of its own, mapped shared: its bytes
-  /// can be handed to another process as file().
+  /// A zero-filled buffer in a memfd of its own (sealable), mapped shared:
+  /// its bytes can be handed to another process as file().
   static absl::StatusOr<AlignedBuffer> allocateShared(int64_t size);
 
   /// The memfd behind an allocateShared() buffer; -1 otherwise.

@@ -16,6 +16,7 @@
 #include "kiln/common/WorkerPool.h"
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -25,7 +26,10 @@ class LocalLinkServer {
 public:
   /// Serves tasks from `socket` on `threads` workers, through `runner`
   /// (which must outlive the server), from a reader thread started here.
-  LocalLinkServer(UniqueFd socket, TaskRunner &runner, unsigned threads);
+  /// `onEnd` runs (on that thread) if the link ends while the server is not
+  /// being destroyed: kilnd closed it or it broke, and no task can come.
+  LocalLinkServer(UniqueFd socket, TaskRunner &runner, unsigned threads,
+                  std::function<void()> onEnd);
   /// Stops reading and waits for the tasks already running.
   ~LocalLinkServer();
 
@@ -39,6 +43,7 @@ private:
 
   FramedSocket link;
   TaskRunner &runner;
+  std::function<void()> onEnd;
   std::atomic<bool> stopping{false};
   std::atomic<int64_t> servedCount{0};
   std::unique_ptr<WorkerPool> pool;

@@ -123,8 +123,6 @@ public:
   /// Makes `socket` the local link of agent `agentId`, an agent kilnd
   /// started (LocalAgents); replaces the link of an earlier process.
   void attachLocalLink(const std::string &agentId, UniqueFd socket);
-  /// Closes every local link (before the agents are stopped).
-  void detachLocalLinks();
 
   ContentStore &contentStore();
   DeviceRegistry &deviceRegistry();

@@ -41,10 +41,12 @@ public:
   /// Sends a task with its blob inputs' files; false when the link is gone.
   bool send(const v1::DaemonMessage &message) override;
 
-  /// Results go to `connection`, the agent's current registration.
-  void bind(std::shared_ptr<AgentConnection> connection);
-  /// Results stop going to `connection` (its stream ended).
-  void unbind(const AgentConnection *connection);
+  /// Results go to `connection`, the agent's current registration; returns
+  /// the one they went to before (to restore if the registration fails).
+  std::weak_ptr<AgentConnection> bind(std::weak_ptr<AgentConnection> connection);
+  /// Results go to `previous` again if they go to `connection` now.
+  void unbind(const AgentConnection *connection,
+              std::weak_ptr<AgentConnection> previous = {});
 
   const std::string &agentId() const { return id; }
 
@@ -59,8 +61,25 @@ private:
   OpenBlobFn openBlob;
   StoreFileFn storeFile;
   std::mutex bindMutex;
-  std::shared_ptr<AgentConnection> bound; // guarded by bindMutex
+  /// Weak: the connection owns a WeakAgentLink to this link, not the link.
+  std::weak_ptr<AgentConnection> bound; // guarded by bindMutex
   std::thread reader;
+};
+
+/// What an AgentConnection holds for a local agent: the link while
+/// LocalLinks keeps it (a restarted agent's replaces it), so a connection
+/// never keeps a dead process's link, or its reader thread, alive.
+class WeakAgentLink final : public AgentLink {
+public:
+  explicit WeakAgentLink(std::weak_ptr<LocalAgentLink> link)
+      : link(std::move(link)) {}
+  bool send(const v1::DaemonMessage &message) override {
+    std::shared_ptr<LocalAgentLink> live = link.lock();
+    return live && live->send(message);
+  }
+
+private:
+  std::weak_ptr<LocalAgentLink> link;
 };
 
 /// The local links of the agents kilnd started, by agent id. Thread-safe.
@@ -70,8 +89,6 @@ public:
   void set(std::shared_ptr<LocalAgentLink> link);
   /// The link of `agentId`; null when it has none.
   std::shared_ptr<LocalAgentLink> find(const std::string &agentId) const;
-  /// Drops every link (shutdown).
-  void clear();
 
 private:
   mutable std::mutex mutex;

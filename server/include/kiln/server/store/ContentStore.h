@@ -49,7 +49,8 @@ public:
 
   /// Stores the `size` bytes of the file `fd` (an agent's output memfd) and
   /// returns their digest; FAILED_PRECONDITION when the file holds another
-  /// size. The file is mapped, not read into memory.
+  /// size or is not sealed against writes and shrinking (F_SEAL_WRITE,
+  /// F_SEAL_SHRINK). The file is mapped, not read into memory.
   absl::StatusOr<v1::Digest> putFile(int fd, int64_t size,
                                      Durability durability);
 
