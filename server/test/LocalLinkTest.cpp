@@ -136,6 +136,31 @@ protected:
         });
   }
 
+  /// Dispatches a task, answers it as the agent would with one output of
+  /// `dtype` [`elements`] in `file`, and returns what the caller gets.
+  TaskOutcome answeredWithOneFile(UniqueFd file, v1::DType dtype,
+                                  int64_t elements) {
+    auto connection = std::make_shared<AgentConnection>("local-cpu", link);
+    link->bind(connection);
+    v1::Task task;
+    task.set_task_id("one-file");
+    auto future = connection->dispatch(task);
+    EXPECT_TRUE(future.ok()) << future.status();
+    std::string frame;
+    std::vector<UniqueFd> files;
+    EXPECT_TRUE(agentEnd->receive(frame, files).ok());
+    worker::LocalResult reply;
+    reply.mutable_result()->set_task_id("one-file");
+    v1::Tensor *out = reply.mutable_result()->add_outputs();
+    out->mutable_type()->set_dtype(dtype);
+    out->mutable_type()->add_shape(elements);
+    reply.add_file_outputs(0);
+    EXPECT_TRUE(agentEnd->send(reply.SerializeAsString(), {file.get()}).ok());
+    if (future->wait_for(std::chrono::seconds(10)) != std::future_status::ready)
+      return absl::DeadlineExceededError("no result within 10 s");
+    return future->get();
+  }
+
   testing::TempDir dir;
   std::unique_ptr<ContentStore> store;
   std::unique_ptr<FramedSocket> agentEnd;
@@ -195,27 +220,8 @@ TEST_F(LocalAgentLinkTest, TasksCarryBlobFilesAndOutputFilesBecomeBlobs) {
 }
 
 TEST_F(LocalAgentLinkTest, AnOutputFileOfTheWrongSizeFailsTheTask) {
-  auto connection = std::make_shared<AgentConnection>("local-cpu", link);
-  link->bind(connection);
-  v1::Task task;
-  task.set_task_id("t2");
-  auto future = connection->dispatch(task);
-  ASSERT_TRUE(future.ok());
-  std::string frame;
-  std::vector<UniqueFd> files;
-  ASSERT_TRUE(agentEnd->receive(frame, files).ok());
-
-  UniqueFd output = memfdWith("only 13 bytes");
-  worker::LocalResult reply;
-  reply.mutable_result()->set_task_id("t2");
-  v1::Tensor *out = reply.mutable_result()->add_outputs();
-  out->mutable_type()->set_dtype(v1::DTYPE_F32);
-  out->mutable_type()->add_shape(1024);
-  reply.add_file_outputs(0);
-  ASSERT_TRUE(agentEnd->send(reply.SerializeAsString(), {output.get()}).ok());
-  ASSERT_EQ(future->wait_for(std::chrono::seconds(10)),
-            std::future_status::ready);
-  TaskOutcome outcome = future->get();
+  TaskOutcome outcome = answeredWithOneFile(memfdWith("only 13 bytes"),
+                                            v1::DTYPE_F32, 1024);
   ASSERT_TRUE(outcome.ok());
   EXPECT_EQ(outcome->code(),
             static_cast<int>(absl::StatusCode::kFailedPrecondition));
@@ -226,27 +232,9 @@ TEST_F(LocalAgentLinkTest, AnOutputFileOfTheWrongSizeFailsTheTask) {
 
 TEST_F(LocalAgentLinkTest, AnUnsealedOutputFileIsRefused) {
   // Its sender could change the bytes after kilnd hashed them.
-  auto connection = std::make_shared<AgentConnection>("local-cpu", link);
-  link->bind(connection);
-  v1::Task task;
-  task.set_task_id("t4");
-  auto future = connection->dispatch(task);
-  ASSERT_TRUE(future.ok());
-  std::string frame;
-  std::vector<UniqueFd> files;
-  ASSERT_TRUE(agentEnd->receive(frame, files).ok());
   std::string bytes(4096, 'u');
-  UniqueFd output = memfdWith(bytes, /*sealed=*/false);
-  worker::LocalResult reply;
-  reply.mutable_result()->set_task_id("t4");
-  v1::Tensor *out = reply.mutable_result()->add_outputs();
-  out->mutable_type()->set_dtype(v1::DTYPE_U8);
-  out->mutable_type()->add_shape(4096);
-  reply.add_file_outputs(0);
-  ASSERT_TRUE(agentEnd->send(reply.SerializeAsString(), {output.get()}).ok());
-  ASSERT_EQ(future->wait_for(std::chrono::seconds(10)),
-            std::future_status::ready);
-  TaskOutcome outcome = future->get();
+  TaskOutcome outcome = answeredWithOneFile(
+      memfdWith(bytes, /*sealed=*/false), v1::DTYPE_U8, 4096);
   ASSERT_TRUE(outcome.ok());
   EXPECT_EQ(outcome->code(),
             static_cast<int>(absl::StatusCode::kFailedPrecondition));
