@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import kiln
-from support import Agent, Kilnd, wait_until
+from support import Kilnd
 
 N = 16 * 1024 * 1024  # 64 MiB of f32: a blob input and a blob output
 MIB64 = N * 4
@@ -68,20 +68,3 @@ def test_big_tensors_between_kilnd_and_its_agent(tmp_path, local_link):
     finally:
         daemon.assert_stops_cleanly()
 
-
-def test_an_agent_kilnd_started_keeps_its_id(tmp_path):
-    """A process that registers under the local agent's id without its link
-    is refused, so the local agent's tasks cannot be taken over."""
-    daemon = Kilnd(tmp_path, tmp_path / "cache").start()
-    impostor = Agent(daemon, daemon.address, tmp_path, "local-cpu", name="impostor")
-    try:
-        wait_until(lambda: "belongs to an agent kilnd started itself" in impostor.log(),
-                   "the impostor's refusal")
-        x = torch.randn(8)
-        with kiln.Client(daemon.address, timeout=300) as client:
-            compiled = client.compile(torch.export.export(Affine().eval(), (x,)))
-            torch.testing.assert_close(compiled(x), x * 2.0 + 1.0, rtol=0, atol=0)
-            assert compiled.last_device_id == "local-cpu/0"
-    finally:
-        impostor.stop()
-        daemon.assert_stops_cleanly()

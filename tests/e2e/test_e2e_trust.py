@@ -74,17 +74,19 @@ def test_an_uploaded_object_with_a_forged_record_never_runs(client, foreign_obje
 
 def test_a_second_process_cannot_take_over_a_live_agents_id(start_kilnd, tmp_path):
     """Another kiln-agent-cpu registering as kilnd's own local agent is
-    refused (ALREADY_EXISTS) while that agent is connected: it never gets
-    the devices, nor the executables, weights and inputs sent to them."""
+    refused: that id registers only with the local link kilnd made for the
+    process it started (PERMISSION_DENIED; any other live id is
+    ALREADY_EXISTS, SchedulerTest). The impostor never gets the devices, nor
+    the executables, weights and inputs sent to them."""
     daemon = start_kilnd(name="hijack")
     with kiln.Client(daemon.address, timeout=120) as client:
         (device,) = client.devices("cpu")
         assert device.id == "local-cpu/0"
         impostor = Agent(daemon, daemon.address, tmp_path, "local-cpu")
         try:
-            wait_until(lambda: "ALREADY_EXISTS" in impostor.log_path.read_text(),
+            wait_until(lambda: "PERMISSION_DENIED" in impostor.log_path.read_text(),
                        "the impostor's registration to be refused")
-            assert "belongs to an agent that is connected" in impostor.log_path.read_text()
+            assert "belongs to an agent kilnd started itself" in impostor.log_path.read_text()
             assert [d.id for d in client.devices("cpu")] == ["local-cpu/0"]
             # Work still reaches the genuine agent, and runs.
             torch.manual_seed(1)
