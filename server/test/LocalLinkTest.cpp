@@ -140,7 +140,8 @@ protected:
   /// `dtype` [`elements`] in `file`, and returns what the caller gets.
   TaskOutcome answeredWithOneFile(UniqueFd file, v1::DType dtype,
                                   int64_t elements) {
-    auto connection = std::make_shared<AgentConnection>("local-cpu", link);
+    auto connection = std::make_shared<AgentConnection>(
+        "local-cpu", std::make_shared<WeakAgentLink>(link));
     link->bind(connection);
     v1::Task task;
     task.set_task_id("one-file");
@@ -171,7 +172,8 @@ TEST_F(LocalAgentLinkTest, TasksCarryBlobFilesAndOutputFilesBecomeBlobs) {
   std::string inputBytes(1 << 20, 'i');
   absl::StatusOr<v1::Digest> input = store->put(inputBytes);
   ASSERT_TRUE(input.ok());
-  auto connection = std::make_shared<AgentConnection>("local-cpu", link);
+  auto connection = std::make_shared<AgentConnection>(
+        "local-cpu", std::make_shared<WeakAgentLink>(link));
   link->bind(connection);
 
   v1::Task task;
@@ -244,7 +246,8 @@ TEST_F(LocalAgentLinkTest, AnUnsealedOutputFileIsRefused) {
 }
 
 TEST_F(LocalAgentLinkTest, AnEndedLinkFailsTheTasksInFlight) {
-  auto connection = std::make_shared<AgentConnection>("local-cpu", link);
+  auto connection = std::make_shared<AgentConnection>(
+        "local-cpu", std::make_shared<WeakAgentLink>(link));
   link->bind(connection);
   v1::Task task;
   task.set_task_id("t5");
@@ -258,7 +261,8 @@ TEST_F(LocalAgentLinkTest, AnEndedLinkFailsTheTasksInFlight) {
 }
 
 TEST_F(LocalAgentLinkTest, AGoneAgentFailsTheSend) {
-  auto connection = std::make_shared<AgentConnection>("local-cpu", link);
+  auto connection = std::make_shared<AgentConnection>(
+        "local-cpu", std::make_shared<WeakAgentLink>(link));
   agentEnd.reset();
   v1::Task task;
   task.set_task_id("t3");

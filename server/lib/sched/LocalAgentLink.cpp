@@ -22,14 +22,12 @@ LocalAgentLink::LocalAgentLink(std::string agentId, UniqueFd socket,
 }
 
 LocalAgentLink::~LocalAgentLink() {
+  // Never on the reader thread: connections hold the link weakly
+  // (WeakAgentLink), so the connection the reader holds for a moment never
+  // owns it.
   link.shutdown();
-  // The last owner can be a callback on the reader itself.
-  if (reader.joinable()) {
-    if (reader.get_id() == std::this_thread::get_id())
-      reader.detach();
-    else
-      reader.join();
-  }
+  if (reader.joinable())
+    reader.join();
 }
 
 bool LocalAgentLink::send(const v1::DaemonMessage &message) {
