@@ -203,7 +203,11 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
 
   v1::Task task;
   *task.mutable_executable() = request->executable();
-  *task.mutable_record() = *record;
+  // The agent needs the manifest and the artifact, not the stage dumps or
+  // the cost report (kilobytes per call for a large graph).
+  v1::ExecutableRecord &taskRecord = *task.mutable_record();
+  *taskRecord.mutable_manifest() = record->manifest();
+  *taskRecord.mutable_artifact() = record->artifact();
   *task.mutable_parameters() = request->parameters();
   *task.mutable_inputs() = request->inputs();
   task.set_request_id(currentRequestId());
