@@ -41,6 +41,12 @@ class Rpc:
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
         ]
         self.tls = resolve_tls(tls)
+        # Refused before any channel exists (nothing is left open).
+        token = resolve_token(token)
+        if token and self.tls is None and not is_loopback(address):
+            raise InvalidArgumentError(
+                f"a token would travel in the clear to {address}, which is not loopback: "
+                "give tls= (or KILN_TLS_CA) too")
         if self.tls is None:
             self.channel = grpc.insecure_channel(address, options=options)
         else:
@@ -51,11 +57,6 @@ class Rpc:
         # Sent as metadata on every call (not as gRPC call credentials, which
         # plaintext loopback channels refuse).
         self._metadata: tuple[tuple[str, str], ...] = ((PROTOCOL_KEY, PROTOCOL_VERSION),)
-        token = resolve_token(token)
-        if token and self.tls is None and not is_loopback(address):
-            raise InvalidArgumentError(
-                f"a token would travel in the clear to {address}, which is not loopback: "
-                "give tls= (or KILN_TLS_CA) too")
         if token:
             self._metadata += ((AUTHORIZATION_KEY, f"Bearer {token}"),)
         self.compiler = compiler_pb2_grpc.CompilerStub(self.channel)

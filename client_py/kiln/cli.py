@@ -17,6 +17,7 @@ hint on stderr and exit 1; a traceback means a bug in kiln.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import pathlib
 import sys
@@ -119,18 +120,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _client_credentials(args: argparse.Namespace) -> dict:
     """Client(tls=..., token=...) from the flags; None defers to the environment."""
-    from kiln.credentials import TlsConfig
+    from kiln.credentials import TlsConfig, resolve_tls
     if args.tls_cert is not None and args.tls_key is None or \
             args.tls_key is not None and args.tls_cert is None:
         raise CliError("--tls-cert and --tls-key go together",
                        "give both, or neither")
     tls = None
-    ca = args.tls_ca or os.environ.get("KILN_TLS_CA") or None
-    if args.tls_ca is not None or (args.tls_cert is not None and ca):
-        tls = TlsConfig(ca=ca, cert=args.tls_cert, key=args.tls_key)
+    if args.tls_ca is not None:
+        tls = TlsConfig(ca=args.tls_ca, cert=args.tls_cert, key=args.tls_key)
     elif args.tls_cert is not None:
-        raise CliError("--tls-cert needs --tls-ca (or KILN_TLS_CA)",
-                       "name the CA bundle kilnd's certificate chains to")
+        # The environment's TLS settings (CA, server name), with the flags'
+        # certificate.
+        from_env = resolve_tls(None) if os.environ.get("KILN_TLS_CA") else None
+        if from_env is None:
+            raise CliError("--tls-cert needs --tls-ca (or KILN_TLS_CA)",
+                           "name the CA bundle kilnd's certificate chains to")
+        tls = dataclasses.replace(from_env, cert=args.tls_cert, key=args.tls_key)
     token = None
     if args.token_file is not None:
         try:

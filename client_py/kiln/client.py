@@ -20,8 +20,8 @@ from kiln.graph import SerializedGraph, serialize_graph_module
 from kiln.op_report import OpReport
 from kiln.placement import (PlacementReport, log_placement, placement_policy,
                             run_partitioned, segment_models)
-from kiln.tensors import (PROTO_TO_DTYPE, empty_tensor_for, tensor_bytes, tensor_from_bytes,
-                          tensor_type)
+from kiln.tensors import (PROTO_TO_DTYPE, empty_tensor_for, payload_size, tensor_bytes,
+                          tensor_from_bytes, tensor_type)
 from kiln.v1 import (compiler_pb2, devices_pb2, executable_pb2, executor_pb2,
                      graph_pb2, placement_pb2, tensor_pb2)
 
@@ -412,7 +412,12 @@ class Client:
         t0 = time.perf_counter()
         try:
             if out.WhichOneof("payload") == "blob":
-                # Straight into the output tensor's memory.
+                # Straight into the output tensor's memory, once its size is
+                # known to match the blob's (no allocation from a bad shape).
+                expected = payload_size(dtype, out.type.shape)
+                if expected != out.blob.size_bytes:
+                    raise ValueError(f"tensor payload has {out.blob.size_bytes} bytes, expected "
+                                     f"{expected} for {dtype} {list(out.type.shape)}")
                 t, view = empty_tensor_for(dtype, out.type.shape)
                 self.blobs.read_into(out.blob, view)
             else:

@@ -23,6 +23,7 @@ __all__ = [
     "tensor_view",
     "tensor_from_bytes",
     "empty_tensor_for",
+    "payload_size",
 ]
 
 DTYPE_TO_PROTO: dict[torch.dtype, int] = {
@@ -75,7 +76,11 @@ def tensor_bytes(t: torch.Tensor) -> bytes:
     return tensor_view(t).tobytes()
 
 
-def _payload_size(dtype: torch.dtype, shape: Sequence[int]) -> int:
+def payload_size(dtype: torch.dtype, shape: Sequence[int]) -> int:
+    """Wire bytes of a tensor of ``dtype`` and ``shape`` (ValueError for a
+    negative extent)."""
+    if any(int(d) < 0 for d in shape):
+        raise ValueError(f"negative extent in shape {list(shape)}")
     numel = 1
     for d in shape:
         numel *= d
@@ -95,7 +100,7 @@ def empty_tensor_for(dtype: torch.dtype, shape: Sequence[int]
 def tensor_from_bytes(data: bytes, dtype: torch.dtype, shape: Sequence[int]) -> torch.Tensor:
     """Rebuilds a tensor from wire bytes; the result owns its memory (one copy)."""
     shape = [int(d) for d in shape]
-    expected = _payload_size(dtype, shape)
+    expected = payload_size(dtype, shape)
     if len(data) != expected:
         raise ValueError(f"tensor payload has {len(data)} bytes, expected {expected} "
                          f"for {dtype} {shape}")

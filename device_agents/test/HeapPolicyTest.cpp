@@ -57,7 +57,9 @@ TEST(HeapPolicyTest, RepeatedCallsReuseMappedPages) {
 }
 
 TEST(HeapPolicyTest, KilndKeepsBuffersUnder32MiBMapped) {
-  // In a child process: the policy is process-wide.
+  // In a freshly executed child: the policy is process-wide, and a forked
+  // child would inherit the other test's.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
         prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0);

@@ -23,7 +23,7 @@ using Clock = std::chrono::steady_clock;
 /// The agent side of a session: records the tasks it is sent.
 class FakeAgentLink : public AgentLink {
 public:
-  bool send(const v1::DaemonMessage &message) override {
+  bool send(v1::DaemonMessage &&message) override {
     std::lock_guard<std::mutex> lock(mutex);
     if (broken)
       return false;

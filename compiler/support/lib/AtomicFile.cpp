@@ -120,6 +120,15 @@ absl::Status AtomicFileWriter::commit(Durability durability) {
   return absl::OkStatus();
 }
 
+absl::Status createParentDirectory(const std::filesystem::path &path) {
+  std::error_code error;
+  std::filesystem::create_directories(path.parent_path(), error);
+  if (error)
+    return absl::InternalError(absl::StrCat(
+        "cannot create ", path.parent_path().string(), ": ", error.message()));
+  return absl::OkStatus();
+}
+
 absl::Status writeFileAtomically(const std::filesystem::path &path,
                                  std::string_view bytes, Durability durability,
                                  mode_t mode) {

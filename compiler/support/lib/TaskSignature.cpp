@@ -99,11 +99,7 @@ TaskSigningKey::loadOrCreate(const std::filesystem::path &path) {
     return PEM_write_bio_PrivateKey(bio, fresh->key.get(), nullptr, nullptr, 0,
                                     nullptr, nullptr) == 1;
   });
-  std::error_code error;
-  std::filesystem::create_directories(path.parent_path(), error);
-  if (error)
-    return absl::InternalError(absl::StrCat(
-        "cannot create ", path.parent_path().string(), ": ", error.message()));
+  RETURN_IF_ERROR(createParentDirectory(path));
   // Private from the first byte (kilnd publishes the public half itself).
   RETURN_IF_ERROR(
       writeFileAtomically(path, privatePem, Durability::kDurable, 0600));

@@ -122,10 +122,7 @@ AgentSession::AgentSession(AgentOptions options, DeviceBackend &backend,
       runner(backend, *this->cache, resident, blobs,
              opts.maxLoadedExecutables) {}
 
-AgentSession::~AgentSession() {
-  stop();
-  localLink.reset();
-}
+AgentSession::~AgentSession() { stop(); }
 
 void AgentSession::stop() {
   std::lock_guard<std::mutex> lock(stopMutex);

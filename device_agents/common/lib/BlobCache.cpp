@@ -89,12 +89,7 @@ absl::StatusOr<std::unique_ptr<VerifiedFileWriter>>
 BlobCache::startWrite(const v1::Digest &digest) {
   RETURN_IF_ERROR(validateDigest(digest));
   fs::path finalPath = pathFor(digest);
-  std::error_code error;
-  fs::create_directories(finalPath.parent_path(), error);
-  if (error)
-    return absl::InternalError(absl::StrCat("cannot create '",
-                                            finalPath.parent_path().string(),
-                                            "': ", error.message()));
+  RETURN_IF_ERROR(createParentDirectory(finalPath));
   return VerifiedFileWriter::create(
       digest, finalPath,
       root / "tmp" /

@@ -65,7 +65,10 @@ void LocalLinkServer::serve(std::shared_ptr<std::string> frame,
   tensors.outputsAsFiles = true;
   v1::TaskResult &result = *reply.mutable_result();
   if (!local.ParseFromString(*frame)) {
-    spdlog::error("local link: a frame that is not a LocalTask; ignored");
+    // No task id to answer: end the link, so that kilnd fails the tasks in
+    // flight at once (and restarts this agent) instead of at their deadlines.
+    spdlog::error("local link: a frame that is not a LocalTask; ending the link");
+    link.shutdown();
     return;
   }
   const v1::Task &task = local.task();
@@ -115,7 +118,6 @@ void LocalLinkServer::serve(std::shared_ptr<std::string> frame,
   if (absl::Status sent = link.send(bytes, outputFiles); !sent.ok())
     spdlog::warn("could not return the result of task {}: {}", task.task_id(),
                  std::string(sent.message()));
-  ++servedCount;
 }
 
 } // namespace kiln::agent

@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 
 #include <spdlog/spdlog.h>
 
@@ -63,10 +64,15 @@ const char *proofName(Proof proof) {
   return "no credentials";
 }
 
+/// A gRPC peer ("ipv4:127.0.0.1:5", "ipv6:%5B::1%5D:5", "unix:...") on
+/// this machine, by the same rule as every loopback check in Kiln.
 bool isLoopbackPeer(const std::string &peer) {
-  return absl::StartsWith(peer, "ipv4:127.") ||
-         absl::StartsWith(peer, "ipv6:[::1]:") ||
-         absl::StartsWith(peer, "unix:");
+  std::string address = peer;
+  for (const char *scheme : {"ipv4:", "ipv6:"})
+    if (absl::StartsWith(address, scheme))
+      address = address.substr(5);
+  absl::StrReplaceAll({{"%5B", "["}, {"%5D", "]"}}, &address);
+  return isLoopbackAddress(address);
 }
 
 std::string metadataValue(const grpc::ServerContext &context,

@@ -32,7 +32,7 @@ class StreamLink final : public AgentLink {
 public:
   explicit StreamLink(AgentStream *stream) : stream(stream) {}
 
-  bool send(const v1::DaemonMessage &message) override {
+  bool send(v1::DaemonMessage &&message) override {
     std::lock_guard<std::mutex> lock(mutex);
     return stream && stream->Write(message);
   }

@@ -7,16 +7,11 @@
 
 #include "kiln/common/AtomicFile.h"
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-
 
 #include <string>
 
 namespace kiln::server {
-namespace {
-
-} // namespace
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>>
 serverCredentials(const ServerTlsFiles &files) {

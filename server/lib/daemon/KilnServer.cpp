@@ -108,12 +108,7 @@ KilnServer::start(ServerOptions options) {
   // A key from elsewhere (--task-signing-key, a Helm Secret) leaves the
   // cache's keys/ folder uncreated.
   std::filesystem::path publicKey = taskPublicKeyPath(options.cacheDir);
-  std::error_code error;
-  std::filesystem::create_directories(publicKey.parent_path(), error);
-  if (error)
-    return absl::InternalError(absl::StrCat("cannot create ",
-                                            publicKey.parent_path().string(),
-                                            ": ", error.message()));
+  RETURN_IF_ERROR(createParentDirectory(publicKey));
   RETURN_IF_ERROR(
       writeFileAtomically(publicKey, state->signer->publicKeyPem()));
   ASSIGN_OR_RETURN(state->executables,

@@ -33,7 +33,7 @@ AgentConnection::dispatch(const v1::Task &task) {
   *message.mutable_task() = task;
   // Send outside our mutex: the link serialises writers itself, and a slow
   // stream must not block results arriving for other tasks.
-  if (!link->send(message)) {
+  if (!link->send(std::move(message))) {
     abandon(task.task_id());
     return absl::UnavailableError(
         absl::StrCat("cannot send task to agent '", id, "': stream closed"));

@@ -30,11 +30,11 @@ LocalAgentLink::~LocalAgentLink() {
     reader.join();
 }
 
-bool LocalAgentLink::send(const v1::DaemonMessage &message) {
+bool LocalAgentLink::send(v1::DaemonMessage &&message) {
   if (!message.has_task())
     return false; // only tasks travel here; the rest stays on the stream
   worker::LocalTask local;
-  *local.mutable_task() = message.task();
+  local.mutable_task()->Swap(message.mutable_task()); // no copy of inline inputs
   std::vector<UniqueFd> opened;
   std::vector<int> files;
   for (int i = 0; i < local.task().inputs_size(); ++i) {
@@ -76,14 +76,13 @@ void LocalAgentLink::unbind(const AgentConnection *connection,
     bound = std::move(previous);
 }
 
-v1::TaskResult LocalAgentLink::resultOf(const std::string &frame,
-                                        std::vector<UniqueFd> &files) {
+absl::StatusOr<v1::TaskResult>
+LocalAgentLink::resultOf(const std::string &frame,
+                         std::vector<UniqueFd> &files) {
   worker::LocalResult local;
-  if (!local.ParseFromString(frame)) {
-    v1::TaskResult bad;
-    bad.set_code(static_cast<int32_t>(absl::StatusCode::kInternal));
-    return bad;
-  }
+  // No task id to answer: the link is broken, like a malformed frame.
+  if (!local.ParseFromString(frame))
+    return absl::DataLossError("a result frame that is not a LocalResult");
   v1::TaskResult result = std::move(*local.mutable_result());
   absl::Status stored = absl::OkStatus();
   if (local.file_outputs_size() != static_cast<int>(files.size()))
@@ -124,7 +123,12 @@ void LocalAgentLink::readLoop() {
   std::vector<UniqueFd> files;
   while (true) {
     absl::Status received = link.receive(frame, files);
-    if (!received.ok()) {
+    absl::StatusOr<v1::TaskResult> result =
+        received.ok() ? resultOf(frame, files)
+                      : absl::StatusOr<v1::TaskResult>(received);
+    files.clear();
+    if (!result.ok()) {
+      received = result.status();
       if (!absl::IsUnavailable(received))
         spdlog::error("local link to agent '{}': {}", id,
                       std::string(received.message()));
@@ -141,14 +145,12 @@ void LocalAgentLink::readLoop() {
             "the local link to agent '", id, "' ended: ", received.message())));
       return;
     }
-    v1::TaskResult result = resultOf(frame, files);
-    files.clear();
     std::shared_ptr<AgentConnection> connection;
     {
       std::lock_guard<std::mutex> lock(bindMutex);
       connection = bound.lock();
     }
-    if (!connection || !connection->complete(std::move(result)))
+    if (!connection || !connection->complete(*std::move(result)))
       spdlog::warn("agent '{}' answered a task that nobody awaits over its "
                    "local link (deadline passed, or it reconnected)",
                    id);

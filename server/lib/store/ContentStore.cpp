@@ -50,12 +50,7 @@ absl::StatusOr<std::unique_ptr<BlobWriter>>
 ContentStore::beginWrite(const v1::Digest &digest, Durability durability) {
   RETURN_IF_ERROR(validateDigest(digest));
   std::filesystem::path finalPath = blobPath(digest.hash());
-  std::error_code error;
-  std::filesystem::create_directories(finalPath.parent_path(), error);
-  if (error)
-    return absl::InternalError(absl::StrCat("cannot create ",
-                                            finalPath.parent_path().string(),
-                                            ": ", error.message()));
+  RETURN_IF_ERROR(createParentDirectory(finalPath));
   ASSIGN_OR_RETURN(std::unique_ptr<VerifiedFileWriter> file,
                    VerifiedFileWriter::create(digest, finalPath));
   auto writer =
@@ -71,9 +66,19 @@ absl::Status ContentStore::write(const v1::Digest &digest,
   return writer->commit();
 }
 
-absl::StatusOr<v1::Digest> ContentStore::put(std::string_view bytes) {
+absl::StatusOr<v1::Digest> ContentStore::put(std::string_view bytes,
+                                              Durability durability) {
+  // Hashed once, here: the digest is of these very bytes, so the write needs
+  // no verifying writer, and a blob already held is not written again.
   v1::Digest digest = digestOf(bytes);
-  RETURN_IF_ERROR(write(digest, bytes));
+  if (contains(digest)) {
+    touch(digest.hash());
+    return digest;
+  }
+  std::filesystem::path path = blobPath(digest.hash());
+  RETURN_IF_ERROR(createParentDirectory(path));
+  RETURN_IF_ERROR(writeFileAtomically(path, bytes, durability));
+  committed(digest);
   return digest;
 }
 
@@ -190,34 +195,17 @@ absl::StatusOr<v1::Digest> ContentStore::putFile(int fd, int64_t size,
         "the file holds ", static_cast<int64_t>(info.st_size), " bytes, not ",
         size));
   if (size == 0)
-    return put(std::string_view());
+    return put(std::string_view(), durability);
   void *mapped = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ,
                         MAP_SHARED, fd, 0);
   if (mapped == MAP_FAILED)
     return absl::ResourceExhaustedError(absl::StrCat(
         "cannot map a file of ", size, " bytes: ", std::strerror(errno)));
-  std::string_view bytes(static_cast<const char *>(mapped),
-                         static_cast<size_t>(size));
-  // Hashed once, here: the digest is of these very bytes, so the write
-  // needs no verifying writer.
-  v1::Digest digest = digestOf(bytes);
-  absl::Status written = absl::OkStatus();
-  if (contains(digest)) {
-    touch(digest.hash());
-  } else {
-    std::filesystem::path path = blobPath(digest.hash());
-    std::error_code error;
-    std::filesystem::create_directories(path.parent_path(), error);
-    written = error ? absl::InternalError(absl::StrCat(
-                          "cannot create ", path.parent_path().string(), ": ",
-                          error.message()))
-                    : writeFileAtomically(path, bytes, durability);
-    if (written.ok())
-      committed(digest);
-  }
+  absl::StatusOr<v1::Digest> digest =
+      put(std::string_view(static_cast<const char *>(mapped),
+                           static_cast<size_t>(size)),
+          durability);
   ::munmap(mapped, static_cast<size_t>(size));
-  if (!written.ok())
-    return written;
   return digest;
 }
 

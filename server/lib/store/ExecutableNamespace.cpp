@@ -37,11 +37,7 @@ absl::Status ExecutableNamespace::add(const v1::Digest &executable) {
   if (contains(executable))
     return absl::OkStatus();
   std::filesystem::path path = entryPath(executable.hash());
-  std::error_code error;
-  std::filesystem::create_directories(path.parent_path(), error);
-  if (error)
-    return absl::InternalError(absl::StrCat(
-        "cannot create ", path.parent_path().string(), ": ", error.message()));
+  RETURN_IF_ERROR(createParentDirectory(path));
   RETURN_IF_ERROR(
       writeFileAtomically(path, absl::StrCat(executable.size_bytes(), "\n")));
   std::lock_guard<std::mutex> lock(mutex);

@@ -26,6 +26,10 @@ namespace kiln {
 /// verified on read and can be sent again, such as tensors of one call).
 enum class Durability { kDurable, kInTransit };
 
+/// Creates the folder `path` goes in, and its parents; INTERNAL naming the
+/// folder when that fails.
+absl::Status createParentDirectory(const std::filesystem::path &path);
+
 /// Replaces `path` with `bytes` so that readers see the old or the new file,
 /// never a partial one. The parent directory must exist. The file gets
 /// `mode` (less the umask) from its first byte.

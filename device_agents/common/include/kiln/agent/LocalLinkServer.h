@@ -33,9 +33,6 @@ public:
   /// Stops reading and waits for the tasks already running.
   ~LocalLinkServer();
 
-  /// Tasks answered so far (tests read this).
-  int64_t served() const { return servedCount.load(); }
-
 private:
   void readLoop();
   void serve(std::shared_ptr<std::string> frame,
@@ -45,7 +42,6 @@ private:
   TaskRunner &runner;
   std::function<void()> onEnd;
   std::atomic<bool> stopping{false};
-  std::atomic<int64_t> servedCount{0};
   std::unique_ptr<WorkerPool> pool;
   std::thread reader;
 };

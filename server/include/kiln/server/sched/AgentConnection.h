@@ -24,8 +24,9 @@ namespace kiln::server {
 class AgentLink {
 public:
   virtual ~AgentLink();
-  /// Sends `message`; false when the stream is gone.
-  virtual bool send(const v1::DaemonMessage &message) = 0;
+  /// Sends `message` (taken: a link may move its task out); false when the
+  /// stream is gone.
+  virtual bool send(v1::DaemonMessage &&message) = 0;
 };
 
 /// The result of one task: the agent's TaskResult, or UNAVAILABLE when the

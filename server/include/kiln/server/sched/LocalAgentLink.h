@@ -39,7 +39,7 @@ public:
   ~LocalAgentLink() override;
 
   /// Sends a task with its blob inputs' files; false when the link is gone.
-  bool send(const v1::DaemonMessage &message) override;
+  bool send(v1::DaemonMessage &&message) override;
 
   /// Results go to `connection`, the agent's current registration; returns
   /// the one they went to before (to restore if the registration fails).
@@ -52,9 +52,10 @@ public:
 
 private:
   void readLoop();
-  /// Turns a LocalResult frame into the TaskResult the caller awaits.
-  v1::TaskResult resultOf(const std::string &frame,
-                          std::vector<UniqueFd> &files);
+  /// Turns a LocalResult frame into the TaskResult the caller awaits;
+  /// DATA_LOSS for a frame that is not one (the link is then ended).
+  absl::StatusOr<v1::TaskResult> resultOf(const std::string &frame,
+                                          std::vector<UniqueFd> &files);
 
   std::string id;
   FramedSocket link;
@@ -73,9 +74,9 @@ class WeakAgentLink final : public AgentLink {
 public:
   explicit WeakAgentLink(std::weak_ptr<LocalAgentLink> link)
       : link(std::move(link)) {}
-  bool send(const v1::DaemonMessage &message) override {
+  bool send(v1::DaemonMessage &&message) override {
     std::shared_ptr<LocalAgentLink> live = link.lock();
-    return live && live->send(message);
+    return live && live->send(std::move(message));
   }
 
 private:

@@ -44,8 +44,10 @@ public:
   /// otherwise).
   absl::Status write(const v1::Digest &digest, std::string_view bytes);
 
-  /// Stores `bytes` and returns their digest.
-  absl::StatusOr<v1::Digest> put(std::string_view bytes);
+  /// Stores `bytes` and returns their digest (hashed once; a blob already
+  /// held is only marked used).
+  absl::StatusOr<v1::Digest> put(std::string_view bytes,
+                                 Durability durability = Durability::kDurable);
 
   /// Stores the `size` bytes of the file `fd` (an agent's output memfd) and
   /// returns their digest; FAILED_PRECONDITION when the file holds another
