@@ -20,7 +20,7 @@ RUN apt-get update \
       clang-19 lld-19 llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
       libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev \
-      libyaml-cpp-dev python3 \
+      libyaml-cpp-dev libdnnl-dev python3 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -38,12 +38,13 @@ RUN GOBIN=/out CGO_ENABLED=0 go install github.com/grpc-ecosystem/grpc-health-pr
 # --- runtime ----------------------------------------------------------------
 FROM ${RUNTIME_IMAGE}
 # Runtime libraries of the agent (from ldd; libllvm19 describes the host CPU
-# in LLVM's names, as kilnd compiles for it). The executables it loads are
+# in LLVM's names, as kilnd compiles for it; libdnnl2 is the oneDNN it
+# installs in the artifacts that call it). The executables it loads are
 # shared objects needing only libc and libm.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libgrpc++1.51 libprotobuf32 libspdlog1.10 libfmt9 libabsl20220623 libssl3 \
-      libllvm19 ca-certificates \
+      libllvm19 libdnnl2 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 kiln \
  && useradd --system --uid 10001 --gid kiln --home-dir /var/cache/kiln-agent \

@@ -26,7 +26,7 @@ RUN apt-get update \
       clang-19 lld-19 llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
       libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev \
-      libyaml-cpp-dev python3 \
+      libyaml-cpp-dev libdnnl-dev python3 \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
@@ -51,7 +51,8 @@ FROM ${RUNTIME_IMAGE}
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libgrpc++1.51 libprotobuf32 libllvm19 libmlir-19 lld-19 libc6-dev \
-      libspdlog1.10 libfmt9 libabsl20220623 libssl3 libyaml-cpp0.7 ca-certificates \
+      libspdlog1.10 libfmt9 libabsl20220623 libssl3 libyaml-cpp0.7 libdnnl2 \
+      ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 kiln \
  && useradd --system --uid 10001 --gid kiln --home-dir /var/cache/kiln \

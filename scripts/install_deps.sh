@@ -37,6 +37,8 @@ APT_PACKAGES=(
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev
   # kilnd --config FILE
   libyaml-cpp-dev
+  # oneDNN, the kernel library the cpu agent gives the artifacts it loads
+  libdnnl-dev
   # Python
   python3 python3-venv python3-dev
   # Go 1.19, to build the operations tools (grpcurl, helm, kubeconform)

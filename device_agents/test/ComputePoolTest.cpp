@@ -12,7 +12,6 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -90,19 +89,14 @@ TEST(ComputePoolTest, OneThreadRunsTheLoopOnTheCaller) {
             std::set<std::thread::id>{std::this_thread::get_id()});
 }
 
-/// `callerCount` threads each run `rounds` loops of varying sizes on `pool`
-/// (each inside a ComputePool::Call when `inCalls`); returns how many
-/// iterations did not run exactly once.
-int concurrentMisses(ComputePool &pool, int callerCount, int rounds,
-                     bool inCalls) {
+/// `callerCount` threads each run `rounds` loops of varying sizes on `pool`;
+/// returns how many iterations did not run exactly once.
+int concurrentMisses(ComputePool &pool, int callerCount, int rounds) {
   std::vector<std::thread> callers;
   std::atomic<int> failures{0};
   for (int c = 0; c < callerCount; ++c)
     callers.emplace_back([&, c] {
       for (int round = 0; round < rounds; ++round) {
-        std::optional<ComputePool::Call> call;
-        if (inCalls)
-          call.emplace(pool);
         int64_t count = 1 + (c * 37 + round * 11) % 300;
         Coverage coverage(count);
         pool.parallelFor(&Coverage::task, &coverage, count);
@@ -118,38 +112,26 @@ int concurrentMisses(ComputePool &pool, int callerCount, int rounds,
 
 TEST(ComputePoolTest, ConcurrentCallersEachGetTheirWholeLoop) {
   ComputePool pool(3);
-  EXPECT_EQ(concurrentMisses(pool, 4, 200, /*inCalls=*/false), 0);
+  EXPECT_EQ(concurrentMisses(pool, 4, 200), 0);
 }
 
-TEST(ComputePoolTest, LoopsInsideACallAndAfterItCoverEverything) {
+TEST(ComputePoolTest, LoopsBackToBackAndAfterPausesCoverEverything) {
   ComputePool pool(3);
   for (int round = 0; round < 3; ++round) {
-    {
-      ComputePool::Call call(pool); // workers stay awake in here
-      for (int64_t count : {5, 64, 1000}) {
-        Coverage coverage(count);
-        pool.parallelFor(&Coverage::task, &coverage, count);
-        coverage.expectEachOnce();
-      }
-      // A call with a pause between its loops (serial code in between).
-      std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      Coverage coverage(200);
-      coverage.busyPerRange = std::chrono::microseconds(500);
-      pool.parallelFor(&Coverage::task, &coverage, 200);
+    for (int64_t count : {5, 64, 1000}) {
+      Coverage coverage(count);
+      pool.parallelFor(&Coverage::task, &coverage, count);
       coverage.expectEachOnce();
-      EXPECT_GE(coverage.threads.size(), 2u);
     }
-    // After the call the workers go back to sleep, and wake for the next.
+    // A pause between loops (serial code in between, or the next call),
+    // long enough for the team to stop spinning and sleep.
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    Coverage coverage(100);
-    pool.parallelFor(&Coverage::task, &coverage, 100);
+    Coverage coverage(200);
+    coverage.busyPerRange = std::chrono::microseconds(500);
+    pool.parallelFor(&Coverage::task, &coverage, 200);
     coverage.expectEachOnce();
+    EXPECT_GE(coverage.threads.size(), 2u);
   }
-}
-
-TEST(ComputePoolTest, ConcurrentCallsEachGetTheirLoops) {
-  ComputePool pool(2);
-  EXPECT_EQ(concurrentMisses(pool, 3, 100, /*inCalls=*/true), 0);
 }
 
 TEST(ComputePoolTest, ParsesItsThreadCountFlagAsTaskThreadsIs) {

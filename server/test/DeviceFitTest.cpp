@@ -40,6 +40,29 @@ TEST(DeviceFitTest, ADeviceLackingFeaturesIsRefusedNamingThem) {
   EXPECT_THAT(status.message(), HasSubstr("x86-64-v3"));
 }
 
+TEST(DeviceFitTest, KernelLibrariesMustBeListedByTheDevice) {
+  v1::Device device = cpuDevice("a/0", "x86-64-v3");
+  EXPECT_TRUE(checkDeviceKernelLibrary(device, "").ok());
+  absl::Status none = checkDeviceKernelLibrary(device, "onednn");
+  EXPECT_EQ(none.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(none.message(), HasSubstr("'onednn'"));
+  EXPECT_THAT(none.message(), HasSubstr("provides: none"));
+  (*device.mutable_properties())["kernel_libraries"] = "acl,onednn";
+  EXPECT_TRUE(checkDeviceKernelLibrary(device, "onednn").ok());
+  absl::Status other = checkDeviceKernelLibrary(device, "mkl");
+  EXPECT_EQ(other.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(other.message(), HasSubstr("provides: acl,onednn"));
+}
+
+TEST(DeviceFitTest, ALibraryIsSharedWhenEveryDeviceListsIt) {
+  v1::Device with = cpuDevice("a/0", "x86-64-v3");
+  (*with.mutable_properties())["kernel_libraries"] = "onednn";
+  v1::Device without = cpuDevice("b/0", "x86-64-v3");
+  EXPECT_TRUE(allDevicesProvide({}, "onednn"));
+  EXPECT_TRUE(allDevicesProvide({with, with}, "onednn"));
+  EXPECT_FALSE(allDevicesProvide({with, without}, "onednn"));
+}
+
 TEST(DeviceFitTest, DevicesWithoutCpuFeaturesAreLeftToTheirAgent) {
   v1::Device simulator;
   simulator.set_kind("riscv64");

@@ -141,8 +141,16 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
 
   enter("aten-to-linalg");
   PassManager toLinalg(&context);
-  buildKilnAtenToLinalgPipeline(toLinalg);
+  AtenToLinalgOptions toLinalgOptions;
+  toLinalgOptions.kernelLibrary = machine.kernelLibrary;
+  buildKilnAtenToLinalgPipeline(toLinalg, toLinalgOptions);
   RETURN_IF_ERROR(runStage(toLinalg, *module, "aten-to-linalg", diagnostics));
+  // The artifact needs the library only when some op was handed to it.
+  bool callsKernelLibrary =
+      !machine.kernelLibrary.empty() &&
+      llvm::any_of(module->getOps<func::FuncOp>(), [](func::FuncOp f) {
+        return f.isExternal() && f.getSymName().starts_with("kiln_rt_");
+      });
   if (!options.debugMiscompileOps.empty()) {
     PassManager miscompile(&context);
     addDebugMiscompile(miscompile, graph, options.debugMiscompileOps);
@@ -173,6 +181,8 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
     result.stages.push_back({"asm", assembly});
   }
   result.manifest = buildManifest(graph, *target, machine);
+  if (callsKernelLibrary)
+    result.manifest.set_kernel_library(machine.kernelLibrary);
   return result;
 }
 

@@ -68,7 +68,7 @@ void registerKilnDialects(DialectRegistry &registry) {
 }
 
 void registerKilnPasses() {
-  registerConvertAtenToLinalg();
+  registerKilnConversionPasses();
   registerFuseElementwise();
   registerApproximateMath();
   registerTileAndVectorize();

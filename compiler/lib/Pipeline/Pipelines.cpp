@@ -34,7 +34,13 @@ using namespace mlir;
 
 namespace kiln {
 
-void buildKilnAtenToLinalgPipeline(OpPassManager &pm) {
+void buildKilnAtenToLinalgPipeline(OpPassManager &pm,
+                                   const AtenToLinalgOptions &options) {
+  if (!options.kernelLibrary.empty()) {
+    ConvertAtenToKernelCallsOptions kernelCalls;
+    kernelCalls.library = options.kernelLibrary;
+    pm.addPass(createConvertAtenToKernelCalls(kernelCalls));
+  }
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createConvertAtenToLinalg());
   func.addPass(createCanonicalizerPass());
@@ -131,10 +137,12 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
 }
 
 void registerKilnPipelines() {
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<AtenToLinalgOptions>(
       "kiln-aten-to-linalg-pipeline",
       "Lower the aten dialect to linalg-on-tensors",
-      [](OpPassManager &pm) { buildKilnAtenToLinalgPipeline(pm); });
+      [](OpPassManager &pm, const AtenToLinalgOptions &options) {
+        buildKilnAtenToLinalgPipeline(pm, options);
+      });
   PassPipelineRegistration<CpuCodegenOptions>(
       "kiln-cpu-codegen-pipeline",
       "Lower linalg-on-tensors to the LLVM dialect for the CPU target",

@@ -37,6 +37,30 @@ absl::Status nameOption(const absl::Status &status) {
                       absl::StrCat("options.cpu: ", status.message()));
 }
 
+bool isX86_64() {
+  return llvm::Triple(llvm::sys::getProcessTriple()).getArch() ==
+         llvm::Triple::x86_64;
+}
+
+/// options.kernel_library made concrete: "onednn" (the default on x86-64,
+/// where the cpu agent ships oneDNN) or "none".
+absl::StatusOr<std::string> kernelLibrary(const v1::CompileOptions &options) {
+  const std::string &library = options.kernel_library();
+  if (library.empty())
+    return std::string(isX86_64() ? "onednn" : "none");
+  if (library == "none")
+    return library;
+  if (library == "onednn") {
+    if (!isX86_64())
+      return absl::InvalidArgumentError(
+          "options.kernel_library 'onednn' is available on x86-64 only");
+    return library;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "options.kernel_library: unknown library '", library,
+      "' (known: onednn, none)"));
+}
+
 class CpuTarget final : public Target {
 public:
   std::string name() const override { return "cpu"; }
@@ -58,6 +82,8 @@ public:
     v1::CompileOptions resolved = options;
     resolved.set_cpu(model->name);
     resolved.set_cpu_features(delta);
+    ASSIGN_OR_RETURN(std::string library, kernelLibrary(options));
+    resolved.set_kernel_library(library);
     return resolved;
   }
 
@@ -75,9 +101,12 @@ public:
     spec.features = options.cpu_features();
     spec.requiredFeatures = formatFeatureList(model->features);
     spec.artifactFormat = "elf-shared-object";
-    // Only the x86-64 runtime carries kiln_rt_parallel_for (emitArtifact).
+    // Only the x86-64 runtime carries kiln_rt_parallel_for and the
+    // kernel-library calls (emitArtifact).
     spec.parallelLoops =
         llvm::Triple(spec.triple).getArch() == llvm::Triple::x86_64;
+    if (options.kernel_library() != "none")
+      spec.kernelLibrary = options.kernel_library();
     // Size the matmul register tile to the vector register file: half of the
     // registers hold accumulators, one vector-width row each.
     if (has(*model, "avx512f")) {

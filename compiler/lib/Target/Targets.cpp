@@ -41,6 +41,11 @@ Target::resolveOptions(const v1::CompileOptions &options) const {
     return absl::InvalidArgumentError(absl::StrCat(
         "options.cpu and options.cpu_features apply to target 'cpu' only, "
         "not '", name(), "'"));
+  if (!options.kernel_library().empty() && options.kernel_library() != "none")
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options.kernel_library '", options.kernel_library(),
+        "' applies to target 'cpu' only; target '", name(),
+        "' generates code for every op"));
   return options;
 }
 

@@ -31,6 +31,10 @@ void printUsage() {
                "                       'native' for this machine's (default:\n"
                "                       x86-64-v2, which every x86-64 server runs)\n"
                "  --cpu-features LIST  cpu: extra LLVM features, e.g. +avx512f,-avx2\n"
+               "  --kernel-library L   cpu: where convolutions run: onednn (the\n"
+               "                       default on x86-64: calls into the library\n"
+               "                       the cpu agent installs) or none (generated\n"
+               "                       code for every op)\n"
                "  --riscv-vlen N       riscv64: VLEN in bits the code assumes (128)\n"
                "  --riscv-scalar-only  riscv64: rv64gc without the V extension\n"
                "  --riscv-bare-metal   riscv64: a relocatable object for\n"
@@ -129,6 +133,8 @@ int main(int argc, char **argv) {
       options.options.set_cpu(value());
     } else if (arg == "--cpu-features") {
       options.options.set_cpu_features(value());
+    } else if (arg == "--kernel-library") {
+      options.options.set_kernel_library(value());
     } else if (arg == "--riscv-vlen") {
       options.options.mutable_riscv()->set_vlen(std::atoi(value().c_str()));
     } else if (arg == "--riscv-scalar-only") {

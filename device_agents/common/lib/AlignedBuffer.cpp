@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,11 @@
 #include <unistd.h>
 
 namespace kiln::agent {
+
+uint64_t AlignedBuffer::nextSerial() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 void AlignedBuffer::reset() {
   if (mappedLength)
@@ -38,7 +44,8 @@ AlignedBuffer::AlignedBuffer(AlignedBuffer &&other) noexcept
     : bytes(std::exchange(other.bytes, nullptr)),
       length(std::exchange(other.length, 0)),
       mappedLength(std::exchange(other.mappedLength, 0)),
-      memfd(std::exchange(other.memfd, -1)) {}
+      memfd(std::exchange(other.memfd, -1)),
+      serialNumber(std::exchange(other.serialNumber, nextSerial())) {}
 
 AlignedBuffer &AlignedBuffer::operator=(AlignedBuffer &&other) noexcept {
   if (this != &other) {
@@ -47,6 +54,7 @@ AlignedBuffer &AlignedBuffer::operator=(AlignedBuffer &&other) noexcept {
     length = std::exchange(other.length, 0);
     mappedLength = std::exchange(other.mappedLength, 0);
     memfd = std::exchange(other.memfd, -1);
+    serialNumber = std::exchange(other.serialNumber, nextSerial());
   }
   return *this;
 }

@@ -268,6 +268,7 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
   Clock::time_point fetchStart = Clock::now();
   std::vector<ResidentSet::Buffer> parameters;
   std::vector<void *> parameterPointers;
+  std::vector<uint64_t> parameterSerials;
   for (int i = 0; i < task.parameters_size(); ++i) {
     absl::StatusOr<ResidentSet::Buffer> parameter =
         getParameter(task.parameters(i));
@@ -277,6 +278,8 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
                                    manifest.parameters(i).name(), "')"));
     // The executable reads parameters only; the C ABI has no const.
     parameterPointers.push_back(const_cast<uint8_t *>((*parameter)->data()));
+    // Resident parameters are never written: their serial names their bytes.
+    parameterSerials.push_back((*parameter)->serial());
     parameters.push_back(std::move(*parameter));
   }
   std::vector<AlignedBuffer> inputs;
@@ -320,7 +323,8 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
   absl::StatusOr<v1::DeviceCounters> ran =
       backend.run(*executable, CallBuffers{parameterPointers, inputPointers,
                                            outputPointers,
-                                           deviceIndex(task.device_id())});
+                                           deviceIndex(task.device_id()),
+                                           parameterSerials});
   timings.set_run_us(microsSince(runStart));
   RETURN_IF_ERROR(annotate(ran.status(), "running the executable"));
   *result.mutable_counters() = *ran;

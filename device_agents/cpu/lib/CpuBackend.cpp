@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/cpu/CpuBackend.h"
 
+#include "kiln/common/AgentProtocol.h"
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -27,15 +29,47 @@ using EntryPoint = void (*)(void **);
 /// The target runtime's kiln_rt_set_thread_pool(struct kiln_rt_thread_pool *).
 using SetThreadPool = void (*)(void *);
 
-/// A dlopen'ed artifact and its entry point; dlclose'd when released.
+/// The target runtime's kiln_rt_set_kernel_library(const struct
+/// kiln_rt_kernel_library *): 1 when installed, 0 for another ABI version.
+using SetKernelLibrary = int (*)(const kiln_rt_kernel_library *);
+
+/// A dlopen'ed artifact, its entry point and the kernel library it calls
+/// (when it calls one); dlclose'd when released.
 class CpuExecutable : public LoadedExecutable {
 public:
-  CpuExecutable(void *handle, EntryPoint entry) : handle(handle), entry(entry) {}
+  CpuExecutable(void *handle, EntryPoint entry,
+                std::unique_ptr<OneDnnKernels> kernels)
+      : handle(handle), entry(entry), kernels(std::move(kernels)) {}
   ~CpuExecutable() override { ::dlclose(handle); }
 
   void *handle;
   EntryPoint entry;
+  /// Outlives the handle: what its call sites prepared lives here.
+  std::unique_ptr<OneDnnKernels> kernels;
 };
+
+/// Installs a fresh oneDNN kernel library in `handle`'s artifact.
+absl::StatusOr<std::unique_ptr<OneDnnKernels>>
+installKernelLibrary(void *handle, const std::string &library, int threads) {
+  if (library != OneDnnKernels::kName)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "executable calls kernel library '", library,
+        "', which this agent does not provide (it provides: ",
+        OneDnnKernels::kName, "); compile with options.kernel_library "
+        "'none' or 'onednn'"));
+  void *setter = ::dlsym(handle, "kiln_rt_set_kernel_library");
+  if (!setter)
+    return absl::InvalidArgumentError(
+        "the manifest names a kernel library, but the artifact exports no "
+        "kiln_rt_set_kernel_library");
+  auto kernels = std::make_unique<OneDnnKernels>(threads);
+  if (reinterpret_cast<SetKernelLibrary>(setter)(kernels->table()) != 1)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the artifact's kernel-library ABI is not version ",
+        KILN_RT_KERNELS_ABI_VERSION, ", which this agent speaks; recompile it "
+        "with this kilnd"));
+  return kernels;
+}
 
 std::string hostArch() {
   struct utsname name {};
@@ -114,6 +148,8 @@ absl::StatusOr<std::vector<v1::Device>> CpuBackend::describeDevices() {
   properties["cpu_features"] = absl::StrJoin(cpu.features, ",");
   properties["threads"] = absl::StrCat(std::thread::hardware_concurrency());
   properties["compute_threads"] = absl::StrCat(pool.threads());
+  properties[kKernelLibrariesProperty] = OneDnnKernels::kName;
+  properties["onednn_version"] = OneDnnKernels::version();
   properties["arch"] = hostArch();
   long pages = ::sysconf(_SC_PHYS_PAGES);
   long pageSize = ::sysconf(_SC_PAGESIZE);
@@ -168,12 +204,22 @@ CpuBackend::loadExecutable(const v1::ExecutableRecord &record,
         absl::StrCat("artifact has no entry symbol '", manifest.entry_symbol(),
                      "': ", error));
   }
+  std::unique_ptr<OneDnnKernels> kernels;
+  if (!manifest.kernel_library().empty()) {
+    auto installed =
+        installKernelLibrary(handle, manifest.kernel_library(), pool.threads());
+    if (!installed.ok()) {
+      ::dlclose(handle);
+      return installed.status();
+    }
+    kernels = std::move(*installed);
+  }
   // Parallel loops run on the pool (artifacts from compilers before the
   // runtime had one, and code without parallel loops, export no setter).
   if (void *setPool = ::dlsym(handle, "kiln_rt_set_thread_pool"))
     reinterpret_cast<SetThreadPool>(setPool)(pool.runtimeHandle());
-  return std::make_shared<CpuExecutable>(handle,
-                                         reinterpret_cast<EntryPoint>(symbol));
+  return std::make_shared<CpuExecutable>(
+      handle, reinterpret_cast<EntryPoint>(symbol), std::move(kernels));
 }
 
 absl::StatusOr<v1::DeviceCounters>
@@ -189,7 +235,8 @@ CpuBackend::run(LoadedExecutable &executable, const CallBuffers &buffers) {
   pointers.insert(pointers.end(), buffers.inputs.begin(), buffers.inputs.end());
   pointers.insert(pointers.end(), buffers.outputs.begin(),
                   buffers.outputs.end());
-  ComputePool::Call call(pool);
+  OneDnnKernels::CallParameters named(buffers.parameters,
+                                     buffers.parameterSerials);
   cpu->entry(pointers.data());
   return v1::DeviceCounters();
 }

@@ -70,6 +70,11 @@ CompilerService::effectiveOptions(const v1::CompileRequest &request) const {
       options.set_cpu_features(shared->cpu_features());
     }
   }
+  // Convolutions go to the kernel library by default only when every
+  // connected device provides it; otherwise all of them get generated code.
+  if (request.target() == "cpu" && options.kernel_library().empty() &&
+      !allDevicesProvide(registry.listDevices(request.target()), "onednn"))
+    options.set_kernel_library("none");
   if (!resolveOptions)
     return options;
   return resolveOptions(request.target(), options);

@@ -6,10 +6,14 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/sched/DeviceFit.h"
 
+#include "kiln/common/AgentProtocol.h"
 #include "kiln/common/CpuModel.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+#include <algorithm>
 
 namespace kiln::server {
 
@@ -36,6 +40,31 @@ checkDeviceFeatures(const v1::Device &device,
       cpu == device.properties().end() ? "unknown" : cpu->second,
       "') lacks CPU feature(s) the executable needs: ",
       absl::StrJoin(missing, ", ")));
+}
+
+absl::Status checkDeviceKernelLibrary(const v1::Device &device,
+                                      const std::string &library) {
+  if (library.empty())
+    return absl::OkStatus();
+  auto listed = device.properties().find(kKernelLibrariesProperty);
+  std::string provided =
+      listed == device.properties().end() ? "" : listed->second;
+  for (absl::string_view name : absl::StrSplit(provided, ','))
+    if (name == library)
+      return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "device ", device.id(), " does not provide kernel library '", library,
+      "' that the executable calls (it provides: ",
+      provided.empty() ? "none" : provided,
+      "); compile with options.kernel_library 'none' for it"));
+}
+
+bool allDevicesProvide(const std::vector<v1::Device> &devices,
+                       const std::string &library) {
+  return std::all_of(devices.begin(), devices.end(),
+                     [&](const v1::Device &device) {
+                       return checkDeviceKernelLibrary(device, library).ok();
+                     });
 }
 
 absl::StatusOr<std::optional<v1::CompileOptions>>

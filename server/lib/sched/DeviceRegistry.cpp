@@ -196,7 +196,8 @@ absl::StatusOr<DeviceLease>
 DeviceRegistry::acquire(const std::string &kind,
                         const absl::flat_hash_set<const AgentConnection *> &excluded,
                         Clock::time_point waitUntil,
-                        const std::vector<std::string> &requiredFeatures) {
+                        const std::vector<std::string> &requiredFeatures,
+                        const std::string &kernelLibrary) {
   std::unique_lock<std::mutex> lock(mutex);
   while (true) {
     Entry *best = nullptr;
@@ -208,9 +209,11 @@ DeviceRegistry::acquire(const std::string &kind,
           excluded.contains(entry.session.get()))
         continue;
       ++registered;
-      if (absl::Status fits = checkDeviceFeatures(
-              entry.device, entry.cpuFeatures, requiredFeatures);
-          !fits.ok()) {
+      absl::Status fits = checkDeviceFeatures(entry.device, entry.cpuFeatures,
+                                              requiredFeatures);
+      if (fits.ok())
+        fits = checkDeviceKernelLibrary(entry.device, kernelLibrary);
+      if (!fits.ok()) {
         if (unfit.ok())
           unfit = fits;
         continue;

@@ -39,7 +39,8 @@ Scheduler::run(const std::string &kind, v1::Task task,
     Clock::time_point waitUntil =
         attempt == 0 ? std::min(start + deviceWait, deadline) : Clock::now();
     absl::StatusOr<DeviceLease> lease =
-        registry.acquire(kind, excluded, waitUntil, required);
+        registry.acquire(kind, excluded, waitUntil, required,
+                         task.record().manifest().kernel_library());
     if (!lease.ok()) {
       if (attempt > 0)
         return absl::UnavailableError(

@@ -11,8 +11,19 @@
 
 namespace kiln {
 
-/// Lowers the aten dialect to linalg-on-tensors and cleans up.
-void buildKilnAtenToLinalgPipeline(mlir::OpPassManager &pm);
+/// Knobs of the aten-to-linalg pipeline.
+struct AtenToLinalgOptions : mlir::PassPipelineOptions<AtenToLinalgOptions> {
+  Option<std::string> kernelLibrary{
+      *this, "kernel-library",
+      llvm::cl::desc("Hand the ops this kernel library does best to it "
+                     "(kiln-convert-aten-to-kernel-calls; empty: none)"),
+      llvm::cl::init("")};
+};
+
+/// Lowers the aten dialect to linalg-on-tensors and cleans up; with a
+/// kernel library, first turns the ops it takes into calls to it.
+void buildKilnAtenToLinalgPipeline(mlir::OpPassManager &pm,
+                                   const AtenToLinalgOptions &options = {});
 
 /// Knobs of the CPU code generation pipeline.
 struct CpuCodegenOptions : mlir::PassPipelineOptions<CpuCodegenOptions> {

@@ -54,6 +54,10 @@ struct MachineSpec {
   /// Side of the register blocks innermost-dim transposes are done in (one
   /// vector register per row); 0 leaves them to LLVM.
   int transposeTile = 0;
+  /// The kernel library the loader provides to the artifact
+  /// (compiler/runtime/kiln_rt_kernels.h), which gets the ops it does best:
+  /// "onednn", or empty for generated code only.
+  std::string kernelLibrary;
 };
 
 class Target {

@@ -15,4 +15,10 @@ namespace kiln {
 /// before versioning. kilnd accepts exactly its own version.
 inline constexpr uint32_t kAgentProtocolVersion = 2;
 
+/// The device property listing the kernel libraries an agent installs in
+/// the artifacts it loads, comma separated ("onednn"): kilnd sends an
+/// executable whose manifest names a kernel_library only to devices that
+/// list it.
+inline constexpr const char *kKernelLibrariesProperty = "kernel_libraries";
+
 } // namespace kiln

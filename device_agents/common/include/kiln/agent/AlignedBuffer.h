@@ -51,6 +51,11 @@ public:
   uint8_t *data() { return bytes; }
   const uint8_t *data() const { return bytes; }
   int64_t size() const { return length; }
+  /// Names this buffer's storage for the life of the process: never 0, and
+  /// never given to another buffer (a move carries it along). A buffer no
+  /// one writes (a resident parameter) keeps its bytes as long as its
+  /// serial, so what was derived from them may be cached under it.
+  uint64_t serial() const { return serialNumber; }
   std::string_view view() const {
     return {reinterpret_cast<const char *>(bytes), static_cast<size_t>(length)};
   }
@@ -63,6 +68,9 @@ private:
   /// Bytes mapped at `bytes` (0: heap memory from aligned_alloc).
   size_t mappedLength = 0;
   int memfd = -1;
+  uint64_t serialNumber = nextSerial();
+
+  static uint64_t nextSerial();
 };
 
 } // namespace kiln::agent

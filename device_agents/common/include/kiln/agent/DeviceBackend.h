@@ -36,6 +36,11 @@ struct CallBuffers {
   std::span<void *const> inputs;
   std::span<void *const> outputs;
   int device = 0;
+  /// One per parameter when known (AlignedBuffer::serial of the resident,
+  /// unwritten buffer): equal serials mean equal bytes, so a backend may
+  /// keep what it derives from a parameter (prepacked weights) under it.
+  /// Empty when the caller cannot promise that.
+  std::span<const uint64_t> parameterSerials = {};
 };
 
 /// One device kind: "cpu", "riscv64", "acap", "mdla".

@@ -19,6 +19,17 @@
 
 namespace kiln::server {
 
+/// OK when `library` is empty or `device` lists it in its kernel_libraries
+/// property (kiln/common/AgentProtocol.h); FAILED_PRECONDITION naming the
+/// device, the library and what the device provides otherwise.
+absl::Status checkDeviceKernelLibrary(const v1::Device &device,
+                                      const std::string &library);
+
+/// True when every device in `devices` lists `library` in its
+/// kernel_libraries property (true for no devices).
+bool allDevicesProvide(const std::vector<v1::Device> &devices,
+                       const std::string &library);
+
 /// Device properties the cpu agent fills: its LLVM CPU name, and its ISA
 /// features as LLVM names, comma separated.
 inline constexpr const char *kCpuProperty = "cpu";

@@ -79,15 +79,17 @@ public:
 
   /// Leases the READY device of `kind` with the smallest queue depth whose
   /// agent session is not in `excluded` and that has `requiredFeatures`
-  /// (sorted LLVM CPU feature names; checkDeviceFeatures), waiting until
+  /// (sorted LLVM CPU feature names; checkDeviceFeatures) and
+  /// `kernelLibrary` (checkDeviceKernelLibrary), waiting until
   /// `waitUntil` for one to appear. UNAVAILABLE naming the kind when none
-  /// does; FAILED_PRECONDITION naming the missing features, at once, when
-  /// devices of the kind are registered but none has them.
+  /// does; FAILED_PRECONDITION naming the missing features or library, at
+  /// once, when devices of the kind are registered but none has them.
   absl::StatusOr<DeviceLease>
   acquire(const std::string &kind,
           const absl::flat_hash_set<const AgentConnection *> &excluded,
           Clock::time_point waitUntil,
-          const std::vector<std::string> &requiredFeatures = {});
+          const std::vector<std::string> &requiredFeatures = {},
+          const std::string &kernelLibrary = "");
 
   /// Returns a lease: the device's queue depth drops by one.
   void release(const DeviceLease &lease);

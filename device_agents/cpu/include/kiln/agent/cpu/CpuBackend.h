@@ -8,6 +8,7 @@
 
 #include "kiln/agent/DeviceBackend.h"
 #include "kiln/agent/cpu/ComputePool.h"
+#include "kiln/agent/cpu/OneDnnKernels.h"
 #include "kiln/common/CpuModel.h"
 
 namespace kiln::agent {
@@ -16,7 +17,8 @@ namespace kiln::agent {
 /// dlopen(RTLD_NOW | RTLD_LOCAL) and stay loaded while the TaskRunner keeps
 /// their LoadedExecutable (keyed by executable digest). An artifact that
 /// exports kiln_rt_set_thread_pool gets the backend's ComputePool for its
-/// parallel loops right after loading.
+/// parallel loops right after loading, and one that calls a kernel library
+/// (manifest kernel_library "onednn") its own OneDnnKernels.
 class CpuBackend : public DeviceBackend {
 public:
   /// A device with `cpu`'s features: the host's by default, or fewer
@@ -35,11 +37,13 @@ public:
   /// One device: properties cpu (LLVM CPU name), cpu_features (its ISA
   /// features, LLVM names, comma separated: what kilnd compiles for and
   /// schedules by), cpu_model (/proc/cpuinfo's model name), threads (the
-  /// host's), compute_threads (the pool's), arch, memory_bytes.
+  /// host's), compute_threads (the pool's), arch, memory_bytes,
+  /// kernel_libraries ("onednn") and onednn_version.
   absl::StatusOr<std::vector<v1::Device>> describeDevices() override;
 
   /// FAILED_PRECONDITION when the manifest's format or triple is not for this
-  /// host, or its code needs CPU features this device lacks (naming them);
+  /// host, or its code needs CPU features this device lacks (naming them),
+  /// or a kernel library other than oneDNN;
   /// INVALID_ARGUMENT (with the dlerror text) when the file is not a
   /// loadable shared object or lacks the entry symbol.
   absl::StatusOr<std::shared_ptr<LoadedExecutable>>

@@ -1,0 +1,80 @@
+//===- OneDnnKernels.h - the oneDNN kernel library of cpu artifacts -------===//
+//
+// This file declares OneDnnKernels, the kernel library (the "onednn" of
+// ExecutableManifest.kernel_library) that the cpu agent installs in each
+// artifact that calls one (compiler/runtime/kiln_rt_kernels.h).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln_rt_kernels.h"
+
+#include <memory>
+#include <cstdint>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace kiln::agent {
+
+/// The kernel library of one loaded artifact. Each call site's first call
+/// prepares its oneDNN primitive (and the reorders between the artifact's
+/// dense row-major tensors and the layouts the primitive chose), kept in
+/// the site's state slot and owned here until the artifact is unloaded.
+/// Weights that are a parameter of the call (CallParameters) are reordered
+/// once and kept, per site, for as long as that parameter is used there.
+/// Calls run on oneDNN's OpenMP threads, `threads` of them per call. A site
+/// oneDNN cannot serve (it never should for what the compiler hands it)
+/// runs a direct loop instead, so no call computes nothing.
+class OneDnnKernels {
+public:
+  explicit OneDnnKernels(int threads);
+  ~OneDnnKernels();
+  OneDnnKernels(const OneDnnKernels &) = delete;
+  OneDnnKernels &operator=(const OneDnnKernels &) = delete;
+
+  /// The table to hand the artifact's kiln_rt_set_kernel_library.
+  const kiln_rt_kernel_library *table() const { return &abi.table; }
+
+  /// The library's name in manifests and device properties.
+  static constexpr const char *kName = "onednn";
+  /// oneDNN's version, "2.6.3".
+  static std::string version();
+
+  /// Names the parameters of the call the constructing thread makes next
+  /// (CallBuffers::parameterSerials), until destroyed: a call site whose
+  /// weights are one of them reorders them into oneDNN's layout once per
+  /// serial and keeps that copy, instead of reordering on every call.
+  class CallParameters {
+  public:
+    CallParameters(std::span<void *const> pointers,
+                   std::span<const uint64_t> serials);
+    ~CallParameters();
+    CallParameters(const CallParameters &) = delete;
+    CallParameters &operator=(const CallParameters &) = delete;
+  };
+
+  struct ConvolutionSite;
+
+private:
+  /// The runtime's table, then the object it belongs to.
+  struct Abi {
+    kiln_rt_kernel_library table;
+    OneDnnKernels *self;
+  };
+
+  static void convolutionF32(const kiln_rt_kernel_library *library,
+                             const kiln_rt_convolution *geometry, void **state,
+                             const float *input, const float *weight,
+                             const float *bias, float *output);
+  ConvolutionSite &convolutionSite(const kiln_rt_convolution &geometry,
+                                   void **state);
+
+  Abi abi;
+  int threads;
+  std::mutex mutex;
+  std::vector<std::unique_ptr<ConvolutionSite>> sites; // guarded by mutex
+};
+
+} // namespace kiln::agent

@@ -1,0 +1,288 @@
+//===- KernelLibraryTest.cpp - artifacts that call oneDNN through the agent -===//
+//
+// This file tests the kernel-library path of CpuBackend: shared objects
+// built at test time around the real target-runtime source
+// (compiler/runtime/kiln_rt_kernels.c) call kiln_rt_convolution_f32 as
+// generated code does, and the results are checked against a reference
+// convolution computed here in double precision.
+//
+//===----------------------------------------------------------------------===//
+#include "TestSupport.h"
+
+#include "kiln/agent/cpu/CpuBackend.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+
+#include <cmath>
+#include <random>
+
+namespace kiln::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+/// The runtime source, self-contained (its header inlined).
+std::string kernelRuntimeSource() {
+  std::string header = test::readFileBytes(
+      std::string(KILN_TEST_RUNTIME_DIR) + "/kiln_rt_kernels.h");
+  std::string source = test::readFileBytes(
+      std::string(KILN_TEST_RUNTIME_DIR) + "/kiln_rt_kernels.c");
+  return absl::StrReplaceAll(source, {{"#include \"kiln_rt_kernels.h\"", header}});
+}
+
+struct Convolution {
+  kiln_rt_convolution g{};
+  int64_t inputSize() const {
+    return g.batch * g.in_channels * g.input[0] * g.input[1] * g.input[2];
+  }
+  int64_t weightSize() const {
+    return g.out_channels * (g.in_channels / g.groups) * g.kernel[0] *
+           g.kernel[1] * g.kernel[2];
+  }
+  int64_t outputSize() const {
+    return g.batch * g.out_channels * g.output[0] * g.output[1] * g.output[2];
+  }
+};
+
+/// `spatial` dims of input `in`, kernel `k`, stride, padding, dilation;
+/// the output size follows PyTorch's formula.
+Convolution convolution(int64_t batch, int64_t channels, int64_t filters,
+                        int64_t groups, bool bias, std::vector<int64_t> in,
+                        std::vector<int64_t> k, int64_t stride, int64_t pad,
+                        int64_t dilation) {
+  Convolution c;
+  c.g.spatial_rank = static_cast<int64_t>(in.size());
+  c.g.batch = batch;
+  c.g.in_channels = channels;
+  c.g.out_channels = filters;
+  c.g.groups = groups;
+  c.g.has_bias = bias;
+  for (int i = 0; i < 3; ++i) {
+    bool used = i < static_cast<int>(in.size());
+    c.g.input[i] = used ? in[i] : 1;
+    c.g.kernel[i] = used ? k[i] : 1;
+    c.g.stride[i] = used ? stride : 1;
+    c.g.pad_begin[i] = c.g.pad_end[i] = used ? pad : 0;
+    c.g.dilation[i] = used ? dilation : 1;
+    c.g.output[i] =
+        used ? (in[i] + 2 * pad - dilation * (k[i] - 1) - 1) / stride + 1 : 1;
+  }
+  return c;
+}
+
+/// kiln_invoke(buffers = {weight, bias, input, output}) calling the runtime
+/// with `c`'s geometry, as generated code does.
+std::string convolutionKernelSource(const Convolution &c) {
+  const auto *fields = reinterpret_cast<const int64_t *>(&c.g);
+  std::vector<int64_t> geometry(fields, fields + KILN_RT_CONVOLUTION_FIELDS);
+  return absl::StrCat(kernelRuntimeSource(), R"(
+static const int64_t geometry[] = {)", absl::StrJoin(geometry, ", "), R"(};
+static void *state;
+void kiln_invoke(void **b) {
+  kiln_rt_convolution_f32(geometry, &state, b[2], b[0], b[1], b[3]);
+}
+)");
+}
+
+std::vector<double> referenceConvolution(const kiln_rt_convolution &g,
+                                         const std::vector<float> &x,
+                                         const std::vector<float> &w,
+                                         const std::vector<float> &b) {
+  int64_t cin = g.in_channels / g.groups, cout = g.out_channels / g.groups;
+  const int64_t *I = g.input, *K = g.kernel, *O = g.output;
+  std::vector<double> y;
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t f = 0; f < g.out_channels; ++f)
+      for (int64_t o0 = 0; o0 < O[0]; ++o0)
+        for (int64_t o1 = 0; o1 < O[1]; ++o1)
+          for (int64_t o2 = 0; o2 < O[2]; ++o2) {
+            double sum = g.has_bias ? b[f] : 0.0;
+            for (int64_t c = 0; c < cin; ++c)
+              for (int64_t k0 = 0; k0 < K[0]; ++k0)
+                for (int64_t k1 = 0; k1 < K[1]; ++k1)
+                  for (int64_t k2 = 0; k2 < K[2]; ++k2) {
+                    int64_t i[3] = {o0 * g.stride[0] - g.pad_begin[0] + k0 * g.dilation[0],
+                                    o1 * g.stride[1] - g.pad_begin[1] + k1 * g.dilation[1],
+                                    o2 * g.stride[2] - g.pad_begin[2] + k2 * g.dilation[2]};
+                    bool inside = true;
+                    for (int d = 0; d < 3; ++d)
+                      inside = inside && i[d] >= 0 && i[d] < I[d];
+                    if (!inside)
+                      continue;
+                    int64_t channel = f / cout * cin + c;
+                    sum += double(x[(((n * g.in_channels + channel) * I[0] + i[0]) * I[1] + i[1]) * I[2] + i[2]]) *
+                           double(w[(((f * cin + c) * K[0] + k0) * K[1] + k1) * K[2] + k2]);
+                  }
+            y.push_back(sum);
+          }
+  return y;
+}
+
+class KernelLibraryTest : public ::testing::Test {
+protected:
+  /// Builds `c`'s kernel, runs it on `threads` compute threads with random
+  /// data and checks every element against the reference (f32 accumulation
+  /// in another order: 1e-4 relative to the largest term sum).
+  void expectMatchesReference(const Convolution &c, int threads) {
+    auto path = test::compileSharedObject(dir.path(), "conv",
+                                          convolutionKernelSource(c));
+    ASSERT_TRUE(path.ok()) << path.status();
+    v1::ExecutableRecord record =
+        test::axpyRecord(1, test::readFileBytes(*path));
+    record.mutable_manifest()->set_kernel_library("onednn");
+    CpuBackend backend(hostCpuModel(), threads);
+    auto executable = backend.loadExecutable(record, *path);
+    ASSERT_TRUE(executable.ok()) << executable.status();
+
+    std::mt19937 random(7);
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    auto fill = [&](int64_t n) {
+      std::vector<float> v(n);
+      for (float &e : v)
+        e = uniform(random);
+      return v;
+    };
+    std::vector<float> x = fill(c.inputSize()), w = fill(c.weightSize()),
+                       b = fill(c.g.out_channels), y(c.outputSize(), NAN);
+    std::vector<double> expected = referenceConvolution(c.g, x, w, b);
+    double terms = double(c.g.in_channels / c.g.groups) * c.g.kernel[0] *
+                   c.g.kernel[1] * c.g.kernel[2];
+    // Twice: the second call reuses what the first prepared.
+    for (int call = 0; call < 2; ++call) {
+      std::fill(y.begin(), y.end(), NAN);
+      void *parameters[] = {w.data(), b.data()};
+      void *inputs[] = {x.data()};
+      void *outputs[] = {y.data()};
+      ASSERT_TRUE(
+          backend.run(**executable, CallBuffers{parameters, inputs, outputs})
+              .ok());
+      for (size_t i = 0; i < y.size(); ++i)
+        ASSERT_NEAR(y[i], expected[i], 1e-5 * (terms + 1))
+            << "element " << i << " of call " << call;
+    }
+  }
+
+  test::TempDir dir;
+};
+
+TEST_F(KernelLibraryTest, StridedPaddedConvolutionWithBias) {
+  expectMatchesReference(
+      convolution(2, 3, 16, 1, true, {11, 9}, {3, 3}, 2, 1, 1), 1);
+}
+
+TEST_F(KernelLibraryTest, WideConvolutionOnTwoThreads) {
+  expectMatchesReference(
+      convolution(1, 64, 64, 1, true, {14, 14}, {3, 3}, 1, 1, 1), 2);
+}
+
+TEST_F(KernelLibraryTest, GroupedDilatedOneDimensionalWithoutBias) {
+  expectMatchesReference(
+      convolution(2, 8, 12, 4, false, {20}, {3}, 1, 2, 2), 1);
+}
+
+TEST_F(KernelLibraryTest, DepthwiseThreeDimensional) {
+  expectMatchesReference(
+      convolution(1, 6, 6, 6, true, {5, 6, 7}, {3, 3, 3}, 1, 1, 1), 2);
+}
+
+TEST_F(KernelLibraryTest, PointwiseStrideTwo) {
+  expectMatchesReference(
+      convolution(3, 32, 48, 1, false, {9, 9}, {1, 1}, 2, 0, 1), 1);
+}
+
+TEST_F(KernelLibraryTest, WeightsAreReorderedOncePerParameterSerial) {
+  Convolution c = convolution(1, 64, 64, 1, true, {12, 12}, {3, 3}, 1, 1, 1);
+  auto path = test::compileSharedObject(dir.path(), "conv",
+                                        convolutionKernelSource(c));
+  ASSERT_TRUE(path.ok()) << path.status();
+  v1::ExecutableRecord record = test::axpyRecord(1, test::readFileBytes(*path));
+  record.mutable_manifest()->set_kernel_library("onednn");
+  CpuBackend backend(hostCpuModel(), 2);
+  auto executable = backend.loadExecutable(record, *path);
+  ASSERT_TRUE(executable.ok()) << executable.status();
+  std::vector<float> x(c.inputSize(), 0.5f), w(c.weightSize(), 0.25f),
+      b(c.g.out_channels, 1.0f), y(c.outputSize());
+  auto run = [&](std::vector<uint64_t> serials) {
+    void *parameters[] = {w.data(), b.data()};
+    void *inputs[] = {x.data()};
+    void *outputs[] = {y.data()};
+    CallBuffers buffers{parameters, inputs, outputs};
+    buffers.parameterSerials = serials;
+    EXPECT_TRUE(backend.run(**executable, buffers).ok());
+    return y;
+  };
+  auto expected = [&] { return referenceConvolution(c.g, x, w, b); };
+  // An interior output sums 64 channels x 9 taps of 0.5 * w, plus the bias.
+  size_t interior = 13; // (row 1, column 1) of the first channel
+  std::vector<double> first = expected();
+  EXPECT_NEAR(run({7, 8})[interior], first[interior], 1e-3);
+  // The contract: a serial names its bytes. Changing them under the same
+  // serial shows the site kept its reordered copy...
+  std::fill(w.begin(), w.end(), -0.5f);
+  EXPECT_NEAR(run({7, 8})[interior], first[interior], 1e-3);
+  // ...which a new serial, or a call without serials, does not use.
+  std::vector<double> second = expected();
+  ASSERT_GT(std::abs(second[interior] - first[interior]), 10.0);
+  EXPECT_NEAR(run({9, 8})[interior], second[interior], 1e-3);
+  std::fill(w.begin(), w.end(), 0.125f);
+  std::vector<double> third = expected();
+  EXPECT_NEAR(run({})[interior], third[interior], 1e-3);
+}
+
+TEST_F(KernelLibraryTest, AgentsReportTheLibrary) {
+  CpuBackend backend;
+  auto devices = backend.describeDevices();
+  ASSERT_TRUE(devices.ok());
+  const auto &properties = devices->front().properties();
+  EXPECT_EQ(properties.at("kernel_libraries"), "onednn");
+  EXPECT_THAT(properties.at("onednn_version"), ::testing::StartsWith("2."));
+}
+
+TEST_F(KernelLibraryTest, AnUnknownLibraryIsRefusedNamingIt) {
+  auto path = test::compileSharedObject(
+      dir.path(), "conv", convolutionKernelSource(convolution(
+                              1, 1, 1, 1, false, {3}, {1}, 1, 0, 1)));
+  ASSERT_TRUE(path.ok()) << path.status();
+  v1::ExecutableRecord record = test::axpyRecord(1, test::readFileBytes(*path));
+  record.mutable_manifest()->set_kernel_library("mkl");
+  CpuBackend backend;
+  auto refused = backend.loadExecutable(record, *path);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(), HasSubstr("'mkl'"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("provides: onednn"));
+}
+
+TEST_F(KernelLibraryTest, AManifestNamingALibraryNeedsTheRuntimesSetter) {
+  auto path = test::compileSharedObject(dir.path(), "axpy",
+                                        test::axpyKernelSource(4));
+  ASSERT_TRUE(path.ok()) << path.status();
+  v1::ExecutableRecord record = test::axpyRecord(4, test::readFileBytes(*path));
+  record.mutable_manifest()->set_kernel_library("onednn");
+  CpuBackend backend;
+  auto refused = backend.loadExecutable(record, *path);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().message(),
+              HasSubstr("exports no kiln_rt_set_kernel_library"));
+}
+
+TEST_F(KernelLibraryTest, AnotherAbiVersionIsRefused) {
+  std::string source = absl::StrReplaceAll(
+      convolutionKernelSource(convolution(1, 1, 1, 1, false, {3}, {1}, 1, 0, 1)),
+      {{"#define KILN_RT_KERNELS_ABI_VERSION 1", "#define KILN_RT_KERNELS_ABI_VERSION 99"}});
+  auto path = test::compileSharedObject(dir.path(), "future", source);
+  ASSERT_TRUE(path.ok()) << path.status();
+  v1::ExecutableRecord record = test::axpyRecord(1, test::readFileBytes(*path));
+  record.mutable_manifest()->set_kernel_library("onednn");
+  CpuBackend backend;
+  auto refused = backend.loadExecutable(record, *path);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(), HasSubstr("ABI"));
+}
+
+} // namespace
+} // namespace kiln::agent

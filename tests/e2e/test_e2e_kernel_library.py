@@ -1,0 +1,101 @@
+"""Convolutions on the cpu target run on oneDNN, through the kernel library
+the cpu agent installs in the artifact, and match eager.
+
+The same models compiled with kernel_library "none" (generated code for
+every op) are a second executable that agrees too. The artifact stays
+self-contained: it names the library in its manifest, not in its ELF.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import kiln
+from test_e2e_cpu_targets import LIBRARIES, artifact_of, dynamic_dependencies
+
+TOLERANCE = dict(rtol=1e-4, atol=1e-5)
+
+
+class ConvNet(torch.nn.Module):
+    """The convolutions resnet and mobilenet use (strided, padded, 1x1,
+    depthwise, grouped) plus 1-d dilated and 3-d ones, with ops between."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 16, 7, stride=2, padding=3)
+        self.pointwise = torch.nn.Conv2d(16, 32, 1, bias=False)
+        self.depthwise = torch.nn.Conv2d(32, 32, 3, padding=1, groups=32)
+        self.grouped = torch.nn.Conv2d(32, 24, 3, stride=2, groups=4)
+        self.line = torch.nn.Conv1d(4, 6, 3, dilation=2, padding=2)
+        self.volume = torch.nn.Conv3d(2, 3, 3, padding=1)
+
+    def forward(self, x, s, v):
+        y = torch.relu(self.stem(x))
+        y = self.depthwise(self.pointwise(y)) + 1.0
+        return self.grouped(y), torch.tanh(self.line(s)), self.volume(v)
+
+
+def example_inputs():
+    g = torch.Generator().manual_seed(3)
+    return (torch.randn(2, 3, 32, 30, generator=g), torch.randn(3, 4, 17, generator=g),
+            torch.randn(1, 2, 5, 6, 7, generator=g))
+
+
+@pytest.fixture(scope="module")
+def exported():
+    torch.manual_seed(0)
+    model = ConvNet().eval()
+    inputs = example_inputs()
+    with torch.no_grad():
+        expected = model(*inputs)
+    return torch.export.export(model, inputs), inputs, expected
+
+
+def test_convolutions_run_on_onednn_and_match_eager(client, exported, tmp_path):
+    ep, inputs, expected = exported
+    compiled = client.compile(ep)
+    assert compiled.manifest.kernel_library == "onednn"
+    for _ in range(2):  # the second call reuses each site's primitive
+        for got, want in zip(compiled(*inputs), expected):
+            torch.testing.assert_close(got, want, **TOLERANCE)
+    path = tmp_path / "convnet.so"
+    path.write_bytes(artifact_of(client, compiled))
+    undefined, needed = dynamic_dependencies(path)
+    assert set(needed) <= set(LIBRARIES), needed
+    assert not any("dnnl" in s or s.startswith("kiln_rt_") for s in undefined), undefined
+
+
+def test_generated_code_is_another_executable_that_agrees(client, exported):
+    ep, inputs, expected = exported
+    library = client.compile(ep)
+    generated = client.compile(ep, options={"kernel_library": "none"})
+    assert generated.manifest.kernel_library == ""
+    assert generated.compile_key != library.compile_key
+    assert generated.digest != library.digest
+    for got, theirs, want in zip(generated(*inputs), library(*inputs), expected):
+        torch.testing.assert_close(got, want, **TOLERANCE)
+        torch.testing.assert_close(got, theirs, **TOLERANCE)
+    # The default resolves to the library by name: the same key.
+    named = client.compile(ep, options={"kernel_library": "onednn"})
+    assert named.compile_key == library.compile_key and named.cache_hit
+
+
+def test_models_without_convolutions_name_no_library(client):
+    model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()).eval()
+    compiled = client.compile(torch.export.export(model, (torch.randn(2, 8),)))
+    assert compiled.manifest.kernel_library == ""
+
+
+def test_the_agent_reports_its_library(client):
+    (device,) = client.devices("cpu")
+    assert device.properties["kernel_libraries"] == "onednn"
+    assert device.properties["onednn_version"].startswith("2.")
+
+
+def test_bad_kernel_library_options_are_invalid_argument(client, exported):
+    ep, _, _ = exported
+    with pytest.raises(kiln.InvalidArgumentError, match="unknown library 'mkl'"):
+        client.compile(ep, options={"kernel_library": "mkl"})
+    with pytest.raises(kiln.InvalidArgumentError, match="applies to target 'cpu' only"):
+        client.compile(ep, target="riscv64", options={"kernel_library": "onednn"})
