@@ -95,21 +95,21 @@ ExecutorService::ExecutorService(ContentStore &store,
       scheduler(scheduler), executeTimeout(executeTimeout),
       gate(gate), metrics(metrics), access(access) {}
 
-absl::StatusOr<v1::ExecutableRecord>
+absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>>
 ExecutorService::validate(const v1::ExecuteRequest &request) const {
   RETURN_IF_ERROR(validateDigest(request.executable()));
   // Only what kilnd compiled is an executable: an uploaded blob under the
   // digest (a hand-made record naming an uploaded object) is never read.
-  absl::StatusOr<v1::ExecutableRecord> record =
+  absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>> record =
       executables.contains(request.executable())
-          ? readExecutableRecord(store, request.executable())
+          ? records.get(request.executable())
           : absl::NotFoundError("not an executable kilnd made");
   if (record.status().code() == absl::StatusCode::kNotFound)
     return absl::NotFoundError(
         absl::StrCat("executable ", formatDigest(request.executable()),
                      " is unknown (compile it first)"));
   RETURN_IF_ERROR(record.status());
-  const v1::ExecutableManifest &manifest = record->manifest();
+  const v1::ExecutableManifest &manifest = (*record)->manifest();
   if (manifest.format() == "elf-relocatable-object")
     return absl::FailedPreconditionError(absl::StrCat(
         "executable ", formatDigest(request.executable()),
@@ -179,18 +179,19 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
   for (const v1::Tensor &input : request->inputs())
     if (input.payload_case() == v1::Tensor::kBlob)
       pins.add(input.blob());
-  absl::StatusOr<v1::ExecutableRecord> record = validate(*request);
+  absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>> record =
+      validate(*request);
   if (!record.ok()) {
     spdlog::warn("execute {} rejected: {}", executable,
                  std::string(record.status().message()));
     return toGrpcStatus(record.status(), currentRequestId());
   }
-  pins.add(record->artifact());
+  pins.add((*record)->artifact());
   // Pinned now; it may have been evicted just before.
-  if (!store.contains(record->artifact())) {
+  if (!store.contains((*record)->artifact())) {
     absl::Status gone = absl::NotFoundError(absl::StrCat(
         "the artifact of executable ", executable, " (",
-        formatDigest(record->artifact()),
+        formatDigest((*record)->artifact()),
         ") was evicted from the store; compile the model again"));
     spdlog::warn("execute {} rejected: {}", executable,
                  std::string(gone.message()));
@@ -206,14 +207,14 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
   // The agent needs the manifest and the artifact, not the stage dumps or
   // the cost report (kilobytes per call for a large graph).
   v1::ExecutableRecord &taskRecord = *task.mutable_record();
-  *taskRecord.mutable_manifest() = record->manifest();
-  *taskRecord.mutable_artifact() = record->artifact();
+  *taskRecord.mutable_manifest() = (*record)->manifest();
+  *taskRecord.mutable_artifact() = (*record)->artifact();
   *task.mutable_parameters() = request->parameters();
   *task.mutable_inputs() = request->inputs();
   task.set_request_id(currentRequestId());
   if (absl::Status signedTask = signer.sign(task); !signedTask.ok())
     return toGrpcStatus(signedTask, currentRequestId());
-  const std::string &target = record->manifest().target();
+  const std::string &target = (*record)->manifest().target();
   Gauge &queueDepth = metrics.queueDepth.labels({target});
   queueDepth.inc();
   absl::StatusOr<ScheduledResult> scheduled =
@@ -227,7 +228,7 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
     status = statusFromRpcCode(scheduled->result.code(),
                                scheduled->result.message());
   if (status.ok())
-    status = checkOutputs(scheduled->result, record->manifest().outputs());
+    status = checkOutputs(scheduled->result, (*record)->manifest().outputs());
   std::string device = scheduled.ok() ? scheduled->deviceId : "none";
   metrics.executions.labels({device, status.ok() ? "ok" : "error"}).inc();
   metrics.executeSeconds.labels({device}).observe(

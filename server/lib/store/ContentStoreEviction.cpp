@@ -68,6 +68,10 @@ void ContentStore::touch(const std::string &hash) const {
   ::utimensat(AT_FDCWD, blobPath(hash).c_str(), nullptr, 0);
 }
 
+void ContentStore::markUsed(const v1::Digest &digest) const {
+  blobIndex->touch(digest.hash());
+}
+
 void ContentStore::committed(const v1::Digest &digest) {
   blobIndex->add(digest.hash(), digest.size_bytes());
   if (capacity > 0 && blobIndex->stats().blobBytes > capacity)

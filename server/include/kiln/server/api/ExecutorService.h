@@ -9,6 +9,7 @@
 #include "kiln/server/api/AccessPolicy.h"
 #include "kiln/server/store/ContentStore.h"
 #include "kiln/server/store/ExecutableNamespace.h"
+#include "kiln/server/store/RecordCache.h"
 #include "kiln/server/sched/TaskSigner.h"
 #include "kiln/server/api/DrainGate.h"
 #include "kiln/server/api/ServerMetrics.h"
@@ -47,8 +48,9 @@ public:
   /// Loads the executable's record and checks parameters and inputs against
   /// its manifest (counts, types, sizes, blob presence). An executable kilnd
   /// did not make (not in its ExecutableNamespace) is NOT_FOUND, whatever
-  /// blob the store holds under that digest.
-  absl::StatusOr<v1::ExecutableRecord>
+  /// blob the store holds under that digest. Records come from a
+  /// RecordCache: read from the store once per executable.
+  absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>>
   validate(const v1::ExecuteRequest &request) const;
 
 private:
@@ -60,6 +62,7 @@ private:
   DrainGate &gate;
   ServerMetrics &metrics;
   const AccessPolicy &access;
+  mutable RecordCache records{store};
 };
 
 } // namespace kiln::server

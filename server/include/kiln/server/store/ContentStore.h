@@ -90,6 +90,11 @@ public:
   /// hash). read() and verify() are the integrity checks.
   bool contains(const v1::Digest &digest) const;
 
+  /// Marks the blob most recently used in the LRU index (not on disk: the
+  /// file's mtime, which carries the order across restarts, is left), as
+  /// using a copy read earlier should.
+  void markUsed(const v1::Digest &digest) const;
+
   /// The digests among `digests` that the store lacks, in the given order,
   /// each listed once. Invalid digests count as missing.
   std::vector<v1::Digest>
