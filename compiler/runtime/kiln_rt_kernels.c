@@ -1,7 +1,8 @@
 /*===- kiln_rt_kernels.c - calls from generated code into a kernel library -===
  *
- * Generated code calls kiln_rt_convolution_f32 where the compiler handed a
- * convolution to a kernel library (kiln_rt_kernels.h). The loader installs
+ * Generated code calls kiln_rt_convolution_f32 and kiln_rt_matmul_f32 where
+ * the compiler handed a convolution or a matrix product to a kernel library
+ * (kiln_rt_kernels.h). The loader installs
  * the library right after loading, through the exported
  * kiln_rt_set_kernel_library, before any call into the artifact. Each
  * artifact keeps its own pointer (hidden symbols).
@@ -11,6 +12,9 @@
 
 _Static_assert(sizeof(struct kiln_rt_convolution) ==
                    KILN_RT_CONVOLUTION_FIELDS * sizeof(int64_t),
+               "the compiler writes the geometry as a flat int64 array");
+_Static_assert(sizeof(struct kiln_rt_matmul) ==
+                   KILN_RT_MATMUL_FIELDS * sizeof(int64_t),
                "the compiler writes the geometry as a flat int64 array");
 
 static const struct kiln_rt_kernel_library *installed_library;
@@ -43,4 +47,12 @@ kiln_rt_convolution_f32(const int64_t *geometry, void **state,
   library->convolution_f32(library,
                            (const struct kiln_rt_convolution *)geometry, state,
                            input, weight, bias, output);
+}
+
+__attribute__((visibility("hidden"))) void
+kiln_rt_matmul_f32(const int64_t *geometry, void **state, const float *a,
+                   const float *b, const float *bias, float *c) {
+  const struct kiln_rt_kernel_library *library = library_or_trap();
+  library->matmul_f32(library, (const struct kiln_rt_matmul *)geometry, state,
+                      a, b, bias, c);
 }

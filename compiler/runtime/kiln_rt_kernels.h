@@ -34,6 +34,17 @@ struct kiln_rt_convolution {
 
 #define KILN_RT_CONVOLUTION_FIELDS 27
 
+/* The geometry of one matrix-product call site:
+ * c[batch, m, n] = a[batch, m, k] @ b[batch, k, n] (+ bias[n] when
+ * has_bias). With a_transposed, a is stored (batch, k, m); with
+ * b_transposed, b is stored (batch, n, k): nn.Linear's weight, attention's
+ * keys. A 2-D product has batch 1. */
+struct kiln_rt_matmul {
+  int64_t batch, m, n, k, a_transposed, b_transposed, has_bias;
+};
+
+#define KILN_RT_MATMUL_FIELDS 7
+
 /* A kernel library, as the loader installs it. `state` points at one
  * zero-initialised, pointer-sized slot per call site in the artifact: the
  * library may keep what it prepares for that site there (set it once,
@@ -46,6 +57,10 @@ struct kiln_rt_kernel_library {
                           void **state, const float *input,
                           const float *weight, const float *bias,
                           float *output);
+  void (*matmul_f32)(const struct kiln_rt_kernel_library *library,
+                     const struct kiln_rt_matmul *geometry, void **state,
+                     const float *a, const float *b, const float *bias,
+                     float *c);
 };
 
 #endif /* KILN_RT_KERNELS_H */

@@ -1,5 +1,6 @@
-"""Convolutions on the cpu target run on oneDNN, through the kernel library
-the cpu agent installs in the artifact, and match eager.
+"""Convolutions and matrix products on the cpu target run on oneDNN,
+through the kernel library the cpu agent installs in the artifact, and
+match eager.
 
 The same models compiled with kernel_library "none" (generated code for
 every op) are a second executable that agrees too. The artifact stays
@@ -81,8 +82,27 @@ def test_generated_code_is_another_executable_that_agrees(client, exported):
     assert named.compile_key == library.compile_key and named.cache_hit
 
 
-def test_models_without_convolutions_name_no_library(client):
-    model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()).eval()
+def test_linear_layers_and_attention_run_on_onednn_and_match_eager(client):
+    """nn.Linear (addmm of the transposed weight) and attention's batched
+    products, through an encoder layer; two calls, the second with the
+    weights already prepacked in the agent."""
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=96,
+                                             batch_first=True).eval()
+    x = torch.randn(3, 10, 64)
+    with torch.no_grad():
+        expected = layer(x)
+    compiled = client.compile(torch.export.export(layer, (x,)))
+    assert compiled.manifest.kernel_library == "onednn"
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), expected, rtol=1e-4, atol=2e-5)
+    generated = client.compile(torch.export.export(layer, (x,)),
+                               options={"kernel_library": "none"})
+    torch.testing.assert_close(generated(x), expected, rtol=1e-4, atol=2e-5)
+
+
+def test_models_without_library_ops_name_no_library(client):
+    model = torch.nn.Sequential(torch.nn.LayerNorm(8), torch.nn.ReLU()).eval()
     compiled = client.compile(torch.export.export(model, (torch.randn(2, 8),)))
     assert compiled.manifest.kernel_library == ""
 

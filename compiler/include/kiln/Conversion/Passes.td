@@ -26,13 +26,19 @@ def ConvertAtenToKernelCalls
   let summary = "Hand the ops a kernel library does best to that library";
   let description = [{
     Runs before kiln-convert-aten-to-linalg, for targets whose loader
-    provides a kernel library (compiler/runtime/kiln_rt_kernels.h). Every
-    f32 aten.convolution with 1-3 spatial dims that is not transposed and
-    has no empty extent becomes a call to the target runtime's
-    kiln_rt_convolution_f32: its operands as read-only buffers, a fresh
-    output buffer, the call site's geometry as a constant int64 array and a
-    zero-initialised state slot (both private memref.globals). Other
-    convolutions are left to the generated-code lowering.
+    provides a kernel library (compiler/runtime/kiln_rt_kernels.h). With
+    every operand f32 and no empty extent:
+    * an aten.convolution with 1-3 spatial dims that is not transposed
+      becomes a call to the target runtime's kiln_rt_convolution_f32;
+    * aten.mm, aten.bmm, and aten.addmm with alpha = beta = 1 and a bias of
+      shape (n) or (1, n) become calls to kiln_rt_matmul_f32. An operand
+      that is an aten.permute swapping its last two dims is passed
+      untransposed with a flag (the permute goes when nothing else reads
+      it).
+    Each call takes its operands as read-only buffers, a fresh output
+    buffer, the call site's geometry as a constant int64 array and a
+    zero-initialised state slot (both private memref.globals). Other ops are
+    left to the generated-code lowering.
   }];
   let options = [
     Option<"library", "library", "std::string", /*default=*/"\"onednn\"",

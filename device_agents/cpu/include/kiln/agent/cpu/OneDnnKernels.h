@@ -2,7 +2,8 @@
 //
 // This file declares OneDnnKernels, the kernel library (the "onednn" of
 // ExecutableManifest.kernel_library) that the cpu agent installs in each
-// artifact that calls one (compiler/runtime/kiln_rt_kernels.h).
+// artifact that calls one (compiler/runtime/kiln_rt_kernels.h): its
+// convolutions and matrix products run on oneDNN.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -17,6 +18,10 @@
 #include <vector>
 
 namespace kiln::agent {
+
+namespace onednn {
+class KernelSite;
+} // namespace onednn
 
 /// The kernel library of one loaded artifact. Each call site's first call
 /// prepares its oneDNN primitive (and the reorders between the artifact's
@@ -55,8 +60,6 @@ public:
     CallParameters &operator=(const CallParameters &) = delete;
   };
 
-  struct ConvolutionSite;
-
 private:
   /// The runtime's table, then the object it belongs to.
   struct Abi {
@@ -64,17 +67,23 @@ private:
     OneDnnKernels *self;
   };
 
+  static OneDnnKernels &of(const kiln_rt_kernel_library *library);
   static void convolutionF32(const kiln_rt_kernel_library *library,
                              const kiln_rt_convolution *geometry, void **state,
                              const float *input, const float *weight,
                              const float *bias, float *output);
-  ConvolutionSite &convolutionSite(const kiln_rt_convolution &geometry,
-                                   void **state);
+  static void matmulF32(const kiln_rt_kernel_library *library,
+                        const kiln_rt_matmul *geometry, void **state,
+                        const float *a, const float *b, const float *bias,
+                        float *c);
+  /// The site whose state slot is `state`, made on its first call.
+  template <typename Site, typename Geometry>
+  Site &site(const Geometry &geometry, void **state);
 
   Abi abi;
   int threads;
   std::mutex mutex;
-  std::vector<std::unique_ptr<ConvolutionSite>> sites; // guarded by mutex
+  std::vector<std::unique_ptr<onednn::KernelSite>> sites; // guarded by mutex
 };
 
 } // namespace kiln::agent

@@ -1,0 +1,202 @@
+//===- OneDnnConvolution.cpp - convolution call sites on oneDNN -----------===//
+//
+// This file implements ConvolutionSite: a forward f32 convolution of dense
+// row-major tensors through a oneDNN primitive, with the reorders to and
+// from the blocked layouts oneDNN's fastest kernels use, weights kept
+// reordered per parameter, and a direct loop for a geometry oneDNN refuses.
+//
+//===----------------------------------------------------------------------===//
+#include "OneDnnSites.h"
+
+#include <spdlog/spdlog.h>
+
+#include <optional>
+#include <unordered_map>
+
+namespace kiln::agent::onednn {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+/// Dense row-major tags by rank: data (n, c, spatial...), weights
+/// (o, i, spatial...) and grouped weights (g, o, i, spatial...).
+Tag dataTag(int64_t spatial) {
+  return spatial == 1 ? Tag::ncw : spatial == 2 ? Tag::nchw : Tag::ncdhw;
+}
+Tag weightTag(int64_t spatial, bool grouped) {
+  if (grouped)
+    return spatial == 1 ? Tag::goiw : spatial == 2 ? Tag::goihw : Tag::goidhw;
+  return spatial == 1 ? Tag::oiw : spatial == 2 ? Tag::oihw : Tag::oidhw;
+}
+
+/// out[n, f, o...] = bias[f] + sum over (c, k...) of
+/// in[n, g*C/G + c, o*s - p + k*d] * w[f, c, k...], over 3 spatial dims
+/// (unused ones of size 1).
+void directConvolution(const kiln_rt_convolution &g, const float *input,
+                       const float *weight, const float *bias,
+                       float *output) {
+  int64_t groupIn = g.in_channels / g.groups;
+  int64_t groupOut = g.out_channels / g.groups;
+  const int64_t *I = g.input, *K = g.kernel, *O = g.output;
+  for (int64_t n = 0; n < g.batch; ++n)
+    for (int64_t f = 0; f < g.out_channels; ++f) {
+      int64_t group = f / groupOut;
+      for (int64_t o0 = 0; o0 < O[0]; ++o0)
+        for (int64_t o1 = 0; o1 < O[1]; ++o1)
+          for (int64_t o2 = 0; o2 < O[2]; ++o2) {
+            float sum = g.has_bias ? bias[f] : 0.0f;
+            for (int64_t c = 0; c < groupIn; ++c)
+              for (int64_t k0 = 0; k0 < K[0]; ++k0) {
+                int64_t i0 = o0 * g.stride[0] - g.pad_begin[0] + k0 * g.dilation[0];
+                if (i0 < 0 || i0 >= I[0])
+                  continue;
+                for (int64_t k1 = 0; k1 < K[1]; ++k1) {
+                  int64_t i1 = o1 * g.stride[1] - g.pad_begin[1] + k1 * g.dilation[1];
+                  if (i1 < 0 || i1 >= I[1])
+                    continue;
+                  for (int64_t k2 = 0; k2 < K[2]; ++k2) {
+                    int64_t i2 = o2 * g.stride[2] - g.pad_begin[2] + k2 * g.dilation[2];
+                    if (i2 < 0 || i2 >= I[2])
+                      continue;
+                    int64_t channel = group * groupIn + c;
+                    sum += input[(((n * g.in_channels + channel) * I[0] + i0) * I[1] + i1) * I[2] + i2] *
+                           weight[(((f * groupIn + c) * K[0] + k0) * K[1] + k1) * K[2] + k2];
+                  }
+                }
+              }
+            output[(((n * g.out_channels + f) * O[0] + o0) * O[1] + o1) * O[2] + o2] = sum;
+          }
+    }
+}
+
+} // namespace
+
+/// The primitive and the layouts it chose; the artifact's own descs first.
+struct ConvolutionSite::Primitive {
+  dnnl::convolution_forward convolution;
+  memory::desc src, weights, bias, dst;       // the artifact's
+  memory::desc convSrc, convWeights, convDst; // the primitive's
+  memory::desc scratchpad;
+  std::optional<dnnl::reorder> toConvSrc, toConvWeights, fromConvDst;
+
+  explicit Primitive(const kiln_rt_convolution &g) {
+    int64_t spatial = g.spatial_rank;
+    bool grouped = g.groups > 1;
+    memory::dims srcDims = {g.batch, g.in_channels};
+    memory::dims dstDims = {g.batch, g.out_channels};
+    memory::dims weightDims =
+        grouped ? memory::dims{g.groups, g.out_channels / g.groups,
+                               g.in_channels / g.groups}
+                : memory::dims{g.out_channels, g.in_channels};
+    for (int64_t i = 0; i < spatial; ++i) {
+      srcDims.push_back(g.input[i]);
+      dstDims.push_back(g.output[i]);
+      weightDims.push_back(g.kernel[i]);
+    }
+    memory::dims strides(g.stride, g.stride + spatial);
+    memory::dims padBegin(g.pad_begin, g.pad_begin + spatial);
+    memory::dims padEnd(g.pad_end, g.pad_end + spatial);
+    memory::dims dilates; // oneDNN counts the gaps: PyTorch's dilation - 1
+    for (int64_t i = 0; i < spatial; ++i)
+      dilates.push_back(g.dilation[i] - 1);
+
+    auto f32 = memory::data_type::f32;
+    src = memory::desc(srcDims, f32, dataTag(spatial));
+    dst = memory::desc(dstDims, f32, dataTag(spatial));
+    weights = memory::desc(weightDims, f32, weightTag(spatial, grouped));
+    if (g.has_bias)
+      bias = memory::desc({g.out_channels}, f32, Tag::x);
+    dnnl::convolution_forward::desc desc(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+        memory::desc(srcDims, f32, Tag::any),
+        memory::desc(weightDims, f32, Tag::any), bias,
+        memory::desc(dstDims, f32, Tag::any), strides, dilates, padBegin,
+        padEnd);
+    dnnl::primitive_attr attributes;
+    attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::convolution_forward::primitive_desc pd(desc, attributes, engine());
+    convolution = dnnl::convolution_forward(pd);
+    convSrc = pd.src_desc();
+    convWeights = pd.weights_desc();
+    convDst = pd.dst_desc();
+    scratchpad = pd.scratchpad_desc();
+    if (convSrc != src)
+      toConvSrc = dnnl::reorder(
+          dnnl::reorder::primitive_desc(engine(), src, engine(), convSrc));
+    if (convWeights != weights)
+      toConvWeights = dnnl::reorder(dnnl::reorder::primitive_desc(
+          engine(), weights, engine(), convWeights));
+    if (convDst != dst)
+      fromConvDst = dnnl::reorder(
+          dnnl::reorder::primitive_desc(engine(), convDst, engine(), dst));
+  }
+};
+
+ConvolutionSite::ConvolutionSite(const kiln_rt_convolution &geometry)
+    : geometry(geometry) {
+  try {
+    primitive = std::make_unique<Primitive>(geometry);
+  } catch (const dnnl::error &error) {
+    spdlog::warn("oneDNN has no convolution for this geometry ({}); the "
+                 "call site runs a direct loop",
+                 error.what());
+  }
+}
+
+ConvolutionSite::~ConvolutionSite() = default;
+
+void ConvolutionSite::run(int threads, const float *input,
+                          const float *weight, const float *bias,
+                          float *output) {
+  if (primitive) {
+    try {
+      runPrimitive(threads, input, weight, bias, output);
+      return;
+    } catch (const dnnl::error &error) {
+      spdlog::warn("oneDNN convolution failed ({}); running a direct loop",
+                   error.what());
+    }
+  }
+  directConvolution(geometry, input, weight, bias, output);
+}
+
+void ConvolutionSite::runPrimitive(int threads, const float *input,
+                                   const float *weight, const float *bias,
+                                   float *output) {
+  const Primitive &p = *primitive;
+  dnnl::stream &stream = threadStream(threads);
+  uint64_t serial = p.toConvWeights ? parameterSerial(weight) : 0;
+  std::shared_ptr<void> packed;
+  if (serial != 0)
+    packed = prepacked.get(serial, *p.toConvWeights, p.weights, p.convWeights,
+                           weight, stream);
+  std::vector<void *> pieces = scratch(
+      {p.toConvSrc ? p.convSrc.get_size() : 0,
+       p.toConvWeights && !packed ? p.convWeights.get_size() : 0,
+       p.fromConvDst ? p.convDst.get_size() : 0, p.scratchpad.get_size()});
+  memory src = wrap(p.src, input), weights = wrap(p.weights, weight);
+  memory dst = wrap(p.dst, output);
+  memory convSrc = p.toConvSrc ? wrap(p.convSrc, pieces[0]) : src;
+  memory convWeights = packed             ? wrap(p.convWeights, packed.get())
+                       : p.toConvWeights ? wrap(p.convWeights, pieces[1])
+                                         : weights;
+  memory convDst = p.fromConvDst ? wrap(p.convDst, pieces[2]) : dst;
+  if (p.toConvSrc)
+    p.toConvSrc->execute(stream, src, convSrc);
+  if (p.toConvWeights && !packed)
+    p.toConvWeights->execute(stream, weights, convWeights);
+  std::unordered_map<int, memory> arguments = {
+      {DNNL_ARG_SRC, convSrc},
+      {DNNL_ARG_WEIGHTS, convWeights},
+      {DNNL_ARG_DST, convDst},
+      {DNNL_ARG_SCRATCHPAD, wrap(p.scratchpad, pieces[3])}};
+  if (!p.bias.is_zero())
+    arguments.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
+  p.convolution.execute(stream, arguments);
+  if (p.fromConvDst)
+    p.fromConvDst->execute(stream, convDst, dst);
+  stream.wait();
+}
+
+} // namespace kiln::agent::onednn

@@ -1,0 +1,140 @@
+//===- OneDnnMatmul.cpp - matrix-product call sites on oneDNN -------------===//
+//
+// This file implements MatmulSite: an f32 (batched) matrix product through
+// oneDNN's matmul primitive on the artifact's row-major (or transposed)
+// tensors. A weight that is a parameter of the call is reordered once into
+// the layout oneDNN chose and kept; other operands are read in place.
+//
+//===----------------------------------------------------------------------===//
+#include "OneDnnSites.h"
+
+#include <spdlog/spdlog.h>
+
+#include <optional>
+#include <unordered_map>
+
+namespace kiln::agent::onednn {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+/// c = a @ b (+ bias), one product per batch entry, in f32.
+void directMatmul(const kiln_rt_matmul &g, const float *a, const float *b,
+                  const float *bias, float *c) {
+  for (int64_t batch = 0; batch < g.batch; ++batch) {
+    const float *A = a + batch * g.m * g.k;
+    const float *B = b + batch * g.k * g.n;
+    float *C = c + batch * g.m * g.n;
+    for (int64_t i = 0; i < g.m; ++i)
+      for (int64_t j = 0; j < g.n; ++j) {
+        float sum = g.has_bias ? bias[j] : 0.0f;
+        for (int64_t p = 0; p < g.k; ++p)
+          sum += (g.a_transposed ? A[p * g.m + i] : A[i * g.k + p]) *
+                 (g.b_transposed ? B[j * g.k + p] : B[p * g.n + j]);
+        C[i * g.n + j] = sum;
+      }
+  }
+}
+
+} // namespace
+
+/// The primitive; `weights` is the artifact's layout of b, `packedWeights`
+/// the one the primitive reads (the same unless b is prepacked).
+struct MatmulSite::Primitive {
+  dnnl::matmul matmul;
+  memory::desc src, weights, bias, dst, packedWeights, scratchpad;
+  std::optional<dnnl::reorder> pack;
+
+  /// `prepack`: let oneDNN choose b's layout (b is a parameter, reordered
+  /// once); otherwise it reads b as stored.
+  Primitive(const kiln_rt_matmul &g, bool prepack) {
+    auto f32 = memory::data_type::f32;
+    // 2-D products as 2-D: oneDNN picks its GEMM kernels by rank.
+    bool batched = g.batch > 1;
+    auto dims = [&](int64_t rows, int64_t cols) {
+      return batched ? memory::dims{g.batch, rows, cols}
+                     : memory::dims{rows, cols};
+    };
+    Tag plain = batched ? Tag::abc : Tag::ab;
+    Tag transposed = batched ? Tag::acb : Tag::ba;
+    src = memory::desc(dims(g.m, g.k), f32, g.a_transposed ? transposed : plain);
+    weights =
+        memory::desc(dims(g.k, g.n), f32, g.b_transposed ? transposed : plain);
+    dst = memory::desc(dims(g.m, g.n), f32, plain);
+    if (g.has_bias) // one row, broadcast over rows and batch entries
+      bias = memory::desc(batched ? memory::dims{1, 1, g.n}
+                                  : memory::dims{1, g.n},
+                          f32, plain);
+    dnnl::matmul::desc desc(
+        src, prepack ? memory::desc(dims(g.k, g.n), f32, Tag::any) : weights,
+        bias, dst);
+    dnnl::primitive_attr attributes;
+    attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::matmul::primitive_desc pd(desc, attributes, engine());
+    matmul = dnnl::matmul(pd);
+    packedWeights = pd.weights_desc();
+    scratchpad = pd.scratchpad_desc();
+    if (packedWeights != weights)
+      pack = dnnl::reorder(dnnl::reorder::primitive_desc(
+          engine(), weights, engine(), packedWeights));
+  }
+};
+
+MatmulSite::MatmulSite(const kiln_rt_matmul &geometry) : geometry(geometry) {}
+
+MatmulSite::~MatmulSite() = default;
+
+void MatmulSite::run(int threads, const float *a, const float *b,
+                     const float *bias, float *c) {
+  if (!failed) {
+    try {
+      runPrimitive(threads, a, b, bias, c);
+      return;
+    } catch (const dnnl::error &error) {
+      spdlog::warn("oneDNN matmul failed ({}); the call site runs a direct "
+                   "loop",
+                   error.what());
+      failed = true;
+    }
+  }
+  directMatmul(geometry, a, b, bias, c);
+}
+
+void MatmulSite::runPrimitive(int threads, const float *a, const float *b,
+                              const float *bias, float *c) {
+  dnnl::stream &stream = threadStream(threads);
+  uint64_t serial = parameterSerial(b);
+  {
+    // The first call decides: b prepacked when it is a parameter.
+    std::lock_guard<std::mutex> lock(createMutex);
+    if (!primitive)
+      primitive = std::make_unique<Primitive>(geometry, serial != 0);
+  }
+  const Primitive &p = *primitive;
+  std::shared_ptr<void> packed;
+  if (p.pack && serial != 0)
+    packed = prepacked.get(serial, *p.pack, p.weights, p.packedWeights, b,
+                           stream);
+  std::vector<void *> pieces =
+      scratch({p.pack && !packed ? p.packedWeights.get_size() : 0,
+               p.scratchpad.get_size()});
+  memory weights = packed   ? wrap(p.packedWeights, packed.get())
+                   : p.pack ? wrap(p.packedWeights, pieces[0])
+                            : wrap(p.weights, b);
+  if (p.pack && !packed) {
+    memory stored = wrap(p.weights, b);
+    p.pack->execute(stream, stored, weights);
+  }
+  std::unordered_map<int, memory> arguments = {
+      {DNNL_ARG_SRC, wrap(p.src, a)},
+      {DNNL_ARG_WEIGHTS, weights},
+      {DNNL_ARG_DST, wrap(p.dst, c)},
+      {DNNL_ARG_SCRATCHPAD, wrap(p.scratchpad, pieces[1])}};
+  if (!p.bias.is_zero())
+    arguments.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
+  p.matmul.execute(stream, arguments);
+  stream.wait();
+}
+
+} // namespace kiln::agent::onednn

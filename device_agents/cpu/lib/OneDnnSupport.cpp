@@ -1,0 +1,114 @@
+//===- OneDnnSupport.cpp - what the oneDNN kernel sites share -------------===//
+//
+// This file implements the engine, per-thread streams and scratch areas, the
+// current call's parameters and PrepackedWeights.
+//
+//===----------------------------------------------------------------------===//
+#include "OneDnnSupport.h"
+
+#include <cstdlib>
+#include <new>
+
+// The OpenMP runtime oneDNN runs on (GNU libgomp); clang here ships no
+// omp.h, and this is the one OpenMP routine the agent calls.
+extern "C" void omp_set_num_threads(int threads);
+
+namespace kiln::agent::onednn {
+namespace {
+
+/// A per-thread scratch area: the reordered tensors and oneDNN's
+/// scratchpad of one call, grown to the largest call the thread made.
+class ScratchArena {
+public:
+  ~ScratchArena() { std::free(base); }
+
+  std::vector<void *> pieces(const std::vector<size_t> &sizes) {
+    size_t total = 0;
+    for (size_t size : sizes)
+      total += round(size);
+    if (total > capacity) {
+      std::free(base);
+      base = std::aligned_alloc(64, total);
+      capacity = base ? total : 0;
+      if (!base)
+        throw std::bad_alloc();
+    }
+    std::vector<void *> out;
+    char *next = static_cast<char *>(base);
+    for (size_t size : sizes) {
+      out.push_back(next);
+      next += round(size);
+    }
+    return out;
+  }
+
+private:
+  static size_t round(size_t size) { return (size + 4095) / 4096 * 4096; }
+  void *base = nullptr;
+  size_t capacity = 0;
+};
+
+thread_local ScratchArena arena;
+thread_local std::span<void *const> callParameters;
+thread_local std::span<const uint64_t> callParameterSerials;
+
+} // namespace
+
+dnnl::engine &engine() {
+  static dnnl::engine cpu(dnnl::engine::kind::cpu, 0);
+  return cpu;
+}
+
+dnnl::stream &threadStream(int threads) {
+  // oneDNN sizes its parallel regions by the calling thread's OpenMP
+  // setting.
+  omp_set_num_threads(threads);
+  thread_local dnnl::stream stream(engine());
+  return stream;
+}
+
+std::vector<void *> scratch(const std::vector<size_t> &sizes) {
+  return arena.pieces(sizes);
+}
+
+void setCallParameters(std::span<void *const> pointers,
+                       std::span<const uint64_t> serials) {
+  callParameters = pointers;
+  callParameterSerials = serials;
+}
+
+uint64_t parameterSerial(const void *data) {
+  if (callParameterSerials.size() != callParameters.size())
+    return 0;
+  for (size_t i = 0; i < callParameters.size(); ++i)
+    if (callParameters[i] == data)
+      return callParameterSerials[i];
+  return 0;
+}
+
+dnnl::memory wrap(const dnnl::memory::desc &desc, const void *data) {
+  return dnnl::memory(desc, engine(), const_cast<void *>(data));
+}
+
+std::shared_ptr<void> PrepackedWeights::get(uint64_t serial,
+                                            const dnnl::reorder &reorder,
+                                            const dnnl::memory::desc &from,
+                                            const dnnl::memory::desc &to,
+                                            const void *weights,
+                                            dnnl::stream &stream) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (packed && packedSerial == serial)
+    return packed;
+  std::shared_ptr<void> fresh(
+      std::aligned_alloc(64, (to.get_size() + 63) / 64 * 64), &std::free);
+  if (!fresh)
+    throw std::bad_alloc();
+  dnnl::memory source = wrap(from, weights), target = wrap(to, fresh.get());
+  reorder.execute(stream, source, target);
+  stream.wait();
+  packed = std::move(fresh);
+  packedSerial = serial;
+  return packed;
+}
+
+} // namespace kiln::agent::onednn
