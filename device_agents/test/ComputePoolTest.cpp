@@ -134,6 +134,78 @@ TEST(ComputePoolTest, LoopsBackToBackAndAfterPausesCoverEverything) {
   }
 }
 
+/// What the jobs of ComputePool::run saw.
+struct RunLog {
+  std::mutex mutex;
+  std::set<std::thread::id> threads;
+  std::atomic<int> inside{0};
+  std::atomic<int> overlaps{0};
+  std::atomic<int> iterations{0};
+
+  static void job(void *context) {
+    auto &log = *static_cast<RunLog *>(context);
+    if (log.inside.fetch_add(1) != 0)
+      log.overlaps.fetch_add(1);
+    {
+      std::lock_guard<std::mutex> lock(log.mutex);
+      log.threads.insert(std::this_thread::get_id());
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    log.inside.fetch_sub(1);
+  }
+};
+
+TEST(ComputePoolTest, RunsTakeTurnsOnOneMasterThread) {
+  // libgomp keeps a team per thread that starts regions: every caller's
+  // work must start from the same thread, never two at once.
+  ComputePool pool(2);
+  RunLog log;
+  std::vector<std::thread> callers;
+  std::set<std::thread::id> callerIds;
+  std::mutex callerMutex;
+  for (int c = 0; c < 3; ++c)
+    callers.emplace_back([&] {
+      {
+        std::lock_guard<std::mutex> lock(callerMutex);
+        callerIds.insert(std::this_thread::get_id());
+      }
+      for (int i = 0; i < 20; ++i)
+        pool.run(&RunLog::job, &log);
+    });
+  for (std::thread &caller : callers)
+    caller.join();
+  EXPECT_EQ(log.overlaps.load(), 0);
+  ASSERT_EQ(log.threads.size(), 1u);
+  EXPECT_FALSE(callerIds.count(*log.threads.begin()));
+}
+
+TEST(ComputePoolTest, OneThreadRunsOnTheCaller) {
+  ComputePool pool(1);
+  RunLog log;
+  pool.run(&RunLog::job, &log);
+  EXPECT_EQ(log.threads, std::set<std::thread::id>{std::this_thread::get_id()});
+}
+
+TEST(ComputePoolTest, LoopsInsideRunCoverEverything) {
+  ComputePool pool(3);
+  struct Job {
+    ComputePool *pool;
+    bool ok = true;
+  } job{&pool};
+  pool.run(
+      [](void *context) {
+        auto &job = *static_cast<Job *>(context);
+        for (int64_t count : {1, 7, 300, 4099}) {
+          Coverage coverage(count);
+          job.pool->parallelFor(&Coverage::task, &coverage, count);
+          for (auto &hit : coverage.hits)
+            job.ok = job.ok && hit.load() == 1;
+        }
+      },
+      &job);
+  EXPECT_TRUE(job.ok);
+}
+
 TEST(ComputePoolTest, ParsesItsThreadCountFlagAsTaskThreadsIs) {
   absl::StatusOr<int> automatic = parseThreadCount("auto");
   ASSERT_TRUE(automatic.ok()) << automatic.status();

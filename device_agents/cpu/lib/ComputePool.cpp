@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <utility>
 
 // libgomp's entry point for a parallel region, as GCC's `#pragma omp
 // parallel` calls it: fn(data) on `threads` threads (the caller and its
@@ -45,7 +46,51 @@ void runChunks(void *raw) {
 
 } // namespace
 
-ComputePool::ComputePool(int threads) : threadCount(std::max(threads, 1)) {}
+ComputePool::ComputePool(int threads) : threadCount(std::max(threads, 1)) {
+  if (threadCount > 1)
+    masterThread = std::thread([this] { master(); });
+}
+
+ComputePool::~ComputePool() {
+  if (!masterThread.joinable())
+    return;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+  }
+  changed.notify_all();
+  masterThread.join();
+}
+
+void ComputePool::run(void (*fn)(void *context), void *context) {
+  if (!masterThread.joinable()) {
+    fn(context);
+    return;
+  }
+  std::lock_guard<std::mutex> myTurn(turn);
+  std::unique_lock<std::mutex> lock(mutex);
+  job = fn;
+  jobContext = context;
+  jobDone = false;
+  changed.notify_all();
+  changed.wait(lock, [&] { return jobDone; });
+}
+
+void ComputePool::master() {
+  std::unique_lock<std::mutex> lock(mutex);
+  for (;;) {
+    changed.wait(lock, [&] { return stopping || job != nullptr; });
+    if (stopping)
+      return;
+    auto *fn = std::exchange(job, nullptr);
+    void *context = jobContext;
+    lock.unlock();
+    fn(context);
+    lock.lock();
+    jobDone = true;
+    changed.notify_all();
+  }
+}
 
 void ComputePool::runtimeParallelFor(RuntimeAbi *pool, Task task,
                                      void *context, int64_t count) {

@@ -235,9 +235,21 @@ CpuBackend::run(LoadedExecutable &executable, const CallBuffers &buffers) {
   pointers.insert(pointers.end(), buffers.inputs.begin(), buffers.inputs.end());
   pointers.insert(pointers.end(), buffers.outputs.begin(),
                   buffers.outputs.end());
-  OneDnnKernels::CallParameters named(buffers.parameters,
-                                     buffers.parameterSerials);
-  cpu->entry(pointers.data());
+  // On the pool's master thread: its one OpenMP team runs the call's
+  // parallel loops and oneDNN's regions.
+  struct Call {
+    EntryPoint entry;
+    void **buffers;
+    const CallBuffers &named;
+  } call{cpu->entry, pointers.data(), buffers};
+  pool.run(
+      [](void *context) {
+        auto &call = *static_cast<Call *>(context);
+        OneDnnKernels::CallParameters parameters(call.named.parameters,
+                                                 call.named.parameterSerials);
+        call.entry(call.buffers);
+      },
+      &call);
   return v1::DeviceCounters();
 }
 

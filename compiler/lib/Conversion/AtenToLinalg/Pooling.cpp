@@ -92,6 +92,16 @@ Value index(OpBuilder &b, Location loc, int64_t dim) {
   return b.create<linalg::IndexOp>(loc, dim);
 }
 
+/// Whether window element `x` replaces the running maximum `best`: it is
+/// greater, or (floats) NaN, which then propagates as in PyTorch.
+Value isBetter(OpBuilder &b, Location loc, Value x, Value best) {
+  if (isa<FloatType>(x.getType()))
+    return b.create<arith::OrIOp>(
+        loc, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, x, best),
+        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, x, x));
+  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, x, best);
+}
+
 struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -122,8 +132,28 @@ struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
                 rewriter.create<tensor::EmptyOp>(loc, valuesType.getShape(), element)
                     .getResult())
             .getResult(0);
-    Value indicesInit = buildFilled(rewriter, loc, indicesType, -1.0);
     SmallVector<AffineMap> maps = windowMaps(rewriter.getContext(), w);
+    if (op.getIndices().use_empty()) {
+      // Nothing reads the indices (max_pool2d in eval graphs): the values
+      // alone, without the flat-index arithmetic in every window step.
+      // The indices result has no uses, so any tensor of its type will do.
+      auto values = rewriter.create<linalg::GenericOp>(
+          loc, TypeRange{valuesType},
+          ValueRange{padded, windowShape(rewriter, loc, w)},
+          ValueRange{valuesInit}, maps, windowIterators(w),
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value x = args[0], best = args[2];
+            b.create<linalg::YieldOp>(
+                l, b.create<arith::SelectOp>(l, isBetter(b, l, x, best), x,
+                                             best)
+                       .getResult());
+          });
+      Value unusedIndices = rewriter.create<tensor::EmptyOp>(
+          loc, indicesType.getShape(), indicesType.getElementType());
+      rewriter.replaceOp(op, ValueRange{values.getResult(0), unusedIndices});
+      return success();
+    }
+    Value indicesInit = buildFilled(rewriter, loc, indicesType, -1.0);
     maps.push_back(maps[2]);
     auto generic = rewriter.create<linalg::GenericOp>(
         loc, TypeRange{valuesType, indicesType},
@@ -150,14 +180,7 @@ struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
                 l, b.create<arith::MulIOp>(l, flat, extent),
                 b.create<arith::IndexCastOp>(l, i64, pos));
           }
-          Value better;
-          if (isa<FloatType>(element)) {
-            better = b.create<arith::OrIOp>(
-                l, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, x, best),
-                b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, x, x));
-          } else {
-            better = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sgt, x, best);
-          }
+          Value better = isBetter(b, l, x, best);
           // The first window element always counts (padding included), so
           // an all-padding window still yields a valid index.
           Value first = b.create<arith::CmpIOp>(

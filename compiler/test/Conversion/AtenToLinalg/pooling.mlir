@@ -24,6 +24,26 @@ func.func @max_pool(%x: tensor<1x2x8x8xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2
 
 // -----
 
+// When nothing reads the indices (eval graphs), the window generic carries
+// the values only: no index arithmetic, NaN still wins.
+// CHECK-LABEL: func @max_pool_values_only
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME: outs(%{{.+}} : tensor<1x2x4x4xf32>)
+// CHECK-NOT: arith.muli
+// CHECK: arith.cmpf ogt
+// CHECK: arith.cmpf uno
+// CHECK: linalg.yield %{{.+}} : f32
+// CHECK-NOT: linalg.generic
+// CHECK: return
+func.func @max_pool_values_only(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32> {
+  %v, %i = aten.max_pool %x {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>,
+      padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : (tensor<1x2x8x8xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>)
+  return %v : tensor<1x2x4x4xf32>
+}
+
+// -----
+
 // Average pooling: a summing window generic, then a division by PyTorch's
 // per-window count computed from the output indices.
 // CHECK-LABEL: func @avg_pool
