@@ -119,3 +119,26 @@ def test_bad_kernel_library_options_are_invalid_argument(client, exported):
         client.compile(ep, options={"kernel_library": "mkl"})
     with pytest.raises(kiln.InvalidArgumentError, match="applies to target 'cpu' only"):
         client.compile(ep, target="riscv64", options={"kernel_library": "onednn"})
+
+
+def test_an_agent_pinned_to_avx2_runs_onednns_avx2_kernels(start_kilnd, exported):
+    """KILN_AGENT_CPU=x86-64-v3 keeps oneDNN to AVX2 (and FMA), whatever the
+    host has: the same numbers come out of the kernels an AVX2 host runs.
+    On an AVX2 host this is the host's own path."""
+    daemon = start_kilnd(name="avx2")
+    daemon.stop()
+    daemon.env["KILN_AGENT_CPU"] = "x86-64-v3"
+    daemon.start()
+    ep, inputs, expected = exported
+    with kiln.Client(daemon.address, timeout=300) as client:
+        (device,) = client.devices("cpu")
+        assert device.properties["onednn_isa"] == "avx2"
+        compiled = client.compile(ep)
+        assert compiled.manifest.kernel_library == "onednn"
+        for got, want in zip(compiled(*inputs), expected):
+            torch.testing.assert_close(got, want, **TOLERANCE)
+        layer = torch.nn.Linear(64, 40).eval()
+        x = torch.randn(9, 64)
+        linear = client.compile(torch.export.export(layer, (x,)))
+        with torch.no_grad():
+            torch.testing.assert_close(linear(x), layer(x), **TOLERANCE)

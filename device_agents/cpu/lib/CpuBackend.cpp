@@ -118,7 +118,8 @@ absl::Status checkElf(const std::filesystem::path &path) {
 } // namespace
 
 CpuBackend::CpuBackend(CpuModel cpu, int computeThreads)
-    : cpu(std::move(cpu)), pool(computeThreads) {}
+    : cpu(std::move(cpu)), pool(computeThreads),
+      onednnIsa(OneDnnKernels::limitInstructionSets(this->cpu.features)) {}
 
 absl::StatusOr<CpuModel> CpuBackend::advertisedCpu(absl::string_view name) {
   const CpuModel &host = hostCpuModel();
@@ -150,6 +151,7 @@ absl::StatusOr<std::vector<v1::Device>> CpuBackend::describeDevices() {
   properties["compute_threads"] = absl::StrCat(pool.threads());
   properties[kKernelLibrariesProperty] = OneDnnKernels::kName;
   properties["onednn_version"] = OneDnnKernels::version();
+  properties["onednn_isa"] = onednnIsa;
   properties["arch"] = hostArch();
   long pages = ::sysconf(_SC_PHYS_PAGES);
   long pageSize = ::sysconf(_SC_PAGESIZE);

@@ -8,6 +8,7 @@
 
 #include "OneDnnSites.h"
 
+#include <algorithm>
 #include <atomic>
 
 namespace kiln::agent {
@@ -33,6 +34,43 @@ std::string OneDnnKernels::version() {
   const dnnl_version_t *v = dnnl_version();
   return std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
          std::to_string(v->patch);
+}
+
+namespace {
+
+std::string isaName(dnnl::cpu_isa isa) {
+  switch (isa) {
+  case dnnl::cpu_isa::sse41: return "sse41";
+  case dnnl::cpu_isa::avx: return "avx";
+  case dnnl::cpu_isa::avx2: return "avx2";
+  case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+  case dnnl::cpu_isa::avx512_core: return "avx512_core";
+  case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+  case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+  case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+  default: return "other";
+  }
+}
+
+} // namespace
+
+std::string
+OneDnnKernels::limitInstructionSets(const std::vector<std::string> &features) {
+  auto has = [&](const char *feature) {
+    return std::find(features.begin(), features.end(), feature) !=
+           features.end();
+  };
+  // oneDNN's avx512_core needs AVX-512 F, BW, VL and DQ.
+  dnnl::cpu_isa limit =
+      has("avx512f") && has("avx512bw") && has("avx512vl") && has("avx512dq")
+          ? dnnl::cpu_isa::all
+      : has("avx2") && has("fma") ? dnnl::cpu_isa::avx2
+      : has("avx")                ? dnnl::cpu_isa::avx
+                                  : dnnl::cpu_isa::sse41;
+  // Refused once oneDNN has dispatched (a second backend in one process):
+  // the first limit stays.
+  (void)dnnl::set_max_cpu_isa(limit);
+  return isaName(dnnl::get_effective_cpu_isa());
 }
 
 template <typename Site, typename Geometry>

@@ -38,7 +38,8 @@ public:
   /// features, LLVM names, comma separated: what kilnd compiles for and
   /// schedules by), cpu_model (/proc/cpuinfo's model name), threads (the
   /// host's), compute_threads (the pool's), arch, memory_bytes,
-  /// kernel_libraries ("onednn") and onednn_version.
+  /// kernel_libraries ("onednn"), onednn_version and onednn_isa (the
+  /// instruction set oneDNN's kernels use, within the reported CPU's).
   absl::StatusOr<std::vector<v1::Device>> describeDevices() override;
 
   /// FAILED_PRECONDITION when the manifest's format or triple is not for this
@@ -56,6 +57,8 @@ public:
 private:
   CpuModel cpu;
   ComputePool pool;
+  /// The instruction set oneDNN uses, within `cpu`'s features.
+  std::string onednnIsa;
 };
 
 } // namespace kiln::agent

@@ -47,6 +47,14 @@ public:
   /// oneDNN's version, "2.6.3".
   static std::string version();
 
+  /// Keeps oneDNN to the instruction sets of `features` (LLVM names of the
+  /// CPU the agent reports): an agent pinned to x86-64-v3 runs oneDNN's
+  /// AVX2 kernels on an AVX-512 host, as it would on an AVX2 one. oneDNN
+  /// takes this once per process, before its first primitive; a later call
+  /// changes nothing. Returns the instruction set oneDNN then uses
+  /// ("avx512_core", "avx2", ...).
+  static std::string limitInstructionSets(const std::vector<std::string> &features);
+
   /// Names the parameters of the call the constructing thread makes next
   /// (CallBuffers::parameterSerials), until destroyed: a call site whose
   /// weights are one of them reorders them into oneDNN's layout once per
