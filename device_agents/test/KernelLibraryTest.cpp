@@ -158,32 +158,51 @@ std::vector<double> referenceMatmul(const kiln_rt_matmul &g,
   return c;
 }
 
+std::vector<float> randomFloats(int64_t n, std::mt19937 &random) {
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<float> values(n);
+  for (float &value : values)
+    value = uniform(random);
+  return values;
+}
+
 class KernelLibraryTest : public ::testing::Test {
 protected:
+  /// A backend of `threads` compute threads and, loaded in it, the shared
+  /// object built from `source` with a manifest naming oneDNN (null, with
+  /// a test failure, when that fails).
+  struct Loaded {
+    std::unique_ptr<CpuBackend> backend;
+    std::shared_ptr<LoadedExecutable> executable;
+  };
+  Loaded load(const std::string &name, const std::string &source,
+              int threads) {
+    Loaded loaded{std::make_unique<CpuBackend>(hostCpuModel(), threads), {}};
+    auto path = test::compileSharedObject(dir.path(), name, source);
+    EXPECT_TRUE(path.ok()) << path.status();
+    if (!path.ok())
+      return loaded;
+    v1::ExecutableRecord record =
+        test::axpyRecord(1, test::readFileBytes(*path));
+    record.mutable_manifest()->set_kernel_library("onednn");
+    auto executable = loaded.backend->loadExecutable(record, *path);
+    EXPECT_TRUE(executable.ok()) << executable.status();
+    if (executable.ok())
+      loaded.executable = *executable;
+    return loaded;
+  }
+
   /// Builds `c`'s kernel, runs it on `threads` compute threads with random
   /// data and checks every element against the reference (f32 accumulation
   /// in another order: 1e-4 relative to the largest term sum).
   void expectMatchesReference(const Convolution &c, int threads) {
-    auto path = test::compileSharedObject(dir.path(), "conv",
-                                          convolutionKernelSource(c));
-    ASSERT_TRUE(path.ok()) << path.status();
-    v1::ExecutableRecord record =
-        test::axpyRecord(1, test::readFileBytes(*path));
-    record.mutable_manifest()->set_kernel_library("onednn");
-    CpuBackend backend(hostCpuModel(), threads);
-    auto executable = backend.loadExecutable(record, *path);
-    ASSERT_TRUE(executable.ok()) << executable.status();
-
+    Loaded kernel = load("conv", convolutionKernelSource(c), threads);
+    ASSERT_TRUE(kernel.executable);
     std::mt19937 random(7);
-    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-    auto fill = [&](int64_t n) {
-      std::vector<float> v(n);
-      for (float &e : v)
-        e = uniform(random);
-      return v;
-    };
-    std::vector<float> x = fill(c.inputSize()), w = fill(c.weightSize()),
-                       b = fill(c.g.out_channels), y(c.outputSize(), NAN);
+    std::vector<float> x = randomFloats(c.inputSize(), random),
+                       w = randomFloats(c.weightSize(), random),
+                       b = randomFloats(c.g.out_channels, random),
+                       y(c.outputSize(), NAN);
     std::vector<double> expected = referenceConvolution(c.g, x, w, b);
     double terms = double(c.g.in_channels / c.g.groups) * c.g.kernel[0] *
                    c.g.kernel[1] * c.g.kernel[2];
@@ -193,9 +212,10 @@ protected:
       void *parameters[] = {w.data(), b.data()};
       void *inputs[] = {x.data()};
       void *outputs[] = {y.data()};
-      ASSERT_TRUE(
-          backend.run(**executable, CallBuffers{parameters, inputs, outputs})
-              .ok());
+      ASSERT_TRUE(kernel.backend
+                      ->run(*kernel.executable,
+                            CallBuffers{parameters, inputs, outputs})
+                      .ok());
       for (size_t i = 0; i < y.size(); ++i)
         ASSERT_NEAR(y[i], expected[i], 1e-5 * (terms + 1))
             << "element " << i << " of call " << call;
@@ -206,25 +226,12 @@ protected:
   /// parameter's serial (prepacked when b is reordered), the same serial
   /// again, and none; each checked against the reference.
   void expectMatmulMatchesReference(const kiln_rt_matmul &g, int threads) {
-    auto path =
-        test::compileSharedObject(dir.path(), "matmul", matmulKernelSource(g));
-    ASSERT_TRUE(path.ok()) << path.status();
-    v1::ExecutableRecord record =
-        test::axpyRecord(1, test::readFileBytes(*path));
-    record.mutable_manifest()->set_kernel_library("onednn");
-    CpuBackend backend(hostCpuModel(), threads);
-    auto executable = backend.loadExecutable(record, *path);
-    ASSERT_TRUE(executable.ok()) << executable.status();
+    Loaded kernel = load("matmul", matmulKernelSource(g), threads);
+    ASSERT_TRUE(kernel.executable);
     std::mt19937 random(11);
-    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-    auto fill = [&](int64_t n) {
-      std::vector<float> v(n);
-      for (float &e : v)
-        e = uniform(random);
-      return v;
-    };
-    std::vector<float> a = fill(g.batch * g.m * g.k),
-                       b = fill(g.batch * g.k * g.n), bias = fill(g.n),
+    std::vector<float> a = randomFloats(g.batch * g.m * g.k, random),
+                       b = randomFloats(g.batch * g.k * g.n, random),
+                       bias = randomFloats(g.n, random),
                        c(g.batch * g.m * g.n);
     std::vector<double> expected = referenceMatmul(g, a, b, bias);
     std::vector<uint64_t> serials = {41, 42};
@@ -237,7 +244,7 @@ protected:
       void *outputs[] = {c.data()};
       CallBuffers buffers{parameters, inputs, outputs};
       buffers.parameterSerials = named;
-      ASSERT_TRUE(backend.run(**executable, buffers).ok());
+      ASSERT_TRUE(kernel.backend->run(*kernel.executable, buffers).ok());
       for (size_t i = 0; i < c.size(); ++i)
         ASSERT_NEAR(c[i], expected[i], 1e-5 * (g.k + 1)) << "element " << i;
     }
@@ -288,14 +295,8 @@ TEST_F(KernelLibraryTest, PointwiseStrideTwo) {
 
 TEST_F(KernelLibraryTest, WeightsAreReorderedOncePerParameterSerial) {
   Convolution c = convolution(1, 64, 64, 1, true, {12, 12}, {3, 3}, 1, 1, 1);
-  auto path = test::compileSharedObject(dir.path(), "conv",
-                                        convolutionKernelSource(c));
-  ASSERT_TRUE(path.ok()) << path.status();
-  v1::ExecutableRecord record = test::axpyRecord(1, test::readFileBytes(*path));
-  record.mutable_manifest()->set_kernel_library("onednn");
-  CpuBackend backend(hostCpuModel(), 2);
-  auto executable = backend.loadExecutable(record, *path);
-  ASSERT_TRUE(executable.ok()) << executable.status();
+  Loaded kernel = load("conv", convolutionKernelSource(c), 2);
+  ASSERT_TRUE(kernel.executable);
   std::vector<float> x(c.inputSize(), 0.5f), w(c.weightSize(), 0.25f),
       b(c.g.out_channels, 1.0f), y(c.outputSize());
   auto run = [&](std::vector<uint64_t> serials) {
@@ -304,7 +305,7 @@ TEST_F(KernelLibraryTest, WeightsAreReorderedOncePerParameterSerial) {
     void *outputs[] = {y.data()};
     CallBuffers buffers{parameters, inputs, outputs};
     buffers.parameterSerials = serials;
-    EXPECT_TRUE(backend.run(**executable, buffers).ok());
+    EXPECT_TRUE(kernel.backend->run(*kernel.executable, buffers).ok());
     return y;
   };
   auto expected = [&] { return referenceConvolution(c.g, x, w, b); };

@@ -40,9 +40,9 @@ public:
       grpc::ServerUnaryStreamer<v1::ExecuteRequest, v1::ExecuteResponse> *stream)
       override;
 
-  /// Execute for a parsed request.
+  /// Execute for a parsed request; its inputs move into the task.
   grpc::Status execute(grpc::ServerContext *context,
-                       const v1::ExecuteRequest *request,
+                       v1::ExecuteRequest *request,
                        v1::ExecuteResponse *response);
 
   /// Loads the executable's record and checks parameters and inputs against

@@ -18,7 +18,8 @@ namespace kiln::server {
 
 /// Reads one Request from `stream`, answers INVALID_ARGUMENT when its bytes
 /// do not parse, else runs `handle(request, response)` and writes the
-/// response when that succeeds.
+/// response when that succeeds. The handler gets the request as a mutable
+/// lvalue: it may move what it forwards (tensors) out of it.
 template <typename Request, typename Response, typename Handler>
 grpc::Status
 serveParsedUnary(grpc::ServerUnaryStreamer<Request, Response> *stream,
