@@ -26,7 +26,7 @@ log() { printf '[fuzz] %s\n' "$*"; }
 
 # Not HeapPolicyTest: it tunes glibc's malloc (mallopt), which ASan replaces.
 UNIT_TESTS=(KilnServerTests AgentMainTest AgentSessionTest BlobCacheTest TaskRunnerTest
-            ComputePoolTest)
+            ComputePoolTest CpuBackendTest KernelLibraryTest)
 FUZZERS=(fuzz_graph_import fuzz_executable_record fuzz_agent_task fuzz_rpc_requests)
 
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
