@@ -137,7 +137,7 @@ ConvolutionSite::ConvolutionSite(const kiln_rt_convolution &geometry)
     : geometry(geometry) {
   try {
     primitive = std::make_unique<Primitive>(geometry);
-  } catch (const dnnl::error &error) {
+  } catch (const std::exception &error) {
     spdlog::warn("oneDNN has no convolution for this geometry ({}); the "
                  "call site runs a direct loop",
                  error.what());
@@ -150,10 +150,13 @@ void ConvolutionSite::run(int threads, const float *input,
                           const float *weight, const float *bias,
                           float *output) {
   if (primitive) {
+    // Nothing may unwind into the generated code that called us: a oneDNN
+    // error or a failed allocation (scratch, prepacked weights) computes
+    // this call with the direct loop, which allocates nothing.
     try {
       runPrimitive(threads, input, weight, bias, output);
       return;
-    } catch (const dnnl::error &error) {
+    } catch (const std::exception &error) {
       spdlog::warn("oneDNN convolution failed ({}); running a direct loop",
                    error.what());
     }

@@ -96,7 +96,7 @@ void OneDnnKernels::convolutionF32(const kiln_rt_kernel_library *library,
                                    const kiln_rt_convolution *geometry,
                                    void **state, const float *input,
                                    const float *weight, const float *bias,
-                                   float *output) {
+                                   float *output) noexcept {
   OneDnnKernels &self = of(library);
   self.site<onednn::ConvolutionSite>(*geometry, state)
       .run(self.threads, input, weight, bias, output);
@@ -105,7 +105,7 @@ void OneDnnKernels::convolutionF32(const kiln_rt_kernel_library *library,
 void OneDnnKernels::matmulF32(const kiln_rt_kernel_library *library,
                               const kiln_rt_matmul *geometry, void **state,
                               const float *a, const float *b,
-                              const float *bias, float *c) {
+                              const float *bias, float *c) noexcept {
   OneDnnKernels &self = of(library);
   self.site<onednn::MatmulSite>(*geometry, state)
       .run(self.threads, a, b, bias, c);

@@ -88,6 +88,9 @@ MatmulSite::~MatmulSite() = default;
 void MatmulSite::run(int threads, const float *a, const float *b,
                      const float *bias, float *c) {
   if (!failed) {
+    // Nothing may unwind into the generated code that called us. A oneDNN
+    // error sends the site to the direct loop for good; a failed
+    // allocation (scratch, prepacked weights) only this call.
     try {
       runPrimitive(threads, a, b, bias, c);
       return;
@@ -96,6 +99,9 @@ void MatmulSite::run(int threads, const float *a, const float *b,
                    "loop",
                    error.what());
       failed = true;
+    } catch (const std::exception &error) {
+      spdlog::warn("oneDNN matmul could not run ({}); running a direct loop",
+                   error.what());
     }
   }
   directMatmul(geometry, a, b, bias, c);

@@ -76,14 +76,17 @@ private:
   };
 
   static OneDnnKernels &of(const kiln_rt_kernel_library *library);
+  /// The table's entries, called from generated code: nothing may unwind
+  /// into it. The sites fall back to direct loops on errors; what is left
+  /// (a site's own allocation failing) ends the process, not the stack.
   static void convolutionF32(const kiln_rt_kernel_library *library,
                              const kiln_rt_convolution *geometry, void **state,
                              const float *input, const float *weight,
-                             const float *bias, float *output);
+                             const float *bias, float *output) noexcept;
   static void matmulF32(const kiln_rt_kernel_library *library,
                         const kiln_rt_matmul *geometry, void **state,
                         const float *a, const float *b, const float *bias,
-                        float *c);
+                        float *c) noexcept;
   /// The site whose state slot is `state`, made on its first call.
   template <typename Site, typename Geometry>
   Site &site(const Geometry &geometry, void **state);
