@@ -338,11 +338,16 @@ class KilnBuild:
     why: str = ""
 
 
+# CompileOptions for every Kiln compile (--kernel-library).
+KILN_OPTIONS: dict[str, Any] = {}
+
+
 def kiln_compile(client: kiln.Client, module: nn.Module, inputs: Sequence[torch.Tensor],
                  name: str) -> KilnBuild:
     t0 = time.perf_counter()
     try:
-        compiled = client.compile(torch.export.export(module, tuple(inputs)), name=name)
+        compiled = client.compile(torch.export.export(module, tuple(inputs)), name=name,
+                                  options=dict(KILN_OPTIONS) or None)
     except Exception as e:  # an op Kiln lacks, an export failure: a cell, not a crash
         log(f"kiln: {name} does not compile: {first_line(e)}")
         return KilnBuild(None, why=first_line(e))
@@ -755,7 +760,8 @@ def print_report(args: argparse.Namespace, parts: dict[str, list[str]],
         out += ["Models: median ms per call over interleaved rounds. kiln e2e = compiled(*x) "
                 "through kilnd; kiln run = the agent's run alone (last_timings['run']);",
                 "best = fastest of eager/inductor/ort; err = relative L2 vs eager "
-                f"(! past {ERROR_FLAG:g}); Kiln's agent runs thr compute threads.",
+                f"(! past {ERROR_FLAG:g}); Kiln's agent runs thr compute threads; "
+                f"kernel library: {args.kernel_library or 'kilnd default (onednn on x86-64)'}.",
                 *parts["models"], ""]
     for key in ("matmul", "overhead", "big"):
         if key in parts:
@@ -774,6 +780,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--models", default=",".join(MODELS),
                    help=f"comma list of {', '.join(MODELS)} (default: all)")
     p.add_argument("--threads", default="1,2", help="comma list of thread counts (default 1,2)")
+    p.add_argument("--kernel-library", default="",
+                   help="Kiln's CompileOptions.kernel_library: onednn or none (default: "
+                        "kilnd's, onednn on x86-64); none measures generated code only")
     p.add_argument("--sections", default=",".join(SECTIONS),
                    help=f"comma list of {', '.join(SECTIONS)} (default: all)")
     p.add_argument("--rounds", type=int, help="interleaved rounds (default 15; --quick 3)")
@@ -799,6 +808,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.overhead_calls = 100 if args.quick else 500
     args.big_reps = 1 if args.quick else 3
     args.peak_s = 0.05 if args.quick else 0.2
+    if args.kernel_library not in ("", "onednn", "none"):
+        p.error(f"--kernel-library is onednn or none, not {args.kernel_library!r}")
+    if args.kernel_library:
+        KILN_OPTIONS["kernel_library"] = args.kernel_library
     build_dir = pathlib.Path(args.build_dir)
     args.build_dir = build_dir if build_dir.is_absolute() else REPO / build_dir
     return args

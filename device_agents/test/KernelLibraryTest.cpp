@@ -326,6 +326,43 @@ TEST_F(KernelLibraryTest, WeightsAreReorderedOncePerParameterSerial) {
   EXPECT_NEAR(run({})[interior], third[interior], 1e-3);
 }
 
+TEST_F(KernelLibraryTest, TwoLoadsOfOneArtifactShareItsKernelLibrary) {
+  // dlopen gives both loads one handle: one installed table, one set of
+  // state slots. Releasing either load (the later one here, whose install
+  // would have replaced the first's) must leave the other working; under
+  // ASan a per-load library is a use-after-free.
+  kiln_rt_matmul g{1, 9, 24, 32, 0, 1, 1};
+  Loaded kernel = load("shared", matmulKernelSource(g), 2);
+  ASSERT_TRUE(kernel.executable);
+  auto path = dir.path() / "shared.so";
+  v1::ExecutableRecord record = test::axpyRecord(1, test::readFileBytes(path));
+  record.mutable_manifest()->set_kernel_library("onednn");
+  std::mt19937 random(3);
+  std::vector<float> a = randomFloats(g.m * g.k, random),
+                     b = randomFloats(g.n * g.k, random),
+                     bias = randomFloats(g.n, random), c(g.m * g.n);
+  std::vector<double> expected = referenceMatmul(g, a, b, bias);
+  auto run = [&](LoadedExecutable &executable) {
+    std::fill(c.begin(), c.end(), NAN);
+    void *parameters[] = {b.data(), bias.data()};
+    void *inputs[] = {a.data()};
+    void *outputs[] = {c.data()};
+    ASSERT_TRUE(kernel.backend
+                    ->run(executable, CallBuffers{parameters, inputs, outputs})
+                    .ok());
+    for (size_t i = 0; i < c.size(); ++i)
+      ASSERT_NEAR(c[i], expected[i], 1e-5 * (g.k + 1)) << "element " << i;
+  };
+  run(*kernel.executable);
+  for (int round = 0; round < 2; ++round) {
+    auto second = kernel.backend->loadExecutable(record, path);
+    ASSERT_TRUE(second.ok()) << second.status();
+    run(**second);
+    second->reset();
+    run(*kernel.executable);
+  }
+}
+
 TEST_F(KernelLibraryTest, AgentsReportTheLibrary) {
   CpuBackend backend;
   auto devices = backend.describeDevices();

@@ -38,18 +38,20 @@ using SetKernelLibrary = int (*)(const kiln_rt_kernel_library *);
 class CpuExecutable : public LoadedExecutable {
 public:
   CpuExecutable(void *handle, EntryPoint entry,
-                std::unique_ptr<OneDnnKernels> kernels)
+                std::shared_ptr<OneDnnKernels> kernels)
       : handle(handle), entry(entry), kernels(std::move(kernels)) {}
   ~CpuExecutable() override { ::dlclose(handle); }
 
   void *handle;
   EntryPoint entry;
-  /// Outlives the handle: what its call sites prepared lives here.
-  std::unique_ptr<OneDnnKernels> kernels;
+  /// Shared by every load of the same handle (they share the artifact's
+  /// globals: its installed table and call-site state slots); outlives the
+  /// handle, as what its call sites prepared lives here.
+  std::shared_ptr<OneDnnKernels> kernels;
 };
 
 /// Installs a fresh oneDNN kernel library in `handle`'s artifact.
-absl::StatusOr<std::unique_ptr<OneDnnKernels>>
+absl::StatusOr<std::shared_ptr<OneDnnKernels>>
 installKernelLibrary(void *handle, const std::string &library, int threads) {
   if (library != OneDnnKernels::kName)
     return absl::FailedPreconditionError(absl::StrCat(
@@ -62,7 +64,7 @@ installKernelLibrary(void *handle, const std::string &library, int threads) {
     return absl::InvalidArgumentError(
         "the manifest names a kernel library, but the artifact exports no "
         "kiln_rt_set_kernel_library");
-  auto kernels = std::make_unique<OneDnnKernels>(threads);
+  auto kernels = std::make_shared<OneDnnKernels>(threads);
   if (reinterpret_cast<SetKernelLibrary>(setter)(kernels->table()) != 1)
     return absl::FailedPreconditionError(absl::StrCat(
         "the artifact's kernel-library ABI is not version ",
@@ -206,15 +208,27 @@ CpuBackend::loadExecutable(const v1::ExecutableRecord &record,
         absl::StrCat("artifact has no entry symbol '", manifest.entry_symbol(),
                      "': ", error));
   }
-  std::unique_ptr<OneDnnKernels> kernels;
+  std::shared_ptr<OneDnnKernels> kernels;
   if (!manifest.kernel_library().empty()) {
-    auto installed =
-        installKernelLibrary(handle, manifest.kernel_library(), pool.threads());
-    if (!installed.ok()) {
-      ::dlclose(handle);
-      return installed.status();
+    // dlopen of a loaded artifact returns the same handle, whose globals
+    // (installed table, call-site state) the loads share: so do their
+    // kernel libraries. A fresh one per load would be freed with its load
+    // while the other still calls through it.
+    std::lock_guard<std::mutex> lock(kernelsMutex);
+    std::erase_if(kernelsByHandle,
+                  [](const auto &entry) { return entry.second.expired(); });
+    if (auto it = kernelsByHandle.find(handle); it != kernelsByHandle.end())
+      kernels = it->second.lock();
+    if (!kernels) {
+      auto installed = installKernelLibrary(handle, manifest.kernel_library(),
+                                            pool.threads());
+      if (!installed.ok()) {
+        ::dlclose(handle);
+        return installed.status();
+      }
+      kernels = std::move(*installed);
+      kernelsByHandle[handle] = kernels;
     }
-    kernels = std::move(*installed);
   }
   // Parallel loops run on the pool (artifacts from compilers before the
   // runtime had one, and code without parallel loops, export no setter).

@@ -149,15 +149,22 @@ ConvolutionSite::~ConvolutionSite() = default;
 void ConvolutionSite::run(int threads, const float *input,
                           const float *weight, const float *bias,
                           float *output) {
-  if (primitive) {
-    // Nothing may unwind into the generated code that called us: a oneDNN
-    // error or a failed allocation (scratch, prepacked weights) computes
-    // this call with the direct loop, which allocates nothing.
+  if (primitive && !failed) {
+    // Nothing may unwind into the generated code that called us. A oneDNN
+    // error sends the site to the direct loop (which allocates nothing)
+    // for good; a failed allocation (scratch, prepacked weights) only this
+    // call.
     try {
       runPrimitive(threads, input, weight, bias, output);
       return;
+    } catch (const dnnl::error &error) {
+      spdlog::warn("oneDNN convolution failed ({}); the call site runs a "
+                   "direct loop",
+                   error.what());
+      failed = true;
     } catch (const std::exception &error) {
-      spdlog::warn("oneDNN convolution failed ({}); running a direct loop",
+      spdlog::warn("oneDNN convolution could not run ({}); running a direct "
+                   "loop",
                    error.what());
     }
   }

@@ -32,6 +32,7 @@ private:
 
   kiln_rt_convolution geometry;
   std::unique_ptr<Primitive> primitive; // null: oneDNN refused
+  std::atomic<bool> failed{false};      // oneDNN failed: direct loop
   PrepackedWeights prepacked;
 };
 

@@ -11,6 +11,10 @@
 #include "kiln/agent/cpu/OneDnnKernels.h"
 #include "kiln/common/CpuModel.h"
 
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
 namespace kiln::agent {
 
 /// The host CPU as one device. Artifacts are loaded with
@@ -57,6 +61,11 @@ public:
 private:
   CpuModel cpu;
   ComputePool pool;
+  /// The kernel library installed in each loaded handle, shared by its
+  /// loads (a second dlopen of an artifact returns the same handle).
+  std::mutex kernelsMutex;
+  std::unordered_map<void *, std::weak_ptr<OneDnnKernels>>
+      kernelsByHandle; // guarded by kernelsMutex
   /// The instruction set oneDNN uses, within `cpu`'s features.
   std::string onednnIsa;
 };
