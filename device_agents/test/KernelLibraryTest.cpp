@@ -11,6 +11,8 @@
 
 #include "kiln/agent/cpu/CpuBackend.h"
 
+#include "../cpu/lib/OneDnnSupport.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -361,6 +363,25 @@ TEST_F(KernelLibraryTest, TwoLoadsOfOneArtifactShareItsKernelLibrary) {
     second->reset();
     run(*kernel.executable);
   }
+}
+
+TEST(OneDnnFallBackTest, ErrorsFallBackToTheDirectLoopWithoutUnwinding) {
+  std::atomic<bool> failed{false};
+  int ran = 0;
+  // A good run: the primitive's path, not the loop.
+  EXPECT_TRUE(onednn::runOrFallBack(failed, "test", [&] { ++ran; }));
+  // A failed allocation sends this call only to the loop.
+  EXPECT_FALSE(onednn::runOrFallBack(
+      failed, "test", [&] { throw std::bad_alloc(); }));
+  EXPECT_FALSE(failed);
+  EXPECT_TRUE(onednn::runOrFallBack(failed, "test", [&] { ++ran; }));
+  // A oneDNN error sends the site to the loop for good.
+  EXPECT_FALSE(onednn::runOrFallBack(failed, "test", [&] {
+    throw dnnl::error(dnnl_unimplemented, "no implementation");
+  }));
+  EXPECT_TRUE(failed);
+  EXPECT_FALSE(onednn::runOrFallBack(failed, "test", [&] { ++ran; }));
+  EXPECT_EQ(ran, 2);
 }
 
 TEST_F(KernelLibraryTest, AgentsReportTheLibrary) {

@@ -138,6 +138,7 @@ ConvolutionSite::ConvolutionSite(const kiln_rt_convolution &geometry)
   try {
     primitive = std::make_unique<Primitive>(geometry);
   } catch (const std::exception &error) {
+    failed = true;
     spdlog::warn("oneDNN has no convolution for this geometry ({}); the "
                  "call site runs a direct loop",
                  error.what());
@@ -149,26 +150,10 @@ ConvolutionSite::~ConvolutionSite() = default;
 void ConvolutionSite::run(int threads, const float *input,
                           const float *weight, const float *bias,
                           float *output) {
-  if (primitive && !failed) {
-    // Nothing may unwind into the generated code that called us. A oneDNN
-    // error sends the site to the direct loop (which allocates nothing)
-    // for good; a failed allocation (scratch, prepacked weights) only this
-    // call.
-    try {
-      runPrimitive(threads, input, weight, bias, output);
-      return;
-    } catch (const dnnl::error &error) {
-      spdlog::warn("oneDNN convolution failed ({}); the call site runs a "
-                   "direct loop",
-                   error.what());
-      failed = true;
-    } catch (const std::exception &error) {
-      spdlog::warn("oneDNN convolution could not run ({}); running a direct "
-                   "loop",
-                   error.what());
-    }
-  }
-  directConvolution(geometry, input, weight, bias, output);
+  if (!runOrFallBack(failed, "convolution", [&] {
+        runPrimitive(threads, input, weight, bias, output);
+      }))
+    directConvolution(geometry, input, weight, bias, output);
 }
 
 void ConvolutionSite::runPrimitive(int threads, const float *input,
@@ -181,7 +166,7 @@ void ConvolutionSite::runPrimitive(int threads, const float *input,
   if (serial != 0)
     packed = prepacked.get(serial, *p.toConvWeights, p.weights, p.convWeights,
                            weight, stream);
-  std::vector<void *> pieces = scratch(
+  auto pieces = scratch<4>(
       {p.toConvSrc ? p.convSrc.get_size() : 0,
        p.toConvWeights && !packed ? p.convWeights.get_size() : 0,
        p.fromConvDst ? p.convDst.get_size() : 0, p.scratchpad.get_size()});

@@ -8,8 +8,6 @@
 //===----------------------------------------------------------------------===//
 #include "OneDnnSites.h"
 
-#include <spdlog/spdlog.h>
-
 #include <optional>
 #include <unordered_map>
 
@@ -87,24 +85,9 @@ MatmulSite::~MatmulSite() = default;
 
 void MatmulSite::run(int threads, const float *a, const float *b,
                      const float *bias, float *c) {
-  if (!failed) {
-    // Nothing may unwind into the generated code that called us. A oneDNN
-    // error sends the site to the direct loop for good; a failed
-    // allocation (scratch, prepacked weights) only this call.
-    try {
-      runPrimitive(threads, a, b, bias, c);
-      return;
-    } catch (const dnnl::error &error) {
-      spdlog::warn("oneDNN matmul failed ({}); the call site runs a direct "
-                   "loop",
-                   error.what());
-      failed = true;
-    } catch (const std::exception &error) {
-      spdlog::warn("oneDNN matmul could not run ({}); running a direct loop",
-                   error.what());
-    }
-  }
-  directMatmul(geometry, a, b, bias, c);
+  if (!runOrFallBack(failed, "matmul",
+                     [&] { runPrimitive(threads, a, b, bias, c); }))
+    directMatmul(geometry, a, b, bias, c);
 }
 
 void MatmulSite::runPrimitive(int threads, const float *a, const float *b,
@@ -122,9 +105,8 @@ void MatmulSite::runPrimitive(int threads, const float *a, const float *b,
   if (p.pack && serial != 0)
     packed = prepacked.get(serial, *p.pack, p.weights, p.packedWeights, b,
                            stream);
-  std::vector<void *> pieces =
-      scratch({p.pack && !packed ? p.packedWeights.get_size() : 0,
-               p.scratchpad.get_size()});
+  auto pieces = scratch<2>({p.pack && !packed ? p.packedWeights.get_size() : 0,
+                            p.scratchpad.get_size()});
   memory weights = packed   ? wrap(p.packedWeights, packed.get())
                    : p.pack ? wrap(p.packedWeights, pieces[0])
                             : wrap(p.weights, b);

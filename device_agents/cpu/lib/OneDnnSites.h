@@ -31,8 +31,8 @@ private:
                     const float *bias, float *output);
 
   kiln_rt_convolution geometry;
-  std::unique_ptr<Primitive> primitive; // null: oneDNN refused
-  std::atomic<bool> failed{false};      // oneDNN failed: direct loop
+  std::unique_ptr<Primitive> primitive;
+  std::atomic<bool> failed{false}; // no primitive, or it failed: direct loop
   PrepackedWeights prepacked;
 };
 

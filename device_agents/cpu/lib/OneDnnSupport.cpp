@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "OneDnnSupport.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cstdlib>
 #include <new>
 
@@ -22,28 +24,18 @@ class ScratchArena {
 public:
   ~ScratchArena() { std::free(base); }
 
-  std::vector<void *> pieces(const std::vector<size_t> &sizes) {
-    size_t total = 0;
-    for (size_t size : sizes)
-      total += round(size);
-    if (total > capacity) {
+  void *reserve(size_t bytes) {
+    if (bytes > capacity) {
       std::free(base);
-      base = std::aligned_alloc(64, total);
-      capacity = base ? total : 0;
+      base = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+      capacity = base ? bytes : 0;
       if (!base)
         throw std::bad_alloc();
     }
-    std::vector<void *> out;
-    char *next = static_cast<char *>(base);
-    for (size_t size : sizes) {
-      out.push_back(next);
-      next += round(size);
-    }
-    return out;
+    return base;
   }
 
 private:
-  static size_t round(size_t size) { return (size + 4095) / 4096 * 4096; }
   void *base = nullptr;
   size_t capacity = 0;
 };
@@ -67,8 +59,24 @@ dnnl::stream &threadStream(int threads) {
   return stream;
 }
 
-std::vector<void *> scratch(const std::vector<size_t> &sizes) {
-  return arena.pieces(sizes);
+void *scratchArea(size_t bytes) { return arena.reserve(bytes); }
+
+bool runOrFallBack(std::atomic<bool> &failed, const char *what,
+                   absl::FunctionRef<void()> primitive) {
+  if (failed.load(std::memory_order_relaxed))
+    return false;
+  try {
+    primitive();
+    return true;
+  } catch (const dnnl::error &error) {
+    spdlog::warn("oneDNN {} failed ({}); the call site runs a direct loop",
+                 what, error.what());
+    failed = true;
+  } catch (const std::exception &error) {
+    spdlog::warn("oneDNN {} could not run ({}); running a direct loop", what,
+                 error.what());
+  }
+  return false;
 }
 
 void setCallParameters(std::span<void *const> pointers,

@@ -7,13 +7,16 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "absl/functional/function_ref.h"
+
 #include <dnnl.hpp>
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <span>
-#include <vector>
 
 namespace kiln::agent::onednn {
 
@@ -29,10 +32,36 @@ dnnl::engine &engine();
 /// `threads` (the agent's compute threads) for this thread's next calls.
 dnnl::stream &threadStream(int threads);
 
-/// `sizes.size()` 64-byte-aligned pieces of at least the given sizes, from
-/// the calling thread's scratch area (grown to its largest call, reused):
-/// valid until the thread's next request.
-std::vector<void *> scratch(const std::vector<size_t> &sizes);
+/// At least `bytes` of the calling thread's scratch area (grown to its
+/// largest call, reused; 4 KiB-aligned): valid until the thread's next
+/// request. std::bad_alloc when it cannot grow.
+void *scratchArea(size_t bytes);
+
+/// `N` 4 KiB-aligned pieces of at least the given sizes from scratchArea:
+/// no allocation on a call as large as an earlier one.
+template <size_t N>
+std::array<void *, N> scratch(const std::array<size_t, N> &sizes) {
+  auto rounded = [](size_t size) { return (size + 4095) / 4096 * 4096; };
+  size_t total = 0;
+  for (size_t size : sizes)
+    total += rounded(size);
+  char *next = static_cast<char *>(scratchArea(total));
+  std::array<void *, N> pieces;
+  for (size_t i = 0; i < N; ++i) {
+    pieces[i] = next;
+    next += rounded(sizes[i]);
+  }
+  return pieces;
+}
+
+/// Runs `primitive` (a site's oneDNN path) unless the site has `failed`;
+/// false when it did not run, and the caller computes the call with its
+/// direct loop. Nothing may unwind into the generated code that called the
+/// site: a oneDNN error marks the site `failed` for good, any other
+/// exception (an allocation) sends only this call to the loop. `what`
+/// names the kind of site in the warning.
+bool runOrFallBack(std::atomic<bool> &failed, const char *what,
+                   absl::FunctionRef<void()> primitive);
 
 /// Sets the parameters of the call the calling thread makes
 /// (OneDnnKernels::CallParameters).

@@ -60,11 +60,12 @@ CompilerService::CompilerService(ContentStore &store, CompileCache &cache,
 absl::StatusOr<v1::CompileOptions>
 CompilerService::effectiveOptions(const v1::CompileRequest &request) const {
   v1::CompileOptions options = request.options();
+  const std::vector<v1::Device> devices = registry.listDevices(request.target());
   if (options.cpu().empty() && options.cpu_features().empty()) {
     // Code for the CPU the devices that will run it have, not for whichever
     // machine compiles: the features all of them share.
     ASSIGN_OR_RETURN(std::optional<v1::CompileOptions> shared,
-                     sharedCpuOptions(registry.listDevices(request.target())));
+                     sharedCpuOptions(devices));
     if (shared) {
       options.set_cpu(shared->cpu());
       options.set_cpu_features(shared->cpu_features());
@@ -73,7 +74,7 @@ CompilerService::effectiveOptions(const v1::CompileRequest &request) const {
   // Convolutions go to the kernel library by default only when every
   // connected device provides it; otherwise all of them get generated code.
   if (request.target() == "cpu" && options.kernel_library().empty() &&
-      !allDevicesProvide(registry.listDevices(request.target()), "onednn"))
+      !allDevicesProvide(devices, "onednn"))
     options.set_kernel_library("none");
   if (!resolveOptions)
     return options;
