@@ -633,71 +633,80 @@ def percentile_us(samples: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(samples), q)) * 1e6
 
 
-def measure_overhead(client: kiln.Client, calls: int) -> list[str]:
+def measure_overhead(clients: dict[str, kiln.Client], calls: int) -> list[str]:
     """x+1 on 4 floats through Kiln vs grpc.health.v1 Check on the same
-    channel, alternating call by call."""
+    daemon, alternating call by call, for each transport in ``clients``."""
     from grpc_health.v1 import health_pb2, health_pb2_grpc
     log(f"per-call overhead, {calls} calls each")
     x = torch.randn(4)
-    build = kiln_compile(client, AddOne(), (x,), "add_one_4")
-    if build.compiled is None:
-        return [f"x+1 on 4 floats: (compile fails) {build.why}"]
-    compiled = build.compiled
-    # The client's own channel: the same connection, so the difference is Kiln's work.
-    health = health_pb2_grpc.HealthStub(client._rpc.channel)
-    request = health_pb2.HealthCheckRequest()
-    kiln_s, check_s, server_s = [], [], []
-    for i in range(calls + 20):  # 20 warm-up calls of each
-        t0 = time.perf_counter()
-        compiled(x)
-        t1 = time.perf_counter()
-        health.Check(request, timeout=10)
-        t2 = time.perf_counter()
-        if i >= 20:
-            kiln_s.append(t1 - t0)
-            check_s.append(t2 - t1)
-            server_s.append(compiled.last_timings["total"])
-    k50, k99 = percentile_us(kiln_s, 50), percentile_us(kiln_s, 99)
-    h50, h99 = percentile_us(check_s, 50), percentile_us(check_s, 99)
-    return [
-        f"Kiln x+1 (4 f32)        p50 {k50:8.1f} us   p99 {k99:8.1f} us   "
-        f"(daemon+agent total p50 {percentile_us(server_s, 50):.1f} us)",
-        f"grpc.health.v1 Check    p50 {h50:8.1f} us   p99 {h99:8.1f} us   (same channel)",
-        f"Kiln / Check            p50 {k50 / h50:8.1f} x    p99 {k99 / h99:8.1f} x",
-    ]
+    lines = []
+    for transport, client in clients.items():
+        build = kiln_compile(client, AddOne(), (x,), "add_one_4")
+        if build.compiled is None:
+            return [f"x+1 on 4 floats: (compile fails) {build.why}"]
+        compiled = build.compiled
+        # The client's own channel: the same daemon and connection.
+        health = health_pb2_grpc.HealthStub(client._rpc.channel)
+        request = health_pb2.HealthCheckRequest()
+        kiln_s, check_s, server_s = [], [], []
+        for i in range(calls + 20):  # 20 warm-up calls of each
+            t0 = time.perf_counter()
+            compiled(x)
+            t1 = time.perf_counter()
+            health.Check(request, timeout=10)
+            t2 = time.perf_counter()
+            if i >= 20:
+                kiln_s.append(t1 - t0)
+                check_s.append(t2 - t1)
+                server_s.append(compiled.last_timings["total"])
+        assert compiled.last_transport == transport, compiled.last_transport
+        k50, k99 = percentile_us(kiln_s, 50), percentile_us(kiln_s, 99)
+        h50, h99 = percentile_us(check_s, 50), percentile_us(check_s, 99)
+        lines += [
+            f"Kiln x+1 (4 f32), {transport:5}  p50 {k50:8.1f} us   p99 {k99:8.1f} us   "
+            f"(daemon+agent total p50 {percentile_us(server_s, 50):.1f} us)",
+            f"grpc.health.v1 Check    p50 {h50:8.1f} us   p99 {h99:8.1f} us   (alternating)",
+            f"Kiln {transport:5} / Check     p50 {k50 / h50:8.2f} x    p99 {k99 / h99:8.2f} x",
+        ]
+    return lines
 
 
-def measure_big(client: kiln.Client, reps: int) -> list[str]:
+def measure_big(clients: dict[str, kiln.Client], reps: int) -> list[str]:
     """A 256 MiB f32 x+1 round trip; MB/s = (bytes in + bytes out) / wall."""
     n = 64 * 1024 * 1024
     nbytes = 4 * n
     log(f"big tensor: 256 MiB x+1, {reps} timed round trips after one warm-up")
     x = torch.randn(n, generator=torch.Generator().manual_seed(0))
-    build = kiln_compile(client, AddOne(), (x,), "add_one_256MiB")
-    if build.compiled is None:
-        return [f"256 MiB x+1: (compile fails) {build.why}"]
-    compiled = build.compiled
-    feed = FreshInputs([x])
-    feed.bump()
-    compiled(*feed.tensors)  # warm-up: load, first touch
-    walls, phases = [], []
-    for _ in range(reps):
+    lines = []
+    for transport, client in clients.items():
+        build = kiln_compile(client, AddOne(), (x,), "add_one_256MiB")
+        if build.compiled is None:
+            return [f"256 MiB x+1: (compile fails) {build.why}"]
+        compiled = build.compiled
+        feed = FreshInputs([x])
         feed.bump()
-        t0 = time.perf_counter()
-        y = compiled(*feed.tensors)
-        walls.append(time.perf_counter() - t0)
-        phases.append(dict(compiled.last_timings))
-    err = rel_l2(y, [feed.tensors[0] + 1])
-    wall = statistics.median(walls)
-    mid = phases[walls.index(sorted(walls)[len(walls) // 2])]
-    return [
-        f"256 MiB f32 x+1 round trip: median of {reps} {wall:.2f} s -> "
-        f"{2 * nbytes / wall / 1e6:.0f} MB/s (in + out = {2 * nbytes / 1e6:.0f} MB, "
-        f"1 MB = 10^6 B)",
-        f"  that call: upload {mid['upload']:.2f} s, daemon+agent total {mid['total']:.2f} s "
-        f"(fetch {mid['fetch']:.2f}, run {mid['run']:.3f}), download {mid['download']:.2f} s; "
-        f"relL2 vs x+1 {format_error(err)}",
-    ]
+        compiled(*feed.tensors)  # warm-up: load, first touch
+        walls, phases = [], []
+        for _ in range(reps):
+            feed.bump()
+            t0 = time.perf_counter()
+            y = compiled(*feed.tensors)
+            walls.append(time.perf_counter() - t0)
+            phases.append(dict(compiled.last_timings))
+        assert compiled.last_transport == transport, compiled.last_transport
+        err = rel_l2(y, [feed.tensors[0] + 1])
+        del y
+        wall = statistics.median(walls)
+        mid = phases[walls.index(sorted(walls)[len(walls) // 2])]
+        lines += [
+            f"256 MiB f32 x+1 round trip, {transport}: median of {reps} {wall:.3f} s -> "
+            f"{2 * nbytes / wall / 1e6:.0f} MB/s (in + out = {2 * nbytes / 1e6:.0f} MB, "
+            f"1 MB = 10^6 B)",
+            f"  that call: upload {mid['upload']:.3f} s, daemon+agent total {mid['total']:.3f} s "
+            f"(fetch {mid['fetch']:.3f}, run {mid['run']:.3f}), download {mid['download']:.3f} s; "
+            f"relL2 vs x+1 {format_error(err)}",
+        ]
+    return lines
 
 
 # --- the report ---------------------------------------------------------------
@@ -852,12 +861,22 @@ def run(args: argparse.Namespace, workdir: pathlib.Path) -> None:
                         "eager", "%peak"],
                        measure_matmul(clients, args.threads, peak_core, args))]
         torch.set_num_threads(args.threads[0])
+        # Both transports to the first daemon: kilnd's local socket (memfds;
+        # what a client on its machine uses) and gRPC (what a remote one uses).
+        transports = {"local": client}
+        if {"overhead", "big"} & set(args.sections):
+            transports["grpc"] = stack.enter_context(
+                kiln.Client(addresses[args.threads[0]], local=False))
+            if not client.local_execute:
+                notes.append(f"kilnd's local socket is not reachable: "
+                             f"{client._local.unavailable_reason if client._local else 'off'}")
+                del transports["local"]
         if "overhead" in args.sections:
             parts["overhead"] = ["Per-call overhead (alternating calls, "
                                  f"{args.overhead_calls} each):",
-                                 *measure_overhead(client, args.overhead_calls)]
+                                 *measure_overhead(transports, args.overhead_calls)]
         if "big" in args.sections:
-            parts["big"] = ["Big tensors:", *measure_big(client, args.big_reps)]
+            parts["big"] = ["Big tensors:", *measure_big(transports, args.big_reps)]
     print_report(args, parts, notes)
 
 

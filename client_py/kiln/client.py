@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from typing import Any, Mapping, Sequence
 
@@ -13,10 +14,11 @@ from torch.utils import _pytree as pytree
 from kiln._rpc import Rpc
 from kiln.blobs import BlobClient
 from kiln.cache import CacheClient
-from kiln.credentials import TlsConfig
+from kiln.credentials import TlsConfig, is_loopback
 from kiln.errors import (FailedPreconditionError, InvalidArgumentError, KilnError,
                          UnsupportedOpError)
 from kiln.graph import SerializedGraph, serialize_graph_module
+from kiln.local_execute import LocalExecutor
 from kiln.op_report import OpReport
 from kiln.placement import (PlacementReport, log_placement, placement_policy,
                             run_partitioned, segment_models)
@@ -65,12 +67,14 @@ class CompiledModel:
         timings: client-side seconds per phase: ``upload`` (weights), ``compile``
             (the Compile RPC), plus ``server_queue``/``server_compile``.
         last_timings: seconds per phase of the latest call: ``upload`` (inputs
-            sent as blobs), ``queue``, ``fetch``, ``load``, ``run``, ``total``
+            sent as blobs, or written into memfds over the local socket), ``queue``, ``fetch``, ``load``, ``run``, ``total``
             (as the daemon and agent measured them), ``download`` (blob outputs)
             and ``wall`` (the whole call, client-side).
         last_counters: what the device counted on the latest call:
             ``instructions`` (guest instructions retired; simulated devices
             such as the qemu agent's riscv64 ones count them, others report 0).
+        last_transport: how the latest call's tensors travelled: ``"local"``
+            (kilnd's local socket, memfds) or ``"grpc"``.
         placement: where each op runs (:class:`kiln.placement.PlacementReport`).
             With ``fallback="cpu"`` a graph with ops the target lacks is
             *partitioned*: calls run its target segments on the daemon and the
@@ -100,6 +104,9 @@ class CompiledModel:
         self.timings = timings
         self.last_timings: dict[str, float] = {}
         self.last_device_id = ""
+        #: How the last run's tensors travelled: "local" (kilnd's local
+        #: socket, memfds) or "grpc".
+        self.last_transport = ""
         self.last_counters: dict[str, int] = {}
         #: The CompileOptions it was compiled with (kiln.get_mlir reuses them).
         self.options = compiler_pb2.CompileOptions()
@@ -224,6 +231,11 @@ class Client:
 
     Args:
         address: ``host:port`` of kilnd.
+        local: Execute over kilnd's local socket with tensors in memfds
+            (True), or always over gRPC (False). None: when ``address`` is
+            loopback, unless ``KILN_LOCAL_EXECUTE=0``. Either way the client
+            falls back to gRPC when kilnd serves no socket or it cannot be
+            reached from here.
         timeout: deadline in seconds for each RPC (None: no deadline).
         tls: None (from ``KILN_TLS_CA``/``KILN_TLS_CERT``/``KILN_TLS_KEY``;
             plaintext when unset), True (the system's CA roots), a CA bundle
@@ -232,14 +244,28 @@ class Client:
     """
 
     def __init__(self, address: str, timeout: float | None = 300.0, *,
-                 tls: TlsConfig | str | bool | None = None, token: str | None = None):
+                 tls: TlsConfig | str | bool | None = None, token: str | None = None,
+                 local: bool | None = None):
         self.address = address
         self.timeout = timeout
         self._rpc = Rpc(address, timeout, tls=tls, token=token)
         self.blobs = BlobClient(self._rpc)
         self.cache = CacheClient(self._rpc)
+        if local is None:
+            local = (os.environ.get("KILN_LOCAL_EXECUTE", "1") != "0"
+                     and is_loopback(address))
+        self._local = LocalExecutor(self._rpc) if local else None
+
+    @property
+    def local_execute(self) -> bool:
+        """Whether Execute goes over kilnd's local socket (tensors in memfds)
+        rather than gRPC. Decided on first use: kilnd must serve the socket
+        and it must be reachable from this process."""
+        return self._local is not None and self._local.available()
 
     def close(self) -> None:
+        if self._local is not None:
+            self._local.close()
         self._rpc.close()
 
     def __enter__(self) -> "Client":
@@ -443,9 +469,37 @@ class Client:
             request.parameters.extend(digests)
         else:
             request.parameters.extend(model._param_digests)
-        upload += self._encode_inputs(request, inputs, ctx)
+        transport = "local" if self.local_execute else "grpc"
+        if transport == "local":
+            resp, outputs, encode_s = self._execute_local(model, request, inputs, weights, ctx)
+            upload += encode_s
+            download = 0.0
+        else:
+            upload += self._encode_inputs(request, inputs, ctx)
+            resp = self._execute_grpc(model, request, inputs, weights, ctx)
+            outputs, download = [], 0.0
+            for i, out in enumerate(resp.outputs):
+                t, secs = self._decode_output(i, out, ctx)
+                outputs.append(t)
+                download += secs
+        tm = resp.timings
+        model.last_device_id = resp.device_id
+        model.last_transport = transport
+        model.last_counters = {"instructions": resp.counters.instructions}
+        model.last_timings = {
+            "upload": upload, "queue": _us(tm.queue_us), "fetch": _us(tm.fetch_us),
+            "load": _us(tm.load_us), "run": _us(tm.run_us), "total": _us(tm.total_us),
+            "download": download, "wall": time.perf_counter() - wall0,
+        }
+        from kiln.introspect import remember_outputs
+        remember_outputs(model, outputs)
+        return outputs
+
+    def _execute_grpc(self, model: CompiledModel, request: executor_pb2.ExecuteRequest,
+                      inputs: Sequence[Any], weights: Mapping[str, torch.Tensor] | None,
+                      ctx: dict) -> executor_pb2.ExecuteResponse:
         try:
-            resp = self._rpc.call("kiln.v1.Executor/Execute", self._rpc.executor.Execute,
+            return self._rpc.call("kiln.v1.Executor/Execute", self._rpc.executor.Execute,
                                   request, context=ctx)
         except FailedPreconditionError:
             # The daemon lost blobs we believed it held (e.g. it restarted on a
@@ -457,24 +511,26 @@ class Client:
                 self.blobs.ensure_tensors([weights[n] for n in model._param_names])
             self.blobs.ensure_tensors([t for t, m in zip(inputs, request.inputs)
                                        if m.WhichOneof("payload") == "blob"], in_transit=True)
-            resp = self._rpc.call("kiln.v1.Executor/Execute", self._rpc.executor.Execute,
+            return self._rpc.call("kiln.v1.Executor/Execute", self._rpc.executor.Execute,
                                   request, context=ctx)
-        outputs, download = [], 0.0
-        for i, out in enumerate(resp.outputs):
-            t, secs = self._decode_output(i, out, ctx)
-            outputs.append(t)
-            download += secs
-        tm = resp.timings
-        model.last_device_id = resp.device_id
-        model.last_counters = {"instructions": resp.counters.instructions}
-        model.last_timings = {
-            "upload": upload, "queue": _us(tm.queue_us), "fetch": _us(tm.fetch_us),
-            "load": _us(tm.load_us), "run": _us(tm.run_us), "total": _us(tm.total_us),
-            "download": download, "wall": time.perf_counter() - wall0,
-        }
-        from kiln.introspect import remember_outputs
-        remember_outputs(model, outputs)
-        return outputs
+
+    def _execute_local(self, model: CompiledModel, request: executor_pb2.ExecuteRequest,
+                       inputs: Sequence[Any], weights: Mapping[str, torch.Tensor] | None,
+                       ctx: dict) -> tuple[executor_pb2.ExecuteResponse, list[torch.Tensor], float]:
+        """Execute over kilnd's local socket; also returns the seconds spent
+        writing inputs."""
+        assert self._local is not None
+        encode = lambda msg, i, t: self._encode_input(msg, i, t, ctx, False)  # noqa: E731
+        try:
+            result = self._local.execute(request, inputs, ctx, encode)
+        except FailedPreconditionError:
+            # As over gRPC: the daemon lost the parameters; upload them once.
+            if not weights:
+                raise
+            self.blobs.forget()
+            self.blobs.ensure_tensors([weights[n] for n in model._param_names])
+            result = self._local.execute(request, inputs, ctx, encode)
+        return result.response, result.outputs, result.encode_s
 
     def execute(self, executable: tensor_pb2.Digest | str, inputs: Sequence[torch.Tensor],
                 parameters: Sequence[tensor_pb2.Digest] = ()) -> list[torch.Tensor]:

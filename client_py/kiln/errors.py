@@ -31,6 +31,7 @@ __all__ = [
     "UnsupportedOpError",
     "VerificationError",
     "raise_for_rpc_error",
+    "raise_for_status_code",
 ]
 
 
@@ -163,6 +164,20 @@ def error_class_for(code: grpc.StatusCode | None, rpc: str = "") -> type[KilnErr
     if code == grpc.StatusCode.INTERNAL and rpc.endswith("Compiler/Compile"):
         return CompileError
     return _BY_CODE.get(code, KilnError)
+
+
+_CODE_BY_NUMBER: dict[int, grpc.StatusCode] = {c.value[0]: c for c in grpc.StatusCode}
+
+
+def raise_for_status_code(number: int, details: str, rpc: str,
+                          context: Mapping[str, object] | None = None,
+                          request_id: str | None = None) -> NoReturn:
+    """The typed :class:`KilnError` for a status that arrived as a
+    google.rpc.Code number (kilnd's local socket replies with those)."""
+    code = _CODE_BY_NUMBER.get(number, grpc.StatusCode.UNKNOWN)
+    ctx = {"rpc": rpc, **(context or {})}
+    raise error_class_for(code, rpc)(details or f"{code.name} with no message", code=code,
+                                     context=ctx, request_id=request_id)
 
 
 def raise_for_rpc_error(err: grpc.RpcError, rpc: str,

@@ -130,16 +130,12 @@ protected:
     agentEnd = std::make_unique<FramedSocket>(std::move(pair->second));
     link = std::make_shared<LocalAgentLink>(
         "local-cpu", std::move(pair->first),
-        [this](const v1::Digest &d) { return store->openBlob(d); },
-        [this](int fd, int64_t size) {
-          return store->putFile(fd, size, Durability::kInTransit);
-        });
+        [this](const v1::Digest &d) { return store->openBlob(d); });
   }
 
-  /// Dispatches a task, answers it as the agent would with one output of
-  /// `dtype` [`elements`] in `file`, and returns what the caller gets.
-  TaskOutcome answeredWithOneFile(UniqueFd file, v1::DType dtype,
-                                  int64_t elements) {
+  /// Dispatches a task, answers it as the agent would with `reply` (one
+  /// file, for output `fileOutput`), and returns what the caller gets.
+  TaskOutcome answeredWith(worker::LocalResult reply, UniqueFd file) {
     auto connection = std::make_shared<AgentConnection>(
         "local-cpu", std::make_shared<WeakAgentLink>(link));
     link->bind(connection);
@@ -150,12 +146,7 @@ protected:
     std::string frame;
     std::vector<UniqueFd> files;
     EXPECT_TRUE(agentEnd->receive(frame, files).ok());
-    worker::LocalResult reply;
     reply.mutable_result()->set_task_id("one-file");
-    v1::Tensor *out = reply.mutable_result()->add_outputs();
-    out->mutable_type()->set_dtype(dtype);
-    out->mutable_type()->add_shape(elements);
-    reply.add_file_outputs(0);
     EXPECT_TRUE(agentEnd->send(reply.SerializeAsString(), {file.get()}).ok());
     if (future->wait_for(std::chrono::seconds(10)) != std::future_status::ready)
       return absl::DeadlineExceededError("no result within 10 s");
@@ -208,40 +199,95 @@ TEST_F(LocalAgentLinkTest, TasksCarryBlobFilesAndOutputFilesBecomeBlobs) {
   reply.add_file_outputs(1);
   ASSERT_TRUE(agentEnd->send(reply.SerializeAsString(), {output.get()}).ok());
 
+  // The caller gets the file itself (ExecutorService stores it or passes it
+  // on to a local client).
   ASSERT_EQ(future->wait_for(std::chrono::seconds(10)),
             std::future_status::ready);
   TaskOutcome outcome = future->get();
   ASSERT_TRUE(outcome.ok()) << outcome.status();
-  ASSERT_EQ(outcome->code(), 0) << outcome->message();
-  EXPECT_EQ(outcome->outputs(0).data(), "small");
-  ASSERT_EQ(outcome->outputs(1).payload_case(), v1::Tensor::kBlob);
-  EXPECT_EQ(outcome->outputs(1).blob().hash(), digestOf(outputBytes).hash());
-  absl::StatusOr<std::string> stored = store->read(outcome->outputs(1).blob());
-  ASSERT_TRUE(stored.ok()) << stored.status();
-  EXPECT_EQ(*stored, outputBytes);
+  ASSERT_EQ(outcome->result.code(), 0) << outcome->result.message();
+  EXPECT_EQ(outcome->result.outputs(0).data(), "small");
+  EXPECT_EQ(outcome->result.outputs(1).payload_case(),
+            v1::Tensor::PAYLOAD_NOT_SET);
+  ASSERT_EQ(outcome->outputFiles.size(), 1u);
+  EXPECT_EQ(outcome->outputFiles[0].first, 1);
+  EXPECT_EQ(contents(outcome->outputFiles[0].second.get()), outputBytes);
 }
 
-TEST_F(LocalAgentLinkTest, AnOutputFileOfTheWrongSizeFailsTheTask) {
-  TaskOutcome outcome = answeredWithOneFile(memfdWith("only 13 bytes"),
-                                            v1::DTYPE_F32, 1024);
-  ASSERT_TRUE(outcome.ok());
-  EXPECT_EQ(outcome->code(),
-            static_cast<int>(absl::StatusCode::kFailedPrecondition));
-  EXPECT_NE(outcome->message().find("storing output 0"), std::string::npos)
-      << outcome->message();
-  EXPECT_EQ(outcome->outputs_size(), 0);
+TEST_F(LocalAgentLinkTest, ClientFilesGoWithTheTaskInInputOrder) {
+  // Input 0 is a blob (the store's file goes), input 1 a co-located
+  // client's memfd (passed on as it came), input 2 inline.
+  std::string blobBytes(4096, 'b');
+  absl::StatusOr<v1::Digest> blob = store->put(blobBytes);
+  ASSERT_TRUE(blob.ok());
+  auto connection = std::make_shared<AgentConnection>(
+      "local-cpu", std::make_shared<WeakAgentLink>(link));
+  link->bind(connection);
+  v1::Task task;
+  task.set_task_id("t2");
+  *task.add_inputs()->mutable_blob() = *blob;
+  task.add_inputs()->mutable_type()->set_dtype(v1::DTYPE_U8);
+  task.add_inputs()->set_data("inline");
+  std::string clientBytes(8192, 'c');
+  TensorFiles given;
+  given.emplace_back(1, memfdWith(clientBytes));
+  auto future = connection->dispatch(task, given);
+  ASSERT_TRUE(future.ok()) << future.status();
+
+  std::string frame;
+  std::vector<UniqueFd> files;
+  ASSERT_TRUE(agentEnd->receive(frame, files).ok());
+  worker::LocalTask local;
+  ASSERT_TRUE(local.ParseFromString(frame));
+  ASSERT_EQ(local.file_inputs_size(), 2);
+  EXPECT_EQ(local.file_inputs(0), 0u);
+  EXPECT_EQ(local.file_inputs(1), 1u);
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(contents(files[0].get()), blobBytes);
+  EXPECT_EQ(contents(files[1].get()), clientBytes);
+  connection->abandon("t2");
 }
 
-TEST_F(LocalAgentLinkTest, AnUnsealedOutputFileIsRefused) {
+TEST_F(LocalAgentLinkTest, AFileForAnOutputWithAPayloadFailsTheTask) {
+  worker::LocalResult reply;
+  reply.mutable_result()->add_outputs()->set_data("inline too");
+  reply.add_file_outputs(0);
+  TaskOutcome outcome = answeredWith(reply, memfdWith("bytes"));
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->result.code(),
+            static_cast<int>(absl::StatusCode::kInternal));
+  EXPECT_NE(outcome->result.message().find("passed a file for output 0"),
+            std::string::npos)
+      << outcome->result.message();
+  EXPECT_TRUE(outcome->outputFiles.empty());
+  EXPECT_EQ(outcome->result.outputs_size(), 0);
+}
+
+TEST_F(LocalAgentLinkTest, AFileForAnInputTheTaskLacksIsNotSent) {
+  EXPECT_TRUE(link->passesFiles());
+  TensorFiles given;
+  given.emplace_back(5, memfdWith("x"));
+  v1::DaemonMessage message;
+  message.mutable_task()->set_task_id("t3");
+  message.mutable_task()->add_inputs();
+  // A file for an input the task does not have.
+  EXPECT_FALSE(link->send(std::move(message), given));
+}
+
+TEST_F(LocalAgentLinkTest, PutFileRefusesAWrongSizeOrAnUnsealedFile) {
+  // What ExecutorService stores an output file with, for gRPC callers.
+  UniqueFd small = memfdWith("only 13 bytes");
+  absl::StatusOr<v1::Digest> wrongSize =
+      store->putFile(small.get(), 4096, Durability::kInTransit);
+  EXPECT_TRUE(absl::IsInvalidArgument(wrongSize.status())) << wrongSize.status();
+  EXPECT_NE(wrongSize.status().message().find("holds 13"), std::string::npos);
   // Its sender could change the bytes after kilnd hashed them.
   std::string bytes(4096, 'u');
-  TaskOutcome outcome = answeredWithOneFile(
-      memfdWith(bytes, /*sealed=*/false), v1::DTYPE_U8, 4096);
-  ASSERT_TRUE(outcome.ok());
-  EXPECT_EQ(outcome->code(),
-            static_cast<int>(absl::StatusCode::kFailedPrecondition));
-  EXPECT_NE(outcome->message().find("sealed"), std::string::npos)
-      << outcome->message();
+  UniqueFd unsealed = memfdWith(bytes, /*sealed=*/false);
+  absl::StatusOr<v1::Digest> refused =
+      store->putFile(unsealed.get(), 4096, Durability::kInTransit);
+  EXPECT_TRUE(absl::IsInvalidArgument(refused.status())) << refused.status();
+  EXPECT_NE(refused.status().message().find("sealed"), std::string::npos);
   EXPECT_FALSE(store->contains(digestOf(bytes)));
 }
 

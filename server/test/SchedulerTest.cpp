@@ -14,6 +14,8 @@
 #include <deque>
 #include <future>
 
+#include <sys/mman.h>
+
 namespace kiln::server {
 namespace {
 
@@ -23,10 +25,11 @@ using Clock = std::chrono::steady_clock;
 /// The agent side of a session: records the tasks it is sent.
 class FakeAgentLink : public AgentLink {
 public:
-  bool send(v1::DaemonMessage &&message) override {
+  bool send(v1::DaemonMessage &&message, const TensorFiles &files) override {
     std::lock_guard<std::mutex> lock(mutex);
-    if (broken)
+    if (broken || (!files.empty() && !local))
       return false;
+    filesSent += files.size();
     tasks.push_back(message.task());
     arrived.notify_all();
     return true;
@@ -42,10 +45,14 @@ public:
     return task;
   }
 
+  bool passesFiles() const override { return local; }
+
   std::mutex mutex;
   std::condition_variable arrived;
   std::deque<v1::Task> tasks;
   bool broken = false;
+  bool local = false;     // a local link passes files
+  size_t filesSent = 0;   // guarded by mutex
 };
 
 struct FakeAgent {
@@ -107,6 +114,52 @@ TEST_F(SchedulerTest, RegistersDevicesUnderAgentId) {
   EXPECT_EQ(acap[1].id(), "gpu-box/1");
   EXPECT_EQ(acap[0].agent_id(), "gpu-box");
   EXPECT_EQ(acap[0].state(), v1::DEVICE_STATE_READY);
+}
+
+TEST_F(SchedulerTest, FileInputsGoAsFilesOnlyOverALinkThatPassesThem) {
+  auto memfd = [] {
+    return UniqueFd(::memfd_create("t", MFD_CLOEXEC));
+  };
+  auto runWithFile = [&](int &stored) {
+    return std::async(std::launch::async, [&, this] {
+      v1::Task task;
+      task.add_inputs();
+      FileInputs files;
+      files.files.emplace_back(0, memfd());
+      files.storeAsBlobs = [&stored](v1::Task &sent, const TensorFiles &given) {
+        ++stored;
+        EXPECT_EQ(given.size(), 1u);
+        sent.mutable_inputs(0)->mutable_blob()->set_hash("stored");
+        return absl::OkStatus();
+      };
+      return scheduler.run("cpu", task, Clock::now() + 30s, &files);
+    });
+  };
+  // A remote agent (its gRPC stream): the file becomes a blob first.
+  FakeAgent remote = connect("remote", 1);
+  int stored = 0;
+  auto run = runWithFile(stored);
+  std::optional<v1::Task> task = remote.link->nextTask();
+  ASSERT_TRUE(task.has_value());
+  EXPECT_EQ(task->inputs(0).blob().hash(), "stored");
+  ASSERT_TRUE(remote.session->complete(resultFor(*task)));
+  ASSERT_TRUE(run.get().ok());
+  EXPECT_EQ(stored, 1);
+  EXPECT_EQ(remote.link->filesSent, 0u);
+  registry.removeAgent(remote.session, absl::UnavailableError("gone"));
+
+  // A local link: the file goes as it is, nothing is stored.
+  FakeAgent local = connect("local", 1);
+  local.link->local = true;
+  stored = 0;
+  run = runWithFile(stored);
+  task = local.link->nextTask();
+  ASSERT_TRUE(task.has_value());
+  EXPECT_FALSE(task->inputs(0).has_blob());
+  ASSERT_TRUE(local.session->complete(resultFor(*task)));
+  ASSERT_TRUE(run.get().ok());
+  EXPECT_EQ(stored, 0);
+  EXPECT_EQ(local.link->filesSent, 1u);
 }
 
 TEST_F(SchedulerTest, RejectsBadRegistrations) {

@@ -39,7 +39,9 @@ def run_twice(daemon: Kilnd) -> tuple[float, float]:
     first loads the executable), after checking both against eager."""
     x = torch.randn(N, generator=torch.Generator().manual_seed(1))
     model = Affine().eval()
-    with kiln.Client(daemon.address, timeout=300) as client:
+    # Over gRPC: a client on kilnd's machine would use its local socket,
+    # which no blob crosses (test_e2e_local_execute.py).
+    with kiln.Client(daemon.address, timeout=300, local=False) as client:
         compiled = client.compile(torch.export.export(model, (x,)))
         torch.testing.assert_close(compiled(x), model(x), rtol=0, atol=0)
         x[0] += 1.0  # a new input blob

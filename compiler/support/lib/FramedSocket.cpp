@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -81,10 +82,12 @@ absl::Status FramedSocket::send(std::string_view bytes,
         " files)"));
   FrameHeader header{kMagic, static_cast<uint32_t>(files.size()),
                      bytes.size()};
-  iovec iov{&header, sizeof header};
+  // Header and message in one call: the peer wakes once per frame.
+  iovec iov[2] = {{&header, sizeof header},
+                  {const_cast<char *>(bytes.data()), bytes.size()}};
   msghdr message{};
-  message.msg_iov = &iov;
-  message.msg_iovlen = 1;
+  message.msg_iov = iov;
+  message.msg_iovlen = bytes.empty() ? 1 : 2;
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFiles)];
   if (!files.empty()) {
     size_t fdBytes = sizeof(int) * files.size();
@@ -103,14 +106,19 @@ absl::Status FramedSocket::send(std::string_view bytes,
   } while (sent < 0 && errno == EINTR);
   if (sent < 0)
     return peerGone("sendmsg");
-  // A stream socket may take the header in parts; the descriptors went with
+  // A stream socket may take the frame in parts; the descriptors went with
   // the first byte.
-  const char *rest = reinterpret_cast<const char *>(&header) + sent;
-  if (absl::Status status =
-          writeFully(socket.get(), rest, sizeof header - static_cast<size_t>(sent));
-      !status.ok())
-    return status;
-  return writeFully(socket.get(), bytes.data(), bytes.size());
+  size_t done = static_cast<size_t>(sent);
+  if (done < sizeof header) {
+    const char *rest = reinterpret_cast<const char *>(&header) + done;
+    if (absl::Status status =
+            writeFully(socket.get(), rest, sizeof header - done);
+        !status.ok())
+      return status;
+    done = sizeof header;
+  }
+  size_t body = done - sizeof header;
+  return writeFully(socket.get(), bytes.data() + body, bytes.size() - body);
 }
 
 absl::Status FramedSocket::receive(std::string &bytes,
@@ -150,7 +158,8 @@ absl::Status FramedSocket::receive(std::string &bytes,
                     sizeof header - static_cast<size_t>(got));
       !status.ok())
     return status;
-  if (header.magic != kMagic || header.length > kMaxFrameBytes ||
+  if (header.magic != kMagic ||
+      header.length > std::min(maxFrameBytes, kMaxFrameBytes) ||
       header.fileCount != files.size())
     return absl::DataLossError(absl::StrCat(
         "local link: malformed frame header (", header.length, " bytes, ",

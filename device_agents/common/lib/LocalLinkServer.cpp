@@ -7,6 +7,7 @@
 #include "kiln/agent/LocalLinkServer.h"
 
 #include "kiln/common/Logging.h"
+#include "kiln/common/SealedFile.h"
 #include "kiln/worker/local_link.pb.h"
 
 #include "absl/strings/str_cat.h"
@@ -75,9 +76,11 @@ void LocalLinkServer::serve(std::shared_ptr<std::string> frame,
   bool consistent = local.file_inputs_size() == static_cast<int>(files->size());
   for (int i = 0; consistent && i < local.file_inputs_size(); ++i) {
     uint32_t input = local.file_inputs(i);
+    int previous = tensors.inputs.empty() ? -1 : tensors.inputs.back().first;
     consistent = input < static_cast<uint32_t>(task.inputs_size()) &&
-                 task.inputs(static_cast<int>(input)).payload_case() ==
-                     v1::Tensor::kBlob;
+                 static_cast<int>(input) > previous &&
+                 task.inputs(static_cast<int>(input)).payload_case() !=
+                     v1::Tensor::kData;
     if (consistent)
       tensors.inputs.emplace_back(static_cast<int>(input),
                                   std::move((*files)[i]));
@@ -88,7 +91,7 @@ void LocalLinkServer::serve(std::shared_ptr<std::string> frame,
     result.set_message(absl::StrCat(
         "local link: task ", task.task_id(), " names ", local.file_inputs_size(),
         " input files and carried ", files->size(),
-        ", or names an input that is not a blob"));
+        ", or names inputs out of order or one with inline data"));
   } else {
     result = runner.run(task, &tensors);
   }
@@ -96,12 +99,11 @@ void LocalLinkServer::serve(std::shared_ptr<std::string> frame,
   // it hashes, and refuses an unsealed file.
   std::vector<int> outputFiles;
   for (const auto &[index, fd] : tensors.outputs) {
-    if (::fcntl(fd.get(), F_ADD_SEALS,
-                F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+    if (absl::Status sealed = sealTensorFile(fd.get()); !sealed.ok()) {
       result.clear_outputs();
       result.set_code(static_cast<int32_t>(absl::StatusCode::kInternal));
-      result.set_message(absl::StrCat("cannot seal output ", index, ": ",
-                                      std::strerror(errno)));
+      result.set_message(
+          absl::StrCat("output ", index, ": ", sealed.message()));
       reply.clear_file_outputs();
       outputFiles.clear();
       break;

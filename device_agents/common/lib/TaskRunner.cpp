@@ -7,6 +7,7 @@
 #include "kiln/agent/TaskRunner.h"
 
 #include "kiln/common/Digest.h"
+#include "kiln/common/SealedFile.h"
 #include "kiln/common/Status.h"
 #include "kiln/common/TensorTypes.h"
 
@@ -65,7 +66,8 @@ absl::Status checkArgument(const v1::ManifestArgument &argument,
 
 } // namespace
 
-absl::Status validateTask(const v1::Task &task, std::string_view kindView) {
+absl::Status validateTask(const v1::Task &task, std::string_view kindView,
+                          const LocalFiles *files) {
   std::string kind(kindView);
   if (task.task_id().empty())
     return absl::InvalidArgumentError("task has no task_id");
@@ -129,8 +131,13 @@ absl::Status validateTask(const v1::Task &task, std::string_view kindView) {
       have = input.blob().size_bytes();
       break;
     default:
-      // proto3 drops empty bytes: an unset payload is a zero-byte tensor.
+      // In a file (checked when mapped), or: proto3 drops empty bytes, so an
+      // unset payload is a zero-byte tensor.
       have = 0;
+      if (files)
+        for (const auto &[index, file] : files->inputs)
+          if (index == i)
+            have = want;
       break;
     }
     if (have != want)
@@ -251,6 +258,13 @@ absl::StatusOr<AlignedBuffer> TaskRunner::decodeInput(const v1::Tensor &tensor,
   // file over the link it made at spawn: mapped, not fetched or hashed again.
   if (file && tensor.payload_case() == v1::Tensor::kBlob)
     return AlignedBuffer::mapFile(file->get(), tensor.blob().size_bytes());
+  // A co-located client's memfd, passed on by kilnd: sealed, so that nobody
+  // can change the bytes or shrink the file under the mapping.
+  if (file) {
+    ASSIGN_OR_RETURN(int64_t size, byteSize(tensor.type()));
+    RETURN_IF_ERROR(checkSealedTensorFile(file->get(), size));
+    return AlignedBuffer::mapFile(file->get(), size);
+  }
   if (tensor.payload_case() == v1::Tensor::kBlob)
     return fetchToMemory(tensor.blob(), blobs);
   return AlignedBuffer::copyOf(tensor.data());
@@ -258,7 +272,7 @@ absl::StatusOr<AlignedBuffer> TaskRunner::decodeInput(const v1::Tensor &tensor,
 
 absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
                                  LocalFiles *files) {
-  RETURN_IF_ERROR(validateTask(task, backend.kind()));
+  RETURN_IF_ERROR(validateTask(task, backend.kind(), files));
   const v1::ExecutableManifest &manifest = task.record().manifest();
   v1::Timings &timings = *result.mutable_timings();
 
@@ -307,12 +321,18 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
     outputBytes += *byteSize(argument.type());
   bool inlineOutputs = outputBytes <= kMaxInlineOutputBytes;
   // Large outputs over the local link: written by the executable straight
-  // into memfds that kilnd maps.
+  // into memfds that kilnd maps. Small ones among them stay inline.
   bool sharedOutputs = !inlineOutputs && files && files->outputsAsFiles;
+  std::vector<bool> inlined;
+  int64_t inlinedBytes = 0;
   for (const v1::ManifestArgument &argument : manifest.outputs()) {
     int64_t size = *byteSize(argument.type());
+    bool small = sharedOutputs && size < kMinSharedOutputBytes &&
+                 inlinedBytes + size <= kMaxInlineOutputBytes;
+    inlinedBytes += small ? size : 0;
+    inlined.push_back(inlineOutputs || small);
     ASSIGN_OR_RETURN(AlignedBuffer output,
-                     sharedOutputs && size > 0
+                     sharedOutputs && !small && size > 0
                          ? AlignedBuffer::allocateShared(size)
                          : AlignedBuffer::allocate(size));
     outputs.push_back(std::move(output));
@@ -332,7 +352,7 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
   for (size_t i = 0; i < outputs.size(); ++i) {
     v1::Tensor *tensor = result.add_outputs();
     *tensor->mutable_type() = manifest.outputs(static_cast<int>(i)).type();
-    if (inlineOutputs) {
+    if (inlined[i]) {
       tensor->set_data(std::string(outputs[i].view()));
       continue;
     }

@@ -33,6 +33,7 @@ const MethodRoles &methodTable() {
   static const MethodRoles table = {
       {"kiln.v1.Compiler/Compile", {Role::User}},
       {"kiln.v1.Executor/Execute", {Role::User}},
+      {"kiln.v1.Executor/OpenLocalSession", {Role::User}},
       {"kiln.v1.Blobs/FindMissing", {Role::User, Role::Agent}},
       {"kiln.v1.Blobs/Write", {Role::User, Role::Agent}},
       {"kiln.v1.Blobs/Read", {Role::User, Role::Agent}},

@@ -32,7 +32,10 @@ class StreamLink final : public AgentLink {
 public:
   explicit StreamLink(AgentStream *stream) : stream(stream) {}
 
-  bool send(v1::DaemonMessage &&message) override {
+  /// Messages only: the scheduler stores file inputs as blobs first.
+  bool send(v1::DaemonMessage &&message, const TensorFiles &inputFiles) override {
+    if (!inputFiles.empty())
+      return false;
     std::lock_guard<std::mutex> lock(mutex);
     return stream && stream->Write(message);
   }

@@ -8,6 +8,7 @@
 #include "kiln/server/api/ParsedUnary.h"
 
 #include "kiln/common/Digest.h"
+#include "kiln/common/SealedFile.h"
 #include "kiln/common/Status.h"
 #include "kiln/common/TensorTypes.h"
 #include "kiln/server/store/CompileCache.h"
@@ -25,10 +26,11 @@ namespace {
 
 using Arguments = google::protobuf::RepeatedPtrField<v1::ManifestArgument>;
 
-/// Checks one tensor's type and payload against its manifest slot.
+/// Checks one tensor's type and payload against its manifest slot. `file`
+/// (-1: none) holds the bytes of a tensor without a payload.
 absl::Status checkTensor(const v1::Tensor &tensor,
                          const v1::ManifestArgument &expected,
-                         absl::string_view role, int index,
+                         absl::string_view role, int index, int file,
                          std::vector<std::string> &missing,
                          const ContentStore &store) {
   std::string where =
@@ -38,6 +40,15 @@ absl::Status checkTensor(const v1::Tensor &tensor,
         absl::StrCat(where, ": expected ", formatType(expected.type()),
                      ", got ", formatType(tensor.type())));
   ASSIGN_OR_RETURN(int64_t size, byteSize(expected.type()));
+  if (file >= 0) {
+    if (tensor.payload_case() != v1::Tensor::PAYLOAD_NOT_SET)
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": a file was passed for it, and it has a payload too"));
+    if (absl::Status sealed = checkSealedTensorFile(file, size); !sealed.ok())
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": ", sealed.message()));
+    return absl::OkStatus();
+  }
   switch (tensor.payload_case()) {
   case v1::Tensor::kData:
     if (static_cast<int64_t>(tensor.data().size()) != size)
@@ -61,8 +72,15 @@ absl::Status checkTensor(const v1::Tensor &tensor,
 }
 
 /// The daemon never passes on outputs that do not match the manifest.
+/// Outputs in `files` (sizes checked with their seals) have no payload.
 absl::Status checkOutputs(const v1::TaskResult &result,
-                          const Arguments &expected) {
+                          const Arguments &expected, const TensorFiles &files) {
+  auto inFile = [&files](int index) {
+    for (const auto &[output, file] : files)
+      if (output == index)
+        return true;
+    return false;
+  };
   if (result.outputs_size() != expected.size())
     return absl::InternalError(
         absl::StrCat("device returned ", result.outputs_size(),
@@ -70,10 +88,12 @@ absl::Status checkOutputs(const v1::TaskResult &result,
   for (int i = 0; i < expected.size(); ++i) {
     const v1::Tensor &output = result.outputs(i);
     absl::StatusOr<int64_t> size = byteSize(expected[i].type());
-    bool sizeOk = output.payload_case() == v1::Tensor::kBlob
-                      ? size.ok() && output.blob().size_bytes() == *size
-                      : size.ok() && static_cast<int64_t>(
-                                         output.data().size()) == *size;
+    bool sizeOk =
+        inFile(i) ? output.payload_case() == v1::Tensor::PAYLOAD_NOT_SET
+        : output.payload_case() == v1::Tensor::kBlob
+            ? size.ok() && output.blob().size_bytes() == *size
+            : size.ok() &&
+                  static_cast<int64_t>(output.data().size()) == *size;
     if (!sameType(output.type(), expected[i].type()) || !sizeOk)
       return absl::InternalError(absl::StrCat(
           "device returned output ", i, " ('", expected[i].name(), "') as ",
@@ -96,7 +116,8 @@ ExecutorService::ExecutorService(ContentStore &store,
       gate(gate), metrics(metrics), access(access) {}
 
 absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>>
-ExecutorService::validate(const v1::ExecuteRequest &request) const {
+ExecutorService::validate(const v1::ExecuteRequest &request,
+                          const TensorFiles &inputFiles) const {
   RETURN_IF_ERROR(validateDigest(request.executable()));
   // Only what kilnd compiled is an executable: an uploaded blob under the
   // digest (a hand-made record naming an uploaded object) is never read.
@@ -141,9 +162,19 @@ ExecutorService::validate(const v1::ExecuteRequest &request) const {
     return absl::InvalidArgumentError(
         absl::StrCat("executable takes ", manifest.inputs_size(),
                      " inputs, got ", request.inputs_size()));
-  for (int i = 0; i < manifest.inputs_size(); ++i)
+  auto file = inputFiles.begin();
+  for (int i = 0; i < manifest.inputs_size(); ++i) {
+    int fd = -1;
+    if (file != inputFiles.end() && file->first == i)
+      fd = (file++)->second.get();
     RETURN_IF_ERROR(checkTensor(request.inputs(i), manifest.inputs(i), "input",
-                                i, missing, store));
+                                i, fd, missing, store));
+  }
+  if (file != inputFiles.end())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a file was passed for input ", file->first, ", and the executable "
+        "takes ", manifest.inputs_size(), " inputs (file inputs are named in "
+        "ascending order)"));
   if (!missing.empty())
     return absl::FailedPreconditionError(
         absl::StrCat("blobs not in the store (upload them with Blobs.Write): ",
@@ -163,28 +194,61 @@ grpc::Status ExecutorService::StreamedExecute(
   });
 }
 
+grpc::Status ExecutorService::OpenLocalSession(
+    grpc::ServerContext *context, const v1::OpenLocalSessionRequest *,
+    v1::LocalSession *response) {
+  RequestScope scope(*context, "kiln.v1.Executor/OpenLocalSession", &metrics);
+  if (grpc::Status denied =
+          access.admit(*context, "kiln.v1.Executor/OpenLocalSession");
+      !denied.ok())
+    return denied;
+  if (!localSessions)
+    return toGrpcStatus(absl::UnavailableError(
+                            "kilnd serves no local socket (--local-socket "
+                            "none); Execute over gRPC"),
+                        scope.id());
+  absl::StatusOr<v1::LocalSession> session = localSessions->open();
+  if (!session.ok())
+    return toGrpcStatus(session.status(), scope.id());
+  *response = *std::move(session);
+  return grpc::Status::OK;
+}
+
 grpc::Status ExecutorService::execute(grpc::ServerContext *context,
                                       v1::ExecuteRequest *request,
                                       v1::ExecuteResponse *response) {
-  auto start = std::chrono::steady_clock::now();
-  std::string executable = formatDigest(request->executable());
+  auto start = Clock::now();
+  // The client's deadline when it set one, else --execute-timeout.
+  auto deadline = start + executeTimeout;
+  if (context->deadline() != std::chrono::system_clock::time_point::max())
+    deadline = start + (context->deadline() - std::chrono::system_clock::now());
+  return toGrpcStatus(run(*request, {}, start, deadline, *response, nullptr),
+                      currentRequestId());
+}
+
+absl::Status ExecutorService::run(v1::ExecuteRequest &request,
+                                  TensorFiles inputFiles, Clock::time_point start,
+                                  Clock::time_point deadline,
+                                  v1::ExecuteResponse &response,
+                                  TensorFiles *outputFiles) {
+  std::string executable = formatDigest(request.executable());
   absl::StatusOr<DrainGate::Ticket> admitted = gate.enter();
   if (!admitted.ok())
-    return toGrpcStatus(admitted.status(), currentRequestId());
+    return admitted.status();
   // Everything this execution reads stays in the store until it is answered
   // (the agent fetches the artifact and blobs while it runs).
-  BlobPins pins = store.pin({request->executable()});
-  for (const v1::Digest &parameter : request->parameters())
+  BlobPins pins = store.pin({request.executable()});
+  for (const v1::Digest &parameter : request.parameters())
     pins.add(parameter);
-  for (const v1::Tensor &input : request->inputs())
+  for (const v1::Tensor &input : request.inputs())
     if (input.payload_case() == v1::Tensor::kBlob)
       pins.add(input.blob());
   absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>> record =
-      validate(*request);
+      validate(request, inputFiles);
   if (!record.ok()) {
     spdlog::warn("execute {} rejected: {}", executable,
                  std::string(record.status().message()));
-    return toGrpcStatus(record.status(), currentRequestId());
+    return record.status();
   }
   pins.add((*record)->artifact());
   // Pinned now; it may have been evicted just before.
@@ -195,31 +259,41 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
         ") was evicted from the store; compile the model again"));
     spdlog::warn("execute {} rejected: {}", executable,
                  std::string(gone.message()));
-    return toGrpcStatus(gone, currentRequestId());
+    return gone;
   }
-  // The client's deadline when it set one, else --execute-timeout.
-  auto deadline = start + executeTimeout;
-  if (context->deadline() != std::chrono::system_clock::time_point::max())
-    deadline = start + (context->deadline() - std::chrono::system_clock::now());
 
   v1::Task task;
-  *task.mutable_executable() = request->executable();
+  *task.mutable_executable() = request.executable();
   // The agent needs the manifest and the artifact, not the stage dumps or
   // the cost report (kilobytes per call for a large graph).
   v1::ExecutableRecord &taskRecord = *task.mutable_record();
   *taskRecord.mutable_manifest() = (*record)->manifest();
   *taskRecord.mutable_artifact() = (*record)->artifact();
-  task.mutable_parameters()->Swap(request->mutable_parameters());
+  task.mutable_parameters()->Swap(request.mutable_parameters());
   // Validated and pinned: the tensors move, not copy (megabytes per call).
-  task.mutable_inputs()->Swap(request->mutable_inputs());
+  task.mutable_inputs()->Swap(request.mutable_inputs());
   task.set_request_id(currentRequestId());
-  if (absl::Status signedTask = signer.sign(task); !signedTask.ok())
-    return toGrpcStatus(signedTask, currentRequestId());
+  RETURN_IF_ERROR(signer.sign(task));
+  // A remote agent cannot take files: they become in-transit blobs, pinned
+  // like the request's own.
+  FileInputs fileInputs{std::move(inputFiles),
+                        [this, &pins](v1::Task &sent, const TensorFiles &files) {
+                          for (const auto &[index, file] : files) {
+                            v1::Tensor &input = *sent.mutable_inputs(index);
+                            ASSIGN_OR_RETURN(int64_t size, byteSize(input.type()));
+                            ASSIGN_OR_RETURN(v1::Digest digest,
+                                             store.putFile(file.get(), size,
+                                                           Durability::kInTransit));
+                            pins.add(digest);
+                            *input.mutable_blob() = std::move(digest);
+                          }
+                          return absl::OkStatus();
+                        }};
   const std::string &target = (*record)->manifest().target();
   Gauge &queueDepth = metrics.queueDepth.labels({target});
   queueDepth.inc();
   absl::StatusOr<ScheduledResult> scheduled =
-      scheduler.run(target, std::move(task), deadline);
+      scheduler.run(target, std::move(task), deadline, &fileInputs);
   queueDepth.dec();
   if (scheduled.ok())
     metrics.queueWaitSeconds.labels({target}).observe(scheduled->queueUs /
@@ -229,37 +303,73 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
     status = statusFromRpcCode(scheduled->result.code(),
                                scheduled->result.message());
   if (status.ok())
-    status = checkOutputs(scheduled->result, (*record)->manifest().outputs());
+    status = outputFiles ? checkOutputFiles(*scheduled)
+                         : storeOutputFiles(*scheduled);
+  if (status.ok())
+    status = checkOutputs(scheduled->result, (*record)->manifest().outputs(),
+                          scheduled->outputFiles);
   std::string device = scheduled.ok() ? scheduled->deviceId : "none";
   metrics.executions.labels({device, status.ok() ? "ok" : "error"}).inc();
   metrics.executeSeconds.labels({device}).observe(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count());
+      std::chrono::duration<double>(Clock::now() - start).count());
   if (!status.ok()) {
     spdlog::error("execute {} on {} failed: {}", executable,
                   scheduled.ok() ? scheduled->deviceId : "no device",
                   std::string(status.message()));
-    return toGrpcStatus(status, currentRequestId());
+    return status;
   }
-  *response->mutable_outputs() = std::move(*scheduled->result.mutable_outputs());
-  response->set_device_id(scheduled->deviceId);
-  *response->mutable_counters() = scheduled->result.counters();
-  if (uint64_t instructions = response->counters().instructions())
+  *response.mutable_outputs() = std::move(*scheduled->result.mutable_outputs());
+  if (outputFiles)
+    *outputFiles = std::move(scheduled->outputFiles);
+  response.set_device_id(scheduled->deviceId);
+  *response.mutable_counters() = scheduled->result.counters();
+  if (uint64_t instructions = response.counters().instructions())
     metrics.deviceInstructions.labels({scheduled->deviceId})
         .inc(static_cast<double>(instructions));
-  v1::Timings &timings = *response->mutable_timings();
+  v1::Timings &timings = *response.mutable_timings();
   timings = scheduled->result.timings();
   timings.set_compile_us(0);
   timings.set_queue_us(scheduled->queueUs);
   timings.set_total_us(std::chrono::duration_cast<std::chrono::microseconds>(
-                           std::chrono::steady_clock::now() - start)
+                           Clock::now() - start)
                            .count());
   spdlog::info("execute {} device={} queue_us={} fetch_us={} load_us={} "
                "run_us={} total_us={}",
                executable, scheduled->deviceId, timings.queue_us(),
                timings.fetch_us(), timings.load_us(), timings.run_us(),
                timings.total_us());
-  return toGrpcStatus(absl::OkStatus(), currentRequestId());
+  return absl::OkStatus();
+}
+
+absl::Status ExecutorService::storeOutputFiles(ScheduledResult &scheduled) {
+  for (const auto &[index, file] : scheduled.outputFiles) {
+    v1::Tensor &output = *scheduled.result.mutable_outputs(index);
+    absl::StatusOr<int64_t> size = byteSize(output.type());
+    absl::StatusOr<v1::Digest> digest =
+        size.ok() ? store.putFile(file.get(), *size, Durability::kInTransit)
+                  : absl::StatusOr<v1::Digest>(size.status());
+    if (!digest.ok())
+      return absl::InternalError(absl::StrCat(
+          "storing output ", index, " of device ", scheduled.deviceId, ": ",
+          digest.status().message()));
+    *output.mutable_blob() = *std::move(digest);
+  }
+  scheduled.outputFiles.clear();
+  return absl::OkStatus();
+}
+
+absl::Status ExecutorService::checkOutputFiles(const ScheduledResult &scheduled) {
+  for (const auto &[index, file] : scheduled.outputFiles) {
+    absl::StatusOr<int64_t> size =
+        byteSize(scheduled.result.outputs(index).type());
+    absl::Status sealed = size.ok() ? checkSealedTensorFile(file.get(), *size)
+                                    : size.status();
+    if (!sealed.ok())
+      return absl::InternalError(absl::StrCat("output ", index, " of device ",
+                                              scheduled.deviceId, ": ",
+                                              sealed.message()));
+  }
+  return absl::OkStatus();
 }
 
 } // namespace kiln::server

@@ -98,6 +98,7 @@ int runDaemon(const DaemonFlags &flags, OptionsResolverFn resolveOptions,
     }
   options.localAgentPort = !flags.localAgentKinds().empty();
   options.cacheDir = flags.cacheDir;
+  options.localSocket = flags.localSocket;
   options.taskSigningKey = flags.taskSigningKey;
   options.compileWorkers = flags.compileWorkers;
   options.executeTimeout = std::chrono::seconds(flags.executeTimeoutS);

@@ -92,6 +92,14 @@ const std::vector<FlagSpec> &flagTable() {
          f.listen = v;
          return absl::OkStatus();
        }},
+      {"local-socket", [](const DaemonFlags &f) { return f.localSocket; },
+       "Unix socket where clients on this machine Execute with tensors in "
+       "memfds (they find it through OpenLocalSession): a path, @name for an "
+       "abstract socket, empty for @kiln-<daemon id>, or none",
+       [](DaemonFlags &f, const std::string &v) {
+         f.localSocket = v;
+         return absl::OkStatus();
+       }},
       {"insecure",
        [](const DaemonFlags &f) { return f.insecure ? "true" : "false"; },
        "allow --listen on an address other machines can reach without TLS "

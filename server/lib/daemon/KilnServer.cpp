@@ -7,6 +7,7 @@
 #include "kiln/server/daemon/KilnServer.h"
 
 #include "kiln/common/AtomicFile.h"
+#include "kiln/common/Credentials.h"
 #include "kiln/common/Status.h"
 #include "kiln/server/api/AgentService.h"
 #include "kiln/server/api/BlobService.h"
@@ -18,6 +19,7 @@
 #include "kiln/server/api/DevicesService.h"
 #include "kiln/server/api/DrainGate.h"
 #include "kiln/server/api/ExecutorService.h"
+#include "kiln/server/api/LocalExecuteServer.h"
 #include "kiln/server/sched/Scheduler.h"
 #include "kiln/server/sched/TaskSigner.h"
 #include "kiln/server/api/ServerMetrics.h"
@@ -40,6 +42,8 @@ namespace {
 // Blob chunks are 1 MiB and inline tensors stay below 4 MiB; the overhead
 // leaves room for the envelope around a full 4 MiB payload.
 constexpr int kMaxMessageBytes = 4 * 1024 * 1024 + 64 * 1024;
+// How long an OpenLocalSession ticket opens connections.
+constexpr std::chrono::minutes kLocalTicketTtl{10};
 } // namespace
 
 /// Declaration order is construction order; the grpc::Server is last so it
@@ -61,6 +65,8 @@ struct KilnServer::State {
   LocalLinks localLinks;
   std::unique_ptr<AgentService> agentService;
   std::unique_ptr<CacheService> cacheService;
+  std::unique_ptr<LocalSessions> localSessions;
+  std::unique_ptr<LocalExecuteServer> localExecute;
   std::once_flag shutdownOnce;
   std::unique_ptr<grpc::Server> server;
 };
@@ -147,6 +153,8 @@ KilnServer::start(ServerOptions options) {
   state->cacheService = std::make_unique<CacheService>(
       *state->store, *state->cache, options.cacheDir / "salt", state->access);
 
+  RETURN_IF_ERROR(startLocalSocket(options, *state));
+
   grpc::EnableDefaultHealthCheckService(true);
   // grpc++'s health service carries no protobuf descriptor; referencing
   // Kiln's copy of grpc.health.v1 links it in, so reflection can describe
@@ -197,6 +205,9 @@ void KilnServer::shutdown(std::chrono::milliseconds grace) {
     // fails their tasks so no handler waits forever).
     state->registry->shutdown();
     state->server->Shutdown(std::chrono::system_clock::now() + grace);
+    // gRPC's end of the agents' streams failed the tasks local calls wait on.
+    if (state->localExecute)
+      state->localExecute->stop();
   });
 }
 
@@ -206,10 +217,26 @@ void KilnServer::attachLocalLink(const std::string &agentId, UniqueFd socket) {
   ContentStore &store = *state->store;
   state->localLinks.set(std::make_shared<LocalAgentLink>(
       agentId, std::move(socket),
-      [&store](const v1::Digest &digest) { return store.openBlob(digest); },
-      [&store](int fd, int64_t size) {
-        return store.putFile(fd, size, Durability::kInTransit);
-      }));
+      [&store](const v1::Digest &digest) { return store.openBlob(digest); }));
+}
+
+absl::Status KilnServer::startLocalSocket(const ServerOptions &options,
+                                          State &s) {
+  if (options.localSocket == "none")
+    return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::string daemonId, randomHex(16));
+  std::string path = options.localSocket.empty()
+                         ? absl::StrCat("@kiln-", daemonId)
+                         : options.localSocket;
+  s.localSessions = std::make_unique<LocalSessions>(path, daemonId,
+                                                    kLocalTicketTtl);
+  ASSIGN_OR_RETURN(s.localExecute,
+                   LocalExecuteServer::start(path, *s.localSessions,
+                                             *s.executorService,
+                                             options.executeTimeout));
+  s.executorService->setLocalSessions(s.localSessions.get());
+  spdlog::info("local clients: Execute over unix socket {}", path);
+  return absl::OkStatus();
 }
 
 ServerMetrics &KilnServer::metrics() { return state->metrics; }

@@ -16,7 +16,7 @@ AgentConnection::AgentConnection(std::string agentId, std::shared_ptr<AgentLink>
     : id(std::move(agentId)), link(std::move(link)) {}
 
 absl::StatusOr<std::future<TaskOutcome>>
-AgentConnection::dispatch(const v1::Task &task) {
+AgentConnection::dispatch(const v1::Task &task, const TensorFiles &inputFiles) {
   std::future<TaskOutcome> future;
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -33,7 +33,7 @@ AgentConnection::dispatch(const v1::Task &task) {
   *message.mutable_task() = task;
   // Send outside our mutex: the link serialises writers itself, and a slow
   // stream must not block results arriving for other tasks.
-  if (!link->send(std::move(message))) {
+  if (!link->send(std::move(message), inputFiles)) {
     abandon(task.task_id());
     return absl::UnavailableError(
         absl::StrCat("cannot send task to agent '", id, "': stream closed"));
@@ -41,17 +41,17 @@ AgentConnection::dispatch(const v1::Task &task) {
   return future;
 }
 
-bool AgentConnection::complete(v1::TaskResult result) {
+bool AgentConnection::complete(AgentAnswer answer) {
   std::promise<TaskOutcome> promise;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    auto it = pending.find(result.task_id());
+    auto it = pending.find(answer.result.task_id());
     if (it == pending.end())
       return false;
     promise = std::move(it->second);
     pending.erase(it);
   }
-  promise.set_value(std::move(result));
+  promise.set_value(std::move(answer));
   return true;
 }
 

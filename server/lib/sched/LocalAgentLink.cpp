@@ -5,7 +5,6 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/sched/LocalAgentLink.h"
 
-#include "kiln/common/TensorTypes.h"
 #include "kiln/worker/local_link.pb.h"
 
 #include "absl/strings/str_cat.h"
@@ -15,9 +14,9 @@
 namespace kiln::server {
 
 LocalAgentLink::LocalAgentLink(std::string agentId, UniqueFd socket,
-                               OpenBlobFn openBlob, StoreFileFn storeFile)
+                               OpenBlobFn openBlob)
     : id(std::move(agentId)), link(std::move(socket)),
-      openBlob(std::move(openBlob)), storeFile(std::move(storeFile)) {
+      openBlob(std::move(openBlob)) {
   reader = std::thread([this] { readLoop(); });
 }
 
@@ -30,18 +29,30 @@ LocalAgentLink::~LocalAgentLink() {
     reader.join();
 }
 
-bool LocalAgentLink::send(v1::DaemonMessage &&message) {
+bool LocalAgentLink::send(v1::DaemonMessage &&message,
+                          const TensorFiles &inputFiles) {
   if (!message.has_task())
     return false; // only tasks travel here; the rest stays on the stream
+  if (inputFiles.size() > FramedSocket::kMaxFiles)
+    return false;
   worker::LocalTask local;
   local.mutable_task()->Swap(message.mutable_task()); // no copy of inline inputs
   std::vector<UniqueFd> opened;
   std::vector<int> files;
+  auto given = inputFiles.begin();
   for (int i = 0; i < local.task().inputs_size(); ++i) {
+    if (given != inputFiles.end() && given->first == i) {
+      local.add_file_inputs(static_cast<uint32_t>(i));
+      files.push_back(given->second.get());
+      ++given;
+      continue;
+    }
     const v1::Tensor &input = local.task().inputs(i);
-    // Past the frame's file limit the agent fetches the rest.
+    // Past the frame's file limit the agent fetches the rest (the given
+    // files, at most the limit, always go).
     if (input.payload_case() != v1::Tensor::kBlob ||
-        files.size() == FramedSocket::kMaxFiles)
+        files.size() + static_cast<size_t>(inputFiles.end() - given) >=
+            FramedSocket::kMaxFiles)
       continue;
     // Pinned by the Execute; a blob that cannot be opened is left for the
     // agent to fetch, which reports it properly.
@@ -52,6 +63,8 @@ bool LocalAgentLink::send(v1::DaemonMessage &&message) {
     files.push_back(file->get());
     opened.push_back(*std::move(file));
   }
+  if (given != inputFiles.end())
+    return false; // a file for an input the task does not have
   std::string bytes;
   if (!local.SerializeToString(&bytes))
     return false;
@@ -76,46 +89,41 @@ void LocalAgentLink::unbind(const AgentConnection *connection,
     bound = std::move(previous);
 }
 
-absl::StatusOr<v1::TaskResult>
-LocalAgentLink::resultOf(const std::string &frame,
+absl::StatusOr<AgentAnswer>
+LocalAgentLink::answerOf(const std::string &frame,
                          std::vector<UniqueFd> &files) {
   worker::LocalResult local;
   // No task id to answer: the link is broken, like a malformed frame.
   if (!local.ParseFromString(frame))
     return absl::DataLossError("a result frame that is not a LocalResult");
-  v1::TaskResult result = std::move(*local.mutable_result());
-  absl::Status stored = absl::OkStatus();
+  AgentAnswer answer{std::move(*local.mutable_result()), {}};
+  v1::TaskResult &result = answer.result;
+  absl::Status named = absl::OkStatus();
   if (local.file_outputs_size() != static_cast<int>(files.size()))
-    stored = absl::InternalError(absl::StrCat(
+    named = absl::InternalError(absl::StrCat(
         "agent '", id, "' named ", local.file_outputs_size(),
         " output files and passed ", files.size()));
-  for (int i = 0; stored.ok() && i < local.file_outputs_size(); ++i) {
-    uint32_t index = local.file_outputs(i);
-    if (index >= static_cast<uint32_t>(result.outputs_size())) {
-      stored = absl::InternalError(absl::StrCat(
+  for (int i = 0; named.ok() && i < local.file_outputs_size(); ++i) {
+    int index = static_cast<int>(local.file_outputs(i));
+    int previous = answer.outputFiles.empty() ? -1 : answer.outputFiles.back().first;
+    if (index >= result.outputs_size() || index <= previous ||
+        result.outputs(index).payload_case() !=
+            v1::Tensor::PAYLOAD_NOT_SET) {
+      named = absl::InternalError(absl::StrCat(
           "agent '", id, "' passed a file for output ", index, " of ",
-          result.outputs_size()));
+          result.outputs_size(),
+          " (out of order, repeated, or an output with a payload)"));
       break;
     }
-    v1::Tensor &output = *result.mutable_outputs(static_cast<int>(index));
-    absl::StatusOr<int64_t> size = byteSize(output.type());
-    absl::StatusOr<v1::Digest> digest =
-        size.ok() ? storeFile(files[i].get(), *size)
-                  : absl::StatusOr<v1::Digest>(size.status());
-    if (!digest.ok()) {
-      stored = absl::Status(digest.status().code(),
-                            absl::StrCat("storing output ", index, " of agent '",
-                                         id, "': ", digest.status().message()));
-      break;
-    }
-    *output.mutable_blob() = *std::move(digest);
+    answer.outputFiles.emplace_back(index, std::move(files[i]));
   }
-  if (!stored.ok()) {
+  if (!named.ok()) {
+    answer.outputFiles.clear();
     result.clear_outputs();
-    result.set_code(static_cast<int32_t>(stored.code()));
-    result.set_message(std::string(stored.message()));
+    result.set_code(static_cast<int32_t>(named.code()));
+    result.set_message(std::string(named.message()));
   }
-  return result;
+  return answer;
 }
 
 void LocalAgentLink::readLoop() {
@@ -123,9 +131,9 @@ void LocalAgentLink::readLoop() {
   std::vector<UniqueFd> files;
   while (true) {
     absl::Status received = link.receive(frame, files);
-    absl::StatusOr<v1::TaskResult> result =
-        received.ok() ? resultOf(frame, files)
-                      : absl::StatusOr<v1::TaskResult>(received);
+    absl::StatusOr<AgentAnswer> result =
+        received.ok() ? answerOf(frame, files)
+                      : absl::StatusOr<AgentAnswer>(received);
     files.clear();
     if (!result.ok()) {
       received = result.status();

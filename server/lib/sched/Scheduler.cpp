@@ -22,7 +22,7 @@ Scheduler::Scheduler(DeviceRegistry &registry,
 
 absl::StatusOr<ScheduledResult>
 Scheduler::run(const std::string &kind, v1::Task task,
-               Clock::time_point deadline) {
+               Clock::time_point deadline, FileInputs *fileInputs) {
   const Clock::time_point start = Clock::now();
   const std::string baseId = absl::StrCat("task-", nextTaskId.fetch_add(1));
   absl::flat_hash_set<const AgentConnection *> excluded;
@@ -57,8 +57,20 @@ Scheduler::run(const std::string &kind, v1::Task task,
     int64_t queueUs = std::chrono::duration_cast<std::chrono::microseconds>(
                           Clock::now() - start)
                           .count();
+    bool withFiles = fileInputs && !fileInputs->files.empty();
+    if (withFiles && !lease->session->passesFiles()) {
+      // A remote agent: the files become blobs it fetches, once.
+      if (absl::Status stored = fileInputs->storeAsBlobs(task, fileInputs->files);
+          !stored.ok()) {
+        registry.release(*lease);
+        return stored;
+      }
+      fileInputs->files.clear();
+      withFiles = false;
+    }
+    static const TensorFiles kNoFiles;
     absl::StatusOr<std::future<TaskOutcome>> future =
-        lease->session->dispatch(task);
+        lease->session->dispatch(task, withFiles ? fileInputs->files : kNoFiles);
     if (!future.ok()) {
       registry.release(*lease);
       excluded.insert(lease->session.get());
@@ -87,7 +99,9 @@ Scheduler::run(const std::string &kind, v1::Task task,
       spdlog::warn("{}", std::string(lost.message()));
       continue;
     }
-    return ScheduledResult{std::move(*outcome), lease->deviceId, queueUs};
+    return ScheduledResult{std::move(outcome->result),
+                           std::move(outcome->outputFiles), lease->deviceId,
+                           queueUs};
   }
   return lost;
 }

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/store/ContentStore.h"
 
+#include "kiln/common/SealedFile.h"
+
 #include "kiln/common/AtomicFile.h"
 #include "kiln/common/Digest.h"
 #include "kiln/common/Status.h"
@@ -184,16 +186,7 @@ absl::StatusOr<v1::Digest> ContentStore::putFile(int fd, int64_t size,
                                                   Durability durability) {
   // Sealed, so that its sender can neither change the bytes between the
   // hash and the write nor shrink the file under the mapping (SIGBUS).
-  int seals = ::fcntl(fd, F_GET_SEALS);
-  constexpr int kNeeded = F_SEAL_WRITE | F_SEAL_SHRINK;
-  if (seals < 0 || (seals & kNeeded) != kNeeded)
-    return absl::FailedPreconditionError(
-        "the file is not a memfd sealed against writes and shrinking");
-  struct stat info {};
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode) || info.st_size != size)
-    return absl::FailedPreconditionError(absl::StrCat(
-        "the file holds ", static_cast<int64_t>(info.st_size), " bytes, not ",
-        size));
+  RETURN_IF_ERROR(checkSealedTensorFile(fd, size));
   if (size == 0)
     return put(std::string_view(), durability);
   void *mapped = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ,

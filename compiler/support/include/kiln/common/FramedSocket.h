@@ -31,7 +31,10 @@ public:
   /// bytes travel in the files).
   static constexpr uint64_t kMaxFrameBytes = uint64_t{64} << 20;
 
-  explicit FramedSocket(UniqueFd socket) : socket(std::move(socket)) {}
+  /// receive() refuses frames over `maxFrameBytes` (at most kMaxFrameBytes).
+  explicit FramedSocket(UniqueFd socket,
+                        uint64_t maxFrameBytes = kMaxFrameBytes)
+      : socket(std::move(socket)), maxFrameBytes(maxFrameBytes) {}
 
   /// A connected pair (both close-on-exec).
   static absl::StatusOr<std::pair<UniqueFd, UniqueFd>> pair();
@@ -51,6 +54,7 @@ public:
 
 private:
   UniqueFd socket;
+  uint64_t maxFrameBytes;
   std::mutex sendMutex;
 };
 

@@ -33,7 +33,9 @@ namespace kiln::agent {
 
 /// The tensors of one task that travel as files over the local link.
 struct LocalFiles {
-  /// (input index, the store's file of the blob that input names).
+  /// (input index, its file), ascending: the store's file of the blob that
+  /// input names, or for an input without a payload the sealed memfd a
+  /// co-located client passed.
   std::vector<std::pair<int, UniqueFd>> inputs;
   /// Outputs over kMaxInlineOutputBytes go in memfds (`outputs`) instead
   /// of being uploaded as blobs.
@@ -47,6 +49,9 @@ class TaskRunner {
 public:
   /// Outputs whose total size is at most this travel inline in the result.
   static constexpr int64_t kMaxInlineOutputBytes = 3 << 20;
+  /// Over the local link, outputs smaller than this stay inline (up to
+  /// kMaxInlineOutputBytes of them) when the others go in memfds.
+  static constexpr int64_t kMinSharedOutputBytes = 64 << 10;
 
   /// Executables kept loaded by default; a partitioned graph is several.
   static constexpr size_t kDefaultMaxLoaded = 256;
@@ -116,7 +121,9 @@ private:
 };
 
 /// Checks that `task` is complete and consistent with its own manifest and
-/// with `kind`, before anything is fetched.
-absl::Status validateTask(const v1::Task &task, std::string_view kind);
+/// with `kind`, before anything is fetched. `files` (may be null) holds the
+/// files of inputs that have no payload.
+absl::Status validateTask(const v1::Task &task, std::string_view kind,
+                          const LocalFiles *files = nullptr);
 
 } // namespace kiln::agent

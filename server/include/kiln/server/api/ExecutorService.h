@@ -7,6 +7,7 @@
 #pragma once
 
 #include "kiln/server/api/AccessPolicy.h"
+#include "kiln/server/api/LocalSessions.h"
 #include "kiln/server/store/ContentStore.h"
 #include "kiln/server/store/ExecutableNamespace.h"
 #include "kiln/server/store/RecordCache.h"
@@ -22,6 +23,8 @@
 namespace kiln::server {
 
 /// Serves kiln.v1.Executor.Execute.
+/// kiln.v1.Executor. Execute runs through run(), which the local socket
+/// (LocalExecuteServer) shares.
 class ExecutorService final
     : public v1::Executor::WithStreamedUnaryMethod_Execute<v1::Executor::Service> {
 public:
@@ -40,10 +43,28 @@ public:
       grpc::ServerUnaryStreamer<v1::ExecuteRequest, v1::ExecuteResponse> *stream)
       override;
 
+  using Clock = std::chrono::steady_clock;
+
   /// Execute for a parsed request; its inputs move into the task.
   grpc::Status execute(grpc::ServerContext *context,
                        v1::ExecuteRequest *request,
                        v1::ExecuteResponse *response);
+
+  /// One Execute, however it arrived (gRPC or the local socket).
+  /// `inputFiles` hold the bytes of the request's payload-less inputs
+  /// (sealed memfds; checked here). With `outputFiles`, outputs the device
+  /// passed in files stay files (a local caller maps them); without, they
+  /// become in-transit blobs. Request tensors move into the task.
+  absl::Status run(v1::ExecuteRequest &request, TensorFiles inputFiles,
+                   Clock::time_point start, Clock::time_point deadline,
+                   v1::ExecuteResponse &response, TensorFiles *outputFiles);
+
+  /// Answers OpenLocalSession from `sessions` (UNAVAILABLE while null: no
+  /// local socket).
+  void setLocalSessions(LocalSessions *sessions) { localSessions = sessions; }
+  grpc::Status OpenLocalSession(grpc::ServerContext *context,
+                                const v1::OpenLocalSessionRequest *request,
+                                v1::LocalSession *response) override;
 
   /// Loads the executable's record and checks parameters and inputs against
   /// its manifest (counts, types, sizes, blob presence). An executable kilnd
@@ -51,9 +72,15 @@ public:
   /// blob the store holds under that digest. Records come from a
   /// RecordCache: read from the store once per executable.
   absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>>
-  validate(const v1::ExecuteRequest &request) const;
+  validate(const v1::ExecuteRequest &request,
+           const TensorFiles &inputFiles = {}) const;
 
 private:
+  /// Stores the outputs the device passed in files as in-transit blobs.
+  absl::Status storeOutputFiles(ScheduledResult &scheduled);
+  /// Checks the outputs the device passed in files before they go on.
+  static absl::Status checkOutputFiles(const ScheduledResult &scheduled);
+
   ContentStore &store;
   const ExecutableNamespace &executables;
   TaskSigner &signer;
@@ -63,6 +90,7 @@ private:
   ServerMetrics &metrics;
   const AccessPolicy &access;
   mutable RecordCache records{store};
+  LocalSessions *localSessions = nullptr;
 };
 
 } // namespace kiln::server

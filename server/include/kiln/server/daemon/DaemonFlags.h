@@ -19,6 +19,9 @@ namespace kiln::server {
 struct DaemonFlags {
   std::string listen = "127.0.0.1:50051";
   std::string portFile;
+  /// Execute for clients on this machine: a socket path, '@name', "" for
+  /// an abstract '@kiln-<id>', or "none".
+  std::string localSocket;
   /// TLS on the gRPC port (PEM files); empty: plaintext.
   std::string tlsCert;
   std::string tlsKey;

@@ -47,6 +47,10 @@ struct ServerOptions {
   /// With TLS on, also listen on a plaintext loopback port for the agents
   /// kilnd runs itself (they hold tokens, not certificates).
   bool localAgentPort = false;
+  /// Execute for clients on this machine over a Unix socket with tensors in
+  /// memfds: a path, '@name' (abstract), "" for '@kiln-<daemon id>', or
+  /// "none".
+  std::string localSocket;
   /// Root of the CAS (<cacheDir>/cas) and action cache (<cacheDir>/ac).
   std::filesystem::path cacheDir;
   /// kilnd's task key (Ed25519 PEM); empty for
@@ -135,6 +139,9 @@ private:
   explicit KilnServer(std::unique_ptr<State> state);
   /// Registers the scrape-time readers of cache, store and registry numbers.
   static void addMetricCollectors(State &state);
+  /// Starts the local Execute socket unless options.localSocket is "none".
+  static absl::Status startLocalSocket(const ServerOptions &options,
+                                       State &state);
 
   std::unique_ptr<State> state;
   int boundPort = 0;

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/common/UniqueFd.h"
 #include "kiln/v1/agent.pb.h"
 
 #include "absl/container/flat_hash_map.h"
@@ -16,22 +17,40 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kiln::server {
+
+/// Tensors whose bytes are in files instead of in the message: an index into
+/// a task's inputs or a result's outputs (ascending) and its file.
+using TensorFiles = std::vector<std::pair<int, UniqueFd>>;
 
 /// Sends messages to one agent. gRPC sync streams allow one Write at a time,
 /// so implementations serialise send() themselves.
 class AgentLink {
 public:
   virtual ~AgentLink();
-  /// Sends `message` (taken: a link may move its task out); false when the
-  /// stream is gone.
-  virtual bool send(v1::DaemonMessage &&message) = 0;
+  /// Sends `message` (taken: a link may move its task out) with the files
+  /// of the task's inputs that have no payload; false when the stream is
+  /// gone, or when there are files and the link cannot pass them.
+  virtual bool send(v1::DaemonMessage &&message,
+                    const TensorFiles &inputFiles) = 0;
+  /// Whether send() passes files (a local link) or only messages.
+  virtual bool passesFiles() const { return false; }
 };
 
-/// The result of one task: the agent's TaskResult, or UNAVAILABLE when the
+/// What an agent answered: its result, and the files of the outputs that
+/// came back in files (a local link's large outputs; those have no payload
+/// in `result`).
+struct AgentAnswer {
+  v1::TaskResult result;
+  TensorFiles outputFiles;
+};
+
+/// The outcome of one task: the agent's answer, or UNAVAILABLE when the
 /// agent went away before answering.
-using TaskOutcome = absl::StatusOr<v1::TaskResult>;
+using TaskOutcome = absl::StatusOr<AgentAnswer>;
 
 /// One agent connection: its id, its link, and the tasks sent to it that
 /// await a TaskResult. Thread-safe.
@@ -41,13 +60,21 @@ public:
 
   const std::string &agentId() const { return id; }
 
-  /// Sends `task` to the agent and returns a future for its outcome.
-  /// UNAVAILABLE when the session is closed or the send fails.
-  absl::StatusOr<std::future<TaskOutcome>> dispatch(const v1::Task &task);
+  /// Sends `task` (with the files of its payload-less inputs) to the agent
+  /// and returns a future for its outcome. UNAVAILABLE when the session is
+  /// closed or the send fails.
+  absl::StatusOr<std::future<TaskOutcome>>
+  dispatch(const v1::Task &task, const TensorFiles &inputFiles = {});
 
-  /// Delivers the agent's result; false when no such task is pending (late
+  /// Whether the agent's link passes tensors in files.
+  bool passesFiles() const { return link->passesFiles(); }
+
+  /// Delivers the agent's answer; false when no such task is pending (late
   /// result after a deadline, or an id the daemon never sent).
-  bool complete(v1::TaskResult result);
+  bool complete(AgentAnswer answer);
+  bool complete(v1::TaskResult result) {
+    return complete(AgentAnswer{std::move(result), {}});
+  }
 
   /// Forgets a task nobody waits for any more (its deadline passed).
   void abandon(const std::string &taskId);

@@ -29,17 +29,16 @@ public:
   /// Opens the store's file of a blob, read-only.
   using OpenBlobFn =
       std::function<absl::StatusOr<UniqueFd>(const v1::Digest &)>;
-  /// Stores the `size` bytes of file `fd` as an in-transit blob.
-  using StoreFileFn =
-      std::function<absl::StatusOr<v1::Digest>(int fd, int64_t size)>;
 
-  LocalAgentLink(std::string agentId, UniqueFd socket, OpenBlobFn openBlob,
-                 StoreFileFn storeFile);
+  LocalAgentLink(std::string agentId, UniqueFd socket, OpenBlobFn openBlob);
   /// Closes the socket and joins the reader.
   ~LocalAgentLink() override;
 
-  /// Sends a task with its blob inputs' files; false when the link is gone.
-  bool send(v1::DaemonMessage &&message) override;
+  /// Sends a task with its inputs' files: `inputFiles` for inputs without
+  /// a payload, the store's files for blob inputs. False when the link is
+  /// gone.
+  bool send(v1::DaemonMessage &&message, const TensorFiles &inputFiles) override;
+  bool passesFiles() const override { return true; }
 
   /// Results go to `connection`, the agent's current registration; returns
   /// the one they went to before (to restore if the registration fails).
@@ -52,15 +51,15 @@ public:
 
 private:
   void readLoop();
-  /// Turns a LocalResult frame into the TaskResult the caller awaits;
-  /// DATA_LOSS for a frame that is not one (the link is then ended).
-  absl::StatusOr<v1::TaskResult> resultOf(const std::string &frame,
-                                          std::vector<UniqueFd> &files);
+  /// Turns a LocalResult frame into the answer the caller awaits (the
+  /// output files stay files); DATA_LOSS for a frame that is not one (the
+  /// link is then ended).
+  absl::StatusOr<AgentAnswer> answerOf(const std::string &frame,
+                                       std::vector<UniqueFd> &files);
 
   std::string id;
   FramedSocket link;
   OpenBlobFn openBlob;
-  StoreFileFn storeFile;
   std::mutex bindMutex;
   /// Weak: the connection owns a WeakAgentLink to this link, not the link.
   std::weak_ptr<AgentConnection> bound; // guarded by bindMutex
@@ -74,10 +73,11 @@ class WeakAgentLink final : public AgentLink {
 public:
   explicit WeakAgentLink(std::weak_ptr<LocalAgentLink> link)
       : link(std::move(link)) {}
-  bool send(v1::DaemonMessage &&message) override {
+  bool send(v1::DaemonMessage &&message, const TensorFiles &inputFiles) override {
     std::shared_ptr<LocalAgentLink> live = link.lock();
-    return live && live->send(std::move(message));
+    return live && live->send(std::move(message), inputFiles);
   }
+  bool passesFiles() const override { return true; }
 
 private:
   std::weak_ptr<LocalAgentLink> link;

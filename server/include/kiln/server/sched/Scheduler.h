@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace kiln::server {
@@ -23,6 +24,8 @@ namespace kiln::server {
 struct ScheduledResult {
   /// The agent's answer (its code may be non-zero: the caller decides).
   v1::TaskResult result;
+  /// Outputs the agent passed in files (over a local link).
+  TensorFiles outputFiles;
   /// Device that answered.
   std::string deviceId;
   /// Time from run() to the final dispatch, in microseconds.
@@ -30,6 +33,14 @@ struct ScheduledResult {
 };
 
 /// Runs tasks on devices from a DeviceRegistry. Thread-safe.
+/// A task's inputs whose bytes are in files (a co-located client's memfds).
+struct FileInputs {
+  TensorFiles files;
+  /// For a device whose link passes only messages: stores the files as
+  /// blobs and names those in the task's payload-less inputs.
+  std::function<absl::Status(v1::Task &, const TensorFiles &)> storeAsBlobs;
+};
+
 class Scheduler {
 public:
   using Clock = std::chrono::steady_clock;
@@ -46,8 +57,11 @@ public:
   /// within the device wait,
   /// or when its agent is lost and no other device can take the task;
   /// DEADLINE_EXCEEDED when no answer arrives in time.
+  /// `fileInputs` (may be null) go with the task as files where the
+  /// device's link passes them, else as blobs.
   absl::StatusOr<ScheduledResult> run(const std::string &kind, v1::Task task,
-                                      Clock::time_point deadline);
+                                      Clock::time_point deadline,
+                                      FileInputs *fileInputs = nullptr);
 
 private:
   DeviceRegistry &registry;

@@ -1,0 +1,343 @@
+"""Execute over kilnd's local socket: tensors in sealed memfds, not in messages.
+
+A client on kilnd's machine (its network namespace) asks
+``kiln.v1.Executor/OpenLocalSession`` for the socket and a ticket, connects,
+presents the ticket, and then sends each Execute as one frame. An input of
+:data:`FILE_THRESHOLD` bytes or more is written once into a memfd, sealed,
+and passed with the frame (SCM_RIGHTS); kilnd hands that file on to the agent,
+which maps it. Large outputs come back the same way: the client maps the
+agent's memfd and the returned tensor is that mapping (copy-on-write), so a
+big tensor is copied once on the way in and not at all on the way out.
+
+The frame format is kilnd's FramedSocket: a little-endian header (magic
+``0x4b4c4e4b``, file count u32, length u64), then a serialized
+``kiln.v1.LocalClientFrame`` (client to kilnd) or ``kiln.v1.LocalReply``.
+
+:class:`LocalExecutor` keeps a pool of connections (one call at a time each,
+so concurrent callers each get their own). When kilnd serves no local socket,
+or it cannot be reached from here (another container), the client uses gRPC.
+"""
+
+from __future__ import annotations
+
+import array
+import fcntl
+import mmap
+import os
+import socket
+import struct
+import threading
+import time
+from typing import Any, Sequence
+
+import torch
+
+from kiln._rpc import Rpc, new_request_id
+from kiln.errors import (InvalidArgumentError, KilnError, UnavailableError,
+                         raise_for_status_code)
+from kiln.tensors import (PROTO_TO_DTYPE, payload_size, tensor_from_bytes, tensor_type,
+                          tensor_view)
+from kiln.v1 import executor_pb2
+
+__all__ = ["FILE_THRESHOLD", "LocalExecutor", "LocalResult"]
+
+# Inputs this size or larger travel in memfds; smaller ones inline in the frame.
+FILE_THRESHOLD = 64 * 1024
+
+_MAGIC = 0x4B4C4E4B
+_HEADER = struct.Struct("<IIQ")
+_MAX_FILES = 64
+_MAX_REPLY_BYTES = 64 << 20
+# The first read takes the header and, usually, the whole reply.
+_FIRST_READ = 256 * 1024
+_SEALS = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
+# A ticket is refreshed this long before kilnd would refuse it.
+_TICKET_MARGIN_S = 30.0
+
+
+class _TransportError(Exception):
+    """The connection failed (kilnd gone, or restarted)."""
+
+
+class LocalResult:
+    """An Execute's response and its outputs as tensors."""
+
+    def __init__(self, response: executor_pb2.ExecuteResponse, outputs: list[torch.Tensor],
+                 encode_s: float = 0.0):
+        self.response = response
+        self.outputs = outputs
+        #: Seconds spent writing inputs into memfds and the frame.
+        self.encode_s = encode_s
+
+
+def sealed_memfd(view: memoryview, name: str = "kiln-input") -> int:
+    """A memfd holding ``view``'s bytes, sealed against writing, growing and
+    shrinking (what kilnd accepts). The caller owns the descriptor."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        data = view.cast("B") if view.format != "B" or view.ndim != 1 else view
+        written = 0
+        while written < len(data):
+            written += os.write(fd, data[written:])
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _tensor_from_file(fd: int, dtype: torch.dtype, shape: Sequence[int]) -> torch.Tensor:
+    """The tensor in file ``fd``: a private (copy-on-write) mapping of it,
+    kept alive by the tensor."""
+    size = os.fstat(fd).st_size
+    expected = payload_size(dtype, shape)
+    if size != expected:
+        raise ValueError(f"the file for it holds {size} bytes, expected {expected} "
+                         f"for {dtype} {list(shape)}")
+    if expected == 0:
+        return torch.empty([int(d) for d in shape], dtype=dtype)
+    mapping = mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE,
+                        prot=mmap.PROT_READ | mmap.PROT_WRITE)
+    return torch.frombuffer(mapping, dtype=torch.uint8).view(dtype).reshape(
+        [int(d) for d in shape])
+
+
+class _Connection:
+    """One authenticated connection to kilnd's local socket."""
+
+    def __init__(self, path: str, ticket: bytes, daemon_id: str, timeout: float | None):
+        address = "\0" + path[1:] if path.startswith("@") else path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        try:
+            self.sock.connect(address)
+            hello = executor_pb2.LocalClientFrame(hello=executor_pb2.LocalHello(ticket=ticket))
+            self.send(hello.SerializeToString(), [])
+            reply, files = self.receive()
+        except (OSError, _TransportError) as e:
+            self.close()
+            raise _TransportError(f"cannot open kilnd's local socket {path}: {e}") from None
+        for fd in files:
+            os.close(fd)
+        welcome = executor_pb2.LocalReply.FromString(reply)
+        if welcome.code != 0:
+            self.close()
+            raise_for_status_code(welcome.code, welcome.message, "kiln.v1.Executor/OpenLocalSession",
+                                  {"socket": path})
+        if welcome.daemon_id != daemon_id:
+            self.close()
+            raise _TransportError(f"{path} is another kilnd ({welcome.daemon_id}, "
+                                  f"expected {daemon_id})")
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def send(self, payload: bytes, fds: Sequence[int]) -> None:
+        header = _HEADER.pack(_MAGIC, len(fds), len(payload))
+        rights = ([(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))]
+                  if fds else [])
+        try:
+            # One call for the frame (the descriptors go with its first byte).
+            sent = self.sock.sendmsg([header, payload], rights)
+            if sent < len(header) + len(payload):
+                self.sock.sendall((header + payload)[sent:])
+        except OSError as e:
+            raise _TransportError(f"send: {e}") from None
+
+    def _read(self, n: int) -> bytes:
+        chunks, got = [], 0
+        while got < n:
+            chunk = self.sock.recv(min(n - got, 1 << 20))
+            if not chunk:
+                raise _TransportError("kilnd closed the local connection")
+            chunks.append(chunk)
+            got += len(chunk)
+        return b"".join(chunks)
+
+    def receive(self) -> tuple[bytes, list[int]]:
+        """The next frame and its files. One request is in flight per
+        connection, so nothing after the frame is in the socket yet."""
+        fds_room = socket.CMSG_SPACE(_MAX_FILES * array.array("i").itemsize)
+        try:
+            data, ancillary, flags, _ = self.sock.recvmsg(_FIRST_READ, fds_room)
+        except OSError as e:
+            raise _TransportError(f"receive: {e}") from None
+        files: list[int] = []
+        for level, kind, payload in ancillary:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds = array.array("i")
+                fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
+                files.extend(fds)
+        try:
+            if not data:
+                raise _TransportError("kilnd closed the local connection")
+            if flags & socket.MSG_CTRUNC:
+                raise _TransportError("a reply carried more files than a frame may")
+            if len(data) < _HEADER.size:
+                data += self._read(_HEADER.size - len(data))
+            magic, count, length = _HEADER.unpack_from(data)
+            body = data[_HEADER.size:]
+            if (magic != _MAGIC or count != len(files) or length > _MAX_REPLY_BYTES
+                    or len(body) > length):
+                raise _TransportError("a malformed frame from kilnd")
+            if len(body) < length:
+                body += self._read(length - len(body))
+            return body, files
+        except (OSError, _TransportError) as e:
+            for fd in files:
+                os.close(fd)
+            raise _TransportError(str(e)) from None
+
+
+class LocalExecutor:
+    """Execute over kilnd's local socket, for one :class:`kiln.Client`.
+
+    :meth:`available` opens the session on first use; when kilnd serves no
+    local socket or it cannot be reached, it says False from then on (the
+    caller uses gRPC) and :attr:`unavailable_reason` says why."""
+
+    def __init__(self, rpc: Rpc):
+        self._rpc = rpc
+        self._lock = threading.Lock()
+        self._idle: list[_Connection] = []
+        self._session: executor_pb2.LocalSession | None = None
+        self._session_expiry = 0.0
+        self._checked = False
+        self.unavailable_reason: str | None = None
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
+
+    def available(self) -> bool:
+        if not self._checked:
+            try:
+                self._put(self._connect())
+            except (KilnError, _TransportError) as e:
+                self.unavailable_reason = str(e)
+            self._checked = True
+        return self.unavailable_reason is None
+
+    def _open_session(self) -> executor_pb2.LocalSession:
+        with self._lock:
+            if self._session is not None and time.monotonic() < self._session_expiry:
+                return self._session
+        session = self._rpc.call("kiln.v1.Executor/OpenLocalSession",
+                                 self._rpc.executor.OpenLocalSession,
+                                 executor_pb2.OpenLocalSessionRequest())
+        with self._lock:
+            self._session = session
+            self._session_expiry = (time.monotonic() + session.ticket_ttl_ms / 1000.0
+                                    - _TICKET_MARGIN_S)
+        return session
+
+    def _connect(self) -> _Connection:
+        session = self._open_session()
+        timeout = self._rpc.timeout
+        return _Connection(session.socket_path, session.ticket, session.daemon_id,
+                           None if timeout is None else timeout + 5.0)
+
+    def _take(self) -> _Connection:
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        return self._connect()
+
+    def _put(self, connection: _Connection) -> None:
+        with self._lock:
+            self._idle.append(connection)
+
+    def execute(self, request: executor_pb2.ExecuteRequest, inputs: Sequence[Any],
+                context: dict, encode_input: Any) -> LocalResult:
+        """Runs ``request`` (executable and parameters set) with ``inputs``.
+        ``encode_input(msg, i, tensor)`` fills an inline input's message
+        (type checks included); big tensors go in memfds."""
+        t0 = time.perf_counter()
+        files: list[int] = []
+        call = executor_pb2.LocalExecute()
+        call.request.CopyFrom(request)
+        try:
+            for i, t in enumerate(inputs):
+                msg = call.request.inputs.add()
+                nbytes = t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
+                if nbytes < FILE_THRESHOLD or len(files) >= _MAX_FILES:
+                    encode_input(msg, i, t)
+                    continue
+                try:
+                    msg.type.CopyFrom(tensor_type(t.dtype, t.shape))
+                except ValueError as e:
+                    raise InvalidArgumentError(f"input {i}: {e}", context=context) from None
+                files.append(sealed_memfd(tensor_view(t)))
+                call.file_inputs.append(i)
+            rid = new_request_id()
+            call.request_id = rid
+            if self._rpc.timeout is not None:
+                call.timeout_ms = int(self._rpc.timeout * 1000)
+            frame = executor_pb2.LocalClientFrame(execute=call).SerializeToString()
+            encode_s = time.perf_counter() - t0
+            result = self._round_trip(frame, files, context, rid)
+            result.encode_s = encode_s
+            return result
+        finally:
+            for fd in files:
+                os.close(fd)
+
+    def _round_trip(self, frame: bytes, files: list[int], context: dict,
+                    rid: str) -> LocalResult:
+        # A pooled connection kilnd closed meanwhile (it restarted) fails on
+        # send, before anything ran: one retry on a fresh connection.
+        for attempt in range(2):
+            connection = self._take() if attempt == 0 else self._connect()
+            try:
+                connection.send(frame, files)
+            except _TransportError as e:
+                connection.close()
+                if attempt == 0:
+                    with self._lock:
+                        self._session = None
+                    continue
+                raise UnavailableError(f"kilnd's local socket: {e}", context=context,
+                                       request_id=rid) from None
+            try:
+                reply_bytes, out_files = connection.receive()
+            except _TransportError as e:
+                connection.close()
+                raise UnavailableError(f"kilnd's local socket: {e}", context=context,
+                                       request_id=rid) from None
+            self._put(connection)
+            try:
+                return self._decode(reply_bytes, out_files, context, rid)
+            finally:
+                for fd in out_files:
+                    os.close(fd)
+        raise AssertionError("unreachable")
+
+    def _decode(self, reply_bytes: bytes, out_files: list[int], context: dict,
+                rid: str) -> LocalResult:
+        reply = executor_pb2.LocalReply.FromString(reply_bytes)
+        if reply.code != 0:
+            raise_for_status_code(reply.code, reply.message, "kiln.v1.Executor/Execute",
+                                  context, request_id=rid)
+        response = reply.response
+        if len(reply.file_outputs) != len(out_files):
+            raise KilnError(f"kilnd named {len(reply.file_outputs)} output files and passed "
+                            f"{len(out_files)}", context=context, request_id=rid)
+        by_index = dict(zip(reply.file_outputs, out_files))
+        outputs = []
+        for i, out in enumerate(response.outputs):
+            dtype = PROTO_TO_DTYPE.get(out.type.dtype)
+            if dtype is None:
+                raise KilnError(f"output {i} has unknown dtype {out.type.dtype}", context=context)
+            try:
+                if i in by_index:
+                    outputs.append(_tensor_from_file(by_index[i], dtype, out.type.shape))
+                elif out.WhichOneof("payload") == "blob":
+                    raise ValueError("a blob output on the local socket")
+                else:
+                    outputs.append(tensor_from_bytes(out.data, dtype, out.type.shape))
+            except ValueError as e:
+                raise KilnError(f"output {i}: {e}", context=context, request_id=rid) from None
+        return LocalResult(response, outputs)
+

@@ -1,0 +1,269 @@
+//===- LocalExecuteServer.cpp - Execute over kilnd's local socket ---------===//
+//
+// This file implements LocalExecuteServer: the listener, one thread per
+// connection, the hello and the Execute frames.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/server/api/LocalExecuteServer.h"
+
+#include "kiln/common/Logging.h"
+#include "kiln/common/Status.h"
+#include "kiln/server/api/GrpcStatus.h"
+#include "kiln/server/api/RequestScope.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+namespace kiln::server {
+
+namespace {
+
+/// The address of `path` ('@name': abstract) and its length.
+absl::StatusOr<std::pair<sockaddr_un, socklen_t>>
+socketAddress(const std::string &path) {
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (path.empty() || path.size() >= sizeof address.sun_path)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--local-socket '", path, "': a socket path needs 1 to ",
+        sizeof address.sun_path - 1, " characters"));
+  std::memcpy(address.sun_path, path.data(), path.size());
+  if (path[0] == '@')
+    address.sun_path[0] = '\0'; // abstract: no file, no trailing NUL
+  return std::make_pair(address, static_cast<socklen_t>(
+                                     offsetof(sockaddr_un, sun_path) + path.size()));
+}
+
+/// Sends a reply frame (with `files`); failures end the connection later.
+void reply(FramedSocket &socket, const v1::LocalReply &message,
+           const std::vector<int> &files = {}) {
+  std::string bytes;
+  if (!message.SerializeToString(&bytes))
+    return;
+  if (absl::Status sent = socket.send(bytes, files); !sent.ok())
+    spdlog::debug("local socket: reply not sent: {}",
+                  std::string(sent.message()));
+}
+
+void replyError(FramedSocket &socket, const absl::Status &status,
+                std::string_view requestId) {
+  grpc::Status mapped = toGrpcStatus(status, requestId);
+  v1::LocalReply message;
+  message.set_code(static_cast<int32_t>(mapped.error_code()));
+  message.set_message(mapped.error_message());
+  reply(socket, message);
+}
+
+} // namespace
+
+absl::StatusOr<std::unique_ptr<LocalExecuteServer>>
+LocalExecuteServer::start(const std::string &path, LocalSessions &sessions,
+                          ExecutorService &executor,
+                          std::chrono::milliseconds executeTimeout) {
+  absl::StatusOr<std::pair<sockaddr_un, socklen_t>> address =
+      socketAddress(path);
+  RETURN_IF_ERROR(address.status());
+  UniqueFd listener(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!listener.valid())
+    return absl::InternalError(
+        absl::StrCat("local socket: socket: ", std::strerror(errno)));
+  bool abstract = path[0] == '@';
+  if (!abstract)
+    ::unlink(path.c_str()); // a socket a previous kilnd left behind
+  if (::bind(listener.get(), reinterpret_cast<sockaddr *>(&address->first),
+             address->second) != 0)
+    return absl::UnavailableError(absl::StrCat(
+        "--local-socket '", path, "': cannot bind: ", std::strerror(errno)));
+  // Tickets admit callers, so any local user may connect (as to loopback).
+  if (!abstract && ::chmod(path.c_str(), 0666) != 0)
+    return absl::InternalError(absl::StrCat(
+        "--local-socket '", path, "': chmod: ", std::strerror(errno)));
+  if (::listen(listener.get(), 64) != 0)
+    return absl::InternalError(absl::StrCat(
+        "--local-socket '", path, "': listen: ", std::strerror(errno)));
+  return std::unique_ptr<LocalExecuteServer>(new LocalExecuteServer(
+      std::move(listener), path, sessions, executor, executeTimeout));
+}
+
+LocalExecuteServer::LocalExecuteServer(UniqueFd listener, std::string path,
+                                       LocalSessions &sessions,
+                                       ExecutorService &executor,
+                                       std::chrono::milliseconds executeTimeout)
+    : listener(std::move(listener)), path(std::move(path)), sessions(sessions),
+      executor(executor), executeTimeout(executeTimeout) {
+  acceptor = std::thread([this] { acceptLoop(); });
+}
+
+LocalExecuteServer::~LocalExecuteServer() { stop(); }
+
+void LocalExecuteServer::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (stopping)
+      return;
+    stopping = true;
+    for (Connection &connection : connections)
+      connection.socket->shutdown();
+  }
+  // Wakes the blocked accept().
+  ::shutdown(listener.get(), SHUT_RDWR);
+  if (acceptor.joinable())
+    acceptor.join();
+  // No thread adds connections now.
+  for (Connection &connection : connections)
+    if (connection.thread.joinable())
+      connection.thread.join();
+  if (path[0] != '@')
+    ::unlink(path.c_str());
+}
+
+void LocalExecuteServer::acceptLoop() {
+  while (true) {
+    UniqueFd client(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+    if (!client.valid()) {
+      if (errno == EINTR || errno == ECONNABORTED)
+        continue;
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!stopping)
+        spdlog::error("local socket {}: accept: {}; no more local clients",
+                      path, std::strerror(errno));
+      return;
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    if (stopping)
+      return;
+    // Threads that finished are joined here, so they never pile up.
+    for (auto it = connections.begin(); it != connections.end();) {
+      if (!it->done.load()) {
+        ++it;
+        continue;
+      }
+      it->thread.join();
+      it = connections.erase(it);
+    }
+    auto socket =
+        std::make_unique<FramedSocket>(std::move(client), kMaxClientFrameBytes);
+    if (connections.size() >= kMaxConnections) {
+      replyError(*socket,
+                 absl::ResourceExhaustedError(absl::StrCat(
+                     "kilnd serves ", kMaxConnections,
+                     " local connections at once; use gRPC or retry")),
+                 "");
+      continue;
+    }
+    Connection &connection = connections.emplace_back();
+    connection.socket = std::move(socket);
+    connection.thread = std::thread([this, &connection] {
+      serve(connection);
+      connection.socket->shutdown();
+      connection.done = true;
+    });
+  }
+}
+
+void LocalExecuteServer::serve(Connection &connection) {
+  FramedSocket &socket = *connection.socket;
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  // The hello, within kHelloTimeout (a silent peer does not hold a thread).
+  timeval limit{static_cast<time_t>(kHelloTimeout.count()), 0};
+  ::setsockopt(socket.fd(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+  if (!socket.receive(bytes, files).ok())
+    return;
+  v1::LocalClientFrame frame;
+  if (!frame.ParseFromString(bytes) || !frame.has_hello() || !files.empty()) {
+    replyError(socket,
+               absl::InvalidArgumentError(
+                   "the local socket's first frame must be a LocalHello "
+                   "(kiln.v1.LocalClientFrame) with no files"),
+               "");
+    return;
+  }
+  if (absl::Status admitted = sessions.redeem(frame.hello().ticket());
+      !admitted.ok()) {
+    replyError(socket, admitted, "");
+    return;
+  }
+  timeval none{0, 0};
+  ::setsockopt(socket.fd(), SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
+  v1::LocalReply welcome;
+  welcome.set_daemon_id(sessions.daemonId());
+  reply(socket, welcome);
+
+  while (true) {
+    absl::Status received = socket.receive(bytes, files);
+    if (!received.ok()) {
+      if (!absl::IsUnavailable(received))
+        spdlog::warn("local socket: {}; closing the connection",
+                     std::string(received.message()));
+      return;
+    }
+    if (!frame.ParseFromString(bytes) || !frame.has_execute()) {
+      replyError(socket,
+                 absl::InvalidArgumentError(
+                     "after the hello, the local socket takes LocalExecute "
+                     "frames (kiln.v1.LocalClientFrame.execute)"),
+                 "");
+      return;
+    }
+    execute(socket, *frame.mutable_execute(), files);
+  }
+}
+
+void LocalExecuteServer::execute(FramedSocket &socket, v1::LocalExecute &call,
+                                 std::vector<UniqueFd> &files) {
+  auto start = ExecutorService::Clock::now();
+  std::string requestId =
+      call.request_id().empty() ? newRequestId() : call.request_id();
+  ScopedRequestId logContext(requestId);
+  if (call.file_inputs_size() != static_cast<int>(files.size())) {
+    replyError(socket,
+               absl::InvalidArgumentError(absl::StrCat(
+                   "the frame names ", call.file_inputs_size(),
+                   " file inputs and carries ", files.size(), " files")),
+               requestId);
+    return;
+  }
+  TensorFiles inputFiles;
+  for (int i = 0; i < call.file_inputs_size(); ++i) {
+    int index = static_cast<int>(call.file_inputs(i));
+    if (call.file_inputs(i) > static_cast<uint32_t>(INT32_MAX) ||
+        (!inputFiles.empty() && index <= inputFiles.back().first)) {
+      replyError(socket,
+                 absl::InvalidArgumentError(
+                     "file inputs must be named in ascending order, once each"),
+                 requestId);
+      return;
+    }
+    inputFiles.emplace_back(index, std::move(files[i]));
+  }
+  auto deadline = start + (call.timeout_ms() > 0
+                               ? std::chrono::milliseconds(call.timeout_ms())
+                               : executeTimeout);
+  v1::LocalReply answer;
+  TensorFiles outputFiles;
+  absl::Status status =
+      executor.run(*call.mutable_request(), std::move(inputFiles), start,
+                   deadline, *answer.mutable_response(), &outputFiles);
+  if (!status.ok()) {
+    replyError(socket, status, requestId);
+    return;
+  }
+  std::vector<int> fds;
+  for (const auto &[index, file] : outputFiles) {
+    answer.add_file_outputs(static_cast<uint32_t>(index));
+    fds.push_back(file.get());
+  }
+  reply(socket, answer, fds);
+}
+
+} // namespace kiln::server

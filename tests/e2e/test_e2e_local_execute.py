@@ -1,0 +1,281 @@
+"""Execute over kilnd's local socket (issue 12, the data path): a client on
+kilnd's machine passes big inputs as sealed memfds and maps big outputs
+from the agent's memfds, so no tensor byte goes through gRPC or kilnd's
+store. The client finds the socket through OpenLocalSession and falls back
+to gRPC when kilnd serves none.
+
+Every malformed thing a local client can send (an unsealed or wrong-sized
+memfd, a pipe, a bad ticket, frames out of protocol) gets a clear status and
+leaves kilnd serving."""
+
+from __future__ import annotations
+
+import array
+import concurrent.futures
+import fcntl
+import os
+import socket
+import stat
+import struct
+import urllib.request
+
+import pytest
+import torch
+
+import kiln
+from kiln import local_execute
+from kiln.v1 import executor_pb2, tensor_pb2
+from support import Kilnd
+
+BIG = 2 * 1024 * 1024  # 8 MiB of f32: a memfd input and a memfd output
+
+
+class AffineAndSum(torch.nn.Module):
+    """A big output (in a file) and a small one (inline), from a big input
+    and a small one."""
+
+    def forward(self, x, s):
+        return x * 2.0 + s.sum(), torch.tanh(s)
+
+
+def inputs(seed: int = 0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(BIG, generator=g), torch.randn(8, generator=g)
+
+
+@pytest.fixture(scope="module")
+def exported():
+    x, s = inputs()
+    return torch.export.export(AffineAndSum().eval(), (x, s))
+
+
+def metric(daemon: Kilnd, name: str) -> float:
+    """A counter's value; 0 before it is first counted (it is not exported
+    until then)."""
+    url = f"http://127.0.0.1:{daemon.metrics_port}/metrics"
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        for line in resp.read().decode().splitlines():
+            if line.startswith(f"{name} "):
+                return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_big_tensors_travel_in_memfds_and_match_eager(kilnd, exported):
+    model = AffineAndSum().eval()
+    with kiln.Client(kilnd.address, timeout=300) as client:
+        assert client.local_execute, client._local.unavailable_reason
+        compiled = client.compile(exported)
+        compiled(*inputs())  # the agent fetches and loads the artifact
+        for seed in range(3):
+            x, s = inputs(seed)
+            before = (metric(kilnd, "kiln_blob_bytes_in_total"),
+                      metric(kilnd, "kiln_blob_bytes_out_total"))
+            big, small = compiled(x, s)
+            assert compiled.last_transport == "local"
+            expected_big, expected_small = model(x, s)
+            torch.testing.assert_close(big, expected_big, rtol=1e-6, atol=1e-5)
+            torch.testing.assert_close(small, expected_small, rtol=1e-6, atol=1e-6)
+            # Nothing went through Blobs: 16 MiB moved without kilnd's store.
+            assert (metric(kilnd, "kiln_blob_bytes_in_total"),
+                    metric(kilnd, "kiln_blob_bytes_out_total")) == before
+        # The big output is a private mapping: writing it changes nothing else.
+        big.add_(1.0)
+        torch.testing.assert_close(compiled(x, s)[0], expected_big, rtol=1e-6, atol=1e-5)
+
+
+def test_grpc_gives_the_same_numbers(kilnd, exported):
+    x, s = inputs(7)
+    with kiln.Client(kilnd.address, timeout=300, local=True) as local, \
+            kiln.Client(kilnd.address, timeout=300, local=False) as remote:
+        via_local = local.compile(exported)(x, s)
+        compiled = remote.compile(exported)
+        via_grpc = compiled(x, s)
+        assert compiled.last_transport == "grpc"
+    for a, b in zip(via_local, via_grpc):
+        assert torch.equal(a, b)
+
+
+def test_concurrent_callers_each_get_their_own_answer(kilnd, exported):
+    model = AffineAndSum().eval()
+    with kiln.Client(kilnd.address, timeout=300) as client:
+        compiled = client.compile(exported)
+
+        def call(seed):
+            x, s = inputs(seed)
+            return compiled(x, s)[0], model(x, s)[0]
+
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            for got, expected in pool.map(call, range(8)):
+                torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-5)
+        assert len(client._local._idle) >= 2  # the callers overlapped
+
+
+def test_without_a_local_socket_the_client_uses_grpc(tmp_path, exported):
+    daemon = Kilnd(tmp_path, tmp_path / "cache", extra_args=("--local-socket", "none")).start()
+    try:
+        with kiln.Client(daemon.address, timeout=300) as client:
+            assert not client.local_execute
+            assert "no local socket" in client._local.unavailable_reason
+            x, s = inputs()
+            compiled = client.compile(exported)
+            torch.testing.assert_close(compiled(x, s)[0], AffineAndSum()(x, s)[0],
+                                       rtol=1e-6, atol=1e-5)
+            assert compiled.last_transport == "grpc"
+    finally:
+        daemon.assert_stops_cleanly()
+
+
+def test_a_socket_path_is_a_file_anyone_may_open(tmp_path, exported):
+    path = tmp_path / "kilnd.sock"
+    daemon = Kilnd(tmp_path, tmp_path / "cache", extra_args=("--local-socket", str(path))).start()
+    try:
+        assert stat.S_ISSOCK(path.stat().st_mode)
+        assert stat.S_IMODE(path.stat().st_mode) == 0o666  # tickets admit callers
+        with kiln.Client(daemon.address, timeout=300) as client:
+            x, s = inputs()
+            compiled = client.compile(exported)
+            compiled(x, s)
+            assert compiled.last_transport == "local"
+    finally:
+        daemon.assert_stops_cleanly()
+    assert not path.exists()  # removed on exit
+
+
+# --- what a misbehaving local client gets --------------------------------------
+
+def session(client: kiln.Client) -> executor_pb2.LocalSession:
+    return client._rpc.executor.OpenLocalSession(executor_pb2.OpenLocalSessionRequest(),
+                                                 metadata=client._rpc.metadata("test"))
+
+
+def raw_connect(path: str) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(60)
+    sock.connect("\0" + path[1:] if path.startswith("@") else path)
+    return sock
+
+
+def send_frame(sock: socket.socket, payload: bytes, fds=()) -> None:
+    header = struct.pack("<IIQ", 0x4B4C4E4B, len(fds), len(payload))
+    rights = [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))] if fds else []
+    sock.sendmsg([header, payload], rights)
+
+
+def read_reply(sock: socket.socket) -> executor_pb2.LocalReply:
+    conn = local_execute._Connection.__new__(local_execute._Connection)
+    conn.sock = sock
+    body, files = conn.receive()
+    for fd in files:
+        os.close(fd)
+    return executor_pb2.LocalReply.FromString(body)
+
+
+@pytest.fixture
+def admitted(client):
+    """A raw connection that presented a good ticket, and the executable."""
+    granted = session(client)
+    sock = raw_connect(granted.socket_path)
+    send_frame(sock, executor_pb2.LocalClientFrame(
+        hello=executor_pb2.LocalHello(ticket=granted.ticket)).SerializeToString())
+    welcome = read_reply(sock)
+    assert welcome.code == 0 and welcome.daemon_id == granted.daemon_id
+    x = torch.randn(BIG)
+    compiled = client.compile(torch.export.export(AffineAndSum().eval(), (x, torch.randn(8))))
+    yield sock, compiled
+    sock.close()
+
+
+def execute_frame(compiled, big_fd=None, s=None) -> bytes:
+    call = executor_pb2.LocalExecute(request_id="raw-client")
+    call.request.executable.CopyFrom(compiled.executable)
+    call.request.parameters.extend(compiled._param_digests)
+    big = call.request.inputs.add()
+    big.type.CopyFrom(tensor_pb2.TensorType(dtype=tensor_pb2.DTYPE_F32, shape=[BIG]))
+    if big_fd is not None:
+        call.file_inputs.append(0)
+    small = call.request.inputs.add()
+    small.type.CopyFrom(tensor_pb2.TensorType(dtype=tensor_pb2.DTYPE_F32, shape=[8]))
+    small.data = (s if s is not None else torch.zeros(8)).numpy().tobytes()
+    return executor_pb2.LocalClientFrame(execute=call).SerializeToString()
+
+
+def memfd(nbytes: int, seals: int) -> int:
+    fd = os.memfd_create("t", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    os.write(fd, bytes(nbytes))
+    if seals:
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+    return fd
+
+
+ALL_SEALS = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK
+
+
+@pytest.mark.parametrize("make_fd, says", [
+    (lambda: memfd(BIG * 4, 0), "not a memfd sealed against writing"),
+    (lambda: memfd(BIG * 4, fcntl.F_SEAL_SHRINK), "not a memfd sealed against writing"),
+    (lambda: memfd(1000, ALL_SEALS), "holds 1000"),
+    (lambda: os.pipe()[0], "not a regular file"),
+])
+def test_a_bad_input_file_is_invalid_argument_and_kilnd_serves_on(admitted, make_fd, says):
+    sock, compiled = admitted
+    fd = make_fd()
+    try:
+        send_frame(sock, execute_frame(compiled, fd), [fd])
+    finally:
+        os.close(fd)
+    reply = read_reply(sock)
+    assert reply.code == 3, reply  # INVALID_ARGUMENT
+    assert "input 0 ('" in reply.message and says in reply.message, reply.message
+    assert "(request raw-client)" in reply.message
+    # The same connection then runs a good call.
+    x = torch.randn(BIG)
+    good = local_execute.sealed_memfd(memoryview(x.numpy()).cast("B"))
+    try:
+        send_frame(sock, execute_frame(compiled, good), [good])
+    finally:
+        os.close(good)
+    reply = read_reply(sock)
+    assert reply.code == 0, reply.message
+    assert list(reply.file_outputs) == [0]  # the 32-byte output is inline
+
+
+def test_out_of_protocol_frames_are_refused(admitted):
+    sock, compiled = admitted
+    # Announces a file input and carries none.
+    send_frame(sock, execute_frame(compiled, big_fd=0))
+    reply = read_reply(sock)
+    assert reply.code == 3 and "names 1 file inputs and carries 0 files" in reply.message
+    # A second hello is not an Execute: the connection ends.
+    send_frame(sock, executor_pb2.LocalClientFrame(
+        hello=executor_pb2.LocalHello(ticket=b"x")).SerializeToString())
+    reply = read_reply(sock)
+    assert reply.code == 3 and "takes LocalExecute frames" in reply.message
+    assert sock.recv(1) == b""
+
+
+@pytest.mark.parametrize("first_frame, code, says", [
+    (executor_pb2.LocalClientFrame(hello=executor_pb2.LocalHello(ticket=b"guessed")),
+     16, "needs a live ticket"),  # UNAUTHENTICATED
+    (executor_pb2.LocalClientFrame(execute=executor_pb2.LocalExecute()),
+     3, "first frame must be a LocalHello"),
+])
+def test_a_connection_without_a_ticket_runs_nothing(client, first_frame, code, says):
+    sock = raw_connect(session(client).socket_path)
+    try:
+        send_frame(sock, first_frame.SerializeToString())
+        reply = read_reply(sock)
+        assert reply.code == code and says in reply.message, reply
+        assert sock.recv(1) == b""  # and kilnd hangs up
+    finally:
+        sock.close()
+
+
+def test_garbage_on_the_socket_ends_only_that_connection(client, exported):
+    sock = raw_connect(session(client).socket_path)
+    sock.sendall(b"GET / HTTP/1.1\r\n\r\n" + bytes(64))
+    assert sock.recv(1) == b""
+    sock.close()
+    x, s = inputs()
+    compiled = client.compile(exported)
+    compiled(x, s)
+    assert compiled.last_transport == "local"
