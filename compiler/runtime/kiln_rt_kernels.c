@@ -10,6 +10,9 @@
  *===----------------------------------------------------------------------===*/
 #include "kiln_rt_kernels.h"
 
+_Static_assert(sizeof(struct kiln_rt_epilogue) ==
+                   KILN_RT_EPILOGUE_FIELDS * sizeof(int64_t),
+               "the compiler writes the epilogue as int64 fields");
 _Static_assert(sizeof(struct kiln_rt_convolution) ==
                    KILN_RT_CONVOLUTION_FIELDS * sizeof(int64_t),
                "the compiler writes the geometry as a flat int64 array");
@@ -42,17 +45,20 @@ static const struct kiln_rt_kernel_library *library_or_trap(void) {
 __attribute__((visibility("hidden"))) void
 kiln_rt_convolution_f32(const int64_t *geometry, void **state,
                         const float *input, const float *weight,
-                        const float *bias, float *output) {
+                        const float *bias, const float *scale,
+                        const float *shift, const float *residual,
+                        float *output) {
   const struct kiln_rt_kernel_library *library = library_or_trap();
   library->convolution_f32(library,
                            (const struct kiln_rt_convolution *)geometry, state,
-                           input, weight, bias, output);
+                           input, weight, bias, scale, shift, residual, output);
 }
 
 __attribute__((visibility("hidden"))) void
 kiln_rt_matmul_f32(const int64_t *geometry, void **state, const float *a,
-                   const float *b, const float *bias, float *c) {
+                   const float *b, const float *bias, const float *scale,
+                   const float *shift, const float *residual, float *c) {
   const struct kiln_rt_kernel_library *library = library_or_trap();
   library->matmul_f32(library, (const struct kiln_rt_matmul *)geometry, state,
-                      a, b, bias, c);
+                      a, b, bias, scale, shift, residual, c);
 }

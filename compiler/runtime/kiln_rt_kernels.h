@@ -17,7 +17,33 @@
 
 #include <stdint.h>
 
-#define KILN_RT_KERNELS_ABI_VERSION 1
+#define KILN_RT_KERNELS_ABI_VERSION 2
+
+/* Activations an epilogue may end with (PyTorch's definitions). Only
+ * activations whose library form returns NaN for NaN, as PyTorch's do, are
+ * here: oneDNN's relu and clip give 0 or a bound instead, so those stay in
+ * generated code. */
+enum kiln_rt_activation {
+  KILN_RT_ACTIVATION_NONE = 0,
+  KILN_RT_ACTIVATION_HARDSWISH = 1, /* y * min(max(y + 3, 0), 6) / 6 */
+  KILN_RT_ACTIVATION_GELU = 2,      /* y * (1 + erf(y / sqrt 2)) / 2 */
+  KILN_RT_ACTIVATION_GELU_TANH = 3, /* gelu, tanh-approximated */
+};
+
+/* What the library does to a call's result before it stores it, in this
+ * order (kiln-convert-aten-to-kernel-calls folds the ops that follow a
+ * convolution or product into it):
+ *   y = y * scale[c] + shift[c]  with has_scale_shift: per output channel
+ *                                (a batch norm in eval; c is a convolution's
+ *                                dim 1, a product's column);
+ *   y = y + residual             with has_residual: a dense tensor of the
+ *                                output's shape;
+ *   y = activation(y). */
+struct kiln_rt_epilogue {
+  int64_t has_scale_shift, has_residual, activation;
+};
+
+#define KILN_RT_EPILOGUE_FIELDS 3
 
 /* The geometry of one convolution call site, as the compiler writes it into
  * a constant array of int64 (kiln-convert-aten-to-kernel-calls). Tensors
@@ -30,9 +56,10 @@ struct kiln_rt_convolution {
   int64_t batch, in_channels, out_channels, groups, has_bias;
   int64_t input[3], kernel[3], output[3];
   int64_t stride[3], pad_begin[3], pad_end[3], dilation[3];
+  struct kiln_rt_epilogue epilogue;
 };
 
-#define KILN_RT_CONVOLUTION_FIELDS 27
+#define KILN_RT_CONVOLUTION_FIELDS 30
 
 /* The geometry of one matrix-product call site:
  * c[batch, m, n] = a[batch, m, k] @ b[batch, k, n] (+ bias[n] when
@@ -41,26 +68,30 @@ struct kiln_rt_convolution {
  * keys. A 2-D product has batch 1. */
 struct kiln_rt_matmul {
   int64_t batch, m, n, k, a_transposed, b_transposed, has_bias;
+  struct kiln_rt_epilogue epilogue;
 };
 
-#define KILN_RT_MATMUL_FIELDS 7
+#define KILN_RT_MATMUL_FIELDS 10
 
 /* A kernel library, as the loader installs it. `state` points at one
  * zero-initialised, pointer-sized slot per call site in the artifact: the
  * library may keep what it prepares for that site there (set it once,
  * atomically; several threads may call the same site at once) and owns it
- * until the artifact is unloaded. */
+ * until the artifact is unloaded. `scale`, `shift` and `residual` are the
+ * epilogue's operands (unused ones point at the output). */
 struct kiln_rt_kernel_library {
   uint64_t abi_version; /* KILN_RT_KERNELS_ABI_VERSION */
   void (*convolution_f32)(const struct kiln_rt_kernel_library *library,
                           const struct kiln_rt_convolution *geometry,
                           void **state, const float *input,
                           const float *weight, const float *bias,
-                          float *output);
+                          const float *scale, const float *shift,
+                          const float *residual, float *output);
   void (*matmul_f32)(const struct kiln_rt_kernel_library *library,
                      const struct kiln_rt_matmul *geometry, void **state,
                      const float *a, const float *b, const float *bias,
-                     float *c);
+                     const float *scale, const float *shift,
+                     const float *residual, float *c);
 };
 
 #endif /* KILN_RT_KERNELS_H */

@@ -11,6 +11,7 @@
 
 #include "kiln/agent/cpu/CpuBackend.h"
 
+#include "../cpu/lib/OneDnnEpilogue.h"
 #include "../cpu/lib/OneDnnSupport.h"
 
 #include <gmock/gmock.h>
@@ -21,6 +22,7 @@
 #include "absl/strings/str_replace.h"
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 namespace kiln::agent {
@@ -77,18 +79,55 @@ Convolution convolution(int64_t batch, int64_t channels, int64_t filters,
   return c;
 }
 
-/// kiln_invoke(buffers = {weight, bias, input, output}) calling the runtime
-/// with `c`'s geometry, as generated code does.
+/// A geometry struct as the int64 array the compiler writes.
+template <typename Geometry> std::vector<int64_t> fieldsOf(const Geometry &g) {
+  std::vector<int64_t> fields(sizeof g / sizeof(int64_t));
+  std::memcpy(fields.data(), &g, sizeof g);
+  return fields;
+}
+
+/// kiln_invoke(buffers = {weight, bias, scale, shift, input, residual,
+/// output}) calling the runtime with `c`'s geometry, as generated code does.
 std::string convolutionKernelSource(const Convolution &c) {
-  const auto *fields = reinterpret_cast<const int64_t *>(&c.g);
-  std::vector<int64_t> geometry(fields, fields + KILN_RT_CONVOLUTION_FIELDS);
   return absl::StrCat(kernelRuntimeSource(), R"(
-static const int64_t geometry[] = {)", absl::StrJoin(geometry, ", "), R"(};
+static const int64_t geometry[] = {)", absl::StrJoin(fieldsOf(c.g), ", "), R"(};
 static void *state;
 void kiln_invoke(void **b) {
-  kiln_rt_convolution_f32(geometry, &state, b[2], b[0], b[1], b[3]);
+  kiln_rt_convolution_f32(geometry, &state, b[4], b[0], b[1], b[2], b[3], b[5], b[6]);
 }
 )");
+}
+
+/// The epilogue in double precision on a reference result of shape
+/// (outer, channels, inner).
+void applyReferenceEpilogue(const kiln_rt_epilogue &e, std::vector<double> &y,
+                            int64_t channels, int64_t inner,
+                            const std::vector<float> &scale,
+                            const std::vector<float> &shift,
+                            const std::vector<float> &residual) {
+  for (size_t at = 0; at < y.size(); ++at) {
+    int64_t c = static_cast<int64_t>(at) / inner % channels;
+    double v = y[at];
+    if (e.has_scale_shift)
+      v = v * scale[c] + shift[c];
+    if (e.has_residual)
+      v += residual[at];
+    switch (e.activation) {
+    case KILN_RT_ACTIVATION_HARDSWISH:
+      v = v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0;
+      break;
+    case KILN_RT_ACTIVATION_GELU:
+      v = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+      break;
+    case KILN_RT_ACTIVATION_GELU_TANH:
+      v = 0.5 * v *
+          (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+      break;
+    default:
+      break;
+    }
+    y[at] = v;
+  }
 }
 
 std::vector<double> referenceConvolution(const kiln_rt_convolution &g,
@@ -125,16 +164,15 @@ std::vector<double> referenceConvolution(const kiln_rt_convolution &g,
   return y;
 }
 
-/// kiln_invoke(buffers = {b, bias, a, c}) calling kiln_rt_matmul_f32 with
-/// `g`, as generated code does (b first: it is the parameter).
+/// kiln_invoke(buffers = {b, bias, scale, shift, a, residual, c}) calling
+/// kiln_rt_matmul_f32 with `g`, as generated code does (b first: it is the
+/// parameter).
 std::string matmulKernelSource(const kiln_rt_matmul &g) {
-  const auto *fields = reinterpret_cast<const int64_t *>(&g);
-  std::vector<int64_t> geometry(fields, fields + KILN_RT_MATMUL_FIELDS);
   return absl::StrCat(kernelRuntimeSource(), R"(
-static const int64_t geometry[] = {)", absl::StrJoin(geometry, ", "), R"(};
+static const int64_t geometry[] = {)", absl::StrJoin(fieldsOf(g), ", "), R"(};
 static void *state;
 void kiln_invoke(void **b) {
-  kiln_rt_matmul_f32(geometry, &state, b[2], b[0], b[1], b[3]);
+  kiln_rt_matmul_f32(geometry, &state, b[4], b[0], b[1], b[2], b[3], b[5], b[6]);
 }
 )");
 }
@@ -204,15 +242,21 @@ protected:
     std::vector<float> x = randomFloats(c.inputSize(), random),
                        w = randomFloats(c.weightSize(), random),
                        b = randomFloats(c.g.out_channels, random),
+                       scale = randomFloats(c.g.out_channels, random),
+                       shift = randomFloats(c.g.out_channels, random),
+                       residual = randomFloats(c.outputSize(), random),
                        y(c.outputSize(), NAN);
     std::vector<double> expected = referenceConvolution(c.g, x, w, b);
+    int64_t spatial = c.g.output[0] * c.g.output[1] * c.g.output[2];
+    applyReferenceEpilogue(c.g.epilogue, expected, c.g.out_channels, spatial,
+                           scale, shift, residual);
     double terms = double(c.g.in_channels / c.g.groups) * c.g.kernel[0] *
                    c.g.kernel[1] * c.g.kernel[2];
     // Twice: the second call reuses what the first prepared.
     for (int call = 0; call < 2; ++call) {
       std::fill(y.begin(), y.end(), NAN);
-      void *parameters[] = {w.data(), b.data()};
-      void *inputs[] = {x.data()};
+      void *parameters[] = {w.data(), b.data(), scale.data(), shift.data()};
+      void *inputs[] = {x.data(), residual.data()};
       void *outputs[] = {y.data()};
       ASSERT_TRUE(kernel.backend
                       ->run(*kernel.executable,
@@ -222,6 +266,24 @@ protected:
         ASSERT_NEAR(y[i], expected[i], 1e-5 * (terms + 1))
             << "element " << i << " of call " << call;
     }
+    // The direct loop (where oneDNN failed at the site; the routing is
+    // OneDnnFallBackTest's) applies the epilogue after it the same way.
+    std::vector<float> direct(c.outputSize(), NAN);
+    onednn::applyEpilogue(c.g.epilogue, {scale.data(), shift.data(), residual.data()},
+                          fillWithReference(direct, c, x, w, b), c.g.batch,
+                          c.g.out_channels, spatial);
+    for (size_t i = 0; i < direct.size(); ++i)
+      ASSERT_NEAR(direct[i], expected[i], 1e-5 * (terms + 1)) << "element " << i;
+  }
+
+  /// `y` holding the reference convolution (no epilogue), as floats.
+  static float *fillWithReference(std::vector<float> &y, const Convolution &c,
+                                  const std::vector<float> &x,
+                                  const std::vector<float> &w,
+                                  const std::vector<float> &b) {
+    std::vector<double> plain = referenceConvolution(c.g, x, w, b);
+    std::copy(plain.begin(), plain.end(), y.begin());
+    return y.data();
   }
 
   /// `g` on `threads` threads with random data, three calls: with the
@@ -234,15 +296,20 @@ protected:
     std::vector<float> a = randomFloats(g.batch * g.m * g.k, random),
                        b = randomFloats(g.batch * g.k * g.n, random),
                        bias = randomFloats(g.n, random),
+                       scale = randomFloats(g.n, random),
+                       shift = randomFloats(g.n, random),
+                       residual = randomFloats(g.batch * g.m * g.n, random),
                        c(g.batch * g.m * g.n);
     std::vector<double> expected = referenceMatmul(g, a, b, bias);
-    std::vector<uint64_t> serials = {41, 42};
+    applyReferenceEpilogue(g.epilogue, expected, g.n, 1, scale, shift,
+                           residual);
+    std::vector<uint64_t> serials = {41, 42, 43, 44};
     for (std::span<const uint64_t> named :
          {std::span<const uint64_t>(serials), std::span<const uint64_t>(serials),
           std::span<const uint64_t>()}) {
       std::fill(c.begin(), c.end(), NAN);
-      void *parameters[] = {b.data(), bias.data()};
-      void *inputs[] = {a.data()};
+      void *parameters[] = {b.data(), bias.data(), scale.data(), shift.data()};
+      void *inputs[] = {a.data(), residual.data()};
       void *outputs[] = {c.data()};
       CallBuffers buffers{parameters, inputs, outputs};
       buffers.parameterSerials = named;
@@ -295,6 +362,71 @@ TEST_F(KernelLibraryTest, PointwiseStrideTwo) {
       convolution(3, 32, 48, 1, false, {9, 9}, {1, 1}, 2, 0, 1), 1);
 }
 
+/// `c` with an epilogue.
+Convolution withEpilogue(Convolution c, kiln_rt_epilogue epilogue) {
+  c.g.epilogue = epilogue;
+  return c;
+}
+
+TEST_F(KernelLibraryTest, ResnetTailBatchNormAndResidualFused) {
+  // 64 channels: oneDNN's own layout, so the residual is reordered into
+  // the destination for the sum post-op.
+  expectMatchesReference(
+      withEpilogue(convolution(2, 64, 64, 1, false, {10, 10}, {3, 3}, 1, 1, 1),
+                   {1, 1, KILN_RT_ACTIVATION_NONE}),
+      2);
+}
+
+TEST_F(KernelLibraryTest, SmallConvolutionWithResidualAndGelu) {
+  // 3 output channels: a plain destination, the residual copied in.
+  expectMatchesReference(
+      withEpilogue(convolution(1, 4, 3, 1, true, {7, 6}, {3, 3}, 1, 1, 1),
+                   {0, 1, KILN_RT_ACTIVATION_GELU}),
+      1);
+}
+
+TEST_F(KernelLibraryTest, MobilenetDepthwiseBatchNormHardswish) {
+  expectMatchesReference(
+      withEpilogue(convolution(1, 16, 16, 16, false, {12, 12}, {3, 3}, 2, 1, 1),
+                   {1, 0, KILN_RT_ACTIVATION_HARDSWISH}),
+      2);
+}
+
+TEST_F(KernelLibraryTest, LinearGeluAndLinearResidual) {
+  kiln_rt_matmul gelu{1, 24, 64, 32, 0, 1, 1, {0, 0, KILN_RT_ACTIVATION_GELU}};
+  expectMatmulMatchesReference(gelu, 2);
+  kiln_rt_matmul residual{1, 24, 32, 64, 0, 1, 1, {0, 1, KILN_RT_ACTIVATION_NONE}};
+  expectMatmulMatchesReference(residual, 1);
+  kiln_rt_matmul batched{3, 10, 12, 8, 0, 0, 0,
+                         {1, 1, KILN_RT_ACTIVATION_GELU_TANH}};
+  expectMatmulMatchesReference(batched, 2);
+}
+
+TEST_F(KernelLibraryTest, FusedActivationsKeepNaNs) {
+  // PyTorch's activations return NaN for NaN; the library's must too (its
+  // relu and clip do not, which is why the ABI has neither).
+  for (int64_t activation : {KILN_RT_ACTIVATION_HARDSWISH, KILN_RT_ACTIVATION_GELU,
+                             KILN_RT_ACTIVATION_GELU_TANH}) {
+    Convolution c = withEpilogue(
+        convolution(1, 16, 16, 1, false, {4, 4}, {1, 1}, 1, 0, 1),
+        {0, 0, activation});
+    Loaded kernel = load("nan", convolutionKernelSource(c), 1);
+    ASSERT_TRUE(kernel.executable);
+    std::vector<float> x(c.inputSize(), 1.0f), w(c.weightSize(), 0.5f),
+        y(c.outputSize());
+    x[0] = NAN; // channel 0, position 0: every output channel's position 0
+    void *parameters[] = {w.data(), nullptr, nullptr, nullptr};
+    void *inputs[] = {x.data(), nullptr};
+    void *outputs[] = {y.data()};
+    ASSERT_TRUE(kernel.backend
+                    ->run(*kernel.executable, CallBuffers{parameters, inputs, outputs})
+                    .ok());
+    for (int64_t f = 0; f < c.g.out_channels; ++f)
+      EXPECT_TRUE(std::isnan(y[f * 16])) << "activation " << activation << " channel " << f << " gave " << y[f * 16];
+    EXPECT_FALSE(std::isnan(y[1]));
+  }
+}
+
 TEST_F(KernelLibraryTest, WeightsAreReorderedOncePerParameterSerial) {
   Convolution c = convolution(1, 64, 64, 1, true, {12, 12}, {3, 3}, 1, 1, 1);
   Loaded kernel = load("conv", convolutionKernelSource(c), 2);
@@ -302,8 +434,9 @@ TEST_F(KernelLibraryTest, WeightsAreReorderedOncePerParameterSerial) {
   std::vector<float> x(c.inputSize(), 0.5f), w(c.weightSize(), 0.25f),
       b(c.g.out_channels, 1.0f), y(c.outputSize());
   auto run = [&](std::vector<uint64_t> serials) {
-    void *parameters[] = {w.data(), b.data()};
-    void *inputs[] = {x.data()};
+    // No epilogue: its operands are never read.
+    void *parameters[] = {w.data(), b.data(), nullptr, nullptr};
+    void *inputs[] = {x.data(), nullptr};
     void *outputs[] = {y.data()};
     CallBuffers buffers{parameters, inputs, outputs};
     buffers.parameterSerials = serials;
@@ -314,15 +447,15 @@ TEST_F(KernelLibraryTest, WeightsAreReorderedOncePerParameterSerial) {
   // An interior output sums 64 channels x 9 taps of 0.5 * w, plus the bias.
   size_t interior = 13; // (row 1, column 1) of the first channel
   std::vector<double> first = expected();
-  EXPECT_NEAR(run({7, 8})[interior], first[interior], 1e-3);
+  EXPECT_NEAR(run({7, 8, 0, 0})[interior], first[interior], 1e-3);
   // The contract: a serial names its bytes. Changing them under the same
   // serial shows the site kept its reordered copy...
   std::fill(w.begin(), w.end(), -0.5f);
-  EXPECT_NEAR(run({7, 8})[interior], first[interior], 1e-3);
+  EXPECT_NEAR(run({7, 8, 0, 0})[interior], first[interior], 1e-3);
   // ...which a new serial, or a call without serials, does not use.
   std::vector<double> second = expected();
   ASSERT_GT(std::abs(second[interior] - first[interior]), 10.0);
-  EXPECT_NEAR(run({9, 8})[interior], second[interior], 1e-3);
+  EXPECT_NEAR(run({9, 8, 0, 0})[interior], second[interior], 1e-3);
   std::fill(w.begin(), w.end(), 0.125f);
   std::vector<double> third = expected();
   EXPECT_NEAR(run({})[interior], third[interior], 1e-3);
@@ -346,8 +479,8 @@ TEST_F(KernelLibraryTest, TwoLoadsOfOneArtifactShareItsKernelLibrary) {
   std::vector<double> expected = referenceMatmul(g, a, b, bias);
   auto run = [&](LoadedExecutable &executable) {
     std::fill(c.begin(), c.end(), NAN);
-    void *parameters[] = {b.data(), bias.data()};
-    void *inputs[] = {a.data()};
+    void *parameters[] = {b.data(), bias.data(), nullptr, nullptr};
+    void *inputs[] = {a.data(), nullptr};
     void *outputs[] = {c.data()};
     ASSERT_TRUE(kernel.backend
                     ->run(executable, CallBuffers{parameters, inputs, outputs})
@@ -423,7 +556,7 @@ TEST_F(KernelLibraryTest, AManifestNamingALibraryNeedsTheRuntimesSetter) {
 TEST_F(KernelLibraryTest, AnotherAbiVersionIsRefused) {
   std::string source = absl::StrReplaceAll(
       convolutionKernelSource(convolution(1, 1, 1, 1, false, {3}, {1}, 1, 0, 1)),
-      {{"#define KILN_RT_KERNELS_ABI_VERSION 1", "#define KILN_RT_KERNELS_ABI_VERSION 99"}});
+      {{"#define KILN_RT_KERNELS_ABI_VERSION 2", "#define KILN_RT_KERNELS_ABI_VERSION 99"}});
   auto path = test::compileSharedObject(dir.path(), "future", source);
   ASSERT_TRUE(path.ok()) << path.status();
   v1::ExecutableRecord record = test::axpyRecord(1, test::readFileBytes(*path));

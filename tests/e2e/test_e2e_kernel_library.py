@@ -9,6 +9,8 @@ self-contained: it names the library in its manifest, not in its ELF.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 
@@ -97,6 +99,69 @@ def test_linear_layers_and_attention_run_on_onednn_and_match_eager(client):
     for _ in range(2):
         torch.testing.assert_close(compiled(x), expected, rtol=1e-4, atol=2e-5)
     generated = client.compile(torch.export.export(layer, (x,)),
+                               options={"kernel_library": "none"})
+    torch.testing.assert_close(generated(x), expected, rtol=1e-4, atol=2e-5)
+
+
+class FusedBlocks(torch.nn.Module):
+    """What the epilogues fold into library calls: resnet's conv, norm and
+    residual add (not its relu); mobilenet's norm and hardswish (decomposed
+    by torch.export), not relu6; a feed-forward's gelu and residual."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(16, 16, 3, padding=1, bias=False)
+        self.norm = torch.nn.BatchNorm2d(16)
+        self.depthwise = torch.nn.Conv2d(16, 16, 3, padding=1, groups=16, bias=False)
+        self.norm2 = torch.nn.BatchNorm2d(16)
+        self.pointwise = torch.nn.Conv2d(16, 8, 1)
+        self.up = torch.nn.Linear(8, 32)
+        self.down = torch.nn.Linear(32, 8)
+
+    def forward(self, x):
+        y = torch.relu(self.norm(self.conv(x)) + x)
+        y = torch.nn.functional.hardswish(self.norm2(self.depthwise(y)))
+        y = torch.nn.functional.relu6(self.pointwise(y))
+        t = y.flatten(2).transpose(1, 2).reshape(-1, 8)  # (positions, 8)
+        return t + self.down(torch.nn.functional.gelu(self.up(t)))
+
+
+def fusedBlocks():
+    torch.manual_seed(5)
+    model = FusedBlocks().eval()
+    for norm in (model.norm, model.norm2):  # statistics a trained model has
+        norm.running_mean.uniform_(-0.5, 0.5)
+        norm.running_var.uniform_(0.5, 2.0)
+        norm.weight.data.uniform_(0.5, 1.5)
+        norm.bias.data.uniform_(-0.2, 0.2)
+    return model
+
+
+def epilogues(linalg: str) -> list[list[int]]:
+    """The epilogue fields (has_scale_shift, has_residual, activation) of
+    every library call site in a linalg dump."""
+    sites = re.findall(r"@__kiln_(?:convolution|matmul)\w* : memref<\d+xi64> = "
+                       r"dense<\[([^\]]*)\]>", linalg)
+    return sorted([int(v) for v in site.split(", ")[-3:]] for site in sites)
+
+
+def test_norms_residuals_and_activations_fold_into_the_calls(client):
+    model = fusedBlocks()
+    x = torch.randn(2, 16, 9, 9)
+    with torch.no_grad():
+        expected = model(x)
+    compiled = client.compile(torch.export.export(model, (x,)),
+                              options={"dump_stages": True})
+    assert epilogues(compiled.stage_dumps()["linalg"]) == [
+        [0, 0, 0],  # pointwise conv (relu6 stays generated: NaNs)
+        [0, 0, 2],  # up + gelu
+        [0, 1, 0],  # down + the residual
+        [1, 0, 1],  # depthwise + norm + hardswish
+        [1, 1, 0],  # conv + norm + residual (relu stays generated)
+    ]
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), expected, rtol=1e-4, atol=2e-5)
+    generated = client.compile(torch.export.export(model, (x,)),
                                options={"kernel_library": "none"})
     torch.testing.assert_close(generated(x), expected, rtol=1e-4, atol=2e-5)
 

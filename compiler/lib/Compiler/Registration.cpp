@@ -74,6 +74,7 @@ void registerKilnPasses() {
   registerTileAndVectorize();
   registerLowerVectorContracts();
   registerInsertDeallocs();
+  registerPlaceKernelCallReads();
   registerCopyReturnedArguments();
   registerDebugMiscompile();
   registerEmitEntryPoint();

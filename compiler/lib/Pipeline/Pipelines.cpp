@@ -82,6 +82,8 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
       b.create<linalg::CopyOp>(loc, from, to);
     return success();
   };
+  // After the last CSE: each kernel call reads its operands where it runs.
+  pm.addNestedPass<func::FuncOp>(createPlaceKernelCallReads());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   // Tiled loops whose iterations are independent (scf.forall) become
   // scf.parallel: run on the thread pool, or serially by scf-to-cf.

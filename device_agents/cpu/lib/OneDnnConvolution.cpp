@@ -3,12 +3,15 @@
 // This file implements ConvolutionSite: a forward f32 convolution of dense
 // row-major tensors through a oneDNN primitive, with the reorders to and
 // from the blocked layouts oneDNN's fastest kernels use, weights kept
-// reordered per parameter, and a direct loop for a geometry oneDNN refuses.
+// reordered per parameter, the site's epilogue as post-ops, and a direct
+// loop for a geometry oneDNN refuses.
 //
 //===----------------------------------------------------------------------===//
 #include "OneDnnSites.h"
 
 #include <spdlog/spdlog.h>
+
+#include <cstring>
 
 #include <optional>
 #include <unordered_map>
@@ -79,8 +82,13 @@ struct ConvolutionSite::Primitive {
   memory::desc convSrc, convWeights, convDst; // the primitive's
   memory::desc scratchpad;
   std::optional<dnnl::reorder> toConvSrc, toConvWeights, fromConvDst;
+  /// The residual into convDst, for the sum post-op (when not plain).
+  std::optional<dnnl::reorder> residualToConvDst;
+  EpiloguePostOps post;
 
-  explicit Primitive(const kiln_rt_convolution &g) {
+  explicit Primitive(const kiln_rt_convolution &g)
+      : post(g.epilogue, g.spatial_rank + 2, /*channelDim=*/1,
+             g.out_channels) {
     int64_t spatial = g.spatial_rank;
     bool grouped = g.groups > 1;
     memory::dims srcDims = {g.batch, g.in_channels};
@@ -115,6 +123,7 @@ struct ConvolutionSite::Primitive {
         padEnd);
     dnnl::primitive_attr attributes;
     attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    post.attach(attributes);
     dnnl::convolution_forward::primitive_desc pd(desc, attributes, engine());
     convolution = dnnl::convolution_forward(pd);
     convSrc = pd.src_desc();
@@ -130,6 +139,9 @@ struct ConvolutionSite::Primitive {
     if (convDst != dst)
       fromConvDst = dnnl::reorder(
           dnnl::reorder::primitive_desc(engine(), convDst, engine(), dst));
+    if (convDst != dst && post.sumsResidual())
+      residualToConvDst = dnnl::reorder(
+          dnnl::reorder::primitive_desc(engine(), dst, engine(), convDst));
   }
 };
 
@@ -149,15 +161,20 @@ ConvolutionSite::~ConvolutionSite() = default;
 
 void ConvolutionSite::run(int threads, const float *input,
                           const float *weight, const float *bias,
-                          float *output) {
-  if (!runOrFallBack(failed, "convolution", [&] {
-        runPrimitive(threads, input, weight, bias, output);
+                          const EpilogueOperands &post, float *output) {
+  if (runOrFallBack(failed, "convolution", [&] {
+        runPrimitive(threads, input, weight, bias, post, output);
       }))
-    directConvolution(geometry, input, weight, bias, output);
+    return;
+  directConvolution(geometry, input, weight, bias, output);
+  int64_t spatial = geometry.output[0] * geometry.output[1] * geometry.output[2];
+  applyEpilogue(geometry.epilogue, post, output, geometry.batch,
+                geometry.out_channels, spatial);
 }
 
 void ConvolutionSite::runPrimitive(int threads, const float *input,
                                    const float *weight, const float *bias,
+                                   const EpilogueOperands &post,
                                    float *output) {
   const Primitive &p = *primitive;
   dnnl::stream &stream = threadStream(threads);
@@ -181,6 +198,15 @@ void ConvolutionSite::runPrimitive(int threads, const float *input,
     p.toConvSrc->execute(stream, src, convSrc);
   if (p.toConvWeights && !packed)
     p.toConvWeights->execute(stream, weights, convWeights);
+  // The sum post-op adds what the destination holds: the residual.
+  if (p.post.sumsResidual()) {
+    if (p.residualToConvDst) {
+      memory residual = wrap(p.dst, post.residual);
+      p.residualToConvDst->execute(stream, residual, convDst);
+    } else {
+      std::memcpy(output, post.residual, p.dst.get_size());
+    }
+  }
   std::unordered_map<int, memory> arguments = {
       {DNNL_ARG_SRC, convSrc},
       {DNNL_ARG_WEIGHTS, convWeights},
@@ -188,6 +214,7 @@ void ConvolutionSite::runPrimitive(int threads, const float *input,
       {DNNL_ARG_SCRATCHPAD, wrap(p.scratchpad, pieces[3])}};
   if (!p.bias.is_zero())
     arguments.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
+  p.post.addArguments(post, arguments);
   p.convolution.execute(stream, arguments);
   if (p.fromConvDst)
     p.fromConvDst->execute(stream, convDst, dst);

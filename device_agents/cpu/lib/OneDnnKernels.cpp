@@ -96,19 +96,24 @@ void OneDnnKernels::convolutionF32(const kiln_rt_kernel_library *library,
                                    const kiln_rt_convolution *geometry,
                                    void **state, const float *input,
                                    const float *weight, const float *bias,
+                                   const float *scale, const float *shift,
+                                   const float *residual,
                                    float *output) noexcept {
   OneDnnKernels &self = of(library);
   self.site<onednn::ConvolutionSite>(*geometry, state)
-      .run(self.threads, input, weight, bias, output);
+      .run(self.threads, input, weight, bias, {scale, shift, residual},
+           output);
 }
 
 void OneDnnKernels::matmulF32(const kiln_rt_kernel_library *library,
                               const kiln_rt_matmul *geometry, void **state,
                               const float *a, const float *b,
-                              const float *bias, float *c) noexcept {
+                              const float *bias, const float *scale,
+                              const float *shift, const float *residual,
+                              float *c) noexcept {
   OneDnnKernels &self = of(library);
   self.site<onednn::MatmulSite>(*geometry, state)
-      .run(self.threads, a, b, bias, c);
+      .run(self.threads, a, b, bias, {scale, shift, residual}, c);
 }
 
 } // namespace kiln::agent

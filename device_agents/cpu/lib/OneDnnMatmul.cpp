@@ -11,6 +11,8 @@
 #include <optional>
 #include <unordered_map>
 
+#include <cstring>
+
 namespace kiln::agent::onednn {
 namespace {
 
@@ -43,10 +45,13 @@ struct MatmulSite::Primitive {
   dnnl::matmul matmul;
   memory::desc src, weights, bias, dst, packedWeights, scratchpad;
   std::optional<dnnl::reorder> pack;
+  EpiloguePostOps post;
 
   /// `prepack`: let oneDNN choose b's layout (b is a parameter, reordered
   /// once); otherwise it reads b as stored.
-  Primitive(const kiln_rt_matmul &g, bool prepack) {
+  Primitive(const kiln_rt_matmul &g, bool prepack)
+      : post(g.epilogue, g.batch > 1 ? 3 : 2,
+             /*channelDim=*/g.batch > 1 ? 2 : 1, g.n) {
     auto f32 = memory::data_type::f32;
     // 2-D products as 2-D: oneDNN picks its GEMM kernels by rank.
     bool batched = g.batch > 1;
@@ -69,6 +74,7 @@ struct MatmulSite::Primitive {
         bias, dst);
     dnnl::primitive_attr attributes;
     attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    post.attach(attributes);
     dnnl::matmul::primitive_desc pd(desc, attributes, engine());
     matmul = dnnl::matmul(pd);
     packedWeights = pd.weights_desc();
@@ -84,14 +90,19 @@ MatmulSite::MatmulSite(const kiln_rt_matmul &geometry) : geometry(geometry) {}
 MatmulSite::~MatmulSite() = default;
 
 void MatmulSite::run(int threads, const float *a, const float *b,
-                     const float *bias, float *c) {
-  if (!runOrFallBack(failed, "matmul",
-                     [&] { runPrimitive(threads, a, b, bias, c); }))
-    directMatmul(geometry, a, b, bias, c);
+                     const float *bias, const EpilogueOperands &post,
+                     float *c) {
+  if (runOrFallBack(failed, "matmul",
+                    [&] { runPrimitive(threads, a, b, bias, post, c); }))
+    return;
+  directMatmul(geometry, a, b, bias, c);
+  applyEpilogue(geometry.epilogue, post, c, geometry.batch * geometry.m,
+                geometry.n, 1);
 }
 
 void MatmulSite::runPrimitive(int threads, const float *a, const float *b,
-                              const float *bias, float *c) {
+                              const float *bias, const EpilogueOperands &post,
+                              float *c) {
   dnnl::stream &stream = threadStream(threads);
   uint64_t serial = parameterSerial(b);
   {
@@ -114,6 +125,9 @@ void MatmulSite::runPrimitive(int threads, const float *a, const float *b,
     memory stored = wrap(p.weights, b);
     p.pack->execute(stream, stored, weights);
   }
+  // The sum post-op adds what the destination holds: the residual.
+  if (p.post.sumsResidual())
+    std::memcpy(c, post.residual, p.dst.get_size());
   std::unordered_map<int, memory> arguments = {
       {DNNL_ARG_SRC, wrap(p.src, a)},
       {DNNL_ARG_WEIGHTS, weights},
@@ -121,6 +135,7 @@ void MatmulSite::runPrimitive(int threads, const float *a, const float *b,
       {DNNL_ARG_SCRATCHPAD, wrap(p.scratchpad, pieces[1])}};
   if (!p.bias.is_zero())
     arguments.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
+  p.post.addArguments(post, arguments);
   p.matmul.execute(stream, arguments);
   stream.wait();
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "OneDnnEpilogue.h"
 #include "OneDnnSupport.h"
 
 #include "kiln_rt_kernels.h"
@@ -23,12 +24,13 @@ public:
   explicit ConvolutionSite(const kiln_rt_convolution &geometry);
   ~ConvolutionSite() override;
   void run(int threads, const float *input, const float *weight,
-           const float *bias, float *output);
+           const float *bias, const EpilogueOperands &post, float *output);
 
 private:
   struct Primitive;
   void runPrimitive(int threads, const float *input, const float *weight,
-                    const float *bias, float *output);
+                    const float *bias, const EpilogueOperands &post,
+                    float *output);
 
   kiln_rt_convolution geometry;
   std::unique_ptr<Primitive> primitive;
@@ -44,12 +46,12 @@ public:
   explicit MatmulSite(const kiln_rt_matmul &geometry);
   ~MatmulSite() override;
   void run(int threads, const float *a, const float *b, const float *bias,
-           float *c);
+           const EpilogueOperands &post, float *c);
 
 private:
   struct Primitive;
   void runPrimitive(int threads, const float *a, const float *b,
-                    const float *bias, float *c);
+                    const float *bias, const EpilogueOperands &post, float *c);
 
   kiln_rt_matmul geometry;
   std::mutex createMutex;

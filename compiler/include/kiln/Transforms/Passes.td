@@ -84,6 +84,23 @@ def LowerVectorContracts : Pass<"kiln-lower-vector-contracts", "mlir::func::Func
   let dependentDialects = ["mlir::vector::VectorDialect", "mlir::memref::MemRefDialect"];
 }
 
+def PlaceKernelCallReads : Pass<"kiln-place-kernel-call-reads", "mlir::func::FuncOp"> {
+  let summary = "Give every kernel-library call its own operand reads";
+  let description = [{
+    A kernel-library call (kiln-convert-aten-to-kernel-calls) reads its
+    operands through `bufferization.to_memref read_only`, the op one-shot
+    bufferization takes as the moment the tensor is read. CSE merges the
+    reads of one tensor by two calls into the first: bufferization then
+    thinks the tensor dead after the first call and may overwrite its buffer
+    in place before the second reads it. Run right before bufferization,
+    this pass gives each call operand a fresh read (and pointer) just before
+    its call, and drops the reads nothing uses any more.
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect",
+                           "mlir::memref::MemRefDialect",
+                           "mlir::LLVM::LLVMDialect"];
+}
+
 def InsertDeallocs : Pass<"kiln-insert-deallocs", "mlir::func::FuncOp"> {
   let summary = "Free every buffer at the end of the block that allocates it";
   let description = [{

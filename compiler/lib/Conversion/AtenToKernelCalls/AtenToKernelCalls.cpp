@@ -9,11 +9,22 @@
 // is a transpose of its last two dims is passed untransposed with a flag:
 // nn.Linear's weight reaches the library as the parameter itself.
 //
+// The ops that follow a call and only post-process its result become its
+// epilogue (kiln_rt_epilogue), which the library applies before storing the
+// output: a batch norm in eval (a per-channel scale and shift, computed from
+// the norm's statistics on C values), a residual add, then an activation
+// (hardswish, also as torch.export decomposes it, and gelu; not relu or
+// clamp, whose library forms lose NaNs). Each folded op's result is read
+// only by the next folded ops, so nothing else sees an intermediate result.
+//
 //===----------------------------------------------------------------------===//
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
 #include "mlir/IR/SymbolTable.h"
+
+#include <cmath>
+#include <cstring>
 
 #include "../../../runtime/kiln_rt_kernels.h"
 
@@ -50,8 +61,177 @@ bool isLibraryConvolution(kiln::aten::ConvolutionOp op) {
   return !op.getTransposed() && spatial >= 1 && spatial <= 3;
 }
 
+/// A geometry struct as the int64 array the call site passes (the
+/// epilogue's bounds as the bits of their doubles).
+template <size_t Fields, typename Geometry>
+SmallVector<int64_t> asFields(const Geometry &geometry) {
+  static_assert(sizeof(Geometry) == Fields * sizeof(int64_t));
+  SmallVector<int64_t> fields(Fields);
+  std::memcpy(fields.data(), &geometry, sizeof geometry);
+  return fields;
+}
+
+/// The only user of `value`, or null.
+Operation *soleUser(Value value) {
+  return value.hasOneUse() ? *value.getUsers().begin() : nullptr;
+}
+
+/// True when `stat` broadcasts against `output` as one value per channel:
+/// f32, right-aligned, every extent 1 but the channel dim's.
+bool isPerChannel(Value stat, RankedTensorType output, int64_t channelDim) {
+  auto type = cast<RankedTensorType>(stat.getType());
+  if (!type.getElementType().isF32() || type.getRank() > output.getRank())
+    return false;
+  int64_t offset = output.getRank() - type.getRank();
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    int64_t outDim = d + offset;
+    int64_t want = outDim == channelDim ? output.getDimSize(channelDim) : 1;
+    if (type.getDimSize(d) != want)
+      return false;
+  }
+  return offset <= channelDim;
+}
+
+/// The ops after a call that post-process its result, as the library's
+/// epilogue. `ops` are folded in order; the call's result replaces the last.
+struct Epilogue {
+  kiln_rt_epilogue fields{};
+  kiln::aten::PointwiseOp batchNorm; // null: no scale and shift
+  Value residual;                    // null: none
+  SmallVector<Operation *> ops;
+};
+
+/// The activation `op` computes on a tensor of `type`, if the library has
+/// it (KILN_RT_ACTIVATION_NONE otherwise).
+int64_t activationOf(Operation *op, RankedTensorType type) {
+  if (!op || op->getNumResults() != 1 || op->getResult(0).getType() != type)
+    return KILN_RT_ACTIVATION_NONE;
+  if (auto gelu = dyn_cast<kiln::aten::GeluOp>(op)) {
+    if (gelu.getApproximate() == "none")
+      return KILN_RT_ACTIVATION_GELU;
+    if (gelu.getApproximate() == "tanh")
+      return KILN_RT_ACTIVATION_GELU_TANH;
+  }
+  auto pointwise = dyn_cast<kiln::aten::PointwiseOp>(op);
+  if (pointwise && pointwise.getFn() == "hardswish" &&
+      pointwise.getInputs().size() == 1)
+    return KILN_RT_ACTIVATION_HARDSWISH;
+  return KILN_RT_ACTIVATION_NONE;
+}
+
+/// True when `value` is a 0-d or splat aten.constant equal to `expected`.
+bool isConstant(Value value, double expected) {
+  auto constant = value.getDefiningOp<kiln::aten::ConstantOp>();
+  if (!constant)
+    return false;
+  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat() ||
+      !isa<FloatType>(dense.getElementType()))
+    return false;
+  return dense.getSplatValue<APFloat>().convertToDouble() == expected;
+}
+
+/// The ops of hardswish as torch.export decomposes it, from `y`:
+/// y * clamp(clamp(y + 3, min=0), max=6) / 6 (one clamp with both bounds
+/// too), in the order they run; empty when `y`'s users are not exactly
+/// that.
+SmallVector<Operation *> decomposedHardswish(Value y, RankedTensorType type) {
+  if (!llvm::hasNItems(y.getUses(), 2))
+    return {};
+  kiln::aten::AddOp add;
+  kiln::aten::MulOp mul;
+  for (Operation *user : y.getUsers()) {
+    if (auto a = dyn_cast<kiln::aten::AddOp>(user))
+      add = a;
+    else if (auto m = dyn_cast<kiln::aten::MulOp>(user))
+      mul = m;
+  }
+  if (!add || !mul || add.getLhs() != y || !isConstant(add.getRhs(), 3.0) ||
+      add.getAlpha().convertToDouble() != 1.0 || add.getType() != type)
+    return {};
+  SmallVector<Operation *> ops = {add};
+  Value clamped = add.getResult();
+  double lower = NAN, upper = NAN;
+  while (auto clamp =
+             dyn_cast_or_null<kiln::aten::PointwiseOp>(soleUser(clamped))) {
+    ArrayRef<double> bounds = clamp.getScalars();
+    if (clamp.getFn() != "clamp" || bounds.size() != 2 ||
+        clamp.getType() != type)
+      return {};
+    if (!std::isnan(bounds[0]))
+      lower = bounds[0];
+    if (!std::isnan(bounds[1]))
+      upper = bounds[1];
+    ops.push_back(clamp);
+    clamped = clamp.getResult();
+  }
+  if (lower != 0.0 || upper != 6.0 || soleUser(clamped) != mul ||
+      mul.getType() != type)
+    return {};
+  ops.push_back(mul);
+  auto div = dyn_cast_or_null<kiln::aten::DivOp>(soleUser(mul.getResult()));
+  if (!div || div.getLhs() != mul.getResult() ||
+      !isConstant(div.getRhs(), 6.0) || div.getType() != type)
+    return {};
+  ops.push_back(div);
+  return ops;
+}
+
+/// What follows `result` (a call's result with channels in `channelDim`)
+/// that the library can apply: [batch norm] [+ residual] [activation].
+/// Ops must sit in `result`'s block.
+Epilogue matchEpilogue(Value result, int64_t channelDim) {
+  Epilogue epilogue;
+  auto type = cast<RankedTensorType>(result.getType());
+  Block *block = result.getDefiningOp()->getBlock();
+  Value current = result;
+  auto next = [&]() -> Operation * {
+    Operation *user = soleUser(current);
+    return user && user->getBlock() == block ? user : nullptr;
+  };
+  auto norm = dyn_cast_or_null<kiln::aten::PointwiseOp>(next());
+  if (norm && norm.getFn() == "batch_norm" && norm.getInputs().size() == 5 &&
+      norm.getScalars().size() == 1 && norm.getInputs()[0] == current &&
+      norm.getType() == type &&
+      llvm::all_of(norm.getInputs().drop_front(), [&](Value stat) {
+        return isPerChannel(stat, type, channelDim);
+      })) {
+    epilogue.batchNorm = norm;
+    epilogue.fields.has_scale_shift = 1;
+    epilogue.ops.push_back(norm);
+    current = norm.getResult();
+  }
+  auto add = dyn_cast_or_null<kiln::aten::AddOp>(next());
+  if (add && add.getAlpha().convertToDouble() == 1.0 && add.getType() == type) {
+    Value other = add.getLhs() == current   ? add.getRhs()
+                  : add.getRhs() == current ? add.getLhs()
+                                            : Value();
+    if (other && other != current && other.getType() == type) {
+      epilogue.residual = other;
+      epilogue.fields.has_residual = 1;
+      epilogue.ops.push_back(add);
+      current = add.getResult();
+    }
+  }
+  Operation *last = next();
+  if (int64_t activation = activationOf(last, type)) {
+    epilogue.fields.activation = activation;
+    epilogue.ops.push_back(last);
+  } else if (SmallVector<Operation *> hardswish =
+                 decomposedHardswish(current, type);
+             !hardswish.empty() &&
+             llvm::all_of(hardswish, [&](Operation *op) {
+               return op->getBlock() == block;
+             })) {
+    epilogue.fields.activation = KILN_RT_ACTIVATION_HARDSWISH;
+    epilogue.ops.append(hardswish.begin(), hardswish.end());
+  }
+  return epilogue;
+}
+
 /// The call site's kiln_rt_convolution, field by field.
-SmallVector<int64_t> convolutionGeometry(kiln::aten::ConvolutionOp op) {
+SmallVector<int64_t> convolutionGeometry(kiln::aten::ConvolutionOp op,
+                                         const kiln_rt_epilogue &epilogue) {
   auto input = cast<RankedTensorType>(op.getInput().getType()).getShape();
   auto weight = cast<RankedTensorType>(op.getWeight().getType()).getShape();
   auto output = op.getType().getShape();
@@ -73,8 +253,8 @@ SmallVector<int64_t> convolutionGeometry(kiln::aten::ConvolutionOp op) {
     g.pad_end[i] = used ? op.getPadding()[i] : 0;
     g.dilation[i] = used ? op.getDilation()[i] : 1;
   }
-  const auto *fields = reinterpret_cast<const int64_t *>(&g);
-  return SmallVector<int64_t>(fields, fields + KILN_RT_CONVOLUTION_FIELDS);
+  g.epilogue = epilogue;
+  return asFields<KILN_RT_CONVOLUTION_FIELDS>(g);
 }
 
 bool allF32AndNonEmpty(ValueRange tensors) {
@@ -155,7 +335,7 @@ std::optional<Product> libraryProduct(Operation *op) {
   ArrayRef<int64_t> aShape = cast<RankedTensorType>(a.getType()).getShape();
   product.a = productOperand(a);
   product.b = productOperand(b);
-  kiln_rt_matmul &g = product.geometry;
+  kiln_rt_matmul &g = product.geometry; // epilogue: set when rewritten
   g.batch = shape.size() == 3 ? shape[0] : 1;
   g.m = shape[shape.size() - 2];
   g.n = n;
@@ -200,7 +380,8 @@ struct ConvertAtenToKernelCallsPass
   }
 
   /// `void name(ptr geometry, ptr state, ptr operand, ptr operand, ptr bias,
-  /// ptr output)`: both entry points take this form.
+  /// ptr scale, ptr shift, ptr residual, ptr output)`: both entry points
+  /// take this form.
   func::FuncOp declare(ModuleOp module, SymbolTable &symbols, StringRef name) {
     if (auto existing = symbols.lookup<func::FuncOp>(name))
       return existing;
@@ -208,7 +389,7 @@ struct ConvertAtenToKernelCallsPass
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     auto callee = builder.create<func::FuncOp>(
         module.getLoc(), name,
-        builder.getFunctionType(SmallVector<Type>(6, ptr), {}));
+        builder.getFunctionType(SmallVector<Type>(9, ptr), {}));
     callee.setPrivate();
     symbols.insert(callee);
     return callee;
@@ -243,35 +424,90 @@ struct ConvertAtenToKernelCallsPass
                                                /*read_only=*/true);
   }
 
+  /// The epilogue's operands as buffers: the batch norm's per-channel
+  /// scale and shift, computed here from its statistics (C values each), and
+  /// the residual.
+  struct EpilogueOperands {
+    Value scale, shift, residual;
+  };
+  EpilogueOperands epilogueOperands(OpBuilder &b, Location loc,
+                                    const Epilogue &epilogue) {
+    EpilogueOperands operands;
+    if (kiln::aten::PointwiseOp norm = epilogue.batchNorm) {
+      // batch_norm(x, mean, var, weight, bias) is x * a + (bias - mean * a)
+      // with a = weight / sqrt(var + eps): at x = 1 with zero mean and bias
+      // it is a, at x = 0 the shift, as the generated code computes both.
+      ValueRange stats = norm.getInputs().drop_front();
+      auto statType = cast<RankedTensorType>(stats[0].getType());
+      for (Value stat : stats)
+        if (cast<RankedTensorType>(stat.getType()).getRank() > statType.getRank())
+          statType = cast<RankedTensorType>(stat.getType());
+      auto splat = [&](float value) -> Value {
+        return b.create<kiln::aten::ConstantOp>(
+            loc, DenseElementsAttr::get(statType, value));
+      };
+      Value one = splat(1.0f), zero = splat(0.0f);
+      auto normOf = [&](ValueRange inputs) -> Value {
+        return b.create<kiln::aten::PointwiseOp>(
+            loc, statType, norm.getFnAttr(), inputs, norm.getScalarsAttr());
+      };
+      Value scale = normOf({one, zero, stats[1], stats[2], zero});
+      Value shift = normOf({zero, stats[0], stats[1], stats[2], stats[3]});
+      operands.scale = readOnlyBuffer(b, loc, scale);
+      operands.shift = readOnlyBuffer(b, loc, shift);
+    }
+    if (epilogue.residual)
+      operands.residual = readOnlyBuffer(b, loc, epilogue.residual);
+    return operands;
+  }
+
+  /// Replaces `op`'s result, or the last epilogue op's, by `result`, and
+  /// erases the ops folded into the call.
+  static void replaceFolded(Operation *op, const Epilogue &epilogue,
+                            Value result) {
+    Operation *last = epilogue.ops.empty() ? op : epilogue.ops.back();
+    last->getResult(0).replaceAllUsesWith(result);
+    for (Operation *folded : llvm::reverse(epilogue.ops))
+      folded->erase();
+    op->erase();
+  }
+
   void rewrite(kiln::aten::ConvolutionOp op, func::FuncOp callee,
                SymbolTable &symbols) {
-    OpBuilder b(op);
+    Epilogue epilogue = matchEpilogue(op.getResult(), /*channelDim=*/1);
+    // At the last folded op: the residual may be computed after `op`.
+    OpBuilder b(epilogue.ops.empty() ? op.getOperation() : epilogue.ops.back());
     Location loc = op.getLoc();
     Value input = readOnlyBuffer(b, loc, op.getInput());
     Value weight = readOnlyBuffer(b, loc, op.getWeight());
     Value bias = op.getBias() ? readOnlyBuffer(b, loc, op.getBias()) : Value();
+    EpilogueOperands post = epilogueOperands(b, loc, epilogue);
     Value result = emitCall(b, loc, callee, symbols, "__kiln_convolution",
-                            convolutionGeometry(op), input, weight, bias,
+                            convolutionGeometry(op, epilogue.fields),
+                            {input, weight, bias, post.scale, post.shift,
+                             post.residual},
                             op.getType());
-    op.replaceAllUsesWith(result);
-    op.erase();
+    replaceFolded(op, epilogue, result);
   }
 
   void rewrite(Product &product, func::FuncOp callee, SymbolTable &symbols) {
     Operation *op = product.op;
-    OpBuilder b(op);
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    Epilogue epilogue =
+        matchEpilogue(op->getResult(0), /*channelDim=*/resultType.getRank() - 1);
+    OpBuilder b(epilogue.ops.empty() ? op : epilogue.ops.back());
     Location loc = op->getLoc();
     Value a = readOnlyBuffer(b, loc, product.a.tensor);
     Value bValue = readOnlyBuffer(b, loc, product.b.tensor);
     Value bias =
         product.bias ? readOnlyBuffer(b, loc, product.bias) : Value();
-    const auto *fields = reinterpret_cast<const int64_t *>(&product.geometry);
+    EpilogueOperands post = epilogueOperands(b, loc, epilogue);
+    product.geometry.epilogue = epilogue.fields;
     Value result = emitCall(
         b, loc, callee, symbols, "__kiln_matmul",
-        SmallVector<int64_t>(fields, fields + KILN_RT_MATMUL_FIELDS), a,
-        bValue, bias, cast<RankedTensorType>(op->getResult(0).getType()));
-    op->getResult(0).replaceAllUsesWith(result);
-    op->erase();
+        asFields<KILN_RT_MATMUL_FIELDS>(product.geometry),
+        {a, bValue, bias, post.scale, post.shift, post.residual}, resultType);
+    replaceFolded(op, epilogue, result);
     // A transpose only the product read is dead now.
     for (ProductOperand operand : {product.a, product.b})
       if (operand.transposed)
@@ -281,15 +517,16 @@ struct ConvertAtenToKernelCallsPass
             user->erase();
   }
 
-  /// Calls `callee(geometry, state, first, second, bias, output)` with the
-  /// geometry in a new constant global and a new zeroed state slot named
-  /// after `stem`, into a fresh buffer of `resultType`; returns the result
-  /// as a tensor. Without a bias the library ignores the pointer: the
-  /// output's is passed.
+  /// Calls `callee(geometry, state, operands..., output)` with the geometry
+  /// in a new constant global and a new zeroed state slot named after
+  /// `stem`, into a fresh buffer of `resultType`; returns the result as a
+  /// tensor. `operands` are the two inputs, bias, scale, shift and residual;
+  /// for a null one (unused: the library ignores it) the output's pointer
+  /// goes.
   Value emitCall(OpBuilder &b, Location loc, func::FuncOp callee,
                  SymbolTable &symbols, StringRef stem,
-                 ArrayRef<int64_t> geometry, Value first, Value second,
-                 Value bias, RankedTensorType resultType) {
+                 ArrayRef<int64_t> geometry, ArrayRef<Value> operands,
+                 RankedTensorType resultType) {
     auto geometryType = MemRefType::get(
         {static_cast<int64_t>(geometry.size())}, b.getI64Type());
     memref::GlobalOp geometryGlobal = addGlobal(
@@ -311,13 +548,12 @@ struct ConvertAtenToKernelCallsPass
         loc, geometryType, geometryGlobal.getSymName());
     Value stateBuffer = b.create<memref::GetGlobalOp>(
         loc, stateType, stateGlobal.getSymName());
-    b.create<func::CallOp>(
-        loc, callee,
-        ValueRange{pointerTo(b, loc, geometryBuffer),
-                   pointerTo(b, loc, stateBuffer), pointerTo(b, loc, first),
-                   pointerTo(b, loc, second),
-                   pointerTo(b, loc, bias ? bias : output),
-                   pointerTo(b, loc, output)});
+    SmallVector<Value> arguments = {pointerTo(b, loc, geometryBuffer),
+                                    pointerTo(b, loc, stateBuffer)};
+    for (Value operand : operands)
+      arguments.push_back(pointerTo(b, loc, operand ? operand : output));
+    arguments.push_back(pointerTo(b, loc, output));
+    b.create<func::CallOp>(loc, callee, arguments);
     return b.create<bufferization::ToTensorOp>(loc, resultType, output,
                                                /*restrict=*/true,
                                                /*writable=*/true);

@@ -3,7 +3,7 @@
 // nn.Linear: addmm of the bias, the input and the transposed weight. The
 // weight is passed as stored with b_transposed = 1, and its permute goes.
 // Geometry: (batch, m, n, k, a_transposed, b_transposed, has_bias).
-// CHECK-DAG: memref.global "private" constant @__kiln_matmul : memref<7xi64> = dense<[1, 4, 16, 8, 0, 1, 1]>
+// CHECK-DAG: memref.global "private" constant @__kiln_matmul : memref<10xi64> = dense<[1, 4, 16, 8, 0, 1, 1, 0, 0, 0]>
 // CHECK-DAG: memref.global "private" @__kiln_matmul_state : memref<1xi64> = dense<0>
 // CHECK-LABEL: func @linear
 // CHECK-NOT: aten.
@@ -12,7 +12,7 @@
 // CHECK-DAG: bufferization.to_memref %arg2 read_only : memref<4x8xf32>
 // CHECK: call @kiln_rt_matmul_f32
 // CHECK-NOT: aten.
-// CHECK: func.func private @kiln_rt_matmul_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
+// CHECK: func.func private @kiln_rt_matmul_f32(!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr)
 func.func @linear(%w: tensor<16x8xf32>, %b: tensor<16xf32>, %x: tensor<4x8xf32>) -> tensor<4x16xf32> {
   %0 = aten.permute %w {dims = array<i64: 1, 0>} : (tensor<16x8xf32>) -> tensor<8x16xf32>
   %1 = aten.addmm %b, %x, %0 : (tensor<16xf32>, tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
@@ -24,9 +24,9 @@ func.func @linear(%w: tensor<16x8xf32>, %b: tensor<16xf32>, %x: tensor<4x8xf32>)
 // Attention's q @ k^T: a bmm whose second operand swaps its last two dims
 // (b_transposed); a (1, n) bias counts as per-column; a plain mm. The
 // permute read elsewhere too stays for that reader.
-// CHECK-DAG: memref.global "private" constant @__kiln_matmul{{.*}} = dense<[8, 128, 128, 32, 0, 1, 0]>
-// CHECK-DAG: memref.global "private" constant @__kiln_matmul{{.*}} = dense<[1, 3, 5, 2, 1, 0, 1]>
-// CHECK-DAG: memref.global "private" constant @__kiln_matmul{{.*}} = dense<[1, 3, 4, 5, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @__kiln_matmul{{.*}} = dense<[8, 128, 128, 32, 0, 1, 0, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @__kiln_matmul{{.*}} = dense<[1, 3, 5, 2, 1, 0, 1, 0, 0, 0]>
+// CHECK-DAG: memref.global "private" constant @__kiln_matmul{{.*}} = dense<[1, 3, 4, 5, 0, 0, 0, 0, 0, 0]>
 // CHECK-LABEL: func @products
 // CHECK: %[[KT:.+]] = aten.permute %arg1
 // CHECK-COUNT-3: call @kiln_rt_matmul_f32

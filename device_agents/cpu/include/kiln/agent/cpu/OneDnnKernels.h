@@ -82,11 +82,14 @@ private:
   static void convolutionF32(const kiln_rt_kernel_library *library,
                              const kiln_rt_convolution *geometry, void **state,
                              const float *input, const float *weight,
-                             const float *bias, float *output) noexcept;
+                             const float *bias, const float *scale,
+                             const float *shift, const float *residual,
+                             float *output) noexcept;
   static void matmulF32(const kiln_rt_kernel_library *library,
                         const kiln_rt_matmul *geometry, void **state,
                         const float *a, const float *b, const float *bias,
-                        float *c) noexcept;
+                        const float *scale, const float *shift,
+                        const float *residual, float *c) noexcept;
   /// The site whose state slot is `state`, made on its first call.
   template <typename Site, typename Geometry>
   Site &site(const Geometry &geometry, void **state);

@@ -1,0 +1,117 @@
+//===- OneDnnEpilogue.cpp - a call's epilogue on oneDNN and in loops ------===//
+//
+// This file implements EpiloguePostOps and applyEpilogue.
+//
+//===----------------------------------------------------------------------===//
+#include "OneDnnEpilogue.h"
+
+#include "OneDnnSupport.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kiln::agent::onednn {
+
+namespace {
+
+using dnnl::memory;
+
+/// The plain (row-major) tag of a rank.
+memory::format_tag plainTag(int64_t rank) {
+  using Tag = memory::format_tag;
+  static constexpr Tag tags[] = {Tag::a, Tag::ab, Tag::abc, Tag::abcd,
+                                 Tag::abcde};
+  return tags[rank - 1];
+}
+
+/// oneDNN's eltwise algorithm and its alpha and beta for an activation.
+struct Eltwise {
+  dnnl::algorithm algorithm;
+  float alpha = 0.0f, beta = 0.0f;
+};
+
+Eltwise eltwiseOf(const kiln_rt_epilogue &e) {
+  switch (e.activation) {
+  case KILN_RT_ACTIVATION_HARDSWISH:
+    return {dnnl::algorithm::eltwise_hardswish};
+  case KILN_RT_ACTIVATION_GELU:
+    return {dnnl::algorithm::eltwise_gelu_erf};
+  case KILN_RT_ACTIVATION_GELU_TANH:
+    return {dnnl::algorithm::eltwise_gelu_tanh};
+  default:
+    throw dnnl::error(dnnl_invalid_arguments, "unknown epilogue activation");
+  }
+}
+
+float activate(const kiln_rt_epilogue &e, float y) {
+  switch (e.activation) {
+  case KILN_RT_ACTIVATION_HARDSWISH:
+    return y * std::min(std::max(y + 3.0f, 0.0f), 6.0f) / 6.0f;
+  case KILN_RT_ACTIVATION_GELU:
+    return 0.5f * y * (1.0f + std::erf(y * static_cast<float>(M_SQRT1_2)));
+  case KILN_RT_ACTIVATION_GELU_TANH: {
+    constexpr float kBeta = 0.7978845608028654f; // sqrt(2 / pi)
+    return 0.5f * y *
+           (1.0f + std::tanh(kBeta * (y + 0.044715f * y * y * y)));
+  }
+  default:
+    return y;
+  }
+}
+
+} // namespace
+
+EpiloguePostOps::EpiloguePostOps(const kiln_rt_epilogue &e, int64_t rank,
+                                 int64_t channelDim, int64_t channels) {
+  if (e.has_scale_shift) {
+    memory::dims dims(rank, 1);
+    dims[channelDim] = channels;
+    perChannel = memory::desc(dims, memory::data_type::f32, plainTag(rank));
+    scaleIndex = ops.len();
+    ops.append_binary(dnnl::algorithm::binary_mul, perChannel);
+    shiftIndex = ops.len();
+    ops.append_binary(dnnl::algorithm::binary_add, perChannel);
+  }
+  if (e.has_residual) {
+    residual = true;
+    ops.append_sum(1.0f);
+  }
+  if (e.activation != KILN_RT_ACTIVATION_NONE) {
+    Eltwise eltwise = eltwiseOf(e);
+    ops.append_eltwise(1.0f, eltwise.algorithm, eltwise.alpha, eltwise.beta);
+  }
+}
+
+void EpiloguePostOps::attach(dnnl::primitive_attr &attributes) const {
+  if (ops.len() > 0)
+    attributes.set_post_ops(ops);
+}
+
+void EpiloguePostOps::addArguments(
+    const EpilogueOperands &operands,
+    std::unordered_map<int, memory> &arguments) const {
+  if (scaleIndex >= 0)
+    arguments.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(scaleIndex) | DNNL_ARG_SRC_1,
+                      wrap(perChannel, operands.scale));
+  if (shiftIndex >= 0)
+    arguments.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(shiftIndex) | DNNL_ARG_SRC_1,
+                      wrap(perChannel, operands.shift));
+}
+
+void applyEpilogue(const kiln_rt_epilogue &e, const EpilogueOperands &operands,
+                   float *output, int64_t outer, int64_t channels,
+                   int64_t inner) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t at = (o * channels + c) * inner + i;
+        float y = output[at];
+        if (e.has_scale_shift)
+          y = y * operands.scale[c] + operands.shift[c];
+        if (e.has_residual)
+          y += operands.residual[at];
+        output[at] = activate(e, y);
+      }
+}
+
+} // namespace kiln::agent::onednn

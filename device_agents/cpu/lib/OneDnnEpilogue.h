@@ -1,0 +1,54 @@
+//===- OneDnnEpilogue.h - a call's epilogue on oneDNN and in loops -*- C++ -*-===//
+//
+// This file declares how a kernel-library call site applies its epilogue
+// (kiln_rt_epilogue: per-channel scale and shift, a residual, an
+// activation): as oneDNN post-ops fused into the primitive, and in place
+// after a direct loop when oneDNN is not used.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln_rt_kernels.h"
+
+#include <dnnl.hpp>
+
+#include <cstdint>
+#include <unordered_map>
+
+namespace kiln::agent::onednn {
+
+/// One call's epilogue operands (null when the epilogue has none).
+struct EpilogueOperands {
+  const float *scale = nullptr, *shift = nullptr, *residual = nullptr;
+};
+
+/// The post-ops of an epilogue on a primitive whose destination has `rank`
+/// dims with `channels` channels in dim `channelDim`.
+class EpiloguePostOps {
+public:
+  EpiloguePostOps(const kiln_rt_epilogue &epilogue, int64_t rank,
+                  int64_t channelDim, int64_t channels);
+
+  /// Sets the post-ops on `attributes`.
+  void attach(dnnl::primitive_attr &attributes) const;
+  /// Adds the scale and shift memories to a primitive's arguments.
+  void addArguments(const EpilogueOperands &operands,
+                    std::unordered_map<int, dnnl::memory> &arguments) const;
+  /// Whether the residual goes as a sum: the destination must hold it
+  /// before the primitive runs.
+  bool sumsResidual() const { return residual; }
+
+private:
+  dnnl::post_ops ops;
+  dnnl::memory::desc perChannel;
+  int scaleIndex = -1, shiftIndex = -1;
+  bool residual = false;
+};
+
+/// Applies `epilogue` in place to a dense output of shape
+/// (outer, channels, inner), as the direct loops' last step.
+void applyEpilogue(const kiln_rt_epilogue &epilogue,
+                   const EpilogueOperands &operands, float *output,
+                   int64_t outer, int64_t channels, int64_t inner);
+
+} // namespace kiln::agent::onednn
