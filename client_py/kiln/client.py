@@ -18,7 +18,7 @@ from kiln.credentials import TlsConfig, is_loopback
 from kiln.errors import (FailedPreconditionError, InvalidArgumentError, KilnError,
                          UnsupportedOpError)
 from kiln.graph import SerializedGraph, serialize_graph_module
-from kiln.local_execute import LocalExecutor
+from kiln.local_execute import LocalExecutor, LocalUnavailable
 from kiln.op_report import OpReport
 from kiln.placement import (PlacementReport, log_placement, placement_policy,
                             run_partitioned, segment_models)
@@ -254,7 +254,7 @@ class Client:
         if local is None:
             local = (os.environ.get("KILN_LOCAL_EXECUTE", "1") != "0"
                      and is_loopback(address))
-        self._local = LocalExecutor(self._rpc) if local else None
+        self._local = LocalExecutor(self._rpc, self.blobs) if local else None
 
     @property
     def local_execute(self) -> bool:
@@ -471,10 +471,14 @@ class Client:
             request.parameters.extend(model._param_digests)
         transport = "local" if self.local_execute else "grpc"
         if transport == "local":
-            resp, outputs, encode_s = self._execute_local(model, request, inputs, weights, ctx)
-            upload += encode_s
-            download = 0.0
-        else:
+            try:
+                resp, outputs, encode_s = self._execute_local(model, request, inputs,
+                                                              weights, ctx)
+                upload += encode_s
+                download = 0.0
+            except LocalUnavailable:
+                transport = "grpc"  # the socket is full or gone: this call over gRPC
+        if transport == "grpc":
             upload += self._encode_inputs(request, inputs, ctx)
             resp = self._execute_grpc(model, request, inputs, weights, ctx)
             outputs, download = [], 0.0
@@ -520,7 +524,8 @@ class Client:
         """Execute over kilnd's local socket; also returns the seconds spent
         writing inputs."""
         assert self._local is not None
-        encode = lambda msg, i, t: self._encode_input(msg, i, t, ctx, False)  # noqa: E731
+        def encode(msg: tensor_pb2.Tensor, i: int, t: Any, as_blob: bool = False) -> None:
+            self._encode_input(msg, i, t, ctx, as_blob)
         try:
             result = self._local.execute(request, inputs, ctx, encode)
         except FailedPreconditionError:

@@ -33,16 +33,20 @@ from typing import Any, Sequence
 import torch
 
 from kiln._rpc import Rpc, new_request_id
-from kiln.errors import (InvalidArgumentError, KilnError, UnavailableError,
-                         raise_for_status_code)
-from kiln.tensors import (PROTO_TO_DTYPE, payload_size, tensor_from_bytes, tensor_type,
-                          tensor_view)
+from kiln.blobs import BlobClient
+from kiln.errors import (InvalidArgumentError, KilnError, ResourceExhaustedError,
+                         UnauthenticatedError, UnavailableError, raise_for_status_code)
+from kiln.tensors import (PROTO_TO_DTYPE, empty_tensor_for, payload_size, tensor_from_bytes,
+                          tensor_type, tensor_view)
 from kiln.v1 import executor_pb2
 
-__all__ = ["FILE_THRESHOLD", "LocalExecutor", "LocalResult"]
+__all__ = ["FILE_THRESHOLD", "INLINE_BUDGET", "LocalExecutor", "LocalResult",
+           "LocalUnavailable", "sealed_memfd"]
 
 # Inputs this size or larger travel in memfds; smaller ones inline in the frame.
 FILE_THRESHOLD = 64 * 1024
+# Inline bytes one frame carries at most (kilnd takes frames up to 8 MiB).
+INLINE_BUDGET = 4 * 1024 * 1024
 
 _MAGIC = 0x4B4C4E4B
 _HEADER = struct.Struct("<IIQ")
@@ -189,15 +193,23 @@ class _Connection:
             raise _TransportError(str(e)) from None
 
 
+class LocalUnavailable(Exception):
+    """kilnd's local socket cannot take this call (it is full, or gone and
+    no fresh session reaches it): the caller runs it over gRPC."""
+
+
 class LocalExecutor:
     """Execute over kilnd's local socket, for one :class:`kiln.Client`.
 
     :meth:`available` opens the session on first use; when kilnd serves no
     local socket or it cannot be reached, it says False from then on (the
-    caller uses gRPC) and :attr:`unavailable_reason` says why."""
+    caller uses gRPC) and :attr:`unavailable_reason` says why. Later, a call
+    the socket cannot take raises :class:`LocalUnavailable` and goes over
+    gRPC; a stale session (kilnd restarted) is replaced once first."""
 
-    def __init__(self, rpc: Rpc):
+    def __init__(self, rpc: Rpc, blobs: BlobClient):
         self._rpc = rpc
+        self._blobs = blobs
         self._lock = threading.Lock()
         self._idle: list[_Connection] = []
         self._session: executor_pb2.LocalSession | None = None
@@ -220,6 +232,15 @@ class LocalExecutor:
             self._checked = True
         return self.unavailable_reason is None
 
+    def _forget_session(self) -> None:
+        """Drops the session and the pooled connections of it (kilnd
+        restarted, or refused a ticket)."""
+        with self._lock:
+            self._session = None
+            idle, self._idle = self._idle, []
+        for connection in idle:
+            connection.close()
+
     def _open_session(self) -> executor_pb2.LocalSession:
         with self._lock:
             if self._session is not None and time.monotonic() < self._session_expiry:
@@ -239,11 +260,25 @@ class LocalExecutor:
         return _Connection(session.socket_path, session.ticket, session.daemon_id,
                            None if timeout is None else timeout + 5.0)
 
+    def _fresh_connection(self) -> _Connection:
+        """A new connection; a failure with the cached session is retried
+        once with a new one. LocalUnavailable when neither works."""
+        for attempt in range(2):
+            try:
+                return self._connect()
+            except ResourceExhaustedError as e:
+                raise LocalUnavailable(str(e)) from None  # full: gRPC this time
+            except (UnauthenticatedError, _TransportError) as e:
+                self._forget_session()
+                if attempt == 1:
+                    raise LocalUnavailable(str(e)) from None
+        raise AssertionError("unreachable")
+
     def _take(self) -> _Connection:
         with self._lock:
             if self._idle:
                 return self._idle.pop()
-        return self._connect()
+        return self._fresh_connection()
 
     def _put(self, connection: _Connection) -> None:
         with self._lock:
@@ -253,24 +288,30 @@ class LocalExecutor:
                 context: dict, encode_input: Any) -> LocalResult:
         """Runs ``request`` (executable and parameters set) with ``inputs``.
         ``encode_input(msg, i, tensor)`` fills an inline input's message
-        (type checks included); big tensors go in memfds."""
+        (type checks included). Inputs of FILE_THRESHOLD bytes or more go in
+        memfds (at most 64); the rest inline up to INLINE_BUDGET in all, and
+        past it as in-transit blobs."""
         t0 = time.perf_counter()
         files: list[int] = []
         call = executor_pb2.LocalExecute()
         call.request.CopyFrom(request)
         try:
+            inline_total = 0
             for i, t in enumerate(inputs):
                 msg = call.request.inputs.add()
                 nbytes = t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
-                if nbytes < FILE_THRESHOLD or len(files) >= _MAX_FILES:
+                if nbytes >= FILE_THRESHOLD and len(files) < _MAX_FILES:
+                    try:
+                        msg.type.CopyFrom(tensor_type(t.dtype, t.shape))
+                    except ValueError as e:
+                        raise InvalidArgumentError(f"input {i}: {e}", context=context) from None
+                    files.append(sealed_memfd(tensor_view(t)))
+                    call.file_inputs.append(i)
+                elif inline_total + nbytes <= INLINE_BUDGET:
                     encode_input(msg, i, t)
-                    continue
-                try:
-                    msg.type.CopyFrom(tensor_type(t.dtype, t.shape))
-                except ValueError as e:
-                    raise InvalidArgumentError(f"input {i}: {e}", context=context) from None
-                files.append(sealed_memfd(tensor_view(t)))
-                call.file_inputs.append(i)
+                    inline_total += nbytes
+                else:
+                    encode_input(msg, i, t, as_blob=True)
             rid = new_request_id()
             call.request_id = rid
             if self._rpc.timeout is not None:
@@ -286,24 +327,24 @@ class LocalExecutor:
 
     def _round_trip(self, frame: bytes, files: list[int], context: dict,
                     rid: str) -> LocalResult:
-        # A pooled connection kilnd closed meanwhile (it restarted) fails on
-        # send, before anything ran: one retry on a fresh connection.
+        # A pooled connection kilnd closed meanwhile (idle, or it restarted)
+        # fails on send, before anything ran: one retry on a new connection.
         for attempt in range(2):
-            connection = self._take() if attempt == 0 else self._connect()
+            connection = self._take() if attempt == 0 else self._fresh_connection()
             try:
                 connection.send(frame, files)
             except _TransportError as e:
                 connection.close()
                 if attempt == 0:
-                    with self._lock:
-                        self._session = None
                     continue
                 raise UnavailableError(f"kilnd's local socket: {e}", context=context,
                                        request_id=rid) from None
             try:
                 reply_bytes, out_files = connection.receive()
             except _TransportError as e:
+                # The call may have run: not retried.
                 connection.close()
+                self._forget_session()
                 raise UnavailableError(f"kilnd's local socket: {e}", context=context,
                                        request_id=rid) from None
             self._put(connection)
@@ -334,10 +375,18 @@ class LocalExecutor:
                 if i in by_index:
                     outputs.append(_tensor_from_file(by_index[i], dtype, out.type.shape))
                 elif out.WhichOneof("payload") == "blob":
-                    raise ValueError("a blob output on the local socket")
+                    # A device that returns blobs (a remote agent): read from
+                    # kilnd's store, straight into the tensor.
+                    expected = payload_size(dtype, out.type.shape)
+                    if expected != out.blob.size_bytes:
+                        raise ValueError(f"tensor payload has {out.blob.size_bytes} bytes, "
+                                         f"expected {expected} for {dtype} "
+                                         f"{list(out.type.shape)}")
+                    t, view = empty_tensor_for(dtype, out.type.shape)
+                    self._blobs.read_into(out.blob, view)
+                    outputs.append(t)
                 else:
                     outputs.append(tensor_from_bytes(out.data, dtype, out.type.shape))
             except ValueError as e:
                 raise KilnError(f"output {i}: {e}", context=context, request_id=rid) from None
         return LocalResult(response, outputs)
-

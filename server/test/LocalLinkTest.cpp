@@ -119,6 +119,45 @@ TEST(FramedSocketTest, GarbageIsDataLossAndLimitsAreInvalidArgument) {
   EXPECT_TRUE(absl::IsInvalidArgument(a.send("x", tooMany)));
 }
 
+TEST(FramedSocketTest, AnUntrustedPeerIsHeldToItsLimits) {
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  for (bool withFile : {true, false}) {
+    auto pair = FramedSocket::pair();
+    ASSERT_TRUE(pair.ok());
+    FramedSocket a(std::move(pair->first)), b(std::move(pair->second));
+    b.limitFrames(4096, 0);
+    if (withFile) {
+      // Files where none are allowed: closed unread, the frame refused.
+      UniqueFd file(::memfd_create("t", MFD_CLOEXEC));
+      ASSERT_TRUE(a.send("hello", {file.get()}).ok());
+    } else {
+      // A frame over the size limit: refused from its header.
+      ASSERT_TRUE(a.send(std::string(5000, 'x')).ok());
+    }
+    EXPECT_TRUE(absl::IsDataLoss(b.receive(bytes, files)));
+    EXPECT_TRUE(files.empty());
+  }
+}
+
+TEST(FramedSocketTest, AFrameThatDoesNotArriveInTimeIsDeadlineExceeded) {
+  auto pair = FramedSocket::pair();
+  ASSERT_TRUE(pair.ok());
+  int raw = pair->first.get();
+  FramedSocket b(std::move(pair->second));
+  // Half a header, then nothing: a slow peer does not hold the reader.
+  const char part[4] = {'K', 'N', 'L', 'K'};
+  ASSERT_EQ(::send(raw, part, sizeof part, 0), 4);
+  b.setReceiveDeadline(std::chrono::steady_clock::now() +
+                       std::chrono::milliseconds(100));
+  auto start = std::chrono::steady_clock::now();
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  EXPECT_TRUE(absl::IsDeadlineExceeded(b.receive(bytes, files)));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  UniqueFd keep(std::move(pair->first));
+}
+
 class LocalAgentLinkTest : public ::testing::Test {
 protected:
   void SetUp() override {

@@ -14,6 +14,8 @@
 
 #include <cstdio>
 
+#include <sys/resource.h>
+
 int main(int argc, char **argv) {
   kiln::server::blockShutdownSignals();
   absl::StatusOr<kiln::server::DaemonFlags> flags =
@@ -41,6 +43,14 @@ int main(int argc, char **argv) {
       !heap.ok())
     spdlog::warn("kilnd: {}; large messages will be mmap'ed per request",
                  std::string(heap.message()));
+  // Descriptors in flight to local clients and agents count against the
+  // open-file limit: take the hard limit, as servers do.
+  rlimit files{};
+  if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    if (::setrlimit(RLIMIT_NOFILE, &files) != 0)
+      spdlog::warn("kilnd: cannot raise the open-file limit");
+  }
   return kiln::server::runDaemon(*flags,
                                  kiln::compiler::resolveCompileOptions,
                                  kiln::compiler::compilerBuildId(),

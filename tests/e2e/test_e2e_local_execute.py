@@ -14,6 +14,7 @@ import array
 import concurrent.futures
 import fcntl
 import os
+import re
 import socket
 import stat
 import struct
@@ -279,3 +280,117 @@ def test_garbage_on_the_socket_ends_only_that_connection(client, exported):
     compiled = client.compile(exported)
     compiled(x, s)
     assert compiled.last_transport == "local"
+
+
+# --- the review's cases: hardening ------------------------------------------
+
+def test_a_file_with_holes_or_opened_write_only_is_refused(admitted):
+    sock, compiled = admitted
+    sparse = os.memfd_create("t", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    os.ftruncate(sparse, BIG * 4)  # no byte written: pages kilnd would pay for
+    fcntl.fcntl(sparse, fcntl.F_ADD_SEALS, ALL_SEALS)
+    write_only = os.open(f"/proc/self/fd/{memfd(BIG * 4, ALL_SEALS)}", os.O_WRONLY)
+    for fd, says in ((sparse, "has holes"), (write_only, "not open for reading")):
+        try:
+            send_frame(sock, execute_frame(compiled, fd), [fd])
+        finally:
+            os.close(fd)
+        reply = read_reply(sock)
+        assert reply.code == 3 and says in reply.message, reply.message
+
+
+def test_a_request_id_that_could_forge_log_lines_is_replaced(admitted):
+    sock, compiled = admitted
+    call = executor_pb2.LocalClientFrame.FromString(execute_frame(compiled, big_fd=0))
+    call.execute.request_id = "x\nFAKE log line"
+    send_frame(sock, call.SerializeToString())  # announces a file it lacks
+    reply = read_reply(sock)
+    assert reply.code == 3
+    assert "FAKE" not in reply.message
+    assert re.search(r"\(request [0-9a-f]{32}\)$", reply.message), reply.message
+
+
+def test_a_hello_carrying_files_runs_nothing(client):
+    sock = raw_connect(session(client).socket_path)
+    fd = memfd(16, ALL_SEALS)
+    try:
+        hello = executor_pb2.LocalClientFrame(hello=executor_pb2.LocalHello(
+            ticket=session(client).ticket)).SerializeToString()
+        send_frame(sock, hello, [fd])
+        assert sock.recv(1) == b""  # no welcome: the connection ends
+    finally:
+        os.close(fd)
+        sock.close()
+
+
+def test_blob_outputs_from_an_agent_without_a_local_link_still_come_back(tmp_path, exported):
+    """With --local-link false the agent uploads big outputs as blobs: a
+    local client reads those from kilnd's store."""
+    daemon = Kilnd(tmp_path, tmp_path / "cache", extra_args=("--local-link", "false")).start()
+    try:
+        with kiln.Client(daemon.address, timeout=300) as client:
+            compiled = client.compile(exported)
+            x, s = inputs(3)
+            big, small = compiled(x, s)
+            assert compiled.last_transport == "local"
+            expected_big, expected_small = AffineAndSum()(x, s)
+            torch.testing.assert_close(big, expected_big, rtol=1e-6, atol=1e-5)
+            torch.testing.assert_close(small, expected_small, rtol=1e-6, atol=1e-6)
+    finally:
+        daemon.assert_stops_cleanly()
+
+
+def test_the_client_follows_kilnd_across_a_restart(tmp_path, exported):
+    cache = tmp_path / "cache"
+    daemon = Kilnd(tmp_path, cache).start()
+    try:
+        address = daemon.address
+        with kiln.Client(address, timeout=300) as client:
+            compiled = client.compile(exported)
+            compiled(*inputs())
+            assert compiled.last_transport == "local"
+            daemon.stop()
+            daemon.listen = address  # the same port: the client's channel reconnects
+            daemon.start()
+            x, s = inputs(4)
+            torch.testing.assert_close(compiled(x, s)[0], AffineAndSum()(x, s)[0],
+                                       rtol=1e-6, atol=1e-5)
+            assert compiled.last_transport == "local"  # a new session, a new socket
+    finally:
+        daemon.assert_stops_cleanly()
+
+
+def test_a_full_socket_sends_calls_over_grpc(tmp_path, exported):
+    daemon = Kilnd(tmp_path, tmp_path / "cache").start()
+    held = []
+    try:
+        with kiln.Client(daemon.address, timeout=300) as client:
+            compiled = client.compile(exported)
+            compiled(*inputs())
+            assert compiled.last_transport == "local"
+            client._local.close()  # its pooled connection goes
+            granted = session(client)
+            for _ in range(128):  # kilnd's limit, all admitted
+                sock = raw_connect(granted.socket_path)
+                send_frame(sock, executor_pb2.LocalClientFrame(
+                    hello=executor_pb2.LocalHello(ticket=granted.ticket)).SerializeToString())
+                assert read_reply(sock).code == 0
+                held.append(sock)
+            x, s = inputs(5)
+            torch.testing.assert_close(compiled(x, s)[0], AffineAndSum()(x, s)[0],
+                                       rtol=1e-6, atol=1e-5)
+            assert compiled.last_transport == "grpc"
+    finally:
+        for sock in held:
+            sock.close()
+        daemon.assert_stops_cleanly()
+
+
+def test_kilnd_will_not_replace_a_file_with_its_socket(tmp_path):
+    precious = tmp_path / "notes.txt"
+    precious.write_text("keep me")
+    daemon = Kilnd(tmp_path, tmp_path / "cache", extra_args=("--local-socket", str(precious)))
+    with pytest.raises(BaseException):
+        daemon.start()
+    assert precious.read_text() == "keep me"
+    assert "exists and is not a socket" in daemon.log_path.read_text()

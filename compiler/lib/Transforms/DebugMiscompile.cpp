@@ -3,12 +3,16 @@
 // This file implements a deliberate wrong lowering for tests: the results of
 // the ops named by their locations are perturbed, r -> r * 1.01 + 0.01, so a
 // test can check that verification pinpoints the node. It is a testing aid,
-// only run when kilnd is started with --debug-miscompile.
+// only run when kilnd is started with --debug-miscompile. A node folded into
+// a kernel-library call is perturbed in the call's output buffer.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Location.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -62,6 +66,45 @@ Value perturb(OpBuilder &builder, Location loc, Value value) {
   return generic.getResult(0);
 }
 
+/// The same perturbation in place on a buffer (a kernel-library call's
+/// output, which has no tensor result to perturb).
+void perturbInPlace(OpBuilder &builder, Location loc, Value buffer) {
+  auto type = cast<MemRefType>(buffer.getType());
+  auto elementType = cast<FloatType>(type.getElementType());
+  AffineMap identity = builder.getMultiDimIdentityMap(type.getRank());
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  builder.create<linalg::GenericOp>(
+      loc, TypeRange{}, ValueRange{}, ValueRange{buffer},
+      ArrayRef<AffineMap>{identity}, iterators,
+      [&](OpBuilder &b, Location nested, ValueRange args) {
+        Value scale = b.create<arith::ConstantOp>(
+            nested, b.getFloatAttr(elementType, 1.01));
+        Value offset = b.create<arith::ConstantOp>(
+            nested, b.getFloatAttr(elementType, 0.01));
+        Value scaled = b.create<arith::MulFOp>(nested, args[0], scale);
+        b.create<linalg::YieldOp>(
+            nested, b.create<arith::AddFOp>(nested, scaled, offset).getResult());
+      });
+}
+
+/// The output buffer of a kernel-library call (its last operand, a pointer
+/// taken from the buffer), or null for any other op.
+Value kernelCallOutput(Operation *op) {
+  auto call = dyn_cast<func::CallOp>(op);
+  if (!call || !call.getCallee().starts_with("kiln_rt_") ||
+      call.getNumOperands() == 0)
+    return Value();
+  Value pointer = call.getOperands().back();
+  auto toPointer = pointer.getDefiningOp<LLVM::IntToPtrOp>();
+  auto cast = toPointer ? toPointer.getArg().getDefiningOp<arith::IndexCastOp>()
+                        : arith::IndexCastOp();
+  auto extract =
+      cast ? cast.getIn().getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>()
+           : memref::ExtractAlignedPointerAsIndexOp();
+  return extract ? extract.getSource() : Value();
+}
+
 struct DebugMiscompilePass
     : kiln::impl::DebugMiscompileBase<DebugMiscompilePass> {
   using DebugMiscompileBase::DebugMiscompileBase;
@@ -86,6 +129,14 @@ struct DebugMiscompilePass
     for (auto &entry : producers) {
       Operation *op = entry.second;
       builder.setInsertionPointAfter(op);
+      // A node folded into a kernel-library call: its value is the call's
+      // output buffer.
+      if (Value output = kernelCallOutput(op)) {
+        auto type = cast<MemRefType>(output.getType());
+        if (type.hasStaticShape() && isa<FloatType>(type.getElementType()))
+          perturbInPlace(builder, loc, output);
+        continue;
+      }
       for (Value result : op->getResults()) {
         auto type = dyn_cast<RankedTensorType>(result.getType());
         if (!type || !type.hasStaticShape() ||

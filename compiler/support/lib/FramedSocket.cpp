@@ -7,12 +7,15 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/common/FramedSocket.h"
 
+#include "kiln/common/Status.h"
+
 #include "absl/strings/str_cat.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -33,22 +36,6 @@ absl::Status peerGone(const char *what) {
 }
 
 /// Reads exactly `size` bytes; UNAVAILABLE at end of stream.
-absl::Status readFully(int fd, char *data, size_t size) {
-  while (size > 0) {
-    ssize_t got = ::read(fd, data, size);
-    if (got == 0)
-      return absl::UnavailableError("local link: the peer closed its end");
-    if (got < 0) {
-      if (errno == EINTR)
-        continue;
-      return peerGone("read");
-    }
-    data += got;
-    size -= static_cast<size_t>(got);
-  }
-  return absl::OkStatus();
-}
-
 absl::Status writeFully(int fd, const char *data, size_t size) {
   while (size > 0) {
     ssize_t put = ::send(fd, data, size, MSG_NOSIGNAL);
@@ -64,6 +51,47 @@ absl::Status writeFully(int fd, const char *data, size_t size) {
 }
 
 } // namespace
+
+void FramedSocket::limitFrames(uint64_t frameBytes, size_t files) {
+  maxFrameBytes = std::min(frameBytes, kMaxFrameBytes);
+  maxFiles = std::min(files, kMaxFiles);
+}
+
+absl::Status FramedSocket::awaitReadable() {
+  if (receiveDeadline == std::chrono::steady_clock::time_point::max())
+    return absl::OkStatus();
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        receiveDeadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      return absl::DeadlineExceededError(
+          "local link: the peer did not send its frame in time");
+    pollfd wait{socket.get(), POLLIN, 0};
+    int ready = ::poll(&wait, 1, static_cast<int>(std::min<int64_t>(
+                                     left.count(), 60'000)));
+    if (ready > 0)
+      return absl::OkStatus();
+    if (ready < 0 && errno != EINTR)
+      return peerGone("poll");
+  }
+}
+
+absl::Status FramedSocket::readFully(char *data, size_t size) {
+  while (size > 0) {
+    RETURN_IF_ERROR(awaitReadable());
+    ssize_t got = ::read(socket.get(), data, size);
+    if (got == 0)
+      return absl::UnavailableError("local link: the peer closed its end");
+    if (got < 0) {
+      if (errno == EINTR)
+        continue;
+      return peerGone("read");
+    }
+    data += got;
+    size -= static_cast<size_t>(got);
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::pair<UniqueFd, UniqueFd>> FramedSocket::pair() {
   int fds[2];
@@ -130,8 +158,13 @@ absl::Status FramedSocket::receive(std::string &bytes,
   message.msg_iov = &iov;
   message.msg_iovlen = 1;
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFiles)];
-  message.msg_control = control;
-  message.msg_controllen = sizeof control;
+  // Room for maxFiles only: the kernel closes any more, and says so
+  // (MSG_CTRUNC).
+  if (maxFiles > 0) {
+    message.msg_control = control;
+    message.msg_controllen = CMSG_SPACE(sizeof(int) * maxFiles);
+  }
+  RETURN_IF_ERROR(awaitReadable());
   ssize_t got;
   do {
     got = ::recvmsg(socket.get(), &message, MSG_CMSG_CLOEXEC);
@@ -154,7 +187,7 @@ absl::Status FramedSocket::receive(std::string &bytes,
   if (message.msg_flags & MSG_CTRUNC)
     return absl::DataLossError("local link: a frame carried too many files");
   if (absl::Status status =
-          readFully(socket.get(), reinterpret_cast<char *>(&header) + got,
+          readFully(reinterpret_cast<char *>(&header) + got,
                     sizeof header - static_cast<size_t>(got));
       !status.ok())
     return status;
@@ -165,7 +198,7 @@ absl::Status FramedSocket::receive(std::string &bytes,
         "local link: malformed frame header (", header.length, " bytes, ",
         header.fileCount, " files announced, ", files.size(), " received)"));
   bytes.resize(header.length);
-  return readFully(socket.get(), bytes.data(), bytes.size());
+  return readFully(bytes.data(), bytes.size());
 }
 
 void FramedSocket::shutdown() { ::shutdown(socket.get(), SHUT_RDWR); }

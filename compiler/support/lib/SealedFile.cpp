@@ -12,6 +12,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace kiln {
 
@@ -34,6 +35,16 @@ absl::Status checkSealedTensorFile(int fd, int64_t size) {
     return absl::InvalidArgumentError(
         absl::StrCat("the file passed for a tensor of ", size, " bytes holds ",
                      static_cast<int64_t>(info.st_size)));
+  int access = ::fcntl(fd, F_GETFL);
+  if (access < 0 || (access & O_ACCMODE) == O_WRONLY)
+    return absl::InvalidArgumentError(
+        "the file passed for a tensor is not open for reading");
+  // Every byte written: a file of holes would make its reader, not its
+  // sender, pay for the memory when it maps the pages in.
+  if (size > 0 && ::lseek(fd, 0, SEEK_HOLE) != size)
+    return absl::InvalidArgumentError(
+        "the file passed for a tensor has holes (write every byte before "
+        "sealing it)");
   return absl::OkStatus();
 }
 

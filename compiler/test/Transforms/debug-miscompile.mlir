@@ -57,3 +57,24 @@ func.func @scalar(%arg0: tensor<f64>) -> tensor<f64> {
   %1 = linalg.copy ins(%arg0 : tensor<f64>) outs(%0 : tensor<f64>) -> tensor<f64> loc("gelu")
   return %1 : tensor<f64>
 }
+
+// -----
+
+// A node folded into a kernel-library call (its value is the call's output
+// buffer): the buffer is perturbed in place right after the call.
+// CHECK-LABEL: func @folded_into_a_call
+// CHECK: call @kiln_rt_matmul_f32
+// CHECK-NEXT: linalg.generic
+// CHECK-SAME: outs(%[[OUT:.+]] : memref<2x4xf32>)
+// CHECK: arith.mulf
+// CHECK: bufferization.to_tensor %[[OUT]]
+func.func private @kiln_rt_matmul_f32(!llvm.ptr)
+func.func @folded_into_a_call() -> tensor<2x4xf32> {
+  %out = memref.alloc() : memref<2x4xf32> loc(fused["gelu", "mm"])
+  %i = memref.extract_aligned_pointer_as_index %out : memref<2x4xf32> -> index loc(fused["gelu", "mm"])
+  %c = arith.index_cast %i : index to i64 loc(fused["gelu", "mm"])
+  %p = llvm.inttoptr %c : i64 to !llvm.ptr loc(fused["gelu", "mm"])
+  call @kiln_rt_matmul_f32(%p) : (!llvm.ptr) -> () loc(fused["gelu", "mm"])
+  %t = bufferization.to_tensor %out restrict writable : memref<2x4xf32> loc("after")
+  return %t : tensor<2x4xf32>
+}

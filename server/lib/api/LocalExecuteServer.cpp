@@ -18,6 +18,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -54,6 +56,20 @@ void reply(FramedSocket &socket, const v1::LocalReply &message,
                   std::string(sent.message()));
 }
 
+/// Waits until the client has read everything sent to it (SIOCOUTQ: the
+/// bytes still queued); false after `timeout`.
+bool awaitReplyRead(int fd, std::chrono::seconds timeout) {
+  auto until = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    int queued = 0;
+    if (::ioctl(fd, SIOCOUTQ, &queued) != 0 || queued == 0)
+      return true;
+    if (std::chrono::steady_clock::now() >= until)
+      return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
 void replyError(FramedSocket &socket, const absl::Status &status,
                 std::string_view requestId) {
   grpc::Status mapped = toGrpcStatus(status, requestId);
@@ -77,8 +93,21 @@ LocalExecuteServer::start(const std::string &path, LocalSessions &sessions,
     return absl::InternalError(
         absl::StrCat("local socket: socket: ", std::strerror(errno)));
   bool abstract = path[0] == '@';
-  if (!abstract)
-    ::unlink(path.c_str()); // a socket a previous kilnd left behind
+  struct stat existing {};
+  if (!abstract && ::lstat(path.c_str(), &existing) == 0) {
+    if (!S_ISSOCK(existing.st_mode))
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--local-socket '", path, "' exists and is not a socket"));
+    // A socket a previous kilnd left behind; one a live kilnd serves is not
+    // taken over.
+    UniqueFd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (probe.valid() &&
+        ::connect(probe.get(), reinterpret_cast<sockaddr *>(&address->first),
+                  address->second) == 0)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--local-socket '", path, "' is served by another process"));
+    ::unlink(path.c_str());
+  }
   if (::bind(listener.get(), reinterpret_cast<sockaddr *>(&address->first),
              address->second) != 0)
     return absl::UnavailableError(absl::StrCat(
@@ -90,8 +119,14 @@ LocalExecuteServer::start(const std::string &path, LocalSessions &sessions,
   if (::listen(listener.get(), 64) != 0)
     return absl::InternalError(absl::StrCat(
         "--local-socket '", path, "': listen: ", std::strerror(errno)));
-  return std::unique_ptr<LocalExecuteServer>(new LocalExecuteServer(
+  auto server = std::unique_ptr<LocalExecuteServer>(new LocalExecuteServer(
       std::move(listener), path, sessions, executor, executeTimeout));
+  struct stat bound {};
+  if (!abstract && ::lstat(path.c_str(), &bound) == 0) {
+    server->fileDevice = bound.st_dev;
+    server->fileInode = bound.st_ino;
+  }
+  return server;
 }
 
 LocalExecuteServer::LocalExecuteServer(UniqueFd listener, std::string path,
@@ -122,24 +157,44 @@ void LocalExecuteServer::stop() {
   for (Connection &connection : connections)
     if (connection.thread.joinable())
       connection.thread.join();
-  if (path[0] != '@')
+  struct stat current {};
+  if (path[0] != '@' && ::lstat(path.c_str(), &current) == 0 &&
+      current.st_dev == fileDevice && current.st_ino == fileInode)
     ::unlink(path.c_str());
+}
+
+void LocalExecuteServer::beginShutdown() {
+  shuttingDown = true;
+  // Wakes the blocked accept(); connections notice before their next frame.
+  ::shutdown(listener.get(), SHUT_RDWR);
 }
 
 void LocalExecuteServer::acceptLoop() {
   while (true) {
     UniqueFd client(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
     if (!client.valid()) {
-      if (errno == EINTR || errno == ECONNABORTED)
+      int error = errno;
+      if (error == EINTR || error == ECONNABORTED)
         continue;
+      if (shuttingDown)
+        return;
+      if (error == EMFILE || error == ENFILE || error == ENOBUFS ||
+          error == ENOMEM) {
+        // Out of descriptors or memory for now: the pending connections
+        // wait in the backlog.
+        spdlog::warn("local socket {}: accept: {}; retrying", path,
+                     std::strerror(error));
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
       std::lock_guard<std::mutex> lock(mutex);
       if (!stopping)
         spdlog::error("local socket {}: accept: {}; no more local clients",
-                      path, std::strerror(errno));
+                      path, std::strerror(error));
       return;
     }
     std::lock_guard<std::mutex> lock(mutex);
-    if (stopping)
+    if (stopping || shuttingDown)
       return;
     // Threads that finished are joined here, so they never pile up.
     for (auto it = connections.begin(); it != connections.end();) {
@@ -150,8 +205,7 @@ void LocalExecuteServer::acceptLoop() {
       it->thread.join();
       it = connections.erase(it);
     }
-    auto socket =
-        std::make_unique<FramedSocket>(std::move(client), kMaxClientFrameBytes);
+    auto socket = std::make_unique<FramedSocket>(std::move(client));
     if (connections.size() >= kMaxConnections) {
       replyError(*socket,
                  absl::ResourceExhaustedError(absl::StrCat(
@@ -170,41 +224,65 @@ void LocalExecuteServer::acceptLoop() {
   }
 }
 
-void LocalExecuteServer::serve(Connection &connection) {
-  FramedSocket &socket = *connection.socket;
+bool LocalExecuteServer::admit(FramedSocket &socket) {
+  // The whole hello within kHelloTimeout, small and with no files: a peer
+  // without a ticket holds no thread, memory or descriptors for long.
+  socket.limitFrames(kMaxHelloBytes, 0);
+  socket.setReceiveDeadline(std::chrono::steady_clock::now() + kHelloTimeout);
   std::string bytes;
   std::vector<UniqueFd> files;
-  // The hello, within kHelloTimeout (a silent peer does not hold a thread).
-  timeval limit{static_cast<time_t>(kHelloTimeout.count()), 0};
-  ::setsockopt(socket.fd(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   if (!socket.receive(bytes, files).ok())
-    return;
+    return false;
   v1::LocalClientFrame frame;
-  if (!frame.ParseFromString(bytes) || !frame.has_hello() || !files.empty()) {
+  if (!frame.ParseFromString(bytes) || !frame.has_hello()) {
     replyError(socket,
                absl::InvalidArgumentError(
                    "the local socket's first frame must be a LocalHello "
                    "(kiln.v1.LocalClientFrame) with no files"),
                "");
-    return;
+    return false;
   }
   if (absl::Status admitted = sessions.redeem(frame.hello().ticket());
       !admitted.ok()) {
     replyError(socket, admitted, "");
-    return;
+    return false;
   }
-  timeval none{0, 0};
-  ::setsockopt(socket.fd(), SOL_SOCKET, SO_RCVTIMEO, &none, sizeof none);
   v1::LocalReply welcome;
   welcome.set_daemon_id(sessions.daemonId());
   reply(socket, welcome);
+  socket.limitFrames(kMaxClientFrameBytes, FramedSocket::kMaxFiles);
+  return true;
+}
 
+void LocalExecuteServer::serve(Connection &connection) {
+  FramedSocket &socket = *connection.socket;
+  // A reply the client does not read fails after kReplyTimeout.
+  timeval sendLimit{static_cast<time_t>(kReplyTimeout.count()), 0};
+  ::setsockopt(socket.fd(), SOL_SOCKET, SO_SNDTIMEO, &sendLimit,
+               sizeof sendLimit);
+  if (!admit(socket))
+    return;
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  v1::LocalClientFrame frame;
   while (true) {
+    // One reply in flight: the next frame is taken once the client has
+    // read the last reply (its files included).
+    if (!awaitReplyRead(socket.fd(), kReplyTimeout))
+      return;
+    socket.setReceiveDeadline(std::chrono::steady_clock::now() + kIdleTimeout);
     absl::Status received = socket.receive(bytes, files);
     if (!received.ok()) {
-      if (!absl::IsUnavailable(received))
+      if (!absl::IsUnavailable(received) && !absl::IsDeadlineExceeded(received))
         spdlog::warn("local socket: {}; closing the connection",
                      std::string(received.message()));
+      return;
+    }
+    if (shuttingDown) {
+      replyError(socket,
+                 absl::UnavailableError("kilnd is shutting down; retry on "
+                                        "another kilnd or after its restart"),
+                 "");
       return;
     }
     if (!frame.ParseFromString(bytes) || !frame.has_execute()) {
@@ -222,8 +300,7 @@ void LocalExecuteServer::serve(Connection &connection) {
 void LocalExecuteServer::execute(FramedSocket &socket, v1::LocalExecute &call,
                                  std::vector<UniqueFd> &files) {
   auto start = ExecutorService::Clock::now();
-  std::string requestId =
-      call.request_id().empty() ? newRequestId() : call.request_id();
+  std::string requestId = requestIdOrNew(call.request_id());
   ScopedRequestId logContext(requestId);
   if (call.file_inputs_size() != static_cast<int>(files.size())) {
     replyError(socket,
@@ -246,9 +323,12 @@ void LocalExecuteServer::execute(FramedSocket &socket, v1::LocalExecute &call,
     }
     inputFiles.emplace_back(index, std::move(files[i]));
   }
-  auto deadline = start + (call.timeout_ms() > 0
-                               ? std::chrono::milliseconds(call.timeout_ms())
-                               : executeTimeout);
+  auto timeout =
+      call.timeout_ms() > 0
+          ? std::min<std::chrono::milliseconds>(
+                std::chrono::milliseconds(call.timeout_ms()), kMaxCallTimeout)
+          : executeTimeout;
+  auto deadline = start + timeout;
   v1::LocalReply answer;
   TensorFiles outputFiles;
   absl::Status status =

@@ -15,7 +15,6 @@
 
 namespace kiln::server {
 
-namespace {
 bool validRequestId(std::string_view id) {
   if (id.empty() || id.size() > 128)
     return false;
@@ -24,7 +23,10 @@ bool validRequestId(std::string_view id) {
       return false;
   return true;
 }
-} // namespace
+
+std::string requestIdOrNew(std::string_view id) {
+  return validRequestId(id) ? std::string(id) : newRequestId();
+}
 
 std::string newRequestId() {
   thread_local std::mt19937_64 engine{std::random_device{}()};
@@ -39,9 +41,8 @@ std::string requestIdFrom(const grpc::ServerContext &context) {
   const auto &metadata = context.client_metadata();
   auto found = metadata.find(kRequestIdMetadataKey);
   if (found != metadata.end()) {
-    std::string_view id(found->second.data(), found->second.size());
-    if (validRequestId(id))
-      return std::string(id);
+    return requestIdOrNew(
+        std::string_view(found->second.data(), found->second.size()));
   }
   return newRequestId();
 }

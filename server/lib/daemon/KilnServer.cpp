@@ -203,6 +203,8 @@ void KilnServer::shutdown(std::chrono::milliseconds grace) {
     // New Executes stop waiting for devices; then in-flight calls get
     // `grace`, after which gRPC cancels them (ending agent streams, which
     // fails their tasks so no handler waits forever).
+    if (state->localExecute)
+      state->localExecute->beginShutdown(); // no new local calls
     state->registry->shutdown();
     state->server->Shutdown(std::chrono::system_clock::now() + grace);
     // gRPC's end of the agents' streams failed the tasks local calls wait on.

@@ -461,6 +461,16 @@ struct ConvertAtenToKernelCallsPass
     return operands;
   }
 
+  /// Where a call's ops come from: the node whose value the call computes
+  /// (the last folded op's) first, then `op`'s. Verification and the
+  /// debug-miscompile aid name a node by its ops' first name.
+  static Location callLocation(Operation *op, const Epilogue &epilogue) {
+    if (epilogue.ops.empty())
+      return op->getLoc();
+    return FusedLoc::get(op->getContext(),
+                         {epilogue.ops.back()->getLoc(), op->getLoc()});
+  }
+
   /// Replaces `op`'s result, or the last epilogue op's, by `result`, and
   /// erases the ops folded into the call.
   static void replaceFolded(Operation *op, const Epilogue &epilogue,
@@ -477,7 +487,7 @@ struct ConvertAtenToKernelCallsPass
     Epilogue epilogue = matchEpilogue(op.getResult(), /*channelDim=*/1);
     // At the last folded op: the residual may be computed after `op`.
     OpBuilder b(epilogue.ops.empty() ? op.getOperation() : epilogue.ops.back());
-    Location loc = op.getLoc();
+    Location loc = callLocation(op, epilogue);
     Value input = readOnlyBuffer(b, loc, op.getInput());
     Value weight = readOnlyBuffer(b, loc, op.getWeight());
     Value bias = op.getBias() ? readOnlyBuffer(b, loc, op.getBias()) : Value();
@@ -496,7 +506,7 @@ struct ConvertAtenToKernelCallsPass
     Epilogue epilogue =
         matchEpilogue(op->getResult(0), /*channelDim=*/resultType.getRank() - 1);
     OpBuilder b(epilogue.ops.empty() ? op : epilogue.ops.back());
-    Location loc = op->getLoc();
+    Location loc = callLocation(op, epilogue);
     Value a = readOnlyBuffer(b, loc, product.a.tensor);
     Value bValue = readOnlyBuffer(b, loc, product.b.tensor);
     Value bias =

@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -31,10 +32,18 @@ public:
   /// bytes travel in the files).
   static constexpr uint64_t kMaxFrameBytes = uint64_t{64} << 20;
 
-  /// receive() refuses frames over `maxFrameBytes` (at most kMaxFrameBytes).
-  explicit FramedSocket(UniqueFd socket,
-                        uint64_t maxFrameBytes = kMaxFrameBytes)
-      : socket(std::move(socket)), maxFrameBytes(maxFrameBytes) {}
+  explicit FramedSocket(UniqueFd socket) : socket(std::move(socket)) {}
+
+  /// What receive() accepts from an untrusted peer: frames of at most
+  /// `frameBytes` (at most kMaxFrameBytes) carrying at most `files`
+  /// descriptors (more are closed unread and the frame is DATA_LOSS).
+  void limitFrames(uint64_t frameBytes, size_t files);
+
+  /// receive() fails with DEADLINE_EXCEEDED when its frame has not fully
+  /// arrived by `deadline` (time_point::max(): no limit).
+  void setReceiveDeadline(std::chrono::steady_clock::time_point deadline) {
+    receiveDeadline = deadline;
+  }
 
   /// A connected pair (both close-on-exec).
   static absl::StatusOr<std::pair<UniqueFd, UniqueFd>> pair();
@@ -53,8 +62,16 @@ public:
   int fd() const { return socket.get(); }
 
 private:
+  /// Reads exactly `size` bytes, within the receive deadline.
+  absl::Status readFully(char *data, size_t size);
+  /// Waits until the socket is readable or the receive deadline passes.
+  absl::Status awaitReadable();
+
   UniqueFd socket;
-  uint64_t maxFrameBytes;
+  uint64_t maxFrameBytes = kMaxFrameBytes;
+  size_t maxFiles = kMaxFiles;
+  std::chrono::steady_clock::time_point receiveDeadline =
+      std::chrono::steady_clock::time_point::max();
   std::mutex sendMutex;
 };
 

@@ -18,9 +18,9 @@ namespace kiln {
 /// F_SEAL_SHRINK.
 int requiredTensorFileSeals();
 
-/// OK when `fd` is a regular file of exactly `size` bytes carrying
-/// requiredTensorFileSeals(); INVALID_ARGUMENT saying which part is wrong
-/// otherwise.
+/// OK when `fd` is a readable regular file of exactly `size` bytes, with
+/// no holes, carrying requiredTensorFileSeals(); INVALID_ARGUMENT saying
+/// which part is wrong otherwise.
 absl::Status checkSealedTensorFile(int fd, int64_t size);
 
 /// Adds requiredTensorFileSeals() to a memfd made with MFD_ALLOW_SEALING

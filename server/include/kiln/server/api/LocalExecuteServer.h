@@ -28,6 +28,8 @@
 #include <string>
 #include <thread>
 
+#include <sys/types.h>
+
 namespace kiln::server {
 
 class LocalExecuteServer {
@@ -36,11 +38,21 @@ public:
   static constexpr size_t kMaxConnections = 128;
   /// The largest frame a client may send (tensor bytes travel in files).
   static constexpr uint64_t kMaxClientFrameBytes = uint64_t{8} << 20;
-  /// How long a new connection has to present its ticket.
+  /// The largest hello (a ticket; no files).
+  static constexpr uint64_t kMaxHelloBytes = 4096;
+  /// How long a new connection has to present its ticket, all of it.
   static constexpr std::chrono::seconds kHelloTimeout{10};
+  /// A connection with no frame for this long is closed.
+  static constexpr std::chrono::minutes kIdleTimeout{10};
+  /// How long a reply may wait for the client to read it (and the previous
+  /// one to be read before the next frame is taken: one reply in flight).
+  static constexpr std::chrono::seconds kReplyTimeout{30};
+  /// The longest deadline a client may ask for.
+  static constexpr std::chrono::hours kMaxCallTimeout{24};
 
   /// Listens on `path`: a filesystem path (an old socket there is
-  /// replaced; the file is mode 0666, as tickets admit callers) or '@name',
+  /// replaced unless a live process serves it; the file is mode 0666, as
+  /// tickets admit callers) or '@name',
   /// an abstract socket. `executeTimeout` bounds calls that set none.
   static absl::StatusOr<std::unique_ptr<LocalExecuteServer>>
   start(const std::string &path, LocalSessions &sessions,
@@ -49,6 +61,9 @@ public:
   /// Stops accepting, ends every connection and joins their threads.
   ~LocalExecuteServer();
   void stop();
+  /// Stops accepting connections and frames; calls in flight finish
+  /// (kilnd's shutdown begins here, stop() ends it).
+  void beginShutdown();
 
 private:
   struct Connection {
@@ -62,6 +77,8 @@ private:
                      std::chrono::milliseconds executeTimeout);
   void acceptLoop();
   void serve(Connection &connection);
+  /// Reads the hello and answers it; false when the connection is done.
+  bool admit(FramedSocket &socket);
   /// Answers one LocalExecute frame.
   void execute(FramedSocket &socket, v1::LocalExecute &call,
                std::vector<UniqueFd> &files);
@@ -72,6 +89,11 @@ private:
   ExecutorService &executor;
   std::chrono::milliseconds executeTimeout;
   std::thread acceptor;
+  /// The socket file's identity (path sockets): removed on stop only if a
+  /// later kilnd has not bound the path since.
+  dev_t fileDevice = 0;
+  ino_t fileInode = 0;
+  std::atomic<bool> shuttingDown{false};
   std::mutex mutex;
   bool stopping = false;              // guarded by mutex
   std::list<Connection> connections;  // guarded by mutex

@@ -25,6 +25,14 @@ inline constexpr const char *kRequestIdMetadataKey = "kiln-request-id";
 /// A fresh request id: 32 lowercase hex digits (a random UUID4, no dashes).
 std::string newRequestId();
 
+/// Whether a client's request id may be logged: 1 to 128 characters of
+/// [A-Za-z0-9._-].
+bool validRequestId(std::string_view id);
+
+/// `id` when valid, else a new one (a client's id is never logged as sent
+/// when it could forge or flood log lines).
+std::string requestIdOrNew(std::string_view id);
+
 /// The id in `context`'s metadata when it is 1..128 characters of
 /// [A-Za-z0-9._-]; otherwise a fresh one.
 std::string requestIdFrom(const grpc::ServerContext &context);
