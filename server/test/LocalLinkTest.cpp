@@ -172,12 +172,18 @@ protected:
         [this](const v1::Digest &d) { return store->openBlob(d); });
   }
 
-  /// Dispatches a task, answers it as the agent would with `reply` (one
-  /// file, for output `fileOutput`), and returns what the caller gets.
-  TaskOutcome answeredWith(worker::LocalResult reply, UniqueFd file) {
+  /// A connection whose results the link delivers.
+  std::shared_ptr<AgentConnection> boundConnection() {
     auto connection = std::make_shared<AgentConnection>(
         "local-cpu", std::make_shared<WeakAgentLink>(link));
     link->bind(connection);
+    return connection;
+  }
+
+  /// Dispatches a task, answers it as the agent would with `reply` (one
+  /// file, for output `fileOutput`), and returns what the caller gets.
+  TaskOutcome answeredWith(worker::LocalResult reply, UniqueFd file) {
+    auto connection = boundConnection();
     v1::Task task;
     task.set_task_id("one-file");
     auto future = connection->dispatch(task);
@@ -198,13 +204,11 @@ protected:
   std::shared_ptr<LocalAgentLink> link;
 };
 
-TEST_F(LocalAgentLinkTest, TasksCarryBlobFilesAndOutputFilesBecomeBlobs) {
+TEST_F(LocalAgentLinkTest, TasksCarryBlobFilesAndOutputsComeBackAsFiles) {
   std::string inputBytes(1 << 20, 'i');
   absl::StatusOr<v1::Digest> input = store->put(inputBytes);
   ASSERT_TRUE(input.ok());
-  auto connection = std::make_shared<AgentConnection>(
-        "local-cpu", std::make_shared<WeakAgentLink>(link));
-  link->bind(connection);
+  auto connection = boundConnection();
 
   v1::Task task;
   task.set_task_id("t1");
@@ -259,9 +263,7 @@ TEST_F(LocalAgentLinkTest, ClientFilesGoWithTheTaskInInputOrder) {
   std::string blobBytes(4096, 'b');
   absl::StatusOr<v1::Digest> blob = store->put(blobBytes);
   ASSERT_TRUE(blob.ok());
-  auto connection = std::make_shared<AgentConnection>(
-      "local-cpu", std::make_shared<WeakAgentLink>(link));
-  link->bind(connection);
+  auto connection = boundConnection();
   v1::Task task;
   task.set_task_id("t2");
   *task.add_inputs()->mutable_blob() = *blob;
@@ -331,9 +333,7 @@ TEST_F(LocalAgentLinkTest, PutFileRefusesAWrongSizeOrAnUnsealedFile) {
 }
 
 TEST_F(LocalAgentLinkTest, AnEndedLinkFailsTheTasksInFlight) {
-  auto connection = std::make_shared<AgentConnection>(
-        "local-cpu", std::make_shared<WeakAgentLink>(link));
-  link->bind(connection);
+  auto connection = boundConnection();
   v1::Task task;
   task.set_task_id("t5");
   auto future = connection->dispatch(task);

@@ -43,6 +43,15 @@ std::optional<StringRef> valueName(Location loc) {
   return std::nullopt;
 }
 
+/// `element * 1.01 + 0.01`.
+Value perturbed(OpBuilder &b, Location loc, Value element) {
+  Type type = element.getType();
+  Value scale = b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, 1.01));
+  Value offset = b.create<arith::ConstantOp>(loc, b.getFloatAttr(type, 0.01));
+  Value scaled = b.create<arith::MulFOp>(loc, element, scale);
+  return b.create<arith::AddFOp>(loc, scaled, offset);
+}
+
 /// `value * 1.01 + 0.01`, elementwise, as a linalg.generic on tensors.
 Value perturb(OpBuilder &builder, Location loc, Value value) {
   auto type = cast<RankedTensorType>(value.getType());
@@ -55,13 +64,7 @@ Value perturb(OpBuilder &builder, Location loc, Value value) {
       loc, TypeRange{type}, ValueRange{value}, ValueRange{init},
       ArrayRef<AffineMap>{identity, identity}, iterators,
       [&](OpBuilder &b, Location nested, ValueRange args) {
-        Value scale = b.create<arith::ConstantOp>(
-            nested, b.getFloatAttr(elementType, 1.01));
-        Value offset = b.create<arith::ConstantOp>(
-            nested, b.getFloatAttr(elementType, 0.01));
-        Value scaled = b.create<arith::MulFOp>(nested, args[0], scale);
-        Value shifted = b.create<arith::AddFOp>(nested, scaled, offset);
-        b.create<linalg::YieldOp>(nested, shifted);
+        b.create<linalg::YieldOp>(nested, perturbed(b, nested, args[0]));
       });
   return generic.getResult(0);
 }
@@ -78,13 +81,7 @@ void perturbInPlace(OpBuilder &builder, Location loc, Value buffer) {
       loc, TypeRange{}, ValueRange{}, ValueRange{buffer},
       ArrayRef<AffineMap>{identity}, iterators,
       [&](OpBuilder &b, Location nested, ValueRange args) {
-        Value scale = b.create<arith::ConstantOp>(
-            nested, b.getFloatAttr(elementType, 1.01));
-        Value offset = b.create<arith::ConstantOp>(
-            nested, b.getFloatAttr(elementType, 0.01));
-        Value scaled = b.create<arith::MulFOp>(nested, args[0], scale);
-        b.create<linalg::YieldOp>(
-            nested, b.create<arith::AddFOp>(nested, scaled, offset).getResult());
+        b.create<linalg::YieldOp>(nested, perturbed(b, nested, args[0]));
       });
 }
 
