@@ -100,5 +100,13 @@ TEST_F(StoreIndexTest, ReAddingABlobDoesNotCountItTwice) {
   EXPECT_EQ(index.stats().blobBytes, 30);
 }
 
+TEST_F(StoreIndexTest, HoldsAnswersFromTheIndexWithTheSize) {
+  EXPECT_TRUE(index.holds(hashOf('a'), 10));
+  EXPECT_FALSE(index.holds(hashOf('a'), 11)); // another size is another blob
+  EXPECT_FALSE(index.holds(hashOf('z'), 10));
+  index.remove(hashOf('a'));
+  EXPECT_FALSE(index.holds(hashOf('a'), 10));
+}
+
 } // namespace
 } // namespace kiln::server

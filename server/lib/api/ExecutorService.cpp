@@ -155,7 +155,8 @@ ExecutorService::validate(const v1::ExecuteRequest &request,
       return absl::InvalidArgumentError(absl::StrCat(
           where, ": ", formatType(expected.type()), " needs ", size,
           " bytes, blob has ", digest.size_bytes()));
-    if (!store.contains(digest))
+    // Parameters stay resident in the agents: the index, not a stat each.
+    if (!store.indexed(digest) && !store.contains(digest))
       missing.push_back(absl::StrCat(where, " ", formatDigest(digest)));
   }
   if (request.inputs_size() != manifest.inputs_size())

@@ -228,6 +228,11 @@ bool ContentStore::contains(const v1::Digest &digest) const {
          static_cast<int64_t>(info.st_size) == digest.size_bytes();
 }
 
+bool ContentStore::indexed(const v1::Digest &digest) const {
+  return validateDigest(digest).ok() &&
+         blobIndex->holds(digest.hash(), digest.size_bytes());
+}
+
 std::vector<v1::Digest>
 ContentStore::findMissing(const std::vector<v1::Digest> &digests) const {
   std::vector<v1::Digest> missing;

@@ -31,6 +31,12 @@ void StoreIndex::touch(const std::string &hash) {
   byAge.emplace(it->second.tick, hash);
 }
 
+bool StoreIndex::holds(const std::string &hash, int64_t size) const {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = entries.find(hash);
+  return it != entries.end() && it->second.size == size;
+}
+
 void StoreIndex::remove(const std::string &hash) {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = entries.find(hash);

@@ -90,6 +90,12 @@ public:
   /// hash). read() and verify() are the integrity checks.
   bool contains(const v1::Digest &digest) const;
 
+  /// Whether the store's index lists the blob: no filesystem access (a
+  /// `stat` per parameter per Execute added up), so a file deleted behind
+  /// the store's back still counts until it is read. For blobs a reader
+  /// holds anyway (an agent's resident parameters); contains() otherwise.
+  bool indexed(const v1::Digest &digest) const;
+
   /// Marks the blob most recently used in the LRU index (not on disk: the
   /// file's mtime, which carries the order across restarts, is left), as
   /// using a copy read earlier should.

@@ -43,6 +43,8 @@ public:
   void add(const std::string &hash, int64_t size);
   /// Marks `hash` most recently used; no-op when absent.
   void touch(const std::string &hash);
+  /// Whether `hash` is recorded with `size` bytes.
+  bool holds(const std::string &hash, int64_t size) const;
   /// Forgets `hash` (deleted outside eviction, e.g. found corrupt).
   void remove(const std::string &hash);
 
