@@ -97,3 +97,23 @@ def test_backend_sees_weight_updates(kilnd):
     with torch.no_grad():
         model.fc2.weight.mul_(-0.5)
     torch.testing.assert_close(fast(x), model(x), **TOL)
+
+
+def test_in_place_weight_changes_reach_the_next_call(client):
+    """A call reuses the last request while its weight tensors are unchanged
+    (no digesting of each weight per call); an in-place change is seen."""
+    torch.manual_seed(14)
+    model = MLP(d_in=12, d_hidden=20, d_out=6).eval()
+    x = torch.randn(3, 12)
+    compiled = client.compile(torch.export.export(model, (x,)))
+    torch.testing.assert_close(compiled(x), model(x), **TOL)
+    before = kiln.blobs.hash_count
+    torch.testing.assert_close(compiled(x), model(x), **TOL)
+    assert kiln.blobs.hash_count == before  # nothing digested again
+    with torch.no_grad():
+        for p in compiled._parameters.values():
+            p.mul_(-0.5)
+    with torch.no_grad():
+        expected = torch.export.export(model, (x,)).module()(x)
+    torch.testing.assert_close(compiled(x), expected, **TOL)
+    assert kiln.blobs.hash_count > before
