@@ -121,11 +121,12 @@ class CompiledModel:
             raise KilnError(f"the executable's manifest names parameter {e} which the "
                             "compiled graph does not have", context={"executable": self.digest})
         self._param_names = order
-        # The last call's weights (the tensors, their versions and storage)
-        # and the request they made: a call with the same unmodified
-        # tensors reuses it instead of digesting each again (mobilenet has
-        # 244 of them).
-        self._request_cache: tuple[list[torch.Tensor], list[tuple[int, int]],
+        # The last call's weights (the tensors, their versions, storage and
+        # layout) and the request they made: a call with the same unmodified
+        # tensors reuses it instead of looking up each digest again
+        # (mobilenet has 244). It holds the tensors, so their addresses are
+        # not reused while it stands.
+        self._request_cache: tuple[list[torch.Tensor], list[tuple],
                                    executor_pb2.ExecuteRequest] | None = None
         graph_inputs = [v.name for v in graph.inputs]
         manifest_inputs = [a.name for a in response.manifest.inputs]
@@ -509,7 +510,9 @@ class Client:
             request.parameters.extend(model._param_digests)
             return request
         tensors = [weights[n] for n in model._param_names]
-        state = [(t._version, t.data_ptr()) for t in tensors]
+        # What the tensor digest cache keys on too: `p.data = ...` can keep
+        # the object, its version and its address and change the layout.
+        state = [(t._version, t.data_ptr(), t.stride(), t.dtype) for t in tensors]
         cached = model._request_cache
         if (cached is not None and len(cached[0]) == len(tensors)
                 and all(a is b for a, b in zip(cached[0], tensors)) and cached[1] == state):

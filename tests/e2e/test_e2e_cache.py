@@ -117,3 +117,12 @@ def test_in_place_weight_changes_reach_the_next_call(client):
         expected = torch.export.export(model, (x,)).module()(x)
     torch.testing.assert_close(compiled(x), expected, **TOL)
     assert kiln.blobs.hash_count > before
+    # A new layout under the same object, version and address (a square
+    # weight transposed through .data) is a new request too.
+    square = next(p for p in compiled._parameters.values()
+                  if p.dim() == 2 and p.shape[0] == p.shape[1])
+    with torch.no_grad():
+        square.data = square.data.t()
+    with torch.no_grad():
+        expected = torch.export.export(model, (x,)).module()(x)
+    torch.testing.assert_close(compiled(x), expected, **TOL)

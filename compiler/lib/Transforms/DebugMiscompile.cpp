@@ -10,6 +10,7 @@
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -102,6 +103,22 @@ Value kernelCallOutput(Operation *op) {
   return extract ? extract.getSource() : Value();
 }
 
+/// True when a kernel-library call writes `buffer` (passes it last).
+bool writtenByKernelCall(Value buffer) {
+  for (Operation *extract : buffer.getUsers()) {
+    if (!isa<memref::ExtractAlignedPointerAsIndexOp>(extract))
+      continue;
+    for (Operation *cast : extract->getUsers())
+      for (Operation *pointer : cast->getUsers())
+        for (Operation *user : pointer->getUsers())
+          if (auto call = dyn_cast<func::CallOp>(user))
+            if (call.getCallee().starts_with("kiln_rt_") &&
+                call.getOperands().back() == pointer->getResult(0))
+              return true;
+  }
+  return false;
+}
+
 struct DebugMiscompilePass
     : kiln::impl::DebugMiscompileBase<DebugMiscompilePass> {
   using DebugMiscompileBase::DebugMiscompileBase;
@@ -127,7 +144,17 @@ struct DebugMiscompilePass
       Operation *op = entry.second;
       builder.setInsertionPointAfter(op);
       // A node folded into a kernel-library call: its value is the call's
-      // output buffer.
+      // output buffer, which later calls may read directly. Perturbed in
+      // place before the tensor is made of it, so every reader sees it.
+      if (auto toTensor = dyn_cast<bufferization::ToTensorOp>(op);
+          toTensor && writtenByKernelCall(toTensor.getMemref())) {
+        auto type = cast<MemRefType>(toTensor.getMemref().getType());
+        if (type.hasStaticShape() && isa<FloatType>(type.getElementType())) {
+          builder.setInsertionPoint(toTensor);
+          perturbInPlace(builder, loc, toTensor.getMemref());
+        }
+        continue;
+      }
       if (Value output = kernelCallOutput(op)) {
         auto type = cast<MemRefType>(output.getType());
         if (type.hasStaticShape() && isa<FloatType>(type.getElementType()))

@@ -24,15 +24,18 @@ using namespace mlir;
 namespace {
 
 /// The chain a kernel call's pointer operand is made of:
-/// inttoptr(index_cast(extract_aligned_pointer(to_memref %tensor))).
+/// inttoptr(index_cast(extract_aligned_pointer(buffer))), and the tensor the
+/// buffer holds: `to_memref %tensor`, or a buffer another call wrote that a
+/// `to_tensor` (before this call) made a tensor of (canonicalization folds
+/// to_memref(to_tensor(%buffer)) to %buffer, hiding the read).
 struct PointerChain {
-  bufferization::ToMemrefOp read;
+  Value tensor;
   memref::ExtractAlignedPointerAsIndexOp extract;
   arith::IndexCastOp cast;
   LLVM::IntToPtrOp pointer;
 };
 
-std::optional<PointerChain> chainOf(Value operand) {
+std::optional<PointerChain> chainOf(Value operand, func::CallOp call) {
   PointerChain chain;
   chain.pointer = operand.getDefiningOp<LLVM::IntToPtrOp>();
   if (!chain.pointer)
@@ -44,10 +47,19 @@ std::optional<PointerChain> chainOf(Value operand) {
                       .getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>();
   if (!chain.extract)
     return std::nullopt;
-  chain.read = chain.extract.getSource().getDefiningOp<bufferization::ToMemrefOp>();
-  if (!chain.read)
-    return std::nullopt;
-  return chain;
+  Value buffer = chain.extract.getSource();
+  if (auto read = buffer.getDefiningOp<bufferization::ToMemrefOp>()) {
+    chain.tensor = read.getTensor();
+    return chain;
+  }
+  for (Operation *user : buffer.getUsers())
+    if (auto toTensor = dyn_cast<bufferization::ToTensorOp>(user))
+      if (toTensor->getBlock() == call->getBlock() &&
+          toTensor->isBeforeInBlock(call)) {
+        chain.tensor = toTensor.getResult();
+        return chain;
+      }
+  return std::nullopt;
 }
 
 struct PlaceKernelCallReadsPass
@@ -62,13 +74,16 @@ struct PlaceKernelCallReadsPass
     llvm::SetVector<Operation *> maybeDead;
     for (func::CallOp call : calls) {
       OpBuilder b(call);
-      for (OpOperand &operand : call->getOpOperands()) {
-        std::optional<PointerChain> chain = chainOf(operand.get());
+      // The last operand is the output the call writes: not a read.
+      for (OpOperand &operand : call->getOpOperands().drop_back()) {
+        std::optional<PointerChain> chain = chainOf(operand.get(), call);
         if (!chain)
           continue;
-        Operation *read = b.clone(*chain->read);
+        Type bufferType = chain->extract.getSource().getType();
+        Value read = b.create<bufferization::ToMemrefOp>(
+            call.getLoc(), bufferType, chain->tensor, /*read_only=*/true);
         IRMapping mapping;
-        mapping.map(chain->read.getResult(), read->getResult(0));
+        mapping.map(chain->extract.getSource(), read);
         Operation *extract = b.clone(*chain->extract, mapping);
         mapping.map(chain->extract.getResult(), extract->getResult(0));
         Operation *cast = b.clone(*chain->cast, mapping);
@@ -78,8 +93,11 @@ struct PlaceKernelCallReadsPass
         for (Operation *op : {chain->pointer.getOperation(),
                               chain->cast.getOperation(),
                               chain->extract.getOperation(),
-                              chain->read.getOperation()})
-          maybeDead.insert(op);
+                              chain->extract.getSource().getDefiningOp()})
+          if (op && isa<LLVM::IntToPtrOp, arith::IndexCastOp,
+                        memref::ExtractAlignedPointerAsIndexOp,
+                        bufferization::ToMemrefOp>(op))
+            maybeDead.insert(op);
       }
     }
     for (Operation *op : maybeDead)

@@ -35,3 +35,39 @@ func.func @shared_read(%t: tensor<4xf32>, %out: tensor<4xf32>) -> tensor<4xf32> 
   %v = bufferization.to_tensor %u : memref<4xf32>
   return %w : tensor<4xf32>
 }
+
+// -----
+
+// One call reads another's output straight from its buffer (canonicalization
+// folded to_memref(to_tensor(%buf)) to %buf): the read becomes a to_memref
+// of that tensor right before the reader, so bufferization sees it. The
+// writer's own output operand is left alone.
+// CHECK-LABEL: func @reads_another_calls_output
+// CHECK: %[[BUF:.+]] = memref.alloc
+// CHECK: call @kiln_rt_matmul_f32(%{{.+}}, %[[OUTP:.+]]) :
+// CHECK: %[[T:.+]] = bufferization.to_tensor %[[BUF]] restrict writable
+// CHECK: %[[R:.+]] = bufferization.to_memref %[[T]] read_only
+// CHECK-NEXT: memref.extract_aligned_pointer_as_index %[[R]]
+// CHECK-NEXT: arith.index_cast
+// CHECK-NEXT: %[[P:.+]] = llvm.inttoptr
+// CHECK-NEXT: call @kiln_rt_matmul_f32(%[[P]], %{{.+}})
+func.func private @kiln_rt_matmul_f32(!llvm.ptr, !llvm.ptr)
+func.func @reads_another_calls_output(%in: tensor<4xf32>) -> tensor<4xf32> {
+  %buf = memref.alloc() : memref<4xf32>
+  %i = memref.extract_aligned_pointer_as_index %buf : memref<4xf32> -> index
+  %c = arith.index_cast %i : index to i64
+  %p = llvm.inttoptr %c : i64 to !llvm.ptr
+  %m = bufferization.to_memref %in read_only : memref<4xf32>
+  %mi = memref.extract_aligned_pointer_as_index %m : memref<4xf32> -> index
+  %mc = arith.index_cast %mi : index to i64
+  %mp = llvm.inttoptr %mc : i64 to !llvm.ptr
+  call @kiln_rt_matmul_f32(%mp, %p) : (!llvm.ptr, !llvm.ptr) -> ()
+  %t = bufferization.to_tensor %buf restrict writable : memref<4xf32>
+  %out = memref.alloc() : memref<4xf32>
+  %oi = memref.extract_aligned_pointer_as_index %out : memref<4xf32> -> index
+  %oc = arith.index_cast %oi : index to i64
+  %op = llvm.inttoptr %oc : i64 to !llvm.ptr
+  call @kiln_rt_matmul_f32(%p, %op) : (!llvm.ptr, !llvm.ptr) -> ()
+  %r = bufferization.to_tensor %out restrict writable : memref<4xf32>
+  return %r : tensor<4xf32>
+}

@@ -151,22 +151,29 @@ SmallVector<Operation *> decomposedHardswish(Value y, RankedTensorType type) {
     return {};
   SmallVector<Operation *> ops = {add};
   Value clamped = add.getResult();
-  double lower = NAN, upper = NAN;
+  // Exactly clamp(min=0) then clamp(max=6), as torch.export writes it, or
+  // one clamp(0, 6): other bounds are another function.
+  SmallVector<std::pair<double, double>> bounds;
   while (auto clamp =
              dyn_cast_or_null<kiln::aten::PointwiseOp>(soleUser(clamped))) {
-    ArrayRef<double> bounds = clamp.getScalars();
-    if (clamp.getFn() != "clamp" || bounds.size() != 2 ||
-        clamp.getType() != type)
+    ArrayRef<double> scalars = clamp.getScalars();
+    if (clamp.getFn() != "clamp" || scalars.size() != 2 ||
+        clamp.getType() != type || bounds.size() == 2)
       return {};
-    if (!std::isnan(bounds[0]))
-      lower = bounds[0];
-    if (!std::isnan(bounds[1]))
-      upper = bounds[1];
+    bounds.emplace_back(scalars[0], scalars[1]);
     ops.push_back(clamp);
     clamped = clamp.getResult();
   }
-  if (lower != 0.0 || upper != 6.0 || soleUser(clamped) != mul ||
-      mul.getType() != type)
+  auto is = [](std::pair<double, double> b, double lower, double upper) {
+    auto same = [](double a, double e) {
+      return std::isnan(e) ? std::isnan(a) : a == e;
+    };
+    return same(b.first, lower) && same(b.second, upper);
+  };
+  bool relu6 = (bounds.size() == 1 && is(bounds[0], 0.0, 6.0)) ||
+               (bounds.size() == 2 && is(bounds[0], 0.0, NAN) &&
+                is(bounds[1], NAN, 6.0));
+  if (!relu6 || soleUser(clamped) != mul || mul.getType() != type)
     return {};
   ops.push_back(mul);
   auto div = dyn_cast_or_null<kiln::aten::DivOp>(soleUser(mul.getResult()));

@@ -128,3 +128,24 @@ func.func @decomposed_hardswish(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>
   %5 = aten.div %4, %six : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
   return %5 : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// Clamps other than relu6 around y + 3 are another function: not folded.
+// CHECK-LABEL: func @not_hardswish
+// CHECK: call @kiln_rt_convolution_f32
+// CHECK: aten.pointwise "clamp"
+// CHECK: aten.div
+func.func @not_hardswish(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = aten.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>,
+      dilation = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, transposed = false, groups = 1 : i64}
+      : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %three = aten.constant dense<3.0> : tensor<f32>
+  %1 = aten.add %0, %three : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  %2 = aten.pointwise "clamp" %1 {scalars = array<f64: 0x7FF8000000000000, 3.0>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %3 = aten.pointwise "clamp" %2 {scalars = array<f64: 0.0, 6.0>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %4 = aten.mul %0, %3 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %six = aten.constant dense<6.0> : tensor<f32>
+  %5 = aten.div %4, %six : (tensor<1x2x4x4xf32>, tensor<f32>) -> tensor<1x2x4x4xf32>
+  return %5 : tensor<1x2x4x4xf32>
+}
