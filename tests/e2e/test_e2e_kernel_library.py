@@ -188,7 +188,8 @@ def test_bad_kernel_library_options_are_invalid_argument(client, exported):
 
 def test_an_agent_pinned_to_avx2_runs_onednns_avx2_kernels(start_kilnd, exported):
     """KILN_AGENT_CPU=x86-64-v3 keeps oneDNN to AVX2 (and FMA), whatever the
-    host has: the same numbers come out of the kernels an AVX2 host runs.
+    host has: the same numbers, epilogues and NaNs included, come out of the
+    kernels an AVX2 host runs.
     On an AVX2 host this is the host's own path."""
     daemon = start_kilnd(name="avx2")
     daemon.stop()
@@ -207,3 +208,13 @@ def test_an_agent_pinned_to_avx2_runs_onednns_avx2_kernels(start_kilnd, exported
         linear = client.compile(torch.export.export(layer, (x,)))
         with torch.no_grad():
             torch.testing.assert_close(linear(x), layer(x), **TOLERANCE)
+        # The epilogues on AVX2's kernels: norms, residuals, hardswish and
+        # gelu as post-ops, NaNs kept where eager keeps them.
+        model = fusedBlocks()
+        x = torch.randn(2, 16, 9, 9)
+        x[0, 3, 4, 4] = float("nan")
+        with torch.no_grad():
+            expected = model(x)
+        fused = client.compile(torch.export.export(model, (x,)))
+        torch.testing.assert_close(fused(x), expected, rtol=1e-4, atol=2e-5,
+                                   equal_nan=True)

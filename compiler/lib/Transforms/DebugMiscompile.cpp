@@ -9,11 +9,10 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Transforms/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "kiln/Transforms/KernelCallOperands.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Location.h"
 
 #include "llvm/ADT/StringSet.h"
@@ -86,37 +85,13 @@ void perturbInPlace(OpBuilder &builder, Location loc, Value buffer) {
       });
 }
 
-/// The output buffer of a kernel-library call (its last operand, a pointer
-/// taken from the buffer), or null for any other op.
-Value kernelCallOutput(Operation *op) {
-  auto call = dyn_cast<func::CallOp>(op);
-  if (!call || !call.getCallee().starts_with("kiln_rt_") ||
-      call.getNumOperands() == 0)
-    return Value();
-  Value pointer = call.getOperands().back();
-  auto toPointer = pointer.getDefiningOp<LLVM::IntToPtrOp>();
-  auto cast = toPointer ? toPointer.getArg().getDefiningOp<arith::IndexCastOp>()
-                        : arith::IndexCastOp();
-  auto extract =
-      cast ? cast.getIn().getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>()
-           : memref::ExtractAlignedPointerAsIndexOp();
-  return extract ? extract.getSource() : Value();
-}
-
-/// True when a kernel-library call writes `buffer` (passes it last).
-bool writtenByKernelCall(Value buffer) {
-  for (Operation *extract : buffer.getUsers()) {
-    if (!isa<memref::ExtractAlignedPointerAsIndexOp>(extract))
-      continue;
-    for (Operation *cast : extract->getUsers())
-      for (Operation *pointer : cast->getUsers())
-        for (Operation *user : pointer->getUsers())
-          if (auto call = dyn_cast<func::CallOp>(user))
-            if (call.getCallee().starts_with("kiln_rt_") &&
-                call.getOperands().back() == pointer->getResult(0))
-              return true;
-  }
-  return false;
+/// True when a kernel-library call in `func` writes `buffer`.
+bool writtenByKernelCall(Value buffer, func::FuncOp func) {
+  bool written = false;
+  func.walk([&](func::CallOp call) {
+    written = written || kiln::kernelCallOutput(call) == buffer;
+  });
+  return written;
 }
 
 struct DebugMiscompilePass
@@ -147,7 +122,7 @@ struct DebugMiscompilePass
       // output buffer, which later calls may read directly. Perturbed in
       // place before the tensor is made of it, so every reader sees it.
       if (auto toTensor = dyn_cast<bufferization::ToTensorOp>(op);
-          toTensor && writtenByKernelCall(toTensor.getMemref())) {
+          toTensor && writtenByKernelCall(toTensor.getMemref(), func)) {
         auto type = cast<MemRefType>(toTensor.getMemref().getType());
         if (type.hasStaticShape() && isa<FloatType>(type.getElementType())) {
           builder.setInsertionPoint(toTensor);
@@ -155,7 +130,7 @@ struct DebugMiscompilePass
         }
         continue;
       }
-      if (Value output = kernelCallOutput(op)) {
+      if (Value output = kiln::kernelCallOutput(op)) {
         auto type = cast<MemRefType>(output.getType());
         if (type.hasStaticShape() && isa<FloatType>(type.getElementType()))
           perturbInPlace(builder, loc, output);

@@ -7,10 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Transforms/Passes.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "kiln/Transforms/KernelCallOperands.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include "llvm/ADT/SetVector.h"
 
@@ -23,43 +22,19 @@ using namespace mlir;
 
 namespace {
 
-/// The chain a kernel call's pointer operand is made of:
-/// inttoptr(index_cast(extract_aligned_pointer(buffer))), and the tensor the
-/// buffer holds: `to_memref %tensor`, or a buffer another call wrote that a
-/// `to_tensor` (before this call) made a tensor of (canonicalization folds
-/// to_memref(to_tensor(%buffer)) to %buffer, hiding the read).
-struct PointerChain {
-  Value tensor;
-  memref::ExtractAlignedPointerAsIndexOp extract;
-  arith::IndexCastOp cast;
-  LLVM::IntToPtrOp pointer;
-};
-
-std::optional<PointerChain> chainOf(Value operand, func::CallOp call) {
-  PointerChain chain;
-  chain.pointer = operand.getDefiningOp<LLVM::IntToPtrOp>();
-  if (!chain.pointer)
-    return std::nullopt;
-  chain.cast = chain.pointer.getArg().getDefiningOp<arith::IndexCastOp>();
-  if (!chain.cast)
-    return std::nullopt;
-  chain.extract = chain.cast.getIn()
-                      .getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>();
-  if (!chain.extract)
-    return std::nullopt;
-  Value buffer = chain.extract.getSource();
-  if (auto read = buffer.getDefiningOp<bufferization::ToMemrefOp>()) {
-    chain.tensor = read.getTensor();
-    return chain;
-  }
+/// The tensor a call operand's buffer holds: `to_memref %tensor`, or a
+/// buffer another call wrote that a `to_tensor` (before this call) made a
+/// tensor of (canonicalization folds to_memref(to_tensor(%buffer)) to
+/// %buffer, hiding the read). Null when neither.
+Value tensorBehind(Value buffer, func::CallOp call) {
+  if (auto read = buffer.getDefiningOp<bufferization::ToMemrefOp>())
+    return read.getTensor();
   for (Operation *user : buffer.getUsers())
     if (auto toTensor = dyn_cast<bufferization::ToTensorOp>(user))
       if (toTensor->getBlock() == call->getBlock() &&
-          toTensor->isBeforeInBlock(call)) {
-        chain.tensor = toTensor.getResult();
-        return chain;
-      }
-  return std::nullopt;
+          toTensor->isBeforeInBlock(call))
+        return toTensor.getResult();
+  return Value();
 }
 
 struct PlaceKernelCallReadsPass
@@ -67,7 +42,7 @@ struct PlaceKernelCallReadsPass
   void runOnOperation() override {
     SmallVector<func::CallOp> calls;
     getOperation().walk([&](func::CallOp call) {
-      if (call.getCallee().starts_with("kiln_rt_"))
+      if (kiln::isKernelCall(call))
         calls.push_back(call);
     });
     // Each op once (operands may share a chain), users before their operands.
@@ -76,14 +51,16 @@ struct PlaceKernelCallReadsPass
       OpBuilder b(call);
       // The last operand is the output the call writes: not a read.
       for (OpOperand &operand : call->getOpOperands().drop_back()) {
-        std::optional<PointerChain> chain = chainOf(operand.get(), call);
-        if (!chain)
+        std::optional<kiln::KernelCallPointer> chain =
+            kiln::kernelCallPointer(operand.get());
+        Value tensor = chain ? tensorBehind(chain->buffer(), call) : Value();
+        if (!tensor)
           continue;
-        Type bufferType = chain->extract.getSource().getType();
         Value read = b.create<bufferization::ToMemrefOp>(
-            call.getLoc(), bufferType, chain->tensor, /*read_only=*/true);
+            call.getLoc(), chain->buffer().getType(), tensor,
+            /*read_only=*/true);
         IRMapping mapping;
-        mapping.map(chain->extract.getSource(), read);
+        mapping.map(chain->buffer(), read);
         Operation *extract = b.clone(*chain->extract, mapping);
         mapping.map(chain->extract.getResult(), extract->getResult(0));
         Operation *cast = b.clone(*chain->cast, mapping);
@@ -93,7 +70,7 @@ struct PlaceKernelCallReadsPass
         for (Operation *op : {chain->pointer.getOperation(),
                               chain->cast.getOperation(),
                               chain->extract.getOperation(),
-                              chain->extract.getSource().getDefiningOp()})
+                              chain->buffer().getDefiningOp()})
           if (op && isa<LLVM::IntToPtrOp, arith::IndexCastOp,
                         memref::ExtractAlignedPointerAsIndexOp,
                         bufferization::ToMemrefOp>(op))
