@@ -56,7 +56,7 @@ import torch.nn as nn
 from torch.utils import _pytree as pytree
 
 import kiln
-from kiln.client import INLINE_INPUT_LIMIT
+from kiln.execution import INLINE_INPUT_LIMIT
 from kiln.testing import MLP
 
 REPO = pathlib.Path(__file__).resolve().parents[1]

@@ -20,9 +20,14 @@ spec = importlib.util.find_spec("kiln")
 print(pathlib.Path(spec.origin).resolve().parent.parent if spec and spec.origin else "")
 PYEOF
 )"
-# Reinstall too when the console script (`kiln`) is missing: pyproject gained it.
-if [ "$installed" != "$HERE" ] || [ ! -x "$KILN_VENV/bin/kiln" ]; then
+# Reinstall too when pyproject.toml changed since the last install (its
+# console script, entry points and dependencies live in the install's metadata).
+stamp="$KILN_VENV/.kiln-pyproject.sha256"
+want="$(sha256sum "$HERE/pyproject.toml" | cut -d' ' -f1)"
+if [ "$installed" != "$HERE" ] || [ ! -x "$KILN_VENV/bin/kiln" ] || \
+   [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   "$PY" -m pip install -q --no-build-isolation -e "$HERE"
+  echo "$want" > "$stamp"
 fi
 "$PY" -c "import kiln, kiln.v1.compiler_pb2_grpc" || {
   echo "setup_venv: kiln does not import from $KILN_VENV" >&2; exit 1; }

@@ -3,7 +3,10 @@
 # checks first and installs only what is missing.
 #
 #   KILN_VENV      Python virtual environment (default: ~/.cache/kiln/venv);
-#                  reused when present, so the ~3 GB torch wheel downloads once.
+#                  reused when present, so the torch wheel and the NVIDIA
+#                  libraries it pulls (~6 GB installed) download once.
+#   KILN_TORCH_VERSION  torch to install (default: the newest the client
+#                  supports, kiln.TORCH_RANGE[1]); torchvision follows it.
 #   KILN_SKIP_APT  set to 1 to skip the Debian package step (no root).
 #   KILN_TOOLS_DIR operations tools, built with `go install` through the Go
 #                  module proxy into $KILN_TOOLS_DIR/bin (default:
@@ -12,7 +15,15 @@
 set -euo pipefail
 
 KILN_VENV="${KILN_VENV:-$HOME/.cache/kiln/venv}"
-TORCH_VERSION="${KILN_TORCH_VERSION:-2.5.1}"
+# The newest and oldest torch the client supports (client_py/kiln/version.py
+# TORCH_RANGE), each with the torchvision release built against it (the
+# newest torchvision, 0.29.2, declares torch >= 2.14 and runs on 2.15).
+TORCH_VERSION="${KILN_TORCH_VERSION:-2.15.0}"
+case "$TORCH_VERSION" in
+  2.15.0) TORCHVISION_VERSION=0.29.2 ;;
+  2.5.1) TORCHVISION_VERSION=0.20.1 ;;
+  *) echo "install_deps: no torchvision pinned for torch $TORCH_VERSION" >&2; exit 1 ;;
+esac
 KILN_TOOLS_DIR="${KILN_TOOLS_DIR:-$HOME/.cache/kiln/tools}"
 # Pinned to the newest releases whose whole module graph builds with Debian
 # 12's Go 1.19 (golang-go): later ones need Go >= 1.20/1.21, which bookworm
@@ -78,10 +89,10 @@ install_python_env() {
     python3 -m venv "$KILN_VENV"
   fi
   local py="$KILN_VENV/bin/python"
-  if ! "$py" -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('$TORCH_VERSION') else 1)" 2>/dev/null; then
-    log "installing torch $TORCH_VERSION (large download, once)"
+  if ! "$py" -c "import torch, torchvision, sys; sys.exit(0 if torch.__version__.split('+')[0] == '$TORCH_VERSION' and torchvision.__version__.split('+')[0] == '$TORCHVISION_VERSION' else 1)" 2>/dev/null; then
+    log "installing torch $TORCH_VERSION and torchvision $TORCHVISION_VERSION (large download, once)"
     "$py" -m pip install -q --upgrade pip
-    "$py" -m pip install -q "torch==$TORCH_VERSION"
+    "$py" -m pip install -q "torch==$TORCH_VERSION" "torchvision==$TORCHVISION_VERSION"
   fi
   log "installing Python packages"
   "$py" -m pip install -q -r "$(dirname "$0")/../client_py/requirements.txt"

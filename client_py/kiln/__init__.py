@@ -5,11 +5,19 @@
     compiled = client.compile(torch.export.export(model, (x,)), target="cpu")
     y = compiled(x)
 
+    fast = torch.compile(model, backend="kiln", options={"address": "localhost:50051"})
     fast = torch.compile(model, backend=kiln.backend("localhost:50051"))
+
+The package's modules are layered, each importing only from layers below it
+(tests/test_layering.py checks): the wire (errors, _rpc, blobs, tensors,
+execution, local_execute...), export and serialisation (graph, export,
+reference, placement, op_report), the compiled-model object (compiled,
+session), the features (partition, verify, introspect, torchscript, bundle),
+then the API (client, backend, dynamo) and the CLI.
 """
 
 from kiln.backend import backend
-from kiln.client import Client, CompiledModel, DeviceInfo
+from kiln.client import Client, CompiledModel, DaemonInfo, DeviceInfo
 from kiln.credentials import TlsConfig
 from kiln.errors import (CompileError, DeadlineExceededError, FailedPreconditionError,
                          InternalError, InvalidArgumentError, KilnError, NotFoundError,
@@ -20,13 +28,15 @@ from kiln.graph import serialize_graph_module
 from kiln.introspect import get_mlir
 from kiln.op_report import LayerCost, OpReport
 from kiln.placement import NodePlacement, PlacementReport
+from kiln.session import Session
+from kiln.version import TORCH_RANGE, __version__
 
 __all__ = [
-    "Client", "CompiledModel", "DeviceInfo", "TlsConfig", "backend", "serialize_graph_module",
+    "Client", "Session", "CompiledModel", "DeviceInfo", "DaemonInfo", "TORCH_RANGE",
+    "TlsConfig", "backend", "serialize_graph_module",
     "get_mlir", "OpReport", "LayerCost", "PlacementReport", "NodePlacement",
     "KilnError", "InvalidArgumentError", "NotFoundError", "FailedPreconditionError",
     "UnavailableError", "DeadlineExceededError", "InternalError", "CompileError",
     "UnimplementedError", "UnsupportedOpError", "VerificationError",
     "UnauthenticatedError", "PermissionDeniedError", "ResourceExhaustedError",
 ]
-__version__ = "0.1.0"

@@ -257,7 +257,7 @@ class _KilnCompiledGraph:
         weights = {n: args[p] for n, p in zip(spec.param_names, spec.param_positions)}
         inputs = [args[i] for i in spec.tensor_positions]
         with torch.no_grad():
-            outs = spec.compiled._run(inputs, parameters=weights)
+            outs = spec.compiled.run(inputs, parameters=weights)
             if self.verify:
                 from kiln.verify import verify_execution
                 self.last_verification = verify_execution(

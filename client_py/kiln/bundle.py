@@ -159,8 +159,8 @@ def write_bundle(client: Any, model: Any, example_inputs: Sequence[torch.Tensor]
     compiled = client.compile(model, target="riscv64", options=bare_metal_options(vector, vlen),
                               name=name)
     flat = list(example_inputs)
-    ordered = ([flat[i] for i in compiled._input_order]
-               if len(flat) == len(compiled._input_order) else flat)
+    ordered = ([flat[i] for i in compiled.input_order]
+               if len(flat) == len(compiled.input_order) else flat)
     return write_compiled_bundle(client, compiled, ordered, directory, name,
                                  vector=vector, vlen=vlen)
 
@@ -189,7 +189,7 @@ def write_compiled_bundle(client: Any, compiled: Any, inputs: Sequence[torch.Ten
         raise BundleError(f"the daemon returned a {manifest.format!r} artifact, not a "
                           "bare-metal object")
     obj = client.blobs.read(record.artifact)
-    params = [compiled._parameters[a.name] for a in manifest.parameters]
+    params = [compiled.parameters[a.name] for a in manifest.parameters]
     if len(inputs) != len(manifest.inputs):
         raise ValueError(f"the model takes {len(manifest.inputs)} input(s), "
                          f"got {len(inputs)} example input(s)")

@@ -5,6 +5,7 @@
     kiln run MODEL.pt2 --input x.pt [--input y.pt ...] [--output out.pt] [--compare]
     kiln cache stats | gc [--target-bytes 10GiB] | salt NEW
     kiln token new --name NAME [--role user|admin|agent]
+    kiln --version
 
 ``--address`` (default ``$KILN_ADDRESS`` or localhost:50051); ``--tls-ca``,
 ``--tls-cert``, ``--tls-key`` and ``--token-file`` (defaults from
@@ -72,7 +73,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="deadline per RPC in seconds (default: %(default)s)")
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bars (they show only on a terminal anyway)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parser.add_argument("--version", action="store_true",
+                        help="print the client's version and, when a kilnd answers at "
+                             "--address, the daemon's; then exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("devices", help="list the devices the agents registered")
     p.add_argument("--kind", help="only devices of this kind")
@@ -156,8 +160,31 @@ def _command(args: argparse.Namespace):
     return {"devices": c.cmd_devices, "compile": c.cmd_compile, "run": c.cmd_run}[args.command]
 
 
+def _print_version(args: argparse.Namespace) -> None:
+    """``kiln --version``: the client's version and torch's, then the
+    daemon's when one answers within a few seconds."""
+    import torch
+
+    from kiln.client import Client
+    from kiln.version import __version__
+    print(f"kiln {__version__} (torch {torch.__version__})")
+    try:
+        with Client(args.address, timeout=5.0, connect_timeout=2.0,
+                    **_client_credentials(args)) as client:
+            info = client.daemon_info()
+        print(f"kilnd {info.version} at {args.address} (compiler {info.compiler_build_id})")
+    except KilnError as err:
+        print(f"kilnd: no answer at {args.address} ({err.details})")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.version:
+        _print_version(args)
+        return 0
+    if args.command is None:
+        parser.error("a COMMAND is required (or --version)")
     try:
         from kiln.cli_progress import Reporter
         from kiln.client import Client
@@ -177,6 +204,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("kiln: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (`kiln compile ... | head`): stop quietly, and
+        # keep the interpreter's final flush from failing again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     return 0
 
 

@@ -15,7 +15,8 @@ from google.protobuf import text_format
 
 from kiln.cli_format import CliError, format_bytes, format_table
 from kiln.cli_progress import Reporter
-from kiln.client import Client, CompiledModel, _serialize_exported
+from kiln.client import Client, CompiledModel
+from kiln.export import serialize_exported
 from kiln.placement import placement_policy
 from kiln.tensors import PROTO_TO_DTYPE
 
@@ -72,7 +73,7 @@ def compile_file(client: Client, path: pathlib.Path, target: str, opt_level: int
                  reporter: Reporter, dump_stages: bool = False,
                  placement: Any = None) -> tuple[torch.export.ExportedProgram, CompiledModel]:
     ep = load_exported(path)
-    serialized, out_spec, in_spec = _serialize_exported(ep, path.stem)
+    serialized, out_spec, in_spec = serialize_exported(ep, path.stem)
     t0 = time.perf_counter()
     with reporter.upload(f"uploading weights of {path.name}") as progress:
         client.blobs.ensure_tensors(list(serialized.parameters.values()), progress=progress)

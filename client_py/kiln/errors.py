@@ -5,9 +5,10 @@ Every failed RPC becomes exactly one of these, in exactly one place:
 act on (``NotFoundError`` → recompile, ``UnavailableError`` → retry later) and
 read ``.code`` (a :class:`grpc.StatusCode`, or ``None`` for client-side errors),
 ``.details`` (the server's message, verbatim), ``.context`` (what the client
-was doing: the RPC, the target, the executable digest...) and ``.request_id``
+was doing: the RPC, the target, the executable digest...), ``.request_id``
 (the id the call carried as ``kiln-request-id``: kilnd's log lines about the
-request carry it too).
+request carry it too) and ``.hint`` (what to do about it, from
+:mod:`kiln.error_hints`). ``str(err)`` is one line: the message, then the hint.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 from typing import Mapping, NoReturn
 
 import grpc
+
+from kiln.error_hints import hint_for
 
 __all__ = [
     "KilnError",
@@ -44,25 +47,40 @@ class KilnError(Exception):
         context: what the request was (rpc name, target, digests...).
         request_id: the ``kiln-request-id`` the failed call carried (None for
             client-side errors); grep kilnd's log for it.
+        hint: what to do about it, one sentence ("" when there is nothing
+            to add).
+        message: the error without its hint (what the CLI prints first).
     """
+
+    #: The hint of a client-side error of this class with none of its own.
+    default_hint = ""
 
     def __init__(self, details: str, *, code: grpc.StatusCode | None = None,
                  context: Mapping[str, object] | None = None,
-                 request_id: str | None = None):
+                 request_id: str | None = None, hint: str | None = None):
         self.code = code
         self.details = details
         self.context = dict(context or {})
         self.request_id = request_id
+        if hint is None:
+            hint = self.default_hint or hint_for(code.name if code is not None else None,
+                                                 details, self.context)
+        self.hint = hint
         super().__init__(self._format())
 
-    def _format(self) -> str:
-        head = self.details
+    @property
+    def message(self) -> str:
+        """The code, message and context on one line, without the hint."""
+        head = " ".join(self.details.split())
         if self.code is not None:
             head = f"[{self.code.name}] {head}"
         if self.context:
             ctx = ", ".join(f"{k}={v}" for k, v in self.context.items())
             head = f"{head} ({ctx})"
         return head
+
+    def _format(self) -> str:
+        return f"{self.message}; hint: {self.hint}" if self.hint else self.message
 
 
 class InvalidArgumentError(KilnError):
@@ -106,6 +124,9 @@ class InternalError(KilnError):
 class CompileError(InternalError):
     """The compiler failed on a valid graph (INTERNAL from Compiler.Compile)."""
 
+    default_hint = ("the compiler failed on a valid graph (a Kiln bug): save it with "
+                    "kiln compile MODEL --dump DIR and reproduce with kiln-compile DIR/graph.pb")
+
 
 class UnimplementedError(KilnError):
     """The daemon understood the request but does not support it yet (for
@@ -116,6 +137,9 @@ class UnsupportedOpError(KilnError):
     """Client-side: the graph contains something Kiln cannot serialise
     (a non-ATen call, a scalar-valued op, a symbolic shape, an unsupported
     dtype). The message names the FX node."""
+
+    default_hint = ("Kiln cannot represent this part of the model; see client_py/README.md "
+                    "(graph conventions), or run it with fallback=\"eager\"")
 
 
 class VerificationError(KilnError):
@@ -142,7 +166,9 @@ class VerificationError(KilnError):
         self.max_abs_error = max_abs_error
         self.max_rel_error = max_rel_error
         self.report = report
-        super().__init__(details, context=context)
+        super().__init__(details, context=context,
+                         hint="check the op named with kiln.get_mlir(model, stage=\"aten\"); "
+                              "report it as a Kiln bug with the verification report")
 
 
 _BY_CODE: dict[grpc.StatusCode, type[KilnError]] = {

@@ -57,6 +57,22 @@ class SerializedGraph:
     parameters: dict[str, torch.Tensor]
 
 
+def _assertion_ops() -> frozenset:
+    """The ATen ops that only check what tracing knew (names differ across
+    torch releases, so each is looked up and skipped when absent)."""
+    names = ("_assert_tensor_metadata", "_assert_scalar", "_assert_async",
+             "sym_constrain_range", "sym_constrain_range_for_size")
+    ops = set()
+    for name in names:
+        packet = getattr(torch.ops.aten, name, None)
+        if packet is not None:
+            ops.update(getattr(packet, o) for o in packet.overloads())
+    return frozenset(ops)
+
+
+_ASSERTIONS = _assertion_ops()
+
+
 def _unsupported(node: torch.fx.Node, why: str) -> UnsupportedOpError:
     target = getattr(node, "target", None)
     return UnsupportedOpError(f"FX node '{node.name}' ({node.op} {target}): {why}",
@@ -222,10 +238,32 @@ class _Serializer:
                 raise _unsupported(node, f"argument '{arg.name}' ({arg.type}) lists a "
                                          f"{type(v).__name__} ({v!r}) among its tensors")
 
+    def assertion(self, node: torch.fx.Node) -> None:
+        """A node that only asserts what tracing already knew (newer torch
+        emits ``aten._assert_tensor_metadata`` before a dtype conversion).
+        Kiln graphs are static, so it is checked here, once, and not
+        serialised."""
+        if node.target is not torch.ops.aten._assert_tensor_metadata.default:
+            return
+        given = {**dict(zip(("a", "size", "stride", "dtype"), node.args)), **node.kwargs}
+        tensor = given.get("a")
+        val = tensor.meta.get("val") if isinstance(tensor, torch.fx.Node) else None
+        if not isinstance(val, torch.Tensor):
+            return
+        dtype, size = given.get("dtype"), given.get("size")
+        if dtype is not None and dtype != val.dtype or \
+                size is not None and list(size) != list(val.shape):
+            raise _unsupported(node, f"asserts {dtype} {size} of a {val.dtype} "
+                                     f"{list(val.shape)} value: the traced graph contradicts "
+                                     "itself")
+
     def call_function(self, node: torch.fx.Node) -> None:
         op = node.target
         if op is operator.getitem:
             self.getitem(node)
+            return
+        if op in _ASSERTIONS and not node.users:
+            self.assertion(node)
             return
         if not isinstance(op, torch._ops.OpOverload):
             raise _unsupported(node, "is not an ATen op overload; lower the graph to core "

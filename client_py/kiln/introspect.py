@@ -5,86 +5,54 @@
     y = compiled(x); kiln.get_mlir(y)            # a tensor a compiled model returned
     kiln.get_mlir(model, example_inputs=(x,), client=client)   # export + compile first
 
-The daemon records the stages when ``CompileOptions.dump_stages`` is set. A
-CompiledModel compiled without it is compiled again with it (same graph,
-target and options; a separate cache entry, since options are part of the
-compile key); the stage texts are read from the daemon's blob store.
+The daemon records the stages when ``CompileOptions.dump_stages`` is set.
+For a CompiledModel compiled without it, the daemon records them once for the
+same executable (dump_stages is not part of the compile key, so no second
+executable is made); the stage texts are read from the daemon's blob store.
 """
 
 from __future__ import annotations
 
 import os
-import weakref
 from typing import Any, Mapping
 
 import torch
 
-from kiln.client import Client, CompiledModel
-from kiln.errors import KilnError
+from kiln.compiled import CompiledModel, producer_of
+from kiln.errors import InvalidArgumentError, KilnError
+from kiln.export import serialize_model
+from kiln.session import Session
+from kiln.v1 import graph_pb2
 
-__all__ = ["get_mlir", "STAGES", "remember_outputs"]
+__all__ = ["get_mlir", "STAGES"]
 
 #: The pipeline stages, in order: the ATen dialect after import, linalg on
 #: tensors, the LLVM dialect, LLVM IR and the target assembly.
 STAGES = ("aten", "linalg", "llvm-dialect", "llvm-ir", "asm")
 
-# Tensors returned by CompiledModel calls: id -> (weak reference, model). Not
-# a WeakKeyDictionary: its lookups compare tensors with ==, which is
-# elementwise. An entry leaves when its tensor dies.
-_PRODUCERS: dict[int, tuple[weakref.ref, CompiledModel]] = {}
 
-
-def _forget(key: int, ref: weakref.ref) -> None:
-    entry = _PRODUCERS.get(key)
-    if entry is not None and entry[0] is ref:
-        del _PRODUCERS[key]
-
-
-def remember_outputs(model: CompiledModel, outputs: Any) -> None:
-    """Notes that ``outputs`` (tensors) came from ``model``, for get_mlir(tensor).
-    Remembering an output never keeps it alive."""
-    for t in outputs:
-        if isinstance(t, torch.Tensor):
-            key = id(t)
-            try:
-                ref = weakref.ref(t, lambda r, key=key: _forget(key, r))
-            except TypeError:  # a tensor subclass without weak references
-                continue
-            _PRODUCERS[key] = (ref, model)
-
-
-def _producer(t: torch.Tensor) -> CompiledModel | None:
-    entry = _PRODUCERS.get(id(t))
-    return entry[1] if entry is not None and entry[0]() is t else None
-
-
-def _with_stages(model: CompiledModel) -> CompiledModel:
-    if model._response.stages:
-        return model
-    options = type(model.options)()
-    options.CopyFrom(model.options)
-    options.dump_stages = True
-    return model._client.compile_graph(
-        model.graph, target=model.target or "cpu", options=options,
-        parameters=model._parameters, out_spec=model._out_spec, in_spec=model._in_spec)
-
-
-def _compile_model(model: Any, example_inputs: Any, client: Client | None,
+def _compile_model(model: Any, example_inputs: Any, session: Session | None,
                    target: str, options: Mapping[str, Any] | None) -> CompiledModel:
-    if client is None:
-        client = Client(os.environ.get("KILN_ADDRESS", "localhost:50051"))
+    if session is None:
+        session = Session(os.environ.get("KILN_ADDRESS", "localhost:50051"))
     opts = dict(options or {})
     opts["dump_stages"] = True
+    if isinstance(model, graph_pb2.Graph):
+        return session.compile_graph(model, target=target, options=opts)
     if isinstance(model, torch.nn.Module) and not isinstance(model, torch.fx.GraphModule):
         if example_inputs is None:
-            raise TypeError("get_mlir(module) needs example_inputs=(...) to export it")
+            raise InvalidArgumentError(
+                f"get_mlir got an nn.Module ({type(model).__name__}) without example inputs",
+                hint="pass example_inputs=(x, ...) to export it with")
         args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
         model = torch.export.export(model, args)
-    return client.compile(model, target=target, options=opts)
+    serialized, out_spec, in_spec = serialize_model(model)
+    return session.compile_serialized(serialized, target=target, options=opts,
+                                      out_spec=out_spec, in_spec=in_spec)
 
 
 def get_mlir(obj: Any, stage: str | None = None, *, example_inputs: Any = None,
-             client: Client | None = None, target: str = "cpu",
+             client: Session | None = None, target: str = "cpu",
              options: Mapping[str, Any] | None = None) -> dict[str, str] | str:
     """The compiled graph's module after each pipeline stage.
 
@@ -96,8 +64,8 @@ def get_mlir(obj: Any, stage: str | None = None, *, example_inputs: Any = None,
         stage: one of :data:`STAGES` for that stage's text; None for a dict of
             every stage in pipeline order.
         example_inputs: inputs to export an ``nn.Module`` with.
-        client: the daemon to compile on when ``obj`` is not compiled yet
-            (default: ``$KILN_ADDRESS`` or localhost:50051).
+        client: the daemon (a :class:`kiln.Client`) to compile on when ``obj``
+            is not compiled yet (default: ``$KILN_ADDRESS`` or localhost:50051).
         target, options: how to compile such an ``obj``.
 
     Raises:
@@ -108,13 +76,14 @@ def get_mlir(obj: Any, stage: str | None = None, *, example_inputs: Any = None,
     if stage is not None and stage not in STAGES:
         raise ValueError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
     if isinstance(obj, CompiledModel):
-        model = _with_stages(obj)
+        model = obj
     elif isinstance(obj, torch.Tensor):
-        producer = _producer(obj)
+        producer = producer_of(obj)
         if producer is None:
             raise KilnError("this tensor was not returned by a Kiln-compiled model, so it "
-                            "has no compiled graph; pass the CompiledModel or the module")
-        model = _with_stages(producer)
+                            "has no compiled graph",
+                            hint="pass the CompiledModel, or the module with example_inputs")
+        model = producer
     else:
         model = _compile_model(obj, example_inputs, client, target, options)
     stages = model.stage_dumps()

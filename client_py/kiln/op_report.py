@@ -76,7 +76,7 @@ def format_count(n: int) -> str:
 
 
 def _format_bytes(n: int) -> str:
-    from kiln.cli_format import format_bytes
+    from kiln.units import format_bytes
     return format_bytes(n)
 
 

@@ -1,13 +1,10 @@
-"""Placement: where each op of a compiled graph runs, and running a partition.
+"""Placement: where each op of a compiled graph runs.
 
 When a target cannot compile some ops and the compile asked for
 ``fallback="cpu"``, the daemon partitions the graph into *segments*: runs
 of ops it compiled for the target (each its own executable) and runs of ops
 the host CPU executes with PyTorch. :class:`PlacementReport` describes that
-split (every node, where it runs and why); :func:`run_partitioned` runs a
-partitioned model: target segments through ``Executor.Execute``, CPU
-segments op by op in this process with :mod:`kiln.reference` (the client's
-own libtorch), passing tensors between them by value name.
+split (every node, where it runs and why); :mod:`kiln.partition` runs it.
 
 Nothing falls back silently: compiling a partitioned graph logs the
 placement summary as a WARNING on the ``kiln.placement`` logger.
@@ -17,21 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import time
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-import torch
-
-from kiln.errors import InvalidArgumentError
-from kiln.reference import run_nodes
-from kiln.tensors import PROTO_TO_DTYPE, tensor_from_bytes
-from kiln.v1 import compiler_pb2, graph_pb2, placement_pb2
-
-if TYPE_CHECKING:
-    from kiln.client import Client, CompiledModel
+from kiln.v1 import placement_pb2
 
 __all__ = ["FALLBACKS", "NodePlacement", "PlacementReport", "placement_policy",
-           "run_partitioned"]
+           "log_placement"]
 
 log = logging.getLogger("kiln.placement")
 
@@ -149,93 +136,3 @@ def log_placement(graph_name: str, report: PlacementReport) -> None:
         log.warning("kiln: graph %r: %s", graph_name or "<unnamed>", report.summary())
     else:
         log.debug("kiln: graph %r: %s", graph_name or "<unnamed>", report.summary())
-
-
-def segment_models(client: "Client", model: "CompiledModel") -> list["CompiledModel | None"]:
-    """One CompiledModel per target segment (None for CPU segments): the
-    segment's sub-graph as the daemon compiled it, bound to its executable
-    (so ``kiln.get_mlir`` of a tensor a segment produced shows that
-    segment)."""
-    from kiln.client import CompiledModel
-    params = {p.value.name: p for p in model.graph.parameters}
-    models: list[CompiledModel | None] = []
-    for i, s in enumerate(model.placement.message.segments):
-        if s.placement != placement_pb2.PLACEMENT_TARGET:
-            models.append(None)
-            continue
-        response = compiler_pb2.CompileResponse(
-            executable=s.executable, manifest=s.manifest, cache_hit=s.cache_hit,
-            compile_key=s.compile_key)
-        graph = graph_pb2.Graph(
-            name=f"{model.graph.name}.segment{i}",
-            parameters=[params[a.name] for a in s.manifest.parameters],
-            inputs=[graph_pb2.Value(name=a.name, type=a.type) for a in s.manifest.inputs],
-            nodes=[model.graph.nodes[n] for n in s.nodes], outputs=list(s.outputs))
-        weights = {a.name: model._parameters[a.name] for a in s.manifest.parameters
-                   if a.name in model._parameters}
-        segment = CompiledModel(client, response, graph, weights, {})
-        segment.options.CopyFrom(model.options)
-        models.append(segment)
-    return models
-
-
-def _stored_parameter(client: "Client", model: "CompiledModel", name: str) -> torch.Tensor:
-    """A parameter a CPU segment reads that this process holds no tensor for
-    (a TorchScript compile, a raw Graph): read once from the daemon's store
-    and kept on the model."""
-    param = next((p for p in model.graph.parameters if p.value.name == name), None)
-    if param is None:
-        raise InvalidArgumentError(f"a CPU segment reads '{name}', which is neither a graph "
-                                   "input, a parameter nor an earlier segment's output",
-                                   context={"graph": model.graph.name})
-    dtype = PROTO_TO_DTYPE[param.value.type.dtype]
-    tensor = tensor_from_bytes(client.blobs.read(param.digest), dtype, param.value.type.shape)
-    model._parameters[name] = tensor
-    return tensor
-
-
-def run_partitioned(client: "Client", model: "CompiledModel", inputs: Sequence[torch.Tensor],
-                    parameters: Mapping[str, torch.Tensor] | None = None) -> list[torch.Tensor]:
-    """Runs a partitioned model: ``inputs`` in ``model.graph.inputs`` order,
-    ``parameters`` (name -> tensor) overriding the compiled weights."""
-    graph = model.graph
-    if len(inputs) != len(graph.inputs):
-        raise InvalidArgumentError(f"the graph takes {len(graph.inputs)} inputs, got "
-                                   f"{len(inputs)}", context={"graph": graph.name})
-    weights = dict(model._parameters)
-    if parameters:
-        weights.update(parameters)
-    values: dict[str, torch.Tensor] = {v.name: t for v, t in zip(graph.inputs, inputs)}
-    wall0 = time.perf_counter()
-    totals: dict[str, float] = {}
-    instructions = 0
-    cpu_seconds = 0.0
-    for s, segment_model in zip(model.placement.message.segments, model._segment_models()):
-        if segment_model is None:
-            t0 = time.perf_counter()
-            for name in s.inputs:
-                if name not in values:
-                    values[name] = weights.get(name)
-                    if values[name] is None:
-                        values[name] = _stored_parameter(client, model, name)
-            run_nodes(graph, list(s.nodes), values)
-            cpu_seconds += time.perf_counter() - t0
-            continue
-        manifest = segment_model.manifest
-        seg_weights = {a.name: weights[a.name] for a in manifest.parameters if a.name in weights}
-        outs = client._execute(segment_model, [values[a.name] for a in manifest.inputs],
-                               parameters=seg_weights or None)
-        for arg, tensor in zip(manifest.outputs, outs):
-            values[arg.name] = tensor
-        for key, secs in segment_model.last_timings.items():
-            totals[key] = totals.get(key, 0.0) + secs
-        instructions += segment_model.last_counters.get("instructions", 0)
-        model.last_device_id = segment_model.last_device_id
-    for name in graph.outputs:
-        if name not in values and name in weights:
-            values[name] = weights[name]
-    totals["cpu"] = cpu_seconds
-    totals["wall"] = time.perf_counter() - wall0
-    model.last_timings = totals
-    model.last_counters = {"instructions": instructions}
-    return [values[name] for name in graph.outputs]

@@ -5,7 +5,7 @@ input types with example tensors (or ``(dtype, shape)`` pairs). The daemon
 reads the archive with libtorch in a child process, freezes it in eval mode,
 rewrites it to core ATen, stores its weights and compiles the graph; the
 response carries the converted graph, whose parameter digests the returned
-:class:`kiln.client.CompiledModel` passes to Execute.
+:class:`kiln.CompiledModel` passes to Execute.
 """
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from __future__ import annotations
 import io
 import os
 import time
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import torch
 
 from kiln.blobs import bytes_digest
+from kiln.compiled import CompiledModel, Runner, Verifier
+from kiln.errors import InvalidArgumentError
+from kiln.session import Session, compile_options
 from kiln.tensors import tensor_type
 from kiln.v1 import compiler_pb2, tensor_pb2
-
-if TYPE_CHECKING:
-    from kiln.client import Client, CompiledModel
 
 __all__ = ["torchscript_request", "compile_torchscript"]
 
@@ -41,8 +41,10 @@ def _archive_bytes(path_or_module: Any) -> bytes:
     if isinstance(path_or_module, (str, os.PathLike)):
         with open(path_or_module, "rb") as f:
             return f.read()
-    raise TypeError("compile_torchscript takes a path, the archive's bytes or a "
-                    f"torch.jit.ScriptModule, not {type(path_or_module).__name__}")
+    raise InvalidArgumentError("compile_torchscript takes a path, the archive's bytes or a "
+                               f"torch.jit.ScriptModule, not {type(path_or_module).__name__}",
+                               hint="torch.jit.script(model) or torch.jit.trace(model, args) "
+                                    "makes one")
 
 
 def _input_type(i: int, example: Any) -> tensor_pb2.TensorType:
@@ -52,11 +54,12 @@ def _input_type(i: int, example: Any) -> tensor_pb2.TensorType:
         return example
     if isinstance(example, tuple) and len(example) == 2 and isinstance(example[0], torch.dtype):
         return tensor_type(example[0], list(example[1]))
-    raise TypeError(f"example input {i} is a {type(example).__name__}; give a tensor, "
-                    "a kiln.v1.TensorType or a (dtype, shape) pair")
+    raise InvalidArgumentError(f"example input {i} is a {type(example).__name__}",
+                               hint="give a tensor, a kiln.v1.TensorType or a (dtype, shape) "
+                                    "pair per input")
 
 
-def torchscript_request(client: "Client", path_or_module: Any, example_inputs: Sequence[Any],
+def torchscript_request(session: Session, path_or_module: Any, example_inputs: Sequence[Any],
                         target: str, options: Any, placement: Any = None
                         ) -> compiler_pb2.CompileRequest:
     """The CompileRequest for an archive (uploading it first when it is large)."""
@@ -65,40 +68,22 @@ def torchscript_request(client: "Client", path_or_module: Any, example_inputs: S
         inputs=[_input_type(i, e) for i, e in enumerate(example_inputs)])
     if len(data) > INLINE_ARCHIVE_LIMIT:
         digest = bytes_digest(data)
-        client.blobs.write(digest, data)
+        session.blobs.write(digest, data)
         module.blob.CopyFrom(digest)
     else:
         module.data = data
-    if isinstance(options, Mapping):
-        options = compiler_pb2.CompileOptions(**options)
-    return compiler_pb2.CompileRequest(torchscript=module, target=target, options=options,
-                                       placement=placement)
+    return compiler_pb2.CompileRequest(torchscript=module, target=target,
+                                       options=compile_options(options), placement=placement)
 
 
-def compile_torchscript(client: "Client", path_or_module: Any, example_inputs: Sequence[Any],
-                        target: str = "cpu", options: Any = None, placement: Any = None
-                        ) -> "CompiledModel":
+def compile_torchscript(session: Session, path_or_module: Any, example_inputs: Sequence[Any],
+                        target: str = "cpu", options: Any = None, placement: Any = None,
+                        runner: Runner | None = None, verifier: Verifier | None = None
+                        ) -> CompiledModel:
     """See :meth:`kiln.Client.compile_torchscript`."""
-    from kiln.client import CompiledModel, _us
-    from kiln.placement import log_placement
-
     t0 = time.perf_counter()
-    request = torchscript_request(client, path_or_module, example_inputs, target, options,
+    request = torchscript_request(session, path_or_module, example_inputs, target, options,
                                   placement)
     upload = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    resp = client._rpc.call("kiln.v1.Compiler/Compile", client._rpc.compiler.Compile, request,
-                            context={"target": target, "graph": "<torchscript>"})
-    timings = {
-        "upload": upload,
-        "compile": time.perf_counter() - t0,
-        "server_queue": _us(resp.timings.queue_us),
-        "server_compile": _us(resp.timings.compile_us),
-    }
-    model = CompiledModel(client, resp, resp.graph, None, timings)
-    if request.HasField("options"):
-        model.options.CopyFrom(request.options)
-    if placement is not None:
-        model.placement_policy.CopyFrom(placement)
-    log_placement(resp.graph.name, model.placement)
-    return model
+    return session.compile_request(request, None, upload_seconds=upload, runner=runner,
+                                   verifier=verifier)

@@ -42,16 +42,16 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import torch
 
+from kiln.compiled import CompiledModel
 from kiln.errors import KilnError, VerificationError
+from kiln.partition import PartitionRunner
 from kiln.reference import node_label, run_reference
+from kiln.session import Session
 from kiln.v1 import graph_pb2
-
-if TYPE_CHECKING:
-    from kiln.client import Client, CompiledModel
 
 __all__ = ["TOLERANCES", "ValueComparison", "Probe", "VerificationReport",
            "tolerance", "compare", "verify_execution"]
@@ -172,10 +172,10 @@ class _Bisection:
     ``hi`` did not, so node ``hi`` itself computes a wrong result.
     """
 
-    def __init__(self, client: "Client", compiled: "CompiledModel", graph: graph_pb2.Graph,
+    def __init__(self, session: Session, compiled: CompiledModel, graph: graph_pb2.Graph,
                  inputs: Sequence[torch.Tensor], parameters: Mapping[str, torch.Tensor],
                  reference: Mapping[str, torch.Tensor], options: Any):
-        self.client = client
+        self.session = session
         self.compiled = compiled
         self.graph = graph
         self.inputs = list(inputs)
@@ -210,11 +210,12 @@ class _Bisection:
         node = self.graph.nodes[k]
         names = self.cut(k)
         t0 = time.perf_counter()
-        model = self.client.compile_graph(_probe_graph(self.graph, k, names),
-                                          target=self.compiled.target,
-                                          options=self.options, parameters=self.parameters,
-                                          placement=self.compiled.placement_policy)
-        outs = model._run([self.inputs[i] for i in model._input_order])
+        model = self.session.compile_graph(_probe_graph(self.graph, k, names),
+                                           target=self.compiled.target,
+                                           options=self.options, parameters=self.parameters,
+                                           placement=self.compiled.placement_policy,
+                                           runner=PartitionRunner(self.session))
+        outs = model.run([self.inputs[i] for i in model.input_order])
         seconds = time.perf_counter() - t0
         cmps = {n: compare(n, t, self.reference[n]) for n, t in zip(names, outs)}
         self.seen[k] = cmps
@@ -243,7 +244,7 @@ def _fmt(x: float) -> str:
     return "inf" if math.isinf(x) else f"{x:.3g}"
 
 
-def verify_execution(client: "Client", compiled: "CompiledModel",
+def verify_execution(session: Session, compiled: CompiledModel,
                      inputs: Sequence[torch.Tensor], outputs: Sequence[torch.Tensor],
                      parameters: Mapping[str, torch.Tensor] | None = None,
                      options: Any = None) -> VerificationReport:
@@ -261,7 +262,7 @@ def verify_execution(client: "Client", compiled: "CompiledModel",
     """
     t0 = time.perf_counter()
     graph = compiled.graph
-    weights = dict(compiled._parameters if parameters is None else parameters)
+    weights = dict(compiled.parameters if parameters is None else parameters)
     missing = [p.value.name for p in graph.parameters if p.value.name not in weights]
     if missing:
         raise KilnError(f"verify needs the parameter tensors to run the reference, and "
@@ -287,7 +288,7 @@ def verify_execution(client: "Client", compiled: "CompiledModel",
             f"yet differs from it by max abs error {_fmt(c.max_abs_error)}",
             output=c.name, max_abs_error=c.max_abs_error, max_rel_error=c.max_rel_error,
             report=report, context=ctx)
-    bisection = _Bisection(client, compiled, graph, inputs, weights, reference, options)
+    bisection = _Bisection(session, compiled, graph, inputs, weights, reference, options)
     lo, k = bisection.run(min(nodes_of_bad))
     node = graph.nodes[k]
     cut = bisection.seen[k]

@@ -66,7 +66,7 @@ def test_parser_rejects_bad_size(capsys):
     (CompileError("llvm failed", code=grpc.StatusCode.INTERNAL), "kiln-compile"),
     (InvalidArgumentError("unknown op aten.foo", code=grpc.StatusCode.INVALID_ARGUMENT),
      "rejected"),
-    (KilnError("nope", code=grpc.StatusCode.UNIMPLEMENTED,
+    (KilnError("Method not found: kiln.v1.Cache/GetCacheStats", code=grpc.StatusCode.UNIMPLEMENTED,
                context={"rpc": "kiln.v1.Cache/GetCacheStats", "address": "h:1"}),
      "does not implement kiln.v1.Cache/GetCacheStats"),
     (CliError("no such model file: x", "save one"), "save one"),

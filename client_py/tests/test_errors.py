@@ -78,11 +78,11 @@ def test_rpc_sends_a_fresh_request_id_per_call_or_the_callers():
 
     seen = []
 
-    def method(request, timeout=None, metadata=()):
+    def method(request, timeout=None, metadata=(), wait_for_ready=None):
         seen.append(dict(metadata)[REQUEST_ID_KEY])
         raise FakeRpcError(grpc.StatusCode.NOT_FOUND, "gone")
 
-    rpc = Rpc("127.0.0.1:1", timeout=1)
+    rpc = Rpc("127.0.0.1:1", timeout=1, connect_timeout=0.05)
     try:
         for rid in (None, None, "mine"):
             with pytest.raises(errors.NotFoundError) as info:

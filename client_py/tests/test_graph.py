@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from kiln.client import _serialize_exported
+from kiln.export import serialize_exported
 from kiln.errors import UnsupportedOpError
 from kiln.graph import serialize_graph_module
 from kiln.testing import MLP, BatchedMatmul, EncoderBlock, example_inputs
@@ -17,7 +17,7 @@ def export(model, batch=2):
     torch.manual_seed(0)
     model.eval()
     ep = torch.export.export(model, example_inputs(model, batch))
-    return _serialize_exported(ep, "")[0]
+    return serialize_exported(ep, "")[0]
 
 
 def args_of(node):
@@ -200,7 +200,7 @@ def test_get_attr_constants_become_parameters():
             return x * self.scale
 
     ep = torch.export.export(M(), (torch.randn(3),))
-    g = _serialize_exported(ep, "")[0].graph
+    g = serialize_exported(ep, "")[0].graph
     assert [p.value.name for p in g.parameters] == ["b_scale"]
 
     graph = torch.fx.Graph()
@@ -251,10 +251,12 @@ def test_multihead_attention_exports_despite_torch_sdpa_view_bug():
 
     x = torch.randn(5, 2, 16)
     ep = torch.export.export(SelfAttention(), (x,))
-    with pytest.raises(ValueError, match="Cannot view a tensor"):
-        ep.run_decompositions()  # the torch bug this works around
+    try:
+        ep.run_decompositions()  # fixed in later torch releases
+    except ValueError as e:
+        assert "Cannot view a tensor" in str(e)  # the torch 2.5 bug this works around
     before = [str(n.target) for n in ep.graph_module.graph.nodes]
-    serialized, _, _ = _serialize_exported(ep, "mha")
+    serialized, _, _ = serialize_exported(ep, "mha")
     assert [str(n.target) for n in ep.graph_module.graph.nodes] == before
     ops = {n.op for n in serialized.graph.nodes}
     assert "aten.bmm.default" in ops and "aten._softmax.default" in ops
@@ -271,18 +273,18 @@ def index_arguments(node):
 def test_none_in_an_optional_tensor_list_keeps_its_position():
     def f(x, i, j):
         y = x.clone()
-        y[:, i] = 1.0
+        y[:, i] = x[:, j] * 2.0  # a tensor value: index_put (a scalar becomes index_fill)
         return x[:, i], x[i, :, j], x[..., j], y
 
     gm = torch.fx.experimental.proxy_tensor.make_fx(f, tracing_mode="fake")(
         torch.randn(3, 4, 5), torch.tensor([0, 2]), torch.tensor([1, 3]))
     g = serialize_graph_module(gm).graph
     index = nodes(g, "aten.index.Tensor")
-    assert [index_arguments(n) for n in index] == [
+    assert [index_arguments(n) for n in index][-3:] == [
         [None, "i_1"], ["i_1", None, "j_1"], [None, None, "j_1"]]
     put = [n for n in g.nodes if n.op.startswith("aten.index_put")][0]
     assert index_arguments(put) == [None, "i_1"]
-    none = [a for a in index[0].arguments if a.name == "indices"][0]
+    none = [a for a in index[-3].arguments if a.name == "indices"][0]
     assert none.attribute == graph_pb2.Attribute(none=graph_pb2.NoneValue())
 
 

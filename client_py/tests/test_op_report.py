@@ -87,13 +87,15 @@ def test_compiled_model_carries_the_daemons_report(fake_daemon):
     assert again.cache_hit and again.op_report.proto == report.proto
 
 
-def test_get_mlir_recompiles_with_dump_stages_and_keeps_options(fake_daemon):
+def test_get_mlir_asks_for_the_stages_of_the_same_executable(fake_daemon):
     model = MLP().eval()
     inputs = example_inputs(model, 2)
     client = kiln.Client(fake_daemon.address, timeout=30)
     compiled = client.compile(torch.export.export(model, inputs), options={"opt_level": 3})
-    assert compiled.stage_dumps() == {}
+    assert not fake_daemon.compile_requests[-1].options.dump_stages
+    digest = compiled.digest
     stages = kiln.get_mlir(compiled)
+    assert compiled.digest == digest
     assert list(stages) == STAGES
     assert all(f"fake {s} stage" in text for s, text in stages.items())
     last = fake_daemon.compile_requests[-1]
@@ -123,7 +125,7 @@ def test_get_mlir_of_an_output_tensor_and_of_a_module(fake_daemon):
         kiln.get_mlir(torch.ones(2))
     with pytest.raises(ValueError, match="unknown stage 'ptx'"):
         kiln.get_mlir(y, stage="ptx")
-    with pytest.raises(TypeError, match="example_inputs"):
+    with pytest.raises(kiln.InvalidArgumentError, match="example inputs"):
         kiln.get_mlir(model, client=client)
 
 
@@ -150,15 +152,15 @@ def test_remembered_outputs_are_not_kept_alive(fake_daemon):
     import gc
     import weakref
 
-    from kiln import introspect
+    from kiln import compiled as compiled_module
     model = MLP().eval()
     inputs = example_inputs(model, 2)
     client = kiln.Client(fake_daemon.address, timeout=30)
     y = client.compile(torch.export.export(model, inputs))(*inputs)
-    ref, before = weakref.ref(y), len(introspect._PRODUCERS)
+    ref, before = weakref.ref(y), len(compiled_module._PRODUCERS)
     del y
     gc.collect()
-    assert ref() is None and len(introspect._PRODUCERS) == before - 1
+    assert ref() is None and len(compiled_module._PRODUCERS) == before - 1
 
 
 def test_get_mlir_of_a_torch_compile_output(fake_daemon):

@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from kiln.client import _serialize_exported
+from kiln.export import serialize_exported
 from kiln.errors import InvalidArgumentError, KilnError, UnsupportedOpError
 from kiln.reference import resolve_op, run_reference
 from kiln.testing import MLP, BatchedMatmul, EncoderBlock, example_inputs
@@ -14,7 +14,7 @@ from kiln.v1 import graph_pb2
 def exported(model, inputs):
     model.eval()
     ep = torch.export.export(model, inputs)
-    serialized, _, _ = _serialize_exported(ep, "")
+    serialized, _, _ = serialize_exported(ep, "")
     return serialized
 
 

@@ -14,6 +14,7 @@
 #include "kiln/v1/blobs.grpc.pb.h"
 #include "kiln/v1/cache.grpc.pb.h"
 #include "kiln/v1/compiler.grpc.pb.h"
+#include "kiln/v1/daemon.grpc.pb.h"
 #include "kiln/v1/devices.grpc.pb.h"
 #include "kiln/v1/executor.grpc.pb.h"
 
@@ -84,8 +85,8 @@ TEST(AccessPolicyTest, EveryDeclaredRpcHasARule) {
   }
   std::set<std::string> declared;
   // Every kiln.v1 service linked into kilnd (the headers above link them).
-  for (const char *name : {"Agent", "Blobs", "Cache", "Compiler", "Devices",
-                           "Executor"}) {
+  for (const char *name : {"Agent", "Blobs", "Cache", "Compiler", "Daemon",
+                           "Devices", "Executor"}) {
     const google::protobuf::ServiceDescriptor *service =
         google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
             std::string("kiln.v1.") + name);
@@ -100,6 +101,7 @@ TEST(AccessPolicyTest, EveryDeclaredRpcHasARule) {
         v1::GetCacheStatsRequest::descriptor()->file(),
         v1::CompileRequest::descriptor()->file(),
         v1::ListDevicesRequest::descriptor()->file(),
+        v1::GetDaemonInfoRequest::descriptor()->file(),
         v1::ExecuteRequest::descriptor()->file()})
     EXPECT_EQ(file->service_count(), 1) << file->name();
   EXPECT_EQ(ruled, declared);

@@ -62,6 +62,85 @@ TEST_F(CompileCacheTest, MissThenHit) {
   EXPECT_TRUE(store->verify(record->artifact()).ok());
 }
 
+absl::StatusOr<CompileOutcome> compileWithStages(CompileCache &cache,
+                                                 const v1::Graph &graph) {
+  v1::CompileOptions options;
+  options.set_dump_stages(true);
+  return cache.compile(graph, "cpu", options);
+}
+
+TEST_F(CompileCacheTest, StageDumpsDoNotChangeTheExecutable) {
+  auto cache = openCache();
+  absl::StatusOr<CompileOutcome> dumped = compileWithStages(*cache, graph);
+  ASSERT_TRUE(dumped.ok()) << dumped.status();
+  EXPECT_FALSE(dumped->cacheHit);
+  ASSERT_EQ(dumped->stages.size(), 2u);
+  EXPECT_EQ(dumped->stages[0].stage(), "aten");
+  absl::StatusOr<std::string> text = store->read(dumped->stages[0].blob());
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, "module linear");
+  // The same key, the same executable, without the dumps.
+  absl::StatusOr<CompileOutcome> plain = compile(*cache, graph);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_TRUE(plain->cacheHit);
+  EXPECT_EQ(plain->key, dumped->key);
+  EXPECT_EQ(plain->executable.hash(), dumped->executable.hash());
+  EXPECT_TRUE(plain->stages.empty());
+  // Asking again reads the stored dumps back: no compiler run.
+  absl::StatusOr<CompileOutcome> again = compileWithStages(*cache, graph);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->cacheHit);
+  ASSERT_EQ(again->stages.size(), 2u);
+  EXPECT_EQ(again->stages[1].blob().hash(), dumped->stages[1].blob().hash());
+  EXPECT_EQ(fake.calls.load(), 1);
+  absl::StatusOr<v1::ExecutableRecord> record =
+      readExecutableRecord(*store, dumped->executable);
+  ASSERT_TRUE(record.ok());
+  EXPECT_EQ(record->stages_size(), 0) << "dumps are not part of the record";
+}
+
+TEST_F(CompileCacheTest, DumpsOfACachedExecutableAreRecordedOnce) {
+  auto cache = openCache();
+  absl::StatusOr<CompileOutcome> plain = compile(*cache, graph);
+  ASSERT_TRUE(plain.ok());
+  absl::StatusOr<CompileOutcome> dumped = compileWithStages(*cache, graph);
+  ASSERT_TRUE(dumped.ok()) << dumped.status();
+  EXPECT_TRUE(dumped->cacheHit) << "no new executable";
+  EXPECT_EQ(dumped->executable.hash(), plain->executable.hash());
+  EXPECT_EQ(dumped->stages.size(), 2u);
+  EXPECT_EQ(fake.calls.load(), 2);
+  EXPECT_EQ(cache->stats().stageRuns, 1u);
+  absl::StatusOr<CompileOutcome> again = compileWithStages(*cache, graph);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->stages.size(), 2u);
+  EXPECT_EQ(fake.calls.load(), 2);
+  // The dumps survive a restart.
+  cache.reset();
+  cache = openCache();
+  absl::StatusOr<CompileOutcome> reopened = compileWithStages(*cache, graph);
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ(reopened->stages.size(), 2u);
+  EXPECT_EQ(fake.calls.load(), 2);
+  std::optional<v1::StageDumpSet> set =
+      cache->lookupStages(plain->key, plain->executable);
+  ASSERT_TRUE(set.has_value());
+  EXPECT_TRUE(set->artifact_matches());
+}
+
+TEST_F(CompileCacheTest, DumpsFromANondeterministicRunSaySo) {
+  fake.nondeterministic = true;
+  auto cache = openCache();
+  absl::StatusOr<CompileOutcome> plain = compile(*cache, graph);
+  ASSERT_TRUE(plain.ok());
+  absl::StatusOr<CompileOutcome> dumped = compileWithStages(*cache, graph);
+  ASSERT_TRUE(dumped.ok());
+  EXPECT_EQ(dumped->executable.hash(), plain->executable.hash());
+  std::optional<v1::StageDumpSet> set =
+      cache->lookupStages(plain->key, plain->executable);
+  ASSERT_TRUE(set.has_value());
+  EXPECT_FALSE(set->artifact_matches());
+}
+
 TEST_F(CompileCacheTest, NewWeightsReuseTheExecutable) {
   auto cache = openCache();
   ASSERT_TRUE(compile(*cache, graph).ok());

@@ -87,6 +87,14 @@ TEST(CompileKeyTest, OptLevelZeroMeansTheCompilersDefault) {
             keyOf(graph, "cpu", compiler::kDefaultOptLevel + 1));
 }
 
+TEST(CompileKeyTest, IgnoresStageDumps) {
+  v1::Graph graph = linearGraph(2, 16, 4, digestOf("w"));
+  v1::CompileOptions dumped;
+  dumped.set_dump_stages(true);
+  EXPECT_EQ(computeCompileKey(graph, "cpu", dumped, "b"),
+            computeCompileKey(graph, "cpu", v1::CompileOptions(), "b"));
+}
+
 TEST(CompileKeyTest, FieldsDoNotRunTogether) {
   v1::Graph graph = linearGraph(2, 16, 4, digestOf("w"));
   EXPECT_NE(keyOf(graph, "cpu", 0, "x"), keyOf(graph, "cpux", 0, ""));

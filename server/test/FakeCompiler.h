@@ -100,6 +100,12 @@ public:
         layer->set_macs(7);
       }
       compiled.opReport.mutable_totals()->set_macs(7 * graph.nodes_size());
+      if (options.dumpStages) {
+        compiled.stages.push_back({"aten", "module " + graph.name()});
+        compiled.stages.push_back({"asm", "asm of " + graph.name()});
+      }
+      if (nondeterministic)
+        compiled.artifact += std::to_string(calls.load());
       return compiled;
     };
   }
@@ -118,6 +124,8 @@ public:
 
   std::atomic<int> calls{0};
   absl::Status failWith;
+  /// Each call makes a different artifact (a nondeterministic compiler).
+  bool nondeterministic = false;
 
 private:
   std::mutex mutex;

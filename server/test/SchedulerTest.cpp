@@ -297,6 +297,53 @@ TEST_F(SchedulerTest, NoDeviceIsUnavailableAfterTheWait) {
             "no device of kind 'cpu' is registered");
 }
 
+TEST_F(SchedulerTest, AKindNoAgentServesFailsAtOnceAfterStartup) {
+  // kilnd starts a cpu agent itself; nothing serves riscv64.
+  registry.expectKinds({"cpu"}, 0ms);
+  connect("riscv-less", 1, "cpu");
+  Clock::time_point start = Clock::now();
+  absl::StatusOr<ScheduledResult> result =
+      scheduler.run("riscv64", v1::Task(), Clock::now() + 30s);
+  EXPECT_LT(Clock::now() - start, 1s) << "did not wait out the 5 s device wait";
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(result.status().message(),
+            "no agent serving device kind 'riscv64' has connected to this "
+            "kilnd (kinds it has: cpu)");
+}
+
+TEST_F(SchedulerTest, AKindSeenBeforeOrExpectedIsWaitedFor) {
+  registry.expectKinds({"riscv64"}, 0ms);
+  Scheduler patient(registry, 200ms);
+  // Expected (a local agent still starting): waited for.
+  Clock::time_point start = Clock::now();
+  absl::StatusOr<ScheduledResult> expected =
+      patient.run("riscv64", v1::Task(), Clock::now() + 30s);
+  EXPECT_GE(Clock::now() - start, 200ms);
+  EXPECT_EQ(expected.status().message(),
+            "no device of kind 'riscv64' is registered");
+  // Seen before (an agent that went away and may come back): waited for.
+  {
+    FakeAgent gone = connect("gone", 1, "cpu");
+    registry.removeAgent(gone.session, absl::UnavailableError("bye"));
+  }
+  start = Clock::now();
+  absl::StatusOr<ScheduledResult> seen =
+      patient.run("cpu", v1::Task(), Clock::now() + 30s);
+  EXPECT_GE(Clock::now() - start, 200ms);
+  EXPECT_EQ(seen.status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST_F(SchedulerTest, UnknownKindsAreWaitedForDuringStartup) {
+  // Remote agents get the startup grace to connect.
+  registry.expectKinds({}, 10s);
+  auto pending = runAsync();
+  FakeAgent late = connect("late", 1);
+  std::optional<v1::Task> task = late.link->nextTask();
+  ASSERT_TRUE(task);
+  ASSERT_TRUE(late.session->complete(resultFor(*task)));
+  EXPECT_TRUE(pending.get().ok());
+}
+
 TEST_F(SchedulerTest, WaitsForADeviceToRegister) {
   auto pending = runAsync();
   FakeAgent late = connect("late", 1);

@@ -390,7 +390,8 @@ TEST_F(ServerTest, ExecuteErrors) {
   status = executor->Execute(&sizeContext, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
 
-  // Valid request, but no agent: UNAVAILABLE after the device wait.
+  // Valid request, but no agent has ever served cpu and the startup grace
+  // (the device wait) is over: UNAVAILABLE at once, naming the kinds there are.
   *request.mutable_parameters(0) = w;
   grpc::ClientContext noDeviceContext;
   status = executor->Execute(&noDeviceContext, request, &response);
@@ -398,9 +399,15 @@ TEST_F(ServerTest, ExecuteErrors) {
   // With no kiln-request-id metadata kilnd makes a 32-hex-digit id.
   std::string message = status.error_message();
   ASSERT_TRUE(message.starts_with(
-      "no device of kind 'cpu' is registered (request "))
+      "no agent serving device kind 'cpu' has connected to this kilnd (kinds "
+      "it has: none) (request "))
       << message;
   EXPECT_EQ(message.size(), message.find("(request ") + 9 + 32 + 1) << message;
+  // kilnd's own UNAVAILABLE tells clients' retry policies not to repeat it.
+  const auto &trailers = noDeviceContext.GetServerTrailingMetadata();
+  auto pushback = trailers.find("grpc-retry-pushback-ms");
+  ASSERT_NE(pushback, trailers.end());
+  EXPECT_EQ(std::string(pushback->second.data(), pushback->second.size()), "-1");
 }
 
 TEST_F(ServerTest, AgentDisconnectRemovesItsDevices) {

@@ -7,6 +7,7 @@
 #include "kiln/Compiler/Compile.h"
 #include "kiln/common/HeapPolicy.h"
 #include "kiln/common/Logging.h"
+#include "kiln/common/Version.h"
 #include "kiln/server/daemon/Daemon.h"
 #include "kiln/server/daemon/DaemonFlags.h"
 
@@ -27,6 +28,11 @@ int main(int argc, char **argv) {
   }
   if (flags->help) {
     std::fputs(kiln::server::daemonFlagsHelp().c_str(), stdout);
+    return 0;
+  }
+  if (flags->version) {
+    std::printf("kilnd %s (compiler %s)\n", kiln::kVersion,
+                kiln::compiler::compilerBuildId().c_str());
     return 0;
   }
   absl::StatusOr<kiln::LogFormat> format =

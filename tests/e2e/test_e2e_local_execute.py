@@ -64,7 +64,7 @@ def metric(daemon: Kilnd, name: str) -> float:
 def test_big_tensors_travel_in_memfds_and_match_eager(kilnd, exported):
     model = AffineAndSum().eval()
     with kiln.Client(kilnd.address, timeout=300) as client:
-        assert client.local_execute, client._local.unavailable_reason
+        assert client.local_execute, client.executor.local_executor.unavailable_reason
         compiled = client.compile(exported)
         compiled(*inputs())  # the agent fetches and loads the artifact
         for seed in range(3):
@@ -108,7 +108,7 @@ def test_concurrent_callers_each_get_their_own_answer(kilnd, exported):
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
             for got, expected in pool.map(call, range(8)):
                 torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-5)
-        assert len(client._local._idle) >= 2  # the callers overlapped
+        assert len(client.executor.local_executor._idle) >= 2  # the callers overlapped
 
 
 def test_without_a_local_socket_the_client_uses_grpc(tmp_path, exported):
@@ -116,7 +116,7 @@ def test_without_a_local_socket_the_client_uses_grpc(tmp_path, exported):
     try:
         with kiln.Client(daemon.address, timeout=300) as client:
             assert not client.local_execute
-            assert "no local socket" in client._local.unavailable_reason
+            assert "no local socket" in client.executor.local_executor.unavailable_reason
             x, s = inputs()
             compiled = client.compile(exported)
             torch.testing.assert_close(compiled(x, s)[0], AffineAndSum()(x, s)[0],
@@ -368,7 +368,7 @@ def test_a_full_socket_sends_calls_over_grpc(tmp_path, exported):
             compiled = client.compile(exported)
             compiled(*inputs())
             assert compiled.last_transport == "local"
-            client._local.close()  # its pooled connection goes
+            client.executor.local_executor.close()  # its pooled connection goes
             granted = session(client)
             for _ in range(128):  # kilnd's limit, all admitted
                 sock = raw_connect(granted.socket_path)

@@ -166,11 +166,11 @@ class LgammaOfWeight(torch.nn.Module):
 def test_cpu_segments_read_weights_from_the_store_when_not_given(client):
     """A raw Graph compile holds no weight tensors: a CPU node reading a
     parameter gets it from the daemon's store, by digest."""
-    from kiln.client import _serialize_exported
+    from kiln.export import serialize_exported
     torch.manual_seed(4)
     model = LgammaOfWeight().eval()
     x = torch.randn(4, 8)
-    serialized, _, _ = _serialize_exported(torch.export.export(model, (x,)), "w")
+    serialized, _, _ = serialize_exported(torch.export.export(model, (x,)), "w")
     client.blobs.ensure_tensors(list(serialized.parameters.values()))
     compiled = client.compile_graph(serialized.graph,
                                     placement=placement_pb2.PlacementPolicy(
@@ -224,8 +224,8 @@ def test_torch_compile_backend_with_cpu_fallback(kilnd, caplog):
 
 def test_bad_policies_are_invalid_argument(client):
     _, ep, _ = exported()
-    from kiln.client import _serialize_exported
-    serialized, _, _ = _serialize_exported(ep, "mixed")
+    from kiln.export import serialize_exported
+    serialized, _, _ = serialize_exported(ep, "mixed")
     client.blobs.ensure_tensors(list(serialized.parameters.values()))
     for policy, why in [
         (placement_pb2.PlacementPolicy(fallback=placement_pb2.FALLBACK_POLICY_CPU,
@@ -242,8 +242,8 @@ def test_bad_policies_are_invalid_argument(client):
 def test_raw_grpc_response_carries_the_placement(client):
     """What a non-Python client sees: the report in CompileResponse.placement."""
     _, ep, _ = exported()
-    from kiln.client import _serialize_exported
-    serialized, _, _ = _serialize_exported(ep, "mixed")
+    from kiln.export import serialize_exported
+    serialized, _, _ = serialize_exported(ep, "mixed")
     client.blobs.ensure_tensors(list(serialized.parameters.values()))
     request = compiler_pb2.CompileRequest(
         graph=serialized.graph, target="cpu",

@@ -177,10 +177,10 @@ def test_capability_check_finds_nothing_missing_in_real_models(name, tmp_path):
     """Placement's per-node check (kiln-compile --check-support) must agree
     with the whole-graph compile above: every node of these models runs on
     the target, none is refused as malformed when compiled on its own."""
-    from kiln.client import _serialize_exported
+    from kiln.export import serialize_exported
     from support import build_dir
     model, x = build(name)
-    serialized, _, _ = _serialize_exported(torch.export.export(model, (x,)), name)
+    serialized, _, _ = serialize_exported(torch.export.export(model, (x,)), name)
     path = tmp_path / f"{name}.pb"
     path.write_bytes(serialized.graph.SerializeToString())
     proc = subprocess.run([str(build_dir() / "bin" / "kiln-compile"), str(path),

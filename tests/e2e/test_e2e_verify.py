@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import kiln
-from kiln.client import _serialize_exported
+from kiln.export import serialize_exported
 from kiln.testing import MLP, EncoderBlock, example_inputs
 from support import Kilnd, require_binaries
 
@@ -38,7 +38,7 @@ def first_node(graph, op):
 
 def last_op_of_encoder() -> str:
     ep, _ = export(make(EncoderBlock))
-    return _serialize_exported(ep, "")[0].graph.nodes[-1].op
+    return serialize_exported(ep, "")[0].graph.nodes[-1].op
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pathlib
 import torch
 
 import kiln.testing
-from kiln.client import _serialize_exported
+from kiln.export import serialize_exported
 from kiln.v1 import (agent_pb2, blobs_pb2, cache_pb2, compiler_pb2, devices_pb2,
                      executable_pb2, executor_pb2, tensor_pb2)
 
@@ -39,7 +39,7 @@ def graphs():
          (torch.randn(1, 4, 16),)),
     ]
     for i, (model, args) in enumerate(models):
-        serialized, _, _ = _serialize_exported(torch.export.export(model, args), f"g{i}")
+        serialized, _, _ = serialize_exported(torch.export.export(model, args), f"g{i}")
         yield serialized.graph
 
 

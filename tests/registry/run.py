@@ -37,7 +37,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 import kiln
-from kiln.client import _serialize_exported
+from kiln.export import serialize_exported
 from tests.registry.registry import Case, all_cases, tolerance_for
 
 XFAIL_DIR = pathlib.Path(__file__).resolve().parent / "xfail"
@@ -252,7 +252,7 @@ def prepare(case: Case) -> Prepared:
             warnings.simplefilter("ignore")
             ep = torch.export.export(module, inputs, strict=STRICT_EXPORT)
             result.phase = "serialize"
-            serialized, out_spec, in_spec = _serialize_exported(ep, case.name)
+            serialized, out_spec, in_spec = serialize_exported(ep, case.name)
         prepared.inputs, prepared.expected = inputs, expected
         prepared.serialized, prepared.out_spec, prepared.in_spec = serialized, out_spec, in_spec
         result.phase = ""

@@ -9,6 +9,7 @@
 #include "kiln/Compiler/Compile.h"
 #include "kiln/Target/Target.h"
 #include "kiln/common/Digest.h"
+#include "kiln/common/Version.h"
 
 #include "absl/strings/str_cat.h"
 #include "llvm/Config/llvm-config.h"
@@ -36,7 +37,7 @@ std::string hashOfRunningExecutable() {
 
 const std::string &compilerBuildId() {
   static const std::string id = [] {
-    return absl::StrCat("kiln-", KILN_VERSION, "+", hashOfRunningExecutable(),
+    return absl::StrCat("kiln-", kiln::kVersion, "+", hashOfRunningExecutable(),
                         "/llvm-", LLVM_VERSION_STRING);
   }();
   return id;

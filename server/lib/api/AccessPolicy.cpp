@@ -38,6 +38,7 @@ const MethodRoles &methodTable() {
       {"kiln.v1.Blobs/Write", {Role::User, Role::Agent}},
       {"kiln.v1.Blobs/Read", {Role::User, Role::Agent}},
       {"kiln.v1.Devices/ListDevices", {Role::User}},
+      {"kiln.v1.Daemon/GetInfo", {Role::User}},
       {"kiln.v1.Cache/GetCacheStats", {Role::User}},
       {"kiln.v1.Cache/CollectGarbage", {Role::Admin}},
       {"kiln.v1.Cache/SetCacheSalt", {Role::Admin}},

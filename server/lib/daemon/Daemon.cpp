@@ -103,6 +103,7 @@ int runDaemon(const DaemonFlags &flags, OptionsResolverFn resolveOptions,
   options.compileWorkers = flags.compileWorkers;
   options.executeTimeout = std::chrono::seconds(flags.executeTimeoutS);
   options.deviceWait = std::chrono::seconds(flags.deviceWaitS);
+  options.expectedDeviceKinds = flags.localAgentKinds();
   options.heartbeatInterval = std::chrono::milliseconds(flags.heartbeatMs);
   options.cacheCapacityBytes = flags.cacheCapacityBytes;
   options.maxBlobBytes = flags.maxBlobBytes;

@@ -459,6 +459,10 @@ absl::StatusOr<DaemonFlags> parseDaemonFlags(const std::vector<std::string> &arg
       flags.help = true;
       continue;
     }
+    if (arg == "--version") {
+      flags.version = true;
+      continue;
+    }
     if (arg.rfind("--", 0) != 0)
       return absl::InvalidArgumentError(absl::StrCat(
           "unexpected argument '", arg, "' (kilnd takes only --flags)"));
@@ -544,7 +548,8 @@ std::string daemonFlagsHelp() {
   absl::StrAppend(&text,
                   "  --config FILE  [env KILN_CONFIG] (default: none)\n"
                   "      YAML file of key: value settings (keys above)\n"
-                  "  --help\n      print this text and exit\n");
+                  "  --help\n      print this text and exit\n"
+                  "  --version\n      print kilnd's version and compiler build, and exit\n");
   return text;
 }
 

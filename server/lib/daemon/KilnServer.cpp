@@ -9,6 +9,7 @@
 #include "kiln/common/AtomicFile.h"
 #include "kiln/common/Credentials.h"
 #include "kiln/common/Status.h"
+#include "kiln/common/Version.h"
 #include "kiln/server/api/AgentService.h"
 #include "kiln/server/api/BlobService.h"
 #include "kiln/server/store/CacheSalt.h"
@@ -16,10 +17,12 @@
 #include "kiln/server/api/CompilerService.h"
 #include "kiln/server/store/ContentStore.h"
 #include "kiln/server/sched/DeviceRegistry.h"
+#include "kiln/server/api/DaemonService.h"
 #include "kiln/server/api/DevicesService.h"
 #include "kiln/server/api/DrainGate.h"
 #include "kiln/server/api/ExecutorService.h"
 #include "kiln/server/api/LocalExecuteServer.h"
+#include "kiln/server/api/RetryPushback.h"
 #include "kiln/server/sched/Scheduler.h"
 #include "kiln/server/sched/TaskSigner.h"
 #include "kiln/server/api/ServerMetrics.h"
@@ -62,6 +65,9 @@ struct KilnServer::State {
   std::unique_ptr<ExecutorService> executorService;
   std::unique_ptr<BlobService> blobService;
   std::unique_ptr<DevicesService> devicesService;
+  std::unique_ptr<DaemonService> daemonService;
+  /// Random, per process: Daemon.GetInfo and the local socket's name.
+  std::string daemonId;
   LocalLinks localLinks;
   std::unique_ptr<AgentService> agentService;
   std::unique_ptr<CacheService> cacheService;
@@ -130,6 +136,7 @@ KilnServer::start(ServerOptions options) {
   state->cache->setSalt(salt);
   state->registry =
       std::make_unique<DeviceRegistry>(options.heartbeatInterval);
+  state->registry->expectKinds(options.expectedDeviceKinds, options.deviceWait);
   state->registry->startHeartbeatMonitor();
   state->scheduler =
       std::make_unique<Scheduler>(*state->registry, options.deviceWait);
@@ -147,6 +154,15 @@ KilnServer::start(ServerOptions options) {
   addMetricCollectors(*state);
   state->devicesService =
       std::make_unique<DevicesService>(*state->registry, state->access);
+  ASSIGN_OR_RETURN(state->daemonId, randomHex(16));
+  v1::DaemonInfo info;
+  info.set_version(kVersion);
+  info.set_compiler_build_id(options.compilerBuildId);
+  info.set_daemon_id(state->daemonId);
+  for (const std::string &target : options.supportedTargets)
+    info.add_compile_targets(target);
+  info.set_client_protocol_version(kClientProtocolVersion);
+  state->daemonService = std::make_unique<DaemonService>(std::move(info), state->access);
   state->agentService = std::make_unique<AgentService>(
       *state->registry, state->signer->publicKeyPem(), state->access,
       state->localLinks);
@@ -168,12 +184,14 @@ KilnServer::start(ServerOptions options) {
   if (wantLocalAgentPort)
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(),
                              &localAgentPort);
+  builder.experimental().SetInterceptorCreators(retryPushbackInterceptors());
   builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
   builder.SetMaxSendMessageSize(kMaxMessageBytes);
   builder.RegisterService(state->compilerService.get());
   builder.RegisterService(state->executorService.get());
   builder.RegisterService(state->blobService.get());
   builder.RegisterService(state->devicesService.get());
+  builder.RegisterService(state->daemonService.get());
   builder.RegisterService(state->agentService.get());
   builder.RegisterService(state->cacheService.get());
   state->server = builder.BuildAndStart();
@@ -226,7 +244,7 @@ absl::Status KilnServer::startLocalSocket(const ServerOptions &options,
                                           State &s) {
   if (options.localSocket == "none")
     return absl::OkStatus();
-  ASSIGN_OR_RETURN(std::string daemonId, randomHex(16));
+  const std::string &daemonId = s.daemonId;
   std::string path = options.localSocket.empty()
                          ? absl::StrCat("@kiln-", daemonId)
                          : options.localSocket;

@@ -11,6 +11,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 #include <spdlog/spdlog.h>
 
@@ -18,6 +19,14 @@ namespace kiln::server {
 
 DeviceRegistry::DeviceRegistry(std::chrono::milliseconds heartbeatInterval)
     : interval(heartbeatInterval) {}
+
+void DeviceRegistry::expectKinds(const std::vector<std::string> &kinds,
+                                 std::chrono::milliseconds grace) {
+  std::lock_guard<std::mutex> lock(mutex);
+  knownKinds.insert(kinds.begin(), kinds.end());
+  startupGrace = grace;
+  failFastForUnknownKinds = true;
+}
 
 DeviceRegistry::~DeviceRegistry() {
   {
@@ -104,6 +113,7 @@ DeviceRegistry::addAgent(const std::shared_ptr<AgentConnection> &session,
       entry.device.set_state(v1::DEVICE_STATE_READY);
       entry.device.set_queue_depth(0);
       agent.deviceIds.push_back(entry.device.id());
+      knownKinds.insert(entry.device.kind());
       spdlog::info("device {} registered (kind '{}')", entry.device.id(),
                    entry.device.kind());
       devices[entry.device.id()] = std::move(entry);
@@ -233,6 +243,18 @@ DeviceRegistry::acquire(const std::string &kind,
       return unfit;
     if (stopping)
       return absl::UnavailableError("kilnd is shutting down");
+    // No agent of this kind has ever come, none is on its way, and agents
+    // have had their time to connect: waiting would only delay the error.
+    if (registered == 0 && failFastForUnknownKinds && !knownKinds.contains(kind) &&
+        Clock::now() >= createdAt + startupGrace) {
+      std::set<std::string> served;
+      for (const auto &[id, entry] : devices)
+        served.insert(entry.device.kind());
+      return absl::UnavailableError(absl::StrCat(
+          "no agent serving device kind '", kind,
+          "' has connected to this kilnd (kinds it has: ",
+          served.empty() ? "none" : absl::StrJoin(served, ", "), ")"));
+    }
     if (Clock::now() >= waitUntil) {
       if (registered == 0)
         return absl::UnavailableError(

@@ -100,15 +100,6 @@ CompileCache::lookup(const std::string &key) const {
       readExecutableRecord(store, *executable);
   absl::Status artifact =
       record.ok() ? store.verify(record->artifact()) : record.status();
-  if (artifact.ok()) {
-    for (const v1::StageDump &stage : record->stages()) {
-      if (!store.contains(stage.blob())) {
-        artifact = absl::NotFoundError(
-            absl::StrCat("stage dump '", stage.stage(), "' was evicted"));
-        break;
-      }
-    }
-  }
   // Entries kilnd wrote before it kept the namespace are listed on first
   // use: the action cache, like the namespace, is kilnd's alone.
   if (artifact.ok())
@@ -121,11 +112,35 @@ CompileCache::lookup(const std::string &key) const {
   CompileOutcome outcome;
   outcome.executable = *executable;
   outcome.manifest = record->manifest();
-  outcome.stages.assign(record->stages().begin(), record->stages().end());
   outcome.opReport = record->op_report();
   outcome.cacheHit = true;
   outcome.key = key;
   return outcome;
+}
+
+std::optional<v1::StageDumpSet>
+CompileCache::lookupStages(const std::string &key,
+                           const v1::Digest &executable) const {
+  absl::StatusOr<std::string> entry =
+      readWholeFile(acDir / absl::StrCat(key, ".stages"));
+  if (!entry.ok())
+    return std::nullopt;
+  std::optional<v1::Digest> digest = parseEntry(*entry);
+  absl::StatusOr<std::string> bytes =
+      digest ? store.read(*digest) : absl::StatusOr<std::string>(
+                                         absl::DataLossError("malformed entry"));
+  v1::StageDumpSet set;
+  if (!bytes.ok() || !set.ParseFromString(*bytes)) {
+    spdlog::warn("compile cache: stage dumps entry {} is unusable; dumping again",
+                 key);
+    return std::nullopt;
+  }
+  if (set.executable().hash() != executable.hash())
+    return std::nullopt; // dumps of an executable the key no longer names
+  for (const v1::StageDump &stage : set.stages())
+    if (!store.contains(stage.blob()))
+      return std::nullopt; // evicted: dump again
+  return set;
 }
 
 std::optional<v1::PlacementReport>
@@ -180,7 +195,7 @@ int64_t CompileCache::entryCount() const {
 }
 
 CompileCache::Stats CompileCache::stats() const {
-  return Stats{compiles.load(), hits.load(), followers.load()};
+  return Stats{compiles.load(), hits.load(), followers.load(), stageRuns.load()};
 }
 
 CompileCache::Result
@@ -203,13 +218,6 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
   *record.mutable_artifact() = digestOf(compiled.artifact);
   pins.add(record.artifact());
   RETURN_IF_ERROR(store.write(record.artifact(), compiled.artifact));
-  for (const compiler::StageDump &dump : compiled.stages) {
-    v1::StageDump *stage = record.add_stages();
-    stage->set_stage(dump.stage);
-    *stage->mutable_blob() = digestOf(dump.text);
-    pins.add(stage->blob());
-    RETURN_IF_ERROR(store.write(stage->blob(), dump.text));
-  }
   std::string recordBytes;
   if (!record.SerializeToString(&recordBytes))
     return absl::InternalError("cannot serialize ExecutableRecord");
@@ -219,14 +227,82 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
   RETURN_IF_ERROR(executables.add(executable));
   RETURN_IF_ERROR(writeFileAtomically(acDir / key, formatEntry(executable)));
   CompileOutcome outcome;
+  if (!compiled.stages.empty()) {
+    ASSIGN_OR_RETURN(v1::StageDumpSet set,
+                     storeStages(key, executable, compiled.stages, true));
+    outcome.stages.assign(set.stages().begin(), set.stages().end());
+  }
   outcome.executable = executable;
   outcome.manifest = record.manifest();
-  outcome.stages.assign(record.stages().begin(), record.stages().end());
   outcome.opReport = record.op_report();
   outcome.cacheHit = false;
   outcome.key = key;
   outcome.timings.set_compile_us(microsSince(start));
   return outcome;
+}
+
+CompileCache::Result
+CompileCache::recordStages(const std::string &key, CompileOutcome hit,
+                           const v1::Graph &graph,
+                           const compiler::CompileOptions &options) {
+  auto start = std::chrono::steady_clock::now();
+  stageRuns.fetch_add(1);
+  ASSIGN_OR_RETURN(compiler::CompiledExecutable compiled,
+                   compiler(graph, options));
+  ASSIGN_OR_RETURN(v1::ExecutableRecord record,
+                   readExecutableRecord(store, hit.executable));
+  bool matches = digestOf(compiled.artifact).hash() == record.artifact().hash();
+  if (!matches)
+    spdlog::warn("compile cache: the pipeline run for the stage dumps of {} "
+                 "made another artifact than the cached one (a nondeterministic "
+                 "compile); the dumps describe that rebuild",
+                 formatDigest(hit.executable));
+  ASSIGN_OR_RETURN(v1::StageDumpSet set,
+                   storeStages(key, hit.executable, compiled.stages, matches));
+  hit.stages.assign(set.stages().begin(), set.stages().end());
+  hit.timings.set_compile_us(microsSince(start));
+  return hit;
+}
+
+absl::StatusOr<v1::StageDumpSet>
+CompileCache::storeStages(const std::string &key, const v1::Digest &executable,
+                          const std::vector<compiler::StageDump> &dumps,
+                          bool artifactMatches) {
+  v1::StageDumpSet set;
+  *set.mutable_executable() = executable;
+  set.set_artifact_matches(artifactMatches);
+  BlobPins pins = store.pin();
+  for (const compiler::StageDump &dump : dumps) {
+    v1::StageDump *stage = set.add_stages();
+    stage->set_stage(dump.stage);
+    *stage->mutable_blob() = digestOf(dump.text);
+    pins.add(stage->blob());
+    RETURN_IF_ERROR(store.write(stage->blob(), dump.text));
+  }
+  std::string bytes;
+  if (!set.SerializeToString(&bytes))
+    return absl::InternalError("cannot serialize StageDumpSet");
+  v1::Digest digest = digestOf(bytes);
+  pins.add(digest);
+  RETURN_IF_ERROR(store.write(digest, bytes));
+  RETURN_IF_ERROR(writeFileAtomically(acDir / absl::StrCat(key, ".stages"),
+                                      formatEntry(digest)));
+  return set;
+}
+
+CompileCache::Result
+CompileCache::onPool(const std::function<Result()> &work) {
+  auto enqueued = std::chrono::steady_clock::now();
+  std::promise<Result> done;
+  std::future<Result> finished = done.get_future();
+  pool->submit([&] {
+    int64_t queueUs = microsSince(enqueued);
+    Result outcome = work();
+    if (outcome.ok())
+      outcome->timings.set_queue_us(queueUs);
+    done.set_value(std::move(outcome));
+  });
+  return finished.get();
 }
 
 std::string CompileCache::keyFor(const v1::Graph &graph,
@@ -239,17 +315,20 @@ absl::StatusOr<CompileOutcome>
 CompileCache::compile(const v1::Graph &graph, const std::string &target,
                       const v1::CompileOptions &options) {
   std::string key = keyFor(graph, target, options);
+  const bool wantStages = options.dump_stages();
+  // A request for dumps must not settle for a flight that makes none.
+  const std::string flightKey = wantStages ? absl::StrCat(key, "+stages") : key;
   std::promise<Result> promise;
   std::shared_future<Result> flight;
   bool leader = false;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    auto it = flights.find(key);
+    auto it = flights.find(flightKey);
     if (it != flights.end()) {
       flight = it->second;
     } else {
       flight = promise.get_future().share();
-      flights.emplace(key, flight);
+      flights.emplace(flightKey, flight);
       leader = true;
     }
   }
@@ -258,31 +337,31 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
     return flight.get();
   } // Single flight: the leader's outcome is ours.
 
+  compiler::CompileOptions compileOptions;
+  compileOptions.target = target;
+  compileOptions.options = normalizeCompileOptions(options);
+  compileOptions.dumpStages = wantStages;
   Result result = absl::UnknownError("compile did not run");
   if (std::optional<CompileOutcome> hit = lookup(key)) {
     hits.fetch_add(1);
-    result = std::move(*hit);
+    std::optional<v1::StageDumpSet> stages;
+    if (wantStages)
+      stages = lookupStages(key, hit->executable);
+    if (!wantStages) {
+      result = std::move(*hit);
+    } else if (stages) {
+      hit->stages.assign(stages->stages().begin(), stages->stages().end());
+      result = std::move(*hit);
+    } else {
+      result = onPool([&] { return recordStages(key, *hit, graph, compileOptions); });
+    }
   } else {
-    compiler::CompileOptions compileOptions;
-    compileOptions.target = target;
-    compileOptions.options = normalizeCompileOptions(options);
-    compileOptions.dumpStages = options.dump_stages();
-    auto enqueued = std::chrono::steady_clock::now();
-    std::promise<Result> done;
-    std::future<Result> compiled = done.get_future();
-    pool->submit([&] {
-      int64_t queueUs = microsSince(enqueued);
-      Result outcome = compileAndStore(key, graph, compileOptions);
-      if (outcome.ok())
-        outcome->timings.set_queue_us(queueUs);
-      done.set_value(std::move(outcome));
-    });
-    result = compiled.get();
+    result = onPool([&] { return compileAndStore(key, graph, compileOptions); });
   }
   promise.set_value(result);
   {
     std::lock_guard<std::mutex> lock(mutex);
-    flights.erase(key);
+    flights.erase(flightKey);
   }
   return result;
 }

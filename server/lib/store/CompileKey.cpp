@@ -46,6 +46,7 @@ v1::CompileOptions normalizeCompileOptions(const v1::CompileOptions &options) {
   normalized.DiscardUnknownFields();
   if (normalized.opt_level() == 0)
     normalized.set_opt_level(compiler::kDefaultOptLevel);
+  normalized.clear_dump_stages();
   return normalized;
 }
 

@@ -71,6 +71,8 @@ struct DaemonFlags {
   /// lowering the compiler deliberately gets wrong. Empty (off) by default.
   std::string debugMiscompile;
   bool help = false;
+  /// --version: print the version and compiler build id, then exit.
+  bool version = false;
 
   /// Agent kinds to spawn locally ("none" and "" give none).
   std::vector<std::string> localAgentKinds() const;

@@ -66,6 +66,10 @@ struct ServerOptions {
   std::chrono::milliseconds executeTimeout{300'000};
   /// How long Execute waits for a device of its kind to register.
   std::chrono::milliseconds deviceWait{15'000};
+  /// Device kinds whose agents kilnd starts itself (--local-agents): an
+  /// Execute waits deviceWait for them; a kind nothing serves or will serve
+  /// fails at once once deviceWait has passed since startup.
+  std::vector<std::string> expectedDeviceKinds;
   /// Content-store size cap in bytes (0: unlimited).
   int64_t cacheCapacityBytes = 0;
   /// Largest blob Blobs.Write accepts (declared size); 0 = unlimited.

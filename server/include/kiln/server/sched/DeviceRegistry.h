@@ -15,6 +15,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -40,6 +41,14 @@ public:
   /// than three intervals has its devices marked UNHEALTHY.
   explicit DeviceRegistry(std::chrono::milliseconds heartbeatInterval);
   ~DeviceRegistry();
+
+  /// Kinds whose agents are on their way (kilnd's --local-agents): acquire()
+  /// waits for them as for a kind seen before. Any other kind that no agent
+  /// has registered since the registry was made fails at once after
+  /// `startupGrace` (agents that connect on their own get that long after
+  /// kilnd starts).
+  void expectKinds(const std::vector<std::string> &kinds,
+                   std::chrono::milliseconds startupGrace);
 
   /// Starts a thread that calls checkHeartbeats() every interval.
   void startHeartbeatMonitor();
@@ -83,7 +92,9 @@ public:
   /// `kernelLibrary` (checkDeviceKernelLibrary), waiting until
   /// `waitUntil` for one to appear. UNAVAILABLE naming the kind when none
   /// does; FAILED_PRECONDITION naming the missing features or library, at
-  /// once, when devices of the kind are registered but none has them.
+  /// once, when devices of the kind are registered but none has them;
+  /// UNAVAILABLE at once for a kind no agent has served and none is expected
+  /// (expectKinds), naming the kinds there are.
   absl::StatusOr<DeviceLease>
   acquire(const std::string &kind,
           const absl::flat_hash_set<const AgentConnection *> &excluded,
@@ -121,6 +132,11 @@ private:
   std::condition_variable changed;
   std::map<std::string, Entry> devices;
   std::map<std::string, Agent> agents;
+  /// Kinds some agent registered since the registry was made, or expected.
+  std::set<std::string> knownKinds;
+  const Clock::time_point createdAt = Clock::now();
+  std::chrono::milliseconds startupGrace{0};
+  bool failFastForUnknownKinds = false;
   bool stopping = false;
   std::thread monitor;
 };

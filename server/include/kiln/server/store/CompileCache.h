@@ -54,6 +54,8 @@ struct CompileOutcome {
   /// queue_us and compile_us (zero on a hit).
   v1::Timings timings;
   /// Pipeline stage dumps (blobs in the store), when they were asked for.
+  /// They are not part of the executable: a request with dump_stages gets
+  /// the same executable as one without.
   std::vector<v1::StageDump> stages;
   /// The op report stored in the executable record (the same on a hit).
   v1::OpReport opReport;
@@ -75,13 +77,22 @@ public:
 
   /// Returns the executable for (graph, target, options), compiling it on the
   /// worker pool when the cache has no valid entry. Compiler errors pass
-  /// through unchanged and are not cached.
+  /// through unchanged and are not cached. With options.dump_stages the
+  /// outcome also carries the stage dumps: those stored beside the entry, or,
+  /// for a cached executable without them, those of one pipeline run that
+  /// records them (stored for later requests; no new executable).
   absl::StatusOr<CompileOutcome> compile(const v1::Graph &graph,
                                          const std::string &target,
                                          const v1::CompileOptions &options);
 
   /// The cache entry for `key`, if present and valid.
   std::optional<CompileOutcome> lookup(const std::string &key) const;
+
+  /// The stage dumps stored for `key`'s executable `executable` (an entry
+  /// <acDir>/<key>.stages naming a StageDumpSet), if present, about that
+  /// executable, and every dump still in the store.
+  std::optional<v1::StageDumpSet> lookupStages(const std::string &key,
+                                               const v1::Digest &executable) const;
 
   /// Where the nodes of a graph that does not compile whole run, as the
   /// capability check found them (a PlacementReport whose nodes carry
@@ -113,6 +124,7 @@ public:
     uint64_t compiles = 0;  ///< Calls into the compiler.
     uint64_t hits = 0;      ///< Requests answered from disk.
     uint64_t followers = 0; ///< Requests that joined another's flight.
+    uint64_t stageRuns = 0; ///< Pipeline runs for a cached executable's dumps.
   };
   Stats stats() const;
 
@@ -126,6 +138,17 @@ private:
   /// Runs the compiler and stores its output; on a worker thread.
   Result compileAndStore(const std::string &key, const v1::Graph &graph,
                          const compiler::CompileOptions &options);
+  /// Runs the compiler for the stage dumps of `hit` (a cached executable
+  /// without them) and stores them beside it; on a worker thread.
+  Result recordStages(const std::string &key, CompileOutcome hit,
+                      const v1::Graph &graph,
+                      const compiler::CompileOptions &options);
+  /// Writes `dumps` to the store and the <key>.stages entry naming them.
+  absl::StatusOr<v1::StageDumpSet>
+  storeStages(const std::string &key, const v1::Digest &executable,
+              const std::vector<compiler::StageDump> &dumps, bool artifactMatches);
+  /// Runs `work` on the pool and waits; its outcome gets the queue time.
+  Result onPool(const std::function<Result()> &work);
 
   ContentStore &store;
   ExecutableNamespace &executables;
@@ -136,6 +159,7 @@ private:
   std::atomic<uint64_t> compiles{0};
   std::atomic<uint64_t> hits{0};
   std::atomic<uint64_t> followers{0};
+  std::atomic<uint64_t> stageRuns{0};
   std::mutex mutex;
   absl::flat_hash_map<std::string, std::shared_future<Result>> flights;
   mutable std::mutex saltMutex;

@@ -14,8 +14,9 @@
 
 namespace kiln::server {
 
-/// `options` with defaults made explicit (opt_level 0 becomes compiler::kDefaultOptLevel), so that
-/// equivalent requests produce equal keys.
+/// `options` with defaults made explicit (opt_level 0 becomes
+/// compiler::kDefaultOptLevel) and dump_stages cleared (it changes what comes
+/// back, not the executable), so that equivalent requests produce equal keys.
 v1::CompileOptions normalizeCompileOptions(const v1::CompileOptions &options);
 
 /// The graph as it enters the key: name cleared, every parameter digest

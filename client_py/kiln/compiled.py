@@ -1,0 +1,408 @@
+"""The compiled-model object: an executable on the daemon plus the weights it
+was compiled with, callable like the model.
+
+A :class:`CompiledModel` knows how to run itself (through its
+:class:`kiln.session.Session`) and how to get compiled again: it keeps the
+CompileRequest it came from, so when the daemon no longer has its executable
+(a restart on an empty cache) a call recompiles it once, logs that it did,
+and runs. What runs a partitioned graph and what checks a call's numbers are
+features above this layer; whoever makes the model hands them in
+(``runner``, ``verifier``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import weakref
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+import torch
+from torch.utils import _pytree as pytree
+
+from kiln.blobs import BlobClient
+from kiln.errors import KilnError, NotFoundError
+from kiln.execution import Executor
+from kiln.op_report import OpReport
+from kiln.placement import PlacementReport
+from kiln.v1 import compiler_pb2, executable_pb2, executor_pb2, graph_pb2, placement_pb2, tensor_pb2
+
+__all__ = ["CompiledModel", "ModelSession", "Runner", "Verifier", "producer_of"]
+
+
+class ModelSession(Protocol):
+    """What a CompiledModel needs of its connection (kiln.session.Session
+    is one): the blob store, the Execute transport, and Compile."""
+
+    blobs: BlobClient
+    executor: Executor
+
+    def send_compile(self, request: compiler_pb2.CompileRequest
+                     ) -> compiler_pb2.CompileResponse: ...
+
+log = logging.getLogger("kiln")
+
+#: Runs a partitioned model: (model, inputs in graph order, parameter
+#: overrides) -> outputs (kiln.partition.run_partitioned).
+Runner = Callable[["CompiledModel", Sequence[Any], "Mapping[str, torch.Tensor] | None"],
+                  "list[torch.Tensor]"]
+#: Checks one call: (model, flat inputs, outputs) -> a report, or raises
+#: VerificationError (kiln.verify.verify_execution).
+Verifier = Callable[["CompiledModel", Sequence[Any], Sequence[torch.Tensor]], Any]
+
+
+def _us(v: int) -> float:
+    return v / 1e6
+
+
+# Tensors returned by CompiledModel calls: id -> (weak reference, model). Not
+# a WeakKeyDictionary: its lookups compare tensors with ==, which is
+# elementwise. An entry leaves when its tensor dies.
+_PRODUCERS: dict[int, tuple[weakref.ref, "CompiledModel"]] = {}
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    entry = _PRODUCERS.get(key)
+    if entry is not None and entry[0] is ref:
+        del _PRODUCERS[key]
+
+
+def _remember_outputs(model: "CompiledModel", outputs: Sequence[Any]) -> None:
+    """Notes that ``outputs`` came from ``model`` (for kiln.get_mlir(tensor)),
+    without keeping them alive."""
+    for t in outputs:
+        if isinstance(t, torch.Tensor):
+            key = id(t)
+            try:
+                ref = weakref.ref(t, lambda r, key=key: _forget(key, r))
+            except TypeError:  # a tensor subclass without weak references
+                continue
+            _PRODUCERS[key] = (ref, model)
+
+
+def producer_of(t: torch.Tensor) -> "CompiledModel | None":
+    """The CompiledModel whose call returned ``t``, if one did."""
+    entry = _PRODUCERS.get(id(t))
+    return entry[1] if entry is not None and entry[0]() is t else None
+
+
+class CompiledModel:
+    """An executable on the daemon plus the weights it was compiled with.
+
+    Calling it runs it remotely: ``outputs = compiled(*inputs)``. The daemon
+    validates inputs against the manifest; mismatches raise
+    :class:`kiln.errors.InvalidArgumentError`.
+
+    Attributes:
+        digest: hex digest of the executable (its identity in the store).
+        cache_hit: True when the daemon served the executable from its cache.
+        compile_key: hex compile key (graph without weights, target, options).
+        manifest: the ExecutableManifest message.
+        timings: client-side seconds per phase: ``upload`` (weights), ``compile``
+            (the Compile RPC), plus ``server_queue``/``server_compile``.
+        last_timings: seconds per phase of the latest call: ``upload`` (inputs
+            sent as blobs, or written into memfds over the local socket),
+            ``queue``, ``fetch``, ``load``, ``run``, ``total`` (as the daemon
+            and agent measured them), ``download`` (blob outputs) and ``wall``
+            (the whole call, client-side).
+        last_counters: what the device counted on the latest call:
+            ``instructions`` (guest instructions retired; simulated devices
+            such as the qemu agent's riscv64 ones count them, others report 0).
+        last_transport: how the latest call's tensors travelled: ``"local"``
+            (kilnd's local socket, memfds) or ``"grpc"``.
+        recompiles: how many times a call found the executable gone from the
+            daemon and compiled it again.
+        placement: where each op runs (:class:`kiln.placement.PlacementReport`).
+            With ``fallback="cpu"`` a graph with ops the target lacks is
+            *partitioned*: calls run its target segments on the daemon and the
+            rest op by op with this process's PyTorch (``last_timings`` then
+            sums the segments and adds ``cpu``).
+        verify: when True (``Client.compile(..., verify=True)``), every call
+            checks its outputs against the reference (:mod:`kiln.verify`);
+            ``model(x, verify=True)`` checks one call.
+        last_verification: the :class:`kiln.verify.VerificationReport` of the
+            latest verified call that passed (a failing one raises
+            :class:`kiln.errors.VerificationError`, which carries its report).
+    """
+
+    verify = False
+    last_verification = None
+
+    def __init__(self, session: ModelSession, response: compiler_pb2.CompileResponse,
+                 graph: graph_pb2.Graph, parameters: Mapping[str, torch.Tensor] | None,
+                 timings: dict[str, float], out_spec: pytree.TreeSpec | None = None,
+                 in_spec: pytree.TreeSpec | None = None, *,
+                 request: compiler_pb2.CompileRequest | None = None,
+                 runner: Runner | None = None, verifier: Verifier | None = None):
+        self._session = session
+        self._response = response
+        self._graph = graph
+        self._parameters = dict(parameters or {})
+        self._out_spec = out_spec
+        self._in_spec = in_spec
+        #: The request it was compiled from (None: it cannot be recompiled).
+        self._request = request
+        self._runner = runner
+        self._verifier = verifier
+        self.timings = timings
+        self.last_timings: dict[str, float] = {}
+        self.last_device_id = ""
+        self.last_transport = ""
+        self.last_counters: dict[str, int] = {}
+        self.recompiles = 0
+        #: The CompileOptions it was compiled with (kiln.get_mlir reuses them).
+        self.options = compiler_pb2.CompileOptions()
+        if request is not None and request.HasField("options"):
+            self.options.CopyFrom(request.options)
+        #: The PlacementPolicy it was compiled under (verify's probes reuse it).
+        self.placement_policy = placement_pb2.PlacementPolicy()
+        if request is not None and request.HasField("placement"):
+            self.placement_policy.CopyFrom(request.placement)
+        self._bind_manifest()
+
+    def _bind_manifest(self) -> None:
+        graph, response = self._graph, self._response
+        graph_params = {p.value.name: p.digest for p in graph.parameters}
+        order = [a.name for a in response.manifest.parameters] or list(graph_params)
+        try:
+            self._param_digests = [graph_params[n] for n in order]
+        except KeyError as e:
+            raise KilnError(f"the executable's manifest names parameter {e} which the "
+                            "compiled graph does not have", context={"executable": self.digest})
+        self._param_names = order
+        # The last call's weights (the tensors, their versions, storage and
+        # layout) and the request they made: a call with the same unmodified
+        # tensors reuses it instead of looking up each digest again
+        # (mobilenet has 244). It holds the tensors, so their addresses are
+        # not reused while it stands.
+        self._request_cache: tuple[list[torch.Tensor], list[tuple],
+                                   executor_pb2.ExecuteRequest] | None = None
+        graph_inputs = [v.name for v in graph.inputs]
+        manifest_inputs = [a.name for a in response.manifest.inputs]
+        # Position in the caller's argument list of each manifest input.
+        if sorted(manifest_inputs) == sorted(graph_inputs) and \
+                len(set(graph_inputs)) == len(graph_inputs):
+            self._input_order = [graph_inputs.index(n) for n in manifest_inputs]
+        else:
+            self._input_order = list(range(len(graph_inputs)))
+
+    # --- what it is ---------------------------------------------------------
+
+    @property
+    def session(self) -> ModelSession:
+        """The daemon connection it runs through."""
+        return self._session
+
+    @property
+    def digest(self) -> str:
+        return self._response.executable.hash
+
+    @property
+    def executable(self) -> tensor_pb2.Digest:
+        return self._response.executable
+
+    @property
+    def cache_hit(self) -> bool:
+        return self._response.cache_hit
+
+    @property
+    def compile_key(self) -> str:
+        return self._response.compile_key
+
+    @property
+    def manifest(self) -> executable_pb2.ExecutableManifest:
+        """The executable's signature (empty when the graph is partitioned:
+        each target segment has its own, in ``placement.segments``)."""
+        return self._response.manifest
+
+    @property
+    def target(self) -> str:
+        return self._response.placement.target or self._response.manifest.target
+
+    @property
+    def placement(self) -> PlacementReport:
+        """Where each op runs, and why (:class:`kiln.placement.PlacementReport`)."""
+        return PlacementReport(self._response.placement)
+
+    @property
+    def partitioned(self) -> bool:
+        """True when some ops run on the host CPU (compiled with fallback="cpu")."""
+        return self.placement.partitioned
+
+    @property
+    def graph(self) -> graph_pb2.Graph:
+        return self._graph
+
+    @property
+    def parameters(self) -> Mapping[str, torch.Tensor]:
+        """The weights it runs with, by graph parameter name (read-only view;
+        :meth:`hold_parameter` adds one)."""
+        return dict(self._parameters)
+
+    def hold_parameter(self, name: str, tensor: torch.Tensor) -> None:
+        """Keeps ``tensor`` as the weight ``name`` (one read back from the
+        daemon's store, for a CPU segment)."""
+        self._parameters[name] = tensor
+
+    @property
+    def input_order(self) -> list[int]:
+        """For each manifest input, its position among the graph's inputs."""
+        return list(self._input_order)
+
+    @property
+    def in_spec(self) -> pytree.TreeSpec | None:
+        return self._in_spec
+
+    @property
+    def out_spec(self) -> pytree.TreeSpec | None:
+        return self._out_spec
+
+    @property
+    def op_report(self) -> OpReport:
+        """Per-layer MACs, FLOPs, parameter and activation bytes, and totals,
+        from the daemon's analysis of the ATen-level module (every compile
+        returns it, cache hits included); ``print()`` it for a table."""
+        return OpReport(self._response.op_report)
+
+    def stage_dumps(self) -> dict[str, str]:
+        """The module after each compiler stage (aten, linalg, llvm-dialect,
+        llvm-ir, asm), in pipeline order. Asked of the daemon on first use
+        when the compile did not ask for them: the same executable, whose
+        stages kilnd records once (no second executable). Read from the
+        daemon's blob store on each call."""
+        if not self._response.stages and self._request is not None:
+            request = compiler_pb2.CompileRequest()
+            request.CopyFrom(self._request)
+            request.options.dump_stages = True
+            response = self._session.send_compile(request)
+            if response.executable.hash != self.digest:
+                raise KilnError(f"the daemon dumped the stages of executable "
+                                f"{response.executable.hash[:12]}, not of this model's",
+                                context={"executable": self.digest})
+            self._response.stages.extend(response.stages)
+        return {stage.stage: self._session.blobs.read(stage.blob).decode()
+                for stage in self._response.stages}
+
+    def __repr__(self) -> str:
+        if self.partitioned:
+            return (f"CompiledModel(partitioned, target={self.target!r}, "
+                    f"segments={len(self.placement.segments)}, cache_hit={self.cache_hit})")
+        return (f"CompiledModel(digest={self.digest[:12]}..., target={self.manifest.target!r}, "
+                f"cache_hit={self.cache_hit})")
+
+    # --- running it ---------------------------------------------------------
+
+    def __call__(self, *inputs: Any, verify: bool | None = None, **kwargs: Any) -> Any:
+        """Runs the executable; ``verify`` (default: ``self.verify``) checks
+        the outputs against the reference and bisects on a mismatch."""
+        if self._in_spec is not None and not kwargs and \
+                all(type(a) is torch.Tensor for a in inputs):
+            flat = list(inputs)  # what tree_flatten gives for plain tensors, cheaper
+        elif self._in_spec is not None:
+            flat, _ = pytree.tree_flatten((inputs, kwargs))
+        elif kwargs:
+            raise TypeError("this CompiledModel takes positional tensors only")
+        else:
+            flat = list(inputs)
+        ordered = ([flat[i] for i in self._input_order]
+                   if len(flat) == len(self._input_order) else flat)
+        outputs = self.run(ordered)
+        if self.verify if verify is None else verify:
+            if self._verifier is None:
+                raise KilnError("this model was made without a verifier; compile it through "
+                                "kiln.Client to verify its calls")
+            self.last_verification = self._verifier(self, flat, outputs)
+        if self._out_spec is not None:
+            return pytree.tree_unflatten(outputs, self._out_spec)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def run(self, inputs: Sequence[Any],
+            parameters: Mapping[str, torch.Tensor] | None = None) -> list[torch.Tensor]:
+        """Runs it on ``inputs`` in manifest (= Graph.inputs) order;
+        ``parameters`` (name -> tensor) overrides the weights it was compiled
+        with (kiln.backend passes the live ones)."""
+        if self.partitioned:
+            if self._runner is None:
+                raise KilnError("this model is partitioned and was made without a runner "
+                                "for its CPU segments; compile it through kiln.Client")
+            return self._runner(self, inputs, parameters)
+        try:
+            return self._execute(inputs, parameters)
+        except NotFoundError as err:
+            if self._request is None:
+                raise
+            self._recompile(err)
+            return self._execute(inputs, parameters)
+
+    def _recompile(self, err: NotFoundError) -> None:
+        """The daemon lost the executable: compile it again, once."""
+        assert self._request is not None
+        log.warning("kiln: the daemon no longer has executable %s of graph %r (%s); "
+                    "compiling it again", self.digest[:12],
+                    self._graph.name or "<unnamed>", err.details)
+        self._session.blobs.forget()
+        self._session.blobs.ensure_tensors(list(self._parameters.values()))
+        self._response = self._session.send_compile(self._request)
+        if self._request.HasField("torchscript"):
+            self._graph = self._response.graph  # converted again by the daemon
+        self.recompiles += 1
+        self._bind_manifest()
+
+    def _weights(self, parameters: Mapping[str, torch.Tensor] | None
+                 ) -> Mapping[str, torch.Tensor]:
+        return self._parameters if parameters is None else parameters
+
+    def _execute(self, inputs: Sequence[Any],
+                 parameters: Mapping[str, torch.Tensor] | None) -> list[torch.Tensor]:
+        context = {"executable": self.digest}
+        wall0 = time.perf_counter()
+        weights = self._weights(parameters)
+        t0 = time.perf_counter()
+        request = self._request_for(weights)
+        prepare = time.perf_counter() - t0
+
+        def reupload() -> None:
+            self._request_cache = None
+            self._session.blobs.ensure_tensors([weights[n] for n in self._param_names])
+
+        run = self._session.executor.run(request, inputs, context,
+                                         reupload if weights else None)
+        tm = run.response.timings
+        self.last_device_id = run.response.device_id
+        self.last_transport = run.transport
+        self.last_counters = {"instructions": run.response.counters.instructions}
+        self.last_timings = {
+            "upload": prepare + run.upload, "queue": _us(tm.queue_us),
+            "fetch": _us(tm.fetch_us), "load": _us(tm.load_us), "run": _us(tm.run_us),
+            "total": _us(tm.total_us), "download": run.download,
+            "wall": time.perf_counter() - wall0,
+        }
+        _remember_outputs(self, run.outputs)
+        return run.outputs
+
+    def _request_for(self, weights: Mapping[str, torch.Tensor] | None
+                     ) -> executor_pb2.ExecuteRequest:
+        """An ExecuteRequest naming the executable and the weights' digests
+        (uploaded when the daemon lacks them). The same unmodified weight
+        tensors as the last call reuse its request."""
+        if not weights:
+            request = executor_pb2.ExecuteRequest(executable=self.executable)
+            request.parameters.extend(self._param_digests)
+            return request
+        tensors = [weights[n] for n in self._param_names]
+        # What the tensor digest cache keys on too: `p.data = ...` can keep
+        # the object, its version and its address and change the layout.
+        state = [(t._version, t.data_ptr(), t.stride(), t.dtype) for t in tensors]
+        cached = self._request_cache
+        if (cached is not None and len(cached[0]) == len(tensors)
+                and all(a is b for a, b in zip(cached[0], tensors)) and cached[1] == state):
+            request = executor_pb2.ExecuteRequest()
+            request.CopyFrom(cached[2])
+            return request
+        digests, _ = self._session.blobs.ensure_tensors(tensors)
+        request = executor_pb2.ExecuteRequest(executable=self.executable)
+        request.parameters.extend(digests)
+        template = executor_pb2.ExecuteRequest()
+        template.CopyFrom(request)
+        self._request_cache = (tensors, state, template)
+        return request

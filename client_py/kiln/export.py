@@ -1,0 +1,104 @@
+"""From PyTorch programs to Kiln graphs: torch.export programs decomposed to
+core ATen, and fx GraphModules, serialised as kiln.v1.Graph plus weights."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.fx
+
+from kiln.errors import InvalidArgumentError, UnsupportedOpError
+from kiln.graph import SerializedGraph, serialize_graph_module
+
+__all__ = ["run_decompositions", "serialize_exported", "serialize_model"]
+
+
+def serialize_model(model: Any, name: str = "") -> tuple[SerializedGraph, Any, Any]:
+    """A model to compile as (serialised graph, output pytree spec, input
+    pytree spec): a ``torch.export.ExportedProgram`` (decomposed to core
+    ATen) or a core-ATen ``torch.fx.GraphModule`` (no specs). Anything else
+    is an :class:`InvalidArgumentError` that says how to get one."""
+    if isinstance(model, torch.export.ExportedProgram):
+        return serialize_exported(model, name)
+    if isinstance(model, torch.fx.GraphModule):
+        return serialize_graph_module(model, name=name or type(model).__name__), None, None
+    if isinstance(model, torch.nn.Module):
+        raise InvalidArgumentError(
+            f"Client.compile got an nn.Module ({type(model).__name__}), which has no "
+            "graph yet",
+            hint="export it first: client.compile(torch.export.export(model, example_args)), "
+                 "or use torch.compile(model, backend=\"kiln\")")
+    raise InvalidArgumentError(
+        f"Client.compile takes a torch.export.ExportedProgram, an fx.GraphModule or a "
+        f"kiln.v1.Graph, not {type(model).__name__}",
+        hint="export the model with torch.export.export(model, example_args)")
+
+
+def run_decompositions(ep: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """``ep.run_decompositions()``, working around torch 2.5's attention bug.
+
+    The scaled_dot_product_attention decomposition yields other strides than
+    the kernel it replaces, so an ``aten.view`` after it (nn.MultiheadAttention,
+    torchvision's ViT) fails to retrace with "Cannot view a tensor"
+    (pytorch/pytorch#136543). The exported graph is functional, so ``reshape``
+    means the same there: retry with the views as reshapes (restored after,
+    the caller's program is left as it was).
+    """
+    try:
+        return ep.run_decompositions()
+    except (RuntimeError, ValueError) as e:
+        if "Cannot view a tensor" not in str(e):
+            raise
+    gm = ep.graph_module
+    views = [n for n in gm.graph.nodes
+             if n.op == "call_function" and n.target is torch.ops.aten.view.default]
+    for n in views:
+        n.target = torch.ops.aten.reshape.default
+    gm.recompile()
+    try:
+        return ep.run_decompositions()
+    finally:
+        for n in views:
+            n.target = torch.ops.aten.view.default
+        gm.recompile()
+
+
+def serialize_exported(ep: torch.export.ExportedProgram, name: str
+                        ) -> tuple[SerializedGraph, Any, Any]:
+    """Decomposes an ExportedProgram to core ATen and serialises it."""
+    from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
+
+    ep = run_decompositions(ep)
+    sig = ep.graph_signature
+    parameters: dict[str, torch.Tensor] = {}
+    for spec in sig.input_specs:
+        if spec.kind == InputKind.USER_INPUT:
+            if not isinstance(spec.arg, TensorArgument):
+                raise UnsupportedOpError(f"user input {spec.arg} is not a tensor; "
+                                         "Kiln inputs are tensors")
+            continue
+        if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR):
+            if spec.target in ep.state_dict:
+                tensor = ep.state_dict[spec.target]
+            elif spec.target in ep.constants:
+                tensor = ep.constants[spec.target]
+            else:
+                raise UnsupportedOpError(f"{spec.kind.name.lower()} '{spec.target}' is in "
+                                         "neither state_dict nor constants")
+            parameters[spec.arg.name] = tensor
+        else:
+            raise UnsupportedOpError(f"exported input '{spec.arg}' of kind {spec.kind.name} "
+                                     "is not supported")
+    keep = []
+    for i, spec in enumerate(sig.output_specs):
+        if spec.kind == OutputKind.USER_OUTPUT:
+            keep.append(i)
+        else:
+            raise UnsupportedOpError(
+                f"the program has a {spec.kind.name} output ({spec.target}); Kiln runs "
+                "inference graphs without mutations (put the model in eval mode)")
+    graph_name = name or getattr(ep.module_call_graph[0], "fqn", "") or "exported"
+    serialized = serialize_graph_module(ep.graph_module, parameters=parameters,
+                                        name=graph_name, keep_outputs=keep)
+    return serialized, ep.call_spec.out_spec, ep.call_spec.in_spec
