@@ -25,14 +25,18 @@ case "$TORCH_VERSION" in
   *) echo "install_deps: no torchvision pinned for torch $TORCH_VERSION" >&2; exit 1 ;;
 esac
 KILN_TOOLS_DIR="${KILN_TOOLS_DIR:-$HOME/.cache/kiln/tools}"
-# Pinned to the newest releases whose whole module graph builds with Debian
-# 12's Go 1.19 (golang-go): later ones need Go >= 1.20/1.21, which bookworm
-# does not ship, and Go 1.19 predates GOTOOLCHAIN downloads.
+# Each tool: "name module@version go-toolchain". "debian" builds with Debian
+# 12's Go 1.19 (golang-go); these are the newest releases whose module graph
+# builds with it. helm is current (v4), which needs a newer Go than bookworm
+# ships: that Go comes from the Go module proxy as the golang.org/toolchain
+# module (what GOTOOLCHAIN downloads do), fetched by Debian's Go, which checks
+# it against the checksum database.
+GO_TOOLCHAIN=go1.27.4
 GO_TOOLS=(
-  "grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.1"
-  "grpc-health-probe github.com/grpc-ecosystem/grpc-health-probe@v0.4.15"
-  "helm helm.sh/helm/v3/cmd/helm@v3.12.3"
-  "kubeconform github.com/yannh/kubeconform/cmd/kubeconform@v0.6.3"
+  "grpcurl github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.1 debian"
+  "grpc-health-probe github.com/grpc-ecosystem/grpc-health-probe@v0.4.15 debian"
+  "helm helm.sh/helm/v4/cmd/helm@v4.3.1 $GO_TOOLCHAIN"
+  "kubeconform github.com/yannh/kubeconform/cmd/kubeconform@v0.6.3 debian"
 )
 
 APT_PACKAGES=(
@@ -48,6 +52,8 @@ APT_PACKAGES=(
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev
   # kilnd --config FILE
   libyaml-cpp-dev
+  # kilnd's metrics registry and text exposition
+  prometheus-cpp-dev
   # oneDNN, the kernel library the cpu agent gives the artifacts it loads
   libdnnl-dev
   # Python
@@ -106,17 +112,44 @@ find_go() {
   fi
 }
 
+# The Go of a golang.org/toolchain release, in $KILN_TOOLS_DIR/<version>;
+# prints its go binary.
+go_toolchain() {
+  local version="$1" dir="$KILN_TOOLS_DIR/$1" debian_go module json src
+  if [ ! -x "$dir/bin/go" ]; then
+    debian_go="$(find_go)" || { log "no Go toolchain (apt package golang-go)"; return 1; }
+    module="golang.org/toolchain@v0.0.1-$version.linux-amd64"
+    log "fetching $version ($module) from the Go module proxy" >&2
+    json="$(GOPATH="$KILN_TOOLS_DIR/gopath" GOFLAGS=-modcacherw GOTOOLCHAIN=local \
+      "$debian_go" mod download -json "$module")"
+    src="$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+    [ -d "$src" ] || { log "no $module: $json" >&2; return 1; }
+    rm -rf "$dir.tmp"
+    cp -r "$src" "$dir.tmp"
+    # Module zips keep no file modes.
+    chmod -R u+w "$dir.tmp"
+    chmod +x "$dir.tmp"/bin/* "$dir.tmp"/pkg/tool/*/*
+    mv "$dir.tmp" "$dir"
+  fi
+  echo "$dir/bin/go"
+}
+
 install_go_tools() {
-  local bin="$KILN_TOOLS_DIR/bin" go entry name pkg stamp
+  local bin="$KILN_TOOLS_DIR/bin" go entry name pkg toolchain stamp
   mkdir -p "$bin"
   for entry in "${GO_TOOLS[@]}"; do
-    name="${entry%% *}"; pkg="${entry#* }"; stamp="$bin/.$name.version"
+    read -r name pkg toolchain <<< "$entry"
+    stamp="$bin/.$name.version"
     if [ -x "$bin/$name" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$pkg" ]; then
       continue
     fi
-    go="$(find_go)" || { log "no Go toolchain (apt package golang-go): cannot build $name"; return 1; }
+    if [ "$toolchain" = debian ]; then
+      go="$(find_go)" || { log "no Go toolchain (apt package golang-go): cannot build $name"; return 1; }
+    else
+      go="$(go_toolchain "$toolchain")"
+    fi
     log "building $name ($pkg) with $("$go" version | cut -d' ' -f3)"
-    # GOTOOLCHAIN=local: never download a toolchain (Go >= 1.21 would try).
+    # GOTOOLCHAIN=local: never switch toolchains behind our back.
     GOBIN="$bin" GOPATH="$KILN_TOOLS_DIR/gopath" GOFLAGS=-modcacherw GOTOOLCHAIN=local \
       "$go" install "$pkg"
     echo "$pkg" > "$stamp"

@@ -9,6 +9,10 @@
 #   PYTEST_ARGS     extra pytest arguments (e.g. "-k e2e -x")
 #   KILN_FUZZ_SECONDS  seconds per fuzz target in scripts/fuzz.sh (default 30;
 #                   0 skips the sanitizer build and the fuzzers)
+#   KILN_TORCH_OLDEST  the oldest torch the client supports, whose unit and
+#                   end-to-end tests run too, in their own venv
+#                   (scripts/test_torch_version.sh; default 2.5.1, the low
+#                   end of kiln.TORCH_RANGE; "none" skips it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export KILN_VENV="${KILN_VENV:-$HOME/.cache/kiln/venv}"
@@ -38,6 +42,11 @@ fi
 if [ "$rc" -ne 0 ]; then
   log "pytest failed (exit $rc)"
   exit "$rc"
+fi
+oldest="${KILN_TORCH_OLDEST:-2.5.1}"
+if [ "$oldest" != none ]; then
+  log "the client on the oldest supported torch ($oldest)"
+  scripts/test_torch_version.sh "$oldest"
 fi
 if [ "${KILN_FUZZ_SECONDS:-30}" != 0 ]; then
   log "sanitizer build, unit tests under it, fuzzers"

@@ -9,6 +9,7 @@ tests/byte_sizes.tsv holds the cases both are tested against.
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 
 __all__ = ["parse_size", "format_bytes"]
 
@@ -17,18 +18,22 @@ _UNITS = {"": 1, "b": 1,
           "t": 1000**4, "tb": 1000**4,
           "ki": 1024, "kib": 1024, "mi": 1024**2, "mib": 1024**2, "gi": 1024**3,
           "gib": 1024**3, "ti": 1024**4, "tib": 1024**4}
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$", re.ASCII)
+_INT64_MAX = 2**63 - 1
 
 
 def parse_size(text: str) -> int:
-    """'1073741824', '512M', '1.5GiB' -> bytes. SI suffixes are powers of
-    1000, IEC ones (Ki, Mi, Gi, Ti) powers of 1024. Raises ValueError."""
+    """'1073741824', '512M', '1.5GiB' -> bytes, exactly. SI suffixes are
+    powers of 1000, IEC ones (Ki, Mi, Gi, Ti) powers of 1024; the result is
+    a whole number of bytes that fits int64. Raises ValueError."""
     m = _SIZE_RE.match(text)
     if not m or m.group(2).lower() not in _UNITS:
-        raise ValueError(f"not a size: {text!r} (examples: 1000000, 512M, 2GiB)")
-    value = float(m.group(1)) * _UNITS[m.group(2).lower()]
-    if value != int(value):
+        raise ValueError(f"not a size: {text!r} (examples: 1000000, 512M, 2GiB, 1.5GiB)")
+    value = Fraction(m.group(1)) * _UNITS[m.group(2).lower()]
+    if value.denominator != 1:
         raise ValueError(f"not a whole number of bytes: {text!r}")
+    if value > _INT64_MAX:
+        raise ValueError(f"too large: {text!r}")
     return int(value)
 
 

@@ -2,9 +2,9 @@
 
 ``__version__`` is Kiln's release (the top CMakeLists.txt's project version,
 which pyproject.toml repeats; a test keeps the three equal). TORCH_RANGE is
-the oldest and newest torch the client is tested against (tests/torch_range
-runs the unit and end-to-end tests on both ends); pyproject's dependency
-bound says the same.
+the oldest and newest torch the client is tested against (scripts/test.sh
+runs the unit and end-to-end tests on the newest, then on the oldest through
+scripts/test_torch_version.sh); pyproject's dependency bound says the same.
 """
 
 from __future__ import annotations

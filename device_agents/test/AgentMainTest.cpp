@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <sched.h>
 
 #include <unistd.h>
@@ -101,16 +103,29 @@ TEST(AgentMainTest, BackendFlagsAreParsedToo) {
   EXPECT_EQ(simulator, "on");
 }
 
-TEST(AgentMainTest, ParsesByteSizes) {
-  EXPECT_EQ(*parseByteSize("1000"), 1000);
-  EXPECT_EQ(*parseByteSize("64K"), 64 << 10);
-  EXPECT_EQ(*parseByteSize("4GiB"), int64_t{4} << 30);
-  EXPECT_EQ(*parseByteSize("2g"), int64_t{2} << 30);
-  EXPECT_FALSE(parseByteSize("").ok());
-  EXPECT_FALSE(parseByteSize("GiB").ok());
-  EXPECT_FALSE(parseByteSize("-5").ok());
-  EXPECT_FALSE(parseByteSize("5 parsecs").ok());
-  EXPECT_FALSE(parseByteSize("99999999999999GiB").ok());
+TEST(AgentMainTest, ParsesByteSizesAsThePythonClientDoes) {
+  // tests/byte_sizes.tsv: "text<TAB>bytes" or "text<TAB>error".
+  std::ifstream cases(KILN_TEST_BYTE_SIZES);
+  ASSERT_TRUE(cases) << KILN_TEST_BYTE_SIZES;
+  int checked = 0;
+  for (std::string line; std::getline(cases, line);) {
+    if (line.empty() || line[0] == '#')
+      continue;
+    size_t tab = line.rfind('\t');
+    ASSERT_NE(tab, std::string::npos) << line;
+    std::string text = line.substr(0, tab), expected = line.substr(tab + 1);
+    absl::StatusOr<int64_t> parsed = parseByteSize(text);
+    if (expected == "error") {
+      EXPECT_FALSE(parsed.ok()) << "'" << text << "' parsed as " << *parsed;
+      if (!parsed.ok())
+        EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+    } else {
+      ASSERT_TRUE(parsed.ok()) << "'" << text << "': " << parsed.status();
+      EXPECT_EQ(*parsed, std::stoll(expected)) << "'" << text << "'";
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 20);
 }
 
 TEST(DaemonChannelTest, ATokenNeverTravelsInTheClearOffTheMachine) {

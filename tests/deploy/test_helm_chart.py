@@ -53,8 +53,8 @@ def helm(*args: str) -> str:
 
 
 def render(*values: str) -> tuple[str, list[dict]]:
-    # --kube-version: a helm built by `go install` (no release ldflags) assumes
-    # Kubernetes 1.20, below the chart's kubeVersion (>= 1.24).
+    # --kube-version: render for the Kubernetes release whose schemas
+    # kubeconform validates against.
     text = helm("template", "kiln", str(CHART), "--namespace", "ml",
                 "--kube-version", K8S_VERSION, *values)
     return text, [d for d in yaml.safe_load_all(text) if d]
@@ -240,3 +240,32 @@ def test_every_value_is_documented():
             undocumented.append(f"line {i + 1}: {stripped}")
         stack.append((indent, documented))
     assert not undocumented, "values without a comment:\n" + "\n".join(undocumented)
+
+
+def _documented_helm_commands() -> list[list[str]]:
+    """Every `helm install ...` command in README.md, the chart's README and
+    docs/operations.md, joined across backslash-newlines, comments dropped."""
+    import shlex
+    commands = []
+    for doc in ("README.md", "deploy/helm/kiln/README.md", "docs/operations.md"):
+        text = (REPO / doc).read_text().replace("\\\n", " ")
+        for line in text.splitlines():
+            line = line.strip()
+            if line.startswith("helm install "):
+                commands.append(shlex.split(line.split("  #")[0]))
+    return commands
+
+
+def test_the_documented_helm_commands_work_as_written():
+    """What the docs tell a user to run, with the helm install_deps.sh builds
+    (a current one: no --kube-version needed), as a client-side dry run."""
+    commands = _documented_helm_commands()
+    assert len(commands) >= 2, commands
+    version = subprocess.run([find_tool("helm"), "version", "--short"], capture_output=True,
+                             text=True, timeout=60, check=True).stdout
+    assert version.startswith("v4."), version
+    for argv in commands:
+        argv = [find_tool("helm"), *argv[1:], "--dry-run=client"]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=REPO)
+        assert proc.returncode == 0, f"{' '.join(argv)}:\n{proc.stdout}\n{proc.stderr}"
+        assert "kind: Deployment" in proc.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import re
 import socket
 import subprocess
 import time
@@ -31,13 +32,17 @@ def fetch(url: str, timeout: float = 10) -> tuple[int, dict, str]:
         return e.code, dict(e.headers), e.read().decode()
 
 
+_SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
 def sample(text: str, name: str, **labels: str) -> float | None:
-    """The value of the sample `name{labels}` in exposition text, if present."""
-    want = ",".join(f'{k}="{v}"' for k, v in labels.items())
-    series = f"{name}{{{want}}}" if labels else name
+    """The value of the sample `name{labels}` in exposition text, if present
+    (labels in any order, as the format allows)."""
     for line in text.splitlines():
-        if line.startswith(series + " "):
-            return float(line.rsplit(" ", 1)[1])
+        m = _SAMPLE.match(line)
+        if m and m.group(1) == name and dict(_LABEL.findall(m.group(2) or "")) == labels:
+            return float(m.group(3))
     return None
 
 
@@ -75,6 +80,17 @@ def test_metrics_endpoint_counts_and_passes_promtool(compiled_twice_and_run, tmp
     assert status == 200
     assert headers["Content-Type"].startswith("text/plain; version=0.0.4")
     assert sample(text, "kiln_compiles_total", target="cpu", outcome="miss") == 1
+    # What this kilnd is, and the process metrics every Prometheus client has.
+    with kiln.Client(d.address) as client:
+        info = client.daemon_info()
+    build = [line for line in text.splitlines() if line.startswith("kiln_build_info{")]
+    assert len(build) == 1 and build[0].endswith(" 1"), build
+    assert f'version="{kiln.__version__}"' in build[0]
+    assert f'compiler_build_id="{info.compiler_build_id}"' in build[0]
+    assert sample(text, "process_resident_memory_bytes") > 1e6
+    assert sample(text, "process_open_fds") >= 3
+    assert sample(text, "process_start_time_seconds") > time.time() - 3600
+    assert sample(text, "process_cpu_seconds_total") > 0
     assert sample(text, "kiln_compiles_total", target="cpu", outcome="hit") == 1
     assert sample(text, "kiln_compile_duration_seconds_count", target="cpu") == 2
     assert sample(text, "kiln_cache_misses_total") == 1

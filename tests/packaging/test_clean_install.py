@@ -130,7 +130,7 @@ def test_wheel_from_clean_checkout_installs_and_imports(tmp_path):
     proc = _pip_wheel(tree / "client_py", dist, cwd=tmp_path)
     if proc.returncode != 0 and any(s in proc.stdout for s in NETWORK_ERRORS):
         pytest.fail("pip wheel could not fetch the build requirements (setuptools, "
-                    "grpcio-tools==1.66.2) from PyPI for the isolated build; this test "
+                    "grpcio-tools==1.85.1) from PyPI for the isolated build; this test "
                     f"needs PyPI (or a mirror pip is configured for):\n{proc.stdout[-4000:]}",
                     pytrace=False)
     _check(proc, "pip wheel --no-deps ./client_py (build isolation on)")

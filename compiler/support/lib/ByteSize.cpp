@@ -1,12 +1,12 @@
 //===- ByteSize.cpp - parse sizes such as "20GiB" -------------------------===//
 //
-// This file implements parseByteSize.
+// This file implements parseByteSize, exactly (no floating point): the
+// digits of the number become an integer mantissa over a power of ten.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/common/ByteSize.h"
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 #include <limits>
@@ -15,24 +15,72 @@
 
 namespace kiln {
 
-absl::StatusOr<int64_t> parseByteSize(std::string_view textView) {
-  absl::string_view text(textView.data(), textView.size());
-  size_t unitStart = 0;
-  while (unitStart < text.size() && absl::ascii_isdigit(text[unitStart]))
-    ++unitStart;
-  static const std::map<std::string, int> shifts = {
-      {"", 0},   {"b", 0},    {"k", 10},  {"kib", 10}, {"kb", 10},
-      {"m", 20}, {"mib", 20}, {"mb", 20}, {"g", 30},   {"gib", 30},
-      {"gb", 30}, {"t", 40},  {"tib", 40}, {"tb", 40}};
-  auto shift = shifts.find(absl::AsciiStrToLower(text.substr(unitStart)));
-  int64_t value = 0;
-  if (unitStart == 0 || shift == shifts.end() ||
-      !absl::SimpleAtoi(text.substr(0, unitStart), &value))
+namespace {
+
+absl::Status notASize(absl::string_view text) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "'", text, "' is not a byte size (examples: 1000000, 512M, 2GiB, 1.5GiB)"));
+}
+
+} // namespace
+
+absl::StatusOr<int64_t> parseByteSize(std::string_view given) {
+  const absl::string_view original(given.data(), given.size());
+  absl::string_view text = absl::StripAsciiWhitespace(original);
+  size_t at = 0;
+  unsigned __int128 mantissa = 0, scale = 1;
+  bool digits = false, point = false;
+  const unsigned __int128 cap = static_cast<unsigned __int128>(1) << 100;
+  for (; at < text.size(); ++at) {
+    char c = text[at];
+    if (absl::ascii_isdigit(c)) {
+      digits = true;
+      mantissa = mantissa * 10 + static_cast<unsigned>(c - '0');
+      if (point)
+        scale *= 10;
+      if (mantissa > cap || scale > cap)
+        return absl::InvalidArgumentError(absl::StrCat("'", original, "' is too large"));
+    } else if (c == '.' && !point) {
+      point = true;
+    } else {
+      break;
+    }
+  }
+  // A fraction needs digits on both sides ("1.5", not "1." or ".5").
+  if (!digits || (point && (scale == 1 || text[0] == '.')))
+    return notASize(original);
+  static const std::map<std::string, unsigned __int128> units = {
+      {"", 1},
+      {"b", 1},
+      {"k", 1000},
+      {"kb", 1000},
+      {"m", 1000'000},
+      {"mb", 1000'000},
+      {"g", 1000'000'000},
+      {"gb", 1000'000'000},
+      {"t", 1000'000'000'000},
+      {"tb", 1000'000'000'000},
+      {"ki", 1ull << 10},
+      {"kib", 1ull << 10},
+      {"mi", 1ull << 20},
+      {"mib", 1ull << 20},
+      {"gi", 1ull << 30},
+      {"gib", 1ull << 30},
+      {"ti", 1ull << 40},
+      {"tib", 1ull << 40}};
+  std::string unit = absl::AsciiStrToLower(
+      absl::StripAsciiWhitespace(text.substr(at)));
+  auto multiplier = units.find(unit);
+  if (multiplier == units.end())
+    return notASize(original);
+  unsigned __int128 scaled = mantissa * multiplier->second;
+  if (scaled % scale != 0)
     return absl::InvalidArgumentError(
-        absl::StrCat("'", text, "' is not a byte size (e.g. 20GiB, 512MiB)"));
-  if (value > (std::numeric_limits<int64_t>::max() >> shift->second))
-    return absl::InvalidArgumentError(absl::StrCat("'", text, "' is too large"));
-  return value << shift->second;
+        absl::StrCat("'", original, "' is not a whole number of bytes"));
+  unsigned __int128 bytes = scaled / scale;
+  if (bytes > static_cast<unsigned __int128>(std::numeric_limits<int64_t>::max()))
+    return absl::InvalidArgumentError(absl::StrCat("'", original, "' is too large"));
+  return static_cast<int64_t>(bytes);
 }
 
 } // namespace kiln

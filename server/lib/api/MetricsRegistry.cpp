@@ -1,88 +1,32 @@
-//===- MetricsRegistry.cpp - counters, gauges, histograms -----------------===//
+//===- MetricsRegistry.cpp - kilnd's metrics on prometheus-cpp ------------===//
 //
-// This file implements the metric types and the Prometheus text rendering.
+// This file implements MetricsRegistry over prometheus-cpp's registry and
+// text serializer, and the process_* metrics from /proc/self.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/api/MetricsRegistry.h"
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
+#include <prometheus/text_serializer.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstdlib>
-#include <variant>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace kiln::server {
-
-void Counter::inc(double amount) {
-  if (amount > 0)
-    current.fetch_add(amount);
-}
-
-void Gauge::inc(double amount) { current.fetch_add(amount); }
-
-Histogram::Histogram(std::vector<double> bounds)
-    : bounds(std::move(bounds)), counts(this->bounds.size() + 1, 0) {}
-
-void Histogram::observe(double value) {
-  size_t bucket =
-      std::lower_bound(bounds.begin(), bounds.end(), value) - bounds.begin();
-  std::lock_guard<std::mutex> lock(mutex);
-  ++counts[bucket];
-  sum += value;
-}
-
-Histogram::Snapshot Histogram::snapshot() const {
-  Snapshot snap;
-  snap.bounds = bounds;
-  std::lock_guard<std::mutex> lock(mutex);
-  uint64_t running = 0;
-  for (uint64_t count : counts) {
-    running += count;
-    snap.cumulative.push_back(running);
-  }
-  snap.sum = sum;
-  snap.count = running;
-  return snap;
-}
 
 std::vector<double> latencyBucketsSeconds() {
   return {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
           0.5,   1,      2.5,   5,    10,    30,   60};
 }
 
-std::string formatMetricValue(double value) {
-  if (std::isnan(value))
-    return "NaN";
-  if (std::isinf(value))
-    return value > 0 ? "+Inf" : "-Inf";
-  if (value == std::floor(value) && std::fabs(value) < 9.007199254740992e15)
-    return absl::StrFormat("%.0f", value);
-  for (int precision = 1; precision <= 17; ++precision) {
-    std::string text = absl::StrFormat("%.*g", precision, value);
-    if (std::strtod(text.c_str(), nullptr) == value)
-      return text;
-  }
-  return absl::StrFormat("%.17g", value);
-}
+namespace {
 
-std::string escapeLabelValue(const std::string &value) {
-  std::string out;
-  for (char c : value) {
-    if (c == '\\')
-      out += "\\\\";
-    else if (c == '"')
-      out += "\\\"";
-    else if (c == '\n')
-      out += "\\n";
-    else
-      out += c;
-  }
-  return out;
-}
-
-std::string escapeHelp(const std::string &help) {
+/// HELP text as the exposition format needs it (backslash and newline
+/// escaped): prometheus-cpp 1.0.1's TextSerializer writes HELP verbatim
+/// (it escapes label values only), so a newline would end the line early.
+std::string escapedHelp(const std::string &help) {
   std::string out;
   for (char c : help) {
     if (c == '\\')
@@ -95,73 +39,56 @@ std::string escapeHelp(const std::string &help) {
   return out;
 }
 
-namespace {
-
-/// `{a="x",b="y"}` plus an optional extra label (a histogram's `le`).
-std::string labelText(const std::vector<std::string> &names,
-                      const std::vector<std::string> &values,
-                      const std::string &extraName = "",
-                      const std::string &extraValue = "") {
-  std::string text;
-  for (size_t i = 0; i < names.size(); ++i)
-    absl::StrAppend(&text, text.empty() ? "" : ",", names[i], "=\"",
-                    escapeLabelValue(values[i]), "\"");
-  if (!extraName.empty())
-    absl::StrAppend(&text, text.empty() ? "" : ",", extraName, "=\"",
-                    extraValue, "\"");
-  return text.empty() ? text : absl::StrCat("{", text, "}");
-}
-
 } // namespace
 
-struct MetricsRegistry::Entry {
-  std::string name;
-  std::string help;
-  std::variant<std::unique_ptr<MetricFamily<Counter>>,
-               std::unique_ptr<MetricFamily<Gauge>>,
-               std::unique_ptr<MetricFamily<Histogram>>>
-      family;
-};
+MetricsRegistry::MetricsRegistry()
+    : registry(std::make_shared<prometheus::Registry>()) {}
 
-MetricsRegistry::MetricsRegistry() = default;
 MetricsRegistry::~MetricsRegistry() = default;
 
-MetricFamily<Counter> &
-MetricsRegistry::counter(const std::string &name, const std::string &help,
-                         std::vector<std::string> labelNames) {
-  auto family = std::make_unique<MetricFamily<Counter>>(
-      std::move(labelNames), [] { return std::make_unique<Counter>(); });
-  MetricFamily<Counter> &ref = *family;
+CounterFamily &MetricsRegistry::counter(const std::string &name,
+                                        const std::string &help,
+                                        std::vector<std::string> labelNames) {
+  auto &family =
+      prometheus::BuildCounter().Name(name).Help(escapedHelp(help)).Register(*registry);
   std::lock_guard<std::mutex> lock(mutex);
-  entries.push_back(
-      std::make_unique<Entry>(Entry{name, help, std::move(family)}));
-  return ref;
+  counters.push_back(std::make_unique<CounterFamily>(
+      family, std::move(labelNames),
+      [](prometheus::Family<prometheus::Counter> &f,
+         const prometheus::Labels &labels) -> prometheus::Counter & {
+        return f.Add(labels);
+      }));
+  return *counters.back();
 }
 
-MetricFamily<Gauge> &MetricsRegistry::gauge(const std::string &name,
+GaugeFamily &MetricsRegistry::gauge(const std::string &name,
+                                    const std::string &help,
+                                    std::vector<std::string> labelNames) {
+  auto &family =
+      prometheus::BuildGauge().Name(name).Help(escapedHelp(help)).Register(*registry);
+  std::lock_guard<std::mutex> lock(mutex);
+  gauges.push_back(std::make_unique<GaugeFamily>(
+      family, std::move(labelNames),
+      [](prometheus::Family<prometheus::Gauge> &f,
+         const prometheus::Labels &labels) -> prometheus::Gauge & {
+        return f.Add(labels);
+      }));
+  return *gauges.back();
+}
+
+HistogramFamily &MetricsRegistry::histogram(const std::string &name,
                                             const std::string &help,
-                                            std::vector<std::string> labelNames) {
-  auto family = std::make_unique<MetricFamily<Gauge>>(
-      std::move(labelNames), [] { return std::make_unique<Gauge>(); });
-  MetricFamily<Gauge> &ref = *family;
+                                            std::vector<std::string> labelNames,
+                                            std::vector<double> bounds) {
+  auto &family =
+      prometheus::BuildHistogram().Name(name).Help(escapedHelp(help)).Register(*registry);
   std::lock_guard<std::mutex> lock(mutex);
-  entries.push_back(
-      std::make_unique<Entry>(Entry{name, help, std::move(family)}));
-  return ref;
-}
-
-MetricFamily<Histogram> &
-MetricsRegistry::histogram(const std::string &name, const std::string &help,
-                           std::vector<std::string> labelNames,
-                           std::vector<double> bounds) {
-  auto family = std::make_unique<MetricFamily<Histogram>>(
-      std::move(labelNames),
-      [bounds] { return std::make_unique<Histogram>(bounds); });
-  MetricFamily<Histogram> &ref = *family;
-  std::lock_guard<std::mutex> lock(mutex);
-  entries.push_back(
-      std::make_unique<Entry>(Entry{name, help, std::move(family)}));
-  return ref;
+  histograms.push_back(std::make_unique<HistogramFamily>(
+      family, std::move(labelNames),
+      [bounds = std::move(bounds)](prometheus::Family<prometheus::Histogram> &f,
+                                   const prometheus::Labels &labels)
+          -> prometheus::Histogram & { return f.Add(labels, bounds); }));
+  return *histograms.back();
 }
 
 void MetricsRegistry::addCollector(std::function<void()> collect) {
@@ -169,51 +96,101 @@ void MetricsRegistry::addCollector(std::function<void()> collect) {
   collectors.push_back(std::move(collect));
 }
 
+namespace {
+
+/// Fields of /proc/self/stat after the command name: utime (14), stime
+/// (15), starttime (22), vsize (23) and rss (24), numbered as in proc(5).
+struct ProcStat {
+  double cpuSeconds = 0;
+  double startTimeSeconds = 0;
+  double virtualBytes = 0;
+  double residentBytes = 0;
+};
+
+ProcStat readProcStat() {
+  ProcStat stat;
+  std::ifstream in("/proc/self/stat");
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  size_t close = text.rfind(')'); // the command name may hold spaces
+  if (close == std::string::npos)
+    return stat;
+  std::istringstream fields(text.substr(close + 2));
+  std::vector<std::string> f{"", "", ""}; // fields 1-2 and a pad: f[3] is field 3
+  for (std::string field; fields >> field;)
+    f.push_back(field);
+  if (f.size() <= 24)
+    return stat;
+  const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
+  const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
+  stat.cpuSeconds = (std::stod(f[14]) + std::stod(f[15])) / ticks;
+  stat.virtualBytes = std::stod(f[23]);
+  stat.residentBytes = std::stod(f[24]) * page;
+  // starttime is in ticks since boot; boot time is /proc/stat's btime.
+  std::ifstream procStat("/proc/stat");
+  for (std::string line; std::getline(procStat, line);)
+    if (line.rfind("btime ", 0) == 0)
+      stat.startTimeSeconds = std::stod(line.substr(6)) + std::stod(f[22]) / ticks;
+  return stat;
+}
+
+double openFileDescriptors() {
+  std::error_code error;
+  double count = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", error);
+       !error && it != std::filesystem::directory_iterator(); it.increment(error))
+    ++count;
+  return count;
+}
+
+} // namespace
+
+void MetricsRegistry::addBuildAndProcessMetrics(const std::string &version,
+                                                const std::string &compilerBuildId) {
+  gauge("kiln_build_info",
+        "1, labelled with the running kilnd's version and compiler build id.",
+        {"version", "compiler_build_id"})
+      .labels({version, compilerBuildId})
+      .set(1);
+  Counter &cpu = counter("process_cpu_seconds_total",
+                         "Total user and system CPU time spent in seconds.")
+                     .labels();
+  Gauge &resident = gauge("process_resident_memory_bytes",
+                          "Resident memory size in bytes.")
+                        .labels();
+  Gauge &virtualMemory = gauge("process_virtual_memory_bytes",
+                               "Virtual memory size in bytes.")
+                             .labels();
+  Gauge &openFds =
+      gauge("process_open_fds", "Number of open file descriptors.").labels();
+  Gauge &maxFds =
+      gauge("process_max_fds", "Maximum number of open file descriptors.")
+          .labels();
+  Gauge &start = gauge("process_start_time_seconds",
+                       "Start time of the process since unix epoch in seconds.")
+                     .labels();
+  addCollector([&cpu, &resident, &virtualMemory, &openFds, &maxFds, &start] {
+    ProcStat stat = readProcStat();
+    cpu.inc(stat.cpuSeconds - cpu.value());
+    resident.set(stat.residentBytes);
+    virtualMemory.set(stat.virtualBytes);
+    start.set(stat.startTimeSeconds);
+    openFds.set(openFileDescriptors());
+    rlimit limit{};
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0)
+      maxFds.set(static_cast<double>(limit.rlim_cur));
+  });
+}
+
 std::string MetricsRegistry::render() const {
-  std::lock_guard<std::mutex> lock(mutex);
-  for (const auto &collect : collectors)
-    collect();
-  std::string out;
-  for (const auto &entry : entries) {
-    const std::string &name = entry->name;
-    absl::StrAppend(&out, "# HELP ", name, " ", escapeHelp(entry->help), "\n");
-    if (auto *counters =
-            std::get_if<std::unique_ptr<MetricFamily<Counter>>>(&entry->family)) {
-      absl::StrAppend(&out, "# TYPE ", name, " counter\n");
-      (*counters)->forEach([&](const auto &values, const Counter &c) {
-        absl::StrAppend(&out, name, labelText((*counters)->labelNames, values),
-                        " ", formatMetricValue(c.value()), "\n");
-      });
-    } else if (auto *gauges = std::get_if<std::unique_ptr<MetricFamily<Gauge>>>(
-                   &entry->family)) {
-      absl::StrAppend(&out, "# TYPE ", name, " gauge\n");
-      (*gauges)->forEach([&](const auto &values, const Gauge &g) {
-        absl::StrAppend(&out, name, labelText((*gauges)->labelNames, values),
-                        " ", formatMetricValue(g.value()), "\n");
-      });
-    } else {
-      auto &histograms =
-          std::get<std::unique_ptr<MetricFamily<Histogram>>>(entry->family);
-      absl::StrAppend(&out, "# TYPE ", name, " histogram\n");
-      const std::vector<std::string> &names = histograms->labelNames;
-      histograms->forEach([&](const auto &values, const Histogram &h) {
-        Histogram::Snapshot snap = h.snapshot();
-        for (size_t i = 0; i <= snap.bounds.size(); ++i) {
-          std::string le = i < snap.bounds.size()
-                               ? formatMetricValue(snap.bounds[i])
-                               : std::string("+Inf");
-          absl::StrAppend(&out, name, "_bucket",
-                          labelText(names, values, "le", le), " ",
-                          snap.cumulative[i], "\n");
-        }
-        absl::StrAppend(&out, name, "_sum", labelText(names, values), " ",
-                        formatMetricValue(snap.sum), "\n");
-        absl::StrAppend(&out, name, "_count", labelText(names, values), " ",
-                        snap.count, "\n");
-      });
-    }
+  std::vector<std::function<void()>> run;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    run = collectors;
   }
-  return out;
+  for (const std::function<void()> &collect : run)
+    collect();
+  return prometheus::TextSerializer().Serialize(registry->Collect());
 }
 
 } // namespace kiln::server

@@ -163,6 +163,7 @@ KilnServer::start(ServerOptions options) {
     info.add_compile_targets(target);
   info.set_client_protocol_version(kClientProtocolVersion);
   state->daemonService = std::make_unique<DaemonService>(std::move(info), state->access);
+  state->metrics.registry.addBuildAndProcessMetrics(kVersion, options.compilerBuildId);
   state->agentService = std::make_unique<AgentService>(
       *state->registry, state->signer->publicKeyPem(), state->access,
       state->localLinks);

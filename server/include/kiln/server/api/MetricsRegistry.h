@@ -1,13 +1,19 @@
-//===- MetricsRegistry.h - counters, gauges, histograms ---------*- C++ -*-===//
+//===- MetricsRegistry.h - kilnd's metrics on prometheus-cpp ----*- C++ -*-===//
 //
-// This file declares kilnd's small in-tree metrics registry (prometheus-cpp
-// is not packaged): labelled counter, gauge and histogram families rendered
-// in the Prometheus text exposition format, version 0.0.4.
+// This file declares MetricsRegistry: labelled counter, gauge and histogram
+// families kept in a prometheus-cpp registry (Debian's prometheus-cpp-dev),
+// scrape-time collectors, kiln_build_info and the process_* metrics, and the
+// text exposition (prometheus-cpp's TextSerializer) that /metrics serves.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include <atomic>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
 #include <functional>
 #include <map>
 #include <memory>
@@ -17,51 +23,42 @@
 
 namespace kiln::server {
 
-/// A value that only goes up. Thread-safe.
+/// A value that only goes up (a prometheus::Counter). Thread-safe.
 class Counter {
 public:
+  explicit Counter(prometheus::Counter &metric) : metric(metric) {}
   /// Adds `amount`; negative amounts are ignored (counters never go down).
-  void inc(double amount = 1);
-  double value() const { return current.load(); }
+  void inc(double amount = 1) {
+    if (amount > 0)
+      metric.Increment(amount);
+  }
+  double value() const { return metric.Value(); }
 
 private:
-  std::atomic<double> current{0};
+  prometheus::Counter &metric;
 };
 
-/// A value that goes up and down. Thread-safe.
+/// A value that goes up and down (a prometheus::Gauge). Thread-safe.
 class Gauge {
 public:
-  void set(double value) { current.store(value); }
-  void inc(double amount = 1);
-  void dec(double amount = 1) { inc(-amount); }
-  double value() const { return current.load(); }
+  explicit Gauge(prometheus::Gauge &metric) : metric(metric) {}
+  void set(double value) { metric.Set(value); }
+  void inc(double amount = 1) { metric.Increment(amount); }
+  void dec(double amount = 1) { metric.Decrement(amount); }
+  double value() const { return metric.Value(); }
 
 private:
-  std::atomic<double> current{0};
+  prometheus::Gauge &metric;
 };
 
-/// Observations counted into buckets with upper bounds, plus their sum.
-/// Thread-safe.
+/// Observations counted into buckets (a prometheus::Histogram). Thread-safe.
 class Histogram {
 public:
-  /// `bounds` must be increasing; +Inf is implied.
-  explicit Histogram(std::vector<double> bounds);
-  void observe(double value);
-
-  struct Snapshot {
-    std::vector<double> bounds;
-    /// Cumulative counts per bound, then the +Inf bucket (== count).
-    std::vector<uint64_t> cumulative;
-    double sum = 0;
-    uint64_t count = 0;
-  };
-  Snapshot snapshot() const;
+  explicit Histogram(prometheus::Histogram &metric) : metric(metric) {}
+  void observe(double value) { metric.Observe(value); }
 
 private:
-  const std::vector<double> bounds;
-  mutable std::mutex mutex;
-  std::vector<uint64_t> counts; // per bucket, +Inf last; not cumulative
-  double sum = 0;
+  prometheus::Histogram &metric;
 };
 
 /// Default latency buckets in seconds: 1 ms .. 60 s.
@@ -69,11 +66,13 @@ std::vector<double> latencyBucketsSeconds();
 
 /// Every series of one metric name, keyed by label values. Thread-safe;
 /// references returned by labels() stay valid for the family's lifetime.
-template <typename Metric> class MetricFamily {
+template <typename Metric, typename Prometheus> class MetricFamily {
 public:
-  MetricFamily(std::vector<std::string> labelNames,
-               std::function<std::unique_ptr<Metric>()> make)
-      : labelNames(std::move(labelNames)), make(std::move(make)) {}
+  using Make = std::function<Prometheus &(prometheus::Family<Prometheus> &,
+                                          const prometheus::Labels &)>;
+  MetricFamily(prometheus::Family<Prometheus> &family,
+               std::vector<std::string> labelNames, Make make)
+      : labelNames(std::move(labelNames)), family(family), make(std::move(make)) {}
 
   /// The series for `values`, one per label name, created on first use.
   /// Missing values are empty strings; extra ones are dropped.
@@ -81,65 +80,67 @@ public:
     values.resize(labelNames.size());
     std::lock_guard<std::mutex> lock(mutex);
     std::unique_ptr<Metric> &slot = series[values];
-    if (!slot)
-      slot = make();
+    if (!slot) {
+      prometheus::Labels labels;
+      for (size_t i = 0; i < labelNames.size(); ++i)
+        labels.emplace(labelNames[i], values[i]);
+      slot = std::make_unique<Metric>(make(family, labels));
+    }
     return *slot;
-  }
-
-  /// Calls `visit(labelValues, metric)` for every series, in label order.
-  void forEach(const std::function<void(const std::vector<std::string> &,
-                                        const Metric &)> &visit) const {
-    std::lock_guard<std::mutex> lock(mutex);
-    for (const auto &[values, metric] : series)
-      visit(values, *metric);
   }
 
   const std::vector<std::string> labelNames;
 
 private:
-  std::function<std::unique_ptr<Metric>()> make;
-  mutable std::mutex mutex;
+  prometheus::Family<Prometheus> &family;
+  Make make;
+  std::mutex mutex;
   std::map<std::vector<std::string>, std::unique_ptr<Metric>> series;
 };
 
-/// Owns metric families and renders them. Thread-safe. Families render in
-/// the order they were added; series within a family by label values.
+using CounterFamily = MetricFamily<Counter, prometheus::Counter>;
+using GaugeFamily = MetricFamily<Gauge, prometheus::Gauge>;
+using HistogramFamily = MetricFamily<Histogram, prometheus::Histogram>;
+
+/// Owns metric families and renders them. Thread-safe.
 class MetricsRegistry {
 public:
   MetricsRegistry();
   ~MetricsRegistry();
 
-  MetricFamily<Counter> &counter(const std::string &name,
-                                 const std::string &help,
-                                 std::vector<std::string> labelNames = {});
-  MetricFamily<Gauge> &gauge(const std::string &name, const std::string &help,
-                             std::vector<std::string> labelNames = {});
-  MetricFamily<Histogram> &
-  histogram(const std::string &name, const std::string &help,
-            std::vector<std::string> labelNames, std::vector<double> bounds);
+  CounterFamily &counter(const std::string &name, const std::string &help,
+                         std::vector<std::string> labelNames = {});
+  GaugeFamily &gauge(const std::string &name, const std::string &help,
+                     std::vector<std::string> labelNames = {});
+  HistogramFamily &histogram(const std::string &name, const std::string &help,
+                             std::vector<std::string> labelNames,
+                             std::vector<double> bounds);
 
   /// Runs before every render(); sets gauges read from elsewhere (sizes,
   /// connection counts) at scrape time.
   void addCollector(std::function<void()> collect);
 
-  /// The text exposition format: HELP and TYPE lines, then the samples.
+  /// kiln_build_info{version, compiler_build_id} 1, and the process_*
+  /// metrics (CPU seconds, resident and virtual memory, open and maximum
+  /// file descriptors, start time), read from /proc at every scrape.
+  void addBuildAndProcessMetrics(const std::string &version,
+                                 const std::string &compilerBuildId);
+
+  /// The text exposition format (prometheus-cpp's TextSerializer).
   std::string render() const;
 
+  /// The prometheus-cpp registry underneath.
+  const std::shared_ptr<prometheus::Registry> &prometheusRegistry() const {
+    return registry;
+  }
+
 private:
-  struct Entry;
+  std::shared_ptr<prometheus::Registry> registry;
   mutable std::mutex mutex;
-  std::vector<std::unique_ptr<Entry>> entries;
+  std::vector<std::unique_ptr<CounterFamily>> counters;
+  std::vector<std::unique_ptr<GaugeFamily>> gauges;
+  std::vector<std::unique_ptr<HistogramFamily>> histograms;
   std::vector<std::function<void()>> collectors;
 };
-
-/// A sample value as the text format writes it: integers without a
-/// fraction, "+Inf", "-Inf", "NaN", otherwise the shortest round-trip form.
-std::string formatMetricValue(double value);
-
-/// Escapes a label value (backslash, double quote, newline).
-std::string escapeLabelValue(const std::string &value);
-
-/// Escapes HELP text (backslash, newline).
-std::string escapeHelp(const std::string &help);
 
 } // namespace kiln::server

@@ -19,37 +19,37 @@ struct ServerMetrics {
   MetricsRegistry registry;
 
   /// Compile requests by target and outcome (hit, miss, error).
-  MetricFamily<Counter> &compiles;
+  CounterFamily &compiles;
   /// Compile request latency in seconds by target (validation to answer).
-  MetricFamily<Histogram> &compileSeconds;
+  HistogramFamily &compileSeconds;
   /// Compiles answered with a partition (fallback CPU), and the graph nodes
   /// they placed on the host CPU, by target.
-  MetricFamily<Counter> &partitionedCompiles;
-  MetricFamily<Counter> &fallbackNodes;
+  CounterFamily &partitionedCompiles;
+  CounterFamily &fallbackNodes;
   /// Compile-cache lookups answered from disk / that ran the compiler.
-  MetricFamily<Counter> &cacheHits;
-  MetricFamily<Counter> &cacheMisses;
+  CounterFamily &cacheHits;
+  CounterFamily &cacheMisses;
   /// Bytes of blobs in the content store.
-  MetricFamily<Gauge> &cacheBytes;
+  GaugeFamily &cacheBytes;
   /// Blobs removed from the content store.
-  MetricFamily<Counter> &cacheEvictions;
+  CounterFamily &cacheEvictions;
   /// Blob payload bytes received by Blobs.Write / sent by Blobs.Read.
-  MetricFamily<Counter> &blobBytesIn;
-  MetricFamily<Counter> &blobBytesOut;
+  CounterFamily &blobBytesIn;
+  CounterFamily &blobBytesOut;
   /// Execute tasks waiting for or running on a device, by target.
-  MetricFamily<Gauge> &queueDepth;
+  GaugeFamily &queueDepth;
   /// Time from scheduling to dispatch, in seconds, by target.
-  MetricFamily<Histogram> &queueWaitSeconds;
+  HistogramFamily &queueWaitSeconds;
   /// Executions by device and outcome (ok, error).
-  MetricFamily<Counter> &executions;
+  CounterFamily &executions;
   /// Execute latency in seconds by device.
-  MetricFamily<Histogram> &executeSeconds;
+  HistogramFamily &executeSeconds;
   /// Instructions simulated devices counted, by device.
-  MetricFamily<Counter> &deviceInstructions;
+  CounterFamily &deviceInstructions;
   /// Agents with an open Agent.Connect stream.
-  MetricFamily<Gauge> &agentsConnected;
+  GaugeFamily &agentsConnected;
   /// RPCs being served, by method.
-  MetricFamily<Gauge> &requestsInFlight;
+  GaugeFamily &requestsInFlight;
 };
 
 } // namespace kiln::server
