@@ -869,7 +869,7 @@ def run(args: argparse.Namespace, workdir: pathlib.Path) -> None:
                 kiln.Client(addresses[args.threads[0]], local=False))
             if not client.local_execute:
                 notes.append(f"kilnd's local socket is not reachable: "
-                             f"{client._local.unavailable_reason if client._local else 'off'}")
+                             f"{client.executor.local_executor.unavailable_reason if client.executor.local_executor else 'off'}")
                 del transports["local"]
         if "overhead" in args.sections:
             parts["overhead"] = ["Per-call overhead (alternating calls, "

@@ -117,7 +117,7 @@ find_go() {
 go_toolchain() {
   local version="$1" dir="$KILN_TOOLS_DIR/$1" debian_go module json src
   if [ ! -x "$dir/bin/go" ]; then
-    debian_go="$(find_go)" || { log "no Go toolchain (apt package golang-go)"; return 1; }
+    debian_go="$(find_go)" || { log "no Go toolchain (apt package golang-go)" >&2; return 1; }
     module="golang.org/toolchain@v0.0.1-$version.linux-amd64"
     log "fetching $version ($module) from the Go module proxy" >&2
     json="$(GOPATH="$KILN_TOOLS_DIR/gopath" GOFLAGS=-modcacherw GOTOOLCHAIN=local \

@@ -1,19 +1,26 @@
 """The client's gRPC channel: stubs plus the one wrapper that turns
 grpc.RpcError into typed errors (through kiln.errors.raise_for_rpc_error).
 
-The channel rides out a kilnd restart: calls wait for the connection
-(``wait_for_ready``) up to ``connect_timeout`` seconds, and a retry policy
-repeats a call that failed UNAVAILABLE in transport (every Kiln RPC is
-idempotent: content-addressed writes, compiles and pure executions). kilnd
-marks its own UNAVAILABLE answers (no device, shutting down) as not worth
-retrying (``grpc-retry-pushback-ms: -1``), so they come back at once.
+The channel rides out a kilnd restart: a call made before the channel has
+connected, or after a call failed UNAVAILABLE in transport, first waits for
+the channel to be ready (gRPC's channel-level wait for ready,
+``grpc.channel_ready_future``, which also makes an idle channel reconnect)
+up to ``connect_timeout`` seconds; a gRPC retry policy repeats a call that
+failed UNAVAILABLE in transport, and a unary call that still failed so waits
+for the connection once and is sent again (every Kiln RPC is idempotent:
+content-addressed writes, compiles and pure executions). The per-call
+``wait_for_ready`` flag is not used: it would hold a call for its whole
+deadline (300 s by default, forever without one) when kilnd stays down.
+kilnd marks its own UNAVAILABLE answers (no device, shutting down) as not
+worth retrying (``grpc-retry-pushback-ms: -1``), so they come back at once;
+a client that should fail over to another replica during a rolling restart
+does that itself.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import threading
 import uuid
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
@@ -73,6 +80,16 @@ def connect_timeout_default() -> float:
                                    "seconds") from None
 
 
+def _kilnd_said_unavailable(err: grpc.RpcError) -> bool:
+    """Whether an UNAVAILABLE came from kilnd itself (no device, shutting
+    down: it sends a negative retry pushback) rather than from transport."""
+    try:
+        trailers = err.trailing_metadata() or ()
+    except Exception:  # not a call error (a test double)
+        return False
+    return any(k == "grpc-retry-pushback-ms" and str(v).startswith("-") for k, v in trailers)
+
+
 class Rpc:
     """Stubs of the client-facing services over one channel."""
 
@@ -88,6 +105,8 @@ class Rpc:
             ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
             ("grpc.enable_retries", 1),
             ("grpc.service_config", SERVICE_CONFIG),
+            # Retries replay the request from a buffer: room for the largest.
+            ("grpc.per_rpc_retry_buffer_size", MAX_MESSAGE_BYTES),
         ]
         self.tls = resolve_tls(tls)
         # Refused before any channel exists (nothing is left open).
@@ -114,26 +133,32 @@ class Rpc:
         self.devices = devices_pb2_grpc.DevicesStub(self.channel)
         self.cache = cache_pb2_grpc.CacheStub(self.channel)
         self.daemon = daemon_pb2_grpc.DaemonStub(self.channel)
-        # The channel's state, followed so that a call waits for a
-        # connection only while there is none (a flag read otherwise).
-        self._ready = threading.Event()
-        self.channel.subscribe(self._on_state, try_to_connect=True)
+        # Whether the channel has connected since the last transport failure:
+        # a flag, so that a call on a healthy channel waits for nothing.
+        self._connected = False
 
-    def _on_state(self, state: grpc.ChannelConnectivity) -> None:
-        if state == grpc.ChannelConnectivity.READY:
-            self._ready.set()
-        else:
-            self._ready.clear()
+    def _await_connection(self) -> bool:
+        """Waits up to ``connect_timeout`` for the channel to be ready,
+        asking it to (re)connect. False when it did not: the call then fails
+        with gRPC's reason (a refused connection, a name that does not
+        resolve) after the retry policy's attempts."""
+        if self.connect_timeout <= 0:
+            return False
+        try:
+            grpc.channel_ready_future(self.channel).result(timeout=self.connect_timeout)
+        except grpc.FutureTimeoutError:
+            return False
+        self._connected = True
+        return True
 
-    def _wait_for_ready(self) -> bool:
-        """Whether the next call may wait for the connection: True once the
-        channel is (again) connected within ``connect_timeout``; False when
-        it is not, so that the call fails at once with gRPC's reason (a
-        refused connection, a name that does not resolve)."""
-        return self._ready.is_set() or self._ready.wait(self.connect_timeout)
+    def _transport_failed(self, err: grpc.RpcError) -> bool:
+        failed = (getattr(err, "code", lambda: None)() == grpc.StatusCode.UNAVAILABLE
+                  and not _kilnd_said_unavailable(err))
+        if failed:
+            self._connected = False
+        return failed
 
     def close(self) -> None:
-        self.channel.unsubscribe(self._on_state)
         self.channel.close()
 
     def metadata(self, request_id: str) -> tuple[tuple[str, str], ...]:
@@ -150,12 +175,25 @@ class Rpc:
         ``kiln-request-id`` metadata; a failure's typed error has it as
         ``.request_id``."""
         rid = request_id or new_request_id()
+        waited = not self._connected and self._await_connection()
+        deadline = self.timeout if timeout is ... else timeout
         try:
-            return method(request, timeout=self.timeout if timeout is ... else timeout,
-                          metadata=self.metadata(rid), wait_for_ready=self._wait_for_ready())
+            return method(request, timeout=deadline, metadata=self.metadata(rid))
         except grpc.RpcError as err:
-            raise_for_rpc_error(err, name, {"address": self.address, **(context or {})},
-                                request_id=rid)
+            failure = err
+        # kilnd went away under a connected channel and the retry policy's
+        # attempts ran out: wait for it to come back, once, and send again
+        # (a message; a client stream is consumed, so it is not resent).
+        resendable = hasattr(request, "SerializeToString")
+        if self._transport_failed(failure) and resendable and not waited and \
+                self._await_connection():
+            try:
+                return method(request, timeout=deadline, metadata=self.metadata(rid))
+            except grpc.RpcError as err:
+                self._transport_failed(err)
+                failure = err
+        raise_for_rpc_error(failure, name, {"address": self.address, **(context or {})},
+                            request_id=rid)
 
     def stream(self, name: str, method: Callable[..., Iterable[Any]], request: Any,
                context: Mapping[str, object] | None = None,
@@ -163,9 +201,11 @@ class Rpc:
         """Calls a server-streaming method; errors surface while iterating.
         Request ids as for :meth:`call`."""
         rid = request_id or new_request_id()
+        if not self._connected:
+            self._await_connection()
         try:
-            yield from method(request, timeout=self.timeout, metadata=self.metadata(rid),
-                              wait_for_ready=self._wait_for_ready())
+            yield from method(request, timeout=self.timeout, metadata=self.metadata(rid))
         except grpc.RpcError as err:
+            self._transport_failed(err)
             raise_for_rpc_error(err, name, {"address": self.address, **(context or {})},
                                 request_id=rid)

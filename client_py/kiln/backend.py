@@ -73,8 +73,9 @@ def lower_to_core_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[torch.
     that alias inputs (``return x.t()``), and Kiln returns fresh tensors from
     the device anyway, so a returned view is a copy either way.
     """
-    from torch._decomp import core_aten_decompositions
     from torch._functorch.aot_autograd import aot_export_joint_simple
+
+    from kiln.export import decomposition_table
 
     def cloned_outputs(*args):
         outputs = gm(*args)
@@ -86,7 +87,7 @@ def lower_to_core_aten(gm: torch.fx.GraphModule, example_inputs: Sequence[torch.
     with torch.no_grad():
         return aot_export_joint_simple(cloned_outputs, list(example_inputs),
                                        trace_joint=False,
-                                       decompositions=core_aten_decompositions())
+                                       decompositions=decomposition_table())
 
 
 def _signature(args: Sequence[Any]) -> tuple:

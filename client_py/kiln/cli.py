@@ -26,7 +26,7 @@ from typing import Sequence
 
 from kiln.cli_format import CliError, describe_error, parse_size
 from kiln.credentials import TOKEN_ROLES
-from kiln.errors import KilnError
+from kiln.errors import KilnError, UnimplementedError
 
 __all__ = ["main", "build_parser", "DEFAULT_ADDRESS"]
 
@@ -173,6 +173,9 @@ def _print_version(args: argparse.Namespace) -> None:
                     **_client_credentials(args)) as client:
             info = client.daemon_info()
         print(f"kilnd {info.version} at {args.address} (compiler {info.compiler_build_id})")
+    except UnimplementedError:
+        print(f"kilnd at {args.address} is older than {__version__} (it has no "
+              "kiln.v1.Daemon/GetInfo): upgrade it")
     except KilnError as err:
         print(f"kilnd: no answer at {args.address} ({err.details})")
 

@@ -270,7 +270,8 @@ class CompiledModel:
         when the compile did not ask for them: the same executable, whose
         stages kilnd records once (no second executable). Read from the
         daemon's blob store on each call."""
-        if not self._response.stages and self._request is not None:
+        if not self._response.stages and self._request is not None and \
+                not self._request.options.dump_stages:
             request = compiler_pb2.CompileRequest()
             request.CopyFrom(self._request)
             request.options.dump_stages = True
@@ -280,6 +281,7 @@ class CompiledModel:
                                 f"{response.executable.hash[:12]}, not of this model's",
                                 context={"executable": self.digest})
             self._response.stages.extend(response.stages)
+            self._request.options.dump_stages = True  # asked once; the daemon had none to give
         return {stage.stage: self._session.blobs.read(stage.blob).decode()
                 for stage in self._response.stages}
 

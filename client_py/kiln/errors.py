@@ -139,7 +139,8 @@ class UnsupportedOpError(KilnError):
     dtype). The message names the FX node."""
 
     default_hint = ("Kiln cannot represent this part of the model; see client_py/README.md "
-                    "(graph conventions), or run it with fallback=\"eager\"")
+                    "(graph conventions); with torch.compile, fallback=\"eager\" runs such "
+                    "a graph in PyTorch")
 
 
 class VerificationError(KilnError):

@@ -11,7 +11,27 @@ import torch.fx
 from kiln.errors import InvalidArgumentError, UnsupportedOpError
 from kiln.graph import SerializedGraph, serialize_graph_module
 
-__all__ = ["run_decompositions", "serialize_exported", "serialize_model"]
+__all__ = ["decomposition_table", "run_decompositions", "serialize_exported",
+           "serialize_model"]
+
+# Ops newer torch releases keep in "core ATen" that Kiln's compiler takes in
+# their decomposed form (index arithmetic, gathers): torch 2.5 decomposed
+# the .vec upsamplings by default, later releases do not.
+_ALSO_DECOMPOSED = ("upsample_nearest1d", "upsample_nearest2d", "upsample_nearest3d",
+                    "upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d",
+                    "upsample_bicubic2d")
+
+
+def decomposition_table() -> Any:
+    """The decompositions Kiln lowers with, the same on every supported torch:
+    the core-ATen set plus the upsamplings (every overload torch has a
+    decomposition for)."""
+    from torch._decomp import core_aten_decompositions, get_decompositions
+    table = core_aten_decompositions()
+    packets = [getattr(torch.ops.aten, name) for name in _ALSO_DECOMPOSED
+               if hasattr(torch.ops.aten, name)]
+    table.update(get_decompositions(packets))
+    return table
 
 
 def serialize_model(model: Any, name: str = "") -> tuple[SerializedGraph, Any, Any]:
@@ -46,7 +66,7 @@ def run_decompositions(ep: torch.export.ExportedProgram) -> torch.export.Exporte
     the caller's program is left as it was).
     """
     try:
-        return ep.run_decompositions()
+        return ep.run_decompositions(decomposition_table())
     except (RuntimeError, ValueError) as e:
         if "Cannot view a tensor" not in str(e):
             raise
@@ -57,7 +77,7 @@ def run_decompositions(ep: torch.export.ExportedProgram) -> torch.export.Exporte
         n.target = torch.ops.aten.reshape.default
     gm.recompile()
     try:
-        return ep.run_decompositions()
+        return ep.run_decompositions(decomposition_table())
     finally:
         for n in views:
             n.target = torch.ops.aten.view.default

@@ -7,6 +7,7 @@ comes from, and why, is :mod:`kiln.placement`.
 from __future__ import annotations
 
 import time
+import weakref
 from typing import Mapping, Sequence
 
 import torch
@@ -71,21 +72,22 @@ class PartitionRunner:
 
     def __init__(self, session: Session):
         self._session = session
-        self._segments: dict[str, list[CompiledModel | None]] = {}
+        # Per model object (two models of one architecture share a compile
+        # key, not their weights), and only while the model lives.
+        self._segments: weakref.WeakKeyDictionary[CompiledModel, list[CompiledModel | None]] = \
+            weakref.WeakKeyDictionary()
 
     def __call__(self, model: CompiledModel, inputs: Sequence[torch.Tensor],
                  parameters: Mapping[str, torch.Tensor] | None = None) -> list[torch.Tensor]:
-        key = model.compile_key
-        if key not in self._segments:
-            self._segments[key] = segment_models(self._session, model)
-        return run_partitioned(self._session, model, self._segments[key], inputs, parameters)
+        return run_partitioned(self._session, model, self.segments(model), inputs, parameters)
 
     def segments(self, model: CompiledModel) -> list[CompiledModel | None]:
         """The segment models of ``model`` (None for CPU segments)."""
-        key = model.compile_key
-        if key not in self._segments:
-            self._segments[key] = segment_models(self._session, model)
-        return self._segments[key]
+        segments = self._segments.get(model)
+        if segments is None:
+            segments = segment_models(self._session, model)
+            self._segments[model] = segments
+        return segments
 
 
 def run_partitioned(session: Session, model: CompiledModel,

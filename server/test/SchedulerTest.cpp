@@ -298,9 +298,10 @@ TEST_F(SchedulerTest, NoDeviceIsUnavailableAfterTheWait) {
 }
 
 TEST_F(SchedulerTest, AKindNoAgentServesFailsAtOnceAfterStartup) {
-  // kilnd starts a cpu agent itself; nothing serves riscv64.
-  registry.expectKinds({"cpu"}, 0ms);
-  connect("riscv-less", 1, "cpu");
+  // kilnd starts a cpu agent itself, which has registered; nothing serves
+  // riscv64.
+  registry.expectAgents({"local-cpu"}, 0ms);
+  connect("local-cpu", 1, "cpu");
   Clock::time_point start = Clock::now();
   absl::StatusOr<ScheduledResult> result =
       scheduler.run("riscv64", v1::Task(), Clock::now() + 30s);
@@ -311,31 +312,40 @@ TEST_F(SchedulerTest, AKindNoAgentServesFailsAtOnceAfterStartup) {
             "kilnd (kinds it has: cpu)");
 }
 
-TEST_F(SchedulerTest, AKindSeenBeforeOrExpectedIsWaitedFor) {
-  registry.expectKinds({"riscv64"}, 0ms);
+TEST_F(SchedulerTest, AKindSeenBeforeOrPossiblyOnItsWayIsWaitedFor) {
+  // A local agent (the qemu one, whose devices are riscv64) still starting:
+  // any kind is waited for, since it may serve it.
+  registry.expectAgents({"local-cpu", "local-qemu"}, 0ms);
+  FakeAgent cpu = connect("local-cpu", 1, "cpu");
   Scheduler patient(registry, 200ms);
-  // Expected (a local agent still starting): waited for.
   Clock::time_point start = Clock::now();
   absl::StatusOr<ScheduledResult> expected =
       patient.run("riscv64", v1::Task(), Clock::now() + 30s);
   EXPECT_GE(Clock::now() - start, 200ms);
   EXPECT_EQ(expected.status().message(),
             "no device of kind 'riscv64' is registered");
-  // Seen before (an agent that went away and may come back): waited for.
-  {
-    FakeAgent gone = connect("gone", 1, "cpu");
-    registry.removeAgent(gone.session, absl::UnavailableError("bye"));
-  }
+  // Every local agent registered: a kind seen before (an agent that went
+  // away and may come back) is still waited for; one never seen is not.
+  FakeAgent qemu = connect("local-qemu", 1, "riscv64");
+  FakeAgent gone = connect("gone", 1, "mdla");
+  registry.removeAgent(gone.session, absl::UnavailableError("bye"));
   start = Clock::now();
   absl::StatusOr<ScheduledResult> seen =
-      patient.run("cpu", v1::Task(), Clock::now() + 30s);
+      patient.run("mdla", v1::Task(), Clock::now() + 30s);
   EXPECT_GE(Clock::now() - start, 200ms);
   EXPECT_EQ(seen.status().code(), absl::StatusCode::kUnavailable);
+  start = Clock::now();
+  absl::StatusOr<ScheduledResult> never =
+      patient.run("acap", v1::Task(), Clock::now() + 30s);
+  EXPECT_LT(Clock::now() - start, 150ms);
+  EXPECT_EQ(never.status().message(),
+            "no agent serving device kind 'acap' has connected to this kilnd "
+            "(kinds it has: cpu, riscv64)");
 }
 
 TEST_F(SchedulerTest, UnknownKindsAreWaitedForDuringStartup) {
   // Remote agents get the startup grace to connect.
-  registry.expectKinds({}, 10s);
+  registry.expectAgents({}, 10s);
   auto pending = runAsync();
   FakeAgent late = connect("late", 1);
   std::optional<v1::Task> task = late.link->nextTask();

@@ -30,7 +30,9 @@ absl::StatusOr<int64_t> parseByteSize(std::string_view given) {
   size_t at = 0;
   unsigned __int128 mantissa = 0, scale = 1;
   bool digits = false, point = false;
-  const unsigned __int128 cap = static_cast<unsigned __int128>(1) << 100;
+  // Far past int64, and low enough that mantissa times the largest unit
+  // (10^12 < 2^40) cannot wrap 128 bits.
+  const unsigned __int128 cap = static_cast<unsigned __int128>(1) << 80;
   for (; at < text.size(); ++at) {
     char c = text[at];
     if (absl::ascii_isdigit(c)) {

@@ -183,6 +183,7 @@ void MetricsRegistry::addBuildAndProcessMetrics(const std::string &version,
 }
 
 std::string MetricsRegistry::render() const {
+  std::lock_guard<std::mutex> rendering(renderMutex);
   std::vector<std::function<void()>> run;
   {
     std::lock_guard<std::mutex> lock(mutex);

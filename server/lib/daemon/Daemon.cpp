@@ -103,7 +103,8 @@ int runDaemon(const DaemonFlags &flags, OptionsResolverFn resolveOptions,
   options.compileWorkers = flags.compileWorkers;
   options.executeTimeout = std::chrono::seconds(flags.executeTimeoutS);
   options.deviceWait = std::chrono::seconds(flags.deviceWaitS);
-  options.expectedDeviceKinds = flags.localAgentKinds();
+  for (const std::string &kind : flags.localAgentKinds())
+    options.expectedAgentIds.push_back(localAgentId(kind));
   options.heartbeatInterval = std::chrono::milliseconds(flags.heartbeatMs);
   options.cacheCapacityBytes = flags.cacheCapacityBytes;
   options.maxBlobBytes = flags.maxBlobBytes;

@@ -136,7 +136,7 @@ KilnServer::start(ServerOptions options) {
   state->cache->setSalt(salt);
   state->registry =
       std::make_unique<DeviceRegistry>(options.heartbeatInterval);
-  state->registry->expectKinds(options.expectedDeviceKinds, options.deviceWait);
+  state->registry->expectAgents(options.expectedAgentIds, options.deviceWait);
   state->registry->startHeartbeatMonitor();
   state->scheduler =
       std::make_unique<Scheduler>(*state->registry, options.deviceWait);

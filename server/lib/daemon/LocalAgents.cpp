@@ -48,7 +48,7 @@ LocalAgents::plan(const std::vector<std::string> &kinds,
         kind, binDir / ("kiln-agent-" + kind),
         {"--daemon", daemonAddress, "--cache-dir",
          (cacheDir / ("agent-" + kind)).string(), "--agent-id",
-         "local-" + kind}, {}});
+         localAgentId(kind)}, {}});
   return specs;
 }
 

@@ -20,10 +20,12 @@ namespace kiln::server {
 DeviceRegistry::DeviceRegistry(std::chrono::milliseconds heartbeatInterval)
     : interval(heartbeatInterval) {}
 
-void DeviceRegistry::expectKinds(const std::vector<std::string> &kinds,
-                                 std::chrono::milliseconds grace) {
+void DeviceRegistry::expectAgents(const std::vector<std::string> &agentIds,
+                                  std::chrono::milliseconds grace) {
   std::lock_guard<std::mutex> lock(mutex);
-  knownKinds.insert(kinds.begin(), kinds.end());
+  for (const std::string &id : agentIds)
+    if (!agents.contains(id))
+      pendingAgents.insert(id);
   startupGrace = grace;
   failFastForUnknownKinds = true;
 }
@@ -101,6 +103,7 @@ DeviceRegistry::addAgent(const std::shared_ptr<AgentConnection> &session,
       replaced = old->second.session;
       eraseAgentLocked(agentId);
     }
+    pendingAgents.erase(agentId);
     Agent &agent = agents[agentId];
     agent.session = session;
     agent.sessionToken = token;
@@ -243,10 +246,11 @@ DeviceRegistry::acquire(const std::string &kind,
       return unfit;
     if (stopping)
       return absl::UnavailableError("kilnd is shutting down");
-    // No agent of this kind has ever come, none is on its way, and agents
-    // have had their time to connect: waiting would only delay the error.
+    // No agent of this kind has ever come, every agent kilnd starts has
+    // registered, and others have had their time to connect: waiting would
+    // only delay the error.
     if (registered == 0 && failFastForUnknownKinds && !knownKinds.contains(kind) &&
-        Clock::now() >= createdAt + startupGrace) {
+        pendingAgents.empty() && Clock::now() >= createdAt + startupGrace) {
       std::set<std::string> served;
       for (const auto &[id, entry] : devices)
         served.insert(entry.device.kind());

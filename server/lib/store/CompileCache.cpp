@@ -324,6 +324,9 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
   {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = flights.find(flightKey);
+    // A flight that makes the dumps answers a request without them too.
+    if (it == flights.end() && !wantStages)
+      it = flights.find(absl::StrCat(key, "+stages"));
     if (it != flights.end()) {
       flight = it->second;
     } else {

@@ -137,6 +137,9 @@ public:
 private:
   std::shared_ptr<prometheus::Registry> registry;
   mutable std::mutex mutex;
+  /// One render at a time: collectors add what their sources grew since the
+  /// last scrape, which two concurrent scrapes would both add.
+  mutable std::mutex renderMutex;
   std::vector<std::unique_ptr<CounterFamily>> counters;
   std::vector<std::unique_ptr<GaugeFamily>> gauges;
   std::vector<std::unique_ptr<HistogramFamily>> histograms;

@@ -66,10 +66,11 @@ struct ServerOptions {
   std::chrono::milliseconds executeTimeout{300'000};
   /// How long Execute waits for a device of its kind to register.
   std::chrono::milliseconds deviceWait{15'000};
-  /// Device kinds whose agents kilnd starts itself (--local-agents): an
-  /// Execute waits deviceWait for them; a kind nothing serves or will serve
-  /// fails at once once deviceWait has passed since startup.
-  std::vector<std::string> expectedDeviceKinds;
+  /// Ids of the agents kilnd starts itself (--local-agents): until each has
+  /// registered, an Execute waits deviceWait for any kind; after that, and
+  /// once deviceWait has passed since startup, a kind no agent has served
+  /// fails at once.
+  std::vector<std::string> expectedAgentIds;
   /// Content-store size cap in bytes (0: unlimited).
   int64_t cacheCapacityBytes = 0;
   /// Largest blob Blobs.Write accepts (declared size); 0 = unlimited.

@@ -22,6 +22,9 @@
 namespace kiln::server {
 
 /// One agent process to keep running.
+/// The id the local agent of `kind` registers under ("local-cpu").
+inline std::string localAgentId(const std::string &kind) { return "local-" + kind; }
+
 struct LocalAgentSpec {
   std::string kind;
   std::filesystem::path binary;
@@ -30,7 +33,7 @@ struct LocalAgentSpec {
   /// the agent's token go here, where ps does not show them).
   std::vector<std::string> environment;
   /// The id the agent registers under.
-  std::string agentId() const { return "local-" + kind; }
+  std::string agentId() const { return localAgentId(kind); }
 };
 
 /// Supervises local agent processes. start() once, stop() once (or let the

@@ -42,13 +42,13 @@ public:
   explicit DeviceRegistry(std::chrono::milliseconds heartbeatInterval);
   ~DeviceRegistry();
 
-  /// Kinds whose agents are on their way (kilnd's --local-agents): acquire()
-  /// waits for them as for a kind seen before. Any other kind that no agent
-  /// has registered since the registry was made fails at once after
-  /// `startupGrace` (agents that connect on their own get that long after
-  /// kilnd starts).
-  void expectKinds(const std::vector<std::string> &kinds,
-                   std::chrono::milliseconds startupGrace);
+  /// Agents on their way (the ids of the agents kilnd starts itself): until
+  /// each has registered once, acquire() waits for any kind, since one of
+  /// them may serve it. After that, and after `startupGrace` (agents that
+  /// connect on their own get that long after kilnd starts), a kind that no
+  /// agent has served since the registry was made fails at once.
+  void expectAgents(const std::vector<std::string> &agentIds,
+                    std::chrono::milliseconds startupGrace);
 
   /// Starts a thread that calls checkHeartbeats() every interval.
   void startHeartbeatMonitor();
@@ -94,7 +94,7 @@ public:
   /// does; FAILED_PRECONDITION naming the missing features or library, at
   /// once, when devices of the kind are registered but none has them;
   /// UNAVAILABLE at once for a kind no agent has served and none is expected
-  /// (expectKinds), naming the kinds there are.
+  /// (expectAgents), naming the kinds there are.
   absl::StatusOr<DeviceLease>
   acquire(const std::string &kind,
           const absl::flat_hash_set<const AgentConnection *> &excluded,
@@ -132,8 +132,10 @@ private:
   std::condition_variable changed;
   std::map<std::string, Entry> devices;
   std::map<std::string, Agent> agents;
-  /// Kinds some agent registered since the registry was made, or expected.
+  /// Kinds some agent registered since the registry was made.
   std::set<std::string> knownKinds;
+  /// Expected agents that have not registered yet.
+  std::set<std::string> pendingAgents;
   const Clock::time_point createdAt = Clock::now();
   std::chrono::milliseconds startupGrace{0};
   bool failFastForUnknownKinds = false;
