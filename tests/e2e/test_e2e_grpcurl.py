@@ -14,6 +14,8 @@ import subprocess
 
 import pytest
 
+import kiln
+
 
 def grpcurl() -> str:
     tools = pathlib.Path(os.environ.get("KILN_TOOLS_DIR",
@@ -72,6 +74,15 @@ def test_list_devices(kilnd):
     resp = json.loads(call(kilnd.address, "kiln.v1.Devices/ListDevices", data={}))
     kinds = {d["kind"] for d in resp["devices"]}
     assert "cpu" in kinds, resp
+
+
+def test_daemon_info(kilnd):
+    resp = json.loads(call(kilnd.address, "kiln.v1.Daemon/GetInfo", data={}))
+    assert resp["version"] == kiln.__version__, resp
+    # grpcurl prints the proto field names.
+    assert resp["compiler_build_id"].startswith(f"kiln-{kiln.__version__}+"), resp
+    assert re.fullmatch(r"[0-9a-f]{32}", resp["daemon_id"]), resp
+    assert "cpu" in resp["compile_targets"] and resp["client_protocol_version"] == 1, resp
 
 
 def test_compile_from_json(kilnd):
