@@ -52,8 +52,8 @@ APT_PACKAGES=(
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev
   # kilnd --config FILE
   libyaml-cpp-dev
-  # kilnd's metrics registry and text exposition
-  prometheus-cpp-dev
+  # kilnd's metrics registry and text exposition; JSON log lines
+  prometheus-cpp-dev nlohmann-json3-dev
   # oneDNN, the kernel library the cpu agent gives the artifacts it loads
   libdnnl-dev
   # Python

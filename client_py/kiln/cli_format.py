@@ -25,11 +25,24 @@ class CliError(Exception):
 
 
 def format_table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    """Left-aligned columns separated by two spaces (stable for scripts and tests)."""
-    cells = [list(map(str, headers))] + [[str(c) for c in row] for row in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip()
-                     for row in cells)
+    """Left-aligned columns two spaces apart, as rich lays out a borderless
+    table (plain text: no colour, no wrapping, stable for scripts and tests)."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 2, 0, 0),
+                  header_style="", show_header=True)
+    for header in headers:
+        table.add_column(str(header), no_wrap=True, overflow="ignore")
+    for row in rows:
+        table.add_row(*(str(c) for c in row))
+    console = Console(file=io.StringIO(), width=1 << 16, color_system=None,
+                      force_terminal=False, highlight=False, emoji=False, markup=False)
+    with console.capture() as captured:
+        console.print(table)
+    return "\n".join(line.rstrip() for line in captured.get().splitlines())
 
 
 def describe_error(err: BaseException) -> tuple[str, str]:

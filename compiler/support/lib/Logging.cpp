@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/common/Logging.h"
 
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -53,19 +55,21 @@ public:
     std::tm utc{};
     gmtime_r(&seconds, &utc);
     spdlog::string_view_t level = spdlog::level::to_string_view(msg.level);
-    std::string line = absl::StrFormat(
-        "{\"time\":\"%04d-%02d-%02dT%02d:%02d:%02d.%03dZ\",\"level\":\"%s\","
-        "\"logger\":\"%s\",\"msg\":\"%s\"",
-        utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday, utc.tm_hour,
-        utc.tm_min, utc.tm_sec, millis,
-        std::string(level.data(), level.size()),
-        jsonEscape(std::string_view(msg.logger_name.data(),
-                                    msg.logger_name.size())),
-        jsonEscape(std::string_view(msg.payload.data(), msg.payload.size())));
+    nlohmann::ordered_json line;
+    line["time"] = absl::StrFormat("%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+                                   utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
+                                   utc.tm_hour, utc.tm_min, utc.tm_sec, millis);
+    line["level"] = std::string(level.data(), level.size());
+    line["logger"] = std::string(msg.logger_name.data(), msg.logger_name.size());
+    line["msg"] = std::string(msg.payload.data(), msg.payload.size());
     if (const std::string &id = currentRequestId(); !id.empty())
-      absl::StrAppend(&line, ",\"request_id\":\"", jsonEscape(id), "\"");
-    absl::StrAppend(&line, "}\n");
-    dest.append(line.data(), line.data() + line.size());
+      line["request_id"] = id;
+    // Bytes that are not UTF-8 (a path, a peer's message) become U+FFFD
+    // instead of making the line invalid JSON.
+    std::string text =
+        line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    text += '\n';
+    dest.append(text.data(), text.data() + text.size());
   }
   std::unique_ptr<spdlog::formatter> clone() const override {
     return std::make_unique<JsonFormatter>();
@@ -119,36 +123,6 @@ ScopedRequestId::ScopedRequestId(std::string requestId)
 
 ScopedRequestId::~ScopedRequestId() {
   threadRequestId = std::move(previous);
-}
-
-std::string jsonEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-    case '"':
-      out += "\\\"";
-      break;
-    case '\\':
-      out += "\\\\";
-      break;
-    case '\n':
-      out += "\\n";
-      break;
-    case '\r':
-      out += "\\r";
-      break;
-    case '\t':
-      out += "\\t";
-      break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20)
-        out += absl::StrFormat("\\u%04x", static_cast<unsigned char>(c));
-      else
-        out += c;
-    }
-  }
-  return out;
 }
 
 } // namespace kiln

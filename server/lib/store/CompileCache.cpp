@@ -50,6 +50,39 @@ std::optional<v1::Digest> parseEntry(absl::string_view text) {
   return digest;
 }
 
+/// An entry beside a compile key (<acDir>/<key><suffix>) naming a message in
+/// the store: the placement report, the stage dumps.
+enum class SideEntry { kAbsent, kDamaged, kRead };
+
+SideEntry readSideEntry(const ContentStore &store, const std::filesystem::path &acDir,
+                        const std::string &key, const char *suffix,
+                        google::protobuf::MessageLite &message) {
+  absl::StatusOr<std::string> entry = readWholeFile(acDir / absl::StrCat(key, suffix));
+  if (!entry.ok())
+    return SideEntry::kAbsent;
+  std::optional<v1::Digest> digest = parseEntry(*entry);
+  absl::StatusOr<std::string> bytes =
+      digest ? store.read(*digest) : absl::StatusOr<std::string>(
+                                         absl::DataLossError("malformed entry"));
+  return bytes.ok() && message.ParseFromString(*bytes) ? SideEntry::kRead
+                                                       : SideEntry::kDamaged;
+}
+
+/// Stores `message` and the entry <acDir>/<key><suffix> naming it; `pins`
+/// keeps it (and whatever else the caller pinned) from eviction meanwhile.
+absl::Status writeSideEntry(ContentStore &store, const std::filesystem::path &acDir,
+                            const std::string &key, const char *suffix,
+                            const google::protobuf::MessageLite &message,
+                            BlobPins &pins) {
+  std::string bytes;
+  if (!message.SerializeToString(&bytes))
+    return absl::InternalError(absl::StrCat("cannot serialize ", message.GetTypeName()));
+  v1::Digest digest = digestOf(bytes);
+  pins.add(digest);
+  RETURN_IF_ERROR(store.write(digest, bytes));
+  return writeFileAtomically(acDir / absl::StrCat(key, suffix), formatEntry(digest));
+}
+
 } // namespace
 
 absl::StatusOr<v1::ExecutableRecord>
@@ -121,19 +154,16 @@ CompileCache::lookup(const std::string &key) const {
 std::optional<v1::StageDumpSet>
 CompileCache::lookupStages(const std::string &key,
                            const v1::Digest &executable) const {
-  absl::StatusOr<std::string> entry =
-      readWholeFile(acDir / absl::StrCat(key, ".stages"));
-  if (!entry.ok())
-    return std::nullopt;
-  std::optional<v1::Digest> digest = parseEntry(*entry);
-  absl::StatusOr<std::string> bytes =
-      digest ? store.read(*digest) : absl::StatusOr<std::string>(
-                                         absl::DataLossError("malformed entry"));
   v1::StageDumpSet set;
-  if (!bytes.ok() || !set.ParseFromString(*bytes)) {
+  switch (readSideEntry(store, acDir, key, ".stages", set)) {
+  case SideEntry::kAbsent:
+    return std::nullopt;
+  case SideEntry::kDamaged:
     spdlog::warn("compile cache: stage dumps entry {} is unusable; dumping again",
                  key);
     return std::nullopt;
+  case SideEntry::kRead:
+    break;
   }
   if (set.executable().hash() != executable.hash())
     return std::nullopt; // dumps of an executable the key no longer names
@@ -145,34 +175,24 @@ CompileCache::lookupStages(const std::string &key,
 
 std::optional<v1::PlacementReport>
 CompileCache::lookupPlacement(const std::string &key) const {
-  absl::StatusOr<std::string> entry =
-      readWholeFile(acDir / absl::StrCat(key, ".placement"));
-  if (!entry.ok())
-    return std::nullopt;
-  std::optional<v1::Digest> digest = parseEntry(*entry);
-  absl::StatusOr<std::string> bytes =
-      digest ? store.read(*digest) : absl::StatusOr<std::string>(
-                                         absl::DataLossError("malformed entry"));
   v1::PlacementReport placement;
-  if (!bytes.ok() || !placement.ParseFromString(*bytes)) {
+  switch (readSideEntry(store, acDir, key, ".placement", placement)) {
+  case SideEntry::kAbsent:
+    return std::nullopt;
+  case SideEntry::kDamaged:
     spdlog::warn("compile cache: placement entry {} is unusable; checking the "
                  "nodes again", key);
     return std::nullopt;
+  case SideEntry::kRead:
+    break;
   }
   return placement;
 }
 
 absl::Status CompileCache::storePlacement(const std::string &key,
                                           const v1::PlacementReport &placement) {
-  std::string bytes;
-  if (!placement.SerializeToString(&bytes))
-    return absl::InternalError("cannot serialize PlacementReport");
-  v1::Digest digest = digestOf(bytes);
   BlobPins pins = store.pin();
-  pins.add(digest);
-  RETURN_IF_ERROR(store.write(digest, bytes));
-  return writeFileAtomically(acDir / absl::StrCat(key, ".placement"),
-                             formatEntry(digest));
+  return writeSideEntry(store, acDir, key, ".placement", placement, pins);
 }
 
 std::string CompileCache::salt() const {
@@ -279,14 +299,7 @@ CompileCache::storeStages(const std::string &key, const v1::Digest &executable,
     pins.add(stage->blob());
     RETURN_IF_ERROR(store.write(stage->blob(), dump.text));
   }
-  std::string bytes;
-  if (!set.SerializeToString(&bytes))
-    return absl::InternalError("cannot serialize StageDumpSet");
-  v1::Digest digest = digestOf(bytes);
-  pins.add(digest);
-  RETURN_IF_ERROR(store.write(digest, bytes));
-  RETURN_IF_ERROR(writeFileAtomically(acDir / absl::StrCat(key, ".stages"),
-                                      formatEntry(digest)));
+  RETURN_IF_ERROR(writeSideEntry(store, acDir, key, ".stages", set, pins));
   return set;
 }
 

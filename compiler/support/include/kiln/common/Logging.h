@@ -56,7 +56,4 @@ private:
   std::string previous;
 };
 
-/// Escapes `text` for a JSON string (without the surrounding quotes).
-std::string jsonEscape(std::string_view text);
-
 } // namespace kiln
