@@ -76,4 +76,11 @@ register("upsample_nearest2d_f32", lambda x: F.interpolate(x, scale_factor=2, mo
 register("upsample_bilinear2d_f32",
          lambda x: F.interpolate(x, size=(6, 8), mode="bilinear", align_corners=False),
          randn(1, 2, 3, 4))
+# A scale factor that is not the size ratio (5 * 1.5 -> 7): the source index
+# follows 1/scale, not in/out, as eager's does.
+register("upsample_nearest2d_fractional_scale_f32",
+         lambda x: F.interpolate(x, scale_factor=1.5, mode="nearest"), randn(1, 2, 5, 5))
+register("upsample_bilinear2d_fractional_scale_f32",
+         lambda x: F.interpolate(x, scale_factor=1.7, mode="bilinear", align_corners=False),
+         randn(1, 2, 5, 3))
 register("pixel_shuffle_f32", lambda x: F.pixel_shuffle(x, 2), randn(1, 8, 3, 3))
