@@ -39,7 +39,8 @@ NOT_FOR_THE_BUILD = {"python3-venv", "python3-dev", "golang-go", "prometheus",
 BUILD_EXTRA = {"kiln-agent-qemu": {"gcc-riscv64-linux-gnu", "libc6-dev-riscv64-cross"}}
 RUNTIME = {
     "kilnd": {"libgrpc++1.51", "libprotobuf32", "libllvm19", "libmlir-19", "lld-19", "libc6-dev",
-              "libspdlog1.10", "libabsl20220623", "libssl3", "libyaml-cpp0.7"},
+              "libspdlog1.10", "libabsl20220623", "libssl3", "libyaml-cpp0.7",
+              "libprometheus-cpp-core1.0"},
     "kiln-agent-cpu": {"libgrpc++1.51", "libprotobuf32", "libspdlog1.10", "libabsl20220623",
                        "libssl3", "libllvm19"},
     "kiln-agent-qemu": {"libgrpc++1.51", "libprotobuf32", "libspdlog1.10", "libabsl20220623",
