@@ -1,13 +1,12 @@
 """The client's gRPC channel: stubs plus the one wrapper that turns
 grpc.RpcError into typed errors (through kiln.errors.raise_for_rpc_error).
 
-The channel rides out a kilnd restart: a call made before the channel has
-connected, or after a call failed UNAVAILABLE in transport, first waits for
-the channel to be ready (gRPC's channel-level wait for ready,
+The channel rides out a kilnd restart: a gRPC retry policy repeats a call
+that failed UNAVAILABLE in transport; a unary call that still failed so
+waits for the channel to be ready (gRPC's channel-level wait for ready,
 ``grpc.channel_ready_future``, which also makes an idle channel reconnect)
-up to ``connect_timeout`` seconds; a gRPC retry policy repeats a call that
-failed UNAVAILABLE in transport, and a unary call that still failed so waits
-for the connection once and is sent again (every Kiln RPC is idempotent:
+up to ``connect_timeout`` seconds, once, and is sent again; and calls after
+such a failure wait the same way first (every Kiln RPC is idempotent:
 content-addressed writes, compiles and pure executions). The per-call
 ``wait_for_ready`` flag is not used: it would hold a call for its whole
 deadline (300 s by default, forever without one) when kilnd stays down.
@@ -133,9 +132,13 @@ class Rpc:
         self.devices = devices_pb2_grpc.DevicesStub(self.channel)
         self.cache = cache_pb2_grpc.CacheStub(self.channel)
         self.daemon = daemon_pb2_grpc.DaemonStub(self.channel)
-        # Whether the channel has connected since the last transport failure:
-        # a flag, so that a call on a healthy channel waits for nothing.
-        self._connected = False
+        # False after a transport failure, until the channel is ready again:
+        # a flag, so that a call on a healthy channel waits for nothing. It
+        # starts True: a first call connects the channel itself (a call on a
+        # channel still connecting waits for that attempt), and waiting for
+        # readiness up front would leave gRPC polling the channel's state
+        # when a short-lived client closes it ("Channel closed!" on stderr).
+        self._connected = True
 
     def _await_connection(self) -> bool:
         """Waits up to ``connect_timeout`` for the channel to be ready,
