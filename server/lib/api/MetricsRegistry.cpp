@@ -8,6 +8,8 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "absl/strings/numbers.h"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -123,14 +125,21 @@ ProcStat readProcStat() {
     return stat;
   const double ticks = static_cast<double>(sysconf(_SC_CLK_TCK));
   const double page = static_cast<double>(sysconf(_SC_PAGESIZE));
-  stat.cpuSeconds = (std::stod(f[14]) + std::stod(f[15])) / ticks;
-  stat.virtualBytes = std::stod(f[23]);
-  stat.residentBytes = std::stod(f[24]) * page;
+  // Parsed without exceptions: a field that does not parse leaves the
+  // sample at 0 rather than ending kilnd in the middle of a scrape.
+  double utime = 0, stime = 0, start = 0, vsize = 0, rss = 0, boot = 0;
+  if (!absl::SimpleAtod(f[14], &utime) || !absl::SimpleAtod(f[15], &stime) ||
+      !absl::SimpleAtod(f[22], &start) || !absl::SimpleAtod(f[23], &vsize) ||
+      !absl::SimpleAtod(f[24], &rss))
+    return stat;
+  stat.cpuSeconds = (utime + stime) / ticks;
+  stat.virtualBytes = vsize;
+  stat.residentBytes = rss * page;
   // starttime is in ticks since boot; boot time is /proc/stat's btime.
   std::ifstream procStat("/proc/stat");
   for (std::string line; std::getline(procStat, line);)
-    if (line.rfind("btime ", 0) == 0)
-      stat.startTimeSeconds = std::stod(line.substr(6)) + std::stod(f[22]) / ticks;
+    if (line.rfind("btime ", 0) == 0 && absl::SimpleAtod(line.substr(6), &boot))
+      stat.startTimeSeconds = boot + start / ticks;
   return stat;
 }
 
