@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import time
+import types
 import weakref
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
@@ -235,9 +236,9 @@ class CompiledModel:
 
     @property
     def parameters(self) -> Mapping[str, torch.Tensor]:
-        """The weights it runs with, by graph parameter name (read-only view;
-        :meth:`hold_parameter` adds one)."""
-        return dict(self._parameters)
+        """The weights it runs with, by graph parameter name (a read-only
+        view, not a copy; :meth:`hold_parameter` adds one)."""
+        return types.MappingProxyType(self._parameters)
 
     def hold_parameter(self, name: str, tensor: torch.Tensor) -> None:
         """Keeps ``tensor`` as the weight ``name`` (one read back from the
