@@ -52,8 +52,9 @@ APT_PACKAGES=(
   libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev
   # kilnd --config FILE
   libyaml-cpp-dev
-  # kilnd's metrics registry and text exposition; JSON log lines
-  prometheus-cpp-dev nlohmann-json3-dev
+  # kilnd's metrics registry and text exposition; JSON log lines; the
+  # command lines of kilnd and the agents
+  prometheus-cpp-dev nlohmann-json3-dev libcli11-dev
   # oneDNN, the kernel library the cpu agent gives the artifacts it loads
   libdnnl-dev
   # Python

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterator
 
+from kiln.text_table import format_table
 from kiln.v1 import executable_pb2
 
 __all__ = ["LayerCost", "OpReport", "format_count"]
@@ -136,20 +137,11 @@ class OpReport:
                     size(l.parameter_bytes), size(l.activation_in_bytes),
                     size(l.activation_out_bytes), size(l.bytes_read), size(l.bytes_written)]
 
-        rows = [row(l) for l in self.layers]
         total = row(self.totals)
         n = len(self.layers)
         total[:3] = ["total", f"{n} layer{'' if n == 1 else 's'}", ""]
-        cells = [list(headers)] + rows + [total]
-        widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-
-        def line(r: list[str]) -> str:
-            # Names left-aligned, numbers right-aligned.
-            return "  ".join(c.ljust(w) if i < 3 else c.rjust(w)
-                             for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-
-        rule = "-" * len(line(cells[0]))
-        return "\n".join([line(cells[0]), rule, *map(line, rows), rule, line(total)])
+        # Names left-aligned, numbers right-aligned.
+        return format_table(headers, (row(l) for l in self.layers), right_from=3, footer=total)
 
     def __str__(self) -> str:
         return self.table()

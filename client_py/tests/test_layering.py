@@ -15,7 +15,8 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "kiln"
 #: Every module of the package, by layer (lowest first). A new module must be
 #: placed here, which is the point: its place is a decision.
 LAYERS: list[tuple[str, set[str]]] = [
-    ("wire", {"version", "error_hints", "errors", "units", "credentials", "_rpc", "tensors",
+    ("wire", {"version", "error_hints", "errors", "units", "text_table", "credentials", "_rpc",
+              "tensors",
               "blobs", "cache", "local_execute", "execution"}),
     ("export and serialisation", {"graph", "export", "reference", "op_report", "placement"}),
     ("compiled model", {"compiled", "session"}),

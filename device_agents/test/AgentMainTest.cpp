@@ -93,6 +93,30 @@ TEST(AgentMainTest, HelpListsEveryFlagWithItsDefault) {
     EXPECT_NE(usage.find(flag), std::string::npos) << flag;
 }
 
+TEST(AgentMainTest, EnvironmentGivesDefaultsThatFlagsOverride) {
+  std::string simulator;
+  std::vector<AgentFlag> extraFlags = {
+      {"simulator", "off", "simulation mode", &simulator}};
+  Environment env = {{"KILN_AGENT_DAEMON", "from-env:1"},
+                     {"KILN_AGENT_RESIDENT_BYTES", "1GiB"},
+                     {"KILN_AGENT_SIMULATOR", "on"},
+                     {"KILN_CACHE_DIR", "kilnd's, not the agent's"}};
+  auto flags = parseAgentFlags({"--resident-bytes=2GiB"}, "qemu", extraFlags,
+                               env);
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->options.daemonAddress, "from-env:1");
+  EXPECT_EQ(flags->options.residentBytes, int64_t{2} << 30);
+  EXPECT_EQ(simulator, "on");
+  EXPECT_NE(flags->options.cacheDir.string(), "kilnd's, not the agent's");
+  auto bad = parseAgentFlags({"--daemon=d:1"}, "cpu", {},
+                             {{"KILN_AGENT_TASK_THREADS", "many"}});
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find(
+                "environment variable KILN_AGENT_TASK_THREADS: 'many'"),
+            std::string::npos)
+      << bad.status();
+}
+
 TEST(AgentMainTest, BackendFlagsAreParsedToo) {
   std::string simulator;
   std::vector<AgentFlag> extraFlags = {

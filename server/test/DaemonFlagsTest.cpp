@@ -1,6 +1,6 @@
 //===- DaemonFlagsTest.cpp - kilnd's command line -------------------------===//
 //
-// This file implements tests for the flag parser and --help text.
+// This file implements tests for kilnd's settings parser and --help text.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/api/CompilerService.h"
@@ -57,6 +57,49 @@ TEST(DaemonFlagsTest, BadValuesFail) {
   EXPECT_FALSE(parse({"--log-level=loud"}).ok());
   EXPECT_FALSE(parse({"--listen"}).ok());
   EXPECT_FALSE(parse({"positional"}).ok());
+}
+
+TEST(DaemonFlagsTest, TheLastOfARepeatedFlagCounts) {
+  absl::StatusOr<DaemonFlags> flags =
+      parse({"--listen=127.0.0.1:1", "--listen", "127.0.0.1:2"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->listen, "127.0.0.1:2");
+}
+
+TEST(DaemonFlagsTest, SwitchesStandAloneOrTakeAValue) {
+  EXPECT_TRUE(parse({"--insecure"})->insecure);
+  EXPECT_FALSE(parse({"--insecure=false"})->insecure);
+  EXPECT_FALSE(parse({})->insecure);
+  // --local-link is not a switch: it takes a value, also after a space.
+  EXPECT_FALSE(parse({"--local-link", "false"})->localLink);
+  EXPECT_TRUE(parse({"--local-link=yes"})->localLink);
+  absl::StatusOr<DaemonFlags> bad = parse({"--local-link=maybe"});
+  EXPECT_EQ(bad.status().message(),
+            "--local-link: needs true or false, got 'maybe'");
+  bad = parseDaemonFlags({}, {{"KILN_INSECURE", "sometimes"}});
+  EXPECT_EQ(bad.status().message(),
+            "environment variable KILN_INSECURE: needs true or false, got "
+            "'sometimes'");
+}
+
+TEST(DaemonFlagsTest, ValuesAreCheckedWhereverTheyComeFrom) {
+  EXPECT_EQ(parse({"--log-format=xml"}).status().message(),
+            "--log-format: 'xml' is not one of text, json");
+  EXPECT_EQ(parse({"--compile-memory-bytes=100MiB"}).status().message(),
+            "--compile-memory-bytes: must be at least 256MiB (the compiler's "
+            "libraries alone map more than 100MiB)");
+  EXPECT_EQ(parse({"--max-blob-bytes=1GiB"})->maxBlobBytes, int64_t{1} << 30);
+  EXPECT_EQ(parseDaemonFlags({}, {{"KILN_DEBUG_COMPILE_FAULT", "crash:"}})
+                .status()
+                .message(),
+            "environment variable KILN_DEBUG_COMPILE_FAULT: 'crash:' is not "
+            "crash:OP or oom:OP (e.g. crash:aten.gelu.default)");
+  EXPECT_EQ(parse({"--port-file=/p", "--listen"}).status().message(),
+            "flag '--listen' needs a value");
+  EXPECT_EQ(parse({"stray"}).status().message(),
+            "unexpected argument 'stray' (kilnd takes only --flags)");
+  EXPECT_EQ(parse({"--lisen=x"}).status().message(),
+            "unknown flag '--lisen' (see kilnd --help)");
 }
 
 TEST(DaemonFlagsTest, HelpListsEveryFlagWithItsDefault) {

@@ -11,6 +11,8 @@
 #include "kiln/common/Credentials.h"
 
 #include "kiln/common/Logging.h"
+#include "kiln/common/Settings.h"
+#include "kiln/common/Status.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -23,9 +25,6 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
-#include <limits>
-#include <map>
-#include <optional>
 #include <atomic>
 #include <pthread.h>
 #include <fcntl.h>
@@ -35,9 +34,6 @@
 
 namespace kiln::agent {
 namespace {
-
-constexpr const char *kLogLevels[] = {"trace", "debug", "info", "warn",
-                                      "error", "critical", "off"};
 
 std::string hostName() {
   char name[256] = {};
@@ -58,8 +54,6 @@ std::string defaultAgentId(absl::string_view kind) {
   return absl::StrCat(kind, "-", hostName(), "-", ::getpid());
 }
 
-/// KILN_AGENT_CACHE_DIR for cache-dir (not KILN_CACHE_DIR: that is kilnd's,
-/// and local agents inherit kilnd's environment).
 /// CPUs this process may run on (its affinity mask: taskset, cpusets).
 int availableCpus() {
   cpu_set_t set;
@@ -69,61 +63,99 @@ int availableCpus() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-std::string agentEnvName(absl::string_view flag) {
-  std::string name = absl::StrCat("KILN_AGENT_", flag);
-  for (char &c : name)
-    c = c == '-' ? '_' : absl::ascii_toupper(c);
-  return name;
-}
+constexpr const char *kEnvPrefix = "KILN_AGENT_";
 
-struct FlagInfo {
-  std::string defaultValue;
-  std::string help;
+/// The common flags' values as given, before the checks that relate them.
+struct CommonFlags {
+  std::string daemon;
+  std::string cacheDir;
+  std::string agentId;
+  int64_t residentBytes = int64_t{4} << 30;
+  std::string taskThreads = "auto";
+  std::string taskVerifyKey;
+  std::string tlsCa;
+  std::string tlsCert;
+  std::string tlsKey;
+  std::string token;
+  int64_t maxLoadedExecutables = 256;
+  std::string localLinkFd;
+  std::string logLevel = "info";
+  std::string logFormat = "text";
+  bool help = false;
 };
 
-/// The common flags, in --help order.
-std::vector<std::pair<std::string, FlagInfo>>
-commonFlags(absl::string_view kind) {
-  return {
-      {"daemon", {"", "host:port of kilnd (required)"}},
-      {"cache-dir", {defaultCacheDir(kind), "local blob cache directory"}},
-      {"agent-id",
-       {defaultAgentId(kind),
-        "id this agent registers under (with --tls-cert: the certificate's "
-        "CN)"}},
-      {"resident-bytes",
-       {"4GiB", "memory budget for resident parameters (K/M/G/KiB/MiB/GiB)"}},
-      {"task-threads",
-       {"auto", "tasks run at once (at least one per device); auto: the CPUs "
-                "this process may run on, so concurrent calls use every core"}},
-      {"task-verify-key",
-       {"", "PEM public key of kilnd's task key (kilnd's <cache-dir>/keys/"
-            "task-public-key.pem); tasks whose signature does not verify "
-            "are refused. Empty: use the key kilnd sends at registration"}},
-      {"tls-ca",
-       {"", "PEM CA bundle kilnd's certificate chains to; dials kilnd over "
-            "TLS. Empty: plaintext"}},
-      {"tls-cert",
-       {"", "PEM certificate this agent presents (mTLS; with --tls-key). "
-            "Its CN is the agent's id (the default --agent-id) and its O "
-            "must be kiln:agents"}},
-      {"tls-key", {"", "PEM private key of --tls-cert"}},
-      {"token",
-       {"", "bearer token (role agent) sent on every call; prefer the "
-            "environment variable, which ps does not show"}},
-      {"max-loaded-executables",
-       {"256", "executables kept loaded; past it the least recently used is "
-               "unloaded"}},
-      {"local-link-fd",
-       {"", "set by kilnd for the agents it starts: an inherited socket on "
-            "which tasks and results travel, tensors as shared files "
-            "instead of blob transfers. Empty: tasks come on Agent.Connect"}},
-      {"log-level",
-       {"info", "trace, debug, info, warn, error, critical or off"}},
-      {"log-format",
-       {"text", "text, or json (one object per line: time, level, logger, "
-                "msg, request_id)"}},
-  };
+/// Every agent's flags and then the backend's, bound to `common` and the
+/// backend's strings, in --help order. Variables are KILN_AGENT_<FLAG> (not
+/// KILN_<FLAG>: those are kilnd's, and local agents inherit its environment).
+std::unique_ptr<Settings> declareFlags(std::string_view program,
+                                       std::string_view kind,
+                                       const std::vector<AgentFlag> &extraFlags,
+                                       CommonFlags &common) {
+  auto settings = std::make_unique<Settings>(
+      std::string(program),
+      absl::StrCat("usage: ", std::string(program),
+                   " --daemon HOST:PORT [flags]\n\nRuns ", std::string(kind),
+                   " executables for a Kiln daemon (kilnd). Flags "
+                   "override the environment variables named below."),
+      kEnvPrefix, /*fileKeys=*/false);
+  settings->text("daemon", common.daemon, "host:port of kilnd (required)");
+  settings->text("cache-dir", common.cacheDir, "local blob cache directory");
+  settings->text("agent-id", common.agentId,
+                 "id this agent registers under (with --tls-cert: the "
+                 "certificate's CN)");
+  settings->byteSize("resident-bytes", common.residentBytes,
+                     "memory budget for resident parameters (K/M/G/KiB/MiB/"
+                     "GiB)");
+  settings
+      ->text("task-threads", common.taskThreads,
+             "tasks run at once (at least one per device); auto: the CPUs "
+             "this process may run on, so concurrent calls use every core")
+      ->check(CLI::Validator(
+          [](std::string &value) -> std::string {
+            absl::StatusOr<int> threads = parseThreadCount(value);
+            return threads.ok() ? "" : std::string(threads.status().message());
+          },
+          "THREADS"));
+  settings->text("task-verify-key", common.taskVerifyKey,
+                 "PEM public key of kilnd's task key (kilnd's <cache-dir>/"
+                 "keys/task-public-key.pem); tasks whose signature does not "
+                 "verify are refused. Empty: use the key kilnd sends at "
+                 "registration");
+  settings->text("tls-ca", common.tlsCa,
+                 "PEM CA bundle kilnd's certificate chains to; dials kilnd "
+                 "over TLS. Empty: plaintext");
+  settings->text("tls-cert", common.tlsCert,
+                 "PEM certificate this agent presents (mTLS; with --tls-key). "
+                 "Its CN is the agent's id (the default --agent-id) and its O "
+                 "must be kiln:agents");
+  settings->text("tls-key", common.tlsKey, "PEM private key of --tls-cert");
+  settings->text("token", common.token,
+                 "bearer token (role agent) sent on every call; prefer the "
+                 "environment variable, which ps does not show");
+  settings
+      ->integer("max-loaded-executables", common.maxLoadedExecutables, 1,
+                "executables kept loaded; past it the least recently used is "
+                "unloaded")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  settings->text("local-link-fd", common.localLinkFd,
+                 "set by kilnd for the agents it starts: an inherited socket "
+                 "on which tasks and results travel, tensors as shared files "
+                 "instead of blob transfers. Empty: tasks come on "
+                 "Agent.Connect");
+  settings->oneOf("log-level", common.logLevel,
+                  {"trace", "debug", "info", "warn", "error", "critical",
+                   "off"},
+                  "trace, debug, info, warn, error, critical or off");
+  settings->oneOf("log-format", common.logFormat, {"text", "json"},
+                  "text, or json (one object per line: time, level, logger, "
+                  "msg, request_id)");
+  for (const AgentFlag &flag : extraFlags)
+    if (flag.value) {
+      *flag.value = flag.defaultValue;
+      settings->text(flag.name, *flag.value, flag.help);
+    }
+  settings->commandFlag("-h,--help", common.help, "print this help and exit");
+  return settings;
 }
 
 /// The CN of the certificate in `path`: a certificate-holding agent's id.
@@ -151,87 +183,47 @@ certificateIdentity(const std::filesystem::path &path) {
 
 } // namespace
 
-std::string agentUsage(std::string_view programView, std::string_view kindView,
+std::string agentUsage(std::string_view program, std::string_view kind,
                        const std::vector<AgentFlag> &extraFlags) {
-  std::string program(programView), kind(kindView);
-  std::string usage = absl::StrCat(
-      "usage: ", program, " --daemon HOST:PORT [flags]\n\n", "Runs ", kind,
-      " executables for a Kiln daemon (kilnd).\n\nflags:\n");
-  auto line = [&](absl::string_view name, absl::string_view defaultValue,
-                  absl::string_view help) {
-    absl::StrAppend(&usage, "  --", name, "  [env ", agentEnvName(name),
-                    "]\n      ", help);
-    if (!defaultValue.empty())
-      absl::StrAppend(&usage, " (default: ", defaultValue, ")");
-    absl::StrAppend(&usage, "\n");
-  };
-  for (const auto &[name, info] : commonFlags(kind))
-    line(name, info.defaultValue, info.help);
-  for (const AgentFlag &flag : extraFlags)
-    line(flag.name, flag.defaultValue, flag.help);
-  absl::StrAppend(&usage, "  --help\n      print this help and exit\n");
-  return usage;
+  CommonFlags common;
+  common.cacheDir = defaultCacheDir(std::string(kind));
+  common.agentId = defaultAgentId(std::string(kind));
+  std::vector<std::string> shown(extraFlags.size());
+  std::vector<AgentFlag> flags = extraFlags;
+  for (size_t i = 0; i < flags.size(); ++i)
+    flags[i].value = &shown[i];
+  return declareFlags(program, kind, flags, common)->help();
 }
 
 absl::StatusOr<AgentCommandLine>
-parseAgentFlags(const std::vector<std::string> &args,
-                std::string_view kindView,
-                const std::vector<AgentFlag> &extraFlags) {
+parseAgentFlags(const std::vector<std::string> &args, std::string_view kindView,
+                const std::vector<AgentFlag> &extraFlags,
+                const Environment &env) {
   std::string kind(kindView);
-  std::map<std::string, std::string> values;
-  for (const auto &[name, info] : commonFlags(kind))
-    values[name] = info.defaultValue;
-  for (const AgentFlag &flag : extraFlags) {
-    values[flag.name] = flag.defaultValue;
-  }
-  // The environment (KILN_AGENT_<FLAG>, e.g. KILN_AGENT_DAEMON) overrides
-  // defaults; flags override the environment.
-  for (auto &[name, value] : values)
-    if (const char *fromEnv = std::getenv(agentEnvName(name).c_str()))
-      value = fromEnv;
+  CommonFlags common;
+  common.cacheDir = defaultCacheDir(kind);
+  common.agentId = defaultAgentId(kind);
+  std::unique_ptr<Settings> settings =
+      declareFlags(absl::StrCat("kiln-agent-", kind), kind, extraFlags, common);
+  RETURN_IF_ERROR(settings->parse(args, env));
   AgentCommandLine commandLine;
-  for (size_t i = 0; i < args.size(); ++i) {
-    absl::string_view arg = args[i];
-    if (arg == "--help" || arg == "-h") {
-      commandLine.help = true;
-      continue;
-    }
-    if (arg.substr(0, 2) != "--")
-      return absl::InvalidArgumentError(
-          absl::StrCat("unexpected argument '", arg, "' (flags start with --)"));
-    std::string name(arg.substr(2));
-    std::optional<std::string> value;
-    if (size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-    }
-    if (!values.count(name))
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown flag '--", name, "' (see --help)"));
-    if (!value) {
-      if (i + 1 >= args.size())
-        return absl::InvalidArgumentError(
-            absl::StrCat("flag '--", name, "' needs a value"));
-      value = args[++i];
-    }
-    values[name] = *value;
-  }
+  commandLine.help = common.help;
   if (commandLine.help)
     return commandLine;
 
   AgentOptions &options = commandLine.options;
-  options.daemonAddress = values["daemon"];
+  options.daemonAddress = common.daemon;
   if (options.daemonAddress.empty())
     return absl::InvalidArgumentError(
         "--daemon HOST:PORT is required (the address of kilnd)");
-  options.cacheDir = values["cache-dir"];
+  options.cacheDir = common.cacheDir;
   if (options.cacheDir.empty())
     return absl::InvalidArgumentError("--cache-dir must not be empty");
-  options.credentials.tlsCa = values["tls-ca"];
-  options.credentials.tlsCert = values["tls-cert"];
-  options.credentials.tlsKey = values["tls-key"];
-  options.credentials.token = values["token"];
-  options.agentId = values["agent-id"];
+  options.credentials.tlsCa = common.tlsCa;
+  options.credentials.tlsCert = common.tlsCert;
+  options.credentials.tlsKey = common.tlsKey;
+  options.credentials.token = common.token;
+  options.agentId = common.agentId;
   if (!options.credentials.tlsCert.empty()) {
     absl::StatusOr<std::string> agentIdFromCertificate =
         certificateIdentity(options.credentials.tlsCert);
@@ -252,27 +244,12 @@ parseAgentFlags(const std::vector<std::string> &args,
         "--agent-id '", options.agentId,
         "' must be non-empty and contain no '/' (device ids are "
         "<agent id>/<index>)"));
-  absl::StatusOr<int64_t> resident = parseByteSize(values["resident-bytes"]);
-  if (!resident.ok())
-    return absl::InvalidArgumentError(
-        absl::StrCat("--resident-bytes: ", resident.status().message()));
-  options.residentBytes = *resident;
-  absl::StatusOr<int> taskThreads = parseThreadCount(values["task-threads"]);
-  if (!taskThreads.ok())
-    return absl::InvalidArgumentError(
-        absl::StrCat("--task-threads: ", taskThreads.status().message()));
-  options.taskThreads = *taskThreads;
-  if (int maxLoaded = 0;
-      !absl::SimpleAtoi(values["max-loaded-executables"], &maxLoaded) ||
-      maxLoaded < 1 || maxLoaded > 1 << 20)
-    return absl::InvalidArgumentError(
-        absl::StrCat("--max-loaded-executables: '",
-                     values["max-loaded-executables"],
-                     "' is not a count between 1 and 1048576"));
-  else
-    options.maxLoadedExecutables = static_cast<size_t>(maxLoaded);
-  options.taskVerifyKey = values["task-verify-key"];
-  if (const std::string &fd = values["local-link-fd"]; !fd.empty()) {
+  options.residentBytes = common.residentBytes;
+  options.taskThreads = *parseThreadCount(common.taskThreads);
+  options.maxLoadedExecutables =
+      static_cast<size_t>(common.maxLoadedExecutables);
+  options.taskVerifyKey = common.taskVerifyKey;
+  if (const std::string &fd = common.localLinkFd; !fd.empty()) {
     int value = -1;
     if (!absl::SimpleAtoi(fd, &value) || value < 3 ||
         ::fcntl(value, F_GETFD) < 0)
@@ -284,22 +261,8 @@ parseAgentFlags(const std::vector<std::string> &args,
     ::fcntl(value, F_SETFD, FD_CLOEXEC);
     options.localLinkFd = value;
   }
-  commandLine.logLevel = values["log-level"];
-  bool knownLevel = false;
-  for (const char *level : kLogLevels)
-    knownLevel = knownLevel || commandLine.logLevel == level;
-  if (!knownLevel)
-    return absl::InvalidArgumentError(
-        absl::StrCat("--log-level: '", commandLine.logLevel,
-                     "' is not one of trace, debug, info, warn, error, "
-                     "critical, off"));
-  commandLine.logFormat = values["log-format"];
-  if (absl::StatusOr<LogFormat> format = parseLogFormat(commandLine.logFormat);
-      !format.ok())
-    return format.status();
-  for (const AgentFlag &flag : extraFlags)
-    if (flag.value)
-      *flag.value = values[flag.name];
+  commandLine.logLevel = common.logLevel;
+  commandLine.logFormat = common.logFormat;
   return commandLine;
 }
 
@@ -319,7 +282,7 @@ int agentMain(int argc, char **argv, std::string_view kind,
   std::string program = argc > 0 ? argv[0] : "kiln-agent";
   std::vector<std::string> args(argv + std::min(argc, 1), argv + argc);
   absl::StatusOr<AgentCommandLine> commandLine =
-      parseAgentFlags(args, kind, extraFlags);
+      parseAgentFlags(args, kind, extraFlags, processEnvironment());
   if (!commandLine.ok()) {
     std::cerr << program << ": " << commandLine.status().message() << "\n";
     return 2;

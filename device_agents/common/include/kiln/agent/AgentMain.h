@@ -2,13 +2,14 @@
 //
 // This file declares agentMain(), which parses the flags every agent takes,
 // sets up logging and signal handling, and serves an AgentSession until
-// SIGTERM or SIGINT; and the flag parser it is built on.
+// SIGTERM or SIGINT; and the flag parser it is built on (kiln::Settings).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
 #include "kiln/agent/AgentSession.h"
 #include "kiln/agent/DeviceBackend.h"
+#include "kiln/common/Environment.h"
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -39,12 +40,14 @@ struct AgentCommandLine {
   bool help = false;
 };
 
-/// Parses `args` (without argv[0]). Unknown flags, missing values and bad
-/// numbers are INVALID_ARGUMENT naming the flag; --daemon is required unless
+/// Parses `args` (without argv[0]) over `env` (KILN_AGENT_<FLAG> variables;
+/// flags win). Unknown flags, missing values and bad values are
+/// INVALID_ARGUMENT naming the flag or variable; --daemon is required unless
 /// --help is given.
 absl::StatusOr<AgentCommandLine>
 parseAgentFlags(const std::vector<std::string> &args, std::string_view kind,
-                const std::vector<AgentFlag> &extraFlags = {});
+                const std::vector<AgentFlag> &extraFlags = {},
+                const Environment &env = {});
 
 /// The --help text: every flag with its default.
 std::string agentUsage(std::string_view program, std::string_view kind,

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/common/FileSetting.h"
+
 #include "absl/status/statusor.h"
 
 #include <filesystem>
@@ -15,11 +17,7 @@
 namespace kiln::server {
 
 /// One `key: value` of the file. A list value is joined with commas.
-struct ConfigSetting {
-  std::string key;
-  std::string value;
-  int line = 0; ///< 1-based.
-};
+using ConfigSetting = kiln::FileSetting;
 
 /// Reads `file`: a YAML mapping of scalar (or list-of-scalar) values.
 /// INVALID_ARGUMENT naming file and line on syntax errors, nested values,

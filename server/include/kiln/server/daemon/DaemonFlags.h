@@ -1,10 +1,12 @@
 //===- DaemonFlags.h - kilnd's command line ---------------------*- C++ -*-===//
 //
-// This file declares DaemonFlags and the hand-rolled parser behind kilnd's
-// command line; every flag has a default, so kilnd runs with none.
+// This file declares DaemonFlags and the parser behind kilnd's command line
+// (on kiln::Settings); every flag has a default, so kilnd runs with none.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
+
+#include "kiln/common/Environment.h"
 
 #include "absl/status/statusor.h"
 
@@ -84,11 +86,8 @@ struct DaemonFlags {
 /// dir beside /proc/self/exe, one compile worker per core.
 DaemonFlags defaultDaemonFlags();
 
-/// Environment variables by name.
-using Environment = std::map<std::string, std::string>;
-
-/// This process's environment.
-Environment processEnvironment();
+using kiln::Environment;
+using kiln::processEnvironment;
 
 /// kilnd's settings from every source, highest precedence first: flags
 /// (`--name=value`, `--name value`), environment (KILN_<NAME> with dashes as
