@@ -55,8 +55,9 @@ APT_PACKAGES=(
   # kilnd's metrics registry and text exposition; JSON log lines; the
   # command lines of kilnd and the agents
   prometheus-cpp-dev nlohmann-json3-dev libcli11-dev
-  # oneDNN, the kernel library the cpu agent gives the artifacts it loads
-  libdnnl-dev
+  # oneDNN, the kernel library the cpu agent gives the artifacts it loads;
+  # Debian's dnnl-config.cmake finds OpenCL (libOpenCL.so and its headers)
+  libdnnl-dev ocl-icd-opencl-dev
   # Python
   python3 python3-venv python3-dev
   # Go 1.19, to build the operations tools (grpcurl, helm, kubeconform)
