@@ -32,8 +32,10 @@ class Client(Session):
     def __init__(self, address: str, timeout: float | None = 300.0, **kwargs: Any):
         super().__init__(address, timeout, **kwargs)
         self._runner = PartitionRunner(self)
+        self.default_runner = self._runner
+        self.default_verifier = self._verify
 
-    def _verifier(self, model: CompiledModel, flat: Sequence[Any],
+    def _verify(self, model: CompiledModel, flat: Sequence[Any],
                   outputs: Sequence[torch.Tensor]) -> Any:
         from kiln.verify import verify_execution
         return verify_execution(self, model, flat, outputs, options=model.options)
@@ -80,31 +82,6 @@ class Client(Session):
         compiled.verify = verify
         return compiled
 
-    def compile_graph(self, graph: graph_pb2.Graph, target: str = "cpu",
-                      options: compiler_pb2.CompileOptions | Mapping[str, Any] | None = None,
-                      *, parameters: Mapping[str, torch.Tensor] | None = None,
-                      out_spec: Any = None, in_spec: Any = None,
-                      upload_seconds: float = 0.0,
-                      placement: placement_pb2.PlacementPolicy | None = None,
-                      runner: Any = None, verifier: Any = None) -> CompiledModel:
-        """Compiles a raw kiln.v1.Graph as is (its parameter blobs must be in
-        the store already, e.g. uploaded with ``client.blobs``); ``placement``
-        is the fallback policy (see :meth:`compile`)."""
-        return super().compile_graph(graph, target, options, parameters=parameters,
-                                     out_spec=out_spec, in_spec=in_spec,
-                                     upload_seconds=upload_seconds, placement=placement,
-                                     runner=runner or self._runner,
-                                     verifier=verifier or self._verifier)
-
-    def compile_serialized(self, serialized: SerializedGraph, target: str = "cpu",
-                           options: Any = None, out_spec: Any = None, in_spec: Any = None,
-                           placement: placement_pb2.PlacementPolicy | None = None,
-                           runner: Any = None, verifier: Any = None) -> CompiledModel:
-        """Uploads a serialised graph's weights, then compiles it."""
-        return super().compile_serialized(serialized, target, options, out_spec, in_spec,
-                                          placement, runner=runner or self._runner,
-                                          verifier=verifier or self._verifier)
-
     def compile_torchscript(self, path_or_module: Any, example_inputs: Sequence[Any],
                             target: str = "cpu",
                             options: compiler_pb2.CompileOptions | Mapping[str, Any] | None = None,
@@ -126,7 +103,7 @@ class Client(Session):
         from kiln.torchscript import compile_torchscript
         return compile_torchscript(self, path_or_module, example_inputs, target, options,
                                    placement_policy(fallback, max_fallback_fraction),
-                                   runner=self._runner, verifier=self._verifier)
+                                   runner=self._runner, verifier=self._verify)
 
     def segments(self, model: CompiledModel) -> list[CompiledModel | None]:
         """The target segments of a partitioned model as CompiledModels (None

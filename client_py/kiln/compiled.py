@@ -24,6 +24,7 @@ from torch.utils import _pytree as pytree
 from kiln.blobs import BlobClient
 from kiln.errors import KilnError, NotFoundError
 from kiln.execution import Executor
+from kiln.graph import CallConvention
 from kiln.op_report import OpReport
 from kiln.placement import PlacementReport
 from kiln.v1 import compiler_pb2, executable_pb2, executor_pb2, graph_pb2, placement_pb2, tensor_pb2
@@ -59,6 +60,9 @@ def _us(v: int) -> float:
 # Tensors returned by CompiledModel calls: id -> (weak reference, model). Not
 # a WeakKeyDictionary: its lookups compare tensors with ==, which is
 # elementwise. An entry leaves when its tensor dies.
+#: The convention of a program that only maps tensors to tensors.
+_PLAIN_CALL = CallConvention()
+
 _PRODUCERS: dict[int, tuple[weakref.ref, "CompiledModel"]] = {}
 
 
@@ -134,7 +138,8 @@ class CompiledModel:
                  timings: dict[str, float], out_spec: pytree.TreeSpec | None = None,
                  in_spec: pytree.TreeSpec | None = None, *,
                  request: compiler_pb2.CompileRequest | None = None,
-                 runner: Runner | None = None, verifier: Verifier | None = None):
+                 runner: Runner | None = None, verifier: Verifier | None = None,
+                 convention: CallConvention = CallConvention()):
         self._session = session
         self._response = response
         self._graph = graph
@@ -145,6 +150,9 @@ class CompiledModel:
         self._request = request
         self._runner = runner
         self._verifier = verifier
+        #: What a call does around the executable: writes the new values of
+        #: mutated inputs back, returns Python numbers for scalar outputs.
+        self.convention = convention
         self.timings = timings
         self.last_timings: dict[str, float] = {}
         self.last_device_id = ""
@@ -315,6 +323,8 @@ class CompiledModel:
                 raise KilnError("this model was made without a verifier; compile it through "
                                 "kiln.Client to verify its calls")
             self.last_verification = self._verifier(self, flat, outputs)
+        if self.convention != _PLAIN_CALL:
+            outputs = self.convention.apply(flat, outputs)
         if self._out_spec is not None:
             return pytree.tree_unflatten(outputs, self._out_spec)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -3,6 +3,7 @@ core ATen, and fx GraphModules, serialised as kiln.v1.Graph plus weights."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import torch
@@ -22,15 +23,26 @@ _ALSO_DECOMPOSED = ("upsample_nearest1d", "upsample_nearest2d", "upsample_neares
                     "upsample_bicubic2d")
 
 
+def _threshold_backward(grad_output: torch.Tensor, self: torch.Tensor,
+                        threshold: Any) -> torch.Tensor:
+    """aten.threshold_backward with eager's type promotion: torch's own
+    decomposition returns grad_output's dtype (int64 for an int64 grad and a
+    float32 self, where eager gives float32)."""
+    dtype = torch.result_type(grad_output, self)
+    return torch.where(self <= threshold, torch.zeros((), dtype=dtype),
+                       grad_output.to(dtype))
+
+
 def decomposition_table() -> Any:
     """The decompositions Kiln lowers with, the same on every supported torch:
     the core-ATen set plus the upsamplings (every overload torch has a
-    decomposition for)."""
+    decomposition for), with Kiln's own where torch's differs from eager."""
     from torch._decomp import core_aten_decompositions, get_decompositions
     table = core_aten_decompositions()
     packets = [getattr(torch.ops.aten, name) for name in _ALSO_DECOMPOSED
                if hasattr(torch.ops.aten, name)]
     table.update(get_decompositions(packets))
+    table[torch.ops.aten.threshold_backward.default] = _threshold_backward
     return table
 
 
@@ -110,15 +122,25 @@ def serialize_exported(ep: torch.export.ExportedProgram, name: str
         else:
             raise UnsupportedOpError(f"exported input '{spec.arg}' of kind {spec.kind.name} "
                                      "is not supported")
-    keep = []
+    # Positions of the user inputs among the call's flattened arguments.
+    user_inputs = [spec.arg.name for spec in sig.input_specs
+                   if spec.kind == InputKind.USER_INPUT]
+    keep, input_updates = [], []
     for i, spec in enumerate(sig.output_specs):
-        if spec.kind == OutputKind.USER_OUTPUT:
+        if spec.kind == OutputKind.USER_INPUT_MUTATION:
+            # torch.export puts these first: the mutated input's new value.
+            keep.append(i)
+            input_updates.append(user_inputs.index(spec.target))
+        elif spec.kind == OutputKind.USER_OUTPUT:
             keep.append(i)
         else:
             raise UnsupportedOpError(
                 f"the program has a {spec.kind.name} output ({spec.target}); Kiln runs "
-                "inference graphs without mutations (put the model in eval mode)")
+                "inference graphs that change no buffer or parameter (put the model in "
+                "eval mode)")
     graph_name = name or getattr(ep.module_call_graph[0], "fqn", "") or "exported"
     serialized = serialize_graph_module(ep.graph_module, parameters=parameters,
                                         name=graph_name, keep_outputs=keep)
+    serialized.convention = dataclasses.replace(serialized.convention,
+                                                input_updates=tuple(input_updates))
     return serialized, ep.call_spec.out_spec, ep.call_spec.in_spec

@@ -39,11 +39,42 @@ from kiln.errors import UnsupportedOpError
 from kiln.tensors import DTYPE_TO_PROTO
 from kiln.v1 import graph_pb2, tensor_pb2
 
-__all__ = ["SerializedGraph", "is_optional_tensor_list", "serialize_graph_module",
+__all__ = ["CallConvention", "SerializedGraph", "is_optional_tensor_list", "serialize_graph_module",
            "tensor_type_of"]
 
 # Argument types Kiln leaves out: they say where a tensor lives, not what it is.
 _OMITTED_TYPES = (torch.device, torch.layout, torch.memory_format)
+
+
+@dataclasses.dataclass(frozen=True)
+class CallConvention:
+    """How a program's call differs from "tensors in, tensors out", applied
+    by the client around each run of its executable.
+
+    ``input_updates``: the program writes into its arguments; the first
+    ``len(input_updates)`` graph outputs are the new values of these
+    arguments (positions in the flattened call arguments), and a call copies
+    them into the caller's tensors, as eager leaves them. ``scalar_outputs``:
+    graph outputs (positions among all graph outputs) the program returns as
+    Python numbers (``t.item()``, ``_local_scalar_dense``): the graph returns
+    the 0-d tensor and the call converts it.
+    """
+
+    input_updates: tuple[int, ...] = ()
+    scalar_outputs: tuple[int, ...] = ()
+
+    def apply(self, flat_inputs: Sequence[Any], outputs: Sequence[Any]) -> list[Any]:
+        """The program's own outputs from the graph's, after writing the
+        input updates back into ``flat_inputs``."""
+        results = list(outputs)
+        for position in self.scalar_outputs:
+            results[position] = results[position].item()
+        count = len(self.input_updates)
+        if count:
+            with torch.no_grad():
+                for position, value in zip(self.input_updates, results[:count]):
+                    flat_inputs[position].copy_(value)
+        return results[count:]
 
 
 @dataclasses.dataclass
@@ -55,6 +86,8 @@ class SerializedGraph:
     input_names: list[str]
     #: Parameter value name → its tensor (to upload), in Graph.parameters order.
     parameters: dict[str, torch.Tensor]
+    #: What a call does around the executable (mutated inputs, scalars).
+    convention: CallConvention = CallConvention()
 
 
 def _assertion_ops() -> frozenset:
@@ -71,6 +104,10 @@ def _assertion_ops() -> frozenset:
 
 
 _ASSERTIONS = _assertion_ops()
+
+#: Ops that turn a one-element tensor into a Python number.
+_SCALAR_OUTPUTS = frozenset({torch.ops.aten._local_scalar_dense.default,
+                             torch.ops.aten.item.default})
 
 
 def _unsupported(node: torch.fx.Node, why: str) -> UnsupportedOpError:
@@ -123,6 +160,10 @@ class _Serializer:
         self.names: dict[torch.fx.Node, str | list[str]] = {}
         self.input_names: list[str] = []
         self.parameters: dict[str, torch.Tensor] = {}
+        # A returned ``t.item()`` → the tensor it reads; positions of those
+        # among Graph.outputs.
+        self.scalars: dict[torch.fx.Node, torch.fx.Node] = {}
+        self.scalar_outputs: list[int] = []
 
     # --- values -------------------------------------------------------------
 
@@ -257,10 +298,28 @@ class _Serializer:
                                      f"{list(val.shape)} value: the traced graph contradicts "
                                      "itself")
 
+    def scalar_output(self, node: torch.fx.Node) -> None:
+        """``t.item()`` (``_local_scalar_dense``) returned by the program: the
+        graph returns the 0-d tensor and the client converts it
+        (CallConvention.scalar_outputs). A scalar that other ops use is data-
+        dependent control of the graph, which Kiln's static graphs cannot be."""
+        users = [u for u in node.users if u.op != "output"]
+        if users:
+            raise _unsupported(node, f"returns a scalar ({_value_meta(node)!r}) that "
+                                     f"'{users[0].name}' uses; Kiln values are tensors, so "
+                                     "only a scalar the program returns is supported")
+        tensor = node.args[0]
+        if not isinstance(tensor, torch.fx.Node):
+            raise _unsupported(node, "takes no tensor value")
+        self.scalars[node] = tensor
+
     def call_function(self, node: torch.fx.Node) -> None:
         op = node.target
         if op is operator.getitem:
             self.getitem(node)
+            return
+        if op in _SCALAR_OUTPUTS:
+            self.scalar_output(node)
             return
         if op in _ASSERTIONS and not node.users:
             self.assertion(node)
@@ -322,6 +381,9 @@ class _Serializer:
             item = flat[i]
             if not isinstance(item, torch.fx.Node):
                 raise _unsupported(node, f"output {i} is {item!r}, not a tensor value")
+            if item in self.scalars:
+                self.scalar_outputs.append(len(self.graph.outputs))
+                item = self.scalars[item]
             self.graph.outputs.append(self._tensor_name(item, node))
 
     def run(self, keep_outputs: Sequence[int] | None) -> SerializedGraph:
@@ -341,7 +403,8 @@ class _Serializer:
             else:
                 raise _unsupported(node, f"FX op kind '{node.op}' is not supported "
                                          "(expected a flat core-ATen graph)")
-        return SerializedGraph(self.graph, self.input_names, self.parameters)
+        return SerializedGraph(self.graph, self.input_names, self.parameters,
+                               CallConvention(scalar_outputs=tuple(self.scalar_outputs)))
 
 
 def serialize_graph_module(gm: torch.fx.GraphModule, *,

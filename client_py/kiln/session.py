@@ -22,7 +22,7 @@ from kiln.cache import CacheClient
 from kiln.compiled import CompiledModel, Runner, Verifier
 from kiln.credentials import TlsConfig
 from kiln.execution import Executor
-from kiln.graph import SerializedGraph
+from kiln.graph import CallConvention, SerializedGraph
 from kiln.placement import log_placement
 from kiln.v1 import compiler_pb2, daemon_pb2, devices_pb2, graph_pb2, placement_pb2, tensor_pb2
 from kiln.v1 import executor_pb2
@@ -84,6 +84,11 @@ class Session:
             (a restart) before failing UNAVAILABLE (None:
             ``KILN_CONNECT_TIMEOUT``, else 5).
     """
+
+    #: The partition runner and verifier a model compiled here gets when the
+    #: compile names none (a Client sets both; a bare Session has neither).
+    default_runner: Runner | None = None
+    default_verifier: Verifier | None = None
 
     def __init__(self, address: str, timeout: float | None = 300.0, *,
                  tls: TlsConfig | str | bool | None = None, token: str | None = None,
@@ -152,10 +157,11 @@ class Session:
     def compile_request(self, request: compiler_pb2.CompileRequest, graph: graph_pb2.Graph | None,
                         parameters: Mapping[str, torch.Tensor] | None = None,
                         out_spec: Any = None, in_spec: Any = None, upload_seconds: float = 0.0,
-                        runner: Runner | None = None, verifier: Verifier | None = None
-                        ) -> CompiledModel:
+                        runner: Runner | None = None, verifier: Verifier | None = None,
+                        convention: CallConvention = CallConvention()) -> CompiledModel:
         """Sends ``request`` and binds the response into a CompiledModel (its
-        graph: ``graph``, or the one the daemon returns for TorchScript)."""
+        graph: ``graph``, or the one the daemon returns for TorchScript;
+        ``convention``: what a call does around the executable)."""
         t0 = time.perf_counter()
         resp = self.send_compile(request)
         timings = {
@@ -166,7 +172,9 @@ class Session:
         }
         graph = graph if graph is not None else resp.graph
         model = CompiledModel(self, resp, graph, parameters, timings, out_spec, in_spec,
-                              request=request, runner=runner, verifier=verifier)
+                              request=request, runner=runner or self.default_runner,
+                              verifier=verifier or self.default_verifier,
+                              convention=convention)
         log_placement(graph.name, model.placement)
         return model
 
@@ -176,8 +184,8 @@ class Session:
                       out_spec: Any = None, in_spec: Any = None,
                       upload_seconds: float = 0.0,
                       placement: placement_pb2.PlacementPolicy | None = None,
-                      runner: Runner | None = None, verifier: Verifier | None = None
-                      ) -> CompiledModel:
+                      runner: Runner | None = None, verifier: Verifier | None = None,
+                      convention: CallConvention = CallConvention()) -> CompiledModel:
         """Compiles a raw kiln.v1.Graph as is (its parameter blobs must be in
         the store already, e.g. uploaded with ``blobs``); ``placement`` is
         the fallback policy."""
@@ -185,7 +193,7 @@ class Session:
                                               options=compile_options(options),
                                               placement=placement)
         return self.compile_request(request, graph, parameters, out_spec, in_spec,
-                                    upload_seconds, runner, verifier)
+                                    upload_seconds, runner, verifier, convention)
 
     def compile_serialized(self, serialized: SerializedGraph, target: str = "cpu",
                            options: Any = None, out_spec: Any = None, in_spec: Any = None,
@@ -199,7 +207,8 @@ class Session:
         return self.compile_graph(serialized.graph, target=target, options=options,
                                   parameters=serialized.parameters, out_spec=out_spec,
                                   in_spec=in_spec, upload_seconds=upload, placement=placement,
-                                  runner=runner, verifier=verifier)
+                                  runner=runner, verifier=verifier,
+                                  convention=serialized.convention)
 
     # --- execute --------------------------------------------------------------
 

@@ -149,15 +149,43 @@ def test_multi_result_split():
     assert g.outputs[1] == f"{base}.0"
 
 
-def test_local_scalar_dense_is_unsupported():
+def test_a_returned_scalar_is_its_tensor_converted_by_the_client():
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    x.meta["val"] = torch.empty(3)
+    total = graph.call_function(torch.ops.aten.sum.default, (x,))
+    total.meta["val"] = torch.empty(())
+    s = graph.call_function(torch.ops.aten._local_scalar_dense.default, (total,))
+    s.meta["val"] = 1.0
+    graph.output((x, s))
+    serialized = serialize_graph_module(torch.fx.GraphModule(torch.nn.Module(), graph))
+    assert list(serialized.graph.outputs) == ["x", total.name]
+    assert [n.op for n in serialized.graph.nodes] == ["aten.sum.default"]
+    assert serialized.convention.scalar_outputs == (1,)
+    assert serialized.convention.apply([], [torch.ones(3), torch.tensor(2.5)])[1] == 2.5
+
+
+def test_a_scalar_that_other_ops_use_is_unsupported():
     graph = torch.fx.Graph()
     x = graph.placeholder("x")
     x.meta["val"] = torch.empty(3)
     s = graph.call_function(torch.ops.aten._local_scalar_dense.default, (x,))
     s.meta["val"] = 1.0
-    graph.output((s,))
-    with pytest.raises(UnsupportedOpError, match="_local_scalar_dense.*scalar"):
+    y = graph.call_function(torch.ops.aten.mul.Scalar, (x, s))
+    y.meta["val"] = torch.empty(3)
+    graph.output((y,))
+    with pytest.raises(UnsupportedOpError, match="_local_scalar_dense.*scalar.*'mul_scalar' uses"):
         serialize_graph_module(torch.fx.GraphModule(torch.nn.Module(), graph))
+
+
+def test_call_convention_writes_inputs_back_and_converts_scalars():
+    from kiln.graph import CallConvention
+    a, b = torch.zeros(2), torch.zeros(2, dtype=torch.int64)
+    convention = CallConvention(input_updates=(1, 0), scalar_outputs=(3,))
+    rest = convention.apply([a, b], [torch.tensor([7, 8]), torch.tensor([1.5, 2.5]),
+                                     torch.ones(1), torch.tensor(True)])
+    assert torch.equal(a, torch.tensor([1.5, 2.5])) and torch.equal(b, torch.tensor([7, 8]))
+    assert len(rest) == 2 and rest[1] is True
 
 
 def test_symbolic_shape_is_unsupported_and_names_node():
@@ -298,3 +326,36 @@ def test_none_in_a_plain_tensor_list_is_unsupported():
     with pytest.raises(UnsupportedOpError,
                        match=r"'tensors' .* lists None among its tensors; only Tensor\?\[\] lists"):
         serialize_graph_module(torch.fx.GraphModule(torch.nn.Module(), graph))
+
+
+class _WritesItsInputs(torch.nn.Module):
+    def forward(self, a, b, c):
+        c.mul_(2)
+        a[0] = 1.0
+        return a + b + c
+
+
+def test_input_mutations_become_leading_outputs_with_their_argument_positions():
+    ep = torch.export.export(_WritesItsInputs(), (torch.randn(3), torch.randn(3),
+                                                  torch.randn(3)))
+    serialized, _, _ = serialize_exported(ep, "")
+    # torch.export orders the mutations by input: a (0), then c (2).
+    assert serialized.convention.input_updates == (0, 2)
+    assert len(serialized.graph.outputs) == 3
+    assert [v.name for v in serialized.graph.inputs] == serialized.input_names
+
+
+class _CountsCalls(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        return x * 2
+
+
+def test_buffer_mutation_is_refused_by_name():
+    ep = torch.export.export(_CountsCalls(), (torch.randn(3),))
+    with pytest.raises(UnsupportedOpError, match=r"BUFFER_MUTATION output \(calls\).*change no buffer"):
+        serialize_exported(ep, "")

@@ -82,6 +82,18 @@ register("pow_scalar_base_f32", lambda a: torch.pow(2.0, a), randn(3, 4))
 register("pow_int_exp_i64", lambda a: a ** 2, randint(-10, 10, 3, 4))
 register("pow_tensor_i32", torch.pow, randint(-4, 4, 3, 4, dtype=torch.int32),
          randint(0, 4, 3, 4, dtype=torch.int32))
+# Integer powers wrap around as eager's repeated squaring does, and negative
+# exponents give 1, -1 or 0 (issue 15: int32 ** int32 differed).
+for dt in (torch.int32, torch.int64, torch.int16, torch.int8):
+    n = DTYPE_NAMES[dt]
+    register(f"pow_tensor_wraps_{n}", torch.pow, randint(-12, 12, 6, 7, dtype=dt),
+             randint(0, 40, 6, 7, dtype=dt))
+    register(f"pow_tensor_negative_exp_{n}", torch.pow, randint(-3, 4, 5, 6, dtype=dt),
+             randint(-4, 3, 5, 6, dtype=dt))
+register("pow_scalar_exp_wraps_i32", lambda a: a ** 13, randint(-40, 40, 4, 5, dtype=torch.int32))
+register("pow_scalar_base_int_exp_i64", lambda e: torch.pow(3, e), randint(0, 45, 4, 5))
+register("pow_tensor_wraps_u8", torch.pow, randint(0, 12, 4, 5, dtype=torch.uint8),
+         randint(0, 12, 4, 5, dtype=torch.uint8))
 register("square_f32", torch.square, randn(3, 4))
 
 # Clamp with scalar and tensor bounds.

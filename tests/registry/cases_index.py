@@ -33,6 +33,18 @@ class EmbeddingPadding(nn.Module):
 
 register("embedding_functional_weight_input_f64", lambda idx, w: F.embedding(idx, w),
          randint(0, 5, 3, 2), randn(5, 3, dtype=torch.float64))
+# Every flag of aten.embedding (issue 15: this variant crashed kilnd). Only
+# padding_idx (its row's gradient) and sparse/scale_grad_by_freq (the
+# gradient's form) touch backward; the forward is a row lookup either way.
+register("embedding_all_flags_f32",
+         lambda w, idx: torch.ops.aten.embedding(w, idx, 2, True, True),
+         randn(6, 4), randint(0, 6, 3, 5))
+register("embedding_negative_padding_idx_f32",
+         lambda idx, w: F.embedding(idx, w, padding_idx=-1, scale_grad_by_freq=True,
+                                    sparse=True), randint(0, 7, 4, 3), randn(7, 5))
+register("embedding_max_norm_style_flags_f64",
+         lambda w, idx: torch.ops.aten.embedding(w, idx, -1, False, True),
+         randn(5, 3, dtype=torch.float64), randint(0, 5, 8))
 
 # index_select
 register("index_select_d0_f32", lambda x, i: torch.index_select(x, 0, i), randn(5, 4),

@@ -121,6 +121,22 @@ class InstanceNorm(nn.Module):
         return self.norm(x)
 
 
+# Norms over f16/bf16 compute their statistics in f32, as eager does (issue
+# 15: f16 instance norm returned all NaN).
+for dt in (torch.float16, torch.bfloat16):
+    n = DTYPE_NAMES[dt]
+    register(f"instance_norm_2d_{n}",
+             lambda x, w, b: F.instance_norm(x, weight=w, bias=b),
+             randn(2, 3, 48, 48, dtype=dt, scale=4.0), randn(3, dtype=dt), randn(3, dtype=dt))
+    # Sums past f16's range (2304 values near 30): summed in f16, the mean
+    # overflowed (inf), and every output was NaN.
+    register(f"instance_norm_2d_large_sum_{n}", lambda x: F.instance_norm(x + 30.0),
+             randn(2, 3, 48, 48, dtype=dt, scale=16.0))
+    register(f"batch_norm_training_stats_{n}",
+             lambda x: F.batch_norm(x, None, None, training=True), randn(8, 3, 20, 20, dtype=dt))
+    register(f"group_norm_{n}", lambda x: F.group_norm(x, 2), randn(2, 4, 30, 30, dtype=dt))
+
+
 register("rms_norm_written_out_f32",
          lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w,
          randn(2, 4, 16), randn(16))
@@ -137,6 +153,19 @@ register("mse_loss_f32", F.mse_loss, randn(4, 5), randn(4, 5))
 register("glu_f32", lambda x: F.glu(x, -1), randn(3, 8))
 register("prelu_f32", lambda x, w: F.prelu(x, w), randn(2, 3, 4), randn(3))
 register("threshold_f32", lambda x: F.threshold(x, 0.2, -1.0), randn(3, 8))
+# threshold_backward promotes grad and self as eager does (issue 15: an int64
+# grad with a float32 self gave int64; torch's own decomposition does that).
+register("threshold_backward_f32", lambda g, x: torch.ops.aten.threshold_backward(g, x, 0.1),
+         randn(3, 8), randn(3, 8))
+register("threshold_backward_i64_grad_f32_self",
+         lambda g, x: torch.ops.aten.threshold_backward(g, x, 0.0),
+         randint(-5, 5, 3, 8), randn(3, 8))
+register("threshold_backward_f32_grad_f64_self",
+         lambda g, x: torch.ops.aten.threshold_backward(g, x, 0.5),
+         randn(4, 5), randn(4, 5, dtype=torch.float64))
+register("threshold_backward_f16_grad_i32_self",
+         lambda g, x: torch.ops.aten.threshold_backward(g, x, 1),
+         randn(2, 6, dtype=torch.float16), randint(-3, 3, 2, 6, dtype=torch.int32))
 register("logsigmoid_f32", F.logsigmoid, randn(3, 8, scale=3.0))
 
 

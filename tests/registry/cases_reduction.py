@@ -35,6 +35,25 @@ register("var_mean_f32", lambda x: torch.var_mean(x, 1, keepdim=True), randn(4, 
 register("sum_large_f32", lambda x: x.sum(-1), randn(8, 1000))
 register("mean_large_f32", lambda x: x.mean(0), randn(777, 5))
 
+# var/std of values far from zero: a mean summed in the input's own type is off
+# by more than the spread, and the centered sum of squares inherits it (issue
+# 15: up to 700 % off). Eager accumulates in double (Welford).
+for dt in (torch.float32, torch.float64):
+    n = DTYPE_NAMES[dt]
+    # f64: eager's Welford loses more than the corrected two-pass past ~1e7
+    # (relative error 6e-9 at 1e8, 1e-3 at 1e13, measured), so f64 is checked
+    # where eager itself holds 1e-9.
+    offset = 1e6 if dt == torch.float32 else 1e5
+    register(f"var_large_magnitude_{n}", lambda x, o=offset: torch.var(x + o, -1),
+             randn(3, 4096, dtype=dt))
+    register(f"std_large_magnitude_correction0_{n}",
+             lambda x, o=offset: torch.std(x + o, (0, 1), correction=0),
+             randn(64, 96, 2, dtype=dt))
+register("var_mean_large_magnitude_f32", lambda x: torch.var_mean(x * 10 + 3e5, 0),
+         randn(5000, 3))
+register("var_large_magnitude_f16", lambda x: torch.var(x + 1000.0, -1),
+         randn(2, 2048, dtype=torch.float16))
+
 for dt in FLOATS[1:]:
     n = DTYPE_NAMES[dt]
     register(f"sum_d1_{n}", lambda x: x.sum(1), randn(4, 16, dtype=dt))

@@ -7,7 +7,8 @@
 Each case is built (seeded), run eagerly, exported with torch.export and
 decomposed to core ATen here (one case at a time: export is not thread-safe),
 then compiled by kilnd for the target and executed by its agent on a thread
-pool, and every output is compared with eager at the case's tolerances.
+pool, and every output (then every input as the call left it: programs may
+mutate their inputs) is compared with eager at the case's tolerances.
 Expected failures are read from ``tests/registry/xfail/<target>.txt``;
 strict: a listed case that passes is an unexpected pass (XPASS). Exit status
 is 1 when any case fails unexpectedly or passes unexpectedly.
@@ -197,13 +198,24 @@ def write_xfails(target: str, table: dict[str, str]) -> None:
 
 # --- one case -------------------------------------------------------------------
 
+def _copies(inputs: tuple) -> tuple:
+    """Fresh copies of a case's inputs (a call may write into them)."""
+    return tuple(t.clone() if isinstance(t, torch.Tensor) else t for t in inputs)
+
+
 def compare(actual: Any, expected: Any, case: Case) -> None:
-    """Raises AssertionError naming the first output that differs from eager."""
+    """Raises AssertionError naming the first output that differs from eager
+    (the outputs, then the inputs as the call left them)."""
     got = pytree.tree_leaves(actual)
     want = pytree.tree_leaves(expected)
     if len(got) != len(want):
         raise AssertionError(f"{len(got)} outputs, eager has {len(want)}")
     for i, (g, w) in enumerate(zip(got, want)):
+        if not isinstance(w, torch.Tensor):  # a Python number the program returns
+            if type(g) is not type(w):
+                raise AssertionError(f"output {i} is a {type(g).__name__}, eager returns "
+                                     f"a {type(w).__name__}")
+            g, w = torch.tensor(g), torch.tensor(w)
         if not isinstance(g, torch.Tensor):
             raise AssertionError(f"output {i} is a {type(g).__name__}, not a tensor")
         if g.dtype != w.dtype:
@@ -245,12 +257,15 @@ def prepare(case: Case) -> Prepared:
     try:
         result.phase = "eager"
         module, inputs = case.build()
+        # Programs may change their inputs: eager runs on copies, and its
+        # inputs afterwards are compared like outputs (see execute).
+        eager_inputs = _copies(inputs)
         with torch.no_grad():
-            expected = module(*inputs)
+            expected = (module(*eager_inputs), eager_inputs)
         result.phase = "export"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ep = torch.export.export(module, inputs, strict=STRICT_EXPORT)
+            ep = torch.export.export(module, _copies(inputs), strict=STRICT_EXPORT)
             result.phase = "serialize"
             serialized, out_spec, in_spec = serialize_exported(ep, case.name)
         prepared.inputs, prepared.expected = inputs, expected
@@ -280,7 +295,8 @@ def execute(prepared: Prepared, endpoint: "Endpoint", target: str) -> Result:
                                              out_spec=prepared.out_spec,
                                              in_spec=prepared.in_spec)
         result.phase = "run"
-        actual = compiled(*prepared.inputs)
+        inputs = _copies(prepared.inputs)
+        actual = (compiled(*inputs), inputs)
         result.phase = "compare"
         compare(actual, prepared.expected, prepared.result.case)
         result.phase = ""

@@ -31,6 +31,12 @@ struct Ops {
                                            inputs,
                                            n.b().getDenseF64ArrayAttr(scalars));
   }
+  /// `v` converted to element type `element` (itself when it has it).
+  Value cast(Value v, Type element) {
+    if (typeOf(v).getElementType() == element)
+      return v;
+    return pw("copy", typeOf(v).clone(element), v);
+  }
   Value view(Value v, ArrayRef<int64_t> shape) {
     return n.b().create<aten::ViewOp>(n.loc(), typeOf(v).clone(shape), v);
   }
@@ -65,6 +71,13 @@ struct Ops {
   }
 };
 
+/// The type a norm over `element` computes its statistics in: f32 for
+/// f16/bf16, as eager's CPU kernels do (an f16 mean of 2304 values near 40
+/// overflows, and a mean rounded to f16 is off by more than the tolerance).
+Type statisticsType(NodeImporter &n, Type element) {
+  return element.isF16() || element.isBF16() ? n.b().getF32Type() : element;
+}
+
 /// rsqrt(var + eps) in var's type.
 Value invStd(Ops &o, Value var, double eps) {
   Type element = typeOf(var).getElementType();
@@ -89,19 +102,24 @@ absl::StatusOr<Values> groupNorm(NodeImporter &n) {
     return n.error(absl::StrCat("group ", groups, " must divide ", channels,
                                 " channels"));
   int64_t perGroup = in.getNumElements() / (batch * groups);
-  Value grouped = o.view(input, {batch, groups, perGroup});
+  element = statisticsType(n, element);
+  Value grouped = o.view(o.cast(input, element), {batch, groups, perGroup});
   Value mean = o.reduceShape(grouped, {2}, true, element, true, false);
   Value var = o.reduceShape(grouped, {2}, true, element, false, true);
   Value rstd = invStd(o, var, eps);
   Value centered = o.binary<aten::SubOp>(grouped, mean, typeOf(grouped));
   Value normalized = o.view(o.binary<aten::MulOp>(centered, rstd, typeOf(grouped)),
                             in.getShape());
+  RankedTensorType computed = typeOf(normalized);
   SmallVector<int64_t> channelShape(in.getRank() - 1, 1);
   channelShape[0] = channels;
   if (weight)
-    normalized = o.binary<aten::MulOp>(normalized, o.view(*weight, channelShape), in);
+    normalized = o.binary<aten::MulOp>(
+        normalized, o.view(o.cast(*weight, element), channelShape), computed);
   if (bias)
-    normalized = o.binary<aten::AddOp>(normalized, o.view(*bias, channelShape), in);
+    normalized = o.binary<aten::AddOp>(
+        normalized, o.view(o.cast(*bias, element), channelShape), computed);
+  normalized = o.cast(normalized, type.getElementType());
   if (typeOf(normalized) != type)
     return n.error("group norm output must have the input's type");
   Values results{normalized};
@@ -109,6 +127,7 @@ absl::StatusOr<Values> groupNorm(NodeImporter &n) {
     if (static_cast<int>(results.size()) >= n.numResults())
       break;
     ASSIGN_OR_RETURN(RankedTensorType statType, n.resultType(results.size()));
+    stat = o.cast(stat, statType.getElementType());
     results.push_back(n.b().create<aten::ViewOp>(n.loc(), statType, stat));
   }
   return results;
@@ -134,6 +153,7 @@ absl::StatusOr<Values> batchStatsNorm(NodeImporter &n, bool checkTraining) {
   SmallVector<int64_t> dims = {0};
   for (int64_t d = 2; d < in.getRank(); ++d)
     dims.push_back(d);
+  element = statisticsType(n, element);
   Value mean = o.reduceShape(input, dims, false, element, true, false);
   Value var = o.reduceShape(input, dims, false, element, false, true);
   SmallVector<int64_t> statShape(in.getRank() - 1, 1);
@@ -142,7 +162,7 @@ absl::StatusOr<Values> batchStatsNorm(NodeImporter &n, bool checkTraining) {
     ASSIGN_OR_RETURN(std::optional<Value> v, n.optionalTensor(name));
     if (!v)
       return n.constant(element, fallback);
-    return o.view(*v, statShape);
+    return o.view(o.cast(*v, element), statShape);
   };
   ASSIGN_OR_RETURN(Value weight, perChannel("weight", 1.0));
   ASSIGN_OR_RETURN(Value bias, perChannel("bias", 0.0));
@@ -150,10 +170,12 @@ absl::StatusOr<Values> batchStatsNorm(NodeImporter &n, bool checkTraining) {
                    {input, o.view(mean, statShape), o.view(var, statShape), weight, bias},
                    {eps});
   Values results{out};
-  if (n.numResults() > 1)
-    results.push_back(mean);
-  if (n.numResults() > 2)
-    results.push_back(invStd(o, var, eps));
+  for (Value stat : {mean, invStd(o, var, eps)}) {
+    if (static_cast<int>(results.size()) >= n.numResults())
+      break;
+    ASSIGN_OR_RETURN(RankedTensorType statType, n.resultType(results.size()));
+    results.push_back(o.cast(stat, statType.getElementType()));
+  }
   return results;
 }
 

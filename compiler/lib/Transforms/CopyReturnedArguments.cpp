@@ -1,8 +1,9 @@
 //===- CopyReturnedArguments.cpp - the kiln-copy-returned-arguments pass --===//
 //
 // This file implements copying of returned function arguments (and views of
-// them) into fresh buffers after bufferization, so every returned buffer can
-// become an out-parameter.
+// them), and of buffers returned more than once, into fresh buffers after
+// bufferization, so every returned buffer can become an out-parameter of its
+// own.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Transforms/Passes.h"
@@ -35,9 +36,12 @@ struct CopyReturnedArgumentsPass
     OpBuilder builder(&getContext());
     getOperation().walk([&](func::ReturnOp ret) {
       builder.setInsertionPoint(ret);
+      llvm::SmallPtrSet<Value, 4> returned;
       for (OpOperand &operand : ret->getOpOperands()) {
         auto type = dyn_cast<MemRefType>(operand.get().getType());
-        if (!type || !type.hasStaticShape() || !viewsArgument(operand.get()))
+        bool again = !returned.insert(operand.get()).second;
+        if (!type || !type.hasStaticShape() ||
+            !(again || viewsArgument(operand.get())))
           continue;
         auto fresh = MemRefType::get(type.getShape(), type.getElementType());
         Value copy = builder.create<memref::AllocOp>(ret.getLoc(), fresh);

@@ -19,3 +19,18 @@ func.func @returns_alloc() -> memref<4xf32> {
   %0 = memref.alloc() : memref<4xf32>
   return %0 : memref<4xf32>
 }
+
+// -----
+
+// A buffer returned twice (a program returning the input it mutated) keeps
+// its first return and is copied for the second: each out-parameter gets a
+// buffer of its own.
+// CHECK-LABEL: func @returns_alloc_twice
+// CHECK: %[[B:.+]] = memref.alloc() : memref<5x2xf32>
+// CHECK: %[[C:.+]] = memref.alloc() : memref<5x2xf32>
+// CHECK: memref.copy %[[B]], %[[C]]
+// CHECK: return %[[B]], %[[C]]
+func.func @returns_alloc_twice() -> (memref<5x2xf32>, memref<5x2xf32>) {
+  %0 = memref.alloc() : memref<5x2xf32>
+  return %0, %0 : memref<5x2xf32>, memref<5x2xf32>
+}

@@ -22,13 +22,18 @@ def FuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
 }
 
 def CopyReturnedArguments : Pass<"kiln-copy-returned-arguments", "mlir::func::FuncOp"> {
-  let summary = "Return a copy where a function returns (a view of) its argument";
+  let summary = "Return a copy where a function returns (a view of) its "
+                "argument, or one buffer twice";
   let description = [{
     Runs after bufferization. When folding leaves a function returning one of
     its arguments, or a view of one (`x * 1`, `clone(x)`, `view(x)`), the
     result gets its own buffer and a copy, so buffer-results-to-out-params
     (which expects an allocation or a computed buffer) can move it into an
-    out-parameter.
+    out-parameter. A buffer returned more than once (a program returning the
+    input it mutated: the new value is both the mutation's output and its
+    own) is copied for every return after the first: out-params replaces an
+    allocation by its out-parameter, and MLIR 19's pass crashes on the
+    second return of an allocation it already replaced.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }

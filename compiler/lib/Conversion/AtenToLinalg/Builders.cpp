@@ -50,6 +50,10 @@ Value castScalar(OpBuilder &b, Location loc, Value v, Type to) {
   return b.create<arith::TruncIOp>(loc, to, v);
 }
 
+Type accumulatorType(OpBuilder &b, Type element) {
+  return element.isF16() || element.isBF16() ? b.getF32Type() : element;
+}
+
 Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
   if (auto floatType = dyn_cast<FloatType>(type))
     return b.create<arith::ConstantOp>(loc, b.getFloatAttr(floatType, value));

@@ -17,6 +17,11 @@ namespace kiln::aten {
 mlir::Value castScalar(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                        mlir::Type to);
 
+/// The type a product or sum of `element` values accumulates in: f32 for
+/// f16/bf16 (rounded once at the end, as PyTorch's CPU kernels do), else
+/// `element` itself.
+mlir::Type accumulatorType(mlir::OpBuilder &b, mlir::Type element);
+
 /// A scalar constant of element type `type` holding `value`.
 mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
                            mlir::Type type, double value);

@@ -27,8 +27,7 @@ struct ProductLowering : OpConversionPattern<AtenOp> {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     Type element = type.getElementType();
-    // f16/bf16 accumulate in f32 and round once, as PyTorch's CPU kernels do.
-    Type acc = element.isF16() || element.isBF16() ? rewriter.getF32Type() : element;
+    Type acc = accumulatorType(rewriter, element);
     Value lhs = castTensor(rewriter, loc, adaptor.getSelf(), acc);
     Value rhs = castTensor(rewriter, loc, adaptor.getMat2(), acc);
     Value init = buildFilled(rewriter, loc, type.clone(acc), 0.0);
@@ -47,10 +46,7 @@ struct AddmmLowering : OpConversionPattern<AddmmOp> {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
     Type outElement = type.getElementType();
-    // f16/bf16 accumulate in f32 and round once.
-    Type element = outElement.isF16() || outElement.isBF16()
-                       ? rewriter.getF32Type()
-                       : outElement;
+    Type element = accumulatorType(rewriter, outElement);
     type = type.clone(element);
     double beta = op.getBeta().convertToDouble();
     double alpha = op.getAlpha().convertToDouble();

@@ -157,14 +157,42 @@ Value divFloor(OpBuilder &b, Location l, Args a, Scalars) {
              b.create<arith::DivFOp>(l, x, y), result);
 }
 
+/// Integer powers as eager computes them: repeated squaring in the integer
+/// type, wrapping on overflow (unrolled over the exponent's bits, so the
+/// loop body stays branch-free and vectorizes); a negative exponent gives 1
+/// for base 1, -1 or 1 for base -1 (odd or even exponent), else 0.
+Value integerPow(OpBuilder &b, Location l, Value base, Value exponent) {
+  using P = arith::CmpIPredicate;
+  Value one = cst(b, l, base, 1), zero = cst(b, l, base, 0);
+  Value result = one, square = base;
+  unsigned width = base.getType().getIntOrFloatBitWidth();
+  for (unsigned bit = 0; bit + 1 < width; ++bit) {
+    Value set = icmp(
+        b, l, P::ne,
+        b.create<arith::AndIOp>(
+            l, b.create<arith::ShRSIOp>(l, exponent, cst(b, l, exponent, bit)),
+            one),
+        zero);
+    result = b.create<arith::SelectOp>(
+        l, set, b.create<arith::MulIOp>(l, result, square), result);
+    if (bit + 2 < width)
+      square = b.create<arith::MulIOp>(l, square, square);
+  }
+  Value odd = icmp(b, l, P::ne, b.create<arith::AndIOp>(l, exponent, one), zero);
+  Value minusOne = cst(b, l, base, -1);
+  Value ofMinusOne = b.create<arith::SelectOp>(l, odd, minusOne, one);
+  Value negative = b.create<arith::SelectOp>(
+      l, icmp(b, l, P::eq, base, one), one,
+      b.create<arith::SelectOp>(l, icmp(b, l, P::eq, base, minusOne),
+                                ofMinusOne, zero));
+  return b.create<arith::SelectOp>(l, icmp(b, l, P::slt, exponent, zero),
+                                   negative, result);
+}
+
 Value pow(OpBuilder &b, Location l, Args a, Scalars) {
   if (isF(a[0]))
     return b.create<math::PowFOp>(l, a[0], a[1]);
-  // Integer powers through f64 (exact below 2^53).
-  Type f64 = b.getF64Type();
-  Value r = b.create<math::PowFOp>(l, castScalar(b, l, a[0], f64),
-                                   castScalar(b, l, a[1], f64));
-  return castScalar(b, l, r, a[0].getType());
+  return integerPow(b, l, a[0], castScalar(b, l, a[1], a[0].getType()));
 }
 
 Value clamp(OpBuilder &b, Location l, Args a, Scalars s) {

@@ -96,3 +96,19 @@ func.func @spatial_major_batch(%x: tensor<2x8x7x7xf32>, %w: tensor<16x8x3x3xf32>
       : (tensor<2x8x7x7xf32>, tensor<16x8x3x3xf32>) -> tensor<2x16x7x7xf32>
   return %0 : tensor<2x16x7x7xf32>
 }
+
+// -----
+
+// f16 convolves in f32: inputs, weights and bias extended, products summed in
+// f32, one rounding to f16 at the end (3x3x64 terms summed in f16 drift).
+// CHECK-LABEL: func @conv2d_f16
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// CHECK: linalg.batch_matmul ins(%{{.+}}, %{{.+}} : tensor<1x36x576xf32>, tensor<1x576x16xf32>) outs(%{{.+}} : tensor<1x36x16xf32>)
+// CHECK: arith.addf %{{.+}} : f32
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @conv2d_f16(%x: tensor<1x64x8x8xf16>, %w: tensor<16x64x3x3xf16>, %b: tensor<16xf16>) -> tensor<1x16x6x6xf16> {
+  %0 = aten.convolution %x, %w, bias %b {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>,
+      dilation = array<i64: 1, 1>, output_padding = array<i64: 0, 0>, transposed = false, groups = 1 : i64}
+      : (tensor<1x64x8x8xf16>, tensor<16x64x3x3xf16>, tensor<16xf16>) -> tensor<1x16x6x6xf16>
+  return %0 : tensor<1x16x6x6xf16>
+}

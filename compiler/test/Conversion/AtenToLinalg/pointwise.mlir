@@ -117,3 +117,20 @@ func.func @asin(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = aten.pointwise "asin" %x : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Integer pow is repeated squaring in the integer type (wrapping as eager's
+// does), unrolled over the exponent's bits 0..6 for i8, branch-free; a
+// negative exponent selects 1, +-1 or 0 from the base.
+// CHECK-LABEL: func @pow_i8
+// CHECK: linalg.generic
+// CHECK-NOT: math.powf
+// CHECK-COUNT-7: arith.shrsi
+// CHECK: arith.cmpi slt
+// CHECK: arith.select
+// CHECK-NOT: arith.sitofp
+func.func @pow_i8(%x: tensor<4xi8>, %e: tensor<4xi8>) -> tensor<4xi8> {
+  %0 = aten.pointwise "pow" %x, %e : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
+  return %0 : tensor<4xi8>
+}

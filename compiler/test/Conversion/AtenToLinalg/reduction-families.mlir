@@ -33,17 +33,42 @@ func.func @any(%x: tensor<4x5xf32>) -> tensor<i1> {
 
 // -----
 
-// var: mean, squared deviations, divided by N - correction; std roots it.
+// var in double whatever the input type (as eager): the mean, then the
+// deviations' sum and their squares' sum, corrected for the mean's rounding:
+// (sum(d^2) - sum(d)^2 / N) / (N - correction); std roots it, then the
+// result rounds to f32 once.
 // CHECK-LABEL: func @std
-// CHECK: %[[N:.+]] = arith.constant 4.000000e+00 : f32
+// CHECK: arith.extf %{{.+}} : f32 to f64
+// CHECK: %[[N:.+]] = arith.constant 4.000000e+00 : f64
 // CHECK: arith.divf %{{.+}}, %[[N]]
 // CHECK: arith.subf
-// CHECK: %[[D:.+]] = arith.constant 3.000000e+00 : f32
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
+// CHECK: arith.addf
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[DRIFT:.+]] = arith.mulf
+// CHECK: arith.divf %[[DRIFT]], %{{.+}} : f64
+// CHECK: arith.subf
+// CHECK: %[[D:.+]] = arith.constant 3.000000e+00 : f64
 // CHECK: arith.divf %{{.+}}, %[[D]]
-// CHECK: math.sqrt
+// CHECK: math.sqrt %{{.+}} : f64
+// CHECK: arith.truncf %{{.+}} : f64 to f32
 func.func @std(%x: tensor<4x5xf32>) -> tensor<5xf32> {
   %0 = aten.var %x {dims = array<i64: 0>, correction = 1.0 : f64, std = true} : (tensor<4x5xf32>) -> tensor<5xf32>
   return %0 : tensor<5xf32>
+}
+
+// -----
+
+// f16 var: the same double arithmetic, rounded to f16 once.
+// CHECK-LABEL: func @var_f16
+// CHECK: arith.extf %{{.+}} : f16 to f64
+// CHECK-NOT: arith.addf %{{.+}} : f16
+// CHECK: arith.truncf %{{.+}} : f64 to f16
+func.func @var_f16(%x: tensor<4x5xf16>) -> tensor<4xf16> {
+  %0 = aten.var %x {dims = array<i64: 1>, correction = 0.0 : f64, std = false} : (tensor<4x5xf16>) -> tensor<4xf16>
+  return %0 : tensor<4xf16>
 }
 
 // -----

@@ -37,3 +37,18 @@ func.func @softmax(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %0 = aten.softmax %x {dim = 1 : i64} : tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
 }
+
+// -----
+
+// f16 sums and means accumulate in f32 and round once, as eager does
+// (2304 f16 values near 40 overflow f16 summed in f16).
+// CHECK-LABEL: func @mean_f16
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// CHECK: arith.addf %{{.+}} : f32
+// CHECK: arith.constant 2.304000e+03 : f32
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @mean_f16(%x: tensor<3x2304xf16>) -> tensor<3xf16> {
+  %0 = aten.mean %x {dims = array<i64: 1>, keepdim = false} : (tensor<3x2304xf16>) -> tensor<3xf16>
+  return %0 : tensor<3xf16>
+}
