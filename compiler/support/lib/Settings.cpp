@@ -39,6 +39,19 @@ bool isBooleanText(const std::string &text) {
                      [&](const char *word) { return lower == word; });
 }
 
+/// Accepts an integer of type Int that is at least `minimum`.
+template <typename Int> CLI::Validator integerAtLeast(Int minimum) {
+  return CLI::Validator(
+      [minimum](std::string &value) -> std::string {
+        Int number = 0;
+        if (absl::SimpleAtoi(value, &number) && number >= minimum)
+          return "";
+        return absl::StrCat("needs an integer >= ", minimum, ", got '", value,
+                            "'");
+      },
+      "INT");
+}
+
 /// The one formatter of Kiln's --help texts:
 ///   --name  [env VAR, yaml key] (default: value)
 ///       doc
@@ -132,35 +145,19 @@ CLI::Option *Settings::text(const std::string &name, std::string &target,
 CLI::Option *Settings::integer(const std::string &name, int64_t &target,
                                int64_t minimum, const std::string &doc) {
   std::string shown = std::to_string(target);
-  CLI::Option *option =
-      app_->add_option(absl::StrCat("--", name), target, doc);
-  option->check(CLI::Validator(
-      [minimum](std::string &value) -> std::string {
-        int64_t number = 0;
-        if (absl::SimpleAtoi(value, &number) && number >= minimum)
-          return "";
-        return absl::StrCat("needs an integer >= ", minimum, ", got '", value,
-                            "'");
-      },
-      "INT"));
-  return add(name, option, shown);
+  return add(name,
+             app_->add_option(absl::StrCat("--", name), target, doc)
+                 ->check(integerAtLeast(minimum)),
+             shown);
 }
 
 CLI::Option *Settings::integer(const std::string &name, unsigned &target,
                                unsigned minimum, const std::string &doc) {
   std::string shown = std::to_string(target);
-  CLI::Option *option =
-      app_->add_option(absl::StrCat("--", name), target, doc);
-  option->check(CLI::Validator(
-      [minimum](std::string &value) -> std::string {
-        uint32_t number = 0;
-        if (absl::SimpleAtoi(value, &number) && number >= minimum)
-          return "";
-        return absl::StrCat("needs an integer >= ", minimum, ", got '", value,
-                            "'");
-      },
-      "INT"));
-  return add(name, option, shown);
+  return add(name,
+             app_->add_option(absl::StrCat("--", name), target, doc)
+                 ->check(integerAtLeast(minimum)),
+             shown);
 }
 
 CLI::Option *Settings::byteSize(const std::string &name, int64_t &target,
