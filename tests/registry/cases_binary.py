@@ -3,7 +3,7 @@ broadcasting and PyTorch's type promotion."""
 
 import torch
 
-from tests.registry.registry import (DTYPE_NAMES, positive, rand, randint, randn,
+from tests.registry.registry import (DTYPE_NAMES, const, positive, rand, randint, randn,
                                      register)
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
@@ -167,3 +167,12 @@ register("maximum_promote_i32_f32", torch.maximum, randint(-3, 3, 3, 4, dtype=to
          randn(3, 4))
 register("where_promote_f32_i64", lambda c, a, b: torch.where(c, a, b),
          randint(0, 2, 3, 4, dtype=torch.bool), randn(3, 4), randint(-5, 5, 3, 4))
+
+# atan2 everywhere, and at the origin C's signed answers (found by the OpInfo
+# family: atan2(0, 0) was NaN, eager gives 0).
+register("atan2_f32", torch.atan2, randn(4, 5), randn(4, 5))
+register("atan2_origin_signed_zeros_f32", torch.atan2,
+         const(torch.tensor([0.0, -0.0, 0.0, -0.0, 1.0, -1.0])),
+         const(torch.tensor([0.0, 0.0, -0.0, -0.0, 0.0, -0.0])))
+register("atan2_origin_u8", torch.atan2, randint(0, 3, 4, 6, dtype=torch.uint8),
+         randint(0, 3, 4, 6, dtype=torch.uint8))

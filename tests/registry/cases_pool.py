@@ -4,7 +4,7 @@ adaptive avg/max, 1-d/2-d/3-d."""
 import torch
 import torch.nn.functional as F
 
-from tests.registry.registry import randn, randperm_values, register
+from tests.registry.registry import DTYPE_NAMES, randint, randn, randperm_values, register
 
 register("max_pool2d_k2_f32", lambda x: F.max_pool2d(x, 2), randn(2, 3, 8, 8))
 register("max_pool2d_k3_s2_p1_f32", lambda x: F.max_pool2d(x, 3, 2, 1), randn(1, 4, 9, 9))
@@ -84,3 +84,19 @@ register("upsample_bilinear2d_fractional_scale_f32",
          lambda x: F.interpolate(x, scale_factor=1.7, mode="bilinear", align_corners=False),
          randn(1, 2, 5, 3))
 register("pixel_shuffle_f32", lambda x: F.pixel_shuffle(x, 2), randn(1, 8, 3, 3))
+
+# avg_pool on integers sums in int64 and divides with truncation toward zero;
+# f16/bf16 sum in f32 (both as eager; found by the OpInfo family: integers
+# were refused, and bf16 windows summed in bf16 were off by 0.3).
+# (Eager implements integer avg_pool for int64 only.)
+register("avg_pool1d_i64", lambda x: F.avg_pool1d(x, 3, 2, 1), randint(-50, 50, 2, 3, 11))
+register("avg_pool2d_exclude_pad_i64",
+         lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+         randint(-100, 100, 1, 2, 9, 9))
+register("avg_pool2d_divisor_ceil_i64",
+         lambda x: F.avg_pool2d(x, 2, ceil_mode=True, divisor_override=3),
+         randint(-30, 30, 1, 2, 7, 7))
+register("avg_pool3d_i64", lambda x: F.avg_pool3d(x, 2), randint(-9, 99, 1, 2, 4, 4, 4))
+for dt in (torch.float16, torch.bfloat16):
+    register(f"avg_pool2d_large_window_{DTYPE_NAMES[dt]}", lambda x: F.avg_pool2d(x, 7),
+             randn(1, 3, 14, 14, dtype=dt, scale=8.0))

@@ -195,6 +195,24 @@ Value pow(OpBuilder &b, Location l, Args a, Scalars) {
   return integerPow(b, l, a[0], castScalar(b, l, a[1], a[0].getType()));
 }
 
+/// atan2(y, x) with C's answers at y = x = 0 (+-0 for x = +0, +-pi for
+/// x = -0, the sign of y), as eager returns them: MLIR's polynomial
+/// approximation (kiln-approximate-math) gives NaN there.
+Value atan2(OpBuilder &b, Location l, Args a, Scalars) {
+  Value y = a[0], x = a[1];
+  Value zero = cst(b, l, x, 0.0);
+  Value bothZero = b.create<arith::AndIOp>(
+      l, fcmp(b, l, arith::CmpFPredicate::OEQ, y, zero),
+      fcmp(b, l, arith::CmpFPredicate::OEQ, x, zero));
+  Value xNegative = fcmp(b, l, arith::CmpFPredicate::OLT,
+                         b.create<math::CopySignOp>(l, cst(b, l, x, 1.0), x),
+                         zero);
+  Value atOrigin = b.create<math::CopySignOp>(
+      l, b.create<arith::SelectOp>(l, xNegative, cst(b, l, x, M_PI), zero), y);
+  return b.create<arith::SelectOp>(l, bothZero, atOrigin,
+                                   b.create<math::Atan2Op>(l, y, x));
+}
+
 Value clamp(OpBuilder &b, Location l, Args a, Scalars s) {
   Value x = a[0];
   if (!std::isnan(s[0]))
@@ -392,10 +410,7 @@ const PointwiseLowering kRows[] = {
     {"pow", pow},
     {"remainder", remainder},
     {"fmod", fmod},
-    {"atan2",
-     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
-       return b.create<math::Atan2Op>(l, a[0], a[1]);
-     }},
+    {"atan2", atan2},
     {"div_trunc", divTrunc},
     {"div_floor", divFloor},
     {"bitwise_and",

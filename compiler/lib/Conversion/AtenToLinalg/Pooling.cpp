@@ -202,12 +202,18 @@ struct AvgPoolLowering : OpConversionPattern<AvgPoolOp> {
   matchAndRewrite(AvgPoolOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    RankedTensorType type = op.getType();
-    Type element = type.getElementType();
+    RankedTensorType outType = op.getType();
+    Type outElement = outType.getElementType();
+    // Eager sums in f32 for f16/bf16 and in int64 for integers, and divides
+    // integers with truncation toward zero.
+    bool isFloat = isa<FloatType>(outElement);
+    Type element = isFloat ? accumulatorType(rewriter, outElement)
+                           : Type(rewriter.getI64Type());
+    RankedTensorType type = outType.clone(element);
     SmallVector<int64_t> ones(op.getKernel().size(), 1);
     Window w = windowOf(op, ones);
     auto inType = cast<RankedTensorType>(adaptor.getSelf().getType());
-    Value zero = scalarConstant(rewriter, loc, element, 0.0);
+    Value zero = scalarConstant(rewriter, loc, inType.getElementType(), 0.0);
     Value padded = padForWindows(rewriter, loc, adaptor.getSelf(),
                                  type.getShape(), w, zero);
     Value sum =
@@ -216,11 +222,19 @@ struct AvgPoolLowering : OpConversionPattern<AvgPoolOp> {
                 loc, type, ValueRange{padded, windowShape(rewriter, loc, w)},
                 buildFilled(rewriter, loc, type, 0.0),
                 windowMaps(rewriter.getContext(), w), windowIterators(w),
-                [](OpBuilder &b, Location l, ValueRange args) {
-                  b.create<linalg::YieldOp>(
-                      l, b.create<arith::AddFOp>(l, args[2], args[0]).getResult());
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  Value x = castScalar(b, l, args[0], element);
+                  Value total =
+                      isFloat ? b.create<arith::AddFOp>(l, args[2], x).getResult()
+                              : b.create<arith::AddIOp>(l, args[2], x).getResult();
+                  b.create<linalg::YieldOp>(l, total);
                 })
             .getResult(0);
+    auto divide = [&](OpBuilder &b, Location l, Value total, Value divisor) -> Value {
+      divisor = castScalar(b, l, divisor, element);
+      return isFloat ? b.create<arith::DivFOp>(l, total, divisor).getResult()
+                     : b.create<arith::DivSIOp>(l, total, divisor).getResult();
+    };
     int64_t divisorOverride = op.getDivisorOverride();
     bool includePad = op.getCountIncludePad();
     // PyTorch: the window [o*s - p, o*s - p + k) clipped to the padded
@@ -229,8 +243,8 @@ struct AvgPoolLowering : OpConversionPattern<AvgPoolOp> {
         rewriter, loc, type, sum,
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
           if (divisorOverride)
-            return b.create<arith::DivFOp>(
-                l, args[0], scalarConstant(b, l, element, double(divisorOverride)));
+            return divide(b, l, args[0],
+                          scalarConstant(b, l, element, double(divisorOverride)));
           Type i64 = b.getI64Type();
           auto c = [&](int64_t v) -> Value {
             return b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(v));
@@ -252,10 +266,9 @@ struct AvgPoolLowering : OpConversionPattern<AvgPoolOp> {
             count = b.create<arith::MulIOp>(
                 l, count, b.create<arith::SubIOp>(l, end, start));
           }
-          return b.create<arith::DivFOp>(l, args[0],
-                                         castScalar(b, l, count, element));
+          return divide(b, l, args[0], count);
         });
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, castTensor(rewriter, loc, result, outElement));
     return success();
   }
 };

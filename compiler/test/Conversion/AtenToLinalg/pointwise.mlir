@@ -134,3 +134,17 @@ func.func @pow_i8(%x: tensor<4xi8>, %e: tensor<4xi8>) -> tensor<4xi8> {
   %0 = aten.pointwise "pow" %x, %e : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
   return %0 : tensor<4xi8>
 }
+
+// -----
+
+// atan2 keeps C's answers at the origin (the sign of y; pi for x = -0), which
+// the polynomial approximation of math.atan2 does not.
+// CHECK-LABEL: func @atan2_origin
+// CHECK: arith.cmpf oeq
+// CHECK: math.copysign
+// CHECK: %[[A:.+]] = math.atan2
+// CHECK: arith.select %{{.+}}, %{{.+}}, %[[A]]
+func.func @atan2_origin(%y: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = aten.pointwise "atan2" %y, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -73,3 +73,35 @@ func.func @avg_pool_divisor(%x: tensor<3x8x8xf32>) -> tensor<3x4x4xf32> {
       : (tensor<3x8x8xf32>) -> tensor<3x4x4xf32>
   return %0 : tensor<3x4x4xf32>
 }
+
+// -----
+
+// Integer avg_pool sums in i64 and divides with truncation toward zero, as
+// eager does; the result narrows to the input's type once.
+// CHECK-LABEL: func @avg_pool_i32
+// (eager has int64 only; the lowering takes any integer type)
+// CHECK: arith.extsi %{{.+}} : i32 to i64
+// CHECK: arith.addi %{{.+}} : i64
+// CHECK: arith.divsi
+// CHECK: arith.trunci %{{.+}} : i64 to i32
+func.func @avg_pool_i32(%x: tensor<2x3x8xi32>) -> tensor<2x3x4xi32> {
+  %0 = aten.avg_pool %x {kernel = array<i64: 2>, stride = array<i64: 2>,
+      padding = array<i64: 0>, count_include_pad = true, divisor_override = 0 : i64}
+      : (tensor<2x3x8xi32>) -> tensor<2x3x4xi32>
+  return %0 : tensor<2x3x4xi32>
+}
+
+// -----
+
+// bf16 avg_pool sums in f32 and rounds once.
+// CHECK-LABEL: func @avg_pool_bf16
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: arith.addf %{{.+}} : f32
+// CHECK: arith.divf %{{.+}} : f32
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+func.func @avg_pool_bf16(%x: tensor<1x3x9x9xbf16>) -> tensor<1x3x3x3xbf16> {
+  %0 = aten.avg_pool %x {kernel = array<i64: 3, 3>, stride = array<i64: 3, 3>,
+      padding = array<i64: 0, 0>, count_include_pad = true, divisor_override = 0 : i64}
+      : (tensor<1x3x9x9xbf16>) -> tensor<1x3x3x3xbf16>
+  return %0 : tensor<1x3x3x3xbf16>
+}

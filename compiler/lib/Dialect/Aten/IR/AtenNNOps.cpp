@@ -117,8 +117,8 @@ LogicalResult MaxPoolOp::verify() {
 }
 
 LogicalResult AvgPoolOp::verify() {
-  if (!isa<FloatType>(getType().getElementType()))
-    return emitOpError("needs a floating-point tensor");
+  if (getType().getElementType().isInteger(1))
+    return emitOpError("needs a numeric tensor, not bool");
   SmallVector<int64_t> ones(getKernel().size(), 1);
   return verifyPoolAttrs(*this, getSelf(), getType().getShape(), getKernel(),
                          getStride(), getPadding(), ones);
