@@ -3,6 +3,7 @@
     python -m tests.registry.run --target cpu --start-kilnd
     python -m tests.registry.run --target riscv64 --address 127.0.0.1:50051 -k conv
     python -m tests.registry.run --target cpu --start-kilnd --update-xfail
+    python -m tests.registry.run --target cpu --opinfo sample   # OpInfo family
 
 Each case is built (seeded), run eagerly, exported with torch.export and
 decomposed to core ATen here (one case at a time: export is not thread-safe),
@@ -12,6 +13,10 @@ mutate their inputs) is compared with eager at the case's tolerances.
 Expected failures are read from ``tests/registry/xfail/<target>.txt``;
 strict: a listed case that passes is an unexpected pass (XPASS). Exit status
 is 1 when any case fails unexpectedly or passes unexpectedly.
+
+``--opinfo sample|full`` runs the OpInfo family (tests/registry/opinfo.py:
+PyTorch's OpInfo samples of the core ATen ops) instead of the hand-written
+cases, against its own table, ``tests/registry/xfail/opinfo-<target>.txt``.
 """
 
 from __future__ import annotations
@@ -64,6 +69,49 @@ def local_agent_args(targets: Sequence[str], extra_args: Sequence[str]) -> tuple
     return () if kinds == ["cpu"] else ("--local-agents", ",".join(kinds))
 
 
+@dataclasses.dataclass(frozen=True)
+class Suite:
+    """What a run draws its cases from and checks them against: the
+    hand-written registry (:data:`REGISTRY`) or the OpInfo family
+    (:func:`opinfo_suite`)."""
+
+    #: "" for the registry; else the family, which prefixes the table's file
+    #: name (xfail/<label>-<target>.txt) and the summary line.
+    label: str
+    cases: Callable[[], list[Case]]
+    #: Every case name the table may list (others are stale).
+    known: Callable[[], set[str]]
+    #: Whether a run without -k/--family covers the whole table; when not
+    #: (the OpInfo sample) --update-xfail rewrites only the run's entries.
+    whole: bool = True
+    noun: str = "cases"
+    #: Reason -> count of what the selection left out (shown in the summary).
+    skipped: Callable[[], dict[str, int]] = dict
+
+    def table(self, target: str) -> str:
+        """The xfail table's name: xfail/<table>.txt."""
+        return f"{self.label}-{target}" if self.label else target
+
+
+REGISTRY = Suite("", all_cases, lambda: {c.name for c in all_cases()})
+
+#: --opinfo's choices (and KILN_REGISTRY_OPINFO's for test_registry.py).
+OPINFO_CHOICES = ("none", "sample", "full")
+
+
+def opinfo_suite(selection: str) -> Suite:
+    """The OpInfo family's ``selection``: "sample" (CI's fixed, seeded
+    selection) or "full"; "none" is the hand-written registry."""
+    if selection == "none":
+        return REGISTRY
+    if selection not in OPINFO_CHOICES:
+        raise ValueError(f"--opinfo {selection!r}: not one of {', '.join(OPINFO_CHOICES)}")
+    from tests.registry import opinfo  # imports op_db: only when asked for
+    return Suite("opinfo", lambda: opinfo.opinfo_cases(selection),
+                 lambda: opinfo.enumerate_opinfo().names, whole=selection == "full",
+                 noun="samples", skipped=lambda: opinfo.select(selection).skipped)
+
+
 @dataclasses.dataclass
 class Result:
     case: Case
@@ -85,6 +133,17 @@ class Result:
         m = re.search(r"unsupported op '([^']+)'", self.error)
         return m.group(1) if m else ""
 
+    @property
+    def group(self) -> str:
+        """What failing results are grouped by: the missing op, else the error
+        less what differs between cases (node names, shapes, mismatch detail)."""
+        if self.missing_op:
+            return self.missing_op
+        why = self.error
+        for pattern, replacement in _GROUP_REWRITES:
+            why = pattern.sub(replacement, why)
+        return f"{self.phase}: {_short(why, 160)}"
+
 
 @dataclasses.dataclass
 class Summary:
@@ -92,6 +151,17 @@ class Summary:
     results: list[Result]
     stale_xfails: list[str]
     seconds: float
+    suite: Suite = REGISTRY
+    #: Reason -> count of what the selection skipped (not cases).
+    skipped: dict[str, int] = dataclasses.field(default_factory=dict)
+
+    @property
+    def table(self) -> str:
+        return self.suite.table(self.target)
+
+    @property
+    def name(self) -> str:
+        return f"{self.suite.label} {self.target}" if self.suite.label else self.target
 
     def count(self, status: str) -> int:
         return sum(r.status == status for r in self.results)
@@ -105,9 +175,11 @@ class Summary:
         return not self.unexpected and not self.stale_xfails
 
     def line(self) -> str:
-        return (f"{self.target}: {len(self.results)} cases, {self.count(PASSED)} passed, "
-                f"{self.count(XFAIL)} xfail, {self.count(FAILED)} failed, "
-                f"{self.count(XPASS)} xpass")
+        skipped = "".join(f"; skipped {n} ({why})" for why, n in
+                          sorted(self.skipped.items(), key=lambda kv: (-kv[1], kv[0])))
+        return (f"{self.name}: {len(self.results)} {self.suite.noun}, "
+                f"{self.count(PASSED)} passed, {self.count(XFAIL)} xfail, "
+                f"{self.count(FAILED)} failed, {self.count(XPASS)} xpass{skipped}")
 
     def report(self, verbose: bool = False) -> str:
         out = []
@@ -116,26 +188,36 @@ class Summary:
                 out.append(f"FAILED {r.case.name} [{r.phase}]: {r.error}")
             else:
                 out.append(f"XPASS  {r.case.name}: passes but is listed in "
-                           f"xfail/{self.target}.txt")
+                           f"xfail/{self.table}.txt")
         for name in self.stale_xfails:
-            out.append(f"STALE  {name}: listed in xfail/{self.target}.txt but no such case")
+            out.append(f"STALE  {name}: listed in xfail/{self.table}.txt but no such case")
         groups: dict[str, list[str]] = collections.defaultdict(list)
         for r in self.results:
             if r.status in (XFAIL, FAILED):
-                groups[r.missing_op or f"{r.phase}: {_short(r.error)}"].append(r.case.name)
+                groups[r.group].append(r.case.name)
         if groups:
-            out.append(f"{self.target}: failing cases (xfail + failed) by missing op or error:")
+            out.append(f"{self.name}: failing {self.suite.noun} (xfail + failed) by missing "
+                       "op or error:")
             for key, names in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
                 shown = ", ".join(names if verbose else names[:6])
                 more = "" if verbose or len(names) <= 6 else f", ... (+{len(names) - 6})"
                 out.append(f"  {len(names):4d}  {key}: {shown}{more}")
         out.append(self.line())
-        out.append(f"{self.target}: registry run took {self.seconds:.1f} s")
+        out.append(f"{self.name}: registry run took {self.seconds:.1f} s")
         return "\n".join(out)
 
 
 def _short(error: str, n: int = 90) -> str:
     return error if len(error) <= n else error[:n - 3] + "..."
+
+
+_GROUP_REWRITES = [(re.compile(p), r) for p, r in (
+    (r"cannot compile \d+ of \d+ nodes: ", "cannot compile: "),
+    (r"node \d+ ('[^']*' )?\([^)]*\): ", ""),
+    (r"input '[^']*' has shape \[[^\]]*\]", "an input has shape [..]"),
+    (r"(differs from eager at rtol=\S+ atol=\S+):.*", r"\1"),
+    (r"\. To run them on the host CPU instead.*", ""),
+)]
 
 
 # --- errors -------------------------------------------------------------------
@@ -167,13 +249,13 @@ def first_line(error: BaseException | str) -> str:
 
 # --- xfail tables ---------------------------------------------------------------
 
-def xfail_path(target: str) -> pathlib.Path:
-    return XFAIL_DIR / f"{target}.txt"
+def xfail_path(target: str, suite: Suite = REGISTRY) -> pathlib.Path:
+    return XFAIL_DIR / f"{suite.table(target)}.txt"
 
 
-def read_xfails(target: str) -> dict[str, str]:
-    """Case name → reason from ``xfail/<target>.txt`` (missing file: none)."""
-    path = xfail_path(target)
+def read_xfails(target: str, suite: Suite = REGISTRY) -> dict[str, str]:
+    """Case name → reason from ``xfail/<table>.txt`` (missing file: none)."""
+    path = xfail_path(target, suite)
     if not path.exists():
         return {}
     table = {}
@@ -185,15 +267,26 @@ def read_xfails(target: str) -> dict[str, str]:
     return table
 
 
-def write_xfails(target: str, table: dict[str, str]) -> None:
-    lines = [f"# Expected failures of the op registry on target '{target}': one case per",
-             "# line, then '# ' and the first line of its error. Strict: a listed case",
-             "# that passes fails the run. Regenerate with",
-             f"#   python -m tests.registry.run --target {target} --start-kilnd --update-xfail"]
+def write_xfails(target: str, table: dict[str, str], suite: Suite = REGISTRY) -> None:
+    if suite.label:
+        lines = [f"# Expected failures of the {suite.label} family (tests/registry/"
+                 f"{suite.label}.py) on target", f"# '{target}': one case per line, then "
+                 "'# ' and the first line of its error. Strict:",
+                 "# a listed case that passes fails the run. Regenerate with",
+                 f"#   python -m tests.registry.run --target {target} --opinfo sample "
+                 "--update-xfail",
+                 "# (the CI sample's entries; others are kept), or --opinfo full (all)"]
+    else:
+        lines = [f"# Expected failures of the op registry on target '{target}': one case per",
+                 "# line, then '# ' and the first line of its error. Strict: a listed case",
+                 "# that passes fails the run. Regenerate with",
+                 f"#   python -m tests.registry.run --target {target} --start-kilnd "
+                 "--update-xfail"]
     width = max((len(n) for n in table), default=0)
     lines += [f"{name.ljust(width)}  # {table[name]}" for name in sorted(table)]
-    xfail_path(target).parent.mkdir(parents=True, exist_ok=True)
-    xfail_path(target).write_text("\n".join(lines) + "\n")
+    path = xfail_path(target, suite)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
 
 
 # --- one case -------------------------------------------------------------------
@@ -430,18 +523,33 @@ def select(cases: Iterable[Case], patterns: Sequence[str],
 
 def run_registry(target: str, endpoint: Endpoint, patterns: Sequence[str] = (),
                  jobs: int = 2, progress: Callable[[Result], None] | None = None,
-                 families: Sequence[str] = ()) -> Summary:
-    """Runs the selected cases against ``endpoint``'s kilnd for ``target``."""
+                 families: Sequence[str] = (), suite: Suite = REGISTRY) -> Summary:
+    """Runs the selected cases of ``suite`` against ``endpoint``'s kilnd for
+    ``target``."""
     t0 = time.perf_counter()
-    cases = select(all_cases(), patterns, families)
-    xfails = read_xfails(target)
-    known = {c.name for c in all_cases()}
+    cases = select(suite.cases(), patterns, families)
+    xfails = read_xfails(target, suite)
+    known = suite.known()
     stale = [] if patterns or families else sorted(n for n in xfails if n not in known)
+    # Prepared cases waiting for the pool are bounded: each holds its graph,
+    # inputs and eager outputs (the OpInfo family has thousands).
+    backlog = threading.BoundedSemaphore(max(1, jobs) * 8)
+
+    def run_one(prepared: Prepared) -> Result:
+        try:
+            result = execute(prepared, endpoint, target)
+        finally:
+            backlog.release()
+        if not result.retry:  # only a retry needs the graph again
+            prepared.inputs, prepared.expected, prepared.serialized = (), None, None
+        return result
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = []
         for case in cases:
             prepared = prepare(case)
-            futures.append((prepared, pool.submit(execute, prepared, endpoint, target)))
+            backlog.acquire()
+            futures.append((prepared, pool.submit(run_one, prepared)))
         for _, fut in futures:
             fut.result()
     # Cases in flight when kilnd died run again, one at a time; a case that
@@ -461,18 +569,21 @@ def run_registry(target: str, endpoint: Endpoint, patterns: Sequence[str] = (),
         results.append(result)
         if progress:
             progress(result)
-    return Summary(target, results, stale, time.perf_counter() - t0)
+    return Summary(target, results, stale, time.perf_counter() - t0, suite,
+                   dict(suite.skipped()))
 
 
 def update_xfails(summary: Summary, partial: bool) -> dict[str, str]:
     """The xfail table after this run: failing cases with their first error line;
-    after a ``partial`` run (-k, --family), entries of cases not run are kept."""
-    table = read_xfails(summary.target) if partial else {}
+    after a ``partial`` run (-k, --family, the OpInfo sample), entries of cases
+    not run are kept (unless they name no case)."""
+    suite = summary.suite
+    table = read_xfails(summary.target, suite) if partial or not suite.whole else {}
     for r in summary.results:
         table.pop(r.case.name, None)
         if not r.ok:
             table[r.case.name] = f"[{r.phase}] {r.error}"
-    known = {c.name for c in all_cases()}
+    known = suite.known()
     return {n: why for n, why in table.items() if n in known}
 
 
@@ -494,6 +605,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                          "is a glob (*?[); repeatable")
     ap.add_argument("--family", action="append", default=[], dest="families",
                     help="run the cases of one cases_<FAMILY>.py file (repeatable)")
+    ap.add_argument("--opinfo", choices=OPINFO_CHOICES, default="none",
+                    help="run the OpInfo family (tests/registry/opinfo.py) instead of the "
+                         "hand-written cases: its fixed, seeded CI 'sample' or the 'full' "
+                         "set, against xfail/opinfo-<target>.txt (default: none)")
     ap.add_argument("--jobs", type=int, default=2, help="compiles/executions in flight")
     ap.add_argument("--update-xfail", action="store_true",
                     help="rewrite xfail/<target>.txt from this run and exit 0")
@@ -508,11 +623,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     # torch logs the view failure the client's export retry recovers from.
     logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
 
+    suite = opinfo_suite(args.opinfo)
     if args.list:
-        cases = select(all_cases(), args.patterns, args.families)
+        cases = select(suite.cases(), args.patterns, args.families)
         for c in cases:
             print(f"{c.family:10s} {c.describe()}")
-        print(f"{len(cases)} cases")
+        print(f"{len(cases)} {suite.noun}")
         return 0
 
     def progress(r: Result) -> None:
@@ -534,7 +650,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"could not start kilnd: {e}", file=sys.stderr)
                 return 2
         summary = run_registry(args.target, endpoint, args.patterns, args.jobs, progress,
-                               args.families)
+                               args.families, suite)
     finally:
         if endpoint is not None:
             try:
@@ -549,8 +665,9 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"and was restarted: {', '.join(endpoint.crashes)}")
     if args.update_xfail:
         table = update_xfails(summary, bool(args.patterns or args.families))
-        write_xfails(args.target, table)
-        print(f"wrote {xfail_path(args.target).relative_to(REPO)} ({len(table)} entries)")
+        write_xfails(args.target, table, suite)
+        print(f"wrote {xfail_path(args.target, suite).relative_to(REPO)} "
+              f"({len(table)} entries)")
         return 0
     return 0 if summary.ok else 1
 

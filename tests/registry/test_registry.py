@@ -1,15 +1,20 @@
 """pytest entry point of the op registry: every case through a real kilnd for
 each target in $KILN_REGISTRY_TARGETS (default: cpu,riscv64), strict against
-tests/registry/xfail/<target>.txt; plus unit tests of the runner itself."""
+tests/registry/xfail/<target>.txt; then the OpInfo family's selection
+$KILN_REGISTRY_OPINFO (sample, full or none; default sample) for each target,
+strict against tests/registry/xfail/opinfo-<target>.txt; plus unit tests of
+the runner itself and of the OpInfo family (no daemon)."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pathlib
 import sys
 
 import pytest
 import torch
+from torch.utils import _pytree as pytree
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
@@ -20,6 +25,7 @@ from tests.registry.registry import all_cases, tolerance_for  # noqa: E402
 
 TARGETS = os.environ.get("KILN_REGISTRY_TARGETS", "cpu,riscv64").split(",")
 JOBS = int(os.environ.get("KILN_REGISTRY_JOBS", "2"))
+OPINFO = os.environ.get("KILN_REGISTRY_OPINFO", "sample")
 
 
 @pytest.fixture(scope="module")
@@ -38,6 +44,19 @@ def test_registry(endpoint, target, capsys):
     assert summary.ok, (f"unexpected results on {target} (update with python -m "
                         f"tests.registry.run --target {target} --update-xfail when "
                         f"intended):\n{report}")
+
+
+@pytest.mark.skipif(OPINFO == "none", reason="KILN_REGISTRY_OPINFO=none")
+@pytest.mark.parametrize("target", TARGETS)
+def test_opinfo(endpoint, target, capsys):
+    """The OpInfo family (tests/registry/opinfo.py), strict against its table."""
+    summary = run.run_registry(target, endpoint, jobs=JOBS, suite=run.opinfo_suite(OPINFO))
+    report = summary.report()
+    with capsys.disabled():
+        print(f"\n{summary.line()} ({summary.seconds:.0f} s)")
+    assert summary.ok, (f"unexpected results on {target} (update with python -m "
+                        f"tests.registry.run --target {target} --opinfo {OPINFO} "
+                        f"--update-xfail when intended):\n{report}")
 
 
 # --- the runner itself --------------------------------------------------------
@@ -128,6 +147,120 @@ def test_strict_xpass_and_xfail(endpoint, tmp_path, monkeypatch, target):
 
     # A wrong result: eager is perturbed, so the comparison must fail.
     prepared = run.prepare(next(c for c in all_cases() if c.name == "relu_f32"))
-    prepared.expected = prepared.expected + 0.5
+    outputs, inputs = prepared.expected  # (outputs, the inputs as eager left them)
+    prepared.expected = (outputs + 0.5, inputs)
     result = run.execute(prepared, endpoint, target)
     assert result.phase == "compare" and "differs from eager" in result.error
+
+
+def test_summary_line_of_a_family_with_skips():
+    suite = run.Suite("opinfo", list, set, whole=False, noun="samples")
+    results = [run.Result(all_cases()[0], status=run.PASSED),
+               run.Result(all_cases()[1], status=run.XFAIL, error="x")]
+    summary = run.Summary("cpu", results, [], 0.0, suite, {"eager rejects the sample": 2,
+                                                          "complex dtypes": 7})
+    assert summary.line() == ("opinfo cpu: 2 samples, 1 passed, 1 xfail, 0 failed, 0 xpass; "
+                              "skipped 7 (complex dtypes); skipped 2 (eager rejects the "
+                              "sample)")
+    assert summary.table == "opinfo-cpu"
+
+
+def test_failures_group_without_node_names_and_shapes():
+    case = all_cases()[0]
+    zero = ("[UNIMPLEMENTED] target 'cpu' cannot compile 1 of 1 nodes: node 0 '{}' (aten.{}"
+            ".default): input 'a0' has shape [{}]: tensors with a zero-sized dimension are "
+            "not supported yet. To run them on the host CPU instead, compile with ...")
+    a = run.Result(case, phase="compile", error=zero.format("cos", "cos", "1, 0, 3"))
+    b = run.Result(case, phase="compile", error=zero.format("exp_1", "exp", "0"))
+    assert a.group == b.group == ("compile: [UNIMPLEMENTED] target 'cpu' cannot compile: an "
+                                  "input has shape [..]: tensors with a zero-sized dimension "
+                                  "are not supported yet")
+    c = run.Result(case, phase="compare", error="AssertionError: output 0 (torch.float16) "
+                   "differs from eager at rtol=0.002 atol=0.001: Mismatched elements: 3 / 9")
+    assert c.group.endswith("differs from eager at rtol=0.002 atol=0.001")
+    d = run.Result(case, phase="compile", error="[UNIMPLEMENTED] node 2 'x' (aten.x.default): "
+                   "unsupported op 'aten.x.default' (Kiln supports 239 ATen ops; see docs)")
+    assert d.group == "aten.x.default"
+
+
+def test_family_table_is_separate_and_a_sample_update_keeps_other_entries(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setattr(run, "XFAIL_DIR", tmp_path)
+    a, b = all_cases()[:2]
+    suite = run.Suite("opinfo", lambda: [a, b], lambda: {a.name, b.name, "other"},
+                      whole=False, noun="samples")
+    run.write_xfails("cpu", {"other": "kept", "gone": "stale"}, suite)
+    assert (tmp_path / "opinfo-cpu.txt").exists() and not (tmp_path / "cpu.txt").exists()
+    assert "--opinfo sample --update-xfail" in (tmp_path / "opinfo-cpu.txt").read_text()
+    results = [run.Result(a, status=run.PASSED), run.Result(b, phase="compile", error="no")]
+    table = run.update_xfails(run.Summary("cpu", results, [], 0.0, suite), partial=False)
+    assert table == {"other": "kept", b.name: "[compile] no"}
+    whole = dataclasses.replace(suite, whole=True)
+    assert run.update_xfails(run.Summary("cpu", results, [], 0.0, whole), partial=False) \
+        == {b.name: "[compile] no"}
+
+
+# --- the OpInfo family (tests/registry/opinfo.py), no daemon -----------------------
+
+@pytest.fixture(scope="module")
+def opinfo():
+    pytest.importorskip("expecttest")  # op_db's import needs it (requirements.txt)
+    from tests.registry import opinfo as module
+    return module
+
+
+def test_opinfo_selects_core_aten_ops(opinfo):
+    names = {op.name for op in opinfo.selected_opinfos()}
+    assert {"add", "div", "sum", "nn.functional.relu", "nn.functional.pad", "sort",
+            "native_layer_norm", "scatter_reduce"} <= names
+    assert not names & {"nn.functional.silu", "linalg.solve", "__radd__", "float"}
+    assert {"nn.functional.pad", "nn.functional.relu"} <= names  # constant_pad_nd, relu
+    for op in opinfo.selected_opinfos():
+        assert opinfo.is_core(opinfo.aten_name(op)), op.name
+
+
+def test_opinfo_selection_is_deterministic_and_named_uniquely(opinfo):
+    enum = opinfo.enumerate_opinfo()
+    names = [c.name for c in enum.candidates]
+    assert len(names) == len(set(names)) > 10000
+    sample = opinfo.opinfo_cases("sample")
+    assert len({c.name for c in sample}) == len(sample)
+    assert {c.name for c in sample} <= enum.names
+    # Every OpInfo (variant) and every dtype is in the sample.
+    assert len(sample) == opinfo.SAMPLE_SIZE
+    assert {c.name.rsplit(".", 2)[0] for c in sample} == \
+        {c.name.rsplit(".", 2)[0] for c in enum.candidates}
+    assert {c.name.rsplit(".", 2)[1] for c in sample} == set(opinfo.DTYPE_NAMES.values())
+    # The same samples again, from a fresh generator run with the same seed.
+    for case in sample[::97]:
+        op_label, dt, index = case.name[len("opinfo."):].rsplit(".", 2)
+        op = next(o for o in opinfo.selected_opinfos()
+                  if opinfo._op_label(o) == op_label)
+        dtype = next(d for d, n in opinfo.DTYPE_NAMES.items() if n == dt)
+        again = opinfo._samples(op, dtype)[int(index)]
+        _, inputs = case.build()
+        _, _, _, tensors = opinfo._split(again)
+        assert len(inputs) == len(tensors)
+        assert all(torch.equal(a, b) for a, b in zip(inputs, tensors)), case.name
+    skipped = opinfo.select("sample").skipped
+    assert skipped.get("complex dtypes ((op, dtype) pairs)", 0) > 0
+
+
+def test_opinfo_case_matches_op(opinfo):
+    """A case's module is the OpInfo's op on the sample, tensors from its inputs."""
+    candidates = {c.name: c for c in opinfo.enumerate_opinfo().candidates}
+    for name in ("opinfo.add.f32.0", "opinfo.div.floor_rounding.f64.1",
+                 "opinfo.nn.functional.pad.constant.f32.2", "opinfo.sort.i32.3",
+                 "opinfo.cat.f16.0", "opinfo.max.reduction_with_dim.bf16.1"):
+        case, why = candidates[name].check()
+        assert case is not None, why
+        op_label, dt, index = name[len("opinfo."):].rsplit(".", 2)
+        op = next(o for o in opinfo.selected_opinfos() if opinfo._op_label(o) == op_label)
+        dtype = next(d for d, n in opinfo.DTYPE_NAMES.items() if n == dt)
+        sample = opinfo._samples(op, dtype)[int(index)]
+        module, inputs = case.build()
+        with torch.no_grad():
+            got = module(*inputs)
+            want = op.op(sample.input, *sample.args, **sample.kwargs)
+        for g, w in zip(pytree.tree_leaves(got), pytree.tree_leaves(want)):
+            torch.testing.assert_close(g, w, rtol=0, atol=0, equal_nan=True)
