@@ -173,6 +173,13 @@ class _KilnCompiledGraph:
         except KilnError:
             raise
         except Exception as e:  # AOTAutograd rejects what it cannot export
+            if "does not support input mutations" in str(e):
+                raise UnsupportedOpError(
+                    f"{self.name}: the graph writes into its inputs, which Kiln's "
+                    "torch.compile backend does not lower yet",
+                    hint="torch.export the program and compile it with Client.compile "
+                         "(the call writes the new values back), or pass "
+                         "fallback=\"eager\" to run such graphs in PyTorch") from None
             raise UnsupportedOpError(f"{self.name}: AOTAutograd could not lower the graph "
                                      f"to core ATen: {type(e).__name__}: {e}") from None
         placeholders = [n for n in lowered.graph.nodes if n.op == "placeholder"]

@@ -83,7 +83,7 @@ def compile_file(client: Client, path: pathlib.Path, target: str, opt_level: int
             serialized.graph, target=target,
             options={"opt_level": opt_level, "dump_stages": dump_stages},
             parameters=serialized.parameters, out_spec=out_spec, in_spec=in_spec,
-            upload_seconds=upload, placement=placement)
+            upload_seconds=upload, placement=placement, convention=serialized.convention)
     return ep, compiled
 
 
@@ -167,7 +167,9 @@ def cmd_compile(args: argparse.Namespace, client: Client, reporter: Reporter) ->
         print(compiled.op_report.table(exact=args.exact))
 
 
-def _summary(t: torch.Tensor) -> str:
+def _summary(t: Any) -> str:
+    if not isinstance(t, torch.Tensor):  # a Python number the program returns
+        return f"{type(t).__name__} {t!r}"
     head = f"{str(t.dtype).removeprefix('torch.')}{list(t.shape)}"
     if t.numel() == 0:
         return head
@@ -188,6 +190,9 @@ def cmd_run(args: argparse.Namespace, client: Client, reporter: Reporter) -> Non
             f"{args.model} takes {len(expected)} input(s) "
             f"({', '.join(f'{a.name}: {_type_str(a.type)}' for a in expected)}); got {len(inputs)}",
             "pass one --input per model input, in order (a file may hold a tuple of tensors)")
+    # A program may write into its inputs (the call leaves eager's values
+    # there): eager's reference runs on the inputs as they were.
+    originals = [t.clone() for t in inputs] if args.compare else []
     with reporter.spinner(f"running on {args.target}"):
         result = compiled(*inputs)
     outputs = list(result) if isinstance(result, (tuple, list)) else [result]
@@ -200,9 +205,10 @@ def cmd_run(args: argparse.Namespace, client: Client, reporter: Reporter) -> Non
         print(f"output {i}: {_summary(out)}")
     if args.compare:
         with torch.no_grad():
-            ref = ep.module()(*inputs)
+            ref = ep.module()(*originals)
         refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]
         for i, (out, r) in enumerate(zip(outputs, refs)):
+            out, r = torch.as_tensor(out), torch.as_tensor(r)
             diff = (out.double() - r.double()).abs().max().item() if out.numel() else 0.0
             print(f"output {i}: max |kiln - eager| = {diff:.3g}")
     t = compiled.last_timings

@@ -1,0 +1,80 @@
+"""Programs that write into their arguments or return Python numbers, end to
+end: Client.compile of an exported program (with verification) and the kiln
+CLI's `run --compare` against eager; torch.compile's backend refuses input
+mutation by name, or runs it in PyTorch with fallback="eager"."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+import kiln
+from test_e2e_cli import run_kiln
+
+
+class ScalesInPlace(torch.nn.Module):
+    """Writes into both arguments and returns a tensor and a Python float."""
+
+    def forward(self, x, counts):
+        x.mul_(2.0)
+        x[:, 0] = -1.0
+        counts.add_(1)
+        return torch.relu(x) + 0.5, x.abs().sum().item()
+
+
+def _inputs():
+    g = torch.Generator().manual_seed(3)
+    return torch.randn(4, 5, generator=g), torch.zeros(4, dtype=torch.int64)
+
+
+def test_exported_program_leaves_eager_values_in_its_arguments(client):
+    x, counts = _inputs()
+    ex, ecounts = x.clone(), counts.clone()
+    expected, expected_total = ScalesInPlace()(ex, ecounts)
+    m = client.compile(torch.export.export(ScalesInPlace(), (x.clone(), counts.clone())),
+                       verify=True)
+    assert m.convention.input_updates == (0, 1)
+    y, total = m(x, counts)
+    torch.testing.assert_close(y, expected)
+    assert isinstance(total, float) and abs(total - expected_total) < 1e-4 * expected_total
+    torch.testing.assert_close(x, ex)          # the argument as eager left it
+    assert torch.equal(counts, ecounts)         # int64 written back exactly
+    assert m.last_verification is not None      # verified before the write-back
+    y2, _ = m(x, counts)                        # a second call starts from the new values
+    torch.testing.assert_close(y2, ScalesInPlace()(ex, ecounts)[0])
+    assert torch.equal(counts, torch.full((4,), 2))
+
+
+def test_cli_run_compares_with_eager_on_the_original_inputs(kilnd, tmp_path):
+    x, counts = _inputs()
+    torch.export.save(torch.export.export(ScalesInPlace(), (x.clone(), counts.clone())),
+                      tmp_path / "inplace.pt2")
+    torch.save(x, tmp_path / "x.pt")
+    torch.save(counts, tmp_path / "c.pt")
+    out = run_kiln("run", str(tmp_path / "inplace.pt2"), "--input", str(tmp_path / "x.pt"),
+                   "--input", str(tmp_path / "c.pt"), "--compare",
+                   address=kilnd.address).stdout
+    assert re.search(r"^output 0: float32\[4, 5\]", out, re.M), out
+    assert re.search(r"^output 1: float \d", out, re.M), out
+    diffs = [float(v) for v in re.findall(r"max \|kiln - eager\| = (\S+)", out)]
+    assert len(diffs) == 2 and max(diffs) < 1e-4, out
+
+
+def test_torch_compile_refuses_input_mutation_by_name_and_falls_back_when_asked(kilnd):
+    def f(x, y):
+        x.add_(y)
+        return x * 3
+
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    strict = torch.compile(f, backend=kiln.backend(kilnd.address, target="cpu"))
+    with pytest.raises(Exception, match="writes into its inputs") as info:
+        strict(x.clone(), y)
+    assert "ViewAndMutationMeta" not in str(info.value)
+    ex = x.clone()
+    expected = f(ex, y)
+    lenient = torch.compile(f, backend=kiln.backend(kilnd.address, target="cpu",
+                                                    fallback="eager"))
+    torch.testing.assert_close(lenient(x, y), expected)
+    torch.testing.assert_close(x, ex)
