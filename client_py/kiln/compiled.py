@@ -60,9 +60,6 @@ def _us(v: int) -> float:
 # Tensors returned by CompiledModel calls: id -> (weak reference, model). Not
 # a WeakKeyDictionary: its lookups compare tensors with ==, which is
 # elementwise. An entry leaves when its tensor dies.
-#: The convention of a program that only maps tensors to tensors.
-_PLAIN_CALL = CallConvention()
-
 _PRODUCERS: dict[int, tuple[weakref.ref, "CompiledModel"]] = {}
 
 
@@ -153,6 +150,8 @@ class CompiledModel:
         #: What a call does around the executable: writes the new values of
         #: mutated inputs back, returns Python numbers for scalar outputs.
         self.convention = convention
+        # Decided once: most programs only map tensors to tensors.
+        self._applies_convention = convention != CallConvention()
         self.timings = timings
         self.last_timings: dict[str, float] = {}
         self.last_device_id = ""
@@ -323,7 +322,7 @@ class CompiledModel:
                 raise KilnError("this model was made without a verifier; compile it through "
                                 "kiln.Client to verify its calls")
             self.last_verification = self._verifier(self, flat, outputs)
-        if self.convention != _PLAIN_CALL:
+        if self._applies_convention:
             outputs = self.convention.apply(flat, outputs)
         if self._out_spec is not None:
             return pytree.tree_unflatten(outputs, self._out_spec)
