@@ -85,6 +85,7 @@ struct ConvolutionSite::Primitive {
   /// The residual into convDst, for the sum post-op (when not plain).
   std::optional<dnnl::reorder> residualToConvDst;
   EpiloguePostOps post;
+  std::string implementation; // oneDNN's name for the kernel it chose
 
   explicit Primitive(const kiln_rt_convolution &g)
       : post(g.epilogue, g.spatial_rank + 2, /*channelDim=*/1,
@@ -121,10 +122,23 @@ struct ConvolutionSite::Primitive {
         memory::desc(weightDims, f32, Tag::any), bias,
         memory::desc(dstDims, f32, Tag::any), strides, dilates, padBegin,
         padEnd);
-    dnnl::primitive_attr attributes;
-    attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    post.attach(attributes);
-    dnnl::convolution_forward::primitive_desc pd(desc, attributes, engine());
+    auto create = [&] {
+      dnnl::primitive_attr attributes;
+      attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      post.attach(attributes);
+      return dnnl::convolution_forward::primitive_desc(desc, attributes,
+                                                       engine());
+    };
+    dnnl::convolution_forward::primitive_desc pd = create();
+    if (isReferenceImplementation(pd) && post.hasTail()) {
+      post.deferTail(dst);
+      pd = create();
+    }
+    implementation = pd.impl_info_str();
+    if (isReferenceImplementation(pd))
+      spdlog::warn("oneDNN has only its reference kernel ({}) for a "
+                   "convolution here; it runs far slower than its jit kernels",
+                   implementation);
     convolution = dnnl::convolution_forward(pd);
     convSrc = pd.src_desc();
     convWeights = pd.weights_desc();
@@ -158,6 +172,10 @@ ConvolutionSite::ConvolutionSite(const kiln_rt_convolution &geometry)
 }
 
 ConvolutionSite::~ConvolutionSite() = default;
+
+std::string ConvolutionSite::implementation() const {
+  return primitive ? primitive->implementation : "direct loop";
+}
 
 void ConvolutionSite::run(int threads, const float *input,
                           const float *weight, const float *bias,
@@ -218,6 +236,7 @@ void ConvolutionSite::runPrimitive(int threads, const float *input,
   p.convolution.execute(stream, arguments);
   if (p.fromConvDst)
     p.fromConvDst->execute(stream, convDst, dst);
+  p.post.runTail(stream, output, post);
   stream.wait();
 }
 

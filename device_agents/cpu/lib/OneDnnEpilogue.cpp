@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 namespace kiln::agent::onednn {
 
@@ -62,24 +63,81 @@ float activate(const kiln_rt_epilogue &e, float y) {
 } // namespace
 
 EpiloguePostOps::EpiloguePostOps(const kiln_rt_epilogue &e, int64_t rank,
-                                 int64_t channelDim, int64_t channels) {
+                                 int64_t channelDim, int64_t channels)
+    : epilogue(e) {
+  tailResidual = e.has_residual;
+  tailActivation = e.activation != KILN_RT_ACTIVATION_NONE;
   if (e.has_scale_shift) {
     memory::dims dims(rank, 1);
     dims[channelDim] = channels;
     perChannel = memory::desc(dims, memory::data_type::f32, plainTag(rank));
+  }
+  append(/*withTail=*/true);
+}
+
+void EpiloguePostOps::append(bool withTail) {
+  ops = dnnl::post_ops();
+  scaleIndex = shiftIndex = -1;
+  residual = false;
+  if (epilogue.has_scale_shift) {
     scaleIndex = ops.len();
     ops.append_binary(dnnl::algorithm::binary_mul, perChannel);
     shiftIndex = ops.len();
     ops.append_binary(dnnl::algorithm::binary_add, perChannel);
   }
-  if (e.has_residual) {
+  if (!withTail)
+    return;
+  if (tailResidual) {
     residual = true;
     ops.append_sum(1.0f);
   }
-  if (e.activation != KILN_RT_ACTIVATION_NONE) {
-    Eltwise eltwise = eltwiseOf(e);
+  if (tailActivation) {
+    Eltwise eltwise = eltwiseOf(epilogue);
     ops.append_eltwise(1.0f, eltwise.algorithm, eltwise.alpha, eltwise.beta);
   }
+}
+
+void EpiloguePostOps::deferTail(const memory::desc &plainDst) {
+  append(/*withTail=*/false);
+  tailDst = plainDst;
+  if (tailResidual) {
+    dnnl::post_ops activation;
+    if (tailActivation) {
+      Eltwise eltwise = eltwiseOf(epilogue);
+      activation.append_eltwise(1.0f, eltwise.algorithm, eltwise.alpha,
+                                eltwise.beta);
+    }
+    dnnl::primitive_attr attributes;
+    attributes.set_post_ops(activation);
+    tail = dnnl::binary(dnnl::binary::primitive_desc(
+        dnnl::binary::desc(dnnl::algorithm::binary_add, plainDst, plainDst,
+                           plainDst),
+        attributes, engine()));
+  } else if (tailActivation) {
+    Eltwise eltwise = eltwiseOf(epilogue);
+    tail = dnnl::eltwise_forward(dnnl::eltwise_forward::primitive_desc(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
+                                    eltwise.algorithm, plainDst, eltwise.alpha,
+                                    eltwise.beta),
+        engine()));
+  }
+}
+
+void EpiloguePostOps::runTail(dnnl::stream &stream, float *output,
+                              const EpilogueOperands &operands) const {
+  if (!tail)
+    return;
+  memory dst = wrap(tailDst, output);
+  if (tailResidual)
+    tail.execute(stream, {{DNNL_ARG_SRC_0, dst},
+                          {DNNL_ARG_SRC_1, wrap(tailDst, operands.residual)},
+                          {DNNL_ARG_DST, dst}});
+  else
+    tail.execute(stream, {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst}});
+}
+
+bool isReferenceImplementation(const dnnl::primitive_desc_base &pd) {
+  return std::string_view(pd.impl_info_str()).starts_with("ref");
 }
 
 void EpiloguePostOps::attach(dnnl::primitive_attr &attributes) const {

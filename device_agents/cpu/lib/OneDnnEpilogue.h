@@ -2,8 +2,9 @@
 //
 // This file declares how a kernel-library call site applies its epilogue
 // (kiln_rt_epilogue: per-channel scale and shift, a residual, an
-// activation): as oneDNN post-ops fused into the primitive, and in place
-// after a direct loop when oneDNN is not used.
+// activation): as oneDNN post-ops fused into the primitive, as a oneDNN
+// binary or eltwise step after it when the fused form leaves oneDNN only its
+// reference kernel, and in place after a direct loop when oneDNN is not used.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -38,12 +39,37 @@ public:
   /// before the primitive runs.
   bool sumsResidual() const { return residual; }
 
+  /// Whether there is a tail (residual, activation) to defer.
+  bool hasTail() const { return tailResidual || tailActivation; }
+  /// Takes the residual and the activation out of the post-ops and applies
+  /// them after the primitive instead, as one oneDNN binary add (with the
+  /// activation as its post-op) or eltwise step over the dense destination
+  /// `plainDst`. For primitives whose fused form oneDNN has only a
+  /// reference kernel for: oneDNN 2.6's AVX2 convolutions take a sum only
+  /// as their first post-op, so a batch norm's scale and shift followed by
+  /// a residual ran ~100x slower on AVX2-only CPUs.
+  void deferTail(const dnnl::memory::desc &plainDst);
+  /// Runs the deferred tail, if any, in place on `output` (the primitive's
+  /// dense destination) on `stream`.
+  void runTail(dnnl::stream &stream, float *output,
+               const EpilogueOperands &operands) const;
+
 private:
+  void append(bool withTail);
+
+  kiln_rt_epilogue epilogue;
   dnnl::post_ops ops;
   dnnl::memory::desc perChannel;
   int scaleIndex = -1, shiftIndex = -1;
   bool residual = false;
+  bool tailResidual = false, tailActivation = false;
+  dnnl::memory::desc tailDst;
+  dnnl::primitive tail; // empty until deferTail
 };
+
+/// True when oneDNN chose its reference implementation for `pd` (a
+/// correctness fallback, far slower than its jit kernels).
+bool isReferenceImplementation(const dnnl::primitive_desc_base &pd);
 
 /// Applies `epilogue` in place to a dense output of shape
 /// (outer, channels, inner), as the direct loops' last step.

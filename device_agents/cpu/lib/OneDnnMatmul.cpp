@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "OneDnnSites.h"
 
+#include <spdlog/spdlog.h>
+
 #include <optional>
 #include <unordered_map>
 
@@ -46,6 +48,7 @@ struct MatmulSite::Primitive {
   memory::desc src, weights, bias, dst, packedWeights, scratchpad;
   std::optional<dnnl::reorder> pack;
   EpiloguePostOps post;
+  std::string implementation; // oneDNN's name for the kernel it chose
 
   /// `prepack`: let oneDNN choose b's layout (b is a parameter, reordered
   /// once); otherwise it reads b as stored.
@@ -72,10 +75,22 @@ struct MatmulSite::Primitive {
     dnnl::matmul::desc desc(
         src, prepack ? memory::desc(dims(g.k, g.n), f32, Tag::any) : weights,
         bias, dst);
-    dnnl::primitive_attr attributes;
-    attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    post.attach(attributes);
-    dnnl::matmul::primitive_desc pd(desc, attributes, engine());
+    auto create = [&] {
+      dnnl::primitive_attr attributes;
+      attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      post.attach(attributes);
+      return dnnl::matmul::primitive_desc(desc, attributes, engine());
+    };
+    dnnl::matmul::primitive_desc pd = create();
+    if (isReferenceImplementation(pd) && post.hasTail()) {
+      post.deferTail(dst);
+      pd = create();
+    }
+    implementation = pd.impl_info_str();
+    if (isReferenceImplementation(pd))
+      spdlog::warn("oneDNN has only its reference kernel ({}) for a matmul "
+                   "here; it runs far slower than its jit kernels",
+                   implementation);
     matmul = dnnl::matmul(pd);
     packedWeights = pd.weights_desc();
     scratchpad = pd.scratchpad_desc();
@@ -88,6 +103,11 @@ struct MatmulSite::Primitive {
 MatmulSite::MatmulSite(const kiln_rt_matmul &geometry) : geometry(geometry) {}
 
 MatmulSite::~MatmulSite() = default;
+
+std::string MatmulSite::implementation() {
+  std::lock_guard<std::mutex> lock(createMutex);
+  return primitive ? primitive->implementation : "not created yet";
+}
 
 void MatmulSite::run(int threads, const float *a, const float *b,
                      const float *bias, const EpilogueOperands &post,
@@ -137,6 +157,7 @@ void MatmulSite::runPrimitive(int threads, const float *a, const float *b,
     arguments.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
   p.post.addArguments(post, arguments);
   p.matmul.execute(stream, arguments);
+  p.post.runTail(stream, c, post);
   stream.wait();
 }
 

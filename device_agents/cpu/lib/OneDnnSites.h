@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 
 namespace kiln::agent::onednn {
 
@@ -25,6 +26,8 @@ public:
   ~ConvolutionSite() override;
   void run(int threads, const float *input, const float *weight,
            const float *bias, const EpilogueOperands &post, float *output);
+  /// oneDNN's name for the kernel the site runs ("direct loop" without one).
+  std::string implementation() const;
 
 private:
   struct Primitive;
@@ -47,6 +50,8 @@ public:
   ~MatmulSite() override;
   void run(int threads, const float *a, const float *b, const float *bias,
            const EpilogueOperands &post, float *c);
+  /// oneDNN's name for the kernel the site runs (made by the first call).
+  std::string implementation();
 
 private:
   struct Primitive;
