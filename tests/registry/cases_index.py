@@ -110,6 +110,25 @@ register("scatter_reduce_sum_f32", lambda x, i, s: x.scatter_reduce(1, i, s, "su
 register("scatter_reduce_amax_f32",
          lambda x, i, s: x.scatter_reduce(1, i, s, "amax", include_self=False),
          randn(3, 5), randint(0, 5, 3, 4), randn(3, 4))
+# an index smaller than self outside the scattered dim writes self's corner
+register("scatter_src_smaller_index_f32", lambda x, i, s: x.scatter(1, i, s), randn(4, 6),
+         const(torch.tensor([[5, 0], [1, 2], [4, 3]])), randn(3, 4))
+register("scatter_add_smaller_index_i32", lambda x, i, s: x.scatter_add(0, i, s),
+         randint(0, 9, 4, 5, 3, dtype=torch.int32), randint(0, 4, 6, 2, 2),
+         randint(0, 9, 6, 3, 2, dtype=torch.int32))
+register("scatter_reduce_amin_smaller_index_no_self_f32",
+         lambda x, i, s: x.scatter_reduce(1, i, s, "amin", include_self=False),
+         randn(5, 7), randint(0, 7, 3, 4), randn(4, 4))
+register("scatter_reduce_prod_smaller_index_u8",
+         lambda x, i, s: x.scatter_reduce(0, i, s, "prod"),
+         randint(0, 5, 4, 6, dtype=torch.uint8), randint(0, 4, 3, 2),
+         randint(0, 5, 3, 2, dtype=torch.uint8))
+register("scatter_value_0d_f32", lambda x, i: x.scatter(0, i, 2.5), randn(),
+         const(torch.tensor(0)))
+register("scatter_reduce_sum_0d_bool",
+         lambda x, i, s: x.scatter_reduce(0, i, s, "sum", include_self=False),
+         randint(0, 2, dtype=torch.bool), const(torch.tensor(0)),
+         randint(0, 2, dtype=torch.bool))
 register("one_hot_i64", lambda i: F.one_hot(i, 6), randint(0, 6, 2, 4))
 
 # index_put (x[idx] = v) with and without accumulate, index_add

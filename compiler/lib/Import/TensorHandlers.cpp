@@ -517,6 +517,41 @@ absl::StatusOr<Values> indexSelect(NodeImporter &n, const std::string &selfName,
                                                   n.b().getI64IntegerAttr(dim))};
 }
 
+/// Scatters `src` into `self` along `dim` at `index` (index and src of one
+/// shape, equal to self's outside `dim`), combining by `reduce`; without
+/// `includeSelf`, self's values take no part where anything was scattered.
+Value scatterMatching(NodeImporter &n, Value self, Value index, Value src,
+                      int64_t dim, StringRef reduce, bool includeSelf) {
+  RankedTensorType type = typeOf(self);
+  auto scatterInto = [&](Value into, Value from, StringRef how) -> Value {
+    return n.b().create<aten::ScatterOp>(n.loc(), typeOf(into), into, index, from,
+                                         n.b().getI64IntegerAttr(dim),
+                                         n.b().getStringAttr(how));
+  };
+  if (includeSelf)
+    return scatterInto(self, src, reduce);
+  // Without self: reduce into the identity, then keep self where nothing
+  // was scattered (a scattered count of zero).
+  Type element = type.getElementType();
+  double identity = reduce == "prod" ? 1.0 : 0.0;
+  if (reduce == "amax" || reduce == "amin") {
+    bool lowest = reduce == "amax";
+    if (isa<FloatType>(element))
+      identity = lowest ? -INFINITY : INFINITY;
+    else if (!element.isInteger(1))
+      identity = lowest ? -std::ldexp(1.0, element.getIntOrFloatBitWidth() - 1)
+                        : std::ldexp(1.0, element.getIntOrFloatBitWidth() - 1) - 1;
+  }
+  Value reduced = scatterInto(n.constant(element, identity, type.getShape()), src,
+                              reduce);
+  Type i64 = n.b().getI64Type();
+  Value counts = scatterInto(n.constant(i64, 0.0, type.getShape()),
+                             n.constant(i64, 1.0, typeOf(index).getShape()), "sum");
+  Value hit = pointwise(n, type.clone(n.b().getI1Type()), "gt",
+                        {counts, n.constant(i64, 0.0)});
+  return pointwise(n, type, "where", {hit, reduced, self});
+}
+
 /// scatter.src/value, scatter_add, scatter_reduce.two.
 absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
@@ -541,49 +576,44 @@ absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
   ArrayRef<int64_t> idx = typeOf(index).getShape();
   if (typeOf(index).getRank() != type.getRank())
     return n.error("index needs self's rank");
-  if (typeOf(src).getShape() != idx) {
-    // A larger src contributes only its index-shaped corner.
-    if (typeOf(src).getRank() != typeOf(index).getRank())
-      return n.error("src needs index's rank");
-    SmallVector<int64_t> offsets(idx.size(), 0), strides(idx.size(), 1);
-    for (size_t d = 0; d < idx.size(); ++d)
-      if (idx[d] > typeOf(src).getDimSize(d))
-        return n.error("index is larger than src");
+  if (typeOf(src).getRank() != typeOf(index).getRank())
+    return n.error("src needs index's rank");
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (idx[d] > typeOf(src).getDimSize(d))
+      return n.error(absl::StrCat("index extent ", idx[d], " of dim ", d,
+                                  " is larger than src's"));
+    if (d != dim && idx[d] > type.getDimSize(d))
+      return n.error(absl::StrCat("index extent ", idx[d], " of dim ", d,
+                                  " is larger than self's"));
+  }
+  SmallVector<int64_t> zeros(idx.size(), 0), ones(idx.size(), 1);
+  // A larger src contributes only its index-shaped corner.
+  if (typeOf(src).getShape() != idx)
     src = n.b().create<aten::SliceOp>(n.loc(), typeOf(src).clone(idx), src,
-                                      n.b().getDenseI64ArrayAttr(offsets),
-                                      n.b().getDenseI64ArrayAttr(strides));
+                                      n.b().getDenseI64ArrayAttr(zeros),
+                                      n.b().getDenseI64ArrayAttr(ones));
+  // A 0-d scatter is the 1-element 1-d one.
+  if (type.getRank() == 0) {
+    auto asVector = [&](Value v) -> Value {
+      return n.b().create<aten::ViewOp>(n.loc(), typeOf(v).clone({1}), v);
+    };
+    Value result = scatterMatching(n, asVector(self), asVector(index),
+                                   asVector(src), 0, reduce, includeSelf);
+    return Values{n.b().create<aten::ViewOp>(n.loc(), type, result)};
   }
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    if (d != dim && idx[d] != type.getDimSize(d))
-      return n.unimplemented("scatter with an index smaller than self outside "
-                             "the scattered dim");
-  auto scatterInto = [&](Value into, Value from, StringRef how) -> Value {
-    return n.b().create<aten::ScatterOp>(n.loc(), typeOf(into), into, index, from,
-                                         n.b().getI64IntegerAttr(dim),
-                                         n.b().getStringAttr(how));
-  };
-  if (includeSelf)
-    return Values{scatterInto(self, src, reduce)};
-  // Without self: reduce into the identity, then keep self where nothing
-  // was scattered (a scattered count of zero).
-  Type element = type.getElementType();
-  double identity = reduce == "prod" ? 1.0 : 0.0;
-  if (reduce == "amax" || reduce == "amin") {
-    bool lowest = reduce == "amax";
-    if (isa<FloatType>(element))
-      identity = lowest ? -INFINITY : INFINITY;
-    else if (!element.isInteger(1))
-      identity = lowest ? -std::ldexp(1.0, element.getIntOrFloatBitWidth() - 1)
-                        : std::ldexp(1.0, element.getIntOrFloatBitWidth() - 1) - 1;
-  }
-  Value reduced = scatterInto(n.constant(element, identity, type.getShape()), src,
-                              reduce);
-  Type i64 = n.b().getI64Type();
-  Value counts = scatterInto(n.constant(i64, 0.0, type.getShape()),
-                             n.constant(i64, 1.0, typeOf(index).getShape()), "sum");
-  Value hit = pointwise(n, type.clone(n.b().getI1Type()), "gt",
-                        {counts, n.constant(i64, 0.0)});
-  return Values{pointwise(n, type, "where", {hit, reduced, self})};
+  // An index smaller than self outside `dim` scatters into self's corner of
+  // its extents (all of `dim`); the rest of self is unchanged.
+  SmallVector<int64_t> corner(idx);
+  corner[dim] = type.getDimSize(dim);
+  if (ArrayRef<int64_t>(corner) == type.getShape())
+    return Values{scatterMatching(n, self, index, src, dim, reduce, includeSelf)};
+  Value part = n.b().create<aten::SliceOp>(n.loc(), type.clone(corner), self,
+                                           n.b().getDenseI64ArrayAttr(zeros),
+                                           n.b().getDenseI64ArrayAttr(ones));
+  part = scatterMatching(n, part, index, src, dim, reduce, includeSelf);
+  return Values{n.b().create<aten::InsertSliceOp>(
+      n.loc(), type, self, part, n.b().getDenseI64ArrayAttr(zeros),
+      n.b().getDenseI64ArrayAttr(ones))};
 }
 
 /// sort along `dim` (moved last by a transpose), optionally keeping the
