@@ -129,6 +129,18 @@ register("scatter_reduce_sum_0d_bool",
          lambda x, i, s: x.scatter_reduce(0, i, s, "sum", include_self=False),
          randint(0, 2, dtype=torch.bool), const(torch.tensor(0)),
          randint(0, 2, dtype=torch.bool))
+register("scatter_reduce_mean_f32", lambda x, i, s: x.scatter_reduce(1, i, s, "mean"),
+         randn(3, 5), randint(0, 5, 3, 6), randn(3, 6))
+register("scatter_reduce_mean_no_self_f16",
+         lambda x, i, s: x.scatter_reduce(0, i, s, "mean", include_self=False),
+         randn(4, 3, dtype=torch.float16), randint(0, 4, 5, 3), randn(5, 3, dtype=torch.float16))
+register("scatter_reduce_mean_floor_i32",
+         lambda x, i, s: x.scatter_reduce(1, i, s, "mean", include_self=False),
+         randint(-20, 20, 3, 4, dtype=torch.int32), randint(0, 4, 3, 7),
+         randint(-20, 20, 3, 7, dtype=torch.int32))
+register("scatter_reduce_mean_u8", lambda x, i, s: x.scatter_reduce(0, i, s, "mean"),
+         randint(0, 255, 4, 5, dtype=torch.uint8), randint(0, 4, 6, 5),
+         randint(0, 255, 6, 5, dtype=torch.uint8))
 register("one_hot_i64", lambda i: F.one_hot(i, 6), randint(0, 6, 2, 4))
 
 # index_put (x[idx] = v) with and without accumulate, index_add

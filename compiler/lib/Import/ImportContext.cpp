@@ -281,6 +281,11 @@ absl::StatusOr<RankedTensorType> NodeImporter::resultType(int i) {
                            /*widenUnsigned=*/true);
 }
 
+bool NodeImporter::resultIsUnsigned(int i) const {
+  return i < node.outputs_size() &&
+         node.outputs(i).type().dtype() == v1::DTYPE_U8;
+}
+
 absl::StatusOr<int64_t> NodeImporter::normalizeDim(int64_t dim, int64_t rank) {
   int64_t bound = std::max<int64_t>(rank, 1);
   if (dim < -bound || dim >= bound)

@@ -78,6 +78,9 @@ public:
   /// The declared type of result `i`; error when the node declares fewer.
   absl::StatusOr<mlir::RankedTensorType> resultType(int i = 0);
   int numResults() const { return node.outputs_size(); }
+  /// True when result `i` is declared u8 (carried as i16 inside the graph;
+  /// the importer wraps it modulo 256 after the node).
+  bool resultIsUnsigned(int i = 0) const;
 
   /// Normalises a possibly negative dim against `rank`.
   absl::StatusOr<int64_t> normalizeDim(int64_t dim, int64_t rank);

@@ -518,8 +518,9 @@ absl::StatusOr<Values> indexSelect(NodeImporter &n, const std::string &selfName,
 }
 
 /// Scatters `src` into `self` along `dim` at `index` (index and src of one
-/// shape, equal to self's outside `dim`), combining by `reduce`; without
-/// `includeSelf`, self's values take no part where anything was scattered.
+/// shape, equal to self's outside `dim`), combining by `reduce` ("none",
+/// "sum", "prod", "mean", "amax", "amin"); without `includeSelf`, self's
+/// values take no part where anything was scattered.
 Value scatterMatching(NodeImporter &n, Value self, Value index, Value src,
                       int64_t dim, StringRef reduce, bool includeSelf) {
   RankedTensorType type = typeOf(self);
@@ -528,11 +529,27 @@ Value scatterMatching(NodeImporter &n, Value self, Value index, Value src,
                                          n.b().getI64IntegerAttr(dim),
                                          n.b().getStringAttr(how));
   };
+  Type element = type.getElementType();
+  if (reduce == "mean") {
+    // As eager: the sum over a count that includes self when it takes part,
+    // with nothing scattered counting 1; integers divide rounding down.
+    Value sum = scatterMatching(n, self, index, src, dim, "sum", includeSelf);
+    if (n.resultIsUnsigned()) // eager sums u8 in u8, wrapping, then divides
+      sum = wrapUnsigned(n.b(), n.loc(), sum);
+    Value count = scatterInto(
+        n.constant(element, includeSelf ? 1.0 : 0.0, type.getShape()),
+        n.constant(element, 1.0, typeOf(index).getShape()), "sum");
+    Value none = pointwise(n, type.clone(n.b().getI1Type()), "eq",
+                           {count, n.constant(element, 0.0)});
+    count = pointwise(n, type, "where", {none, n.constant(element, 1.0), count});
+    if (isa<FloatType>(element))
+      return n.b().create<aten::DivOp>(n.loc(), type, sum, count);
+    return pointwise(n, type, "div_floor", {sum, count});
+  }
   if (includeSelf)
     return scatterInto(self, src, reduce);
   // Without self: reduce into the identity, then keep self where nothing
   // was scattered (a scattered count of zero).
-  Type element = type.getElementType();
   double identity = reduce == "prod" ? 1.0 : 0.0;
   if (reduce == "amax" || reduce == "amin") {
     bool lowest = reduce == "amax";
@@ -563,7 +580,8 @@ absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
   if (reduce == "arg") {
     ASSIGN_OR_RETURN(reduce, n.stringAttr("reduce"));
     ASSIGN_OR_RETURN(includeSelf, n.boolAttr("include_self", true));
-    if (reduce != "sum" && reduce != "prod" && reduce != "amax" && reduce != "amin")
+    if (reduce != "sum" && reduce != "prod" && reduce != "mean" &&
+        reduce != "amax" && reduce != "amin")
       return n.unimplemented(absl::StrCat("scatter_reduce '", reduce, "'"));
   }
   Value src;
