@@ -409,7 +409,10 @@ def onnx_export(module: nn.Module, inputs: Sequence[torch.Tensor], path: pathlib
         import onnx
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            torch.onnx.export(module, tuple(inputs), str(path), opset_version=17)
+            # torch's exporter (torch.export + onnxscript) at its own
+            # default opset: opset 17 made its version converter fail on
+            # the encoder's reductions.
+            torch.onnx.export(module, tuple(inputs), str(path), dynamo=True)
         onnx.checker.check_model(str(path))
         return ""
     except Exception as e:

@@ -24,9 +24,11 @@ fi
 # protobuf stay at the project's versions).
 ORT_SPEC="onnxruntime==1.32.0"
 ONNX_SPEC="onnx==1.22.0"
+ONNXSCRIPT_SPEC="onnxscript==0.7.2" # torch.onnx.export's exporter since torch 2.9
 missing=()
 "$PY" -c "import onnxruntime" 2>/dev/null || missing+=("$ORT_SPEC")
 "$PY" -c "import onnx" 2>/dev/null || missing+=("$ONNX_SPEC")
+"$PY" -c "import onnxscript" 2>/dev/null || missing+=("$ONNXSCRIPT_SPEC")
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "bench/run.sh: installing ${missing[*]} into $KILN_VENV" >&2
   "$PY" -m pip install -q -c client_py/requirements.txt "${missing[@]}"
