@@ -407,7 +407,8 @@ def onnx_export(module: nn.Module, inputs: Sequence[torch.Tensor], path: pathlib
     """Exports to ``path``; returns "" or why it failed."""
     try:
         import onnx
-        with warnings.catch_warnings():
+        # The exporter prints its progress on stdout, inside the table.
+        with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
             warnings.simplefilter("ignore")
             # torch's exporter (torch.export + onnxscript) at its own
             # default opset: opset 17 made its version converter fail on

@@ -22,6 +22,13 @@ register("matmul_1d_1d_f32", torch.matmul, randn(7), randn(7))
 register("matmul_1d_2d_f32", torch.matmul, randn(7), randn(7, 3))
 register("matmul_2d_1d_f32", torch.matmul, randn(4, 7), randn(7))
 register("matmul_3d_2d_f32", torch.matmul, randn(2, 4, 7), randn(7, 3))
+# A 3-D input that is not contiguous: torch's matmul decomposition
+# broadcasts the weight over the batch (expand + bmm), which
+# kiln-fold-broadcast-products turns back into one 2-D product.
+register("matmul_transposed_3d_2d_f32", lambda x, w: x.transpose(0, 1) @ w,
+         randn(8, 5, 16), randn(16, 12))
+register("matmul_transposed_3d_2d_f16", lambda x, w: x.transpose(0, 1) @ w,
+         randn(6, 3, 16, dtype=torch.float16), randn(16, 10, dtype=torch.float16))
 register("matmul_2d_3d_f32", torch.matmul, randn(4, 7), randn(2, 7, 3))
 register("matmul_4d_f32", torch.matmul, randn(2, 3, 4, 5), randn(2, 3, 5, 6))
 register("matmul_3d_1d_f32", torch.matmul, randn(2, 4, 7), randn(7))

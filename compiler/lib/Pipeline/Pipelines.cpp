@@ -36,6 +36,7 @@ namespace kiln {
 
 void buildKilnAtenToLinalgPipeline(OpPassManager &pm,
                                    const AtenToLinalgOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createFoldBroadcastProducts());
   if (!options.kernelLibrary.empty()) {
     ConvertAtenToKernelCallsOptions kernelCalls;
     kernelCalls.library = options.kernelLibrary;

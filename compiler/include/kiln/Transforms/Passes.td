@@ -21,6 +21,19 @@ def FuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def FoldBroadcastProducts : Pass<"kiln-fold-broadcast-products", "mlir::func::FuncOp"> {
+  let summary = "Turn a batched product against one broadcast matrix into "
+                "a 2-D product";
+  let description = [{
+    Runs on the aten dialect, first in the aten-to-linalg pipeline:
+    `aten.bmm(a[B,M,K], aten.expand(w))` with w of shape (K, N) or
+    (1, K, N) becomes `view(aten.mm(view(a, [B*M, K]), w), [B, M, N])`.
+    torch's matmul decomposition emits the batched form for a 3-D input
+    that is not contiguous (nn.MultiheadAttention's in-projection); it
+    materialises B copies of the weight per call and runs B small products.
+  }];
+}
+
 def CopyReturnedArguments : Pass<"kiln-copy-returned-arguments", "mlir::func::FuncOp"> {
   let summary = "Return a copy where a function returns (a view of) its "
                 "argument, or one buffer twice";

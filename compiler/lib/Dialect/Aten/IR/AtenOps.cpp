@@ -222,6 +222,8 @@ LogicalResult ViewOp::verify() {
   return success();
 }
 
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
 OpFoldResult ViewOp::fold(FoldAdaptor) {
   if (getSelf().getType() == getType())
     return getSelf();
