@@ -122,23 +122,12 @@ struct ConvolutionSite::Primitive {
         memory::desc(weightDims, f32, Tag::any), bias,
         memory::desc(dstDims, f32, Tag::any), strides, dilates, padBegin,
         padEnd);
-    auto create = [&] {
-      dnnl::primitive_attr attributes;
-      attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      post.attach(attributes);
-      return dnnl::convolution_forward::primitive_desc(desc, attributes,
-                                                       engine());
-    };
-    dnnl::convolution_forward::primitive_desc pd = create();
-    if (isReferenceImplementation(pd) && post.hasTail()) {
-      post.deferTail(dst);
-      pd = create();
-    }
+    auto pd = post.choose<dnnl::convolution_forward::primitive_desc>(
+        dst, "convolution", [&](const dnnl::primitive_attr &attributes) {
+          return dnnl::convolution_forward::primitive_desc(desc, attributes,
+                                                           engine());
+        });
     implementation = pd.impl_info_str();
-    if (isReferenceImplementation(pd))
-      spdlog::warn("oneDNN has only its reference kernel ({}) for a "
-                   "convolution here; it runs far slower than its jit kernels",
-                   implementation);
     convolution = dnnl::convolution_forward(pd);
     convSrc = pd.src_desc();
     convWeights = pd.weights_desc();

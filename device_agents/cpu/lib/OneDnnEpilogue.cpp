@@ -7,6 +7,8 @@
 
 #include "OneDnnSupport.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 #include <string_view>
@@ -138,6 +140,13 @@ void EpiloguePostOps::runTail(dnnl::stream &stream, float *output,
 
 bool isReferenceImplementation(const dnnl::primitive_desc_base &pd) {
   return std::string_view(pd.impl_info_str()).starts_with("ref");
+}
+
+void warnIfReference(const dnnl::primitive_desc_base &pd, const char *what) {
+  if (isReferenceImplementation(pd))
+    spdlog::warn("oneDNN has only its reference kernel ({}) for a {} here; "
+                 "it runs far slower than its jit kernels",
+                 pd.impl_info_str(), what);
 }
 
 void EpiloguePostOps::attach(dnnl::primitive_attr &attributes) const {

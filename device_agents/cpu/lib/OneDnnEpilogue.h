@@ -18,6 +18,13 @@
 
 namespace kiln::agent::onednn {
 
+/// True when oneDNN chose its reference implementation for `pd` (a
+/// correctness fallback, far slower than its jit kernels).
+bool isReferenceImplementation(const dnnl::primitive_desc_base &pd);
+/// Logs a warning when `pd` is a reference implementation (`what`: the
+/// kind of call site).
+void warnIfReference(const dnnl::primitive_desc_base &pd, const char *what);
+
 /// One call's epilogue operands (null when the epilogue has none).
 struct EpilogueOperands {
   const float *scale = nullptr, *shift = nullptr, *residual = nullptr;
@@ -38,6 +45,29 @@ public:
   /// Whether the residual goes as a sum: the destination must hold it
   /// before the primitive runs.
   bool sumsResidual() const { return residual; }
+
+  /// The primitive descriptor `make(attributes)` returns with these
+  /// post-ops attached (and a user scratchpad). When the fused form leaves
+  /// oneDNN only its reference kernel, the tail is deferred (deferTail on
+  /// `plainDst`) and it is made again; a reference kernel even then is
+  /// logged, naming `what`.
+  template <typename PrimitiveDesc, typename Make>
+  PrimitiveDesc choose(const dnnl::memory::desc &plainDst, const char *what,
+                       Make make) {
+    auto attempt = [&] {
+      dnnl::primitive_attr attributes;
+      attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      attach(attributes);
+      return PrimitiveDesc(make(attributes));
+    };
+    PrimitiveDesc pd = attempt();
+    if (isReferenceImplementation(pd) && hasTail()) {
+      deferTail(plainDst);
+      pd = attempt();
+    }
+    warnIfReference(pd, what);
+    return pd;
+  }
 
   /// Whether there is a tail (residual, activation) to defer.
   bool hasTail() const { return tailResidual || tailActivation; }
@@ -66,10 +96,6 @@ private:
   dnnl::memory::desc tailDst;
   dnnl::primitive tail; // empty until deferTail
 };
-
-/// True when oneDNN chose its reference implementation for `pd` (a
-/// correctness fallback, far slower than its jit kernels).
-bool isReferenceImplementation(const dnnl::primitive_desc_base &pd);
 
 /// Applies `epilogue` in place to a dense output of shape
 /// (outer, channels, inner), as the direct loops' last step.

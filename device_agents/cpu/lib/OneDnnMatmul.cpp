@@ -8,8 +8,6 @@
 //===----------------------------------------------------------------------===//
 #include "OneDnnSites.h"
 
-#include <spdlog/spdlog.h>
-
 #include <optional>
 #include <unordered_map>
 
@@ -75,22 +73,11 @@ struct MatmulSite::Primitive {
     dnnl::matmul::desc desc(
         src, prepack ? memory::desc(dims(g.k, g.n), f32, Tag::any) : weights,
         bias, dst);
-    auto create = [&] {
-      dnnl::primitive_attr attributes;
-      attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-      post.attach(attributes);
-      return dnnl::matmul::primitive_desc(desc, attributes, engine());
-    };
-    dnnl::matmul::primitive_desc pd = create();
-    if (isReferenceImplementation(pd) && post.hasTail()) {
-      post.deferTail(dst);
-      pd = create();
-    }
+    auto pd = post.choose<dnnl::matmul::primitive_desc>(
+        dst, "matmul", [&](const dnnl::primitive_attr &attributes) {
+          return dnnl::matmul::primitive_desc(desc, attributes, engine());
+        });
     implementation = pd.impl_info_str();
-    if (isReferenceImplementation(pd))
-      spdlog::warn("oneDNN has only its reference kernel ({}) for a matmul "
-                   "here; it runs far slower than its jit kernels",
-                   implementation);
     matmul = dnnl::matmul(pd);
     packedWeights = pd.weights_desc();
     scratchpad = pd.scratchpad_desc();
