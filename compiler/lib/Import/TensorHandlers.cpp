@@ -531,20 +531,24 @@ Value scatterMatching(NodeImporter &n, Value self, Value index, Value src,
   };
   Type element = type.getElementType();
   if (reduce == "mean") {
-    // As eager: the sum over a count that includes self when it takes part,
-    // with nothing scattered counting 1; integers divide rounding down.
-    Value sum = scatterMatching(n, self, index, src, dim, "sum", includeSelf);
-    if (n.resultIsUnsigned()) // eager sums u8 in u8, wrapping, then divides
-      sum = wrapUnsigned(n.b(), n.loc(), sum);
+    // As eager: self (when it takes part) plus the scattered sum, over a
+    // count that includes self likewise; integers divide rounding down.
+    // Where nothing was scattered the count is 0 (1 with self): self stays.
     Value count = scatterInto(
         n.constant(element, includeSelf ? 1.0 : 0.0, type.getShape()),
         n.constant(element, 1.0, typeOf(index).getShape()), "sum");
+    Value sum = scatterInto(
+        includeSelf ? self : n.constant(element, 0.0, type.getShape()), src,
+        "sum");
+    if (n.resultIsUnsigned()) // eager sums u8 in u8, wrapping, then divides
+      sum = wrapUnsigned(n.b(), n.loc(), sum);
     Value none = pointwise(n, type.clone(n.b().getI1Type()), "eq",
                            {count, n.constant(element, 0.0)});
     count = pointwise(n, type, "where", {none, n.constant(element, 1.0), count});
-    if (isa<FloatType>(element))
-      return n.b().create<aten::DivOp>(n.loc(), type, sum, count);
-    return pointwise(n, type, "div_floor", {sum, count});
+    Value mean = isa<FloatType>(element)
+                     ? n.b().create<aten::DivOp>(n.loc(), type, sum, count)
+                     : pointwise(n, type, "div_floor", {sum, count});
+    return includeSelf ? mean : pointwise(n, type, "where", {none, self, mean});
   }
   if (includeSelf)
     return scatterInto(self, src, reduce);

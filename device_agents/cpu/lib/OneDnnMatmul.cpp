@@ -46,7 +46,6 @@ struct MatmulSite::Primitive {
   memory::desc src, weights, bias, dst, packedWeights, scratchpad;
   std::optional<dnnl::reorder> pack;
   EpiloguePostOps post;
-  std::string implementation; // oneDNN's name for the kernel it chose
 
   /// `prepack`: let oneDNN choose b's layout (b is a parameter, reordered
   /// once); otherwise it reads b as stored.
@@ -77,7 +76,6 @@ struct MatmulSite::Primitive {
         dst, "matmul", [&](const dnnl::primitive_attr &attributes) {
           return dnnl::matmul::primitive_desc(desc, attributes, engine());
         });
-    implementation = pd.impl_info_str();
     matmul = dnnl::matmul(pd);
     packedWeights = pd.weights_desc();
     scratchpad = pd.scratchpad_desc();
@@ -90,11 +88,6 @@ struct MatmulSite::Primitive {
 MatmulSite::MatmulSite(const kiln_rt_matmul &geometry) : geometry(geometry) {}
 
 MatmulSite::~MatmulSite() = default;
-
-std::string MatmulSite::implementation() {
-  std::lock_guard<std::mutex> lock(createMutex);
-  return primitive ? primitive->implementation : "not created yet";
-}
 
 void MatmulSite::run(int threads, const float *a, const float *b,
                      const float *bias, const EpilogueOperands &post,

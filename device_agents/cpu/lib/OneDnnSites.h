@@ -50,8 +50,6 @@ public:
   ~MatmulSite() override;
   void run(int threads, const float *a, const float *b, const float *bias,
            const EpilogueOperands &post, float *c);
-  /// oneDNN's name for the kernel the site runs (made by the first call).
-  std::string implementation();
 
 private:
   struct Primitive;
