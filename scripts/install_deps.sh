@@ -11,7 +11,10 @@
 #   KILN_TOOLS_DIR operations tools, built with `go install` through the Go
 #                  module proxy into $KILN_TOOLS_DIR/bin (default:
 #                  ~/.cache/kiln/tools): grpcurl, grpc-health-probe, helm,
-#                  kubeconform. KILN_SKIP_TOOLS=1 skips them.
+#                  kubeconform, and bazel-remote (the REAPI cache server the
+#                  shared-tier tests run). KILN_SKIP_TOOLS=1 skips them.
+#                  The REAPI protos kilnd is built from always land in
+#                  $KILN_TOOLS_DIR/reapi-protos (scripts/fetch_reapi_protos.sh).
 set -euo pipefail
 
 KILN_VENV="${KILN_VENV:-$HOME/.cache/kiln/venv}"
@@ -38,12 +41,16 @@ GO_TOOLS=(
   "helm helm.sh/helm/v4/cmd/helm@v4.3.1 $GO_TOOLCHAIN"
   "kubeconform github.com/yannh/kubeconform/cmd/kubeconform@v0.6.3 debian"
 )
+# bazel-remote, the REAPI cache server kilnd's shared tier is tested against
+# (--remote-cache). `go install` refuses its module (replace directives), so
+# it builds in a scratch module: `go get` then `go build`.
+BAZEL_REMOTE="github.com/buchgr/bazel-remote/v2@v2.6.2"
 
 APT_PACKAGES=(
   # build
   build-essential cmake ninja-build ccache pkg-config git
-  # https to PyPI and the Go module proxy
-  ca-certificates
+  # https to PyPI and the Go module proxy; the googleapis protos from npm
+  ca-certificates curl openssl
   # LLVM/MLIR 19 (shared libLLVM/libMLIR), clang + lld for fast builds, and
   # clang's sanitizer and libFuzzer runtimes (scripts/fuzz.sh)
   clang-19 lld-19 libclang-rt-19-dev llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
@@ -159,7 +166,29 @@ install_go_tools() {
   log "tools: all present in $bin"
 }
 
+install_bazel_remote() {
+  local bin="$KILN_TOOLS_DIR/bin" go scratch
+  if [ -x "$bin/bazel-remote" ] && [ "$(cat "$bin/.bazel-remote.version" 2>/dev/null)" = "$BAZEL_REMOTE" ]; then
+    return 0
+  fi
+  go="$(go_toolchain "$GO_TOOLCHAIN")"
+  log "building bazel-remote ($BAZEL_REMOTE) with $("$go" version | cut -d' ' -f3)"
+  scratch="$(mktemp -d)"
+  (
+    cd "$scratch"
+    export GOPATH="$KILN_TOOLS_DIR/gopath" GOFLAGS=-modcacherw GOTOOLCHAIN=local
+    "$go" mod init kiln.tools/bazel-remote >/dev/null 2>&1
+    "$go" get "$BAZEL_REMOTE"
+    "$go" build -o "$bin/bazel-remote" "${BAZEL_REMOTE%@*}"
+  )
+  rm -rf "$scratch"
+  echo "$BAZEL_REMOTE" > "$bin/.bazel-remote.version"
+}
+
 [ "${KILN_SKIP_APT:-0}" = "1" ] || install_apt_packages
 install_python_env
 [ "${KILN_SKIP_TOOLS:-0}" = "1" ] || install_go_tools
+[ "${KILN_SKIP_TOOLS:-0}" = "1" ] || install_bazel_remote
+# The REAPI protos kilnd builds its remote cache tier from (CMake needs them).
+KILN_TOOLS_DIR="$KILN_TOOLS_DIR" GO="$(find_go)" "$(dirname "$0")/fetch_reapi_protos.sh"
 log "done (venv: $KILN_VENV)"

@@ -216,6 +216,7 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
                  outcome->placement.segments_size());
   }
   response->set_cache_hit(outcome->cacheHit);
+  response->set_remote_cache_hit(outcome->remoteHit);
   *response->mutable_op_report() = outcome->opReport;
   *response->mutable_placement() = outcome->placement;
   if (fromTorchScript)
@@ -224,11 +225,12 @@ grpc::Status CompilerService::compile(grpc::ServerContext *context,
   response->set_compile_key(outcome->key);
   *response->mutable_timings() = outcome->timings;
   response->mutable_timings()->set_total_us(totalUs);
-  spdlog::info("compile graph='{}' target={}{} key={} hit={} queue_us={} "
+  spdlog::info("compile graph='{}' target={}{} key={} hit={}{} queue_us={} "
                "compile_us={} total_us={} executable={}",
                graphName, request->target(),
                options->cpu().empty() ? "" : " cpu=" + options->cpu(),
                outcome->key, outcome->cacheHit,
+               outcome->remoteHit ? " (remote)" : "",
                outcome->timings.queue_us(), outcome->timings.compile_us(),
                totalUs,
                outcome->partitioned ? std::string("partitioned")

@@ -62,6 +62,24 @@ ServerMetrics::ServerMetrics()
           "kiln_device_instructions_total",
           "Guest instructions simulated devices retired running executables.",
           {"device"})),
+      remoteUp(registry.gauge(
+          "kiln_remote_cache_up",
+          "1 while the shared cache tier (--remote-cache) answers, 0 while "
+          "kilnd serves from the local tier only and retries with backoff.")),
+      remoteRequests(registry.counter(
+          "kiln_remote_cache_lookups_total",
+          "Remote action-cache lookups by outcome (hit, miss) and remote "
+          "calls that failed (error).",
+          {"outcome"})),
+      remoteBytes(registry.counter(
+          "kiln_remote_cache_bytes_total",
+          "Blob bytes moved to and from the shared tier, by direction (read, "
+          "written).",
+          {"direction"})),
+      remoteCorrupt(registry.counter(
+          "kiln_remote_cache_corrupt_total",
+          "Remote entries or blobs found unusable (digest mismatch, foreign "
+          "compiler, unparsable record); each was compiled locally instead.")),
       agentsConnected(registry.gauge(
           "kiln_agents_connected",
           "Agents with an open Agent.Connect stream.")),

@@ -205,6 +205,7 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
       outcome.placement = wholePlacement(graph, target, *whole);
       outcome.opReport = whole->opReport;
       outcome.cacheHit = whole->cacheHit;
+      outcome.remoteHit = whole->remoteHit;
       outcome.key = whole->key;
       outcome.timings = whole->timings;
       outcome.whole = *std::move(whole);
@@ -280,6 +281,7 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
                        "): ", compiled.status().message()));
     fillSegment(entry, *compiled);
     outcome.cacheHit = outcome.cacheHit && compiled->cacheHit;
+    outcome.remoteHit = outcome.remoteHit || compiled->remoteHit;
     outcome.timings.set_queue_us(outcome.timings.queue_us() +
                                  compiled->timings.queue_us());
     outcome.timings.set_compile_us(outcome.timings.compile_us() +

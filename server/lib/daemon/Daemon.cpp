@@ -110,6 +110,12 @@ int runDaemon(const DaemonFlags &flags, OptionsResolverFn resolveOptions,
   options.maxBlobBytes = flags.maxBlobBytes;
   options.blobQuotaBytes = flags.blobQuotaBytes;
   options.cacheSalt = flags.cacheSalt;
+  options.remote.url = flags.remoteCache;
+  options.remote.instanceName = flags.remoteInstanceName;
+  options.remote.tlsCa = flags.remoteTlsCa;
+  options.remote.tlsCert = flags.remoteTlsCert;
+  options.remote.tlsKey = flags.remoteTlsKey;
+  options.remote.timeout = std::chrono::milliseconds(flags.remoteTimeoutMs);
   // --debug-miscompile (a testing aid) changes the compiler, so its name too.
   std::vector<std::string> miscompiled = flags.debugMiscompileOps();
   if (!miscompiled.empty())

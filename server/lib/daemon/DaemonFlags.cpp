@@ -160,6 +160,25 @@ void declareSettings(Settings &settings, DaemonFlags &flags) {
             "salt mixed into compile keys (persisted in <cache-dir>/salt; "
             "empty: keep the persisted one)")
       ->check(CLI::Validator(checkCacheSalt, "SALT"));
+  settings.text(
+      "remote-cache", flags.remoteCache,
+      "shared cache tier: grpc://HOST:PORT or grpcs://HOST:PORT of a Remote "
+      "Execution API v2 cache (bazel-remote, Buildbarn); the local store "
+      "stays the first tier, and a remote that is down only costs hits");
+  settings.text("remote-instance-name", flags.remoteInstanceName,
+                "REAPI instance name on --remote-cache (empty: the default)");
+  settings.text("remote-tls-ca", flags.remoteTlsCa,
+                "PEM CA of the grpcs:// remote's certificate (empty: system "
+                "roots)");
+  settings.text("remote-tls-cert", flags.remoteTlsCert,
+                "PEM client certificate for an mTLS remote (with "
+                "--remote-tls-key)");
+  settings.text("remote-tls-key", flags.remoteTlsKey,
+                "PEM private key of --remote-tls-cert");
+  settings.integer("remote-timeout-ms", flags.remoteTimeoutMs, 1,
+                   "deadline of each remote-cache call (large blobs get a "
+                   "second more per 32 MiB); a failed call marks the remote "
+                   "down for a backoff of 1 s doubling to 60 s");
   settings.oneOf("log-level", flags.logLevel,
                  {"trace", "debug", "info", "warn", "error", "critical", "off"},
                  "trace, debug, info, warn, error, critical or off");

@@ -57,6 +57,7 @@ struct KilnServer::State {
   std::unique_ptr<ContentStore> store;
   std::unique_ptr<ExecutableNamespace> executables;
   std::unique_ptr<TaskSigner> signer;
+  std::unique_ptr<RemoteCache> remote;
   std::unique_ptr<CompileCache> cache;
   std::unique_ptr<DeviceRegistry> registry;
   std::unique_ptr<Scheduler> scheduler;
@@ -134,6 +135,12 @@ KilnServer::start(ServerOptions options) {
   ASSIGN_OR_RETURN(std::string salt, loadCacheSalt(options.cacheDir / "salt",
                                                   options.cacheSalt));
   state->cache->setSalt(salt);
+  if (!options.remote.url.empty()) {
+    ASSIGN_OR_RETURN(state->remote, RemoteCache::connect(options.remote));
+    state->cache->setRemote(state->remote.get());
+    spdlog::info("remote cache: {} (instance '{}') is the second tier",
+                 options.remote.url, options.remote.instanceName);
+  }
   state->registry =
       std::make_unique<DeviceRegistry>(options.heartbeatInterval);
   state->registry->expectAgents(options.expectedAgentIds, options.deviceWait);
@@ -278,6 +285,17 @@ void KilnServer::addMetricCollectors(State &s) {
            static_cast<double>(store.evictedBlobs));
     s.metrics.agentsConnected.labels().set(
         static_cast<double>(s.registry->agentCount()));
+    if (s.remote) {
+      RemoteCache::Stats remote = s.remote->stats();
+      s.metrics.remoteUp.labels().set(s.remote->up() ? 1 : 0);
+      mirror(s.metrics.remoteRequests.labels({"hit"}), static_cast<double>(remote.hits));
+      mirror(s.metrics.remoteRequests.labels({"miss"}), static_cast<double>(remote.misses));
+      mirror(s.metrics.remoteRequests.labels({"error"}), static_cast<double>(remote.errors));
+      mirror(s.metrics.remoteBytes.labels({"read"}), static_cast<double>(remote.bytesRead));
+      mirror(s.metrics.remoteBytes.labels({"written"}),
+             static_cast<double>(remote.bytesWritten));
+      mirror(s.metrics.remoteCorrupt.labels(), static_cast<double>(remote.corruptBlobs));
+    }
   });
 }
 

@@ -215,7 +215,8 @@ int64_t CompileCache::entryCount() const {
 }
 
 CompileCache::Stats CompileCache::stats() const {
-  return Stats{compiles.load(), hits.load(), followers.load(), stageRuns.load()};
+  return Stats{compiles.load(), hits.load(), followers.load(), stageRuns.load(),
+               remoteHits.load()};
 }
 
 CompileCache::Result
@@ -244,8 +245,7 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
   v1::Digest executable = digestOf(recordBytes);
   pins.add(executable);
   RETURN_IF_ERROR(store.write(executable, recordBytes));
-  RETURN_IF_ERROR(executables.add(executable));
-  RETURN_IF_ERROR(writeFileAtomically(acDir / key, formatEntry(executable)));
+  RETURN_IF_ERROR(writeEntry(key, executable));
   CompileOutcome outcome;
   if (!compiled.stages.empty()) {
     ASSIGN_OR_RETURN(v1::StageDumpSet set,
@@ -259,6 +259,12 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
   outcome.key = key;
   outcome.timings.set_compile_us(microsSince(start));
   return outcome;
+}
+
+absl::Status CompileCache::writeEntry(const std::string &key,
+                                      const v1::Digest &executable) {
+  RETURN_IF_ERROR(executables.add(executable));
+  return writeFileAtomically(acDir / key, formatEntry(executable));
 }
 
 CompileCache::Result
@@ -358,7 +364,12 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
   compileOptions.options = normalizeCompileOptions(options);
   compileOptions.dumpStages = wantStages;
   Result result = absl::UnknownError("compile did not run");
-  if (std::optional<CompileOutcome> hit = lookup(key)) {
+  std::optional<CompileOutcome> hit = lookup(key);
+  if (!hit)
+    hit = fetchRemote(key);
+  else if (std::optional<CompileOutcome> theirs = publishHitOnce(key, *hit))
+    hit = std::move(theirs);
+  if (hit) {
     hits.fetch_add(1);
     std::optional<v1::StageDumpSet> stages;
     if (wantStages)
@@ -373,6 +384,14 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
     }
   } else {
     result = onPool([&] { return compileAndStore(key, graph, compileOptions); });
+    if (result.ok())
+      if (std::optional<CompileOutcome> adopted = publishRemote(key, *result)) {
+        // Another replica's executable: ours was compiled, not used.
+        adopted->timings = result->timings;
+        adopted->cacheHit = false;
+        adopted->stages = result->stages;
+        result = std::move(*adopted);
+      }
   }
   promise.set_value(result);
   {

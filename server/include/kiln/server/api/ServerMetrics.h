@@ -47,6 +47,10 @@ struct ServerMetrics {
   /// Instructions simulated devices counted, by device.
   CounterFamily &deviceInstructions;
   /// Agents with an open Agent.Connect stream.
+  GaugeFamily &remoteUp;
+  CounterFamily &remoteRequests;
+  CounterFamily &remoteBytes;
+  CounterFamily &remoteCorrupt;
   GaugeFamily &agentsConnected;
   /// RPCs being served, by method.
   GaugeFamily &requestsInFlight;

@@ -36,6 +36,8 @@ struct PlacedOutcome {
   v1::PlacementReport placement;
   /// The whole graph's op report, or the target segments' layers merged.
   v1::OpReport opReport;
+  /// Some executable came from the shared tier (--remote-cache).
+  bool remoteHit = false;
   /// Nothing was compiled: every executable came from the cache.
   bool cacheHit = false;
   /// Hex compile key of the whole graph.

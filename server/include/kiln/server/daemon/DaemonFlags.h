@@ -64,6 +64,14 @@ struct DaemonFlags {
   int64_t blobQuotaBytes = 0;
   /// Compile-key salt ("": keep the persisted one).
   std::string cacheSalt;
+  /// The shared cache tier: grpc(s)://HOST:PORT of a REAPI v2 server
+  /// ("": local only), its instance name, TLS files and call deadline.
+  std::string remoteCache;
+  std::string remoteInstanceName;
+  std::string remoteTlsCa;
+  std::string remoteTlsCert;
+  std::string remoteTlsKey;
+  int64_t remoteTimeoutMs = 10000;
   /// The YAML file the settings were read from ("" for none).
   std::string configFile;
   std::string logFormat = "text";

@@ -9,6 +9,7 @@
 
 #include "kiln/server/api/AccessPolicy.h"
 #include "kiln/server/store/CompileCache.h"
+#include "kiln/server/store/RemoteCache.h"
 #include "kiln/server/compile/CompileSandbox.h"
 #include "kiln/server/compile/PlacedCompile.h"
 #include "kiln/server/api/ServerTransport.h"
@@ -79,6 +80,8 @@ struct ServerOptions {
   int64_t blobQuotaBytes = 0;
   /// Compile-key salt; "" keeps the one persisted in <cacheDir>/salt.
   std::string cacheSalt;
+  /// The shared cache tier (remote.url "" for none).
+  RemoteCacheOptions remote;
   /// Heartbeat interval agents are told to keep.
   std::chrono::milliseconds heartbeatInterval{1'000};
   /// The compiler, its build id and the targets it supports.

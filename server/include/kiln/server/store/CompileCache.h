@@ -10,12 +10,14 @@
 #include "kiln/Compiler/Compile.h"
 #include "kiln/server/store/ContentStore.h"
 #include "kiln/server/store/ExecutableNamespace.h"
+#include "kiln/server/store/RemoteCache.h"
 #include "kiln/common/WorkerPool.h"
 #include "kiln/v1/executable.pb.h"
 #include "kiln/v1/placement.pb.h"
 #include "kiln/v1/tensor.pb.h"
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 
 #include <atomic>
@@ -49,6 +51,9 @@ struct CompileOutcome {
   v1::ExecutableManifest manifest;
   /// True when nothing was compiled for this request or its flight.
   bool cacheHit = false;
+  /// True when the executable came from the shared tier (--remote-cache):
+  /// not on this kilnd's disk, compiled by another replica.
+  bool remoteHit = false;
   /// Hex compile key.
   std::string key;
   /// queue_us and compile_us (zero on a hit).
@@ -65,6 +70,13 @@ struct CompileOutcome {
 /// executable digest; the record and artifact live in the ContentStore. A
 /// lookup is a hit only when the record and artifact are both present and
 /// intact. Identical concurrent requests share one compile.
+///
+/// With a RemoteCache (setRemote), the disk is the first tier and the
+/// remote the second: a local miss asks the remote, whose entry is
+/// downloaded, checked and stored locally before it is used; a compile, and
+/// the first local hit of a key the remote was not known to hold, are
+/// published to it. A remote that fails or is down is a miss, never an
+/// error.
 class CompileCache {
 public:
   /// Creates the cache over `store`, keeping action-cache entries in `acDir`
@@ -110,6 +122,10 @@ public:
 
   const std::string &compilerBuildId() const { return buildId; }
 
+  /// Uses `remote` as the second tier (null: local only). Not owned; set
+  /// before the first compile.
+  void setRemote(RemoteCache *remote) { this->remote = remote; }
+
   /// The salt mixed into every compile key ("" for none).
   std::string salt() const;
   /// Replaces the salt (in memory; the caller persists it) and returns the
@@ -122,9 +138,10 @@ public:
   /// Counters since this cache object was created.
   struct Stats {
     uint64_t compiles = 0;  ///< Calls into the compiler.
-    uint64_t hits = 0;      ///< Requests answered from disk.
+    uint64_t hits = 0;      ///< Requests answered without a compile.
     uint64_t followers = 0; ///< Requests that joined another's flight.
     uint64_t stageRuns = 0; ///< Pipeline runs for a cached executable's dumps.
+    uint64_t remoteHits = 0; ///< Local misses the remote tier answered.
   };
   Stats stats() const;
 
@@ -150,6 +167,25 @@ private:
   /// Runs `work` on the pool and waits; its outcome gets the queue time.
   Result onPool(const std::function<Result()> &work);
 
+  /// Lists `executable` and points `key`'s entry at it.
+  absl::Status writeEntry(const std::string &key, const v1::Digest &executable);
+
+  // The remote tier (CompileCacheRemote.cpp).
+  /// The remote's entry for `key`, downloaded, checked and stored locally;
+  /// nullopt when it has none, is down, or holds something unusable.
+  std::optional<CompileOutcome> fetchRemote(const std::string &key);
+  /// Stores `outcome`'s record and artifact in the remote CAS and `key`'s
+  /// entry naming them, unless the remote already has an entry for `key`.
+  /// When it names another executable (another replica won the race), that
+  /// one replaces ours locally and is returned, so that a key names one
+  /// executable on every replica. Failures are logged, never returned.
+  std::optional<CompileOutcome> publishRemote(const std::string &key,
+                                              const CompileOutcome &outcome);
+  /// publishRemote once per key per process, for local hits (so that what
+  /// was compiled while the remote was down reaches it later).
+  std::optional<CompileOutcome> publishHitOnce(const std::string &key,
+                                               const CompileOutcome &hit);
+
   ContentStore &store;
   ExecutableNamespace &executables;
   std::filesystem::path acDir;
@@ -160,6 +196,10 @@ private:
   std::atomic<uint64_t> hits{0};
   std::atomic<uint64_t> followers{0};
   std::atomic<uint64_t> stageRuns{0};
+  std::atomic<uint64_t> remoteHits{0};
+  RemoteCache *remote = nullptr;
+  std::mutex publishedMutex;
+  absl::flat_hash_set<std::string> published;
   std::mutex mutex;
   absl::flat_hash_map<std::string, std::shared_future<Result>> flights;
   mutable std::mutex saltMutex;
