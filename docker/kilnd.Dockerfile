@@ -27,10 +27,15 @@ RUN apt-get update \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
       libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev \
       libyaml-cpp-dev libdnnl-dev ocl-icd-opencl-dev prometheus-cpp-dev nlohmann-json3-dev libcli11-dev python3 \
+      golang-go ca-certificates curl openssl \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN KILN_BUILD_DIR=/build scripts/build.sh kilnd kiln-compile-worker kiln-agent-cpu \
+# The REAPI protos kilnd's shared cache tier is built from (pinned; from the
+# Go module proxy and npm), where CMake looks for them.
+ENV KILN_TOOLS_DIR=/tools
+RUN scripts/fetch_reapi_protos.sh \
+ && KILN_BUILD_DIR=/build scripts/build.sh kilnd kiln-compile-worker kiln-agent-cpu \
  && strip /build/bin/kilnd /build/bin/kiln-compile-worker /build/bin/kiln-agent-cpu
 
 # --- health probe -----------------------------------------------------------

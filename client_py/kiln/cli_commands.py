@@ -96,18 +96,25 @@ def placement_from_args(args: argparse.Namespace) -> Any:
                                "and a value in 0..1") from None
 
 
+def cache_answer(compiled: CompiledModel) -> str:
+    """'no', 'yes', or 'yes (shared tier)' for a kilnd --remote-cache hit."""
+    if not compiled.cache_hit:
+        return "no"
+    return "yes (shared tier)" if compiled.remote_cache_hit else "yes"
+
+
 def describe_compiled(compiled: CompiledModel) -> str:
     m, t = compiled.manifest, compiled.timings
     if compiled.partitioned:
         return "\n".join([
             f"{'executable':<12} partitioned: {len(compiled.placement.segments)} segments",
-            f"{'cache hit':<12} {'yes' if compiled.cache_hit else 'no'}",
+            f"{'cache hit':<12} {cache_answer(compiled)}",
             f"{'compile key':<12} {compiled.compile_key}",
             f"{'times':<12} upload {t['upload']:.3f} s, compile {t['compile']:.3f} s",
             str(compiled.placement)])
     rows = [
         ("executable", compiled.digest),
-        ("cache hit", "yes" if compiled.cache_hit else "no"),
+        ("cache hit", cache_answer(compiled)),
         ("compile key", compiled.compile_key),
         ("target", f"{m.target} ({m.triple}, {m.format})"),
         ("inputs", ", ".join(f"{a.name}: {_type_str(a.type)}" for a in m.inputs) or "-"),
@@ -138,6 +145,7 @@ def write_dump(directory: pathlib.Path, compiled: CompiledModel) -> list[pathlib
     summary = directory / "compile.json"
     summary.write_text(json.dumps({
         "executable": compiled.digest, "cache_hit": compiled.cache_hit,
+        "remote_cache_hit": compiled.remote_cache_hit,
         "compile_key": compiled.compile_key, "target": compiled.target,
         "timings_s": compiled.timings}, indent=2) + "\n")
     return [*stages, graph, manifest, report, summary]

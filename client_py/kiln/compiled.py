@@ -98,6 +98,8 @@ class CompiledModel:
     Attributes:
         digest: hex digest of the executable (its identity in the store).
         cache_hit: True when the daemon served the executable from its cache.
+        remote_cache_hit: True when that cache was the shared tier (kilnd
+            ``--remote-cache``): another replica compiled it.
         compile_key: hex compile key (graph without weights, target, options).
         manifest: the ExecutableManifest message.
         timings: client-side seconds per phase: ``upload`` (weights), ``compile``
@@ -212,6 +214,10 @@ class CompiledModel:
     @property
     def cache_hit(self) -> bool:
         return self._response.cache_hit
+
+    @property
+    def remote_cache_hit(self) -> bool:
+        return self._response.remote_cache_hit
 
     @property
     def compile_key(self) -> str:

@@ -28,6 +28,9 @@ IMAGES = {"kilnd": "kilnd.Dockerfile", "kiln-agent-cpu": "kiln-agent-cpu.Dockerf
 NOT_FOR_THE_BUILD = {"python3-venv", "python3-dev", "golang-go", "prometheus",
                      # https for pip and the Go module proxy
                      "ca-certificates",
+                     # scripts/fetch_reapi_protos.sh (with golang-go): only
+                     # kilnd's image builds server/, which needs the protos
+                     "curl", "openssl",
                      # riscv64: only the qemu agent's image builds with the
                      # cross compiler (BUILD_EXTRA); qemu, the bare-metal
                      # toolchain and picolibc serve tests and bundles.

@@ -31,9 +31,9 @@ def start_kilnd(tmp_path):
     every one still running at the end must stop cleanly."""
     started: list[Kilnd] = []
 
-    def start(cache_dir=None, name=None) -> Kilnd:
+    def start(cache_dir=None, name=None, extra_args=()) -> Kilnd:
         d = Kilnd(tmp_path, cache_dir or (tmp_path / "cache"),
-                  name=name or f"kilnd{len(started)}")
+                  name=name or f"kilnd{len(started)}", extra_args=tuple(extra_args))
         started.append(d)
         return d.start()
 

@@ -51,9 +51,6 @@ std::optional<CompileOutcome> CompileCache::fetchRemote(const std::string &key) 
   if (record.artifact().hash() != artifactIt->second.hash() ||
       record.artifact().size_bytes() != artifactIt->second.size_bytes())
     return unusable("its record names another artifact than the entry");
-  if (record.manifest().compiler_build_id() != buildId)
-    return unusable("it was built by compiler " +
-                    record.manifest().compiler_build_id());
   // Pinned before they are written, as a compile's outputs are.
   BlobPins pins = store.pin();
   pins.add(record.artifact());

@@ -1,0 +1,139 @@
+"""The build farm (issue 16): kilnd replicas sharing a compile cache through a
+real bazel-remote over REAPI v2. Every process is real: bazel-remote, two or
+three kilnd replicas with their own cache dirs, their local CPU agents."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import time
+import urllib.request
+
+import pytest
+import torch
+
+import kiln
+from bazel_remote import BazelRemote
+from kiln.export import serialize_model
+from kiln.testing import MLP, example_inputs
+from test_e2e_metrics import sample
+
+TOL = dict(rtol=1e-4, atol=1e-5)
+
+
+@pytest.fixture
+def remote(tmp_path):
+    server = BazelRemote(tmp_path).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def replica(start_kilnd, tmp_path, remote):
+    """Starts kilnd replica NAME on a cache dir of its own, sharing `remote`."""
+    def start(name: str):
+        return start_kilnd(tmp_path / f"cache-{name}", name=name,
+                           extra_args=("--remote-cache", remote.url, "--remote-timeout-ms", "2000"))
+    return start
+
+
+def model_and_inputs(hidden: int, seed: int = 3):
+    torch.manual_seed(seed)
+    model = MLP(d_in=12, d_hidden=hidden, d_out=5).eval()
+    return model, example_inputs(model, 4)
+
+
+def compile_on(daemon, model, inputs):
+    with kiln.Client(daemon.address, timeout=300) as client:
+        compiled = client.compile(torch.export.export(model, inputs))
+        out = compiled(*inputs)
+    torch.testing.assert_close(out, model(*inputs), **TOL)
+    return compiled
+
+
+def metrics(daemon) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{daemon.metrics_port}/metrics",
+                                timeout=10) as resp:
+        return resp.read().decode()
+
+
+def test_replica_b_hits_what_replica_a_compiled_and_runs_it(replica):
+    a, b = replica("a"), replica("b")
+    model, inputs = model_and_inputs(hidden=40)
+    first = compile_on(a, model, inputs)
+    assert not first.cache_hit
+    second = compile_on(b, model, inputs)  # runs on B's own agent, checked against eager
+    assert second.cache_hit and second.remote_cache_hit
+    assert second.digest == first.digest
+    assert second.timings["server_compile"] == 0
+    text = metrics(b)
+    assert sample(text, "kiln_remote_cache_up") == 1
+    assert sample(text, "kiln_remote_cache_lookups_total", outcome="hit") == 1
+    assert sample(text, "kiln_remote_cache_bytes_total", direction="read") > 0
+    assert sample(text, "kiln_cache_misses_total") == 0
+    # B now has it on its own disk: a second client is a local hit.
+    third = compile_on(b, model, inputs)
+    assert third.cache_hit and not third.remote_cache_hit
+
+
+def test_remote_killed_mid_run_then_back(replica, remote):
+    a = replica("a")
+    model, inputs = model_and_inputs(hidden=44)
+    compile_on(a, model, inputs)
+    remote.stop()
+    # Compiles (hits and misses) and executes go on from the local tier.
+    compile_on(a, model, inputs)
+    offline_model, offline_inputs = model_and_inputs(hidden=48)
+    offline = compile_on(a, offline_model, offline_inputs)
+    assert not offline.cache_hit
+    assert sample(metrics(a), "kiln_remote_cache_up") == 0
+    assert "serving from the local tier only" in a.log_path.read_text()
+    remote.start()
+    # Writes resume: the next use of what was compiled while the remote was
+    # down publishes it (after the backoff), and a new replica hits it.
+    for _ in range(40):
+        compile_on(a, offline_model, offline_inputs)
+        if sample(metrics(a), "kiln_remote_cache_up") == 1:
+            break
+        time.sleep(0.5)
+    else:
+        pytest.fail("replica a never found the remote up again")
+    b = replica("b")
+    again = compile_on(b, offline_model, offline_inputs)
+    assert again.remote_cache_hit and again.digest == offline.digest
+
+
+def test_tampered_remote_blob_is_never_served(replica, remote):
+    a = replica("a")
+    model, inputs = model_and_inputs(hidden=52)
+    first = compile_on(a, model, inputs)
+    record = first.digest
+    path = remote.cas_file(record)
+    assert path is not None, "the executable record is not in bazel-remote's CAS"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    b = replica("b")
+    second = compile_on(b, model, inputs)  # compiled on B, and correct
+    assert not second.cache_hit and not second.remote_cache_hit
+    assert sample(metrics(b), "kiln_remote_cache_corrupt_total") >= 1
+    assert "is unusable" in b.log_path.read_text()
+
+
+def test_concurrent_compiles_on_two_replicas_leave_one_executable(replica):
+    a, b = replica("a"), replica("b")
+    model, inputs = model_and_inputs(hidden=56)
+    # Serialized once: torch's decompositions are not thread-safe.
+    serialized, out_spec, in_spec = serialize_model(torch.export.export(model, inputs))
+
+    def compile_once(daemon):
+        with kiln.Client(daemon.address, timeout=300) as client:
+            return client.compile_serialized(serialized, out_spec=out_spec,
+                                             in_spec=in_spec).digest
+
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        digests = list(pool.map(compile_once, [a, b] * 4))
+    assert len(set(digests)) == 1, digests
+    # And the shared tier names that one: a third replica hits it.
+    c = replica("c")
+    third = compile_on(c, model, inputs)
+    assert third.remote_cache_hit and third.digest == digests[0]
