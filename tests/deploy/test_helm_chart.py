@@ -75,8 +75,9 @@ def by_kind(docs: list[dict], kind: str) -> list[dict]:
     return [d for d in docs if d["kind"] == kind]
 
 
-@pytest.mark.parametrize("values", [INSECURE, ALL_ON], ids=["insecure", "all-on"])
+@pytest.mark.parametrize("values", [INSECURE, ALL_ON, None], ids=["insecure", "all-on", "scale-out"])
 def test_lint(values):
+    values = SCALE_OUT if values is None else values
     out = helm("lint", "--strict", str(CHART), *values)
     assert "0 chart(s) failed" in out, out
 
@@ -269,3 +270,45 @@ def test_the_documented_helm_commands_work_as_written():
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=REPO)
         assert proc.returncode == 0, f"{' '.join(argv)}:\n{proc.stdout}\n{proc.stderr}"
         assert "kind: Deployment" in proc.stdout
+
+
+SCALE_OUT = [*INSECURE, "--set", "daemon.replicas=3", "--set", "bazelRemote.enabled=true",
+             "--set", "remoteCache.instanceName=team-a"]
+
+
+def test_scale_out_replicas_share_bazel_remote(tmp_path):
+    """Several replicas: each kilnd gets --remote-cache at the chart's
+    bazel-remote, a PodDisruptionBudget keeps some up, and the whole set
+    validates against the API schemas."""
+    text, docs = render(*SCALE_OUT)
+    proc = kubeconform(text, tmp_path)
+    assert proc.returncode == 0, f"kubeconform:\n{proc.stdout}\n{proc.stderr}"
+    (dep,) = by_kind(docs, "Deployment")
+    assert dep["spec"]["replicas"] == 3
+    assert "strategy" not in dep["spec"]            # no Recreate: no shared volume
+    args = dep["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--remote-cache=grpc://kiln-bazel-remote:9092" in args
+    assert "--remote-instance-name=team-a" in args
+    (pdb,) = by_kind(docs, "PodDisruptionBudget")
+    assert pdb["spec"]["minAvailable"] == 1
+    assert pdb["spec"]["selector"]["matchLabels"] == dep["spec"]["selector"]["matchLabels"]
+    (sts,) = by_kind(docs, "StatefulSet")
+    br = sts["spec"]["template"]["spec"]["containers"][0]
+    assert "--grpc_address=0.0.0.0:9092" in br["args"]
+    services = {s["metadata"]["name"]: s for s in by_kind(docs, "Service")}
+    assert services["kiln-bazel-remote"]["spec"]["ports"][0]["port"] == 9092
+    # One replica renders no PDB and no bazel-remote unless asked.
+    _, single = render(*INSECURE)
+    assert not by_kind(single, "PodDisruptionBudget") and not by_kind(single, "StatefulSet")
+
+
+@pytest.mark.parametrize("extra,why", [
+    (["--set", "daemon.replicas=2"], "needs the shared cache tier"),
+    (["--set", "daemon.replicas=2", "--set", "remoteCache.url=grpc://cache:9092",
+      "--set", "cache.persistence.enabled=true"], "cannot share cache.persistence"),
+])
+def test_scale_out_that_cannot_work_does_not_render(extra, why):
+    proc = subprocess.run([find_tool("helm"), "template", "kiln", str(CHART),
+                           "--kube-version", K8S_VERSION, *INSECURE, *extra],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and why in proc.stderr, proc.stderr

@@ -76,3 +76,27 @@ tcpSocket:
   port: {{ .Values.daemon.grpcPort }}
 {{- end -}}
 {{- end -}}
+
+{{/* The shared tier's URL: remoteCache.url, else the chart's bazel-remote
+when enabled, else "" (local only). */}}
+{{- define "kiln.remoteCacheUrl" -}}
+{{- if .Values.remoteCache.url -}}
+{{- .Values.remoteCache.url -}}
+{{- else if .Values.bazelRemote.enabled -}}
+grpc://{{ include "kiln.fullname" . }}-bazel-remote:{{ .Values.bazelRemote.grpcPort }}
+{{- end -}}
+{{- end -}}
+
+{{/* Fails the render for a scale-out that cannot work: several replicas
+without the shared tier (each would compile everything itself) or on one
+ReadWriteOnce volume (only one pod could mount it). */}}
+{{- define "kiln.checkScaleOut" -}}
+{{- if gt (int .Values.daemon.replicas) 1 -}}
+{{- if not (include "kiln.remoteCacheUrl" .) -}}
+{{- fail "daemon.replicas > 1 needs the shared cache tier: set remoteCache.url or bazelRemote.enabled=true (docs/operations.md, Scaling out)" -}}
+{{- end -}}
+{{- if .Values.cache.persistence.enabled -}}
+{{- fail "daemon.replicas > 1 cannot share cache.persistence's volume: turn it off (each replica's disk is only its first tier; the shared tier keeps the cache)" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
