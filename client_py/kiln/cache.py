@@ -1,17 +1,22 @@
 """kiln.v1.Cache from Python: the daemon's store and compile cache.
 
-``Client(...).cache.stats()``, ``.collect_garbage(target_bytes)`` and
-``.set_salt(salt)``; what ``kiln cache stats|gc|salt`` calls.
+``Client(...).cache.stats()``, ``.collect_garbage(target_bytes)``,
+``.set_salt(salt)`` and ``.explain_miss(graph, target, options)``; what
+``kiln cache stats|gc|salt|why`` calls.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from kiln._rpc import Rpc
-from kiln.v1 import cache_pb2
+from typing import Any, Mapping
 
-__all__ = ["CacheStats", "GarbageCollection", "CacheClient"]
+from kiln._rpc import Rpc
+from kiln.options import compile_options
+from kiln.v1 import cache_pb2, compiler_pb2, graph_pb2
+
+__all__ = ["CacheStats", "GarbageCollection", "KeyDifference", "MissCandidate",
+           "MissExplanation", "CacheClient"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,6 +48,43 @@ class GarbageCollection:
     remaining_bytes: int
 
 
+@dataclasses.dataclass(frozen=True)
+class KeyDifference:
+    """One component of the compile key that differs from a cached key."""
+
+    component: str            # "graph", "target", "options", "target_features", "compiler", "salt"
+    detail: str               # one line: what differs, here and cached
+
+
+@dataclasses.dataclass(frozen=True)
+class MissCandidate:
+    """A cached key of a graph with the same name, and how it differs."""
+
+    compile_key: str
+    executable: str           # hex digest ("" for a partitioned graph's placement)
+    differences: tuple[KeyDifference, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class MissExplanation:
+    """ExplainMiss' answer: the key a compile would use, whether it is cached,
+    and the nearest cached keys of the same graph name (nearest first)."""
+
+    compile_key: str
+    cached: bool
+    graph_name: str
+    candidates: tuple[MissCandidate, ...]
+
+    @classmethod
+    def from_proto(cls, msg: cache_pb2.ExplainMissResponse) -> "MissExplanation":
+        def component(c: int) -> str:
+            return cache_pb2.KeyComponent.Name(c).removeprefix("KEY_COMPONENT_").lower()
+        return cls(msg.compile_key, msg.cached, msg.graph_name, tuple(
+            MissCandidate(c.compile_key, c.executable.hash, tuple(
+                KeyDifference(component(d.component), d.detail) for d in c.differences))
+            for c in msg.candidates))
+
+
 class CacheClient:
     """The Cache service of one daemon."""
 
@@ -69,3 +111,16 @@ class CacheClient:
         resp = self._rpc.call("kiln.v1.Cache/SetCacheSalt", self._rpc.cache.SetCacheSalt,
                               cache_pb2.SetCacheSaltRequest(salt=salt))
         return resp.previous_salt
+
+    def explain_miss(self, graph: graph_pb2.Graph, target: str = "cpu",
+                     options: compiler_pb2.CompileOptions | Mapping[str, Any] | None = None,
+                     max_candidates: int = 3) -> MissExplanation:
+        """Why compiling ``graph`` for ``target`` with ``options`` would miss:
+        the key, whether it is cached, and the nearest cached keys of a graph
+        with the same name with the components that differ."""
+        request = cache_pb2.ExplainMissRequest(graph=graph, target=target,
+                                               options=compile_options(options),
+                                               max_candidates=max_candidates)
+        resp = self._rpc.call("kiln.v1.Cache/ExplainMiss", self._rpc.cache.ExplainMiss, request,
+                              context={"graph": graph.name, "target": target})
+        return MissExplanation.from_proto(resp)

@@ -3,7 +3,7 @@
     kiln devices
     kiln compile MODEL.pt2 --target cpu [--dump DIR] [--op-report [--exact]]
     kiln run MODEL.pt2 --input x.pt [--input y.pt ...] [--output out.pt] [--compare]
-    kiln cache stats | gc [--target-bytes 10GiB] | salt NEW
+    kiln cache stats | gc [--target-bytes 10GiB] | salt NEW | why MODEL.pt2 [--target T]
     kiln token new --name NAME [--role user|admin|agent]
     kiln --version
 
@@ -46,6 +46,11 @@ def _add_compile_args(p: argparse.ArgumentParser) -> None:
                    help="target device kind, as `kiln devices` lists (default: cpu)")
     p.add_argument("--opt-level", type=int, default=0, choices=range(0, 4),
                    help="LLVM optimisation level; 0 = the daemon's default (2)")
+    p.add_argument("--cpu", default="",
+                   help="cpu target: the CPU to compile for (an LLVM CPU name, or "
+                        "'native'); default: the one the connected agents share")
+    p.add_argument("--cpu-features", default="",
+                   help="cpu target: features on top of --cpu, e.g. +avx512f,-fma")
     p.add_argument("--fallback", choices=("error", "cpu"), default="error",
                    help="ops the target lacks: fail (default), or run them on the host "
                         "CPU with PyTorch between target segments")
@@ -110,6 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="evict down to N bytes (512M, 2GiB...); default: the daemon's capacity")
     p = csub.add_parser("salt", help="change the compile-key salt (invalidates every executable)")
     p.add_argument("salt", help="the new salt")
+    p = csub.add_parser("why", help="why compiling MODEL would miss: the nearest cached keys "
+                                    "of the same graph and what differs")
+    _add_compile_args(p)
+    p.add_argument("--candidates", type=int, default=3, metavar="N",
+                   help="nearest cached keys to show (default: %(default)s)")
 
     token = sub.add_parser("token", help="bearer tokens for kilnd's --auth-tokens file")
     tsub = token.add_subparsers(dest="token_command", required=True, metavar="ACTION")
@@ -156,7 +166,7 @@ def _command(args: argparse.Namespace):
     from kiln import cli_commands as c
     if args.command == "cache":
         return {"stats": c.cmd_cache_stats, "gc": c.cmd_cache_gc,
-                "salt": c.cmd_cache_salt}[args.cache_command]
+                "salt": c.cmd_cache_salt, "why": c.cmd_cache_why}[args.cache_command]
     return {"devices": c.cmd_devices, "compile": c.cmd_compile, "run": c.cmd_run}[args.command]
 
 

@@ -21,7 +21,7 @@ from kiln.placement import placement_policy
 from kiln.tensors import PROTO_TO_DTYPE
 
 __all__ = ["cmd_devices", "cmd_compile", "cmd_run", "cmd_cache_stats", "cmd_cache_gc",
-           "cmd_cache_salt", "load_exported", "load_inputs"]
+           "cmd_cache_salt", "cmd_cache_why", "load_exported", "load_inputs"]
 
 STAGE_EXTENSIONS = {"llvm-ir": ".ll", "asm": ".s"}
 
@@ -69,9 +69,15 @@ def load_inputs(paths: Sequence[pathlib.Path]) -> list[torch.Tensor]:
     return inputs
 
 
+def machine_options(args: argparse.Namespace) -> dict[str, str]:
+    """--cpu and --cpu-features as CompileOptions fields (only those given)."""
+    return {k: v for k, v in (("cpu", args.cpu), ("cpu_features", args.cpu_features)) if v}
+
+
 def compile_file(client: Client, path: pathlib.Path, target: str, opt_level: int,
                  reporter: Reporter, dump_stages: bool = False,
-                 placement: Any = None) -> tuple[torch.export.ExportedProgram, CompiledModel]:
+                 placement: Any = None, machine: dict[str, str] | None = None
+                 ) -> tuple[torch.export.ExportedProgram, CompiledModel]:
     ep = load_exported(path)
     serialized, out_spec, in_spec = serialize_exported(ep, path.stem)
     t0 = time.perf_counter()
@@ -81,7 +87,7 @@ def compile_file(client: Client, path: pathlib.Path, target: str, opt_level: int
     with reporter.spinner(f"compiling {path.name} for {target}"):
         compiled = client.compile_graph(
             serialized.graph, target=target,
-            options={"opt_level": opt_level, "dump_stages": dump_stages},
+            options={"opt_level": opt_level, "dump_stages": dump_stages, **(machine or {})},
             parameters=serialized.parameters, out_spec=out_spec, in_spec=in_spec,
             upload_seconds=upload, placement=placement, convention=serialized.convention)
     return ep, compiled
@@ -165,7 +171,8 @@ def cmd_devices(args: argparse.Namespace, client: Client, reporter: Reporter) ->
 def cmd_compile(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
     _, compiled = compile_file(client, args.model, args.target, args.opt_level, reporter,
                                dump_stages=args.dump is not None,
-                               placement=placement_from_args(args))
+                               placement=placement_from_args(args),
+                               machine=machine_options(args))
     print(describe_compiled(compiled))
     if args.dump:
         files = write_dump(args.dump, compiled)
@@ -191,7 +198,8 @@ def _summary(t: Any) -> str:
 def cmd_run(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
     inputs = load_inputs(args.input)     # before compiling: a bad input fails fast
     ep, compiled = compile_file(client, args.model, args.target, args.opt_level, reporter,
-                                placement=placement_from_args(args))
+                                placement=placement_from_args(args),
+                                machine=machine_options(args))
     expected = list(compiled.graph.inputs)
     if len(inputs) != len(expected):
         raise CliError(
@@ -259,6 +267,27 @@ def cmd_cache_salt(args: argparse.Namespace, client: Client, reporter: Reporter)
     previous = client.cache.set_salt(args.salt)
     print(f"salt set to {args.salt!r} (was {previous!r}); existing executables are no longer "
           "served and models compile afresh")
+
+
+def cmd_cache_why(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
+    serialized, _, _ = serialize_exported(load_exported(args.model), args.model.stem)
+    why = client.cache.explain_miss(
+        serialized.graph, args.target,
+        {"opt_level": args.opt_level, **machine_options(args)}, args.candidates)
+    print(f"compile key  {why.compile_key}")
+    if why.cached:
+        print(f"cached       yes: compiling {args.model.name} for {args.target} is a hit")
+        return
+    if not why.candidates:
+        print(f"cached       no, and no cached key belongs to a graph named "
+              f"'{why.graph_name}'")
+        return
+    print(f"cached       no; the nearest cached keys of graph '{why.graph_name}':")
+    for c in why.candidates:
+        print(f"\n  {c.compile_key}" + (f"  (executable {c.executable[:16]}...)"
+                                         if c.executable else ""))
+        for d in c.differences:
+            print(f"    {d.component:<16} {d.detail}")
 
 
 def cmd_token_new(args: argparse.Namespace) -> None:

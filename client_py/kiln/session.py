@@ -23,6 +23,7 @@ from kiln.compiled import CompiledModel, Runner, Verifier
 from kiln.credentials import TlsConfig
 from kiln.execution import Executor
 from kiln.graph import CallConvention, SerializedGraph
+from kiln.options import compile_options
 from kiln.placement import log_placement
 from kiln.v1 import compiler_pb2, daemon_pb2, devices_pb2, graph_pb2, placement_pb2, tensor_pb2
 from kiln.v1 import executor_pb2
@@ -55,14 +56,6 @@ class DaemonInfo:
 
 def _us(v: int) -> float:
     return v / 1e6
-
-
-def compile_options(options: compiler_pb2.CompileOptions | Mapping[str, Any] | None
-                    ) -> compiler_pb2.CompileOptions | None:
-    """A CompileOptions message from a message, a dict of its fields, or None."""
-    if isinstance(options, Mapping):
-        return compiler_pb2.CompileOptions(**options)
-    return options
 
 
 class Session:

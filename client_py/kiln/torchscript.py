@@ -20,7 +20,8 @@ import torch
 from kiln.blobs import bytes_digest
 from kiln.compiled import CompiledModel, Runner, Verifier
 from kiln.errors import InvalidArgumentError
-from kiln.session import Session, compile_options
+from kiln.options import compile_options
+from kiln.session import Session
 from kiln.tensors import tensor_type
 from kiln.v1 import compiler_pb2, tensor_pb2
 

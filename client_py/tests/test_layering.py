@@ -16,7 +16,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "kiln"
 #: placed here, which is the point: its place is a decision.
 LAYERS: list[tuple[str, set[str]]] = [
     ("wire", {"version", "error_hints", "errors", "units", "text_table", "credentials", "_rpc",
-              "tensors",
+              "tensors", "options",
               "blobs", "cache", "local_execute", "execution"}),
     ("export and serialisation", {"graph", "export", "reference", "op_report", "placement"}),
     ("compiled model", {"compiled", "session"}),

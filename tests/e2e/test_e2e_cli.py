@@ -154,6 +154,42 @@ def test_cache_stats_gc_and_salt(start_kilnd, saved_model, tmp_path):
     assert "'rotated-1'" in stats2
 
 
+def test_cache_why_names_what_differs(start_kilnd, saved_model, tmp_path):
+    """`kiln cache why` in the four cases a user meets: another graph under
+    the same name, other options, another CPU, and a new salt."""
+    daemon = start_kilnd(cache_dir=tmp_path / "why-cache")
+    d, _, x = saved_model
+    model = str(d / "mlp.pt2")
+    run_kiln("compile", model, address=daemon.address)
+    hit = run_kiln("cache", "why", model, address=daemon.address).stdout
+    assert re.search(r"^cached\s+yes", hit, re.M), hit
+
+    # The same name, another graph: tanh-approximated GELU (same shapes).
+    other = tmp_path / "v2" / "mlp.pt2"
+    other.parent.mkdir()
+    torch.manual_seed(7)
+    torch.export.save(torch.export.export(MLP(d_in=8, d_hidden=16, d_out=4,
+                                              approximate="tanh").eval(), (x,)), other)
+    graph = run_kiln("cache", "why", str(other), address=daemon.address).stdout
+    assert re.search(r"^\s+graph\s+node \d+ '.*' \(aten\.gelu\.default\): other arguments",
+                     graph, re.M), graph
+
+    options = run_kiln("cache", "why", model, "--opt-level", "3", address=daemon.address).stdout
+    assert re.search(r"^\s+options\s+options \(cached -> here\): .*opt_level: 2 -> 3",
+                     options, re.M), options
+
+    features = run_kiln("cache", "why", model, "--cpu", "x86-64-v2",
+                        address=daemon.address).stdout
+    assert re.search(r"^\s+target_features\s+cpu 'x86-64-v2'", features, re.M), features
+
+    run_kiln("cache", "salt", "rotated-2", address=daemon.address)
+    salt = run_kiln("cache", "why", model, address=daemon.address).stdout
+    assert re.search(r"^\s+salt\s+salt 'rotated-2' here, \(none\) cached$", salt, re.M), salt
+    # Nothing but the salt differs from the nearest key.
+    nearest = salt.split("\n\n")[1]
+    assert len([l for l in nearest.splitlines() if l.startswith("    ")]) == 1, salt
+
+
 @pytest.fixture(scope="module")
 def saved_mixed(tmp_path_factory):
     """A model with ops the cpu target lacks (test_e2e_placement.Mixed)."""

@@ -40,6 +40,7 @@ const MethodRoles &methodTable() {
       {"kiln.v1.Devices/ListDevices", {Role::User}},
       {"kiln.v1.Daemon/GetInfo", {Role::User}},
       {"kiln.v1.Cache/GetCacheStats", {Role::User}},
+      {"kiln.v1.Cache/ExplainMiss", {Role::User}},
       {"kiln.v1.Cache/CollectGarbage", {Role::Admin}},
       {"kiln.v1.Cache/SetCacheSalt", {Role::Admin}},
       {"kiln.v1.Agent/Connect", {Role::Agent}},

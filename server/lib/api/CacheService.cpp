@@ -18,9 +18,10 @@ namespace kiln::server {
 
 CacheService::CacheService(ContentStore &store, CompileCache &cache,
                            std::filesystem::path saltFile,
-                           const AccessPolicy &access)
+                           const AccessPolicy &access,
+                           EffectiveOptionsFn effectiveOptions)
     : store(store), cache(cache), saltFile(std::move(saltFile)),
-      access(access) {}
+      access(access), effectiveOptions(std::move(effectiveOptions)) {}
 
 v1::GetCacheStatsResponse CacheService::stats() const {
   StoreIndex::Stats index = store.index().stats();
@@ -83,6 +84,30 @@ grpc::Status CacheService::SetCacheSalt(grpc::ServerContext *context,
   if (!previous.ok())
     return toGrpcStatus(previous.status());
   response->set_previous_salt(*previous);
+  return toGrpcStatus(absl::OkStatus());
+}
+
+grpc::Status CacheService::ExplainMiss(grpc::ServerContext *context,
+                                       const v1::ExplainMissRequest *request,
+                                       v1::ExplainMissResponse *response) {
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Cache/ExplainMiss"); !denied.ok())
+    return denied;
+  if (request->graph().name().empty())
+    return toGrpcStatus(absl::InvalidArgumentError(
+        "graph.name is empty: ExplainMiss compares the keys of graphs with "
+        "the same name"));
+  if (request->max_candidates() < 0)
+    return toGrpcStatus(absl::InvalidArgumentError(absl::StrCat(
+        "max_candidates must be >= 0 (0: 3), got ", request->max_candidates())));
+  v1::CompileRequest compile;
+  compile.set_target(request->target());
+  *compile.mutable_options() = request->options();
+  absl::StatusOr<v1::CompileOptions> options =
+      effectiveOptions ? effectiveOptions(compile) : compile.options();
+  if (!options.ok())
+    return toGrpcStatus(options.status());
+  *response = cache.explainMiss(request->graph(), request->target(), *options,
+                                request->max_candidates());
   return toGrpcStatus(absl::OkStatus());
 }
 

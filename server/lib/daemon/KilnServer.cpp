@@ -175,7 +175,10 @@ KilnServer::start(ServerOptions options) {
       *state->registry, state->signer->publicKeyPem(), state->access,
       state->localLinks);
   state->cacheService = std::make_unique<CacheService>(
-      *state->store, *state->cache, options.cacheDir / "salt", state->access);
+      *state->store, *state->cache, options.cacheDir / "salt", state->access,
+      [compiler = state->compilerService.get()](const v1::CompileRequest &request) {
+        return compiler->effectiveOptions(request);
+      });
 
   RETURN_IF_ERROR(startLocalSocket(options, *state));
 

@@ -10,6 +10,7 @@
 #include "kiln/common/Status.h"
 #include "kiln/common/AtomicFile.h"
 #include "kiln/server/store/CompileKey.h"
+#include "kiln/server/store/KeyExplanation.h"
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -18,6 +19,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -261,6 +263,72 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
   return outcome;
 }
 
+void CompileCache::rememberKey(const std::string &key, const v1::Graph &graph,
+                               const std::string &target,
+                               const v1::CompileOptions &options) {
+  std::filesystem::path path = acDir / absl::StrCat(key, ".why");
+  std::error_code error;
+  if (std::filesystem::exists(path, error))
+    return;
+  v1::CompileKeyRecord record =
+      describeCompileKey(graph, target, options, buildId, salt());
+  if (record.compile_key() != key)
+    return; // the salt changed meanwhile
+  if (absl::Status written = writeFileAtomically(path, record.SerializeAsString());
+      !written.ok())
+    spdlog::warn("compile cache: cannot record what key {} is made of: {}", key,
+                 written.ToString());
+}
+
+v1::ExplainMissResponse CompileCache::explainMiss(const v1::Graph &graph,
+                                                  const std::string &target,
+                                                  const v1::CompileOptions &options,
+                                                  int maxCandidates) const {
+  v1::CompileKeyRecord wanted =
+      describeCompileKey(graph, target, options, buildId, salt());
+  v1::ExplainMissResponse response;
+  response.set_compile_key(wanted.compile_key());
+  response.set_graph_name(graph.name());
+  if (lookup(wanted.compile_key()) || lookupPlacement(wanted.compile_key())) {
+    response.set_cached(true);
+    return response;
+  }
+  std::vector<v1::MissCandidate> candidates;
+  std::error_code error;
+  for (const auto &file : std::filesystem::directory_iterator(acDir, error)) {
+    if (file.path().extension() != ".why")
+      continue;
+    absl::StatusOr<std::string> bytes = readWholeFile(file.path());
+    v1::CompileKeyRecord cached;
+    if (!bytes.ok() || !cached.ParseFromString(*bytes) ||
+        cached.graph_name() != wanted.graph_name() ||
+        cached.compile_key() == wanted.compile_key())
+      continue;
+    v1::MissCandidate candidate;
+    candidate.set_compile_key(cached.compile_key());
+    if (absl::StatusOr<std::string> entry = readWholeFile(acDir / cached.compile_key());
+        entry.ok()) {
+      if (std::optional<v1::Digest> executable = parseEntry(*entry))
+        *candidate.mutable_executable() = *executable;
+    } else if (!std::filesystem::exists(
+                   acDir / absl::StrCat(cached.compile_key(), ".placement"), error)) {
+      continue; // its entry is gone: nothing cached to be near
+    }
+    for (v1::KeyDifference &difference : keyDifferences(wanted, cached))
+      *candidate.add_differences() = std::move(difference);
+    candidates.push_back(std::move(candidate));
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const v1::MissCandidate &a, const v1::MissCandidate &b) {
+                     return a.differences_size() < b.differences_size();
+                   });
+  if (maxCandidates <= 0)
+    maxCandidates = 3;
+  for (int i = 0; i < static_cast<int>(candidates.size()) && i < maxCandidates; ++i)
+    *response.add_candidates() = std::move(candidates[i]);
+  return response;
+}
+
 absl::Status CompileCache::writeEntry(const std::string &key,
                                       const v1::Digest &executable) {
   RETURN_IF_ERROR(executables.add(executable));
@@ -393,6 +461,8 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
         result = std::move(*adopted);
       }
   }
+  if (result.ok())
+    rememberKey(key, graph, target, options);
   promise.set_value(result);
   {
     std::lock_guard<std::mutex> lock(mutex);

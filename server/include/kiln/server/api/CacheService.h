@@ -12,16 +12,24 @@
 #include "kiln/v1/cache.grpc.pb.h"
 
 #include <filesystem>
+#include <functional>
 #include <mutex>
 
 namespace kiln::server {
 
-/// Serves kiln.v1.Cache (what `kiln cache stats|gc|salt` calls).
+/// The options a Compile request compiles with (CompilerService's
+/// effectiveOptions): what ExplainMiss computes keys with.
+using EffectiveOptionsFn = std::function<absl::StatusOr<v1::CompileOptions>(
+    const v1::CompileRequest &request)>;
+
+/// Serves kiln.v1.Cache (what `kiln cache stats|gc|salt|why` calls).
 class CacheService final : public v1::Cache::Service {
 public:
-  /// `saltFile` is where SetCacheSalt persists the salt.
+  /// `saltFile` is where SetCacheSalt persists the salt. Without
+  /// `effectiveOptions` ExplainMiss keys the options as sent.
   CacheService(ContentStore &store, CompileCache &cache,
-               std::filesystem::path saltFile, const AccessPolicy &access);
+               std::filesystem::path saltFile, const AccessPolicy &access,
+               EffectiveOptionsFn effectiveOptions = nullptr);
 
   grpc::Status GetCacheStats(grpc::ServerContext *context,
                              const v1::GetCacheStatsRequest *request,
@@ -32,6 +40,9 @@ public:
   grpc::Status SetCacheSalt(grpc::ServerContext *context,
                             const v1::SetCacheSaltRequest *request,
                             v1::SetCacheSaltResponse *response) override;
+  grpc::Status ExplainMiss(grpc::ServerContext *context,
+                           const v1::ExplainMissRequest *request,
+                           v1::ExplainMissResponse *response) override;
 
   /// The stats GetCacheStats answers.
   v1::GetCacheStatsResponse stats() const;
@@ -44,6 +55,7 @@ private:
   std::filesystem::path saltFile;
   std::mutex saltMutex;
   const AccessPolicy &access;
+  EffectiveOptionsFn effectiveOptions;
 };
 
 } // namespace kiln::server

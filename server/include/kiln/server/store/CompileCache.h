@@ -12,6 +12,7 @@
 #include "kiln/server/store/ExecutableNamespace.h"
 #include "kiln/server/store/RemoteCache.h"
 #include "kiln/common/WorkerPool.h"
+#include "kiln/v1/cache.pb.h"
 #include "kiln/v1/executable.pb.h"
 #include "kiln/v1/placement.pb.h"
 #include "kiln/v1/tensor.pb.h"
@@ -116,6 +117,15 @@ public:
   absl::Status storePlacement(const std::string &key,
                               const v1::PlacementReport &placement);
 
+  /// Why (graph, target, options) would miss: its key, whether it is
+  /// cached, and the `maxCandidates` nearest cached keys of graphs with the
+  /// same name (fewest differing components first), from the key records
+  /// kept beside the entries (<acDir>/<key>.why).
+  v1::ExplainMissResponse explainMiss(const v1::Graph &graph,
+                                      const std::string &target,
+                                      const v1::CompileOptions &options,
+                                      int maxCandidates) const;
+
   /// The compile key `compile` uses for (graph, target, options).
   std::string keyFor(const v1::Graph &graph, const std::string &target,
                      const v1::CompileOptions &options) const;
@@ -166,6 +176,10 @@ private:
               const std::vector<compiler::StageDump> &dumps, bool artifactMatches);
   /// Runs `work` on the pool and waits; its outcome gets the queue time.
   Result onPool(const std::function<Result()> &work);
+
+  /// Writes <acDir>/<key>.why, what the key was computed from, unless there.
+  void rememberKey(const std::string &key, const v1::Graph &graph,
+                   const std::string &target, const v1::CompileOptions &options);
 
   /// Lists `executable` and points `key`'s entry at it.
   absl::Status writeEntry(const std::string &key, const v1::Digest &executable);
