@@ -116,3 +116,45 @@ TEST(DeviceFitTest, NoCpuReportedGivesNoDefault) {
 
 } // namespace
 } // namespace kiln::server
+
+namespace kiln::server {
+namespace {
+
+v1::Device riscvDevice(const std::string &id, const std::string &vlen) {
+  v1::Device device;
+  device.set_id(id);
+  device.set_kind("riscv64");
+  (*device.mutable_properties())[kVlenProperty] = vlen;
+  return device;
+}
+
+TEST(DeviceFitTest, RiscvDevicesGiveTheSmallestVlenTheyShare) {
+  auto shared = sharedRiscvOptions(
+      {riscvDevice("a/0", "512"), riscvDevice("b/0", "256"), riscvDevice("c/0", "1024")});
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  ASSERT_TRUE(shared->has_value());
+  EXPECT_EQ((*shared)->vlen(), 256);
+  EXPECT_FALSE((*shared)->scalar_only());
+}
+
+TEST(DeviceFitTest, ARiscvDeviceWithoutVectorsMakesTheCodeScalar) {
+  auto shared = sharedRiscvOptions({riscvDevice("a/0", "256"), riscvDevice("b/0", "0")});
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  ASSERT_TRUE(shared->has_value());
+  EXPECT_TRUE((*shared)->scalar_only());
+  EXPECT_EQ((*shared)->vlen(), 0);
+}
+
+TEST(DeviceFitTest, RiscvDevicesWithoutAVlenGiveNothingAndBadOnesAreNamed) {
+  v1::Device silent;
+  silent.set_id("q/0");
+  auto none = sharedRiscvOptions({silent});
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  auto bad = sharedRiscvOptions({riscvDevice("x/0", "wide")});
+  EXPECT_TRUE(absl::IsFailedPrecondition(bad.status())) << bad.status();
+  EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("x/0"));
+}
+
+} // namespace
+} // namespace kiln::server

@@ -15,6 +15,7 @@ import kiln
 from bazel_remote import BazelRemote
 from kiln.export import serialize_model
 from kiln.testing import MLP, example_inputs
+from support import Kilnd
 from test_e2e_metrics import sample
 
 TOL = dict(rtol=1e-4, atol=1e-5)
@@ -28,12 +29,19 @@ def remote(tmp_path):
 
 
 @pytest.fixture
-def replica(start_kilnd, tmp_path, remote):
+def replica(tmp_path, remote):
     """Starts kilnd replica NAME on a cache dir of its own, sharing `remote`."""
-    def start(name: str):
-        return start_kilnd(tmp_path / f"cache-{name}", name=name,
-                           extra_args=("--remote-cache", remote.url, "--remote-timeout-ms", "2000"))
-    return start
+    def start(name: str, agent_cpu: str = ""):
+        daemon = Kilnd(tmp_path, tmp_path / f"cache-{name}", name=name,
+                       extra_args=("--remote-cache", remote.url, "--remote-timeout-ms", "2000"),
+                       env={"KILN_AGENT_CPU": agent_cpu} if agent_cpu else None)
+        started.append(daemon)
+        return daemon.start()
+
+    started: list[Kilnd] = []
+    yield start
+    for daemon in started:
+        daemon.assert_stops_cleanly()
 
 
 def model_and_inputs(hidden: int, seed: int = 3):
@@ -137,3 +145,19 @@ def test_concurrent_compiles_on_two_replicas_leave_one_executable(replica):
     c = replica("c")
     third = compile_on(c, model, inputs)
     assert third.remote_cache_hit and third.digest == digests[0]
+
+
+def test_agents_cpu_features_are_in_the_key_across_replicas(replica):
+    """A shared tier across hosts of different CPUs never serves code built for
+    another: replicas whose agents report other features key (and compile)
+    apart; the same features give the same key, and a remote hit."""
+    v3, v2, v3_again = replica("v3", "x86-64-v3"), replica("v2", "x86-64-v2"), \
+        replica("v3b", "x86-64-v3")
+    model, inputs = model_and_inputs(hidden=60)
+    on_v3 = compile_on(v3, model, inputs)
+    on_v2 = compile_on(v2, model, inputs)
+    assert on_v2.compile_key != on_v3.compile_key
+    assert not on_v2.cache_hit and on_v2.digest != on_v3.digest
+    same = compile_on(v3_again, model, inputs)
+    assert same.compile_key == on_v3.compile_key
+    assert same.remote_cache_hit and same.digest == on_v3.digest

@@ -27,7 +27,8 @@ from kiln.testing import example_inputs
 from support import Kilnd
 from test_e2e_models import MODELS, TOL, make  # the CPU target's models and tolerances
 VARIANTS = {
-    "rv64gcv": {},
+    # Explicit: without options the code is for the devices' VLEN (256 here).
+    "rv64gcv": {"riscv": {"vlen": 128}},
     "rv64gcv-vlen256": {"riscv": {"vlen": 256}},
     "rv64gc": {"riscv": {"scalar_only": True}},
 }
@@ -135,6 +136,20 @@ def test_bad_riscv_options_are_invalid_argument(rv):
         rv.compile(ep, target="cpu", options={"riscv": {"vlen": 256}})
     with pytest.raises(kiln.InvalidArgumentError, match="scalar_only"):
         rv.compile(ep, target="riscv64", options={"riscv": {"vlen": 256, "scalar_only": True}})
+
+
+def test_default_code_is_for_the_vlen_the_devices_report(rv):
+    """The qemu agent reports VLEN 256: a compile that names none gets code
+    for 256 (the key of an explicit 256), never the default 128's; 128 spelt
+    out is the same key as no riscv options on a kilnd without devices."""
+    model = make("mlp_gelu_tanh")
+    ep = torch.export.export(model, example_inputs(model, 2))
+    default = rv.compile(ep, target="riscv64")
+    explicit = rv.compile(ep, target="riscv64", options={"riscv": {"vlen": 256}})
+    short = rv.compile(ep, target="riscv64", options={"riscv": {"vlen": 128}})
+    assert default.compile_key == explicit.compile_key
+    assert default.digest == explicit.digest
+    assert short.compile_key != default.compile_key
 
 
 def test_code_for_a_longer_vlen_than_the_device_is_refused(rv):

@@ -11,6 +11,7 @@
 
 #include "MachineCode.h"
 #include "TargetRuntime.h"
+#include "kiln/common/Status.h"
 
 
 #include "absl/strings/str_cat.h"
@@ -29,6 +30,18 @@ bool isPowerOfTwo(int value) { return value > 0 && (value & (value - 1)) == 0; }
 class Riscv64Target final : public Target {
 public:
   std::string name() const override { return "riscv64"; }
+
+  absl::StatusOr<v1::CompileOptions>
+  resolveOptions(const v1::CompileOptions &options) const override {
+    ASSIGN_OR_RETURN(v1::CompileOptions resolved, Target::resolveOptions(options));
+    // Canonical: the default VLEN is 0, and riscv options that are all
+    // defaults are absent, so that equivalent requests share one key.
+    if (resolved.riscv().vlen() == kDefaultVlen)
+      resolved.mutable_riscv()->set_vlen(0);
+    if (resolved.has_riscv() && resolved.riscv().ByteSizeLong() == 0)
+      resolved.clear_riscv();
+    return resolved;
+  }
 
   absl::StatusOr<MachineSpec>
   machine(const v1::CompileOptions &options) const override {

@@ -71,6 +71,14 @@ CompilerService::effectiveOptions(const v1::CompileRequest &request) const {
       options.set_cpu_features(shared->cpu_features());
     }
   }
+  // riscv64: vectors as long as every connected device has, or none when
+  // one lacks the V extension (the VLEN is part of the key).
+  if (request.target() == "riscv64" && !options.has_riscv()) {
+    ASSIGN_OR_RETURN(std::optional<v1::RiscvOptions> shared,
+                     sharedRiscvOptions(devices));
+    if (shared)
+      *options.mutable_riscv() = *shared;
+  }
   // Convolutions go to the kernel library by default only when every
   // connected device provides it; otherwise all of them get generated code.
   if (request.target() == "cpu" && options.kernel_library().empty() &&

@@ -9,6 +9,7 @@
 #include "kiln/common/AgentProtocol.h"
 #include "kiln/common/CpuModel.h"
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -101,6 +102,30 @@ sharedCpuOptions(const std::vector<v1::Device> &devices) {
   options.set_cpu(cpu);
   options.set_cpu_features(*delta);
   return options;
+}
+
+absl::StatusOr<std::optional<v1::RiscvOptions>>
+sharedRiscvOptions(const std::vector<v1::Device> &devices) {
+  std::optional<int> smallest;
+  for (const v1::Device &device : devices) {
+    auto vlen = device.properties().find(kVlenProperty);
+    if (vlen == device.properties().end())
+      continue;
+    int bits = 0;
+    if (!absl::SimpleAtoi(vlen->second, &bits) || bits < 0)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "device ", device.id(), " reports vlen '", vlen->second,
+          "', which is not a number of bits"));
+    smallest = smallest ? std::min(*smallest, bits) : bits;
+  }
+  if (!smallest)
+    return std::nullopt;
+  v1::RiscvOptions riscv;
+  if (*smallest == 0)
+    riscv.set_scalar_only(true);
+  else
+    riscv.set_vlen(*smallest);
+  return riscv;
 }
 
 } // namespace kiln::server

@@ -34,6 +34,8 @@ bool allDevicesProvide(const std::vector<v1::Device> &devices,
 /// features as LLVM names, comma separated.
 inline constexpr const char *kCpuProperty = "cpu";
 inline constexpr const char *kCpuFeaturesProperty = "cpu_features";
+/// The vector length in bits a riscv64 device reports ("0": no V extension).
+inline constexpr const char *kVlenProperty = "vlen";
 
 /// The ISA features `device` reports (sorted), or nullopt when it reports
 /// none. The registry parses them once, at registration.
@@ -59,5 +61,12 @@ checkDeviceFeatures(const v1::Device &device,
 /// kilnd's compiler cannot target (another architecture).
 absl::StatusOr<std::optional<v1::CompileOptions>>
 sharedCpuOptions(const std::vector<v1::Device> &devices);
+
+/// The riscv64 code a compile for `devices` (all of one kind) targets when
+/// the request sets no options.riscv: vectors of the smallest VLEN they
+/// report, or scalar code when one of them has no V extension. nullopt when
+/// no device reports a VLEN. FAILED_PRECONDITION for a malformed one.
+absl::StatusOr<std::optional<v1::RiscvOptions>>
+sharedRiscvOptions(const std::vector<v1::Device> &devices);
 
 } // namespace kiln::server
