@@ -48,6 +48,16 @@ TEST(AgentMainTest, AcceptsBothValueForms) {
   EXPECT_EQ(flags->logLevel, "debug");
 }
 
+TEST(AgentMainTest, SeveralDaemonsAreAListOfReplicas) {
+  auto flags = parseAgentFlags({"--daemon", "a:1, b:2,c:3"}, "cpu");
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->daemons, (std::vector<std::string>{"a:1", "b:2", "c:3"}));
+  EXPECT_EQ(flags->options.daemonAddress, "a:1");
+  auto one = parseAgentFlags({"--daemon", "a:1"}, "cpu");
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->daemons, std::vector<std::string>{"a:1"});
+}
+
 TEST(AgentMainTest, BadCommandLinesNameTheFlag) {
   struct Case {
     std::vector<std::string> args;
@@ -55,6 +65,9 @@ TEST(AgentMainTest, BadCommandLinesNameTheFlag) {
   };
   for (const Case &c : std::vector<Case>{
            {{"--daemon", "d:1", "--frobnicate"}, "--frobnicate"},
+           {{"--daemon", "d:1,,e:2"}, "an empty address"},
+           {{"--daemon", "d:1,d:1"}, "names d:1 twice"},
+           {{"--daemon", "d:1,e:2", "--local-link-fd", "1"}, "--local-link-fd"},
            {{}, "--daemon"},
            {{"--daemon"}, "needs a value"},
            {{"--daemon", "d:1", "--resident-bytes", "lots"}, "--resident-bytes"},

@@ -15,7 +15,7 @@ import kiln
 from bazel_remote import BazelRemote
 from kiln.export import serialize_model
 from kiln.testing import MLP, example_inputs
-from support import Kilnd
+from support import Agent, Kilnd, wait_until
 from test_e2e_metrics import sample
 
 TOL = dict(rtol=1e-4, atol=1e-5)
@@ -161,3 +161,36 @@ def test_agents_cpu_features_are_in_the_key_across_replicas(replica):
     same = compile_on(v3_again, model, inputs)
     assert same.compile_key == on_v3.compile_key
     assert same.remote_cache_hit and same.digest == on_v3.digest
+
+
+def test_one_agent_serves_two_replicas_and_outlives_one(tmp_path, remote):
+    """kiln-agent-cpu --daemon A,B registers with both replicas and runs
+    either's tasks; killing A leaves B served by the same agent process."""
+    def daemon(name):
+        return Kilnd(tmp_path, tmp_path / f"cache-{name}", name=name, wait_for_cpu=False,
+                     extra_args=("--local-agents", "none", "--remote-cache", remote.url)).start()
+
+    a, b = daemon("a"), daemon("b")
+    agent = Agent(a, f"{a.address},{b.address}", tmp_path, "shared-cpu")
+    try:
+        for d in (a, b):
+            with kiln.Client(d.address) as client:
+                wait_until(lambda: any(dev.agent_id == "shared-cpu"
+                                       for dev in client.devices(kind="cpu")),
+                           f"the agent on replica {d.log_path.stem}")
+        model, inputs = model_and_inputs(hidden=64)
+        on_a = compile_on(a, model, inputs)
+        assert on_a.last_device_id.startswith("shared-cpu/")
+        on_b = compile_on(b, model, inputs)   # a remote hit, run by the same agent
+        assert on_b.remote_cache_hit and on_b.last_device_id.startswith("shared-cpu/")
+
+        a._kill()                              # replica A dies (SIGKILL)
+        later, later_inputs = model_and_inputs(hidden=68)
+        after = compile_on(b, later, later_inputs)
+        assert after.last_device_id.startswith("shared-cpu/")
+        assert agent.proc.poll() is None, agent.log()
+        for d in (a, b):
+            assert f"registered with {d.address} as shared-cpu" in agent.log(), agent.log()
+    finally:
+        agent.stop()
+        b.assert_stops_cleanly()

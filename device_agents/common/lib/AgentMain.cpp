@@ -15,6 +15,7 @@
 #include "kiln/common/Status.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -94,11 +95,15 @@ std::unique_ptr<Settings> declareFlags(std::string_view program,
   auto settings = std::make_unique<Settings>(
       std::string(program),
       absl::StrCat("usage: ", std::string(program),
-                   " --daemon HOST:PORT [flags]\n\nRuns ", std::string(kind),
-                   " executables for a Kiln daemon (kilnd). Flags "
+                   " --daemon HOST:PORT[,HOST:PORT...] [flags]\n\nRuns ",
+                   std::string(kind),
+                   " executables for Kiln daemons (kilnd). Flags "
                    "override the environment variables named below."),
       kEnvPrefix, /*fileKeys=*/false);
-  settings->text("daemon", common.daemon, "host:port of kilnd (required)");
+  settings->text("daemon", common.daemon,
+                 "host:port of kilnd (required); a comma list serves several "
+                 "kilnd replicas at once, each over its own connection, with "
+                 "one blob cache and one set of resident parameters");
   settings->text("cache-dir", common.cacheDir, "local blob cache directory");
   settings->text("agent-id", common.agentId,
                  "id this agent registers under (with --tls-cert: the "
@@ -212,10 +217,22 @@ parseAgentFlags(const std::vector<std::string> &args, std::string_view kindView,
     return commandLine;
 
   AgentOptions &options = commandLine.options;
-  options.daemonAddress = common.daemon;
-  if (options.daemonAddress.empty())
+  for (absl::string_view address : absl::StrSplit(common.daemon, ',')) {
+    address = absl::StripAsciiWhitespace(address);
+    if (address.empty())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--daemon '", common.daemon,
+          "': an empty address (HOST:PORT, or a comma list of them)"));
+    if (std::find(commandLine.daemons.begin(), commandLine.daemons.end(),
+                  address) != commandLine.daemons.end())
+      return absl::InvalidArgumentError(
+          absl::StrCat("--daemon names ", address, " twice"));
+    commandLine.daemons.emplace_back(address);
+  }
+  if (common.daemon.empty())
     return absl::InvalidArgumentError(
         "--daemon HOST:PORT is required (the address of kilnd)");
+  options.daemonAddress = commandLine.daemons.front();
   options.cacheDir = common.cacheDir;
   if (options.cacheDir.empty())
     return absl::InvalidArgumentError("--cache-dir must not be empty");
@@ -257,6 +274,10 @@ parseAgentFlags(const std::vector<std::string> &args, std::string_view kindView,
           "--local-link-fd: '", fd,
           "' is not an open descriptor (kilnd passes it to the agents it "
           "starts; leave it out otherwise)"));
+    if (commandLine.daemons.size() > 1)
+      return absl::InvalidArgumentError(
+          "--local-link-fd belongs to the one kilnd that started the agent; "
+          "it cannot go with several --daemon addresses");
     // Not for the agent's own children (qemu runners, compilers).
     ::fcntl(value, F_SETFD, FD_CLOEXEC);
     options.localLinkFd = value;
@@ -315,16 +336,29 @@ int agentMain(int argc, char **argv, std::string_view kind,
                   backend.status().ToString());
     return 1;
   }
-  absl::StatusOr<std::unique_ptr<AgentSession>> session =
-      AgentSession::create(commandLine->options, **backend);
-  if (!session.ok()) {
-    spdlog::error("cannot start the agent: {}", session.status().ToString());
-    return 1;
+  // One session per daemon, sharing the blob cache and resident set.
+  absl::StatusOr<std::shared_ptr<AgentStores>> stores =
+      AgentStores::open(commandLine->options);
+  std::vector<std::unique_ptr<AgentSession>> sessions;
+  for (const std::string &daemon : commandLine->daemons) {
+    AgentOptions options = commandLine->options;
+    options.daemonAddress = daemon;
+    absl::StatusOr<std::unique_ptr<AgentSession>> session =
+        stores.ok() ? AgentSession::create(options, **backend, *stores)
+                    : absl::StatusOr<std::unique_ptr<AgentSession>>(stores.status());
+    if (!session.ok()) {
+      spdlog::error("cannot start the agent: {}", session.status().ToString());
+      return 1;
+    }
+    sessions.push_back(*std::move(session));
+    spdlog::info("{} agent {} serving daemon {} (cache {})", kind,
+                 options.agentId, daemon, options.cacheDir.string());
   }
-  spdlog::info("{} agent {} serving daemon {} (cache {})", kind,
-               commandLine->options.agentId, commandLine->options.daemonAddress,
-               commandLine->options.cacheDir.string());
 
+  auto stopAll = [&] {
+    for (const std::unique_ptr<AgentSession> &session : sessions)
+      session->stop();
+  };
   std::atomic<bool> done{false};
   std::thread signalWatcher([&] {
     int signal = 0;
@@ -333,19 +367,32 @@ int agentMain(int argc, char **argv, std::string_view kind,
         return;
       spdlog::info("received {}, shutting down",
                    signal == SIGINT ? "SIGINT" : "SIGTERM");
-      (*session)->stop();
+      stopAll();
       return;
     }
   });
-  absl::Status status = (*session)->run();
+  // Each session reconnects to its daemon on its own: one replica going
+  // away leaves the others served. A session that ends with an error (a
+  // refused registration) ends them all.
+  std::vector<absl::Status> statuses(sessions.size());
+  std::vector<std::thread> serving;
+  for (size_t i = 0; i < sessions.size(); ++i)
+    serving.emplace_back([&, i] {
+      statuses[i] = sessions[i]->run();
+      if (!statuses[i].ok())
+        stopAll();
+    });
+  for (std::thread &thread : serving)
+    thread.join();
   done.store(true);
   // Wake the watcher if no signal came (run() ended on its own).
   pthread_kill(signalWatcher.native_handle(), SIGTERM);
   signalWatcher.join();
-  if (!status.ok()) {
-    spdlog::error("agent stopped: {}", status.ToString());
-    return 1;
-  }
+  for (const absl::Status &status : statuses)
+    if (!status.ok()) {
+      spdlog::error("agent stopped: {}", status.ToString());
+      return 1;
+    }
   spdlog::info("agent stopped");
   return 0;
 }

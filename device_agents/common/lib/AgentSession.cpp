@@ -79,13 +79,15 @@ private:
 };
 
 absl::StatusOr<std::unique_ptr<AgentSession>>
-AgentSession::create(AgentOptions options, DeviceBackend &backend) {
+AgentSession::create(AgentOptions options, DeviceBackend &backend,
+                     std::shared_ptr<AgentStores> stores) {
   if (options.daemonAddress.empty())
     return absl::InvalidArgumentError("no daemon address given");
   if (options.agentId.empty())
     return absl::InvalidArgumentError("no agent id given");
-  ASSIGN_OR_RETURN(std::unique_ptr<BlobCache> cache,
-                   BlobCache::open(options.cacheDir));
+  if (!stores) {
+    ASSIGN_OR_RETURN(stores, AgentStores::open(options));
+  }
   std::shared_ptr<const TaskVerifier> configured;
   if (!options.taskVerifyKey.empty()) {
     absl::StatusOr<TaskVerifier> key =
@@ -104,22 +106,29 @@ AgentSession::create(AgentOptions options, DeviceBackend &backend) {
                    dialDaemon(options.daemonAddress, options.credentials,
                               options.maxBackoff));
   auto session = std::unique_ptr<AgentSession>(new AgentSession(
-      std::move(options), backend, std::move(channel), std::move(cache),
+      std::move(options), backend, std::move(channel), std::move(stores),
       std::move(devices)));
   session->configuredKey = configured;
   session->runner.setTaskVerifier(configured);
   return session;
 }
 
+absl::StatusOr<std::shared_ptr<AgentStores>>
+AgentStores::open(const AgentOptions &options) {
+  ASSIGN_OR_RETURN(std::unique_ptr<BlobCache> cache,
+                   BlobCache::open(options.cacheDir));
+  return std::make_shared<AgentStores>(std::move(cache), options.residentBytes);
+}
+
 AgentSession::AgentSession(AgentOptions options, DeviceBackend &backend,
                            std::shared_ptr<grpc::Channel> daemonChannel,
-                           std::unique_ptr<BlobCache> cache,
+                           std::shared_ptr<AgentStores> sharedStores,
                            std::vector<v1::Device> devices)
     : opts(std::move(options)), backend(backend), devices(std::move(devices)),
       channel(std::move(daemonChannel)),
-      agentStub(v1::Agent::NewStub(channel)), cache(std::move(cache)),
-      resident(opts.residentBytes), blobs(channel),
-      runner(backend, *this->cache, resident, blobs,
+      agentStub(v1::Agent::NewStub(channel)), stores(std::move(sharedStores)),
+      blobs(channel),
+      runner(backend, *stores->cache, stores->resident, blobs,
              opts.maxLoadedExecutables) {}
 
 AgentSession::~AgentSession() { stop(); }

@@ -33,7 +33,11 @@ struct AgentFlag {
 
 /// What the command line asked for.
 struct AgentCommandLine {
+  /// The options of the session with the first daemon; the others differ
+  /// only in options.daemonAddress.
   AgentOptions options;
+  /// Every --daemon address (a comma list: kilnd replicas), in order.
+  std::vector<std::string> daemons;
   std::string logLevel = "info";
   /// "text" or "json" (one object per line).
   std::string logFormat = "text";

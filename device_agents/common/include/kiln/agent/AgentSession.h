@@ -61,13 +61,32 @@ struct AgentOptions {
   std::chrono::milliseconds maxBackoff{5000};
 };
 
-/// One agent process's connection to the daemon. run() serves until stop().
+/// What the sessions of one agent process share when it serves several
+/// daemons (kilnd replicas): the blob cache on disk and the resident
+/// parameters, both by digest, so a weight both replicas send is fetched and
+/// kept once.
+struct AgentStores {
+  /// Opens the blob cache in options.cacheDir, with options.residentBytes
+  /// of resident parameters.
+  static absl::StatusOr<std::shared_ptr<AgentStores>>
+  open(const AgentOptions &options);
+
+  std::unique_ptr<BlobCache> cache;
+  ResidentSet resident;
+
+  explicit AgentStores(std::unique_ptr<BlobCache> cache, int64_t residentBytes)
+      : cache(std::move(cache)), resident(residentBytes) {}
+};
+
+/// One agent process's connection to one daemon. run() serves until stop().
 class AgentSession {
 public:
-  /// Opens the blob cache and asks `backend` for its devices. `backend`
-  /// must outlive the session.
+  /// Asks `backend` for its devices and dials options.daemonAddress; opens
+  /// the stores unless given ones another session shares. `backend` must
+  /// outlive the session.
   static absl::StatusOr<std::unique_ptr<AgentSession>>
-  create(AgentOptions options, DeviceBackend &backend);
+  create(AgentOptions options, DeviceBackend &backend,
+         std::shared_ptr<AgentStores> stores = nullptr);
   ~AgentSession();
 
   /// Connects, registers and serves tasks, reconnecting whenever the stream
@@ -88,7 +107,7 @@ private:
 
   AgentSession(AgentOptions options, DeviceBackend &backend,
                std::shared_ptr<grpc::Channel> channel,
-               std::unique_ptr<BlobCache> cache,
+               std::shared_ptr<AgentStores> stores,
                std::vector<v1::Device> devices);
 
   /// One Connect stream from dial to end. Sets `registered` when the daemon
@@ -104,8 +123,7 @@ private:
   std::string sessionToken;
   std::shared_ptr<grpc::Channel> channel;
   std::unique_ptr<v1::Agent::Stub> agentStub;
-  std::unique_ptr<BlobCache> cache;
-  ResidentSet resident;
+  std::shared_ptr<AgentStores> stores;
   GrpcDaemonBlobs blobs;
   TaskRunner runner;
 
