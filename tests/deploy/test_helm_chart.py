@@ -297,9 +297,19 @@ def test_scale_out_replicas_share_bazel_remote(tmp_path):
     assert "--grpc_address=0.0.0.0:9092" in br["args"]
     services = {s["metadata"]["name"]: s for s in by_kind(docs, "Service")}
     assert services["kiln-bazel-remote"]["spec"]["ports"][0]["port"] == 9092
+    # Agents serve every replica through the headless Service.
+    headless = services["kiln-headless"]
+    assert headless["spec"]["clusterIP"] == "None"
+    assert headless["spec"]["selector"] == dep["spec"]["selector"]["matchLabels"]
+    for ds in by_kind(docs, "DaemonSet"):
+        agent_args = ds["spec"]["template"]["spec"]["containers"][0]["args"]
+        assert "--daemon-service=kiln-headless.ml.svc:50051" in agent_args
+        assert "--tls-server-name=kiln.ml.svc" in agent_args
+        assert not any(a.startswith("--daemon=") for a in agent_args)
     # One replica renders no PDB and no bazel-remote unless asked.
     _, single = render(*INSECURE)
     assert not by_kind(single, "PodDisruptionBudget") and not by_kind(single, "StatefulSet")
+    assert "kiln-headless" not in {s["metadata"]["name"] for s in by_kind(single, "Service")}
 
 
 @pytest.mark.parametrize("extra,why", [

@@ -194,3 +194,30 @@ def test_one_agent_serves_two_replicas_and_outlives_one(tmp_path, remote):
     finally:
         agent.stop()
         b.assert_stops_cleanly()
+
+
+def test_an_agent_follows_a_service_name_to_its_replicas(tmp_path):
+    """--daemon-service NAME:PORT (what the chart gives agents when kilnd has
+    several replicas behind a headless Service): the agent serves every
+    address NAME resolves to; here localhost, one replica."""
+    d = Kilnd(tmp_path, tmp_path / "cache", name="svc", wait_for_cpu=False,
+              extra_args=("--local-agents", "none")).start()
+    port = d.address.rsplit(":", 1)[1]
+    agent = Agent(d, "unused", tmp_path, "svc-cpu",
+                  extra_args=("--daemon-service", f"localhost:{port}"))
+    try:
+        # Agent passes --daemon; a service replaces it.
+        assert agent.proc.wait(timeout=30) == 2
+        assert "--daemon or --daemon-service, not both" in agent.log()
+        agent = Agent(d, "", tmp_path, "svc-cpu2",
+                      extra_args=("--daemon-service", f"localhost:{port}"))
+        with kiln.Client(d.address) as client:
+            wait_until(lambda: any(dev.agent_id == "svc-cpu2"
+                                   for dev in client.devices(kind="cpu")),
+                       "the agent found through the service name")
+        model, inputs = model_and_inputs(hidden=72)
+        assert compile_on(d, model, inputs).last_device_id.startswith("svc-cpu2/")
+        assert f"--daemon-service localhost:{port}: 1 replica(s)" in agent.log()
+    finally:
+        agent.stop()
+        d.assert_stops_cleanly()

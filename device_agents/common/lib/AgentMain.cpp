@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/AgentMain.h"
+#include "kiln/agent/AgentSessionSet.h"
 
 #include "kiln/common/AtomicFile.h"
 #include "kiln/common/ByteSize.h"
@@ -69,6 +70,9 @@ constexpr const char *kEnvPrefix = "KILN_AGENT_";
 /// The common flags' values as given, before the checks that relate them.
 struct CommonFlags {
   std::string daemon;
+  std::string daemonService;
+  int64_t daemonServiceRefreshS = 10;
+  std::string tlsServerName;
   std::string cacheDir;
   std::string agentId;
   int64_t residentBytes = int64_t{4} << 30;
@@ -104,6 +108,13 @@ std::unique_ptr<Settings> declareFlags(std::string_view program,
                  "host:port of kilnd (required); a comma list serves several "
                  "kilnd replicas at once, each over its own connection, with "
                  "one blob cache and one set of resident parameters");
+  settings->text("daemon-service", common.daemonService,
+                 "NAME:PORT of a headless Service (instead of --daemon): "
+                 "serve every address NAME resolves to, each a kilnd "
+                 "replica, re-resolved every --daemon-service-refresh-s so "
+                 "that replicas that come and go are joined and left");
+  settings->integer("daemon-service-refresh-s", common.daemonServiceRefreshS, 1,
+                    "seconds between resolutions of --daemon-service");
   settings->text("cache-dir", common.cacheDir, "local blob cache directory");
   settings->text("agent-id", common.agentId,
                  "id this agent registers under (with --tls-cert: the "
@@ -134,6 +145,9 @@ std::unique_ptr<Settings> declareFlags(std::string_view program,
                  "Its CN is the agent's id (the default --agent-id) and its O "
                  "must be kiln:agents");
   settings->text("tls-key", common.tlsKey, "PEM private key of --tls-cert");
+  settings->text("tls-server-name", common.tlsServerName,
+                 "the name kilnd's certificate must carry (default: the host "
+                 "dialed; with --daemon-service, its NAME)");
   settings->text("token", common.token,
                  "bearer token (role agent) sent on every call; prefer the "
                  "environment variable, which ps does not show");
@@ -217,7 +231,10 @@ parseAgentFlags(const std::vector<std::string> &args, std::string_view kindView,
     return commandLine;
 
   AgentOptions &options = commandLine.options;
-  for (absl::string_view address : absl::StrSplit(common.daemon, ',')) {
+  for (absl::string_view address :
+       absl::StrSplit(common.daemon, ',', absl::AllowEmpty())) {
+    if (common.daemon.empty())
+      break;
     address = absl::StripAsciiWhitespace(address);
     if (address.empty())
       return absl::InvalidArgumentError(absl::StrCat(
@@ -229,10 +246,27 @@ parseAgentFlags(const std::vector<std::string> &args, std::string_view kindView,
           absl::StrCat("--daemon names ", address, " twice"));
     commandLine.daemons.emplace_back(address);
   }
-  if (common.daemon.empty())
+  if (!common.daemonService.empty()) {
+    if (!common.daemon.empty())
+      return absl::InvalidArgumentError(
+          "give --daemon or --daemon-service, not both");
+    size_t colon = common.daemonService.rfind(':');
+    if (colon == std::string::npos || colon == 0)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--daemon-service '", common.daemonService, "' is not NAME:PORT"));
+    commandLine.daemonService = common.daemonService;
+    commandLine.serviceRefresh =
+        std::chrono::seconds(common.daemonServiceRefreshS);
+    options.daemonAddress = common.daemonService;
+    options.credentials.tlsServerName = common.daemonService.substr(0, colon);
+  } else if (common.daemon.empty()) {
     return absl::InvalidArgumentError(
         "--daemon HOST:PORT is required (the address of kilnd)");
-  options.daemonAddress = commandLine.daemons.front();
+  } else {
+    options.daemonAddress = commandLine.daemons.front();
+  }
+  if (!common.tlsServerName.empty())
+    options.credentials.tlsServerName = common.tlsServerName;
   options.cacheDir = common.cacheDir;
   if (options.cacheDir.empty())
     return absl::InvalidArgumentError("--cache-dir must not be empty");
@@ -274,10 +308,10 @@ parseAgentFlags(const std::vector<std::string> &args, std::string_view kindView,
           "--local-link-fd: '", fd,
           "' is not an open descriptor (kilnd passes it to the agents it "
           "starts; leave it out otherwise)"));
-    if (commandLine.daemons.size() > 1)
+    if (commandLine.daemons.size() != 1)
       return absl::InvalidArgumentError(
           "--local-link-fd belongs to the one kilnd that started the agent; "
-          "it cannot go with several --daemon addresses");
+          "it goes with a single --daemon address");
     // Not for the agent's own children (qemu runners, compilers).
     ::fcntl(value, F_SETFD, FD_CLOEXEC);
     options.localLinkFd = value;
@@ -339,26 +373,18 @@ int agentMain(int argc, char **argv, std::string_view kind,
   // One session per daemon, sharing the blob cache and resident set.
   absl::StatusOr<std::shared_ptr<AgentStores>> stores =
       AgentStores::open(commandLine->options);
-  std::vector<std::unique_ptr<AgentSession>> sessions;
-  for (const std::string &daemon : commandLine->daemons) {
-    AgentOptions options = commandLine->options;
-    options.daemonAddress = daemon;
-    absl::StatusOr<std::unique_ptr<AgentSession>> session =
-        stores.ok() ? AgentSession::create(options, **backend, *stores)
-                    : absl::StatusOr<std::unique_ptr<AgentSession>>(stores.status());
-    if (!session.ok()) {
-      spdlog::error("cannot start the agent: {}", session.status().ToString());
+  if (!stores.ok()) {
+    spdlog::error("cannot start the agent: {}", stores.status().ToString());
+    return 1;
+  }
+  AgentSessionSet sessions(commandLine->options, **backend, *stores);
+  if (commandLine->daemonService.empty()) {
+    if (absl::Status started = sessions.serve(commandLine->daemons); !started.ok()) {
+      spdlog::error("cannot start the agent: {}", started.ToString());
       return 1;
     }
-    sessions.push_back(*std::move(session));
-    spdlog::info("{} agent {} serving daemon {} (cache {})", kind,
-                 options.agentId, daemon, options.cacheDir.string());
   }
 
-  auto stopAll = [&] {
-    for (const std::unique_ptr<AgentSession> &session : sessions)
-      session->stop();
-  };
   std::atomic<bool> done{false};
   std::thread signalWatcher([&] {
     int signal = 0;
@@ -367,32 +393,31 @@ int agentMain(int argc, char **argv, std::string_view kind,
         return;
       spdlog::info("received {}, shutting down",
                    signal == SIGINT ? "SIGINT" : "SIGTERM");
-      stopAll();
+      sessions.stop();
       return;
     }
   });
   // Each session reconnects to its daemon on its own: one replica going
   // away leaves the others served. A session that ends with an error (a
   // refused registration) ends them all.
-  std::vector<absl::Status> statuses(sessions.size());
-  std::vector<std::thread> serving;
-  for (size_t i = 0; i < sessions.size(); ++i)
-    serving.emplace_back([&, i] {
-      statuses[i] = sessions[i]->run();
-      if (!statuses[i].ok())
-        stopAll();
-    });
-  for (std::thread &thread : serving)
-    thread.join();
+  absl::Status status;
+  if (!commandLine->daemonService.empty()) {
+    status = sessions.followService(commandLine->daemonService,
+                                    commandLine->serviceRefresh);
+    if (!status.ok())
+      sessions.stop();
+  }
+  absl::Status ended = sessions.wait();
+  if (status.ok())
+    status = ended;
   done.store(true);
   // Wake the watcher if no signal came (run() ended on its own).
   pthread_kill(signalWatcher.native_handle(), SIGTERM);
   signalWatcher.join();
-  for (const absl::Status &status : statuses)
-    if (!status.ok()) {
-      spdlog::error("agent stopped: {}", status.ToString());
-      return 1;
-    }
+  if (!status.ok()) {
+    spdlog::error("agent stopped: {}", status.ToString());
+    return 1;
+  }
   spdlog::info("agent stopped");
   return 0;
 }

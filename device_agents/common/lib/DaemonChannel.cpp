@@ -105,6 +105,8 @@ dialDaemon(const std::string &address, const DaemonCredentials &credentials,
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
               static_cast<int>(maxBackoff.count()));
   args.SetMaxReceiveMessageSize(8 << 20);
+  if (!credentials.tlsServerName.empty())
+    args.SetSslTargetNameOverride(credentials.tlsServerName);
   std::vector<std::unique_ptr<exp::ClientInterceptorFactoryInterface>>
       interceptors;
   if (!credentials.token.empty())

@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <memory>
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,10 @@ struct AgentCommandLine {
   AgentOptions options;
   /// Every --daemon address (a comma list: kilnd replicas), in order.
   std::vector<std::string> daemons;
+  /// --daemon-service NAME:PORT: serve every address NAME resolves to (a
+  /// headless Service's replicas), re-resolved every serviceRefresh.
+  std::string daemonService;
+  std::chrono::milliseconds serviceRefresh{10000};
   std::string logLevel = "info";
   /// "text" or "json" (one object per line).
   std::string logFormat = "text";

@@ -27,6 +27,10 @@ struct DaemonCredentials {
   std::filesystem::path tlsKey;
   /// Bearer token sent as `authorization: Bearer <token>` on every call.
   std::string token;
+  /// The name kilnd's certificate must carry; empty: the host dialed (an
+  /// agent that dials replicas by IP checks them against their Service's
+  /// name instead).
+  std::string tlsServerName;
 };
 
 /// A channel to `address`. INVALID_ARGUMENT naming the flag when a file
