@@ -9,7 +9,8 @@ then prints, in one run:
     executable downloaded from bazel-remote and checked), and a local hit on
     B (its own disk); the ratio of each hit to the cold compile;
   * the bytes the remote tier moved (A's uploads, B's downloads, from their
-    kiln_remote_cache_bytes_total);
+    kiln_remote_cache_bytes_total: the executable and the weights, which B
+    copies from the shared tier instead of asking its client for them);
   * calls per second of an MLP (kiln.testing.MLP, batch 64) from --clients
     client threads for --seconds, through replica A alone and through A and B
     alike (each thread keeps to one replica, half on each).
@@ -132,7 +133,7 @@ def main() -> None:
             _, on_b = timed_compile(b, serialized, out_spec, in_spec)
             _, again = timed_compile(b, serialized, out_spec, in_spec)
             cold, remote_hit, local_hit = (m.timings["compile"] for m in (on_a, on_b, again))
-            upload = on_b.timings["upload"]
+            upload_a, upload_b = on_a.timings["upload"], on_b.timings["upload"]
             assert not on_a.cache_hit and on_b.remote_cache_hit and again.cache_hit
             assert on_b.digest == on_a.digest
             torch.testing.assert_close(on_b(x), net(x), rtol=1e-4, atol=1e-4)
@@ -159,7 +160,8 @@ def main() -> None:
     print(f"| cold compile (replica A) | {cold:.3f} | 1.00 |")
     print(f"| remote hit (replica B, from bazel-remote) | {remote_hit:.3f} | {remote_hit / cold:.3f} |")
     print(f"| local hit (replica B, its disk) | {local_hit:.3f} | {local_hit / cold:.3f} |")
-    print(f"(uploading the weights to a replica, not in these: {upload:.3f} s)")
+    print(f"weights (not in these): the client uploads them to A in {upload_a:.3f} s; "
+          f"B takes them from the shared tier in {upload_b:.3f} s")
     print(f"remote tier bytes: A wrote {written / 1e6:.2f} MB, B read {read / 1e6:.2f} MB")
     print(f"MLP b64 Execute, {args.clients} client threads, {args.seconds:.0f} s,"
           f" agents with --compute-threads {args.agent_threads}:"

@@ -69,16 +69,23 @@ def test_replica_b_hits_what_replica_a_compiled_and_runs_it(replica):
     model, inputs = model_and_inputs(hidden=40)
     first = compile_on(a, model, inputs)
     assert not first.cache_hit
+    with kiln.Client(b.address, timeout=300) as client:
+        fetched = client.compile(torch.export.export(model, inputs))
+    # B took the weights from the shared tier too: its client uploaded none.
+    assert (sample(metrics(b), "kiln_blob_bytes_in_total") or 0) == 0  # no series: none
+    weights = sum(p.numel() * p.element_size() for p in model.parameters())
+    assert sample(metrics(b), "kiln_remote_cache_bytes_total", direction="read") >= weights
+    assert fetched.remote_cache_hit
     second = compile_on(b, model, inputs)  # runs on B's own agent, checked against eager
-    assert second.cache_hit and second.remote_cache_hit
-    assert second.digest == first.digest
-    assert second.timings["server_compile"] == 0
+    assert second.cache_hit
+    assert second.digest == first.digest == fetched.digest
+    assert fetched.timings["server_compile"] == 0
     text = metrics(b)
     assert sample(text, "kiln_remote_cache_up") == 1
     assert sample(text, "kiln_remote_cache_lookups_total", outcome="hit") == 1
     assert sample(text, "kiln_remote_cache_bytes_total", direction="read") > 0
     assert sample(text, "kiln_cache_misses_total") == 0
-    # B now has it on its own disk: a second client is a local hit.
+    assert not second.remote_cache_hit     # B has it on its own disk now
     third = compile_on(b, model, inputs)
     assert third.cache_hit and not third.remote_cache_hit
 

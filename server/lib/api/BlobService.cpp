@@ -36,8 +36,11 @@ grpc::Status BlobService::FindMissing(grpc::ServerContext *context,
   for (const v1::Digest &digest : asked)
     if (absl::Status status = validateDigest(digest); !status.ok())
       return toGrpcStatus(status, scope.id());
-  for (v1::Digest &missing : store.findMissing(asked))
-    *response->add_missing_digests() = std::move(missing);
+  std::vector<v1::Digest> missing = store.findMissing(asked);
+  if (remote && !missing.empty() && remote->mayCall())
+    missing = fillFromRemote(store, *remote, missing);
+  for (v1::Digest &digest : missing)
+    *response->add_missing_digests() = std::move(digest);
   return grpc::Status::OK;
 }
 

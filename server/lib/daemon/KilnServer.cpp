@@ -158,6 +158,7 @@ KilnServer::start(ServerOptions options) {
       std::make_unique<BlobService>(*state->store, state->metrics,
                                     state->access, options.maxBlobBytes,
                                     options.blobQuotaBytes);
+  state->blobService->setRemote(state->remote.get());
   addMetricCollectors(*state);
   state->devicesService =
       std::make_unique<DevicesService>(*state->registry, state->access);

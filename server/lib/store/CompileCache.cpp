@@ -435,7 +435,7 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
   std::optional<CompileOutcome> hit = lookup(key);
   if (!hit)
     hit = fetchRemote(key);
-  else if (std::optional<CompileOutcome> theirs = publishHitOnce(key, *hit))
+  else if (std::optional<CompileOutcome> theirs = publishHitOnce(key, *hit, graph))
     hit = std::move(theirs);
   if (hit) {
     hits.fetch_add(1);
@@ -453,7 +453,7 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
   } else {
     result = onPool([&] { return compileAndStore(key, graph, compileOptions); });
     if (result.ok())
-      if (std::optional<CompileOutcome> adopted = publishRemote(key, *result)) {
+      if (std::optional<CompileOutcome> adopted = publishRemote(key, *result, graph)) {
         // Another replica's executable: ours was compiled, not used.
         adopted->timings = result->timings;
         adopted->cacheHit = false;

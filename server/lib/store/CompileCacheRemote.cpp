@@ -89,9 +89,17 @@ std::optional<CompileOutcome> CompileCache::fetchRemote(const std::string &key) 
 }
 
 std::optional<CompileOutcome>
-CompileCache::publishRemote(const std::string &key, const CompileOutcome &outcome) {
+CompileCache::publishRemote(const std::string &key, const CompileOutcome &outcome,
+                            const v1::Graph &graph) {
   if (!remote)
     return std::nullopt;
+  // The weights first: a replica that hits the entry can then serve a
+  // client whose weights it has never seen.
+  std::vector<v1::Digest> parameters;
+  for (const v1::Parameter &parameter : graph.parameters())
+    if (parameter.has_digest())
+      parameters.push_back(parameter.digest());
+  publishToRemote(store, *remote, parameters);
   auto publishedNow = [&] {
     std::lock_guard<std::mutex> lock(publishedMutex);
     published.insert(key);
@@ -139,7 +147,8 @@ CompileCache::publishRemote(const std::string &key, const CompileOutcome &outcom
 }
 
 std::optional<CompileOutcome>
-CompileCache::publishHitOnce(const std::string &key, const CompileOutcome &hit) {
+CompileCache::publishHitOnce(const std::string &key, const CompileOutcome &hit,
+                             const v1::Graph &graph) {
   if (!remote || !remote->mayCall())
     return std::nullopt;
   {
@@ -147,7 +156,7 @@ CompileCache::publishHitOnce(const std::string &key, const CompileOutcome &hit) 
     if (published.contains(key))
       return std::nullopt;
   }
-  return publishRemote(key, hit);
+  return publishRemote(key, hit, graph);
 }
 
 } // namespace kiln::server

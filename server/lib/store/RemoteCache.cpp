@@ -12,6 +12,7 @@
 #include "kiln/common/Credentials.h"
 #include "kiln/common/Digest.h"
 #include "kiln/common/Status.h"
+#include "kiln/server/store/ContentStore.h"
 
 #include "build/bazel/remote/execution/v2/remote_execution.grpc.pb.h"
 #include "google/bytestream/bytestream.grpc.pb.h"
@@ -340,22 +341,36 @@ absl::StatusOr<std::string> RemoteCache::readByteStream(const v1::Digest &digest
   return bytes;
 }
 
-absl::Status RemoteCache::writeBlobs(
-    const std::vector<std::pair<v1::Digest, std::string>> &blobs) {
-  if (blobs.empty())
-    return absl::OkStatus();
+absl::StatusOr<std::vector<v1::Digest>>
+RemoteCache::findMissing(const std::vector<v1::Digest> &digests) {
+  if (digests.empty())
+    return std::vector<v1::Digest>();
   reapi::FindMissingBlobsResponse missing;
   RETURN_IF_ERROR(guarded("FindMissingBlobs", [&] {
     grpc::ClientContext context;
     context.set_deadline(deadlineFor(options.timeout));
     reapi::FindMissingBlobsRequest request;
     request.set_instance_name(options.instanceName);
-    for (const auto &[digest, bytes] : blobs)
+    for (const v1::Digest &digest : digests)
       *request.add_blob_digests() = toRemote(digest);
     return fromGrpc(stubs->cas->FindMissingBlobs(&context, request, &missing));
   }));
-  std::vector<const std::pair<v1::Digest, std::string> *> toSend;
+  std::vector<v1::Digest> out;
   for (const reapi::Digest &digest : missing.missing_blob_digests())
+    out.push_back(fromRemote(digest));
+  return out;
+}
+
+absl::Status RemoteCache::writeBlobs(
+    const std::vector<std::pair<v1::Digest, std::string>> &blobs) {
+  if (blobs.empty())
+    return absl::OkStatus();
+  std::vector<v1::Digest> digests;
+  for (const auto &[digest, bytes] : blobs)
+    digests.push_back(digest);
+  ASSIGN_OR_RETURN(std::vector<v1::Digest> missing, findMissing(digests));
+  std::vector<const std::pair<v1::Digest, std::string> *> toSend;
+  for (const v1::Digest &digest : missing)
     for (const auto &blob : blobs)
       if (blob.first.hash() == digest.hash()) {
         toSend.push_back(&blob);
@@ -439,6 +454,48 @@ absl::Status RemoteCache::writeByteStream(const v1::Digest &digest,
   if (status.ok())
     bytesWritten.fetch_add(bytes.size());
   return status;
+}
+
+std::vector<v1::Digest> fillFromRemote(ContentStore &store, RemoteCache &remote,
+                                       const std::vector<v1::Digest> &wanted) {
+  absl::StatusOr<std::vector<v1::Digest>> absent = remote.findMissing(wanted);
+  if (!absent.ok())
+    return wanted;
+  std::vector<v1::Digest> missing;
+  for (const v1::Digest &digest : wanted) {
+    bool remoteLacks = std::any_of(absent->begin(), absent->end(),
+                                   [&](const v1::Digest &a) { return a.hash() == digest.hash(); });
+    if (remoteLacks) {
+      missing.push_back(digest);
+      continue;
+    }
+    absl::StatusOr<std::string> bytes = remote.readBlob(digest);
+    absl::Status stored = bytes.ok() ? store.write(digest, *bytes) : bytes.status();
+    if (!stored.ok()) {
+      if (!absl::IsUnavailable(stored))
+        spdlog::warn("remote cache: cannot copy blob {} from the shared tier: {}",
+                     formatDigest(digest), stored.ToString());
+      missing.push_back(digest);
+    }
+  }
+  return missing;
+}
+
+void publishToRemote(ContentStore &store, RemoteCache &remote,
+                     const std::vector<v1::Digest> &digests) {
+  absl::StatusOr<std::vector<v1::Digest>> absent = remote.findMissing(digests);
+  if (!absent.ok())
+    return;
+  for (const v1::Digest &digest : *absent) {
+    absl::StatusOr<std::string> bytes = store.read(digest);
+    absl::Status sent = bytes.ok() ? remote.writeBlobs({{digest, *bytes}}) : bytes.status();
+    if (!sent.ok()) {
+      spdlog::warn("remote cache: cannot share blob {}: {}", formatDigest(digest),
+                   sent.ToString());
+      if (absl::IsUnavailable(sent))
+        return;
+    }
+  }
 }
 
 RemoteCache::Stats RemoteCache::stats() const {

@@ -9,6 +9,7 @@
 #include "kiln/server/api/AccessPolicy.h"
 #include "kiln/server/store/BlobQuota.h"
 #include "kiln/server/store/ContentStore.h"
+#include "kiln/server/store/RemoteCache.h"
 #include "kiln/server/api/ServerMetrics.h"
 #include "kiln/v1/blobs.grpc.pb.h"
 
@@ -28,6 +29,11 @@ public:
   BlobService(ContentStore &store, ServerMetrics &metrics,
               const AccessPolicy &access, int64_t maxBlobBytes = 0,
               int64_t quotaBytes = 0);
+
+  /// With a shared tier, FindMissing first copies from it whatever it holds
+  /// of what the store lacks (checked), so a client uploads only weights no
+  /// replica has shared. Not owned; set before serving.
+  void setRemote(RemoteCache *remote) { this->remote = remote; }
 
   grpc::Status FindMissing(grpc::ServerContext *context,
                            const v1::FindMissingRequest *request,
@@ -51,6 +57,7 @@ private:
   ServerMetrics &metrics;
   const AccessPolicy &access;
   int64_t maxBlobBytes;
+  RemoteCache *remote = nullptr;
   /// Per authenticated user (role user); admins, agents and callers of a
   /// kilnd without credentials are not counted.
   BlobQuota quota;

@@ -189,16 +189,20 @@ private:
   /// nullopt when it has none, is down, or holds something unusable.
   std::optional<CompileOutcome> fetchRemote(const std::string &key);
   /// Stores `outcome`'s record and artifact in the remote CAS and `key`'s
-  /// entry naming them, unless the remote already has an entry for `key`.
+  /// entry naming them, unless the remote already has an entry for `key`;
+  /// and `graph`'s parameter blobs, so that other replicas need not ask
+  /// their clients for them.
   /// When it names another executable (another replica won the race), that
   /// one replaces ours locally and is returned, so that a key names one
   /// executable on every replica. Failures are logged, never returned.
   std::optional<CompileOutcome> publishRemote(const std::string &key,
-                                              const CompileOutcome &outcome);
+                                              const CompileOutcome &outcome,
+                                              const v1::Graph &graph);
   /// publishRemote once per key per process, for local hits (so that what
   /// was compiled while the remote was down reaches it later).
   std::optional<CompileOutcome> publishHitOnce(const std::string &key,
-                                               const CompileOutcome &hit);
+                                               const CompileOutcome &hit,
+                                               const v1::Graph &graph);
 
   ContentStore &store;
   ExecutableNamespace &executables;

@@ -98,6 +98,9 @@ public:
   /// Uploads the blobs the remote lacks (FindMissingBlobs, then
   /// BatchUpdateBlobs or ByteStream by size). Idempotent.
   absl::Status writeBlobs(const std::vector<std::pair<v1::Digest, std::string>> &blobs);
+  /// The blobs of `digests` the remote lacks (FindMissingBlobs).
+  absl::StatusOr<std::vector<v1::Digest>>
+  findMissing(const std::vector<v1::Digest> &digests);
 
   bool up() const { return health.up(); }
   /// Whether a call would be made now (up, or due for a retry).
@@ -134,6 +137,20 @@ private:
   std::atomic<uint64_t> hits{0}, misses{0}, errors{0}, bytesRead{0},
       bytesWritten{0}, actionsWritten{0}, corrupt{0};
 };
+
+class ContentStore;
+
+/// Copies into `store` each blob of `wanted` that the remote holds, every one
+/// checked against its digest; returns the digests still missing (all of
+/// them while the remote is down). What a replica does before it asks a
+/// client to upload weights another replica already shared.
+std::vector<v1::Digest> fillFromRemote(ContentStore &store, RemoteCache &remote,
+                                       const std::vector<v1::Digest> &wanted);
+
+/// Uploads each blob of `digests` that `store` holds and the remote lacks,
+/// one at a time. Failures are logged, not returned.
+void publishToRemote(ContentStore &store, RemoteCache &remote,
+                     const std::vector<v1::Digest> &digests);
 
 /// The hex digest of the REAPI Action a compile key stands for. Kiln uses
 /// the action cache as Bazel's remote caching does, as a map from action
