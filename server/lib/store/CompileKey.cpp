@@ -16,8 +16,6 @@
 
 namespace kiln::server {
 
-namespace {
-
 std::string deterministicBytes(const google::protobuf::MessageLite &message) {
   std::string bytes;
   {
@@ -28,6 +26,8 @@ std::string deterministicBytes(const google::protobuf::MessageLite &message) {
   }
   return bytes;
 }
+
+namespace {
 
 // Feeds "<8-byte little-endian length><bytes>" so fields cannot run together.
 void updateField(Sha256 &sha, std::string_view bytes) {

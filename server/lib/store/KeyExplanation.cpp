@@ -13,8 +13,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/message_differencer.h>
 
 #include <algorithm>
@@ -24,14 +22,7 @@ namespace kiln::server {
 namespace {
 
 std::string deterministicSha(const google::protobuf::MessageLite &message) {
-  std::string bytes;
-  {
-    google::protobuf::io::StringOutputStream stream(&bytes);
-    google::protobuf::io::CodedOutputStream coded(&stream);
-    coded.SetSerializationDeterministic(true);
-    message.SerializeToCodedStream(&coded);
-  }
-  return sha256Hex(bytes);
+  return sha256Hex(deterministicBytes(message));
 }
 
 /// The options of the target's machine, which ExplainMiss reports apart.

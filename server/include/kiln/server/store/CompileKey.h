@@ -14,6 +14,10 @@
 
 namespace kiln::server {
 
+/// `message` serialized deterministically (map entries sorted), as the key
+/// hashes it.
+std::string deterministicBytes(const google::protobuf::MessageLite &message);
+
 /// `options` with defaults made explicit (opt_level 0 becomes
 /// compiler::kDefaultOptLevel) and dump_stages cleared (it changes what comes
 /// back, not the executable), so that equivalent requests produce equal keys.
