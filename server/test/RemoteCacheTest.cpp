@@ -289,6 +289,11 @@ TEST_F(RemoteCacheTest, TheSecondReplicaAdoptsTheFirstStoredExecutable) {
   absl::StatusOr<CompileOutcome> onB;
   std::thread replicaB([&] { onB = b.compile(graph); });
   ASSERT_TRUE(testing::eventually([&] { return compilerB.calls.load() == 101; }));
+  // B's lease lapses (as when a compile outlives it), so A compiles too.
+  ASSERT_TRUE(connect()
+                  ->putLease(b.cache->keyFor(graph, "cpu", {}),
+                             {"lapsed", std::chrono::system_clock::now()})
+                  .ok());
   absl::StatusOr<CompileOutcome> onA = a.compile(graph);
   ASSERT_TRUE(onA.ok()) << onA.status();
   compilerB.openGate();
@@ -300,6 +305,53 @@ TEST_F(RemoteCacheTest, TheSecondReplicaAdoptsTheFirstStoredExecutable) {
   std::optional<CompileOutcome> entry = b.cache->lookup(onB->key);
   ASSERT_TRUE(entry);
   EXPECT_EQ(entry->executable.hash(), onA->executable.hash());
+}
+
+TEST_F(RemoteCacheTest, AReplicaWaitsForTheLeaseHolderInsteadOfCompiling) {
+  FakeCompiler compilerA, compilerB;
+  Replica a(temp.path() / "a", compilerA, connect());
+  Replica b(temp.path() / "b", compilerB, connect());
+  v1::Graph graph = linearGraph(2, 16, 4, digestOf("w"));
+  compilerA.closeGate();
+  absl::StatusOr<CompileOutcome> onA, onB;
+  std::thread replicaA([&] { onA = a.compile(graph); });
+  ASSERT_TRUE(testing::eventually([&] { return compilerA.calls.load() == 1; }));
+  // A holds the lease and compiles; B waits for A's entry instead.
+  std::thread replicaB([&] { onB = b.compile(graph); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(compilerB.calls.load(), 0);
+  compilerA.openGate();
+  replicaA.join();
+  replicaB.join();
+  ASSERT_TRUE(onA.ok()) << onA.status();
+  ASSERT_TRUE(onB.ok()) << onB.status();
+  EXPECT_EQ(compilerB.calls.load(), 0);
+  EXPECT_TRUE(onB->remoteHit);
+  EXPECT_EQ(onB->executable.hash(), onA->executable.hash());
+}
+
+TEST_F(RemoteCacheTest, AFailedCompileReleasesTheLeaseAtOnce) {
+  FakeCompiler compilerA, compilerB;
+  compilerA.failWith = absl::UnimplementedError("aten.frobnicate");
+  compilerB.failWith = absl::UnimplementedError("aten.frobnicate");
+  Replica a(temp.path() / "a", compilerA, connect());
+  Replica b(temp.path() / "b", compilerB, connect());
+  v1::Graph graph = linearGraph(2, 16, 4, digestOf("w"));
+  compilerA.closeGate();
+  absl::StatusOr<CompileOutcome> onA, onB;
+  std::thread replicaA([&] { onA = a.compile(graph); });
+  ASSERT_TRUE(testing::eventually([&] { return compilerA.calls.load() == 1; }));
+  auto start = std::chrono::steady_clock::now();
+  std::thread replicaB([&] { onB = b.compile(graph); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  compilerA.openGate();
+  replicaA.join();
+  replicaB.join();
+  EXPECT_TRUE(absl::IsUnimplemented(onA.status())) << onA.status();
+  // B did not sit out the lease's five minutes: it compiled (and failed) itself.
+  EXPECT_TRUE(absl::IsUnimplemented(onB.status())) << onB.status();
+  EXPECT_EQ(compilerB.calls.load(), 1);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
 } // namespace

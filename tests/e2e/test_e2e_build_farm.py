@@ -148,6 +148,9 @@ def test_concurrent_compiles_on_two_replicas_leave_one_executable(replica):
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         digests = list(pool.map(compile_once, [a, b] * 4))
     assert len(set(digests)) == 1, digests
+    # And it was compiled once: the other replica waited on the lease.
+    compiles = sum(sample(metrics(d), "kiln_cache_misses_total") or 0 for d in (a, b))
+    assert compiles == 1, compiles
     # And the shared tier names that one: a third replica hits it.
     c = replica("c")
     third = compile_on(c, model, inputs)

@@ -437,6 +437,9 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
     hit = fetchRemote(key);
   else if (std::optional<CompileOutcome> theirs = publishHitOnce(key, *hit, graph))
     hit = std::move(theirs);
+  // No tier has it: one replica compiles it, the others wait for its entry.
+  if (!hit)
+    hit = leaseOrWait(key);
   if (hit) {
     hits.fetch_add(1);
     std::optional<v1::StageDumpSet> stages;
@@ -452,14 +455,19 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
     }
   } else {
     result = onPool([&] { return compileAndStore(key, graph, compileOptions); });
+    std::optional<CompileOutcome> adopted;
     if (result.ok())
-      if (std::optional<CompileOutcome> adopted = publishRemote(key, *result, graph)) {
-        // Another replica's executable: ours was compiled, not used.
-        adopted->timings = result->timings;
-        adopted->cacheHit = false;
-        adopted->stages = result->stages;
-        result = std::move(*adopted);
-      }
+      adopted = publishRemote(key, *result, graph);
+    // Published or failed, the lease has done its work: replicas waiting on
+    // it now find the entry, or compile (and fail) themselves.
+    releaseLease(key);
+    if (adopted) {
+      // Another replica's executable: ours was compiled, not used.
+      adopted->timings = result->timings;
+      adopted->cacheHit = false;
+      adopted->stages = result->stages;
+      result = std::move(*adopted);
+    }
   }
   if (result.ok())
     rememberKey(key, graph, target, options);

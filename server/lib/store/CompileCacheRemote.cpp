@@ -8,20 +8,86 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/store/CompileCache.h"
 
+#include "kiln/common/Credentials.h"
 #include "kiln/common/Digest.h"
 #include "kiln/common/Status.h"
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+#include <thread>
+
 namespace kiln::server {
 
 namespace {
+
+/// How long a compile lease lasts. Not renewed: a compile that takes longer
+/// lets the waiting replicas compile too.
+constexpr std::chrono::seconds kLeaseTtl{300};
+/// The pause between writing a lease and reading it back: a replica that
+/// wrote at nearly the same moment has its write land meanwhile, and the
+/// last writer (whom both then read) compiles.
+constexpr std::chrono::milliseconds kLeaseSettle{50};
+/// How often a waiting replica looks for the holder's entry.
+constexpr std::chrono::milliseconds kLeasePoll{100};
 
 /// The names of a compile's outputs in its remote ActionResult.
 constexpr const char *kRecordOutput = "kiln/executable_record";
 constexpr const char *kArtifactOutput = "kiln/artifact";
 
 } // namespace
+
+void CompileCache::setRemote(RemoteCache *remote) {
+  this->remote = remote;
+  if (leaseHolder.empty()) {
+    absl::StatusOr<std::string> id = randomHex(8);
+    leaseHolder = id.ok() ? *id : "kilnd";
+  }
+}
+
+std::optional<CompileOutcome> CompileCache::leaseOrWait(const std::string &key) {
+  using Clock = std::chrono::system_clock;
+  if (!remote || !remote->mayCall())
+    return std::nullopt;
+  absl::StatusOr<std::optional<RemoteLease>> lease = remote->getLease(key);
+  if (!lease.ok())
+    return std::nullopt;
+  auto held = [&](const std::optional<RemoteLease> &l) {
+    return l && l->holder != leaseHolder && l->expires > Clock::now();
+  };
+  if (!held(*lease)) {
+    if (!remote->putLease(key, {leaseHolder, Clock::now() + kLeaseTtl}).ok())
+      return std::nullopt;
+    std::this_thread::sleep_for(kLeaseSettle);
+    lease = remote->getLease(key);
+    if (!lease.ok() || !held(*lease))
+      return std::nullopt; // ours: compile
+  }
+  spdlog::info("remote cache: replica {} is compiling {}; waiting for its entry",
+               (*lease)->holder, key);
+  while (true) {
+    std::this_thread::sleep_for(kLeasePoll);
+    absl::StatusOr<std::optional<RemoteOutputs>> entry = remote->getAction(key);
+    if (!entry.ok())
+      return std::nullopt; // the remote went down: compile here
+    if (*entry)
+      return fetchRemote(key); // an unusable entry is compiled here too
+    absl::StatusOr<std::optional<RemoteLease>> now = remote->getLease(key);
+    if (!now.ok() || !held(*now)) {
+      // Released: the holder stored its entry just before, or failed.
+      if (std::optional<CompileOutcome> theirs = fetchRemote(key))
+        return theirs;
+      spdlog::info("remote cache: the lease on {} ended without an entry; "
+                   "compiling here", key);
+      return std::nullopt;
+    }
+  }
+}
+
+void CompileCache::releaseLease(const std::string &key) {
+  if (remote && remote->mayCall())
+    (void)remote->putLease(key, {leaseHolder, std::chrono::system_clock::now()});
+}
 
 std::optional<CompileOutcome> CompileCache::fetchRemote(const std::string &key) {
   if (!remote)

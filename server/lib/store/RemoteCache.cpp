@@ -74,9 +74,12 @@ reapi::Digest remoteDigestOf(const google::protobuf::MessageLite &message) {
   return toRemote(digestOf(bytes));
 }
 
-reapi::Digest actionDigest(const std::string &compileKey) {
+/// The Action "VERB KEY": kiln-compile for entries, kiln-compile-lease for
+/// leases.
+reapi::Digest actionDigest(const std::string &compileKey,
+                           const char *verb = "kiln-compile") {
   reapi::Command command;
-  command.add_arguments("kiln-compile");
+  command.add_arguments(verb);
   command.add_arguments(compileKey);
   reapi::Action action;
   *action.mutable_command_digest() = remoteDigestOf(command);
@@ -276,6 +279,49 @@ absl::Status RemoteCache::putAction(const std::string &key,
     if (status.ok())
       actionsWritten.fetch_add(1);
     return status;
+  });
+}
+
+absl::StatusOr<std::optional<RemoteLease>>
+RemoteCache::getLease(const std::string &key) {
+  reapi::ActionResult result;
+  absl::Status status = guarded("GetActionResult (lease)", [&] {
+    grpc::ClientContext context;
+    context.set_deadline(deadlineFor(options.timeout));
+    reapi::GetActionResultRequest request;
+    request.set_instance_name(options.instanceName);
+    *request.mutable_action_digest() = actionDigest(key, "kiln-compile-lease");
+    return fromGrpc(stubs->actions->GetActionResult(&context, request, &result));
+  });
+  if (absl::IsNotFound(status))
+    return std::nullopt;
+  RETURN_IF_ERROR(status);
+  const reapi::ExecutedActionMetadata &metadata = result.execution_metadata();
+  RemoteLease lease;
+  lease.holder = metadata.worker();
+  lease.expires = std::chrono::system_clock::time_point(
+      std::chrono::seconds(metadata.worker_completed_timestamp().seconds()) +
+      std::chrono::nanoseconds(metadata.worker_completed_timestamp().nanos()));
+  return lease;
+}
+
+absl::Status RemoteCache::putLease(const std::string &key, const RemoteLease &lease) {
+  return guarded("UpdateActionResult (lease)", [&] {
+    grpc::ClientContext context;
+    context.set_deadline(deadlineFor(options.timeout));
+    reapi::UpdateActionResultRequest request;
+    request.set_instance_name(options.instanceName);
+    *request.mutable_action_digest() = actionDigest(key, "kiln-compile-lease");
+    reapi::ExecutedActionMetadata *metadata =
+        request.mutable_action_result()->mutable_execution_metadata();
+    metadata->set_worker(lease.holder);
+    auto since = lease.expires.time_since_epoch();
+    auto seconds = std::chrono::duration_cast<std::chrono::seconds>(since);
+    metadata->mutable_worker_completed_timestamp()->set_seconds(seconds.count());
+    metadata->mutable_worker_completed_timestamp()->set_nanos(static_cast<int32_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(since - seconds).count()));
+    reapi::ActionResult stored;
+    return fromGrpc(stubs->actions->UpdateActionResult(&context, request, &stored));
   });
 }
 

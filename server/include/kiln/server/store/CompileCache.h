@@ -134,7 +134,7 @@ public:
 
   /// Uses `remote` as the second tier (null: local only). Not owned; set
   /// before the first compile.
-  void setRemote(RemoteCache *remote) { this->remote = remote; }
+  void setRemote(RemoteCache *remote);
 
   /// The salt mixed into every compile key ("" for none).
   std::string salt() const;
@@ -198,6 +198,15 @@ private:
   std::optional<CompileOutcome> publishRemote(const std::string &key,
                                               const CompileOutcome &outcome,
                                               const v1::Graph &graph);
+  /// Before compiling a key no tier holds: takes the key's compile lease in
+  /// the shared tier, or, when another replica holds it, waits for that
+  /// replica's entry while the lease lasts. Returns its entry, or nullopt to
+  /// compile here (the lease is ours, expired or released, or the remote is
+  /// down).
+  std::optional<CompileOutcome> leaseOrWait(const std::string &key);
+  /// Ends our lease on `key` at once (a failed compile: waiters compile).
+  void releaseLease(const std::string &key);
+
   /// publishRemote once per key per process, for local hits (so that what
   /// was compiled while the remote was down reaches it later).
   std::optional<CompileOutcome> publishHitOnce(const std::string &key,
@@ -216,6 +225,8 @@ private:
   std::atomic<uint64_t> stageRuns{0};
   std::atomic<uint64_t> remoteHits{0};
   RemoteCache *remote = nullptr;
+  /// This cache's name in compile leases (random, per process).
+  std::string leaseHolder;
   std::mutex publishedMutex;
   absl::flat_hash_set<std::string> published;
   std::mutex mutex;

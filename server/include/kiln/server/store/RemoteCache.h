@@ -76,6 +76,12 @@ private:
 /// One entry of the remote action cache: named output blobs.
 using RemoteOutputs = std::map<std::string, v1::Digest>;
 
+/// Who is compiling a key, until when (a compile lease in the shared tier).
+struct RemoteLease {
+  std::string holder;
+  std::chrono::system_clock::time_point expires;
+};
+
 class RemoteCache {
 public:
   /// Checks `options` (INVALID_ARGUMENT naming the flag) and makes the
@@ -91,6 +97,15 @@ public:
   /// Stores `outputs` under `key`. Every blob they name must already be in
   /// the remote CAS (writeBlobs first).
   absl::Status putAction(const std::string &key, const RemoteOutputs &outputs);
+
+  /// The compile lease stored for `key` (nullopt: none), and storing one.
+  /// A lease is an action-cache entry of its own (the Command
+  /// "kiln-compile-lease KEY"), whose ExecutedActionMetadata names the
+  /// holder (worker) and the expiry (worker_completed_timestamp). REAPI has
+  /// no compare-and-swap: the last write wins, which CompileCache's lease
+  /// protocol allows for.
+  absl::StatusOr<std::optional<RemoteLease>> getLease(const std::string &key);
+  absl::Status putLease(const std::string &key, const RemoteLease &lease);
 
   /// The blob's bytes, checked against `digest` (DATA_LOSS when they do
   /// not match; NOT_FOUND when the remote lacks it).
