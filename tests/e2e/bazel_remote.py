@@ -33,7 +33,9 @@ class BazelRemote:
     can reach its blob files; stop() kills it (SIGKILL), start() again reuses
     its disk."""
 
-    def __init__(self, workdir: pathlib.Path):
+    def __init__(self, workdir: pathlib.Path, extra_args: tuple[str, ...] = ()):
+        """extra_args go to bazel-remote as they are (e.g. its --tls_* flags)."""
+        self.extra_args = list(extra_args)
         self.dir = workdir / "bazel-remote"
         self.log_path = workdir / "bazel-remote.log"
         self.grpc_port, self.http_port = free_port(), free_port()
@@ -41,13 +43,16 @@ class BazelRemote:
 
     @property
     def url(self) -> str:
-        return f"grpc://127.0.0.1:{self.grpc_port}"
+        scheme = "grpcs" if any(a.startswith("--tls_cert_file") for a in self.extra_args) \
+            else "grpc"
+        host = "localhost" if scheme == "grpcs" else "127.0.0.1"
+        return f"{scheme}://{host}:{self.grpc_port}"
 
     def start(self) -> "BazelRemote":
         cmd = [bazel_remote_binary(), "--dir", str(self.dir), "--max_size", "2",
                "--storage_mode", "uncompressed",
                "--grpc_address", f"127.0.0.1:{self.grpc_port}",
-               "--http_address", f"127.0.0.1:{self.http_port}"]
+               "--http_address", f"127.0.0.1:{self.http_port}", *self.extra_args]
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
                                      start_new_session=True)

@@ -231,3 +231,43 @@ def test_an_agent_follows_a_service_name_to_its_replicas(tmp_path):
     finally:
         agent.stop()
         d.assert_stops_cleanly()
+
+
+def test_the_shared_tier_over_mutual_tls(tmp_path):
+    """grpcs:// with --remote-tls-ca/-cert/-key against bazel-remote serving
+    TLS and asking for client certificates: a replica with a certificate
+    shares, one without is refused by the remote and serves locally."""
+    from tls_material import Pki
+    pki = Pki(tmp_path / "pki")
+    server, client = pki.server(), pki.issue("kilnd-client", "/CN=kilnd")
+    remote = BazelRemote(tmp_path, extra_args=(
+        f"--tls_cert_file={server.cert}", f"--tls_key_file={server.key}",
+        f"--tls_ca_file={pki.ca.cert}")).start()
+    started = []
+    try:
+        def replica(name, *tls):
+            d = Kilnd(tmp_path, tmp_path / f"cache-{name}", name=name,
+                      extra_args=("--remote-cache", remote.url, "--remote-tls-ca",
+                                  str(pki.ca.cert), *tls)).start()
+            started.append(d)
+            return d
+
+        cert = ("--remote-tls-cert", str(client.cert), "--remote-tls-key", str(client.key))
+        a = replica("a", *cert)
+        model, inputs = model_and_inputs(hidden=76)
+        first = compile_on(a, model, inputs)
+        assert sample(metrics(a), "kiln_remote_cache_up") == 1
+        assert sample(metrics(a), "kiln_remote_cache_bytes_total", direction="written") > 0
+
+        anonymous = replica("anonymous")            # no client certificate
+        alone = compile_on(anonymous, model, inputs)
+        assert not alone.remote_cache_hit and not alone.cache_hit
+        assert sample(metrics(anonymous), "kiln_remote_cache_up") == 0
+
+        b = replica("b", *cert)
+        hit = compile_on(b, model, inputs)
+        assert hit.remote_cache_hit and hit.digest == first.digest
+    finally:
+        for d in started:
+            d.assert_stops_cleanly()
+        remote.stop()
