@@ -354,5 +354,32 @@ TEST_F(RemoteCacheTest, AFailedCompileReleasesTheLeaseAtOnce) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
+TEST_F(RemoteCacheTest, StageDumpsTravelWithTheExecutable) {
+  FakeCompiler compilerA, compilerB, compilerC;
+  Replica a(temp.path() / "a", compilerA, connect());
+  Replica b(temp.path() / "b", compilerB, connect());
+  Replica c(temp.path() / "c", compilerC, connect());
+  v1::Graph graph = linearGraph(2, 16, 4, digestOf("w"));
+  v1::CompileOptions dump;
+  dump.set_dump_stages(true);
+
+  // A compiles without dumps; B asks for them: B records them (one pipeline
+  // run) and shares them.
+  ASSERT_TRUE(a.compile(graph).ok());
+  absl::StatusOr<CompileOutcome> onB = b.cache->compile(graph, "cpu", dump);
+  ASSERT_TRUE(onB.ok()) << onB.status();
+  EXPECT_EQ(compilerB.calls.load(), 1);
+  ASSERT_EQ(onB->stages.size(), 2u);
+
+  // C gets executable and dumps from the shared tier, running nothing.
+  absl::StatusOr<CompileOutcome> onC = c.cache->compile(graph, "cpu", dump);
+  ASSERT_TRUE(onC.ok()) << onC.status();
+  EXPECT_EQ(compilerC.calls.load(), 0);
+  EXPECT_TRUE(onC->remoteHit);
+  ASSERT_EQ(onC->stages.size(), 2u);
+  EXPECT_EQ(onC->stages[0].stage(), "aten");
+  EXPECT_EQ(*c.store->read(onC->stages[1].blob()), "asm of linear");
+}
+
 } // namespace
 } // namespace kiln::server

@@ -452,6 +452,9 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
       result = std::move(*hit);
     } else {
       result = onPool([&] { return recordStages(key, *hit, graph, compileOptions); });
+      // Other replicas get the dumps with the executable from now on.
+      if (result.ok())
+        (void)publishRemote(key, *result, graph);
     }
   } else {
     result = onPool([&] { return compileAndStore(key, graph, compileOptions); });

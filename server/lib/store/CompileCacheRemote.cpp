@@ -34,6 +34,24 @@ constexpr std::chrono::milliseconds kLeasePoll{100};
 /// The names of a compile's outputs in its remote ActionResult.
 constexpr const char *kRecordOutput = "kiln/executable_record";
 constexpr const char *kArtifactOutput = "kiln/artifact";
+/// The StageDumpSet of the executable, when a compile recorded one.
+constexpr const char *kStagesOutput = "kiln/stages";
+
+/// The blobs of `set` (the set itself, then each dump) as stored in
+/// `store`; nullopt when one is gone.
+std::optional<std::vector<std::pair<v1::Digest, std::string>>>
+stageBlobs(const ContentStore &store, const v1::StageDumpSet &set) {
+  std::vector<std::pair<v1::Digest, std::string>> blobs;
+  std::string bytes = set.SerializeAsString();
+  blobs.emplace_back(digestOf(bytes), std::move(bytes));
+  for (const v1::StageDump &stage : set.stages()) {
+    absl::StatusOr<std::string> text = store.read(stage.blob());
+    if (!text.ok())
+      return std::nullopt;
+    blobs.emplace_back(stage.blob(), *std::move(text));
+  }
+  return blobs;
+}
 
 } // namespace
 
@@ -143,6 +161,8 @@ std::optional<CompileOutcome> CompileCache::fetchRemote(const std::string &key) 
   std::optional<CompileOutcome> outcome = lookup(key);
   if (!outcome)
     return std::nullopt;
+  if (auto stages = outputs.find(kStagesOutput); stages != outputs.end())
+    fetchRemoteStages(key, outcome->executable, stages->second);
   outcome->remoteHit = true;
   remoteHits.fetch_add(1);
   {
@@ -152,6 +172,33 @@ std::optional<CompileOutcome> CompileCache::fetchRemote(const std::string &key) 
   spdlog::info("remote cache: {} answered from the shared tier (executable {})",
                key, formatDigest(outcome->executable));
   return outcome;
+}
+
+void CompileCache::fetchRemoteStages(const std::string &key,
+                                     const v1::Digest &executable,
+                                     const v1::Digest &setDigest) {
+  auto skip = [&](const std::string &why) {
+    spdlog::warn("remote cache: the stage dumps of {} are unusable ({}); they "
+                 "will be recorded here when asked for", key, why);
+  };
+  absl::StatusOr<std::string> setBytes = remote->readBlob(setDigest);
+  v1::StageDumpSet set;
+  if (!setBytes.ok() || !set.ParseFromString(*setBytes))
+    return skip(setBytes.ok() ? "the set does not parse"
+                              : std::string(setBytes.status().message()));
+  if (set.executable().hash() != executable.hash())
+    return skip("they describe another executable");
+  std::vector<compiler::StageDump> dumps;
+  for (const v1::StageDump &stage : set.stages()) {
+    absl::StatusOr<std::string> text = remote->readBlob(stage.blob());
+    if (!text.ok())
+      return skip(std::string(text.status().message()));
+    dumps.push_back({stage.stage(), *std::move(text)});
+  }
+  if (absl::StatusOr<v1::StageDumpSet> stored =
+          storeStages(key, executable, dumps, set.artifact_matches());
+      !stored.ok())
+    skip(std::string(stored.status().message()));
 }
 
 std::optional<CompileOutcome>
@@ -175,9 +222,24 @@ CompileCache::publishRemote(const std::string &key, const CompileOutcome &outcom
   absl::StatusOr<std::optional<RemoteOutputs>> existing = remote->getAction(key);
   if (!existing.ok())
     return std::nullopt;
+  std::optional<v1::StageDumpSet> stages = lookupStages(key, outcome.executable);
+  std::optional<std::vector<std::pair<v1::Digest, std::string>>> stageBytes;
+  if (stages)
+    stageBytes = stageBlobs(store, *stages);
   if (*existing) {
     auto record = (*existing)->find(kRecordOutput);
     if (record != (*existing)->end() && record->second.hash() == outcome.executable.hash()) {
+      // Ours already; add the stage dumps when it lacks them and we have some.
+      if (stageBytes && !(*existing)->contains(kStagesOutput)) {
+        RemoteOutputs outputs = **existing;
+        outputs[kStagesOutput] = stageBytes->front().first;
+        absl::Status status = remote->writeBlobs(*stageBytes);
+        if (status.ok())
+          status = remote->putAction(key, outputs);
+        if (!status.ok())
+          spdlog::warn("remote cache: cannot publish the stage dumps of {}: {}", key,
+                       status.ToString());
+      }
       publishedNow();
       return std::nullopt;
     }
@@ -199,11 +261,17 @@ CompileCache::publishRemote(const std::string &key, const CompileOutcome &outcom
                  key);
     return std::nullopt;
   }
-  absl::Status status = remote->writeBlobs(
-      {{outcome.executable, *recordBytes}, {record->artifact(), *artifact}});
+  std::vector<std::pair<v1::Digest, std::string>> blobs = {
+      {outcome.executable, *recordBytes}, {record->artifact(), *artifact}};
+  RemoteOutputs outputs = {{kRecordOutput, outcome.executable},
+                           {kArtifactOutput, record->artifact()}};
+  if (stageBytes) {
+    outputs[kStagesOutput] = stageBytes->front().first;
+    blobs.insert(blobs.end(), stageBytes->begin(), stageBytes->end());
+  }
+  absl::Status status = remote->writeBlobs(blobs);
   if (status.ok())
-    status = remote->putAction(key, {{kRecordOutput, outcome.executable},
-                                     {kArtifactOutput, record->artifact()}});
+    status = remote->putAction(key, outputs);
   if (!status.ok()) {
     spdlog::warn("remote cache: cannot publish {}: {}", key, status.ToString());
     return std::nullopt;

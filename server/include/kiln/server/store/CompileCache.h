@@ -188,7 +188,13 @@ private:
   /// The remote's entry for `key`, downloaded, checked and stored locally;
   /// nullopt when it has none, is down, or holds something unusable.
   std::optional<CompileOutcome> fetchRemote(const std::string &key);
-  /// Stores `outcome`'s record and artifact in the remote CAS and `key`'s
+  /// Copies the remote StageDumpSet `setDigest` of `key`'s `executable` and
+  /// its dumps into the local tier (each checked); a failure is logged and
+  /// leaves the dumps to be recorded here when asked for.
+  void fetchRemoteStages(const std::string &key, const v1::Digest &executable,
+                         const v1::Digest &setDigest);
+  /// Stores `outcome`'s record and artifact (and stage dumps, when recorded)
+  /// in the remote CAS and `key`'s
   /// entry naming them, unless the remote already has an entry for `key`;
   /// and `graph`'s parameter blobs, so that other replicas need not ask
   /// their clients for them.
