@@ -147,6 +147,22 @@ TEST_F(RemoteCacheTest, DeadRemoteBacksOffInsteadOfWaitingEveryCall) {
   EXPECT_TRUE(remote->up());
 }
 
+TEST(RemoteHealthTest, OneProbePerBackoffWhileDown) {
+  RemoteHealth health(std::chrono::milliseconds(50), std::chrono::milliseconds(400));
+  EXPECT_TRUE(health.tryCall());
+  health.failed(absl::UnavailableError("gone"));
+  EXPECT_FALSE(health.up());
+  EXPECT_FALSE(health.tryCall());
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  EXPECT_TRUE(health.mayCall()); // a check, not a call
+  EXPECT_TRUE(health.tryCall()); // the probe
+  EXPECT_FALSE(health.tryCall()); // everyone else waits for it
+  health.succeeded();
+  EXPECT_TRUE(health.up());
+  EXPECT_TRUE(health.tryCall());
+  EXPECT_TRUE(health.tryCall());
+}
+
 TEST(RemoteCacheOptionsTest, BadSettingsNameTheFlag) {
   auto refused = [](RemoteCacheOptions options) {
     absl::StatusOr<std::unique_ptr<RemoteCache>> remote = RemoteCache::connect(options);

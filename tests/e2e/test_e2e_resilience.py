@@ -10,6 +10,7 @@ import torch
 
 import kiln
 from kiln.testing import MLP, example_inputs
+from support import Kilnd
 
 TOL = dict(rtol=1e-4, atol=1e-5)
 
@@ -43,3 +44,22 @@ def test_daemon_survives_agent_crash(start_kilnd):
         assert daemon.proc.poll() is None
         torch.testing.assert_close(compiled(x), model(x), **TOL)
         assert any(d.kind == "cpu" for d in client.devices())
+
+
+def test_local_agents_exit_when_their_daemon_dies(tmp_path):
+    """kilnd SIGKILLed (itself only): its local agents see their local link
+    close and exit instead of lingering as orphans with their devices,
+    caches and memory."""
+    daemon = Kilnd(tmp_path, tmp_path / "cache", name="dies").start()
+    [agent] = agent_pids(daemon.proc.pid)
+    os.kill(daemon.proc.pid, signal.SIGKILL)
+    daemon.proc.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(agent, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    os.kill(agent, signal.SIGKILL)
+    raise AssertionError("the local agent outlived its kilnd by 30 s")

@@ -105,13 +105,17 @@ absl::Status AgentSessionSet::serve(const std::vector<std::string> &addresses) {
       AgentSession *running = served.session.get();
       served.thread = std::thread([this, running, address] {
         absl::Status status = running->run();
-        if (!status.ok()) {
+        if (!status.ok())
           spdlog::error("session with {} ended: {}", address, status.ToString());
-          std::lock_guard<std::mutex> lock(mutex);
-          if (failure.ok())
-            failure = status;
-          changed.notify_all();
-        }
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!status.ok() && failure.ok())
+          failure = status;
+        // Ended by itself (not left by serve() nor stopped by stop()): the
+        // agent ends, as it did with one daemon.
+        auto it = sessions.find(address);
+        if (!stopping && it != sessions.end() && it->second.session.get() == running)
+          sessionEnded = true;
+        changed.notify_all();
       });
     }
   }
@@ -137,7 +141,8 @@ absl::Status AgentSessionSet::followService(const std::string &service,
                    service, std::string(addresses.status().message()), last.size());
     }
     std::unique_lock<std::mutex> lock(mutex);
-    if (changed.wait_for(lock, refresh, [&] { return stopping || !failure.ok(); }))
+    if (changed.wait_for(lock, refresh,
+                         [&] { return stopping || sessionEnded || !failure.ok(); }))
       return absl::OkStatus();
   }
 }
@@ -147,7 +152,7 @@ absl::Status AgentSessionSet::wait() {
   absl::Status result;
   {
     std::unique_lock<std::mutex> lock(mutex);
-    changed.wait(lock, [&] { return stopping || !failure.ok(); });
+    changed.wait(lock, [&] { return stopping || sessionEnded || !failure.ok(); });
     stopping = true;
     for (auto &[address, served] : sessions)
       served.session->stop();

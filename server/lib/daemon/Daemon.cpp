@@ -116,6 +116,7 @@ int runDaemon(const DaemonFlags &flags, OptionsResolverFn resolveOptions,
   options.remote.tlsCert = flags.remoteTlsCert;
   options.remote.tlsKey = flags.remoteTlsKey;
   options.remote.timeout = std::chrono::milliseconds(flags.remoteTimeoutMs);
+  options.remote.maxBlobBytes = flags.maxBlobBytes;
   // --debug-miscompile (a testing aid) changes the compiler, so its name too.
   std::vector<std::string> miscompiled = flags.debugMiscompileOps();
   if (!miscompiled.empty())

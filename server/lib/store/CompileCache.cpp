@@ -468,7 +468,13 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
       // Another replica's executable: ours was compiled, not used.
       adopted->timings = result->timings;
       adopted->cacheHit = false;
-      adopted->stages = result->stages;
+      // Its dumps, when they came with it; else ours (a rebuild's).
+      if (!result->stages.empty()) {
+        std::optional<v1::StageDumpSet> theirs = lookupStages(key, adopted->executable);
+        adopted->stages = theirs ? std::vector<v1::StageDump>(theirs->stages().begin(),
+                                                              theirs->stages().end())
+                                 : result->stages;
+      }
       result = std::move(*adopted);
     }
   }

@@ -78,13 +78,24 @@ std::optional<CompileOutcome> CompileCache::leaseOrWait(const std::string &key) 
       return std::nullopt;
     std::this_thread::sleep_for(kLeaseSettle);
     lease = remote->getLease(key);
-    if (!lease.ok() || !held(*lease))
+    if (!lease.ok() || !held(*lease)) {
+      std::lock_guard<std::mutex> lock(publishedMutex);
+      leasesHeld.insert(key);
       return std::nullopt; // ours: compile
+    }
   }
   spdlog::info("remote cache: replica {} is compiling {}; waiting for its entry",
                (*lease)->holder, key);
+  // Bounded here too: a lease's expiry is another machine's clock, or
+  // whatever bytes the remote holds.
+  auto giveUp = std::chrono::steady_clock::now() + kLeaseTtl;
   while (true) {
     std::this_thread::sleep_for(kLeasePoll);
+    if (std::chrono::steady_clock::now() >= giveUp) {
+      spdlog::warn("remote cache: waited {} s for {}'s entry; compiling here",
+                   kLeaseTtl.count(), key);
+      return std::nullopt;
+    }
     absl::StatusOr<std::optional<RemoteOutputs>> entry = remote->getAction(key);
     if (!entry.ok())
       return std::nullopt; // the remote went down: compile here
@@ -103,6 +114,11 @@ std::optional<CompileOutcome> CompileCache::leaseOrWait(const std::string &key) 
 }
 
 void CompileCache::releaseLease(const std::string &key) {
+  {
+    std::lock_guard<std::mutex> lock(publishedMutex);
+    if (leasesHeld.erase(key) == 0)
+      return; // never ours: another replica's lease must stay
+  }
   if (remote && remote->mayCall())
     (void)remote->putLease(key, {leaseHolder, std::chrono::system_clock::now()});
 }
@@ -249,6 +265,8 @@ CompileCache::publishRemote(const std::string &key, const CompileOutcome &outcom
                    "using its executable {} instead of {}",
                    key, formatDigest(theirs->executable),
                    formatDigest(outcome.executable));
+    else
+      publishedNow(); // theirs is unusable: ours serves, and we stop asking
     return theirs;
   }
   absl::StatusOr<v1::ExecutableRecord> record =

@@ -139,6 +139,17 @@ bool RemoteHealth::mayCall() const {
   return isUp || Clock::now() >= retryAt;
 }
 
+bool RemoteHealth::tryCall() {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (isUp)
+    return true;
+  auto now = Clock::now();
+  if (now < retryAt)
+    return false;
+  retryAt = now + backoff; // the others wait for this probe's outcome
+  return true;
+}
+
 bool RemoteHealth::up() const {
   std::lock_guard<std::mutex> lock(mutex);
   return isUp;
@@ -211,7 +222,7 @@ RemoteCache::~RemoteCache() = default;
 
 template <typename Fn>
 absl::Status RemoteCache::guarded(const char *what, Fn &&call) {
-  if (!health.mayCall())
+  if (!health.tryCall())
     return absl::UnavailableError("remote cache is down (backing off)");
   absl::Status status = call();
   switch (status.code()) {
@@ -327,6 +338,12 @@ absl::Status RemoteCache::putLease(const std::string &key, const RemoteLease &le
 
 absl::StatusOr<std::string> RemoteCache::readBlob(const v1::Digest &digest) {
   RETURN_IF_ERROR(validateDigest(digest));
+  if (options.maxBlobBytes > 0 && digest.size_bytes() > options.maxBlobBytes) {
+    corrupt.fetch_add(1);
+    return absl::DataLossError(absl::StrCat(
+        "the remote names blob ", formatDigest(digest), " of ", digest.size_bytes(),
+        " bytes, over this kilnd's --max-blob-bytes (", options.maxBlobBytes, ")"));
+  }
   std::string bytes;
   if (digest.size_bytes() > maxBatchBytes) {
     ASSIGN_OR_RETURN(bytes, readByteStream(digest));
@@ -373,7 +390,7 @@ absl::StatusOr<std::string> RemoteCache::readByteStream(const v1::Digest &digest
         digest.hash(), "/", digest.size_bytes()));
     auto reader = stubs->bytes->Read(&context, request);
     bytestream::ReadResponse chunk;
-    bytes.reserve(static_cast<size_t>(digest.size_bytes()));
+    bytes.reserve(static_cast<size_t>(std::min<int64_t>(digest.size_bytes(), kChunkBytes * 64)));
     while (reader->Read(&chunk)) {
       if (static_cast<int64_t>(bytes.size() + chunk.data().size()) > digest.size_bytes()) {
         context.TryCancel();

@@ -47,8 +47,10 @@ public:
   absl::Status followService(const std::string &service,
                              std::chrono::milliseconds refresh);
 
-  /// Blocks until stop() or until a session ends with an error (a refused
-  /// registration), then stops and joins every session; that error, or OK.
+  /// Blocks until stop(), or until a session ends on its own (with an error,
+  /// such as a refused registration, or because its local link to the kilnd
+  /// that started the agent closed), then stops and joins every session;
+  /// that error, or OK.
   absl::Status wait();
   /// Stops every session and wakes wait() and followService(). Thread-safe.
   void stop();
@@ -69,6 +71,8 @@ private:
   std::condition_variable changed;
   std::map<std::string, Served> sessions;
   bool stopping = false;
+  /// A session's run() returned without the set stopping it.
+  bool sessionEnded = false;
   absl::Status failure;
 };
 

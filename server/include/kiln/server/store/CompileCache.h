@@ -235,6 +235,8 @@ private:
   std::string leaseHolder;
   std::mutex publishedMutex;
   absl::flat_hash_set<std::string> published;
+  /// Keys whose compile lease this cache holds (releaseLease ends only these).
+  absl::flat_hash_set<std::string> leasesHeld;
   std::mutex mutex;
   absl::flat_hash_map<std::string, std::shared_future<Result>> flights;
   mutable std::mutex saltMutex;

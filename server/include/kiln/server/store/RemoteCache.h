@@ -41,6 +41,9 @@ struct RemoteCacheOptions {
   std::string tlsCa, tlsCert, tlsKey;
   /// Deadline of each remote call.
   std::chrono::milliseconds timeout{10000};
+  /// Largest blob read from the remote (kilnd's --max-blob-bytes; 0: no
+  /// cap): an entry naming a larger one is unusable, not an allocation.
+  int64_t maxBlobBytes = int64_t{16} << 30;
   /// Backoff after a failure: first wait, doubling up to the cap.
   std::chrono::milliseconds minBackoff{1000};
   std::chrono::milliseconds maxBackoff{60000};
@@ -56,8 +59,13 @@ public:
                std::chrono::milliseconds maxBackoff)
       : minBackoff(minBackoff), maxBackoff(maxBackoff) {}
 
-  /// True when a call may be made now (up, or the backoff has passed).
+  /// True when a call may be made now (up, or the backoff has passed); a
+  /// check that makes no call.
   bool mayCall() const;
+  /// mayCall() for a call about to be made: while down, only the first
+  /// caller after the backoff gets true (the probe), so a dead remote costs
+  /// one deadline per backoff period however many requests arrive.
+  bool tryCall();
   /// Records a call that reached the server.
   void succeeded();
   /// Records a call that could not (`why` goes in the log line).
