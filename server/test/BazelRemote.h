@@ -24,6 +24,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -126,6 +127,20 @@ public:
       if (entry.path().filename().string().rfind(hash, 0) == 0)
         return entry.path();
     return {};
+  }
+
+  /// Flips the byte at `offset` of CAS blob `hash` on bazel-remote's disk
+  /// (it does not check what it serves); false when it has no such blob.
+  bool tamper(const std::string &hash, std::streamoff offset) const {
+    std::filesystem::path file = casFile(hash);
+    if (file.empty())
+      return false;
+    std::fstream blob(file, std::ios::in | std::ios::out | std::ios::binary);
+    blob.seekg(offset);
+    char byte = static_cast<char>(blob.get());
+    blob.seekp(offset);
+    blob.put(static_cast<char>(~byte));
+    return static_cast<bool>(blob);
   }
 
 private:

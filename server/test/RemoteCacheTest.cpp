@@ -112,13 +112,7 @@ TEST_F(RemoteCacheTest, TamperedBlobIsDataLoss) {
   std::string blob = patterned(4096, 't');
   v1::Digest digest = digestOf(blob);
   ASSERT_TRUE(remote->writeBlobs({{digest, blob}}).ok());
-  std::filesystem::path file = server->casFile(digest.hash());
-  ASSERT_FALSE(file.empty());
-  {
-    std::fstream out(file, std::ios::in | std::ios::out | std::ios::binary);
-    out.seekp(100);
-    out.put('X');
-  }
+  ASSERT_TRUE(server->tamper(digest.hash(), 100));
   absl::StatusOr<std::string> read = remote->readBlob(digest);
   EXPECT_TRUE(absl::IsDataLoss(read.status())) << read.status();
   EXPECT_EQ(remote->stats().corruptBlobs, 1u);
@@ -243,13 +237,7 @@ TEST_F(RemoteCacheTest, ATamperedRemoteEntryIsCompiledLocallyNeverServed) {
   absl::StatusOr<CompileOutcome> compiled = a.compile(graph);
   ASSERT_TRUE(compiled.ok());
   v1::ExecutableRecord record = *readExecutableRecord(*a.store, compiled->executable);
-  std::filesystem::path file = server->casFile(record.artifact().hash());
-  ASSERT_FALSE(file.empty());
-  {
-    std::fstream out(file, std::ios::in | std::ios::out | std::ios::binary);
-    out.seekp(0);
-    out.put('#');
-  }
+  ASSERT_TRUE(server->tamper(record.artifact().hash(), 0));
   absl::StatusOr<CompileOutcome> onB = b.compile(graph);
   ASSERT_TRUE(onB.ok()) << onB.status();
   EXPECT_FALSE(onB->cacheHit);

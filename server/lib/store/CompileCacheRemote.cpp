@@ -100,7 +100,7 @@ std::optional<CompileOutcome> CompileCache::leaseOrWait(const std::string &key) 
     if (!entry.ok())
       return std::nullopt; // the remote went down: compile here
     if (*entry)
-      return fetchRemote(key); // an unusable entry is compiled here too
+      return useRemoteEntry(key, **entry); // an unusable one is compiled here
     absl::StatusOr<std::optional<RemoteLease>> now = remote->getLease(key);
     if (!now.ok() || !held(*now)) {
       // Released: the holder stored its entry just before, or failed.
@@ -129,7 +129,11 @@ std::optional<CompileOutcome> CompileCache::fetchRemote(const std::string &key) 
   absl::StatusOr<std::optional<RemoteOutputs>> entry = remote->getAction(key);
   if (!entry.ok() || !*entry)
     return std::nullopt; // down (RemoteHealth logged it) or a miss
-  const RemoteOutputs &outputs = **entry;
+  return useRemoteEntry(key, **entry);
+}
+
+std::optional<CompileOutcome>
+CompileCache::useRemoteEntry(const std::string &key, const RemoteOutputs &outputs) {
   auto recordIt = outputs.find(kRecordOutput);
   auto artifactIt = outputs.find(kArtifactOutput);
   auto unusable = [&](const std::string &why) -> std::optional<CompileOutcome> {
@@ -259,7 +263,7 @@ CompileCache::publishRemote(const std::string &key, const CompileOutcome &outcom
       publishedNow();
       return std::nullopt;
     }
-    std::optional<CompileOutcome> theirs = fetchRemote(key);
+    std::optional<CompileOutcome> theirs = useRemoteEntry(key, **existing);
     if (theirs)
       spdlog::info("remote cache: {} was stored by another replica first; "
                    "using its executable {} instead of {}",

@@ -432,14 +432,18 @@ absl::Status RemoteCache::writeBlobs(
   for (const auto &[digest, bytes] : blobs)
     digests.push_back(digest);
   ASSIGN_OR_RETURN(std::vector<v1::Digest> missing, findMissing(digests));
-  std::vector<const std::pair<v1::Digest, std::string> *> toSend;
+  std::vector<std::pair<v1::Digest, std::string>> toSend;
   for (const v1::Digest &digest : missing)
     for (const auto &blob : blobs)
       if (blob.first.hash() == digest.hash()) {
-        toSend.push_back(&blob);
+        toSend.push_back(blob);
         break;
       }
+  return uploadBlobs(toSend);
+}
 
+absl::Status RemoteCache::uploadBlobs(
+    const std::vector<std::pair<v1::Digest, std::string>> &toSend) {
   reapi::BatchUpdateBlobsRequest batch;
   int64_t batchBytes = 0;
   auto flush = [&]() -> absl::Status {
@@ -465,8 +469,7 @@ absl::Status RemoteCache::writeBlobs(
     batchBytes = 0;
     return status;
   };
-  for (const auto *blob : toSend) {
-    const auto &[digest, bytes] = *blob;
+  for (const auto &[digest, bytes] : toSend) {
     if (digest.size_bytes() > maxBatchBytes) {
       RETURN_IF_ERROR(writeByteStream(digest, bytes));
       continue;
@@ -551,7 +554,9 @@ void publishToRemote(ContentStore &store, RemoteCache &remote,
     return;
   for (const v1::Digest &digest : *absent) {
     absl::StatusOr<std::string> bytes = store.read(digest);
-    absl::Status sent = bytes.ok() ? remote.writeBlobs({{digest, *bytes}}) : bytes.status();
+    // findMissing said so: no second FindMissingBlobs per blob.
+    absl::Status sent = bytes.ok() ? remote.uploadBlobs({{digest, *std::move(bytes)}})
+                                   : bytes.status();
     if (!sent.ok()) {
       spdlog::warn("remote cache: cannot share blob {}: {}", formatDigest(digest),
                    sent.ToString());

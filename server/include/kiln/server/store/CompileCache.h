@@ -188,6 +188,9 @@ private:
   /// The remote's entry for `key`, downloaded, checked and stored locally;
   /// nullopt when it has none, is down, or holds something unusable.
   std::optional<CompileOutcome> fetchRemote(const std::string &key);
+  /// fetchRemote for an entry already read (`outputs`).
+  std::optional<CompileOutcome> useRemoteEntry(const std::string &key,
+                                               const RemoteOutputs &outputs);
   /// Copies the remote StageDumpSet `setDigest` of `key`'s `executable` and
   /// its dumps into the local tier (each checked); a failure is logged and
   /// leaves the dumps to be recorded here when asked for.

@@ -121,6 +121,9 @@ public:
   /// Uploads the blobs the remote lacks (FindMissingBlobs, then
   /// BatchUpdateBlobs or ByteStream by size). Idempotent.
   absl::Status writeBlobs(const std::vector<std::pair<v1::Digest, std::string>> &blobs);
+  /// Uploads `blobs`, which the caller knows the remote lacks (no
+  /// FindMissingBlobs first): BatchUpdateBlobs or ByteStream by size.
+  absl::Status uploadBlobs(const std::vector<std::pair<v1::Digest, std::string>> &blobs);
   /// The blobs of `digests` the remote lacks (FindMissingBlobs).
   absl::StatusOr<std::vector<v1::Digest>>
   findMissing(const std::vector<v1::Digest> &digests);
