@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 namespace kiln::server {
 namespace {
 
@@ -42,6 +44,15 @@ TEST(DaemonFlagsTest, ParsesBothForms) {
   EXPECT_EQ(flags->compileWorkers, 3u);
   EXPECT_EQ(flags->heartbeatMs, 250);
   EXPECT_EQ(flags->logLevel, "debug");
+}
+
+TEST(DaemonFlagsTest, ARelativeCacheDirBecomesAbsolute) {
+  // The compile worker runs in its own directory: a relative cache path made
+  // every compile fail with "cannot read a CompileJob".
+  absl::StatusOr<DaemonFlags> flags = parse({"--cache-dir", "some/./cache"});
+  ASSERT_TRUE(flags.ok()) << flags.status();
+  EXPECT_EQ(flags->cacheDir,
+            (std::filesystem::current_path() / "some/cache").string());
 }
 
 TEST(DaemonFlagsTest, UnknownFlagFailsClearly) {

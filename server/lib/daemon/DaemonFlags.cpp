@@ -259,6 +259,14 @@ absl::StatusOr<DaemonFlags> parseDaemonFlags(const std::vector<std::string> &arg
   Settings settings("kilnd", kDescription, "KILN_", /*fileKeys=*/true);
   declareSettings(settings, flags);
   RETURN_IF_ERROR(settings.parse(args, env));
+  // Compile workers run in their own scratch directory and local agents may
+  // too: a relative --cache-dir would name another place for each of them.
+  std::error_code error;
+  std::filesystem::path cacheDir = std::filesystem::absolute(flags.cacheDir, error);
+  if (error)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--cache-dir ", flags.cacheDir, ": ", error.message()));
+  flags.cacheDir = cacheDir.lexically_normal().string();
   return flags;
 }
 
