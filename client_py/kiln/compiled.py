@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 import torch
 from torch.utils import _pytree as pytree
 
-from kiln.blobs import BlobClient
+from kiln.blobs import BlobClient, tensor_digest
 from kiln.errors import KilnError, NotFoundError
 from kiln.execution import Executor
 from kiln.graph import CallConvention
@@ -43,6 +43,11 @@ class ModelSession(Protocol):
                      ) -> compiler_pb2.CompileResponse: ...
 
 log = logging.getLogger("kiln")
+
+# A model with this many weights names them by one ParameterSet blob per call
+# instead of one digest each (kilnd and the agent read the set once); fewer
+# travel as a list, which costs no extra blob.
+PARAMETER_SET_MIN = 8
 
 #: Runs a partitioned model: (model, inputs in graph order, parameter
 #: overrides) -> outputs (kiln.partition.run_partitioned).
@@ -359,6 +364,7 @@ class CompiledModel:
                     "compiling it again", self.digest[:12],
                     self._graph.name or "<unnamed>", err.details)
         self._session.blobs.forget()
+        self._request_cache = None  # it names the old executable
         self._session.blobs.ensure_tensors(list(self._parameters.values()))
         self._response = self._session.send_compile(self._request)
         if self._request.HasField("torchscript"):
@@ -381,7 +387,8 @@ class CompiledModel:
 
         def reupload() -> None:
             self._request_cache = None
-            self._session.blobs.ensure_tensors([weights[n] for n in self._param_names])
+            self._session.blobs.ensure_tensors(self._named_blobs(
+                [weights[n] for n in self._param_names])[0])
 
         run = self._session.executor.run(request, inputs, context,
                                          reupload if weights else None)
@@ -400,9 +407,11 @@ class CompiledModel:
 
     def _request_for(self, weights: Mapping[str, torch.Tensor] | None
                      ) -> executor_pb2.ExecuteRequest:
-        """An ExecuteRequest naming the executable and the weights' digests
-        (uploaded when the daemon lacks them). The same unmodified weight
-        tensors as the last call reuse its request."""
+        """An ExecuteRequest naming the executable and the weights (uploaded
+        when the daemon lacks them): their digests, or for a model with
+        PARAMETER_SET_MIN or more, the digest of one ParameterSet blob that
+        lists them. The same unmodified weight tensors as the last call reuse
+        its request."""
         if not weights:
             request = executor_pb2.ExecuteRequest(executable=self.executable)
             request.parameters.extend(self._param_digests)
@@ -417,10 +426,26 @@ class CompiledModel:
             request = executor_pb2.ExecuteRequest()
             request.CopyFrom(cached[2])
             return request
-        digests, _ = self._session.blobs.ensure_tensors(tensors)
+        blobs, parameter_set = self._named_blobs(tensors)
+        digests, _ = self._session.blobs.ensure_tensors(blobs)
         request = executor_pb2.ExecuteRequest(executable=self.executable)
-        request.parameters.extend(digests)
+        if parameter_set is not None:
+            request.parameter_set.CopyFrom(digests[-1])
+        else:
+            request.parameters.extend(digests)
         template = executor_pb2.ExecuteRequest()
         template.CopyFrom(request)
         self._request_cache = (tensors, state, template)
         return request
+
+    @staticmethod
+    def _named_blobs(tensors: list[torch.Tensor]
+                     ) -> tuple[list[torch.Tensor], torch.Tensor | None]:
+        """The blobs a request for these weights names: the weights, and for
+        PARAMETER_SET_MIN or more, last, their ParameterSet (also returned)."""
+        if len(tensors) < PARAMETER_SET_MIN:
+            return tensors, None
+        listing = executor_pb2.ParameterSet(parameters=[tensor_digest(t) for t in tensors])
+        parameter_set = torch.frombuffer(bytearray(listing.SerializeToString()),
+                                         dtype=torch.uint8)
+        return [*tensors, parameter_set], parameter_set

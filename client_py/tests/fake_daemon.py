@@ -172,15 +172,32 @@ class FakeDaemon(compiler_pb2_grpc.CompilerServicer, executor_pb2_grpc.ExecutorS
             data = t.data
         return tensor_from_bytes(data, PROTO_TO_DTYPE[t.type.dtype], t.type.shape)
 
+    def parameters_of(self, request: executor_pb2.ExecuteRequest) -> list[tensor_pb2.Digest]:
+        """The parameters an Execute named: its list, or its set's."""
+        if request.HasField("parameter_set"):
+            listing = self.blobs[request.parameter_set.hash]
+            return list(executor_pb2.ParameterSet.FromString(listing).parameters)
+        return list(request.parameters)
+
     def Execute(self, request, context):
         self.executes.append(request)
         g = self.graphs.get(request.executable.hash)
         if g is None:
             context.abort(grpc.StatusCode.NOT_FOUND, f"executable {request.executable.hash} not found")
         env: dict[str, torch.Tensor] = {}
-        if len(request.parameters) != len(g.parameters):
+        parameters = list(request.parameters)
+        if request.HasField("parameter_set"):  # as kilnd: one blob names them
+            if parameters:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT,
+                              "give parameters or parameter_set, not both")
+            listing = self.blobs.get(request.parameter_set.hash)
+            if listing is None:
+                context.abort(grpc.StatusCode.FAILED_PRECONDITION,
+                              f"parameter_set {request.parameter_set.hash} missing")
+            parameters = list(executor_pb2.ParameterSet.FromString(listing).parameters)
+        if len(parameters) != len(g.parameters):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "wrong number of parameters")
-        for p, d in zip(g.parameters, request.parameters):
+        for p, d in zip(g.parameters, parameters):
             if d.hash not in self.blobs:
                 context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"blob {d.hash} missing")
             env[p.value.name] = tensor_from_bytes(self.blobs[d.hash],

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import kiln
+from kiln.compiled import PARAMETER_SET_MIN
 from kiln.testing import MLP, BatchedMatmul, EncoderBlock, example_inputs
 from kiln.v1 import graph_pb2
 
@@ -43,9 +44,12 @@ def test_backend_matches_eager(fake_daemon, make):
     for batch in (2, 5):  # the second batch makes Dynamo go dynamic
         inputs = example_inputs(model, batch, seed=batch)
         torch.testing.assert_close(fast(*inputs), model(*inputs), **TOL)
-    # Weights went as parameters, not inputs, and were uploaded once each.
+    # Weights went as parameters, not inputs, and were uploaded once each;
+    # from PARAMETER_SET_MIN on, one ParameterSet blob names them.
     n_params = len(list(model.parameters()))
-    assert all(len(r.parameters) == n_params for r in fake_daemon.executes)
+    assert all(len(fake_daemon.parameters_of(r)) == n_params for r in fake_daemon.executes)
+    assert all(r.HasField("parameter_set") == (n_params >= PARAMETER_SET_MIN)
+               for r in fake_daemon.executes)
     param_writes = [h for h, _ in fake_daemon.writes]
     assert len(param_writes) == len(set(param_writes))
 

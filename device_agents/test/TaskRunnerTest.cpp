@@ -103,6 +103,54 @@ TEST_F(TaskRunnerTest, ASecondTaskReusesTheLoadedExecutableAndParameters) {
   EXPECT_EQ(resident.size(), 1u);
 }
 
+TEST_F(TaskRunnerTest, AParameterSetIsFetchedOnceAndNamesTheParameters) {
+  v1::Task listed = axpyTask(128, "t1");
+  v1::Task task = listed;
+  v1::ParameterSet set;
+  *set.mutable_parameters() = listed.parameters();
+  task.clear_parameters();
+  *task.mutable_parameter_set() = blobs.add(set.SerializeAsString());
+  v1::TaskResult first = runner->run(task);
+  ASSERT_EQ(first.code(), 0) << first.message();
+  expectAxpy(task, first.outputs(0).data());
+  EXPECT_EQ(blobs.reads.load(), 3) << "artifact, the set and its parameter";
+  task.set_task_id("t2");
+  v1::TaskResult second = runner->run(task);
+  ASSERT_EQ(second.code(), 0) << second.message();
+  expectAxpy(task, second.outputs(0).data());
+  EXPECT_EQ(blobs.reads.load(), 3) << "the set is kept, not fetched again";
+}
+
+TEST_F(TaskRunnerTest, ABadParameterSetIsAnErrorNamingIt) {
+  v1::Task task = axpyTask(64, "t1");
+  v1::Digest parameter = task.parameters(0);
+  task.clear_parameters();
+  // Two parameters where the manifest has one.
+  v1::ParameterSet twice;
+  *twice.add_parameters() = parameter;
+  *twice.add_parameters() = parameter;
+  *task.mutable_parameter_set() = blobs.add(twice.SerializeAsString());
+  v1::TaskResult result = runner->run(task);
+  EXPECT_EQ(result.code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_NE(result.message().find("parameter_set: task has 2 parameters"),
+            std::string::npos)
+      << result.message();
+  // Not a ParameterSet.
+  *task.mutable_parameter_set() = blobs.add(std::string("\x0d\x01", 2));
+  result = runner->run(task);
+  EXPECT_EQ(result.code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_NE(result.message().find("not a serialized kiln.v1.ParameterSet"),
+            std::string::npos)
+      << result.message();
+  // Both a list and a set.
+  *task.add_parameters() = parameter;
+  result = runner->run(task);
+  EXPECT_EQ(result.code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_NE(result.message().find("parameters and a parameter_set"),
+            std::string::npos)
+      << result.message();
+}
+
 TEST_F(TaskRunnerTest, LeastRecentlyUsedExecutablesAreUnloadedPastTheCap) {
   TaskRunner capped(backend, *cache, resident, blobs, /*maxLoaded=*/2);
   capped.setTaskVerifier(test::taskVerifier());

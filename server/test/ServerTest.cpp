@@ -23,6 +23,8 @@
 #include <grpcpp/security/credentials.h>
 #include <gtest/gtest.h>
 
+#include <mutex>
+
 #include <thread>
 
 namespace kiln::server {
@@ -75,6 +77,11 @@ private:
       result.set_task_id(task.task_id());
       // Every task carries kilnd's signature, as real agents demand.
       ++tasksSeen;
+      {
+        std::lock_guard<std::mutex> lock(seenMutex);
+        lastParameters = task.parameters_size();
+        lastParameterSet = task.parameter_set().hash();
+      }
       if (verifier && verifier->verify(task).ok())
         ++tasksSigned;
       for (const v1::ManifestArgument &output :
@@ -91,6 +98,11 @@ private:
 
 public:
   std::atomic<int> tasksSeen{0}, tasksSigned{0};
+  /// What the last task named as parameters: its list's length, and its
+  /// parameter set's hash ("" for none).
+  std::mutex seenMutex;
+  int lastParameters = 0;
+  std::string lastParameterSet;
 
 private:
   std::optional<TaskVerifier> verifier;
@@ -408,6 +420,75 @@ TEST_F(ServerTest, ExecuteErrors) {
   auto pushback = trailers.find("grpc-retry-pushback-ms");
   ASSERT_NE(pushback, trailers.end());
   EXPECT_EQ(std::string(pushback->second.data(), pushback->second.size()), "-1");
+}
+
+TEST_F(ServerTest, AParameterSetNamesTheParametersInOneDigest) {
+  v1::Digest w = upload(weights);
+  v1::CompileResponse compiled;
+  ASSERT_TRUE(compile(linearGraph(2, 16, 4, w), compiled).ok());
+  GrpcFakeAgent agent(channel, "fake");
+  v1::ExecuteRequest request;
+  *request.mutable_executable() = compiled.executable();
+  v1::Tensor *x = request.add_inputs();
+  *x->mutable_type() = f32({2, 16});
+  x->set_data(std::string(2 * 16 * 4, '\0'));
+  auto execute = [&](const v1::ExecuteRequest &r) {
+    grpc::ClientContext context;
+    v1::ExecuteResponse response;
+    return executor->Execute(&context, r, &response);
+  };
+
+  // Not uploaded yet: FAILED_PRECONDITION naming the set, so clients upload.
+  v1::ParameterSet set;
+  *set.add_parameters() = w;
+  std::string setBytes = set.SerializeAsString();
+  *request.mutable_parameter_set() = digestOf(setBytes);
+  grpc::Status status = execute(request);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(status.error_message().find("parameter_set sha256:" +
+                                        digestOf(setBytes).hash()),
+            std::string::npos)
+      << status.error_message();
+
+  // Uploaded: it runs, and the agent gets the set's digest, not a list.
+  upload(setBytes);
+  status = execute(request);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  {
+    std::lock_guard<std::mutex> lock(agent.seenMutex);
+    EXPECT_EQ(agent.lastParameterSet, digestOf(setBytes).hash());
+    EXPECT_EQ(agent.lastParameters, 0);
+  }
+
+  // Both a list and a set: refused.
+  v1::ExecuteRequest both = request;
+  *both.add_parameters() = w;
+  status = execute(both);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("not both"), std::string::npos);
+
+  // A set of the wrong length, or with a parameter of the wrong size, is
+  // checked against the manifest like a list.
+  v1::ParameterSet twice = set;
+  *twice.add_parameters() = w;
+  *request.mutable_parameter_set() = upload(twice.SerializeAsString());
+  status = execute(request);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("takes 1 parameters, got 2"),
+            std::string::npos)
+      << status.error_message();
+  v1::ParameterSet wrongSize;
+  *wrongSize.add_parameters() = digestOf("short");
+  *request.mutable_parameter_set() = upload(wrongSize.SerializeAsString());
+  status = execute(request);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("parameter 0"), std::string::npos);
+
+  // A blob that is not a ParameterSet.
+  *request.mutable_parameter_set() = upload(std::string("\x0d\x01", 2));
+  status = execute(request);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(agent.tasksSeen.load(), 1) << "no bad set reaches an agent";
 }
 
 TEST_F(ServerTest, AgentDisconnectRemovesItsDevices) {

@@ -12,8 +12,10 @@ import time
 
 import pytest
 import torch
+import torch.nn as nn
 
 import kiln
+from kiln.compiled import PARAMETER_SET_MIN
 from kiln.testing import MLP
 from support import Kilnd
 
@@ -86,12 +88,24 @@ def test_kiln_version_without_a_daemon():
 # --- restarts ---------------------------------------------------------------------
 
 
-def test_a_model_runs_again_after_its_daemon_restarts_on_an_empty_cache(tmp_path, caplog):
+def _deep_model_and_input(seed=0):
+    """Twelve parameters: calls name them by one ParameterSet blob."""
+    torch.manual_seed(seed)
+    layers = [nn.Linear(16, 16) for _ in range(6)]
+    return nn.Sequential(*layers).eval(), torch.randn(4, 16)
+
+
+@pytest.mark.parametrize("make", [_model_and_input, _deep_model_and_input],
+                         ids=["parameter-list", "parameter-set"])
+def test_a_model_runs_again_after_its_daemon_restarts_on_an_empty_cache(tmp_path, caplog,
+                                                                        make):
     """Both a compiled model and a torch.compile'd one: the first call after
-    the restart finds the executable gone, recompiles once and runs."""
+    the restart finds the executable gone, recompiles once and runs (the new
+    daemon gets the weights, and the parameter set naming them, again)."""
     port = _free_port()
     first = Kilnd(tmp_path / "a", tmp_path / "a" / "cache", listen=f"127.0.0.1:{port}").start()
-    model, x = _model_and_input(2)
+    model, x = make(2)
+    assert (len(list(model.parameters())) >= PARAMETER_SET_MIN) == (make is _deep_model_and_input)
     with torch.no_grad():
         expected = model(x)
     client = kiln.Client(first.address)

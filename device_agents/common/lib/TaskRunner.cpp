@@ -46,14 +46,6 @@ int64_t microsSince(Clock::time_point start) {
       .count();
 }
 
-/// Prefixes `status`'s message with `context`, keeping its code.
-absl::Status annotate(const absl::Status &status, absl::string_view context) {
-  if (status.ok())
-    return status;
-  return absl::Status(status.code(),
-                      absl::StrCat(context, ": ", status.message()));
-}
-
 absl::Status checkArgument(const v1::ManifestArgument &argument,
                            absl::string_view role, int index) {
   absl::StatusOr<int64_t> size = byteSize(argument.type());
@@ -65,6 +57,28 @@ absl::Status checkArgument(const v1::ManifestArgument &argument,
 }
 
 } // namespace
+
+absl::Status checkParameters(const Digests &parameters,
+                             const v1::ExecutableManifest &manifest) {
+  if (parameters.size() != manifest.parameters_size())
+    return absl::InvalidArgumentError(
+        absl::StrCat("task has ", parameters.size(),
+                     " parameters, manifest wants ",
+                     manifest.parameters_size()));
+  for (int i = 0; i < parameters.size(); ++i) {
+    const v1::Digest &digest = parameters[i];
+    RETURN_IF_ERROR(annotate(validateDigest(digest),
+                             absl::StrCat("parameter ", i)));
+    int64_t want = *byteSize(manifest.parameters(i).type());
+    if (digest.size_bytes() != want)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "parameter ", i, " ('", manifest.parameters(i).name(), "') is ",
+          formatDigest(digest), " but ",
+          formatType(manifest.parameters(i).type()), " needs ", want,
+          " bytes"));
+  }
+  return absl::OkStatus();
+}
 
 absl::Status validateTask(const v1::Task &task, std::string_view kindView,
                           const LocalFiles *files) {
@@ -89,22 +103,15 @@ absl::Status validateTask(const v1::Task &task, std::string_view kindView,
   for (int i = 0; i < manifest.outputs_size(); ++i)
     RETURN_IF_ERROR(checkArgument(manifest.outputs(i), "output", i));
 
-  if (task.parameters_size() != manifest.parameters_size())
-    return absl::InvalidArgumentError(
-        absl::StrCat("task has ", task.parameters_size(),
-                     " parameters, manifest wants ",
-                     manifest.parameters_size()));
-  for (int i = 0; i < task.parameters_size(); ++i) {
-    const v1::Digest &digest = task.parameters(i);
-    RETURN_IF_ERROR(annotate(validateDigest(digest),
-                             absl::StrCat("parameter ", i)));
-    int64_t want = *byteSize(manifest.parameters(i).type());
-    if (digest.size_bytes() != want)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "parameter ", i, " ('", manifest.parameters(i).name(), "') is ",
-          formatDigest(digest), " but ",
-          formatType(manifest.parameters(i).type()), " needs ", want,
-          " bytes"));
+  // A set's parameters are checked once it is read (checkParameters).
+  if (task.has_parameter_set()) {
+    if (task.parameters_size() != 0)
+      return absl::InvalidArgumentError(
+          "task has parameters and a parameter_set");
+    RETURN_IF_ERROR(
+        annotate(validateDigest(task.parameter_set()), "parameter_set"));
+  } else {
+    RETURN_IF_ERROR(checkParameters(task.parameters(), manifest));
   }
 
   if (task.inputs_size() != manifest.inputs_size())
@@ -235,6 +242,38 @@ TaskRunner::getExecutable(const v1::Task &task, v1::Timings &timings) {
   return *executable;
 }
 
+absl::StatusOr<std::shared_ptr<const v1::ParameterSet>>
+TaskRunner::getParameterSet(const v1::Digest &digest) {
+  {
+    std::lock_guard<std::mutex> lock(setMutex);
+    if (auto it = parameterSets.find(digest.hash()); it != parameterSets.end())
+      return it->second;
+  }
+  std::string where = absl::StrCat("parameter_set ", formatDigest(digest));
+  if (digest.size_bytes() > kMaxParameterSetBytes)
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, " is ", digest.size_bytes(), " bytes; a set holds at most ",
+        kMaxParameterSetBytes));
+  absl::StatusOr<AlignedBuffer> bytes = cache.readLocal(digest);
+  if (!bytes.ok()) {
+    if (!absl::IsNotFound(bytes.status()) && !absl::IsDataLoss(bytes.status()))
+      return annotate(bytes.status(), where);
+    RETURN_IF_ERROR(annotate(cache.ensure(digest, blobs).status(), where));
+    bytes = cache.readLocal(digest);
+    if (!bytes.ok())
+      return annotate(bytes.status(), where);
+  }
+  auto set = std::make_shared<v1::ParameterSet>();
+  if (!set->ParseFromArray(bytes->data(), static_cast<int>(bytes->size())))
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, " is not a serialized kiln.v1.ParameterSet"));
+  std::lock_guard<std::mutex> lock(setMutex);
+  if (parameterSets.size() >= kMaxParameterSets)
+    parameterSets.clear();
+  parameterSets.emplace(digest.hash(), set);
+  return std::shared_ptr<const v1::ParameterSet>(set);
+}
+
 absl::StatusOr<ResidentSet::Buffer>
 TaskRunner::getParameter(const v1::Digest &digest) {
   if (ResidentSet::Buffer buffer = resident.lookup(digest.hash()))
@@ -280,12 +319,20 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
                    getExecutable(task, timings));
 
   Clock::time_point fetchStart = Clock::now();
+  const Digests *digests = &task.parameters();
+  std::shared_ptr<const v1::ParameterSet> set;
+  if (task.has_parameter_set()) {
+    ASSIGN_OR_RETURN(set, getParameterSet(task.parameter_set()));
+    RETURN_IF_ERROR(annotate(checkParameters(set->parameters(), manifest),
+                             "parameter_set"));
+    digests = &set->parameters();
+  }
   std::vector<ResidentSet::Buffer> parameters;
   std::vector<void *> parameterPointers;
   std::vector<uint64_t> parameterSerials;
-  for (int i = 0; i < task.parameters_size(); ++i) {
+  for (int i = 0; i < digests->size(); ++i) {
     absl::StatusOr<ResidentSet::Buffer> parameter =
-        getParameter(task.parameters(i));
+        getParameter((*digests)[i]);
     if (!parameter.ok())
       return annotate(parameter.status(),
                       absl::StrCat("parameter ", i, " ('",

@@ -15,6 +15,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
@@ -194,12 +195,15 @@ grpc::Status AccessPolicy::admit(const grpc::ServerContext &context,
                                  std::string_view method,
                                  Principal *caller) const {
   std::string protocol = metadataValue(context, kClientProtocolMetadataKey);
+  int version = 0;
   if (!protocol.empty() &&
-      protocol != absl::StrCat(kClientProtocolVersion))
+      (!absl::SimpleAtoi(protocol, &version) ||
+       version < kMinClientProtocolVersion || version > kClientProtocolVersion))
     return toGrpcStatus(
         absl::FailedPreconditionError(absl::StrCat(
             "this client speaks Kiln client protocol ", protocol,
-            "; this kilnd speaks protocol ", kClientProtocolVersion,
+            "; this kilnd speaks protocols ", kMinClientProtocolVersion,
+            " to ", kClientProtocolVersion,
             ": use a client from the same Kiln release")),
         currentRequestId());
   absl::StatusOr<Principal> principal = authenticate(context);

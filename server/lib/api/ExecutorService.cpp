@@ -25,6 +25,7 @@ namespace kiln::server {
 namespace {
 
 using Arguments = google::protobuf::RepeatedPtrField<v1::ManifestArgument>;
+using Digests = google::protobuf::RepeatedPtrField<v1::Digest>;
 
 /// Checks one tensor's type and payload against its manifest slot. `file`
 /// (-1: none) holds the bytes of a tensor without a payload.
@@ -117,7 +118,8 @@ ExecutorService::ExecutorService(ContentStore &store,
 
 absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>>
 ExecutorService::validate(const v1::ExecuteRequest &request,
-                          const TensorFiles &inputFiles) const {
+                          const TensorFiles &inputFiles,
+                          std::shared_ptr<const v1::ParameterSet> *set) const {
   RETURN_IF_ERROR(validateDigest(request.executable()));
   // Only what kilnd compiled is an executable: an uploaded blob under the
   // digest (a hand-made record naming an uploaded object) is never read.
@@ -137,27 +139,51 @@ ExecutorService::validate(const v1::ExecuteRequest &request,
         " is a bare-metal object (", manifest.triple(),
         "); export it as a bundle instead of executing it"));
 
-  if (request.parameters_size() != manifest.parameters_size())
+  // A named set was parsed and its digests checked once (ParameterSetCache);
+  // a plain list is checked on every call.
+  const Digests *parameters = &request.parameters();
+  bool digestsChecked = false;
+  std::vector<std::string> missing;
+  if (request.has_parameter_set()) {
+    if (request.parameters_size() != 0)
+      return absl::InvalidArgumentError(
+          "give parameters or parameter_set, not both");
+    absl::StatusOr<std::shared_ptr<const v1::ParameterSet>> named =
+        parameterSets.get(request.parameter_set());
+    if (absl::IsNotFound(named.status()))
+      return absl::FailedPreconditionError(absl::StrCat(
+          "blobs not in the store (upload them with Blobs.Write): "
+          "parameter_set ",
+          formatDigest(request.parameter_set())));
+    RETURN_IF_ERROR(named.status());
+    if (set)
+      *set = *named;
+    parameters = &(*named)->parameters();
+    digestsChecked = true;
+  }
+  if (parameters->size() != manifest.parameters_size())
     return absl::InvalidArgumentError(
         absl::StrCat("executable takes ", manifest.parameters_size(),
-                     " parameters, got ", request.parameters_size()));
-  std::vector<std::string> missing;
+                     " parameters, got ", parameters->size()));
   for (int i = 0; i < manifest.parameters_size(); ++i) {
-    const v1::Digest &digest = request.parameters(i);
+    const v1::Digest &digest = (*parameters)[i];
     const v1::ManifestArgument &expected = manifest.parameters(i);
-    std::string where =
-        absl::StrCat("parameter ", i, " ('", expected.name(), "')");
-    if (absl::Status status = validateDigest(digest); !status.ok())
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": ", status.message()));
+    // Built only for a message: a model has hundreds of parameters.
+    auto where = [&] {
+      return absl::StrCat("parameter ", i, " ('", expected.name(), "')");
+    };
+    if (!digestsChecked)
+      if (absl::Status status = validateDigest(digest); !status.ok())
+        return absl::InvalidArgumentError(
+            absl::StrCat(where(), ": ", status.message()));
     ASSIGN_OR_RETURN(int64_t size, byteSize(expected.type()));
     if (digest.size_bytes() != size)
       return absl::InvalidArgumentError(absl::StrCat(
-          where, ": ", formatType(expected.type()), " needs ", size,
+          where(), ": ", formatType(expected.type()), " needs ", size,
           " bytes, blob has ", digest.size_bytes()));
     // Parameters stay resident in the agents: the index, not a stat each.
     if (!store.indexed(digest) && !store.contains(digest))
-      missing.push_back(absl::StrCat(where, " ", formatDigest(digest)));
+      missing.push_back(absl::StrCat(where(), " ", formatDigest(digest)));
   }
   if (request.inputs_size() != manifest.inputs_size())
     return absl::InvalidArgumentError(
@@ -241,16 +267,22 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
   BlobPins pins = store.pin({request.executable()});
   for (const v1::Digest &parameter : request.parameters())
     pins.add(parameter);
+  if (request.has_parameter_set())
+    pins.add(request.parameter_set());
   for (const v1::Tensor &input : request.inputs())
     if (input.payload_case() == v1::Tensor::kBlob)
       pins.add(input.blob());
+  std::shared_ptr<const v1::ParameterSet> set;
   absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>> record =
-      validate(request, inputFiles);
+      validate(request, inputFiles, &set);
   if (!record.ok()) {
     spdlog::warn("execute {} rejected: {}", executable,
                  std::string(record.status().message()));
     return record.status();
   }
+  if (set)
+    for (const v1::Digest &parameter : set->parameters())
+      pins.add(parameter);
   pins.add((*record)->artifact());
   // Pinned now; it may have been evicted just before.
   if (!store.contains((*record)->artifact())) {
@@ -270,7 +302,10 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
   v1::ExecutableRecord &taskRecord = *task.mutable_record();
   *taskRecord.mutable_manifest() = (*record)->manifest();
   *taskRecord.mutable_artifact() = (*record)->artifact();
+  // A set travels as its digest: the agent reads it once and keeps it.
   task.mutable_parameters()->Swap(request.mutable_parameters());
+  if (request.has_parameter_set())
+    *task.mutable_parameter_set() = request.parameter_set();
   // Validated and pinned: the tensors move, not copy (megabytes per call).
   task.mutable_inputs()->Swap(request.mutable_inputs());
   task.set_request_id(currentRequestId());

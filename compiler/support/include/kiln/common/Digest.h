@@ -65,4 +65,8 @@ absl::Status validateDigest(const v1::Digest &digest);
 /// "sha256:<hash>/<size>", for logs and error messages.
 std::string formatDigest(const v1::Digest &digest);
 
+/// The largest ParameterSet blob (ExecuteRequest.parameter_set) kilnd and the
+/// agents read: about 220,000 parameters.
+inline constexpr int64_t kMaxParameterSetBytes = 16 << 20;
+
 } // namespace kiln

@@ -8,6 +8,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 #define KILN_STATUS_CONCAT_INNER(a, b) a##b
 #define KILN_STATUS_CONCAT(a, b) KILN_STATUS_CONCAT_INNER(a, b)
@@ -30,3 +32,17 @@
 #define ASSIGN_OR_RETURN(lhs, expr)                                            \
   KILN_ASSIGN_OR_RETURN_IMPL(KILN_STATUS_CONCAT(kiln_statusor_, __LINE__),     \
                              lhs, expr)
+
+namespace kiln {
+
+/// Prefixes `status`'s message with `context` ("parameter 3: ..."), keeping
+/// its code; OK stays OK.
+inline absl::Status annotate(const absl::Status &status,
+                             absl::string_view context) {
+  if (status.ok())
+    return status;
+  return absl::Status(status.code(),
+                      absl::StrCat(context, ": ", status.message()));
+}
+
+} // namespace kiln

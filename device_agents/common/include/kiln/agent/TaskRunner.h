@@ -16,6 +16,7 @@
 #include "kiln/agent/ResidentSet.h"
 
 #include "kiln/v1/agent.pb.h"
+#include "kiln/v1/executor.pb.h"
 
 #include "kiln/common/FramedSocket.h"
 #include "kiln/common/TaskSignature.h"
@@ -94,6 +95,11 @@ private:
   /// The resident buffer for parameter `digest`.
   absl::StatusOr<ResidentSet::Buffer> getParameter(const v1::Digest &digest);
 
+  /// The parameter set stored under `digest`: kept from an earlier task, or
+  /// read from the blob cache (fetched from the daemon on a miss).
+  absl::StatusOr<std::shared_ptr<const v1::ParameterSet>>
+  getParameterSet(const v1::Digest &digest);
+
   /// Host buffer holding input `tensor` (inline bytes, a fetched blob, or
   /// `file` mapped when it is valid).
   absl::StatusOr<AlignedBuffer> decodeInput(const v1::Tensor &tensor,
@@ -106,6 +112,13 @@ private:
 
   mutable std::mutex verifierMutex;
   std::shared_ptr<const TaskVerifier> verifier; // guarded by verifierMutex
+
+  /// Parameter sets read so far, by hash; started over when full. A set is
+  /// content-addressed, so a kept one never goes stale.
+  static constexpr size_t kMaxParameterSets = 256;
+  std::mutex setMutex;
+  std::unordered_map<std::string, std::shared_ptr<const v1::ParameterSet>>
+      parameterSets; // guarded by setMutex
 
   size_t maxLoaded;
   mutable std::mutex loadMutex;
@@ -120,8 +133,16 @@ private:
   std::unordered_map<std::string, LoadedEntry> loaded;
 };
 
+using Digests = google::protobuf::RepeatedPtrField<v1::Digest>;
+
+/// Checks `parameters` (a task's own list or its parameter set's) against
+/// the manifest: count, digest form and sizes.
+absl::Status checkParameters(const Digests &parameters,
+                             const v1::ExecutableManifest &manifest);
+
 /// Checks that `task` is complete and consistent with its own manifest and
-/// with `kind`, before anything is fetched. `files` (may be null) holds the
+/// with `kind`, before anything is fetched (a parameter set's contents are
+/// checked with checkParameters once it is read). `files` (may be null) holds the
 /// files of inputs that have no payload.
 absl::Status validateTask(const v1::Task &task, std::string_view kind,
                           const LocalFiles *files = nullptr);

@@ -50,11 +50,15 @@ struct TokenGrant {
 
 
 /// The metadata key a client sends its protocol version in; kilnd answers
-/// FAILED_PRECONDITION naming both versions when it differs from its own.
+/// FAILED_PRECONDITION naming the versions it speaks for any other.
 inline constexpr const char *kClientProtocolMetadataKey =
     "kiln-client-protocol";
 /// Version 1: the API of kiln.v1 with bearer tokens and TLS.
-inline constexpr int kClientProtocolVersion = 1;
+/// Version 2: adds ExecuteRequest.parameter_set, which a version-1 kilnd
+/// would ignore (and then refuse the call for its missing parameters).
+inline constexpr int kClientProtocolVersion = 2;
+/// The oldest client protocol kilnd still serves.
+inline constexpr int kMinClientProtocolVersion = 1;
 
 class AccessPolicy {
 public:

@@ -10,6 +10,7 @@
 #include "kiln/server/api/LocalSessions.h"
 #include "kiln/server/store/ContentStore.h"
 #include "kiln/server/store/ExecutableNamespace.h"
+#include "kiln/server/store/ParameterSetCache.h"
 #include "kiln/server/store/RecordCache.h"
 #include "kiln/server/sched/TaskSigner.h"
 #include "kiln/server/api/DrainGate.h"
@@ -71,9 +72,12 @@ public:
   /// did not make (not in its ExecutableNamespace) is NOT_FOUND, whatever
   /// blob the store holds under that digest. Records come from a
   /// RecordCache: read from the store once per executable.
+  /// A request naming a parameter_set is checked against the set's
+  /// parameters (read once, see ParameterSetCache), which land in `set`.
   absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>>
   validate(const v1::ExecuteRequest &request,
-           const TensorFiles &inputFiles = {}) const;
+           const TensorFiles &inputFiles = {},
+           std::shared_ptr<const v1::ParameterSet> *set = nullptr) const;
 
 private:
   /// Stores the outputs the device passed in files as in-transit blobs.
@@ -90,6 +94,7 @@ private:
   ServerMetrics &metrics;
   const AccessPolicy &access;
   mutable RecordCache records{store};
+  mutable ParameterSetCache parameterSets{store};
   LocalSessions *localSessions = nullptr;
 };
 
