@@ -21,6 +21,7 @@ benchmark, not a test: it never fails on the numbers (it does check outputs
 against eager).
 
 Usage: python bench/bench_farm.py [--build-dir build] [--clients 4] [--seconds 5]
+                                   [--agent-threads 1|auto] [--omp-wait-policy passive]
 """
 
 from __future__ import annotations
@@ -108,6 +109,9 @@ def main() -> None:
     parser.add_argument("--agent-threads", default="1",
                         help="each replica's cpu agent --compute-threads (default 1: two "
                              "agents share this host's cores; 'auto' gives each all of them)")
+    parser.add_argument("--omp-wait-policy", default="",
+                        help="the agents' OMP_WAIT_POLICY (default: unset, libgomp spins; "
+                             "'passive' for agents that share cores, device_agents/README.md)")
     args = parser.parse_args()
     os.environ["KILN_BUILD_DIR"] = str(pathlib.Path(args.build_dir).resolve())
     from bazel_remote import BazelRemote  # noqa: E402
@@ -123,6 +127,8 @@ def main() -> None:
         remote = BazelRemote(work).start()
         flags = ("--remote-cache", remote.url)
         env = {"KILN_AGENT_COMPUTE_THREADS": args.agent_threads}
+        if args.omp_wait_policy:
+            env["OMP_WAIT_POLICY"] = args.omp_wait_policy
         a = Kilnd(work, work / "cache-a", name="a", extra_args=flags, env=env).start()
         b = Kilnd(work, work / "cache-b", name="b", extra_args=flags, env=env).start()
         try:
@@ -164,7 +170,8 @@ def main() -> None:
           f"B takes them from the shared tier in {upload_b:.3f} s")
     print(f"remote tier bytes: A wrote {written / 1e6:.2f} MB, B read {read / 1e6:.2f} MB")
     print(f"MLP b64 Execute, {args.clients} client threads, {args.seconds:.0f} s,"
-          f" agents with --compute-threads {args.agent_threads}:"
+          f" agents with --compute-threads {args.agent_threads}"
+          f"{', OMP_WAIT_POLICY=' + args.omp_wait_policy if args.omp_wait_policy else ''}:"
           f" one replica {one:.0f} calls/s, two replicas {two:.0f} calls/s"
           f" ({two / one:.2f}x)")
 
