@@ -10,30 +10,23 @@
 namespace kiln::server {
 
 RecordCache::RecordCache(const ContentStore &store, size_t capacity)
-    : store(store), capacity(capacity < 1 ? 1 : capacity) {}
+    : store(store), records(store, capacity) {}
 
 absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>>
 RecordCache::get(const v1::Digest &executable) {
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (auto it = records.find(executable.hash()); it != records.end()) {
-      store.markUsed(executable);
-      return it->second;
-    }
-  }
-  absl::StatusOr<v1::ExecutableRecord> read =
-      readExecutableRecord(store, executable);
-  if (!read.ok())
-    return read.status();
-  // What Execute and the agents use: not the dumps or the cost report.
-  auto record = std::make_shared<v1::ExecutableRecord>();
-  *record->mutable_manifest() = std::move(*read->mutable_manifest());
-  *record->mutable_artifact() = std::move(*read->mutable_artifact());
-  std::lock_guard<std::mutex> lock(mutex);
-  if (records.size() >= capacity)
-    records.clear();
-  records.emplace(executable.hash(), record);
-  return std::shared_ptr<const v1::ExecutableRecord>(record);
+  return records.get(executable, [this](const v1::Digest &digest)
+                                     -> absl::StatusOr<std::shared_ptr<
+                                         const v1::ExecutableRecord>> {
+    absl::StatusOr<v1::ExecutableRecord> read =
+        readExecutableRecord(store, digest);
+    if (!read.ok())
+      return read.status();
+    // What Execute and the agents use: not the dumps or the cost report.
+    auto record = std::make_shared<v1::ExecutableRecord>();
+    *record->mutable_manifest() = std::move(*read->mutable_manifest());
+    *record->mutable_artifact() = std::move(*read->mutable_artifact());
+    return record;
+  });
 }
 
 } // namespace kiln::server

@@ -7,15 +7,10 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "kiln/server/store/ContentStore.h"
+#include "kiln/server/store/ParsedBlobCache.h"
 #include "kiln/v1/executable.pb.h"
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/status/statusor.h"
-
 #include <memory>
-#include <mutex>
-#include <string>
 
 namespace kiln::server {
 
@@ -35,10 +30,7 @@ public:
 
 private:
   const ContentStore &store;
-  size_t capacity;
-  std::mutex mutex;
-  absl::flat_hash_map<std::string, std::shared_ptr<const v1::ExecutableRecord>>
-      records; // by hash; guarded by mutex
+  ParsedBlobCache<v1::ExecutableRecord> records;
 };
 
 } // namespace kiln::server
