@@ -460,6 +460,18 @@ TEST_F(ServerTest, AParameterSetNamesTheParametersInOneDigest) {
     EXPECT_EQ(agent.lastParameters, 0);
   }
 
+  // Evicted from the store after kilnd parsed it: still reported missing
+  // (an agent that never had it could not fetch it).
+  server->contentStore().collectGarbage(1);
+  status = execute(request);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(status.error_message().find("parameter_set sha256:" +
+                                        digestOf(setBytes).hash()),
+            std::string::npos)
+      << status.error_message();
+  upload(weights);
+  upload(setBytes);
+
   // Both a list and a set: refused.
   v1::ExecuteRequest both = request;
   *both.add_parameters() = w;

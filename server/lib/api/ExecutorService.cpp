@@ -118,8 +118,7 @@ ExecutorService::ExecutorService(ContentStore &store,
 
 absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>>
 ExecutorService::validate(const v1::ExecuteRequest &request,
-                          const TensorFiles &inputFiles,
-                          std::shared_ptr<const v1::ParameterSet> *set) const {
+                          const TensorFiles &inputFiles) const {
   RETURN_IF_ERROR(validateDigest(request.executable()));
   // Only what kilnd compiled is an executable: an uploaded blob under the
   // digest (a hand-made record naming an uploaded object) is never read.
@@ -156,8 +155,11 @@ ExecutorService::validate(const v1::ExecuteRequest &request,
           "parameter_set ",
           formatDigest(request.parameter_set())));
     RETURN_IF_ERROR(named.status());
-    if (set)
-      *set = *named;
+    // Parsed long ago, perhaps: the agent may still need to fetch it.
+    if (!store.indexed(request.parameter_set()) &&
+        !store.contains(request.parameter_set()))
+      missing.push_back(absl::StrCat("parameter_set ",
+                                     formatDigest(request.parameter_set())));
     parameters = &(*named)->parameters();
     digestsChecked = true;
   }
@@ -267,22 +269,26 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
   BlobPins pins = store.pin({request.executable()});
   for (const v1::Digest &parameter : request.parameters())
     pins.add(parameter);
-  if (request.has_parameter_set())
+  if (request.has_parameter_set()) {
     pins.add(request.parameter_set());
+    // Pinned before validate checks they are there (validate reports a set
+    // that cannot be read).
+    if (absl::StatusOr<std::shared_ptr<const v1::ParameterSet>> set =
+            parameterSets.get(request.parameter_set());
+        set.ok())
+      for (const v1::Digest &parameter : (*set)->parameters())
+        pins.add(parameter);
+  }
   for (const v1::Tensor &input : request.inputs())
     if (input.payload_case() == v1::Tensor::kBlob)
       pins.add(input.blob());
-  std::shared_ptr<const v1::ParameterSet> set;
   absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>> record =
-      validate(request, inputFiles, &set);
+      validate(request, inputFiles);
   if (!record.ok()) {
     spdlog::warn("execute {} rejected: {}", executable,
                  std::string(record.status().message()));
     return record.status();
   }
-  if (set)
-    for (const v1::Digest &parameter : set->parameters())
-      pins.add(parameter);
   pins.add((*record)->artifact());
   // Pinned now; it may have been evicted just before.
   if (!store.contains((*record)->artifact())) {

@@ -73,11 +73,11 @@ public:
   /// blob the store holds under that digest. Records come from a
   /// RecordCache: read from the store once per executable.
   /// A request naming a parameter_set is checked against the set's
-  /// parameters (read once, see ParameterSetCache), which land in `set`.
+  /// parameters (read once, see ParameterSetCache) and the set's own blob
+  /// must be in the store.
   absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>>
   validate(const v1::ExecuteRequest &request,
-           const TensorFiles &inputFiles = {},
-           std::shared_ptr<const v1::ParameterSet> *set = nullptr) const;
+           const TensorFiles &inputFiles = {}) const;
 
 private:
   /// Stores the outputs the device passed in files as in-transit blobs.
