@@ -438,21 +438,25 @@ TEST_F(ServerTest, AParameterSetNamesTheParametersInOneDigest) {
     return executor->Execute(&context, r, &response);
   };
 
-  // Not uploaded yet: FAILED_PRECONDITION naming the set, so clients upload.
+  // Not uploaded yet.
   v1::ParameterSet set;
   *set.add_parameters() = w;
   std::string setBytes = set.SerializeAsString();
   *request.mutable_parameter_set() = digestOf(setBytes);
-  grpc::Status status = execute(request);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_NE(status.error_message().find("parameter_set sha256:" +
-                                        digestOf(setBytes).hash()),
-            std::string::npos)
-      << status.error_message();
+  // FAILED_PRECONDITION naming the set: what makes a client upload it.
+  auto expectSetMissing = [&] {
+    grpc::Status missing = execute(request);
+    EXPECT_EQ(missing.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(missing.error_message().find("parameter_set sha256:" +
+                                           digestOf(setBytes).hash()),
+              std::string::npos)
+        << missing.error_message();
+  };
+  expectSetMissing();
 
   // Uploaded: it runs, and the agent gets the set's digest, not a list.
   upload(setBytes);
-  status = execute(request);
+  grpc::Status status = execute(request);
   ASSERT_TRUE(status.ok()) << status.error_message();
   {
     std::lock_guard<std::mutex> lock(agent.seenMutex);
@@ -463,12 +467,7 @@ TEST_F(ServerTest, AParameterSetNamesTheParametersInOneDigest) {
   // Evicted from the store after kilnd parsed it: still reported missing
   // (an agent that never had it could not fetch it).
   server->contentStore().collectGarbage(1);
-  status = execute(request);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_NE(status.error_message().find("parameter_set sha256:" +
-                                        digestOf(setBytes).hash()),
-            std::string::npos)
-      << status.error_message();
+  expectSetMissing();
   upload(weights);
   upload(setBytes);
 

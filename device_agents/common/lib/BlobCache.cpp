@@ -122,6 +122,16 @@ absl::Status BlobCache::verifyLocal(const v1::Digest &digest) {
   return readVerified(pathFor(digest), digest, nullptr);
 }
 
+absl::StatusOr<AlignedBuffer> BlobCache::read(const v1::Digest &digest,
+                                              DaemonBlobs &source) {
+  absl::StatusOr<AlignedBuffer> local = readLocal(digest);
+  if (local.ok() ||
+      (!absl::IsNotFound(local.status()) && !absl::IsDataLoss(local.status())))
+    return local;
+  RETURN_IF_ERROR(ensure(digest, source).status());
+  return readLocal(digest);
+}
+
 absl::StatusOr<AlignedBuffer> BlobCache::readLocal(const v1::Digest &digest) {
   RETURN_IF_ERROR(validateDigest(digest));
   ASSIGN_OR_RETURN(AlignedBuffer buffer,

@@ -254,15 +254,9 @@ TaskRunner::getParameterSet(const v1::Digest &digest) {
     return absl::InvalidArgumentError(absl::StrCat(
         where, " is ", digest.size_bytes(), " bytes; a set holds at most ",
         kMaxParameterSetBytes));
-  absl::StatusOr<AlignedBuffer> bytes = cache.readLocal(digest);
-  if (!bytes.ok()) {
-    if (!absl::IsNotFound(bytes.status()) && !absl::IsDataLoss(bytes.status()))
-      return annotate(bytes.status(), where);
-    RETURN_IF_ERROR(annotate(cache.ensure(digest, blobs).status(), where));
-    bytes = cache.readLocal(digest);
-    if (!bytes.ok())
-      return annotate(bytes.status(), where);
-  }
+  absl::StatusOr<AlignedBuffer> bytes = cache.read(digest, blobs);
+  if (!bytes.ok())
+    return annotate(bytes.status(), where);
   auto set = std::make_shared<v1::ParameterSet>();
   if (!set->ParseFromArray(bytes->data(), static_cast<int>(bytes->size())))
     return absl::InvalidArgumentError(
@@ -278,17 +272,9 @@ absl::StatusOr<ResidentSet::Buffer>
 TaskRunner::getParameter(const v1::Digest &digest) {
   if (ResidentSet::Buffer buffer = resident.lookup(digest.hash()))
     return buffer;
-  absl::StatusOr<AlignedBuffer> local = cache.readLocal(digest);
-  if (!local.ok()) {
-    if (!absl::IsNotFound(local.status()) && !absl::IsDataLoss(local.status()))
-      return local.status();
-    RETURN_IF_ERROR(cache.ensure(digest, blobs).status());
-    local = cache.readLocal(digest);
-    if (!local.ok())
-      return local.status();
-  }
+  ASSIGN_OR_RETURN(AlignedBuffer local, cache.read(digest, blobs));
   return resident.insert(
-      digest.hash(), std::make_shared<const AlignedBuffer>(std::move(*local)));
+      digest.hash(), std::make_shared<const AlignedBuffer>(std::move(local)));
 }
 
 absl::StatusOr<AlignedBuffer> TaskRunner::decodeInput(const v1::Tensor &tensor,

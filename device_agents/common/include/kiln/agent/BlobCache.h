@@ -55,6 +55,11 @@ public:
   /// NOT_FOUND when absent; DATA_LOSS (and the file is removed) when corrupt.
   absl::StatusOr<AlignedBuffer> readLocal(const v1::Digest &digest);
 
+  /// Reads `digest` into an aligned buffer, verified: the local copy, or,
+  /// when it is absent or corrupt, one fetched from `source` first.
+  absl::StatusOr<AlignedBuffer> read(const v1::Digest &digest,
+                                     DaemonBlobs &source);
+
   /// OK when the local file of `digest` has its size and SHA-256; NOT_FOUND
   /// when absent; DATA_LOSS (and the file is removed) when corrupt.
   absl::Status verifyLocal(const v1::Digest &digest);
