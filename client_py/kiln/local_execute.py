@@ -31,6 +31,7 @@ import time
 from typing import Any, Sequence
 
 import torch
+from google.protobuf.message import DecodeError
 
 from kiln._rpc import Rpc, new_request_id
 from kiln.blobs import BlobClient
@@ -44,7 +45,9 @@ __all__ = ["FILE_THRESHOLD", "INLINE_BUDGET", "LocalExecutor", "LocalResult",
            "LocalUnavailable", "sealed_memfd"]
 
 # Inputs this size or larger travel in memfds; smaller ones inline in the frame.
-FILE_THRESHOLD = 64 * 1024
+# Measured (bench notes in docs/architecture.md): a fresh sealed memfd costs
+# more than copying up to about this many bytes through the frame.
+FILE_THRESHOLD = 128 * 1024
 # Inline bytes one frame carries at most (kilnd takes frames up to 8 MiB).
 INLINE_BUDGET = 4 * 1024 * 1024
 
@@ -54,6 +57,9 @@ _MAX_FILES = 64
 _MAX_REPLY_BYTES = 64 << 20
 # The first read takes the header and, usually, the whole reply.
 _FIRST_READ = 256 * 1024
+# A connection keeps its receive buffer up to this size (inline outputs
+# come to 3 MiB); a larger reply is read into a buffer of its own.
+_KEPT_BUFFER_BYTES = 4 << 20
 _SEALS = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
 # A ticket is refreshed this long before kilnd would refuse it.
 _TICKET_MARGIN_S = 30.0
@@ -107,12 +113,23 @@ def _tensor_from_file(fd: int, dtype: torch.dtype, shape: Sequence[int]) -> torc
 
 
 class _Connection:
-    """One authenticated connection to kilnd's local socket."""
+    """One connection to kilnd's local socket (authenticated by
+    :meth:`open`): frames out, frames in."""
 
-    def __init__(self, path: str, ticket: bytes, daemon_id: str, timeout: float | None):
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        #: Replies are read into this, not into fresh bytes per call.
+        self._buffer = bytearray(_FIRST_READ)
+
+    @classmethod
+    def open(cls, path: str, ticket: bytes, daemon_id: str,
+             timeout: float | None) -> "_Connection":
+        """Connects to ``path`` and presents ``ticket``; the connection is
+        kilnd ``daemon_id``'s once this returns."""
         address = "\0" + path[1:] if path.startswith("@") else path
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(timeout)
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(timeout)
+        self = cls(sock)
         try:
             self.sock.connect(address)
             hello = executor_pb2.LocalClientFrame(hello=executor_pb2.LocalHello(ticket=ticket))
@@ -132,6 +149,7 @@ class _Connection:
             self.close()
             raise _TransportError(f"{path} is another kilnd ({welcome.daemon_id}, "
                                   f"expected {daemon_id})")
+        return self
 
     def close(self) -> None:
         self.sock.close()
@@ -148,22 +166,27 @@ class _Connection:
         except OSError as e:
             raise _TransportError(f"send: {e}") from None
 
-    def _read(self, n: int) -> bytes:
-        chunks, got = [], 0
-        while got < n:
-            chunk = self.sock.recv(min(n - got, 1 << 20))
-            if not chunk:
-                raise _TransportError("kilnd closed the local connection")
-            chunks.append(chunk)
-            got += len(chunk)
-        return b"".join(chunks)
+    def _buffer_for(self, size: int) -> bytearray:
+        """A buffer of at least ``size`` bytes: the connection's own, kept
+        between calls (no fresh pages per reply), or past
+        :data:`_KEPT_BUFFER_BYTES` a one-off."""
+        if size <= len(self._buffer):
+            return self._buffer
+        buffer = bytearray(size)
+        if size <= _KEPT_BUFFER_BYTES:
+            self._buffer = buffer
+        return buffer
 
-    def receive(self) -> tuple[bytes, list[int]]:
-        """The next frame and its files. One request is in flight per
-        connection, so nothing after the frame is in the socket yet."""
+    def receive(self) -> tuple[memoryview, list[int]]:
+        """The next frame's payload and its files. One request is in flight
+        per connection, so nothing after the frame is in the socket yet.
+
+        The payload is a view of the connection's buffer, valid until the
+        connection's next receive: parse it before the connection is reused."""
         fds_room = socket.CMSG_SPACE(_MAX_FILES * array.array("i").itemsize)
+        buffer = self._buffer
         try:
-            data, ancillary, flags, _ = self.sock.recvmsg(_FIRST_READ, fds_room)
+            got, ancillary, flags, _ = self.sock.recvmsg_into([buffer], fds_room)
         except OSError as e:
             raise _TransportError(f"receive: {e}") from None
         files: list[int] = []
@@ -173,24 +196,37 @@ class _Connection:
                 fds.frombytes(payload[:len(payload) - len(payload) % fds.itemsize])
                 files.extend(fds)
         try:
-            if not data:
+            if not got:
                 raise _TransportError("kilnd closed the local connection")
             if flags & socket.MSG_CTRUNC:
                 raise _TransportError("a reply carried more files than a frame may")
-            if len(data) < _HEADER.size:
-                data += self._read(_HEADER.size - len(data))
-            magic, count, length = _HEADER.unpack_from(data)
-            body = data[_HEADER.size:]
+            got = self._read_into(buffer, got, _HEADER.size)
+            magic, count, length = _HEADER.unpack_from(buffer)
+            end = _HEADER.size + length
             if (magic != _MAGIC or count != len(files) or length > _MAX_REPLY_BYTES
-                    or len(body) > length):
+                    or got > end):
                 raise _TransportError("a malformed frame from kilnd")
-            if len(body) < length:
-                body += self._read(length - len(body))
-            return body, files
+            if end > len(buffer):
+                grown = self._buffer_for(end)
+                grown[:got] = memoryview(buffer)[:got]
+                buffer = grown
+            self._read_into(buffer, got, end)
+            return memoryview(buffer)[_HEADER.size:end], files
         except (OSError, _TransportError) as e:
             for fd in files:
                 os.close(fd)
             raise _TransportError(str(e)) from None
+
+    def _read_into(self, buffer: bytearray, got: int, end: int) -> int:
+        """Reads until ``buffer[:end]`` holds the frame's first ``end`` bytes
+        (``got`` of them are there); returns the count held."""
+        with memoryview(buffer) as view:
+            while got < end:
+                n = self.sock.recv_into(view[got:end])
+                if not n:
+                    raise _TransportError("kilnd closed the local connection")
+                got += n
+        return got
 
 
 class LocalUnavailable(Exception):
@@ -257,8 +293,8 @@ class LocalExecutor:
     def _connect(self) -> _Connection:
         session = self._open_session()
         timeout = self._rpc.timeout
-        return _Connection(session.socket_path, session.ticket, session.daemon_id,
-                           None if timeout is None else timeout + 5.0)
+        return _Connection.open(session.socket_path, session.ticket, session.daemon_id,
+                                None if timeout is None else timeout + 5.0)
 
     def _fresh_connection(self) -> _Connection:
         """A new connection; a failure with the cached session is retried
@@ -347,17 +383,24 @@ class LocalExecutor:
                 self._forget_session()
                 raise UnavailableError(f"kilnd's local socket: {e}", context=context,
                                        request_id=rid) from None
-            self._put(connection)
             try:
-                return self._decode(reply_bytes, out_files, context, rid)
+                # Parsed before the connection (and the buffer the bytes are
+                # in) goes back to the pool.
+                try:
+                    reply = executor_pb2.LocalReply.FromString(reply_bytes)
+                except DecodeError as e:
+                    connection.close()
+                    raise KilnError(f"a malformed reply from kilnd's local socket: {e}",
+                                    context=context, request_id=rid) from None
+                self._put(connection)
+                return self._decode(reply, out_files, context, rid)
             finally:
                 for fd in out_files:
                     os.close(fd)
         raise AssertionError("unreachable")
 
-    def _decode(self, reply_bytes: bytes, out_files: list[int], context: dict,
+    def _decode(self, reply: executor_pb2.LocalReply, out_files: list[int], context: dict,
                 rid: str) -> LocalResult:
-        reply = executor_pb2.LocalReply.FromString(reply_bytes)
         if reply.code != 0:
             raise_for_status_code(reply.code, reply.message, "kiln.v1.Executor/Execute",
                                   context, request_id=rid)

@@ -84,6 +84,29 @@ def test_big_tensors_travel_in_memfds_and_match_eager(kilnd, exported):
         torch.testing.assert_close(compiled(x, s)[0], expected_big, rtol=1e-6, atol=1e-5)
 
 
+def test_inline_replies_larger_than_a_read_are_whole_and_not_shared(kilnd):
+    # 64 KiB in (inline in the frame, under FILE_THRESHOLD) and 1 MiB out
+    # (inline in the reply: four times the client's first read). The client
+    # reads replies into one buffer per connection: each output must still
+    # own its bytes, unchanged by the calls after it.
+    class Widen(torch.nn.Module):
+        def forward(self, x):
+            return (x * 3.0 - 1.0).repeat(16)
+
+    g = torch.Generator().manual_seed(3)
+    xs = [torch.randn(16 * 1024, generator=g) for _ in range(3)]
+    assert xs[0].numel() * 4 < local_execute.FILE_THRESHOLD
+    with kiln.Client(kilnd.address, timeout=300) as client:
+        compiled = client.compile(torch.export.export(Widen(), (xs[0],)))
+        outs = [compiled(x) for x in xs]
+        assert compiled.last_transport == "local"
+    for x, out in zip(xs, outs):
+        assert out.numel() * 4 == 1 << 20
+        torch.testing.assert_close(out, Widen()(x), rtol=1e-6, atol=1e-6)
+    outs[0].zero_()  # writable, and its own memory
+    torch.testing.assert_close(outs[1], Widen()(xs[1]), rtol=1e-6, atol=1e-6)
+
+
 def test_grpc_gives_the_same_numbers(kilnd, exported):
     x, s = inputs(7)
     with kiln.Client(kilnd.address, timeout=300, local=True) as local, \
@@ -163,9 +186,7 @@ def send_frame(sock: socket.socket, payload: bytes, fds=()) -> None:
 
 
 def read_reply(sock: socket.socket) -> executor_pb2.LocalReply:
-    conn = local_execute._Connection.__new__(local_execute._Connection)
-    conn.sock = sock
-    body, files = conn.receive()
+    body, files = local_execute._Connection(sock).receive()
     for fd in files:
         os.close(fd)
     return executor_pb2.LocalReply.FromString(body)
