@@ -9,6 +9,8 @@
 #include "OneDnnSites.h"
 
 #include <optional>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include <cstring>
@@ -41,11 +43,21 @@ void directMatmul(const kiln_rt_matmul &g, const float *a, const float *b,
 
 /// The primitive; `weights` is the artifact's layout of b, `packedWeights`
 /// the one the primitive reads (the same unless b is prepacked).
+///
+/// Where oneDNN would run a 2-D product with prepacked b on its generic
+/// GEMM (`gemm:jit`: AVX2 CPUs, where oneDNN 2.6 has no brgemm matmul) and
+/// it has a 1x1-convolution kernel for the same product, the product runs
+/// as that convolution instead: a row-major a (m, k) is an NHWC image of m
+/// pixels with k channels, b is the (n, k) filter and c (m, n) the NHWC
+/// output. That kernel keeps b in its blocked layout and reached 80-85
+/// GFLOP/s on a 91 GFLOP/s Zen 3 core where `gemm:jit` reached 40-69
+/// (bench notes in docs/architecture.md, "Kernel library").
 struct MatmulSite::Primitive {
-  dnnl::matmul matmul;
+  dnnl::primitive compute;
   memory::desc src, weights, bias, dst, packedWeights, scratchpad;
   std::optional<dnnl::reorder> pack;
   EpiloguePostOps post;
+  std::string implementation;
 
   /// `prepack`: let oneDNN choose b's layout (b is a parameter, reordered
   /// once); otherwise it reads b as stored.
@@ -76,18 +88,74 @@ struct MatmulSite::Primitive {
         dst, "matmul", [&](const dnnl::primitive_attr &attributes) {
           return dnnl::matmul::primitive_desc(desc, attributes, engine());
         });
-    matmul = dnnl::matmul(pd);
+    implementation = pd.impl_info_str();
+    if (prepack && !batched && !g.a_transposed &&
+        implementation.starts_with("gemm") && adoptOneByOne(g))
+      return;
+    compute = dnnl::matmul(pd);
     packedWeights = pd.weights_desc();
     scratchpad = pd.scratchpad_desc();
     if (packedWeights != weights)
       pack = dnnl::reorder(dnnl::reorder::primitive_desc(
           engine(), weights, engine(), packedWeights));
   }
+
+  /// Makes the product a 1x1 convolution when oneDNN has a jit 1x1 kernel
+  /// for it (false, and nothing changed, otherwise).
+  bool adoptOneByOne(const kiln_rt_matmul &g) {
+    auto f32 = memory::data_type::f32;
+    memory::desc image(memory::dims{1, g.k, g.m, 1}, f32, Tag::acdb);
+    memory::desc output(memory::dims{1, g.n, g.m, 1}, f32, Tag::acdb);
+    // b as stored: (n, k) is the filter's (out, in); (k, n) its (in, out).
+    memory::desc filter(memory::dims{g.n, g.k, 1, 1}, f32,
+                        g.b_transposed ? Tag::oihw : Tag::iohw);
+    memory::desc channelBias;
+    if (g.has_bias)
+      channelBias = memory::desc(memory::dims{g.n}, f32, Tag::a);
+    EpiloguePostOps convPost(g.epilogue, 4, /*channelDim=*/1, g.n);
+    dnnl::convolution_forward::desc desc(
+        dnnl::prop_kind::forward_inference,
+        dnnl::algorithm::convolution_direct, image,
+        memory::desc(memory::dims{g.n, g.k, 1, 1}, f32, Tag::any), channelBias,
+        output, memory::dims{1, 1}, memory::dims{0, 0}, memory::dims{0, 0});
+    std::optional<dnnl::convolution_forward::primitive_desc> pd;
+    try {
+      pd = convPost.choose<dnnl::convolution_forward::primitive_desc>(
+          output, "matmul as a 1x1 convolution",
+          [&](const dnnl::primitive_attr &attributes) {
+            return dnnl::convolution_forward::primitive_desc(desc, attributes,
+                                                             engine());
+          });
+    } catch (const dnnl::error &) {
+      return false;
+    }
+    if (!std::string_view(pd->impl_info_str()).starts_with("jit_1x1"))
+      return false;
+    compute = dnnl::convolution_forward(*pd);
+    implementation = pd->impl_info_str();
+    src = image;
+    weights = filter;
+    bias = channelBias;
+    dst = output;
+    packedWeights = pd->weights_desc();
+    scratchpad = pd->scratchpad_desc();
+    post = std::move(convPost);
+    if (packedWeights != weights)
+      pack = dnnl::reorder(dnnl::reorder::primitive_desc(
+          engine(), weights, engine(), packedWeights));
+    return true;
+  }
 };
 
 MatmulSite::MatmulSite(const kiln_rt_matmul &geometry) : geometry(geometry) {}
 
 MatmulSite::~MatmulSite() = default;
+
+std::string MatmulSite::implementation() const {
+  if (failed)
+    return "direct loop";
+  return primitive ? primitive->implementation : "not made yet";
+}
 
 void MatmulSite::run(int threads, const float *a, const float *b,
                      const float *bias, const EpilogueOperands &post,
@@ -136,7 +204,7 @@ void MatmulSite::runPrimitive(int threads, const float *a, const float *b,
   if (!p.bias.is_zero())
     arguments.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
   p.post.addArguments(post, arguments);
-  p.matmul.execute(stream, arguments);
+  p.compute.execute(stream, arguments);
   p.post.runTail(stream, c, post);
   stream.wait();
 }

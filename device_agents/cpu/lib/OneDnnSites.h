@@ -50,6 +50,9 @@ public:
   ~MatmulSite() override;
   void run(int threads, const float *a, const float *b, const float *bias,
            const EpilogueOperands &post, float *c);
+  /// oneDNN's name for the kernel the site runs ("direct loop" without
+  /// one; "not made yet" before the first call).
+  std::string implementation() const;
 
 private:
   struct Primitive;
