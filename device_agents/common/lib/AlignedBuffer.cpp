@@ -75,10 +75,6 @@ absl::StatusOr<AlignedBuffer> AlignedBuffer::mapFile(int fd, int64_t size) {
   if (memory == MAP_FAILED)
     return absl::ResourceExhaustedError(absl::StrCat(
         "cannot map a tensor file of ", size, " bytes: ", std::strerror(errno)));
-  // The executable reads all of it: map the pages in one call rather than
-  // one fault each (readable: a write still copies the page). Best effort:
-  // kernels before 5.14 refuse the advice and fault as before.
-  (void)::madvise(memory, static_cast<size_t>(size), MADV_POPULATE_READ);
   AlignedBuffer buffer;
   buffer.bytes = static_cast<uint8_t *>(memory);
   buffer.length = size;
@@ -99,11 +95,9 @@ absl::StatusOr<AlignedBuffer> AlignedBuffer::allocateShared(int64_t size) {
   if (::ftruncate(fd, size) != 0)
     return absl::ResourceExhaustedError(absl::StrCat(
         "cannot size a shared tensor of ", size, " bytes: ", std::strerror(errno)));
-  // Fresh memfd pages read as zero: no memset. The executable writes all
-  // of it: the pages are allocated and mapped now, in one call, rather than
-  // one fault each.
+  // Fresh memfd pages read as zero: no memset.
   void *memory = ::mmap(nullptr, static_cast<size_t>(size),
-                        PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+                        PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (memory == MAP_FAILED)
     return absl::ResourceExhaustedError(absl::StrCat(
         "cannot map a shared tensor of ", size, " bytes: ", std::strerror(errno)));
