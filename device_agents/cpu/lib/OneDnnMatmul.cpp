@@ -113,13 +113,14 @@ struct MatmulSite::Primitive {
     if (g.has_bias)
       channelBias = memory::desc(memory::dims{g.n}, f32, Tag::a);
     EpiloguePostOps convPost(g.epilogue, 4, /*channelDim=*/1, g.n);
-    dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_inference,
-        dnnl::algorithm::convolution_direct, image,
-        memory::desc(memory::dims{g.n, g.k, 1, 1}, f32, Tag::any), channelBias,
-        output, memory::dims{1, 1}, memory::dims{0, 0}, memory::dims{0, 0});
     std::optional<dnnl::convolution_forward::primitive_desc> pd;
     try {
+      dnnl::convolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference,
+          dnnl::algorithm::convolution_direct, image,
+          memory::desc(memory::dims{g.n, g.k, 1, 1}, f32, Tag::any),
+          channelBias, output, memory::dims{1, 1}, memory::dims{0, 0},
+          memory::dims{0, 0});
       pd = convPost.choose<dnnl::convolution_forward::primitive_desc>(
           output, "matmul as a 1x1 convolution",
           [&](const dnnl::primitive_attr &attributes) {
