@@ -135,12 +135,12 @@ class _Connection:
             hello = executor_pb2.LocalClientFrame(hello=executor_pb2.LocalHello(ticket=ticket))
             self.send(hello.SerializeToString(), [])
             reply, files = self.receive()
-        except (OSError, _TransportError) as e:
+            for fd in files:
+                os.close(fd)
+            welcome = executor_pb2.LocalReply.FromString(reply)
+        except (OSError, _TransportError, DecodeError) as e:
             self.close()
             raise _TransportError(f"cannot open kilnd's local socket {path}: {e}") from None
-        for fd in files:
-            os.close(fd)
-        welcome = executor_pb2.LocalReply.FromString(reply)
         if welcome.code != 0:
             self.close()
             raise_for_status_code(welcome.code, welcome.message, "kiln.v1.Executor/OpenLocalSession",
@@ -165,17 +165,6 @@ class _Connection:
                 self.sock.sendall((header + payload)[sent:])
         except OSError as e:
             raise _TransportError(f"send: {e}") from None
-
-    def _buffer_for(self, size: int) -> bytearray:
-        """A buffer of at least ``size`` bytes: the connection's own, kept
-        between calls (no fresh pages per reply), or past
-        :data:`_KEPT_BUFFER_BYTES` a one-off."""
-        if size <= len(self._buffer):
-            return self._buffer
-        buffer = bytearray(size)
-        if size <= _KEPT_BUFFER_BYTES:
-            self._buffer = buffer
-        return buffer
 
     def receive(self) -> tuple[memoryview, list[int]]:
         """The next frame's payload and its files. One request is in flight
@@ -207,8 +196,12 @@ class _Connection:
                     or got > end):
                 raise _TransportError("a malformed frame from kilnd")
             if end > len(buffer):
-                grown = self._buffer_for(end)
+                # Kept for the next replies up to _KEPT_BUFFER_BYTES; a
+                # larger one is read into a buffer of its own.
+                grown = bytearray(end)
                 grown[:got] = memoryview(buffer)[:got]
+                if end <= _KEPT_BUFFER_BYTES:
+                    self._buffer = grown
                 buffer = grown
             self._read_into(buffer, got, end)
             return memoryview(buffer)[_HEADER.size:end], files

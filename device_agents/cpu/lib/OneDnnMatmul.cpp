@@ -51,7 +51,9 @@ void directMatmul(const kiln_rt_matmul &g, const float *a, const float *b,
 /// pixels with k channels, b is the (n, k) filter and c (m, n) the NHWC
 /// output. That kernel keeps b in its blocked layout and reached 80-85
 /// GFLOP/s on a 91 GFLOP/s Zen 3 core where `gemm:jit` reached 40-69
-/// (bench notes in docs/architecture.md, "Kernel library").
+/// (device_agents/README.md). ConvolutionSite is not reused for it: it
+/// reorders activations into blocked layouts on every call, where this
+/// reads and writes the row-major buffers as they are.
 struct MatmulSite::Primitive {
   dnnl::primitive compute;
   memory::desc src, weights, bias, dst, packedWeights, scratchpad;
@@ -88,12 +90,19 @@ struct MatmulSite::Primitive {
         dst, "matmul", [&](const dnnl::primitive_attr &attributes) {
           return dnnl::matmul::primitive_desc(desc, attributes, engine());
         });
-    implementation = pd.impl_info_str();
     if (prepack && !batched && !g.a_transposed &&
-        implementation.starts_with("gemm") && adoptOneByOne(g))
+        std::string_view(pd.impl_info_str()).starts_with("gemm") &&
+        adoptOneByOne(g))
       return;
-    compute = dnnl::matmul(pd);
-    packedWeights = pd.weights_desc();
+    use(dnnl::matmul(pd), pd);
+  }
+
+  /// Runs `made`, whose descriptor `pd` chose b's layout (reordered into it
+  /// when that is not how the artifact stores b, `weights`).
+  void use(dnnl::primitive made, const dnnl::primitive_desc_base &pd) {
+    compute = std::move(made);
+    implementation = pd.impl_info_str();
+    packedWeights = pd.weights_desc(0);
     scratchpad = pd.scratchpad_desc();
     if (packedWeights != weights)
       pack = dnnl::reorder(dnnl::reorder::primitive_desc(
@@ -132,18 +141,12 @@ struct MatmulSite::Primitive {
     }
     if (!std::string_view(pd->impl_info_str()).starts_with("jit_1x1"))
       return false;
-    compute = dnnl::convolution_forward(*pd);
-    implementation = pd->impl_info_str();
     src = image;
     weights = filter;
     bias = channelBias;
     dst = output;
-    packedWeights = pd->weights_desc();
-    scratchpad = pd->scratchpad_desc();
     post = std::move(convPost);
-    if (packedWeights != weights)
-      pack = dnnl::reorder(dnnl::reorder::primitive_desc(
-          engine(), weights, engine(), packedWeights));
+    use(dnnl::convolution_forward(*pd), *pd);
     return true;
   }
 };
