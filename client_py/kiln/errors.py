@@ -130,7 +130,7 @@ class CompileError(InternalError):
 
 class UnimplementedError(KilnError):
     """The daemon understood the request but does not support it yet (for
-    example a tensor with a zero-sized dimension)."""
+    example an ATen op Kiln does not lower)."""
 
 
 class UnsupportedOpError(KilnError):

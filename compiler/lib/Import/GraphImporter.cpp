@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Import/GraphImporter.h"
 
+#include "EmptyTensors.h"
 #include "ImportContext.h"
 #include "OpHandlers.h"
 
@@ -58,6 +59,14 @@ std::vector<std::string> supportedOps() {
 
 namespace {
 
+/// How a value crosses the function's boundary. One with no elements is
+/// never read or written, so it crosses as rank-1 [0]: MLIR's bare-pointer
+/// calling convention has no strides for a zero extent after the first.
+RankedTensorType boundaryType(RankedTensorType type) {
+  return hasNoElements(type) ? RankedTensorType::get({0}, type.getElementType())
+                             : type;
+}
+
 /// Declares the function's arguments and fills the value table with them.
 absl::Status declareArguments(const v1::Graph &graph, OpBuilder &builder,
                               SmallVector<Type> &types,
@@ -70,7 +79,7 @@ absl::Status declareArguments(const v1::Graph &graph, OpBuilder &builder,
     ASSIGN_OR_RETURN(RankedTensorType type,
                      convertTensorType(value.type(), context,
                                        absl::StrCat(what, " '", value.name(), "'")));
-    types.push_back(type);
+    types.push_back(boundaryType(type));
     names.push_back(value.name());
     return absl::OkStatus();
   };
@@ -130,10 +139,23 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
   for (auto [i, name] : llvm::enumerate(argNames)) {
     // Parameters and inputs belong to the caller: never written in place.
     func.setArgAttr(i, "bufferization.writable", builder.getBoolAttr(false));
-    RETURN_IF_ERROR(defineValue(values, name, body->getArgument(i)));
   }
 
   builder.setInsertionPointToStart(body);
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    Value argument = body->getArgument(i);
+    if (hasNoElements(typeOf(argument))) {
+      // Inside, an empty argument has its declared shape (and no data).
+      const v1::TensorType &declared =
+          i < static_cast<size_t>(graph.parameters_size())
+              ? graph.parameters(i).value().type()
+              : graph.inputs(i - graph.parameters_size()).type();
+      ASSIGN_OR_RETURN(RankedTensorType type,
+                       convertTensorType(declared, context, name));
+      argument = emptyTensor(builder, loc, type);
+    }
+    RETURN_IF_ERROR(defineValue(values, name, argument));
+  }
   // u8 values live zero-extended to i16 inside the graph.
   std::unordered_map<std::string, bool> isUnsigned;
   auto argDtype = [&](int i) {
@@ -145,7 +167,7 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
     if (argDtype(i) != v1::DTYPE_U8)
       continue;
     isUnsigned[name] = true;
-    values[name] = widenUnsigned(builder, loc, body->getArgument(i));
+    values[name] = widenUnsigned(builder, loc, values[name]);
   }
   const auto &handlers = opHandlers();
   for (int i = 0; i < graph.nodes_size(); ++i) {
@@ -156,7 +178,21 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
           "node ", i, ": unsupported op '", node.op(),
           "' (Kiln supports ", handlers.size(), " ATen ops; see docs)"));
     NodeImporter importer(node, i, builder, values);
-    ASSIGN_OR_RETURN(SmallVector<Value> results, handler->second(importer));
+    ASSIGN_OR_RETURN(std::optional<SmallVector<Value>> resolved,
+                     importOverEmptyTensors(importer, handlers));
+    SmallVector<Value> results;
+    if (resolved) {
+      results = std::move(*resolved);
+    } else {
+      ASSIGN_OR_RETURN(results, handler->second(importer));
+      // An empty result beside non-empty ones (a split with a zero-sized
+      // piece): nothing downstream reads the handler's op for it.
+      for (int r = 0; r < node.outputs_size() && r < int(results.size()); ++r) {
+        ASSIGN_OR_RETURN(RankedTensorType declared, importer.resultType(r));
+        if (results[r] && hasNoElements(declared))
+          results[r] = emptyTensor(builder, importer.loc(), declared);
+      }
+    }
     RETURN_IF_ERROR(verifyResults(importer, results));
     if (static_cast<int>(results.size()) < node.outputs_size())
       return importer.error(absl::StrCat("declares ", node.outputs_size(),
@@ -184,9 +220,11 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
     if (it == values.end())
       return absl::InvalidArgumentError(
           absl::StrCat("graph output '", name, "' names no value"));
-    outputs.push_back(isUnsigned.count(name)
-                          ? narrowUnsigned(builder, loc, it->second)
-                          : it->second);
+    Value output = isUnsigned.count(name) ? narrowUnsigned(builder, loc, it->second)
+                                          : it->second;
+    if (hasNoElements(typeOf(output)))
+      output = emptyTensor(builder, loc, boundaryType(typeOf(output)));
+    outputs.push_back(output);
   }
   if (outputs.empty())
     return absl::InvalidArgumentError("graph has no outputs");

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "ImportContext.h"
 
+#include "EmptyTensors.h"
+
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 #include "kiln/Import/GraphImporter.h"
 
@@ -91,6 +93,17 @@ bool NodeImporter::isBoolScalar(const std::string &name) const {
 bool NodeImporter::isTensor(const std::string &name) const {
   const v1::Argument *arg = find(name);
   return arg && arg->kind_case() == v1::Argument::kValue;
+}
+
+std::vector<std::pair<std::string, Value>> NodeImporter::tensorArguments() const {
+  std::vector<std::pair<std::string, Value>> result;
+  for (const v1::Argument &arg : node.arguments()) {
+    if (arg.kind_case() != v1::Argument::kValue)
+      continue;
+    auto it = values.find(arg.value());
+    result.emplace_back(arg.name(), it == values.end() ? Value() : it->second);
+  }
+  return result;
 }
 
 Value pointwise(NodeImporter &n, RankedTensorType type, StringRef fn,
@@ -315,11 +328,8 @@ convertTensorType(const v1::TensorType &type, MLIRContext &context,
           what, " has shape [", absl::StrJoin(type.shape(), ", "),
           "]: more than 2^40 elements"));
     elements *= std::max<int64_t>(extent, 1);
-    // Code generation assumes every tensor holds at least one element.
-    if (extent == 0)
-      return absl::UnimplementedError(absl::StrCat(
-          what, " has shape [", absl::StrJoin(type.shape(), ", "),
-          "]: tensors with a zero-sized dimension are not supported yet"));
+    // A zero extent is valid; the importer keeps such tensors out of
+    // generated code (EmptyTensors.h).
     shape.push_back(extent);
   }
   return RankedTensorType::get(shape, element);
@@ -329,6 +339,8 @@ namespace {
 Value unsignedPointwise(OpBuilder &b, Location loc, Value v, StringRef fn,
                         unsigned width) {
   auto type = cast<RankedTensorType>(v.getType());
+  if (hasNoElements(type))
+    return emptyTensor(b, loc, type.clone(IntegerType::get(b.getContext(), width)));
   return b
       .create<aten::PointwiseOp>(loc,
                                  type.clone(IntegerType::get(b.getContext(), width)),

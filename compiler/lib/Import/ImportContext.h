@@ -16,6 +16,8 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace kiln {
 
@@ -31,6 +33,12 @@ public:
   mlir::OpBuilder &b() { return builder; }
   mlir::Location loc();
   const std::string &opName() const { return node.op(); }
+  const v1::Node &proto() const { return node; }
+  /// The same node position and value table over `replacement`, a node
+  /// that must outlive the returned importer.
+  NodeImporter rebind(const v1::Node &replacement) const {
+    return NodeImporter(replacement, index, builder, values);
+  }
 
   /// INVALID_ARGUMENT "node N (op): <message>".
   absl::Status error(const std::string &message) const;
@@ -69,6 +77,9 @@ public:
   bool isBoolScalar(const std::string &name) const;
   /// True when the argument is a tensor (not an attribute).
   bool isTensor(const std::string &name) const;
+  /// Every tensor argument with its schema name, in argument order; the
+  /// value is null when it names no known value.
+  std::vector<std::pair<std::string, mlir::Value>> tensorArguments() const;
   /// A 0-d (or `shape`d, splat) aten.constant of `element` holding `value`.
   mlir::Value constant(mlir::Type element, double value,
                        llvm::ArrayRef<int64_t> shape = {});

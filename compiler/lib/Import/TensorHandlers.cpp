@@ -6,6 +6,7 @@
 // entries are one table row naming a pointwise function.
 //
 //===----------------------------------------------------------------------===//
+#include "EmptyTensors.h"
 #include "OpHandlers.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -332,9 +333,13 @@ absl::StatusOr<Value> sliceAlong(NodeImporter &n, Value self, int64_t dim,
   RankedTensorType in = typeOf(self);
   if (in.getRank() == 0)
     return n.error("cannot slice a 0-d tensor");
-  if (length <= 0)
-    return n.unimplemented("the slice is empty; zero-size tensors are not "
-                           "supported yet");
+  if (length < 0)
+    return n.error(absl::StrCat("slice length ", length, " is negative"));
+  if (length == 0) {
+    SmallVector<int64_t> shape(in.getShape());
+    shape[dim] = 0;
+    return emptyTensor(n.b(), n.loc(), in.clone(shape));
+  }
   if (start < 0 || step < 1 ||
       static_cast<__int128>(start) + static_cast<__int128>(length - 1) * step >=
           in.getDimSize(dim))

@@ -1,0 +1,190 @@
+//===- EmptyTensors.cpp - nodes over tensors with no elements -------------===//
+//
+// This file implements importOverEmptyTensors(): the rules by which a node
+// whose arguments or results have no elements is imported from shapes
+// alone, so that no generated code touches an empty buffer.
+//
+//===----------------------------------------------------------------------===//
+#include "EmptyTensors.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/common/Status.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+
+namespace kiln {
+
+using Values = SmallVector<Value>;
+
+bool hasNoElements(RankedTensorType type) {
+  return llvm::is_contained(type.getShape(), 0);
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
+  return b
+      .create<aten::ConstantOp>(loc, type,
+                                DenseElementsAttr::get(type, ArrayRef<Attribute>{}))
+      .getResult();
+}
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// Every result of `n` filled with `value` (a reduction over no elements
+/// gives its identity at every position).
+absl::StatusOr<Values> filled(NodeImporter &n, double value) {
+  Values results;
+  for (int r = 0; r < n.numResults(); ++r) {
+    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(r));
+    if (std::isnan(value) && !isa<FloatType>(type.getElementType()))
+      return n.unimplemented("a reduction over no elements is NaN, which an "
+                             "integer result cannot hold");
+    results.push_back(n.constant(type.getElementType(), value, type.getShape()));
+  }
+  return results;
+}
+
+/// What a reduction gives over no elements, as PyTorch defines it. Ops
+/// without an identity (amax, argmax...) are errors in eager and get none.
+std::optional<double> reductionIdentity(NodeImporter &n) {
+  const std::string &op = n.opName();
+  auto startsWith = [&](const char *prefix) { return op.rfind(prefix, 0) == 0; };
+  if (startsWith("aten.sum.") || startsWith("aten.any."))
+    return 0.0;
+  if (startsWith("aten.prod.") || startsWith("aten.all."))
+    return 1.0;
+  if (startsWith("aten.mean.") || startsWith("aten.var.") ||
+      startsWith("aten.std.") || startsWith("aten.var_mean."))
+    return kNaN;
+  if (op == "aten.linalg_vector_norm.default") {
+    // (sum |x|^p)^(1/p) over nothing: 0 for p >= 0, +inf for p < 0; the
+    // infinity norms have no identity (eager raises).
+    auto ord = n.floatAttr("ord", 2.0);
+    if (!ord.ok() || std::isinf(*ord))
+      return std::nullopt;
+    return *ord < 0 ? kInf : 0.0;
+  }
+  return std::nullopt;
+}
+
+/// mm, bmm and addmm whose contraction is empty: alpha * 0 plus, for
+/// addmm, beta * self broadcast (beta = 0 ignores self, NaN included).
+absl::StatusOr<std::optional<Values>> emptyContraction(NodeImporter &n) {
+  const std::string &op = n.opName();
+  if (op != "aten.mm.default" && op != "aten.bmm.default" &&
+      op != "aten.addmm.default")
+    return std::optional<Values>();
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  Type element = type.getElementType();
+  if (op != "aten.addmm.default")
+    return std::optional<Values>(Values{n.constant(element, 0.0, type.getShape())});
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(double beta, n.floatAttr("beta", 1.0));
+  if (hasNoElements(typeOf(self)))
+    return n.unimplemented("addmm's self has no elements but its result has");
+  if (beta == 0.0)
+    return std::optional<Values>(Values{n.constant(element, 0.0, type.getShape())});
+  Value expanded = self;
+  if (typeOf(self) != type)
+    expanded = n.b().create<aten::ExpandOp>(n.loc(), type, self);
+  if (beta == 1.0)
+    return std::optional<Values>(Values{expanded});
+  Value scaled = n.b().create<aten::MulOp>(n.loc(), type, expanded,
+                                           n.constant(element, beta));
+  return std::optional<Values>(Values{scaled});
+}
+
+/// Ops that write a source into `self` at positions an index names: with
+/// nothing to write, the result is self.
+bool writesNothingWhenEmpty(const std::string &op) {
+  return op == "aten.scatter.src" || op == "aten.scatter.value" ||
+         op == "aten.scatter_add.default" || op == "aten.scatter_reduce.two" ||
+         op == "aten.index_put.default" || op == "aten.slice_scatter.default" ||
+         op == "aten.select_scatter.default";
+}
+
+/// cat leaves out its pieces with no elements (PyTorch also skips the
+/// legacy 1-D [0] piece whatever the other pieces' rank).
+absl::StatusOr<std::optional<Values>> catWithoutEmptyPieces(NodeImporter &n,
+                                                            const OpHandlerTable &handlers) {
+  const std::string &op = n.opName();
+  if (op != "aten.cat.default" && op != "aten.concat.default")
+    return std::optional<Values>();
+  v1::Node kept = n.proto();
+  kept.clear_arguments();
+  auto tensors = n.tensorArguments();
+  auto tensor = tensors.begin();
+  for (const v1::Argument &arg : n.proto().arguments()) {
+    // tensorArguments() lists the value arguments in this order.
+    if (arg.kind_case() == v1::Argument::kValue) {
+      Value value = (tensor++)->second;
+      if (value && hasNoElements(typeOf(value)))
+        continue;
+    }
+    *kept.add_arguments() = arg;
+  }
+  NodeImporter rebound = n.rebind(kept);
+  ASSIGN_OR_RETURN(Values results, handlers.at(op)(rebound));
+  return std::optional<Values>(std::move(results));
+}
+
+} // namespace
+
+absl::StatusOr<std::optional<Values>>
+importOverEmptyTensors(NodeImporter &n, const OpHandlerTable &handlers) {
+  bool everyResultEmpty = n.numResults() > 0;
+  for (int r = 0; r < n.numResults() && everyResultEmpty; ++r) {
+    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(r));
+    everyResultEmpty = hasNoElements(type);
+  }
+  if (everyResultEmpty) {
+    Values results;
+    for (int r = 0; r < n.numResults(); ++r) {
+      ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(r));
+      results.push_back(emptyTensor(n.b(), n.loc(), type));
+    }
+    return std::optional<Values>(std::move(results));
+  }
+
+  std::optional<std::pair<std::string, Value>> empty;
+  for (auto &argument : n.tensorArguments())
+    if (argument.second && hasNoElements(typeOf(argument.second))) {
+      empty = argument;
+      break;
+    }
+  if (!empty)
+    return std::optional<Values>();
+
+  if (std::optional<double> identity = reductionIdentity(n)) {
+    ASSIGN_OR_RETURN(Values results, filled(n, *identity));
+    return std::optional<Values>(std::move(results));
+  }
+  ASSIGN_OR_RETURN(std::optional<Values> product, emptyContraction(n));
+  if (product)
+    return product;
+  ASSIGN_OR_RETURN(std::optional<Values> pieces, catWithoutEmptyPieces(n, handlers));
+  if (pieces)
+    return pieces;
+  if (writesNothingWhenEmpty(n.opName()) && empty->first != "self") {
+    ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+    if (typeOf(self) == type)
+      return std::optional<Values>(Values{self});
+  }
+  return n.unimplemented(absl::StrCat(
+      "argument '", empty->first, "' has shape [",
+      absl::StrJoin(typeOf(empty->second).getShape(), ", "),
+      "] (no elements) and a result has elements; Kiln has no rule for this "
+      "op over an empty tensor yet"));
+}
+
+} // namespace kiln
