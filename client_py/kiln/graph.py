@@ -11,8 +11,9 @@ Conventions (the contract the daemon's importer reads):
   None element is an ``Argument`` with the schema name and ``attribute { none
   {} }`` in its list position; only ``Tensor?[]`` lists may hold None.
   Scalars and lists are typed ``Attribute``s (int→i, float→f, bool→b,
-  str→s, int list→ints, float list→floats, dtype→dtype, None→none); device,
-  layout and memory_format arguments are omitted. Arguments the FX node does
+  str→s, int list→ints, float list→floats, bool list→ints of 0/1,
+  dtype→dtype, None→none); device, layout and memory_format arguments are
+  omitted. Arguments the FX node does
   not give are omitted (the schema default applies).
 * Every value has a static ``TensorType`` from ``node.meta["val"]``. An op with
   several results (``native_layer_norm``, ``split``...) names them
@@ -245,6 +246,10 @@ class _Serializer:
             if any(isinstance(v, (torch.SymInt, torch.SymFloat)) for v in items):
                 raise _unsupported(node, f"argument '{arg.name}' is symbolic ({value}); "
                                          "Kiln needs static shapes")
+            if items and all(isinstance(v, bool) for v in items):
+                # bool[] (convolution_backward's output_mask) travels as 0/1.
+                attr.ints.values.extend(int(v) for v in items)
+                return attr
             if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
                 raise _unsupported(node, f"argument '{arg.name}' = {value!r} "
                                          "is not a list of numbers")
@@ -361,7 +366,11 @@ class _Serializer:
             names = []
             for i, v in enumerate(val):
                 if v is None:
-                    raise _unsupported(node, f"result {i} is None; Kiln values are tensors")
+                    # A result the op leaves out (convolution_backward's under
+                    # output_mask): an unnamed, untyped output nobody reads.
+                    pb.outputs.add(name="")
+                    names.append("")
+                    continue
                 out = pb.outputs.add(name=f"{node.name}.{i}")
                 out.type.CopyFrom(tensor_type_of(node, v))
                 names.append(out.name)

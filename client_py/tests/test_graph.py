@@ -359,3 +359,21 @@ def test_buffer_mutation_is_refused_by_name():
     ep = torch.export.export(_CountsCalls(), (torch.randn(3),))
     with pytest.raises(UnsupportedOpError, match=r"BUFFER_MUTATION output \(calls\).*change no buffer"):
         serialize_exported(ep, "")
+
+
+def test_bool_lists_travel_as_ints_and_left_out_results_are_unnamed():
+    def f(dy, x, w):
+        grads = torch.ops.aten.convolution_backward(dy, x, w, [4], [1, 1], [0, 0], [1, 1],
+                                                    False, [0, 0], 1, [False, True, True])
+        return grads[1], grads[2]
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(f, tracing_mode="fake")(
+        torch.randn(2, 4, 3, 3), torch.randn(2, 3, 5, 5), torch.randn(4, 3, 3, 3))
+    g = serialize_graph_module(gm).graph
+    node = nodes(g, "aten.convolution_backward.default")[0]
+    assert args_of(node)["output_mask"] == ("ints", graph_pb2.IntList(values=[0, 1, 1]))
+    assert args_of(node)["transposed"] == ("b", False)
+    left_out, dw, db = node.outputs
+    assert left_out.name == "" and not left_out.HasField("type")
+    assert list(dw.type.shape) == [4, 3, 3, 3] and list(db.type.shape) == [4]
+    assert list(g.outputs) == [dw.name, db.name]

@@ -77,13 +77,16 @@ absl::StatusOr<v1::Graph> singleNodeGraph(const v1::Graph &graph, int index,
     arg.set_value(it->second);
   }
   for (int r = 0; r < copy->outputs_size(); ++r) {
+    if (node.outputs(r).name().empty())
+      continue;  // a result the node leaves out stays unnamed
     std::string name = absl::StrCat("r", r);
     copy->mutable_outputs(r)->set_name(name);
     if (read.count(node.outputs(r).name()))
       single.add_outputs(name);
   }
-  if (single.outputs().empty() && copy->outputs_size())
-    single.add_outputs("r0");
+  for (int r = 0; r < copy->outputs_size() && single.outputs().empty(); ++r)
+    if (!copy->outputs(r).name().empty())
+      single.add_outputs(copy->outputs(r).name());
   return single;
 }
 

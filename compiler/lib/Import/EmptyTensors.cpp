@@ -44,6 +44,10 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 absl::StatusOr<Values> filled(NodeImporter &n, double value) {
   Values results;
   for (int r = 0; r < n.numResults(); ++r) {
+    if (n.proto().outputs(r).name().empty()) {
+      results.push_back(Value());
+      continue;
+    }
     ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(r));
     if (std::isnan(value) && !isa<FloatType>(type.getElementType()))
       return n.unimplemented("a reduction over no elements is NaN, which an "
@@ -141,14 +145,22 @@ absl::StatusOr<std::optional<Values>> catWithoutEmptyPieces(NodeImporter &n,
 
 absl::StatusOr<std::optional<Values>>
 importOverEmptyTensors(NodeImporter &n, const OpHandlerTable &handlers) {
+  // Results the node leaves out (unnamed) take no part.
+  auto leftOut = [&](int r) { return n.proto().outputs(r).name().empty(); };
   bool everyResultEmpty = n.numResults() > 0;
   for (int r = 0; r < n.numResults() && everyResultEmpty; ++r) {
+    if (leftOut(r))
+      continue;
     ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(r));
     everyResultEmpty = hasNoElements(type);
   }
   if (everyResultEmpty) {
     Values results;
     for (int r = 0; r < n.numResults(); ++r) {
+      if (leftOut(r)) {
+        results.push_back(Value());
+        continue;
+      }
       ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(r));
       results.push_back(emptyTensor(n.b(), n.loc(), type));
     }

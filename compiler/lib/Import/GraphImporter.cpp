@@ -188,6 +188,8 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
       // An empty result beside non-empty ones (a split with a zero-sized
       // piece): nothing downstream reads the handler's op for it.
       for (int r = 0; r < node.outputs_size() && r < int(results.size()); ++r) {
+        if (node.outputs(r).name().empty())
+          continue;
         ASSIGN_OR_RETURN(RankedTensorType declared, importer.resultType(r));
         if (results[r] && hasNoElements(declared))
           results[r] = emptyTensor(builder, importer.loc(), declared);
@@ -199,8 +201,9 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
                                          " outputs; the op has ", results.size()));
     for (int r = 0; r < node.outputs_size(); ++r) {
       // A handler leaves a result null when the op's result is an unused
-      // placeholder (batch norm's empty saved statistics): it stays undefined.
-      if (!results[r])
+      // placeholder (batch norm's empty saved statistics): it stays undefined,
+      // as does a result the node leaves out (an unnamed output).
+      if (!results[r] || node.outputs(r).name().empty())
         continue;
       if (node.outputs(r).type().dtype() == v1::DTYPE_U8) {
         isUnsigned[node.outputs(r).name()] = true;

@@ -262,6 +262,7 @@ const std::map<std::string, OpHandler> &opHandlers() {
     addNNHandlers(*handlers);
     addAdaptivePoolHandlers(*handlers);
     addNormHandlers(*handlers);
+    addBackwardHandlers(*handlers);
     return handlers;
   }();
   return *table;

@@ -26,6 +26,7 @@ void addScanHandlers(OpHandlerTable &table);
 void addNNHandlers(OpHandlerTable &table);
 void addAdaptivePoolHandlers(OpHandlerTable &table);
 void addNormHandlers(OpHandlerTable &table);
+void addBackwardHandlers(OpHandlerTable &table);
 
 /// Every supported op, by name.
 const std::map<std::string, OpHandler> &opHandlers();

@@ -1,0 +1,214 @@
+//===- BackwardHandlers.cpp - gradients of convolution and max pooling ----===//
+//
+// This file implements the importer handlers of the backward ops that
+// AOTAutograd's joint graphs keep in core ATen: convolution_backward (the
+// input gradient a transposed convolution, the weight gradient a grouped
+// convolution of the input with the output gradient, the bias gradient a
+// sum) and max_pool{2,3}d_with_indices_backward (the output gradient added
+// at each window's saved argmax).
+//
+//===----------------------------------------------------------------------===//
+#include "OpHandlers.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/common/Status.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <numeric>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using Values = SmallVector<Value>;
+
+/// An int list with one entry per spatial dim (a single entry repeats).
+absl::StatusOr<SmallVector<int64_t>> perSpatialDim(NodeImporter &n,
+                                                    const std::string &name,
+                                                    size_t spatial, int64_t fallback) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> values, n.intsAttr(name, true));
+  if (values.empty())
+    values.assign(1, fallback);
+  if (values.size() == 1)
+    values.assign(spatial, values[0]);
+  if (values.size() != spatial)
+    return n.error(absl::StrCat("argument '", name, "' needs ", spatial,
+                                " entries, got ", values.size()));
+  return SmallVector<int64_t>(values.begin(), values.end());
+}
+
+Value permute(NodeImporter &n, Value v, ArrayRef<int64_t> dims) {
+  RankedTensorType type = typeOf(v);
+  SmallVector<int64_t> shape;
+  for (int64_t d : dims)
+    shape.push_back(type.getDimSize(d));
+  return n.b().create<aten::PermuteOp>(n.loc(), type.clone(shape), v,
+                                       n.b().getDenseI64ArrayAttr(dims));
+}
+
+Value view(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
+  return n.b().create<aten::ViewOp>(n.loc(), typeOf(v).clone(shape), v);
+}
+
+/// convolution_backward of a (non-transposed) convolution. With x (N, C_in,
+/// S...), w (C_out, C_in/g, K...) and dy (N, C_out, O...):
+///   dx = conv_transpose(dy, w), with the output padding that gives back S;
+///   dw = conv(x as (C_in/g, g*N, S...), dy as (C_out, N, O...), groups g,
+///             stride = dilation, dilation = stride), cut to K, transposed;
+///   db = dy summed over every dim but 1.
+absl::StatusOr<Values> convolutionBackward(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value dy, n.tensor("grad_output"));
+  ASSIGN_OR_RETURN(Value x, n.tensor("input"));
+  ASSIGN_OR_RETURN(Value w, n.tensor("weight"));
+  RankedTensorType xType = typeOf(x), wType = typeOf(w), dyType = typeOf(dy);
+  int64_t rank = xType.getRank();
+  if (rank < 3 || rank > 5 || wType.getRank() != rank || dyType.getRank() != rank)
+    return n.unimplemented(absl::StrCat("convolution_backward of rank ", rank,
+                                        " (batched 1-d to 3-d only)"));
+  if (!isa<FloatType>(xType.getElementType()))
+    return n.unimplemented("integer convolution_backward is not supported");
+  size_t s = rank - 2;
+  ASSIGN_OR_RETURN(auto stride, perSpatialDim(n, "stride", s, 1));
+  ASSIGN_OR_RETURN(auto padding, perSpatialDim(n, "padding", s, 0));
+  ASSIGN_OR_RETURN(auto dilation, perSpatialDim(n, "dilation", s, 1));
+  ASSIGN_OR_RETURN(bool transposed, n.boolAttr("transposed", false));
+  ASSIGN_OR_RETURN(int64_t groups, n.intAttr("groups", 1));
+  ASSIGN_OR_RETURN(std::vector<int64_t> mask, n.intsAttr("output_mask"));
+  if (transposed)
+    return n.unimplemented("convolution_backward of a transposed convolution");
+  if (mask.size() != 3)
+    return n.error("output_mask needs 3 entries");
+  int64_t batch = xType.getDimSize(0), cin = xType.getDimSize(1);
+  int64_t cout = wType.getDimSize(0);
+  if (groups < 1 || cin % groups || cout % groups ||
+      wType.getDimSize(1) != cin / groups || dyType.getDimSize(1) != cout ||
+      dyType.getDimSize(0) != batch)
+    return n.error("grad_output, input, weight and groups do not agree");
+  for (size_t i = 0; i < s; ++i)
+    if (stride[i] < 1 || dilation[i] < 1 || padding[i] < 0)
+      return n.error("stride and dilation must be positive, padding not negative");
+  auto attr = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
+  Values results(3);
+
+  if (mask[0]) {
+    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(0));
+    SmallVector<int64_t> outputPadding;
+    for (size_t i = 0; i < s; ++i) {
+      int64_t k = wType.getDimSize(2 + i);
+      if (padding[i] > dilation[i] * (k - 1))
+        return n.unimplemented(absl::StrCat(
+            "the input gradient of a convolution with padding ", padding[i],
+            " above dilation * (kernel - 1)"));
+      // The rows the forward's stride skipped at the end of the input.
+      outputPadding.push_back(xType.getDimSize(2 + i) + 2 * padding[i] -
+                              dilation[i] * (k - 1) - 1 -
+                              (dyType.getDimSize(2 + i) - 1) * stride[i]);
+    }
+    results[0] = n.b().create<aten::ConvolutionOp>(
+        n.loc(), type, dy, w, Value(), attr(stride), attr(padding),
+        attr(dilation), attr(outputPadding), n.b().getBoolAttr(true),
+        n.b().getI64IntegerAttr(groups));
+  }
+
+  if (mask[1]) {
+    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(1));
+    int64_t cinPerGroup = cin / groups;
+    // x (N, C_in, S...) -> (N, g, C_in/g, S...) -> (C_in/g, g, N, S...)
+    // -> (C_in/g, g*N, S...): group G's batch is input channels [G*N, G*N+N).
+    SmallVector<int64_t> split{batch, groups, cinPerGroup};
+    SmallVector<int64_t> order{2, 1, 0};
+    SmallVector<int64_t> merged{cinPerGroup, groups * batch};
+    for (size_t i = 0; i < s; ++i) {
+      split.push_back(xType.getDimSize(2 + i));
+      order.push_back(3 + i);
+      merged.push_back(xType.getDimSize(2 + i));
+    }
+    Value input = view(n, permute(n, view(n, x, split), order), merged);
+    // dy (N, C_out, O...) -> (C_out, N, O...): the "weight", kernel O.
+    SmallVector<int64_t> swap(rank);
+    std::iota(swap.begin(), swap.end(), 0);
+    std::swap(swap[0], swap[1]);
+    Value kernel = permute(n, dy, swap);
+    SmallVector<int64_t> full{cinPerGroup, cout}, kernelShape{cinPerGroup, cout};
+    for (size_t i = 0; i < s; ++i) {
+      int64_t span = xType.getDimSize(2 + i) + 2 * padding[i] -
+                     stride[i] * (dyType.getDimSize(2 + i) - 1) - 1;
+      full.push_back(span / dilation[i] + 1);
+      kernelShape.push_back(wType.getDimSize(2 + i));
+    }
+    Value dw = n.b().create<aten::ConvolutionOp>(
+        n.loc(), RankedTensorType::get(full, type.getElementType()), input,
+        kernel, Value(), attr(dilation), attr(padding), attr(stride),
+        attr(SmallVector<int64_t>(s, 0)), n.b().getBoolAttr(false),
+        n.b().getI64IntegerAttr(groups));
+    // Positions past the kernel come from input rows the forward's stride
+    // never reached.
+    if (ArrayRef<int64_t>(full) != ArrayRef<int64_t>(kernelShape))
+      dw = n.b().create<aten::SliceOp>(
+          n.loc(), typeOf(dw).clone(kernelShape), dw,
+          attr(SmallVector<int64_t>(rank, 0)), attr(SmallVector<int64_t>(rank, 1)));
+    results[1] = permute(n, dw, swap);
+    if (typeOf(results[1]) != type)
+      return n.error("grad_weight is declared with a type that differs from the weight's");
+  }
+
+  if (mask[2]) {
+    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(2));
+    SmallVector<int64_t> dims{0};
+    for (size_t i = 0; i < s; ++i)
+      dims.push_back(2 + i);
+    results[2] = n.b().create<aten::SumOp>(n.loc(), type, dy, attr(dims),
+                                           n.b().getBoolAttr(false));
+  }
+  return results;
+}
+
+/// max_pool{2,3}d_with_indices_backward: per (n, c) image, the output
+/// gradient added at the flat spatial index each window saved.
+absl::StatusOr<Values> maxPoolBackward(NodeImporter &n, int64_t spatial) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value dy, n.tensor("grad_output"));
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value indices, n.tensor("indices"));
+  RankedTensorType selfType = typeOf(self), dyType = typeOf(dy);
+  if (selfType != type || typeOf(indices).getShape() != dyType.getShape() ||
+      dyType.getElementType() != type.getElementType())
+    return n.error("grad_output, self, indices and the result do not agree");
+  if (!typeOf(indices).getElementType().isInteger(64))
+    return n.error("indices must be int64");
+  int64_t leading = type.getRank() - spatial;  // (N, C) or, unbatched, (C)
+  if (leading < 1 || leading > 2)
+    return n.error(absl::StrCat("max pooling backward over ", spatial,
+                                " spatial dims needs an input of rank ",
+                                spatial + 1, " or ", spatial + 2));
+  auto product = [](ArrayRef<int64_t> dims) {
+    return std::accumulate(dims.begin(), dims.end(), int64_t{1},
+                           std::multiplies<int64_t>());
+  };
+  int64_t images = product(type.getShape().take_front(leading));
+  int64_t inPlane = product(type.getShape().drop_front(leading));
+  int64_t outPlane = product(dyType.getShape().drop_front(leading));
+  Value zeros = n.constant(type.getElementType(), 0.0, {images, inPlane});
+  Value flatIndices = view(n, indices, {images, outPlane});
+  Value flatDy = view(n, dy, {images, outPlane});
+  Value dx = n.b().create<aten::ScatterOp>(
+      n.loc(), typeOf(zeros), zeros, flatIndices, flatDy,
+      n.b().getI64IntegerAttr(1), n.b().getStringAttr("sum"));
+  return Values{view(n, dx, type.getShape())};
+}
+
+} // namespace
+
+void addBackwardHandlers(OpHandlerTable &t) {
+  t["aten.convolution_backward.default"] = convolutionBackward;
+  t["aten.max_pool2d_with_indices_backward.default"] = [](NodeImporter &n) {
+    return maxPoolBackward(n, 2);
+  };
+  t["aten.max_pool3d_with_indices_backward.default"] = [](NodeImporter &n) {
+    return maxPoolBackward(n, 3);
+  };
+}
+
+} // namespace kiln
