@@ -2,10 +2,14 @@
 
     model = torch.compile(model, backend=kiln.backend("localhost:50051"))
 
-Inference only. Each Dynamo graph is lowered with AOTAutograd's inference
-export (``aot_export_joint_simple(..., trace_joint=False)``) and the core-ATen
-decompositions, serialised, compiled on the daemon and run there. No autograd
-graph is recorded: outputs never require grad, even when inputs or weights do.
+Each Dynamo graph is lowered with AOTAutograd's inference export
+(``aot_export_joint_simple(..., trace_joint=False)``) and the core-ATen
+decompositions, serialised, compiled on the daemon and run there; outputs do
+not require grad. When grad mode is on and an input or weight requires grad
+(modes ``execute`` and ``simulate``), the graph is AOTAutograd's joint graph
+instead, partitioned into a forward and a backward graph that are both
+compiled and run by Kiln (:class:`_AutogradGraph`), so ``loss.backward()``
+and optimizers work as in eager.
 
 Example inputs that are ``torch.nn.Parameter`` become Graph.parameters: their
 bytes are uploaded once (by digest) and stay resident on the device; every
@@ -106,12 +110,16 @@ class _Specialization:
     """One static-shape compile of a Dynamo graph."""
 
     def __init__(self, compiled: CompiledModel, tensor_positions: list[int],
-                 param_positions: list[int], param_names: list[str], n_outputs: int):
+                 param_positions: list[int], param_names: list[str], n_outputs: int,
+                 output_positions: list[int] | None = None):
         self.compiled = compiled
         self.tensor_positions = tensor_positions   # runtime inputs, in Graph.inputs order
         self.param_positions = param_positions
         self.param_names = param_names
         self.n_outputs = n_outputs
+        #: Where each compiled output goes among the graph's; the rest are
+        #: None (a backward graph's gradients of inputs that need none).
+        self.output_positions = output_positions
 
 
 class _KilnCompiledGraph:
@@ -120,8 +128,12 @@ class _KilnCompiledGraph:
     def __init__(self, client: Client, gm: torch.fx.GraphModule, target: str,
                  options: Any, fallback: str | None, mode: str = "execute",
                  codegen_dir: pathlib.Path | None = None, index: int = 0,
-                 verify: bool = False, max_fallback_fraction: float | None = None):
+                 verify: bool = False, max_fallback_fraction: float | None = None,
+                 core_aten: bool = False):
         self.client = client
+        #: True for AOTAutograd's forward and backward graphs, which are core
+        #: ATen already and take tensors only.
+        self.core_aten = core_aten
         #: fallback="cpu": the placement policy every compile sends.
         self.placement = (placement_policy("cpu", max_fallback_fraction)
                           if fallback == "cpu" else None)
@@ -168,6 +180,8 @@ class _KilnCompiledGraph:
             return gm(*full)
 
         tensors = [args[i] for i in tensor_pos]
+        if self.core_aten:
+            return self._compile_core_aten(args)
         try:
             lowered = lower_to_core_aten(with_scalars, tensors)
         except KilnError:
@@ -215,6 +229,28 @@ class _KilnCompiledGraph:
         log.debug("kiln: compiled %s (%d params, %d inputs): %r", self.name,
                   len(param_pos), len(input_pos), compiled)
         return _Specialization(compiled, input_pos, param_pos, param_names, n_out)
+
+    def _compile_core_aten(self, args: Sequence[Any]) -> _Specialization:
+        """A forward or backward graph of AOTAutograd: every input a tensor,
+        outputs that may be None (gradients nobody needs)."""
+        if not all(isinstance(a, torch.Tensor) for a in args):
+            raise UnsupportedOpError(f"{self.name}: an autograd graph input is not a tensor "
+                                     "(Kiln needs static shapes)")
+        # The weights of a graph that trains change at every optimizer step:
+        # as content-addressed parameters each step would hash, upload and
+        # store every weight anew, so they travel as inputs.
+        params: dict[str, torch.Tensor] = {}
+        param_pos: list[int] = []
+        input_pos = list(range(len(args)))
+        out = next(n for n in reversed(self.gm.graph.nodes) if n.op == "output")
+        flat, _ = torch.utils._pytree.tree_flatten(out.args[0])
+        kept = [i for i, o in enumerate(flat) if isinstance(o, torch.fx.Node)]
+        serialized = serialize_graph_module(self.gm, parameters=params, name=self.name,
+                                            keep_outputs=kept)
+        compiled = self.client.compile_serialized(serialized, target=self.target,
+                                                  options=self.options,
+                                                  placement=self.placement)
+        return _Specialization(compiled, input_pos, param_pos, list(params), len(flat), kept)
 
     def _codegen(self, serialized: Any, args: Sequence[Any], input_pos: list[int],
                  param_pos: list[int], param_names: list[str]) -> _Specialization:
@@ -276,6 +312,11 @@ class _KilnCompiledGraph:
         device = next((a.device for a in args if isinstance(a, torch.Tensor)), None)
         if device is not None and device.type != "cpu":
             outs = [o.to(device) for o in outs]
+        if spec.output_positions is not None:
+            full: list[Any] = [None] * spec.n_outputs
+            for pos, o in zip(spec.output_positions, outs):
+                full[pos] = o
+            outs = full
         if self._out_container is None:
             return outs[0]
         return self._out_container(outs)
@@ -303,6 +344,58 @@ class _KilnCompiledGraph:
     def specializations(self) -> list[CompiledModel]:
         """The executables compiled so far, one per input signature."""
         return [s.compiled for s in self._specs.values() if s.compiled is not None]
+
+
+def _needs_autograd(example_inputs: Sequence[Any]) -> bool:
+    """Whether a Dynamo graph must record autograd history, as eager would:
+    grad mode is on and some input (a weight, usually) requires grad."""
+    return torch.is_grad_enabled() and any(
+        isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs)
+
+
+class _AutogradGraph:
+    """A Dynamo graph that records autograd history: per concrete input
+    signature (Dynamo may hand over a dynamic graph), AOTAutograd traces the
+    joint graph with static shapes and partitions it into a forward and a
+    backward graph, each compiled and run by Kiln at its first call. The
+    forward returns what the backward needs; autograd holds those tensors
+    between the two."""
+
+    def __init__(self, gm: torch.fx.GraphModule,
+                 graph_for: Callable[[torch.fx.GraphModule], _KilnCompiledGraph]):
+        self.gm = gm
+        self.graph_for = graph_for
+        self._functions: dict[tuple, Callable[..., Any]] = {}
+        self._lock = threading.Lock()
+
+    def _function(self, args: Sequence[Any]) -> Callable[..., Any]:
+        from torch._functorch.aot_autograd import aot_function, make_boxed_func
+
+        from kiln.export import decomposition_table
+
+        scalars = {i: (int(a) if isinstance(a, torch.SymInt) else a)
+                   for i, a in enumerate(args) if not isinstance(a, torch.Tensor)}
+        gm = self.gm
+
+        def with_scalars(*tensors: torch.Tensor) -> Any:
+            full = list(tensors)
+            for pos, v in sorted(scalars.items()):
+                full.insert(pos, v)
+            return gm(*full)
+
+        def compile_part(part: torch.fx.GraphModule, _example: Sequence[Any]) -> Callable:
+            return make_boxed_func(self.graph_for(part))
+
+        return aot_function(with_scalars, fw_compiler=compile_part, bw_compiler=compile_part,
+                            decompositions=decomposition_table())
+
+    def __call__(self, *args: Any) -> Any:
+        sig = _signature(args)
+        with self._lock:
+            function = self._functions.get(sig)
+            if function is None:
+                function = self._functions[sig] = self._function(args)
+        return function(*(a for a in args if isinstance(a, torch.Tensor)))
 
 
 def _riscv_options(options: Any) -> Any:
@@ -344,8 +437,10 @@ def backend(address: str | Client, target: str | None = None, fallback: str | No
     """A torch.compile backend that compiles for ``target`` on the daemon at
     ``address`` (or through an existing :class:`kiln.Client`).
 
-    Inference only: the returned graphs record no autograd history; called with
-    inputs or weights that require grad, they return outputs that do not.
+    With grad mode on and an input or weight that requires grad (modes
+    ``execute`` and ``simulate``), a graph records autograd history: its
+    forward and backward graphs are both compiled and run by Kiln. Under
+    ``torch.no_grad()`` a graph is inference only.
 
     Args:
         target: device kind to compile for; default ``cpu``, or ``riscv64``
@@ -389,12 +484,22 @@ def backend(address: str | Client, target: str | None = None, fallback: str | No
             compiled_graphs.append(_KilnCompiledGraph(client, gm, target, options, fallback,
                                                       mode, directory, len(compiled_graphs)))
             return gm.forward
+        if mode in ("execute", "simulate") and _needs_autograd(example_inputs):
+            return _AutogradGraph(gm, graph_for)
         # Lowering and compiling happen at the first call of each input
         # signature, outside Dynamo's backend hook, so errors reach the caller
         # as typed kiln.errors exceptions rather than BackendCompilerFailed.
         compiled = _KilnCompiledGraph(client, gm, target, options, fallback, mode,
                                       directory, len(compiled_graphs), verify=verify,
                                       max_fallback_fraction=max_fallback_fraction)
+        compiled_graphs.append(compiled)
+        return compiled
+
+    def graph_for(part: torch.fx.GraphModule) -> _KilnCompiledGraph:
+        compiled = _KilnCompiledGraph(client, part, target, options, fallback, mode,
+                                      directory, len(compiled_graphs), verify=verify,
+                                      max_fallback_fraction=max_fallback_fraction,
+                                      core_aten=True)
         compiled_graphs.append(compiled)
         return compiled
 

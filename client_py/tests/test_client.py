@@ -43,7 +43,8 @@ def test_backend_matches_eager(fake_daemon, make):
     fast = torch.compile(model, backend=be)
     for batch in (2, 5):  # the second batch makes Dynamo go dynamic
         inputs = example_inputs(model, batch, seed=batch)
-        torch.testing.assert_close(fast(*inputs), model(*inputs), **TOL)
+        with torch.no_grad():  # inference (under grad the graph trains)
+            torch.testing.assert_close(fast(*inputs), model(*inputs), **TOL)
     # Weights went as parameters, not inputs, and were uploaded once each;
     # from PARAMETER_SET_MIN on, one ParameterSet blob names them.
     n_params = len(list(model.parameters()))
@@ -54,12 +55,24 @@ def test_backend_matches_eager(fake_daemon, make):
     assert len(param_writes) == len(set(param_writes))
 
 
-def test_backend_outputs_do_not_require_grad(fake_daemon):
+def test_backend_records_autograd_only_under_grad(fake_daemon):
     torch._dynamo.reset()
     model = MLP()
-    fast = torch.compile(model, backend=kiln.backend(fake_daemon.address))
-    out = fast(torch.randn(2, 32, requires_grad=True))
-    assert not out.requires_grad
+    be = kiln.backend(fake_daemon.address)
+    fast = torch.compile(model, backend=be)
+    x = torch.randn(2, 32)
+    with torch.no_grad():
+        assert not fast(x).requires_grad
+    assert len(be.compiled_graphs) == 1  # inference: no backward graph
+    out = fast(x)  # grad mode on, weights require grad: forward + backward
+    assert out.requires_grad
+    out.sum().backward()
+    grads = [p.grad.clone() for p in model.parameters()]
+    model.zero_grad()
+    model(x).sum().backward()
+    for got, want in zip(grads, (p.grad for p in model.parameters())):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+    assert len(be.compiled_graphs) == 3
 
 
 def test_backend_sees_in_place_weight_updates(fake_daemon):

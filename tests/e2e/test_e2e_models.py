@@ -50,11 +50,15 @@ def test_torch_compile_backend_matches_eager(kilnd, name):
     assert len(compiled) >= len(BATCHES)
 
 
-def test_backend_inference_under_grad(kilnd):
+def test_backend_under_grad_records_autograd_and_under_no_grad_does_not(kilnd):
     model = make("mlp_gelu_tanh")
     fast = torch.compile(model, backend=kiln.backend(kilnd.address))
     x = torch.randn(3, 32, requires_grad=True)
-    out = fast(x)
+    out = fast(x)  # a forward and a backward graph (tests/e2e/test_e2e_training.py)
+    assert out.requires_grad
+    torch.testing.assert_close(out, model(x), **TOL)
+    with torch.no_grad():
+        out = fast(x)
     assert not out.requires_grad
     torch.testing.assert_close(out, model(x).detach(), **TOL)
 

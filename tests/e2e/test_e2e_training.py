@@ -1,0 +1,151 @@
+"""Training through the torch.compile backend (issue 18, part 1): with grad
+mode on and weights that require grad, each Dynamo graph becomes
+AOTAutograd's joint graph, partitioned into a forward and a backward graph
+that kilnd compiles and an agent runs. Gradients match eager's, and an
+optimizer loop (SGD with momentum, Adam) gives eager's loss at every one of
+50 steps, on cpu and on riscv64 (qemu).
+
+Tolerances: gradients of the first step rtol 1e-4, atol 1e-5 (f32, sums in
+another order); the loss curve the same at every step. Both runs feed their
+own rounding back through the weights, so the learning rates keep training
+out of the chaotic regime (at SGD lr 0.05 with momentum, LeNet's loss spikes
+after 20 steps and any two implementations part ways; measured here, Kiln's
+curve was eager's to 1e-7 until then)."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import kiln
+from support import Kilnd
+
+STEPS = 50
+
+
+class LeNet(nn.Module):
+    """LeNet-5 on 28x28 images: two 5x5 convolutions with max pooling, three
+    linear layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1, self.conv2 = nn.Conv2d(1, 6, 5), nn.Conv2d(6, 16, 5)
+        self.fc1, self.fc2, self.fc3 = nn.Linear(256, 120), nn.Linear(120, 84), nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        x = x.flatten(1)
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+def mlp():
+    return nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 64), nn.Tanh(),
+                         nn.Linear(64, 10))
+
+
+MODELS = {"mlp": (mlp, (16, 32)), "lenet": (LeNet, (16, 1, 28, 28))}
+OPTIMIZERS = {
+    "sgd_momentum": lambda p: torch.optim.SGD(p, lr=0.01, momentum=0.9),
+    "adam": lambda p: torch.optim.Adam(p, lr=1e-3),
+}
+
+
+def data(shape, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, generator=g), torch.randint(0, 10, (shape[0],), generator=g)
+
+
+def twins(name):
+    """The same model twice (same initial weights): one for eager, one for Kiln."""
+    make, shape = MODELS[name]
+    torch.manual_seed(0)
+    eager = make()
+    kiln_model = make()
+    kiln_model.load_state_dict(eager.state_dict())
+    return eager, kiln_model, shape
+
+
+def losses(model, step_fn, optimizer, x, y, steps):
+    curve = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = F.cross_entropy(step_fn(x), y)
+        loss.backward()
+        optimizer.step()
+        curve.append(loss.item())
+    return curve
+
+
+@pytest.fixture(scope="module")
+def rv_kilnd(tmp_path_factory):
+    work = tmp_path_factory.mktemp("kilnd-train-rv")
+    daemon = Kilnd(work, work / "cache", name="kilnd-train-rv",
+                   extra_args=("--local-agents", "cpu,qemu")).start()
+    deadline = time.monotonic() + 60
+    with kiln.Client(daemon.address) as c:
+        while not c.devices(kind="riscv64"):
+            assert time.monotonic() < deadline, daemon.log_tail()
+            time.sleep(0.1)
+    yield daemon
+    daemon.assert_stops_cleanly()
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_gradients_match_eager(kilnd, name):
+    eager, trained, shape = twins(name)
+    x, y = data(shape)
+    backend = kiln.backend(kilnd.address)
+    out = torch.compile(trained, backend=backend)(x)
+    assert out.requires_grad
+    F.cross_entropy(out, y).backward()
+    F.cross_entropy(eager(x), y).backward()
+    for (pname, p), (_, q) in zip(trained.named_parameters(), eager.named_parameters()):
+        assert p.grad is not None, pname
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5, msg=pname)
+    # A forward graph and a backward graph, each compiled once.
+    assert [len(g.specializations) for g in backend.compiled_graphs] == [1, 1]
+
+
+def test_an_input_that_requires_grad_gets_its_gradient(kilnd):
+    eager, trained, shape = twins("mlp")
+    x, _ = data(shape)
+    xe, xk = x.clone().requires_grad_(), x.clone().requires_grad_()
+    torch.compile(trained, backend=kiln.backend(kilnd.address))(xk).pow(2).sum().backward()
+    eager(xe).pow(2).sum().backward()
+    torch.testing.assert_close(xk.grad, xe.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_under_no_grad_the_graph_is_inference_only(kilnd):
+    _, trained, shape = twins("mlp")
+    backend = kiln.backend(kilnd.address)
+    with torch.no_grad():
+        out = torch.compile(trained, backend=backend)(data(shape)[0])
+    assert not out.requires_grad
+    assert len(backend.compiled_graphs) == 1  # no backward graph
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_training_loss_curve_matches_eager_on_cpu(kilnd, name, optimizer):
+    check_loss_curve(kilnd.address, "cpu", name, optimizer)
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_training_loss_curve_matches_eager_on_riscv64(rv_kilnd, name, optimizer):
+    check_loss_curve(rv_kilnd.address, "riscv64", name, optimizer)
+
+
+def check_loss_curve(address, target, name, optimizer):
+    eager, trained, shape = twins(name)
+    x, y = data(shape, seed=1)
+    want = losses(eager, eager, OPTIMIZERS[optimizer](eager.parameters()), x, y, STEPS)
+    step = torch.compile(trained, backend=kiln.backend(address, target=target))
+    got = losses(trained, step, OPTIMIZERS[optimizer](trained.parameters()), x, y, STEPS)
+    assert want[-1] < 0.8 * want[0]  # the loop does train
+    torch.testing.assert_close(torch.tensor(got), torch.tensor(want), rtol=1e-4, atol=1e-5)
