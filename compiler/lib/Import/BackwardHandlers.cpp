@@ -39,19 +39,6 @@ absl::StatusOr<SmallVector<int64_t>> perSpatialDim(NodeImporter &n,
   return SmallVector<int64_t>(values.begin(), values.end());
 }
 
-Value permute(NodeImporter &n, Value v, ArrayRef<int64_t> dims) {
-  RankedTensorType type = typeOf(v);
-  SmallVector<int64_t> shape;
-  for (int64_t d : dims)
-    shape.push_back(type.getDimSize(d));
-  return n.b().create<aten::PermuteOp>(n.loc(), type.clone(shape), v,
-                                       n.b().getDenseI64ArrayAttr(dims));
-}
-
-Value view(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
-  return n.b().create<aten::ViewOp>(n.loc(), typeOf(v).clone(shape), v);
-}
-
 /// convolution_backward of a (non-transposed) convolution. With x (N, C_in,
 /// S...), w (C_out, C_in/g, K...) and dy (N, C_out, O...):
 ///   dx = conv_transpose(dy, w), with the output padding that gives back S;
@@ -125,12 +112,12 @@ absl::StatusOr<Values> convolutionBackward(NodeImporter &n) {
       order.push_back(3 + i);
       merged.push_back(xType.getDimSize(2 + i));
     }
-    Value input = view(n, permute(n, view(n, x, split), order), merged);
+    Value input = viewValue(n, permuteValue(n, viewValue(n, x, split), order), merged);
     // dy (N, C_out, O...) -> (C_out, N, O...): the "weight", kernel O.
     SmallVector<int64_t> swap(rank);
     std::iota(swap.begin(), swap.end(), 0);
     std::swap(swap[0], swap[1]);
-    Value kernel = permute(n, dy, swap);
+    Value kernel = permuteValue(n, dy, swap);
     SmallVector<int64_t> full{cinPerGroup, cout}, kernelShape{cinPerGroup, cout};
     for (size_t i = 0; i < s; ++i) {
       int64_t span = xType.getDimSize(2 + i) + 2 * padding[i] -
@@ -149,7 +136,7 @@ absl::StatusOr<Values> convolutionBackward(NodeImporter &n) {
       dw = n.b().create<aten::SliceOp>(
           n.loc(), typeOf(dw).clone(kernelShape), dw,
           attr(SmallVector<int64_t>(rank, 0)), attr(SmallVector<int64_t>(rank, 1)));
-    results[1] = permute(n, dw, swap);
+    results[1] = permuteValue(n, dw, swap);
     if (typeOf(results[1]) != type)
       return n.error("grad_weight is declared with a type that differs from the weight's");
   }
@@ -191,12 +178,12 @@ absl::StatusOr<Values> maxPoolBackward(NodeImporter &n, int64_t spatial) {
   int64_t inPlane = product(type.getShape().drop_front(leading));
   int64_t outPlane = product(dyType.getShape().drop_front(leading));
   Value zeros = n.constant(type.getElementType(), 0.0, {images, inPlane});
-  Value flatIndices = view(n, indices, {images, outPlane});
-  Value flatDy = view(n, dy, {images, outPlane});
+  Value flatIndices = viewValue(n, indices, {images, outPlane});
+  Value flatDy = viewValue(n, dy, {images, outPlane});
   Value dx = n.b().create<aten::ScatterOp>(
       n.loc(), typeOf(zeros), zeros, flatIndices, flatDy,
       n.b().getI64IntegerAttr(1), n.b().getStringAttr("sum"));
-  return Values{view(n, dx, type.getShape())};
+  return Values{viewValue(n, dx, type.getShape())};
 }
 
 } // namespace

@@ -113,6 +113,21 @@ Value pointwise(NodeImporter &n, RankedTensorType type, StringRef fn,
                                          n.b().getDenseF64ArrayAttr(scalars));
 }
 
+Value permuteValue(NodeImporter &n, Value v, ArrayRef<int64_t> perm) {
+  RankedTensorType type = typeOf(v);
+  SmallVector<int64_t> shape;
+  for (int64_t d : perm)
+    shape.push_back(type.getDimSize(d));
+  return n.b().create<aten::PermuteOp>(n.loc(), type.clone(shape), v,
+                                       n.b().getDenseI64ArrayAttr(perm));
+}
+
+Value viewValue(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
+  if (typeOf(v).getShape() == shape)
+    return v;
+  return n.b().create<aten::ViewOp>(n.loc(), typeOf(v).clone(shape), v);
+}
+
 int64_t saturatingInt64(double value) {
   if (std::isnan(value))
     return 0;

@@ -115,6 +115,13 @@ mlir::Value pointwise(NodeImporter &n, mlir::RankedTensorType type,
                       llvm::StringRef fn, mlir::ValueRange inputs,
                       llvm::ArrayRef<double> scalars = {});
 
+/// `v` with its dims in the order `perm` (an aten.permute at node `n`).
+mlir::Value permuteValue(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t> perm);
+
+/// `v` viewed with `shape` (an aten.view at node `n`; `v` itself when it
+/// has that shape already).
+mlir::Value viewValue(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t> shape);
+
 /// The most elements a tensor in a graph may declare (2^40): a client's
 /// shapes are untrusted, and under this bound no product of extents wraps.
 inline constexpr int64_t kMaxTensorElements = int64_t{1} << 40;

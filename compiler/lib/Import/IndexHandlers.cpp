@@ -110,21 +110,6 @@ Value linearizeIndices(NodeImporter &n, ArrayRef<Value> indices,
   return linear;
 }
 
-Value permute(NodeImporter &n, Value v, ArrayRef<int64_t> perm) {
-  RankedTensorType type = typeOf(v);
-  SmallVector<int64_t> shape;
-  for (int64_t d : perm)
-    shape.push_back(type.getDimSize(d));
-  return n.b().create<aten::PermuteOp>(n.loc(), type.clone(shape), v,
-                                       n.b().getDenseI64ArrayAttr(perm));
-}
-
-Value view(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
-  if (typeOf(v).getShape() == shape)
-    return v;
-  return n.b().create<aten::ViewOp>(n.loc(), typeOf(v).clone(shape), v);
-}
-
 /// The indexed dims first, then the others in order.
 SmallVector<int64_t> indexedFirst(const IndexList &list, int64_t rank) {
   SmallVector<int64_t> perm(list.dims.begin(), list.dims.end());
@@ -162,7 +147,7 @@ absl::StatusOr<Values> index(NodeImporter &n) {
   ASSIGN_OR_RETURN(SmallVector<int64_t> shape, broadcastShape(n, list));
   int64_t first = list.dims.front(), k = list.size();
   if (!list.adjacent()) {
-    self = permute(n, self, indexedFirst(list, rank));
+    self = permuteValue(n, self, indexedFirst(list, rank));
     first = 0;
   }
   Value index = list.tensors.front();
@@ -172,7 +157,7 @@ absl::StatusOr<Values> index(NodeImporter &n) {
     for (int64_t e : extents)
       rows *= e;
     index = linearizeIndices(n, list.tensors, extents, shape);
-    self = view(n, self,
+    self = viewValue(n, self,
                 replaceDims(typeOf(self).getShape(), first, k, {rows}));
   }
   return Values{n.b().create<aten::IndexSelectOp>(
@@ -205,7 +190,7 @@ absl::StatusOr<Values> indexPut(NodeImporter &n) {
   // values broadcast to the shape of self[indices]...
   int64_t first = list.adjacent() ? list.dims.front() : 0;
   SmallVector<int64_t> perm = indexedFirst(list, rank);
-  Value moved = isIdentity(perm) ? self : permute(n, self, perm);
+  Value moved = isIdentity(perm) ? self : permuteValue(n, self, perm);
   ArrayRef<int64_t> movedShape = typeOf(moved).getShape();
   ArrayRef<int64_t> rest = movedShape.drop_front(k);
   SmallVector<int64_t> selected =
@@ -222,7 +207,7 @@ absl::StatusOr<Values> indexPut(NodeImporter &n) {
     for (int64_t i = 0; i < static_cast<int64_t>(selected.size()); ++i)
       if (i < first || i >= first + b)
         order.push_back(i);
-    values = permute(n, values, order);
+    values = permuteValue(n, values, order);
   }
 
   ArrayRef<int64_t> extents = movedShape.take_front(k);
@@ -235,16 +220,16 @@ absl::StatusOr<Values> indexPut(NodeImporter &n) {
   SmallVector<int64_t> flatValues = {count}, flatSelf = {rows};
   flatValues.append(rest.begin(), rest.end());
   flatSelf.append(rest.begin(), rest.end());
-  Value flatMoved = view(n, moved, flatSelf);
+  Value flatMoved = viewValue(n, moved, flatSelf);
   Value put = n.b().create<aten::IndexPutOp>(
-      n.loc(), typeOf(flatMoved), flatMoved, view(n, linear, {count}),
-      view(n, values, flatValues), n.b().getBoolAttr(accumulate));
-  Value result = view(n, put, movedShape);
+      n.loc(), typeOf(flatMoved), flatMoved, viewValue(n, linear, {count}),
+      viewValue(n, values, flatValues), n.b().getBoolAttr(accumulate));
+  Value result = viewValue(n, put, movedShape);
   if (!isIdentity(perm)) {
     SmallVector<int64_t> inverse(rank);
     for (int64_t i = 0; i < rank; ++i)
       inverse[perm[i]] = i;
-    result = permute(n, result, inverse);
+    result = permuteValue(n, result, inverse);
   }
   return Values{result};
 }
