@@ -4,6 +4,7 @@ core ATen, and fx GraphModules, serialised as kiln.v1.Graph plus weights."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import torch
@@ -33,6 +34,37 @@ def _threshold_backward(grad_output: torch.Tensor, self: torch.Tensor,
                        grad_output.to(dtype))
 
 
+def _flash_attention_cpu_backward(grad_out: torch.Tensor, query: torch.Tensor,
+                                  key: torch.Tensor, value: torch.Tensor, out: torch.Tensor,
+                                  logsumexp: torch.Tensor, dropout_p: float, is_causal: bool,
+                                  *, attn_mask: torch.Tensor | None = None,
+                                  scale: float | None = None) -> Any:
+    """The gradients of CPU attention (what autograd asks for after
+    scaled_dot_product_attention in a training graph) from matmuls and a
+    softmax, which Kiln lowers: with P = softmax(Q K^T * scale + mask),
+    dV = P^T dO, dS = P * (dO V^T - rowsum(dO V^T * P)), dQ = dS K * scale,
+    dK = dS^T Q * scale. Dropout inside attention has no such form."""
+    if dropout_p != 0.0:
+        return NotImplemented
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.shape[-1])
+    scores = query @ key.transpose(-2, -1) * scale
+    if is_causal:
+        keep = torch.ones(query.shape[-2], key.shape[-2], dtype=torch.bool,
+                          device=query.device).tril()
+        scores = scores.masked_fill(~keep, float("-inf"))
+    if attn_mask is not None:
+        scores = (scores.masked_fill(~attn_mask, float("-inf"))
+                  if attn_mask.dtype == torch.bool else scores + attn_mask)
+    p = torch.softmax(scores, dim=-1)
+    grad_value = p.transpose(-2, -1) @ grad_out
+    grad_p = grad_out @ value.transpose(-2, -1)
+    grad_scores = p * (grad_p - (grad_p * p).sum(-1, keepdim=True))
+    grad_query = grad_scores @ key * scale
+    grad_key = grad_scores.transpose(-2, -1) @ query * scale
+    return grad_query, grad_key, grad_value
+
+
 def decomposition_table() -> Any:
     """The decompositions Kiln lowers with, the same on every supported torch:
     the core-ATen set plus the upsamplings (every overload torch has a
@@ -43,6 +75,8 @@ def decomposition_table() -> Any:
                if hasattr(torch.ops.aten, name)]
     table.update(get_decompositions(packets))
     table[torch.ops.aten.threshold_backward.default] = _threshold_backward
+    table[torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default] = (
+        _flash_attention_cpu_backward)
     return table
 
 

@@ -111,6 +111,40 @@ def test_gradients_match_eager(kilnd, name):
     assert [len(g.specializations) for g in backend.compiled_graphs] == [1, 1]
 
 
+class CausalAttention(nn.Module):
+    """Masked self-attention through F.scaled_dot_product_attention."""
+
+    def __init__(self):
+        super().__init__()
+        self.qkv, self.proj = nn.Linear(32, 96), nn.Linear(32, 32)
+
+    def forward(self, x):
+        q, k, v = self.qkv(x).view(x.shape[0], x.shape[1], 3, 4, 8).permute(2, 0, 3, 1, 4)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(y.transpose(1, 2).reshape(x.shape))
+
+
+ATTENTION = {
+    "encoder_block": lambda: nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0,
+                                                        batch_first=True),
+    "causal_attention": CausalAttention,
+}
+
+
+@pytest.mark.parametrize("name", sorted(ATTENTION))
+def test_attention_gradients_match_eager(kilnd, name):
+    """Attention's backward (CPU flash attention's, in eager) reaches Kiln
+    as matmuls and a softmax (kiln.export's decomposition)."""
+    torch.manual_seed(0)
+    eager, trained = ATTENTION[name](), ATTENTION[name]()
+    trained.load_state_dict(eager.state_dict())
+    x = torch.randn(2, 6, 32)
+    torch.compile(trained, backend=kiln.backend(kilnd.address))(x).pow(2).mean().backward()
+    eager(x).pow(2).mean().backward()
+    for (pname, p), (_, q) in zip(trained.named_parameters(), eager.named_parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5, msg=pname)
+
+
 def test_an_input_that_requires_grad_gets_its_gradient(kilnd):
     eager, trained, shape = twins("mlp")
     x, _ = data(shape)
