@@ -23,6 +23,13 @@ _ALSO_DECOMPOSED = ("upsample_nearest1d", "upsample_nearest2d", "upsample_neares
                     "upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d",
                     "upsample_bicubic2d")
 
+# Train-mode batch norm: batch statistics from means and variances over the
+# batch and spatial dims, and the running statistics' update as outputs
+# (AOTAutograd writes them back into the module's buffers). Eval-mode batch
+# norm (`_native_batch_norm_legit_no_training`) stays one op, which the
+# compiler folds into convolutions.
+_TRAIN_BATCH_NORM = ("_native_batch_norm_legit_functional", "_native_batch_norm_legit")
+
 
 def _threshold_backward(grad_output: torch.Tensor, self: torch.Tensor,
                         threshold: Any) -> torch.Tensor:
@@ -71,7 +78,7 @@ def decomposition_table() -> Any:
     decomposition for), with Kiln's own where torch's differs from eager."""
     from torch._decomp import core_aten_decompositions, get_decompositions
     table = core_aten_decompositions()
-    packets = [getattr(torch.ops.aten, name) for name in _ALSO_DECOMPOSED
+    packets = [getattr(torch.ops.aten, name) for name in _ALSO_DECOMPOSED + _TRAIN_BATCH_NORM
                if hasattr(torch.ops.aten, name)]
     table.update(get_decompositions(packets))
     table[torch.ops.aten.threshold_backward.default] = _threshold_backward
