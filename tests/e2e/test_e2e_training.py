@@ -189,6 +189,34 @@ def test_resnet18_trains_with_eager_gradients(kilnd):
         torch.testing.assert_close(b, e, rtol=1e-4, atol=1e-5, msg=name)
 
 
+def test_dropout_draws_from_torchs_generator_on_the_host(kilnd, caplog):
+    """Kiln has no random ops: train-mode dropout is UNIMPLEMENTED naming the
+    op, and with fallback="cpu" it runs on the host with PyTorch (reported),
+    drawing from torch's default generator in eager's order, so the same
+    seed gives eager's masks and eager's loss curve."""
+    def make():
+        return nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Dropout(0.3), nn.Linear(64, 10))
+
+    torch.manual_seed(0)
+    eager, trained = make(), make()
+    trained.load_state_dict(eager.state_dict())
+    x, y = data((64, 32), seed=4)
+    with pytest.raises(kiln.errors.UnimplementedError, match="native_dropout"):
+        torch.compile(make(), backend=kiln.backend(kilnd.address))(x)
+
+    def curve(model, step):
+        torch.manual_seed(123)
+        return losses(model, step, torch.optim.SGD(model.parameters(), lr=0.05), x, y, 5)
+
+    want = curve(eager, eager)
+    torch._dynamo.reset()
+    with caplog.at_level("WARNING", logger="kiln.placement"):
+        got = curve(trained, torch.compile(
+            trained, backend=kiln.backend(kilnd.address, fallback="cpu")))
+    assert "native_dropout" in caplog.text
+    torch.testing.assert_close(torch.tensor(got), torch.tensor(want), rtol=1e-5, atol=1e-6)
+
+
 def test_an_input_that_requires_grad_gets_its_gradient(kilnd):
     eager, trained, shape = twins("mlp")
     x, _ = data(shape)
