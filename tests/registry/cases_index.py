@@ -191,3 +191,22 @@ for dt in (torch.float16, torch.bfloat16, torch.int8, torch.uint8, torch.bool):
         randn(6, 3, dtype=dt) if dt.is_floating_point else randint(0, 100, 6, 3, dtype=dt))
     register(f"index_select_{n}", lambda x, i: x.index_select(0, i), src, randint(0, 6, 4))
     register(f"gather_{n}", lambda x, i: x.gather(1, i), src, randint(0, 3, 6, 2))
+
+# as_strided over the row-major elements of its input (issue 15): sliding
+# windows that overlap, a transposing stride, a storage offset, a 0 stride,
+# and an intermediate value.
+register("as_strided_sliding_windows_f32", lambda x: x.as_strided((5, 4), (2, 1)), randn(12))
+register("as_strided_transposed_offset_f32", lambda x: x.as_strided((3, 2), (1, 3), 2),
+         randn(3, 4))
+register("as_strided_zero_stride_i64", lambda x: x.as_strided((3, 4), (0, 1)),
+         randint(-9, 9, 4, 4))
+register("as_strided_of_intermediate_f32", lambda x: (x * 2).as_strided((2, 2, 2), (4, 1, 2)),
+         randn(2, 4))
+# masked_scatter (issue 15): the k-th set position takes source's k-th element.
+register("masked_scatter_f32", lambda x, m, s: x.masked_scatter(m, s),
+         randn(4, 5), randbool(4, 5), randn(30))
+register("masked_scatter_broadcast_mask_f32", lambda x, m, s: x.masked_scatter(m, s),
+         randn(3, 4), randbool(4), randn(3, 4))
+register("masked_scatter_i32", lambda x, m, s: x.masked_scatter(m, s),
+         randint(-5, 5, 2, 6, dtype=torch.int32), randbool(2, 6),
+         randint(10, 20, 12, dtype=torch.int32))

@@ -263,6 +263,7 @@ const std::map<std::string, OpHandler> &opHandlers() {
     addAdaptivePoolHandlers(*handlers);
     addNormHandlers(*handlers);
     addBackwardHandlers(*handlers);
+    addFlatIndexHandlers(*handlers);
     return handlers;
   }();
   return *table;

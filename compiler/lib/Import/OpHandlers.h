@@ -27,6 +27,7 @@ void addNNHandlers(OpHandlerTable &table);
 void addAdaptivePoolHandlers(OpHandlerTable &table);
 void addNormHandlers(OpHandlerTable &table);
 void addBackwardHandlers(OpHandlerTable &table);
+void addFlatIndexHandlers(OpHandlerTable &table);
 
 /// Every supported op, by name.
 const std::map<std::string, OpHandler> &opHandlers();
