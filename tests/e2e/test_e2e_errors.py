@@ -154,12 +154,18 @@ def test_unknown_target(client):
     assert_serving(client)
 
 
-def test_zero_sized_dimension_is_unimplemented(client):
+def test_zero_sized_dimensions_compile_as_eager_defines_them(client):
+    """Once refused (UNIMPLEMENTED); now an empty product is empty and one
+    with an empty contraction is zeros (tests/registry/cases_empty.py has
+    the rest; an op without a rule over an empty argument is UNIMPLEMENTED
+    naming it: compiler/test/Import/zero-size-no-rule.textproto)."""
     class MatMul(torch.nn.Module):
         def forward(self, a, b):
             return torch.mm(a, b)
 
-    exported = torch.export.export(MatMul(), (torch.randn(0, 4), torch.randn(4, 3)))
-    with pytest.raises(kiln.UnimplementedError, match=r"shape \[0, 4\]"):
-        client.compile(exported, target="cpu")
+    for a, b in ((torch.randn(0, 4), torch.randn(4, 3)), (torch.randn(5, 0), torch.randn(0, 3))):
+        compiled = client.compile(torch.export.export(MatMul(), (a, b)), target="cpu")
+        got, want = compiled(a, b), a @ b
+        assert got.shape == want.shape
+        torch.testing.assert_close(got, want)
     assert_serving(client)
