@@ -170,13 +170,9 @@ absl::StatusOr<Values> maxPoolBackward(NodeImporter &n, int64_t spatial) {
     return n.error(absl::StrCat("max pooling backward over ", spatial,
                                 " spatial dims needs an input of rank ",
                                 spatial + 1, " or ", spatial + 2));
-  auto product = [](ArrayRef<int64_t> dims) {
-    return std::accumulate(dims.begin(), dims.end(), int64_t{1},
-                           std::multiplies<int64_t>());
-  };
-  int64_t images = product(type.getShape().take_front(leading));
-  int64_t inPlane = product(type.getShape().drop_front(leading));
-  int64_t outPlane = product(dyType.getShape().drop_front(leading));
+  int64_t images = ShapedType::getNumElements(type.getShape().take_front(leading));
+  int64_t inPlane = ShapedType::getNumElements(type.getShape().drop_front(leading));
+  int64_t outPlane = ShapedType::getNumElements(dyType.getShape().drop_front(leading));
   Value zeros = n.constant(type.getElementType(), 0.0, {images, inPlane});
   Value flatIndices = viewValue(n, indices, {images, outPlane});
   Value flatDy = viewValue(n, dy, {images, outPlane});

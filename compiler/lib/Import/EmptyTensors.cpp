@@ -44,7 +44,7 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 absl::StatusOr<Values> filled(NodeImporter &n, double value) {
   Values results;
   for (int r = 0; r < n.numResults(); ++r) {
-    if (n.proto().outputs(r).name().empty()) {
+    if (n.resultLeftOut(r)) {
       results.push_back(Value());
       continue;
     }
@@ -145,11 +145,10 @@ absl::StatusOr<std::optional<Values>> catWithoutEmptyPieces(NodeImporter &n,
 
 absl::StatusOr<std::optional<Values>>
 importOverEmptyTensors(NodeImporter &n, const OpHandlerTable &handlers) {
-  // Results the node leaves out (unnamed) take no part.
-  auto leftOut = [&](int r) { return n.proto().outputs(r).name().empty(); };
+  // Results the node leaves out take no part.
   bool everyResultEmpty = n.numResults() > 0;
   for (int r = 0; r < n.numResults() && everyResultEmpty; ++r) {
-    if (leftOut(r))
+    if (n.resultLeftOut(r))
       continue;
     ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(r));
     everyResultEmpty = hasNoElements(type);
@@ -157,7 +156,7 @@ importOverEmptyTensors(NodeImporter &n, const OpHandlerTable &handlers) {
   if (everyResultEmpty) {
     Values results;
     for (int r = 0; r < n.numResults(); ++r) {
-      if (leftOut(r)) {
+      if (n.resultLeftOut(r)) {
         results.push_back(Value());
         continue;
       }

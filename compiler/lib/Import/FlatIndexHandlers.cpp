@@ -27,13 +27,6 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-int64_t elementCount(RankedTensorType type) {
-  int64_t count = 1;
-  for (int64_t extent : type.getShape())
-    count *= extent;
-  return count;
-}
-
 absl::StatusOr<Values> asStrided(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
@@ -50,11 +43,11 @@ absl::StatusOr<Values> asStrided(NodeImporter &n) {
   for (int64_t s : stride)
     if (s < 0)
       return n.error(absl::StrCat("stride ", s, " is negative"));
-  int64_t count = elementCount(type);
+  int64_t count = type.getNumElements();
   if (count > kMaxConstantTable)
     return n.unimplemented(absl::StrCat("as_strided of more than ",
                                         kMaxConstantTable, " elements"));
-  int64_t available = elementCount(typeOf(self));
+  int64_t available = typeOf(self).getNumElements();
   // The flat position of each result element, in row-major order.
   std::vector<int64_t> positions(count, offset);
   for (int64_t i = 0; i < count; ++i) {
@@ -93,7 +86,7 @@ absl::StatusOr<Values> maskedScatter(NodeImporter &n) {
   };
   Value wide = broadcast(self, type.getElementType());
   Value set = broadcast(mask, n.b().getI1Type());
-  int64_t count = elementCount(type);
+  int64_t count = type.getNumElements();
   auto flatI64 = RankedTensorType::get({count}, n.b().getI64Type());
   Value ones = pointwise(n, type.clone(n.b().getI64Type()), "copy", set);
   ones = viewValue(n, ones, {count});
@@ -103,7 +96,7 @@ absl::StatusOr<Values> maskedScatter(NodeImporter &n) {
                                                n.b().getBoolAttr(false));
   Value before = n.b().create<aten::SubOp>(n.loc(), flatI64, through, ones,
                                            n.b().getF64FloatAttr(1.0));
-  Value flatSource = viewValue(n, source, {elementCount(typeOf(source))});
+  Value flatSource = viewValue(n, source, {typeOf(source).getNumElements()});
   // Unset positions may index past source's end: index_select clamps them,
   // and the where below never takes them.
   Value taken = n.b().create<aten::IndexSelectOp>(

@@ -188,7 +188,7 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
       // An empty result beside non-empty ones (a split with a zero-sized
       // piece): nothing downstream reads the handler's op for it.
       for (int r = 0; r < node.outputs_size() && r < int(results.size()); ++r) {
-        if (node.outputs(r).name().empty())
+        if (importer.resultLeftOut(r))
           continue;
         ASSIGN_OR_RETURN(RankedTensorType declared, importer.resultType(r));
         if (results[r] && hasNoElements(declared))
@@ -203,7 +203,7 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
       // A handler leaves a result null when the op's result is an unused
       // placeholder (batch norm's empty saved statistics): it stays undefined,
       // as does a result the node leaves out (an unnamed output).
-      if (!results[r] || node.outputs(r).name().empty())
+      if (!results[r] || importer.resultLeftOut(r))
         continue;
       if (node.outputs(r).type().dtype() == v1::DTYPE_U8) {
         isUnsigned[node.outputs(r).name()] = true;

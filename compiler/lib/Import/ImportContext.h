@@ -89,6 +89,9 @@ public:
   /// The declared type of result `i`; error when the node declares fewer.
   absl::StatusOr<mlir::RankedTensorType> resultType(int i = 0);
   int numResults() const { return node.outputs_size(); }
+  /// True when the node leaves result `i` out (an unnamed output: None
+  /// under convolution_backward's output_mask); nothing reads it.
+  bool resultLeftOut(int i) const { return node.outputs(i).name().empty(); }
   /// True when result `i` is declared u8 (carried as i16 inside the graph;
   /// the importer wraps it modulo 256 after the node).
   bool resultIsUnsigned(int i = 0) const;
