@@ -39,9 +39,11 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// Every result of `n` filled with `value` (a reduction over no elements
-/// gives its identity at every position).
-absl::StatusOr<Values> filled(NodeImporter &n, double value) {
+/// One value per result of `n`, made by `make` from the result's type; null
+/// for a result the node leaves out.
+absl::StatusOr<Values>
+perResult(NodeImporter &n,
+          llvm::function_ref<absl::StatusOr<Value>(RankedTensorType)> make) {
   Values results;
   for (int r = 0; r < n.numResults(); ++r) {
     if (n.resultLeftOut(r)) {
@@ -49,12 +51,21 @@ absl::StatusOr<Values> filled(NodeImporter &n, double value) {
       continue;
     }
     ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(r));
+    ASSIGN_OR_RETURN(Value value, make(type));
+    results.push_back(value);
+  }
+  return results;
+}
+
+/// Every result of `n` filled with `value` (a reduction over no elements
+/// gives its identity at every position).
+absl::StatusOr<Values> filled(NodeImporter &n, double value) {
+  return perResult(n, [&](RankedTensorType type) -> absl::StatusOr<Value> {
     if (std::isnan(value) && !isa<FloatType>(type.getElementType()))
       return n.unimplemented("a reduction over no elements is NaN, which an "
                              "integer result cannot hold");
-    results.push_back(n.constant(type.getElementType(), value, type.getShape()));
-  }
-  return results;
+    return n.constant(type.getElementType(), value, type.getShape());
+  });
 }
 
 /// What a reduction gives over no elements, as PyTorch defines it. Ops
@@ -154,15 +165,10 @@ importOverEmptyTensors(NodeImporter &n, const OpHandlerTable &handlers) {
     everyResultEmpty = hasNoElements(type);
   }
   if (everyResultEmpty) {
-    Values results;
-    for (int r = 0; r < n.numResults(); ++r) {
-      if (n.resultLeftOut(r)) {
-        results.push_back(Value());
-        continue;
-      }
-      ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(r));
-      results.push_back(emptyTensor(n.b(), n.loc(), type));
-    }
+    ASSIGN_OR_RETURN(Values results,
+                     perResult(n, [&](RankedTensorType type) -> absl::StatusOr<Value> {
+                       return emptyTensor(n.b(), n.loc(), type);
+                     }));
     return std::optional<Values>(std::move(results));
   }
 
