@@ -19,6 +19,7 @@ then the API (client, backend, dynamo) and the CLI.
 from kiln.backend import backend
 from kiln.client import Client, CompiledModel, DaemonInfo, DeviceInfo
 from kiln.credentials import TlsConfig
+from kiln.device import device, device_stats
 from kiln.errors import (CompileError, DeadlineExceededError, FailedPreconditionError,
                          InternalError, InvalidArgumentError, KilnError, NotFoundError,
                          PermissionDeniedError, ResourceExhaustedError, UnauthenticatedError,
@@ -34,7 +35,7 @@ from kiln.version import TORCH_RANGE, __version__
 __all__ = [
     "Client", "Session", "CompiledModel", "DeviceInfo", "DaemonInfo", "TORCH_RANGE",
     "TlsConfig", "backend", "serialize_graph_module",
-    "get_mlir", "OpReport", "LayerCost", "PlacementReport", "NodePlacement",
+    "get_mlir", "device", "device_stats", "OpReport", "LayerCost", "PlacementReport", "NodePlacement",
     "KilnError", "InvalidArgumentError", "NotFoundError", "FailedPreconditionError",
     "UnavailableError", "DeadlineExceededError", "InternalError", "CompileError",
     "UnimplementedError", "UnsupportedOpError", "VerificationError",

@@ -3,6 +3,7 @@
     kiln.get_mlir(compiled)                      # {"aten": ..., "linalg": ..., "asm": ...}
     kiln.get_mlir(compiled, stage="aten")        # one stage, as text
     y = compiled(x); kiln.get_mlir(y)            # a tensor a compiled model returned
+    kiln.get_mlir(r)                             # r pending on kiln.device(): "aten" text
     kiln.get_mlir(model, example_inputs=(x,), client=client)   # export + compile first
 
 The daemon records the stages when ``CompileOptions.dump_stages`` is set.
@@ -21,6 +22,7 @@ import torch
 from kiln.compiled import CompiledModel, producer_of
 from kiln.errors import InvalidArgumentError, KilnError
 from kiln.export import serialize_model
+from kiln.lazy_tensor import KilnTensor, compile_pending
 from kiln.session import Session
 from kiln.v1 import graph_pb2
 
@@ -51,13 +53,30 @@ def _compile_model(model: Any, example_inputs: Any, session: Session | None,
                                       out_spec=out_spec, in_spec=in_spec)
 
 
+def _pending_module(tensor: KilnTensor, stage: str) -> str:
+    """The module of everything a kiln device tensor still waits for."""
+    compiled = compile_pending(tensor)
+    if compiled is None:
+        raise InvalidArgumentError(
+            f"this {tensor.device} tensor's value is computed already, so no graph produces "
+            "it any more", hint="get_mlir shows pending work: ask before .cpu(), .item() "
+                                "or printing")
+    stages = compiled.stage_dumps()
+    if stage not in stages:
+        raise KilnError(f"the daemon returned no '{stage}' stage (it returned: "
+                        f"{', '.join(stages) or 'none'})")
+    return stages[stage]
+
+
 def get_mlir(obj: Any, stage: str | None = None, *, example_inputs: Any = None,
              client: Session | None = None, target: str = "cpu",
              options: Mapping[str, Any] | None = None) -> dict[str, str] | str:
     """The compiled graph's module after each pipeline stage.
 
     Args:
-        obj: a :class:`kiln.CompiledModel`; a tensor one returned; or something
+        obj: a :class:`kiln.CompiledModel`; a tensor one returned; a pending
+            tensor on a Kiln device (:func:`kiln.device`: the module of all
+            that produces it, at ``stage`` "aten" unless told); or something
             to compile first: an ``nn.Module`` (with ``example_inputs``), a
             ``torch.export.ExportedProgram``, an ``fx.GraphModule`` or a
             ``kiln.v1.Graph``.
@@ -77,6 +96,8 @@ def get_mlir(obj: Any, stage: str | None = None, *, example_inputs: Any = None,
         raise ValueError(f"unknown stage {stage!r}; stages are {', '.join(STAGES)}")
     if isinstance(obj, CompiledModel):
         model = obj
+    elif isinstance(obj, KilnTensor):
+        return _pending_module(obj, stage or "aten")
     elif isinstance(obj, torch.Tensor):
         producer = producer_of(obj)
         if producer is None:

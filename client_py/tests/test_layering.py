@@ -20,8 +20,9 @@ LAYERS: list[tuple[str, set[str]]] = [
               "blobs", "cache", "local_execute", "execution"}),
     ("export and serialisation", {"graph", "export", "reference", "op_report", "placement"}),
     ("compiled model", {"compiled", "session"}),
-    ("features", {"partition", "verify", "introspect", "torchscript", "bundle"}),
-    ("api", {"client", "backend", "dynamo", "testing", "__init__"}),
+    ("features", {"partition", "verify", "introspect", "torchscript", "bundle",
+                  "lazy_graph", "lazy_tensor"}),
+    ("api", {"client", "backend", "dynamo", "testing", "device", "__init__"}),
     ("cli", {"cli", "cli_format", "cli_progress", "cli_commands"}),
 ]
 LAYER_OF = {m: i for i, (_, mods) in enumerate(LAYERS) for m in mods}
