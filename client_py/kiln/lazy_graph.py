@@ -25,9 +25,8 @@ import weakref
 from typing import Any, Callable, NamedTuple, Sequence
 
 import torch
-from torch.utils import _pytree as pytree
 
-__all__ = ["LazyNode", "Ref", "GraphCut", "meta_of"]
+__all__ = ["LazyNode", "Ref", "GraphCut", "meta_of", "leaves", "map_leaves"]
 
 _serials = itertools.count()
 
@@ -96,18 +95,38 @@ class Ref(NamedTuple):
         return (id(self.node), self.index)
 
 
-def _is_ref(x: Any) -> bool:
-    return isinstance(x, Ref)
+def leaves(tree: Any) -> list[Any]:
+    """The leaves of ATen arguments or results (tuples, lists and dicts;
+    a Ref is a leaf). Cheaper than pytree on the recording path."""
+    kind = type(tree)
+    if kind is tuple or kind is list or (isinstance(tree, tuple) and kind is not Ref):
+        out: list[Any] = []
+        for item in tree:
+            out.extend(leaves(item))
+        return out
+    if kind is dict:
+        return leaves(list(tree.values()))
+    return [tree]
+
+
+def map_leaves(fn: Callable[[Any], Any], tree: Any) -> Any:
+    """``tree`` with every leaf replaced by ``fn(leaf)`` (see :func:`leaves`)."""
+    kind = type(tree)
+    if kind is tuple or kind is list:
+        return kind(map_leaves(fn, item) for item in tree)
+    if isinstance(tree, tuple) and kind is not Ref:  # torch.return_types
+        return kind([map_leaves(fn, item) for item in tree])
+    if kind is dict:
+        return {k: map_leaves(fn, v) for k, v in tree.items()}
+    return fn(tree)
 
 
 def refs_in(tree: Any) -> list[Ref]:
-    # Ref is a NamedTuple, which pytree would open up; stop at it.
-    return [leaf for leaf in pytree.tree_leaves(tree, is_leaf=_is_ref) if isinstance(leaf, Ref)]
+    return [leaf for leaf in leaves(tree) if type(leaf) is Ref]
 
 
 def _map_refs(fn: Callable[[Ref], Any], tree: Any) -> Any:
-    return pytree.tree_map(lambda x: fn(x) if isinstance(x, Ref) else x, tree,
-                           is_leaf=_is_ref)
+    return map_leaves(lambda x: fn(x) if type(x) is Ref else x, tree)
 
 
 class GraphCut:
@@ -188,7 +207,7 @@ class GraphCut:
             for node in nodes:
                 args, kwargs = _map_refs(lambda r: env[r.key], (node.args, node.kwargs))
                 result = node.op(*args, **kwargs)
-                flat = [t for t in pytree.tree_leaves(result) if isinstance(t, torch.Tensor)]
+                flat = [t for t in leaves(result) if isinstance(t, torch.Tensor)]
                 for i, t in enumerate(flat):
                     env[(id(node), i)] = t
             given = {id(v) for v in values}

@@ -31,10 +31,9 @@ import threading
 from typing import Any, Callable, Sequence
 
 import torch
-from torch.utils import _pytree as pytree
 
 from kiln.errors import UnimplementedError, UnsupportedOpError
-from kiln.lazy_graph import GraphCut, LazyNode, Ref, meta_of
+from kiln.lazy_graph import GraphCut, LazyNode, Ref, leaves, map_leaves, meta_of
 
 __all__ = ["KilnTensor", "DeviceState", "DEVICES", "materialise", "device_state",
            "compile_pending", "wrap_host_value", "zeros_tensor"]
@@ -292,7 +291,7 @@ def compile_pending(tensor: KilnTensor) -> Any:
 
 
 def _kiln_tensors(tree: Any) -> list[KilnTensor]:
-    return [x for x in pytree.tree_leaves(tree) if isinstance(x, KilnTensor)]
+    return [x for x in leaves(tree) if isinstance(x, KilnTensor)]
 
 
 def _state_of(args: Any, kwargs: Any) -> DeviceState:
@@ -351,15 +350,50 @@ def _dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
     return _record(func, args, kwargs)
 
 
+def _meta_key(x: Any) -> Any:
+    if isinstance(x, torch.Tensor):
+        m = x._kiln_meta if isinstance(x, KilnTensor) else x
+        return (tuple(m.shape), tuple(m.stride()), m.storage_offset(), m.dtype)
+    if isinstance(x, (list, tuple)):
+        return ("seq", tuple(_meta_key(i) for i in x))
+    if isinstance(x, dict):
+        return ("map", tuple((k, _meta_key(v)) for k, v in x.items()))
+    return x
+
+
+#: (op, argument types and values) → the meta result. A training loop runs
+#: the same ops on the same shapes every step; PyTorch's meta kernels (many
+#: written in Python) were half of the time spent recording one (measured).
+_META_CACHE: collections.OrderedDict[Any, Any] = collections.OrderedDict()
+_META_CACHE_SIZE = 4096
+
+
+def _meta_result(func: Any, args: tuple, kwargs: dict) -> Any:
+    try:
+        key = (func, _meta_key(args), _meta_key(kwargs))
+        hash(key)
+    except TypeError:  # an unhashable argument: no caching
+        key = None
+    if key is not None and key in _META_CACHE:
+        _META_CACHE.move_to_end(key)
+        return _META_CACHE[key]
+    margs, mkwargs = map_leaves(_to_meta, (args, kwargs))
+    meta_out = func(*margs, **mkwargs)
+    if key is not None:
+        _META_CACHE[key] = meta_out
+        if len(_META_CACHE) > _META_CACHE_SIZE:
+            _META_CACHE.popitem(last=False)
+    return meta_out
+
+
 def _record_refs(func: Any, args: tuple, kwargs: dict) -> tuple[Any, LazyNode | None]:
     """Records ``func``: (its meta result, the node), or (meta result, None)
     when it has no tensor outputs."""
-    margs, mkwargs = pytree.tree_map(_to_meta, (args, kwargs))
-    meta_out = func(*margs, **mkwargs)
-    metas = [_contiguous(m) for m in pytree.tree_leaves(meta_out) if isinstance(m, torch.Tensor)]
+    meta_out = _meta_result(func, args, kwargs)
+    metas = [_contiguous(m) for m in leaves(meta_out) if isinstance(m, torch.Tensor)]
     if not metas:
         return meta_out, None
-    rargs, rkwargs = pytree.tree_map(_to_ref, (args, kwargs))
+    rargs, rkwargs = map_leaves(_to_ref, (args, kwargs))
     return meta_out, LazyNode(func, tuple(rargs), dict(rkwargs), metas)
 
 
@@ -372,18 +406,17 @@ def _record(func: Any, args: tuple, kwargs: dict) -> Any:
     if node is None:  # a question about shapes (is_same_size...): the meta answer
         return meta_out
     count = iter(range(len(node.metas)))
-    return pytree.tree_map(lambda m: _wrap(Ref(node, next(count)), state)
+    return map_leaves(lambda m: _wrap(Ref(node, next(count)), state)
                            if isinstance(m, torch.Tensor) else m, meta_out)
 
 
 def _view(func: Any, args: tuple, kwargs: dict) -> Any:
     base = args[0]
     state = base._kiln_state
-    margs, mkwargs = pytree.tree_map(_to_meta, (args, kwargs))
-    meta_out = func(*margs, **mkwargs)
-    metas = [m for m in pytree.tree_leaves(meta_out) if isinstance(m, torch.Tensor)]
+    meta_out = _meta_result(func, args, kwargs)
+    metas = [m for m in leaves(meta_out) if isinstance(m, torch.Tensor)]
     node_metas = [_contiguous(m) for m in metas]
-    rest = tuple(pytree.tree_map(_to_ref, args[1:]))
+    rest = tuple(map_leaves(_to_ref, args[1:]))
     count = iter(range(len(metas)))
 
     def wrap(m: Any) -> Any:
@@ -393,7 +426,7 @@ def _view(func: Any, args: tuple, kwargs: dict) -> Any:
         storage = _ViewStorage(base._kiln_storage, func, rest, dict(kwargs), index, node_metas)
         return KilnTensor(storage, metas[index], state)
 
-    return pytree.tree_map(wrap, meta_out)
+    return map_leaves(wrap, meta_out)
 
 
 def _functional_variant(func: Any) -> Any:
@@ -482,7 +515,7 @@ def _on_host(func: Any, args: tuple, kwargs: dict, reason: str | None) -> Any:
               else materialise(tensors))
     host = {id(t): (v.clone() if id(t) in written and not fill else v)
             for t, v in zip(tensors, values)}
-    cargs, ckwargs = pytree.tree_map(
+    cargs, ckwargs = map_leaves(
         lambda x: host[id(x)] if isinstance(x, KilnTensor)
         else torch.device("cpu") if _is_kiln_device(x) else x, (args, kwargs))
     out = func(*cargs, **ckwargs)
@@ -496,7 +529,7 @@ def _on_host(func: Any, args: tuple, kwargs: dict, reason: str | None) -> Any:
             return o
         return back[id(o)] if id(o) in back else wrap_host_value(o, state)
 
-    return pytree.tree_map(wrap, out)
+    return map_leaves(wrap, out)
 
 
 # --- special ops ----------------------------------------------------------------
@@ -550,10 +583,10 @@ def _on_host_op(func: Any, args: tuple, kwargs: dict) -> Any:
     state.stats.host_ops[str(func)] += 1
     tensors = _kiln_tensors((args, kwargs))
     values = {id(t): v for t, v in zip(tensors, materialise(tensors))}
-    cargs, ckwargs = pytree.tree_map(lambda x: values[id(x)] if isinstance(x, KilnTensor)
+    cargs, ckwargs = map_leaves(lambda x: values[id(x)] if isinstance(x, KilnTensor)
                                      else x, (args, kwargs))
     out = func(*cargs, **ckwargs)
-    return pytree.tree_map(lambda o: wrap_host_value(o, state)
+    return map_leaves(lambda o: wrap_host_value(o, state)
                            if isinstance(o, torch.Tensor) else o, out)
 
 
@@ -582,8 +615,7 @@ _EMPTY_AS_ZEROS = {
 
 
 def _record_ref(func: Any, args: tuple) -> Ref:
-    margs = pytree.tree_map(lambda x: x.meta if isinstance(x, Ref) else x, args,
-                            is_leaf=lambda x: isinstance(x, Ref))
+    margs = map_leaves(lambda x: x.meta if isinstance(x, Ref) else x, args)
     meta = func(*margs)
     return Ref(LazyNode(func, args, {}, [_contiguous(meta)]), 0)
 
