@@ -18,6 +18,7 @@ then the API (client, backend, dynamo) and the CLI.
 
 from kiln.backend import backend
 from kiln.client import Client, CompiledModel, DaemonInfo, DeviceInfo
+from kiln.capture import capture_function
 from kiln.credentials import TlsConfig
 from kiln.device import device, device_stats
 from kiln.errors import (CompileError, DeadlineExceededError, FailedPreconditionError,
@@ -35,7 +36,7 @@ from kiln.version import TORCH_RANGE, __version__
 __all__ = [
     "Client", "Session", "CompiledModel", "DeviceInfo", "DaemonInfo", "TORCH_RANGE",
     "TlsConfig", "backend", "serialize_graph_module",
-    "get_mlir", "device", "device_stats", "OpReport", "LayerCost", "PlacementReport", "NodePlacement",
+    "get_mlir", "device", "device_stats", "capture_function", "OpReport", "LayerCost", "PlacementReport", "NodePlacement",
     "KilnError", "InvalidArgumentError", "NotFoundError", "FailedPreconditionError",
     "UnavailableError", "DeadlineExceededError", "InternalError", "CompileError",
     "UnimplementedError", "UnsupportedOpError", "VerificationError",

@@ -55,7 +55,7 @@ def _compile_model(model: Any, example_inputs: Any, session: Session | None,
 
 def _pending_module(tensor: KilnTensor, stage: str) -> str:
     """The module of everything a kiln device tensor still waits for."""
-    compiled = compile_pending(tensor)
+    compiled = compile_pending([tensor])
     if compiled is None:
         raise InvalidArgumentError(
             f"this {tensor.device} tensor's value is computed already, so no graph produces "

@@ -135,9 +135,11 @@ class GraphCut:
     ``keep_live`` adds every other value of the cut that something still
     references as an output, so it is not computed twice; ``get_mlir`` leaves
     it off to show exactly the graph of what it was asked about.
+    ``leading_inputs`` are graph inputs ahead of the rest, used or not.
     """
 
-    def __init__(self, wanted: Sequence[Ref], keep_live: bool = True):
+    def __init__(self, wanted: Sequence[Ref], keep_live: bool = True,
+                 leading_inputs: Sequence[Ref] = ()):
         nodes: dict[int, LazyNode] = {}
         stack = [r.node for r in wanted if r.node.pending]
         while stack:
@@ -147,7 +149,8 @@ class GraphCut:
             nodes[id(node)] = node
             stack.extend(r.node for r in refs_in((node.args, node.kwargs)) if r.node.pending)
         self.nodes = sorted(nodes.values(), key=lambda n: n.serial)
-        inputs: dict[tuple[int, int], Ref] = {}
+        # Declared arguments first, in their order (kiln.capture_function).
+        inputs: dict[tuple[int, int], Ref] = {r.key: r for r in leading_inputs}
         for node in self.nodes:
             for ref in refs_in((node.args, node.kwargs)):
                 if not ref.node.pending:

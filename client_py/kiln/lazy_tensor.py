@@ -280,11 +280,15 @@ def materialise(tensors: Sequence[KilnTensor]) -> list[torch.Tensor]:
     return [ref.node.values[ref.index] for ref in refs]
 
 
-def compile_pending(tensor: KilnTensor) -> Any:
-    """The compiled graph of everything ``tensor`` still waits for, and
-    nothing else (None when its value exists): what ``get_mlir`` shows."""
-    cut = GraphCut([tensor._kiln_storage.ref], keep_live=False)
-    return None if cut.empty else tensor._kiln_state.compile(cut)
+def compile_pending(tensors: Sequence[KilnTensor],
+                    arguments: Sequence[KilnTensor] = ()) -> Any:
+    """The compiled graph of everything ``tensors`` still wait for, and
+    nothing else (None when their values exist): what ``get_mlir`` shows.
+    ``arguments`` are its first inputs, in order."""
+    state = tensors[0]._kiln_state
+    cut = GraphCut([t._kiln_storage.ref for t in tensors], keep_live=False,
+                   leading_inputs=[a._kiln_storage.ref for a in arguments])
+    return None if cut.empty else state.compile(cut)
 
 
 # --- dispatch ------------------------------------------------------------------

@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("export and serialisation", {"graph", "export", "reference", "op_report", "placement"}),
     ("compiled model", {"compiled", "session"}),
     ("features", {"partition", "verify", "introspect", "torchscript", "bundle",
-                  "lazy_graph", "lazy_tensor"}),
+                  "lazy_graph", "lazy_tensor", "capture"}),
     ("api", {"client", "backend", "dynamo", "testing", "device", "__init__"}),
     ("cli", {"cli", "cli_format", "cli_progress", "cli_commands"}),
 ]

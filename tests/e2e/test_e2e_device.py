@@ -198,3 +198,36 @@ def test_the_riscv64_target_is_a_device_too(rv_kilnd):
     got = (torch.relu(x.to(rv) @ w.to(rv)) + 1).cpu()
     torch.testing.assert_close(got, torch.relu(x @ w) + 1, rtol=1e-5, atol=1e-6)
     assert kiln.device_stats(rv)["graphs_run"] == 1
+
+
+def test_seed_002_capture_function(dev):
+    lhs, rhs = torch.rand(2, 3), torch.rand(3, 4)
+    with kiln.capture_function("mm", [lhs, rhs], device=dev) as f:
+        result = torch.mm(lhs, rhs)
+        f.returns([result])
+    assert torch.equal(result, torch.mm(lhs, rhs)), "the block ran as usual"
+    module = f.module
+    assert "aten.mm %arg0, %arg1" in module and "%arg2" not in module, module
+    a, b = torch.rand(2, 3), torch.rand(3, 4)
+    torch.testing.assert_close(f.compiled(a, b), torch.mm(a, b), rtol=1e-5, atol=1e-6)
+
+
+def test_capture_draws_random_values_once(dev):
+    x = torch.randn(3)
+    torch.manual_seed(7)
+    with kiln.capture_function("noisy", [x], device=dev) as f:
+        y = x + torch.randn(3)
+        f.returns([y])
+    after = torch.randn(1)
+    torch.manual_seed(7)
+    noise = torch.randn(3)
+    assert torch.equal(after, torch.randn(1)), "the capture drew twice"
+    assert torch.equal(y, x + noise)
+    assert "aten.add" in f.module
+
+
+def test_capture_refuses_results_from_outside(dev):
+    x, elsewhere = torch.randn(3), torch.randn(3)
+    with pytest.raises(kiln.InvalidArgumentError, match="not computed inside"):
+        with kiln.capture_function("f", [x], device=dev) as f:
+            f.returns([elsewhere])
