@@ -145,6 +145,32 @@ def test_attention_gradients_match_eager(kilnd, name):
         torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-5, msg=pname)
 
 
+def test_encoder_block_trains_like_eager(kilnd):
+    """The encoder block as a regression model, 20 Adam steps: the loss
+    curve matches eager's at every step."""
+    torch.manual_seed(0)
+    eager, trained = ATTENTION["encoder_block"](), ATTENTION["encoder_block"]()
+    trained.load_state_dict(eager.state_dict())
+    g = torch.Generator().manual_seed(5)
+    x, target = torch.randn(4, 6, 32, generator=g), torch.randn(4, 6, 32, generator=g)
+
+    def curve(model, step):
+        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+        out = []
+        for _ in range(20):
+            optimizer.zero_grad()
+            loss = F.mse_loss(step(x), target)
+            loss.backward()
+            optimizer.step()
+            out.append(loss.item())
+        return out
+
+    want = curve(eager, eager)
+    got = curve(trained, torch.compile(trained, backend=kiln.backend(kilnd.address)))
+    assert want[-1] < 0.9 * want[0]  # the loop does train
+    torch.testing.assert_close(torch.tensor(got), torch.tensor(want), rtol=1e-4, atol=1e-5)
+
+
 def bn_cnn():
     return nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
                          nn.Conv2d(8, 8, 3, stride=2), nn.BatchNorm2d(8), nn.ReLU(),
@@ -170,23 +196,43 @@ def test_train_mode_batch_norm_uses_batch_statistics_and_updates_buffers(kilnd):
 
 
 def test_resnet18_trains_with_eager_gradients(kilnd):
-    """resnet18 (train mode, batch norm included) for one step: every
-    parameter's gradient within 1e-3 of eager's (relative, in norm; f32
-    sums in another order through 20 layers), every running statistic
-    updated alike."""
+    """resnet18 (train mode, batch norm included), three SGD steps with
+    momentum: on the first, every parameter's gradient within 1e-3 of
+    eager's (relative, in norm; f32 sums in another order through 20
+    layers); the three losses within rtol 2e-3; every running statistic
+    updated alike.
+
+    The problem is chosen to be well conditioned. With batch 4 and lr 0.01,
+    eager against eager with its weights moved by 1e-6 (relative) gave
+    losses 12 % apart by the third step: batch norm over 4 samples at 1x1
+    in layer4. With batch 8 and lr 0.001, the same test stays within 3e-4."""
     torchvision = pytest.importorskip("torchvision")
     torch.manual_seed(0)
     eager = torchvision.models.resnet18(num_classes=10)
     trained = torchvision.models.resnet18(num_classes=10)
     trained.load_state_dict(eager.state_dict())
-    x, y = data((4, 3, 32, 32), seed=3)
-    F.cross_entropy(torch.compile(trained, backend=kiln.backend(kilnd.address))(x),
-                    y).backward()
-    F.cross_entropy(eager(x), y).backward()
-    for (name, p), (_, q) in zip(trained.named_parameters(), eager.named_parameters()):
-        assert (p.grad - q.grad).norm() <= 1e-3 * q.grad.norm(), name
+    x, y = data((8, 3, 32, 32), seed=3)
+    step = torch.compile(trained, backend=kiln.backend(kilnd.address))
+    opt_k = torch.optim.SGD(trained.parameters(), lr=0.001, momentum=0.9)
+    opt_e = torch.optim.SGD(eager.parameters(), lr=0.001, momentum=0.9)
+    got, want = [], []
+    for i in range(3):
+        opt_k.zero_grad()
+        opt_e.zero_grad()
+        loss_k, loss_e = F.cross_entropy(step(x), y), F.cross_entropy(eager(x), y)
+        loss_k.backward()
+        loss_e.backward()
+        if i == 0:
+            for (name, p), (_, q) in zip(trained.named_parameters(),
+                                         eager.named_parameters()):
+                assert (p.grad - q.grad).norm() <= 1e-3 * q.grad.norm(), name
+        opt_k.step()
+        opt_e.step()
+        got.append(loss_k.item())
+        want.append(loss_e.item())
+    torch.testing.assert_close(torch.tensor(got), torch.tensor(want), rtol=2e-3, atol=1e-4)
     for (name, b), (_, e) in zip(trained.named_buffers(), eager.named_buffers()):
-        torch.testing.assert_close(b, e, rtol=1e-4, atol=1e-5, msg=name)
+        torch.testing.assert_close(b, e, rtol=2e-3, atol=1e-4, msg=name)
 
 
 def test_dropout_draws_from_torchs_generator_on_the_host(kilnd, caplog):
