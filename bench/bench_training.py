@@ -6,6 +6,11 @@ weights and data, each with --threads threads (the agent's compute threads
 and torch's). Kiln's step is two Execute calls (the forward and the backward
 graph) plus the tensors the backward reads travelling back and forth.
 
+Also the same loop on a Kiln device (``model.to(kiln.device(...))``, the
+lazy device): each step records forward, backward and optimizer step and
+runs them as one graph at ``loss.item()``; weights, gradients and momentum
+travel to the agent and back every step (nothing is device-resident yet).
+
 Prints the median step time of --steps steps after --warmup steps, and the
 ratios against eager and Inductor. A benchmark, not a test: it never fails on
 the numbers (it checks that the three loss curves agree).
@@ -69,16 +74,22 @@ def main() -> None:
         work = pathlib.Path(tmp)
         daemon = Kilnd(work, work / "cache",
                        env={"KILN_AGENT_COMPUTE_THREADS": str(args.threads)}).start()
+        device = kiln.device(daemon.address, target="cpu")
         try:
             for label, (make, shape) in models().items():
                 g = torch.Generator().manual_seed(1)
                 x = torch.randn(*shape, generator=g)
                 y = torch.randint(0, 10, (shape[0],), generator=g)
                 results = {}
-                for system in ("eager", "inductor", "kiln"):
+                for system in ("eager", "inductor", "kiln", "device"):
                     torch.manual_seed(0)
                     model = make()
                     torch._dynamo.reset()
+                    if system == "device":
+                        model = model.to(device)
+                        results[system] = timed_steps(model, model, x.to(device),
+                                                      y.to(device), args.warmup, args.steps)
+                        continue
                     step = {"eager": model,
                             "inductor": lambda m=model: torch.compile(m),
                             "kiln": lambda m=model: torch.compile(
@@ -93,12 +104,13 @@ def main() -> None:
             daemon.stop()
     print(f"training step (forward, loss, backward, SGD momentum), {args.threads} thread(s), "
           f"median of {args.steps} steps")
-    print(f"{'model':10} {'eager':>9} {'inductor':>9} {'kiln':>9} {'kiln/eager':>10} "
-          f"{'kiln/inductor':>13}")
+    print(f"{'model':10} {'eager':>9} {'inductor':>9} {'kiln':>9} {'device':>9} "
+          f"{'kiln/eager':>10} {'kiln/inductor':>13} {'device/eager':>12}")
     for label, t in rows:
         print(f"{label:10} {t['eager'] * 1e3:7.2f}ms {t['inductor'] * 1e3:7.2f}ms "
-              f"{t['kiln'] * 1e3:7.2f}ms {t['kiln'] / t['eager']:9.2f}x "
-              f"{t['kiln'] / t['inductor']:12.2f}x")
+              f"{t['kiln'] * 1e3:7.2f}ms {t['device'] * 1e3:7.2f}ms "
+              f"{t['kiln'] / t['eager']:9.2f}x {t['kiln'] / t['inductor']:12.2f}x "
+              f"{t['device'] / t['eager']:11.2f}x")
 
 
 if __name__ == "__main__":
