@@ -9,7 +9,7 @@ graph) plus the tensors the backward reads travelling back and forth.
 Also the same loop on a Kiln device (``model.to(kiln.device(...))``, the
 lazy device): each step records forward, backward and optimizer step and
 runs them as one graph at ``loss.item()``; weights, gradients and momentum
-travel to the agent and back every step (nothing is device-resident yet).
+stay on the agent (held tensors), and only the loss comes back.
 
 Prints the median step time of --steps steps after --warmup steps, and the
 ratios against eager and Inductor. A benchmark, not a test: it never fails on

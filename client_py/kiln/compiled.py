@@ -22,7 +22,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from kiln.blobs import BlobClient, tensor_digest
-from kiln.errors import KilnError, NotFoundError
+from kiln.errors import InvalidArgumentError, KilnError, NotFoundError
 from kiln.execution import Executor
 from kiln.graph import CallConvention
 from kiln.op_report import OpReport
@@ -340,10 +340,21 @@ class CompiledModel:
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def run(self, inputs: Sequence[Any],
-            parameters: Mapping[str, torch.Tensor] | None = None) -> list[torch.Tensor]:
+            parameters: Mapping[str, torch.Tensor] | None = None,
+            keep_outputs: Sequence[int] = (), release: Sequence[str] = ()) -> list[Any]:
         """Runs it on ``inputs`` in manifest (= Graph.inputs) order;
         ``parameters`` (name -> tensor) overrides the weights it was compiled
-        with (kiln.backend passes the live ones)."""
+        with (kiln.backend passes the live ones).
+
+        ``keep_outputs`` (indices) stay on the device: they come back as
+        :class:`kiln.tensors.HeldTensor` handles, which later calls take as
+        inputs (and then run on that device). ``release`` names handles the
+        caller is done with."""
+        if (keep_outputs or release) and self.partitioned:
+            raise InvalidArgumentError("a partitioned model (some ops on the host CPU) cannot "
+                                       "keep outputs on a device")
+        if keep_outputs or release:
+            return self._execute(inputs, parameters, keep_outputs, release)
         if self.partitioned:
             if self._runner is None:
                 raise KilnError("this model is partitioned and was made without a runner "
@@ -377,12 +388,16 @@ class CompiledModel:
         return self._parameters if parameters is None else parameters
 
     def _execute(self, inputs: Sequence[Any],
-                 parameters: Mapping[str, torch.Tensor] | None) -> list[torch.Tensor]:
+                 parameters: Mapping[str, torch.Tensor] | None,
+                 keep_outputs: Sequence[int] = (), release: Sequence[str] = ()
+                 ) -> list[Any]:
         context = {"executable": self.digest}
         wall0 = time.perf_counter()
         weights = self._weights(parameters)
         t0 = time.perf_counter()
         request = self._request_for(weights)
+        request.keep_outputs.extend(keep_outputs)
+        request.release.extend(release)
         prepare = time.perf_counter() - t0
 
         def reupload() -> None:

@@ -21,8 +21,8 @@ from kiln.blobs import BlobClient
 from kiln.credentials import is_loopback
 from kiln.errors import FailedPreconditionError, InvalidArgumentError, KilnError
 from kiln.local_execute import LocalExecutor, LocalUnavailable
-from kiln.tensors import (PROTO_TO_DTYPE, empty_tensor_for, payload_size, tensor_bytes,
-                          tensor_from_bytes, tensor_type)
+from kiln.tensors import (PROTO_TO_DTYPE, HeldTensor, empty_tensor_for, payload_size,
+                          tensor_bytes, tensor_from_bytes, tensor_type)
 from kiln.v1 import executor_pb2, tensor_pb2
 
 __all__ = ["Executor", "Execution", "INLINE_INPUT_LIMIT", "INLINE_REQUEST_BUDGET"]
@@ -140,6 +140,10 @@ class Executor:
                      as_blob: bool) -> float:
         """Fills ``msg`` with input ``i``: inline bytes, or a blob (uploaded
         as in transit). Returns the upload seconds."""
+        if isinstance(t, HeldTensor):
+            msg.type.CopyFrom(tensor_type(t.dtype, t.shape))
+            msg.held = t.handle
+            return 0.0
         if not isinstance(t, torch.Tensor):
             raise InvalidArgumentError(f"input {i} is a {type(t).__name__}; Kiln inputs are "
                                        "tensors", context=context)
@@ -155,12 +159,16 @@ class Executor:
         msg.data = tensor_bytes(t)
         return 0.0
 
-    def decode_output(self, i: int, out: tensor_pb2.Tensor, context: dict) -> torch.Tensor:
-        """Output ``i`` of a response as a tensor (blob outputs read into it)."""
+    def decode_output(self, i: int, out: tensor_pb2.Tensor, context: dict
+                      ) -> torch.Tensor | HeldTensor:
+        """Output ``i`` of a response as a tensor (blob outputs read into
+        it), or a :class:`HeldTensor` for one the device kept."""
         dtype = PROTO_TO_DTYPE.get(out.type.dtype)
         if dtype is None:
             raise KilnError(f"output {i} has unknown dtype {out.type.dtype}", context=context)
         try:
+            if out.WhichOneof("payload") == "held":
+                return HeldTensor.from_output(out, dtype)
             if out.WhichOneof("payload") == "blob":
                 # Straight into the output tensor's memory, once its size is
                 # known to match the blob's (no allocation from a bad shape).

@@ -29,6 +29,7 @@ import torch
 __all__ = ["LazyNode", "Ref", "GraphCut", "meta_of", "leaves", "map_leaves"]
 
 _serials = itertools.count()
+_CLONE = torch.ops.aten.clone.default
 
 
 def meta_of(value: torch.Tensor) -> torch.Tensor:
@@ -39,7 +40,7 @@ def meta_of(value: torch.Tensor) -> torch.Tensor:
 class LazyNode:
     """One recorded op, or a leaf that holds values."""
 
-    __slots__ = ("serial", "op", "args", "kwargs", "metas", "values", "resident",
+    __slots__ = ("serial", "op", "args", "kwargs", "metas", "values", "held",
                  "consumers", "holders", "__weakref__")
 
     def __init__(self, op: Callable[..., Any] | None, args: tuple, kwargs: dict,
@@ -51,10 +52,12 @@ class LazyNode:
         self.kwargs = kwargs
         #: One meta tensor per tensor output, in pytree order.
         self.metas = metas
-        #: Host values once known (always, for a host leaf).
-        self.values = values
-        #: Device-resident handles once known (a leaf the agent holds).
-        self.resident: list[Any] | None = None
+        #: Per output, once the node ran: its host value (None while only
+        #: the device has it). Always set for a host leaf.
+        self.values: list[Any] | None = values
+        #: Per output, once the node ran: the device's HeldTensor handle
+        #: (None when only the host has the value).
+        self.held: list[Any] | None = None
         #: Pending nodes that read this one.
         self.consumers: weakref.WeakSet[LazyNode] = weakref.WeakSet()
         #: Storages (kiln.lazy_tensor) that stand for one of its outputs.
@@ -68,12 +71,12 @@ class LazyNode:
 
     @property
     def pending(self) -> bool:
-        return self.values is None and self.resident is None
+        return self.values is None
 
-    def materialised(self, values: list[torch.Tensor] | None,
-                     resident: list[Any] | None = None) -> None:
-        """The node's outputs are known: it becomes a leaf."""
-        self.values, self.resident = values, resident
+    def materialised(self, values: list[Any], held: list[Any] | None = None) -> None:
+        """The node ran: it becomes a leaf. ``values`` per output (None where
+        only the device holds it), ``held`` the device's handles."""
+        self.values, self.held = values, held
         self.op, self.args, self.kwargs = None, (), {}
 
     def __repr__(self) -> str:
@@ -170,8 +173,24 @@ class GraphCut:
                 if self._referenced_after(node, nodes):
                     for i in range(len(node.metas)):
                         outputs.setdefault((id(node), i), Ref(node, i))
+        #: Host values that will be read again (a live tensor holds them):
+        #: the graph also returns a copy of each, for the device to keep, so
+        #: they travel once (a model's weights, a batch used every step).
+        #: Copy output key → the input it copies.
+        self.uploads: dict[tuple[int, int], Ref] = {}
+        if keep_live:
+            for ref in self.inputs:
+                if (ref.node.held is None and ref.node.op is None
+                        and self._referenced_after(ref.node, nodes)):
+                    copy = LazyNode(_CLONE, (ref,), {}, [ref.meta])
+                    self.nodes.append(copy)
+                    outputs[(id(copy), 0)] = Ref(copy, 0)
+                    self.uploads[(id(copy), 0)] = ref
         #: Values the graph returns, in Graph.outputs order.
         self.outputs = list(outputs.values())
+        #: Which of them the caller needs on the host (the rest may stay on
+        #: the device).
+        self.wanted = {r.key for r in wanted}
 
     @staticmethod
     def _referenced_after(node: LazyNode, cut: dict[int, LazyNode]) -> bool:
@@ -231,19 +250,25 @@ class GraphCut:
         return make_fx(self.replay(), decomposition_table=decomposition_table(),
                        tracing_mode="fake")(*examples)
 
-    def settle(self, values: Sequence[torch.Tensor] | None,
-               resident: Sequence[Any] | None = None) -> None:
-        """The graph ran: its outputs (host values, or device-resident
-        handles, in ``outputs`` order) become leaves."""
+    def settle(self, outputs: Sequence[Any], is_held: Callable[[Any], bool]) -> None:
+        """The graph ran: its outputs (in ``outputs`` order: host tensors, or
+        handles of values the device kept, which ``is_held`` tells apart)
+        become leaves."""
         by_node: dict[int, list] = collections.defaultdict(list)
         for k, ref in enumerate(self.outputs):
+            source = self.uploads.get(ref.key)
+            if source is not None:  # a host value the device now holds too
+                if is_held(outputs[k]):
+                    source.node.held = [None] * len(source.node.metas)
+                    source.node.held[source.index] = outputs[k]
+                continue
             if ref.node.pending:
                 by_node[id(ref.node)].append((ref.index, k))
         for node in self.nodes:
             slots = by_node.get(id(node))
             if not slots or len(slots) != len(node.metas):
                 continue  # not an output (or only partly: keep its recipe)
-            order = sorted(slots)
-            node.materialised(
-                [values[k] for _, k in order] if values is not None else None,
-                [resident[k] for _, k in order] if resident is not None else None)
+            got = [outputs[k] for _, k in sorted(slots)]
+            held = [o if is_held(o) else None for o in got]
+            node.materialised([None if is_held(o) else o for o in got],
+                              held if any(h is not None for h in held) else None)

@@ -28,12 +28,14 @@ from __future__ import annotations
 import collections
 import logging
 import threading
+import weakref
 from typing import Any, Callable, Sequence
 
 import torch
 
 from kiln.errors import UnimplementedError, UnsupportedOpError
 from kiln.lazy_graph import GraphCut, LazyNode, Ref, leaves, map_leaves, meta_of
+from kiln.tensors import HeldTensor
 
 __all__ = ["KilnTensor", "DeviceState", "DEVICES", "materialise", "device_state",
            "compile_pending", "wrap_host_value", "zeros_tensor"]
@@ -55,12 +57,14 @@ class TransferStats:
         self.graphs_compiled = 0
         self.bytes_to_device = 0
         self.bytes_from_device = 0
+        self.held_outputs = 0
         self.host_ops: collections.Counter[str] = collections.Counter()
 
     def as_dict(self) -> dict[str, Any]:
         return {"graphs_run": self.graphs_run, "graphs_compiled": self.graphs_compiled,
                 "bytes_to_device": self.bytes_to_device,
                 "bytes_from_device": self.bytes_from_device,
+                "held_outputs": self.held_outputs,
                 "host_ops": dict(self.host_ops)}
 
 
@@ -81,6 +85,12 @@ class DeviceState:
         self.stats = TransferStats()
         self._graphs: collections.OrderedDict[str, Any] = collections.OrderedDict()
         self._lock = threading.RLock()
+        #: Handles of held tensors nothing refers to any more: released with
+        #: the next call (finalizers add to it, from any thread).
+        self._releases: list[str] = []
+        self._release_lock = threading.Lock()
+        #: handle → the device that holds it (ExecuteResponse.device_id).
+        self._held_on: dict[str, str] = {}
 
     def __repr__(self) -> str:
         return f"kiln:{self.index} (target {self.target!r} on {self.client.address})"
@@ -109,13 +119,47 @@ class DeviceState:
         return compiled
 
     def run(self, cut: GraphCut) -> None:
+        """Runs the cut. Outputs the host asked for come back; the rest stay
+        on the device that ran it (held), and later cuts pass their handles.
+        A partitioned graph (fallback="cpu") returns everything."""
         compiled = self.compile(cut)
-        inputs = [r.node.values[r.index] for r in cut.inputs]
-        outputs = compiled.run(inputs)
+        inputs = [_input_value(r) for r in cut.inputs]
+        # One call runs on one device: values held by another device than
+        # the first held input's come to the host first (kilnd may place
+        # calls without held inputs on any device of the target).
+        anchor = next((self._held_on.get(v.handle) for v in inputs
+                       if isinstance(v, HeldTensor)), None)
+        for k, (ref, value) in enumerate(zip(cut.inputs, inputs)):
+            if isinstance(value, HeldTensor) and self._held_on.get(value.handle) != anchor:
+                _fetch(ref, self)
+                inputs[k] = ref.node.values[ref.index]
+        keep = ([] if compiled.partitioned else
+                [k for k, r in enumerate(cut.outputs) if r.key not in cut.wanted])
+        outputs = compiled.run(inputs, keep_outputs=keep, release=self._take_releases())
         self.stats.graphs_run += 1
-        self.stats.bytes_to_device += sum(t.numel() * t.element_size() for t in inputs)
-        self.stats.bytes_from_device += sum(t.numel() * t.element_size() for t in outputs)
-        cut.settle(outputs)
+        self.stats.bytes_to_device += sum(_host_bytes(t) for t in inputs)
+        self.stats.bytes_from_device += sum(_host_bytes(t) for t in outputs)
+        held = [o.handle for o in outputs if isinstance(o, HeldTensor)]
+        for handle in held:
+            self._held_on[handle] = compiled.last_device_id
+        cut.settle(outputs, lambda o: isinstance(o, HeldTensor))
+        for node in [*cut.nodes, *(r.node for r in cut.uploads.values())]:
+            if node.held is not None:
+                # Released with the next call once nothing refers to the node.
+                weakref.finalize(node, self._release_later,
+                                 [h.handle for h in node.held if h is not None])
+        self.stats.held_outputs += len(held)
+
+    def _release_later(self, handles: list[str]) -> None:
+        with self._release_lock:
+            self._releases.extend(handles)
+            for handle in handles:
+                self._held_on.pop(handle, None)
+
+    def _take_releases(self) -> list[str]:
+        with self._release_lock:
+            taken, self._releases = self._releases, []
+        return taken
 
 
 def device_state(device: torch.device | str | int | None) -> DeviceState:
@@ -262,8 +306,22 @@ def zeros_tensor(shape: Sequence[int], dtype: torch.dtype, state: DeviceState) -
     return _wrap(Ref(node, 0), state)
 
 
+def _input_value(ref: Ref) -> Any:
+    """What a graph input sends: the device's handle when it holds the
+    value (nothing travels), else the host value."""
+    held = ref.node.held
+    if held is not None and held[ref.index] is not None:
+        return held[ref.index]
+    return ref.node.values[ref.index]
+
+
+def _host_bytes(value: Any) -> int:
+    return value.numel() * value.element_size() if isinstance(value, torch.Tensor) else 0
+
+
 def materialise(tensors: Sequence[KilnTensor]) -> list[torch.Tensor]:
-    """The host values of ``tensors``, running what they still wait for."""
+    """The host values of ``tensors``, running what they still wait for and
+    fetching what only the device holds."""
     refs = [t._kiln_storage.ref for t in tensors]
     by_state: dict[int, list[Ref]] = collections.defaultdict(list)
     states = {}
@@ -277,7 +335,19 @@ def materialise(tensors: Sequence[KilnTensor]) -> list[torch.Tensor]:
             cut = GraphCut(wanted)
             if not cut.empty:
                 state.run(cut)
+    for t, ref in zip(tensors, refs):
+        if ref.node.values[ref.index] is None:
+            _fetch(ref, t._kiln_state)
     return [ref.node.values[ref.index] for ref in refs]
+
+
+def _fetch(ref: Ref, state: DeviceState) -> None:
+    """Brings a value only the device holds to the host (a graph that
+    copies it out), and keeps it there too."""
+    copy = Ref(LazyNode(aten.clone.default, (ref,), {}, [ref.meta]), 0)
+    with state._lock:
+        state.run(GraphCut([copy]))
+    ref.node.values[ref.index] = copy.node.values[0]
 
 
 def compile_pending(tensors: Sequence[KilnTensor],

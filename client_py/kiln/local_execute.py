@@ -37,8 +37,8 @@ from kiln._rpc import Rpc, new_request_id
 from kiln.blobs import BlobClient
 from kiln.errors import (InvalidArgumentError, KilnError, ResourceExhaustedError,
                          UnauthenticatedError, UnavailableError, raise_for_status_code)
-from kiln.tensors import (PROTO_TO_DTYPE, empty_tensor_for, payload_size, tensor_from_bytes,
-                          tensor_type, tensor_view)
+from kiln.tensors import (PROTO_TO_DTYPE, HeldTensor, empty_tensor_for, payload_size,
+                          tensor_from_bytes, tensor_type, tensor_view)
 from kiln.v1 import executor_pb2
 
 __all__ = ["FILE_THRESHOLD", "INLINE_BUDGET", "LocalExecutor", "LocalResult",
@@ -408,7 +408,9 @@ class LocalExecutor:
             if dtype is None:
                 raise KilnError(f"output {i} has unknown dtype {out.type.dtype}", context=context)
             try:
-                if i in by_index:
+                if out.WhichOneof("payload") == "held":
+                    outputs.append(HeldTensor.from_output(out, dtype))
+                elif i in by_index:
                     outputs.append(_tensor_from_file(by_index[i], dtype, out.type.shape))
                 elif out.WhichOneof("payload") == "blob":
                     # A device that returns blobs (a remote agent): read from

@@ -7,6 +7,7 @@ that and :func:`tensor_from_bytes` reads it back.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import Sequence
 
@@ -15,6 +16,7 @@ import torch
 from kiln.v1 import tensor_pb2
 
 __all__ = [
+    "HeldTensor",
     "DTYPE_TO_PROTO",
     "PROTO_TO_DTYPE",
     "dtype_to_proto",
@@ -107,3 +109,22 @@ def tensor_from_bytes(data: bytes, dtype: torch.dtype, shape: Sequence[int]) -> 
     if expected == 0:
         return torch.empty(shape, dtype=dtype)
     return torch.frombuffer(bytearray(data), dtype=torch.uint8).view(dtype).reshape(shape)
+
+
+@dataclasses.dataclass(frozen=True)
+class HeldTensor:
+    """A tensor a device keeps for this caller (ExecuteRequest.keep_outputs):
+    pass it as an Execute input and the call runs where it is, without the
+    bytes travelling. Release it (``ExecuteRequest.release``) when done."""
+
+    handle: str
+    dtype: torch.dtype
+    shape: tuple[int, ...]
+
+    @property
+    def nbytes(self) -> int:
+        return payload_size(self.dtype, self.shape)
+
+    @classmethod
+    def from_output(cls, out: tensor_pb2.Tensor, dtype: torch.dtype) -> "HeldTensor":
+        return cls(out.held, dtype, tuple(out.type.shape))

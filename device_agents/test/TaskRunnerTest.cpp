@@ -194,6 +194,79 @@ TEST_F(TaskRunnerTest, LargeOutputsAreUploadedAsBlobs) {
   expectAxpy(task, blobs.get(digest.hash()));
 }
 
+TEST_F(TaskRunnerTest, AKeptOutputIsHeldAndFeedsTheNextTaskUntilReleased) {
+  constexpr int kN = 64;
+  v1::Task task = axpyTask(kN, "keep");
+  task.add_keep_outputs(0);
+  v1::TaskResult kept = runner->run(task);
+  ASSERT_EQ(kept.code(), 0) << kept.message();
+  ASSERT_EQ(kept.outputs(0).payload_case(), v1::Tensor::kHeld);
+  const std::string handle = kept.outputs(0).held();
+  EXPECT_EQ(handle.size(), 5u + 32u) << handle;
+  EXPECT_EQ(runner->heldTensors().heldBytes(), kN * 4);
+
+  // a + 2(a + 2x), reading the held tensor in place of bytes.
+  v1::Task next = axpyTask(kN, "use");
+  next.mutable_inputs(0)->set_held(handle);
+  next.add_release(handle);
+  v1::TaskResult used = runner->run(next);
+  ASSERT_EQ(used.code(), 0) << used.message();
+  std::vector<float> out = test::bytesToFloats(used.outputs(0).data());
+  for (int i = 0; i < kN; ++i) {
+    float a = static_cast<float>(i % 97), x = static_cast<float>(i % 13) - 6.0f;
+    ASSERT_FLOAT_EQ(out[i], a + 2.0f * (a + 2.0f * x)) << "at " << i;
+  }
+  EXPECT_EQ(runner->heldTensors().size(), 0u) << "released after the task";
+
+  next.set_task_id("again");
+  v1::TaskResult gone = runner->run(next);
+  EXPECT_EQ(gone.code(), static_cast<int>(absl::StatusCode::kFailedPrecondition));
+  EXPECT_NE(gone.message().find("input 0"), std::string::npos) << gone.message();
+  EXPECT_NE(gone.message().find("not on this device"), std::string::npos)
+      << gone.message();
+}
+
+TEST_F(TaskRunnerTest, AHeldTensorOfAnotherTypeIsRefused) {
+  v1::Task small = axpyTask(8, "small");
+  small.add_keep_outputs(0);
+  v1::TaskResult kept = runner->run(small);
+  ASSERT_EQ(kept.code(), 0) << kept.message();
+  v1::Task task = axpyTask(16, "wrong");
+  task.mutable_inputs(0)->set_held(kept.outputs(0).held());
+  v1::TaskResult result = runner->run(task);
+  EXPECT_EQ(result.code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_NE(result.message().find("the held tensor is f32[8]"), std::string::npos)
+      << result.message();
+}
+
+TEST_F(TaskRunnerTest, KeepingPastTheBudgetHoldsNothing) {
+  TaskRunner tight(backend, *cache, resident, blobs,
+                   TaskRunner::kDefaultMaxLoaded, /*heldBytes=*/100);
+  tight.setTaskVerifier(test::taskVerifier());
+  v1::Task task = axpyTask(64, "over"); // 256 bytes to keep
+  task.add_keep_outputs(0);
+  v1::TaskResult result = tight.run(task);
+  EXPECT_EQ(result.code(), static_cast<int>(absl::StatusCode::kResourceExhausted));
+  EXPECT_NE(result.message().find("--held-tensor-bytes"), std::string::npos)
+      << result.message();
+  EXPECT_EQ(result.outputs_size(), 0);
+  EXPECT_EQ(tight.heldTensors().size(), 0u);
+}
+
+TEST_F(TaskRunnerTest, KeepOutputsMustNameOutputsOnce) {
+  v1::Task task = axpyTask(8, "bad");
+  task.add_keep_outputs(1);
+  v1::TaskResult result = runner->run(task);
+  EXPECT_EQ(result.code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_NE(result.message().find("names output 1"), std::string::npos)
+      << result.message();
+  task.clear_keep_outputs();
+  task.add_keep_outputs(0);
+  task.add_keep_outputs(0);
+  result = runner->run(task);
+  EXPECT_NE(result.message().find("twice"), std::string::npos) << result.message();
+}
+
 TEST_F(TaskRunnerTest, BlobInputsAreFetchedAndVerified) {
   v1::Task task = axpyTask(128, "t1");
   v1::Tensor *input = task.mutable_inputs(0);

@@ -246,6 +246,40 @@ TEST_F(SchedulerTest, PicksTheLeastLoadedReadyDevice) {
   EXPECT_EQ(depthOf("a/0"), 0);
 }
 
+TEST_F(SchedulerTest, APinnedTaskRunsOnItsDeviceAndCarriesItsReleases) {
+  FakeAgent agent = connect("a", 2);
+  HeldTensorIndex held;
+  v1::TensorType type;
+  held.add("held-1", "a/1", type);
+  held.add("held-2", "a/0", type);
+  held.release("held-1");
+  held.release("held-2");
+  // a/0 is idle and first, but the task's held inputs are on a/1.
+  auto run = std::async(std::launch::async, [&] {
+    return scheduler.run("cpu", v1::Task(), Clock::now() + 30s, nullptr, "a/1",
+                         &held);
+  });
+  std::optional<v1::Task> sent = agent.link->nextTask();
+  ASSERT_TRUE(sent);
+  EXPECT_EQ(sent->device_id(), "a/1");
+  ASSERT_EQ(sent->release_size(), 1) << "only a/1's release goes with it";
+  EXPECT_EQ(sent->release(0), "held-1");
+  agent.session->complete(resultFor(*sent));
+  ASSERT_TRUE(run.get().ok());
+  EXPECT_EQ(held.size(), 0u);
+  EXPECT_EQ(held.find("held-1").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  // A device that is gone fails at once: what it held is gone with it.
+  Clock::time_point start = Clock::now();
+  absl::StatusOr<ScheduledResult> gone = scheduler.run(
+      "cpu", v1::Task(), Clock::now() + 30s, nullptr, "b/0", &held);
+  EXPECT_EQ(gone.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(gone.status().message()),
+              ::testing::HasSubstr("device b/0, which holds the call's held inputs"));
+  EXPECT_LT(Clock::now() - start, 2s);
+}
+
 TEST_F(SchedulerTest, RunsCodeOnlyOnDevicesWithItsCpuFeatures) {
   auto connectCpu = [&](const std::string &agentId,
                         const std::string &features) {

@@ -104,6 +104,72 @@ def test_a_chain_of_ops_is_one_graph_and_only_its_ends_travel(dev):
     assert stats["bytes_from_device"] - stats0["bytes_from_device"] == x.nbytes
 
 
+def test_intermediates_stay_on_the_device_between_graphs(dev):
+    """Two graphs, the second reading the first's result: that result stays
+    on the agent (held), so the bytes that move are x in and two scalars
+    out, counted by the device's stats."""
+    x = torch.randn(256, 256)
+    before = kiln.device_stats(dev)
+    y = x.to(dev) * 2 + 1
+    first = y.sum().item()             # graph 1: y is kept on the device
+    z = torch.tanh(y) * 3
+    second = z.sum().item()            # graph 2 reads y where it is
+    after = kiln.device_stats(dev)
+    assert after["graphs_run"] - before["graphs_run"] == 2
+    assert after["bytes_to_device"] - before["bytes_to_device"] == x.nbytes
+    assert after["bytes_from_device"] - before["bytes_from_device"] == 8
+    assert after["held_outputs"] - before["held_outputs"] >= 2   # y, then z
+    want_y = x * 2 + 1
+    assert first == pytest.approx(want_y.sum().item(), rel=1e-5)
+    assert second == pytest.approx((torch.tanh(want_y) * 3).sum().item(), rel=1e-4)
+    # Asked for, a held value comes back (and only then).
+    torch.testing.assert_close(y.cpu(), want_y)
+    assert kiln.device_stats(dev)["bytes_from_device"] - after["bytes_from_device"] == x.nbytes
+
+
+def test_held_tensors_are_released_when_unreferenced(kilnd):
+    """Nothing refers to a kept value any more: its handle goes back with
+    the next call, and the agent stops holding it."""
+    device = kiln.device(kilnd.address, target="cpu")
+    state = kiln.lazy_tensor.device_state(device)
+    y = torch.ones(64, 64).to(device) + 1
+    y.sum().item()
+    assert state._held_on, "y should be held"
+    handles = set(state._held_on)
+    del y
+    import gc
+    gc.collect()
+    assert handles <= set(state._releases)
+    (torch.ones(2).to(device) * 2).cpu()      # carries the release
+    assert not state._releases and not (handles & set(state._held_on))
+
+
+def test_bad_held_inputs_are_refused_with_the_right_status(client):
+    x = torch.randn(4)
+    compiled = client.compile(torch.export.export(_Plus1(), (x,)), target="cpu")
+    kept = compiled.run([x], keep_outputs=[0])[0]
+    assert isinstance(kept, kiln.tensors.HeldTensor) and kept.shape == (4,)
+    torch.testing.assert_close(compiled.run([kept])[0], x + 2)
+    with pytest.raises(kiln.InvalidArgumentError, match="keep_outputs names output 3"):
+        compiled.run([x], keep_outputs=[3])
+    with pytest.raises(kiln.InvalidArgumentError, match="twice"):
+        compiled.run([x], keep_outputs=[0, 0])
+    wrong = kiln.tensors.HeldTensor(kept.handle, torch.float32, (2, 2))
+    with pytest.raises(kiln.InvalidArgumentError, match="input 0"):
+        compiled.run([wrong])
+    compiled.run([x], release=[kept.handle])
+    with pytest.raises(kiln.FailedPreconditionError, match="not held"):
+        compiled.run([kept])
+    forged = kiln.tensors.HeldTensor("held-" + "0" * 32, torch.float32, (4,))
+    with pytest.raises(kiln.FailedPreconditionError, match="not held"):
+        compiled.run([forged])
+
+
+class _Plus1(torch.nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
 def _writes(x):
     """Writes through views and aliases, each of which eager shows in the
     others."""
@@ -168,9 +234,18 @@ def test_lenet_trains_on_the_device_like_eager(dev):
     assert all(p.device == dev for p in on_device.parameters())
     assert all(isinstance(p, torch.nn.Parameter) for p in on_device.parameters())
     xd, yd = x.to(dev), y.to(dev)
+    before = kiln.device_stats(dev)
     got = losses(on_device, on_device, OPTIMIZERS["sgd_momentum"](on_device.parameters()),
                  xd, yd, 20)
+    moved = {k: kiln.device_stats(dev)[k] - before[k]
+             for k in ("bytes_to_device", "bytes_from_device")}
     torch.testing.assert_close(torch.tensor(got), torch.tensor(want), rtol=1e-4, atol=1e-5)
+    # Weights, gradients and momentum stay on the agent between steps, and
+    # so does the batch: the weights and the batch travel once (plus a
+    # 0-d scalar or two per step), and each step's loss comes back.
+    weights = sum(p.numel() * 4 for p in on_device.parameters())
+    assert moved["bytes_to_device"] <= weights + x.nbytes + y.nbytes + 20 * 8, moved
+    assert moved["bytes_from_device"] == 20 * 4, moved
     for (name, p), q in zip(on_device.named_parameters(), eager.parameters()):
         torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-4, atol=1e-5,
                                    msg=name)

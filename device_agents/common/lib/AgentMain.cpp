@@ -76,6 +76,7 @@ struct CommonFlags {
   std::string cacheDir;
   std::string agentId;
   int64_t residentBytes = int64_t{4} << 30;
+  int64_t heldTensorBytes = TaskRunner::kDefaultHeldBytes;
   std::string taskThreads = "auto";
   std::string taskVerifyKey;
   std::string tlsCa;
@@ -122,6 +123,10 @@ std::unique_ptr<Settings> declareFlags(std::string_view program,
   settings->byteSize("resident-bytes", common.residentBytes,
                      "memory budget for resident parameters (K/M/G/KiB/MiB/"
                      "GiB)");
+  settings->byteSize("held-tensor-bytes", common.heldTensorBytes,
+                     "memory budget, per daemon, for the outputs callers ask "
+                     "the devices to keep between calls (ExecuteRequest."
+                     "keep_outputs); past it such calls are RESOURCE_EXHAUSTED");
   settings
       ->text("task-threads", common.taskThreads,
              "tasks run at once (at least one per device); auto: the CPUs "
@@ -296,6 +301,7 @@ parseAgentFlags(const std::vector<std::string> &args, std::string_view kindView,
         "' must be non-empty and contain no '/' (device ids are "
         "<agent id>/<index>)"));
   options.residentBytes = common.residentBytes;
+  options.heldTensorBytes = common.heldTensorBytes;
   options.taskThreads = *parseThreadCount(common.taskThreads);
   options.maxLoadedExecutables =
       static_cast<size_t>(common.maxLoadedExecutables);

@@ -129,7 +129,7 @@ AgentSession::AgentSession(AgentOptions options, DeviceBackend &backend,
       agentStub(v1::Agent::NewStub(channel)), stores(std::move(sharedStores)),
       blobs(channel),
       runner(backend, *stores->cache, stores->resident, blobs,
-             opts.maxLoadedExecutables) {}
+             opts.maxLoadedExecutables, opts.heldTensorBytes) {}
 
 AgentSession::~AgentSession() { stop(); }
 

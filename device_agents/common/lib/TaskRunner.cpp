@@ -129,6 +129,9 @@ absl::Status validateTask(const v1::Task &task, std::string_view kindView,
     int64_t want = *byteSize(argument.type());
     int64_t have;
     switch (input.payload_case()) {
+    case v1::Tensor::kHeld:
+      have = want; // its type is checked against the held tensor's
+      break;
     case v1::Tensor::kData:
       have = static_cast<int64_t>(input.data().size());
       break;
@@ -152,6 +155,17 @@ absl::Status validateTask(const v1::Task &task, std::string_view kindView,
           absl::StrCat("input ", i, " ('", argument.name(), "') has ", have,
                        " bytes, ", formatType(argument.type()), " needs ",
                        want));
+  }
+  std::vector<bool> kept(manifest.outputs_size(), false);
+  for (uint32_t index : task.keep_outputs()) {
+    if (index >= static_cast<uint32_t>(manifest.outputs_size()))
+      return absl::InvalidArgumentError(
+          absl::StrCat("keep_outputs names output ", index,
+                       "; the executable has ", manifest.outputs_size()));
+    if (kept[index])
+      return absl::InvalidArgumentError(
+          absl::StrCat("keep_outputs names output ", index, " twice"));
+    kept[index] = true;
   }
   return absl::OkStatus();
 }
@@ -330,8 +344,24 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
     parameters.push_back(std::move(*parameter));
   }
   std::vector<AlignedBuffer> inputs;
+  std::vector<HeldTensors::Buffer> heldInputs;
   std::vector<void *> inputPointers;
   for (int i = 0; i < task.inputs_size(); ++i) {
+    if (task.inputs(i).payload_case() == v1::Tensor::kHeld) {
+      std::string where =
+          absl::StrCat("input ", i, " ('", manifest.inputs(i).name(), "')");
+      absl::StatusOr<HeldTensors::Held> tensor = held.find(task.inputs(i).held());
+      if (!tensor.ok())
+        return annotate(tensor.status(), where);
+      if (!sameType(tensor->type, manifest.inputs(i).type()))
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": the held tensor is ", formatType(tensor->type),
+            ", the executable takes ", formatType(manifest.inputs(i).type())));
+      // Executables never write their inputs; the C ABI has no const.
+      inputPointers.push_back(const_cast<uint8_t *>(tensor->buffer->data()));
+      heldInputs.push_back(std::move(tensor->buffer));
+      continue;
+    }
     const UniqueFd *file = nullptr;
     if (files)
       for (const auto &[index, fd] : files->inputs)
@@ -356,16 +386,18 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
   // Large outputs over the local link: written by the executable straight
   // into memfds that kilnd maps. Small ones among them stay inline.
   bool sharedOutputs = !inlineOutputs && files && files->outputsAsFiles;
-  std::vector<bool> inlined;
+  std::vector<bool> inlined, kept(manifest.outputs_size(), false);
+  for (uint32_t index : task.keep_outputs())
+    kept[index] = true;
   int64_t inlinedBytes = 0;
-  for (const v1::ManifestArgument &argument : manifest.outputs()) {
-    int64_t size = *byteSize(argument.type());
+  for (int i = 0; i < manifest.outputs_size(); ++i) {
+    int64_t size = *byteSize(manifest.outputs(i).type());
     bool small = sharedOutputs && size < kMinSharedOutputBytes &&
                  inlinedBytes + size <= kMaxInlineOutputBytes;
     inlinedBytes += small ? size : 0;
     inlined.push_back(inlineOutputs || small);
     ASSIGN_OR_RETURN(AlignedBuffer output,
-                     sharedOutputs && !small && size > 0
+                     sharedOutputs && !small && !kept[i] && size > 0
                          ? AlignedBuffer::allocateShared(size)
                          : AlignedBuffer::allocate(size));
     outputs.push_back(std::move(output));
@@ -382,9 +414,21 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
   RETURN_IF_ERROR(annotate(ran.status(), "running the executable"));
   *result.mutable_counters() = *ran;
 
+  // Kept outputs first, all or none (the budget), so that a refusal
+  // leaves nothing held and returns nothing.
+  std::vector<std::pair<AlignedBuffer, v1::TensorType>> keeping;
+  for (uint32_t index : task.keep_outputs())
+    keeping.emplace_back(std::move(outputs[index]), manifest.outputs(index).type());
+  ASSIGN_OR_RETURN(std::vector<std::string> handles,
+                   held.holdAll(std::move(keeping)));
+  size_t nextHandle = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {
     v1::Tensor *tensor = result.add_outputs();
     *tensor->mutable_type() = manifest.outputs(static_cast<int>(i)).type();
+    if (kept[i]) {
+      tensor->set_held(handles[nextHandle++]);
+      continue;
+    }
     if (inlined[i]) {
       tensor->set_data(std::string(outputs[i].view()));
       continue;
@@ -412,7 +456,13 @@ v1::TaskResult TaskRunner::run(const v1::Task &task, LocalFiles *files) {
   v1::TaskResult result;
   result.set_task_id(task.task_id());
   absl::Status status = runTask(task, result, files);
+  // Released whatever happened: the caller is done with them.
+  for (const std::string &handle : task.release())
+    held.release(handle);
   if (!status.ok()) {
+    for (const v1::Tensor &output : result.outputs())
+      if (output.payload_case() == v1::Tensor::kHeld)
+        held.release(output.held()); // nobody will learn its handle
     result.clear_outputs();
     if (files)
       files->outputs.clear();

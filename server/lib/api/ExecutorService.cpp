@@ -66,6 +66,8 @@ absl::Status checkTensor(const v1::Tensor &tensor,
     if (!store.contains(tensor.blob()))
       missing.push_back(absl::StrCat(where, " ", formatDigest(tensor.blob())));
     return absl::OkStatus();
+  case v1::Tensor::kHeld:
+    return absl::OkStatus(); // placeHeldTensors checks it
   default:
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": tensor has neither data nor blob"));
@@ -75,7 +77,8 @@ absl::Status checkTensor(const v1::Tensor &tensor,
 /// The daemon never passes on outputs that do not match the manifest.
 /// Outputs in `files` (sizes checked with their seals) have no payload.
 absl::Status checkOutputs(const v1::TaskResult &result,
-                          const Arguments &expected, const TensorFiles &files) {
+                          const Arguments &expected, const TensorFiles &files,
+                          const std::vector<bool> &kept) {
   auto inFile = [&files](int index) {
     for (const auto &[output, file] : files)
       if (output == index)
@@ -89,8 +92,15 @@ absl::Status checkOutputs(const v1::TaskResult &result,
   for (int i = 0; i < expected.size(); ++i) {
     const v1::Tensor &output = result.outputs(i);
     absl::StatusOr<int64_t> size = byteSize(expected[i].type());
+    // A kept output comes back as a handle, and only a kept one does.
+    if (kept[i] != (output.payload_case() == v1::Tensor::kHeld))
+      return absl::InternalError(absl::StrCat(
+          "device returned output ", i, " ('", expected[i].name(), "') ",
+          kept[i] ? "with its bytes; the call asked the device to keep it"
+                  : "as a held tensor; the call did not ask to keep it"));
     bool sizeOk =
-        inFile(i) ? output.payload_case() == v1::Tensor::PAYLOAD_NOT_SET
+        kept[i]     ? !output.held().empty()
+        : inFile(i) ? output.payload_case() == v1::Tensor::PAYLOAD_NOT_SET
         : output.payload_case() == v1::Tensor::kBlob
             ? size.ok() && output.blob().size_bytes() == *size
             : size.ok() &&
@@ -104,7 +114,56 @@ absl::Status checkOutputs(const v1::TaskResult &result,
   return absl::OkStatus();
 }
 
+/// Which outputs the request asks the device to keep (indices checked by
+/// placeHeldTensors).
+std::vector<bool> keptOutputs(const v1::ExecuteRequest &request,
+                              const v1::ExecutableManifest &manifest) {
+  std::vector<bool> kept(manifest.outputs_size(), false);
+  for (uint32_t index : request.keep_outputs())
+    kept[index] = true;
+  return kept;
+}
+
 } // namespace
+
+absl::StatusOr<std::string>
+ExecutorService::placeHeldTensors(const v1::ExecuteRequest &request,
+                                  const v1::ExecutableManifest &manifest) const {
+  std::vector<bool> kept(manifest.outputs_size(), false);
+  for (uint32_t index : request.keep_outputs()) {
+    if (index >= static_cast<uint32_t>(manifest.outputs_size()))
+      return absl::InvalidArgumentError(
+          absl::StrCat("keep_outputs names output ", index,
+                       "; the executable has ", manifest.outputs_size()));
+    if (kept[index])
+      return absl::InvalidArgumentError(
+          absl::StrCat("keep_outputs names output ", index, " twice"));
+    kept[index] = true;
+  }
+  std::string device;
+  int deviceInput = -1;
+  for (int i = 0; i < request.inputs_size(); ++i) {
+    const v1::Tensor &input = request.inputs(i);
+    if (input.payload_case() != v1::Tensor::kHeld)
+      continue;
+    std::string where =
+        absl::StrCat("input ", i, " ('", manifest.inputs(i).name(), "')");
+    absl::StatusOr<HeldTensorIndex::Entry> entry = held.find(input.held());
+    if (!entry.ok())
+      return annotate(entry.status(), where);
+    if (!sameType(entry->type, manifest.inputs(i).type()))
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": the held tensor is ", formatType(entry->type),
+          ", the executable takes ", formatType(manifest.inputs(i).type())));
+    if (deviceInput >= 0 && entry->deviceId != device)
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, " is held by device ", entry->deviceId, " and input ",
+          deviceInput, " by ", device, "; one call runs on one device"));
+    device = entry->deviceId;
+    deviceInput = i;
+  }
+  return device;
+}
 
 ExecutorService::ExecutorService(ContentStore &store,
                                  const ExecutableNamespace &executables,
@@ -301,8 +360,21 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
     return gone;
   }
 
+  absl::StatusOr<std::string> pinnedDevice =
+      placeHeldTensors(request, (*record)->manifest());
+  if (!pinnedDevice.ok()) {
+    spdlog::warn("execute {} rejected: {}", executable,
+                 std::string(pinnedDevice.status().message()));
+    return pinnedDevice.status();
+  }
+  // Released after this call, on their device (with this task when it runs
+  // there, else with the next one that does).
+  for (const std::string &handle : request.release())
+    held.release(handle);
+
   v1::Task task;
   *task.mutable_executable() = request.executable();
+  *task.mutable_keep_outputs() = request.keep_outputs();
   // The agent needs the manifest and the artifact, not the stage dumps or
   // the cost report (kilobytes per call for a large graph).
   v1::ExecutableRecord &taskRecord = *task.mutable_record();
@@ -335,7 +407,8 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
   Gauge &queueDepth = metrics.queueDepth.labels({target});
   queueDepth.inc();
   absl::StatusOr<ScheduledResult> scheduled =
-      scheduler.run(target, std::move(task), deadline, &fileInputs);
+      scheduler.run(target, std::move(task), deadline, &fileInputs,
+                    *pinnedDevice, &held);
   queueDepth.dec();
   if (scheduled.ok())
     metrics.queueWaitSeconds.labels({target}).observe(scheduled->queueUs /
@@ -349,7 +422,12 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
                          : storeOutputFiles(*scheduled);
   if (status.ok())
     status = checkOutputs(scheduled->result, (*record)->manifest().outputs(),
-                          scheduled->outputFiles);
+                          scheduled->outputFiles,
+                          keptOutputs(request, (*record)->manifest()));
+  if (status.ok())
+    for (const v1::Tensor &output : scheduled->result.outputs())
+      if (output.payload_case() == v1::Tensor::kHeld)
+        held.add(output.held(), scheduled->deviceId, output.type());
   std::string device = scheduled.ok() ? scheduled->deviceId : "none";
   metrics.executions.labels({device, status.ok() ? "ok" : "error"}).inc();
   metrics.executeSeconds.labels({device}).observe(

@@ -210,16 +210,27 @@ DeviceRegistry::acquire(const std::string &kind,
                         const absl::flat_hash_set<const AgentConnection *> &excluded,
                         Clock::time_point waitUntil,
                         const std::vector<std::string> &requiredFeatures,
-                        const std::string &kernelLibrary) {
+                        const std::string &kernelLibrary,
+                        const std::string &onlyDevice) {
   std::unique_lock<std::mutex> lock(mutex);
   while (true) {
+    if (!onlyDevice.empty()) {
+      auto pinned = devices.find(onlyDevice);
+      if (pinned == devices.end() || pinned->second.device.kind() != kind ||
+          excluded.contains(pinned->second.session.get()))
+        return absl::FailedPreconditionError(absl::StrCat(
+            "device ", onlyDevice,
+            ", which holds the call's held inputs, is no longer registered "
+            "as a ", kind, " device: the tensors it held are gone"));
+    }
     Entry *best = nullptr;
     int registered = 0;
     absl::Status unfit; // why the first device that cannot run the code can't
     int fitting = 0;
     for (auto &[id, entry] : devices) {
       if (entry.device.kind() != kind ||
-          excluded.contains(entry.session.get()))
+          excluded.contains(entry.session.get()) ||
+          (!onlyDevice.empty() && id != onlyDevice))
         continue;
       ++registered;
       absl::Status fits = checkDeviceFeatures(entry.device, entry.cpuFeatures,

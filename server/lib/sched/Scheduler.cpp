@@ -22,7 +22,8 @@ Scheduler::Scheduler(DeviceRegistry &registry,
 
 absl::StatusOr<ScheduledResult>
 Scheduler::run(const std::string &kind, v1::Task task,
-               Clock::time_point deadline, FileInputs *fileInputs) {
+               Clock::time_point deadline, FileInputs *fileInputs,
+               const std::string &pinnedDevice, HeldTensorIndex *held) {
   const Clock::time_point start = Clock::now();
   const std::string baseId = absl::StrCat("task-", nextTaskId.fetch_add(1));
   absl::flat_hash_set<const AgentConnection *> excluded;
@@ -40,7 +41,8 @@ Scheduler::run(const std::string &kind, v1::Task task,
         attempt == 0 ? std::min(start + deviceWait, deadline) : Clock::now();
     absl::StatusOr<DeviceLease> lease =
         registry.acquire(kind, excluded, waitUntil, required,
-                         task.record().manifest().kernel_library());
+                         task.record().manifest().kernel_library(),
+                         pinnedDevice);
     if (!lease.ok()) {
       if (attempt > 0)
         return absl::UnavailableError(
@@ -54,6 +56,8 @@ Scheduler::run(const std::string &kind, v1::Task task,
     }
     task.set_task_id(attempt == 0 ? baseId : absl::StrCat(baseId, ".", attempt));
     task.set_device_id(lease->deviceId);
+    if (held)
+      held->takeReleases(lease->deviceId, task);
     int64_t queueUs = std::chrono::duration_cast<std::chrono::microseconds>(
                           Clock::now() - start)
                           .count();

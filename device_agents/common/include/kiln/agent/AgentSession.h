@@ -47,6 +47,9 @@ struct AgentOptions {
   int taskThreads = 1;
   /// Executables kept loaded (TaskRunner's least-recently-used cap).
   size_t maxLoadedExecutables = 256;
+  /// Byte budget of the tensors callers ask devices to keep
+  /// (ExecuteRequest.keep_outputs), per daemon served.
+  int64_t heldTensorBytes = TaskRunner::kDefaultHeldBytes;
   /// PEM file of the daemon's task key (its <cache-dir>/keys/
   /// task-public-key.pem); empty: trust the key the daemon sends when the
   /// agent registers (logged as a warning: a man in the middle could send

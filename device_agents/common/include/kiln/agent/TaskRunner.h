@@ -13,6 +13,7 @@
 #include "kiln/agent/BlobCache.h"
 #include "kiln/agent/DaemonBlobs.h"
 #include "kiln/agent/DeviceBackend.h"
+#include "kiln/agent/HeldTensors.h"
 #include "kiln/agent/ResidentSet.h"
 
 #include "kiln/v1/agent.pb.h"
@@ -56,14 +57,18 @@ public:
 
   /// Executables kept loaded by default; a partitioned graph is several.
   static constexpr size_t kDefaultMaxLoaded = 256;
+  /// Bytes of held tensors (ExecuteRequest.keep_outputs) by default.
+  static constexpr int64_t kDefaultHeldBytes = int64_t{2} << 30;
 
   /// Keeps at most `maxLoaded` executables loaded (at least 1): past it the
   /// least recently used is released (a task still running it keeps it
   /// alive until it finishes) and loads again when next needed.
+  /// Holds at most `heldBytes` of tensors that tasks asked to keep.
   TaskRunner(DeviceBackend &backend, BlobCache &cache, ResidentSet &resident,
-             DaemonBlobs &blobs, size_t maxLoaded = kDefaultMaxLoaded)
+             DaemonBlobs &blobs, size_t maxLoaded = kDefaultMaxLoaded,
+             int64_t heldBytes = kDefaultHeldBytes)
       : backend(backend), cache(cache), resident(resident), blobs(blobs),
-        maxLoaded(maxLoaded ? maxLoaded : 1) {}
+        held(heldBytes), maxLoaded(maxLoaded ? maxLoaded : 1) {}
 
   /// Runs `task`. Never fails: a problem becomes the result's code (the
   /// google.rpc.Code numbering absl shares) and message.
@@ -83,6 +88,9 @@ public:
 
   /// Number of executables currently loaded.
   size_t loadedExecutables() const;
+
+  /// The tensors tasks asked this runner's devices to keep.
+  const HeldTensors &heldTensors() const { return held; }
 
 private:
   absl::Status runTask(const v1::Task &task, v1::TaskResult &result,
@@ -109,6 +117,7 @@ private:
   BlobCache &cache;
   ResidentSet &resident;
   DaemonBlobs &blobs;
+  HeldTensors held;
 
   mutable std::mutex verifierMutex;
   std::shared_ptr<const TaskVerifier> verifier; // guarded by verifierMutex

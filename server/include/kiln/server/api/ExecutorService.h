@@ -79,6 +79,15 @@ public:
   validate(const v1::ExecuteRequest &request,
            const TensorFiles &inputFiles = {}) const;
 
+  /// The device that holds the request's held inputs ("" when it names
+  /// none), after checking each against the manifest's input type and the
+  /// keep_outputs indices: FAILED_PRECONDITION for a handle kilnd does not
+  /// know, INVALID_ARGUMENT for a type mismatch, inputs held by different
+  /// devices, or a bad or repeated output index.
+  absl::StatusOr<std::string>
+  placeHeldTensors(const v1::ExecuteRequest &request,
+                   const v1::ExecutableManifest &manifest) const;
+
 private:
   /// Stores the outputs the device passed in files as in-transit blobs.
   absl::Status storeOutputFiles(ScheduledResult &scheduled);
@@ -95,6 +104,8 @@ private:
   const AccessPolicy &access;
   mutable RecordCache records{store};
   mutable ParameterSetCache parameterSets{store};
+  /// Tensors devices hold for callers (ExecuteRequest.keep_outputs).
+  HeldTensorIndex held;
   LocalSessions *localSessions = nullptr;
 };
 

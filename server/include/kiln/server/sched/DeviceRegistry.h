@@ -94,13 +94,16 @@ public:
   /// does; FAILED_PRECONDITION naming the missing features or library, at
   /// once, when devices of the kind are registered but none has them;
   /// UNAVAILABLE at once for a kind no agent has served and none is expected
-  /// (expectAgents), naming the kinds there are.
+  /// (expectAgents), naming the kinds there are. A non-empty `onlyDevice`
+  /// is the one device that may be leased: FAILED_PRECONDITION at once when
+  /// it is not registered (or its session is excluded).
   absl::StatusOr<DeviceLease>
   acquire(const std::string &kind,
           const absl::flat_hash_set<const AgentConnection *> &excluded,
           Clock::time_point waitUntil,
           const std::vector<std::string> &requiredFeatures = {},
-          const std::string &kernelLibrary = "");
+          const std::string &kernelLibrary = "",
+          const std::string &onlyDevice = "");
 
   /// Returns a lease: the device's queue depth drops by one.
   void release(const DeviceLease &lease);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "kiln/server/sched/DeviceRegistry.h"
+#include "kiln/server/sched/HeldTensorIndex.h"
 #include "kiln/v1/agent.pb.h"
 
 #include "absl/status/statusor.h"
@@ -59,9 +60,15 @@ public:
   /// DEADLINE_EXCEEDED when no answer arrives in time.
   /// `fileInputs` (may be null) go with the task as files where the
   /// device's link passes them, else as blobs.
+  /// A non-empty `pinnedDevice` (it holds the task's held inputs) is the
+  /// only device the task may run on: FAILED_PRECONDITION when it is gone.
+  /// Releases of held tensors waiting for the chosen device (`held`, may be
+  /// null) go with the task.
   absl::StatusOr<ScheduledResult> run(const std::string &kind, v1::Task task,
                                       Clock::time_point deadline,
-                                      FileInputs *fileInputs = nullptr);
+                                      FileInputs *fileInputs = nullptr,
+                                      const std::string &pinnedDevice = "",
+                                      HeldTensorIndex *held = nullptr);
 
 private:
   DeviceRegistry &registry;
