@@ -70,11 +70,11 @@ def twins(name):
     return eager, kiln_model, shape
 
 
-def losses(model, step_fn, optimizer, x, y, steps):
+def losses(model, step_fn, optimizer, x, y, steps, loss_fn=F.cross_entropy):
     curve = []
     for _ in range(steps):
         optimizer.zero_grad()
-        loss = F.cross_entropy(step_fn(x), y)
+        loss = loss_fn(step_fn(x), y)
         loss.backward()
         optimizer.step()
         curve.append(loss.item())
@@ -155,15 +155,8 @@ def test_encoder_block_trains_like_eager(kilnd):
     x, target = torch.randn(4, 6, 32, generator=g), torch.randn(4, 6, 32, generator=g)
 
     def curve(model, step):
-        optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-        out = []
-        for _ in range(20):
-            optimizer.zero_grad()
-            loss = F.mse_loss(step(x), target)
-            loss.backward()
-            optimizer.step()
-            out.append(loss.item())
-        return out
+        return losses(model, step, torch.optim.Adam(model.parameters(), lr=1e-3), x, target,
+                      20, loss_fn=F.mse_loss)
 
     want = curve(eager, eager)
     got = curve(trained, torch.compile(trained, backend=kiln.backend(kilnd.address)))

@@ -77,4 +77,19 @@ bool sameType(const v1::TensorType &a, const v1::TensorType &b) {
   return true;
 }
 
+absl::StatusOr<std::vector<bool>>
+keptOutputMask(const google::protobuf::RepeatedField<uint32_t> &keep, int outputs) {
+  std::vector<bool> kept(outputs, false);
+  for (uint32_t index : keep) {
+    if (index >= static_cast<uint32_t>(outputs))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "keep_outputs names output ", index, "; the executable has ", outputs));
+    if (kept[index])
+      return absl::InvalidArgumentError(
+          absl::StrCat("keep_outputs names output ", index, " twice"));
+    kept[index] = true;
+  }
+  return kept;
+}
+
 } // namespace kiln

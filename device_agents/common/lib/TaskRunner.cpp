@@ -156,18 +156,7 @@ absl::Status validateTask(const v1::Task &task, std::string_view kindView,
                        " bytes, ", formatType(argument.type()), " needs ",
                        want));
   }
-  std::vector<bool> kept(manifest.outputs_size(), false);
-  for (uint32_t index : task.keep_outputs()) {
-    if (index >= static_cast<uint32_t>(manifest.outputs_size()))
-      return absl::InvalidArgumentError(
-          absl::StrCat("keep_outputs names output ", index,
-                       "; the executable has ", manifest.outputs_size()));
-    if (kept[index])
-      return absl::InvalidArgumentError(
-          absl::StrCat("keep_outputs names output ", index, " twice"));
-    kept[index] = true;
-  }
-  return absl::OkStatus();
+  return keptOutputMask(task.keep_outputs(), manifest.outputs_size()).status();
 }
 
 void TaskRunner::setTaskVerifier(std::shared_ptr<const TaskVerifier> key) {
@@ -386,9 +375,9 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
   // Large outputs over the local link: written by the executable straight
   // into memfds that kilnd maps. Small ones among them stay inline.
   bool sharedOutputs = !inlineOutputs && files && files->outputsAsFiles;
-  std::vector<bool> inlined, kept(manifest.outputs_size(), false);
-  for (uint32_t index : task.keep_outputs())
-    kept[index] = true;
+  std::vector<bool> inlined;
+  ASSIGN_OR_RETURN(std::vector<bool> kept,
+                   keptOutputMask(task.keep_outputs(), manifest.outputs_size()));
   int64_t inlinedBytes = 0;
   for (int i = 0; i < manifest.outputs_size(); ++i) {
     int64_t size = *byteSize(manifest.outputs(i).type());

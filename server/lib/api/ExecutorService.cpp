@@ -93,13 +93,14 @@ absl::Status checkOutputs(const v1::TaskResult &result,
     const v1::Tensor &output = result.outputs(i);
     absl::StatusOr<int64_t> size = byteSize(expected[i].type());
     // A kept output comes back as a handle, and only a kept one does.
-    if (kept[i] != (output.payload_case() == v1::Tensor::kHeld))
+    bool keep = static_cast<size_t>(i) < kept.size() && kept[i];
+    if (keep != (output.payload_case() == v1::Tensor::kHeld))
       return absl::InternalError(absl::StrCat(
           "device returned output ", i, " ('", expected[i].name(), "') ",
-          kept[i] ? "with its bytes; the call asked the device to keep it"
-                  : "as a held tensor; the call did not ask to keep it"));
+          keep ? "with its bytes; the call asked the device to keep it"
+               : "as a held tensor; the call did not ask to keep it"));
     bool sizeOk =
-        kept[i]     ? !output.held().empty()
+        keep        ? !output.held().empty()
         : inFile(i) ? output.payload_case() == v1::Tensor::PAYLOAD_NOT_SET
         : output.payload_case() == v1::Tensor::kBlob
             ? size.ok() && output.blob().size_bytes() == *size
@@ -114,32 +115,13 @@ absl::Status checkOutputs(const v1::TaskResult &result,
   return absl::OkStatus();
 }
 
-/// Which outputs the request asks the device to keep (indices checked by
-/// placeHeldTensors).
-std::vector<bool> keptOutputs(const v1::ExecuteRequest &request,
-                              const v1::ExecutableManifest &manifest) {
-  std::vector<bool> kept(manifest.outputs_size(), false);
-  for (uint32_t index : request.keep_outputs())
-    kept[index] = true;
-  return kept;
-}
-
 } // namespace
 
 absl::StatusOr<std::string>
 ExecutorService::placeHeldTensors(const v1::ExecuteRequest &request,
                                   const v1::ExecutableManifest &manifest) const {
-  std::vector<bool> kept(manifest.outputs_size(), false);
-  for (uint32_t index : request.keep_outputs()) {
-    if (index >= static_cast<uint32_t>(manifest.outputs_size()))
-      return absl::InvalidArgumentError(
-          absl::StrCat("keep_outputs names output ", index,
-                       "; the executable has ", manifest.outputs_size()));
-    if (kept[index])
-      return absl::InvalidArgumentError(
-          absl::StrCat("keep_outputs names output ", index, " twice"));
-    kept[index] = true;
-  }
+  RETURN_IF_ERROR(
+      keptOutputMask(request.keep_outputs(), manifest.outputs_size()).status());
   std::string device;
   int deviceInput = -1;
   for (int i = 0; i < request.inputs_size(); ++i) {
@@ -423,7 +405,9 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
   if (status.ok())
     status = checkOutputs(scheduled->result, (*record)->manifest().outputs(),
                           scheduled->outputFiles,
-                          keptOutputs(request, (*record)->manifest()));
+                          keptOutputMask(request.keep_outputs(),
+                                         (*record)->manifest().outputs_size())
+                              .value_or(std::vector<bool>()));
   if (status.ok())
     for (const v1::Tensor &output : scheduled->result.outputs())
       if (output.payload_case() == v1::Tensor::kHeld)

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -30,5 +31,10 @@ std::string formatType(const v1::TensorType &type);
 
 /// True when dtype and shape are identical.
 bool sameType(const v1::TensorType &a, const v1::TensorType &b);
+
+/// Which of `outputs` outputs `keep` (ExecuteRequest.keep_outputs, a
+/// Task's) names; INVALID_ARGUMENT for an index past them or one named twice.
+absl::StatusOr<std::vector<bool>>
+keptOutputMask(const google::protobuf::RepeatedField<uint32_t> &keep, int outputs);
 
 } // namespace kiln
