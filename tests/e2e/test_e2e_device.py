@@ -144,7 +144,9 @@ def test_held_tensors_are_released_when_unreferenced(kilnd):
     assert not state._releases and not (handles & set(state._held_on))
 
 
-def test_bad_held_inputs_are_refused_with_the_right_status(client):
+@pytest.mark.parametrize("local", [True, False], ids=["local-socket", "grpc"])
+def test_bad_held_inputs_are_refused_with_the_right_status(kilnd, local):
+    client = kiln.Client(kilnd.address, local=local)
     x = torch.randn(4)
     compiled = client.compile(torch.export.export(_Plus1(), (x,)), target="cpu")
     kept = compiled.run([x], keep_outputs=[0])[0]
@@ -163,6 +165,8 @@ def test_bad_held_inputs_are_refused_with_the_right_status(client):
     forged = kiln.tensors.HeldTensor("held-" + "0" * 32, torch.float32, (4,))
     with pytest.raises(kiln.FailedPreconditionError, match="not held"):
         compiled.run([forged])
+    assert compiled.last_transport == ("local" if local else "grpc")
+    client.close()
 
 
 class _Plus1(torch.nn.Module):
