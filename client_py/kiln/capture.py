@@ -61,8 +61,17 @@ class CapturedFunction(TorchDispatchMode):
         if torch.Tag.nondeterministic_seeded in func.tags:
             # Drawn once, on the host: the function takes the draw as a value
             # (a second draw for the shadow would move the generator on).
-            for real in leaves((out, args)):
-                if isinstance(real, torch.Tensor) and (real in self._shadows or real is out):
+            # What it wrote (normal_'s self) and what it returned are draws;
+            # the arguments it only read keep their shadows.
+            written = {id(t) for i, a in enumerate(func._schema.arguments)
+                       if a.alias_info is not None and a.alias_info.is_write
+                       for t in leaves(args[i] if i < len(args) else kwargs.get(a.name))
+                       if isinstance(t, torch.Tensor)}
+            for real in leaves(out):
+                if isinstance(real, torch.Tensor):
+                    written.add(id(real))
+            for real in [*leaves(args), *leaves(out)]:
+                if isinstance(real, torch.Tensor) and id(real) in written:
                     self._shadows[real] = wrap_host_value(real.detach().clone(), self._state)
             return out
         shadow_args, shadow_kwargs = map_leaves(

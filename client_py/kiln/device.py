@@ -17,6 +17,8 @@ target of one daemon and ``kiln:1`` riscv64 on another.
 
 from __future__ import annotations
 
+import atexit
+import logging
 import threading
 from typing import Any
 
@@ -27,6 +29,7 @@ from kiln.lazy_tensor import DEVICES, DeviceState, device_state, zeros_tensor
 
 __all__ = ["device", "device_stats"]
 
+log = logging.getLogger("kiln.device")
 _lock = threading.Lock()
 _registered = False
 
@@ -122,8 +125,20 @@ def device(address: str | Any = "localhost:50051", target: str = "cpu",
     client = address if not isinstance(address, str) else Client(address)
     with _lock:
         index = len(DEVICES)
-        DEVICES[index] = DeviceState(index, client, target, fallback, options)
+        state = DeviceState(index, client, target, fallback, options)
+        DEVICES[index] = state
+    atexit.register(_release_at_exit, state)
     return torch.device("kiln", index)
+
+
+def _release_at_exit(state: DeviceState) -> None:
+    """What the device still holds for this process is nobody's after it
+    ends: released, so that the agents' --held-tensor-bytes does not fill up
+    over many runs."""
+    try:
+        state.release_all()
+    except Exception as e:  # the daemon may be gone already
+        log.debug("kiln: releasing the tensors %s held at exit failed: %s", state.device, e)
 
 
 def device_stats(dev: torch.device | str | int = 0) -> dict[str, Any]:

@@ -180,7 +180,7 @@ class GraphCut:
         self.uploads: dict[tuple[int, int], Ref] = {}
         if keep_live:
             for ref in self.inputs:
-                if (ref.node.held is None and ref.node.op is None
+                if ((ref.node.held is None or ref.node.held[ref.index] is None)
                         and self._referenced_after(ref.node, nodes)):
                     copy = LazyNode(_CLONE, (ref,), {}, [ref.meta])
                     self.nodes.append(copy)
@@ -259,7 +259,8 @@ class GraphCut:
             source = self.uploads.get(ref.key)
             if source is not None:  # a host value the device now holds too
                 if is_held(outputs[k]):
-                    source.node.held = [None] * len(source.node.metas)
+                    if source.node.held is None:
+                        source.node.held = [None] * len(source.node.metas)
                     source.node.held[source.index] = outputs[k]
                 continue
             if ref.node.pending:

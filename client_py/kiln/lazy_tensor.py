@@ -88,7 +88,9 @@ class DeviceState:
         #: Handles of held tensors nothing refers to any more: released with
         #: the next call (finalizers add to it, from any thread).
         self._releases: list[str] = []
-        self._release_lock = threading.Lock()
+        # Reentrant: a finalizer may run (garbage collection) while this
+        # thread holds it, and it takes it again.
+        self._release_lock = threading.RLock()
         #: handle → the device that holds it (ExecuteResponse.device_id).
         self._held_on: dict[str, str] = {}
 
@@ -126,16 +128,27 @@ class DeviceState:
         inputs = [_input_value(r) for r in cut.inputs]
         # One call runs on one device: values held by another device than
         # the first held input's come to the host first (kilnd may place
-        # calls without held inputs on any device of the target).
-        anchor = next((self._held_on.get(v.handle) for v in inputs
-                       if isinstance(v, HeldTensor)), None)
+        # calls without held inputs on any device of the target). A
+        # partitioned graph (fallback="cpu") runs parts on the host, so it
+        # takes every input there and keeps nothing.
+        anchor = None if compiled.partitioned else next(
+            (self._held_on.get(v.handle) for v in inputs if isinstance(v, HeldTensor)), None)
         for k, (ref, value) in enumerate(zip(cut.inputs, inputs)):
-            if isinstance(value, HeldTensor) and self._held_on.get(value.handle) != anchor:
-                _fetch(ref, self)
+            if isinstance(value, HeldTensor) and (
+                    compiled.partitioned or self._held_on.get(value.handle) != anchor):
+                if ref.node.values[ref.index] is None:
+                    _fetch(ref, self)
                 inputs[k] = ref.node.values[ref.index]
-        keep = ([] if compiled.partitioned else
-                [k for k, r in enumerate(cut.outputs) if r.key not in cut.wanted])
-        outputs = compiled.run(inputs, keep_outputs=keep, release=self._take_releases())
+        if compiled.partitioned:
+            outputs = compiled.run(inputs)
+        else:
+            keep = [k for k, r in enumerate(cut.outputs) if r.key not in cut.wanted]
+            releases = self._take_releases()
+            try:
+                outputs = compiled.run(inputs, keep_outputs=keep, release=releases)
+            except BaseException:
+                self._release_later(releases, forget=False)  # not sent: next time
+                raise
         self.stats.graphs_run += 1
         self.stats.bytes_to_device += sum(_host_bytes(t) for t in inputs)
         self.stats.bytes_from_device += sum(_host_bytes(t) for t in outputs)
@@ -150,11 +163,22 @@ class DeviceState:
                                  [h.handle for h in node.held if h is not None])
         self.stats.held_outputs += len(held)
 
-    def _release_later(self, handles: list[str]) -> None:
+    def _release_later(self, handles: list[str], forget: bool = True) -> None:
         with self._release_lock:
             self._releases.extend(handles)
-            for handle in handles:
-                self._held_on.pop(handle, None)
+            if forget:
+                for handle in handles:
+                    self._held_on.pop(handle, None)
+
+    def release_all(self) -> None:
+        """Releases every handle this process still has on the daemon (run
+        at interpreter exit): each agent frees its tensors with the next
+        task it runs."""
+        with self._release_lock:
+            handles = self._take_releases() + list(self._held_on)
+            self._held_on.clear()
+        if handles:
+            self.client.release_held(handles)
 
     def _take_releases(self) -> list[str]:
         with self._release_lock:

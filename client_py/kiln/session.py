@@ -205,6 +205,14 @@ class Session:
 
     # --- execute --------------------------------------------------------------
 
+    def release_held(self, handles: Sequence[str]) -> int:
+        """Releases held tensors (handles from ``keep_outputs``) without
+        running anything; returns how many the daemon knew."""
+        request = executor_pb2.ReleaseRequest(handles=list(handles))
+        response = self._rpc.call("kiln.v1.Executor/Release", self._rpc.executor.Release,
+                                  request)
+        return response.released
+
     def execute(self, executable: tensor_pb2.Digest | str, inputs: Sequence[torch.Tensor],
                 parameters: Sequence[tensor_pb2.Digest] = ()) -> list[torch.Tensor]:
         """Runs an executable by digest (low level; ``CompiledModel`` is the usual way)."""

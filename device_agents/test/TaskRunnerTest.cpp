@@ -253,6 +253,23 @@ TEST_F(TaskRunnerTest, KeepingPastTheBudgetHoldsNothing) {
   EXPECT_EQ(tight.heldTensors().size(), 0u);
 }
 
+TEST_F(TaskRunnerTest, ReleasesTheTaskDoesNotReadFreeTheBudgetFirst) {
+  TaskRunner tight(backend, *cache, resident, blobs,
+                   TaskRunner::kDefaultMaxLoaded, /*heldBytes=*/300);
+  tight.setTaskVerifier(test::taskVerifier());
+  v1::Task first = axpyTask(64, "first"); // 256 bytes kept
+  first.add_keep_outputs(0);
+  v1::TaskResult kept = tight.run(first);
+  ASSERT_EQ(kept.code(), 0) << kept.message();
+  v1::Task second = axpyTask(64, "second");
+  second.add_keep_outputs(0);
+  second.add_release(kept.outputs(0).held());
+  v1::TaskResult next = tight.run(second);
+  ASSERT_EQ(next.code(), 0) << next.message();
+  EXPECT_EQ(tight.heldTensors().size(), 1u);
+  EXPECT_EQ(tight.heldTensors().heldBytes(), 256);
+}
+
 TEST_F(TaskRunnerTest, KeepOutputsMustNameOutputsOnce) {
   v1::Task task = axpyTask(8, "bad");
   task.add_keep_outputs(1);

@@ -250,8 +250,8 @@ TEST_F(SchedulerTest, APinnedTaskRunsOnItsDeviceAndCarriesItsReleases) {
   FakeAgent agent = connect("a", 2);
   HeldTensorIndex held;
   v1::TensorType type;
-  held.add("held-1", "a/1", type);
-  held.add("held-2", "a/0", type);
+  held.add("held-1", "a/1", "cpu", type);
+  held.add("held-2", "a/0", "cpu", type);
   held.release("held-1");
   held.release("held-2");
   // a/0 is idle and first, but the task's held inputs are on a/1.
@@ -269,6 +269,18 @@ TEST_F(SchedulerTest, APinnedTaskRunsOnItsDeviceAndCarriesItsReleases) {
   EXPECT_EQ(held.size(), 0u);
   EXPECT_EQ(held.find("held-1").status().code(),
             absl::StatusCode::kFailedPrecondition);
+
+  // A task that could not be sent gives its releases back to the queue.
+  held.add("held-3", "a/1", "cpu", type);
+  held.release("held-3");
+  agent.link->broken = true;
+  absl::StatusOr<ScheduledResult> unsent = scheduler.run(
+      "cpu", v1::Task(), Clock::now() + 30s, nullptr, "a/1", &held);
+  EXPECT_FALSE(unsent.ok());
+  v1::Task later;
+  held.takeReleases("a/1", later);
+  ASSERT_EQ(later.release_size(), 1);
+  EXPECT_EQ(later.release(0), "held-3");
 
   // A device that is gone fails at once: what it held is gone with it.
   Clock::time_point start = Clock::now();

@@ -142,6 +142,37 @@ def test_held_tensors_are_released_when_unreferenced(kilnd):
     assert handles <= set(state._releases)
     (torch.ones(2).to(device) * 2).cpu()      # carries the release
     assert not state._releases and not (handles & set(state._held_on))
+    # kilnd no longer knows them (the agent drops them with its next task:
+    # TaskRunnerTest checks that side).
+    plus1 = kilnd_client_compile(kilnd.address, _Plus1(), torch.randn(64, 64))
+    for handle in handles:
+        with pytest.raises(kiln.FailedPreconditionError, match="not held by any device"):
+            plus1.run([kiln.tensors.HeldTensor(handle, torch.float32, (64, 64))])
+
+
+def kilnd_client_compile(address, module, x):
+    return kiln.Client(address).compile(torch.export.export(module, (x,)), target="cpu")
+
+
+def test_release_without_running_anything(kilnd):
+    x = torch.randn(4)
+    compiled = kilnd_client_compile(kilnd.address, _Plus1(), x)
+    kept = compiled.run([x], keep_outputs=[0])[0]
+    client = compiled.session
+    assert client.release_held([kept.handle, "held-unknown"]) == 1
+    assert client.release_held([kept.handle]) == 0
+    with pytest.raises(kiln.FailedPreconditionError, match="not held"):
+        compiled.run([kept])
+
+
+def test_a_partitioned_graph_reads_held_values_from_the_host(host_fallback_dev):
+    """A cut the target cannot compile whole (fallback="cpu") runs partly on
+    the host: values the device holds come back for it first."""
+    x = torch.randn(5, 3)
+    y = x.to(host_fallback_dev) * 2
+    assert y.sum().item() == pytest.approx((x * 2).sum().item(), rel=1e-5)  # y now held
+    got = torch.kthvalue(y, 2, 0).values.cpu()
+    assert torch.equal(got, torch.kthvalue(x * 2, 2, 0).values)
 
 
 @pytest.mark.parametrize("local", [True, False], ids=["local-socket", "grpc"])
@@ -220,7 +251,9 @@ def test_values_needed_now_cut_the_graph(dev):
 
 
 def test_an_op_the_target_lacks_is_an_error_or_reported(dev, host_fallback_dev, caplog):
-    x = torch.randn(5, 3)
+    # A shape no other test compiles kthvalue for: the warning comes with
+    # the compile, and a graph compiled before is not compiled again.
+    x = torch.randn(7, 3)
     with pytest.raises(kiln.UnimplementedError, match="kthvalue"):
         torch.kthvalue(x.to(dev), 2, 0).values.cpu()
     with caplog.at_level(logging.WARNING, logger="kiln.placement"):
@@ -303,6 +336,17 @@ def test_capture_draws_random_values_once(dev):
     assert torch.equal(after, torch.randn(1)), "the capture drew twice"
     assert torch.equal(y, x + noise)
     assert "aten.add" in f.module
+
+
+def test_capture_keeps_inputs_a_random_op_only_reads(dev):
+    x = torch.randn(3)
+    with kiln.capture_function("noise_like", [x], device=dev) as f:
+        h = x * 2
+        y = h + torch.randn_like(h)
+        f.returns([y])
+    assert "aten.mul %arg0" in f.module, f.module
+    x2, noise = torch.randn(3), y - x * 2
+    torch.testing.assert_close(f.compiled(x2, noise), x2 * 2 + noise)
 
 
 def test_capture_refuses_results_from_outside(dev):

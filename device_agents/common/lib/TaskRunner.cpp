@@ -11,6 +11,7 @@
 #include "kiln/common/Status.h"
 #include "kiln/common/TensorTypes.h"
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -403,21 +404,11 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
   RETURN_IF_ERROR(annotate(ran.status(), "running the executable"));
   *result.mutable_counters() = *ran;
 
-  // Kept outputs first, all or none (the budget), so that a refusal
-  // leaves nothing held and returns nothing.
-  std::vector<std::pair<AlignedBuffer, v1::TensorType>> keeping;
-  for (uint32_t index : task.keep_outputs())
-    keeping.emplace_back(std::move(outputs[index]), manifest.outputs(index).type());
-  ASSIGN_OR_RETURN(std::vector<std::string> handles,
-                   held.holdAll(std::move(keeping)));
-  size_t nextHandle = 0;
   for (size_t i = 0; i < outputs.size(); ++i) {
     v1::Tensor *tensor = result.add_outputs();
     *tensor->mutable_type() = manifest.outputs(static_cast<int>(i)).type();
-    if (kept[i]) {
-      tensor->set_held(handles[nextHandle++]);
-      continue;
-    }
+    if (kept[i])
+      continue; // held below, last
     if (inlined[i]) {
       tensor->set_data(std::string(outputs[i].view()));
       continue;
@@ -436,6 +427,16 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
                              absl::StrCat("uploading output ", i)));
     *tensor->mutable_blob() = digest;
   }
+  // Kept outputs last, all or none (the budget): a task that fails holds
+  // nothing, since nobody would learn the handles.
+  std::vector<std::pair<AlignedBuffer, v1::TensorType>> keeping;
+  for (uint32_t index : task.keep_outputs())
+    keeping.emplace_back(std::move(outputs[index]), manifest.outputs(index).type());
+  ASSIGN_OR_RETURN(std::vector<std::string> handles,
+                   held.holdAll(std::move(keeping)));
+  for (int i = 0; i < task.keep_outputs_size(); ++i)
+    result.mutable_outputs(static_cast<int>(task.keep_outputs(i)))
+        ->set_held(handles[i]);
   return absl::OkStatus();
 }
 
@@ -444,14 +445,21 @@ v1::TaskResult TaskRunner::run(const v1::Task &task, LocalFiles *files) {
   ScopedRequestId logContext(task.request_id());
   v1::TaskResult result;
   result.set_task_id(task.task_id());
-  absl::Status status = runTask(task, result, files);
-  // Released whatever happened: the caller is done with them.
+  // The caller is done with its releases whatever happens: those this task
+  // does not read go first (their bytes count against the budget that its
+  // own kept outputs need), the others after it.
+  absl::flat_hash_set<std::string> read;
+  for (const v1::Tensor &input : task.inputs())
+    if (input.payload_case() == v1::Tensor::kHeld)
+      read.insert(input.held());
   for (const std::string &handle : task.release())
-    held.release(handle);
+    if (!read.contains(handle))
+      held.release(handle);
+  absl::Status status = runTask(task, result, files);
+  for (const std::string &handle : task.release())
+    if (read.contains(handle))
+      held.release(handle);
   if (!status.ok()) {
-    for (const v1::Tensor &output : result.outputs())
-      if (output.payload_case() == v1::Tensor::kHeld)
-        held.release(output.held()); // nobody will learn its handle
     result.clear_outputs();
     if (files)
       files->outputs.clear();

@@ -35,6 +35,7 @@ const MethodRoles &methodTable() {
       {"kiln.v1.Compiler/Compile", {Role::User}},
       {"kiln.v1.Executor/Execute", {Role::User}},
       {"kiln.v1.Executor/OpenLocalSession", {Role::User}},
+      {"kiln.v1.Executor/Release", {Role::User}},
       {"kiln.v1.Blobs/FindMissing", {Role::User, Role::Agent}},
       {"kiln.v1.Blobs/Write", {Role::User, Role::Agent}},
       {"kiln.v1.Blobs/Read", {Role::User, Role::Agent}},

@@ -15,6 +15,7 @@
 #include "kiln/server/api/GrpcStatus.h"
 #include "kiln/server/api/RequestScope.h"
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -133,6 +134,10 @@ ExecutorService::placeHeldTensors(const v1::ExecuteRequest &request,
     absl::StatusOr<HeldTensorIndex::Entry> entry = held.find(input.held());
     if (!entry.ok())
       return annotate(entry.status(), where);
+    if (entry->kind != manifest.target())
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, " is held by ", entry->kind, " device ", entry->deviceId,
+          "; this executable runs on ", manifest.target(), " devices"));
     if (!sameType(entry->type, manifest.inputs(i).type()))
       return absl::InvalidArgumentError(absl::StrCat(
           where, ": the held tensor is ", formatType(entry->type),
@@ -264,6 +269,20 @@ grpc::Status ExecutorService::StreamedExecute(
   });
 }
 
+grpc::Status ExecutorService::Release(grpc::ServerContext *context,
+                                      const v1::ReleaseRequest *request,
+                                      v1::ReleaseResponse *response) {
+  RequestScope scope(*context, "kiln.v1.Executor/Release", &metrics);
+  if (grpc::Status denied = access.admit(*context, "kiln.v1.Executor/Release");
+      !denied.ok())
+    return denied;
+  uint32_t known = 0;
+  for (const std::string &handle : request->handles())
+    known += held.release(handle) ? 1 : 0;
+  response->set_released(known);
+  return grpc::Status::OK;
+}
+
 grpc::Status ExecutorService::OpenLocalSession(
     grpc::ServerContext *context, const v1::OpenLocalSessionRequest *,
     v1::LocalSession *response) {
@@ -302,6 +321,12 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
                                   v1::ExecuteResponse &response,
                                   TensorFiles *outputFiles) {
   std::string executable = formatDigest(request.executable());
+  // Released once this call is over, whatever its outcome (it may read
+  // them): they go to their device with the next task that runs there.
+  absl::Cleanup releaseAfterwards = [this, &request] {
+    for (const std::string &handle : request.release())
+      held.release(handle);
+  };
   absl::StatusOr<DrainGate::Ticket> admitted = gate.enter();
   if (!admitted.ok())
     return admitted.status();
@@ -349,11 +374,6 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
                  std::string(pinnedDevice.status().message()));
     return pinnedDevice.status();
   }
-  // Released after this call, on their device (with this task when it runs
-  // there, else with the next one that does).
-  for (const std::string &handle : request.release())
-    held.release(handle);
-
   v1::Task task;
   *task.mutable_executable() = request.executable();
   *task.mutable_keep_outputs() = request.keep_outputs();
@@ -408,10 +428,16 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
                           keptOutputMask(request.keep_outputs(),
                                          (*record)->manifest().outputs_size())
                               .value_or(std::vector<bool>()));
-  if (status.ok())
+  // The device holds what it kept even when the call fails here: recorded
+  // and, on failure, released at once, so that nothing stays held for
+  // nobody.
+  if (scheduled.ok())
     for (const v1::Tensor &output : scheduled->result.outputs())
-      if (output.payload_case() == v1::Tensor::kHeld)
-        held.add(output.held(), scheduled->deviceId, output.type());
+      if (output.payload_case() == v1::Tensor::kHeld) {
+        held.add(output.held(), scheduled->deviceId, target, output.type());
+        if (!status.ok())
+          held.release(output.held());
+      }
   std::string device = scheduled.ok() ? scheduled->deviceId : "none";
   metrics.executions.labels({device, status.ok() ? "ok" : "error"}).inc();
   metrics.executeSeconds.labels({device}).observe(

@@ -10,10 +10,10 @@
 namespace kiln::server {
 
 void HeldTensorIndex::add(const std::string &handle,
-                          const std::string &deviceId,
+                          const std::string &deviceId, const std::string &kind,
                           const v1::TensorType &type) {
   std::lock_guard<std::mutex> lock(mutex);
-  held[handle] = Entry{deviceId, type};
+  held[handle] = Entry{deviceId, kind, type};
 }
 
 absl::StatusOr<HeldTensorIndex::Entry>
@@ -28,13 +28,23 @@ HeldTensorIndex::find(const std::string &handle) const {
   return it->second;
 }
 
-void HeldTensorIndex::release(const std::string &handle) {
+bool HeldTensorIndex::release(const std::string &handle) {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = held.find(handle);
   if (it == held.end())
-    return;
+    return false;
   pending[it->second.deviceId].push_back(handle);
   held.erase(it);
+  return true;
+}
+
+void HeldTensorIndex::returnReleases(const std::string &deviceId,
+                                     const v1::Task &task) {
+  if (task.release().empty())
+    return;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::vector<std::string> &queue = pending[deviceId];
+  queue.insert(queue.end(), task.release().begin(), task.release().end());
 }
 
 void HeldTensorIndex::takeReleases(const std::string &deviceId,

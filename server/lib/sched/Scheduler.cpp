@@ -56,8 +56,6 @@ Scheduler::run(const std::string &kind, v1::Task task,
     }
     task.set_task_id(attempt == 0 ? baseId : absl::StrCat(baseId, ".", attempt));
     task.set_device_id(lease->deviceId);
-    if (held)
-      held->takeReleases(lease->deviceId, task);
     int64_t queueUs = std::chrono::duration_cast<std::chrono::microseconds>(
                           Clock::now() - start)
                           .count();
@@ -72,10 +70,21 @@ Scheduler::run(const std::string &kind, v1::Task task,
       fileInputs->files.clear();
       withFiles = false;
     }
+    if (held)
+      held->takeReleases(lease->deviceId, task);
     static const TensorFiles kNoFiles;
     absl::StatusOr<std::future<TaskOutcome>> future =
         lease->session->dispatch(task, withFiles ? fileInputs->files : kNoFiles);
+    // Releases go back to their device's queue whenever the task may not
+    // have run there (a repeated release is harmless), and never ride a
+    // retry to another device.
+    auto returnReleases = [&] {
+      if (held)
+        held->returnReleases(lease->deviceId, task);
+      task.clear_release();
+    };
     if (!future.ok()) {
+      returnReleases();
       registry.release(*lease);
       excluded.insert(lease->session.get());
       lostSessions.push_back(lease->session);
@@ -86,6 +95,7 @@ Scheduler::run(const std::string &kind, v1::Task task,
       continue;
     }
     if (future->wait_until(deadline) == std::future_status::timeout) {
+      returnReleases();
       lease->session->abandon(task.task_id());
       registry.release(*lease);
       return absl::DeadlineExceededError(
@@ -95,6 +105,7 @@ Scheduler::run(const std::string &kind, v1::Task task,
     TaskOutcome outcome = future->get();
     registry.release(*lease);
     if (!outcome.ok()) {
+      returnReleases();
       excluded.insert(lease->session.get());
       lostSessions.push_back(lease->session);
       lost = absl::UnavailableError(absl::StrCat(

@@ -60,6 +60,11 @@ public:
                    Clock::time_point start, Clock::time_point deadline,
                    v1::ExecuteResponse &response, TensorFiles *outputFiles);
 
+  /// Forgets held tensors; their devices drop them with their next tasks.
+  grpc::Status Release(grpc::ServerContext *context,
+                       const v1::ReleaseRequest *request,
+                       v1::ReleaseResponse *response) override;
+
   /// Answers OpenLocalSession from `sessions` (UNAVAILABLE while null: no
   /// local socket).
   void setLocalSessions(LocalSessions *sessions) { localSessions = sessions; }

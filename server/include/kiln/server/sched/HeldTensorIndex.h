@@ -27,23 +27,28 @@ class HeldTensorIndex {
 public:
   struct Entry {
     std::string deviceId;
+    /// The device's kind (the target of the executable that made it).
+    std::string kind;
     v1::TensorType type;
   };
 
-  /// Outputs `deviceId` kept under these handles.
+  /// An output `deviceId` (of `kind`) kept under `handle`.
   void add(const std::string &handle, const std::string &deviceId,
-           const v1::TensorType &type);
+           const std::string &kind, const v1::TensorType &type);
 
   /// Where `handle` is held; FAILED_PRECONDITION naming it when kilnd knows
   /// no such handle (never issued, released, or its device left).
   absl::StatusOr<Entry> find(const std::string &handle) const;
 
   /// Forgets `handle`; its device drops the tensor with the next task it
-  /// runs (takeReleases). Unknown handles are ignored.
-  void release(const std::string &handle);
+  /// runs (takeReleases). Returns false for an unknown handle (ignored).
+  bool release(const std::string &handle);
 
   /// Adds the releases waiting for `deviceId` to `task` and clears them.
   void takeReleases(const std::string &deviceId, v1::Task &task);
+
+  /// Puts a task's releases back for `deviceId` (the task did not run).
+  void returnReleases(const std::string &deviceId, const v1::Task &task);
 
   size_t size() const;
 
