@@ -198,6 +198,16 @@ class Rpc:
         raise_for_rpc_error(failure, name, {"address": self.address, **(context or {})},
                             request_id=rid)
 
+    def call_once(self, name: str, method: Callable[..., Any], request: Any,
+                  timeout: float) -> Any:
+        """``call`` without waiting for kilnd to come back: one attempt,
+        bounded by ``timeout`` (for work that must not hold up an exit)."""
+        rid = new_request_id()
+        try:
+            return method(request, timeout=timeout, metadata=self.metadata(rid))
+        except grpc.RpcError as err:
+            raise_for_rpc_error(err, name, {"address": self.address}, request_id=rid)
+
     def stream(self, name: str, method: Callable[..., Iterable[Any]], request: Any,
                context: Mapping[str, object] | None = None,
                request_id: str | None = None) -> Iterator[Any]:

@@ -170,15 +170,15 @@ class DeviceState:
                 for handle in handles:
                     self._held_on.pop(handle, None)
 
-    def release_all(self) -> None:
+    def release_all(self, timeout: float = 1.0) -> None:
         """Releases every handle this process still has on the daemon (run
-        at interpreter exit): each agent frees its tensors with the next
-        task it runs."""
+        at interpreter exit, one attempt of at most ``timeout`` seconds):
+        each agent frees its tensors with the next task it runs."""
         with self._release_lock:
             handles = self._take_releases() + list(self._held_on)
             self._held_on.clear()
         if handles:
-            self.client.release_held(handles)
+            self.client.release_held(handles, timeout=timeout)
 
     def _take_releases(self) -> list[str]:
         with self._release_lock:

@@ -205,12 +205,18 @@ class Session:
 
     # --- execute --------------------------------------------------------------
 
-    def release_held(self, handles: Sequence[str]) -> int:
+    def release_held(self, handles: Sequence[str], timeout: float | None = None) -> int:
         """Releases held tensors (handles from ``keep_outputs``) without
-        running anything; returns how many the daemon knew."""
+        running anything; returns how many the daemon knew. With a
+        ``timeout``, one attempt bounded by it (no waiting for kilnd to come
+        back: what the release at exit uses)."""
         request = executor_pb2.ReleaseRequest(handles=list(handles))
-        response = self._rpc.call("kiln.v1.Executor/Release", self._rpc.executor.Release,
-                                  request)
+        if timeout is not None:
+            response = self._rpc.call_once("kiln.v1.Executor/Release",
+                                           self._rpc.executor.Release, request, timeout)
+        else:
+            response = self._rpc.call("kiln.v1.Executor/Release",
+                                      self._rpc.executor.Release, request)
         return response.released
 
     def execute(self, executable: tensor_pb2.Digest | str, inputs: Sequence[torch.Tensor],

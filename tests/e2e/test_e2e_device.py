@@ -10,6 +10,11 @@ order).
 from __future__ import annotations
 
 import logging
+import os
+import pathlib
+import subprocess
+import sys
+import textwrap
 
 import pytest
 import torch
@@ -152,6 +157,27 @@ def test_held_tensors_are_released_when_unreferenced(kilnd):
 
 def kilnd_client_compile(address, module, x):
     return kiln.Client(address).compile(torch.export.export(module, (x,)), target="cpu")
+
+
+def test_a_process_releases_what_it_holds_when_it_exits(kilnd):
+    script = textwrap.dedent(f"""
+        import torch, kiln
+        dev = kiln.device({kilnd.address!r})
+        y = torch.ones(32).to(dev) * 2
+        y.sum().item()                      # y is held now
+        state = kiln.lazy_tensor.device_state(dev)
+        print(" ".join(state._held_on))
+    """)
+    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(kiln.__file__).parents[1])}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    handles = done.stdout.split()
+    assert handles, done.stdout
+    plus1 = kilnd_client_compile(kilnd.address, _Plus1(), torch.randn(32))
+    for handle in handles:
+        with pytest.raises(kiln.FailedPreconditionError, match="not held by any device"):
+            plus1.run([kiln.tensors.HeldTensor(handle, torch.float32, (32,))])
 
 
 def test_release_without_running_anything(kilnd):
