@@ -20,6 +20,7 @@ are dropped.
 from __future__ import annotations
 
 import collections
+import functools
 import itertools
 import weakref
 from typing import Any, Callable, NamedTuple, Sequence
@@ -30,6 +31,14 @@ __all__ = ["LazyNode", "Ref", "GraphCut", "meta_of", "leaves", "map_leaves"]
 
 _serials = itertools.count()
 _CLONE = torch.ops.aten.clone.default
+
+
+@functools.cache
+def decompositions() -> Any:
+    """Kiln's decomposition table, built once per process (it is read on
+    every compile and by every mutating op without a functional form)."""
+    from kiln.export import decomposition_table
+    return decomposition_table()
 
 
 def meta_of(value: torch.Tensor) -> torch.Tensor:
@@ -244,10 +253,9 @@ class GraphCut:
         """The cut as a core-ATen FX graph whose values carry ``meta["val"]``."""
         from torch.fx.experimental.proxy_tensor import make_fx
 
-        from kiln.export import decomposition_table
         examples = [torch.empty_strided(r.meta.shape, r.meta.stride(), dtype=r.meta.dtype)
                     for r in self.inputs]
-        return make_fx(self.replay(), decomposition_table=decomposition_table(),
+        return make_fx(self.replay(), decomposition_table=decompositions(),
                        tracing_mode="fake")(*examples)
 
     def settle(self, outputs: Sequence[Any], is_held: Callable[[Any], bool]) -> None:

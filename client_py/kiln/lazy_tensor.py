@@ -34,7 +34,8 @@ from typing import Any, Callable, Sequence
 import torch
 
 from kiln.errors import UnimplementedError, UnsupportedOpError
-from kiln.lazy_graph import GraphCut, LazyNode, Ref, leaves, map_leaves, meta_of
+from kiln.lazy_graph import (GraphCut, LazyNode, Ref, decompositions, leaves, map_leaves,
+                             meta_of)
 from kiln.tensors import HeldTensor
 
 __all__ = ["KilnTensor", "DeviceState", "DEVICES", "materialise", "device_state",
@@ -554,8 +555,7 @@ def _mutate(func: Any, args: tuple, kwargs: dict) -> Any:
     is_out = any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write
                  for a in func._schema.arguments)
     if functional is None or is_out or len(written) != 1:
-        from kiln.export import decomposition_table
-        decomposition = decomposition_table().get(func)
+        decomposition = decompositions().get(func)
         if decomposition is not None:  # e.g. batch norm updating its running stats
             return decomposition(*args, **kwargs)
         return _on_host(func, args, kwargs, reason="it writes into its arguments")

@@ -121,10 +121,6 @@ class HeldTensor:
     dtype: torch.dtype
     shape: tuple[int, ...]
 
-    @property
-    def nbytes(self) -> int:
-        return payload_size(self.dtype, self.shape)
-
     @classmethod
     def from_output(cls, out: tensor_pb2.Tensor, dtype: torch.dtype) -> "HeldTensor":
         return cls(out.held, dtype, tuple(out.type.shape))
