@@ -15,9 +15,12 @@ Example inputs that are ``torch.nn.Parameter`` become Graph.parameters: their
 bytes are uploaded once (by digest) and stay resident on the device; every
 other tensor (including buffers) is sent as a runtime input on each call.
 
-Kiln needs static shapes. When Dynamo hands over a dynamic graph (it does after
-it sees a second input shape), the backend specialises it per concrete input
-signature at call time; the daemon's compile cache makes repeats cheap.
+When Dynamo hands over a dynamic graph (``dynamic=True``, or automatically
+after it sees a second input shape), the backend compiles it once with
+symbolic sizes (docs/architecture.md, "Variable sizes"): one executable
+serves every size Dynamo's guards let through. A graph whose ops Kiln
+compiles for static sizes only is specialised per concrete input signature
+instead (logged at INFO); the daemon's compile cache makes repeats cheap.
 
 Errors are typed :mod:`kiln.errors` exceptions. With ``fallback="eager"`` a graph
 that fails to compile or run is run eagerly instead, and a WARNING names the
@@ -58,7 +61,8 @@ import torch
 import torch.fx
 
 from kiln.client import Client, CompiledModel
-from kiln.errors import KilnError, UnavailableError, UnsupportedOpError, VerificationError
+from kiln.errors import (KilnError, UnavailableError, UnimplementedError, UnsupportedOpError,
+                         VerificationError)
 from kiln.graph import serialize_graph_module
 from kiln.placement import placement_policy
 
@@ -155,11 +159,72 @@ class _KilnCompiledGraph:
         #: mode "simulate"/"execute": what the device counted on the latest call.
         self.last_counters: dict[str, int] = {}
         self._specs: dict[tuple, _Specialization] = {}
+        #: A dynamic graph's one compile with symbolic sizes (None: not tried
+        #: yet; False: it compiles per input size).
+        self._symbolic: _Specialization | None | bool = None
         self._eager: set[tuple] = set()
         self._lock = threading.Lock()
         out = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
         self._out_container = type(out.args[0]) if isinstance(out.args[0], (tuple, list)) else None
         self._n_outputs = len(out.args[0]) if self._out_container else 1
+
+    def _symbolic_inputs(self) -> list[Any] | None:
+        """The fake values Dynamo traced the graph's placeholders with, when
+        some size among them is symbolic (a dynamic graph); else None."""
+        from kiln.symbolic_sizes import is_symbolic
+        values = [n.meta.get("example_value") for n in self.gm.graph.nodes
+                  if n.op == "placeholder"]
+        dynamic = any(is_symbolic(v) or isinstance(v, torch.Tensor) and any(
+            is_symbolic(d) for d in v.shape) for v in values)
+        return values if dynamic else None
+
+    def _compile_symbolic(self, args: Sequence[Any]) -> _Specialization | None:
+        """The dynamic graph compiled once with symbolic sizes; None (logged)
+        when Kiln compiles some op of it for static sizes only."""
+        values = self._symbolic_inputs()
+        if values is None or len(values) != len(args) or self.mode != "execute":
+            return None
+        tensor_pos = [i for i, v in enumerate(values) if isinstance(v, torch.Tensor)]
+        if any(not isinstance(values[i], torch.SymInt) for i in range(len(values))
+               if i not in tensor_pos):
+            return None  # a plain scalar input: the static path bakes it in
+        gm = self.gm
+
+        def with_sizes(*tensors: torch.Tensor) -> Any:
+            full: list[Any] = list(values)
+            for pos, t in zip(tensor_pos, tensors):
+                full[pos] = t
+            return gm(*full)
+
+        try:
+            lowered = lower_to_core_aten(with_sizes, [values[i] for i in tensor_pos])
+            placeholders = [n for n in lowered.graph.nodes if n.op == "placeholder"]
+            params, param_pos, param_names, input_pos = {}, [], [], []
+            for node, pos in zip(placeholders, tensor_pos):
+                if isinstance(args[pos], torch.nn.Parameter):
+                    params[node.name] = args[pos]
+                    param_pos.append(pos)
+                    param_names.append(node.name)
+                else:
+                    input_pos.append(pos)
+            serialized = serialize_graph_module(lowered, parameters=params, name=self.name)
+            compiled = self.client.compile_serialized(serialized, target=self.target,
+                                                      options=self.options,
+                                                      placement=self.placement)
+        except (UnimplementedError, UnsupportedOpError) as e:
+            log.info("kiln: %s compiles per input size (Kiln takes it with static sizes "
+                     "only): %s", self.name, e)
+            return None
+        except Exception as e:  # AOTAutograd could not trace it symbolically
+            log.info("kiln: %s compiles per input size (no symbolic trace: %s: %s)",
+                     self.name, type(e).__name__, e)
+            return None
+        n_out = len(serialized.graph.outputs)
+        if n_out != self._n_outputs:
+            return None
+        log.debug("kiln: compiled %s once for symbolic sizes %s", self.name,
+                  [f"{d.name} in [{d.min}, {d.max}]" for d in serialized.graph.symbols])
+        return _Specialization(compiled, input_pos, param_pos, param_names, n_out)
 
     def _compile(self, args: Sequence[Any]) -> _Specialization:
         if self.core_aten:
@@ -279,6 +344,12 @@ class _KilnCompiledGraph:
         return specs[-1].compiled.stage_dumps()
 
     def _specialize(self, args: Sequence[Any]) -> _Specialization:
+        if self._symbolic is None and not self.core_aten:
+            symbolic = self._compile_symbolic(args)
+            with self._lock:
+                self._symbolic = symbolic or False
+        if self._symbolic:
+            return self._symbolic
         sig = _signature(args)
         with self._lock:
             spec = self._specs.get(sig)
@@ -339,8 +410,10 @@ class _KilnCompiledGraph:
 
     @property
     def specializations(self) -> list[CompiledModel]:
-        """The executables compiled so far, one per input signature."""
-        return [s.compiled for s in self._specs.values() if s.compiled is not None]
+        """The executables compiled so far: the one with symbolic sizes, or
+        one per input signature."""
+        specs = ([self._symbolic] if self._symbolic else []) + list(self._specs.values())
+        return [s.compiled for s in specs if s.compiled is not None]
 
 
 def _needs_autograd(example_inputs: Sequence[Any]) -> bool:

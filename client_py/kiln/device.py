@@ -12,7 +12,10 @@ hooks and backend module it needs registered from Python; the tensors are
 subclass. docs/architecture.md ("The device") says why both.
 
 Each call of :func:`device` takes the next index: ``kiln:0`` may be the cpu
-target of one daemon and ``kiln:1`` riscv64 on another.
+target of one daemon and ``kiln:1`` riscv64 on another. Autograd records on
+``kiln:0`` only: PyTorch's engine counts one device for a device guard
+written in Python, so an op it would record on a later device raises
+:class:`kiln.UnimplementedError` (inference there works).
 """
 
 from __future__ import annotations

@@ -180,8 +180,13 @@ def serialize_exported(ep: torch.export.ExportedProgram, name: str
                 "inference graphs that change no buffer or parameter (put the model in "
                 "eval mode)")
     graph_name = name or getattr(ep.module_call_graph[0], "fqn", "") or "exported"
+    # The ranges the Dims declared (the ShapeEnv's own start at 2: PyTorch
+    # traces as if no symbolic size were 0 or 1).
+    ranges = {str(symbol): (bounds.lower, bounds.upper)
+              for symbol, bounds in getattr(ep, "range_constraints", {}).items()}
     serialized = serialize_graph_module(ep.graph_module, parameters=parameters,
-                                        name=graph_name, keep_outputs=keep)
+                                        name=graph_name, keep_outputs=keep,
+                                        symbol_ranges=ranges)
     serialized.convention = dataclasses.replace(serialized.convention,
                                                 input_updates=tuple(input_updates))
     return serialized, ep.call_spec.out_spec, ep.call_spec.in_spec

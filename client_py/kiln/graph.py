@@ -15,7 +15,11 @@ Conventions (the contract the daemon's importer reads):
   dtype→dtype, None→none); device, layout and memory_format arguments are
   omitted. Arguments the FX node does
   not give are omitted (the schema default applies).
-* Every value has a static ``TensorType`` from ``node.meta["val"]``. An op with
+* Every value has a ``TensorType`` from ``node.meta["val"]``. A symbolic size
+  (a torch.export ``Dim``) is its traced extent plus its expression over the
+  graph's symbols (``TensorType.symbols``, ``Graph.symbols``; see
+  kiln.symbolic_sizes), as is a symbolic entry of an int list; the FX nodes
+  that compute sizes emit nothing. An op with
   several results (``native_layer_norm``, ``split``...) names them
   ``"<node>.0"``, ``"<node>.1"``...; ``operator.getitem`` nodes emit nothing and
   resolve to those names.
@@ -37,6 +41,7 @@ import torch.fx
 
 from kiln.blobs import tensor_digest
 from kiln.errors import UnsupportedOpError
+from kiln.symbolic_sizes import SymbolTable, is_symbolic
 from kiln.tensors import DTYPE_TO_PROTO
 from kiln.v1 import graph_pb2, tensor_pb2
 
@@ -117,14 +122,22 @@ def _unsupported(node: torch.fx.Node, why: str) -> UnsupportedOpError:
                               context={"node": node.name})
 
 
-def tensor_type_of(node: torch.fx.Node, val: Any) -> tensor_pb2.TensorType:
-    """The static TensorType of a (fake) tensor ``val`` produced by ``node``."""
+def tensor_type_of(node: torch.fx.Node, val: Any,
+                   symbols: SymbolTable | None = None) -> tensor_pb2.TensorType:
+    """The TensorType of a (fake) tensor ``val`` produced by ``node``: its
+    symbolic sizes carry their expressions into ``symbols`` (None: static
+    shapes only)."""
     if not isinstance(val, torch.Tensor):
         raise _unsupported(node, f"produces a {type(val).__name__}, not a tensor; "
                                  "Kiln values are tensors only")
     code = DTYPE_TO_PROTO.get(val.dtype)
     if code is None:
         raise _unsupported(node, f"dtype {val.dtype} is not supported by Kiln")
+    if symbols is not None and any(is_symbolic(d) for d in val.shape):
+        try:
+            return symbols.tensor_type(code, val.shape, f"FX node '{node.name}'")
+        except UnsupportedOpError as e:
+            raise _unsupported(node, str(e)) from None
     shape = []
     for d in val.shape:
         if not isinstance(d, int):
@@ -165,6 +178,8 @@ class _Serializer:
         # among Graph.outputs.
         self.scalars: dict[torch.fx.Node, torch.fx.Node] = {}
         self.scalar_outputs: list[int] = []
+        # Symbolic sizes (torch.export Dims): their symbols and ranges.
+        self.symbols = SymbolTable()
 
     # --- values -------------------------------------------------------------
 
@@ -198,7 +213,7 @@ class _Serializer:
             return
         value = self.graph.inputs.add()
         value.name = node.name
-        value.type.CopyFrom(tensor_type_of(node, _value_meta(node)))
+        value.type.CopyFrom(tensor_type_of(node, _value_meta(node), self.symbols))
         self.input_names.append(node.name)
         self.names[node] = node.name
 
@@ -242,10 +257,17 @@ class _Serializer:
                                          "which Kiln does not support")
             attr.dtype = code
         elif isinstance(value, (list, tuple)):
-            items = list(value)
-            if any(isinstance(v, (torch.SymInt, torch.SymFloat)) for v in items):
+            # A size computed from symbolic sizes is an FX node of its own.
+            items = [v.meta.get("val") if isinstance(v, torch.fx.Node) else v for v in value]
+            if any(isinstance(v, torch.SymFloat) for v in items):
                 raise _unsupported(node, f"argument '{arg.name}' is symbolic ({value}); "
-                                         "Kiln needs static shapes")
+                                         "Kiln's symbolic sizes are integers")
+            if any(isinstance(v, torch.SymInt) for v in items):
+                try:
+                    self.symbols.int_list(items, attr, f"argument '{arg.name}'")
+                except UnsupportedOpError as e:
+                    raise _unsupported(node, str(e)) from None
+                return attr
             if items and all(isinstance(v, bool) for v in items):
                 # bool[] (convolution_backward's output_mask) travels as 0/1.
                 attr.ints.values.extend(int(v) for v in items)
@@ -261,7 +283,8 @@ class _Serializer:
                 attr.ints.values.extend(int(v) for v in items)
         elif isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool)):
             raise _unsupported(node, f"argument '{arg.name}' is symbolic ({value}); "
-                                     "Kiln needs static shapes")
+                                     "Kiln's symbolic sizes reach size lists and tensor "
+                                     "types only")
         else:
             raise _unsupported(node, f"argument '{arg.name}' has type "
                                      f"{type(value).__name__}, which Kiln cannot serialise")
@@ -326,6 +349,10 @@ class _Serializer:
         if op in _SCALAR_OUTPUTS:
             self.scalar_output(node)
             return
+        if isinstance(node.meta.get("val"), (torch.SymInt, torch.SymBool, torch.SymFloat)):
+            # Size arithmetic (sym_size, s0 * s1, guards): its results reach
+            # the size lists that use them as expressions.
+            return
         if op in _ASSERTIONS and not node.users:
             self.assertion(node)
             return
@@ -352,10 +379,16 @@ class _Serializer:
             if arg.name not in given:
                 continue
             value = given[arg.name]
-            if isinstance(value, torch.fx.Node):
+            takes_tensors = "Tensor" in str(arg.type)
+            if isinstance(value, torch.fx.Node) and takes_tensors:
                 pb.arguments.add(name=arg.name, value=self._tensor_name(value, node))
-            elif isinstance(value, (list, tuple)) and (is_optional_tensor_list(arg) or any(
-                    isinstance(v, torch.fx.Node) for v in value)):
+            elif isinstance(value, torch.fx.Node):
+                attr = self._attribute(node, arg, value.meta.get("val"))
+                if attr is not None:
+                    pb.arguments.add(name=arg.name, attribute=attr)
+            elif isinstance(value, (list, tuple)) and takes_tensors and (
+                    is_optional_tensor_list(arg) or any(
+                        isinstance(v, torch.fx.Node) for v in value)):
                 self._tensor_list(node, arg, value, pb)
             else:
                 attr = self._attribute(node, arg, value)
@@ -372,7 +405,7 @@ class _Serializer:
                     names.append("")
                     continue
                 out = pb.outputs.add(name=f"{node.name}.{i}")
-                out.type.CopyFrom(tensor_type_of(node, v))
+                out.type.CopyFrom(tensor_type_of(node, v, self.symbols))
                 names.append(out.name)
             self.names[node] = names
         else:
@@ -380,7 +413,7 @@ class _Serializer:
                 raise _unsupported(node, f"returns a scalar ({type(val).__name__}); "
                                          "only tensors travel as Kiln values")
             out = pb.outputs.add(name=node.name)
-            out.type.CopyFrom(tensor_type_of(node, val))
+            out.type.CopyFrom(tensor_type_of(node, val, self.symbols))
             self.names[node] = node.name
 
     def output(self, node: torch.fx.Node, keep: Sequence[int] | None) -> None:
@@ -412,6 +445,7 @@ class _Serializer:
             else:
                 raise _unsupported(node, f"FX op kind '{node.op}' is not supported "
                                          "(expected a flat core-ATen graph)")
+        self.symbols.declare(self.graph)
         return SerializedGraph(self.graph, self.input_names, self.parameters,
                                CallConvention(scalar_outputs=tuple(self.scalar_outputs)))
 
@@ -419,7 +453,9 @@ class _Serializer:
 def serialize_graph_module(gm: torch.fx.GraphModule, *,
                            parameters: Mapping[str, torch.Tensor] | None = None,
                            name: str = "",
-                           keep_outputs: Sequence[int] | None = None) -> SerializedGraph:
+                           keep_outputs: Sequence[int] | None = None,
+                           symbol_ranges: Mapping[str, tuple[Any, Any]] | None = None
+                           ) -> SerializedGraph:
     """Serialises a core-ATen FX graph (values carrying ``meta["val"]``).
 
     Args:
@@ -430,5 +466,10 @@ def serialize_graph_module(gm: torch.fx.GraphModule, *,
         name: Graph.name (informational).
         keep_outputs: indices into the flattened output node to keep (default:
             all), e.g. only the user outputs of an exported program.
+        symbol_ranges: symbol name → (min, max) of the symbolic sizes, where
+            the caller knows better than the ShapeEnv (an exported program's
+            range_constraints).
     """
-    return _Serializer(gm, parameters or {}, name).run(keep_outputs)
+    serializer = _Serializer(gm, parameters or {}, name)
+    serializer.symbols = SymbolTable(symbol_ranges)
+    return serializer.run(keep_outputs)

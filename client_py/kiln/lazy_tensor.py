@@ -434,7 +434,27 @@ def _contiguous(meta: torch.Tensor) -> torch.Tensor:
                                                          device="meta")
 
 
+def _check_autograd_device(args: tuple) -> None:
+    """Autograd records on kiln:0 only. PyTorch's engine gives each device
+    index a ready queue, counted once per process from the device guard, and
+    a device guard written in Python (torch._C._acc) reports one device: a
+    backward() through kiln:1 would fail inside the engine with an internal
+    assert. So an op that autograd records there is refused up front."""
+    for a in args:
+        items = a if isinstance(a, (list, tuple)) else (a,)
+        for t in items:
+            if isinstance(t, KilnTensor) and t.requires_grad and t.device.index:
+                raise UnimplementedError(
+                    f"autograd on {t.device}: PyTorch's autograd engine serves one Kiln "
+                    "device per process (its Python device guard reports one device), "
+                    "so gradients are recorded on kiln:0 only",
+                    hint="train on the first device made with kiln.device(); other "
+                         "devices run under torch.no_grad()")
+
+
 def _dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
+    if torch.is_grad_enabled():
+        _check_autograd_device(args)
     special = _SPECIAL.get(func)
     if special is not None:
         return special(func, args, kwargs)

@@ -289,44 +289,80 @@ def test_an_op_the_target_lacks_is_an_error_or_reported(dev, host_fallback_dev, 
     assert any("kthvalue" in r.getMessage() for r in caplog.records)
 
 
-def test_lenet_trains_on_the_device_like_eager(dev):
-    eager, on_device, shape = twins("lenet")
-    x, y = data(shape)
-    want = losses(eager, eager, OPTIMIZERS["sgd_momentum"](eager.parameters()), x, y, 20)
-    on_device = on_device.to(dev)
-    assert all(p.device == dev for p in on_device.parameters())
-    assert all(isinstance(p, torch.nn.Parameter) for p in on_device.parameters())
-    xd, yd = x.to(dev), y.to(dev)
-    before = kiln.device_stats(dev)
-    got = losses(on_device, on_device, OPTIMIZERS["sgd_momentum"](on_device.parameters()),
-                 xd, yd, 20)
-    moved = {k: kiln.device_stats(dev)[k] - before[k]
-             for k in ("bytes_to_device", "bytes_from_device")}
-    torch.testing.assert_close(torch.tensor(got), torch.tensor(want), rtol=1e-4, atol=1e-5)
-    # Weights, gradients and momentum stay on the agent between steps, and
-    # so does the batch: the weights and the batch travel once (plus a
-    # 0-d scalar or two per step), and each step's loss comes back.
-    weights = sum(p.numel() * 4 for p in on_device.parameters())
-    assert moved["bytes_to_device"] <= weights + x.nbytes + y.nbytes + 20 * 8, moved
-    assert moved["bytes_from_device"] == 20 * 4, moved
-    for (name, p), q in zip(on_device.named_parameters(), eager.parameters()):
-        torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-4, atol=1e-5,
-                                   msg=name)
+def on_a_fresh_device(kilnd, body: str) -> str:
+    """Runs ``body`` in a child Python in which ``dev`` is kiln:0 on kilnd:
+    PyTorch's autograd engine serves one Kiln device per process (the
+    first), and this process made others before."""
+    script = textwrap.dedent(f"""
+        import sys
+        import torch, kiln
+        sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})
+        from test_e2e_training import OPTIMIZERS, data, losses, twins
+        dev = kiln.device({kilnd.address!r}, target="cpu")
+        assert dev.index == 0, dev
+    """) + textwrap.dedent(body)
+    env = {**os.environ, "PYTHONPATH": str(pathlib.Path(kiln.__file__).parents[1])}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return done.stdout
 
 
-def test_mlp_trains_with_capturable_adam_in_one_graph_per_step(dev):
-    eager, on_device, shape = twins("mlp")
-    x, y = data(shape)
-    want = losses(eager, eager, torch.optim.Adam(eager.parameters(), lr=1e-3), x, y, 12)
-    on_device = on_device.to(dev)
-    optimizer = torch.optim.Adam(on_device.parameters(), lr=1e-3, capturable=True)
-    xd, yd = x.to(dev), y.to(dev)
-    compiled0 = kiln.device_stats(dev)["graphs_compiled"]
-    got = losses(on_device, on_device, optimizer, xd, yd, 12)
-    torch.testing.assert_close(torch.tensor(got), torch.tensor(want), rtol=1e-4, atol=1e-5)
-    # The first steps differ (no optimizer state yet); after that, every step
-    # is the same graph.
-    assert kiln.device_stats(dev)["graphs_compiled"] - compiled0 <= 3
+def test_lenet_trains_on_the_device_like_eager(kilnd):
+    on_a_fresh_device(kilnd, """
+        eager, on_device, shape = twins("lenet")
+        x, y = data(shape)
+        want = losses(eager, eager, OPTIMIZERS["sgd_momentum"](eager.parameters()), x, y, 20)
+        on_device = on_device.to(dev)
+        assert all(p.device == dev for p in on_device.parameters())
+        assert all(isinstance(p, torch.nn.Parameter) for p in on_device.parameters())
+        xd, yd = x.to(dev), y.to(dev)
+        before = kiln.device_stats(dev)
+        got = losses(on_device, on_device, OPTIMIZERS["sgd_momentum"](on_device.parameters()),
+                     xd, yd, 20)
+        moved = {k: kiln.device_stats(dev)[k] - before[k]
+                 for k in ("bytes_to_device", "bytes_from_device")}
+        torch.testing.assert_close(torch.tensor(got), torch.tensor(want), rtol=1e-4, atol=1e-5)
+        # Weights, gradients and momentum stay on the agent between steps, and
+        # so does the batch: the weights and the batch travel once (plus a
+        # 0-d scalar or two per step), and each step's loss comes back.
+        weights = sum(p.numel() * 4 for p in on_device.parameters())
+        assert moved["bytes_to_device"] <= weights + x.nbytes + y.nbytes + 20 * 8, moved
+        assert moved["bytes_from_device"] == 20 * 4, moved
+        for (name, p), q in zip(on_device.named_parameters(), eager.parameters()):
+            torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-4, atol=1e-5,
+                                       msg=name)
+    """)
+
+
+def test_mlp_trains_with_capturable_adam_in_one_graph_per_step(kilnd):
+    on_a_fresh_device(kilnd, """
+        eager, on_device, shape = twins("mlp")
+        x, y = data(shape)
+        want = losses(eager, eager, torch.optim.Adam(eager.parameters(), lr=1e-3), x, y, 12)
+        on_device = on_device.to(dev)
+        optimizer = torch.optim.Adam(on_device.parameters(), lr=1e-3, capturable=True)
+        xd, yd = x.to(dev), y.to(dev)
+        compiled0 = kiln.device_stats(dev)["graphs_compiled"]
+        got = losses(on_device, on_device, optimizer, xd, yd, 12)
+        torch.testing.assert_close(torch.tensor(got), torch.tensor(want), rtol=1e-4, atol=1e-5)
+        # The first steps differ (no optimizer state yet); after that, every
+        # step is the same graph.
+        assert kiln.device_stats(dev)["graphs_compiled"] - compiled0 <= 3
+    """)
+
+
+def test_autograd_past_the_first_device_is_refused_by_name(kilnd, dev):
+    # Three devices in this process: the third is kiln:2 or later.
+    third = [kiln.device(kilnd.address, target="cpu") for _ in range(2)][-1]
+    assert third.index >= 2
+    w = torch.randn(4, 4).to(third).requires_grad_()
+    with pytest.raises(kiln.UnimplementedError, match="recorded on kiln:0 only"):
+        (w * 2).sum()
+    # Inference there works.
+    with torch.no_grad():
+        got = (w * 2).sum().cpu()
+    torch.testing.assert_close(got, (w.detach().cpu() * 2).sum())
 
 
 def test_the_riscv64_target_is_a_device_too(rv_kilnd):

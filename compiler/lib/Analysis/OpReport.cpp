@@ -96,6 +96,9 @@ int64_t tensorBytes(Type type) {
   if (!element.isIntOrFloat())
     return 0;
   int64_t bytes = (element.getIntOrFloatBitWidth() + 7) / 8;
+  // A symbolic size has no count before a call: reported as 0.
+  if (!tensor.hasStaticShape())
+    return 0;
   return factor * bytes * tensor.getNumElements();
 }
 

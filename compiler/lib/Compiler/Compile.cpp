@@ -79,6 +79,7 @@ v1::ExecutableManifest buildManifest(const v1::Graph &graph, const Target &targe
     arg->set_name(name);
     *arg->mutable_type() = *types.at(name);
   }
+  *manifest.mutable_symbols() = graph.symbols();
   return manifest;
 }
 
@@ -131,6 +132,10 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
   };
 
   enter("import");
+  if (graph.symbols_size() > 0 && target->name() != "cpu")
+    return absl::UnimplementedError(absl::StrCat(
+        "the graph has symbolic sizes; Kiln compiles those for the cpu target "
+        "only, not '", target->name(), "' (export it with static sizes)"));
   ASSIGN_OR_RETURN(OwningOpRef<ModuleOp> module, importGraph(graph, context));
   dump("aten", *module);
   analysis::OpReportOptions reportOptions;

@@ -77,6 +77,7 @@ void registerKilnPasses() {
   registerInsertDeallocs();
   registerPlaceKernelCallReads();
   registerCopyReturnedArguments();
+  registerBareBoundary();
   registerDebugMiscompile();
   registerEmitEntryPoint();
   registerOutlineParallelLoops();

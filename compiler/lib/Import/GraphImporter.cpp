@@ -10,14 +10,22 @@
 #include "EmptyTensors.h"
 #include "ImportContext.h"
 #include "OpHandlers.h"
+#include "PerSampleLoop.h"
 
 #include "kiln/Dialect/Aten/IR/AtenDialect.h"
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
 #include "kiln/common/Status.h"
+#include "kiln/common/SymbolicSizes.h"
 
 #include "absl/strings/str_cat.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+
+#include <set>
 
 using namespace mlir;
 
@@ -90,6 +98,154 @@ absl::Status declareArguments(const v1::Graph &graph, OpBuilder &builder,
   return absl::OkStatus();
 }
 
+/// Checks Graph.symbols and the symbolic sizes of the graph's arguments:
+/// parameters are static, and every symbol is the whole extent of some
+/// input dimension (so that a call's inputs bind it).
+absl::Status checkGraphSymbols(const v1::Graph &graph) {
+  RETURN_IF_ERROR(checkSymbolDeclarations(graph.symbols()));
+  for (const v1::Parameter &param : graph.parameters())
+    if (isSymbolic(param.value().type()))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "parameter '", param.value().name(), "' has a symbolic size; weights are static"));
+  std::set<std::string> bound;
+  for (const v1::Value &input : graph.inputs()) {
+    RETURN_IF_ERROR(checkTypeSymbols(input.type(), graph.symbols(),
+                                     absl::StrCat("input '", input.name(), "'")));
+    for (const std::string &text : input.type().symbols()) {
+      if (text.empty())
+        continue;
+      ASSIGN_OR_RETURN(SizeExpr expr, parseSizeExpr(text));
+      if (expr.isSymbol())
+        bound.insert(expr.symbols[0]);
+    }
+  }
+  for (const v1::SymbolicDim &symbol : graph.symbols())
+    if (!bound.count(symbol.name()))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "symbol '", symbol.name(), "' is not the whole extent of any input "
+          "dimension, so no call could bind it"));
+  for (int i = 0; i < graph.nodes_size(); ++i)
+    for (const v1::Value &output : graph.nodes(i).outputs())
+      RETURN_IF_ERROR(checkTypeSymbols(
+          output.type(), graph.symbols(),
+          absl::StrCat("node ", i, " (", graph.nodes(i).op(), ") output '",
+                       output.name(), "'")));
+  return absl::OkStatus();
+}
+
+/// The ATen ops whose import and lowering handle symbolic sizes: their
+/// handlers take every shape from the declared types and build only aten
+/// ops that accept dynamic ones (acceptsSymbolicSizes). Any other op that
+/// meets a symbolic size is UNIMPLEMENTED before its handler runs (a
+/// handler doing shape arithmetic would read ShapedType::kDynamic as one).
+bool importsSymbolicSizes(const std::string &op) {
+  static const std::set<std::string> ops = {
+      "aten.add.Tensor", "aten.add.Scalar", "aten.sub.Tensor", "aten.sub.Scalar",
+      "aten.mul.Tensor", "aten.mul.Scalar", "aten.div.Tensor", "aten.div.Scalar",
+      "aten.neg.default", "aten.relu.default", "aten.tanh.default",
+      "aten.sigmoid.default", "aten.exp.default", "aten.gelu.default",
+      "aten.mm.default", "aten.addmm.default", "aten.bmm.default",
+      "aten._softmax.default", "aten.softmax.int", "aten.view.default",
+      "aten._unsafe_view.default", "aten.reshape.default", "aten.unsqueeze.default",
+      "aten.squeeze.default", "aten.squeeze.dim", "aten.squeeze.dims",
+      "aten.permute.default", "aten.transpose.int", "aten.t.default",
+      "aten.expand.default", "aten.clone.default", "aten.alias.default",
+      "aten.detach.default", "aten.sum.dim_IntList", "aten.sum.default",
+      "aten.mean.dim", "aten.mean.default", "aten.native_layer_norm.default",
+      "aten._log_softmax.default", "aten.log_softmax.int", "aten.select.int",
+      "aten.where.self", "aten.where.ScalarSelf", "aten.where.ScalarOther",
+      "aten.where.Scalar", "aten.masked_fill.Scalar", "aten.masked_fill.Tensor",
+      "aten.full_like.default", "aten.zeros_like.default", "aten.ones_like.default",
+      "aten.any.dim", "aten.any.dims", "aten.any.default", "aten.all.dim",
+      "aten.all.default", "aten.amax.default", "aten.amin.default",
+      "aten.prod.dim_int", "aten._to_copy.default", "aten.maximum.default",
+      "aten.minimum.default", "aten.pow.Tensor_Scalar", "aten.pow.Tensor_Tensor",
+      "aten.rsub.Scalar", "aten.rsub.Tensor", "aten.clamp.default",
+      "aten.clamp_min.default", "aten.clamp_max.default", "aten.hardtanh.default",
+      "aten.leaky_relu.default", "aten.silu.default", "aten.sqrt.default",
+      "aten.rsqrt.default", "aten.log.default", "aten.erf.default",
+      "aten.reciprocal.default", "aten.abs.default", "aten.sin.default",
+      "aten.cos.default", "aten.logical_not.default", "aten.logical_and.default",
+      "aten.logical_or.default", "aten.isnan.default", "aten.isinf.default"};
+  static const std::set<std::string> comparisons = [] {
+    std::set<std::string> names;
+    for (const char *fn : {"eq", "ne", "lt", "le", "gt", "ge"})
+      for (const char *overload : {"Tensor", "Scalar"})
+        names.insert(absl::StrCat("aten.", fn, ".", overload));
+    return names;
+  }();
+  return ops.count(op) != 0 || comparisons.count(op) != 0;
+}
+
+/// True when a node reads or declares a value of symbolic size.
+bool touchesSymbolicSizes(const v1::Node &node, const ValueTable &values) {
+  for (const v1::Value &output : node.outputs())
+    if (isSymbolic(output.type()))
+      return true;
+  for (const v1::Argument &argument : node.arguments()) {
+    if (argument.kind_case() != v1::Argument::kValue)
+      continue;
+    auto it = values.find(argument.value());
+    if (it != values.end() && !typeOf(it->second).hasStaticShape())
+      return true;
+  }
+  return false;
+}
+
+/// The aten ops whose lowering handles dynamic (symbolic) sizes. Any other
+/// op meeting one is UNIMPLEMENTED, named, rather than a verifier failure.
+bool acceptsSymbolicSizes(Operation *op) {
+  return isa<aten::AddOp, aten::SubOp, aten::MulOp, aten::DivOp, aten::NegOp,
+             aten::ReluOp, aten::TanhOp, aten::SigmoidOp, aten::ExpOp,
+             aten::GeluOp, aten::MmOp, aten::AddmmOp, aten::BmmOp,
+             aten::SoftmaxOp, aten::LogSoftmaxOp, aten::SumOp, aten::MeanOp,
+             aten::ProdOp, aten::AmaxOp, aten::AminOp, aten::AnyOp, aten::AllOp,
+             aten::NativeLayerNormOp, aten::ViewOp, aten::PermuteOp,
+             aten::ExpandOp, aten::PointwiseOp, aten::SliceOp>(op);
+}
+
+bool hasDynamicType(Operation *op) {
+  auto dynamic = [](Type type) {
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    return ranked && !ranked.hasStaticShape();
+  };
+  return llvm::any_of(op->getOperandTypes(), dynamic) ||
+         llvm::any_of(op->getResultTypes(), dynamic);
+}
+
+/// The ops a node's handler created (after `before`, or from the start of
+/// `body`), checked for symbolic sizes they cannot carry.
+absl::Status checkSymbolicOps(NodeImporter &importer, Block *body,
+                              Operation *before) {
+  auto begin = before ? std::next(before->getIterator()) : body->begin();
+  for (Operation &op : llvm::make_range(begin, body->end())) {
+    Dialect *dialect = op.getDialect();
+    if (!dialect || !isa<aten::AtenDialect>(dialect) || !hasDynamicType(&op))
+      continue;
+    if (!acceptsSymbolicSizes(&op))
+      return importer.unimplemented(absl::StrCat(
+          "symbolic sizes reach ", op.getName().getStringRef().str(),
+          ", which Kiln compiles for static sizes only (docs/architecture.md, "
+          "\"Variable sizes\", lists the ops that take them)"));
+    if (isa<aten::ViewOp, aten::ExpandOp>(op) &&
+        static_cast<int64_t>(op.getNumOperands() - 1) !=
+            cast<RankedTensorType>(op.getResult(0).getType()).getNumDynamicDims())
+      return importer.unimplemented(absl::StrCat(
+          "this op's import makes an ", op.getName().getStringRef().str(),
+          " of a symbolic size it cannot compute yet"));
+  }
+  return absl::OkStatus();
+}
+
+/// The size expressions of a value crossing the boundary, for
+/// kiln-bare-boundary: one string per dimension, "" when static.
+ArrayAttr boundarySizes(Builder &b, const v1::TensorType &type) {
+  SmallVector<Attribute> sizes;
+  for (int d = 0; d < type.shape_size(); ++d)
+    sizes.push_back(b.getStringAttr(d < type.symbols_size() ? type.symbols(d) : ""));
+  return b.getArrayAttr(sizes);
+}
+
 absl::Status defineValue(ValueTable &values, const std::string &name,
                          Value value) {
   if (name.empty())
@@ -121,7 +277,9 @@ absl::Status verifyResults(NodeImporter &importer, ArrayRef<Value> results) {
 
 absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
                                                   MLIRContext &context) {
-  context.loadDialect<aten::AtenDialect, func::FuncDialect>();
+  context.loadDialect<aten::AtenDialect, func::FuncDialect, arith::ArithDialect,
+                      tensor::TensorDialect, scf::SCFDialect>();
+  RETURN_IF_ERROR(checkGraphSymbols(graph));
   OpBuilder builder(&context);
   Location loc = NameLoc::get(builder.getStringAttr(
       graph.name().empty() ? "graph" : graph.name()));
@@ -130,6 +288,10 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
   SmallVector<Type> argTypes;
   SmallVector<std::string> argNames;
   RETURN_IF_ERROR(declareArguments(graph, builder, argTypes, argNames));
+  // With symbolic sizes, their values for the call follow the inputs.
+  const int symbolCount = graph.symbols_size();
+  if (symbolCount)
+    argTypes.push_back(RankedTensorType::get({symbolCount}, builder.getI64Type()));
 
   builder.setInsertionPointToEnd(module->getBody());
   auto func = builder.create<func::FuncOp>(
@@ -142,6 +304,20 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
   }
 
   builder.setInsertionPointToStart(body);
+  SymbolScope symbols;
+  if (symbolCount) {
+    func.setArgAttr(argNames.size(), "bufferization.writable", builder.getBoolAttr(false));
+    Value table = body->getArgument(argNames.size());
+    for (int i = 0; i < symbolCount; ++i) {
+      Value position = builder.create<arith::ConstantIndexOp>(loc, i);
+      Value value = builder.create<tensor::ExtractOp>(loc, table, position);
+      symbols.values[graph.symbols(i).name()] =
+          builder.create<arith::IndexCastOp>(loc, builder.getIndexType(), value);
+    }
+  }
+  std::unordered_map<std::string, const v1::TensorType *> declaredTypes;
+  for (const v1::Value &input : graph.inputs())
+    declaredTypes[input.name()] = &input.type();
   for (auto [i, name] : llvm::enumerate(argNames)) {
     Value argument = body->getArgument(i);
     if (hasNoElements(typeOf(argument))) {
@@ -177,9 +353,23 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
       return absl::UnimplementedError(absl::StrCat(
           "node ", i, ": unsupported op '", node.op(),
           "' (Kiln supports ", handlers.size(), " ATen ops; see docs)"));
-    NodeImporter importer(node, i, builder, values);
-    ASSIGN_OR_RETURN(std::optional<SmallVector<Value>> resolved,
-                     importOverEmptyTensors(importer, handlers));
+    NodeImporter importer(node, i, builder, values, symbolCount ? &symbols : nullptr);
+    std::optional<SmallVector<Value>> perSample;
+    if (symbolCount) {
+      // A per-sample op over a symbolic batch: a loop of static imports.
+      ASSIGN_OR_RETURN(perSample,
+                       importPerSample(importer, handler->second, values, symbols));
+    }
+    if (symbolCount && !perSample && !importsSymbolicSizes(node.op()) &&
+        touchesSymbolicSizes(node, values))
+      return importer.unimplemented(
+          "Kiln compiles this op for static sizes only, and it meets a symbolic "
+          "one (docs/architecture.md, \"Variable sizes\", lists the ops that take them)");
+    Operation *before = body->empty() ? nullptr : &body->back();
+    std::optional<SmallVector<Value>> resolved = std::move(perSample);
+    if (!resolved) {
+      ASSIGN_OR_RETURN(resolved, importOverEmptyTensors(importer, handlers));
+    }
     SmallVector<Value> results;
     if (resolved) {
       results = std::move(*resolved);
@@ -195,6 +385,8 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
           results[r] = emptyTensor(builder, importer.loc(), declared);
       }
     }
+    if (symbolCount)
+      RETURN_IF_ERROR(checkSymbolicOps(importer, body, before));
     RETURN_IF_ERROR(verifyResults(importer, results));
     if (static_cast<int>(results.size()) < node.outputs_size())
       return importer.error(absl::StrCat("declares ", node.outputs_size(),
@@ -214,6 +406,7 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
         return importer.error(absl::StrCat("output ", r, " is declared with a type "
                                            "that differs from the op's"));
       RETURN_IF_ERROR(defineValue(values, node.outputs(r).name(), results[r]));
+      declaredTypes[node.outputs(r).name()] = &node.outputs(r).type();
     }
   }
 
@@ -233,6 +426,27 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
     return absl::InvalidArgumentError("graph has no outputs");
   builder.create<func::ReturnOp>(loc, outputs);
   func.setType(builder.getFunctionType(argTypes, ValueRange(outputs).getTypes()));
+  if (symbolCount) {
+    // What kiln-bare-boundary needs to give each dynamic buffer its sizes:
+    // the symbols' order, and each argument's and result's size expressions.
+    SmallVector<Attribute> names, sizes;
+    for (const v1::SymbolicDim &symbol : graph.symbols())
+      names.push_back(builder.getStringAttr(symbol.name()));
+    for (const v1::Parameter &param : graph.parameters())
+      sizes.push_back(boundarySizes(builder, param.value().type()));
+    for (const v1::Value &input : graph.inputs())
+      sizes.push_back(boundarySizes(builder, input.type()));
+    for (const std::string &name : graph.outputs()) {
+      auto it = declaredTypes.find(name);
+      sizes.push_back(it == declaredTypes.end() || hasNoElements(typeOf(values[name]))
+                          ? builder.getArrayAttr({})
+                          : boundarySizes(builder, *it->second));
+    }
+    func->setAttr("kiln.symbols", builder.getArrayAttr(names));
+    func->setAttr("kiln.symbols_position",
+                  builder.getI64IntegerAttr(static_cast<int64_t>(argNames.size())));
+    func->setAttr("kiln.boundary_sizes", builder.getArrayAttr(sizes));
+  }
 
   std::string diagnostics;
   {

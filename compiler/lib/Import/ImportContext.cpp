@@ -10,9 +10,12 @@
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 #include "kiln/Import/GraphImporter.h"
+#include "kiln/common/Status.h"
+#include "kiln/common/SymbolicSizes.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 using namespace mlir;
@@ -300,6 +303,46 @@ NodeImporter::intsAttr(const std::string &name, bool absentIsEmpty) {
   return error(absl::StrCat("argument '", name, "' must be a list of integers"));
 }
 
+absl::StatusOr<SmallVector<Value>>
+SymbolScope::dynamicSizes(OpBuilder &b, Location loc,
+                          const v1::TensorType &type) const {
+  SmallVector<Value> sizes;
+  for (const std::string &text : type.symbols()) {
+    if (text.empty())
+      continue;
+    ASSIGN_OR_RETURN(SizeExpr expr, parseSizeExpr(text));
+    Value size;
+    if (expr.coefficient != 1)
+      size = b.create<arith::ConstantIndexOp>(loc, expr.coefficient);
+    for (const std::string &symbol : expr.symbols) {
+      auto it = values.find(symbol);
+      if (it == values.end())
+        return absl::InvalidArgumentError(
+            absl::StrCat("size '", text, "' uses undeclared symbol '", symbol, "'"));
+      size = size ? b.create<arith::MulIOp>(loc, size, it->second).getResult()
+                  : it->second;
+    }
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+absl::StatusOr<SmallVector<Value>> NodeImporter::resultSizes(int i) {
+  if (i >= node.outputs_size())
+    return error(absl::StrCat("declares ", node.outputs_size(),
+                              " outputs; the op has at least ", i + 1));
+  if (!isSymbolic(node.outputs(i).type()))
+    return SmallVector<Value>{};
+  if (!symbols)
+    return error("output '" + node.outputs(i).name() +
+                 "' has a symbolic size but the graph declares no symbols");
+  absl::StatusOr<SmallVector<Value>> sizes =
+      symbols->dynamicSizes(builder, loc(), node.outputs(i).type());
+  if (!sizes.ok())
+    return error(std::string(sizes.status().message()));
+  return sizes;
+}
+
 absl::StatusOr<RankedTensorType> NodeImporter::resultType(int i) {
   if (i >= node.outputs_size())
     return error(absl::StrCat("declares ", node.outputs_size(),
@@ -332,7 +375,16 @@ convertTensorType(const v1::TensorType &type, MLIRContext &context,
         absl::StrCat(what, " has unsupported dtype ", v1::DType_Name(type.dtype())));
   SmallVector<int64_t> shape;
   int64_t elements = 1;
-  for (int64_t extent : type.shape()) {
+  if (type.symbols_size() != 0 && type.symbols_size() != type.shape_size())
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " has ", type.symbols_size(), " symbol entries for ",
+        type.shape_size(), " dimensions"));
+  for (auto [d, extent] : llvm::enumerate(type.shape())) {
+    if (d < static_cast<size_t>(type.symbols_size()) && !type.symbols(d).empty()) {
+      // A symbolic size: dynamic; its bound is checked against its symbols.
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
     if (extent < 0)
       return absl::InvalidArgumentError(
           absl::StrCat(what, " has negative extent ", extent));

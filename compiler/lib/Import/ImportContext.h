@@ -23,21 +23,36 @@ namespace kiln {
 
 using ValueTable = std::unordered_map<std::string, mlir::Value>;
 
+/// The values of a graph's symbolic sizes (Graph.symbols) inside its
+/// function: index values read from the symbols argument at its top.
+struct SymbolScope {
+  std::unordered_map<std::string, mlir::Value> values;
+
+  /// One index value per symbolic dimension of `type`, outermost first: its
+  /// size expression evaluated (empty for a static type).
+  absl::StatusOr<llvm::SmallVector<mlir::Value>>
+  dynamicSizes(mlir::OpBuilder &b, mlir::Location loc,
+               const v1::TensorType &type) const;
+};
+
 /// One node being imported.
 class NodeImporter {
 public:
   NodeImporter(const v1::Node &node, int index, mlir::OpBuilder &builder,
-               const ValueTable &values)
-      : node(node), index(index), builder(builder), values(values) {}
+               const ValueTable &values, const SymbolScope *symbols = nullptr)
+      : node(node), index(index), builder(builder), values(values),
+        symbols(symbols) {}
 
   mlir::OpBuilder &b() { return builder; }
   mlir::Location loc();
   const std::string &opName() const { return node.op(); }
   const v1::Node &proto() const { return node; }
+  /// The node's position in the graph.
+  int position() const { return index; }
   /// The same node position and value table over `replacement`, a node
   /// that must outlive the returned importer.
   NodeImporter rebind(const v1::Node &replacement) const {
-    return NodeImporter(replacement, index, builder, values);
+    return NodeImporter(replacement, index, builder, values, symbols);
   }
 
   /// INVALID_ARGUMENT "node N (op): <message>".
@@ -89,6 +104,9 @@ public:
   /// The declared type of result `i`; error when the node declares fewer.
   absl::StatusOr<mlir::RankedTensorType> resultType(int i = 0);
   int numResults() const { return node.outputs_size(); }
+  /// The sizes of result `i`'s symbolic dimensions, outermost first (what
+  /// aten.view and aten.expand take); empty when it has none.
+  absl::StatusOr<llvm::SmallVector<mlir::Value>> resultSizes(int i = 0);
   /// True when the node leaves result `i` out (an unnamed output: None
   /// under convolution_backward's output_mask); nothing reads it.
   bool resultLeftOut(int i) const { return node.outputs(i).name().empty(); }
@@ -105,6 +123,7 @@ private:
   int index;
   mlir::OpBuilder &builder;
   const ValueTable &values;
+  const SymbolScope *symbols;
 };
 
 /// The ranked tensor type of an imported value (every value is one).

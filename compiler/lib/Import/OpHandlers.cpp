@@ -107,7 +107,8 @@ absl::StatusOr<Values> softmax(NodeImporter &n) {
 absl::StatusOr<Values> view(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-  return Values{n.b().create<aten::ViewOp>(n.loc(), type, self)};
+  ASSIGN_OR_RETURN(SmallVector<Value> sizes, n.resultSizes());
+  return Values{n.b().create<aten::ViewOp>(n.loc(), type, self, sizes)};
 }
 
 absl::StatusOr<Values> permuteWith(NodeImporter &n, std::vector<int64_t> dims) {
@@ -163,7 +164,8 @@ absl::StatusOr<Values> expand(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   if (type == self.getType())
     return Values{self};
-  return Values{n.b().create<aten::ExpandOp>(n.loc(), type, self)};
+  ASSIGN_OR_RETURN(SmallVector<Value> sizes, n.resultSizes());
+  return Values{n.b().create<aten::ExpandOp>(n.loc(), type, self, sizes)};
 }
 
 /// clone, alias, detach, lift_fresh_copy: identity on value-semantic tensors.

@@ -404,6 +404,8 @@ absl::StatusOr<Values> select(NodeImporter &n) {
   ASSIGN_OR_RETURN(int64_t index, n.intAttr("index"));
   if (typeOf(self).getRank() == 0)
     return n.error("cannot select from a 0-d tensor");
+  if (typeOf(self).isDynamicDim(dim))
+    return n.unimplemented("select along a dimension of symbolic size");
   int64_t extent = typeOf(self).getDimSize(dim);
   if (index < -extent || index >= extent)
     return n.error(absl::StrCat("index ", index, " is out of range for extent ",
@@ -411,7 +413,8 @@ absl::StatusOr<Values> select(NodeImporter &n) {
   if (index < 0)
     index += extent;
   ASSIGN_OR_RETURN(Value one, sliceAlong(n, self, dim, index, 1, 1));
-  return Values{n.b().create<aten::ViewOp>(n.loc(), type, one)};
+  ASSIGN_OR_RETURN(SmallVector<Value> sizes, n.resultSizes());
+  return Values{n.b().create<aten::ViewOp>(n.loc(), type, one, sizes)};
 }
 
 /// The most pieces split and unbind make (each is an op and a result).
@@ -844,6 +847,12 @@ OpHandler fill(std::optional<double> value, const char *valueName = nullptr) {
       v = b ? 1.0 : 0.0;
     } else if (valueName) {
       ASSIGN_OR_RETURN(v, n.floatAttr(valueName));
+    }
+    if (!type.hasStaticShape()) {
+      // A symbolic size: the value expanded to it.
+      ASSIGN_OR_RETURN(SmallVector<Value> sizes, n.resultSizes());
+      return Values{n.b().create<aten::ExpandOp>(
+          n.loc(), type, n.constant(type.getElementType(), v), sizes)};
     }
     return Values{n.constant(type.getElementType(), v, type.getShape())};
   };

@@ -93,6 +93,8 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
   bufferization::BufferResultsToOutParamsOpts outParams;
   outParams.hoistStaticAllocs = true;
   pm.addPass(bufferization::createBufferResultsToOutParamsPass(outParams));
+  // A graph with symbolic sizes: its dynamic buffers cross as bare pointers.
+  pm.addNestedPass<func::FuncOp>(createBareBoundary());
   {
     OpPassManager &func = pm.nest<func::FuncOp>();
     // CSE merges the twin subviews bufferization leaves around each tile

@@ -58,15 +58,30 @@ struct FoldBroadcastMat2 : OpRewritePattern<kiln::aten::BmmOp> {
                                              "over the batch");
     auto aType = cast<RankedTensorType>(op.getSelf().getType());
     RankedTensorType resultType = op.getType();
-    int64_t rows = aType.getDimSize(0) * aType.getDimSize(1);
+    if (!wType.hasStaticShape() || ShapedType::isDynamic(k) || ShapedType::isDynamic(n))
+      return rewriter.notifyMatchFailure(op, "the broadcast matrix has a symbolic size");
     Location loc = op.getLoc();
+    // Batch and rows may be symbolic (a batch, a sequence): their sizes then
+    // travel as the views' size operands.
+    bool dynamic = !aType.hasStaticShape();
+    int64_t rows = dynamic ? ShapedType::kDynamic
+                           : aType.getDimSize(0) * aType.getDimSize(1);
+    SmallVector<Value> rowSizes, batchSizes;
+    if (dynamic) {
+      Value b = rewriter.create<tensor::DimOp>(loc, op.getSelf(), 0);
+      Value m = rewriter.create<tensor::DimOp>(loc, op.getSelf(), 1);
+      rowSizes.push_back(rewriter.create<arith::MulIOp>(loc, b, m));
+      for (auto [d, size] : llvm::enumerate(ArrayRef<Value>{b, m}))
+        if (resultType.isDynamicDim(d))
+          batchSizes.push_back(size);
+    }
     Value a = rewriter.create<kiln::aten::ViewOp>(loc, aType.clone({rows, k}),
-                                                  op.getSelf());
+                                                  op.getSelf(), rowSizes);
     if (rank == 3)
       w = rewriter.create<kiln::aten::ViewOp>(loc, wType.clone({k, n}), w);
     Value product = rewriter.create<kiln::aten::MmOp>(
         loc, resultType.clone({rows, n}), a, w);
-    rewriter.replaceOpWithNewOp<kiln::aten::ViewOp>(op, resultType, product);
+    rewriter.replaceOpWithNewOp<kiln::aten::ViewOp>(op, resultType, product, batchSizes);
     return success();
   }
 };

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -94,7 +95,7 @@ struct TileAndVectorizePass
       bool empty = llvm::any_of(op.getStaticLoopRanges(),
                                 [](int64_t extent) { return extent == 0; });
       if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
-          op.hasPureTensorSemantics() && !op.hasDynamicShape() && !empty)
+          op.hasPureTensorSemantics() && staticColumnsAndDepth(op) && !empty)
         targets.push_back(op);
     });
     IRRewriter rewriter(&getContext());
@@ -129,6 +130,80 @@ struct TileAndVectorizePass
       return signalPassFailure();
   }
 
+  /// A product whose columns (N) and depth (K) are static: its rows and
+  /// batch may be of symbolic size.
+  static bool staticColumnsAndDepth(linalg::LinalgOp op) {
+    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+    size_t n = isa<linalg::BatchMatmulOp>(op) ? 2 : 1;
+    return !ShapedType::isDynamic(ranges[n]) && !ShapedType::isDynamic(ranges[n + 1]);
+  }
+
+  /// The register tiling and vectorization of `op`, a product whose rows
+  /// are of symbolic size, inside its (N, K) panel: rows in steps of the
+  /// register tile, the loop peeled so that every full step has static
+  /// shapes; the last partial step goes one row at a time.
+  LogicalResult tileDynamicRows(RewriterBase &rewriter, linalg::LinalgOp panel,
+                                int64_t registerN) {
+    bool batched = isa<linalg::BatchMatmulOp>(panel);
+    size_t m = batched ? 1 : 0;
+    auto sizes = [&](int64_t mSize, int64_t nSize, int64_t kSize) {
+      SmallVector<int64_t> tile(panel.getNumLoops(), 0);
+      if (batched)
+        tile[0] = 1;
+      tile[m] = mSize;
+      tile[m + 1] = nSize;
+      tile[m + 2] = kSize;
+      return tile;
+    };
+    FailureOr<linalg::LinalgOp> rows = tile(rewriter, panel, sizes(registerTileM, 0, 0));
+    if (failed(rows))
+      return panel.emitOpError("row tiling failed");
+    auto loop = (*rows)->getParentOfType<scf::ForOp>();
+    if (!loop)
+      return rows->emitOpError("row tiling made no loop");
+    scf::ForOp partial;
+    rewriter.setInsertionPoint(loop);
+    bool peeled = succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial));
+    // Fold the peeled bounds into the slices: full steps become static.
+    SmallVector<Operation *> nested;
+    for (scf::ForOp part : {loop, partial})
+      if (part)
+        part.walk([&](Operation *inner) { nested.push_back(inner); });
+    RewritePatternSet patterns(&getContext());
+    for (Dialect *dialect : getContext().getLoadedDialects())
+      dialect->getCanonicalizationPatterns(patterns);
+    for (RegisteredOperationName name : getContext().getRegisteredOperations())
+      name.getCanonicalizationPatterns(patterns, &getContext());
+    GreedyRewriteConfig config;
+    config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
+    (void)applyOpPatternsAndFold(nested, std::move(patterns), config);
+    auto vectorizeIn = [&](scf::ForOp part, int64_t rowTile) -> LogicalResult {
+      SmallVector<linalg::LinalgOp> products;
+      part.walk([&](linalg::LinalgOp op) {
+        if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+          products.push_back(op);
+      });
+      for (linalg::LinalgOp product : products) {
+        SmallVector<int64_t> columnsFirst =
+            batched ? SmallVector<int64_t>{0, 2, 1, 3} : SmallVector<int64_t>{1, 0, 2};
+        FailureOr<linalg::LinalgOp> registerTiled =
+            tile(rewriter, product, sizes(rowTile, registerN, 1), columnsFirst);
+        if (failed(registerTiled))
+          return product.emitOpError("register tiling failed");
+        if (registerTiled->hasDynamicShape())
+          continue; // left to scalar code
+        if (failed(linalg::vectorize(rewriter, *registerTiled)))
+          return registerTiled->emitOpError("vectorization failed");
+      }
+      return success();
+    };
+    if (failed(vectorizeIn(loop, peeled ? registerTileM : 1)))
+      return failure();
+    if (partial && failed(vectorizeIn(partial, 1)))
+      return failure();
+    return success();
+  }
+
   LogicalResult tileAndVectorize(RewriterBase &rewriter, linalg::LinalgOp op) {
     SmallVector<int64_t> ranges = op.getStaticLoopRanges();
     // Read before tiling: each tile() replaces (and frees) the op it tiles.
@@ -148,8 +223,10 @@ struct TileAndVectorizePass
     int64_t cacheN = cacheTileFor(ranges[n], cacheTileN, registerTileN,
                                   /*powerOfTwo=*/true);
     int64_t cacheK = largestDivisorAtMost(ranges[k], cacheTileK);
-    int64_t cacheM = cacheTileFor(ranges[m], cacheTileM, registerTileM,
-                                  /*powerOfTwo=*/false);
+    int64_t cacheM = ShapedType::isDynamic(ranges[m])
+                         ? registerTileM
+                         : cacheTileFor(ranges[m], cacheTileM, registerTileM,
+                                        /*powerOfTwo=*/false);
     int64_t registerM = largestDivisorAtMost(cacheM, registerTileM);
     int64_t registerN = largestPowerOfTwoDivisorAtMost(cacheN, registerTileN);
 
@@ -166,6 +243,8 @@ struct TileAndVectorizePass
       return columns->emitOpError("panel tiling failed");
     if (cacheN < ranges[n] || transposedB)
       packRhs(rewriter, *panel);
+    if (ShapedType::isDynamic(ranges[m]))
+      return tileDynamicRows(rewriter, *panel, registerN);
     // 3. Row blocks of A, then the register tile with unit K, columns
     // outermost: one NR-wide strip of the panel stays in L1 while every row
     // tile of the block streams past it.

@@ -65,12 +65,21 @@ std::string formatType(const v1::TensorType &type) {
     name = name.substr(6);
   for (char &c : name)
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return absl::StrCat(name, "[", absl::StrJoin(type.shape(), ", "), "]");
+  std::vector<std::string> extents;
+  for (int i = 0; i < type.shape_size(); ++i)
+    extents.push_back(i < type.symbols_size() && !type.symbols(i).empty()
+                          ? type.symbols(i)
+                          : absl::StrCat(type.shape(i)));
+  return absl::StrCat(name, "[", absl::StrJoin(extents, ", "), "]");
 }
 
 bool sameType(const v1::TensorType &a, const v1::TensorType &b) {
-  if (a.dtype() != b.dtype() || a.shape_size() != b.shape_size())
+  if (a.dtype() != b.dtype() || a.shape_size() != b.shape_size() ||
+      a.symbols_size() != b.symbols_size())
     return false;
+  for (int i = 0; i < a.symbols_size(); ++i)
+    if (a.symbols(i) != b.symbols(i))
+      return false;
   for (int i = 0; i < a.shape_size(); ++i)
     if (a.shape(i) != b.shape(i))
       return false;

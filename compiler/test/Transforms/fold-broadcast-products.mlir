@@ -45,3 +45,21 @@ func.func @not_one_matrix(%a: tensor<3x2x4xf32>, %row: tensor<1x5xf32>, %b: tens
   %s = aten.bmm %a, %b : (tensor<3x2x4xf32>, tensor<3x4x5xf32>) -> tensor<3x2x5xf32>
   return %r, %s : tensor<3x2x5xf32>, tensor<3x2x5xf32>
 }
+
+// -----
+
+// A batch and rows of symbolic size: the views carry B*M, then B and M, as
+// size operands.
+// CHECK-LABEL: func @symbolic_batch
+// CHECK-SAME: (%[[A:.+]]: tensor<?x?x4xf32>, %[[W:.+]]: tensor<4x5xf32>, %[[B:.+]]: index)
+// CHECK-DAG: %[[D0:.+]] = tensor.dim %[[A]], %c0
+// CHECK-DAG: %[[D1:.+]] = tensor.dim %[[A]], %c1
+// CHECK: %[[ROWS:.+]] = arith.muli %[[D0]], %[[D1]]
+// CHECK: %[[FLAT:.+]] = aten.view %[[A]] sizes(%[[ROWS]]) : (tensor<?x?x4xf32>) -> tensor<?x4xf32>
+// CHECK: %[[P:.+]] = aten.mm %[[FLAT]], %[[W]] : (tensor<?x4xf32>, tensor<4x5xf32>) -> tensor<?x5xf32>
+// CHECK: aten.view %[[P]] sizes(%[[D0]], %[[D1]]) : (tensor<?x5xf32>) -> tensor<?x?x5xf32>
+func.func @symbolic_batch(%a: tensor<?x?x4xf32>, %w: tensor<4x5xf32>, %b: index) -> tensor<?x?x5xf32> {
+  %e = aten.expand %w sizes(%b) : (tensor<4x5xf32>) -> tensor<?x4x5xf32>
+  %r = aten.bmm %a, %e : (tensor<?x?x4xf32>, tensor<?x4x5xf32>) -> tensor<?x?x5xf32>
+  return %r : tensor<?x?x5xf32>
+}

@@ -122,3 +122,20 @@ func.func @row_blocks(%a: tensor<256x1024xf32>, %b: tensor<1024x64xf32>, %c: ten
   %0 = linalg.matmul ins(%a, %b : tensor<256x1024xf32>, tensor<1024x64xf32>) outs(%c : tensor<256x64xf32>) -> tensor<256x64xf32>
   return %0 : tensor<256x64xf32>
 }
+
+// -----
+
+// Rows of symbolic size (a batch): within each (N, K) panel, steps of the
+// register tile, the loop peeled so that its full steps are static and
+// vectorize as above; the last partial step goes one row at a time, also
+// vectorized (1x32 tiles).
+// CHECK-LABEL: func @dynamic_rows
+// CHECK: %[[FULL:.+]] = scf.for %{{.+}} = %c0 to %[[SPLIT:.+]] step %c8
+// CHECK:   vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK: scf.for %{{.+}} = %[[SPLIT]] to %{{.+}} step %c8 iter_args(%{{.+}} = %[[FULL]])
+// CHECK:   vector.contract {{.*}} : vector<1x1xf32>, vector<1x32xf32> into vector<1x32xf32>
+// CHECK-NOT: linalg.matmul
+func.func @dynamic_rows(%a: tensor<?x64xf32>, %b: tensor<64x128xf32>, %c: tensor<?x128xf32>) -> tensor<?x128xf32> {
+  %0 = linalg.matmul ins(%a, %b : tensor<?x64xf32>, tensor<64x128xf32>) outs(%c : tensor<?x128xf32>) -> tensor<?x128xf32>
+  return %0 : tensor<?x128xf32>
+}

@@ -9,6 +9,7 @@
 #include "kiln/common/Digest.h"
 #include "kiln/common/SealedFile.h"
 #include "kiln/common/Status.h"
+#include "kiln/common/SymbolicSizes.h"
 #include "kiln/common/TensorTypes.h"
 
 #include "absl/container/flat_hash_set.h"
@@ -22,6 +23,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include <unistd.h>
@@ -81,14 +83,41 @@ absl::Status checkParameters(const Digests &parameters,
   return absl::OkStatus();
 }
 
+/// `manifest` with its symbols bound from the task's input types.
+absl::StatusOr<BoundManifest> bindTask(const v1::Task &task,
+                                       const v1::ExecutableManifest &manifest) {
+  std::vector<const v1::TensorType *> parameters, inputs;
+  for (const v1::ManifestArgument &parameter : manifest.parameters())
+    parameters.push_back(&parameter.type()); // static: checked by digest size
+  for (const v1::Tensor &input : task.inputs())
+    inputs.push_back(&input.type());
+  ASSIGN_OR_RETURN(BoundSignature signature, bindSignature(manifest, parameters, inputs));
+  BoundManifest bound{manifest, std::move(signature.ordered)};
+  bound.manifest.clear_symbols();
+  for (int i = 0; i < manifest.inputs_size(); ++i)
+    *bound.manifest.mutable_inputs(i)->mutable_type() = signature.inputs[i];
+  for (int i = 0; i < manifest.outputs_size(); ++i)
+    *bound.manifest.mutable_outputs(i)->mutable_type() = signature.outputs[i];
+  return bound;
+}
+
 absl::Status validateTask(const v1::Task &task, std::string_view kindView,
-                          const LocalFiles *files) {
+                          const LocalFiles *files, BoundManifest *bound) {
   std::string kind(kindView);
   if (task.task_id().empty())
     return absl::InvalidArgumentError("task has no task_id");
   if (!task.has_record() || !task.record().has_manifest())
     return absl::InvalidArgumentError("task carries no executable record");
-  const v1::ExecutableManifest &manifest = task.record().manifest();
+  std::optional<BoundManifest> boundHere;
+  if (task.record().manifest().symbols_size() > 0) {
+    if (task.inputs_size() != task.record().manifest().inputs_size())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "task has ", task.inputs_size(), " inputs, manifest wants ",
+          task.record().manifest().inputs_size()));
+    ASSIGN_OR_RETURN(boundHere, bindTask(task, task.record().manifest()));
+  }
+  const v1::ExecutableManifest &manifest =
+      boundHere ? boundHere->manifest : task.record().manifest();
   if (!manifest.target().empty() && manifest.target() != kind)
     return absl::FailedPreconditionError(
         absl::StrCat("executable was built for target '", manifest.target(),
@@ -157,7 +186,10 @@ absl::Status validateTask(const v1::Task &task, std::string_view kindView,
                        " bytes, ", formatType(argument.type()), " needs ",
                        want));
   }
-  return keptOutputMask(task.keep_outputs(), manifest.outputs_size()).status();
+  RETURN_IF_ERROR(keptOutputMask(task.keep_outputs(), manifest.outputs_size()).status());
+  if (bound && boundHere)
+    *bound = *std::move(boundHere);
+  return absl::OkStatus();
 }
 
 void TaskRunner::setTaskVerifier(std::shared_ptr<const TaskVerifier> key) {
@@ -301,8 +333,12 @@ absl::StatusOr<AlignedBuffer> TaskRunner::decodeInput(const v1::Tensor &tensor,
 
 absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
                                  LocalFiles *files) {
-  RETURN_IF_ERROR(validateTask(task, backend.kind(), files));
-  const v1::ExecutableManifest &manifest = task.record().manifest();
+  BoundManifest bound;
+  RETURN_IF_ERROR(validateTask(task, backend.kind(), files, &bound));
+  // This call's types: the record's, or with its symbols bound.
+  bool symbolic = task.record().manifest().symbols_size() > 0;
+  const v1::ExecutableManifest &manifest =
+      symbolic ? bound.manifest : task.record().manifest();
   v1::Timings &timings = *result.mutable_timings();
 
   ASSIGN_OR_RETURN(std::shared_ptr<LoadedExecutable> executable,
@@ -399,7 +435,7 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
       backend.run(*executable, CallBuffers{parameterPointers, inputPointers,
                                            outputPointers,
                                            deviceIndex(task.device_id()),
-                                           parameterSerials});
+                                           parameterSerials, bound.symbolValues});
   timings.set_run_us(microsSince(runStart));
   RETURN_IF_ERROR(annotate(ran.status(), "running the executable"));
   *result.mutable_counters() = *ran;

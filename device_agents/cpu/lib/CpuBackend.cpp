@@ -249,6 +249,8 @@ CpuBackend::run(LoadedExecutable &executable, const CallBuffers &buffers) {
   pointers.insert(pointers.end(), buffers.parameters.begin(),
                   buffers.parameters.end());
   pointers.insert(pointers.end(), buffers.inputs.begin(), buffers.inputs.end());
+  if (!buffers.symbols.empty()) // the ABI takes no const
+    pointers.push_back(const_cast<int64_t *>(buffers.symbols.data()));
   pointers.insert(pointers.end(), buffers.outputs.begin(),
                   buffers.outputs.end());
   // On the pool's master thread: its one OpenMP team runs the call's

@@ -154,6 +154,10 @@ absl::StatusOr<std::shared_ptr<LoadedExecutable>>
 QemuBackend::loadExecutable(const v1::ExecutableRecord &record,
                             const std::filesystem::path &artifactPath) {
   const v1::ExecutableManifest &manifest = record.manifest();
+  if (manifest.symbols_size() > 0)
+    return absl::FailedPreconditionError(
+        "the qemu agent runs executables with static sizes only; this one "
+        "has symbolic sizes (the compiler makes those for the cpu target)");
   if (manifest.format() != "elf-shared-object")
     return absl::FailedPreconditionError(absl::StrCat(
         "the qemu agent runs riscv64 'elf-shared-object' artifacts, not '",

@@ -10,6 +10,7 @@
 #include "kiln/common/Digest.h"
 #include "kiln/common/SealedFile.h"
 #include "kiln/common/Status.h"
+#include "kiln/common/SymbolicSizes.h"
 #include "kiln/common/TensorTypes.h"
 #include "kiln/server/store/CompileCache.h"
 #include "kiln/server/api/GrpcStatus.h"
@@ -116,6 +117,44 @@ absl::Status checkOutputs(const v1::TaskResult &result,
   return absl::OkStatus();
 }
 
+/// `manifest` as this call sees it: its symbols bound from the request's
+/// input types (a held input's from the index) and every type concrete.
+absl::StatusOr<v1::ExecutableManifest>
+bindManifest(const v1::ExecuteRequest &request,
+             const v1::ExecutableManifest &manifest, const HeldTensorIndex &held) {
+  if (request.inputs_size() != manifest.inputs_size())
+    return absl::InvalidArgumentError(
+        absl::StrCat("executable takes ", manifest.inputs_size(),
+                     " inputs, got ", request.inputs_size()));
+  std::vector<const v1::TensorType *> parameters, inputs;
+  for (const v1::ManifestArgument &parameter : manifest.parameters())
+    parameters.push_back(&parameter.type()); // static: checked by digest size
+  std::vector<v1::TensorType> heldTypes(request.inputs_size());
+  for (int i = 0; i < request.inputs_size(); ++i) {
+    const v1::Tensor &input = request.inputs(i);
+    if (input.payload_case() == v1::Tensor::kHeld) {
+      absl::StatusOr<HeldTensorIndex::Entry> entry = held.find(input.held());
+      if (!entry.ok())
+        return annotate(entry.status(), absl::StrCat("input ", i, " ('",
+                                                     manifest.inputs(i).name(), "')"));
+      heldTypes[i] = entry->type;
+      inputs.push_back(&heldTypes[i]);
+    } else {
+      inputs.push_back(&input.type());
+    }
+  }
+  ASSIGN_OR_RETURN(BoundSignature signature, bindSignature(manifest, parameters, inputs));
+  v1::ExecutableManifest bound = manifest;
+  bound.clear_symbols();
+  for (int i = 0; i < bound.parameters_size(); ++i)
+    *bound.mutable_parameters(i)->mutable_type() = signature.parameters[i];
+  for (int i = 0; i < bound.inputs_size(); ++i)
+    *bound.mutable_inputs(i)->mutable_type() = signature.inputs[i];
+  for (int i = 0; i < bound.outputs_size(); ++i)
+    *bound.mutable_outputs(i)->mutable_type() = signature.outputs[i];
+  return bound;
+}
+
 } // namespace
 
 absl::StatusOr<std::string>
@@ -164,7 +203,8 @@ ExecutorService::ExecutorService(ContentStore &store,
 
 absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>>
 ExecutorService::validate(const v1::ExecuteRequest &request,
-                          const TensorFiles &inputFiles) const {
+                          const TensorFiles &inputFiles,
+                          std::optional<v1::ExecutableManifest> *bound) const {
   RETURN_IF_ERROR(validateDigest(request.executable()));
   // Only what kilnd compiled is an executable: an uploaded blob under the
   // digest (a hand-made record naming an uploaded object) is never read.
@@ -177,7 +217,14 @@ ExecutorService::validate(const v1::ExecuteRequest &request,
         absl::StrCat("executable ", formatDigest(request.executable()),
                      " is unknown (compile it first)"));
   RETURN_IF_ERROR(record.status());
-  const v1::ExecutableManifest &manifest = (*record)->manifest();
+  std::optional<v1::ExecutableManifest> boundHere;
+  if ((*record)->manifest().symbols_size() > 0) {
+    ASSIGN_OR_RETURN(boundHere, bindManifest(request, (*record)->manifest(), held));
+    if (bound)
+      *bound = *boundHere;
+  }
+  const v1::ExecutableManifest &manifest =
+      boundHere ? *boundHere : (*record)->manifest();
   if (manifest.format() == "elf-relocatable-object")
     return absl::FailedPreconditionError(absl::StrCat(
         "executable ", formatDigest(request.executable()),
@@ -348,8 +395,9 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
   for (const v1::Tensor &input : request.inputs())
     if (input.payload_case() == v1::Tensor::kBlob)
       pins.add(input.blob());
+  std::optional<v1::ExecutableManifest> bound;
   absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>> record =
-      validate(request, inputFiles);
+      validate(request, inputFiles, &bound);
   if (!record.ok()) {
     spdlog::warn("execute {} rejected: {}", executable,
                  std::string(record.status().message()));
@@ -367,8 +415,10 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
     return gone;
   }
 
+  // This call's types: the record's, or with its symbols bound.
+  const v1::ExecutableManifest &callManifest = bound ? *bound : (*record)->manifest();
   absl::StatusOr<std::string> pinnedDevice =
-      placeHeldTensors(request, (*record)->manifest());
+      placeHeldTensors(request, callManifest);
   if (!pinnedDevice.ok()) {
     spdlog::warn("execute {} rejected: {}", executable,
                  std::string(pinnedDevice.status().message()));
@@ -423,10 +473,10 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
     status = outputFiles ? checkOutputFiles(*scheduled)
                          : storeOutputFiles(*scheduled);
   if (status.ok())
-    status = checkOutputs(scheduled->result, (*record)->manifest().outputs(),
+    status = checkOutputs(scheduled->result, callManifest.outputs(),
                           scheduled->outputFiles,
                           keptOutputMask(request.keep_outputs(),
-                                         (*record)->manifest().outputs_size())
+                                         callManifest.outputs_size())
                               .value_or(std::vector<bool>()));
   // The device holds what it kept even when the call fails here: recorded
   // and, on failure, released at once, so that nothing stays held for

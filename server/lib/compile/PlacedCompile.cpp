@@ -211,7 +211,10 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
       outcome.whole = *std::move(whole);
       return outcome;
     }
-    if (!absl::IsUnimplemented(whole.status()) || !nodeSupport)
+    // A graph with symbolic sizes compiles whole or not at all: its
+    // segments would need symbols their own inputs bind.
+    if (!absl::IsUnimplemented(whole.status()) || !nodeSupport ||
+        graph.symbols_size() > 0)
       return whole.status();
     compiler::CompileOptions checkOptions;
     checkOptions.target = target;

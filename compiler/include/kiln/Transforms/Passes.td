@@ -31,7 +31,11 @@ def FoldBroadcastProducts : Pass<"kiln-fold-broadcast-products", "mlir::func::Fu
     torch's matmul decomposition emits the batched form for a 3-D input
     that is not contiguous (nn.MultiheadAttention's in-projection); it
     materialises B copies of the weight per call and runs B small products.
+    B and M may be symbolic sizes: the views then take B*M and B, M as
+    size operands (tensor.dim of `a`).
   }];
+  let dependentDialects = ["mlir::tensor::TensorDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 def CopyReturnedArguments : Pass<"kiln-copy-returned-arguments", "mlir::func::FuncOp"> {
@@ -49,6 +53,24 @@ def CopyReturnedArguments : Pass<"kiln-copy-returned-arguments", "mlir::func::Fu
     second return of an allocation it already replaced.
   }];
   let dependentDialects = ["mlir::memref::MemRefDialect"];
+}
+
+def BareBoundary : Pass<"kiln-bare-boundary", "mlir::func::FuncOp"> {
+  let summary = "Give a graph function with symbolic sizes a bare-pointer "
+                "boundary";
+  let description = [{
+    Runs after buffer-results-to-out-params, on a function the importer
+    marked with `kiln.symbols` (the symbol names, in the order of its i64
+    symbols argument) and `kiln.boundary_sizes` (for each parameter, input
+    and result in order, one size expression per dimension, "" when static).
+    The bare-pointer calling convention has no room for sizes, so each
+    argument of dynamic shape becomes a `memref<0xT>` (its base pointer) and
+    a `memref.reinterpret_cast` gives it its row-major shape back inside,
+    with every dynamic size evaluated from the symbols argument. The entry
+    point then passes one pointer per buffer, and one for the symbols.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
 }
 
 def ApproximateMath : Pass<"kiln-approximate-math", "mlir::func::FuncOp"> {

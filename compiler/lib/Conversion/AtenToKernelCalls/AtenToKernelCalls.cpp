@@ -328,6 +328,10 @@ std::optional<Product> libraryProduct(Operation *op) {
     tensors.push_back(product.bias);
   if (!allF32AndNonEmpty(tensors))
     return std::nullopt;
+  // The geometry is baked into the call: a symbolic size stays generated code.
+  for (Value tensor : tensors)
+    if (!cast<RankedTensorType>(tensor.getType()).hasStaticShape())
+      return std::nullopt;
   ArrayRef<int64_t> shape = result.getShape();
   int64_t n = shape.back();
   if (product.bias) {

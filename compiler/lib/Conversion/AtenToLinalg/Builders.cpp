@@ -74,8 +74,54 @@ AffineMap broadcastMap(MLIRContext *ctx, ArrayRef<int64_t> operandShape,
   return AffineMap::get(resultShape.size(), 0, exprs, ctx);
 }
 
+static ReassociationIndices allDims(int64_t rank) {
+  ReassociationIndices group;
+  for (int64_t i = 0; i < rank; ++i)
+    group.push_back(i);
+  return group;
+}
+
+SmallVector<OpFoldResult> sizesFrom(OpBuilder &b, Location loc,
+                                    RankedTensorType type, ValueRange sources) {
+  SmallVector<OpFoldResult> sizes;
+  int64_t rank = type.getRank();
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!type.isDynamicDim(d)) {
+      sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+      continue;
+    }
+    OpFoldResult size;
+    for (Value source : sources) {
+      auto sourceType = cast<RankedTensorType>(source.getType());
+      int64_t sd = d - (rank - sourceType.getRank());
+      if (sd >= 0 && sourceType.isDynamicDim(sd)) {
+        size = b.create<tensor::DimOp>(loc, source, sd).getResult();
+        break;
+      }
+    }
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+SmallVector<OpFoldResult> sizesOf(OpBuilder &b, Location loc, Value value) {
+  return tensor::getMixedSizes(b, loc, value);
+}
+
+Value buildEmpty(OpBuilder &b, Location loc, RankedTensorType type,
+                 ArrayRef<OpFoldResult> sizes) {
+  if (type.hasStaticShape())
+    return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+  SmallVector<Value> dynamic;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    if (type.isDynamicDim(d))
+      dynamic.push_back(getValueOrCreateConstantIndexOp(b, loc, sizes[d]));
+  return b.create<tensor::EmptyOp>(loc, type, dynamic);
+}
+
 Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
-                       ValueRange operands, ScalarBody body, Type computeType) {
+                       ValueRange operands, ScalarBody body, Type computeType,
+                       ArrayRef<OpFoldResult> sizes) {
   MLIRContext *ctx = b.getContext();
   Type resultElement = resultType.getElementType();
   if (!computeType)
@@ -88,8 +134,9 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
   maps.push_back(b.getMultiDimIdentityMap(resultType.getRank()));
   SmallVector<utils::IteratorType> iterators(resultType.getRank(),
                                              utils::IteratorType::parallel);
-  Value init = b.create<tensor::EmptyOp>(loc, resultType.getShape(),
-                                         resultElement);
+  Value init = buildEmpty(b, loc, resultType,
+                          sizes.empty() ? sizesFrom(b, loc, resultType, operands)
+                                        : SmallVector<OpFoldResult>(sizes));
   auto generic = b.create<linalg::GenericOp>(
       loc, resultType, operands, init, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
@@ -104,9 +151,8 @@ Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
 }
 
 Value buildFilled(OpBuilder &b, Location loc, RankedTensorType type,
-                  double value) {
-  Value empty =
-      b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+                  double value, ArrayRef<OpFoldResult> sizes) {
+  Value empty = buildEmpty(b, loc, type, sizes);
   Value scalar = scalarConstant(b, loc, type.getElementType(), value);
   return b.create<linalg::FillOp>(loc, scalar, empty).getResult(0);
 }
@@ -116,6 +162,30 @@ llvm::SmallBitVector reducedDims(int64_t rank, ArrayRef<int64_t> dims) {
   for (int64_t dim : dims)
     reduced.set(dim);
   return reduced;
+}
+
+Value reducedCount(OpBuilder &b, Location loc, Value input,
+                   const llvm::SmallBitVector &reduced, Type type) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t count = 1;
+  Value dynamic;
+  for (int64_t d = 0; d < inputType.getRank(); ++d) {
+    if (!reduced.test(d))
+      continue;
+    if (!inputType.isDynamicDim(d)) {
+      count *= inputType.getDimSize(d);
+      continue;
+    }
+    Value size = b.create<tensor::DimOp>(loc, input, d);
+    dynamic = dynamic ? b.create<arith::MulIOp>(loc, dynamic, size).getResult() : size;
+  }
+  if (!dynamic)
+    return scalarConstant(b, loc, type, double(count));
+  if (count != 1)
+    dynamic = b.create<arith::MulIOp>(loc, dynamic,
+                                      b.create<arith::ConstantIndexOp>(loc, count));
+  Value asInt = b.create<arith::IndexCastOp>(loc, b.getI64Type(), dynamic);
+  return b.create<arith::SIToFPOp>(loc, type, asInt);
 }
 
 SmallVector<int64_t> droppedShape(ArrayRef<int64_t> shape,
@@ -144,7 +214,11 @@ Value buildReductionFrom(
   int64_t rank = inputType.getRank();
   auto resultType = RankedTensorType::get(
       droppedShape(inputType.getShape(), reduced), accType);
-  Value empty = b.create<tensor::EmptyOp>(loc, resultType.getShape(), accType);
+  SmallVector<OpFoldResult> keptSizes;
+  for (auto [d, size] : llvm::enumerate(sizesOf(b, loc, input)))
+    if (!reduced.test(d))
+      keptSizes.push_back(size);
+  Value empty = buildEmpty(b, loc, resultType, keptSizes);
   Value acc = b.create<linalg::FillOp>(loc, init, empty).getResult(0);
   SmallVector<AffineExpr> outExprs;
   SmallVector<utils::IteratorType> iterators;
@@ -197,16 +271,69 @@ Value castTensor(OpBuilder &b, Location loc, Value value, Type element) {
       [](OpBuilder &, Location, ValueRange args) { return args[0]; });
 }
 
-static ReassociationIndices allDims(int64_t rank) {
-  ReassociationIndices group;
-  for (int64_t i = 0; i < rank; ++i)
-    group.push_back(i);
-  return group;
+/// The sizes of `resultType`, a reshape of `input` that only adds or drops
+/// unit dimensions: each dynamic one is the input's matching dimension.
+/// Empty when the reshape does more than that.
+static SmallVector<OpFoldResult> unitReshapeSizes(OpBuilder &b, Location loc,
+                                                  Value input,
+                                                  RankedTensorType resultType) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> kept;
+  for (int64_t d = 0; d < inputType.getRank(); ++d)
+    if (inputType.getDimSize(d) != 1)
+      kept.push_back(d);
+  SmallVector<OpFoldResult> sizes;
+  size_t next = 0;
+  for (int64_t d = 0; d < resultType.getRank(); ++d) {
+    int64_t extent = resultType.getDimSize(d);
+    if (extent == 1) {
+      sizes.push_back(b.getIndexAttr(1));
+      continue;
+    }
+    if (next == kept.size() || inputType.getDimSize(kept[next]) != extent)
+      return {};
+    sizes.push_back(tensor::getMixedSize(b, loc, input, kept[next++]));
+  }
+  if (next != kept.size())
+    return {};
+  return sizes;
 }
 
 Value buildReshape(OpBuilder &b, Location loc, Value input,
-                   RankedTensorType resultType) {
+                   RankedTensorType resultType, ArrayRef<OpFoldResult> sizes) {
   auto inputType = cast<RankedTensorType>(input.getType());
+  if (inputType == resultType && resultType.hasStaticShape())
+    return input;
+  if (!inputType.hasStaticShape() || !resultType.hasStaticShape()) {
+    SmallVector<OpFoldResult> outputShape(sizes);
+    if (outputShape.empty())
+      outputShape = unitReshapeSizes(b, loc, input, resultType);
+    if (resultType.getRank() == 0 || (outputShape.empty() && resultType.getRank() != 0))
+      return {};
+    if (inputType == resultType && sizes.empty())
+      return input;
+    Value flat = input;
+    if (inputType.getRank() != 1) {
+      auto flatType = RankedTensorType::get({ShapedType::kDynamic},
+                                            inputType.getElementType());
+      flat = b.create<tensor::CollapseShapeOp>(
+          loc, flatType, input,
+          ArrayRef<ReassociationIndices>{allDims(inputType.getRank())});
+    }
+    if (resultType.getRank() == 1)
+      return b.create<tensor::CastOp>(loc, resultType, flat);
+    if (resultType.getNumDynamicDims() <= 1)
+      return b.create<tensor::ExpandShapeOp>(
+          loc, resultType, flat,
+          ArrayRef<ReassociationIndices>{allDims(resultType.getRank())}, outputShape);
+    // Two dynamic extents in one expanded group do not bufferize in MLIR 19
+    // (one-shot bufferization crashes on it): a reshape by a shape tensor.
+    SmallVector<Value> extents;
+    for (OpFoldResult size : outputShape)
+      extents.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
+    Value shape = b.create<tensor::FromElementsOp>(loc, extents);
+    return b.create<tensor::ReshapeOp>(loc, resultType, flat, shape);
+  }
   if (inputType == resultType)
     return input;
   // 0-d tensors hold one element: reassociate with an empty list.

@@ -41,14 +41,36 @@ using ScalarBody = llvm::function_ref<mlir::Value(
 /// broadcast to the result shape and converted to `computeType` (defaults to
 /// the result element type) before `body` runs; the body's value is converted
 /// to the result element type.
+///
+/// A dynamic (symbolic) result dimension takes its size from `sizes` when
+/// given (one entry per result dimension), else from the first operand
+/// whose right-aligned dimension there is dynamic too.
 mlir::Value buildElementwise(mlir::OpBuilder &b, mlir::Location loc,
                              mlir::RankedTensorType resultType,
                              mlir::ValueRange operands, ScalarBody body,
-                             mlir::Type computeType = {});
+                             mlir::Type computeType = {},
+                             llvm::ArrayRef<mlir::OpFoldResult> sizes = {});
+
+/// The sizes of `type`'s dimensions: static ones as attributes, dynamic ones
+/// read (tensor.dim) from the first of `sources` whose right-aligned
+/// dimension there is dynamic. Null entries where no source has one.
+llvm::SmallVector<mlir::OpFoldResult>
+sizesFrom(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type,
+          mlir::ValueRange sources);
+
+/// tensor.empty of `type`, its dynamic sizes from `sizes` (every entry).
+mlir::Value buildEmpty(mlir::OpBuilder &b, mlir::Location loc,
+                       mlir::RankedTensorType type,
+                       llvm::ArrayRef<mlir::OpFoldResult> sizes);
+
+/// The sizes of the dims of `value`, static ones as attributes.
+llvm::SmallVector<mlir::OpFoldResult> sizesOf(mlir::OpBuilder &b, mlir::Location loc,
+                                              mlir::Value value);
 
 /// A tensor of `type` filled with `value`.
 mlir::Value buildFilled(mlir::OpBuilder &b, mlir::Location loc,
-                        mlir::RankedTensorType type, double value);
+                        mlir::RankedTensorType type, double value,
+                        llvm::ArrayRef<mlir::OpFoldResult> sizes = {});
 
 /// Reduces `input` over the dims set in `reduced` into a keepdim-free tensor
 /// of element type `accType`, starting from `init`; `combine(acc, x)`.
@@ -70,10 +92,14 @@ mlir::Value buildReductionFrom(
                                    mlir::Value, mlir::Value)>
         combine);
 
-/// Reshapes a static tensor to `resultType` (same element count) with
-/// collapse_shape/expand_shape.
+/// Reshapes a tensor to `resultType` (same element count) with
+/// collapse_shape/expand_shape. A dynamic result dimension takes its size
+/// from `sizes` (one entry per result dimension) when given; otherwise the
+/// reshape may only add or drop unit dimensions, and each dynamic dimension
+/// keeps the input's. Null when neither gives the sizes.
 mlir::Value buildReshape(mlir::OpBuilder &b, mlir::Location loc,
-                         mlir::Value input, mlir::RankedTensorType resultType);
+                         mlir::Value input, mlir::RankedTensorType resultType,
+                         llvm::ArrayRef<mlir::OpFoldResult> sizes = {});
 
 /// `input` placed into a tensor filled with `padValue`: element i of dim d
 /// lands at low[d] + i * strides[d] (strides > 1 dilate, as transposed
@@ -90,6 +116,11 @@ mlir::Value castTensor(mlir::OpBuilder &b, mlir::Location loc,
 /// The dims an aten reduction's `dims` attribute names, of `rank`; all of
 /// them when `dims` is empty (PyTorch's "reduce everything").
 llvm::SmallBitVector reducedDims(int64_t rank, llvm::ArrayRef<int64_t> dims);
+
+/// The number of elements `input`'s `reduced` dims hold, as a scalar of
+/// floating-point type `type` (computed at run time when one is dynamic).
+mlir::Value reducedCount(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
+                         const llvm::SmallBitVector &reduced, mlir::Type type);
 
 /// Shape of `type` with the dims in `reduced` dropped.
 llvm::SmallVector<int64_t> droppedShape(llvm::ArrayRef<int64_t> shape,

@@ -17,13 +17,31 @@ using namespace kiln::aten;
 
 namespace {
 
+/// A view's or expand's result sizes: static extents, and its size operands
+/// for the dynamic ones. Empty for a static result.
+SmallVector<OpFoldResult> resultSizes(OpBuilder &b, Operation *op,
+                                      ValueRange dynamic) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  if (type.hasStaticShape())
+    return {};
+  SmallVector<OpFoldResult> sizes;
+  auto next = dynamic.begin();
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    sizes.push_back(type.isDynamicDim(d) ? OpFoldResult(*next++)
+                                         : OpFoldResult(b.getIndexAttr(type.getDimSize(d))));
+  return sizes;
+}
+
 struct ViewLowering : OpConversionPattern<ViewOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(ViewOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(
-        op, buildReshape(rewriter, op.getLoc(), adaptor.getSelf(), op.getType()));
+    Value reshaped = buildReshape(rewriter, op.getLoc(), adaptor.getSelf(),
+                                  op.getType(), resultSizes(rewriter, op, adaptor.getSizes()));
+    if (!reshaped)
+      return rewriter.notifyMatchFailure(op, "no sizes for the dynamic result");
+    rewriter.replaceOp(op, reshaped);
     return success();
   }
 };
@@ -35,8 +53,11 @@ struct PermuteLowering : OpConversionPattern<PermuteOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getType();
-    Value init = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
-                                                  type.getElementType());
+    SmallVector<OpFoldResult> inputSizes = sizesOf(rewriter, loc, adaptor.getSelf());
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t dim : op.getDims())
+      sizes.push_back(inputSizes[dim]);
+    Value init = buildEmpty(rewriter, loc, type, sizes);
     rewriter.replaceOpWithNewOp<linalg::TransposeOp>(op, adaptor.getSelf(),
                                                      init, op.getDims());
     return success();
@@ -51,7 +72,8 @@ struct ExpandLowering : OpConversionPattern<ExpandOp> {
     rewriter.replaceOp(
         op, buildElementwise(
                 rewriter, op.getLoc(), op.getType(), adaptor.getSelf(),
-                [](OpBuilder &, Location, ValueRange args) { return args[0]; }));
+                [](OpBuilder &, Location, ValueRange args) { return args[0]; },
+                {}, resultSizes(rewriter, op, adaptor.getSizes())));
     return success();
   }
 };

@@ -39,10 +39,16 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
   matchAndRewrite(SliceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     MLIRContext *ctx = rewriter.getContext();
+    // A dimension of symbolic size is taken whole: its size is the input's.
+    SmallVector<OpFoldResult> sizes;
+    for (auto [d, extent] : llvm::enumerate(op.getType().getShape()))
+      sizes.push_back(ShapedType::isDynamic(extent)
+                          ? tensor::getMixedSize(rewriter, op.getLoc(),
+                                                 adaptor.getSelf(), d)
+                          : rewriter.getIndexAttr(extent));
     rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
         op, op.getType(), adaptor.getSelf(),
-        getAsIndexOpFoldResult(ctx, op.getOffsets()),
-        getAsIndexOpFoldResult(ctx, op.getType().getShape()),
+        getAsIndexOpFoldResult(ctx, op.getOffsets()), sizes,
         getAsIndexOpFoldResult(ctx, op.getStrides()));
     return success();
   }

@@ -10,6 +10,7 @@
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
 using namespace kiln::aten;
@@ -30,7 +31,13 @@ struct ProductLowering : OpConversionPattern<AtenOp> {
     Type acc = accumulatorType(rewriter, element);
     Value lhs = castTensor(rewriter, loc, adaptor.getSelf(), acc);
     Value rhs = castTensor(rewriter, loc, adaptor.getMat2(), acc);
-    Value init = buildFilled(rewriter, loc, type.clone(acc), 0.0);
+    // Result sizes: the batch and rows of self, the columns of mat2.
+    int64_t rank = type.getRank();
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < rank - 1; ++d)
+      sizes.push_back(tensor::getMixedSize(rewriter, loc, lhs, d));
+    sizes.push_back(tensor::getMixedSize(rewriter, loc, rhs, rank - 1));
+    Value init = buildFilled(rewriter, loc, type.clone(acc), 0.0, sizes);
     Value product =
         rewriter.create<LinalgOp>(loc, ValueRange{lhs, rhs}, init).getResult(0);
     rewriter.replaceOp(op, castTensor(rewriter, loc, product, element));
@@ -60,13 +67,16 @@ struct AddmmLowering : OpConversionPattern<AddmmOp> {
       return isFloatType ? b.create<arith::MulFOp>(l, x, c).getResult()
                          : b.create<arith::MulIOp>(l, x, c).getResult();
     };
+    SmallVector<OpFoldResult> sizes = {tensor::getMixedSize(rewriter, loc, lhs, 0),
+                                       tensor::getMixedSize(rewriter, loc, rhs, 1)};
     if (alpha == 1.0) {
       // Accumulate the product straight into beta * broadcast(self).
       Value init = buildElementwise(
           rewriter, loc, type, adaptor.getSelf(),
           [&](OpBuilder &b, Location l, ValueRange args) {
             return scaled(b, l, args[0], beta);
-          });
+          },
+          {}, sizes);
       Value product = rewriter.create<linalg::MatmulOp>(loc, ValueRange{lhs, rhs},
                                                         init).getResult(0);
       rewriter.replaceOp(op, castTensor(rewriter, loc, product, outElement));
@@ -75,7 +85,7 @@ struct AddmmLowering : OpConversionPattern<AddmmOp> {
     Value product = rewriter
                         .create<linalg::MatmulOp>(
                             loc, ValueRange{lhs, rhs},
-                            buildFilled(rewriter, loc, type, 0.0))
+                            buildFilled(rewriter, loc, type, 0.0, sizes))
                         .getResult(0);
     Value result = buildElementwise(
         rewriter, loc, type, {adaptor.getSelf(), product},

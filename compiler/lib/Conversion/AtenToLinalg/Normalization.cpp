@@ -34,18 +34,15 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
     auto type = cast<RankedTensorType>(x.getType());
     int64_t rank = type.getRank(), k = op.getNormalizedRank();
     llvm::SmallBitVector reduced(rank);
-    int64_t count = 1;
-    for (int64_t i = rank - k; i < rank; ++i) {
+    for (int64_t i = rank - k; i < rank; ++i)
       reduced.set(i);
-      count *= type.getDimSize(i);
-    }
+    Value count = reducedCount(rewriter, loc, x, reduced, element);
     auto statType = cast<RankedTensorType>(op.getMean().getType());
     auto addf = [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
       return b.create<arith::AddFOp>(l, acc, v);
     };
     auto divideByCount = [&](OpBuilder &b, Location l, Value v) -> Value {
-      return b.create<arith::DivFOp>(l, v,
-                                     scalarConstant(b, l, element, double(count)));
+      return b.create<arith::DivFOp>(l, v, count);
     };
 
     Value sum = buildReduction(rewriter, loc, x, reduced, element, 0.0, addf);

@@ -111,8 +111,8 @@ struct PointwiseOpLowering : OpConversionPattern<PointwiseOp> {
     maps.push_back(rewriter.getMultiDimIdentityMap(resultType.getRank()));
     SmallVector<utils::IteratorType> iterators(resultType.getRank(),
                                                utils::IteratorType::parallel);
-    Value init = rewriter.create<tensor::EmptyOp>(loc, resultType.getShape(),
-                                                  resultElement);
+    Value init = buildEmpty(rewriter, loc, resultType,
+                            sizesFrom(rewriter, loc, resultType, adaptor.getInputs()));
     ArrayRef<double> scalars = op.getScalars();
     auto generic = rewriter.create<linalg::GenericOp>(
         loc, resultType, adaptor.getInputs(), init, maps, iterators,

@@ -48,20 +48,19 @@ struct SumMeanLowering : OpConversionPattern<AtenOp> {
     Value result = buildReduction(rewriter, loc, adaptor.getSelf(), reduced,
                                   acc, 0.0, add);
     if (isMean) {
-      int64_t count = 1;
-      for (auto [i, extent] : llvm::enumerate(inputType.getShape()))
-        if (reduced.test(i))
-          count *= extent;
+      Value count = reducedCount(rewriter, loc, adaptor.getSelf(), reduced, acc);
       auto reducedType = cast<RankedTensorType>(result.getType());
       result = buildElementwise(
           rewriter, loc, reducedType, result,
           [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-            return b.create<arith::DivFOp>(
-                l, args[0], scalarConstant(b, l, acc, double(count)));
+            return b.create<arith::DivFOp>(l, args[0], count);
           });
     }
     result = castTensor(rewriter, loc, result, element);
-    rewriter.replaceOp(op, buildReshape(rewriter, loc, result, resultType));
+    Value reshaped = buildReshape(rewriter, loc, result, resultType);
+    if (!reshaped)
+      return rewriter.notifyMatchFailure(op, "no sizes for the dynamic result");
+    rewriter.replaceOp(op, reshaped);
     return success();
   }
 };
@@ -96,6 +95,8 @@ struct SoftmaxLowering : OpConversionPattern<AtenOp> {
     keptShape[op.getDim()] = 1;
     auto keptType = RankedTensorType::get(keptShape, element);
     Value maxKept = buildReshape(rewriter, loc, max, keptType);
+    if (!maxKept)
+      return rewriter.notifyMatchFailure(op, "no sizes for the kept dimension");
     if (isLog) {
       Value centered = buildElementwise(
           rewriter, loc, type, {x, maxKept},

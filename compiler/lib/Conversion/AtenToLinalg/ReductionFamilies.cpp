@@ -97,7 +97,10 @@ struct TableReductionLowering : OpConversionPattern<AtenOp> {
         init, [](OpBuilder &b, Location l, Value a, Value x) {
           return combine(kind, b, l, a, x);
         });
-    rewriter.replaceOp(op, buildReshape(rewriter, loc, result, op.getType()));
+    Value reshaped = buildReshape(rewriter, loc, result, op.getType());
+    if (!reshaped)
+      return rewriter.notifyMatchFailure(op, "no sizes for the dynamic result");
+    rewriter.replaceOp(op, reshaped);
     return success();
   }
 };

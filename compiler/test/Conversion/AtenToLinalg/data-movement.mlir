@@ -35,3 +35,20 @@ func.func @expand(%x: tensor<1x4xf32>) -> tensor<5x3x4xf32> {
   %0 = aten.expand %x : (tensor<1x4xf32>) -> tensor<5x3x4xf32>
   return %0 : tensor<5x3x4xf32>
 }
+
+// -----
+
+// Views of symbolic size: one dynamic extent in the result is an
+// expand_shape with its size; two are a reshape by a shape tensor (two
+// dynamic extents in one expanded group do not bufferize in MLIR 19).
+// CHECK-LABEL: func @symbolic_views
+// CHECK-SAME: (%[[X:.+]]: tensor<?x96xf32>, %[[B:.+]]: index, %[[T:.+]]: index)
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1]] : tensor<?x96xf32> into tensor<?xf32>
+// CHECK: %[[SHAPE:.+]] = tensor.from_elements %[[B]], %[[T]], %{{.+}} : tensor<3xindex>
+// CHECK: tensor.reshape %[[FLAT]](%[[SHAPE]]) : (tensor<?xf32>, tensor<3xindex>) -> tensor<?x?x96xf32>
+// CHECK: tensor.expand_shape %{{.+}} {{\[}}[0, 1]] output_shape [%[[B]], 192] : tensor<?xf32> into tensor<?x192xf32>
+func.func @symbolic_views(%x: tensor<?x96xf32>, %b: index, %t: index) -> (tensor<?x?x96xf32>, tensor<?x192xf32>) {
+  %0 = aten.view %x sizes(%b, %t) : (tensor<?x96xf32>) -> tensor<?x?x96xf32>
+  %1 = aten.view %x sizes(%b) : (tensor<?x96xf32>) -> tensor<?x192xf32>
+  return %0, %1 : tensor<?x?x96xf32>, tensor<?x192xf32>
+}

@@ -3,8 +3,9 @@
 // Two-pass statistics over the last dim, rsqrt(var + eps), then the affine
 // transform with weight and bias in one elementwise map.
 // CHECK-LABEL: func @layer_norm
+// CHECK: %[[COUNT:.+]] = arith.constant 8.000000e+00 : f32
 // CHECK: iterator_types = ["parallel", "reduction"]
-// CHECK: arith.constant 8.000000e+00 : f32
+// CHECK: arith.divf %{{.+}}, %[[COUNT]]
 // CHECK: %[[MEAN:.+]] = tensor.expand_shape {{.*}} into tensor<2x1xf32>
 // CHECK: arith.subf
 // CHECK: arith.mulf

@@ -69,9 +69,11 @@ LogicalResult verifyBinary(Operation *op) {
   for (size_t i = 0; i < result.size(); ++i) {
     int64_t ea = i < result.size() - a.size() ? 1 : a[i - (result.size() - a.size())];
     int64_t eb = i < result.size() - b.size() ? 1 : b[i - (result.size() - b.size())];
-    if (result[i] != std::max(ea, eb) && !(ea == 0 || eb == 0))
+    // A symbolic (dynamic) extent meets 1 or itself.
+    int64_t broadcast = ea == 1 ? eb : eb == 1 ? ea : std::max(ea, eb);
+    if (result[i] != broadcast && !(ea == 0 || eb == 0))
       return op->emitOpError() << "result dimension " << i << " is "
-                               << result[i] << ", expected " << std::max(ea, eb);
+                               << result[i] << ", expected " << broadcast;
   }
   return success();
 }
@@ -213,8 +215,20 @@ LogicalResult NativeLayerNormOp::verify() {
   return success();
 }
 
+/// A view or expand: one size operand per dynamic result dimension.
+static LogicalResult verifyDynamicSizes(Operation *op, RankedTensorType type,
+                                        ValueRange sizes) {
+  if (static_cast<int64_t>(sizes.size()) != type.getNumDynamicDims())
+    return op->emitOpError() << "has " << sizes.size() << " sizes for "
+                             << type.getNumDynamicDims() << " dynamic dimensions";
+  return success();
+}
+
 LogicalResult ViewOp::verify() {
-  if (getSelf().getType().getNumElements() != getType().getNumElements())
+  if (failed(verifyDynamicSizes(*this, getType(), getSizes())))
+    return failure();
+  bool dynamic = !getSelf().getType().hasStaticShape() || !getType().hasStaticShape();
+  if (!dynamic && getSelf().getType().getNumElements() != getType().getNumElements())
     return emitOpError() << "cannot view " << getSelf().getType() << " as "
                          << getType() << ": element counts differ";
   if (getSelf().getType().getElementType() != getType().getElementType())
@@ -250,6 +264,8 @@ LogicalResult PermuteOp::verify() {
 LogicalResult ExpandOp::verify() {
   if (getSelf().getType().getElementType() != getType().getElementType())
     return emitOpError("expand cannot change the element type");
+  if (failed(verifyDynamicSizes(*this, getType(), getSizes())))
+    return failure();
   return verifyBroadcastsTo(*this, getSelf(), getType().getShape(), "input");
 }
 

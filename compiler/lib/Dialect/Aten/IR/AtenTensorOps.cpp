@@ -30,12 +30,13 @@ LogicalResult verifyBroadcastResult(Operation *op, ValueRange operands) {
   if (result.size() != rank)
     return op->emitOpError("result rank must be the largest operand rank");
   for (size_t d = 0; d < rank; ++d) {
+    // A symbolic (dynamic) extent meets 1 or itself.
     int64_t expected = 1;
     for (Value operand : operands) {
       ArrayRef<int64_t> shape = shapeOf(operand);
       size_t offset = rank - shape.size();
-      if (d >= offset)
-        expected = std::max(expected, shape[d - offset]);
+      if (d >= offset && shape[d - offset] != 1)
+        expected = expected == 1 ? shape[d - offset] : std::max(expected, shape[d - offset]);
     }
     if (result[d] != expected)
       return op->emitOpError() << "result dimension " << d << " is "
@@ -152,6 +153,12 @@ LogicalResult SliceOp::verify() {
     if (stride < 1 || offset < 0)
       return emitOpError() << "dim " << d << ": offset " << offset
                            << " and stride " << stride << " must be valid";
+    if (ShapedType::isDynamic(in[d]) || ShapedType::isDynamic(out[d])) {
+      // A symbolic extent is only ever taken whole.
+      if (in[d] != out[d] || offset != 0 || stride != 1)
+        return emitOpError() << "dim " << d << " of symbolic size must be taken whole";
+      continue;
+    }
     if (WideInt(offset) + WideInt(out[d] - 1) * stride >= in[d])
       return emitOpError() << "dim " << d << " reads past extent " << in[d];
   }

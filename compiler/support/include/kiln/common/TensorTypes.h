@@ -29,7 +29,7 @@ absl::StatusOr<int64_t> byteSize(const v1::TensorType &type);
 /// "f32[2, 3]" style rendering for messages.
 std::string formatType(const v1::TensorType &type);
 
-/// True when dtype and shape are identical.
+/// True when dtype, shape and symbols are identical.
 bool sameType(const v1::TensorType &a, const v1::TensorType &b);
 
 /// Which of `outputs` outputs `keep` (ExecuteRequest.keep_outputs, a

@@ -41,6 +41,10 @@ struct CallBuffers {
   /// keep what it derives from a parameter (prepacked weights) under it.
   /// Empty when the caller cannot promise that.
   std::span<const uint64_t> parameterSerials = {};
+  /// The values of the manifest's symbolic sizes for this call, in manifest
+  /// order (empty for static shapes): the entry point takes a pointer to
+  /// them between the inputs and the outputs.
+  std::span<const int64_t> symbols = {};
 };
 
 /// One device kind: "cpu", "riscv64", "acap", "mdla".

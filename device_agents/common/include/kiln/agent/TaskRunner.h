@@ -149,11 +149,21 @@ using Digests = google::protobuf::RepeatedPtrField<v1::Digest>;
 absl::Status checkParameters(const Digests &parameters,
                              const v1::ExecutableManifest &manifest);
 
+/// A task's manifest with its symbolic sizes bound from the task's input
+/// types (kiln/common/SymbolicSizes.h): every type concrete, and the
+/// symbols' values in manifest order, for the entry point.
+struct BoundManifest {
+  v1::ExecutableManifest manifest;
+  std::vector<int64_t> symbolValues;
+};
+
 /// Checks that `task` is complete and consistent with its own manifest and
 /// with `kind`, before anything is fetched (a parameter set's contents are
 /// checked with checkParameters once it is read). `files` (may be null) holds the
-/// files of inputs that have no payload.
+/// files of inputs that have no payload. A manifest with symbols is checked
+/// as its inputs bind it, which `bound` (may be null) receives.
 absl::Status validateTask(const v1::Task &task, std::string_view kind,
-                          const LocalFiles *files = nullptr);
+                          const LocalFiles *files = nullptr,
+                          BoundManifest *bound = nullptr);
 
 } // namespace kiln::agent

@@ -20,6 +20,7 @@
 #include "kiln/v1/executor.grpc.pb.h"
 
 #include <chrono>
+#include <optional>
 
 namespace kiln::server {
 
@@ -80,9 +81,14 @@ public:
   /// A request naming a parameter_set is checked against the set's
   /// parameters (read once, see ParameterSetCache) and the set's own blob
   /// must be in the store.
+  /// An executable with symbolic sizes is checked against the manifest its
+  /// inputs bind (kiln/common/SymbolicSizes.h), stored in `bound` when
+  /// given: INVALID_ARGUMENT names the input, dimension and symbol that do
+  /// not fit.
   absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>>
   validate(const v1::ExecuteRequest &request,
-           const TensorFiles &inputFiles = {}) const;
+           const TensorFiles &inputFiles = {},
+           std::optional<v1::ExecutableManifest> *bound = nullptr) const;
 
   /// The device that holds the request's held inputs ("" when it names
   /// none), after checking each against the manifest's input type and the

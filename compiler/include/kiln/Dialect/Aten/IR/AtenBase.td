@@ -13,10 +13,12 @@ include "mlir/IR/OpBase.td"
 def Aten_Dialect : Dialect {
   let name = "aten";
   let cppNamespace = "::kiln::aten";
-  let summary = "Core ATen operators on statically shaped builtin tensors.";
+  let summary = "Core ATen operators on ranked builtin tensors.";
   let description = [{
     The `aten` dialect mirrors PyTorch's core ATen operator set. Each op has
-    value semantics over ranked, statically shaped builtin tensors; the result
+    value semantics over ranked builtin tensors (a dimension is dynamic only
+    where the graph declares a symbolic size, and only the ops the importer's
+    dynamic set names accept one); the result
     type is authoritative (PyTorch's meta functions computed it) and the
     verifiers check it against the operands: broadcasting, matmul shapes,
     permutations, reductions. Scalar arguments of ATen schemas are attributes.

@@ -42,7 +42,7 @@ def Aten_ConstantOp : Aten_Op<"constant",
 
 class Aten_BinaryOp<string mnemonic, list<Trait> traits = []>
     : Aten_Op<mnemonic, !listconcat([Pure], traits)> {
-  let results = (outs AnyStaticShapeTensor:$result);
+  let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
@@ -61,7 +61,7 @@ def Aten_AddOp : Aten_BinaryOp<"add"> {
         : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$lhs, AnyStaticShapeTensor:$rhs,
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
                    DefaultValuedAttr<F64Attr, "1.0">:$alpha);
 }
 
@@ -75,7 +75,7 @@ def Aten_SubOp : Aten_BinaryOp<"sub"> {
     %0 = aten.sub %a, %b : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$lhs, AnyStaticShapeTensor:$rhs,
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
                    DefaultValuedAttr<F64Attr, "1.0">:$alpha);
 }
 
@@ -89,7 +89,7 @@ def Aten_MulOp : Aten_BinaryOp<"mul"> {
     %0 = aten.mul %a, %b : (tensor<2x1xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$lhs, AnyStaticShapeTensor:$rhs);
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs);
 }
 
 def Aten_DivOp : Aten_BinaryOp<"div"> {
@@ -103,7 +103,7 @@ def Aten_DivOp : Aten_BinaryOp<"div"> {
     %0 = aten.div %a, %b : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$lhs, AnyStaticShapeTensor:$rhs);
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs);
 }
 
 class Aten_UnaryOp<string mnemonic, string summaryText>
@@ -117,8 +117,8 @@ class Aten_UnaryOp<string mnemonic, string summaryText>
     %0 = aten.}] # mnemonic # [{ %x : tensor<2x3xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self);
-  let results = (outs AnyStaticShapeTensor:$result);
+  let arguments = (ins AnyRankedTensor:$self);
+  let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$self attr-dict `:` type($result)";
 }
 
@@ -138,9 +138,9 @@ def Aten_GeluOp : Aten_Op<"gelu", [Pure, SameOperandsAndResultType]> {
     %0 = aten.gelu %x {approximate = "tanh"} : tensor<2x8xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self,
+  let arguments = (ins AnyRankedTensor:$self,
                    DefaultValuedStrAttr<StrAttr, "none">:$approximate);
-  let results = (outs AnyStaticShapeTensor:$result);
+  let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$self attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -157,8 +157,8 @@ def Aten_MmOp : Aten_Op<"mm", [Pure]> {
     %0 = aten.mm %a, %b : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$mat2);
-  let results = (outs AnyStaticShapeTensor:$result);
+  let arguments = (ins AnyRankedTensor:$self, AnyRankedTensor:$mat2);
+  let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $self `,` $mat2 attr-dict `:` functional-type(operands, results)
   }];
@@ -176,11 +176,11 @@ def Aten_AddmmOp : Aten_Op<"addmm", [Pure]> {
         : (tensor<16xf32>, tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$mat1,
-                   AnyStaticShapeTensor:$mat2,
+  let arguments = (ins AnyRankedTensor:$self, AnyRankedTensor:$mat1,
+                   AnyRankedTensor:$mat2,
                    DefaultValuedAttr<F64Attr, "1.0">:$beta,
                    DefaultValuedAttr<F64Attr, "1.0">:$alpha);
-  let results = (outs AnyStaticShapeTensor:$result);
+  let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $self `,` $mat1 `,` $mat2 attr-dict `:` functional-type(operands, results)
   }];
@@ -195,8 +195,8 @@ def Aten_BmmOp : Aten_Op<"bmm", [Pure]> {
     %0 = aten.bmm %a, %b : (tensor<2x4x8xf32>, tensor<2x8x5xf32>) -> tensor<2x4x5xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$mat2);
-  let results = (outs AnyStaticShapeTensor:$result);
+  let arguments = (ins AnyRankedTensor:$self, AnyRankedTensor:$mat2);
+  let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $self `,` $mat2 attr-dict `:` functional-type(operands, results)
   }];
@@ -217,8 +217,8 @@ def Aten_SoftmaxOp : Aten_Op<"softmax", [Pure, SameOperandsAndResultType]> {
     %0 = aten.softmax %x {dim = 1 : i64} : tensor<2x8xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$dim);
-  let results = (outs AnyStaticShapeTensor:$result);
+  let arguments = (ins AnyRankedTensor:$self, I64Attr:$dim);
+  let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$self attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
@@ -236,9 +236,9 @@ class Aten_ReductionOp<string mnemonic, string summaryText>
         : (tensor<2x8xf32>) -> tensor<2x1xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self, DenseI64ArrayAttr:$dims,
+  let arguments = (ins AnyRankedTensor:$self, DenseI64ArrayAttr:$dims,
                    DefaultValuedAttr<BoolAttr, "false">:$keepdim);
-  let results = (outs AnyStaticShapeTensor:$result);
+  let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -262,12 +262,12 @@ def Aten_NativeLayerNormOp : Aten_Op<"native_layer_norm",
         -> (tensor<2x8xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$input,
-                   Optional<AnyStaticShapeTensor>:$weight,
-                   Optional<AnyStaticShapeTensor>:$bias,
+  let arguments = (ins AnyRankedTensor:$input,
+                   Optional<AnyRankedTensor>:$weight,
+                   Optional<AnyRankedTensor>:$bias,
                    I64Attr:$normalized_rank, F64Attr:$eps);
-  let results = (outs AnyStaticShapeTensor:$output,
-                 AnyStaticShapeTensor:$mean, AnyStaticShapeTensor:$rstd);
+  let results = (outs AnyRankedTensor:$output,
+                 AnyRankedTensor:$mean, AnyRankedTensor:$rstd);
   let assemblyFormat = [{
     $input (`,` `weight` $weight^)? (`,` `bias` $bias^)? attr-dict `:`
     functional-type(operands, results)
@@ -290,9 +290,16 @@ def Aten_ViewOp : Aten_Op<"view", [Pure]> {
     %0 = aten.view %x : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self);
-  let results = (outs AnyStaticShapeTensor:$result);
-  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  // One index per dynamic dimension of the result, outermost first: its
+  // size (the importer evaluates the symbolic sizes the graph declares).
+  let arguments = (ins AnyRankedTensor:$self, Variadic<Index>:$sizes);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $self (`sizes` `(` $sizes^ `)`)? attr-dict `:` functional-type($self, $result)
+  }];
+  let builders = [OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$self), [{
+    build($_builder, $_state, result, self, ::mlir::ValueRange{});
+  }]>];
   let hasVerifier = 1;
   let hasFolder = 1;
 }
@@ -308,8 +315,8 @@ def Aten_PermuteOp : Aten_Op<"permute", [Pure]> {
         : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self, DenseI64ArrayAttr:$dims);
-  let results = (outs AnyStaticShapeTensor:$result);
+  let arguments = (ins AnyRankedTensor:$self, DenseI64ArrayAttr:$dims);
+  let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -325,9 +332,15 @@ def Aten_ExpandOp : Aten_Op<"expand", [Pure]> {
     %0 = aten.expand %x : (tensor<1x4xf32>) -> tensor<3x4xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self);
-  let results = (outs AnyStaticShapeTensor:$result);
-  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  // One index per dynamic dimension of the result, as aten.view has.
+  let arguments = (ins AnyRankedTensor:$self, Variadic<Index>:$sizes);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $self (`sizes` `(` $sizes^ `)`)? attr-dict `:` functional-type($self, $result)
+  }];
+  let builders = [OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$self), [{
+    build($_builder, $_state, result, self, ::mlir::ValueRange{});
+  }]>];
   let hasVerifier = 1;
 }
 

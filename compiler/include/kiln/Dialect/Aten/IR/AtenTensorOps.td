@@ -31,9 +31,9 @@ def Aten_PointwiseOp : Aten_Op<"pointwise", [Pure]> {
     %1 = aten.pointwise "lt" %x, %y : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xi1>
     ```
   }];
-  let arguments = (ins StrAttr:$fn, Variadic<AnyStaticShapeTensor>:$inputs,
+  let arguments = (ins StrAttr:$fn, Variadic<AnyRankedTensor>:$inputs,
                    DefaultValuedAttr<DenseF64ArrayAttr, "{}">:$scalars);
-  let results = (outs AnyStaticShapeTensor:$result);
+  let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $fn $inputs attr-dict `:` functional-type($inputs, results)
   }];
@@ -141,9 +141,9 @@ def Aten_SliceOp : Aten_Op<"slice", [Pure]> {
         : (tensor<4x8xf32>) -> tensor<4x3xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self, DenseI64ArrayAttr:$offsets,
+  let arguments = (ins AnyRankedTensor:$self, DenseI64ArrayAttr:$offsets,
                    DenseI64ArrayAttr:$strides);
-  let results = (outs AnyStaticShapeTensor:$result);
+  let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -297,8 +297,8 @@ def Aten_LogSoftmaxOp : Aten_Op<"log_softmax", [Pure, SameOperandsAndResultType]
     %0 = aten.log_softmax %x {dim = 1 : i64} : tensor<2x8xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$dim);
-  let results = (outs AnyStaticShapeTensor:$result);
+  let arguments = (ins AnyRankedTensor:$self, I64Attr:$dim);
+  let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$self attr-dict `:` type($result)";
   let hasVerifier = 1;
 }

@@ -1,0 +1,72 @@
+"""Symbolic sizes in the serialiser (kiln.symbolic_sizes): torch.export Dims
+become size expressions over declared symbols, with their ranges; size
+arithmetic nodes emit nothing; a size that is not a product is refused,
+naming the FX node."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from kiln.errors import UnsupportedOpError
+from kiln.export import serialize_exported
+
+
+class Linear(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.fc(x).relu()
+
+
+class Flatten(torch.nn.Module):
+    def forward(self, x):
+        return x.reshape(x.shape[0] * x.shape[1], 4) * 2
+
+
+def test_a_batch_dim_is_a_symbol_with_its_range():
+    batch = torch.export.Dim("batch", min=1, max=64)
+    ep = torch.export.export(Linear(), (torch.randn(3, 8),), dynamic_shapes=({0: batch},))
+    graph = serialize_exported(ep, "linear")[0].graph
+    assert len(graph.symbols) == 1
+    symbol = graph.symbols[0]
+    assert (symbol.min, symbol.max) == (1, 64)
+    (x,) = graph.inputs
+    assert list(x.type.shape) == [3, 8]               # the traced size stays
+    assert list(x.type.symbols) == [symbol.name, ""]
+    assert all(not p.value.type.symbols for p in graph.parameters)  # weights static
+    relu = graph.nodes[-1]
+    assert list(relu.outputs[0].type.symbols) == [symbol.name, ""]
+
+
+def test_a_derived_size_is_a_product_and_size_nodes_emit_nothing():
+    batch = torch.export.Dim("batch", min=2, max=32)
+    seq = torch.export.Dim("seq", min=2, max=16)
+    ep = torch.export.export(Flatten(), (torch.randn(3, 5, 4),),
+                             dynamic_shapes=({0: batch, 1: seq},))
+    graph = serialize_exported(ep, "flatten")[0].graph
+    names = sorted(s.name for s in graph.symbols)
+    assert len(names) == 2
+    ops = [n.op for n in graph.nodes]
+    assert not any("sym_size" in op for op in ops)
+    view = next(n for n in graph.nodes if n.op in ("aten.view.default", "aten.reshape.default",
+                                                  "aten._unsafe_view.default"))
+    assert list(view.outputs[0].type.symbols) == ["*".join(names), ""]
+    size = next(a for a in view.arguments if a.name == "size")
+    assert list(size.attribute.ints.values) == [15, 4]
+    assert list(size.attribute.ints.symbols) == ["*".join(names), ""]
+
+
+class Padded(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.pad(x, (0, 1)) * 2
+
+
+def test_a_size_that_is_not_a_product_is_refused_by_node():
+    length = torch.export.Dim("length", min=8, max=64)
+    ep = torch.export.export(Padded(), (torch.randn(1, 2, 16),),
+                             dynamic_shapes=({2: length},))
+    with pytest.raises(UnsupportedOpError, match="products of symbols"):
+        serialize_exported(ep, "pool")
