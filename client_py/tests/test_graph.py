@@ -188,12 +188,21 @@ def test_call_convention_writes_inputs_back_and_converts_scalars():
     assert len(rest) == 2 and rest[1] is True
 
 
-def test_symbolic_shape_is_unsupported_and_names_node():
-    def f(x):
-        return torch.relu(x)
+def test_symbolic_shapes_become_symbols_and_a_sum_names_its_node():
+    gm = torch.fx.experimental.proxy_tensor.make_fx(
+        torch.relu, tracing_mode="symbolic")(torch.randn(4, 3))
+    graph = serialize_graph_module(gm).graph
+    names = [s.name for s in graph.symbols]
+    assert len(names) == 2
+    assert list(graph.inputs[0].type.shape) == [4, 3]
+    assert sorted(graph.inputs[0].type.symbols) == sorted(names)
 
-    gm = torch.fx.experimental.proxy_tensor.make_fx(f, tracing_mode="symbolic")(torch.randn(4, 3))
-    with pytest.raises(UnsupportedOpError, match="x_1.*symbolic"):
+    def grow(x):
+        return torch.cat([x, x[:1]])  # s0 + 1 rows: not a product
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(grow, tracing_mode="symbolic")(
+        torch.randn(4, 3))
+    with pytest.raises(UnsupportedOpError, match="products of symbols"):
         serialize_graph_module(gm)
 
 
