@@ -110,6 +110,25 @@ def _signature(args: Sequence[Any]) -> tuple:
     return tuple(sig)
 
 
+def _split_parameters(placeholders: Sequence[torch.fx.Node], tensor_pos: Sequence[int],
+                      args: Sequence[Any]) -> tuple[dict, list[int], list[str], list[int]]:
+    """The lowered graph's placeholders that are ``nn.Parameter`` arguments
+    (Graph.parameters: name → tensor, their argument positions and names)
+    and the argument positions of the rest (runtime inputs)."""
+    params: dict[str, torch.Tensor] = {}
+    param_pos: list[int] = []
+    param_names: list[str] = []
+    input_pos: list[int] = []
+    for node, pos in zip(placeholders, tensor_pos):
+        if isinstance(args[pos], torch.nn.Parameter):
+            params[node.name] = args[pos]
+            param_pos.append(pos)
+            param_names.append(node.name)
+        else:
+            input_pos.append(pos)
+    return params, param_pos, param_names, input_pos
+
+
 class _Specialization:
     """One static-shape compile of a Dynamo graph."""
 
@@ -199,14 +218,8 @@ class _KilnCompiledGraph:
         try:
             lowered = lower_to_core_aten(with_sizes, [values[i] for i in tensor_pos])
             placeholders = [n for n in lowered.graph.nodes if n.op == "placeholder"]
-            params, param_pos, param_names, input_pos = {}, [], [], []
-            for node, pos in zip(placeholders, tensor_pos):
-                if isinstance(args[pos], torch.nn.Parameter):
-                    params[node.name] = args[pos]
-                    param_pos.append(pos)
-                    param_names.append(node.name)
-                else:
-                    input_pos.append(pos)
+            params, param_pos, param_names, input_pos = _split_parameters(
+                placeholders, tensor_pos, args)
             serialized = serialize_graph_module(lowered, parameters=params, name=self.name)
             compiled = self.client.compile_serialized(serialized, target=self.target,
                                                       options=self.options,
@@ -265,14 +278,8 @@ class _KilnCompiledGraph:
         if len(placeholders) != len(tensors):
             raise UnsupportedOpError(f"{self.name}: lowered graph has {len(placeholders)} "
                                      f"inputs, expected {len(tensors)}")
-        params, param_pos, param_names, input_pos = {}, [], [], []
-        for node, pos in zip(placeholders, tensor_pos):
-            if isinstance(args[pos], torch.nn.Parameter):
-                params[node.name] = args[pos]
-                param_pos.append(pos)
-                param_names.append(node.name)
-            else:
-                input_pos.append(pos)
+        params, param_pos, param_names, input_pos = _split_parameters(
+            placeholders, tensor_pos, args)
         if self.mode == "trace":
             code = lowered.print_readable(print_output=False)
             self.traced.append(code)
