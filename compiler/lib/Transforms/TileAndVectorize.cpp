@@ -95,7 +95,7 @@ struct TileAndVectorizePass
       bool empty = llvm::any_of(op.getStaticLoopRanges(),
                                 [](int64_t extent) { return extent == 0; });
       if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op) &&
-          op.hasPureTensorSemantics() && staticColumnsAndDepth(op) && !empty)
+          op.hasPureTensorSemantics() && !empty)
         targets.push_back(op);
     });
     IRRewriter rewriter(&getContext());
@@ -130,45 +130,13 @@ struct TileAndVectorizePass
       return signalPassFailure();
   }
 
-  /// A product whose columns (N) and depth (K) are static: its rows and
-  /// batch may be of symbolic size.
-  static bool staticColumnsAndDepth(linalg::LinalgOp op) {
-    SmallVector<int64_t> ranges = op.getStaticLoopRanges();
-    size_t n = isa<linalg::BatchMatmulOp>(op) ? 2 : 1;
-    return !ShapedType::isDynamic(ranges[n]) && !ShapedType::isDynamic(ranges[n + 1]);
-  }
-
-  /// The register tiling and vectorization of `op`, a product whose rows
-  /// are of symbolic size, inside its (N, K) panel: rows in steps of the
-  /// register tile, the loop peeled so that every full step has static
-  /// shapes; the last partial step goes one row at a time.
-  LogicalResult tileDynamicRows(RewriterBase &rewriter, linalg::LinalgOp panel,
-                                int64_t registerN) {
-    bool batched = isa<linalg::BatchMatmulOp>(panel);
-    size_t m = batched ? 1 : 0;
-    auto sizes = [&](int64_t mSize, int64_t nSize, int64_t kSize) {
-      SmallVector<int64_t> tile(panel.getNumLoops(), 0);
-      if (batched)
-        tile[0] = 1;
-      tile[m] = mSize;
-      tile[m + 1] = nSize;
-      tile[m + 2] = kSize;
-      return tile;
-    };
-    FailureOr<linalg::LinalgOp> rows = tile(rewriter, panel, sizes(registerTileM, 0, 0));
-    if (failed(rows))
-      return panel.emitOpError("row tiling failed");
-    auto loop = (*rows)->getParentOfType<scf::ForOp>();
-    if (!loop)
-      return rows->emitOpError("row tiling made no loop");
-    scf::ForOp partial;
-    rewriter.setInsertionPoint(loop);
-    bool peeled = succeeded(scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial));
-    // Fold the peeled bounds into the slices: full steps become static.
+  /// Canonicalizes the ops inside `loops` (peeled bounds folded into the
+  /// slices, so that a full step's tiles become static).
+  void canonicalizeInside(ArrayRef<scf::ForOp> loops) {
     SmallVector<Operation *> nested;
-    for (scf::ForOp part : {loop, partial})
-      if (part)
-        part.walk([&](Operation *inner) { nested.push_back(inner); });
+    for (scf::ForOp loop : loops)
+      if (loop)
+        loop.walk([&](Operation *inner) { nested.push_back(inner); });
     RewritePatternSet patterns(&getContext());
     for (Dialect *dialect : getContext().getLoadedDialects())
       dialect->getCanonicalizationPatterns(patterns);
@@ -177,30 +145,95 @@ struct TileAndVectorizePass
     GreedyRewriteConfig config;
     config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
     (void)applyOpPatternsAndFold(nested, std::move(patterns), config);
-    auto vectorizeIn = [&](scf::ForOp part, int64_t rowTile) -> LogicalResult {
-      SmallVector<linalg::LinalgOp> products;
-      part.walk([&](linalg::LinalgOp op) {
+  }
+
+  static SmallVector<linalg::LinalgOp> productsIn(scf::ForOp loop) {
+    SmallVector<linalg::LinalgOp> products;
+    if (loop)
+      loop.walk([&](linalg::LinalgOp op) {
         if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
           products.push_back(op);
       });
+    return products;
+  }
+
+  /// Tiles loop `dim` of `op` (of symbolic extent) in steps of `step`, peels
+  /// the loop so that its full steps have a static extent there, and goes
+  /// one at a time through the partial step; appends the products made to
+  /// `out`, each static in `dim`.
+  LogicalResult peeledTile(RewriterBase &rewriter, linalg::LinalgOp op,
+                           size_t dim, int64_t step,
+                           SmallVector<linalg::LinalgOp> &out) {
+    SmallVector<int64_t> sizes(op.getNumLoops(), 0);
+    sizes[dim] = step;
+    FailureOr<linalg::LinalgOp> tiled = tile(rewriter, op, sizes);
+    if (failed(tiled))
+      return op.emitOpError("tiling a symbolic extent failed");
+    auto loop = (*tiled)->getParentOfType<scf::ForOp>();
+    if (!loop)
+      return tiled->emitOpError("tiling a symbolic extent made no loop");
+    scf::ForOp partial;
+    rewriter.setInsertionPoint(loop);
+    (void)scf::peelForLoopAndSimplifyBounds(rewriter, loop, partial);
+    canonicalizeInside({loop, partial});
+    SmallVector<linalg::LinalgOp> rest = productsIn(partial);
+    for (linalg::LinalgOp product : productsIn(loop)) {
+      if (ShapedType::isDynamic(product.getStaticLoopRanges()[dim]))
+        rest.push_back(product); // not peeled: one at a time too
+      else
+        out.push_back(product);
+    }
+    for (linalg::LinalgOp product : rest) {
+      SmallVector<int64_t> ones(product.getNumLoops(), 0);
+      ones[dim] = 1;
+      FailureOr<linalg::LinalgOp> single = tile(rewriter, product, ones);
+      if (failed(single))
+        return product.emitOpError("tiling a symbolic extent by 1 failed");
+      out.push_back(*single);
+    }
+    return success();
+  }
+
+  /// The register tiling and vectorization of `panel`, a product with
+  /// symbolic sizes inside its (N, K) panel: its rows and then its columns,
+  /// where symbolic, in steps of the register tile with the loop peeled
+  /// (full steps static, the partial step one at a time); a symbolic depth
+  /// needs nothing, as the register tile has unit depth. Every product left
+  /// is static but for its depth, and vectorizes as a static one does.
+  LogicalResult tileDynamicProduct(RewriterBase &rewriter, linalg::LinalgOp panel,
+                                   int64_t registerN) {
+    bool batched = isa<linalg::BatchMatmulOp>(panel);
+    size_t m = batched ? 1 : 0, n = m + 1;
+    SmallVector<linalg::LinalgOp> products = {panel};
+    for (auto [dim, step] : {std::pair<size_t, int64_t>{m, registerTileM},
+                             std::pair<size_t, int64_t>{n, registerN}}) {
+      SmallVector<linalg::LinalgOp> next;
       for (linalg::LinalgOp product : products) {
-        SmallVector<int64_t> columnsFirst =
-            batched ? SmallVector<int64_t>{0, 2, 1, 3} : SmallVector<int64_t>{1, 0, 2};
-        FailureOr<linalg::LinalgOp> registerTiled =
-            tile(rewriter, product, sizes(rowTile, registerN, 1), columnsFirst);
-        if (failed(registerTiled))
-          return product.emitOpError("register tiling failed");
-        if (registerTiled->hasDynamicShape())
-          continue; // left to scalar code
-        if (failed(linalg::vectorize(rewriter, *registerTiled)))
-          return registerTiled->emitOpError("vectorization failed");
+        if (!ShapedType::isDynamic(product.getStaticLoopRanges()[dim]))
+          next.push_back(product);
+        else if (failed(peeledTile(rewriter, product, dim, step, next)))
+          return failure();
       }
-      return success();
-    };
-    if (failed(vectorizeIn(loop, peeled ? registerTileM : 1)))
-      return failure();
-    if (partial && failed(vectorizeIn(partial, 1)))
-      return failure();
+      products = std::move(next);
+    }
+    SmallVector<int64_t> columnsFirst =
+        batched ? SmallVector<int64_t>{0, 2, 1, 3} : SmallVector<int64_t>{1, 0, 2};
+    for (linalg::LinalgOp product : products) {
+      SmallVector<int64_t> ranges = product.getStaticLoopRanges();
+      SmallVector<int64_t> sizes(ranges.size(), 0);
+      if (batched)
+        sizes[0] = 1;
+      sizes[m] = largestDivisorAtMost(ranges[m], registerTileM);
+      sizes[n] = largestPowerOfTwoDivisorAtMost(ranges[n], registerTileN);
+      sizes[n + 1] = 1;
+      FailureOr<linalg::LinalgOp> registerTiled = tile(rewriter, product, sizes, columnsFirst);
+      if (failed(registerTiled))
+        return product.emitOpError("register tiling failed");
+      if (registerTiled->hasDynamicShape())
+        continue; // left to scalar code
+      if (failed(linalg::vectorize(rewriter, *registerTiled)))
+        return registerTiled->emitOpError("vectorization failed");
+    }
     return success();
   }
 
@@ -220,31 +253,40 @@ struct TileAndVectorizePass
       tile[k] = kSize;
       return tile;
     };
-    int64_t cacheN = cacheTileFor(ranges[n], cacheTileN, registerTileN,
-                                  /*powerOfTwo=*/true);
-    int64_t cacheK = largestDivisorAtMost(ranges[k], cacheTileK);
+    // A symbolic (dynamic) extent is not cache-tiled: 0 leaves it whole.
+    bool dynamic = op.hasDynamicShape();
+    int64_t cacheN = ShapedType::isDynamic(ranges[n])
+                         ? 0
+                         : cacheTileFor(ranges[n], cacheTileN, registerTileN,
+                                        /*powerOfTwo=*/true);
+    int64_t cacheK = ShapedType::isDynamic(ranges[k])
+                         ? 0
+                         : largestDivisorAtMost(ranges[k], cacheTileK);
     int64_t cacheM = ShapedType::isDynamic(ranges[m])
                          ? registerTileM
                          : cacheTileFor(ranges[m], cacheTileM, registerTileM,
                                         /*powerOfTwo=*/false);
     int64_t registerM = largestDivisorAtMost(cacheM, registerTileM);
-    int64_t registerN = largestPowerOfTwoDivisorAtMost(cacheN, registerTileN);
+    int64_t registerN = cacheN ? largestPowerOfTwoDivisorAtMost(cacheN, registerTileN)
+                               : registerTileN;
 
     // 1. Column panels of C (and batches), independent of each other: the
     // outer loop the thread pool splits. Then an (N, K) panel of B per
     // iteration of a serial loop over K...
-    FailureOr<linalg::LinalgOp> columns = tile(
-        rewriter, op, sizes(0, cacheN, 0), {}, TileLoops::Independent);
+    FailureOr<linalg::LinalgOp> columns = op;
+    if (batched || cacheN)
+      columns = tile(rewriter, op, sizes(0, cacheN, 0), {}, TileLoops::Independent);
     if (failed(columns))
       return op.emitOpError("column-panel tiling failed");
-    FailureOr<linalg::LinalgOp> panel =
-        tile(rewriter, *columns, sizes(0, 0, cacheK));
+    FailureOr<linalg::LinalgOp> panel = *columns;
+    if (cacheK)
+      panel = tile(rewriter, *columns, sizes(0, 0, cacheK));
     if (failed(panel))
       return columns->emitOpError("panel tiling failed");
-    if (cacheN < ranges[n] || transposedB)
+    if ((cacheN && cacheN < ranges[n]) || transposedB)
       packRhs(rewriter, *panel);
-    if (ShapedType::isDynamic(ranges[m]))
-      return tileDynamicRows(rewriter, *panel, registerN);
+    if (dynamic)
+      return tileDynamicProduct(rewriter, *panel, registerN);
     // 3. Row blocks of A, then the register tile with unit K, columns
     // outermost: one NR-wide strip of the panel stays in L1 while every row
     // tile of the block streams past it.
@@ -313,8 +355,9 @@ struct TileAndVectorizePass
     auto type = cast<RankedTensorType>(rhs->get().getType());
     rewriter.setInsertionPoint(op);
     Location loc = op.getLoc();
-    Value empty = rewriter.create<tensor::EmptyOp>(loc, type.getShape(),
-                                                   type.getElementType());
+    // Sizes from the slice: a symbolic extent is read from it.
+    Value empty = rewriter.create<tensor::EmptyOp>(
+        loc, tensor::getMixedSizes(rewriter, loc, rhs->get()), type.getElementType());
     Value packed;
     linalg::TransposeOp transpose;
     if (Value source =

@@ -139,3 +139,32 @@ func.func @dynamic_rows(%a: tensor<?x64xf32>, %b: tensor<64x128xf32>, %c: tensor
   %0 = linalg.matmul ins(%a, %b : tensor<?x64xf32>, tensor<64x128xf32>) outs(%c : tensor<?x128xf32>) -> tensor<?x128xf32>
   return %0 : tensor<?x128xf32>
 }
+
+// -----
+
+// Attention's products over a symbolic sequence: scores (q @ k^T) have
+// symbolic rows and columns, both peeled (8x32 full tiles, then 8x1, 1x32
+// and 1x1 edges); the mix (p @ v) has a symbolic depth, which the unit-depth
+// register tile absorbs.
+// CHECK-LABEL: func @attention_scores
+// CHECK: vector.contract {{.*}} : vector<1x8x1xf32>, vector<1x1x32xf32> into vector<1x8x32xf32>
+// CHECK: vector.contract {{.*}} : vector<1x8x1xf32>, vector<1x1x1xf32> into vector<1x8x1xf32>
+// CHECK: vector.contract {{.*}} : vector<1x1x1xf32>, vector<1x1x32xf32> into vector<1x1x32xf32>
+// CHECK-NOT: linalg.batch_matmul
+// AVX2-LABEL: func @attention_scores
+func.func @attention_scores(%q: tensor<?x?x32xf32>, %k: tensor<?x32x?xf32>, %c: tensor<?x?x?xf32>) -> tensor<?x?x?xf32> {
+  %0 = linalg.batch_matmul ins(%q, %k : tensor<?x?x32xf32>, tensor<?x32x?xf32>) outs(%c : tensor<?x?x?xf32>) -> tensor<?x?x?xf32>
+  return %0 : tensor<?x?x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @attention_mix
+// CHECK: vector.contract {{.*}} : vector<1x8x1xf32>, vector<1x1x32xf32> into vector<1x8x32xf32>
+// CHECK: vector.contract {{.*}} : vector<1x1x1xf32>, vector<1x1x32xf32> into vector<1x1x32xf32>
+// CHECK-NOT: linalg.batch_matmul
+// AVX2-LABEL: func @attention_mix
+func.func @attention_mix(%p: tensor<?x?x?xf32>, %v: tensor<?x?x32xf32>, %c: tensor<?x?x32xf32>) -> tensor<?x?x32xf32> {
+  %0 = linalg.batch_matmul ins(%p, %v : tensor<?x?x?xf32>, tensor<?x?x32xf32>) outs(%c : tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
+  return %0 : tensor<?x?x32xf32>
+}
