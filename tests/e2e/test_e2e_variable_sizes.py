@@ -158,3 +158,20 @@ def test_torch_compile_of_a_graph_with_static_only_ops_specialises_per_size(kiln
     executables = backend.compiled_graphs[0].specializations
     assert len(executables) == 2
     assert all(len(e.manifest.symbols) == 0 for e in executables)
+
+
+def test_torch_compile_automatic_dynamic_shapes_go_symbolic_after_the_second_shape(kilnd):
+    torch.manual_seed(4)
+    model = Mlp().eval()
+    backend = kiln.backend(kilnd.address, target="cpu")
+    compiled = torch.compile(model, backend=backend)   # no dynamic=: Dynamo decides
+    with torch.no_grad():
+        for batch in (3, 5, 9, 30):
+            x = torch.randn(batch, 32)
+            torch.testing.assert_close(compiled(x), model(x), rtol=RTOL, atol=ATOL)
+    # The first shape compiles static; the second makes Dynamo recompile the
+    # graph with a dynamic batch, which Kiln compiles once for every later one.
+    executables = [e for g in backend.compiled_graphs for e in g.specializations]
+    assert len(executables) == 2, executables
+    assert len(executables[0].manifest.symbols) == 0
+    assert len(executables[1].manifest.symbols) == 1
