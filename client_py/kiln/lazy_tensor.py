@@ -453,8 +453,8 @@ def _check_autograd_device(args: tuple) -> None:
 
 
 def _dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
-    if torch.is_grad_enabled():
-        _check_autograd_device(args)
+    if torch.is_grad_enabled() and func is not torch.ops.aten.detach.default:
+        _check_autograd_device(args)  # detach records nothing
     special = _SPECIAL.get(func)
     if special is not None:
         return special(func, args, kwargs)

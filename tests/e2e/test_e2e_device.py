@@ -359,7 +359,7 @@ def test_autograd_past_the_first_device_is_refused_by_name(kilnd, dev):
     w = torch.randn(4, 4).to(third).requires_grad_()
     with pytest.raises(kiln.UnimplementedError, match="recorded on kiln:0 only"):
         (w * 2).sum()
-    # Inference there works.
+    # Inference there works, and detach records nothing.
     with torch.no_grad():
         got = (w * 2).sum().cpu()
     torch.testing.assert_close(got, (w.detach().cpu() * 2).sum())
