@@ -32,6 +32,11 @@ int64_t elementCount(Value value) {
   return type && type.hasStaticShape() ? type.getNumElements() : 0;
 }
 
+/// Extent `dim` of `type`; 0 for a symbolic one (no count before a call).
+int64_t staticExtent(RankedTensorType type, int64_t dim) {
+  return type.isDynamicDim(dim) ? 0 : type.getDimSize(dim);
+}
+
 int64_t product(ArrayRef<int64_t> values) {
   int64_t result = 1;
   for (int64_t v : values)
@@ -106,16 +111,16 @@ OpCost estimateOpCost(Operation *op) {
   return llvm::TypeSwitch<Operation *, OpCost>(op)
       .Case([](aten::MmOp mm) {
         auto lhs = cast<RankedTensorType>(mm.getSelf().getType());
-        return contraction(elementCount(mm.getResult()) * lhs.getDimSize(1), 0);
+        return contraction(elementCount(mm.getResult()) * staticExtent(lhs, 1), 0);
       })
       .Case([](aten::BmmOp bmm) {
         auto lhs = cast<RankedTensorType>(bmm.getSelf().getType());
-        return contraction(elementCount(bmm.getResult()) * lhs.getDimSize(2), 0);
+        return contraction(elementCount(bmm.getResult()) * staticExtent(lhs, 2), 0);
       })
       .Case([](aten::AddmmOp addmm) {
         auto lhs = cast<RankedTensorType>(addmm.getMat1().getType());
         int64_t out = elementCount(addmm.getResult());
-        return contraction(out * lhs.getDimSize(1), out);
+        return contraction(out * staticExtent(lhs, 1), out);
       })
       .Case([](aten::ConvolutionOp conv) { return convolutionCost(conv); })
       .Case([](aten::MaxPoolOp pool) {

@@ -192,6 +192,19 @@ bool touchesSymbolicSizes(const v1::Node &node, const ValueTable &values) {
   return false;
 }
 
+/// True when a node reads a value with no elements (an empty result, such
+/// as batch norm's unused saved statistics, is the handler's to leave out).
+bool touchesEmptyTensors(const v1::Node &node, const ValueTable &values) {
+  for (const v1::Argument &argument : node.arguments()) {
+    if (argument.kind_case() != v1::Argument::kValue)
+      continue;
+    auto it = values.find(argument.value());
+    if (it != values.end() && hasNoElements(typeOf(it->second)))
+      return true;
+  }
+  return false;
+}
+
 /// The aten ops whose lowering handles dynamic (symbolic) sizes. Any other
 /// op meeting one is UNIMPLEMENTED, named, rather than a verifier failure.
 bool acceptsSymbolicSizes(Operation *op) {
@@ -354,6 +367,13 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
           "node ", i, ": unsupported op '", node.op(),
           "' (Kiln supports ", handlers.size(), " ATen ops; see docs)"));
     NodeImporter importer(node, i, builder, values, symbolCount ? &symbols : nullptr);
+    // The empty-tensor rules (EmptyTensors.h) and the handlers they stand
+    // in for take static shapes.
+    if (symbolCount && touchesSymbolicSizes(node, values) &&
+        touchesEmptyTensors(node, values))
+      return importer.unimplemented(
+          "a tensor with no elements meets a symbolic size; Kiln compiles such "
+          "a node for static sizes only");
     std::optional<SmallVector<Value>> perSample;
     if (symbolCount) {
       // A per-sample op over a symbolic batch: a loop of static imports.
