@@ -137,15 +137,21 @@ struct TileAndVectorizePass
     for (scf::ForOp loop : loops)
       if (loop)
         loop.walk([&](Operation *inner) { nested.push_back(inner); });
-    RewritePatternSet patterns(&getContext());
-    for (Dialect *dialect : getContext().getLoadedDialects())
-      dialect->getCanonicalizationPatterns(patterns);
-    for (RegisteredOperationName name : getContext().getRegisteredOperations())
-      name.getCanonicalizationPatterns(patterns, &getContext());
+    if (!canonicalization) {
+      // Every registered op's patterns: gathered once per pass run.
+      RewritePatternSet patterns(&getContext());
+      for (Dialect *dialect : getContext().getLoadedDialects())
+        dialect->getCanonicalizationPatterns(patterns);
+      for (RegisteredOperationName name : getContext().getRegisteredOperations())
+        name.getCanonicalizationPatterns(patterns, &getContext());
+      canonicalization = std::make_shared<FrozenRewritePatternSet>(std::move(patterns));
+    }
     GreedyRewriteConfig config;
     config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
-    (void)applyOpPatternsAndFold(nested, std::move(patterns), config);
+    (void)applyOpPatternsAndFold(nested, *canonicalization, config);
   }
+
+  std::shared_ptr<const FrozenRewritePatternSet> canonicalization;
 
   static SmallVector<linalg::LinalgOp> productsIn(scf::ForOp loop) {
     SmallVector<linalg::LinalgOp> products;

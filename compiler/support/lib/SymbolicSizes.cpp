@@ -277,4 +277,25 @@ bindSignature(const v1::ExecutableManifest &manifest,
   return bound;
 }
 
+absl::StatusOr<v1::ExecutableManifest>
+bindManifest(const v1::ExecutableManifest &manifest,
+             const std::vector<const v1::TensorType *> &inputs,
+             std::vector<int64_t> *values) {
+  std::vector<const v1::TensorType *> parameters;
+  for (const v1::ManifestArgument &parameter : manifest.parameters())
+    parameters.push_back(&parameter.type());
+  absl::StatusOr<BoundSignature> signature = bindSignature(manifest, parameters, inputs);
+  if (!signature.ok())
+    return signature.status();
+  v1::ExecutableManifest bound = manifest;
+  bound.clear_symbols();
+  for (int i = 0; i < bound.inputs_size(); ++i)
+    *bound.mutable_inputs(i)->mutable_type() = signature->inputs[i];
+  for (int i = 0; i < bound.outputs_size(); ++i)
+    *bound.mutable_outputs(i)->mutable_type() = signature->outputs[i];
+  if (values)
+    *values = std::move(signature->ordered);
+  return bound;
+}
+
 } // namespace kiln

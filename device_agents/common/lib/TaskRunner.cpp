@@ -86,18 +86,11 @@ absl::Status checkParameters(const Digests &parameters,
 /// `manifest` with its symbols bound from the task's input types.
 absl::StatusOr<BoundManifest> bindTask(const v1::Task &task,
                                        const v1::ExecutableManifest &manifest) {
-  std::vector<const v1::TensorType *> parameters, inputs;
-  for (const v1::ManifestArgument &parameter : manifest.parameters())
-    parameters.push_back(&parameter.type()); // static: checked by digest size
+  std::vector<const v1::TensorType *> inputs;
   for (const v1::Tensor &input : task.inputs())
     inputs.push_back(&input.type());
-  ASSIGN_OR_RETURN(BoundSignature signature, bindSignature(manifest, parameters, inputs));
-  BoundManifest bound{manifest, std::move(signature.ordered)};
-  bound.manifest.clear_symbols();
-  for (int i = 0; i < manifest.inputs_size(); ++i)
-    *bound.manifest.mutable_inputs(i)->mutable_type() = signature.inputs[i];
-  for (int i = 0; i < manifest.outputs_size(); ++i)
-    *bound.manifest.mutable_outputs(i)->mutable_type() = signature.outputs[i];
+  BoundManifest bound;
+  ASSIGN_OR_RETURN(bound.manifest, bindManifest(manifest, inputs, &bound.symbolValues));
   return bound;
 }
 

@@ -120,15 +120,13 @@ absl::Status checkOutputs(const v1::TaskResult &result,
 /// `manifest` as this call sees it: its symbols bound from the request's
 /// input types (a held input's from the index) and every type concrete.
 absl::StatusOr<v1::ExecutableManifest>
-bindManifest(const v1::ExecuteRequest &request,
-             const v1::ExecutableManifest &manifest, const HeldTensorIndex &held) {
+bindRequest(const v1::ExecuteRequest &request,
+            const v1::ExecutableManifest &manifest, const HeldTensorIndex &held) {
   if (request.inputs_size() != manifest.inputs_size())
     return absl::InvalidArgumentError(
         absl::StrCat("executable takes ", manifest.inputs_size(),
                      " inputs, got ", request.inputs_size()));
-  std::vector<const v1::TensorType *> parameters, inputs;
-  for (const v1::ManifestArgument &parameter : manifest.parameters())
-    parameters.push_back(&parameter.type()); // static: checked by digest size
+  std::vector<const v1::TensorType *> inputs;
   std::vector<v1::TensorType> heldTypes(request.inputs_size());
   for (int i = 0; i < request.inputs_size(); ++i) {
     const v1::Tensor &input = request.inputs(i);
@@ -143,16 +141,7 @@ bindManifest(const v1::ExecuteRequest &request,
       inputs.push_back(&input.type());
     }
   }
-  ASSIGN_OR_RETURN(BoundSignature signature, bindSignature(manifest, parameters, inputs));
-  v1::ExecutableManifest bound = manifest;
-  bound.clear_symbols();
-  for (int i = 0; i < bound.parameters_size(); ++i)
-    *bound.mutable_parameters(i)->mutable_type() = signature.parameters[i];
-  for (int i = 0; i < bound.inputs_size(); ++i)
-    *bound.mutable_inputs(i)->mutable_type() = signature.inputs[i];
-  for (int i = 0; i < bound.outputs_size(); ++i)
-    *bound.mutable_outputs(i)->mutable_type() = signature.outputs[i];
-  return bound;
+  return kiln::bindManifest(manifest, inputs);
 }
 
 } // namespace
@@ -219,7 +208,7 @@ ExecutorService::validate(const v1::ExecuteRequest &request,
   RETURN_IF_ERROR(record.status());
   std::optional<v1::ExecutableManifest> boundHere;
   if ((*record)->manifest().symbols_size() > 0) {
-    ASSIGN_OR_RETURN(boundHere, bindManifest(request, (*record)->manifest(), held));
+    ASSIGN_OR_RETURN(boundHere, bindRequest(request, (*record)->manifest(), held));
     if (bound)
       *bound = *boundHere;
   }

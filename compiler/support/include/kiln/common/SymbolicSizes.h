@@ -87,4 +87,13 @@ bindSignature(const v1::ExecutableManifest &manifest,
               const std::vector<const v1::TensorType *> &parameters,
               const std::vector<const v1::TensorType *> &inputs);
 
+/// `manifest` as one call sees it: its symbols bound from `inputs` (the
+/// call's input types, in manifest order; parameters are static), every type
+/// concrete and no symbols left. `values` (may be null) receives the symbols'
+/// values in manifest order, for the entry point. Errors as bindSignature's.
+absl::StatusOr<v1::ExecutableManifest>
+bindManifest(const v1::ExecutableManifest &manifest,
+             const std::vector<const v1::TensorType *> &inputs,
+             std::vector<int64_t> *values = nullptr);
+
 } // namespace kiln
