@@ -60,6 +60,22 @@ v1::TensorType oneSample(const v1::TensorType &type) {
   return sample;
 }
 
+/// Offsets, sizes and strides of sample `index` of a tensor of `type` whose
+/// one-sample shape is `sampleShape`.
+struct SampleSlice {
+  SmallVector<OpFoldResult> offsets, sizes, strides;
+};
+SampleSlice sampleSlice(OpBuilder &b, ArrayRef<int64_t> sampleShape, Value index) {
+  SampleSlice slice;
+  for (int64_t extent : sampleShape) {
+    slice.offsets.push_back(b.getIndexAttr(0));
+    slice.sizes.push_back(b.getIndexAttr(extent));
+    slice.strides.push_back(b.getIndexAttr(1));
+  }
+  slice.offsets[0] = index;
+  return slice;
+}
+
 } // namespace
 
 absl::StatusOr<std::optional<SmallVector<Value>>>
@@ -140,13 +156,9 @@ importPerSample(NodeImporter &n, const OpHandler &handler, const ValueTable &val
           RankedTensorType type = typeOf(whole);
           SmallVector<int64_t> shape(type.getShape());
           shape[0] = 1;
-          SmallVector<OpFoldResult> offsets(type.getRank(), body.getIndexAttr(0));
-          offsets[0] = index;
-          SmallVector<OpFoldResult> sizes, strides(type.getRank(), body.getIndexAttr(1));
-          for (int64_t extent : shape)
-            sizes.push_back(body.getIndexAttr(extent));
+          SampleSlice slice = sampleSlice(body, shape, index);
           sampleValues[name] = body.create<tensor::ExtractSliceOp>(
-              bodyLoc, type.clone(shape), whole, offsets, sizes, strides);
+              bodyLoc, type.clone(shape), whole, slice.offsets, slice.sizes, slice.strides);
         }
         NodeImporter sampleImporter(sample, n.position(), body, sampleValues);
         absl::StatusOr<SmallVector<Value>> results = handler(sampleImporter);
@@ -159,14 +171,9 @@ importPerSample(NodeImporter &n, const OpHandler &handler, const ValueTable &val
             continue;
           }
           Value result = (*results)[r];
-          RankedTensorType type = typeOf(result);
-          SmallVector<OpFoldResult> offsets(type.getRank(), body.getIndexAttr(0));
-          offsets[0] = index;
-          SmallVector<OpFoldResult> sizes, strides(type.getRank(), body.getIndexAttr(1));
-          for (int64_t extent : type.getShape())
-            sizes.push_back(body.getIndexAttr(extent));
+          SampleSlice slice = sampleSlice(body, typeOf(result).getShape(), index);
           updated.push_back(body.create<tensor::InsertSliceOp>(
-              bodyLoc, result, accumulators[k], offsets, sizes, strides));
+              bodyLoc, result, accumulators[k], slice.offsets, slice.sizes, slice.strides));
         }
         if (!results.ok())
           inner = results.status();
