@@ -20,6 +20,10 @@ SEED="${KILN_FUZZ_SEED:-1}"
 JOBS="${KILN_JOBS:-$(nproc)}"
 export CCACHE_DIR="${CCACHE_DIR:-$HOME/.cache/kiln/ccache}"
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
+# This build has line tables (-g1), and ccache would otherwise key each object
+# on the folder it was built in, so a clone in another folder (CI's) missed
+# every entry. The tables then name the first build's folder.
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 OUT="${KILN_FUZZ_OUT:-$BUILD_DIR/fuzz-out}"
 
 log() { printf '[fuzz] %s\n' "$*"; }

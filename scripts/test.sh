@@ -21,7 +21,8 @@ export KILN_BUILD_DIR="${KILN_BUILD_DIR:-build}"
 export KILN_TOOLS_DIR="${KILN_TOOLS_DIR:-$HOME/.cache/kiln/tools}"
 export PATH="$KILN_TOOLS_DIR/bin:$PATH"
 
-log() { printf '[test] %s\n' "$*"; }
+# Each stage line carries the time since the start (CI's limit is 90 minutes).
+log() { printf '[test +%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
 log "dependencies"
 scripts/install_deps.sh

@@ -4,6 +4,7 @@ core ATen, and fx GraphModules, serialised as kiln.v1.Graph plus weights."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any
 
@@ -72,10 +73,23 @@ def _flash_attention_cpu_backward(grad_out: torch.Tensor, query: torch.Tensor,
     return grad_query, grad_key, grad_value
 
 
-def decomposition_table() -> Any:
+def decomposition_table() -> dict:
     """The decompositions Kiln lowers with, the same on every supported torch:
     the core-ATen set plus the upsamplings (every overload torch has a
-    decomposition for), with Kiln's own where torch's differs from eager."""
+    decomposition for), with Kiln's own where torch's differs from eager.
+
+    A new dict each call (callers may change it), copied from one made when
+    the set of CompositeImplicitAutograd operators last changed: making the
+    table lists every such operator, a fifth of a second per export."""
+    ops = torch._C._dispatch_get_registrations_for_dispatch_key("CompositeImplicitAutograd")
+    return dict(_decomposition_table_for(len(ops)))
+
+
+@functools.lru_cache(maxsize=1)
+def _decomposition_table_for(composite_ops: int) -> dict:
+    """The table while ``composite_ops`` operators are CompositeImplicitAutograd
+    (a custom operator registered later makes a new one)."""
+    del composite_ops  # the cache key
     from torch._decomp import core_aten_decompositions, get_decompositions
     table = core_aten_decompositions()
     packets = [getattr(torch.ops.aten, name) for name in _ALSO_DECOMPOSED + _TRAIN_BATCH_NORM
@@ -84,7 +98,7 @@ def decomposition_table() -> Any:
     table[torch.ops.aten.threshold_backward.default] = _threshold_backward
     table[torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default] = (
         _flash_attention_cpu_backward)
-    return table
+    return dict(table)  # a CustomDecompTable materialises here, once
 
 
 def serialize_model(model: Any, name: str = "") -> tuple[SerializedGraph, Any, Any]:

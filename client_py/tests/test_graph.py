@@ -386,3 +386,27 @@ def test_bool_lists_travel_as_ints_and_left_out_results_are_unnamed():
     assert left_out.name == "" and not left_out.HasField("type")
     assert list(dw.type.shape) == [4, 3, 3, 3] and list(db.type.shape) == [4]
     assert list(g.outputs) == [dw.name, db.name]
+
+
+def test_decomposition_table_is_made_once_and_follows_new_composite_ops():
+    """The table is copied from one made when the CompositeImplicitAutograd
+    operators last changed: callers get their own dict, and an operator
+    registered later is decomposed like one known from the start."""
+    from kiln.export import decomposition_table
+    first, second = decomposition_table(), decomposition_table()
+    assert first is not second and first == second
+    first.clear()
+    assert decomposition_table() == second
+
+    lib = torch.library.Library("kiln_test_composite", "DEF")
+    lib.define("twice(Tensor x) -> Tensor")
+    lib.impl("twice", lambda x: x * 2, "CompositeImplicitAutograd")
+
+    # A table made before the operator was registered would keep it (torch
+    # 2.6+ preserves composite operators its table does not list).
+    class Twice(torch.nn.Module):
+        def forward(self, x):
+            return torch.ops.kiln_test_composite.twice(x)
+
+    serialized, _, _ = serialize_exported(torch.export.export(Twice(), (torch.ones(3),)), "t")
+    assert [n.op for n in serialized.graph.nodes] == ["aten.mul.Tensor"]

@@ -4,6 +4,7 @@
     python -m tests.registry.run --target riscv64 --address 127.0.0.1:50051 -k conv
     python -m tests.registry.run --target cpu --start-kilnd --update-xfail
     python -m tests.registry.run --target cpu --opinfo sample   # OpInfo family
+    python -m tests.registry.run --target cpu,riscv64             # exported once, run on both
 
 Each case is built (seeded), run eagerly, exported with torch.export and
 decomposed to core ATen here (one case at a time: export is not thread-safe),
@@ -326,14 +327,20 @@ def compare(actual: Any, expected: Any, case: Case) -> None:
 
 @dataclasses.dataclass
 class Prepared:
-    """What the main thread makes for a case before it goes to the pool."""
+    """What the main thread makes for a case before it goes to the pool: made
+    once, run on every target."""
 
+    #: The case, with the eager/export phase and error when those failed.
     result: Result
     inputs: tuple = ()
     expected: Any = None
     serialized: Any = None
     out_spec: Any = None
     in_spec: Any = None
+
+    def drop(self) -> None:
+        """Forgets the graph, inputs and eager outputs (nothing runs it again)."""
+        self.inputs, self.expected, self.serialized = (), None, None
 
 
 #: torch.export's strict mode (TorchDynamo) is ~2.5x slower on these small
@@ -370,13 +377,16 @@ def prepare(case: Case) -> Prepared:
     return prepared
 
 
-def execute(prepared: Prepared, endpoint: "Endpoint", target: str) -> Result:
-    """Compile on kilnd, run on the target's agent, compare (any thread).
+def execute(prepared: Prepared, endpoint: "Endpoint", target: str,
+            result: Result | None = None) -> Result:
+    """Compile on kilnd, run on the target's agent, compare (any thread): a
+    new result for ``target``, or ``result`` again when it is a retry.
 
     When kilnd dies while the case is in flight (and the runner owns it), the
     daemon is restarted and the result is marked for a serial retry, so one
     crashing case does not fail every case after it."""
-    result = prepared.result
+    if result is None:
+        result = dataclasses.replace(prepared.result)
     if result.error and not result.retry:
         return result
     result.error, result.phase, result.retry = "", "", False
@@ -391,7 +401,7 @@ def execute(prepared: Prepared, endpoint: "Endpoint", target: str) -> Result:
         inputs = _copies(prepared.inputs)
         actual = (compiled(*inputs), inputs)
         result.phase = "compare"
-        compare(actual, prepared.expected, prepared.result.case)
+        compare(actual, prepared.expected, result.case)
         result.phase = ""
     except Exception as e:  # noqa: BLE001
         result.error = first_line(e)
@@ -526,23 +536,31 @@ def run_registry(target: str, endpoint: Endpoint, patterns: Sequence[str] = (),
                  families: Sequence[str] = (), suite: Suite = REGISTRY) -> Summary:
     """Runs the selected cases of ``suite`` against ``endpoint``'s kilnd for
     ``target``."""
+    return run_targets([target], endpoint, patterns, jobs, progress, families, suite)[target]
+
+
+def run_targets(targets: Sequence[str], endpoint: Endpoint, patterns: Sequence[str] = (),
+                jobs: int = 2, progress: Callable[[Result], None] | None = None,
+                families: Sequence[str] = (), suite: Suite = REGISTRY
+                ) -> dict[str, Summary]:
+    """Runs the selected cases of ``suite`` against ``endpoint``'s kilnd for
+    each of ``targets``: a summary per target. Each case is built, run eagerly
+    and exported once (the main thread's work, most of a run's time), then
+    compiled and run for every target."""
     t0 = time.perf_counter()
     cases = select(suite.cases(), patterns, families)
-    xfails = read_xfails(target, suite)
-    known = suite.known()
-    stale = [] if patterns or families else sorted(n for n in xfails if n not in known)
     # Prepared cases waiting for the pool are bounded: each holds its graph,
     # inputs and eager outputs (the OpInfo family has thousands).
     backlog = threading.BoundedSemaphore(max(1, jobs) * 8)
 
-    def run_one(prepared: Prepared) -> Result:
+    def run_one(prepared: Prepared) -> list[Result]:
         try:
-            result = execute(prepared, endpoint, target)
+            results = [execute(prepared, endpoint, t) for t in targets]
         finally:
             backlog.release()
-        if not result.retry:  # only a retry needs the graph again
-            prepared.inputs, prepared.expected, prepared.serialized = (), None, None
-        return result
+        if not any(r.retry for r in results):  # only a retry needs the graph again
+            prepared.drop()
+        return results
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         futures = []
@@ -550,27 +568,33 @@ def run_registry(target: str, endpoint: Endpoint, patterns: Sequence[str] = (),
             prepared = prepare(case)
             backlog.acquire()
             futures.append((prepared, pool.submit(run_one, prepared)))
-        for _, fut in futures:
-            fut.result()
+        ran = [(prepared, fut.result()) for prepared, fut in futures]
     # Cases in flight when kilnd died run again, one at a time; a case that
     # kills it alone keeps the crash as its error.
-    for prepared, _ in futures:
-        if prepared.result.retry:
-            execute(prepared, endpoint, target)
-            prepared.result.retry = False
-    results: list[Result] = []
-    for prepared, _ in futures:
-        result = prepared.result
-        expected_fail = result.case.name in xfails
-        if result.ok:
-            result.status = XPASS if expected_fail else PASSED
-        else:
-            result.status = XFAIL if expected_fail else FAILED
-        results.append(result)
-        if progress:
-            progress(result)
-    return Summary(target, results, stale, time.perf_counter() - t0, suite,
-                   dict(suite.skipped()))
+    for prepared, results in ran:
+        for target, result in zip(targets, results):
+            if result.retry:
+                execute(prepared, endpoint, target, result)
+                result.retry = False
+        prepared.drop()
+    seconds = time.perf_counter() - t0
+    known = suite.known()
+    summaries = {}
+    for i, target in enumerate(targets):
+        xfails = read_xfails(target, suite)
+        stale = [] if patterns or families else sorted(n for n in xfails if n not in known)
+        results = [per_target[i] for _, per_target in ran]
+        for result in results:
+            expected_fail = result.case.name in xfails
+            if result.ok:
+                result.status = XPASS if expected_fail else PASSED
+            else:
+                result.status = XFAIL if expected_fail else FAILED
+            if progress:
+                progress(result)
+        summaries[target] = Summary(target, results, stale, seconds, suite,
+                                    dict(suite.skipped()))
+    return summaries
 
 
 def update_xfails(summary: Summary, partial: bool) -> dict[str, str]:
@@ -590,7 +614,9 @@ def update_xfails(summary: Summary, partial: bool) -> dict[str, str]:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.registry.run", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--target", default="cpu", help="compile target (default: cpu)")
+    ap.add_argument("--target", default="cpu",
+                    help="compile target, or several separated by commas: each case is "
+                         "exported once and run on each (default: cpu)")
     where = ap.add_mutually_exclusive_group()
     where.add_argument("--address", help="HOST:PORT of a running kilnd")
     where.add_argument("--start-kilnd", action="store_true",
@@ -624,6 +650,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("torch._subclasses.fake_tensor").setLevel(logging.CRITICAL)
 
     suite = opinfo_suite(args.opinfo)
+    targets = [t for t in args.target.split(",") if t]
     if args.list:
         cases = select(suite.cases(), args.patterns, args.families)
         for c in cases:
@@ -645,12 +672,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             tmp = tempfile.TemporaryDirectory(prefix="kiln-registry-")
             try:
                 endpoint = OwnedKilnd(pathlib.Path(tmp.name), args.kilnd_arg,
-                                      targets=(args.target,))
+                                      targets=targets)
             except BaseException as e:  # pytest.fail outside pytest raises Failed
                 print(f"could not start kilnd: {e}", file=sys.stderr)
                 return 2
-        summary = run_registry(args.target, endpoint, args.patterns, args.jobs, progress,
-                               args.families, suite)
+        summaries = run_targets(targets, endpoint, args.patterns, args.jobs, progress,
+                                args.families, suite)
     finally:
         if endpoint is not None:
             try:
@@ -659,17 +686,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"kilnd did not stop cleanly: {e}", file=sys.stderr)
         if tmp is not None:
             tmp.cleanup()
-    print(summary.report(verbose=args.verbose))
+    for summary in summaries.values():
+        print(summary.report(verbose=args.verbose))
     if isinstance(endpoint, OwnedKilnd) and endpoint.crashes:
-        print(f"{args.target}: kilnd died {len(endpoint.crashes)} time(s) during the run "
-              f"and was restarted: {', '.join(endpoint.crashes)}")
+        print(f"kilnd died {len(endpoint.crashes)} time(s) during the run and was "
+              f"restarted: {', '.join(endpoint.crashes)}")
     if args.update_xfail:
-        table = update_xfails(summary, bool(args.patterns or args.families))
-        write_xfails(args.target, table, suite)
-        print(f"wrote {xfail_path(args.target, suite).relative_to(REPO)} "
-              f"({len(table)} entries)")
+        for target, summary in summaries.items():
+            table = update_xfails(summary, bool(args.patterns or args.families))
+            write_xfails(target, table, suite)
+            print(f"wrote {xfail_path(target, suite).relative_to(REPO)} "
+                  f"({len(table)} entries)")
         return 0
-    return 0 if summary.ok else 1
+    return 0 if all(s.ok for s in summaries.values()) else 1
 
 
 if __name__ == "__main__":

@@ -35,28 +35,37 @@ def endpoint(tmp_path_factory):
     ep.close()
 
 
-@pytest.mark.parametrize("target", TARGETS)
-def test_registry(endpoint, target, capsys):
-    summary = run.run_registry(target, endpoint, jobs=JOBS)
+@pytest.fixture(scope="module")
+def registry_summaries(endpoint):
+    """Every target's run of the registry: each case is exported once and run
+    on every target (the export is most of a run's time)."""
+    return run.run_targets(TARGETS, endpoint, jobs=JOBS)
+
+
+@pytest.fixture(scope="module")
+def opinfo_summaries(endpoint):
+    return run.run_targets(TARGETS, endpoint, jobs=JOBS, suite=run.opinfo_suite(OPINFO))
+
+
+def _check(summary: run.Summary, capsys, update: str) -> None:
     report = summary.report()
     with capsys.disabled():  # the counts belong in every log, passing or not
-        print(f"\n{summary.line()} ({summary.seconds:.0f} s)")
-    assert summary.ok, (f"unexpected results on {target} (update with python -m "
-                        f"tests.registry.run --target {target} --update-xfail when "
-                        f"intended):\n{report}")
+        print(f"\n{summary.line()} ({'+'.join(TARGETS)} together: {summary.seconds:.0f} s)")
+    assert summary.ok, (f"unexpected results on {summary.target} (update with python -m "
+                        f"tests.registry.run --target {summary.target}{update} "
+                        f"--update-xfail when intended):\n{report}")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_registry(registry_summaries, target, capsys):
+    _check(registry_summaries[target], capsys, "")
 
 
 @pytest.mark.skipif(OPINFO == "none", reason="KILN_REGISTRY_OPINFO=none")
 @pytest.mark.parametrize("target", TARGETS)
-def test_opinfo(endpoint, target, capsys):
+def test_opinfo(opinfo_summaries, target, capsys):
     """The OpInfo family (tests/registry/opinfo.py), strict against its table."""
-    summary = run.run_registry(target, endpoint, jobs=JOBS, suite=run.opinfo_suite(OPINFO))
-    report = summary.report()
-    with capsys.disabled():
-        print(f"\n{summary.line()} ({summary.seconds:.0f} s)")
-    assert summary.ok, (f"unexpected results on {target} (update with python -m "
-                        f"tests.registry.run --target {target} --opinfo {OPINFO} "
-                        f"--update-xfail when intended):\n{report}")
+    _check(opinfo_summaries[target], capsys, f" --opinfo {OPINFO}")
 
 
 # --- the runner itself --------------------------------------------------------
