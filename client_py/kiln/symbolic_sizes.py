@@ -59,6 +59,12 @@ class SymbolTable:
         expr = _expr(value)
         if expr.is_Integer:
             return None
+        from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+        if free_unbacked_symbols(expr):
+            raise UnsupportedOpError(
+                f"{where} has a data-dependent size {expr}: it depends on the values "
+                "(nonzero, masked_select, unique, .item()), and Kiln needs every size "
+                "before the run")
         coefficient, names = 1, []
         factors = expr.args if expr.is_Mul else (expr,)
         for factor in factors:

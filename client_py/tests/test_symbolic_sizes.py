@@ -70,3 +70,16 @@ def test_a_size_that_is_not_a_product_is_refused_by_node():
                              dynamic_shapes=({2: length},))
     with pytest.raises(UnsupportedOpError, match="products of symbols"):
         serialize_exported(ep, "pool")
+
+
+def test_a_data_dependent_size_is_refused_by_name():
+    """nonzero's row count comes from the values (an unbacked symbol): the
+    serializer says so, naming the node, instead of torch's guard error."""
+    class NonZero(torch.nn.Module):
+        def forward(self, x):
+            return torch.nonzero(x)
+
+    ep = torch.export.export(NonZero(), (torch.tensor([[True, False], [True, True]]),))
+    with pytest.raises(UnsupportedOpError, match=r"FX node 'nonzero' has a data-dependent "
+                                                 r"size u\d+"):
+        serialize_exported(ep, "nonzero")
