@@ -1,9 +1,9 @@
 //===- NNHandlers.cpp - convolution, pooling and batch norm handlers ------===//
 //
 // This file implements the importer handlers of convolutional-network ops:
-// convolution, max/average pooling and inference batch norm (which imports
-// as views plus one aten.pointwise "batch_norm"); adaptive pooling is in
-// AdaptivePoolHandlers.cpp.
+// convolution, max/average pooling, inference batch norm (which imports as
+// views plus one aten.pointwise "batch_norm") and grid sampling; adaptive
+// pooling is in AdaptivePoolHandlers.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "OpHandlers.h"
@@ -154,6 +154,34 @@ absl::StatusOr<Values> batchNorm(NodeImporter &n, bool hasTrainingFlag) {
   return results;
 }
 
+/// F.grid_sample on a 4-d input: PyTorch's mode numbers as attributes.
+absl::StatusOr<Values> gridSampler2d(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value input, n.tensor("input"));
+  ASSIGN_OR_RETURN(Value grid, n.tensor("grid"));
+  ASSIGN_OR_RETURN(int64_t mode, n.intAttr("interpolation_mode"));
+  ASSIGN_OR_RETURN(int64_t padding, n.intAttr("padding_mode"));
+  ASSIGN_OR_RETURN(bool alignCorners, n.boolAttr("align_corners"));
+  RankedTensorType inType = typeOf(input), gridType = typeOf(grid);
+  if (!isa<FloatType>(type.getElementType()))
+    return n.error("grid sampling needs a floating-point input");
+  if (inType.getElementType() != gridType.getElementType())
+    return n.error("the input and the grid must have the same dtype");
+  if (inType.getRank() != 4 || gridType.getRank() != 4 || gridType.getDimSize(3) != 2 ||
+      gridType.getDimSize(0) != inType.getDimSize(0))
+    return n.error("grid_sampler_2d needs a (N, C, H, W) input and a (N, H_out, W_out, 2) "
+                   "grid of the same N");
+  if (mode < 0 || mode > 2)
+    return n.error(absl::StrCat("interpolation_mode ", mode,
+                                " is not 0 (bilinear), 1 (nearest) or 2 (bicubic)"));
+  if (padding < 0 || padding > 2)
+    return n.error(absl::StrCat("padding_mode ", padding,
+                                " is not 0 (zeros), 1 (border) or 2 (reflection)"));
+  return Values{n.b().create<aten::GridSampleOp>(
+      n.loc(), type, input, grid, n.b().getI64IntegerAttr(mode),
+      n.b().getI64IntegerAttr(padding), n.b().getBoolAttr(alignCorners))};
+}
+
 absl::StatusOr<Values> trainingBatchNorm(NodeImporter &n) {
   return n.unimplemented("training-mode batch norm (batch statistics) is not "
                          "supported; export the model in eval mode");
@@ -180,6 +208,7 @@ void addNNHandlers(OpHandlerTable &t) {
     return batchNorm(n, true);
   };
   t["aten._native_batch_norm_legit_functional.default"] = trainingBatchNorm;
+  t["aten.grid_sampler_2d.default"] = gridSampler2d;
 }
 
 } // namespace kiln

@@ -36,6 +36,7 @@ struct ConvertAtenToLinalgPass
     kiln::aten::populatePointwisePatterns(patterns);
     kiln::aten::populateConvolutionPatterns(patterns);
     kiln::aten::populatePoolingPatterns(patterns);
+    kiln::aten::populateGridSamplePatterns(patterns);
     kiln::aten::populateIndexingPatterns(patterns);
     kiln::aten::populateReductionFamilyPatterns(patterns);
     kiln::aten::populateSortingPatterns(patterns);

@@ -27,6 +27,8 @@ void populatePointwisePatterns(mlir::RewritePatternSet &patterns);
 void populateConvolutionPatterns(mlir::RewritePatternSet &patterns);
 /// max_pool, avg_pool.
 void populatePoolingPatterns(mlir::RewritePatternSet &patterns);
+/// grid_sample (bilinear, nearest, bicubic; zeros, border, reflection).
+void populateGridSamplePatterns(mlir::RewritePatternSet &patterns);
 /// slice, cat, index_select, gather, arange.
 void populateIndexingPatterns(mlir::RewritePatternSet &patterns);
 /// prod, amax, amin, any, all, var, arg_reduce, cumsum.

@@ -94,3 +94,30 @@ func.func @layer_norm_stats(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %0, %1, %2 = aten.native_layer_norm %a {normalized_rank = 1 : i64, eps = 1.0e-05 : f64} : (tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2xf32>, tensor<2xf32>)
   return %0 : tensor<2x4xf32>
 }
+
+// -----
+
+func.func @grid_sample_wrong_result(%x: tensor<2x3x5x7xf32>, %g: tensor<2x4x6x2xf32>) -> tensor<2x3x6x4xf32> {
+  // expected-error @+1 {{result must be (N, C, H_out, W_out) of the input and grid}}
+  %0 = aten.grid_sample %x, %g {interpolation_mode = 0 : i64, padding_mode = 0 : i64,
+      align_corners = false} : (tensor<2x3x5x7xf32>, tensor<2x4x6x2xf32>) -> tensor<2x3x6x4xf32>
+  return %0 : tensor<2x3x6x4xf32>
+}
+
+// -----
+
+func.func @grid_sample_bad_mode(%x: tensor<1x3x5x7xf32>, %g: tensor<1x4x6x2xf32>) -> tensor<1x3x4x6xf32> {
+  // expected-error @+1 {{interpolation_mode 5: 0 (bilinear), 1 (nearest) or 2 (bicubic)}}
+  %0 = aten.grid_sample %x, %g {interpolation_mode = 5 : i64, padding_mode = 0 : i64,
+      align_corners = false} : (tensor<1x3x5x7xf32>, tensor<1x4x6x2xf32>) -> tensor<1x3x4x6xf32>
+  return %0 : tensor<1x3x4x6xf32>
+}
+
+// -----
+
+func.func @grid_sample_integer(%x: tensor<1x3x5x7xi32>, %g: tensor<1x4x6x2xi32>) -> tensor<1x3x4x6xi32> {
+  // expected-error @+1 {{samples floating-point tensors}}
+  %0 = aten.grid_sample %x, %g {interpolation_mode = 0 : i64, padding_mode = 0 : i64,
+      align_corners = false} : (tensor<1x3x5x7xi32>, tensor<1x4x6x2xi32>) -> tensor<1x3x4x6xi32>
+  return %0 : tensor<1x3x4x6xi32>
+}

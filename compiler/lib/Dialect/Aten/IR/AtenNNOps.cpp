@@ -1,8 +1,8 @@
 //===- AtenNNOps.cpp - verifiers of convolution and pooling ---------------===//
 //
-// This file implements the verifiers of aten.convolution, aten.max_pool and
-// aten.avg_pool: attribute lengths, channel and group arithmetic, and the
-// output extents PyTorch's shape functions give.
+// This file implements the verifiers of aten.convolution, aten.max_pool,
+// aten.avg_pool and aten.grid_sample: attribute lengths, channel and group
+// arithmetic, and the output extents PyTorch's shape functions give.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -122,4 +122,26 @@ LogicalResult AvgPoolOp::verify() {
   SmallVector<int64_t> ones(getKernel().size(), 1);
   return verifyPoolAttrs(*this, getSelf(), getType().getShape(), getKernel(),
                          getStride(), getPadding(), ones);
+}
+
+LogicalResult GridSampleOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput()), grid = shapeOf(getGrid());
+  ArrayRef<int64_t> out = getType().getShape();
+  Type element = getType().getElementType();
+  if (!isa<FloatType>(element))
+    return emitOpError("samples floating-point tensors");
+  if (cast<ShapedType>(getInput().getType()).getElementType() != element ||
+      cast<ShapedType>(getGrid().getType()).getElementType() != element)
+    return emitOpError("input, grid and result share their element type");
+  if (in.size() != 4 || grid.size() != 4 || grid[3] != 2)
+    return emitOpError("needs a (N, C, H, W) input and a (N, H_out, W_out, 2) grid");
+  if (grid[0] != in[0] || out != ArrayRef<int64_t>{in[0], in[1], grid[1], grid[2]})
+    return emitOpError("result must be (N, C, H_out, W_out) of the input and grid");
+  if (getInterpolationMode() < 0 || getInterpolationMode() > 2)
+    return emitOpError() << "interpolation_mode " << getInterpolationMode()
+                         << ": 0 (bilinear), 1 (nearest) or 2 (bicubic)";
+  if (getPaddingMode() < 0 || getPaddingMode() > 2)
+    return emitOpError() << "padding_mode " << getPaddingMode()
+                         << ": 0 (zeros), 1 (border) or 2 (reflection)";
+  return success();
 }

@@ -1,7 +1,8 @@
 //===- AtenNNOps.td - convolution and pooling ops ----------*- tablegen -*-===//
 //
 // This file defines the aten ops of convolutional networks: convolution
-// (1-3 spatial dims, groups, transposed) and max/average pooling.
+// (1-3 spatial dims, groups, transposed), max/average pooling and grid
+// sampling.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_DIALECT_ATEN_ATENNNOPS_TD
@@ -77,6 +78,32 @@ def Aten_AvgPoolOp : Aten_Op<"avg_pool", [Pure]> {
                    BoolAttr:$count_include_pad, I64Attr:$divisor_override);
   let results = (outs AnyStaticShapeTensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_GridSampleOp : Aten_Op<"grid_sample", [Pure]> {
+  let summary = "2-d sampling of an input at the grid's normalised points.";
+  let description = [{
+    `aten.grid_sampler_2d.default` (`F.grid_sample` on 4-d inputs). `input`
+    is (N, C, H, W), `grid` is (N, H_out, W_out, 2) with (x, y) in [-1, 1]
+    and the input's element type; the result is (N, C, H_out, W_out).
+    `interpolation_mode` is PyTorch's: 0 bilinear, 1 nearest, 2 bicubic;
+    `padding_mode` 0 zeros, 1 border, 2 reflection.
+
+    Example:
+    ```mlir
+    %0 = aten.grid_sample %x, %g {interpolation_mode = 0 : i64,
+        padding_mode = 0 : i64, align_corners = false}
+        : (tensor<1x3x8x8xf32>, tensor<1x4x4x2xf32>) -> tensor<1x3x4x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input, AnyStaticShapeTensor:$grid,
+                   I64Attr:$interpolation_mode, I64Attr:$padding_mode,
+                   BoolAttr:$align_corners);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $grid attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 
