@@ -135,7 +135,7 @@ def tensor_type_of(node: torch.fx.Node, val: Any,
         raise _unsupported(node, f"dtype {val.dtype} is not supported by Kiln")
     if symbols is not None and any(is_symbolic(d) for d in val.shape):
         try:
-            return symbols.tensor_type(code, val.shape, f"FX node '{node.name}'")
+            return symbols.tensor_type(code, val.shape, "its output")
         except UnsupportedOpError as e:
             raise _unsupported(node, str(e)) from None
     shape = []
