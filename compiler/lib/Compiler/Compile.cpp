@@ -55,7 +55,9 @@ absl::Status runStage(PassManager &pm, ModuleOp module, const char *stage,
 v1::ExecutableManifest buildManifest(const v1::Graph &graph, const Target &target,
                                      const MachineSpec &machine) {
   v1::ExecutableManifest manifest;
-  manifest.set_entry_symbol("kiln_invoke");
+  // A model artifact (ONNX) has no symbols; its entry is its graph's name.
+  manifest.set_entry_symbol(target.emitsFromAten() ? kGraphFunctionName
+                                                   : "kiln_invoke");
   manifest.set_target(target.name());
   manifest.set_triple(machine.triple);
   manifest.set_format(machine.artifactFormat);
@@ -143,6 +145,18 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
   if (FailureOr<v1::OpReport> report = analysis::buildOpReport(*module, reportOptions);
       succeeded(report))
     result.opReport = std::move(*report);
+
+  if (target->emitsFromAten()) {
+    enter("emit");
+    std::string text;
+    ASSIGN_OR_RETURN(result.artifact,
+                     target->emitFromAten(*module, graph,
+                                          options.dumpStages ? &text : nullptr));
+    if (options.dumpStages)
+      result.stages.push_back({"onnx", std::move(text)});
+    result.manifest = buildManifest(graph, *target, machine);
+    return result;
+  }
 
   enter("aten-to-linalg");
   PassManager toLinalg(&context);

@@ -100,10 +100,14 @@ std::string withoutNodePrefix(absl::string_view message, const std::string &op) 
   return std::string(message);
 }
 
-/// Imports and lowers one single-node graph.
-absl::Status lowerToLinalg(const v1::Graph &single, MLIRContext &context) {
+/// Imports one single-node graph and lowers it to linalg, or, for a target
+/// that emits from the ATen level, emits it.
+absl::Status checkOne(const v1::Graph &single, const Target &target,
+                      MLIRContext &context) {
   DiagnosticCollector diagnostics(context);
   ASSIGN_OR_RETURN(OwningOpRef<ModuleOp> module, importGraph(single, context));
+  if (target.emitsFromAten())
+    return target.emitFromAten(*module, single, nullptr).status();
   PassManager toLinalg(&context);
   buildKilnAtenToLinalgPipeline(toLinalg);
   if (failed(toLinalg.run(*module)))
@@ -141,7 +145,7 @@ checkNodeSupport(const v1::Graph &graph, const CompileOptions &options) {
       result.push_back(known->second);
       continue;
     }
-    absl::Status status = lowerToLinalg(single, context);
+    absl::Status status = checkOne(single, *target, context);
     NodeSupport support;
     if (absl::IsInvalidArgument(status))
       return absl::InvalidArgumentError(absl::StrCat(

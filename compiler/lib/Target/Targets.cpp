@@ -10,6 +10,8 @@
 
 #include "kiln/Pipeline/Pipelines.h"
 
+#include "mlir/IR/BuiltinOps.h"
+
 #include "absl/strings/str_cat.h"
 
 #include <array>
@@ -17,8 +19,8 @@
 namespace kiln::compiler {
 namespace {
 
-std::array<const Target *, 2> allTargets() {
-  return {&cpuTarget(), &riscv64Target()};
+std::array<const Target *, 3> allTargets() {
+  return {&cpuTarget(), &riscv64Target(), &mdlaTarget()};
 }
 
 } // namespace
@@ -33,6 +35,12 @@ void Target::buildCodegenPipeline(mlir::OpPassManager &pm,
   options.parallelLoops = machine.parallelLoops;
   options.transposeTile = machine.transposeTile;
   buildKilnCpuCodegenPipeline(pm, options);
+}
+
+absl::StatusOr<std::string> Target::emitFromAten(mlir::ModuleOp, const v1::Graph &,
+                                                std::string *) const {
+  return absl::InternalError(absl::StrCat(
+      "target '", name(), "' generates code through LLVM, not from the ATen module"));
 }
 
 absl::StatusOr<v1::CompileOptions>

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "kiln/v1/compiler.pb.h"
+#include "kiln/v1/graph.pb.h"
 
 #include "absl/status/statusor.h"
 
@@ -22,6 +23,7 @@ class Module;
 } // namespace llvm
 
 namespace mlir {
+class ModuleOp;
 class OpPassManager;
 } // namespace mlir
 
@@ -88,11 +90,25 @@ public:
   virtual absl::StatusOr<std::string>
   emitArtifact(llvm::Module &module, const MachineSpec &machine, int optLevel,
                std::string *assembly) const = 0;
+
+  /// Whether this target makes its artifact straight from the ATen-level
+  /// module (emitFromAten) rather than through linalg and LLVM. mdla does:
+  /// its artifact is an ONNX model that the device's own compiler takes.
+  /// Such a target runs a fixed set of ops, and the capability check asks
+  /// its emitter rather than the linalg lowering.
+  virtual bool emitsFromAten() const { return false; }
+  /// The artifact of `module`, the ATen-level import of `graph`:
+  /// UNIMPLEMENTED naming the op for one this target does not run. `text`,
+  /// when non-null, receives a readable form of the artifact.
+  virtual absl::StatusOr<std::string>
+  emitFromAten(mlir::ModuleOp module, const v1::Graph &graph,
+               std::string *text) const;
 };
 
-/// The `cpu` and `riscv64` targets.
+/// The `cpu`, `riscv64` and `mdla` targets.
 const Target &cpuTarget();
 const Target &riscv64Target();
+const Target &mdlaTarget();
 
 /// The target called `name`, or null.
 const Target *lookupTarget(const std::string &name);
