@@ -9,6 +9,8 @@
 
 #include "kiln/agent/TaskRunner.h"
 #include "kiln/agent/cpu/CpuBackend.h"
+#include "kiln/agent/mdla/MdlaBackend.h"
+#include "MdlaTestModels.h"
 #ifdef KILN_TEST_HAVE_QEMU
 #include "kiln/agent/qemu/QemuBackend.h"
 #endif
@@ -37,6 +39,8 @@ struct BackendUnderTest {
   /// manifest.format and manifest.triple of its artifacts.
   std::string format;
   std::string triple;
+  /// manifest.entry_symbol of its axpy artifact.
+  std::string entry = "kiln_invoke";
 };
 
 std::vector<BackendUnderTest> backendsUnderTest() {
@@ -47,6 +51,22 @@ std::vector<BackendUnderTest> backendsUnderTest() {
                                           test::axpyKernelSource(n));
        },
        "elf-shared-object", ""},
+      // The simulated MDLA: the same axpy as an ONNX model (its integers
+      // are exact in 16-bit fixed point).
+      {"mdla_simulated",
+       [] {
+         mdla::MdlaBackendConfig config;
+         config.simulate = true;
+         auto backend = mdla::MdlaBackend::create(config);
+         EXPECT_TRUE(backend.ok()) << backend.status();
+         return std::unique_ptr<DeviceBackend>(std::move(backend).value());
+       },
+       [](const fs::path &dir, int n) -> absl::StatusOr<fs::path> {
+         fs::path path = dir / absl::StrCat("axpy", n, ".onnx");
+         std::ofstream(path, std::ios::binary) << test::axpyModel(n);
+         return path;
+       },
+       "onnx-model", "mdla", "kiln_main"},
 #ifdef KILN_TEST_HAVE_QEMU
       {"qemu",
        [] {
@@ -93,6 +113,7 @@ protected:
         std::string(backend->kind()));
     task.mutable_record()->mutable_manifest()->set_format(GetParam().format);
     task.mutable_record()->mutable_manifest()->set_triple(GetParam().triple);
+    task.mutable_record()->mutable_manifest()->set_entry_symbol(GetParam().entry);
     *task.mutable_executable() = digestOf(task.record().SerializeAsString());
     std::vector<float> a(n), x(n);
     for (int i = 0; i < n; ++i) {

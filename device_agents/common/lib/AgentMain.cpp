@@ -44,14 +44,6 @@ std::string hostName() {
   return name;
 }
 
-std::string defaultCacheDir(absl::string_view kind) {
-  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    return absl::StrCat(xdg, "/kiln/agent-", kind);
-  if (const char *home = std::getenv("HOME"); home && *home)
-    return absl::StrCat(home, "/.cache/kiln/agent-", kind);
-  return absl::StrCat("/tmp/kiln-agent-", kind, "-", ::getuid());
-}
-
 std::string defaultAgentId(absl::string_view kind) {
   return absl::StrCat(kind, "-", hostName(), "-", ::getpid());
 }
@@ -177,6 +169,9 @@ std::unique_ptr<Settings> declareFlags(std::string_view program,
     if (flag.value) {
       *flag.value = flag.defaultValue;
       settings->text(flag.name, *flag.value, flag.help);
+    } else if (flag.enabled) {
+      *flag.enabled = false;
+      settings->boolean(flag.name, *flag.enabled, flag.help, true);
     }
   settings->commandFlag("-h,--help", common.help, "print this help and exit");
   return settings;
@@ -207,15 +202,28 @@ certificateIdentity(const std::filesystem::path &path) {
 
 } // namespace
 
+std::string defaultCacheDir(absl::string_view kind) {
+  if (const char *xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return absl::StrCat(xdg, "/kiln/agent-", kind);
+  if (const char *home = std::getenv("HOME"); home && *home)
+    return absl::StrCat(home, "/.cache/kiln/agent-", kind);
+  return absl::StrCat("/tmp/kiln-agent-", kind, "-", ::getuid());
+}
+
 std::string agentUsage(std::string_view program, std::string_view kind,
                        const std::vector<AgentFlag> &extraFlags) {
   CommonFlags common;
   common.cacheDir = defaultCacheDir(std::string(kind));
   common.agentId = defaultAgentId(std::string(kind));
   std::vector<std::string> shown(extraFlags.size());
+  std::unique_ptr<bool[]> shownSwitches(new bool[extraFlags.size() + 1]);
   std::vector<AgentFlag> flags = extraFlags;
-  for (size_t i = 0; i < flags.size(); ++i)
-    flags[i].value = &shown[i];
+  for (size_t i = 0; i < flags.size(); ++i) {
+    if (flags[i].value)
+      flags[i].value = &shown[i];
+    else
+      flags[i].enabled = &shownSwitches[i];
+  }
   return declareFlags(program, kind, flags, common)->help();
 }
 

@@ -30,6 +30,9 @@ struct AgentFlag {
   std::string help;
   /// Receives the value (the default unless given).
   std::string *value;
+  /// Set instead of `value` for a switch (`--name`, no value; or
+  /// KILN_AGENT_<NAME>=true): receives whether it was given.
+  bool *enabled = nullptr;
 };
 
 /// What the command line asked for.
@@ -66,6 +69,11 @@ std::string agentUsage(std::string_view program, std::string_view kind,
 /// per its affinity mask) or a count from 1 to 1024. INVALID_ARGUMENT
 /// otherwise, naming both forms (callers prefix the flag's name).
 absl::StatusOr<int> parseThreadCount(absl::string_view value);
+
+/// The --cache-dir an agent of `kind` uses by default:
+/// $XDG_CACHE_HOME/kiln/agent-KIND, ~/.cache/kiln/agent-KIND, or a folder
+/// under /tmp.
+std::string defaultCacheDir(absl::string_view kind);
 
 using BackendFactory =
     std::function<absl::StatusOr<std::unique_ptr<DeviceBackend>>()>;
