@@ -65,6 +65,8 @@ APT_PACKAGES=(
   # oneDNN, the kernel library the cpu agent gives the artifacts it loads;
   # Debian's dnnl-config.cmake finds OpenCL (libOpenCL.so and its headers)
   libdnnl-dev ocl-icd-opencl-dev
+  # ONNX protos: the mdla target writes ONNX models, the mdla agent reads them
+  libonnx-dev
   # Python
   python3 python3-venv python3-dev
   # Go 1.19, to build the operations tools (grpcurl, helm, kubeconform)

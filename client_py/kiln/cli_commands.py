@@ -162,10 +162,12 @@ def cmd_devices(args: argparse.Namespace, client: Client, reporter: Reporter) ->
     if not devices:
         print("no devices registered" + (f" of kind {args.kind}" if args.kind else ""))
         return
-    rows = [(d.id, d.kind, d.state.removeprefix("DEVICE_STATE_"), d.queue_depth, d.agent_id,
+    rows = [(d.id, d.kind, "simulated" if d.simulated else "hardware",
+             d.state.removeprefix("DEVICE_STATE_"), d.queue_depth, d.agent_id,
              ", ".join(f"{k}={v}" for k, v in sorted(d.properties.items())))
             for d in devices]
-    print(format_table(("ID", "KIND", "STATE", "QUEUE", "AGENT", "PROPERTIES"), rows))
+    print(format_table(("ID", "KIND", "DEVICE", "STATE", "QUEUE", "AGENT", "PROPERTIES"),
+                       rows))
 
 
 def cmd_compile(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
@@ -232,8 +234,16 @@ def cmd_run(args: argparse.Namespace, client: Client, reporter: Reporter) -> Non
     print(f"times: queue {t.get('queue', 0.0):.4f} s, fetch {t.get('fetch', 0.0):.4f} s, "
           f"load {t.get('load', 0.0):.4f} s, run {t.get('run', 0.0):.4f} s{cpu}, "
           f"wall {t['wall']:.4f} s")
-    if compiled.last_counters.get("instructions"):
-        print(f"simulated instructions: {compiled.last_counters['instructions']:,}")
+    counters = compiled.last_counters
+    if counters.get("instructions"):
+        print(f"simulated instructions: {counters['instructions']:,}")
+    if counters.get("estimated_cycles"):
+        print(f"estimated device cycles: {counters['estimated_cycles']:,}")
+    if counters.get("numeric_error"):
+        e = counters["numeric_error"]
+        print(f"numeric error ({e['numeric_type']} against f32): max |error| "
+              f"{e['max_abs_error']:.3g} of max |f32| {e['max_abs_reference']:.3g}, "
+              f"rms {e['rms_error']:.3g}")
     if args.output:
         torch.save(tuple(outputs) if len(outputs) != 1 else outputs[0], args.output)
         print(f"saved {len(outputs)} output(s) to {args.output}")

@@ -22,6 +22,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from kiln.blobs import BlobClient, tensor_digest
+from kiln.counters import device_counters
 from kiln.errors import InvalidArgumentError, KilnError, NotFoundError
 from kiln.execution import Executor
 from kiln.graph import CallConvention
@@ -116,7 +117,12 @@ class CompiledModel:
             (the whole call, client-side).
         last_counters: what the device counted on the latest call:
             ``instructions`` (guest instructions retired; simulated devices
-            such as the qemu agent's riscv64 ones count them, others report 0).
+            such as the qemu agent's riscv64 ones count them, others report
+            0), ``estimated_cycles`` (the mdla agent's estimate from its
+            throughput model; 0 elsewhere) and, from devices computing in a
+            narrower type than the graph's (mdla: 16-bit fixed point),
+            ``numeric_error``: a dict of ``numeric_type``, ``max_abs_error``,
+            ``max_abs_reference`` (max |f32 result|) and ``rms_error``.
         last_transport: how the latest call's tensors travelled: ``"local"``
             (kilnd's local socket, memfds) or ``"grpc"``.
         recompiles: how many times a call found the executable gone from the
@@ -410,7 +416,7 @@ class CompiledModel:
         tm = run.response.timings
         self.last_device_id = run.response.device_id
         self.last_transport = run.transport
-        self.last_counters = {"instructions": run.response.counters.instructions}
+        self.last_counters = device_counters(run.response.counters)
         self.last_timings = {
             "upload": prepare + run.upload, "queue": _us(tm.queue_us),
             "fetch": _us(tm.fetch_us), "load": _us(tm.load_us), "run": _us(tm.run_us),

@@ -13,6 +13,7 @@ from typing import Mapping, Sequence
 import torch
 
 from kiln.compiled import CompiledModel
+from kiln.counters import merge_counters
 from kiln.errors import InvalidArgumentError
 from kiln.reference import run_nodes
 from kiln.session import Session
@@ -105,7 +106,7 @@ def run_partitioned(session: Session, model: CompiledModel,
     values: dict[str, torch.Tensor] = {v.name: t for v, t in zip(graph.inputs, inputs)}
     wall0 = time.perf_counter()
     totals: dict[str, float] = {}
-    instructions = 0
+    counters = []
     cpu_seconds = 0.0
     for s, segment_model in zip(model.placement.message.segments, segments):
         if segment_model is None:
@@ -126,7 +127,7 @@ def run_partitioned(session: Session, model: CompiledModel,
             values[arg.name] = tensor
         for key, secs in segment_model.last_timings.items():
             totals[key] = totals.get(key, 0.0) + secs
-        instructions += segment_model.last_counters.get("instructions", 0)
+        counters.append(segment_model.last_counters)
         model.last_device_id = segment_model.last_device_id
     for name in graph.outputs:
         if name not in values and name in weights:
@@ -134,5 +135,5 @@ def run_partitioned(session: Session, model: CompiledModel,
     totals["cpu"] = cpu_seconds
     totals["wall"] = time.perf_counter() - wall0
     model.last_timings = totals
-    model.last_counters = {"instructions": instructions}
+    model.last_counters = merge_counters(counters)
     return [values[name] for name in graph.outputs]

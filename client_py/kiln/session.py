@@ -42,6 +42,12 @@ class DeviceInfo:
     queue_depth: int
     properties: dict[str, str]
 
+    @property
+    def simulated(self) -> bool:
+        """Whether the device is a simulation (its properties name a
+        ``simulator``: the qemu riscv64 devices, ``kiln-agent-mdla --simulate``)."""
+        return "simulator" in self.properties
+
 
 @dataclasses.dataclass(frozen=True)
 class DaemonInfo:

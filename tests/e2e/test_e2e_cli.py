@@ -54,8 +54,8 @@ def saved_model(tmp_path_factory):
 def test_devices_lists_the_cpu_agent(kilnd):
     out = run_kiln("devices", address=kilnd.address).stdout
     header, *rows = out.splitlines()
-    assert header.split()[:4] == ["ID", "KIND", "STATE", "QUEUE"]
-    assert any(r.split()[1] == "cpu" and r.split()[2] == "READY" for r in rows), out
+    assert header.split()[:5] == ["ID", "KIND", "DEVICE", "STATE", "QUEUE"]
+    assert any(r.split()[1:4] == ["cpu", "hardware", "READY"] for r in rows), out
 
 
 def test_address_flag_wins_over_env(kilnd):
