@@ -26,7 +26,7 @@ RUN apt-get update \
       clang-19 lld-19 llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
       libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev \
-      libyaml-cpp-dev libdnnl-dev ocl-icd-opencl-dev prometheus-cpp-dev nlohmann-json3-dev libcli11-dev python3 \
+      libyaml-cpp-dev libdnnl-dev ocl-icd-opencl-dev libonnx-dev prometheus-cpp-dev nlohmann-json3-dev libcli11-dev python3 \
       golang-go ca-certificates curl openssl \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
@@ -56,7 +56,7 @@ FROM ${RUNTIME_IMAGE}
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libgrpc++1.51 libprotobuf32 libllvm19 libmlir-19 lld-19 libc6-dev \
-      libspdlog1.10 libfmt9 libabsl20220623 libssl3 libyaml-cpp0.7 libdnnl2 \
+      libspdlog1.10 libfmt9 libabsl20220623 libssl3 libyaml-cpp0.7 libdnnl2 libonnx1 \
       libprometheus-cpp-core1.0 \
       ca-certificates \
  && rm -rf /var/lib/apt/lists/* \

@@ -161,7 +161,7 @@ def test_all_on_pvc_agents_device_resources_and_servicemonitor():
     limits = {k: a["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]
               for k, a in agents.items()}
     assert any(r.startswith("xilinx.com/fpga-") for r in limits["acap"])
-    assert "micron.com/dla" in limits["mdla"]
+    assert not any("micron" in r for r in limits["mdla"])  # no made-up device resource
     for kind, a in agents.items():
         assert a["spec"]["template"]["spec"]["nodeSelector"][f"kiln.dev/{kind}"] == "true"
     # The task key Secret: kilnd signs with the private half, every agent
@@ -322,3 +322,26 @@ def test_scale_out_that_cannot_work_does_not_render(extra, why):
                            "--kube-version", K8S_VERSION, *INSECURE, *extra],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0 and why in proc.stderr, proc.stderr
+
+
+def test_mdla_agent_simulated_or_with_the_sdk_from_the_node():
+    _, docs = render(*INSECURE, "--set", "agents.mdla.enabled=true",
+                     "--set", "agents.mdla.simulate=true")
+    (mdla,) = [d for d in by_kind(docs, "DaemonSet") if d["metadata"]["name"].endswith("-mdla")]
+    pod = mdla["spec"]["template"]["spec"]
+    args = pod["containers"][0]["args"]
+    assert "--simulate" in args and "--bin-cache=/var/cache/kiln-agent/mdla-bin" in args
+    assert not any(a.startswith("--library") for a in args)
+    assert "microndla-sdk" not in [v["name"] for v in pod["volumes"]]
+
+    _, docs = render(*INSECURE, "--set", "agents.mdla.enabled=true",
+                     "--set", "agents.mdla.sdkHostPath=/opt/micron/sdk")
+    (mdla,) = [d for d in by_kind(docs, "DaemonSet") if d["metadata"]["name"].endswith("-mdla")]
+    pod = mdla["spec"]["template"]["spec"]
+    args = pod["containers"][0]["args"]
+    assert "--simulate" not in args
+    assert "--library=/opt/microndla/libmicrondla.so" in args
+    (sdk,) = [v for v in pod["volumes"] if v["name"] == "microndla-sdk"]
+    assert sdk["hostPath"] == {"path": "/opt/micron/sdk", "type": "Directory"}
+    (mount,) = [m for m in pod["containers"][0]["volumeMounts"] if m["name"] == "microndla-sdk"]
+    assert mount == {"name": "microndla-sdk", "mountPath": "/opt/microndla", "readOnly": True}

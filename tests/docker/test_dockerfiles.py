@@ -21,7 +21,8 @@ from dockerfile_parse import DockerfileParser
 REPO = pathlib.Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
 IMAGES = {"kilnd": "kilnd.Dockerfile", "kiln-agent-cpu": "kiln-agent-cpu.Dockerfile",
-          "kiln-agent-qemu": "kiln-agent-qemu.Dockerfile"}
+          "kiln-agent-qemu": "kiln-agent-qemu.Dockerfile",
+          "kiln-agent-mdla": "kiln-agent-mdla.Dockerfile"}
 # Packages of scripts/install_deps.sh that building kilnd and the agents does
 # not need (the venv, the operations tools, test-only servers). A package
 # added there fails test_structure until it is added here or to the images.
@@ -43,11 +44,13 @@ BUILD_EXTRA = {"kiln-agent-qemu": {"gcc-riscv64-linux-gnu", "libc6-dev-riscv64-c
 RUNTIME = {
     "kilnd": {"libgrpc++1.51", "libprotobuf32", "libllvm19", "libmlir-19", "lld-19", "libc6-dev",
               "libspdlog1.10", "libabsl20220623", "libssl3", "libyaml-cpp0.7",
-              "libprometheus-cpp-core1.0"},
+              "libprometheus-cpp-core1.0", "libonnx1"},
     "kiln-agent-cpu": {"libgrpc++1.51", "libprotobuf32", "libspdlog1.10", "libabsl20220623",
                        "libssl3", "libllvm19"},
     "kiln-agent-qemu": {"libgrpc++1.51", "libprotobuf32", "libspdlog1.10", "libabsl20220623",
                         "libssl3", "qemu-user", "libc6-riscv64-cross"},
+    "kiln-agent-mdla": {"libgrpc++1.51", "libprotobuf32", "libspdlog1.10", "libabsl20220623",
+                        "libssl3", "libonnx1"},
 }
 
 
