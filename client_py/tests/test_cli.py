@@ -104,8 +104,8 @@ def test_bad_input_file_fails_before_compiling(tmp_path, capsys, fake_daemon):
 def test_devices_against_fake_daemon(fake_daemon, capsys):
     assert cli.main(["-a", fake_daemon.address, "devices"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].split() == ["ID", "KIND", "STATE", "QUEUE", "AGENT", "PROPERTIES"]
-    assert len(out) >= 2 and out[1].split()[1] == "cpu"
+    assert out[0].split() == ["ID", "KIND", "DEVICE", "STATE", "QUEUE", "AGENT", "PROPERTIES"]
+    assert len(out) >= 2 and out[1].split()[1:3] == ["cpu", "hardware"]
 
 
 def test_run_against_fake_daemon(fake_daemon, tmp_path, capsys):
@@ -153,3 +153,20 @@ def test_progress_display_path_runs(fake_daemon, tmp_path, capsys):
         _, compiled = compile_file(c, model, "cpu", 0, Reporter(enabled=True))
     assert len(compiled.digest) == 64
     assert sum(len(sizes) for _, sizes in fake_daemon.writes) >= 3
+
+
+def test_counters_merge_over_segments():
+    from kiln.counters import merge_counters
+    merged = merge_counters([
+        {"instructions": 5, "estimated_cycles": 100,
+         "numeric_error": {"numeric_type": "q16", "max_abs_error": 0.01,
+                           "max_abs_reference": 2.0, "rms_error": 0.001}},
+        {"instructions": 0, "estimated_cycles": 0},
+        {"instructions": 1, "estimated_cycles": 50,
+         "numeric_error": {"numeric_type": "q16", "max_abs_error": 0.02,
+                           "max_abs_reference": 1.0, "rms_error": 0.0005}},
+    ])
+    assert merged["instructions"] == 6 and merged["estimated_cycles"] == 150
+    assert merged["numeric_error"] == {"numeric_type": "q16", "max_abs_error": 0.02,
+                                       "max_abs_reference": 2.0, "rms_error": 0.001}
+    assert "numeric_error" not in merge_counters([{"instructions": 1}])
