@@ -199,18 +199,19 @@ def wait_until(condition, what: str, timeout: float = WAIT_S):
 
 
 class Agent:
-    """A standalone kiln-agent-cpu dialing `address` (not kilnd's child)."""
+    """A standalone kiln-agent-<kind> (cpu by default) dialing `address`
+    (not kilnd's child)."""
 
     def __init__(self, kilnd: Kilnd, address: str, workdir, agent_id: str | None,
                  extra_args: tuple[str, ...] = (), env: dict[str, str] | None = None,
-                 name: str | None = None):
+                 name: str | None = None, kind: str = "cpu"):
         """agent_id None: the agent picks its own (from --tls-cert, say);
         `name` then names its log and cache."""
         name = name or agent_id
         self.log_path = workdir / f"{name}.log"
         self._log = open(self.log_path, "ab")
         self.proc = subprocess.Popen(
-            [str(kilnd.bin_dir / "kiln-agent-cpu"), "--daemon", address,
+            [str(kilnd.bin_dir / f"kiln-agent-{kind}"), "--daemon", address,
              *(["--agent-id", agent_id] if agent_id else []),
              "--cache-dir", str(workdir / name), *extra_args],
             stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,

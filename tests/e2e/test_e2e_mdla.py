@@ -24,7 +24,7 @@ import torchvision
 
 import kiln
 from kiln.errors import UnimplementedError
-from support import Kilnd
+from support import Agent, Kilnd, build_dir, wait_until
 from test_e2e_cli import run_kiln
 
 #: 16-bit fixed point with a power-of-two scale per layer keeps about 2^-15
@@ -185,7 +185,6 @@ def test_the_onnx_model_is_valid_and_computes_what_eager_does(name, tmp_path):
     import onnx
     import onnx.reference
     from kiln.export import serialize_exported
-    from support import build_dir
 
     torch.manual_seed(3)
     model = SmallCnn().eval() if name == "small_cnn" else torchvision.models.resnet18().eval()
@@ -209,3 +208,47 @@ def test_the_onnx_model_is_valid_and_computes_what_eager_does(name, tmp_path):
     (out,) = onnx.reference.ReferenceEvaluator(onnx_model).run(
         None, {k: v for k, v in feeds.items() if k in wanted})
     np.testing.assert_allclose(out, model(x).detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_an_agent_without_the_sdk_and_without_simulate_registers_nothing_and_says_why(
+        mdla_kilnd, tmp_path):
+    agent = Agent(mdla_kilnd, mdla_kilnd.address, tmp_path, "mdla-no-sdk", kind="mdla",
+                  extra_args=("--library", "/nonexistent/libmicrondla.so"))
+    try:
+        assert agent.proc.wait(timeout=60) == 1
+    finally:
+        agent.stop()
+    log = agent.log()
+    assert "the mdla backend found no devices to offer: no Micron DLA SDK" in log, log
+    assert "/nonexistent/libmicrondla.so" in log and "--simulate" in log
+    with kiln.Client(mdla_kilnd.address) as c:
+        assert all(d.agent_id != "mdla-no-sdk" for d in c.devices())
+
+
+def test_the_hardware_path_through_kilnd_on_the_sdk_test_double(tmp_path):
+    """kiln-agent-mdla on libmicrondla-testdouble.so, a TEST DOUBLE of Micron's
+    library (not an MDLA): the driver path end to end, ie_compile once per set
+    of weights with the .bin kept, then ie_init and ie_run."""
+    library = build_dir() / "lib" / "libmicrondla-testdouble.so"
+    daemon = Kilnd(tmp_path, tmp_path / "cache", name="kilnd-mdla-sdk",
+                   extra_args=("--local-agents", "cpu")).start()
+    agent = Agent(daemon, daemon.address, tmp_path, "mdla-sdk", kind="mdla",
+                  extra_args=("--library", str(library),
+                              "--bin-cache", str(tmp_path / "bins")))
+    try:
+        with kiln.Client(daemon.address, timeout=300) as c:
+            wait_until(lambda: c.devices(kind="mdla"), "the mdla agent on the test double")
+            (device,) = c.devices(kind="mdla")
+            assert not device.simulated and device.properties["simulated"] == "false"
+            assert "Kiln test double" in device.properties["sdk_version"]
+            torch.manual_seed(4)
+            model = SmallCnn().eval()
+            x = torch.randn(1, 3, 16, 16)
+            compiled = c.compile(torch.export.export(model, (x,)), target="mdla")
+            for _ in range(2):
+                assert_close_in_q16(compiled(x), model(x))
+            assert compiled.last_counters["numeric_error"]["numeric_type"] == "q16"
+            assert len(list((tmp_path / "bins").glob("*.bin"))) == 1
+    finally:
+        agent.stop()
+        daemon.stop()

@@ -99,9 +99,12 @@ AgentSession::create(AgentOptions options, DeviceBackend &backend,
     configured = std::make_shared<const TaskVerifier>(*std::move(key));
   }
   ASSIGN_OR_RETURN(std::vector<v1::Device> devices, backend.describeDevices());
-  if (devices.empty())
+  if (devices.empty()) {
+    std::string why = backend.unavailableReason();
     return absl::FailedPreconditionError(absl::StrCat(
-        "the ", std::string(backend.kind()), " backend found no devices to offer"));
+        "the ", std::string(backend.kind()), " backend found no devices to offer",
+        why.empty() ? "" : ": ", why));
+  }
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
                    dialDaemon(options.daemonAddress, options.credentials,
                               options.maxBackoff));

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -58,6 +59,10 @@ public:
   /// The devices this backend owns, with kind and properties filled in
   /// (id, agent_id and state are the daemon's to fill).
   virtual absl::StatusOr<std::vector<v1::Device>> describeDevices() = 0;
+
+  /// Why describeDevices() offers no device (no hardware, no vendor
+  /// library), in words for the agent's error at start; empty otherwise.
+  virtual std::string unavailableReason() const { return {}; }
 
   /// Loads the artifact at `artifactPath` (already verified against
   /// record.artifact) so that it can run. Callers cache the result by

@@ -52,7 +52,7 @@ public:
   run(LoadedExecutable &executable, const CallBuffers &buffers) override;
 
   /// Why no device is served; empty when one is.
-  const std::string &unavailableReason() const { return unavailable; }
+  std::string unavailableReason() const override { return unavailable; }
 
 private:
   explicit MdlaBackend(MdlaBackendConfig config) : config(std::move(config)) {}
