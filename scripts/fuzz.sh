@@ -30,8 +30,10 @@ log() { printf '[fuzz] %s\n' "$*"; }
 
 # Not HeapPolicyTest: it tunes glibc's malloc (mallopt), which ASan replaces.
 UNIT_TESTS=(KilnServerTests AgentMainTest AgentSessionTest BlobCacheTest TaskRunnerTest
-            ComputePoolTest CpuBackendTest KernelLibraryTest)
-FUZZERS=(fuzz_graph_import fuzz_executable_record fuzz_agent_task fuzz_rpc_requests)
+            ComputePoolTest CpuBackendTest KernelLibraryTest MdlaModelTest MdlaBackendTest
+            MicronDlaDriverTest)
+FUZZERS=(fuzz_graph_import fuzz_executable_record fuzz_agent_task fuzz_rpc_requests
+         fuzz_mdla_model)
 
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   # -O1 with line tables: sanitizer reports name lines, builds stay quick;

@@ -1,9 +1,9 @@
 //===- GraphImportFuzzer.cpp - fuzz graph import into the compiler ---------===//
 //
-// libFuzzer target: bytes as a kiln.v1.Graph, through the two ways the
-// compiler takes a graph in: placement's per-node support check, and the
-// whole-graph import into the aten dialect
-// with its verifier. Both must answer with a status, never crash.
+// libFuzzer target: bytes as a kiln.v1.Graph, through the ways the compiler
+// takes a graph in: placement's per-node support check (for cpu, and for
+// mdla through its ONNX emitter), and the whole-graph import into the aten
+// dialect with its verifier. All must answer with a status, never crash.
 //
 //===----------------------------------------------------------------------===//
 #include "Registration.h"
@@ -22,9 +22,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   kiln::v1::Graph graph;
   if (!graph.ParseFromArray(data, static_cast<int>(size)))
     return 0;
-  kiln::compiler::CompileOptions options;
-  options.target = "cpu";
-  (void)kiln::compiler::checkNodeSupport(graph, options);
+  // cpu checks each node through the linalg lowering; mdla through its
+  // ONNX emitter.
+  for (const char *target : {"cpu", "mdla"}) {
+    kiln::compiler::CompileOptions options;
+    options.target = target;
+    (void)kiln::compiler::checkNodeSupport(graph, options);
+  }
 
   static mlir::DialectRegistry *registry = [] {
     auto *made = new mlir::DialectRegistry();

@@ -1,12 +1,16 @@
 """Writes the fuzz targets' seed corpora into tests/fuzz/corpus/<target>/
 (checked in; rerun after a proto change): real graphs from the client's
-exporter, the requests the client sends, and records and tasks shaped like
-kilnd's. Run with the client venv's python from the repository root."""
+exporter, the requests the client sends, records and tasks shaped like
+kilnd's, and the mdla artifacts (ONNX models) build/bin/kiln-compile makes of
+the graphs the mdla target runs. Run with the client venv's python from the
+repository root after a build."""
 
 from __future__ import annotations
 
 import hashlib
 import pathlib
+import subprocess
+import tempfile
 
 import torch
 
@@ -16,6 +20,7 @@ from kiln.v1 import (agent_pb2, blobs_pb2, cache_pb2, compiler_pb2, devices_pb2,
                      executable_pb2, executor_pb2, tensor_pb2)
 
 ROOT = pathlib.Path(__file__).parent / "corpus"
+KILN_COMPILE = str(pathlib.Path(__file__).parents[2] / "build" / "bin" / "kiln-compile")
 # The RPC fuzzer's method numbers (RpcRequestFuzzer.cpp).
 COMPILE, EXECUTE, FIND_MISSING, WRITE, READ, LIST_DEVICES, STATS, GC, SALT, CONNECT = range(10)
 
@@ -82,6 +87,13 @@ def main() -> None:
             task.inputs.add(type=v.type, data=b"\0" * 16)
         write("fuzz_agent_task", f"task-{i}",
               agent_pb2.DaemonMessage(task=task).SerializeToString())
+        with tempfile.TemporaryDirectory() as tmp:
+            source, model = pathlib.Path(tmp) / "graph.pb", pathlib.Path(tmp) / "model.onnx"
+            source.write_bytes(graph.SerializeToString())
+            compiled = subprocess.run([KILN_COMPILE, str(source), "--target", "mdla", "-o",
+                                       str(model)], capture_output=True)
+            if compiled.returncode == 0:  # graphs with ops the MDLA lacks have none
+                write("fuzz_mdla_model", f"model-{i}", model.read_bytes())
         request = compiler_pb2.CompileRequest(graph=graph, target="cpu")
         write("fuzz_rpc_requests", f"compile-{i}",
               bytes([COMPILE]) + request.SerializeToString())

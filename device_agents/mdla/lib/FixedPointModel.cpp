@@ -39,6 +39,36 @@ int64_t windowExtent(int64_t in, int64_t kernel, int64_t stride, int64_t padBegi
   return out;
 }
 
+/// The most elements one tensor (or a convolution's im2col buffer, or a
+/// pooling layer's window reads) may have: 2^28 (1 GiB of f32). An artifact
+/// asking for more is refused rather than allowed to exhaust the host.
+constexpr int64_t kMaxElements = kMaxTensorElements;
+
+/// Whether the product of `factors` (each >= 0) is at most kMaxElements.
+bool productWithin(std::initializer_list<int64_t> factors) {
+  int64_t product = 1;
+  for (int64_t factor : factors) {
+    if (factor < 0)
+      return false;
+    if (factor == 0)
+      return true;
+    if (__builtin_mul_overflow(product, factor, &product) || product > kMaxElements)
+      return false;
+  }
+  return true;
+}
+
+/// Window attributes as ONNX and PyTorch allow them: positive kernel,
+/// stride and dilation; padding from 0 to under the dilated kernel's span.
+bool validWindow(int64_t kernel, int64_t stride, int64_t dilation, int64_t padBegin,
+                 int64_t padEnd) {
+  if (kernel < 1 || stride < 1 || dilation < 1 || kernel > kMaxElements ||
+      dilation > kMaxElements || padBegin < 0 || padEnd < 0)
+    return false;
+  int64_t span = dilation * (kernel - 1) + 1;
+  return padBegin < span && padEnd < span;
+}
+
 /// 1-d and 2-d spatial layers see every input as (N, C, H, W).
 struct Spatial {
   int64_t n, c, h, w;
@@ -195,7 +225,8 @@ Status Evaluator::conv(const Layer &layer, size_t index, LayerWork &work) {
   std::vector<int64_t> strides = layer.intsAttr("strides", std::vector<int64_t>(rank - 2, 1));
   std::vector<int64_t> dil = layer.intsAttr("dilations", std::vector<int64_t>(rank - 2, 1));
   std::vector<int64_t> pads = layer.intsAttr("pads", std::vector<int64_t>(2 * (rank - 2), 0));
-  if (group < 1 || in.c % group || cout % group || weight.shape[1] * group != in.c ||
+  if (group < 1 || group > std::max<int64_t>(in.c, 1) || in.c % group || cout % group ||
+      weight.shape[1] * group != in.c ||
       strides.size() != size_t(rank - 2) || dil.size() != size_t(rank - 2) ||
       pads.size() != size_t(2 * (rank - 2)))
     return fail(layer, absl::StrCat("input ", shapeText(x.shape), " and weight ",
@@ -205,9 +236,13 @@ Status Evaluator::conv(const Layer &layer, size_t index, LayerWork &work) {
   int64_t dh = rank == 4 ? dil[0] : 1, dw = dil[rank - 3];
   int64_t ph = rank == 4 ? pads[0] : 0, pw = pads[rank - 3];
   int64_t phEnd = rank == 4 ? pads[2] : 0, pwEnd = pads[2 * (rank - 2) - 1];
+  if (!validWindow(kh, sh, dh, ph, phEnd) || !validWindow(kw, sw, dw, pw, pwEnd))
+    return fail(layer, "its kernel, strides, dilations or pads are out of range");
   int64_t oh = windowExtent(in.h, kh, sh, ph, phEnd, dh, false);
   int64_t ow = windowExtent(in.w, kw, sw, pw, pwEnd, dw, false);
   int64_t cinG = in.c / group, coutG = cout / group, k = cinG * kh * kw, p = oh * ow;
+  if (!productWithin({in.n, cout, p}) || !productWithin({k, p}))
+    return fail(layer, "its output or im2col buffer would exceed 2^28 elements");
   Tensor y;
   y.shape = rank == 4 ? Shape{in.n, cout, oh, ow} : Shape{in.n, cout, ow};
   y.data.assign(in.n * cout * p, 0.0f);
@@ -306,8 +341,12 @@ Status Evaluator::pool(const Layer &layer, LayerWork &work) {
   int64_t dh = at(dil, 0, 1), dw = at(dil, 1, 0);
   int64_t ph = rank == 4 ? pads[0] : 0, pw = pads[spatial - 1];
   int64_t phEnd = rank == 4 ? pads[2] : 0, pwEnd = pads[2 * spatial - 1];
+  if (!validWindow(kh, sh, dh, ph, phEnd) || !validWindow(kw, sw, dw, pw, pwEnd))
+    return fail(layer, "its kernel, strides, dilations or pads are out of range");
   int64_t oh = windowExtent(in.h, kh, sh, ph, phEnd, dh, ceil);
   int64_t ow = windowExtent(in.w, kw, sw, pw, pwEnd, dw, ceil);
+  if (!productWithin({in.n, in.c, oh, ow, kh, kw}))
+    return fail(layer, "its output's window reads would exceed 2^28");
   Tensor y;
   y.shape = rank == 4 ? Shape{in.n, in.c, oh, ow} : Shape{in.n, in.c, ow};
   y.data.resize(in.n * in.c * oh * ow);
@@ -389,6 +428,8 @@ Status Evaluator::gemm(const Layer &layer, LayerWork &work) {
       return fail(layer, absl::StrCat("C ", shapeText(c->shape),
                                       " does not broadcast to [", m, ", ", n, "]"));
   }
+  if (!productWithin({m, n}))
+    return fail(layer, "its output would exceed 2^28 elements");
   Tensor y{{m, n}, std::vector<float>(m * n)};
   std::vector<double> acc(n);
   for (int64_t i = 0; i < m; ++i) {
@@ -427,6 +468,8 @@ Status Evaluator::binary(const Layer &layer, LayerWork &work) {
                                       " do not broadcast"));
     shape[d] = sa[d] == 1 ? sb[d] : sa[d];
   }
+  if (!withinElementLimit(shape) || !productWithin({elementCount(shape)}))
+    return fail(layer, "its broadcast output would exceed 2^28 elements");
   // Strides of each operand over the result's index (0 where broadcast).
   Shape strideA(rank), strideB(rank);
   for (int64_t d = static_cast<int64_t>(rank) - 1, ka = 1, kb = 1; d >= 0; --d) {
@@ -479,19 +522,23 @@ Status Evaluator::reshape(const Layer &layer) {
   auto shape = program.shapes().find(layer.inputs[1]);
   if (shape == program.shapes().end())
     return fail(layer, "its shape is not a constant");
+  // ONNX's rules: 0 copies the input's dim, one -1 is inferred.
   Shape target = shape->second;
-  int64_t known = 1, unknown = -1;
+  int64_t unknown = -1;
   for (size_t d = 0; d < target.size(); ++d) {
     if (target[d] == 0 && d < y.shape.size())
       target[d] = y.shape[d];
-    if (target[d] == -1)
+    if (target[d] == -1 && unknown < 0) {
       unknown = static_cast<int64_t>(d);
-    else
-      known *= target[d];
+      target[d] = 1;
+    }
   }
-  if (unknown >= 0 && known > 0)
-    target[unknown] = elementCount(y.shape) / known;
-  if (elementCount(target) != elementCount(y.shape))
+  bool valid = withinElementLimit(target);
+  if (valid && unknown >= 0) {
+    int64_t known = elementCount(target);
+    target[unknown] = known > 0 ? elementCount(y.shape) / known : 0;
+  }
+  if (!valid || elementCount(target) != elementCount(y.shape))
     return fail(layer, absl::StrCat("cannot view ", shapeText(y.shape), " as ",
                                     shapeText(shape->second)));
   y.shape = target;
@@ -533,6 +580,8 @@ Status Evaluator::concat(const Layer &layer, LayerWork &work) {
       if (d != axis && part->shape[d] != parts[0]->shape[d])
         return fail(layer, "inputs differ outside the axis");
   }
+  if (!withinElementLimit(shape))
+    return fail(layer, "its output would exceed 2^28 elements");
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d)
     outer *= shape[d];

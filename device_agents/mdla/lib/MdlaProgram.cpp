@@ -52,6 +52,9 @@ absl::StatusOr<std::vector<int64_t>> staticShape(const onnx::ValueInfoProto &inf
           absl::StrCat("'", info.name(), "' has a dimension that is not static"));
     shape.push_back(dim.dim_value());
   }
+  if (!withinElementLimit(shape))
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", info.name(), "' has over 2^28 elements"));
   return shape;
 }
 
@@ -119,6 +122,18 @@ int64_t elementCount(const std::vector<int64_t> &shape) {
   return count;
 }
 
+bool withinElementLimit(const std::vector<int64_t> &shape) {
+  int64_t count = 1;  // of the non-zero dims, so loops over them stay bounded
+  for (int64_t dim : shape) {
+    if (dim < 0 || dim > kMaxTensorElements)
+      return false;
+    if (dim > 0 && count > kMaxTensorElements / dim)
+      return false;
+    count *= dim > 0 ? dim : 1;
+  }
+  return true;
+}
+
 int64_t Layer::intAttr(const std::string &key, int64_t fallback) const {
   auto it = ints.find(key);
   return it == ints.end() || it->second.empty() ? fallback : it->second[0];
@@ -152,6 +167,9 @@ absl::StatusOr<MdlaProgram> MdlaProgram::parse(std::string_view onnxBytes) {
   program.name = graph.name();
   std::set<std::string> defined;
   for (const onnx::TensorProto &init : graph.initializer()) {
+    if (!withinElementLimit({init.dims().begin(), init.dims().end()}))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "initializer '", init.name(), "' has a negative dim or over 2^28 elements"));
     if (init.data_type() == onnx::TensorProto::FLOAT) {
       Tensor tensor;
       tensor.shape.assign(init.dims().begin(), init.dims().end());

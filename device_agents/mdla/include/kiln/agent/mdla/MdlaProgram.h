@@ -34,6 +34,14 @@ struct TensorView {
 
 int64_t elementCount(const std::vector<int64_t> &shape);
 
+/// The most elements one tensor of an mdla model may have: 2^28 (1 GiB of
+/// f32), so that no artifact can make the host allocate without bound.
+inline constexpr int64_t kMaxTensorElements = int64_t{1} << 28;
+
+/// Whether every dim is in 0..kMaxTensorElements and the product of the
+/// non-zero ones is at most kMaxTensorElements (checked without overflow).
+bool withinElementLimit(const std::vector<int64_t> &shape);
+
 /// One ONNX node: its op type, names and the attributes Kiln's models use.
 struct Layer {
   std::string op;
