@@ -176,6 +176,21 @@ TEST(FixedPointModelTest, NamesAMissingOrMisshapenInput) {
             std::string::npos) << misshapen.status();
 }
 
+TEST(FixedPointModelTest, RefusesWorkPastItsBudgetNamingTheLayer) {
+  auto program = MdlaProgram::parse(test::convNetModel());
+  ASSERT_TRUE(program.ok());
+  auto weights = test::convNetWeights();
+  auto input = test::convNetInput();
+  // The convolution alone is 6912 MACs plus its im2col copy.
+  auto result = evaluate(*program, convNetBindings(weights, input), Numerics::kF32, 5000);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(result.status().message().find("layer 'conv' (Conv): the evaluation would exceed "
+                                           "its work budget"),
+            std::string::npos) << result.status();
+  EXPECT_TRUE(evaluate(*program, convNetBindings(weights, input), Numerics::kF32, 100000).ok());
+}
+
 TEST(CycleModelTest, ALayerCostsTheLargerOfComputeAndMemoryPlusSetup) {
   CycleModel model;
   LayerWork conv;

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/mdla/FixedPointModel.h"
 
+#include "kiln/common/Status.h"
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -76,8 +78,8 @@ struct Spatial {
 
 class Evaluator {
 public:
-  Evaluator(const MdlaProgram &program, Numerics numerics)
-      : program(program), numerics(numerics) {}
+  Evaluator(const MdlaProgram &program, Numerics numerics, int64_t workBudget)
+      : program(program), numerics(numerics), budget(workBudget) {}
 
   absl::StatusOr<Evaluation> run(const std::map<std::string, TensorView> &bound);
 
@@ -87,6 +89,15 @@ private:
   Status fail(const Layer &layer, const std::string &why) {
     return absl::InvalidArgumentError(
         absl::StrCat("layer '", layer.name, "' (", layer.op, "): ", why));
+  }
+  /// Takes `work` (MACs or window reads) from the budget; INVALID_ARGUMENT
+  /// naming the layer when it does not fit.
+  Status spend(const Layer &layer, int64_t work) {
+    if (work > budget)
+      return fail(layer, "the evaluation would exceed its work budget "
+                         "(multiply-accumulates and window reads)");
+    budget -= work;
+    return absl::OkStatus();
   }
   /// A value by name: a layer output, or a source (graph input or
   /// constant), the latter rounded to int16 in the fixed-point model.
@@ -117,6 +128,7 @@ private:
 
   const MdlaProgram &program;
   Numerics numerics;
+  int64_t budget;
   std::map<std::string, Tensor> sources;
   std::map<std::string, Tensor> roundedSources;
   std::map<std::string, Tensor> values;
@@ -208,7 +220,7 @@ Status Evaluator::conv(const Layer &layer, size_t index, LayerWork &work) {
         elementCount(beta.shape) != cout || elementCount(mean.shape) != cout)
       return fail(bn, "statistics do not have one value per channel");
     float eps = bn.floatAttr("epsilon", 1e-5f);
-    int64_t per = elementCount(weight.shape) / cout;
+    int64_t per = cout ? elementCount(weight.shape) / cout : 0;
     for (int64_t o = 0; o < cout; ++o) {
       double scale = gamma.data[o] / std::sqrt(static_cast<double>(var.data[o]) + eps);
       for (int64_t k = 0; k < per; ++k)
@@ -246,6 +258,15 @@ Status Evaluator::conv(const Layer &layer, size_t index, LayerWork &work) {
   Tensor y;
   y.shape = rank == 4 ? Shape{in.n, cout, oh, ow} : Shape{in.n, cout, ow};
   y.data.assign(in.n * cout * p, 0.0f);
+  work.macs = in.n * cout * p * k;
+  work.outputChannels = cout;
+  work.activationBytes = 2 * (elementCount(x.shape) + elementCount(y.shape));
+  work.weightBytes = 2 * (elementCount(weight.shape) + cout);
+  RETURN_IF_ERROR(spend(layer, work.macs + in.n * group * k * p));  // + im2col
+  if (y.data.empty()) {
+    write(layer.outputs[0], std::move(y));
+    return absl::OkStatus();
+  }
   std::vector<float> cols(k * p);
   std::vector<double> acc(p);
   for (int64_t n = 0; n < in.n; ++n)
@@ -254,8 +275,11 @@ Status Evaluator::conv(const Layer &layer, size_t index, LayerWork &work) {
       for (int64_t ci = 0; ci < cinG; ++ci)
         for (int64_t i = 0; i < kh; ++i)
           for (int64_t j = 0; j < kw; ++j) {
-            float *row = &cols[((ci * kh + i) * kw + j) * p];
-            const float *plane = &x.data[((n * in.c) + g * cinG + ci) * in.h * in.w];
+            float *row = cols.data() + ((ci * kh + i) * kw + j) * p;
+            // An empty input (only padding is read) has no plane.
+            const float *plane =
+                x.data.empty() ? nullptr
+                               : x.data.data() + ((n * in.c) + g * cinG + ci) * in.h * in.w;
             for (int64_t oy = 0; oy < oh; ++oy) {
               int64_t iy = oy * sh - ph + i * dh;
               for (int64_t ox = 0; ox < ow; ++ox) {
@@ -268,24 +292,20 @@ Status Evaluator::conv(const Layer &layer, size_t index, LayerWork &work) {
       for (int64_t o = 0; o < coutG; ++o) {
         int64_t co = g * coutG + o;
         std::fill(acc.begin(), acc.end(), static_cast<double>(bias[co]));
-        const float *w = &weight.data[co * k];
+        const float *w = weight.data.data() + co * k;
         for (int64_t r = 0; r < k; ++r) {
           double wv = w[r];
           if (wv == 0.0)
             continue;
-          const float *row = &cols[r * p];
+          const float *row = cols.data() + r * p;
           for (int64_t q = 0; q < p; ++q)
             acc[q] += wv * row[q];
         }
-        float *dst = &y.data[(n * cout + co) * p];
+        float *dst = y.data.data() + (n * cout + co) * p;
         for (int64_t q = 0; q < p; ++q)
           dst[q] = static_cast<float>(acc[q]);
       }
     }
-  work.macs = in.n * cout * p * k;
-  work.outputChannels = cout;
-  work.activationBytes = 2 * (elementCount(x.shape) + elementCount(y.shape));
-  work.weightBytes = 2 * (elementCount(weight.shape) + cout);
   write(layer.outputs[0], std::move(y));
   return absl::OkStatus();
 }
@@ -294,7 +314,9 @@ Status Evaluator::batchNorm(const Layer &layer, LayerWork &work) {
   const Tensor &x = read(layer.inputs[0]);
   if (x.shape.size() < 2)
     return fail(layer, "input has rank < 2");
-  int64_t c = x.shape[1], inner = elementCount(x.shape) / x.shape[0] / c;
+  int64_t c = x.shape[1], inner = 1;
+  for (size_t d = 2; d < x.shape.size(); ++d)
+    inner *= x.shape[d];
   const Tensor &gamma = read(layer.inputs[1]), &beta = read(layer.inputs[2]),
                &mean = read(layer.inputs[3]), &var = read(layer.inputs[4]);
   for (const Tensor *t : {&gamma, &beta, &mean, &var})
@@ -347,11 +369,12 @@ Status Evaluator::pool(const Layer &layer, LayerWork &work) {
   int64_t ow = windowExtent(in.w, kw, sw, pw, pwEnd, dw, ceil);
   if (!productWithin({in.n, in.c, oh, ow, kh, kw}))
     return fail(layer, "its output's window reads would exceed 2^28");
+  RETURN_IF_ERROR(spend(layer, in.n * in.c * oh * ow * kh * kw));
   Tensor y;
   y.shape = rank == 4 ? Shape{in.n, in.c, oh, ow} : Shape{in.n, in.c, ow};
   y.data.resize(in.n * in.c * oh * ow);
   for (int64_t plane = 0; plane < in.n * in.c; ++plane) {
-    const float *src = &x.data[plane * in.h * in.w];
+    const float *src = x.data.empty() ? nullptr : x.data.data() + plane * in.h * in.w;
     for (int64_t oy = 0; oy < oh; ++oy)
       for (int64_t ox = 0; ox < ow; ++ox) {
         double best = -std::numeric_limits<double>::infinity(), sum = 0;
@@ -430,6 +453,7 @@ Status Evaluator::gemm(const Layer &layer, LayerWork &work) {
   }
   if (!productWithin({m, n}))
     return fail(layer, "its output would exceed 2^28 elements");
+  RETURN_IF_ERROR(spend(layer, m * n * std::max<int64_t>(k, 1)));
   Tensor y{{m, n}, std::vector<float>(m * n)};
   std::vector<double> acc(n);
   for (int64_t i = 0; i < m; ++i) {
@@ -692,8 +716,8 @@ int quantizeQ16(std::vector<float> &data) {
 
 absl::StatusOr<Evaluation> evaluate(const MdlaProgram &program,
                                     const std::map<std::string, TensorView> &bound,
-                                    Numerics numerics) {
-  return Evaluator(program, numerics).run(bound);
+                                    Numerics numerics, int64_t workBudget) {
+  return Evaluator(program, numerics, workBudget).run(bound);
 }
 
 } // namespace kiln::agent::mdla

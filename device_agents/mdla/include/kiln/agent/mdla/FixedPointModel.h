@@ -57,12 +57,18 @@ struct Evaluation {
   std::vector<LayerWork> work;
 };
 
+/// The most multiply-accumulates and window reads one evaluation may do by
+/// default: 2^36 (resnet50 at 224x224 does about 2^32).
+inline constexpr int64_t kDefaultWorkBudget = int64_t{1} << 36;
+
 /// Runs `program` with every graph input bound by name. INVALID_ARGUMENT
-/// naming the input for one missing or of the wrong shape, or naming the
-/// layer for shapes its op cannot take.
+/// naming the input for one missing or of the wrong shape, naming the
+/// layer for shapes its op cannot take, or naming the layer that would take
+/// the evaluation past `workBudget` multiply-accumulates and window reads.
 absl::StatusOr<Evaluation> evaluate(const MdlaProgram &program,
                                     const std::map<std::string, TensorView> &bound,
-                                    Numerics numerics);
+                                    Numerics numerics,
+                                    int64_t workBudget = kDefaultWorkBudget);
 
 /// Rounds `data` in place to int16 with the largest power-of-two scale
 /// that holds its largest finite magnitude (NaN becomes 0, infinities
