@@ -22,11 +22,9 @@
 
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <sstream>
 
 namespace kiln::agent::mdla {
 namespace {
@@ -46,15 +44,6 @@ public:
 
 std::vector<int64_t> shapeOf(const v1::TensorType &type) {
   return {type.shape().begin(), type.shape().end()};
-}
-
-absl::StatusOr<std::string> readWhole(const std::filesystem::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return absl::NotFoundError(absl::StrCat("cannot read ", path.string()));
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
 }
 
 /// The manifest's arguments by name, with their buffers.
@@ -208,7 +197,7 @@ MdlaBackend::loadExecutable(const v1::ExecutableRecord &record,
         manifest.target(), "' '", manifest.format(), "'"));
   if (manifest.symbols_size() > 0)
     return absl::FailedPreconditionError("the mdla agent runs static sizes only");
-  ASSIGN_OR_RETURN(std::string bytes, readWhole(artifactPath));
+  ASSIGN_OR_RETURN(std::string bytes, readWholeFile(artifactPath));
   absl::StatusOr<MdlaProgram> program = MdlaProgram::parse(bytes);
   if (!program.ok())
     return absl::FailedPreconditionError(
