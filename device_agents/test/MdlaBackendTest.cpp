@@ -162,6 +162,7 @@ TEST(MdlaBackendTest, HardwareRunCompilesOnceAndKeepsTheBin) {
   auto counters = backend->run(**loaded, net.buffers(out));
   ASSERT_TRUE(counters.ok()) << counters.status();
   EXPECT_LT(counters->numeric_error().max_abs_error(), 1.0 / 512);
+  EXPECT_EQ(counters->numeric_error().numeric_type(), "mdla-fixed16");
   EXPECT_GT(counters->estimated_cycles(), 0u);
   auto bins = [&] {
     int count = 0;
@@ -185,6 +186,25 @@ TEST(MdlaBackendTest, HardwareRunCompilesOnceAndKeepsTheBin) {
   ASSERT_TRUE(backend->run(**again, net.buffers(out2)).ok());
   EXPECT_NE(out2, out);
   EXPECT_EQ(bins(), 2);
+}
+
+TEST(MdlaBackendTest, WithoutTheNumericCheckAHardwareRunStillEstimatesCycles) {
+  test::TempDir dir;
+  MdlaBackendConfig config;
+  config.library = kTestDouble;
+  config.binCache = dir.path() / "bin";
+  config.numericCheck = false;
+  auto backend = make(config);
+  ConvNet net(dir.path());
+  auto loaded = backend->loadExecutable(net.record, net.path);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  std::vector<float> out(5);
+  for (int call = 0; call < 2; ++call) {
+    auto counters = backend->run(**loaded, net.buffers(out));
+    ASSERT_TRUE(counters.ok()) << counters.status();
+    EXPECT_GT(counters->estimated_cycles(), 0u);
+    EXPECT_FALSE(counters->has_numeric_error());
+  }
 }
 
 TEST(MdlaBackendTest, RefusesArtifactsItCannotRun) {

@@ -68,6 +68,13 @@ TEST(MicronDlaDriverTest, AnOldVersionIsRefused) {
   EXPECT_EQ(dla.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(dla.status().message().find("version '2019.3.1'; Kiln drives 2020.1 or later"),
             std::string::npos) << dla.status();
+  setenv("KILN_MDLA_TESTDOUBLE_VERSION", "2020.0.3", 1);
+  auto zero = MicronDla::open(kTestDouble);
+  setenv("KILN_MDLA_TESTDOUBLE_VERSION", "2020.1.0", 1);
+  auto one = MicronDla::open(kTestDouble);
+  unsetenv("KILN_MDLA_TESTDOUBLE_VERSION");
+  EXPECT_FALSE(zero.ok());
+  EXPECT_TRUE(one.ok()) << one.status();
 }
 
 TEST(MicronDlaDriverTest, NoBoardMeansNoHardware) {

@@ -122,8 +122,9 @@ private:
   Status transpose(const Layer &layer, LayerWork &work);
   Status concat(const Layer &layer, LayerWork &work);
 
-  /// Batch norms folded into the convolution before them (fixed-point
-  /// model): BN layer index -> conv layer index, and the reverse.
+  /// Batch norms folded into the convolution before them, as the device
+  /// folds them (in both numerics, so the f32 reference does the same
+  /// layers' work): conv layer index -> BN layer index, and the reverse.
   void findFolds();
 
   const MdlaProgram &program;
@@ -161,8 +162,6 @@ void Evaluator::write(const std::string &name, Tensor value) {
 }
 
 void Evaluator::findFolds() {
-  if (numerics != Numerics::kQ16)
-    return;
   std::map<std::string, int> readers;
   for (const Layer &layer : program.layers())
     for (const std::string &input : layer.inputs)
@@ -252,9 +251,12 @@ Status Evaluator::conv(const Layer &layer, size_t index, LayerWork &work) {
     return fail(layer, "its kernel, strides, dilations or pads are out of range");
   int64_t oh = windowExtent(in.h, kh, sh, ph, phEnd, dh, false);
   int64_t ow = windowExtent(in.w, kw, sw, pw, pwEnd, dw, false);
-  int64_t cinG = in.c / group, coutG = cout / group, k = cinG * kh * kw, p = oh * ow;
-  if (!productWithin({in.n, cout, p}) || !productWithin({k, p}))
+  int64_t cinG = in.c / group, coutG = cout / group;
+  // Each extent may be near 2^46 here: bound the products before forming them.
+  if (!productWithin({oh, ow}) || !productWithin({in.n, cout, oh, ow}) ||
+      !productWithin({cinG, kh, kw, oh, ow}))
     return fail(layer, "its output or im2col buffer would exceed 2^28 elements");
+  int64_t k = cinG * kh * kw, p = oh * ow;
   Tensor y;
   y.shape = rank == 4 ? Shape{in.n, cout, oh, ow} : Shape{in.n, cout, ow};
   y.data.assign(in.n * cout * p, 0.0f);

@@ -26,7 +26,16 @@
 #include <mutex>
 #include <optional>
 
+#include <unistd.h>
+
 namespace kiln::agent::mdla {
+/// The manifest's arguments by name, with their buffers.
+struct BoundArguments {
+  std::map<std::string, TensorView> weights;  // parameters the model reads
+  std::map<std::string, TensorView> all;      // weights and inputs
+  std::vector<uint64_t> weightSerials;
+};
+
 namespace {
 
 class LoadedMdlaExecutable final : public LoadedExecutable {
@@ -37,21 +46,27 @@ public:
   MdlaProgram program;
   v1::ExecutableManifest manifest;
   std::mutex lock;
-  /// Hardware mode: the compiled model for each set of weights (their
-  /// buffers' serials).
+  /// Hardware mode: the compiled model for each recent set of weights (their
+  /// buffers' serials), at most kModelsPerExecutable; each holds a context
+  /// on the card.
   std::map<std::vector<uint64_t>, std::shared_ptr<MicronDlaModel>> models;
+  /// The cycle estimate (static shapes: the same for every run).
+  std::optional<uint64_t> cycles;
 };
+
+/// Compiled models kept per executable; past it the set is dropped and
+/// rebuilt from the .bin cache as calls come.
+constexpr size_t kModelsPerExecutable = 4;
+
+/// What numeric_error.numeric_type says: Kiln's model, or the card's own
+/// arithmetic (Micron's 16-bit fixed point, not Kiln's model of it).
+constexpr const char *kSimulatedNumericType = "q16";
+constexpr const char *kHardwareNumericType = "mdla-fixed16";
 
 std::vector<int64_t> shapeOf(const v1::TensorType &type) {
   return {type.shape().begin(), type.shape().end()};
 }
 
-/// The manifest's arguments by name, with their buffers.
-struct BoundArguments {
-  std::map<std::string, TensorView> weights;  // parameters the model reads
-  std::map<std::string, TensorView> all;      // weights and inputs
-  std::vector<uint64_t> weightSerials;
-};
 
 BoundArguments bindArguments(const LoadedMdlaExecutable &exe, const CallBuffers &buffers) {
   std::map<std::string, bool> reads;
@@ -79,9 +94,10 @@ BoundArguments bindArguments(const LoadedMdlaExecutable &exe, const CallBuffers 
 
 /// How far `device` is from `reference`, over every element of every output.
 v1::NumericError compareOutputs(const std::vector<Tensor> &device,
-                                const std::vector<Tensor> &reference) {
+                                const std::vector<Tensor> &reference,
+                                const char *numericType) {
   v1::NumericError error;
-  error.set_numeric_type("q16");
+  error.set_numeric_type(numericType);
   double maxError = 0, maxReference = 0, squares = 0;
   int64_t count = 0;
   for (size_t o = 0; o < device.size() && o < reference.size(); ++o)
@@ -211,6 +227,61 @@ MdlaBackend::loadExecutable(const v1::ExecutableRecord &record,
   return std::make_shared<LoadedMdlaExecutable>(*std::move(program), manifest);
 }
 
+absl::StatusOr<std::shared_ptr<MicronDlaModel>>
+MdlaBackend::compiledModel(LoadedExecutable &executable, const BoundArguments &bound,
+                           bool serialsKnown) {
+  auto &exe = static_cast<LoadedMdlaExecutable &>(executable);
+  {
+    std::lock_guard<std::mutex> guard(exe.lock);
+    if (auto it = exe.models.find(bound.weightSerials);
+        serialsKnown && it != exe.models.end())
+      return it->second;
+  }
+  ASSIGN_OR_RETURN(std::string boundModel, exe.program.bindWeights(bound.weights));
+  // The key names the SDK too: a .bin from another release is not reused.
+  std::string digest = sha256Hex(absl::StrCat(dla->version(), "\n", boundModel));
+  std::filesystem::path bin = config.binCache / (digest + ".bin");
+  std::shared_ptr<MicronDlaModel> model;
+  {
+    // One compile at a time in this agent; temporary names of this process
+    // keep agents sharing the folder apart.
+    std::lock_guard<std::mutex> guard(compileLock);
+    std::error_code ec;
+    if (std::filesystem::exists(bin, ec)) {
+      ASSIGN_OR_RETURN(model, dla->load(bin));
+    } else {
+      std::string temporary = absl::StrCat(digest, ".", ::getpid());
+      std::filesystem::path onnx = config.binCache / (temporary + ".onnx");
+      std::filesystem::path partial = config.binCache / (temporary + ".bin.partial");
+      RETURN_IF_ERROR(writeFileAtomically(onnx, boundModel, Durability::kInTransit));
+      std::vector<std::vector<int64_t>> shapes;
+      for (const Port &port : exe.program.inputs())
+        if (!bound.weights.count(port.name))
+          shapes.push_back(port.shape);
+      absl::StatusOr<std::unique_ptr<MicronDlaModel>> compiled =
+          dla->compile(onnx, partial, formatInShapes(shapes));
+      std::filesystem::remove(onnx, ec);
+      if (!compiled.ok()) {
+        std::filesystem::remove(partial, ec);
+        return compiled.status();
+      }
+      std::filesystem::rename(partial, bin, ec);
+      if (ec)
+        return absl::InternalError(absl::StrCat(
+            "ie_compile reported success but its output ", partial.string(),
+            " could not be kept as ", bin.string(), ": ", ec.message()));
+      model = *std::move(compiled);
+    }
+  }
+  if (serialsKnown) {
+    std::lock_guard<std::mutex> guard(exe.lock);
+    if (exe.models.size() >= kModelsPerExecutable)
+      exe.models.clear();
+    exe.models[bound.weightSerials] = model;
+  }
+  return model;
+}
+
 absl::StatusOr<v1::DeviceCounters> MdlaBackend::run(LoadedExecutable &executable,
                                                     const CallBuffers &buffers) {
   auto &exe = static_cast<LoadedMdlaExecutable &>(executable);
@@ -220,57 +291,29 @@ absl::StatusOr<v1::DeviceCounters> MdlaBackend::run(LoadedExecutable &executable
   const std::vector<Port> &outputs = exe.program.outputs();
   v1::DeviceCounters counters;
   std::optional<Evaluation> reference;
-  if (config.simulate || config.numericCheck) {
+  if (config.simulate || config.numericCheck || !exe.cycles) {
+    // The f32 reference; its layers' work also gives the cycle estimate,
+    // which static shapes make the same for every run.
     ASSIGN_OR_RETURN(reference, evaluate(exe.program, bound.all, Numerics::kF32));
-    counters.set_estimated_cycles(estimateCycles(reference->work));
+    std::lock_guard<std::mutex> guard(exe.lock);
+    exe.cycles = estimateCycles(reference->work);
   }
+  counters.set_estimated_cycles(*exe.cycles);
+  if (!config.simulate && !config.numericCheck)
+    reference.reset();
   if (config.simulate) {
     ASSIGN_OR_RETURN(Evaluation device, evaluate(exe.program, bound.all, Numerics::kQ16));
     for (size_t o = 0; o < outputs.size(); ++o)
       std::memcpy(buffers.outputs[o], device.outputs[o].data.data(),
                   device.outputs[o].data.size() * sizeof(float));
-    *counters.mutable_numeric_error() = compareOutputs(device.outputs, reference->outputs);
+    *counters.mutable_numeric_error() =
+        compareOutputs(device.outputs, reference->outputs, kSimulatedNumericType);
     return counters;
   }
 
   // Hardware: the model compiled for these weights, then ie_run.
-  std::shared_ptr<MicronDlaModel> model;
-  {
-    std::lock_guard<std::mutex> guard(exe.lock);
-    bool serialsKnown = !buffers.parameterSerials.empty();
-    if (serialsKnown) {
-      auto it = exe.models.find(bound.weightSerials);
-      if (it != exe.models.end())
-        model = it->second;
-    }
-    if (!model) {
-      ASSIGN_OR_RETURN(std::string boundModel, exe.program.bindWeights(bound.weights));
-      std::string digest = sha256Hex(boundModel);
-      std::filesystem::path bin = config.binCache / (digest + ".bin");
-      if (std::filesystem::exists(bin)) {
-        ASSIGN_OR_RETURN(model, dla->load(bin));
-      } else {
-        std::filesystem::path onnx = config.binCache / (digest + ".onnx");
-        std::filesystem::path partial = config.binCache / (digest + ".bin.partial");
-        RETURN_IF_ERROR(writeFileAtomically(onnx, boundModel, Durability::kInTransit));
-        std::vector<std::vector<int64_t>> shapes;
-        for (const Port &port : exe.program.inputs())
-          if (!bound.weights.count(port.name))
-            shapes.push_back(port.shape);
-        absl::StatusOr<std::unique_ptr<MicronDlaModel>> compiled =
-            dla->compile(onnx, partial, formatInShapes(shapes));
-        std::filesystem::remove(onnx);
-        if (!compiled.ok()) {
-          std::filesystem::remove(partial);
-          return compiled.status();
-        }
-        std::filesystem::rename(partial, bin);
-        model = *std::move(compiled);
-      }
-      if (serialsKnown)
-        exe.models[bound.weightSerials] = model;
-    }
-  }
+  ASSIGN_OR_RETURN(std::shared_ptr<MicronDlaModel> model,
+                   compiledModel(exe, bound, !buffers.parameterSerials.empty()));
   std::vector<const float *> inputs;
   std::vector<uint64_t> inputElements;
   for (const Port &port : exe.program.inputs())
@@ -291,7 +334,8 @@ absl::StatusOr<v1::DeviceCounters> MdlaBackend::run(LoadedExecutable &executable
       device.push_back(Tensor{outputs[o].shape,
                               std::vector<float>(outputPointers[o],
                                                  outputPointers[o] + outputElements[o])});
-    *counters.mutable_numeric_error() = compareOutputs(device, reference->outputs);
+    *counters.mutable_numeric_error() =
+        compareOutputs(device, reference->outputs, kHardwareNumericType);
   }
   return counters;
 }

@@ -282,7 +282,9 @@ MdlaProgram::bindWeights(const std::map<std::string, TensorView> &weights) const
           absl::StrCat("weight '", name, "' is not an input of the model"));
   graph.mutable_input()->Swap(&inputs);
   std::string bytes;
-  model.SerializeToString(&bytes);
+  if (!model.SerializeToString(&bytes))
+    return absl::InvalidArgumentError(
+        "the model with its weights does not serialize (ONNX models stop at 2 GiB)");
   return bytes;
 }
 

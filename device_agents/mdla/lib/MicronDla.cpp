@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 namespace kiln::agent::mdla {
@@ -42,10 +43,14 @@ absl::Status MicronDlaModel::run(std::span<const float *const> inputs,
                                  std::span<float *const> outputs,
                                  std::span<const uint64_t> outputElements,
                                  bool software) {
-  if (outputs.size() != shapes.size() || outputElements.size() != outputs.size() ||
-      inputElements.size() != inputs.size())
+  if (inputElements.size() != inputs.size())
     return absl::InvalidArgumentError(absl::StrCat(
-        "the model has ", shapes.size(), " outputs; the call passes ", outputs.size()));
+        "the call passes ", inputs.size(), " inputs and ", inputElements.size(),
+        " input sizes"));
+  if (outputs.size() != shapes.size() || outputElements.size() != outputs.size())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the model has ", shapes.size(), " outputs; the call passes ", outputs.size(),
+        " (and ", outputElements.size(), " output sizes)"));
   std::vector<uint64_t> elements(outputElements.begin(), outputElements.end());
   std::lock_guard<std::mutex> guard(lock);
   int code = (software ? api.runSw : api.run)(
@@ -96,8 +101,9 @@ absl::StatusOr<std::unique_ptr<MicronDla>> MicronDla::open(const std::string &li
     return absl::FailedPreconditionError(
         absl::StrCat(library, ": ie_getinfo(\"version\") failed with code ", code));
   dla->versionText = version;
-  int year = std::atoi(version);
-  if (year < kMinimumSdkYear)
+  int year = 0, release = 0;
+  std::sscanf(version, "%d.%d", &year, &release);
+  if (year < kMinimumSdkYear || (year == kMinimumSdkYear && release < 1))
     return absl::FailedPreconditionError(absl::StrCat(
         library, " is version '", dla->versionText, "'; Kiln drives ",
         kMinimumSdkYear, ".1 or later"));

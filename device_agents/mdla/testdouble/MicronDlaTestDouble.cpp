@@ -125,7 +125,6 @@ __attribute__((visibility("default"))) void *ie_safecreate() {
 __attribute__((visibility("default"))) void *
 ie_compile(void *cmemo, const char *modelpath, const char *outbin, const char *inshapes,
            unsigned *noutputs, unsigned **noutdims, uint64_t ***outshapes, void *) {
-  auto *context = static_cast<Context *>(cmemo ? cmemo : ie_create());
   std::optional<std::string> model = readFile(modelpath);
   if (!model || !outbin || !inshapes)
     return nullptr;
@@ -143,7 +142,7 @@ ie_compile(void *cmemo, const char *modelpath, const char *outbin, const char *i
   if (!out.flush())
     return nullptr;
   describeOutputs(*program, noutputs, noutdims, outshapes);
-  return context;
+  return cmemo ? cmemo : ie_create();
 }
 
 __attribute__((visibility("default"))) void *

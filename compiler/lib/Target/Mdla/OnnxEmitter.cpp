@@ -372,6 +372,8 @@ Status OnnxEmitter::emitGemm(Operation *op, Value a, Value b, Value c,
     b = permute.getSelf();  // a linear layer's weight, read transposed
     transB = true;
   }
+  if (c && beta == 0.0)
+    c = Value();  // PyTorch ignores self at beta 0 (its NaNs too); Gemm would not
   std::vector<std::string> inputs = {nameOf(a), nameOf(b)};
   if (c)
     inputs.push_back(nameOf(c));
@@ -433,6 +435,9 @@ Status OnnxEmitter::emitOp(Operation &op) {
       })
       .Case([&](aten::ViewOp o) -> Status {
         RETURN_IF_ERROR(requireF32(&op));
+        // Opset 13's Reshape reads a 0 in the shape as "keep that dim".
+        if (llvm::is_contained(tensorOf(o.getResult()).getShape(), 0))
+          return unsupported(&op, "a view with a zero-size dim");
         std::string shape = addInt64s(locationName(&op) + "_shape",
                                       tensorOf(o.getResult()).getShape());
         addNode("Reshape", &op, {nameOf(o.getSelf()), shape}, {define(o.getResult())});

@@ -21,9 +21,13 @@
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace kiln::agent::mdla {
+
+/// A call's buffers by argument name (MdlaBackend.cpp).
+struct BoundArguments;
 
 struct MdlaBackendConfig {
   /// Serve one simulated device (Kiln's fixed-point model), not hardware.
@@ -57,9 +61,17 @@ public:
 private:
   explicit MdlaBackend(MdlaBackendConfig config) : config(std::move(config)) {}
 
+  /// Hardware mode: the model compiled for the call's weights: kept from an
+  /// earlier call with the same weight buffers, loaded from the .bin cache,
+  /// or compiled with ie_compile (one compile at a time).
+  absl::StatusOr<std::shared_ptr<MicronDlaModel>>
+  compiledModel(LoadedExecutable &executable, const BoundArguments &bound,
+                bool serialsKnown);
+
   MdlaBackendConfig config;
   std::unique_ptr<MicronDla> dla;
   std::string unavailable;
+  std::mutex compileLock;
 };
 
 } // namespace kiln::agent::mdla
