@@ -74,6 +74,21 @@ struct ConvNet {
   std::vector<uint64_t> serials = {1, 2, 3, 4, 5, 6, 7, 8};
 };
 
+/// A backend on the SDK test double, its .bin cache under `dir`.
+MdlaBackendConfig testDoubleConfig(const fs::path &dir) {
+  MdlaBackendConfig config;
+  config.library = kTestDouble;
+  config.binCache = dir / "bin";
+  return config;
+}
+
+/// A backend on Kiln's simulated MDLA.
+MdlaBackendConfig simulatedConfig() {
+  MdlaBackendConfig config;
+  config.simulate = true;
+  return config;
+}
+
 std::unique_ptr<MdlaBackend> make(MdlaBackendConfig config) {
   auto backend = MdlaBackend::create(std::move(config));
   EXPECT_TRUE(backend.ok()) << backend.status();
@@ -94,9 +109,7 @@ TEST(MdlaBackendTest, WithoutTheLibraryOrSimulateItServesNoDeviceAndSaysWhy) {
 TEST(MdlaBackendTest, WithTheLibraryButNoBoardItServesNoDevice) {
   test::TempDir dir;
   setenv("KILN_MDLA_TESTDOUBLE_NO_BOARD", "1", 1);
-  MdlaBackendConfig config;
-  config.library = kTestDouble;
-  config.binCache = dir.path() / "bin";
+  MdlaBackendConfig config = testDoubleConfig(dir.path());
   auto backend = make(config);
   unsetenv("KILN_MDLA_TESTDOUBLE_NO_BOARD");
   auto devices = backend->describeDevices();
@@ -107,9 +120,7 @@ TEST(MdlaBackendTest, WithTheLibraryButNoBoardItServesNoDevice) {
 }
 
 TEST(MdlaBackendTest, SimulatedDeviceSaysSoAndReportsItsModel) {
-  MdlaBackendConfig config;
-  config.simulate = true;
-  auto backend = make(config);
+  auto backend = make(simulatedConfig());
   auto devices = backend->describeDevices();
   ASSERT_TRUE(devices.ok());
   ASSERT_EQ(devices->size(), 1u);
@@ -121,9 +132,7 @@ TEST(MdlaBackendTest, SimulatedDeviceSaysSoAndReportsItsModel) {
 
 TEST(MdlaBackendTest, SimulatedRunMatchesF32WithinQ16AndCountsCyclesAndError) {
   test::TempDir dir;
-  MdlaBackendConfig config;
-  config.simulate = true;
-  auto backend = make(config);
+  auto backend = make(simulatedConfig());
   ConvNet net(dir.path());
   auto loaded = backend->loadExecutable(net.record, net.path);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
@@ -144,9 +153,7 @@ TEST(MdlaBackendTest, SimulatedRunMatchesF32WithinQ16AndCountsCyclesAndError) {
 
 TEST(MdlaBackendTest, HardwareRunCompilesOnceAndKeepsTheBin) {
   test::TempDir dir;
-  MdlaBackendConfig config;
-  config.library = kTestDouble;
-  config.binCache = dir.path() / "bin";
+  MdlaBackendConfig config = testDoubleConfig(dir.path());
   auto backend = make(config);
   auto devices = backend->describeDevices();
   ASSERT_TRUE(devices.ok());
@@ -190,9 +197,7 @@ TEST(MdlaBackendTest, HardwareRunCompilesOnceAndKeepsTheBin) {
 
 TEST(MdlaBackendTest, WithoutTheNumericCheckAHardwareRunStillEstimatesCycles) {
   test::TempDir dir;
-  MdlaBackendConfig config;
-  config.library = kTestDouble;
-  config.binCache = dir.path() / "bin";
+  MdlaBackendConfig config = testDoubleConfig(dir.path());
   config.numericCheck = false;
   auto backend = make(config);
   ConvNet net(dir.path());
@@ -209,9 +214,7 @@ TEST(MdlaBackendTest, WithoutTheNumericCheckAHardwareRunStillEstimatesCycles) {
 
 TEST(MdlaBackendTest, RefusesArtifactsItCannotRun) {
   test::TempDir dir;
-  MdlaBackendConfig config;
-  config.simulate = true;
-  auto backend = make(config);
+  auto backend = make(simulatedConfig());
   ConvNet net(dir.path());
 
   v1::ExecutableRecord cpu = net.record;
