@@ -25,6 +25,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 
 #include <unistd.h>
 
@@ -69,9 +70,9 @@ std::vector<int64_t> shapeOf(const v1::TensorType &type) {
 
 
 BoundArguments bindArguments(const LoadedMdlaExecutable &exe, const CallBuffers &buffers) {
-  std::map<std::string, bool> reads;
+  std::set<std::string> reads;
   for (const Port &port : exe.program.inputs())
-    reads[port.name] = true;
+    reads.insert(port.name);
   BoundArguments bound;
   for (int i = 0; i < exe.manifest.parameters_size(); ++i) {
     const v1::ManifestArgument &arg = exe.manifest.parameters(i);

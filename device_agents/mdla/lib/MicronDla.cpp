@@ -121,6 +121,19 @@ bool MicronDla::hardwarePresent() {
 }
 
 absl::StatusOr<std::unique_ptr<MicronDlaModel>>
+MicronDla::initialize(void *context, const std::filesystem::path &bin) {
+  unsigned count = 0, *ranks = nullptr;
+  uint64_t **shapes = nullptr;
+  void *loaded = api.init(context, bin.c_str(), &count, &ranks, &shapes, nullptr);
+  auto outputs = takeShapes(count, ranks, shapes);
+  if (!loaded) {
+    api.free(context);
+    return absl::InternalError(absl::StrCat("ie_init of ", bin.string(), " failed"));
+  }
+  return std::make_unique<MicronDlaModel>(api, loaded, std::move(outputs));
+}
+
+absl::StatusOr<std::unique_ptr<MicronDlaModel>>
 MicronDla::compile(const std::filesystem::path &onnxModel,
                    const std::filesystem::path &bin, const std::string &inshapes) {
   void *context = api.create();
@@ -136,16 +149,7 @@ MicronDla::compile(const std::filesystem::path &onnxModel,
     return absl::InternalError(absl::StrCat("ie_compile of ", onnxModel.string(),
                                             " (inshapes ", inshapes, ") failed"));
   }
-  count = 0;
-  ranks = nullptr;
-  shapes = nullptr;
-  void *loaded = api.init(compiled, bin.c_str(), &count, &ranks, &shapes, nullptr);
-  auto outputs = takeShapes(count, ranks, shapes);
-  if (!loaded) {
-    api.free(compiled);
-    return absl::InternalError(absl::StrCat("ie_init of ", bin.string(), " failed"));
-  }
-  return std::make_unique<MicronDlaModel>(api, loaded, std::move(outputs));
+  return initialize(compiled, bin);
 }
 
 absl::StatusOr<std::unique_ptr<MicronDlaModel>>
@@ -153,15 +157,7 @@ MicronDla::load(const std::filesystem::path &bin) {
   void *context = api.create();
   if (!context)
     return absl::InternalError("ie_create failed");
-  unsigned count = 0, *ranks = nullptr;
-  uint64_t **shapes = nullptr;
-  void *loaded = api.init(context, bin.c_str(), &count, &ranks, &shapes, nullptr);
-  auto outputs = takeShapes(count, ranks, shapes);
-  if (!loaded) {
-    api.free(context);
-    return absl::InternalError(absl::StrCat("ie_init of ", bin.string(), " failed"));
-  }
-  return std::make_unique<MicronDlaModel>(api, loaded, std::move(outputs));
+  return initialize(context, bin);
 }
 
 std::string formatInShapes(const std::vector<std::vector<int64_t>> &shapes) {

@@ -94,6 +94,10 @@ public:
 private:
   MicronDla(void *handle) : handle(handle) {}
 
+  /// ie_init of `bin` on `context`, which it takes (freed on failure).
+  absl::StatusOr<std::unique_ptr<MicronDlaModel>> initialize(void *context,
+                                                             const std::filesystem::path &bin);
+
   void *handle;
   MicronDlaEntryPoints api;
   std::string versionText;
