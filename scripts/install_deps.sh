@@ -67,6 +67,9 @@ APT_PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev
   # ONNX protos: the mdla target writes ONNX models, the mdla agent reads them
   libonnx-dev
+  # Xilinx Runtime 2.13: the acap target writes xclbin containers (xclbin.h,
+  # which needs uuid.h); the acap agent reads them and drives boards (XRT)
+  libxrt-dev libxrt-utils uuid-dev
   # Python
   python3 python3-venv python3-dev
   # Go 1.19, to build the operations tools (grpcurl, helm, kubeconform)

@@ -70,6 +70,9 @@ public:
     if (options.has_riscv())
       return absl::InvalidArgumentError(
           "options.riscv applies to target 'riscv64' only, not 'cpu'");
+    if (options.has_acap())
+      return absl::InvalidArgumentError(
+          "options.acap applies to target 'acap' only, not 'cpu'");
     std::string cpu = options.cpu().empty() ? kDefaultCpu : options.cpu();
     absl::StatusOr<CpuModel> model =
         resolveCpuModel(cpu, options.cpu_features());

@@ -21,4 +21,7 @@ std::string_view riscv64RuntimeObject();
 /// The x86-64 runtime object (baseline x86-64: runs on every x86-64 CPU).
 std::string_view x86_64RuntimeObject();
 
+/// The aarch64 runtime object (armv8-a: the Versal's Cortex-A72 and later).
+std::string_view aarch64RuntimeObject();
+
 } // namespace kiln::compiler

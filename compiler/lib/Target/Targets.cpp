@@ -19,8 +19,8 @@
 namespace kiln::compiler {
 namespace {
 
-std::array<const Target *, 3> allTargets() {
-  return {&cpuTarget(), &riscv64Target(), &mdlaTarget()};
+std::array<const Target *, 4> allTargets() {
+  return {&cpuTarget(), &riscv64Target(), &mdlaTarget(), &acapTarget()};
 }
 
 } // namespace
@@ -49,6 +49,9 @@ Target::resolveOptions(const v1::CompileOptions &options) const {
     return absl::InvalidArgumentError(absl::StrCat(
         "options.cpu and options.cpu_features apply to target 'cpu' only, "
         "not '", name(), "'"));
+  if (options.has_acap())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options.acap applies to target 'acap' only, not '", name(), "'"));
   if (!options.kernel_library().empty() && options.kernel_library() != "none")
     return absl::InvalidArgumentError(absl::StrCat(
         "options.kernel_library '", options.kernel_library(),

@@ -40,12 +40,18 @@ void printUsage() {
                "  --riscv-scalar-only  riscv64: rv64gc without the V extension\n"
                "  --riscv-bare-metal   riscv64: a relocatable object for\n"
                "                       riscv64-unknown-elf instead of a Linux .so\n"
+               "  --acap-host-cpu CPU  acap: the host part's CPU: cortex-a72 (the\n"
+               "                       Versal's Arm cores; the default) or an\n"
+               "                       x86-64 CPU for a simulated array\n"
+               "  --acap-array NAME    acap: the AI Engine array (aie-ml-304)\n"
+               "  --acap-tiles N       acap: tiles the plan may use (0: all)\n"
                "  --opt-level N        LLVM optimisation level 1..3 (default: 2)\n"
                "  --dump DIR           write the module after each stage to DIR,\n"
                "                       and the op report to DIR/op-report.txt\n"
                "  --emit STAGE         print one stage to stdout instead of writing\n"
                "                       an artifact: aten, linalg, llvm-dialect,\n"
-               "                       llvm-ir or asm; for mdla: aten or onnx (the\n"
+               "                       llvm-ir or asm (for acap: the AI Engine plan,\n"
+               "                       then the host code); for mdla: aten or onnx (the\n"
                "                       model as protobuf text) (-o is then optional)\n"
                "  --op-report          print the op report (per layer MACs, FLOPs,\n"
                "                       parameter/activation bytes; totals) to stdout\n"
@@ -143,6 +149,12 @@ int main(int argc, char **argv) {
       options.options.mutable_riscv()->set_scalar_only(true);
     } else if (arg == "--riscv-bare-metal") {
       options.options.mutable_riscv()->set_bare_metal(true);
+    } else if (arg == "--acap-host-cpu") {
+      options.options.mutable_acap()->set_host_cpu(value());
+    } else if (arg == "--acap-array") {
+      options.options.mutable_acap()->set_array(value());
+    } else if (arg == "--acap-tiles") {
+      options.options.mutable_acap()->set_tiles(std::atoi(value().c_str()));
     } else if (arg == "--opt-level") {
       options.options.set_opt_level(std::atoi(value().c_str()));
     } else if (arg == "--emit") {

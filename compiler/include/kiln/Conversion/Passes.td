@@ -42,7 +42,8 @@ def ConvertAtenToKernelCalls
   }];
   let options = [
     Option<"library", "library", "std::string", /*default=*/"\"onednn\"",
-           "The kernel library the loader provides (only 'onednn')">,
+           "The kernel library the loader provides: 'onednn' (the cpu "
+           "agent's) or 'aie' (the acap agent's AI Engine array)">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",

@@ -60,12 +60,17 @@ struct MachineSpec {
   /// (compiler/runtime/kiln_rt_kernels.h), which gets the ops it does best:
   /// "onednn", or empty for generated code only.
   std::string kernelLibrary;
+  /// The AI Engine array the acap target plans the library's calls for
+  /// (kiln/common/AieArray.h), and the tiles the plan may use (0: all);
+  /// empty and 0 for other targets.
+  std::string aieArray;
+  int aieTiles = 0;
 };
 
 class Target {
 public:
   virtual ~Target() = default;
-  /// Name clients use ("cpu", "riscv64").
+  /// Name clients use ("cpu", "riscv64", "mdla", "acap").
   virtual std::string name() const = 0;
   /// `options` with everything that selects the machine made concrete and
   /// canonical (e.g. "native" resolved to this host's CPU), so that equal
@@ -105,10 +110,11 @@ public:
                std::string *text) const;
 };
 
-/// The `cpu`, `riscv64` and `mdla` targets.
+/// The `cpu`, `riscv64`, `mdla` and `acap` targets.
 const Target &cpuTarget();
 const Target &riscv64Target();
 const Target &mdlaTarget();
+const Target &acapTarget();
 
 /// The target called `name`, or null.
 const Target *lookupTarget(const std::string &name);

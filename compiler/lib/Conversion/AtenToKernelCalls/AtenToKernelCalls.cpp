@@ -363,9 +363,11 @@ struct ConvertAtenToKernelCallsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (library != "onednn") {
+    // The same ops go to either library: oneDNN on the cpu agent, the AI
+    // Engine array on the acap agent.
+    if (library != "onednn" && library != "aie") {
       module.emitError() << "unknown kernel library '" << library
-                         << "' (known: onednn)";
+                         << "' (known: onednn, aie)";
       return signalPassFailure();
     }
     SmallVector<kiln::aten::ConvolutionOp> convolutions;

@@ -1,7 +1,7 @@
 // RUN: kiln-opt %s -split-input-file -kiln-convert-aten-to-kernel-calls | FileCheck %s
 // RUN: not kiln-opt %s -split-input-file -kiln-convert-aten-to-kernel-calls=library=mkl 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 
-// UNKNOWN: unknown kernel library 'mkl' (known: onednn)
+// UNKNOWN: unknown kernel library 'mkl' (known: onednn, aie)
 
 // A strided, padded 2-d convolution with a bias becomes one library call:
 // geometry (rank, batch, in, out, groups, has_bias, input[3], kernel[3],
