@@ -79,6 +79,11 @@ CompilerService::effectiveOptions(const v1::CompileRequest &request) const {
     if (shared)
       *options.mutable_riscv() = *shared;
   }
+  // acap: host code for the CPU the connected acap devices run it on (a
+  // board's Arm cores, or the machine that simulates the array).
+  if (request.target() == "acap" && options.acap().host_cpu().empty())
+    if (std::optional<std::string> host = sharedAcapHostCpu(devices))
+      options.mutable_acap()->set_host_cpu(*host);
   // Convolutions go to the kernel library by default only when every
   // connected device provides it; otherwise all of them get generated code.
   if (request.target() == "cpu" && options.kernel_library().empty() &&

@@ -128,4 +128,18 @@ sharedRiscvOptions(const std::vector<v1::Device> &devices) {
   return riscv;
 }
 
+std::optional<std::string>
+sharedAcapHostCpu(const std::vector<v1::Device> &devices) {
+  std::optional<std::string> shared;
+  for (const v1::Device &device : devices) {
+    auto host = device.properties().find("host_cpu");
+    if (host == device.properties().end() || host->second.empty())
+      return std::nullopt;
+    if (shared && *shared != host->second)
+      return std::nullopt;
+    shared = host->second;
+  }
+  return shared;
+}
+
 } // namespace kiln::server

@@ -69,4 +69,11 @@ sharedCpuOptions(const std::vector<v1::Device> &devices);
 absl::StatusOr<std::optional<v1::RiscvOptions>>
 sharedRiscvOptions(const std::vector<v1::Device> &devices);
 
+/// The host CPU a compile for acap `devices` targets when the request sets
+/// no options.acap.host_cpu: the host_cpu they all report (a board's Arm
+/// cores, or the machine simulating the array). nullopt when none reports
+/// one or they differ (the compile then targets the board's cortex-a72).
+std::optional<std::string>
+sharedAcapHostCpu(const std::vector<v1::Device> &devices);
+
 } // namespace kiln::server

@@ -1,0 +1,104 @@
+//===- AcapArtifact.cpp - what an acap xclbin holds -----------------------===//
+#include "kiln/agent/acap/AcapArtifact.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <xrt/experimental/xrt_xclbin.h>
+
+#include <cstring>
+#include <optional>
+#include <string_view>
+
+namespace kiln::agent::acap {
+namespace {
+
+constexpr const char *kHostSection = "kiln_host";
+constexpr const char *kPlanSection = "kiln_aie_plan";
+
+/// The body of the section of `kind` named `name` in `top`, whose file is
+/// `size` bytes; nullopt when there is none or it lies outside the file.
+std::optional<std::string_view> section(const axlf &top, uint64_t size,
+                                        axlf_section_kind kind,
+                                        std::string_view name) {
+  for (uint32_t i = 0; i < top.m_header.m_numSections; ++i) {
+    const axlf_section_header &h = top.m_sections[i];
+    std::string_view hName(h.m_sectionName,
+                           strnlen(h.m_sectionName, sizeof h.m_sectionName));
+    if (h.m_sectionKind != kind || hName != name)
+      continue;
+    if (h.m_sectionOffset > size || h.m_sectionSize > size - h.m_sectionOffset)
+      return std::nullopt;
+    return std::string_view(reinterpret_cast<const char *>(&top) + h.m_sectionOffset,
+                            h.m_sectionSize);
+  }
+  return std::nullopt;
+}
+
+/// A string at offset `at` of a section body, or nullopt past its end.
+std::optional<std::string> sectionString(std::string_view body, uint32_t at) {
+  if (at >= body.size())
+    return std::nullopt;
+  size_t end = body.find('\0', at);
+  if (end == std::string_view::npos)
+    return std::nullopt;
+  return std::string(body.substr(at, end - at));
+}
+
+absl::Status malformed(const std::filesystem::path &path, std::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "acap artifact '", path.string(), "': ", std::string(why)));
+}
+
+} // namespace
+
+absl::StatusOr<AcapArtifact> readAcapArtifact(const std::filesystem::path &path) {
+  std::optional<xrt::xclbin> xclbin;
+  try {
+    xclbin.emplace(path.string());
+  } catch (const std::exception &e) {
+    return malformed(path, absl::StrCat("XRT cannot read it as an xclbin (",
+                                        e.what(), ")"));
+  }
+  AcapArtifact artifact;
+  const axlf *top = nullptr;
+  try {
+    artifact.uuid = xclbin->get_uuid().to_string();
+    artifact.platform = xclbin->get_xsa_name();
+    top = xclbin->get_axlf();
+  } catch (const std::exception &e) {
+    return malformed(path, absl::StrCat("XRT cannot read its header (", e.what(), ")"));
+  }
+  const uint64_t size = top->m_header.m_length;
+
+  std::optional<std::string_view> host = section(*top, size, SOFT_KERNEL, kHostSection);
+  if (!host)
+    return malformed(path, absl::StrCat("no SOFT_KERNEL section '", kHostSection,
+                                        "' (the host code)"));
+  soft_kernel header;
+  if (host->size() < sizeof header)
+    return malformed(path, "its host code section is shorter than its header");
+  std::memcpy(&header, host->data(), sizeof header);
+  if (header.m_image_offset > host->size() ||
+      header.m_image_size > host->size() - header.m_image_offset)
+    return malformed(path, "its host code image lies outside its section");
+  artifact.hostImage = std::string(host->substr(header.m_image_offset, header.m_image_size));
+  std::optional<std::string> symbol = sectionString(*host, header.mpo_symbol_name);
+  if (!symbol || symbol->empty())
+    return malformed(path, "its host code section names no entry symbol");
+  artifact.hostSymbol = *symbol;
+
+  std::optional<std::string_view> plan = section(*top, size, USER_METADATA, kPlanSection);
+  if (!plan)
+    return malformed(path, absl::StrCat("no USER_METADATA section '", kPlanSection,
+                                        "' (the AI Engine plan)"));
+  if (!artifact.plan.ParseFromArray(plan->data(), int(plan->size())))
+    return malformed(path, "its AI Engine plan is not a kiln.v1.AiePlan");
+  for (uint32_t i = 0; i < top->m_header.m_numSections; ++i) {
+    uint32_t kind = top->m_sections[i].m_sectionKind;
+    if (kind == PDI || kind == AIE_METADATA)
+      artifact.hasAieKernels = true;
+  }
+  return artifact;
+}
+
+} // namespace kiln::agent::acap

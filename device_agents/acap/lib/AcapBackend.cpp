@@ -1,0 +1,306 @@
+//===- AcapBackend.cpp - Versal AI Engine arrays, on XRT or simulated -----===//
+#include "kiln/agent/acap/AcapBackend.h"
+
+#include "kiln/agent/acap/AcapArtifact.h"
+#include "kiln/agent/acap/AieArraySimulator.h"
+#include "kiln/common/AgentProtocol.h"
+#include "kiln/common/AieArray.h"
+#include "kiln/common/CpuModel.h"
+#include "kiln/common/Status.h"
+#include "kiln/common/TensorTypes.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+#include <xrt/experimental/xrt_system.h>
+
+#include <cmath>
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+namespace kiln::agent::acap {
+namespace {
+
+using EntryPoint = void (*)(void **);
+using SetKernelLibrary = int (*)(const kiln_rt_kernel_library *);
+
+constexpr const char *kSimulator =
+    "Kiln's functional model of an AIE-ML array (not AMD's aiesimulator)";
+
+std::string hostArch() {
+  struct utsname name {};
+  return ::uname(&name) == 0 ? name.machine : "unknown";
+}
+
+std::string dlerrorText() {
+  const char *error = ::dlerror();
+  return error ? error : "unknown dynamic loader error";
+}
+
+/// The host code of a loaded artifact, the simulator it calls, and what run
+/// needs to know of its outputs.
+class AcapExecutable : public LoadedExecutable {
+public:
+  ~AcapExecutable() override {
+    if (handle)
+      ::dlclose(handle);
+    if (file >= 0)
+      ::close(file);
+  }
+  void *handle = nullptr;
+  /// The memfd the host code was loaded from, open while it is loaded: the
+  /// dynamic loader knows a load by its path (/proc/self/fd/N), which must
+  /// not name another load's file meanwhile.
+  int file = -1;
+  EntryPoint entry = nullptr;
+  std::unique_ptr<AieArraySimulator> simulator;
+  /// Bytes of each output, and whether it is f32 (the ones numeric_error
+  /// compares).
+  std::vector<int64_t> outputBytes;
+  std::vector<bool> outputIsF32;
+};
+
+/// Loads `image` (an ELF shared object) into `exe` from memory: through a
+/// memfd, so no file outlives the process.
+absl::Status loadHostCode(const std::string &image, AcapExecutable &exe) {
+  int fd = ::memfd_create("kiln-acap-host", MFD_CLOEXEC);
+  if (fd < 0)
+    return absl::InternalError("memfd_create failed for the host code");
+  exe.file = fd;
+  size_t written = 0;
+  while (written < image.size()) {
+    ssize_t n = ::write(fd, image.data() + written, image.size() - written);
+    if (n <= 0)
+      return absl::InternalError("cannot write the host code to a memfd");
+    written += size_t(n);
+  }
+  std::string path = absl::StrCat("/proc/self/fd/", fd);
+  ::dlerror();
+  exe.handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!exe.handle)
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot load the xclbin's host code: ", dlerrorText()));
+  return absl::OkStatus();
+}
+
+/// The host CPU a simulated array asks kilnd to compile host code for: the
+/// highest x86-64 ISA level this machine runs (a named model such as
+/// "znver3" may list features a virtual machine hides). On another
+/// architecture, the host's own model.
+std::string simulatedHostCpu() {
+  const CpuModel &host = hostCpuModel();
+  if (hostArch() != "x86_64")
+    return host.name;
+  for (const char *level : {"x86-64-v4", "x86-64-v3", "x86-64-v2"}) {
+    absl::StatusOr<CpuModel> model = resolveCpuModel(level, "");
+    if (model.ok() && missingFeatures(model->features, host.features).empty())
+      return level;
+  }
+  return "x86-64";
+}
+
+/// OK when this machine can run host code compiled for `manifest`.
+absl::Status checkHostCode(const v1::ExecutableManifest &manifest) {
+  std::string arch = manifest.triple().substr(0, manifest.triple().find('-'));
+  std::string host = hostArch();
+  if (arch != host)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the executable's host code is for ", manifest.triple(),
+        " (CPU '", manifest.cpu(), "'), but this simulated array runs host "
+        "code on this machine (", host, ", CPU '", hostCpuModel().name,
+        "'): compile with options.acap.host_cpu '", simulatedHostCpu(),
+        "' (kilnd does when every connected acap device reports that host_cpu)"));
+  std::vector<std::string> missing =
+      missingFeatures(parseFeatureList(manifest.features()), hostCpuModel().features);
+  if (!missing.empty())
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the executable's host code may use CPU feature(s) ",
+        absl::StrJoin(missing, ", "), " that this machine's CPU '",
+        hostCpuModel().name, "' lacks"));
+  return absl::OkStatus();
+}
+
+/// How far `device` is from `reference` over the f32 outputs.
+v1::NumericError compare(const AcapExecutable &exe,
+                         const std::vector<void *> &device,
+                         const std::vector<std::vector<float>> &reference) {
+  double maxError = 0, maxReference = 0, squares = 0;
+  int64_t count = 0;
+  for (size_t o = 0; o < device.size(); ++o) {
+    if (!exe.outputIsF32[o])
+      continue;
+    const float *got = static_cast<const float *>(device[o]);
+    for (size_t i = 0; i < reference[o].size(); ++i) {
+      double diff = std::fabs(double(got[i]) - reference[o][i]);
+      if (std::isnan(diff))
+        diff = std::numeric_limits<double>::infinity();
+      maxError = std::max(maxError, diff);
+      maxReference = std::max(maxReference, std::fabs(double(reference[o][i])));
+      squares += diff * diff;
+      ++count;
+    }
+  }
+  v1::NumericError error;
+  error.set_numeric_type(std::string(aie::kNumericType));
+  error.set_max_abs_error(maxError);
+  error.set_max_abs_reference(maxReference);
+  error.set_rms_error(count ? std::sqrt(squares / double(count)) : 0.0);
+  return error;
+}
+
+} // namespace
+
+absl::StatusOr<std::unique_ptr<AcapBackend>> AcapBackend::create(AcapBackendConfig config) {
+  if (!aie::lookupArray(config.array))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--array: unknown AI Engine array '", config.array, "' (known: ",
+        absl::StrJoin(aie::arrayNames(), ", "), ")"));
+  std::unique_ptr<AcapBackend> backend(new AcapBackend(std::move(config)));
+  if (backend->config.simulate)
+    return backend;
+  try {
+    backend->boards = int(xrt::system::enumerate_devices());
+  } catch (const std::exception &e) {
+    backend->unavailable = absl::StrCat(
+        "XRT found no Versal board (", e.what(), "); start with --simulate "
+        "to serve Kiln's simulated AI Engine array");
+    return backend;
+  }
+  if (backend->boards == 0)
+    backend->unavailable =
+        "XRT found no Versal board; start with --simulate to serve Kiln's "
+        "simulated AI Engine array";
+  return backend;
+}
+
+absl::StatusOr<std::vector<v1::Device>> AcapBackend::describeDevices() {
+  std::vector<v1::Device> devices;
+  const v1::AieArray &array = *aie::lookupArray(config.array);
+  if (config.simulate) {
+    v1::Device device;
+    device.set_kind(std::string(kind()));
+    auto &p = *device.mutable_properties();
+    p["simulated"] = "true";
+    p[kKernelLibrariesProperty] = "aie";
+    p["simulator"] = kSimulator;
+    p["array"] = array.name();
+    p["tiles"] = absl::StrCat(int64_t(array.columns()) * array.rows());
+    p["clock_hz"] = absl::StrCat(array.clock_hz());
+    p["numeric_type"] = std::string(aie::kNumericType);
+    p["host_cpu"] = simulatedHostCpu();
+    p["host_arch"] = hostArch();
+    p["threads"] = absl::StrCat(config.threads);
+    p["counters"] = "estimated_cycles (Kiln's model of the array), numeric_error (against f32)";
+    devices.push_back(std::move(device));
+    return devices;
+  }
+  for (int i = 0; i < boards; ++i) {
+    v1::Device device;
+    device.set_kind(std::string(kind()));
+    (*device.mutable_properties())["xrt_index"] = absl::StrCat(i);
+    (*device.mutable_properties())["array"] = array.name();
+    (*device.mutable_properties())["simulated"] = "false";
+    devices.push_back(std::move(device));
+  }
+  return devices;
+}
+
+absl::StatusOr<std::shared_ptr<LoadedExecutable>>
+AcapBackend::loadExecutable(const v1::ExecutableRecord &record,
+                            const std::filesystem::path &artifactPath) {
+  const v1::ExecutableManifest &manifest = record.manifest();
+  if (manifest.format() != "xclbin")
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the acap agent loads 'xclbin' artifacts, not '", manifest.format(), "'"));
+  if (!manifest.kernel_library().empty() && manifest.kernel_library() != "aie")
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the executable calls kernel library '", manifest.kernel_library(),
+        "'; the acap agent provides 'aie'"));
+  ASSIGN_OR_RETURN(AcapArtifact artifact, readAcapArtifact(artifactPath));
+  RETURN_IF_ERROR(aie::checkPlanFits(artifact.plan, *aie::lookupArray(config.array)));
+  if (!config.simulate)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "xclbin ", artifact.uuid, " carries no AI Engine kernels: Kiln builds "
+        "them only with an AI Engine toolchain, which this compile did not "
+        "have (docs/devices/acap.md); run it on a simulated array (--simulate)"));
+  RETURN_IF_ERROR(checkHostCode(manifest));
+
+  auto exe = std::make_shared<AcapExecutable>();
+  RETURN_IF_ERROR(loadHostCode(artifact.hostImage, *exe));
+  ::dlerror();
+  exe->entry = reinterpret_cast<EntryPoint>(::dlsym(exe->handle, artifact.hostSymbol.c_str()));
+  if (!exe->entry)
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the xclbin's host code has no entry symbol '", artifact.hostSymbol,
+        "': ", dlerrorText()));
+  exe->simulator = std::make_unique<AieArraySimulator>(std::move(artifact.plan),
+                                                       config.threads);
+  if (!manifest.kernel_library().empty()) {
+    auto setter = reinterpret_cast<SetKernelLibrary>(
+        ::dlsym(exe->handle, "kiln_rt_set_kernel_library"));
+    if (!setter)
+      return absl::InvalidArgumentError(
+          "the manifest names kernel library 'aie', but the host code exports "
+          "no kiln_rt_set_kernel_library");
+    if (setter(exe->simulator->table()) != 1)
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the host code's kernel-library ABI is not version ",
+          KILN_RT_KERNELS_ABI_VERSION, "; recompile it with this kilnd"));
+  }
+  for (const v1::ManifestArgument &output : manifest.outputs()) {
+    ASSIGN_OR_RETURN(int64_t bytes, byteSize(output.type()));
+    exe->outputBytes.push_back(bytes);
+    exe->outputIsF32.push_back(output.type().dtype() == v1::DTYPE_F32);
+  }
+  return exe;
+}
+
+absl::StatusOr<v1::DeviceCounters>
+AcapBackend::run(LoadedExecutable &executable, const CallBuffers &buffers) {
+  auto *exe = dynamic_cast<AcapExecutable *>(&executable);
+  if (!exe)
+    return absl::InternalError("executable was not loaded by the acap backend");
+  if (buffers.outputs.size() != exe->outputBytes.size())
+    return absl::InternalError("output count differs from the manifest");
+  std::vector<void *> pointers(buffers.parameters.begin(), buffers.parameters.end());
+  pointers.insert(pointers.end(), buffers.inputs.begin(), buffers.inputs.end());
+  const size_t firstOutput = pointers.size();
+  pointers.insert(pointers.end(), buffers.outputs.begin(), buffers.outputs.end());
+
+  v1::DeviceCounters counters;
+  std::vector<std::vector<float>> reference;
+  if (config.numericCheck) {
+    // The same host code with the array computing in f32, into buffers of
+    // its own.
+    std::vector<void *> referencePointers = pointers;
+    for (size_t o = 0; o < exe->outputBytes.size(); ++o) {
+      reference.emplace_back(size_t((exe->outputBytes[o] + 3) / 4));
+      referencePointers[firstOutput + o] = reference.back().data();
+    }
+    AieArraySimulator::RunCounters f32Run;
+    f32Run.reference = true;
+    {
+      AieArraySimulator::RunScope scope(f32Run);
+      exe->entry(referencePointers.data());
+    }
+    if (!f32Run.error.empty())
+      return absl::FailedPreconditionError(f32Run.error);
+  }
+  AieArraySimulator::RunCounters arrayRun;
+  {
+    AieArraySimulator::RunScope scope(arrayRun);
+    exe->entry(pointers.data());
+  }
+  if (!arrayRun.error.empty())
+    return absl::FailedPreconditionError(arrayRun.error);
+  counters.set_estimated_cycles(arrayRun.cycles);
+  if (config.numericCheck) {
+    std::vector<void *> outputs(buffers.outputs.begin(), buffers.outputs.end());
+    *counters.mutable_numeric_error() = compare(*exe, outputs, reference);
+  }
+  return counters;
+}
+
+} // namespace kiln::agent::acap
