@@ -5,6 +5,7 @@
 
 #include <xrt/experimental/xrt_xclbin.h>
 
+#include <cstddef>
 #include <cstring>
 #include <optional>
 #include <string_view>
@@ -52,6 +53,15 @@ absl::Status malformed(const std::filesystem::path &path, std::string_view why) 
 } // namespace
 
 absl::StatusOr<AcapArtifact> readAcapArtifact(const std::filesystem::path &path) {
+  // XRT 2.13 checks the magic but not that the header fits the file: Kiln
+  // checks the sizes before reading anything XRT hands back.
+  std::error_code error;
+  const uint64_t size = std::filesystem::file_size(path, error);
+  if (error)
+    return malformed(path, absl::StrCat("cannot read it (", error.message(), ")"));
+  if (size < sizeof(axlf))
+    return malformed(path, absl::StrCat("it is ", size, " bytes, shorter than an "
+                                        "xclbin header (", sizeof(axlf), ")"));
   std::optional<xrt::xclbin> xclbin;
   try {
     xclbin.emplace(path.string());
@@ -68,7 +78,12 @@ absl::StatusOr<AcapArtifact> readAcapArtifact(const std::filesystem::path &path)
   } catch (const std::exception &e) {
     return malformed(path, absl::StrCat("XRT cannot read its header (", e.what(), ")"));
   }
-  const uint64_t size = top->m_header.m_length;
+  if (top->m_header.m_length != size ||
+      top->m_header.m_numSections >
+          (size - offsetof(axlf, m_sections)) / sizeof(axlf_section_header))
+    return malformed(path, absl::StrCat(
+        "its header says ", top->m_header.m_length, " bytes and ",
+        top->m_header.m_numSections, " sections, the file has ", size, " bytes"));
 
   std::optional<std::string_view> host = section(*top, size, SOFT_KERNEL, kHostSection);
   if (!host)

@@ -1,0 +1,379 @@
+//===- AcapTest.cpp - the AI Engine array model, simulator and acap agent --===//
+//
+// Tests of Kiln's model of an AI Engine array (site products, plan checks),
+// the simulator's numerics against hand-computed bf16 arithmetic, and the
+// acap backend on real xclbins that kiln-compile builds: XRT reads them, the
+// simulated device runs them and counts, and what it refuses.
+//
+//===----------------------------------------------------------------------===//
+#include "TestSupport.h"
+
+#include "kiln/agent/acap/AcapBackend.h"
+#include "kiln/agent/acap/AcapArtifact.h"
+#include "kiln/agent/acap/AieArraySimulator.h"
+#include "kiln/common/AieArray.h"
+#include "kiln/common/ChildProcess.h"
+#include "kiln/common/TensorTypes.h"
+
+#include "google/protobuf/text_format.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+
+namespace kiln::agent::acap {
+namespace {
+
+using test::TempDir;
+
+const v1::AieArray &array() { return *aie::lookupArray(aie::kDefaultArray); }
+
+std::vector<int64_t> matmulGeometry(int64_t m, int64_t n, int64_t k,
+                                    int64_t hasResidual = 0) {
+  return {1, m, n, k, 0, 0, 0, 0, hasResidual, 0};
+}
+
+/// A 2-D convolution's kiln_rt_convolution fields.
+std::vector<int64_t> convGeometry(int64_t in, int64_t out, int64_t groups,
+                                  int64_t side, int64_t kernel, int64_t pad,
+                                  int64_t outSide, bool bias,
+                                  kiln_rt_epilogue epilogue = {}) {
+  return {2, 1, in, out, groups, bias ? 1 : 0,
+          side, side, 1, kernel, kernel, 1, outSide, outSide, 1,
+          1, 1, 1, pad, pad, 0, pad, pad, 0, 1, 1, 1,
+          epilogue.has_scale_shift, epilogue.has_residual, epilogue.activation};
+}
+
+v1::AiePlan planOf(std::vector<std::pair<std::string, std::vector<int64_t>>> sites) {
+  v1::AiePlan plan;
+  *plan.mutable_array() = array();
+  int first = 0;
+  for (auto &[kind, geometry] : sites) {
+    v1::AieSite &site = *plan.add_sites();
+    site.set_index(plan.sites_size() - 1);
+    site.set_kind(kind);
+    site.mutable_geometry()->Add(geometry.begin(), geometry.end());
+    site.set_block_m(8);
+    site.set_block_n(8);
+    site.set_block_k(8);
+    site.set_dma_in_channels(2);
+    site.set_dma_out_channels(1);
+    site.set_first_tile(first++);
+    site.set_tiles(1);
+    site.set_estimated_cycles(1000 + first);
+  }
+  return plan;
+}
+
+float bf16(float v) {
+  uint32_t bits = std::bit_cast<uint32_t>(v);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return std::bit_cast<float>(bits & 0xffff0000u);
+}
+
+TEST(AieArrayModelTest, SeesSitesAsProducts) {
+  auto conv = aie::siteProducts("convolution", convGeometry(8, 16, 2, 6, 3, 1, 6, true));
+  ASSERT_TRUE(conv.ok()) << conv.status();
+  EXPECT_EQ(conv->problems, 2); // batch 1 x 2 groups
+  EXPECT_EQ(conv->m, 36);       // 6 x 6 output pixels
+  EXPECT_EQ(conv->n, 8);        // output channels per group
+  EXPECT_EQ(conv->k, 4 * 9);    // input channels per group x window
+  auto product = aie::siteProducts("matmul", matmulGeometry(5, 7, 9, 1));
+  ASSERT_TRUE(product.ok());
+  EXPECT_EQ(product->m * product->n * product->k, 5 * 7 * 9);
+  EXPECT_TRUE(product->hasResidual);
+
+  const std::vector<int64_t> three = {1, 2, 3};
+  EXPECT_EQ(aie::siteProducts("matmul", three).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(aie::siteProducts("convolution", convGeometry(8, 16, 3, 6, 3, 1, 6, false))
+                .status().message(),
+            "a convolution call site's geometry has 3 groups for 8 -> 16 channels");
+  EXPECT_EQ(aie::siteProducts("fft", {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(AieArrayModelTest, ChecksThatAPlanFits) {
+  v1::AiePlan plan = planOf({{"matmul", matmulGeometry(4, 4, 4)},
+                             {"matmul", matmulGeometry(8, 8, 8)}});
+  EXPECT_TRUE(aie::checkPlanFits(plan, array()).ok());
+
+  v1::AiePlan other = plan;
+  other.mutable_array()->set_name("aie-ml-999");
+  EXPECT_EQ(aie::checkPlanFits(other, array()).message(),
+            "the plan is for AI Engine array 'aie-ml-999', this device's array is 'aie-ml-304'");
+
+  v1::AiePlan shared = plan;
+  shared.mutable_sites(1)->set_first_tile(0);
+  EXPECT_EQ(aie::checkPlanFits(shared, array()).code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  v1::AiePlan big = plan;
+  big.mutable_sites(0)->set_block_m(128);
+  big.mutable_sites(0)->set_block_n(128);
+  big.mutable_sites(0)->set_block_k(256);
+  absl::Status memory = aie::checkPlanFits(big, array());
+  EXPECT_EQ(memory.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(memory.message().find("bytes of data memory per tile; a tile has 63488"),
+            std::string::npos) << memory;
+
+  v1::AiePlan channels = plan;
+  channels.mutable_sites(1)->set_dma_in_channels(3);
+  EXPECT_NE(aie::checkPlanFits(channels, array()).message().find(
+                "uses 3 input and 1 output DMA channels per tile; a tile has 2 and 2"),
+            std::string::npos);
+
+  v1::AiePlan outside = plan;
+  outside.mutable_sites(1)->set_first_tile(304);
+  EXPECT_NE(aie::checkPlanFits(outside, array()).message().find("the array has 304 tiles"),
+            std::string::npos);
+}
+
+TEST(AieArraySimulatorTest, ProductsRoundOperandsToBf16AndAccumulateInF32) {
+  // 1 + 2^-9 is not a bfloat16 (8 bits of mantissa): it rounds to 1 on the
+  // array and stays itself in the f32 reference.
+  const float odd = 1.0f + std::ldexp(1.0f, -9);
+  std::vector<int64_t> geometry = matmulGeometry(2, 2, 3);
+  AieArraySimulator simulator(planOf({{"matmul", geometry}}), 2);
+  std::vector<float> a = {odd, 2.0f, 3.0f, -1.0f, 0.5f, odd};
+  std::vector<float> b = {1.0f, odd, 2.0f, -2.0f, 0.25f, 4.0f};
+  void *state = nullptr;
+  auto call = [&](bool reference) {
+    std::vector<float> c(4, -99.0f);
+    AieArraySimulator::RunCounters counters;
+    counters.reference = reference;
+    AieArraySimulator::RunScope scope(counters);
+    simulator.table()->matmul_f32(
+        simulator.table(), reinterpret_cast<const kiln_rt_matmul *>(geometry.data()),
+        &state, a.data(), b.data(), nullptr, nullptr, nullptr, nullptr, c.data());
+    return std::make_pair(c, counters);
+  };
+  auto [array, counted] = call(false);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 2; ++j) {
+      float expected = 0;
+      for (int k = 0; k < 3; ++k)
+        expected += bf16(a[i * 3 + k]) * bf16(b[k * 2 + j]);
+      EXPECT_EQ(array[i * 2 + j], expected) << i << "," << j;
+    }
+  EXPECT_EQ(counted.cycles, 1001);
+  EXPECT_EQ(counted.calls, 1);
+  auto [reference, uncounted] = call(true);
+  EXPECT_FLOAT_EQ(reference[0], odd * 1.0f + 2.0f * 2.0f + 3.0f * 0.25f);
+  EXPECT_NE(reference[0], array[0]);
+  EXPECT_EQ(uncounted.cycles, 0);
+}
+
+TEST(AieArraySimulatorTest, ConvolutionsAreImplicitProductsWithTheirEpilogue) {
+  // 2 -> 2 channels, 3x3 input, 3x3 kernel, padding 1; values small
+  // integers, so every product and sum is exact.
+  kiln_rt_epilogue epilogue{1, 1, KILN_RT_ACTIVATION_HARDSWISH};
+  std::vector<int64_t> geometry = convGeometry(2, 2, 1, 3, 3, 1, 3, true, epilogue);
+  AieArraySimulator simulator(planOf({{"convolution", geometry}}), 3);
+  std::vector<float> input(18), weight(36), bias = {1, -2}, scale = {0.5f, 2},
+                                shift = {-1, 0.25f}, residual(18), output(18);
+  for (size_t i = 0; i < input.size(); ++i)
+    input[i] = float(int(i % 5) - 2);
+  for (size_t i = 0; i < weight.size(); ++i)
+    weight[i] = float(int(i % 3) - 1);
+  for (size_t i = 0; i < residual.size(); ++i)
+    residual[i] = float(i % 4) * 0.5f;
+  void *state = nullptr;
+  AieArraySimulator::RunCounters counters;
+  {
+    AieArraySimulator::RunScope scope(counters);
+    simulator.table()->convolution_f32(
+        simulator.table(), reinterpret_cast<const kiln_rt_convolution *>(geometry.data()),
+        &state, input.data(), weight.data(), bias.data(), scale.data(), shift.data(),
+        residual.data(), output.data());
+  }
+  ASSERT_TRUE(counters.error.empty()) << counters.error;
+  for (int o = 0; o < 2; ++o)
+    for (int y = 0; y < 3; ++y)
+      for (int x = 0; x < 3; ++x) {
+        double sum = 0;
+        for (int c = 0; c < 2; ++c)
+          for (int ky = 0; ky < 3; ++ky)
+            for (int kx = 0; kx < 3; ++kx) {
+              int iy = y - 1 + ky, ix = x - 1 + kx;
+              if (iy >= 0 && iy < 3 && ix >= 0 && ix < 3)
+                sum += input[(c * 3 + iy) * 3 + ix] * weight[((o * 2 + c) * 3 + ky) * 3 + kx];
+            }
+        double v = (sum + bias[o]) * scale[o] + shift[o] + residual[(o * 3 + y) * 3 + x];
+        v = v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
+        EXPECT_NEAR(output[(o * 3 + y) * 3 + x], v, 1e-6) << o << "," << y << "," << x;
+      }
+}
+
+TEST(AieArraySimulatorTest, ACallThePlanLacksFailsTheRun) {
+  AieArraySimulator simulator(planOf({{"matmul", matmulGeometry(2, 2, 2)}}), 1);
+  std::vector<int64_t> other = matmulGeometry(2, 2, 3);
+  std::vector<float> a(6, 1), b(6, 1), c(4, -7);
+  void *state = nullptr;
+  AieArraySimulator::RunCounters counters;
+  {
+    AieArraySimulator::RunScope scope(counters);
+    simulator.table()->matmul_f32(
+        simulator.table(), reinterpret_cast<const kiln_rt_matmul *>(other.data()),
+        &state, a.data(), b.data(), nullptr, nullptr, nullptr, nullptr, c.data());
+  }
+  EXPECT_EQ(counters.error, "the host code made a matmul call with geometry "
+                            "[1, 2, 2, 3, 0, 0, 0, 0, 0, 0] that its AI Engine "
+                            "plan has no site for");
+  EXPECT_EQ(c, std::vector<float>(4, -7));
+  EXPECT_EQ(state, nullptr);
+}
+
+/// An acap xclbin kiln-compile builds from `graph` (a test graph of the
+/// compiler's lit tests), and its manifest.
+struct Compiled {
+  std::filesystem::path xclbin;
+  v1::ExecutableRecord record;
+};
+
+absl::StatusOr<Compiled> compileForAcap(const TempDir &dir, const std::string &graph,
+                                        const std::string &hostCpu) {
+  Compiled out;
+  out.xclbin = dir.path() / "model.xclbin";
+  std::filesystem::path log = dir.path() / "compile.log";
+  auto exit = runChildProcess(
+      {KILN_TEST_KILN_COMPILE, std::string(KILN_TEST_COMPILER_TESTS) + "/" + graph,
+       "--target", "acap", "--acap-host-cpu", hostCpu, "-o", out.xclbin.string()},
+      log);
+  if (!exit.ok())
+    return exit.status();
+  if (!exit->succeeded())
+    return absl::InternalError(test::readFileBytes(log));
+  std::string manifest = test::readFileBytes(out.xclbin.string() + ".manifest.textproto");
+  if (!google::protobuf::TextFormat::ParseFromString(manifest,
+                                                     out.record.mutable_manifest()))
+    return absl::InternalError("unreadable manifest");
+  return out;
+}
+
+TEST(AcapArtifactTest, XrtReadsKilnsXclbin) {
+  TempDir dir;
+  auto compiled = compileForAcap(dir, "Analysis/op-report-conv.textproto", "x86-64-v2");
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto artifact = readAcapArtifact(compiled->xclbin);
+  ASSERT_TRUE(artifact.ok()) << artifact.status();
+  EXPECT_EQ(artifact->platform, "kiln:acap:aie-ml-304:1");
+  EXPECT_EQ(artifact->uuid.size(), 36u);
+  EXPECT_EQ(artifact->hostSymbol, "kiln_invoke");
+  EXPECT_EQ(artifact->hostImage.substr(0, 4), "\x7f" "ELF");
+  EXPECT_FALSE(artifact->hasAieKernels);
+  ASSERT_EQ(artifact->plan.sites_size(), 1);
+  EXPECT_EQ(artifact->plan.sites(0).kind(), "convolution");
+
+  // Refused with what is wrong, and never read past the file: a magic
+  // with nothing after it (which XRT 2.13 itself accepts), a header whose
+  // sizes exceed the file, and no magic at all.
+  auto refusal = [&](const std::string &bytes) {
+    test::writeFileBytes(dir.path() / "bad.xclbin", bytes);
+    auto read = readAcapArtifact(dir.path() / "bad.xclbin");
+    EXPECT_EQ(read.status().code(), absl::StatusCode::kInvalidArgument);
+    return std::string(read.status().message());
+  };
+  EXPECT_NE(refusal("xclbin2 but nothing else").find("shorter than an xclbin header"),
+            std::string::npos);
+  std::string truncated = test::readFileBytes(compiled->xclbin);
+  truncated.resize(truncated.size() - 100);
+  EXPECT_NE(refusal(truncated).find("the file has"), std::string::npos);
+  EXPECT_NE(refusal(std::string(600, 'x')).find("XRT cannot read it as an xclbin"),
+            std::string::npos);
+}
+
+TEST(AcapBackendTest, WithoutABoardOrSimulateServesNothingAndSaysWhy) {
+  auto backend = AcapBackend::create({});
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  auto devices = (*backend)->describeDevices();
+  ASSERT_TRUE(devices.ok());
+  EXPECT_TRUE(devices->empty());
+  EXPECT_NE((*backend)->unavailableReason().find("XRT found no Versal board"),
+            std::string::npos) << (*backend)->unavailableReason();
+  EXPECT_NE((*backend)->unavailableReason().find("--simulate"), std::string::npos);
+
+  AcapBackendConfig unknown;
+  unknown.array = "aie-2";
+  EXPECT_EQ(AcapBackend::create(unknown).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(AcapBackendTest, TheSimulatedArrayRunsKilnsXclbinAndCounts) {
+  AcapBackendConfig config;
+  config.simulate = true;
+  config.threads = 2;
+  auto backend = AcapBackend::create(config);
+  ASSERT_TRUE(backend.ok());
+  auto devices = (*backend)->describeDevices();
+  ASSERT_TRUE(devices.ok());
+  ASSERT_EQ(devices->size(), 1u);
+  const auto &properties = (*devices)[0].properties();
+  EXPECT_EQ(properties.at("simulated"), "true");
+  EXPECT_EQ(properties.at("array"), "aie-ml-304");
+  EXPECT_EQ(properties.at("kernel_libraries"), "aie");
+  EXPECT_EQ(properties.at("numeric_type"), "bf16*bf16+f32");
+
+  TempDir dir;
+  auto compiled = compileForAcap(dir, "Analysis/op-report-conv.textproto", "x86-64-v2");
+  ASSERT_TRUE(compiled.ok()) << compiled.status();
+  auto loaded = (*backend)->loadExecutable(compiled->record, compiled->xclbin);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+
+  const v1::ExecutableManifest &manifest = compiled->record.manifest();
+  std::vector<std::vector<float>> storage;
+  std::vector<void *> parameters, inputs, outputs;
+  auto allocate = [&](const v1::ManifestArgument &arg, std::vector<void *> &into) {
+    storage.emplace_back(size_t(elementCount(arg.type())));
+    for (size_t i = 0; i < storage.back().size(); ++i)
+      storage.back()[i] = float(int(i * 7 % 11) - 5) * 0.125f;
+    into.push_back(storage.back().data());
+  };
+  storage.reserve(16);
+  for (const auto &arg : manifest.parameters())
+    allocate(arg, parameters);
+  for (const auto &arg : manifest.inputs())
+    allocate(arg, inputs);
+  for (const auto &arg : manifest.outputs())
+    allocate(arg, outputs);
+  CallBuffers buffers{parameters, inputs, outputs};
+  auto counters = (*backend)->run(**loaded, buffers);
+  ASSERT_TRUE(counters.ok()) << counters.status();
+  auto artifact = readAcapArtifact(compiled->xclbin);
+  ASSERT_TRUE(artifact.ok());
+  // One call of the one site per run.
+  EXPECT_EQ(counters->estimated_cycles(), artifact->plan.estimated_cycles());
+  EXPECT_GT(counters->estimated_cycles(), 0);
+  EXPECT_EQ(counters->numeric_error().numeric_type(), "bf16*bf16+f32");
+  EXPECT_GT(counters->numeric_error().max_abs_reference(), 0);
+  EXPECT_LE(counters->numeric_error().max_abs_error(),
+            std::ldexp(counters->numeric_error().max_abs_reference(), -6));
+}
+
+TEST(AcapBackendTest, RefusesWhatItCannotRun) {
+  AcapBackendConfig config;
+  config.simulate = true;
+  auto backend = AcapBackend::create(config);
+  ASSERT_TRUE(backend.ok());
+  TempDir dir;
+  // Host code for the board's Arm cores: not runnable on this machine.
+  auto board = compileForAcap(dir, "Analysis/op-report-conv.textproto", "cortex-a72");
+  ASSERT_TRUE(board.ok()) << board.status();
+  auto loaded = (*backend)->loadExecutable(board->record, board->xclbin);
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(loaded.status().message().find("compile with options.acap.host_cpu"),
+            std::string::npos) << loaded.status();
+
+  v1::ExecutableRecord elf = board->record;
+  elf.mutable_manifest()->set_format("elf-shared-object");
+  EXPECT_EQ((*backend)->loadExecutable(elf, board->xclbin).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  test::writeFileBytes(dir.path() / "bad.xclbin", std::string(600, 'x'));
+  auto bad = (*backend)->loadExecutable(board->record, dir.path() / "bad.xclbin");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << bad.status();
+}
+
+} // namespace
+} // namespace kiln::agent::acap
