@@ -26,7 +26,7 @@ RUN apt-get update \
       clang-19 lld-19 llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
       libabsl-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libssl-dev \
-      libyaml-cpp-dev libdnnl-dev ocl-icd-opencl-dev libonnx-dev prometheus-cpp-dev nlohmann-json3-dev libcli11-dev python3 \
+      libyaml-cpp-dev libdnnl-dev ocl-icd-opencl-dev libonnx-dev libxrt-dev uuid-dev prometheus-cpp-dev nlohmann-json3-dev libcli11-dev python3 \
       golang-go ca-certificates curl openssl \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src

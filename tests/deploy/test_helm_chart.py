@@ -324,6 +324,19 @@ def test_scale_out_that_cannot_work_does_not_render(extra, why):
     assert proc.returncode != 0 and why in proc.stderr, proc.stderr
 
 
+def test_acap_agent_simulated_or_on_boards():
+    _, docs = render(*INSECURE, "--set", "agents.acap.enabled=true",
+                     "--set", "agents.acap.simulate=true")
+    (acap,) = [d for d in by_kind(docs, "DaemonSet") if d["metadata"]["name"].endswith("-acap")]
+    args = acap["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--simulate" in args
+    assert acap["spec"]["template"]["spec"]["containers"][0]["image"].startswith(
+        "kiln/kiln-agent-acap")
+    _, docs = render(*INSECURE, "--set", "agents.acap.enabled=true")
+    (acap,) = [d for d in by_kind(docs, "DaemonSet") if d["metadata"]["name"].endswith("-acap")]
+    assert "--simulate" not in acap["spec"]["template"]["spec"]["containers"][0]["args"]
+
+
 def test_mdla_agent_simulated_or_with_the_sdk_from_the_node():
     _, docs = render(*INSECURE, "--set", "agents.mdla.enabled=true",
                      "--set", "agents.mdla.simulate=true")

@@ -22,7 +22,8 @@ REPO = pathlib.Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
 IMAGES = {"kilnd": "kilnd.Dockerfile", "kiln-agent-cpu": "kiln-agent-cpu.Dockerfile",
           "kiln-agent-qemu": "kiln-agent-qemu.Dockerfile",
-          "kiln-agent-mdla": "kiln-agent-mdla.Dockerfile"}
+          "kiln-agent-mdla": "kiln-agent-mdla.Dockerfile",
+          "kiln-agent-acap": "kiln-agent-acap.Dockerfile"}
 # Packages of scripts/install_deps.sh that building kilnd and the agents does
 # not need (the venv, the operations tools, test-only servers). A package
 # added there fails test_structure until it is added here or to the images.
@@ -39,7 +40,10 @@ NOT_FOR_THE_BUILD = {"python3-venv", "python3-dev", "golang-go", "prometheus",
                      "libc6-dev-riscv64-cross", "gcc-riscv64-unknown-elf",
                      "picolibc-riscv64-unknown-elf",
                      # clang's sanitizer and libFuzzer runtimes: scripts/fuzz.sh only.
-                     "libclang-rt-19-dev"}
+                     "libclang-rt-19-dev",
+                     # xclbinutil (a wrapper without the program on Debian
+                     # 12): the acap e2e test looks for a working one.
+                     "libxrt-utils"}
 BUILD_EXTRA = {"kiln-agent-qemu": {"gcc-riscv64-linux-gnu", "libc6-dev-riscv64-cross"}}
 RUNTIME = {
     "kilnd": {"libgrpc++1.51", "libprotobuf32", "libllvm19", "libmlir-19", "lld-19", "libc6-dev",
@@ -51,6 +55,8 @@ RUNTIME = {
                         "libssl3", "qemu-user", "libc6-riscv64-cross"},
     "kiln-agent-mdla": {"libgrpc++1.51", "libprotobuf32", "libspdlog1.10", "libabsl20220623",
                         "libssl3", "libonnx1"},
+    "kiln-agent-acap": {"libgrpc++1.51", "libprotobuf32", "libspdlog1.10", "libabsl20220623",
+                        "libssl3", "libllvm19", "libxrt1", "libuuid1"},
 }
 
 
