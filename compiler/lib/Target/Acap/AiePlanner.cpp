@@ -52,46 +52,46 @@ bool chooseBlock(const aie::SiteProducts &p, const v1::AieArray &array,
   return best >= 0;
 }
 
-/// Tiles per site: one each, the `extra` rest in proportion to MACs, no
-/// site getting more tiles than it has blocks.
-std::vector<int64_t> shareTiles(const std::vector<int64_t> &macs,
+/// Tiles per site: one each, then the `extra` rest where they cut the
+/// most cycles per tile, no site getting more tiles than it has blocks.
+/// Sites run one after another, so this cuts the plan's total greedily. A
+/// step may take up to a column of tiles at once: within a column the
+/// interface tile's DDR channels can bound a site, so one more tile may
+/// gain nothing until the site reaches the next column.
+std::vector<int64_t> shareTiles(const std::vector<aie::SiteProducts> &products,
+                                const std::vector<v1::AieSite *> &sites,
                                 const std::vector<int64_t> &blocks,
-                                int64_t extra) {
-  const size_t n = macs.size();
-  std::vector<int64_t> tiles(n, 1);
-  // Water-filling: share among sites below their cap, clamp, repeat.
-  for (size_t round = 0; round < n && extra > 0; ++round) {
-    double weight = 0;
-    for (size_t i = 0; i < n; ++i)
-      if (tiles[i] < blocks[i])
-        weight += double(macs[i]);
-    if (weight <= 0)
-      break;
-    int64_t given = 0;
-    for (size_t i = 0; i < n; ++i) {
-      if (tiles[i] >= blocks[i])
-        continue;
-      int64_t share = int64_t(double(extra) * double(macs[i]) / weight);
-      share = std::min(share, blocks[i] - tiles[i]);
-      tiles[i] += share;
-      given += share;
-    }
-    extra -= given;
-    if (given == 0)
-      break;
-  }
-  // What rounding left: one at a time to the site with most MACs per tile.
+                                const v1::AieArray &array, int64_t extra) {
+  const size_t n = sites.size();
+  std::vector<int64_t> tiles(n, 1), cycles(n);
+  auto cyclesWith = [&](size_t i, int64_t count) {
+    sites[i]->set_tiles(int32_t(count));
+    return aie::siteCycles(products[i], *sites[i], array);
+  };
+  for (size_t i = 0; i < n; ++i)
+    cycles[i] = cyclesWith(i, 1);
   while (extra > 0) {
     size_t pick = n;
-    for (size_t i = 0; i < n; ++i)
-      if (tiles[i] < blocks[i] &&
-          (pick == n || double(macs[i]) / double(tiles[i]) >
-                            double(macs[pick]) / double(tiles[pick])))
-        pick = i;
+    int64_t pickTiles = 0, pickCycles = 0;
+    double pickGain = 0;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t most = std::min({blocks[i], tiles[i] + array.rows(), tiles[i] + extra});
+      for (int64_t t = tiles[i] + 1; t <= most; ++t) {
+        int64_t c = cyclesWith(i, t);
+        double gain = double(cycles[i] - c) / double(t - tiles[i]);
+        if (gain > pickGain) {
+          pick = i;
+          pickTiles = t;
+          pickCycles = c;
+          pickGain = gain;
+        }
+      }
+    }
     if (pick == n)
       break;
-    ++tiles[pick];
-    --extra;
+    extra -= pickTiles - tiles[pick];
+    tiles[pick] = pickTiles;
+    cycles[pick] = pickCycles;
   }
   return tiles;
 }
@@ -119,7 +119,7 @@ absl::StatusOr<v1::AiePlan> planSites(const std::vector<KernelSite> &sites,
         (tiles == 0 ? "" : "; options.acap.tiles limits the plan"), ")"));
 
   std::vector<aie::SiteProducts> products;
-  std::vector<int64_t> macs, blocks;
+  std::vector<int64_t> blocks;
   for (size_t i = 0; i < sites.size(); ++i) {
     v1::AieSite &site = *plan.add_sites();
     site.set_index(int32_t(i));
@@ -144,14 +144,16 @@ absl::StatusOr<v1::AiePlan> planSites(const std::vector<KernelSite> &sites,
     site.set_dma_in_channels(2);
     site.set_dma_out_channels(1);
     site.set_macs(p.problems * p.m * p.n * p.k);
-    macs.push_back(site.macs());
     blocks.push_back(p.problems * ((p.m + site.block_m() - 1) / site.block_m()) *
                      ((p.n + site.block_n() - 1) / site.block_n()));
     products.push_back(p);
   }
 
-  std::vector<int64_t> shares =
-      shareTiles(macs, blocks, available - int64_t(sites.size()));
+  std::vector<v1::AieSite *> placed;
+  for (v1::AieSite &site : *plan.mutable_sites())
+    placed.push_back(&site);
+  std::vector<int64_t> shares = shareTiles(products, placed, blocks, array,
+                                           available - int64_t(sites.size()));
   int64_t next = 0, cycles = 0;
   for (int i = 0; i < plan.sites_size(); ++i) {
     v1::AieSite &site = *plan.mutable_sites(i);

@@ -28,7 +28,7 @@ struct KernelSite {
 
 /// The plan for `sites` on `array` using at most `tiles` tiles (0: all of
 /// them). Each site gets tiles of its own (a tile holds one kernel), the
-/// rest shared out by MACs. FAILED_PRECONDITION naming the limit when the
+/// rest where they cut the most cycles. FAILED_PRECONDITION naming the limit when the
 /// sites do not fit; INVALID_ARGUMENT for a malformed geometry.
 absl::StatusOr<v1::AiePlan> planSites(const std::vector<KernelSite> &sites,
                                       const v1::AieArray &array, int tiles);
