@@ -8,15 +8,18 @@
 #include "TestSupport.h"
 
 #include "kiln/agent/TaskRunner.h"
+#include "kiln/agent/acap/AcapBackend.h"
 #include "kiln/agent/cpu/CpuBackend.h"
 #include "kiln/agent/mdla/MdlaBackend.h"
 #include "MdlaTestModels.h"
 #ifdef KILN_TEST_HAVE_QEMU
 #include "kiln/agent/qemu/QemuBackend.h"
 #endif
+#include "kiln/common/ChildProcess.h"
 #include "kiln/common/Digest.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 #include <gtest/gtest.h>
 
@@ -67,6 +70,40 @@ std::vector<BackendUnderTest> backendsUnderTest() {
          return path;
        },
        "onnx-model", "mdla", "kiln_main"},
+#if defined(__x86_64__)
+      // The simulated AI Engine array: axpy as an acap xclbin whose host
+      // code (for this x86-64 machine) does the whole of it.
+      {"acap_simulated",
+       [] {
+         acap::AcapBackendConfig config;
+         config.simulate = true;
+         auto backend = acap::AcapBackend::create(config);
+         EXPECT_TRUE(backend.ok()) << backend.status();
+         return std::unique_ptr<DeviceBackend>(std::move(backend).value());
+       },
+       [](const fs::path &dir, int n) -> absl::StatusOr<fs::path> {
+         fs::path graph = dir / absl::StrCat("axpy", n, ".textproto");
+         std::ofstream(graph) << absl::StrFormat(
+             "parameters { value { name: \"a\" type { dtype: DTYPE_F32 shape: [%d] } } }\n"
+             "inputs { name: \"x\" type { dtype: DTYPE_F32 shape: [%d] } }\n"
+             "nodes { op: \"aten.add.Tensor\" arguments { name: \"self\" value: \"a\" }\n"
+             "        arguments { name: \"other\" value: \"x\" }\n"
+             "        arguments { name: \"alpha\" attribute { i: 2 } }\n"
+             "        outputs { name: \"out\" type { dtype: DTYPE_F32 shape: [%d] } } }\n"
+             "outputs: \"out\"\n", n, n, n);
+         fs::path xclbin = dir / absl::StrCat("axpy", n, ".xclbin");
+         auto exit = runChildProcess({KILN_TEST_KILN_COMPILE, graph.string(), "--target",
+                                      "acap", "--acap-host-cpu", "x86-64-v2", "-o",
+                                      xclbin.string()},
+                                     dir / "compile.log");
+         if (!exit.ok())
+           return exit.status();
+         if (!exit->succeeded())
+           return absl::InternalError(test::readFileBytes(dir / "compile.log"));
+         return xclbin;
+       },
+       "xclbin", "x86_64-unknown-linux-gnu"},
+#endif
 #ifdef KILN_TEST_HAVE_QEMU
       {"qemu",
        [] {

@@ -229,12 +229,16 @@ AcapBackend::loadExecutable(const v1::ExecutableRecord &record,
 
   auto exe = std::make_shared<AcapExecutable>();
   RETURN_IF_ERROR(loadHostCode(artifact.hostImage, *exe));
+  if (manifest.entry_symbol().empty())
+    return absl::InvalidArgumentError("manifest names no entry_symbol");
   ::dlerror();
-  exe->entry = reinterpret_cast<EntryPoint>(::dlsym(exe->handle, artifact.hostSymbol.c_str()));
+  exe->entry = reinterpret_cast<EntryPoint>(
+      ::dlsym(exe->handle, manifest.entry_symbol().c_str()));
   if (!exe->entry)
     return absl::InvalidArgumentError(absl::StrCat(
-        "the xclbin's host code has no entry symbol '", artifact.hostSymbol,
-        "': ", dlerrorText()));
+        "the xclbin's host code has no entry symbol '", manifest.entry_symbol(),
+        "' (its SOFT_KERNEL section names '", artifact.hostSymbol, "'): ",
+        dlerrorText()));
   exe->simulator = std::make_unique<AieArraySimulator>(std::move(artifact.plan),
                                                        config.threads);
   if (!manifest.kernel_library().empty()) {
