@@ -31,9 +31,9 @@ log() { printf '[fuzz] %s\n' "$*"; }
 # Not HeapPolicyTest: it tunes glibc's malloc (mallopt), which ASan replaces.
 UNIT_TESTS=(KilnServerTests AgentMainTest AgentSessionTest BlobCacheTest TaskRunnerTest
             ComputePoolTest CpuBackendTest KernelLibraryTest MdlaModelTest MdlaBackendTest
-            MicronDlaDriverTest)
+            MicronDlaDriverTest AcapTest NullBackendTest)
 FUZZERS=(fuzz_graph_import fuzz_executable_record fuzz_agent_task fuzz_rpc_requests
-         fuzz_mdla_model)
+         fuzz_mdla_model fuzz_acap_artifact)
 
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   # -O1 with line tables: sanitizer reports name lines, builds stay quick;

@@ -1,9 +1,10 @@
 """Writes the fuzz targets' seed corpora into tests/fuzz/corpus/<target>/
 (checked in; rerun after a proto change): real graphs from the client's
 exporter, the requests the client sends, records and tasks shaped like
-kilnd's, and the mdla artifacts (ONNX models) build/bin/kiln-compile makes of
-the graphs the mdla target runs. Run with the client venv's python from the
-repository root after a build."""
+kilnd's, the mdla artifacts (ONNX models) build/bin/kiln-compile makes of
+the graphs the mdla target runs, and the acap artifacts (xclbins) of them
+all. Run with the client venv's python from the repository root after a
+build."""
 
 from __future__ import annotations
 
@@ -94,6 +95,12 @@ def main() -> None:
                                        str(model)], capture_output=True)
             if compiled.returncode == 0:  # graphs with ops the MDLA lacks have none
                 write("fuzz_mdla_model", f"model-{i}", model.read_bytes())
+            xclbin = pathlib.Path(tmp) / "model.xclbin"
+            compiled = subprocess.run([KILN_COMPILE, str(source), "--target", "acap",
+                                       "--acap-host-cpu", "x86-64-v2", "-o", str(xclbin)],
+                                      capture_output=True)
+            if compiled.returncode == 0:
+                write("fuzz_acap_artifact", f"xclbin-{i}", xclbin.read_bytes())
         request = compiler_pb2.CompileRequest(graph=graph, target="cpu")
         write("fuzz_rpc_requests", f"compile-{i}",
               bytes([COMPILE]) + request.SerializeToString())

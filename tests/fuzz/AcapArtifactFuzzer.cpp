@@ -1,0 +1,41 @@
+//===- AcapArtifactFuzzer.cpp - fuzz the acap agent's artifact reader ------===//
+//
+// libFuzzer target: bytes as an acap artifact (an xclbin), through what
+// kiln-agent-acap does with one before running any of its code: XRT reads
+// the container (behind Kiln's own size checks), Kiln takes the host code
+// and the AI Engine plan out of it, and checks the plan against the array.
+// Every step must answer with a status, never crash or read past the file.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/agent/acap/AcapArtifact.h"
+#include "kiln/common/AieArray.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+using namespace kiln;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  // The reader takes a path (XRT's parser reads files): a memfd's.
+  int fd = ::memfd_create("fuzz-xclbin", MFD_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  size_t written = 0;
+  while (written < size) {
+    ssize_t n = ::write(fd, data + written, size - written);
+    if (n <= 0)
+      break;
+    written += size_t(n);
+  }
+  auto artifact =
+      agent::acap::readAcapArtifact("/proc/self/fd/" + std::to_string(fd));
+  ::close(fd);
+  if (!artifact.ok())
+    return 0;
+  (void)aie::checkPlanFits(artifact->plan, *aie::lookupArray(aie::kDefaultArray));
+  return 0;
+}
