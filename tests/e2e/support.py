@@ -187,6 +187,24 @@ def assert_serving(client: kiln.Client) -> None:
 WAIT_S = 60.0
 
 
+def kilnd_with_local_agents(work: pathlib.Path, name: str, agents: str, kind: str,
+                            env: dict[str, str] | None = None) -> "Kilnd":
+    """kilnd with local agents `agents` ("cpu,acap"; their KILN_AGENT_*
+    settings in `env`), started, once a device of `kind` has registered;
+    the test fails with kilnd's log tail if none does within WAIT_S."""
+    daemon = Kilnd(work, work / "cache", name=name, extra_args=("--local-agents", agents),
+                   env=env).start()
+    deadline = time.monotonic() + WAIT_S
+    with kiln.Client(daemon.address) as c:
+        while not c.devices(kind=kind):
+            if time.monotonic() > deadline:
+                daemon.stop()
+                pytest.fail(f"no {kind} device registered:\n{daemon.log_tail()}",
+                            pytrace=False)
+            time.sleep(0.1)
+    return daemon
+
+
 def wait_until(condition, what: str, timeout: float = WAIT_S):
     """Polls `condition` (no fixed sleep stands in for synchronisation)."""
     deadline = time.monotonic() + timeout

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import time
 
 import pytest
 import torch
@@ -26,7 +25,7 @@ import torchvision
 
 import kiln
 from kiln.errors import FailedPreconditionError
-from support import Agent, Kilnd, build_dir
+from support import Agent, build_dir, kilnd_with_local_agents
 from test_e2e_cli import run_kiln
 
 #: bfloat16 keeps 8 bits of each operand (2^-9 relative rounding); with f32
@@ -38,16 +37,8 @@ BF16_TOL = 2.0 ** -5
 @pytest.fixture(scope="module")
 def acap_kilnd(tmp_path_factory):
     """kilnd with its local CPU agent and a simulated AI Engine array."""
-    work = tmp_path_factory.mktemp("kilnd-acap")
-    daemon = Kilnd(work, work / "cache", name="kilnd-acap",
-                   extra_args=("--local-agents", "cpu,acap"),
-                   env={"KILN_AGENT_SIMULATE": "true"}).start()
-    deadline = time.monotonic() + 60
-    with kiln.Client(daemon.address) as c:
-        while not c.devices(kind="acap"):
-            if time.monotonic() > deadline:
-                pytest.fail(f"no acap device registered:\n{daemon.log_tail()}", pytrace=False)
-            time.sleep(0.1)
+    daemon = kilnd_with_local_agents(tmp_path_factory.mktemp("kilnd-acap"), "kilnd-acap",
+                                     "cpu,acap", "acap", env={"KILN_AGENT_SIMULATE": "true"})
     yield daemon
     daemon.assert_stops_cleanly()
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import subprocess
-import time
 
 import pytest
 import torch
@@ -24,7 +23,7 @@ import torchvision
 
 import kiln
 from kiln.errors import UnimplementedError
-from support import Agent, Kilnd, build_dir, wait_until
+from support import Agent, Kilnd, build_dir, kilnd_with_local_agents, wait_until
 from test_e2e_cli import run_kiln
 
 #: 16-bit fixed point with a power-of-two scale per layer keeps about 2^-15
@@ -36,16 +35,8 @@ Q16_TOL = 2.0 ** -8
 @pytest.fixture(scope="module")
 def mdla_kilnd(tmp_path_factory):
     """kilnd with its local CPU agent and a simulated MDLA."""
-    work = tmp_path_factory.mktemp("kilnd-mdla")
-    daemon = Kilnd(work, work / "cache", name="kilnd-mdla",
-                   extra_args=("--local-agents", "cpu,mdla"),
-                   env={"KILN_AGENT_SIMULATE": "true"}).start()
-    deadline = time.monotonic() + 60
-    with kiln.Client(daemon.address) as c:
-        while not c.devices(kind="mdla"):
-            if time.monotonic() > deadline:
-                pytest.fail(f"no mdla device registered:\n{daemon.log_tail()}", pytrace=False)
-            time.sleep(0.1)
+    daemon = kilnd_with_local_agents(tmp_path_factory.mktemp("kilnd-mdla"), "kilnd-mdla",
+                                     "cpu,mdla", "mdla", env={"KILN_AGENT_SIMULATE": "true"})
     yield daemon
     daemon.assert_stops_cleanly()
 

@@ -14,7 +14,6 @@ import pathlib
 import re
 import subprocess
 import sys
-import time
 
 import pytest
 import urllib.request
@@ -24,7 +23,7 @@ import torch
 import kiln
 import kiln.bundle
 from kiln.testing import example_inputs
-from support import Kilnd
+from support import kilnd_with_local_agents
 from test_e2e_models import MODELS, TOL, make  # the CPU target's models and tolerances
 VARIANTS = {
     # Explicit: without options the code is for the devices' VLEN (256 here).
@@ -38,17 +37,9 @@ VARIANTS = {
 def rv_kilnd(tmp_path_factory):
     """kilnd with its local CPU agent and a qemu agent of two devices at
     VLEN 256 (it runs VLEN 128 code too)."""
-    work = tmp_path_factory.mktemp("kilnd-riscv64")
-    daemon = Kilnd(work, work / "cache", name="kilnd-rv",
-                   extra_args=("--local-agents", "cpu,qemu"),
-                   env={"KILN_AGENT_DEVICES": "2", "KILN_AGENT_VLEN": "256"}).start()
-    deadline = time.monotonic() + 60
-    with kiln.Client(daemon.address) as c:
-        while not c.devices(kind="riscv64"):
-            if time.monotonic() > deadline:
-                pytest.fail(f"no riscv64 device registered:\n{daemon.log_tail()}",
-                            pytrace=False)
-            time.sleep(0.1)
+    daemon = kilnd_with_local_agents(tmp_path_factory.mktemp("kilnd-riscv64"), "kilnd-rv",
+                                     "cpu,qemu", "riscv64",
+                                     env={"KILN_AGENT_DEVICES": "2", "KILN_AGENT_VLEN": "256"})
     yield daemon
     daemon.assert_stops_cleanly()
 

@@ -14,7 +14,6 @@ curve was eager's to 1e-7 until then)."""
 
 from __future__ import annotations
 
-import time
 
 import pytest
 import torch
@@ -22,7 +21,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import kiln
-from support import Kilnd
+from support import kilnd_with_local_agents
 
 STEPS = 50
 
@@ -83,14 +82,8 @@ def losses(model, step_fn, optimizer, x, y, steps, loss_fn=F.cross_entropy):
 
 @pytest.fixture(scope="module")
 def rv_kilnd(tmp_path_factory):
-    work = tmp_path_factory.mktemp("kilnd-train-rv")
-    daemon = Kilnd(work, work / "cache", name="kilnd-train-rv",
-                   extra_args=("--local-agents", "cpu,qemu")).start()
-    deadline = time.monotonic() + 60
-    with kiln.Client(daemon.address) as c:
-        while not c.devices(kind="riscv64"):
-            assert time.monotonic() < deadline, daemon.log_tail()
-            time.sleep(0.1)
+    daemon = kilnd_with_local_agents(tmp_path_factory.mktemp("kilnd-train-rv"),
+                                     "kilnd-train-rv", "cpu,qemu", "riscv64")
     yield daemon
     daemon.assert_stops_cleanly()
 

@@ -3,6 +3,7 @@
 
 #include "kiln/agent/acap/AcapArtifact.h"
 #include "kiln/agent/acap/AieArraySimulator.h"
+#include "kiln/agent/NumericError.h"
 #include "kiln/common/AgentProtocol.h"
 #include "kiln/common/AieArray.h"
 #include "kiln/common/CpuModel.h"
@@ -126,28 +127,12 @@ absl::Status checkHostCode(const v1::ExecutableManifest &manifest) {
 v1::NumericError compare(const AcapExecutable &exe,
                          const std::vector<void *> &device,
                          const std::vector<std::vector<float>> &reference) {
-  double maxError = 0, maxReference = 0, squares = 0;
-  int64_t count = 0;
-  for (size_t o = 0; o < device.size(); ++o) {
-    if (!exe.outputIsF32[o])
-      continue;
-    const float *got = static_cast<const float *>(device[o]);
-    for (size_t i = 0; i < reference[o].size(); ++i) {
-      double diff = std::fabs(double(got[i]) - reference[o][i]);
-      if (std::isnan(diff))
-        diff = std::numeric_limits<double>::infinity();
-      maxError = std::max(maxError, diff);
-      maxReference = std::max(maxReference, std::fabs(double(reference[o][i])));
-      squares += diff * diff;
-      ++count;
-    }
-  }
-  v1::NumericError error;
-  error.set_numeric_type(std::string(aie::kNumericType));
-  error.set_max_abs_error(maxError);
-  error.set_max_abs_reference(maxReference);
-  error.set_rms_error(count ? std::sqrt(squares / double(count)) : 0.0);
-  return error;
+  NumericErrorMeter meter;
+  for (size_t o = 0; o < device.size(); ++o)
+    if (exe.outputIsF32[o])
+      meter.add({static_cast<const float *>(device[o]), reference[o].size()},
+                reference[o]);
+  return meter.result(std::string(aie::kNumericType));
 }
 
 } // namespace

@@ -109,6 +109,22 @@ const v1::AieSite *AieArraySimulator::siteFor(const char *kind,
   return nullptr;
 }
 
+float AieArraySimulator::Call::operand(float value) const {
+  return reference ? value : toBf16(value);
+}
+
+AieArraySimulator::Call AieArraySimulator::begin(const char *kind,
+                                                 const int64_t *geometry,
+                                                 int fields, void **state) const {
+  Call call{siteFor(kind, geometry, fields, state),
+            currentRun && currentRun->reference};
+  if (call.site && currentRun && !call.reference) {
+    currentRun->cycles += call.site->estimated_cycles();
+    ++currentRun->calls;
+  }
+  return call;
+}
+
 void AieArraySimulator::matmul(const kiln_rt_kernel_library *library,
                                const kiln_rt_matmul *g, void **state,
                                const float *a, const float *b,
@@ -116,16 +132,11 @@ void AieArraySimulator::matmul(const kiln_rt_kernel_library *library,
                                const float *shift, const float *residual,
                                float *c) {
   const auto &self = *reinterpret_cast<const Installed *>(library)->self;
-  const v1::AieSite *site = self.siteFor(
-      "matmul", reinterpret_cast<const int64_t *>(g), KILN_RT_MATMUL_FIELDS, state);
-  if (!site)
+  const Call call = self.begin("matmul", reinterpret_cast<const int64_t *>(g),
+                               KILN_RT_MATMUL_FIELDS, state);
+  if (!call.site)
     return;
-  const bool reference = currentRun && currentRun->reference;
-  if (currentRun && !reference) {
-    currentRun->cycles += site->estimated_cycles();
-    ++currentRun->calls;
-  }
-  auto round = [reference](float v) { return reference ? v : toBf16(v); };
+  auto round = [&call](float v) { return call.operand(v); };
   const int64_t m = g->m, n = g->n, k = g->k;
   const Epilogue epilogue{g->epilogue, g->has_bias != 0, bias, scale, shift, residual};
   for (int64_t batch = 0; batch < g->batch; ++batch) {
@@ -163,17 +174,11 @@ void AieArraySimulator::convolution(const kiln_rt_kernel_library *library,
                                     const float *shift, const float *residual,
                                     float *output) {
   const auto &self = *reinterpret_cast<const Installed *>(library)->self;
-  const v1::AieSite *site =
-      self.siteFor("convolution", reinterpret_cast<const int64_t *>(g),
-                   KILN_RT_CONVOLUTION_FIELDS, state);
-  if (!site)
+  const Call call = self.begin("convolution", reinterpret_cast<const int64_t *>(g),
+                               KILN_RT_CONVOLUTION_FIELDS, state);
+  if (!call.site)
     return;
-  const bool reference = currentRun && currentRun->reference;
-  if (currentRun && !reference) {
-    currentRun->cycles += site->estimated_cycles();
-    ++currentRun->calls;
-  }
-  auto round = [reference](float v) { return reference ? v : toBf16(v); };
+  auto round = [&call](float v) { return call.operand(v); };
   const int64_t groups = g->groups;
   const int64_t inPerGroup = g->in_channels / groups;
   const int64_t outPerGroup = g->out_channels / groups;

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/mdla/MdlaBackend.h"
 
+#include "kiln/agent/NumericError.h"
+
 #include "kiln/agent/mdla/CycleModel.h"
 #include "kiln/agent/mdla/FixedPointModel.h"
 #include "kiln/agent/mdla/MdlaProgram.h"
@@ -97,24 +99,10 @@ BoundArguments bindArguments(const LoadedMdlaExecutable &exe, const CallBuffers 
 v1::NumericError compareOutputs(const std::vector<Tensor> &device,
                                 const std::vector<Tensor> &reference,
                                 const char *numericType) {
-  v1::NumericError error;
-  error.set_numeric_type(numericType);
-  double maxError = 0, maxReference = 0, squares = 0;
-  int64_t count = 0;
+  NumericErrorMeter meter;
   for (size_t o = 0; o < device.size() && o < reference.size(); ++o)
-    for (size_t i = 0; i < device[o].data.size(); ++i) {
-      double diff = std::fabs(static_cast<double>(device[o].data[i]) - reference[o].data[i]);
-      if (std::isnan(diff))
-        diff = std::numeric_limits<double>::infinity();
-      maxError = std::max(maxError, diff);
-      maxReference = std::max(maxReference, std::fabs(static_cast<double>(reference[o].data[i])));
-      squares += diff * diff;
-      ++count;
-    }
-  error.set_max_abs_error(maxError);
-  error.set_max_abs_reference(maxReference);
-  error.set_rms_error(count ? std::sqrt(squares / count) : 0.0);
-  return error;
+    meter.add(device[o].data, reference[o].data);
+  return meter.result(numericType);
 }
 
 absl::Status checkArtifact(const MdlaProgram &program,

@@ -69,6 +69,17 @@ private:
                      const float *a, const float *b, const float *bias,
                      const float *scale, const float *shift,
                      const float *residual, float *c);
+  /// One call: its site (null when the plan has none) and whether it
+  /// computes in f32 (a reference run) or in the array's type.
+  struct Call {
+    const v1::AieSite *site;
+    bool reference;
+    /// An operand as the array holds it: rounded to bfloat16, or not.
+    float operand(float value) const;
+  };
+  /// Starts a call: finds its site and counts its cycles in the run.
+  Call begin(const char *kind, const int64_t *geometry, int fields,
+             void **state) const;
   /// The plan's site for a call, remembered in the call site's state slot;
   /// null (and the run's error set) when the plan has none.
   const v1::AieSite *siteFor(const char *kind, const int64_t *geometry,
