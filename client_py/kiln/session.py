@@ -45,7 +45,8 @@ class DeviceInfo:
     @property
     def simulated(self) -> bool:
         """Whether the device is a simulation (its properties name a
-        ``simulator``: the qemu riscv64 devices, ``kiln-agent-mdla --simulate``)."""
+        ``simulator``: the qemu riscv64 devices, ``kiln-agent-mdla --simulate``,
+        ``kiln-agent-acap --simulate``)."""
         return "simulator" in self.properties
 
 
