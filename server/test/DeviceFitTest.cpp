@@ -1,7 +1,8 @@
 //===- DeviceFitTest.cpp - CPU features of devices and default CPUs -------===//
 //
-// This file implements tests for checkDeviceFeatures and sharedCpuOptions,
-// with devices described as the cpu agent describes them.
+// This file implements tests for checkDeviceFeatures, sharedCpuOptions,
+// sharedRiscvOptions and sharedAcapHostCpu, with devices described as their
+// agents describe them.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/sched/DeviceFit.h"
@@ -154,6 +155,27 @@ TEST(DeviceFitTest, RiscvDevicesWithoutAVlenGiveNothingAndBadOnesAreNamed) {
   auto bad = sharedRiscvOptions({riscvDevice("x/0", "wide")});
   EXPECT_TRUE(absl::IsFailedPrecondition(bad.status())) << bad.status();
   EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("x/0"));
+}
+
+v1::Device acapDevice(const std::string &id, const std::string &hostCpu) {
+  v1::Device device;
+  device.set_id(id);
+  device.set_kind("acap");
+  if (!hostCpu.empty())
+    (*device.mutable_properties())["host_cpu"] = hostCpu;
+  return device;
+}
+
+TEST(DeviceFitTest, AcapDevicesThatAgreeGiveTheirHostCpu) {
+  EXPECT_EQ(sharedAcapHostCpu({acapDevice("a/0", "x86-64-v3"), acapDevice("b/0", "x86-64-v3")}),
+            "x86-64-v3");
+  // A board and a simulated array, or a device that reports none: no
+  // default (the compile targets the board's cortex-a72).
+  EXPECT_EQ(sharedAcapHostCpu({acapDevice("a/0", "x86-64-v3"), acapDevice("b/0", "cortex-a72")}),
+            std::nullopt);
+  EXPECT_EQ(sharedAcapHostCpu({acapDevice("a/0", "x86-64-v3"), acapDevice("b/0", "")}),
+            std::nullopt);
+  EXPECT_EQ(sharedAcapHostCpu({}), std::nullopt);
 }
 
 } // namespace
