@@ -7,6 +7,9 @@
 
 #include <cstddef>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <vector>
 #include <optional>
 #include <string_view>
 
@@ -50,21 +53,54 @@ absl::Status malformed(const std::filesystem::path &path, std::string_view why) 
       "acap artifact '", path.string(), "': ", std::string(why)));
 }
 
+/// OK when `bytes` is an axlf container whose header and section table
+/// fit it and whose sections are the kinds Kiln writes. XRT 2.13 trusts the
+/// header: it copies m_length bytes whatever the file's size, and parses
+/// sections it knows by their own counts; so nothing reaches it unchecked.
+absl::Status checkContainer(const std::vector<char> &bytes) {
+  const uint64_t size = bytes.size();
+  if (size < sizeof(axlf))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "it is ", size, " bytes, shorter than an xclbin header (", sizeof(axlf), ")"));
+  axlf top;
+  std::memcpy(&top, bytes.data(), offsetof(axlf, m_sections));
+  if (std::memcmp(top.m_magic, "xclbin2", 8) != 0)
+    return absl::InvalidArgumentError("it does not start with the xclbin2 magic");
+  const uint64_t count = top.m_header.m_numSections;
+  if (top.m_header.m_length != size ||
+      count > (size - offsetof(axlf, m_sections)) / sizeof(axlf_section_header))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "its header says ", top.m_header.m_length, " bytes and ", count,
+        " sections, the file has ", size, " bytes"));
+  for (uint64_t i = 0; i < count; ++i) {
+    axlf_section_header h;
+    std::memcpy(&h, bytes.data() + offsetof(axlf, m_sections) + i * sizeof h, sizeof h);
+    if (h.m_sectionOffset > size || h.m_sectionSize > size - h.m_sectionOffset)
+      return absl::InvalidArgumentError(
+          absl::StrCat("its section ", i, " lies outside the file"));
+    if (h.m_sectionKind != BUILD_METADATA && h.m_sectionKind != SOFT_KERNEL &&
+        h.m_sectionKind != USER_METADATA)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "its section ", i, " is of kind ", h.m_sectionKind,
+          ", which Kiln's acap target does not write"));
+  }
+  return absl::OkStatus();
+}
+
 } // namespace
 
 absl::StatusOr<AcapArtifact> readAcapArtifact(const std::filesystem::path &path) {
-  // XRT 2.13 checks the magic but not that the header fits the file: Kiln
-  // checks the sizes before reading anything XRT hands back.
-  std::error_code error;
-  const uint64_t size = std::filesystem::file_size(path, error);
-  if (error)
-    return malformed(path, absl::StrCat("cannot read it (", error.message(), ")"));
-  if (size < sizeof(axlf))
-    return malformed(path, absl::StrCat("it is ", size, " bytes, shorter than an "
-                                        "xclbin header (", sizeof(axlf), ")"));
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return malformed(path, "cannot open it");
+  std::vector<char> bytes((std::istreambuf_iterator<char>(file)),
+                          std::istreambuf_iterator<char>());
+  if (absl::Status valid = checkContainer(bytes); !valid.ok())
+    return malformed(path, std::string(valid.message()));
+  // XRT parses its own copy of the checked bytes.
   std::optional<xrt::xclbin> xclbin;
   try {
-    xclbin.emplace(path.string());
+    xclbin.emplace(bytes);
   } catch (const std::exception &e) {
     return malformed(path, absl::StrCat("XRT cannot read it as an xclbin (",
                                         e.what(), ")"));
@@ -78,13 +114,7 @@ absl::StatusOr<AcapArtifact> readAcapArtifact(const std::filesystem::path &path)
   } catch (const std::exception &e) {
     return malformed(path, absl::StrCat("XRT cannot read its header (", e.what(), ")"));
   }
-  if (top->m_header.m_length != size ||
-      top->m_header.m_numSections >
-          (size - offsetof(axlf, m_sections)) / sizeof(axlf_section_header))
-    return malformed(path, absl::StrCat(
-        "its header says ", top->m_header.m_length, " bytes and ",
-        top->m_header.m_numSections, " sections, the file has ", size, " bytes"));
-
+  const uint64_t size = bytes.size();
   std::optional<std::string_view> host = section(*top, size, SOFT_KERNEL, kHostSection);
   if (!host)
     return malformed(path, absl::StrCat("no SOFT_KERNEL section '", kHostSection,
@@ -108,11 +138,6 @@ absl::StatusOr<AcapArtifact> readAcapArtifact(const std::filesystem::path &path)
                                         "' (the AI Engine plan)"));
   if (!artifact.plan.ParseFromArray(plan->data(), int(plan->size())))
     return malformed(path, "its AI Engine plan is not a kiln.v1.AiePlan");
-  for (uint32_t i = 0; i < top->m_header.m_numSections; ++i) {
-    uint32_t kind = top->m_sections[i].m_sectionKind;
-    if (kind == PDI || kind == AIE_METADATA)
-      artifact.hasAieKernels = true;
-  }
   return artifact;
 }
 

@@ -25,14 +25,12 @@ struct AcapArtifact {
   std::string hostImage;
   std::string hostSymbol;
   v1::AiePlan plan;
-  /// Whether the xclbin carries AI Engine kernels (an AIE_PARTITION or PDI
-  /// section built by an AI Engine toolchain); Kiln's compiler writes none
-  /// without one.
-  bool hasAieKernels = false;
 };
 
-/// The artifact at `path`: INVALID_ARGUMENT naming what is wrong when XRT
-/// rejects the file or a section Kiln needs is missing or malformed.
+/// The artifact at `path`: INVALID_ARGUMENT naming what is wrong when its
+/// header or section table does not fit it, it has sections Kiln does not
+/// write (XRT would parse them), XRT rejects it, or a section Kiln needs is
+/// missing or malformed. Kiln checks the container before XRT sees it.
 absl::StatusOr<AcapArtifact> readAcapArtifact(const std::filesystem::path &path);
 
 } // namespace kiln::agent::acap
