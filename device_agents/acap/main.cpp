@@ -10,12 +10,10 @@
 
 #include "absl/strings/str_cat.h"
 
-#include <cstdlib>
-#include <thread>
 
 int main(int argc, char **argv) {
   bool simulate = false;
-  std::string array = "aie-ml-304", threads = "auto", numericCheck = "on";
+  std::string array(kiln::aie::kDefaultArray), threads = "auto", numericCheck = "on";
   std::vector<kiln::agent::AgentFlag> flags = {
       {"simulate", "",
        "serve one simulated AI Engine array: Kiln's functional model of the "
@@ -26,7 +24,7 @@ int main(int argc, char **argv) {
       {"array", array, "the simulated array (aie-ml-304)", &array},
       {"sim-threads", threads,
        "host threads standing in for the array's tiles: a number, or auto "
-       "(the cores available to the process)",
+       "(the CPUs this process may run on: its affinity mask)",
        &threads},
       {"numeric-check", numericCheck,
        "on: run every call a second time in f32 for the numeric_error "
@@ -43,16 +41,11 @@ int main(int argc, char **argv) {
         config.simulate = simulate;
         config.array = array;
         config.numericCheck = numericCheck == "on";
-        if (threads == "auto") {
-          config.threads = int(std::max(1u, std::thread::hardware_concurrency()));
-        } else {
-          char *end = nullptr;
-          long n = std::strtol(threads.c_str(), &end, 10);
-          if (threads.empty() || *end != '\0' || n < 1 || n > 1024)
-            return absl::InvalidArgumentError(absl::StrCat(
-                "--sim-threads must be auto or 1..1024, got '", threads, "'"));
-          config.threads = int(n);
-        }
+        absl::StatusOr<int> count = kiln::agent::parseThreadCount(threads);
+        if (!count.ok())
+          return absl::InvalidArgumentError(
+              absl::StrCat("--sim-threads: ", count.status().message()));
+        config.threads = *count;
         auto backend = kiln::agent::acap::AcapBackend::create(std::move(config));
         if (!backend.ok())
           return backend.status();

@@ -96,6 +96,14 @@ TEST(AieArrayModelTest, SeesSitesAsProducts) {
             "a convolution call site's geometry has 3 groups for 8 -> 16 channels");
   EXPECT_EQ(aie::siteProducts("fft", {}).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // Past Kiln's bounds (2^20 per extent, 2^50 MACs): refused, not overflowed.
+  const std::vector<int64_t> huge = matmulGeometry(1 << 20, 1 << 20, 1 << 20);
+  EXPECT_EQ(aie::siteProducts("matmul", huge).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  std::vector<int64_t> window = convGeometry(8, 8, 1, 6, 3, 1, 6, false);
+  window[9] = window[10] = window[11] = 1 << 20; // a 2^60 window
+  EXPECT_EQ(aie::siteProducts("convolution", window).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(AieArrayModelTest, ChecksThatAPlanFits) {
@@ -112,6 +120,10 @@ TEST(AieArrayModelTest, ChecksThatAPlanFits) {
   shared.mutable_sites(1)->set_first_tile(0);
   EXPECT_EQ(aie::checkPlanFits(shared, array()).code(),
             absl::StatusCode::kFailedPrecondition);
+
+  v1::AiePlan wild = plan;
+  wild.mutable_sites(0)->set_block_m(1 << 30);
+  EXPECT_EQ(aie::checkPlanFits(wild, array()).code(), absl::StatusCode::kInvalidArgument);
 
   v1::AiePlan big = plan;
   big.mutable_sites(0)->set_block_m(128);
@@ -208,6 +220,31 @@ TEST(AieArraySimulatorTest, ConvolutionsAreImplicitProductsWithTheirEpilogue) {
         v = v * std::min(std::max(v + 3, 0.0), 6.0) / 6;
         EXPECT_NEAR(output[(o * 3 + y) * 3 + x], v, 1e-6) << o << "," << y << "," << x;
       }
+}
+
+TEST(AieArraySimulatorTest, CallSitesOfEqualGeometryEachTakeTheirOwnPlanSite) {
+  // Two sites of one geometry with different tiles (and cycles), as the
+  // planner may give repeated layers: a run through both call sites counts
+  // both, each call site keeps its site.
+  std::vector<int64_t> geometry = matmulGeometry(2, 2, 2);
+  v1::AiePlan plan = planOf({{"matmul", geometry}, {"matmul", geometry}});
+  plan.mutable_sites(1)->set_tiles(3);
+  plan.mutable_sites(1)->set_estimated_cycles(5000);
+  AieArraySimulator simulator(plan, 1);
+  std::vector<float> a(4, 1), b(4, 1), c(4);
+  void *first = nullptr, *second = nullptr;
+  AieArraySimulator::RunCounters counters;
+  {
+    AieArraySimulator::RunScope scope(counters);
+    for (int call = 0; call < 2; ++call)
+      for (void **state : {&first, &second})
+        simulator.table()->matmul_f32(
+            simulator.table(), reinterpret_cast<const kiln_rt_matmul *>(geometry.data()),
+            state, a.data(), b.data(), nullptr, nullptr, nullptr, nullptr, c.data());
+  }
+  EXPECT_EQ(counters.cycles, 2 * (1001 + 5000));
+  EXPECT_NE(first, second);
+  EXPECT_EQ(c, std::vector<float>(4, 2));
 }
 
 TEST(AieArraySimulatorTest, ACallThePlanLacksFailsTheRun) {

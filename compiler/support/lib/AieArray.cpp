@@ -16,6 +16,13 @@ constexpr size_t kEpilogueResidual = 1; // within the 3 epilogue fields
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/// Bounds on what a geometry may say, so that the model's arithmetic
+/// cannot overflow: each extent, and a site's MACs.
+constexpr int64_t kMaxExtent = int64_t{1} << 20;
+constexpr int64_t kMaxMacs = int64_t{1} << 50;
+/// The largest block side a plan may name (a tile's memory holds far less).
+constexpr int64_t kMaxBlock = 4096;
+
 v1::AieArray aieMl304() {
   // The VE2802's array: 38 columns of 8 AIE-ML tiles. Per tile 64 KiB of
   // data memory (1 KiB stack and 1 KiB heap by default), two stream-to-
@@ -72,6 +79,9 @@ absl::StatusOr<SiteProducts> siteProducts(std::string_view kind,
     if (g.size() != kMatmulFields)
       return badGeometry(kind, absl::StrCat("has ", g.size(), " fields, not ",
                                             kMatmulFields));
+    for (int i = 0; i < 4; ++i)
+      if (g[i] < 1 || g[i] > kMaxExtent)
+        return badGeometry(kind, absl::StrCat("has field ", i, " = ", g[i]));
     p.problems = g[0];
     p.m = g[1];
     p.n = g[2];
@@ -84,27 +94,37 @@ absl::StatusOr<SiteProducts> siteProducts(std::string_view kind,
     int64_t rank = g[0], batch = g[1], in = g[2], out = g[3], groups = g[4];
     if (rank < 1 || rank > 3)
       return badGeometry(kind, absl::StrCat("has spatial rank ", rank));
-    if (groups < 1 || in % groups != 0 || out % groups != 0)
+    for (int i = 1; i <= 4; ++i)
+      if (g[i] < 1 || g[i] > kMaxExtent)
+        return badGeometry(kind, absl::StrCat("has field ", i, " = ", g[i]));
+    if (in % groups != 0 || out % groups != 0)
       return badGeometry(kind, absl::StrCat("has ", groups, " groups for ", in,
                                             " -> ", out, " channels"));
     int64_t pixels = 1, window = 1;
     for (int64_t d = 0; d < 3; ++d) {
-      if (g[9 + d] < 1 || g[12 + d] < 1)
-        return badGeometry(kind, "has an empty kernel or output extent");
-      window *= g[9 + d];
+      if (g[9 + d] < 1 || g[12 + d] < 1 || g[9 + d] > kMaxExtent ||
+          g[12 + d] > kMaxExtent)
+        return badGeometry(kind, "has an empty or huge kernel or output extent");
+      window *= g[9 + d]; // at most 2^60 after three
       pixels *= g[12 + d];
     }
     p.problems = batch * groups;
     p.m = pixels;
     p.n = out / groups;
-    p.k = in / groups * window;
+    if (__builtin_mul_overflow(in / groups, window, &p.k))
+      return badGeometry(kind, "has a kernel window too large to count");
     p.hasResidual = g[27 + kEpilogueResidual] != 0;
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown kernel call site kind '", std::string(kind), "'"));
   }
-  if (p.problems < 1 || p.m < 1 || p.n < 1 || p.k < 1)
-    return badGeometry(kind, "has an empty extent");
+  // Bound the products (MACs) so that no sum over them overflows.
+  int64_t macs = 0;
+  if (p.problems < 1 || p.m < 1 || p.n < 1 || p.k < 1 ||
+      __builtin_mul_overflow(p.problems, p.m, &macs) ||
+      __builtin_mul_overflow(macs, p.n, &macs) ||
+      __builtin_mul_overflow(macs, p.k, &macs) || macs > kMaxMacs)
+    return badGeometry(kind, "has an empty extent, or more than 2^50 MACs");
   return p;
 }
 
@@ -162,7 +182,7 @@ absl::Status checkPlanFits(const v1::AiePlan &plan, const v1::AieArray &array) {
         site.kind(), std::span<const int64_t>(site.geometry().data(),
                                               site.geometry().size()));
     if (!products.ok())
-      return absl::FailedPreconditionError(
+      return absl::InvalidArgumentError(
           absl::StrCat(where(), ": ", products.status().message()));
     if (site.tiles() < 1 || site.first_tile() < 0 ||
         int64_t(site.first_tile()) + site.tiles() > total)
@@ -170,9 +190,15 @@ absl::Status checkPlanFits(const v1::AiePlan &plan, const v1::AieArray &array) {
           where(), " is placed on tiles [", site.first_tile(), ", ",
           int64_t(site.first_tile()) + site.tiles(), "); the array has ",
           total, " tiles"));
-    if (site.block_m() < 1 || site.block_n() < 1 || site.block_k() < 1)
-      return absl::FailedPreconditionError(
-          absl::StrCat(where(), " has an empty block"));
+    if (site.block_m() < 1 || site.block_n() < 1 || site.block_k() < 1 ||
+        site.block_m() > kMaxBlock || site.block_n() > kMaxBlock ||
+        site.block_k() > kMaxBlock)
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(), " has block ", site.block_m(), "x", site.block_n(), "x",
+          site.block_k()));
+    if (site.estimated_cycles() < 0 || site.estimated_cycles() > kMaxMacs)
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(), " estimates ", site.estimated_cycles(), " cycles"));
     int64_t bytes = blockMemoryBytes(site.block_m(), site.block_n(),
                                      site.block_k(), products->hasResidual);
     if (bytes > memory)

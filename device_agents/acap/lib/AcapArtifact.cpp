@@ -1,6 +1,8 @@
 //===- AcapArtifact.cpp - what an acap xclbin holds -----------------------===//
 #include "kiln/agent/acap/AcapArtifact.h"
 
+#include "kiln/common/AieArray.h"
+
 #include "absl/strings/str_cat.h"
 
 #include <xrt/experimental/xrt_xclbin.h>
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <vector>
 #include <optional>
 #include <string_view>
@@ -16,8 +19,8 @@
 namespace kiln::agent::acap {
 namespace {
 
-constexpr const char *kHostSection = "kiln_host";
-constexpr const char *kPlanSection = "kiln_aie_plan";
+using aie::kHostSection;
+using aie::kPlanSection;
 
 /// The body of the section of `kind` named `name` in `top`, whose file is
 /// `size` bytes; nullopt when there is none or it lies outside the file.
@@ -136,7 +139,8 @@ absl::StatusOr<AcapArtifact> readAcapArtifact(const std::filesystem::path &path)
   if (!plan)
     return malformed(path, absl::StrCat("no USER_METADATA section '", kPlanSection,
                                         "' (the AI Engine plan)"));
-  if (!artifact.plan.ParseFromArray(plan->data(), int(plan->size())))
+  if (plan->size() > size_t(std::numeric_limits<int>::max()) ||
+      !artifact.plan.ParseFromArray(plan->data(), int(plan->size())))
     return malformed(path, "its AI Engine plan is not a kiln.v1.AiePlan");
   return artifact;
 }

@@ -15,7 +15,9 @@
 
 #include <xrt/experimental/xrt_system.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <dlfcn.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
@@ -26,6 +28,9 @@ namespace {
 
 using EntryPoint = void (*)(void **);
 using SetKernelLibrary = int (*)(const kiln_rt_kernel_library *);
+
+/// The board's host CPU (the Versal's Arm cores), as the acap target names it.
+constexpr const char *kBoardHostCpu = "cortex-a72";
 
 constexpr const char *kSimulator =
     "Kiln's functional model of an AIE-ML array (not AMD's aiesimulator)";
@@ -68,13 +73,15 @@ public:
 absl::Status loadHostCode(const std::string &image, AcapExecutable &exe) {
   int fd = ::memfd_create("kiln-acap-host", MFD_CLOEXEC);
   if (fd < 0)
-    return absl::InternalError("memfd_create failed for the host code");
+    return absl::InternalError(
+        absl::StrCat("memfd_create for the host code: ", std::strerror(errno)));
   exe.file = fd;
   size_t written = 0;
   while (written < image.size()) {
     ssize_t n = ::write(fd, image.data() + written, image.size() - written);
     if (n <= 0)
-      return absl::InternalError("cannot write the host code to a memfd");
+      return absl::InternalError(absl::StrCat(
+          "cannot write the host code to a memfd: ", std::strerror(errno)));
     written += size_t(n);
   }
   std::string path = absl::StrCat("/proc/self/fd/", fd);
@@ -92,6 +99,8 @@ absl::Status loadHostCode(const std::string &image, AcapExecutable &exe) {
 /// architecture, the host's own model.
 std::string simulatedHostCpu() {
   const CpuModel &host = hostCpuModel();
+  if (hostArch() == "aarch64")
+    return kBoardHostCpu; // armv8-a with NEON: any aarch64 server runs it
   if (hostArch() != "x86_64")
     return host.name;
   for (const char *level : {"x86-64-v4", "x86-64-v3", "x86-64-v2"}) {
@@ -184,9 +193,12 @@ absl::StatusOr<std::vector<v1::Device>> AcapBackend::describeDevices() {
   for (int i = 0; i < boards; ++i) {
     v1::Device device;
     device.set_kind(std::string(kind()));
-    (*device.mutable_properties())["xrt_index"] = absl::StrCat(i);
-    (*device.mutable_properties())["array"] = array.name();
-    (*device.mutable_properties())["simulated"] = "false";
+    auto &p = *device.mutable_properties();
+    p["xrt_index"] = absl::StrCat(i);
+    p["array"] = array.name();
+    p["simulated"] = "false";
+    p[kKernelLibrariesProperty] = "aie";
+    p["host_cpu"] = kBoardHostCpu;
     devices.push_back(std::move(device));
   }
   return devices;
@@ -211,11 +223,11 @@ AcapBackend::loadExecutable(const v1::ExecutableRecord &record,
         "them only with an AI Engine toolchain, which this compile did not "
         "have (docs/devices/acap.md); run it on a simulated array (--simulate)"));
   RETURN_IF_ERROR(checkHostCode(manifest));
+  if (manifest.entry_symbol().empty())
+    return absl::InvalidArgumentError("manifest names no entry_symbol");
 
   auto exe = std::make_shared<AcapExecutable>();
   RETURN_IF_ERROR(loadHostCode(artifact.hostImage, *exe));
-  if (manifest.entry_symbol().empty())
-    return absl::InvalidArgumentError("manifest names no entry_symbol");
   ::dlerror();
   exe->entry = reinterpret_cast<EntryPoint>(
       ::dlsym(exe->handle, manifest.entry_symbol().c_str()));
@@ -226,13 +238,15 @@ AcapBackend::loadExecutable(const v1::ExecutableRecord &record,
         dlerrorText()));
   exe->simulator = std::make_unique<AieArraySimulator>(std::move(artifact.plan),
                                                        config.threads);
-  if (!manifest.kernel_library().empty()) {
-    auto setter = reinterpret_cast<SetKernelLibrary>(
-        ::dlsym(exe->handle, "kiln_rt_set_kernel_library"));
-    if (!setter)
-      return absl::InvalidArgumentError(
-          "the manifest names kernel library 'aie', but the host code exports "
-          "no kiln_rt_set_kernel_library");
+  // Installed whenever the host code can take it: a call with no library
+  // installed would stop the process, whatever the manifest says.
+  auto setter = reinterpret_cast<SetKernelLibrary>(
+      ::dlsym(exe->handle, "kiln_rt_set_kernel_library"));
+  if (!setter && !manifest.kernel_library().empty())
+    return absl::InvalidArgumentError(
+        "the manifest names kernel library 'aie', but the host code exports "
+        "no kiln_rt_set_kernel_library");
+  if (setter) {
     if (setter(exe->simulator->table()) != 1)
       return absl::FailedPreconditionError(absl::StrCat(
           "the host code's kernel-library ABI is not version ",
@@ -275,7 +289,7 @@ AcapBackend::run(LoadedExecutable &executable, const CallBuffers &buffers) {
       exe->entry(referencePointers.data());
     }
     if (!f32Run.error.empty())
-      return absl::FailedPreconditionError(f32Run.error);
+      return absl::InvalidArgumentError(f32Run.error);
   }
   AieArraySimulator::RunCounters arrayRun;
   {
@@ -283,7 +297,7 @@ AcapBackend::run(LoadedExecutable &executable, const CallBuffers &buffers) {
     exe->entry(pointers.data());
   }
   if (!arrayRun.error.empty())
-    return absl::FailedPreconditionError(arrayRun.error);
+    return absl::InvalidArgumentError(arrayRun.error);
   counters.set_estimated_cycles(arrayRun.cycles);
   if (config.numericCheck) {
     std::vector<void *> outputs(buffers.outputs.begin(), buffers.outputs.end());

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <exception>
 #include <thread>
 #include <vector>
 
@@ -72,6 +73,18 @@ struct Epilogue {
   }
 };
 
+/// Runs `body`, a kernel call: an exception (no thread, no memory) must
+/// not unwind through the generated code that called it, so it fails the
+/// run instead.
+template <typename Body> void guarded(const Body &body) {
+  try {
+    body();
+  } catch (const std::exception &e) {
+    if (currentRun && currentRun->error.empty())
+      currentRun->error = absl::StrCat("the simulated array failed a call: ", e.what());
+  }
+}
+
 } // namespace
 
 AieArraySimulator::RunScope::RunScope(RunCounters &counters)
@@ -82,7 +95,8 @@ AieArraySimulator::RunScope::RunScope(RunCounters &counters)
 AieArraySimulator::RunScope::~RunScope() { currentRun = previous; }
 
 AieArraySimulator::AieArraySimulator(v1::AiePlan plan, int threads)
-    : sitePlan(std::move(plan)), threads(std::max(threads, 1)) {
+    : sitePlan(std::move(plan)), threads(std::max(threads, 1)),
+      bound(size_t(sitePlan.sites_size()), false) {
   installed.table.abi_version = KILN_RT_KERNELS_ABI_VERSION;
   installed.table.convolution_f32 = &AieArraySimulator::convolution;
   installed.table.matmul_f32 = &AieArraySimulator::matmul;
@@ -94,13 +108,30 @@ const v1::AieSite *AieArraySimulator::siteFor(const char *kind,
                                               int fields, void **state) const {
   if (void *known = __atomic_load_n(state, __ATOMIC_ACQUIRE))
     return static_cast<const v1::AieSite *>(known);
-  for (const v1::AieSite &site : sitePlan.sites())
-    if (site.kind() == kind && site.geometry_size() == fields &&
-        std::equal(site.geometry().begin(), site.geometry().end(), geometry)) {
-      // Equal geometries get equal blocks and tiles: any match will do.
-      __atomic_store_n(state, const_cast<v1::AieSite *>(&site), __ATOMIC_RELEASE);
-      return &site;
+  // A call site's first call binds it to a site of the plan with its
+  // geometry, one not bound yet: sites of equal geometry may have different
+  // tiles (and cycles), and each call site is one of them.
+  std::lock_guard<std::mutex> lock(bindMutex);
+  if (void *known = __atomic_load_n(state, __ATOMIC_ACQUIRE))
+    return static_cast<const v1::AieSite *>(known);
+  const v1::AieSite *match = nullptr;
+  for (int i = 0; i < sitePlan.sites_size(); ++i) {
+    const v1::AieSite &site = sitePlan.sites(i);
+    if (site.kind() != kind || site.geometry_size() != fields ||
+        !std::equal(site.geometry().begin(), site.geometry().end(), geometry))
+      continue;
+    if (!bound[size_t(i)]) {
+      match = &site;
+      bound[size_t(i)] = true;
+      break;
     }
+    if (!match)
+      match = &site; // more call sites than plan sites: share the first
+  }
+  if (match) {
+    __atomic_store_n(state, const_cast<v1::AieSite *>(match), __ATOMIC_RELEASE);
+    return match;
+  }
   if (currentRun && currentRun->error.empty())
     currentRun->error = absl::StrCat(
         "the host code made a ", kind, " call with geometry [",
@@ -131,6 +162,26 @@ void AieArraySimulator::matmul(const kiln_rt_kernel_library *library,
                                const float *bias, const float *scale,
                                const float *shift, const float *residual,
                                float *c) {
+  guarded([&] { runMatmul(library, g, state, a, b, bias, scale, shift, residual, c); });
+}
+
+void AieArraySimulator::convolution(const kiln_rt_kernel_library *library,
+                                    const kiln_rt_convolution *g, void **state,
+                                    const float *input, const float *weight,
+                                    const float *bias, const float *scale,
+                                    const float *shift, const float *residual,
+                                    float *output) {
+  guarded([&] {
+    runConvolution(library, g, state, input, weight, bias, scale, shift, residual, output);
+  });
+}
+
+void AieArraySimulator::runMatmul(const kiln_rt_kernel_library *library,
+                                  const kiln_rt_matmul *g, void **state,
+                                  const float *a, const float *b,
+                                  const float *bias, const float *scale,
+                                  const float *shift, const float *residual,
+                                  float *c) {
   const auto &self = *reinterpret_cast<const Installed *>(library)->self;
   const Call call = self.begin("matmul", reinterpret_cast<const int64_t *>(g),
                                KILN_RT_MATMUL_FIELDS, state);
@@ -167,12 +218,12 @@ void AieArraySimulator::matmul(const kiln_rt_kernel_library *library,
   }
 }
 
-void AieArraySimulator::convolution(const kiln_rt_kernel_library *library,
-                                    const kiln_rt_convolution *g, void **state,
-                                    const float *input, const float *weight,
-                                    const float *bias, const float *scale,
-                                    const float *shift, const float *residual,
-                                    float *output) {
+void AieArraySimulator::runConvolution(const kiln_rt_kernel_library *library,
+                                       const kiln_rt_convolution *g, void **state,
+                                       const float *input, const float *weight,
+                                       const float *bias, const float *scale,
+                                       const float *shift, const float *residual,
+                                       float *output) {
   const auto &self = *reinterpret_cast<const Installed *>(library)->self;
   const Call call = self.begin("convolution", reinterpret_cast<const int64_t *>(g),
                                KILN_RT_CONVOLUTION_FIELDS, state);

@@ -40,9 +40,6 @@ namespace {
 constexpr const char *kBoardHostCpu = "cortex-a72";
 constexpr const char *kBoardTriple = "aarch64-unknown-linux-gnu";
 constexpr const char *kKernelLibrary = "aie";
-/// Where the artifact keeps the host code and the plan.
-constexpr const char *kHostSection = "kiln_host";
-constexpr const char *kPlanSection = "kiln_aie_plan";
 
 bool isBoardHost(const std::string &cpu) { return cpu == kBoardHostCpu; }
 
@@ -144,10 +141,10 @@ public:
     std::vector<acap::XclbinSection> sections;
     sections.push_back({acap::XclbinSectionKind::BuildMetadata, "build_metadata",
                         buildMetadata(machine, plan)});
-    sections.push_back({acap::XclbinSectionKind::SoftKernel, kHostSection,
-                        acap::softKernelSection(kHostSection, compilerBuildId(),
+    sections.push_back({acap::XclbinSectionKind::SoftKernel, aie::kHostSection,
+                        acap::softKernelSection(aie::kHostSection, compilerBuildId(),
                                                 "kiln_invoke", host)});
-    sections.push_back({acap::XclbinSectionKind::UserMetadata, kPlanSection,
+    sections.push_back({acap::XclbinSectionKind::UserMetadata, aie::kPlanSection,
                         plan.SerializeAsString()});
     return acap::writeXclbin(absl::StrCat("kiln:acap:", array->name(), ":1"),
                              sections);

@@ -111,32 +111,4 @@ std::string softKernelSection(std::string_view name, std::string_view version,
   return out;
 }
 
-std::optional<std::string_view> findXclbinSection(std::string_view xclbin,
-                                                  XclbinSectionKind kind,
-                                                  std::string_view name) {
-  axlf top;
-  const size_t fixed = offsetof(axlf, m_sections);
-  if (xclbin.size() < fixed)
-    return std::nullopt;
-  std::memcpy(&top, xclbin.data(), fixed);
-  if (std::memcmp(top.m_magic, "xclbin2", 8) != 0)
-    return std::nullopt;
-  const uint64_t count = top.m_header.m_numSections;
-  if (count > (xclbin.size() - fixed) / sizeof(axlf_section_header))
-    return std::nullopt;
-  for (uint64_t i = 0; i < count; ++i) {
-    axlf_section_header h;
-    std::memcpy(&h, xclbin.data() + fixed + i * sizeof h, sizeof h);
-    std::string_view hName(h.m_sectionName,
-                           strnlen(h.m_sectionName, sizeof h.m_sectionName));
-    if (h.m_sectionKind != uint32_t(kind) || hName != name)
-      continue;
-    if (h.m_sectionOffset > xclbin.size() ||
-        h.m_sectionSize > xclbin.size() - h.m_sectionOffset)
-      return std::nullopt;
-    return xclbin.substr(h.m_sectionOffset, h.m_sectionSize);
-  }
-  return std::nullopt;
-}
-
 } // namespace kiln::compiler::acap

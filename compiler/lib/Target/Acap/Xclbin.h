@@ -1,6 +1,6 @@
 //===- Xclbin.h - Xilinx xclbin (axlf) containers -------------------------===//
 //
-// This file declares the writer (and a reader) of the acap target's artifact: an xclbin
+// This file declares the writer of the acap target's artifact: an xclbin
 // container in the axlf layout of XRT's xclbin.h, the format xclbinutil
 // builds and XRT loads. Kiln writes it itself because Debian 12 ships
 // xclbinutil as a wrapper without the program (docs/devices/acap.md).
@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,11 +40,5 @@ std::string writeXclbin(std::string_view platform,
 /// strings (name, version, MD5 of the image, entry symbol) and `image`.
 std::string softKernelSection(std::string_view name, std::string_view version,
                               std::string_view symbol, std::string_view image);
-
-/// The body of the first section of `kind` named `name` in `xclbin`, or
-/// nullopt when it has none or is not a well-formed axlf container.
-std::optional<std::string_view> findXclbinSection(std::string_view xclbin,
-                                                  XclbinSectionKind kind,
-                                                  std::string_view name);
 
 } // namespace kiln::compiler::acap

@@ -28,6 +28,10 @@ inline constexpr std::string_view kDefaultArray = "aie-ml-304";
 /// What the array computes in: operands rounded to bfloat16, products
 /// accumulated in f32, the epilogue in f32.
 inline constexpr std::string_view kNumericType = "bf16*bf16+f32";
+/// The acap artifact's sections (an xclbin): the host code (SOFT_KERNEL)
+/// and the plan (USER_METADATA).
+inline constexpr const char *kHostSection = "kiln_host";
+inline constexpr const char *kPlanSection = "kiln_aie_plan";
 
 /// The array called `name`, or null.
 const v1::AieArray *lookupArray(std::string_view name);
@@ -41,7 +45,8 @@ struct SiteProducts {
   int64_t problems = 0, m = 0, n = 0, k = 0;
   bool hasResidual = false;
 };
-/// INVALID_ARGUMENT naming the field for a malformed geometry.
+/// INVALID_ARGUMENT naming the field for a malformed geometry, or one past
+/// Kiln's bounds (2^20 per extent, 2^50 MACs).
 absl::StatusOr<SiteProducts> siteProducts(std::string_view kind,
                                           std::span<const int64_t> geometry);
 
@@ -59,7 +64,8 @@ int64_t siteCycles(const SiteProducts &products, const v1::AieSite &site,
 
 /// OK when every site of `plan` fits `array` (which must be the plan's
 /// array): tiles in range and not shared, data memory and DMA channels per
-/// tile. FAILED_PRECONDITION naming the site and the limit otherwise.
+/// tile. FAILED_PRECONDITION naming the site and the limit otherwise;
+/// INVALID_ARGUMENT for a site that is malformed (geometry, block, cycles).
 absl::Status checkPlanFits(const v1::AiePlan &plan, const v1::AieArray &array);
 
 } // namespace kiln::aie

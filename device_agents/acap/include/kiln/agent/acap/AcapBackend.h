@@ -9,6 +9,7 @@
 #pragma once
 
 #include "kiln/agent/DeviceBackend.h"
+#include "kiln/common/AieArray.h"
 
 #include <memory>
 #include <string>
@@ -19,7 +20,7 @@ struct AcapBackendConfig {
   /// Serve one simulated array, not boards.
   bool simulate = false;
   /// The simulated array (kiln/common/AieArray.h).
-  std::string array = "aie-ml-304";
+  std::string array = std::string(aie::kDefaultArray);
   /// Host threads that stand in for the array's tiles.
   int threads = 1;
   /// Run every call a second time in f32 for the numeric_error counter.
@@ -36,20 +37,25 @@ public:
   std::string_view kind() const override { return "acap"; }
 
   /// Simulated: properties simulated=true, simulator, array, tiles,
-  /// host_cpu (what kilnd compiles the host code for), host_triple,
-  /// numeric_type, clock_hz. Boards: name and bdf as XRT reports them.
+  /// host_cpu (what kilnd compiles the host code for), host_arch,
+  /// numeric_type, clock_hz, threads, counters, kernel_libraries=aie.
+  /// Boards: xrt_index, array, simulated=false, kernel_libraries=aie and
+  /// host_cpu=cortex-a72 (the agent runs on the board's Arm cores).
   absl::StatusOr<std::vector<v1::Device>> describeDevices() override;
 
-  /// FAILED_PRECONDITION for an artifact that is not an xclbin, host code
+  /// FAILED_PRECONDITION for a manifest format other than xclbin, host code
   /// for another machine or CPU, a plan that does not fit the array, or
-  /// (boards) an xclbin without AI Engine kernels; INVALID_ARGUMENT when
-  /// XRT cannot read it or its host code does not load.
+  /// (boards) an xclbin without AI Engine kernels; INVALID_ARGUMENT when the
+  /// file is not a well-formed acap xclbin, XRT cannot read it, or its host
+  /// code does not load or lacks the entry symbol.
   absl::StatusOr<std::shared_ptr<LoadedExecutable>>
   loadExecutable(const v1::ExecutableRecord &record,
                  const std::filesystem::path &artifactPath) override;
 
   /// Counters: estimated_cycles (the plan's, for every call made) and, with
   /// numericCheck, numeric_error against the same run in f32.
+  /// INVALID_ARGUMENT when the host code makes a call its plan lacks (an
+  /// inconsistent artifact) or the simulator fails one.
   absl::StatusOr<v1::DeviceCounters>
   run(LoadedExecutable &executable, const CallBuffers &buffers) override;
 

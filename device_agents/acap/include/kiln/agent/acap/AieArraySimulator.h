@@ -16,7 +16,9 @@
 #include "kiln_rt_kernels.h"
 
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace kiln::agent::acap {
 
@@ -69,6 +71,19 @@ private:
                      const float *a, const float *b, const float *bias,
                      const float *scale, const float *shift,
                      const float *residual, float *c);
+  /// The calls' work, which convolution and matmul run with every
+  /// exception turned into the run's error.
+  static void runConvolution(const kiln_rt_kernel_library *library,
+                             const kiln_rt_convolution *geometry, void **state,
+                             const float *input, const float *weight,
+                             const float *bias, const float *scale,
+                             const float *shift, const float *residual,
+                             float *output);
+  static void runMatmul(const kiln_rt_kernel_library *library,
+                        const kiln_rt_matmul *geometry, void **state,
+                        const float *a, const float *b, const float *bias,
+                        const float *scale, const float *shift,
+                        const float *residual, float *c);
   /// One call: its site (null when the plan has none) and whether it
   /// computes in f32 (a reference run) or in the array's type.
   struct Call {
@@ -88,6 +103,9 @@ private:
   v1::AiePlan sitePlan;
   int threads;
   Installed installed;
+  /// Which plan sites a call site is bound to (siteFor).
+  mutable std::mutex bindMutex;
+  mutable std::vector<bool> bound; // guarded by bindMutex
 };
 
 } // namespace kiln::agent::acap
