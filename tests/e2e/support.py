@@ -187,6 +187,15 @@ def assert_serving(client: kiln.Client) -> None:
 WAIT_S = 60.0
 
 
+def assert_within_range(out, ref, tol: float) -> float:
+    """max |out - ref| <= tol * max |ref| (a device computing in a narrower
+    type than f32); returns the error."""
+    error = (out - ref).abs().max().item()
+    scale = ref.abs().max().item()
+    assert error <= tol * scale, f"max |kiln - eager| {error:.3g} > {tol} * {scale:.3g}"
+    return error
+
+
 def kilnd_with_local_agents(work: pathlib.Path, name: str, agents: str, kind: str,
                             env: dict[str, str] | None = None) -> "Kilnd":
     """kilnd with local agents `agents` ("cpu,acap"; their KILN_AGENT_*

@@ -25,7 +25,7 @@ import torchvision
 
 import kiln
 from kiln.errors import FailedPreconditionError
-from support import Agent, build_dir, kilnd_with_local_agents
+from support import Agent, assert_within_range, build_dir, kilnd_with_local_agents
 from test_e2e_cli import run_kiln
 
 #: bfloat16 keeps 8 bits of each operand (2^-9 relative rounding); with f32
@@ -71,10 +71,7 @@ class SmallCnn(nn.Module):
 
 
 def assert_close_in_bf16(out: torch.Tensor, ref: torch.Tensor) -> float:
-    error = (out - ref).abs().max().item()
-    scale = ref.abs().max().item()
-    assert error <= BF16_TOL * scale, f"max |kiln - eager| {error:.3g} > {BF16_TOL} * {scale:.3g}"
-    return error
+    return assert_within_range(out, ref, BF16_TOL)
 
 
 def test_the_simulated_array_registers_as_simulated(client, acap_kilnd):

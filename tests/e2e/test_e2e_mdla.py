@@ -23,7 +23,8 @@ import torchvision
 
 import kiln
 from kiln.errors import UnimplementedError
-from support import Agent, Kilnd, build_dir, kilnd_with_local_agents, wait_until
+from support import (Agent, Kilnd, assert_within_range, build_dir, kilnd_with_local_agents,
+                     wait_until)
 from test_e2e_cli import run_kiln
 
 #: 16-bit fixed point with a power-of-two scale per layer keeps about 2^-15
@@ -70,10 +71,7 @@ class SmallCnn(nn.Module):
 
 
 def assert_close_in_q16(out: torch.Tensor, ref: torch.Tensor) -> float:
-    error = (out - ref).abs().max().item()
-    scale = ref.abs().max().item()
-    assert error <= Q16_TOL * scale, f"max |kiln - eager| {error:.3g} > {Q16_TOL} * {scale:.3g}"
-    return error
+    return assert_within_range(out, ref, Q16_TOL)
 
 
 def test_the_simulated_mdla_registers_as_simulated(client, mdla_kilnd):

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/acap/AcapArtifact.h"
 #include "kiln/common/AieArray.h"
+#include "kiln/common/AtomicFile.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -24,15 +25,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   int fd = ::memfd_create("fuzz-xclbin", MFD_CLOEXEC);
   if (fd < 0)
     return 0;
-  size_t written = 0;
-  while (written < size) {
-    ssize_t n = ::write(fd, data + written, size - written);
-    if (n <= 0)
-      break;
-    written += size_t(n);
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  if (!writeAll(fd, std::string_view(reinterpret_cast<const char *>(data), size), path)
+           .ok()) {
+    ::close(fd);
+    return 0;
   }
-  auto artifact =
-      agent::acap::readAcapArtifact("/proc/self/fd/" + std::to_string(fd));
+  auto artifact = agent::acap::readAcapArtifact(path);
   ::close(fd);
   if (!artifact.ok())
     return 0;

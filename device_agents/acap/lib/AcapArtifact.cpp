@@ -2,6 +2,7 @@
 #include "kiln/agent/acap/AcapArtifact.h"
 
 #include "kiln/common/AieArray.h"
+#include "kiln/common/AtomicFile.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -9,12 +10,10 @@
 
 #include <cstddef>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <limits>
-#include <vector>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace kiln::agent::acap {
 namespace {
@@ -22,24 +21,11 @@ namespace {
 using aie::kHostSection;
 using aie::kPlanSection;
 
-/// The body of the section of `kind` named `name` in `top`, whose file is
-/// `size` bytes; nullopt when there is none or it lies outside the file.
-std::optional<std::string_view> section(const axlf &top, uint64_t size,
-                                        axlf_section_kind kind,
-                                        std::string_view name) {
-  for (uint32_t i = 0; i < top.m_header.m_numSections; ++i) {
-    const axlf_section_header &h = top.m_sections[i];
-    std::string_view hName(h.m_sectionName,
-                           strnlen(h.m_sectionName, sizeof h.m_sectionName));
-    if (h.m_sectionKind != kind || hName != name)
-      continue;
-    if (h.m_sectionOffset > size || h.m_sectionSize > size - h.m_sectionOffset)
-      return std::nullopt;
-    return std::string_view(reinterpret_cast<const char *>(&top) + h.m_sectionOffset,
-                            h.m_sectionSize);
-  }
-  return std::nullopt;
-}
+/// One section of a checked container: its kind, name and body.
+struct Section {
+  uint32_t kind;
+  std::string_view name, body;
+};
 
 /// A string at offset `at` of a section body, or nullopt past its end.
 std::optional<std::string> sectionString(std::string_view body, uint32_t at) {
@@ -56,11 +42,12 @@ absl::Status malformed(const std::filesystem::path &path, std::string_view why) 
       "acap artifact '", path.string(), "': ", std::string(why)));
 }
 
-/// OK when `bytes` is an axlf container whose header and section table
-/// fit it and whose sections are the kinds Kiln writes. XRT 2.13 trusts the
-/// header: it copies m_length bytes whatever the file's size, and parses
-/// sections it knows by their own counts; so nothing reaches it unchecked.
-absl::Status checkContainer(const std::vector<char> &bytes) {
+/// The sections of `bytes`, an axlf container whose header and section
+/// table must fit it and whose sections must be the kinds Kiln writes.
+/// XRT 2.13 trusts the header: it copies m_length bytes whatever the file's
+/// size, and parses sections it knows by their own counts; so nothing
+/// reaches it unchecked.
+absl::StatusOr<std::vector<Section>> sectionsOf(std::string_view bytes) {
   const uint64_t size = bytes.size();
   if (size < sizeof(axlf))
     return absl::InvalidArgumentError(absl::StrCat(
@@ -75,6 +62,7 @@ absl::Status checkContainer(const std::vector<char> &bytes) {
     return absl::InvalidArgumentError(absl::StrCat(
         "its header says ", top.m_header.m_length, " bytes and ", count,
         " sections, the file has ", size, " bytes"));
+  std::vector<Section> sections;
   for (uint64_t i = 0; i < count; ++i) {
     axlf_section_header h;
     std::memcpy(&h, bytes.data() + offsetof(axlf, m_sections) + i * sizeof h, sizeof h);
@@ -86,39 +74,48 @@ absl::Status checkContainer(const std::vector<char> &bytes) {
       return absl::InvalidArgumentError(absl::StrCat(
           "its section ", i, " is of kind ", h.m_sectionKind,
           ", which Kiln's acap target does not write"));
+    size_t nameLength = strnlen(h.m_sectionName, sizeof h.m_sectionName);
+    sections.push_back(
+        {h.m_sectionKind,
+         bytes.substr(offsetof(axlf, m_sections) + i * sizeof h +
+                          offsetof(axlf_section_header, m_sectionName),
+                      nameLength),
+         bytes.substr(h.m_sectionOffset, h.m_sectionSize)});
   }
-  return absl::OkStatus();
+  return sections;
+}
+
+/// The body of the section of `kind` named `name`, or nullopt.
+std::optional<std::string_view> find(const std::vector<Section> &sections,
+                                     uint32_t kind, std::string_view name) {
+  for (const Section &section : sections)
+    if (section.kind == kind && section.name == name)
+      return section.body;
+  return std::nullopt;
 }
 
 } // namespace
 
 absl::StatusOr<AcapArtifact> readAcapArtifact(const std::filesystem::path &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return malformed(path, "cannot open it");
-  std::vector<char> bytes((std::istreambuf_iterator<char>(file)),
-                          std::istreambuf_iterator<char>());
-  if (absl::Status valid = checkContainer(bytes); !valid.ok())
-    return malformed(path, std::string(valid.message()));
-  // XRT parses its own copy of the checked bytes.
-  std::optional<xrt::xclbin> xclbin;
+  absl::StatusOr<std::string> bytes = readWholeFile(path);
+  if (!bytes.ok())
+    return malformed(path, absl::StrCat("cannot read it (", bytes.status().message(), ")"));
+  absl::StatusOr<std::vector<Section>> sections = sectionsOf(*bytes);
+  if (!sections.ok())
+    return malformed(path, std::string(sections.status().message()));
+  // XRT reads its own copy of the checked bytes: the container as a board
+  // would load it.
+  AcapArtifact artifact;
   try {
-    xclbin.emplace(bytes);
+    xrt::xclbin xclbin(std::vector<char>(bytes->begin(), bytes->end()));
+    artifact.uuid = xclbin.get_uuid().to_string();
+    artifact.platform = xclbin.get_xsa_name();
   } catch (const std::exception &e) {
     return malformed(path, absl::StrCat("XRT cannot read it as an xclbin (",
                                         e.what(), ")"));
   }
-  AcapArtifact artifact;
-  const axlf *top = nullptr;
-  try {
-    artifact.uuid = xclbin->get_uuid().to_string();
-    artifact.platform = xclbin->get_xsa_name();
-    top = xclbin->get_axlf();
-  } catch (const std::exception &e) {
-    return malformed(path, absl::StrCat("XRT cannot read its header (", e.what(), ")"));
-  }
-  const uint64_t size = bytes.size();
-  std::optional<std::string_view> host = section(*top, size, SOFT_KERNEL, kHostSection);
+
+  std::optional<std::string_view> host = find(*sections, SOFT_KERNEL, kHostSection);
   if (!host)
     return malformed(path, absl::StrCat("no SOFT_KERNEL section '", kHostSection,
                                         "' (the host code)"));
@@ -135,7 +132,7 @@ absl::StatusOr<AcapArtifact> readAcapArtifact(const std::filesystem::path &path)
     return malformed(path, "its host code section names no entry symbol");
   artifact.hostSymbol = *symbol;
 
-  std::optional<std::string_view> plan = section(*top, size, USER_METADATA, kPlanSection);
+  std::optional<std::string_view> plan = find(*sections, USER_METADATA, kPlanSection);
   if (!plan)
     return malformed(path, absl::StrCat("no USER_METADATA section '", kPlanSection,
                                         "' (the AI Engine plan)"));

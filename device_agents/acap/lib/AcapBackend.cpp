@@ -3,9 +3,11 @@
 
 #include "kiln/agent/acap/AcapArtifact.h"
 #include "kiln/agent/acap/AieArraySimulator.h"
+#include "kiln/agent/HostCode.h"
 #include "kiln/agent/NumericError.h"
 #include "kiln/common/AgentProtocol.h"
 #include "kiln/common/AieArray.h"
+#include "kiln/common/AtomicFile.h"
 #include "kiln/common/CpuModel.h"
 #include "kiln/common/Status.h"
 #include "kiln/common/TensorTypes.h"
@@ -20,7 +22,6 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <sys/mman.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 namespace kiln::agent::acap {
@@ -34,16 +35,6 @@ constexpr const char *kBoardHostCpu = "cortex-a72";
 
 constexpr const char *kSimulator =
     "Kiln's functional model of an AIE-ML array (not AMD's aiesimulator)";
-
-std::string hostArch() {
-  struct utsname name {};
-  return ::uname(&name) == 0 ? name.machine : "unknown";
-}
-
-std::string dlerrorText() {
-  const char *error = ::dlerror();
-  return error ? error : "unknown dynamic loader error";
-}
 
 /// The host code of a loaded artifact, the simulator it calls, and what run
 /// needs to know of its outputs.
@@ -76,15 +67,8 @@ absl::Status loadHostCode(const std::string &image, AcapExecutable &exe) {
     return absl::InternalError(
         absl::StrCat("memfd_create for the host code: ", std::strerror(errno)));
   exe.file = fd;
-  size_t written = 0;
-  while (written < image.size()) {
-    ssize_t n = ::write(fd, image.data() + written, image.size() - written);
-    if (n <= 0)
-      return absl::InternalError(absl::StrCat(
-          "cannot write the host code to a memfd: ", std::strerror(errno)));
-    written += size_t(n);
-  }
   std::string path = absl::StrCat("/proc/self/fd/", fd);
+  RETURN_IF_ERROR(writeAll(fd, image, path));
   ::dlerror();
   exe.handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!exe.handle)
@@ -113,13 +97,11 @@ std::string simulatedHostCpu() {
 
 /// OK when this machine can run host code compiled for `manifest`.
 absl::Status checkHostCode(const v1::ExecutableManifest &manifest) {
-  std::string arch = manifest.triple().substr(0, manifest.triple().find('-'));
-  std::string host = hostArch();
-  if (arch != host)
+  if (!tripleRunsHere(manifest.triple()))
     return absl::FailedPreconditionError(absl::StrCat(
         "the executable's host code is for ", manifest.triple(),
         " (CPU '", manifest.cpu(), "'), but this simulated array runs host "
-        "code on this machine (", host, ", CPU '", hostCpuModel().name,
+        "code on this machine (", hostArch(), ", CPU '", hostCpuModel().name,
         "'): compile with options.acap.host_cpu '", simulatedHostCpu(),
         "' (kilnd does when every connected acap device reports that host_cpu)"));
   std::vector<std::string> missing =

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/cpu/CpuBackend.h"
 
+#include "kiln/agent/HostCode.h"
 #include "kiln/common/AgentProtocol.h"
 
 #include "absl/strings/ascii.h"
@@ -18,7 +19,6 @@
 
 #include <dlfcn.h>
 #include <fstream>
-#include <sys/utsname.h>
 #include <thread>
 #include <unistd.h>
 
@@ -73,13 +73,6 @@ installKernelLibrary(void *handle, const std::string &library, int threads) {
   return kernels;
 }
 
-std::string hostArch() {
-  struct utsname name {};
-  if (::uname(&name) != 0)
-    return "unknown";
-  return name.machine;
-}
-
 /// The value of the first /proc/cpuinfo line starting with `key`, or "".
 std::string cpuinfoField(absl::string_view key) {
   std::ifstream cpuinfo("/proc/cpuinfo");
@@ -94,11 +87,6 @@ std::string cpuinfoField(absl::string_view key) {
       return std::string(absl::StripAsciiWhitespace(view.substr(colon + 1)));
   }
   return "";
-}
-
-std::string dlerrorText() {
-  const char *error = ::dlerror();
-  return error ? error : "unknown dynamic loader error";
 }
 
 /// OK when `path` starts with the ELF magic; a clear error otherwise.
@@ -171,14 +159,10 @@ CpuBackend::loadExecutable(const v1::ExecutableRecord &record,
     return absl::FailedPreconditionError(
         absl::StrCat("the cpu agent loads 'elf-shared-object' artifacts, not '",
                      manifest.format(), "'"));
-  if (!manifest.triple().empty()) {
-    std::string arch = manifest.triple().substr(0, manifest.triple().find('-'));
-    std::string host = hostArch();
-    if (arch != host && !(arch == "arm64" && host == "aarch64"))
-      return absl::FailedPreconditionError(
-          absl::StrCat("artifact was built for '", manifest.triple(),
-                       "' but this host is ", host));
-  }
+  if (!manifest.triple().empty() && !tripleRunsHere(manifest.triple()))
+    return absl::FailedPreconditionError(
+        absl::StrCat("artifact was built for '", manifest.triple(),
+                     "' but this host is ", hostArch()));
   std::vector<std::string> missing =
       missingFeatures(parseFeatureList(manifest.features()), cpu.features);
   if (!missing.empty())

@@ -29,6 +29,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "google/protobuf/text_format.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
@@ -180,19 +181,14 @@ private:
         llvm::Triple(machine.triple).getArch() == llvm::Triple::x86_64 ? "#"
                                                                         : "//";
     std::string out = absl::StrCat(mark, " AI Engine plan (kiln.v1.AiePlan)\n");
-    size_t start = 0;
-    while (start < text.size()) {
-      size_t end = text.find('\n', start);
-      if (end == std::string::npos)
-        end = text.size();
-      absl::StrAppend(&out, mark, " ", text.substr(start, end - start), "\n");
-      start = end + 1;
-    }
+    for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty()))
+      absl::StrAppend(&out, mark, " ", line, "\n");
     return out;
   }
 
   /// BUILD_METADATA: what built the file, in the JSON shape xclbinutil's
-  /// reports read.
+  /// reports read. Every value is a name Kiln made (build id, LLVM triple
+  /// and CPU, array), none needing JSON escapes.
   static std::string buildMetadata(const MachineSpec &machine,
                                    const v1::AiePlan &plan) {
     return absl::StrCat(

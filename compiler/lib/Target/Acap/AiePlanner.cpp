@@ -59,14 +59,16 @@ bool chooseBlock(const aie::SiteProducts &p, const v1::AieArray &array,
 /// interface tile's DDR channels can bound a site, so one more tile may
 /// gain nothing until the site reaches the next column.
 std::vector<int64_t> shareTiles(const std::vector<aie::SiteProducts> &products,
-                                const std::vector<v1::AieSite *> &sites,
+                                const v1::AiePlan &plan,
                                 const std::vector<int64_t> &blocks,
                                 const v1::AieArray &array, int64_t extra) {
-  const size_t n = sites.size();
+  const size_t n = products.size();
   std::vector<int64_t> tiles(n, 1), cycles(n);
+  // Copies whose tiles the search varies; the plan's sites stay as they are.
+  std::vector<v1::AieSite> trials(plan.sites().begin(), plan.sites().end());
   auto cyclesWith = [&](size_t i, int64_t count) {
-    sites[i]->set_tiles(int32_t(count));
-    return aie::siteCycles(products[i], *sites[i], array);
+    trials[i].set_tiles(int32_t(count));
+    return aie::siteCycles(products[i], trials[i], array);
   };
   for (size_t i = 0; i < n; ++i)
     cycles[i] = cyclesWith(i, 1);
@@ -149,10 +151,7 @@ absl::StatusOr<v1::AiePlan> planSites(const std::vector<KernelSite> &sites,
     products.push_back(p);
   }
 
-  std::vector<v1::AieSite *> placed;
-  for (v1::AieSite &site : *plan.mutable_sites())
-    placed.push_back(&site);
-  std::vector<int64_t> shares = shareTiles(products, placed, blocks, array,
+  std::vector<int64_t> shares = shareTiles(products, plan, blocks, array,
                                            available - int64_t(sites.size()));
   int64_t next = 0, cycles = 0;
   for (int i = 0; i < plan.sites_size(); ++i) {
