@@ -74,6 +74,35 @@ TEST(MdlaProgramTest, RefusesUndefinedNamesNonF32InputsAndGarbage) {
   auto c = MdlaProgram::parse(std::string(100, '\x7f'));
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument);
+
+  // An int64 shape read as a tensor, or returned as one (found by
+  // fuzz_mdla_model: the evaluator looked it up among the tensors and threw).
+  OnnxBuilder shapeAsTensor;
+  shapeAsTensor.input("x", {4});
+  shapeAsTensor.shape("s", {4});
+  shapeAsTensor.node("Relu", {"s"}, "y");
+  shapeAsTensor.output("y", {4});
+  auto d = MdlaProgram::parse(shapeAsTensor.bytes());
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("reads 's', an int64 shape, as an f32 tensor"),
+            std::string::npos) << d.status();
+  OnnxBuilder shapeOut;
+  shapeOut.input("x", {4});
+  shapeOut.shape("s", {4});
+  shapeOut.node("Relu", {"x"}, "y");
+  shapeOut.output("y", {4});
+  shapeOut.output("s", {1});
+  auto e = MdlaProgram::parse(shapeOut.bytes());
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("graph output 's' is an int64 shape"),
+            std::string::npos) << e.status();
+  // Reshape's second input is where a shape belongs.
+  OnnxBuilder reshape;
+  reshape.input("x", {2, 2});
+  reshape.shape("s", {4});
+  reshape.node("Reshape", {"x", "s"}, "y");
+  reshape.output("y", {4});
+  EXPECT_TRUE(MdlaProgram::parse(reshape.bytes()).ok());
 }
 
 TEST(MdlaProgramTest, BindWeightsMakesThemInitializers) {

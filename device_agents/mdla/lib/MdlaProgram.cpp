@@ -211,6 +211,12 @@ absl::StatusOr<MdlaProgram> MdlaProgram::parse(std::string_view onnxBytes) {
         return absl::InvalidArgumentError(absl::StrCat(
             "layer '", layer.name, "' (", layer.op, ") reads '", input,
             "', which nothing before it defines"));
+      // A 1-d int64 initializer is a shape: only Reshape's second input.
+      const bool shapeSlot = layer.op == "Reshape" && layer.inputs.size() == 1;
+      if (program.shapeTensors.count(input) && !shapeSlot)
+        return absl::InvalidArgumentError(absl::StrCat(
+            "layer '", layer.name, "' (", layer.op, ") reads '", input,
+            "', an int64 shape, as an f32 tensor"));
       layer.inputs.push_back(input);
     }
     layer.outputs.assign(node.output().begin(), node.output().end());
@@ -237,6 +243,9 @@ absl::StatusOr<MdlaProgram> MdlaProgram::parse(std::string_view onnxBytes) {
   if (graph.output_size() == 0)
     return absl::InvalidArgumentError("the ONNX model has no outputs");
   for (const onnx::ValueInfoProto &output : graph.output()) {
+    if (program.shapeTensors.count(output.name()))
+      return absl::InvalidArgumentError(absl::StrCat(
+          "graph output '", output.name(), "' is an int64 shape, not an f32 tensor"));
     auto shape = staticShape(output);
     if (!shape.ok())
       return absl::InvalidArgumentError(
