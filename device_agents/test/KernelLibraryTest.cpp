@@ -270,16 +270,19 @@ protected:
                            scale, shift, residual);
     double terms = double(c.g.in_channels / c.g.groups) * c.g.kernel[0] *
                    c.g.kernel[1] * c.g.kernel[2];
-    // Twice: the second call reuses what the first prepared.
-    for (int call = 0; call < 2; ++call) {
+    // Twice without parameter serials, then twice with (the weights
+    // prepacked, a batch norm folded into them): the second call of each
+    // reuses what the first prepared.
+    uint64_t serials[] = {21, 22, 23, 24};
+    for (int call = 0; call < 4; ++call) {
       std::fill(y.begin(), y.end(), NAN);
       void *parameters[] = {w.data(), b.data(), scale.data(), shift.data()};
       void *inputs[] = {x.data(), residual.data()};
       void *outputs[] = {y.data()};
-      ASSERT_TRUE(kernel.backend
-                      ->run(*kernel.executable,
-                            CallBuffers{parameters, inputs, outputs})
-                      .ok());
+      CallBuffers buffers{parameters, inputs, outputs};
+      if (call >= 2)
+        buffers.parameterSerials = serials;
+      ASSERT_TRUE(kernel.backend->run(*kernel.executable, buffers).ok());
       for (size_t i = 0; i < y.size(); ++i)
         ASSERT_NEAR(y[i], expected[i], 1e-5 * (terms + 1))
             << "element " << i << " of call " << call;
@@ -544,6 +547,55 @@ TEST_F(KernelLibraryTest, WeightsAreReorderedOncePerParameterSerial) {
   std::fill(w.begin(), w.end(), 0.125f);
   std::vector<double> third = expected();
   EXPECT_NEAR(run({})[interior], third[interior], 1e-3);
+}
+
+TEST_F(KernelLibraryTest, BatchNormFoldsIntoWeightParameters) {
+  // With the weights a parameter, a batch norm's scale and shift fold into
+  // them and the bias (oneDNN's AVX2 binary post-ops cost 2-4x a 1x1
+  // convolution). The folded copy is kept for the same serial and the same
+  // scale, shift and bias values, and made again when any of them changes.
+  Convolution c = withEpilogue(
+      convolution(1, 16, 24, 1, true, {10, 10}, {1, 1}, 1, 0, 1),
+      {1, 1, KILN_RT_ACTIVATION_HARDSWISH});
+  std::mt19937 random(11);
+  std::vector<float> x = randomFloats(c.inputSize(), random),
+                     w = randomFloats(c.weightSize(), random),
+                     b = randomFloats(c.g.out_channels, random),
+                     scale = randomFloats(c.g.out_channels, random),
+                     shift = randomFloats(c.g.out_channels, random),
+                     residual = randomFloats(c.outputSize(), random),
+                     y(c.outputSize());
+  onednn::ConvolutionSite site(c.g);
+  int64_t spatial = c.g.output[0] * c.g.output[1];
+  auto runAndCheck = [&](uint64_t serial, const char *what) {
+    void *parameters[] = {w.data()};
+    uint64_t serials[] = {serial};
+    onednn::setCallParameters(parameters, serials);
+    std::fill(y.begin(), y.end(), NAN);
+    site.run(2, x.data(), w.data(), b.data(),
+             {scale.data(), shift.data(), residual.data()}, y.data());
+    onednn::setCallParameters({}, {});
+    std::vector<double> expected = referenceConvolution(c.g, x, w, b);
+    applyReferenceEpilogue(c.g.epilogue, expected, c.g.out_channels, spatial,
+                           scale, shift, residual);
+    for (size_t i = 0; i < y.size(); ++i)
+      ASSERT_NEAR(y[i], expected[i], 1e-4) << what << ", element " << i;
+  };
+  runAndCheck(5, "first fold");
+  EXPECT_THAT(site.implementation(), Not(StartsWith("ref")));
+  runAndCheck(5, "kept fold");
+  scale[3] = -2.0f;
+  runAndCheck(5, "a new scale");
+  shift[0] = 7.0f;
+  runAndCheck(5, "a new shift");
+  b[c.g.out_channels - 1] = 3.0f;
+  runAndCheck(5, "a new bias");
+  std::fill(w.begin(), w.end(), 0.5f);
+  runAndCheck(6, "new weights");
+  // Without a serial the weights are an activation: nothing is folded or
+  // kept, and the scale and shift are post-ops.
+  std::fill(w.begin(), w.end(), -0.25f);
+  runAndCheck(0, "unnamed weights");
 }
 
 TEST_F(KernelLibraryTest, TwoLoadsOfOneArtifactShareItsKernelLibrary) {

@@ -3,11 +3,14 @@
 // This file implements ConvolutionSite: a forward f32 convolution of dense
 // row-major tensors through a oneDNN primitive, with the reorders to and
 // from the blocked layouts oneDNN's fastest kernels use, weights kept
-// reordered per parameter, the site's epilogue as post-ops, and a direct
+// reordered per parameter, the site's epilogue as post-ops (a batch norm's
+// scale and shift folded into weight parameters instead), and a direct
 // loop for a geometry oneDNN refuses.
 //
 //===----------------------------------------------------------------------===//
 #include "OneDnnSites.h"
+
+#include "OneDnnFolding.h"
 
 #include <spdlog/spdlog.h>
 
@@ -73,9 +76,22 @@ void directConvolution(const kiln_rt_convolution &g, const float *input,
     }
 }
 
+/// The epilogue a primitive applies: without the scale and shift when they
+/// are folded into its weights and bias.
+kiln_rt_epilogue primitiveEpilogue(const kiln_rt_convolution &g,
+                                   bool foldScaleShift) {
+  kiln_rt_epilogue epilogue = g.epilogue;
+  if (foldScaleShift)
+    epilogue.has_scale_shift = 0;
+  return epilogue;
+}
+
 } // namespace
 
 /// The primitive and the layouts it chose; the artifact's own descs first.
+/// With `foldScaleShift`, the epilogue's scale and shift are left to the
+/// weights and bias (ScaleFoldedWeights), and the primitive always takes a
+/// bias.
 struct ConvolutionSite::Primitive {
   dnnl::convolution_forward convolution;
   memory::desc src, weights, bias, dst;       // the artifact's
@@ -87,9 +103,9 @@ struct ConvolutionSite::Primitive {
   EpiloguePostOps post;
   std::string implementation; // oneDNN's name for the kernel it chose
 
-  explicit Primitive(const kiln_rt_convolution &g)
-      : post(g.epilogue, g.spatial_rank + 2, /*channelDim=*/1,
-             g.out_channels) {
+  Primitive(const kiln_rt_convolution &g, bool foldScaleShift)
+      : post(primitiveEpilogue(g, foldScaleShift), g.spatial_rank + 2,
+             /*channelDim=*/1, g.out_channels) {
     int64_t spatial = g.spatial_rank;
     bool grouped = g.groups > 1;
     memory::dims srcDims = {g.batch, g.in_channels};
@@ -114,7 +130,7 @@ struct ConvolutionSite::Primitive {
     src = memory::desc(srcDims, f32, dataTag(spatial));
     dst = memory::desc(dstDims, f32, dataTag(spatial));
     weights = memory::desc(weightDims, f32, weightTag(spatial, grouped));
-    if (g.has_bias)
+    if (g.has_bias || foldScaleShift)
       bias = memory::desc({g.out_channels}, f32, Tag::x);
     dnnl::convolution_forward::desc desc(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
@@ -151,7 +167,7 @@ struct ConvolutionSite::Primitive {
 ConvolutionSite::ConvolutionSite(const kiln_rt_convolution &geometry)
     : geometry(geometry) {
   try {
-    primitive = std::make_unique<Primitive>(geometry);
+    primitive = std::make_unique<Primitive>(geometry, /*foldScaleShift=*/false);
   } catch (const std::exception &error) {
     failed = true;
     spdlog::warn("oneDNN has no convolution for this geometry ({}); the "
@@ -163,6 +179,8 @@ ConvolutionSite::ConvolutionSite(const kiln_rt_convolution &geometry)
 ConvolutionSite::~ConvolutionSite() = default;
 
 std::string ConvolutionSite::implementation() const {
+  if (const Primitive *made = folded.load(std::memory_order_acquire))
+    return made->implementation;
   return primitive ? primitive->implementation : "direct loop";
 }
 
@@ -179,31 +197,73 @@ void ConvolutionSite::run(int threads, const float *input,
                 geometry.out_channels, spatial);
 }
 
+const ConvolutionSite::Primitive *ConvolutionSite::foldedPrimitive() {
+  if (const Primitive *made = folded.load(std::memory_order_acquire))
+    return made;
+  std::lock_guard<std::mutex> lock(foldMutex);
+  if (foldRefused)
+    return nullptr;
+  if (!foldedOwner) {
+    try {
+      foldedOwner = std::make_unique<Primitive>(geometry, /*foldScaleShift=*/true);
+    } catch (const std::exception &error) {
+      foldRefused = true;
+      spdlog::warn("oneDNN has no convolution for this geometry with the "
+                   "batch norm folded into its weights ({}); the scale and "
+                   "shift stay post-ops",
+                   error.what());
+      return nullptr;
+    }
+    folded.store(foldedOwner.get(), std::memory_order_release);
+  }
+  return foldedOwner.get();
+}
+
 void ConvolutionSite::runPrimitive(int threads, const float *input,
                                    const float *weight, const float *bias,
                                    const EpilogueOperands &post,
                                    float *output) {
-  const Primitive &p = *primitive;
   dnnl::stream &stream = threadStream(threads);
-  uint64_t serial = p.toConvWeights ? parameterSerial(weight) : 0;
+  uint64_t serial = parameterSerial(weight);
+  // A batch norm after a convolution of parameter weights folds into them.
+  if (serial != 0 && geometry.epilogue.has_scale_shift) {
+    if (const Primitive *f = foldedPrimitive()) {
+      FoldedOperands operands = foldedWeights.get(
+          {serial, weight, geometry.out_channels,
+           geometry.has_bias ? bias : nullptr, post.scale, post.shift},
+          f->toConvWeights, f->weights, f->convWeights, stream);
+      execute(*f, stream, input, operands.weights.get(), weight,
+              operands.bias.get(), post, output);
+      return;
+    }
+  }
+  const Primitive &p = *primitive;
   std::shared_ptr<void> packed;
-  if (serial != 0)
+  if (serial != 0 && p.toConvWeights)
     packed = prepacked.get(serial, *p.toConvWeights, p.weights, p.convWeights,
                            weight, stream);
+  execute(p, stream, input, packed.get(), weight, bias, post, output);
+}
+
+void ConvolutionSite::execute(const Primitive &p, dnnl::stream &stream,
+                              const float *input, const void *packedWeights,
+                              const float *weight, const float *bias,
+                              const EpilogueOperands &post, float *output) {
+  bool reorderWeights = p.toConvWeights && !packedWeights;
   auto pieces = scratch<4>(
       {p.toConvSrc ? p.convSrc.get_size() : 0,
-       p.toConvWeights && !packed ? p.convWeights.get_size() : 0,
+       reorderWeights ? p.convWeights.get_size() : 0,
        p.fromConvDst ? p.convDst.get_size() : 0, p.scratchpad.get_size()});
   memory src = wrap(p.src, input), weights = wrap(p.weights, weight);
   memory dst = wrap(p.dst, output);
   memory convSrc = p.toConvSrc ? wrap(p.convSrc, pieces[0]) : src;
-  memory convWeights = packed             ? wrap(p.convWeights, packed.get())
-                       : p.toConvWeights ? wrap(p.convWeights, pieces[1])
-                                         : weights;
+  memory convWeights = packedWeights    ? wrap(p.convWeights, packedWeights)
+                       : reorderWeights ? wrap(p.convWeights, pieces[1])
+                                        : weights;
   memory convDst = p.fromConvDst ? wrap(p.convDst, pieces[2]) : dst;
   if (p.toConvSrc)
     p.toConvSrc->execute(stream, src, convSrc);
-  if (p.toConvWeights && !packed)
+  if (reorderWeights)
     p.toConvWeights->execute(stream, weights, convWeights);
   // The sum post-op adds what the destination holds: the residual.
   if (p.post.sumsResidual()) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "OneDnnEpilogue.h"
+#include "OneDnnFolding.h"
 #include "OneDnnSupport.h"
 
 #include "kiln_rt_kernels.h"
@@ -20,13 +21,16 @@ namespace kiln::agent::onednn {
 
 /// One kiln_rt_convolution_f32 call site. When oneDNN refuses its geometry
 /// (it never should for what the compiler hands it) it runs a direct loop.
+/// A batch norm in its epilogue is folded into its weights when they are a
+/// parameter of the call (a second primitive, made on the first such call).
 class ConvolutionSite final : public KernelSite {
 public:
   explicit ConvolutionSite(const kiln_rt_convolution &geometry);
   ~ConvolutionSite() override;
   void run(int threads, const float *input, const float *weight,
            const float *bias, const EpilogueOperands &post, float *output);
-  /// oneDNN's name for the kernel the site runs ("direct loop" without one).
+  /// oneDNN's name for the kernel the site runs ("direct loop" without one;
+  /// the folded primitive's once it is made).
   std::string implementation() const;
 
 private:
@@ -34,11 +38,25 @@ private:
   void runPrimitive(int threads, const float *input, const float *weight,
                     const float *bias, const EpilogueOperands &post,
                     float *output);
+  /// Runs primitive `p`; `packedWeights` is in p's weight layout already,
+  /// or nullptr to reorder `weight` for this call.
+  void execute(const Primitive &p, dnnl::stream &stream, const float *input,
+               const void *packedWeights, const float *weight,
+               const float *bias, const EpilogueOperands &post,
+               float *output);
+  /// The primitive with the scale and shift folded into the weights, made
+  /// once; nullptr when oneDNN refused it.
+  const Primitive *foldedPrimitive();
 
   kiln_rt_convolution geometry;
   std::unique_ptr<Primitive> primitive;
   std::atomic<bool> failed{false}; // no primitive, or it failed: direct loop
   PrepackedWeights prepacked;
+  std::mutex foldMutex;
+  std::unique_ptr<Primitive> foldedOwner; // guarded by foldMutex
+  bool foldRefused = false;               // guarded by foldMutex
+  std::atomic<const Primitive *> folded{nullptr};
+  ScaleFoldedWeights foldedWeights;
 };
 
 /// One kiln_rt_matmul_f32 call site. Its first call makes the primitive:
