@@ -74,6 +74,7 @@ void registerKilnPasses() {
   registerApproximateMath();
   registerTileAndVectorize();
   registerLowerVectorContracts();
+  registerPlanBuffers();
   registerInsertDeallocs();
   registerPlaceKernelCallReads();
   registerCopyReturnedArguments();

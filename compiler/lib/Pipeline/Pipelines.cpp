@@ -106,6 +106,7 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
     // (identical) index computations: merge them so hoisting sees one slot.
     func.addPass(createCSEPass());
     func.addPass(createLowerVectorContracts());
+    func.addPass(createPlanBuffers());
     func.addPass(createInsertDeallocs());
     if (options.parallelLoops)
       func.addPass(createConvertLinalgToParallelLoopsPass());

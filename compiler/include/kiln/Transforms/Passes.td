@@ -141,6 +141,26 @@ def PlaceKernelCallReads : Pass<"kiln-place-kernel-call-reads", "mlir::func::Fun
                            "mlir::LLVM::LLVMDialect"];
 }
 
+def PlanBuffers : Pass<"kiln-plan-buffers", "mlir::func::FuncOp"> {
+  let summary = "Place a function's static buffers in one arena, reusing "
+                "the bytes of buffers that are dead";
+  let description = [{
+    The buffers a function allocates in its body (not in a loop or other
+    region) with static shapes become views (memref.view) into one arena
+    allocated once at the top of the body, at byte offsets planned from
+    their live ranges: a buffer is live from its allocation to the last op
+    of the body that uses it or anything derived from it, and two buffers
+    whose live ranges overlap never share bytes. A call then makes one
+    allocation instead of one per buffer, and the bytes a dead buffer used
+    are reused while still in cache. Buffers allocated in regions, with
+    dynamic sizes, of sub-byte or index elements, or that leave the body
+    (returned, stored) keep their own allocation. kiln-insert-deallocs then
+    frees the arena at the end of the body.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def InsertDeallocs : Pass<"kiln-insert-deallocs", "mlir::func::FuncOp"> {
   let summary = "Free every buffer at the end of the block that allocates it";
   let description = [{
