@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <thread>
 
 namespace kiln::agent {
 namespace {
@@ -596,6 +597,60 @@ TEST_F(KernelLibraryTest, BatchNormFoldsIntoWeightParameters) {
   // kept, and the scale and shift are post-ops.
   std::fill(w.begin(), w.end(), -0.25f);
   runAndCheck(0, "unnamed weights");
+}
+
+TEST_F(KernelLibraryTest, ConcurrentCallsOfOneSiteKeepTheirOwnBuffers) {
+  // A site reuses its calls' oneDNN memory objects; calls in flight at once
+  // (an agent runs tasks on several threads) must each get their own.
+  Convolution c = withEpilogue(
+      convolution(1, 8, 16, 1, true, {9, 9}, {3, 3}, 1, 1, 1),
+      {1, 0, KILN_RT_ACTIVATION_NONE});
+  kiln_rt_matmul g{1, 12, 24, 16, 0, 1, 1};
+  std::mt19937 random(13);
+  std::vector<float> w = randomFloats(c.weightSize(), random),
+                     b = randomFloats(c.g.out_channels, random),
+                     scale = randomFloats(c.g.out_channels, random),
+                     shift = randomFloats(c.g.out_channels, random),
+                     mb = randomFloats(g.k * g.n, random),
+                     mbias = randomFloats(g.n, random);
+  onednn::ConvolutionSite convolutionSite(c.g);
+  onednn::MatmulSite matmulSite(g);
+  int64_t spatial = c.g.output[0] * c.g.output[1];
+  auto worker = [&](unsigned seed, int *mismatches) {
+    std::mt19937 own(seed);
+    void *parameters[] = {w.data(), mb.data()};
+    uint64_t serials[] = {31, 32};
+    onednn::setCallParameters(parameters, serials);
+    for (int call = 0; call < 40; ++call) {
+      std::vector<float> x = randomFloats(c.inputSize(), own),
+                         y(c.outputSize(), NAN),
+                         a = randomFloats(g.m * g.k, own), z(g.m * g.n, NAN);
+      convolutionSite.run(1, x.data(), w.data(), b.data(),
+                          {scale.data(), shift.data(), y.data()}, y.data());
+      matmulSite.run(1, a.data(), mb.data(), mbias.data(),
+                     {z.data(), z.data(), z.data()}, z.data());
+      std::vector<double> want = referenceConvolution(c.g, x, w, b);
+      applyReferenceEpilogue(c.g.epilogue, want, c.g.out_channels, spatial,
+                             scale, shift, {});
+      for (size_t i = 0; i < y.size(); ++i)
+        *mismatches += std::abs(y[i] - want[i]) > 1e-4;
+      for (int64_t i = 0; i < g.m; ++i)
+        for (int64_t j = 0; j < g.n; ++j) {
+          double sum = mbias[j];
+          for (int64_t k = 0; k < g.k; ++k)
+            sum += double(a[i * g.k + k]) * mb[j * g.k + k];
+          *mismatches += std::abs(z[i * g.n + j] - sum) > 1e-4;
+        }
+    }
+    onednn::setCallParameters({}, {});
+  };
+  int mismatches[3] = {0, 0, 0};
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < 3; ++t)
+    threads.emplace_back(worker, 100 + t, &mismatches[t]);
+  for (std::thread &thread : threads)
+    thread.join();
+  EXPECT_EQ(mismatches[0] + mismatches[1] + mismatches[2], 0);
 }
 
 TEST_F(KernelLibraryTest, TwoLoadsOfOneArtifactShareItsKernelLibrary) {

@@ -102,6 +102,8 @@ struct ConvolutionSite::Primitive {
   std::optional<dnnl::reorder> residualToConvDst;
   EpiloguePostOps post;
   std::string implementation; // oneDNN's name for the kernel it chose
+  struct CallMemory;
+  mutable ReusePool<CallMemory> memories; // one per call in flight
 
   Primitive(const kiln_rt_convolution &g, bool foldScaleShift)
       : post(primitiveEpilogue(g, foldScaleShift), g.spatial_rank + 2,
@@ -161,6 +163,32 @@ struct ConvolutionSite::Primitive {
     if (convDst != dst && post.sumsResidual())
       residualToConvDst = dnnl::reorder(
           dnnl::reorder::primitive_desc(engine(), dst, engine(), convDst));
+  }
+};
+
+/// The memory objects of one call of a Primitive (its arguments map
+/// included), made on first use and repointed at each call's buffers.
+struct ConvolutionSite::Primitive::CallMemory {
+  memory src, weights, dst, convSrc, convWeights, convDst, scratchpad, bias,
+      residual;
+  std::unordered_map<int, memory> arguments;
+
+  explicit CallMemory(const Primitive &p)
+      : src(wrap(p.src, nullptr)), weights(wrap(p.weights, nullptr)),
+        dst(wrap(p.dst, nullptr)),
+        convSrc(p.toConvSrc ? wrap(p.convSrc, nullptr) : src),
+        convWeights(wrap(p.convWeights, nullptr)),
+        convDst(p.fromConvDst ? wrap(p.convDst, nullptr) : dst),
+        scratchpad(wrap(p.scratchpad, nullptr)),
+        residual(wrap(p.dst, nullptr)) {
+    arguments = {{DNNL_ARG_SRC, convSrc},
+                 {DNNL_ARG_WEIGHTS, convWeights},
+                 {DNNL_ARG_DST, convDst},
+                 {DNNL_ARG_SCRATCHPAD, scratchpad}};
+    if (!p.bias.is_zero()) {
+      bias = wrap(p.bias, nullptr);
+      arguments.emplace(DNNL_ARG_BIAS, bias);
+    }
   }
 };
 
@@ -254,37 +282,42 @@ void ConvolutionSite::execute(const Primitive &p, dnnl::stream &stream,
       {p.toConvSrc ? p.convSrc.get_size() : 0,
        reorderWeights ? p.convWeights.get_size() : 0,
        p.fromConvDst ? p.convDst.get_size() : 0, p.scratchpad.get_size()});
-  memory src = wrap(p.src, input), weights = wrap(p.weights, weight);
-  memory dst = wrap(p.dst, output);
-  memory convSrc = p.toConvSrc ? wrap(p.convSrc, pieces[0]) : src;
-  memory convWeights = packedWeights    ? wrap(p.convWeights, packedWeights)
-                       : reorderWeights ? wrap(p.convWeights, pieces[1])
-                                        : weights;
-  memory convDst = p.fromConvDst ? wrap(p.convDst, pieces[2]) : dst;
+  auto lease = p.memories.take(
+      [&] { return std::make_unique<Primitive::CallMemory>(p); });
+  Primitive::CallMemory &m = *lease;
+  auto point = [](const memory &at, const void *data) {
+    at.set_data_handle(const_cast<void *>(data));
+  };
+  point(m.src, input);
+  point(m.weights, weight);
+  point(m.dst, output);
   if (p.toConvSrc)
-    p.toConvSrc->execute(stream, src, convSrc);
+    point(m.convSrc, pieces[0]);
+  point(m.convWeights, packedWeights    ? packedWeights
+                       : reorderWeights ? pieces[1]
+                                        : static_cast<const void *>(weight));
+  if (p.fromConvDst)
+    point(m.convDst, pieces[2]);
+  point(m.scratchpad, pieces[3]);
+  if (!p.bias.is_zero())
+    point(m.bias, bias);
+  if (p.toConvSrc)
+    p.toConvSrc->execute(stream, m.src, m.convSrc);
   if (reorderWeights)
-    p.toConvWeights->execute(stream, weights, convWeights);
+    p.toConvWeights->execute(stream, m.weights, m.convWeights);
   // The sum post-op adds what the destination holds: the residual.
   if (p.post.sumsResidual()) {
     if (p.residualToConvDst) {
-      memory residual = wrap(p.dst, post.residual);
-      p.residualToConvDst->execute(stream, residual, convDst);
+      point(m.residual, post.residual);
+      p.residualToConvDst->execute(stream, m.residual, m.convDst);
     } else {
       std::memcpy(output, post.residual, p.dst.get_size());
     }
   }
-  std::unordered_map<int, memory> arguments = {
-      {DNNL_ARG_SRC, convSrc},
-      {DNNL_ARG_WEIGHTS, convWeights},
-      {DNNL_ARG_DST, convDst},
-      {DNNL_ARG_SCRATCHPAD, wrap(p.scratchpad, pieces[3])}};
-  if (!p.bias.is_zero())
-    arguments.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
-  p.post.addArguments(post, arguments);
-  p.convolution.execute(stream, arguments);
+  p.post.addArguments(post, m.arguments);
+  p.convolution.execute(stream, m.arguments);
   if (p.fromConvDst)
-    p.fromConvDst->execute(stream, convDst, dst);
+    p.fromConvDst->execute(stream, m.convDst, m.dst);
   p.post.runTail(stream, output, post);
   stream.wait();
 }

@@ -157,12 +157,15 @@ void EpiloguePostOps::attach(dnnl::primitive_attr &attributes) const {
 void EpiloguePostOps::addArguments(
     const EpilogueOperands &operands,
     std::unordered_map<int, memory> &arguments) const {
+  // Assigned, not emplaced: a site reuses its argument map across calls.
   if (scaleIndex >= 0)
-    arguments.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(scaleIndex) | DNNL_ARG_SRC_1,
-                      wrap(perChannel, operands.scale));
+    arguments.insert_or_assign(
+        DNNL_ARG_ATTR_MULTIPLE_POST_OP(scaleIndex) | DNNL_ARG_SRC_1,
+        wrap(perChannel, operands.scale));
   if (shiftIndex >= 0)
-    arguments.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(shiftIndex) | DNNL_ARG_SRC_1,
-                      wrap(perChannel, operands.shift));
+    arguments.insert_or_assign(
+        DNNL_ARG_ATTR_MULTIPLE_POST_OP(shiftIndex) | DNNL_ARG_SRC_1,
+        wrap(perChannel, operands.shift));
 }
 
 void applyEpilogue(const kiln_rt_epilogue &e, const EpilogueOperands &operands,

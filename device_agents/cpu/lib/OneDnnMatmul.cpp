@@ -60,6 +60,8 @@ struct MatmulSite::Primitive {
   std::optional<dnnl::reorder> pack;
   EpiloguePostOps post;
   std::string implementation;
+  struct CallMemory;
+  mutable ReusePool<CallMemory> memories; // one per call in flight
 
   /// `prepack`: let oneDNN choose b's layout (b is a parameter, reordered
   /// once); otherwise it reads b as stored.
@@ -151,6 +153,27 @@ struct MatmulSite::Primitive {
   }
 };
 
+/// The memory objects of one call of a Primitive (its arguments map
+/// included), made on first use and repointed at each call's buffers.
+struct MatmulSite::Primitive::CallMemory {
+  memory src, stored, weights, dst, scratchpad, bias;
+  std::unordered_map<int, memory> arguments;
+
+  explicit CallMemory(const Primitive &p)
+      : src(wrap(p.src, nullptr)), stored(wrap(p.weights, nullptr)),
+        weights(wrap(p.packedWeights, nullptr)), dst(wrap(p.dst, nullptr)),
+        scratchpad(wrap(p.scratchpad, nullptr)) {
+    arguments = {{DNNL_ARG_SRC, src},
+                 {DNNL_ARG_WEIGHTS, weights},
+                 {DNNL_ARG_DST, dst},
+                 {DNNL_ARG_SCRATCHPAD, scratchpad}};
+    if (!p.bias.is_zero()) {
+      bias = wrap(p.bias, nullptr);
+      arguments.emplace(DNNL_ARG_BIAS, bias);
+    }
+  }
+};
+
 MatmulSite::MatmulSite(const kiln_rt_matmul &geometry) : geometry(geometry) {}
 
 MatmulSite::~MatmulSite() = default;
@@ -190,25 +213,30 @@ void MatmulSite::runPrimitive(int threads, const float *a, const float *b,
                            stream);
   auto pieces = scratch<2>({p.pack && !packed ? p.packedWeights.get_size() : 0,
                             p.scratchpad.get_size()});
-  memory weights = packed   ? wrap(p.packedWeights, packed.get())
-                   : p.pack ? wrap(p.packedWeights, pieces[0])
-                            : wrap(p.weights, b);
+  auto lease = p.memories.take(
+      [&] { return std::make_unique<Primitive::CallMemory>(p); });
+  Primitive::CallMemory &m = *lease;
+  auto point = [](const memory &at, const void *data) {
+    at.set_data_handle(const_cast<void *>(data));
+  };
+  // packedWeights is weights' own desc when b is read as stored.
+  point(m.weights, packed   ? packed.get()
+                   : p.pack ? pieces[0]
+                            : static_cast<const void *>(b));
   if (p.pack && !packed) {
-    memory stored = wrap(p.weights, b);
-    p.pack->execute(stream, stored, weights);
+    point(m.stored, b);
+    p.pack->execute(stream, m.stored, m.weights);
   }
   // The sum post-op adds what the destination holds: the residual.
   if (p.post.sumsResidual())
     std::memcpy(c, post.residual, p.dst.get_size());
-  std::unordered_map<int, memory> arguments = {
-      {DNNL_ARG_SRC, wrap(p.src, a)},
-      {DNNL_ARG_WEIGHTS, weights},
-      {DNNL_ARG_DST, wrap(p.dst, c)},
-      {DNNL_ARG_SCRATCHPAD, wrap(p.scratchpad, pieces[1])}};
+  point(m.src, a);
+  point(m.dst, c);
+  point(m.scratchpad, pieces[1]);
   if (!p.bias.is_zero())
-    arguments.emplace(DNNL_ARG_BIAS, wrap(p.bias, bias));
-  p.post.addArguments(post, arguments);
-  p.compute.execute(stream, arguments);
+    point(m.bias, bias);
+  p.post.addArguments(post, m.arguments);
+  p.compute.execute(stream, m.arguments);
   p.post.runTail(stream, c, post);
   stream.wait();
 }
