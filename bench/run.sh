@@ -34,4 +34,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   "$PY" -m pip install -q -c client_py/requirements.txt "${missing[@]}"
 fi
 
+# The kiln package from this checkout (a venv another checkout installed
+# into, or none, would import the wrong one or fail).
+KILN_VENV="$KILN_VENV" client_py/setup_venv.sh
 exec "$PY" bench/bench_speed.py "$@"
