@@ -220,6 +220,28 @@ std::vector<float> randomFloats(int64_t n, std::mt19937 &random) {
   return values;
 }
 
+/// Random operands of a convolution call with an epilogue, drawn in this
+/// order from `random`, and the call's result in double precision.
+struct ConvolutionOperands {
+  std::vector<float> x, w, b, scale, shift, residual;
+
+  ConvolutionOperands(const Convolution &c, std::mt19937 &random)
+      : x(randomFloats(c.inputSize(), random)),
+        w(randomFloats(c.weightSize(), random)),
+        b(randomFloats(c.g.out_channels, random)),
+        scale(randomFloats(c.g.out_channels, random)),
+        shift(randomFloats(c.g.out_channels, random)),
+        residual(randomFloats(c.outputSize(), random)) {}
+
+  std::vector<double> expected(const Convolution &c) const {
+    std::vector<double> y = referenceConvolution(c.g, x, w, b);
+    applyReferenceEpilogue(c.g.epilogue, y, c.g.out_channels,
+                           c.g.output[0] * c.g.output[1] * c.g.output[2],
+                           scale, shift, residual);
+    return y;
+  }
+};
+
 class KernelLibraryTest : public ::testing::Test {
 protected:
   /// A backend of `threads` compute threads and, loaded in it, the shared
@@ -258,17 +280,11 @@ protected:
     Loaded kernel = load("conv", convolutionKernelSource(c), threads);
     ASSERT_TRUE(kernel.executable);
     std::mt19937 random(7);
-    std::vector<float> x = randomFloats(c.inputSize(), random),
-                       w = randomFloats(c.weightSize(), random),
-                       b = randomFloats(c.g.out_channels, random),
-                       scale = randomFloats(c.g.out_channels, random),
-                       shift = randomFloats(c.g.out_channels, random),
-                       residual = randomFloats(c.outputSize(), random),
-                       y(c.outputSize(), NAN);
-    std::vector<double> expected = referenceConvolution(c.g, x, w, b);
+    ConvolutionOperands operands(c, random);
+    auto &[x, w, b, scale, shift, residual] = operands;
+    std::vector<float> y(c.outputSize(), NAN);
+    std::vector<double> expected = operands.expected(c);
     int64_t spatial = c.g.output[0] * c.g.output[1] * c.g.output[2];
-    applyReferenceEpilogue(c.g.epilogue, expected, c.g.out_channels, spatial,
-                           scale, shift, residual);
     double terms = double(c.g.in_channels / c.g.groups) * c.g.kernel[0] *
                    c.g.kernel[1] * c.g.kernel[2];
     // Twice without parameter serials, then twice with (the weights
@@ -559,15 +575,10 @@ TEST_F(KernelLibraryTest, BatchNormFoldsIntoWeightParameters) {
       convolution(1, 16, 24, 1, true, {10, 10}, {1, 1}, 1, 0, 1),
       {1, 1, KILN_RT_ACTIVATION_HARDSWISH});
   std::mt19937 random(11);
-  std::vector<float> x = randomFloats(c.inputSize(), random),
-                     w = randomFloats(c.weightSize(), random),
-                     b = randomFloats(c.g.out_channels, random),
-                     scale = randomFloats(c.g.out_channels, random),
-                     shift = randomFloats(c.g.out_channels, random),
-                     residual = randomFloats(c.outputSize(), random),
-                     y(c.outputSize());
+  ConvolutionOperands operands(c, random);
+  auto &[x, w, b, scale, shift, residual] = operands;
+  std::vector<float> y(c.outputSize());
   onednn::ConvolutionSite site(c.g);
-  int64_t spatial = c.g.output[0] * c.g.output[1];
   auto runAndCheck = [&](uint64_t serial, const char *what) {
     void *parameters[] = {w.data()};
     uint64_t serials[] = {serial};
@@ -576,9 +587,7 @@ TEST_F(KernelLibraryTest, BatchNormFoldsIntoWeightParameters) {
     site.run(2, x.data(), w.data(), b.data(),
              {scale.data(), shift.data(), residual.data()}, y.data());
     onednn::setCallParameters({}, {});
-    std::vector<double> expected = referenceConvolution(c.g, x, w, b);
-    applyReferenceEpilogue(c.g.epilogue, expected, c.g.out_channels, spatial,
-                           scale, shift, residual);
+    std::vector<double> expected = operands.expected(c);
     for (size_t i = 0; i < y.size(); ++i)
       ASSERT_NEAR(y[i], expected[i], 1e-4) << what << ", element " << i;
   };
