@@ -157,12 +157,16 @@ struct PlanBuffersPass : kiln::impl::PlanBuffersBase<PlanBuffersPass> {
     if (buffers.size() < 2)
       return; // one buffer is one allocation either way
     int64_t arenaBytes = placeBuffers(buffers);
+    // Offsets are aligned within the arena: the arena is aligned for all.
+    int64_t arenaAlignment = kArenaAlignment;
+    for (const Buffer &buffer : buffers)
+      arenaAlignment = std::max(arenaAlignment, buffer.alignment);
 
     OpBuilder builder = OpBuilder::atBlockBegin(&body);
     Location loc = func.getLoc();
     auto arenaType = MemRefType::get({arenaBytes}, builder.getI8Type());
     Value arena = builder.create<memref::AllocOp>(
-        loc, arenaType, builder.getI64IntegerAttr(kArenaAlignment));
+        loc, arenaType, builder.getI64IntegerAttr(arenaAlignment));
     llvm::DenseMap<Operation *, Value> shiftOf; // planned view -> offset
     for (Buffer &buffer : buffers) {
       builder.setInsertionPoint(buffer.alloc);
@@ -187,29 +191,37 @@ struct PlanBuffersPass : kiln::impl::PlanBuffersBase<PlanBuffersPass> {
   /// the shift.
   static void addShiftsToPointers(
       Value arena, const llvm::DenseMap<Operation *, Value> &shiftOf) {
-    SmallVector<std::pair<memref::ExtractAlignedPointerAsIndexOp, Value>>
+    // Each extract to rewrite, with the shifts to add: the planned view's
+    // and those of any memref.view between it and the extract (a view of a
+    // planned byte buffer moves the aligned pointer too).
+    SmallVector<std::pair<memref::ExtractAlignedPointerAsIndexOp,
+                          SmallVector<Value>>>
         rewrites;
     arena.getParentBlock()->getParentOp()->walk(
         [&](memref::ExtractAlignedPointerAsIndexOp extract) {
+          SmallVector<Value> shifts;
           Value source = extract.getSource();
           while (Operation *op = source.getDefiningOp()) {
             if (Value shift = shiftOf.lookup(op)) {
-              rewrites.push_back({extract, shift});
+              shifts.push_back(shift);
+              rewrites.push_back({extract, shifts});
               return;
             }
+            if (auto view = dyn_cast<memref::ViewOp>(op))
+              shifts.push_back(view.getByteShift());
             auto viewLike = dyn_cast<ViewLikeOpInterface>(op);
             if (!viewLike)
               return;
             source = viewLike.getViewSource();
           }
         });
-    for (auto [extract, shift] : rewrites) {
+    for (auto &[extract, shifts] : rewrites) {
       OpBuilder builder(extract);
-      Value base = builder.create<memref::ExtractAlignedPointerAsIndexOp>(
+      Value pointer = builder.create<memref::ExtractAlignedPointerAsIndexOp>(
           extract.getLoc(), arena);
-      extract.replaceAllUsesWith(
-          builder.create<arith::AddIOp>(extract.getLoc(), base, shift)
-              .getResult());
+      for (Value shift : shifts)
+        pointer = builder.create<arith::AddIOp>(extract.getLoc(), pointer, shift);
+      extract.replaceAllUsesWith(pointer);
       extract.erase();
     }
   }

@@ -141,3 +141,31 @@ func.func @call_pointers(%out: memref<16xf32>) {
   %v = memref.load %a[%c0] : memref<64xf32>
   return
 }
+
+// -----
+
+// A view of a planned byte buffer moves the aligned pointer by its own
+// shift too: the call gets arena + the buffer's offset + the view's shift.
+// A buffer that asks for more alignment than 64 gets an arena aligned so.
+// CHECK-LABEL: func @view_of_planned_bytes
+// CHECK-DAG: %[[INNER:.+]] = arith.constant 16 : index
+// CHECK-DAG: %[[ARENA:.+]] = memref.alloc() {alignment = 128 : i64} : memref<384xi8>
+// CHECK-DAG: %[[OFFSET:.+]] = arith.constant 256 : index
+// CHECK: %[[BASE:.+]] = memref.extract_aligned_pointer_as_index %[[ARENA]]
+// CHECK-NEXT: %[[AT:.+]] = arith.addi %[[BASE]], %[[INNER]] : index
+// CHECK-NEXT: %[[PTR:.+]] = arith.addi %[[AT]], %[[OFFSET]] : index
+// CHECK-NEXT: arith.index_cast %[[PTR]]
+func.func private @k(!llvm.ptr)
+func.func @view_of_planned_bytes(%out: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %a = memref.alloc() {alignment = 128 : i64} : memref<64xf32>
+  %bytes = memref.alloc() : memref<128xi8>
+  %v = memref.view %bytes[%c16][] : memref<128xi8> to memref<4xf32>
+  %p = memref.extract_aligned_pointer_as_index %v : memref<4xf32> -> index
+  %i = arith.index_cast %p : index to i64
+  %q = llvm.inttoptr %i : i64 to !llvm.ptr
+  func.call @k(%q) : (!llvm.ptr) -> ()
+  memref.copy %a, %out : memref<64xf32> to memref<64xf32>
+  return
+}
