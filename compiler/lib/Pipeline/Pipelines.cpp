@@ -106,7 +106,11 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
     // (identical) index computations: merge them so hoisting sees one slot.
     func.addPass(createCSEPass());
     func.addPass(createLowerVectorContracts());
-    func.addPass(createPlanBuffers());
+    // Not on riscv64 yet: with planned buffers its RVV code for
+    // upsample_bilinear2d faulted under qemu (scalar code ran right), and
+    // the cause is not found.
+    if (options.parallelLoops)
+      func.addPass(createPlanBuffers());
     func.addPass(createInsertDeallocs());
     if (options.parallelLoops)
       func.addPass(createConvertLinalgToParallelLoopsPass());
