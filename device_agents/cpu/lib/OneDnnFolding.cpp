@@ -7,9 +7,7 @@
 
 #include "OneDnnSupport.h"
 
-#include <cstdlib>
 #include <cstring>
-#include <new>
 
 namespace kiln::agent::onednn {
 namespace {
@@ -28,15 +26,6 @@ bool sameValues(const std::vector<float> &kept, const float *values,
 std::vector<float> copyOf(const float *values, int64_t count) {
   return values ? std::vector<float>(values, values + count)
                 : std::vector<float>();
-}
-
-/// A 64-byte-aligned buffer of `bytes`, freed with std::free.
-std::shared_ptr<void> alignedBuffer(size_t bytes) {
-  std::shared_ptr<void> buffer(std::aligned_alloc(64, (bytes + 63) / 64 * 64),
-                               &std::free);
-  if (!buffer)
-    throw std::bad_alloc();
-  return buffer;
 }
 
 } // namespace
@@ -64,14 +53,9 @@ FoldedOperands ScaleFoldedWeights::get(
   for (int64_t o = 0; o < channels; ++o)
     for (size_t i = 0; i < row; ++i)
       w[o * row + i] = request.weights[o * row + i] * request.scale[o];
-  std::shared_ptr<void> weights = scaled;
-  if (reorder) {
-    weights = alignedBuffer(packed.get_size());
-    dnnl::memory from = wrap(plain, scaled.get());
-    dnnl::memory to = wrap(packed, weights.get());
-    reorder->execute(stream, from, to);
-    stream.wait();
-  }
+  std::shared_ptr<void> weights =
+      reorder ? reorderedCopy(*reorder, plain, packed, scaled.get(), stream)
+              : scaled;
   std::shared_ptr<void> foldedBias =
       alignedBuffer(channels * sizeof(float));
   auto *b = static_cast<float *>(foldedBias.get());

@@ -98,6 +98,25 @@ dnnl::memory wrap(const dnnl::memory::desc &desc, const void *data) {
   return dnnl::memory(desc, engine(), const_cast<void *>(data));
 }
 
+std::shared_ptr<void> alignedBuffer(size_t bytes) {
+  std::shared_ptr<void> buffer(std::aligned_alloc(64, (bytes + 63) / 64 * 64),
+                               &std::free);
+  if (!buffer)
+    throw std::bad_alloc();
+  return buffer;
+}
+
+std::shared_ptr<void> reorderedCopy(const dnnl::reorder &reorder,
+                                    const dnnl::memory::desc &from,
+                                    const dnnl::memory::desc &to,
+                                    const void *data, dnnl::stream &stream) {
+  std::shared_ptr<void> copy = alignedBuffer(to.get_size());
+  dnnl::memory source = wrap(from, data), target = wrap(to, copy.get());
+  reorder.execute(stream, source, target);
+  stream.wait();
+  return copy;
+}
+
 std::shared_ptr<void> PrepackedWeights::get(uint64_t serial,
                                             const dnnl::reorder &reorder,
                                             const dnnl::memory::desc &from,
@@ -107,14 +126,7 @@ std::shared_ptr<void> PrepackedWeights::get(uint64_t serial,
   std::lock_guard<std::mutex> lock(mutex);
   if (packed && packedSerial == serial)
     return packed;
-  std::shared_ptr<void> fresh(
-      std::aligned_alloc(64, (to.get_size() + 63) / 64 * 64), &std::free);
-  if (!fresh)
-    throw std::bad_alloc();
-  dnnl::memory source = wrap(from, weights), target = wrap(to, fresh.get());
-  reorder.execute(stream, source, target);
-  stream.wait();
-  packed = std::move(fresh);
+  packed = reorderedCopy(reorder, from, to, weights, stream);
   packedSerial = serial;
   return packed;
 }

@@ -77,6 +77,17 @@ uint64_t parameterSerial(const void *data);
 /// it at one with set_data_handle).
 dnnl::memory wrap(const dnnl::memory::desc &desc, const void *data);
 
+/// A 64-byte-aligned buffer of at least `bytes`, freed with the last
+/// owner. std::bad_alloc when there is no memory.
+std::shared_ptr<void> alignedBuffer(size_t bytes);
+
+/// A new aligned buffer holding `data` (layout `from`) reordered into `to`
+/// by `reorder`, run to completion on `stream`.
+std::shared_ptr<void> reorderedCopy(const dnnl::reorder &reorder,
+                                    const dnnl::memory::desc &from,
+                                    const dnnl::memory::desc &to,
+                                    const void *data, dnnl::stream &stream);
+
 /// Objects a site keeps for its calls to reuse, one per call in flight
 /// (concurrent calls take different ones): the dnnl::memory objects of a
 /// call, made once and pointed at each call's buffers instead of made per
