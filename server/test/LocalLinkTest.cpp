@@ -186,7 +186,7 @@ protected:
     auto connection = boundConnection();
     v1::Task task;
     task.set_task_id("one-file");
-    auto future = connection->dispatch(task);
+    auto future = connection->dispatch(task, record);
     EXPECT_TRUE(future.ok()) << future.status();
     std::string frame;
     std::vector<UniqueFd> files;
@@ -198,10 +198,22 @@ protected:
     return future->get();
   }
 
+  /// An executable's record as kilnd shares it among its tasks.
+  static TaskRecord makeRecord() {
+    auto executable = std::make_shared<v1::ExecutableRecord>();
+    v1::ExecutableManifest &manifest = *executable->mutable_manifest();
+    manifest.set_entry_symbol("kiln_main");
+    manifest.set_format("elf-shared-object");
+    manifest.add_inputs()->set_name("x");
+    *executable->mutable_artifact() = digestOf("artifact");
+    return TaskRecord(std::move(executable), "kilnd's signature");
+  }
+
   testing::TempDir dir;
   std::unique_ptr<ContentStore> store;
   std::unique_ptr<FramedSocket> agentEnd;
   std::shared_ptr<LocalAgentLink> link;
+  TaskRecord record = makeRecord();
 };
 
 TEST_F(LocalAgentLinkTest, TasksCarryBlobFilesAndOutputsComeBackAsFiles) {
@@ -215,7 +227,7 @@ TEST_F(LocalAgentLinkTest, TasksCarryBlobFilesAndOutputsComeBackAsFiles) {
   v1::Tensor *inline_ = task.add_inputs();
   inline_->set_data("inline");
   *task.add_inputs()->mutable_blob() = *input;
-  auto future = connection->dispatch(task);
+  auto future = connection->dispatch(task, record);
   ASSERT_TRUE(future.ok()) << future.status();
 
   // The agent's side: one frame, the blob input's file with it.
@@ -224,7 +236,14 @@ TEST_F(LocalAgentLinkTest, TasksCarryBlobFilesAndOutputsComeBackAsFiles) {
   ASSERT_TRUE(agentEnd->receive(frame, files).ok());
   worker::LocalTask local;
   ASSERT_TRUE(local.ParseFromString(frame));
-  EXPECT_EQ(local.task().task_id(), "t1");
+  // The task as sent, completed by the shared record and signature.
+  v1::Task expected = task;
+  record.fill(expected);
+  EXPECT_EQ(local.task().SerializeAsString(), expected.SerializeAsString());
+  EXPECT_EQ(local.task().record().manifest().entry_symbol(), "kiln_main");
+  EXPECT_EQ(local.task().record().artifact().hash(), digestOf("artifact").hash());
+  EXPECT_EQ(local.task().signature(), "kilnd's signature");
+  EXPECT_EQ(local.task().inputs(0).data(), "inline");
   ASSERT_EQ(local.file_inputs_size(), 1);
   EXPECT_EQ(local.file_inputs(0), 1u);
   ASSERT_EQ(files.size(), 1u);
@@ -272,7 +291,7 @@ TEST_F(LocalAgentLinkTest, ClientFilesGoWithTheTaskInInputOrder) {
   std::string clientBytes(8192, 'c');
   TensorFiles given;
   given.emplace_back(1, memfdWith(clientBytes));
-  auto future = connection->dispatch(task, given);
+  auto future = connection->dispatch(task, record, given);
   ASSERT_TRUE(future.ok()) << future.status();
 
   std::string frame;
@@ -308,11 +327,11 @@ TEST_F(LocalAgentLinkTest, AFileForAnInputTheTaskLacksIsNotSent) {
   EXPECT_TRUE(link->passesFiles());
   TensorFiles given;
   given.emplace_back(5, memfdWith("x"));
-  v1::DaemonMessage message;
-  message.mutable_task()->set_task_id("t3");
-  message.mutable_task()->add_inputs();
+  v1::Task task;
+  task.set_task_id("t3");
+  task.add_inputs();
   // A file for an input the task does not have.
-  EXPECT_FALSE(link->send(std::move(message), given));
+  EXPECT_FALSE(link->send(task, record, given));
 }
 
 TEST_F(LocalAgentLinkTest, PutFileRefusesAWrongSizeOrAnUnsealedFile) {
@@ -336,7 +355,7 @@ TEST_F(LocalAgentLinkTest, AnEndedLinkFailsTheTasksInFlight) {
   auto connection = boundConnection();
   v1::Task task;
   task.set_task_id("t5");
-  auto future = connection->dispatch(task);
+  auto future = connection->dispatch(task, record);
   ASSERT_TRUE(future.ok());
   agentEnd.reset(); // the agent died with the task unanswered
   ASSERT_EQ(future->wait_for(std::chrono::seconds(10)),
@@ -351,7 +370,7 @@ TEST_F(LocalAgentLinkTest, AGoneAgentFailsTheSend) {
   agentEnd.reset();
   v1::Task task;
   task.set_task_id("t3");
-  EXPECT_TRUE(absl::IsUnavailable(connection->dispatch(task).status()));
+  EXPECT_TRUE(absl::IsUnavailable(connection->dispatch(task, record).status()));
 }
 
 TEST(ContentStoreFilesTest, OpenBlobChecksPresenceAndSize) {

@@ -25,12 +25,14 @@ using Clock = std::chrono::steady_clock;
 /// The agent side of a session: records the tasks it is sent.
 class FakeAgentLink : public AgentLink {
 public:
-  bool send(v1::DaemonMessage &&message, const TensorFiles &files) override {
+  bool send(const v1::Task &task, const TaskRecord &record,
+            const TensorFiles &files) override {
     std::lock_guard<std::mutex> lock(mutex);
     if (broken || (!files.empty() && !local))
       return false;
     filesSent += files.size();
-    tasks.push_back(message.task());
+    tasks.push_back(task);
+    record.fill(tasks.back());
     arrived.notify_all();
     return true;
   }
@@ -61,6 +63,16 @@ struct FakeAgent {
   std::string token; // its session token
 };
 
+/// The record of an executable whose manifest lists `features`.
+TaskRecord recordWith(const std::string &features) {
+  auto record = std::make_shared<v1::ExecutableRecord>();
+  record->mutable_manifest()->set_features(features);
+  return TaskRecord(std::move(record), "signature");
+}
+
+/// For tasks whose record the scheduler need not read.
+const TaskRecord kNoRecord = recordWith("");
+
 v1::TaskResult resultFor(const v1::Task &task) {
   v1::TaskResult result;
   result.set_task_id(task.task_id());
@@ -88,7 +100,7 @@ protected:
   std::future<absl::StatusOr<ScheduledResult>>
   runAsync(Clock::duration timeout = 30s) {
     return std::async(std::launch::async, [this, timeout] {
-      return scheduler.run("cpu", v1::Task(), Clock::now() + timeout);
+      return scheduler.run("cpu", v1::Task(), kNoRecord, Clock::now() + timeout);
     });
   }
 
@@ -132,7 +144,7 @@ TEST_F(SchedulerTest, FileInputsGoAsFilesOnlyOverALinkThatPassesThem) {
         sent.mutable_inputs(0)->mutable_blob()->set_hash("stored");
         return absl::OkStatus();
       };
-      return scheduler.run("cpu", task, Clock::now() + 30s, &files);
+      return scheduler.run("cpu", task, kNoRecord, Clock::now() + 30s, &files);
     });
   };
   // A remote agent (its gRPC stream): the file becomes a blob first.
@@ -256,7 +268,7 @@ TEST_F(SchedulerTest, APinnedTaskRunsOnItsDeviceAndCarriesItsReleases) {
   held.release("held-2");
   // a/0 is idle and first, but the task's held inputs are on a/1.
   auto run = std::async(std::launch::async, [&] {
-    return scheduler.run("cpu", v1::Task(), Clock::now() + 30s, nullptr, "a/1",
+    return scheduler.run("cpu", v1::Task(), kNoRecord, Clock::now() + 30s, nullptr, "a/1",
                          &held);
   });
   std::optional<v1::Task> sent = agent.link->nextTask();
@@ -275,7 +287,7 @@ TEST_F(SchedulerTest, APinnedTaskRunsOnItsDeviceAndCarriesItsReleases) {
   held.release("held-3");
   agent.link->broken = true;
   absl::StatusOr<ScheduledResult> unsent = scheduler.run(
-      "cpu", v1::Task(), Clock::now() + 30s, nullptr, "a/1", &held);
+      "cpu", v1::Task(), kNoRecord, Clock::now() + 30s, nullptr, "a/1", &held);
   EXPECT_FALSE(unsent.ok());
   v1::Task later;
   held.takeReleases("a/1", later);
@@ -285,7 +297,7 @@ TEST_F(SchedulerTest, APinnedTaskRunsOnItsDeviceAndCarriesItsReleases) {
   // A device that is gone fails at once: what it held is gone with it.
   Clock::time_point start = Clock::now();
   absl::StatusOr<ScheduledResult> gone = scheduler.run(
-      "cpu", v1::Task(), Clock::now() + 30s, nullptr, "b/0", &held);
+      "cpu", v1::Task(), kNoRecord, Clock::now() + 30s, nullptr, "b/0", &held);
   EXPECT_EQ(gone.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(gone.status().message()),
               ::testing::HasSubstr("device b/0, which holds the call's held inputs"));
@@ -307,11 +319,11 @@ TEST_F(SchedulerTest, RunsCodeOnlyOnDevicesWithItsCpuFeatures) {
   FakeAgent small = connectCpu("small", "avx,sse4.2");
   FakeAgent big = connectCpu("big", "avx,avx2,avx512f,fma,sse4.2");
   v1::Task task;
-  task.mutable_record()->mutable_manifest()->set_features("+avx2,+fma");
+  TaskRecord fitting = recordWith("+avx2,+fma");
   // Only "big" has avx2 and fma, though "small" sorts first and is idle.
   for (int i = 0; i < 2; ++i) {
     auto run = std::async(std::launch::async, [&] {
-      return scheduler.run("cpu", task, Clock::now() + 30s);
+      return scheduler.run("cpu", task, fitting, Clock::now() + 30s);
     });
     std::optional<v1::Task> sent = big.link->nextTask();
     ASSERT_TRUE(sent);
@@ -321,10 +333,10 @@ TEST_F(SchedulerTest, RunsCodeOnlyOnDevicesWithItsCpuFeatures) {
   }
   EXPECT_TRUE(small.link->tasks.empty());
   // Code no device can run fails at once, naming what is missing.
-  task.mutable_record()->mutable_manifest()->set_features("+amx-tile,+avx2");
+  TaskRecord unfit = recordWith("+amx-tile,+avx2");
   Clock::time_point start = Clock::now();
   absl::StatusOr<ScheduledResult> refused =
-      scheduler.run("cpu", task, Clock::now() + 30s);
+      scheduler.run("cpu", task, unfit, Clock::now() + 30s);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(refused.status().message()),
               ::testing::HasSubstr("amx-tile"));
@@ -336,7 +348,7 @@ TEST_F(SchedulerTest, NoDeviceIsUnavailableAfterTheWait) {
   connect("riscv-box", 1, "riscv64");
   Clock::time_point start = Clock::now();
   absl::StatusOr<ScheduledResult> result =
-      impatient.run("cpu", v1::Task(), Clock::now() + 30s);
+      impatient.run("cpu", v1::Task(), kNoRecord, Clock::now() + 30s);
   EXPECT_GE(Clock::now() - start, 50ms);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(result.status().message(),
@@ -350,7 +362,7 @@ TEST_F(SchedulerTest, AKindNoAgentServesFailsAtOnceAfterStartup) {
   connect("local-cpu", 1, "cpu");
   Clock::time_point start = Clock::now();
   absl::StatusOr<ScheduledResult> result =
-      scheduler.run("riscv64", v1::Task(), Clock::now() + 30s);
+      scheduler.run("riscv64", v1::Task(), kNoRecord, Clock::now() + 30s);
   EXPECT_LT(Clock::now() - start, 1s) << "did not wait out the 5 s device wait";
   EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_EQ(result.status().message(),
@@ -366,7 +378,7 @@ TEST_F(SchedulerTest, AKindSeenBeforeOrPossiblyOnItsWayIsWaitedFor) {
   Scheduler patient(registry, 200ms);
   Clock::time_point start = Clock::now();
   absl::StatusOr<ScheduledResult> expected =
-      patient.run("riscv64", v1::Task(), Clock::now() + 30s);
+      patient.run("riscv64", v1::Task(), kNoRecord, Clock::now() + 30s);
   EXPECT_GE(Clock::now() - start, 200ms);
   EXPECT_EQ(expected.status().message(),
             "no device of kind 'riscv64' is registered");
@@ -377,12 +389,12 @@ TEST_F(SchedulerTest, AKindSeenBeforeOrPossiblyOnItsWayIsWaitedFor) {
   registry.removeAgent(gone.session, absl::UnavailableError("bye"));
   start = Clock::now();
   absl::StatusOr<ScheduledResult> seen =
-      patient.run("mdla", v1::Task(), Clock::now() + 30s);
+      patient.run("mdla", v1::Task(), kNoRecord, Clock::now() + 30s);
   EXPECT_GE(Clock::now() - start, 200ms);
   EXPECT_EQ(seen.status().code(), absl::StatusCode::kUnavailable);
   start = Clock::now();
   absl::StatusOr<ScheduledResult> never =
-      patient.run("acap", v1::Task(), Clock::now() + 30s);
+      patient.run("acap", v1::Task(), kNoRecord, Clock::now() + 30s);
   EXPECT_LT(Clock::now() - start, 150ms);
   EXPECT_EQ(never.status().message(),
             "no agent serving device kind 'acap' has connected to this kilnd "
@@ -457,7 +469,7 @@ TEST_F(SchedulerTest, BrokenStreamIsRetriedElsewhere) {
 TEST_F(SchedulerTest, SilentDeviceMissesTheDeadline) {
   FakeAgent a = connect("a", 1);
   absl::StatusOr<ScheduledResult> result =
-      scheduler.run("cpu", v1::Task(), Clock::now() + 50ms);
+      scheduler.run("cpu", v1::Task(), kNoRecord, Clock::now() + 50ms);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_EQ(a.session->pendingCount(), 0u);
   EXPECT_EQ(depthOf("a/0"), 0);
@@ -475,7 +487,7 @@ TEST_F(SchedulerTest, MissedHeartbeatsMakeDevicesUnhealthy) {
   EXPECT_EQ(registry.listDevices("")[0].state(), v1::DEVICE_STATE_UNHEALTHY);
   Scheduler impatient(registry, 0ms);
   absl::StatusOr<ScheduledResult> result =
-      impatient.run("cpu", v1::Task(), Clock::now() + 30s);
+      impatient.run("cpu", v1::Task(), kNoRecord, Clock::now() + 30s);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_NE(result.status().message().find("none READY"),
             absl::string_view::npos);

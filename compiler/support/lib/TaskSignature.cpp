@@ -64,10 +64,15 @@ std::shared_ptr<EVP_PKEY> readPem(std::string_view pem, bool isPrivate) {
 } // namespace
 
 std::string taskSigningMessage(const v1::Task &task) {
-  const v1::ExecutableManifest &manifest = task.record().manifest();
+  return taskSigningMessage(task.executable(), task.record());
+}
+
+std::string taskSigningMessage(const v1::Digest &executable,
+                               const v1::ExecutableRecord &record) {
+  const v1::ExecutableManifest &manifest = record.manifest();
   return absl::StrCat("kiln-task-signature/1\n", "executable ",
-                      formatDigest(task.executable()), "\n", "artifact ",
-                      formatDigest(task.record().artifact()), "\n", "entry ",
+                      formatDigest(executable), "\n", "artifact ",
+                      formatDigest(record.artifact()), "\n", "entry ",
                       manifest.entry_symbol(), "\n", "format ",
                       manifest.format(), "\n");
 }

@@ -33,9 +33,14 @@ public:
   explicit StreamLink(AgentStream *stream) : stream(stream) {}
 
   /// Messages only: the scheduler stores file inputs as blobs first.
-  bool send(v1::DaemonMessage &&message, const TensorFiles &inputFiles) override {
+  bool send(const v1::Task &task, const TaskRecord &record,
+            const TensorFiles &inputFiles) override {
     if (!inputFiles.empty())
       return false;
+    v1::DaemonMessage message;
+    v1::Task &sent = *message.mutable_task();
+    sent = task;
+    record.fill(sent);
     std::lock_guard<std::mutex> lock(mutex);
     return stream && stream->Write(message);
   }

@@ -182,11 +182,11 @@ ExecutorService::placeHeldTensors(const v1::ExecuteRequest &request,
 
 ExecutorService::ExecutorService(ContentStore &store,
                                  const ExecutableNamespace &executables,
-                                 TaskSigner &signer, Scheduler &scheduler,
+                                 TaskRecords &taskRecords, Scheduler &scheduler,
                                  std::chrono::milliseconds executeTimeout,
                                  DrainGate &gate, ServerMetrics &metrics,
                                  const AccessPolicy &access)
-    : store(store), executables(executables), signer(signer),
+    : store(store), executables(executables), taskRecords(taskRecords),
       scheduler(scheduler), executeTimeout(executeTimeout),
       gate(gate), metrics(metrics), access(access) {}
 
@@ -413,14 +413,15 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
                  std::string(pinnedDevice.status().message()));
     return pinnedDevice.status();
   }
+  // The record and signature every task of this executable carries, made
+  // once: not copied into each call's task (kilobytes for a large graph).
+  absl::StatusOr<std::shared_ptr<const TaskRecord>> taskRecord =
+      taskRecords.get(request.executable(), *record);
+  if (!taskRecord.ok())
+    return taskRecord.status();
   v1::Task task;
   *task.mutable_executable() = request.executable();
   *task.mutable_keep_outputs() = request.keep_outputs();
-  // The agent needs the manifest and the artifact, not the stage dumps or
-  // the cost report (kilobytes per call for a large graph).
-  v1::ExecutableRecord &taskRecord = *task.mutable_record();
-  *taskRecord.mutable_manifest() = (*record)->manifest();
-  *taskRecord.mutable_artifact() = (*record)->artifact();
   // A set travels as its digest: the agent reads it once and keeps it.
   task.mutable_parameters()->Swap(request.mutable_parameters());
   if (request.has_parameter_set())
@@ -428,7 +429,6 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
   // Validated and pinned: the tensors move, not copy (megabytes per call).
   task.mutable_inputs()->Swap(request.mutable_inputs());
   task.set_request_id(currentRequestId());
-  RETURN_IF_ERROR(signer.sign(task));
   // A remote agent cannot take files: they become in-transit blobs, pinned
   // like the request's own.
   FileInputs fileInputs{std::move(inputFiles),
@@ -448,7 +448,7 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
   Gauge &queueDepth = metrics.queueDepth.labels({target});
   queueDepth.inc();
   absl::StatusOr<ScheduledResult> scheduled =
-      scheduler.run(target, std::move(task), deadline, &fileInputs,
+      scheduler.run(target, std::move(task), **taskRecord, deadline, &fileInputs,
                     *pinnedDevice, &held);
   queueDepth.dec();
   if (scheduled.ok())

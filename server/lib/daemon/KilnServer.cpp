@@ -24,7 +24,7 @@
 #include "kiln/server/api/LocalExecuteServer.h"
 #include "kiln/server/api/RetryPushback.h"
 #include "kiln/server/sched/Scheduler.h"
-#include "kiln/server/sched/TaskSigner.h"
+#include "kiln/server/sched/TaskRecord.h"
 #include "kiln/server/api/ServerMetrics.h"
 
 #include "absl/strings/str_cat.h"
@@ -56,7 +56,7 @@ struct KilnServer::State {
   ServerMetrics metrics;
   std::unique_ptr<ContentStore> store;
   std::unique_ptr<ExecutableNamespace> executables;
-  std::unique_ptr<TaskSigner> signer;
+  std::unique_ptr<TaskRecords> taskRecords;
   std::unique_ptr<RemoteCache> remote;
   std::unique_ptr<CompileCache> cache;
   std::unique_ptr<DeviceRegistry> registry;
@@ -117,13 +117,13 @@ KilnServer::start(ServerOptions options) {
     return absl::Status(key.status().code(),
                         absl::StrCat("--task-signing-key: ",
                                      key.status().message()));
-  state->signer = std::make_unique<TaskSigner>(*std::move(key));
+  state->taskRecords = std::make_unique<TaskRecords>(*std::move(key));
   // A key from elsewhere (--task-signing-key, a Helm Secret) leaves the
   // cache's keys/ folder uncreated.
   std::filesystem::path publicKey = taskPublicKeyPath(options.cacheDir);
   RETURN_IF_ERROR(createParentDirectory(publicKey));
   RETURN_IF_ERROR(
-      writeFileAtomically(publicKey, state->signer->publicKeyPem()));
+      writeFileAtomically(publicKey, state->taskRecords->publicKeyPem()));
   ASSIGN_OR_RETURN(state->executables,
                    ExecutableNamespace::open(options.cacheDir / "executables"));
   ASSIGN_OR_RETURN(state->cache,
@@ -152,7 +152,7 @@ KilnServer::start(ServerOptions options) {
       options.resolveOptions, *state->registry, options.supportedTargets,
       state->drainGate, state->metrics, state->access, options.importLimits);
   state->executorService = std::make_unique<ExecutorService>(
-      *state->store, *state->executables, *state->signer, *state->scheduler,
+      *state->store, *state->executables, *state->taskRecords, *state->scheduler,
       options.executeTimeout, state->drainGate, state->metrics, state->access);
   state->blobService =
       std::make_unique<BlobService>(*state->store, state->metrics,
@@ -173,7 +173,7 @@ KilnServer::start(ServerOptions options) {
   state->daemonService = std::make_unique<DaemonService>(std::move(info), state->access);
   state->metrics.registry.addBuildAndProcessMetrics(kVersion, options.compilerBuildId);
   state->agentService = std::make_unique<AgentService>(
-      *state->registry, state->signer->publicKeyPem(), state->access,
+      *state->registry, state->taskRecords->publicKeyPem(), state->access,
       state->localLinks);
   state->cacheService = std::make_unique<CacheService>(
       *state->store, *state->cache, options.cacheDir / "salt", state->access,

@@ -16,7 +16,8 @@ AgentConnection::AgentConnection(std::string agentId, std::shared_ptr<AgentLink>
     : id(std::move(agentId)), link(std::move(link)) {}
 
 absl::StatusOr<std::future<TaskOutcome>>
-AgentConnection::dispatch(const v1::Task &task, const TensorFiles &inputFiles) {
+AgentConnection::dispatch(const v1::Task &task, const TaskRecord &record,
+                          const TensorFiles &inputFiles) {
   std::future<TaskOutcome> future;
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -29,11 +30,9 @@ AgentConnection::dispatch(const v1::Task &task, const TensorFiles &inputFiles) {
           absl::StrCat("task id '", task.task_id(), "' is already in flight"));
     future = it->second.get_future();
   }
-  v1::DaemonMessage message;
-  *message.mutable_task() = task;
   // Send outside our mutex: the link serialises writers itself, and a slow
   // stream must not block results arriving for other tasks.
-  if (!link->send(std::move(message), inputFiles)) {
+  if (!link->send(task, record, inputFiles)) {
     abandon(task.task_id());
     return absl::UnavailableError(
         absl::StrCat("cannot send task to agent '", id, "': stream closed"));

@@ -9,9 +9,35 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include <spdlog/spdlog.h>
 
 namespace kiln::server {
+
+namespace {
+
+/// Appends LocalTask's `task` field to the serialized LocalTask `bytes`:
+/// `task`'s own fields, then the record's fragment, under one length
+/// (a parser merges the two into one Task), with no copy of either into a
+/// message. False when the task does not serialize.
+bool appendTask(const v1::Task &task, const TaskRecord &record,
+                std::string &bytes) {
+  const std::string &fragment = record.taskFragment();
+  size_t size = task.ByteSizeLong();
+  google::protobuf::io::StringOutputStream stream(&bytes);
+  google::protobuf::io::CodedOutputStream out(&stream);
+  constexpr uint32_t kLengthDelimited = 2;
+  out.WriteTag(static_cast<uint32_t>(worker::LocalTask::kTaskFieldNumber) << 3 |
+               kLengthDelimited);
+  out.WriteVarint64(size + fragment.size());
+  task.SerializeWithCachedSizes(&out);
+  out.WriteRaw(fragment.data(), static_cast<int>(fragment.size()));
+  return !out.HadError();
+}
+
+} // namespace
 
 LocalAgentLink::LocalAgentLink(std::string agentId, UniqueFd socket,
                                OpenBlobFn openBlob)
@@ -29,25 +55,22 @@ LocalAgentLink::~LocalAgentLink() {
     reader.join();
 }
 
-bool LocalAgentLink::send(v1::DaemonMessage &&message,
+bool LocalAgentLink::send(const v1::Task &task, const TaskRecord &record,
                           const TensorFiles &inputFiles) {
-  if (!message.has_task())
-    return false; // only tasks travel here; the rest stays on the stream
   if (inputFiles.size() > FramedSocket::kMaxFiles)
     return false;
-  worker::LocalTask local;
-  local.mutable_task()->Swap(message.mutable_task()); // no copy of inline inputs
+  worker::LocalTask local; // file_inputs here; the task is written below
   std::vector<UniqueFd> opened;
   std::vector<int> files;
   auto given = inputFiles.begin();
-  for (int i = 0; i < local.task().inputs_size(); ++i) {
+  for (int i = 0; i < task.inputs_size(); ++i) {
     if (given != inputFiles.end() && given->first == i) {
       local.add_file_inputs(static_cast<uint32_t>(i));
       files.push_back(given->second.get());
       ++given;
       continue;
     }
-    const v1::Tensor &input = local.task().inputs(i);
+    const v1::Tensor &input = task.inputs(i);
     // Past the frame's file limit the agent fetches the rest (the given
     // files, at most the limit, always go).
     if (input.payload_case() != v1::Tensor::kBlob ||
@@ -66,7 +89,7 @@ bool LocalAgentLink::send(v1::DaemonMessage &&message,
   if (given != inputFiles.end())
     return false; // a file for an input the task does not have
   std::string bytes;
-  if (!local.SerializeToString(&bytes))
+  if (!local.SerializeToString(&bytes) || !appendTask(task, record, bytes))
     return false;
   absl::Status sent = link.send(bytes, files);
   if (!sent.ok())

@@ -6,8 +6,6 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/sched/Scheduler.h"
 
-#include "kiln/common/CpuModel.h"
-
 #include "absl/strings/str_cat.h"
 
 #include <spdlog/spdlog.h>
@@ -22,7 +20,7 @@ Scheduler::Scheduler(DeviceRegistry &registry,
 
 absl::StatusOr<ScheduledResult>
 Scheduler::run(const std::string &kind, v1::Task task,
-               Clock::time_point deadline, FileInputs *fileInputs,
+               const TaskRecord &record, Clock::time_point deadline, FileInputs *fileInputs,
                const std::string &pinnedDevice, HeldTensorIndex *held) {
   const Clock::time_point start = Clock::now();
   const std::string baseId = absl::StrCat("task-", nextTaskId.fetch_add(1));
@@ -30,19 +28,16 @@ Scheduler::run(const std::string &kind, v1::Task task,
   // Keeps excluded sessions alive so their addresses cannot be reused.
   std::vector<std::shared_ptr<AgentConnection>> lostSessions;
   absl::Status lost;
-  // Only devices with every CPU feature the code may use can take it.
-  const std::vector<std::string> required =
-      parseFeatureList(task.record().manifest().features());
   constexpr int kAttempts = 2; // the first try and one retry on agent loss
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     // The first attempt may wait for a device to register; the retry takes
     // another device only if one is there now.
     Clock::time_point waitUntil =
         attempt == 0 ? std::min(start + deviceWait, deadline) : Clock::now();
+    // Only devices with every CPU feature the code may use can take it.
     absl::StatusOr<DeviceLease> lease =
-        registry.acquire(kind, excluded, waitUntil, required,
-                         task.record().manifest().kernel_library(),
-                         pinnedDevice);
+        registry.acquire(kind, excluded, waitUntil, record.requiredFeatures(),
+                         record.manifest().kernel_library(), pinnedDevice);
     if (!lease.ok()) {
       if (attempt > 0)
         return absl::UnavailableError(
@@ -74,7 +69,8 @@ Scheduler::run(const std::string &kind, v1::Task task,
       held->takeReleases(lease->deviceId, task);
     static const TensorFiles kNoFiles;
     absl::StatusOr<std::future<TaskOutcome>> future =
-        lease->session->dispatch(task, withFiles ? fileInputs->files : kNoFiles);
+        lease->session->dispatch(task, record,
+                                 withFiles ? fileInputs->files : kNoFiles);
     // Releases go back to their device's queue whenever the task may not
     // have run there (a repeated release is harmless), and never ride a
     // retry to another device.

@@ -26,6 +26,9 @@ namespace kiln {
 /// version tag. Task ids, devices and inputs are not part of it, so one
 /// signature serves every call of an executable.
 std::string taskSigningMessage(const v1::Task &task);
+/// The same for the executable `executable` whose record is `record`.
+std::string taskSigningMessage(const v1::Digest &executable,
+                               const v1::ExecutableRecord &record);
 
 /// kilnd's Ed25519 private key.
 class TaskSigningKey {

@@ -12,7 +12,7 @@
 #include "kiln/server/store/ExecutableNamespace.h"
 #include "kiln/server/store/ParameterSetCache.h"
 #include "kiln/server/store/RecordCache.h"
-#include "kiln/server/sched/TaskSigner.h"
+#include "kiln/server/sched/TaskRecord.h"
 #include "kiln/server/api/DrainGate.h"
 #include "kiln/server/api/ServerMetrics.h"
 #include "kiln/server/sched/Scheduler.h"
@@ -34,7 +34,7 @@ public:
   /// Requests enter through `gate` (UNAVAILABLE once kilnd drains); each is
   /// counted and timed in `metrics`.
   ExecutorService(ContentStore &store, const ExecutableNamespace &executables,
-                  TaskSigner &signer, Scheduler &scheduler,
+                  TaskRecords &taskRecords, Scheduler &scheduler,
                   std::chrono::milliseconds executeTimeout, DrainGate &gate,
                   ServerMetrics &metrics, const AccessPolicy &access);
 
@@ -107,7 +107,7 @@ private:
 
   ContentStore &store;
   const ExecutableNamespace &executables;
-  TaskSigner &signer;
+  TaskRecords &taskRecords;
   Scheduler &scheduler;
   std::chrono::milliseconds executeTimeout;
   DrainGate &gate;

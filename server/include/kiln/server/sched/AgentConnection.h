@@ -7,6 +7,7 @@
 #pragma once
 
 #include "kiln/common/UniqueFd.h"
+#include "kiln/server/sched/TaskRecord.h"
 #include "kiln/v1/agent.pb.h"
 
 #include "absl/container/flat_hash_map.h"
@@ -26,15 +27,16 @@ namespace kiln::server {
 /// a task's inputs or a result's outputs (ascending) and its file.
 using TensorFiles = std::vector<std::pair<int, UniqueFd>>;
 
-/// Sends messages to one agent. gRPC sync streams allow one Write at a time,
+/// Sends tasks to one agent. gRPC sync streams allow one Write at a time,
 /// so implementations serialise send() themselves.
 class AgentLink {
 public:
   virtual ~AgentLink();
-  /// Sends `message` (taken: a link may move its task out) with the files
-  /// of the task's inputs that have no payload; false when the stream is
-  /// gone, or when there are files and the link cannot pass them.
-  virtual bool send(v1::DaemonMessage &&message,
+  /// Sends `task` completed by `record` (its record and signature, which
+  /// `task` lacks) with the files of the task's inputs that have no
+  /// payload; false when the stream is gone, or when there are files and
+  /// the link cannot pass them.
+  virtual bool send(const v1::Task &task, const TaskRecord &record,
                     const TensorFiles &inputFiles) = 0;
   /// Whether send() passes files (a local link) or only messages.
   virtual bool passesFiles() const { return false; }
@@ -60,11 +62,12 @@ public:
 
   const std::string &agentId() const { return id; }
 
-  /// Sends `task` (with the files of its payload-less inputs) to the agent
-  /// and returns a future for its outcome. UNAVAILABLE when the session is
-  /// closed or the send fails.
+  /// Sends `task` completed by `record` (with the files of its
+  /// payload-less inputs) to the agent and returns a future for its
+  /// outcome. UNAVAILABLE when the session is closed or the send fails.
   absl::StatusOr<std::future<TaskOutcome>>
-  dispatch(const v1::Task &task, const TensorFiles &inputFiles = {});
+  dispatch(const v1::Task &task, const TaskRecord &record,
+           const TensorFiles &inputFiles = {});
 
   /// Whether the agent's link passes tensors in files.
   bool passesFiles() const { return link->passesFiles(); }

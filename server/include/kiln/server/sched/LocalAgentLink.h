@@ -35,9 +35,11 @@ public:
   ~LocalAgentLink() override;
 
   /// Sends a task with its inputs' files: `inputFiles` for inputs without
-  /// a payload, the store's files for blob inputs. False when the link is
-  /// gone.
-  bool send(v1::DaemonMessage &&message, const TensorFiles &inputFiles) override;
+  /// a payload, the store's files for blob inputs. The frame is written
+  /// from `task` and the record's serialized fragment: nothing is copied
+  /// into a message first. False when the link is gone.
+  bool send(const v1::Task &task, const TaskRecord &record,
+            const TensorFiles &inputFiles) override;
   bool passesFiles() const override { return true; }
 
   /// Results go to `connection`, the agent's current registration; returns
@@ -73,9 +75,10 @@ class WeakAgentLink final : public AgentLink {
 public:
   explicit WeakAgentLink(std::weak_ptr<LocalAgentLink> link)
       : link(std::move(link)) {}
-  bool send(v1::DaemonMessage &&message, const TensorFiles &inputFiles) override {
+  bool send(const v1::Task &task, const TaskRecord &record,
+            const TensorFiles &inputFiles) override {
     std::shared_ptr<LocalAgentLink> live = link.lock();
-    return live && live->send(std::move(message), inputFiles);
+    return live && live->send(task, record, inputFiles);
   }
   bool passesFiles() const override { return true; }
 

@@ -9,6 +9,7 @@
 
 #include "kiln/server/sched/DeviceRegistry.h"
 #include "kiln/server/sched/HeldTensorIndex.h"
+#include "kiln/server/sched/TaskRecord.h"
 #include "kiln/v1/agent.pb.h"
 
 #include "absl/status/statusor.h"
@@ -50,9 +51,10 @@ public:
   /// register (the local agent needs a moment at startup).
   Scheduler(DeviceRegistry &registry, std::chrono::milliseconds deviceWait);
 
-  /// Sends `task` (task_id and device_id are filled in here) to a device of
-  /// `kind` and waits for its TaskResult until `deadline`.
-  /// Only devices that report every CPU feature the task's manifest lists
+  /// Sends `task` (task_id and device_id are filled in here), completed by
+  /// its executable's `record`, to a device of `kind` and waits for its
+  /// TaskResult until `deadline`.
+  /// Only devices that report every CPU feature the record's manifest lists
   /// are leased: FAILED_PRECONDITION naming the missing ones when the kind's
   /// devices lack them. UNAVAILABLE when no device of the kind appears
   /// within the device wait,
@@ -65,6 +67,7 @@ public:
   /// Releases of held tensors waiting for the chosen device (`held`, may be
   /// null) go with the task.
   absl::StatusOr<ScheduledResult> run(const std::string &kind, v1::Task task,
+                                      const TaskRecord &record,
                                       Clock::time_point deadline,
                                       FileInputs *fileInputs = nullptr,
                                       const std::string &pinnedDevice = "",
