@@ -351,6 +351,44 @@ TEST_F(TaskRunnerTest, SmallOutputsStayInlineOverTheLocalLink) {
   expectAxpy(task, result.outputs(0).data());
 }
 
+TEST_F(TaskRunnerTest, MidSizeOutputsGoInFilesOnlyForACallerThatMapsThem) {
+  // One output of 256 KiB: under the inline limit, over the caller's file
+  // threshold.
+  constexpr int kN = (256 << 10) / 4;
+  static_assert(int64_t{kN} * 4 >= TaskRunner::kMinCallerFileBytes &&
+                int64_t{kN} * 4 <= TaskRunner::kMaxInlineOutputBytes);
+  v1::Task task = axpyTask(kN, "mid");
+  LocalFiles forKilnd;
+  forKilnd.outputsAsFiles = true;
+  v1::TaskResult inlined = runner->run(task, &forKilnd);
+  ASSERT_EQ(inlined.code(), 0) << inlined.message();
+  EXPECT_TRUE(forKilnd.outputs.empty()) << "kilnd would store a file as a blob";
+  expectAxpy(task, inlined.outputs(0).data());
+
+  LocalFiles forClient;
+  forClient.outputsAsFiles = true;
+  forClient.callerMapsOutputs = true;
+  v1::TaskResult filed = runner->run(task, &forClient);
+  ASSERT_EQ(filed.code(), 0) << filed.message();
+  ASSERT_EQ(forClient.outputs.size(), 1u);
+  EXPECT_EQ(forClient.outputs[0].first, 0);
+  EXPECT_EQ(filed.outputs(0).payload_case(), v1::Tensor::PAYLOAD_NOT_SET);
+  std::string out(size_t{kN} * 4, '\0');
+  ASSERT_EQ(::pread(forClient.outputs[0].second.get(), out.data(), out.size(), 0),
+            static_cast<ssize_t>(out.size()));
+  expectAxpy(task, out);
+
+  // Under the threshold, a caller that maps files still gets bytes inline.
+  v1::Task small = axpyTask(1024, "small");
+  LocalFiles smallFiles;
+  smallFiles.outputsAsFiles = true;
+  smallFiles.callerMapsOutputs = true;
+  v1::TaskResult kept = runner->run(small, &smallFiles);
+  ASSERT_EQ(kept.code(), 0) << kept.message();
+  EXPECT_TRUE(smallFiles.outputs.empty());
+  expectAxpy(small, kept.outputs(0).data());
+}
+
 TEST_F(TaskRunnerTest, AMissingArtifactBecomesNotFound) {
   v1::Task task = axpyTask(8, "t1");
   *task.mutable_record()->mutable_artifact() = digestOf("not stored");

@@ -331,7 +331,7 @@ TEST_F(LocalAgentLinkTest, AFileForAnInputTheTaskLacksIsNotSent) {
   task.set_task_id("t3");
   task.add_inputs();
   // A file for an input the task does not have.
-  EXPECT_FALSE(link->send(task, record, given));
+  EXPECT_FALSE(link->send(task, record, given, false));
 }
 
 TEST_F(LocalAgentLinkTest, PutFileRefusesAWrongSizeOrAnUnsealedFile) {

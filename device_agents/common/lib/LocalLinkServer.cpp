@@ -73,6 +73,7 @@ void LocalLinkServer::serve(std::shared_ptr<std::string> frame,
     return;
   }
   const v1::Task &task = local.task();
+  tensors.callerMapsOutputs = local.caller_maps_outputs();
   bool consistent = local.file_inputs_size() == static_cast<int>(files->size());
   for (int i = 0; consistent && i < local.file_inputs_size(); ++i) {
     uint32_t input = local.file_inputs(i);

@@ -403,18 +403,22 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
     outputBytes += *byteSize(argument.type());
   bool inlineOutputs = outputBytes <= kMaxInlineOutputBytes;
   // Large outputs over the local link: written by the executable straight
-  // into memfds that kilnd maps. Small ones among them stay inline.
-  bool sharedOutputs = !inlineOutputs && files && files->outputsAsFiles;
+  // into memfds that kilnd maps. Small ones among them stay inline. For a
+  // caller that maps them itself, mid-size ones go too.
+  bool callerMaps = files && files->callerMapsOutputs;
+  bool sharedOutputs =
+      files && files->outputsAsFiles && (!inlineOutputs || callerMaps);
+  int64_t minShared = callerMaps ? kMinCallerFileBytes : kMinSharedOutputBytes;
   std::vector<bool> inlined;
   ASSIGN_OR_RETURN(std::vector<bool> kept,
                    keptOutputMask(task.keep_outputs(), manifest.outputs_size()));
   int64_t inlinedBytes = 0;
   for (int i = 0; i < manifest.outputs_size(); ++i) {
     int64_t size = *byteSize(manifest.outputs(i).type());
-    bool small = sharedOutputs && size < kMinSharedOutputBytes &&
+    bool small = sharedOutputs && size < minShared &&
                  inlinedBytes + size <= kMaxInlineOutputBytes;
     inlinedBytes += small ? size : 0;
-    inlined.push_back(inlineOutputs || small);
+    inlined.push_back(sharedOutputs ? small : inlineOutputs);
     ASSIGN_OR_RETURN(AlignedBuffer output,
                      sharedOutputs && !small && !kept[i] && size > 0
                          ? AlignedBuffer::allocateShared(size)

@@ -444,6 +444,8 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
                           }
                           return absl::OkStatus();
                         }};
+  // A client on the local socket maps the output files itself.
+  fileInputs.callerMapsOutputs = outputFiles != nullptr;
   const std::string &target = (*record)->manifest().target();
   Gauge &queueDepth = metrics.queueDepth.labels({target});
   queueDepth.inc();

@@ -56,10 +56,12 @@ LocalAgentLink::~LocalAgentLink() {
 }
 
 bool LocalAgentLink::send(const v1::Task &task, const TaskRecord &record,
-                          const TensorFiles &inputFiles) {
+                          const TensorFiles &inputFiles,
+                          bool callerMapsOutputs) {
   if (inputFiles.size() > FramedSocket::kMaxFiles)
     return false;
   worker::LocalTask local; // file_inputs here; the task is written below
+  local.set_caller_maps_outputs(callerMapsOutputs);
   std::vector<UniqueFd> opened;
   std::vector<int> files;
   auto given = inputFiles.begin();

@@ -70,7 +70,8 @@ Scheduler::run(const std::string &kind, v1::Task task,
     static const TensorFiles kNoFiles;
     absl::StatusOr<std::future<TaskOutcome>> future =
         lease->session->dispatch(task, record,
-                                 withFiles ? fileInputs->files : kNoFiles);
+                                 withFiles ? fileInputs->files : kNoFiles,
+                                 fileInputs && fileInputs->callerMapsOutputs);
     // Releases go back to their device's queue whenever the task may not
     // have run there (a repeated release is harmless), and never ride a
     // retry to another device.

@@ -42,6 +42,10 @@ struct LocalFiles {
   /// Outputs over kMaxInlineOutputBytes go in memfds (`outputs`) instead
   /// of being uploaded as blobs.
   bool outputsAsFiles = false;
+  /// With outputsAsFiles: the caller maps the files itself (a client on
+  /// kilnd's local socket), so every output of kMinCallerFileBytes or more
+  /// goes in a memfd, whatever the total.
+  bool callerMapsOutputs = false;
   /// Set by TaskRunner::run: (output index, its memfd), ascending.
   std::vector<std::pair<int, UniqueFd>> outputs;
 };
@@ -54,6 +58,11 @@ public:
   /// Over the local link, outputs smaller than this stay inline (up to
   /// kMaxInlineOutputBytes of them) when the others go in memfds.
   static constexpr int64_t kMinSharedOutputBytes = 64 << 10;
+  /// For a caller that maps output files itself, outputs from this size go
+  /// in memfds: written once by the executable and never copied, where
+  /// inline bytes are copied by this agent, kilnd (in and out) and the
+  /// client (docs/architecture.md has the measurement).
+  static constexpr int64_t kMinCallerFileBytes = 128 << 10;
 
   /// Executables kept loaded by default; a partitioned graph is several.
   static constexpr size_t kDefaultMaxLoaded = 256;

@@ -35,9 +35,11 @@ public:
   /// Sends `task` completed by `record` (its record and signature, which
   /// `task` lacks) with the files of the task's inputs that have no
   /// payload; false when the stream is gone, or when there are files and
-  /// the link cannot pass them.
+  /// the link cannot pass them. `callerMapsOutputs`: the caller takes
+  /// output files itself (a link that passes files may then return
+  /// mid-size outputs in them).
   virtual bool send(const v1::Task &task, const TaskRecord &record,
-                    const TensorFiles &inputFiles) = 0;
+                    const TensorFiles &inputFiles, bool callerMapsOutputs) = 0;
   /// Whether send() passes files (a local link) or only messages.
   virtual bool passesFiles() const { return false; }
 };
@@ -67,7 +69,7 @@ public:
   /// outcome. UNAVAILABLE when the session is closed or the send fails.
   absl::StatusOr<std::future<TaskOutcome>>
   dispatch(const v1::Task &task, const TaskRecord &record,
-           const TensorFiles &inputFiles = {});
+           const TensorFiles &inputFiles = {}, bool callerMapsOutputs = false);
 
   /// Whether the agent's link passes tensors in files.
   bool passesFiles() const { return link->passesFiles(); }

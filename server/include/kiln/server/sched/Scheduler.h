@@ -41,6 +41,8 @@ struct FileInputs {
   /// For a device whose link passes only messages: stores the files as
   /// blobs and names those in the task's payload-less inputs.
   std::function<absl::Status(v1::Task &, const TensorFiles &)> storeAsBlobs;
+  /// The caller maps output files itself (kilnd's local socket).
+  bool callerMapsOutputs = false;
 };
 
 class Scheduler {
