@@ -308,6 +308,26 @@ TEST_F(LocalAgentLinkTest, ClientFilesGoWithTheTaskInInputOrder) {
   connection->abandon("t2");
 }
 
+TEST_F(LocalAgentLinkTest, TheTaskSaysWhetherTheCallerMapsOutputFiles) {
+  // A client on kilnd's local socket maps output files itself; for any
+  // other caller kilnd would store them as blobs.
+  auto connection = boundConnection();
+  for (bool callerMaps : {true, false}) {
+    v1::Task task;
+    task.set_task_id(callerMaps ? "mapped" : "stored");
+    auto future = connection->dispatch(task, record, {}, callerMaps);
+    ASSERT_TRUE(future.ok()) << future.status();
+    std::string frame;
+    std::vector<UniqueFd> files;
+    ASSERT_TRUE(agentEnd->receive(frame, files).ok());
+    worker::LocalTask local;
+    ASSERT_TRUE(local.ParseFromString(frame));
+    EXPECT_EQ(local.task().task_id(), task.task_id());
+    EXPECT_EQ(local.caller_maps_outputs(), callerMaps);
+    connection->abandon(task.task_id());
+  }
+}
+
 TEST_F(LocalAgentLinkTest, AFileForAnOutputWithAPayloadFailsTheTask) {
   worker::LocalResult reply;
   reply.mutable_result()->add_outputs()->set_data("inline too");

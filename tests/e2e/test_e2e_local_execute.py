@@ -84,27 +84,79 @@ def test_big_tensors_travel_in_memfds_and_match_eager(kilnd, exported):
         torch.testing.assert_close(compiled(x, s)[0], expected_big, rtol=1e-6, atol=1e-5)
 
 
+def in_agent_memfd(t: torch.Tensor) -> bool:
+    """Whether ``t``'s memory is a mapping of an agent's output memfd (the
+    agent names them kiln-tensor)."""
+    address = t.data_ptr()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split()
+            start, end = (int(a, 16) for a in fields[0].split("-"))
+            if start <= address < end:
+                return len(fields) > 5 and "memfd:kiln-tensor" in fields[5]
+    return False
+
+
 def test_inline_replies_larger_than_a_read_are_whole_and_not_shared(kilnd):
-    # 64 KiB in (inline in the frame, under FILE_THRESHOLD) and 1 MiB out
-    # (inline in the reply: four times the client's first read). The client
-    # reads replies into one buffer per connection: each output must still
-    # own its bytes, unchanged by the calls after it.
-    class Widen(torch.nn.Module):
+    # 64 KiB in (inline in the frame, under FILE_THRESHOLD) and eight 64 KiB
+    # outputs out: each under the agent's 128 KiB threshold for memfds, so
+    # all inline in one 512 KiB reply, twice the client's first read. The
+    # client reads replies into one buffer per connection: each output must
+    # still own its bytes, unchanged by the calls after it.
+    class Spread(torch.nn.Module):
         def forward(self, x):
-            return (x * 3.0 - 1.0).repeat(16)
+            return tuple(x * float(k) - 1.0 for k in range(1, 9))
 
     g = torch.Generator().manual_seed(3)
     xs = [torch.randn(16 * 1024, generator=g) for _ in range(3)]
     assert xs[0].numel() * 4 < local_execute.FILE_THRESHOLD
     with kiln.Client(kilnd.address, timeout=300) as client:
-        compiled = client.compile(torch.export.export(Widen(), (xs[0],)))
+        compiled = client.compile(torch.export.export(Spread(), (xs[0],)))
         outs = [compiled(x) for x in xs]
         assert compiled.last_transport == "local"
     for x, out in zip(xs, outs):
-        assert out.numel() * 4 == 1 << 20
-        torch.testing.assert_close(out, Widen()(x), rtol=1e-6, atol=1e-6)
-    outs[0].zero_()  # writable, and its own memory
-    torch.testing.assert_close(outs[1], Widen()(xs[1]), rtol=1e-6, atol=1e-6)
+        assert sum(t.numel() * 4 for t in out) >= 2 * local_execute._FIRST_READ
+        assert not any(in_agent_memfd(t) for t in out)
+        for got, expected in zip(out, Spread()(x)):
+            torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-6)
+    for t in outs[0]:
+        t.zero_()  # writable, and its own memory
+    for got, expected in zip(outs[1], Spread()(xs[1])):
+        torch.testing.assert_close(got, expected, rtol=1e-6, atol=1e-6)
+
+
+def test_mid_size_outputs_come_in_memfds_locally_and_inline_over_grpc(kilnd):
+    # A 256 KiB output: under the 3 MiB inline limit, over the 128 KiB from
+    # which the agent writes a local-socket client's outputs into memfds. A
+    # gRPC caller gets it inline: kilnd does not store it as a blob for the
+    # client to read.
+    class Widen(torch.nn.Module):
+        def forward(self, x):
+            return (x * 3.0 - 1.0).repeat(4), x.sum()
+
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(16 * 1024, generator=g)
+    expected = Widen()(x)
+    exported = torch.export.export(Widen(), (x,))
+    with kiln.Client(kilnd.address, timeout=300, local=True) as local, \
+            kiln.Client(kilnd.address, timeout=300, local=False) as remote:
+        mapped = local.compile(exported)
+        wide, total = mapped(x)
+        assert mapped.last_transport == "local"
+        assert in_agent_memfd(wide) and not in_agent_memfd(total)
+        torch.testing.assert_close(wide, expected[0], rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(total, expected[1], rtol=1e-5, atol=1e-4)
+
+        inline = remote.compile(exported)
+        inline(x)  # the agent has the executable
+        before = metric(kilnd, "kiln_blob_bytes_out_total")
+        wide, total = inline(x)
+        assert inline.last_transport == "grpc"
+        # Not stored as a blob for the client to read.
+        assert metric(kilnd, "kiln_blob_bytes_out_total") == before
+        assert not in_agent_memfd(wide)
+        torch.testing.assert_close(wide, expected[0], rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(total, expected[1], rtol=1e-5, atol=1e-4)
 
 
 def test_grpc_gives_the_same_numbers(kilnd, exported):

@@ -408,7 +408,9 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
   bool callerMaps = files && files->callerMapsOutputs;
   bool sharedOutputs =
       files && files->outputsAsFiles && (!inlineOutputs || callerMaps);
-  int64_t minShared = callerMaps ? kMinCallerFileBytes : kMinSharedOutputBytes;
+  // Past the inline limit, from 64 KiB for every caller; under it (only a
+  // caller that maps files gets any), from 128 KiB.
+  int64_t minShared = inlineOutputs ? kMinCallerFileBytes : kMinSharedOutputBytes;
   std::vector<bool> inlined;
   ASSIGN_OR_RETURN(std::vector<bool> kept,
                    keptOutputMask(task.keep_outputs(), manifest.outputs_size()));

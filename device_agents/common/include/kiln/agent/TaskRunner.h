@@ -43,8 +43,8 @@ struct LocalFiles {
   /// of being uploaded as blobs.
   bool outputsAsFiles = false;
   /// With outputsAsFiles: the caller maps the files itself (a client on
-  /// kilnd's local socket), so every output of kMinCallerFileBytes or more
-  /// goes in a memfd, whatever the total.
+  /// kilnd's local socket), so outputs go in memfds even when all of them
+  /// fit inline: each of kMinCallerFileBytes or more.
   bool callerMapsOutputs = false;
   /// Set by TaskRunner::run: (output index, its memfd), ascending.
   std::vector<std::pair<int, UniqueFd>> outputs;
@@ -59,7 +59,8 @@ public:
   /// kMaxInlineOutputBytes of them) when the others go in memfds.
   static constexpr int64_t kMinSharedOutputBytes = 64 << 10;
   /// For a caller that maps output files itself, outputs from this size go
-  /// in memfds: written once by the executable and never copied, where
+  /// in memfds when all of them would fit inline (past the inline limit,
+  /// kMinSharedOutputBytes applies): written once by the executable, where
   /// inline bytes are copied by this agent, kilnd (in and out) and the
   /// client (docs/architecture.md has the measurement).
   static constexpr int64_t kMinCallerFileBytes = 128 << 10;
