@@ -93,14 +93,24 @@ TEST_F(QemuBackendTest, CountsInstructionsDeterministicallyAndInProportion) {
 }
 
 TEST_F(QemuBackendTest, RecoversFromAGuestCrash) {
+  // It says why on its stderr first, as a failing guest or qemu would.
   auto crash = load("crash",
-                    "void kiln_invoke(void **b) { *(volatile int *)0 = 1; }",
+                    "long write(int, const void *, unsigned long);\n"
+                    "void kiln_invoke(void **b) {\n"
+                    "  write(2, \"guest: about to fault\\n\", 22);\n"
+                    "  *(volatile int *)0 = 1;\n"
+                    "}\n",
                     4);
   auto axpy = load("axpy", test::axpyKernelSource(64), 64);
   ASSERT_TRUE(crash && axpy);
   auto crashed = runAxpy(*crash, 4);
   ASSERT_FALSE(crashed.ok());
   EXPECT_NE(crashed.status().message().find("signal"), std::string::npos)
+      << crashed.status();
+  // What the simulator wrote to stderr comes with the error.
+  EXPECT_NE(crashed.status().message().find(
+                "its stderr ended: guest: about to fault"),
+            std::string::npos)
       << crashed.status();
   // The device restarts and reloads what it runs.
   auto after = runAxpy(*axpy, 64);

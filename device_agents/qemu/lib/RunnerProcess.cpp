@@ -1,8 +1,9 @@
 //===- RunnerProcess.cpp - one simulated riscv64 device -------------------===//
 //
 // This file implements RunnerProcess: posix_spawn of qemu-riscv64 with the
-// plugin and the runner, the arena handed down as a fixed descriptor, and
-// the framed exchange with a deadline on every reply.
+// plugin and the runner, the arena handed down as a fixed descriptor, its
+// stderr kept in a memfd, and the framed exchange with a deadline on every
+// reply.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/qemu/RunnerProcess.h"
@@ -10,6 +11,9 @@
 #include "kiln/agent/qemu/RunnerProtocol.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -19,6 +23,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +37,10 @@ namespace {
 constexpr int kChildArenaFd = 100;
 /// Handshake replies (map, load, unload) must come well within this.
 constexpr std::chrono::seconds kControlTimeout{60};
+/// What a failure quotes of the child's stderr: from its last this many
+/// bytes, this many lines at most.
+constexpr size_t kStderrTailBytes = 2048;
+constexpr size_t kStderrTailLines = 3;
 
 std::string describeExit(int status) {
   if (WIFEXITED(status))
@@ -57,7 +67,11 @@ bool writeAll(int fd, const void *data, size_t size) {
 
 } // namespace
 
-RunnerProcess::~RunnerProcess() { (void)stop(); }
+RunnerProcess::~RunnerProcess() {
+  (void)stop();
+  if (stderrFile >= 0)
+    ::close(stderrFile);
+}
 
 absl::Status RunnerProcess::ensureStarted() {
   if (pid > 0)
@@ -69,6 +83,15 @@ absl::Status RunnerProcess::ensureStarted() {
       return arena.status();
     arena_.emplace(std::move(*arena));
   }
+  if (stderrFile < 0)
+    stderrFile = ::memfd_create("kiln-qemu-stderr", MFD_CLOEXEC);
+  if (stderrFile < 0)
+    return absl::InternalError(
+        absl::StrCat("memfd_create: ", std::strerror(errno)));
+  // A new child: only what it writes is reported.
+  if (::ftruncate(stderrFile, 0) != 0 || ::lseek(stderrFile, 0, SEEK_SET) != 0)
+    return absl::InternalError(absl::StrCat(
+        "cannot empty the simulator's stderr file: ", std::strerror(errno)));
   int in[2], out[2];
   if (::pipe2(in, O_CLOEXEC) != 0)
     return absl::InternalError(absl::StrCat("pipe: ", std::strerror(errno)));
@@ -92,6 +115,7 @@ absl::Status RunnerProcess::ensureStarted() {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, in[0], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, stderrFile, STDERR_FILENO);
   posix_spawn_file_actions_adddup2(&actions, arena_->fd(), kChildArenaFd);
   pid_t child = 0;
   int error = ::posix_spawnp(&child, config.qemu.c_str(), &actions, nullptr,
@@ -226,10 +250,39 @@ RunnerProcess::readReply(void *buffer, size_t size,
 
 absl::Status RunnerProcess::fail(absl::Status why) {
   std::string exit = stop();
-  if (exit.empty())
+  std::string said = stderrTail();
+  if (exit.empty() && said.empty())
     return why;
-  return absl::Status(why.code(),
-                      absl::StrCat(why.message(), " (qemu ", exit, ")"));
+  std::string message(why.message());
+  if (!exit.empty())
+    absl::StrAppend(&message, " (qemu ", exit, ")");
+  if (!said.empty())
+    absl::StrAppend(&message, "; its stderr ended: ", said);
+  return absl::Status(why.code(), message);
+}
+
+std::string RunnerProcess::stderrTail() const {
+  struct stat info {};
+  if (stderrFile < 0 || ::fstat(stderrFile, &info) != 0 || info.st_size <= 0)
+    return "";
+  size_t size = static_cast<size_t>(info.st_size);
+  size_t length = std::min(size, kStderrTailBytes);
+  std::string bytes(length, '\0');
+  ssize_t got = ::pread(stderrFile, bytes.data(), length,
+                        static_cast<off_t>(size - length));
+  if (got <= 0)
+    return "";
+  bytes.resize(static_cast<size_t>(got));
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(bytes, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!line.empty())
+      lines.emplace_back(line);
+  }
+  // The first line may be cut by the window; the last ones say the most.
+  if (lines.size() > kStderrTailLines)
+    lines.erase(lines.begin(), lines.end() - kStderrTailLines);
+  return absl::StrJoin(lines, " | ");
 }
 
 std::string RunnerProcess::stop() {

@@ -2,8 +2,10 @@
 //
 // This file declares RunnerProcess: qemu-riscv64 running the Kiln guest
 // runner with the instruction-counting plugin, its shared arena, and the
-// request/reply exchange over its stdin/stdout. One per device; not
-// thread-safe (the backend serialises calls per device).
+// request/reply exchange over its stdin/stdout. qemu's stderr (its own
+// messages and the guest's) goes to a memfd whose last lines a failure
+// reports. One per device; not thread-safe (the backend serialises calls
+// per device).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -74,8 +76,12 @@ private:
                                        uint64_t *instructions);
   absl::Status readReply(void *buffer, size_t size,
                          std::chrono::steady_clock::time_point deadline);
-  /// Stops the child and returns `why` with how the child ended appended.
+  /// Stops the child and returns `why` with how the child ended and the
+  /// last lines it wrote to stderr appended.
   absl::Status fail(absl::Status why);
+  /// The last lines of the child's stderr (a few hundred bytes at most),
+  /// on one line; empty when it wrote nothing.
+  std::string stderrTail() const;
   /// Closes the pipes, reaps (or kills) the child; says how it ended.
   std::string stop();
 
@@ -84,6 +90,8 @@ private:
   pid_t pid = 0;
   int toChild = -1;
   int fromChild = -1;
+  /// The child's stderr: a memfd, emptied whenever a child starts.
+  int stderrFile = -1;
   /// Loaded handles, most recently used first.
   std::list<uint64_t> loaded;
 };
