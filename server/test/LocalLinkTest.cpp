@@ -198,6 +198,15 @@ protected:
     return future->get();
   }
 
+  /// The next frame the agent's end receives, parsed, and its files.
+  worker::LocalTask receivedTask(std::vector<UniqueFd> &files) {
+    std::string frame;
+    EXPECT_TRUE(agentEnd->receive(frame, files).ok());
+    worker::LocalTask local;
+    EXPECT_TRUE(local.ParseFromString(frame));
+    return local;
+  }
+
   /// An executable's record as kilnd shares it among its tasks.
   static TaskRecord makeRecord() {
     auto executable = std::make_shared<v1::ExecutableRecord>();
@@ -231,11 +240,8 @@ TEST_F(LocalAgentLinkTest, TasksCarryBlobFilesAndOutputsComeBackAsFiles) {
   ASSERT_TRUE(future.ok()) << future.status();
 
   // The agent's side: one frame, the blob input's file with it.
-  std::string frame;
   std::vector<UniqueFd> files;
-  ASSERT_TRUE(agentEnd->receive(frame, files).ok());
-  worker::LocalTask local;
-  ASSERT_TRUE(local.ParseFromString(frame));
+  worker::LocalTask local = receivedTask(files);
   // The task as sent, completed by the shared record and signature.
   v1::Task expected = task;
   record.fill(expected);
@@ -294,11 +300,8 @@ TEST_F(LocalAgentLinkTest, ClientFilesGoWithTheTaskInInputOrder) {
   auto future = connection->dispatch(task, record, given);
   ASSERT_TRUE(future.ok()) << future.status();
 
-  std::string frame;
   std::vector<UniqueFd> files;
-  ASSERT_TRUE(agentEnd->receive(frame, files).ok());
-  worker::LocalTask local;
-  ASSERT_TRUE(local.ParseFromString(frame));
+  worker::LocalTask local = receivedTask(files);
   ASSERT_EQ(local.file_inputs_size(), 2);
   EXPECT_EQ(local.file_inputs(0), 0u);
   EXPECT_EQ(local.file_inputs(1), 1u);
@@ -317,11 +320,8 @@ TEST_F(LocalAgentLinkTest, TheTaskSaysWhetherTheCallerMapsOutputFiles) {
     task.set_task_id(callerMaps ? "mapped" : "stored");
     auto future = connection->dispatch(task, record, {}, callerMaps);
     ASSERT_TRUE(future.ok()) << future.status();
-    std::string frame;
     std::vector<UniqueFd> files;
-    ASSERT_TRUE(agentEnd->receive(frame, files).ok());
-    worker::LocalTask local;
-    ASSERT_TRUE(local.ParseFromString(frame));
+    worker::LocalTask local = receivedTask(files);
     EXPECT_EQ(local.task().task_id(), task.task_id());
     EXPECT_EQ(local.caller_maps_outputs(), callerMaps);
     connection->abandon(task.task_id());
