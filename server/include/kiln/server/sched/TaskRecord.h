@@ -71,7 +71,9 @@ public:
   std::string publicKeyPem() const { return key.publicKeyPem(); }
 
 private:
-  static constexpr size_t kKept = 1024;
+  /// As many as RecordCache keeps: each holds a record and its
+  /// serialization (a manifest can be megabytes for a large graph).
+  static constexpr size_t kKept = 256;
   TaskSigningKey key;
   std::mutex mutex;
   absl::flat_hash_map<std::string, std::shared_ptr<const TaskRecord>>
