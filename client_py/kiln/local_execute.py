@@ -322,7 +322,9 @@ class LocalExecutor:
         past it as in-transit blobs."""
         t0 = time.perf_counter()
         files: list[int] = []
-        call = executor_pb2.LocalExecute()
+        # Filled in place: inline inputs are not copied into a frame later.
+        message = executor_pb2.LocalClientFrame()
+        call = message.execute
         call.request.CopyFrom(request)
         try:
             inline_total = 0
@@ -345,7 +347,7 @@ class LocalExecutor:
             call.request_id = rid
             if self._rpc.timeout is not None:
                 call.timeout_ms = int(self._rpc.timeout * 1000)
-            frame = executor_pb2.LocalClientFrame(execute=call).SerializeToString()
+            frame = message.SerializeToString()
             encode_s = time.perf_counter() - t0
             result = self._round_trip(frame, files, context, rid)
             result.encode_s = encode_s
