@@ -41,6 +41,10 @@ constexpr std::chrono::seconds kControlTimeout{60};
 /// bytes, this many lines at most.
 constexpr size_t kStderrTailBytes = 2048;
 constexpr size_t kStderrTailLines = 3;
+/// The stderr memfd is emptied before a request once it holds more than
+/// this: a chatty guest cannot grow it without bound over a long-lived
+/// runner, and a failure still quotes what the failing request wrote.
+constexpr off_t kStderrKeptBytes = 64 << 10;
 
 std::string describeExit(int status) {
   if (WIFEXITED(status))
@@ -89,7 +93,7 @@ absl::Status RunnerProcess::ensureStarted() {
     return absl::InternalError(
         absl::StrCat("memfd_create: ", std::strerror(errno)));
   // A new child: only what it writes is reported.
-  if (::ftruncate(stderrFile, 0) != 0 || ::lseek(stderrFile, 0, SEEK_SET) != 0)
+  if (!emptyStderr())
     return absl::InternalError(absl::StrCat(
         "cannot empty the simulator's stderr file: ", std::strerror(errno)));
   int in[2], out[2];
@@ -191,6 +195,9 @@ RunnerProcess::exchange(uint32_t op, uint64_t arg, const void *payload,
                         uint64_t size, uint64_t *instructions) {
   if (pid <= 0)
     return absl::UnavailableError("the simulated device is not running");
+  struct stat info {};
+  if (::fstat(stderrFile, &info) == 0 && info.st_size > kStderrKeptBytes)
+    (void)emptyStderr(); // the child is idle between requests
   kiln_runner_request request{KILN_RUNNER_MAGIC, op, arg, size};
   if (!writeAll(toChild, &request, sizeof request) ||
       (size && !writeAll(toChild, payload, size)))
@@ -259,6 +266,11 @@ absl::Status RunnerProcess::fail(absl::Status why) {
   if (!said.empty())
     absl::StrAppend(&message, "; its stderr ended: ", said);
   return absl::Status(why.code(), message);
+}
+
+bool RunnerProcess::emptyStderr() {
+  // The child shares the file's offset: rewinding it here rewinds its writes.
+  return ::ftruncate(stderrFile, 0) == 0 && ::lseek(stderrFile, 0, SEEK_SET) == 0;
 }
 
 std::string RunnerProcess::stderrTail() const {

@@ -82,6 +82,8 @@ private:
   /// The last lines of the child's stderr (a few hundred bytes at most),
   /// on one line; empty when it wrote nothing.
   std::string stderrTail() const;
+  /// Truncates the stderr memfd and rewinds the offset the child writes at.
+  bool emptyStderr();
   /// Closes the pipes, reaps (or kills) the child; says how it ended.
   std::string stop();
 
