@@ -18,6 +18,7 @@ import re
 import socket
 import stat
 import struct
+import time
 import urllib.request
 
 import pytest
@@ -311,6 +312,34 @@ def test_a_bad_input_file_is_invalid_argument_and_kilnd_serves_on(admitted, make
     reply = read_reply(sock)
     assert reply.code == 0, reply.message
     assert list(reply.file_outputs) == [0]  # the 32-byte output is inline
+
+
+def test_a_client_that_sends_before_reading_its_reply_is_answered_in_order(admitted):
+    """kilnd takes the next frame once the last reply was read: a client
+    that pipelines two calls gets both answers, each for its own inputs."""
+    sock, compiled = admitted
+    x = torch.randn(BIG)
+    smalls = [torch.full((8,), 1.0), torch.full((8,), -3.0)]
+    for s in smalls:
+        fd = local_execute.sealed_memfd(memoryview(x.numpy()).cast("B"))
+        try:
+            send_frame(sock, execute_frame(compiled, fd, s), [fd])
+        finally:
+            os.close(fd)
+    time.sleep(0.05)  # both frames wait in the socket, the first reply unread
+    for s in smalls:
+        body, files = local_execute._Connection(sock).receive()
+        reply = executor_pb2.LocalReply.FromString(body)
+        try:
+            assert reply.code == 0, reply.message
+            assert list(reply.file_outputs) == [0]
+            big = local_execute._tensor_from_file(files[0], torch.float32, [BIG])
+        finally:
+            for fd in files:
+                os.close(fd)
+        torch.testing.assert_close(big, x * 2.0 + s.sum(), rtol=1e-6, atol=1e-5)
+        tanh = torch.frombuffer(bytearray(reply.response.outputs[1].data), dtype=torch.float32)
+        torch.testing.assert_close(tanh, torch.tanh(s), rtol=1e-6, atol=1e-6)
 
 
 def test_out_of_protocol_frames_are_refused(admitted):

@@ -15,10 +15,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include <linux/sockios.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -57,16 +59,34 @@ void reply(FramedSocket &socket, const v1::LocalReply &message,
 }
 
 /// Waits until the client has read everything sent to it (SIOCOUTQ: the
-/// bytes still queued); false after `timeout`.
+/// bytes still queued); false after `timeout`. A client reads its reply
+/// before it sends the next frame, so the wait is for that frame (or a
+/// hang-up), not a fixed nap: a client that turns around at once is not
+/// held up. It rechecks every kRecheck meanwhile (a client that read and
+/// then idles), and naps between checks only for one that sent without
+/// reading.
 bool awaitReplyRead(int fd, std::chrono::seconds timeout) {
+  constexpr std::chrono::milliseconds kRecheck{10};
+  constexpr std::chrono::microseconds kNap{200};
   auto until = std::chrono::steady_clock::now() + timeout;
+  bool sentUnread = false; // a frame waits while the reply is unread
   while (true) {
     int queued = 0;
     if (::ioctl(fd, SIOCOUTQ, &queued) != 0 || queued == 0)
       return true;
-    if (std::chrono::steady_clock::now() >= until)
+    auto now = std::chrono::steady_clock::now();
+    if (now >= until)
       return false;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (sentUnread) {
+      std::this_thread::sleep_for(kNap); // poll would return at once
+      continue;
+    }
+    auto wait = std::min<std::chrono::steady_clock::duration>(until - now, kRecheck);
+    pollfd readable{fd, POLLIN, 0};
+    sentUnread =
+        ::poll(&readable, 1,
+               static_cast<int>(
+                   std::chrono::ceil<std::chrono::milliseconds>(wait).count())) > 0;
   }
 }
 
