@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import os
-import uuid
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import grpc
@@ -37,8 +36,12 @@ REQUEST_ID_KEY = "kiln-request-id"
 
 
 def new_request_id() -> str:
-    """A fresh request id: a random UUID4 as 32 hex digits."""
-    return uuid.uuid4().hex
+    """A fresh request id: a random UUID4 as 32 hex digits (what
+    ``uuid.uuid4().hex`` gives, without building a UUID object per call)."""
+    b = bytearray(os.urandom(16))
+    b[6] = (b[6] & 0x0F) | 0x40  # version 4
+    b[8] = (b[8] & 0x3F) | 0x80  # RFC 4122 variant
+    return b.hex()
 
 
 # Kiln keeps every message under 4 MiB; a little headroom for headers and for

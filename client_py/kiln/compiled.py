@@ -191,6 +191,8 @@ class CompiledModel:
             raise KilnError(f"the executable's manifest names parameter {e} which the "
                             "compiled graph does not have", context={"executable": self.digest})
         self._param_names = order
+        # Asked on every call: decided once per response.
+        self._partitioned = PlacementReport(response.placement).partitioned
         # The last call's weights (the tensors, their versions, storage and
         # layout) and the request they made: a call with the same unmodified
         # tensors reuses it instead of looking up each digest again
@@ -252,7 +254,7 @@ class CompiledModel:
     @property
     def partitioned(self) -> bool:
         """True when some ops run on the host CPU (compiled with fallback="cpu")."""
-        return self.placement.partitioned
+        return self._partitioned
 
     @property
     def graph(self) -> graph_pb2.Graph:

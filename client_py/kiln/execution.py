@@ -22,7 +22,7 @@ from kiln.credentials import is_loopback
 from kiln.errors import FailedPreconditionError, InvalidArgumentError, KilnError
 from kiln.local_execute import LocalExecutor, LocalUnavailable
 from kiln.tensors import (PROTO_TO_DTYPE, HeldTensor, empty_tensor_for, payload_size,
-                          tensor_bytes, tensor_from_bytes, tensor_type)
+                          set_tensor_type, tensor_bytes, tensor_from_bytes)
 from kiln.v1 import executor_pb2, tensor_pb2
 
 __all__ = ["Executor", "Execution", "INLINE_INPUT_LIMIT", "INLINE_REQUEST_BUDGET"]
@@ -141,14 +141,14 @@ class Executor:
         """Fills ``msg`` with input ``i``: inline bytes, or a blob (uploaded
         as in transit). Returns the upload seconds."""
         if isinstance(t, HeldTensor):
-            msg.type.CopyFrom(tensor_type(t.dtype, t.shape))
+            set_tensor_type(msg.type, t.dtype, t.shape)
             msg.held = t.handle
             return 0.0
         if not isinstance(t, torch.Tensor):
             raise InvalidArgumentError(f"input {i} is a {type(t).__name__}; Kiln inputs are "
                                        "tensors", context=context)
         try:
-            msg.type.CopyFrom(tensor_type(t.dtype, t.shape))
+            set_tensor_type(msg.type, t.dtype, t.shape)
         except ValueError as e:
             raise InvalidArgumentError(f"input {i}: {e}", context=context) from None
         if as_blob:

@@ -38,7 +38,7 @@ from kiln.blobs import BlobClient
 from kiln.errors import (InvalidArgumentError, KilnError, ResourceExhaustedError,
                          UnauthenticatedError, UnavailableError, raise_for_status_code)
 from kiln.tensors import (PROTO_TO_DTYPE, HeldTensor, empty_tensor_for, payload_size,
-                          tensor_from_bytes, tensor_type, tensor_view)
+                          set_tensor_type, tensor_from_bytes, tensor_view)
 from kiln.v1 import executor_pb2
 
 __all__ = ["FILE_THRESHOLD", "INLINE_BUDGET", "LocalExecutor", "LocalResult",
@@ -55,6 +55,8 @@ _MAGIC = 0x4B4C4E4B
 _HEADER = struct.Struct("<IIQ")
 _MAX_FILES = 64
 _MAX_REPLY_BYTES = 64 << 20
+# A plain int: testing the IntFlag costs an enum operation per reply.
+_MSG_CTRUNC = int(socket.MSG_CTRUNC)
 # The first read takes the header and, usually, the whole reply.
 _FIRST_READ = 256 * 1024
 # A connection keeps its receive buffer up to this size (inline outputs
@@ -187,9 +189,10 @@ class _Connection:
         try:
             if not got:
                 raise _TransportError("kilnd closed the local connection")
-            if flags & socket.MSG_CTRUNC:
+            if flags & _MSG_CTRUNC:
                 raise _TransportError("a reply carried more files than a frame may")
-            got = self._read_into(buffer, got, _HEADER.size)
+            if got < _HEADER.size:
+                got = self._read_into(buffer, got, _HEADER.size)
             magic, count, length = _HEADER.unpack_from(buffer)
             end = _HEADER.size + length
             if (magic != _MAGIC or count != len(files) or length > _MAX_REPLY_BYTES
@@ -203,7 +206,8 @@ class _Connection:
                 if end <= _KEPT_BUFFER_BYTES:
                     self._buffer = grown
                 buffer = grown
-            self._read_into(buffer, got, end)
+            if got < end:
+                self._read_into(buffer, got, end)
             return memoryview(buffer)[_HEADER.size:end], files
         except (OSError, _TransportError) as e:
             for fd in files:
@@ -333,7 +337,7 @@ class LocalExecutor:
                 nbytes = t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
                 if nbytes >= FILE_THRESHOLD and len(files) < _MAX_FILES:
                     try:
-                        msg.type.CopyFrom(tensor_type(t.dtype, t.shape))
+                        set_tensor_type(msg.type, t.dtype, t.shape)
                     except ValueError as e:
                         raise InvalidArgumentError(f"input {i}: {e}", context=context) from None
                     files.append(sealed_memfd(tensor_view(t)))
@@ -403,18 +407,23 @@ class LocalExecutor:
         if len(reply.file_outputs) != len(out_files):
             raise KilnError(f"kilnd named {len(reply.file_outputs)} output files and passed "
                             f"{len(out_files)}", context=context, request_id=rid)
-        by_index = dict(zip(reply.file_outputs, out_files))
+        by_index = dict(zip(reply.file_outputs, out_files)) if out_files else {}
         outputs = []
         for i, out in enumerate(response.outputs):
             dtype = PROTO_TO_DTYPE.get(out.type.dtype)
             if dtype is None:
                 raise KilnError(f"output {i} has unknown dtype {out.type.dtype}", context=context)
             try:
-                if out.WhichOneof("payload") == "held":
+                payload = out.WhichOneof("payload")
+                # Inline first (the common case); an output with no payload
+                # and no file is an empty tensor, or a size mismatch.
+                if payload == "data" or (payload is None and i not in by_index):
+                    outputs.append(tensor_from_bytes(out.data, dtype, out.type.shape))
+                elif payload == "held":
                     outputs.append(HeldTensor.from_output(out, dtype))
                 elif i in by_index:
                     outputs.append(_tensor_from_file(by_index[i], dtype, out.type.shape))
-                elif out.WhichOneof("payload") == "blob":
+                elif payload == "blob":
                     # A device that returns blobs (a remote agent): read from
                     # kilnd's store, straight into the tensor.
                     expected = payload_size(dtype, out.type.shape)
@@ -425,8 +434,6 @@ class LocalExecutor:
                     t, view = empty_tensor_for(dtype, out.type.shape)
                     self._blobs.read_into(out.blob, view)
                     outputs.append(t)
-                else:
-                    outputs.append(tensor_from_bytes(out.data, dtype, out.type.shape))
             except ValueError as e:
                 raise KilnError(f"output {i}: {e}", context=context, request_id=rid) from None
         return LocalResult(response, outputs)

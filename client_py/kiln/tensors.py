@@ -8,6 +8,7 @@ that and :func:`tensor_from_bytes` reads it back.
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 from typing import Sequence
 
@@ -21,6 +22,7 @@ __all__ = [
     "PROTO_TO_DTYPE",
     "dtype_to_proto",
     "tensor_type",
+    "set_tensor_type",
     "tensor_bytes",
     "tensor_view",
     "tensor_from_bytes",
@@ -53,24 +55,38 @@ def dtype_to_proto(dtype: torch.dtype) -> int | None:
 
 def tensor_type(dtype: torch.dtype, shape: Sequence[int]) -> tensor_pb2.TensorType:
     """A TensorType message. Raises ValueError for dtypes Kiln lacks."""
-    code = dtype_to_proto(dtype)
+    message = tensor_pb2.TensorType()
+    set_tensor_type(message, dtype, [int(d) for d in shape])
+    return message
+
+
+def set_tensor_type(message: tensor_pb2.TensorType, dtype: torch.dtype,
+                    shape: Sequence[int]) -> None:
+    """Fills an (empty) TensorType in place, e.g. a request input's
+    ``type``. Raises ValueError for dtypes Kiln lacks."""
+    code = DTYPE_TO_PROTO.get(dtype)
     if code is None:
         raise ValueError(f"dtype {dtype} is not supported by Kiln "
                          f"(supported: {', '.join(str(d) for d in DTYPE_TO_PROTO)})")
-    return tensor_pb2.TensorType(dtype=code, shape=[int(d) for d in shape])
+    message.dtype = code
+    message.shape.extend(shape)
 
 
 def tensor_view(t: torch.Tensor) -> memoryview:
     """The tensor's elements in Kiln's wire format (dense, row-major, LE) as a
     read-only byte view: no copy when ``t`` is a contiguous CPU tensor. The
     view keeps the memory it shows alive."""
-    t = t.detach()
+    if t.requires_grad:
+        t = t.detach()
     if t.device.type != "cpu":
         t = t.cpu()
-    flat = t.contiguous().reshape(-1)
-    if flat.numel() == 0:
+    if not t.is_contiguous():
+        t = t.contiguous()
+    if t.dim() != 1:
+        t = t.reshape(-1)
+    if t.numel() == 0:
         return memoryview(b"")
-    return memoryview(flat.view(torch.uint8).numpy()).toreadonly()
+    return memoryview(t.view(torch.uint8).numpy()).toreadonly()
 
 
 def tensor_bytes(t: torch.Tensor) -> bytes:
@@ -81,12 +97,9 @@ def tensor_bytes(t: torch.Tensor) -> bytes:
 def payload_size(dtype: torch.dtype, shape: Sequence[int]) -> int:
     """Wire bytes of a tensor of ``dtype`` and ``shape`` (ValueError for a
     negative extent)."""
-    if any(int(d) < 0 for d in shape):
+    if shape and min(shape) < 0:
         raise ValueError(f"negative extent in shape {list(shape)}")
-    numel = 1
-    for d in shape:
-        numel *= d
-    return numel * dtype.itemsize
+    return math.prod(shape) * dtype.itemsize
 
 
 def empty_tensor_for(dtype: torch.dtype, shape: Sequence[int]
@@ -101,14 +114,14 @@ def empty_tensor_for(dtype: torch.dtype, shape: Sequence[int]
 
 def tensor_from_bytes(data: bytes, dtype: torch.dtype, shape: Sequence[int]) -> torch.Tensor:
     """Rebuilds a tensor from wire bytes; the result owns its memory (one copy)."""
-    shape = [int(d) for d in shape]
+    shape = list(shape)
     expected = payload_size(dtype, shape)
     if len(data) != expected:
         raise ValueError(f"tensor payload has {len(data)} bytes, expected {expected} "
                          f"for {dtype} {shape}")
     if expected == 0:
         return torch.empty(shape, dtype=dtype)
-    return torch.frombuffer(bytearray(data), dtype=torch.uint8).view(dtype).reshape(shape)
+    return torch.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
 
 
 @dataclasses.dataclass(frozen=True)
