@@ -106,11 +106,7 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
     // (identical) index computations: merge them so hoisting sees one slot.
     func.addPass(createCSEPass());
     func.addPass(createLowerVectorContracts());
-    // Not on riscv64 yet: with every buffer a constant offset of one
-    // pointer, LLVM vectorizes more (upsample_bilinear2d's index math with
-    // vfwcvt.rtz.x.f.v), and Debian 12's qemu-riscv64 7.2 aborts on any RVV
-    // .rtz conversion (decode_save_opc assertion; docs/architecture.md).
-    if (options.parallelLoops)
+    if (options.planBuffers)
       func.addPass(createPlanBuffers());
     func.addPass(createInsertDeallocs());
     if (options.parallelLoops)

@@ -108,6 +108,7 @@ public:
     // kernel-library calls (emitArtifact).
     spec.parallelLoops =
         llvm::Triple(spec.triple).getArch() == llvm::Triple::x86_64;
+    spec.planBuffers = true;
     if (options.kernel_library() != "none")
       spec.kernelLibrary = options.kernel_library();
     // Size the matmul register tile to the vector register file: half of the

@@ -41,6 +41,9 @@ void initializeTargets() {
     llvm::InitializeAllTargets();
     llvm::InitializeAllTargetMCs();
     llvm::InitializeAllAsmPrinters();
+    // Inline assembly (riscv64's scalar float-to-int conversions) is
+    // parsed when an object file is emitted.
+    llvm::InitializeAllAsmParsers();
   });
 }
 

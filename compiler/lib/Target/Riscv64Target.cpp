@@ -10,10 +10,11 @@
 #include "kiln/Target/Target.h"
 
 #include "MachineCode.h"
+#include "ScalarFloatToInt.h"
 #include "TargetRuntime.h"
 #include "kiln/common/Status.h"
 
-
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace kiln::compiler {
@@ -58,6 +59,10 @@ public:
 
     MachineSpec spec;
     spec.cpu = "generic-rv64";
+    // Planned buffers give LLVM constant offsets of one pointer, and its
+    // vectorizers more to work with; the float-to-int conversions among
+    // them stay scalar (emitArtifact).
+    spec.planBuffers = true;
     spec.abi = "lp64d";
     spec.features = kBaseFeatures;
     if (riscv.bare_metal()) {
@@ -87,6 +92,10 @@ public:
   absl::StatusOr<std::string>
   emitArtifact(llvm::Module &module, const MachineSpec &machine, int optLevel,
                std::string *assembly) const override {
+    // Vector float-to-int conversions are RVV .rtz instructions, which the
+    // qemu-riscv64 of Debian 12 cannot run: kept scalar.
+    if (absl::StrContains(machine.features, "+v"))
+      keepFloatToIntScalar(module);
     auto object = emitObjectCode(module, machine, optLevel, assembly);
     if (!object.ok())
       return object;

@@ -33,6 +33,7 @@ void Target::buildCodegenPipeline(mlir::OpPassManager &pm,
     options.registerTileN = machine.registerTileN;
   }
   options.parallelLoops = machine.parallelLoops;
+  options.planBuffers = machine.planBuffers;
   options.transposeTile = machine.transposeTile;
   buildKilnCpuCodegenPipeline(pm, options);
 }

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -kiln-aten-to-linalg-pipeline -kiln-cpu-codegen-pipeline="parallel-loops=1" | FileCheck %s
+// RUN: kiln-opt %s -kiln-aten-to-linalg-pipeline -kiln-cpu-codegen-pipeline="parallel-loops=1 plan-buffers=1" | FileCheck %s
 // RUN: kiln-opt %s -kiln-aten-to-linalg-pipeline -kiln-cpu-codegen-pipeline | FileCheck %s --check-prefix=SERIAL
 
 // With parallel loops, the matmul's independent tiles and the elementwise

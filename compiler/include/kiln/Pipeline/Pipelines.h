@@ -47,6 +47,11 @@ struct CpuCodegenOptions : mlir::PassPipelineOptions<CpuCodegenOptions> {
                      "thread pool through kiln_rt_parallel_for (the target "
                      "runtime must provide it)"),
       llvm::cl::init(false)};
+  Option<bool> planBuffers{
+      *this, "plan-buffers",
+      llvm::cl::desc("Place the entry's temporary buffers in one arena at "
+                     "compile-time offsets (kiln-plan-buffers)"),
+      llvm::cl::init(false)};
 };
 
 /// linalg-on-tensors -> LLVM dialect with the C-ABI entry point: fusion,

@@ -53,6 +53,9 @@ struct MachineSpec {
   /// Outer parallel loops call kiln_rt_parallel_for, which the artifact's
   /// runtime provides and the loading agent backs with its thread pool.
   bool parallelLoops = false;
+  /// Temporary buffers share one arena at offsets planned at compile time
+  /// (kiln-plan-buffers): no allocation in the steady state of a call.
+  bool planBuffers = false;
   /// Side of the register blocks innermost-dim transposes are done in (one
   /// vector register per row); 0 leaves them to LLVM.
   int transposeTile = 0;

@@ -100,6 +100,7 @@ public:
       spec.registerTileN = 8;
       spec.transposeTile = 4;
       spec.parallelLoops = true;
+      spec.planBuffers = true;
     } else {
       ASSIGN_OR_RETURN(spec, x86Host(options.acap().host_cpu()));
     }
