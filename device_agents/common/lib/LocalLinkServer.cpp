@@ -1,7 +1,7 @@
 //===- LocalLinkServer.cpp - tasks from kilnd over the local link ---------===//
 //
-// This file implements LocalLinkServer: read a frame, run its task on the
-// pool, answer with the result and the output memfds.
+// This file implements LocalLinkServer: read a frame, hand the reading on,
+// run its task, answer with the result and the output memfds.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/LocalLinkServer.h"
@@ -24,48 +24,54 @@ namespace kiln::agent {
 
 LocalLinkServer::LocalLinkServer(UniqueFd socket, TaskRunner &runner,
                                  unsigned threads, std::function<void()> onEnd)
-    : link(std::move(socket)), runner(runner), onEnd(std::move(onEnd)),
-      pool(std::make_unique<WorkerPool>(std::max(threads, 1u))) {
-  reader = std::thread([this] { readLoop(); });
+    : link(std::move(socket)), runner(runner), onEnd(std::move(onEnd)) {
+  spdlog::info("tasks come over the local link from kilnd (tensors as files)");
+  for (unsigned i = 0; i < std::max(threads, 1u); ++i)
+    servers.emplace_back([this] { serveLoop(); });
 }
 
 LocalLinkServer::~LocalLinkServer() {
   stopping = true;
-  link.shutdown();
-  if (reader.joinable())
-    reader.join();
-  pool.reset(); // waits for the running tasks
+  link.shutdown(); // every read fails now; the tasks running finish
+  for (std::thread &server : servers)
+    server.join();
 }
 
-void LocalLinkServer::readLoop() {
-  spdlog::info("tasks come over the local link from kilnd (tensors as files)");
+void LocalLinkServer::serveLoop() {
+  std::string frame;
+  std::vector<UniqueFd> files;
   while (true) {
-    auto frame = std::make_shared<std::string>();
-    auto files = std::make_shared<std::vector<UniqueFd>>();
-    absl::Status received = link.receive(*frame, *files);
-    if (!received.ok()) {
-      if (stopping)
-        return;
-      spdlog::warn("local link to kilnd ended: {}; the agent stops (kilnd "
-                   "starts it again with a new link)",
-                   std::string(received.message()));
-      link.shutdown();
-      if (onEnd)
-        onEnd();
-      return;
+    absl::Status received;
+    {
+      std::lock_guard<std::mutex> reading(readMutex);
+      received = link.receive(frame, files);
+    } // the next frame is another thread's to read, while this one runs
+    if (received.ok()) {
+      serve(frame, files);
+      files.clear();
+      continue;
     }
-    pool->submit([this, frame, files] { serve(frame, files); });
+    // Every thread ends here once the link is gone; one of them reports it.
+    if (stopping || ended.exchange(true))
+      return;
+    spdlog::warn("local link to kilnd ended: {}; the agent stops (kilnd "
+                 "starts it again with a new link)",
+                 std::string(received.message()));
+    link.shutdown();
+    if (onEnd)
+      onEnd();
+    return;
   }
 }
 
-void LocalLinkServer::serve(std::shared_ptr<std::string> frame,
-                            std::shared_ptr<std::vector<UniqueFd>> files) {
+void LocalLinkServer::serve(const std::string &frame,
+                            std::vector<UniqueFd> &files) {
   worker::LocalTask local;
   worker::LocalResult reply;
   LocalFiles tensors;
   tensors.outputsAsFiles = true;
   v1::TaskResult &result = *reply.mutable_result();
-  if (!local.ParseFromString(*frame)) {
+  if (!local.ParseFromString(frame)) {
     // No task id to answer: end the link, so that kilnd fails the tasks in
     // flight at once (and restarts this agent) instead of at their deadlines.
     spdlog::error("local link: a frame that is not a LocalTask; ending the link");
@@ -74,7 +80,7 @@ void LocalLinkServer::serve(std::shared_ptr<std::string> frame,
   }
   const v1::Task &task = local.task();
   tensors.callerMapsOutputs = local.caller_maps_outputs();
-  bool consistent = local.file_inputs_size() == static_cast<int>(files->size());
+  bool consistent = local.file_inputs_size() == static_cast<int>(files.size());
   for (int i = 0; consistent && i < local.file_inputs_size(); ++i) {
     uint32_t input = local.file_inputs(i);
     int previous = tensors.inputs.empty() ? -1 : tensors.inputs.back().first;
@@ -84,14 +90,14 @@ void LocalLinkServer::serve(std::shared_ptr<std::string> frame,
                      v1::Tensor::kData;
     if (consistent)
       tensors.inputs.emplace_back(static_cast<int>(input),
-                                  std::move((*files)[i]));
+                                  std::move(files[i]));
   }
   if (!consistent) {
     result.set_task_id(task.task_id());
     result.set_code(static_cast<int32_t>(absl::StatusCode::kInternal));
     result.set_message(absl::StrCat(
         "local link: task ", task.task_id(), " names ", local.file_inputs_size(),
-        " input files and carried ", files->size(),
+        " input files and carried ", files.size(),
         ", or names inputs out of order or one with inline data"));
   } else {
     result = runner.run(task, &tensors);

@@ -13,37 +13,41 @@
 #include "kiln/agent/TaskRunner.h"
 
 #include "kiln/common/FramedSocket.h"
-#include "kiln/common/WorkerPool.h"
 
 #include <atomic>
 #include <functional>
-#include <memory>
+#include <mutex>
+#include <string>
 #include <thread>
+#include <vector>
 
 namespace kiln::agent {
 
 class LocalLinkServer {
 public:
-  /// Serves tasks from `socket` on `threads` workers, through `runner`
-  /// (which must outlive the server), from a reader thread started here.
-  /// `onEnd` runs (on that thread) if the link ends while the server is not
-  /// being destroyed: kilnd closed it or it broke, and no task can come.
+  /// Serves tasks from `socket` on `threads` threads started here (at most
+  /// that many at once), through `runner` (which must outlive the server).
+  /// Leader and followers: one thread at a time reads; the one that
+  /// received a frame hands the reading on and runs the task itself, so no
+  /// task waits for another thread to wake. `onEnd` runs once (on a
+  /// server thread) if the link ends while the server is not being
+  /// destroyed: kilnd closed it or it broke, and no task can come.
   LocalLinkServer(UniqueFd socket, TaskRunner &runner, unsigned threads,
                   std::function<void()> onEnd);
   /// Stops reading and waits for the tasks already running.
   ~LocalLinkServer();
 
 private:
-  void readLoop();
-  void serve(std::shared_ptr<std::string> frame,
-             std::shared_ptr<std::vector<UniqueFd>> files);
+  void serveLoop();
+  void serve(const std::string &frame, std::vector<UniqueFd> &files);
 
   FramedSocket link;
   TaskRunner &runner;
   std::function<void()> onEnd;
   std::atomic<bool> stopping{false};
-  std::unique_ptr<WorkerPool> pool;
-  std::thread reader;
+  std::atomic<bool> ended{false}; // onEnd ran, or the server is stopping
+  std::mutex readMutex; // held by the one thread reading the link
+  std::vector<std::thread> servers;
 };
 
 } // namespace kiln::agent
