@@ -22,6 +22,11 @@
 
 namespace kiln::agent {
 
+namespace {
+/// A server thread's frame buffer is kept up to this size between tasks.
+constexpr size_t kKeptFrameBytes = 4 << 20;
+} // namespace
+
 LocalLinkServer::LocalLinkServer(UniqueFd socket, TaskRunner &runner,
                                  unsigned threads, std::function<void()> onEnd)
     : link(std::move(socket)), runner(runner), onEnd(std::move(onEnd)) {
@@ -49,6 +54,10 @@ void LocalLinkServer::serveLoop() {
     if (received.ok()) {
       serve(frame, files);
       files.clear();
+      // Each thread keeps its buffer for the next frame, but not one grown
+      // for a rare large task.
+      if (frame.capacity() > kKeptFrameBytes)
+        std::string().swap(frame);
       continue;
     }
     // Every thread ends here once the link is gone; one of them reports it.

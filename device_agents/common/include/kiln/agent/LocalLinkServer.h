@@ -45,7 +45,7 @@ private:
   TaskRunner &runner;
   std::function<void()> onEnd;
   std::atomic<bool> stopping{false};
-  std::atomic<bool> ended{false}; // onEnd ran, or the server is stopping
+  std::atomic<bool> ended{false}; // a thread reported the link's end
   std::mutex readMutex; // held by the one thread reading the link
   std::vector<std::thread> servers;
 };
