@@ -58,6 +58,9 @@ def resolve_op(op: str, *, index: int = -1,
                                  "(namespace.name.overload, e.g. aten.addmm.default)",
                                  context=ctx)
     namespace, name, overload = parts
+    if namespace == "quantized_decomposed":
+        # PT2E's quantize/dequantize ops exist once this module is imported.
+        import torch.ao.quantization.fx._decomposed  # noqa: F401
     try:
         packet = getattr(getattr(torch.ops, namespace), name)
         return getattr(packet, overload)

@@ -176,3 +176,23 @@ register("atan2_origin_signed_zeros_f32", torch.atan2,
          const(torch.tensor([0.0, 0.0, -0.0, -0.0, 0.0, -0.0])))
 register("atan2_origin_u8", torch.atan2, randint(0, 3, 4, 6, dtype=torch.uint8),
          randint(0, 3, 4, 6, dtype=torch.uint8))
+
+# Shifts: amounts outside [0, bits) give 0 (left) or the sign (right), as
+# eager; u8 right shifts are logical.
+_SHIFTS = (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64)
+for dt in _SHIFTS:
+    n = DTYPE_NAMES[dt]
+    lo, hi = (0, 255) if dt == torch.uint8 else (-120, 120)
+    bits = torch.iinfo(dt).bits
+    amounts = const(torch.tensor([[0, 1, 3, bits - 1, bits, bits + 1, -1 if dt != torch.uint8 else 2,
+                                   70]]).clamp(max=torch.iinfo(dt).max).to(dt),
+                    f"shift amounts around {bits} bits")
+    register(f"lshift_{n}", lambda a, b: a << b, randint(lo, hi, 3, 8, dtype=dt), amounts)
+    register(f"rshift_{n}", lambda a, b: a >> b, randint(lo, hi, 3, 8, dtype=dt), amounts)
+register("lshift_scalar_i64", lambda a: a << 5, randint(-1000, 1000, 3, 4))
+register("rshift_scalar_i32", lambda a: a >> 3, randint(-1000, 1000, 3, 4, dtype=torch.int32))
+register("bitwise_left_shift_scalar_self_i64", lambda b: torch.bitwise_left_shift(3, b),
+         randint(0, 10, 6))
+register("bitwise_right_shift_broadcast_i16",
+         lambda a, b: torch.bitwise_right_shift(a, b),
+         randint(-30000, 30000, 4, 1, dtype=torch.int16), randint(0, 16, 1, 5, dtype=torch.int16))

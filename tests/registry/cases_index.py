@@ -210,3 +210,31 @@ register("masked_scatter_broadcast_mask_f32", lambda x, m, s: x.masked_scatter(m
 register("masked_scatter_i32", lambda x, m, s: x.masked_scatter(m, s),
          randint(-5, 5, 2, 6, dtype=torch.int32), randbool(2, 6),
          randint(10, 20, 12, dtype=torch.int32))
+
+# index_put with one boolean mask: x[mask] = v (one value, one row, or a
+# row per set position), with and without accumulate.
+_MASK = const(torch.tensor([[True, False, True], [False, False, True],
+                            [True, True, False], [False, False, False]]))
+register("index_put_bool_mask_scalar_f32",
+         lambda x, m: torch.index_put(x, (m,), torch.tensor(7.5)), randn(4, 3), _MASK)
+register("index_put_bool_mask_per_position_f32",
+         lambda x, m, v: torch.index_put(x, (m,), v), randn(4, 3), _MASK, randn(5))
+register("index_put_bool_mask_accumulate_i64",
+         lambda x, m, v: torch.index_put(x, (m,), v, accumulate=True),
+         randint(-9, 9, 4, 3), _MASK, randint(-9, 9, 5))
+register("index_put_bool_row_mask_rows_f32",
+         lambda x, m, v: torch.index_put(x, (m,), v),
+         randn(4, 3), const(torch.tensor([True, False, True, True])), randn(3, 3))
+register("index_put_bool_row_mask_one_row_f64",
+         lambda x, m, v: torch.index_put(x, (m,), v),
+         randn(4, 3, dtype=torch.float64), const(torch.tensor([False, True, True, False])),
+         randn(3, dtype=torch.float64))
+
+
+def _masked_assign(x):
+    y = x.clone()
+    y[x > 0.5] = -1.0
+    return y
+
+
+register("masked_assign_setitem_f32", _masked_assign, randn(3, 4))

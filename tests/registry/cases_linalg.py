@@ -3,6 +3,7 @@ addmm, baddbmm, einsum; float dtypes and integer matmul."""
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from tests.registry.registry import DTYPE_NAMES, case, randint, randn, register
 
@@ -85,3 +86,20 @@ class TwoLinears(nn.Module):
 
     def forward(self, x, y):
         return torch.tanh(self.a(x)) * self.b(y)
+
+# bilinear (aten._trilinear): x1^T W x2 per output feature, as one product.
+register("bilinear_f32", lambda a, b, w, bias: F.bilinear(a, b, w, bias),
+         randn(4, 3), randn(4, 5), randn(6, 3, 5), randn(6))
+register("bilinear_no_bias_batched_f32", lambda a, b, w: F.bilinear(a, b, w),
+         randn(2, 3, 4), randn(2, 3, 2), randn(5, 4, 2))
+register("bilinear_f64", lambda a, b, w: F.bilinear(a, b, w),
+         randn(3, 7, dtype=torch.float64), randn(3, 7, dtype=torch.float64),
+         randn(2, 7, 7, dtype=torch.float64))
+register("bilinear_module_f32", nn.Bilinear, randn(5, 8), randn(5, 6), in1_features=8,
+         in2_features=6, out_features=4)
+register("trilinear_sum_all_f32",
+         lambda x, y, z: torch.ops.aten._trilinear(x, y, z, [1], [1], [1], [0], 1),
+         randn(4, 3), randn(4, 3), randn(4, 3))
+register("trilinear_one_sided_sum_f32",
+         lambda x, y, z: torch.ops.aten._trilinear(x, y, z, [0], [2], [1], [1, 2], 1),
+         randn(3, 4), randn(2, 3), randn(2, 4))

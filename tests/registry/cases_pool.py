@@ -100,3 +100,15 @@ register("avg_pool3d_i64", lambda x: F.avg_pool3d(x, 2), randint(-9, 99, 1, 2, 4
 for dt in (torch.float16, torch.bfloat16):
     register(f"avg_pool2d_large_window_{DTYPE_NAMES[dt]}", lambda x: F.avg_pool2d(x, 7),
              randn(1, 3, 14, 14, dtype=dt, scale=8.0))
+
+# Adaptive pooling over three dims: even windows (a plain pool) and uneven
+# ones (gathered windows), values and indices.
+register("adaptive_avg_pool3d_even_f32", lambda x: F.adaptive_avg_pool3d(x, (2, 3, 2)),
+         randn(1, 2, 4, 6, 4))
+register("adaptive_avg_pool3d_uneven_f32", lambda x: F.adaptive_avg_pool3d(x, (3, 2, 4)),
+         randn(2, 2, 5, 5, 7))
+register("adaptive_max_pool3d_even_f32",
+         lambda x: F.adaptive_max_pool3d(x, 2, return_indices=True), randn(1, 3, 4, 4, 6))
+register("adaptive_max_pool3d_uneven_f32",
+         lambda x: F.adaptive_max_pool3d(x, (2, 3, 3), return_indices=True),
+         randn(2, 2, 5, 7, 4))

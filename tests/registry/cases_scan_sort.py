@@ -59,3 +59,59 @@ register("sort_stable_ties_i64", lambda x: torch.sort(x, stable=True),
          randint(0, 3, 2, 9))   # stable: equal keys keep their order, as eager
 register("sort_values_1d_f32", lambda x: torch.sort(x).values, randperm_values(20))
 register("msort_f32", torch.msort, randperm_values(6, 2))
+
+# kthvalue: a stable sort's k-th entry (inputs without ties: eager's
+# selection may return any index among equal values).
+register("kthvalue_f32", lambda x: torch.kthvalue(x, 3), randperm_values(4, 7))
+register("kthvalue_d0_keepdim_f32", lambda x: torch.kthvalue(x, 2, 0, keepdim=True),
+         randperm_values(5, 3))
+register("kthvalue_first_last_f64", lambda x: (torch.kthvalue(x, 1, 1), torch.kthvalue(x, 6, 1)),
+         randperm_values(3, 6, dtype=torch.float64))
+register("kthvalue_i32", lambda x: torch.kthvalue(x, 4, -1), randperm_values(2, 3, 9, dtype=torch.int32))
+register("kthvalue_nan_largest_f32", lambda x: torch.kthvalue(x, 4, 1),
+         const(torch.tensor([[3.0, _NAN, 1.0, 2.0], [_NAN, -1.0, 5.0, 0.5]])))
+register("kthvalue_values_only_f16", lambda x: torch.kthvalue(x, 2).values,
+         randperm_values(3, 5, dtype=torch.float16))
+
+# logcumsumexp: a masked log-sum-exp per prefix, shifted by its maximum,
+# so that large and very negative inputs neither overflow nor underflow.
+for dim in (0, 1, -1):
+    register(f"logcumsumexp_d{dim if dim >= 0 else 'last'}_f32",
+             lambda x, d=dim: torch.logcumsumexp(x, d), randn(4, 5, 6, scale=3.0))
+register("logcumsumexp_f64", lambda x: torch.logcumsumexp(x, 1), randn(3, 9, dtype=torch.float64))
+register("logcumsumexp_bf16", lambda x: torch.logcumsumexp(x, 1), randn(3, 9, dtype=torch.bfloat16))
+register("logcumsumexp_wide_range_f32", lambda x: torch.logcumsumexp(x, 1),
+         const(torch.tensor([[-1000.0, 0.0, 1000.0, -1000.0], [500.0, -500.0, 88.0, 89.0]])))
+_INF = float("inf")
+register("logcumsumexp_infinities_nan_f32", lambda x: torch.logcumsumexp(x, 1),
+         const(torch.tensor([[-_INF, -_INF, 1.0, -_INF], [2.0, _INF, 3.0, -_INF],
+                             [0.0, _NAN, 1.0, 2.0]])))
+register("logcumsumexp_long_f32", lambda x: torch.logcumsumexp(x, 0), randn(300))
+
+# bucketize / searchsorted: counts of the entries before each value.
+_BOUNDS = const(torch.tensor([-1.5, -0.5, 0.0, 0.0, 0.25, 1.0, 2.0]), "sorted, one repeat")
+for right in (False, True):
+    side = "right" if right else "left"
+    register(f"bucketize_{side}_f32", lambda x, b, r=right: torch.bucketize(x, b, right=r),
+             randn(4, 5, scale=1.5), _BOUNDS)
+    register(f"bucketize_{side}_on_boundaries_f32",
+             lambda x, b, r=right: torch.bucketize(x, b, right=r),
+             const(torch.tensor([-1.5, 0.0, 2.0, 3.0, -9.0, _NAN])), _BOUNDS)
+    register(f"searchsorted_rows_{side}_f32",
+             lambda s, x, r=right: torch.searchsorted(s, x, right=r),
+             const(torch.tensor([[0.0, 1.0, 2.0, 3.0], [-2.0, -1.0, 5.0, 5.0]])),
+             randn(2, 6, scale=2.0))
+register("bucketize_int32_out_i64", lambda x, b: torch.bucketize(x, b, out_int32=True),
+         randint(-5, 15, 3, 4), const(torch.tensor([0, 2, 4, 8, 10])))
+register("bucketize_mixed_dtypes_f32_i64", lambda x, b: torch.bucketize(x, b),
+         randn(3, 4, scale=4.0), const(torch.tensor([-3, -1, 0, 2, 5])))
+register("searchsorted_side_right_1d_f64",
+         lambda s, x: torch.searchsorted(s, x, side="right"),
+         const(torch.tensor([0.0, 0.5, 0.5, 1.0], dtype=torch.float64)),
+         const(torch.tensor([[0.5, 0.2], [1.0, -1.0]], dtype=torch.float64)))
+register("searchsorted_sorter_f32",
+         lambda s, x, i: torch.searchsorted(s, x, sorter=i),
+         const(torch.tensor([3.0, 1.0, 2.0, 0.0])), randn(5, scale=2.0),
+         const(torch.tensor([3, 1, 2, 0])))
+register("searchsorted_scalar_i32", lambda s: torch.searchsorted(s, 4),
+         const(torch.tensor([1, 3, 4, 4, 9], dtype=torch.int32)))

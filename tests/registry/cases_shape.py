@@ -110,3 +110,35 @@ register("tril_f32", torch.tril, randn(4, 5))
 register("triu_diag1_f32", lambda x: torch.triu(x, 1), randn(3, 4, 4))
 register("diagonal_f32", lambda x: torch.diagonal(x) + 0, randn(4, 4))
 register("alias_copy_f32", lambda x: torch.ops.aten.alias(x) + 0, randn(2, 3))
+
+# unfold: sliding windows along a dim as a new last dim (overlapping, with
+# gaps, the whole extent, a 0-d input).
+register("unfold_overlapping_f32", lambda x: x.unfold(1, 3, 1), randn(2, 6, 3))
+register("unfold_gaps_d0_i64", lambda x: x.unfold(0, 2, 3), randint(-9, 9, 8, 2))
+register("unfold_last_whole_extent_f64", lambda x: x.unfold(-1, 5, 2),
+         randn(3, 5, dtype=torch.float64))
+register("unfold_then_sum_f32", lambda x: x.unfold(2, 4, 2).sum(-1), randn(1, 2, 9))
+register("unfold_0d_f32", lambda x: x.unfold(0, 1, 1) * 2, randn())
+# diagonal_scatter: self with one diagonal replaced.
+for offset in (0, 2, -1):
+    register(f"diagonal_scatter_offset{offset}_f32".replace("-", "m"),
+             lambda x, s, o=offset: torch.diagonal_scatter(x, s, o),
+             randn(4, 5), randn(min(4, 5 - offset) if offset >= 0 else min(4 + offset, 5)))
+register("diagonal_scatter_dims_3d_i32",
+         lambda x, s: torch.diagonal_scatter(x, s, 1, 2, 0),
+         randint(-9, 9, 3, 2, 4, dtype=torch.int32), randint(100, 200, 2, 2, dtype=torch.int32))
+
+
+def _write_diagonal(x, s):
+    y = x.clone()
+    y.diagonal().copy_(s)   # functionalized to diagonal_scatter
+    return y
+
+
+register("diagonal_write_through_view_f32", _write_diagonal, randn(3, 3), randn(3))
+# tril_indices / triu_indices: constant coordinate lists.
+register("tril_indices_i64", lambda x: x + torch.tril_indices(4, 3).sum(0), randint(0, 5, 9))
+register("triu_indices_offset_i64", lambda x: torch.triu_indices(3, 5, 1) * x, randint(0, 5, 2, 1))
+register("tril_indices_negative_offset_i32",
+         lambda x: torch.tril_indices(5, 4, -2, dtype=torch.int32) + x,
+         randint(0, 5, 1, dtype=torch.int32))

@@ -1,7 +1,7 @@
 //===- AdaptivePoolHandlers.cpp - adaptive average and max pooling --------===//
 //
 // This file implements the importer handlers of adaptive pooling over the
-// last 1 or 2 dims. Output element i of a dim pools PyTorch's window
+// last 1, 2 or 3 dims. Output element i of a dim pools PyTorch's window
 // [floor(i * In / Out), ceil((i + 1) * In / Out)).
 //
 // When every output extent divides the input's, the windows are a plain
@@ -308,6 +308,14 @@ void addAdaptivePoolHandlers(OpHandlerTable &t) {
   };
   t["aten.adaptive_max_pool1d.default"] = [](NodeImporter &n) {
     return adaptiveMaxPool(n, 1);
+  };
+  t["aten._adaptive_avg_pool3d.default"] = [](NodeImporter &n) {
+    return adaptiveAvgPool(n, 3);
+  };
+  t["aten.adaptive_avg_pool3d.default"] =
+      t["aten._adaptive_avg_pool3d.default"];
+  t["aten.adaptive_max_pool3d.default"] = [](NodeImporter &n) {
+    return adaptiveMaxPool(n, 3);
   };
 }
 

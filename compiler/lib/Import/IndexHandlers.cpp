@@ -12,6 +12,9 @@
 // indexed dims' linearized index over self viewed with those dims merged,
 // after a permute that moves non-adjacent indexed dims to the front.
 //
+// index_put with one leading boolean mask (`x[mask] = v`) is a where over
+// the mask, reading values' rows through the mask's running count.
+//
 //===----------------------------------------------------------------------===//
 #include "OpHandlers.h"
 
@@ -52,8 +55,8 @@ absl::StatusOr<IndexList> readIndices(NodeImporter &n, int64_t rank) {
       continue;
     Type element = typeOf(*entries[d]).getElementType();
     if (!isa<IntegerType>(element) || element.isInteger(1))
-      return n.unimplemented("only integer index tensors are supported (no "
-                             "boolean masks)");
+      return n.unimplemented("only integer index tensors are supported (a "
+                             "boolean mask only as index_put's one index)");
     list.tensors.push_back(*entries[d]);
     list.dims.push_back(static_cast<int64_t>(d));
   }
@@ -168,6 +171,69 @@ absl::StatusOr<Values> index(NodeImporter &n) {
 /// the front and merged into rows, values broadcast to self[indices] and
 /// laid out as (B, other dims...), one aten.index_put over the rows, and
 /// the inverse moves back.
+/// index_put with one leading boolean mask (`x[mask] = v`): over the
+/// mask's dims in row-major order, the k-th set position takes row k of
+/// values, or values itself at every set position when values broadcast to
+/// one row. Eager checks at run time that values has as many rows as the
+/// mask has set positions; the graph's values shape fixes that count, and a
+/// mask with another count reads clamped rows.
+absl::StatusOr<Values> maskIndexPut(NodeImporter &n, RankedTensorType type,
+                                    Value self, Value mask) {
+  ArrayRef<int64_t> selfShape = typeOf(self).getShape();
+  ArrayRef<int64_t> maskShape = typeOf(mask).getShape();
+  if (maskShape.size() > selfShape.size() ||
+      selfShape.take_front(maskShape.size()) != maskShape)
+    return n.error("the boolean mask must have the shape of self's leading dims");
+  ASSIGN_OR_RETURN(Value values,
+                   n.tensorOrScalar("values", type.getElementType()));
+  ASSIGN_OR_RETURN(bool accumulate, n.boolAttr("accumulate", false));
+  Type element = type.getElementType();
+  if (typeOf(values).getElementType() != element)
+    values = pointwise(n, typeOf(values).clone(element), "copy", values);
+  ArrayRef<int64_t> rest = selfShape.drop_front(maskShape.size());
+  int64_t rows = 1;
+  for (int64_t e : maskShape)
+    rows *= e;
+  SmallVector<int64_t> rowsShape = {rows};
+  rowsShape.append(rest.begin(), rest.end());
+  auto rowsType = RankedTensorType::get(rowsShape, element);
+  ArrayRef<int64_t> valueShape = typeOf(values).getShape();
+  bool oneRow = valueShape.size() <= rest.size() ||
+                (valueShape.size() == rest.size() + 1 && valueShape[0] == 1);
+  Value taken;
+  if (oneRow) {
+    taken = n.b().create<aten::ExpandOp>(n.loc(), rowsType, values);
+  } else {
+    if (valueShape.size() != rest.size() + 1)
+      return n.error("values must be one row or one row per set mask position");
+    SmallVector<int64_t> perRow = {valueShape[0]};
+    perRow.append(rest.begin(), rest.end());
+    auto perRowType = RankedTensorType::get(perRow, element);
+    if (typeOf(values) != perRowType)
+      values = n.b().create<aten::ExpandOp>(n.loc(), perRowType, values);
+    auto flatI64 = RankedTensorType::get({rows}, n.b().getI64Type());
+    Value ones = pointwise(n, flatI64, "copy", viewValue(n, mask, {rows}));
+    Value through = n.b().create<aten::CumsumOp>(n.loc(), flatI64, ones,
+                                                 n.b().getI64IntegerAttr(0),
+                                                 n.b().getBoolAttr(false));
+    Value before = n.b().create<aten::SubOp>(n.loc(), flatI64, through, ones,
+                                             n.b().getF64FloatAttr(1.0));
+    // Unset positions may index past the last row: index_select clamps
+    // them, and the where below never takes them.
+    taken = n.b().create<aten::IndexSelectOp>(n.loc(), rowsType, values, before,
+                                              n.b().getI64IntegerAttr(0));
+  }
+  Value selfRows = viewValue(n, self, rowsShape);
+  if (accumulate)
+    taken = n.b().create<aten::AddOp>(n.loc(), rowsType, selfRows, taken,
+                                      n.b().getF64FloatAttr(1.0));
+  SmallVector<int64_t> maskRows(rowsShape.size(), 1);
+  maskRows[0] = rows;
+  Value set = viewValue(n, mask, maskRows);
+  Value result = pointwise(n, rowsType, "where", {set, taken, selfRows});
+  return Values{viewValue(n, result, type.getShape())};
+}
+
 absl::StatusOr<Values> indexPut(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
@@ -175,6 +241,13 @@ absl::StatusOr<Values> indexPut(NodeImporter &n) {
   int64_t rank = selfType.getRank();
   if (rank == 0)
     return n.error("cannot index a 0-d tensor");
+  {
+    ASSIGN_OR_RETURN(std::vector<std::optional<Value>> entries,
+                     n.optionalTensors("indices"));
+    if (entries.size() == 1 && entries[0] &&
+        typeOf(*entries[0]).getElementType().isInteger(1))
+      return maskIndexPut(n, type, self, *entries[0]);
+  }
   ASSIGN_OR_RETURN(IndexList list, readIndices(n, rank));
   ASSIGN_OR_RETURN(SmallVector<int64_t> shape, broadcastShape(n, list));
   ASSIGN_OR_RETURN(Value values,

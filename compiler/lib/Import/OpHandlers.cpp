@@ -266,6 +266,9 @@ const std::map<std::string, OpHandler> &opHandlers() {
     addNormHandlers(*handlers);
     addBackwardHandlers(*handlers);
     addFlatIndexHandlers(*handlers);
+    addQuantizeHandlers(*handlers);
+    addSearchHandlers(*handlers);
+    addTrilinearHandler(*handlers);
     return handlers;
   }();
   return *table;

@@ -28,6 +28,9 @@ void addAdaptivePoolHandlers(OpHandlerTable &table);
 void addNormHandlers(OpHandlerTable &table);
 void addBackwardHandlers(OpHandlerTable &table);
 void addFlatIndexHandlers(OpHandlerTable &table);
+void addQuantizeHandlers(OpHandlerTable &table);
+void addSearchHandlers(OpHandlerTable &table);
+void addTrilinearHandler(OpHandlerTable &table);
 
 /// Every supported op, by name.
 const std::map<std::string, OpHandler> &opHandlers();

@@ -1,12 +1,14 @@
-//===- ScanHandlers.cpp - cummax and cummin -------------------------------===//
+//===- ScanHandlers.cpp - cummax, cummin and logcumsumexp -----------------===//
 //
 // This file implements the importer handlers of the running extrema
-// aten.cummax and aten.cummin, as triangular reductions (the way cumsum
-// lowers): along the scanned dim of length L, x is expanded to (i, j) pairs
-// (L x L), entries with j > i are masked out, and one aten.amax (aten.amin)
-// over j gives the values. The index is PyTorch's: the last j <= i holding
-// the extremum (the scan updates on ties, `x >= best`), or once a NaN has
-// been seen the last NaN so far (NaN propagates).
+// aten.cummax and aten.cummin and of aten.logcumsumexp, as triangular
+// reductions (the way cumsum lowers): along the scanned dim of length L, x
+// is expanded to (i, j) pairs (L x L), entries with j > i are masked out,
+// and reductions over j give the results. For the extrema one aten.amax
+// (aten.amin) gives the values; the index is PyTorch's: the last j <= i
+// holding the extremum (the scan updates on ties, `x >= best`), or once a
+// NaN has been seen the last NaN so far (NaN propagates). logcumsumexp is a
+// log-sum-exp over each masked row, shifted by the row's maximum.
 //
 //===----------------------------------------------------------------------===//
 #include "OpHandlers.h"
@@ -15,6 +17,8 @@
 #include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"
+
+#include <limits>
 
 using namespace mlir;
 
@@ -125,6 +129,66 @@ absl::StatusOr<Values> cumExtremum(NodeImporter &n, bool max) {
   return Values{values, indices};
 }
 
+/// logcumsumexp along `dim`: out[i] = m + log(sum_{j <= i} exp(x[j] - m))
+/// with m the running maximum (0 where it is infinite, so that all -inf
+/// gives -inf and +inf gives +inf; NaN propagates). f16 and bf16 compute in
+/// f32.
+absl::StatusOr<Values> logCumSumExp(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(0));
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
+  Type element = type.getElementType();
+  if (!isa<FloatType>(element))
+    return n.error("logcumsumexp needs a floating-point result");
+  if (typeOf(self).getShape() != type.getShape())
+    return n.error("the result must have the input's shape");
+  SmallVector<int64_t> shape(type.getShape());
+  if (shape.empty())
+    shape.push_back(1);
+  ASSIGN_OR_RETURN(int64_t dim,
+                   n.normalizeDim(raw, static_cast<int64_t>(shape.size())));
+  int64_t length = shape[dim];
+  if (length > 4096)
+    return n.unimplemented(absl::StrCat(
+        "logcumsumexp along a dim of ", length, " elements (at most 4096)"));
+  Type compute = element.isF64() ? element : n.b().getF32Type();
+  Value x = view(n, self, shape);
+  if (typeOf(x).getElementType() != compute)
+    x = pointwise(n, typeOf(x).clone(compute), "copy", x);
+  int64_t trailing = static_cast<int64_t>(shape.size()) - dim - 1;
+  auto pairType =
+      RankedTensorType::get(splitDim(shape, dim, length, length), compute);
+  Value xj = n.b().create<aten::ExpandOp>(
+      n.loc(), pairType, view(n, x, splitDim(shape, dim, 1, length)));
+  Value seen =
+      pairConstant<bool>(n, n.b().getI1Type(), length, length, trailing,
+                         [](int64_t i, int64_t j) { return j <= i; });
+  Value window =
+      pointwise(n, pairType, "where",
+                {seen, xj,
+                 n.constant(compute, -std::numeric_limits<double>::infinity())});
+  auto reduced = n.b().getDenseI64ArrayAttr({dim + 1});
+  auto keptType = pairType.clone(splitDim(shape, dim, length, 1));
+  Value top = n.b().create<aten::AmaxOp>(n.loc(), keptType, window, reduced,
+                                         n.b().getBoolAttr(true));
+  Value shift = pointwise(
+      n, keptType, "where",
+      {pointwise(n, keptType.clone(n.b().getI1Type()), "isinf", top),
+       n.constant(compute, 0.0), top});
+  Value centred = n.b().create<aten::SubOp>(n.loc(), pairType, window, shift,
+                                            n.b().getF64FloatAttr(1.0));
+  Value terms = n.b().create<aten::ExpOp>(n.loc(), pairType, centred);
+  Value sums = n.b().create<aten::SumOp>(n.loc(), keptType, terms, reduced,
+                                         n.b().getBoolAttr(true));
+  Value logs = pointwise(n, keptType, "log", sums);
+  Value out = n.b().create<aten::AddOp>(n.loc(), keptType, logs, shift,
+                                        n.b().getF64FloatAttr(1.0));
+  out = view(n, out, type.getShape());
+  if (compute != element)
+    out = pointwise(n, type, "copy", out);
+  return Values{out};
+}
+
 } // namespace
 
 void addScanHandlers(OpHandlerTable &t) {
@@ -134,6 +198,7 @@ void addScanHandlers(OpHandlerTable &t) {
   t["aten.cummin.default"] = [](NodeImporter &n) {
     return cumExtremum(n, false);
   };
+  t["aten.logcumsumexp.default"] = logCumSumExp;
 }
 
 } // namespace kiln

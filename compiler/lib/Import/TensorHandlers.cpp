@@ -703,6 +703,35 @@ absl::StatusOr<Values> topk(NodeImporter &n) {
   return sortAlong(n, self, dim, largest, k);
 }
 
+/// kthvalue: the k-th smallest along `dim` (NaN the largest) and its index,
+/// from a stable ascending sort. Among equal values eager's selection may
+/// return the index of any of them.
+absl::StatusOr<Values> kthvalue(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType valuesType, n.resultType(0));
+  ASSIGN_OR_RETURN(RankedTensorType indicesType, n.resultType(1));
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(int64_t k, n.intAttr("k"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", -1));
+  if (typeOf(self).getRank() == 0)
+    self = viewValue(n, self, {1});
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
+  int64_t extent = typeOf(self).getDimSize(dim);
+  if (k < 1 || k > extent)
+    return n.error(absl::StrCat("k = ", k, " is outside [1, ", extent,
+                                "], the extent of dim ", dim));
+  ASSIGN_OR_RETURN(Values sorted, sortAlong(n, self, dim, false, std::nullopt));
+  Values results;
+  RankedTensorType types[2] = {valuesType, indicesType};
+  for (int i = 0; i < 2; ++i) {
+    RankedTensorType type = types[i];
+    ASSIGN_OR_RETURN(Value picked, sliceAlong(n, sorted[i], dim, k - 1, 1, 1));
+    if (typeOf(picked).getNumElements() != type.getNumElements())
+      return n.error("the declared result shape does not match the input's");
+    results.push_back(viewValue(n, picked, type.getShape()));
+  }
+  return results;
+}
+
 absl::StatusOr<Values> sliceScatter(NodeImporter &n, bool select) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
@@ -919,6 +948,13 @@ void addTensorHandlers(OpHandlerTable &t) {
   }
   for (const char *fn : {"logical_and", "logical_or", "logical_xor"})
     t[absl::StrCat("aten.", fn, ".default")] = pw(fn, {"self", "other"});
+  for (auto [fn, dunder] : {std::pair{"bitwise_left_shift", "__lshift__"},
+                            std::pair{"bitwise_right_shift", "__rshift__"}}) {
+    for (const char *overload : {"Tensor", "Tensor_Scalar", "Scalar_Tensor"})
+      t[absl::StrCat("aten.", fn, ".", overload)] = pw(fn, {"self", "other"});
+    for (const char *overload : {"Tensor", "Scalar"})
+      t[absl::StrCat("aten.", dunder, ".", overload)] = pw(fn, {"self", "other"});
+  }
   t["aten.pow.Tensor_Tensor"] = pw("pow", {"self", "exponent"});
   t["aten.pow.Tensor_Scalar"] = pw("pow", {"self", "exponent"});
   t["aten.pow.Scalar"] = pw("pow", {"self", "exponent"});
@@ -1024,6 +1060,7 @@ void addTensorHandlers(OpHandlerTable &t) {
     return indexSelect(n, "weight", "indices", false);
   };
   t["aten.sort.default"] = sort;
+  t["aten.kthvalue.default"] = kthvalue;
   t["aten.sort.stable"] = sort;
   t["aten.topk.default"] = topk;
   t["aten.scatter.src"] = [](NodeImporter &n) { return scatter(n, "none"); };

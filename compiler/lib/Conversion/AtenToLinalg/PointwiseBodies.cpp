@@ -82,6 +82,34 @@ Value negI(OpBuilder &b, Location l, Value x) {
   return b.create<arith::SubIOp>(l, cst(b, l, x, 0), x);
 }
 
+/// True where a shift amount is outside [0, bits of x's type).
+Value shiftOutOfRange(OpBuilder &b, Location l, Value x, Value y) {
+  int64_t bits = x.getType().getIntOrFloatBitWidth();
+  return b.create<arith::OrIOp>(
+      l, icmp(b, l, arith::CmpIPredicate::slt, y, cst(b, l, y, 0)),
+      icmp(b, l, arith::CmpIPredicate::sge, y,
+           cst(b, l, y, static_cast<double>(bits))));
+}
+
+/// PyTorch's x << y: 0 when y is outside [0, bits).
+Value shiftLeft(OpBuilder &b, Location l, Args a, Scalars) {
+  Value x = a[0], y = a[1];
+  Value outside = shiftOutOfRange(b, l, x, y);
+  Value shifted =
+      b.create<arith::ShLIOp>(l, x, sel(b, l, outside, cst(b, l, y, 0), y));
+  return sel(b, l, outside, cst(b, l, x, 0), shifted);
+}
+
+/// PyTorch's x >> y (arithmetic): x >> (bits - 1) when y is outside
+/// [0, bits). u8, carried zero-extended in i16, then gives 0 as eager does.
+Value shiftRight(OpBuilder &b, Location l, Args a, Scalars) {
+  Value x = a[0], y = a[1];
+  int64_t bits = x.getType().getIntOrFloatBitWidth();
+  Value outside = shiftOutOfRange(b, l, x, y);
+  Value amount = sel(b, l, outside, cst(b, l, y, static_cast<double>(bits - 1)), y);
+  return b.create<arith::ShRSIOp>(l, x, amount);
+}
+
 /// Python-style remainder: the sign follows the divisor.
 Value remainder(OpBuilder &b, Location l, Args a, Scalars) {
   Value x = a[0], y = a[1];
@@ -413,6 +441,8 @@ const PointwiseLowering kRows[] = {
     {"atan2", atan2},
     {"div_trunc", divTrunc},
     {"div_floor", divFloor},
+    {"bitwise_left_shift", shiftLeft},
+    {"bitwise_right_shift", shiftRight},
     {"bitwise_and",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<arith::AndIOp>(l, a[0], a[1]);

@@ -79,6 +79,9 @@ constexpr PointwiseFn kFns[] = {
     {"bitwise_and", 2, 0, R::Any, C::Result, D::IntOrBool},
     {"bitwise_or", 2, 0, R::Any, C::Result, D::IntOrBool},
     {"bitwise_xor", 2, 0, R::Any, C::Result, D::IntOrBool},
+    // Shifts by b outside [0, bits) give 0 (left) or the sign (right).
+    {"bitwise_left_shift", 2, 0, R::Any, C::Result, D::IntOrBool},
+    {"bitwise_right_shift", 2, 0, R::Any, C::Result, D::IntOrBool},
     // Comparisons and logical ops: compared in the promoted operand type.
     {"eq", 2, 0, R::Bool, C::Promoted, D::Any},
     {"ne", 2, 0, R::Bool, C::Promoted, D::Any},
