@@ -6,12 +6,12 @@
 // is sum over `sumdim` of i1 * i2 * i3, broadcast, with the summed dims
 // removed.
 //
-// The broadcast product is never formed. i1 * i2 is formed first (for
-// bilinear that is x1 * x2, N x in1 x in2, not the N x out x in1 x in2 that
-// the weight would give), then contracted with i3 the way einsum lowers to
-// bmm: each summed dim only one side has is summed there first; the other
+// The broadcast product of all three is never formed. The two inputs whose
+// broadcast is smallest are multiplied first (for bilinear x1 * x2,
+// N x in1 x in2, not the N x out x in1 x in2 that the weight would give),
+// then contracted with the third the way einsum lowers to bmm: each summed dim only one side has is summed there first; the other
 // dims are batch dims (both sides), left dims (the product's only) and
-// right dims (i3's only); one aten.bmm of (batch, left, summed) by
+// right dims (the third's only); one aten.bmm of (batch, left, summed) by
 // (batch, summed, right) gives them, and a permute puts the result's dims
 // back in order.
 //
@@ -81,19 +81,42 @@ absl::StatusOr<Values> trilinear(NodeImporter &n) {
     if (d < 0 || d >= rank)
       return n.error(absl::StrCat("sumdim ", d, " is outside [0, ", rank, ")"));
 
-  // P = i1 * i2 (broadcast), Q = i3.
-  SmallVector<int64_t> pShape, qShape(typeOf(i3).getShape());
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t a = typeOf(i1).getDimSize(d), b = typeOf(i2).getDimSize(d);
-    if (a != b && a != 1 && b != 1)
-      return n.error(absl::StrCat("i1 and i2 do not broadcast at dim ", d));
-    pShape.push_back(a == 1 ? b : a);
-    if (qShape[d] != 1 && pShape[d] != 1 && qShape[d] != pShape[d])
-      return n.error(absl::StrCat("i3 does not broadcast at dim ", d));
+  // P = the product of the two inputs whose broadcast is smallest, Q = the
+  // third (for bilinear: x1 * x2, then the weight).
+  Value inputs[3] = {i1, i2, i3};
+  auto broadcastShape = [&](Value a, Value b) -> absl::StatusOr<SmallVector<int64_t>> {
+    SmallVector<int64_t> shape;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t x = typeOf(a).getDimSize(d), y = typeOf(b).getDimSize(d);
+      if (x != y && x != 1 && y != 1)
+        return n.error(absl::StrCat("the inputs do not broadcast at dim ", d));
+      shape.push_back(x == 1 ? y : x);
+    }
+    return shape;
+  };
+  auto count = [](ArrayRef<int64_t> shape) {
+    int64_t c = 1;
+    for (int64_t e : shape)
+      c *= e;
+    return c;
+  };
+  int third = -1;
+  SmallVector<int64_t> pShape;
+  for (int candidate = 2; candidate >= 0; --candidate) {
+    ASSIGN_OR_RETURN(SmallVector<int64_t> shape,
+                     broadcastShape(inputs[(candidate + 1) % 3],
+                                    inputs[(candidate + 2) % 3]));
+    if (third < 0 || count(shape) < count(pShape)) {
+      third = candidate;
+      pShape = shape;
+    }
   }
   Value p = n.b().create<aten::MulOp>(n.loc(), RankedTensorType::get(pShape, element),
-                                      i1, i2);
-  Value q = i3;
+                                      inputs[(third + 1) % 3], inputs[(third + 2) % 3]);
+  Value q = inputs[third];
+  SmallVector<int64_t> qShape(typeOf(q).getShape());
+  ASSIGN_OR_RETURN(SmallVector<int64_t> resultShape, broadcastShape(p, q));
+  (void)resultShape; // checks that Q broadcasts with P
   if (typeOf(q).getElementType() != element)
     q = pointwise(n, typeOf(q).clone(element), "copy", q);
 

@@ -148,3 +148,37 @@ func.func @atan2_origin(%y: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = aten.pointwise "atan2" %y, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Shifts by an amount outside [0, bits) are defined as PyTorch defines
+// them: a left shift gives 0 (the amount is zeroed first, so that shli
+// never sees a poison amount), a right shift gives the sign (bits - 1).
+// CHECK-LABEL: func @shift_left
+// CHECK: ^bb0(%[[X:.+]]: i8, %[[Y:.+]]: i8, %{{.+}}: i8):
+// CHECK: %[[NEG:.+]] = arith.cmpi slt, %[[Y]], %{{.+}} : i8
+// CHECK: %[[BITS:.+]] = arith.constant 8 : i8
+// CHECK: %[[WIDE:.+]] = arith.cmpi sge, %[[Y]], %[[BITS]] : i8
+// CHECK: %[[OUT:.+]] = arith.ori %[[NEG]], %[[WIDE]] : i1
+// CHECK: %[[SAFE:.+]] = arith.select %[[OUT]], %{{.+}}, %[[Y]] : i8
+// CHECK: %[[SHL:.+]] = arith.shli %[[X]], %[[SAFE]] : i8
+// CHECK: %[[R:.+]] = arith.select %[[OUT]], %{{.+}}, %[[SHL]] : i8
+// CHECK: linalg.yield %[[R]] : i8
+func.func @shift_left(%x: tensor<4xi8>, %y: tensor<4xi8>) -> tensor<4xi8> {
+  %0 = aten.pointwise "bitwise_left_shift" %x, %y : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
+  return %0 : tensor<4xi8>
+}
+
+// -----
+
+// CHECK-LABEL: func @shift_right
+// CHECK: ^bb0(%[[X:.+]]: i32, %[[Y:.+]]: i32, %{{.+}}: i32):
+// CHECK: %[[OUT:.+]] = arith.ori %{{.+}}, %{{.+}} : i1
+// CHECK: %[[SIGN:.+]] = arith.constant 31 : i32
+// CHECK: %[[AMOUNT:.+]] = arith.select %[[OUT]], %[[SIGN]], %[[Y]] : i32
+// CHECK: %[[R:.+]] = arith.shrsi %[[X]], %[[AMOUNT]] : i32
+// CHECK: linalg.yield %[[R]] : i32
+func.func @shift_right(%x: tensor<4xi32>, %y: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = aten.pointwise "bitwise_right_shift" %x, %y : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
