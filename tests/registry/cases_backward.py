@@ -5,7 +5,7 @@ max_pool{2,3}d_with_indices_backward (overlapping windows add up)."""
 
 import torch
 
-from tests.registry.registry import randn, register
+from tests.registry.registry import rand, randn, register
 
 aten = torch.ops.aten
 
@@ -71,3 +71,18 @@ register("max_pool2d_backward_f64", pool_backward([2, 3], [2, 1], [1, 0]),
          randn(1, 2, 6, 7, dtype=torch.float64), randn(1, 2, 4, 5, dtype=torch.float64))
 register("max_pool3d_backward_f32", pool_backward([2, 2, 2], [2, 2, 2], [0, 0, 0], dims=3),
          randn(1, 2, 4, 6, 6), randn(1, 2, 2, 3, 3))
+
+# Leaky and randomized-leaky ReLU gradients (the noise is an input: in
+# training the gradient is grad * noise, in eval the leaky gradient with the
+# mean slope).
+register("leaky_relu_backward_f32",
+         lambda g, x: torch.ops.aten.leaky_relu_backward(g, x, 0.2, False),
+         randn(3, 5), randn(3, 5))
+register("leaky_relu_backward_bf16",
+         lambda g, x: torch.ops.aten.leaky_relu_backward(g, x, 0.01, True),
+         randn(3, 5, dtype=torch.bfloat16), randn(3, 5, dtype=torch.bfloat16))
+for training in (True, False):
+    register(f"rrelu_with_noise_backward_{'train' if training else 'eval'}_f32",
+             lambda g, x, noise, t=training: torch.ops.aten.rrelu_with_noise_backward(
+                 g, x, noise, 0.1, 0.3, t, False),
+             randn(3, 5), randn(3, 5), rand(3, 5, low=0.1, high=0.3))

@@ -4,7 +4,7 @@
 import torch
 import torch.nn as nn
 
-from tests.registry.registry import DTYPE_NAMES, case, randn
+from tests.registry.registry import DTYPE_NAMES, case, randn, register
 
 
 class Conv(nn.Module):
@@ -114,3 +114,14 @@ class ConvStack(nn.Module):
 class ConvFunctional(nn.Module):
     def forward(self, x, w):
         return torch.nn.functional.conv2d(x, w, stride=1, padding=1)
+
+# The legacy _convolution entry (TorchScript-era graphs call it), plain and
+# transposed; its backend flags do not change the result.
+register("convolution_legacy_entry_f32",
+         lambda x, w, b: torch.ops.aten._convolution(
+             x, w, b, [2, 1], [1, 1], [1, 1], False, [0, 0], 1, False, False, True, True),
+         randn(1, 4, 7, 7), randn(6, 4, 3, 3), randn(6))
+register("convolution_legacy_entry_transposed_f32",
+         lambda x, w: torch.ops.aten._convolution(
+             x, w, None, [2, 2], [1, 1], [1, 1], True, [1, 1], 1, True, True, False, False),
+         randn(1, 3, 4, 4), randn(3, 2, 3, 3))

@@ -238,3 +238,46 @@ def _masked_assign(x):
 
 
 register("masked_assign_setitem_f32", _masked_assign, randn(3, 4))
+
+# embedding_bag: sum (weighted per sample), mean and max over bags cut by
+# offsets (an empty bag gives zeros), padding_idx left out, the last offset
+# included, and every result of the op (offset2bag, bag sizes, max indices)
+# as eager's CPU kernel gives them.
+_BAG_INDICES = const(torch.tensor([1, 2, 4, 5, 4, 3, 0, 7]))
+_BAG_OFFSETS = const(torch.tensor([0, 2, 2, 5]))
+for mode in ("sum", "mean", "max"):
+    register(f"embedding_bag_{mode}_f32",
+             lambda w, i, o, m=mode: F.embedding_bag(i, w, o, mode=m),
+             randn(10, 3), _BAG_INDICES, _BAG_OFFSETS)
+    register(f"embedding_bag_{mode}_all_results_f32",
+             lambda w, i, o, m=mode: torch.ops.aten._embedding_bag(
+                 w, i, o, False, {"sum": 0, "mean": 1, "max": 2}[m], False, None, False, -1),
+             randn(10, 3), _BAG_INDICES, _BAG_OFFSETS)
+    register(f"embedding_bag_{mode}_padding_all_results_f32",
+             lambda w, i, o, m=mode: torch.ops.aten._embedding_bag_forward_only(
+                 w, i, o, False, {"sum": 0, "mean": 1, "max": 2}[m], False, None, False, 4),
+             randn(10, 3), _BAG_INDICES, _BAG_OFFSETS)
+register("embedding_bag_per_sample_weights_f32",
+         lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
+         randn(10, 4), _BAG_INDICES, _BAG_OFFSETS, randn(8))
+register("embedding_bag_include_last_offset_f32",
+         lambda w, i, o: F.embedding_bag(i, w, o, mode="mean", include_last_offset=True),
+         randn(10, 4), _BAG_INDICES, const(torch.tensor([0, 3, 3, 8])))
+register("embedding_bag_2d_input_max_f64",
+         lambda w, i: F.embedding_bag(i, w, mode="max"),
+         randn(12, 5, dtype=torch.float64), randint(0, 12, 4, 3))
+register("embedding_bag_module_mean_padding_f32", nn.EmbeddingBag, randint(0, 20, 3, 6),
+         num_embeddings=20, embedding_dim=8, mode="mean", padding_idx=2)
+register("embedding_bag_int32_indices_f32",
+         lambda w, i, o: F.embedding_bag(i, w, o, mode="sum"),
+         randn(10, 3), const(torch.tensor([1, 2, 4, 5, 9], dtype=torch.int32)),
+         const(torch.tensor([0, 1, 3], dtype=torch.int32)))
+register("embedding_bag_include_last_offset_max_f32",
+         lambda w, i, o: F.embedding_bag(i, w, o, mode="max", include_last_offset=True),
+         randn(10, 4), _BAG_INDICES, const(torch.tensor([0, 3, 3, 8])))
+for mode in (0, 1, 2):
+    register(f"embedding_bag_int32_all_results_mode{mode}_f32",
+             lambda w, i, o, m=mode: torch.ops.aten._embedding_bag_forward_only(
+                 w, i, o, False, m, False, None, False, -1),
+             randn(10, 3), const(torch.tensor([1, 2, 4, 5, 4, 3, 0, 7], dtype=torch.int32)),
+             const(torch.tensor([0, 3, 3, 6], dtype=torch.int32)))

@@ -4,8 +4,11 @@
 // AOTAutograd's joint graphs keep in core ATen: convolution_backward (the
 // input gradient a transposed convolution, the weight gradient a grouped
 // convolution of the input with the output gradient, the bias gradient a
-// sum) and max_pool{2,3}d_with_indices_backward (the output gradient added
-// at each window's saved argmax).
+// sum), max_pool{2,3}d_with_indices_backward (the output gradient added
+// at each window's saved argmax), and the leaky and randomized-leaky ReLU
+// gradients (leaky_relu_backward, rrelu_with_noise_backward: in training
+// the output gradient times the saved noise, otherwise the leaky gradient
+// with the mean slope).
 //
 //===----------------------------------------------------------------------===//
 #include "OpHandlers.h"
@@ -184,6 +187,42 @@ absl::StatusOr<Values> maxPoolBackward(NodeImporter &n, int64_t spatial) {
 
 } // namespace
 
+/// leaky_relu_backward's where(self > 0, grad, grad * slope); the slope is
+/// a Python float, so f16 and bf16 multiply in f32 (ATen's opmath).
+Value leakyGradient(NodeImporter &n, RankedTensorType type, Value grad,
+                    Value self, double slope) {
+  Type element = type.getElementType();
+  Type opmath = element.isF16() || element.isBF16() ? n.b().getF32Type() : element;
+  Value scaled = n.b().create<aten::MulOp>(n.loc(), type.clone(opmath), grad,
+                                           n.constant(opmath, slope));
+  if (opmath != element)
+    scaled = pointwise(n, type, "copy", scaled);
+  Value positive = pointwise(n, typeOf(self).clone(n.b().getI1Type()), "gt",
+                             {self, n.constant(typeOf(self).getElementType(), 0.0)});
+  return pointwise(n, type, "where", {positive, grad, scaled});
+}
+
+absl::StatusOr<Values> leakyReluBackward(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value grad, n.tensor("grad_output"));
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(double slope, n.floatAttr("negative_slope"));
+  return Values{leakyGradient(n, type, grad, self, slope)};
+}
+
+absl::StatusOr<Values> rreluWithNoiseBackward(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value grad, n.tensor("grad_output"));
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value noise, n.tensor("noise"));
+  ASSIGN_OR_RETURN(double lower, n.floatAttr("lower"));
+  ASSIGN_OR_RETURN(double upper, n.floatAttr("upper"));
+  ASSIGN_OR_RETURN(bool training, n.boolAttr("training"));
+  if (training)
+    return Values{n.b().create<aten::MulOp>(n.loc(), type, grad, noise).getResult()};
+  return Values{leakyGradient(n, type, grad, self, (lower + upper) / 2)};
+}
+
 void addBackwardHandlers(OpHandlerTable &t) {
   t["aten.convolution_backward.default"] = convolutionBackward;
   t["aten.max_pool2d_with_indices_backward.default"] = [](NodeImporter &n) {
@@ -192,6 +231,8 @@ void addBackwardHandlers(OpHandlerTable &t) {
   t["aten.max_pool3d_with_indices_backward.default"] = [](NodeImporter &n) {
     return maxPoolBackward(n, 3);
   };
+  t["aten.leaky_relu_backward.default"] = leakyReluBackward;
+  t["aten.rrelu_with_noise_backward.default"] = rreluWithNoiseBackward;
 }
 
 } // namespace kiln

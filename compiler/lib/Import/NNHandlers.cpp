@@ -191,6 +191,9 @@ absl::StatusOr<Values> trainingBatchNorm(NodeImporter &n) {
 
 void addNNHandlers(OpHandlerTable &t) {
   t["aten.convolution.default"] = convolution;
+  // The legacy entry: convolution's arguments and backend flags that do not
+  // change the result (benchmark, deterministic, cudnn_enabled, allow_tf32).
+  t["aten._convolution.default"] = convolution;
   t["aten.max_pool1d_with_indices.default"] = [](NodeImporter &n) { return maxPool(n, 1); };
   t["aten.max_pool2d_with_indices.default"] = [](NodeImporter &n) { return maxPool(n, 2); };
   t["aten.max_pool3d_with_indices.default"] = [](NodeImporter &n) { return maxPool(n, 3); };

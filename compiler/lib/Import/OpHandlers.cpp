@@ -269,6 +269,7 @@ const std::map<std::string, OpHandler> &opHandlers() {
     addQuantizeHandlers(*handlers);
     addSearchHandlers(*handlers);
     addTrilinearHandler(*handlers);
+    addEmbeddingBagHandler(*handlers);
     return handlers;
   }();
   return *table;

@@ -31,6 +31,7 @@ void addFlatIndexHandlers(OpHandlerTable &table);
 void addQuantizeHandlers(OpHandlerTable &table);
 void addSearchHandlers(OpHandlerTable &table);
 void addTrilinearHandler(OpHandlerTable &table);
+void addEmbeddingBagHandler(OpHandlerTable &table);
 
 /// Every supported op, by name.
 const std::map<std::string, OpHandler> &opHandlers();
