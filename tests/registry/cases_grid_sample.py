@@ -1,6 +1,7 @@
-"""Grid sampling (F.grid_sample on 4-d inputs, aten.grid_sampler_2d): every
-interpolation mode with every padding mode, both align_corners, grids that
-reach outside [-1, 1], f64 and the half types."""
+"""Grid sampling (F.grid_sample on 4-d and 5-d inputs, aten.grid_sampler_2d
+and aten.grid_sampler_3d): every interpolation mode with every padding mode,
+both align_corners, grids that reach outside [-1, 1], f64 and the half
+types."""
 
 import itertools
 
@@ -46,3 +47,22 @@ register("grid_sample_nearest_ties_f32", _sampler("nearest", "zeros", True),
 register("grid_sample_bilinear_reflection_one_row_f32",
          _sampler("bilinear", "reflection", True), randn(1, 2, 1, 6),
          rand(1, 3, 3, 2, low=-1.5, high=1.5))
+
+# 3-d sampling (aten.grid_sampler_3d): trilinear and nearest with every
+# padding mode and both align_corners, points beyond the input.
+for mode, padding, align in itertools.product(("bilinear", "nearest"),
+                                              ("zeros", "border", "reflection"),
+                                              (False, True)):
+    corners = "corners" if align else "centers"
+    register(f"grid_sample_3d_{mode}_{padding}_{corners}_f32", _sampler(mode, padding, align),
+             randn(2, 3, 4, 5, 6), rand(2, 3, 4, 2, 3, low=-1.3, high=1.3))
+register("grid_sample_3d_bilinear_reflection_f64", _sampler("bilinear", "reflection", False),
+         randn(1, 2, 3, 4, 5, dtype=torch.float64),
+         rand(1, 3, 3, 3, 3, dtype=torch.float64, low=-2.5, high=2.5))
+for dt in (torch.float16, torch.bfloat16):
+    register(f"grid_sample_3d_bilinear_border_{DTYPE_NAMES[dt]}",
+             _sampler("bilinear", "border", False),
+             randn(1, 2, 3, 4, 5, dtype=dt), rand(1, 2, 3, 2, 3, dtype=dt, low=-1.1, high=1.1))
+register("grid_sample_3d_nearest_ties_f32", _sampler("nearest", "zeros", True),
+         randn(1, 1, 3, 3, 3),
+         const(torch.tensor([[[[[-0.5, 0.5, 0.0], [0.5, -0.5, 1.0]]]]]), "half-voxel ties"))

@@ -154,8 +154,9 @@ absl::StatusOr<Values> batchNorm(NodeImporter &n, bool hasTrainingFlag) {
   return results;
 }
 
-/// F.grid_sample on a 4-d input: PyTorch's mode numbers as attributes.
-absl::StatusOr<Values> gridSampler2d(NodeImporter &n) {
+/// F.grid_sample on a 4-d (grid_sampler_2d) or 5-d (grid_sampler_3d)
+/// input: PyTorch's mode numbers as attributes.
+absl::StatusOr<Values> gridSampler(NodeImporter &n, int64_t spatial) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value input, n.tensor("input"));
   ASSIGN_OR_RETURN(Value grid, n.tensor("grid"));
@@ -167,13 +168,19 @@ absl::StatusOr<Values> gridSampler2d(NodeImporter &n) {
     return n.error("grid sampling needs a floating-point input");
   if (inType.getElementType() != gridType.getElementType())
     return n.error("the input and the grid must have the same dtype");
-  if (inType.getRank() != 4 || gridType.getRank() != 4 || gridType.getDimSize(3) != 2 ||
+  if (inType.getRank() != spatial + 2 || gridType.getRank() != spatial + 2 ||
+      gridType.getDimSize(spatial + 1) != spatial ||
       gridType.getDimSize(0) != inType.getDimSize(0))
-    return n.error("grid_sampler_2d needs a (N, C, H, W) input and a (N, H_out, W_out, 2) "
-                   "grid of the same N");
-  if (mode < 0 || mode > 2)
-    return n.error(absl::StrCat("interpolation_mode ", mode,
-                                " is not 0 (bilinear), 1 (nearest) or 2 (bicubic)"));
+    return n.error(spatial == 2
+                       ? "grid_sampler_2d needs a (N, C, H, W) input and a (N, H_out, "
+                         "W_out, 2) grid of the same N"
+                       : "grid_sampler_3d needs a (N, C, D, H, W) input and a (N, D_out, "
+                         "H_out, W_out, 3) grid of the same N");
+  if (mode < 0 || mode > (spatial == 2 ? 2 : 1))
+    return n.error(absl::StrCat(
+        "interpolation_mode ", mode,
+        spatial == 2 ? " is not 0 (bilinear), 1 (nearest) or 2 (bicubic)"
+                     : " is not 0 (trilinear) or 1 (nearest); 3-d sampling has no bicubic"));
   if (padding < 0 || padding > 2)
     return n.error(absl::StrCat("padding_mode ", padding,
                                 " is not 0 (zeros), 1 (border) or 2 (reflection)"));
@@ -211,7 +218,12 @@ void addNNHandlers(OpHandlerTable &t) {
     return batchNorm(n, true);
   };
   t["aten._native_batch_norm_legit_functional.default"] = trainingBatchNorm;
-  t["aten.grid_sampler_2d.default"] = gridSampler2d;
+  t["aten.grid_sampler_2d.default"] = [](NodeImporter &n) {
+    return gridSampler(n, 2);
+  };
+  t["aten.grid_sampler_3d.default"] = [](NodeImporter &n) {
+    return gridSampler(n, 3);
+  };
 }
 
 } // namespace kiln

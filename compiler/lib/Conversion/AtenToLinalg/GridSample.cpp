@@ -1,11 +1,13 @@
 //===- GridSample.cpp - aten.grid_sample to linalg ------------------------===//
 //
-// This file implements the lowering of 2-d grid sampling: one linalg.generic
-// over the (N, C, H_out, W_out) result. Its body reads the grid point, maps
-// it to input coordinates as PyTorch's GridSampler.h does (unnormalisation,
-// then border or reflection padding), and reads the input with tensor.extract
-// at clamped indices; a tap outside the input reads 0 (zeros padding).
-// Bilinear weighs 4 taps, nearest rounds half to even, bicubic weighs 16 taps
+// This file implements the lowering of 2-d and 3-d grid sampling: one
+// linalg.generic over the (N, C, H_out, W_out) or (N, C, D_out, H_out,
+// W_out) result. Its body reads the grid point, maps it to input coordinates
+// as PyTorch's GridSampler.h does (unnormalisation, then border or
+// reflection padding), and reads the input with tensor.extract at clamped
+// indices; a tap outside the input reads 0 (zeros padding). Bilinear weighs
+// 4 taps and trilinear 8 (with the products in the order of eager's 3-d
+// kernel), nearest rounds half to even, bicubic (2-d only) weighs 16 taps
 // with the cubic convolution coefficients (A = -0.75) and pads each tap's
 // coordinates. Everything computes in the element type, as eager's CPU kernel
 // does: f16 and bf16 round after every operation (computing in f32 differed
@@ -37,8 +39,10 @@ public:
       : b(b), loc(loc), ft(ft), input(input), n(n), c(c), padding(padding),
         alignCorners(alignCorners) {
     auto shape = cast<RankedTensorType>(input.getType()).getShape();
-    height = shape[2];
-    width = shape[3];
+    if (shape.size() == 5)
+      depth = shape[2];
+    height = shape[shape.size() - 2];
+    width = shape.back();
   }
 
   Value k(double v) { return scalarConstant(b, loc, ft, v); }
@@ -102,6 +106,16 @@ public:
     return select(inside, v, k(0));
   }
 
+  /// The input at coordinates (z, y, x) of a 3-d input, or 0 outside it.
+  Value read(Value z, Value y, Value x) {
+    auto [iz, zIn] = index(z, depth);
+    auto [iy, yIn] = index(y, height);
+    auto [ix, xIn] = index(x, width);
+    Value v = b.create<tensor::ExtractOp>(loc, input, ValueRange{n, c, iz, iy, ix});
+    Value inside = b.create<arith::AndIOp>(loc, zIn, b.create<arith::AndIOp>(loc, yIn, xIn));
+    return select(inside, v, k(0));
+  }
+
   /// cubic convolution of four taps at fraction `t` (PyTorch's A = -0.75).
   Value cubic(ArrayRef<Value> taps, Value t) {
     const double a = -0.75;
@@ -130,6 +144,34 @@ public:
     out = add(out, mul(read(y0, x1), ne));
     out = add(out, mul(read(y1, x0), sw));
     return add(out, mul(read(y1, x1), se));
+  }
+
+  /// Trilinear: the 8 corner weights as eager's 3-d kernel forms them
+  /// (t/b top/bottom in z, n/s in y, w/e in x), taps summed in its order.
+  Value trilinear(Value gx, Value gy, Value gz) {
+    Value ix = pad(unnormalize(gx, width), width);
+    Value iy = pad(unnormalize(gy, height), height);
+    Value iz = pad(unnormalize(gz, depth), depth);
+    Value x0 = floor(ix), y0 = floor(iy), z0 = floor(iz);
+    Value x1 = add(x0, k(1)), y1 = add(y0, k(1)), z1 = add(z0, k(1));
+    Value xl = sub(ix, x0), xh = sub(x1, ix);
+    Value yl = sub(iy, y0), yh = sub(y1, iy);
+    Value zl = sub(iz, z0), zh = sub(z1, iz);
+    auto w = [&](Value x, Value y, Value z) { return mul(mul(x, y), z); };
+    Value out = mul(read(z0, y0, x0), w(xh, yh, zh));
+    out = add(out, mul(read(z0, y0, x1), w(xl, yh, zh)));
+    out = add(out, mul(read(z0, y1, x0), w(xh, yl, zh)));
+    out = add(out, mul(read(z0, y1, x1), w(xl, yl, zh)));
+    out = add(out, mul(read(z1, y0, x0), w(xh, yh, zl)));
+    out = add(out, mul(read(z1, y0, x1), w(xl, yh, zl)));
+    out = add(out, mul(read(z1, y1, x0), w(xh, yl, zl)));
+    return add(out, mul(read(z1, y1, x1), w(xl, yl, zl)));
+  }
+
+  Value nearest3d(Value gx, Value gy, Value gz) {
+    return read(roundEven(pad(unnormalize(gz, depth), depth)),
+                roundEven(pad(unnormalize(gy, height), height)),
+                roundEven(pad(unnormalize(gx, width), width)));
   }
 
   Value nearest(Value gx, Value gy) {
@@ -178,7 +220,7 @@ private:
   Value input, n, c;
   int64_t padding;
   bool alignCorners;
-  int64_t height = 0, width = 0;
+  int64_t depth = 1, height = 0, width = 0;
 };
 
 struct GridSampleLowering : OpConversionPattern<GridSampleOp> {
@@ -193,26 +235,34 @@ struct GridSampleLowering : OpConversionPattern<GridSampleOp> {
     Value input = adaptor.getInput(), grid = adaptor.getGrid();
     int64_t mode = op.getInterpolationMode(), padding = op.getPaddingMode();
     bool alignCorners = op.getAlignCorners();
+    int64_t rank = type.getRank();
     Value init = rewriter.create<tensor::EmptyOp>(loc, type.getShape(), element);
     auto generic = rewriter.create<linalg::GenericOp>(
         loc, type, ValueRange{}, init,
-        ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(4)},
-        SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+        ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(rank)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
         [&](OpBuilder &b, Location l, ValueRange) {
-          Value n = b.create<linalg::IndexOp>(l, 0);
-          Value c = b.create<linalg::IndexOp>(l, 1);
-          Value h = b.create<linalg::IndexOp>(l, 2);
-          Value w = b.create<linalg::IndexOp>(l, 3);
+          SmallVector<Value> at;
+          for (int64_t d = 0; d < rank; ++d)
+            at.push_back(b.create<linalg::IndexOp>(l, d));
+          // grid[n, <spatial result indices>, i]
           auto coordinate = [&](int64_t i) {
-            Value at = b.create<arith::ConstantIndexOp>(l, i);
-            return b.create<tensor::ExtractOp>(l, grid, ValueRange{n, h, w, at})
-                .getResult();
+            SmallVector<Value> where = {at[0]};
+            where.append(at.begin() + 2, at.end());
+            where.push_back(b.create<arith::ConstantIndexOp>(l, i));
+            return b.create<tensor::ExtractOp>(l, grid, where).getResult();
           };
-          Sampler s(b, l, ft, input, n, c, padding, alignCorners);
+          Sampler s(b, l, ft, input, at[0], at[1], padding, alignCorners);
           Value gx = coordinate(0), gy = coordinate(1);
-          Value v = mode == kBilinear  ? s.bilinear(gx, gy)
-                    : mode == kNearest ? s.nearest(gx, gy)
-                                       : s.bicubic(gx, gy);
+          Value v;
+          if (rank == 5) {
+            Value gz = coordinate(2);
+            v = mode == kBilinear ? s.trilinear(gx, gy, gz) : s.nearest3d(gx, gy, gz);
+          } else {
+            v = mode == kBilinear  ? s.bilinear(gx, gy)
+                : mode == kNearest ? s.nearest(gx, gy)
+                                   : s.bicubic(gx, gy);
+          }
           b.create<linalg::YieldOp>(l, v);
         });
     rewriter.replaceOp(op, generic.getResult(0));

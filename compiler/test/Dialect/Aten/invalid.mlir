@@ -98,7 +98,7 @@ func.func @layer_norm_stats(%a: tensor<2x4xf32>) -> tensor<2x4xf32> {
 // -----
 
 func.func @grid_sample_wrong_result(%x: tensor<2x3x5x7xf32>, %g: tensor<2x4x6x2xf32>) -> tensor<2x3x6x4xf32> {
-  // expected-error @+1 {{result must be (N, C, H_out, W_out) of the input and grid}}
+  // expected-error @+1 {{result must be (N, C, <grid's spatial dims>) of the input and grid}}
   %0 = aten.grid_sample %x, %g {interpolation_mode = 0 : i64, padding_mode = 0 : i64,
       align_corners = false} : (tensor<2x3x5x7xf32>, tensor<2x4x6x2xf32>) -> tensor<2x3x6x4xf32>
   return %0 : tensor<2x3x6x4xf32>
@@ -120,4 +120,22 @@ func.func @grid_sample_integer(%x: tensor<1x3x5x7xi32>, %g: tensor<1x4x6x2xi32>)
   %0 = aten.grid_sample %x, %g {interpolation_mode = 0 : i64, padding_mode = 0 : i64,
       align_corners = false} : (tensor<1x3x5x7xi32>, tensor<1x4x6x2xi32>) -> tensor<1x3x4x6xi32>
   return %0 : tensor<1x3x4x6xi32>
+}
+
+// -----
+
+func.func @grid_sample_3d_bicubic(%x: tensor<1x2x3x4x5xf32>, %g: tensor<1x2x2x2x3xf32>) -> tensor<1x2x2x2x2xf32> {
+  // expected-error @+1 {{interpolation_mode 2: 0 (trilinear) or 1 (nearest) in 3-d}}
+  %0 = aten.grid_sample %x, %g {interpolation_mode = 2 : i64, padding_mode = 0 : i64,
+      align_corners = false} : (tensor<1x2x3x4x5xf32>, tensor<1x2x2x2x3xf32>) -> tensor<1x2x2x2x2xf32>
+  return %0 : tensor<1x2x2x2x2xf32>
+}
+
+// -----
+
+func.func @grid_sample_3d_grid_of_pairs(%x: tensor<1x2x3x4x5xf32>, %g: tensor<1x2x2x2x2xf32>) -> tensor<1x2x2x2x2xf32> {
+  // expected-error @+1 {{or a (N, C, D, H, W) input and a (N, D_out, H_out, W_out, 3) grid}}
+  %0 = aten.grid_sample %x, %g {interpolation_mode = 0 : i64, padding_mode = 0 : i64,
+      align_corners = false} : (tensor<1x2x3x4x5xf32>, tensor<1x2x2x2x2xf32>) -> tensor<1x2x2x2x2xf32>
+  return %0 : tensor<1x2x2x2x2xf32>
 }

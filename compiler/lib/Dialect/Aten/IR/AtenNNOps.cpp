@@ -133,13 +133,19 @@ LogicalResult GridSampleOp::verify() {
   if (cast<ShapedType>(getInput().getType()).getElementType() != element ||
       cast<ShapedType>(getGrid().getType()).getElementType() != element)
     return emitOpError("input, grid and result share their element type");
-  if (in.size() != 4 || grid.size() != 4 || grid[3] != 2)
-    return emitOpError("needs a (N, C, H, W) input and a (N, H_out, W_out, 2) grid");
-  if (grid[0] != in[0] || out != ArrayRef<int64_t>{in[0], in[1], grid[1], grid[2]})
-    return emitOpError("result must be (N, C, H_out, W_out) of the input and grid");
-  if (getInterpolationMode() < 0 || getInterpolationMode() > 2)
+  size_t spatial = in.size() - 2;
+  if ((in.size() != 4 && in.size() != 5) || grid.size() != in.size() ||
+      grid.back() != static_cast<int64_t>(spatial))
+    return emitOpError("needs a (N, C, H, W) input and a (N, H_out, W_out, 2) grid, "
+                       "or a (N, C, D, H, W) input and a (N, D_out, H_out, W_out, 3) grid");
+  SmallVector<int64_t> expected = {in[0], in[1]};
+  expected.append(grid.begin() + 1, grid.end() - 1);
+  if (grid[0] != in[0] || out != ArrayRef<int64_t>(expected))
+    return emitOpError("result must be (N, C, <grid's spatial dims>) of the input and grid");
+  if (getInterpolationMode() < 0 || getInterpolationMode() > (spatial == 2 ? 2 : 1))
     return emitOpError() << "interpolation_mode " << getInterpolationMode()
-                         << ": 0 (bilinear), 1 (nearest) or 2 (bicubic)";
+                         << (spatial == 2 ? ": 0 (bilinear), 1 (nearest) or 2 (bicubic)"
+                                          : ": 0 (trilinear) or 1 (nearest) in 3-d");
   if (getPaddingMode() < 0 || getPaddingMode() > 2)
     return emitOpError() << "padding_mode " << getPaddingMode()
                          << ": 0 (zeros), 1 (border) or 2 (reflection)";

@@ -82,13 +82,16 @@ def Aten_AvgPoolOp : Aten_Op<"avg_pool", [Pure]> {
 }
 
 def Aten_GridSampleOp : Aten_Op<"grid_sample", [Pure]> {
-  let summary = "2-d sampling of an input at the grid's normalised points.";
+  let summary = "2-d or 3-d sampling of an input at the grid's normalised points.";
   let description = [{
-    `aten.grid_sampler_2d.default` (`F.grid_sample` on 4-d inputs). `input`
-    is (N, C, H, W), `grid` is (N, H_out, W_out, 2) with (x, y) in [-1, 1]
-    and the input's element type; the result is (N, C, H_out, W_out).
-    `interpolation_mode` is PyTorch's: 0 bilinear, 1 nearest, 2 bicubic;
-    `padding_mode` 0 zeros, 1 border, 2 reflection.
+    `aten.grid_sampler_2d.default` and `aten.grid_sampler_3d.default`
+    (`F.grid_sample` on 4-d and 5-d inputs). `input` is (N, C, H, W) with
+    `grid` (N, H_out, W_out, 2) holding (x, y), or (N, C, D, H, W) with
+    `grid` (N, D_out, H_out, W_out, 3) holding (x, y, z), in [-1, 1] and the
+    input's element type; the result is (N, C, <the grid's spatial dims>).
+    `interpolation_mode` is PyTorch's: 0 bilinear (trilinear in 3-d),
+    1 nearest, 2 bicubic (2-d only); `padding_mode` 0 zeros, 1 border,
+    2 reflection.
 
     Example:
     ```mlir
