@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from tests.registry.registry import DTYPE_NAMES, case, randint, randn, register
+from tests.registry.registry import DTYPE_NAMES, case, const, randint, randn, register
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
@@ -103,3 +103,23 @@ register("trilinear_sum_all_f32",
 register("trilinear_one_sided_sum_f32",
          lambda x, y, z: torch.ops.aten._trilinear(x, y, z, [0], [2], [1], [1, 2], 1),
          randn(3, 4), randn(2, 3), randn(2, 4))
+
+# Determinants (aten._linalg_det, _linalg_slogdet): an LU with partial
+# pivoting unrolled over the columns; LU and pivots are lu_factor(A.mT)'s,
+# as eager's. A singular matrix gives det 0, sign 0 and logabsdet -inf.
+register("det_f32", torch.linalg.det, randn(4, 4))
+register("det_batched_f64", torch.linalg.det, randn(2, 3, 5, 5, dtype=torch.float64))
+register("det_all_results_f64", lambda a: torch.ops.aten._linalg_det(a),
+         randn(6, 6, dtype=torch.float64))
+register("det_needs_pivoting_f32", torch.linalg.det,
+         const(torch.tensor([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]])))
+register("det_singular_f64", lambda a: torch.ops.aten._linalg_det(a),
+         const(torch.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]],
+                            dtype=torch.float64)))
+register("det_1x1_f32", torch.linalg.det, randn(3, 1, 1))
+register("slogdet_f64", lambda a: torch.linalg.slogdet(a), randn(2, 4, 4, dtype=torch.float64))
+register("slogdet_all_results_f32", lambda a: torch.ops.aten._linalg_slogdet(a), randn(5, 5))
+register("slogdet_singular_f64", lambda a: torch.linalg.slogdet(a),
+         const(torch.zeros(3, 3, dtype=torch.float64)))
+register("logdet_f64", torch.logdet,
+         const(torch.eye(4, dtype=torch.float64) * 2 + torch.ones(4, 4, dtype=torch.float64)))

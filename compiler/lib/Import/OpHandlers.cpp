@@ -270,6 +270,7 @@ const std::map<std::string, OpHandler> &opHandlers() {
     addSearchHandlers(*handlers);
     addTrilinearHandler(*handlers);
     addEmbeddingBagHandler(*handlers);
+    addLinalgHandlers(*handlers);
     return handlers;
   }();
   return *table;

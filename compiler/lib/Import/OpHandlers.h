@@ -32,6 +32,7 @@ void addQuantizeHandlers(OpHandlerTable &table);
 void addSearchHandlers(OpHandlerTable &table);
 void addTrilinearHandler(OpHandlerTable &table);
 void addEmbeddingBagHandler(OpHandlerTable &table);
+void addLinalgHandlers(OpHandlerTable &table);
 
 /// Every supported op, by name.
 const std::map<std::string, OpHandler> &opHandlers();
