@@ -50,7 +50,7 @@ _DTYPE_NAMES = {
     tensor_pb2.DTYPE_F32: "f32", tensor_pb2.DTYPE_F64: "f64", tensor_pb2.DTYPE_F16: "f16",
     tensor_pb2.DTYPE_BF16: "bf16", tensor_pb2.DTYPE_I8: "i8", tensor_pb2.DTYPE_I16: "i16",
     tensor_pb2.DTYPE_I32: "i32", tensor_pb2.DTYPE_I64: "i64", tensor_pb2.DTYPE_U8: "u8",
-    tensor_pb2.DTYPE_BOOL: "bool",
+    tensor_pb2.DTYPE_BOOL: "bool", tensor_pb2.DTYPE_C64: "c64", tensor_pb2.DTYPE_C128: "c128",
 }
 _BITS_DTYPE = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 
@@ -115,14 +115,25 @@ def parse_outputs(text: str, types: Sequence[tuple[torch.dtype, Sequence[int]]]
         raise BundleError(f"the bundle printed {len(blocks)} output(s) of {len(types)} "
                           f"(or stopped early):\n{text[-2000:]}")
     for (dtype, shape), block in zip(types, blocks):
-        size = torch.empty((), dtype=dtype).element_size()
+        # A complex output prints as its (real, imaginary) parts.
+        part = _part_dtype(dtype)
+        size = torch.empty((), dtype=part).element_size()
         values = [int(w, 16) for w in block]
         # Bit patterns as unsigned ints; reinterpret through a same-width int.
         signed = [v - (1 << (8 * size)) if v >= 1 << (8 * size - 1) and size > 1 else v
                   for v in values]
-        raw = torch.tensor(signed, dtype=_BITS_DTYPE[size])
-        outputs.append(raw.view(dtype).reshape(list(shape)).clone())
+        raw = torch.tensor(signed, dtype=_BITS_DTYPE[size]).view(part)
+        if dtype.is_complex:
+            outputs.append(torch.view_as_complex(raw.reshape(list(shape) + [2])).clone())
+        else:
+            outputs.append(raw.reshape(list(shape)).clone())
     return outputs
+
+
+def _part_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The type a bundle prints an element of ``dtype`` in: a complex
+    number's parts, else the type itself."""
+    return {torch.complex64: torch.float32, torch.complex128: torch.float64}.get(dtype, dtype)
 
 
 def _pack(tensors: Sequence[torch.Tensor]) -> tuple[bytes, list[int]]:
@@ -281,7 +292,7 @@ def _harness(name: str, m: executable_pb2.ExecutableManifest,
         f"__attribute__((aligned({ALIGNMENT})));" for i in range(n_out))
     prints = []
     for i, a in enumerate(m.outputs):
-        size = torch.empty((), dtype=PROTO_TO_DTYPE[a.type.dtype]).element_size()
+        size = torch.empty((), dtype=_part_dtype(PROTO_TO_DTYPE[a.type.dtype])).element_size()
         shape = "x".join(str(d) for d in a.type.shape) or "scalar"
         prints.append(f'  printf("kiln-output {i} {_DTYPE_NAMES[a.type.dtype]} {shape}\\n");\n'
                       f"  print_elements(output{i}, {up}_OUTPUT{i}_BYTES, {size});")

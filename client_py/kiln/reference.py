@@ -24,6 +24,7 @@ first output and its op.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any, Iterable, Mapping, Sequence
 
 import torch
@@ -60,7 +61,7 @@ def resolve_op(op: str, *, index: int = -1,
     namespace, name, overload = parts
     if namespace == "quantized_decomposed":
         # PT2E's quantize/dequantize ops exist once this module is imported.
-        import torch.ao.quantization.fx._decomposed  # noqa: F401
+        importlib.import_module("torch.ao.quantization.fx._decomposed")
     try:
         packet = getattr(getattr(torch.ops, namespace), name)
         return getattr(packet, overload)

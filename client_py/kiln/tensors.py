@@ -41,6 +41,9 @@ DTYPE_TO_PROTO: dict[torch.dtype, int] = {
     torch.int64: tensor_pb2.DTYPE_I64,
     torch.uint8: tensor_pb2.DTYPE_U8,
     torch.bool: tensor_pb2.DTYPE_BOOL,
+    # (real, imaginary) pairs, interleaved as torch stores them.
+    torch.complex64: tensor_pb2.DTYPE_C64,
+    torch.complex128: tensor_pb2.DTYPE_C128,
 }
 PROTO_TO_DTYPE: dict[int, torch.dtype] = {v: k for k, v in DTYPE_TO_PROTO.items()}
 

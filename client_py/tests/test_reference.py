@@ -166,3 +166,16 @@ def test_matches_eager_with_none_in_index_lists():
     assert len(outs) == len(expected)
     for got, want in zip(outs, expected):
         torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_quantized_decomposed_ops_resolve_without_importing_them_first():
+    # PT2E graphs name quantized_decomposed ops, which exist only once their
+    # module is imported; resolving one imports it.
+    import subprocess
+    import sys
+    code = ("from kiln.reference import resolve_op; "
+            "op = resolve_op('quantized_decomposed.quantize_per_tensor.default'); "
+            "print(op.name())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "quantized_decomposed::quantize_per_tensor"

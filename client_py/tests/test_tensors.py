@@ -26,6 +26,8 @@ def reference_bytes(t: torch.Tensor) -> bytes:
     lambda: torch.tensor([True, False, True]),
     lambda: torch.randn(3, 4)[:, ::2],  # strided
     lambda: torch.empty(0, 7),
+    lambda: torch.randn(3, 4, dtype=torch.complex64).t(),  # (re, im) pairs, not contiguous
+    lambda: torch.randn(5, dtype=torch.complex128),
 ])
 def test_views_are_the_row_major_bytes_and_come_back_equal(make):
     t = make()
@@ -59,9 +61,11 @@ def test_a_type_is_filled_in_place_and_unknown_dtypes_are_refused():
     set_tensor_type(message.type, torch.float16, torch.Size([2, 5]))
     assert message.type == tensor_type(torch.float16, [2, 5])
     assert message.type.dtype == tensor_pb2.DTYPE_F16 and list(message.type.shape) == [2, 5]
+    assert tensor_type(torch.complex64, [3]).dtype == tensor_pb2.DTYPE_C64
+    assert payload_size(torch.complex128, [2, 3]) == 96
     untouched = tensor_pb2.TensorType()
-    with pytest.raises(ValueError, match="complex64 is not supported"):
-        set_tensor_type(untouched, torch.complex64, [3])
+    with pytest.raises(ValueError, match="uint16 is not supported"):
+        set_tensor_type(untouched, torch.uint16, [3])
     assert untouched == tensor_pb2.TensorType()
 
 

@@ -208,6 +208,34 @@ def test_half_and_bfloat16_conversions_on_riscv64(rv, tmp_path, where):
         assert torch.equal(got.view(torch.int32), want.view(torch.int32))
 
 
+class Spectrum(torch.nn.Module):
+    """A complex64 input and output: a real FFT times complex weights, and
+    the spectrum's magnitude."""
+
+    def forward(self, z: torch.Tensor, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        spectrum = torch.fft.rfft(x)
+        return z * spectrum, spectrum.abs()
+
+
+@pytest.mark.parametrize("where", ["qemu-agent", "bare-metal"])
+def test_complex_tensors_on_riscv64(rv, tmp_path, where):
+    torch.manual_seed(1)
+    z = torch.randn(3, 5, dtype=torch.complex64)
+    x = torch.randn(3, 8)
+    model = Spectrum()
+    expected = model(z, x)
+    ep = torch.export.export(model, (z, x))
+    if where == "qemu-agent":
+        out = rv.compile(ep, target="riscv64")(z, x)
+    else:
+        bundle = kiln.bundle.write_bundle(rv, ep, (z, x), tmp_path / "spectrum", name="spectrum")
+        bundle.build()
+        out = bundle.run()
+    assert out[0].dtype == torch.complex64 and out[1].dtype == torch.float32
+    for got, want in zip(out, expected):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
 def test_a_corrupt_model_object_fails_the_build_with_the_linker_output(rv, tmp_path):
     model = make("mlp_gelu_tanh")
     inputs = example_inputs(model, 2)

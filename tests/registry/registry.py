@@ -38,6 +38,8 @@ __all__ = ["Case", "TOLERANCES", "all_cases", "case", "register", "tolerance_for
 TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float64: (1e-9, 1e-9),
     torch.float32: (1e-4, 1e-5),
+    torch.complex128: (1e-9, 1e-9),  # as their parts' type
+    torch.complex64: (1e-4, 1e-5),
     torch.float16: (2e-3, 1e-3),
     torch.bfloat16: (1.6e-2, 1e-2),
 }
@@ -46,13 +48,14 @@ DTYPE_NAMES = {
     torch.float32: "f32", torch.float64: "f64", torch.float16: "f16",
     torch.bfloat16: "bf16", torch.int8: "i8", torch.int16: "i16", torch.int32: "i32",
     torch.int64: "i64", torch.uint8: "u8", torch.bool: "bool",
+    torch.complex64: "c64", torch.complex128: "c128",
 }
 
 
 def tolerance_for(dtype: torch.dtype, rtol: float | None, atol: float | None
                   ) -> tuple[float, float]:
     """(rtol, atol) for an output of ``dtype``: exact for integers and bool."""
-    if not dtype.is_floating_point:
+    if not dtype.is_floating_point and not dtype.is_complex:
         return 0.0, 0.0
     d_rtol, d_atol = TOLERANCES[dtype]
     return (d_rtol if rtol is None else rtol), (d_atol if atol is None else atol)
@@ -76,7 +79,13 @@ def _shape_text(shape: Sequence[int], dtype: torch.dtype) -> str:
 
 
 def randn(*shape: int, dtype: torch.dtype = torch.float32, scale: float = 1.0) -> InputSpec:
-    """Normal samples (times ``scale``)."""
+    """Normal samples (times ``scale``); complex dtypes get independent
+    real and imaginary parts."""
+    if dtype.is_complex:
+        return InputSpec(f"randn {_shape_text(shape, dtype)}",
+                         lambda g: torch.view_as_complex(
+                             torch.randn((*shape, 2), generator=g, dtype=torch.float64) * scale
+                         ).to(dtype))
     return InputSpec(f"randn {_shape_text(shape, dtype)}",
                      lambda g: (torch.randn(shape, generator=g, dtype=torch.float64) * scale
                                 ).to(dtype))

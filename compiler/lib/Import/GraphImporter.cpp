@@ -35,8 +35,10 @@ Type elementTypeFor(v1::DType dtype, MLIRContext &context) {
   Builder b(&context);
   switch (dtype) {
   case v1::DTYPE_F32:
+  case v1::DTYPE_C64: // (real, imaginary) pairs: a trailing dim of 2
     return b.getF32Type();
   case v1::DTYPE_F64:
+  case v1::DTYPE_C128:
     return b.getF64Type();
   case v1::DTYPE_F16:
     return b.getF16Type();
@@ -189,6 +191,17 @@ bool touchesSymbolicSizes(const v1::Node &node, const ValueTable &values) {
     if (it != values.end() && !typeOf(it->second).hasStaticShape())
       return true;
   }
+  return false;
+}
+
+/// True when a node reads a complex value or declares a complex result.
+bool touchesComplex(const v1::Node &node, const ComplexValues &complex) {
+  for (const v1::Value &output : node.outputs())
+    if (isComplex(output.type().dtype()))
+      return true;
+  for (const v1::Argument &argument : node.arguments())
+    if (argument.kind_case() == v1::Argument::kValue && complex.count(argument.value()))
+      return true;
   return false;
 }
 
@@ -358,15 +371,33 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
     isUnsigned[name] = true;
     values[name] = widenUnsigned(builder, loc, values[name]);
   }
+  // Complex values are (real, imaginary) pairs; ops on them have their own
+  // handlers (ComplexHandlers.cpp).
+  ComplexValues complexValues;
+  for (auto [i, name] : llvm::enumerate(argNames))
+    if (isComplex(argDtype(i)))
+      complexValues.insert(name);
   const auto &handlers = opHandlers();
   for (int i = 0; i < graph.nodes_size(); ++i) {
     const v1::Node &node = graph.nodes(i);
-    auto handler = handlers.find(node.op());
-    if (handler == handlers.end())
+    bool complex = touchesComplex(node, complexValues);
+    const auto &table = complex ? complexHandlers() : handlers;
+    auto handler = table.find(node.op());
+    if (handler == table.end() && complex)
+      return absl::UnimplementedError(absl::StrCat(
+          "node ", i, " (", node.op(), "): Kiln has no form of this op for complex "
+          "tensors (it has ", table.size(), ": views, permutes, view_as_real/"
+          "view_as_complex, conversions, add, sub, mul, div, neg, conj, abs, sum, "
+          "mean, cat, slices and the FFTs)"));
+    if (handler == table.end())
       return absl::UnimplementedError(absl::StrCat(
           "node ", i, ": unsupported op '", node.op(),
           "' (Kiln supports ", handlers.size(), " ATen ops; see docs)"));
     NodeImporter importer(node, i, builder, values, symbolCount ? &symbols : nullptr);
+    importer.setComplexValues(&complexValues);
+    if (complex && (symbolCount || touchesEmptyTensors(node, values)))
+      return importer.unimplemented(
+          "complex tensors with symbolic sizes or no elements are not supported");
     // The empty-tensor rules (EmptyTensors.h) and the handlers they stand
     // in for take static shapes.
     if (symbolCount && touchesSymbolicSizes(node, values) &&
@@ -375,7 +406,7 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
           "a tensor with no elements meets a symbolic size; Kiln compiles such "
           "a node for static sizes only");
     std::optional<SmallVector<Value>> perSample;
-    if (symbolCount) {
+    if (symbolCount && !complex) {
       // A per-sample op over a symbolic batch: a loop of static imports.
       ASSIGN_OR_RETURN(perSample,
                        importPerSample(importer, handler->second, values, symbols));
@@ -387,7 +418,7 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
           "one (docs/architecture.md, \"Variable sizes\", lists the ops that take them)");
     Operation *before = body->empty() ? nullptr : &body->back();
     std::optional<SmallVector<Value>> resolved = std::move(perSample);
-    if (!resolved) {
+    if (!resolved && !complex) {
       ASSIGN_OR_RETURN(resolved, importOverEmptyTensors(importer, handlers));
     }
     SmallVector<Value> results;
@@ -427,6 +458,8 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
                                            "that differs from the op's"));
       RETURN_IF_ERROR(defineValue(values, node.outputs(r).name(), results[r]));
       declaredTypes[node.outputs(r).name()] = &node.outputs(r).type();
+      if (isComplex(node.outputs(r).type().dtype()))
+        complexValues.insert(node.outputs(r).name());
     }
   }
 

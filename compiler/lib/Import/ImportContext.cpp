@@ -98,6 +98,12 @@ bool NodeImporter::isTensor(const std::string &name) const {
   return arg && arg->kind_case() == v1::Argument::kValue;
 }
 
+bool NodeImporter::isComplexTensor(const std::string &name) const {
+  const v1::Argument *arg = find(name);
+  return arg && arg->kind_case() == v1::Argument::kValue && complexValues &&
+         complexValues->count(arg->value()) != 0;
+}
+
 std::vector<std::pair<std::string, Value>> NodeImporter::tensorArguments() const {
   std::vector<std::pair<std::string, Value>> result;
   for (const v1::Argument &arg : node.arguments()) {
@@ -399,6 +405,10 @@ convertTensorType(const v1::TensorType &type, MLIRContext &context,
     // generated code (EmptyTensors.h).
     shape.push_back(extent);
   }
+  // A complex tensor is its (real, imaginary) pairs: one more dim of 2,
+  // the layout torch stores it in (view_as_real).
+  if (isComplex(type.dtype()))
+    shape.push_back(2);
   return RankedTensorType::get(shape, element);
 }
 

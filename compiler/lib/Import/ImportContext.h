@@ -16,12 +16,22 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 namespace kiln {
 
 using ValueTable = std::unordered_map<std::string, mlir::Value>;
+
+/// The names of a graph's complex values (carried as (real, imaginary)
+/// pairs in a trailing dim of 2; ComplexHandlers.cpp).
+using ComplexValues = std::unordered_set<std::string>;
+
+/// True for the complex dtypes.
+inline bool isComplex(v1::DType dtype) {
+  return dtype == v1::DTYPE_C64 || dtype == v1::DTYPE_C128;
+}
 
 /// The values of a graph's symbolic sizes (Graph.symbols) inside its
 /// function: index values read from the symbols argument at its top.
@@ -92,6 +102,18 @@ public:
   bool isBoolScalar(const std::string &name) const;
   /// True when the argument is a tensor (not an attribute).
   bool isTensor(const std::string &name) const;
+  /// The graph's complex values, for handlers of ops on them.
+  void setComplexValues(const ComplexValues *complex) { complexValues = complex; }
+  /// True when the argument is a complex tensor (a value of pairs).
+  bool isComplexTensor(const std::string &name) const;
+  /// True when the graph value `valueName` is complex.
+  bool isComplexValue(const std::string &valueName) const {
+    return complexValues && complexValues->count(valueName) != 0;
+  }
+  /// True when result `i` is declared complex.
+  bool resultIsComplex(int i = 0) const {
+    return i < node.outputs_size() && isComplex(node.outputs(i).type().dtype());
+  }
   /// Every tensor argument with its schema name, in argument order; the
   /// value is null when it names no known value.
   std::vector<std::pair<std::string, mlir::Value>> tensorArguments() const;
@@ -124,6 +146,7 @@ private:
   mlir::OpBuilder &builder;
   const ValueTable &values;
   const SymbolScope *symbols;
+  const ComplexValues *complexValues = nullptr;
 };
 
 /// The ranked tensor type of an imported value (every value is one).

@@ -37,4 +37,9 @@ void addLinalgHandlers(OpHandlerTable &table);
 /// Every supported op, by name.
 const std::map<std::string, OpHandler> &opHandlers();
 
+/// The ops Kiln compiles on complex tensors (held as (real, imaginary)
+/// pairs in a trailing dim of 2), by name: a node that reads or declares a
+/// complex value is imported through this table (ComplexHandlers.cpp).
+const std::map<std::string, OpHandler> &complexHandlers();
+
 } // namespace kiln

@@ -15,6 +15,9 @@ namespace kiln {
 
 int64_t elementSize(v1::DType dtype) {
   switch (dtype) {
+  case v1::DTYPE_C128:
+    return 16;
+  case v1::DTYPE_C64:
   case v1::DTYPE_F64:
   case v1::DTYPE_I64:
     return 8;

@@ -1,0 +1,724 @@
+//===- ComplexHandlers.cpp - ops on complex tensors as real pairs ---------===//
+//
+// This file implements the importer handlers of ops on complex tensors.
+// Kiln carries a complex64 (complex128) tensor of shape S as the f32 (f64)
+// tensor S + [2] of its (real, imaginary) pairs: the layout torch stores it
+// in, so view_as_real and view_as_complex are the same value, the bytes
+// cross the function boundary unchanged, and everything downstream (linalg,
+// vectorisation, bufferisation, both targets) sees real tensors only. The
+// importer sends every node that reads or declares a complex value here.
+//
+// Dims of an op are the complex tensor's (the pair dim is never one of
+// them). Arithmetic follows c10::complex: (a+bi)(c+di) = (ac-bd) + (ad+bc)i,
+// division by Smith's scaling as c10 divides, |z| = sqrt(a^2 + b^2) as
+// eager's vectorised abs. A real operand (tensor or number) scales the
+// pairs, or joins as (x, 0).
+//
+// The FFTs (_fft_r2c, _fft_c2c, _fft_c2r) are discrete Fourier transforms
+// along each listed dim, one matrix product each with a constant table of
+// cos and sin (computed in double): O(N^2) per dim, not an FFT's
+// O(N log N), and rounding like a length-N dot product rather than
+// pocketfft's. Normalisation is PyTorch's (none, 1/sqrt(n), 1/n).
+//
+//===----------------------------------------------------------------------===//
+#include "OpHandlers.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/common/Status.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using Values = SmallVector<Value>;
+
+/// The largest 2N x 2K transform table a dim may have.
+constexpr int64_t kMaxTransformTable = kMaxConstantTable;
+
+/// The shape of a pair tensor's complex values (without the pair dim).
+ArrayRef<int64_t> complexShape(Value pairs) {
+  return typeOf(pairs).getShape().drop_back();
+}
+
+int64_t complexRank(Value pairs) { return typeOf(pairs).getRank() - 1; }
+
+Value slicePart(NodeImporter &n, Value pairs, int64_t part) {
+  RankedTensorType type = typeOf(pairs);
+  SmallVector<int64_t> shape(type.getShape()), offsets(type.getRank(), 0),
+      strides(type.getRank(), 1);
+  shape.back() = 1;
+  offsets.back() = part;
+  Value one = n.b().create<aten::SliceOp>(n.loc(), type.clone(shape), pairs,
+                                          n.b().getDenseI64ArrayAttr(offsets),
+                                          n.b().getDenseI64ArrayAttr(strides));
+  return viewValue(n, one, complexShape(pairs));
+}
+
+Value realPart(NodeImporter &n, Value pairs) { return slicePart(n, pairs, 0); }
+Value imagPart(NodeImporter &n, Value pairs) { return slicePart(n, pairs, 1); }
+
+/// (re, im) of shape S as pairs S + [2].
+Value pack(NodeImporter &n, Value re, Value im) {
+  SmallVector<int64_t> column(typeOf(re).getShape());
+  column.push_back(1);
+  SmallVector<int64_t> pairShape(typeOf(re).getShape());
+  pairShape.push_back(2);
+  return n.b().create<aten::CatOp>(
+      n.loc(), typeOf(re).clone(pairShape),
+      ValueRange{viewValue(n, re, column), viewValue(n, im, column)},
+      n.b().getI64IntegerAttr(static_cast<int64_t>(column.size()) - 1));
+}
+
+Value convert(NodeImporter &n, Value v, Type element) {
+  if (typeOf(v).getElementType() == element)
+    return v;
+  return pointwise(n, typeOf(v).clone(element), "copy", v);
+}
+
+/// A real value `v` (shape S) as pairs (v, 0) of element `element`.
+Value realAsPairs(NodeImporter &n, Value v, Type element) {
+  Value re = convert(n, v, element);
+  Value zeros = n.constant(element, 0.0, typeOf(re).getShape());
+  return pack(n, re, zeros);
+}
+
+/// A real value of shape S viewed as S + [1], to scale pairs.
+Value asColumn(NodeImporter &n, Value v) {
+  SmallVector<int64_t> shape(typeOf(v).getShape());
+  shape.push_back(1);
+  return viewValue(n, v, shape);
+}
+
+/// Argument `name` as pairs of `element`: a complex tensor as it is, a real
+/// tensor or number as (x, 0).
+absl::StatusOr<Value> pairsOf(NodeImporter &n, const std::string &name, Type element) {
+  if (n.isComplexTensor(name)) {
+    ASSIGN_OR_RETURN(Value v, n.tensor(name));
+    return convert(n, v, element);
+  }
+  ASSIGN_OR_RETURN(Value v, n.tensorOrScalar(name, element));
+  return realAsPairs(n, v, element);
+}
+
+/// The pair element type of result 0 (f32 or f64).
+absl::StatusOr<std::pair<RankedTensorType, Type>> pairResult(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  if (!n.resultIsComplex())
+    return n.error("the result must be complex");
+  return std::make_pair(type, type.getElementType());
+}
+
+/// A dim of a complex tensor of rank `rank`, normalised.
+absl::StatusOr<int64_t> complexDim(NodeImporter &n, int64_t dim, int64_t rank) {
+  return n.normalizeDim(dim, rank);
+}
+
+// --- structure ----------------------------------------------------------
+
+/// Ops that keep the elements in row-major order (view, reshape, squeeze,
+/// unsqueeze, flatten, clone...): the pairs viewed with the declared shape.
+absl::StatusOr<Values> sameElements(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  if (!n.isComplexTensor("self") || !n.resultIsComplex())
+    return n.error("expected a complex input and result");
+  if (typeOf(self).getNumElements() != type.getNumElements())
+    return n.error("the declared result has another number of elements");
+  return Values{viewValue(n, self, type.getShape())};
+}
+
+absl::StatusOr<Values> expand(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  if (typeOf(self) == type)
+    return Values{self};
+  return Values{n.b().create<aten::ExpandOp>(n.loc(), type, self).getResult()};
+}
+
+absl::StatusOr<Values> permuteDims(NodeImporter &n, SmallVector<int64_t> perm) {
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  perm.push_back(complexRank(self)); // the pair dim stays last
+  return Values{permuteValue(n, self, perm)};
+}
+
+absl::StatusOr<Values> permute(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims, n.intsAttr("dims"));
+  int64_t rank = complexRank(self);
+  if (static_cast<int64_t>(dims.size()) != rank)
+    return n.error("permute needs one entry per dim");
+  SmallVector<int64_t> perm;
+  for (int64_t d : dims) {
+    ASSIGN_OR_RETURN(int64_t normal, complexDim(n, d, rank));
+    perm.push_back(normal);
+  }
+  return permuteDims(n, perm);
+}
+
+absl::StatusOr<Values> transpose(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  int64_t rank = complexRank(self);
+  ASSIGN_OR_RETURN(int64_t raw0, n.intAttr("dim0"));
+  ASSIGN_OR_RETURN(int64_t raw1, n.intAttr("dim1"));
+  ASSIGN_OR_RETURN(int64_t d0, complexDim(n, raw0, rank));
+  ASSIGN_OR_RETURN(int64_t d1, complexDim(n, raw1, rank));
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    perm.push_back(d);
+  std::swap(perm[d0], perm[d1]);
+  return permuteDims(n, perm);
+}
+
+/// view_as_real and view_as_complex: the same pairs.
+absl::StatusOr<Values> samePairs(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  if (typeOf(self) != type)
+    return n.error("view_as_real/view_as_complex pairs the last dim of 2");
+  return Values{self};
+}
+
+/// slice.Tensor on a complex tensor, with PyTorch's clamped bounds.
+absl::StatusOr<Values> slice(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  int64_t rank = complexRank(self);
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", 0));
+  ASSIGN_OR_RETURN(int64_t dim, complexDim(n, raw, rank));
+  int64_t extent = typeOf(self).getDimSize(dim);
+  ASSIGN_OR_RETURN(int64_t start, n.intAttr("start", 0));
+  ASSIGN_OR_RETURN(int64_t step, n.intAttr("step", 1));
+  if (step < 1)
+    return n.error("slice step must be positive");
+  if (start < 0)
+    start += extent;
+  start = std::clamp<int64_t>(start, 0, extent);
+  SmallVector<int64_t> offsets(rank + 1, 0), strides(rank + 1, 1);
+  offsets[dim] = start;
+  strides[dim] = step;
+  if (type.getRank() != rank + 1 ||
+      start + (type.getDimSize(dim) - 1) * step >= std::max<int64_t>(extent, 1))
+    return n.error("the declared slice does not fit the input");
+  return Values{n.b().create<aten::SliceOp>(n.loc(), type, self,
+                                            n.b().getDenseI64ArrayAttr(offsets),
+                                            n.b().getDenseI64ArrayAttr(strides))
+                    .getResult()};
+}
+
+absl::StatusOr<Values> select(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  int64_t rank = complexRank(self);
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
+  ASSIGN_OR_RETURN(int64_t dim, complexDim(n, raw, rank));
+  ASSIGN_OR_RETURN(int64_t index, n.intAttr("index"));
+  int64_t extent = typeOf(self).getDimSize(dim);
+  if (index < -extent || index >= extent)
+    return n.error(absl::StrCat("index ", index, " is out of range for dim ", dim,
+                                " of extent ", extent));
+  if (index < 0)
+    index += extent;
+  SmallVector<int64_t> shape(typeOf(self).getShape()), offsets(rank + 1, 0),
+      strides(rank + 1, 1);
+  shape[dim] = 1;
+  offsets[dim] = index;
+  Value one = n.b().create<aten::SliceOp>(n.loc(), typeOf(self).clone(shape), self,
+                                          n.b().getDenseI64ArrayAttr(offsets),
+                                          n.b().getDenseI64ArrayAttr(strides));
+  return Values{viewValue(n, one, type.getShape())};
+}
+
+absl::StatusOr<Values> cat(NodeImporter &n) {
+  ASSIGN_OR_RETURN(auto result, pairResult(n));
+  auto [type, element] = result;
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", 0));
+  ASSIGN_OR_RETURN(int64_t dim, complexDim(n, raw, type.getRank() - 1));
+  ASSIGN_OR_RETURN(std::vector<Value> values, n.tensors("tensors"));
+  SmallVector<Value> pieces;
+  size_t next = 0;
+  for (const v1::Argument &argument : n.proto().arguments()) {
+    if (argument.name() != "tensors" || next >= values.size())
+      continue;
+    Value piece = values[next++];
+    // Real pieces join as (x, 0).
+    pieces.push_back(n.isComplexValue(argument.value()) ? convert(n, piece, element)
+                                                        : realAsPairs(n, piece, element));
+  }
+  if (pieces.empty())
+    return n.error("cat needs tensors");
+  return Values{n.b().create<aten::CatOp>(n.loc(), type, pieces,
+                                          n.b().getI64IntegerAttr(dim))
+                    .getResult()};
+}
+
+/// _to_copy / to.dtype: real to complex (imaginary 0), complex to complex
+/// (the parts converted), complex to real (the real part, as eager does
+/// with its warning).
+absl::StatusOr<Values> toCopy(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  Type element = type.getElementType();
+  if (n.resultIsComplex()) {
+    if (n.isComplexTensor("self"))
+      return Values{convert(n, self, element)};
+    return Values{realAsPairs(n, self, element)};
+  }
+  return Values{convert(n, realPart(n, self), element)};
+}
+
+// --- arithmetic ---------------------------------------------------------
+
+/// add / sub with alpha: pairwise.
+absl::StatusOr<Values> addSub(NodeImporter &n, bool subtract) {
+  ASSIGN_OR_RETURN(auto result, pairResult(n));
+  auto [type, element] = result;
+  ASSIGN_OR_RETURN(Value self, pairsOf(n, "self", element));
+  ASSIGN_OR_RETURN(Value other, pairsOf(n, "other", element));
+  ASSIGN_OR_RETURN(double alpha, n.floatAttr("alpha", 1.0));
+  auto attr = n.b().getF64FloatAttr(alpha);
+  if (subtract)
+    return Values{n.b().create<aten::SubOp>(n.loc(), type, self, other, attr).getResult()};
+  return Values{n.b().create<aten::AddOp>(n.loc(), type, self, other, attr).getResult()};
+}
+
+/// The complex product of pairs `x` and `y` (broadcast to `type`).
+Value complexProduct(NodeImporter &n, RankedTensorType type, Value x, Value y) {
+  auto part = RankedTensorType::get(type.getShape().drop_back(), type.getElementType());
+  Value a = realPart(n, x), b = imagPart(n, x), c = realPart(n, y), d = imagPart(n, y);
+  auto mul = [&](Value p, Value q) {
+    return n.b().create<aten::MulOp>(n.loc(), part, p, q).getResult();
+  };
+  auto one = n.b().getF64FloatAttr(1.0);
+  Value re = n.b().create<aten::SubOp>(n.loc(), part, mul(a, c), mul(b, d), one);
+  Value im = n.b().create<aten::AddOp>(n.loc(), part, mul(a, d), mul(b, c), one);
+  return pack(n, re, im);
+}
+
+absl::StatusOr<Values> mul(NodeImporter &n) {
+  ASSIGN_OR_RETURN(auto result, pairResult(n));
+  auto [type, element] = result;
+  bool selfComplex = n.isComplexTensor("self");
+  bool otherComplex = n.isComplexTensor("other");
+  if (selfComplex && otherComplex) {
+    ASSIGN_OR_RETURN(Value x, n.tensor("self"));
+    ASSIGN_OR_RETURN(Value y, n.tensor("other"));
+    return Values{complexProduct(n, type, convert(n, x, element), convert(n, y, element))};
+  }
+  // One real factor scales both parts.
+  const char *pairName = selfComplex ? "self" : "other";
+  const char *realName = selfComplex ? "other" : "self";
+  ASSIGN_OR_RETURN(Value pairs, pairsOf(n, pairName, element));
+  ASSIGN_OR_RETURN(Value factor, n.tensorOrScalar(realName, element));
+  return Values{n.b()
+                    .create<aten::MulOp>(n.loc(), type, pairs,
+                                         asColumn(n, convert(n, factor, element)))
+                    .getResult()};
+}
+
+/// c10::complex division: Smith's scaling by the larger part of the divisor.
+absl::StatusOr<Values> div(NodeImporter &n) {
+  ASSIGN_OR_RETURN(auto result, pairResult(n));
+  auto [type, element] = result;
+  if (!n.isComplexTensor("other")) {
+    ASSIGN_OR_RETURN(Value pairs, pairsOf(n, "self", element));
+    ASSIGN_OR_RETURN(Value divisor, n.tensorOrScalar("other", element));
+    return Values{n.b()
+                      .create<aten::DivOp>(n.loc(), type, pairs,
+                                           asColumn(n, convert(n, divisor, element)))
+                      .getResult()};
+  }
+  ASSIGN_OR_RETURN(Value x, pairsOf(n, "self", element));
+  ASSIGN_OR_RETURN(Value y, pairsOf(n, "other", element));
+  auto part = RankedTensorType::get(type.getShape().drop_back(), element);
+  auto bools = part.clone(n.b().getI1Type());
+  Value a = realPart(n, x), b = imagPart(n, x), c = realPart(n, y), d = imagPart(n, y);
+  auto one = n.b().getF64FloatAttr(1.0);
+  auto mulp = [&](Value p, Value q) {
+    return n.b().create<aten::MulOp>(n.loc(), part, p, q).getResult();
+  };
+  auto addp = [&](Value p, Value q) {
+    return n.b().create<aten::AddOp>(n.loc(), part, p, q, one).getResult();
+  };
+  auto subp = [&](Value p, Value q) {
+    return n.b().create<aten::SubOp>(n.loc(), part, p, q, one).getResult();
+  };
+  auto divp = [&](Value p, Value q) {
+    return n.b().create<aten::DivOp>(n.loc(), part, p, q).getResult();
+  };
+  auto where = [&](Value cond, Value p, Value q) {
+    return pointwise(n, part, "where", {cond, p, q});
+  };
+  Value absC = pointwise(n, part, "abs", c), absD = pointwise(n, part, "abs", d);
+  Value cWins = pointwise(n, bools, "ge", {absC, absD});
+  Value oneConst = n.constant(element, 1.0);
+  // |c| >= |d|: rat = d / c, scl = 1 / (c + d * rat),
+  //   ((a + b * rat) * scl, (b - a * rat) * scl).
+  Value ratC = divp(d, c);
+  Value sclC = divp(oneConst, addp(c, mulp(d, ratC)));
+  Value reC = mulp(addp(a, mulp(b, ratC)), sclC);
+  Value imC = mulp(subp(b, mulp(a, ratC)), sclC);
+  // else: rat = c / d, scl = 1 / (d + c * rat),
+  //   ((a * rat + b) * scl, (b * rat - a) * scl).
+  Value ratD = divp(c, d);
+  Value sclD = divp(oneConst, addp(d, mulp(c, ratD)));
+  Value reD = mulp(addp(mulp(a, ratD), b), sclD);
+  Value imD = mulp(subp(mulp(b, ratD), a), sclD);
+  // A zero divisor: (a / |c|, b / |d|), infinities or NaN as in c10.
+  Value zero = n.constant(element, 0.0);
+  Value bothZero = pointwise(n, bools, "logical_and",
+                             {pointwise(n, bools, "eq", {absC, zero}),
+                              pointwise(n, bools, "eq", {absD, zero})});
+  Value re = where(bothZero, divp(a, absC), where(cWins, reC, reD));
+  Value im = where(bothZero, divp(b, absD), where(cWins, imC, imD));
+  return Values{pack(n, re, im)};
+}
+
+absl::StatusOr<Values> neg(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  return Values{n.b().create<aten::NegOp>(n.loc(), type, self).getResult()};
+}
+
+/// conj: the imaginary part negated (physically; _conj's lazy view and
+/// resolve_conj become this and the identity).
+absl::StatusOr<Values> conj(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  Value im = imagPart(n, self);
+  return Values{pack(n, realPart(n, self),
+                     n.b().create<aten::NegOp>(n.loc(), typeOf(im), im))};
+}
+
+absl::StatusOr<Values> identity(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  return Values{self};
+}
+
+/// |z| = sqrt(re^2 + im^2), a real result.
+absl::StatusOr<Values> abs(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  if (n.resultIsComplex())
+    return n.error("abs of a complex tensor is real");
+  Value squares = n.b().create<aten::MulOp>(n.loc(), typeOf(self), self, self);
+  Value sum = n.b().create<aten::SumOp>(
+      n.loc(), type, squares, n.b().getDenseI64ArrayAttr({complexRank(self)}),
+      n.b().getBoolAttr(false));
+  return Values{pointwise(n, type, "sqrt", sum)};
+}
+
+/// sum / mean over complex dims: the same reduction of the pairs.
+template <typename ReductionOp>
+absl::StatusOr<Values> reduce(NodeImporter &n) {
+  ASSIGN_OR_RETURN(auto result, pairResult(n));
+  auto [type, element] = result;
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  int64_t rank = complexRank(self);
+  ASSIGN_OR_RETURN(std::vector<int64_t> raw, n.intsAttr("dim", true));
+  ASSIGN_OR_RETURN(bool keepdim, n.boolAttr("keepdim", false));
+  SmallVector<int64_t> dims;
+  if (raw.empty())
+    for (int64_t d = 0; d < rank; ++d)
+      dims.push_back(d);
+  for (int64_t d : raw) {
+    ASSIGN_OR_RETURN(int64_t normal, complexDim(n, d, rank));
+    dims.push_back(normal);
+  }
+  llvm::sort(dims);
+  return Values{n.b()
+                    .create<ReductionOp>(n.loc(), type, convert(n, self, element),
+                                         n.b().getDenseI64ArrayAttr(dims),
+                                         n.b().getBoolAttr(keepdim))
+                    .getResult()};
+}
+
+// --- discrete Fourier transforms ----------------------------------------
+
+/// PyTorch's fft_norm_mode: 0 none, 1 by 1/sqrt(n), 2 by 1/n.
+absl::StatusOr<double> normScale(NodeImporter &n, int64_t signal) {
+  ASSIGN_OR_RETURN(int64_t mode, n.intAttr("normalization"));
+  if (mode == 0)
+    return 1.0;
+  if (mode == 1)
+    return 1.0 / std::sqrt(static_cast<double>(signal));
+  if (mode == 2)
+    return 1.0 / static_cast<double>(signal);
+  return n.error(absl::StrCat("normalization ", mode,
+                              " is not 0 (none), 1 (by root n) or 2 (by n)"));
+}
+
+/// `v` permuted by `perm`, or `v` itself for the identity.
+Value permuted(NodeImporter &n, Value v, ArrayRef<int64_t> perm) {
+  for (auto [i, p] : llvm::enumerate(perm))
+    if (p != static_cast<int64_t>(i))
+      return permuteValue(n, v, perm);
+  return v;
+}
+
+/// Moves complex dim `dim` of `pairs` to just before the pair dim and
+/// flattens the rest: (A, N, 2), with the permutation used.
+std::pair<Value, SmallVector<int64_t>> alongRows(NodeImporter &n, Value pairs, int64_t dim) {
+  int64_t rank = complexRank(pairs);
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != dim)
+      perm.push_back(d);
+  perm.push_back(dim);
+  perm.push_back(rank);
+  return {permuted(n, pairs, perm), perm};
+}
+
+/// The inverse of `perm`.
+SmallVector<int64_t> inverse(ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> inv(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inv[p] = static_cast<int64_t>(i);
+  return inv;
+}
+
+/// A constant (rows, cols) table of `element` from f(i, j) in double.
+template <typename F>
+Value table(NodeImporter &n, Type element, int64_t rows, int64_t cols, F f) {
+  auto type = RankedTensorType::get({rows, cols}, element);
+  SmallVector<Attribute> data;
+  data.reserve(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      data.push_back(n.b().getFloatAttr(element, f(i, j)));
+  return n.b().create<aten::ConstantOp>(n.loc(), type, DenseElementsAttr::get(type, data));
+}
+
+/// cos and sin of 2 pi k m / length, with k m reduced modulo length first
+/// (exact angles for large products) and exact values at multiples of a
+/// quarter turn.
+std::pair<double, double> twiddle(int64_t k, int64_t m, int64_t length) {
+  int64_t r = (k % length) * (m % length) % length;
+  if (4 * r % length == 0) {
+    switch (4 * r / length) {
+    case 0: return {1.0, 0.0};
+    case 1: return {0.0, 1.0};
+    case 2: return {-1.0, 0.0};
+    default: return {0.0, -1.0};
+    }
+  }
+  double angle = 2.0 * M_PI * static_cast<double>(r) / static_cast<double>(length);
+  return {std::cos(angle), std::sin(angle)};
+}
+
+/// One DFT along complex dim `dim` of `pairs`: `outLength` outputs
+/// X_k = scale * sum_m x_m exp(-+ 2 pi i k m / N) (N the dim's extent; the
+/// minus sign forward). One mm of (A, 2N) = [re | im] with the (2N, 2K)
+/// table [[C, S'], [-S', C]] (S' = -+ sin). A real input (`real`, of the
+/// complex shape) has no imaginary rows: (A, N) with [C, S'].
+absl::StatusOr<Value> transformDim(NodeImporter &n, Value input, int64_t dim,
+                                   int64_t outLength, bool forward, double scale,
+                                   bool real = false) {
+  Type element = typeOf(input).getElementType();
+  int64_t length = typeOf(input).getDimSize(dim);
+  int64_t parts = real ? 1 : 2;
+  if (2 * parts * length * outLength > kMaxTransformTable)
+    return n.unimplemented(absl::StrCat("a Fourier transform of ", length,
+                                        " points (its table would exceed ",
+                                        kMaxTransformTable, " entries)"));
+  Value pairs = input;
+  if (real) {
+    SmallVector<int64_t> column(typeOf(input).getShape());
+    column.push_back(1);
+    pairs = viewValue(n, input, column); // (..., 1): alongRows moves it last
+  }
+  auto [moved, perm] = alongRows(n, pairs, dim);
+  SmallVector<int64_t> movedShape(typeOf(moved).getShape());
+  int64_t rows = typeOf(moved).getNumElements() / (parts * length);
+  // (A, N, 2) -> (A, 2, N) -> (A, 2N) = [re | im]; a real input is (A, N).
+  Value flat = real ? viewValue(n, moved, {rows, length})
+                    : viewValue(n, permuteValue(n, viewValue(n, moved, {rows, length, 2}),
+                                                {0, 2, 1}),
+                                {rows, 2 * length});
+  double sign = forward ? -1.0 : 1.0;
+  Value weights = table(n, element, parts * length, 2 * outLength, [&](int64_t i, int64_t j) {
+    int64_t m = i % length, k = j % outLength;
+    bool imIn = i >= length, imOut = j >= outLength;
+    auto [c, sine] = twiddle(k, m, length);
+    double s = sign * sine;
+    // out_re = re c - im s ; out_im = re s + im c
+    double w = !imIn ? (!imOut ? c : s) : (!imOut ? -s : c);
+    return w * scale;
+  });
+  Value product = n.b().create<aten::MmOp>(
+      n.loc(), RankedTensorType::get({rows, 2 * outLength}, element), flat, weights);
+  // (A, 2K) -> (A, 2, K) -> (A, K, 2) -> the moved shape with K.
+  Value pairsOut = permuteValue(n, viewValue(n, product, {rows, 2, outLength}), {0, 2, 1});
+  movedShape[movedShape.size() - 2] = outLength;
+  movedShape.back() = 2;
+  Value unflat = viewValue(n, pairsOut, movedShape);
+  return permuted(n, unflat, inverse(perm));
+}
+
+absl::StatusOr<std::vector<int64_t>> transformDims(NodeImporter &n, int64_t rank) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> raw, n.intsAttr("dim"));
+  std::vector<int64_t> dims;
+  for (int64_t d : raw) {
+    ASSIGN_OR_RETURN(int64_t normal, complexDim(n, d, rank));
+    dims.push_back(normal);
+  }
+  if (dims.empty())
+    return n.error("a Fourier transform needs at least one dim");
+  return dims;
+}
+
+absl::StatusOr<Values> fftC2C(NodeImporter &n) {
+  ASSIGN_OR_RETURN(auto result, pairResult(n));
+  auto [type, element] = result;
+  ASSIGN_OR_RETURN(Value x, pairsOf(n, "self", element));
+  ASSIGN_OR_RETURN(bool forward, n.boolAttr("forward"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims, transformDims(n, complexRank(x)));
+  int64_t signal = 1;
+  for (int64_t d : dims)
+    signal *= typeOf(x).getDimSize(d);
+  ASSIGN_OR_RETURN(double scale, normScale(n, signal));
+  for (auto [i, d] : llvm::enumerate(dims)) {
+    ASSIGN_OR_RETURN(x, transformDim(n, x, d, typeOf(x).getDimSize(d), forward,
+                                     i + 1 == dims.size() ? scale : 1.0));
+  }
+  return Values{x};
+}
+
+/// r2c: the real input's DFT along the last listed dim first (its first
+/// N/2 + 1 outputs when onesided), then the others.
+absl::StatusOr<Values> fftR2C(NodeImporter &n) {
+  ASSIGN_OR_RETURN(auto result, pairResult(n));
+  auto [type, element] = result;
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  if (n.isComplexTensor("self"))
+    return n.error("_fft_r2c takes a real input");
+  ASSIGN_OR_RETURN(bool onesided, n.boolAttr("onesided"));
+  Value real = convert(n, self, element);
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims, transformDims(n, typeOf(real).getRank()));
+  int64_t signal = 1;
+  for (int64_t d : dims)
+    signal *= typeOf(real).getDimSize(d);
+  ASSIGN_OR_RETURN(double scale, normScale(n, signal));
+  int64_t last = dims.back();
+  int64_t length = typeOf(real).getDimSize(last);
+  ASSIGN_OR_RETURN(Value x, transformDim(n, real, last, onesided ? length / 2 + 1 : length,
+                                         true, dims.size() == 1 ? scale : 1.0,
+                                         /*real=*/true));
+  for (size_t i = 0; i + 1 < dims.size(); ++i) {
+    ASSIGN_OR_RETURN(x, transformDim(n, x, dims[i], typeOf(x).getDimSize(dims[i]), true,
+                                     i + 2 == dims.size() ? scale : 1.0));
+  }
+  if (typeOf(x) != type)
+    return n.error("the declared r2c result has another shape");
+  return Values{x};
+}
+
+/// c2r: inverse DFTs along all but the last listed dim, then the real
+/// inverse along it from its first N/2 + 1 (Hermitian) entries, N the
+/// output's last_dim_size: x_m = sum_k w_k (Re X_k cos - Im X_k sin), w_k
+/// 2 except at k = 0 and k = N/2 (even N).
+absl::StatusOr<Values> fftC2R(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value x, n.tensor("self"));
+  ASSIGN_OR_RETURN(int64_t outLength, n.intAttr("last_dim_size"));
+  Type element = type.getElementType();
+  x = convert(n, x, element);
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims, transformDims(n, complexRank(x)));
+  int64_t signal = outLength;
+  for (size_t i = 0; i + 1 < dims.size(); ++i)
+    signal *= typeOf(x).getDimSize(dims[i]);
+  ASSIGN_OR_RETURN(double scale, normScale(n, signal));
+  for (size_t i = 0; i + 1 < dims.size(); ++i) {
+    ASSIGN_OR_RETURN(x, transformDim(n, x, dims[i], typeOf(x).getDimSize(dims[i]),
+                                     false, 1.0));
+  }
+  int64_t last = dims.back();
+  int64_t half = outLength / 2 + 1;
+  if (outLength < 1 || typeOf(x).getDimSize(last) < half)
+    return n.error(absl::StrCat("last_dim_size ", outLength, " needs ", half,
+                                " input entries along dim ", last));
+  if (2 * half * outLength > kMaxTransformTable)
+    return n.unimplemented(absl::StrCat("a real inverse transform of ", outLength,
+                                        " points"));
+  auto [moved, perm] = alongRows(n, x, last);
+  int64_t length = typeOf(moved).getShape().drop_back().back();
+  int64_t rows = typeOf(moved).getNumElements() / (2 * length);
+  Value split = permuteValue(n, viewValue(n, moved, {rows, length, 2}), {0, 2, 1});
+  // Only the first N/2 + 1 entries count: [re_0..re_{h-1} | im_0..im_{h-1}].
+  Value used = n.b().create<aten::SliceOp>(
+      n.loc(), RankedTensorType::get({rows, 2, half}, element), split,
+      n.b().getDenseI64ArrayAttr({0, 0, 0}), n.b().getDenseI64ArrayAttr({1, 1, 1}));
+  Value flat = viewValue(n, used, {rows, 2 * half});
+  Value weights = table(n, element, 2 * half, outLength, [&](int64_t i, int64_t m) {
+    int64_t k = i % half;
+    bool edge = k == 0 || (outLength % 2 == 0 && k == outLength / 2);
+    double w = edge ? 1.0 : 2.0;
+    auto [c, sine] = twiddle(k, m, outLength);
+    double v = i < half ? c : -sine;
+    return w * v * scale;
+  });
+  Value product = n.b().create<aten::MmOp>(
+      n.loc(), RankedTensorType::get({rows, outLength}, element), flat, weights);
+  SmallVector<int64_t> movedShape(typeOf(moved).getShape().drop_back());
+  movedShape.back() = outLength;
+  Value unflat = viewValue(n, product, movedShape);
+  SmallVector<int64_t> realPerm(perm.begin(), perm.end() - 1);
+  Value out = permuted(n, unflat, inverse(realPerm));
+  if (typeOf(out) != type)
+    return n.error("the declared c2r result has another shape");
+  return Values{out};
+}
+
+} // namespace
+
+const std::map<std::string, OpHandler> &complexHandlers() {
+  static const auto *table = [] {
+    auto *t = new std::map<std::string, OpHandler>;
+    for (const char *op :
+         {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
+          "aten.unsqueeze.default", "aten.squeeze.default", "aten.squeeze.dim",
+          "aten.squeeze.dims", "aten.flatten.using_ints", "aten.unflatten.int",
+          "aten.clone.default", "aten.alias.default", "aten.detach.default",
+          "aten.lift_fresh_copy.default", "aten.contiguous.default"})
+      (*t)[op] = sameElements;
+    (*t)["aten.expand.default"] = expand;
+    (*t)["aten.permute.default"] = permute;
+    (*t)["aten.transpose.int"] = transpose;
+    (*t)["aten.view_as_real.default"] = samePairs;
+    (*t)["aten.view_as_complex.default"] = samePairs;
+    (*t)["aten.slice.Tensor"] = slice;
+    (*t)["aten.select.int"] = select;
+    (*t)["aten.cat.default"] = cat;
+    for (const char *op : {"aten._to_copy.default", "aten.to.dtype",
+                           "aten._to_dim_order_copy.default"})
+      (*t)[op] = toCopy;
+    (*t)["aten.add.Tensor"] = [](NodeImporter &n) { return addSub(n, false); };
+    (*t)["aten.add.Scalar"] = (*t)["aten.add.Tensor"];
+    (*t)["aten.sub.Tensor"] = [](NodeImporter &n) { return addSub(n, true); };
+    (*t)["aten.sub.Scalar"] = (*t)["aten.sub.Tensor"];
+    (*t)["aten.mul.Tensor"] = mul;
+    (*t)["aten.mul.Scalar"] = mul;
+    (*t)["aten.div.Tensor"] = div;
+    (*t)["aten.div.Scalar"] = div;
+    (*t)["aten.neg.default"] = neg;
+    (*t)["aten._conj.default"] = conj;
+    (*t)["aten.conj_physical.default"] = conj;
+    (*t)["aten.resolve_conj.default"] = identity;
+    (*t)["aten.resolve_neg.default"] = identity;
+    (*t)["aten.abs.default"] = abs;
+    (*t)["aten.sum.dim_IntList"] = reduce<aten::SumOp>;
+    (*t)["aten.sum.default"] = reduce<aten::SumOp>;
+    (*t)["aten.mean.dim"] = reduce<aten::MeanOp>;
+    (*t)["aten.mean.default"] = reduce<aten::MeanOp>;
+    (*t)["aten._fft_c2c.default"] = fftC2C;
+    (*t)["aten._fft_r2c.default"] = fftR2C;
+    (*t)["aten._fft_c2r.default"] = fftC2R;
+    return t;
+  }();
+  return *table;
+}
+
+} // namespace kiln
