@@ -67,3 +67,31 @@ def test_devices_lists_local_cpu_agent(client):
     cpus = [d for d in client.devices() if d.kind == "cpu"]
     assert cpus and cpus[0].state == "DEVICE_STATE_READY" and cpus[0].agent_id
     assert all(d.kind == "cpu" for d in client.devices(kind="cpu"))
+
+
+class SpectralFilter(torch.nn.Module):
+    """A complex64 parameter between an rfft and an irfft, and a complex
+    output: complex values through the torch.compile backend."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(9, dtype=torch.complex64,
+                                                     generator=torch.Generator().manual_seed(0)))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        spectrum = torch.fft.rfft(x) * self.weight
+        return torch.fft.irfft(spectrum, n=16), spectrum
+
+
+def test_complex_values_through_the_backend_and_export(kilnd, client):
+    model = SpectralFilter()
+    x = torch.randn(4, 16)
+    with torch.no_grad():
+        expected = model(x)
+        fast = torch.compile(model, backend=kiln.backend(kilnd.address, target="cpu"))
+        got = fast(x)
+        exported = client.compile(torch.export.export(model, (x,)), target="cpu")(x)
+    for out in (got, exported):
+        assert out[1].dtype == torch.complex64
+        for g, w in zip(out, expected):
+            torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)

@@ -171,44 +171,54 @@ absl::StatusOr<Values> luResults(NodeImporter &n, const Factorisation &f, int lu
                 viewValue(n, pivots, pivotsType.getShape())};
 }
 
-absl::StatusOr<Values> det(NodeImporter &n) {
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(0));
+/// The factorisation of argument A's transpose, batched, and the (B, 1)
+/// type of per-matrix results.
+struct Factorised {
+  Factorisation f;
+  RankedTensorType perBatch;
+};
+
+absl::StatusOr<Factorised> factoriseArgument(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("A"));
   ASSIGN_OR_RETURN(auto work, transposedBatch(n, a));
   auto [matrices, order] = work;
   int64_t batch = typeOf(matrices).getDimSize(0);
-  Factorisation f = factorise(n, matrices, batch, order);
-  Type element = typeOf(matrices).getElementType();
-  auto perBatch = RankedTensorType::get({batch, 1}, element);
-  Value product = n.b().create<aten::ProdOp>(n.loc(), perBatch, f.diagonal,
+  return Factorised{factorise(n, matrices, batch, order),
+                    RankedTensorType::get({batch, 1}, typeOf(matrices).getElementType())};
+}
+
+/// `value` negated where the factorisation swapped rows an odd number of
+/// times.
+Value withPermutationSign(NodeImporter &n, const Factorised &fz, Value value) {
+  Value negated = n.b().create<aten::NegOp>(n.loc(), fz.perBatch, value);
+  return pointwise(n, fz.perBatch, "where", {fz.f.odd, negated, value});
+}
+
+absl::StatusOr<Values> det(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(0));
+  ASSIGN_OR_RETURN(Factorised fz, factoriseArgument(n));
+  Value product = n.b().create<aten::ProdOp>(n.loc(), fz.perBatch, fz.f.diagonal,
                                              n.b().getDenseI64ArrayAttr({1}),
                                              n.b().getBoolAttr(true));
-  Value negated = n.b().create<aten::NegOp>(n.loc(), perBatch, product);
-  Value value = pointwise(n, perBatch, "where", {f.odd, negated, product});
-  ASSIGN_OR_RETURN(Values lu, luResults(n, f, 1));
-  return Values{viewValue(n, value, type.getShape()), lu[0], lu[1]};
+  ASSIGN_OR_RETURN(Values lu, luResults(n, fz.f, 1));
+  return Values{viewValue(n, withPermutationSign(n, fz, product), type.getShape()), lu[0],
+                lu[1]};
 }
 
 absl::StatusOr<Values> slogdet(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType signType, n.resultType(0));
   ASSIGN_OR_RETURN(RankedTensorType logType, n.resultType(1));
-  ASSIGN_OR_RETURN(Value a, n.tensor("A"));
-  ASSIGN_OR_RETURN(auto work, transposedBatch(n, a));
-  auto [matrices, order] = work;
-  int64_t batch = typeOf(matrices).getDimSize(0);
-  Factorisation f = factorise(n, matrices, batch, order);
-  Type element = typeOf(matrices).getElementType();
-  auto perBatch = RankedTensorType::get({batch, 1}, element);
+  ASSIGN_OR_RETURN(Factorised fz, factoriseArgument(n));
   auto keep = n.b().getBoolAttr(true);
   auto lastDim = n.b().getDenseI64ArrayAttr({1});
-  Value signs = pointwise(n, typeOf(f.diagonal), "sign", f.diagonal);
-  Value sign = n.b().create<aten::ProdOp>(n.loc(), perBatch, signs, lastDim, keep);
-  sign = pointwise(n, perBatch, "where",
-                   {f.odd, n.b().create<aten::NegOp>(n.loc(), perBatch, sign), sign});
-  Value logs = pointwise(n, typeOf(f.diagonal), "log",
-                         pointwise(n, typeOf(f.diagonal), "abs", f.diagonal));
-  Value logabs = n.b().create<aten::SumOp>(n.loc(), perBatch, logs, lastDim, keep);
-  ASSIGN_OR_RETURN(Values lu, luResults(n, f, 2));
+  Value diagonal = fz.f.diagonal;
+  Value signs = pointwise(n, typeOf(diagonal), "sign", diagonal);
+  Value sign = withPermutationSign(
+      n, fz, n.b().create<aten::ProdOp>(n.loc(), fz.perBatch, signs, lastDim, keep));
+  Value logs = pointwise(n, typeOf(diagonal), "log",
+                         pointwise(n, typeOf(diagonal), "abs", diagonal));
+  Value logabs = n.b().create<aten::SumOp>(n.loc(), fz.perBatch, logs, lastDim, keep);
+  ASSIGN_OR_RETURN(Values lu, luResults(n, fz.f, 2));
   return Values{viewValue(n, sign, signType.getShape()),
                 viewValue(n, logabs, logType.getShape()), lu[0], lu[1]};
 }
