@@ -294,8 +294,12 @@ Value complexProduct(NodeImporter &n, RankedTensorType type, Value x, Value y) {
     return n.b().create<aten::MulOp>(n.loc(), part, p, q).getResult();
   };
   auto one = n.b().getF64FloatAttr(1.0);
-  Value re = n.b().create<aten::SubOp>(n.loc(), part, mul(a, c), mul(b, d), one);
-  Value im = n.b().create<aten::AddOp>(n.loc(), part, mul(a, d), mul(b, c), one);
+  // Named steps: the ops are built in this order whatever the compiler's
+  // order of evaluating arguments.
+  Value ac = mul(a, c), bd = mul(b, d);
+  Value re = n.b().create<aten::SubOp>(n.loc(), part, ac, bd, one);
+  Value ad = mul(a, d), bc = mul(b, c);
+  Value im = n.b().create<aten::AddOp>(n.loc(), part, ad, bc, one);
   return pack(n, re, im);
 }
 
@@ -388,9 +392,10 @@ absl::StatusOr<Values> neg(NodeImporter &n) {
 /// resolve_conj become this and the identity).
 absl::StatusOr<Values> conj(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  Value re = realPart(n, self);
   Value im = imagPart(n, self);
-  return Values{pack(n, realPart(n, self),
-                     n.b().create<aten::NegOp>(n.loc(), typeOf(im), im))};
+  Value negated = n.b().create<aten::NegOp>(n.loc(), typeOf(im), im);
+  return Values{pack(n, re, negated)};
 }
 
 absl::StatusOr<Values> identity(NodeImporter &n) {
