@@ -7,7 +7,7 @@ normalisation). Kiln carries them as (real, imaginary) pairs."""
 import torch
 import torch.nn.functional as F  # noqa: F401
 
-from tests.registry.registry import randn, register
+from tests.registry.registry import const, randn, register
 
 C64, C128 = torch.complex64, torch.complex128
 
@@ -82,3 +82,16 @@ register("rfft_abs_spectrum_f32", lambda x: torch.fft.rfft(x).abs(), randn(4, 16
 register("fft_convolution_f32",
          lambda x, k: torch.fft.irfft(torch.fft.rfft(x, n=16) * torch.fft.rfft(k, n=16), n=16),
          randn(3, 12), randn(3, 5))
+
+# Edge cases: complex to bool (either part nonzero), |z| without overflow
+# or underflow in the squares, 0-d complex tensors.
+register("complex_to_bool_c64", lambda z: z.bool(),
+         const(torch.tensor([0j, 1j, 2 + 0j, 0 * 1j, -0.0 + 0j, 3 - 4j], dtype=C64)))
+register("complex_abs_extremes_c64", torch.abs,
+         const(torch.tensor([1e20 + 1e20j, 1e-30 + 1e-30j, 3e38 + 0j, 0j, -4 + 3j,
+                             float("inf") + 1j, 1e-45 + 0j, 2 - 1e25j], dtype=C64)))
+register("complex_abs_extremes_c128", torch.abs,
+         const(torch.tensor([1e200 + 1e200j, 1e-300 + 1e-300j, 0j, 3 + 4j,
+                             complex(float("inf"), 1.0)], dtype=C128)))
+register("complex_0d_sum_transpose_c64", lambda z: (z.sum(0), z.t() * 2, z.mean()),
+         randn(dtype=C64))

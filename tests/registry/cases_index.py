@@ -281,3 +281,11 @@ for mode in (0, 1, 2):
                  w, i, o, False, m, False, None, False, -1),
              randn(10, 3), const(torch.tensor([1, 2, 4, 5, 4, 3, 0, 7], dtype=torch.int32)),
              const(torch.tensor([0, 3, 3, 6], dtype=torch.int32)))
+# A non-finite weight row another bag (or padding) reads stays out of the
+# bags that do not read it, as in eager.
+register("embedding_bag_nonfinite_row_elsewhere_f32",
+         lambda w, i, o: (F.embedding_bag(i, w, o, mode="sum"),
+                          F.embedding_bag(i, w, o, mode="mean", padding_idx=4)),
+         const(torch.tensor([[1.0, 2.0], [float("inf"), 0.0], [3.0, 4.0], [float("nan"), 1.0],
+                             [float("inf"), float("nan")], [5.0, 6.0]])),
+         const(torch.tensor([0, 2, 1, 5, 4, 3, 0])), const(torch.tensor([0, 2, 4, 5])))

@@ -75,6 +75,18 @@ absl::StatusOr<SmallVector<Windows>> windowsOf(NodeImporter &n,
   return windows;
 }
 
+/// Whether the gathered windows' constant tables (the product over dims of
+/// out x longest entries) stay within kMaxConstantTable.
+bool tablesFit(ArrayRef<Windows> windows) {
+  __int128 entries = 1;
+  for (const Windows &w : windows) {
+    entries *= static_cast<__int128>(w.out) * std::max<int64_t>(w.longest, 1);
+    if (entries > kMaxConstantTable)
+      return false;
+  }
+  return true;
+}
+
 bool allEven(ArrayRef<Windows> windows) {
   return llvm::all_of(windows, [](const Windows &w) { return w.even(); });
 }
@@ -262,6 +274,9 @@ absl::StatusOr<Values> adaptiveAvgPool(NodeImporter &n, size_t s) {
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   ASSIGN_OR_RETURN(SmallVector<Windows> windows,
                    windowsOf(n, typeOf(self), type, s));
+  if (!allEven(windows) && !tablesFit(windows))
+    return n.unimplemented("adaptive pooling with uneven windows whose tables exceed "
+                           "16M entries");
   if (!allEven(windows)) {
     if (!isa<FloatType>(type.getElementType()))
       return n.error("adaptive average pooling needs a floating-point input");
@@ -281,6 +296,9 @@ absl::StatusOr<Values> adaptiveMaxPool(NodeImporter &n, size_t s) {
                    windowsOf(n, typeOf(self), type, s));
   if (type.getElementType().isInteger(1))
     return n.error("adaptive max pooling of a boolean tensor");
+  if (!allEven(windows) && !tablesFit(windows))
+    return n.unimplemented("adaptive pooling with uneven windows whose tables exceed "
+                           "16M entries");
   if (!allEven(windows))
     return unevenMaxPool(n, type, self, windows);
   SmallVector<int64_t> kernel = kernelOf(windows);

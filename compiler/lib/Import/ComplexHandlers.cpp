@@ -29,6 +29,7 @@
 #include "absl/strings/str_cat.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 
@@ -105,6 +106,17 @@ absl::StatusOr<Value> pairsOf(NodeImporter &n, const std::string &name, Type ele
   return realAsPairs(n, v, element);
 }
 
+/// Argument `name`, which must be a complex tensor (pairs of rank >= 1
+/// with a last dim of 2).
+absl::StatusOr<Value> complexArgument(NodeImporter &n, const std::string &name) {
+  if (!n.isComplexTensor(name))
+    return n.error(absl::StrCat("argument '", name, "' must be a complex tensor"));
+  ASSIGN_OR_RETURN(Value v, n.tensor(name));
+  if (typeOf(v).getRank() < 1 || typeOf(v).getShape().back() != 2)
+    return n.error(absl::StrCat("argument '", name, "' is not a complex value"));
+  return v;
+}
+
 /// The pair element type of result 0 (f32 or f64).
 absl::StatusOr<std::pair<RankedTensorType, Type>> pairResult(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
@@ -134,20 +146,22 @@ absl::StatusOr<Values> sameElements(NodeImporter &n) {
 
 absl::StatusOr<Values> expand(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value self, complexArgument(n, "self"));
+  if (!n.resultIsComplex() || type.getRank() < typeOf(self).getRank())
+    return n.error("expand keeps a complex tensor complex and adds leading dims");
   if (typeOf(self) == type)
     return Values{self};
   return Values{n.b().create<aten::ExpandOp>(n.loc(), type, self).getResult()};
 }
 
 absl::StatusOr<Values> permuteDims(NodeImporter &n, SmallVector<int64_t> perm) {
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value self, complexArgument(n, "self"));
   perm.push_back(complexRank(self)); // the pair dim stays last
   return Values{permuteValue(n, self, perm)};
 }
 
 absl::StatusOr<Values> permute(NodeImporter &n) {
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value self, complexArgument(n, "self"));
   ASSIGN_OR_RETURN(std::vector<int64_t> dims, n.intsAttr("dims"));
   int64_t rank = complexRank(self);
   if (static_cast<int64_t>(dims.size()) != rank)
@@ -161,8 +175,10 @@ absl::StatusOr<Values> permute(NodeImporter &n) {
 }
 
 absl::StatusOr<Values> transpose(NodeImporter &n) {
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value self, complexArgument(n, "self"));
   int64_t rank = complexRank(self);
+  if (rank == 0)
+    return Values{self}; // transposing a 0-d tensor is the identity
   ASSIGN_OR_RETURN(int64_t raw0, n.intAttr("dim0"));
   ASSIGN_OR_RETURN(int64_t raw1, n.intAttr("dim1"));
   ASSIGN_OR_RETURN(int64_t d0, complexDim(n, raw0, rank));
@@ -186,7 +202,9 @@ absl::StatusOr<Values> samePairs(NodeImporter &n) {
 /// slice.Tensor on a complex tensor, with PyTorch's clamped bounds.
 absl::StatusOr<Values> slice(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value self, complexArgument(n, "self"));
+  if (complexRank(self) == 0)
+    return n.error("cannot slice a 0-d tensor");
   int64_t rank = complexRank(self);
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", 0));
   ASSIGN_OR_RETURN(int64_t dim, complexDim(n, raw, rank));
@@ -212,7 +230,9 @@ absl::StatusOr<Values> slice(NodeImporter &n) {
 
 absl::StatusOr<Values> select(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value self, complexArgument(n, "self"));
+  if (complexRank(self) == 0)
+    return n.error("cannot select from a 0-d tensor");
   int64_t rank = complexRank(self);
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
   ASSIGN_OR_RETURN(int64_t dim, complexDim(n, raw, rank));
@@ -264,11 +284,26 @@ absl::StatusOr<Values> toCopy(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   Type element = type.getElementType();
   if (n.resultIsComplex()) {
-    if (n.isComplexTensor("self"))
-      return Values{convert(n, self, element)};
+    if (n.isComplexTensor("self")) {
+      ASSIGN_OR_RETURN(Value pairs, complexArgument(n, "self"));
+      return Values{convert(n, pairs, element)};
+    }
     return Values{realAsPairs(n, self, element)};
   }
-  return Values{convert(n, realPart(n, self), element)};
+  ASSIGN_OR_RETURN(Value pairs, complexArgument(n, "self"));
+  if (element.isInteger(1)) {
+    // A complex number is true when either part is nonzero.
+    auto bools = typeOf(pairs).clone(element);
+    Value nonzero = pointwise(n, bools, "ne", {pairs, n.constant(typeOf(pairs).getElementType(), 0.0)});
+    return Values{n.b()
+                      .create<aten::AnyOp>(n.loc(), type, nonzero,
+                                           n.b().getDenseI64ArrayAttr({complexRank(pairs)}),
+                                           n.b().getBoolAttr(false))
+                      .getResult()};
+  }
+  // Other real types take the real part (eager warns that it discards the
+  // imaginary one).
+  return Values{convert(n, realPart(n, pairs), element)};
 }
 
 // --- arithmetic ---------------------------------------------------------
@@ -384,14 +419,16 @@ absl::StatusOr<Values> div(NodeImporter &n) {
 
 absl::StatusOr<Values> neg(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value self, complexArgument(n, "self"));
+  if (typeOf(self) != type)
+    return n.error("neg keeps the complex type");
   return Values{n.b().create<aten::NegOp>(n.loc(), type, self).getResult()};
 }
 
 /// conj: the imaginary part negated (physically; _conj's lazy view and
 /// resolve_conj become this and the identity).
 absl::StatusOr<Values> conj(NodeImporter &n) {
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value self, complexArgument(n, "self"));
   Value re = realPart(n, self);
   Value im = imagPart(n, self);
   Value negated = n.b().create<aten::NegOp>(n.loc(), typeOf(im), im);
@@ -403,17 +440,43 @@ absl::StatusOr<Values> identity(NodeImporter &n) {
   return Values{self};
 }
 
-/// |z| = sqrt(re^2 + im^2), a real result.
+/// |z|, a real result, without overflow or underflow in the squares:
+/// complex64 squares and sums in f64 (eager's answers are its f32
+/// roundings), complex128 scales by max(|re|, |im|) first, as hypot does.
 absl::StatusOr<Values> abs(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-  if (n.resultIsComplex())
-    return n.error("abs of a complex tensor is real");
-  Value squares = n.b().create<aten::MulOp>(n.loc(), typeOf(self), self, self);
-  Value sum = n.b().create<aten::SumOp>(
-      n.loc(), type, squares, n.b().getDenseI64ArrayAttr({complexRank(self)}),
-      n.b().getBoolAttr(false));
-  return Values{pointwise(n, type, "sqrt", sum)};
+  ASSIGN_OR_RETURN(Value self, complexArgument(n, "self"));
+  if (n.resultIsComplex() || type.getShape() != complexShape(self))
+    return n.error("abs of a complex tensor is real, of its shape");
+  Type element = typeOf(self).getElementType();
+  auto pairDim = n.b().getDenseI64ArrayAttr({complexRank(self)});
+  auto noKeep = n.b().getBoolAttr(false);
+  auto norm = [&](Value pairs) -> Value {
+    RankedTensorType pt = typeOf(pairs);
+    Value squares = n.b().create<aten::MulOp>(n.loc(), pt, pairs, pairs);
+    Value sum = n.b().create<aten::SumOp>(n.loc(), type.clone(pt.getElementType()),
+                                          squares, pairDim, noKeep);
+    return pointwise(n, typeOf(sum), "sqrt", sum);
+  };
+  if (element.isF32()) {
+    Value wide = convert(n, self, n.b().getF64Type());
+    return Values{convert(n, norm(wide), element)};
+  }
+  // f64: m * sqrt((re/m)^2 + (im/m)^2) with m = max(|re|, |im|); 0 for
+  // m = 0 and inf for an infinite part.
+  Value magnitudes = pointwise(n, typeOf(self), "abs", self);
+  Value m = n.b().create<aten::AmaxOp>(n.loc(), type, magnitudes, pairDim, noKeep);
+  auto bools = type.clone(n.b().getI1Type());
+  Value zero = n.constant(element, 0.0);
+  Value isZero = pointwise(n, bools, "eq", {m, zero});
+  Value safe = pointwise(n, type, "where", {isZero, n.constant(element, 1.0), m});
+  Value scaled = n.b().create<aten::DivOp>(n.loc(), typeOf(self), self, asColumn(n, safe));
+  Value r = n.b().create<aten::MulOp>(n.loc(), type, m, norm(scaled));
+  r = pointwise(n, type, "where", {isZero, zero, r});
+  Value infinite = pointwise(n, bools, "isinf", m);
+  return Values{pointwise(n, type, "where",
+                          {infinite, n.constant(element, std::numeric_limits<double>::infinity()),
+                           r})};
 }
 
 /// sum / mean over complex dims: the same reduction of the pairs.
@@ -421,8 +484,10 @@ template <typename ReductionOp>
 absl::StatusOr<Values> reduce(NodeImporter &n) {
   ASSIGN_OR_RETURN(auto result, pairResult(n));
   auto [type, element] = result;
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value self, complexArgument(n, "self"));
   int64_t rank = complexRank(self);
+  if (rank == 0) // over a 0-d tensor (dim 0 or -1 or none): the value itself
+    return Values{convert(n, self, element)};
   ASSIGN_OR_RETURN(std::vector<int64_t> raw, n.intsAttr("dim", true));
   ASSIGN_OR_RETURN(bool keepdim, n.boolAttr("keepdim", false));
   SmallVector<int64_t> dims;
@@ -525,7 +590,7 @@ absl::StatusOr<Value> transformDim(NodeImporter &n, Value input, int64_t dim,
   Type element = typeOf(input).getElementType();
   int64_t length = typeOf(input).getDimSize(dim);
   int64_t parts = real ? 1 : 2;
-  if (2 * parts * length * outLength > kMaxTransformTable)
+  if (static_cast<__int128>(2 * parts) * length * outLength > kMaxTransformTable)
     return n.unimplemented(absl::StrCat("a Fourier transform of ", length,
                                         " points (its table would exceed ",
                                         kMaxTransformTable, " entries)"));
@@ -578,7 +643,8 @@ absl::StatusOr<std::vector<int64_t>> transformDims(NodeImporter &n, int64_t rank
 absl::StatusOr<Values> fftC2C(NodeImporter &n) {
   ASSIGN_OR_RETURN(auto result, pairResult(n));
   auto [type, element] = result;
-  ASSIGN_OR_RETURN(Value x, pairsOf(n, "self", element));
+  ASSIGN_OR_RETURN(Value x, complexArgument(n, "self"));
+  x = convert(n, x, element);
   ASSIGN_OR_RETURN(bool forward, n.boolAttr("forward"));
   ASSIGN_OR_RETURN(std::vector<int64_t> dims, transformDims(n, complexRank(x)));
   int64_t signal = 1;
@@ -627,8 +693,10 @@ absl::StatusOr<Values> fftR2C(NodeImporter &n) {
 /// 2 except at k = 0 and k = N/2 (even N).
 absl::StatusOr<Values> fftC2R(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value x, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value x, complexArgument(n, "self"));
   ASSIGN_OR_RETURN(int64_t outLength, n.intAttr("last_dim_size"));
+  if (outLength < 1 || outLength > kMaxTransformTable)
+    return n.error(absl::StrCat("last_dim_size ", outLength, " is out of range"));
   Type element = type.getElementType();
   x = convert(n, x, element);
   ASSIGN_OR_RETURN(std::vector<int64_t> dims, transformDims(n, complexRank(x)));
@@ -645,7 +713,7 @@ absl::StatusOr<Values> fftC2R(NodeImporter &n) {
   if (outLength < 1 || typeOf(x).getDimSize(last) < half)
     return n.error(absl::StrCat("last_dim_size ", outLength, " needs ", half,
                                 " input entries along dim ", last));
-  if (2 * half * outLength > kMaxTransformTable)
+  if (static_cast<__int128>(2 * half) * outLength > kMaxTransformTable)
     return n.unimplemented(absl::StrCat("a real inverse transform of ", outLength,
                                         " points"));
   auto [moved, perm] = alongRows(n, x, last);

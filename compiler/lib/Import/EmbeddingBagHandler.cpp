@@ -9,10 +9,12 @@
 // Index p belongs to bag offset2bag[p] = #{b < B : offsets[b] <= p} - 1
 // (the last bag starting at or before it; with include_last_offset the
 // last offset only ends the last bag, and indices past it join that bag,
-// as in eager), and a padding_idx entry to none. That makes a (B, N) membership mask; the N rows read from the
-// weight are then combined by one aten.mm with the mask (sum, mean) or by
-// an aten.amax over the masked (B, N, D) rows (max, whose indices are the
-// weight rows holding each maximum, the first among equal values).
+// as in eager), and a padding_idx entry to none. That makes a (B, N)
+// membership mask; the N rows read from the weight are then summed over
+// the masked (B, N, D) rows (sum, mean; past 2^26 such triples, one aten.mm
+// with the mask, where a non-finite weight reaches every bag) or reduced by
+// aten.amax over them (max, whose indices are the weight rows holding each
+// maximum, the first among equal values).
 //
 // The op's other results follow eager's CPU kernel, quirks included:
 // offset2bag is empty in sum mode without padding_idx; bag_size counts
@@ -56,6 +58,12 @@ Value table(NodeImporter &n, int64_t rows, int64_t cols, F f) {
       data.push_back(f(i, j));
   return n.b().create<aten::ConstantOp>(
       n.loc(), type, DenseElementsAttr::get(type, ArrayRef<int64_t>(data)));
+}
+
+Value convert(NodeImporter &n, Value v, Type element) {
+  if (typeOf(v).getElementType() == element)
+    return v;
+  return pointwise(n, typeOf(v).clone(element), "copy", v);
 }
 
 Value slice1d(NodeImporter &n, Value v, int64_t start, int64_t length) {
@@ -108,11 +116,14 @@ absl::StatusOr<Values> embeddingBag(NodeImporter &n) {
   if (padding < -1 || padding >= rowsOfWeight)
     return n.error(absl::StrCat("padding_idx ", padding, " is outside the weight's ",
                                 rowsOfWeight, " rows"));
-  if (bags * count > kMaxConstantTable)
+  if (bags > kMaxConstantTable / count)
     return n.unimplemented(absl::StrCat("embedding_bag with ", bags, " bags of ",
                                         count, " indices (at most ",
                                         kMaxConstantTable, " pairs)"));
-  if (mode == kMax && bags * count * width > kMaxWindow)
+  // (bag, index, column) triples: max mode needs them all; sum and mean
+  // mask with them while they fit, and otherwise multiply by the mask.
+  bool windowFits = width <= kMaxWindow / (bags * count);
+  if (mode == kMax && !windowFits)
     return n.unimplemented(absl::StrCat("max-mode embedding_bag over more than ",
                                         kMaxWindow, " (bag, index, column) triples"));
   Type i64 = n.b().getI64Type();
@@ -182,14 +193,33 @@ absl::StatusOr<Values> embeddingBag(NodeImporter &n) {
     maxIndices = pointwise(n, RankedTensorType::get({bags, width}, i64), "where",
                            {filled, viewValue(n, rowOf, {bags, width}), n.constant(i64, 0.0)});
   } else {
-    Value weights = pointwise(n, pairs.clone(compute), "copy", member);
-    if (perSample) {
-      if (typeOf(*perSample).getShape() != ArrayRef<int64_t>{count})
-        return n.error("per_sample_weights must have one entry per index");
-      weights = n.b().create<aten::MulOp>(n.loc(), typeOf(weights), weights,
-                                          viewValue(n, *perSample, {1, count}));
+    if (perSample && typeOf(*perSample).getShape() != ArrayRef<int64_t>{count})
+      return n.error("per_sample_weights must have one entry per index");
+    if (windowFits) {
+      // Each bag sums its own rows only (a NaN or inf in another bag's row,
+      // or in a padding row, stays out, as in eager).
+      auto window = RankedTensorType::get({bags, count, width}, compute);
+      Value weighted = rows;
+      if (perSample)
+        weighted = n.b().create<aten::MulOp>(
+            n.loc(), typeOf(rows), rows,
+            viewValue(n, convert(n, *perSample, compute), {count, 1}));
+      Value masked = pointwise(n, window, "where",
+                               {viewValue(n, member, {bags, count, 1}),
+                                viewValue(n, weighted, {1, count, width}),
+                                n.constant(compute, 0.0)});
+      output = n.b().create<aten::SumOp>(n.loc(), outCompute, masked,
+                                         n.b().getDenseI64ArrayAttr({1}),
+                                         n.b().getBoolAttr(false));
+    } else {
+      // Past the window's bound, one mm with the mask: a non-finite row
+      // then reaches every bag (0 * inf).
+      Value weights = pointwise(n, pairs.clone(compute), "copy", member);
+      if (perSample)
+        weights = n.b().create<aten::MulOp>(n.loc(), typeOf(weights), weights,
+                                            viewValue(n, *perSample, {1, count}));
+      output = n.b().create<aten::MmOp>(n.loc(), outCompute, weights, rows);
     }
-    output = n.b().create<aten::MmOp>(n.loc(), outCompute, weights, rows);
     if (mode == kMean) {
       Value divisor = pointwise(n, RankedTensorType::get({bags, 1}, compute), "maximum",
                                 {viewValue(n, bagSize, {bags, 1}), n.constant(compute, 1.0)});

@@ -23,6 +23,8 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace kiln {
@@ -44,17 +46,24 @@ absl::StatusOr<Value> stridedWindow(NodeImporter &n, Value self,
     return n.unimplemented(absl::StrCat(what, " of more than ",
                                         kMaxConstantTable, " elements"));
   int64_t available = typeOf(self).getNumElements();
-  std::vector<int64_t> positions(count, offset);
+  std::vector<int64_t> positions(count);
   for (int64_t i = 0; i < count; ++i) {
+    // In 128 bits: a client's offset and strides may be anything.
+    __int128 position = offset;
     int64_t rest = i;
     for (int64_t d = static_cast<int64_t>(size.size()) - 1; d >= 0; --d) {
-      positions[i] += (rest % size[d]) * stride[d];
+      position += static_cast<__int128>(rest % size[d]) * stride[d];
       rest /= size[d];
     }
-    if (positions[i] >= available)
+    if (position >= available)
       return n.error(absl::StrCat(
-          what, " reads element ", positions[i], " of an input with ",
-          available, " (Kiln reads the input's dense row-major elements)"));
+          what, " reads element ",
+          position <= std::numeric_limits<int64_t>::max()
+              ? absl::StrCat(static_cast<int64_t>(position))
+              : std::string("2^63 or beyond"),
+          " of an input with ", available,
+          " (Kiln reads the input's dense row-major elements)"));
+    positions[i] = static_cast<int64_t>(position);
   }
   auto indexType = RankedTensorType::get(type.getShape(), n.b().getI64Type());
   Value index = n.b().create<aten::ConstantOp>(
@@ -116,7 +125,8 @@ absl::StatusOr<Values> unfold(NodeImporter &n) {
   SmallVector<int64_t> strides = denseStrides(shape);
   SmallVector<int64_t> outSize(shape), outStride(strides);
   outSize[dim] = (shape[dim] - size) / step + 1;
-  outStride[dim] = strides[dim] * step;
+  // A step past the extent leaves one window (and keeps the product small).
+  outStride[dim] = strides[dim] * std::min<int64_t>(step, std::max<int64_t>(shape[dim], 1));
   outSize.push_back(size);
   outStride.push_back(strides[dim]);
   if (typeOf(self).getRank() == 0) {
@@ -225,8 +235,8 @@ absl::StatusOr<Values> triangleIndices(NodeImporter &n, bool lower) {
       type.getDimSize(1) != static_cast<int64_t>(is.size()))
     return n.error(absl::StrCat("the declared result must be (2, ", is.size(), ")"));
   Type element = type.getElementType();
-  if (!isa<IntegerType>(element) || element.isInteger(1))
-    return n.error("the indices' dtype must be an integer type");
+  if (!element.isInteger(32) && !element.isInteger(64))
+    return n.error("the indices' dtype must be int32 or int64 (as eager's)");
   is.insert(is.end(), js.begin(), js.end());
   SmallVector<APInt> values;
   for (int64_t v : is)

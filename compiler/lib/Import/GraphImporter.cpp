@@ -374,9 +374,15 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
   // Complex values are (real, imaginary) pairs; ops on them have their own
   // handlers (ComplexHandlers.cpp).
   ComplexValues complexValues;
-  for (auto [i, name] : llvm::enumerate(argNames))
-    if (isComplex(argDtype(i)))
-      complexValues.insert(name);
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    if (!isComplex(argDtype(i)))
+      continue;
+    if (symbolCount)
+      return absl::UnimplementedError(absl::StrCat(
+          "argument '", name, "' is complex in a graph with symbolic sizes; Kiln "
+          "compiles complex tensors for static sizes only"));
+    complexValues.insert(name);
+  }
   const auto &handlers = opHandlers();
   for (int i = 0; i < graph.nodes_size(); ++i) {
     const v1::Node &node = graph.nodes(i);

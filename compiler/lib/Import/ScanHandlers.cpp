@@ -131,8 +131,8 @@ absl::StatusOr<Values> cumExtremum(NodeImporter &n, bool max) {
 
 /// logcumsumexp along `dim`: out[i] = m + log(sum_{j <= i} exp(x[j] - m))
 /// with m the running maximum (0 where it is infinite, so that all -inf
-/// gives -inf and +inf gives +inf; NaN propagates). f16 and bf16 compute in
-/// f32.
+/// gives -inf and +inf gives +inf; NaN propagates). f32 and f64 compute in
+/// f64, f16 and bf16 in f32.
 absl::StatusOr<Values> logCumSumExp(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(0));
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
@@ -151,7 +151,9 @@ absl::StatusOr<Values> logCumSumExp(NodeImporter &n) {
   if (length > 4096)
     return n.unimplemented(absl::StrCat(
         "logcumsumexp along a dim of ", length, " elements (at most 4096)"));
-  Type compute = element.isF64() ? element : n.b().getF32Type();
+  // Eager's CPU kernel accumulates f32 in double; f16 and bf16 in f32.
+  Type compute = element.isF32() || element.isF64() ? n.b().getF64Type()
+                                                    : n.b().getF32Type();
   Value x = view(n, self, shape);
   if (typeOf(x).getElementType() != compute)
     x = pointwise(n, typeOf(x).clone(compute), "copy", x);

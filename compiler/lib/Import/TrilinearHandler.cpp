@@ -94,11 +94,13 @@ absl::StatusOr<Values> trilinear(NodeImporter &n) {
     }
     return shape;
   };
+  // Element counts of the candidate products, saturating past 2^40 (the
+  // most a tensor may hold).
   auto count = [](ArrayRef<int64_t> shape) {
-    int64_t c = 1;
+    __int128 c = 1;
     for (int64_t e : shape)
-      c *= e;
-    return c;
+      c = std::min<__int128>(c * e, kMaxTensorElements + 1);
+    return static_cast<int64_t>(c);
   };
   int third = -1;
   SmallVector<int64_t> pShape;
@@ -111,6 +113,9 @@ absl::StatusOr<Values> trilinear(NodeImporter &n) {
       pShape = shape;
     }
   }
+  if (count(pShape) > kMaxTensorElements)
+    return n.unimplemented("_trilinear whose smallest pairwise product has more than "
+                           "2^40 elements");
   Value p = n.b().create<aten::MulOp>(n.loc(), RankedTensorType::get(pShape, element),
                                       inputs[(third + 1) % 3], inputs[(third + 2) % 3]);
   Value q = inputs[third];
