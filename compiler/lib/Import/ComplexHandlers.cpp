@@ -75,15 +75,10 @@ Value pack(NodeImporter &n, Value re, Value im) {
       n.b().getI64IntegerAttr(static_cast<int64_t>(column.size()) - 1));
 }
 
-Value convert(NodeImporter &n, Value v, Type element) {
-  if (typeOf(v).getElementType() == element)
-    return v;
-  return pointwise(n, typeOf(v).clone(element), "copy", v);
-}
 
 /// A real value `v` (shape S) as pairs (v, 0) of element `element`.
 Value realAsPairs(NodeImporter &n, Value v, Type element) {
-  Value re = convert(n, v, element);
+  Value re = convertElements(n, v, element);
   Value zeros = n.constant(element, 0.0, typeOf(re).getShape());
   return pack(n, re, zeros);
 }
@@ -100,7 +95,7 @@ Value asColumn(NodeImporter &n, Value v) {
 absl::StatusOr<Value> pairsOf(NodeImporter &n, const std::string &name, Type element) {
   if (n.isComplexTensor(name)) {
     ASSIGN_OR_RETURN(Value v, n.tensor(name));
-    return convert(n, v, element);
+    return convertElements(n, v, element);
   }
   ASSIGN_OR_RETURN(Value v, n.tensorOrScalar(name, element));
   return realAsPairs(n, v, element);
@@ -123,11 +118,6 @@ absl::StatusOr<std::pair<RankedTensorType, Type>> pairResult(NodeImporter &n) {
   if (!n.resultIsComplex())
     return n.error("the result must be complex");
   return std::make_pair(type, type.getElementType());
-}
-
-/// A dim of a complex tensor of rank `rank`, normalised.
-absl::StatusOr<int64_t> complexDim(NodeImporter &n, int64_t dim, int64_t rank) {
-  return n.normalizeDim(dim, rank);
 }
 
 // --- structure ----------------------------------------------------------
@@ -168,7 +158,7 @@ absl::StatusOr<Values> permute(NodeImporter &n) {
     return n.error("permute needs one entry per dim");
   SmallVector<int64_t> perm;
   for (int64_t d : dims) {
-    ASSIGN_OR_RETURN(int64_t normal, complexDim(n, d, rank));
+    ASSIGN_OR_RETURN(int64_t normal, n.normalizeDim(d, rank));
     perm.push_back(normal);
   }
   return permuteDims(n, perm);
@@ -181,8 +171,8 @@ absl::StatusOr<Values> transpose(NodeImporter &n) {
     return Values{self}; // transposing a 0-d tensor is the identity
   ASSIGN_OR_RETURN(int64_t raw0, n.intAttr("dim0"));
   ASSIGN_OR_RETURN(int64_t raw1, n.intAttr("dim1"));
-  ASSIGN_OR_RETURN(int64_t d0, complexDim(n, raw0, rank));
-  ASSIGN_OR_RETURN(int64_t d1, complexDim(n, raw1, rank));
+  ASSIGN_OR_RETURN(int64_t d0, n.normalizeDim(raw0, rank));
+  ASSIGN_OR_RETURN(int64_t d1, n.normalizeDim(raw1, rank));
   SmallVector<int64_t> perm;
   for (int64_t d = 0; d < rank; ++d)
     perm.push_back(d);
@@ -207,7 +197,7 @@ absl::StatusOr<Values> slice(NodeImporter &n) {
     return n.error("cannot slice a 0-d tensor");
   int64_t rank = complexRank(self);
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", 0));
-  ASSIGN_OR_RETURN(int64_t dim, complexDim(n, raw, rank));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, rank));
   int64_t extent = typeOf(self).getDimSize(dim);
   ASSIGN_OR_RETURN(int64_t start, n.intAttr("start", 0));
   ASSIGN_OR_RETURN(int64_t step, n.intAttr("step", 1));
@@ -235,7 +225,7 @@ absl::StatusOr<Values> select(NodeImporter &n) {
     return n.error("cannot select from a 0-d tensor");
   int64_t rank = complexRank(self);
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
-  ASSIGN_OR_RETURN(int64_t dim, complexDim(n, raw, rank));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, rank));
   ASSIGN_OR_RETURN(int64_t index, n.intAttr("index"));
   int64_t extent = typeOf(self).getDimSize(dim);
   if (index < -extent || index >= extent)
@@ -257,7 +247,7 @@ absl::StatusOr<Values> cat(NodeImporter &n) {
   ASSIGN_OR_RETURN(auto result, pairResult(n));
   auto [type, element] = result;
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", 0));
-  ASSIGN_OR_RETURN(int64_t dim, complexDim(n, raw, type.getRank() - 1));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, type.getRank() - 1));
   ASSIGN_OR_RETURN(std::vector<Value> values, n.tensors("tensors"));
   SmallVector<Value> pieces;
   size_t next = 0;
@@ -266,7 +256,7 @@ absl::StatusOr<Values> cat(NodeImporter &n) {
       continue;
     Value piece = values[next++];
     // Real pieces join as (x, 0).
-    pieces.push_back(n.isComplexValue(argument.value()) ? convert(n, piece, element)
+    pieces.push_back(n.isComplexValue(argument.value()) ? convertElements(n, piece, element)
                                                         : realAsPairs(n, piece, element));
   }
   if (pieces.empty())
@@ -286,7 +276,7 @@ absl::StatusOr<Values> toCopy(NodeImporter &n) {
   if (n.resultIsComplex()) {
     if (n.isComplexTensor("self")) {
       ASSIGN_OR_RETURN(Value pairs, complexArgument(n, "self"));
-      return Values{convert(n, pairs, element)};
+      return Values{convertElements(n, pairs, element)};
     }
     return Values{realAsPairs(n, self, element)};
   }
@@ -303,7 +293,7 @@ absl::StatusOr<Values> toCopy(NodeImporter &n) {
   }
   // Other real types take the real part (eager warns that it discards the
   // imaginary one).
-  return Values{convert(n, realPart(n, pairs), element)};
+  return Values{convertElements(n, realPart(n, pairs), element)};
 }
 
 // --- arithmetic ---------------------------------------------------------
@@ -346,7 +336,7 @@ absl::StatusOr<Values> mul(NodeImporter &n) {
   if (selfComplex && otherComplex) {
     ASSIGN_OR_RETURN(Value x, n.tensor("self"));
     ASSIGN_OR_RETURN(Value y, n.tensor("other"));
-    return Values{complexProduct(n, type, convert(n, x, element), convert(n, y, element))};
+    return Values{complexProduct(n, type, convertElements(n, x, element), convertElements(n, y, element))};
   }
   // One real factor scales both parts.
   const char *pairName = selfComplex ? "self" : "other";
@@ -355,7 +345,7 @@ absl::StatusOr<Values> mul(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value factor, n.tensorOrScalar(realName, element));
   return Values{n.b()
                     .create<aten::MulOp>(n.loc(), type, pairs,
-                                         asColumn(n, convert(n, factor, element)))
+                                         asColumn(n, convertElements(n, factor, element)))
                     .getResult()};
 }
 
@@ -368,7 +358,7 @@ absl::StatusOr<Values> div(NodeImporter &n) {
     ASSIGN_OR_RETURN(Value divisor, n.tensorOrScalar("other", element));
     return Values{n.b()
                       .create<aten::DivOp>(n.loc(), type, pairs,
-                                           asColumn(n, convert(n, divisor, element)))
+                                           asColumn(n, convertElements(n, divisor, element)))
                       .getResult()};
   }
   ASSIGN_OR_RETURN(Value x, pairsOf(n, "self", element));
@@ -459,8 +449,8 @@ absl::StatusOr<Values> abs(NodeImporter &n) {
     return pointwise(n, typeOf(sum), "sqrt", sum);
   };
   if (element.isF32()) {
-    Value wide = convert(n, self, n.b().getF64Type());
-    return Values{convert(n, norm(wide), element)};
+    Value wide = convertElements(n, self, n.b().getF64Type());
+    return Values{convertElements(n, norm(wide), element)};
   }
   // f64: m * sqrt((re/m)^2 + (im/m)^2) with m = max(|re|, |im|); 0 for
   // m = 0 and inf for an infinite part.
@@ -487,7 +477,7 @@ absl::StatusOr<Values> reduce(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value self, complexArgument(n, "self"));
   int64_t rank = complexRank(self);
   if (rank == 0) // over a 0-d tensor (dim 0 or -1 or none): the value itself
-    return Values{convert(n, self, element)};
+    return Values{convertElements(n, self, element)};
   ASSIGN_OR_RETURN(std::vector<int64_t> raw, n.intsAttr("dim", true));
   ASSIGN_OR_RETURN(bool keepdim, n.boolAttr("keepdim", false));
   SmallVector<int64_t> dims;
@@ -495,12 +485,12 @@ absl::StatusOr<Values> reduce(NodeImporter &n) {
     for (int64_t d = 0; d < rank; ++d)
       dims.push_back(d);
   for (int64_t d : raw) {
-    ASSIGN_OR_RETURN(int64_t normal, complexDim(n, d, rank));
+    ASSIGN_OR_RETURN(int64_t normal, n.normalizeDim(d, rank));
     dims.push_back(normal);
   }
   llvm::sort(dims);
   return Values{n.b()
-                    .create<ReductionOp>(n.loc(), type, convert(n, self, element),
+                    .create<ReductionOp>(n.loc(), type, convertElements(n, self, element),
                                          n.b().getDenseI64ArrayAttr(dims),
                                          n.b().getBoolAttr(keepdim))
                     .getResult()};
@@ -632,7 +622,7 @@ absl::StatusOr<std::vector<int64_t>> transformDims(NodeImporter &n, int64_t rank
   ASSIGN_OR_RETURN(std::vector<int64_t> raw, n.intsAttr("dim"));
   std::vector<int64_t> dims;
   for (int64_t d : raw) {
-    ASSIGN_OR_RETURN(int64_t normal, complexDim(n, d, rank));
+    ASSIGN_OR_RETURN(int64_t normal, n.normalizeDim(d, rank));
     dims.push_back(normal);
   }
   if (dims.empty())
@@ -644,7 +634,7 @@ absl::StatusOr<Values> fftC2C(NodeImporter &n) {
   ASSIGN_OR_RETURN(auto result, pairResult(n));
   auto [type, element] = result;
   ASSIGN_OR_RETURN(Value x, complexArgument(n, "self"));
-  x = convert(n, x, element);
+  x = convertElements(n, x, element);
   ASSIGN_OR_RETURN(bool forward, n.boolAttr("forward"));
   ASSIGN_OR_RETURN(std::vector<int64_t> dims, transformDims(n, complexRank(x)));
   int64_t signal = 1;
@@ -667,7 +657,7 @@ absl::StatusOr<Values> fftR2C(NodeImporter &n) {
   if (n.isComplexTensor("self"))
     return n.error("_fft_r2c takes a real input");
   ASSIGN_OR_RETURN(bool onesided, n.boolAttr("onesided"));
-  Value real = convert(n, self, element);
+  Value real = convertElements(n, self, element);
   ASSIGN_OR_RETURN(std::vector<int64_t> dims, transformDims(n, typeOf(real).getRank()));
   int64_t signal = 1;
   for (int64_t d : dims)
@@ -698,7 +688,7 @@ absl::StatusOr<Values> fftC2R(NodeImporter &n) {
   if (outLength < 1 || outLength > kMaxTransformTable)
     return n.error(absl::StrCat("last_dim_size ", outLength, " is out of range"));
   Type element = type.getElementType();
-  x = convert(n, x, element);
+  x = convertElements(n, x, element);
   ASSIGN_OR_RETURN(std::vector<int64_t> dims, transformDims(n, complexRank(x)));
   int64_t signal = outLength;
   for (size_t i = 0; i + 1 < dims.size(); ++i)

@@ -60,11 +60,6 @@ Value table(NodeImporter &n, int64_t rows, int64_t cols, F f) {
       n.loc(), type, DenseElementsAttr::get(type, ArrayRef<int64_t>(data)));
 }
 
-Value convert(NodeImporter &n, Value v, Type element) {
-  if (typeOf(v).getElementType() == element)
-    return v;
-  return pointwise(n, typeOf(v).clone(element), "copy", v);
-}
 
 Value slice1d(NodeImporter &n, Value v, int64_t start, int64_t length) {
   auto type = typeOf(v).clone({length});
@@ -203,7 +198,7 @@ absl::StatusOr<Values> embeddingBag(NodeImporter &n) {
       if (perSample)
         weighted = n.b().create<aten::MulOp>(
             n.loc(), typeOf(rows), rows,
-            viewValue(n, convert(n, *perSample, compute), {count, 1}));
+            viewValue(n, convertElements(n, *perSample, compute), {count, 1}));
       Value masked = pointwise(n, window, "where",
                                {viewValue(n, member, {bags, count, 1}),
                                 viewValue(n, weighted, {1, count, width}),

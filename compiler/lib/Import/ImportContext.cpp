@@ -122,6 +122,20 @@ Value pointwise(NodeImporter &n, RankedTensorType type, StringRef fn,
                                          n.b().getDenseF64ArrayAttr(scalars));
 }
 
+Value convertElements(NodeImporter &n, Value v, Type element) {
+  if (typeOf(v).getElementType() == element)
+    return v;
+  return pointwise(n, typeOf(v).clone(element), "copy", v);
+}
+
+Type scalarTypeAgainst(NodeImporter &n, const std::string &name, Type self) {
+  if (n.isFloatScalar(name))
+    return isa<FloatType>(self) ? self : n.b().getF32Type();
+  if (self.isInteger(1))
+    return n.b().getI64Type();
+  return self;
+}
+
 Value permuteValue(NodeImporter &n, Value v, ArrayRef<int64_t> perm) {
   RankedTensorType type = typeOf(v);
   SmallVector<int64_t> shape;

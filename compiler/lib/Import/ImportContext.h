@@ -160,6 +160,13 @@ mlir::Value pointwise(NodeImporter &n, mlir::RankedTensorType type,
                       llvm::StringRef fn, mlir::ValueRange inputs,
                       llvm::ArrayRef<double> scalars = {});
 
+/// `v` with element type `element` (an aten.pointwise "copy" at node `n`;
+/// `v` itself when it has that type already).
+mlir::Value convertElements(NodeImporter &n, mlir::Value v, mlir::Type element);
+/// The element type a Python number argument `name` compares in against a
+/// tensor of element type `self` (PyTorch: a wrapped number only raises the
+/// category bool < int < float, floats then taking the default dtype f32).
+mlir::Type scalarTypeAgainst(NodeImporter &n, const std::string &name, mlir::Type self);
 /// `v` with its dims in the order `perm` (an aten.permute at node `n`).
 mlir::Value permuteValue(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t> perm);
 

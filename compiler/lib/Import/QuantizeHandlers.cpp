@@ -47,11 +47,6 @@ RankedTensorType withElement(Value v, Type element) {
   return typeOf(v).clone(element);
 }
 
-Value convert(NodeImporter &n, Value v, Type element) {
-  if (typeOf(v).getElementType() == element)
-    return v;
-  return pointwise(n, withElement(v, element), "copy", v);
-}
 
 Value mul(NodeImporter &n, Type element, Value a, Value b) {
   return n.b().create<aten::MulOp>(n.loc(), withElement(a, element), a, b);
@@ -117,7 +112,7 @@ Value quantize(NodeImporter &n, RankedTensorType type, Type compute, Value x,
   Value shifted = add(n, compute, rounded, zeroPoint);
   Value clamped = pointwise(n, typeOf(shifted), "clamp", shifted,
                             {static_cast<double>(lo), static_cast<double>(hi)});
-  return convert(n, clamped, type.getElementType());
+  return convertElements(n, clamped, type.getElementType());
 }
 
 /// quantized_decomposed.quantize_per_tensor{,.tensor}.
@@ -128,14 +123,14 @@ absl::StatusOr<Values> quantizePerTensor(NodeImporter &n, bool tensorParams) {
   Type f32 = n.b().getF32Type();
   if (!isa<FloatType>(typeOf(self).getElementType()))
     return n.error("input must be floating point");
-  Value x = convert(n, self, f32);
+  Value x = convertElements(n, self, f32);
   Value invScale, zeroPoint;
   if (tensorParams) {
     // 1.0 / scale.item(): a Python float, i.e. in f64.
     ASSIGN_OR_RETURN(Value scale, oneElement(n, "scale"));
     ASSIGN_OR_RETURN(zeroPoint, oneElement(n, "zero_point"));
     Type f64 = n.b().getF64Type();
-    Value scale64 = convert(n, scale, f64);
+    Value scale64 = convertElements(n, scale, f64);
     invScale = n.b().create<aten::DivOp>(n.loc(), typeOf(scale64),
                                          n.constant(f64, 1.0), scale64);
   } else {
@@ -161,19 +156,19 @@ absl::StatusOr<Values> dequantizePerTensor(NodeImporter &n, bool tensorParams) {
     ASSIGN_OR_RETURN(scale, oneElement(n, "scale"));
     ASSIGN_OR_RETURN(zeroPoint, oneElement(n, "zero_point"));
     // .item() makes Python numbers: an integer zero point, a float scale.
-    zeroPoint = convert(n, zeroPoint, n.b().getI64Type());
-    scale = convert(n, scale, n.b().getF64Type());
+    zeroPoint = convertElements(n, zeroPoint, n.b().getI64Type());
+    scale = convertElements(n, scale, n.b().getF64Type());
   } else {
     ASSIGN_OR_RETURN(double s, n.floatAttr("scale"));
     ASSIGN_OR_RETURN(int64_t zp, n.intAttr("zero_point"));
     scale = n.constant(n.b().getF64Type(), s);
     zeroPoint = n.constant(n.b().getI64Type(), static_cast<double>(zp));
   }
-  Value shifted = sub(n, out, convert(n, self, out), zeroPoint);
+  Value shifted = sub(n, out, convertElements(n, self, out), zeroPoint);
   // f16 and bf16 multiply by a Python float in f32 (ATen's opmath), then
   // round once.
   Type opmath = out.isF16() || out.isBF16() ? n.b().getF32Type() : out;
-  return Values{convert(n, mul(n, opmath, shifted, scale), out)};
+  return Values{convertElements(n, mul(n, opmath, shifted, scale), out)};
 }
 
 /// quantized_decomposed.quantize_per_channel.
@@ -195,7 +190,7 @@ absl::StatusOr<Values> quantizePerChannel(NodeImporter &n) {
   Type scaleType = typeOf(scales).getElementType();
   if (!isa<FloatType>(scaleType))
     return n.error("scales must be floating point");
-  Value x = convert(n, self, n.b().getF32Type());
+  Value x = convertElements(n, self, n.b().getF32Type());
   // 1.0 / scales in the scales' type; the product in f32 and the scales'
   // promoted type (a dimensioned f64 tensor makes it f64).
   Value invScales = n.b().create<aten::DivOp>(
@@ -230,7 +225,7 @@ absl::StatusOr<Values> dequantizePerChannel(NodeImporter &n) {
   }
   value = mul(n, aten::promotedElementType({typeOf(value), typeOf(scales)}),
               value, scales);
-  return Values{convert(n, value, type.getElementType())};
+  return Values{convertElements(n, value, type.getElementType())};
 }
 
 /// The fake-quantized value and mask of `x` from the kernels' quantized
@@ -255,7 +250,7 @@ FakeQuantized clampQuantized(NodeImporter &n, Value qval, int64_t lo,
   Value mask = pointwise(n, boolType, "logical_and",
                          {pointwise(n, boolType, "ge", {qval, low}),
                           pointwise(n, boolType, "le", {qval, high})});
-  return {convert(n, clamped, n.b().getI64Type()), mask};
+  return {convertElements(n, clamped, n.b().getI64Type()), mask};
 }
 
 /// The kernels' compute type for `x * inv_scale` (inv_scale a float):
@@ -282,8 +277,8 @@ absl::StatusOr<Values> fakeQuantizePerTensor(NodeImporter &n, bool tensorParams,
     // scale.item().toFloat() and zero_point.item().toInt().
     ASSIGN_OR_RETURN(scale, oneElement(n, "scale"));
     ASSIGN_OR_RETURN(zeroPoint, oneElement(n, "zero_point"));
-    scale = convert(n, scale, f32);
-    zeroPoint = convert(n, zeroPoint, i64);
+    scale = convertElements(n, scale, f32);
+    zeroPoint = convertElements(n, zeroPoint, i64);
   } else {
     ASSIGN_OR_RETURN(double s, n.floatAttr("scale"));
     ASSIGN_OR_RETURN(int64_t zp, n.intAttr("zero_point"));
@@ -299,7 +294,7 @@ absl::StatusOr<Values> fakeQuantizePerTensor(NodeImporter &n, bool tensorParams,
                    zeroPoint);
   FakeQuantized q = clampQuantized(n, qval, range.first, range.second);
   // (qval - z_point) * sc: an int64 difference times a float.
-  Value output = convert(n, mul(n, f32, sub(n, i64, q.clamped, zeroPoint),
+  Value output = convertElements(n, mul(n, f32, sub(n, i64, q.clamped, zeroPoint),
                                 scale),
                          type.getElementType());
   Value mask = q.mask;
@@ -307,7 +302,7 @@ absl::StatusOr<Values> fakeQuantizePerTensor(NodeImporter &n, bool tensorParams,
     // fake_quant_enabled.item().toInt() == 0 passes self through, mask set.
     ASSIGN_OR_RETURN(Value enabled, oneElement(n, "fake_quant_enabled"));
     Value on = pointwise(n, typeOf(enabled).clone(n.b().getI1Type()), "ne",
-                         {convert(n, enabled, i64), n.constant(i64, 0.0)});
+                         {convertElements(n, enabled, i64), n.constant(i64, 0.0)});
     output = pointwise(n, type, "where", {on, output, self});
     mask = pointwise(n, typeOf(mask), "logical_or",
                      {pointwise(n, typeOf(on), "logical_not", on), mask});
@@ -338,25 +333,25 @@ absl::StatusOr<Values> fakeQuantizePerChannel(NodeImporter &n) {
   Type f64 = n.b().getF64Type();
   Type compute = fakeQuantCompute(n, self);
   // The kernels read scale as float: inv_scale = 1.0f / scale.
-  scale = convert(n, scale, f32);
+  scale = convertElements(n, scale, f32);
   Value invScale = n.b().create<aten::DivOp>(n.loc(), typeOf(scale),
                                              n.constant(f32, 1.0), scale);
   Value scaled = mul(n, compute, self, invScale);
   bool floatZeroPoint = isa<FloatType>(typeOf(zeroPoint).getElementType());
   Value qval;
   if (floatZeroPoint) {
-    Value sum = convert(n, add(n, compute, scaled, zeroPoint), f32);
+    Value sum = convertElements(n, add(n, compute, scaled, zeroPoint), f32);
     qval = pointwise(n, typeOf(sum), "round", sum);
   } else {
     // The kernel reads an int32 zero point.
-    zeroPoint = convert(n, zeroPoint, n.b().getI32Type());
+    zeroPoint = convertElements(n, zeroPoint, n.b().getI32Type());
     qval = add(n, compute, pointwise(n, typeOf(scaled), "round", scaled),
                zeroPoint);
   }
   FakeQuantized q = clampQuantized(n, qval, range.first, range.second);
   // (clamped - zero_point) * scale in double, stored in self's type.
   Value shifted = sub(n, f64, q.clamped, zeroPoint);
-  Value output = convert(n, mul(n, f64, shifted, scale), type.getElementType());
+  Value output = convertElements(n, mul(n, f64, shifted, scale), type.getElementType());
   if (n.numResults() == 1)
     return Values{output};
   return Values{output, q.mask};

@@ -30,22 +30,13 @@ using Values = SmallVector<Value>;
 /// The most comparisons (values x row entries) one search may make.
 constexpr int64_t kMaxComparisons = int64_t{1} << 28;
 
-/// A Python number `name` as a 0-d tensor compared against a `sequence` of
-/// element type `against`: a float takes a float sequence's type (f32
-/// against integers, PyTorch's default dtype); an integer the sequence's
-/// type (i64 against bool).
+/// The searched values: a tensor, or a Python number typed as a
+/// comparison against the sequence's element type takes it.
 absl::StatusOr<Value> searchedValue(NodeImporter &n, const std::string &name,
                                     Type against) {
   if (n.isTensor(name))
     return n.tensor(name);
-  Type type = against;
-  if (n.isFloatScalar(name)) {
-    if (!isa<FloatType>(against))
-      type = n.b().getF32Type();
-  } else if (against.isInteger(1)) {
-    type = n.b().getI64Type();
-  }
-  return n.tensorOrScalar(name, type);
+  return n.tensorOrScalar(name, scalarTypeAgainst(n, name, against));
 }
 
 /// Insertion indices of `values` in the rows of `sorted` (the last dim),

@@ -25,18 +25,6 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-/// The element type a Python number argument compares in against `self`
-/// (PyTorch: a wrapped number only raises the category bool < int < float,
-/// floats then taking the default dtype f32).
-Type scalarTypeAgainst(NodeImporter &n, const std::string &name, Type self) {
-  bool selfFloat = isa<FloatType>(self);
-  if (n.isFloatScalar(name))
-    return selfFloat ? self : n.b().getF32Type();
-  if (self.isInteger(1))
-    return n.b().getI64Type();
-  return self;
-}
-
 /// fn(self[, other]) where a number `other` becomes a 0-d constant in the
 /// result type (math) or in the comparison type (predicates).
 absl::StatusOr<Values> pointwiseOp(NodeImporter &n, StringRef fn,
