@@ -190,7 +190,8 @@ def write_compiled_bundle(client: Any, compiled: Any, inputs: Sequence[torch.Ten
                           directory: str | pathlib.Path, name: str, *,
                           vector: bool = True, vlen: int = 128) -> Bundle:
     """Writes the bundle of an executable compiled with
-    :func:`bare_metal_options`; ``inputs`` are in the manifest's order."""
+    :func:`bare_metal_options`; ``inputs`` are in the manifest's order (less
+    the seed of a graph with random ops, drawn here, kiln.rng)."""
     if not _NAME.match(name):
         raise ValueError(f"bundle name {name!r} must be a C identifier")
     record = executable_pb2.ExecutableRecord()
@@ -201,9 +202,10 @@ def write_compiled_bundle(client: Any, compiled: Any, inputs: Sequence[torch.Ten
                           "bare-metal object")
     obj = client.blobs.read(record.artifact)
     params = [compiled.parameters[a.name] for a in manifest.parameters]
-    if len(inputs) != len(manifest.inputs):
-        raise ValueError(f"the model takes {len(manifest.inputs)} input(s), "
+    if len(inputs) != len(compiled.call_inputs):
+        raise ValueError(f"the model takes {len(compiled.call_inputs)} input(s), "
                          f"got {len(inputs)} example input(s)")
+    inputs = compiled.with_seed(inputs)  # the bundle runs one call's draw
     weights, weight_offsets = _pack(params)
     packed_inputs, input_offsets = _pack(inputs)
 

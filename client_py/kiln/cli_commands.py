@@ -202,7 +202,7 @@ def cmd_run(args: argparse.Namespace, client: Client, reporter: Reporter) -> Non
     ep, compiled = compile_file(client, args.model, args.target, args.opt_level, reporter,
                                 placement=placement_from_args(args),
                                 machine=machine_options(args))
-    expected = list(compiled.graph.inputs)
+    expected = compiled.call_inputs
     if len(inputs) != len(expected):
         raise CliError(
             f"{args.model} takes {len(expected)} input(s) "
@@ -222,6 +222,9 @@ def cmd_run(args: argparse.Namespace, client: Client, reporter: Reporter) -> Non
     for i, out in enumerate(outputs):
         print(f"output {i}: {_summary(out)}")
     if args.compare:
+        if compiled.seed_input is not None:
+            print("note: the model draws random numbers; Kiln's follow eager's "
+                  "distributions, not its values")
         with torch.no_grad():
             ref = ep.module()(*originals)
         refs = list(ref) if isinstance(ref, (tuple, list)) else [ref]

@@ -29,6 +29,7 @@ from kiln.execution import Executor
 from kiln.graph import CallConvention
 from kiln.op_report import OpReport
 from kiln.placement import PlacementReport
+from kiln.rng import fresh_seed, seed_input_of
 from kiln.v1 import compiler_pb2, executable_pb2, executor_pb2, graph_pb2, placement_pb2, tensor_pb2
 
 __all__ = ["CompiledModel", "ModelSession", "Runner", "Verifier", "producer_of"]
@@ -215,8 +216,14 @@ class CompiledModel:
         # not reused while it stands.
         self._request_cache: tuple[list[torch.Tensor], tuple[list, ...],
                                    executor_pb2.ExecuteRequest] | None = None
-        graph_inputs = [v.name for v in graph.inputs]
+        # The seed of a graph with random ops (kiln.rng): every call fills it
+        # in at its position among the manifest's inputs.
+        self.seed_input = seed_input_of(graph)
+        graph_inputs = [v.name for v in graph.inputs if v.name != self.seed_input]
         manifest_inputs = [a.name for a in response.manifest.inputs]
+        self._seed_slot = (manifest_inputs.index(self.seed_input)
+                           if self.seed_input in manifest_inputs else None)
+        manifest_inputs = [n for n in manifest_inputs if n != self.seed_input]
         # Position in the caller's argument list of each manifest input.
         if sorted(manifest_inputs) == sorted(graph_inputs) and \
                 len(set(graph_inputs)) == len(graph_inputs):
@@ -288,8 +295,24 @@ class CompiledModel:
 
     @property
     def input_order(self) -> list[int]:
-        """For each manifest input, its position among the graph's inputs."""
+        """For each manifest input a caller passes, its position among the
+        graph's (both less the seed of a graph with random ops)."""
         return list(self._input_order)
+
+    def with_seed(self, inputs: Sequence[Any]) -> Sequence[Any]:
+        """``inputs`` in manifest order less the seed, with a fresh seed in
+        its place when the graph draws random numbers (kiln.rng)."""
+        if self._seed_slot is None:
+            return inputs
+        seeded = list(inputs)
+        seeded.insert(self._seed_slot, fresh_seed())
+        return seeded
+
+    @property
+    def call_inputs(self) -> list[graph_pb2.Value]:
+        """The graph's inputs a caller passes: all but the seed of a graph
+        with random ops, which each call draws (kiln.rng)."""
+        return [v for v in self._graph.inputs if v.name != self.seed_input]
 
     @property
     def in_spec(self) -> pytree.TreeSpec | None:
@@ -365,9 +388,10 @@ class CompiledModel:
     def run(self, inputs: Sequence[Any],
             parameters: Mapping[str, torch.Tensor] | None = None,
             keep_outputs: Sequence[int] = (), release: Sequence[str] = ()) -> list[Any]:
-        """Runs it on ``inputs`` in manifest (= Graph.inputs) order;
-        ``parameters`` (name -> tensor) overrides the weights it was compiled
-        with (kiln.backend passes the live ones).
+        """Runs it on ``inputs`` in manifest (= Graph.inputs) order, less
+        the seed of a graph with random ops, which each call draws
+        (kiln.rng); ``parameters`` (name -> tensor) overrides the weights it
+        was compiled with (kiln.backend passes the live ones).
 
         ``keep_outputs`` (indices) stay on the device: they come back as
         :class:`kiln.tensors.HeldTensor` handles, which later calls take as
@@ -416,6 +440,7 @@ class CompiledModel:
                  ) -> list[Any]:
         context = {"executable": self.digest}
         wall0 = time.perf_counter()
+        inputs = self.with_seed(inputs)
         weights = self._weights(parameters)
         t0 = time.perf_counter()
         request = self._request_for(weights)

@@ -41,6 +41,7 @@ import torch.fx
 
 from kiln.blobs import tensor_digest
 from kiln.errors import UnsupportedOpError
+from kiln.rng import SEED_ARGUMENT, SEED_INPUT, is_random
 from kiln.symbolic_sizes import SymbolTable, is_symbolic
 from kiln.tensors import DTYPE_TO_PROTO
 from kiln.v1 import graph_pb2, tensor_pb2
@@ -88,7 +89,8 @@ class SerializedGraph:
     """A Graph message plus what the client needs to call it."""
 
     graph: graph_pb2.Graph
-    #: Placeholder names of the runtime inputs, in Graph.inputs order.
+    #: Placeholder names of the runtime inputs, in Graph.inputs order (a
+    #: graph with random ops has one more input, last: its seed, kiln.rng).
     input_names: list[str]
     #: Parameter value name → its tensor (to upload), in Graph.parameters order.
     parameters: dict[str, torch.Tensor]
@@ -180,6 +182,8 @@ class _Serializer:
         self.scalar_outputs: list[int] = []
         # Symbolic sizes (torch.export Dims): their symbols and ranges.
         self.symbols = SymbolTable()
+        # The seed input random nodes read (kiln.rng), made at the first.
+        self.seed_input: str | None = None
 
     # --- values -------------------------------------------------------------
 
@@ -216,6 +220,20 @@ class _Serializer:
         value.type.CopyFrom(tensor_type_of(node, _value_meta(node), self.symbols))
         self.input_names.append(node.name)
         self.names[node] = node.name
+
+    def _seed(self) -> str:
+        """The graph's seed input (kiln.rng), added after the placeholders
+        the first time a random node needs it."""
+        if self.seed_input is None:
+            taken = {n.name for n in self.gm.graph.nodes}
+            name, k = SEED_INPUT, 0
+            while name in taken:
+                k += 1
+                name = f"{SEED_INPUT}_{k}"
+            value = self.graph.inputs.add(name=name)
+            value.type.dtype = tensor_pb2.DTYPE_I64
+            self.seed_input = name
+        return self.seed_input
 
     def get_attr(self, node: torch.fx.Node) -> None:
         obj: Any = self.gm
@@ -394,6 +412,8 @@ class _Serializer:
                 attr = self._attribute(node, arg, value)
                 if attr is not None:
                     pb.arguments.add(name=arg.name, attribute=attr)
+        if is_random(op):
+            pb.arguments.add(name=SEED_ARGUMENT, value=self._seed())
         val = _value_meta(node)
         if isinstance(val, (list, tuple)):
             names = []

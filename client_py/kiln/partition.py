@@ -16,6 +16,7 @@ from kiln.compiled import CompiledModel
 from kiln.counters import merge_counters
 from kiln.errors import InvalidArgumentError
 from kiln.reference import run_nodes
+from kiln.rng import fresh_seed
 from kiln.session import Session
 from kiln.tensors import PROTO_TO_DTYPE, tensor_from_bytes
 from kiln.v1 import compiler_pb2, graph_pb2, placement_pb2
@@ -97,13 +98,17 @@ def run_partitioned(session: Session, model: CompiledModel,
     """Runs a partitioned model: ``inputs`` in ``model.graph.inputs`` order,
     ``parameters`` (name -> tensor) overriding the compiled weights."""
     graph = model.graph
-    if len(inputs) != len(graph.inputs):
-        raise InvalidArgumentError(f"the graph takes {len(graph.inputs)} inputs, got "
+    expected = model.call_inputs
+    if len(inputs) != len(expected):
+        raise InvalidArgumentError(f"the graph takes {len(expected)} inputs, got "
                                    f"{len(inputs)}", context={"graph": graph.name})
     weights = dict(model.parameters)
     if parameters:
         weights.update(parameters)
-    values: dict[str, torch.Tensor] = {v.name: t for v, t in zip(graph.inputs, inputs)}
+    values: dict[str, torch.Tensor] = {v.name: t for v, t in zip(expected, inputs)}
+    if model.seed_input is not None:
+        # The CPU segments' random nodes; each target segment draws its own.
+        values[model.seed_input] = fresh_seed()
     wall0 = time.perf_counter()
     totals: dict[str, float] = {}
     counters = []
@@ -121,7 +126,8 @@ def run_partitioned(session: Session, model: CompiledModel,
             continue
         manifest = segment_model.manifest
         seg_weights = {a.name: weights[a.name] for a in manifest.parameters if a.name in weights}
-        outs = segment_model.run([values[a.name] for a in manifest.inputs],
+        outs = segment_model.run([values[a.name] for a in manifest.inputs
+                                  if a.name != segment_model.seed_input],
                                  parameters=seg_weights or None)
         for arg, tensor in zip(manifest.outputs, outs):
             values[arg.name] = tensor

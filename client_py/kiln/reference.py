@@ -31,6 +31,7 @@ import torch
 
 from kiln.errors import InvalidArgumentError, UnsupportedOpError
 from kiln.graph import is_optional_tensor_list
+from kiln.rng import SEED_ARGUMENT, seeded
 from kiln.tensors import PROTO_TO_DTYPE
 from kiln.v1 import graph_pb2, tensor_pb2
 
@@ -115,7 +116,8 @@ def _call_arguments(op: torch._ops.OpOverload, node: graph_pb2.Node,
     schema = op._schema
     by_name: dict[str, list[graph_pb2.Argument]] = {}
     for a in node.arguments:
-        by_name.setdefault(a.name, []).append(a)
+        if a.name != SEED_ARGUMENT:  # read by run_nodes (kiln.rng)
+            by_name.setdefault(a.name, []).append(a)
     known = {a.name for a in schema.arguments}
     unknown = sorted(set(by_name) - known)
     if unknown:
@@ -160,6 +162,19 @@ def _call_arguments(op: torch._ops.OpOverload, node: graph_pb2.Node,
     return args, kwargs
 
 
+def _seed_of(node: graph_pb2.Node, values: Mapping[str, torch.Tensor], label: str,
+             ctx: dict) -> torch.Tensor | None:
+    """The call's seed a random node reads (kiln.rng), or None. A host run
+    draws torch's numbers from a generator seeded by it, not Kiln's."""
+    names = [a.value for a in node.arguments if a.name == SEED_ARGUMENT]
+    if not names:
+        return None
+    if len(names) != 1 or names[0] not in values:
+        raise InvalidArgumentError(f"{label}: its '{SEED_ARGUMENT}' argument must name one "
+                                   "value defined before it", context=ctx)
+    return values[names[0]]
+
+
 def _define(values: dict[str, torch.Tensor], name: str, tensor: torch.Tensor, label: str,
             ctx: dict) -> None:
     if not name:
@@ -181,8 +196,14 @@ def run_nodes(graph: graph_pb2.Graph, indices: Iterable[int],
             label, ctx = node_label(index, node), _node_context(index, node)
             op = resolve_op(node.op, index=index, node=node)
             args, kwargs = _call_arguments(op, node, values, label, ctx)
+            seed = _seed_of(node, values, label, ctx)
             try:
-                result = op(*args, **kwargs)
+                if seed is None:
+                    result = op(*args, **kwargs)
+                else:
+                    with torch.random.fork_rng(devices=[]):
+                        torch.manual_seed(seeded(seed, index))
+                        result = op(*args, **kwargs)
             except Exception as e:  # the kernel rejected what the graph says
                 raise InvalidArgumentError(f"{label}: torch raised {type(e).__name__}: "
                                            f"{str(e).splitlines()[0] if str(e) else ''}",

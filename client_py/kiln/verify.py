@@ -47,9 +47,10 @@ from typing import Any, Mapping, Sequence
 import torch
 
 from kiln.compiled import CompiledModel
-from kiln.errors import KilnError, VerificationError
+from kiln.errors import InvalidArgumentError, KilnError, VerificationError
 from kiln.partition import PartitionRunner
 from kiln.reference import node_label, run_reference
+from kiln.rng import random_nodes
 from kiln.session import Session
 from kiln.v1 import graph_pb2
 
@@ -262,6 +263,13 @@ def verify_execution(session: Session, compiled: CompiledModel,
     """
     t0 = time.perf_counter()
     graph = compiled.graph
+    drawn = random_nodes(graph)
+    if drawn:
+        ops = sorted({graph.nodes[i].op for i in drawn})
+        raise InvalidArgumentError(
+            f"verify compares values with eager's, and this graph draws random numbers "
+            f"({', '.join(ops)}), which follow Kiln's generator, not eager's "
+            "(docs/architecture.md, \"Random numbers\")", context={"executable": compiled.digest})
     weights = dict(compiled.parameters if parameters is None else parameters)
     missing = [p.value.name for p in graph.parameters if p.value.name not in weights]
     if missing:

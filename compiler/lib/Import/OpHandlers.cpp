@@ -271,6 +271,7 @@ const std::map<std::string, OpHandler> &opHandlers() {
     addTrilinearHandler(*handlers);
     addEmbeddingBagHandler(*handlers);
     addLinalgHandlers(*handlers);
+    addRandomHandlers(*handlers);
     return handlers;
   }();
   return *table;

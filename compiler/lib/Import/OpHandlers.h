@@ -33,6 +33,7 @@ void addSearchHandlers(OpHandlerTable &table);
 void addTrilinearHandler(OpHandlerTable &table);
 void addEmbeddingBagHandler(OpHandlerTable &table);
 void addLinalgHandlers(OpHandlerTable &table);
+void addRandomHandlers(OpHandlerTable &table);
 
 /// Every supported op, by name.
 const std::map<std::string, OpHandler> &opHandlers();

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "OpHandlers.h"
+#include "SelectionBuilders.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 #include "kiln/common/Status.h"
@@ -39,9 +40,8 @@ absl::StatusOr<Value> searchedValue(NodeImporter &n, const std::string &name,
   return n.tensorOrScalar(name, scalarTypeAgainst(n, name, against));
 }
 
-/// Insertion indices of `values` in the rows of `sorted` (the last dim),
-/// counted as the file comment says, in the result type. A 1-d `sorted` is
-/// one row for every value; otherwise its leading dims match the values'.
+} // namespace
+
 absl::StatusOr<Value> insertionIndices(NodeImporter &n, RankedTensorType type,
                                        Value sorted, Value values, bool right) {
   RankedTensorType sortedType = typeOf(sorted);
@@ -89,6 +89,8 @@ absl::StatusOr<Value> insertionIndices(NodeImporter &n, RankedTensorType type,
     count = pointwise(n, type, "copy", count);
   return count;
 }
+
+namespace {
 
 absl::StatusOr<Values> bucketize(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());

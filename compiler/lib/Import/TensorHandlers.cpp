@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "EmptyTensors.h"
 #include "OpHandlers.h"
+#include "SelectionBuilders.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 #include "kiln/common/Status.h"
@@ -634,8 +635,8 @@ absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
       n.b().getDenseI64ArrayAttr(ones))};
 }
 
-/// sort along `dim` (moved last by a transpose), optionally keeping the
-/// first `k` (topk).
+} // namespace
+
 absl::StatusOr<Values> sortAlong(NodeImporter &n, Value self, int64_t dim,
                                  bool descending, std::optional<int64_t> k) {
   RankedTensorType in = typeOf(self);
@@ -673,6 +674,8 @@ absl::StatusOr<Values> sortAlong(NodeImporter &n, Value self, int64_t dim,
   }
   return results;
 }
+
+namespace {
 
 absl::StatusOr<Values> sort(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));

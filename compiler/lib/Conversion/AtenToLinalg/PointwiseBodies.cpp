@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
 #include "PointwiseTable.h"
+#include "RandomBodies.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -489,6 +490,9 @@ const PointwiseLowering kRows[] = {
        return b.create<arith::AddFOp>(
            l, b.create<arith::MulFOp>(l, centered, scale), a[4]);
      }},
+    {"random_uniform", randomUniform},
+    {"random_normal", randomNormal},
+    {"random_bits", randomBits},
 };
 
 } // namespace

@@ -97,6 +97,11 @@ constexpr PointwiseFn kFns[] = {
     {"clamp_tensor", 3, 0, R::Any, C::Result, D::NotBool},
     // batch_norm(x, mean, var, weight, bias) with scalars (eps).
     {"batch_norm", 5, 1, R::Float, C::Result, D::Float},
+    // Random numbers (lib/Conversion/AtenToLinalg/RandomBodies.h):
+    // (index, seed) with (stream, draw[, bits]).
+    {"random_uniform", 2, 3, R::Float, C::Promoted, D::Int64},
+    {"random_normal", 2, 3, R::Float, C::Promoted, D::Int64},
+    {"random_bits", 2, 2, R::Any, C::Promoted, D::Int64},
 };
 } // namespace
 
@@ -134,6 +139,8 @@ bool inDomain(Domain domain, mlir::Type t) {
     return !t.isInteger(1);
   case Domain::IntOrBool:
     return llvm::isa<mlir::IntegerType>(t);
+  case Domain::Int64:
+    return t.isInteger(64);
   }
   return false;
 }

@@ -30,7 +30,13 @@ enum class ComputeIn {
 };
 
 /// Which compute element types the function is defined on.
-enum class Domain { Any, Float, NotBool, IntOrBool };
+enum class Domain {
+  Any,
+  Float,
+  NotBool,
+  IntOrBool,
+  Int64, ///< i64 only (the random functions' counters and seeds).
+};
 
 /// One row of the table.
 struct PointwiseFn {
