@@ -18,7 +18,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("wire", {"version", "error_hints", "errors", "units", "text_table", "credentials", "_rpc",
               "tensors", "options",
               "blobs", "cache", "local_execute", "execution", "counters"}),
-    ("export and serialisation", {"graph", "symbolic_sizes", "export", "reference", "op_report",
+    ("export and serialisation", {"rng", "graph", "symbolic_sizes", "export", "reference", "op_report",
                                   "placement"}),
     ("compiled model", {"compiled", "session"}),
     ("features", {"partition", "verify", "introspect", "torchscript", "bundle",

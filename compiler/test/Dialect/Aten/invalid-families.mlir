@@ -186,3 +186,20 @@ func.func @permute_result_rank(%a: tensor<2x3xf32>) -> tensor<3xf32> {
   %0 = aten.permute %a {dims = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// The random functions count and key with i64 words only.
+func.func @random_i32_counter(%i: tensor<4xi32>, %s: tensor<i64>) -> tensor<4xf32> {
+  // expected-error @+1 {{"random_uniform" is not defined for these element types}}
+  %0 = aten.pointwise "random_uniform" %i, %s {scalars = array<f64: 0.0, 0.0, 24.0>} : (tensor<4xi32>, tensor<i64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @random_integer_uniform(%i: tensor<4xi64>, %s: tensor<i64>) -> tensor<4xi64> {
+  // expected-error @+1 {{"random_uniform" needs a floating-point result}}
+  %0 = aten.pointwise "random_uniform" %i, %s {scalars = array<f64: 0.0, 0.0, 24.0>} : (tensor<4xi64>, tensor<i64>) -> tensor<4xi64>
+  return %0 : tensor<4xi64>
+}
