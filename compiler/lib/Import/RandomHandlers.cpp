@@ -403,6 +403,12 @@ absl::StatusOr<Values> multinomial(NodeImporter &n) {
     Value u = draws.uniform(weights.getShape(), compute);
     Value negated = n.b().create<aten::NegOp>(n.loc(), typeOf(u), u);
     Value q = affine(n, weights, pointwise(n, typeOf(u), "log1p", negated), -1.0, 0.0);
+    // u = 0 gives q = 0: the smallest normal instead keeps a zero weight's
+    // key 0 (not 0 / 0) and makes a positive one's huge.
+    double tiny = APFloat::getSmallestNormalized(
+                      cast<FloatType>(element).getFloatSemantics())
+                      .convertToDouble();
+    q = pointwise(n, weights, "clamp", q, {tiny, std::nan("")});
     Value keys = n.b().create<aten::DivOp>(n.loc(), weights, self, q);
     if (samples == 1)
       return Values{n.b().create<aten::ArgReduceOp>(
