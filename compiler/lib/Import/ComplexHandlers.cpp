@@ -540,18 +540,14 @@ SmallVector<int64_t> inverse(ArrayRef<int64_t> perm) {
   return inv;
 }
 
-/// A constant (rows, cols) table of `element` from f(i, j) in double.
+/// A constant (rows, cols) table of `element` (f32 or f64) from f(i, j) in
+/// double.
 template <typename F>
 Value table(NodeImporter &n, Type element, int64_t rows, int64_t cols, F f) {
-  auto type = RankedTensorType::get({rows, cols}, element);
-  SmallVector<Attribute> data;
-  data.reserve(rows * cols);
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      data.push_back(n.b().getFloatAttr(element, f(i, j)));
-  return n.b().create<aten::ConstantOp>(n.loc(), type, DenseElementsAttr::get(type, data));
+  if (element.isF64())
+    return gridConstant<double>(n, rows, cols, element, f);
+  return gridConstant<float>(n, rows, cols, element, f);
 }
-
 /// cos and sin of 2 pi k m / length, with k m reduced modulo length first
 /// (exact angles for large products) and exact values at multiples of a
 /// quarter turn.

@@ -48,19 +48,6 @@ enum Mode : int64_t { kSum = 0, kMean = 1, kMax = 2 };
 /// The most (bag, index, column) triples the max mode's window may hold.
 constexpr int64_t kMaxWindow = int64_t{1} << 26;
 
-/// A constant (rows, cols) i64 table from f(i, j).
-template <typename F>
-Value table(NodeImporter &n, int64_t rows, int64_t cols, F f) {
-  auto type = RankedTensorType::get({rows, cols}, n.b().getI64Type());
-  SmallVector<int64_t> data;
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      data.push_back(f(i, j));
-  return n.b().create<aten::ConstantOp>(
-      n.loc(), type, DenseElementsAttr::get(type, ArrayRef<int64_t>(data)));
-}
-
-
 Value slice1d(NodeImporter &n, Value v, int64_t start, int64_t length) {
   auto type = typeOf(v).clone({length});
   return n.b().create<aten::SliceOp>(n.loc(), type, v,
@@ -131,7 +118,8 @@ absl::StatusOr<Values> embeddingBag(NodeImporter &n) {
   if (!typeOf(offsets).getElementType().isInteger(64))
     offsets64 = pointwise(n, typeOf(offsets).clone(i64), "copy", offsets);
   Value starts = viewValue(n, slice1d(n, offsets64, 0, bags), {bags, 1});
-  Value position = table(n, 1, count, [](int64_t, int64_t j) { return j; });
+  Value position = gridConstant<int64_t>(n, 1, count, n.b().getI64Type(),
+                                         [](int64_t, int64_t j) { return j; });
   Value started = pointwise(n, pairs, "le", {starts, position});
   Value startedCount = n.b().create<aten::SumOp>(
       n.loc(), RankedTensorType::get({count}, i64),
@@ -142,7 +130,8 @@ absl::StatusOr<Values> embeddingBag(NodeImporter &n) {
       n.b().getF64FloatAttr(1.0));
 
   // member[b, p]: index p counts in bag b.
-  Value bagIds = table(n, bags, 1, [](int64_t i, int64_t) { return i; });
+  Value bagIds = gridConstant<int64_t>(n, bags, 1, n.b().getI64Type(),
+                                       [](int64_t i, int64_t) { return i; });
   Value member = pointwise(n, pairs, "eq",
                            {viewValue(n, offset2bag, {1, count}), bagIds});
   Value indices64 = indices;

@@ -145,6 +145,10 @@ Value permuteValue(NodeImporter &n, Value v, ArrayRef<int64_t> perm) {
                                        n.b().getDenseI64ArrayAttr(perm));
 }
 
+Value constantOf(NodeImporter &n, DenseElementsAttr value) {
+  return n.b().create<aten::ConstantOp>(n.loc(), value.getType(), value);
+}
+
 Value viewValue(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
   if (typeOf(v).getShape() == shape)
     return v;

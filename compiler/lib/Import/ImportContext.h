@@ -11,8 +11,10 @@
 
 #include "absl/status/statusor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -173,6 +175,36 @@ mlir::Value permuteValue(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t>
 /// `v` viewed with `shape` (an aten.view at node `n`; `v` itself when it
 /// has that shape already).
 mlir::Value viewValue(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t> shape);
+
+/// An aten.constant holding `value` (of the value's type), at node `n`.
+mlir::Value constantOf(NodeImporter &n, mlir::DenseElementsAttr value);
+
+/// An aten.constant of `shape` and `element` whose entry at row-major
+/// position k is at(k), stored as T: int64_t for i64, bool for i1, float for
+/// f32, double for f64. The one builder of the importers' position, mask and
+/// weight tables.
+template <typename T, typename F>
+mlir::Value tableConstant(NodeImporter &n, llvm::ArrayRef<int64_t> shape,
+                          mlir::Type element, F at) {
+  auto type = mlir::RankedTensorType::get(shape, element);
+  llvm::SmallVector<T> data;
+  data.reserve(type.getNumElements());
+  for (int64_t k = 0; k < type.getNumElements(); ++k)
+    data.push_back(static_cast<T>(at(k)));
+  return constantOf(n, mlir::DenseElementsAttr::get(type, llvm::ArrayRef<T>(data)));
+}
+
+/// tableConstant over (rows, cols) followed by `trailingOnes` dims of 1:
+/// the entry at (i, j) is at(i, j).
+template <typename T, typename F>
+mlir::Value gridConstant(NodeImporter &n, int64_t rows, int64_t cols,
+                         mlir::Type element, F at, int64_t trailingOnes = 0) {
+  llvm::SmallVector<int64_t> shape = {rows, cols};
+  shape.append(trailingOnes, 1);
+  return tableConstant<T>(n, shape, element, [&](int64_t k) {
+    return at(k / std::max<int64_t>(cols, 1), k % std::max<int64_t>(cols, 1));
+  });
+}
 
 /// The most elements a tensor in a graph may declare (2^40): a client's
 /// shapes are untrusted, and under this bound no product of extents wraps.

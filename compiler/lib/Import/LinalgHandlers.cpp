@@ -33,17 +33,6 @@ using Values = SmallVector<Value>;
 /// The largest n the unrolled factorisation takes (n steps of ~20 ops).
 constexpr int64_t kMaxOrder = 64;
 
-/// A constant of `shape` (i64) from f(flat index).
-template <typename F>
-Value indexConstant(NodeImporter &n, ArrayRef<int64_t> shape, F f) {
-  auto type = RankedTensorType::get(shape, n.b().getI64Type());
-  SmallVector<int64_t> data;
-  for (int64_t i = 0; i < type.getNumElements(); ++i)
-    data.push_back(f(i));
-  return n.b().create<aten::ConstantOp>(
-      n.loc(), type, DenseElementsAttr::get(type, ArrayRef<int64_t>(data)));
-}
-
 struct Factorisation {
   Value lu;      ///< (B, n, n): L below the diagonal (unit), U on and above.
   Value pivots;  ///< (B, n) i64, 0-based rows swapped with each step's row.
@@ -57,8 +46,9 @@ Factorisation factorise(NodeImporter &n, Value a, int64_t batch, int64_t order) 
   Type element = type.getElementType();
   Type i64 = n.b().getI64Type(), i1 = n.b().getI1Type();
   auto pairMask = RankedTensorType::get({1, order, order}, i1);
-  Value rowIndex = indexConstant(n, {1, order, 1}, [](int64_t i) { return i; });
-  Value colIndex = indexConstant(n, {1, 1, order}, [](int64_t i) { return i; });
+  auto position = [](int64_t i) { return i; };
+  Value rowIndex = tableConstant<int64_t>(n, {1, order, 1}, i64, position);
+  Value colIndex = tableConstant<int64_t>(n, {1, 1, order}, i64, position);
   auto columnType = RankedTensorType::get({batch, order, 1}, element);
   auto rowType = RankedTensorType::get({batch, 1, order}, element);
   auto b11 = RankedTensorType::get({batch, 1, 1}, i64);
@@ -122,7 +112,8 @@ Factorisation factorise(NodeImporter &n, Value a, int64_t batch, int64_t order) 
   Value pivotTable = n.b().create<aten::CatOp>(
       n.loc(), RankedTensorType::get({batch, order}, i64), pivots, n.b().getI64IntegerAttr(1));
   Value diagonalIndex =
-      indexConstant(n, {order}, [order](int64_t i) { return i * (order + 1); });
+      tableConstant<int64_t>(n, {order}, n.b().getI64Type(),
+                             [order](int64_t i) { return i * (order + 1); });
   Value diagonal = n.b().create<aten::IndexSelectOp>(
       n.loc(), RankedTensorType::get({batch, order}, element),
       viewValue(n, a, {batch, order * order}), diagonalIndex, n.b().getI64IntegerAttr(1));

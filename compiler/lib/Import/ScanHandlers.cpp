@@ -40,21 +40,6 @@ SmallVector<int64_t> splitDim(ArrayRef<int64_t> shape, int64_t d, int64_t a,
   return out;
 }
 
-/// A constant of shape (rows, cols, 1...) (`trailing` ones) from f(i, j).
-template <typename T, typename F>
-Value pairConstant(NodeImporter &n, Type element, int64_t rows, int64_t cols,
-                   int64_t trailing, F f) {
-  SmallVector<int64_t> shape = {rows, cols};
-  shape.append(trailing, 1);
-  SmallVector<T> data;
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      data.push_back(f(i, j));
-  auto type = RankedTensorType::get(shape, element);
-  return n.b().create<aten::ConstantOp>(
-      n.loc(), type, DenseElementsAttr::get(type, ArrayRef<T>(data)));
-}
-
 /// cummax (`max`) or cummin along `dim`: (values, i64 indices).
 absl::StatusOr<Values> cumExtremum(NodeImporter &n, bool max) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(0));
@@ -90,8 +75,8 @@ absl::StatusOr<Values> cumExtremum(NodeImporter &n, bool max) {
       n.loc(), pairType, view(n, self, splitDim(shape, dim, 1, length)));
   Value xi = view(n, self, splitDim(shape, dim, length, 1));
   Value seen =
-      pairConstant<bool>(n, n.b().getI1Type(), length, length, trailing,
-                         [](int64_t i, int64_t j) { return j <= i; });
+      gridConstant<bool>(n, length, length, n.b().getI1Type(),
+                         [](int64_t i, int64_t j) { return j <= i; }, trailing);
   // Unseen entries read x[i], which is always in the window.
   Value window = pointwise(n, pairType, "where", {seen, xj, xi});
   auto reduced = n.b().getDenseI64ArrayAttr({dim + 1});
@@ -117,8 +102,8 @@ absl::StatusOr<Values> cumExtremum(NodeImporter &n, bool max) {
     hit = pointwise(n, boolPair, "logical_or", {hit, bothNan});
   }
   hit = pointwise(n, boolPair, "logical_and", {hit, seen});
-  Value j = pairConstant<int64_t>(n, n.b().getI64Type(), 1, length, trailing,
-                                  [](int64_t, int64_t j) { return j; });
+  Value j = gridConstant<int64_t>(n, 1, length, n.b().getI64Type(),
+                                  [](int64_t, int64_t j) { return j; }, trailing);
   Value none = n.constant(n.b().getI64Type(), -1.0);
   Value candidates = pointwise(n, i64Pair, "where", {hit, j, none});
   Value indices = n.b().create<aten::AmaxOp>(n.loc(), indicesType.clone(shape),
@@ -163,8 +148,8 @@ absl::StatusOr<Values> logCumSumExp(NodeImporter &n) {
   Value xj = n.b().create<aten::ExpandOp>(
       n.loc(), pairType, view(n, x, splitDim(shape, dim, 1, length)));
   Value seen =
-      pairConstant<bool>(n, n.b().getI1Type(), length, length, trailing,
-                         [](int64_t i, int64_t j) { return j <= i; });
+      gridConstant<bool>(n, length, length, n.b().getI1Type(),
+                         [](int64_t i, int64_t j) { return j <= i; }, trailing);
   Value window =
       pointwise(n, pairType, "where",
                 {seen, xj,
