@@ -110,7 +110,8 @@ def _register() -> None:
 
 
 def device(address: str | Any = "localhost:50051", target: str = "cpu",
-           fallback: str | None = None, options: Any = None) -> torch.device:
+           fallback: str | None = None, options: Any = None,
+           random: str = "host") -> torch.device:
     """A new ``kiln:N`` device backed by ``target`` on the daemon at ``address``
     (or a :class:`kiln.Client`).
 
@@ -120,15 +121,22 @@ def device(address: str | Any = "localhost:50051", target: str = "cpu",
             ``kiln.placement`` logger. None (default): they raise
             :class:`kiln.UnsupportedOpError`.
         options: CompileOptions for every graph.
+        random: where random ops (``randn``, ``dropout``...) draw. ``"host"``
+            (default): on the host with torch's generator, eager's numbers.
+            ``"device"``: recorded into the graphs like any op, drawing
+            Kiln's numbers on the agent (docs/architecture.md, "Random
+            numbers"), so train-mode dropout moves no activations.
     """
     if fallback not in (None, "cpu"):
         raise ValueError(f"fallback must be None or 'cpu'; got {fallback!r}")
+    if random not in ("host", "device"):
+        raise ValueError(f"random must be 'host' or 'device'; got {random!r}")
     _register()
     from kiln.client import Client
     client = address if not isinstance(address, str) else Client(address)
     with _lock:
         index = len(DEVICES)
-        state = DeviceState(index, client, target, fallback, options)
+        state = DeviceState(index, client, target, fallback, options, random)
         DEVICES[index] = state
     atexit.register(_release_at_exit, state)
     return torch.device("kiln", index)

@@ -16,8 +16,10 @@ value. Aliases made by ``detach``/``alias`` share one storage. A view
 write to the base shows in the view; a write through a view scatters the new
 values back into the base (``slice_scatter``, ``select_scatter``...).
 
-Random ops follow Kiln's RNG contract (docs/architecture.md): they run on
-the host with PyTorch's generator, so seeded programs draw what eager draws.
+Random ops run on the host with PyTorch's generator, so seeded programs draw
+what eager draws; a device made with ``random="device"`` records them like
+any op instead, and they draw Kiln's numbers on the agent (docs/architecture.md,
+"Random numbers").
 Ops the meta kernels cannot shape (data-dependent output sizes) run on the
 host when the device was made with ``fallback="cpu"``, each reported on the
 ``kiln.placement`` logger; otherwise they raise :class:`UnsupportedOpError`.
@@ -76,13 +78,15 @@ class DeviceState:
     MAX_GRAPHS = 256
 
     def __init__(self, index: int, client: Any, target: str, fallback: str | None,
-                 options: Any = None):
+                 options: Any = None, random: str = "host"):
         self.index = index
         self.device = torch.device("kiln", index)
         self.client = client
         self.target = target
         self.fallback = fallback
         self.options = options
+        #: Where random ops draw: "host" (torch's generator) or "device".
+        self.random = random
         self.stats = TransferStats()
         self._graphs: collections.OrderedDict[str, Any] = collections.OrderedDict()
         self._lock = threading.RLock()
@@ -460,8 +464,9 @@ def _dispatch(func: Any, args: tuple, kwargs: dict) -> Any:
         return special(func, args, kwargs)
     if func in _EMPTY_AS_ZEROS:
         return _record(_EMPTY_AS_ZEROS[func], args, kwargs)
-    if torch.Tag.nondeterministic_seeded in func.tags:
-        return _on_host(func, args, kwargs, reason=None)  # the RNG contract
+    if torch.Tag.nondeterministic_seeded in func.tags and \
+            _state_of(args, kwargs).random == "host":
+        return _on_host(func, args, kwargs, reason=None)  # eager's draws
     if func.is_view:
         return _view(func, args, kwargs)
     if func._schema.is_mutable:
@@ -548,9 +553,20 @@ def _view(func: Any, args: tuple, kwargs: dict) -> Any:
     return map_leaves(wrap, meta_out)
 
 
+#: In-place ops whose functional form has another name or overload.
+_FUNCTIONAL_NAMES = {
+    aten.normal_.default: aten.normal_functional.default,
+    aten.bernoulli_.float: aten.bernoulli.p,
+    aten.bernoulli_.Tensor: aten.bernoulli.Tensor,
+}
+
+
 def _functional_variant(func: Any) -> Any:
     """``add_.Tensor`` → ``add.Tensor``, ``_foreach_mul_.Scalar`` →
     ``_foreach_mul.Scalar``; None when there is none."""
+    renamed = _FUNCTIONAL_NAMES.get(func)
+    if renamed is not None:
+        return renamed
     name = func._schema.name.split("::")[1]
     if not name.endswith("_"):
         return None

@@ -40,6 +40,8 @@ def test_factories_on_the_device_record_instead_of_running(dev):
 def test_invalid_fallback_is_refused():
     with pytest.raises(ValueError, match="fallback"):
         kiln.device("127.0.0.1:9", fallback="eager")
+    with pytest.raises(ValueError, match="random must be"):
+        kiln.device("127.0.0.1:9", random="agent")
 
 
 def _program(dev, scale):

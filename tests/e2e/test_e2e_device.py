@@ -280,6 +280,36 @@ def test_random_ops_draw_from_torchs_generator_on_the_host(dev):
     assert kiln.device_stats(dev)["host_ops"]["aten.native_dropout.default"] >= 1
 
 
+@pytest.fixture(scope="module")
+def random_dev(kilnd):
+    return kiln.device(kilnd.address, target="cpu", random="device")
+
+
+def test_random_ops_draw_on_the_device_when_asked(random_dev):
+    """random="device": random ops are recorded into the graph (Kiln's RNG
+    contract) and nothing runs on the host; the same torch seed repeats the
+    draws, which are Kiln's numbers, not eager's."""
+    dev = random_dev
+    a = torch.randn(1, 2, 3).to(dev)
+    r = Adder().to(dev)(a, a) + torch.randn(1, 2, 3, device=dev)
+    assert '"random_normal"' in kiln.get_mlir(r)
+    assert r.cpu().shape == (1, 2, 3)
+
+    def draw():
+        return [t.cpu() for t in (torch.rand(4, device=dev),
+                                  F.dropout(torch.ones(64, device=dev) * 3, 0.5))]
+
+    torch.manual_seed(5)
+    first = draw()
+    torch.manual_seed(5)
+    again = draw()
+    assert all(torch.equal(f, g) for f, g in zip(first, again))
+    assert set(first[1].unique().tolist()) == {0.0, 6.0}
+    assert kiln.device_stats(dev)["host_ops"] == {}
+    torch.manual_seed(5)
+    assert not torch.equal(first[0], torch.rand(4))
+
+
 def test_values_needed_now_cut_the_graph(dev):
     t = torch.tensor([0., 3., 0., 2.]).to(dev) * 2
     assert torch.equal(torch.nonzero(t).cpu(), torch.tensor([[1], [3]]))
@@ -301,7 +331,7 @@ def test_an_op_the_target_lacks_is_an_error_or_reported(dev, host_fallback_dev, 
     assert any("median" in r.getMessage() for r in caplog.records)
 
 
-def on_a_fresh_device(kilnd, body: str) -> str:
+def on_a_fresh_device(kilnd, body: str, device_args: str = "") -> str:
     """Runs ``body`` in a child Python in which ``dev`` is kiln:0 on kilnd:
     PyTorch's autograd engine serves one Kiln device per process (the
     first), and this process made others before."""
@@ -310,7 +340,7 @@ def on_a_fresh_device(kilnd, body: str) -> str:
         import torch, kiln
         sys.path.insert(0, {str(pathlib.Path(__file__).parent)!r})
         from test_e2e_training import OPTIMIZERS, data, losses, twins
-        dev = kiln.device({kilnd.address!r}, target="cpu")
+        dev = kiln.device({kilnd.address!r}, target="cpu"{device_args})
         assert dev.index == 0, dev
     """) + textwrap.dedent(body)
     env = {**os.environ, "PYTHONPATH": str(pathlib.Path(kiln.__file__).parents[1])}
@@ -345,6 +375,37 @@ def test_lenet_trains_on_the_device_like_eager(kilnd):
             torch.testing.assert_close(p.detach().cpu(), q.detach(), rtol=1e-4, atol=1e-5,
                                        msg=name)
     """)
+
+
+def test_dropout_trains_on_the_device_without_leaving_it(kilnd):
+    """random="device": an MLP with train-mode dropout trains on kiln:0 with
+    its masks drawn on the agent; the same torch seed repeats the loss
+    curve, nothing runs on the host, and only the losses come back."""
+    on_a_fresh_device(kilnd, """
+        import torch.nn.functional as F
+        def run():
+            torch.manual_seed(0)
+            model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(),
+                                        torch.nn.Dropout(0.3), torch.nn.Linear(32, 4)).to(dev)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1)
+            x, y = data((64, 16))
+            x, y = x.to(dev), (y % 4).to(dev)
+            torch.manual_seed(5)
+            curve = []
+            for _ in range(6):
+                opt.zero_grad()
+                loss = F.cross_entropy(model(x), y)
+                loss.backward()
+                opt.step()
+                curve.append(loss.item())
+            return curve
+        before = kiln.device_stats(dev)
+        first, second = run(), run()
+        stats = kiln.device_stats(dev)
+        assert first == second, (first, second)
+        assert not any("dropout" in op or "bernoulli" in op for op in stats["host_ops"]), stats
+        assert stats["bytes_from_device"] - before["bytes_from_device"] == 12 * 4, stats
+    """, device_args=', random="device"')
 
 
 def test_mlp_trains_with_capturable_adam_in_one_graph_per_step(kilnd):

@@ -160,8 +160,11 @@ absl::StatusOr<Values> randn(NodeImporter &n) {
 /// `compute` and rounded once to the result's element type.
 Value affine(NodeImporter &n, RankedTensorType type, Value x, double scale, double shift) {
   Type compute = typeOf(x).getElementType();
-  Value y = add(n, mul(n, x, n.constant(compute, scale)), n.constant(compute, shift));
-  return convertElements(n, y, type.getElementType());
+  if (scale != 1.0)
+    x = mul(n, x, n.constant(compute, scale));
+  if (shift != 0.0)
+    x = add(n, x, n.constant(compute, shift));
+  return convertElements(n, x, type.getElementType());
 }
 
 /// uniform(self, from, to): from + (to - from) u, as eager's
