@@ -50,14 +50,15 @@ register("convolution_backward_input_only_f32",
          randn(2, 4, 3, 3), randn(2, 3, 7, 7), randn(4, 3, 3, 3))
 
 
-def pool_backward(kernel, stride, padding, dims=2):
+def pool_backward(kernel, stride, padding, dims=2, dilation=None, ceil_mode=False):
     pool = aten.max_pool2d_with_indices if dims == 2 else aten.max_pool3d_with_indices
     back = (aten.max_pool2d_with_indices_backward if dims == 2
             else aten.max_pool3d_with_indices_backward)
+    dilation = dilation or [1] * dims
 
     def run(x, dy):
-        _, indices = pool(x, kernel, stride, padding)
-        return back(dy, x, kernel, stride, padding, [1] * dims, False, indices)
+        _, indices = pool(x, kernel, stride, padding, dilation, ceil_mode)
+        return back(dy, x, kernel, stride, padding, dilation, ceil_mode, indices)
     return run
 
 
@@ -69,6 +70,15 @@ register("max_pool2d_backward_unbatched_f32", pool_backward([2, 2], [1, 1], [0, 
          randn(3, 5, 5), randn(3, 4, 4))
 register("max_pool2d_backward_f64", pool_backward([2, 3], [2, 1], [1, 0]),
          randn(1, 2, 6, 7, dtype=torch.float64), randn(1, 2, 4, 5, dtype=torch.float64))
+register("max_pool2d_backward_dilated_ceil_f32",
+         pool_backward([3, 2], [2, 1], [1, 0], dilation=[2, 2], ceil_mode=True),
+         randn(2, 2, 10, 9), randn(2, 2, 5, 7))
+register("max_pool2d_backward_stride1_3x3_f32", pool_backward([3, 3], [1, 1], [1, 1]),
+         randn(1, 4, 7, 7), randn(1, 4, 7, 7))
+register("max_pool2d_backward_resnet_stem_f32", pool_backward([3, 3], [2, 2], [1, 1]),
+         randn(1, 8, 32, 32), randn(1, 8, 16, 16))
+register("max_pool2d_backward_bf16", pool_backward([2, 2], [2, 2], [0, 0]),
+         randn(1, 3, 6, 6, dtype=torch.bfloat16), randn(1, 3, 3, 3, dtype=torch.bfloat16))
 register("max_pool3d_backward_f32", pool_backward([2, 2, 2], [2, 2, 2], [0, 0, 0], dims=3),
          randn(1, 2, 4, 6, 6), randn(1, 2, 2, 3, 3))
 
