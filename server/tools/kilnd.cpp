@@ -32,7 +32,7 @@ int main(int argc, char **argv) {
   }
   if (flags->version) {
     std::printf("kilnd %s (compiler %s)\n", kiln::kVersion,
-                kiln::compiler::compilerBuildId().c_str());
+                kiln::compiler::compilerBuildIdWithWorker(flags->compileWorker).c_str());
     return 0;
   }
   absl::StatusOr<kiln::LogFormat> format =
@@ -59,6 +59,7 @@ int main(int argc, char **argv) {
   }
   return kiln::server::runDaemon(*flags,
                                  kiln::compiler::resolveCompileOptions,
-                                 kiln::compiler::compilerBuildId(),
+                                 kiln::compiler::compilerBuildIdWithWorker(
+                                     flags->compileWorker),
                                  kiln::compiler::supportedTargets());
 }

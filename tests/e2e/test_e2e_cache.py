@@ -2,6 +2,7 @@
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -10,6 +11,7 @@ import torch
 
 import kiln
 from kiln.testing import MLP, EncoderBlock, example_inputs
+import support
 from support import REPO
 
 TOL = dict(rtol=1e-4, atol=1e-5)
@@ -70,6 +72,31 @@ def test_restarted_daemon_on_same_cache_dir_hits(start_kilnd, tmp_path):
     assert again.compile_key == first.compile_key
     result = run_in_fresh_process(second_daemon.address)
     assert result == {"cache_hit": True, "digest": first.digest, "ok": True}
+
+
+def test_a_changed_compile_worker_is_a_new_compiler(start_kilnd, tmp_path):
+    """The compiler's code lives in kiln-compile-worker, not in kilnd: a
+    daemon on the same cache with the same kilnd but another worker binary
+    has another compiler build id, and compiles the graph again instead of
+    serving the old worker's executable."""
+    worker = tmp_path / "kiln-compile-worker"
+    shutil.copy2(support.build_dir() / "bin" / "kiln-compile-worker", worker)
+    cache = tmp_path / "shared-cache"
+    first_daemon = start_kilnd(cache, name="first-worker",
+                               extra_args=[f"--compile-worker={worker}"])
+    with kiln.Client(first_daemon.address) as client:
+        first = compile_snippet_model(client)
+        first_id = client.daemon_info().compiler_build_id
+    first_daemon.assert_stops_cleanly()
+    with open(worker, "ab") as f:
+        f.write(b"\0")  # another build of the worker (an ELF runs with a byte appended)
+    second_daemon = start_kilnd(cache, name="second-worker",
+                                extra_args=[f"--compile-worker={worker}"])
+    with kiln.Client(second_daemon.address) as client:
+        again = compile_snippet_model(client)
+        second_id = client.daemon_info().compiler_build_id
+    assert second_id != first_id and second_id.startswith(f"kiln-{kiln.__version__}+")
+    assert not again.cache_hit and again.compile_key != first.compile_key
 
 
 def test_new_weights_reuse_executable(client):

@@ -2,7 +2,8 @@
 //
 // This file implements compilerBuildId(): Kiln's version, a hash of the
 // running executable (so any change to the compiler's code changes it) and
-// the LLVM version. The CPU code is generated for is not part of it: it is
+// the LLVM version; and compilerBuildIdWithWorker(), the id of a daemon
+// whose compiles run in another executable, which hashes that one too. The CPU code is generated for is not part of it: it is
 // in the (resolved) compile options, so every compile key names it.
 //
 //===----------------------------------------------------------------------===//
@@ -16,14 +17,17 @@
 
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace kiln::compiler {
 namespace {
 
-std::string hashOfRunningExecutable() {
-  std::ifstream in("/proc/self/exe", std::ios::binary);
+/// The first 16 hex digits of the SHA-256 of a file, or "" when it cannot
+/// be read.
+std::string hashOfFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
   if (!in)
-    return "unknown";
+    return "";
   Sha256 sha;
   std::vector<char> buffer(1 << 20);
   while (in) {
@@ -33,14 +37,31 @@ std::string hashOfRunningExecutable() {
   return sha.finishHex().substr(0, 16);
 }
 
+const std::string &hashOfRunningExecutable() {
+  static const std::string hash = hashOfFile("/proc/self/exe");
+  return hash;
+}
+
+std::string buildIdFromHash(const std::string &hash) {
+  return absl::StrCat("kiln-", kiln::kVersion, "+", hash.empty() ? "unknown" : hash,
+                      "/llvm-", LLVM_VERSION_STRING);
+}
+
 } // namespace
 
 const std::string &compilerBuildId() {
-  static const std::string id = [] {
-    return absl::StrCat("kiln-", kiln::kVersion, "+", hashOfRunningExecutable(),
-                        "/llvm-", LLVM_VERSION_STRING);
-  }();
+  static const std::string id = buildIdFromHash(hashOfRunningExecutable());
   return id;
+}
+
+std::string compilerBuildIdWithWorker(const std::string &worker) {
+  std::string workerHash = hashOfFile(worker);
+  if (workerHash.empty() || hashOfRunningExecutable().empty())
+    return compilerBuildId();
+  Sha256 sha;
+  sha.update(hashOfRunningExecutable());
+  sha.update(workerHash);
+  return buildIdFromHash(sha.finishHex().substr(0, 16));
 }
 
 std::vector<std::string> supportedTargets() { return targetNames(); }

@@ -78,9 +78,17 @@ absl::StatusOr<v1::CompileOptions>
 resolveCompileOptions(const std::string &target,
                       const v1::CompileOptions &options);
 
-/// Identifies this compiler build; part of every compile key, so a new
-/// compiler never serves an old compiler's executables.
+/// Identifies this compiler build (a hash of the running executable); part
+/// of every compile key, so a new compiler never serves an old compiler's
+/// executables.
 const std::string &compilerBuildId();
+
+/// The build id of a daemon whose compiles run in the `worker` executable
+/// (kiln-compile-worker): the hash covers the worker's bytes as well as the
+/// running executable's, since the importer and the passes are linked into
+/// the worker, not the daemon. compilerBuildId() when the worker cannot be
+/// read (the daemon then fails on its first compile).
+std::string compilerBuildIdWithWorker(const std::string &worker);
 
 /// Names of the targets this build can compile for.
 std::vector<std::string> supportedTargets();
