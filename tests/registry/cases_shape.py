@@ -110,6 +110,14 @@ register("tril_f32", torch.tril, randn(4, 5))
 register("triu_diag1_f32", lambda x: torch.triu(x, 1), randn(3, 4, 4))
 register("diagonal_f32", lambda x: torch.diagonal(x) + 0, randn(4, 4))
 register("alias_copy_f32", lambda x: torch.ops.aten.alias(x) + 0, randn(2, 3))
+register("diag_and_diagonal_copy_f32",
+         lambda x, v: (torch.diag(x, 1), torch.diag(v, -1), torch.diagonal_copy(x, -1) * 2),
+         randn(4, 5), randn(3))
+# prims.collapse: dims start..end (inclusive) merged into one.
+register("prims_collapse_f32",
+         lambda x: (torch.ops.prims.collapse(x, 1, 3) * 2, torch.ops.prims.collapse(x, 0, 0) + 1,
+                    torch.ops.prims.collapse(x, 0, 3) - 1),
+         randn(2, 3, 4, 5))
 
 # unfold: sliding windows along a dim as a new last dim (overlapping, with
 # gaps, the whole extent, a 0-d input).

@@ -878,6 +878,30 @@ OpHandler fill(std::optional<double> value, const char *valueName = nullptr) {
   };
 }
 
+/// prims.collapse(a, start, end): dims start..end (inclusive) merged into
+/// one, a view.
+absl::StatusOr<Values> collapse(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value a, n.tensor("a"));
+  ASSIGN_OR_RETURN(int64_t start, n.intAttr("start"));
+  ASSIGN_OR_RETURN(int64_t end, n.intAttr("end"));
+  ArrayRef<int64_t> in = typeOf(a).getShape();
+  auto rank = static_cast<int64_t>(in.size());
+  bool valid = rank == 0 ? start == 0 && end == 0
+                         : 0 <= start && start <= end && end < rank;
+  if (!valid)
+    return n.error(absl::StrCat("collapse's dims [", start, ", ", end,
+                                "] are not dims of a rank-", rank, " input"));
+  SmallVector<int64_t> shape(in.take_front(rank ? start : 0));
+  if (rank) {
+    shape.push_back(ShapedType::getNumElements(in.slice(start, end - start + 1)));
+    shape.append(in.begin() + end + 1, in.end());
+  }
+  if (ArrayRef<int64_t>(shape) != type.getShape())
+    return n.error("the declared result shape is not the collapsed input's");
+  return Values{viewValue(n, a, shape)};
+}
+
 absl::StatusOr<Values> arange(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(double start, n.floatAttr("start", 0.0));
@@ -1044,6 +1068,7 @@ void addTensorHandlers(OpHandlerTable &t) {
   t["aten.stack.default"] = stack;
   t["aten.flatten.using_ints"] = t["aten.view.default"];
   t["aten.unflatten.int"] = t["aten.view.default"];
+  t["prims.collapse.default"] = collapse;
   t["aten.index_select.default"] = [](NodeImporter &n) {
     return indexSelect(n, "self", "index", true);
   };
