@@ -201,9 +201,9 @@ mlir::Value gridConstant(NodeImporter &n, int64_t rows, int64_t cols,
                          mlir::Type element, F at, int64_t trailingOnes = 0) {
   llvm::SmallVector<int64_t> shape = {rows, cols};
   shape.append(trailingOnes, 1);
-  return tableConstant<T>(n, shape, element, [&](int64_t k) {
-    return at(k / std::max<int64_t>(cols, 1), k % std::max<int64_t>(cols, 1));
-  });
+  int64_t width = std::max<int64_t>(cols, 1);
+  return tableConstant<T>(n, shape, element,
+                          [&](int64_t k) { return at(k / width, k % width); });
 }
 
 /// The most elements a tensor in a graph may declare (2^40): a client's

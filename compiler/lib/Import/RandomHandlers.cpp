@@ -328,7 +328,7 @@ absl::StatusOr<Values> randint(NodeImporter &n) {
 /// The exclusive upper end of random_() without `to`: 2^digits + 1 for a
 /// float dtype (its exactly representable integers), the dtype's maximum
 /// + 1 for an integer one; nullopt for int64's 2^63.
-std::optional<int64_t> defaultRandomEnd(NodeImporter &n, Type element, bool isUnsigned) {
+std::optional<int64_t> defaultRandomEnd(Type element, bool isUnsigned) {
   if (auto f = dyn_cast<FloatType>(element))
     return (int64_t{1} << uniformBits(f)) + 1;
   unsigned width = element.getIntOrFloatBitWidth();
@@ -345,7 +345,7 @@ std::optional<int64_t> defaultRandomEnd(NodeImporter &n, Type element, bool isUn
 absl::StatusOr<Values> random(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(int64_t from, n.intAttr("from", 0));
-  std::optional<int64_t> end = defaultRandomEnd(n, type.getElementType(),
+  std::optional<int64_t> end = defaultRandomEnd(type.getElementType(),
                                                 n.resultIsUnsigned());
   ASSIGN_OR_RETURN(Draws draws, Draws::of(n));
   if (!n.has("to")) {
