@@ -17,7 +17,7 @@
 
 #include <stdint.h>
 
-#define KILN_RT_KERNELS_ABI_VERSION 2
+#define KILN_RT_KERNELS_ABI_VERSION 3
 
 /* Activations an epilogue may end with (PyTorch's definitions). Only
  * activations whose library form returns NaN for NaN, as PyTorch's do, are
@@ -49,17 +49,21 @@ struct kiln_rt_epilogue {
  * a constant array of int64 (kiln-convert-aten-to-kernel-calls). Tensors
  * are dense and row-major: input (batch, in_channels, spatial...), weight
  * (out_channels, in_channels / groups, kernel...), bias (out_channels),
- * output (batch, out_channels, output...). Unused spatial entries are 1 for
- * sizes and 0 for paddings. `dilation` is PyTorch's (1: none). */
+ * output (batch, out_channels, output...). With `channels_last`, input,
+ * output and the epilogue's residual are stored channels last instead:
+ * (batch, spatial..., channels), PyTorch's channels_last memory format; the
+ * weight keeps its layout. Unused spatial entries are 1 for sizes and 0 for
+ * paddings. `dilation` is PyTorch's (1: none). */
 struct kiln_rt_convolution {
   int64_t spatial_rank; /* 1, 2 or 3 */
   int64_t batch, in_channels, out_channels, groups, has_bias;
   int64_t input[3], kernel[3], output[3];
   int64_t stride[3], pad_begin[3], pad_end[3], dilation[3];
   struct kiln_rt_epilogue epilogue;
+  int64_t channels_last; /* 0 or 1 */
 };
 
-#define KILN_RT_CONVOLUTION_FIELDS 30
+#define KILN_RT_CONVOLUTION_FIELDS 31
 
 /* The geometry of one matrix-product call site:
  * c[batch, m, n] = a[batch, m, k] @ b[batch, k, n] (+ bias[n] when

@@ -46,7 +46,8 @@ std::vector<int64_t> convGeometry(int64_t in, int64_t out, int64_t groups,
   return {2, 1, in, out, groups, bias ? 1 : 0,
           side, side, 1, kernel, kernel, 1, outSide, outSide, 1,
           1, 1, 1, pad, pad, 0, pad, pad, 0, 1, 1, 1,
-          epilogue.has_scale_shift, epilogue.has_residual, epilogue.activation};
+          epilogue.has_scale_shift, epilogue.has_residual, epilogue.activation,
+          /*channels_last=*/0};
 }
 
 v1::AiePlan planOf(std::vector<std::pair<std::string, std::vector<int64_t>>> sites) {
@@ -100,6 +101,12 @@ TEST(AieArrayModelTest, SeesSitesAsProducts) {
   const std::vector<int64_t> huge = matmulGeometry(1 << 20, 1 << 20, 1 << 20);
   EXPECT_EQ(aie::siteProducts("matmul", huge).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // Channels-last data is oneDNN's; the array streams channels first.
+  std::vector<int64_t> last = convGeometry(8, 16, 2, 6, 3, 1, 6, true);
+  last.back() = 1;
+  EXPECT_EQ(aie::siteProducts("convolution", last).status().message(),
+            "a convolution call site's geometry is channels last, which the "
+            "array does not take");
   std::vector<int64_t> window = convGeometry(8, 8, 1, 6, 3, 1, 6, false);
   window[9] = window[10] = window[11] = 1 << 20; // a 2^60 window
   EXPECT_EQ(aie::siteProducts("convolution", window).status().code(),

@@ -285,6 +285,14 @@ protected:
     std::vector<float> y(c.outputSize(), NAN);
     std::vector<double> expected = operands.expected(c);
     int64_t spatial = c.g.output[0] * c.g.output[1] * c.g.output[2];
+    if (c.g.channels_last) {
+      // The reference is channels first: the call's data goes channels
+      // last, and so does the expected output.
+      int64_t inPixels = c.g.input[0] * c.g.input[1] * c.g.input[2];
+      x = channelsLast(x, c.g.batch, c.g.in_channels, inPixels);
+      residual = channelsLast(residual, c.g.batch, c.g.out_channels, spatial);
+      expected = channelsLast(expected, c.g.batch, c.g.out_channels, spatial);
+    }
     double terms = double(c.g.in_channels / c.g.groups) * c.g.kernel[0] *
                    c.g.kernel[1] * c.g.kernel[2];
     // Twice without parameter serials, then twice with (the weights
@@ -304,24 +312,29 @@ protected:
         ASSERT_NEAR(y[i], expected[i], 1e-5 * (terms + 1))
             << "element " << i << " of call " << call;
     }
-    // The direct loop (where oneDNN failed at the site; the routing is
-    // OneDnnFallBackTest's) applies the epilogue after it the same way.
+    // The direct loop and its epilogue (where oneDNN failed at the site;
+    // the routing is OneDnnFallBackTest's), in the same layout.
     std::vector<float> direct(c.outputSize(), NAN);
-    onednn::applyEpilogue(c.g.epilogue, {scale.data(), shift.data(), residual.data()},
-                          fillWithReference(direct, c, x, w, b), c.g.batch,
-                          c.g.out_channels, spatial);
+    onednn::runDirectConvolution(c.g, x.data(), w.data(), b.data(),
+                                 {scale.data(), shift.data(), residual.data()},
+                                 direct.data());
     for (size_t i = 0; i < direct.size(); ++i)
       ASSERT_NEAR(direct[i], expected[i], 1e-5 * (terms + 1)) << "element " << i;
   }
 
-  /// `y` holding the reference convolution (no epilogue), as floats.
-  static float *fillWithReference(std::vector<float> &y, const Convolution &c,
-                                  const std::vector<float> &x,
-                                  const std::vector<float> &w,
-                                  const std::vector<float> &b) {
-    std::vector<double> plain = referenceConvolution(c.g, x, w, b);
-    std::copy(plain.begin(), plain.end(), y.begin());
-    return y.data();
+  /// `values` of shape (batch, channels, pixels) stored as (batch, pixels,
+  /// channels).
+  template <typename T>
+  static std::vector<T> channelsLast(const std::vector<T> &values,
+                                     int64_t batch, int64_t channels,
+                                     int64_t pixels) {
+    std::vector<T> moved(values.size());
+    for (int64_t n = 0; n < batch; ++n)
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t p = 0; p < pixels; ++p)
+          moved[(n * pixels + p) * channels + c] =
+              values[(n * channels + c) * pixels + p];
+    return moved;
   }
 
   /// `g` on `threads` threads with random data, three calls: with the
@@ -494,6 +507,41 @@ TEST_F(KernelLibraryTest, MobilenetDepthwiseBatchNormHardswish) {
   expectMatchesReference(
       withEpilogue(convolution(1, 16, 16, 16, false, {12, 12}, {3, 3}, 2, 1, 1),
                    {1, 0, KILN_RT_ACTIVATION_HARDSWISH}),
+      2);
+}
+
+/// `c` with its data channels last.
+Convolution withChannelsLast(Convolution c) {
+  c.g.channels_last = 1;
+  return c;
+}
+
+TEST_F(KernelLibraryTest, ChannelsLastConvolutionsWithEpilogues) {
+  // What kiln-convert-aten-to-kernel-calls hands oneDNN on x86-64: a
+  // strided stem, a depthwise layer with a batch norm and hardswish, a
+  // resnet tail with a batch norm and a residual (the residual channels
+  // last too), and 1-d and 3-d data.
+  expectMatchesReference(
+      withChannelsLast(convolution(2, 3, 16, 1, true, {11, 9}, {3, 3}, 2, 1, 1)), 1);
+  expectMatchesReference(
+      withChannelsLast(withEpilogue(
+          convolution(1, 16, 16, 16, false, {12, 12}, {3, 3}, 2, 1, 1),
+          {1, 0, KILN_RT_ACTIVATION_HARDSWISH})),
+      2);
+  expectMatchesReference(
+      withChannelsLast(withEpilogue(
+          convolution(2, 64, 64, 1, false, {10, 10}, {3, 3}, 1, 1, 1),
+          {1, 1, KILN_RT_ACTIVATION_NONE})),
+      2);
+  expectMatchesReference(
+      withChannelsLast(withEpilogue(
+          convolution(1, 4, 3, 1, true, {7, 6}, {3, 3}, 1, 1, 1),
+          {0, 1, KILN_RT_ACTIVATION_GELU})),
+      1);
+  expectMatchesReference(
+      withChannelsLast(convolution(2, 8, 12, 4, false, {20}, {3}, 1, 2, 2)), 1);
+  expectMatchesReference(
+      withChannelsLast(convolution(1, 6, 6, 6, true, {5, 6, 7}, {3, 3, 3}, 1, 1, 1)),
       2);
 }
 
@@ -757,7 +805,8 @@ TEST_F(KernelLibraryTest, AManifestNamingALibraryNeedsTheRuntimesSetter) {
 TEST_F(KernelLibraryTest, AnotherAbiVersionIsRefused) {
   std::string source = absl::StrReplaceAll(
       convolutionKernelSource(convolution(1, 1, 1, 1, false, {3}, {1}, 1, 0, 1)),
-      {{"#define KILN_RT_KERNELS_ABI_VERSION 2", "#define KILN_RT_KERNELS_ABI_VERSION 99"}});
+      {{absl::StrCat("#define KILN_RT_KERNELS_ABI_VERSION ", KILN_RT_KERNELS_ABI_VERSION),
+        "#define KILN_RT_KERNELS_ABI_VERSION 99"}});
   auto path = test::compileSharedObject(dir.path(), "future", source);
   ASSERT_TRUE(path.ok()) << path.status();
   v1::ExecutableRecord record = test::axpyRecord(1, test::readFileBytes(*path));

@@ -40,7 +40,12 @@ void buildKilnAtenToLinalgPipeline(OpPassManager &pm,
   if (!options.kernelLibrary.empty()) {
     ConvertAtenToKernelCallsOptions kernelCalls;
     kernelCalls.library = options.kernelLibrary;
+    // oneDNN's x86-64 convolutions compute channels last: keep activations
+    // so between them instead of reordering around every call.
+    kernelCalls.channelsLast = options.kernelLibrary == "onednn";
     pm.addPass(createConvertAtenToKernelCalls(kernelCalls));
+    if (kernelCalls.channelsLast)
+      pm.addNestedPass<func::FuncOp>(createSinkPermutes());
   }
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createConvertAtenToLinalg());

@@ -10,7 +10,8 @@ namespace {
 
 // kiln_rt_convolution and kiln_rt_matmul (compiler/runtime/kiln_rt_kernels.h)
 // as the flat int64 arrays the host code passes.
-constexpr size_t kConvolutionFields = 30;
+constexpr size_t kConvolutionFields = 31;
+constexpr size_t kConvolutionChannelsLast = 30;
 constexpr size_t kMatmulFields = 10;
 constexpr size_t kEpilogueResidual = 1; // within the 3 epilogue fields
 
@@ -94,6 +95,10 @@ absl::StatusOr<SiteProducts> siteProducts(std::string_view kind,
     int64_t rank = g[0], batch = g[1], in = g[2], out = g[3], groups = g[4];
     if (rank < 1 || rank > 3)
       return badGeometry(kind, absl::StrCat("has spatial rank ", rank));
+    // The array's convolutions stream channels-first tensors; the compiler
+    // keeps channels last for oneDNN only.
+    if (g[kConvolutionChannelsLast] != 0)
+      return badGeometry(kind, "is channels last, which the array does not take");
     for (int i = 1; i <= 4; ++i)
       if (g[i] < 1 || g[i] > kMaxExtent)
         return badGeometry(kind, absl::StrCat("has field ", i, " = ", g[i]));

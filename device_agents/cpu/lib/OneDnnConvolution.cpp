@@ -1,7 +1,7 @@
 //===- OneDnnConvolution.cpp - convolution call sites on oneDNN -----------===//
 //
 // This file implements ConvolutionSite: a forward f32 convolution of dense
-// row-major tensors through a oneDNN primitive, with the reorders to and
+// tensors, channels first or channels last, through a oneDNN primitive, with the reorders to and
 // from the blocked layouts oneDNN's fastest kernels use, weights kept
 // reordered per parameter, the site's epilogue as post-ops (a batch norm's
 // scale and shift folded into weight parameters instead), and a direct
@@ -25,9 +25,12 @@ namespace {
 using dnnl::memory;
 using Tag = memory::format_tag;
 
-/// Dense row-major tags by rank: data (n, c, spatial...), weights
-/// (o, i, spatial...) and grouped weights (g, o, i, spatial...).
-Tag dataTag(int64_t spatial) {
+/// Dense row-major tags by rank: data (n, c, spatial...) or, channels
+/// last, (n, spatial..., c); weights (o, i, spatial...) and grouped weights
+/// (g, o, i, spatial...).
+Tag dataTag(int64_t spatial, bool channelsLast) {
+  if (channelsLast)
+    return spatial == 1 ? Tag::nwc : spatial == 2 ? Tag::nhwc : Tag::ndhwc;
   return spatial == 1 ? Tag::ncw : spatial == 2 ? Tag::nchw : Tag::ncdhw;
 }
 Tag weightTag(int64_t spatial, bool grouped) {
@@ -36,15 +39,29 @@ Tag weightTag(int64_t spatial, bool grouped) {
   return spatial == 1 ? Tag::oiw : spatial == 2 ? Tag::oihw : Tag::oidhw;
 }
 
+/// Where element (n, channel, pixel) of a data tensor with `channels`
+/// channels and `pixels` spatial positions lies, in either layout.
+struct DataLayout {
+  int64_t channels, pixels;
+  bool channelsLast;
+  int64_t at(int64_t n, int64_t channel, int64_t pixel) const {
+    return channelsLast ? (n * pixels + pixel) * channels + channel
+                        : (n * channels + channel) * pixels + pixel;
+  }
+};
+
 /// out[n, f, o...] = bias[f] + sum over (c, k...) of
 /// in[n, g*C/G + c, o*s - p + k*d] * w[f, c, k...], over 3 spatial dims
-/// (unused ones of size 1).
+/// (unused ones of size 1), in the geometry's data layout.
 void directConvolution(const kiln_rt_convolution &g, const float *input,
                        const float *weight, const float *bias,
                        float *output) {
   int64_t groupIn = g.in_channels / g.groups;
   int64_t groupOut = g.out_channels / g.groups;
   const int64_t *I = g.input, *K = g.kernel, *O = g.output;
+  bool last = g.channels_last != 0;
+  DataLayout in{g.in_channels, I[0] * I[1] * I[2], last};
+  DataLayout out{g.out_channels, O[0] * O[1] * O[2], last};
   for (int64_t n = 0; n < g.batch; ++n)
     for (int64_t f = 0; f < g.out_channels; ++f) {
       int64_t group = f / groupOut;
@@ -66,12 +83,12 @@ void directConvolution(const kiln_rt_convolution &g, const float *input,
                     if (i2 < 0 || i2 >= I[2])
                       continue;
                     int64_t channel = group * groupIn + c;
-                    sum += input[(((n * g.in_channels + channel) * I[0] + i0) * I[1] + i1) * I[2] + i2] *
+                    sum += input[in.at(n, channel, (i0 * I[1] + i1) * I[2] + i2)] *
                            weight[(((f * groupIn + c) * K[0] + k0) * K[1] + k1) * K[2] + k2];
                   }
                 }
               }
-            output[(((n * g.out_channels + f) * O[0] + o0) * O[1] + o1) * O[2] + o2] = sum;
+            output[out.at(n, f, (o0 * O[1] + o1) * O[2] + o2)] = sum;
           }
     }
 }
@@ -129,8 +146,9 @@ struct ConvolutionSite::Primitive {
       dilates.push_back(g.dilation[i] - 1);
 
     auto f32 = memory::data_type::f32;
-    src = memory::desc(srcDims, f32, dataTag(spatial));
-    dst = memory::desc(dstDims, f32, dataTag(spatial));
+    bool channelsLast = g.channels_last != 0;
+    src = memory::desc(srcDims, f32, dataTag(spatial, channelsLast));
+    dst = memory::desc(dstDims, f32, dataTag(spatial, channelsLast));
     weights = memory::desc(weightDims, f32, weightTag(spatial, grouped));
     if (g.has_bias || foldScaleShift)
       bias = memory::desc({g.out_channels}, f32, Tag::x);
@@ -219,10 +237,18 @@ void ConvolutionSite::run(int threads, const float *input,
         runPrimitive(threads, input, weight, bias, post, output);
       }))
     return;
-  directConvolution(geometry, input, weight, bias, output);
-  int64_t spatial = geometry.output[0] * geometry.output[1] * geometry.output[2];
-  applyEpilogue(geometry.epilogue, post, output, geometry.batch,
-                geometry.out_channels, spatial);
+  runDirectConvolution(geometry, input, weight, bias, post, output);
+}
+
+void runDirectConvolution(const kiln_rt_convolution &g, const float *input,
+                          const float *weight, const float *bias,
+                          const EpilogueOperands &post, float *output) {
+  directConvolution(g, input, weight, bias, output);
+  int64_t spatial = g.output[0] * g.output[1] * g.output[2];
+  if (g.channels_last)
+    applyEpilogue(g.epilogue, post, output, g.batch * spatial, g.out_channels, 1);
+  else
+    applyEpilogue(g.epilogue, post, output, g.batch, g.out_channels, spatial);
 }
 
 const ConvolutionSite::Primitive *ConvolutionSite::foldedPrimitive() {

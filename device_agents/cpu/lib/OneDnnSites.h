@@ -59,6 +59,13 @@ private:
   ScaleFoldedWeights foldedWeights;
 };
 
+/// A convolution and its epilogue as plain loops, in the geometry's layout:
+/// what a call site runs where oneDNN refuses it.
+void runDirectConvolution(const kiln_rt_convolution &geometry,
+                          const float *input, const float *weight,
+                          const float *bias, const EpilogueOperands &post,
+                          float *output);
+
 /// One kiln_rt_matmul_f32 call site. Its first call makes the primitive:
 /// with b prepacked when b is a parameter of that call. A direct loop when
 /// oneDNN refuses it.

@@ -39,11 +39,20 @@ def ConvertAtenToKernelCalls
     buffer, the call site's geometry as a constant int64 array and a
     zero-initialised state slot (both private memref.globals). Other ops are
     left to the generated-code lowering.
+
+    With `channels-last`, a convolution's call reads and writes its data
+    channels last (the geometry's channels_last): its input becomes
+    aten.permute(x, [0, 2, ..., 1]), its residual likewise, and its result
+    aten.permute(y, [0, r-1, 1, ..., r-2]) of the call's output.
+    kiln-sink-permutes then cancels the pairs between convolutions.
   }];
   let options = [
     Option<"library", "library", "std::string", /*default=*/"\"onednn\"",
            "The kernel library the loader provides: 'onednn' (the cpu "
            "agent's) or 'aie' (the acap agent's AI Engine array)">,
+    Option<"channelsLast", "channels-last", "bool", /*default=*/"false",
+           "Give convolution calls channels-last data (oneDNN's fastest "
+           "layout on x86-64)">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",

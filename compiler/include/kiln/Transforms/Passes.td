@@ -38,6 +38,31 @@ def FoldBroadcastProducts : Pass<"kiln-fold-broadcast-products", "mlir::func::Fu
                            "mlir::arith::ArithDialect"];
 }
 
+def SinkPermutes : Pass<"kiln-sink-permutes", "mlir::func::FuncOp"> {
+  let summary = "Move aten.permute past layout-agnostic ops and cancel "
+                "inverse pairs";
+  let description = [{
+    Runs on the aten dialect after kiln-convert-aten-to-kernel-calls with
+    channels-last convolutions, whose data crosses each call through a pair
+    of permutes. So that activations stay in one layout between calls:
+    * permute(permute(x, a), b) is one permute, or x when they cancel;
+    * a permute that keeps the order of the dims of extent > 1 (a
+      (1, 1, 1, C) tensor channels first) is an aten.view;
+    * an elementwise op (add, sub, mul, div, the unary ops, gelu,
+      aten.pointwise) of permute(y, p) runs on y and is permuted after:
+      operands permuted by the same p lose it, 0-d ones stay, and small
+      ones (at most 1/8 of the result's elements, static shapes) are
+      permuted the other way. At least one operand must be a permute of
+      the result's own shape, so nothing moves back and forth;
+    * a sum, mean, amax or amin with keepdim of permute(y, p) reduces y's
+      matching dims;
+    * an average pool over the whole spatial extent (a global pool, as
+      adaptive_avg_pool2d to 1x1) of a channels-last tensor permuted back
+      is a mean of the channels-last tensor.
+    What is left of a permute is materialised where an op needs it.
+  }];
+}
+
 def CopyReturnedArguments : Pass<"kiln-copy-returned-arguments", "mlir::func::FuncOp"> {
   let summary = "Return a copy where a function returns (a view of) its "
                 "argument, or one buffer twice";

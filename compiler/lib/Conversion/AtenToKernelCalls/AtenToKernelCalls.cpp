@@ -17,6 +17,12 @@
 // clamp, whose library forms lose NaNs). Each folded op's result is read
 // only by the next folded ops, so nothing else sees an intermediate result.
 //
+// With channels-last (oneDNN), a convolution's data crosses the call
+// channels last, the layout oneDNN's x86-64 kernels compute in: the call
+// reads permute(x) and writes y, and the graph reads permute(y) back. The
+// permutes are ordinary aten ops; kiln-sink-permutes cancels the pairs
+// between one call and the next, so activations stay channels last.
+//
 //===----------------------------------------------------------------------===//
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -236,9 +242,36 @@ Epilogue matchEpilogue(Value result, int64_t channelDim) {
   return epilogue;
 }
 
+/// The permutation from channels first (n, c, spatial...) to channels last
+/// (n, spatial..., c) for `rank` dims, or back.
+SmallVector<int64_t> toChannelsLast(int64_t rank) {
+  SmallVector<int64_t> dims = {0};
+  for (int64_t d = 2; d < rank; ++d)
+    dims.push_back(d);
+  dims.push_back(1);
+  return dims;
+}
+SmallVector<int64_t> fromChannelsLast(int64_t rank) {
+  SmallVector<int64_t> dims = {0, rank - 1};
+  for (int64_t d = 1; d + 1 < rank; ++d)
+    dims.push_back(d);
+  return dims;
+}
+
+/// aten.permute(value, dims).
+Value permuted(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> dims) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t d : dims)
+    shape.push_back(type.getDimSize(d));
+  return b.create<kiln::aten::PermuteOp>(loc, type.clone(shape), value,
+                                         b.getDenseI64ArrayAttr(dims));
+}
+
 /// The call site's kiln_rt_convolution, field by field.
 SmallVector<int64_t> convolutionGeometry(kiln::aten::ConvolutionOp op,
-                                         const kiln_rt_epilogue &epilogue) {
+                                         const kiln_rt_epilogue &epilogue,
+                                         bool channelsLast) {
   auto input = cast<RankedTensorType>(op.getInput().getType()).getShape();
   auto weight = cast<RankedTensorType>(op.getWeight().getType()).getShape();
   auto output = op.getType().getShape();
@@ -261,6 +294,7 @@ SmallVector<int64_t> convolutionGeometry(kiln::aten::ConvolutionOp op,
     g.dilation[i] = used ? op.getDilation()[i] : 1;
   }
   g.epilogue = epilogue;
+  g.channels_last = channelsLast ? 1 : 0;
   return asFields<KILN_RT_CONVOLUTION_FIELDS>(g);
 }
 
@@ -368,6 +402,11 @@ struct ConvertAtenToKernelCallsPass
     if (library != "onednn" && library != "aie") {
       module.emitError() << "unknown kernel library '" << library
                          << "' (known: onednn, aie)";
+      return signalPassFailure();
+    }
+    if (channelsLast && library != "onednn") {
+      module.emitError() << "kernel library '" << library
+                         << "' takes channels-first convolutions";
       return signalPassFailure();
     }
     SmallVector<kiln::aten::ConvolutionOp> convolutions;
@@ -501,15 +540,32 @@ struct ConvertAtenToKernelCallsPass
     // At the last folded op: the residual may be computed after `op`.
     OpBuilder b(epilogue.ops.empty() ? op.getOperation() : epilogue.ops.back());
     Location loc = callLocation(op, epilogue);
-    Value input = readOnlyBuffer(b, loc, op.getInput());
+    // Channels last: the data goes through permutes (the residual's
+    // matches the output's), which kiln-sink-permutes cancels between calls.
+    int64_t rank = op.getType().getRank();
+    Value inputTensor = op.getInput();
+    RankedTensorType callType = op.getType();
+    if (channelsLast) {
+      inputTensor = permuted(b, loc, inputTensor, toChannelsLast(rank));
+      if (epilogue.residual)
+        epilogue.residual =
+            permuted(b, loc, epilogue.residual, toChannelsLast(rank));
+      SmallVector<int64_t> shape;
+      for (int64_t d : toChannelsLast(rank))
+        shape.push_back(callType.getDimSize(d));
+      callType = callType.clone(shape);
+    }
+    Value input = readOnlyBuffer(b, loc, inputTensor);
     Value weight = readOnlyBuffer(b, loc, op.getWeight());
     Value bias = op.getBias() ? readOnlyBuffer(b, loc, op.getBias()) : Value();
     EpilogueOperands post = epilogueOperands(b, loc, epilogue);
     Value result = emitCall(b, loc, callee, symbols, "__kiln_convolution",
-                            convolutionGeometry(op, epilogue.fields),
+                            convolutionGeometry(op, epilogue.fields, channelsLast),
                             {input, weight, bias, post.scale, post.shift,
                              post.residual},
-                            op.getType());
+                            callType);
+    if (channelsLast)
+      result = permuted(b, loc, result, fromChannelsLast(rank));
     replaceFolded(op, epilogue, result);
   }
 

@@ -1,0 +1,267 @@
+//===- SinkPermutes.cpp - the kiln-sink-permutes pass ---------------------===//
+//
+// This file implements the pass that moves aten.permute ops down past ops
+// that do not care about layout (elementwise ops, keepdim reductions, a
+// global average pool) and cancels inverse pairs. Channels-last
+// convolution calls (kiln-convert-aten-to-kernel-calls) read permute(x) and
+// give permute(y): once the permute after one call has moved down to the
+// permute before the next, the two cancel, and the activations between the
+// calls never change layout. A permute that reaches an op it cannot pass
+// stays there, and is materialised as a transpose.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Transforms/Passes.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_SINKPERMUTES
+#include "kiln/Transforms/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using kiln::aten::PermuteOp;
+
+namespace {
+
+/// Operands with at most this share of the result's elements are permuted
+/// on their own when an elementwise op's permute moves past it.
+constexpr int64_t kSmallOperandShare = 8;
+
+/// The inverse permutation of `dims`.
+SmallVector<int64_t> inverse(ArrayRef<int64_t> dims) {
+  SmallVector<int64_t> result(dims.size());
+  for (auto [i, d] : llvm::enumerate(dims))
+    result[d] = i;
+  return result;
+}
+
+/// `shape` as permute(·, dims) gives it.
+SmallVector<int64_t> permutedShape(ArrayRef<int64_t> shape,
+                                   ArrayRef<int64_t> dims) {
+  SmallVector<int64_t> result;
+  for (int64_t d : dims)
+    result.push_back(shape[d]);
+  return result;
+}
+
+RankedTensorType typeOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+Value permute(PatternRewriter &rewriter, Location loc, Value value,
+              ArrayRef<int64_t> dims) {
+  RankedTensorType type = typeOf(value);
+  return rewriter.create<PermuteOp>(
+      loc, type.clone(permutedShape(type.getShape(), dims)), value,
+      rewriter.getDenseI64ArrayAttr(dims));
+}
+
+/// permute(permute(x, a), b) = permute(x, a[b[i]]), or x.
+struct ComposePermutes : OpRewritePattern<PermuteOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PermuteOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getSelf().getDefiningOp<PermuteOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "not a permute of a permute");
+    SmallVector<int64_t> dims;
+    for (int64_t d : op.getDims())
+      dims.push_back(inner.getDims()[d]);
+    if (llvm::equal(dims, llvm::seq<int64_t>(0, dims.size()))) {
+      rewriter.replaceOp(op, inner.getSelf());
+      return success();
+    }
+    rewriter.replaceOpWithNewOp<PermuteOp>(op, op.getType(), inner.getSelf(),
+                                           rewriter.getDenseI64ArrayAttr(dims));
+    return success();
+  }
+};
+
+/// A permute that keeps the order of the dims of extent > 1 moves no
+/// element: it is a view.
+struct PermuteAsView : OpRewritePattern<PermuteOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PermuteOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType from = typeOf(op.getSelf());
+    if (!from.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "symbolic sizes");
+    int64_t last = -1;
+    for (int64_t d : op.getDims()) {
+      if (from.getDimSize(d) == 1)
+        continue;
+      if (d < last)
+        return rewriter.notifyMatchFailure(op, "moves elements");
+      last = d;
+    }
+    rewriter.replaceOpWithNewOp<kiln::aten::ViewOp>(op, op.getType(),
+                                                    op.getSelf());
+    return success();
+  }
+};
+
+/// Ops that apply one function per element, with operands broadcasting to
+/// the result's shape by PyTorch's rules.
+bool isElementwise(Operation *op) {
+  return isa<kiln::aten::AddOp, kiln::aten::SubOp, kiln::aten::MulOp,
+             kiln::aten::DivOp, kiln::aten::NegOp, kiln::aten::ReluOp,
+             kiln::aten::TanhOp, kiln::aten::SigmoidOp, kiln::aten::ExpOp,
+             kiln::aten::GeluOp, kiln::aten::PointwiseOp>(op);
+}
+
+/// elementwise(permute(y, p), ...) = permute(elementwise(y, ...'), p).
+struct SinkPastElementwise : RewritePattern {
+  explicit SinkPastElementwise(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isElementwise(op) || op->getNumResults() != 1)
+      return failure();
+    auto resultType = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!resultType || !resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "not a static tensor result");
+    // The anchor: a permute of the result's own shape.
+    std::optional<SmallVector<int64_t>> dims;
+    for (Value operand : op->getOperands())
+      if (auto p = operand.getDefiningOp<PermuteOp>();
+          p && typeOf(operand).getShape() == resultType.getShape())
+        dims = SmallVector<int64_t>(p.getDims());
+    if (!dims)
+      return rewriter.notifyMatchFailure(op, "no permute of the result's shape");
+    int64_t rank = resultType.getRank();
+    SmallVector<int64_t> back = inverse(*dims);
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands()) {
+      RankedTensorType type = typeOf(operand);
+      if (auto p = operand.getDefiningOp<PermuteOp>();
+          p && p.getDims() == ArrayRef<int64_t>(*dims)) {
+        operands.push_back(p.getSelf());
+        continue;
+      }
+      if (type.getRank() == 0) {
+        operands.push_back(operand);
+        continue;
+      }
+      if (!type.hasStaticShape() ||
+          type.getNumElements() * kSmallOperandShare >
+              resultType.getNumElements())
+        return rewriter.notifyMatchFailure(op, "a large operand in another layout");
+      operands.push_back(Value()); // permuted below, once the op matches
+    }
+    Location loc = op->getLoc();
+    for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+      if (operands[i])
+        continue;
+      // Right-aligned broadcasting: leading dims of extent 1 first.
+      RankedTensorType type = typeOf(operand);
+      Value full = operand;
+      if (type.getRank() < rank) {
+        SmallVector<int64_t> shape(rank - type.getRank(), 1);
+        llvm::append_range(shape, type.getShape());
+        full = rewriter.create<kiln::aten::ViewOp>(loc, type.clone(shape),
+                                                   operand);
+      }
+      operands[i] = permute(rewriter, loc, full, back);
+    }
+    OperationState state(loc, op->getName().getStringRef(), operands,
+                         {resultType.clone(permutedShape(resultType.getShape(), back))},
+                         op->getAttrs());
+    Operation *moved = rewriter.create(state);
+    rewriter.replaceOp(op, permute(rewriter, loc, moved->getResult(0), *dims));
+    return success();
+  }
+};
+
+/// A keepdim reduction of permute(y, p) reduces y's matching dims.
+template <typename Reduction>
+struct SinkPastReduction : OpRewritePattern<Reduction> {
+  using OpRewritePattern<Reduction>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(Reduction op,
+                                PatternRewriter &rewriter) const override {
+    auto p = op.getSelf().template getDefiningOp<PermuteOp>();
+    if (!p || !op.getKeepdim() || op.getDims().empty())
+      return rewriter.notifyMatchFailure(op, "not a keepdim reduction of a permute");
+    if (!op.getType().hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "symbolic sizes");
+    ArrayRef<int64_t> dims = p.getDims();
+    int64_t rank = dims.size();
+    SmallVector<int64_t> reduced;
+    for (int64_t d : op.getDims())
+      reduced.push_back(dims[d < 0 ? d + rank : d]);
+    llvm::sort(reduced);
+    SmallVector<int64_t> back = inverse(dims);
+    RankedTensorType type = op.getType();
+    auto moved = rewriter.create<Reduction>(
+        op.getLoc(), type.clone(permutedShape(type.getShape(), back)),
+        p.getSelf(), rewriter.getDenseI64ArrayAttr(reduced),
+        rewriter.getBoolAttr(true));
+    rewriter.replaceOp(op, permute(rewriter, op.getLoc(), moved, dims));
+    return success();
+  }
+};
+
+/// A float average pool whose window is the whole unpadded spatial extent,
+/// of a channels-last tensor permuted back: the mean of its spatial dims.
+struct GlobalAvgPoolAsMean : OpRewritePattern<kiln::aten::AvgPoolOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(kiln::aten::AvgPoolOp op,
+                                PatternRewriter &rewriter) const override {
+    auto p = op.getSelf().getDefiningOp<PermuteOp>();
+    RankedTensorType input = typeOf(op.getSelf());
+    RankedTensorType type = op.getType();
+    int64_t rank = input.getRank();
+    if (!p || !isa<FloatType>(type.getElementType()))
+      return rewriter.notifyMatchFailure(op, "not a float pool of a permute");
+    // p moves channels from last to 1: (0, r-1, 1, ..., r-2).
+    SmallVector<int64_t> fromLast = {0, rank - 1};
+    for (int64_t d = 1; d + 1 < rank; ++d)
+      fromLast.push_back(d);
+    if (p.getDims() != ArrayRef<int64_t>(fromLast))
+      return rewriter.notifyMatchFailure(op, "not a channels-last tensor");
+    int64_t window = 1;
+    for (int64_t d = 2; d < rank; ++d) {
+      int64_t s = d - 2;
+      if (op.getKernel()[s] != input.getDimSize(d) || op.getPadding()[s] != 0 ||
+          type.getDimSize(d) != 1)
+        return rewriter.notifyMatchFailure(op, "not a global pool");
+      window *= input.getDimSize(d);
+    }
+    if (op.getDivisorOverride() != 0 && op.getDivisorOverride() != window)
+      return rewriter.notifyMatchFailure(op, "another divisor");
+    SmallVector<int64_t> spatial;
+    for (int64_t d = 1; d + 1 < rank; ++d)
+      spatial.push_back(d);
+    auto mean = rewriter.create<kiln::aten::MeanOp>(
+        op.getLoc(), type.clone(permutedShape(type.getShape(), inverse(fromLast))),
+        p.getSelf(), rewriter.getDenseI64ArrayAttr(spatial),
+        rewriter.getBoolAttr(true));
+    rewriter.replaceOp(op, permute(rewriter, op.getLoc(), mean, fromLast));
+    return success();
+  }
+};
+
+struct SinkPermutesPass : kiln::impl::SinkPermutesBase<SinkPermutesPass> {
+  void runOnOperation() override {
+    MLIRContext *context = &getContext();
+    RewritePatternSet patterns(context);
+    patterns.add<ComposePermutes, PermuteAsView, SinkPastElementwise,
+                 SinkPastReduction<kiln::aten::SumOp>,
+                 SinkPastReduction<kiln::aten::MeanOp>,
+                 SinkPastReduction<kiln::aten::AmaxOp>,
+                 SinkPastReduction<kiln::aten::AminOp>, GlobalAvgPoolAsMean>(
+        context);
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
