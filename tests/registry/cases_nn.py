@@ -147,6 +147,12 @@ register("sdpa_f32", lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
 register("sdpa_causal_f32", lambda q, k, v: F.scaled_dot_product_attention(q, k, v,
                                                                            is_causal=True),
          randn(2, 2, 6, 4), randn(2, 2, 6, 4), randn(2, 2, 6, 4))
+# A boolean mask that hides every key from query 0: torch's _safe_softmax
+# gives that row zeros (Kiln folds its mask ops into one softmax).
+register("sdpa_fully_masked_row_f32",
+         lambda q, k, v: F.scaled_dot_product_attention(
+             q, k, v, attn_mask=torch.arange(6)[:, None] > torch.arange(6)[None, :]),
+         randn(2, 2, 6, 4), randn(2, 2, 6, 4), randn(2, 2, 6, 4))
 register("cross_entropy_f32", lambda x, t: F.cross_entropy(x, t), randn(4, 5),
          randint(0, 5, 4))
 register("mse_loss_f32", F.mse_loss, randn(4, 5), randn(4, 5))

@@ -70,6 +70,7 @@ void registerKilnDialects(DialectRegistry &registry) {
 void registerKilnPasses() {
   registerKilnConversionPasses();
   registerFoldBroadcastProducts();
+  registerFoldSafeSoftmax();
   registerSinkPermutes();
   registerFuseElementwise();
   registerApproximateMath();

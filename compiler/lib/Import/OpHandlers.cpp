@@ -99,8 +99,7 @@ absl::StatusOr<Values> softmax(NodeImporter &n) {
   ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(rawDim, type.getRank()));
   if (cast<RankedTensorType>(self.getType()) != type)
     return n.error("softmax output must have the input's type");
-  return Values{n.b().create<aten::SoftmaxOp>(n.loc(), type, self,
-                                              n.b().getI64IntegerAttr(dim))};
+  return Values{n.b().create<aten::SoftmaxOp>(n.loc(), type, self, dim)};
 }
 
 /// view, _unsafe_view, reshape, unsqueeze, squeeze: the result type says it.

@@ -37,6 +37,7 @@ namespace kiln {
 void buildKilnAtenToLinalgPipeline(OpPassManager &pm,
                                    const AtenToLinalgOptions &options) {
   pm.addNestedPass<func::FuncOp>(createFoldBroadcastProducts());
+  pm.addNestedPass<func::FuncOp>(createFoldSafeSoftmax());
   if (!options.kernelLibrary.empty()) {
     ConvertAtenToKernelCallsOptions kernelCalls;
     kernelCalls.library = options.kernelLibrary;

@@ -38,6 +38,21 @@ def FoldBroadcastProducts : Pass<"kiln-fold-broadcast-products", "mlir::func::Fu
                            "mlir::arith::ArithDialect"];
 }
 
+def FoldSafeSoftmax : Pass<"kiln-fold-safe-softmax", "mlir::func::FuncOp"> {
+  let summary = "Fold torch's decomposed _safe_softmax into one softmax";
+  let description = [{
+    Runs on the aten dialect, in the aten-to-linalg pipeline of every
+    target. torch decomposes `_safe_softmax` (scaled_dot_product_attention's
+    softmax, which gives zeros for a row masked entirely) into
+    `where(logical_not(any(logical_not(eq(x, -inf)), d, keepdim)), 0,
+    softmax(x, d))`, or with `all(eq(x, -inf), d, keepdim)` as the
+    condition: four more passes over the attention scores, and a boolean
+    reduction. They become `aten.softmax {zero_masked_rows}` of x, which
+    zeroes a row whose maximum is -inf (a NaN in the row makes the maximum
+    NaN, so such a row stays NaN, as in eager).
+  }];
+}
+
 def SinkPermutes : Pass<"kiln-sink-permutes", "mlir::func::FuncOp"> {
   let summary = "Move aten.permute past layout-agnostic ops and cancel "
                 "inverse pairs";

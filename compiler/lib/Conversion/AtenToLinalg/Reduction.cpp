@@ -126,10 +126,28 @@ struct SoftmaxLowering : OpConversionPattern<AtenOp> {
         });
     Value sum = buildReduction(rewriter, loc, shifted, reduced, element, 0.0, add);
     Value sumKept = buildReshape(rewriter, loc, sum, keptType);
+    // _safe_softmax: a row of -inf only (its maximum -inf; a NaN anywhere
+    // makes the maximum NaN) gives zeros.
+    bool zeroMaskedRows = false;
+    if constexpr (!isLog)
+      zeroMaskedRows = op.getZeroMaskedRows();
+    SmallVector<Value> operands = {shifted, sumKept};
+    if (zeroMaskedRows)
+      operands.push_back(maxKept);
     Value result = buildElementwise(
-        rewriter, loc, type, {shifted, sumKept},
-        [](OpBuilder &b, Location l, ValueRange args) -> Value {
-          return b.create<arith::DivFOp>(l, args[0], args[1]);
+        rewriter, loc, type, operands,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value quotient = b.create<arith::DivFOp>(l, args[0], args[1]);
+          if (!zeroMaskedRows)
+            return quotient;
+          auto floatType = cast<FloatType>(args[2].getType());
+          Value negInf = b.create<arith::ConstantOp>(
+              l, b.getFloatAttr(floatType,
+                                -std::numeric_limits<double>::infinity()));
+          Value masked = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
+                                                 args[2], negInf);
+          Value zero = b.create<arith::ConstantOp>(l, b.getFloatAttr(floatType, 0.0));
+          return b.create<arith::SelectOp>(l, masked, zero, quotient);
         });
     rewriter.replaceOp(op, result);
     return success();

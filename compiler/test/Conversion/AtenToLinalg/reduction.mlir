@@ -40,6 +40,22 @@ func.func @softmax(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
 
 // -----
 
+// With zero_masked_rows (_safe_softmax), the division's generic also reads
+// the row maximum and gives 0 where it is -inf.
+// CHECK-LABEL: func @safe_softmax
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<2x8xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
+// CHECK: %[[Q:.+]] = arith.divf
+// CHECK: %[[M:.+]] = arith.cmpf oeq, %{{.+}}, %{{.+}} : f32
+// CHECK: arith.select %[[M]], %{{.+}}, %[[Q]] : f32
+func.func @safe_softmax(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %0 = aten.softmax %x {dim = 1 : i64, zero_masked_rows} : tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
 // f16 sums and means accumulate in f32 and round once, as eager does
 // (2304 f16 values near 40 overflow f16 summed in f16).
 // CHECK-LABEL: func @mean_f16

@@ -210,14 +210,18 @@ def Aten_BmmOp : Aten_Op<"bmm", [Pure]> {
 def Aten_SoftmaxOp : Aten_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let summary = "Softmax along one dimension (`aten._softmax`).";
   let description = [{
-    Computed stably: exp(x - max) / sum(exp(x - max)).
+    Computed stably: exp(x - max) / sum(exp(x - max)). With
+    `zero_masked_rows`, a row whose every element is -inf gives zeros
+    instead of NaNs, as torch's `_safe_softmax` (attention with fully masked
+    rows) does: kiln-fold-safe-softmax sets it.
 
     Example:
     ```mlir
     %0 = aten.softmax %x {dim = 1 : i64} : tensor<2x8xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$self, I64Attr:$dim);
+  let arguments = (ins AnyRankedTensor:$self, I64Attr:$dim,
+                   UnitAttr:$zero_masked_rows);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$self attr-dict `:` type($result)";
   let hasVerifier = 1;
