@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "TestSupport.h"
 
+#include "kiln/agent/RecordCache.h"
 #include "kiln/agent/TaskRunner.h"
 #include "kiln/agent/cpu/CpuBackend.h"
 #include "kiln/common/Digest.h"
@@ -87,6 +88,42 @@ TEST_F(TaskRunnerTest, RunsATaskAndReturnsSmallOutputsInline) {
   expectAxpy(task, result.outputs(0).data());
   EXPECT_GT(result.timings().load_us(), 0);
   EXPECT_EQ(blobs.reads.load(), 2) << "artifact and one parameter";
+}
+
+TEST_F(TaskRunnerTest, ARecordBesideTheTaskServesLikeOneInside) {
+  // The local link sends the record as bytes beside the task; the agent
+  // parses each distinct record once (RecordCache).
+  const v1::Task full = axpyTask(64, "t1");
+  std::string bytes = full.record().SerializeAsString();
+  v1::Task task = full;
+  task.clear_record();
+  RecordCache records;
+  for (const char *id : {"t1", "t2"}) {
+    task.set_task_id(id);
+    absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>> record =
+        records.get(bytes);
+    ASSERT_TRUE(record.ok()) << record.status();
+    v1::TaskResult result = runner->run(task, **record, nullptr);
+    ASSERT_EQ(result.code(), 0) << result.message();
+    expectAxpy(full, result.outputs(0).data());
+  }
+  EXPECT_EQ(records.parses(), 1u) << "the second call reused the parsed record";
+  // A signature over another record does not verify with this one.
+  v1::ExecutableRecord other;
+  ASSERT_TRUE(other.ParseFromString(bytes));
+  other.mutable_manifest()->set_entry_symbol("kiln_other");
+  auto reparsed = records.get(other.SerializeAsString());
+  ASSERT_TRUE(reparsed.ok());
+  EXPECT_EQ(records.parses(), 2u) << "a record differing in any byte is parsed anew";
+  task.set_task_id("t3");
+  EXPECT_EQ(runner->run(task, **reparsed, nullptr).code(),
+            static_cast<int>(absl::StatusCode::kPermissionDenied));
+  // Bytes that are no record: INVALID_ARGUMENT, and nothing kept.
+  EXPECT_TRUE(absl::IsInvalidArgument(records.get("\xff\xff\xff").status()));
+  // Without a record at all the task is refused, naming it.
+  v1::TaskResult bare = runner->run(task);
+  EXPECT_EQ(bare.code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(bare.message(), "task carries no executable record");
 }
 
 TEST_F(TaskRunnerTest, ASecondTaskReusesTheLoadedExecutableAndParameters) {

@@ -55,7 +55,7 @@ TEST(TaskRecordTest, OneSignedRecordPerExecutableThatAgentsVerify) {
   EXPECT_TRUE(absl::IsPermissionDenied(verifier->verify(task)));
 }
 
-TEST(TaskRecordTest, TheFragmentCompletesASerializedTask) {
+TEST(TaskRecordTest, TheFragmentAndTheRecordBytesCompleteATask) {
   TaskRecord record(recordOf("main"), "signature bytes");
   v1::Task task;
   task.set_task_id("t1");
@@ -63,8 +63,10 @@ TEST(TaskRecordTest, TheFragmentCompletesASerializedTask) {
   task.add_release("held-1");
 
   v1::Task parsed;
-  ASSERT_TRUE(
-      parsed.ParseFromString(task.SerializeAsString() + record.taskFragment()));
+  ASSERT_TRUE(parsed.ParseFromString(task.SerializeAsString() +
+                                     record.signatureFragment()));
+  EXPECT_FALSE(parsed.has_record());
+  ASSERT_TRUE(parsed.mutable_record()->ParseFromString(record.recordBytes()));
   v1::Task expected = task;
   record.fill(expected);
   EXPECT_EQ(parsed.SerializeAsString(), expected.SerializeAsString());

@@ -156,7 +156,12 @@ TaskVerifier::fromFile(const std::filesystem::path &path) {
 }
 
 absl::Status TaskVerifier::verify(const v1::Task &task) const {
-  std::string message = taskSigningMessage(task);
+  return verify(task, task.record());
+}
+
+absl::Status TaskVerifier::verify(const v1::Task &task,
+                                  const v1::ExecutableRecord &record) const {
+  std::string message = taskSigningMessage(task.executable(), record);
   std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> context(
       EVP_MD_CTX_new(), EVP_MD_CTX_free);
   const std::string &signature = task.signature();
@@ -175,7 +180,7 @@ absl::Status TaskVerifier::verify(const v1::Task &task) const {
     return absl::OkStatus();
   return absl::PermissionDeniedError(absl::StrCat(
       "task for executable ", formatDigest(task.executable()), " (artifact ",
-      formatDigest(task.record().artifact()), ") ",
+      formatDigest(record.artifact()), ") ",
       signature.empty()
           ? "carries no signature"
           : "carries a signature that does not verify against the daemon's "

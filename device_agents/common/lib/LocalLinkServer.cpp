@@ -108,8 +108,16 @@ void LocalLinkServer::serve(const std::string &frame,
         "local link: task ", task.task_id(), " names ", local.file_inputs_size(),
         " input files and carried ", files.size(),
         ", or names inputs out of order or one with inline data"));
-  } else {
+  } else if (local.record().empty()) {
     result = runner.run(task, &tensors);
+  } else if (absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>> record =
+                 records.get(local.record());
+             record.ok()) {
+    result = runner.run(task, **record, &tensors);
+  } else {
+    result.set_task_id(task.task_id());
+    result.set_code(static_cast<int32_t>(record.status().code()));
+    result.set_message(std::string(record.status().message()));
   }
   // Sealed (the executable's mapping is gone by now): kilnd keeps the bytes
   // it hashes, and refuses an unsealed file.

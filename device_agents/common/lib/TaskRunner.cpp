@@ -94,30 +94,39 @@ absl::StatusOr<BoundManifest> bindTask(const v1::Task &task,
   return bound;
 }
 
-absl::Status validateTask(const v1::Task &task, std::string_view kindView,
+absl::Status validateTask(const v1::Task &task, std::string_view kind,
                           const LocalFiles *files, BoundManifest *bound) {
+  if (!task.has_record())
+    return absl::InvalidArgumentError("task carries no executable record");
+  return validateTask(task, task.record(), kind, files, bound);
+}
+
+absl::Status validateTask(const v1::Task &task,
+                          const v1::ExecutableRecord &record,
+                          std::string_view kindView, const LocalFiles *files,
+                          BoundManifest *bound) {
   std::string kind(kindView);
   if (task.task_id().empty())
     return absl::InvalidArgumentError("task has no task_id");
-  if (!task.has_record() || !task.record().has_manifest())
+  if (!record.has_manifest())
     return absl::InvalidArgumentError("task carries no executable record");
   std::optional<BoundManifest> boundHere;
-  if (task.record().manifest().symbols_size() > 0) {
-    if (task.inputs_size() != task.record().manifest().inputs_size())
+  if (record.manifest().symbols_size() > 0) {
+    if (task.inputs_size() != record.manifest().inputs_size())
       return absl::InvalidArgumentError(absl::StrCat(
           "task has ", task.inputs_size(), " inputs, manifest wants ",
-          task.record().manifest().inputs_size()));
-    ASSIGN_OR_RETURN(boundHere, bindTask(task, task.record().manifest()));
+          record.manifest().inputs_size()));
+    ASSIGN_OR_RETURN(boundHere, bindTask(task, record.manifest()));
   }
   const v1::ExecutableManifest &manifest =
-      boundHere ? boundHere->manifest : task.record().manifest();
+      boundHere ? boundHere->manifest : record.manifest();
   if (!manifest.target().empty() && manifest.target() != kind)
     return absl::FailedPreconditionError(
         absl::StrCat("executable was built for target '", manifest.target(),
                      "' but this agent runs '", kind, "'"));
   if (manifest.entry_symbol().empty())
     return absl::InvalidArgumentError("manifest names no entry_symbol");
-  RETURN_IF_ERROR(annotate(validateDigest(task.record().artifact()),
+  RETURN_IF_ERROR(annotate(validateDigest(record.artifact()),
                            "artifact digest"));
   for (int i = 0; i < manifest.parameters_size(); ++i)
     RETURN_IF_ERROR(checkArgument(manifest.parameters(i), "parameter", i));
@@ -196,12 +205,14 @@ size_t TaskRunner::loadedExecutables() const {
 }
 
 absl::StatusOr<std::shared_ptr<LoadedExecutable>>
-TaskRunner::getExecutable(const v1::Task &task, v1::Timings &timings) {
+TaskRunner::getExecutable(const v1::Task &task,
+                          const v1::ExecutableRecord &record,
+                          v1::Timings &timings) {
   // Key by the executable digest when the daemon sent one, else by artifact.
   const std::string &key = task.executable().hash().empty()
-                               ? task.record().artifact().hash()
+                               ? record.artifact().hash()
                                : task.executable().hash();
-  std::string signedMessage = taskSigningMessage(task);
+  std::string signedMessage = taskSigningMessage(task.executable(), record);
   {
     std::lock_guard<std::mutex> lock(loadMutex);
     if (auto it = loaded.find(key); it != loaded.end() &&
@@ -222,7 +233,7 @@ TaskRunner::getExecutable(const v1::Task &task, v1::Timings &timings) {
         "this agent has no task key to verify tasks with: start it with "
         "--task-verify-key (the daemon's <cache-dir>/keys/"
         "task-public-key.pem), or connect it to a kilnd that sends its key");
-  RETURN_IF_ERROR(taskKey->verify(task));
+  RETURN_IF_ERROR(taskKey->verify(task, record));
   {
     std::lock_guard<std::mutex> lock(loadMutex);
     if (auto it = loaded.find(key); it != loaded.end() &&
@@ -238,15 +249,15 @@ TaskRunner::getExecutable(const v1::Task &task, v1::Timings &timings) {
   // tasks racing for the same executable both load it; the first one wins.
   Clock::time_point fetchStart = Clock::now();
   absl::StatusOr<std::filesystem::path> path =
-      cache.ensure(task.record().artifact(), blobs);
+      cache.ensure(record.artifact(), blobs);
   if (!path.ok())
     return annotate(path.status(),
                     absl::StrCat("fetching artifact ",
-                                 formatDigest(task.record().artifact())));
+                                 formatDigest(record.artifact())));
   timings.set_fetch_us(timings.fetch_us() + microsSince(fetchStart));
   Clock::time_point loadStart = Clock::now();
   absl::StatusOr<std::shared_ptr<LoadedExecutable>> executable =
-      backend.loadExecutable(task.record(), *path);
+      backend.loadExecutable(record, *path);
   timings.set_load_us(microsSince(loadStart));
   if (!executable.ok())
     return annotate(executable.status(),
@@ -324,18 +335,19 @@ absl::StatusOr<AlignedBuffer> TaskRunner::decodeInput(const v1::Tensor &tensor,
   return AlignedBuffer::copyOf(tensor.data());
 }
 
-absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
-                                 LocalFiles *files) {
+absl::Status TaskRunner::runTask(const v1::Task &task,
+                                 const v1::ExecutableRecord &record,
+                                 v1::TaskResult &result, LocalFiles *files) {
   BoundManifest bound;
-  RETURN_IF_ERROR(validateTask(task, backend.kind(), files, &bound));
+  RETURN_IF_ERROR(validateTask(task, record, backend.kind(), files, &bound));
   // This call's types: the record's, or with its symbols bound.
-  bool symbolic = task.record().manifest().symbols_size() > 0;
+  bool symbolic = record.manifest().symbols_size() > 0;
   const v1::ExecutableManifest &manifest =
-      symbolic ? bound.manifest : task.record().manifest();
+      symbolic ? bound.manifest : record.manifest();
   v1::Timings &timings = *result.mutable_timings();
 
   ASSIGN_OR_RETURN(std::shared_ptr<LoadedExecutable> executable,
-                   getExecutable(task, timings));
+                   getExecutable(task, record, timings));
 
   Clock::time_point fetchStart = Clock::now();
   const Digests *digests = &task.parameters();
@@ -476,6 +488,12 @@ absl::Status TaskRunner::runTask(const v1::Task &task, v1::TaskResult &result,
 }
 
 v1::TaskResult TaskRunner::run(const v1::Task &task, LocalFiles *files) {
+  return run(task, task.record(), files);
+}
+
+v1::TaskResult TaskRunner::run(const v1::Task &task,
+                               const v1::ExecutableRecord &record,
+                               LocalFiles *files) {
   // Every line logged while this task runs names kilnd's request id.
   ScopedRequestId logContext(task.request_id());
   v1::TaskResult result;
@@ -490,7 +508,7 @@ v1::TaskResult TaskRunner::run(const v1::Task &task, LocalFiles *files) {
   for (const std::string &handle : task.release())
     if (!read.contains(handle))
       held.release(handle);
-  absl::Status status = runTask(task, result, files);
+  absl::Status status = runTask(task, record, result, files);
   for (const std::string &handle : task.release())
     if (read.contains(handle))
       held.release(handle);

@@ -18,22 +18,29 @@ namespace kiln::server {
 
 namespace {
 
-/// Appends LocalTask's `task` field to the serialized LocalTask `bytes`:
-/// `task`'s own fields, then the record's fragment, under one length
-/// (a parser merges the two into one Task), with no copy of either into a
-/// message. False when the task does not serialize.
+/// Appends LocalTask's `task` field to the serialized LocalTask `bytes`
+/// (`task`'s own fields, then the record's signature fragment, under one
+/// length: a parser merges the two into one Task), then its `record` field
+/// (the record's bytes), with no copy of either into a message. False when
+/// the task does not serialize.
 bool appendTask(const v1::Task &task, const TaskRecord &record,
                 std::string &bytes) {
-  const std::string &fragment = record.taskFragment();
+  const std::string &signature = record.signatureFragment();
+  const std::string &recordBytes = record.recordBytes();
   size_t size = task.ByteSizeLong();
   google::protobuf::io::StringOutputStream stream(&bytes);
   google::protobuf::io::CodedOutputStream out(&stream);
   constexpr uint32_t kLengthDelimited = 2;
-  out.WriteTag(static_cast<uint32_t>(worker::LocalTask::kTaskFieldNumber) << 3 |
-               kLengthDelimited);
-  out.WriteVarint64(size + fragment.size());
+  auto tag = [&](int field) {
+    out.WriteTag(static_cast<uint32_t>(field) << 3 | kLengthDelimited);
+  };
+  tag(worker::LocalTask::kTaskFieldNumber);
+  out.WriteVarint64(size + signature.size());
   task.SerializeWithCachedSizes(&out);
-  out.WriteRaw(fragment.data(), static_cast<int>(fragment.size()));
+  out.WriteRaw(signature.data(), static_cast<int>(signature.size()));
+  tag(worker::LocalTask::kRecordFieldNumber);
+  out.WriteVarint64(recordBytes.size());
+  out.WriteRaw(recordBytes.data(), static_cast<int>(recordBytes.size()));
   return !out.HadError();
 }
 

@@ -15,8 +15,9 @@ TaskRecord::TaskRecord(std::shared_ptr<const v1::ExecutableRecord> record,
     : shared(std::move(record)), signed_(std::move(signature)),
       features(parseFeatureList(shared->manifest().features())) {
   v1::Task part;
-  fill(part);
-  fragment = part.SerializeAsString();
+  part.set_signature(signed_);
+  signatureBytes = part.SerializeAsString();
+  serializedRecord = shared->SerializeAsString();
 }
 
 void TaskRecord::fill(v1::Task &task) const {

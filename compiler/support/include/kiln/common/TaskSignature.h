@@ -61,6 +61,9 @@ public:
   /// OK when `task.signature` is kilnd's signature of taskSigningMessage;
   /// PERMISSION_DENIED naming the executable otherwise.
   absl::Status verify(const v1::Task &task) const;
+  /// The same for a task whose executable record is `record`.
+  absl::Status verify(const v1::Task &task,
+                      const v1::ExecutableRecord &record) const;
 
 private:
   explicit TaskVerifier(std::shared_ptr<EVP_PKEY> key) : key(std::move(key)) {}

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/agent/RecordCache.h"
 #include "kiln/agent/TaskRunner.h"
 
 #include "kiln/common/FramedSocket.h"
@@ -43,6 +44,7 @@ private:
 
   FramedSocket link;
   TaskRunner &runner;
+  RecordCache records;
   std::function<void()> onEnd;
   std::atomic<bool> stopping{false};
   std::atomic<bool> ended{false}; // a thread reported the link's end

@@ -92,6 +92,10 @@ public:
   /// mapped from their files instead of fetched, and large outputs are left
   /// in memfds for the caller to pass on.
   v1::TaskResult run(const v1::Task &task, LocalFiles *files = nullptr);
+  /// The same for a task whose executable record travelled beside it
+  /// (the local link's; `task.record` is then unused).
+  v1::TaskResult run(const v1::Task &task, const v1::ExecutableRecord &record,
+                     LocalFiles *files);
 
   /// The daemon's task key to verify tasks against (null: none yet).
   void setTaskVerifier(std::shared_ptr<const TaskVerifier> verifier);
@@ -103,12 +107,14 @@ public:
   const HeldTensors &heldTensors() const { return held; }
 
 private:
-  absl::Status runTask(const v1::Task &task, v1::TaskResult &result,
-                       LocalFiles *files);
+  absl::Status runTask(const v1::Task &task, const v1::ExecutableRecord &record,
+                       v1::TaskResult &result, LocalFiles *files);
 
-  /// The loaded executable for `task`, fetching and loading it on a miss.
+  /// The loaded executable for `task` (of `record`), fetching and loading
+  /// it on a miss.
   absl::StatusOr<std::shared_ptr<LoadedExecutable>>
-  getExecutable(const v1::Task &task, v1::Timings &timings);
+  getExecutable(const v1::Task &task, const v1::ExecutableRecord &record,
+                v1::Timings &timings);
 
   /// The resident buffer for parameter `digest`.
   absl::StatusOr<ResidentSet::Buffer> getParameter(const v1::Digest &digest);
@@ -175,5 +181,10 @@ struct BoundManifest {
 absl::Status validateTask(const v1::Task &task, std::string_view kind,
                           const LocalFiles *files = nullptr,
                           BoundManifest *bound = nullptr);
+/// The same for a task whose executable record is `record`.
+absl::Status validateTask(const v1::Task &task,
+                          const v1::ExecutableRecord &record,
+                          std::string_view kind, const LocalFiles *files,
+                          BoundManifest *bound);
 
 } // namespace kiln::agent

@@ -41,17 +41,20 @@ public:
   /// the task as a message).
   void fill(v1::Task &task) const;
 
-  /// A serialized Task with only `record` and `signature` set. Appended to
-  /// the serialization of the rest of a task it makes the whole task (a
-  /// parser merges what comes later), so a link that writes bytes neither
-  /// copies nor serializes the manifest per call.
-  const std::string &taskFragment() const { return fragment; }
+  /// A serialized Task with only `signature` set. Appended to the
+  /// serialization of the rest of a task it completes the task (a parser
+  /// merges what comes later) but for its record, which the local link
+  /// sends beside the task as recordBytes(): neither end copies, serializes
+  /// or parses the manifest per call.
+  const std::string &signatureFragment() const { return signatureBytes; }
+  /// The record, serialized once.
+  const std::string &recordBytes() const { return serializedRecord; }
 
 private:
   std::shared_ptr<const v1::ExecutableRecord> shared;
   std::string signed_;
   std::vector<std::string> features;
-  std::string fragment;
+  std::string signatureBytes, serializedRecord;
 };
 
 /// kilnd's TaskRecords by executable digest, each signed once. A record is
