@@ -137,12 +137,19 @@ def fusedBlocks():
     return model
 
 
+def call_sites(linalg: str) -> list[tuple[str, list[int]]]:
+    """Every library call site's kind and geometry fields in a linalg dump."""
+    sites = re.findall(r"@__kiln_(convolution|matmul)\w* : memref<\d+xi64> = "
+                       r"dense<\[([^\]]*)\]>", linalg)
+    return [(kind, [int(v) for v in fields.split(", ")]) for kind, fields in sites]
+
+
 def epilogues(linalg: str) -> list[list[int]]:
     """The epilogue fields (has_scale_shift, has_residual, activation) of
-    every library call site in a linalg dump."""
-    sites = re.findall(r"@__kiln_(?:convolution|matmul)\w* : memref<\d+xi64> = "
-                       r"dense<\[([^\]]*)\]>", linalg)
-    return sorted([int(v) for v in site.split(", ")[-3:]] for site in sites)
+    every library call site in a linalg dump: a convolution's end with
+    channels_last after them (kiln_rt_kernels.h)."""
+    return sorted(fields[-4:-1] if kind == "convolution" else fields[-3:]
+                  for kind, fields in call_sites(linalg))
 
 
 def test_norms_residuals_and_activations_fold_into_the_calls(client):
@@ -152,6 +159,9 @@ def test_norms_residuals_and_activations_fold_into_the_calls(client):
         expected = model(x)
     compiled = client.compile(torch.export.export(model, (x,)),
                               options={"dump_stages": True})
+    # On x86-64 every convolution's data is channels last (oneDNN's layout).
+    assert [fields[-1] for kind, fields in call_sites(compiled.stage_dumps()["linalg"])
+            if kind == "convolution"] == [1] * 3
     assert epilogues(compiled.stage_dumps()["linalg"]) == [
         [0, 0, 0],  # pointwise conv (relu6 stays generated: NaNs)
         [0, 0, 2],  # up + gelu
