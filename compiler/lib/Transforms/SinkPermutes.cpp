@@ -17,6 +17,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <optional>
+
 namespace kiln {
 #define GEN_PASS_DEF_SINKPERMUTES
 #include "kiln/Transforms/Passes.h.inc"
@@ -102,6 +104,76 @@ struct PermuteAsView : OpRewritePattern<PermuteOp> {
     }
     rewriter.replaceOpWithNewOp<kiln::aten::ViewOp>(op, op.getType(),
                                                     op.getSelf());
+    return success();
+  }
+};
+
+/// The groups of consecutive dims of `from` that `to` merges, one group per
+/// dim of `to` (extent-1 dims join the group before them, or the first);
+/// nullopt when `to` is not such a collapse of `from`.
+std::optional<SmallVector<SmallVector<int64_t>>>
+collapseGroups(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  SmallVector<SmallVector<int64_t>> groups;
+  size_t d = 0;
+  for (int64_t extent : to) {
+    SmallVector<int64_t> group;
+    int64_t product = 1;
+    while (d < from.size() && (group.empty() || product < extent)) {
+      product *= from[d];
+      group.push_back(d++);
+    }
+    if (product != extent)
+      return std::nullopt;
+    groups.push_back(std::move(group));
+  }
+  // Trailing extent-1 dims join the last group.
+  for (; d < from.size(); ++d) {
+    if (from[d] != 1 || groups.empty())
+      return std::nullopt;
+    groups.back().push_back(d);
+  }
+  return groups;
+}
+
+/// view(permute(y, p)) that merges dims which p keeps adjacent and in
+/// order = permute(view(y), p'): the merge happens in y's layout, and the
+/// permute moves whole groups. The patch embedding of a vision transformer,
+/// conv(x).flatten(2).transpose(1, 2), then reads the channels-last output
+/// as it is.
+struct SinkPastCollapse : OpRewritePattern<kiln::aten::ViewOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(kiln::aten::ViewOp op,
+                                PatternRewriter &rewriter) const override {
+    auto p = op.getSelf().getDefiningOp<PermuteOp>();
+    RankedTensorType from = typeOf(op.getSelf());
+    RankedTensorType to = op.getType();
+    if (!p || !from.hasStaticShape() || !to.hasStaticShape() ||
+        to.getRank() >= from.getRank())
+      return rewriter.notifyMatchFailure(op, "not a collapse of a permute");
+    std::optional<SmallVector<SmallVector<int64_t>>> groups =
+        collapseGroups(from.getShape(), to.getShape());
+    if (!groups)
+      return rewriter.notifyMatchFailure(op, "not a collapse of adjacent dims");
+    ArrayRef<int64_t> dims = p.getDims();
+    // Each group is a run of y's dims in order; order the runs as y has them.
+    SmallVector<std::pair<int64_t, int64_t>> runs; // (y's first dim, group)
+    for (auto [g, group] : llvm::enumerate(*groups)) {
+      for (size_t i = 1; i < group.size(); ++i)
+        if (dims[group[i]] != dims[group[i - 1]] + 1)
+          return rewriter.notifyMatchFailure(op, "merges dims the permute separates");
+      runs.emplace_back(dims[group.front()], g);
+    }
+    llvm::sort(runs);
+    RankedTensorType y = typeOf(p.getSelf());
+    SmallVector<int64_t> merged, order(runs.size());
+    for (auto [position, run] : llvm::enumerate(runs)) {
+      merged.push_back(to.getDimSize(run.second));
+      order[run.second] = position;
+    }
+    Value view = rewriter.create<kiln::aten::ViewOp>(op.getLoc(), y.clone(merged),
+                                                     p.getSelf());
+    rewriter.replaceOp(op, permute(rewriter, op.getLoc(), view, order));
     return success();
   }
 };
@@ -253,7 +325,8 @@ struct SinkPermutesPass : kiln::impl::SinkPermutesBase<SinkPermutesPass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
     RewritePatternSet patterns(context);
-    patterns.add<ComposePermutes, PermuteAsView, SinkPastElementwise,
+    patterns.add<ComposePermutes, PermuteAsView, SinkPastCollapse,
+                 SinkPastElementwise,
                  SinkPastReduction<kiln::aten::SumOp>,
                  SinkPastReduction<kiln::aten::MeanOp>,
                  SinkPastReduction<kiln::aten::AmaxOp>,

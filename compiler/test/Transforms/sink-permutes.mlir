@@ -104,3 +104,23 @@ func.func @views_and_compositions(%a: tensor<3x1x5xf32>, %b: tensor<2x3x4xf32>) 
   %2 = aten.permute %1 {dims = array<i64: 2, 1, 0>} : (tensor<3x2x4xf32>) -> tensor<4x2x3xf32>
   return %0, %2 : tensor<1x3x5xf32>, tensor<4x2x3xf32>
 }
+
+// -----
+
+// A vision transformer's patch embedding, conv(x).flatten(2).transpose(1, 2),
+// of a channels-last convolution output: the flatten merges h and w, which
+// stay adjacent channels last, so it happens there and the transposes
+// cancel. A view that merges dims the permute separates stays.
+// CHECK-LABEL: func @patch_embedding
+// CHECK-SAME: (%[[Y:.+]]: tensor<2x4x6x8xf32>)
+// CHECK: %[[P:.+]] = aten.permute %[[Y]] {dims = array<i64: 0, 3, 1, 2>}
+// CHECK: %[[T:.+]] = aten.view %[[Y]] : (tensor<2x4x6x8xf32>) -> tensor<2x24x8xf32>
+// CHECK: %[[M:.+]] = aten.view %[[P]] : (tensor<2x8x4x6xf32>) -> tensor<16x24xf32>
+// CHECK: return %[[T]], %[[M]]
+func.func @patch_embedding(%y: tensor<2x4x6x8xf32>) -> (tensor<2x24x8xf32>, tensor<16x24xf32>) {
+  %0 = aten.permute %y {dims = array<i64: 0, 3, 1, 2>} : (tensor<2x4x6x8xf32>) -> tensor<2x8x4x6xf32>
+  %1 = aten.view %0 : (tensor<2x8x4x6xf32>) -> tensor<2x8x24xf32>
+  %2 = aten.permute %1 {dims = array<i64: 0, 2, 1>} : (tensor<2x8x24xf32>) -> tensor<2x24x8xf32>
+  %3 = aten.view %0 : (tensor<2x8x4x6xf32>) -> tensor<16x24xf32>
+  return %2, %3 : tensor<2x24x8xf32>, tensor<16x24xf32>
+}

@@ -63,6 +63,9 @@ def SinkPermutes : Pass<"kiln-sink-permutes", "mlir::func::FuncOp"> {
     * permute(permute(x, a), b) is one permute, or x when they cancel;
     * a permute that keeps the order of the dims of extent > 1 (a
       (1, 1, 1, C) tensor channels first) is an aten.view;
+    * a view that merges dims the permute keeps adjacent and in order
+      merges them before it (a vision transformer's patch embedding,
+      conv(x).flatten(2).transpose(1, 2), then needs no transpose);
     * an elementwise op (add, sub, mul, div, the unary ops, gelu,
       aten.pointwise) of permute(y, p) runs on y and is permuted after:
       operands permuted by the same p lose it, 0-d ones stay, and small
