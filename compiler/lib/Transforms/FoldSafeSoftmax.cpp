@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Transforms/Passes.h"
 
+#include "kiln/Dialect/Aten/IR/AtenMatchers.h"
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
 #include "mlir/IR/Matchers.h"
@@ -40,17 +41,6 @@ PointwiseOp pointwise(Value value, StringRef fn, size_t arity) {
   return op;
 }
 
-/// True when `value` is an aten.constant whose every element is `expected`.
-bool isSplat(Value value, double expected) {
-  auto constant = value.getDefiningOp<kiln::aten::ConstantOp>();
-  if (!constant)
-    return false;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-    return false;
-  return dense.getSplatValue<APFloat>().convertToDouble() == expected;
-}
-
 /// True when `reduction` reduces only `dim` and keeps it.
 template <typename Reduction>
 bool reducesOnly(Reduction reduction, int64_t dim) {
@@ -60,7 +50,7 @@ bool reducesOnly(Reduction reduction, int64_t dim) {
 /// The x of eq(x, -inf) defining `value`, or null.
 Value equalsNegativeInfinity(Value value) {
   PointwiseOp eq = pointwise(value, "eq", 2);
-  if (!eq || !isSplat(eq.getInputs()[1], -INFINITY))
+  if (!eq || !kiln::aten::isFloatSplat(eq.getInputs()[1], -INFINITY))
     return Value();
   return eq.getInputs()[0];
 }
@@ -97,7 +87,7 @@ struct FoldSafeSoftmaxPattern : OpRewritePattern<PointwiseOp> {
     Value condition = op.getInputs()[0];
     auto softmax = op.getInputs()[2].getDefiningOp<kiln::aten::SoftmaxOp>();
     if (!softmax || softmax.getType() != op.getType() ||
-        !isSplat(op.getInputs()[1], 0.0))
+        !kiln::aten::isFloatSplat(op.getInputs()[1], 0.0))
       return rewriter.notifyMatchFailure(op, "not where(c, 0, softmax(x))");
     if (maskedRowsOf(condition, softmax.getDim()) != softmax.getSelf())
       return rewriter.notifyMatchFailure(op, "the condition is not the "

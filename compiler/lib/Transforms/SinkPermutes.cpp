@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Transforms/Passes.h"
 
+#include "kiln/Dialect/Aten/IR/AtenMatchers.h"
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -56,10 +57,7 @@ RankedTensorType typeOf(Value value) {
 
 Value permute(PatternRewriter &rewriter, Location loc, Value value,
               ArrayRef<int64_t> dims) {
-  RankedTensorType type = typeOf(value);
-  return rewriter.create<PermuteOp>(
-      loc, type.clone(permutedShape(type.getShape(), dims)), value,
-      rewriter.getDenseI64ArrayAttr(dims));
+  return rewriter.create<PermuteOp>(loc, value, dims);
 }
 
 /// permute(permute(x, a), b) = permute(x, a[b[i]]), or x.
@@ -293,10 +291,7 @@ struct GlobalAvgPoolAsMean : OpRewritePattern<kiln::aten::AvgPoolOp> {
     int64_t rank = input.getRank();
     if (!p || !isa<FloatType>(type.getElementType()))
       return rewriter.notifyMatchFailure(op, "not a float pool of a permute");
-    // p moves channels from last to 1: (0, r-1, 1, ..., r-2).
-    SmallVector<int64_t> fromLast = {0, rank - 1};
-    for (int64_t d = 1; d + 1 < rank; ++d)
-      fromLast.push_back(d);
+    SmallVector<int64_t> fromLast = kiln::aten::fromChannelsLast(rank);
     if (p.getDims() != ArrayRef<int64_t>(fromLast))
       return rewriter.notifyMatchFailure(op, "not a channels-last tensor");
     int64_t window = 1;

@@ -25,6 +25,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Aten/IR/AtenMatchers.h"
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -125,18 +126,6 @@ int64_t activationOf(Operation *op, RankedTensorType type) {
   return KILN_RT_ACTIVATION_NONE;
 }
 
-/// True when `value` is a 0-d or splat aten.constant equal to `expected`.
-bool isConstant(Value value, double expected) {
-  auto constant = value.getDefiningOp<kiln::aten::ConstantOp>();
-  if (!constant)
-    return false;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat() ||
-      !isa<FloatType>(dense.getElementType()))
-    return false;
-  return dense.getSplatValue<APFloat>().convertToDouble() == expected;
-}
-
 /// The ops of hardswish as torch.export decomposes it, from `y`:
 /// y * clamp(clamp(y + 3, min=0), max=6) / 6 (one clamp with both bounds
 /// too), in the order they run; empty when `y`'s users are not exactly
@@ -152,7 +141,7 @@ SmallVector<Operation *> decomposedHardswish(Value y, RankedTensorType type) {
     else if (auto m = dyn_cast<kiln::aten::MulOp>(user))
       mul = m;
   }
-  if (!add || !mul || add.getLhs() != y || !isConstant(add.getRhs(), 3.0) ||
+  if (!add || !mul || add.getLhs() != y || !kiln::aten::isFloatSplat(add.getRhs(), 3.0) ||
       add.getAlpha().convertToDouble() != 1.0 || add.getType() != type)
     return {};
   SmallVector<Operation *> ops = {add};
@@ -184,7 +173,7 @@ SmallVector<Operation *> decomposedHardswish(Value y, RankedTensorType type) {
   ops.push_back(mul);
   auto div = dyn_cast_or_null<kiln::aten::DivOp>(soleUser(mul.getResult()));
   if (!div || div.getLhs() != mul.getResult() ||
-      !isConstant(div.getRhs(), 6.0) || div.getType() != type)
+      !kiln::aten::isFloatSplat(div.getRhs(), 6.0) || div.getType() != type)
     return {};
   ops.push_back(div);
   return ops;
@@ -240,32 +229,6 @@ Epilogue matchEpilogue(Value result, int64_t channelDim) {
     epilogue.ops.append(hardswish.begin(), hardswish.end());
   }
   return epilogue;
-}
-
-/// The permutation from channels first (n, c, spatial...) to channels last
-/// (n, spatial..., c) for `rank` dims, or back.
-SmallVector<int64_t> toChannelsLast(int64_t rank) {
-  SmallVector<int64_t> dims = {0};
-  for (int64_t d = 2; d < rank; ++d)
-    dims.push_back(d);
-  dims.push_back(1);
-  return dims;
-}
-SmallVector<int64_t> fromChannelsLast(int64_t rank) {
-  SmallVector<int64_t> dims = {0, rank - 1};
-  for (int64_t d = 1; d + 1 < rank; ++d)
-    dims.push_back(d);
-  return dims;
-}
-
-/// aten.permute(value, dims).
-Value permuted(OpBuilder &b, Location loc, Value value, ArrayRef<int64_t> dims) {
-  auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t d : dims)
-    shape.push_back(type.getDimSize(d));
-  return b.create<kiln::aten::PermuteOp>(loc, type.clone(shape), value,
-                                         b.getDenseI64ArrayAttr(dims));
 }
 
 /// The call site's kiln_rt_convolution, field by field.
@@ -546,12 +509,12 @@ struct ConvertAtenToKernelCallsPass
     Value inputTensor = op.getInput();
     RankedTensorType callType = op.getType();
     if (channelsLast) {
-      inputTensor = permuted(b, loc, inputTensor, toChannelsLast(rank));
+      inputTensor = b.create<kiln::aten::PermuteOp>(loc, inputTensor, kiln::aten::toChannelsLast(rank));
       if (epilogue.residual)
-        epilogue.residual =
-            permuted(b, loc, epilogue.residual, toChannelsLast(rank));
+        epilogue.residual = b.create<kiln::aten::PermuteOp>(
+            loc, epilogue.residual, kiln::aten::toChannelsLast(rank));
       SmallVector<int64_t> shape;
-      for (int64_t d : toChannelsLast(rank))
+      for (int64_t d : kiln::aten::toChannelsLast(rank))
         shape.push_back(callType.getDimSize(d));
       callType = callType.clone(shape);
     }
@@ -565,7 +528,8 @@ struct ConvertAtenToKernelCallsPass
                              post.residual},
                             callType);
     if (channelsLast)
-      result = permuted(b, loc, result, fromChannelsLast(rank));
+      result = b.create<kiln::aten::PermuteOp>(loc, result,
+                                               kiln::aten::fromChannelsLast(rank));
     replaceFolded(op, epilogue, result);
   }
 

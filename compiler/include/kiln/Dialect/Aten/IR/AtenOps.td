@@ -322,6 +322,16 @@ def Aten_PermuteOp : Aten_Op<"permute", [Pure]> {
   let arguments = (ins AnyRankedTensor:$self, DenseI64ArrayAttr:$dims);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  // The result type follows from `self` and `dims`.
+  let builders = [OpBuilder<(ins "::mlir::Value":$self,
+                                 "::llvm::ArrayRef<int64_t>":$dims), [{
+    auto type = ::llvm::cast<::mlir::RankedTensorType>(self.getType());
+    ::llvm::SmallVector<int64_t> shape;
+    for (int64_t d : dims)
+      shape.push_back(type.getDimSize(d));
+    build($_builder, $_state, type.clone(shape), self,
+          $_builder.getDenseI64ArrayAttr(dims));
+  }]>];
   let hasVerifier = 1;
 }
 
