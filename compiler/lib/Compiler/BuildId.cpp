@@ -3,8 +3,9 @@
 // This file implements compilerBuildId(): Kiln's version, a hash of the
 // running executable (so any change to the compiler's code changes it) and
 // the LLVM version; and compilerBuildIdWithWorker(), the id of a daemon
-// whose compiles run in another executable, which hashes that one too. The CPU code is generated for is not part of it: it is
-// in the (resolved) compile options, so every compile key names it.
+// whose compiles run in another executable, which hashes that one too. The
+// CPU code is generated for is not part of it: it is in the (resolved)
+// compile options, so every compile key names it.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Compiler/Compile.h"

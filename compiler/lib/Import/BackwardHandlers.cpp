@@ -157,8 +157,6 @@ absl::StatusOr<Values> convolutionBackward(NodeImporter &n) {
   return results;
 }
 
-/// max_pool{2,3}d_with_indices_backward: per (n, c) image, the output
-/// gradient added at the flat spatial index each window saved.
 /// The output positions whose windows can cover each input position of a
 /// pooling plane, for max pooling's backward as a gather: J candidates per
 /// input position (the most windows that overlap along every dim), in
@@ -240,25 +238,12 @@ absl::StatusOr<Values> maxPoolBackward(NodeImporter &n, int64_t spatial) {
   int64_t outPlane = ShapedType::getNumElements(outDims);
   Value flatIndices = viewValue(n, indices, {images, outPlane});
   Value flatDy = viewValue(n, dy, {images, outPlane});
-  ASSIGN_OR_RETURN(std::vector<int64_t> kernel, n.intsAttr("kernel_size"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> stride, n.intsAttr("stride", true));
-  ASSIGN_OR_RETURN(std::vector<int64_t> padding, n.intsAttr("padding", true));
-  ASSIGN_OR_RETURN(std::vector<int64_t> dilation, n.intsAttr("dilation", true));
-  auto perDim = [&](std::vector<int64_t> &v, int64_t fallback) {
-    if (v.empty())
-      v.assign(spatial, fallback);
-    else if (v.size() == 1)
-      v.assign(spatial, v[0]);
-  };
-  if (stride.empty())
-    stride = kernel;
-  perDim(kernel, 1);
-  perDim(stride, 1);
-  perDim(padding, 0);
-  perDim(dilation, 1);
-  bool geometry = static_cast<int64_t>(kernel.size()) == spatial &&
-                  stride.size() == kernel.size() && padding.size() == kernel.size() &&
-                  dilation.size() == kernel.size();
+  size_t s = static_cast<size_t>(spatial);
+  ASSIGN_OR_RETURN(auto kernel, spatialList(n, "kernel_size", s, {}));
+  ASSIGN_OR_RETURN(auto stride, spatialList(n, "stride", s, kernel));
+  ASSIGN_OR_RETURN(auto padding, spatialList(n, "padding", s, std::vector<int64_t>{0}));
+  ASSIGN_OR_RETURN(auto dilation, spatialList(n, "dilation", s, std::vector<int64_t>{1}));
+  bool geometry = true;
   int64_t windows = 1;
   for (int64_t d = 0; geometry && d < spatial; ++d) {
     geometry = kernel[d] >= 1 && stride[d] >= 1 && padding[d] >= 0 && dilation[d] >= 1 &&

@@ -474,4 +474,21 @@ Value wrapUnsigned(OpBuilder &b, Location loc, Value v) {
       .getResult();
 }
 
+absl::StatusOr<std::vector<int64_t>>
+spatialList(NodeImporter &n, const std::string &name, size_t spatial,
+            std::optional<std::vector<int64_t>> fallback) {
+  ASSIGN_OR_RETURN(std::vector<int64_t> values, n.intsAttr(name, true));
+  if (values.empty()) {
+    if (!fallback)
+      return n.error(absl::StrCat("argument '", name, "' must not be empty"));
+    values = *fallback;
+  }
+  if (values.size() == 1 && spatial > 1)
+    values = std::vector<int64_t>(spatial, values[0]);
+  if (values.size() != spatial)
+    return n.error(absl::StrCat("argument '", name, "' needs ", spatial,
+                                " entries, got ", values.size()));
+  return values;
+}
+
 } // namespace kiln

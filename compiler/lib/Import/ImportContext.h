@@ -172,6 +172,14 @@ mlir::Type scalarTypeAgainst(NodeImporter &n, const std::string &name, mlir::Typ
 /// `v` with its dims in the order `perm` (an aten.permute at node `n`).
 mlir::Value permuteValue(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t> perm);
 
+/// An int list argument with one entry per spatial dim (`spatial` of them),
+/// as PyTorch's pooling and convolution arguments: a single entry repeats,
+/// an absent/empty one takes `fallback` (an error naming the argument when
+/// there is none), and any other count is an error naming it.
+absl::StatusOr<std::vector<int64_t>>
+spatialList(NodeImporter &n, const std::string &name, size_t spatial,
+            std::optional<std::vector<int64_t>> fallback);
+
 /// `v` viewed with `shape` (an aten.view at node `n`; `v` itself when it
 /// has that shape already).
 mlir::Value viewValue(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t> shape);

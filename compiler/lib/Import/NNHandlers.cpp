@@ -20,25 +20,6 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-/// An int list argument with one entry per spatial dim: a single entry
-/// repeats, an absent/empty one takes `fallback` (or error when none).
-absl::StatusOr<std::vector<int64_t>>
-spatialList(NodeImporter &n, const std::string &name, size_t spatial,
-            std::optional<std::vector<int64_t>> fallback) {
-  ASSIGN_OR_RETURN(std::vector<int64_t> values, n.intsAttr(name, true));
-  if (values.empty()) {
-    if (!fallback)
-      return n.error(absl::StrCat("argument '", name, "' must not be empty"));
-    values = *fallback;
-  }
-  if (values.size() == 1 && spatial > 1)
-    values = std::vector<int64_t>(spatial, values[0]);
-  if (values.size() != spatial)
-    return n.error(absl::StrCat("argument '", name, "' needs ", spatial,
-                                " entries, got ", values.size()));
-  return values;
-}
-
 absl::StatusOr<Values> convolution(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value input, n.tensor("input"));

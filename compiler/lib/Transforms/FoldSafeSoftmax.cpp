@@ -5,7 +5,8 @@
 //   where(logical_not(any(logical_not(eq(x, -inf)), d, keepdim)), 0,
 //         softmax(x, d))
 // (or with all(eq(x, -inf), d, keepdim) as the condition) and replaces it by
-// one `aten.softmax {zero_masked_rows}`. The lowering zeroes a row whose
+// one `aten.softmax {zero_masked_rows}` (when nothing else reads the plain
+// softmax, which would then be computed twice). The lowering zeroes a row whose
 // maximum is -inf, which is exactly a row of -inf only: a NaN anywhere
 // makes the maximum NaN, and such a row is not "all -inf" for torch either.
 //
@@ -89,6 +90,9 @@ struct FoldSafeSoftmaxPattern : OpRewritePattern<PointwiseOp> {
     if (!softmax || softmax.getType() != op.getType() ||
         !kiln::aten::isFloatSplat(op.getInputs()[1], 0.0))
       return rewriter.notifyMatchFailure(op, "not where(c, 0, softmax(x))");
+    // Another reader keeps the plain softmax: folding would compute it twice.
+    if (!softmax->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "the softmax has other readers");
     if (maskedRowsOf(condition, softmax.getDim()) != softmax.getSelf())
       return rewriter.notifyMatchFailure(op, "the condition is not the "
                                              "softmax's masked rows");

@@ -55,11 +55,6 @@ RankedTensorType typeOf(Value value) {
   return cast<RankedTensorType>(value.getType());
 }
 
-Value permute(PatternRewriter &rewriter, Location loc, Value value,
-              ArrayRef<int64_t> dims) {
-  return rewriter.create<PermuteOp>(loc, value, dims);
-}
-
 /// permute(permute(x, a), b) = permute(x, a[b[i]]), or x.
 struct ComposePermutes : OpRewritePattern<PermuteOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -76,8 +71,7 @@ struct ComposePermutes : OpRewritePattern<PermuteOp> {
       rewriter.replaceOp(op, inner.getSelf());
       return success();
     }
-    rewriter.replaceOpWithNewOp<PermuteOp>(op, op.getType(), inner.getSelf(),
-                                           rewriter.getDenseI64ArrayAttr(dims));
+    rewriter.replaceOpWithNewOp<PermuteOp>(op, inner.getSelf(), dims);
     return success();
   }
 };
@@ -171,7 +165,7 @@ struct SinkPastCollapse : OpRewritePattern<kiln::aten::ViewOp> {
     }
     Value view = rewriter.create<kiln::aten::ViewOp>(op.getLoc(), y.clone(merged),
                                                      p.getSelf());
-    rewriter.replaceOp(op, permute(rewriter, op.getLoc(), view, order));
+    rewriter.replaceOpWithNewOp<PermuteOp>(op, view, order);
     return success();
   }
 };
@@ -238,13 +232,13 @@ struct SinkPastElementwise : RewritePattern {
         full = rewriter.create<kiln::aten::ViewOp>(loc, type.clone(shape),
                                                    operand);
       }
-      operands[i] = permute(rewriter, loc, full, back);
+      operands[i] = rewriter.create<PermuteOp>(loc, full, back);
     }
     OperationState state(loc, op->getName().getStringRef(), operands,
                          {resultType.clone(permutedShape(resultType.getShape(), back))},
                          op->getAttrs());
     Operation *moved = rewriter.create(state);
-    rewriter.replaceOp(op, permute(rewriter, loc, moved->getResult(0), *dims));
+    rewriter.replaceOpWithNewOp<PermuteOp>(op, moved->getResult(0), *dims);
     return success();
   }
 };
@@ -262,10 +256,9 @@ struct SinkPastReduction : OpRewritePattern<Reduction> {
     if (!op.getType().hasStaticShape())
       return rewriter.notifyMatchFailure(op, "symbolic sizes");
     ArrayRef<int64_t> dims = p.getDims();
-    int64_t rank = dims.size();
-    SmallVector<int64_t> reduced;
+    SmallVector<int64_t> reduced; // reductions' dims are normalized
     for (int64_t d : op.getDims())
-      reduced.push_back(dims[d < 0 ? d + rank : d]);
+      reduced.push_back(dims[d]);
     llvm::sort(reduced);
     SmallVector<int64_t> back = inverse(dims);
     RankedTensorType type = op.getType();
@@ -273,7 +266,7 @@ struct SinkPastReduction : OpRewritePattern<Reduction> {
         op.getLoc(), type.clone(permutedShape(type.getShape(), back)),
         p.getSelf(), rewriter.getDenseI64ArrayAttr(reduced),
         rewriter.getBoolAttr(true));
-    rewriter.replaceOp(op, permute(rewriter, op.getLoc(), moved, dims));
+    rewriter.replaceOpWithNewOp<PermuteOp>(op, moved.getResult(), dims);
     return success();
   }
 };
@@ -311,7 +304,7 @@ struct GlobalAvgPoolAsMean : OpRewritePattern<kiln::aten::AvgPoolOp> {
         op.getLoc(), type.clone(permutedShape(type.getShape(), inverse(fromLast))),
         p.getSelf(), rewriter.getDenseI64ArrayAttr(spatial),
         rewriter.getBoolAttr(true));
-    rewriter.replaceOp(op, permute(rewriter, op.getLoc(), mean, fromLast));
+    rewriter.replaceOpWithNewOp<PermuteOp>(op, mean.getResult(), fromLast);
     return success();
   }
 };

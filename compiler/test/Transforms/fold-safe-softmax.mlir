@@ -58,3 +58,21 @@ func.func @not_safe_softmax(%x: tensor<3x5xf32>, %y: tensor<3x5xf32>) -> (tensor
   %11 = aten.pointwise "where" %9, %10, %0 : (tensor<3x1xi1>, tensor<f32>, tensor<3x5xf32>) -> tensor<3x5xf32>
   return %5, %8, %11 : tensor<3x5xf32>, tensor<3x5xf32>, tensor<3x5xf32>
 }
+
+// -----
+
+// A softmax the graph also returns plain stays one softmax: folding would
+// compute it a second time for the where.
+// CHECK-LABEL: func @shared_softmax
+// CHECK-COUNT-1: aten.softmax
+// CHECK-NOT: zero_masked_rows
+// CHECK: aten.pointwise "where"
+func.func @shared_softmax(%x: tensor<3x5xf32>) -> (tensor<3x5xf32>, tensor<3x5xf32>) {
+  %0 = aten.softmax %x {dim = 1 : i64} : tensor<3x5xf32>
+  %1 = aten.constant dense<0xFF800000> : tensor<f32>
+  %2 = aten.pointwise "eq" %x, %1 : (tensor<3x5xf32>, tensor<f32>) -> tensor<3x5xi1>
+  %3 = aten.all %2 {dims = array<i64: 1>, keepdim = true} : (tensor<3x5xi1>) -> tensor<3x1xi1>
+  %4 = aten.constant dense<0.000000e+00> : tensor<f32>
+  %5 = aten.pointwise "where" %3, %4, %0 : (tensor<3x1xi1>, tensor<f32>, tensor<3x5xf32>) -> tensor<3x5xf32>
+  return %5, %0 : tensor<3x5xf32>, tensor<3x5xf32>
+}

@@ -96,8 +96,6 @@ absl::StatusOr<BoundManifest> bindTask(const v1::Task &task,
 
 absl::Status validateTask(const v1::Task &task, std::string_view kind,
                           const LocalFiles *files, BoundManifest *bound) {
-  if (!task.has_record())
-    return absl::InvalidArgumentError("task carries no executable record");
   return validateTask(task, task.record(), kind, files, bound);
 }
 

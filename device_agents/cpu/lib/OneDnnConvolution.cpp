@@ -1,11 +1,11 @@
 //===- OneDnnConvolution.cpp - convolution call sites on oneDNN -----------===//
 //
 // This file implements ConvolutionSite: a forward f32 convolution of dense
-// tensors, channels first or channels last, through a oneDNN primitive, with the reorders to and
-// from the blocked layouts oneDNN's fastest kernels use, weights kept
-// reordered per parameter, the site's epilogue as post-ops (a batch norm's
-// scale and shift folded into weight parameters instead), and a direct
-// loop for a geometry oneDNN refuses.
+// tensors, channels first or channels last, through a oneDNN primitive,
+// with the reorders to and from the blocked layouts oneDNN's fastest
+// kernels use, weights kept reordered per parameter, the site's epilogue as
+// post-ops (a batch norm's scale and shift folded into weight parameters
+// instead), and a direct loop for a geometry oneDNN refuses.
 //
 //===----------------------------------------------------------------------===//
 #include "OneDnnSites.h"

@@ -47,7 +47,8 @@ def FoldSafeSoftmax : Pass<"kiln-fold-safe-softmax", "mlir::func::FuncOp"> {
     `where(logical_not(any(logical_not(eq(x, -inf)), d, keepdim)), 0,
     softmax(x, d))`, or with `all(eq(x, -inf), d, keepdim)` as the
     condition: four more passes over the attention scores, and a boolean
-    reduction. They become `aten.softmax {zero_masked_rows}` of x, which
+    reduction. Unless something else reads the plain softmax, they become
+    `aten.softmax {zero_masked_rows}` of x, which
     zeroes a row whose maximum is -inf (a NaN in the row makes the maximum
     NaN, so such a row stays NaN, as in eager).
   }];

@@ -509,12 +509,15 @@ struct ConvertAtenToKernelCallsPass
     Value inputTensor = op.getInput();
     RankedTensorType callType = op.getType();
     if (channelsLast) {
-      inputTensor = b.create<kiln::aten::PermuteOp>(loc, inputTensor, kiln::aten::toChannelsLast(rank));
+      SmallVector<int64_t> toLast = kiln::aten::toChannelsLast(rank);
+      auto toChannelsLast = [&](Value v) -> Value {
+        return b.create<kiln::aten::PermuteOp>(loc, v, toLast);
+      };
+      inputTensor = toChannelsLast(inputTensor);
       if (epilogue.residual)
-        epilogue.residual = b.create<kiln::aten::PermuteOp>(
-            loc, epilogue.residual, kiln::aten::toChannelsLast(rank));
+        epilogue.residual = toChannelsLast(epilogue.residual);
       SmallVector<int64_t> shape;
-      for (int64_t d : kiln::aten::toChannelsLast(rank))
+      for (int64_t d : toLast)
         shape.push_back(callType.getDimSize(d));
       callType = callType.clone(shape);
     }
