@@ -176,6 +176,31 @@ def test_norms_residuals_and_activations_fold_into_the_calls(client):
     torch.testing.assert_close(generated(x), expected, rtol=1e-4, atol=2e-5)
 
 
+def test_pooling_between_convolutions_stays_channels_last(client):
+    """resnet's stem (conv, batch norm, relu, 3x3/2 max pooling, conv) and an
+    average pool between two convolutions: the pools read the channels-last
+    data the calls write, so the only transpose left is the input's."""
+    torch.manual_seed(2)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 7, stride=2, padding=3, bias=False),
+        torch.nn.BatchNorm2d(16), torch.nn.ReLU(), torch.nn.MaxPool2d(3, 2, 1),
+        torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.AvgPool2d(2, ceil_mode=True),
+        torch.nn.Conv2d(16, 8, 1)).eval()
+    with torch.no_grad():
+        model[1].running_mean.uniform_(-0.5, 0.5)
+        model[1].running_var.uniform_(0.5, 2.0)
+    x = torch.randn(2, 3, 37, 33)
+    with torch.no_grad():
+        expected = model(x)
+    compiled = client.compile(torch.export.export(model, (x,)),
+                              options={"dump_stages": True})
+    linalg = compiled.stage_dumps()["linalg"]
+    transposes = re.findall(r"linalg\.transpose ins\(%\w+ : (tensor<[^>]*>)\)", linalg)
+    assert transposes == ["tensor<2x3x37x33xf32>", "tensor<2x5x5x8xf32>"], transposes
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), expected, rtol=1e-4, atol=2e-5)
+
+
 def test_models_without_library_ops_name_no_library(client):
     model = torch.nn.Sequential(torch.nn.LayerNorm(8), torch.nn.ReLU()).eval()
     compiled = client.compile(torch.export.export(model, (torch.randn(2, 8),)))

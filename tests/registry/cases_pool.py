@@ -112,3 +112,39 @@ register("adaptive_max_pool3d_even_f32",
 register("adaptive_max_pool3d_uneven_f32",
          lambda x: F.adaptive_max_pool3d(x, (2, 3, 3), return_indices=True),
          randn(2, 2, 5, 7, 4))
+
+
+class ConvThenPool(torch.nn.Module):
+    """A convolution, optionally a relu, then a pool: on the cpu target the
+    convolution runs channels last (the kernel library) and the pool then
+    pools its channels-last output (kiln-sink-permutes), as in resnet's stem."""
+
+    def __init__(self, dims: int, channels: int, pool, relu: bool = False):
+        super().__init__()
+        conv = {1: torch.nn.Conv1d, 2: torch.nn.Conv2d, 3: torch.nn.Conv3d}[dims]
+        self.conv = conv(3, channels, 3, padding=1)
+        self.relu = relu
+        self.pool = pool
+
+    def forward(self, x):
+        y = self.conv(x)
+        return self.pool(torch.relu(y) if self.relu else y)
+
+
+for _name, _dims, _shape, _pool, _relu in [
+        ("conv_relu_max_pool2d_stem_f32", 2, (1, 3, 15, 15),
+         lambda y: F.max_pool2d(y, 3, 2, 1), True),
+        ("conv_max_pool2d_ceil_dilation_f32", 2, (2, 3, 11, 10),
+         lambda y: F.max_pool2d(y, 2, 2, dilation=2, ceil_mode=True), False),
+        ("conv_max_pool1d_pad_f32", 1, (2, 3, 13), lambda y: F.max_pool1d(y, 3, 2, 1), False),
+        ("conv_max_pool3d_f32", 3, (1, 3, 6, 7, 5), lambda y: F.max_pool3d(y, 2, 1, 1), True),
+        ("conv_avg_pool2d_exclude_pad_f32", 2, (1, 3, 9, 9),
+         lambda y: F.avg_pool2d(y, 3, 2, 1, count_include_pad=False), False),
+        ("conv_avg_pool2d_ceil_divisor_f32", 2, (2, 3, 7, 8),
+         lambda y: F.avg_pool2d(y, 2, ceil_mode=True, divisor_override=3), True),
+        ("conv_avg_pool1d_f32", 1, (1, 3, 12), lambda y: F.avg_pool1d(y, 3, 2, 1), False),
+        # The indices are read: this pool keeps the channels-first layout.
+        ("conv_max_pool2d_indices_f32", 2, (1, 3, 8, 8),
+         lambda y: F.max_pool2d(y, 2, return_indices=True), False)]:
+    register(_name, ConvThenPool, randn(*_shape), dims=_dims, channels=5, pool=_pool,
+             relu=_relu)

@@ -286,7 +286,8 @@ absl::StatusOr<Values> adaptiveAvgPool(NodeImporter &n, size_t s) {
   auto b = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
   return Values{n.b().create<aten::AvgPoolOp>(
       n.loc(), type, self, b(kernel), b(kernel), b(SmallVector<int64_t>(s, 0)),
-      n.b().getBoolAttr(true), n.b().getI64IntegerAttr(0))};
+      n.b().getBoolAttr(true), n.b().getI64IntegerAttr(0),
+      /*channels_last=*/UnitAttr())};
 }
 
 absl::StatusOr<Values> adaptiveMaxPool(NodeImporter &n, size_t s) {
@@ -306,7 +307,8 @@ absl::StatusOr<Values> adaptiveMaxPool(NodeImporter &n, size_t s) {
   auto indicesType = RankedTensorType::get(type.getShape(), n.b().getI64Type());
   auto op = n.b().create<aten::MaxPoolOp>(
       n.loc(), TypeRange{type, indicesType}, self, b(kernel), b(kernel),
-      b(SmallVector<int64_t>(s, 0)), b(SmallVector<int64_t>(s, 1)));
+      b(SmallVector<int64_t>(s, 0)), b(SmallVector<int64_t>(s, 1)),
+      /*channels_last=*/UnitAttr());
   return Values(op->getResults());
 }
 

@@ -66,7 +66,8 @@ absl::StatusOr<Values> maxPool(NodeImporter &n, size_t s) {
   auto b = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
   auto op = n.b().create<aten::MaxPoolOp>(n.loc(), TypeRange{type, indicesType},
                                           self, b(kernel), b(stride),
-                                          b(padding), b(dilation));
+                                          b(padding), b(dilation),
+                                          /*channels_last=*/UnitAttr());
   return Values(op->getResults());
 }
 
@@ -83,7 +84,8 @@ absl::StatusOr<Values> avgPool(NodeImporter &n, size_t s) {
   auto b = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
   return Values{n.b().create<aten::AvgPoolOp>(
       n.loc(), type, self, b(kernel), b(stride), b(padding),
-      n.b().getBoolAttr(countIncludePad), n.b().getI64IntegerAttr(divisor))};
+      n.b().getBoolAttr(countIncludePad), n.b().getI64IntegerAttr(divisor),
+      /*channels_last=*/UnitAttr())};
 }
 
 /// Inference batch norm: per-channel statistics viewed as (C, 1, ..., 1) and

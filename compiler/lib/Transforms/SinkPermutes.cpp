@@ -1,8 +1,8 @@
 //===- SinkPermutes.cpp - the kiln-sink-permutes pass ---------------------===//
 //
 // This file implements the pass that moves aten.permute ops down past ops
-// that do not care about layout (elementwise ops, keepdim reductions, a
-// global average pool) and cancels inverse pairs. Channels-last
+// that do not care about layout (elementwise ops, keepdim reductions,
+// pooling, which then pools channels last) and cancels inverse pairs. Channels-last
 // convolution calls (kiln-convert-aten-to-kernel-calls) read permute(x) and
 // give permute(y): once the permute after one call has moved down to the
 // permute before the next, the two cancel, and the activations between the
@@ -19,6 +19,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <optional>
+#include <type_traits>
 
 namespace kiln {
 #define GEN_PASS_DEF_SINKPERMUTES
@@ -309,6 +310,44 @@ struct GlobalAvgPoolAsMean : OpRewritePattern<kiln::aten::AvgPoolOp> {
   }
 };
 
+/// A pool of permute(y, fromChannelsLast): the same pool of y channels
+/// last. Max pooling moves only when nothing reads its indices (their
+/// layout would change with it).
+template <typename Pool>
+struct SinkPastPool : OpRewritePattern<Pool> {
+  using OpRewritePattern<Pool>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(Pool op,
+                                PatternRewriter &rewriter) const override {
+    auto p = op.getSelf().template getDefiningOp<PermuteOp>();
+    int64_t rank = typeOf(op.getSelf()).getRank();
+    if (!p || op.getChannelsLast() ||
+        rank != static_cast<int64_t>(op.getKernel().size()) + 2 ||
+        p.getDims() != ArrayRef<int64_t>(kiln::aten::fromChannelsLast(rank)))
+      return rewriter.notifyMatchFailure(op, "not a pool of a channels-last tensor");
+    if constexpr (std::is_same_v<Pool, kiln::aten::MaxPoolOp>)
+      if (!op.getIndices().use_empty())
+        return rewriter.notifyMatchFailure(op, "its indices are read");
+    SmallVector<int64_t> toLast = kiln::aten::toChannelsLast(rank);
+    SmallVector<Type> types;
+    for (Type type : op->getResultTypes()) {
+      auto tensor = cast<RankedTensorType>(type);
+      types.push_back(tensor.clone(permutedShape(tensor.getShape(), toLast)));
+    }
+    OperationState state(op.getLoc(), op->getName().getStringRef(), {p.getSelf()},
+                         types, op->getAttrs());
+    Operation *moved = rewriter.create(state);
+    moved->setAttr(Pool::getChannelsLastAttrName(moved->getName()),
+                   rewriter.getUnitAttr());
+    SmallVector<Value> results;
+    for (Value result : moved->getResults())
+      results.push_back(rewriter.create<PermuteOp>(
+          op.getLoc(), result, kiln::aten::fromChannelsLast(rank)));
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 struct SinkPermutesPass : kiln::impl::SinkPermutesBase<SinkPermutesPass> {
   void runOnOperation() override {
     MLIRContext *context = &getContext();
@@ -318,8 +357,11 @@ struct SinkPermutesPass : kiln::impl::SinkPermutesBase<SinkPermutesPass> {
                  SinkPastReduction<kiln::aten::SumOp>,
                  SinkPastReduction<kiln::aten::MeanOp>,
                  SinkPastReduction<kiln::aten::AmaxOp>,
-                 SinkPastReduction<kiln::aten::AminOp>, GlobalAvgPoolAsMean>(
-        context);
+                 SinkPastReduction<kiln::aten::AminOp>,
+                 SinkPastPool<kiln::aten::MaxPoolOp>,
+                 SinkPastPool<kiln::aten::AvgPoolOp>>(context);
+    // A global average pool is a mean, which vectorises better than a pool.
+    patterns.add<GlobalAvgPoolAsMean>(context, /*benefit=*/2);
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -72,14 +72,15 @@ func.func @reductions(%y: tensor<2x8x6x4xf32>) -> (tensor<2x4x1x1xf32>, tensor<2
 
 // adaptive_avg_pool2d to 1x1 (a pool whose window is the whole input) of
 // a channels-last tensor is a mean over its spatial dims; the (1, 1, 1, C)
-// result goes back as a view. A pool with a smaller window stays.
+// result goes back as a view. A pool with a smaller window pools channels
+// last, and its result is permuted back.
 // CHECK-LABEL: func @global_pool
 // CHECK-SAME: (%[[Y:.+]]: tensor<1x8x6x4xf32>)
-// CHECK: %[[P:.+]] = aten.permute %[[Y]]
 // CHECK: %[[M:.+]] = aten.mean %[[Y]] {dims = array<i64: 1, 2>, keepdim = true} : (tensor<1x8x6x4xf32>) -> tensor<1x1x1x4xf32>
 // CHECK: %[[V:.+]] = aten.view %[[M]] : (tensor<1x1x1x4xf32>) -> tensor<1x4x1x1xf32>
-// CHECK: aten.avg_pool %[[P]] {{.*}}kernel = array<i64: 2, 2>
-// CHECK: return %[[V]]
+// CHECK: %[[A:.+]] = aten.avg_pool %[[Y]] {channels_last, {{.*}}kernel = array<i64: 2, 2>{{.*}} : (tensor<1x8x6x4xf32>) -> tensor<1x4x3x4xf32>
+// CHECK: %[[B:.+]] = aten.permute %[[A]] {dims = array<i64: 0, 3, 1, 2>}
+// CHECK: return %[[V]], %[[B]]
 func.func @global_pool(%y: tensor<1x8x6x4xf32>) -> (tensor<1x4x1x1xf32>, tensor<1x4x4x3xf32>) {
   %0 = aten.permute %y {dims = array<i64: 0, 3, 1, 2>} : (tensor<1x8x6x4xf32>) -> tensor<1x4x8x6xf32>
   %1 = aten.avg_pool %0 {kernel = array<i64: 8, 6>, stride = array<i64: 8, 6>,
@@ -123,4 +124,40 @@ func.func @patch_embedding(%y: tensor<2x4x6x8xf32>) -> (tensor<2x24x8xf32>, tens
   %2 = aten.permute %1 {dims = array<i64: 0, 2, 1>} : (tensor<2x8x24xf32>) -> tensor<2x24x8xf32>
   %3 = aten.view %0 : (tensor<2x8x4x6xf32>) -> tensor<16x24xf32>
   return %2, %3 : tensor<2x24x8xf32>, tensor<16x24xf32>
+}
+
+// -----
+
+// resnet's stem: relu(permute(conv)) then max pooling whose indices nobody
+// reads, then the next convolution's permute to channels last. The relu
+// and the pool move to the channels-last data, and the permutes cancel: no
+// transpose is left. A pool whose indices are read keeps its layout.
+// CHECK-LABEL: func @stem_max_pool
+// CHECK-SAME: (%[[Y:.+]]: tensor<1x8x8x4xf32>)
+// CHECK: %[[R:.+]] = aten.relu %[[Y]] : tensor<1x8x8x4xf32>
+// CHECK: %[[V:.+]], %{{.+}} = aten.max_pool %[[R]] {channels_last, {{.*}} : (tensor<1x8x8x4xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>)
+// CHECK-NOT: aten.permute
+// CHECK: return %[[V]]
+func.func @stem_max_pool(%y: tensor<1x8x8x4xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = aten.permute %y {dims = array<i64: 0, 3, 1, 2>} : (tensor<1x8x8x4xf32>) -> tensor<1x4x8x8xf32>
+  %1 = aten.relu %0 : tensor<1x4x8x8xf32>
+  %v, %i = aten.max_pool %1 {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>,
+      padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : (tensor<1x4x8x8xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>)
+  %2 = aten.permute %v {dims = array<i64: 0, 2, 3, 1>} : (tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
+  return %2 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @max_pool_indices_read
+// CHECK: %[[P:.+]] = aten.permute
+// CHECK: aten.max_pool %[[P]] {dilation
+// CHECK-NOT: channels_last
+func.func @max_pool_indices_read(%y: tensor<1x8x8x4xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>) {
+  %0 = aten.permute %y {dims = array<i64: 0, 3, 1, 2>} : (tensor<1x8x8x4xf32>) -> tensor<1x4x8x8xf32>
+  %v, %i = aten.max_pool %0 {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>,
+      padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : (tensor<1x4x8x8xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>)
+  return %v, %i : tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>
 }

@@ -1,7 +1,7 @@
 //===- Pooling.cpp - aten.max_pool and aten.avg_pool to linalg ------------===//
 //
-// This file implements the lowering of pooling over the trailing 1-3 dims:
-// the input is padded (-inf or the smallest integer for max, 0 for average)
+// This file implements the lowering of pooling over 1-3 spatial dims, the
+// trailing ones or, channels last, those before the last: the input is padded (-inf or the smallest integer for max, 0 for average)
 // and one linalg.generic reduces each window. Max pooling also yields the
 // flat spatial index of the first maximum (NaN wins), as PyTorch does;
 // average pooling divides by PyTorch's per-window divisor.
@@ -22,9 +22,15 @@ using namespace kiln::aten;
 
 namespace {
 
+/// The dims of a pooled tensor: `lead` kept dims, `spatial` pooled ones,
+/// then `trail` kept dims (1 channels last: the channels, else 0).
 struct Window {
-  int64_t lead, spatial;
+  int64_t lead, spatial, trail;
   SmallVector<int64_t> kernel, stride, padding, dilation;
+
+  /// The loops' dim of window position `i`: loops run over (lead...,
+  /// out spatial..., trail..., window...).
+  int64_t windowDim(int64_t i) const { return lead + spatial + trail + i; }
 };
 
 /// Pads the spatial dims: low = padding, high = whatever the last window
@@ -39,6 +45,8 @@ Value padForWindows(OpBuilder &b, Location loc, Value input,
     low.push_back(w.padding[i]);
     high.push_back(std::max<int64_t>(needed - in - w.padding[i], 0));
   }
+  low.append(w.trail, 0);
+  high.append(w.trail, 0);
   return buildPadded(b, loc, input, low, high, strides, padValue);
 }
 
@@ -48,9 +56,10 @@ Value windowShape(OpBuilder &b, Location loc, const Window &w) {
   return b.create<tensor::EmptyOp>(loc, w.kernel, b.getI1Type());
 }
 
-/// Maps for (lead..., o..., k...) loops: padded input, window shape, output.
+/// Maps for (lead..., o..., trail..., k...) loops: padded input, window
+/// shape, output.
 SmallVector<AffineMap> windowMaps(MLIRContext *ctx, const Window &w) {
-  int64_t loops = w.lead + 2 * w.spatial;
+  int64_t loops = w.lead + 2 * w.spatial + w.trail;
   SmallVector<AffineExpr> in, out;
   for (int64_t i = 0; i < w.lead; ++i) {
     in.push_back(getAffineDimExpr(i, ctx));
@@ -58,19 +67,23 @@ SmallVector<AffineMap> windowMaps(MLIRContext *ctx, const Window &w) {
   }
   for (int64_t i = 0; i < w.spatial; ++i) {
     AffineExpr o = getAffineDimExpr(w.lead + i, ctx);
-    AffineExpr k = getAffineDimExpr(w.lead + w.spatial + i, ctx);
+    AffineExpr k = getAffineDimExpr(w.windowDim(i), ctx);
     in.push_back(o * w.stride[i] + k * w.dilation[i]);
     out.push_back(o);
   }
+  for (int64_t t = 0; t < w.trail; ++t) {
+    in.push_back(getAffineDimExpr(w.lead + w.spatial + t, ctx));
+    out.push_back(getAffineDimExpr(w.lead + w.spatial + t, ctx));
+  }
   SmallVector<AffineExpr> window;
   for (int64_t i = 0; i < w.spatial; ++i)
-    window.push_back(getAffineDimExpr(w.lead + w.spatial + i, ctx));
+    window.push_back(getAffineDimExpr(w.windowDim(i), ctx));
   return {AffineMap::get(loops, 0, in, ctx), AffineMap::get(loops, 0, window, ctx),
           AffineMap::get(loops, 0, out, ctx)};
 }
 
 SmallVector<utils::IteratorType> windowIterators(const Window &w) {
-  SmallVector<utils::IteratorType> iterators(w.lead + w.spatial,
+  SmallVector<utils::IteratorType> iterators(w.lead + w.spatial + w.trail,
                                              utils::IteratorType::parallel);
   iterators.append(w.spatial, utils::IteratorType::reduction);
   return iterators;
@@ -80,7 +93,9 @@ template <typename PoolOp>
 Window windowOf(PoolOp op, ArrayRef<int64_t> dilation) {
   Window w;
   w.spatial = op.getKernel().size();
-  w.lead = cast<RankedTensorType>(op.getSelf().getType()).getRank() - w.spatial;
+  w.trail = op.getChannelsLast() ? 1 : 0;
+  w.lead = cast<RankedTensorType>(op.getSelf().getType()).getRank() - w.spatial -
+           w.trail;
   w.kernel.assign(op.getKernel().begin(), op.getKernel().end());
   w.stride.assign(op.getStride().begin(), op.getStride().end());
   w.padding.assign(op.getPadding().begin(), op.getPadding().end());
@@ -165,7 +180,7 @@ struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
           Type i64 = b.getI64Type();
           Value flat = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0));
           for (int64_t i = 0; i < w.spatial; ++i) {
-            Value o = index(b, l, w.lead + i), k = index(b, l, w.lead + w.spatial + i);
+            Value o = index(b, l, w.lead + i), k = index(b, l, w.windowDim(i));
             Value pos = b.create<arith::AddIOp>(
                 l,
                 b.create<arith::MulIOp>(

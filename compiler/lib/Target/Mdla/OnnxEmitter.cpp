@@ -259,6 +259,8 @@ Status OnnxEmitter::emitMaxPool(aten::MaxPoolOp op) {
                            "feeding an unpool or a backward)");
   if (!isF32Tensor(op.getSelf().getType()) || !isF32Tensor(op.getValues().getType()))
     return unsupported(op, "it pools a tensor that is not static f32");
+  if (op.getChannelsLast())
+    return unsupported(op, "ONNX pools channels first; this one is channels last");
   RankedTensorType in = tensorOf(op.getSelf()), res = tensorOf(op.getValues());
   int64_t spatial = in.getRank() - 2;
   if (spatial < 1 || spatial > 2)
@@ -280,6 +282,8 @@ Status OnnxEmitter::emitMaxPool(aten::MaxPoolOp op) {
 
 Status OnnxEmitter::emitAvgPool(aten::AvgPoolOp op) {
   RETURN_IF_ERROR(requireF32(op));
+  if (op.getChannelsLast())
+    return unsupported(op, "ONNX pools channels first; this one is channels last");
   RankedTensorType in = tensorOf(op.getSelf()), res = tensorOf(op.getResult());
   int64_t spatial = in.getRank() - 2;
   if (spatial < 1 || spatial > 2)

@@ -105,3 +105,43 @@ func.func @avg_pool_bf16(%x: tensor<1x3x9x9xbf16>) -> tensor<1x3x3x3xbf16> {
       : (tensor<1x3x9x9xbf16>) -> tensor<1x3x3x3xbf16>
   return %0 : tensor<1x3x3x3xbf16>
 }
+
+// -----
+
+// Channels last, the window slides over the dims before the channels, which
+// stay a parallel loop after the output positions (innermost, so it
+// vectorises): pads only h and w, and carries the flat spatial index.
+// CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 * 2 + d4, d2 * 2 + d5, d3)>
+// CHECK-DAG: #[[WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+// CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func @max_pool_channels_last
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 1, 1, 0] [1, 8, 8, 2] [1, 1, 1, 1]
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[WIN]], #[[OUT]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME: outs(%{{.+}}, %{{.+}} : tensor<1x4x4x2xf32>, tensor<1x4x4x2xi64>)
+// CHECK: linalg.index 1
+// CHECK: linalg.index 4
+// CHECK: linalg.index 2
+// CHECK: linalg.index 5
+func.func @max_pool_channels_last(%x: tensor<1x8x8x2xf32>) -> (tensor<1x4x4x2xf32>, tensor<1x4x4x2xi64>) {
+  %v, %i = aten.max_pool %x {channels_last, kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>,
+      padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : (tensor<1x8x8x2xf32>) -> (tensor<1x4x4x2xf32>, tensor<1x4x4x2xi64>)
+  return %v, %i : tensor<1x4x4x2xf32>, tensor<1x4x4x2xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func @avg_pool_channels_last
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME: outs(%{{.+}} : tensor<1x4x4x3xf32>)
+// CHECK: arith.addf
+// CHECK: linalg.generic
+// CHECK: linalg.index 1
+// CHECK: linalg.index 2
+// CHECK: arith.divf
+func.func @avg_pool_channels_last(%x: tensor<1x8x8x3xf32>) -> tensor<1x4x4x3xf32> {
+  %0 = aten.avg_pool %x {channels_last, kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>,
+      padding = array<i64: 1, 1>, count_include_pad = false, divisor_override = 0 : i64}
+      : (tensor<1x8x8x3xf32>) -> tensor<1x4x4x3xf32>
+  return %0 : tensor<1x4x4x3xf32>
+}

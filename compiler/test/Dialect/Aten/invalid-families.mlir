@@ -203,3 +203,23 @@ func.func @random_integer_uniform(%i: tensor<4xi64>, %s: tensor<i64>) -> tensor<
   %0 = aten.pointwise "random_uniform" %i, %s {scalars = array<f64: 0.0, 0.0, 24.0>} : (tensor<4xi64>, tensor<i64>) -> tensor<4xi64>
   return %0 : tensor<4xi64>
 }
+
+// -----
+
+func.func @pool_channels_last_rank(%x: tensor<2x8x8xf32>) -> tensor<2x4x4xf32> {
+  // expected-error @+1 {{channels last, input and result need rank 4: (n, spatial..., c)}}
+  %0 = aten.avg_pool %x {channels_last, kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>,
+      padding = array<i64: 0, 0>, count_include_pad = true, divisor_override = 0 : i64}
+      : (tensor<2x8x8xf32>) -> tensor<2x4x4xf32>
+  return %0 : tensor<2x4x4xf32>
+}
+
+// -----
+
+func.func @pool_channels_last_kept(%x: tensor<1x8x8x4xf32>) -> (tensor<1x4x4x2xf32>, tensor<1x4x4x2xi64>) {
+  // expected-error @+1 {{batch and channel extents must be kept}}
+  %v, %i = aten.max_pool %x {channels_last, kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>,
+      padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>}
+      : (tensor<1x8x8x4xf32>) -> (tensor<1x4x4x2xf32>, tensor<1x4x4x2xi64>)
+  return %v, %i : tensor<1x4x4x2xf32>, tensor<1x4x4x2xi64>
+}

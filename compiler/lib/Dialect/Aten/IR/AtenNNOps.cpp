@@ -30,22 +30,30 @@ bool poolExtentMatches(int64_t in, int64_t out, int64_t k, int64_t s,
   return out == floorOut || out == ceilOut;
 }
 
+/// With `channelsLast`, the data is (n, spatial..., c) and its last dim is
+/// kept; else (n, c, spatial...) or (c, spatial...).
 LogicalResult verifyPoolAttrs(Operation *op, Value input, ArrayRef<int64_t> out,
                               ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
                               ArrayRef<int64_t> padding,
-                              ArrayRef<int64_t> dilation) {
+                              ArrayRef<int64_t> dilation, bool channelsLast) {
   ArrayRef<int64_t> in = shapeOf(input);
   size_t s = kernel.size();
   if (s < 1 || s > 3 || stride.size() != s || padding.size() != s ||
       dilation.size() != s)
     return op->emitOpError("kernel, stride, padding and dilation need 1 to 3 "
                            "entries each, the same number");
-  if (in.size() < s + 1 || in.size() > s + 2 || out.size() != in.size())
+  if (out.size() != in.size())
+    return op->emitOpError("input and result need the same rank");
+  if (channelsLast && in.size() != s + 2)
+    return op->emitOpError() << "channels last, input and result need rank "
+                             << s + 2 << ": (n, spatial..., c)";
+  if (in.size() < s + 1 || in.size() > s + 2)
     return op->emitOpError() << "input and result need rank " << s + 1
                              << " or " << s + 2;
-  size_t lead = in.size() - s;
-  for (size_t d = 0; d < lead; ++d)
-    if (in[d] != out[d])
+  size_t trail = channelsLast ? 1 : 0;
+  size_t lead = in.size() - s - trail;
+  for (size_t d = 0; d < in.size(); ++d)
+    if ((d < lead || d >= lead + s) && in[d] != out[d])
       return op->emitOpError("batch and channel extents must be kept");
   for (size_t i = 0; i < s; ++i) {
     if (kernel[i] < 1 || stride[i] < 1 || dilation[i] < 1 || padding[i] < 0 ||
@@ -113,7 +121,8 @@ LogicalResult MaxPoolOp::verify() {
       !getIndices().getType().getElementType().isInteger(64))
     return emitOpError("indices are i64 with the values' shape");
   return verifyPoolAttrs(*this, getSelf(), getValues().getType().getShape(),
-                         getKernel(), getStride(), getPadding(), getDilation());
+                         getKernel(), getStride(), getPadding(), getDilation(),
+                         getChannelsLast());
 }
 
 LogicalResult AvgPoolOp::verify() {
@@ -121,7 +130,7 @@ LogicalResult AvgPoolOp::verify() {
     return emitOpError("needs a numeric tensor, not bool");
   SmallVector<int64_t> ones(getKernel().size(), 1);
   return verifyPoolAttrs(*this, getSelf(), getType().getShape(), getKernel(),
-                         getStride(), getPadding(), ones);
+                         getStride(), getPadding(), ones, getChannelsLast());
 }
 
 LogicalResult GridSampleOp::verify() {

@@ -42,7 +42,9 @@ def Aten_MaxPoolOp : Aten_Op<"max_pool", [Pure]> {
     `max_pool2d_with_indices` (and 1-d/3-d). Padding reads as -inf; the
     result extents (floor or ceil mode) come from the result type. `indices`
     holds, per output element, the index of the maximum within the
-    flattened spatial dims of its input plane (i64).
+    flattened spatial dims of its input plane (i64). With `channels_last`
+    the data is (n, spatial..., c): the last dim is kept, not pooled, and
+    the indices are laid out as the values.
 
     Example:
     ```mlir
@@ -53,7 +55,7 @@ def Aten_MaxPoolOp : Aten_Op<"max_pool", [Pure]> {
   }];
   let arguments = (ins AnyStaticShapeTensor:$self, DenseI64ArrayAttr:$kernel,
                    DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
-                   DenseI64ArrayAttr:$dilation);
+                   DenseI64ArrayAttr:$dilation, UnitAttr:$channels_last);
   let results = (outs AnyStaticShapeTensor:$values, AnyStaticShapeTensor:$indices);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -64,7 +66,8 @@ def Aten_AvgPoolOp : Aten_Op<"avg_pool", [Pure]> {
   let description = [{
     `avg_pool1d/2d/3d`. The divisor is `divisor_override` when non-zero, else
     the window size clipped to the padded input (`count_include_pad`) or to
-    the input itself, as PyTorch computes it.
+    the input itself, as PyTorch computes it. With `channels_last` the data
+    is (n, spatial..., c): the last dim is kept, not pooled.
 
     Example:
     ```mlir
@@ -75,7 +78,8 @@ def Aten_AvgPoolOp : Aten_Op<"avg_pool", [Pure]> {
   }];
   let arguments = (ins AnyStaticShapeTensor:$self, DenseI64ArrayAttr:$kernel,
                    DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
-                   BoolAttr:$count_include_pad, I64Attr:$divisor_override);
+                   BoolAttr:$count_include_pad, I64Attr:$divisor_override,
+                   UnitAttr:$channels_last);
   let results = (outs AnyStaticShapeTensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
