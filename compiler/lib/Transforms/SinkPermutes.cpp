@@ -283,8 +283,10 @@ struct GlobalAvgPoolAsMean : OpRewritePattern<kiln::aten::AvgPoolOp> {
     RankedTensorType input = typeOf(op.getSelf());
     RankedTensorType type = op.getType();
     int64_t rank = input.getRank();
-    if (!p || !isa<FloatType>(type.getElementType()))
-      return rewriter.notifyMatchFailure(op, "not a float pool of a permute");
+    if (!p || !isa<FloatType>(type.getElementType()) || op.getChannelsLast() ||
+        rank != static_cast<int64_t>(op.getKernel().size()) + 2)
+      return rewriter.notifyMatchFailure(
+          op, "not a channels-first float pool of a batched permute");
     SmallVector<int64_t> fromLast = kiln::aten::fromChannelsLast(rank);
     if (p.getDims() != ArrayRef<int64_t>(fromLast))
       return rewriter.notifyMatchFailure(op, "not a channels-last tensor");

@@ -161,3 +161,18 @@ func.func @max_pool_indices_read(%y: tensor<1x8x8x4xf32>) -> (tensor<1x4x4x4xf32
       : (tensor<1x4x8x8xf32>) -> (tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>)
   return %v, %i : tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>
 }
+
+// -----
+
+// A pool that is channels last already is no global pool of a
+// channels-first tensor, whatever its extents: it stays a pool.
+// CHECK-LABEL: func @channels_last_pool_stays
+// CHECK-NOT: aten.mean
+// CHECK: aten.avg_pool %{{.+}} {channels_last
+func.func @channels_last_pool_stays(%y: tensor<1x2x1x4xf32>) -> tensor<1x2x1x1xf32> {
+  %0 = aten.permute %y {dims = array<i64: 0, 3, 1, 2>} : (tensor<1x2x1x4xf32>) -> tensor<1x4x2x1xf32>
+  %1 = aten.avg_pool %0 {channels_last, kernel = array<i64: 2, 1>, stride = array<i64: 2, 2>,
+      padding = array<i64: 0, 0>, count_include_pad = true, divisor_override = 0 : i64}
+      : (tensor<1x4x2x1xf32>) -> tensor<1x2x1x1xf32>
+  return %1 : tensor<1x2x1x1xf32>
+}

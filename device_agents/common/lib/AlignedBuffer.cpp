@@ -100,7 +100,12 @@ absl::StatusOr<AlignedBuffer> AlignedBuffer::allocateShared(int64_t size) {
   // mapped here, in two calls, instead of one page fault per page when the
   // kernel writes them (a 4 MiB output: 1024 faults, ~15% of a 1024^3
   // matmul's run).
-  if (::fallocate(fd, 0, 0, size) != 0)
+  int allocated;
+  do
+    allocated = ::fallocate(fd, 0, 0, size);
+  while (allocated != 0 && errno == EINTR);
+  // Where memfds cannot be preallocated the pages come as they are written.
+  if (allocated != 0 && errno != EOPNOTSUPP && errno != ENOSYS)
     return absl::ResourceExhaustedError(absl::StrCat(
         "cannot allocate a shared tensor of ", size, " bytes: ", std::strerror(errno)));
   void *memory = ::mmap(nullptr, static_cast<size_t>(size),

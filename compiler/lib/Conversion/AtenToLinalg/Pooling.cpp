@@ -1,10 +1,11 @@
 //===- Pooling.cpp - aten.max_pool and aten.avg_pool to linalg ------------===//
 //
 // This file implements the lowering of pooling over 1-3 spatial dims, the
-// trailing ones or, channels last, those before the last: the input is padded (-inf or the smallest integer for max, 0 for average)
-// and one linalg.generic reduces each window. Max pooling also yields the
-// flat spatial index of the first maximum (NaN wins), as PyTorch does;
-// average pooling divides by PyTorch's per-window divisor.
+// trailing ones or, channels last, those before the last: the input is
+// padded (-inf or the smallest integer for max, 0 for average) and one
+// linalg.generic reduces each window. Max pooling also yields the flat
+// spatial index of the first maximum (NaN wins), as PyTorch does; average
+// pooling divides by PyTorch's per-window divisor.
 //
 //===----------------------------------------------------------------------===//
 #include "Builders.h"

@@ -109,8 +109,9 @@ func.func @avg_pool_bf16(%x: tensor<1x3x9x9xbf16>) -> tensor<1x3x3x3xbf16> {
 // -----
 
 // Channels last, the window slides over the dims before the channels, which
-// stay a parallel loop after the output positions (innermost, so it
-// vectorises): pads only h and w, and carries the flat spatial index.
+// are the last parallel loop, after the output positions (the innermost dim
+// of the data, so it vectorises): pads only h and w, and carries the flat
+// spatial index.
 // CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1 * 2 + d4, d2 * 2 + d5, d3)>
 // CHECK-DAG: #[[WIN:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
 // CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>

@@ -61,6 +61,20 @@ func.func @nn(%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x3x3xf32>, %b: tensor<4xf32
   return %0, %1#0, %1#1, %2 : tensor<1x4x8x8xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xi64>, tensor<1x4x4x4xf32>
 }
 
+// Channels last: (n, spatial..., c), the last dim kept; 1-d and 3-d too.
+// CHECK-LABEL: func @channels_last_pools
+// CHECK: aten.max_pool %{{.+}} {channels_last, dilation = array<i64: 1>
+// CHECK: aten.avg_pool %{{.+}} {channels_last, count_include_pad = false
+func.func @channels_last_pools(%x: tensor<2x9x3xf32>, %v: tensor<1x4x4x4x5xi32>) -> (tensor<2x4x3xf32>, tensor<2x4x3xi64>, tensor<1x2x2x2x5xi32>) {
+  %0:2 = aten.max_pool %x {channels_last, kernel = array<i64: 3>, stride = array<i64: 2>,
+      padding = array<i64: 0>, dilation = array<i64: 1>}
+      : (tensor<2x9x3xf32>) -> (tensor<2x4x3xf32>, tensor<2x4x3xi64>)
+  %1 = aten.avg_pool %v {channels_last, kernel = array<i64: 2, 2, 2>, stride = array<i64: 2, 2, 2>,
+      padding = array<i64: 0, 0, 0>, count_include_pad = false, divisor_override = 0 : i64}
+      : (tensor<1x4x4x4x5xi32>) -> tensor<1x2x2x2x5xi32>
+  return %0#0, %0#1, %1 : tensor<2x4x3xf32>, tensor<2x4x3xi64>, tensor<1x2x2x2x5xi32>
+}
+
 // CHECK-LABEL: func @scatter_pad
 func.func @scatter_pad(%x: tensor<4x8xf32>, %s: tensor<4x3xf32>) -> (tensor<4x8xf32>, tensor<4x11xf32>, tensor<4x8xf32>) {
   // CHECK: aten.insert_slice %{{.+}}, %{{.+}} {offsets = array<i64: 0, 2>, strides = array<i64: 1, 1>}
