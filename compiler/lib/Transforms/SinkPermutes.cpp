@@ -272,65 +272,36 @@ struct SinkPastReduction : OpRewritePattern<Reduction> {
   }
 };
 
-/// A float average pool whose window is the whole unpadded spatial extent,
-/// of a channels-last tensor permuted back: the mean of its spatial dims.
-struct GlobalAvgPoolAsMean : OpRewritePattern<kiln::aten::AvgPoolOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(kiln::aten::AvgPoolOp op,
-                                PatternRewriter &rewriter) const override {
-    auto p = op.getSelf().getDefiningOp<PermuteOp>();
-    RankedTensorType input = typeOf(op.getSelf());
-    RankedTensorType type = op.getType();
-    int64_t rank = input.getRank();
-    if (!p || !isa<FloatType>(type.getElementType()) || op.getChannelsLast() ||
-        rank != static_cast<int64_t>(op.getKernel().size()) + 2)
-      return rewriter.notifyMatchFailure(
-          op, "not a channels-first float pool of a batched permute");
-    SmallVector<int64_t> fromLast = kiln::aten::fromChannelsLast(rank);
-    if (p.getDims() != ArrayRef<int64_t>(fromLast))
-      return rewriter.notifyMatchFailure(op, "not a channels-last tensor");
-    int64_t window = 1;
-    for (int64_t d = 2; d < rank; ++d) {
-      int64_t s = d - 2;
-      if (op.getKernel()[s] != input.getDimSize(d) || op.getPadding()[s] != 0 ||
-          type.getDimSize(d) != 1)
-        return rewriter.notifyMatchFailure(op, "not a global pool");
-      window *= input.getDimSize(d);
-    }
-    if (op.getDivisorOverride() != 0 && op.getDivisorOverride() != window)
-      return rewriter.notifyMatchFailure(op, "another divisor");
-    SmallVector<int64_t> spatial;
-    for (int64_t d = 1; d + 1 < rank; ++d)
-      spatial.push_back(d);
-    auto mean = rewriter.create<kiln::aten::MeanOp>(
-        op.getLoc(), type.clone(permutedShape(type.getShape(), inverse(fromLast))),
-        p.getSelf(), rewriter.getDenseI64ArrayAttr(spatial),
-        rewriter.getBoolAttr(true));
-    rewriter.replaceOpWithNewOp<PermuteOp>(op, mean.getResult(), fromLast);
-    return success();
-  }
-};
+/// The permute that makes a pool's input, (n, c, spatial...), from a
+/// channels-last tensor (n, spatial..., c); null when it is not one.
+PermuteOp channelsLastSource(Value input, size_t spatialDims) {
+  auto p = input.getDefiningOp<PermuteOp>();
+  int64_t rank = typeOf(input).getRank();
+  if (!p || rank != static_cast<int64_t>(spatialDims) + 2 ||
+      p.getDims() != ArrayRef<int64_t>(kiln::aten::fromChannelsLast(rank)))
+    return nullptr;
+  return p;
+}
 
 /// A pool of permute(y, fromChannelsLast): the same pool of y channels
-/// last. Max pooling moves only when nothing reads its indices (their
-/// layout would change with it).
+/// last, permuted back. Max pooling moves only when nothing reads its
+/// indices (their layout would change with it).
 template <typename Pool>
 struct SinkPastPool : OpRewritePattern<Pool> {
   using OpRewritePattern<Pool>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(Pool op,
                                 PatternRewriter &rewriter) const override {
-    auto p = op.getSelf().template getDefiningOp<PermuteOp>();
-    int64_t rank = typeOf(op.getSelf()).getRank();
-    if (!p || op.getChannelsLast() ||
-        rank != static_cast<int64_t>(op.getKernel().size()) + 2 ||
-        p.getDims() != ArrayRef<int64_t>(kiln::aten::fromChannelsLast(rank)))
+    PermuteOp p = op.getChannelsLast()
+                      ? nullptr
+                      : channelsLastSource(op.getSelf(), op.getKernel().size());
+    if (!p)
       return rewriter.notifyMatchFailure(op, "not a pool of a channels-last tensor");
     if constexpr (std::is_same_v<Pool, kiln::aten::MaxPoolOp>)
       if (!op.getIndices().use_empty())
         return rewriter.notifyMatchFailure(op, "its indices are read");
-    SmallVector<int64_t> toLast = kiln::aten::toChannelsLast(rank);
+    ArrayRef<int64_t> fromLast = p.getDims();
+    SmallVector<int64_t> toLast = inverse(fromLast);
     SmallVector<Type> types;
     for (Type type : op->getResultTypes()) {
       auto tensor = cast<RankedTensorType>(type);
@@ -343,9 +314,40 @@ struct SinkPastPool : OpRewritePattern<Pool> {
                    rewriter.getUnitAttr());
     SmallVector<Value> results;
     for (Value result : moved->getResults())
-      results.push_back(rewriter.create<PermuteOp>(
-          op.getLoc(), result, kiln::aten::fromChannelsLast(rank)));
+      results.push_back(rewriter.create<PermuteOp>(op.getLoc(), result, fromLast));
     rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// A float channels-last average pool whose window is the whole unpadded
+/// spatial extent (adaptive_avg_pool2d to 1x1, as in squeeze-excite blocks)
+/// is the mean of the spatial dims, which vectorises better than a pool.
+struct GlobalAvgPoolAsMean : OpRewritePattern<kiln::aten::AvgPoolOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(kiln::aten::AvgPoolOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType input = typeOf(op.getSelf());
+    RankedTensorType type = op.getType();
+    if (!op.getChannelsLast() || !isa<FloatType>(type.getElementType()))
+      return rewriter.notifyMatchFailure(op, "not a float channels-last pool");
+    // Channels last, the verifier has it (n, spatial..., c).
+    SmallVector<int64_t> spatial;
+    int64_t window = 1;
+    for (auto [s, k] : llvm::enumerate(op.getKernel())) {
+      int64_t d = static_cast<int64_t>(s) + 1;
+      if (k != input.getDimSize(d) || op.getPadding()[s] != 0 ||
+          type.getDimSize(d) != 1)
+        return rewriter.notifyMatchFailure(op, "not a global pool");
+      window *= k;
+      spatial.push_back(d);
+    }
+    if (op.getDivisorOverride() != 0 && op.getDivisorOverride() != window)
+      return rewriter.notifyMatchFailure(op, "another divisor");
+    rewriter.replaceOpWithNewOp<kiln::aten::MeanOp>(
+        op, type, op.getSelf(), rewriter.getDenseI64ArrayAttr(spatial),
+        rewriter.getBoolAttr(true));
     return success();
   }
 };
@@ -361,9 +363,8 @@ struct SinkPermutesPass : kiln::impl::SinkPermutesBase<SinkPermutesPass> {
                  SinkPastReduction<kiln::aten::AmaxOp>,
                  SinkPastReduction<kiln::aten::AminOp>,
                  SinkPastPool<kiln::aten::MaxPoolOp>,
-                 SinkPastPool<kiln::aten::AvgPoolOp>>(context);
-    // A global average pool is a mean, which vectorises better than a pool.
-    patterns.add<GlobalAvgPoolAsMean>(context, /*benefit=*/2);
+                 SinkPastPool<kiln::aten::AvgPoolOp>, GlobalAvgPoolAsMean>(
+        context);
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -176,3 +176,21 @@ func.func @channels_last_pool_stays(%y: tensor<1x2x1x4xf32>) -> tensor<1x2x1x1xf
       : (tensor<1x4x2x1xf32>) -> tensor<1x2x1x1xf32>
   return %1 : tensor<1x2x1x1xf32>
 }
+
+// -----
+
+// A float channels-last global pool is a mean of its spatial dims, with or
+// without a permute before it; an integer one stays a pool (the mean of
+// integers is no integer average).
+// CHECK-LABEL: func @channels_last_global_pool
+// CHECK: aten.mean %arg0 {dims = array<i64: 1, 2>, keepdim = true} : (tensor<2x3x5x4xf32>) -> tensor<2x1x1x4xf32>
+// CHECK: aten.avg_pool %arg1 {channels_last
+func.func @channels_last_global_pool(%x: tensor<2x3x5x4xf32>, %i: tensor<2x3x5x4xi32>) -> (tensor<2x1x1x4xf32>, tensor<2x1x1x4xi32>) {
+  %0 = aten.avg_pool %x {channels_last, kernel = array<i64: 3, 5>, stride = array<i64: 3, 5>,
+      padding = array<i64: 0, 0>, count_include_pad = true, divisor_override = 0 : i64}
+      : (tensor<2x3x5x4xf32>) -> tensor<2x1x1x4xf32>
+  %1 = aten.avg_pool %i {channels_last, kernel = array<i64: 3, 5>, stride = array<i64: 3, 5>,
+      padding = array<i64: 0, 0>, count_include_pad = true, divisor_override = 0 : i64}
+      : (tensor<2x3x5x4xi32>) -> tensor<2x1x1x4xi32>
+  return %0, %1 : tensor<2x1x1x4xf32>, tensor<2x1x1x4xi32>
+}

@@ -75,12 +75,12 @@ def SinkPermutes : Pass<"kiln-sink-permutes", "mlir::func::FuncOp"> {
       the result's own shape, so nothing moves back and forth;
     * a sum, mean, amax or amin with keepdim of permute(y, p) reduces y's
       matching dims;
-    * a float average pool over the whole spatial extent (a global pool,
-      as adaptive_avg_pool2d to 1x1) of a channels-last tensor permuted
-      back is a mean of the channels-last tensor;
-    * any other max or average pool of a channels-last tensor permuted
-      back pools the channels-last tensor (`channels_last`) and is
-      permuted after; a max pool only when nothing reads its indices.
+    * a max or average pool of a channels-last tensor permuted back pools
+      the channels-last tensor (`channels_last`) and is permuted after; a
+      max pool only when nothing reads its indices;
+    * a float channels-last average pool over the whole spatial extent (a
+      global pool, as adaptive_avg_pool2d to 1x1) is a mean of the spatial
+      dims.
     What is left of a permute is materialised where an op needs it.
   }];
 }
