@@ -14,7 +14,6 @@
 #include <cstring>
 #include <utility>
 
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -96,20 +95,9 @@ absl::StatusOr<AlignedBuffer> AlignedBuffer::allocateShared(int64_t size) {
   if (::ftruncate(fd, size) != 0)
     return absl::ResourceExhaustedError(absl::StrCat(
         "cannot size a shared tensor of ", size, " bytes: ", std::strerror(errno)));
-  // Fresh memfd pages read as zero: no memset. They are allocated and
-  // mapped here, in two calls, instead of one page fault per page when the
-  // kernel writes them (a 4 MiB output: 1024 faults, ~15% of a 1024^3
-  // matmul's run).
-  int allocated;
-  do
-    allocated = ::fallocate(fd, 0, 0, size);
-  while (allocated != 0 && errno == EINTR);
-  // Where memfds cannot be preallocated the pages come as they are written.
-  if (allocated != 0 && errno != EOPNOTSUPP && errno != ENOSYS)
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "cannot allocate a shared tensor of ", size, " bytes: ", std::strerror(errno)));
+  // Fresh memfd pages read as zero: no memset.
   void *memory = ::mmap(nullptr, static_cast<size_t>(size),
-                        PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+                        PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (memory == MAP_FAILED)
     return absl::ResourceExhaustedError(absl::StrCat(
         "cannot map a shared tensor of ", size, " bytes: ", std::strerror(errno)));
