@@ -20,12 +20,13 @@ from kiln._rpc import Rpc
 from kiln.blobs import BlobClient
 from kiln.credentials import is_loopback
 from kiln.errors import FailedPreconditionError, InvalidArgumentError, KilnError
-from kiln.local_execute import LocalExecutor, LocalUnavailable
+from kiln.local_execute import LocalExecutor, LocalUnavailable, StaleRequest
 from kiln.tensors import (PROTO_TO_DTYPE, HeldTensor, empty_tensor_for, payload_size,
                           set_tensor_type, tensor_bytes, tensor_from_bytes)
 from kiln.v1 import executor_pb2, tensor_pb2
 
-__all__ = ["Executor", "Execution", "INLINE_INPUT_LIMIT", "INLINE_REQUEST_BUDGET"]
+__all__ = ["Executor", "Execution", "INLINE_INPUT_LIMIT", "INLINE_REQUEST_BUDGET",
+           "StaleRequest"]
 
 #: Execute inputs larger than this travel as blobs, not inline.
 INLINE_INPUT_LIMIT = 1024 * 1024
@@ -83,13 +84,21 @@ class Executor:
             self._local.close()
 
     def run(self, request: executor_pb2.ExecuteRequest, inputs: Sequence[Any],
-            context: dict, reupload: Reupload | None = None) -> Execution:
-        """Runs ``request`` (executable and parameters set) on ``inputs``."""
+            context: dict, reupload: Reupload | None = None,
+            still_current: Callable[[], bool] | None = None) -> Execution:
+        """Runs ``request`` (executable and parameters set) on ``inputs``.
+
+        ``still_current()`` says whether the request still matches the
+        caller's state. Over the local socket it runs while the device
+        works; over gRPC, before sending. False raises :class:`StaleRequest`
+        (the reply, if any, is dropped): the caller builds a new request."""
         if self.local:
             try:
-                return self._run_local(request, inputs, context, reupload)
+                return self._run_local(request, inputs, context, reupload, still_current)
             except LocalUnavailable:
                 pass  # the socket is full or gone: this call over gRPC
+        if still_current is not None and not still_current():
+            raise StaleRequest()
         return self._run_grpc(request, inputs, context, reupload)
 
     # --- gRPC -------------------------------------------------------------
@@ -186,14 +195,15 @@ class Executor:
     # --- the local socket -------------------------------------------------
 
     def _run_local(self, request: executor_pb2.ExecuteRequest, inputs: Sequence[Any],
-                   context: dict, reupload: Reupload | None) -> Execution:
+                   context: dict, reupload: Reupload | None,
+                   still_current: Callable[[], bool] | None) -> Execution:
         assert self._local is not None
 
         def encode(msg: tensor_pb2.Tensor, i: int, t: Any, as_blob: bool = False) -> None:
             self.encode_input(msg, i, t, context, as_blob)
 
         try:
-            result = self._local.execute(request, inputs, context, encode)
+            result = self._local.execute(request, inputs, context, encode, still_current)
         except FailedPreconditionError:
             # As over gRPC: the daemon lost the parameters; upload them once.
             if reupload is None:

@@ -5,7 +5,10 @@ A client on kilnd's machine (its network namespace) asks
 presents the ticket, and then sends each Execute as one frame. An input of
 :data:`FILE_THRESHOLD` bytes or more is written once into a memfd, sealed,
 and passed with the frame (SCM_RIGHTS); kilnd hands that file on to the agent,
-which maps it. Large outputs come back the same way: the client maps the
+which maps it (kilnd closes its copy after replying, so that freeing the
+pages is off the call's path; the memfd comes from a :class:`MemfdPool`,
+whose pages for the next call are allocated while this one waits). Large
+outputs come back the same way: the client maps the
 agent's memfd and the returned tensor is that mapping (copy-on-write), so a
 big tensor is copied once on the way in and not at all on the way out.
 
@@ -21,14 +24,13 @@ or it cannot be reached from here (another container), the client uses gRPC.
 from __future__ import annotations
 
 import array
-import fcntl
 import mmap
 import os
 import socket
 import struct
 import threading
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 from google.protobuf.message import DecodeError
@@ -37,12 +39,13 @@ from kiln._rpc import Rpc, new_request_id
 from kiln.blobs import BlobClient
 from kiln.errors import (InvalidArgumentError, KilnError, ResourceExhaustedError,
                          UnauthenticatedError, UnavailableError, raise_for_status_code)
+from kiln.memfd_pool import MemfdPool, sealed_memfd
 from kiln.tensors import (PROTO_TO_DTYPE, HeldTensor, empty_tensor_for, payload_size,
                           set_tensor_type, tensor_from_bytes, tensor_view)
 from kiln.v1 import executor_pb2
 
 __all__ = ["FILE_THRESHOLD", "INLINE_BUDGET", "LocalExecutor", "LocalResult",
-           "LocalUnavailable", "sealed_memfd"]
+           "LocalUnavailable", "StaleRequest", "sealed_memfd"]
 
 # Inputs this size or larger travel in memfds; smaller ones inline in the frame.
 # Measured (bench notes in docs/architecture.md): a fresh sealed memfd costs
@@ -62,7 +65,6 @@ _FIRST_READ = 256 * 1024
 # A connection keeps its receive buffer up to this size (inline outputs
 # come to 3 MiB); a larger reply is read into a buffer of its own.
 _KEPT_BUFFER_BYTES = 4 << 20
-_SEALS = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
 # A ticket is refreshed this long before kilnd would refuse it.
 _TICKET_MARGIN_S = 30.0
 
@@ -82,20 +84,10 @@ class LocalResult:
         self.encode_s = encode_s
 
 
-def sealed_memfd(view: memoryview, name: str = "kiln-input") -> int:
-    """A memfd holding ``view``'s bytes, sealed against writing, growing and
-    shrinking (what kilnd accepts). The caller owns the descriptor."""
-    fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-    try:
-        data = view.cast("B") if view.format != "B" or view.ndim != 1 else view
-        written = 0
-        while written < len(data):
-            written += os.write(fd, data[written:])
-        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
-        return fd
-    except BaseException:
-        os.close(fd)
-        raise
+class StaleRequest(Exception):
+    """The request sent no longer matched the caller's state (its
+    ``while_waiting`` check said so): its reply was dropped unread, and the
+    caller sends a new one."""
 
 
 def _tensor_from_file(fd: int, dtype: torch.dtype, shape: Sequence[int]) -> torch.Tensor:
@@ -249,12 +241,14 @@ class LocalExecutor:
         self._session_expiry = 0.0
         self._checked = False
         self.unavailable_reason: str | None = None
+        self._memfds = MemfdPool()
 
     def close(self) -> None:
         with self._lock:
             idle, self._idle = self._idle, []
         for connection in idle:
             connection.close()
+        self._memfds.close()
 
     def available(self) -> bool:
         if not self._checked:
@@ -318,14 +312,20 @@ class LocalExecutor:
             self._idle.append(connection)
 
     def execute(self, request: executor_pb2.ExecuteRequest, inputs: Sequence[Any],
-                context: dict, encode_input: Any) -> LocalResult:
+                context: dict, encode_input: Any,
+                still_current: Callable[[], bool] | None = None) -> LocalResult:
         """Runs ``request`` (executable and parameters set) with ``inputs``.
         ``encode_input(msg, i, tensor)`` fills an inline input's message
         (type checks included). Inputs of FILE_THRESHOLD bytes or more go in
         memfds (at most 64); the rest inline up to INLINE_BUDGET in all, and
-        past it as in-transit blobs."""
+        past it as in-transit blobs.
+
+        ``still_current()``, when given, runs once the request is sent, while
+        the device works: False means the request no longer matches the
+        caller's state, and the reply is dropped for :class:`StaleRequest`."""
         t0 = time.perf_counter()
         files: list[int] = []
+        sizes: list[int] = []
         # Filled in place: inline inputs are not copied into a frame later.
         message = executor_pb2.LocalClientFrame()
         call = message.execute
@@ -340,7 +340,8 @@ class LocalExecutor:
                         set_tensor_type(msg.type, t.dtype, t.shape)
                     except ValueError as e:
                         raise InvalidArgumentError(f"input {i}: {e}", context=context) from None
-                    files.append(sealed_memfd(tensor_view(t)))
+                    files.append(self._memfds.sealed_copy(tensor_view(t)))
+                    sizes.append(nbytes)
                     call.file_inputs.append(i)
                 elif inline_total + nbytes <= INLINE_BUDGET:
                     encode_input(msg, i, t)
@@ -353,7 +354,17 @@ class LocalExecutor:
                 call.timeout_ms = int(self._rpc.timeout * 1000)
             frame = message.SerializeToString()
             encode_s = time.perf_counter() - t0
-            result = self._round_trip(frame, files, context, rid)
+
+            def while_waiting() -> bool:
+                # Sent: kilnd holds the files now and closes them last, after
+                # its reply. The next call's memfds are made meanwhile.
+                for fd in files:
+                    os.close(fd)
+                files.clear()
+                self._memfds.refill(sizes)
+                return still_current() if still_current is not None else True
+
+            result = self._round_trip(frame, files, context, rid, while_waiting)
             result.encode_s = encode_s
             return result
         finally:
@@ -361,7 +372,7 @@ class LocalExecutor:
                 os.close(fd)
 
     def _round_trip(self, frame: bytes, files: list[int], context: dict,
-                    rid: str) -> LocalResult:
+                    rid: str, while_waiting: Callable[[], bool]) -> LocalResult:
         # A pooled connection kilnd closed meanwhile (idle, or it restarted)
         # fails on send, before anything ran: one retry on a new connection.
         for attempt in range(2):
@@ -374,6 +385,11 @@ class LocalExecutor:
                     continue
                 raise UnavailableError(f"kilnd's local socket: {e}", context=context,
                                        request_id=rid) from None
+            try:
+                current = while_waiting()
+            except BaseException:
+                connection.close()  # its reply is not read
+                raise
             try:
                 reply_bytes, out_files = connection.receive()
             except _TransportError as e:
@@ -392,6 +408,8 @@ class LocalExecutor:
                     raise KilnError(f"a malformed reply from kilnd's local socket: {e}",
                                     context=context, request_id=rid) from None
                 self._put(connection)
+                if not current:
+                    raise StaleRequest()
                 return self._decode(reply, out_files, context, rid)
             finally:
                 for fd in out_files:

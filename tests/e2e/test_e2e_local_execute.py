@@ -172,6 +172,88 @@ def test_grpc_gives_the_same_numbers(kilnd, exported):
         assert torch.equal(a, b)
 
 
+def test_input_memfds_are_spares_made_during_the_last_call_and_none_stays_open(kilnd, exported):
+    """A call's big input goes in a memfd whose pages were allocated while
+    the previous call waited (a spare of its size), holding this call's
+    bytes; the client closes it once sent (kilnd closes the last descriptor
+    after replying), so descriptors do not pile up."""
+    model = AffineAndSum().eval()
+    size = BIG * 4
+    with kiln.Client(kilnd.address, timeout=300) as client:
+        compiled = client.compile(exported)
+        compiled(*inputs())
+        pool = client.executor.local_executor._memfds
+        open_fds = len(os.listdir("/proc/self/fd"))
+        for seed in range(1, 5):
+            spare = os.fstat(pool._spares[size][0]).st_ino
+            x, s = inputs(seed)
+            big, _ = compiled(x, s)
+            torch.testing.assert_close(big, model(x, s)[0], rtol=1e-6, atol=1e-5)
+            # Used and replaced by the next call's.
+            assert [os.fstat(fd).st_ino for fd in pool._spares[size]] != [spare]
+            assert len(pool._spares[size]) == 1
+            del big
+            assert len(os.listdir("/proc/self/fd")) == open_fds
+
+
+def executions(daemon: Kilnd) -> float:
+    """kiln_executions_total over all its devices and outcomes."""
+    url = f"http://127.0.0.1:{daemon.metrics_port}/metrics"
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return sum(float(line.rsplit(" ", 1)[1]) for line in resp.read().decode().splitlines()
+                   if line.startswith("kiln_executions_total{"))
+
+
+def test_weights_are_checked_while_the_device_runs_and_a_change_costs_one_dropped_run(kilnd):
+    """A call sends the last call's request and checks its weights while
+    the device runs it. Weights changed in place: that run is dropped and
+    the call runs again with them; from then on calls check first (one run
+    each, also when every call brings other weights) until the weights are
+    unchanged again."""
+    from kiln.testing import MLP
+
+    torch.manual_seed(21)
+    model = MLP(d_in=12, d_hidden=20, d_out=6).eval()
+    x = torch.randn(3, 12)
+    with kiln.Client(kilnd.address, timeout=300) as client:
+        compiled = client.compile(torch.export.export(model, (x,)))
+        compiled(x)
+
+        def runs_of(call):
+            before = executions(kilnd)
+            out = call()
+            return out, executions(kilnd) - before
+
+        out, runs = runs_of(lambda: compiled(x))
+        assert runs == 1
+        torch.testing.assert_close(out, model(x), rtol=1e-5, atol=1e-5)
+        first = out
+        original = {n: p.clone() for n, p in compiled.parameters.items()}
+        with torch.no_grad():
+            for p in compiled.parameters.values():
+                p.mul_(-0.5)
+        with torch.no_grad():
+            expected = torch.export.export(model, (x,)).module()(x)
+        out, runs = runs_of(lambda: compiled(x))
+        assert runs == 2  # the stale run, dropped, and this one
+        torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
+        changed = {n: p.clone() for n, p in compiled.parameters.items()}
+        # Other weights on every call: checked first, one run each.
+        answers = {id(original): first, id(changed): out}
+        assert not torch.allclose(first, out)
+        for weights in (original, changed, original, changed):
+            got, runs = runs_of(lambda: compiled.run([x], parameters=weights)[0])
+            assert runs == 1
+            torch.testing.assert_close(got, answers[id(weights)], rtol=1e-5, atol=1e-5)
+        assert not compiled._defer_weight_check
+        # Unchanged again: checked first once more, then while running.
+        for _ in range(2):
+            got, runs = runs_of(lambda: compiled.run([x], parameters=changed)[0])
+            assert runs == 1
+            torch.testing.assert_close(got, out, rtol=1e-5, atol=1e-5)
+        assert compiled._defer_weight_check
+
+
 def test_concurrent_callers_each_get_their_own_answer(kilnd, exported):
     model = AffineAndSum().eval()
     with kiln.Client(kilnd.address, timeout=300) as client:

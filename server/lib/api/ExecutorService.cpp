@@ -347,12 +347,13 @@ grpc::Status ExecutorService::execute(grpc::ServerContext *context,
   auto deadline = start + executeTimeout;
   if (context->deadline() != std::chrono::system_clock::time_point::max())
     deadline = start + (context->deadline() - std::chrono::system_clock::now());
-  return toGrpcStatus(run(*request, {}, start, deadline, *response, nullptr),
+  TensorFiles noFiles;
+  return toGrpcStatus(run(*request, noFiles, start, deadline, *response, nullptr),
                       currentRequestId());
 }
 
 absl::Status ExecutorService::run(v1::ExecuteRequest &request,
-                                  TensorFiles inputFiles, Clock::time_point start,
+                                  TensorFiles &inputFiles, Clock::time_point start,
                                   Clock::time_point deadline,
                                   v1::ExecuteResponse &response,
                                   TensorFiles *outputFiles) {
@@ -444,6 +445,10 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
                           }
                           return absl::OkStatus();
                         }};
+  // Back to the caller whatever happens (see run's comment in the header).
+  absl::Cleanup returnFiles = [&fileInputs, &inputFiles] {
+    inputFiles = std::move(fileInputs.files);
+  };
   // A client on the local socket maps the output files itself.
   fileInputs.callerMapsOutputs = outputFiles != nullptr;
   const std::string &target = (*record)->manifest().target();

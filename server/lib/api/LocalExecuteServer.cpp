@@ -330,6 +330,9 @@ void LocalExecuteServer::execute(FramedSocket &socket, v1::LocalExecute &call,
                requestId);
     return;
   }
+  // Closed when this returns, after the reply: the client closes its
+  // descriptors once sent, so this is the last reference and freeing the
+  // pages is off the call's path.
   TensorFiles inputFiles;
   for (int i = 0; i < call.file_inputs_size(); ++i) {
     int index = static_cast<int>(call.file_inputs(i));
@@ -352,7 +355,7 @@ void LocalExecuteServer::execute(FramedSocket &socket, v1::LocalExecute &call,
   v1::LocalReply answer;
   TensorFiles outputFiles;
   absl::Status status =
-      executor.run(*call.mutable_request(), std::move(inputFiles), start,
+      executor.run(*call.mutable_request(), inputFiles, start,
                    deadline, *answer.mutable_response(), &outputFiles);
   if (!status.ok()) {
     replyError(socket, status, requestId);

@@ -57,7 +57,10 @@ public:
   /// (sealed memfds; checked here). With `outputFiles`, outputs the device
   /// passed in files stay files (a local caller maps them); without, they
   /// become in-transit blobs. Request tensors move into the task.
-  absl::Status run(v1::ExecuteRequest &request, TensorFiles inputFiles,
+  /// `inputFiles` stay the caller's: a local caller closes them after its
+  /// reply is out, since dropping the last reference to a client's memfd
+  /// frees its pages (~70 us for 600 KB), which should not delay the answer.
+  absl::Status run(v1::ExecuteRequest &request, TensorFiles &inputFiles,
                    Clock::time_point start, Clock::time_point deadline,
                    v1::ExecuteResponse &response, TensorFiles *outputFiles);
 
