@@ -361,6 +361,21 @@ TEST_F(TaskRunnerTest, LocalLinkFilesAreMappedNotFetched) {
   ASSERT_EQ(::pread(memfd, out.data(), out.size(), 0),
             static_cast<ssize_t>(out.size()));
   expectAxpy(task, out);
+  // The input's mapping is the caller's to drop, after it has replied.
+  ASSERT_EQ(files.inputBuffers.size(), 1u);
+  ASSERT_EQ(files.inputBuffers[0].size(), inputBytes.size());
+  EXPECT_EQ(std::memcmp(files.inputBuffers[0].data(), inputBytes.data(),
+                        inputBytes.size()),
+            0);
+}
+
+TEST_F(TaskRunnerTest, AnInlineInputsCopyIsTheLocalCallersToDropToo) {
+  v1::Task task = axpyTask(64, "inline");
+  LocalFiles files;
+  v1::TaskResult result = runner->run(test::signTask(task), &files);
+  ASSERT_EQ(result.code(), 0) << result.message();
+  ASSERT_EQ(files.inputBuffers.size(), 1u);
+  EXPECT_EQ(files.inputBuffers[0].view(), task.inputs(0).data());
 }
 
 TEST_F(TaskRunnerTest, ALocalLinkFileOfTheWrongSizeIsRefused) {

@@ -12,6 +12,7 @@
 #include "kiln/common/SymbolicSizes.h"
 #include "kiln/common/TensorTypes.h"
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -373,6 +374,11 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
     parameters.push_back(std::move(*parameter));
   }
   std::vector<AlignedBuffer> inputs;
+  // Over a local link, freed by the caller once the result is sent.
+  absl::Cleanup deferInputs = [&inputs, files] {
+    if (files)
+      files->inputBuffers = std::move(inputs);
+  };
   std::vector<HeldTensors::Buffer> heldInputs;
   std::vector<void *> inputPointers;
   for (int i = 0; i < task.inputs_size(); ++i) {
