@@ -86,8 +86,8 @@ class LocalResult:
 
 class StaleRequest(Exception):
     """The request sent no longer matched the caller's state (its
-    ``while_waiting`` check said so): its reply was dropped unread, and the
-    caller sends a new one."""
+    ``still_current`` check, run while the device worked, said so): the
+    reply was read and dropped, and the caller sends a new request."""
 
 
 def _tensor_from_file(fd: int, dtype: torch.dtype, shape: Sequence[int]) -> torch.Tensor:
