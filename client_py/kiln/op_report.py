@@ -53,6 +53,10 @@ class LayerCost:
     activation_out_bytes: int
     bytes_read: int
     bytes_written: int
+    unit: str = ""
+    """What runs it once compiled: the kernel library (``onednn``; ``aie``,
+    the acap target's AI Engine array), ``generated`` (Kiln's own code; on
+    acap the host part), or empty (not recorded, or mixed in a sum)."""
 
     @classmethod
     def from_proto(cls, msg: executable_pb2.OpReportLayer) -> "LayerCost":
@@ -61,7 +65,8 @@ class LayerCost:
                    parameter_bytes=msg.parameter_bytes,
                    activation_in_bytes=msg.activation_in_bytes,
                    activation_out_bytes=msg.activation_out_bytes,
-                   bytes_read=msg.bytes_read, bytes_written=msg.bytes_written)
+                   bytes_read=msg.bytes_read, bytes_written=msg.bytes_written,
+                   unit=msg.unit)
 
 
 def format_count(n: int) -> str:
@@ -121,27 +126,36 @@ class OpReport:
             groups.setdefault(layer.op, []).append(layer)
         return {op: LayerCost(
             name=str(len(ls)), op=op, dialect_ops=ls[0].dialect_ops, kind=ls[0].kind,
+            unit=ls[0].unit if all(l.unit == ls[0].unit for l in ls) else "",
             **{f: sum(getattr(l, f) for l in ls) for f in _NUMBERS})
             for op, ls in groups.items()}
+
+    def units(self) -> dict[str, list[str]]:
+        """Layer names by what runs them (see :attr:`LayerCost.unit`), in
+        graph order."""
+        found: dict[str, list[str]] = {}
+        for layer in self.layers:
+            found.setdefault(layer.unit, []).append(layer.name)
+        return found
 
     def table(self, exact: bool = False) -> str:
         """One row per layer and a total row. Counts read as 6.91K / 1.50M and
         bytes as KiB/MiB unless ``exact``."""
         count = str if exact else format_count
         size = str if exact else _format_bytes
-        headers = ("layer", "op", "kind", "MACs", "FLOPs", "params", "act in",
+        headers = ("layer", "op", "kind", "unit", "MACs", "FLOPs", "params", "act in",
                    "act out", "read", "written")
 
         def row(l: LayerCost) -> list[str]:
-            return [l.name, l.op, l.kind, count(l.macs), count(l.flops),
+            return [l.name, l.op, l.kind, l.unit or "-", count(l.macs), count(l.flops),
                     size(l.parameter_bytes), size(l.activation_in_bytes),
                     size(l.activation_out_bytes), size(l.bytes_read), size(l.bytes_written)]
 
         total = row(self.totals)
         n = len(self.layers)
-        total[:3] = ["total", f"{n} layer{'' if n == 1 else 's'}", ""]
+        total[:4] = ["total", f"{n} layer{'' if n == 1 else 's'}", "", ""]
         # Names left-aligned, numbers right-aligned.
-        return format_table(headers, (row(l) for l in self.layers), right_from=3, footer=total)
+        return format_table(headers, (row(l) for l in self.layers), right_from=4, footer=total)
 
     def __str__(self) -> str:
         return self.table()

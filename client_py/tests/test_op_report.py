@@ -15,12 +15,12 @@ STAGES = ["aten", "linalg", "llvm-dialect", "llvm-ir", "asm"]
 
 def _report() -> pb.OpReport:
     fc = pb.OpReportLayer(name="addmm", op="aten.addmm.default", dialect_ops="aten.addmm",
-                          kind=pb.OP_COST_KIND_CONTRACTION, macs=4 * 64 * 128,
+                          kind=pb.OP_COST_KIND_CONTRACTION, unit="onednn", macs=4 * 64 * 128,
                           flops=2 * 4 * 64 * 128 + 4 * 128, parameter_bytes=(64 * 128 + 128) * 4,
                           activation_in_bytes=4 * 64 * 4, activation_out_bytes=4 * 128 * 4,
                           bytes_read=(64 * 128 + 128) * 4 + 4 * 64 * 4, bytes_written=4 * 128 * 4)
     relu = pb.OpReportLayer(name="relu", op="aten.relu.default", dialect_ops="aten.relu",
-                            kind=pb.OP_COST_KIND_ELEMENTWISE, flops=512,
+                            kind=pb.OP_COST_KIND_ELEMENTWISE, unit="generated", flops=512,
                             activation_in_bytes=2048, activation_out_bytes=2048,
                             bytes_read=2048, bytes_written=2048)
     totals = pb.OpReportLayer(name="total", macs=fc.macs, flops=fc.flops + relu.flops,
@@ -45,14 +45,16 @@ def test_view_is_typed_and_indexable():
 def test_table_rows_and_units():
     report = kiln.OpReport(_report())
     lines = str(report).splitlines()
-    assert lines[0].split() == ["layer", "op", "kind", "MACs", "FLOPs", "params", "act",
+    assert lines[0].split() == ["layer", "op", "kind", "unit", "MACs", "FLOPs", "params", "act",
                                 "in", "act", "out", "read", "written"]
-    assert lines[2].split()[:5] == ["addmm", "aten.addmm.default", "contraction", "32.77K", "66.05K"]
+    assert lines[2].split()[:6] == ["addmm", "aten.addmm.default", "contraction", "onednn",
+                                    "32.77K", "66.05K"]
+    assert lines[3].split()[3] == "generated"
     assert "32.5 KiB" in lines[2]
     assert lines[-1].split()[:3] == ["total", "2", "layers"]
     exact = report.table(exact=True).splitlines()
-    assert exact[2].split() == ["addmm", "aten.addmm.default", "contraction", "32768", "66048",
-                                "33280", "1024", "2048", "34304", "2048"]
+    assert exact[2].split() == ["addmm", "aten.addmm.default", "contraction", "onednn", "32768",
+                                "66048", "33280", "1024", "2048", "34304", "2048"]
     assert exact[-1].split()[-7:] == ["32768", "66560", "33280", "3072", "4096", "36352", "4096"]
 
 
@@ -63,6 +65,13 @@ def test_by_op_sums_layers_of_one_op():
     assert list(by_op) == ["aten.addmm.default", "aten.relu.default"]
     assert by_op["aten.addmm.default"].macs == 2 * 32768
     assert by_op["aten.addmm.default"].name == "2"
+    assert by_op["aten.addmm.default"].unit == "onednn"
+    proto.layers[2].unit = "generated"
+    assert kiln.OpReport(proto).by_op()["aten.addmm.default"].unit == ""  # mixed
+
+
+def test_units_name_the_layers_each_unit_runs():
+    assert kiln.OpReport(_report()).units() == {"onednn": ["addmm"], "generated": ["relu"]}
 
 
 def test_format_count():
@@ -137,7 +146,7 @@ def test_cli_compile_prints_the_op_report(fake_daemon, tmp_path, capsys):
                      "--exact"]) == 0
     out = capsys.readouterr().out.splitlines()
     header = next(i for i, line in enumerate(out) if line.startswith("layer"))
-    assert out[header].split()[3:5] == ["MACs", "FLOPs"]
+    assert out[header].split()[3:6] == ["unit", "MACs", "FLOPs"]
     rows = [line.split() for line in out[header + 2:] if line and not line.startswith("-")]
     assert rows[-1][:3] == ["total", str(len(rows) - 1), "layers"]
     assert any(r[1] == "aten.relu.default" and r[-1] == "24" for r in rows)

@@ -99,6 +99,17 @@ def test_small_cnn_matches_eager_and_reports_error_and_cycles(client):
     # kilnd compiled the host part for the machine simulating the array.
     assert m.triple.startswith("x86_64") and m.cpu.startswith("x86-64")
     assert not compiled.placement.partitioned
+    # The op report names what the array runs and what the host part does.
+    units = {}
+    for layer in compiled.op_report:
+        units.setdefault(layer.op, set()).add(layer.unit)
+    for op in ("aten.convolution.default", "aten.addmm.default",
+               "aten._native_batch_norm_legit_no_training.default"):
+        assert units[op] == {"aie"}, (op, units)
+    pools = [op for op in units if op.startswith("aten.max_pool2d")]
+    for op in ["aten.relu.default", "aten.view.default", *pools]:
+        assert units[op] == {"generated"}, (op, units)
+    assert pools, units
     out = compiled(x)
     ref = model(x)
     error = assert_close_in_bf16(out, ref)

@@ -171,9 +171,25 @@ def test_norms_residuals_and_activations_fold_into_the_calls(client):
     ]
     for _ in range(2):
         torch.testing.assert_close(compiled(x), expected, rtol=1e-4, atol=2e-5)
+    # The op report says what runs each node: the calls and what folds into
+    # them on oneDNN, relu and relu6 (NaNs) and the reshapes in generated code.
+    units = {}
+    for layer in compiled.op_report:
+        units.setdefault(layer.op, set()).add(layer.unit)
+    for op in ("aten.convolution.default", "aten.addmm.default", "aten.gelu.default",
+               "aten._native_batch_norm_legit_no_training.default"):
+        assert units.pop(op) == {"onednn"}, (op, units)
+    for op in ("aten.relu.default", "aten.hardtanh.default", "aten.view.default"):
+        assert units.pop(op) == {"generated"}, (op, units)
+    # The linear weights' transposes are read untransposed by the calls; the
+    # activations' transpose is generated.
+    assert units.pop("aten.permute.default") == {"onednn", "generated"}
+    # The residual adds and hardswish's ops (add, clamp, mul, div) fold.
+    assert all(u == {"onednn"} for u in units.values()), units
     generated = client.compile(torch.export.export(model, (x,)),
                                options={"kernel_library": "none"})
     torch.testing.assert_close(generated(x), expected, rtol=1e-4, atol=2e-5)
+    assert set(generated.op_report.units()) == {"generated"}
 
 
 def test_pooling_between_convolutions_stays_channels_last(client):

@@ -118,7 +118,7 @@ def test_cli_compile_op_report(kilnd, tmp_path, capsys):
                      "--op-report", "--exact", "--dump", str(tmp_path / "dump")]) == 0
     rows = [line.split() for line in capsys.readouterr().out.splitlines()]
     addmm = next(r for r in rows if len(r) > 1 and r[1] == "aten.addmm.default")
-    assert addmm[3:6] == [str(4 * 64 * 128), str(2 * 4 * 64 * 128 + 4 * 128),
+    assert addmm[3:7] == ["onednn", str(4 * 64 * 128), str(2 * 4 * 64 * 128 + 4 * 128),
                           str((64 * 128 + 128) * F32)]
     dumped = (tmp_path / "dump" / "op-report.txt").read_text().splitlines()
     assert " ".join(addmm) in [" ".join(line.split()) for line in dumped]

@@ -15,6 +15,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -298,6 +299,34 @@ FailureOr<v1::OpReport> buildOpReport(ModuleOp module,
   return report;
 }
 
+namespace {
+
+/// Adds the node names `loc` carries (a NameLoc's, a FusedLoc's parts').
+void collectNames(Location loc, llvm::StringSet<> &names) {
+  if (auto name = dyn_cast<NameLoc>(loc)) {
+    names.insert(name.getName().getValue());
+    return;
+  }
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location part : fused.getLocations())
+      collectNames(part, names);
+}
+
+} // namespace
+
+void markLayerUnits(ModuleOp lowered, llvm::StringRef library,
+                    v1::OpReport &report) {
+  llvm::StringSet<> inLibrary;
+  if (!library.empty())
+    lowered.walk([&](func::CallOp call) {
+      if (call.getCallee().starts_with("kiln_rt_"))
+        collectNames(call.getLoc(), inLibrary);
+    });
+  for (v1::OpReportLayer &layer : *report.mutable_layers())
+    layer.set_unit(inLibrary.contains(layer.name()) ? library.str()
+                                                    : "generated");
+}
+
 std::string formatOpReport(const v1::OpReport &report) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -323,14 +352,16 @@ std::string formatOpReport(const v1::OpReport &report) {
     opWidth = std::max(opWidth, layer.op().size());
   }
   auto row = [&](const std::string &name, const std::string &op,
-                 const std::string &kind, llvm::ArrayRef<std::string> numbers) {
+                 const std::string &kind, const std::string &unit,
+                 llvm::ArrayRef<std::string> numbers) {
     os << llvm::left_justify(name, nameWidth) << "  "
-       << llvm::left_justify(op, opWidth) << "  " << llvm::left_justify(kind, 13);
+       << llvm::left_justify(op, opWidth) << "  " << llvm::left_justify(kind, 13)
+       << "  " << llvm::left_justify(unit, 9);
     for (const std::string &n : numbers)
       os << "  " << llvm::right_justify(n, 12);
     os << "\n";
   };
-  row("layer", "op", "kind",
+  row("layer", "op", "kind", "unit",
       {"macs", "flops", "param_bytes", "act_in", "act_out", "read", "written"});
   auto numbers = [](const v1::OpReportLayer &l) {
     return SmallVector<std::string>{
@@ -340,8 +371,9 @@ std::string formatOpReport(const v1::OpReport &report) {
         std::to_string(l.bytes_written())};
   };
   for (const v1::OpReportLayer &layer : report.layers())
-    row(layer.name(), layer.op(), kindName(layer.kind()), numbers(layer));
-  row("total", "", "", numbers(report.totals()));
+    row(layer.name(), layer.op(), kindName(layer.kind()),
+        layer.unit().empty() ? "-" : layer.unit(), numbers(layer));
+  row("total", "", "", "", numbers(report.totals()));
   return text;
 }
 

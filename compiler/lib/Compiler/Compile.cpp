@@ -170,6 +170,11 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
       llvm::any_of(module->getOps<func::FuncOp>(), [](func::FuncOp f) {
         return f.isExternal() && f.getSymName().starts_with("kiln_rt_");
       });
+  // Which layers the library runs: from the calls, before codegen moves
+  // their code into outlined functions.
+  analysis::markLayerUnits(*module,
+                           callsKernelLibrary ? machine.kernelLibrary : "",
+                           result.opReport);
   if (!options.debugMiscompileOps.empty()) {
     PassManager miscompile(&context);
     addDebugMiscompile(miscompile, graph, options.debugMiscompileOps);

@@ -12,19 +12,19 @@
 //   A combining scatter costs one FLOP per index element, a plain one none;
 //   an accumulating index_put one per values element.
 
-// CHECK:      layer op kind macs flops param_bytes act_in act_out read written{{$}}
-// CHECK-NEXT: embed aten.index_select data-movement 0 0 6400 80 640 6480 640{{$}}
-// CHECK-NEXT: bmm aten.bmm contraction 320 640 0 576 160 576 160{{$}}
-// CHECK-NEXT: softmax aten.softmax reduction 0 200 0 160 160 160 160{{$}}
-// CHECK-NEXT: var aten.var reduction 0 160 0 160 32 160 32{{$}}
-// CHECK-NEXT: deconv aten.convolution contraction 1800 3600 288 400 392 688 392{{$}}
-// CHECK-NEXT: clampmin aten.pointwise elementwise 0 40 0 160 160 160 160{{$}}
-// CHECK-NEXT: aten.sum#0 aten.sum reduction 0 40 0 160 4 160 4{{$}}
-// CHECK-NEXT: logits aten.log_softmax reduction 0 200 0 160 160 160 160{{$}}
-// CHECK-NEXT: padded aten.pad data-movement 0 0 0 160 224 160 224{{$}}
-// CHECK-NEXT: scatter_add aten.scatter reduction 0 6 0 136 64 136 64{{$}}
-// CHECK-NEXT: scatter aten.scatter data-movement 0 0 0 136 64 136 64{{$}}
-// CHECK-NEXT: index_add aten.index_put reduction 0 6 0 100 60 100 60{{$}}
+// CHECK:      layer op kind unit macs flops param_bytes act_in act_out read written{{$}}
+// CHECK-NEXT: embed aten.index_select data-movement - 0 0 6400 80 640 6480 640{{$}}
+// CHECK-NEXT: bmm aten.bmm contraction - 320 640 0 576 160 576 160{{$}}
+// CHECK-NEXT: softmax aten.softmax reduction - 0 200 0 160 160 160 160{{$}}
+// CHECK-NEXT: var aten.var reduction - 0 160 0 160 32 160 32{{$}}
+// CHECK-NEXT: deconv aten.convolution contraction - 1800 3600 288 400 392 688 392{{$}}
+// CHECK-NEXT: clampmin aten.pointwise elementwise - 0 40 0 160 160 160 160{{$}}
+// CHECK-NEXT: aten.sum#0 aten.sum reduction - 0 40 0 160 4 160 4{{$}}
+// CHECK-NEXT: logits aten.log_softmax reduction - 0 200 0 160 160 160 160{{$}}
+// CHECK-NEXT: padded aten.pad data-movement - 0 0 0 160 224 160 224{{$}}
+// CHECK-NEXT: scatter_add aten.scatter reduction - 0 6 0 136 64 136 64{{$}}
+// CHECK-NEXT: scatter aten.scatter data-movement - 0 0 0 136 64 136 64{{$}}
+// CHECK-NEXT: index_add aten.index_put reduction - 0 6 0 100 60 100 60{{$}}
 // CHECK-NEXT: total 2120 4892 6688 2388 2120 9076 2120{{$}}
 
 func.func @kiln_main(%emb: tensor<100x16xf32>, %wt: tensor<4x2x3x3xf32>,

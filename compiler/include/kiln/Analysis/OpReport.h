@@ -55,6 +55,14 @@ struct OpReportOptions {
 mlir::FailureOr<v1::OpReport> buildOpReport(mlir::ModuleOp module,
                                             const OpReportOptions &options);
 
+/// Sets each layer's `unit` from the lowered module: `library` for the
+/// nodes whose ops went into a call of the kernel library (a `kiln_rt_*`
+/// function; the call's location names every node folded into it),
+/// "generated" for the others. With an empty `library`, every layer is
+/// "generated".
+void markLayerUnits(mlir::ModuleOp lowered, llvm::StringRef library,
+                    v1::OpReport &report);
+
 /// The report as a fixed-width text table, one row per layer plus totals.
 std::string formatOpReport(const v1::OpReport &report);
 

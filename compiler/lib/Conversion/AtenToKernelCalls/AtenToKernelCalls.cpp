@@ -272,6 +272,9 @@ bool allF32AndNonEmpty(ValueRange tensors) {
 struct ProductOperand {
   Value tensor;
   bool transposed = false;
+  /// With `transposed`: the transpose, which the call runs when nothing
+  /// else reads it.
+  kiln::aten::PermuteOp transpose;
 };
 
 /// `value`, or the input of the aten.permute swapping the last two dims
@@ -287,7 +290,7 @@ ProductOperand productOperand(Value value) {
   for (int64_t i = 0; i + 2 < rank; ++i)
     if (dims[i] != i)
       return {value};
-  return {permute.getSelf(), true};
+  return {permute.getSelf(), true, permute};
 }
 
 /// A product the library computes: c = a @ b (+ bias[n]).
@@ -477,13 +480,23 @@ struct ConvertAtenToKernelCallsPass
   }
 
   /// Where a call's ops come from: the node whose value the call computes
-  /// (the last folded op's) first, then `op`'s. Verification and the
-  /// debug-miscompile aid name a node by its ops' first name.
-  static Location callLocation(Operation *op, const Epilogue &epilogue) {
-    if (epilogue.ops.empty())
+  /// (the last folded op's) first, then `op`'s, then the other folded ops'
+  /// and the transposes the call absorbs (the op report names every node a
+  /// call runs). Verification and the debug-miscompile aid name a node by
+  /// its ops' first name.
+  static Location callLocation(Operation *op, const Epilogue &epilogue,
+                               ArrayRef<Location> absorbed = {}) {
+    if (epilogue.ops.empty() && absorbed.empty())
       return op->getLoc();
-    return FusedLoc::get(op->getContext(),
-                         {epilogue.ops.back()->getLoc(), op->getLoc()});
+    SmallVector<Location> locations;
+    if (!epilogue.ops.empty())
+      locations.push_back(epilogue.ops.back()->getLoc());
+    locations.push_back(op->getLoc());
+    if (!epilogue.ops.empty())
+      for (Operation *folded : ArrayRef(epilogue.ops).drop_back())
+        locations.push_back(folded->getLoc());
+    llvm::append_range(locations, absorbed);
+    return FusedLoc::get(op->getContext(), locations);
   }
 
   /// Replaces `op`'s result, or the last epilogue op's, by `result`, and
@@ -542,7 +555,11 @@ struct ConvertAtenToKernelCallsPass
     Epilogue epilogue =
         matchEpilogue(op->getResult(0), /*channelDim=*/resultType.getRank() - 1);
     OpBuilder b(epilogue.ops.empty() ? op : epilogue.ops.back());
-    Location loc = callLocation(op, epilogue);
+    SmallVector<Location> transposes;
+    for (ProductOperand operand : {product.a, product.b})
+      if (operand.transpose && operand.transpose->hasOneUse())
+        transposes.push_back(operand.transpose.getLoc());
+    Location loc = callLocation(op, epilogue, transposes);
     Value a = readOnlyBuffer(b, loc, product.a.tensor);
     Value bValue = readOnlyBuffer(b, loc, product.b.tensor);
     Value bias =
