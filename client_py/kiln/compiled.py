@@ -104,6 +104,19 @@ def _weight_state(tensors: list[torch.Tensor]) -> tuple[list, ...]:
             list(map(torch.Tensor.stride, tensors)), list(map(_DTYPE, tensors)))
 
 
+def _same_weights(cached: tuple, tensors: list[torch.Tensor], state: tuple) -> bool:
+    """Whether a cached request's (tensors, state, template) are these tensor
+    objects in this state."""
+    return (len(cached[0]) == len(tensors) and all(map(operator.is_, cached[0], tensors))
+            and cached[1] == state)
+
+
+def _copy_request(template: executor_pb2.ExecuteRequest) -> executor_pb2.ExecuteRequest:
+    request = executor_pb2.ExecuteRequest()
+    request.CopyFrom(template)
+    return request
+
+
 def producer_of(t: torch.Tensor) -> "CompiledModel | None":
     """The CompiledModel whose call returned ``t``, if one did."""
     entry = _PRODUCERS.get(id(t))
@@ -505,16 +518,12 @@ class CompiledModel:
             return request, None
         cached = self._request_cache
         if defer_check and cached is not None:
-            request = executor_pb2.ExecuteRequest()
-            request.CopyFrom(cached[2])
-            return request, lambda: self._names_weights(cached, weights)
+            return _copy_request(cached[2]), lambda: self._names_weights(cached, weights)
         tensors = list(map(weights.__getitem__, self._param_names))
-        if cached is not None and self._names_weights(cached, weights, tensors):
-            self._defer_weight_check = True  # unchanged again
-            request = executor_pb2.ExecuteRequest()
-            request.CopyFrom(cached[2])
-            return request, None
         state = _weight_state(tensors)
+        if cached is not None and _same_weights(cached, tensors, state):
+            self._defer_weight_check = True  # unchanged again
+            return _copy_request(cached[2]), None
         blobs, parameter_set = self._named_blobs(tensors)
         digests, _ = self._session.blobs.ensure_tensors(blobs)
         request = executor_pb2.ExecuteRequest(executable=self.executable)
@@ -522,19 +531,14 @@ class CompiledModel:
             request.parameter_set.CopyFrom(digests[-1])
         else:
             request.parameters.extend(digests)
-        template = executor_pb2.ExecuteRequest()
-        template.CopyFrom(request)
-        self._request_cache = (tensors, state, template)
+        self._request_cache = (tensors, state, _copy_request(request))
         return request, None
 
-    def _names_weights(self, cached: tuple, weights: Mapping[str, torch.Tensor],
-                       tensors: list[torch.Tensor] | None = None) -> bool:
+    def _names_weights(self, cached: tuple, weights: Mapping[str, torch.Tensor]) -> bool:
         """Whether the cached request (tensors, state, template) names
         ``weights`` as they are now: the same tensor objects, unmodified."""
-        if tensors is None:
-            tensors = list(map(weights.__getitem__, self._param_names))
-        return (len(cached[0]) == len(tensors) and all(map(operator.is_, cached[0], tensors))
-                and cached[1] == _weight_state(tensors))
+        tensors = list(map(weights.__getitem__, self._param_names))
+        return _same_weights(cached, tensors, _weight_state(tensors))
 
     @staticmethod
     def _named_blobs(tensors: list[torch.Tensor]
