@@ -1,7 +1,8 @@
 /*===- kiln_rt_kernels.c - calls from generated code into a kernel library -===
  *
  * Generated code calls kiln_rt_convolution_f32 and kiln_rt_matmul_f32 where
- * the compiler handed a convolution or a matrix product to a kernel library
+ * the compiler handed a convolution or a matrix product to a kernel library,
+ * and kiln_rt_elementwise_f32 for an elementwise chain (acap's "aie" only)
  * (kiln_rt_kernels.h). The loader installs
  * the library right after loading, through the exported
  * kiln_rt_set_kernel_library, before any call into the artifact. Each
@@ -18,6 +19,10 @@ _Static_assert(sizeof(struct kiln_rt_convolution) ==
                "the compiler writes the geometry as a flat int64 array");
 _Static_assert(sizeof(struct kiln_rt_matmul) ==
                    KILN_RT_MATMUL_FIELDS * sizeof(int64_t),
+               "the compiler writes the geometry as a flat int64 array");
+
+_Static_assert(sizeof(struct kiln_rt_elementwise) ==
+                   KILN_RT_ELEMENTWISE_FIELDS * sizeof(int64_t),
                "the compiler writes the geometry as a flat int64 array");
 
 static const struct kiln_rt_kernel_library *installed_library;
@@ -61,4 +66,17 @@ kiln_rt_matmul_f32(const int64_t *geometry, void **state, const float *a,
   const struct kiln_rt_kernel_library *library = library_or_trap();
   library->matmul_f32(library, (const struct kiln_rt_matmul *)geometry, state,
                       a, b, bias, scale, shift, residual, c);
+}
+
+__attribute__((visibility("hidden"))) void
+kiln_rt_elementwise_f32(const int64_t *geometry, void **state,
+                        const float *input0, const float *input1,
+                        const float *input2, const float *input3,
+                        float *output) {
+  const struct kiln_rt_kernel_library *library = library_or_trap();
+  if (!library->elementwise_f32)
+    __builtin_trap(); /* a library without chains: the manifest lied */
+  library->elementwise_f32(library,
+                           (const struct kiln_rt_elementwise *)geometry, state,
+                           input0, input1, input2, input3, output);
 }

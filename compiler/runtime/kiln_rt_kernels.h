@@ -17,17 +17,19 @@
 
 #include <stdint.h>
 
-#define KILN_RT_KERNELS_ABI_VERSION 3
+#define KILN_RT_KERNELS_ABI_VERSION 4
 
 /* Activations an epilogue may end with (PyTorch's definitions). Only
  * activations whose library form returns NaN for NaN, as PyTorch's do, are
- * here: oneDNN's relu and clip give 0 or a bound instead, so those stay in
- * generated code. */
+ * given to a library: oneDNN's relu and clip give 0 or a bound instead, so
+ * for "onednn" those stay in generated code; the "aie" library's relu keeps
+ * NaN, and only it is given RELU. */
 enum kiln_rt_activation {
   KILN_RT_ACTIVATION_NONE = 0,
   KILN_RT_ACTIVATION_HARDSWISH = 1, /* y * min(max(y + 3, 0), 6) / 6 */
   KILN_RT_ACTIVATION_GELU = 2,      /* y * (1 + erf(y / sqrt 2)) / 2 */
   KILN_RT_ACTIVATION_GELU_TANH = 3, /* gelu, tanh-approximated */
+  KILN_RT_ACTIVATION_RELU = 4,      /* max(y, 0), NaN for NaN ("aie" only) */
 };
 
 /* What the library does to a call's result before it stores it, in this
@@ -77,6 +79,47 @@ struct kiln_rt_matmul {
 
 #define KILN_RT_MATMUL_FIELDS 10
 
+/* One step of an elementwise chain: register[inputs + i] = op(register[lhs],
+ * register[rhs] or scalar). Registers 0 .. inputs-1 are the call's inputs;
+ * the last step's register is the output. `scalar` is a double's bits;
+ * unused fields are 0. Computed in f32 with PyTorch's definitions: relu,
+ * maximum, minimum and clamp return NaN for NaN; clamp's NaN bounds mean
+ * "none" (its bounds are `scalar` and the next step's, see below). */
+enum kiln_rt_elementwise_op {
+  KILN_RT_ELEMENTWISE_ADD = 1,        /* lhs + scalar * rhs (scalar: alpha) */
+  KILN_RT_ELEMENTWISE_SUB = 2,        /* lhs - scalar * rhs (scalar: alpha) */
+  KILN_RT_ELEMENTWISE_MUL = 3,        /* lhs * rhs */
+  KILN_RT_ELEMENTWISE_DIV = 4,        /* lhs / rhs */
+  KILN_RT_ELEMENTWISE_ADD_SCALAR = 5, /* lhs + scalar */
+  KILN_RT_ELEMENTWISE_MUL_SCALAR = 6, /* lhs * scalar */
+  KILN_RT_ELEMENTWISE_DIV_SCALAR = 7, /* lhs / scalar */
+  KILN_RT_ELEMENTWISE_RSUB_SCALAR = 8, /* scalar - lhs */
+  KILN_RT_ELEMENTWISE_RELU = 9,       /* max(lhs, 0) */
+  KILN_RT_ELEMENTWISE_NEG = 10,       /* -lhs */
+  KILN_RT_ELEMENTWISE_MAXIMUM = 11,   /* max(lhs, rhs) */
+  KILN_RT_ELEMENTWISE_MINIMUM = 12,   /* min(lhs, rhs) */
+  KILN_RT_ELEMENTWISE_CLAMP_MIN = 13, /* max(lhs, scalar); NaN scalar: lhs */
+  KILN_RT_ELEMENTWISE_CLAMP_MAX = 14, /* min(lhs, scalar); NaN scalar: lhs */
+};
+
+struct kiln_rt_elementwise_step {
+  int64_t op, lhs, rhs, scalar;
+};
+
+#define KILN_RT_ELEMENTWISE_MAX_INPUTS 4
+#define KILN_RT_ELEMENTWISE_MAX_STEPS 8
+
+/* The geometry of one elementwise-chain call site: `elements` f32 values in
+ * each of `inputs` dense operands of the output's shape, through `steps`
+ * steps. A clamp with both bounds is a CLAMP_MIN step then a CLAMP_MAX
+ * step. */
+struct kiln_rt_elementwise {
+  int64_t elements, inputs, steps;
+  struct kiln_rt_elementwise_step step[KILN_RT_ELEMENTWISE_MAX_STEPS];
+};
+
+#define KILN_RT_ELEMENTWISE_FIELDS 35
+
 /* A kernel library, as the loader installs it. `state` points at one
  * zero-initialised, pointer-sized slot per call site in the artifact: the
  * library may keep what it prepares for that site there (set it once,
@@ -96,6 +139,14 @@ struct kiln_rt_kernel_library {
                      const float *a, const float *b, const float *bias,
                      const float *scale, const float *shift,
                      const float *residual, float *c);
+  /* May be null: only the acap target's "aie" library takes elementwise
+   * chains (kiln-convert-aten-to-kernel-calls emits them for it alone).
+   * Unused inputs point at the output. */
+  void (*elementwise_f32)(const struct kiln_rt_kernel_library *library,
+                          const struct kiln_rt_elementwise *geometry,
+                          void **state, const float *input0,
+                          const float *input1, const float *input2,
+                          const float *input3, float *output);
 };
 
 #endif /* KILN_RT_KERNELS_H */

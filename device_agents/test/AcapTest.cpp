@@ -50,6 +50,20 @@ std::vector<int64_t> convGeometry(int64_t in, int64_t out, int64_t groups,
           /*channels_last=*/0};
 }
 
+int64_t bitsOf(double value) { return std::bit_cast<int64_t>(value); }
+
+/// A kiln_rt_elementwise's fields: `steps` as {op, lhs, rhs, scalar}.
+std::vector<int64_t> chainGeometry(int64_t elements, int64_t inputs,
+                                   std::vector<kiln_rt_elementwise_step> steps) {
+  kiln_rt_elementwise chain{};
+  chain.elements = elements;
+  chain.inputs = inputs;
+  chain.steps = int64_t(steps.size());
+  std::copy(steps.begin(), steps.end(), chain.step);
+  const auto *fields = reinterpret_cast<const int64_t *>(&chain);
+  return {fields, fields + KILN_RT_ELEMENTWISE_FIELDS};
+}
+
 v1::AiePlan planOf(std::vector<std::pair<std::string, std::vector<int64_t>>> sites) {
   v1::AiePlan plan;
   *plan.mutable_array() = array();
@@ -111,6 +125,51 @@ TEST(AieArrayModelTest, SeesSitesAsProducts) {
   window[9] = window[10] = window[11] = 1 << 20; // a 2^60 window
   EXPECT_EQ(aie::siteProducts("convolution", window).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST(AieArrayModelTest, SeesChainsAsStreamsAndChecksTheirSteps) {
+  auto chain = aie::siteProducts(
+      "elementwise", chainGeometry(1000, 2, {{KILN_RT_ELEMENTWISE_ADD, 0, 1, bitsOf(1.0)},
+                                             {KILN_RT_ELEMENTWISE_RELU, 2, 0, 0}}));
+  ASSERT_TRUE(chain.ok()) << chain.status();
+  EXPECT_TRUE(chain->elementwise);
+  EXPECT_EQ(chain->m, 1000);
+  EXPECT_EQ(chain->k, 2);
+  EXPECT_EQ(chain->inputs, 2);
+  // Double-buffered f32 blocks of both inputs and the output.
+  EXPECT_EQ(aie::blockMemoryBytes(*chain, 256, 1, 1), 2 * 3 * 256 * 4);
+  // One tile, blocks of 256: 1000 elements of two inputs on two channels
+  // (1000 cycles), 2 steps of 63 vector ops, 1000 cycles out, the last
+  // block's 256 drain cycles, 256 of setup.
+  v1::AieSite site;
+  site.set_block_m(256);
+  site.set_tiles(1);
+  EXPECT_EQ(aie::siteCycles(*chain, site, array()), 256 + 1000 + 256);
+  // Four tiles, a block each (512 cycles), but in one column: its
+  // interface tile brings 2 x 4000 bytes from DDR on 2 channels of 4 bytes.
+  site.set_tiles(4);
+  EXPECT_EQ(aie::siteCycles(*chain, site, array()), 256 + 1000);
+  site.set_tiles(16); // two columns: 500 cycles of DDR, under the tiles' 512
+  EXPECT_EQ(aie::siteCycles(*chain, site, array()), 256 + 512);
+
+  auto refused = [](std::vector<int64_t> geometry) {
+    return std::string(aie::siteProducts("elementwise", geometry).status().message());
+  };
+  EXPECT_EQ(refused(chainGeometry(8, 1, {{KILN_RT_ELEMENTWISE_RELU, 1, 0, 0}})),
+            "a elementwise call site's geometry has step 0 reading register 1 and 0 of 1");
+  EXPECT_EQ(refused(chainGeometry(8, 1, {{KILN_RT_ELEMENTWISE_MUL, 0, 1, 0}})),
+            "a elementwise call site's geometry has step 0 reading register 0 and 1 of 1");
+  EXPECT_EQ(refused(chainGeometry(8, 1, {{99, 0, 0, 0}})),
+            "a elementwise call site's geometry has step 0 of unknown op 99");
+  EXPECT_EQ(refused(chainGeometry(8, 5, {{KILN_RT_ELEMENTWISE_NEG, 0, 0, 0}})),
+            "a elementwise call site's geometry has 5 inputs");
+  EXPECT_EQ(refused(chainGeometry(0, 1, {{KILN_RT_ELEMENTWISE_NEG, 0, 0, 0}})),
+            "a elementwise call site's geometry has 0 elements");
+  EXPECT_EQ(refused(chainGeometry(8, 1, {})), "a elementwise call site's geometry has 0 steps");
+  std::vector<int64_t> stray = chainGeometry(8, 1, {{KILN_RT_ELEMENTWISE_NEG, 0, 0, 0}});
+  stray.back() = 7; // the last unused step's scalar
+  EXPECT_EQ(refused(stray), "a elementwise call site's geometry has an unused step 7 that is not 0");
+  EXPECT_EQ(refused({1, 2, 3}), "a elementwise call site's geometry has 3 fields, not 35");
 }
 
 TEST(AieArrayModelTest, ChecksThatAPlanFits) {
@@ -229,6 +288,66 @@ TEST(AieArraySimulatorTest, ConvolutionsAreImplicitProductsWithTheirEpilogue) {
       }
 }
 
+TEST(AieArraySimulatorTest, ChainsComputeInF32AndKeepNaNAsPyTorchDoes) {
+  // out = max(clamp(relu(a - 2 b), max=1.5), c) * -0.5, then 3 - out.
+  std::vector<int64_t> geometry = chainGeometry(
+      6, 3,
+      {{KILN_RT_ELEMENTWISE_SUB, 0, 1, bitsOf(2.0)},
+       {KILN_RT_ELEMENTWISE_RELU, 3, 0, 0},
+       {KILN_RT_ELEMENTWISE_CLAMP_MAX, 4, 0, bitsOf(1.5)},
+       {KILN_RT_ELEMENTWISE_MAXIMUM, 5, 2, 0},
+       {KILN_RT_ELEMENTWISE_MUL_SCALAR, 6, 0, bitsOf(-0.5)},
+       {KILN_RT_ELEMENTWISE_RSUB_SCALAR, 7, 0, bitsOf(3.0)}});
+  AieArraySimulator simulator(planOf({{"elementwise", geometry}}), 2);
+  const float nan = std::nanf("");
+  // 1 + 2^-9 is not a bfloat16: a chain keeps it (f32, not rounded).
+  const float odd = 1.0f + std::ldexp(1.0f, -9);
+  std::vector<float> a = {nan, -4.0f, 1.0f, 10.0f, odd, 0.5f};
+  std::vector<float> b = {0.0f, 0.0f, 0.25f, 0.0f, 0.0f, 0.0f};
+  std::vector<float> c = {0.0f, -1.0f, 0.0f, 2.0f, -9.0f, nan};
+  auto run = [&](bool reference) {
+    std::vector<float> out(6, -99.0f);
+    void *state = nullptr;
+    AieArraySimulator::RunCounters counters;
+    counters.reference = reference;
+    AieArraySimulator::RunScope scope(counters);
+    simulator.table()->elementwise_f32(
+        simulator.table(), reinterpret_cast<const kiln_rt_elementwise *>(geometry.data()),
+        &state, a.data(), b.data(), c.data(), nullptr, out.data());
+    EXPECT_TRUE(counters.error.empty()) << counters.error;
+    return std::make_pair(out, counters.cycles);
+  };
+  auto [out, cycles] = run(false);
+  EXPECT_TRUE(std::isnan(out[0]));          // relu(NaN) is NaN
+  EXPECT_EQ(out[1], 3.0f - 0.0f * -0.5f);   // relu(-4) = 0, max(0, -1) = 0
+  EXPECT_EQ(out[2], 3.0f - 0.5f * -0.5f);   // 1 - 2 * 0.25
+  EXPECT_EQ(out[3], 3.0f - 2.0f * -0.5f);   // clamp(10) = 1.5 < c = 2
+  EXPECT_EQ(out[4], 3.0f - odd * -0.5f);    // not rounded to bf16
+  EXPECT_TRUE(std::isnan(out[5]));          // maximum(x, NaN) is NaN
+  EXPECT_EQ(cycles, 1001);
+  auto [reference, uncounted] = run(true);
+  for (size_t i = 1; i < 5; ++i)
+    EXPECT_EQ(reference[i], out[i]) << i;
+  EXPECT_EQ(uncounted, 0);
+}
+
+TEST(AieArraySimulatorTest, TheArraysReluEpilogueKeepsNaN) {
+  kiln_rt_epilogue epilogue{0, 0, KILN_RT_ACTIVATION_RELU};
+  std::vector<int64_t> geometry = matmulGeometry(1, 3, 1);
+  std::copy(&epilogue.has_scale_shift, &epilogue.has_scale_shift + 3, geometry.begin() + 7);
+  AieArraySimulator simulator(planOf({{"matmul", geometry}}), 1);
+  std::vector<float> a = {1.0f}, b = {-2.0f, std::nanf(""), 3.0f}, c(3);
+  void *state = nullptr;
+  AieArraySimulator::RunCounters counters;
+  AieArraySimulator::RunScope scope(counters);
+  simulator.table()->matmul_f32(
+      simulator.table(), reinterpret_cast<const kiln_rt_matmul *>(geometry.data()),
+      &state, a.data(), b.data(), nullptr, nullptr, nullptr, nullptr, c.data());
+  EXPECT_EQ(c[0], 0.0f);
+  EXPECT_TRUE(std::isnan(c[1]));
+  EXPECT_EQ(c[2], 3.0f);
+}
+
 TEST(AieArraySimulatorTest, CallSitesOfEqualGeometryEachTakeTheirOwnPlanSite) {
   // Two sites of one geometry with different tiles (and cycles), as the
   // planner may give repeated layers: a run through both call sites counts
@@ -310,8 +429,11 @@ TEST(AcapArtifactTest, XrtReadsKilnsXclbin) {
   EXPECT_EQ(artifact->uuid.size(), 36u);
   EXPECT_EQ(artifact->hostSymbol, "kiln_invoke");
   EXPECT_EQ(artifact->hostImage.substr(0, 4), "\x7f" "ELF");
-  ASSERT_EQ(artifact->plan.sites_size(), 1);
-  EXPECT_EQ(artifact->plan.sites(0).kind(), "convolution");
+  // The convolution, and the relu after the pooling as a chain of its own
+  // (sites in the order of their geometry globals in the host code).
+  ASSERT_EQ(artifact->plan.sites_size(), 2);
+  EXPECT_EQ(artifact->plan.sites(0).kind(), "elementwise");
+  EXPECT_EQ(artifact->plan.sites(1).kind(), "convolution");
 
   // Refused with what is wrong, and never read past the file: a magic
   // with nothing after it (which XRT 2.13 itself accepts), a header whose

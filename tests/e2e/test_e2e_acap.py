@@ -1,11 +1,12 @@
 """The acap target end to end on the simulated AI Engine array.
 
 kilnd compiles graphs for target ``acap`` into xclbins: host code plus an AI
-Engine plan for the convolutions and matrix products. A real
+Engine plan for the convolutions and matrix products (with the batch norms,
+residual adds and activations after them) and the elementwise chains. A real
 ``kiln-agent-acap --simulate`` reads them with XRT, runs the host code on
 this machine and the plan's calls in Kiln's functional model of an AIE-ML
 array (not AMD's aiesimulator; no Versal board or AI Engine toolchain is
-here), in the array's type: bf16 operands, f32 accumulation. Results are
+here), in the array's type: bf16 operands, f32 accumulation (chains in f32). Results are
 compared with eager PyTorch at the tolerance that type allows:
 
     max |kiln - eager| <= BF16_TOL * max |eager|   (BF16_TOL = 2^-5)
@@ -50,8 +51,9 @@ def client(acap_kilnd):
 
 
 class SmallCnn(nn.Module):
-    """Convolutions (grouped, strided, with batch norm and a residual), a
-    pooling and a GELU the host runs, and two linear layers."""
+    """Convolutions (grouped, strided, with batch norm, relu and a residual),
+    a pooling the host runs, an elementwise chain, and two linear layers
+    (with a GELU)."""
 
     def __init__(self):
         super().__init__()
@@ -66,12 +68,25 @@ class SmallCnn(nn.Module):
         y = torch.relu(self.bn1(self.conv1(x)))
         y = y + self.conv2(y)
         y = nn.functional.max_pool2d(self.conv3(y), 2)
+        y = torch.clamp(y * 0.5 - 0.25, min=-1.0, max=1.0)
         y = nn.functional.gelu(self.fc1(torch.flatten(y, 1)))
         return self.fc2(y)
 
 
+#: The ops of SmallCnn's elementwise chain, one call on the array.
+CHAIN_OPS = ("aten.mul.Tensor", "aten.sub.Tensor", "aten.clamp.default")
+
+
 def assert_close_in_bf16(out: torch.Tensor, ref: torch.Tensor) -> float:
     return assert_within_range(out, ref, BF16_TOL)
+
+
+def op_units(compiled) -> dict[str, set[str]]:
+    """What runs each ATen op of a compiled graph, from its op report."""
+    units: dict[str, set[str]] = {}
+    for layer in compiled.op_report:
+        units.setdefault(layer.op, set()).add(layer.unit)
+    return units
 
 
 def test_the_simulated_array_registers_as_simulated(client, acap_kilnd):
@@ -99,15 +114,16 @@ def test_small_cnn_matches_eager_and_reports_error_and_cycles(client):
     # kilnd compiled the host part for the machine simulating the array.
     assert m.triple.startswith("x86_64") and m.cpu.startswith("x86-64")
     assert not compiled.placement.partitioned
-    # The op report names what the array runs and what the host part does.
-    units = {}
-    for layer in compiled.op_report:
-        units.setdefault(layer.op, set()).add(layer.unit)
+    # The op report names what the array runs and what the host part does:
+    # the relu in conv1's epilogue, the chain after the pooling as a call of
+    # its own; the pooling and the reshapes are host code.
+    units = op_units(compiled)
     for op in ("aten.convolution.default", "aten.addmm.default",
-               "aten._native_batch_norm_legit_no_training.default"):
+               "aten._native_batch_norm_legit_no_training.default", "aten.relu.default",
+               *CHAIN_OPS):
         assert units[op] == {"aie"}, (op, units)
     pools = [op for op in units if op.startswith("aten.max_pool2d")]
-    for op in ["aten.relu.default", "aten.view.default", *pools]:
+    for op in ["aten.view.default", *pools]:
         assert units[op] == {"generated"}, (op, units)
     assert pools, units
     out = compiled(x)
@@ -158,6 +174,22 @@ def test_a_plan_that_does_not_fit_is_failed_precondition(client):
                        match="has 5 kernel call sites and each needs a tile of its own"):
         client.compile(torch.export.export(model, (x,)), target="acap",
                        options={"acap": {"tiles": 4}})
+
+
+def test_chains_take_only_the_tiles_the_products_leave(client):
+    """With a tile per product and none to spare, the chain stays host code
+    (the plan still fits) and the result is the same."""
+    torch.manual_seed(3)
+    model = SmallCnn().eval()
+    x = torch.randn(1, 3, 16, 16)
+    compiled = client.compile(torch.export.export(model, (x,)), target="acap",
+                              options={"acap": {"tiles": 5}})
+    units = op_units(compiled)
+    for op in CHAIN_OPS:
+        assert units[op] == {"generated"}, (op, units)
+    for op in ("aten.convolution.default", "aten.addmm.default", "aten.relu.default"):
+        assert units[op] == {"aie"}, (op, units)
+    assert_close_in_bf16(compiled(x), model(x))
 
 
 def test_host_code_for_the_board_is_refused_with_the_option_to_use(client):

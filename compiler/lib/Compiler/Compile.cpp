@@ -162,6 +162,7 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
   PassManager toLinalg(&context);
   AtenToLinalgOptions toLinalgOptions;
   toLinalgOptions.kernelLibrary = machine.kernelLibrary;
+  toLinalgOptions.maxKernelCalls = machine.kernelCallLimit;
   buildKilnAtenToLinalgPipeline(toLinalg, toLinalgOptions);
   RETURN_IF_ERROR(runStage(toLinalg, *module, "aten-to-linalg", diagnostics));
   // The artifact needs the library only when some op was handed to it.

@@ -44,6 +44,9 @@ void buildKilnAtenToLinalgPipeline(OpPassManager &pm,
     // oneDNN's x86-64 convolutions compute channels last: keep activations
     // so between them instead of reordering around every call.
     kernelCalls.channelsLast = options.kernelLibrary == "onednn";
+    // The AI Engine array also runs elementwise chains, one per tile.
+    kernelCalls.elementwiseChains = options.kernelLibrary == "aie";
+    kernelCalls.maxCalls = options.maxKernelCalls;
     pm.addPass(createConvertAtenToKernelCalls(kernelCalls));
     if (kernelCalls.channelsLast)
       pm.addNestedPass<func::FuncOp>(createSinkPermutes());

@@ -3,6 +3,8 @@
 
 #include "absl/strings/str_cat.h"
 
+#include "kiln_rt_kernels.h"
+
 #include <algorithm>
 
 namespace kiln::aie {
@@ -14,6 +16,8 @@ constexpr size_t kConvolutionFields = 31;
 constexpr size_t kConvolutionChannelsLast = 30;
 constexpr size_t kMatmulFields = 10;
 constexpr size_t kEpilogueResidual = 1; // within the 3 epilogue fields
+static_assert(sizeof(kiln_rt_elementwise) ==
+              KILN_RT_ELEMENTWISE_FIELDS * sizeof(int64_t));
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -21,6 +25,8 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// cannot overflow: each extent, and a site's MACs.
 constexpr int64_t kMaxExtent = int64_t{1} << 20;
 constexpr int64_t kMaxMacs = int64_t{1} << 50;
+/// The most elements an elementwise chain may stream.
+constexpr int64_t kMaxElements = int64_t{1} << 32;
 /// The largest block side a plan may name (a tile's memory holds far less).
 constexpr int64_t kMaxBlock = 4096;
 
@@ -43,6 +49,8 @@ v1::AieArray aieMl304() {
   array.set_bf16_macs_per_cycle(128);
   array.set_clock_hz(1'250'000'000);
   array.set_setup_cycles(256);
+  // One 512-bit vector of f32 per cycle and step.
+  array.set_f32_lanes_per_cycle(16);
   return array;
 }
 
@@ -55,6 +63,62 @@ absl::Status badGeometry(std::string_view kind, std::string_view why) {
   return absl::InvalidArgumentError(
       absl::StrCat("a ", std::string(kind), " call site's geometry ",
                    std::string(why)));
+}
+
+/// Whether a chain step of kind `op` reads its rhs register.
+bool readsRhs(int64_t op) {
+  switch (op) {
+  case KILN_RT_ELEMENTWISE_ADD:
+  case KILN_RT_ELEMENTWISE_SUB:
+  case KILN_RT_ELEMENTWISE_MUL:
+  case KILN_RT_ELEMENTWISE_DIV:
+  case KILN_RT_ELEMENTWISE_MAXIMUM:
+  case KILN_RT_ELEMENTWISE_MINIMUM:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// An elementwise chain's geometry checked: every step a known op reading
+/// only the inputs and earlier steps, unused steps zero.
+absl::StatusOr<SiteProducts> chainProducts(std::span<const int64_t> g) {
+  constexpr std::string_view kind = "elementwise";
+  if (g.size() != KILN_RT_ELEMENTWISE_FIELDS)
+    return badGeometry(kind, absl::StrCat("has ", g.size(), " fields, not ",
+                                          KILN_RT_ELEMENTWISE_FIELDS));
+  kiln_rt_elementwise chain;
+  std::copy(g.begin(), g.end(), reinterpret_cast<int64_t *>(&chain));
+  if (chain.elements < 1 || chain.elements > kMaxElements)
+    return badGeometry(kind, absl::StrCat("has ", chain.elements, " elements"));
+  if (chain.inputs < 1 || chain.inputs > KILN_RT_ELEMENTWISE_MAX_INPUTS)
+    return badGeometry(kind, absl::StrCat("has ", chain.inputs, " inputs"));
+  if (chain.steps < 1 || chain.steps > KILN_RT_ELEMENTWISE_MAX_STEPS)
+    return badGeometry(kind, absl::StrCat("has ", chain.steps, " steps"));
+  for (int64_t i = 0; i < KILN_RT_ELEMENTWISE_MAX_STEPS; ++i) {
+    const kiln_rt_elementwise_step &step = chain.step[i];
+    if (i >= chain.steps) {
+      if (step.op || step.lhs || step.rhs || step.scalar)
+        return badGeometry(kind, absl::StrCat("has an unused step ", i, " that is not 0"));
+      continue;
+    }
+    const int64_t registers = chain.inputs + i; // those defined before it
+    if (step.op < KILN_RT_ELEMENTWISE_ADD || step.op > KILN_RT_ELEMENTWISE_CLAMP_MAX)
+      return badGeometry(kind, absl::StrCat("has step ", i, " of unknown op ", step.op));
+    if (step.lhs < 0 || step.lhs >= registers || step.rhs < 0 ||
+        step.rhs >= (readsRhs(step.op) ? registers : 1))
+      return badGeometry(kind, absl::StrCat("has step ", i, " reading register ",
+                                            step.lhs, " and ", step.rhs, " of ",
+                                            registers));
+  }
+  SiteProducts p;
+  p.problems = 1;
+  p.m = chain.elements;
+  p.n = 1;
+  p.k = chain.steps;
+  p.elementwise = true;
+  p.inputs = chain.inputs;
+  return p;
 }
 
 } // namespace
@@ -119,6 +183,8 @@ absl::StatusOr<SiteProducts> siteProducts(std::string_view kind,
     if (__builtin_mul_overflow(in / groups, window, &p.k))
       return badGeometry(kind, "has a kernel window too large to count");
     p.hasResidual = g[27 + kEpilogueResidual] != 0;
+  } else if (kind == "elementwise") {
+    return chainProducts(g);
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown kernel call site kind '", std::string(kind), "'"));
@@ -133,16 +199,52 @@ absl::StatusOr<SiteProducts> siteProducts(std::string_view kind,
   return p;
 }
 
-int64_t blockMemoryBytes(int64_t blockM, int64_t blockN, int64_t blockK,
-                         bool hasResidual) {
+int64_t blockMemoryBytes(const SiteProducts &p, int64_t blockM,
+                         int64_t blockN, int64_t blockK) {
+  if (p.elementwise)
+    return 2 * (p.inputs + 1) * blockM * 4;
+  const bool hasResidual = p.hasResidual;
   int64_t operands = 2 * (blockM * blockK + blockK * blockN) * 2; // bf16 x2
   int64_t block = blockM * blockN * 4;                            // f32
   int64_t vectors = 3 * blockN * 4; // bias, scale, shift slices
   return operands + block * (hasResidual ? 3 : 2) + vectors;
 }
 
+namespace {
+
+/// siteCycles for a chain: a tile's elements stream in on its input
+/// channels, every step is one vector op per f32_lanes_per_cycle elements,
+/// the result streams out, overlapped block by block (double-buffered), and
+/// the last block drains.
+int64_t chainCycles(const SiteProducts &p, const v1::AieSite &site,
+                    const v1::AieArray &array) {
+  const int64_t bm = site.block_m();
+  const int64_t tiles = std::max<int64_t>(site.tiles(), 1);
+  const int64_t stream = array.stream_bytes_per_cycle();
+  const int64_t blocks = ceilDiv(p.m, bm);
+  const int64_t elements = std::min(p.m, ceilDiv(blocks, tiles) * bm);
+  const int64_t channels =
+      std::max<int64_t>(std::min<int64_t>(p.inputs, array.dma_in_channels()), 1);
+  const int64_t compute =
+      p.k * ceilDiv(elements, std::max(array.f32_lanes_per_cycle(), 1));
+  const int64_t in = ceilDiv(p.inputs * elements * 4, channels * stream);
+  const int64_t out = ceilDiv(elements * 4, stream);
+  const int64_t drain = ceilDiv(std::min(bm, p.m) * 4, stream);
+  const int64_t perTile = std::max({compute, in, out}) + drain;
+  const int64_t columns = ceilDiv(tiles, array.rows());
+  const int64_t shimIn = ceilDiv(p.inputs * p.m * 4,
+                                 columns * array.shim_in_channels() * stream);
+  const int64_t shimOut =
+      ceilDiv(p.m * 4, columns * array.shim_out_channels() * stream);
+  return array.setup_cycles() + std::max({perTile, shimIn, shimOut});
+}
+
+} // namespace
+
 int64_t siteCycles(const SiteProducts &p, const v1::AieSite &site,
                    const v1::AieArray &array) {
+  if (p.elementwise)
+    return chainCycles(p, site, array);
   const int64_t bm = site.block_m(), bn = site.block_n(), bk = site.block_k();
   const int64_t tiles = std::max<int64_t>(site.tiles(), 1);
   const int64_t stream = array.stream_bytes_per_cycle();
@@ -204,8 +306,8 @@ absl::Status checkPlanFits(const v1::AiePlan &plan, const v1::AieArray &array) {
     if (site.estimated_cycles() < 0 || site.estimated_cycles() > kMaxMacs)
       return absl::InvalidArgumentError(absl::StrCat(
           where(), " estimates ", site.estimated_cycles(), " cycles"));
-    int64_t bytes = blockMemoryBytes(site.block_m(), site.block_n(),
-                                     site.block_k(), products->hasResidual);
+    int64_t bytes = blockMemoryBytes(*products, site.block_m(), site.block_n(),
+                                     site.block_k());
     if (bytes > memory)
       return absl::FailedPreconditionError(absl::StrCat(
           where(), " needs ", bytes, " bytes of data memory per tile; a tile has ",

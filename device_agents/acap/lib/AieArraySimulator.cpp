@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <exception>
 #include <thread>
 #include <vector>
@@ -63,6 +64,8 @@ struct Epilogue {
       return y * std::min(std::max(y + 3.0f, 0.0f), 6.0f) / 6.0f;
     case KILN_RT_ACTIVATION_GELU:
       return y * (1.0f + std::erf(y / std::sqrt(2.0f))) / 2.0f;
+    case KILN_RT_ACTIVATION_RELU:
+      return y > 0.0f || std::isnan(y) ? y : 0.0f;
     case KILN_RT_ACTIVATION_GELU_TANH: {
       const float inner = std::sqrt(2.0f / float(M_PI)) * (y + 0.044715f * y * y * y);
       return 0.5f * y * (1.0f + std::tanh(inner));
@@ -72,6 +75,49 @@ struct Epilogue {
     }
   }
 };
+
+/// One step of an elementwise chain on one element (kiln_rt_kernels.h):
+/// f32, NaN in gives NaN out for relu, maximum, minimum and clamp.
+float chainStep(const kiln_rt_elementwise_step &step, float lhs, float rhs) {
+  double scalarBits;
+  std::memcpy(&scalarBits, &step.scalar, sizeof scalarBits);
+  const float scalar = float(scalarBits);
+  auto pick = [](float a, float b, bool takeA) {
+    return std::isnan(a) ? a : std::isnan(b) ? b : takeA ? a : b;
+  };
+  switch (step.op) {
+  case KILN_RT_ELEMENTWISE_ADD:
+    return lhs + scalar * rhs;
+  case KILN_RT_ELEMENTWISE_SUB:
+    return lhs - scalar * rhs;
+  case KILN_RT_ELEMENTWISE_MUL:
+    return lhs * rhs;
+  case KILN_RT_ELEMENTWISE_DIV:
+    return lhs / rhs;
+  case KILN_RT_ELEMENTWISE_ADD_SCALAR:
+    return lhs + scalar;
+  case KILN_RT_ELEMENTWISE_MUL_SCALAR:
+    return lhs * scalar;
+  case KILN_RT_ELEMENTWISE_DIV_SCALAR:
+    return lhs / scalar;
+  case KILN_RT_ELEMENTWISE_RSUB_SCALAR:
+    return scalar - lhs;
+  case KILN_RT_ELEMENTWISE_RELU:
+    return lhs > 0.0f || std::isnan(lhs) ? lhs : 0.0f;
+  case KILN_RT_ELEMENTWISE_NEG:
+    return -lhs;
+  case KILN_RT_ELEMENTWISE_MAXIMUM:
+    return pick(lhs, rhs, lhs > rhs);
+  case KILN_RT_ELEMENTWISE_MINIMUM:
+    return pick(lhs, rhs, lhs < rhs);
+  case KILN_RT_ELEMENTWISE_CLAMP_MIN:
+    return std::isnan(scalar) || std::isnan(lhs) || lhs > scalar ? lhs : scalar;
+  case KILN_RT_ELEMENTWISE_CLAMP_MAX:
+    return std::isnan(scalar) || std::isnan(lhs) || lhs < scalar ? lhs : scalar;
+  default: // the plan's check refuses other ops
+    return std::nanf("");
+  }
+}
 
 /// Runs `body`, a kernel call: an exception (no thread, no memory) must
 /// not unwind through the generated code that called it, so it fails the
@@ -100,6 +146,7 @@ AieArraySimulator::AieArraySimulator(v1::AiePlan plan, int threads)
   installed.table.abi_version = KILN_RT_KERNELS_ABI_VERSION;
   installed.table.convolution_f32 = &AieArraySimulator::convolution;
   installed.table.matmul_f32 = &AieArraySimulator::matmul;
+  installed.table.elementwise_f32 = &AieArraySimulator::elementwise;
   installed.self = this;
 }
 
@@ -285,6 +332,44 @@ void AieArraySimulator::runConvolution(const kiln_rt_kernel_library *library,
         const int64_t index = (batch * g->out_channels + channel) * outPixels + pixel;
         output[index] = epilogue.apply(acc[o], channel, index);
       }
+    }
+  });
+}
+
+void AieArraySimulator::elementwise(const kiln_rt_kernel_library *library,
+                                    const kiln_rt_elementwise *g, void **state,
+                                    const float *input0, const float *input1,
+                                    const float *input2, const float *input3,
+                                    float *output) {
+  guarded([&] {
+    runElementwise(library, g, state, {input0, input1, input2, input3}, output);
+  });
+}
+
+void AieArraySimulator::runElementwise(
+    const kiln_rt_kernel_library *library, const kiln_rt_elementwise *g,
+    void **state,
+    const std::array<const float *, KILN_RT_ELEMENTWISE_MAX_INPUTS> &inputs,
+    float *output) {
+  const auto &self = *reinterpret_cast<const Installed *>(library)->self;
+  // The plan's check bounds inputs and steps and has every step read only
+  // the inputs and earlier steps; a call binds only to a checked site.
+  const Call call = self.begin("elementwise", reinterpret_cast<const int64_t *>(g),
+                               KILN_RT_ELEMENTWISE_FIELDS, state);
+  if (!call.site)
+    return;
+  const int64_t registers = g->inputs + g->steps;
+  parallelFor(g->elements, self.threads, [&](int64_t begin, int64_t end) {
+    std::array<float, KILN_RT_ELEMENTWISE_MAX_INPUTS + KILN_RT_ELEMENTWISE_MAX_STEPS> reg;
+    for (int64_t e = begin; e < end; ++e) {
+      for (int64_t i = 0; i < g->inputs; ++i)
+        reg[size_t(i)] = inputs[size_t(i)][e];
+      for (int64_t s = 0; s < g->steps; ++s) {
+        const kiln_rt_elementwise_step &step = g->step[s];
+        reg[size_t(g->inputs + s)] =
+            chainStep(step, reg[size_t(step.lhs)], reg[size_t(step.rhs)]);
+      }
+      output[e] = reg[size_t(registers - 1)];
     }
   });
 }

@@ -15,7 +15,7 @@ namespace kiln::agent {
 
 OneDnnKernels::OneDnnKernels(int threads)
     : abi{{KILN_RT_KERNELS_ABI_VERSION, &OneDnnKernels::convolutionF32,
-           &OneDnnKernels::matmulF32},
+           &OneDnnKernels::matmulF32, /*elementwise_f32=*/nullptr},
           this},
       threads(threads < 1 ? 1 : threads) {}
 

@@ -40,6 +40,15 @@ def ConvertAtenToKernelCalls
     zero-initialised state slot (both private memref.globals). Other ops are
     left to the generated-code lowering.
 
+    For the 'aie' library a relu after a call is folded into its epilogue
+    (the array's relu keeps NaN; oneDNN's does not). With
+    `elementwise-chains`, runs of elementwise ops on one static f32 shape
+    of at least 64 elements (add, sub, mul, div with tensor or splat
+    operands, relu, neg, maximum, minimum, clamp), each result read only by
+    the next op, become calls to kiln_rt_elementwise_f32 with up to 4
+    inputs and 8 steps; the chains with the most work first, while
+    `max-calls` allows.
+
     With `channels-last`, a convolution's call reads and writes its data
     channels last (the geometry's channels_last): its input becomes
     aten.permute(x, [0, 2, ..., 1]), its residual likewise, and its result
@@ -53,6 +62,12 @@ def ConvertAtenToKernelCalls
     Option<"channelsLast", "channels-last", "bool", /*default=*/"false",
            "Give convolution calls channels-last data (oneDNN's fastest "
            "layout on x86-64)">,
+    Option<"elementwiseChains", "elementwise-chains", "bool",
+           /*default=*/"false",
+           "Also give the library elementwise chains ('aie' only)">,
+    Option<"maxCalls", "max-calls", "int64_t", /*default=*/"0",
+           "Call sites the loader can hold (0: any number). Convolutions "
+           "and products always become calls; chains only while this lasts">,
   ];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",

@@ -18,6 +18,11 @@ struct AtenToLinalgOptions : mlir::PassPipelineOptions<AtenToLinalgOptions> {
       llvm::cl::desc("Hand the ops this kernel library does best to it "
                      "(kiln-convert-aten-to-kernel-calls; empty: none)"),
       llvm::cl::init("")};
+  Option<int64_t> maxKernelCalls{
+      *this, "max-kernel-calls",
+      llvm::cl::desc("Call sites the library's loader can hold (0: any); "
+                     "elementwise chains become calls only while they last"),
+      llvm::cl::init(0)};
 };
 
 /// Lowers the aten dialect to linalg-on-tensors and cleans up; with a

@@ -68,6 +68,9 @@ struct MachineSpec {
   /// empty and 0 for other targets.
   std::string aieArray;
   int aieTiles = 0;
+  /// Kernel call sites the loader can hold (acap: the tiles the plan may
+  /// use, one kernel per tile); 0: any number.
+  int kernelCallLimit = 0;
 };
 
 class Target {

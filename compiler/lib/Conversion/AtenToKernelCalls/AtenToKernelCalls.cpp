@@ -13,9 +13,14 @@
 // epilogue (kiln_rt_epilogue), which the library applies before storing the
 // output: a batch norm in eval (a per-channel scale and shift, computed from
 // the norm's statistics on C values), a residual add, then an activation
-// (hardswish, also as torch.export decomposes it, and gelu; not relu or
-// clamp, whose library forms lose NaNs). Each folded op's result is read
-// only by the next folded ops, so nothing else sees an intermediate result.
+// (hardswish, also as torch.export decomposes it, and gelu; relu only for
+// the "aie" library: oneDNN's relu and clamp lose NaNs). Each folded op's
+// result is read only by the next folded ops, so nothing else sees an
+// intermediate result.
+//
+// With `elementwise-chains` (the "aie" library), the elementwise chains no
+// call absorbed become calls too (ElementwiseChains.h), the largest first,
+// while the loader's call sites (`max-calls`: the array's tiles) last.
 //
 // With channels-last (oneDNN), a convolution's data crosses the call
 // channels last, the layout oneDNN's x86-64 kernels compute in: the call
@@ -24,6 +29,8 @@
 // between one call and the next, so activations stay channels last.
 //
 //===----------------------------------------------------------------------===//
+#include "ElementwiseChains.h"
+
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Aten/IR/AtenMatchers.h"
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -32,6 +39,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <numeric>
 
 #include "../../../runtime/kiln_rt_kernels.h"
 
@@ -46,6 +54,10 @@ namespace {
 
 constexpr llvm::StringLiteral kConvolutionCall = "kiln_rt_convolution_f32";
 constexpr llvm::StringLiteral kMatmulCall = "kiln_rt_matmul_f32";
+constexpr llvm::StringLiteral kElementwiseCall = "kiln_rt_elementwise_f32";
+/// Chains with fewer elements stay generated: moving them to the array and
+/// back costs more than computing them where they are.
+constexpr int64_t kMinChainElements = 64;
 
 bool isF32(Type type) {
   return cast<RankedTensorType>(type).getElementType().isF32();
@@ -109,10 +121,12 @@ struct Epilogue {
 };
 
 /// The activation `op` computes on a tensor of `type`, if the library has
-/// it (KILN_RT_ACTIVATION_NONE otherwise).
-int64_t activationOf(Operation *op, RankedTensorType type) {
+/// it (KILN_RT_ACTIVATION_NONE otherwise); relu only with `relu`.
+int64_t activationOf(Operation *op, RankedTensorType type, bool relu) {
   if (!op || op->getNumResults() != 1 || op->getResult(0).getType() != type)
     return KILN_RT_ACTIVATION_NONE;
+  if (relu && isa<kiln::aten::ReluOp>(op))
+    return KILN_RT_ACTIVATION_RELU;
   if (auto gelu = dyn_cast<kiln::aten::GeluOp>(op)) {
     if (gelu.getApproximate() == "none")
       return KILN_RT_ACTIVATION_GELU;
@@ -180,9 +194,9 @@ SmallVector<Operation *> decomposedHardswish(Value y, RankedTensorType type) {
 }
 
 /// What follows `result` (a call's result with channels in `channelDim`)
-/// that the library can apply: [batch norm] [+ residual] [activation].
-/// Ops must sit in `result`'s block.
-Epilogue matchEpilogue(Value result, int64_t channelDim) {
+/// that the library can apply: [batch norm] [+ residual] [activation],
+/// relu among them with `relu`. Ops must sit in `result`'s block.
+Epilogue matchEpilogue(Value result, int64_t channelDim, bool relu) {
   Epilogue epilogue;
   auto type = cast<RankedTensorType>(result.getType());
   Block *block = result.getDefiningOp()->getBlock();
@@ -216,7 +230,7 @@ Epilogue matchEpilogue(Value result, int64_t channelDim) {
     }
   }
   Operation *last = next();
-  if (int64_t activation = activationOf(last, type)) {
+  if (int64_t activation = activationOf(last, type, relu)) {
     epilogue.fields.activation = activation;
     epilogue.ops.push_back(last);
   } else if (SmallVector<Operation *> hardswish =
@@ -385,29 +399,66 @@ struct ConvertAtenToKernelCallsPass
         products.push_back(op);
       }
     });
+    if (elementwiseChains && library != "aie") {
+      module.emitError() << "kernel library '" << library
+                         << "' takes no elementwise chains";
+      return signalPassFailure();
+    }
     SymbolTable symbols(module);
-    for (kiln::aten::ConvolutionOp op : convolutions)
-      rewrite(op, declare(module, symbols, kConvolutionCall), symbols);
+    int64_t calls = 0;
+    for (kiln::aten::ConvolutionOp op : convolutions) {
+      rewrite(op, declare(module, symbols, kConvolutionCall, 9), symbols);
+      ++calls;
+    }
     // Operands are looked at when each product is rewritten: an earlier
     // rewrite may have replaced one (a product of a product).
     for (Operation *op : products) {
       std::optional<Product> product = libraryProduct(op);
-      if (product)
-        rewrite(*product, declare(module, symbols, kMatmulCall), symbols);
+      if (product) {
+        rewrite(*product, declare(module, symbols, kMatmulCall, 9), symbols);
+        ++calls;
+      }
+    }
+    if (elementwiseChains)
+      rewriteChains(module, symbols, calls);
+  }
+
+  /// The chains the loader has call sites left for, the most work first,
+  /// each as one call.
+  void rewriteChains(ModuleOp module, SymbolTable &symbols, int64_t calls) {
+    std::vector<kiln::ElementwiseChain> chains =
+        kiln::findElementwiseChains(module, kMinChainElements);
+    auto work = [](const kiln::ElementwiseChain &chain) {
+      return chain.geometry.elements * (chain.geometry.steps + chain.geometry.inputs);
+    };
+    // Ties in program order: the same module always gives the same calls.
+    SmallVector<size_t> order(chains.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    llvm::sort(order, [&](size_t a, size_t b) {
+      int64_t workA = work(chains[a]), workB = work(chains[b]);
+      return workA != workB ? workA > workB : a < b;
+    });
+    for (size_t index : order) {
+      if (maxCalls > 0 && calls >= maxCalls)
+        break;
+      rewrite(chains[index], declare(module, symbols, kElementwiseCall, 7),
+              symbols);
+      ++calls;
     }
   }
 
-  /// `void name(ptr geometry, ptr state, ptr operand, ptr operand, ptr bias,
-  /// ptr scale, ptr shift, ptr residual, ptr output)`: both entry points
-  /// take this form.
-  func::FuncOp declare(ModuleOp module, SymbolTable &symbols, StringRef name) {
+  /// `void name(ptr geometry, ptr state, ptr operands..., ptr output)`:
+  /// convolutions and products take six operands (two inputs, bias, scale,
+  /// shift, residual), chains KILN_RT_ELEMENTWISE_MAX_INPUTS.
+  func::FuncOp declare(ModuleOp module, SymbolTable &symbols, StringRef name,
+                       unsigned pointers) {
     if (auto existing = symbols.lookup<func::FuncOp>(name))
       return existing;
     auto ptr = LLVM::LLVMPointerType::get(&getContext());
     OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
     auto callee = builder.create<func::FuncOp>(
         module.getLoc(), name,
-        builder.getFunctionType(SmallVector<Type>(9, ptr), {}));
+        builder.getFunctionType(SmallVector<Type>(pointers, ptr), {}));
     callee.setPrivate();
     symbols.insert(callee);
     return callee;
@@ -512,7 +563,8 @@ struct ConvertAtenToKernelCallsPass
 
   void rewrite(kiln::aten::ConvolutionOp op, func::FuncOp callee,
                SymbolTable &symbols) {
-    Epilogue epilogue = matchEpilogue(op.getResult(), /*channelDim=*/1);
+    Epilogue epilogue =
+        matchEpilogue(op.getResult(), /*channelDim=*/1, library == "aie");
     // At the last folded op: the residual may be computed after `op`.
     OpBuilder b(epilogue.ops.empty() ? op.getOperation() : epilogue.ops.back());
     Location loc = callLocation(op, epilogue);
@@ -552,8 +604,8 @@ struct ConvertAtenToKernelCallsPass
   void rewrite(Product &product, func::FuncOp callee, SymbolTable &symbols) {
     Operation *op = product.op;
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
-    Epilogue epilogue =
-        matchEpilogue(op->getResult(0), /*channelDim=*/resultType.getRank() - 1);
+    Epilogue epilogue = matchEpilogue(
+        op->getResult(0), /*channelDim=*/resultType.getRank() - 1, library == "aie");
     OpBuilder b(epilogue.ops.empty() ? op : epilogue.ops.back());
     SmallVector<Location> transposes;
     for (ProductOperand operand : {product.a, product.b})
@@ -580,12 +632,36 @@ struct ConvertAtenToKernelCallsPass
             user->erase();
   }
 
+  /// One call for `chain` at its last op, named after all its ops (the
+  /// last's first, as a folded call's).
+  void rewrite(kiln::ElementwiseChain &chain, func::FuncOp callee,
+               SymbolTable &symbols) {
+    Operation *last = chain.ops.back();
+    OpBuilder b(last);
+    SmallVector<Location> locations = {last->getLoc()};
+    for (Operation *op : ArrayRef(chain.ops).drop_back())
+      locations.push_back(op->getLoc());
+    Location loc = locations.size() == 1
+                       ? last->getLoc()
+                       : FusedLoc::get(&getContext(), locations);
+    SmallVector<Value> operands(KILN_RT_ELEMENTWISE_MAX_INPUTS);
+    for (size_t i = 0; i < chain.inputs.size(); ++i)
+      operands[i] = readOnlyBuffer(b, loc, chain.inputs[i]);
+    auto type = cast<RankedTensorType>(last->getResult(0).getType());
+    Value result = emitCall(b, loc, callee, symbols, "__kiln_elementwise",
+                            asFields<KILN_RT_ELEMENTWISE_FIELDS>(chain.geometry),
+                            operands, type);
+    last->getResult(0).replaceAllUsesWith(result);
+    for (Operation *op : llvm::reverse(chain.ops))
+      op->erase();
+  }
+
   /// Calls `callee(geometry, state, operands..., output)` with the geometry
   /// in a new constant global and a new zeroed state slot named after
   /// `stem`, into a fresh buffer of `resultType`; returns the result as a
-  /// tensor. `operands` are the two inputs, bias, scale, shift and residual;
-  /// for a null one (unused: the library ignores it) the output's pointer
-  /// goes.
+  /// tensor. `operands` are the two inputs, bias, scale, shift and residual
+  /// (a chain's: its inputs); for a null one (unused: the library ignores
+  /// it) the output's pointer goes.
   Value emitCall(OpBuilder &b, Location loc, func::FuncOp callee,
                  SymbolTable &symbols, StringRef stem,
                  ArrayRef<int64_t> geometry, ArrayRef<Value> operands,

@@ -108,6 +108,12 @@ public:
     spec.kernelLibrary = kKernelLibrary;
     spec.aieArray = options.acap().array();
     spec.aieTiles = options.acap().tiles();
+    const v1::AieArray *array = aie::lookupArray(spec.aieArray);
+    if (!array)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "options.acap.array: unknown AI Engine array '", spec.aieArray, "'"));
+    spec.kernelCallLimit =
+        spec.aieTiles ? spec.aieTiles : array->columns() * array->rows();
     return spec;
   }
 

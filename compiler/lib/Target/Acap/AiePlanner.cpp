@@ -13,6 +13,8 @@ namespace {
 
 constexpr int64_t kBlockSides[] = {8, 16, 32, 64, 128};
 constexpr int64_t kBlockDepths[] = {8, 16, 32, 64, 128, 256};
+/// Elements of each stream a chain's block holds.
+constexpr int64_t kChainBlocks[] = {256, 512, 1024, 2048, 4096};
 
 int64_t roundUp8(int64_t v) { return (v + 7) / 8 * 8; }
 
@@ -25,6 +27,24 @@ bool chooseBlock(const aie::SiteProducts &p, const v1::AieArray &array,
   int64_t best = -1;
   v1::AieSite trial = site;
   trial.set_tiles(1);
+  if (p.elementwise) {
+    for (int64_t bm : kChainBlocks) {
+      if ((bm > roundUp8(p.m) && bm != kChainBlocks[0]) ||
+          aie::blockMemoryBytes(p, bm, 1, 1) > memory)
+        continue;
+      trial.set_block_m(int32_t(bm));
+      trial.set_block_n(1);
+      trial.set_block_k(1);
+      int64_t cycles = aie::siteCycles(p, trial, array);
+      if (best < 0 || cycles < best) {
+        best = cycles;
+        site.set_block_m(int32_t(bm));
+        site.set_block_n(1);
+        site.set_block_k(1);
+      }
+    }
+    return best >= 0;
+  }
   for (int64_t bm : kBlockSides) {
     if (bm > roundUp8(p.m) && bm != kBlockSides[0])
       continue;
@@ -34,7 +54,7 @@ bool chooseBlock(const aie::SiteProducts &p, const v1::AieArray &array,
       for (int64_t bk : kBlockDepths) {
         if (bk > roundUp8(p.k) && bk != kBlockDepths[0])
           continue;
-        if (aie::blockMemoryBytes(bm, bn, bk, p.hasResidual) > memory)
+        if (aie::blockMemoryBytes(p, bm, bn, bk) > memory)
           continue;
         trial.set_block_m(bm);
         trial.set_block_n(bn);
@@ -139,13 +159,15 @@ absl::StatusOr<v1::AiePlan> planSites(const std::vector<KernelSite> &sites,
           ") has no block that fits a tile's ",
           array.data_memory_bytes() - array.reserved_bytes(),
           " bytes of data memory"));
-    site.set_tile_memory_bytes(aie::blockMemoryBytes(
-        site.block_m(), site.block_n(), site.block_k(), p.hasResidual));
+    site.set_tile_memory_bytes(
+        aie::blockMemoryBytes(p, site.block_m(), site.block_n(), site.block_k()));
     // A and B slices on the two input channels (a residual follows B's),
-    // results out on one.
-    site.set_dma_in_channels(2);
+    // results out on one; a chain's inputs share the input channels.
+    site.set_dma_in_channels(
+        p.elementwise ? int32_t(std::min<int64_t>(p.inputs, array.dma_in_channels()))
+                      : 2);
     site.set_dma_out_channels(1);
-    site.set_macs(p.problems * p.m * p.n * p.k);
+    site.set_macs(p.elementwise ? 0 : p.problems * p.m * p.n * p.k);
     blocks.push_back(p.problems * ((p.m + site.block_m() - 1) / site.block_m()) *
                      ((p.n + site.block_n() - 1) / site.block_n()));
     products.push_back(p);

@@ -20,7 +20,8 @@
 namespace kiln::compiler::acap {
 
 /// One call site as the host code makes it: "convolution" with a
-/// kiln_rt_convolution geometry, or "matmul" with a kiln_rt_matmul one.
+/// kiln_rt_convolution geometry, "matmul" with a kiln_rt_matmul one, or
+/// "elementwise" with a kiln_rt_elementwise one.
 struct KernelSite {
   std::string kind;
   std::vector<int64_t> geometry;

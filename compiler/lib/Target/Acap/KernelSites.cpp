@@ -11,7 +11,9 @@ std::vector<KernelSite> collectKernelSites(const llvm::Module &module) {
   // The stems kiln-convert-aten-to-kernel-calls names the geometry globals
   // after (each site's state slot is the same stem's mutable global).
   static const std::pair<llvm::StringRef, const char *> kStems[] = {
-      {"__kiln_convolution", "convolution"}, {"__kiln_matmul", "matmul"}};
+      {"__kiln_convolution", "convolution"},
+      {"__kiln_matmul", "matmul"},
+      {"__kiln_elementwise", "elementwise"}};
   std::vector<KernelSite> sites;
   for (const llvm::GlobalVariable &global : module.globals()) {
     if (!global.isConstant() || !global.hasInitializer())

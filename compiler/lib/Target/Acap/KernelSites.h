@@ -2,7 +2,8 @@
 //
 // This file declares how the acap target finds the kernel call sites of its
 // host code: the constant geometry globals kiln-convert-aten-to-kernel-calls
-// gives every kiln_rt_convolution_f32 and kiln_rt_matmul_f32 call.
+// gives every kiln_rt_convolution_f32, kiln_rt_matmul_f32 and
+// kiln_rt_elementwise_f32 call.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

@@ -40,21 +40,28 @@ std::vector<std::string> arrayNames();
 /// A call site (kind "convolution" or "matmul" and its kiln_rt geometry)
 /// as `problems` independent products of (m x k) by (k x n). A convolution
 /// is an implicit GEMM: m output pixels, n output channels of a group, k
-/// input channels of a group times the kernel window.
+/// input channels of a group times the kernel window. An "elementwise"
+/// chain is one problem of m elements, n = 1, k steps, reading `inputs`
+/// streams.
 struct SiteProducts {
   int64_t problems = 0, m = 0, n = 0, k = 0;
   bool hasResidual = false;
+  bool elementwise = false;
+  int64_t inputs = 0;
 };
 /// INVALID_ARGUMENT naming the field for a malformed geometry, or one past
-/// Kiln's bounds (2^20 per extent, 2^50 MACs).
+/// Kiln's bounds (2^20 per extent, 2^50 MACs; 2^32 elements of a chain,
+/// whose steps must read only inputs and earlier steps).
 absl::StatusOr<SiteProducts> siteProducts(std::string_view kind,
                                           std::span<const int64_t> geometry);
 
 /// Data memory one tile uses for a block_m x block_n block fed block_k deep
 /// slices: double-buffered bf16 operand slices, f32 accumulators, an f32
 /// output staging buffer (and a residual buffer), the epilogue's vectors.
-int64_t blockMemoryBytes(int64_t blockM, int64_t blockN, int64_t blockK,
-                         bool hasResidual);
+/// A chain's block: block_m f32 elements of each input and of the output,
+/// double-buffered.
+int64_t blockMemoryBytes(const SiteProducts &products, int64_t blockM,
+                         int64_t blockN, int64_t blockK);
 
 /// Cycles of one call of a site with `products` blocked as in `site`
 /// (block_* and tiles set) on `array`: the slowest of the tiles' compute

@@ -5,8 +5,8 @@
 // the host code it loads. Each call runs the call site's plan
 // (kiln.v1.AiePlan) on host threads in the array's numeric type: operands
 // rounded to bfloat16, products accumulated in f32 in k order, the epilogue
-// in f32. It counts the plan's estimated cycles for every call. It is
-// Kiln's model of the array, not AMD's aiesimulator.
+// in f32; elementwise chains in f32. It counts the plan's estimated cycles
+// for every call. It is Kiln's model of the array, not AMD's aiesimulator.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -15,6 +15,7 @@
 
 #include "kiln_rt_kernels.h"
 
+#include <array>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -71,8 +72,18 @@ private:
                      const float *a, const float *b, const float *bias,
                      const float *scale, const float *shift,
                      const float *residual, float *c);
-  /// The calls' work, which convolution and matmul run with every
-  /// exception turned into the run's error.
+  static void elementwise(const kiln_rt_kernel_library *library,
+                          const kiln_rt_elementwise *geometry, void **state,
+                          const float *input0, const float *input1,
+                          const float *input2, const float *input3,
+                          float *output);
+  /// The calls' work, which convolution, matmul and elementwise run with
+  /// every exception turned into the run's error.
+  static void runElementwise(
+      const kiln_rt_kernel_library *library, const kiln_rt_elementwise *geometry,
+      void **state,
+      const std::array<const float *, KILN_RT_ELEMENTWISE_MAX_INPUTS> &inputs,
+      float *output);
   static void runConvolution(const kiln_rt_kernel_library *library,
                              const kiln_rt_convolution *geometry, void **state,
                              const float *input, const float *weight,
