@@ -5,6 +5,10 @@ When a target cannot compile some ops and the compile asked for
 of ops it compiled for the target (each its own executable) and runs of ops
 the host CPU executes with PyTorch. :class:`PlacementReport` describes that
 split (every node, where it runs and why); :mod:`kiln.partition` runs it.
+Each node also says what runs it (:attr:`NodePlacement.unit`): on the target
+a kernel library ("onednn", or "aie": the acap target's AI Engine array) or
+"generated" code for the target's processor (on acap the host part, on the
+Versal's Arm cores), or the target's name (mdla); "pytorch" on the CPU.
 
 Nothing falls back silently: compiling a partitioned graph logs the
 placement summary as a WARNING on the ``kiln.placement`` logger.
@@ -48,7 +52,8 @@ def placement_policy(fallback: str = "error", max_fallback_fraction: float | Non
 
 @dataclasses.dataclass(frozen=True)
 class NodePlacement:
-    """Where one graph node runs: ``"target"`` or ``"cpu"``, and why."""
+    """Where one graph node runs: ``"target"`` or ``"cpu"``, and why; and
+    what runs it there (``unit``; empty from daemons older than it)."""
 
     node: int
     name: str
@@ -56,6 +61,7 @@ class NodePlacement:
     placement: str
     reason: str
     segment: int
+    unit: str = ""
 
 
 class PlacementReport:
@@ -74,12 +80,22 @@ class PlacementReport:
 
     @property
     def nodes(self) -> list[NodePlacement]:
-        return [NodePlacement(n.node, n.name, n.op, _where(n.placement), n.reason, n.segment)
+        return [NodePlacement(n.node, n.name, n.op, _where(n.placement), n.reason, n.segment,
+                              n.unit)
                 for n in self.message.nodes]
 
     @property
     def cpu_nodes(self) -> list[NodePlacement]:
         return [n for n in self.nodes if n.placement == "cpu"]
+
+    def units(self) -> dict[str, list[str]]:
+        """Node names by what runs them (see :attr:`NodePlacement.unit`), in
+        graph order; nodes without a unit are left out."""
+        found: dict[str, list[str]] = {}
+        for n in self.message.nodes:
+            if n.unit:
+                found.setdefault(n.unit, []).append(n.name)
+        return found
 
     @property
     def segments(self) -> list[placement_pb2.Segment]:
@@ -119,6 +135,8 @@ class PlacementReport:
                          f"-> {', '.join(s.outputs) or '-'}")
         for n in self.cpu_nodes:
             lines.append(f"  cpu  node {n.node} '{n.name}' ({n.op}): {n.reason}")
+        for unit, names in self.units().items():
+            lines.append(f"  unit {unit:10} {len(names):4} ops: {', '.join(names)}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -70,6 +70,22 @@ def test_table_lists_segments_and_cpu_nodes():
     assert lines[3] == "  cpu  node 1 'lg0' (aten.lgamma.default): unsupported op 'aten.lgamma.default'"
 
 
+def test_units_say_what_runs_each_node():
+    m = pb.PlacementReport(target="acap", target_nodes=3, cpu_nodes=1)
+    m.nodes.add(node=0, name="conv", placement=TARGET, unit="aie")
+    m.nodes.add(node=1, name="pool", placement=TARGET, unit="generated")
+    m.nodes.add(node=2, name="relu", placement=TARGET, unit="aie")
+    m.nodes.add(node=3, name="lg", placement=CPU, unit="pytorch", reason="unsupported")
+    r = PlacementReport(m)
+    assert r.units() == {"aie": ["conv", "relu"], "generated": ["pool"], "pytorch": ["lg"]}
+    assert [n.unit for n in r.nodes] == ["aie", "generated", "aie", "pytorch"]
+    lines = str(r).splitlines()
+    assert lines[-3:] == ["  unit aie           2 ops: conv, relu",
+                          "  unit generated     1 ops: pool",
+                          "  unit pytorch       1 ops: lg"]
+    assert PlacementReport(pb.PlacementReport()).units() == {}
+
+
 def test_a_whole_graph_is_not_partitioned():
     m = pb.PlacementReport(target="cpu", target_nodes=2)
     m.nodes.add(node=0, placement=TARGET)

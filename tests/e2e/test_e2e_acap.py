@@ -126,6 +126,13 @@ def test_small_cnn_matches_eager_and_reports_error_and_cycles(client):
     for op in ["aten.view.default", *pools]:
         assert units[op] == {"generated"}, (op, units)
     assert pools, units
+    # The placement report names the same unit per node: the ops the host
+    # part runs (on a board, the Versal's Arm cores) are the "generated" ones.
+    placed = {n.op: set() for n in compiled.placement.nodes}
+    for n in compiled.placement.nodes:
+        placed[n.op].add(n.unit)
+    assert placed == units
+    assert set(compiled.placement.units()) == {"aie", "generated"}
     out = compiled(x)
     ref = model(x)
     error = assert_close_in_bf16(out, ref)

@@ -148,6 +148,10 @@ def test_ops_the_mdla_lacks_run_on_the_cpu_and_the_report_names_them(client, cap
     assert "does not run aten.gelu" in on_cpu[0].reason
     assert "gelu" in caplog.text
     assert all(n.placement == "target" for n in report.nodes if n.op != "aten.gelu.default")
+    # What runs each node: the MDLA, or PyTorch on the CPU.
+    assert report.units() == {"mdla": [n.name for n in report.nodes if n.unit == "mdla"],
+                              "pytorch": [on_cpu[0].name]}
+    assert len(report.units()["mdla"]) == len(report.nodes) - 1
     out = compiled(x)
     assert_close_in_q16(out, model(x))
     assert compiled.last_counters["estimated_cycles"] > 0

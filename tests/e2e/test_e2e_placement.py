@@ -86,6 +86,8 @@ def test_cpu_fallback_partitions_reports_and_matches_eager(client, caplog):
     for n in placement.nodes:
         assert n.node in placement.segments[n.segment].nodes
         assert (n.placement == "cpu") == (n.op in LACKED)
+        # What runs it: PyTorch on the CPU, oneDNN or generated code on the target.
+        assert n.unit == "pytorch" if n.placement == "cpu" else n.unit in ("onednn", "generated")
     for s in placement.segments:
         if s.placement == placement_pb2.PLACEMENT_TARGET:
             assert len(s.executable.hash) == 64 and s.manifest.target == "cpu"

@@ -53,6 +53,23 @@ void fillSegment(v1::Segment &segment, const CompileOutcome &outcome) {
   segment.set_cache_hit(outcome.cacheHit);
 }
 
+/// Every node's unit: a target node's from `opReport` (by its name; the
+/// target itself where the report names none), a CPU node's PyTorch.
+void markUnits(v1::PlacementReport &report, const v1::OpReport &opReport) {
+  std::unordered_map<std::string, std::string> unitOf;
+  for (const v1::OpReportLayer &layer : opReport.layers())
+    unitOf.emplace(layer.name(), layer.unit());
+  for (v1::NodePlacement &node : *report.mutable_nodes()) {
+    if (node.placement() == v1::PLACEMENT_CPU) {
+      node.set_unit("pytorch");
+      continue;
+    }
+    auto it = unitOf.find(node.name());
+    bool named = it != unitOf.end() && !it->second.empty();
+    node.set_unit(named ? it->second : report.target());
+  }
+}
+
 /// The report of a graph that compiled whole: one target segment.
 v1::PlacementReport wholePlacement(const v1::Graph &graph,
                                    const std::string &target,
@@ -78,6 +95,7 @@ v1::PlacementReport wholePlacement(const v1::Graph &graph,
       segment.add_outputs(name);
   fillSegment(segment, outcome);
   report.set_target_nodes(graph.nodes_size());
+  markUnits(report, outcome.opReport);
   return report;
 }
 
@@ -295,6 +313,7 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
   report.set_target_nodes(graph.nodes_size() - cpuNodes);
   report.set_fallback_fraction(fraction);
   outcome.opReport = mergeOpReports(graph, opReports, segments);
+  markUnits(report, outcome.opReport);
   return outcome;
 }
 
