@@ -30,6 +30,8 @@ log = logging.getLogger("kiln.placement")
 FALLBACKS = ("error", "cpu")
 #: How many CPU nodes a summary names before "and N more".
 _NAMED_NODES = 5
+#: How many nodes the table names per unit before "and N more".
+_NAMED_UNIT_NODES = 12
 
 
 def placement_policy(fallback: str = "error", max_fallback_fraction: float | None = None
@@ -136,7 +138,10 @@ class PlacementReport:
         for n in self.cpu_nodes:
             lines.append(f"  cpu  node {n.node} '{n.name}' ({n.op}): {n.reason}")
         for unit, names in self.units().items():
-            lines.append(f"  unit {unit:10} {len(names):4} ops: {', '.join(names)}")
+            more = len(names) - _NAMED_UNIT_NODES
+            tail = f", and {more} more" if more > 0 else ""
+            lines.append(f"  unit {unit:10} {len(names):4} ops: "
+                         f"{', '.join(names[:_NAMED_UNIT_NODES])}{tail}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

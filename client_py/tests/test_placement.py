@@ -84,6 +84,13 @@ def test_units_say_what_runs_each_node():
                           "  unit generated     1 ops: pool",
                           "  unit pytorch       1 ops: lg"]
     assert PlacementReport(pb.PlacementReport()).units() == {}
+    # A dead node (no unit) is left out; a long list stops after twelve.
+    m.nodes.add(node=4, name="dead", placement=TARGET, segment=-1)
+    for i in range(13):
+        m.nodes.add(node=5 + i, name=f"r{i}", placement=TARGET, unit="aie")
+    r = PlacementReport(m)
+    assert "dead" not in str(r)
+    assert str(r).splitlines()[-3].endswith("r8, r9, and 3 more")
 
 
 def test_a_whole_graph_is_not_partitioned():

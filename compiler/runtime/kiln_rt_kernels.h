@@ -106,6 +106,13 @@ struct kiln_rt_elementwise_step {
   int64_t op, lhs, rhs, scalar;
 };
 
+/* Whether a step of kind `op` reads its rhs register (else rhs is 0). */
+static inline int kiln_rt_elementwise_reads_rhs(int64_t op) {
+  return op == KILN_RT_ELEMENTWISE_ADD || op == KILN_RT_ELEMENTWISE_SUB ||
+         op == KILN_RT_ELEMENTWISE_MUL || op == KILN_RT_ELEMENTWISE_DIV ||
+         op == KILN_RT_ELEMENTWISE_MAXIMUM || op == KILN_RT_ELEMENTWISE_MINIMUM;
+}
+
 #define KILN_RT_ELEMENTWISE_MAX_INPUTS 4
 #define KILN_RT_ELEMENTWISE_MAX_STEPS 8
 

@@ -96,6 +96,7 @@ TEST_F(PlacedCompileTest, WholeGraphIsOneTargetSegment) {
   EXPECT_THAT(report.segments(0).inputs(), ElementsAre("x"));
   EXPECT_THAT(report.segments(0).outputs(), ElementsAre("r"));
   EXPECT_EQ(report.nodes(0).placement(), v1::PLACEMENT_TARGET);
+  EXPECT_EQ(report.nodes(0).unit(), "generated"); // its op report layer's
 }
 
 TEST_F(PlacedCompileTest, ErrorPolicyNamesEveryLackedNode) {
@@ -124,6 +125,11 @@ TEST_F(PlacedCompileTest, CpuPolicyPartitionsAndCachesSegments) {
   EXPECT_EQ(report.nodes(1).placement(), v1::PLACEMENT_CPU);
   EXPECT_EQ(report.nodes(1).segment(), 1);
   EXPECT_THAT(report.nodes(1).reason(), HasSubstr("unsupported op"));
+  // What runs each node: its layer's unit, the target where the layer
+  // names none, PyTorch on the CPU.
+  EXPECT_EQ(report.nodes(0).unit(), "cpu");
+  EXPECT_EQ(report.nodes(1).unit(), "pytorch");
+  EXPECT_EQ(report.nodes(2).unit(), "generated");
   // Each target segment is an executable of its own, with its manifest.
   EXPECT_FALSE(report.segments(0).executable().hash().empty());
   EXPECT_NE(report.segments(0).executable().hash(),

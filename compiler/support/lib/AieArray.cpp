@@ -65,21 +65,6 @@ absl::Status badGeometry(std::string_view kind, std::string_view why) {
                    std::string(why)));
 }
 
-/// Whether a chain step of kind `op` reads its rhs register.
-bool readsRhs(int64_t op) {
-  switch (op) {
-  case KILN_RT_ELEMENTWISE_ADD:
-  case KILN_RT_ELEMENTWISE_SUB:
-  case KILN_RT_ELEMENTWISE_MUL:
-  case KILN_RT_ELEMENTWISE_DIV:
-  case KILN_RT_ELEMENTWISE_MAXIMUM:
-  case KILN_RT_ELEMENTWISE_MINIMUM:
-    return true;
-  default:
-    return false;
-  }
-}
-
 /// An elementwise chain's geometry checked: every step a known op reading
 /// only the inputs and earlier steps, unused steps zero.
 absl::StatusOr<SiteProducts> chainProducts(std::span<const int64_t> g) {
@@ -106,7 +91,7 @@ absl::StatusOr<SiteProducts> chainProducts(std::span<const int64_t> g) {
     if (step.op < KILN_RT_ELEMENTWISE_ADD || step.op > KILN_RT_ELEMENTWISE_CLAMP_MAX)
       return badGeometry(kind, absl::StrCat("has step ", i, " of unknown op ", step.op));
     if (step.lhs < 0 || step.lhs >= registers || step.rhs < 0 ||
-        step.rhs >= (readsRhs(step.op) ? registers : 1))
+        step.rhs >= (kiln_rt_elementwise_reads_rhs(step.op) ? registers : 1))
       return badGeometry(kind, absl::StrCat("has step ", i, " reading register ",
                                             step.lhs, " and ", step.rhs, " of ",
                                             registers));

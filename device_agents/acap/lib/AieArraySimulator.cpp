@@ -45,6 +45,19 @@ void parallelFor(int64_t count, int threads, const Body &body) {
   body(int64_t(0), std::min(count, step));
 }
 
+/// relu as PyTorch defines it: NaN stays NaN, -0 becomes +0.
+float relu(float y) { return y > 0.0f || std::isnan(y) ? y : 0.0f; }
+
+/// The larger (`larger`) or smaller of a and b as the generated code's
+/// maximumf/minimumf: NaN if either is, and +0 above -0.
+float extremum(float a, float b, bool larger) {
+  if (std::isnan(a) || std::isnan(b))
+    return std::nanf("");
+  if (a == b) // +0 and -0 compare equal
+    return std::signbit(a) == larger ? b : a;
+  return (a > b) == larger ? a : b;
+}
+
 /// The epilogue of kiln_rt_kernels.h on one result element of channel c:
 /// bias, scale and shift, residual, activation, in that order.
 struct Epilogue {
@@ -65,7 +78,7 @@ struct Epilogue {
     case KILN_RT_ACTIVATION_GELU:
       return y * (1.0f + std::erf(y / std::sqrt(2.0f))) / 2.0f;
     case KILN_RT_ACTIVATION_RELU:
-      return y > 0.0f || std::isnan(y) ? y : 0.0f;
+      return relu(y);
     case KILN_RT_ACTIVATION_GELU_TANH: {
       const float inner = std::sqrt(2.0f / float(M_PI)) * (y + 0.044715f * y * y * y);
       return 0.5f * y * (1.0f + std::tanh(inner));
@@ -82,9 +95,6 @@ float chainStep(const kiln_rt_elementwise_step &step, float lhs, float rhs) {
   double scalarBits;
   std::memcpy(&scalarBits, &step.scalar, sizeof scalarBits);
   const float scalar = float(scalarBits);
-  auto pick = [](float a, float b, bool takeA) {
-    return std::isnan(a) ? a : std::isnan(b) ? b : takeA ? a : b;
-  };
   switch (step.op) {
   case KILN_RT_ELEMENTWISE_ADD:
     return lhs + scalar * rhs;
@@ -103,17 +113,17 @@ float chainStep(const kiln_rt_elementwise_step &step, float lhs, float rhs) {
   case KILN_RT_ELEMENTWISE_RSUB_SCALAR:
     return scalar - lhs;
   case KILN_RT_ELEMENTWISE_RELU:
-    return lhs > 0.0f || std::isnan(lhs) ? lhs : 0.0f;
+    return relu(lhs);
   case KILN_RT_ELEMENTWISE_NEG:
     return -lhs;
   case KILN_RT_ELEMENTWISE_MAXIMUM:
-    return pick(lhs, rhs, lhs > rhs);
+    return extremum(lhs, rhs, true);
   case KILN_RT_ELEMENTWISE_MINIMUM:
-    return pick(lhs, rhs, lhs < rhs);
-  case KILN_RT_ELEMENTWISE_CLAMP_MIN:
-    return std::isnan(scalar) || std::isnan(lhs) || lhs > scalar ? lhs : scalar;
+    return extremum(lhs, rhs, false);
+  case KILN_RT_ELEMENTWISE_CLAMP_MIN: // a NaN bound is none
+    return std::isnan(scalar) ? lhs : extremum(lhs, scalar, true);
   case KILN_RT_ELEMENTWISE_CLAMP_MAX:
-    return std::isnan(scalar) || std::isnan(lhs) || lhs < scalar ? lhs : scalar;
+    return std::isnan(scalar) ? lhs : extremum(lhs, scalar, false);
   default: // the plan's check refuses other ops
     return std::nanf("");
   }

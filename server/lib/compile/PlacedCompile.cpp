@@ -53,20 +53,22 @@ void fillSegment(v1::Segment &segment, const CompileOutcome &outcome) {
   segment.set_cache_hit(outcome.cacheHit);
 }
 
-/// Every node's unit: a target node's from `opReport` (by its name; the
-/// target itself where the report names none), a CPU node's PyTorch.
+/// Every node's unit: a target node's from its layer in `opReport` (the
+/// target itself where the layer names none), a CPU node's PyTorch; none
+/// for a node that does not run (segment -1) or has no layer.
 void markUnits(v1::PlacementReport &report, const v1::OpReport &opReport) {
   std::unordered_map<std::string, std::string> unitOf;
   for (const v1::OpReportLayer &layer : opReport.layers())
     unitOf.emplace(layer.name(), layer.unit());
   for (v1::NodePlacement &node : *report.mutable_nodes()) {
+    if (node.segment() < 0)
+      continue;
     if (node.placement() == v1::PLACEMENT_CPU) {
       node.set_unit("pytorch");
       continue;
     }
-    auto it = unitOf.find(node.name());
-    bool named = it != unitOf.end() && !it->second.empty();
-    node.set_unit(named ? it->second : report.target());
+    if (auto it = unitOf.find(node.name()); it != unitOf.end())
+      node.set_unit(it->second.empty() ? report.target() : it->second);
   }
 }
 

@@ -646,7 +646,7 @@ struct ConvertAtenToKernelCallsPass
                        : FusedLoc::get(&getContext(), locations);
     SmallVector<Value> operands(KILN_RT_ELEMENTWISE_MAX_INPUTS);
     for (size_t i = 0; i < chain.inputs.size(); ++i)
-      operands[i] = readOnlyBuffer(b, loc, chain.inputs[i]);
+      operands[i] = readOnlyBuffer(b, loc, chain.inputs[i]->get());
     auto type = cast<RankedTensorType>(last->getResult(0).getType());
     Value result = emitCall(b, loc, callee, symbols, "__kiln_elementwise",
                             asFields<KILN_RT_ELEMENTWISE_FIELDS>(chain.geometry),

@@ -27,6 +27,11 @@ using Step = kiln_rt_elementwise_step;
 /// While a chain grows, a step's result register is kStepBase + its index
 /// (the inputs' count, which numbers the step registers, is known last).
 constexpr int64_t kStepBase = 1 << 20;
+/// The most elements a chain streams (the array model's bound).
+constexpr int64_t kMaxChainElements = int64_t{1} << 32;
+
+/// alpha * s as the generated code computes it: in f32.
+double inF32(double alpha, double s) { return double(float(alpha) * float(s)); }
 
 int64_t bitsOf(double value) {
   int64_t bits;
@@ -127,7 +132,7 @@ struct ChainState {
             return alpha == 1.0 && push(KILN_RT_ELEMENTWISE_ADD_SCALAR, r, 0, s);
           },
           [&](int64_t l, double s) {
-            return push(KILN_RT_ELEMENTWISE_ADD_SCALAR, l, 0, alpha * s);
+            return push(KILN_RT_ELEMENTWISE_ADD_SCALAR, l, 0, inF32(alpha, s));
           });
     }
     if (auto sub = dyn_cast<aten::SubOp>(op)) {
@@ -139,7 +144,7 @@ struct ChainState {
             return alpha == 1.0 && push(KILN_RT_ELEMENTWISE_RSUB_SCALAR, r, 0, s);
           },
           [&](int64_t l, double s) {
-            return push(KILN_RT_ELEMENTWISE_ADD_SCALAR, l, 0, -alpha * s);
+            return push(KILN_RT_ELEMENTWISE_ADD_SCALAR, l, 0, -inF32(alpha, s));
           });
     }
     if (auto mul = dyn_cast<aten::MulOp>(op))
@@ -168,15 +173,18 @@ struct ChainState {
           never, never);
     }
     if (fn == "clamp" && ins.size() == 1 && scalars.size() == 2) {
+      // A NaN bound is "none": a step for each bound there is.
       std::optional<Operand> in = operand(ins[0], previous);
-      if (!in || !in->reg)
+      if (!in || !in->reg || (std::isnan(scalars[0]) && std::isnan(scalars[1])))
         return false;
-      // A NaN bound is "none": the step passes its operand through.
-      if (!push(KILN_RT_ELEMENTWISE_CLAMP_MIN, *in->reg, 0, scalars[0]))
-        return false;
-      if (std::isnan(scalars[1]))
-        return true;
-      return push(KILN_RT_ELEMENTWISE_CLAMP_MAX, last(), 0, scalars[1]);
+      int64_t reg = *in->reg;
+      if (!std::isnan(scalars[0])) {
+        if (!push(KILN_RT_ELEMENTWISE_CLAMP_MIN, reg, 0, scalars[0]))
+          return false;
+        reg = last();
+      }
+      return std::isnan(scalars[1]) ||
+             push(KILN_RT_ELEMENTWISE_CLAMP_MAX, reg, 0, scalars[1]);
     }
     return false;
   }
@@ -193,13 +201,9 @@ struct ChainState {
     for (size_t i = 0; i < steps.size(); ++i) {
       g.step[i] = steps[i];
       g.step[i].lhs = renumber(steps[i].lhs);
-      bool readsRhs = steps[i].op == KILN_RT_ELEMENTWISE_ADD ||
-                      steps[i].op == KILN_RT_ELEMENTWISE_SUB ||
-                      steps[i].op == KILN_RT_ELEMENTWISE_MUL ||
-                      steps[i].op == KILN_RT_ELEMENTWISE_DIV ||
-                      steps[i].op == KILN_RT_ELEMENTWISE_MAXIMUM ||
-                      steps[i].op == KILN_RT_ELEMENTWISE_MINIMUM;
-      g.step[i].rhs = readsRhs ? renumber(steps[i].rhs) : 0;
+      g.step[i].rhs = kiln_rt_elementwise_reads_rhs(steps[i].op)
+                          ? renumber(steps[i].rhs)
+                          : 0;
     }
     return g;
   }
@@ -211,7 +215,8 @@ std::optional<RankedTensorType> chainType(Operation *op, int64_t minElements) {
     return std::nullopt;
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!type || !type.getElementType().isF32() || !type.hasStaticShape() ||
-      type.getNumElements() < std::max<int64_t>(minElements, 1))
+      type.getNumElements() < std::max<int64_t>(minElements, 1) ||
+      type.getNumElements() > kMaxChainElements)
     return std::nullopt;
   return type;
 }
@@ -236,7 +241,7 @@ std::vector<ElementwiseChain> findElementwiseChains(ModuleOp module,
     Value current = first->getResult(0);
     while (current.hasOneUse()) {
       Operation *next = *current.getUsers().begin();
-      if (next->getBlock() != first->getBlock())
+      if (next->getBlock() != first->getBlock() || taken.contains(next))
         break;
       ChainState grown = state;
       if (!grown.append(next, current))
@@ -247,7 +252,16 @@ std::vector<ElementwiseChain> findElementwiseChains(ModuleOp module,
     }
     for (Operation *op : chain.ops)
       taken.insert(op);
-    chain.inputs.assign(state.inputs.begin(), state.inputs.end());
+    // Each input by the first chain operand reading it: rewriting another
+    // chain first may replace the value, never the operand.
+    for (Value input : state.inputs) {
+      OpOperand *use = nullptr;
+      for (Operation *op : chain.ops)
+        for (OpOperand &operand : op->getOpOperands())
+          if (!use && operand.get() == input)
+            use = &operand;
+      chain.inputs.push_back(use);
+    }
     chain.geometry = state.geometry();
     chains.push_back(std::move(chain));
   });

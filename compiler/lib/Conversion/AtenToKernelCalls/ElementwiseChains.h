@@ -22,11 +22,13 @@ namespace kiln {
 
 /// A chain the library runs as one call: `ops` in program order, one
 /// block, each op's result read only by the next op (the last's by
-/// anything), all results of one static f32 type. `inputs` are the distinct
-/// tensors of that type the chain reads (registers 0 .. inputs-1).
+/// anything), all results of one static f32 type, no op in two chains.
+/// `inputs` are the distinct tensors of that type the chain reads
+/// (registers 0 .. inputs-1), each as the first of the chain's operands
+/// that reads it: rewriting one chain may replace a value another reads.
 struct ElementwiseChain {
   llvm::SmallVector<mlir::Operation *> ops;
-  llvm::SmallVector<mlir::Value> inputs;
+  llvm::SmallVector<mlir::OpOperand *> inputs;
   kiln_rt_elementwise geometry{};
 };
 

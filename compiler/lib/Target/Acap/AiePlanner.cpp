@@ -13,8 +13,11 @@ namespace {
 
 constexpr int64_t kBlockSides[] = {8, 16, 32, 64, 128};
 constexpr int64_t kBlockDepths[] = {8, 16, 32, 64, 128, 256};
-/// Elements of each stream a chain's block holds.
-constexpr int64_t kChainBlocks[] = {256, 512, 1024, 2048, 4096};
+/// Elements of each stream a chain's block holds. On one tile only the
+/// last block's drain depends on the block's size, so the smallest block
+/// that keeps the DMA busy is also the fastest; sharing tiles then splits
+/// the elements finely.
+constexpr int64_t kChainBlock = 256;
 
 int64_t roundUp8(int64_t v) { return (v + 7) / 8 * 8; }
 
@@ -28,22 +31,10 @@ bool chooseBlock(const aie::SiteProducts &p, const v1::AieArray &array,
   v1::AieSite trial = site;
   trial.set_tiles(1);
   if (p.elementwise) {
-    for (int64_t bm : kChainBlocks) {
-      if ((bm > roundUp8(p.m) && bm != kChainBlocks[0]) ||
-          aie::blockMemoryBytes(p, bm, 1, 1) > memory)
-        continue;
-      trial.set_block_m(int32_t(bm));
-      trial.set_block_n(1);
-      trial.set_block_k(1);
-      int64_t cycles = aie::siteCycles(p, trial, array);
-      if (best < 0 || cycles < best) {
-        best = cycles;
-        site.set_block_m(int32_t(bm));
-        site.set_block_n(1);
-        site.set_block_k(1);
-      }
-    }
-    return best >= 0;
+    site.set_block_m(int32_t(kChainBlock));
+    site.set_block_n(1);
+    site.set_block_k(1);
+    return aie::blockMemoryBytes(p, kChainBlock, 1, 1) <= memory;
   }
   for (int64_t bm : kBlockSides) {
     if (bm > roundUp8(p.m) && bm != kBlockSides[0])

@@ -91,3 +91,43 @@ func.func @budget(%a: tensor<16x8xf32>, %b: tensor<8x16xf32>, %c: tensor<16x16xf
   %1 = aten.neg %c : tensor<16x16xf32>
   return %0, %1 : tensor<16x16xf32>, tensor<16x16xf32>
 }
+
+// -----
+
+// A chain whose result two chains read: the larger is rewritten first, and
+// the two read its call's result (the chains hold operands, not values).
+// CHECK-LABEL: func @chain_into_chains
+// CHECK-COUNT-3: call @kiln_rt_elementwise_f32
+// CHECK-NOT: aten.
+// CHECK: return
+func.func @chain_into_chains(%a: tensor<4x32xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>) {
+  %one = aten.constant dense<1.0> : tensor<f32>
+  %two = aten.constant dense<2.0> : tensor<f32>
+  %0 = aten.neg %a : tensor<4x32xf32>
+  %1 = aten.add %0, %one : (tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xf32>
+  %2 = aten.mul %1, %two : (tensor<4x32xf32>, tensor<f32>) -> tensor<4x32xf32>
+  %t = aten.neg %2 : tensor<4x32xf32>
+  %r = aten.relu %t : tensor<4x32xf32>
+  %n = aten.neg %t : tensor<4x32xf32>
+  return %r, %n : tensor<4x32xf32>, tensor<4x32xf32>
+}
+
+// -----
+
+// Two runs meeting at one op: the add joins the first (relu's), whose
+// second input is the other run's result; the other run is a chain of its
+// own (neg). A clamp without a lower bound is one CLAMP_MAX step.
+// CHECK-DAG: constant @__kiln_elementwise{{.*}} = dense<[128, 2, 2, 9, 0, 0, 0, 1, 2, 1, 4607182418800017408, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-DAG: constant @__kiln_elementwise{{.*}} = dense<[128, 1, 1, 10, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-DAG: constant @__kiln_elementwise{{.*}} = dense<[128, 1, 1, 14, 0, 0, 4618441417868443648, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]>
+// CHECK-LABEL: func @meeting
+// CHECK-COUNT-3: call @kiln_rt_elementwise_f32
+// CHECK-NOT: aten.
+// CHECK: return
+func.func @meeting(%x: tensor<4x32xf32>, %y: tensor<4x32xf32>, %z: tensor<4x32xf32>) -> (tensor<4x32xf32>, tensor<4x32xf32>) {
+  %r = aten.relu %x : tensor<4x32xf32>
+  %n = aten.neg %y : tensor<4x32xf32>
+  %s = aten.add %r, %n : (tensor<4x32xf32>, tensor<4x32xf32>) -> tensor<4x32xf32>
+  %c = aten.pointwise "clamp" %z {scalars = array<f64: 0x7FF8000000000000, 6.0>} : (tensor<4x32xf32>) -> tensor<4x32xf32>
+  return %s, %c : tensor<4x32xf32>, tensor<4x32xf32>
+}
