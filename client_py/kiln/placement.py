@@ -55,7 +55,8 @@ def placement_policy(fallback: str = "error", max_fallback_fraction: float | Non
 @dataclasses.dataclass(frozen=True)
 class NodePlacement:
     """Where one graph node runs: ``"target"`` or ``"cpu"``, and why; and
-    what runs it there (``unit``; empty from daemons older than it)."""
+    what runs it there (``unit``; empty for a node that does not run or
+    compiles to no code of its own, and from daemons older than it)."""
 
     node: int
     name: str

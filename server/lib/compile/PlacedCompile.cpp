@@ -55,7 +55,8 @@ void fillSegment(v1::Segment &segment, const CompileOutcome &outcome) {
 
 /// Every node's unit: a target node's from its layer in `opReport` (the
 /// target itself where the layer names none), a CPU node's PyTorch; none
-/// for a node that does not run (segment -1) or has no layer.
+/// for a node that does not run (segment -1) or has no layer (no code of
+/// its own, e.g. a full slice).
 void markUnits(v1::PlacementReport &report, const v1::OpReport &opReport) {
   std::unordered_map<std::string, std::string> unitOf;
   for (const v1::OpReportLayer &layer : opReport.layers())
