@@ -123,6 +123,9 @@ def describe_compiled(compiled: CompiledModel) -> str:
         ("cache hit", cache_answer(compiled)),
         ("compile key", compiled.compile_key),
         ("target", f"{m.target} ({m.triple}, {m.format})"),
+        # What runs the nodes: the kernel library (onednn, aie) or generated code.
+        ("units", ", ".join(f"{unit} {len(names)}"
+                            for unit, names in compiled.placement.units().items()) or "-"),
         ("inputs", ", ".join(f"{a.name}: {_type_str(a.type)}" for a in m.inputs) or "-"),
         ("outputs", ", ".join(f"{a.name}: {_type_str(a.type)}" for a in m.outputs) or "-"),
         ("parameters", str(len(m.parameters))),

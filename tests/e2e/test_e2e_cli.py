@@ -73,6 +73,10 @@ def test_compile_prints_digest_and_dumps(kilnd, saved_model, tmp_path):
     digest = re.search(r"^executable\s+([0-9a-f]{64})$", out, re.M)
     assert digest, out
     assert re.search(r"^inputs\s+\S+: float32\[3, 8\]$", out, re.M), out
+    # How many nodes each unit runs: the products and their folded gelu in
+    # oneDNN.
+    units = re.search(r"^units\s+(.+)$", out, re.M)
+    assert units and re.search(r"\bonednn [1-9]", units.group(1)), out
     assert (dump / "graph.pb").stat().st_size > 0
     assert "entry_symbol" in (dump / "manifest.textproto").read_text()
     assert digest.group(1) in (dump / "compile.json").read_text()
