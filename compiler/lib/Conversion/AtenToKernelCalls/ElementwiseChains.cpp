@@ -9,12 +9,13 @@
 //===----------------------------------------------------------------------===//
 #include "ElementwiseChains.h"
 
+#include "kiln/Dialect/Aten/IR/AtenMatchers.h"
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
 #include "llvm/ADT/DenseSet.h"
 
+#include <bit>
 #include <cmath>
-#include <cstring>
 #include <optional>
 
 using namespace mlir;
@@ -33,19 +34,12 @@ constexpr int64_t kMaxChainElements = int64_t{1} << 32;
 /// alpha * s as the generated code computes it: in f32.
 double inF32(double alpha, double s) { return double(float(alpha) * float(s)); }
 
-int64_t bitsOf(double value) {
-  int64_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
-}
+int64_t bitsOf(double value) { return std::bit_cast<int64_t>(value); }
 
 /// The value of a float splat aten.constant that broadcasts to `type`.
 std::optional<double> scalarOf(Value value, RankedTensorType type) {
-  auto constant = value.getDefiningOp<aten::ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
+  std::optional<double> splat = aten::floatSplatValue(value);
+  if (!splat)
     return std::nullopt;
   auto shape = cast<RankedTensorType>(value.getType()).getShape();
   if (shape.size() > size_t(type.getRank()))
@@ -55,7 +49,7 @@ std::optional<double> scalarOf(Value value, RankedTensorType type) {
     if (shape[d] != 1 && shape[d] != want)
       return std::nullopt;
   }
-  return dense.getSplatValue<APFloat>().convertToDouble();
+  return splat;
 }
 
 /// A growing chain: its inputs and steps, registers numbered as above.

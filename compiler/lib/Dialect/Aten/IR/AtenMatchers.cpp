@@ -7,14 +7,19 @@ using namespace mlir;
 
 namespace kiln::aten {
 
-bool isFloatSplat(Value value, double expected) {
+std::optional<double> floatSplatValue(Value value) {
   auto constant = value.getDefiningOp<ConstantOp>();
   if (!constant)
-    return false;
+    return std::nullopt;
   auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
   if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-    return false;
-  return dense.getSplatValue<APFloat>().convertToDouble() == expected;
+    return std::nullopt;
+  return dense.getSplatValue<APFloat>().convertToDouble();
+}
+
+bool isFloatSplat(Value value, double expected) {
+  std::optional<double> splat = floatSplatValue(value);
+  return splat && *splat == expected;
 }
 
 SmallVector<int64_t> toChannelsLast(int64_t rank) {

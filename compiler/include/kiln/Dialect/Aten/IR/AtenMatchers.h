@@ -12,7 +12,13 @@
 
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
+
 namespace kiln::aten {
+
+/// The value of every element of `value` when it is an aten.constant of a
+/// float type with one value throughout (a splat).
+std::optional<double> floatSplatValue(mlir::Value value);
 
 /// True when `value` is an aten.constant of a float type whose every
 /// element is `expected`.
