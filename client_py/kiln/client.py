@@ -27,7 +27,7 @@ __all__ = ["Client", "CompiledModel", "DeviceInfo", "DaemonInfo"]
 class Client(Session):
     """A connection to one Kiln daemon (see :class:`kiln.session.Session`
     for the arguments: ``address``, ``timeout``, ``tls``, ``token``,
-    ``local``, ``connect_timeout``)."""
+    ``local``, ``direct``, ``connect_timeout``)."""
 
     def __init__(self, address: str, timeout: float | None = 300.0, **kwargs: Any):
         super().__init__(address, timeout, **kwargs)

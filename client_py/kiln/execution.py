@@ -58,15 +58,21 @@ class Executor:
     Args:
         local: use kilnd's local socket (True), never (False), or when the
             address is loopback unless ``KILN_LOCAL_EXECUTE=0`` (None).
+        direct: on the local socket, send a model's repeated calls over a
+            direct channel to its device's agent (True), never (False), or
+            unless ``KILN_DIRECT_EXECUTE=0`` (None).
     """
 
-    def __init__(self, rpc: Rpc, blobs: BlobClient, local: bool | None = None):
+    def __init__(self, rpc: Rpc, blobs: BlobClient, local: bool | None = None,
+                 direct: bool | None = None):
         self._rpc = rpc
         self._blobs = blobs
         if local is None:
             local = (os.environ.get("KILN_LOCAL_EXECUTE", "1") != "0"
                      and is_loopback(rpc.address))
-        self._local = LocalExecutor(rpc, blobs) if local else None
+        if direct is None:
+            direct = os.environ.get("KILN_DIRECT_EXECUTE", "1") != "0"
+        self._local = LocalExecutor(rpc, blobs, direct) if local else None
 
     @property
     def local(self) -> bool:
@@ -211,4 +217,5 @@ class Executor:
             self._blobs.forget()
             reupload()
             result = self._local.execute(request, inputs, context, encode)
-        return Execution(result.response, result.outputs, "local", result.encode_s, 0.0)
+        return Execution(result.response, result.outputs,
+                         "direct" if result.direct else "local", result.encode_s, 0.0)

@@ -19,6 +19,15 @@ The frame format is kilnd's FramedSocket: a little-endian header (magic
 :class:`LocalExecutor` keeps a pool of connections (one call at a time each,
 so concurrent callers each get their own). When kilnd serves no local socket,
 or it cannot be reached from here (another container), the client uses gRPC.
+
+Direct channels: the second call of a model (same executable and
+parameters) asks kilnd for one (``LocalExecute.open_direct``), and kilnd
+passes back a socket to the agent of the device that ran it, bound to that
+executable and those parameters. Later calls of the model go there with only
+their inputs, in the same frames, and kilnd is out of the data path (one
+process and two wake-ups fewer per call). A channel that fails before its
+answer (the agent restarted, or closed it idle) is dropped and the call goes
+to kilnd; calls that keep or release held tensors, or pass blobs, always do.
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ import socket
 import struct
 import threading
 import time
+from collections import OrderedDict
 from typing import Any, Callable, Sequence
 
 import torch
@@ -67,21 +77,32 @@ _FIRST_READ = 256 * 1024
 _KEPT_BUFFER_BYTES = 4 << 20
 # A ticket is refreshed this long before kilnd would refuse it.
 _TICKET_MARGIN_S = 30.0
+# Models (executable and parameters) with direct channels kept; the least
+# recently called one's channels close past it.
+_DIRECT_MODELS = 16
+# Direct channels one model keeps at most (one per concurrent caller).
+_DIRECT_PER_MODEL = 8
 
 
 class _TransportError(Exception):
     """The connection failed (kilnd gone, or restarted)."""
 
 
+class _ChannelLost(Exception):
+    """A direct channel failed before its answer came: the call goes to kilnd."""
+
+
 class LocalResult:
     """An Execute's response and its outputs as tensors."""
 
     def __init__(self, response: executor_pb2.ExecuteResponse, outputs: list[torch.Tensor],
-                 encode_s: float = 0.0):
+                 encode_s: float = 0.0, direct: bool = False):
         self.response = response
         self.outputs = outputs
         #: Seconds spent writing inputs into memfds and the frame.
         self.encode_s = encode_s
+        #: It went over a direct channel to the agent, not through kilnd.
+        self.direct = direct
 
 
 class StaleRequest(Exception):
@@ -110,10 +131,19 @@ class _Connection:
     """One connection to kilnd's local socket (authenticated by
     :meth:`open`): frames out, frames in."""
 
-    def __init__(self, sock: socket.socket):
+    def __init__(self, sock: socket.socket, peer: str = "kilnd"):
         self.sock = sock
+        #: Who answers: kilnd, or the agent of a direct channel.
+        self.peer = peer
         #: Replies are read into this, not into fresh bytes per call.
         self._buffer = bytearray(_FIRST_READ)
+
+    @classmethod
+    def adopt(cls, fd: int, timeout: float | None) -> "_Connection":
+        """The direct channel kilnd passed as ``fd`` (owned from now on)."""
+        sock = socket.socket(fileno=fd)
+        sock.settimeout(timeout)
+        return cls(sock, "the agent")
 
     @classmethod
     def open(cls, path: str, ticket: bytes, daemon_id: str,
@@ -180,7 +210,7 @@ class _Connection:
                 files.extend(fds)
         try:
             if not got:
-                raise _TransportError("kilnd closed the local connection")
+                raise _TransportError(f"{self.peer} closed the local connection")
             if flags & _MSG_CTRUNC:
                 raise _TransportError("a reply carried more files than a frame may")
             if got < _HEADER.size:
@@ -189,7 +219,7 @@ class _Connection:
             end = _HEADER.size + length
             if (magic != _MAGIC or count != len(files) or length > _MAX_REPLY_BYTES
                     or got > end):
-                raise _TransportError("a malformed frame from kilnd")
+                raise _TransportError(f"a malformed frame from {self.peer}")
             if end > len(buffer):
                 # Kept for the next replies up to _KEPT_BUFFER_BYTES; a
                 # larger one is read into a buffer of its own.
@@ -213,9 +243,24 @@ class _Connection:
             while got < end:
                 n = self.sock.recv_into(view[got:end])
                 if not n:
-                    raise _TransportError("kilnd closed the local connection")
+                    raise _TransportError(f"{self.peer} closed the local connection")
                 got += n
         return got
+
+
+class _DirectModel:
+    """One model's direct channels: idle ones, and how many are open."""
+
+    def __init__(self) -> None:
+        self.idle: list[_Connection] = []
+        self.open = 0
+        self.calls = 0
+
+
+def _model_key(request: executor_pb2.ExecuteRequest) -> tuple:
+    """What a direct channel is bound to: the executable and parameters."""
+    return (request.executable.hash, request.parameter_set.hash,
+            tuple(d.hash for d in request.parameters))
 
 
 class LocalUnavailable(Exception):
@@ -232,11 +277,16 @@ class LocalExecutor:
     the socket cannot take raises :class:`LocalUnavailable` and goes over
     gRPC; a stale session (kilnd restarted) is replaced once first."""
 
-    def __init__(self, rpc: Rpc, blobs: BlobClient):
+    def __init__(self, rpc: Rpc, blobs: BlobClient, direct: bool = True):
         self._rpc = rpc
         self._blobs = blobs
         self._lock = threading.Lock()
         self._idle: list[_Connection] = []
+        #: Whether repeated calls ask for direct channels to the agent.
+        self.direct = direct
+        # (executable, parameter set, parameters) -> its channels; least
+        # recently called first.
+        self._models: OrderedDict[tuple, _DirectModel] = OrderedDict()
         self._session: executor_pb2.LocalSession | None = None
         self._session_expiry = 0.0
         self._checked = False
@@ -246,9 +296,63 @@ class LocalExecutor:
     def close(self) -> None:
         with self._lock:
             idle, self._idle = self._idle, []
-        for connection in idle:
+        for connection in idle + self._drop_models():
             connection.close()
         self._memfds.close()
+
+    def _drop_models(self) -> list[_Connection]:
+        """Forgets every model's channels; returns the idle ones to close
+        (a busy one closes when its call ends)."""
+        with self._lock:
+            models, self._models = self._models, OrderedDict()
+        return [c for model in models.values() for c in model.idle]
+
+    @property
+    def direct_channels(self) -> int:
+        """Direct channels open to agents (idle or in a call)."""
+        with self._lock:
+            return sum(model.open for model in self._models.values())
+
+    def _direct_channel(self, key: tuple) -> tuple[_Connection | None, bool]:
+        """An idle channel of model ``key``, or None and whether this call
+        asks kilnd for one (the model was called before and has room)."""
+        closed: list[_Connection] = []
+        with self._lock:
+            model = self._models.get(key)
+            if model is None:
+                model = self._models[key] = _DirectModel()
+                while len(self._models) > _DIRECT_MODELS:
+                    closed += self._models.popitem(last=False)[1].idle
+            else:
+                self._models.move_to_end(key)
+            model.calls += 1
+            channel = model.idle.pop() if model.idle else None
+            ask = channel is None and model.calls > 1 and model.open < _DIRECT_PER_MODEL
+        for connection in closed:
+            connection.close()
+        return channel, ask
+
+    def _add_direct(self, key: tuple, fd: int) -> None:
+        """Keeps the channel kilnd passed for model ``key``."""
+        channel = _Connection.adopt(fd, self._connection_timeout())
+        with self._lock:
+            model = self._models.get(key)
+            if model is not None and model.open < _DIRECT_PER_MODEL:
+                model.open += 1
+                model.idle.append(channel)
+                return
+        channel.close()
+
+    def _put_direct(self, key: tuple, channel: _Connection, lost: bool = False) -> None:
+        """Returns a channel after its call; a ``lost`` one is closed."""
+        with self._lock:
+            model = self._models.get(key)
+            if model is not None and not lost and channel.sock.fileno() >= 0:
+                model.idle.append(channel)
+                return
+            if model is not None:
+                model.open -= 1
+        channel.close()
 
     def available(self) -> bool:
         if not self._checked:
@@ -260,12 +364,13 @@ class LocalExecutor:
         return self.unavailable_reason is None
 
     def _forget_session(self) -> None:
-        """Drops the session and the pooled connections of it (kilnd
-        restarted, or refused a ticket)."""
+        """Drops the session and the pooled connections of it, and the
+        direct channels to its agents (kilnd restarted, or refused a
+        ticket)."""
         with self._lock:
             self._session = None
             idle, self._idle = self._idle, []
-        for connection in idle:
+        for connection in idle + self._drop_models():
             connection.close()
 
     def _open_session(self) -> executor_pb2.LocalSession:
@@ -281,11 +386,14 @@ class LocalExecutor:
                                     - _TICKET_MARGIN_S)
         return session
 
+    def _connection_timeout(self) -> float | None:
+        timeout = self._rpc.timeout
+        return None if timeout is None else timeout + 5.0
+
     def _connect(self) -> _Connection:
         session = self._open_session()
-        timeout = self._rpc.timeout
         return _Connection.open(session.socket_path, session.ticket, session.daemon_id,
-                                None if timeout is None else timeout + 5.0)
+                                self._connection_timeout())
 
     def _fresh_connection(self) -> _Connection:
         """A new connection; a failure with the cached session is retried
@@ -313,7 +421,8 @@ class LocalExecutor:
 
     def execute(self, request: executor_pb2.ExecuteRequest, inputs: Sequence[Any],
                 context: dict, encode_input: Any,
-                still_current: Callable[[], bool] | None = None) -> LocalResult:
+                still_current: Callable[[], bool] | None = None,
+                direct: bool = True) -> LocalResult:
         """Runs ``request`` (executable and parameters set) with ``inputs``.
         ``encode_input(msg, i, tensor)`` fills an inline input's message
         (type checks included). Inputs of FILE_THRESHOLD bytes or more go in
@@ -322,14 +431,18 @@ class LocalExecutor:
 
         ``still_current()``, when given, runs once the request is sent, while
         the device works: False means the request no longer matches the
-        caller's state, and the reply is dropped for :class:`StaleRequest`."""
+        caller's state, and the reply is dropped for :class:`StaleRequest`.
+
+        A model called before goes over its direct channel when it has one
+        (``direct`` False: through kilnd regardless)."""
         t0 = time.perf_counter()
         files: list[int] = []
         sizes: list[int] = []
         # Filled in place: inline inputs are not copied into a frame later.
         message = executor_pb2.LocalClientFrame()
         call = message.execute
-        call.request.CopyFrom(request)
+        # Only the inputs first: a direct channel's call carries nothing else.
+        repeatable = direct and self.direct and not request.keep_outputs and not request.release
         try:
             inline_total = 0
             for i, t in enumerate(inputs):
@@ -346,8 +459,15 @@ class LocalExecutor:
                 elif inline_total + nbytes <= INLINE_BUDGET:
                     encode_input(msg, i, t)
                     inline_total += nbytes
+                    repeatable = repeatable and not isinstance(t, HeldTensor)
                 else:
                     encode_input(msg, i, t, as_blob=True)
+                    repeatable = False
+            key = _model_key(request) if repeatable else None
+            channel, ask = self._direct_channel(key) if key is not None else (None, False)
+            if channel is None:
+                call.request.MergeFrom(request)  # the executable and parameters
+                call.open_direct = ask
             rid = new_request_id()
             call.request_id = rid
             if self._rpc.timeout is not None:
@@ -356,23 +476,75 @@ class LocalExecutor:
             encode_s = time.perf_counter() - t0
 
             def while_waiting() -> bool:
-                # Sent: kilnd holds the files now and closes them last, after
-                # its reply. The next call's memfds are made meanwhile.
+                # Sent: the receiver holds the files now and closes them last,
+                # after its reply. The next call's memfds are made meanwhile.
                 for fd in files:
                     os.close(fd)
                 files.clear()
                 self._memfds.refill(sizes)
                 return still_current() if still_current is not None else True
 
-            result = self._round_trip(frame, files, context, rid, while_waiting)
+            if channel is not None:
+                try:
+                    result = self._direct_round_trip(channel, key, frame, files, context, rid,
+                                                     while_waiting)
+                except _ChannelLost:
+                    # Nothing reached the caller: kilnd runs it (and opens
+                    # another channel on a later call).
+                    return self.execute(request, inputs, context, encode_input, still_current,
+                                        direct=False)
+            else:
+                result = self._round_trip(frame, files, context, rid, while_waiting,
+                                          key if ask else None)
             result.encode_s = encode_s
             return result
         finally:
             for fd in files:
                 os.close(fd)
 
+    def _direct_round_trip(self, channel: _Connection, key: tuple, frame: bytes,
+                           files: list[int], context: dict, rid: str,
+                           while_waiting: Callable[[], bool]) -> LocalResult:
+        """One call on a direct channel. _ChannelLost when the channel fails
+        before an answer: the call has no effect a retry could repeat (it
+        keeps and releases nothing), so kilnd runs it."""
+        try:
+            channel.send(frame, files)
+        except _TransportError:
+            self._put_direct(key, channel, lost=True)
+            raise _ChannelLost() from None
+        try:
+            current = while_waiting()
+        except BaseException:
+            self._put_direct(key, channel, lost=True)  # its reply is not read
+            raise
+        try:
+            reply_bytes, out_files = channel.receive()
+        except _TransportError:
+            self._put_direct(key, channel, lost=True)
+            raise _ChannelLost() from None
+        try:
+            try:
+                reply = executor_pb2.LocalReply.FromString(reply_bytes)
+            except DecodeError as e:
+                self._put_direct(key, channel, lost=True)
+                raise KilnError(f"a malformed reply on a direct channel: {e}",
+                                context=context, request_id=rid) from None
+            self._put_direct(key, channel)
+            if not current:
+                raise StaleRequest()
+            result = self._decode(reply, out_files, context, rid)
+            result.direct = True
+            return result
+        finally:
+            for fd in out_files:
+                os.close(fd)
+
     def _round_trip(self, frame: bytes, files: list[int], context: dict,
-                    rid: str, while_waiting: Callable[[], bool]) -> LocalResult:
+                    rid: str, while_waiting: Callable[[], bool],
+                    direct_key: tuple | None = None) -> LocalResult:
+        """One call through kilnd; with ``direct_key`` it asked for a
+        direct channel, kept for that model when kilnd passes one."""
         # A pooled connection kilnd closed meanwhile (idle, or it restarted)
         # fails on send, before anything ran: one retry on a new connection.
         for attempt in range(2):
@@ -408,6 +580,13 @@ class LocalExecutor:
                     raise KilnError(f"a malformed reply from kilnd's local socket: {e}",
                                     context=context, request_id=rid) from None
                 self._put(connection)
+                if reply.direct_channel and out_files:
+                    # The channel comes after the output files.
+                    fd = out_files.pop()
+                    if direct_key is not None:
+                        self._add_direct(direct_key, fd)
+                    else:
+                        os.close(fd)
                 if not current:
                     raise StaleRequest()
                 return self._decode(reply, out_files, context, rid)

@@ -80,6 +80,11 @@ class Session:
             loopback, unless ``KILN_LOCAL_EXECUTE=0``. Either way the client
             falls back to gRPC when kilnd serves no socket or it cannot be
             reached from here.
+        direct: on kilnd's local socket, ask for a direct channel to the
+            device's agent for a model called again, and send its later
+            calls there, past kilnd (True); never (False). None: unless
+            ``KILN_DIRECT_EXECUTE=0``. Calls that keep or release held
+            tensors, or pass blobs, always go to kilnd.
         connect_timeout: seconds a call waits for the daemon to be reachable
             (a restart) before failing UNAVAILABLE (None:
             ``KILN_CONNECT_TIMEOUT``, else 5).
@@ -92,14 +97,15 @@ class Session:
 
     def __init__(self, address: str, timeout: float | None = 300.0, *,
                  tls: TlsConfig | str | bool | None = None, token: str | None = None,
-                 local: bool | None = None, connect_timeout: float | None = None):
+                 local: bool | None = None, direct: bool | None = None,
+                 connect_timeout: float | None = None):
         self.address = address
         self.timeout = timeout
         self._rpc = Rpc(address, timeout, tls=tls, token=token,
                         connect_timeout=connect_timeout)
         self.blobs = BlobClient(self._rpc)
         self.cache = CacheClient(self._rpc)
-        self.executor = Executor(self._rpc, self.blobs, local)
+        self.executor = Executor(self._rpc, self.blobs, local, direct)
 
     @property
     def rpc(self) -> Rpc:

@@ -322,7 +322,8 @@ TEST_F(LocalAgentLinkTest, TheTaskSaysWhetherTheCallerMapsOutputFiles) {
   for (bool callerMaps : {true, false}) {
     v1::Task task;
     task.set_task_id(callerMaps ? "mapped" : "stored");
-    auto future = connection->dispatch(task, record, {}, callerMaps);
+    auto future =
+        connection->dispatch(task, record, {}, LinkExtras{callerMaps});
     ASSERT_TRUE(future.ok()) << future.status();
     std::vector<UniqueFd> files;
     worker::LocalTask local = receivedTask(files);
@@ -330,6 +331,48 @@ TEST_F(LocalAgentLinkTest, TheTaskSaysWhetherTheCallerMapsOutputFiles) {
     EXPECT_EQ(local.caller_maps_outputs(), callerMaps);
     connection->abandon(task.task_id());
   }
+}
+
+TEST_F(LocalAgentLinkTest, ADirectChannelGoesLastAndTheAnswerSaysIfItOpened) {
+  // The socket kilnd hands the agent for a client's direct channel travels
+  // after the task's input files, and the agent's answer says whether it
+  // serves the channel.
+  auto connection = boundConnection();
+  v1::Task task;
+  task.set_task_id("direct");
+  task.add_inputs()->mutable_type()->set_dtype(v1::DTYPE_U8);
+  TensorFiles given;
+  given.emplace_back(0, memfdWith("input"));
+  auto channel = FramedSocket::pair();
+  ASSERT_TRUE(channel.ok());
+  LinkExtras extras;
+  extras.directChannel = channel->first.get();
+  auto future = connection->dispatch(task, record, given, extras);
+  ASSERT_TRUE(future.ok()) << future.status();
+  std::vector<UniqueFd> files;
+  worker::LocalTask local = receivedTask(files);
+  EXPECT_TRUE(local.direct_channel());
+  ASSERT_EQ(local.file_inputs_size(), 1);
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(contents(files[0].get()), "input");
+  // The last file is the pair's other end: bytes written there arrive here.
+  FramedSocket agentChannel(std::move(files[1]));
+  ASSERT_TRUE(agentChannel.send("through").ok());
+  FramedSocket clientChannel(std::move(channel->second));
+  std::string bytes;
+  std::vector<UniqueFd> none;
+  ASSERT_TRUE(clientChannel.receive(bytes, none).ok());
+  EXPECT_EQ(bytes, "through");
+
+  worker::LocalResult reply;
+  reply.mutable_result()->set_task_id("direct");
+  reply.set_direct_channel_open(true);
+  ASSERT_TRUE(agentEnd->send(reply.SerializeAsString()).ok());
+  ASSERT_EQ(future->wait_for(std::chrono::seconds(10)),
+            std::future_status::ready);
+  TaskOutcome outcome = future->get();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_TRUE(outcome->directChannelOpen);
 }
 
 TEST_F(LocalAgentLinkTest, AFileForAnOutputWithAPayloadFailsTheTask) {
@@ -355,7 +398,7 @@ TEST_F(LocalAgentLinkTest, AFileForAnInputTheTaskLacksIsNotSent) {
   task.set_task_id("t3");
   task.add_inputs();
   // A file for an input the task does not have.
-  EXPECT_FALSE(link->send(task, record, given, false));
+  EXPECT_FALSE(link->send(task, record, given, LinkExtras{}));
 }
 
 TEST_F(LocalAgentLinkTest, PutFileRefusesAWrongSizeOrAnUnsealedFile) {

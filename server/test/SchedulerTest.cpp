@@ -26,7 +26,7 @@ using Clock = std::chrono::steady_clock;
 class FakeAgentLink : public AgentLink {
 public:
   bool send(const v1::Task &task, const TaskRecord &record,
-            const TensorFiles &files, bool) override {
+            const TensorFiles &files, const LinkExtras &) override {
     std::lock_guard<std::mutex> lock(mutex);
     if (broken || (!files.empty() && !local))
       return false;

@@ -29,6 +29,10 @@ from kiln import local_execute
 from kiln.v1 import executor_pb2, tensor_pb2
 from support import Kilnd
 
+# Over kilnd's local socket, or (a model called again) a direct channel to
+# its agent: tensors in memfds either way.
+LOCAL = ("local", "direct")
+
 BIG = 2 * 1024 * 1024  # 8 MiB of f32: a memfd input and a memfd output
 
 
@@ -71,7 +75,7 @@ def test_big_tensors_travel_in_memfds_and_match_eager(kilnd, exported):
             before = (metric(kilnd, "kiln_blob_bytes_in_total"),
                       metric(kilnd, "kiln_blob_bytes_out_total"))
             big, small = compiled(x, s)
-            assert compiled.last_transport == "local"
+            assert compiled.last_transport in LOCAL
             expected_big, expected_small = model(x, s)
             torch.testing.assert_close(big, expected_big, rtol=1e-6, atol=1e-5)
             torch.testing.assert_close(small, expected_small, rtol=1e-6, atol=1e-6)
@@ -112,7 +116,7 @@ def test_inline_replies_larger_than_a_read_are_whole_and_not_shared(kilnd):
     with kiln.Client(kilnd.address, timeout=300) as client:
         compiled = client.compile(torch.export.export(Spread(), (xs[0],)))
         outs = [compiled(x) for x in xs]
-        assert compiled.last_transport == "local"
+        assert compiled.last_transport in LOCAL
     for x, out in zip(xs, outs):
         assert sum(t.numel() * 4 for t in out) >= 2 * local_execute._FIRST_READ
         assert not any(in_agent_memfd(t) for t in out)
@@ -141,7 +145,7 @@ def test_mid_size_outputs_come_in_memfds_locally_and_inline_over_grpc(kilnd):
             kiln.Client(kilnd.address, timeout=300, local=False) as remote:
         mapped = local.compile(exported)
         wide, total = mapped(x)
-        assert mapped.last_transport == "local"
+        assert mapped.last_transport in LOCAL
         assert in_agent_memfd(wide) and not in_agent_memfd(total)
         torch.testing.assert_close(wide, expected[0], rtol=1e-6, atol=1e-6)
         torch.testing.assert_close(total, expected[1], rtol=1e-5, atol=1e-4)
@@ -174,12 +178,15 @@ def test_input_memfds_are_spares_made_during_the_last_call_and_none_stays_open(k
     """A call's big input goes in a memfd whose pages were allocated while
     the previous call waited (a spare of its size), holding this call's
     bytes; the client closes it once sent (kilnd closes the last descriptor
-    after replying), so descriptors do not pile up."""
+    after replying), so descriptors do not pile up (the second call opens
+    the model's direct channel: one descriptor, kept)."""
     model = AffineAndSum().eval()
     size = BIG * 4
     with kiln.Client(kilnd.address, timeout=300) as client:
         compiled = client.compile(exported)
         compiled(*inputs())
+        compiled(*inputs())
+        assert client.executor.local_executor.direct_channels == 1
         pool = client.executor.local_executor._memfds
         open_fds = len(os.listdir("/proc/self/fd"))
         for seed in range(1, 5):
@@ -199,13 +206,14 @@ def test_weights_are_checked_while_the_device_runs_and_a_change_costs_one_droppe
     the device runs it. Weights changed in place: that run is dropped and
     the call runs again with them; from then on calls check first (one run
     each, also when every call brings other weights) until the weights are
-    unchanged again."""
+    unchanged again. (Through kilnd, which counts the runs: see the direct
+    channel's test for the same over a channel.)"""
     from kiln.testing import MLP
 
     torch.manual_seed(21)
     model = MLP(d_in=12, d_hidden=20, d_out=6).eval()
     x = torch.randn(3, 12)
-    with kiln.Client(kilnd.address, timeout=300) as client:
+    with kiln.Client(kilnd.address, timeout=300, direct=False) as client:
         compiled = client.compile(torch.export.export(model, (x,)))
         compiled(x)
 
@@ -284,7 +292,7 @@ def test_a_socket_path_is_a_file_anyone_may_open(tmp_path, exported):
             x, s = inputs()
             compiled = client.compile(exported)
             compiled(x, s)
-            assert compiled.last_transport == "local"
+            assert compiled.last_transport in LOCAL
     finally:
         daemon.assert_stops_cleanly()
     assert not path.exists()  # removed on exit
@@ -453,7 +461,7 @@ def test_garbage_on_the_socket_ends_only_that_connection(client, exported):
     x, s = inputs()
     compiled = client.compile(exported)
     compiled(x, s)
-    assert compiled.last_transport == "local"
+    assert compiled.last_transport in LOCAL
 
 
 # --- the review's cases: hardening ------------------------------------------
@@ -506,7 +514,7 @@ def test_blob_outputs_from_an_agent_without_a_local_link_still_come_back(tmp_pat
             compiled = client.compile(exported)
             x, s = inputs(3)
             big, small = compiled(x, s)
-            assert compiled.last_transport == "local"
+            assert compiled.last_transport in LOCAL
             expected_big, expected_small = AffineAndSum()(x, s)
             torch.testing.assert_close(big, expected_big, rtol=1e-6, atol=1e-5)
             torch.testing.assert_close(small, expected_small, rtol=1e-6, atol=1e-6)
@@ -522,14 +530,14 @@ def test_the_client_follows_kilnd_across_a_restart(tmp_path, exported):
         with kiln.Client(address, timeout=300) as client:
             compiled = client.compile(exported)
             compiled(*inputs())
-            assert compiled.last_transport == "local"
+            assert compiled.last_transport in LOCAL
             daemon.stop()
             daemon.listen = address  # the same port: the client's channel reconnects
             daemon.start()
             x, s = inputs(4)
             torch.testing.assert_close(compiled(x, s)[0], AffineAndSum()(x, s)[0],
                                        rtol=1e-6, atol=1e-5)
-            assert compiled.last_transport == "local"  # a new session, a new socket
+            assert compiled.last_transport in LOCAL  # a new session, a new socket
     finally:
         daemon.assert_stops_cleanly()
 
@@ -541,7 +549,7 @@ def test_a_full_socket_sends_calls_over_grpc(tmp_path, exported):
         with kiln.Client(daemon.address, timeout=300) as client:
             compiled = client.compile(exported)
             compiled(*inputs())
-            assert compiled.last_transport == "local"
+            assert compiled.last_transport in LOCAL
             client.executor.local_executor.close()  # its pooled connection goes
             granted = session(client)
             for _ in range(128):  # kilnd's limit, all admitted

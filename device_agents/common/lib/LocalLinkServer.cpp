@@ -7,7 +7,7 @@
 #include "kiln/agent/LocalLinkServer.h"
 
 #include "kiln/common/Logging.h"
-#include "kiln/common/SealedFile.h"
+#include "kiln/agent/OutputFiles.h"
 #include "kiln/worker/local_link.pb.h"
 
 #include "absl/strings/str_cat.h"
@@ -29,7 +29,8 @@ constexpr size_t kKeptFrameBytes = 4 << 20;
 
 LocalLinkServer::LocalLinkServer(UniqueFd socket, TaskRunner &runner,
                                  unsigned threads, std::function<void()> onEnd)
-    : link(std::move(socket)), runner(runner), onEnd(std::move(onEnd)) {
+    : link(std::move(socket)), runner(runner), directChannels(runner),
+      onEnd(std::move(onEnd)) {
   spdlog::info("tasks come over the local link from kilnd (tensors as files)");
   for (unsigned i = 0; i < std::max(threads, 1u); ++i)
     servers.emplace_back([this] { serveLoop(); });
@@ -89,7 +90,14 @@ void LocalLinkServer::serve(const std::string &frame,
   }
   const v1::Task &task = local.task();
   tensors.callerMapsOutputs = local.caller_maps_outputs();
-  bool consistent = local.file_inputs_size() == static_cast<int>(files.size());
+  // A direct channel's socket comes last, after the input files.
+  UniqueFd channel;
+  if (local.direct_channel() && !files.empty()) {
+    channel = std::move(files.back());
+    files.pop_back();
+  }
+  bool consistent = local.direct_channel() == channel.valid() &&
+                    local.file_inputs_size() == static_cast<int>(files.size());
   for (int i = 0; consistent && i < local.file_inputs_size(); ++i) {
     uint32_t input = local.file_inputs(i);
     int previous = tensors.inputs.empty() ? -1 : tensors.inputs.back().first;
@@ -101,40 +109,38 @@ void LocalLinkServer::serve(const std::string &frame,
       tensors.inputs.emplace_back(static_cast<int>(input),
                                   std::move(files[i]));
   }
+  std::shared_ptr<const v1::ExecutableRecord> record;
   if (!consistent) {
     result.set_task_id(task.task_id());
     result.set_code(static_cast<int32_t>(absl::StatusCode::kInternal));
     result.set_message(absl::StrCat(
         "local link: task ", task.task_id(), " names ", local.file_inputs_size(),
         " input files and carried ", files.size(),
-        ", or names inputs out of order or one with inline data"));
+        ", or names inputs out of order or one with inline data, or a direct "
+        "channel without its socket"));
   } else if (local.record().empty()) {
     result = runner.run(task, &tensors);
-  } else if (absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>> record =
+    if (channel.valid())
+      record = std::make_shared<const v1::ExecutableRecord>(task.record());
+  } else if (absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>> found =
                  records.get(local.record());
-             record.ok()) {
-    result = runner.run(task, **record, &tensors);
+             found.ok()) {
+    record = *std::move(found);
+    result = runner.run(task, *record, &tensors);
   } else {
     result.set_task_id(task.task_id());
-    result.set_code(static_cast<int32_t>(record.status().code()));
-    result.set_message(std::string(record.status().message()));
+    result.set_code(static_cast<int32_t>(found.status().code()));
+    result.set_message(std::string(found.status().message()));
   }
-  // Sealed (the executable's mapping is gone by now): kilnd keeps the bytes
-  // it hashes, and refuses an unsealed file.
   std::vector<int> outputFiles;
-  for (const auto &[index, fd] : tensors.outputs) {
-    if (absl::Status sealed = sealTensorFile(fd.get()); !sealed.ok()) {
-      result.clear_outputs();
-      result.set_code(static_cast<int32_t>(absl::StatusCode::kInternal));
-      result.set_message(
-          absl::StrCat("output ", index, ": ", sealed.message()));
-      reply.clear_file_outputs();
-      outputFiles.clear();
-      break;
-    }
-    reply.add_file_outputs(static_cast<uint32_t>(index));
-    outputFiles.push_back(fd.get());
-  }
+  sealOutputFiles(tensors, result, *reply.mutable_file_outputs(), outputFiles);
+  // kilnd asks only for calls a channel can repeat (a static manifest, no
+  // held tensors), checked here too; a task that failed opens none.
+  if (channel.valid() && result.code() == 0 && record &&
+      record->manifest().symbols_size() == 0 &&
+      task.keep_outputs_size() == 0 && task.release_size() == 0)
+    reply.set_direct_channel_open(
+        directChannels.open(std::move(channel), task, std::move(record)));
   std::string bytes;
   if (!reply.SerializeToString(&bytes)) {
     spdlog::error("local link: cannot serialize the result of task {}",

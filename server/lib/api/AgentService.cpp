@@ -34,7 +34,7 @@ public:
 
   /// Messages only: the scheduler stores file inputs as blobs first.
   bool send(const v1::Task &task, const TaskRecord &record,
-            const TensorFiles &inputFiles, bool) override {
+            const TensorFiles &inputFiles, const LinkExtras &) override {
     if (!inputFiles.empty())
       return false;
     v1::DaemonMessage message;

@@ -356,7 +356,8 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
                                   TensorFiles &inputFiles, Clock::time_point start,
                                   Clock::time_point deadline,
                                   v1::ExecuteResponse &response,
-                                  TensorFiles *outputFiles) {
+                                  TensorFiles *outputFiles,
+                                  DirectChannelOffer *direct) {
   std::string executable = formatDigest(request.executable());
   // Released once this call is over, whatever its outcome (it may read
   // them): they go to their device with the next task that runs there.
@@ -451,6 +452,12 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
   };
   // A client on the local socket maps the output files itself.
   fileInputs.callerMapsOutputs = outputFiles != nullptr;
+  // A channel serves calls that differ only in their inputs' bytes.
+  if (direct && callManifest.symbols_size() == 0 &&
+      (*record)->manifest().symbols_size() == 0 &&
+      request.keep_outputs_size() == 0 && request.release_size() == 0 &&
+      pinnedDevice->empty())
+    fileInputs.directChannel = direct->agentEnd;
   const std::string &target = (*record)->manifest().target();
   Gauge &queueDepth = metrics.queueDepth.labels({target});
   queueDepth.inc();
@@ -495,6 +502,10 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
     return status;
   }
   *response.mutable_outputs() = std::move(*scheduled->result.mutable_outputs());
+  if (direct && fileInputs.directChannel >= 0 && scheduled->directChannelOpen) {
+    direct->opened = true;
+    metrics.directChannels.labels({scheduled->deviceId}).inc();
+  }
   if (outputFiles)
     *outputFiles = std::move(scheduled->outputFiles);
   response.set_device_id(scheduled->deviceId);

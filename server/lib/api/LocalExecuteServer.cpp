@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 #include <cerrno>
 #include <cstring>
 
@@ -354,9 +355,23 @@ void LocalExecuteServer::execute(FramedSocket &socket, v1::LocalExecute &call,
   auto deadline = start + timeout;
   v1::LocalReply answer;
   TensorFiles outputFiles;
-  absl::Status status =
-      executor.run(*call.mutable_request(), inputFiles, start,
-                   deadline, *answer.mutable_response(), &outputFiles);
+  // The agent gets one end with the task; the client the other, if the
+  // agent serves it. Both of kilnd's descriptors close after the reply.
+  std::optional<std::pair<UniqueFd, UniqueFd>> channel;
+  DirectChannelOffer offer;
+  if (call.open_direct()) {
+    if (absl::StatusOr<std::pair<UniqueFd, UniqueFd>> pair = FramedSocket::pair();
+        pair.ok()) {
+      channel = *std::move(pair);
+      offer.agentEnd = channel->first.get();
+    } else {
+      spdlog::warn("local socket: no direct channel: {}",
+                   std::string(pair.status().message()));
+    }
+  }
+  absl::Status status = executor.run(
+      *call.mutable_request(), inputFiles, start, deadline,
+      *answer.mutable_response(), &outputFiles, channel ? &offer : nullptr);
   if (!status.ok()) {
     replyError(socket, status, requestId);
     return;
@@ -365,6 +380,12 @@ void LocalExecuteServer::execute(FramedSocket &socket, v1::LocalExecute &call,
   for (const auto &[index, file] : outputFiles) {
     answer.add_file_outputs(static_cast<uint32_t>(index));
     fds.push_back(file.get());
+  }
+  // Past the frame's file limit the channel is dropped (the agent's thread
+  // ends when kilnd's end closes).
+  if (offer.opened && fds.size() < FramedSocket::kMaxFiles) {
+    answer.set_direct_channel(true);
+    fds.push_back(channel->second.get());
   }
   reply(socket, answer, fds);
 }

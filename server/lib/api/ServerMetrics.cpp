@@ -62,6 +62,12 @@ ServerMetrics::ServerMetrics()
           "kiln_device_instructions_total",
           "Guest instructions simulated devices retired running executables.",
           {"device"})),
+      directChannels(registry.counter(
+          "kiln_direct_channels_total",
+          "Direct channels to a device's agent handed to local clients; "
+          "their calls do not pass kilnd (kiln_executions_total counts the "
+          "call that opened each).",
+          {"device"})),
       remoteUp(registry.gauge(
           "kiln_remote_cache_up",
           "1 while the shared cache tier (--remote-cache) answers, 0 while "

@@ -18,7 +18,7 @@ AgentConnection::AgentConnection(std::string agentId, std::shared_ptr<AgentLink>
 absl::StatusOr<std::future<TaskOutcome>>
 AgentConnection::dispatch(const v1::Task &task, const TaskRecord &record,
                           const TensorFiles &inputFiles,
-                          bool callerMapsOutputs) {
+                          const LinkExtras &extras) {
   std::future<TaskOutcome> future;
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -33,7 +33,7 @@ AgentConnection::dispatch(const v1::Task &task, const TaskRecord &record,
   }
   // Send outside our mutex: the link serialises writers itself, and a slow
   // stream must not block results arriving for other tasks.
-  if (!link->send(task, record, inputFiles, callerMapsOutputs)) {
+  if (!link->send(task, record, inputFiles, extras)) {
     abandon(task.task_id());
     return absl::UnavailableError(
         absl::StrCat("cannot send task to agent '", id, "': stream closed"));

@@ -64,11 +64,13 @@ LocalAgentLink::~LocalAgentLink() {
 
 bool LocalAgentLink::send(const v1::Task &task, const TaskRecord &record,
                           const TensorFiles &inputFiles,
-                          bool callerMapsOutputs) {
-  if (inputFiles.size() > FramedSocket::kMaxFiles)
+                          const LinkExtras &extras) {
+  // The direct channel's socket takes a place among the frame's files.
+  size_t maxFiles = FramedSocket::kMaxFiles - (extras.directChannel >= 0);
+  if (inputFiles.size() > maxFiles)
     return false;
   worker::LocalTask local; // file_inputs here; the task is written below
-  local.set_caller_maps_outputs(callerMapsOutputs);
+  local.set_caller_maps_outputs(extras.callerMapsOutputs);
   std::vector<UniqueFd> opened;
   std::vector<int> files;
   auto given = inputFiles.begin();
@@ -84,7 +86,7 @@ bool LocalAgentLink::send(const v1::Task &task, const TaskRecord &record,
     // files, at most the limit, always go).
     if (input.payload_case() != v1::Tensor::kBlob ||
         files.size() + static_cast<size_t>(inputFiles.end() - given) >=
-            FramedSocket::kMaxFiles)
+            maxFiles)
       continue;
     // Pinned by the Execute; a blob that cannot be opened is left for the
     // agent to fetch, which reports it properly.
@@ -97,6 +99,10 @@ bool LocalAgentLink::send(const v1::Task &task, const TaskRecord &record,
   }
   if (given != inputFiles.end())
     return false; // a file for an input the task does not have
+  if (extras.directChannel >= 0) {
+    local.set_direct_channel(true);
+    files.push_back(extras.directChannel);
+  }
   std::string bytes;
   if (!local.SerializeToString(&bytes) || !appendTask(task, record, bytes))
     return false;
@@ -128,7 +134,8 @@ LocalAgentLink::answerOf(const std::string &frame,
   // No task id to answer: the link is broken, like a malformed frame.
   if (!local.ParseFromString(frame))
     return absl::DataLossError("a result frame that is not a LocalResult");
-  AgentAnswer answer{std::move(*local.mutable_result()), {}};
+  AgentAnswer answer{std::move(*local.mutable_result()), {},
+                     local.direct_channel_open()};
   v1::TaskResult &result = answer.result;
   absl::Status named = absl::OkStatus();
   if (local.file_outputs_size() != static_cast<int>(files.size()))

@@ -68,10 +68,14 @@ Scheduler::run(const std::string &kind, v1::Task task,
     if (held)
       held->takeReleases(lease->deviceId, task);
     static const TensorFiles kNoFiles;
-    absl::StatusOr<std::future<TaskOutcome>> future =
-        lease->session->dispatch(task, record,
-                                 withFiles ? fileInputs->files : kNoFiles,
-                                 fileInputs && fileInputs->callerMapsOutputs);
+    LinkExtras extras;
+    if (fileInputs) {
+      extras.callerMapsOutputs = fileInputs->callerMapsOutputs;
+      if (lease->session->passesFiles())
+        extras.directChannel = fileInputs->directChannel;
+    }
+    absl::StatusOr<std::future<TaskOutcome>> future = lease->session->dispatch(
+        task, record, withFiles ? fileInputs->files : kNoFiles, extras);
     // Releases go back to their device's queue whenever the task may not
     // have run there (a repeated release is harmless), and never ride a
     // retry to another device.
@@ -113,7 +117,7 @@ Scheduler::run(const std::string &kind, v1::Task task,
     }
     return ScheduledResult{std::move(outcome->result),
                            std::move(outcome->outputFiles), lease->deviceId,
-                           queueUs};
+                           outcome->directChannelOpen, queueUs};
   }
   return lost;
 }

@@ -5,11 +5,13 @@
 // as kiln.worker.LocalTask frames whose blob inputs are the store's files,
 // mapped instead of fetched; results go back as LocalResult frames with
 // large outputs in memfds instead of uploaded blobs. Registration and
-// heartbeats stay on Agent.Connect.
+// heartbeats stay on Agent.Connect. A task may bring a direct channel for
+// its client (DirectChannels).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/agent/DirectChannels.h"
 #include "kiln/agent/RecordCache.h"
 #include "kiln/agent/TaskRunner.h"
 
@@ -45,6 +47,8 @@ private:
   FramedSocket link;
   TaskRunner &runner;
   RecordCache records;
+  /// Sockets kilnd handed out with a task (LocalTask.direct_channel).
+  DirectChannels directChannels;
   std::function<void()> onEnd;
   std::atomic<bool> stopping{false};
   std::atomic<bool> ended{false}; // a thread reported the link's end

@@ -27,6 +27,14 @@ namespace kiln::server {
 /// Serves kiln.v1.Executor.Execute.
 /// kiln.v1.Executor. Execute runs through run(), which the local socket
 /// (LocalExecuteServer) shares.
+/// A local call's offer of a direct channel to its device's agent
+/// (kiln.v1.LocalExecute.open_direct): the agent's end of a socket pair,
+/// owned by the caller, and whether the agent took it.
+struct DirectChannelOffer {
+  int agentEnd = -1;
+  bool opened = false;
+};
+
 class ExecutorService final
     : public v1::Executor::WithStreamedUnaryMethod_Execute<v1::Executor::Service> {
 public:
@@ -60,9 +68,15 @@ public:
   /// `inputFiles` stay the caller's: a local caller closes them after its
   /// reply is out, since dropping the last reference to a client's memfd
   /// frees its pages (~70 us for 600 KB), which should not delay the answer.
+  /// With `direct` (a local call that asked for a direct channel), its
+  /// agent end goes with the task when the call can be repeated on one (a
+  /// static manifest, no held tensors kept, released or read) and the
+  /// device's agent is one kilnd started; `direct->opened` then says
+  /// whether the agent serves it.
   absl::Status run(v1::ExecuteRequest &request, TensorFiles &inputFiles,
                    Clock::time_point start, Clock::time_point deadline,
-                   v1::ExecuteResponse &response, TensorFiles *outputFiles);
+                   v1::ExecuteResponse &response, TensorFiles *outputFiles,
+                   DirectChannelOffer *direct = nullptr);
 
   /// Forgets held tensors; their devices drop them with their next tasks.
   grpc::Status Release(grpc::ServerContext *context,

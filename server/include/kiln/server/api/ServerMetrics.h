@@ -46,6 +46,9 @@ struct ServerMetrics {
   HistogramFamily &executeSeconds;
   /// Instructions simulated devices counted, by device.
   CounterFamily &deviceInstructions;
+  /// Direct channels agents opened for local clients, by device (calls on
+  /// them do not pass kilnd and are not in `executions`).
+  CounterFamily &directChannels;
   /// Agents with an open Agent.Connect stream.
   GaugeFamily &remoteUp;
   CounterFamily &remoteRequests;

@@ -27,6 +27,17 @@ namespace kiln::server {
 /// a task's inputs or a result's outputs (ascending) and its file.
 using TensorFiles = std::vector<std::pair<int, UniqueFd>>;
 
+/// What goes with a task beside its message, over a link that passes files.
+struct LinkExtras {
+  /// The caller takes output files itself (kilnd's local socket): the agent
+  /// may then return mid-size outputs in files too.
+  bool callerMapsOutputs = false;
+  /// One end of a socket pair (-1: none) on which the agent is to serve the
+  /// task's direct channel (kiln.worker.LocalTask.direct_channel). The
+  /// link sends a duplicate; the caller keeps and closes its descriptor.
+  int directChannel = -1;
+};
+
 /// Sends tasks to one agent. gRPC sync streams allow one Write at a time,
 /// so implementations serialise send() themselves.
 class AgentLink {
@@ -35,11 +46,10 @@ public:
   /// Sends `task` completed by `record` (its record and signature, which
   /// `task` lacks) with the files of the task's inputs that have no
   /// payload; false when the stream is gone, or when there are files and
-  /// the link cannot pass them. `callerMapsOutputs`: the caller takes
-  /// output files itself (a link that passes files may then return
-  /// mid-size outputs in them).
+  /// the link cannot pass them. A link that passes only messages ignores
+  /// `extras`.
   virtual bool send(const v1::Task &task, const TaskRecord &record,
-                    const TensorFiles &inputFiles, bool callerMapsOutputs) = 0;
+                    const TensorFiles &inputFiles, const LinkExtras &extras) = 0;
   /// Whether send() passes files (a local link) or only messages.
   virtual bool passesFiles() const { return false; }
 };
@@ -50,6 +60,8 @@ public:
 struct AgentAnswer {
   v1::TaskResult result;
   TensorFiles outputFiles;
+  /// The agent serves the direct channel the task brought.
+  bool directChannelOpen = false;
 };
 
 /// The outcome of one task: the agent's answer, or UNAVAILABLE when the
@@ -69,7 +81,7 @@ public:
   /// outcome. UNAVAILABLE when the session is closed or the send fails.
   absl::StatusOr<std::future<TaskOutcome>>
   dispatch(const v1::Task &task, const TaskRecord &record,
-           const TensorFiles &inputFiles = {}, bool callerMapsOutputs = false);
+           const TensorFiles &inputFiles = {}, const LinkExtras &extras = {});
 
   /// Whether the agent's link passes tensors in files.
   bool passesFiles() const { return link->passesFiles(); }

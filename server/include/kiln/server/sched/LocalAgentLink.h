@@ -39,7 +39,7 @@ public:
   /// from `task` and the record's serialized fragment: nothing is copied
   /// into a message first. False when the link is gone.
   bool send(const v1::Task &task, const TaskRecord &record,
-            const TensorFiles &inputFiles, bool callerMapsOutputs) override;
+            const TensorFiles &inputFiles, const LinkExtras &extras) override;
   bool passesFiles() const override { return true; }
 
   /// Results go to `connection`, the agent's current registration; returns
@@ -76,9 +76,9 @@ public:
   explicit WeakAgentLink(std::weak_ptr<LocalAgentLink> link)
       : link(std::move(link)) {}
   bool send(const v1::Task &task, const TaskRecord &record,
-            const TensorFiles &inputFiles, bool callerMapsOutputs) override {
+            const TensorFiles &inputFiles, const LinkExtras &extras) override {
     std::shared_ptr<LocalAgentLink> live = link.lock();
-    return live && live->send(task, record, inputFiles, callerMapsOutputs);
+    return live && live->send(task, record, inputFiles, extras);
   }
   bool passesFiles() const override { return true; }
 

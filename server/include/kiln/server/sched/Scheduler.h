@@ -30,6 +30,8 @@ struct ScheduledResult {
   TensorFiles outputFiles;
   /// Device that answered.
   std::string deviceId;
+  /// Its agent serves the direct channel FileInputs::directChannel.
+  bool directChannelOpen = false;
   /// Time from run() to the final dispatch, in microseconds.
   int64_t queueUs = 0;
 };
@@ -43,6 +45,10 @@ struct FileInputs {
   std::function<absl::Status(v1::Task &, const TensorFiles &)> storeAsBlobs;
   /// The caller maps output files itself (kilnd's local socket).
   bool callerMapsOutputs = false;
+  /// One end of a socket pair for the agent to serve the task's direct
+  /// channel on (-1: none; owned by the caller). It goes only to an agent
+  /// whose link passes files.
+  int directChannel = -1;
 };
 
 class Scheduler {

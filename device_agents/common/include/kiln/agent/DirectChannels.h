@@ -1,0 +1,83 @@
+//===- DirectChannels.h - a co-located client's calls, without kilnd -*- C++ -*-===//
+//
+// This file declares DirectChannels: the sockets kilnd hands out with a
+// local call that asked for one (kiln.v1.LocalExecute.open_direct). Each is
+// bound to the task kilnd sent with it: that task's executable, signature,
+// parameters and device. A client then sends LocalClientFrame.execute frames
+// that hold only inputs, and the agent runs each as that task with these
+// inputs and answers with a kiln.v1.LocalReply, kilnd staying out of the
+// data path. The client is not trusted: every frame is checked as kilnd
+// checks a local call, and the task runner checks it again as it checks
+// kilnd's tasks.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/agent/TaskRunner.h"
+
+#include "kiln/common/FramedSocket.h"
+#include "kiln/v1/executor.pb.h"
+
+#include <atomic>
+#include <chrono>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace kiln::agent {
+
+class DirectChannels {
+public:
+  /// Channels one agent serves at once by default (a thread each).
+  static constexpr size_t kDefaultLimit = 64;
+  /// A call's frame (inline inputs) takes at most this many bytes, as on
+  /// kilnd's local socket.
+  static constexpr uint64_t kMaxCallFrameBytes = uint64_t{8} << 20;
+  /// A channel with no call for this long is closed (the client falls back
+  /// to kilnd, which opens another).
+  static constexpr std::chrono::minutes kIdleTimeout{10};
+  /// A reply the client does not read for this long ends the channel.
+  static constexpr std::chrono::seconds kReplyTimeout{60};
+
+  /// Runs calls through `runner`, which must outlive this.
+  explicit DirectChannels(TaskRunner &runner, size_t limit = kDefaultLimit);
+  /// Ends every channel and waits for the calls running on them.
+  ~DirectChannels();
+  DirectChannels(const DirectChannels &) = delete;
+  DirectChannels &operator=(const DirectChannels &) = delete;
+
+  /// Serves calls on `socket` as `binding` (a task kilnd sent and this agent
+  /// ran: its inputs, ids, kept outputs and releases are dropped) with
+  /// `record`. False, and the socket closed, when `limit` channels are open.
+  bool open(UniqueFd socket, const v1::Task &binding,
+            std::shared_ptr<const v1::ExecutableRecord> record);
+
+  /// Channels being served.
+  size_t openCount();
+
+private:
+  struct Channel {
+    std::unique_ptr<FramedSocket> socket;
+    std::thread thread;
+    std::atomic<bool> done{false};
+  };
+
+  void serve(FramedSocket &socket, v1::Task task,
+             const v1::ExecutableRecord &record, uint64_t id);
+  /// Runs one call on `task` (the binding); the reply and its files.
+  v1::LocalReply call(v1::Task &task, const v1::ExecutableRecord &record,
+                      v1::LocalExecute &execute, std::vector<UniqueFd> &files,
+                      LocalFiles &tensors, std::vector<int> &replyFiles);
+  /// Joins the threads of channels that ended; under `mutex`.
+  void reap();
+
+  TaskRunner &runner;
+  const size_t limit;
+  std::mutex mutex;
+  std::list<Channel> channels;
+  bool stopping = false;
+  std::atomic<uint64_t> nextId{1};
+};
+
+} // namespace kiln::agent

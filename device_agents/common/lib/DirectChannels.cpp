@@ -1,0 +1,218 @@
+//===- DirectChannels.cpp - a co-located client's calls, without kilnd ----===//
+//
+// This file implements DirectChannels: a thread per channel reads a frame,
+// checks it, runs it as the bound task and answers.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/agent/DirectChannels.h"
+
+#include "kiln/agent/OutputFiles.h"
+#include "kiln/common/Logging.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <spdlog/spdlog.h>
+
+#include <sys/socket.h>
+
+namespace kiln::agent {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+v1::LocalReply failure(const absl::Status &status) {
+  v1::LocalReply reply;
+  reply.set_code(static_cast<int32_t>(status.code()));
+  reply.set_message(std::string(status.message()));
+  return reply;
+}
+
+/// What a call may carry: inputs only (its executable and parameters are
+/// the channel's), each inline or in a file named in ascending order.
+absl::Status checkCall(const v1::LocalExecute &call, size_t files) {
+  const v1::ExecuteRequest &request = call.request();
+  if (request.has_executable() || request.parameters_size() != 0 ||
+      request.has_parameter_set() || request.keep_outputs_size() != 0 ||
+      request.release_size() != 0)
+    return absl::InvalidArgumentError(
+        "a direct channel runs the executable with the parameters kilnd "
+        "bound it to, and keeps no outputs: a call names only its inputs");
+  if (call.file_inputs_size() != static_cast<int>(files))
+    return absl::InvalidArgumentError(
+        absl::StrCat("the frame names ", call.file_inputs_size(),
+                     " file inputs and carries ", files, " files"));
+  int previous = -1;
+  for (uint32_t index : call.file_inputs()) {
+    if (index >= static_cast<uint32_t>(request.inputs_size()) ||
+        static_cast<int>(index) <= previous)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "file input ", index, ": file inputs name inputs of the call (",
+          request.inputs_size(), "), in ascending order, once each"));
+    if (request.inputs(static_cast<int>(index)).payload_case() !=
+        v1::Tensor::PAYLOAD_NOT_SET)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", index, ": a file was passed for it, and it has a "
+          "payload too"));
+    previous = static_cast<int>(index);
+  }
+  for (int i = 0; i < request.inputs_size(); ++i) {
+    v1::Tensor::PayloadCase payload = request.inputs(i).payload_case();
+    if (payload == v1::Tensor::kBlob || payload == v1::Tensor::kHeld)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "input ", i, ": a direct channel takes inputs inline or in sealed "
+          "memfds, not blobs or held tensors (send such calls to kilnd)"));
+  }
+  return absl::OkStatus();
+}
+
+} // namespace
+
+DirectChannels::DirectChannels(TaskRunner &runner, size_t limit)
+    : runner(runner), limit(limit) {}
+
+DirectChannels::~DirectChannels() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+    for (Channel &channel : channels)
+      channel.socket->shutdown();
+  }
+  // No channel is added now.
+  for (Channel &channel : channels)
+    channel.thread.join();
+}
+
+void DirectChannels::reap() {
+  for (auto it = channels.begin(); it != channels.end();) {
+    if (!it->done.load()) {
+      ++it;
+      continue;
+    }
+    it->thread.join();
+    it = channels.erase(it);
+  }
+}
+
+size_t DirectChannels::openCount() {
+  std::lock_guard<std::mutex> lock(mutex);
+  reap();
+  return channels.size();
+}
+
+bool DirectChannels::open(UniqueFd socket, const v1::Task &binding,
+                          std::shared_ptr<const v1::ExecutableRecord> record) {
+  std::lock_guard<std::mutex> lock(mutex);
+  reap();
+  if (stopping || channels.size() >= limit || !record)
+    return false;
+  v1::Task task = binding;
+  task.clear_inputs();
+  task.clear_task_id();
+  task.clear_request_id();
+  task.clear_keep_outputs();
+  task.clear_release();
+  uint64_t id = nextId.fetch_add(1);
+  Channel &channel = channels.emplace_back();
+  channel.socket = std::make_unique<FramedSocket>(std::move(socket));
+  channel.thread = std::thread(
+      [this, &channel, task = std::move(task), record = std::move(record),
+       id]() mutable {
+        serve(*channel.socket, std::move(task), *record, id);
+        channel.socket->shutdown();
+        channel.done = true;
+      });
+  spdlog::debug("direct channel {} open for executable {} on {}", id,
+                binding.executable().hash(), binding.device_id());
+  return true;
+}
+
+void DirectChannels::serve(FramedSocket &socket, v1::Task task,
+                           const v1::ExecutableRecord &record, uint64_t id) {
+  socket.limitFrames(kMaxCallFrameBytes, FramedSocket::kMaxFiles);
+  timeval sendLimit{static_cast<time_t>(kReplyTimeout.count()), 0};
+  ::setsockopt(socket.fd(), SOL_SOCKET, SO_SNDTIMEO, &sendLimit,
+               sizeof sendLimit);
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  v1::LocalClientFrame frame;
+  uint64_t calls = 0;
+  while (true) {
+    socket.setReceiveDeadline(Clock::now() + kIdleTimeout);
+    if (!socket.receive(bytes, files).ok())
+      break; // closed by the client, idle, or a malformed frame
+    if (!frame.ParseFromString(bytes) || !frame.has_execute()) {
+      v1::LocalReply refused = failure(absl::InvalidArgumentError(
+          "a direct channel takes LocalExecute frames "
+          "(kiln.v1.LocalClientFrame.execute)"));
+      std::string out;
+      if (refused.SerializeToString(&out))
+        (void)socket.send(out);
+      break;
+    }
+    ++calls;
+    std::string requestId = frame.execute().request_id().empty()
+                                ? absl::StrCat("direct-", id, "-", calls)
+                                : frame.execute().request_id();
+    ScopedRequestId logContext(requestId);
+    task.set_task_id(absl::StrCat("direct-", id, "-", calls));
+    task.set_request_id(requestId);
+    // Dropped after the reply: unmapping inputs the compute threads touched
+    // flushes their TLBs, which should not delay the answer.
+    LocalFiles tensors;
+    std::vector<int> replyFiles;
+    v1::LocalReply reply = call(task, record, *frame.mutable_execute(), files,
+                                tensors, replyFiles);
+    files.clear();
+    std::string out;
+    if (!reply.SerializeToString(&out))
+      break;
+    if (absl::Status sent = socket.send(out, replyFiles); !sent.ok()) {
+      spdlog::debug("direct channel {}: reply not sent: {}", id,
+                    std::string(sent.message()));
+      break;
+    }
+  }
+  spdlog::debug("direct channel {} closed after {} calls", id, calls);
+}
+
+v1::LocalReply DirectChannels::call(v1::Task &task,
+                                    const v1::ExecutableRecord &record,
+                                    v1::LocalExecute &execute,
+                                    std::vector<UniqueFd> &files,
+                                    LocalFiles &tensors,
+                                    std::vector<int> &replyFiles) {
+  Clock::time_point start = Clock::now();
+  if (absl::Status checked = checkCall(execute, files.size()); !checked.ok())
+    return failure(checked);
+  for (int i = 0; i < execute.file_inputs_size(); ++i)
+    tensors.inputs.emplace_back(static_cast<int>(execute.file_inputs(i)),
+                                std::move(files[i]));
+  tensors.outputsAsFiles = true;
+  tensors.callerMapsOutputs = true;
+  task.mutable_inputs()->Swap(execute.mutable_request()->mutable_inputs());
+  v1::TaskResult result = runner.run(task, record, &tensors);
+  task.clear_inputs();
+  v1::LocalReply reply;
+  sealOutputFiles(tensors, result, *reply.mutable_file_outputs(), replyFiles);
+  if (result.code() != 0) {
+    reply.clear_file_outputs();
+    replyFiles.clear();
+    reply.set_code(result.code());
+    reply.set_message(result.message());
+    spdlog::warn("direct call {} failed: {}", task.task_id(), result.message());
+    return reply;
+  }
+  v1::ExecuteResponse &response = *reply.mutable_response();
+  response.mutable_outputs()->Swap(result.mutable_outputs());
+  response.set_device_id(task.device_id());
+  *response.mutable_counters() = std::move(*result.mutable_counters());
+  v1::Timings &timings = *response.mutable_timings();
+  timings = std::move(*result.mutable_timings());
+  timings.set_total_us(std::chrono::duration_cast<std::chrono::microseconds>(
+                           Clock::now() - start)
+                           .count());
+  return reply;
+}
+
+} // namespace kiln::agent

@@ -1,0 +1,330 @@
+"""Direct channels: a model called again on kilnd's machine gets a socket to
+the agent of its device, and its later calls go there past kilnd. Checked
+against a real kilnd and kiln-agent-cpu: the numbers, which calls kilnd
+still sees, falling back when the agent goes, and what a client that
+misuses its channel gets (the agent checks every frame; the channel runs
+nothing but the executable and parameters kilnd bound it to)."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import struct
+import socket
+import time
+
+import pytest
+import torch
+
+import kiln
+from kiln import local_execute
+from kiln.v1 import executor_pb2, tensor_pb2
+from test_e2e_local_execute import (ALL_SEALS, BIG, AffineAndSum, execute_frame, inputs,
+                                    memfd, metric, raw_connect, read_reply, send_frame,
+                                    session)
+from test_e2e_resilience import agent_pids
+
+TOL = dict(rtol=1e-6, atol=1e-5)
+
+
+def test_a_model_called_again_runs_over_its_channel_and_matches_eager(kilnd, client):
+    """The first call goes through kilnd, the second asks for a channel and
+    the rest use it: kilnd counts two executions and one channel, and every
+    answer (an 8 MiB input and output in memfds, a small one inline) is
+    eager's."""
+    model = AffineAndSum().eval()
+    compiled = client.compile(torch.export.export(model, inputs()))
+    executions = metric(kilnd, "kiln_executions_total")
+    channels = metric(kilnd, "kiln_direct_channels_total")
+    transports = []
+    for seed in range(5):
+        x, s = inputs(seed)
+        big, small = compiled(x, s)
+        transports.append(compiled.last_transport)
+        want_big, want_small = model(x, s)
+        torch.testing.assert_close(big, want_big, **TOL)
+        torch.testing.assert_close(small, want_small, **TOL)
+    assert transports == ["local", "local", "direct", "direct", "direct"]
+    assert metric(kilnd, "kiln_executions_total") - executions == 2
+    assert metric(kilnd, "kiln_direct_channels_total") - channels == 1
+    assert client.executor.local_executor.direct_channels == 1
+    # The agent's timings come back as kilnd's would.
+    assert compiled.last_timings["run"] > 0 and compiled.last_timings["total"] > 0
+    assert compiled.last_device_id.startswith("local-cpu")
+
+
+def test_weights_changed_in_place_get_their_own_channel(client):
+    """A channel is bound to the parameters of the call that opened it:
+    after the weights change, the call checked while the device ran is
+    dropped and runs again through kilnd, with the new weights, and the
+    model later gets a channel for them."""
+    from kiln.testing import MLP
+
+    torch.manual_seed(3)
+    model = MLP(d_in=12, d_hidden=20, d_out=6).eval()
+    x = torch.randn(3, 12)
+    compiled = client.compile(torch.export.export(model, (x,)))
+    for _ in range(3):
+        torch.testing.assert_close(compiled(x), model(x), **TOL)
+    assert compiled.last_transport == "direct"
+    with torch.no_grad():
+        for p in compiled.parameters.values():
+            p.mul_(-0.5)
+        expected = torch.export.export(model, (x,)).module()(x)
+    got = [compiled(x) for _ in range(4)]
+    for out in got:
+        torch.testing.assert_close(out, expected, **TOL)
+    assert compiled.last_transport == "direct"
+    assert client.executor.local_executor.direct_channels == 2  # one per set of weights
+
+
+def test_held_tensors_go_through_kilnd(client):
+    """Calls that keep or read held tensors never take a channel."""
+    x = torch.randn(16)
+    compiled = client.compile(torch.export.export(AddOne(), (x,)))
+    for _ in range(3):
+        kept = compiled.run([x], keep_outputs=[0])[0]
+        assert compiled.last_transport == "local"
+        torch.testing.assert_close(compiled.run([kept])[0], x + 2)
+        assert compiled.last_transport == "local"
+        compiled.run([x], release=[kept.handle])
+        assert compiled.last_transport == "local"
+    assert client.executor.local_executor.direct_channels == 0
+
+
+def test_a_variable_size_executable_gets_no_channel(client):
+    """Channels serve static manifests only: kilnd does not ask the agent."""
+    x = torch.randn(4, 8)
+    batch = torch.export.Dim("batch", min=1, max=64)
+    compiled = client.compile(torch.export.export(AddOne(), (x,),
+                                                  dynamic_shapes=({0: batch},)))
+    for n in (4, 4, 4, 7):
+        y = torch.randn(n, 8)
+        torch.testing.assert_close(compiled(y), y + 1)
+        assert compiled.last_transport == "local"
+    assert client.executor.local_executor.direct_channels == 0
+
+
+def test_without_direct_every_call_goes_through_kilnd(kilnd):
+    with kiln.Client(kilnd.address, timeout=300, direct=False) as client:
+        x = torch.randn(16)
+        compiled = client.compile(torch.export.export(AddOne(), (x,)))
+        for _ in range(3):
+            torch.testing.assert_close(compiled(x), x + 1)
+            assert compiled.last_transport == "local"
+        assert client.executor.local_executor.direct_channels == 0
+
+
+def test_a_lost_agent_sends_the_call_to_kilnd(start_kilnd):
+    """The agent dies: its channel fails before an answer, the call runs
+    through kilnd on the restarted agent, and a later call opens a channel
+    to that one."""
+    daemon = start_kilnd()
+    model = AffineAndSum().eval()
+    with kiln.Client(daemon.address, timeout=120) as client:
+        compiled = client.compile(torch.export.export(model, inputs()))
+        for _ in range(3):
+            compiled(*inputs())
+        assert compiled.last_transport == "direct"
+        [agent] = agent_pids(daemon.proc.pid)
+        os.kill(agent, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not [
+                p for p in agent_pids(daemon.proc.pid) if p != agent]:
+            time.sleep(0.05)
+        x, s = inputs(7)
+        big, small = compiled(x, s)
+        assert compiled.last_transport == "local"
+        torch.testing.assert_close(big, model(x, s)[0], **TOL)
+        for _ in range(2):
+            big, _ = compiled(x, s)
+        assert compiled.last_transport == "direct"
+        torch.testing.assert_close(big, model(x, s)[0], **TOL)
+
+
+class AddOne(torch.nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+# --- what a client that misuses its channel gets -------------------------------
+
+@pytest.fixture
+def channel(client):
+    """A channel opened the way the client opens one (a raw LocalExecute
+    with open_direct), and the executable it is bound to."""
+    granted = session(client)
+    sock = raw_connect(granted.socket_path)
+    send_frame(sock, executor_pb2.LocalClientFrame(
+        hello=executor_pb2.LocalHello(ticket=granted.ticket)).SerializeToString())
+    assert read_reply(sock).code == 0
+    compiled = client.compile(torch.export.export(AffineAndSum().eval(), inputs()))
+    big = local_execute.sealed_memfd(memoryview(bytes(BIG * 4)))
+    frame = executor_pb2.LocalClientFrame.FromString(execute_frame(compiled, big))
+    frame.execute.open_direct = True
+    try:
+        send_frame(sock, frame.SerializeToString(), [big])
+    finally:
+        os.close(big)
+    body, files = local_execute._Connection(sock).receive()
+    reply = executor_pb2.LocalReply.FromString(body)
+    assert reply.code == 0, reply.message
+    assert reply.direct_channel and len(files) == len(reply.file_outputs) + 1
+    for fd in files[:-1]:
+        os.close(fd)
+    direct = socket.socket(fileno=files[-1])
+    direct.settimeout(60)
+    yield direct, compiled
+    direct.close()
+    sock.close()
+
+
+def inputs_only(compiled, big_fd=None) -> executor_pb2.LocalClientFrame:
+    """A good call on a channel: the inputs, nothing else."""
+    frame = executor_pb2.LocalClientFrame.FromString(execute_frame(compiled, big_fd))
+    request = frame.execute.request
+    request.ClearField("executable")
+    request.ClearField("parameters")
+    return frame
+
+
+def answer(direct: socket.socket, frame: executor_pb2.LocalClientFrame, fds=()):
+    send_frame(direct, frame.SerializeToString(), fds)
+    body, files = local_execute._Connection(direct).receive()
+    return executor_pb2.LocalReply.FromString(body), files
+
+
+def assert_serves_on(direct, compiled):
+    """The channel (or a fresh one) still answers a good call correctly."""
+    x = torch.randn(BIG)
+    good = local_execute.sealed_memfd(memoryview(x.numpy()).cast("B"))
+    try:
+        reply, files = answer(direct, inputs_only(compiled, good), [good])
+    finally:
+        os.close(good)
+    assert reply.code == 0, reply.message
+    assert list(reply.file_outputs) == [0] and len(files) == 1
+    out = local_execute._tensor_from_file(files[0], torch.float32, [BIG])
+    os.close(files[0])
+    torch.testing.assert_close(out, x * 2.0, **TOL)
+
+
+def test_a_good_call_on_a_raw_channel(channel):
+    assert_serves_on(*channel)
+
+
+def other_executable(frame, compiled):
+    frame.execute.request.executable.hash = "0" * 64
+    frame.execute.request.executable.size_bytes = 1
+
+
+def with_parameters(frame, compiled):
+    weight = frame.execute.request.parameters.add()
+    weight.hash = "3" * 64
+    weight.size_bytes = 32
+
+
+def with_parameter_set(frame, compiled):
+    frame.execute.request.parameter_set.hash = "1" * 64
+
+
+def keeping(frame, compiled):
+    frame.execute.request.keep_outputs.append(0)
+
+
+def blob_input(frame, compiled):
+    small = frame.execute.request.inputs[1]
+    small.blob.hash = "2" * 64
+    small.blob.size_bytes = 32
+
+
+def held_input(frame, compiled):
+    frame.execute.request.inputs[1].held = "held-" + "0" * 32
+
+
+def wrong_size(frame, compiled):
+    frame.execute.request.inputs[1].data = bytes(12)
+
+
+def wrong_type(frame, compiled):
+    frame.execute.request.inputs[1].type.dtype = tensor_pb2.DTYPE_F64
+    frame.execute.request.inputs[1].data = bytes(64)
+
+
+def stray_file_index(frame, compiled):
+    frame.execute.file_inputs.append(5)
+
+
+def file_for_an_inline_input(frame, compiled):
+    frame.execute.file_inputs[:] = [1]
+
+
+@pytest.mark.parametrize("change, says", [
+    (other_executable, "names only its inputs"),
+    (with_parameters, "names only its inputs"),
+    (with_parameter_set, "names only its inputs"),
+    (keeping, "names only its inputs"),
+    (blob_input, "not blobs or held tensors"),
+    (held_input, "not blobs or held tensors"),
+    (wrong_size, "input 1 ('"),
+    (wrong_type, "input 1 ('"),
+    (stray_file_index, "names 2 file inputs and carries 1 files"),
+    (file_for_an_inline_input, "input 1: a file was passed for it, and it has a payload"),
+])
+def test_a_call_naming_more_than_inputs_is_invalid_argument(channel, change, says):
+    direct, compiled = channel
+    big = local_execute.sealed_memfd(memoryview(bytes(BIG * 4)))
+    frame = inputs_only(compiled, big)
+    change(frame, compiled)
+    try:
+        reply, files = answer(direct, frame, [big])
+    finally:
+        os.close(big)
+    assert not files
+    assert reply.code == 3, reply  # INVALID_ARGUMENT
+    assert says in reply.message, reply.message
+    assert_serves_on(direct, compiled)
+
+
+@pytest.mark.parametrize("make_fd, says", [
+    (lambda: memfd(BIG * 4, 0), "not a memfd sealed"),
+    (lambda: memfd(BIG * 4, ALL_SEALS ^ fcntl.F_SEAL_WRITE), "not a memfd sealed"),
+    (lambda: memfd(1000, ALL_SEALS), "holds 1000"),
+    (lambda: os.pipe()[0], "not a regular file"),
+])
+def test_a_bad_input_file_on_a_channel_is_invalid_argument(channel, make_fd, says):
+    direct, compiled = channel
+    fd = make_fd()
+    try:
+        reply, files = answer(direct, inputs_only(compiled, fd), [fd])
+    finally:
+        os.close(fd)
+    assert not files
+    assert reply.code == 3, reply
+    assert "input 0 ('" in reply.message and says in reply.message, reply.message
+    assert_serves_on(direct, compiled)
+
+
+def test_garbage_on_a_channel_ends_only_that_channel(channel, client):
+    """Bytes that are not a LocalClientFrame: an INVALID_ARGUMENT reply, the
+    channel closes, and the agent serves kilnd and other channels on."""
+    direct, compiled = channel
+    send_frame(direct, b"\xff\xfe not a frame")
+    body, files = local_execute._Connection(direct).receive()
+    reply = executor_pb2.LocalReply.FromString(body)
+    assert reply.code == 3 and "LocalExecute frames" in reply.message, reply
+    assert direct.recv(1) == b""  # closed by the agent
+    # The agent runs on: through kilnd, and over the client's own channel.
+    model = AffineAndSum().eval()
+    for _ in range(3):
+        x, s = inputs(1)
+        torch.testing.assert_close(compiled(x, s)[0], model(x, s)[0], **TOL)
+    assert compiled.last_transport == "direct"
+
+
+def test_a_frame_past_the_size_limit_closes_the_channel(channel):
+    direct, compiled = channel
+    header_only = (9 << 20)  # announces 9 MiB, past the 8 MiB a call may take
+    direct.sendall(struct.pack("<IIQ", 0x4B4C4E4B, 0, header_only))
+    assert direct.recv(1) == b""
