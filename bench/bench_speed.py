@@ -667,10 +667,10 @@ def measure_overhead(clients: dict[str, kiln.Client], calls: int) -> list[str]:
         k50, k99 = percentile_us(kiln_s, 50), percentile_us(kiln_s, 99)
         h50, h99 = percentile_us(check_s, 50), percentile_us(check_s, 99)
         lines += [
-            f"Kiln x+1 (4 f32), {transport:5}  p50 {k50:8.1f} us   p99 {k99:8.1f} us   "
+            f"Kiln x+1 (4 f32), {transport:6}  p50 {k50:8.1f} us   p99 {k99:8.1f} us   "
             f"(daemon+agent total p50 {percentile_us(server_s, 50):.1f} us)",
             f"grpc.health.v1 Check    p50 {h50:8.1f} us   p99 {h99:8.1f} us   (alternating)",
-            f"Kiln {transport:5} / Check     p50 {k50 / h50:8.2f} x    p99 {k99 / h99:8.2f} x",
+            f"Kiln {transport:6} / Check     p50 {k50 / h50:8.2f} x    p99 {k99 / h99:8.2f} x",
         ]
     return lines
 
@@ -865,16 +865,19 @@ def run(args: argparse.Namespace, workdir: pathlib.Path) -> None:
                         "eager", "%peak"],
                        measure_matmul(clients, args.threads, peak_core, args))]
         torch.set_num_threads(args.threads[0])
-        # Both transports to the first daemon: kilnd's local socket (memfds;
-        # what a client on its machine uses) and gRPC (what a remote one uses).
-        transports = {"local": client}
+        # Every transport to the first daemon: a direct channel to the agent
+        # (what a client on kilnd's machine uses for a model called again),
+        # kilnd's local socket (memfds) and gRPC (what a remote client uses).
+        transports = {"direct": client}
         if {"overhead", "big"} & set(args.sections):
+            transports["local"] = stack.enter_context(
+                kiln.Client(addresses[args.threads[0]], direct=False))
             transports["grpc"] = stack.enter_context(
                 kiln.Client(addresses[args.threads[0]], local=False))
             if not client.local_execute:
                 notes.append(f"kilnd's local socket is not reachable: "
                              f"{client.executor.local_executor.unavailable_reason if client.executor.local_executor else 'off'}")
-                del transports["local"]
+                del transports["direct"], transports["local"]
         if "overhead" in args.sections:
             parts["overhead"] = ["Per-call overhead (alternating calls, "
                                  f"{args.overhead_calls} each):",

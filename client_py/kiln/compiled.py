@@ -153,7 +153,8 @@ class CompiledModel:
             ``numeric_error``: a dict of ``numeric_type``, ``max_abs_error``,
             ``max_abs_reference`` (max |f32 result|) and ``rms_error``.
         last_transport: how the latest call's tensors travelled: ``"local"``
-            (kilnd's local socket, memfds) or ``"grpc"``.
+            (kilnd's local socket, memfds), ``"direct"`` (a direct channel
+            to the device's agent, memfds, past kilnd) or ``"grpc"``.
         recompiles: how many times a call found the executable gone from the
             daemon and compiled it again.
         placement: where each op runs (:class:`kiln.placement.PlacementReport`).

@@ -45,7 +45,8 @@ class Execution:
 
     response: executor_pb2.ExecuteResponse
     outputs: list[torch.Tensor]
-    #: "local" (kilnd's local socket, memfds) or "grpc".
+    #: "local" (kilnd's local socket, memfds), "direct" (a direct channel
+    #: to the device's agent) or "grpc".
     transport: str
     #: Seconds writing inputs (memfds, blobs) and reading blob outputs.
     upload: float = 0.0
