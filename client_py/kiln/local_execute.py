@@ -47,8 +47,9 @@ from google.protobuf.message import DecodeError
 
 from kiln._rpc import Rpc, new_request_id
 from kiln.blobs import BlobClient
-from kiln.errors import (InvalidArgumentError, KilnError, ResourceExhaustedError,
-                         UnauthenticatedError, UnavailableError, raise_for_status_code)
+from kiln.errors import (DeadlineExceededError, InvalidArgumentError, KilnError,
+                         ResourceExhaustedError, UnauthenticatedError, UnavailableError,
+                         raise_for_status_code)
 from kiln.memfd_pool import MemfdPool, sealed_memfd
 from kiln.tensors import (PROTO_TO_DTYPE, HeldTensor, empty_tensor_for, payload_size,
                           set_tensor_type, tensor_from_bytes, tensor_view)
@@ -82,10 +83,18 @@ _TICKET_MARGIN_S = 30.0
 _DIRECT_MODELS = 16
 # Direct channels one model keeps at most (one per concurrent caller).
 _DIRECT_PER_MODEL = 8
+# What an agent answers when a blob it must fetch (a parameter it evicted,
+# the artifact) is gone from kilnd's store: NOT_FOUND, FAILED_PRECONDITION.
+# The call then goes to kilnd, which checks its store and asks for uploads.
+_MISSING_BLOB_CODES = (5, 9)
 
 
 class _TransportError(Exception):
-    """The connection failed (kilnd gone, or restarted)."""
+    """The connection failed (kilnd gone, or restarted), or timed out."""
+
+    def __init__(self, message: str, timed_out: bool = False):
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 class _ChannelLost(Exception):
@@ -141,6 +150,7 @@ class _Connection:
     @classmethod
     def adopt(cls, fd: int, timeout: float | None) -> "_Connection":
         """The direct channel kilnd passed as ``fd`` (owned from now on)."""
+        os.set_inheritable(fd, False)  # SCM_RIGHTS gives it no close-on-exec
         sock = socket.socket(fileno=fd)
         sock.settimeout(timeout)
         return cls(sock, "the agent")
@@ -201,7 +211,7 @@ class _Connection:
         try:
             got, ancillary, flags, _ = self.sock.recvmsg_into([buffer], fds_room)
         except OSError as e:
-            raise _TransportError(f"receive: {e}") from None
+            raise _TransportError(f"receive: {e}", isinstance(e, TimeoutError)) from None
         files: list[int] = []
         for level, kind, payload in ancillary:
             if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -234,7 +244,8 @@ class _Connection:
         except (OSError, _TransportError) as e:
             for fd in files:
                 os.close(fd)
-            raise _TransportError(str(e)) from None
+            raise _TransportError(str(e), isinstance(e, TimeoutError) or
+                                  getattr(e, "timed_out", False)) from None
 
     def _read_into(self, buffer: bytearray, got: int, end: int) -> int:
         """Reads until ``buffer[:end]`` holds the frame's first ``end`` bytes
@@ -506,23 +517,24 @@ class LocalExecutor:
                            files: list[int], context: dict, rid: str,
                            while_waiting: Callable[[], bool]) -> LocalResult:
         """One call on a direct channel. _ChannelLost when the channel fails
-        before an answer: the call has no effect a retry could repeat (it
-        keeps and releases nothing), so kilnd runs it."""
+        before an answer, or the agent lacks a blob it would fetch from
+        kilnd: the call has no effect a retry could repeat (it keeps and
+        releases nothing), so kilnd runs it (and reports or re-uploads what
+        is missing). A call past the client's timeout is
+        DEADLINE_EXCEEDED, not run again."""
         try:
             channel.send(frame, files)
-        except _TransportError:
-            self._put_direct(key, channel, lost=True)
-            raise _ChannelLost() from None
-        try:
             current = while_waiting()
+            reply_bytes, out_files = channel.receive()
+        except _TransportError as e:
+            self._put_direct(key, channel, lost=True)
+            if e.timed_out:
+                raise DeadlineExceededError(f"a direct channel to the agent: {e}",
+                                            context=context, request_id=rid) from None
+            raise _ChannelLost() from None
         except BaseException:
             self._put_direct(key, channel, lost=True)  # its reply is not read
             raise
-        try:
-            reply_bytes, out_files = channel.receive()
-        except _TransportError:
-            self._put_direct(key, channel, lost=True)
-            raise _ChannelLost() from None
         try:
             try:
                 reply = executor_pb2.LocalReply.FromString(reply_bytes)
@@ -530,6 +542,9 @@ class LocalExecutor:
                 self._put_direct(key, channel, lost=True)
                 raise KilnError(f"a malformed reply on a direct channel: {e}",
                                 context=context, request_id=rid) from None
+            if reply.code in _MISSING_BLOB_CODES:
+                self._put_direct(key, channel, lost=True)
+                raise _ChannelLost()
             self._put_direct(key, channel)
             if not current:
                 raise StaleRequest()

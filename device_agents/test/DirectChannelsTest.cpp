@@ -130,7 +130,7 @@ TEST_F(DirectChannelsTest, ACallNamingAnExecutableIsRefusedAndTheChannelServesOn
 }
 
 TEST_F(DirectChannelsTest, TheLimitHoldsAndFreesAsClientsClose) {
-  DirectChannels channels(*runner, /*limit=*/2);
+  DirectChannels channels(*runner, nullptr, /*limit=*/2);
   auto first = openChannel(channels);
   auto second = openChannel(channels);
   bool opened = true;
@@ -147,6 +147,28 @@ TEST_F(DirectChannelsTest, TheLimitHoldsAndFreesAsClientsClose) {
   EXPECT_EQ(channels.openCount(), 1u);
   auto fourth = openChannel(channels);
   EXPECT_EQ(roundTrip(*fourth, call(binding)).code(), 0);
+}
+
+TEST_F(DirectChannelsTest, ACallWaitsForARunSlot) {
+  // The slots are the agent's --task-threads, shared with the local link:
+  // with none free, a call waits instead of running beside the others.
+  std::counting_semaphore<> slots(1);
+  DirectChannels channels(*runner, &slots);
+  auto client = openChannel(channels);
+  slots.acquire(); // a link task runs
+  ASSERT_TRUE(client->send(call(binding).SerializeAsString()).ok());
+  client->setReceiveDeadline(std::chrono::steady_clock::now() +
+                             std::chrono::milliseconds(300));
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  EXPECT_TRUE(absl::IsDeadlineExceeded(client->receive(bytes, files)))
+      << "answered while every slot was taken";
+  slots.release();
+  client->setReceiveDeadline(std::chrono::steady_clock::time_point::max());
+  ASSERT_TRUE(client->receive(bytes, files).ok());
+  v1::LocalReply reply;
+  ASSERT_TRUE(reply.ParseFromString(bytes));
+  EXPECT_EQ(reply.code(), 0) << reply.message();
 }
 
 TEST_F(DirectChannelsTest, DestroyingTheSetEndsChannelsItsClientsHold) {

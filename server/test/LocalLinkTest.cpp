@@ -375,6 +375,28 @@ TEST_F(LocalAgentLinkTest, ADirectChannelGoesLastAndTheAnswerSaysIfItOpened) {
   EXPECT_TRUE(outcome->directChannelOpen);
 }
 
+TEST_F(LocalAgentLinkTest, ATaskWhoseInputFilesFillTheFrameGoesWithoutItsChannel) {
+  auto connection = boundConnection();
+  v1::Task task;
+  task.set_task_id("full");
+  TensorFiles given;
+  for (size_t i = 0; i < FramedSocket::kMaxFiles; ++i) {
+    task.add_inputs()->mutable_type()->set_dtype(v1::DTYPE_U8);
+    given.emplace_back(static_cast<int>(i), memfdWith("x"));
+  }
+  auto channel = FramedSocket::pair();
+  ASSERT_TRUE(channel.ok());
+  LinkExtras extras;
+  extras.directChannel = channel->first.get();
+  auto future = connection->dispatch(task, record, given, extras);
+  ASSERT_TRUE(future.ok()) << future.status();
+  std::vector<UniqueFd> files;
+  worker::LocalTask local = receivedTask(files);
+  EXPECT_FALSE(local.direct_channel());
+  EXPECT_EQ(files.size(), FramedSocket::kMaxFiles);
+  connection->abandon("full");
+}
+
 TEST_F(LocalAgentLinkTest, AFileForAnOutputWithAPayloadFailsTheTask) {
   worker::LocalResult reply;
   reply.mutable_result()->add_outputs()->set_data("inline too");

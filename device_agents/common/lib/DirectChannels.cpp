@@ -68,8 +68,10 @@ absl::Status checkCall(const v1::LocalExecute &call, size_t files) {
 
 } // namespace
 
-DirectChannels::DirectChannels(TaskRunner &runner, size_t limit)
-    : runner(runner), limit(limit) {}
+DirectChannels::DirectChannels(TaskRunner &runner,
+                               std::counting_semaphore<> *runSlots,
+                               size_t limit)
+    : runner(runner), runSlots(runSlots), limit(limit) {}
 
 DirectChannels::~DirectChannels() {
   {
@@ -191,7 +193,11 @@ v1::LocalReply DirectChannels::call(v1::Task &task,
   tensors.outputsAsFiles = true;
   tensors.callerMapsOutputs = true;
   task.mutable_inputs()->Swap(execute.mutable_request()->mutable_inputs());
+  if (runSlots)
+    runSlots->acquire();
   v1::TaskResult result = runner.run(task, record, &tensors);
+  if (runSlots)
+    runSlots->release();
   task.clear_inputs();
   v1::LocalReply reply;
   sealOutputFiles(tensors, result, *reply.mutable_file_outputs(), replyFiles);

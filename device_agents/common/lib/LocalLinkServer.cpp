@@ -29,8 +29,9 @@ constexpr size_t kKeptFrameBytes = 4 << 20;
 
 LocalLinkServer::LocalLinkServer(UniqueFd socket, TaskRunner &runner,
                                  unsigned threads, std::function<void()> onEnd)
-    : link(std::move(socket)), runner(runner), directChannels(runner),
-      onEnd(std::move(onEnd)) {
+    : link(std::move(socket)), runner(runner),
+      runSlots(static_cast<std::ptrdiff_t>(std::max(threads, 1u))),
+      directChannels(runner, &runSlots), onEnd(std::move(onEnd)) {
   spdlog::info("tasks come over the local link from kilnd (tensors as files)");
   for (unsigned i = 0; i < std::max(threads, 1u); ++i)
     servers.emplace_back([this] { serveLoop(); });
@@ -119,14 +120,18 @@ void LocalLinkServer::serve(const std::string &frame,
         ", or names inputs out of order or one with inline data, or a direct "
         "channel without its socket"));
   } else if (local.record().empty()) {
+    runSlots.acquire();
     result = runner.run(task, &tensors);
+    runSlots.release();
     if (channel.valid())
       record = std::make_shared<const v1::ExecutableRecord>(task.record());
   } else if (absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>> found =
                  records.get(local.record());
              found.ok()) {
     record = *std::move(found);
+    runSlots.acquire();
     result = runner.run(task, *record, &tensors);
+    runSlots.release();
   } else {
     result.set_task_id(task.task_id());
     result.set_code(static_cast<int32_t>(found.status().code()));

@@ -65,8 +65,12 @@ LocalAgentLink::~LocalAgentLink() {
 bool LocalAgentLink::send(const v1::Task &task, const TaskRecord &record,
                           const TensorFiles &inputFiles,
                           const LinkExtras &extras) {
-  // The direct channel's socket takes a place among the frame's files.
-  size_t maxFiles = FramedSocket::kMaxFiles - (extras.directChannel >= 0);
+  // The direct channel's socket takes a place among the frame's files; a
+  // task whose input files fill the frame goes without one.
+  int channel = inputFiles.size() < FramedSocket::kMaxFiles
+                    ? extras.directChannel
+                    : -1;
+  size_t maxFiles = FramedSocket::kMaxFiles - (channel >= 0);
   if (inputFiles.size() > maxFiles)
     return false;
   worker::LocalTask local; // file_inputs here; the task is written below
@@ -99,9 +103,9 @@ bool LocalAgentLink::send(const v1::Task &task, const TaskRecord &record,
   }
   if (given != inputFiles.end())
     return false; // a file for an input the task does not have
-  if (extras.directChannel >= 0) {
+  if (channel >= 0) {
     local.set_direct_channel(true);
-    files.push_back(extras.directChannel);
+    files.push_back(channel);
   }
   std::string bytes;
   if (!local.SerializeToString(&bytes) || !appendTask(task, record, bytes))

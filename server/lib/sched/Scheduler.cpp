@@ -71,7 +71,8 @@ Scheduler::run(const std::string &kind, v1::Task task,
     LinkExtras extras;
     if (fileInputs) {
       extras.callerMapsOutputs = fileInputs->callerMapsOutputs;
-      if (lease->session->passesFiles())
+      // Never on a retry: the lost agent may be serving the channel.
+      if (attempt == 0 && lease->session->passesFiles())
         extras.directChannel = fileInputs->directChannel;
     }
     absl::StatusOr<std::future<TaskOutcome>> future = lease->session->dispatch(

@@ -23,6 +23,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <semaphore>
 #include <thread>
 
 namespace kiln::agent {
@@ -40,8 +41,13 @@ public:
   /// A reply the client does not read for this long ends the channel.
   static constexpr std::chrono::seconds kReplyTimeout{60};
 
-  /// Runs calls through `runner`, which must outlive this.
-  explicit DirectChannels(TaskRunner &runner, size_t limit = kDefaultLimit);
+  /// Runs calls through `runner`, which must outlive this, each holding
+  /// one of `runSlots` (shared with the local link's tasks, so that the
+  /// agent's --task-threads bounds everything it runs at once; null: no
+  /// bound).
+  explicit DirectChannels(TaskRunner &runner,
+                          std::counting_semaphore<> *runSlots = nullptr,
+                          size_t limit = kDefaultLimit);
   /// Ends every channel and waits for the calls running on them.
   ~DirectChannels();
   DirectChannels(const DirectChannels &) = delete;
@@ -73,6 +79,7 @@ private:
   void reap();
 
   TaskRunner &runner;
+  std::counting_semaphore<> *runSlots;
   const size_t limit;
   std::mutex mutex;
   std::list<Channel> channels;

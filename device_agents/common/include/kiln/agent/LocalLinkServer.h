@@ -20,6 +20,7 @@
 #include <atomic>
 #include <functional>
 #include <mutex>
+#include <semaphore>
 #include <string>
 #include <thread>
 #include <vector>
@@ -47,6 +48,8 @@ private:
   FramedSocket link;
   TaskRunner &runner;
   RecordCache records;
+  /// Tasks run at once, the link's and the direct channels' together.
+  std::counting_semaphore<> runSlots;
   /// Sockets kilnd handed out with a task (LocalTask.direct_channel).
   DirectChannels directChannels;
   std::function<void()> onEnd;
