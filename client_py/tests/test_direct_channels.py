@@ -1,0 +1,174 @@
+"""The client's side of direct channels (kiln/local_execute.py), against a
+fake agent on a socketpair: what a call sends there (its inputs only), what
+an answer, a missing blob, a closed channel and a timeout each do to the
+call and to the model's pool of channels, and the least recently called
+model's channels closing. The real kilnd and agent are in
+tests/e2e/test_e2e_direct_channels.py."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from typing import Any
+
+import pytest
+import torch
+
+from kiln import DeadlineExceededError, local_execute
+from kiln.tensors import set_tensor_type
+from kiln.v1 import executor_pb2
+
+
+class _Rpc:
+    timeout = 10.0
+
+
+def encode(msg, i: int, t: torch.Tensor, as_blob: bool = False) -> None:
+    set_tensor_type(msg.type, t.dtype, t.shape)
+    msg.data = t.numpy().tobytes()
+
+
+def request(executable: str = "e" * 64) -> executor_pb2.ExecuteRequest:
+    r = executor_pb2.ExecuteRequest()
+    r.executable.hash = executable
+    r.executable.size_bytes = 10
+    weight = r.parameters.add()
+    weight.hash = "w" * 64
+    weight.size_bytes = 16
+    return r
+
+
+class Agent:
+    """The agent's end of one channel, answering each frame with `answer`."""
+
+    def __init__(self, sock: socket.socket, answer):
+        self.sock = sock
+        self.frames: list[executor_pb2.LocalClientFrame] = []
+        self.answer = answer
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        connection = local_execute._Connection(self.sock, "the client")
+        while True:
+            try:
+                body, _ = connection.receive()
+            except local_execute._TransportError:
+                return
+            frame = executor_pb2.LocalClientFrame.FromString(body)
+            self.frames.append(frame)
+            reply = self.answer(frame)
+            if reply is None:
+                return  # never answers
+            if reply == "close":
+                self.sock.close()
+                return
+            payload = reply.SerializeToString()
+            self.sock.sendall(local_execute._HEADER.pack(local_execute._MAGIC, 0,
+                                                          len(payload)) + payload)
+
+
+def plus_one(frame: executor_pb2.LocalClientFrame) -> executor_pb2.LocalReply:
+    x = torch.frombuffer(bytearray(frame.execute.request.inputs[0].data), dtype=torch.float32)
+    reply = executor_pb2.LocalReply()
+    out = reply.response.outputs.add()
+    set_tensor_type(out.type, torch.float32, x.shape)
+    out.data = (x + 1).numpy().tobytes()
+    reply.response.device_id = "local-cpu/0"
+    return reply
+
+
+@pytest.fixture
+def executor(monkeypatch):
+    ex = local_execute.LocalExecutor(_Rpc(), None, direct=True)
+    through_kilnd: list[Any] = []
+
+    def round_trip(frame, files, context, rid, while_waiting, direct_key=None):
+        # kilnd's path: recorded, answered as x + 2 so the tests tell them apart.
+        through_kilnd.append(executor_pb2.LocalClientFrame.FromString(frame))
+        while_waiting()
+        x = torch.frombuffer(bytearray(through_kilnd[-1].execute.request.inputs[0].data),
+                             dtype=torch.float32)
+        return local_execute.LocalResult(executor_pb2.ExecuteResponse(), [x + 2])
+
+    monkeypatch.setattr(ex, "_round_trip", round_trip)
+    ex.through_kilnd = through_kilnd
+    yield ex
+    ex.close()
+
+
+def give_channel(ex, answer, key_request=None, timeout: float = 10.0) -> Agent:
+    """A channel for the model of `key_request`, served by a fake agent."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    key = local_execute._model_key(key_request or request())
+    ex._direct_channel(key)  # the model's first call
+    ex._add_direct(key, ours.detach())
+    with ex._lock:
+        ex._models[key].idle[-1].sock.settimeout(timeout)
+    return Agent(theirs, answer)
+
+
+def run(ex, r=None, x=None):
+    x = torch.arange(4, dtype=torch.float32) if x is None else x
+    return ex.execute(r or request(), [x], {}, encode)
+
+
+def test_a_call_sends_only_its_inputs_and_keeps_its_channel(executor):
+    agent = give_channel(executor, plus_one)
+    result = run(executor)
+    assert result.direct
+    torch.testing.assert_close(result.outputs[0], torch.arange(4.0) + 1)
+    [frame] = agent.frames
+    sent = frame.execute.request
+    assert not sent.HasField("executable") and not sent.parameters
+    assert not frame.execute.open_direct and len(sent.inputs) == 1
+    assert executor.direct_channels == 1 and not executor.through_kilnd
+    assert run(executor).direct  # the same channel again
+
+
+def test_a_missing_blob_sends_the_call_to_kilnd_and_drops_the_channel(executor):
+    give_channel(executor, lambda f: executor_pb2.LocalReply(code=9, message="blob gone"))
+    result = run(executor)
+    assert not result.direct
+    torch.testing.assert_close(result.outputs[0], torch.arange(4.0) + 2)
+    [sent] = executor.through_kilnd
+    assert sent.execute.request.executable.hash == "e" * 64  # a full call
+    assert executor.direct_channels == 0
+
+
+def test_other_errors_from_the_agent_are_the_callers(executor):
+    give_channel(executor, lambda f: executor_pb2.LocalReply(code=3, message="input 0: bad"))
+    with pytest.raises(local_execute.InvalidArgumentError, match="input 0: bad"):
+        run(executor)
+    assert not executor.through_kilnd
+    assert executor.direct_channels == 1  # the channel serves on
+
+
+def test_a_closed_channel_sends_the_call_to_kilnd(executor):
+    give_channel(executor, lambda f: "close")
+    result = run(executor)
+    assert not result.direct and len(executor.through_kilnd) == 1
+    assert executor.direct_channels == 0
+
+
+def test_a_call_past_the_timeout_is_deadline_exceeded_and_not_run_again(executor):
+    agent = give_channel(executor, lambda f: None, timeout=0.2)  # held: its end stays open
+    with pytest.raises(DeadlineExceededError, match="direct channel"):
+        run(executor)
+    assert len(agent.frames) == 1
+    assert not executor.through_kilnd
+    assert executor.direct_channels == 0
+
+
+def test_the_least_recently_called_models_channels_close(executor):
+    first = give_channel(executor, plus_one, request("a" * 64))
+    for i in range(local_execute._DIRECT_MODELS):
+        run(executor, request(f"{i:064x}"))
+    assert first.sock.recv(1) == b""  # our end was closed
+    assert executor.direct_channels == 0
+
+
+def test_a_model_asks_for_a_channel_on_its_second_call(executor):
+    for expected in (False, True, True):
+        run(executor)
+        assert executor.through_kilnd[-1].execute.open_direct == expected
