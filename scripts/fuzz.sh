@@ -31,7 +31,7 @@ log() { printf '[fuzz] %s\n' "$*"; }
 # Not HeapPolicyTest: it tunes glibc's malloc (mallopt), which ASan replaces.
 UNIT_TESTS=(KilnServerTests AgentMainTest AgentSessionTest BlobCacheTest TaskRunnerTest
             ComputePoolTest CpuBackendTest KernelLibraryTest MdlaModelTest MdlaBackendTest
-            MicronDlaDriverTest AcapTest NullBackendTest)
+            MicronDlaDriverTest AcapTest NullBackendTest DirectChannelsTest)
 FUZZERS=(fuzz_graph_import fuzz_executable_record fuzz_agent_task fuzz_rpc_requests
          fuzz_mdla_model fuzz_acap_artifact)
 
