@@ -843,7 +843,8 @@ def run(args: argparse.Namespace, workdir: pathlib.Path) -> None:
         else:
             notes.append(why)
     with daemon_addresses(args, workdir) as addresses, contextlib.ExitStack() as stack:
-        by_address = {a: stack.enter_context(kiln.Client(a)) for a in set(addresses.values())}
+        by_address = {a: stack.enter_context(kiln.Client(a, direct=True))
+                      for a in set(addresses.values())}
         clients = {t: by_address[a] for t, a in addresses.items()}
         client = clients[args.threads[0]]
         for address, c in by_address.items():

@@ -344,8 +344,13 @@ class LocalExecutor:
         return channel, ask
 
     def _add_direct(self, key: tuple, fd: int) -> None:
-        """Keeps the channel kilnd passed for model ``key``."""
-        channel = _Connection.adopt(fd, self._connection_timeout())
+        """Keeps the channel kilnd passed for model ``key`` (a descriptor
+        that is not a socket is closed: the call's answer stands)."""
+        try:
+            channel = _Connection.adopt(fd, self._connection_timeout())
+        except OSError:
+            os.close(fd)
+            return
         with self._lock:
             model = self._models.get(key)
             if model is not None and model.open < _DIRECT_PER_MODEL:
@@ -358,7 +363,7 @@ class LocalExecutor:
         """Returns a channel after its call; a ``lost`` one is closed."""
         with self._lock:
             model = self._models.get(key)
-            if model is not None and not lost and channel.sock.fileno() >= 0:
+            if model is not None and not lost:
                 model.idle.append(channel)
                 return
             if model is not None:

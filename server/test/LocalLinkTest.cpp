@@ -207,6 +207,20 @@ protected:
     return local;
   }
 
+  /// Task `id` with `count` u8 inputs, each in a memfd holding `bytes`.
+  static std::pair<v1::Task, TensorFiles>
+  taskWithFileInputs(const std::string &id, size_t count,
+                     const std::string &bytes) {
+    v1::Task task;
+    task.set_task_id(id);
+    TensorFiles given;
+    for (size_t i = 0; i < count; ++i) {
+      task.add_inputs()->mutable_type()->set_dtype(v1::DTYPE_U8);
+      given.emplace_back(static_cast<int>(i), memfdWith(bytes));
+    }
+    return {std::move(task), std::move(given)};
+  }
+
   /// An executable's record as kilnd shares it among its tasks.
   static TaskRecord makeRecord() {
     auto executable = std::make_shared<v1::ExecutableRecord>();
@@ -338,11 +352,7 @@ TEST_F(LocalAgentLinkTest, ADirectChannelGoesLastAndTheAnswerSaysIfItOpened) {
   // after the task's input files, and the agent's answer says whether it
   // serves the channel.
   auto connection = boundConnection();
-  v1::Task task;
-  task.set_task_id("direct");
-  task.add_inputs()->mutable_type()->set_dtype(v1::DTYPE_U8);
-  TensorFiles given;
-  given.emplace_back(0, memfdWith("input"));
+  auto [task, given] = taskWithFileInputs("direct", 1, "input");
   auto channel = FramedSocket::pair();
   ASSERT_TRUE(channel.ok());
   LinkExtras extras;
@@ -377,13 +387,8 @@ TEST_F(LocalAgentLinkTest, ADirectChannelGoesLastAndTheAnswerSaysIfItOpened) {
 
 TEST_F(LocalAgentLinkTest, ATaskWhoseInputFilesFillTheFrameGoesWithoutItsChannel) {
   auto connection = boundConnection();
-  v1::Task task;
-  task.set_task_id("full");
-  TensorFiles given;
-  for (size_t i = 0; i < FramedSocket::kMaxFiles; ++i) {
-    task.add_inputs()->mutable_type()->set_dtype(v1::DTYPE_U8);
-    given.emplace_back(static_cast<int>(i), memfdWith("x"));
-  }
+  auto [task, given] =
+      taskWithFileInputs("full", FramedSocket::kMaxFiles, "x");
   auto channel = FramedSocket::pair();
   ASSERT_TRUE(channel.ok());
   LinkExtras extras;

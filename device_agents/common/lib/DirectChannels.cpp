@@ -7,6 +7,7 @@
 #include "kiln/agent/DirectChannels.h"
 
 #include "kiln/agent/OutputFiles.h"
+#include "kiln/common/FrameFiles.h"
 #include "kiln/common/Logging.h"
 
 #include "absl/strings/str_cat.h"
@@ -29,8 +30,8 @@ v1::LocalReply failure(const absl::Status &status) {
 }
 
 /// What a call may carry: inputs only (its executable and parameters are
-/// the channel's), each inline or in a file named in ascending order.
-absl::Status checkCall(const v1::LocalExecute &call, size_t files) {
+/// the channel's), inline or in files.
+absl::Status checkCall(const v1::LocalExecute &call) {
   const v1::ExecuteRequest &request = call.request();
   if (request.has_executable() || request.parameters_size() != 0 ||
       request.has_parameter_set() || request.keep_outputs_size() != 0 ||
@@ -38,24 +39,6 @@ absl::Status checkCall(const v1::LocalExecute &call, size_t files) {
     return absl::InvalidArgumentError(
         "a direct channel runs the executable with the parameters kilnd "
         "bound it to, and keeps no outputs: a call names only its inputs");
-  if (call.file_inputs_size() != static_cast<int>(files))
-    return absl::InvalidArgumentError(
-        absl::StrCat("the frame names ", call.file_inputs_size(),
-                     " file inputs and carries ", files, " files"));
-  int previous = -1;
-  for (uint32_t index : call.file_inputs()) {
-    if (index >= static_cast<uint32_t>(request.inputs_size()) ||
-        static_cast<int>(index) <= previous)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "file input ", index, ": file inputs name inputs of the call (",
-          request.inputs_size(), "), in ascending order, once each"));
-    if (request.inputs(static_cast<int>(index)).payload_case() !=
-        v1::Tensor::PAYLOAD_NOT_SET)
-      return absl::InvalidArgumentError(absl::StrCat(
-          "input ", index, ": a file was passed for it, and it has a "
-          "payload too"));
-    previous = static_cast<int>(index);
-  }
   for (int i = 0; i < request.inputs_size(); ++i) {
     v1::Tensor::PayloadCase payload = request.inputs(i).payload_case();
     if (payload == v1::Tensor::kBlob || payload == v1::Tensor::kHeld)
@@ -185,19 +168,27 @@ v1::LocalReply DirectChannels::call(v1::Task &task,
                                     LocalFiles &tensors,
                                     std::vector<int> &replyFiles) {
   Clock::time_point start = Clock::now();
-  if (absl::Status checked = checkCall(execute, files.size()); !checked.ok())
+  if (absl::Status checked = checkCall(execute); !checked.ok())
     return failure(checked);
-  for (int i = 0; i < execute.file_inputs_size(); ++i)
-    tensors.inputs.emplace_back(static_cast<int>(execute.file_inputs(i)),
-                                std::move(files[i]));
+  absl::StatusOr<IndexedFiles> paired = pairFrameFiles(
+      execute.file_inputs(), execute.request().inputs_size(), files);
+  if (!paired.ok())
+    return failure(paired.status());
+  for (const auto &[index, file] : *paired)
+    if (execute.request().inputs(index).payload_case() !=
+        v1::Tensor::PAYLOAD_NOT_SET)
+      return failure(absl::InvalidArgumentError(absl::StrCat(
+          "input ", index, ": a file was passed for it, and it has a "
+          "payload too")));
+  tensors.inputs = *std::move(paired);
   tensors.outputsAsFiles = true;
   tensors.callerMapsOutputs = true;
   task.mutable_inputs()->Swap(execute.mutable_request()->mutable_inputs());
-  if (runSlots)
-    runSlots->acquire();
-  v1::TaskResult result = runner.run(task, record, &tensors);
-  if (runSlots)
-    runSlots->release();
+  v1::TaskResult result;
+  {
+    RunSlot slot(runSlots);
+    result = runner.run(task, record, &tensors);
+  }
   task.clear_inputs();
   v1::LocalReply reply;
   sealOutputFiles(tensors, result, *reply.mutable_file_outputs(), replyFiles);

@@ -8,6 +8,7 @@
 
 #include "kiln/common/Logging.h"
 #include "kiln/agent/OutputFiles.h"
+#include "kiln/common/FrameFiles.h"
 #include "kiln/worker/local_link.pb.h"
 
 #include "absl/strings/str_cat.h"
@@ -97,19 +98,15 @@ void LocalLinkServer::serve(const std::string &frame,
     channel = std::move(files.back());
     files.pop_back();
   }
-  bool consistent = local.direct_channel() == channel.valid() &&
-                    local.file_inputs_size() == static_cast<int>(files.size());
-  for (int i = 0; consistent && i < local.file_inputs_size(); ++i) {
-    uint32_t input = local.file_inputs(i);
-    int previous = tensors.inputs.empty() ? -1 : tensors.inputs.back().first;
-    consistent = input < static_cast<uint32_t>(task.inputs_size()) &&
-                 static_cast<int>(input) > previous &&
-                 task.inputs(static_cast<int>(input)).payload_case() !=
-                     v1::Tensor::kData;
-    if (consistent)
-      tensors.inputs.emplace_back(static_cast<int>(input),
-                                  std::move(files[i]));
-  }
+  absl::StatusOr<IndexedFiles> paired =
+      pairFrameFiles(local.file_inputs(), task.inputs_size(), files);
+  bool consistent = local.direct_channel() == channel.valid() && paired.ok();
+  if (consistent)
+    for (const auto &[index, file] : *paired)
+      consistent = consistent &&
+                   task.inputs(index).payload_case() != v1::Tensor::kData;
+  if (consistent)
+    tensors.inputs = *std::move(paired);
   std::shared_ptr<const v1::ExecutableRecord> record;
   if (!consistent) {
     result.set_task_id(task.task_id());
@@ -120,18 +117,16 @@ void LocalLinkServer::serve(const std::string &frame,
         ", or names inputs out of order or one with inline data, or a direct "
         "channel without its socket"));
   } else if (local.record().empty()) {
-    runSlots.acquire();
+    RunSlot slot(&runSlots);
     result = runner.run(task, &tensors);
-    runSlots.release();
     if (channel.valid())
       record = std::make_shared<const v1::ExecutableRecord>(task.record());
   } else if (absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>> found =
                  records.get(local.record());
              found.ok()) {
     record = *std::move(found);
-    runSlots.acquire();
+    RunSlot slot(&runSlots);
     result = runner.run(task, *record, &tensors);
-    runSlots.release();
   } else {
     result.set_task_id(task.task_id());
     result.set_code(static_cast<int32_t>(found.status().code()));

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/api/LocalExecuteServer.h"
 
+#include "kiln/common/FrameFiles.h"
 #include "kiln/common/Logging.h"
 #include "kiln/common/Status.h"
 #include "kiln/server/api/GrpcStatus.h"
@@ -323,30 +324,16 @@ void LocalExecuteServer::execute(FramedSocket &socket, v1::LocalExecute &call,
   auto start = ExecutorService::Clock::now();
   std::string requestId = requestIdOrNew(call.request_id());
   ScopedRequestId logContext(requestId);
-  if (call.file_inputs_size() != static_cast<int>(files.size())) {
-    replyError(socket,
-               absl::InvalidArgumentError(absl::StrCat(
-                   "the frame names ", call.file_inputs_size(),
-                   " file inputs and carries ", files.size(), " files")),
-               requestId);
-    return;
-  }
   // Closed when this returns, after the reply: the client closes its
   // descriptors once sent, so this is the last reference and freeing the
   // pages is off the call's path.
-  TensorFiles inputFiles;
-  for (int i = 0; i < call.file_inputs_size(); ++i) {
-    int index = static_cast<int>(call.file_inputs(i));
-    if (call.file_inputs(i) > static_cast<uint32_t>(INT32_MAX) ||
-        (!inputFiles.empty() && index <= inputFiles.back().first)) {
-      replyError(socket,
-                 absl::InvalidArgumentError(
-                     "file inputs must be named in ascending order, once each"),
-                 requestId);
-      return;
-    }
-    inputFiles.emplace_back(index, std::move(files[i]));
+  absl::StatusOr<IndexedFiles> paired = pairFrameFiles(
+      call.file_inputs(), call.request().inputs_size(), files);
+  if (!paired.ok()) {
+    replyError(socket, paired.status(), requestId);
+    return;
   }
+  TensorFiles inputFiles = *std::move(paired);
   auto timeout =
       call.timeout_ms() > 0
           ? std::min<std::chrono::milliseconds>(

@@ -28,6 +28,25 @@
 
 namespace kiln::agent {
 
+/// Holds one of `slots` (nothing when null) while it lives: a task's turn
+/// among the agent's --task-threads.
+class RunSlot {
+public:
+  explicit RunSlot(std::counting_semaphore<> *slots) : slots(slots) {
+    if (slots)
+      slots->acquire();
+  }
+  ~RunSlot() {
+    if (slots)
+      slots->release();
+  }
+  RunSlot(const RunSlot &) = delete;
+  RunSlot &operator=(const RunSlot &) = delete;
+
+private:
+  std::counting_semaphore<> *slots;
+};
+
 class DirectChannels {
 public:
   /// Channels one agent serves at once by default (a thread each).
