@@ -136,6 +136,13 @@ OpCost estimateOpCost(Operation *op) {
             aten::ReluOp, aten::TanhOp, aten::SigmoidOp, aten::ExpOp,
             aten::GeluOp, aten::PointwiseOp>(
           [](Operation *op) { return elementwise(op); })
+      // Scale, round, shift, clamp; and shift, scale.
+      .Case([](aten::QuantizeOp q) {
+        return cost(v1::OP_COST_KIND_ELEMENTWISE, 4 * elementCount(q.getResult()));
+      })
+      .Case([](aten::DequantizeOp dq) {
+        return cost(v1::OP_COST_KIND_ELEMENTWISE, 2 * elementCount(dq.getResult()));
+      })
       .Case<aten::SumOp, aten::MeanOp, aten::ProdOp, aten::AmaxOp, aten::AminOp,
             aten::AnyOp, aten::AllOp, aten::ArgReduceOp, aten::CumsumOp>(
           [](Operation *op) { return reduction(op->getOperand(0), 1); })

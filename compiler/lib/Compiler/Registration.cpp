@@ -69,6 +69,7 @@ void registerKilnDialects(DialectRegistry &registry) {
 
 void registerKilnPasses() {
   registerKilnConversionPasses();
+  registerDecomposeAten();
   registerFoldBroadcastProducts();
   registerFoldSafeSoftmax();
   registerSinkPermutes();

@@ -1,19 +1,14 @@
 //===- QuantizeHandlers.cpp - affine quantization ops ---------------------===//
 //
 // This file implements the importer handlers of PyTorch's affine
-// quantization ops, each in the arithmetic and element types of its eager
-// implementation, so that results match eager bit for bit:
+// quantization ops:
 //
 //  - quantized_decomposed.{quantize,dequantize}_per_tensor (scalar and
 //    `.tensor` parameters) and _per_channel, what PT2E quantization leaves
-//    in an exported graph (torch/ao/quantization/fx/_decomposed.py):
-//      q = clamp(round(x * (1.0 / scale)) + zero_point, quant_min, quant_max)
-//    computed in f32 (f16 and bf16 inputs widen first; per channel in the
-//    promoted type of f32 and the scales), then converted to the integer
-//    dtype; and
-//      x = (q.to(out_dtype) - zero_point) * scale
-//    per tensor, or ((q - zero_points) * scales).to(out_dtype) per channel,
-//    in PyTorch's promoted types.
+//    in an exported graph (torch/ao/quantization/fx/_decomposed.py), each
+//    imported as one aten.quantize or aten.dequantize;
+//    kiln-decompose-aten computes them in eager's arithmetic
+//    (DecomposeQuantize.cpp), so that results match eager bit for bit.
 //  - aten.fake_quantize_per_tensor_affine(_cachemask), its tensor-qparams
 //    form that QAT's FakeQuantize module calls, and
 //    aten.fake_quantize_per_channel_affine(_cachemask), as ATen's CPU kernels
@@ -21,6 +16,9 @@
 //    zero_point + nearbyint(x * inv_scale) clamped to [quant_min, quant_max]
 //    (NaN gives quant_min, as fmax does), the output (qval - zero_point) *
 //    scale, and the mask quant_min <= qval <= quant_max.
+//
+//    These are decomposed here, in the arithmetic and element types of
+//    their eager kernels.
 //
 // Rounding is half to even throughout (torch.round and nearbyint). A NaN
 // converted to an integer dtype is undefined in eager's C++; here it is
@@ -103,129 +101,103 @@ absl::StatusOr<int64_t> channelAxis(NodeImporter &n, Value self) {
   return n.normalizeDim(raw, rank);
 }
 
-/// clamp(round(x * invScale) + zeroPoint, lo, hi) in `compute`, converted
-/// to `type` (the quantized dtype).
-Value quantize(NodeImporter &n, RankedTensorType type, Type compute, Value x,
-               Value invScale, Value zeroPoint, int64_t lo, int64_t hi) {
-  Value scaled = mul(n, compute, x, invScale);
-  Value rounded = pointwise(n, typeOf(scaled), "round", scaled);
-  Value shifted = add(n, compute, rounded, zeroPoint);
-  Value clamped = pointwise(n, typeOf(shifted), "clamp", shifted,
-                            {static_cast<double>(lo), static_cast<double>(hi)});
-  return convertElements(n, clamped, type.getElementType());
-}
-
-/// quantized_decomposed.quantize_per_tensor{,.tensor}.
-absl::StatusOr<Values> quantizePerTensor(NodeImporter &n, bool tensorParams) {
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value self, n.tensor("input"));
-  ASSIGN_OR_RETURN(auto range, quantRange(n));
-  Type f32 = n.b().getF32Type();
-  if (!isa<FloatType>(typeOf(self).getElementType()))
-    return n.error("input must be floating point");
-  Value x = convertElements(n, self, f32);
-  Value invScale, zeroPoint;
-  if (tensorParams) {
-    // 1.0 / scale.item(): a Python float, i.e. in f64.
-    ASSIGN_OR_RETURN(Value scale, oneElement(n, "scale"));
-    ASSIGN_OR_RETURN(zeroPoint, oneElement(n, "zero_point"));
-    Type f64 = n.b().getF64Type();
-    Value scale64 = convertElements(n, scale, f64);
-    invScale = n.b().create<aten::DivOp>(n.loc(), typeOf(scale64),
-                                         n.constant(f64, 1.0), scale64);
-  } else {
-    ASSIGN_OR_RETURN(double scale, n.floatAttr("scale"));
-    ASSIGN_OR_RETURN(int64_t zp, n.intAttr("zero_point"));
-    invScale = n.constant(f32, 1.0 / scale);
-    zeroPoint = n.constant(f32, static_cast<double>(zp));
-  }
-  return Values{quantize(n, type, f32, x, invScale, zeroPoint, range.first,
-                         range.second)};
-}
-
-/// quantized_decomposed.dequantize_per_tensor{,.tensor}:
-/// (input.to(out) - zero_point) * scale, each step in the output type.
-absl::StatusOr<Values> dequantizePerTensor(NodeImporter &n, bool tensorParams) {
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value self, n.tensor("input"));
-  Type out = type.getElementType();
-  if (!isa<FloatType>(out))
-    return n.error("out_dtype must be floating point");
-  Value scale, zeroPoint;
-  if (tensorParams) {
-    ASSIGN_OR_RETURN(scale, oneElement(n, "scale"));
-    ASSIGN_OR_RETURN(zeroPoint, oneElement(n, "zero_point"));
-    // .item() makes Python numbers: an integer zero point, a float scale.
-    zeroPoint = convertElements(n, zeroPoint, n.b().getI64Type());
-    scale = convertElements(n, scale, n.b().getF64Type());
-  } else {
-    ASSIGN_OR_RETURN(double s, n.floatAttr("scale"));
-    ASSIGN_OR_RETURN(int64_t zp, n.intAttr("zero_point"));
-    scale = n.constant(n.b().getF64Type(), s);
-    zeroPoint = n.constant(n.b().getI64Type(), static_cast<double>(zp));
-  }
-  Value shifted = sub(n, out, convertElements(n, self, out), zeroPoint);
-  // f16 and bf16 multiply by a Python float in f32 (ATen's opmath), then
-  // round once.
-  Type opmath = out.isF16() || out.isBF16() ? n.b().getF32Type() : out;
-  return Values{convertElements(n, mul(n, opmath, shifted, scale), out)};
-}
-
-/// quantized_decomposed.quantize_per_channel.
-absl::StatusOr<Values> quantizePerChannel(NodeImporter &n) {
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value self, n.tensor("input"));
-  ASSIGN_OR_RETURN(Value scales, n.tensor("scales"));
-  ASSIGN_OR_RETURN(Value zeroPoints, n.tensor("zero_points"));
-  ASSIGN_OR_RETURN(auto range, quantRange(n));
-  if (!isa<FloatType>(typeOf(self).getElementType()))
-    return n.error("input must be floating point");
-  ASSIGN_OR_RETURN(int64_t axis, channelAxis(n, self));
-  int64_t rank = typeOf(self).getRank();
+/// A per-channel parameter checked to be 1-d with one entry per slice of
+/// `axis` of `self`.
+absl::StatusOr<Value> channelVector(NodeImporter &n, Value v,
+                                    const std::string &name, Value self,
+                                    int64_t axis) {
   int64_t extent = typeOf(self).getDimSize(axis);
-  ASSIGN_OR_RETURN(scales,
-                   channelParameter(n, scales, "scales", axis, rank, extent));
-  ASSIGN_OR_RETURN(zeroPoints, channelParameter(n, zeroPoints, "zero_points",
-                                                axis, rank, extent));
-  Type scaleType = typeOf(scales).getElementType();
-  if (!isa<FloatType>(scaleType))
-    return n.error("scales must be floating point");
-  Value x = convertElements(n, self, n.b().getF32Type());
-  // 1.0 / scales in the scales' type; the product in f32 and the scales'
-  // promoted type (a dimensioned f64 tensor makes it f64).
-  Value invScales = n.b().create<aten::DivOp>(
-      n.loc(), typeOf(scales), n.constant(scaleType, 1.0), scales);
-  Type compute = aten::promotedElementType({typeOf(x), typeOf(invScales)});
-  return Values{quantize(n, type, compute, x, invScales, zeroPoints,
-                         range.first, range.second)};
+  RankedTensorType type = typeOf(v);
+  if (type.getRank() != 1 || type.getDimSize(0) != extent)
+    return n.error(absl::StrCat("'", name, "' must be 1-d with ", extent,
+                                " entries (the input's dim ", axis, ")"));
+  return v;
 }
 
-/// quantized_decomposed.dequantize_per_channel:
-/// ((input - zero_points) * scales).to(out), each step in PyTorch's
-/// promoted type; without zero points, (input * scales).to(out).
-absl::StatusOr<Values> dequantizePerChannel(NodeImporter &n) {
+/// The scale and zero point of a per-tensor op: 0-d tensors, from the
+/// scalar arguments (f64 and i64, as Python numbers) or from the one-element
+/// tensors of the `.tensor` overloads.
+absl::StatusOr<std::pair<Value, Value>> tensorParameters(NodeImporter &n,
+                                                         bool tensorParams) {
+  if (tensorParams) {
+    ASSIGN_OR_RETURN(Value scale, oneElement(n, "scale"));
+    ASSIGN_OR_RETURN(Value zeroPoint, oneElement(n, "zero_point"));
+    if (!isa<FloatType>(typeOf(scale).getElementType()))
+      return n.error("scale must be floating point");
+    return std::make_pair(scale, zeroPoint);
+  }
+  ASSIGN_OR_RETURN(double scale, n.floatAttr("scale"));
+  ASSIGN_OR_RETURN(int64_t zp, n.intAttr("zero_point"));
+  return std::make_pair(
+      n.constant(n.b().getF64Type(), scale),
+      n.constant(n.b().getI64Type(), static_cast<double>(zp)));
+}
+
+/// quantized_decomposed.quantize_per_tensor{,.tensor} and
+/// quantize_per_channel: one aten.quantize (kiln-decompose-aten computes it).
+absl::StatusOr<Values> quantizeOp(NodeImporter &n, bool perChannel,
+                                  bool tensorParams) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("input"));
-  ASSIGN_OR_RETURN(Value scales, n.tensor("scales"));
-  ASSIGN_OR_RETURN(std::optional<Value> zeroPoints,
-                   n.optionalTensor("zero_points"));
+  ASSIGN_OR_RETURN(auto range, quantRange(n));
+  if (!isa<FloatType>(typeOf(self).getElementType()))
+    return n.error("input must be floating point");
+  if (!isa<IntegerType>(type.getElementType()) ||
+      type.getElementType().isInteger(1))
+    return n.error("dtype must be an integer type");
+  Value scale, zeroPoint;
+  IntegerAttr axisAttr;
+  if (perChannel) {
+    ASSIGN_OR_RETURN(int64_t axis, channelAxis(n, self));
+    ASSIGN_OR_RETURN(Value scales, n.tensor("scales"));
+    ASSIGN_OR_RETURN(Value zeroPoints, n.tensor("zero_points"));
+    ASSIGN_OR_RETURN(scale, channelVector(n, scales, "scales", self, axis));
+    ASSIGN_OR_RETURN(zeroPoint,
+                     channelVector(n, zeroPoints, "zero_points", self, axis));
+    if (!isa<FloatType>(typeOf(scale).getElementType()))
+      return n.error("scales must be floating point");
+    axisAttr = n.b().getI64IntegerAttr(axis);
+  } else {
+    ASSIGN_OR_RETURN(std::tie(scale, zeroPoint), tensorParameters(n, tensorParams));
+  }
+  return Values{n.b().create<aten::QuantizeOp>(
+      n.loc(), type, self, scale, zeroPoint,
+      n.b().getI64IntegerAttr(range.first),
+      n.b().getI64IntegerAttr(range.second), axisAttr)};
+}
+
+/// quantized_decomposed.dequantize_per_tensor{,.tensor} and
+/// dequantize_per_channel (whose zero points may be absent): one
+/// aten.dequantize.
+absl::StatusOr<Values> dequantizeOp(NodeImporter &n, bool perChannel,
+                                    bool tensorParams) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("input"));
   if (!isa<FloatType>(type.getElementType()))
     return n.error("out_dtype must be floating point");
-  ASSIGN_OR_RETURN(int64_t axis, channelAxis(n, self));
-  int64_t rank = typeOf(self).getRank();
-  int64_t extent = typeOf(self).getDimSize(axis);
-  ASSIGN_OR_RETURN(scales,
-                   channelParameter(n, scales, "scales", axis, rank, extent));
-  Value value = self;
-  if (zeroPoints) {
-    ASSIGN_OR_RETURN(Value zp, channelParameter(n, *zeroPoints, "zero_points",
-                                                axis, rank, extent));
-    value = sub(n, aten::promotedElementType({typeOf(self), typeOf(zp)}),
-                self, zp);
+  if (!isa<IntegerType>(typeOf(self).getElementType()) ||
+      typeOf(self).getElementType().isInteger(1))
+    return n.error("input must have an integer dtype");
+  Value scale, zeroPoint;
+  IntegerAttr axisAttr;
+  if (perChannel) {
+    ASSIGN_OR_RETURN(int64_t axis, channelAxis(n, self));
+    ASSIGN_OR_RETURN(Value scales, n.tensor("scales"));
+    ASSIGN_OR_RETURN(scale, channelVector(n, scales, "scales", self, axis));
+    if (!isa<FloatType>(typeOf(scale).getElementType()))
+      return n.error("scales must be floating point");
+    ASSIGN_OR_RETURN(std::optional<Value> zeroPoints,
+                     n.optionalTensor("zero_points"));
+    if (zeroPoints) {
+      ASSIGN_OR_RETURN(zeroPoint, channelVector(n, *zeroPoints, "zero_points",
+                                                self, axis));
+    }
+    axisAttr = n.b().getI64IntegerAttr(axis);
+  } else {
+    ASSIGN_OR_RETURN(std::tie(scale, zeroPoint), tensorParameters(n, tensorParams));
   }
-  value = mul(n, aten::promotedElementType({typeOf(value), typeOf(scales)}),
-              value, scales);
-  return Values{convertElements(n, value, type.getElementType())};
+  return Values{n.b().create<aten::DequantizeOp>(n.loc(), type, self, scale,
+                                                 zeroPoint, axisAttr)};
 }
 
 /// The fake-quantized value and mask of `x` from the kernels' quantized
@@ -361,18 +333,20 @@ absl::StatusOr<Values> fakeQuantizePerChannel(NodeImporter &n) {
 
 void addQuantizeHandlers(OpHandlerTable &t) {
   t["quantized_decomposed.quantize_per_tensor.default"] = [](NodeImporter &n) {
-    return quantizePerTensor(n, false);
+    return quantizeOp(n, /*perChannel=*/false, /*tensorParams=*/false);
   };
   t["quantized_decomposed.quantize_per_tensor.tensor"] = [](NodeImporter &n) {
-    return quantizePerTensor(n, true);
+    return quantizeOp(n, /*perChannel=*/false, /*tensorParams=*/true);
+  };
+  t["quantized_decomposed.quantize_per_channel.default"] = [](NodeImporter &n) {
+    return quantizeOp(n, /*perChannel=*/true, /*tensorParams=*/false);
   };
   t["quantized_decomposed.dequantize_per_tensor.default"] =
-      [](NodeImporter &n) { return dequantizePerTensor(n, false); };
+      [](NodeImporter &n) { return dequantizeOp(n, false, false); };
   t["quantized_decomposed.dequantize_per_tensor.tensor"] =
-      [](NodeImporter &n) { return dequantizePerTensor(n, true); };
-  t["quantized_decomposed.quantize_per_channel.default"] = quantizePerChannel;
+      [](NodeImporter &n) { return dequantizeOp(n, false, true); };
   t["quantized_decomposed.dequantize_per_channel.default"] =
-      dequantizePerChannel;
+      [](NodeImporter &n) { return dequantizeOp(n, true, false); };
   t["aten.fake_quantize_per_tensor_affine.default"] = [](NodeImporter &n) {
     return fakeQuantizePerTensor(n, false, false);
   };

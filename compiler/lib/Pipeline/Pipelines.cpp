@@ -36,6 +36,10 @@ namespace kiln {
 
 void buildKilnAtenToLinalgPipeline(OpPassManager &pm,
                                    const AtenToLinalgOptions &options) {
+  // Composite ops first: what follows sees only the ops they decompose to.
+  // (A kernel call that takes quantized operands would match
+  // aten.quantize/aten.dequantize before this instead.)
+  pm.addNestedPass<func::FuncOp>(createDecomposeAten());
   pm.addNestedPass<func::FuncOp>(createFoldBroadcastProducts());
   pm.addNestedPass<func::FuncOp>(createFoldSafeSoftmax());
   if (!options.kernelLibrary.empty()) {

@@ -21,6 +21,22 @@ def FuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 
+def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
+  let summary = "Rewrite composite aten ops into the aten ops that compute them";
+  let description = [{
+    Runs on the aten dialect, first in the aten-to-linalg pipeline of every
+    target. The importer translates one graph node into one aten op where
+    the dialect has it; this pass then expresses the composite ones in
+    simpler aten ops, in the arithmetic and element types of their eager
+    kernels, so that later passes and the linalg lowering need no case of
+    their own for them. Each family of decompositions keeps its own file:
+
+    - `aten.quantize` and `aten.dequantize` (DecomposeQuantize.cpp): scale,
+      round half to even, shift, clamp and convert, per tensor or per
+      channel, as torch.ao's quantized_decomposed ops compute them.
+  }];
+}
+
 def FoldBroadcastProducts : Pass<"kiln-fold-broadcast-products", "mlir::func::FuncOp"> {
   let summary = "Turn a batched product against one broadcast matrix into "
                 "a 2-D product";

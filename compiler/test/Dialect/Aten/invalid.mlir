@@ -139,3 +139,91 @@ func.func @grid_sample_3d_grid_of_pairs(%x: tensor<1x2x3x4x5xf32>, %g: tensor<1x
       align_corners = false} : (tensor<1x2x3x4x5xf32>, tensor<1x2x2x2x2xf32>) -> tensor<1x2x2x2x2xf32>
   return %0 : tensor<1x2x2x2x2xf32>
 }
+
+// -----
+
+func.func @quantize_to_float(%x: tensor<4xf32>, %s: tensor<f64>, %zp: tensor<i64>) -> tensor<4xf32> {
+  // expected-error @+1 {{result must have an integer element type}}
+  %0 = aten.quantize %x, %s, %zp {quant_min = -128 : i64, quant_max = 127 : i64} : (tensor<4xf32>, tensor<f64>, tensor<i64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @quantize_integer_input(%x: tensor<4xi32>, %s: tensor<f64>, %zp: tensor<i64>) -> tensor<4xi8> {
+  // expected-error @+1 {{input must be floating point}}
+  %0 = aten.quantize %x, %s, %zp {quant_min = -128 : i64, quant_max = 127 : i64} : (tensor<4xi32>, tensor<f64>, tensor<i64>) -> tensor<4xi8>
+  return %0 : tensor<4xi8>
+}
+
+// -----
+
+func.func @quantize_inverted_range(%x: tensor<4xf32>, %s: tensor<f64>, %zp: tensor<i64>) -> tensor<4xi8> {
+  // expected-error @+1 {{quant_min 5 is above quant_max 4}}
+  %0 = aten.quantize %x, %s, %zp {quant_min = 5 : i64, quant_max = 4 : i64} : (tensor<4xf32>, tensor<f64>, tensor<i64>) -> tensor<4xi8>
+  return %0 : tensor<4xi8>
+}
+
+// -----
+
+func.func @quantize_shape(%x: tensor<4xf32>, %s: tensor<f64>, %zp: tensor<i64>) -> tensor<5xi8> {
+  // expected-error @+1 {{result shape must equal the input's}}
+  %0 = aten.quantize %x, %s, %zp {quant_min = -128 : i64, quant_max = 127 : i64} : (tensor<4xf32>, tensor<f64>, tensor<i64>) -> tensor<5xi8>
+  return %0 : tensor<5xi8>
+}
+
+// -----
+
+func.func @quantize_per_tensor_vector_scale(%x: tensor<4xf32>, %s: tensor<4xf64>, %zp: tensor<i64>) -> tensor<4xi8> {
+  // expected-error @+1 {{per-tensor scale must be 0-d, not rank 1}}
+  %0 = aten.quantize %x, %s, %zp {quant_min = -128 : i64, quant_max = 127 : i64} : (tensor<4xf32>, tensor<4xf64>, tensor<i64>) -> tensor<4xi8>
+  return %0 : tensor<4xi8>
+}
+
+// -----
+
+func.func @quantize_axis_out_of_range(%x: tensor<2x4xf32>, %s: tensor<4xf32>, %zp: tensor<4xi64>) -> tensor<2x4xi8> {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = aten.quantize %x, %s, %zp {axis = 2 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xi64>) -> tensor<2x4xi8>
+  return %0 : tensor<2x4xi8>
+}
+
+// -----
+
+func.func @quantize_channel_count(%x: tensor<2x4xf32>, %s: tensor<4xf32>, %zp: tensor<2xi64>) -> tensor<2x4xi8> {
+  // expected-error @+1 {{per-channel zero_point must be 1-d with 4 entries (input dim 1)}}
+  %0 = aten.quantize %x, %s, %zp {axis = 1 : i64, quant_min = -128 : i64, quant_max = 127 : i64} : (tensor<2x4xf32>, tensor<4xf32>, tensor<2xi64>) -> tensor<2x4xi8>
+  return %0 : tensor<2x4xi8>
+}
+
+// -----
+
+func.func @dequantize_integer_scale(%q: tensor<4xi8>, %s: tensor<i64>, %zp: tensor<i64>) -> tensor<4xf32> {
+  // expected-error @+1 {{scale must be floating point}}
+  %0 = aten.dequantize %q, %s, zero_point %zp : (tensor<4xi8>, tensor<i64>, tensor<i64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @dequantize_bool(%q: tensor<4xi1>, %s: tensor<f64>, %zp: tensor<i64>) -> tensor<4xf32> {
+  // expected-error @+1 {{input must have an integer element type}}
+  %0 = aten.dequantize %q, %s, zero_point %zp : (tensor<4xi1>, tensor<f64>, tensor<i64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @dequantize_to_integer(%q: tensor<4xi8>, %s: tensor<f64>, %zp: tensor<i64>) -> tensor<4xi32> {
+  // expected-error @+1 {{result must be floating point}}
+  %0 = aten.dequantize %q, %s, zero_point %zp : (tensor<4xi8>, tensor<f64>, tensor<i64>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @dequantize_per_tensor_without_zero_point(%q: tensor<4xi8>, %s: tensor<f64>) -> tensor<4xf32> {
+  // expected-error @+1 {{a per-tensor dequantize needs a zero_point}}
+  %0 = aten.dequantize %q, %s : (tensor<4xi8>, tensor<f64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -62,3 +62,22 @@ func.func @shapes_and_reductions(%x: tensor<2x3x4xf32>, %w: tensor<4xf32>) -> (t
   %6, %7, %8 = aten.native_layer_norm %x, weight %w {normalized_rank = 1 : i64, eps = 1.0e-05 : f64} : (tensor<2x3x4xf32>, tensor<4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x1xf32>, tensor<2x3x1xf32>)
   return %0, %1, %2, %3, %4, %5, %6 : tensor<6x4xf32>, tensor<2x4x3xf32>, tensor<5x2x3x4xf32>, tensor<2x1x4xf32>, tensor<4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @quantization
+func.func @quantization(%x: tensor<2x3xf32>, %s: tensor<f64>, %zp: tensor<i64>,
+                        %cs: tensor<3xf32>, %czp: tensor<3xi64>)
+    -> (tensor<2x3xf32>, tensor<2x3xf16>, tensor<2x3xf32>) {
+  // CHECK: aten.quantize %{{.*}}, %{{.*}}, %{{.*}} {quant_max = 127 : i64, quant_min = -128 : i64} : (tensor<2x3xf32>, tensor<f64>, tensor<i64>) -> tensor<2x3xi8>
+  %q = aten.quantize %x, %s, %zp {quant_min = -128 : i64, quant_max = 127 : i64} : (tensor<2x3xf32>, tensor<f64>, tensor<i64>) -> tensor<2x3xi8>
+  // CHECK: aten.dequantize %{{.*}}, %{{.*}}, zero_point %{{.*}} : (tensor<2x3xi8>, tensor<f64>, tensor<i64>) -> tensor<2x3xf32>
+  %d = aten.dequantize %q, %s, zero_point %zp : (tensor<2x3xi8>, tensor<f64>, tensor<i64>) -> tensor<2x3xf32>
+  // CHECK: aten.quantize %{{.*}} {axis = 1 : i64, quant_max = 255 : i64, quant_min = 0 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xi64>) -> tensor<2x3xi16>
+  %cq = aten.quantize %x, %cs, %czp {axis = 1 : i64, quant_min = 0 : i64, quant_max = 255 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xi64>) -> tensor<2x3xi16>
+  // CHECK: aten.dequantize %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<2x3xi16>, tensor<3xf32>) -> tensor<2x3xf16>
+  %cd = aten.dequantize %cq, %cs {axis = 1 : i64} : (tensor<2x3xi16>, tensor<3xf32>) -> tensor<2x3xf16>
+  // CHECK: aten.dequantize %{{.*}}, %{{.*}}, zero_point %{{.*}} {axis = 1 : i64}
+  %cz = aten.dequantize %cq, %cs, zero_point %czp {axis = 1 : i64} : (tensor<2x3xi16>, tensor<3xf32>, tensor<3xi64>) -> tensor<2x3xf32>
+  return %d, %cd, %cz : tensor<2x3xf32>, tensor<2x3xf16>, tensor<2x3xf32>
+}

@@ -360,5 +360,6 @@ def Aten_ExpandOp : Aten_Op<"expand", [Pure]> {
 
 include "kiln/Dialect/Aten/IR/AtenTensorOps.td"
 include "kiln/Dialect/Aten/IR/AtenNNOps.td"
+include "kiln/Dialect/Aten/IR/AtenQuantOps.td"
 
 #endif // KILN_DIALECT_ATEN_ATENOPS_TD

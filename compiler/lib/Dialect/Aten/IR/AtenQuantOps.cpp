@@ -1,0 +1,100 @@
+//===- AtenQuantOps.cpp - verifiers of quantize and dequantize ------------===//
+//
+// This file implements the verifiers of aten.quantize and aten.dequantize:
+// element kinds (float on one side, integer on the other), equal shapes,
+// and quantization parameters that are 0-d per tensor or one entry per
+// channel along `axis`.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include "VerifyUtils.h"
+
+using namespace mlir;
+using namespace kiln::aten;
+
+namespace {
+
+/// `attr` read as a signed value (I64Attr's getters read it unsigned).
+std::optional<int64_t> signedAxis(IntegerAttr attr) {
+  if (!attr)
+    return std::nullopt;
+  return attr.getInt();
+}
+
+Type elementOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType();
+}
+
+/// An integer element type a quantized tensor can have (not bool).
+bool isQuantizedElement(Type type) {
+  auto integer = dyn_cast<IntegerType>(type);
+  return integer && integer.getWidth() > 1;
+}
+
+/// `parameter` (named `what`) is 0-d without `axis`, or 1-d with one entry
+/// per slice of `input` along `axis`.
+LogicalResult verifyParameter(Operation *op, Value parameter, StringRef what,
+                              Value input, std::optional<int64_t> axis) {
+  ArrayRef<int64_t> shape = shapeOf(parameter);
+  if (!axis) {
+    if (!shape.empty())
+      return op->emitOpError() << "per-tensor " << what
+                               << " must be 0-d, not rank " << shape.size();
+    return success();
+  }
+  int64_t extent = shapeOf(input)[*axis];
+  if (shape.size() != 1 || shape[0] != extent)
+    return op->emitOpError() << "per-channel " << what << " must be 1-d with "
+                             << extent << " entries (input dim " << *axis
+                             << ")";
+  return success();
+}
+
+/// What quantize and dequantize share: equal shapes, an axis in range, a
+/// float scale, and parameters shaped for the axis.
+LogicalResult verifyQuantization(Operation *op, Value input, Value result,
+                                 Value scale, Value zeroPoint,
+                                 std::optional<int64_t> axis) {
+  if (shapeOf(input) != shapeOf(result))
+    return op->emitOpError("result shape must equal the input's");
+  if (axis && (*axis < 0 || *axis >= static_cast<int64_t>(shapeOf(input).size())))
+    return op->emitOpError() << "axis " << *axis << " is out of range for rank "
+                             << shapeOf(input).size();
+  if (!isa<FloatType>(elementOf(scale)))
+    return op->emitOpError("scale must be floating point");
+  if (failed(verifyParameter(op, scale, "scale", input, axis)))
+    return failure();
+  if (zeroPoint) {
+    if (isa<IntegerType>(elementOf(zeroPoint)) &&
+        !isQuantizedElement(elementOf(zeroPoint)))
+      return op->emitOpError("zero_point must be a number, not bool");
+    return verifyParameter(op, zeroPoint, "zero_point", input, axis);
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult QuantizeOp::verify() {
+  if (!isa<FloatType>(elementOf(getInput())))
+    return emitOpError("input must be floating point");
+  if (!isQuantizedElement(elementOf(getResult())))
+    return emitOpError("result must have an integer element type");
+  int64_t lo = getQuantMinAttr().getInt(), hi = getQuantMaxAttr().getInt();
+  if (lo > hi)
+    return emitOpError() << "quant_min " << lo << " is above quant_max " << hi;
+  return verifyQuantization(*this, getInput(), getResult(), getScale(),
+                            getZeroPoint(), signedAxis(getAxisAttr()));
+}
+
+LogicalResult DequantizeOp::verify() {
+  if (!isQuantizedElement(elementOf(getInput())))
+    return emitOpError("input must have an integer element type");
+  if (!isa<FloatType>(elementOf(getResult())))
+    return emitOpError("result must be floating point");
+  if (!getAxis() && !getZeroPoint())
+    return emitOpError("a per-tensor dequantize needs a zero_point");
+  return verifyQuantization(*this, getInput(), getResult(), getScale(),
+                            getZeroPoint(), signedAxis(getAxisAttr()));
+}

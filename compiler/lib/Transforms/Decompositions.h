@@ -1,0 +1,17 @@
+//===- Decompositions.h - the pattern families of kiln-decompose-aten -----===//
+//
+// This file declares the pattern families kiln-decompose-aten applies, one
+// per composite op family, each in its own file.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace kiln {
+
+/// aten.quantize and aten.dequantize in elementwise aten ops
+/// (DecomposeQuantize.cpp).
+void populateQuantizeDecompositions(mlir::RewritePatternSet &patterns);
+
+} // namespace kiln
