@@ -143,6 +143,11 @@ OpCost estimateOpCost(Operation *op) {
       .Case([](aten::DequantizeOp dq) {
         return cost(v1::OP_COST_KIND_ELEMENTWISE, 2 * elementCount(dq.getResult()));
       })
+      // Scale, round, shift, clamp, NaN check, two bounds, mask, shift back,
+      // scale back.
+      .Case([](aten::FakeQuantizeOp fq) {
+        return cost(v1::OP_COST_KIND_ELEMENTWISE, 10 * elementCount(fq.getResult()));
+      })
       .Case<aten::SumOp, aten::MeanOp, aten::ProdOp, aten::AmaxOp, aten::AminOp,
             aten::AnyOp, aten::AllOp, aten::ArgReduceOp, aten::CumsumOp>(
           [](Operation *op) { return reduction(op->getOperand(0), 1); })

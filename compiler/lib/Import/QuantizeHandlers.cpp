@@ -7,28 +7,21 @@
 //    `.tensor` parameters) and _per_channel, what PT2E quantization leaves
 //    in an exported graph (torch/ao/quantization/fx/_decomposed.py), each
 //    imported as one aten.quantize or aten.dequantize;
-//    kiln-decompose-aten computes them in eager's arithmetic
-//    (DecomposeQuantize.cpp), so that results match eager bit for bit.
 //  - aten.fake_quantize_per_tensor_affine(_cachemask), its tensor-qparams
-//    form that QAT's FakeQuantize module calls, and
-//    aten.fake_quantize_per_channel_affine(_cachemask), as ATen's CPU kernels
-//    compute them: inv_scale = 1.0f / scale in f32, the quantized value
-//    zero_point + nearbyint(x * inv_scale) clamped to [quant_min, quant_max]
-//    (NaN gives quant_min, as fmax does), the output (qval - zero_point) *
-//    scale, and the mask quant_min <= qval <= quant_max.
+//    forms that QAT's FakeQuantize module calls, and
+//    aten.fake_quantize_per_channel_affine(_cachemask), each imported as one
+//    aten.fake_quantize.
 //
-//    These are decomposed here, in the arithmetic and element types of
-//    their eager kernels.
-//
-// Rounding is half to even throughout (torch.round and nearbyint). A NaN
-// converted to an integer dtype is undefined in eager's C++; here it is
-// whatever the target's conversion gives.
+// kiln-decompose-aten computes them in the arithmetic of their eager
+// kernels (lib/Transforms/DecomposeQuantize.cpp), so that results match
+// eager bit for bit.
+// The handlers check what a node declares (ranges, axes, parameter shapes)
+// and name it in their errors; the ops' verifiers check the same again.
 //
 //===----------------------------------------------------------------------===//
 #include "OpHandlers.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
-#include "kiln/Dialect/Aten/IR/PointwiseFns.h"
 #include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"
@@ -39,26 +32,6 @@ namespace kiln {
 namespace {
 
 using Values = SmallVector<Value>;
-
-/// `type`'s shape with element `element`.
-RankedTensorType withElement(Value v, Type element) {
-  return typeOf(v).clone(element);
-}
-
-
-Value mul(NodeImporter &n, Type element, Value a, Value b) {
-  return n.b().create<aten::MulOp>(n.loc(), withElement(a, element), a, b);
-}
-
-Value add(NodeImporter &n, Type element, Value a, Value b) {
-  return n.b().create<aten::AddOp>(n.loc(), withElement(a, element), a, b,
-                                   n.b().getF64FloatAttr(1.0));
-}
-
-Value sub(NodeImporter &n, Type element, Value a, Value b) {
-  return n.b().create<aten::SubOp>(n.loc(), withElement(a, element), a, b,
-                                   n.b().getF64FloatAttr(1.0));
-}
 
 /// A one-element tensor parameter (`.tensor` overloads) as a 0-d value.
 absl::StatusOr<Value> oneElement(NodeImporter &n, const std::string &name) {
@@ -76,20 +49,6 @@ absl::StatusOr<std::pair<int64_t, int64_t>> quantRange(NodeImporter &n) {
   if (lo > hi)
     return n.error(absl::StrCat("quant_min ", lo, " is above quant_max ", hi));
   return std::make_pair(lo, hi);
-}
-
-/// A per-channel parameter (1-d, one entry per slice of `axis` of a rank
-/// `rank` input of `extent` slices) viewed to broadcast along that axis.
-absl::StatusOr<Value> channelParameter(NodeImporter &n, Value v,
-                                       const std::string &name, int64_t axis,
-                                       int64_t rank, int64_t extent) {
-  RankedTensorType type = typeOf(v);
-  if (type.getRank() != 1 || type.getDimSize(0) != extent)
-    return n.error(absl::StrCat("'", name, "' must be 1-d with ", extent,
-                                " entries (the input's dim ", axis, ")"));
-  SmallVector<int64_t> shape(rank, 1);
-  shape[axis] = extent;
-  return viewValue(n, v, shape);
 }
 
 /// The input's `axis`, normalised; error when the input has no such dim.
@@ -200,133 +159,41 @@ absl::StatusOr<Values> dequantizeOp(NodeImporter &n, bool perChannel,
                                                  zeroPoint, axisAttr)};
 }
 
-/// The fake-quantized value and mask of `x` from the kernels' quantized
-/// value `qval` (computed in a float type): clamped with NaN as quant_min.
-struct FakeQuantized {
-  Value clamped; ///< i64: the clamped quantized value.
-  Value mask;    ///< i1: quant_min <= qval <= quant_max.
-};
-
-FakeQuantized clampQuantized(NodeImporter &n, Value qval, int64_t lo,
-                             int64_t hi) {
-  RankedTensorType type = typeOf(qval);
-  Type element = type.getElementType();
-  auto boolType = type.clone(n.b().getI1Type());
-  Value low = n.constant(element, static_cast<double>(lo));
-  Value high = n.constant(element, static_cast<double>(hi));
-  Value clamped = pointwise(n, type, "clamp", qval,
-                            {static_cast<double>(lo), static_cast<double>(hi)});
-  // fmax(NaN, quant_min) is quant_min.
-  clamped = pointwise(n, type, "where",
-                      {pointwise(n, boolType, "isnan", qval), low, clamped});
-  Value mask = pointwise(n, boolType, "logical_and",
-                         {pointwise(n, boolType, "ge", {qval, low}),
-                          pointwise(n, boolType, "le", {qval, high})});
-  return {convertElements(n, clamped, n.b().getI64Type()), mask};
-}
-
-/// The kernels' compute type for `x * inv_scale` (inv_scale a float):
-/// f64 for f64 inputs, else f32.
-Type fakeQuantCompute(NodeImporter &n, Value self) {
-  Type element = typeOf(self).getElementType();
-  return element.isF64() ? element : n.b().getF32Type();
-}
-
-/// aten.fake_quantize_per_tensor_affine and its _cachemask and
-/// tensor-qparams forms: (output, mask).
-absl::StatusOr<Values> fakeQuantizePerTensor(NodeImporter &n, bool tensorParams,
-                                             bool hasEnabledFlag) {
+/// aten.fake_quantize_per_tensor_affine, _per_channel_affine, their
+/// _cachemask forms and the tensor-qparams forms (one with QAT's enable
+/// flag): one aten.fake_quantize, giving (output) or (output, mask).
+absl::StatusOr<Values> fakeQuantizeOp(NodeImporter &n, bool perChannel,
+                                      bool tensorParams, bool hasEnabledFlag) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   ASSIGN_OR_RETURN(auto range, quantRange(n));
   if (!isa<FloatType>(type.getElementType()))
     return n.error("self must be floating point");
-  Type f32 = n.b().getF32Type();
-  Type i64 = n.b().getI64Type();
-  Type compute = fakeQuantCompute(n, self);
-  Value scale, zeroPoint;
-  if (tensorParams) {
-    // scale.item().toFloat() and zero_point.item().toInt().
-    ASSIGN_OR_RETURN(scale, oneElement(n, "scale"));
-    ASSIGN_OR_RETURN(zeroPoint, oneElement(n, "zero_point"));
-    scale = convertElements(n, scale, f32);
-    zeroPoint = convertElements(n, zeroPoint, i64);
+  Value scale, zeroPoint, enabled;
+  IntegerAttr axisAttr;
+  if (perChannel) {
+    ASSIGN_OR_RETURN(int64_t axis, channelAxis(n, self));
+    ASSIGN_OR_RETURN(Value scales, n.tensor("scale"));
+    ASSIGN_OR_RETURN(Value zeroPoints, n.tensor("zero_point"));
+    ASSIGN_OR_RETURN(scale, channelVector(n, scales, "scale", self, axis));
+    ASSIGN_OR_RETURN(zeroPoint,
+                     channelVector(n, zeroPoints, "zero_point", self, axis));
+    if (!isa<FloatType>(typeOf(scale).getElementType()))
+      return n.error("scale must be floating point");
+    axisAttr = n.b().getI64IntegerAttr(axis);
   } else {
-    ASSIGN_OR_RETURN(double s, n.floatAttr("scale"));
-    ASSIGN_OR_RETURN(int64_t zp, n.intAttr("zero_point"));
-    scale = n.constant(f32, s);
-    zeroPoint = n.constant(i64, static_cast<double>(zp));
+    ASSIGN_OR_RETURN(std::tie(scale, zeroPoint), tensorParameters(n, tensorParams));
   }
-  // float inv_scale = 1.0f / sc.
-  Value invScale =
-      n.b().create<aten::DivOp>(n.loc(), typeOf(scale), n.constant(f32, 1.0),
-                                scale);
-  Value scaled = mul(n, compute, self, invScale);
-  Value qval = add(n, compute, pointwise(n, typeOf(scaled), "round", scaled),
-                   zeroPoint);
-  FakeQuantized q = clampQuantized(n, qval, range.first, range.second);
-  // (qval - z_point) * sc: an int64 difference times a float.
-  Value output = convertElements(n, mul(n, f32, sub(n, i64, q.clamped, zeroPoint),
-                                scale),
-                         type.getElementType());
-  Value mask = q.mask;
   if (hasEnabledFlag) {
-    // fake_quant_enabled.item().toInt() == 0 passes self through, mask set.
-    ASSIGN_OR_RETURN(Value enabled, oneElement(n, "fake_quant_enabled"));
-    Value on = pointwise(n, typeOf(enabled).clone(n.b().getI1Type()), "ne",
-                         {convertElements(n, enabled, i64), n.constant(i64, 0.0)});
-    output = pointwise(n, type, "where", {on, output, self});
-    mask = pointwise(n, typeOf(mask), "logical_or",
-                     {pointwise(n, typeOf(on), "logical_not", on), mask});
+    ASSIGN_OR_RETURN(enabled, oneElement(n, "fake_quant_enabled"));
   }
+  auto op = n.b().create<aten::FakeQuantizeOp>(
+      n.loc(), TypeRange{type, type.clone(n.b().getI1Type())}, self, scale,
+      zeroPoint, enabled, n.b().getI64IntegerAttr(range.first),
+      n.b().getI64IntegerAttr(range.second), axisAttr);
   if (n.numResults() == 1)
-    return Values{output};
-  return Values{output, mask};
-}
-
-/// aten.fake_quantize_per_channel_affine(_cachemask): (output, mask). An
-/// integer zero point adds after rounding; a float one (the learnable
-/// fake quantizers') before, rounding in f32 as lrintf does.
-absl::StatusOr<Values> fakeQuantizePerChannel(NodeImporter &n) {
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-  ASSIGN_OR_RETURN(Value scale, n.tensor("scale"));
-  ASSIGN_OR_RETURN(Value zeroPoint, n.tensor("zero_point"));
-  ASSIGN_OR_RETURN(auto range, quantRange(n));
-  if (!isa<FloatType>(type.getElementType()))
-    return n.error("self must be floating point");
-  ASSIGN_OR_RETURN(int64_t axis, channelAxis(n, self));
-  int64_t rank = typeOf(self).getRank();
-  int64_t extent = typeOf(self).getDimSize(axis);
-  ASSIGN_OR_RETURN(scale, channelParameter(n, scale, "scale", axis, rank, extent));
-  ASSIGN_OR_RETURN(zeroPoint, channelParameter(n, zeroPoint, "zero_point", axis,
-                                               rank, extent));
-  Type f32 = n.b().getF32Type();
-  Type f64 = n.b().getF64Type();
-  Type compute = fakeQuantCompute(n, self);
-  // The kernels read scale as float: inv_scale = 1.0f / scale.
-  scale = convertElements(n, scale, f32);
-  Value invScale = n.b().create<aten::DivOp>(n.loc(), typeOf(scale),
-                                             n.constant(f32, 1.0), scale);
-  Value scaled = mul(n, compute, self, invScale);
-  bool floatZeroPoint = isa<FloatType>(typeOf(zeroPoint).getElementType());
-  Value qval;
-  if (floatZeroPoint) {
-    Value sum = convertElements(n, add(n, compute, scaled, zeroPoint), f32);
-    qval = pointwise(n, typeOf(sum), "round", sum);
-  } else {
-    // The kernel reads an int32 zero point.
-    zeroPoint = convertElements(n, zeroPoint, n.b().getI32Type());
-    qval = add(n, compute, pointwise(n, typeOf(scaled), "round", scaled),
-               zeroPoint);
-  }
-  FakeQuantized q = clampQuantized(n, qval, range.first, range.second);
-  // (clamped - zero_point) * scale in double, stored in self's type.
-  Value shifted = sub(n, f64, q.clamped, zeroPoint);
-  Value output = convertElements(n, mul(n, f64, shifted, scale), type.getElementType());
-  if (n.numResults() == 1)
-    return Values{output};
-  return Values{output, q.mask};
+    return Values{op.getResult()};
+  return Values{op.getResult(), op.getMask()};
 }
 
 } // namespace
@@ -347,18 +214,21 @@ void addQuantizeHandlers(OpHandlerTable &t) {
       [](NodeImporter &n) { return dequantizeOp(n, false, true); };
   t["quantized_decomposed.dequantize_per_channel.default"] =
       [](NodeImporter &n) { return dequantizeOp(n, true, false); };
+  // (perChannel, tensorParams, hasEnabledFlag)
   t["aten.fake_quantize_per_tensor_affine.default"] = [](NodeImporter &n) {
-    return fakeQuantizePerTensor(n, false, false);
+    return fakeQuantizeOp(n, false, false, false);
   };
   t["aten.fake_quantize_per_tensor_affine.tensor_qparams"] =
-      [](NodeImporter &n) { return fakeQuantizePerTensor(n, true, false); };
+      [](NodeImporter &n) { return fakeQuantizeOp(n, false, true, false); };
   t["aten.fake_quantize_per_tensor_affine_cachemask.default"] =
-      [](NodeImporter &n) { return fakeQuantizePerTensor(n, false, false); };
+      [](NodeImporter &n) { return fakeQuantizeOp(n, false, false, false); };
   t["aten._fake_quantize_per_tensor_affine_cachemask_tensor_qparams.default"] =
-      [](NodeImporter &n) { return fakeQuantizePerTensor(n, true, true); };
-  t["aten.fake_quantize_per_channel_affine.default"] = fakeQuantizePerChannel;
+      [](NodeImporter &n) { return fakeQuantizeOp(n, false, true, true); };
+  t["aten.fake_quantize_per_channel_affine.default"] = [](NodeImporter &n) {
+    return fakeQuantizeOp(n, true, false, false);
+  };
   t["aten.fake_quantize_per_channel_affine_cachemask.default"] =
-      fakeQuantizePerChannel;
+      [](NodeImporter &n) { return fakeQuantizeOp(n, true, false, false); };
 }
 
 } // namespace kiln

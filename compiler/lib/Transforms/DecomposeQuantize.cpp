@@ -1,10 +1,10 @@
-//===- DecomposeQuantize.cpp - aten.quantize and aten.dequantize ----------===//
+//===- DecomposeQuantize.cpp - the quantization ops in elementwise ops ----===//
 //
-// This file implements the decompositions of aten.quantize and
-// aten.dequantize into elementwise aten ops, in the arithmetic and element
-// types of torch.ao's quantized_decomposed ops
-// (torch/ao/quantization/fx/_decomposed.py), so that results match eager
-// bit for bit:
+// This file implements the decompositions of aten.quantize,
+// aten.dequantize and aten.fake_quantize into elementwise aten ops, in the
+// arithmetic and element types of torch.ao's quantized_decomposed ops
+// (torch/ao/quantization/fx/_decomposed.py) and of ATen's fake-quantize
+// kernels, so that results match eager bit for bit:
 //
 //   quantize:   clamp(round(x * inv_scale) + zero_point, quant_min,
 //               quant_max), converted to the integer type. Per tensor,
@@ -18,8 +18,12 @@
 //               once); per channel, ((q - zero_points) * scales).to(out) in
 //               PyTorch's promoted types.
 //
-// Rounding is half to even (torch.round). Per-channel parameters are viewed
-// to broadcast along the op's axis.
+//   fake_quantize: see DecomposeFakeQuantizeOp and the op's description.
+//
+// Rounding is half to even (torch.round, nearbyint). Per-channel parameters
+// are viewed to broadcast along the op's axis. A NaN converted to an
+// integer type is undefined in eager's C++; here it is whatever the
+// target's conversion gives.
 //
 //===----------------------------------------------------------------------===//
 #include "Decompositions.h"
@@ -61,10 +65,14 @@ public:
                                        r.getDenseF64ArrayAttr(scalars));
   }
 
-  /// `v` with element type `element` (itself when it has it).
+  /// `v` with element type `element` (itself when it has it; a new
+  /// constant for a 0-d float constant converted to a float type).
   Value convert(Value v, Type element) {
     if (typeOf(v).getElementType() == element)
       return v;
+    std::optional<double> splat = aten::floatSplatValue(v);
+    if (splat && typeOf(v).getRank() == 0 && isa<FloatType>(element))
+      return constant(element, *splat);
     return pointwise(typeOf(v).clone(element), "copy", v);
   }
 
@@ -187,9 +195,98 @@ struct DecomposeDequantizeOp : OpRewritePattern<aten::DequantizeOp> {
   }
 };
 
+/// The clamped quantized value (i64, NaN as quant_min, as fmax gives it)
+/// and the mask quant_min <= qval <= quant_max of the fake quantizers'
+/// `qval` (in a float type).
+std::pair<Value, Value> clampQuantized(AtenBuilder &b, Value qval, int64_t lo,
+                                       int64_t hi) {
+  RankedTensorType type = typeOf(qval);
+  Type element = type.getElementType();
+  auto boolType = type.clone(IntegerType::get(type.getContext(), 1));
+  Value low = b.constant(element, static_cast<double>(lo));
+  Value high = b.constant(element, static_cast<double>(hi));
+  Value clamped = b.pointwise(
+      type, "clamp", qval, {static_cast<double>(lo), static_cast<double>(hi)});
+  clamped = b.pointwise(type, "where",
+                        {b.pointwise(boolType, "isnan", qval), low, clamped});
+  Value mask = b.pointwise(boolType, "logical_and",
+                           {b.pointwise(boolType, "ge", {qval, low}),
+                            b.pointwise(boolType, "le", {qval, high})});
+  return {b.convert(clamped, IntegerType::get(type.getContext(), 64)), mask};
+}
+
+/// aten.fake_quantize as ATen's CPU kernels compute it
+/// (aten/src/ATen/native/quantized/FakeQuantPerTensorAffine.cpp and
+/// FakeQuantPerChannelAffine.cpp): inv_scale = 1.0f / scale in f32, x *
+/// inv_scale in f64 for f64 inputs (else f32).
+struct DecomposeFakeQuantizeOp : OpRewritePattern<aten::FakeQuantizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(aten::FakeQuantizeOp op,
+                                PatternRewriter &rewriter) const override {
+    AtenBuilder b(rewriter, op.getLoc());
+    Type f32 = rewriter.getF32Type();
+    Type f64 = rewriter.getF64Type();
+    Type i64 = rewriter.getI64Type();
+    Value self = op.getInput();
+    RankedTensorType type = typeOf(self);
+    int64_t lo = op.getQuantMinAttr().getInt(), hi = op.getQuantMaxAttr().getInt();
+    Type compute = type.getElementType().isF64() ? f64 : f32;
+    Value scale = op.getScale(), zeroPoint = op.getZeroPoint();
+    IntegerAttr axis = op.getAxisAttr();
+    if (axis) {
+      scale = alongAxis(b, scale, axis.getInt(), type.getRank());
+      zeroPoint = alongAxis(b, zeroPoint, axis.getInt(), type.getRank());
+    }
+    // The kernels read the scale as float: float inv_scale = 1.0f / scale.
+    scale = b.convert(scale, f32);
+    Value invScale = b.div(f32, b.constant(f32, 1.0), scale);
+    Value scaled = b.mul(compute, self, invScale);
+    Value output, mask;
+    if (!axis) {
+      // zero_point as int64; (qval - zero_point) * scale in f32.
+      zeroPoint = b.convert(zeroPoint, i64);
+      Value qval = b.add(compute, b.pointwise(typeOf(scaled), "round", scaled),
+                         zeroPoint);
+      Value clamped;
+      std::tie(clamped, mask) = clampQuantized(b, qval, lo, hi);
+      output = b.convert(b.mul(f32, b.sub(i64, clamped, zeroPoint), scale),
+                         type.getElementType());
+    } else {
+      // An integer zero point (read as int32) adds after rounding; a float
+      // one (the learnable quantizers') before, rounding in f32 as lrintf.
+      Value qval;
+      if (isa<FloatType>(typeOf(zeroPoint).getElementType())) {
+        Value sum = b.convert(b.add(compute, scaled, zeroPoint), f32);
+        qval = b.pointwise(typeOf(sum), "round", sum);
+      } else {
+        zeroPoint = b.convert(zeroPoint, rewriter.getI32Type());
+        qval = b.add(compute, b.pointwise(typeOf(scaled), "round", scaled),
+                     zeroPoint);
+      }
+      Value clamped;
+      std::tie(clamped, mask) = clampQuantized(b, qval, lo, hi);
+      // (clamped - zero_point) * scale in double, stored in self's type.
+      output = b.convert(b.mul(f64, b.sub(f64, clamped, zeroPoint), scale),
+                         type.getElementType());
+    }
+    if (Value enabled = op.getEnabled()) {
+      // fake_quant_enabled.item().toInt() == 0 passes self through with
+      // the mask set.
+      Value on = b.pointwise(typeOf(enabled).clone(rewriter.getI1Type()), "ne",
+                             {b.convert(enabled, i64), b.constant(i64, 0.0)});
+      output = b.pointwise(type, "where", {on, output, self});
+      mask = b.pointwise(typeOf(mask), "logical_or",
+                         {b.pointwise(typeOf(on), "logical_not", on), mask});
+    }
+    rewriter.replaceOp(op, {output, mask});
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateQuantizeDecompositions(RewritePatternSet &patterns) {
-  patterns.add<DecomposeQuantizeOp, DecomposeDequantizeOp>(
-      patterns.getContext());
+  patterns.add<DecomposeQuantizeOp, DecomposeDequantizeOp,
+               DecomposeFakeQuantizeOp>(patterns.getContext());
 }

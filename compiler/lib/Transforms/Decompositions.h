@@ -10,7 +10,7 @@
 
 namespace kiln {
 
-/// aten.quantize and aten.dequantize in elementwise aten ops
+/// aten.quantize, aten.dequantize and aten.fake_quantize in elementwise aten ops
 /// (DecomposeQuantize.cpp).
 void populateQuantizeDecompositions(mlir::RewritePatternSet &patterns);
 

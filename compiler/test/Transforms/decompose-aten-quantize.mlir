@@ -100,3 +100,78 @@ func.func @dequantize_per_channel(%q: tensor<3x2xi8>, %s: tensor<3xf32>, %zp: te
   %h = aten.dequantize %q, %s {axis = 0 : i64} : (tensor<3x2xi8>, tensor<3xf32>) -> tensor<3x2xf16>
   return %d, %h : tensor<3x2xf32>, tensor<3x2xf16>
 }
+
+// -----
+
+// Fake quantize per tensor (scalar qparams): 1.0f / scale in f32, qval =
+// round(x * inv) + zp computed once, clamped with NaN as quant_min, the
+// mask qmin <= qval <= qmax, and (clamped - zp) * scale from an i64
+// difference.
+// CHECK-LABEL: func @fake_quantize_per_tensor
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
+// CHECK-DAG: %[[FZ:.+]] = aten.constant dense<1> : tensor<i64>
+// CHECK-DAG: %[[FS:.+]] = aten.constant dense<2.500000e-01> : tensor<f32>
+// CHECK-DAG: %[[ONE:.+]] = aten.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-DAG: %[[LO:.+]] = aten.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-DAG: %[[HI:.+]] = aten.constant dense<2.550000e+02> : tensor<f32>
+// CHECK: %[[INV:.+]] = aten.div %[[ONE]], %[[FS]]
+// CHECK: %[[FM:.+]] = aten.mul %[[X]], %[[INV]]
+// CHECK: %[[FR:.+]] = aten.pointwise "round" %[[FM]]
+// CHECK: %[[QV:.+]] = aten.add %[[FR]], %[[FZ]] : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
+// CHECK: %[[CL:.+]] = aten.pointwise "clamp" %[[QV]] {scalars = array<f64: 0.000000e+00, 2.550000e+02>}
+// CHECK: %[[NAN:.+]] = aten.pointwise "isnan" %[[QV]]
+// CHECK: %[[CLN:.+]] = aten.pointwise "where" %[[NAN]], %[[LO]], %[[CL]]
+// CHECK: %[[GE:.+]] = aten.pointwise "ge" %[[QV]], %[[LO]]
+// CHECK: %[[LE:.+]] = aten.pointwise "le" %[[QV]], %[[HI]]
+// CHECK: %[[MASK:.+]] = aten.pointwise "logical_and" %[[GE]], %[[LE]]
+// CHECK: %[[QI:.+]] = aten.pointwise "copy" %[[CLN]] : (tensor<2x3xf32>) -> tensor<2x3xi64>
+// CHECK: %[[DIFF:.+]] = aten.sub %[[QI]], %[[FZ]] : (tensor<2x3xi64>, tensor<i64>) -> tensor<2x3xi64>
+// CHECK: %[[OUT:.+]] = aten.mul %[[DIFF]], %[[FS]] : (tensor<2x3xi64>, tensor<f32>) -> tensor<2x3xf32>
+// CHECK: return %[[OUT]], %[[MASK]]
+func.func @fake_quantize_per_tensor(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi1>) {
+  %s = aten.constant dense<0.25> : tensor<f64>
+  %zp = aten.constant dense<1> : tensor<i64>
+  %y, %m = aten.fake_quantize %x, %s, %zp {quant_min = 0 : i64, quant_max = 255 : i64}
+      : (tensor<2x3xf32>, tensor<f64>, tensor<i64>) -> (tensor<2x3xf32>, tensor<2x3xi1>)
+  return %y, %m : tensor<2x3xf32>, tensor<2x3xi1>
+}
+
+// -----
+
+// QAT's enable flag: 0 passes x through with the mask all true.
+// CHECK-LABEL: func @fake_quantize_enabled
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>, %[[S:.+]]: tensor<f32>, %[[Z:.+]]: tensor<i32>, %[[E:.+]]: tensor<i64>)
+// CHECK: %[[MASK:.+]] = aten.pointwise "logical_and"
+// CHECK: %[[OUT:.+]] = aten.mul
+// CHECK: %[[ON:.+]] = aten.pointwise "ne" %[[E]], %{{.+}} : (tensor<i64>, tensor<i64>) -> tensor<i1>
+// CHECK: %[[SEL:.+]] = aten.pointwise "where" %[[ON]], %[[OUT]], %[[X]] : (tensor<i1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK: %[[OFF:.+]] = aten.pointwise "logical_not" %[[ON]]
+// CHECK: %[[M:.+]] = aten.pointwise "logical_or" %[[OFF]], %[[MASK]]
+// CHECK: return %[[SEL]], %[[M]]
+func.func @fake_quantize_enabled(%x: tensor<4xf32>, %s: tensor<f32>, %zp: tensor<i32>, %on: tensor<i64>) -> (tensor<4xf32>, tensor<4xi1>) {
+  %y, %m = aten.fake_quantize %x, %s, %zp, enabled %on {quant_min = -128 : i64, quant_max = 127 : i64}
+      : (tensor<4xf32>, tensor<f32>, tensor<i32>, tensor<i64>) -> (tensor<4xf32>, tensor<4xi1>)
+  return %y, %m : tensor<4xf32>, tensor<4xi1>
+}
+
+// -----
+
+// Per channel: an integer zero point (read as i32) adds after rounding; a
+// float one before, rounding in f32; the output is computed in f64.
+// CHECK-LABEL: func @fake_quantize_per_channel
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>, %[[S:.+]]: tensor<3xf32>, %[[ZI:.+]]: tensor<3xi64>, %[[ZF:.+]]: tensor<3xf32>)
+// CHECK: %[[ZV:.+]] = aten.view %[[ZI]] : (tensor<3xi64>) -> tensor<1x3xi64>
+// CHECK: %[[Z32:.+]] = aten.pointwise "copy" %[[ZV]] : (tensor<1x3xi64>) -> tensor<1x3xi32>
+// CHECK: %[[QV:.+]] = aten.add %{{.+}}, %[[Z32]] : (tensor<2x3xf32>, tensor<1x3xi32>) -> tensor<2x3xf32>
+// CHECK: %[[D:.+]] = aten.sub %{{.+}}, %[[Z32]] : (tensor<2x3xi64>, tensor<1x3xi32>) -> tensor<2x3xf64>
+// CHECK: %[[O:.+]] = aten.mul %[[D]], %{{.+}} : (tensor<2x3xf64>, tensor<1x3xf32>) -> tensor<2x3xf64>
+// CHECK: aten.pointwise "copy" %[[O]] : (tensor<2x3xf64>) -> tensor<2x3xf32>
+// CHECK: %[[SUM:.+]] = aten.add %{{.+}}, %{{.+}} : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+// CHECK: aten.pointwise "round" %[[SUM]]
+func.func @fake_quantize_per_channel(%x: tensor<2x3xf32>, %s: tensor<3xf32>, %zi: tensor<3xi64>, %zf: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %a, %am = aten.fake_quantize %x, %s, %zi {axis = 1 : i64, quant_min = 0 : i64, quant_max = 255 : i64}
+      : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xi64>) -> (tensor<2x3xf32>, tensor<2x3xi1>)
+  %b, %bm = aten.fake_quantize %x, %s, %zf {axis = 1 : i64, quant_min = 0 : i64, quant_max = 255 : i64}
+      : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi1>)
+  return %a, %b : tensor<2x3xf32>, tensor<2x3xf32>
+}

@@ -31,9 +31,10 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
     kernels, so that later passes and the linalg lowering need no case of
     their own for them. Each family of decompositions keeps its own file:
 
-    - `aten.quantize` and `aten.dequantize` (DecomposeQuantize.cpp): scale,
-      round half to even, shift, clamp and convert, per tensor or per
-      channel, as torch.ao's quantized_decomposed ops compute them.
+    - `aten.quantize`, `aten.dequantize` and `aten.fake_quantize`
+      (DecomposeQuantize.cpp): scale, round half to even, shift, clamp and
+      convert, per tensor or per channel, as torch.ao's quantized_decomposed
+      ops and ATen's fake-quantize kernels compute them.
   }];
 }
 

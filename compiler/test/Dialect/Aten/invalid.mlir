@@ -227,3 +227,27 @@ func.func @dequantize_per_tensor_without_zero_point(%q: tensor<4xi8>, %s: tensor
   %0 = aten.dequantize %q, %s : (tensor<4xi8>, tensor<f64>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @fake_quantize_result_type(%x: tensor<4xf32>, %s: tensor<f64>, %zp: tensor<i64>) -> tensor<4xf16> {
+  // expected-error @+1 {{result type must equal the input's}}
+  %0, %1 = aten.fake_quantize %x, %s, %zp {quant_min = 0 : i64, quant_max = 255 : i64} : (tensor<4xf32>, tensor<f64>, tensor<i64>) -> (tensor<4xf16>, tensor<4xi1>)
+  return %0 : tensor<4xf16>
+}
+
+// -----
+
+func.func @fake_quantize_mask(%x: tensor<4xf32>, %s: tensor<f64>, %zp: tensor<i64>) -> tensor<4xi8> {
+  // expected-error @+1 {{mask must be i1 with the input's shape}}
+  %0, %1 = aten.fake_quantize %x, %s, %zp {quant_min = 0 : i64, quant_max = 255 : i64} : (tensor<4xf32>, tensor<f64>, tensor<i64>) -> (tensor<4xf32>, tensor<4xi8>)
+  return %1 : tensor<4xi8>
+}
+
+// -----
+
+func.func @fake_quantize_enabled_shape(%x: tensor<4xf32>, %s: tensor<f64>, %zp: tensor<i64>, %e: tensor<1xi64>) -> tensor<4xf32> {
+  // expected-error @+1 {{enabled must be 0-d}}
+  %0, %1 = aten.fake_quantize %x, %s, %zp, enabled %e {quant_min = 0 : i64, quant_max = 255 : i64} : (tensor<4xf32>, tensor<f64>, tensor<i64>, tensor<1xi64>) -> (tensor<4xf32>, tensor<4xi1>)
+  return %0 : tensor<4xf32>
+}

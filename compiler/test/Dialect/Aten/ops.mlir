@@ -68,7 +68,7 @@ func.func @shapes_and_reductions(%x: tensor<2x3x4xf32>, %w: tensor<4xf32>) -> (t
 // CHECK-LABEL: func @quantization
 func.func @quantization(%x: tensor<2x3xf32>, %s: tensor<f64>, %zp: tensor<i64>,
                         %cs: tensor<3xf32>, %czp: tensor<3xi64>)
-    -> (tensor<2x3xf32>, tensor<2x3xf16>, tensor<2x3xf32>) {
+    -> (tensor<2x3xf32>, tensor<2x3xf16>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi1>, tensor<2x3xf32>) {
   // CHECK: aten.quantize %{{.*}}, %{{.*}}, %{{.*}} {quant_max = 127 : i64, quant_min = -128 : i64} : (tensor<2x3xf32>, tensor<f64>, tensor<i64>) -> tensor<2x3xi8>
   %q = aten.quantize %x, %s, %zp {quant_min = -128 : i64, quant_max = 127 : i64} : (tensor<2x3xf32>, tensor<f64>, tensor<i64>) -> tensor<2x3xi8>
   // CHECK: aten.dequantize %{{.*}}, %{{.*}}, zero_point %{{.*}} : (tensor<2x3xi8>, tensor<f64>, tensor<i64>) -> tensor<2x3xf32>
@@ -79,5 +79,9 @@ func.func @quantization(%x: tensor<2x3xf32>, %s: tensor<f64>, %zp: tensor<i64>,
   %cd = aten.dequantize %cq, %cs {axis = 1 : i64} : (tensor<2x3xi16>, tensor<3xf32>) -> tensor<2x3xf16>
   // CHECK: aten.dequantize %{{.*}}, %{{.*}}, zero_point %{{.*}} {axis = 1 : i64}
   %cz = aten.dequantize %cq, %cs, zero_point %czp {axis = 1 : i64} : (tensor<2x3xi16>, tensor<3xf32>, tensor<3xi64>) -> tensor<2x3xf32>
-  return %d, %cd, %cz : tensor<2x3xf32>, tensor<2x3xf16>, tensor<2x3xf32>
+  // CHECK: aten.fake_quantize %{{.*}}, %{{.*}}, %{{.*}}, enabled %{{.*}} {quant_max = 127 : i64, quant_min = -128 : i64} : (tensor<2x3xf32>, tensor<f64>, tensor<i64>, tensor<i64>) -> (tensor<2x3xf32>, tensor<2x3xi1>)
+  %f, %m = aten.fake_quantize %x, %s, %zp, enabled %zp {quant_min = -128 : i64, quant_max = 127 : i64} : (tensor<2x3xf32>, tensor<f64>, tensor<i64>, tensor<i64>) -> (tensor<2x3xf32>, tensor<2x3xi1>)
+  // CHECK: aten.fake_quantize %{{.*}}, %{{.*}}, %{{.*}} {axis = 1 : i64, quant_max = 255 : i64, quant_min = 0 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xi64>) -> (tensor<2x3xf32>, tensor<2x3xi1>)
+  %cf, %cm = aten.fake_quantize %x, %cs, %czp {axis = 1 : i64, quant_min = 0 : i64, quant_max = 255 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xi64>) -> (tensor<2x3xf32>, tensor<2x3xi1>)
+  return %d, %cd, %cz, %f, %m, %cf : tensor<2x3xf32>, tensor<2x3xf16>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi1>, tensor<2x3xf32>
 }

@@ -1,6 +1,7 @@
 //===- AtenQuantOps.cpp - verifiers of quantize and dequantize ------------===//
 //
-// This file implements the verifiers of aten.quantize and aten.dequantize:
+// This file implements the verifiers of aten.quantize, aten.dequantize and
+// aten.fake_quantize:
 // element kinds (float on one side, integer on the other), equal shapes,
 // and quantization parameters that are 0-d per tensor or one entry per
 // channel along `axis`.
@@ -74,6 +75,14 @@ LogicalResult verifyQuantization(Operation *op, Value input, Value result,
   return success();
 }
 
+/// quant_min <= quant_max.
+LogicalResult verifyRange(Operation *op, IntegerAttr min, IntegerAttr max) {
+  if (min.getInt() > max.getInt())
+    return op->emitOpError() << "quant_min " << min.getInt()
+                             << " is above quant_max " << max.getInt();
+  return success();
+}
+
 } // namespace
 
 LogicalResult QuantizeOp::verify() {
@@ -81,9 +90,8 @@ LogicalResult QuantizeOp::verify() {
     return emitOpError("input must be floating point");
   if (!isQuantizedElement(elementOf(getResult())))
     return emitOpError("result must have an integer element type");
-  int64_t lo = getQuantMinAttr().getInt(), hi = getQuantMaxAttr().getInt();
-  if (lo > hi)
-    return emitOpError() << "quant_min " << lo << " is above quant_max " << hi;
+  if (failed(verifyRange(*this, getQuantMinAttr(), getQuantMaxAttr())))
+    return failure();
   return verifyQuantization(*this, getInput(), getResult(), getScale(),
                             getZeroPoint(), signedAxis(getAxisAttr()));
 }
@@ -95,6 +103,22 @@ LogicalResult DequantizeOp::verify() {
     return emitOpError("result must be floating point");
   if (!getAxis() && !getZeroPoint())
     return emitOpError("a per-tensor dequantize needs a zero_point");
+  return verifyQuantization(*this, getInput(), getResult(), getScale(),
+                            getZeroPoint(), signedAxis(getAxisAttr()));
+}
+
+LogicalResult FakeQuantizeOp::verify() {
+  if (!isa<FloatType>(elementOf(getInput())))
+    return emitOpError("input must be floating point");
+  if (getResult().getType() != getInput().getType())
+    return emitOpError("result type must equal the input's");
+  auto mask = cast<RankedTensorType>(getMask().getType());
+  if (!mask.getElementType().isInteger(1) || mask.getShape() != shapeOf(getInput()))
+    return emitOpError("mask must be i1 with the input's shape");
+  if (Value enabled = getEnabled(); enabled && !shapeOf(enabled).empty())
+    return emitOpError("enabled must be 0-d");
+  if (failed(verifyRange(*this, getQuantMinAttr(), getQuantMaxAttr())))
+    return failure();
   return verifyQuantization(*this, getInput(), getResult(), getScale(),
                             getZeroPoint(), signedAxis(getAxisAttr()));
 }
