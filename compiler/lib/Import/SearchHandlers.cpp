@@ -1,12 +1,11 @@
 //===- SearchHandlers.cpp - bucketize and searchsorted --------------------===//
 //
 // This file implements the importer handlers of aten.bucketize and
-// aten.searchsorted as counts: the insertion index of a value v in a sorted
-// row b is the number of entries with !(b >= v) (the left side, a lower
-// bound) or !(b > v) (the right side, an upper bound). For a row sorted
-// without NaN this is the index eager's binary search returns, and a NaN
-// value goes past the end, as there. Each value is compared with every
-// entry of its row: one broadcast comparison and one sum over the row.
+// aten.searchsorted: each is one aten.searchsorted (a sorter gathers the
+// sequence into order first), which kiln-decompose-aten computes as a
+// count (lib/Transforms/DecomposeSearch.cpp): the insertion index of a
+// value v in a sorted row b is the number of entries with !(b >= v) (the
+// left side) or !(b > v) (the right side).
 //
 // A row holding NaN is not sorted in eager's sense (its binary search then
 // depends on the order it probes); the count there is the number of
@@ -28,7 +27,8 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-/// The most comparisons (values x row entries) one search may make.
+/// The most comparisons (values x row entries) one search may make: its
+/// decomposition holds them all at once.
 constexpr int64_t kMaxComparisons = int64_t{1} << 28;
 
 /// The searched values: a tensor, or a Python number typed as a
@@ -55,39 +55,16 @@ absl::StatusOr<Value> insertionIndices(NodeImporter &n, RankedTensorType type,
     return n.unimplemented(absl::StrCat(
         "searching ", valuesType.getNumElements(), " values in rows of ",
         rowLength, " (at most ", kMaxComparisons, " comparisons)"));
-  SmallVector<int64_t> valueShape(valuesType.getShape());
-  SmallVector<int64_t> rowShape;
-  if (sortedType.getRank() == 1) {
-    rowShape.assign(valueShape.size(), 1);
-    rowShape.push_back(rowLength);
-  } else {
-    ArrayRef<int64_t> leading = sortedType.getShape().drop_back();
-    if (valuesType.getRank() != sortedType.getRank() ||
-        valuesType.getShape().drop_back() != leading)
-      return n.error(absl::StrCat(
-          "the values must have the sorted sequence's leading dims (",
-          sortedType.getRank() - 1, " of them) and one more"));
-    rowShape.assign(leading.begin(), leading.end());
-    rowShape.append({1, rowLength});
-  }
-  SmallVector<int64_t> columnShape(valueShape);
-  columnShape.push_back(1);
-  SmallVector<int64_t> pairShape(valueShape);
-  pairShape.push_back(rowLength);
-  Value rows = viewValue(n, sorted, rowShape);
-  Value column = viewValue(n, values, columnShape);
-  auto pairs = RankedTensorType::get(pairShape, n.b().getI1Type());
-  // Entries before the insertion point: !(b >= v), or !(b > v) on the right.
-  Value after = pointwise(n, pairs, right ? "gt" : "ge", {rows, column});
-  Value before = pointwise(n, pairs, "logical_not", after);
-  Type i64 = n.b().getI64Type();
-  Value counted = pointwise(n, pairs.clone(i64), "copy", before);
-  auto reduced = n.b().getDenseI64ArrayAttr({static_cast<int64_t>(valueShape.size())});
-  Value count = n.b().create<aten::SumOp>(n.loc(), type.clone(i64), counted,
-                                          reduced, n.b().getBoolAttr(false));
-  if (type.getElementType() != i64)
-    count = pointwise(n, type, "copy", count);
-  return count;
+  if (sortedType.getRank() > 1 &&
+      (valuesType.getRank() != sortedType.getRank() ||
+       valuesType.getShape().drop_back() != sortedType.getShape().drop_back()))
+    return n.error(absl::StrCat(
+        "the values must have the sorted sequence's leading dims (",
+        sortedType.getRank() - 1, " of them) and one more"));
+  return n.b()
+      .create<aten::SearchSortedOp>(n.loc(), type, sorted, values,
+                                    right ? n.b().getUnitAttr() : UnitAttr())
+      .getResult();
 }
 
 namespace {

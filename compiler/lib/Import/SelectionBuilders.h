@@ -23,9 +23,9 @@ sortAlong(NodeImporter &n, mlir::Value self, int64_t dim, bool descending,
           std::optional<int64_t> k);
 
 /// Insertion indices of `values` in the rows of `sorted` (its last dim),
-/// in `type`: the number of row entries with !(b >= v), or !(b > v) when
-/// `right`. A 1-d `sorted` is one row for every value; otherwise its
-/// leading dims match the values'. SearchHandlers.cpp.
+/// in `type`: one aten.searchsorted (`right`: an upper bound), after the
+/// checks that name what is wrong. A 1-d `sorted` is one row for every
+/// value; otherwise its leading dims match the values'. SearchHandlers.cpp.
 absl::StatusOr<mlir::Value> insertionIndices(NodeImporter &n,
                                              mlir::RankedTensorType type,
                                              mlir::Value sorted,

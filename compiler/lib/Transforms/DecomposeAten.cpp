@@ -24,6 +24,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     kiln::populateQuantizeDecompositions(patterns);
+    kiln::populateSearchDecompositions(patterns);
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -26,6 +26,7 @@
 // target's conversion gives.
 //
 //===----------------------------------------------------------------------===//
+#include "AtenBuilder.h"
 #include "Decompositions.h"
 
 #include "kiln/Dialect/Aten/IR/AtenMatchers.h"
@@ -35,86 +36,10 @@
 using namespace mlir;
 namespace aten = kiln::aten;
 
+using kiln::AtenBuilder;
+using kiln::typeOf;
+
 namespace {
-
-RankedTensorType typeOf(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
-/// Builds the elementwise aten ops of one decomposition at one location.
-class AtenBuilder {
-public:
-  AtenBuilder(PatternRewriter &rewriter, Location loc)
-      : r(rewriter), loc(loc) {}
-
-  /// A 0-d constant of `element`.
-  Value constant(Type element, double value) {
-    auto type = RankedTensorType::get({}, element);
-    Attribute attr;
-    if (auto floatType = dyn_cast<FloatType>(element))
-      attr = r.getFloatAttr(floatType, value);
-    else
-      attr = r.getIntegerAttr(element, static_cast<int64_t>(value));
-    return r.create<aten::ConstantOp>(loc, type,
-                                      DenseElementsAttr::get(type, attr));
-  }
-
-  Value pointwise(RankedTensorType type, StringRef fn, ValueRange inputs,
-                  ArrayRef<double> scalars = {}) {
-    return r.create<aten::PointwiseOp>(loc, type, r.getStringAttr(fn), inputs,
-                                       r.getDenseF64ArrayAttr(scalars));
-  }
-
-  /// `v` with element type `element` (itself when it has it; a new
-  /// constant for a 0-d float constant converted to a float type).
-  Value convert(Value v, Type element) {
-    if (typeOf(v).getElementType() == element)
-      return v;
-    std::optional<double> splat = aten::floatSplatValue(v);
-    if (splat && typeOf(v).getRank() == 0 && isa<FloatType>(element))
-      return constant(element, *splat);
-    return pointwise(typeOf(v).clone(element), "copy", v);
-  }
-
-  /// `v` reshaped to `shape` (itself when it has it).
-  Value view(Value v, ArrayRef<int64_t> shape) {
-    if (typeOf(v).getShape() == shape)
-      return v;
-    return r.create<aten::ViewOp>(loc, typeOf(v).clone(shape), v);
-  }
-
-  /// a * b, a + b, a - b and a / b, broadcast, in `element`.
-  Value mul(Type element, Value a, Value b) {
-    return r.create<aten::MulOp>(loc, resultOf(element, a, b), a, b);
-  }
-  Value add(Type element, Value a, Value b) {
-    return r.create<aten::AddOp>(loc, resultOf(element, a, b), a, b,
-                                 r.getF64FloatAttr(1.0));
-  }
-  Value sub(Type element, Value a, Value b) {
-    return r.create<aten::SubOp>(loc, resultOf(element, a, b), a, b,
-                                 r.getF64FloatAttr(1.0));
-  }
-  Value div(Type element, Value a, Value b) {
-    return r.create<aten::DivOp>(loc, resultOf(element, a, b), a, b);
-  }
-
-private:
-  /// The shape `a` and `b` broadcast to, with `element`.
-  static RankedTensorType resultOf(Type element, Value a, Value b) {
-    ArrayRef<int64_t> sa = typeOf(a).getShape(), sb = typeOf(b).getShape();
-    if (sa.size() < sb.size())
-      std::swap(sa, sb);
-    SmallVector<int64_t> shape(sa);
-    size_t offset = sa.size() - sb.size();
-    for (auto [i, extent] : llvm::enumerate(sb))
-      shape[offset + i] = std::max(shape[offset + i], extent);
-    return RankedTensorType::get(shape, element);
-  }
-
-  PatternRewriter &r;
-  Location loc;
-};
 
 /// A per-channel parameter (one entry per slice along `axis`) viewed to
 /// broadcast against a tensor of rank `rank`.

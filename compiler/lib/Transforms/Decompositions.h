@@ -14,4 +14,8 @@ namespace kiln {
 /// (DecomposeQuantize.cpp).
 void populateQuantizeDecompositions(mlir::RewritePatternSet &patterns);
 
+/// aten.searchsorted as a broadcast comparison counted over each row
+/// (DecomposeSearch.cpp).
+void populateSearchDecompositions(mlir::RewritePatternSet &patterns);
+
 } // namespace kiln

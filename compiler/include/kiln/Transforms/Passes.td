@@ -35,6 +35,8 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
       (DecomposeQuantize.cpp): scale, round half to even, shift, clamp and
       convert, per tensor or per channel, as torch.ao's quantized_decomposed
       ops and ATen's fake-quantize kernels compute them.
+    - `aten.searchsorted` (DecomposeSearch.cpp): one broadcast comparison
+      of the values against their rows, counted over each row.
   }];
 }
 

@@ -251,3 +251,27 @@ func.func @fake_quantize_enabled_shape(%x: tensor<4xf32>, %s: tensor<f64>, %zp: 
   %0, %1 = aten.fake_quantize %x, %s, %zp, enabled %e {quant_min = 0 : i64, quant_max = 255 : i64} : (tensor<4xf32>, tensor<f64>, tensor<i64>, tensor<1xi64>) -> (tensor<4xf32>, tensor<4xi1>)
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+func.func @searchsorted_leading_dims(%s: tensor<2x5xf32>, %v: tensor<3x4xf32>) -> tensor<3x4xi64> {
+  // expected-error @+1 {{the values must have the sorted sequence's 1 leading dims and one more}}
+  %0 = aten.searchsorted %s, %v : (tensor<2x5xf32>, tensor<3x4xf32>) -> tensor<3x4xi64>
+  return %0 : tensor<3x4xi64>
+}
+
+// -----
+
+func.func @searchsorted_float_result(%s: tensor<5xf32>, %v: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{the result must have an integer element type}}
+  %0 = aten.searchsorted %s, %v : (tensor<5xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @searchsorted_result_shape(%s: tensor<5xf32>, %v: tensor<4xf32>) -> tensor<5xi64> {
+  // expected-error @+1 {{the result must have the values' shape}}
+  %0 = aten.searchsorted %s, %v : (tensor<5xf32>, tensor<4xf32>) -> tensor<5xi64>
+  return %0 : tensor<5xi64>
+}

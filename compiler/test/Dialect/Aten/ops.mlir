@@ -85,3 +85,14 @@ func.func @quantization(%x: tensor<2x3xf32>, %s: tensor<f64>, %zp: tensor<i64>,
   %cf, %cm = aten.fake_quantize %x, %cs, %czp {axis = 1 : i64, quant_min = 0 : i64, quant_max = 255 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xi64>) -> (tensor<2x3xf32>, tensor<2x3xi1>)
   return %d, %cd, %cz, %f, %m, %cf : tensor<2x3xf32>, tensor<2x3xf16>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xi1>, tensor<2x3xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @search
+func.func @search(%b: tensor<4xf32>, %x: tensor<2x3xf32>, %s: tensor<2x5xf32>) -> (tensor<2x3xi64>, tensor<2x3xi32>) {
+  // CHECK: aten.searchsorted %{{.*}}, %{{.*}} {right} : (tensor<4xf32>, tensor<2x3xf32>) -> tensor<2x3xi64>
+  %0 = aten.searchsorted %b, %x {right} : (tensor<4xf32>, tensor<2x3xf32>) -> tensor<2x3xi64>
+  // CHECK: aten.searchsorted %{{.*}}, %{{.*}} : (tensor<2x5xf32>, tensor<2x3xf32>) -> tensor<2x3xi32>
+  %1 = aten.searchsorted %s, %x : (tensor<2x5xf32>, tensor<2x3xf32>) -> tensor<2x3xi32>
+  return %0, %1 : tensor<2x3xi64>, tensor<2x3xi32>
+}

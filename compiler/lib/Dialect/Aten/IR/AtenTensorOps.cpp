@@ -132,6 +132,25 @@ LogicalResult CumsumOp::verify() {
   return success();
 }
 
+LogicalResult SearchSortedOp::verify() {
+  auto sorted = cast<RankedTensorType>(getSorted().getType());
+  auto values = cast<RankedTensorType>(getValues().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (sorted.getRank() == 0)
+    return emitOpError("the sorted sequence must have at least one dim");
+  if (result.getShape() != values.getShape())
+    return emitOpError("the result must have the values' shape");
+  auto element = dyn_cast<IntegerType>(result.getElementType());
+  if (!element || element.getWidth() == 1)
+    return emitOpError("the result must have an integer element type");
+  if (sorted.getRank() > 1 &&
+      (values.getRank() != sorted.getRank() ||
+       values.getShape().drop_back() != sorted.getShape().drop_back()))
+    return emitOpError() << "the values must have the sorted sequence's "
+                         << sorted.getRank() - 1 << " leading dims and one more";
+  return success();
+}
+
 LogicalResult SortOp::verify() {
   auto in = cast<RankedTensorType>(getSelf().getType());
   if (in.getRank() < 1 || getValues().getType() != in ||

@@ -125,6 +125,36 @@ def Aten_SortOp : Aten_Op<"sort", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_SearchSortedOp : Aten_Op<"searchsorted", [Pure]> {
+  let summary = "Insertion indices of values in the sorted rows of a tensor.";
+  let description = [{
+    `aten.searchsorted` and `aten.bucketize` (and multinomial's draw from
+    a cumulative distribution): for each value v, the index at which it
+    would go into its row of `sorted` (the last dim) to keep the row
+    sorted, the number of row entries b with `!(b >= v)` (the left side, a
+    lower bound) or, with `right`, `!(b > v)` (an upper bound). For a row
+    sorted without NaN this is the index eager's binary search returns, and
+    a NaN value goes past the end, as there. A 1-d `sorted` is one row for
+    every value; otherwise `values` has its rank and its leading dims. The
+    result has the values' shape and an integer type (i64, or i32 for
+    `out_int32`). kiln-decompose-aten computes it as one broadcast
+    comparison counted over the row.
+
+    Example:
+    ```mlir
+    %i = aten.searchsorted %b, %x {right}
+        : (tensor<4xf32>, tensor<2x3xf32>) -> tensor<2x3xi64>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$sorted, AnyStaticShapeTensor:$values,
+                   UnitAttr:$right);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $sorted `,` $values attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Slicing, concatenation, indexing
 //===----------------------------------------------------------------------===//
