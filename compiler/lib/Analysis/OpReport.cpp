@@ -136,17 +136,34 @@ OpCost estimateOpCost(Operation *op) {
             aten::ReluOp, aten::TanhOp, aten::SigmoidOp, aten::ExpOp,
             aten::GeluOp, aten::PointwiseOp>(
           [](Operation *op) { return elementwise(op); })
-      // Scale, round, shift, clamp; and shift, scale.
+      // What their decompositions compute per element: scale, round,
+      // shift, clamp, convert; convert, shift, scale; and fake quantize's
+      // scale, round, shift, clamp, NaN check and select, two bounds, mask,
+      // convert, shift back, scale back, convert.
       .Case([](aten::QuantizeOp q) {
-        return cost(v1::OP_COST_KIND_ELEMENTWISE, 4 * elementCount(q.getResult()));
+        return cost(v1::OP_COST_KIND_ELEMENTWISE, 5 * elementCount(q.getResult()));
       })
       .Case([](aten::DequantizeOp dq) {
-        return cost(v1::OP_COST_KIND_ELEMENTWISE, 2 * elementCount(dq.getResult()));
+        return cost(v1::OP_COST_KIND_ELEMENTWISE, 3 * elementCount(dq.getResult()));
       })
-      // Scale, round, shift, clamp, NaN check, two bounds, mask, shift back,
-      // scale back.
       .Case([](aten::FakeQuantizeOp fq) {
-        return cost(v1::OP_COST_KIND_ELEMENTWISE, 10 * elementCount(fq.getResult()));
+        return cost(v1::OP_COST_KIND_ELEMENTWISE, 13 * elementCount(fq.getResult()));
+      })
+      // A count of the row entries before each value: one comparison each.
+      .Case([](aten::SearchSortedOp search) {
+        auto sorted = cast<RankedTensorType>(search.getSorted().getType());
+        return cost(v1::OP_COST_KIND_REDUCTION,
+                    elementCount(search.getResult()) *
+                        staticExtent(sorted, sorted.getRank() - 1));
+      })
+      // Scans: a reduction over each prefix (i, j <= i) of the dim.
+      .Case<aten::CummaxOp, aten::CumminOp, aten::LogCumSumExpOp>([](Operation *op) {
+        auto self = cast<RankedTensorType>(op->getOperand(0).getType());
+        int64_t dim = op->getAttrOfType<IntegerAttr>("dim").getInt();
+        int64_t length = self.getRank() == 0 ? 1 : staticExtent(self, dim);
+        int64_t perPair = isa<aten::LogCumSumExpOp>(op) ? 4 : 1;
+        return cost(v1::OP_COST_KIND_REDUCTION,
+                    perPair * elementCount(op->getResult(0)) * length);
       })
       .Case<aten::SumOp, aten::MeanOp, aten::ProdOp, aten::AmaxOp, aten::AminOp,
             aten::AnyOp, aten::AllOp, aten::ArgReduceOp, aten::CumsumOp>(

@@ -155,16 +155,6 @@ Value viewValue(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
   return n.b().create<aten::ViewOp>(n.loc(), typeOf(v).clone(shape), v);
 }
 
-int64_t saturatingInt64(double value) {
-  if (std::isnan(value))
-    return 0;
-  if (value >= 0x1p63)
-    return std::numeric_limits<int64_t>::max();
-  if (value < -0x1p63)
-    return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(value);
-}
-
 Value NodeImporter::constant(Type element, double value,
                              ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(shape, element);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/common/SaturatingCast.h"
 #include "kiln/v1/graph.pb.h"
 
 #include "absl/status/statusor.h"
@@ -218,10 +219,6 @@ mlir::Value gridConstant(NodeImporter &n, int64_t rows, int64_t cols,
 /// shapes are untrusted, and under this bound no product of extents wraps.
 inline constexpr int64_t kMaxTensorElements = int64_t{1} << 40;
 
-/// `value` truncated toward zero, clamped to int64's range (NaN is 0): how
-/// a constant of an integer tensor takes a double without undefined
-/// behaviour (2^63 - 1, an i64 identity, rounds to 2^63 as a double).
-int64_t saturatingInt64(double value);
 
 /// The most entries of a constant table (indices, masks) an importer builds
 /// from a graph's extents: 16M.

@@ -7,14 +7,17 @@
 
 #include "kiln/Dialect/Aten/IR/AtenMatchers.h"
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/common/SaturatingCast.h"
 
 using namespace mlir;
 namespace aten = kiln::aten;
 
-namespace kiln {
+namespace kiln::decompose {
 namespace {
 
-/// The shape `a` and `b` broadcast to, with `element`.
+/// The shape `a` and `b` broadcast to, with `element`: aligned from the
+/// right, an extent of 1 takes the other's (0 included), as the binary
+/// ops' verifier reads it.
 RankedTensorType broadcastType(Type element, Value a, Value b) {
   ArrayRef<int64_t> sa = typeOf(a).getShape(), sb = typeOf(b).getShape();
   if (sa.size() < sb.size())
@@ -22,7 +25,8 @@ RankedTensorType broadcastType(Type element, Value a, Value b) {
   SmallVector<int64_t> shape(sa);
   size_t offset = sa.size() - sb.size();
   for (auto [i, extent] : llvm::enumerate(sb))
-    shape[offset + i] = std::max(shape[offset + i], extent);
+    if (shape[offset + i] == 1)
+      shape[offset + i] = extent;
   return RankedTensorType::get(shape, element);
 }
 
@@ -33,8 +37,10 @@ Value AtenBuilder::constant(Type element, double value) {
   Attribute attr;
   if (auto floatType = dyn_cast<FloatType>(element))
     attr = r.getFloatAttr(floatType, value);
+  else if (element.isInteger(1))
+    attr = r.getIntegerAttr(element, value != 0.0 ? 1 : 0);
   else
-    attr = r.getIntegerAttr(element, static_cast<int64_t>(value));
+    attr = r.getIntegerAttr(element, saturatingInt64(value));
   return r.create<aten::ConstantOp>(loc, type, DenseElementsAttr::get(type, attr));
 }
 
@@ -82,4 +88,4 @@ Value AtenBuilder::sum(RankedTensorType type, Value v, ArrayRef<int64_t> dims) {
                                r.getBoolAttr(false));
 }
 
-} // namespace kiln
+} // namespace kiln::decompose

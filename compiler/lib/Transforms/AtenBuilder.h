@@ -10,7 +10,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
 
-namespace kiln {
+namespace kiln::decompose {
 
 inline mlir::RankedTensorType typeOf(mlir::Value value) {
   return llvm::cast<mlir::RankedTensorType>(value.getType());
@@ -22,7 +22,7 @@ public:
   AtenBuilder(mlir::PatternRewriter &rewriter, mlir::Location loc)
       : r(rewriter), loc(loc) {}
 
-  /// A 0-d constant of `element`.
+  /// A 0-d constant of `element` (an integer one truncated and clamped).
   mlir::Value constant(mlir::Type element, double value);
 
   /// An aten.pointwise computing `fn` over `inputs` with `scalars`.
@@ -52,4 +52,4 @@ private:
   mlir::Location loc;
 };
 
-} // namespace kiln
+} // namespace kiln::decompose

@@ -25,6 +25,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     RewritePatternSet patterns(&getContext());
     kiln::populateQuantizeDecompositions(patterns);
     kiln::populateSearchDecompositions(patterns);
+    kiln::populateScanDecompositions(patterns);
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

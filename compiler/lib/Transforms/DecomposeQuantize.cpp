@@ -36,10 +36,21 @@
 using namespace mlir;
 namespace aten = kiln::aten;
 
-using kiln::AtenBuilder;
-using kiln::typeOf;
+using kiln::decompose::AtenBuilder;
+using kiln::decompose::typeOf;
 
 namespace {
+
+/// The value of a 0-d integer aten.constant.
+std::optional<int64_t> integerSplatValue(Value value) {
+  auto constant = value.getDefiningOp<aten::ConstantOp>();
+  if (!constant || typeOf(value).getRank() != 0)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue());
+  if (!dense || dense.getElementType().isInteger(1))
+    return std::nullopt;
+  return dense.getSplatValue<APInt>().getSExtValue();
+}
 
 /// A per-channel parameter (one entry per slice along `axis`) viewed to
 /// broadcast against a tensor of rank `rank`.
@@ -67,12 +78,16 @@ struct DecomposeQuantizeOp : OpRewritePattern<aten::QuantizeOp> {
       Type scaleType = typeOf(scales).getElementType();
       invScale = b.div(scaleType, b.constant(scaleType, 1.0), scales);
       compute = aten::promotedElementType({typeOf(x), typeOf(invScale)});
-    } else if (std::optional<double> scale =
-                   aten::floatSplatValue(op.getScale())) {
-      // 1.0 / scale in f64, then the f32 the arithmetic reads.
-      invScale = b.constant(f32, 1.0 / *scale);
     } else {
-      invScale = b.div(f64, b.constant(f64, 1.0), b.convert(op.getScale(), f64));
+      if (std::optional<double> scale = aten::floatSplatValue(op.getScale()))
+        // 1.0 / scale in f64, then the f32 the arithmetic reads.
+        invScale = b.constant(f32, 1.0 / *scale);
+      else
+        invScale = b.div(f64, b.constant(f64, 1.0), b.convert(op.getScale(), f64));
+      // A constant zero point as the f32 the addition reads (a float
+      // constant keeps the add and clamp in one elementwise chain on acap).
+      if (std::optional<int64_t> zp = integerSplatValue(zeroPoint))
+        zeroPoint = b.constant(f32, static_cast<double>(*zp));
     }
     Value scaled = b.mul(compute, x, invScale);
     Value rounded = b.pointwise(typeOf(scaled), "round", scaled);

@@ -16,8 +16,8 @@
 
 using namespace mlir;
 namespace aten = kiln::aten;
-using kiln::AtenBuilder;
-using kiln::typeOf;
+using kiln::decompose::AtenBuilder;
+using kiln::decompose::typeOf;
 
 namespace {
 

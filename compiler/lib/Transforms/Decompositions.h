@@ -18,4 +18,8 @@ void populateQuantizeDecompositions(mlir::RewritePatternSet &patterns);
 /// (DecomposeSearch.cpp).
 void populateSearchDecompositions(mlir::RewritePatternSet &patterns);
 
+/// aten.cummax, aten.cummin and aten.logcumsumexp as triangular reductions
+/// (DecomposeScan.cpp).
+void populateScanDecompositions(mlir::RewritePatternSet &patterns);
+
 } // namespace kiln

@@ -1,15 +1,16 @@
 // RUN: kiln-opt %s -split-input-file -kiln-decompose-aten | FileCheck %s
 
-// Per tensor with a constant scale: 1/scale folds (in f64, then f32); the
-// arithmetic is f32; round half to even, shift, clamp, then the integer.
+// Per tensor with a constant scale: 1/scale folds (in f64, then f32), as
+// does the zero point (f32); the arithmetic is f32; round half to even,
+// shift, clamp, then the integer.
 // CHECK-LABEL: func @quantize_per_tensor
 // CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
 // CHECK-NOT: aten.quantize
 // CHECK-DAG: %[[INV:.+]] = aten.constant dense<2.000000e+00> : tensor<f32>
-// CHECK-DAG: %[[ZP:.+]] = aten.constant dense<3> : tensor<i64>
+// CHECK-DAG: %[[ZP:.+]] = aten.constant dense<3.000000e+00> : tensor<f32>
 // CHECK: %[[S:.+]] = aten.mul %[[X]], %[[INV]] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
 // CHECK: %[[R:.+]] = aten.pointwise "round" %[[S]]
-// CHECK: %[[A:.+]] = aten.add %[[R]], %[[ZP]] {{.*}}: (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
+// CHECK: %[[A:.+]] = aten.add %[[R]], %[[ZP]] {{.*}}: (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
 // CHECK: %[[C:.+]] = aten.pointwise "clamp" %[[A]] {scalars = array<f64: -1.280000e+02, 1.270000e+02>}
 // CHECK: %[[Q:.+]] = aten.pointwise "copy" %[[C]] : (tensor<2x3xf32>) -> tensor<2x3xi8>
 // CHECK: return %[[Q]]

@@ -13,7 +13,9 @@ def ConvertAtenToLinalg : Pass<"kiln-convert-aten-to-linalg", "mlir::func::FuncO
   let description = [{
     Every aten op becomes linalg (named ops for matrix products, generics for
     elementwise maps and reductions), tensor reshapes, arith and math. An op
-    without a lowering fails the pass with a diagnostic naming it.
+    without a lowering fails the pass with a diagnostic naming it; the
+    composite ops (quantization, searchsorted, the scans) have none, and
+    kiln-decompose-aten must run first.
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",

@@ -24,8 +24,9 @@ def FuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
 def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
   let summary = "Rewrite composite aten ops into the aten ops that compute them";
   let description = [{
-    Runs on the aten dialect, first in the aten-to-linalg pipeline of every
-    target. The importer translates one graph node into one aten op where
+    Runs on the aten dialect, first in the aten-to-linalg pipeline (every
+    target but mdla, which emits ONNX from the aten dialect itself and has
+    no case for these ops). The importer translates one graph node into one aten op where
     the dialect has it; this pass then expresses the composite ones in
     simpler aten ops, in the arithmetic and element types of their eager
     kernels, so that later passes and the linalg lowering need no case of
@@ -37,6 +38,9 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
       ops and ATen's fake-quantize kernels compute them.
     - `aten.searchsorted` (DecomposeSearch.cpp): one broadcast comparison
       of the values against their rows, counted over each row.
+    - `aten.cummax`, `aten.cummin` and `aten.logcumsumexp`
+      (DecomposeScan.cpp): triangular reductions over (i, j) pairs of the
+      scanned dim.
   }];
 }
 

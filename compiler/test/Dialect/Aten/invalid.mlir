@@ -247,7 +247,7 @@ func.func @fake_quantize_mask(%x: tensor<4xf32>, %s: tensor<f64>, %zp: tensor<i6
 // -----
 
 func.func @fake_quantize_enabled_shape(%x: tensor<4xf32>, %s: tensor<f64>, %zp: tensor<i64>, %e: tensor<1xi64>) -> tensor<4xf32> {
-  // expected-error @+1 {{enabled must be 0-d}}
+  // expected-error @+1 {{enabled must be a 0-d number}}
   %0, %1 = aten.fake_quantize %x, %s, %zp, enabled %e {quant_min = 0 : i64, quant_max = 255 : i64} : (tensor<4xf32>, tensor<f64>, tensor<i64>, tensor<1xi64>) -> (tensor<4xf32>, tensor<4xi1>)
   return %0 : tensor<4xf32>
 }
@@ -274,4 +274,36 @@ func.func @searchsorted_result_shape(%s: tensor<5xf32>, %v: tensor<4xf32>) -> te
   // expected-error @+1 {{the result must have the values' shape}}
   %0 = aten.searchsorted %s, %v : (tensor<5xf32>, tensor<4xf32>) -> tensor<5xi64>
   return %0 : tensor<5xi64>
+}
+
+// -----
+
+func.func @cummax_dim(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{dim 2 is out of range}}
+  %v, %i = aten.cummax %x {dim = 2 : i64} : (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+  return %v : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @cummin_indices(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{indices must be i64}}
+  %v, %i = aten.cummin %x {dim = 0 : i64} : (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi32>)
+  return %v : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @logcumsumexp_integer(%x: tensor<4xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{the result must be floating point}}
+  %0 = aten.logcumsumexp %x {dim = 0 : i64} : (tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
+
+// -----
+
+func.func @quantize_range_past_type(%x: tensor<4xf32>, %s: tensor<f64>, %zp: tensor<i64>) -> tensor<4xi8> {
+  // expected-error @+1 {{[0, 255] does not fit i8}}
+  %0 = aten.quantize %x, %s, %zp {quant_min = 0 : i64, quant_max = 255 : i64} : (tensor<4xf32>, tensor<f64>, tensor<i64>) -> tensor<4xi8>
+  return %0 : tensor<4xi8>
 }

@@ -96,3 +96,16 @@ func.func @search(%b: tensor<4xf32>, %x: tensor<2x3xf32>, %s: tensor<2x5xf32>) -
   %1 = aten.searchsorted %s, %x : (tensor<2x5xf32>, tensor<2x3xf32>) -> tensor<2x3xi32>
   return %0, %1 : tensor<2x3xi64>, tensor<2x3xi32>
 }
+
+// -----
+
+// CHECK-LABEL: func @scans
+func.func @scans(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  // CHECK: aten.cummax %{{.*}} {dim = 1 : i64} : (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+  %v, %i = aten.cummax %x {dim = 1 : i64} : (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+  // CHECK: aten.cummin %{{.*}} {dim = 0 : i64}
+  %w, %j = aten.cummin %x {dim = 0 : i64} : (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+  // CHECK: aten.logcumsumexp %{{.*}} {dim = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %l = aten.logcumsumexp %x {dim = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %v, %i, %w, %l : tensor<2x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>, tensor<2x3xf32>
+}

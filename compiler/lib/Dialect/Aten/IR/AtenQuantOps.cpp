@@ -1,10 +1,10 @@
-//===- AtenQuantOps.cpp - verifiers of quantize and dequantize ------------===//
+//===- AtenQuantOps.cpp - verifiers of the quantization ops ---------------===//
 //
 // This file implements the verifiers of aten.quantize, aten.dequantize and
-// aten.fake_quantize:
-// element kinds (float on one side, integer on the other), equal shapes,
-// and quantization parameters that are 0-d per tensor or one entry per
-// channel along `axis`.
+// aten.fake_quantize: element kinds (float and integer on the two sides of
+// a quantize or dequantize, float for fake quantize), equal shapes, a
+// quantized range the integer type holds, and quantization parameters that
+// are 0-d per tensor or one entry per channel along `axis`.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -67,9 +67,10 @@ LogicalResult verifyQuantization(Operation *op, Value input, Value result,
   if (failed(verifyParameter(op, scale, "scale", input, axis)))
     return failure();
   if (zeroPoint) {
-    if (isa<IntegerType>(elementOf(zeroPoint)) &&
-        !isQuantizedElement(elementOf(zeroPoint)))
-      return op->emitOpError("zero_point must be a number, not bool");
+    Type element = elementOf(zeroPoint);
+    if (!isQuantizedElement(element) && !isa<FloatType>(element))
+      return op->emitOpError("zero_point must be an integer or float, not bool "
+                             "or complex");
     return verifyParameter(op, zeroPoint, "zero_point", input, axis);
   }
   return success();
@@ -92,6 +93,17 @@ LogicalResult QuantizeOp::verify() {
     return emitOpError("result must have an integer element type");
   if (failed(verifyRange(*this, getQuantMinAttr(), getQuantMaxAttr())))
     return failure();
+  // The clamped value must convert to the result type exactly (u8 travels
+  // as i16, whose range holds [0, 255]).
+  unsigned width = elementOf(getResult()).getIntOrFloatBitWidth();
+  if (width < 64) {
+    int64_t lowest = -(int64_t{1} << (width - 1));
+    int64_t highest = (int64_t{1} << (width - 1)) - 1;
+    if (getQuantMinAttr().getInt() < lowest || getQuantMaxAttr().getInt() > highest)
+      return emitOpError() << "[" << getQuantMinAttr().getInt() << ", "
+                           << getQuantMaxAttr().getInt() << "] does not fit i"
+                           << width;
+  }
   return verifyQuantization(*this, getInput(), getResult(), getScale(),
                             getZeroPoint(), signedAxis(getAxisAttr()));
 }
@@ -115,8 +127,10 @@ LogicalResult FakeQuantizeOp::verify() {
   auto mask = cast<RankedTensorType>(getMask().getType());
   if (!mask.getElementType().isInteger(1) || mask.getShape() != shapeOf(getInput()))
     return emitOpError("mask must be i1 with the input's shape");
-  if (Value enabled = getEnabled(); enabled && !shapeOf(enabled).empty())
-    return emitOpError("enabled must be 0-d");
+  if (Value enabled = getEnabled();
+      enabled && (!shapeOf(enabled).empty() ||
+                  !elementOf(enabled).isIntOrFloat()))
+    return emitOpError("enabled must be a 0-d number");
   if (failed(verifyRange(*this, getQuantMinAttr(), getQuantMaxAttr())))
     return failure();
   return verifyQuantization(*this, getInput(), getResult(), getScale(),

@@ -132,6 +132,49 @@ LogicalResult CumsumOp::verify() {
   return success();
 }
 
+namespace {
+
+/// A scan's dim in range (a 0-d input scans along dim 0) and the result
+/// shapes equal to the input's.
+LogicalResult verifyScan(Operation *op, Value self, IntegerAttr dim,
+                         ValueRange results) {
+  int64_t rank = cast<RankedTensorType>(self.getType()).getRank();
+  if (dim.getInt() < 0 || dim.getInt() >= std::max<int64_t>(rank, 1))
+    return op->emitOpError() << "dim " << dim.getInt() << " is out of range";
+  for (Value result : results)
+    if (shapeOf(result) != shapeOf(self))
+      return op->emitOpError("results must have the input's shape");
+  return success();
+}
+
+/// cummax and cummin: the values keep the input's type, the indices i64.
+LogicalResult verifyCumExtremum(Operation *op, Value self, IntegerAttr dim,
+                                Value values, Value indices) {
+  if (values.getType() != self.getType())
+    return op->emitOpError("values must have the input's type");
+  if (!cast<RankedTensorType>(indices.getType()).getElementType().isInteger(64))
+    return op->emitOpError("indices must be i64");
+  return verifyScan(op, self, dim, {values, indices});
+}
+
+} // namespace
+
+LogicalResult CummaxOp::verify() {
+  return verifyCumExtremum(*this, getSelf(), getDimAttr(), getValues(),
+                           getIndices());
+}
+
+LogicalResult CumminOp::verify() {
+  return verifyCumExtremum(*this, getSelf(), getDimAttr(), getValues(),
+                           getIndices());
+}
+
+LogicalResult LogCumSumExpOp::verify() {
+  if (!isa<FloatType>(getType().getElementType()))
+    return emitOpError("the result must be floating point");
+  return verifyScan(*this, getSelf(), getDimAttr(), getResult());
+}
+
 LogicalResult SearchSortedOp::verify() {
   auto sorted = cast<RankedTensorType>(getSorted().getType());
   auto values = cast<RankedTensorType>(getValues().getType());

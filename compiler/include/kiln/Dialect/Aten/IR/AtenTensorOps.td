@@ -107,6 +107,52 @@ def Aten_CumsumOp : Aten_Op<"cumsum", [Pure]> {
   let hasVerifier = 1;
 }
 
+class Aten_CumExtremumOp<string mnemonic, string what>
+    : Aten_Op<mnemonic, [Pure]> {
+  let summary = "Running " # what # " along one dimension, with its index.";
+  let description = [{
+    `aten.cummax` and `aten.cummin`: values[i] is the extremum of x[0..i]
+    along `dim` (a 0-d input scans its one element); indices[i] is
+    PyTorch's, the last j <= i holding it (the scan updates on ties), or
+    once a NaN has been seen the last NaN so far (NaN propagates).
+    kiln-decompose-aten computes it as a triangular reduction over (i, j)
+    pairs.
+
+    Example:
+    ```mlir
+    %v, %i = aten.cummax %x {dim = 1 : i64}
+        : (tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xi64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$dim);
+  let results = (outs AnyStaticShapeTensor:$values, AnyStaticShapeTensor:$indices);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_CummaxOp : Aten_CumExtremumOp<"cummax", "maximum">;
+def Aten_CumminOp : Aten_CumExtremumOp<"cummin", "minimum">;
+
+def Aten_LogCumSumExpOp : Aten_Op<"logcumsumexp", [Pure]> {
+  let summary = "Running log-sum-exp along one dimension.";
+  let description = [{
+    `aten.logcumsumexp`: out[i] = log(sum_{j <= i} exp(x[j])) along `dim`,
+    computed as eager's CPU kernel does: shifted by the running maximum (0
+    where it is infinite, so that all -inf gives -inf and +inf gives +inf;
+    NaN propagates), f32 and f64 accumulating in f64, f16 and bf16 in f32.
+    kiln-decompose-aten computes it as a triangular reduction.
+
+    Example:
+    ```mlir
+    %0 = aten.logcumsumexp %x {dim = 0 : i64} : (tensor<8xf32>) -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$dim);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_SortOp : Aten_Op<"sort", [Pure]> {
   let summary = "Stable sort along the last dimension, values and i64 indices.";
   let description = [{
