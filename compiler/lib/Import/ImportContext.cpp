@@ -157,17 +157,7 @@ Value viewValue(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
 
 Value NodeImporter::constant(Type element, double value,
                              ArrayRef<int64_t> shape) {
-  auto type = RankedTensorType::get(shape, element);
-  Attribute attr;
-  if (auto floatType = dyn_cast<FloatType>(element))
-    attr = builder.getFloatAttr(floatType, value);
-  else if (element.isInteger(1))
-    attr = builder.getIntegerAttr(element, value != 0.0 ? 1 : 0);
-  else
-    attr = builder.getIntegerAttr(element, saturatingInt64(value));
-  return builder
-      .create<aten::ConstantOp>(loc(), type, DenseElementsAttr::get(type, attr))
-      .getResult();
+  return builder.create<aten::ConstantOp>(loc(), element, value, shape);
 }
 
 const v1::Argument *NodeImporter::find(const std::string &name) const {

@@ -7,7 +7,6 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "kiln/common/SaturatingCast.h"
 #include "kiln/v1/graph.pb.h"
 
 #include "absl/status/statusor.h"

@@ -7,7 +7,6 @@
 
 #include "kiln/Dialect/Aten/IR/AtenMatchers.h"
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
-#include "kiln/common/SaturatingCast.h"
 
 using namespace mlir;
 namespace aten = kiln::aten;
@@ -33,15 +32,7 @@ RankedTensorType broadcastType(Type element, Value a, Value b) {
 } // namespace
 
 Value AtenBuilder::constant(Type element, double value) {
-  auto type = RankedTensorType::get({}, element);
-  Attribute attr;
-  if (auto floatType = dyn_cast<FloatType>(element))
-    attr = r.getFloatAttr(floatType, value);
-  else if (element.isInteger(1))
-    attr = r.getIntegerAttr(element, value != 0.0 ? 1 : 0);
-  else
-    attr = r.getIntegerAttr(element, saturatingInt64(value));
-  return r.create<aten::ConstantOp>(loc, type, DenseElementsAttr::get(type, attr));
+  return r.create<aten::ConstantOp>(loc, element, value);
 }
 
 Value AtenBuilder::pointwise(RankedTensorType type, StringRef fn,

@@ -9,6 +9,8 @@
 
 #include "VerifyUtils.h"
 
+#include "kiln/common/SaturatingCast.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 
@@ -234,6 +236,19 @@ LogicalResult ViewOp::verify() {
   if (getSelf().getType().getElementType() != getType().getElementType())
     return emitOpError("view cannot change the element type");
   return success();
+}
+
+void ConstantOp::build(OpBuilder &builder, OperationState &state, Type element,
+                       double value, ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, element);
+  Attribute attr;
+  if (auto floatType = dyn_cast<FloatType>(element))
+    attr = builder.getFloatAttr(floatType, value);
+  else if (element.isInteger(1))
+    attr = builder.getIntegerAttr(element, value != 0.0 ? 1 : 0);
+  else
+    attr = builder.getIntegerAttr(element, kiln::saturatingInt64(value));
+  build(builder, state, type, DenseElementsAttr::get(type, attr));
 }
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }

@@ -30,6 +30,10 @@ def Aten_ConstantOp : Aten_Op<"constant",
   let arguments = (ins ElementsAttr:$value);
   let results = (outs AnyStaticShapeTensor:$result);
   let assemblyFormat = "attr-dict $value";
+  // A splat of `value` in `element` (an integer truncated toward zero and
+  // saturated, a bool nonzero), of `shape` (0-d by default).
+  let builders = [OpBuilder<(ins "::mlir::Type":$element, "double":$value,
+                                 CArg<"::llvm::ArrayRef<int64_t>", "{}">:$shape)>];
   // Folds to its value: the greedy rewrite driver identifies constants by
   // their folded value, and without a folder took every constant of one
   // type for the same one and merged them.
