@@ -169,6 +169,8 @@ OpCost estimateOpCost(Operation *op) {
             aten::AnyOp, aten::AllOp, aten::ArgReduceOp, aten::CumsumOp>(
           [](Operation *op) { return reduction(op->getOperand(0), 1); })
       .Case([](aten::VarOp var) { return reduction(var.getSelf(), 4); })
+      // |x|, its power, the sum (then one root per result).
+      .Case([](aten::VectorNormOp norm) { return reduction(norm.getSelf(), 3); })
       .Case<aten::SoftmaxOp, aten::LogSoftmaxOp>(
           [](Operation *op) { return reduction(op->getOperand(0), 5); })
       .Case([](aten::NativeLayerNormOp norm) { return reduction(norm.getInput(), 8); })

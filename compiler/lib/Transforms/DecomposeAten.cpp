@@ -26,6 +26,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     kiln::populateQuantizeDecompositions(patterns);
     kiln::populateSearchDecompositions(patterns);
     kiln::populateScanDecompositions(patterns);
+    kiln::populateNormDecompositions(patterns);
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -22,4 +22,7 @@ void populateSearchDecompositions(mlir::RewritePatternSet &patterns);
 /// (DecomposeScan.cpp).
 void populateScanDecompositions(mlir::RewritePatternSet &patterns);
 
+/// aten.vector_norm as abs, a power and a reduction (DecomposeNorm.cpp).
+void populateNormDecompositions(mlir::RewritePatternSet &patterns);
+
 } // namespace kiln

@@ -41,6 +41,8 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
     - `aten.cummax`, `aten.cummin` and `aten.logcumsumexp`
       (DecomposeScan.cpp): triangular reductions over (i, j) pairs of the
       scanned dim.
+    - `aten.vector_norm` (DecomposeNorm.cpp): abs, a power and a reduction
+      by PyTorch's orders.
   }];
 }
 

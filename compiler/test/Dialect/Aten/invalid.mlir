@@ -307,3 +307,19 @@ func.func @quantize_range_past_type(%x: tensor<4xf32>, %s: tensor<f64>, %zp: ten
   %0 = aten.quantize %x, %s, %zp {quant_min = 0 : i64, quant_max = 255 : i64} : (tensor<4xf32>, tensor<f64>, tensor<i64>) -> tensor<4xi8>
   return %0 : tensor<4xi8>
 }
+
+// -----
+
+func.func @vector_norm_shape(%x: tensor<2x3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{result shape does not match the reduction}}
+  %0 = aten.vector_norm %x {ord = 2.0 : f64, dims = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @vector_norm_integer(%x: tensor<2x3xi32>) -> tensor<2xi32> {
+  // expected-error @+1 {{needs a floating-point result}}
+  %0 = aten.vector_norm %x {ord = 1.0 : f64, dims = array<i64: 1>} : (tensor<2x3xi32>) -> tensor<2xi32>
+  return %0 : tensor<2xi32>
+}

@@ -109,3 +109,12 @@ func.func @scans(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>, tens
   %l = aten.logcumsumexp %x {dim = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %v, %i, %w, %l : tensor<2x3xf32>, tensor<2x3xi64>, tensor<2x3xf32>, tensor<2x3xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @norms
+func.func @norms(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
+  // CHECK: aten.vector_norm %{{.*}} {dims = array<i64: 1>, keepdim = true, ord = 3.000000e+00 : f64} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  %0 = aten.vector_norm %x {ord = 3.0 : f64, dims = array<i64: 1>, keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  return %0 : tensor<2x1xf32>
+}

@@ -12,6 +12,8 @@
 
 #include "llvm/ADT/SmallBitVector.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace kiln::aten;
 
@@ -97,6 +99,20 @@ LogicalResult VarOp::verify() {
     return failure();
   if (!isa<FloatType>(getType().getElementType()))
     return emitOpError("needs a floating-point result");
+  if (ArrayRef<int64_t>(reducedShape(in, getDims(), getKeepdim())) !=
+      getType().getShape())
+    return emitOpError("result shape does not match the reduction");
+  return success();
+}
+
+LogicalResult VectorNormOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getSelf());
+  if (failed(verifyDimList(*this, getDims(), in.size())))
+    return failure();
+  if (!isa<FloatType>(getType().getElementType()))
+    return emitOpError("needs a floating-point result");
+  if (std::isnan(getOrd().convertToDouble()))
+    return emitOpError("ord must be a number");
   if (ArrayRef<int64_t>(reducedShape(in, getDims(), getKeepdim())) !=
       getType().getShape())
     return emitOpError("result shape does not match the reduction");

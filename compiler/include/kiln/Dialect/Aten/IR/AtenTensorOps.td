@@ -71,6 +71,31 @@ def Aten_VarOp : Aten_Op<"var", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_VectorNormOp : Aten_Op<"vector_norm", [Pure]> {
+  let summary = "The ord-norm of the elements over dimensions.";
+  let description = [{
+    `aten.linalg_vector_norm`: `(sum |x|^ord)^(1/ord)` over `dims` (all
+    dimensions when empty; `keepdim` keeps them as extent 1), with
+    PyTorch's special orders: `inf` the largest |x|, `-inf` the smallest,
+    0 the count of nonzero elements, 1 the sum of |x|, 2 the square root of
+    the sum of squares. |x| is taken in the result's float type and every
+    step computes in it. kiln-decompose-aten writes it as abs, a power and
+    a reduction.
+
+    Example:
+    ```mlir
+    %0 = aten.vector_norm %x {ord = 2.0 : f64, dims = array<i64: 1>}
+        : (tensor<2x8xf32>) -> tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, F64Attr:$ord,
+                   DenseI64ArrayAttr:$dims,
+                   DefaultValuedAttr<BoolAttr, "false">:$keepdim);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_ArgReduceOp : Aten_Op<"arg_reduce", [Pure]> {
   let summary = "argmax / argmin along one dimension (or the flattened tensor).";
   let description = [{
