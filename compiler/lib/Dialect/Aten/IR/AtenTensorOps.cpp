@@ -93,30 +93,32 @@ LogicalResult PointwiseOp::verify() {
   return verifyBroadcastResult(*this, getInputs());
 }
 
-LogicalResult VarOp::verify() {
-  ArrayRef<int64_t> in = shapeOf(getSelf());
-  if (failed(verifyDimList(*this, getDims(), in.size())))
+/// A reduction of `self` over `dims` to a float `result` of the reduced
+/// shape (var, vector_norm).
+static LogicalResult verifyFloatReduction(Operation *op, Value self,
+                                          ArrayRef<int64_t> dims, bool keepdim,
+                                          Value result) {
+  ArrayRef<int64_t> in = shapeOf(self);
+  if (failed(verifyDimList(op, dims, in.size())))
     return failure();
-  if (!isa<FloatType>(getType().getElementType()))
-    return emitOpError("needs a floating-point result");
-  if (ArrayRef<int64_t>(reducedShape(in, getDims(), getKeepdim())) !=
-      getType().getShape())
-    return emitOpError("result shape does not match the reduction");
+  auto type = cast<RankedTensorType>(result.getType());
+  if (!isa<FloatType>(type.getElementType()))
+    return op->emitOpError("needs a floating-point result");
+  if (ArrayRef<int64_t>(reducedShape(in, dims, keepdim)) != type.getShape())
+    return op->emitOpError("result shape does not match the reduction");
   return success();
 }
 
+LogicalResult VarOp::verify() {
+  return verifyFloatReduction(*this, getSelf(), getDims(), getKeepdim(),
+                              getResult());
+}
+
 LogicalResult VectorNormOp::verify() {
-  ArrayRef<int64_t> in = shapeOf(getSelf());
-  if (failed(verifyDimList(*this, getDims(), in.size())))
-    return failure();
-  if (!isa<FloatType>(getType().getElementType()))
-    return emitOpError("needs a floating-point result");
   if (std::isnan(getOrd().convertToDouble()))
     return emitOpError("ord must be a number");
-  if (ArrayRef<int64_t>(reducedShape(in, getDims(), getKeepdim())) !=
-      getType().getShape())
-    return emitOpError("result shape does not match the reduction");
-  return success();
+  return verifyFloatReduction(*this, getSelf(), getDims(), getKeepdim(),
+                              getResult());
 }
 
 LogicalResult ArgReduceOp::verify() {
