@@ -21,15 +21,34 @@ using namespace mlir;
 namespace {
 
 struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
+  /// The patterns, built once per pass instance rather than per function.
+  LogicalResult initialize(MLIRContext *context) override {
+    RewritePatternSet set(context);
+    kiln::populateQuantizeDecompositions(set);
+    kiln::populateSearchDecompositions(set);
+    kiln::populateScanDecompositions(set);
+    kiln::populateNormDecompositions(set);
+    patterns = FrozenRewritePatternSet(std::move(set));
+    return success();
+  }
+
+  /// Rewrites only the composite ops (and what their patterns build): a
+  /// function without any is left as it is, its other ops unfolded.
   void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    kiln::populateQuantizeDecompositions(patterns);
-    kiln::populateSearchDecompositions(patterns);
-    kiln::populateScanDecompositions(patterns);
-    kiln::populateNormDecompositions(patterns);
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
+    SmallVector<Operation *> composite;
+    getOperation().walk([&](Operation *op) {
+      if (patterns.getOpSpecificNativePatterns().contains(op->getName()))
+        composite.push_back(op);
+    });
+    if (composite.empty())
+      return;
+    GreedyRewriteConfig config;
+    config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
+    if (failed(applyOpPatternsAndFold(composite, patterns, config)))
       signalPassFailure();
   }
+
+  FrozenRewritePatternSet patterns;
 };
 
 } // namespace

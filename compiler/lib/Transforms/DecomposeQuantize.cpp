@@ -41,17 +41,6 @@ using kiln::decompose::typeOf;
 
 namespace {
 
-/// The value of a 0-d integer aten.constant.
-std::optional<int64_t> integerSplatValue(Value value) {
-  auto constant = value.getDefiningOp<aten::ConstantOp>();
-  if (!constant || typeOf(value).getRank() != 0)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue());
-  if (!dense || dense.getElementType().isInteger(1))
-    return std::nullopt;
-  return dense.getSplatValue<APInt>().getSExtValue();
-}
-
 /// A per-channel parameter (one entry per slice along `axis`) viewed to
 /// broadcast against a tensor of rank `rank`.
 Value alongAxis(AtenBuilder &b, Value parameter, int64_t axis, int64_t rank) {
@@ -86,7 +75,7 @@ struct DecomposeQuantizeOp : OpRewritePattern<aten::QuantizeOp> {
         invScale = b.div(f64, b.constant(f64, 1.0), b.convert(op.getScale(), f64));
       // A constant zero point as the f32 the addition reads (a float
       // constant keeps the add and clamp in one elementwise chain on acap).
-      if (std::optional<int64_t> zp = integerSplatValue(zeroPoint))
+      if (std::optional<int64_t> zp = aten::integerSplatValue(zeroPoint))
         zeroPoint = b.constant(f32, static_cast<double>(*zp));
     }
     Value scaled = b.mul(compute, x, invScale);

@@ -113,12 +113,12 @@ func.func @dequantize_per_channel(%q: tensor<3x2xi8>, %s: tensor<3xf32>, %zp: te
 // CHECK-DAG: %[[FZ:.+]] = aten.constant dense<1> : tensor<i64>
 // CHECK-DAG: %[[FS:.+]] = aten.constant dense<2.500000e-01> : tensor<f32>
 // CHECK-DAG: %[[ONE:.+]] = aten.constant dense<1.000000e+00> : tensor<f32>
-// CHECK-DAG: %[[LO:.+]] = aten.constant dense<0.000000e+00> : tensor<f32>
-// CHECK-DAG: %[[HI:.+]] = aten.constant dense<2.550000e+02> : tensor<f32>
 // CHECK: %[[INV:.+]] = aten.div %[[ONE]], %[[FS]]
 // CHECK: %[[FM:.+]] = aten.mul %[[X]], %[[INV]]
 // CHECK: %[[FR:.+]] = aten.pointwise "round" %[[FM]]
 // CHECK: %[[QV:.+]] = aten.add %[[FR]], %[[FZ]] : (tensor<2x3xf32>, tensor<i64>) -> tensor<2x3xf32>
+// CHECK-DAG: %[[LO:.+]] = aten.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-DAG: %[[HI:.+]] = aten.constant dense<2.550000e+02> : tensor<f32>
 // CHECK: %[[CL:.+]] = aten.pointwise "clamp" %[[QV]] {scalars = array<f64: 0.000000e+00, 2.550000e+02>}
 // CHECK: %[[NAN:.+]] = aten.pointwise "isnan" %[[QV]]
 // CHECK: %[[CLN:.+]] = aten.pointwise "where" %[[NAN]], %[[LO]], %[[CL]]
@@ -175,4 +175,21 @@ func.func @fake_quantize_per_channel(%x: tensor<2x3xf32>, %s: tensor<3xf32>, %zi
   %b, %bm = aten.fake_quantize %x, %s, %zf {axis = 1 : i64, quant_min = 0 : i64, quant_max = 255 : i64}
       : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi1>)
   return %a, %b : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// A function without composite ops is left as it is: its equal constants
+// are not merged nor its ops folded.
+// CHECK-LABEL: func @untouched
+// CHECK: aten.constant dense<2.000000e+00> : tensor<f32>
+// CHECK: aten.constant dense<2.000000e+00> : tensor<f32>
+// CHECK: aten.view %{{.+}} : (tensor<4xf32>) -> tensor<4xf32>
+func.func @untouched(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = aten.constant dense<2.0> : tensor<f32>
+  %b = aten.constant dense<2.0> : tensor<f32>
+  %v = aten.view %x : (tensor<4xf32>) -> tensor<4xf32>
+  %0 = aten.mul %v, %a : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %1 = aten.mul %x, %b : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
 }

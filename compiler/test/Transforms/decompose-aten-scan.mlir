@@ -5,12 +5,10 @@
 // to the maximum (or NaN when it is NaN).
 // CHECK-LABEL: func @cummax
 // CHECK-SAME: (%[[X:.+]]: tensor<2x3xf32>)
-// CHECK-DAG: %[[SEEN:.+]] = aten.constant dense<{{\[}}[true, false, false], [true, true, false], [true, true, true]]> : tensor<3x3xi1>
-// CHECK-DAG: %[[J:.+]] = aten.constant dense<{{\[}}[0, 1, 2]]> : tensor<1x3xi64>
-// CHECK-DAG: %[[NONE:.+]] = aten.constant dense<-1> : tensor<i64>
 // CHECK: %[[XJ1:.+]] = aten.view %[[X]] : (tensor<2x3xf32>) -> tensor<2x1x3xf32>
 // CHECK: %[[XJ:.+]] = aten.expand %[[XJ1]] : (tensor<2x1x3xf32>) -> tensor<2x3x3xf32>
 // CHECK: %[[XI:.+]] = aten.view %[[X]] : (tensor<2x3xf32>) -> tensor<2x3x1xf32>
+// CHECK: %[[SEEN:.+]] = aten.constant dense<{{\[}}[true, false, false], [true, true, false], [true, true, true]]> : tensor<3x3xi1>
 // CHECK: %[[WIN:.+]] = aten.pointwise "where" %[[SEEN]], %[[XJ]], %[[XI]]
 // CHECK: %[[V:.+]] = aten.amax %[[WIN]] {dims = array<i64: 2>} : (tensor<2x3x3xf32>) -> tensor<2x3xf32>
 // CHECK: %[[B:.+]] = aten.view %[[V]] : (tensor<2x3xf32>) -> tensor<2x3x1xf32>
@@ -20,6 +18,8 @@
 // CHECK: %[[NN:.+]] = aten.pointwise "logical_and" %[[N1]], %[[N2]]
 // CHECK: %[[HIT0:.+]] = aten.pointwise "logical_or" %[[EQ]], %[[NN]]
 // CHECK: %[[HIT:.+]] = aten.pointwise "logical_and" %[[HIT0]], %[[SEEN]]
+// CHECK: %[[J:.+]] = aten.constant dense<{{\[}}[0, 1, 2]]> : tensor<1x3xi64>
+// CHECK: %[[NONE:.+]] = aten.constant dense<-1> : tensor<i64>
 // CHECK: %[[CAND:.+]] = aten.pointwise "where" %[[HIT]], %[[J]], %[[NONE]] : (tensor<2x3x3xi1>, tensor<1x3xi64>, tensor<i64>) -> tensor<2x3x3xi64>
 // CHECK: %[[IDX:.+]] = aten.amax %[[CAND]] {dims = array<i64: 2>} : (tensor<2x3x3xi64>) -> tensor<2x3xi64>
 // CHECK: return %[[V]], %[[IDX]]
@@ -33,10 +33,10 @@ func.func @cummax(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>) {
 // cummin over dim 0 of an integer tensor: amin, no NaN test; the masks
 // carry ones for the trailing dims.
 // CHECK-LABEL: func @cummin
-// CHECK-DAG: aten.constant dense<{{\[\[\[\[}}true]], {{\[\[}}false]]], {{\[\[\[}}true]], {{\[\[}}true]]]]> : tensor<2x2x1x1xi1>
-// CHECK-DAG: aten.constant dense<{{\[\[\[\[}}0]], {{\[\[}}1]]]]> : tensor<1x2x1x1xi64>
+// CHECK: aten.constant dense<{{\[\[\[\[}}true]], {{\[\[}}false]]], {{\[\[\[}}true]], {{\[\[}}true]]]]> : tensor<2x2x1x1xi1>
 // CHECK: aten.amin %{{.+}} {dims = array<i64: 1>} : (tensor<2x2x3x4xi32>) -> tensor<2x3x4xi32>
 // CHECK-NOT: isnan
+// CHECK: aten.constant dense<{{\[\[\[\[}}0]], {{\[\[}}1]]]]> : tensor<1x2x1x1xi64>
 // CHECK: aten.amax %{{.+}} {dims = array<i64: 1>} : (tensor<2x2x3x4xi64>) -> tensor<2x3x4xi64>
 func.func @cummin(%x: tensor<2x3x4xi32>) -> (tensor<2x3x4xi32>, tensor<2x3x4xi64>) {
   %v, %i = aten.cummin %x {dim = 0 : i64} : (tensor<2x3x4xi32>) -> (tensor<2x3x4xi32>, tensor<2x3x4xi64>)
@@ -66,10 +66,10 @@ func.func @cummax_scalar(%x: tensor<f32>) -> (tensor<f32>, tensor<i64>) {
 // that is infinite).
 // CHECK-LABEL: func @logcumsumexp
 // CHECK-SAME: (%[[X:.+]]: tensor<2x5xf32>)
-// CHECK-DAG: %[[SEEN:.+]] = aten.constant dense<{{\[\[\[}}true], [false]], {{\[\[}}true], [true]]]> : tensor<2x2x1xi1>
-// CHECK-DAG: %[[NEGINF:.+]] = aten.constant dense<0xFFF0000000000000> : tensor<f64>
 // CHECK: %[[WIDE:.+]] = aten.pointwise "copy" %[[X]] : (tensor<2x5xf32>) -> tensor<2x5xf64>
 // CHECK: %[[XJ:.+]] = aten.expand %{{.+}} : (tensor<1x2x5xf64>) -> tensor<2x2x5xf64>
+// CHECK: %[[SEEN:.+]] = aten.constant dense<{{\[\[\[}}true], [false]], {{\[\[}}true], [true]]]> : tensor<2x2x1xi1>
+// CHECK: %[[NEGINF:.+]] = aten.constant dense<0xFFF0000000000000> : tensor<f64>
 // CHECK: %[[WIN:.+]] = aten.pointwise "where" %[[SEEN]], %[[XJ]], %[[NEGINF]]
 // CHECK: %[[TOP:.+]] = aten.amax %[[WIN]] {dims = array<i64: 1>, keepdim = true} : (tensor<2x2x5xf64>) -> tensor<2x1x5xf64>
 // CHECK: %[[INF:.+]] = aten.pointwise "isinf" %[[TOP]]

@@ -17,6 +17,16 @@ std::optional<double> floatSplatValue(Value value) {
   return dense.getSplatValue<APFloat>().convertToDouble();
 }
 
+std::optional<int64_t> integerSplatValue(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant)
+    return std::nullopt;
+  auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue());
+  if (!dense || !dense.isSplat() || dense.getElementType().isInteger(1))
+    return std::nullopt;
+  return dense.getSplatValue<APInt>().getSExtValue();
+}
+
 bool isFloatSplat(Value value, double expected) {
   std::optional<double> splat = floatSplatValue(value);
   return splat && *splat == expected;

@@ -20,6 +20,10 @@ namespace kiln::aten {
 /// float type with one value throughout (a splat).
 std::optional<double> floatSplatValue(mlir::Value value);
 
+/// The value of every element of `value` when it is an aten.constant of an
+/// integer type (not bool) with one value throughout, sign-extended.
+std::optional<int64_t> integerSplatValue(mlir::Value value);
+
 /// True when `value` is an aten.constant of a float type whose every
 /// element is `expected`.
 bool isFloatSplat(mlir::Value value, double expected);
