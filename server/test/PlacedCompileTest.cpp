@@ -31,13 +31,18 @@ protected:
   void SetUp() override {
     StoreTest::SetUp();
     CompilerFn real = fake.function();
-    CompilerFn lacking = [real](const v1::Graph &graph,
-                                const compiler::CompileOptions &options)
+    CompilerFn lacking = [this, real](const v1::Graph &graph,
+                                      const compiler::CompileOptions &options)
         -> absl::StatusOr<compiler::CompiledExecutable> {
-      for (int i = 0; i < graph.nodes_size(); ++i)
-        if (lacks(graph.nodes(i)))
-          return absl::UnimplementedError(absl::StrCat(
-              "node ", i, ": unsupported op '", kLackedOp, "'"));
+      for (int i = 0; i < graph.nodes_size(); ++i) {
+        if (!lacks(graph.nodes(i)))
+          continue;
+        absl::Status status = absl::UnimplementedError(absl::StrCat(
+            "node ", i, ": unsupported op '", kLackedOp, "'"));
+        if (carried) // the compile answers placement's question itself
+          attachNodeSupport(status, *carried);
+        return status;
+      }
       return real(graph, options);
     };
     absl::StatusOr<std::unique_ptr<CompileCache>> opened_cache =
@@ -77,8 +82,44 @@ protected:
   std::unique_ptr<CompileCache> cache;
   NodeSupportFn nodeSupport;
   int checks = 0;
+  /// What the compiler's UNIMPLEMENTED carries, when set.
+  std::optional<std::vector<compiler::NodeSupport>> carried;
   v1::Graph mixed;
 };
+
+TEST_F(PlacedCompileTest, NodeSupportTheCompileCarriesNeedsNoSecondCall) {
+  carried = std::vector<compiler::NodeSupport>{
+      {true, ""}, {false, "the compile's own reason"}, {true, ""}};
+  absl::StatusOr<PlacedOutcome> outcome = compile(mixed, cpuFallback());
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(checks, 0);
+  EXPECT_TRUE(outcome->partitioned);
+  EXPECT_EQ(outcome->placement.nodes(1).placement(), v1::PLACEMENT_CPU);
+  EXPECT_EQ(outcome->placement.nodes(1).reason(), "the compile's own reason");
+  EXPECT_EQ(outcome->placement.cpu_nodes(), 1);
+}
+
+TEST_F(PlacedCompileTest, CarriedNodeSupportOfAnotherGraphIsNotTrusted) {
+  carried = std::vector<compiler::NodeSupport>{{false, "two nodes only"}, {true, ""}};
+  absl::StatusOr<PlacedOutcome> outcome = compile(mixed, cpuFallback());
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(checks, 1); // asked again: the carried list does not fit
+  EXPECT_EQ(outcome->placement.nodes(0).placement(), v1::PLACEMENT_TARGET);
+  EXPECT_THAT(outcome->placement.nodes(1).reason(), HasSubstr("unsupported op"));
+}
+
+TEST(NodeSupportPayloadTest, RoundTripsThroughAStatus) {
+  absl::Status status = absl::UnimplementedError("lacks an op");
+  EXPECT_FALSE(carriedNodeSupport(status).has_value());
+  attachNodeSupport(status, {{true, ""}, {false, "why"}});
+  std::optional<std::vector<compiler::NodeSupport>> back = carriedNodeSupport(status);
+  ASSERT_TRUE(back.has_value());
+  ASSERT_EQ(back->size(), 2u);
+  EXPECT_TRUE((*back)[0].supported);
+  EXPECT_FALSE((*back)[1].supported);
+  EXPECT_EQ((*back)[1].reason, "why");
+  EXPECT_EQ(status.message(), "lacks an op"); // the message is untouched
+}
 
 TEST_F(PlacedCompileTest, WholeGraphIsOneTargetSegment) {
   GraphBuilder g;

@@ -63,7 +63,7 @@ class SineAndLgamma(torch.nn.Module):
 
 def test_a_crash_in_the_node_support_check_fails_only_its_request(tmp_path):
     # The whole-graph compile stops at the unsupported op (UNIMPLEMENTED),
-    # before codegen; placement's per-node check then runs, in a worker too.
+    # before codegen; the same worker then runs placement's per-node check.
     daemon = _daemon(tmp_path, "support-crash", "--debug-compile-fault",
                      "crash:aten.sin.default")
     program = torch.export.export(SineAndLgamma().eval(), (torch.randn(4, 8),))
@@ -72,7 +72,7 @@ def test_a_crash_in_the_node_support_check_fails_only_its_request(tmp_path):
             with pytest.raises(kiln.CompileError) as err:
                 client.compile(program, fallback="cpu")
             message = str(err.value)
-            assert "the compiler crashed checking which nodes of graph" in message
+            assert "the compiler crashed compiling graph" in message
             assert "in stage 'check-node-support'" in message
             assert "kilnd is unaffected" in message
             assert_serving(client)

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Compiler/Compile.h"
 
-#include "DiagnosticCollector.h"
+#include "kiln/Support/DiagnosticCollector.h"
 #include "GraphValues.h"
 #include "Registration.h"
 

@@ -9,6 +9,7 @@
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Aten/IR/AtenDialect.h"
 #include "kiln/Pipeline/Pipelines.h"
+#include "kiln/Placement/Passes.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -86,6 +87,7 @@ void registerKilnPasses() {
   registerEmitEntryPoint();
   registerOutlineParallelLoops();
   registerLowerParallelLaunches();
+  registerPlaceNodes();
   registerKilnPipelines();
   // Upstream passes the pipelines use, so lit tests can run them alone.
   registerTransformsPasses();

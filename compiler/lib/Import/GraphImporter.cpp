@@ -18,6 +18,7 @@
 #include "kiln/common/SymbolicSizes.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -299,10 +300,56 @@ absl::Status verifyResults(NodeImporter &importer, ArrayRef<Value> results) {
   return absl::OkStatus();
 }
 
+/// Erases the ops after `before` (all of `body`'s when null), last first.
+void eraseOpsAfter(Block &body, Operation *before) {
+  while (!body.empty() && &body.back() != before)
+    body.back().erase();
+}
+
+/// The node as one aten.operator: its tensor arguments in order, results
+/// of its declared types, and `why` (UNIMPLEMENTED "node N (op): reason")
+/// as the reason, without the prefix the node's position replaces.
+absl::StatusOr<SmallVector<Value>> unsupportedNode(NodeImporter &importer,
+                                                   const absl::Status &why) {
+  SmallVector<Value> inputs;
+  for (const auto &[name, value] : importer.tensorArguments())
+    if (value)
+      inputs.push_back(value);
+  SmallVector<Type> types;
+  for (int r = 0; r < importer.numResults(); ++r) {
+    ASSIGN_OR_RETURN(RankedTensorType type, importer.resultType(r));
+    types.push_back(type);
+  }
+  absl::string_view reason = why.message();
+  const std::string &op = importer.opName();
+  for (const std::string &prefix :
+       {absl::StrCat("node ", importer.position(), " (", op, "): "),
+        absl::StrCat("node ", importer.position(), ": ")})
+    if (absl::ConsumePrefix(&reason, prefix))
+      break;
+  OpBuilder &b = importer.b();
+  auto node = b.create<aten::OperatorOp>(importer.loc(), types,
+                                         b.getStringAttr(op),
+                                         b.getStringAttr(StringRef(reason.data(), reason.size())),
+                                         inputs);
+  return SmallVector<Value>(node->getResults());
+}
+
+/// Marks every op node `index` imported to (those after `before`) with
+/// `kiln.node`, the node's position, for kiln-place-nodes.
+void markNodeOps(Block &body, Operation *before, int index) {
+  Builder b(body.getParentOp()->getContext());
+  auto position = b.getI64IntegerAttr(index);
+  for (Operation &op : llvm::make_range(
+           before ? std::next(Block::iterator(before)) : body.begin(), body.end()))
+    op.setAttr(kNodeAttrName, position);
+}
+
 } // namespace
 
 absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
-                                                  MLIRContext &context) {
+                                                  MLIRContext &context,
+                                                  const ImportOptions &options) {
   context.loadDialect<aten::AtenDialect, func::FuncDialect, arith::ArithDialect,
                       tensor::TensorDialect, scf::SCFDialect>();
   RETURN_IF_ERROR(checkGraphSymbols(graph));
@@ -384,8 +431,12 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
     complexValues.insert(name);
   }
   const auto &handlers = opHandlers();
-  for (int i = 0; i < graph.nodes_size(); ++i) {
-    const v1::Node &node = graph.nodes(i);
+  // One node's ops, built at the end of the body: its results, or why it
+  // cannot be imported.
+  auto importNodeOps = [&](NodeImporter &importer, Operation *before)
+      -> absl::StatusOr<SmallVector<Value>> {
+    const v1::Node &node = importer.proto();
+    const int i = importer.position();
     bool complex = touchesComplex(node, complexValues);
     const auto &table = complex ? complexHandlers() : handlers;
     auto handler = table.find(node.op());
@@ -399,8 +450,6 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
       return absl::UnimplementedError(absl::StrCat(
           "node ", i, ": unsupported op '", node.op(),
           "' (Kiln supports ", handlers.size(), " ATen ops; see docs)"));
-    NodeImporter importer(node, i, builder, values, symbolCount ? &symbols : nullptr);
-    importer.setComplexValues(&complexValues);
     if (complex && (symbolCount || touchesEmptyTensors(node, values)))
       return importer.unimplemented(
           "complex tensors with symbolic sizes or no elements are not supported");
@@ -422,7 +471,6 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
       return importer.unimplemented(
           "Kiln compiles this op for static sizes only, and it meets a symbolic "
           "one (docs/architecture.md, \"Variable sizes\", lists the ops that take them)");
-    Operation *before = body->empty() ? nullptr : &body->back();
     std::optional<SmallVector<Value>> resolved = std::move(perSample);
     if (!resolved && !complex) {
       ASSIGN_OR_RETURN(resolved, importOverEmptyTensors(importer, handlers));
@@ -444,6 +492,22 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
     }
     if (symbolCount)
       RETURN_IF_ERROR(checkSymbolicOps(importer, body, before));
+    return results;
+  };
+  for (int i = 0; i < graph.nodes_size(); ++i) {
+    const v1::Node &node = graph.nodes(i);
+    NodeImporter importer(node, i, builder, values, symbolCount ? &symbols : nullptr);
+    importer.setComplexValues(&complexValues);
+    Operation *before = body->empty() ? nullptr : &body->back();
+    absl::StatusOr<SmallVector<Value>> imported = importNodeOps(importer, before);
+    if (options.keepUnsupportedNodes && absl::IsUnimplemented(imported.status())) {
+      // Placement's mode: what the node built so far goes, and the node
+      // stays as one op that says why it cannot be compiled.
+      eraseOpsAfter(*body, before);
+      builder.setInsertionPointToEnd(body);
+      imported = unsupportedNode(importer, imported.status());
+    }
+    ASSIGN_OR_RETURN(SmallVector<Value> results, std::move(imported));
     RETURN_IF_ERROR(verifyResults(importer, results));
     if (static_cast<int>(results.size()) < node.outputs_size())
       return importer.error(absl::StrCat("declares ", node.outputs_size(),
@@ -467,6 +531,8 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
       if (isComplex(node.outputs(r).type().dtype()))
         complexValues.insert(node.outputs(r).name());
     }
+    if (options.keepUnsupportedNodes)
+      markNodeOps(*body, before, i);
   }
 
   SmallVector<Value> outputs;

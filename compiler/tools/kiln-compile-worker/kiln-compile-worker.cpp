@@ -125,21 +125,26 @@ int main(int argc, char **argv) {
       injectFault(fault);
   };
   kiln::worker::CompileJobResult result;
-  if (job.check_node_support()) {
+  // Placement's capability check, into the result's node_support.
+  auto checkNodeSupport = [&]() -> absl::Status {
     currentStage = "check-node-support";
     std::cerr << "kiln-compile-worker: stage " << currentStage << std::endl;
     if (!fault.empty())
       injectFault(fault);
     absl::StatusOr<std::vector<kiln::compiler::NodeSupport>> support =
         kiln::compiler::checkNodeSupport(job.graph(), options);
-    result.set_code(static_cast<int>(support.status().code()));
-    result.set_message(std::string(support.status().message()));
     if (support.ok())
       for (const kiln::compiler::NodeSupport &node : *support) {
         kiln::worker::NodeSupport *entry = result.add_node_support();
         entry->set_supported(node.supported);
         entry->set_reason(node.reason);
       }
+    return support.status();
+  };
+  if (job.check_node_support()) {
+    absl::Status checked = checkNodeSupport();
+    result.set_code(static_cast<int>(checked.code()));
+    result.set_message(std::string(checked.message()));
     return writeResult(result, args[1]);
   }
   absl::StatusOr<kiln::compiler::CompiledExecutable> compiled =
@@ -147,6 +152,13 @@ int main(int argc, char **argv) {
 
   result.set_code(static_cast<int>(compiled.status().code()));
   result.set_message(std::string(compiled.status().message()));
+  // A graph the target lacks ops for: placement's question is answered in
+  // the same call, so kilnd needs no second worker (a graph with symbolic
+  // sizes is never partitioned). What the check cannot answer, kilnd asks
+  // again or reports the compile's error.
+  if (absl::IsUnimplemented(compiled.status()) && job.graph().symbols_size() == 0 &&
+      !checkNodeSupport().ok())
+    result.clear_node_support();
   if (compiled.ok()) {
     result.set_artifact(std::move(compiled->artifact));
     *result.mutable_manifest() = std::move(compiled->manifest);

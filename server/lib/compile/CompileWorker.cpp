@@ -87,9 +87,18 @@ runWorker(const CompileWorkerSettings &settings, const worker::CompileJob &job,
     if (!bytes.ok() || !result.ParseFromString(*bytes))
       return absl::InternalError(absl::StrCat(
           what, ": the compile worker exited without a readable result"));
-    if (result.code() != 0)
-      return absl::Status(static_cast<absl::StatusCode>(result.code()),
+    if (result.code() != 0) {
+      absl::Status failed(static_cast<absl::StatusCode>(result.code()),
                           result.message());
+      // An UNIMPLEMENTED compile answers placement's question too.
+      if (result.node_support_size() > 0) {
+        std::vector<compiler::NodeSupport> support;
+        for (const worker::NodeSupport &node : result.node_support())
+          support.push_back({node.supported(), node.reason()});
+        attachNodeSupport(failed, support);
+      }
+      return failed;
+    }
     return result;
   }
   if (std::optional<absl::Status> limit =

@@ -10,6 +10,7 @@
 #include "kiln/common/Status.h"
 #include "kiln/common/TensorTypes.h"
 #include "kiln/server/compile/GraphPartition.h"
+#include "kiln/worker/compile_job.pb.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -190,6 +191,36 @@ v1::OpReport mergeOpReports(const v1::Graph &graph,
 
 } // namespace
 
+namespace {
+/// The payload's type URL: a CompileJobResult holding only node_support.
+constexpr const char *kNodeSupportPayload =
+    "type.googleapis.com/kiln.worker.CompileJobResult";
+} // namespace
+
+void attachNodeSupport(absl::Status &status,
+                       const std::vector<compiler::NodeSupport> &support) {
+  worker::CompileJobResult carried;
+  for (const compiler::NodeSupport &node : support) {
+    worker::NodeSupport *entry = carried.add_node_support();
+    entry->set_supported(node.supported);
+    entry->set_reason(node.reason);
+  }
+  std::string bytes = carried.SerializeAsString();
+  status.SetPayload(kNodeSupportPayload, absl::Cord(absl::string_view(bytes)));
+}
+
+std::optional<std::vector<compiler::NodeSupport>>
+carriedNodeSupport(const absl::Status &status) {
+  absl::optional<absl::Cord> payload = status.GetPayload(kNodeSupportPayload);
+  worker::CompileJobResult carried;
+  if (!payload || !carried.ParseFromString(std::string(*payload)))
+    return std::nullopt;
+  std::vector<compiler::NodeSupport> support;
+  for (const worker::NodeSupport &node : carried.node_support())
+    support.push_back({node.supported(), node.reason()});
+  return support;
+}
+
 absl::Status validatePlacementPolicy(const v1::PlacementPolicy &policy) {
   if (!v1::FallbackPolicy_IsValid(policy.fallback()))
     return absl::InvalidArgumentError(absl::StrCat(
@@ -237,10 +268,16 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
     if (!absl::IsUnimplemented(whole.status()) || !nodeSupport ||
         graph.symbols_size() > 0)
       return whole.status();
-    compiler::CompileOptions checkOptions;
-    checkOptions.target = target;
-    checkOptions.options = options;
-    ASSIGN_OR_RETURN(support, nodeSupport(graph, checkOptions));
+    if (std::optional<std::vector<compiler::NodeSupport>> carried =
+            carriedNodeSupport(whole.status());
+        carried && static_cast<int>(carried->size()) == graph.nodes_size()) {
+      support = *std::move(carried); // the compile answered it in the same call
+    } else {
+      compiler::CompileOptions checkOptions;
+      checkOptions.target = target;
+      checkOptions.options = options;
+      ASSIGN_OR_RETURN(support, nodeSupport(graph, checkOptions));
+    }
     if (std::all_of(support.begin(), support.end(),
                     [](const compiler::NodeSupport &node) { return node.supported; }))
       return whole.status(); // no single node is the cause: the compile's error

@@ -1,8 +1,8 @@
 //===- NodeSupport.h - which graph nodes a target can compile ---*- C++ -*-===//
 //
-// This file declares the capability check behind placement: each node of a
-// graph is compiled on its own, as far as the linalg level, to learn whether
-// the target can run it and, if not, why. Like Compile.h it includes no MLIR
+// This file declares the capability check behind placement: where each node
+// of a graph can run (kiln-place-nodes' plan, read back per node) and, if
+// not on the target, why. Like Compile.h it includes no MLIR
 // headers.
 //
 //===----------------------------------------------------------------------===//
@@ -23,13 +23,14 @@ struct NodeSupport {
   std::string reason;
 };
 
-/// Checks every node of `graph` for `options.target`: each is imported on its
-/// own (its tensor arguments become inputs of their declared types) and
-/// lowered to linalg. A node the importer reports UNIMPLEMENTED for (an op
-/// or attribute Kiln lacks) or whose lowering fails is unsupported, with the
-/// reason. Nodes with the same op, arguments and types are checked once.
-/// INVALID_ARGUMENT, naming the node, for a malformed node (an unknown value,
-/// a missing argument), as compileGraph would report it.
+/// Checks every node of `graph` for `options.target`, from one import of
+/// the whole graph: a node the importer reports UNIMPLEMENTED for (an op or
+/// attribute Kiln lacks) stays as one op with the reason, and
+/// kiln-place-nodes checks each node's ops on their own, lowering them as
+/// the target does (to linalg, or the target's own emitter). A node that
+/// fails is unsupported, with the reason. Nodes whose ops copy alike are
+/// checked once. INVALID_ARGUMENT, naming the node, for a malformed node
+/// (an unknown value, a missing argument), as compileGraph would report it.
 absl::StatusOr<std::vector<NodeSupport>>
 checkNodeSupport(const v1::Graph &graph, const CompileOptions &options);
 

@@ -14,6 +14,7 @@
 #include "kiln/v1/placement.pb.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,13 +47,24 @@ struct PlacedOutcome {
   v1::Timings timings;
 };
 
+/// The status of a compile that failed with UNIMPLEMENTED can carry what
+/// the capability check found, when the compiler ran it in the same call
+/// (kiln-compile-worker does): compilePlaced then needs no second call.
+/// `attachNodeSupport` adds it to `status`; `carriedNodeSupport` reads it
+/// back (nullopt when the status carries none).
+void attachNodeSupport(absl::Status &status,
+                       const std::vector<compiler::NodeSupport> &support);
+std::optional<std::vector<compiler::NodeSupport>>
+carriedNodeSupport(const absl::Status &status);
+
 /// INVALID_ARGUMENT naming the field when `policy` is out of range: an
 /// unknown fallback value, or a max_fallback_fraction outside 0..1 or given
 /// without FALLBACK_POLICY_CPU.
 absl::Status validatePlacementPolicy(const v1::PlacementPolicy &policy);
 
 /// Compiles `graph` for `target` through `cache`. When the whole graph fails
-/// with UNIMPLEMENTED, `nodeSupport` finds the nodes the target lacks; under
+/// with UNIMPLEMENTED, what the compile's status carries (attachNodeSupport)
+/// or else `nodeSupport` finds the nodes the target lacks; under
 /// FALLBACK_POLICY_ERROR, or past max_fallback_fraction, the answer is
 /// UNIMPLEMENTED listing them with their reasons; under FALLBACK_POLICY_CPU
 /// the graph is partitioned and each target segment compiled (and cached) as

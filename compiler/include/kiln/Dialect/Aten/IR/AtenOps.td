@@ -362,6 +362,31 @@ def Aten_ExpandOp : Aten_Op<"expand", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_OperatorOp : Aten_Op<"operator"> {
+  let summary = "A graph node Kiln cannot import, kept whole for placement.";
+  let description = [{
+    The importer's placement mode (`ImportOptions::keepUnsupportedNodes`)
+    imports a node it would refuse as UNIMPLEMENTED as this op instead: the
+    node's op name, the importer's reason, its tensor arguments in order and
+    results of its declared types. `kiln-place-nodes` then places it on the
+    host with that reason. No lowering accepts it, so a module holding one
+    never compiles; it exists only so that placement sees the whole graph
+    in one import.
+
+    Example:
+    ```mlir
+    %0 = aten.operator "aten.stft.default"(%x) {reason = "unsupported op"}
+        : (tensor<64xf32>) -> tensor<33x2x2xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, StrAttr:$reason,
+                   Variadic<AnyRankedTensor>:$inputs);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $name `(` $inputs `)` attr-dict `:` functional-type($inputs, $results)
+  }];
+}
+
 include "kiln/Dialect/Aten/IR/AtenTensorOps.td"
 include "kiln/Dialect/Aten/IR/AtenNNOps.td"
 include "kiln/Dialect/Aten/IR/AtenQuantOps.td"
