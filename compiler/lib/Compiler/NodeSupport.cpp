@@ -31,6 +31,11 @@ checkNodeSupport(const v1::Graph &graph, const CompileOptions &options) {
     return absl::InvalidArgumentError(
         absl::StrCat("unknown target '", options.target, "'; this compiler supports: ",
                      absl::StrJoin(targetNames(), ", ")));
+  if (graph.symbols_size() > 0)
+    return absl::UnimplementedError(
+        "placement checks graphs of static sizes only: a graph with symbolic "
+        "sizes compiles whole or not at all (its segments would need symbols "
+        "their own inputs bind)");
   DialectRegistry registry;
   registerKilnDialects(registry);
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);

@@ -30,7 +30,8 @@ struct NodeSupport {
 /// the target does (to linalg, or the target's own emitter). A node that
 /// fails is unsupported, with the reason. Nodes whose ops copy alike are
 /// checked once. INVALID_ARGUMENT, naming the node, for a malformed node
-/// (an unknown value, a missing argument), as compileGraph would report it.
+/// (an unknown value, a missing argument), as compileGraph would report it;
+/// UNIMPLEMENTED for a graph with symbolic sizes (never partitioned).
 absl::StatusOr<std::vector<NodeSupport>>
 checkNodeSupport(const v1::Graph &graph, const CompileOptions &options);
 
