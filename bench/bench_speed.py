@@ -125,6 +125,9 @@ class Daemon:
         self.address = ""
 
     def start(self) -> "Daemon":
+        # A port file left by an earlier run in the same folder would name
+        # that kilnd's port.
+        self.port_file.unlink(missing_ok=True)
         cmd = [str(self.kilnd), "--listen", "127.0.0.1:0", "--port-file", str(self.port_file),
                "--cache-dir", str(self.workdir / "cache"), "--metrics-listen", "127.0.0.1:0",
                "--metrics-port-file", str(self.workdir / "kilnd.metrics-port")]
