@@ -174,6 +174,9 @@ OpCost estimateOpCost(Operation *op) {
       .Case<aten::SoftmaxOp, aten::LogSoftmaxOp>(
           [](Operation *op) { return reduction(op->getOperand(0), 5); })
       .Case([](aten::NativeLayerNormOp norm) { return reduction(norm.getInput(), 8); })
+      // Like layer norm: mean, variance, then center, scale, weight, bias.
+      .Case<aten::GroupNormOp, aten::BatchStatsNormOp>(
+          [](Operation *op) { return reduction(op->getOperand(0), 8); })
       .Case([](aten::IndexPutOp put) {
         return put.getAccumulate() ? reduction(put.getValues(), 1) : dataMovement();
       })

@@ -1,10 +1,17 @@
-//===- DecomposeNorm.cpp - aten.vector_norm -------------------------------===//
+//===- DecomposeNorm.cpp - the norms --------------------------------------===//
 //
-// This file implements the decomposition of aten.vector_norm
-// (linalg_vector_norm): |x| in the result's float type, then by order
-// ord = +-inf a max (min) of |x|; 0 a count of the nonzero elements; 1 a
-// sum of |x|; 2 the square root of a sum of x*x; otherwise
-// (sum |x|^ord)^(1/ord) through pow.
+// This file implements the decompositions of the norms:
+// - aten.vector_norm (linalg_vector_norm): |x| in the result's float type,
+//   then by order ord = +-inf a max (min) of |x|; 0 a count of the nonzero
+//   elements; 1 a sum of |x|; 2 the square root of a sum of x*x; otherwise
+//   (sum |x|^ord)^(1/ord) through pow.
+// - aten.group_norm: each (sample, group) viewed as one row, its mean and
+//   biased variance (aten.var, two-pass), (x - mean) * rsqrt(var + eps),
+//   then the per-channel weight and bias.
+// - aten.batch_stats_norm: each channel's mean and biased variance over
+//   the other dims, then one `batch_norm` pointwise op.
+// Statistics are computed in f32 for f16/bf16 inputs, as eager's CPU
+// kernels do (an f16 mean of 2304 values near 40 overflows).
 //
 //===----------------------------------------------------------------------===//
 #include "AtenBuilder.h"
@@ -62,8 +69,115 @@ struct DecomposeVectorNorm : OpRewritePattern<aten::VectorNormOp> {
   }
 };
 
+/// The type a norm over `element` computes its statistics in.
+Type statisticsType(Type element) {
+  return element.isF16() || element.isBF16()
+             ? Float32Type::get(element.getContext())
+             : element;
+}
+
+/// The mean and biased variance of `x` over `dims`, in `type`.
+std::pair<Value, Value> meanAndVariance(PatternRewriter &rewriter, Location loc,
+                                        Value x, ArrayRef<int64_t> dims,
+                                        RankedTensorType type, bool keepdim) {
+  auto dimsAttr = rewriter.getDenseI64ArrayAttr(dims);
+  auto keep = rewriter.getBoolAttr(keepdim);
+  Value mean = rewriter.create<aten::MeanOp>(loc, type, x, dimsAttr, keep);
+  Value var = rewriter.create<aten::VarOp>(loc, type, x, dimsAttr,
+                                           rewriter.getF64FloatAttr(0.0), keep,
+                                           rewriter.getBoolAttr(false));
+  return {mean, var};
+}
+
+/// rsqrt(var + eps) in var's type.
+Value inverseStd(AtenBuilder &b, Value var, double eps) {
+  Type element = typeOf(var).getElementType();
+  return b.pointwise(typeOf(var), "rsqrt",
+                     b.add(element, var, b.constant(element, eps)));
+}
+
+/// `stat` as the op's statistics result `into` (its element type and shape).
+Value statisticsResult(AtenBuilder &b, Value stat, Value into) {
+  RankedTensorType type = typeOf(into);
+  return b.view(b.convert(stat, type.getElementType()), type.getShape());
+}
+
+/// The shape a per-channel vector broadcasts from against (N, C, ...): (C,
+/// 1, ...).
+SmallVector<int64_t> channelShape(RankedTensorType input) {
+  SmallVector<int64_t> shape(input.getRank() - 1, 1);
+  shape[0] = input.getDimSize(1);
+  return shape;
+}
+
+struct DecomposeGroupNorm : OpRewritePattern<aten::GroupNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(aten::GroupNormOp op,
+                                PatternRewriter &rewriter) const override {
+    AtenBuilder b(rewriter, op.getLoc());
+    RankedTensorType in = typeOf(op.getInput());
+    Type element = statisticsType(in.getElementType());
+    int64_t batch = in.getDimSize(0), groups = op.getGroupsAttr().getInt();
+    int64_t perGroup = in.getNumElements() / (batch * groups);
+    Value grouped = b.view(b.convert(op.getInput(), element),
+                           {batch, groups, perGroup});
+    auto [mean, var] =
+        meanAndVariance(rewriter, op.getLoc(), grouped, {2},
+                        RankedTensorType::get({batch, groups, 1}, element), true);
+    Value rstd = inverseStd(b, var, op.getEps().convertToDouble());
+    Value normalized = b.view(b.mul(element, b.sub(element, grouped, mean), rstd),
+                              in.getShape());
+    if (Value weight = op.getWeight())
+      normalized = b.mul(element, normalized,
+                         b.view(b.convert(weight, element), channelShape(in)));
+    if (Value bias = op.getBias())
+      normalized = b.add(element, normalized,
+                         b.view(b.convert(bias, element), channelShape(in)));
+    Value result = b.convert(normalized, in.getElementType());
+    Value meanResult = statisticsResult(b, mean, op.getMean());
+    Value rstdResult = statisticsResult(b, rstd, op.getRstd());
+    rewriter.replaceOp(op, {result, meanResult, rstdResult});
+    return success();
+  }
+};
+
+struct DecomposeBatchStatsNorm : OpRewritePattern<aten::BatchStatsNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(aten::BatchStatsNormOp op,
+                                PatternRewriter &rewriter) const override {
+    AtenBuilder b(rewriter, op.getLoc());
+    RankedTensorType in = typeOf(op.getInput());
+    Type element = statisticsType(in.getElementType());
+    SmallVector<int64_t> dims = {0};
+    for (int64_t d = 2; d < in.getRank(); ++d)
+      dims.push_back(d);
+    auto [mean, var] =
+        meanAndVariance(rewriter, op.getLoc(), op.getInput(), dims,
+                        RankedTensorType::get({in.getDimSize(1)}, element), false);
+    auto perChannel = [&](Value v, double absent) {
+      return v ? b.view(b.convert(v, element), channelShape(in))
+               : b.constant(element, absent);
+    };
+    // One value at a time: the order of the ops built is the source's.
+    double eps = op.getEps().convertToDouble();
+    Value weight = perChannel(op.getWeight(), 1.0);
+    Value bias = perChannel(op.getBias(), 0.0);
+    Value meanView = b.view(mean, channelShape(in));
+    Value varView = b.view(var, channelShape(in));
+    Value out = b.pointwise(in, "batch_norm",
+                            {op.getInput(), meanView, varView, weight, bias}, {eps});
+    Value meanResult = statisticsResult(b, mean, op.getMean());
+    Value rstd = statisticsResult(b, inverseStd(b, var, eps), op.getRstd());
+    rewriter.replaceOp(op, {out, meanResult, rstd});
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateNormDecompositions(RewritePatternSet &patterns) {
-  patterns.add<DecomposeVectorNorm>(patterns.getContext());
+  patterns.add<DecomposeVectorNorm, DecomposeGroupNorm, DecomposeBatchStatsNorm>(
+      patterns.getContext());
 }

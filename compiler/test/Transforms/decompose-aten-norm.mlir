@@ -46,3 +46,56 @@ func.func @others(%x: tensor<5xf64>) -> (tensor<f64>, tensor<f64>, tensor<f64>) 
   %2 = aten.vector_norm %x {ord = 3.0 : f64, dims = array<i64>} : (tensor<5xf64>) -> tensor<f64>
   return %0, %1, %2 : tensor<f64>, tensor<f64>, tensor<f64>
 }
+
+// -----
+
+// Group norm over f16: each (sample, group) a row, its statistics in f32;
+// weight and bias per channel; the result and statistics rounded once to
+// their declared types.
+// CHECK-LABEL: func @group
+// CHECK: %[[X:.+]] = aten.pointwise "copy" %{{.+}} : (tensor<2x4x3xf16>) -> tensor<2x4x3xf32>
+// CHECK: %[[G:.+]] = aten.view %[[X]] : (tensor<2x4x3xf32>) -> tensor<2x2x6xf32>
+// CHECK: %[[M:.+]] = aten.mean %[[G]] {dims = array<i64: 2>, keepdim = true} : (tensor<2x2x6xf32>) -> tensor<2x2x1xf32>
+// CHECK: %[[V:.+]] = aten.var %[[G]] {correction = 0.000000e+00 : f64, dims = array<i64: 2>, keepdim = true}
+// CHECK: %[[VE:.+]] = aten.add %[[V]], %{{.+}} : (tensor<2x2x1xf32>, tensor<f32>) -> tensor<2x2x1xf32>
+// CHECK: %[[R:.+]] = aten.pointwise "rsqrt" %[[VE]]
+// CHECK: %[[C:.+]] = aten.sub %[[G]], %[[M]]
+// CHECK: %[[N:.+]] = aten.mul %[[C]], %[[R]]
+// CHECK: %[[NV:.+]] = aten.view %[[N]] : (tensor<2x2x6xf32>) -> tensor<2x4x3xf32>
+// CHECK: %[[W:.+]] = aten.view %{{.+}} : (tensor<4xf32>) -> tensor<4x1xf32>
+// CHECK: %[[NW:.+]] = aten.mul %[[NV]], %[[W]] : (tensor<2x4x3xf32>, tensor<4x1xf32>) -> tensor<2x4x3xf32>
+// CHECK: %[[B:.+]] = aten.pointwise "copy" %{{.+}} : (tensor<4xf16>) -> tensor<4xf32>
+// CHECK: %[[BV:.+]] = aten.view %[[B]] : (tensor<4xf32>) -> tensor<4x1xf32>
+// CHECK: %[[NB:.+]] = aten.add %[[NW]], %[[BV]]
+// CHECK: %[[Y:.+]] = aten.pointwise "copy" %[[NB]] : (tensor<2x4x3xf32>) -> tensor<2x4x3xf16>
+// CHECK: %[[MH:.+]] = aten.pointwise "copy" %[[M]] : (tensor<2x2x1xf32>) -> tensor<2x2x1xf16>
+// CHECK: %[[MV:.+]] = aten.view %[[MH]] : (tensor<2x2x1xf16>) -> tensor<2x2xf16>
+// CHECK: %[[RV:.+]] = aten.view %[[R]] : (tensor<2x2x1xf32>) -> tensor<2x2xf32>
+// CHECK: return %[[Y]], %[[MV]], %[[RV]]
+func.func @group(%x: tensor<2x4x3xf16>, %w: tensor<4xf32>, %b: tensor<4xf16>)
+    -> (tensor<2x4x3xf16>, tensor<2x2xf16>, tensor<2x2xf32>) {
+  %y, %m, %r = aten.group_norm %x weight %w bias %b {groups = 2 : i64, eps = 1.0e-5 : f64}
+      : (tensor<2x4x3xf16>, tensor<4xf32>, tensor<4xf16>)
+      -> (tensor<2x4x3xf16>, tensor<2x2xf16>, tensor<2x2xf32>)
+  return %y, %m, %r : tensor<2x4x3xf16>, tensor<2x2xf16>, tensor<2x2xf32>
+}
+
+// -----
+
+// Batch-statistics norm: each channel's statistics over (N, spatial), one
+// batch_norm pointwise op (weight 1 and bias 0 when absent), 1/std last.
+// CHECK-LABEL: func @batch_stats
+// CHECK: %[[M:.+]] = aten.mean %[[X:.+]] {dims = array<i64: 0, 2>} : (tensor<2x4x3xf32>) -> tensor<4xf32>
+// CHECK: %[[V:.+]] = aten.var %[[X]] {correction = 0.000000e+00 : f64, dims = array<i64: 0, 2>}
+// CHECK: %[[ONE:.+]] = aten.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[ZERO:.+]] = aten.constant dense<0.000000e+00> : tensor<f32>
+// CHECK: %[[MV:.+]] = aten.view %[[M]] : (tensor<4xf32>) -> tensor<4x1xf32>
+// CHECK: %[[VV:.+]] = aten.view %[[V]] : (tensor<4xf32>) -> tensor<4x1xf32>
+// CHECK: %[[Y:.+]] = aten.pointwise "batch_norm" %[[X]], %[[MV]], %[[VV]], %[[ONE]], %[[ZERO]] {scalars = array<f64: 1.000000e-03>}
+// CHECK: %[[R:.+]] = aten.pointwise "rsqrt"
+// CHECK: return %[[Y]], %[[M]], %[[R]]
+func.func @batch_stats(%x: tensor<2x4x3xf32>) -> (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %y, %m, %r = aten.batch_stats_norm %x {eps = 1.0e-3 : f64}
+      : (tensor<2x4x3xf32>) -> (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y, %m, %r : tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>
+}

@@ -42,7 +42,9 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
       (DecomposeScan.cpp): triangular reductions over (i, j) pairs of the
       scanned dim.
     - `aten.vector_norm` (DecomposeNorm.cpp): abs, a power and a reduction
-      by PyTorch's orders.
+      by PyTorch's orders; `aten.group_norm` and `aten.batch_stats_norm`:
+      a mean and a biased variance, then the normalization, weight and
+      bias.
   }];
 }
 

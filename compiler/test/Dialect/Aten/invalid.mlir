@@ -323,3 +323,48 @@ func.func @vector_norm_integer(%x: tensor<2x3xi32>) -> tensor<2xi32> {
   %0 = aten.vector_norm %x {ord = 1.0 : f64, dims = array<i64: 1>} : (tensor<2x3xi32>) -> tensor<2xi32>
   return %0 : tensor<2xi32>
 }
+
+// -----
+
+func.func @group_norm_groups(%x: tensor<2x4x3xf32>) -> tensor<2x4x3xf32> {
+  // expected-error @+1 {{groups 3 must divide the 4 channels}}
+  %y, %m, %r = aten.group_norm %x {groups = 3 : i64, eps = 1.0e-5 : f64}
+      : (tensor<2x4x3xf32>) -> (tensor<2x4x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>)
+  return %y : tensor<2x4x3xf32>
+}
+
+// -----
+
+func.func @group_norm_statistics(%x: tensor<2x4x3xf32>) -> tensor<2x4x3xf32> {
+  // expected-error @+1 {{mean and rstd must be float tensors of shape [2, 2]}}
+  %y, %m, %r = aten.group_norm %x {groups = 2 : i64, eps = 1.0e-5 : f64}
+      : (tensor<2x4x3xf32>) -> (tensor<2x4x3xf32>, tensor<4xf32>, tensor<2x2xf32>)
+  return %y : tensor<2x4x3xf32>
+}
+
+// -----
+
+func.func @group_norm_integer(%x: tensor<2x4x3xi32>) -> tensor<2x4x3xi32> {
+  // expected-error @+1 {{needs a floating-point (N, C, ...) input}}
+  %y, %m, %r = aten.group_norm %x {groups = 2 : i64, eps = 1.0e-5 : f64}
+      : (tensor<2x4x3xi32>) -> (tensor<2x4x3xi32>, tensor<2x2xf32>, tensor<2x2xf32>)
+  return %y : tensor<2x4x3xi32>
+}
+
+// -----
+
+func.func @batch_stats_norm_weight(%x: tensor<2x4x3xf32>, %w: tensor<3xf32>) -> tensor<2x4x3xf32> {
+  // expected-error @+1 {{weight must be a 1-d float tensor of the 4 channels}}
+  %y, %m, %r = aten.batch_stats_norm %x weight %w {eps = 1.0e-5 : f64}
+      : (tensor<2x4x3xf32>, tensor<3xf32>) -> (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>)
+  return %y : tensor<2x4x3xf32>
+}
+
+// -----
+
+func.func @batch_stats_norm_result(%x: tensor<2x4x3xf32>) -> tensor<2x4x3xf16> {
+  // expected-error @+1 {{result must have the input's type}}
+  %y, %m, %r = aten.batch_stats_norm %x {eps = 1.0e-5 : f64}
+      : (tensor<2x4x3xf32>) -> (tensor<2x4x3xf16>, tensor<4xf32>, tensor<4xf32>)
+  return %y : tensor<2x4x3xf16>
+}

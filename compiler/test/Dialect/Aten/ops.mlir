@@ -118,3 +118,18 @@ func.func @norms(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
   %0 = aten.vector_norm %x {ord = 3.0 : f64, dims = array<i64: 1>, keepdim = true} : (tensor<2x3xf32>) -> tensor<2x1xf32>
   return %0 : tensor<2x1xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @statistics_norms
+func.func @statistics_norms(%x: tensor<2x4x3xf16>, %w: tensor<4xf32>, %b: tensor<4xf16>)
+    -> (tensor<2x4x3xf16>, tensor<2x2xf32>, tensor<4xf16>) {
+  // CHECK: aten.group_norm %{{.+}} weight %{{.+}} bias %{{.+}} {eps = 1.000000e-05 : f64, groups = 2 : i64}
+  %y, %m, %r = aten.group_norm %x weight %w bias %b {groups = 2 : i64, eps = 1.0e-5 : f64}
+      : (tensor<2x4x3xf16>, tensor<4xf32>, tensor<4xf16>)
+      -> (tensor<2x4x3xf16>, tensor<2x2xf32>, tensor<2x2xf32>)
+  // CHECK: aten.batch_stats_norm %{{.+}} bias %{{.+}} {eps = 1.000000e-03 : f64}
+  %z, %bm, %br = aten.batch_stats_norm %y bias %b {eps = 1.0e-3 : f64}
+      : (tensor<2x4x3xf16>, tensor<4xf16>) -> (tensor<2x4x3xf16>, tensor<4xf16>, tensor<4xf16>)
+  return %z, %m, %br : tensor<2x4x3xf16>, tensor<2x2xf32>, tensor<4xf16>
+}

@@ -9,6 +9,8 @@
 
 #include "VerifyUtils.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace kiln::aten;
 
@@ -159,4 +161,61 @@ LogicalResult GridSampleOp::verify() {
     return emitOpError() << "padding_mode " << getPaddingMode()
                          << ": 0 (zeros), 1 (border) or 2 (reflection)";
   return success();
+}
+
+/// What group_norm and batch_stats_norm share: a floating-point (N, C, ...)
+/// input, a result of its type, optional 1-d float weight and bias of C,
+/// and float statistics of `statShape`.
+static LogicalResult verifyStatisticsNorm(Operation *op, Value input,
+                                          Value weight, Value bias,
+                                          Value result, Value mean, Value rstd,
+                                          ArrayRef<int64_t> statShape) {
+  auto in = cast<RankedTensorType>(input.getType());
+  if (!isa<FloatType>(in.getElementType()) || in.getRank() < 2)
+    return op->emitOpError("needs a floating-point (N, C, ...) input");
+  if (result.getType() != in)
+    return op->emitOpError("result must have the input's type");
+  for (auto [name, v] : {std::pair<const char *, Value>{"weight", weight},
+                         {"bias", bias}}) {
+    if (!v)
+      continue;
+    auto type = cast<RankedTensorType>(v.getType());
+    if (!isa<FloatType>(type.getElementType()) ||
+        type.getShape() != ArrayRef<int64_t>{in.getDimSize(1)})
+      return op->emitOpError() << name << " must be a 1-d float tensor of the "
+                               << in.getDimSize(1) << " channels";
+  }
+  for (Value stat : {mean, rstd}) {
+    auto type = cast<RankedTensorType>(stat.getType());
+    if (!isa<FloatType>(type.getElementType()) || type.getShape() != statShape)
+      return op->emitOpError() << "mean and rstd must be float tensors of shape ["
+                               << statShape << "]";
+  }
+  return success();
+}
+
+LogicalResult GroupNormOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  int64_t groups = getGroupsAttr().getInt();
+  if (in.size() >= 2 && (groups < 1 || in[1] % groups != 0))
+    return emitOpError() << "groups " << groups << " must divide the " << in[1]
+                         << " channels";
+  if (std::isnan(getEps().convertToDouble()))
+    return emitOpError("eps must be a number");
+  SmallVector<int64_t> statShape;
+  if (!in.empty())
+    statShape = {in[0], groups};
+  return verifyStatisticsNorm(*this, getInput(), getWeight(), getBias(),
+                              getResult(), getMean(), getRstd(), statShape);
+}
+
+LogicalResult BatchStatsNormOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  if (std::isnan(getEps().convertToDouble()))
+    return emitOpError("eps must be a number");
+  SmallVector<int64_t> statShape;
+  if (in.size() >= 2)
+    statShape = {in[1]};
+  return verifyStatisticsNorm(*this, getInput(), getWeight(), getBias(),
+                              getResult(), getMean(), getRstd(), statShape);
 }

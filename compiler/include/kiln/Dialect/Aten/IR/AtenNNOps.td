@@ -36,6 +36,68 @@ def Aten_ConvolutionOp : Aten_Op<"convolution", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_GroupNormOp : Aten_Op<"group_norm", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Group normalization, with each group's mean and 1/std.";
+  let description = [{
+    `native_group_norm`: the (N, C, ...) input's channels cut into `groups`
+    groups; each sample's group is normalized by its mean and biased
+    variance, `(x - mean) * rsqrt(var + eps)`, then scaled by `weight` and
+    shifted by `bias` per channel (each optional, 1-d of C). The statistics
+    are computed in f32 for an f16/bf16 input, as eager's CPU kernel does.
+    `mean` and `rstd` are (N, groups). kiln-decompose-aten writes it as
+    views, a mean, a variance and pointwise ops (DecomposeNorm.cpp).
+
+    Example:
+    ```mlir
+    %y, %m, %r = aten.group_norm %x weight %w bias %b {groups = 2 : i64, eps = 1.0e-5 : f64}
+        : (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>)
+        -> (tensor<2x4x3xf32>, tensor<2x2xf32>, tensor<2x2xf32>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input,
+                   Optional<AnyStaticShapeTensor>:$weight,
+                   Optional<AnyStaticShapeTensor>:$bias, I64Attr:$groups,
+                   F64Attr:$eps);
+  let results = (outs AnyStaticShapeTensor:$result, AnyStaticShapeTensor:$mean,
+                      AnyStaticShapeTensor:$rstd);
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
+def Aten_BatchStatsNormOp : Aten_Op<"batch_stats_norm",
+                                    [Pure, AttrSizedOperandSegments]> {
+  let summary = "Batch normalization by the batch's own statistics.";
+  let description = [{
+    Training-mode batch norm (`native_batch_norm` with training set,
+    `_native_batch_norm_legit` without running statistics, what
+    instance_norm decomposes to): each channel of the (N, C, ...) input is
+    normalized by its mean and biased variance over every other dimension,
+    `(x - mean) * rsqrt(var + eps)`, then scaled by `weight` and shifted by
+    `bias` (each optional, 1-d of C). The statistics are computed in f32
+    for an f16/bf16 input. `mean` and `rstd` are (C). kiln-decompose-aten
+    writes it as a mean, a variance and one `batch_norm` pointwise op.
+
+    Example:
+    ```mlir
+    %y, %m, %r = aten.batch_stats_norm %x {eps = 1.0e-5 : f64}
+        : (tensor<2x4x3xf32>) -> (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$input,
+                   Optional<AnyStaticShapeTensor>:$weight,
+                   Optional<AnyStaticShapeTensor>:$bias, F64Attr:$eps);
+  let results = (outs AnyStaticShapeTensor:$result, AnyStaticShapeTensor:$mean,
+                      AnyStaticShapeTensor:$rstd);
+  let assemblyFormat = [{
+    $input (`weight` $weight^)? (`bias` $bias^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Aten_MaxPoolOp : Aten_Op<"max_pool", [Pure]> {
   let summary = "N-d max pooling with the flat spatial index of each maximum.";
   let description = [{
