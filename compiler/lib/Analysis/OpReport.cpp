@@ -81,6 +81,30 @@ OpCost convolutionCost(aten::ConvolutionOp op) {
   return contraction(elements * perElement, bias);
 }
 
+/// One multiply-add per element of the three inputs' broadcast (what the
+/// batched product contracts), plus the smallest pairwise product first.
+OpCost trilinearCost(aten::TrilinearOp op) {
+  ArrayRef<int64_t> shapes[3] = {
+      cast<RankedTensorType>(op.getI1().getType()).getShape(),
+      cast<RankedTensorType>(op.getI2().getType()).getShape(),
+      cast<RankedTensorType>(op.getI3().getType()).getShape()};
+  // Saturating: three inputs of up to 2^40 elements can broadcast past
+  // int64.
+  auto broadcastCount = [&](std::initializer_list<int> which) {
+    __int128 count = 1;
+    for (size_t d = 0; d < shapes[0].size(); ++d) {
+      int64_t extent = 1;
+      for (int i : which)
+        extent = std::max(extent, shapes[i][d]);
+      count = std::min<__int128>(count * extent, INT64_MAX / 4);
+    }
+    return static_cast<int64_t>(count);
+  };
+  int64_t pair = std::min({broadcastCount({0, 1}), broadcastCount({1, 2}),
+                           broadcastCount({0, 2})});
+  return contraction(broadcastCount({0, 1, 2}), pair);
+}
+
 /// A layer while it is being accumulated.
 struct LayerBuilder {
   std::string name;
@@ -174,6 +198,9 @@ OpCost estimateOpCost(Operation *op) {
       .Case<aten::SoftmaxOp, aten::LogSoftmaxOp>(
           [](Operation *op) { return reduction(op->getOperand(0), 5); })
       .Case([](aten::NativeLayerNormOp norm) { return reduction(norm.getInput(), 8); })
+      // The smallest pairwise product, then one multiply-add per element of
+      // the contraction with the third input.
+      .Case([](aten::TrilinearOp op) { return trilinearCost(op); })
       // Like layer norm: mean, variance, then center, scale, weight, bias.
       .Case<aten::GroupNormOp, aten::BatchStatsNormOp>(
           [](Operation *op) { return reduction(op->getOperand(0), 8); })

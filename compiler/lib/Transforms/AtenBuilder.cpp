@@ -56,6 +56,12 @@ Value AtenBuilder::view(Value v, ArrayRef<int64_t> shape) {
   return r.create<aten::ViewOp>(loc, typeOf(v).clone(shape), v);
 }
 
+Value AtenBuilder::permute(Value v, ArrayRef<int64_t> perm) {
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return v;
+  return r.create<aten::PermuteOp>(loc, v, perm);
+}
+
 Value AtenBuilder::mul(Type element, Value a, Value b) {
   return r.create<aten::MulOp>(loc, broadcastType(element, a, b), a, b);
 }

@@ -36,6 +36,8 @@ public:
 
   /// `v` reshaped to `shape` (itself when it has it).
   mlir::Value view(mlir::Value v, llvm::ArrayRef<int64_t> shape);
+  /// `v` with its dims in the order `perm` (itself for the identity).
+  mlir::Value permute(mlir::Value v, llvm::ArrayRef<int64_t> perm);
 
   /// a * b, a + b, a - b and a / b, broadcast, in `element`.
   mlir::Value mul(mlir::Type element, mlir::Value a, mlir::Value b);

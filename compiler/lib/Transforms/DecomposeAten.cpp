@@ -28,6 +28,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     kiln::populateSearchDecompositions(set);
     kiln::populateScanDecompositions(set);
     kiln::populateNormDecompositions(set);
+    kiln::populateTrilinearDecompositions(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();
   }

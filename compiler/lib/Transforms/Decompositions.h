@@ -27,4 +27,7 @@ void populateScanDecompositions(mlir::RewritePatternSet &patterns);
 /// (DecomposeNorm.cpp).
 void populateNormDecompositions(mlir::RewritePatternSet &patterns);
 
+/// aten.trilinear as one product and one aten.bmm (DecomposeTrilinear.cpp).
+void populateTrilinearDecompositions(mlir::RewritePatternSet &patterns);
+
 } // namespace kiln

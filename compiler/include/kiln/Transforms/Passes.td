@@ -45,6 +45,9 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
       by PyTorch's orders; `aten.group_norm` and `aten.batch_stats_norm`:
       a mean and a biased variance, then the normalization, weight and
       bias.
+    - `aten.trilinear` (DecomposeTrilinear.cpp): the two inputs whose
+      broadcast is smallest multiplied, then contracted with the third in
+      one aten.bmm.
   }];
 }
 

@@ -368,3 +368,48 @@ func.func @batch_stats_norm_result(%x: tensor<2x4x3xf32>) -> tensor<2x4x3xf16> {
       : (tensor<2x4x3xf32>) -> (tensor<2x4x3xf16>, tensor<4xf32>, tensor<4xf32>)
   return %y : tensor<2x4x3xf16>
 }
+
+// -----
+
+func.func @trilinear_rank(%a: tensor<4x3xf32>, %w: tensor<1x6x3xf32>, %b: tensor<4x1x1xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{i1, i2 and i3 must have one rank}}
+  %0 = aten.trilinear %a, %w, %b {sumdim = array<i64: 2>}
+      : (tensor<4x3xf32>, tensor<1x6x3xf32>, tensor<4x1x1xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @trilinear_broadcast(%a: tensor<4x1x3xf32>, %w: tensor<1x6x2xf32>, %b: tensor<4x1x1xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{do not broadcast at dim 2}}
+  %0 = aten.trilinear %a, %w, %b {sumdim = array<i64: 2>}
+      : (tensor<4x1x3xf32>, tensor<1x6x2xf32>, tensor<4x1x1xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @trilinear_sumdim(%a: tensor<4x1x3xf32>, %w: tensor<1x6x3xf32>, %b: tensor<4x1x1xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{sumdim must be distinct ascending dims in [0, 3)}}
+  %0 = aten.trilinear %a, %w, %b {sumdim = array<i64: 2, 1>}
+      : (tensor<4x1x3xf32>, tensor<1x6x3xf32>, tensor<4x1x1xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @trilinear_result(%a: tensor<4x1x3xf32>, %w: tensor<1x6x3xf32>, %b: tensor<4x1x1xf32>) -> tensor<4x6x3xf32> {
+  // expected-error @+1 {{result must be the broadcast shape without the summed dims}}
+  %0 = aten.trilinear %a, %w, %b {sumdim = array<i64: 2>}
+      : (tensor<4x1x3xf32>, tensor<1x6x3xf32>, tensor<4x1x1xf32>) -> tensor<4x6x3xf32>
+  return %0 : tensor<4x6x3xf32>
+}
+
+// -----
+
+func.func @trilinear_types(%a: tensor<4x1x3xf16>, %w: tensor<1x6x3xf32>, %b: tensor<4x1x1xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{i1, i2, i3 and the result share their element type}}
+  %0 = aten.trilinear %a, %w, %b {sumdim = array<i64: 2>}
+      : (tensor<4x1x3xf16>, tensor<1x6x3xf32>, tensor<4x1x1xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}

@@ -133,3 +133,13 @@ func.func @statistics_norms(%x: tensor<2x4x3xf16>, %w: tensor<4xf32>, %b: tensor
       : (tensor<2x4x3xf16>, tensor<4xf16>) -> (tensor<2x4x3xf16>, tensor<4xf16>, tensor<4xf16>)
   return %z, %m, %br : tensor<2x4x3xf16>, tensor<2x2xf32>, tensor<4xf16>
 }
+
+// -----
+
+// CHECK-LABEL: func @trilinear
+func.func @trilinear(%a: tensor<4x1x3xf32>, %w: tensor<1x6x3xf32>, %b: tensor<4x1x1xf32>) -> tensor<4x6xf32> {
+  // CHECK: aten.trilinear %{{.+}}, %{{.+}}, %{{.+}} {sumdim = array<i64: 2>} : (tensor<4x1x3xf32>, tensor<1x6x3xf32>, tensor<4x1x1xf32>) -> tensor<4x6xf32>
+  %0 = aten.trilinear %a, %w, %b {sumdim = array<i64: 2>}
+      : (tensor<4x1x3xf32>, tensor<1x6x3xf32>, tensor<4x1x1xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}

@@ -114,6 +114,38 @@ LogicalResult VarOp::verify() {
                               getResult());
 }
 
+LogicalResult TrilinearOp::verify() {
+  ArrayRef<int64_t> a = shapeOf(getI1()), b = shapeOf(getI2()), c = shapeOf(getI3());
+  if (a.size() != b.size() || a.size() != c.size())
+    return emitOpError("i1, i2 and i3 must have one rank (after their expand dims)");
+  auto type = cast<RankedTensorType>(getType());
+  if (!isa<FloatType>(type.getElementType()))
+    return emitOpError("needs a floating-point result");
+  for (Value v : {getI1(), getI2(), getI3()})
+    if (cast<RankedTensorType>(v.getType()).getElementType() != type.getElementType())
+      return emitOpError("i1, i2, i3 and the result share their element type");
+  ArrayRef<int64_t> sumdim = getSumdim();
+  for (size_t i = 0; i < sumdim.size(); ++i)
+    if (sumdim[i] < 0 || sumdim[i] >= static_cast<int64_t>(a.size()) ||
+        (i > 0 && sumdim[i] <= sumdim[i - 1]))
+      return emitOpError() << "sumdim must be distinct ascending dims in [0, "
+                           << a.size() << ")";
+  SmallVector<int64_t> expected;
+  for (size_t d = 0; d < a.size(); ++d) {
+    int64_t extent = 1;
+    for (int64_t e : {a[d], b[d], c[d]}) {
+      if (e != 1 && extent != 1 && e != extent)
+        return emitOpError() << "i1, i2 and i3 do not broadcast at dim " << d;
+      extent = e == 1 ? extent : e;
+    }
+    if (!llvm::is_contained(sumdim, static_cast<int64_t>(d)))
+      expected.push_back(extent);
+  }
+  if (type.getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result must be the broadcast shape without the summed dims");
+  return success();
+}
+
 LogicalResult VectorNormOp::verify() {
   if (std::isnan(getOrd().convertToDouble()))
     return emitOpError("ord must be a number");

@@ -71,6 +71,32 @@ def Aten_VarOp : Aten_Op<"var", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_TrilinearOp : Aten_Op<"trilinear", [Pure]> {
+  let summary = "Sum over dims of the broadcast product of three tensors.";
+  let description = [{
+    `aten._trilinear` (what `F.bilinear` exports to), after the importer
+    has inserted each input's `expand` dims: `i1`, `i2` and `i3` have one
+    rank and broadcast together; the result is the sum over `sumdim`
+    (distinct, ascending) of `i1 * i2 * i3`, with those dims removed; all
+    four share one float type. kiln-decompose-aten never forms the triple
+    product: it multiplies the two inputs whose broadcast is smallest and
+    contracts that with the third in one aten.bmm (DecomposeTrilinear.cpp).
+
+    Example:
+    ```mlir
+    %0 = aten.trilinear %x1, %w, %x2 {sumdim = array<i64: 2, 3>}
+        : (tensor<8x1x3x1xf32>, tensor<1x5x3x4xf32>, tensor<8x1x1x4xf32>) -> tensor<8x5xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$i1, AnyStaticShapeTensor:$i2,
+                   AnyStaticShapeTensor:$i3, DenseI64ArrayAttr:$sumdim);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $i1 `,` $i2 `,` $i3 attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Aten_VectorNormOp : Aten_Op<"vector_norm", [Pure]> {
   let summary = "The ord-norm of the elements over dimensions.";
   let description = [{
