@@ -201,6 +201,12 @@ OpCost estimateOpCost(Operation *op) {
       // The smallest pairwise product, then one multiply-add per element of
       // the contraction with the third input.
       .Case([](aten::TrilinearOp op) { return trilinearCost(op); })
+      // getrf: about n^3 / 3 multiply-adds per matrix.
+      .Case([](aten::LuFactorOp lu) {
+        auto type = cast<RankedTensorType>(lu.getSelf().getType());
+        int64_t order = type.getDimSize(1);
+        return contraction(type.getDimSize(0) * order * order * order / 3, 0);
+      })
       // Like layer norm: mean, variance, then center, scale, weight, bias.
       .Case<aten::GroupNormOp, aten::BatchStatsNormOp>(
           [](Operation *op) { return reduction(op->getOperand(0), 8); })

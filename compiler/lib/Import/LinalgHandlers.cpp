@@ -2,12 +2,11 @@
 //
 // This file implements the importer handlers of aten._linalg_det and
 // aten._linalg_slogdet (torch.linalg.det, slogdet, logdet): an LU
-// factorisation with partial pivoting, as LAPACK's getrf defines it,
-// unrolled over the n columns of the (..., n, n) input at import time.
-// Step k picks the first row at or below k whose column-k entry has the
-// largest magnitude, swaps it with row k, stores the multipliers below the
-// pivot (0 for a zero pivot: the matrix is singular, as getrf's info says)
-// and updates the trailing block. Batches run side by side.
+// factorisation with partial pivoting, as LAPACK's getrf defines it, of
+// the (..., n, n) input as one (B, n, n) batch: one aten.lu_factor, which
+// kiln-decompose-aten unrolls over the n columns
+// (lib/Transforms/DecomposeLinalg.cpp), then the determinant from U's
+// diagonal and the permutation's sign.
 //
 // Like eager, the factorisation is of A's transpose (eager hands A's
 // row-major storage to column-major LAPACK): the LU and pivots results are
@@ -40,84 +39,23 @@ struct Factorisation {
   Value diagonal; ///< (B, n): U's diagonal.
 };
 
-/// getrf on `a` (B, n, n), unrolled.
+/// getrf on `a` (B, n, n): one aten.lu_factor (kiln-decompose-aten unrolls
+/// it, lib/Transforms/DecomposeLinalg.cpp), and U's diagonal.
 Factorisation factorise(NodeImporter &n, Value a, int64_t batch, int64_t order) {
   RankedTensorType type = typeOf(a);
-  Type element = type.getElementType();
-  Type i64 = n.b().getI64Type(), i1 = n.b().getI1Type();
-  auto pairMask = RankedTensorType::get({1, order, order}, i1);
-  auto position = [](int64_t i) { return i; };
-  Value rowIndex = tableConstant<int64_t>(n, {1, order, 1}, i64, position);
-  Value colIndex = tableConstant<int64_t>(n, {1, 1, order}, i64, position);
-  auto columnType = RankedTensorType::get({batch, order, 1}, element);
-  auto rowType = RankedTensorType::get({batch, 1, order}, element);
-  auto b11 = RankedTensorType::get({batch, 1, 1}, i64);
-  SmallVector<Value> pivots;
-  Value odd = n.constant(i1, 0.0, {batch, 1});
-  auto slice = [&](Value v, RankedTensorType to, ArrayRef<int64_t> offsets) -> Value {
-    return n.b().create<aten::SliceOp>(n.loc(), to, v, n.b().getDenseI64ArrayAttr(offsets),
-                                       n.b().getDenseI64ArrayAttr({1, 1, 1}));
-  };
-  auto compare = [&](RankedTensorType to, StringRef fn, Value x, Value y) {
-    return pointwise(n, to, fn, {x, y});
-  };
-  for (int64_t k = 0; k < order; ++k) {
-    Value kConst = n.constant(i64, static_cast<double>(k));
-    // The pivot: the first largest |a[i, k]| with i >= k.
-    Value column = slice(a, columnType, {0, 0, k});
-    Value magnitude = pointwise(n, columnType, "abs", column);
-    Value eligible = compare(RankedTensorType::get({1, order, 1}, i1), "ge", rowIndex, kConst);
-    magnitude = pointwise(n, columnType, "where",
-                          {eligible, magnitude, n.constant(element, -1.0)});
-    Value p = n.b().create<aten::ArgReduceOp>(n.loc(), b11, magnitude,
-                                              n.b().getI64IntegerAttr(1),
-                                              n.b().getBoolAttr(true), n.b().getBoolAttr(true));
-    pivots.push_back(viewValue(n, p, {batch, 1}));
-    odd = pointwise(n, typeOf(odd), "logical_xor",
-                    {odd, compare(RankedTensorType::get({batch, 1}, i1), "ne",
-                                  viewValue(n, p, {batch, 1}), kConst)});
-    // Swap rows k and p.
-    Value rowK = slice(a, rowType, {0, k, 0});
-    Value rowP = n.b().create<aten::GatherOp>(
-        n.loc(), rowType, a,
-        n.b().create<aten::ExpandOp>(n.loc(), RankedTensorType::get({batch, 1, order}, i64), p),
-        n.b().getI64IntegerAttr(1));
-    Value atK = compare(RankedTensorType::get({1, order, 1}, i1), "eq", rowIndex, kConst);
-    Value atP = compare(RankedTensorType::get({batch, order, 1}, i1), "eq", rowIndex, p);
-    a = pointwise(n, type, "where", {atP, rowK, a});
-    a = pointwise(n, type, "where", {atK, rowP, a});
-    // Multipliers below the pivot (0 when the pivot is 0), then the
-    // trailing update a[i, j] -= m[i] * a[k, j] for i, j > k.
-    Value pivot = slice(a, RankedTensorType::get({batch, 1, 1}, element), {0, k, k});
-    Value pivotRow = slice(a, rowType, {0, k, 0});
-    Value below = compare(RankedTensorType::get({1, order, 1}, i1), "gt", rowIndex, kConst);
-    Value zeroPivot = compare(RankedTensorType::get({batch, 1, 1}, i1), "eq", pivot,
-                              n.constant(element, 0.0));
-    Value ratio = n.b().create<aten::DivOp>(n.loc(), columnType,
-                                            slice(a, columnType, {0, 0, k}), pivot);
-    Value multiplier = pointwise(n, columnType, "where",
-                                 {zeroPivot, n.constant(element, 0.0), ratio});
-    multiplier = pointwise(n, columnType, "where",
-                           {below, multiplier, n.constant(element, 0.0)});
-    Value update = n.b().create<aten::MulOp>(n.loc(), type, multiplier, pivotRow);
-    Value right = compare(RankedTensorType::get({1, 1, order}, i1), "gt", colIndex, kConst);
-    Value trailing = pointwise(n, pairMask, "logical_and", {below, right});
-    Value updated = n.b().create<aten::SubOp>(n.loc(), type, a, update,
-                                              n.b().getF64FloatAttr(1.0));
-    a = pointwise(n, type, "where", {trailing, updated, a});
-    Value atColumn = compare(RankedTensorType::get({1, 1, order}, i1), "eq", colIndex, kConst);
-    Value store = pointwise(n, pairMask, "logical_and", {below, atColumn});
-    a = pointwise(n, type, "where", {store, multiplier, a});
-  }
-  Value pivotTable = n.b().create<aten::CatOp>(
-      n.loc(), RankedTensorType::get({batch, order}, i64), pivots, n.b().getI64IntegerAttr(1));
+  auto lu = n.b().create<aten::LuFactorOp>(
+      n.loc(),
+      TypeRange{type, RankedTensorType::get({batch, order}, n.b().getI64Type()),
+                RankedTensorType::get({batch, 1}, n.b().getI1Type())},
+      a);
   Value diagonalIndex =
       tableConstant<int64_t>(n, {order}, n.b().getI64Type(),
                              [order](int64_t i) { return i * (order + 1); });
   Value diagonal = n.b().create<aten::IndexSelectOp>(
-      n.loc(), RankedTensorType::get({batch, order}, element),
-      viewValue(n, a, {batch, order * order}), diagonalIndex, n.b().getI64IntegerAttr(1));
-  return {a, pivotTable, odd, diagonal};
+      n.loc(), RankedTensorType::get({batch, order}, type.getElementType()),
+      viewValue(n, lu.getLu(), {batch, order * order}), diagonalIndex,
+      n.b().getI64IntegerAttr(1));
+  return {lu.getLu(), lu.getPivots(), lu.getOdd(), diagonal};
 }
 
 /// The (..., n, n) input as (B, n, n) of its transpose; error unless square

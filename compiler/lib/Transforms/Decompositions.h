@@ -30,4 +30,7 @@ void populateNormDecompositions(mlir::RewritePatternSet &patterns);
 /// aten.trilinear as one product and one aten.bmm (DecomposeTrilinear.cpp).
 void populateTrilinearDecompositions(mlir::RewritePatternSet &patterns);
 
+/// aten.lu_factor as getrf unrolled over the columns (DecomposeLinalg.cpp).
+void populateLinalgDecompositions(mlir::RewritePatternSet &patterns);
+
 } // namespace kiln

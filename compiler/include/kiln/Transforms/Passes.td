@@ -48,6 +48,8 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
     - `aten.trilinear` (DecomposeTrilinear.cpp): the two inputs whose
       broadcast is smallest multiplied, then contracted with the third in
       one aten.bmm.
+    - `aten.lu_factor` (DecomposeLinalg.cpp): getrf with partial pivoting
+      unrolled over the columns, the batch side by side.
   }];
 }
 

@@ -413,3 +413,30 @@ func.func @trilinear_types(%a: tensor<4x1x3xf16>, %w: tensor<1x6x3xf32>, %b: ten
       : (tensor<4x1x3xf16>, tensor<1x6x3xf32>, tensor<4x1x1xf32>) -> tensor<4x6xf32>
   return %0 : tensor<4x6xf32>
 }
+
+// -----
+
+func.func @lu_factor_square(%a: tensor<2x3x4xf32>) -> tensor<2x3xi64> {
+  // expected-error @+1 {{factorises a (B, n, n) batch of f32 or f64 matrices}}
+  %lu, %pivots, %odd = aten.lu_factor %a
+      : (tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3xi64>, tensor<2x1xi1>)
+  return %pivots : tensor<2x3xi64>
+}
+
+// -----
+
+func.func @lu_factor_pivots(%a: tensor<2x3x3xf32>) -> tensor<2x3xi32> {
+  // expected-error @+1 {{pivots must be (B, n) i64}}
+  %lu, %pivots, %odd = aten.lu_factor %a
+      : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x3xi32>, tensor<2x1xi1>)
+  return %pivots : tensor<2x3xi32>
+}
+
+// -----
+
+func.func @lu_factor_odd(%a: tensor<2x3x3xf32>) -> tensor<2xi1> {
+  // expected-error @+1 {{odd must be (B, 1) i1}}
+  %lu, %pivots, %odd = aten.lu_factor %a
+      : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x3xi64>, tensor<2xi1>)
+  return %odd : tensor<2xi1>
+}

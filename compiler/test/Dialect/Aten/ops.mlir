@@ -143,3 +143,13 @@ func.func @trilinear(%a: tensor<4x1x3xf32>, %w: tensor<1x6x3xf32>, %b: tensor<4x
       : (tensor<4x1x3xf32>, tensor<1x6x3xf32>, tensor<4x1x1xf32>) -> tensor<4x6xf32>
   return %0 : tensor<4x6xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @lu_factor
+func.func @lu_factor(%a: tensor<2x3x3xf64>) -> tensor<2x3xi64> {
+  // CHECK: aten.lu_factor %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi1>)
+  %lu, %pivots, %odd = aten.lu_factor %a
+      : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi1>)
+  return %pivots : tensor<2x3xi64>
+}

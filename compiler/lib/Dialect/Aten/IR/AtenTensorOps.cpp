@@ -146,6 +146,25 @@ LogicalResult TrilinearOp::verify() {
   return success();
 }
 
+LogicalResult LuFactorOp::verify() {
+  auto type = cast<RankedTensorType>(getSelf().getType());
+  ArrayRef<int64_t> in = type.getShape();
+  if (in.size() != 3 || in[1] != in[2] ||
+      !(type.getElementType().isF32() || type.getElementType().isF64()))
+    return emitOpError("factorises a (B, n, n) batch of f32 or f64 matrices");
+  if (getLu().getType() != type)
+    return emitOpError("lu must have the input's type");
+  auto pivots = cast<RankedTensorType>(getPivots().getType());
+  if (!pivots.getElementType().isInteger(64) ||
+      pivots.getShape() != ArrayRef<int64_t>{in[0], in[1]})
+    return emitOpError("pivots must be (B, n) i64");
+  auto odd = cast<RankedTensorType>(getOdd().getType());
+  if (!odd.getElementType().isInteger(1) ||
+      odd.getShape() != ArrayRef<int64_t>{in[0], 1})
+    return emitOpError("odd must be (B, 1) i1");
+  return success();
+}
+
 LogicalResult VectorNormOp::verify() {
   if (std::isnan(getOrd().convertToDouble()))
     return emitOpError("ord must be a number");

@@ -97,6 +97,33 @@ def Aten_TrilinearOp : Aten_Op<"trilinear", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_LuFactorOp : Aten_Op<"lu_factor", [Pure]> {
+  let summary = "LU factorisation with partial pivoting of a batch of matrices.";
+  let description = [{
+    LAPACK's getrf on each (n, n) matrix of a (B, n, n) f32 or f64 batch,
+    what the determinants (`_linalg_det`, `_linalg_slogdet`) factorise.
+    Step k picks the first row at or below k whose column-k entry has the
+    largest magnitude, swaps it with row k, stores the multipliers below
+    the pivot (0 for a zero pivot: the matrix is singular) and updates the
+    trailing block. `lu` holds L below the diagonal (unit) and U on and
+    above it; `pivots` (B, n, i64) the 0-based row swapped with each step's
+    row; `odd` (B, 1, i1) whether the swaps were odd in number.
+    kiln-decompose-aten unrolls it over the n columns
+    (DecomposeLinalg.cpp); the importer takes n up to 64.
+
+    Example:
+    ```mlir
+    %lu, %pivots, %odd = aten.lu_factor %a
+        : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi1>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self);
+  let results = (outs AnyStaticShapeTensor:$lu, AnyStaticShapeTensor:$pivots,
+                      AnyStaticShapeTensor:$odd);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_VectorNormOp : Aten_Op<"vector_norm", [Pure]> {
   let summary = "The ord-norm of the elements over dimensions.";
   let description = [{
