@@ -306,17 +306,31 @@ void eraseOpsAfter(Block &body, Operation *before) {
     body.back().erase();
 }
 
-/// The node as one aten.operator: its tensor arguments in order, results
-/// of its declared types, and `why` (UNIMPLEMENTED "node N (op): reason")
-/// as the reason, without the prefix the node's position replaces.
+/// The node as one aten.operator: its tensor arguments in order, a result
+/// of its declared type per output it names (an output it leaves out has
+/// none and stays undefined), and `why` (UNIMPLEMENTED "node N (op):
+/// reason") as the reason, without the prefix the node's position
+/// replaces. INVALID_ARGUMENT for an argument naming no value, as the
+/// node's own import would say.
 absl::StatusOr<SmallVector<Value>> unsupportedNode(NodeImporter &importer,
                                                    const absl::Status &why) {
   SmallVector<Value> inputs;
-  for (const auto &[name, value] : importer.tensorArguments())
-    if (value)
-      inputs.push_back(value);
+  auto arguments = importer.tensorArguments();
+  size_t next = 0;
+  for (const v1::Argument &arg : importer.proto().arguments()) {
+    if (arg.kind_case() != v1::Argument::kValue)
+      continue;
+    Value value = arguments[next++].second;
+    if (!value)
+      return importer.error(absl::StrCat("argument '", arg.name(),
+                                         "' refers to unknown value '",
+                                         arg.value(), "'"));
+    inputs.push_back(value);
+  }
   SmallVector<Type> types;
   for (int r = 0; r < importer.numResults(); ++r) {
+    if (importer.resultLeftOut(r))
+      continue;
     ASSIGN_OR_RETURN(RankedTensorType type, importer.resultType(r));
     types.push_back(type);
   }
@@ -328,11 +342,14 @@ absl::StatusOr<SmallVector<Value>> unsupportedNode(NodeImporter &importer,
     if (absl::ConsumePrefix(&reason, prefix))
       break;
   OpBuilder &b = importer.b();
-  auto node = b.create<aten::OperatorOp>(importer.loc(), types,
-                                         b.getStringAttr(op),
-                                         b.getStringAttr(StringRef(reason.data(), reason.size())),
-                                         inputs);
-  return SmallVector<Value>(node->getResults());
+  auto node = b.create<aten::OperatorOp>(
+      importer.loc(), types, b.getStringAttr(op),
+      b.getStringAttr(StringRef(reason.data(), reason.size())), inputs);
+  SmallVector<Value> results;
+  auto produced = node->getResults().begin();
+  for (int r = 0; r < importer.numResults(); ++r)
+    results.push_back(importer.resultLeftOut(r) ? Value() : *produced++);
+  return results;
 }
 
 /// Marks every op node `index` imported to (those after `before`) with

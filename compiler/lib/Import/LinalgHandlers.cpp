@@ -29,8 +29,8 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-/// The largest n the unrolled factorisation takes (n steps of ~20 ops).
-constexpr int64_t kMaxOrder = 64;
+/// The largest n the unrolled factorisation takes.
+constexpr int64_t kMaxOrder = aten::kMaxLuOrder;
 
 struct Factorisation {
   Value lu;      ///< (B, n, n): L below the diagonal (unit), U on and above.

@@ -7,6 +7,7 @@
 // linalg_vector_norm as aten.vector_norm.
 //
 //===----------------------------------------------------------------------===//
+#include "EmptyTensors.h"
 #include "OpHandlers.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -29,20 +30,36 @@ Type statisticsType(NodeImporter &n, Type element) {
   return element.isF16() || element.isBF16() ? n.b().getF32Type() : element;
 }
 
-/// The statistics results' types: the node's declared ones, or (for a
-/// result it does not declare) `shape` in the statistics type.
-absl::StatusOr<std::pair<RankedTensorType, RankedTensorType>>
-statisticsTypes(NodeImporter &n, Type input, ArrayRef<int64_t> shape) {
-  SmallVector<RankedTensorType, 2> types;
+/// The statistics results' types for the op: `shape`, in the node's
+/// declared element type where it declares a float one (else the
+/// statistics type).
+SmallVector<Type, 2> statisticsTypes(NodeImporter &n, Type input,
+                                     ArrayRef<int64_t> shape) {
+  SmallVector<Type, 2> types;
   for (int r : {1, 2}) {
-    if (r < n.numResults()) {
-      ASSIGN_OR_RETURN(RankedTensorType declared, n.resultType(r));
-      types.push_back(declared);
-    } else {
-      types.push_back(RankedTensorType::get(shape, statisticsType(n, input)));
-    }
+    Type element = statisticsType(n, input);
+    if (r < n.numResults() && !n.resultLeftOut(r))
+      if (absl::StatusOr<RankedTensorType> declared = n.resultType(r);
+          declared.ok() && isa<FloatType>(declared->getElementType()))
+        element = declared->getElementType();
+    types.push_back(RankedTensorType::get(shape, element));
   }
-  return std::make_pair(types[0], types[1]);
+  return types;
+}
+
+/// The op's results as the node declares them: a statistic declared with
+/// another shape of as many elements is viewed to it (one declared empty is
+/// left to the importer, which gives it no elements).
+absl::StatusOr<Values> declaredResults(NodeImporter &n, Operation *op) {
+  Values results(op->getResults());
+  for (int r = 1; r < 3 && r < n.numResults(); ++r) {
+    if (n.resultLeftOut(r))
+      continue;
+    ASSIGN_OR_RETURN(RankedTensorType declared, n.resultType(r));
+    if (!hasNoElements(declared))
+      results[r] = viewValue(n, results[r], declared.getShape());
+  }
+  return results;
 }
 
 /// The arguments group norm and batch-statistics norm share.
@@ -81,13 +98,11 @@ absl::StatusOr<Values> groupNorm(NodeImporter &n) {
   if (groups < 1 || channels % groups != 0)
     return n.error(absl::StrCat("group ", groups, " must divide ", channels,
                                 " channels"));
-  ASSIGN_OR_RETURN(auto stats,
-                   statisticsTypes(n, in.getElementType(), {batch, groups}));
+  SmallVector<Type, 2> stats = statisticsTypes(n, in.getElementType(), {batch, groups});
   auto op = n.b().create<aten::GroupNormOp>(
-      n.loc(), TypeRange{args.type, stats.first, stats.second}, args.input,
-      args.weight, args.bias, n.b().getI64IntegerAttr(groups),
-      n.b().getF64FloatAttr(args.eps));
-  return Values(op->getResults());
+      n.loc(), TypeRange{args.type, stats[0], stats[1]}, args.input, args.weight,
+      args.bias, n.b().getI64IntegerAttr(groups), n.b().getF64FloatAttr(args.eps));
+  return declaredResults(n, op);
 }
 
 /// Batch norm with batch statistics (no running stats): one
@@ -95,12 +110,11 @@ absl::StatusOr<Values> groupNorm(NodeImporter &n) {
 absl::StatusOr<Values> batchStatsNorm(NodeImporter &n) {
   ASSIGN_OR_RETURN(StatisticsNormArgs args, statisticsNormArgs(n, "batch norm"));
   RankedTensorType in = typeOf(args.input);
-  ASSIGN_OR_RETURN(auto stats,
-                   statisticsTypes(n, in.getElementType(), {in.getDimSize(1)}));
+  SmallVector<Type, 2> stats = statisticsTypes(n, in.getElementType(), {in.getDimSize(1)});
   auto op = n.b().create<aten::BatchStatsNormOp>(
-      n.loc(), TypeRange{args.type, stats.first, stats.second}, args.input,
-      args.weight, args.bias, n.b().getF64FloatAttr(args.eps));
-  return Values(op->getResults());
+      n.loc(), TypeRange{args.type, stats[0], stats[1]}, args.input, args.weight,
+      args.bias, n.b().getF64FloatAttr(args.eps));
+  return declaredResults(n, op);
 }
 
 /// linalg_vector_norm: one aten.vector_norm (kiln-decompose-aten computes

@@ -97,13 +97,19 @@ absl::StatusOr<Values> trilinear(NodeImporter &n) {
   if (smallest > kMaxTensorElements)
     return n.unimplemented("_trilinear whose smallest pairwise product has more than "
                            "2^40 elements");
+  // The kept dims of the broadcast (no input is empty here), counted
+  // saturating: three inputs of 2^40 elements can broadcast past int64.
   SmallVector<int64_t> shape;
-  for (int64_t d = 0; d < rank; ++d)
-    if (!summed.count(d))
-      shape.push_back(std::max({shapes[0][d], shapes[1][d], shapes[2][d]}));
-  auto resultType = RankedTensorType::get(shape, element);
-  if (resultType.getNumElements() != type.getNumElements())
+  __int128 count = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (summed.count(d))
+      continue;
+    shape.push_back(std::max({shapes[0][d], shapes[1][d], shapes[2][d]}));
+    count = std::min<__int128>(count * shape.back(), kMaxTensorElements + 1);
+  }
+  if (count != type.getNumElements())
     return n.error("the declared result shape does not match the product's");
+  auto resultType = RankedTensorType::get(shape, element);
   Value product = n.b().create<aten::TrilinearOp>(
       n.loc(), resultType, i1, i2, i3,
       n.b().getDenseI64ArrayAttr(SmallVector<int64_t>(summed.begin(), summed.end())));

@@ -56,7 +56,8 @@ SmallVector<Group> nodeGroups(func::FuncOp func) {
 
 /// The group alone as `@kiln_main` at the end of `scratch`: the values it
 /// reads from outside become arguments in first-use order, and it returns
-/// the values read outside it (the last op's results when none is). The
+/// the values read outside it (the last op's first result when none is,
+/// as for a node nothing reads). The
 /// copies lose the placement attributes, so that equal nodes copy alike.
 void isolate(const Group &group, func::FuncOp from, ModuleOp scratch) {
   Block &body = from.getBody().front();
@@ -82,8 +83,8 @@ void isolate(const Group &group, func::FuncOp from, ModuleOp scratch) {
       if (llvm::any_of(result.getUsers(),
                        [&](Operation *user) { return !insideGroup(user); }))
         outputs.push_back(result);
-  if (outputs.empty())
-    llvm::append_range(outputs, group.back()->getResults());
+  if (outputs.empty() && group.back()->getNumResults() > 0)
+    outputs.push_back(group.back()->getResult(0));
 
   OpBuilder b = OpBuilder::atBlockEnd(scratch.getBody());
   Location loc = group.front()->getLoc();
@@ -199,13 +200,14 @@ private:
       return known->second;
     }
     std::string why;
+    // The check's diagnostics are its answer, not the pass's errors.
+    kiln::DiagnosticCollector diagnostics(getContext());
     if (target->emitsFromAten()) {
       absl::StatusOr<std::string> artifact =
           target->emitFromAten(scratch, namesFor(scratch), nullptr);
       if (!artifact.ok())
         why = std::string(artifact.status().message());
     } else {
-      kiln::DiagnosticCollector diagnostics(getContext());
       if (failed(runPipeline(*toLinalg, scratch)))
         why = absl::StrCat("its lowering to linalg failed: ", diagnostics.take());
     }

@@ -440,3 +440,30 @@ func.func @lu_factor_odd(%a: tensor<2x3x3xf32>) -> tensor<2xi1> {
       : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x3xi64>, tensor<2xi1>)
   return %odd : tensor<2xi1>
 }
+
+// -----
+
+func.func @lu_factor_order(%a: tensor<1x65x65xf32>) -> tensor<1x65xi64> {
+  // expected-error @+1 {{needs B >= 1 matrices of order n in [1, 64]}}
+  %lu, %pivots, %odd = aten.lu_factor %a
+      : (tensor<1x65x65xf32>) -> (tensor<1x65x65xf32>, tensor<1x65xi64>, tensor<1x1xi1>)
+  return %pivots : tensor<1x65xi64>
+}
+
+// -----
+
+func.func @group_norm_empty(%x: tensor<0x4x3xf32>) -> tensor<0x4x3xf32> {
+  // expected-error @+1 {{needs an input with elements}}
+  %y, %m, %r = aten.group_norm %x {groups = 2 : i64, eps = 1.0e-5 : f64}
+      : (tensor<0x4x3xf32>) -> (tensor<0x4x3xf32>, tensor<0x2xf32>, tensor<0x2xf32>)
+  return %y : tensor<0x4x3xf32>
+}
+
+// -----
+
+func.func @trilinear_empty(%a: tensor<4x1x0xf32>, %w: tensor<1x6x0xf32>, %b: tensor<4x1x1xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{needs inputs with elements}}
+  %0 = aten.trilinear %a, %w, %b {sumdim = array<i64: 2>}
+      : (tensor<4x1x0xf32>, tensor<1x6x0xf32>, tensor<4x1x1xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}

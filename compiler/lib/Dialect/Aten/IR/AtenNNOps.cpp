@@ -173,6 +173,9 @@ static LogicalResult verifyStatisticsNorm(Operation *op, Value input,
   auto in = cast<RankedTensorType>(input.getType());
   if (!isa<FloatType>(in.getElementType()) || in.getRank() < 2)
     return op->emitOpError("needs a floating-point (N, C, ...) input");
+  if (in.getNumElements() == 0)
+    return op->emitOpError("needs an input with elements (the importer "
+                           "handles empty tensors before any op)");
   if (result.getType() != in)
     return op->emitOpError("result must have the input's type");
   for (auto [name, v] : {std::pair<const char *, Value>{"weight", weight},

@@ -121,9 +121,14 @@ LogicalResult TrilinearOp::verify() {
   auto type = cast<RankedTensorType>(getType());
   if (!isa<FloatType>(type.getElementType()))
     return emitOpError("needs a floating-point result");
-  for (Value v : {getI1(), getI2(), getI3()})
-    if (cast<RankedTensorType>(v.getType()).getElementType() != type.getElementType())
+  for (Value v : {getI1(), getI2(), getI3()}) {
+    auto input = cast<RankedTensorType>(v.getType());
+    if (input.getElementType() != type.getElementType())
       return emitOpError("i1, i2, i3 and the result share their element type");
+    if (input.getNumElements() == 0)
+      return emitOpError("needs inputs with elements (the importer handles "
+                         "empty tensors before any op)");
+  }
   ArrayRef<int64_t> sumdim = getSumdim();
   for (size_t i = 0; i < sumdim.size(); ++i)
     if (sumdim[i] < 0 || sumdim[i] >= static_cast<int64_t>(a.size()) ||
@@ -152,6 +157,9 @@ LogicalResult LuFactorOp::verify() {
   if (in.size() != 3 || in[1] != in[2] ||
       !(type.getElementType().isF32() || type.getElementType().isF64()))
     return emitOpError("factorises a (B, n, n) batch of f32 or f64 matrices");
+  if (in[0] < 1 || in[1] < 1 || in[1] > kMaxLuOrder)
+    return emitOpError() << "needs B >= 1 matrices of order n in [1, "
+                         << kMaxLuOrder << "]";
   if (getLu().getType() != type)
     return emitOpError("lu must have the input's type");
   auto pivots = cast<RankedTensorType>(getPivots().getType());

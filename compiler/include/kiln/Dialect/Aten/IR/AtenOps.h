@@ -16,3 +16,11 @@
 
 #define GET_OP_CLASSES
 #include "kiln/Dialect/Aten/IR/AtenOps.h.inc"
+
+namespace kiln::aten {
+
+/// The largest n aten.lu_factor takes: its decomposition unrolls n steps of
+/// ~20 ops each.
+inline constexpr int64_t kMaxLuOrder = 64;
+
+} // namespace kiln::aten

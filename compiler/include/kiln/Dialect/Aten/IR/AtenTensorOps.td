@@ -109,7 +109,7 @@ def Aten_LuFactorOp : Aten_Op<"lu_factor", [Pure]> {
     above it; `pivots` (B, n, i64) the 0-based row swapped with each step's
     row; `odd` (B, 1, i1) whether the swaps were odd in number.
     kiln-decompose-aten unrolls it over the n columns
-    (DecomposeLinalg.cpp); the importer takes n up to 64.
+    (DecomposeLinalg.cpp), so n is at most 64 (`kMaxLuOrder`).
 
     Example:
     ```mlir
