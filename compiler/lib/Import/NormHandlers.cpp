@@ -24,12 +24,6 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-/// The type a norm over `element` computes its statistics in: f32 for
-/// f16/bf16, as eager's CPU kernels do.
-Type statisticsType(NodeImporter &n, Type element) {
-  return element.isF16() || element.isBF16() ? n.b().getF32Type() : element;
-}
-
 /// The statistics results' types for the op: `shape`, in the node's
 /// declared element type where it declares a float one (else the
 /// statistics type).
@@ -37,7 +31,7 @@ SmallVector<Type, 2> statisticsTypes(NodeImporter &n, Type input,
                                      ArrayRef<int64_t> shape) {
   SmallVector<Type, 2> types;
   for (int r : {1, 2}) {
-    Type element = statisticsType(n, input);
+    Type element = aten::normStatisticsType(input);
     if (r < n.numResults() && !n.resultLeftOut(r))
       if (absl::StatusOr<RankedTensorType> declared = n.resultType(r);
           declared.ok() && isa<FloatType>(declared->getElementType()))

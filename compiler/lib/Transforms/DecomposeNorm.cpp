@@ -69,13 +69,6 @@ struct DecomposeVectorNorm : OpRewritePattern<aten::VectorNormOp> {
   }
 };
 
-/// The type a norm over `element` computes its statistics in.
-Type statisticsType(Type element) {
-  return element.isF16() || element.isBF16()
-             ? Float32Type::get(element.getContext())
-             : element;
-}
-
 /// The mean and biased variance of `x` over `dims`, in `type`.
 std::pair<Value, Value> meanAndVariance(PatternRewriter &rewriter, Location loc,
                                         Value x, ArrayRef<int64_t> dims,
@@ -117,7 +110,7 @@ struct DecomposeGroupNorm : OpRewritePattern<aten::GroupNormOp> {
                                 PatternRewriter &rewriter) const override {
     AtenBuilder b(rewriter, op.getLoc());
     RankedTensorType in = typeOf(op.getInput());
-    Type element = statisticsType(in.getElementType());
+    Type element = aten::normStatisticsType(in.getElementType());
     int64_t batch = in.getDimSize(0), groups = op.getGroupsAttr().getInt();
     int64_t perGroup = in.getNumElements() / (batch * groups);
     Value grouped = b.view(b.convert(op.getInput(), element),
@@ -149,7 +142,7 @@ struct DecomposeBatchStatsNorm : OpRewritePattern<aten::BatchStatsNormOp> {
                                 PatternRewriter &rewriter) const override {
     AtenBuilder b(rewriter, op.getLoc());
     RankedTensorType in = typeOf(op.getInput());
-    Type element = statisticsType(in.getElementType());
+    Type element = aten::normStatisticsType(in.getElementType());
     SmallVector<int64_t> dims = {0};
     for (int64_t d = 2; d < in.getRank(); ++d)
       dims.push_back(d);

@@ -23,4 +23,13 @@ namespace kiln::aten {
 /// ~20 ops each.
 inline constexpr int64_t kMaxLuOrder = 64;
 
+/// The type aten.group_norm and aten.batch_stats_norm compute their
+/// statistics in for an input of `element`: f32 for f16/bf16, as eager's
+/// CPU kernels do; the input's type otherwise.
+inline mlir::Type normStatisticsType(mlir::Type element) {
+  return element.isF16() || element.isBF16()
+             ? mlir::Float32Type::get(element.getContext())
+             : element;
+}
+
 } // namespace kiln::aten
