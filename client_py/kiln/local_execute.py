@@ -33,6 +33,7 @@ to kilnd; calls that keep or release held tensors, or pass blobs, always do.
 from __future__ import annotations
 
 import array
+import logging
 import mmap
 import os
 import socket
@@ -47,6 +48,7 @@ from google.protobuf.message import DecodeError
 
 from kiln._rpc import Rpc, new_request_id
 from kiln.blobs import BlobClient
+from kiln.exchange import ExchangeBuffer, aligned, packed_end, wanted_bytes
 from kiln.errors import (DeadlineExceededError, InvalidArgumentError, KilnError,
                          ResourceExhaustedError, UnauthenticatedError, UnavailableError,
                          raise_for_status_code)
@@ -87,6 +89,8 @@ _DIRECT_PER_MODEL = 8
 # the artifact) is gone from kilnd's store: NOT_FOUND, FAILED_PRECONDITION.
 # The call then goes to kilnd, which checks its store and asks for uploads.
 _MISSING_BLOB_CODES = (5, 9)
+
+log = logging.getLogger("kiln")
 
 
 class _TransportError(Exception):
@@ -146,6 +150,8 @@ class _Connection:
         self.peer = peer
         #: Replies are read into this, not into fresh bytes per call.
         self._buffer = bytearray(_FIRST_READ)
+        #: A direct channel's exchange buffer, once the agent made one.
+        self.exchange: ExchangeBuffer | None = None
 
     @classmethod
     def adopt(cls, fd: int, timeout: float | None) -> "_Connection":
@@ -187,6 +193,9 @@ class _Connection:
 
     def close(self) -> None:
         self.sock.close()
+        if self.exchange is not None:
+            self.exchange.close()
+            self.exchange = None
 
     def send(self, payload: bytes, fds: Sequence[int]) -> None:
         header = _HEADER.pack(_MAGIC, len(fds), len(payload))
@@ -266,6 +275,8 @@ class _DirectModel:
         self.idle: list[_Connection] = []
         self.open = 0
         self.calls = 0
+        #: The agent refused an exchange buffer: its channels go without.
+        self.no_exchange = False
 
 
 def _model_key(request: executor_pb2.ExecuteRequest) -> tuple:
@@ -295,6 +306,9 @@ class LocalExecutor:
         self._idle: list[_Connection] = []
         #: Whether repeated calls ask for direct channels to the agent.
         self.direct = direct
+        #: Whether a direct channel asks its agent for an exchange buffer
+        #: after its first call (``KILN_DIRECT_EXCHANGE=0``: never).
+        self.exchange = os.environ.get("KILN_DIRECT_EXCHANGE", "1") != "0"
         # (executable, parameter set, parameters) -> its channels; least
         # recently called first.
         self._models: OrderedDict[tuple, _DirectModel] = OrderedDict()
@@ -458,10 +472,19 @@ class LocalExecutor:
         message = executor_pb2.LocalClientFrame()
         call = message.execute
         # Only the inputs first: a direct channel's call carries nothing else.
-        repeatable = direct and self.direct and not request.keep_outputs and not request.release
+        repeatable = (direct and self.direct and not request.keep_outputs
+                      and not request.release
+                      and not any(isinstance(t, HeldTensor) for t in inputs))
+        key = _model_key(request) if repeatable else None
+        channel, ask = self._direct_channel(key) if key is not None else (None, False)
+        sent = False
         try:
+            if channel is not None and channel.exchange is not None:
+                exchanged = self._place_in_exchange(channel.exchange, call, inputs, context)
+            else:
+                exchanged = False
             inline_total = 0
-            for i, t in enumerate(inputs):
+            for i, t in enumerate(() if exchanged else inputs):
                 msg = call.request.inputs.add()
                 nbytes = t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
                 if nbytes >= FILE_THRESHOLD and len(files) < _MAX_FILES:
@@ -475,12 +498,15 @@ class LocalExecutor:
                 elif inline_total + nbytes <= INLINE_BUDGET:
                     encode_input(msg, i, t)
                     inline_total += nbytes
-                    repeatable = repeatable and not isinstance(t, HeldTensor)
                 else:
                     encode_input(msg, i, t, as_blob=True)
                     repeatable = False
-            key = _model_key(request) if repeatable else None
-            channel, ask = self._direct_channel(key) if key is not None else (None, False)
+            if channel is not None and not repeatable:
+                # An input went as a blob: kilnd runs the call.
+                self._put_direct(key, channel)
+                channel = None
+            if not repeatable:
+                ask = False
             if channel is None:
                 call.request.MergeFrom(request)  # the executable and parameters
                 call.open_direct = ask
@@ -501,9 +527,11 @@ class LocalExecutor:
                 return still_current() if still_current is not None else True
 
             if channel is not None:
+                sent = True  # the round trip keeps or closes the channel
                 try:
-                    result = self._direct_round_trip(channel, key, frame, files, context, rid,
-                                                     while_waiting)
+                    result = self._direct_round_trip(
+                        channel, key, frame, files, context, rid, while_waiting,
+                        [t.numel() * t.element_size() for t in inputs])
                 except _ChannelLost:
                     # Nothing reached the caller: kilnd runs it (and opens
                     # another channel on a later call).
@@ -514,13 +542,48 @@ class LocalExecutor:
                                           key if ask else None)
             result.encode_s = encode_s
             return result
+        except BaseException:
+            if channel is not None and not sent:
+                self._put_direct(key, channel)  # nothing sent on it
+            raise
         finally:
             for fd in files:
                 os.close(fd)
 
+    @staticmethod
+    def _place_in_exchange(exchange: ExchangeBuffer, call: executor_pb2.LocalExecute,
+                           inputs: Sequence[Any], context: dict) -> bool:
+        """Copies every input into the channel's exchange buffer and names
+        it in ``call``, with the rest of the buffer for outputs; False (and
+        ``call`` untouched) when they do not all fit."""
+        if not all(type(t) is torch.Tensor for t in inputs):
+            return False  # the usual path names what is wrong
+        sizes = [t.numel() * t.element_size() for t in inputs]
+        if packed_end(sizes) > exchange.size:
+            return False
+        cursor = 0
+        for i, t in enumerate(inputs):
+            msg = call.request.inputs.add()
+            try:
+                set_tensor_type(msg.type, t.dtype, t.shape)
+            except ValueError as e:
+                raise InvalidArgumentError(f"input {i}: {e}", context=context) from None
+            offset = exchange.place(t, cursor) if sizes[i] else None
+            if offset is not None:
+                slice_ = call.exchange_inputs.add()
+                slice_.index = i
+                slice_.offset = offset
+                cursor = offset + sizes[i]
+        start = aligned(cursor)
+        if start < exchange.size:
+            call.exchange_output_offset = start
+            call.exchange_output_bytes = exchange.size - start
+        return True
+
     def _direct_round_trip(self, channel: _Connection, key: tuple, frame: bytes,
                            files: list[int], context: dict, rid: str,
-                           while_waiting: Callable[[], bool]) -> LocalResult:
+                           while_waiting: Callable[[], bool],
+                           input_sizes: list[int]) -> LocalResult:
         """One call on a direct channel. _ChannelLost when the channel fails
         before an answer, or the agent lacks a blob it would fetch from
         kilnd: the call has no effect a retry could repeat (it keeps and
@@ -550,14 +613,56 @@ class LocalExecutor:
             if reply.code in _MISSING_BLOB_CODES:
                 self._put_direct(key, channel, lost=True)
                 raise _ChannelLost()
+            try:
+                if not current:
+                    raise StaleRequest()
+                # Before the channel (and its exchange buffer) takes another call.
+                result = self._decode(reply, out_files, context, rid, channel.exchange)
+            except BaseException:
+                self._put_direct(key, channel)
+                raise
+            if channel.exchange is None and self.exchange:
+                self._ask_exchange(key, channel, input_sizes + [
+                    t.numel() * t.element_size() for t in result.outputs
+                    if isinstance(t, torch.Tensor)])
             self._put_direct(key, channel)
-            if not current:
-                raise StaleRequest()
-            result = self._decode(reply, out_files, context, rid)
             result.direct = True
             return result
         finally:
             for fd in out_files:
+                os.close(fd)
+
+    def _ask_exchange(self, key: tuple, channel: _Connection, sizes: list[int]) -> None:
+        """After a channel's first call: asks its agent for an exchange
+        buffer that holds that call's tensors (``sizes``, inputs then
+        outputs), unless the model's agent refused one before. A refusal is
+        remembered; a transport failure leaves the channel without one (its
+        next call finds out whether the channel still works)."""
+        want = wanted_bytes(sizes)
+        with self._lock:
+            model = self._models.get(key)
+            if want == 0 or model is None or model.no_exchange:
+                return
+        ask = executor_pb2.LocalClientFrame()
+        ask.exchange.size_bytes = want
+        try:
+            channel.send(ask.SerializeToString(), [])
+            reply_bytes, files = channel.receive()
+        except _TransportError:
+            return
+        try:
+            reply = executor_pb2.LocalReply.FromString(reply_bytes)
+            if reply.code != 0 or reply.exchange_bytes == 0 or len(files) != 1:
+                raise ValueError(reply.message or "no buffer in the answer")
+            channel.exchange = ExchangeBuffer(files.pop(), reply.exchange_bytes)
+        except (DecodeError, ValueError, OSError) as e:
+            log.info("kiln: the agent gave no exchange buffer (%s); this model's "
+                     "direct calls carry their tensors in frames and memfds", e)
+            with self._lock:
+                if key in self._models:
+                    self._models[key].no_exchange = True
+        finally:
+            for fd in files:
                 os.close(fd)
 
     def _round_trip(self, frame: bytes, files: list[int], context: dict,
@@ -616,7 +721,7 @@ class LocalExecutor:
         raise AssertionError("unreachable")
 
     def _decode(self, reply: executor_pb2.LocalReply, out_files: list[int], context: dict,
-                rid: str) -> LocalResult:
+                rid: str, exchange: ExchangeBuffer | None = None) -> LocalResult:
         if reply.code != 0:
             raise_for_status_code(reply.code, reply.message, "kiln.v1.Executor/Execute",
                                   context, request_id=rid)
@@ -625,6 +730,10 @@ class LocalExecutor:
             raise KilnError(f"kilnd named {len(reply.file_outputs)} output files and passed "
                             f"{len(out_files)}", context=context, request_id=rid)
         by_index = dict(zip(reply.file_outputs, out_files)) if out_files else {}
+        in_exchange = {s.index: s.offset for s in reply.exchange_outputs}
+        if in_exchange and exchange is None:
+            raise KilnError("the agent placed outputs in an exchange buffer this channel "
+                            "does not have", context=context, request_id=rid)
         outputs = []
         for i, out in enumerate(response.outputs):
             dtype = PROTO_TO_DTYPE.get(out.type.dtype)
@@ -634,7 +743,9 @@ class LocalExecutor:
                 payload = out.WhichOneof("payload")
                 # Inline first (the common case); an output with no payload
                 # and no file is an empty tensor, or a size mismatch.
-                if payload == "data" or (payload is None and i not in by_index):
+                if payload is None and i in in_exchange:
+                    outputs.append(exchange.read(in_exchange[i], dtype, out.type.shape))
+                elif payload == "data" or (payload is None and i not in by_index):
                     outputs.append(tensor_from_bytes(out.data, dtype, out.type.shape))
                 elif payload == "held":
                     outputs.append(HeldTensor.from_output(out, dtype))

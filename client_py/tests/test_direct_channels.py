@@ -1,12 +1,17 @@
 """The client's side of direct channels (kiln/local_execute.py), against a
 fake agent on a socketpair: what a call sends there (its inputs only), what
 an answer, a missing blob, a closed channel and a timeout each do to the
-call and to the model's pool of channels, and the least recently called
-model's channels closing. The real kilnd and agent are in
+call and to the model's pool of channels, the least recently called
+model's channels closing, and the exchange buffer a channel asks for after
+its first call (tensors through it; a refusal remembered). The real kilnd and agent are in
 tests/e2e/test_e2e_direct_channels.py."""
 
 from __future__ import annotations
 
+import array
+import fcntl
+import mmap
+import os
 import socket
 import threading
 from typing import Any
@@ -63,9 +68,16 @@ class Agent:
             if reply == "close":
                 self.sock.close()
                 return
+            files: list[int] = []
+            if isinstance(reply, tuple):
+                reply, files = reply
             payload = reply.SerializeToString()
-            self.sock.sendall(local_execute._HEADER.pack(local_execute._MAGIC, 0,
-                                                          len(payload)) + payload)
+            header = local_execute._HEADER.pack(local_execute._MAGIC, len(files), len(payload))
+            rights = ([(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", files))]
+                      if files else [])
+            self.sock.sendmsg([header + payload], rights)
+            for fd in files:
+                os.close(fd)
 
 
 def plus_one(frame: executor_pb2.LocalClientFrame) -> executor_pb2.LocalReply:
@@ -93,6 +105,7 @@ def executor(monkeypatch):
 
     monkeypatch.setattr(ex, "_round_trip", round_trip)
     ex.through_kilnd = through_kilnd
+    ex.exchange = False  # the exchange tests below turn it on
     yield ex
     ex.close()
 
@@ -172,3 +185,76 @@ def test_a_model_asks_for_a_channel_on_its_second_call(executor):
     for expected in (False, True, True):
         run(executor)
         assert executor.through_kilnd[-1].execute.open_direct == expected
+
+
+class ExchangingAgent:
+    """Answers like the real agent with an exchange buffer: makes a sealed
+    memfd on LocalExchange, and for a call that names one reads its input
+    there and writes x + 1 at the region's first aligned offset."""
+
+    def __init__(self, refuse: bool = False):
+        self.refuse = refuse
+        self.mapping: mmap.mmap | None = None
+
+    def __call__(self, frame: executor_pb2.LocalClientFrame):
+        if frame.HasField("exchange"):
+            if self.refuse:
+                return executor_pb2.LocalReply(code=3, message="no buffers here")
+            size = frame.exchange.size_bytes
+            fd = os.memfd_create("exchange", os.MFD_ALLOW_SEALING)
+            os.ftruncate(fd, size)
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
+                        fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL)
+            self.mapping = mmap.mmap(fd, size)
+            return executor_pb2.LocalReply(exchange_bytes=size), [fd]
+        call = frame.execute
+        if not call.exchange_inputs:
+            return plus_one(frame)
+        [where] = call.exchange_inputs
+        x = torch.frombuffer(bytearray(self.mapping[where.offset:where.offset + 16]),
+                             dtype=torch.float32)
+        reply = executor_pb2.LocalReply()
+        out = reply.response.outputs.add()
+        set_tensor_type(out.type, torch.float32, x.shape)
+        offset = -(-call.exchange_output_offset // 64) * 64
+        self.mapping[offset:offset + 16] = (x + 1).numpy().tobytes()
+        placed = reply.exchange_outputs.add()
+        placed.index, placed.offset = 0, offset
+        return reply
+
+
+def test_a_channel_carries_tensors_in_an_exchange_buffer_after_its_first_call(executor):
+    executor.exchange = True
+    fake = ExchangingAgent()
+    agent = give_channel(executor, fake)
+    first = run(executor)
+    torch.testing.assert_close(first.outputs[0], torch.arange(4.0) + 1)
+    # After the first call's answer: a buffer for its 16 bytes in and out.
+    assert [f.WhichOneof("frame") for f in agent.frames] == ["execute", "exchange"]
+    assert agent.frames[1].exchange.size_bytes == mmap.PAGESIZE
+    x = torch.tensor([10.0, 20.0, 30.0, 40.0])
+    second = run(executor, x=x)
+    assert second.direct
+    torch.testing.assert_close(second.outputs[0], x + 1)
+    call = agent.frames[2].execute
+    assert [(s.index, s.offset) for s in call.exchange_inputs] == [(0, 0)]
+    assert not call.request.inputs[0].data  # the bytes went through the buffer
+    assert call.request.inputs[0].type.shape == [4]
+    assert (call.exchange_output_offset, call.exchange_output_bytes) == (
+        64, mmap.PAGESIZE - 64)
+    # The output is the caller's copy: the channel's next call reuses the buffer.
+    fake.mapping[64:80] = bytes(16)
+    torch.testing.assert_close(second.outputs[0], x + 1)
+    assert executor.direct_channels == 1 and not executor.through_kilnd
+
+
+def test_a_refused_exchange_buffer_is_not_asked_for_again(executor):
+    executor.exchange = True
+    agent = give_channel(executor, ExchangingAgent(refuse=True))
+    for _ in range(3):
+        result = run(executor)
+        assert result.direct
+        torch.testing.assert_close(result.outputs[0], torch.arange(4.0) + 1)
+    kinds = [f.WhichOneof("frame") for f in agent.frames]
+    assert kinds == ["execute", "exchange", "execute", "execute"]
+    assert all(f.execute.request.inputs[0].data for f in agent.frames if f.HasField("execute"))

@@ -3,8 +3,9 @@
 // This file tests DirectChannels with the cpu backend: a call carries only
 // its inputs and runs as the task the channel was bound to, the channel
 // refuses a call that names more, the agent's limit of channels holds (and
-// frees up as clients close theirs), and destroying the set ends every
-// channel without waiting for its client.
+// frees up as clients close theirs), destroying the set ends every
+// channel without waiting for its client, and a channel's exchange buffer
+// carries a call's tensors (and refuses slices that do not fit).
 //
 //===----------------------------------------------------------------------===//
 #include "TestSupport.h"
@@ -16,7 +17,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstring>
 #include <thread>
+
+#include <fcntl.h>
+#include <sys/mman.h>
 
 namespace kiln::agent {
 namespace {
@@ -85,6 +90,50 @@ protected:
     v1::LocalReply reply;
     EXPECT_TRUE(reply.ParseFromString(bytes));
     return reply;
+  }
+
+  /// Asks for an exchange buffer of `size` bytes; the reply, and the
+  /// buffer's file when one came.
+  static v1::LocalReply askExchange(FramedSocket &client, uint64_t size,
+                                    UniqueFd *file) {
+    v1::LocalClientFrame frame;
+    frame.mutable_exchange()->set_size_bytes(size);
+    EXPECT_TRUE(client.send(frame.SerializeAsString()).ok());
+    std::string bytes;
+    std::vector<UniqueFd> files;
+    EXPECT_TRUE(client.receive(bytes, files).ok());
+    v1::LocalReply reply;
+    EXPECT_TRUE(reply.ParseFromString(bytes));
+    if (file && !files.empty())
+      *file = std::move(files.front());
+    return reply;
+  }
+
+  /// call(binding) with its input moved into `exchange` at `offset` (null:
+  /// only named there), and the buffer from `outputOffset` on given for
+  /// outputs.
+  static v1::LocalClientFrame exchangeCall(const v1::Task &binding,
+                                           uint8_t *exchange, uint64_t offset,
+                                           uint64_t outputOffset,
+                                           uint64_t outputBytes) {
+    v1::LocalClientFrame frame = call(binding);
+    v1::Tensor &input = *frame.mutable_execute()->mutable_request()->mutable_inputs(0);
+    if (exchange)
+      std::memcpy(exchange + offset, input.data().data(), input.data().size());
+    input.clear_data();
+    v1::ExchangeSlice &slice = *frame.mutable_execute()->add_exchange_inputs();
+    slice.set_index(0);
+    slice.set_offset(offset);
+    frame.mutable_execute()->set_exchange_output_offset(outputOffset);
+    frame.mutable_execute()->set_exchange_output_bytes(outputBytes);
+    return frame;
+  }
+
+  static void expectAxpy(const std::vector<float> &out) {
+    ASSERT_EQ(out.size(), static_cast<size_t>(kElements));
+    for (int i = 0; i < kElements; ++i)
+      ASSERT_FLOAT_EQ(out[i], static_cast<float>(i) + 2.0f * -static_cast<float>(i))
+          << "a + 2x at " << i;
   }
 
   TempDir dir;
@@ -179,6 +228,112 @@ TEST_F(DirectChannelsTest, DestroyingTheSetEndsChannelsItsClientsHold) {
   std::string bytes;
   std::vector<UniqueFd> files;
   EXPECT_TRUE(absl::IsUnavailable(client->receive(bytes, files)));
+}
+
+TEST_F(DirectChannelsTest, AnExchangeBufferCarriesACallsTensors) {
+  DirectChannels channels(*runner);
+  auto client = openChannel(channels);
+  constexpr uint64_t kSize = 4096;
+  UniqueFd file;
+  v1::LocalReply made = askExchange(*client, kSize, &file);
+  ASSERT_EQ(made.code(), 0) << made.message();
+  EXPECT_EQ(made.exchange_bytes(), kSize);
+  ASSERT_TRUE(file.valid());
+  // Sealed so that the client can neither resize it under the agent's
+  // mapping nor lift the seals; writable by both sides.
+  int seals = ::fcntl(file.get(), F_GET_SEALS);
+  EXPECT_EQ(seals & (F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL),
+            F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL);
+  EXPECT_EQ(seals & F_SEAL_WRITE, 0);
+  EXPECT_NE(::ftruncate(file.get(), 0), 0) << "the client shrank the buffer";
+  void *mapped = ::mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_SHARED,
+                        file.get(), 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  auto *exchange = static_cast<uint8_t *>(mapped);
+  const uint64_t bytes = kElements * sizeof(float);
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    std::memset(exchange, 0xff, kSize);
+    v1::LocalReply reply = roundTrip(
+        *client, exchangeCall(binding, exchange, 128, 1000, kSize - 1000));
+    ASSERT_EQ(reply.code(), 0) << reply.message();
+    ASSERT_EQ(reply.response().outputs_size(), 1);
+    EXPECT_EQ(reply.response().outputs(0).payload_case(),
+              v1::Tensor::PAYLOAD_NOT_SET);
+    ASSERT_EQ(reply.exchange_outputs_size(), 1);
+    EXPECT_EQ(reply.exchange_outputs(0).index(), 0u);
+    // The first aligned offset of the region.
+    EXPECT_EQ(reply.exchange_outputs(0).offset(), 1024u);
+    std::vector<float> out(kElements);
+    std::memcpy(out.data(), exchange + 1024, bytes);
+    expectAxpy(out);
+  }
+  // A region too small for the output: it comes back inline.
+  v1::LocalReply inlined =
+      roundTrip(*client, exchangeCall(binding, exchange, 0, 1024, bytes - 1));
+  ASSERT_EQ(inlined.code(), 0) << inlined.message();
+  EXPECT_EQ(inlined.exchange_outputs_size(), 0);
+  expectAxpy(test::bytesToFloats(inlined.response().outputs(0).data()));
+  ::munmap(mapped, kSize);
+}
+
+TEST_F(DirectChannelsTest, ExchangeSlicesThatDoNotFitAreRefusedAndTheChannelServesOn) {
+  DirectChannels channels(*runner);
+  auto client = openChannel(channels);
+  // Before the channel has a buffer.
+  v1::LocalReply none =
+      roundTrip(*client, exchangeCall(binding, nullptr, 0, 0, 0));
+  EXPECT_EQ(none.code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_NE(none.message().find("has none"), std::string::npos) << none.message();
+  // Buffers of no bytes, or past the limit.
+  EXPECT_EQ(askExchange(*client, 0, nullptr).code(),
+            static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(askExchange(*client, ExchangeBuffer::kMaxBytes + 1, nullptr).code(),
+            static_cast<int>(absl::StatusCode::kInvalidArgument));
+  UniqueFd file;
+  ASSERT_EQ(askExchange(*client, 4096, &file).code(), 0);
+  const uint64_t bytes = kElements * sizeof(float);
+  struct Case {
+    std::string what;
+    v1::LocalClientFrame frame;
+    std::string says;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"an input past the end",
+                   exchangeCall(binding, nullptr, 4096 - bytes + 1, 0, 0),
+                   "not inside the channel's exchange buffer"});
+  cases.push_back({"an offset that wraps",
+                   exchangeCall(binding, nullptr, ~uint64_t{0} - 8, 0, 0),
+                   "not inside"});
+  cases.push_back({"an output region past the end",
+                   exchangeCall(binding, nullptr, 0, 4000, 200),
+                   "output region"});
+  {
+    v1::LocalClientFrame frame = exchangeCall(binding, nullptr, 0, 0, 0);
+    frame.mutable_execute()->mutable_exchange_inputs(0)->set_index(1);
+    cases.push_back({"an index past the inputs", frame, "indices must ascend"});
+  }
+  {
+    v1::LocalClientFrame frame = exchangeCall(binding, nullptr, 0, 0, 0);
+    *frame.mutable_execute()->add_exchange_inputs() =
+        frame.execute().exchange_inputs(0);
+    cases.push_back({"an index twice", frame, "indices must ascend"});
+  }
+  {
+    v1::LocalClientFrame frame = exchangeCall(binding, nullptr, 0, 0, 0);
+    frame.mutable_execute()->mutable_request()->mutable_inputs(0)->set_data(
+        std::string(bytes, '\0'));
+    cases.push_back({"an input with a payload too", frame, "payload too"});
+  }
+  for (const Case &c : cases) {
+    v1::LocalReply reply = roundTrip(*client, c.frame);
+    EXPECT_EQ(reply.code(), static_cast<int>(absl::StatusCode::kInvalidArgument))
+        << c.what;
+    EXPECT_NE(reply.message().find(c.says), std::string::npos)
+        << c.what << ": " << reply.message();
+  }
+  v1::LocalReply good = roundTrip(*client, call(binding));
+  ASSERT_EQ(good.code(), 0) << good.message();
+  expectAxpy(test::bytesToFloats(good.response().outputs(0).data()));
 }
 
 } // namespace

@@ -3,11 +3,13 @@ the agent of its device, and its later calls go there past kilnd. Checked
 against a real kilnd and kiln-agent-cpu: the numbers, which calls kilnd
 still sees, falling back when the agent goes, and what a client that
 misuses its channel gets (the agent checks every frame; the channel runs
-nothing but the executable and parameters kilnd bound it to)."""
+nothing but the executable and parameters kilnd bound it to), and the
+exchange buffer a channel's calls carry their tensors in."""
 
 from __future__ import annotations
 
 import fcntl
+import mmap
 import os
 import signal
 import struct
@@ -49,6 +51,10 @@ def test_a_model_called_again_runs_over_its_channel_and_matches_eager(kilnd, cli
     assert metric(kilnd, "kiln_executions_total") - executions == 2
     assert metric(kilnd, "kiln_direct_channels_total") - channels == 1
     assert client.executor.local_executor.direct_channels == 1
+    # After its first call the channel got an exchange buffer (16 MiB, the
+    # most an agent makes): the inputs went there, the 8 MiB output (past
+    # the rest of it) in a memfd.
+    assert exchange_sizes(client) == [16 << 20]
     # The agent's timings come back as kilnd's would.
     assert compiled.last_timings["run"] > 0 and compiled.last_timings["total"] > 0
     assert compiled.last_device_id.startswith("local-cpu")
@@ -141,6 +147,66 @@ def test_a_lost_agent_sends_the_call_to_kilnd(start_kilnd):
             big, _ = compiled(x, s)
         assert compiled.last_transport == "direct"
         torch.testing.assert_close(big, model(x, s)[0], **TOL)
+
+
+def exchange_sizes(client) -> list[int]:
+    """The exchange buffers of the client's idle direct channels, in bytes."""
+    executor = client.executor.local_executor
+    with executor._lock:
+        return [c.exchange.size for m in executor._models.values() for c in m.idle
+                if c.exchange is not None]
+
+
+class Mixed(torch.nn.Module):
+    """Small tensors of several dtypes in and out."""
+
+    def forward(self, x, n, mask):
+        return x * 2.0 + n.to(torch.float32), (x > 0) & mask, n * 3
+
+
+def mixed_inputs(seed: int):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(64, 256, generator=g),
+            torch.randint(-100, 100, (64, 256), generator=g, dtype=torch.int32),
+            torch.rand(64, 256, generator=g) > 0.5)
+
+
+def test_small_tensors_travel_in_the_exchange_buffer_and_match_eager(client, monkeypatch):
+    """Every input goes in the channel's exchange buffer from the channel's
+    second call on, every output comes back through it, and each answer is
+    eager's, call after call (the buffer is reused)."""
+    placed = []
+    real = local_execute.LocalExecutor._place_in_exchange
+
+    def spy(*args):
+        placed.append(real(*args))
+        return placed[-1]
+
+    monkeypatch.setattr(local_execute.LocalExecutor, "_place_in_exchange", staticmethod(spy))
+    model = Mixed().eval()
+    compiled = client.compile(torch.export.export(model, mixed_inputs(0)))
+    for seed in range(6):
+        got = compiled(*mixed_inputs(seed))
+        for g, want in zip(got, model(*mixed_inputs(seed))):
+            torch.testing.assert_close(g, want, rtol=0, atol=0)
+        if seed == 3:
+            open_fds = len(os.listdir("/proc/self/fd"))
+    assert len(os.listdir("/proc/self/fd")) == open_fds  # no file per call
+    assert compiled.last_transport == "direct"
+    assert placed == [True] * 3  # calls 4 to 6: 3 is the channel's first
+    # 64 KiB + 64 KiB + 16 KiB in, 64 KiB + 16 KiB + 64 KiB out.
+    assert exchange_sizes(client) == [(64 + 64 + 16 + 64 + 16 + 64) << 10]
+
+
+def test_without_the_exchange_a_channel_carries_tensors_in_frames(client):
+    client.executor.local_executor.exchange = False
+    model = Mixed().eval()
+    compiled = client.compile(torch.export.export(model, mixed_inputs(0)))
+    for seed in range(4):
+        torch.testing.assert_close(compiled(*mixed_inputs(seed))[0],
+                                   model(*mixed_inputs(seed))[0], rtol=0, atol=0)
+    assert compiled.last_transport == "direct"
+    assert exchange_sizes(client) == []
 
 
 class AddOne(torch.nn.Module):
@@ -328,3 +394,71 @@ def test_a_frame_past_the_size_limit_closes_the_channel(channel):
     header_only = (9 << 20)  # announces 9 MiB, past the 8 MiB a call may take
     direct.sendall(struct.pack("<IIQ", 0x4B4C4E4B, 0, header_only))
     assert direct.recv(1) == b""
+
+
+# --- exchange buffers on a raw channel ---------------------------------------
+
+def ask_exchange(direct, size: int):
+    frame = executor_pb2.LocalClientFrame(exchange=executor_pb2.LocalExchange(size_bytes=size))
+    return answer(direct, frame)
+
+
+def test_a_raw_channel_exchange_buffer_carries_the_small_tensors(channel):
+    """The small input goes in the buffer, the small output comes back in
+    it; the 8 MiB ones stay in memfds. A slice outside the buffer is
+    INVALID_ARGUMENT, and the channel serves on."""
+    direct, compiled = channel
+    reply, files = ask_exchange(direct, 64 << 10)
+    assert reply.code == 0 and reply.exchange_bytes == 64 << 10 and len(files) == 1
+    shared = mmap.mmap(files[0], 64 << 10)
+    os.close(files[0])
+    x, s = torch.randn(BIG), torch.randn(8)
+    shared[0:32] = s.numpy().tobytes()
+    big = local_execute.sealed_memfd(memoryview(x.numpy()).cast("B"))
+    frame = inputs_only(compiled, big)
+    frame.execute.request.inputs[1].ClearField("data")
+    frame.execute.exchange_inputs.add(index=1, offset=0)
+    frame.execute.exchange_output_offset = 100
+    frame.execute.exchange_output_bytes = (64 << 10) - 100
+    try:
+        reply, files = answer(direct, frame, [big])
+    finally:
+        os.close(big)
+    assert reply.code == 0, reply.message
+    assert list(reply.file_outputs) == [0] and len(files) == 1
+    assert [(e.index, e.offset) for e in reply.exchange_outputs] == [(1, 128)]
+    out = local_execute._tensor_from_file(files[0], torch.float32, [BIG])
+    os.close(files[0])
+    torch.testing.assert_close(out, x * 2.0 + s.sum(), **TOL)
+    small = torch.frombuffer(bytearray(shared[128:160]), dtype=torch.float32)
+    torch.testing.assert_close(small, torch.tanh(s), **TOL)
+
+    frame.execute.exchange_inputs[0].offset = (64 << 10) - 16  # 32 bytes past
+    big = local_execute.sealed_memfd(memoryview(x.numpy()).cast("B"))
+    try:
+        reply, files = answer(direct, frame, [big])
+    finally:
+        os.close(big)
+    assert reply.code == 3 and "input 1: 32 bytes at offset" in reply.message, reply
+    assert not files
+    assert_serves_on(direct, compiled)
+    shared.close()
+
+
+def test_kilnds_socket_refuses_exchange_slices(client):
+    granted = session(client)
+    sock = raw_connect(granted.socket_path)
+    send_frame(sock, executor_pb2.LocalClientFrame(
+        hello=executor_pb2.LocalHello(ticket=granted.ticket)).SerializeToString())
+    assert read_reply(sock).code == 0
+    compiled = client.compile(torch.export.export(AffineAndSum().eval(), inputs()))
+    big = local_execute.sealed_memfd(memoryview(bytes(BIG * 4)))
+    frame = executor_pb2.LocalClientFrame.FromString(execute_frame(compiled, big))
+    frame.execute.exchange_output_bytes = 64
+    try:
+        send_frame(sock, frame.SerializeToString(), [big])
+    finally:
+        os.close(big)
+    reply = read_reply(sock)
+    assert reply.code == 3 and "belong to direct channels" in reply.message, reply
+    sock.close()

@@ -179,10 +179,12 @@ def test_input_memfds_are_spares_made_during_the_last_call_and_none_stays_open(k
     the previous call waited (a spare of its size), holding this call's
     bytes; the client closes it once sent (kilnd closes the last descriptor
     after replying), so descriptors do not pile up (the second call opens
-    the model's direct channel: one descriptor, kept)."""
+    the model's direct channel: one descriptor, kept). Without an exchange
+    buffer, which would carry the channel's inputs instead of memfds."""
     model = AffineAndSum().eval()
     size = BIG * 4
     with kiln.Client(kilnd.address, timeout=300) as client:
+        client.executor.local_executor.exchange = False
         compiled = client.compile(exported)
         compiled(*inputs())
         compiled(*inputs())

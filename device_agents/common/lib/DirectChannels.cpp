@@ -9,6 +9,8 @@
 #include "kiln/agent/OutputFiles.h"
 #include "kiln/common/FrameFiles.h"
 #include "kiln/common/Logging.h"
+#include "kiln/common/Status.h"
+#include "kiln/common/TensorTypes.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -47,6 +49,77 @@ absl::Status checkCall(const v1::LocalExecute &call) {
           "memfds, not blobs or held tensors (send such calls to kilnd)"));
   }
   return absl::OkStatus();
+}
+
+/// Copies the inputs a call placed in the channel's exchange buffer into
+/// `tensors.inputCopies` (its file inputs already paired), after checking
+/// the call's slices and its region for outputs.
+absl::Status takeExchangeInputs(const v1::LocalExecute &call,
+                                const ExchangeBuffer *exchange,
+                                LocalFiles &tensors) {
+  if (call.exchange_inputs_size() == 0 && call.exchange_output_bytes() == 0)
+    return absl::OkStatus();
+  if (!exchange)
+    return absl::InvalidArgumentError(
+        "the call uses an exchange buffer, and this channel has none (ask "
+        "for one with LocalClientFrame.exchange)");
+  if (!exchange->holds(call.exchange_output_offset(),
+                       call.exchange_output_bytes()))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the output region (", call.exchange_output_bytes(),
+        " bytes at offset ", call.exchange_output_offset(),
+        ") is not inside the channel's exchange buffer of ", exchange->size(),
+        " bytes"));
+  const v1::ExecuteRequest &request = call.request();
+  int64_t previous = -1;
+  for (const v1::ExchangeSlice &slice : call.exchange_inputs()) {
+    int64_t index = slice.index();
+    if (index <= previous || index >= request.inputs_size())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "exchange input ", index, ": indices must ascend and name one of "
+          "the call's ", request.inputs_size(), " inputs"));
+    previous = index;
+    std::string where = absl::StrCat("input ", index);
+    const v1::Tensor &input = request.inputs(static_cast<int>(index));
+    if (input.payload_case() != v1::Tensor::PAYLOAD_NOT_SET)
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": it is in the exchange buffer, and it has a payload too"));
+    for (const auto &[fileIndex, file] : tensors.inputs)
+      if (fileIndex == index)
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": it is in the exchange buffer, and in a file too"));
+    absl::StatusOr<int64_t> size = byteSize(input.type());
+    if (!size.ok())
+      return annotate(size.status(), where);
+    absl::StatusOr<AlignedBuffer> copy = exchange->copyOut(slice.offset(), *size);
+    if (!copy.ok())
+      return annotate(copy.status(), where);
+    tensors.inputCopies.emplace_back(static_cast<int>(index), *std::move(copy));
+  }
+  return absl::OkStatus();
+}
+
+/// Moves the inline outputs of `response` that fit into the call's region
+/// of the exchange buffer, in order, recording each in `slices`.
+void placeExchangeOutputs(const v1::LocalExecute &call,
+                          ExchangeBuffer &exchange,
+                          v1::ExecuteResponse &response,
+                          google::protobuf::RepeatedPtrField<v1::ExchangeSlice>
+                              &slices) {
+  uint64_t cursor = call.exchange_output_offset();
+  uint64_t end = cursor + call.exchange_output_bytes(); // checked: inside
+  for (int i = 0; i < response.outputs_size(); ++i) {
+    v1::Tensor &output = *response.mutable_outputs(i);
+    if (output.payload_case() != v1::Tensor::kData || output.data().empty())
+      continue;
+    std::optional<uint64_t> offset = exchange.place(output.data(), cursor, end);
+    if (!offset)
+      continue; // stays inline
+    output.clear_data();
+    v1::ExchangeSlice &slice = *slices.Add();
+    slice.set_index(static_cast<uint32_t>(i));
+    slice.set_offset(*offset);
+  }
 }
 
 } // namespace
@@ -121,19 +194,32 @@ void DirectChannels::serve(FramedSocket &socket, v1::Task task,
   std::string bytes;
   std::vector<UniqueFd> files;
   v1::LocalClientFrame frame;
+  std::optional<ExchangeBuffer> exchange;
   uint64_t calls = 0;
   while (true) {
     socket.setReceiveDeadline(Clock::now() + kIdleTimeout);
     if (!socket.receive(bytes, files).ok())
       break; // closed by the client, idle, or a malformed frame
-    if (!frame.ParseFromString(bytes) || !frame.has_execute()) {
+    if (!frame.ParseFromString(bytes) ||
+        (!frame.has_execute() && !frame.has_exchange())) {
       v1::LocalReply refused = failure(absl::InvalidArgumentError(
-          "a direct channel takes LocalExecute frames "
-          "(kiln.v1.LocalClientFrame.execute)"));
+          "a direct channel takes LocalExecute frames and LocalExchange "
+          "frames (kiln.v1.LocalClientFrame.execute, .exchange)"));
       std::string out;
       if (refused.SerializeToString(&out))
         (void)socket.send(out);
       break;
+    }
+    if (frame.has_exchange()) {
+      v1::LocalReply answer = exchangeBuffer(frame.exchange(), files, exchange);
+      files.clear();
+      std::string out;
+      std::vector<int> answerFiles;
+      if (exchange && answer.code() == 0)
+        answerFiles.push_back(exchange->file());
+      if (!answer.SerializeToString(&out) || !socket.send(out, answerFiles).ok())
+        break;
+      continue;
     }
     ++calls;
     std::string requestId = frame.execute().request_id().empty()
@@ -146,8 +232,9 @@ void DirectChannels::serve(FramedSocket &socket, v1::Task task,
     // flushes their TLBs, which should not delay the answer.
     LocalFiles tensors;
     std::vector<int> replyFiles;
-    v1::LocalReply reply = call(task, record, *frame.mutable_execute(), files,
-                                tensors, replyFiles);
+    v1::LocalReply reply =
+        call(task, record, *frame.mutable_execute(), files,
+             exchange ? &*exchange : nullptr, tensors, replyFiles);
     files.clear();
     std::string out;
     if (!reply.SerializeToString(&out))
@@ -161,10 +248,28 @@ void DirectChannels::serve(FramedSocket &socket, v1::Task task,
   spdlog::debug("direct channel {} closed after {} calls", id, calls);
 }
 
+v1::LocalReply
+DirectChannels::exchangeBuffer(const v1::LocalExchange &ask,
+                               const std::vector<UniqueFd> &files,
+                               std::optional<ExchangeBuffer> &exchange) {
+  if (!files.empty())
+    return failure(absl::InvalidArgumentError(
+        "a LocalExchange frame carries no files"));
+  exchange.reset(); // replaced; the client's mapping keeps the old one alive
+  absl::StatusOr<ExchangeBuffer> made = ExchangeBuffer::create(ask.size_bytes());
+  if (!made.ok())
+    return failure(made.status());
+  exchange = *std::move(made);
+  v1::LocalReply answer;
+  answer.set_exchange_bytes(exchange->size());
+  return answer;
+}
+
 v1::LocalReply DirectChannels::call(v1::Task &task,
                                     const v1::ExecutableRecord &record,
                                     v1::LocalExecute &execute,
                                     std::vector<UniqueFd> &files,
+                                    ExchangeBuffer *exchange,
                                     LocalFiles &tensors,
                                     std::vector<int> &replyFiles) {
   Clock::time_point start = Clock::now();
@@ -181,8 +286,15 @@ v1::LocalReply DirectChannels::call(v1::Task &task,
           "input ", index, ": a file was passed for it, and it has a "
           "payload too")));
   tensors.inputs = *std::move(paired);
+  if (absl::Status taken = takeExchangeInputs(execute, exchange, tensors);
+      !taken.ok())
+    return failure(taken);
   tensors.outputsAsFiles = true;
-  tensors.callerMapsOutputs = true;
+  // With a region of the exchange buffer for them, outputs up to the inline
+  // limit stay inline here and are placed there (a copy, where a memfd per
+  // output costs its creation, mapping and page faults on both sides).
+  bool exchangeOutputs = execute.exchange_output_bytes() != 0;
+  tensors.callerMapsOutputs = !exchangeOutputs;
   task.mutable_inputs()->Swap(execute.mutable_request()->mutable_inputs());
   v1::TaskResult result;
   {
@@ -202,6 +314,9 @@ v1::LocalReply DirectChannels::call(v1::Task &task,
   }
   v1::ExecuteResponse &response = *reply.mutable_response();
   response.mutable_outputs()->Swap(result.mutable_outputs());
+  if (exchangeOutputs)
+    placeExchangeOutputs(execute, *exchange, response,
+                         *reply.mutable_exchange_outputs());
   response.set_device_id(task.device_id());
   *response.mutable_counters() = std::move(*result.mutable_counters());
   v1::Timings &timings = *response.mutable_timings();

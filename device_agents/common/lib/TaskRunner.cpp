@@ -175,10 +175,14 @@ absl::Status validateTask(const v1::Task &task,
       // In a file (checked when mapped), or: proto3 drops empty bytes, so an
       // unset payload is a zero-byte tensor.
       have = 0;
-      if (files)
+      if (files) {
         for (const auto &[index, file] : files->inputs)
           if (index == i)
             have = want;
+        for (const auto &[index, copy] : files->inputCopies)
+          if (index == i)
+            have = copy.size();
+      }
       break;
     }
     if (have != want)
@@ -398,11 +402,19 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
       continue;
     }
     const UniqueFd *file = nullptr;
-    if (files)
+    AlignedBuffer *copy = nullptr;
+    if (files) {
       for (const auto &[index, fd] : files->inputs)
         if (index == i)
           file = &fd;
-    absl::StatusOr<AlignedBuffer> input = decodeInput(task.inputs(i), file);
+      for (auto &[index, bytes] : files->inputCopies)
+        if (index == i &&
+            task.inputs(i).payload_case() == v1::Tensor::PAYLOAD_NOT_SET)
+          copy = &bytes;
+    }
+    // Sized by validateTask above.
+    absl::StatusOr<AlignedBuffer> input =
+        copy ? std::move(*copy) : decodeInput(task.inputs(i), file);
     if (!input.ok())
       return annotate(input.status(), absl::StrCat("input ", i, " ('",
                                                    manifest.inputs(i).name(),

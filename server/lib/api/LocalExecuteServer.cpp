@@ -327,6 +327,14 @@ void LocalExecuteServer::execute(FramedSocket &socket, v1::LocalExecute &call,
   // Closed when this returns, after the reply: the client closes its
   // descriptors once sent, so this is the last reference and freeing the
   // pages is off the call's path.
+  if (call.exchange_inputs_size() != 0 || call.exchange_output_bytes() != 0) {
+    replyError(socket,
+               absl::InvalidArgumentError(
+                   "exchange buffers belong to direct channels; kilnd's "
+                   "local socket takes inputs inline or in sealed memfds"),
+               requestId);
+    return;
+  }
   absl::StatusOr<IndexedFiles> paired = pairFrameFiles(
       call.file_inputs(), call.request().inputs_size(), files);
   if (!paired.ok()) {

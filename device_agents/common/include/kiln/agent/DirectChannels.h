@@ -6,13 +6,15 @@
 // parameters and device. A client then sends LocalClientFrame.execute frames
 // that hold only inputs, and the agent runs each as that task with these
 // inputs and answers with a kiln.v1.LocalReply, kilnd staying out of the
-// data path. The client is not trusted: every frame is checked as kilnd
+// data path. A channel may also ask for an exchange buffer (ExchangeBuffer)
+// through which its calls' tensors travel instead of the socket. The client is not trusted: every frame is checked as kilnd
 // checks a local call, and the task runner checks it again as it checks
 // kilnd's tasks.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/agent/ExchangeBuffer.h"
 #include "kiln/agent/TaskRunner.h"
 
 #include "kiln/common/FramedSocket.h"
@@ -23,6 +25,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <semaphore>
 #include <thread>
 
@@ -90,10 +93,17 @@ private:
 
   void serve(FramedSocket &socket, v1::Task task,
              const v1::ExecutableRecord &record, uint64_t id);
-  /// Runs one call on `task` (the binding); the reply and its files.
+  /// Answers a LocalExchange: `exchange` replaced by a new buffer (its
+  /// file goes with the answer), or emptied and the answer an error.
+  static v1::LocalReply exchangeBuffer(const v1::LocalExchange &ask,
+                                       const std::vector<UniqueFd> &files,
+                                       std::optional<ExchangeBuffer> &exchange);
+  /// Runs one call on `task` (the binding), with the channel's `exchange`
+  /// buffer (null: none yet); the reply and its files.
   v1::LocalReply call(v1::Task &task, const v1::ExecutableRecord &record,
                       v1::LocalExecute &execute, std::vector<UniqueFd> &files,
-                      LocalFiles &tensors, std::vector<int> &replyFiles);
+                      ExchangeBuffer *exchange, LocalFiles &tensors,
+                      std::vector<int> &replyFiles);
   /// Joins the threads of channels that ended; under `mutex`.
   void reap();
 

@@ -39,6 +39,10 @@ struct LocalFiles {
   /// input names, or for an input without a payload the sealed memfd a
   /// co-located client passed.
   std::vector<std::pair<int, UniqueFd>> inputs;
+  /// (input index, its bytes), ascending: inputs without a payload that
+  /// the caller already copied into this agent's memory (from a direct
+  /// channel's exchange buffer). An index is here or in `inputs`, not both.
+  std::vector<std::pair<int, AlignedBuffer>> inputCopies;
   /// Outputs over kMaxInlineOutputBytes go in memfds (`outputs`) instead
   /// of being uploaded as blobs.
   bool outputsAsFiles = false;

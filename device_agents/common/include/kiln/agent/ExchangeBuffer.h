@@ -1,0 +1,59 @@
+//===- ExchangeBuffer.h - a direct channel's shared tensor memory -*- C++ -*-===//
+//
+// This file declares ExchangeBuffer: a memfd the agent makes for one direct
+// channel (kiln.v1.LocalExchange), sealed against growing and shrinking and
+// mapped shared by the agent and its client. A call's inputs and outputs
+// travel through it instead of through the socket, and no file is made per
+// call. The client may write it at any time, so the agent copies each input
+// out before the call runs and reads nothing else from it.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "kiln/agent/AlignedBuffer.h"
+
+#include "absl/status/statusor.h"
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace kiln::agent {
+
+class ExchangeBuffer {
+public:
+  /// The largest buffer a channel may ask for. Tensors past it travel in
+  /// sealed memfds, whose per-call cost is small beside their size.
+  static constexpr uint64_t kMaxBytes = uint64_t{16} << 20;
+
+  /// A buffer of `size` bytes, sealed (F_SEAL_GROW | F_SEAL_SHRINK |
+  /// F_SEAL_SEAL) so that the client can never fault this agent by resizing
+  /// it. INVALID_ARGUMENT for a size of 0 or past kMaxBytes;
+  /// RESOURCE_EXHAUSTED when the host cannot provide it.
+  static absl::StatusOr<ExchangeBuffer> create(uint64_t size);
+
+  /// The memfd, for the client (the buffer keeps its own descriptor).
+  int file() const { return memory.file(); }
+  uint64_t size() const { return static_cast<uint64_t>(memory.size()); }
+
+  /// An aligned private copy of the `size` bytes at `offset`;
+  /// INVALID_ARGUMENT naming the range when it is not inside the buffer.
+  absl::StatusOr<AlignedBuffer> copyOut(uint64_t offset, int64_t size) const;
+
+  /// True when [offset, offset + size) lies inside the buffer (no overflow).
+  bool holds(uint64_t offset, uint64_t size) const;
+
+  /// Copies `bytes` to the first AlignedBuffer::kAlignment-aligned offset
+  /// at or after `cursor` where they end by `end` (at most size()), and
+  /// moves `cursor` past them; nullopt, and nothing written, when they do
+  /// not fit.
+  std::optional<uint64_t> place(std::string_view bytes, uint64_t &cursor,
+                                uint64_t end);
+
+private:
+  explicit ExchangeBuffer(AlignedBuffer memory) : memory(std::move(memory)) {}
+
+  AlignedBuffer memory;
+};
+
+} // namespace kiln::agent
