@@ -107,31 +107,49 @@ absl::StatusOr<AlignedBuffer> AlignedBuffer::allocateShared(int64_t size) {
   return buffer;
 }
 
-absl::StatusOr<AlignedBuffer> AlignedBuffer::allocate(int64_t size) {
+namespace {
+
+/// `size` bytes of heap memory, aligned, with `prefix` (at most `size`
+/// bytes) copied to the start and every other byte, the rounding included,
+/// zero: nothing is written twice.
+absl::StatusOr<uint8_t *> alignedHeap(int64_t size, std::string_view prefix) {
   if (size < 0)
     return absl::InvalidArgumentError(
         absl::StrCat("cannot allocate a buffer of ", size, " bytes"));
   // aligned_alloc wants a multiple of the alignment, and never zero.
-  size_t rounded = (static_cast<size_t>(size) + kAlignment - 1) / kAlignment *
-                   kAlignment;
+  constexpr size_t alignment = AlignedBuffer::kAlignment;
+  size_t rounded =
+      (static_cast<size_t>(size) + alignment - 1) / alignment * alignment;
   if (rounded == 0)
-    rounded = kAlignment;
-  void *memory = std::aligned_alloc(kAlignment, rounded);
+    rounded = alignment;
+  auto *memory = static_cast<uint8_t *>(std::aligned_alloc(alignment, rounded));
   if (!memory)
     return absl::ResourceExhaustedError(
         absl::StrCat("out of host memory allocating ", size, " bytes"));
-  std::memset(memory, 0, rounded);
-  AlignedBuffer buffer;
-  buffer.bytes = static_cast<uint8_t *>(memory);
-  buffer.length = size;
-  return buffer;
+  if (!prefix.empty())
+    std::memcpy(memory, prefix.data(), prefix.size());
+  std::memset(memory + prefix.size(), 0, rounded - prefix.size());
+  return memory;
+}
+
+} // namespace
+
+absl::StatusOr<AlignedBuffer> AlignedBuffer::allocate(int64_t size) {
+  return withPrefix(size, {});
 }
 
 absl::StatusOr<AlignedBuffer> AlignedBuffer::copyOf(std::string_view bytes) {
-  absl::StatusOr<AlignedBuffer> buffer =
-      allocate(static_cast<int64_t>(bytes.size()));
-  if (buffer.ok() && !bytes.empty())
-    std::memcpy(buffer->data(), bytes.data(), bytes.size());
+  return withPrefix(static_cast<int64_t>(bytes.size()), bytes);
+}
+
+absl::StatusOr<AlignedBuffer> AlignedBuffer::withPrefix(int64_t size,
+                                                        std::string_view prefix) {
+  absl::StatusOr<uint8_t *> memory = alignedHeap(size, prefix);
+  if (!memory.ok())
+    return memory.status();
+  AlignedBuffer buffer;
+  buffer.bytes = *memory;
+  buffer.length = size;
   return buffer;
 }
 

@@ -43,13 +43,11 @@ absl::StatusOr<AlignedBuffer> ExchangeBuffer::copyOut(uint64_t offset,
     return absl::InvalidArgumentError(
         absl::StrCat(length, " bytes at offset ", offset, " are not inside "
                      "the channel's exchange buffer of ", size(), " bytes"));
-  absl::StatusOr<AlignedBuffer> copy = AlignedBuffer::allocate(length);
-  if (!copy.ok())
-    return copy.status();
   // One read of bytes the client may be changing: the call sees whatever
   // this copy holds, and nothing reads the shared bytes again.
-  std::memcpy(copy->data(), memory.data() + offset, static_cast<size_t>(length));
-  return copy;
+  return AlignedBuffer::copyOf(
+      {reinterpret_cast<const char *>(memory.data() + offset),
+       static_cast<size_t>(length)});
 }
 
 std::optional<uint64_t> ExchangeBuffer::place(std::string_view bytes,

@@ -33,7 +33,7 @@ public:
   /// cannot provide them. A zero-sized buffer still has a non-null data().
   static absl::StatusOr<AlignedBuffer> allocate(int64_t size);
 
-  /// Allocates a buffer holding a copy of `bytes`.
+  /// Allocates a buffer holding a copy of `bytes` (not zeroed first).
   static absl::StatusOr<AlignedBuffer> copyOf(std::string_view bytes);
 
   /// Maps the first `size` bytes of the regular file `fd` copy-on-write:
@@ -61,6 +61,10 @@ public:
   }
 
 private:
+  /// `size` bytes starting with a copy of `prefix` (at most `size` bytes),
+  /// the rest zero.
+  static absl::StatusOr<AlignedBuffer> withPrefix(int64_t size,
+                                                  std::string_view prefix);
   void reset();
 
   uint8_t *bytes = nullptr;
