@@ -25,7 +25,7 @@ from typing import Sequence
 
 import torch
 
-from kiln.tensors import payload_size
+from kiln.tensors import empty_tensor_for, payload_size, tensor_view
 
 __all__ = ["ALIGNMENT", "MAX_BYTES", "ExchangeBuffer", "aligned", "packed_end", "wanted_bytes"]
 
@@ -76,10 +76,13 @@ class ExchangeBuffer:
         finally:
             os.close(fd)
         self.size = size
-        self._bytes = torch.frombuffer(self._mapping, dtype=torch.uint8)
+        # Copies go through memoryviews (memcpy on this thread): a torch
+        # copy_ of this size would wake torch's intra-op threads, whose
+        # spinning takes the cores the agent computes on.
+        self._view = memoryview(self._mapping)
 
     def close(self) -> None:
-        self._bytes = None
+        self._view.release()
         try:
             self._mapping.close()
         except BufferError:
@@ -93,8 +96,7 @@ class ExchangeBuffer:
         offset = aligned(cursor)
         if nbytes == 0 or offset + nbytes > self.size:
             return None
-        # One pass, strides and device included (aligned: any dtype views).
-        self._bytes[offset:offset + nbytes].view(t.dtype).view(t.shape).copy_(t.detach())
+        self._view[offset:offset + nbytes] = tensor_view(t)
         return offset
 
     def read(self, offset: int, dtype: torch.dtype, shape: Sequence[int]) -> torch.Tensor:
@@ -104,7 +106,7 @@ class ExchangeBuffer:
         if offset < 0 or offset + nbytes > self.size:
             raise ValueError(f"{nbytes} bytes at offset {offset} are not inside the "
                              f"channel's exchange buffer of {self.size} bytes")
-        out = torch.empty([int(d) for d in shape], dtype=dtype)
+        out, view = empty_tensor_for(dtype, shape)
         if nbytes:
-            out.reshape(-1).view(torch.uint8).copy_(self._bytes[offset:offset + nbytes])
+            view[:] = self._view[offset:offset + nbytes]
         return out
