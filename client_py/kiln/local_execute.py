@@ -48,7 +48,8 @@ from google.protobuf.message import DecodeError
 
 from kiln._rpc import Rpc, new_request_id
 from kiln.blobs import BlobClient
-from kiln.exchange import ExchangeBuffer, aligned, packed_end, wanted_bytes
+from kiln.exchange import MAX_TENSOR_BYTES as EXCHANGE_TENSOR_MAX
+from kiln.exchange import ExchangeBuffer, aligned, wanted_bytes
 from kiln.errors import (DeadlineExceededError, InvalidArgumentError, KilnError,
                          ResourceExhaustedError, UnauthenticatedError, UnavailableError,
                          raise_for_status_code)
@@ -479,15 +480,22 @@ class LocalExecutor:
         channel, ask = self._direct_channel(key) if key is not None else (None, False)
         sent = False
         try:
-            if channel is not None and channel.exchange is not None:
-                exchanged = self._place_in_exchange(channel.exchange, call, inputs, context)
-            else:
-                exchanged = False
+            exchange = channel.exchange if channel is not None else None
+            cursor = 0  # where the next tensor may go in the exchange buffer
             inline_total = 0
-            for i, t in enumerate(() if exchanged else inputs):
+            for i, t in enumerate(inputs):
                 msg = call.request.inputs.add()
                 nbytes = t.numel() * t.element_size() if isinstance(t, torch.Tensor) else 0
-                if nbytes >= FILE_THRESHOLD and len(files) < _MAX_FILES:
+                if (exchange is not None and 0 < nbytes < EXCHANGE_TENSOR_MAX
+                        and exchange.fits(nbytes, cursor)):
+                    try:
+                        set_tensor_type(msg.type, t.dtype, t.shape)
+                    except ValueError as e:
+                        raise InvalidArgumentError(f"input {i}: {e}", context=context) from None
+                    offset = exchange.place(t, cursor)
+                    call.exchange_inputs.add(index=i, offset=offset)
+                    cursor = offset + nbytes
+                elif nbytes >= FILE_THRESHOLD and len(files) < _MAX_FILES:
                     try:
                         set_tensor_type(msg.type, t.dtype, t.shape)
                     except ValueError as e:
@@ -501,6 +509,10 @@ class LocalExecutor:
                 else:
                     encode_input(msg, i, t, as_blob=True)
                     repeatable = False
+            if exchange is not None and aligned(cursor) < exchange.size:
+                # The rest of the buffer for outputs under the agent's limit.
+                call.exchange_output_offset = aligned(cursor)
+                call.exchange_output_bytes = exchange.size - aligned(cursor)
             if channel is not None and not repeatable:
                 # An input went as a blob: kilnd runs the call.
                 self._put_direct(key, channel)
@@ -550,36 +562,6 @@ class LocalExecutor:
             for fd in files:
                 os.close(fd)
 
-    @staticmethod
-    def _place_in_exchange(exchange: ExchangeBuffer, call: executor_pb2.LocalExecute,
-                           inputs: Sequence[Any], context: dict) -> bool:
-        """Copies every input into the channel's exchange buffer and names
-        it in ``call``, with the rest of the buffer for outputs; False (and
-        ``call`` untouched) when they do not all fit."""
-        if not all(type(t) is torch.Tensor for t in inputs):
-            return False  # the usual path names what is wrong
-        sizes = [t.numel() * t.element_size() for t in inputs]
-        if packed_end(sizes) > exchange.size:
-            return False
-        cursor = 0
-        for i, t in enumerate(inputs):
-            msg = call.request.inputs.add()
-            try:
-                set_tensor_type(msg.type, t.dtype, t.shape)
-            except ValueError as e:
-                raise InvalidArgumentError(f"input {i}: {e}", context=context) from None
-            offset = exchange.place(t, cursor) if sizes[i] else None
-            if offset is not None:
-                slice_ = call.exchange_inputs.add()
-                slice_.index = i
-                slice_.offset = offset
-                cursor = offset + sizes[i]
-        start = aligned(cursor)
-        if start < exchange.size:
-            call.exchange_output_offset = start
-            call.exchange_output_bytes = exchange.size - start
-        return True
-
     def _direct_round_trip(self, channel: _Connection, key: tuple, frame: bytes,
                            files: list[int], context: dict, rid: str,
                            while_waiting: Callable[[], bool],
@@ -622,9 +604,11 @@ class LocalExecutor:
                 self._put_direct(key, channel)
                 raise
             if channel.exchange is None and self.exchange:
-                self._ask_exchange(key, channel, input_sizes + [
-                    t.numel() * t.element_size() for t in result.outputs
-                    if isinstance(t, torch.Tensor)])
+                self._ask_exchange(key, channel, [
+                    n for n in input_sizes + [t.numel() * t.element_size()
+                                              for t in result.outputs
+                                              if isinstance(t, torch.Tensor)]
+                    if n < EXCHANGE_TENSOR_MAX])
             self._put_direct(key, channel)
             result.direct = True
             return result

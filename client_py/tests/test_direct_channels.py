@@ -258,3 +258,22 @@ def test_a_refused_exchange_buffer_is_not_asked_for_again(executor):
     kinds = [f.WhichOneof("frame") for f in agent.frames]
     assert kinds == ["execute", "exchange", "execute", "execute"]
     assert all(f.execute.request.inputs[0].data for f in agent.frames if f.HasField("execute"))
+
+
+def test_inputs_from_the_tensor_limit_on_go_in_memfds_beside_the_buffer(executor):
+    executor.exchange = True
+    fake = ExchangingAgent()
+    agent = give_channel(executor, fake)
+    run(executor)  # the channel's first call, then its buffer
+    big = torch.zeros(local_execute.EXCHANGE_TENSOR_MAX // 4)
+    small = torch.arange(4, dtype=torch.float32)
+    reply = executor_pb2.LocalReply()
+    out = reply.response.outputs.add()
+    set_tensor_type(out.type, torch.float32, [1])
+    out.data = torch.ones(1).numpy().tobytes()
+    agent.answer = lambda frame: reply
+    executor.execute(request(), [big, small], {}, encode)
+    call = agent.frames[-1].execute
+    assert list(call.file_inputs) == [0]
+    assert [(e.index, e.offset) for e in call.exchange_inputs] == [(1, 0)]
+    assert call.exchange_output_offset == 64

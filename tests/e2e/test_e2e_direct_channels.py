@@ -20,7 +20,7 @@ import pytest
 import torch
 
 import kiln
-from kiln import local_execute
+from kiln import exchange, local_execute
 from kiln.v1 import executor_pb2, tensor_pb2
 from test_e2e_local_execute import (ALL_SEALS, BIG, AffineAndSum, execute_frame, inputs,
                                     memfd, metric, raw_connect, read_reply, send_frame,
@@ -51,10 +51,9 @@ def test_a_model_called_again_runs_over_its_channel_and_matches_eager(kilnd, cli
     assert metric(kilnd, "kiln_executions_total") - executions == 2
     assert metric(kilnd, "kiln_direct_channels_total") - channels == 1
     assert client.executor.local_executor.direct_channels == 1
-    # After its first call the channel got an exchange buffer (16 MiB, the
-    # most an agent makes): the inputs went there, the 8 MiB output (past
-    # the rest of it) in a memfd.
-    assert exchange_sizes(client) == [16 << 20]
+    # After its first call the channel got an exchange buffer for the small
+    # input and output (a page); the 8 MiB ones stay in memfds.
+    assert exchange_sizes(client) == [mmap.PAGESIZE]
     # The agent's timings come back as kilnd's would.
     assert compiled.last_timings["run"] > 0 and compiled.last_timings["total"] > 0
     assert compiled.last_device_id.startswith("local-cpu")
@@ -176,13 +175,13 @@ def test_small_tensors_travel_in_the_exchange_buffer_and_match_eager(client, mon
     second call on, every output comes back through it, and each answer is
     eager's, call after call (the buffer is reused)."""
     placed = []
-    real = local_execute.LocalExecutor._place_in_exchange
+    real = exchange.ExchangeBuffer.place
 
-    def spy(*args):
-        placed.append(real(*args))
+    def spy(self, t, cursor):
+        placed.append(real(self, t, cursor))
         return placed[-1]
 
-    monkeypatch.setattr(local_execute.LocalExecutor, "_place_in_exchange", staticmethod(spy))
+    monkeypatch.setattr(exchange.ExchangeBuffer, "place", spy)
     model = Mixed().eval()
     compiled = client.compile(torch.export.export(model, mixed_inputs(0)))
     for seed in range(6):
@@ -193,7 +192,8 @@ def test_small_tensors_travel_in_the_exchange_buffer_and_match_eager(client, mon
             open_fds = len(os.listdir("/proc/self/fd"))
     assert len(os.listdir("/proc/self/fd")) == open_fds  # no file per call
     assert compiled.last_transport == "direct"
-    assert placed == [True] * 3  # calls 4 to 6: 3 is the channel's first
+    # Calls 4 to 6 (3 is the channel's first), three inputs each.
+    assert placed == [0, 65536, 131072] * 3
     # 64 KiB + 64 KiB + 16 KiB in, 64 KiB + 16 KiB + 64 KiB out.
     assert exchange_sizes(client) == [(64 + 64 + 16 + 64 + 16 + 64) << 10]
 

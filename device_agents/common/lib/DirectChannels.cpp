@@ -99,29 +99,6 @@ absl::Status takeExchangeInputs(const v1::LocalExecute &call,
   return absl::OkStatus();
 }
 
-/// Moves the inline outputs of `response` that fit into the call's region
-/// of the exchange buffer, in order, recording each in `slices`.
-void placeExchangeOutputs(const v1::LocalExecute &call,
-                          ExchangeBuffer &exchange,
-                          v1::ExecuteResponse &response,
-                          google::protobuf::RepeatedPtrField<v1::ExchangeSlice>
-                              &slices) {
-  uint64_t cursor = call.exchange_output_offset();
-  uint64_t end = cursor + call.exchange_output_bytes(); // checked: inside
-  for (int i = 0; i < response.outputs_size(); ++i) {
-    v1::Tensor &output = *response.mutable_outputs(i);
-    if (output.payload_case() != v1::Tensor::kData || output.data().empty())
-      continue;
-    std::optional<uint64_t> offset = exchange.place(output.data(), cursor, end);
-    if (!offset)
-      continue; // stays inline
-    output.clear_data();
-    v1::ExchangeSlice &slice = *slices.Add();
-    slice.set_index(static_cast<uint32_t>(i));
-    slice.set_offset(*offset);
-  }
-}
-
 } // namespace
 
 DirectChannels::DirectChannels(TaskRunner &runner,
@@ -290,11 +267,17 @@ v1::LocalReply DirectChannels::call(v1::Task &task,
       !taken.ok())
     return failure(taken);
   tensors.outputsAsFiles = true;
-  // With a region of the exchange buffer for them, outputs up to the inline
-  // limit stay inline here and are placed there (a copy, where a memfd per
-  // output costs its creation, mapping and page faults on both sides).
-  bool exchangeOutputs = execute.exchange_output_bytes() != 0;
-  tensors.callerMapsOutputs = !exchangeOutputs;
+  tensors.callerMapsOutputs = true;
+  // With a region of the exchange buffer for them, outputs under
+  // ExchangeBuffer::kMaxTensorBytes are copied there where they fit (where
+  // a memfd per output costs its creation, mapping and page faults on both
+  // sides); larger ones stay in memfds.
+  if (execute.exchange_output_bytes() != 0) {
+    tensors.exchange = exchange; // takeExchangeInputs checked the region
+    tensors.exchangeCursor = execute.exchange_output_offset();
+    tensors.exchangeEnd =
+        execute.exchange_output_offset() + execute.exchange_output_bytes();
+  }
   task.mutable_inputs()->Swap(execute.mutable_request()->mutable_inputs());
   v1::TaskResult result;
   {
@@ -314,9 +297,11 @@ v1::LocalReply DirectChannels::call(v1::Task &task,
   }
   v1::ExecuteResponse &response = *reply.mutable_response();
   response.mutable_outputs()->Swap(result.mutable_outputs());
-  if (exchangeOutputs)
-    placeExchangeOutputs(execute, *exchange, response,
-                         *reply.mutable_exchange_outputs());
+  for (const auto &[index, offset] : tensors.exchangeOutputs) {
+    v1::ExchangeSlice &slice = *reply.add_exchange_outputs();
+    slice.set_index(static_cast<uint32_t>(index));
+    slice.set_offset(offset);
+  }
   response.set_device_id(task.device_id());
   *response.mutable_counters() = std::move(*result.mutable_counters());
   v1::Timings &timings = *response.mutable_timings();

@@ -438,7 +438,11 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
       files && files->outputsAsFiles && (!inlineOutputs || callerMaps);
   // Past the inline limit, from 64 KiB for every caller; under it (only a
   // caller that maps files gets any), from 128 KiB.
-  int64_t minShared = inlineOutputs ? kMinCallerFileBytes : kMinSharedOutputBytes;
+  // A channel's exchange buffer takes those under its tensor limit instead.
+  int64_t minShared = !inlineOutputs ? kMinSharedOutputBytes
+                      : files && files->exchange
+                          ? ExchangeBuffer::kMaxTensorBytes
+                          : kMinCallerFileBytes;
   std::vector<bool> inlined;
   ASSIGN_OR_RETURN(std::vector<bool> kept,
                    keptOutputMask(task.keep_outputs(), manifest.outputs_size()));
@@ -473,6 +477,14 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
     if (kept[i])
       continue; // held below, last
     if (inlined[i]) {
+      // Straight from the executable's buffer into a channel's exchange
+      // buffer: one copy, no message bytes.
+      if (files && files->exchange && outputs[i].size() > 0)
+        if (std::optional<uint64_t> offset = files->exchange->place(
+                outputs[i].view(), files->exchangeCursor, files->exchangeEnd)) {
+          files->exchangeOutputs.emplace_back(static_cast<int>(i), *offset);
+          continue;
+        }
       tensor->set_data(std::string(outputs[i].view()));
       continue;
     }
@@ -530,8 +542,10 @@ v1::TaskResult TaskRunner::run(const v1::Task &task,
       held.release(handle);
   if (!status.ok()) {
     result.clear_outputs();
-    if (files)
+    if (files) {
       files->outputs.clear();
+      files->exchangeOutputs.clear();
+    }
     result.set_code(static_cast<int32_t>(status.code()));
     result.set_message(std::string(status.message()));
     spdlog::warn("task {} failed: {}", task.task_id(), status.ToString());

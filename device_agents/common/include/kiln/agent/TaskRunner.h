@@ -13,6 +13,7 @@
 #include "kiln/agent/BlobCache.h"
 #include "kiln/agent/DaemonBlobs.h"
 #include "kiln/agent/DeviceBackend.h"
+#include "kiln/agent/ExchangeBuffer.h"
 #include "kiln/agent/HeldTensors.h"
 #include "kiln/agent/ResidentSet.h"
 
@@ -52,6 +53,15 @@ struct LocalFiles {
   bool callerMapsOutputs = false;
   /// Set by TaskRunner::run: (output index, its memfd), ascending.
   std::vector<std::pair<int, UniqueFd>> outputs;
+  /// A direct channel's exchange buffer (null: none) and the region of it
+  /// the call gave for outputs, [exchangeCursor, exchangeEnd): outputs that
+  /// would travel inline are written there instead, where they fit.
+  ExchangeBuffer *exchange = nullptr;
+  uint64_t exchangeCursor = 0;
+  uint64_t exchangeEnd = 0;
+  /// Set by TaskRunner::run: (output index, its offset in `exchange`),
+  /// ascending; those outputs carry no payload.
+  std::vector<std::pair<int, uint64_t>> exchangeOutputs;
   /// Set by TaskRunner::run: the task's input buffers (mappings of the
   /// input files, copies of inline inputs), for the caller to drop after
   /// sending the result. Unmapping memory the compute threads touched
