@@ -71,8 +71,9 @@ absl::Status checkParameters(const Digests &parameters,
                      manifest.parameters_size()));
   for (int i = 0; i < parameters.size(); ++i) {
     const v1::Digest &digest = parameters[i];
-    RETURN_IF_ERROR(annotate(validateDigest(digest),
-                             absl::StrCat("parameter ", i)));
+    // The context string only on failure: hundreds of parameters a call.
+    if (absl::Status valid = validateDigest(digest); !valid.ok())
+      return annotate(valid, absl::StrCat("parameter ", i));
     int64_t want = *byteSize(manifest.parameters(i).type());
     if (digest.size_bytes() != want)
       return absl::InvalidArgumentError(absl::StrCat(
@@ -167,8 +168,8 @@ absl::Status validateTask(const v1::Task &task,
       have = static_cast<int64_t>(input.data().size());
       break;
     case v1::Tensor::kBlob:
-      RETURN_IF_ERROR(annotate(validateDigest(input.blob()),
-                               absl::StrCat("input ", i, " blob")));
+      if (absl::Status valid = validateDigest(input.blob()); !valid.ok())
+        return annotate(valid, absl::StrCat("input ", i, " blob"));
       have = input.blob().size_bytes();
       break;
     default:
@@ -361,12 +362,18 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
                              "parameter_set"));
     digests = &set->parameters();
   }
-  std::vector<ResidentSet::Buffer> parameters;
+  // Resident ones in one turn of the set's lock; the others one by one.
+  std::vector<ResidentSet::Buffer> parameters = resident.lookupAll(
+      digests->size(),
+      [digests](int i) -> const std::string & { return (*digests)[i].hash(); });
   std::vector<void *> parameterPointers;
   std::vector<uint64_t> parameterSerials;
+  parameterPointers.reserve(parameters.size());
+  parameterSerials.reserve(parameters.size());
   for (int i = 0; i < digests->size(); ++i) {
+    ResidentSet::Buffer &found = parameters[static_cast<size_t>(i)];
     absl::StatusOr<ResidentSet::Buffer> parameter =
-        getParameter((*digests)[i]);
+        found ? found : getParameter((*digests)[i]);
     if (!parameter.ok())
       return annotate(parameter.status(),
                       absl::StrCat("parameter ", i, " ('",
@@ -375,7 +382,7 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
     parameterPointers.push_back(const_cast<uint8_t *>((*parameter)->data()));
     // Resident parameters are never written: their serial names their bytes.
     parameterSerials.push_back((*parameter)->serial());
-    parameters.push_back(std::move(*parameter));
+    found = *std::move(parameter);
   }
   std::vector<AlignedBuffer> inputs;
   // Over a local link, freed by the caller once the result is sent.

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace kiln::agent {
 
@@ -27,6 +28,19 @@ public:
 
   /// The buffer for `hash`, marked most recently used; null on a miss.
   Buffer lookup(const std::string &hash);
+  /// lookup() of each of `hashes` (count of them, each by `hashOf(i)`), in
+  /// one turn of the lock: a call's parameters, hundreds for some models.
+  template <typename HashOf>
+  std::vector<Buffer> lookupAll(int count, HashOf hashOf) {
+    std::vector<Buffer> found(static_cast<size_t>(count));
+    std::lock_guard<std::mutex> lock(mutex);
+    for (int i = 0; i < count; ++i)
+      if (auto it = index.find(hashOf(i)); it != index.end()) {
+        lru.splice(lru.begin(), lru, it->second);
+        found[static_cast<size_t>(i)] = it->second->buffer;
+      }
+    return found;
+  }
 
   /// Makes `buffer` resident under `hash` (replacing nothing if it is already
   /// there) and evicts least recently used entries until the set fits its
