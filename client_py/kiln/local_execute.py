@@ -514,9 +514,12 @@ class LocalExecutor:
                 call.exchange_output_offset = aligned(cursor)
                 call.exchange_output_bytes = exchange.size - aligned(cursor)
             if channel is not None and not repeatable:
-                # An input went as a blob: kilnd runs the call.
+                # An input went as a blob: kilnd runs the call, encoded
+                # afresh (nothing of the channel's buffer in its frame).
                 self._put_direct(key, channel)
                 channel = None
+                return self.execute(request, inputs, context, encode_input, still_current,
+                                    direct=False)
             if not repeatable:
                 ask = False
             if channel is None:
@@ -603,43 +606,49 @@ class LocalExecutor:
             except BaseException:
                 self._put_direct(key, channel)
                 raise
+            usable = True
             if channel.exchange is None and self.exchange:
-                self._ask_exchange(key, channel, [
-                    n for n in input_sizes + [t.numel() * t.element_size()
-                                              for t in result.outputs
-                                              if isinstance(t, torch.Tensor)]
-                    if n < EXCHANGE_TENSOR_MAX])
-            self._put_direct(key, channel)
+                output_sizes = [t.numel() * t.element_size() for t in result.outputs
+                                if isinstance(t, torch.Tensor)]
+                usable = self._ask_exchange(key, channel, [
+                    n for n in input_sizes + output_sizes if n < EXCHANGE_TENSOR_MAX])
+            self._put_direct(key, channel, lost=not usable)
             result.direct = True
             return result
         finally:
             for fd in out_files:
                 os.close(fd)
 
-    def _ask_exchange(self, key: tuple, channel: _Connection, sizes: list[int]) -> None:
+    def _ask_exchange(self, key: tuple, channel: _Connection, sizes: list[int]) -> bool:
         """After a channel's first call: asks its agent for an exchange
         buffer that holds that call's tensors (``sizes``, inputs then
-        outputs), unless the model's agent refused one before. A refusal is
-        remembered; a transport failure leaves the channel without one (its
-        next call finds out whether the channel still works)."""
+        outputs, those under the tensor limit), unless the model's agent
+        refused one before. A refusal is remembered for the model. False
+        when the channel can no longer be trusted to pair replies with calls
+        (a transport failure or a malformed answer): the caller drops it."""
         want = wanted_bytes(sizes)
         with self._lock:
             model = self._models.get(key)
             if want == 0 or model is None or model.no_exchange:
-                return
+                return True
         ask = executor_pb2.LocalClientFrame()
         ask.exchange.size_bytes = want
         try:
             channel.send(ask.SerializeToString(), [])
             reply_bytes, files = channel.receive()
         except _TransportError:
-            return
+            return False
         try:
             reply = executor_pb2.LocalReply.FromString(reply_bytes)
+        except DecodeError:
+            for fd in files:
+                os.close(fd)
+            return False
+        try:
             if reply.code != 0 or reply.exchange_bytes == 0 or len(files) != 1:
                 raise ValueError(reply.message or "no buffer in the answer")
             channel.exchange = ExchangeBuffer(files.pop(), reply.exchange_bytes)
-        except (DecodeError, ValueError, OSError) as e:
+        except (ValueError, OSError) as e:
             log.info("kiln: the agent gave no exchange buffer (%s); this model's "
                      "direct calls carry their tensors in frames and memfds", e)
             with self._lock:
@@ -648,6 +657,7 @@ class LocalExecutor:
         finally:
             for fd in files:
                 os.close(fd)
+        return True
 
     def _round_trip(self, frame: bytes, files: list[int], context: dict,
                     rid: str, while_waiting: Callable[[], bool],

@@ -277,3 +277,34 @@ def test_inputs_from_the_tensor_limit_on_go_in_memfds_beside_the_buffer(executor
     assert list(call.file_inputs) == [0]
     assert [(e.index, e.offset) for e in call.exchange_inputs] == [(1, 0)]
     assert call.exchange_output_offset == 64
+
+
+def test_a_call_whose_inputs_outgrow_the_frame_goes_to_kilnd_without_the_buffer(executor):
+    """Inputs the buffer cannot hold, past the frame's inline budget: the
+    call is encoded afresh for kilnd, with nothing of the channel's buffer
+    in it, and the channel stays for the model."""
+    executor.exchange = True
+    give_channel(executor, ExchangingAgent())
+    run(executor)  # the channel's first call, then its (one-page) buffer
+    small = torch.arange(4, dtype=torch.float32)
+    many = [torch.zeros(120 * 1024 // 4) for _ in range(40)]  # 4.7 MiB in all
+    result = executor.execute(request(), [small] + many, {}, encode)
+    assert not result.direct
+    sent = executor.through_kilnd[-1].execute
+    assert not sent.exchange_inputs and not sent.exchange_output_bytes
+    assert sent.request.inputs[0].data  # inline, not in the buffer
+    torch.testing.assert_close(result.outputs[0], small + 2)
+    assert executor.direct_channels == 1
+
+
+def test_a_channel_that_fails_while_asking_for_a_buffer_is_dropped(executor):
+    executor.exchange = True
+
+    def close_on_exchange(frame):
+        return "close" if frame.HasField("exchange") else plus_one(frame)
+
+    give_channel(executor, close_on_exchange)
+    result = run(executor)
+    assert result.direct  # the call itself was answered
+    torch.testing.assert_close(result.outputs[0], torch.arange(4.0) + 1)
+    assert executor.direct_channels == 0

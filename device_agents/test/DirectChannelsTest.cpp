@@ -331,9 +331,58 @@ TEST_F(DirectChannelsTest, ExchangeSlicesThatDoNotFitAreRefusedAndTheChannelServ
     EXPECT_NE(reply.message().find(c.says), std::string::npos)
         << c.what << ": " << reply.message();
   }
+  {
+    // A slice for an input the executable does not take: refused before
+    // anything is copied (slices cannot multiply the bytes copied).
+    v1::LocalClientFrame frame = exchangeCall(binding, nullptr, 0, 0, 0);
+    v1::ExecuteRequest &request = *frame.mutable_execute()->mutable_request();
+    *request.add_inputs()->mutable_type() = request.inputs(0).type();
+    frame.mutable_execute()->add_exchange_inputs()->set_index(1);
+    v1::LocalReply reply = roundTrip(*client, frame);
+    EXPECT_EQ(reply.code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+    EXPECT_NE(reply.message().find("the call has 2 inputs, the executable takes 1"),
+              std::string::npos)
+        << reply.message();
+  }
   v1::LocalReply good = roundTrip(*client, call(binding));
   ASSERT_EQ(good.code(), 0) << good.message();
   expectAxpy(test::bytesToFloats(good.response().outputs(0).data()));
+}
+
+TEST_F(DirectChannelsTest, AskingAgainReplacesTheBufferAndARefusalLeavesNone) {
+  DirectChannels channels(*runner);
+  auto client = openChannel(channels);
+  UniqueFd small, large;
+  ASSERT_EQ(askExchange(*client, 4096, &small).code(), 0);
+  v1::LocalReply replaced = askExchange(*client, 8192, &large);
+  ASSERT_EQ(replaced.code(), 0) << replaced.message();
+  EXPECT_EQ(replaced.exchange_bytes(), 8192u);
+  void *mapped = ::mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED,
+                        large.get(), 0);
+  ASSERT_NE(mapped, MAP_FAILED);
+  // An input past the first buffer's end, inside the second's.
+  v1::LocalReply reply = roundTrip(
+      *client, exchangeCall(binding, static_cast<uint8_t *>(mapped), 6000, 0, 0));
+  ASSERT_EQ(reply.code(), 0) << reply.message();
+  expectAxpy(test::bytesToFloats(reply.response().outputs(0).data()));
+  ::munmap(mapped, 8192);
+  // A refused ask (and one carrying files) leaves the channel without one.
+  EXPECT_EQ(askExchange(*client, 0, nullptr).code(),
+            static_cast<int>(absl::StatusCode::kInvalidArgument));
+  v1::LocalReply none = roundTrip(*client, exchangeCall(binding, nullptr, 0, 0, 0));
+  EXPECT_NE(none.message().find("has none"), std::string::npos) << none.message();
+  v1::LocalClientFrame withFile;
+  withFile.mutable_exchange()->set_size_bytes(4096);
+  ASSERT_TRUE(client->send(withFile.SerializeAsString(), {small.get()}).ok());
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  ASSERT_TRUE(client->receive(bytes, files).ok());
+  v1::LocalReply refused;
+  ASSERT_TRUE(refused.ParseFromString(bytes));
+  EXPECT_EQ(refused.code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_NE(refused.message().find("carries no files"), std::string::npos)
+      << refused.message();
+  EXPECT_TRUE(files.empty());
 }
 
 } // namespace

@@ -462,3 +462,30 @@ def test_kilnds_socket_refuses_exchange_slices(client):
     reply = read_reply(sock)
     assert reply.code == 3 and "belong to direct channels" in reply.message, reply
     sock.close()
+
+
+def test_overlapping_slices_and_an_input_in_a_file_too_are_invalid_argument(channel):
+    """Slices ascend without overlap (what the agent copies never exceeds
+    its buffer), and an input is in the buffer or in a file, not both."""
+    direct, compiled = channel
+    reply, files = ask_exchange(direct, 16 << 20)
+    assert reply.code == 0, reply.message
+    os.close(files[0])
+    overlapping = inputs_only(compiled)
+    for index, offset in ((0, 0), (1, 100)):  # the small one inside the big one
+        overlapping.execute.request.inputs[index].ClearField("data")
+        overlapping.execute.exchange_inputs.add(index=index, offset=offset)
+    reply, files = answer(direct, overlapping)
+    assert reply.code == 3 and "input 1: it starts at offset 100" in reply.message, reply
+    assert not files
+
+    big = local_execute.sealed_memfd(memoryview(bytes(BIG * 4)))
+    twice = inputs_only(compiled, big)
+    twice.execute.exchange_inputs.add(index=0, offset=0)
+    try:
+        reply, files = answer(direct, twice, [big])
+    finally:
+        os.close(big)
+    assert reply.code == 3 and "in a file too" in reply.message, reply
+    assert not files
+    assert_serves_on(direct, compiled)

@@ -53,9 +53,12 @@ absl::Status checkCall(const v1::LocalExecute &call) {
 
 /// Copies the inputs a call placed in the channel's exchange buffer into
 /// `tensors.inputCopies` (its file inputs already paired), after checking
-/// the call's slices and its region for outputs.
+/// the call's slices and its region for outputs. The slices must not
+/// overlap, and the call must name as many inputs as the executable takes:
+/// what is copied never exceeds the buffer, however the frame is made.
 absl::Status takeExchangeInputs(const v1::LocalExecute &call,
                                 const ExchangeBuffer *exchange,
+                                const v1::ExecutableManifest &manifest,
                                 LocalFiles &tensors) {
   if (call.exchange_inputs_size() == 0 && call.exchange_output_bytes() == 0)
     return absl::OkStatus();
@@ -71,7 +74,12 @@ absl::Status takeExchangeInputs(const v1::LocalExecute &call,
         ") is not inside the channel's exchange buffer of ", exchange->size(),
         " bytes"));
   const v1::ExecuteRequest &request = call.request();
+  if (request.inputs_size() != manifest.inputs_size())
+    return absl::InvalidArgumentError(
+        absl::StrCat("the call has ", request.inputs_size(),
+                     " inputs, the executable takes ", manifest.inputs_size()));
   int64_t previous = -1;
+  uint64_t previousEnd = 0;
   for (const v1::ExchangeSlice &slice : call.exchange_inputs()) {
     int64_t index = slice.index();
     if (index <= previous || index >= request.inputs_size())
@@ -91,9 +99,14 @@ absl::Status takeExchangeInputs(const v1::LocalExecute &call,
     absl::StatusOr<int64_t> size = byteSize(input.type());
     if (!size.ok())
       return annotate(size.status(), where);
+    if (slice.offset() < previousEnd)
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": it starts at offset ", slice.offset(), ", inside the input "
+          "before it in the exchange buffer (slices ascend without overlap)"));
     absl::StatusOr<AlignedBuffer> copy = exchange->copyOut(slice.offset(), *size);
     if (!copy.ok())
       return annotate(copy.status(), where);
+    previousEnd = slice.offset() + static_cast<uint64_t>(*size); // inside
     tensors.inputCopies.emplace_back(static_cast<int>(index), *std::move(copy));
   }
   return absl::OkStatus();
@@ -232,7 +245,9 @@ DirectChannels::exchangeBuffer(const v1::LocalExchange &ask,
   if (!files.empty())
     return failure(absl::InvalidArgumentError(
         "a LocalExchange frame carries no files"));
-  exchange.reset(); // replaced; the client's mapping keeps the old one alive
+  // Replaced, or none after a refusal; the client's mapping keeps the old
+  // one alive as long as it needs it.
+  exchange.reset();
   absl::StatusOr<ExchangeBuffer> made = ExchangeBuffer::create(ask.size_bytes());
   if (!made.ok())
     return failure(made.status());
@@ -263,7 +278,8 @@ v1::LocalReply DirectChannels::call(v1::Task &task,
           "input ", index, ": a file was passed for it, and it has a "
           "payload too")));
   tensors.inputs = *std::move(paired);
-  if (absl::Status taken = takeExchangeInputs(execute, exchange, tensors);
+  if (absl::Status taken =
+          takeExchangeInputs(execute, exchange, record.manifest(), tensors);
       !taken.ok())
     return failure(taken);
   tensors.outputsAsFiles = true;

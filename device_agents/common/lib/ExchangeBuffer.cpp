@@ -50,18 +50,26 @@ absl::StatusOr<AlignedBuffer> ExchangeBuffer::copyOut(uint64_t offset,
        static_cast<size_t>(length)});
 }
 
-std::optional<uint64_t> ExchangeBuffer::place(std::string_view bytes,
-                                              uint64_t &cursor, uint64_t end) {
+std::optional<uint64_t> ExchangeBuffer::reserve(uint64_t length,
+                                                uint64_t &cursor,
+                                                uint64_t end) const {
   constexpr uint64_t align = AlignedBuffer::kAlignment;
   end = std::min(end, size());
   if (cursor > end)
     return std::nullopt;
   // No overflow: cursor <= end <= kMaxBytes.
   uint64_t offset = (cursor + align - 1) / align * align;
-  if (offset > end || bytes.size() > end - offset)
+  if (offset > end || length > end - offset)
     return std::nullopt;
-  std::memcpy(memory.data() + offset, bytes.data(), bytes.size());
-  cursor = offset + bytes.size();
+  cursor = offset + length;
+  return offset;
+}
+
+std::optional<uint64_t> ExchangeBuffer::place(std::string_view bytes,
+                                              uint64_t &cursor, uint64_t end) {
+  std::optional<uint64_t> offset = reserve(bytes.size(), cursor, end);
+  if (offset)
+    std::memcpy(memory.data() + *offset, bytes.data(), bytes.size());
   return offset;
 }
 

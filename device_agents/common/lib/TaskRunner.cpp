@@ -445,20 +445,27 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
       files && files->outputsAsFiles && (!inlineOutputs || callerMaps);
   // Past the inline limit, from 64 KiB for every caller; under it (only a
   // caller that maps files gets any), from 128 KiB.
-  // A channel's exchange buffer takes those under its tensor limit instead.
-  int64_t minShared = !inlineOutputs ? kMinSharedOutputBytes
-                      : files && files->exchange
-                          ? ExchangeBuffer::kMaxTensorBytes
-                          : kMinCallerFileBytes;
+  int64_t minShared = inlineOutputs ? kMinCallerFileBytes : kMinSharedOutputBytes;
   std::vector<bool> inlined;
   ASSIGN_OR_RETURN(std::vector<bool> kept,
                    keptOutputMask(task.keep_outputs(), manifest.outputs_size()));
+  // A channel's exchange buffer takes outputs under its tensor limit that
+  // fit its region, in order (placed after the run as reserved here).
+  std::vector<bool> toExchange(manifest.outputs_size(), false);
+  uint64_t reserveCursor = files ? files->exchangeCursor : 0;
   int64_t inlinedBytes = 0;
   for (int i = 0; i < manifest.outputs_size(); ++i) {
     int64_t size = *byteSize(manifest.outputs(i).type());
-    bool small = sharedOutputs && size < minShared &&
-                 inlinedBytes + size <= kMaxInlineOutputBytes;
-    inlinedBytes += small ? size : 0;
+    if (files && files->exchange && !kept[i] && size > 0 &&
+        size < ExchangeBuffer::kMaxTensorBytes)
+      toExchange[i] = files->exchange
+                          ->reserve(static_cast<uint64_t>(size), reserveCursor,
+                                    files->exchangeEnd)
+                          .has_value();
+    bool small = sharedOutputs &&
+                 (toExchange[i] || (size < minShared &&
+                                    inlinedBytes + size <= kMaxInlineOutputBytes));
+    inlinedBytes += small && !toExchange[i] ? size : 0;
     inlined.push_back(sharedOutputs ? small : inlineOutputs);
     ASSIGN_OR_RETURN(AlignedBuffer output,
                      sharedOutputs && !small && !kept[i] && size > 0
@@ -486,7 +493,7 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
     if (inlined[i]) {
       // Straight from the executable's buffer into a channel's exchange
       // buffer: one copy, no message bytes.
-      if (files && files->exchange && outputs[i].size() > 0)
+      if (toExchange[i])
         if (std::optional<uint64_t> offset = files->exchange->place(
                 outputs[i].view(), files->exchangeCursor, files->exchangeEnd)) {
           files->exchangeOutputs.emplace_back(static_cast<int>(i), *offset);

@@ -324,9 +324,6 @@ void LocalExecuteServer::execute(FramedSocket &socket, v1::LocalExecute &call,
   auto start = ExecutorService::Clock::now();
   std::string requestId = requestIdOrNew(call.request_id());
   ScopedRequestId logContext(requestId);
-  // Closed when this returns, after the reply: the client closes its
-  // descriptors once sent, so this is the last reference and freeing the
-  // pages is off the call's path.
   if (call.exchange_inputs_size() != 0 || call.exchange_output_bytes() != 0) {
     replyError(socket,
                absl::InvalidArgumentError(
@@ -335,6 +332,9 @@ void LocalExecuteServer::execute(FramedSocket &socket, v1::LocalExecute &call,
                requestId);
     return;
   }
+  // Closed when this returns, after the reply: the client closes its
+  // descriptors once sent, so this is the last reference and freeing the
+  // pages is off the call's path.
   absl::StatusOr<IndexedFiles> paired = pairFrameFiles(
       call.file_inputs(), call.request().inputs_size(), files);
   if (!paired.ok()) {

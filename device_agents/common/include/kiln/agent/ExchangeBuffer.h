@@ -50,6 +50,11 @@ public:
   /// True when [offset, offset + size) lies inside the buffer (no overflow).
   bool holds(uint64_t offset, uint64_t size) const;
 
+  /// Where place() would put `size` bytes from `cursor` (moving `cursor` as
+  /// it would), writing nothing; nullopt when they do not fit.
+  std::optional<uint64_t> reserve(uint64_t size, uint64_t &cursor,
+                                  uint64_t end) const;
+
   /// Copies `bytes` to the first AlignedBuffer::kAlignment-aligned offset
   /// at or after `cursor` where they end by `end` (at most size()), and
   /// moves `cursor` past them; nullopt, and nothing written, when they do
