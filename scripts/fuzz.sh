@@ -33,7 +33,7 @@ UNIT_TESTS=(KilnServerTests AgentMainTest AgentSessionTest BlobCacheTest TaskRun
             ComputePoolTest CpuBackendTest KernelLibraryTest MdlaModelTest MdlaBackendTest
             MicronDlaDriverTest AcapTest NullBackendTest DirectChannelsTest)
 FUZZERS=(fuzz_graph_import fuzz_executable_record fuzz_agent_task fuzz_rpc_requests
-         fuzz_mdla_model fuzz_acap_artifact)
+         fuzz_mdla_model fuzz_acap_artifact fuzz_direct_channel)
 
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then
   # -O1 with line tables: sanitizer reports name lines, builds stay quick;

@@ -2,8 +2,8 @@
 (checked in; rerun after a proto change): real graphs from the client's
 exporter, the requests the client sends, records and tasks shaped like
 kilnd's, the mdla artifacts (ONNX models) build/bin/kiln-compile makes of
-the graphs the mdla target runs, and the acap artifacts (xclbins) of them
-all. Run with the client venv's python from the repository root after a
+the graphs the mdla target runs, the acap artifacts (xclbins) of them all,
+and the frames a client sends on a direct channel. Run with the client venv's python from the repository root after a
 build."""
 
 from __future__ import annotations
@@ -70,7 +70,43 @@ def record_for(graph) -> executable_pb2.ExecutableRecord:
     return executable_pb2.ExecutableRecord(artifact=digest(b"artifact"), manifest=manifest)
 
 
+def direct_channel_frames() -> None:
+    """What a client sends on a direct channel (DirectChannelFrameFuzzer.cpp's
+    manifest: f32 [16], i64 [4], f32 [2, 8]): an exchange request, and calls
+    with their inputs in the buffer, in a mix, and inline."""
+    write("fuzz_direct_channel", "exchange",
+          executor_pb2.LocalClientFrame(
+              exchange=executor_pb2.LocalExchange(size_bytes=65536)).SerializeToString())
+    types = [tensor_pb2.TensorType(dtype=tensor_pb2.DTYPE_F32, shape=[16]),
+             tensor_pb2.TensorType(dtype=tensor_pb2.DTYPE_I64, shape=[4]),
+             tensor_pb2.TensorType(dtype=tensor_pb2.DTYPE_F32, shape=[2, 8])]
+    for name, placed in (("all-in-buffer", [0, 1, 2]), ("mixed", [1]), ("inline", [])):
+        call = executor_pb2.LocalExecute(request_id="r")
+        offset = 0
+        for i, t in enumerate(types):
+            tensor = call.request.inputs.add(type=t)
+            if i in placed:
+                call.exchange_inputs.add(index=i, offset=offset)
+                offset += 64
+            else:
+                tensor.data = b"\0" * (64 if i != 1 else 32)
+        call.exchange_output_offset = offset
+        call.exchange_output_bytes = 65536 - offset
+        write("fuzz_direct_channel", name,
+              executor_pb2.LocalClientFrame(execute=call).SerializeToString())
+    # Three inputs of 21 KiB side by side in the 64 KiB buffer: one larger
+    # extent from slices that overlap (what the agent must refuse).
+    call = executor_pb2.LocalExecute(request_id="r")
+    for i in range(3):
+        call.request.inputs.add(
+            type=tensor_pb2.TensorType(dtype=tensor_pb2.DTYPE_F32, shape=[5376]))
+        call.exchange_inputs.add(index=i, offset=i * 21504)
+    write("fuzz_direct_channel", "buffer-full",
+          executor_pb2.LocalClientFrame(execute=call).SerializeToString())
+
+
 def main() -> None:
+    direct_channel_frames()
     all_graphs = list(graphs())
     for i, graph in enumerate(all_graphs):
         write("fuzz_graph_import", f"graph-{i}", graph.SerializeToString())

@@ -51,67 +51,6 @@ absl::Status checkCall(const v1::LocalExecute &call) {
   return absl::OkStatus();
 }
 
-/// Copies the inputs a call placed in the channel's exchange buffer into
-/// `tensors.inputCopies` (its file inputs already paired), after checking
-/// the call's slices and its region for outputs. The slices must not
-/// overlap, and the call must name as many inputs as the executable takes:
-/// what is copied never exceeds the buffer, however the frame is made.
-absl::Status takeExchangeInputs(const v1::LocalExecute &call,
-                                const ExchangeBuffer *exchange,
-                                const v1::ExecutableManifest &manifest,
-                                LocalFiles &tensors) {
-  if (call.exchange_inputs_size() == 0 && call.exchange_output_bytes() == 0)
-    return absl::OkStatus();
-  if (!exchange)
-    return absl::InvalidArgumentError(
-        "the call uses an exchange buffer, and this channel has none (ask "
-        "for one with LocalClientFrame.exchange)");
-  if (!exchange->holds(call.exchange_output_offset(),
-                       call.exchange_output_bytes()))
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the output region (", call.exchange_output_bytes(),
-        " bytes at offset ", call.exchange_output_offset(),
-        ") is not inside the channel's exchange buffer of ", exchange->size(),
-        " bytes"));
-  const v1::ExecuteRequest &request = call.request();
-  if (request.inputs_size() != manifest.inputs_size())
-    return absl::InvalidArgumentError(
-        absl::StrCat("the call has ", request.inputs_size(),
-                     " inputs, the executable takes ", manifest.inputs_size()));
-  int64_t previous = -1;
-  uint64_t previousEnd = 0;
-  for (const v1::ExchangeSlice &slice : call.exchange_inputs()) {
-    int64_t index = slice.index();
-    if (index <= previous || index >= request.inputs_size())
-      return absl::InvalidArgumentError(absl::StrCat(
-          "exchange input ", index, ": indices must ascend and name one of "
-          "the call's ", request.inputs_size(), " inputs"));
-    previous = index;
-    std::string where = absl::StrCat("input ", index);
-    const v1::Tensor &input = request.inputs(static_cast<int>(index));
-    if (input.payload_case() != v1::Tensor::PAYLOAD_NOT_SET)
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": it is in the exchange buffer, and it has a payload too"));
-    for (const auto &[fileIndex, file] : tensors.inputs)
-      if (fileIndex == index)
-        return absl::InvalidArgumentError(absl::StrCat(
-            where, ": it is in the exchange buffer, and in a file too"));
-    absl::StatusOr<int64_t> size = byteSize(input.type());
-    if (!size.ok())
-      return annotate(size.status(), where);
-    if (slice.offset() < previousEnd)
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": it starts at offset ", slice.offset(), ", inside the input "
-          "before it in the exchange buffer (slices ascend without overlap)"));
-    absl::StatusOr<AlignedBuffer> copy = exchange->copyOut(slice.offset(), *size);
-    if (!copy.ok())
-      return annotate(copy.status(), where);
-    previousEnd = slice.offset() + static_cast<uint64_t>(*size); // inside
-    tensors.inputCopies.emplace_back(static_cast<int>(index), *std::move(copy));
-  }
-  return absl::OkStatus();
-}
-
 } // namespace
 
 DirectChannels::DirectChannels(TaskRunner &runner,
@@ -236,6 +175,62 @@ void DirectChannels::serve(FramedSocket &socket, v1::Task task,
     }
   }
   spdlog::debug("direct channel {} closed after {} calls", id, calls);
+}
+
+absl::Status DirectChannels::takeExchangeInputs(const v1::LocalExecute &call,
+                                const ExchangeBuffer *exchange,
+                                const v1::ExecutableManifest &manifest,
+                                LocalFiles &tensors) {
+  if (call.exchange_inputs_size() == 0 && call.exchange_output_bytes() == 0)
+    return absl::OkStatus();
+  if (!exchange)
+    return absl::InvalidArgumentError(
+        "the call uses an exchange buffer, and this channel has none (ask "
+        "for one with LocalClientFrame.exchange)");
+  if (!exchange->holds(call.exchange_output_offset(),
+                       call.exchange_output_bytes()))
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the output region (", call.exchange_output_bytes(),
+        " bytes at offset ", call.exchange_output_offset(),
+        ") is not inside the channel's exchange buffer of ", exchange->size(),
+        " bytes"));
+  const v1::ExecuteRequest &request = call.request();
+  if (request.inputs_size() != manifest.inputs_size())
+    return absl::InvalidArgumentError(
+        absl::StrCat("the call has ", request.inputs_size(),
+                     " inputs, the executable takes ", manifest.inputs_size()));
+  int64_t previous = -1;
+  uint64_t previousEnd = 0;
+  for (const v1::ExchangeSlice &slice : call.exchange_inputs()) {
+    int64_t index = slice.index();
+    if (index <= previous || index >= request.inputs_size())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "exchange input ", index, ": indices must ascend and name one of "
+          "the call's ", request.inputs_size(), " inputs"));
+    previous = index;
+    std::string where = absl::StrCat("input ", index);
+    const v1::Tensor &input = request.inputs(static_cast<int>(index));
+    if (input.payload_case() != v1::Tensor::PAYLOAD_NOT_SET)
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": it is in the exchange buffer, and it has a payload too"));
+    for (const auto &[fileIndex, file] : tensors.inputs)
+      if (fileIndex == index)
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": it is in the exchange buffer, and in a file too"));
+    absl::StatusOr<int64_t> size = byteSize(input.type());
+    if (!size.ok())
+      return annotate(size.status(), where);
+    if (slice.offset() < previousEnd)
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": it starts at offset ", slice.offset(), ", inside the input "
+          "before it in the exchange buffer (slices ascend without overlap)"));
+    absl::StatusOr<AlignedBuffer> copy = exchange->copyOut(slice.offset(), *size);
+    if (!copy.ok())
+      return annotate(copy.status(), where);
+    previousEnd = slice.offset() + static_cast<uint64_t>(*size); // inside
+    tensors.inputCopies.emplace_back(static_cast<int>(index), *std::move(copy));
+  }
+  return absl::OkStatus();
 }
 
 v1::LocalReply

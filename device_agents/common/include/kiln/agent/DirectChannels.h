@@ -84,6 +84,18 @@ public:
   /// Channels being served.
   size_t openCount();
 
+  /// Copies the inputs a call placed in the channel's `exchange` buffer
+  /// (null: the channel has none) into `tensors.inputCopies` (its file
+  /// inputs already paired), after checking the call's slices and its
+  /// region for outputs; INVALID_ARGUMENT naming what is wrong. The call
+  /// must name as many inputs as `manifest` (checked first), and the slices
+  /// must ascend without overlap (each checked before its copy): what is
+  /// copied never exceeds the buffer, however the frame is made.
+  static absl::Status takeExchangeInputs(const v1::LocalExecute &call,
+                                         const ExchangeBuffer *exchange,
+                                         const v1::ExecutableManifest &manifest,
+                                         LocalFiles &tensors);
+
 private:
   struct Channel {
     std::unique_ptr<FramedSocket> socket;
