@@ -81,14 +81,20 @@ protected:
     return frame;
   }
 
+  /// Sends `frame` (with `sent` files) and reads the reply (its files in
+  /// `received`, when given).
   static v1::LocalReply roundTrip(FramedSocket &client,
-                                  const v1::LocalClientFrame &frame) {
-    EXPECT_TRUE(client.send(frame.SerializeAsString()).ok());
+                                  const v1::LocalClientFrame &frame,
+                                  const std::vector<int> &sent = {},
+                                  std::vector<UniqueFd> *received = nullptr) {
+    EXPECT_TRUE(client.send(frame.SerializeAsString(), sent).ok());
     std::string bytes;
     std::vector<UniqueFd> files;
     EXPECT_TRUE(client.receive(bytes, files).ok());
     v1::LocalReply reply;
     EXPECT_TRUE(reply.ParseFromString(bytes));
+    if (received)
+      *received = std::move(files);
     return reply;
   }
 
@@ -98,12 +104,8 @@ protected:
                                     UniqueFd *file) {
     v1::LocalClientFrame frame;
     frame.mutable_exchange()->set_size_bytes(size);
-    EXPECT_TRUE(client.send(frame.SerializeAsString()).ok());
-    std::string bytes;
     std::vector<UniqueFd> files;
-    EXPECT_TRUE(client.receive(bytes, files).ok());
-    v1::LocalReply reply;
-    EXPECT_TRUE(reply.ParseFromString(bytes));
+    v1::LocalReply reply = roundTrip(client, frame, {}, &files);
     if (file && !files.empty())
       *file = std::move(files.front());
     return reply;
@@ -373,12 +375,8 @@ TEST_F(DirectChannelsTest, AskingAgainReplacesTheBufferAndARefusalLeavesNone) {
   EXPECT_NE(none.message().find("has none"), std::string::npos) << none.message();
   v1::LocalClientFrame withFile;
   withFile.mutable_exchange()->set_size_bytes(4096);
-  ASSERT_TRUE(client->send(withFile.SerializeAsString(), {small.get()}).ok());
-  std::string bytes;
   std::vector<UniqueFd> files;
-  ASSERT_TRUE(client->receive(bytes, files).ok());
-  v1::LocalReply refused;
-  ASSERT_TRUE(refused.ParseFromString(bytes));
+  v1::LocalReply refused = roundTrip(*client, withFile, {small.get()}, &files);
   EXPECT_EQ(refused.code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
   EXPECT_NE(refused.message().find("carries no files"), std::string::npos)
       << refused.message();

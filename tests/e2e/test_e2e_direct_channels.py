@@ -216,15 +216,21 @@ class AddOne(torch.nn.Module):
 
 # --- what a client that misuses its channel gets -------------------------------
 
-@pytest.fixture
-def channel(client):
-    """A channel opened the way the client opens one (a raw LocalExecute
-    with open_direct), and the executable it is bound to."""
+def admitted_socket(client) -> socket.socket:
+    """A raw connection to kilnd's local socket, past its hello."""
     granted = session(client)
     sock = raw_connect(granted.socket_path)
     send_frame(sock, executor_pb2.LocalClientFrame(
         hello=executor_pb2.LocalHello(ticket=granted.ticket)).SerializeToString())
     assert read_reply(sock).code == 0
+    return sock
+
+
+@pytest.fixture
+def channel(client):
+    """A channel opened the way the client opens one (a raw LocalExecute
+    with open_direct), and the executable it is bound to."""
+    sock = admitted_socket(client)
     compiled = client.compile(torch.export.export(AffineAndSum().eval(), inputs()))
     big = local_execute.sealed_memfd(memoryview(bytes(BIG * 4)))
     frame = executor_pb2.LocalClientFrame.FromString(execute_frame(compiled, big))
@@ -446,11 +452,7 @@ def test_a_raw_channel_exchange_buffer_carries_the_small_tensors(channel):
 
 
 def test_kilnds_socket_refuses_exchange_slices(client):
-    granted = session(client)
-    sock = raw_connect(granted.socket_path)
-    send_frame(sock, executor_pb2.LocalClientFrame(
-        hello=executor_pb2.LocalHello(ticket=granted.ticket)).SerializeToString())
-    assert read_reply(sock).code == 0
+    sock = admitted_socket(client)
     compiled = client.compile(torch.export.export(AffineAndSum().eval(), inputs()))
     big = local_execute.sealed_memfd(memoryview(bytes(BIG * 4)))
     frame = executor_pb2.LocalClientFrame.FromString(execute_frame(compiled, big))
