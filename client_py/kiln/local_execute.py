@@ -28,6 +28,9 @@ their inputs, in the same frames, and kilnd is out of the data path (one
 process and two wake-ups fewer per call). A channel that fails before its
 answer (the agent restarted, or closed it idle) is dropped and the call goes
 to kilnd; calls that keep or release held tensors, or pass blobs, always do.
+After a channel's first call the client asks its agent for an exchange
+buffer (:mod:`kiln.exchange`), and the tensors under 1 MiB of later calls
+travel through it instead of the socket or a memfd per call.
 """
 
 from __future__ import annotations
@@ -456,9 +459,11 @@ class LocalExecutor:
                 direct: bool = True) -> LocalResult:
         """Runs ``request`` (executable and parameters set) with ``inputs``.
         ``encode_input(msg, i, tensor)`` fills an inline input's message
-        (type checks included). Inputs of FILE_THRESHOLD bytes or more go in
-        memfds (at most 64); the rest inline up to INLINE_BUDGET in all, and
-        past it as in-transit blobs.
+        (type checks included). On a direct channel with an exchange
+        buffer, inputs under its tensor limit go there while they fit.
+        Others of FILE_THRESHOLD bytes or more go in memfds (at most 64);
+        the rest inline up to INLINE_BUDGET in all, and past it as
+        in-transit blobs (and then through kilnd).
 
         ``still_current()``, when given, runs once the request is sent, while
         the device works: False means the request no longer matches the
