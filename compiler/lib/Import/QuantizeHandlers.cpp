@@ -73,6 +73,38 @@ absl::StatusOr<Value> channelVector(NodeImporter &n, Value v,
   return v;
 }
 
+/// A per-channel op's parameters: its scales (floating point) and zero
+/// points (null when they may be absent and are), each a vector of one
+/// entry per slice of the normalised `axis`, and that axis as the op's
+/// attribute.
+struct ChannelParameters {
+  Value scale, zeroPoint;
+  IntegerAttr axis;
+};
+
+absl::StatusOr<ChannelParameters>
+channelParameters(NodeImporter &n, Value self, const std::string &scalesName,
+                  const std::string &zeroPointsName, bool zeroPointsOptional) {
+  ASSIGN_OR_RETURN(int64_t axis, channelAxis(n, self));
+  ChannelParameters p;
+  ASSIGN_OR_RETURN(Value scales, n.tensor(scalesName));
+  ASSIGN_OR_RETURN(p.scale, channelVector(n, scales, scalesName, self, axis));
+  if (!isa<FloatType>(typeOf(p.scale).getElementType()))
+    return n.error(absl::StrCat(scalesName, " must be floating point"));
+  std::optional<Value> zeroPoints;
+  if (zeroPointsOptional) {
+    ASSIGN_OR_RETURN(zeroPoints, n.optionalTensor(zeroPointsName));
+  } else {
+    ASSIGN_OR_RETURN(zeroPoints, n.tensor(zeroPointsName));
+  }
+  if (zeroPoints) {
+    ASSIGN_OR_RETURN(p.zeroPoint, channelVector(n, *zeroPoints, zeroPointsName,
+                                                self, axis));
+  }
+  p.axis = n.b().getI64IntegerAttr(axis);
+  return p;
+}
+
 /// The scale and zero point of a per-tensor op: 0-d tensors, from the
 /// scalar arguments (f64 and i64, as Python numbers) or from the one-element
 /// tensors of the `.tensor` overloads.
@@ -107,15 +139,10 @@ absl::StatusOr<Values> quantizeOp(NodeImporter &n, bool perChannel,
   Value scale, zeroPoint;
   IntegerAttr axisAttr;
   if (perChannel) {
-    ASSIGN_OR_RETURN(int64_t axis, channelAxis(n, self));
-    ASSIGN_OR_RETURN(Value scales, n.tensor("scales"));
-    ASSIGN_OR_RETURN(Value zeroPoints, n.tensor("zero_points"));
-    ASSIGN_OR_RETURN(scale, channelVector(n, scales, "scales", self, axis));
-    ASSIGN_OR_RETURN(zeroPoint,
-                     channelVector(n, zeroPoints, "zero_points", self, axis));
-    if (!isa<FloatType>(typeOf(scale).getElementType()))
-      return n.error("scales must be floating point");
-    axisAttr = n.b().getI64IntegerAttr(axis);
+    ASSIGN_OR_RETURN(ChannelParameters p,
+                     channelParameters(n, self, "scales", "zero_points",
+                                       /*zeroPointsOptional=*/false));
+    std::tie(scale, zeroPoint, axisAttr) = std::tie(p.scale, p.zeroPoint, p.axis);
   } else {
     ASSIGN_OR_RETURN(std::tie(scale, zeroPoint), tensorParameters(n, tensorParams));
   }
@@ -140,18 +167,10 @@ absl::StatusOr<Values> dequantizeOp(NodeImporter &n, bool perChannel,
   Value scale, zeroPoint;
   IntegerAttr axisAttr;
   if (perChannel) {
-    ASSIGN_OR_RETURN(int64_t axis, channelAxis(n, self));
-    ASSIGN_OR_RETURN(Value scales, n.tensor("scales"));
-    ASSIGN_OR_RETURN(scale, channelVector(n, scales, "scales", self, axis));
-    if (!isa<FloatType>(typeOf(scale).getElementType()))
-      return n.error("scales must be floating point");
-    ASSIGN_OR_RETURN(std::optional<Value> zeroPoints,
-                     n.optionalTensor("zero_points"));
-    if (zeroPoints) {
-      ASSIGN_OR_RETURN(zeroPoint, channelVector(n, *zeroPoints, "zero_points",
-                                                self, axis));
-    }
-    axisAttr = n.b().getI64IntegerAttr(axis);
+    ASSIGN_OR_RETURN(ChannelParameters p,
+                     channelParameters(n, self, "scales", "zero_points",
+                                       /*zeroPointsOptional=*/true));
+    std::tie(scale, zeroPoint, axisAttr) = std::tie(p.scale, p.zeroPoint, p.axis);
   } else {
     ASSIGN_OR_RETURN(std::tie(scale, zeroPoint), tensorParameters(n, tensorParams));
   }
@@ -172,15 +191,10 @@ absl::StatusOr<Values> fakeQuantizeOp(NodeImporter &n, bool perChannel,
   Value scale, zeroPoint, enabled;
   IntegerAttr axisAttr;
   if (perChannel) {
-    ASSIGN_OR_RETURN(int64_t axis, channelAxis(n, self));
-    ASSIGN_OR_RETURN(Value scales, n.tensor("scale"));
-    ASSIGN_OR_RETURN(Value zeroPoints, n.tensor("zero_point"));
-    ASSIGN_OR_RETURN(scale, channelVector(n, scales, "scale", self, axis));
-    ASSIGN_OR_RETURN(zeroPoint,
-                     channelVector(n, zeroPoints, "zero_point", self, axis));
-    if (!isa<FloatType>(typeOf(scale).getElementType()))
-      return n.error("scale must be floating point");
-    axisAttr = n.b().getI64IntegerAttr(axis);
+    ASSIGN_OR_RETURN(ChannelParameters p,
+                     channelParameters(n, self, "scale", "zero_point",
+                                       /*zeroPointsOptional=*/false));
+    std::tie(scale, zeroPoint, axisAttr) = std::tie(p.scale, p.zeroPoint, p.axis);
   } else {
     ASSIGN_OR_RETURN(std::tie(scale, zeroPoint), tensorParameters(n, tensorParams));
   }
