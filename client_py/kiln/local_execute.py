@@ -550,8 +550,7 @@ class LocalExecutor:
                 sent = True  # the round trip keeps or closes the channel
                 try:
                     result = self._direct_round_trip(
-                        channel, key, frame, files, context, rid, while_waiting,
-                        [t.numel() * t.element_size() for t in inputs])
+                        channel, key, frame, files, context, rid, while_waiting, inputs)
                 except _ChannelLost:
                     # Nothing reached the caller: kilnd runs it (and opens
                     # another channel on a later call).
@@ -573,7 +572,7 @@ class LocalExecutor:
     def _direct_round_trip(self, channel: _Connection, key: tuple, frame: bytes,
                            files: list[int], context: dict, rid: str,
                            while_waiting: Callable[[], bool],
-                           input_sizes: list[int]) -> LocalResult:
+                           inputs: Sequence[torch.Tensor]) -> LocalResult:
         """One call on a direct channel. _ChannelLost when the channel fails
         before an answer, or the agent lacks a blob it would fetch from
         kilnd: the call has no effect a retry could repeat (it keeps and
@@ -613,10 +612,11 @@ class LocalExecutor:
                 raise
             usable = True
             if channel.exchange is None and self.exchange:
-                output_sizes = [t.numel() * t.element_size() for t in result.outputs
-                                if isinstance(t, torch.Tensor)]
-                usable = self._ask_exchange(key, channel, [
-                    n for n in input_sizes + output_sizes if n < EXCHANGE_TENSOR_MAX])
+                # Once per channel: sized by this call's tensors.
+                sizes = [t.numel() * t.element_size() for t in (*inputs, *result.outputs)
+                         if isinstance(t, torch.Tensor)]
+                usable = self._ask_exchange(key, channel,
+                                            [n for n in sizes if n < EXCHANGE_TENSOR_MAX])
             self._put_direct(key, channel, lost=not usable)
             result.direct = True
             return result

@@ -285,7 +285,7 @@ v1::LocalReply DirectChannels::call(v1::Task &task,
   // sides); larger ones stay in memfds.
   if (execute.exchange_output_bytes() != 0) {
     tensors.exchange = exchange; // takeExchangeInputs checked the region
-    tensors.exchangeCursor = execute.exchange_output_offset();
+    tensors.exchangeBegin = execute.exchange_output_offset();
     tensors.exchangeEnd =
         execute.exchange_output_offset() + execute.exchange_output_bytes();
   }

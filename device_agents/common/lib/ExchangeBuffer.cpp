@@ -65,12 +65,8 @@ std::optional<uint64_t> ExchangeBuffer::reserve(uint64_t length,
   return offset;
 }
 
-std::optional<uint64_t> ExchangeBuffer::place(std::string_view bytes,
-                                              uint64_t &cursor, uint64_t end) {
-  std::optional<uint64_t> offset = reserve(bytes.size(), cursor, end);
-  if (offset)
-    std::memcpy(memory.data() + *offset, bytes.data(), bytes.size());
-  return offset;
+void ExchangeBuffer::write(uint64_t offset, std::string_view bytes) {
+  std::memcpy(memory.data() + offset, bytes.data(), bytes.size());
 }
 
 } // namespace kiln::agent

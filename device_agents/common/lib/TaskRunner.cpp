@@ -450,22 +450,21 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
   ASSIGN_OR_RETURN(std::vector<bool> kept,
                    keptOutputMask(task.keep_outputs(), manifest.outputs_size()));
   // A channel's exchange buffer takes outputs under its tensor limit that
-  // fit its region, in order (placed after the run as reserved here).
-  std::vector<bool> toExchange(manifest.outputs_size(), false);
-  uint64_t reserveCursor = files ? files->exchangeCursor : 0;
+  // fit its region, in order: their offsets, written after the run.
+  std::vector<std::optional<uint64_t>> exchangeAt(manifest.outputs_size());
+  uint64_t cursor = files ? files->exchangeBegin : 0;
   int64_t inlinedBytes = 0;
   for (int i = 0; i < manifest.outputs_size(); ++i) {
     int64_t size = *byteSize(manifest.outputs(i).type());
     if (files && files->exchange && !kept[i] && size > 0 &&
         size < ExchangeBuffer::kMaxTensorBytes)
-      toExchange[i] = files->exchange
-                          ->reserve(static_cast<uint64_t>(size), reserveCursor,
-                                    files->exchangeEnd)
-                          .has_value();
+      exchangeAt[i] = files->exchange->reserve(static_cast<uint64_t>(size),
+                                               cursor, files->exchangeEnd);
+    bool toExchange = exchangeAt[i].has_value();
     bool small = sharedOutputs &&
-                 (toExchange[i] || (size < minShared &&
+                 (toExchange || (size < minShared &&
                                     inlinedBytes + size <= kMaxInlineOutputBytes));
-    inlinedBytes += small && !toExchange[i] ? size : 0;
+    inlinedBytes += small && !toExchange ? size : 0;
     inlined.push_back(sharedOutputs ? small : inlineOutputs);
     ASSIGN_OR_RETURN(AlignedBuffer output,
                      sharedOutputs && !small && !kept[i] && size > 0
@@ -493,12 +492,11 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
     if (inlined[i]) {
       // Straight from the executable's buffer into a channel's exchange
       // buffer: one copy, no message bytes.
-      if (toExchange[i])
-        if (std::optional<uint64_t> offset = files->exchange->place(
-                outputs[i].view(), files->exchangeCursor, files->exchangeEnd)) {
-          files->exchangeOutputs.emplace_back(static_cast<int>(i), *offset);
-          continue;
-        }
+      if (exchangeAt[i]) {
+        files->exchange->write(*exchangeAt[i], outputs[i].view());
+        files->exchangeOutputs.emplace_back(static_cast<int>(i), *exchangeAt[i]);
+        continue;
+      }
       tensor->set_data(std::string(outputs[i].view()));
       continue;
     }

@@ -50,17 +50,14 @@ public:
   /// True when [offset, offset + size) lies inside the buffer (no overflow).
   bool holds(uint64_t offset, uint64_t size) const;
 
-  /// Where place() would put `size` bytes from `cursor` (moving `cursor` as
-  /// it would), writing nothing; nullopt when they do not fit.
+  /// The first AlignedBuffer::kAlignment-aligned offset at or after
+  /// `cursor` where `size` bytes end by `end` (at most size()), `cursor`
+  /// moved past them; nullopt, and `cursor` unchanged, when they do not fit.
   std::optional<uint64_t> reserve(uint64_t size, uint64_t &cursor,
                                   uint64_t end) const;
 
-  /// Copies `bytes` to the first AlignedBuffer::kAlignment-aligned offset
-  /// at or after `cursor` where they end by `end` (at most size()), and
-  /// moves `cursor` past them; nullopt, and nothing written, when they do
-  /// not fit.
-  std::optional<uint64_t> place(std::string_view bytes, uint64_t &cursor,
-                                uint64_t end);
+  /// Copies `bytes` to `offset`, which reserve() gave for their size.
+  void write(uint64_t offset, std::string_view bytes);
 
 private:
   explicit ExchangeBuffer(AlignedBuffer memory) : memory(std::move(memory)) {}

@@ -54,10 +54,10 @@ struct LocalFiles {
   /// Set by TaskRunner::run: (output index, its memfd), ascending.
   std::vector<std::pair<int, UniqueFd>> outputs;
   /// A direct channel's exchange buffer (null: none) and the region of it
-  /// the call gave for outputs, [exchangeCursor, exchangeEnd): outputs that
+  /// the call gave for outputs, [exchangeBegin, exchangeEnd): outputs that
   /// would travel inline are written there instead, where they fit.
   ExchangeBuffer *exchange = nullptr;
-  uint64_t exchangeCursor = 0;
+  uint64_t exchangeBegin = 0;
   uint64_t exchangeEnd = 0;
   /// Set by TaskRunner::run: (output index, its offset in `exchange`),
   /// ascending; those outputs carry no payload.
