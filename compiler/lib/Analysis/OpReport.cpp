@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Analysis/OpReport.h"
 
+#include "kiln/Dialect/Aten/IR/AdaptiveWindows.h"
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 #include "kiln/Import/GraphImporter.h"
 
@@ -83,6 +84,30 @@ OpCost convolutionCost(aten::ConvolutionOp op) {
 
 /// One multiply-add per element of the three inputs' broadcast (what the
 /// batched product contracts), plus the smallest pairwise product first.
+/// Adaptive pooling reads each window's elements once (the input once
+/// when the windows tile it; overlapping uneven windows read some twice)
+/// and averaging divides each result once.
+OpCost adaptivePoolCost(Value self, Value result, int64_t pooled, bool average) {
+  auto in = cast<RankedTensorType>(self.getType());
+  auto out = cast<RankedTensorType>(result.getType());
+  __int128 reads = product(in.getShape().drop_back(pooled));
+  for (const aten::AdaptiveWindows &w :
+       aten::adaptiveWindows(in.getShape(), out.getShape().take_back(pooled))) {
+    int64_t span = w.in;
+    if (!w.even()) {
+      span = 0;
+      for (int64_t i = 0; i < w.out; ++i)
+        span += w.size(i);
+    }
+    reads = std::min<__int128>(reads * span, INT64_MAX);
+  }
+  int64_t flops = static_cast<int64_t>(reads);
+  if (average)
+    flops = static_cast<int64_t>(
+        std::min<__int128>(__int128(flops) + elementCount(result), INT64_MAX));
+  return cost(v1::OP_COST_KIND_WINDOW, flops);
+}
+
 OpCost trilinearCost(aten::TrilinearOp op) {
   ArrayRef<int64_t> shapes[3] = {
       cast<RankedTensorType>(op.getI1().getType()).getShape(),
@@ -151,6 +176,14 @@ OpCost estimateOpCost(Operation *op) {
       .Case([](aten::MaxPoolOp pool) {
         return cost(v1::OP_COST_KIND_WINDOW,
                     elementCount(pool.getValues()) * product(pool.getKernel()));
+      })
+      .Case([](aten::AdaptiveAvgPoolOp pool) {
+        return adaptivePoolCost(pool.getSelf(), pool.getResult(),
+                                pool.getPooledDims(), /*average=*/true);
+      })
+      .Case([](aten::AdaptiveMaxPoolOp pool) {
+        return adaptivePoolCost(pool.getSelf(), pool.getValues(),
+                                pool.getPooledDims(), /*average=*/false);
       })
       .Case([](aten::AvgPoolOp pool) {
         int64_t out = elementCount(pool.getResult());

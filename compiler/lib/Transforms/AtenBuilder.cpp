@@ -35,6 +35,10 @@ Value AtenBuilder::constant(Type element, double value) {
   return r.create<aten::ConstantOp>(loc, element, value);
 }
 
+Value AtenBuilder::constant(DenseElementsAttr values) {
+  return r.create<aten::ConstantOp>(loc, values.getType(), values);
+}
+
 Value AtenBuilder::pointwise(RankedTensorType type, StringRef fn,
                              ValueRange inputs, ArrayRef<double> scalars) {
   return r.create<aten::PointwiseOp>(loc, type, r.getStringAttr(fn), inputs,

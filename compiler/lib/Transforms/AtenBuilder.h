@@ -24,6 +24,8 @@ public:
 
   /// A 0-d constant of `element` (an integer one truncated and clamped).
   mlir::Value constant(mlir::Type element, double value);
+  /// A constant tensor of `values` (its type).
+  mlir::Value constant(mlir::DenseElementsAttr values);
 
   /// An aten.pointwise computing `fn` over `inputs` with `scalars`.
   mlir::Value pointwise(mlir::RankedTensorType type, llvm::StringRef fn,

@@ -29,6 +29,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     kiln::populateScanDecompositions(set);
     kiln::populateNormDecompositions(set);
     kiln::populateTrilinearDecompositions(set);
+    kiln::populateAdaptivePoolDecompositions(set);
     kiln::populateLinalgDecompositions(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();

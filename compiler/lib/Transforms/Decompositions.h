@@ -30,6 +30,10 @@ void populateNormDecompositions(mlir::RewritePatternSet &patterns);
 /// aten.trilinear as one product and one aten.bmm (DecomposeTrilinear.cpp).
 void populateTrilinearDecompositions(mlir::RewritePatternSet &patterns);
 
+/// aten.adaptive_avg_pool and aten.adaptive_max_pool as plain pools, or
+/// over gathered windows (DecomposeAdaptivePool.cpp).
+void populateAdaptivePoolDecompositions(mlir::RewritePatternSet &patterns);
+
 /// aten.lu_factor as getrf unrolled over the columns (DecomposeLinalg.cpp).
 void populateLinalgDecompositions(mlir::RewritePatternSet &patterns);
 

@@ -25,8 +25,8 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
   let summary = "Rewrite composite aten ops into the aten ops that compute them";
   let description = [{
     Runs on the aten dialect, first in the aten-to-linalg pipeline (every
-    target but mdla, which emits ONNX from the aten dialect itself and has
-    no case for these ops). The importer translates one graph node into one aten op where
+    target but mdla, which emits ONNX from the aten dialect itself: of
+    these ops it runs only adaptive pooling with dividing extents). The importer translates one graph node into one aten op where
     the dialect has it; this pass then expresses the composite ones in
     simpler aten ops, in the arithmetic and element types of their eager
     kernels, so that later passes and the linalg lowering need no case of
@@ -48,6 +48,12 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
     - `aten.trilinear` (DecomposeTrilinear.cpp): the two inputs whose
       broadcast is smallest multiplied, then contracted with the third in
       one aten.bmm.
+    - `aten.adaptive_avg_pool` and `aten.adaptive_max_pool`
+      (DecomposeAdaptivePool.cpp): a plain aten.avg_pool or aten.max_pool
+      with kernel = stride = In / Out when every output extent divides its
+      input's; otherwise windows gathered by constant index tables, then a
+      masked sum divided by the window sizes, or the first maximum mapped
+      back to its input index.
     - `aten.lu_factor` (DecomposeLinalg.cpp): getrf with partial pivoting
       unrolled over the columns, the batch side by side.
   }];

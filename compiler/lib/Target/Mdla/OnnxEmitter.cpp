@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "OnnxEmitter.h"
 
+#include "kiln/Dialect/Aten/IR/AdaptiveWindows.h"
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 #include "kiln/Import/GraphImporter.h"
 #include "kiln/common/Status.h"
@@ -66,6 +67,10 @@ private:
   Status emitConvolution(aten::ConvolutionOp op);
   Status emitMaxPool(aten::MaxPoolOp op);
   Status emitAvgPool(aten::AvgPoolOp op);
+  /// An adaptive pool whose output extents divide the input's: a plain
+  /// `onnxType` pool with kernel = stride = In / Out.
+  Status emitAdaptivePool(Operation *op, Value self, Value result,
+                          int64_t pooled, const char *onnxType);
   Status emitMean(aten::MeanOp op);
   Status emitBatchNorm(aten::PointwiseOp op);
   Status emitGemm(Operation *op, Value a, Value b, Value c, double alpha,
@@ -303,6 +308,27 @@ Status OnnxEmitter::emitAvgPool(aten::AvgPoolOp op) {
   return absl::OkStatus();
 }
 
+Status OnnxEmitter::emitAdaptivePool(Operation *op, Value self, Value result,
+                                     int64_t pooled, const char *onnxType) {
+  if (!isF32Tensor(self.getType()) || !isF32Tensor(result.getType()))
+    return unsupported(op, "it pools a tensor that is not static f32");
+  RankedTensorType in = tensorOf(self), res = tensorOf(result);
+  if (in.getRank() != pooled + 2 || pooled > 2)
+    return unsupported(op, "only 1-d and 2-d pooling of (N, C, spatial...)");
+  SmallVector<aten::AdaptiveWindows> windows =
+      aten::adaptiveWindows(in.getShape(), res.getShape().take_back(pooled));
+  if (!aten::allEven(windows))
+    return unsupported(op, "output extents that do not divide the input's");
+  SmallVector<int64_t> kernel;
+  for (const aten::AdaptiveWindows &w : windows)
+    kernel.push_back(w.in / w.out);
+  onnx::NodeProto &node = addNode(onnxType, op, {nameOf(self)}, {define(result)});
+  setInts(node, "kernel_shape", kernel);
+  setInts(node, "strides", kernel);
+  setInts(node, "pads", std::vector<int64_t>(2 * pooled, 0));
+  return absl::OkStatus();
+}
+
 Status OnnxEmitter::emitMean(aten::MeanOp op) {
   RETURN_IF_ERROR(requireF32(op));
   RankedTensorType in = tensorOf(op.getSelf());
@@ -421,6 +447,16 @@ Status OnnxEmitter::emitOp(Operation &op) {
       .Case([&](aten::ConvolutionOp o) { return emitConvolution(o); })
       .Case([&](aten::MaxPoolOp o) { return emitMaxPool(o); })
       .Case([&](aten::AvgPoolOp o) { return emitAvgPool(o); })
+      .Case([&](aten::AdaptiveAvgPoolOp o) {
+        return emitAdaptivePool(o, o.getSelf(), o.getResult(), o.getPooledDims(),
+                                "AveragePool");
+      })
+      .Case([&](aten::AdaptiveMaxPoolOp o) -> Status {
+        if (!o.getIndices().use_empty())
+          return unsupported(o, "its indices are read");
+        return emitAdaptivePool(o, o.getSelf(), o.getValues(), o.getPooledDims(),
+                                "MaxPool");
+      })
       .Case([&](aten::MeanOp o) { return emitMean(o); })
       .Case([&](aten::AddOp o) {
         return binary("Add", o.getLhs(), o.getRhs(), o.getAlpha().convertToDouble());

@@ -467,3 +467,75 @@ func.func @trilinear_empty(%a: tensor<4x1x0xf32>, %w: tensor<1x6x0xf32>, %b: ten
       : (tensor<4x1x0xf32>, tensor<1x6x0xf32>, tensor<4x1x1xf32>) -> tensor<4x6xf32>
   return %0 : tensor<4x6xf32>
 }
+
+// -----
+
+func.func @adaptive_pool_dims(%x: tensor<1x4x6x6xf32>) -> tensor<1x4x3x3xf32> {
+  // expected-error @+1 {{pools 1 to 3 dims, not 4}}
+  %0 = aten.adaptive_avg_pool %x {pooled_dims = 4 : i64} : (tensor<1x4x6x6xf32>) -> tensor<1x4x3x3xf32>
+  return %0 : tensor<1x4x3x3xf32>
+}
+
+// -----
+
+func.func @adaptive_pool_rank(%x: tensor<6x6xf32>) -> tensor<3x3xf32> {
+  // expected-error @+1 {{input and result need one rank, at least 3}}
+  %0 = aten.adaptive_avg_pool %x {pooled_dims = 2 : i64} : (tensor<6x6xf32>) -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @adaptive_pool_lead(%x: tensor<1x4x6x6xf32>) -> tensor<1x2x3x3xf32> {
+  // expected-error @+1 {{the dims before the pooled ones must be kept}}
+  %0 = aten.adaptive_avg_pool %x {pooled_dims = 2 : i64} : (tensor<1x4x6x6xf32>) -> tensor<1x2x3x3xf32>
+  return %0 : tensor<1x2x3x3xf32>
+}
+
+// -----
+
+func.func @adaptive_pool_empty(%x: tensor<1x4x0x6xf32>) -> tensor<1x4x3x3xf32> {
+  // expected-error @+1 {{pooled dims need non-empty input and result extents}}
+  %0 = aten.adaptive_avg_pool %x {pooled_dims = 2 : i64} : (tensor<1x4x0x6xf32>) -> tensor<1x4x3x3xf32>
+  return %0 : tensor<1x4x3x3xf32>
+}
+
+// -----
+
+func.func @adaptive_avg_pool_uneven_int(%x: tensor<1x5xi32>) -> tensor<1x3xi32> {
+  // expected-error @+1 {{averages uneven windows of floating-point tensors only}}
+  %0 = aten.adaptive_avg_pool %x {pooled_dims = 1 : i64} : (tensor<1x5xi32>) -> tensor<1x3xi32>
+  return %0 : tensor<1x3xi32>
+}
+
+// -----
+
+func.func @adaptive_pool_table(%x: tensor<1x33554431xf32>) -> tensor<1x16777216xf32> {
+  // expected-error @+1 {{uneven windows need gather tables of at most 16777216 entries}}
+  %0 = aten.adaptive_avg_pool %x {pooled_dims = 1 : i64} : (tensor<1x33554431xf32>) -> tensor<1x16777216xf32>
+  return %0 : tensor<1x16777216xf32>
+}
+
+// -----
+
+func.func @adaptive_max_pool_bool(%x: tensor<1x6xi1>) -> (tensor<1x3xi1>, tensor<1x3xi64>) {
+  // expected-error @+1 {{needs a numeric tensor, not bool}}
+  %v, %i = aten.adaptive_max_pool %x {pooled_dims = 1 : i64} : (tensor<1x6xi1>) -> (tensor<1x3xi1>, tensor<1x3xi64>)
+  return %v, %i : tensor<1x3xi1>, tensor<1x3xi64>
+}
+
+// -----
+
+func.func @adaptive_max_pool_indices(%x: tensor<1x6xf32>) -> (tensor<1x3xf32>, tensor<1x3xi32>) {
+  // expected-error @+1 {{indices are i64 with the values' shape}}
+  %v, %i = aten.adaptive_max_pool %x {pooled_dims = 1 : i64} : (tensor<1x6xf32>) -> (tensor<1x3xf32>, tensor<1x3xi32>)
+  return %v, %i : tensor<1x3xf32>, tensor<1x3xi32>
+}
+
+// -----
+
+func.func @adaptive_max_pool_type(%x: tensor<1x6xf32>) -> (tensor<1x3xf16>, tensor<1x3xi64>) {
+  // expected-error @+1 {{keeps the input's element type}}
+  %v, %i = aten.adaptive_max_pool %x {pooled_dims = 1 : i64} : (tensor<1x6xf32>) -> (tensor<1x3xf16>, tensor<1x3xi64>)
+  return %v, %i : tensor<1x3xf16>, tensor<1x3xi64>
+}

@@ -1,11 +1,14 @@
 //===- AtenNNOps.cpp - verifiers of convolution and pooling ---------------===//
 //
 // This file implements the verifiers of aten.convolution, aten.max_pool,
-// aten.avg_pool and aten.grid_sample: attribute lengths, channel and group
-// arithmetic, and the output extents PyTorch's shape functions give.
+// aten.avg_pool, the adaptive pools and aten.grid_sample: attribute
+// lengths, channel and group arithmetic, and the output extents PyTorch's
+// shape functions give.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include "kiln/Dialect/Aten/IR/AdaptiveWindows.h"
 
 #include "VerifyUtils.h"
 
@@ -70,7 +73,57 @@ LogicalResult verifyPoolAttrs(Operation *op, Value input, ArrayRef<int64_t> out,
   return success();
 }
 
+/// The shapes of an adaptive pool: `pooled` trailing dims pooled to the
+/// result's non-empty extents from non-empty ones, at least one dim kept,
+/// the element type kept, and uneven windows' tables within the limit.
+LogicalResult verifyAdaptivePool(Operation *op, Value input,
+                                 RankedTensorType result, int64_t pooled) {
+  ArrayRef<int64_t> in = shapeOf(input), out = result.getShape();
+  if (pooled < 1 || pooled > 3)
+    return op->emitOpError() << "pools 1 to 3 dims, not " << pooled;
+  if (in.size() != out.size() || static_cast<int64_t>(in.size()) < pooled + 1)
+    return op->emitOpError() << "input and result need one rank, at least "
+                             << pooled + 1;
+  if (cast<RankedTensorType>(input.getType()).getElementType() !=
+      result.getElementType())
+    return op->emitOpError("keeps the input's element type");
+  if (result.getElementType().isInteger(1))
+    return op->emitOpError("needs a numeric tensor, not bool");
+  size_t lead = in.size() - pooled;
+  if (in.take_front(lead) != out.take_front(lead))
+    return op->emitOpError("the dims before the pooled ones must be kept");
+  for (size_t d = lead; d < in.size(); ++d)
+    if (in[d] < 1 || out[d] < 1)
+      return op->emitOpError("pooled dims need non-empty input and result extents");
+  if (!adaptiveTablesFit(adaptiveWindows(in, out.drop_front(lead))))
+    return op->emitOpError() << "uneven windows need gather tables of at most "
+                             << kMaxAdaptiveTable << " entries";
+  return success();
+}
+
 } // namespace
+
+LogicalResult AdaptiveAvgPoolOp::verify() {
+  if (failed(verifyAdaptivePool(*this, getSelf(),
+                                cast<RankedTensorType>(getType()),
+                                getPooledDims())))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getSelf()), out = getType().getShape();
+  size_t lead = in.size() - getPooledDims();
+  if (!allEven(adaptiveWindows(in, out.drop_front(lead))) &&
+      !isa<FloatType>(getType().getElementType()))
+    return emitOpError("averages uneven windows of floating-point tensors only");
+  return success();
+}
+
+LogicalResult AdaptiveMaxPoolOp::verify() {
+  if (getIndices().getType().getShape() != getValues().getType().getShape() ||
+      !getIndices().getType().getElementType().isInteger(64))
+    return emitOpError("indices are i64 with the values' shape");
+  return verifyAdaptivePool(*this, getSelf(),
+                            cast<RankedTensorType>(getValues().getType()),
+                            getPooledDims());
+}
 
 LogicalResult ConvolutionOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getInput()), w = shapeOf(getWeight()),

@@ -147,6 +147,53 @@ def Aten_AvgPoolOp : Aten_Op<"avg_pool", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_AdaptiveAvgPoolOp : Aten_Op<"adaptive_avg_pool", [Pure]> {
+  let summary = "Adaptive average pooling over the last 1 to 3 dims.";
+  let description = [{
+    `adaptive_avg_pool1d/2d/3d` (and `_adaptive_avg_pool2d/3d`): the last
+    `pooled_dims` dims are pooled to the result's extents there; the others
+    (at least one) are kept. Output element i of a pooled dim averages
+    PyTorch's window [floor(i * In / Out), ceil((i + 1) * In / Out))
+    (AdaptiveWindows.h). kiln-decompose-aten writes it as aten.avg_pool
+    with kernel = stride = In / Out when every Out divides its In, and
+    otherwise as gathered windows summed and divided (floating-point types
+    only; the gather tables are at most 2^24 entries).
+
+    Example:
+    ```mlir
+    %0 = aten.adaptive_avg_pool %x {pooled_dims = 2 : i64}
+        : (tensor<1x4x7x7xf32>) -> tensor<1x4x1x1xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$pooled_dims);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_AdaptiveMaxPoolOp : Aten_Op<"adaptive_max_pool", [Pure]> {
+  let summary = "Adaptive max pooling over the last 1 to 3 dims, with indices.";
+  let description = [{
+    `adaptive_max_pool1d/2d/3d`: the last `pooled_dims` dims are pooled to
+    the result's extents over the windows of aten.adaptive_avg_pool;
+    `indices` (i64) holds each maximum's index within the flattened pooled
+    dims of its input plane. kiln-decompose-aten writes it as aten.max_pool
+    when every Out divides its In, and otherwise as the first maximum of
+    each gathered window (with several NaNs in one window it names the
+    first, where PyTorch names the last).
+
+    Example:
+    ```mlir
+    %v, %i = aten.adaptive_max_pool %x {pooled_dims = 2 : i64}
+        : (tensor<1x4x6x9xf32>) -> (tensor<1x4x4x3xf32>, tensor<1x4x4x3xi64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$pooled_dims);
+  let results = (outs AnyStaticShapeTensor:$values, AnyStaticShapeTensor:$indices);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_GridSampleOp : Aten_Op<"grid_sample", [Pure]> {
   let summary = "2-d or 3-d sampling of an input at the grid's normalised points.";
   let description = [{
