@@ -234,6 +234,16 @@ OpCost estimateOpCost(Operation *op) {
       // The smallest pairwise product, then one multiply-add per element of
       // the contraction with the third input.
       .Case([](aten::TrilinearOp op) { return trilinearCost(op); })
+      // Each index's row reduced into its bag (weighted: one more multiply
+      // per element; mean: one division per result).
+      .Case([](aten::EmbeddingBagOp bag) {
+        auto weight = cast<RankedTensorType>(bag.getWeight().getType());
+        int64_t rows = elementCount(bag.getIndices()) * weight.getDimSize(1);
+        int64_t flops = rows * (bag.getPerSampleWeights() ? 2 : 1);
+        if (bag.getMode() == aten::kEmbeddingBagMean)
+          flops += elementCount(bag.getResult());
+        return cost(v1::OP_COST_KIND_REDUCTION, flops);
+      })
       // getrf: about n^3 / 3 multiply-adds per matrix.
       .Case([](aten::LuFactorOp lu) {
         auto type = cast<RankedTensorType>(lu.getSelf().getType());

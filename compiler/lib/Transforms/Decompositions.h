@@ -34,6 +34,10 @@ void populateTrilinearDecompositions(mlir::RewritePatternSet &patterns);
 /// over gathered windows (DecomposeAdaptivePool.cpp).
 void populateAdaptivePoolDecompositions(mlir::RewritePatternSet &patterns);
 
+/// aten.embedding_bag as a bag-membership mask and a masked sum or maximum
+/// over the gathered rows (DecomposeEmbeddingBag.cpp).
+void populateEmbeddingBagDecompositions(mlir::RewritePatternSet &patterns);
+
 /// aten.lu_factor as getrf unrolled over the columns (DecomposeLinalg.cpp).
 void populateLinalgDecompositions(mlir::RewritePatternSet &patterns);
 

@@ -54,6 +54,10 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
       input's; otherwise windows gathered by constant index tables, then a
       masked sum divided by the window sizes, or the first maximum mapped
       back to its input index.
+    - `aten.embedding_bag` (DecomposeEmbeddingBag.cpp): a (bags, indices)
+      membership mask from the offsets and padding_idx, then a masked sum
+      (sum, mean) or maximum (max) over the gathered weight rows, and the
+      other results as eager's CPU kernel gives them.
     - `aten.lu_factor` (DecomposeLinalg.cpp): getrf with partial pivoting
       unrolled over the columns, the batch side by side.
   }];

@@ -539,3 +539,111 @@ func.func @adaptive_max_pool_type(%x: tensor<1x6xf32>) -> (tensor<1x3xf16>, tens
   %v, %i = aten.adaptive_max_pool %x {pooled_dims = 1 : i64} : (tensor<1x6xf32>) -> (tensor<1x3xf16>, tensor<1x3xi64>)
   return %v, %i : tensor<1x3xf16>, tensor<1x3xi64>
 }
+
+// -----
+
+func.func @embedding_bag_mode(%w: tensor<10x3xf32>, %i: tensor<5xi64>, %o: tensor<2xi64>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{mode 3 is not 0 (sum), 1 (mean) or 2 (max)}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o {mode = 3 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<10x3xf32>, tensor<5xi64>, tensor<2xi64>) -> (tensor<2x3xf32>, tensor<0xi64>, tensor<2xi64>, tensor<2xi64>)
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @embedding_bag_weight(%w: tensor<10x3xi64>, %i: tensor<5xi64>, %o: tensor<2xi64>) -> tensor<2x3xi64> {
+  // expected-error @+1 {{weight must be a 2-d floating-point tensor}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o {mode = 0 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<10x3xi64>, tensor<5xi64>, tensor<2xi64>) -> (tensor<2x3xi64>, tensor<0xi64>, tensor<2xi64>, tensor<2xi64>)
+  return %r : tensor<2x3xi64>
+}
+
+// -----
+
+func.func @embedding_bag_indices(%w: tensor<10x3xf32>, %i: tensor<5xf32>, %o: tensor<2xi64>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{indices and offsets must be 1-d integer tensors}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o {mode = 0 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<10x3xf32>, tensor<5xf32>, tensor<2xi64>) -> (tensor<2x3xf32>, tensor<0xi64>, tensor<2xi64>, tensor<2xi64>)
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @embedding_bag_padding(%w: tensor<10x3xf32>, %i: tensor<5xi64>, %o: tensor<2xi64>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{padding_idx 10 is outside the weight's 10 rows}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o {mode = 1 : i64, include_last_offset = false, padding_idx = 10 : i64}
+      : (tensor<10x3xf32>, tensor<5xi64>, tensor<2xi64>) -> (tensor<2x3xf32>, tensor<5xi64>, tensor<2xi64>, tensor<2xi64>)
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @embedding_bag_per_sample_mode(%w: tensor<10x3xf32>, %i: tensor<5xi64>, %o: tensor<2xi64>, %p: tensor<5xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{per_sample_weights are only defined for mode sum}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o per_sample_weights %p {mode = 1 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<10x3xf32>, tensor<5xi64>, tensor<2xi64>, tensor<5xf32>) -> (tensor<2x3xf32>, tensor<5xi64>, tensor<2xi64>, tensor<2xi64>)
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @embedding_bag_per_sample_type(%w: tensor<10x3xf32>, %i: tensor<5xi64>, %o: tensor<2xi64>, %p: tensor<5xf64>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{per_sample_weights must have one entry per index, in the weight's type}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o per_sample_weights %p {mode = 0 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<10x3xf32>, tensor<5xi64>, tensor<2xi64>, tensor<5xf64>) -> (tensor<2x3xf32>, tensor<0xi64>, tensor<2xi64>, tensor<2xi64>)
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @embedding_bag_result(%w: tensor<10x3xf32>, %i: tensor<5xi64>, %o: tensor<3xi64>) -> tensor<3x3xf32> {
+  // expected-error @+1 {{result must be (2, 3) in the weight's type}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o {mode = 0 : i64, include_last_offset = true, padding_idx = -1 : i64}
+      : (tensor<10x3xf32>, tensor<5xi64>, tensor<3xi64>) -> (tensor<3x3xf32>, tensor<0xi64>, tensor<3xi64>, tensor<3xi64>)
+  return %r : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @embedding_bag_offset2bag(%w: tensor<10x3xf32>, %i: tensor<5xi64>, %o: tensor<2xi64>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{offset2bag must have 5 entries}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o {mode = 2 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<10x3xf32>, tensor<5xi64>, tensor<2xi64>) -> (tensor<2x3xf32>, tensor<0xi64>, tensor<2xi64>, tensor<2x3xi64>)
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @embedding_bag_bag_size(%w: tensor<10x3xf32>, %i: tensor<5xi64>, %o: tensor<2xi64>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{bag_size must have 2 entries}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o {mode = 0 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<10x3xf32>, tensor<5xi64>, tensor<2xi64>) -> (tensor<2x3xf32>, tensor<0xi64>, tensor<3xi64>, tensor<2xi64>)
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @embedding_bag_max_indices(%w: tensor<10x3xf32>, %i: tensor<5xi64>, %o: tensor<2xi64>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{max_indices must be (bags, columns)}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o {mode = 2 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<10x3xf32>, tensor<5xi64>, tensor<2xi64>) -> (tensor<2x3xf32>, tensor<5xi64>, tensor<2xi64>, tensor<2xi64>)
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @embedding_bag_empty(%w: tensor<10x3xf32>, %i: tensor<0xi64>, %o: tensor<2xi64>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{needs at least one index and one bag}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o {mode = 0 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<10x3xf32>, tensor<0xi64>, tensor<2xi64>) -> (tensor<2x3xf32>, tensor<0xi64>, tensor<2xi64>, tensor<2xi64>)
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @embedding_bag_window(%w: tensor<10x65536xf32>, %i: tensor<1024xi64>, %o: tensor<2xi64>) -> tensor<2x65536xf32> {
+  // expected-error @+1 {{max mode needs at most 67108864 (bag, index, column) triples}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o {mode = 2 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<10x65536xf32>, tensor<1024xi64>, tensor<2xi64>) -> (tensor<2x65536xf32>, tensor<1024xi64>, tensor<2xi64>, tensor<2x65536xi64>)
+  return %r : tensor<2x65536xf32>
+}

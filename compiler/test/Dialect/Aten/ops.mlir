@@ -157,6 +157,16 @@ func.func @adaptive_pools(%x: tensor<2x4x7x9xf32>) -> (tensor<2x4x3x3xf32>, tens
 
 // -----
 
+// CHECK-LABEL: func @embedding_bag
+func.func @embedding_bag(%w: tensor<10x3xf32>, %i: tensor<5xi32>, %o: tensor<3xi64>, %p: tensor<5xf32>) -> tensor<2x3xf32> {
+  // CHECK: aten.embedding_bag %{{.+}}, %{{.+}}, %{{.+}} per_sample_weights %{{.+}} {include_last_offset = true, mode = 0 : i64, padding_idx = -1 : i64} : (tensor<10x3xf32>, tensor<5xi32>, tensor<3xi64>, tensor<5xf32>) -> (tensor<2x3xf32>, tensor<0xi32>, tensor<3xi32>, tensor<3xi32>)
+  %r, %o2b, %size, %max = aten.embedding_bag %w, %i, %o per_sample_weights %p {mode = 0 : i64, include_last_offset = true, padding_idx = -1 : i64}
+      : (tensor<10x3xf32>, tensor<5xi32>, tensor<3xi64>, tensor<5xf32>) -> (tensor<2x3xf32>, tensor<0xi32>, tensor<3xi32>, tensor<3xi32>)
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @lu_factor
 func.func @lu_factor(%a: tensor<2x3x3xf64>) -> tensor<2x3xi64> {
   // CHECK: aten.lu_factor %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi1>)

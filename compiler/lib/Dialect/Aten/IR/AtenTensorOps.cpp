@@ -1,8 +1,8 @@
 //===- AtenTensorOps.cpp - verifiers of the table-driven aten ops ---------===//
 //
 // This file implements the verifiers of aten.pointwise (against the pointwise
-// table), var, arg_reduce, cumsum, slice, cat, index_select, gather and
-// arange.
+// table), var, arg_reduce, cumsum, slice, cat, index_select, gather,
+// embedding_bag, trilinear, lu_factor and arange.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -112,6 +112,72 @@ static LogicalResult verifyFloatReduction(Operation *op, Value self,
 LogicalResult VarOp::verify() {
   return verifyFloatReduction(*this, getSelf(), getDims(), getKeepdim(),
                               getResult());
+}
+
+LogicalResult EmbeddingBagOp::verify() {
+  auto weight = cast<RankedTensorType>(getWeight().getType());
+  ArrayRef<int64_t> indices = shapeOf(getIndices()), offsets = shapeOf(getOffsets());
+  int64_t mode = getMode();
+  if (mode != kEmbeddingBagSum && mode != kEmbeddingBagMean && mode != kEmbeddingBagMax)
+    return emitOpError() << "mode " << mode << " is not 0 (sum), 1 (mean) or 2 (max)";
+  Type element = weight.getElementType();
+  if (weight.getRank() != 2 || !isa<FloatType>(element))
+    return emitOpError("weight must be a 2-d floating-point tensor");
+  auto isIntegerTensor = [](Value v) {
+    Type e = cast<RankedTensorType>(v.getType()).getElementType();
+    return isa<IntegerType>(e) && !e.isInteger(1);
+  };
+  if (indices.size() != 1 || offsets.size() != 1 || !isIntegerTensor(getIndices()) ||
+      !isIntegerTensor(getOffsets()))
+    return emitOpError("indices and offsets must be 1-d integer tensors");
+  int64_t rows = weight.getDimSize(0), width = weight.getDimSize(1);
+  int64_t count = indices[0];
+  int64_t bags = offsets[0] - (getIncludeLastOffset() ? 1 : 0);
+  if (bags < 0)
+    return emitOpError("include_last_offset needs at least one offset");
+  if (count < 1 || bags < 1)
+    return emitOpError("needs at least one index and one bag");
+  if (WideInt(bags) * count > kMaxEmbeddingBagPairs)
+    return emitOpError() << "needs at most " << kMaxEmbeddingBagPairs
+                         << " (bag, index) pairs";
+  if (mode == kEmbeddingBagMax && WideInt(bags) * count * width > kMaxEmbeddingBagWindow)
+    return emitOpError() << "max mode needs at most " << kMaxEmbeddingBagWindow
+                         << " (bag, index, column) triples";
+  int64_t padding = getPaddingIdx();
+  if (padding < -1 || padding >= rows)
+    return emitOpError() << "padding_idx " << padding << " is outside the weight's "
+                         << rows << " rows";
+  if (Value perSample = getPerSampleWeights()) {
+    if (mode != kEmbeddingBagSum)
+      return emitOpError("per_sample_weights are only defined for mode sum");
+    if (perSample.getType() != weight.clone({count}))
+      return emitOpError("per_sample_weights must have one entry per index, "
+                         "in the weight's type");
+  }
+  if (getResult().getType() != weight.clone({bags, width}))
+    return emitOpError() << "result must be (" << bags << ", " << width
+                         << ") in the weight's type";
+  for (Value other : {getOffset2bag(), getBagSize(), getMaxIndices()})
+    if (!isIntegerTensor(other))
+      return emitOpError("offset2bag, bag_size and max_indices are integer tensors");
+  bool emptyOffset2bag = mode == kEmbeddingBagSum && padding < 0;
+  if (shapeOf(getOffset2bag()) != ArrayRef<int64_t>{emptyOffset2bag ? 0 : count})
+    return emitOpError() << "offset2bag must have "
+                         << (emptyOffset2bag ? 0 : count) << " entries";
+  // One entry per bag; with include_last_offset also one past the last.
+  auto perBag = [&](Value v) {
+    ArrayRef<int64_t> shape = shapeOf(v);
+    return shape.size() == 1 &&
+           (shape[0] == bags || (getIncludeLastOffset() && shape[0] == bags + 1));
+  };
+  if (!perBag(getBagSize()))
+    return emitOpError() << "bag_size must have " << bags << " entries";
+  if (mode == kEmbeddingBagMax
+          ? shapeOf(getMaxIndices()) != ArrayRef<int64_t>{bags, width}
+          : !perBag(getMaxIndices()))
+    return emitOpError() << "max_indices must be "
+                         << (mode == kEmbeddingBagMax ? "(bags, columns)" : "one per bag");
+  return success();
 }
 
 LogicalResult TrilinearOp::verify() {

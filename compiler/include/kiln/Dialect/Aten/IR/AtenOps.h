@@ -23,6 +23,18 @@ namespace kiln::aten {
 /// ~20 ops each.
 inline constexpr int64_t kMaxLuOrder = 64;
 
+/// aten.embedding_bag's bounds: (bag, index) pairs of its membership mask,
+/// and (bag, index, column) triples of max mode's window.
+inline constexpr int64_t kMaxEmbeddingBagPairs = int64_t{1} << 24;
+inline constexpr int64_t kMaxEmbeddingBagWindow = int64_t{1} << 26;
+
+/// aten.embedding_bag's modes.
+enum EmbeddingBagMode : int64_t {
+  kEmbeddingBagSum = 0,
+  kEmbeddingBagMean = 1,
+  kEmbeddingBagMax = 2
+};
+
 /// The type aten.group_norm and aten.batch_stats_norm compute their
 /// statistics in for an input of `element`: f32 for f16/bf16, as eager's
 /// CPU kernels do; the input's type otherwise.

@@ -97,6 +97,54 @@ def Aten_TrilinearOp : Aten_Op<"trilinear", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_EmbeddingBagOp : Aten_Op<"embedding_bag", [Pure]> {
+  let summary = "Bags of embedding rows reduced by sum, mean or max.";
+  let description = [{
+    `_embedding_bag` and `_embedding_bag_forward_only` (nn.EmbeddingBag,
+    F.embedding_bag): the N `indices` pick rows of the 2-d floating-point
+    `weight`; `offsets` cut them into B bags (B = its length, one less with
+    `include_last_offset`, whose last offset only ends the last bag); each
+    bag is reduced by `mode` 0 (sum, each row times its
+    `per_sample_weights` entry when given), 1 (mean) or 2 (max). An index
+    equal to `padding_idx` (-1: none) joins no bag; an empty bag gives
+    zeros. `result` is (B, D) in the weight's type.
+
+    The other results follow eager's CPU kernel, in the integer types they
+    are declared with: `offset2bag` (N: each index's bag; empty in sum mode
+    without padding_idx), `bag_size` (each bag's non-padding indices in mean
+    and max modes, zeros in sum mode) and `max_indices` (max mode: (B, D),
+    each maximum's weight row, the first among equal values; mean mode: the
+    bag sizes; sum mode: zeros). With `include_last_offset`, `bag_size` and
+    a 1-d `max_indices` may have B + 1 entries (PyTorch's meta function),
+    the last 0. kiln-decompose-aten writes it as a (B, N) membership mask
+    and a masked sum or maximum over the gathered rows
+    (DecomposeEmbeddingBag.cpp), so B * N is at most 2^24 and, in max
+    mode, B * N * D at most 2^26.
+
+    Example:
+    ```mlir
+    %r, %o2b, %size, %max = aten.embedding_bag %w, %i, %o {mode = 1 : i64,
+        include_last_offset = false, padding_idx = -1 : i64}
+        : (tensor<10x3xf32>, tensor<5xi64>, tensor<2xi64>)
+        -> (tensor<2x3xf32>, tensor<5xi64>, tensor<2xi64>, tensor<2xi64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$weight, AnyStaticShapeTensor:$indices,
+                   AnyStaticShapeTensor:$offsets,
+                   Optional<AnyStaticShapeTensor>:$per_sample_weights,
+                   I64Attr:$mode, BoolAttr:$include_last_offset,
+                   I64Attr:$padding_idx);
+  let results = (outs AnyStaticShapeTensor:$result, AnyStaticShapeTensor:$offset2bag,
+                      AnyStaticShapeTensor:$bag_size,
+                      AnyStaticShapeTensor:$max_indices);
+  let assemblyFormat = [{
+    $weight `,` $indices `,` $offsets
+    (`per_sample_weights` $per_sample_weights^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Aten_LuFactorOp : Aten_Op<"lu_factor", [Pure]> {
   let summary = "LU factorisation with partial pivoting of a batch of matrices.";
   let description = [{

@@ -1,0 +1,31 @@
+// RUN: kiln-opt %s -kiln-print-op-report -o /dev/null | FileCheck %s
+// The cost of composite ops the importer keeps whole (f32 is 4 bytes, i64
+// 8). Adaptive pools read each window's elements once and averaging
+// divides each result once:
+//   avg: 5 -> 3 over the last dim, windows {0,1} {1,2,3} {3,4}: 7 reads
+//        per row, 6 rows: 42 reads + 18 divisions = 60 FLOPs.
+//   max: 4x6 -> 2x3 tiles the input: its 48 elements, read once.
+// embedding_bag reduces each index's row into its bag: 5 rows of 3, each
+// weighted (30 FLOPs); reads the weight (120 B), indices (40 B), offsets
+// (16 B) and weights (20 B); writes the result (24 B), bag_size and
+// max_indices (16 B each).
+
+// CHECK:      layer op kind unit macs flops param_bytes act_in act_out read written{{$}}
+// CHECK-NEXT: avg aten.adaptive_avg_pool window - 0 60 0 120 72 120 72{{$}}
+// CHECK-NEXT: max aten.adaptive_max_pool window - 0 48 0 192 144 192 144{{$}}
+// CHECK-NEXT: bag aten.embedding_bag reduction - 0 30 0 196 56 196 56{{$}}
+
+func.func @kiln_main(%x: tensor<2x3x5xf32>, %y: tensor<1x2x4x6xf32>,
+                     %w: tensor<10x3xf32>, %i: tensor<5xi64>, %o: tensor<2xi64>,
+                     %p: tensor<5xf32>)
+    -> (tensor<2x3x3xf32>, tensor<1x2x2x3xf32>, tensor<1x2x2x3xi64>, tensor<2x3xf32>) {
+  %0 = aten.adaptive_avg_pool %x {pooled_dims = 1 : i64}
+      : (tensor<2x3x5xf32>) -> tensor<2x3x3xf32> loc("avg")
+  %v, %idx = aten.adaptive_max_pool %y {pooled_dims = 2 : i64}
+      : (tensor<1x2x4x6xf32>) -> (tensor<1x2x2x3xf32>, tensor<1x2x2x3xi64>) loc("max")
+  %r, %o2b, %size, %mx = aten.embedding_bag %w, %i, %o per_sample_weights %p
+      {mode = 0 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<10x3xf32>, tensor<5xi64>, tensor<2xi64>, tensor<5xf32>)
+      -> (tensor<2x3xf32>, tensor<0xi64>, tensor<2xi64>, tensor<2xi64>) loc("bag")
+  return %0, %v, %idx, %r : tensor<2x3x3xf32>, tensor<1x2x2x3xf32>, tensor<1x2x2x3xi64>, tensor<2x3xf32>
+}
