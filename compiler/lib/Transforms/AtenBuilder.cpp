@@ -8,6 +8,8 @@
 #include "kiln/Dialect/Aten/IR/AtenMatchers.h"
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
+#include <numeric>
+
 using namespace mlir;
 namespace aten = kiln::aten;
 
@@ -37,6 +39,13 @@ Value AtenBuilder::constant(Type element, double value) {
 
 Value AtenBuilder::constant(DenseElementsAttr values) {
   return r.create<aten::ConstantOp>(loc, values.getType(), values);
+}
+
+Value AtenBuilder::positions(ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(shape, r.getI64Type());
+  SmallVector<int64_t> data(type.getNumElements());
+  std::iota(data.begin(), data.end(), 0);
+  return constant(DenseElementsAttr::get(type, ArrayRef<int64_t>(data)));
 }
 
 Value AtenBuilder::pointwise(RankedTensorType type, StringRef fn,

@@ -26,6 +26,8 @@ public:
   mlir::Value constant(mlir::Type element, double value);
   /// A constant tensor of `values` (its type).
   mlir::Value constant(mlir::DenseElementsAttr values);
+  /// An i64 constant of `shape` holding 0, 1, ... in row-major order.
+  mlir::Value positions(llvm::ArrayRef<int64_t> shape);
 
   /// An aten.pointwise computing `fn` over `inputs` with `scalars`.
   mlir::Value pointwise(mlir::RankedTensorType type, llvm::StringRef fn,

@@ -33,12 +33,6 @@ using kiln::decompose::typeOf;
 
 namespace {
 
-/// A constant of `shape` whose row-major entries are `values` (i64).
-Value indexTable(AtenBuilder &b, Type i64, ArrayRef<int64_t> shape,
-                 ArrayRef<int64_t> values) {
-  return b.constant(DenseElementsAttr::get(RankedTensorType::get(shape, i64), values));
-}
-
 /// `v` (1-d, B entries) as `declared`: converted, and with B + 1 entries
 /// padded by a 0; an empty constant for an empty `declared`.
 Value asDeclared(AtenBuilder &b, PatternRewriter &r, Location loc, Value v,
@@ -76,20 +70,14 @@ struct DecomposeEmbeddingBag : OpRewritePattern<aten::EmbeddingBagOp> {
         loc, typeOf(offsets).clone({bags}), offsets, r.getDenseI64ArrayAttr({0}),
         r.getDenseI64ArrayAttr({1}));
     Value starts = b.view(firstOffsets, {bags, 1});
-    SmallVector<int64_t> positions(count), bagIds(bags);
-    for (int64_t p = 0; p < count; ++p)
-      positions[p] = p;
-    for (int64_t i = 0; i < bags; ++i)
-      bagIds[i] = i;
-    Value started = b.pointwise(pairs, "le",
-                                {starts, indexTable(b, i64, {1, count}, positions)});
+    Value started = b.pointwise(pairs, "le", {starts, b.positions({1, count})});
     Value startedCount =
         b.sum(RankedTensorType::get({count}, i64), b.convert(started, i64), {0});
     Value offset2bag = b.sub(i64, startedCount, b.constant(i64, 1.0));
 
     // member[b, p]: index p counts in bag b.
-    Value member = b.pointwise(pairs, "eq", {b.view(offset2bag, {1, count}),
-                                             indexTable(b, i64, {bags, 1}, bagIds)});
+    Value member = b.pointwise(pairs, "eq",
+                               {b.view(offset2bag, {1, count}), b.positions({bags, 1})});
     Value indices = b.convert(op.getIndices(), i64);
     if (padding >= 0)
       member = b.pointwise(

@@ -14,8 +14,6 @@
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
-#include <numeric>
-
 using namespace mlir;
 namespace aten = kiln::aten;
 using kiln::decompose::AtenBuilder;
@@ -23,14 +21,6 @@ using kiln::decompose::typeOf;
 
 namespace {
 
-/// An i64 constant of `shape` holding 0, 1, ... in row-major order.
-Value positions(PatternRewriter &rewriter, Location loc, ArrayRef<int64_t> shape) {
-  auto type = RankedTensorType::get(shape, rewriter.getI64Type());
-  SmallVector<int64_t> data(type.getNumElements());
-  std::iota(data.begin(), data.end(), 0);
-  return rewriter.create<aten::ConstantOp>(
-      loc, type, DenseElementsAttr::get(type, ArrayRef<int64_t>(data)));
-}
 
 struct DecomposeLuFactor : OpRewritePattern<aten::LuFactorOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -45,8 +35,8 @@ struct DecomposeLuFactor : OpRewritePattern<aten::LuFactorOp> {
     const int64_t batch = type.getDimSize(0), order = type.getDimSize(1);
     Type i64 = rewriter.getI64Type(), i1 = rewriter.getI1Type();
     auto mask = [&](ArrayRef<int64_t> shape) { return RankedTensorType::get(shape, i1); };
-    Value rowIndex = positions(rewriter, loc, {1, order, 1});
-    Value colIndex = positions(rewriter, loc, {1, 1, order});
+    Value rowIndex = b.positions({1, order, 1});
+    Value colIndex = b.positions({1, 1, order});
     auto columnType = RankedTensorType::get({batch, order, 1}, element);
     auto rowType = RankedTensorType::get({batch, 1, order}, element);
     auto b11 = RankedTensorType::get({batch, 1, 1}, i64);
