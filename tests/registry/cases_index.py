@@ -289,3 +289,24 @@ register("embedding_bag_nonfinite_row_elsewhere_f32",
          const(torch.tensor([[1.0, 2.0], [float("inf"), 0.0], [3.0, 4.0], [float("nan"), 1.0],
                              [float("inf"), float("nan")], [5.0, 6.0]])),
          const(torch.tensor([0, 2, 1, 5, 4, 3, 0])), const(torch.tensor([0, 2, 4, 5])))
+
+# embedding_renorm (F.embedding with max_norm): the rows the indices name
+# (duplicates once) scaled down to max_norm where their norm exceeds it;
+# the rows no index names are kept even when over. F.embedding itself
+# renormalises its weight argument in place (an input mutation).
+_RENORM_INDICES = const(torch.tensor([[1, 2, 2], [7, 0, 1]]))
+register("embedding_renorm_f32",
+         lambda w, i: torch.ops.aten.embedding_renorm(w, i, 1.0, 2.0),
+         randn(10, 4), _RENORM_INDICES)
+register("embedding_renorm_norm1_f64",
+         lambda w, i: torch.ops.aten.embedding_renorm(w, i, 2.5, 1.0),
+         randn(10, 4, dtype=torch.float64), _RENORM_INDICES)
+register("embedding_renorm_inf_norm_f32",
+         lambda w, i: torch.ops.aten.embedding_renorm(w, i, 0.5, float("inf")),
+         randn(10, 4), _RENORM_INDICES)
+register("embedding_renorm_f16",
+         lambda w, i: torch.ops.aten.embedding_renorm(w, i, 1.0, 2.0),
+         randn(10, 4, dtype=torch.float16), const(torch.tensor([3, 9, 3, 0], dtype=torch.int32)))
+register("embedding_max_norm_f32",
+         lambda i, w: F.embedding(i, w, max_norm=1.0),
+         _RENORM_INDICES, randn(10, 4))

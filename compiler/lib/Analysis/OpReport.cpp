@@ -244,6 +244,10 @@ OpCost estimateOpCost(Operation *op) {
           flops += elementCount(bag.getResult());
         return cost(v1::OP_COST_KIND_REDUCTION, flops);
       })
+      // Each row's norm (|x|, a power, the sum), then the scale.
+      .Case([](aten::EmbeddingRenormOp renorm) {
+        return reduction(renorm.getSelf(), 4);
+      })
       // getrf: about n^3 / 3 multiply-adds per matrix.
       .Case([](aten::LuFactorOp lu) {
         auto type = cast<RankedTensorType>(lu.getSelf().getType());

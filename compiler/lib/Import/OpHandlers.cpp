@@ -268,7 +268,7 @@ const std::map<std::string, OpHandler> &opHandlers() {
     addQuantizeHandlers(*handlers);
     addSearchHandlers(*handlers);
     addTrilinearHandler(*handlers);
-    addEmbeddingBagHandler(*handlers);
+    addEmbeddingHandlers(*handlers);
     addLinalgHandlers(*handlers);
     addRandomHandlers(*handlers);
     return handlers;

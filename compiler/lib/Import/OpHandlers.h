@@ -31,7 +31,7 @@ void addFlatIndexHandlers(OpHandlerTable &table);
 void addQuantizeHandlers(OpHandlerTable &table);
 void addSearchHandlers(OpHandlerTable &table);
 void addTrilinearHandler(OpHandlerTable &table);
-void addEmbeddingBagHandler(OpHandlerTable &table);
+void addEmbeddingHandlers(OpHandlerTable &table);
 void addLinalgHandlers(OpHandlerTable &table);
 void addRandomHandlers(OpHandlerTable &table);
 

@@ -30,7 +30,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     kiln::populateNormDecompositions(set);
     kiln::populateTrilinearDecompositions(set);
     kiln::populateAdaptivePoolDecompositions(set);
-    kiln::populateEmbeddingBagDecompositions(set);
+    kiln::populateEmbeddingDecompositions(set);
     kiln::populateLinalgDecompositions(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();

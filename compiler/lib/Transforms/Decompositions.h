@@ -35,8 +35,9 @@ void populateTrilinearDecompositions(mlir::RewritePatternSet &patterns);
 void populateAdaptivePoolDecompositions(mlir::RewritePatternSet &patterns);
 
 /// aten.embedding_bag as a bag-membership mask and a masked sum or maximum
-/// over the gathered rows (DecomposeEmbeddingBag.cpp).
-void populateEmbeddingBagDecompositions(mlir::RewritePatternSet &patterns);
+/// over the gathered rows; aten.embedding_renorm as row norms and a scale
+/// (DecomposeEmbedding.cpp).
+void populateEmbeddingDecompositions(mlir::RewritePatternSet &patterns);
 
 /// aten.lu_factor as getrf unrolled over the columns (DecomposeLinalg.cpp).
 void populateLinalgDecompositions(mlir::RewritePatternSet &patterns);

@@ -8,17 +8,20 @@
 // embedding_bag reduces each index's row into its bag: 5 rows of 3, each
 // weighted (30 FLOPs); reads the weight (120 B), indices (40 B), offsets
 // (16 B) and weights (20 B); writes the result (24 B), bag_size and
-// max_indices (16 B each).
+// max_indices (16 B each). embedding_renorm takes each row's norm (|x|, a
+// power, the sum) and scales: 4 FLOPs per element of the 10x3 table.
 
 // CHECK:      layer op kind unit macs flops param_bytes act_in act_out read written{{$}}
 // CHECK-NEXT: avg aten.adaptive_avg_pool window - 0 60 0 120 72 120 72{{$}}
 // CHECK-NEXT: max aten.adaptive_max_pool window - 0 48 0 192 144 192 144{{$}}
 // CHECK-NEXT: bag aten.embedding_bag reduction - 0 30 0 196 56 196 56{{$}}
+// CHECK-NEXT: renorm aten.embedding_renorm reduction - 0 120 0 160 120 160 120{{$}}
 
 func.func @kiln_main(%x: tensor<2x3x5xf32>, %y: tensor<1x2x4x6xf32>,
                      %w: tensor<10x3xf32>, %i: tensor<5xi64>, %o: tensor<2xi64>,
                      %p: tensor<5xf32>)
-    -> (tensor<2x3x3xf32>, tensor<1x2x2x3xf32>, tensor<1x2x2x3xi64>, tensor<2x3xf32>) {
+    -> (tensor<2x3x3xf32>, tensor<1x2x2x3xf32>, tensor<1x2x2x3xi64>, tensor<2x3xf32>,
+        tensor<10x3xf32>) {
   %0 = aten.adaptive_avg_pool %x {pooled_dims = 1 : i64}
       : (tensor<2x3x5xf32>) -> tensor<2x3x3xf32> loc("avg")
   %v, %idx = aten.adaptive_max_pool %y {pooled_dims = 2 : i64}
@@ -27,5 +30,8 @@ func.func @kiln_main(%x: tensor<2x3x5xf32>, %y: tensor<1x2x4x6xf32>,
       {mode = 0 : i64, include_last_offset = false, padding_idx = -1 : i64}
       : (tensor<10x3xf32>, tensor<5xi64>, tensor<2xi64>, tensor<5xf32>)
       -> (tensor<2x3xf32>, tensor<0xi64>, tensor<2xi64>, tensor<2xi64>) loc("bag")
-  return %0, %v, %idx, %r : tensor<2x3x3xf32>, tensor<1x2x2x3xf32>, tensor<1x2x2x3xi64>, tensor<2x3xf32>
+  %n = aten.embedding_renorm %w, %i {max_norm = 1.0 : f64, norm_type = 2.0 : f64}
+      : (tensor<10x3xf32>, tensor<5xi64>) -> tensor<10x3xf32> loc("renorm")
+  return %0, %v, %idx, %r, %n : tensor<2x3x3xf32>, tensor<1x2x2x3xf32>, tensor<1x2x2x3xi64>, tensor<2x3xf32>,
+      tensor<10x3xf32>
 }

@@ -54,10 +54,12 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
       input's; otherwise windows gathered by constant index tables, then a
       masked sum divided by the window sizes, or the first maximum mapped
       back to its input index.
-    - `aten.embedding_bag` (DecomposeEmbeddingBag.cpp): a (bags, indices)
+    - `aten.embedding_bag` (DecomposeEmbedding.cpp): a (bags, indices)
       membership mask from the offsets and padding_idx, then a masked sum
       (sum, mean) or maximum (max) over the gathered weight rows, and the
-      other results as eager's CPU kernel gives them.
+      other results as eager's CPU kernel gives them; `aten.embedding_renorm`
+      (the same file): each row's norm, and the rows the indices name
+      scaled down to max_norm where it exceeds it.
     - `aten.lu_factor` (DecomposeLinalg.cpp): getrf with partial pivoting
       unrolled over the columns, the batch side by side.
   }];

@@ -647,3 +647,27 @@ func.func @embedding_bag_window(%w: tensor<10x65536xf32>, %i: tensor<1024xi64>, 
       : (tensor<10x65536xf32>, tensor<1024xi64>, tensor<2xi64>) -> (tensor<2x65536xf32>, tensor<1024xi64>, tensor<2xi64>, tensor<2x65536xi64>)
   return %r : tensor<2x65536xf32>
 }
+
+// -----
+
+func.func @embedding_renorm_self(%w: tensor<10xf32>, %i: tensor<2xi64>) -> tensor<10xf32> {
+  // expected-error @+1 {{self must be a 2-d floating-point tensor}}
+  %0 = aten.embedding_renorm %w, %i {max_norm = 1.0 : f64, norm_type = 2.0 : f64} : (tensor<10xf32>, tensor<2xi64>) -> tensor<10xf32>
+  return %0 : tensor<10xf32>
+}
+
+// -----
+
+func.func @embedding_renorm_indices(%w: tensor<10x3xf32>, %i: tensor<2xi1>) -> tensor<10x3xf32> {
+  // expected-error @+1 {{indices must be an integer tensor}}
+  %0 = aten.embedding_renorm %w, %i {max_norm = 1.0 : f64, norm_type = 2.0 : f64} : (tensor<10x3xf32>, tensor<2xi1>) -> tensor<10x3xf32>
+  return %0 : tensor<10x3xf32>
+}
+
+// -----
+
+func.func @embedding_renorm_result(%w: tensor<10x3xf32>, %i: tensor<2xi64>) -> tensor<10x3xf64> {
+  // expected-error @+1 {{result must have self's type}}
+  %0 = aten.embedding_renorm %w, %i {max_norm = 1.0 : f64, norm_type = 2.0 : f64} : (tensor<10x3xf32>, tensor<2xi64>) -> tensor<10x3xf64>
+  return %0 : tensor<10x3xf64>
+}

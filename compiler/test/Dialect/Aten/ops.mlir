@@ -167,6 +167,15 @@ func.func @embedding_bag(%w: tensor<10x3xf32>, %i: tensor<5xi32>, %o: tensor<3xi
 
 // -----
 
+// CHECK-LABEL: func @embedding_renorm
+func.func @embedding_renorm(%w: tensor<10x3xf16>, %i: tensor<2x4xi32>) -> tensor<10x3xf16> {
+  // CHECK: aten.embedding_renorm %{{.+}}, %{{.+}} {max_norm = 1.000000e+00 : f64, norm_type = 2.000000e+00 : f64} : (tensor<10x3xf16>, tensor<2x4xi32>) -> tensor<10x3xf16>
+  %0 = aten.embedding_renorm %w, %i {max_norm = 1.0 : f64, norm_type = 2.0 : f64} : (tensor<10x3xf16>, tensor<2x4xi32>) -> tensor<10x3xf16>
+  return %0 : tensor<10x3xf16>
+}
+
+// -----
+
 // CHECK-LABEL: func @lu_factor
 func.func @lu_factor(%a: tensor<2x3x3xf64>) -> tensor<2x3xi64> {
   // CHECK: aten.lu_factor %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi1>)

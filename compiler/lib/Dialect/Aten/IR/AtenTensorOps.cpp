@@ -2,7 +2,7 @@
 //
 // This file implements the verifiers of aten.pointwise (against the pointwise
 // table), var, arg_reduce, cumsum, slice, cat, index_select, gather,
-// embedding_bag, trilinear, lu_factor and arange.
+// embedding_bag, embedding_renorm, trilinear, lu_factor and arange.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -123,10 +123,6 @@ LogicalResult EmbeddingBagOp::verify() {
   Type element = weight.getElementType();
   if (weight.getRank() != 2 || !isa<FloatType>(element))
     return emitOpError("weight must be a 2-d floating-point tensor");
-  auto isIntegerTensor = [](Value v) {
-    Type e = cast<RankedTensorType>(v.getType()).getElementType();
-    return isa<IntegerType>(e) && !e.isInteger(1);
-  };
   if (indices.size() != 1 || offsets.size() != 1 || !isIntegerTensor(getIndices()) ||
       !isIntegerTensor(getOffsets()))
     return emitOpError("indices and offsets must be 1-d integer tensors");
@@ -177,6 +173,17 @@ LogicalResult EmbeddingBagOp::verify() {
           : !perBag(getMaxIndices()))
     return emitOpError() << "max_indices must be "
                          << (mode == kEmbeddingBagMax ? "(bags, columns)" : "one per bag");
+  return success();
+}
+
+LogicalResult EmbeddingRenormOp::verify() {
+  auto self = cast<RankedTensorType>(getSelf().getType());
+  if (self.getRank() != 2 || !isa<FloatType>(self.getElementType()))
+    return emitOpError("self must be a 2-d floating-point tensor");
+  if (!isIntegerTensor(getIndices()))
+    return emitOpError("indices must be an integer tensor");
+  if (getType() != self)
+    return emitOpError("result must have self's type");
   return success();
 }
 

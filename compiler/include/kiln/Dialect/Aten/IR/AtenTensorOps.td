@@ -118,7 +118,7 @@ def Aten_EmbeddingBagOp : Aten_Op<"embedding_bag", [Pure]> {
     a 1-d `max_indices` may have B + 1 entries (PyTorch's meta function),
     the last 0. kiln-decompose-aten writes it as a (B, N) membership mask
     and a masked sum or maximum over the gathered rows
-    (DecomposeEmbeddingBag.cpp), so B * N is at most 2^24 and, in max
+    (DecomposeEmbedding.cpp), so B * N is at most 2^24 and, in max
     mode, B * N * D at most 2^26.
 
     Example:
@@ -142,6 +142,31 @@ def Aten_EmbeddingBagOp : Aten_Op<"embedding_bag", [Pure]> {
     (`per_sample_weights` $per_sample_weights^)? attr-dict `:`
     functional-type(operands, results)
   }];
+  let hasVerifier = 1;
+}
+
+def Aten_EmbeddingRenormOp : Aten_Op<"embedding_renorm", [Pure]> {
+  let summary = "An embedding table with the rows the indices name renormalised.";
+  let description = [{
+    `embedding_renorm` (F.embedding with `max_norm`, functionalized): every
+    row of the 2-d floating-point `self` that `indices` (integers, any
+    shape) names and whose `norm_type`-norm exceeds `max_norm` is scaled by
+    max_norm / (norm + 1e-7); the others are kept. As eager's CPU kernel:
+    the norm is the row's norm in self's type, the scale is computed in
+    double, and the product in f32 for f16/bf16. kiln-decompose-aten writes
+    it as aten.vector_norm over the rows and a scale on the rows an
+    aten.index_put marks (DecomposeEmbedding.cpp).
+
+    Example:
+    ```mlir
+    %0 = aten.embedding_renorm %w, %i {max_norm = 1.0 : f64, norm_type = 2.0 : f64}
+        : (tensor<10x3xf32>, tensor<2x4xi64>) -> tensor<10x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$indices,
+                   F64Attr:$max_norm, F64Attr:$norm_type);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self `,` $indices attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

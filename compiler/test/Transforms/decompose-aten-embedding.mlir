@@ -47,3 +47,42 @@ func.func @weighted_sum(%w: tensor<6x2xf16>, %i: tensor<4xi32>, %o: tensor<2xi64
       : (tensor<6x2xf16>, tensor<4xi32>, tensor<2xi64>, tensor<4xf16>) -> (tensor<2x2xf16>, tensor<0xi64>, tensor<2xi64>, tensor<2xi64>)
   return %r, %o2b, %size, %max : tensor<2x2xf16>, tensor<0xi64>, tensor<2xi64>, tensor<2xi64>
 }
+
+// -----
+
+// embedding_renorm, f16: the rows' 2-norms in f32 (an aten.vector_norm,
+// itself decomposed), rounded to f16 and read
+// in f64; an index_put of ones marks the rows the (flattened, widened)
+// indices name; where a marked row's norm exceeds max_norm, the scale
+// max_norm / (norm + 1e-7) in f64, else 1; the rows scaled in f32 and
+// rounded back.
+// CHECK-LABEL: func @renorm
+// CHECK: %[[W32:.+]] = aten.pointwise "copy" %arg0 : (tensor<6x2xf16>) -> tensor<6x2xf32>
+// CHECK: %[[SQ:.+]] = aten.sum %{{.+}} {dims = array<i64: 1>, keepdim = true} : (tensor<6x2xf32>) -> tensor<6x1xf32>
+// CHECK: %[[N:.+]] = aten.pointwise "sqrt" %[[SQ]] : (tensor<6x1xf32>) -> tensor<6x1xf32>
+// CHECK: %[[N16:.+]] = aten.pointwise "copy" %[[N]] : (tensor<6x1xf32>) -> tensor<6x1xf16>
+// CHECK: %[[N64:.+]] = aten.pointwise "copy" %[[N16]] : (tensor<6x1xf16>) -> tensor<6x1xf64>
+// CHECK: %[[I64:.+]] = aten.pointwise "copy" %arg1 : (tensor<2x2xi32>) -> tensor<2x2xi64>
+// CHECK: %[[I:.+]] = aten.view %[[I64]] : (tensor<2x2xi64>) -> tensor<4xi64>
+// CHECK: %[[NAMED:.+]] = aten.index_put %{{.+}}, %[[I]], %{{.+}} {accumulate = false} : (tensor<6x1xf32>, tensor<4xi64>, tensor<4x1xf32>) -> tensor<6x1xf32>
+// CHECK: %[[OVER:.+]] = aten.pointwise "logical_and"
+// CHECK: %[[SCALE:.+]] = aten.div %{{.+}}, %{{.+}} : (tensor<f64>, tensor<6x1xf64>) -> tensor<6x1xf64>
+// CHECK: %[[S:.+]] = aten.pointwise "where" %[[OVER]], %[[SCALE]], %{{.+}} : (tensor<6x1xi1>, tensor<6x1xf64>, tensor<f64>) -> tensor<6x1xf64>
+// CHECK: %[[S32:.+]] = aten.pointwise "copy" %[[S]] : (tensor<6x1xf64>) -> tensor<6x1xf32>
+// CHECK: %[[P:.+]] = aten.mul %[[W32]], %[[S32]] : (tensor<6x2xf32>, tensor<6x1xf32>) -> tensor<6x2xf32>
+// CHECK: %[[R:.+]] = aten.pointwise "copy" %[[P]] : (tensor<6x2xf32>) -> tensor<6x2xf16>
+// CHECK: return %[[R]]
+func.func @renorm(%w: tensor<6x2xf16>, %i: tensor<2x2xi32>) -> tensor<6x2xf16> {
+  %0 = aten.embedding_renorm %w, %i {max_norm = 1.0 : f64, norm_type = 2.0 : f64} : (tensor<6x2xf16>, tensor<2x2xi32>) -> tensor<6x2xf16>
+  return %0 : tensor<6x2xf16>
+}
+
+// -----
+
+// No index: the table itself.
+// CHECK-LABEL: func @renorm_no_index
+// CHECK-NEXT: return %arg0
+func.func @renorm_no_index(%w: tensor<6x2xf32>, %i: tensor<0xi64>) -> tensor<6x2xf32> {
+  %0 = aten.embedding_renorm %w, %i {max_norm = 1.0 : f64, norm_type = 2.0 : f64} : (tensor<6x2xf32>, tensor<0xi64>) -> tensor<6x2xf32>
+  return %0 : tensor<6x2xf32>
+}

@@ -1,6 +1,9 @@
-//===- DecomposeEmbeddingBag.cpp - aten.embedding_bag as bag masks --------===//
+//===- DecomposeEmbedding.cpp - embedding bags and renormalisation --------===//
 //
-// This file implements the decomposition of aten.embedding_bag: N indices
+// This file implements the decompositions of aten.embedding_bag and
+// aten.embedding_renorm.
+//
+// aten.embedding_bag: N indices
 // into a weight table, cut into B bags by offsets, each bag reduced by sum
 // (optionally weighted per sample), mean or max. An empty bag gives zeros.
 //
@@ -17,6 +20,13 @@
 // The other results follow eager's CPU kernel (the op's description), each
 // converted to its declared integer type; an entry past the last bag (with
 // include_last_offset) is 0.
+//
+// aten.embedding_renorm: the rows' norms (aten.vector_norm, in f32 for
+// f16/bf16 and rounded back to their type, as eager reads a half norm),
+// a scale max_norm / (norm + 1e-7) in f64 where a norm exceeds max_norm,
+// and 1 elsewhere or on rows no index names (marked by an aten.index_put
+// of ones, so no (rows, indices) table is built); the rows are multiplied
+// in the compute type and converted back.
 //
 //===----------------------------------------------------------------------===//
 #include "AtenBuilder.h"
@@ -157,8 +167,55 @@ struct DecomposeEmbeddingBag : OpRewritePattern<aten::EmbeddingBagOp> {
   }
 };
 
+struct DecomposeEmbeddingRenorm : OpRewritePattern<aten::EmbeddingRenormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(aten::EmbeddingRenormOp op,
+                                PatternRewriter &r) const override {
+    RankedTensorType type = typeOf(op.getSelf());
+    int64_t count = typeOf(op.getIndices()).getNumElements();
+    if (count == 0 || type.getNumElements() == 0) {
+      r.replaceOp(op, op.getSelf());  // no row is named
+      return success();
+    }
+    AtenBuilder b(r, op.getLoc());
+    Type element = type.getElementType();
+    Type compute = element.isF64() ? element : r.getF32Type();
+    Type f64 = r.getF64Type();
+    int64_t rows = type.getDimSize(0);
+    auto column = [&](Type t) { return RankedTensorType::get({rows, 1}, t); };
+
+    Value self = b.convert(op.getSelf(), compute);
+    Value norms = r.create<aten::VectorNormOp>(
+        op.getLoc(), column(compute), self, op.getNormTypeAttr(),
+        r.getDenseI64ArrayAttr({1}), r.getBoolAttr(true));
+    norms = b.convert(b.convert(norms, element), f64);
+    // named[row] = 1 where an index names the row.
+    Value indices = b.view(b.convert(op.getIndices(), r.getI64Type()), {count});
+    Value ones = b.constant(DenseElementsAttr::get(
+        RankedTensorType::get({count, 1}, compute), r.getFloatAttr(compute, 1.0)));
+    Value zeros = b.constant(DenseElementsAttr::get(
+        column(compute), r.getFloatAttr(compute, 0.0)));
+    Value named = r.create<aten::IndexPutOp>(op.getLoc(), column(compute), zeros,
+                                             indices, ones, r.getBoolAttr(false));
+    double maxNorm = op.getMaxNorm().convertToDouble();
+    Value over = b.pointwise(column(r.getI1Type()), "logical_and",
+                             {b.pointwise(column(r.getI1Type()), "gt",
+                                          {named, b.constant(compute, 0.0)}),
+                              b.pointwise(column(r.getI1Type()), "gt",
+                                          {norms, b.constant(f64, maxNorm)})});
+    Value scale = b.div(f64, b.constant(f64, maxNorm),
+                        b.add(f64, norms, b.constant(f64, 1e-7)));
+    scale = b.pointwise(column(f64), "where", {over, scale, b.constant(f64, 1.0)});
+    Value scaled = b.mul(compute, self, b.convert(scale, compute));
+    r.replaceOp(op, b.convert(scaled, element));
+    return success();
+  }
+};
+
 } // namespace
 
-void kiln::populateEmbeddingBagDecompositions(RewritePatternSet &patterns) {
-  patterns.add<DecomposeEmbeddingBag>(patterns.getContext());
+void kiln::populateEmbeddingDecompositions(RewritePatternSet &patterns) {
+  patterns.add<DecomposeEmbeddingBag, DecomposeEmbeddingRenorm>(
+      patterns.getContext());
 }

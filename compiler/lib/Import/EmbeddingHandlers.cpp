@@ -1,11 +1,13 @@
-//===- EmbeddingBagHandler.cpp - aten._embedding_bag as aten.embedding_bag ===//
+//===- EmbeddingHandlers.cpp - embedding bags and renormalisation ---------===//
 //
-// This file implements the importer handler of aten._embedding_bag and
+// This file implements the importer handlers of aten._embedding_bag and
 // aten._embedding_bag_forward_only (what nn.EmbeddingBag and
-// F.embedding_bag export to): one aten.embedding_bag, whose verifier checks
-// the operands and the declared results (reported against the node).
-// kiln-decompose-aten computes it (lib/Transforms/DecomposeEmbeddingBag.cpp);
-// shapes past its bounds are UNIMPLEMENTED here.
+// F.embedding_bag export to), one aten.embedding_bag, and of
+// aten.embedding_renorm (F.embedding with max_norm), one
+// aten.embedding_renorm. Their verifiers check operands and declared
+// results (reported against the node); kiln-decompose-aten computes them
+// (lib/Transforms/DecomposeEmbedding.cpp). embedding_bag shapes past its
+// bounds are UNIMPLEMENTED here.
 //
 //===----------------------------------------------------------------------===//
 #include "OpHandlers.h"
@@ -72,11 +74,25 @@ absl::StatusOr<Values> embeddingBag(NodeImporter &n) {
   return Values(op->getResults());
 }
 
+/// The functional embedding_renorm: `self` with the rows `indices` name
+/// scaled down to `max_norm`.
+absl::StatusOr<Values> embeddingRenorm(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value indices, n.tensor("indices"));
+  ASSIGN_OR_RETURN(double maxNorm, n.floatAttr("max_norm"));
+  ASSIGN_OR_RETURN(double normType, n.floatAttr("norm_type"));
+  return Values{n.b().create<aten::EmbeddingRenormOp>(
+      n.loc(), type, self, indices, n.b().getF64FloatAttr(maxNorm),
+      n.b().getF64FloatAttr(normType))};
+}
+
 } // namespace
 
-void addEmbeddingBagHandler(OpHandlerTable &t) {
+void addEmbeddingHandlers(OpHandlerTable &t) {
   t["aten._embedding_bag.default"] = embeddingBag;
   t["aten._embedding_bag_forward_only.default"] = embeddingBag;
+  t["aten.embedding_renorm.default"] = embeddingRenorm;
 }
 
 } // namespace kiln
