@@ -244,6 +244,10 @@ OpCost estimateOpCost(Operation *op) {
           flops += elementCount(bag.getResult());
         return cost(v1::OP_COST_KIND_REDUCTION, flops);
       })
+      // Each output gradient added to the position that picked it.
+      .Case([](aten::MaxPoolBackwardOp back) {
+        return reduction(back.getGradOutput(), 1);
+      })
       // Each row's norm (|x|, a power, the sum), then the scale.
       .Case([](aten::EmbeddingRenormOp renorm) {
         return reduction(renorm.getSelf(), 4);

@@ -4,8 +4,8 @@
 // AOTAutograd's joint graphs keep in core ATen: convolution_backward (the
 // input gradient a transposed convolution, the weight gradient a grouped
 // convolution of the input with the output gradient, the bias gradient a
-// sum), max_pool{2,3}d_with_indices_backward (the output gradient added
-// at each window's saved argmax), and the leaky and randomized-leaky ReLU
+// sum), max_pool{2,3}d_with_indices_backward (one aten.max_pool_backward,
+// which kiln-decompose-aten computes), and the leaky and randomized-leaky ReLU
 // gradients (leaky_relu_backward, rrelu_with_noise_backward: in training
 // the output gradient times the saved noise, otherwise the leaky gradient
 // with the mean slope).
@@ -18,7 +18,6 @@
 
 #include "absl/strings/str_cat.h"
 
-#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -157,133 +156,22 @@ absl::StatusOr<Values> convolutionBackward(NodeImporter &n) {
   return results;
 }
 
-/// The output positions whose windows can cover each input position of a
-/// pooling plane, for max pooling's backward as a gather: J candidates per
-/// input position (the most windows that overlap along every dim), in
-/// ascending output order, with the position and whether it exists.
-struct PoolCandidates {
-  int64_t count = 1;            // J
-  std::vector<int64_t> source;  // [inPlane * J]: flat output position (0 if none)
-  std::vector<bool> exists;     // [inPlane * J]
-};
-
-PoolCandidates poolCandidates(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
-                              ArrayRef<int64_t> kernel, ArrayRef<int64_t> stride,
-                              ArrayRef<int64_t> padding, ArrayRef<int64_t> dilation) {
-  size_t dims = in.size();
-  // Along dim d, output o covers input i when o*s - p <= i <= o*s - p + span.
-  SmallVector<int64_t> span(dims), perDim(dims);
-  PoolCandidates c;
-  for (size_t d = 0; d < dims; ++d) {
-    span[d] = (kernel[d] - 1) * dilation[d];
-    perDim[d] = span[d] / stride[d] + 1;
-    c.count *= perDim[d];
-  }
-  int64_t inPlane = ShapedType::getNumElements(in);
-  c.source.reserve(inPlane * c.count);
-  c.exists.reserve(inPlane * c.count);
-  SmallVector<int64_t> at(dims, 0), pick(dims, 0);
-  for (int64_t i = 0; i < inPlane; ++i) {
-    for (int64_t rest = i, d = dims - 1; d >= 0; --d) {
-      at[d] = rest % in[d];
-      rest /= in[d];
-    }
-    for (int64_t k = 0; k < c.count; ++k) {
-      for (int64_t rest = k, d = dims - 1; d >= 0; --d) {
-        pick[d] = rest % perDim[d];
-        rest /= perDim[d];
-      }
-      int64_t flat = 0;
-      bool inside = true;
-      for (size_t d = 0; d < dims; ++d) {
-        // The first window that can reach at[d], then the next ones.
-        int64_t reach = at[d] + padding[d] - span[d];
-        int64_t first = reach <= 0 ? -((-reach) / stride[d]) : (reach + stride[d] - 1) / stride[d];
-        int64_t o = first + pick[d];
-        inside = inside && o >= 0 && o < out[d] && o * stride[d] <= at[d] + padding[d];
-        flat = flat * out[d] + std::clamp<int64_t>(o, 0, out[d] - 1);
-      }
-      c.source.push_back(inside ? flat : 0);
-      c.exists.push_back(inside);
-    }
-  }
-  return c;
-}
-
-/// max_pool{2,3}d_with_indices_backward: each input position sums the
-/// gradients of the outputs that picked it. As a gather over the J windows
-/// that can cover it (their saved index equal to its own position), in
-/// eager's order of outputs; a geometry whose table would be too large takes
-/// a scatter over the whole plane instead.
+/// max_pool{2,3}d_with_indices_backward: one aten.max_pool_backward
+/// (kiln-decompose-aten computes it, lib/Transforms/DecomposePoolBackward.cpp).
 absl::StatusOr<Values> maxPoolBackward(NodeImporter &n, int64_t spatial) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value dy, n.tensor("grad_output"));
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   ASSIGN_OR_RETURN(Value indices, n.tensor("indices"));
-  RankedTensorType selfType = typeOf(self), dyType = typeOf(dy);
-  if (selfType != type || typeOf(indices).getShape() != dyType.getShape() ||
-      dyType.getElementType() != type.getElementType())
-    return n.error("grad_output, self, indices and the result do not agree");
-  if (!typeOf(indices).getElementType().isInteger(64))
-    return n.error("indices must be int64");
-  int64_t leading = type.getRank() - spatial;  // (N, C) or, unbatched, (C)
-  if (leading < 1 || leading > 2)
-    return n.error(absl::StrCat("max pooling backward over ", spatial,
-                                " spatial dims needs an input of rank ",
-                                spatial + 1, " or ", spatial + 2));
-  ArrayRef<int64_t> inDims = type.getShape().drop_front(leading);
-  ArrayRef<int64_t> outDims = dyType.getShape().drop_front(leading);
-  int64_t images = ShapedType::getNumElements(type.getShape().take_front(leading));
-  int64_t inPlane = ShapedType::getNumElements(inDims);
-  int64_t outPlane = ShapedType::getNumElements(outDims);
-  Value flatIndices = viewValue(n, indices, {images, outPlane});
-  Value flatDy = viewValue(n, dy, {images, outPlane});
   size_t s = static_cast<size_t>(spatial);
   ASSIGN_OR_RETURN(auto kernel, spatialList(n, "kernel_size", s, {}));
   ASSIGN_OR_RETURN(auto stride, spatialList(n, "stride", s, kernel));
   ASSIGN_OR_RETURN(auto padding, spatialList(n, "padding", s, std::vector<int64_t>{0}));
   ASSIGN_OR_RETURN(auto dilation, spatialList(n, "dilation", s, std::vector<int64_t>{1}));
-  bool geometry = true;
-  int64_t windows = 1;
-  for (int64_t d = 0; geometry && d < spatial; ++d) {
-    geometry = kernel[d] >= 1 && stride[d] >= 1 && padding[d] >= 0 && dilation[d] >= 1 &&
-               kernel[d] <= 4096 && dilation[d] <= 4096;
-    if (geometry)
-      windows *= ((kernel[d] - 1) * dilation[d]) / stride[d] + 1;
-  }
-  if (!geometry || outPlane == 0 || windows > kMaxConstantTable / std::max<int64_t>(inPlane, 1)) {
-    Value zeros = n.constant(type.getElementType(), 0.0, {images, inPlane});
-    Value dx = n.b().create<aten::ScatterOp>(
-        n.loc(), typeOf(zeros), zeros, flatIndices, flatDy,
-        n.b().getI64IntegerAttr(1), n.b().getStringAttr("sum"));
-    return Values{viewValue(n, dx, type.getShape())};
-  }
-  PoolCandidates c = poolCandidates(inDims, outDims, kernel, stride, padding, dilation);
-  Type i64 = n.b().getI64Type();
-  Value source = tableConstant<int64_t>(n, {inPlane * c.count}, i64,
-                                        [&](int64_t k) { return c.source[k]; });
-  Value exists = tableConstant<bool>(n, {1, inPlane, c.count}, n.b().getI1Type(),
-                                     [&](int64_t k) { return c.exists[k]; });
-  Value position = tableConstant<int64_t>(n, {1, inPlane, 1}, i64,
-                                          [](int64_t k) { return k; });
-  auto gather = [&](Value v) {
-    RankedTensorType t = typeOf(v);
-    Value picked = n.b().create<aten::IndexSelectOp>(
-        n.loc(), t.clone({images, inPlane * c.count}), v, source,
-        n.b().getI64IntegerAttr(1));
-    return viewValue(n, picked, {images, inPlane, c.count});
-  };
-  auto pairs = RankedTensorType::get({images, inPlane, c.count}, n.b().getI1Type());
-  Value hit = pointwise(n, pairs, "logical_and",
-                        {pointwise(n, pairs, "eq", {gather(flatIndices), position}), exists});
-  Value grads = gather(flatDy);
-  Value picked = pointwise(n, typeOf(grads), "where",
-                           {hit, grads, n.constant(type.getElementType(), 0.0)});
-  Value dx = n.b().create<aten::SumOp>(n.loc(), RankedTensorType::get({images, inPlane},
-                                                                      type.getElementType()),
-                                       picked, n.b().getDenseI64ArrayAttr({2}),
-                                       n.b().getBoolAttr(false));
-  return Values{viewValue(n, dx, type.getShape())};
+  auto attr = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
+  return Values{n.b().create<aten::MaxPoolBackwardOp>(
+      n.loc(), type, dy, self, indices, attr(kernel), attr(stride), attr(padding),
+      attr(dilation))};
 }
 
 } // namespace

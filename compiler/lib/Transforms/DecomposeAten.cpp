@@ -31,6 +31,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     kiln::populateTrilinearDecompositions(set);
     kiln::populateAdaptivePoolDecompositions(set);
     kiln::populateEmbeddingDecompositions(set);
+    kiln::populatePoolBackwardDecompositions(set);
     kiln::populateLinalgDecompositions(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();

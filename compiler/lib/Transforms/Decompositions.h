@@ -39,6 +39,10 @@ void populateAdaptivePoolDecompositions(mlir::RewritePatternSet &patterns);
 /// (DecomposeEmbedding.cpp).
 void populateEmbeddingDecompositions(mlir::RewritePatternSet &patterns);
 
+/// aten.max_pool_backward as a gather over the windows that can cover each
+/// input position, or a scatter-add (DecomposePoolBackward.cpp).
+void populatePoolBackwardDecompositions(mlir::RewritePatternSet &patterns);
+
 /// aten.lu_factor as getrf unrolled over the columns (DecomposeLinalg.cpp).
 void populateLinalgDecompositions(mlir::RewritePatternSet &patterns);
 

@@ -671,3 +671,39 @@ func.func @embedding_renorm_result(%w: tensor<10x3xf32>, %i: tensor<2xi64>) -> t
   %0 = aten.embedding_renorm %w, %i {max_norm = 1.0 : f64, norm_type = 2.0 : f64} : (tensor<10x3xf32>, tensor<2xi64>) -> tensor<10x3xf64>
   return %0 : tensor<10x3xf64>
 }
+
+// -----
+
+func.func @max_pool_backward_result(%dy: tensor<1x2x2x2xf32>, %x: tensor<1x2x4x4xf32>, %i: tensor<1x2x2x2xi64>) -> tensor<1x2x4x4xf64> {
+  // expected-error @+1 {{result must have self's type}}
+  %0 = aten.max_pool_backward %dy, %x, %i {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>}
+      : (tensor<1x2x2x2xf32>, tensor<1x2x4x4xf32>, tensor<1x2x2x2xi64>) -> tensor<1x2x4x4xf64>
+  return %0 : tensor<1x2x4x4xf64>
+}
+
+// -----
+
+func.func @max_pool_backward_indices(%dy: tensor<1x2x2x2xf32>, %x: tensor<1x2x4x4xf32>, %i: tensor<1x2x2x2xi32>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{grad_output has self's element type and i64 indices its shape}}
+  %0 = aten.max_pool_backward %dy, %x, %i {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>}
+      : (tensor<1x2x2x2xf32>, tensor<1x2x4x4xf32>, tensor<1x2x2x2xi32>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+func.func @max_pool_backward_attrs(%dy: tensor<1x2x2x2xf32>, %x: tensor<1x2x4x4xf32>, %i: tensor<1x2x2x2xi64>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{kernel, stride, padding and dilation need 1 to 3 entries each, the same number}}
+  %0 = aten.max_pool_backward %dy, %x, %i {kernel = array<i64: 2, 2>, stride = array<i64: 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>}
+      : (tensor<1x2x2x2xf32>, tensor<1x2x4x4xf32>, tensor<1x2x2x2xi64>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+func.func @max_pool_backward_rank(%dy: tensor<2x2xf32>, %x: tensor<4x4xf32>, %i: tensor<2x2xi64>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{self and grad_output need rank 3 or 4 and the same leading dims}}
+  %0 = aten.max_pool_backward %dy, %x, %i {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>}
+      : (tensor<2x2xf32>, tensor<4x4xf32>, tensor<2x2xi64>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}

@@ -176,6 +176,16 @@ func.func @embedding_renorm(%w: tensor<10x3xf16>, %i: tensor<2x4xi32>) -> tensor
 
 // -----
 
+// CHECK-LABEL: func @max_pool_backward
+func.func @max_pool_backward(%dy: tensor<2x3x3x3xf32>, %x: tensor<2x3x6x6xf32>, %i: tensor<2x3x3x3xi64>) -> tensor<2x3x6x6xf32> {
+  // CHECK: aten.max_pool_backward %{{.+}}, %{{.+}}, %{{.+}} {dilation = array<i64: 1, 1>, kernel = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x3x3x3xf32>, tensor<2x3x6x6xf32>, tensor<2x3x3x3xi64>) -> tensor<2x3x6x6xf32>
+  %0 = aten.max_pool_backward %dy, %x, %i {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>}
+      : (tensor<2x3x3x3xf32>, tensor<2x3x6x6xf32>, tensor<2x3x3x3xi64>) -> tensor<2x3x6x6xf32>
+  return %0 : tensor<2x3x6x6xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @lu_factor
 func.func @lu_factor(%a: tensor<2x3x3xf64>) -> tensor<2x3xi64> {
   // CHECK: aten.lu_factor %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi1>)

@@ -103,6 +103,28 @@ LogicalResult verifyAdaptivePool(Operation *op, Value input,
 
 } // namespace
 
+LogicalResult MaxPoolBackwardOp::verify() {
+  auto self = cast<RankedTensorType>(getSelf().getType());
+  auto dy = cast<RankedTensorType>(getGradOutput().getType());
+  auto indices = cast<RankedTensorType>(getIndices().getType());
+  if (getType() != self)
+    return emitOpError("result must have self's type");
+  if (dy.getElementType() != self.getElementType() ||
+      indices.getShape() != dy.getShape() || !indices.getElementType().isInteger(64))
+    return emitOpError("grad_output has self's element type and i64 indices its shape");
+  size_t s = getKernel().size();
+  if (s < 1 || s > 3 || getStride().size() != s || getPadding().size() != s ||
+      getDilation().size() != s)
+    return emitOpError("kernel, stride, padding and dilation need 1 to 3 "
+                       "entries each, the same number");
+  int64_t leading = self.getRank() - static_cast<int64_t>(s);
+  if (leading < 1 || leading > 2 || dy.getRank() != self.getRank() ||
+      dy.getShape().take_front(leading) != self.getShape().take_front(leading))
+    return emitOpError() << "self and grad_output need rank " << s + 1 << " or "
+                         << s + 2 << " and the same leading dims";
+  return success();
+}
+
 LogicalResult AdaptiveAvgPoolOp::verify() {
   if (failed(verifyAdaptivePool(*this, getSelf(),
                                 cast<RankedTensorType>(getType()),

@@ -147,6 +147,37 @@ def Aten_AvgPoolOp : Aten_Op<"avg_pool", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_MaxPoolBackwardOp : Aten_Op<"max_pool_backward", [Pure]> {
+  let summary = "The input gradient of max pooling, from its saved indices.";
+  let description = [{
+    `max_pool2d_with_indices_backward` and `max_pool3d_with_indices_backward`:
+    each position of `self`'s (N, C, spatial...) or (C, spatial...) planes
+    sums the `grad_output` entries whose saved `indices` (i64, the flat
+    position within the plane, as aten.max_pool gives them) name it, in
+    ascending output order as eager adds them. `kernel`, `stride`,
+    `padding` and `dilation` (one entry per spatial dim) are the forward's:
+    kiln-decompose-aten uses them to gather only the windows that can
+    cover each position (DecomposePoolBackward.cpp), and scatters over the
+    whole plane when that table would pass 2^24 entries.
+
+    Example:
+    ```mlir
+    %0 = aten.max_pool_backward %dy, %x, %i {kernel = array<i64: 3, 3>,
+        stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+        : (tensor<1x2x2x2xf32>, tensor<1x2x4x4xf32>, tensor<1x2x2x2xi64>) -> tensor<1x2x4x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$grad_output, AnyStaticShapeTensor:$self,
+                   AnyStaticShapeTensor:$indices, DenseI64ArrayAttr:$kernel,
+                   DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                   DenseI64ArrayAttr:$dilation);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $grad_output `,` $self `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Aten_AdaptiveAvgPoolOp : Aten_Op<"adaptive_avg_pool", [Pure]> {
   let summary = "Adaptive average pooling over the last 1 to 3 dims.";
   let description = [{
