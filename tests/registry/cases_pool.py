@@ -52,6 +52,10 @@ register("adaptive_avg_pool2d_uneven_f64", lambda x: F.adaptive_avg_pool2d(x, (4
          randn(2, 2, 6, 5, dtype=torch.float64))
 register("adaptive_avg_pool2d_uneven_f16", lambda x: F.adaptive_avg_pool2d(x, 3),
          randn(1, 2, 7, 7, dtype=torch.float16))
+# Windows of 301 x 301 elements: more than f16's largest value, so the sum
+# and the division run in f32 as eager's kernel accumulates.
+register("adaptive_avg_pool2d_uneven_large_window_f16",
+         lambda x: F.adaptive_avg_pool2d(x + 4.0, 2), randn(1, 1, 601, 601, dtype=torch.float16))
 register("adaptive_avg_pool2d_uneven_3d_input_f32", lambda x: F.adaptive_avg_pool2d(x, (3, 2)),
          randn(4, 7, 5))
 register("adaptive_max_pool1d_uneven_f32",

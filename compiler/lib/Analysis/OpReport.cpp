@@ -82,8 +82,6 @@ OpCost convolutionCost(aten::ConvolutionOp op) {
   return contraction(elements * perElement, bias);
 }
 
-/// One multiply-add per element of the three inputs' broadcast (what the
-/// batched product contracts), plus the smallest pairwise product first.
 /// Adaptive pooling reads each window's elements once (the input once
 /// when the windows tile it; overlapping uneven windows read some twice)
 /// and averaging divides each result once.
@@ -108,6 +106,8 @@ OpCost adaptivePoolCost(Value self, Value result, int64_t pooled, bool average) 
   return cost(v1::OP_COST_KIND_WINDOW, flops);
 }
 
+/// One multiply-add per element of the three inputs' broadcast (what the
+/// batched product contracts), plus the smallest pairwise product first.
 OpCost trilinearCost(aten::TrilinearOp op) {
   ArrayRef<int64_t> shapes[3] = {
       cast<RankedTensorType>(op.getI1().getType()).getShape(),
@@ -238,11 +238,12 @@ OpCost estimateOpCost(Operation *op) {
       // per element; mean: one division per result).
       .Case([](aten::EmbeddingBagOp bag) {
         auto weight = cast<RankedTensorType>(bag.getWeight().getType());
-        int64_t rows = elementCount(bag.getIndices()) * weight.getDimSize(1);
-        int64_t flops = rows * (bag.getPerSampleWeights() ? 2 : 1);
+        __int128 flops = __int128(elementCount(bag.getIndices())) * weight.getDimSize(1) *
+                         (bag.getPerSampleWeights() ? 2 : 1);
         if (bag.getMode() == aten::kEmbeddingBagMean)
           flops += elementCount(bag.getResult());
-        return cost(v1::OP_COST_KIND_REDUCTION, flops);
+        return cost(v1::OP_COST_KIND_REDUCTION,
+                    static_cast<int64_t>(std::min<__int128>(flops, INT64_MAX)));
       })
       // Each output gradient added to the position that picked it.
       .Case([](aten::MaxPoolBackwardOp back) {

@@ -42,6 +42,9 @@ absl::Status checkSupported(NodeImporter &n, Value weight, Value indices,
     return n.unimplemented(absl::StrCat("embedding_bag with ", bags, " bags of ", count,
                                         " indices (at most ",
                                         aten::kMaxEmbeddingBagPairs, " pairs)"));
+  if (static_cast<__int128>(count) * w[1] > aten::kMaxEmbeddingBagRows)
+    return n.unimplemented(absl::StrCat("embedding_bag gathering more than ",
+                                        aten::kMaxEmbeddingBagRows, " elements"));
   if (mode == aten::kEmbeddingBagMax &&
       static_cast<__int128>(bags) * count * w[1] > aten::kMaxEmbeddingBagWindow)
     return n.unimplemented(absl::StrCat("max-mode embedding_bag over more than ",

@@ -112,14 +112,19 @@ SmallVector<int64_t> longestOf(ArrayRef<AdaptiveWindows> windows) {
 }
 
 /// Average pooling over uneven windows: a masked sum over the gathered
-/// windows divided by each window's size.
+/// windows divided by each window's size, in f32 for f16/bf16 (as eager's
+/// CPU kernel accumulates; a window can hold more elements than f16's
+/// largest value) and converted back.
 Value unevenAvgPool(AtenBuilder &b, PatternRewriter &r, Location loc,
-                    RankedTensorType type, Value self,
+                    RankedTensorType resultType, Value self,
                     ArrayRef<AdaptiveWindows> windows) {
-  Type element = type.getElementType();
+  Type result = resultType.getElementType();
+  Type element = result.isF64() ? result : r.getF32Type();
+  RankedTensorType type = resultType.clone(element);
   int64_t lead = type.getRank() - windows.size();
   SmallVector<int64_t> longest = longestOf(windows);
-  Value gathered = gatherWindows(b, r, loc, self, windows, longest);
+  Value gathered =
+      b.convert(gatherWindows(b, r, loc, self, windows, longest), element);
   SmallVector<int64_t> maskShape;
   for (auto [w, k] : llvm::zip(windows, longest))
     maskShape.append({w.out, k});
@@ -156,7 +161,7 @@ Value unevenAvgPool(AtenBuilder &b, PatternRewriter &r, Location loc,
     divisors.push_back(FloatAttr::get(element, v));
   auto divisorType = RankedTensorType::get(outShape, element);
   Value divisor = b.constant(DenseElementsAttr::get(divisorType, divisors));
-  return r.create<aten::DivOp>(loc, type, sum, divisor);
+  return b.convert(r.create<aten::DivOp>(loc, type, sum, divisor), result);
 }
 
 /// Max pooling over uneven windows: (values, flat spatial input indices).

@@ -34,6 +34,7 @@
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -174,8 +175,11 @@ struct DecomposeEmbeddingRenorm : OpRewritePattern<aten::EmbeddingRenormOp> {
                                 PatternRewriter &r) const override {
     RankedTensorType type = typeOf(op.getSelf());
     int64_t count = typeOf(op.getIndices()).getNumElements();
-    if (count == 0 || type.getNumElements() == 0) {
-      r.replaceOp(op, op.getSelf());  // no row is named
+    // No row named, or a NaN norm (eager's norm > max_norm is then false):
+    // the table as it is.
+    if (count == 0 || type.getNumElements() == 0 ||
+        std::isnan(op.getNormType().convertToDouble())) {
+      r.replaceOp(op, op.getSelf());
       return success();
     }
     AtenBuilder b(r, op.getLoc());

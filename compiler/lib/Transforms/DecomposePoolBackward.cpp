@@ -4,8 +4,9 @@
 // input position sums the gradients of the outputs that picked it. As a
 // gather over the J windows that can cover it (their saved index equal to
 // its own position), in eager's order of outputs; a geometry whose table
-// would pass 2^24 entries (or an unusable one) takes a scatter-add over the
-// whole plane instead.
+// would pass 2^24 entries, whose gathered windows would pass 2^28 elements,
+// or whose kernel or dilation passes 4096 takes a scatter-add over the whole
+// plane instead.
 //
 //===----------------------------------------------------------------------===//
 #include "AtenBuilder.h"
@@ -23,8 +24,10 @@ using kiln::decompose::typeOf;
 
 namespace {
 
-/// The most entries of the gather's constant tables.
+/// The most entries of the gather's constant tables, and the most elements
+/// of its gathered intermediates.
 constexpr int64_t kMaxTable = int64_t{1} << 24;
+constexpr int64_t kMaxGathered = int64_t{1} << 28;
 
 /// The output positions whose windows can cover each input position of a
 /// pooling plane: J candidates per input position (the most windows that
@@ -79,19 +82,18 @@ PoolCandidates poolCandidates(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
   return c;
 }
 
-/// The number of windows that can cover one input position, or nullopt
-/// when the geometry is unusable (non-positive kernel, stride or dilation,
-/// negative padding, a kernel or dilation past 4096).
+/// The number of windows that can cover one input position (the verifier
+/// checked the geometry), saturating past kMaxTable; nullopt for a kernel or
+/// dilation past 4096, whose spans the tables do not take.
 std::optional<int64_t> windowsPerPosition(aten::MaxPoolBackwardOp op) {
-  int64_t windows = 1;
+  __int128 windows = 1;
   for (size_t d = 0; d < op.getKernel().size(); ++d) {
-    int64_t k = op.getKernel()[d], s = op.getStride()[d], p = op.getPadding()[d],
-            dl = op.getDilation()[d];
-    if (k < 1 || s < 1 || p < 0 || dl < 1 || k > 4096 || dl > 4096)
+    int64_t k = op.getKernel()[d], s = op.getStride()[d], dl = op.getDilation()[d];
+    if (k > 4096 || dl > 4096)
       return std::nullopt;
-    windows *= ((k - 1) * dl) / s + 1;
+    windows = std::min<__int128>(windows * (((k - 1) * dl) / s + 1), kMaxTable + 1);
   }
-  return windows;
+  return static_cast<int64_t>(windows);
 }
 
 struct DecomposeMaxPoolBackward : OpRewritePattern<aten::MaxPoolBackwardOp> {
@@ -112,8 +114,11 @@ struct DecomposeMaxPoolBackward : OpRewritePattern<aten::MaxPoolBackwardOp> {
     Value flatIndices = b.view(op.getIndices(), {images, outPlane});
     Value flatDy = b.view(op.getGradOutput(), {images, outPlane});
     auto planes = RankedTensorType::get({images, inPlane}, element);
+    // The gather's tables hold inPlane * J entries and its intermediates
+    // images * inPlane * J elements; past either bound, the scatter.
     std::optional<int64_t> windows = windowsPerPosition(op);
-    if (!windows || outPlane == 0 || *windows > kMaxTable / std::max<int64_t>(inPlane, 1)) {
+    if (!windows || outPlane == 0 || *windows > kMaxTable / std::max<int64_t>(inPlane, 1) ||
+        static_cast<__int128>(images) * inPlane * *windows > kMaxGathered) {
       Value zeros = b.constant(DenseElementsAttr::get(planes, r.getZeroAttr(element)));
       Value dx = r.create<aten::ScatterOp>(op.getLoc(), planes, zeros, flatIndices, flatDy,
                                            r.getI64IntegerAttr(1), r.getStringAttr("sum"));

@@ -49,3 +49,19 @@ func.func @uneven_max(%x: tensor<4x5xi32>) -> (tensor<4x3xi32>, tensor<4x3xi64>)
   %v, %i = aten.adaptive_max_pool %x {pooled_dims = 1 : i64} : (tensor<4x5xi32>) -> (tensor<4x3xi32>, tensor<4x3xi64>)
   return %v, %i : tensor<4x3xi32>, tensor<4x3xi64>
 }
+
+// -----
+
+// f16, uneven: the gathered windows are summed and divided in f32 (a
+// window may hold more elements than f16's largest value), then rounded.
+// CHECK-LABEL: func @uneven_avg_f16
+// CHECK: %[[G:.+]] = aten.index_select %{{.+}} : (tensor<2x5xf16>, tensor<3x3xi64>) -> tensor<2x3x3xf16>
+// CHECK: %[[G32:.+]] = aten.pointwise "copy" %[[G]] : (tensor<2x3x3xf16>) -> tensor<2x3x3xf32>
+// CHECK: %[[S:.+]] = aten.sum %{{.+}} {dims = array<i64: 2>} : (tensor<2x3x3xf32>) -> tensor<2x3xf32>
+// CHECK: %[[A:.+]] = aten.div %[[S]], %{{.+}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK: %[[R:.+]] = aten.pointwise "copy" %[[A]] : (tensor<2x3xf32>) -> tensor<2x3xf16>
+// CHECK: return %[[R]]
+func.func @uneven_avg_f16(%x: tensor<2x5xf16>) -> tensor<2x3xf16> {
+  %0 = aten.adaptive_avg_pool %x {pooled_dims = 1 : i64} : (tensor<2x5xf16>) -> tensor<2x3xf16>
+  return %0 : tensor<2x3xf16>
+}

@@ -86,3 +86,31 @@ func.func @renorm_no_index(%w: tensor<6x2xf32>, %i: tensor<0xi64>) -> tensor<6x2
   %0 = aten.embedding_renorm %w, %i {max_norm = 1.0 : f64, norm_type = 2.0 : f64} : (tensor<6x2xf32>, tensor<0xi64>) -> tensor<6x2xf32>
   return %0 : tensor<6x2xf32>
 }
+
+// -----
+
+// A NaN norm_type: eager's NaN norms never exceed max_norm, so the table
+// comes back as it is.
+// CHECK-LABEL: func @renorm_nan_norm
+// CHECK-NEXT: return %arg0
+func.func @renorm_nan_norm(%w: tensor<6x2xf32>, %i: tensor<3xi64>) -> tensor<6x2xf32> {
+  %0 = aten.embedding_renorm %w, %i {max_norm = 1.0 : f64, norm_type = 0x7FF8000000000000 : f64} : (tensor<6x2xf32>, tensor<3xi64>) -> tensor<6x2xf32>
+  return %0 : tensor<6x2xf32>
+}
+
+// -----
+
+// Past 2^26 (bag, index, column) triples, sum mode multiplies the
+// membership mask (times the per-sample weights, in f32) by the rows in
+// one aten.mm.
+// CHECK-LABEL: func @bag_mm
+// CHECK: %[[ROWS:.+]] = aten.index_select %arg0, %arg1 {dim = 0 : i64} : (tensor<4x2097152xf32>, tensor<8xi64>) -> tensor<8x2097152xf32>
+// CHECK: %[[MASK:.+]] = aten.pointwise "copy" %{{.+}} : (tensor<8x8xi1>) -> tensor<8x8xf32>
+// CHECK: %[[W:.+]] = aten.mul %[[MASK]], %{{.+}} : (tensor<8x8xf32>, tensor<1x8xf32>) -> tensor<8x8xf32>
+// CHECK: aten.mm %[[W]], %[[ROWS]] : (tensor<8x8xf32>, tensor<8x2097152xf32>) -> tensor<8x2097152xf32>
+// CHECK-NOT: aten.sum %{{.+}} : (tensor<8x8x2097152xf32>)
+func.func @bag_mm(%w: tensor<4x2097152xf32>, %i: tensor<8xi64>, %o: tensor<8xi64>, %p: tensor<8xf32>) -> tensor<8x2097152xf32> {
+  %r, %o2b, %size, %max = aten.embedding_bag %w, %i, %o per_sample_weights %p {mode = 0 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<4x2097152xf32>, tensor<8xi64>, tensor<8xi64>, tensor<8xf32>) -> (tensor<8x2097152xf32>, tensor<0xi64>, tensor<8xi64>, tensor<8xi64>)
+  return %r : tensor<8x2097152xf32>
+}

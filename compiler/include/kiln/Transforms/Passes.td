@@ -63,7 +63,7 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
     - `aten.max_pool_backward` (DecomposePoolBackward.cpp): each input
       position gathers the gradients of the windows that can cover it whose
       saved index names it, in eager's order; a scatter-add past 2^24 table
-      entries.
+      entries or 2^28 gathered elements.
     - `aten.lu_factor` (DecomposeLinalg.cpp): getrf with partial pivoting
       unrolled over the columns, the batch side by side.
   }];

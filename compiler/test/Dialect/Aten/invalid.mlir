@@ -479,9 +479,17 @@ func.func @adaptive_pool_dims(%x: tensor<1x4x6x6xf32>) -> tensor<1x4x3x3xf32> {
 // -----
 
 func.func @adaptive_pool_rank(%x: tensor<6x6xf32>) -> tensor<3x3xf32> {
-  // expected-error @+1 {{input and result need one rank, at least 3}}
+  // expected-error @+1 {{input and result need one rank, 3 or 4}}
   %0 = aten.adaptive_avg_pool %x {pooled_dims = 2 : i64} : (tensor<6x6xf32>) -> tensor<3x3xf32>
   return %0 : tensor<3x3xf32>
+}
+
+// -----
+
+func.func @adaptive_pool_rank_high(%x: tensor<1x2x3x6xf32>) -> tensor<1x2x3x3xf32> {
+  // expected-error @+1 {{input and result need one rank, 2 or 3}}
+  %0 = aten.adaptive_avg_pool %x {pooled_dims = 1 : i64} : (tensor<1x2x3x6xf32>) -> tensor<1x2x3x3xf32>
+  return %0 : tensor<1x2x3x3xf32>
 }
 
 // -----
@@ -706,4 +714,49 @@ func.func @max_pool_backward_rank(%dy: tensor<2x2xf32>, %x: tensor<4x4xf32>, %i:
   %0 = aten.max_pool_backward %dy, %x, %i {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>}
       : (tensor<2x2xf32>, tensor<4x4xf32>, tensor<2x2xi64>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @max_pool_backward_padding(%dy: tensor<1x2x3x3xf32>, %x: tensor<1x2x4x4xf32>, %i: tensor<1x2x3x3xi64>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{spatial dim 0: invalid kernel/stride/padding/dilation}}
+  %0 = aten.max_pool_backward %dy, %x, %i {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 2, 0>, dilation = array<i64: 1, 1>}
+      : (tensor<1x2x3x3xf32>, tensor<1x2x4x4xf32>, tensor<1x2x3x3xi64>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+func.func @max_pool_backward_extent(%dy: tensor<1x2x3x2xf32>, %x: tensor<1x2x4x4xf32>, %i: tensor<1x2x3x2xi64>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{spatial dim 0: grad_output extent 3 does not match the window}}
+  %0 = aten.max_pool_backward %dy, %x, %i {kernel = array<i64: 2, 2>, stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>}
+      : (tensor<1x2x3x2xf32>, tensor<1x2x4x4xf32>, tensor<1x2x3x2xi64>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+func.func @embedding_bag_last_offset(%w: tensor<10x3xf32>, %i: tensor<5xi64>, %o: tensor<0xi64>) -> tensor<0x3xf32> {
+  // expected-error @+1 {{include_last_offset needs at least one offset}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o {mode = 0 : i64, include_last_offset = true, padding_idx = -1 : i64}
+      : (tensor<10x3xf32>, tensor<5xi64>, tensor<0xi64>) -> (tensor<0x3xf32>, tensor<0xi64>, tensor<0xi64>, tensor<0xi64>)
+  return %r : tensor<0x3xf32>
+}
+
+// -----
+
+func.func @embedding_bag_pairs(%w: tensor<10x3xf32>, %i: tensor<8192xi64>, %o: tensor<4096xi64>) -> tensor<4096x3xf32> {
+  // expected-error @+1 {{needs at most 16777216 (bag, index) pairs}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o {mode = 0 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<10x3xf32>, tensor<8192xi64>, tensor<4096xi64>) -> (tensor<4096x3xf32>, tensor<0xi64>, tensor<4096xi64>, tensor<4096xi64>)
+  return %r : tensor<4096x3xf32>
+}
+
+// -----
+
+func.func @embedding_bag_rows(%w: tensor<1x549755813888xf32>, %i: tensor<8388608xi64>, %o: tensor<1xi64>) -> tensor<1x549755813888xf32> {
+  // expected-error @+1 {{needs at most 1099511627776 gathered (index, column) elements}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o {mode = 0 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<1x549755813888xf32>, tensor<8388608xi64>, tensor<1xi64>) -> (tensor<1x549755813888xf32>, tensor<0xi64>, tensor<1xi64>, tensor<1xi64>)
+  return %r : tensor<1x549755813888xf32>
 }

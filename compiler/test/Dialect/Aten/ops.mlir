@@ -147,12 +147,12 @@ func.func @trilinear(%a: tensor<4x1x3xf32>, %w: tensor<1x6x3xf32>, %b: tensor<4x
 // -----
 
 // CHECK-LABEL: func @adaptive_pools
-func.func @adaptive_pools(%x: tensor<2x4x7x9xf32>) -> (tensor<2x4x3x3xf32>, tensor<2x4x7x2xi64>) {
+func.func @adaptive_pools(%x: tensor<2x4x7x9xf32>, %y: tensor<4x9xf32>) -> (tensor<2x4x3x3xf32>, tensor<4x2xi64>) {
   // CHECK: aten.adaptive_avg_pool %{{.+}} {pooled_dims = 2 : i64} : (tensor<2x4x7x9xf32>) -> tensor<2x4x3x3xf32>
   %0 = aten.adaptive_avg_pool %x {pooled_dims = 2 : i64} : (tensor<2x4x7x9xf32>) -> tensor<2x4x3x3xf32>
-  // CHECK: aten.adaptive_max_pool %{{.+}} {pooled_dims = 1 : i64} : (tensor<2x4x7x9xf32>) -> (tensor<2x4x7x2xf32>, tensor<2x4x7x2xi64>)
-  %v, %i = aten.adaptive_max_pool %x {pooled_dims = 1 : i64} : (tensor<2x4x7x9xf32>) -> (tensor<2x4x7x2xf32>, tensor<2x4x7x2xi64>)
-  return %0, %i : tensor<2x4x3x3xf32>, tensor<2x4x7x2xi64>
+  // CHECK: aten.adaptive_max_pool %{{.+}} {pooled_dims = 1 : i64} : (tensor<4x9xf32>) -> (tensor<4x2xf32>, tensor<4x2xi64>)
+  %v, %i = aten.adaptive_max_pool %y {pooled_dims = 1 : i64} : (tensor<4x9xf32>) -> (tensor<4x2xf32>, tensor<4x2xi64>)
+  return %0, %i : tensor<2x4x3x3xf32>, tensor<4x2xi64>
 }
 
 // -----

@@ -81,9 +81,10 @@ LogicalResult verifyAdaptivePool(Operation *op, Value input,
   ArrayRef<int64_t> in = shapeOf(input), out = result.getShape();
   if (pooled < 1 || pooled > 3)
     return op->emitOpError() << "pools 1 to 3 dims, not " << pooled;
-  if (in.size() != out.size() || static_cast<int64_t>(in.size()) < pooled + 1)
-    return op->emitOpError() << "input and result need one rank, at least "
-                             << pooled + 1;
+  if (in.size() != out.size() || static_cast<int64_t>(in.size()) < pooled + 1 ||
+      static_cast<int64_t>(in.size()) > pooled + 2)
+    return op->emitOpError() << "input and result need one rank, " << pooled + 1
+                             << " or " << pooled + 2;
   if (cast<RankedTensorType>(input.getType()).getElementType() !=
       result.getElementType())
     return op->emitOpError("keeps the input's element type");
@@ -122,6 +123,20 @@ LogicalResult MaxPoolBackwardOp::verify() {
       dy.getShape().take_front(leading) != self.getShape().take_front(leading))
     return emitOpError() << "self and grad_output need rank " << s + 1 << " or "
                          << s + 2 << " and the same leading dims";
+  for (size_t i = 0; i < s; ++i) {
+    int64_t k = getKernel()[i], st = getStride()[i], p = getPadding()[i],
+            d = getDilation()[i];
+    // As eager's checks: padding at most half the dilated kernel.
+    if (k < 1 || st < 1 || d < 1 || p < 0 ||
+        WideInt(p) > (WideInt(k - 1) * d + 1) / 2)
+      return emitOpError() << "spatial dim " << i
+                           << ": invalid kernel/stride/padding/dilation";
+    if (!poolExtentMatches(self.getDimSize(leading + i), dy.getDimSize(leading + i),
+                           k, st, p, d))
+      return emitOpError() << "spatial dim " << i << ": grad_output extent "
+                           << dy.getDimSize(leading + i)
+                           << " does not match the window";
+  }
   return success();
 }
 

@@ -136,6 +136,9 @@ LogicalResult EmbeddingBagOp::verify() {
   if (WideInt(bags) * count > kMaxEmbeddingBagPairs)
     return emitOpError() << "needs at most " << kMaxEmbeddingBagPairs
                          << " (bag, index) pairs";
+  if (WideInt(count) * width > kMaxEmbeddingBagRows)
+    return emitOpError() << "needs at most " << kMaxEmbeddingBagRows
+                         << " gathered (index, column) elements";
   if (mode == kEmbeddingBagMax && WideInt(bags) * count * width > kMaxEmbeddingBagWindow)
     return emitOpError() << "max mode needs at most " << kMaxEmbeddingBagWindow
                          << " (bag, index, column) triples";

@@ -157,8 +157,11 @@ def Aten_MaxPoolBackwardOp : Aten_Op<"max_pool_backward", [Pure]> {
     ascending output order as eager adds them. `kernel`, `stride`,
     `padding` and `dilation` (one entry per spatial dim) are the forward's:
     kiln-decompose-aten uses them to gather only the windows that can
-    cover each position (DecomposePoolBackward.cpp), and scatters over the
-    whole plane when that table would pass 2^24 entries.
+    cover each position (DecomposePoolBackward.cpp), and scatter-adds over
+    the whole plane when that table would pass 2^24 entries or the gathered
+    windows 2^28 elements. The geometry is checked as eager checks it (the
+    padding at most half the dilated kernel), and grad_output's extents
+    against it.
 
     Example:
     ```mlir
@@ -182,8 +185,8 @@ def Aten_AdaptiveAvgPoolOp : Aten_Op<"adaptive_avg_pool", [Pure]> {
   let summary = "Adaptive average pooling over the last 1 to 3 dims.";
   let description = [{
     `adaptive_avg_pool1d/2d/3d` (and `_adaptive_avg_pool2d/3d`): the last
-    `pooled_dims` dims are pooled to the result's extents there; the others
-    (at least one) are kept. Output element i of a pooled dim averages
+    `pooled_dims` dims are pooled to the result's extents there; the one or
+    two before them ((C) or (N, C)) are kept. Output element i of a pooled dim averages
     PyTorch's window [floor(i * In / Out), ceil((i + 1) * In / Out))
     (AdaptiveWindows.h). kiln-decompose-aten writes it as aten.avg_pool
     with kernel = stride = In / Out when every Out divides its In, and

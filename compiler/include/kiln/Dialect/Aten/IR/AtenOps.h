@@ -27,6 +27,8 @@ inline constexpr int64_t kMaxLuOrder = 64;
 /// and (bag, index, column) triples of max mode's window.
 inline constexpr int64_t kMaxEmbeddingBagPairs = int64_t{1} << 24;
 inline constexpr int64_t kMaxEmbeddingBagWindow = int64_t{1} << 26;
+/// ... and of the (index, column) rows it gathers.
+inline constexpr int64_t kMaxEmbeddingBagRows = int64_t{1} << 40;
 
 /// aten.embedding_bag's modes.
 enum EmbeddingBagMode : int64_t {

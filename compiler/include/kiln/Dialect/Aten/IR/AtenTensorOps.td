@@ -118,8 +118,8 @@ def Aten_EmbeddingBagOp : Aten_Op<"embedding_bag", [Pure]> {
     a 1-d `max_indices` may have B + 1 entries (PyTorch's meta function),
     the last 0. kiln-decompose-aten writes it as a (B, N) membership mask
     and a masked sum or maximum over the gathered rows
-    (DecomposeEmbedding.cpp), so B * N is at most 2^24 and, in max
-    mode, B * N * D at most 2^26.
+    (DecomposeEmbedding.cpp), so B * N is at most 2^24, N * D at most
+    2^40 and, in max mode, B * N * D at most 2^26.
 
     Example:
     ```mlir
