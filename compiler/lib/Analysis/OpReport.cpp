@@ -106,6 +106,22 @@ OpCost adaptivePoolCost(Value self, Value result, int64_t pooled, bool average) 
   return cost(v1::OP_COST_KIND_WINDOW, flops);
 }
 
+/// The input and the weight gradients each take the forward's
+/// multiply-adds (N * C_out * O * C_in/g * K); the bias gradient adds each
+/// output gradient once.
+OpCost convolutionBackwardCost(aten::ConvolutionBackwardOp op) {
+  auto weight = cast<RankedTensorType>(op.getWeight().getType());
+  __int128 forward = __int128(elementCount(op.getGradOutput())) *
+                     product(weight.getShape().drop_front(1));
+  ArrayRef<bool> mask = op.getOutputMask();
+  __int128 macs = forward * ((mask[0] ? 1 : 0) + (mask[1] ? 1 : 0));
+  int64_t bias = mask[2] ? elementCount(op.getGradOutput()) : 0;
+  auto saturate = [](__int128 v) {
+    return static_cast<int64_t>(std::min<__int128>(v, INT64_MAX / 4));
+  };
+  return contraction(saturate(macs), bias);
+}
+
 /// One multiply-add per element of the three inputs' broadcast (what the
 /// batched product contracts), plus the smallest pairwise product first.
 OpCost trilinearCost(aten::TrilinearOp op) {
@@ -245,6 +261,7 @@ OpCost estimateOpCost(Operation *op) {
         return cost(v1::OP_COST_KIND_REDUCTION,
                     static_cast<int64_t>(std::min<__int128>(flops, INT64_MAX)));
       })
+      .Case([](aten::ConvolutionBackwardOp back) { return convolutionBackwardCost(back); })
       // Each output gradient added to the position that picked it.
       .Case([](aten::MaxPoolBackwardOp back) {
         return reduction(back.getGradOutput(), 1);

@@ -1,14 +1,12 @@
 //===- BackwardHandlers.cpp - gradients of convolution and max pooling ----===//
 //
 // This file implements the importer handlers of the backward ops that
-// AOTAutograd's joint graphs keep in core ATen: convolution_backward (the
-// input gradient a transposed convolution, the weight gradient a grouped
-// convolution of the input with the output gradient, the bias gradient a
-// sum), max_pool{2,3}d_with_indices_backward (one aten.max_pool_backward,
-// which kiln-decompose-aten computes), and the leaky and randomized-leaky ReLU
-// gradients (leaky_relu_backward, rrelu_with_noise_backward: in training
-// the output gradient times the saved noise, otherwise the leaky gradient
-// with the mean slope).
+// AOTAutograd's joint graphs keep in core ATen: convolution_backward and
+// max_pool{2,3}d_with_indices_backward (one aten.convolution_backward and
+// one aten.max_pool_backward, which kiln-decompose-aten computes), and the
+// leaky and randomized-leaky ReLU gradients (leaky_relu_backward,
+// rrelu_with_noise_backward: in training the output gradient times the
+// saved noise, otherwise the leaky gradient with the mean slope).
 //
 //===----------------------------------------------------------------------===//
 #include "OpHandlers.h"
@@ -18,7 +16,6 @@
 
 #include "absl/strings/str_cat.h"
 
-#include <numeric>
 #include <vector>
 
 using namespace mlir;
@@ -43,19 +40,18 @@ absl::StatusOr<SmallVector<int64_t>> perSpatialDim(NodeImporter &n,
   return SmallVector<int64_t>(values.begin(), values.end());
 }
 
-/// convolution_backward of a (non-transposed) convolution. With x (N, C_in,
-/// S...), w (C_out, C_in/g, K...) and dy (N, C_out, O...):
-///   dx = conv_transpose(dy, w), with the output padding that gives back S;
-///   dw = conv(x as (C_in/g, g*N, S...), dy as (C_out, N, O...), groups g,
-///             stride = dilation, dilation = stride), cut to K, transposed;
-///   db = dy summed over every dim but 1.
+/// convolution_backward of a (non-transposed) convolution: one
+/// aten.convolution_backward (kiln-decompose-aten computes it,
+/// lib/Transforms/DecomposeConvolutionBackward.cpp). A gradient the
+/// output_mask leaves out has no declared type: it gets the input's, the
+/// weight's or (C_out).
 absl::StatusOr<Values> convolutionBackward(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value dy, n.tensor("grad_output"));
   ASSIGN_OR_RETURN(Value x, n.tensor("input"));
   ASSIGN_OR_RETURN(Value w, n.tensor("weight"));
-  RankedTensorType xType = typeOf(x), wType = typeOf(w), dyType = typeOf(dy);
+  RankedTensorType xType = typeOf(x), wType = typeOf(w);
   int64_t rank = xType.getRank();
-  if (rank < 3 || rank > 5 || wType.getRank() != rank || dyType.getRank() != rank)
+  if (rank < 3 || rank > 5 || wType.getRank() != rank || typeOf(dy).getRank() != rank)
     return n.unimplemented(absl::StrCat("convolution_backward of rank ", rank,
                                         " (batched 1-d to 3-d only)"));
   if (!isa<FloatType>(xType.getElementType()))
@@ -71,88 +67,28 @@ absl::StatusOr<Values> convolutionBackward(NodeImporter &n) {
     return n.unimplemented("convolution_backward of a transposed convolution");
   if (mask.size() != 3)
     return n.error("output_mask needs 3 entries");
-  int64_t batch = xType.getDimSize(0), cin = xType.getDimSize(1);
-  int64_t cout = wType.getDimSize(0);
-  if (groups < 1 || cin % groups || cout % groups ||
-      wType.getDimSize(1) != cin / groups || dyType.getDimSize(1) != cout ||
-      dyType.getDimSize(0) != batch)
-    return n.error("grad_output, input, weight and groups do not agree");
-  for (size_t i = 0; i < s; ++i)
-    if (stride[i] < 1 || dilation[i] < 1 || padding[i] < 0)
-      return n.error("stride and dilation must be positive, padding not negative");
-  auto attr = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
-  Values results(3);
-
-  if (mask[0]) {
-    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(0));
-    SmallVector<int64_t> outputPadding;
-    for (size_t i = 0; i < s; ++i) {
-      int64_t k = wType.getDimSize(2 + i);
-      if (padding[i] > dilation[i] * (k - 1))
+  if (mask[0])
+    for (size_t i = 0; i < s; ++i)
+      if (padding[i] > dilation[i] * (wType.getDimSize(2 + i) - 1))
         return n.unimplemented(absl::StrCat(
             "the input gradient of a convolution with padding ", padding[i],
             " above dilation * (kernel - 1)"));
-      // The rows the forward's stride skipped at the end of the input.
-      outputPadding.push_back(xType.getDimSize(2 + i) + 2 * padding[i] -
-                              dilation[i] * (k - 1) - 1 -
-                              (dyType.getDimSize(2 + i) - 1) * stride[i]);
+  SmallVector<Type> types = {
+      xType, wType, RankedTensorType::get({wType.getDimSize(0)}, xType.getElementType())};
+  for (int i = 0; i < 3; ++i)
+    if (mask[i]) {
+      ASSIGN_OR_RETURN(RankedTensorType declared, n.resultType(i));
+      types[i] = declared;
     }
-    results[0] = n.b().create<aten::ConvolutionOp>(
-        n.loc(), type, dy, w, Value(), attr(stride), attr(padding),
-        attr(dilation), attr(outputPadding), n.b().getBoolAttr(true),
-        n.b().getI64IntegerAttr(groups));
-  }
-
-  if (mask[1]) {
-    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(1));
-    int64_t cinPerGroup = cin / groups;
-    // x (N, C_in, S...) -> (N, g, C_in/g, S...) -> (C_in/g, g, N, S...)
-    // -> (C_in/g, g*N, S...): group G's batch is input channels [G*N, G*N+N).
-    SmallVector<int64_t> split{batch, groups, cinPerGroup};
-    SmallVector<int64_t> order{2, 1, 0};
-    SmallVector<int64_t> merged{cinPerGroup, groups * batch};
-    for (size_t i = 0; i < s; ++i) {
-      split.push_back(xType.getDimSize(2 + i));
-      order.push_back(3 + i);
-      merged.push_back(xType.getDimSize(2 + i));
-    }
-    Value input = viewValue(n, permuteValue(n, viewValue(n, x, split), order), merged);
-    // dy (N, C_out, O...) -> (C_out, N, O...): the "weight", kernel O.
-    SmallVector<int64_t> swap(rank);
-    std::iota(swap.begin(), swap.end(), 0);
-    std::swap(swap[0], swap[1]);
-    Value kernel = permuteValue(n, dy, swap);
-    SmallVector<int64_t> full{cinPerGroup, cout}, kernelShape{cinPerGroup, cout};
-    for (size_t i = 0; i < s; ++i) {
-      int64_t span = xType.getDimSize(2 + i) + 2 * padding[i] -
-                     stride[i] * (dyType.getDimSize(2 + i) - 1) - 1;
-      full.push_back(span / dilation[i] + 1);
-      kernelShape.push_back(wType.getDimSize(2 + i));
-    }
-    Value dw = n.b().create<aten::ConvolutionOp>(
-        n.loc(), RankedTensorType::get(full, type.getElementType()), input,
-        kernel, Value(), attr(dilation), attr(padding), attr(stride),
-        attr(SmallVector<int64_t>(s, 0)), n.b().getBoolAttr(false),
-        n.b().getI64IntegerAttr(groups));
-    // Positions past the kernel come from input rows the forward's stride
-    // never reached.
-    if (ArrayRef<int64_t>(full) != ArrayRef<int64_t>(kernelShape))
-      dw = n.b().create<aten::SliceOp>(
-          n.loc(), typeOf(dw).clone(kernelShape), dw,
-          attr(SmallVector<int64_t>(rank, 0)), attr(SmallVector<int64_t>(rank, 1)));
-    results[1] = permuteValue(n, dw, swap);
-    if (typeOf(results[1]) != type)
-      return n.error("grad_weight is declared with a type that differs from the weight's");
-  }
-
-  if (mask[2]) {
-    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(2));
-    SmallVector<int64_t> dims{0};
-    for (size_t i = 0; i < s; ++i)
-      dims.push_back(2 + i);
-    results[2] = n.b().create<aten::SumOp>(n.loc(), type, dy, attr(dims),
-                                           n.b().getBoolAttr(false));
-  }
+  auto attr = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
+  auto op = n.b().create<aten::ConvolutionBackwardOp>(
+      n.loc(), types, dy, x, w, attr(stride), attr(padding), attr(dilation),
+      n.b().getI64IntegerAttr(groups),
+      n.b().getDenseBoolArrayAttr({mask[0] != 0, mask[1] != 0, mask[2] != 0}));
+  Values results(3);
+  for (int i = 0; i < 3; ++i)
+    if (mask[i])
+      results[i] = op->getResult(i);
   return results;
 }
 

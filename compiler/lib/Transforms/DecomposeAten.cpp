@@ -32,6 +32,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     kiln::populateAdaptivePoolDecompositions(set);
     kiln::populateEmbeddingDecompositions(set);
     kiln::populatePoolBackwardDecompositions(set);
+    kiln::populateConvolutionBackwardDecompositions(set);
     kiln::populateLinalgDecompositions(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();

@@ -39,6 +39,10 @@ void populateAdaptivePoolDecompositions(mlir::RewritePatternSet &patterns);
 /// (DecomposeEmbedding.cpp).
 void populateEmbeddingDecompositions(mlir::RewritePatternSet &patterns);
 
+/// aten.convolution_backward as a transposed convolution, a grouped
+/// convolution and a sum (DecomposeConvolutionBackward.cpp).
+void populateConvolutionBackwardDecompositions(mlir::RewritePatternSet &patterns);
+
 /// aten.max_pool_backward as a gather over the windows that can cover each
 /// input position, or a scatter-add (DecomposePoolBackward.cpp).
 void populatePoolBackwardDecompositions(mlir::RewritePatternSet &patterns);

@@ -60,6 +60,10 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
       other results as eager's CPU kernel gives them; `aten.embedding_renorm`
       (the same file): each row's norm, and the rows the indices name
       scaled down to max_norm where it exceeds it.
+    - `aten.convolution_backward` (DecomposeConvolutionBackward.cpp): the
+      input gradient a transposed convolution, the weight gradient a
+      grouped convolution of the input by the output gradient (stride and
+      dilation swapped), the bias gradient a sum.
     - `aten.max_pool_backward` (DecomposePoolBackward.cpp): each input
       position gathers the gradients of the windows that can cover it whose
       saved index names it, in eager's order; a scatter-add past 2^24 table

@@ -760,3 +760,48 @@ func.func @embedding_bag_rows(%w: tensor<1x549755813888xf32>, %i: tensor<8388608
       : (tensor<1x549755813888xf32>, tensor<8388608xi64>, tensor<1xi64>) -> (tensor<1x549755813888xf32>, tensor<0xi64>, tensor<1xi64>, tensor<1xi64>)
   return %r : tensor<1x549755813888xf32>
 }
+
+// -----
+
+func.func @convolution_backward_rank(%dy: tensor<4x8xf32>, %x: tensor<2x8xf32>, %w: tensor<4x2xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{grad_output, input and weight need one rank, 3 to 5}}
+  %dx, %dw, %db = aten.convolution_backward %dy, %x, %w {stride = array<i64>, padding = array<i64>, dilation = array<i64>, groups = 1 : i64, output_mask = array<i1: true, true, true>}
+      : (tensor<4x8xf32>, tensor<2x8xf32>, tensor<4x2xf32>) -> (tensor<2x8xf32>, tensor<4x2xf32>, tensor<4xf32>)
+  return %db : tensor<4xf32>
+}
+
+// -----
+
+func.func @convolution_backward_groups(%dy: tensor<2x4x8x8xf32>, %x: tensor<2x3x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{grad_output, input, weight and groups do not agree}}
+  %dx, %dw, %db = aten.convolution_backward %dy, %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64, output_mask = array<i1: true, true, true>}
+      : (tensor<2x4x8x8xf32>, tensor<2x3x8x8xf32>, tensor<4x1x3x3xf32>) -> (tensor<2x3x8x8xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>)
+  return %db : tensor<4xf32>
+}
+
+// -----
+
+func.func @convolution_backward_extent(%dy: tensor<2x4x4x4xf32>, %x: tensor<2x3x9x9xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{spatial dim 0: grad_output extent 4 is not the forward's}}
+  %dx, %dw, %db = aten.convolution_backward %dy, %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, output_mask = array<i1: true, true, true>}
+      : (tensor<2x4x4x4xf32>, tensor<2x3x9x9xf32>, tensor<4x3x3x3xf32>) -> (tensor<2x3x9x9xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>)
+  return %db : tensor<4xf32>
+}
+
+// -----
+
+func.func @convolution_backward_padding(%dy: tensor<2x4x3x3xf32>, %x: tensor<2x3x3x3xf32>, %w: tensor<4x3x1x1xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{spatial dim 0: the input gradient needs padding at most dilation * (kernel - 1)}}
+  %dx, %dw, %db = aten.convolution_backward %dy, %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, output_mask = array<i1: true, false, false>}
+      : (tensor<2x4x3x3xf32>, tensor<2x3x3x3xf32>, tensor<4x3x1x1xf32>) -> (tensor<2x3x3x3xf32>, tensor<4x3x1x1xf32>, tensor<4xf32>)
+  return %db : tensor<4xf32>
+}
+
+// -----
+
+func.func @convolution_backward_types(%dy: tensor<2x4x8x8xf32>, %x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<4xf16> {
+  // expected-error @+1 {{the gradients have the input's, the weight's and (C_out) types}}
+  %dx, %dw, %db = aten.convolution_backward %dy, %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, output_mask = array<i1: true, true, true>}
+      : (tensor<2x4x8x8xf32>, tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf16>)
+  return %db : tensor<4xf16>
+}

@@ -176,6 +176,16 @@ func.func @embedding_renorm(%w: tensor<10x3xf16>, %i: tensor<2x4xi32>) -> tensor
 
 // -----
 
+// CHECK-LABEL: func @convolution_backward
+func.func @convolution_backward(%dy: tensor<2x4x8x8xf32>, %x: tensor<2x2x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<4xf32> {
+  // CHECK: aten.convolution_backward %{{.+}}, %{{.+}}, %{{.+}} {dilation = array<i64: 1, 1>, groups = 2 : i64, output_mask = array<i1: false, true, true>, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : (tensor<2x4x8x8xf32>, tensor<2x2x8x8xf32>, tensor<4x1x3x3xf32>) -> (tensor<2x2x8x8xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>)
+  %dx, %dw, %db = aten.convolution_backward %dy, %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 2 : i64, output_mask = array<i1: false, true, true>}
+      : (tensor<2x4x8x8xf32>, tensor<2x2x8x8xf32>, tensor<4x1x3x3xf32>) -> (tensor<2x2x8x8xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>)
+  return %db : tensor<4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @max_pool_backward
 func.func @max_pool_backward(%dy: tensor<2x3x3x3xf32>, %x: tensor<2x3x6x6xf32>, %i: tensor<2x3x3x3xi64>) -> tensor<2x3x6x6xf32> {
   // CHECK: aten.max_pool_backward %{{.+}}, %{{.+}}, %{{.+}} {dilation = array<i64: 1, 1>, kernel = array<i64: 2, 2>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<2x3x3x3xf32>, tensor<2x3x6x6xf32>, tensor<2x3x3x3xi64>) -> tensor<2x3x6x6xf32>

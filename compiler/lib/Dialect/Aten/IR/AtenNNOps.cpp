@@ -104,6 +104,46 @@ LogicalResult verifyAdaptivePool(Operation *op, Value input,
 
 } // namespace
 
+LogicalResult ConvolutionBackwardOp::verify() {
+  auto x = cast<RankedTensorType>(getInput().getType());
+  auto w = cast<RankedTensorType>(getWeight().getType());
+  auto dy = cast<RankedTensorType>(getGradOutput().getType());
+  int64_t rank = x.getRank();
+  size_t s = rank - 2;
+  if (rank < 3 || rank > 5 || w.getRank() != rank || dy.getRank() != rank)
+    return emitOpError("grad_output, input and weight need one rank, 3 to 5");
+  Type element = x.getElementType();
+  if (!isa<FloatType>(element) || w.getElementType() != element ||
+      dy.getElementType() != element)
+    return emitOpError("grad_output, input and weight share one floating-point type");
+  if (getStride().size() != s || getPadding().size() != s || getDilation().size() != s)
+    return emitOpError("stride, padding and dilation need one entry per spatial dim");
+  if (getOutputMask().size() != 3)
+    return emitOpError("output_mask needs 3 entries");
+  int64_t batch = x.getDimSize(0), cin = x.getDimSize(1), cout = w.getDimSize(0);
+  int64_t g = getGroups();
+  if (g < 1 || cin % g || cout % g || w.getDimSize(1) != cin / g ||
+      dy.getDimSize(0) != batch || dy.getDimSize(1) != cout)
+    return emitOpError("grad_output, input, weight and groups do not agree");
+  for (size_t i = 0; i < s; ++i) {
+    int64_t st = getStride()[i], p = getPadding()[i], d = getDilation()[i];
+    int64_t k = w.getDimSize(2 + i);
+    if (st < 1 || d < 1 || p < 0)
+      return emitOpError() << "spatial dim " << i << ": invalid stride/padding/dilation";
+    WideInt span = WideInt(x.getDimSize(2 + i)) + WideInt(2) * p - WideInt(d) * (k - 1) - 1;
+    if (span < 0 || dy.getDimSize(2 + i) != floorDiv(span, st) + 1)
+      return emitOpError() << "spatial dim " << i << ": grad_output extent "
+                           << dy.getDimSize(2 + i) << " is not the forward's";
+    if (getOutputMask()[0] && WideInt(p) > WideInt(d) * (k - 1))
+      return emitOpError() << "spatial dim " << i << ": the input gradient needs "
+                              "padding at most dilation * (kernel - 1)";
+  }
+  if (getGradInput().getType() != x || getGradWeight().getType() != w ||
+      getGradBias().getType() != RankedTensorType::get({cout}, element))
+    return emitOpError("the gradients have the input's, the weight's and (C_out) types");
+  return success();
+}
+
 LogicalResult MaxPoolBackwardOp::verify() {
   auto self = cast<RankedTensorType>(getSelf().getType());
   auto dy = cast<RankedTensorType>(getGradOutput().getType());

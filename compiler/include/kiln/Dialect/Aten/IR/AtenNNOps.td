@@ -147,6 +147,42 @@ def Aten_AvgPoolOp : Aten_Op<"avg_pool", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_ConvolutionBackwardOp : Aten_Op<"convolution_backward", [Pure]> {
+  let summary = "The gradients of a convolution's input, weight and bias.";
+  let description = [{
+    `convolution_backward` of a (non-transposed) convolution of `input`
+    (N, C_in, S...) by `weight` (C_out, C_in / groups, K...) with
+    `stride`, `padding`, `dilation` (one entry per spatial dim, 1 to 3) and
+    `groups`, given `grad_output` (N, C_out, O...), O the forward's
+    extents. `output_mask` says which gradients the graph reads; the others
+    are typed but never computed. kiln-decompose-aten writes them as eager
+    computes them (DecomposeConvolutionBackward.cpp): grad_input a
+    transposed convolution of grad_output by the weight (so the padding is
+    at most dilation * (K - 1) when it is asked for), grad_weight a grouped
+    convolution of the input by grad_output with stride and dilation
+    swapped, grad_bias grad_output summed over all dims but 1.
+
+    Example:
+    ```mlir
+    %dx, %dw, %db = aten.convolution_backward %dy, %x, %w {stride = array<i64: 1, 1>,
+        padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64,
+        output_mask = array<i1: true, true, false>}
+        : (tensor<2x4x8x8xf32>, tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>)
+        -> (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$grad_output, AnyStaticShapeTensor:$input,
+                   AnyStaticShapeTensor:$weight, DenseI64ArrayAttr:$stride,
+                   DenseI64ArrayAttr:$padding, DenseI64ArrayAttr:$dilation,
+                   I64Attr:$groups, DenseBoolArrayAttr:$output_mask);
+  let results = (outs AnyStaticShapeTensor:$grad_input, AnyStaticShapeTensor:$grad_weight,
+                      AnyStaticShapeTensor:$grad_bias);
+  let assemblyFormat = [{
+    $grad_output `,` $input `,` $weight attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Aten_MaxPoolBackwardOp : Aten_Op<"max_pool_backward", [Pure]> {
   let summary = "The input gradient of max pooling, from its saved indices.";
   let description = [{
