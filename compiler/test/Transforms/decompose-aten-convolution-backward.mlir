@@ -30,3 +30,25 @@ func.func @input_only(%dy: tensor<1x2x4xf32>, %x: tensor<1x3x10xf32>, %w: tensor
       : (tensor<1x2x4xf32>, tensor<1x3x10xf32>, tensor<2x3x3xf32>) -> (tensor<1x3x10xf32>, tensor<2x3x3xf32>, tensor<2xf32>)
   return %dx : tensor<1x3x10xf32>
 }
+
+// -----
+
+// 3-d, strided, dilated and grouped, every gradient: a grouped transposed
+// convolution (output padding 9 + 2 - 2 - 1 - 2 * 3 = 2 along the first
+// dim, 6 - 2 * 2 - 1 - 1 = 0 along the second); the weight gradient with
+// stride (3, 1, 1) and dilation (1, 2, 1) swapped into the convolution,
+// cut from 5 to 3 along the first dim (input rows the forward's stride
+// never reached); the bias a sum over (N, O...).
+// CHECK-LABEL: func @full_3d
+// CHECK: %[[DX:.+]] = aten.convolution %arg0, %arg2 {dilation = array<i64: 1, 2, 1>, groups = 2 : i64, output_padding = array<i64: 2, 0, 0>, padding = array<i64: 1, 0, 0>, stride = array<i64: 3, 1, 1>, transposed = true} : (tensor<1x4x3x2x4xf32>, tensor<4x2x3x3x3xf32>) -> tensor<1x4x9x6x6xf32>
+// CHECK: %[[DW:.+]] = aten.convolution %{{.+}}, %{{.+}} {dilation = array<i64: 3, 1, 1>, groups = 2 : i64, output_padding = array<i64: 0, 0, 0>, padding = array<i64: 1, 0, 0>, stride = array<i64: 1, 2, 1>, transposed = false} : (tensor<2x2x9x6x6xf32>, tensor<4x1x3x2x4xf32>) -> tensor<2x4x5x3x3xf32>
+// CHECK: %[[CUT:.+]] = aten.slice %[[DW]] {{.+}} : (tensor<2x4x5x3x3xf32>) -> tensor<2x4x3x3x3xf32>
+// CHECK: %[[W:.+]] = aten.permute %[[CUT]] {dims = array<i64: 1, 0, 2, 3, 4>} : (tensor<2x4x3x3x3xf32>) -> tensor<4x2x3x3x3xf32>
+// CHECK: %[[B:.+]] = aten.sum %arg0 {dims = array<i64: 0, 2, 3, 4>} : (tensor<1x4x3x2x4xf32>) -> tensor<4xf32>
+// CHECK: return %[[DX]], %[[W]], %[[B]]
+func.func @full_3d(%dy: tensor<1x4x3x2x4xf32>, %x: tensor<1x4x9x6x6xf32>, %w: tensor<4x2x3x3x3xf32>)
+    -> (tensor<1x4x9x6x6xf32>, tensor<4x2x3x3x3xf32>, tensor<4xf32>) {
+  %dx, %dw, %db = aten.convolution_backward %dy, %x, %w {stride = array<i64: 3, 1, 1>, padding = array<i64: 1, 0, 0>, dilation = array<i64: 1, 2, 1>, groups = 2 : i64, output_mask = array<i1: true, true, true>}
+      : (tensor<1x4x3x2x4xf32>, tensor<1x4x9x6x6xf32>, tensor<4x2x3x3x3xf32>) -> (tensor<1x4x9x6x6xf32>, tensor<4x2x3x3x3xf32>, tensor<4xf32>)
+  return %dx, %dw, %db : tensor<1x4x9x6x6xf32>, tensor<4x2x3x3x3xf32>, tensor<4xf32>
+}

@@ -805,3 +805,21 @@ func.func @convolution_backward_types(%dy: tensor<2x4x8x8xf32>, %x: tensor<2x3x8
       : (tensor<2x4x8x8xf32>, tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf16>)
   return %db : tensor<4xf16>
 }
+
+// -----
+
+func.func @convolution_backward_too_many_groups(%dy: tensor<3x0x8x8xf32>, %x: tensor<3x0x8x8xf32>, %w: tensor<0x0x3x3xf32>) -> tensor<0xf32> {
+  // expected-error @+1 {{grad_output, input, weight and groups do not agree}}
+  %dx, %dw, %db = aten.convolution_backward %dy, %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 4611686018427387904 : i64, output_mask = array<i1: false, true, false>}
+      : (tensor<3x0x8x8xf32>, tensor<3x0x8x8xf32>, tensor<0x0x3x3xf32>) -> (tensor<3x0x8x8xf32>, tensor<0x0x3x3xf32>, tensor<0xf32>)
+  return %db : tensor<0xf32>
+}
+
+// -----
+
+func.func @convolution_backward_huge_padding(%dy: tensor<1x1x3xf32>, %x: tensor<1x1x1xf32>, %w: tensor<1x1x1xf32>) -> tensor<1xf32> {
+  // expected-error @+1 {{spatial dim 0: invalid stride/padding/dilation}}
+  %dx, %dw, %db = aten.convolution_backward %dy, %x, %w {stride = array<i64: 4611686018427387904>, padding = array<i64: 4611686018427387904>, dilation = array<i64: 1>, groups = 1 : i64, output_mask = array<i1: false, true, false>}
+      : (tensor<1x1x3xf32>, tensor<1x1x1xf32>, tensor<1x1x1xf32>) -> (tensor<1x1x1xf32>, tensor<1x1x1xf32>, tensor<1xf32>)
+  return %db : tensor<1xf32>
+}

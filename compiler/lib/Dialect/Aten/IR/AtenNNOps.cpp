@@ -19,6 +19,11 @@ using namespace kiln::aten;
 
 namespace {
 
+/// The most a convolution's padded spatial extent (S + 2 * padding) may be
+/// for aten.convolution_backward: under it no product its decomposition
+/// forms wraps int64.
+constexpr int64_t kMaxSpatialExtent = int64_t{1} << 40;
+
 WideInt floorDiv(WideInt a, WideInt b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
@@ -122,13 +127,16 @@ LogicalResult ConvolutionBackwardOp::verify() {
     return emitOpError("output_mask needs 3 entries");
   int64_t batch = x.getDimSize(0), cin = x.getDimSize(1), cout = w.getDimSize(0);
   int64_t g = getGroups();
-  if (g < 1 || cin % g || cout % g || w.getDimSize(1) != cin / g ||
-      dy.getDimSize(0) != batch || dy.getDimSize(1) != cout)
+  // As eager: at least `groups` output channels (which also bounds g * N).
+  if (g < 1 || g > std::max<int64_t>(cout, 1) || cin % g || cout % g ||
+      w.getDimSize(1) != cin / g || dy.getDimSize(0) != batch || dy.getDimSize(1) != cout)
     return emitOpError("grad_output, input, weight and groups do not agree");
   for (size_t i = 0; i < s; ++i) {
     int64_t st = getStride()[i], p = getPadding()[i], d = getDilation()[i];
     int64_t k = w.getDimSize(2 + i);
-    if (st < 1 || d < 1 || p < 0)
+    // The padded extent bounds every product the decomposition forms.
+    if (st < 1 || d < 1 || p < 0 ||
+        WideInt(x.getDimSize(2 + i)) + WideInt(2) * p > kMaxSpatialExtent)
       return emitOpError() << "spatial dim " << i << ": invalid stride/padding/dilation";
     WideInt span = WideInt(x.getDimSize(2 + i)) + WideInt(2) * p - WideInt(d) * (k - 1) - 1;
     if (span < 0 || dy.getDimSize(2 + i) != floorDiv(span, st) + 1)
@@ -166,9 +174,8 @@ LogicalResult MaxPoolBackwardOp::verify() {
   for (size_t i = 0; i < s; ++i) {
     int64_t k = getKernel()[i], st = getStride()[i], p = getPadding()[i],
             d = getDilation()[i];
-    // As eager's checks: padding at most half the dilated kernel.
-    if (k < 1 || st < 1 || d < 1 || p < 0 ||
-        WideInt(p) > (WideInt(k - 1) * d + 1) / 2)
+    // As the forward's: padding at most half the kernel.
+    if (k < 1 || st < 1 || d < 1 || p < 0 || p > k / 2)
       return emitOpError() << "spatial dim " << i
                            << ": invalid kernel/stride/padding/dilation";
     if (!poolExtentMatches(self.getDimSize(leading + i), dy.getDimSize(leading + i),

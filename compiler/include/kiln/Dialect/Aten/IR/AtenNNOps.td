@@ -160,7 +160,8 @@ def Aten_ConvolutionBackwardOp : Aten_Op<"convolution_backward", [Pure]> {
     transposed convolution of grad_output by the weight (so the padding is
     at most dilation * (K - 1) when it is asked for), grad_weight a grouped
     convolution of the input by grad_output with stride and dilation
-    swapped, grad_bias grad_output summed over all dims but 1.
+    swapped, grad_bias grad_output summed over all dims but 1. As eager,
+    `groups` is at most C_out; S + 2 * padding is at most 2^40.
 
     Example:
     ```mlir
@@ -195,9 +196,9 @@ def Aten_MaxPoolBackwardOp : Aten_Op<"max_pool_backward", [Pure]> {
     kiln-decompose-aten uses them to gather only the windows that can
     cover each position (DecomposePoolBackward.cpp), and scatter-adds over
     the whole plane when that table would pass 2^24 entries or the gathered
-    windows 2^28 elements. The geometry is checked as eager checks it (the
-    padding at most half the dilated kernel), and grad_output's extents
-    against it.
+    windows 2^28 elements. The geometry is checked as eager's pooling
+    checks it (the padding at most half the kernel), and grad_output's
+    extents against it.
 
     Example:
     ```mlir
