@@ -38,18 +38,10 @@ absl::Status checkSupported(NodeImporter &n, Value weight, Value indices,
     return absl::OkStatus();
   if (count == 0 || bags == 0)
     return n.unimplemented("embedding_bag without indices or bags");
-  if (bags > aten::kMaxEmbeddingBagPairs / count)
-    return n.unimplemented(absl::StrCat("embedding_bag with ", bags, " bags of ", count,
-                                        " indices (at most ",
-                                        aten::kMaxEmbeddingBagPairs, " pairs)"));
-  if (static_cast<__int128>(count) * w[1] > aten::kMaxEmbeddingBagRows)
-    return n.unimplemented(absl::StrCat("embedding_bag gathering more than ",
-                                        aten::kMaxEmbeddingBagRows, " elements"));
-  if (mode == aten::kEmbeddingBagMax &&
-      static_cast<__int128>(bags) * count * w[1] > aten::kMaxEmbeddingBagWindow)
-    return n.unimplemented(absl::StrCat("max-mode embedding_bag over more than ",
-                                        aten::kMaxEmbeddingBagWindow,
-                                        " (bag, index, column) triples"));
+  if (std::optional<std::string> why =
+          aten::embeddingBagBeyondBounds(bags, count, w[1], mode))
+    return n.unimplemented(absl::StrCat("embedding_bag of ", bags, " bags of ", count,
+                                        " indices into rows of ", w[1], ": ", *why));
   return absl::OkStatus();
 }
 

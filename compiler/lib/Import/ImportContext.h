@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/Dialect/Aten/IR/Limits.h"
 #include "kiln/v1/graph.pb.h"
 
 #include "absl/status/statusor.h"
@@ -214,14 +215,9 @@ mlir::Value gridConstant(NodeImporter &n, int64_t rows, int64_t cols,
                           [&](int64_t k) { return at(k / width, k % width); });
 }
 
-/// The most elements a tensor in a graph may declare (2^40): a client's
-/// shapes are untrusted, and under this bound no product of extents wraps.
-inline constexpr int64_t kMaxTensorElements = int64_t{1} << 40;
-
-
-/// The most entries of a constant table (indices, masks) an importer builds
-/// from a graph's extents: 16M.
-inline constexpr int64_t kMaxConstantTable = int64_t{1} << 24;
+// The size bounds the importer shares with the verifiers (Limits.h).
+using aten::kMaxConstantTable;
+using aten::kMaxTensorElements;
 
 /// Converts a kiln.v1.TensorType; error text names `what` when invalid.
 /// With `widenUnsigned`, u8 becomes i16 (how values carry u8 inside a graph:

@@ -14,7 +14,7 @@
 // flattened window (aten.arg_reduce; with several NaNs in one window it
 // names the first, where PyTorch names the last) and maps it back to the
 // flat spatial input index through a constant table. The verifiers bound
-// the tables (kMaxAdaptiveTable entries).
+// the tables (kMaxConstantTable entries).
 //
 //===----------------------------------------------------------------------===//
 #include "AtenBuilder.h"
@@ -36,13 +36,6 @@ SmallVector<AdaptiveWindows> windowsOf(Value input, RankedTensorType result,
                                        int64_t pooled) {
   return aten::adaptiveWindows(typeOf(input).getShape(),
                                result.getShape().take_back(pooled));
-}
-
-SmallVector<int64_t> kernelOf(ArrayRef<AdaptiveWindows> windows) {
-  SmallVector<int64_t> kernel;
-  for (const AdaptiveWindows &w : windows)
-    kernel.push_back(w.in / w.out);
-  return kernel;
 }
 
 /// A constant tensor of `element` (i1, i64 or a float type) and `shape`.
@@ -218,57 +211,56 @@ SmallVector<Value> unevenMaxPool(AtenBuilder &b, PatternRewriter &r,
   return {values, b.view(index, type.getShape())};
 }
 
-struct DecomposeAdaptiveAvgPool : OpRewritePattern<aten::AdaptiveAvgPoolOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// The plain pool that dividing windows are: kernel = stride = In / Out,
+/// no padding (the max pool's indices are the op's).
+Operation *plainPool(PatternRewriter &r, aten::AdaptiveAvgPoolOp op,
+                     ArrayRef<int64_t> kernel) {
+  auto attr = [&](ArrayRef<int64_t> v) { return r.getDenseI64ArrayAttr(v); };
+  return r.create<aten::AvgPoolOp>(
+      op.getLoc(), op.getType(), op.getSelf(), attr(kernel), attr(kernel),
+      attr(SmallVector<int64_t>(kernel.size(), 0)),
+      /*count_include_pad=*/r.getBoolAttr(true),
+      /*divisor_override=*/r.getI64IntegerAttr(0), /*channels_last=*/UnitAttr());
+}
 
-  LogicalResult matchAndRewrite(aten::AdaptiveAvgPoolOp op,
+Operation *plainPool(PatternRewriter &r, aten::AdaptiveMaxPoolOp op,
+                     ArrayRef<int64_t> kernel) {
+  auto attr = [&](ArrayRef<int64_t> v) { return r.getDenseI64ArrayAttr(v); };
+  return r.create<aten::MaxPoolOp>(
+      op.getLoc(), op->getResultTypes(), op.getSelf(), attr(kernel), attr(kernel),
+      attr(SmallVector<int64_t>(kernel.size(), 0)),
+      attr(SmallVector<int64_t>(kernel.size(), 1)), /*channels_last=*/UnitAttr());
+}
+
+SmallVector<Value> unevenPool(AtenBuilder &b, PatternRewriter &r,
+                              aten::AdaptiveAvgPoolOp op, RankedTensorType type,
+                              ArrayRef<AdaptiveWindows> windows) {
+  return {unevenAvgPool(b, r, op.getLoc(), type, op.getSelf(), windows)};
+}
+
+SmallVector<Value> unevenPool(AtenBuilder &b, PatternRewriter &r,
+                              aten::AdaptiveMaxPoolOp op, RankedTensorType type,
+                              ArrayRef<AdaptiveWindows> windows) {
+  return unevenMaxPool(b, r, op.getLoc(), type, op.getSelf(), windows);
+}
+
+/// aten.adaptive_avg_pool and aten.adaptive_max_pool: the plain pool when
+/// the windows divide, the gathered windows otherwise.
+template <typename AdaptiveOp>
+struct DecomposeAdaptivePool : OpRewritePattern<AdaptiveOp> {
+  using OpRewritePattern<AdaptiveOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AdaptiveOp op,
                                 PatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getType());
+    RankedTensorType type = typeOf(op->getResult(0));
     SmallVector<AdaptiveWindows> windows =
         windowsOf(op.getSelf(), type, op.getPooledDims());
-    AtenBuilder b(rewriter, op.getLoc());
-    if (!aten::allEven(windows)) {
-      rewriter.replaceOp(op, unevenAvgPool(b, rewriter, op.getLoc(), type,
-                                           op.getSelf(), windows));
+    if (aten::allEven(windows)) {
+      rewriter.replaceOp(op, plainPool(rewriter, op, aten::adaptiveKernel(windows)));
       return success();
     }
-    SmallVector<int64_t> kernel = kernelOf(windows);
-    auto attr = [&](ArrayRef<int64_t> v) {
-      return rewriter.getDenseI64ArrayAttr(v);
-    };
-    rewriter.replaceOpWithNewOp<aten::AvgPoolOp>(
-        op, type, op.getSelf(), attr(kernel), attr(kernel),
-        attr(SmallVector<int64_t>(kernel.size(), 0)),
-        /*count_include_pad=*/rewriter.getBoolAttr(true),
-        /*divisor_override=*/rewriter.getI64IntegerAttr(0),
-        /*channels_last=*/UnitAttr());
-    return success();
-  }
-};
-
-struct DecomposeAdaptiveMaxPool : OpRewritePattern<aten::AdaptiveMaxPoolOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(aten::AdaptiveMaxPoolOp op,
-                                PatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getValues().getType());
-    SmallVector<AdaptiveWindows> windows =
-        windowsOf(op.getSelf(), type, op.getPooledDims());
     AtenBuilder b(rewriter, op.getLoc());
-    if (!aten::allEven(windows)) {
-      rewriter.replaceOp(op, unevenMaxPool(b, rewriter, op.getLoc(), type,
-                                           op.getSelf(), windows));
-      return success();
-    }
-    SmallVector<int64_t> kernel = kernelOf(windows);
-    auto attr = [&](ArrayRef<int64_t> v) {
-      return rewriter.getDenseI64ArrayAttr(v);
-    };
-    rewriter.replaceOpWithNewOp<aten::MaxPoolOp>(
-        op, op->getResultTypes(), op.getSelf(), attr(kernel), attr(kernel),
-        attr(SmallVector<int64_t>(kernel.size(), 0)),
-        attr(SmallVector<int64_t>(kernel.size(), 1)),
-        /*channels_last=*/UnitAttr());
+    rewriter.replaceOp(op, unevenPool(b, rewriter, op, type, windows));
     return success();
   }
 };
@@ -276,6 +268,6 @@ struct DecomposeAdaptiveMaxPool : OpRewritePattern<aten::AdaptiveMaxPoolOp> {
 } // namespace
 
 void kiln::populateAdaptivePoolDecompositions(RewritePatternSet &patterns) {
-  patterns.add<DecomposeAdaptiveAvgPool, DecomposeAdaptiveMaxPool>(
-      patterns.getContext());
+  patterns.add<DecomposeAdaptivePool<aten::AdaptiveAvgPoolOp>,
+               DecomposeAdaptivePool<aten::AdaptiveMaxPoolOp>>(patterns.getContext());
 }

@@ -13,6 +13,7 @@
 #include "Decompositions.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/Dialect/Aten/IR/Limits.h"
 
 #include <algorithm>
 #include <vector>
@@ -24,9 +25,8 @@ using kiln::decompose::typeOf;
 
 namespace {
 
-/// The most entries of the gather's constant tables, and the most elements
-/// of its gathered intermediates.
-constexpr int64_t kMaxTable = int64_t{1} << 24;
+/// The most elements of the gather's intermediates (its tables hold at
+/// most aten::kMaxConstantTable entries).
 constexpr int64_t kMaxGathered = int64_t{1} << 28;
 
 /// The output positions whose windows can cover each input position of a
@@ -83,7 +83,7 @@ PoolCandidates poolCandidates(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
 }
 
 /// The number of windows that can cover one input position (the verifier
-/// checked the geometry), saturating past kMaxTable; nullopt for a kernel or
+/// checked the geometry), saturating past aten::kMaxConstantTable; nullopt for a kernel or
 /// dilation past 4096, whose spans the tables do not take.
 std::optional<int64_t> windowsPerPosition(aten::MaxPoolBackwardOp op) {
   __int128 windows = 1;
@@ -91,7 +91,7 @@ std::optional<int64_t> windowsPerPosition(aten::MaxPoolBackwardOp op) {
     int64_t k = op.getKernel()[d], s = op.getStride()[d], dl = op.getDilation()[d];
     if (k > 4096 || dl > 4096)
       return std::nullopt;
-    windows = std::min<__int128>(windows * (((k - 1) * dl) / s + 1), kMaxTable + 1);
+    windows = std::min<__int128>(windows * (((k - 1) * dl) / s + 1), aten::kMaxConstantTable + 1);
   }
   return static_cast<int64_t>(windows);
 }
@@ -117,7 +117,7 @@ struct DecomposeMaxPoolBackward : OpRewritePattern<aten::MaxPoolBackwardOp> {
     // The gather's tables hold inPlane * J entries and its intermediates
     // images * inPlane * J elements; past either bound, the scatter.
     std::optional<int64_t> windows = windowsPerPosition(op);
-    if (!windows || outPlane == 0 || *windows > kMaxTable / std::max<int64_t>(inPlane, 1) ||
+    if (!windows || outPlane == 0 || *windows > aten::kMaxConstantTable / std::max<int64_t>(inPlane, 1) ||
         static_cast<__int128>(images) * inPlane * *windows > kMaxGathered) {
       Value zeros = b.constant(DenseElementsAttr::get(planes, r.getZeroAttr(element)));
       Value dx = r.create<aten::ScatterOp>(op.getLoc(), planes, zeros, flatIndices, flatDy,

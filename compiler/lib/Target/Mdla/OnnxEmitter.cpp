@@ -319,9 +319,7 @@ Status OnnxEmitter::emitAdaptivePool(Operation *op, Value self, Value result,
       aten::adaptiveWindows(in.getShape(), res.getShape().take_back(pooled));
   if (!aten::allEven(windows))
     return unsupported(op, "output extents that do not divide the input's");
-  SmallVector<int64_t> kernel;
-  for (const aten::AdaptiveWindows &w : windows)
-    kernel.push_back(w.in / w.out);
+  SmallVector<int64_t> kernel = aten::adaptiveKernel(windows);
   onnx::NodeProto &node = addNode(onnxType, op, {nameOf(self)}, {define(result)});
   setInts(node, "kernel_shape", kernel);
   setInts(node, "strides", kernel);

@@ -19,10 +19,6 @@ using namespace kiln::aten;
 
 namespace {
 
-/// The most a convolution's padded spatial extent (S + 2 * padding) may be
-/// for aten.convolution_backward: under it no product its decomposition
-/// forms wraps int64.
-constexpr int64_t kMaxSpatialExtent = int64_t{1} << 40;
 
 WideInt floorDiv(WideInt a, WideInt b) {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
@@ -103,7 +99,7 @@ LogicalResult verifyAdaptivePool(Operation *op, Value input,
       return op->emitOpError("pooled dims need non-empty input and result extents");
   if (!adaptiveTablesFit(adaptiveWindows(in, out.drop_front(lead))))
     return op->emitOpError() << "uneven windows need gather tables of at most "
-                             << kMaxAdaptiveTable << " entries";
+                             << kMaxConstantTable << " entries";
   return success();
 }
 
@@ -134,9 +130,10 @@ LogicalResult ConvolutionBackwardOp::verify() {
   for (size_t i = 0; i < s; ++i) {
     int64_t st = getStride()[i], p = getPadding()[i], d = getDilation()[i];
     int64_t k = w.getDimSize(2 + i);
-    // The padded extent bounds every product the decomposition forms.
+    // The padded extent, at most a tensor's, bounds every product the
+    // decomposition forms.
     if (st < 1 || d < 1 || p < 0 ||
-        WideInt(x.getDimSize(2 + i)) + WideInt(2) * p > kMaxSpatialExtent)
+        WideInt(x.getDimSize(2 + i)) + WideInt(2) * p > kMaxTensorElements)
       return emitOpError() << "spatial dim " << i << ": invalid stride/padding/dilation";
     WideInt span = WideInt(x.getDimSize(2 + i)) + WideInt(2) * p - WideInt(d) * (k - 1) - 1;
     if (span < 0 || dy.getDimSize(2 + i) != floorDiv(span, st) + 1)

@@ -114,6 +114,21 @@ LogicalResult VarOp::verify() {
                               getResult());
 }
 
+std::optional<std::string> kiln::aten::embeddingBagBeyondBounds(int64_t bags,
+                                                               int64_t count,
+                                                               int64_t width,
+                                                               int64_t mode) {
+  if (WideInt(bags) * count > kMaxConstantTable)
+    return "needs at most " + std::to_string(kMaxConstantTable) + " (bag, index) pairs";
+  if (WideInt(count) * width > kMaxTensorElements)
+    return "needs at most " + std::to_string(kMaxTensorElements) +
+           " gathered (index, column) elements";
+  if (mode == kEmbeddingBagMax && WideInt(bags) * count * width > kMaxEmbeddingBagWindow)
+    return "max mode needs at most " + std::to_string(kMaxEmbeddingBagWindow) +
+           " (bag, index, column) triples";
+  return std::nullopt;
+}
+
 LogicalResult EmbeddingBagOp::verify() {
   auto weight = cast<RankedTensorType>(getWeight().getType());
   ArrayRef<int64_t> indices = shapeOf(getIndices()), offsets = shapeOf(getOffsets());
@@ -133,15 +148,8 @@ LogicalResult EmbeddingBagOp::verify() {
     return emitOpError("include_last_offset needs at least one offset");
   if (count < 1 || bags < 1)
     return emitOpError("needs at least one index and one bag");
-  if (WideInt(bags) * count > kMaxEmbeddingBagPairs)
-    return emitOpError() << "needs at most " << kMaxEmbeddingBagPairs
-                         << " (bag, index) pairs";
-  if (WideInt(count) * width > kMaxEmbeddingBagRows)
-    return emitOpError() << "needs at most " << kMaxEmbeddingBagRows
-                         << " gathered (index, column) elements";
-  if (mode == kEmbeddingBagMax && WideInt(bags) * count * width > kMaxEmbeddingBagWindow)
-    return emitOpError() << "max mode needs at most " << kMaxEmbeddingBagWindow
-                         << " (bag, index, column) triples";
+  if (std::optional<std::string> why = embeddingBagBeyondBounds(bags, count, width, mode))
+    return emitOpError() << *why;
   int64_t padding = getPaddingIdx();
   if (padding < -1 || padding >= rows)
     return emitOpError() << "padding_idx " << padding << " is outside the weight's "

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/Dialect/Aten/IR/Limits.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -16,10 +18,6 @@
 #include <cstdint>
 
 namespace kiln::aten {
-
-/// The most entries the uneven windows' constant tables (the product over
-/// the pooled dims of out x the longest window) may hold.
-inline constexpr int64_t kMaxAdaptiveTable = int64_t{1} << 24;
 
 /// Output element i of a dim of `in` pooled to `out` (both at least 1)
 /// pools PyTorch's window [floor(i * in / out), ceil((i + 1) * in / out)).
@@ -64,22 +62,30 @@ adaptiveWindows(llvm::ArrayRef<int64_t> in, llvm::ArrayRef<int64_t> out) {
   return windows;
 }
 
+/// The kernel (= stride) of the plain pool that dividing windows are.
+inline llvm::SmallVector<int64_t> adaptiveKernel(llvm::ArrayRef<AdaptiveWindows> windows) {
+  llvm::SmallVector<int64_t> kernel;
+  for (const AdaptiveWindows &w : windows)
+    kernel.push_back(w.in / w.out);
+  return kernel;
+}
+
 inline bool allEven(llvm::ArrayRef<AdaptiveWindows> windows) {
   return llvm::all_of(windows, [](const AdaptiveWindows &w) { return w.even(); });
 }
 
 /// Whether gathering `windows` (when some are uneven) keeps its constant
-/// tables within kMaxAdaptiveTable entries; always true when all are even.
+/// tables within kMaxConstantTable entries; always true when all are even.
 inline bool adaptiveTablesFit(llvm::ArrayRef<AdaptiveWindows> windows) {
   if (allEven(windows))
     return true;
   __int128 entries = 1;
   for (const AdaptiveWindows &w : windows) {
     // The bound first: out may be huge, and longest() walks it.
-    if (static_cast<__int128>(w.out) * w.longestBound() > kMaxAdaptiveTable)
+    if (static_cast<__int128>(w.out) * w.longestBound() > kMaxConstantTable)
       return false;
     entries *= static_cast<__int128>(w.out) * w.longest();
-    if (entries > kMaxAdaptiveTable)
+    if (entries > kMaxConstantTable)
       return false;
   }
   return true;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "kiln/Dialect/Aten/IR/AtenDialect.h"
+#include "kiln/Dialect/Aten/IR/Limits.h"
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -13,6 +14,9 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <optional>
+#include <string>
 
 #define GET_OP_CLASSES
 #include "kiln/Dialect/Aten/IR/AtenOps.h.inc"
@@ -23,12 +27,17 @@ namespace kiln::aten {
 /// ~20 ops each.
 inline constexpr int64_t kMaxLuOrder = 64;
 
-/// aten.embedding_bag's bounds: (bag, index) pairs of its membership mask,
-/// and (bag, index, column) triples of max mode's window.
-inline constexpr int64_t kMaxEmbeddingBagPairs = int64_t{1} << 24;
+/// The most (bag, index, column) triples of aten.embedding_bag's masked
+/// window (max mode needs it; sum and mean multiply by the mask past it).
 inline constexpr int64_t kMaxEmbeddingBagWindow = int64_t{1} << 26;
-/// ... and of the (index, column) rows it gathers.
-inline constexpr int64_t kMaxEmbeddingBagRows = int64_t{1} << 40;
+
+/// Why aten.embedding_bag's decomposition does not take `bags` bags of
+/// `count` indices into rows of `width` in `mode` (its (bag, index) mask
+/// is a constant-table-sized comparison, its gathered rows a tensor, max
+/// mode's window bounded), or nullopt when it does. The verifier refuses
+/// such shapes; the importer answers UNIMPLEMENTED first.
+std::optional<std::string> embeddingBagBeyondBounds(int64_t bags, int64_t count,
+                                                    int64_t width, int64_t mode);
 
 /// aten.embedding_bag's modes.
 enum EmbeddingBagMode : int64_t {
