@@ -19,6 +19,7 @@
 #include <functional>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace kiln::agent {
@@ -367,6 +368,53 @@ TEST_F(TaskRunnerTest, LocalLinkFilesAreMappedNotFetched) {
   EXPECT_EQ(std::memcmp(files.inputBuffers[0].data(), inputBytes.data(),
                         inputBytes.size()),
             0);
+}
+
+TEST_F(TaskRunnerTest, ALaterCallWritesItsOutputFileIntoASpareMadeAhead) {
+  constexpr int kN = (3 << 20) / 4 + 16; // outputs past the inline limit
+  v1::Task task = axpyTask(kN, "spares");
+  std::vector<ino_t> outputFiles;
+  for (int call = 0; call < 3; ++call) {
+    LocalFiles files;
+    files.outputsAsFiles = true;
+    v1::TaskResult result = runner->run(task, &files);
+    ASSERT_EQ(result.code(), 0) << result.message();
+    ASSERT_EQ(files.outputs.size(), 1u);
+    int memfd = files.outputs[0].second.get();
+    struct stat info {};
+    ASSERT_EQ(::fstat(memfd, &info), 0);
+    EXPECT_EQ(info.st_size, int64_t{kN} * 4);
+    outputFiles.push_back(info.st_ino);
+    std::string out(size_t{kN} * 4, '\0');
+    ASSERT_EQ(::pread(memfd, out.data(), out.size(), 0),
+              static_cast<ssize_t>(out.size()));
+    expectAxpy(task, out);
+    // The next call's spare is made in the background; wait for it here
+    // so that the count below does not depend on timing.
+    runner->outputFileSpares().waitIdle();
+  }
+  // The first call's file was fresh; the next two were spares.
+  EXPECT_EQ(runner->outputFileSpares().hits(), 2u);
+  EXPECT_NE(outputFiles[0], outputFiles[1]);
+  EXPECT_NE(outputFiles[1], outputFiles[2]) << "a spare is handed out once";
+  EXPECT_EQ(runner->outputFileSpares().readyCount(), 1u);
+}
+
+TEST_F(TaskRunnerTest, WithoutASpareBudgetEveryOutputFileIsFresh) {
+  TaskRunner bare(backend, *cache, resident, blobs, TaskRunner::kDefaultMaxLoaded,
+                  TaskRunner::kDefaultHeldBytes, /*outputSpareBytes=*/0);
+  bare.setTaskVerifier(test::taskVerifier());
+  constexpr int kN = (3 << 20) / 4 + 16;
+  v1::Task task = axpyTask(kN, "nospares");
+  for (int call = 0; call < 2; ++call) {
+    LocalFiles files;
+    files.outputsAsFiles = true;
+    v1::TaskResult result = bare.run(task, &files);
+    ASSERT_EQ(result.code(), 0) << result.message();
+    ASSERT_EQ(files.outputs.size(), 1u);
+  }
+  EXPECT_EQ(bare.outputFileSpares().hits(), 0u);
+  EXPECT_EQ(bare.outputFileSpares().readyCount(), 0u);
 }
 
 TEST_F(TaskRunnerTest, AnInlineInputsCopyIsTheLocalCallersToDropToo) {

@@ -69,6 +69,7 @@ struct CommonFlags {
   std::string agentId;
   int64_t residentBytes = int64_t{4} << 30;
   int64_t heldTensorBytes = TaskRunner::kDefaultHeldBytes;
+  int64_t outputSpareBytes = SharedBufferSpares::kDefaultBudgetBytes;
   std::string taskThreads = "auto";
   std::string taskVerifyKey;
   std::string tlsCa;
@@ -119,6 +120,11 @@ std::unique_ptr<Settings> declareFlags(std::string_view program,
                      "memory budget, per daemon, for the outputs callers ask "
                      "the devices to keep between calls (ExecuteRequest."
                      "keep_outputs); past it such calls are RESOURCE_EXHAUSTED");
+  settings->byteSize("output-spare-bytes", common.outputSpareBytes,
+                     "memory, per daemon, for memfds made ahead (pages "
+                     "allocated) for the large outputs a co-located caller "
+                     "receives as files, so that the run does not fault them "
+                     "in; 0: none");
   settings
       ->text("task-threads", common.taskThreads,
              "tasks run at once (at least one per device); auto: the CPUs "
@@ -310,6 +316,7 @@ parseAgentFlags(const std::vector<std::string> &args, std::string_view kindView,
         "<agent id>/<index>)"));
   options.residentBytes = common.residentBytes;
   options.heldTensorBytes = common.heldTensorBytes;
+  options.outputSpareBytes = common.outputSpareBytes;
   options.taskThreads = *parseThreadCount(common.taskThreads);
   options.maxLoadedExecutables =
       static_cast<size_t>(common.maxLoadedExecutables);

@@ -132,7 +132,8 @@ AgentSession::AgentSession(AgentOptions options, DeviceBackend &backend,
       agentStub(v1::Agent::NewStub(channel)), stores(std::move(sharedStores)),
       blobs(channel),
       runner(backend, *stores->cache, stores->resident, blobs,
-             opts.maxLoadedExecutables, opts.heldTensorBytes) {}
+             opts.maxLoadedExecutables, opts.heldTensorBytes,
+             opts.outputSpareBytes) {}
 
 AgentSession::~AgentSession() { stop(); }
 

@@ -82,7 +82,8 @@ absl::StatusOr<AlignedBuffer> AlignedBuffer::mapFile(int fd, int64_t size) {
   return buffer;
 }
 
-absl::StatusOr<AlignedBuffer> AlignedBuffer::allocateShared(int64_t size) {
+absl::StatusOr<AlignedBuffer> AlignedBuffer::allocateShared(int64_t size,
+                                                            bool populate) {
   if (size <= 0)
     return absl::InvalidArgumentError(
         absl::StrCat("cannot share a buffer of ", size, " bytes"));
@@ -104,6 +105,17 @@ absl::StatusOr<AlignedBuffer> AlignedBuffer::allocateShared(int64_t size) {
   buffer.bytes = static_cast<uint8_t *>(memory);
   buffer.length = size;
   buffer.mappedLength = static_cast<size_t>(size);
+  if (populate && ::madvise(memory, buffer.mappedLength, MADV_POPULATE_WRITE) != 0) {
+    if (errno != EINVAL) // out of memory, where a write would be a SIGBUS
+      return absl::ResourceExhaustedError(
+          absl::StrCat("cannot allocate the pages of a shared tensor of ", size,
+                       " bytes: ", std::strerror(errno)));
+    // Before Linux 5.14: a write per page allocates it all the same.
+    long page = ::sysconf(_SC_PAGESIZE);
+    for (size_t offset = 0; offset < buffer.mappedLength;
+         offset += static_cast<size_t>(page))
+      static_cast<volatile uint8_t *>(memory)[offset] = 0;
+  }
   return buffer;
 }
 

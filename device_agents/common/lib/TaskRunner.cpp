@@ -468,7 +468,7 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
     inlined.push_back(sharedOutputs ? small : inlineOutputs);
     ASSIGN_OR_RETURN(AlignedBuffer output,
                      sharedOutputs && !small && !kept[i] && size > 0
-                         ? AlignedBuffer::allocateShared(size)
+                         ? outputSpares.take(size)
                          : AlignedBuffer::allocate(size));
     outputs.push_back(std::move(output));
     outputPointers.push_back(outputs.back().data());

@@ -50,6 +50,8 @@ struct AgentOptions {
   /// Byte budget of the tensors callers ask devices to keep
   /// (ExecuteRequest.keep_outputs), per daemon served.
   int64_t heldTensorBytes = TaskRunner::kDefaultHeldBytes;
+  /// Bytes of output memfds made ahead (SharedBufferSpares), per daemon.
+  int64_t outputSpareBytes = SharedBufferSpares::kDefaultBudgetBytes;
   /// PEM file of the daemon's task key (its <cache-dir>/keys/
   /// task-public-key.pem); empty: trust the key the daemon sends when the
   /// agent registers (logged as a warning: a man in the middle could send

@@ -42,8 +42,11 @@ public:
   static absl::StatusOr<AlignedBuffer> mapFile(int fd, int64_t size);
 
   /// A zero-filled buffer in a memfd of its own (sealable), mapped shared:
-  /// its bytes can be handed to another process as file().
-  static absl::StatusOr<AlignedBuffer> allocateShared(int64_t size);
+  /// its bytes can be handed to another process as file(). With
+  /// `populate`, every page is allocated and mapped before it returns (one
+  /// call into the kernel, where writing a fresh mapping faults per page).
+  static absl::StatusOr<AlignedBuffer> allocateShared(int64_t size,
+                                                      bool populate = false);
 
   /// The memfd behind an allocateShared() buffer; -1 otherwise.
   int file() const { return memfd; }

@@ -16,6 +16,7 @@
 #include "kiln/agent/ExchangeBuffer.h"
 #include "kiln/agent/HeldTensors.h"
 #include "kiln/agent/ResidentSet.h"
+#include "kiln/agent/SharedBufferSpares.h"
 
 #include "kiln/v1/agent.pb.h"
 #include "kiln/v1/executor.pb.h"
@@ -93,12 +94,15 @@ public:
   /// Keeps at most `maxLoaded` executables loaded (at least 1): past it the
   /// least recently used is released (a task still running it keeps it
   /// alive until it finishes) and loads again when next needed.
-  /// Holds at most `heldBytes` of tensors that tasks asked to keep.
+  /// Holds at most `heldBytes` of tensors that tasks asked to keep, and
+  /// `outputSpareBytes` of memfds made ahead for outputs written in place.
   TaskRunner(DeviceBackend &backend, BlobCache &cache, ResidentSet &resident,
              DaemonBlobs &blobs, size_t maxLoaded = kDefaultMaxLoaded,
-             int64_t heldBytes = kDefaultHeldBytes)
+             int64_t heldBytes = kDefaultHeldBytes,
+             int64_t outputSpareBytes = SharedBufferSpares::kDefaultBudgetBytes)
       : backend(backend), cache(cache), resident(resident), blobs(blobs),
-        held(heldBytes), maxLoaded(maxLoaded ? maxLoaded : 1) {}
+        held(heldBytes), outputSpares(outputSpareBytes),
+        maxLoaded(maxLoaded ? maxLoaded : 1) {}
 
   /// Runs `task`. Never fails: a problem becomes the result's code (the
   /// google.rpc.Code numbering absl shares) and message.
@@ -125,6 +129,9 @@ public:
 
   /// The tensors tasks asked this runner's devices to keep.
   const HeldTensors &heldTensors() const { return held; }
+
+  /// The memfds made ahead for outputs that go to the caller as files.
+  const SharedBufferSpares &outputFileSpares() const { return outputSpares; }
 
 private:
   absl::Status runTask(const v1::Task &task, const v1::ExecutableRecord &record,
@@ -154,6 +161,7 @@ private:
   ResidentSet &resident;
   DaemonBlobs &blobs;
   HeldTensors held;
+  SharedBufferSpares outputSpares;
 
   mutable std::mutex verifierMutex;
   std::shared_ptr<const TaskVerifier> verifier; // guarded by verifierMutex

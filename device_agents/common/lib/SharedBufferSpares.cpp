@@ -1,0 +1,173 @@
+//===- SharedBufferSpares.cpp - output memfds made ahead of the call ------===//
+//
+// This file implements SharedBufferSpares with one background thread, at a
+// lower priority than the compute threads, that makes the spares asked for
+// (AlignedBuffer::allocateShared with populate) and frees the ones dropped,
+// so that neither happens on a call's path.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/agent/SharedBufferSpares.h"
+
+#include <optional>
+#include <utility>
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace kiln::agent {
+
+namespace {
+
+/// How often the thread wakes without work, to drop idle spares.
+constexpr std::chrono::seconds kSweepInterval{10};
+/// Nice value of the thread: it yields to the compute threads.
+constexpr int kNice = 10;
+
+} // namespace
+
+SharedBufferSpares::SharedBufferSpares(int64_t budgetBytes)
+    : budgetBytes(budgetBytes < 0 ? 0 : budgetBytes) {}
+
+SharedBufferSpares::~SharedBufferSpares() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+  }
+  changed.notify_all();
+  if (thread.joinable())
+    thread.join();
+}
+
+absl::StatusOr<AlignedBuffer> SharedBufferSpares::take(int64_t size) {
+  if (size < kMinBytes || size > budgetBytes)
+    return AlignedBuffer::allocateShared(size);
+  std::optional<AlignedBuffer> spare;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto now = std::chrono::steady_clock::now();
+    dropIdle(now);
+    SizeState &state = sizes[size];
+    state.lastAsked = now;
+    if (!state.ready.empty()) {
+      spare.emplace(std::move(state.ready.back()));
+      state.ready.pop_back();
+      readyTotal -= size;
+      ++hitCount;
+    }
+    if (!stopping && makeRoom(size, size)) {
+      ++state.pending;
+      pendingTotal += size;
+      queue.push_back(size);
+      if (!thread.joinable())
+        thread = std::thread([this] { refillLoop(); });
+    }
+  }
+  changed.notify_all();
+  if (spare)
+    return std::move(*spare);
+  return AlignedBuffer::allocateShared(size);
+}
+
+void SharedBufferSpares::refillLoop() {
+  // A thread's own nice value (Linux schedules threads as tasks).
+  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)),
+                      kNice);
+  std::unique_lock<std::mutex> lock(mutex);
+  for (;;) {
+    changed.wait_for(lock, kSweepInterval, [&] {
+      return stopping || !queue.empty() || !doomed.empty();
+    });
+    if (stopping)
+      return;
+    if (!doomed.empty()) {
+      std::vector<AlignedBuffer> freeing = std::move(doomed);
+      doomed.clear();
+      lock.unlock();
+      freeing.clear(); // unmapped and closed outside the lock
+      lock.lock();
+      continue;
+    }
+    if (queue.empty()) {
+      dropIdle(std::chrono::steady_clock::now());
+      continue;
+    }
+    int64_t size = queue.front();
+    queue.pop_front();
+    making = true;
+    lock.unlock();
+    absl::StatusOr<AlignedBuffer> made =
+        AlignedBuffer::allocateShared(size, /*populate=*/true);
+    lock.lock();
+    making = false;
+    pendingTotal -= size;
+    auto found = sizes.find(size);
+    if (found != sizes.end()) {
+      --found->second.pending;
+      // Out of memory: the call that asked gets a fresh buffer next time.
+      if (made.ok()) {
+        found->second.ready.push_back(std::move(*made));
+        readyTotal += size;
+      }
+    }
+    changed.notify_all();
+  }
+}
+
+bool SharedBufferSpares::makeRoom(int64_t needed, int64_t keep) {
+  while (readyTotal + pendingTotal + needed > budgetBytes) {
+    auto oldest = sizes.end();
+    for (auto it = sizes.begin(); it != sizes.end(); ++it)
+      if (it->first != keep && !it->second.ready.empty() &&
+          (oldest == sizes.end() ||
+           it->second.lastAsked < oldest->second.lastAsked))
+        oldest = it;
+    if (oldest == sizes.end())
+      return false;
+    for (AlignedBuffer &buffer : oldest->second.ready)
+      doomed.push_back(std::move(buffer));
+    readyTotal -= oldest->first * static_cast<int64_t>(oldest->second.ready.size());
+    oldest->second.ready.clear();
+  }
+  return true;
+}
+
+void SharedBufferSpares::dropIdle(std::chrono::steady_clock::time_point now) {
+  for (auto it = sizes.begin(); it != sizes.end();) {
+    SizeState &state = it->second;
+    if (now - state.lastAsked < kIdleDrop) {
+      ++it;
+      continue;
+    }
+    for (AlignedBuffer &buffer : state.ready)
+      doomed.push_back(std::move(buffer));
+    readyTotal -= it->first * static_cast<int64_t>(state.ready.size());
+    state.ready.clear();
+    it = state.pending ? std::next(it) : sizes.erase(it);
+  }
+}
+
+size_t SharedBufferSpares::readyCount() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  size_t count = 0;
+  for (const auto &[size, state] : sizes)
+    count += state.ready.size();
+  return count;
+}
+
+int64_t SharedBufferSpares::readyBytes() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return readyTotal;
+}
+
+uint64_t SharedBufferSpares::hits() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return hitCount;
+}
+
+void SharedBufferSpares::waitIdle() const {
+  std::unique_lock<std::mutex> lock(mutex);
+  changed.wait(lock, [&] { return stopping || (queue.empty() && !making); });
+}
+
+} // namespace kiln::agent
