@@ -34,6 +34,11 @@ CONVS = [
     ("2d_lenet_5x5", (4, 6, 12, 12), (16, 6, 5, 5), [1, 1], [0, 0], [1, 1], 1),
     ("1d", (2, 3, 16), (4, 3, 5), [2], [2], [1], 1),
     ("3d", (1, 2, 5, 6, 6), (3, 2, 3, 3, 3), [1, 2, 2], [1, 1, 1], [1, 1, 1], 1),
+    # Padding past dilation * (kernel - 1): the input gradient is cut from
+    # that of a widened input.
+    ("2d_padding_past_kernel", (2, 3, 4, 5), (4, 3, 1, 3), [1, 1], [1, 1], [1, 1], 1),
+    ("2d_padding_past_dilated_kernel_strided", (1, 2, 7, 7), (3, 2, 2, 2), [2, 2], [3, 2],
+     [2, 1], 1),
 ]
 for name, xs, ws, s, p, d, g in CONVS:
     ys = [xs[0], ws[0], *conv_out(xs, ws, s, p, d)]

@@ -92,6 +92,11 @@ TRANSPOSED = [
     ("conv_transpose2d_dilation", (1, 2, 4, 4), 2, 2, 2, 3, dict(dilation=2)),
     ("conv_transpose2d_no_bias", (1, 3, 4, 4), 2, 3, 2, 3, dict(bias=False, stride=(1, 2))),
     ("conv_transpose3d_basic", (1, 2, 3, 4, 4), 3, 2, 2, 3, dict(stride=2, padding=1)),
+    # Padding past dilation * (kernel - 1) (eager's negative effective
+    # padding): computed uncropped, then cut (issue 15).
+    ("conv_transpose2d_pad_past_kernel", (1, 3, 6, 6), 2, 3, 4, 1, dict(padding=1)),
+    ("conv_transpose2d_pad_past_dilated_kernel", (1, 2, 5, 5), 2, 2, 3, 2,
+     dict(stride=2, padding=(2, 3), dilation=(1, 2), output_padding=1)),
 ]
 for name, shape, dims, cin, cout, k, kwargs in TRANSPOSED:
     case(f"{name}_f32", randn(*shape), dims=dims, cin=cin, cout=cout, k=k, transposed=True,

@@ -67,15 +67,6 @@ absl::StatusOr<Values> convolutionBackward(NodeImporter &n) {
     return n.unimplemented("convolution_backward of a transposed convolution");
   if (mask.size() != 3)
     return n.error("output_mask needs 3 entries");
-  // A geometry the verifier takes whose input gradient the decomposition
-  // cannot form (malformed ones are the verifier's to name).
-  if (mask[0])
-    for (size_t i = 0; i < s; ++i)
-      if (dilation[i] >= 1 && padding[i] >= 0 && wType.getDimSize(2 + i) >= 1 &&
-          padding[i] > static_cast<__int128>(dilation[i]) * (wType.getDimSize(2 + i) - 1))
-        return n.unimplemented(absl::StrCat(
-            "the input gradient of a convolution with padding ", padding[i],
-            " above dilation * (kernel - 1)"));
   SmallVector<Type> types = {
       xType, wType, RankedTensorType::get({wType.getDimSize(0)}, xType.getElementType())};
   for (int i = 0; i < 3; ++i)

@@ -9,6 +9,7 @@
 #include "OpHandlers.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/Dialect/Aten/IR/Limits.h"
 #include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"
@@ -41,13 +42,25 @@ absl::StatusOr<Values> convolution(NodeImporter &n) {
   if (!isa<FloatType>(element))
     return n.unimplemented("integer convolution is not supported");
   RankedTensorType weightType = typeOf(weight);
-  if (transposed && weightType.getRank() == rank)
-    for (size_t i = 0; i < s; ++i)
-      if (padding[i] > static_cast<__int128>(dilation[i]) *
-                           (weightType.getDimSize(2 + i) - 1))
+  // Padding past dilation * (kernel - 1) crops the output of one padded up
+  // to it (kiln-decompose-aten); that uncut output must be a tensor.
+  if (transposed && weightType.getRank() == rank && type.getRank() == rank &&
+      type.hasStaticShape() && weightType.hasStaticShape() &&
+      padding.size() == s && dilation.size() == s) {
+    __int128 uncut = static_cast<__int128>(type.getDimSize(0)) * type.getDimSize(1);
+    for (size_t i = 0; i < s; ++i) {
+      if (dilation[i] < 1 || padding[i] < 0)
+        continue; // the verifier's to name
+      __int128 reach = static_cast<__int128>(dilation[i]) * (weightType.getDimSize(2 + i) - 1);
+      __int128 beyond = padding[i] > reach ? padding[i] - reach : 0;
+      uncut *= type.getDimSize(2 + i) + 2 * beyond;
+      if (uncut > kiln::aten::kMaxTensorElements)
         return n.unimplemented(absl::StrCat(
             "transposed convolution with padding ", padding[i],
-            " above dilation * (kernel - 1) is not supported"));
+            " above dilation * (kernel - 1): its uncropped output would pass ",
+            kiln::aten::kMaxTensorElements, " elements"));
+    }
+  }
   auto b = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
   return Values{n.b().create<aten::ConvolutionOp>(
       n.loc(), type, input, weight, bias.value_or(Value()), b(stride),

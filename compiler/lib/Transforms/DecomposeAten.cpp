@@ -33,6 +33,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     kiln::populateEmbeddingDecompositions(set);
     kiln::populatePoolBackwardDecompositions(set);
     kiln::populateConvolutionBackwardDecompositions(set);
+    kiln::populateTransposedConvolutionDecompositions(set);
     kiln::populateLinalgDecompositions(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();

@@ -39,6 +39,10 @@ void populateAdaptivePoolDecompositions(mlir::RewritePatternSet &patterns);
 /// (DecomposeEmbedding.cpp).
 void populateEmbeddingDecompositions(mlir::RewritePatternSet &patterns);
 
+/// A transposed aten.convolution padded past dilation * (kernel - 1) as
+/// one padded up to it and a slice (DecomposeTransposedConvolution.cpp).
+void populateTransposedConvolutionDecompositions(mlir::RewritePatternSet &patterns);
+
 /// aten.convolution_backward as a transposed convolution, a grouped
 /// convolution and a sum (DecomposeConvolutionBackward.cpp).
 void populateConvolutionBackwardDecompositions(mlir::RewritePatternSet &patterns);

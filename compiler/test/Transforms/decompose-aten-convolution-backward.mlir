@@ -52,3 +52,19 @@ func.func @full_3d(%dy: tensor<1x4x3x2x4xf32>, %x: tensor<1x4x9x6x6xf32>, %w: te
       : (tensor<1x4x3x2x4xf32>, tensor<1x4x9x6x6xf32>, tensor<4x2x3x3x3xf32>) -> (tensor<1x4x9x6x6xf32>, tensor<4x2x3x3x3xf32>, tensor<4xf32>)
   return %dx, %dw, %db : tensor<1x4x9x6x6xf32>, tensor<4x2x3x3x3xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Padding past dilation * (kernel - 1) (1 against 0 along the first dim,
+// whose kernel is 1): the transposed convolution pads by at most that, so
+// it computes the gradient of the input widened by 1 on each side, 6 rows,
+// and the input's 4 are cut out of it.
+// CHECK-LABEL: func @padding_past_the_kernel
+// CHECK: %[[WIDE:.+]] = aten.convolution %arg0, %arg2 {dilation = array<i64: 1, 1>, groups = 1 : i64, output_padding = array<i64: 0, 0>, padding = array<i64: 0, 1>, stride = array<i64: 1, 1>, transposed = true} : (tensor<2x4x6x5xf32>, tensor<4x3x1x3xf32>) -> tensor<2x3x6x5xf32>
+// CHECK-NEXT: %[[DX:.+]] = aten.slice %[[WIDE]] {offsets = array<i64: 0, 0, 1, 0>, strides = array<i64: 1, 1, 1, 1>} : (tensor<2x3x6x5xf32>) -> tensor<2x3x4x5xf32>
+// CHECK-NEXT: return %[[DX]]
+func.func @padding_past_the_kernel(%dy: tensor<2x4x6x5xf32>, %x: tensor<2x3x4x5xf32>, %w: tensor<4x3x1x3xf32>) -> tensor<2x3x4x5xf32> {
+  %dx, %dw, %db = aten.convolution_backward %dy, %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, output_mask = array<i1: true, false, false>}
+      : (tensor<2x4x6x5xf32>, tensor<2x3x4x5xf32>, tensor<4x3x1x3xf32>) -> (tensor<2x3x4x5xf32>, tensor<4x3x1x3xf32>, tensor<4xf32>)
+  return %dx : tensor<2x3x4x5xf32>
+}

@@ -9,6 +9,7 @@
 #include "kiln/agent/SharedBufferSpares.h"
 
 #include <optional>
+#include <system_error>
 #include <utility>
 
 #include <sys/resource.h>
@@ -55,12 +56,19 @@ absl::StatusOr<AlignedBuffer> SharedBufferSpares::take(int64_t size) {
       readyTotal -= size;
       ++hitCount;
     }
-    if (!stopping && makeRoom(size, size)) {
+    bool running = thread.joinable();
+    if (!running && !stopping) {
+      try {
+        thread = std::thread([this] { refillLoop(); });
+        running = true;
+      } catch (const std::system_error &) {
+        // No thread to be had (a process limit): no spares, fresh buffers.
+      }
+    }
+    if (running && makeRoom(size, size)) {
       ++state.pending;
       pendingTotal += size;
       queue.push_back(size);
-      if (!thread.joinable())
-        thread = std::thread([this] { refillLoop(); });
     }
   }
   changed.notify_all();

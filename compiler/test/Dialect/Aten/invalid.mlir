@@ -790,15 +790,6 @@ func.func @convolution_backward_extent(%dy: tensor<2x4x4x4xf32>, %x: tensor<2x3x
 
 // -----
 
-func.func @convolution_backward_padding(%dy: tensor<2x4x3x3xf32>, %x: tensor<2x3x3x3xf32>, %w: tensor<4x3x1x1xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{spatial dim 0: the input gradient needs padding at most dilation * (kernel - 1)}}
-  %dx, %dw, %db = aten.convolution_backward %dy, %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, output_mask = array<i1: true, false, false>}
-      : (tensor<2x4x3x3xf32>, tensor<2x3x3x3xf32>, tensor<4x3x1x1xf32>) -> (tensor<2x3x3x3xf32>, tensor<4x3x1x1xf32>, tensor<4xf32>)
-  return %db : tensor<4xf32>
-}
-
-// -----
-
 func.func @convolution_backward_types(%dy: tensor<2x4x8x8xf32>, %x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<4xf16> {
   // expected-error @+1 {{the gradients have the input's, the weight's and (C_out) types}}
   %dx, %dw, %db = aten.convolution_backward %dy, %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1 : i64, output_mask = array<i1: true, true, true>}

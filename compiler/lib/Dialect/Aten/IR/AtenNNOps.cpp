@@ -139,9 +139,6 @@ LogicalResult ConvolutionBackwardOp::verify() {
     if (span < 0 || dy.getDimSize(2 + i) != floorDiv(span, st) + 1)
       return emitOpError() << "spatial dim " << i << ": grad_output extent "
                            << dy.getDimSize(2 + i) << " is not the forward's";
-    if (getOutputMask()[0] && WideInt(p) > WideInt(d) * (k - 1))
-      return emitOpError() << "spatial dim " << i << ": the input gradient needs "
-                              "padding at most dilation * (kernel - 1)";
   }
   if (getGradInput().getType() != x || getGradWeight().getType() != w ||
       getGradBias().getType() != RankedTensorType::get({cout}, element))
