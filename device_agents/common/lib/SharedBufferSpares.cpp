@@ -1,7 +1,8 @@
 //===- SharedBufferSpares.cpp - output memfds made ahead of the call ------===//
 //
-// This file implements SharedBufferSpares with one background thread, at a
-// lower priority than the compute threads, that makes the spares asked for
+// This file implements SharedBufferSpares with one background thread, in
+// SCHED_IDLE (it runs on cores the compute threads leave idle), that makes
+// the spares asked for
 // (AlignedBuffer::allocateShared with populate) and frees the ones dropped,
 // so that neither happens on a call's path.
 //
@@ -12,6 +13,8 @@
 #include <system_error>
 #include <utility>
 
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -22,8 +25,8 @@ namespace {
 
 /// How often the thread wakes without work, to drop idle spares.
 constexpr std::chrono::seconds kSweepInterval{10};
-/// Nice value of the thread: it yields to the compute threads.
-constexpr int kNice = 10;
+/// Nice value of the thread where SCHED_IDLE is refused.
+constexpr int kNice = 19;
 
 } // namespace
 
@@ -78,9 +81,13 @@ absl::StatusOr<AlignedBuffer> SharedBufferSpares::take(int64_t size) {
 }
 
 void SharedBufferSpares::refillLoop() {
-  // A thread's own nice value (Linux schedules threads as tasks).
-  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)),
-                      kNice);
+  // SCHED_IDLE: the thread runs where a core has nothing else to do, so
+  // it does not preempt compute threads (whose barriers would then wait
+  // for the preempted one). Failing that, a high nice value.
+  sched_param idle{};
+  if (::pthread_setschedparam(::pthread_self(), SCHED_IDLE, &idle) != 0)
+    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)),
+                        kNice);
   std::unique_lock<std::mutex> lock(mutex);
   for (;;) {
     changed.wait_for(lock, kSweepInterval, [&] {
