@@ -265,8 +265,7 @@ absl::StatusOr<Values> cumsum(NodeImporter &n, bool product) {
                                              n.b().getBoolAttr(product))};
 }
 
-/// diagonal: move dim1/dim2 last, flatten them, select the diagonal's flat
-/// positions with a constant index.
+/// diagonal (and diagonal_copy): one aten.diagonal.
 absl::StatusOr<Values> diagonal(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
@@ -274,6 +273,8 @@ absl::StatusOr<Values> diagonal(NodeImporter &n) {
   int64_t rank = in.getRank();
   if (rank < 2)
     return n.error("diagonal needs rank >= 2");
+  if (!in.hasStaticShape())
+    return n.unimplemented("diagonal of a tensor with symbolic sizes");
   ASSIGN_OR_RETURN(int64_t offset, n.intAttr("offset", 0));
   ASSIGN_OR_RETURN(int64_t raw1, n.intAttr("dim1", 0));
   ASSIGN_OR_RETURN(int64_t raw2, n.intAttr("dim2", 1));
@@ -281,35 +282,9 @@ absl::StatusOr<Values> diagonal(NodeImporter &n) {
   ASSIGN_OR_RETURN(int64_t d2, n.normalizeDim(raw2, rank));
   if (d1 == d2)
     return n.error("diagonal dims must differ");
-  SmallVector<int64_t> perm, shape;
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != d1 && d != d2) {
-      perm.push_back(d);
-      shape.push_back(in.getDimSize(d));
-    }
-  perm.append({d1, d2});
-  int64_t rows = in.getDimSize(d1), cols = in.getDimSize(d2);
-  if (offset <= -rows || offset >= cols)
-    return n.unimplemented("empty diagonal (zero-size result)");
-  int64_t r0 = std::max<int64_t>(-offset, 0), c0 = std::max<int64_t>(offset, 0);
-  int64_t length = std::min(rows - r0, cols - c0);
-  if (length <= 0)
-    return n.unimplemented("empty diagonal (zero-size result)");
-  SmallVector<int64_t> permuted(shape);
-  permuted.append({rows, cols});
-  Value v = n.b().create<aten::PermuteOp>(n.loc(), in.clone(permuted), self,
-                                          n.b().getDenseI64ArrayAttr(perm));
-  SmallVector<int64_t> flat(shape);
-  flat.push_back(rows * cols);
-  v = n.b().create<aten::ViewOp>(n.loc(), in.clone(flat), v);
-  SmallVector<int64_t> positions;
-  for (int64_t i = 0; i < length; ++i)
-    positions.push_back((i + r0) * cols + i + c0);
-  auto indexType = RankedTensorType::get({length}, n.b().getI64Type());
-  Value index = n.b().create<aten::ConstantOp>(
-      n.loc(), indexType, DenseElementsAttr::get(indexType, ArrayRef<int64_t>(positions)));
-  return Values{n.b().create<aten::IndexSelectOp>(
-      n.loc(), type, v, index, n.b().getI64IntegerAttr(rank - 2))};
+  return Values{n.b().create<aten::DiagonalOp>(
+      n.loc(), type, self, n.b().getI64IntegerAttr(offset),
+      n.b().getI64IntegerAttr(d1), n.b().getI64IntegerAttr(d2))};
 }
 
 //===--------------------------------------------------------------------===//
@@ -814,32 +789,17 @@ absl::StatusOr<Values> logSoftmax(NodeImporter &n) {
                                                  n.b().getI64IntegerAttr(dim))};
 }
 
-/// flip: one index_select per dim with a constant reversed index.
+/// flip: one aten.flip.
 absl::StatusOr<Values> flip(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   ASSIGN_OR_RETURN(std::vector<int64_t> dims, dimList(n, self, "dims"));
-  Type i64 = n.b().getI64Type();
-  for (int64_t dim : dims) {
-    int64_t extent = typeOf(self).getDimSize(dim);
-    if (extent == 1)
-      continue;
-    if (extent > kMaxConstantTable)
-      return n.unimplemented(absl::StrCat("flip of a dim with ", extent,
-                                          " elements"));
-    SmallVector<int64_t> reversed;
-    for (int64_t i = extent - 1; i >= 0; --i)
-      reversed.push_back(i);
-    auto indexType = RankedTensorType::get({extent}, i64);
-    Value index = n.b().create<aten::ConstantOp>(
-        n.loc(), indexType,
-        DenseElementsAttr::get(indexType, ArrayRef<int64_t>(reversed)));
-    self = n.b().create<aten::IndexSelectOp>(n.loc(), typeOf(self), self, index,
-                                             n.b().getI64IntegerAttr(dim));
-  }
+  if (!typeOf(self).hasStaticShape())
+    return n.unimplemented("flip of a tensor with symbolic sizes");
   if (typeOf(self) != type)
     return n.error("flip cannot change the type");
-  return Values{self};
+  return Values{n.b().create<aten::FlipOp>(n.loc(), self,
+                                           n.b().getDenseI64ArrayAttr(dims))};
 }
 
 absl::StatusOr<Values> gather(NodeImporter &n) {

@@ -2,7 +2,8 @@
 //
 // This file implements the lowering of ATen's shape ops: views become
 // collapse/expand_shape, permutes linalg.transpose, expands broadcasting
-// linalg.generic copies.
+// linalg.generic copies, and flips and diagonals linalg.generic copies
+// whose input map runs backwards or along the diagonal.
 //
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
@@ -78,9 +79,85 @@ struct ExpandLowering : OpConversionPattern<ExpandOp> {
   }
 };
 
+/// A copy of `input` into a fresh `type` whose input map is `inputMap`
+/// (over the result's dims).
+Value buildMappedCopy(OpBuilder &b, Location loc, RankedTensorType type,
+                      Value input, AffineMap inputMap) {
+  int64_t rank = type.getRank();
+  Value init = b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+  SmallVector<AffineMap> maps = {inputMap, b.getMultiDimIdentityMap(rank)};
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  return b
+      .create<linalg::GenericOp>(
+          loc, type, input, init, maps, iterators,
+          [](OpBuilder &nb, Location nloc, ValueRange args) {
+            nb.create<linalg::YieldOp>(nloc, args[0]);
+          })
+      .getResult(0);
+}
+
+struct FlipLowering : OpConversionPattern<FlipOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(FlipOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> reads;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      reads.push_back(getAffineDimExpr(d, ctx));
+    // Element i of a flipped dim of extent n reads n - 1 - i.
+    for (int64_t d : op.getDims())
+      reads[d] = getAffineConstantExpr(type.getDimSize(d) - 1, ctx) -
+                 getAffineDimExpr(d, ctx);
+    rewriter.replaceOp(op, buildMappedCopy(rewriter, op.getLoc(), type,
+                                           adaptor.getSelf(),
+                                           AffineMap::get(type.getRank(), 0, reads, ctx)));
+    return success();
+  }
+};
+
+struct DiagonalLowering : OpConversionPattern<DiagonalOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(DiagonalOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t outRank = type.getRank(), inRank = outRank + 1;
+    int64_t d1 = op.getDim1(), d2 = op.getDim2(), offset = op.getOffset();
+    int64_t length = type.getDimSize(outRank - 1);
+    // The square of self's dim1 x dim2 the diagonal crosses: from row
+    // max(-offset, 0) and column max(offset, 0), `length` of each. (Read
+    // through a map with dim1 at i + r0, linalg would size i by a dim of
+    // self it also appears alone in, and refuse the rest.)
+    auto in = cast<RankedTensorType>(adaptor.getSelf().getType());
+    SmallVector<int64_t> offsets(inRank, 0), sizes(in.getShape()), strides(inRank, 1);
+    offsets[d1] = length ? std::max<int64_t>(-offset, 0) : 0;
+    offsets[d2] = length ? std::max<int64_t>(offset, 0) : 0;
+    sizes[d1] = sizes[d2] = length;
+    Value square = rewriter.create<tensor::ExtractSliceOp>(
+        loc, in.clone(sizes), adaptor.getSelf(), ValueRange{}, ValueRange{},
+        ValueRange{}, rewriter.getDenseI64ArrayAttr(offsets),
+        rewriter.getDenseI64ArrayAttr(sizes), rewriter.getDenseI64ArrayAttr(strides));
+    // The result's dims are self's others in order, then the diagonal's i,
+    // which reads the square at (i, i).
+    AffineExpr i = getAffineDimExpr(outRank - 1, ctx);
+    SmallVector<AffineExpr> reads;
+    int64_t next = 0;
+    for (int64_t d = 0; d < inRank; ++d)
+      reads.push_back(d == d1 || d == d2 ? i : getAffineDimExpr(next++, ctx));
+    rewriter.replaceOp(op, buildMappedCopy(rewriter, loc, type, square,
+                                           AffineMap::get(outRank, 0, reads, ctx)));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::aten::populateDataMovementPatterns(RewritePatternSet &patterns) {
-  patterns.add<ViewLowering, PermuteLowering, ExpandLowering>(
+  patterns.add<ViewLowering, PermuteLowering, ExpandLowering, FlipLowering,
+               DiagonalLowering>(
       patterns.getContext());
 }

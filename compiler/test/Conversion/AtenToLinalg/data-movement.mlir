@@ -52,3 +52,33 @@ func.func @symbolic_views(%x: tensor<?x96xf32>, %b: index, %t: index) -> (tensor
   %1 = aten.view %x sizes(%b) : (tensor<?x96xf32>) -> tensor<?x192xf32>
   return %0, %1 : tensor<?x?x96xf32>, tensor<?x192xf32>
 }
+
+// -----
+
+// Flipped dims read backwards (extent - 1 - i); the others as they are.
+// CHECK: #[[IN:.+]] = affine_map<(d0, d1, d2) -> (-d0 + 3, d1, -d2 + 4)>
+// CHECK: #[[OUT:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func @flip
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%arg0 : tensor<4x2x5xf32>) outs(%{{.+}} : tensor<4x2x5xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: linalg.yield %[[A]]
+func.func @flip(%x: tensor<4x2x5xf32>) -> tensor<4x2x5xf32> {
+  %0 = aten.flip %x {dims = array<i64: 0, 2>} : tensor<4x2x5xf32>
+  return %0 : tensor<4x2x5xf32>
+}
+
+// -----
+
+// Offset 1 along dims 0 and 2: the 4x2x4 square from (0, 0, 1), read at
+// (i, j, i) into result (j, i); offset -2 the 2x2x2 square from (2, 0, 0).
+// CHECK-DAG: #[[DIAG:.+]] = affine_map<(d0, d1) -> (d1, d0, d1)>
+// CHECK-LABEL: func @diagonal
+// CHECK: %[[SQ:.+]] = tensor.extract_slice %arg0[0, 0, 1] [4, 2, 4] [1, 1, 1] : tensor<4x2x5xf32> to tensor<4x2x4xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[DIAG]], #{{.+}}]{{.+}} ins(%[[SQ]] : tensor<4x2x4xf32>) outs(%{{.+}} : tensor<2x4xf32>)
+// CHECK: %[[SQ2:.+]] = tensor.extract_slice %arg0[2, 0, 0] [2, 2, 2] [1, 1, 1] : tensor<4x2x5xf32> to tensor<2x2x2xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[DIAG]], #{{.+}}]{{.+}} ins(%[[SQ2]] : tensor<2x2x2xf32>) outs(%{{.+}} : tensor<2x2xf32>)
+func.func @diagonal(%x: tensor<4x2x5xf32>) -> (tensor<2x4xf32>, tensor<2x2xf32>) {
+  %0 = aten.diagonal %x {offset = 1 : i64, dim1 = 0 : i64, dim2 = 2 : i64} : (tensor<4x2x5xf32>) -> tensor<2x4xf32>
+  %1 = aten.diagonal %x {offset = -2 : i64, dim1 = 0 : i64, dim2 = 2 : i64} : (tensor<4x2x5xf32>) -> tensor<2x2xf32>
+  return %0, %1 : tensor<2x4xf32>, tensor<2x2xf32>
+}

@@ -814,3 +814,52 @@ func.func @convolution_backward_huge_padding(%dy: tensor<1x1x3xf32>, %x: tensor<
       : (tensor<1x1x3xf32>, tensor<1x1x1xf32>, tensor<1x1x1xf32>) -> (tensor<1x1x1xf32>, tensor<1x1x1xf32>, tensor<1xf32>)
   return %db : tensor<1xf32>
 }
+
+// -----
+
+func.func @flip_dim_range(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{dim 2 is out of range}}
+  %0 = aten.flip %x {dims = array<i64: 2>} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @flip_dim_twice(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{dim 1 appears twice}}
+  %0 = aten.flip %x {dims = array<i64: 1, 1>} : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @diagonal_rank(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{self needs rank 2 or more}}
+  %0 = aten.diagonal %x {offset = 0 : i64, dim1 = 0 : i64, dim2 = 1 : i64} : (tensor<3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @diagonal_same_dims(%x: tensor<3x3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{dim1 1 and dim2 1 must be distinct dims of self}}
+  %0 = aten.diagonal %x {offset = 0 : i64, dim1 = 1 : i64, dim2 = 1 : i64} : (tensor<3x3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @diagonal_length(%x: tensor<3x5xf32>) -> tensor<3xf32> {
+  // An offset of 3 leaves 2 elements: (0, 3) and (1, 4).
+  // expected-error @+1 {{result shape must be self's other dims, then the diagonal's length}}
+  %0 = aten.diagonal %x {offset = 3 : i64, dim1 = 0 : i64, dim2 = 1 : i64} : (tensor<3x5xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @diagonal_element_type(%x: tensor<3x3xf32>) -> tensor<3xf64> {
+  // expected-error @+1 {{cannot change the element type}}
+  %0 = aten.diagonal %x {offset = 0 : i64, dim1 = 0 : i64, dim2 = 1 : i64} : (tensor<3x3xf32>) -> tensor<3xf64>
+  return %0 : tensor<3xf64>
+}

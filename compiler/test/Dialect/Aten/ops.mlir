@@ -203,3 +203,14 @@ func.func @lu_factor(%a: tensor<2x3x3xf64>) -> tensor<2x3xi64> {
       : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi1>)
   return %pivots : tensor<2x3xi64>
 }
+
+// -----
+
+// CHECK-LABEL: func @flip_and_diagonal
+func.func @flip_and_diagonal(%x: tensor<4x2x5xf32>) -> (tensor<4x2x5xf32>, tensor<2x4xf32>) {
+  // CHECK: aten.flip %{{.*}} {dims = array<i64: 0, 2>} : tensor<4x2x5xf32>
+  %0 = aten.flip %x {dims = array<i64: 0, 2>} : tensor<4x2x5xf32>
+  // CHECK: aten.diagonal %{{.*}} {dim1 = 0 : i64, dim2 = 2 : i64, offset = 1 : i64} : (tensor<4x2x5xf32>) -> tensor<2x4xf32>
+  %1 = aten.diagonal %x {offset = 1 : i64, dim1 = 0 : i64, dim2 = 2 : i64} : (tensor<4x2x5xf32>) -> tensor<2x4xf32>
+  return %0, %1 : tensor<4x2x5xf32>, tensor<2x4xf32>
+}

@@ -413,6 +413,49 @@ LogicalResult CatOp::verify() {
   return success();
 }
 
+LogicalResult FlipOp::verify() {
+  int64_t rank = getType().getRank();
+  SmallVector<bool> seen(rank, false);
+  for (int64_t dim : getDims()) {
+    if (dim < 0 || dim >= rank)
+      return emitOpError() << "dim " << dim << " is out of range";
+    if (seen[dim])
+      return emitOpError() << "dim " << dim << " appears twice";
+    seen[dim] = true;
+  }
+  return success();
+}
+
+int64_t DiagonalOp::length(int64_t rows, int64_t cols, int64_t offset) {
+  // Offsets past the matrix give an empty diagonal; both are extents, so
+  // neither difference overflows.
+  if (offset >= cols || offset <= -rows)
+    return 0;
+  return std::min(rows - std::max<int64_t>(-offset, 0),
+                  cols - std::max<int64_t>(offset, 0));
+}
+
+LogicalResult DiagonalOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getSelf());
+  int64_t rank = in.size(), d1 = getDim1(), d2 = getDim2();
+  if (rank < 2)
+    return emitOpError("self needs rank 2 or more");
+  if (d1 < 0 || d1 >= rank || d2 < 0 || d2 >= rank || d1 == d2)
+    return emitOpError() << "dim1 " << d1 << " and dim2 " << d2
+                         << " must be distinct dims of self";
+  SmallVector<int64_t> expected;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != d1 && d != d2)
+      expected.push_back(in[d]);
+  expected.push_back(length(in[d1], in[d2], getOffset()));
+  if (ArrayRef<int64_t>(expected) != getType().getShape())
+    return emitOpError("result shape must be self's other dims, then the "
+                       "diagonal's length");
+  if (getSelf().getType().getElementType() != getType().getElementType())
+    return emitOpError("cannot change the element type");
+  return success();
+}
+
 LogicalResult IndexSelectOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getSelf()), index = shapeOf(getIndex());
   int64_t dim = getDim();

@@ -390,6 +390,52 @@ def Aten_CatOp : Aten_Op<"cat", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_FlipOp : Aten_Op<"flip", [Pure, SameOperandsAndResultType]> {
+  let summary = "Reverses the order of the elements along `dims`.";
+  let description = [{
+    `flip`: result element i of a flipped dim d reads self's element
+    self.shape[d] - 1 - i. The dims are distinct and in range. It lowers to
+    one copy whose input indexing runs backwards: no index table.
+
+    Example:
+    ```mlir
+    %0 = aten.flip %x {dims = array<i64: 0, 2>} : tensor<2x3x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, DenseI64ArrayAttr:$dims);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` type($self)";
+  let hasVerifier = 1;
+}
+
+def Aten_DiagonalOp : Aten_Op<"diagonal", [Pure]> {
+  let summary = "The diagonal of dims `dim1` and `dim2`, `offset` above the main one.";
+  let description = [{
+    `diagonal` (and `diagonal_copy`): the result has self's other dims in
+    order, then the diagonal: element (..., i) reads self at dim1 = i +
+    max(-offset, 0) and dim2 = i + max(offset, 0). Its length is
+    min(rows - max(-offset, 0), cols - max(offset, 0)), or 0 when the
+    offset passes the matrix. It lowers to one copy that reads along the
+    diagonal: no index table.
+
+    Example:
+    ```mlir
+    %0 = aten.diagonal %x {offset = 1 : i64, dim1 = 0 : i64, dim2 = 2 : i64}
+        : (tensor<4x2x5xf32>) -> tensor<2x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$offset, I64Attr:$dim1,
+                   I64Attr:$dim2);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The length of the diagonal `offset` above the main one of a `rows` x
+    /// `cols` matrix (0 past its corners).
+    static int64_t length(int64_t rows, int64_t cols, int64_t offset);
+  }];
+}
+
 def Aten_IndexSelectOp : Aten_Op<"index_select", [Pure]> {
   let summary = "Select along `dim` by an integer index tensor of any rank.";
   let description = [{
