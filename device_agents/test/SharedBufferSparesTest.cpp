@@ -131,5 +131,20 @@ TEST(SharedBufferSparesTest, SeveralOfOneSizeFollowACallThatTakesSeveral) {
   EXPECT_EQ(spares.hits(), 6u);
 }
 
+TEST(SharedBufferSparesTest, SparesStayUnderTheirCountWhateverTheBudget) {
+  // Each spare holds a descriptor: a generous budget of small outputs must
+  // not eat the agent's limit of them.
+  SharedBufferSpares spares(1 << 30);
+  std::vector<AlignedBuffer> outputs;
+  for (int i = 0; i < SharedBufferSpares::kMaxSpares + 16; ++i) {
+    auto taken = spares.take(SharedBufferSpares::kMinBytes);
+    ASSERT_TRUE(taken.ok()) << taken.status();
+    outputs.push_back(std::move(*taken));
+  }
+  spares.waitIdle();
+  EXPECT_LE(spares.readyCount(), static_cast<size_t>(SharedBufferSpares::kMaxSpares));
+  EXPECT_GT(spares.readyCount(), 0u);
+}
+
 } // namespace
 } // namespace kiln::agent

@@ -3,7 +3,7 @@ broadcasting and PyTorch's type promotion."""
 
 import torch
 
-from tests.registry.registry import (DTYPE_NAMES, const, positive, rand, randint, randn,
+from tests.registry.registry import (DTYPE_NAMES, const, positive, rand, randbool, randint, randn,
                                      register)
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
@@ -28,6 +28,11 @@ for op, fn in ARITH.items():
     for dt in INTS:
         register(f"{op}_{DTYPE_NAMES[dt]}", fn, _int_spec(dt, 3, 4), _int_spec(dt, 3, 4))
 register("add_alpha_f32", lambda a, b: torch.add(a, b, alpha=2.5), randn(3, 4), randn(3, 4))
+# A bool alpha on bool tensors (refused before: "alpha must be a number").
+register("add_alpha_true_bool", lambda a, b: torch.add(a, b, alpha=True), randbool(3, 4),
+         randbool(3, 4))
+register("add_alpha_false_bool", lambda a, b: torch.add(a, b, alpha=False), randbool(3, 4),
+         randbool(3, 4))
 register("sub_alpha_i32", lambda a, b: torch.sub(a, b, alpha=3),
          randint(-9, 9, 3, 4, dtype=torch.int32), randint(-9, 9, 3, 4, dtype=torch.int32))
 register("add_bool", lambda a, b: a + b, randint(0, 2, 3, 4, dtype=torch.bool),

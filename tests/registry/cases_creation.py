@@ -16,6 +16,21 @@ register("arange_dtype_i32", lambda x: x + torch.arange(6, dtype=torch.int32),
 register("arange_dtype_f64", lambda x: x + torch.arange(-2, 2, 0.5, dtype=torch.float64),
          randn(8, dtype=torch.float64))
 register("arange_only_i64", lambda x: torch.arange(7) * x.sum().long(), randint(0, 3, 2))
+# An integer arange takes start and step cut to integers, the length from
+# the numbers as given (issue 15: these were wrong answers).
+register("arange_i32_fractional_step_cut_to_zero",
+         lambda x: x + torch.arange(0, 64, 0.5, dtype=torch.int32),
+         randint(0, 5, 128, dtype=torch.int32))
+register("arange_i64_fractional_start", lambda x: x + torch.arange(-0.9, 2.1, 2.0, dtype=torch.int64),
+         randint(0, 5, 2))
+register("arange_i32_fractional_start_negative_step",
+         lambda x: x + torch.arange(2.1, -2.9, -1.0, dtype=torch.int32),
+         randint(0, 5, 5, dtype=torch.int32))
+register("arange_u8_fractional_step", lambda x: x + torch.arange(1.7, 8, 2.6, dtype=torch.uint8),
+         randint(0, 5, 3, dtype=torch.uint8))
+# Bools are numbers (a Python bool is an int to torch).
+register("arange_bool_bounds_i32", lambda x: x + torch.arange(False, True, True, dtype=torch.int32),
+         randint(0, 5, 1, dtype=torch.int32))
 register("arange_f16", lambda x: x * torch.arange(4, dtype=torch.float16),
          randn(3, 4, dtype=torch.float16))
 for dt in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32,

@@ -97,6 +97,11 @@ register("all_d1_bool", lambda x: x.all(1), randint(0, 10, 4, 3, dtype=torch.boo
 register("any_d1_bool", lambda x: x.any(1), randbool(4, 6))
 register("all_f32", lambda x: torch.all(x > -1.5), randn(4, 6))
 register("any_i32", lambda x: torch.any(x, 0), randint(0, 2, 4, 6, dtype=torch.int32))
+# Over uint8, eager's any/all answer 0/1 in uint8 (refused before, issue 15).
+register("any_u8", lambda x: torch.any(x, 1), randint(0, 2, 4, 6, dtype=torch.uint8))
+register("all_u8_keepdim", lambda x: torch.all(x, 0, keepdim=True),
+         randint(0, 3, 4, 6, dtype=torch.uint8))
+register("any_u8_whole", lambda x: torch.any(x), randint(0, 2, 4, 6, dtype=torch.uint8))
 register("logsumexp_f32", lambda x: torch.logsumexp(x, -1), randn(4, 6, scale=3.0))
 register("norm_l2_f32", lambda x: torch.linalg.vector_norm(x, 2, -1), randn(4, 6))
 register("norm_l1_keep_f32", lambda x: torch.linalg.vector_norm(x, 1, 0, keepdim=True),

@@ -67,6 +67,15 @@ absl::StatusOr<Values> convolutionBackward(NodeImporter &n) {
     return n.unimplemented("convolution_backward of a transposed convolution");
   if (mask.size() != 3)
     return n.error("output_mask needs 3 entries");
+  // Its input gradient is a transposed convolution, computed uncut when the
+  // padding passes dilation * (kernel - 1).
+  if (mask[0] && xType.hasStaticShape() && wType.hasStaticShape() &&
+      aten::uncutTransposedConvolutionTooLarge(xType.getShape(),
+                                               wType.getShape().drop_front(2),
+                                               padding, dilation))
+    return n.unimplemented(absl::StrCat(
+        "the input gradient of a convolution padded past its kernel: its uncut "
+        "extents would pass ", aten::kMaxTensorElements, " elements"));
   SmallVector<Type> types = {
       xType, wType, RankedTensorType::get({wType.getDimSize(0)}, xType.getElementType())};
   for (int i = 0; i < 3; ++i)

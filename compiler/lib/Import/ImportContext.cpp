@@ -257,6 +257,9 @@ absl::StatusOr<double> NodeImporter::floatAttr(const std::string &name,
       return arg->attribute().f();
     if (arg->attribute().kind_case() == v1::Attribute::kI)
       return static_cast<double>(arg->attribute().i());
+    // A Python bool is a number to torch (arange(False, True), alpha=True).
+    if (arg->attribute().kind_case() == v1::Attribute::kB)
+      return arg->attribute().b() ? 1.0 : 0.0;
   }
   return error(absl::StrCat("argument '", name, "' must be a number"));
 }

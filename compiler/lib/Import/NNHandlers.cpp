@@ -46,21 +46,11 @@ absl::StatusOr<Values> convolution(NodeImporter &n) {
   // to it (kiln-decompose-aten); that uncut output must be a tensor.
   if (transposed && weightType.getRank() == rank && type.getRank() == rank &&
       type.hasStaticShape() && weightType.hasStaticShape() &&
-      padding.size() == s && dilation.size() == s) {
-    __int128 uncut = static_cast<__int128>(type.getDimSize(0)) * type.getDimSize(1);
-    for (size_t i = 0; i < s; ++i) {
-      if (dilation[i] < 1 || padding[i] < 0)
-        continue; // the verifier's to name
-      __int128 reach = static_cast<__int128>(dilation[i]) * (weightType.getDimSize(2 + i) - 1);
-      __int128 beyond = padding[i] > reach ? padding[i] - reach : 0;
-      uncut *= type.getDimSize(2 + i) + 2 * beyond;
-      if (uncut > kiln::aten::kMaxTensorElements)
-        return n.unimplemented(absl::StrCat(
-            "transposed convolution with padding ", padding[i],
-            " above dilation * (kernel - 1): its uncropped output would pass ",
-            kiln::aten::kMaxTensorElements, " elements"));
-    }
-  }
+      kiln::aten::uncutTransposedConvolutionTooLarge(
+          type.getShape(), weightType.getShape().drop_front(2), padding, dilation))
+    return n.unimplemented(absl::StrCat(
+        "transposed convolution padded past dilation * (kernel - 1): its "
+        "uncropped output would pass ", kiln::aten::kMaxTensorElements, " elements"));
   auto b = [&](ArrayRef<int64_t> v) { return n.b().getDenseI64ArrayAttr(v); };
   return Values{n.b().create<aten::ConvolutionOp>(
       n.loc(), type, input, weight, bias.value_or(Value()), b(stride),

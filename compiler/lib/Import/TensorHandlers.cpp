@@ -204,6 +204,23 @@ template <typename Op> absl::StatusOr<Values> reduce(NodeImporter &n) {
   return reduceAt<Op>(n, 0);
 }
 
+/// any / all: a boolean reduction; over a uint8 tensor eager answers 0/1 in
+/// uint8, which a copy of the boolean result gives.
+template <typename Op> absl::StatusOr<Values> logicalReduce(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  if (type.getElementType().isInteger(1))
+    return reduce<Op>(n);
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  if (typeOf(self).getElementType() != type.getElementType())
+    return n.error("any/all answer booleans, or uint8 for a uint8 tensor");
+  ASSIGN_OR_RETURN(std::vector<int64_t> dims, dimList(n, self));
+  ASSIGN_OR_RETURN(bool keepdim, n.boolAttr("keepdim", false));
+  Value reduced = n.b().create<Op>(n.loc(), type.clone(n.b().getI1Type()), self,
+                                   n.b().getDenseI64ArrayAttr(dims),
+                                   n.b().getBoolAttr(keepdim));
+  return Values{pointwise(n, type, "copy", reduced)};
+}
+
 absl::StatusOr<Value> argReduce(NodeImporter &n, bool max, int result) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(result));
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
@@ -866,10 +883,17 @@ absl::StatusOr<Values> arange(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(double start, n.floatAttr("start", 0.0));
   ASSIGN_OR_RETURN(double step, n.floatAttr("step", 1.0));
-  if (step == 0.0)
-    return n.error("arange step must be non-zero");
+  if (step == 0.0 || !std::isfinite(step) || !std::isfinite(start))
+    return n.error("arange needs a finite start and a finite, non-zero step");
   if (type.getRank() != 1)
     return n.error("arange produces a 1-D tensor");
+  // Eager computes an integer arange in int64 from start and step cut to
+  // integers (the length from the numbers as given): arange(0, 64, 0.5)
+  // in int32 is 128 zeros, arange(-0.9, 2.1, 2.0) is [0, 2].
+  if (isa<IntegerType>(type.getElementType())) {
+    start = std::trunc(start);
+    step = std::trunc(step);
+  }
   return Values{n.b().create<aten::ArangeOp>(n.loc(), type,
                                              n.b().getF64FloatAttr(start),
                                              n.b().getF64FloatAttr(step))};
@@ -995,8 +1019,8 @@ void addTensorHandlers(OpHandlerTable &t) {
   t["aten.max.dim"] = [](NodeImporter &n) { return maxMinDim(n, true); };
   t["aten.min.dim"] = [](NodeImporter &n) { return maxMinDim(n, false); };
   for (const char *overload : {"dim", "dims", "default"}) {
-    t[absl::StrCat("aten.any.", overload)] = reduce<aten::AnyOp>;
-    t[absl::StrCat("aten.all.", overload)] = reduce<aten::AllOp>;
+    t[absl::StrCat("aten.any.", overload)] = logicalReduce<aten::AnyOp>;
+    t[absl::StrCat("aten.all.", overload)] = logicalReduce<aten::AllOp>;
   }
   t["aten.argmax.default"] = [](NodeImporter &n) -> absl::StatusOr<Values> {
     ASSIGN_OR_RETURN(Value v, argReduce(n, true, 0));
@@ -1016,6 +1040,7 @@ void addTensorHandlers(OpHandlerTable &t) {
   t["aten.cumsum.default"] = [](NodeImporter &n) { return cumsum(n, false); };
   t["aten.cumprod.default"] = [](NodeImporter &n) { return cumsum(n, true); };
   t["aten.diagonal.default"] = diagonal;
+  t["aten.diagonal_copy.default"] = diagonal;
   // Data movement.
   t["aten.slice.Tensor"] = slice;
   t["aten.select.int"] = select;

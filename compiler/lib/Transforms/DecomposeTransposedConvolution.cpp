@@ -33,25 +33,30 @@ struct DecomposeCroppingTransposedConvolution
     auto resultType = cast<RankedTensorType>(op.getType());
     auto wType = cast<RankedTensorType>(op.getWeight().getType());
     int64_t rank = resultType.getRank();
+    ArrayRef<int64_t> kernel = wType.getShape().drop_front(2);
+    // The uncut output must be a tensor this compiler forms (the importer
+    // refuses larger ones as UNIMPLEMENTED); that also bounds every extent
+    // below by 2^40.
+    if (!resultType.hasStaticShape() || !wType.hasStaticShape() ||
+        kernel.size() + 2 != static_cast<size_t>(rank) ||
+        kiln::aten::uncutTransposedConvolutionTooLarge(
+            resultType.getShape(), kernel, op.getPadding(), op.getDilation()))
+      return failure();
     SmallVector<int64_t> padding, widened(resultType.getShape()), cut(rank, 0);
     bool crops = false;
-    __int128 elements = 1;
-    for (int64_t i = 0; i < rank; ++i) {
-      if (i >= 2) {
-        int64_t p = op.getPadding()[i - 2], d = op.getDilation()[i - 2];
-        // Both at most 2^62 (the verifier's bounds on extents).
-        __int128 reach = static_cast<__int128>(d) * (wType.getDimSize(i) - 1);
-        int64_t kept = static_cast<int64_t>(std::min<__int128>(p, reach));
-        padding.push_back(kept);
-        cut[i] = p - kept;
-        crops |= cut[i] > 0;
-        widened[i] += 2 * cut[i];
-      }
-      elements *= widened[i];
+    for (int64_t i = 2; i < rank; ++i) {
+      int64_t p = op.getPadding()[i - 2], d = op.getDilation()[i - 2], k = kernel[i - 2];
+      if (k < 1 || p < 0 || d < 1)
+        return failure(); // the verifier's to refuse
+      // The uncut extent is at most 2^40, so is p - kept.
+      __int128 reach = static_cast<__int128>(d) * (k - 1);
+      int64_t kept = static_cast<int64_t>(std::min<__int128>(p, reach));
+      padding.push_back(kept);
+      cut[i] = p - kept;
+      crops |= cut[i] > 0;
+      widened[i] += 2 * cut[i];
     }
-    // The uncut output must be a tensor this compiler forms (importer
-    // refuses larger ones as UNIMPLEMENTED).
-    if (!crops || elements > kiln::aten::kMaxTensorElements)
+    if (!crops)
       return failure();
     Location loc = op.getLoc();
     Value uncut = r.create<aten::ConvolutionOp>(

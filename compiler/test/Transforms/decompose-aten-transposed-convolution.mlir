@@ -29,3 +29,16 @@ func.func @untouched(%x: tensor<1x2x5x5xf32>, %w: tensor<2x3x3x3xf32>, %v: tenso
       : (tensor<1x2x5x5xf32>, tensor<3x2x1x1xf32>) -> tensor<1x3x9x9xf32>
   return %0, %1 : tensor<1x3x5x5xf32>, tensor<1x3x9x9xf32>
 }
+
+// -----
+
+// An uncut output past 2^40 elements (2 x 1 x (2^40 - 1)) stays as it is,
+// for the lowering to refuse by name; nothing overflows on the way.
+// CHECK-LABEL: func @too_large_to_widen
+// CHECK: aten.convolution %arg0, %arg1 {{.+}}padding = array<i64: 549755813887>{{.+}}transposed = true
+// CHECK-NOT: aten.slice
+func.func @too_large_to_widen(%x: tensor<2x1x1xf32>, %w: tensor<1x1x1xf32>) -> tensor<2x1x1xf32> {
+  %0 = aten.convolution %x, %w {stride = array<i64: 1099511627776>, padding = array<i64: 549755813887>, dilation = array<i64: 1>, output_padding = array<i64: 1099511627774>, transposed = true, groups = 1 : i64}
+      : (tensor<2x1x1xf32>, tensor<1x1x1xf32>) -> tensor<2x1x1xf32>
+  return %0 : tensor<2x1x1xf32>
+}

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -17,6 +18,12 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <fcntl.h>
+
+// Linux 5.14; glibc names it from 2.35.
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
 
 namespace kiln::agent {
 
@@ -96,7 +103,15 @@ absl::StatusOr<AlignedBuffer> AlignedBuffer::allocateShared(int64_t size,
   if (::ftruncate(fd, size) != 0)
     return absl::ResourceExhaustedError(absl::StrCat(
         "cannot size a shared tensor of ", size, " bytes: ", std::strerror(errno)));
-  // Fresh memfd pages read as zero: no memset.
+  // Fresh memfd pages read as zero: no memset. To populate, the pages are
+  // allocated (and zeroed) first as a file operation, outside this
+  // process's memory-map lock, then mapped in steps: each step holds that
+  // lock (for reading) only briefly, so the call path's mmap and munmap
+  // never wait long behind a background thread.
+  if (populate && ::fallocate(fd, 0, 0, size) != 0)
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "cannot allocate the pages of a shared tensor of ", size, " bytes: ",
+        std::strerror(errno)));
   void *memory = ::mmap(nullptr, static_cast<size_t>(size),
                         PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (memory == MAP_FAILED)
@@ -105,16 +120,22 @@ absl::StatusOr<AlignedBuffer> AlignedBuffer::allocateShared(int64_t size,
   buffer.bytes = static_cast<uint8_t *>(memory);
   buffer.length = size;
   buffer.mappedLength = static_cast<size_t>(size);
-  if (populate && ::madvise(memory, buffer.mappedLength, MADV_POPULATE_WRITE) != 0) {
+  constexpr size_t kPopulateStep = size_t{2} << 20;
+  for (size_t at = 0; populate && at < buffer.mappedLength; at += kPopulateStep) {
+    size_t length = std::min(kPopulateStep, buffer.mappedLength - at);
+    if (::madvise(buffer.bytes + at, length, MADV_POPULATE_WRITE) == 0)
+      continue;
     if (errno != EINVAL) // out of memory, where a write would be a SIGBUS
       return absl::ResourceExhaustedError(
-          absl::StrCat("cannot allocate the pages of a shared tensor of ", size,
+          absl::StrCat("cannot map the pages of a shared tensor of ", size,
                        " bytes: ", std::strerror(errno)));
-    // Before Linux 5.14: a write per page allocates it all the same.
+    // Before Linux 5.14: a write per page maps it all the same (the pages
+    // are allocated already).
     long page = ::sysconf(_SC_PAGESIZE);
-    for (size_t offset = 0; offset < buffer.mappedLength;
+    for (size_t offset = at; offset < buffer.mappedLength;
          offset += static_cast<size_t>(page))
       static_cast<volatile uint8_t *>(memory)[offset] = 0;
+    break;
   }
   return buffer;
 }

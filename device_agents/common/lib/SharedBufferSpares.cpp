@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/SharedBufferSpares.h"
 
+#include <algorithm>
+#include <new>
 #include <optional>
 #include <system_error>
 #include <utility>
@@ -31,7 +33,7 @@ constexpr int kNice = 19;
 } // namespace
 
 SharedBufferSpares::SharedBufferSpares(int64_t budgetBytes)
-    : budgetBytes(budgetBytes < 0 ? 0 : budgetBytes) {}
+    : budgetBytes(std::clamp<int64_t>(budgetBytes, 0, kMaxBudgetBytes)) {}
 
 SharedBufferSpares::~SharedBufferSpares() {
   {
@@ -57,21 +59,21 @@ absl::StatusOr<AlignedBuffer> SharedBufferSpares::take(int64_t size) {
       spare.emplace(std::move(state.ready.back()));
       state.ready.pop_back();
       readyTotal -= size;
+      --spareCount;
       ++hitCount;
     }
-    bool running = thread.joinable();
-    if (!running && !stopping) {
+    if (!thread.joinable() && !stopping && !noThread) {
       try {
         thread = std::thread([this] { refillLoop(); });
-        running = true;
       } catch (const std::system_error &) {
-        // No thread to be had (a process limit): no spares, fresh buffers.
+        noThread = true; // a process limit: fresh buffers from now on
       }
     }
-    if (running && makeRoom(size, size)) {
+    if (thread.joinable() && makeRoom(size, size)) {
+      queue.push_back(size); // first: it is what may throw
       ++state.pending;
       pendingTotal += size;
-      queue.push_back(size);
+      ++spareCount;
     }
   }
   changed.notify_all();
@@ -116,13 +118,19 @@ void SharedBufferSpares::refillLoop() {
     lock.lock();
     making = false;
     pendingTotal -= size;
+    --spareCount;
     auto found = sizes.find(size);
     if (found != sizes.end()) {
       --found->second.pending;
       // Out of memory: the call that asked gets a fresh buffer next time.
       if (made.ok()) {
-        found->second.ready.push_back(std::move(*made));
-        readyTotal += size;
+        try {
+          found->second.ready.push_back(std::move(*made));
+          readyTotal += size;
+          ++spareCount;
+        } catch (const std::bad_alloc &) {
+          // Not kept: freed with `made`.
+        }
       }
     }
     changed.notify_all();
@@ -130,7 +138,8 @@ void SharedBufferSpares::refillLoop() {
 }
 
 bool SharedBufferSpares::makeRoom(int64_t needed, int64_t keep) {
-  while (readyTotal + pendingTotal + needed > budgetBytes) {
+  while (readyTotal + pendingTotal + needed > budgetBytes ||
+         spareCount + 1 > kMaxSpares) {
     auto oldest = sizes.end();
     for (auto it = sizes.begin(); it != sizes.end(); ++it)
       if (it->first != keep && !it->second.ready.empty() &&
@@ -142,6 +151,7 @@ bool SharedBufferSpares::makeRoom(int64_t needed, int64_t keep) {
     for (AlignedBuffer &buffer : oldest->second.ready)
       doomed.push_back(std::move(buffer));
     readyTotal -= oldest->first * static_cast<int64_t>(oldest->second.ready.size());
+    spareCount -= static_cast<int>(oldest->second.ready.size());
     oldest->second.ready.clear();
   }
   return true;
@@ -157,6 +167,7 @@ void SharedBufferSpares::dropIdle(std::chrono::steady_clock::time_point now) {
     for (AlignedBuffer &buffer : state.ready)
       doomed.push_back(std::move(buffer));
     readyTotal -= it->first * static_cast<int64_t>(state.ready.size());
+    spareCount -= static_cast<int>(state.ready.size());
     state.ready.clear();
     it = state.pending ? std::next(it) : sizes.erase(it);
   }

@@ -47,12 +47,15 @@ struct AddSubLowering : OpConversionPattern<AtenOp> {
     constexpr bool isAdd = std::is_same_v<AtenOp, AddOp>;
     if (element.isInteger(1) && !isAdd)
       return rewriter.notifyMatchFailure(op, "boolean add/sub is not defined");
-    if (element.isInteger(1)) { // PyTorch: True + True is True.
+    if (element.isInteger(1)) {
+      // PyTorch: True + True is True; alpha False leaves lhs alone.
+      bool addsRhs = op.getAlpha().convertToDouble() != 0.0;
       rewriter.replaceOp(
           op, buildElementwise(
                   rewriter, op.getLoc(), type, {adaptor.getLhs(), adaptor.getRhs()},
-                  [](OpBuilder &b, Location loc, ValueRange args) -> Value {
-                    return b.create<arith::OrIOp>(loc, args[0], args[1]);
+                  [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+                    return addsRhs ? b.create<arith::OrIOp>(loc, args[0], args[1]).getResult()
+                                   : args[0];
                   }));
       return success();
     }

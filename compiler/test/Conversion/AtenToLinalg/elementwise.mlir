@@ -103,3 +103,14 @@ func.func @add_bool(%a: tensor<4xi1>, %b: tensor<4xi1>) -> tensor<4xi1> {
   %0 = aten.add %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   return %0 : tensor<4xi1>
 }
+
+// -----
+
+// alpha False: lhs, whatever rhs holds (add(a, b, alpha=False) is a).
+// CHECK-LABEL: func @add_bool_alpha_false
+// CHECK: ^bb0(%[[A:.+]]: i1, %{{.+}}: i1, %{{.+}}: i1):
+// CHECK-NEXT: linalg.yield %[[A]] : i1
+func.func @add_bool_alpha_false(%a: tensor<4xi1>, %b: tensor<4xi1>) -> tensor<4xi1> {
+  %0 = aten.add %a, %b {alpha = 0.0 : f64} : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}

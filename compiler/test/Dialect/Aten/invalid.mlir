@@ -863,3 +863,22 @@ func.func @diagonal_element_type(%x: tensor<3x3xf32>) -> tensor<3xf64> {
   %0 = aten.diagonal %x {offset = 0 : i64, dim1 = 0 : i64, dim2 = 1 : i64} : (tensor<3x3xf32>) -> tensor<3xf64>
   return %0 : tensor<3xf64>
 }
+
+// -----
+
+func.func @arange_infinite_step() -> tensor<3xf32> {
+  // expected-error @+1 {{start and step must be finite}}
+  %0 = aten.arange {start = 0.0 : f64, step = 0x7FF0000000000000 : f64} : tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @convolution_backward_uncut_gradient(%dy: tensor<2x1x1xf32>, %x: tensor<2x1x1xf32>, %w: tensor<1x1x1xf32>) -> tensor<2x1x1xf32> {
+  // Padding 2^39 - 1 past a 1-wide kernel: the transposed convolution's
+  // uncut output is 2 x 1 x (2^40 - 1) elements.
+  // expected-error @+1 {{the input gradient's uncut extents pass 1099511627776 elements}}
+  %dx, %dw, %db = aten.convolution_backward %dy, %x, %w {stride = array<i64: 1099511627776>, padding = array<i64: 549755813887>, dilation = array<i64: 1>, groups = 1 : i64, output_mask = array<i1: true, false, false>}
+      : (tensor<2x1x1xf32>, tensor<2x1x1xf32>, tensor<1x1x1xf32>) -> (tensor<2x1x1xf32>, tensor<1x1x1xf32>, tensor<1xf32>)
+  return %dx : tensor<2x1x1xf32>
+}

@@ -140,6 +140,13 @@ LogicalResult ConvolutionBackwardOp::verify() {
       return emitOpError() << "spatial dim " << i << ": grad_output extent "
                            << dy.getDimSize(2 + i) << " is not the forward's";
   }
+  // The input gradient is a transposed convolution, computed uncut when the
+  // padding passes dilation * (kernel - 1).
+  if (getOutputMask()[0] &&
+      uncutTransposedConvolutionTooLarge(x.getShape(), w.getShape().drop_front(2),
+                                         getPadding(), getDilation()))
+    return emitOpError() << "the input gradient's uncut extents pass "
+                         << kMaxTensorElements << " elements";
   if (getGradInput().getType() != x || getGradWeight().getType() != w ||
       getGradBias().getType() != RankedTensorType::get({cout}, element))
     return emitOpError("the gradients have the input's, the weight's and (C_out) types");
@@ -352,4 +359,29 @@ LogicalResult BatchStatsNormOp::verify() {
     statShape = {in[1]};
   return verifyStatisticsNorm(*this, getInput(), getWeight(), getBias(),
                               getResult(), getMean(), getRstd(), statShape);
+}
+
+bool kiln::aten::uncutTransposedConvolutionTooLarge(ArrayRef<int64_t> output,
+                                                    ArrayRef<int64_t> kernel,
+                                                    ArrayRef<int64_t> padding,
+                                                    ArrayRef<int64_t> dilation) {
+  // Each factor is at most 2^63 + 2^64: the running product, checked after
+  // every step, stays under 2^40 * 2^65.
+  WideInt elements = 1;
+  for (size_t i = 0; i < output.size(); ++i) {
+    WideInt extent = output[i];
+    size_t s = i - 2;
+    if (i >= 2 && s < kernel.size() && s < padding.size() && s < dilation.size() &&
+        kernel[s] >= 1 && padding[s] >= 0 && dilation[s] >= 1) {
+      WideInt reach = WideInt(dilation[s]) * (kernel[s] - 1);
+      if (padding[s] > reach)
+        extent += 2 * (padding[s] - reach);
+    }
+    if (extent < 0)
+      return false; // a dynamic or malformed extent: the verifier's to name
+    elements *= extent;
+    if (elements > kMaxTensorElements)
+      return true;
+  }
+  return false;
 }

@@ -567,7 +567,10 @@ LogicalResult LogSoftmaxOp::verify() {
 LogicalResult ArangeOp::verify() {
   if (getType().getRank() != 1)
     return emitOpError("produces a 1-D tensor");
-  if (getStep().convertToDouble() == 0.0)
-    return emitOpError("step must be non-zero");
+  // A step of 0 repeats start: an integer arange whose step eager cut to
+  // 0 (the importer refuses a step of 0 as given).
+  if (!std::isfinite(getStep().convertToDouble()) ||
+      !std::isfinite(getStart().convertToDouble()))
+    return emitOpError("start and step must be finite");
   return success();
 }

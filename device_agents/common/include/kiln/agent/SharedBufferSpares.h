@@ -39,6 +39,11 @@ public:
   static constexpr int64_t kDefaultBudgetBytes = int64_t{256} << 20;
   /// Spares of a size nobody asked for in this long are dropped.
   static constexpr std::chrono::seconds kIdleDrop{60};
+  /// Spares (ready or being made) at most: each holds a descriptor, and
+  /// the agent's limit of them is the usual 1024.
+  static constexpr int kMaxSpares = 64;
+  /// Budgets above this are taken as this (sums stay far from overflow).
+  static constexpr int64_t kMaxBudgetBytes = int64_t{1} << 46;
 
   /// Keeps at most `budgetBytes` of spares (0: none; every take() is then
   /// allocateShared()). The thread starts with the first spare asked for.
@@ -71,7 +76,8 @@ private:
 
   void refillLoop();
   /// Drops ready spares of sizes other than `keep`, least recently asked
-  /// first, until `needed` more bytes fit the budget; whether they do.
+  /// first, until one more spare of `needed` bytes fits the budget and
+  /// kMaxSpares; whether it does.
   bool makeRoom(int64_t needed, int64_t keep);
   /// Moves the spares of sizes unasked for kIdleDrop to `doomed`.
   void dropIdle(std::chrono::steady_clock::time_point now);
@@ -84,9 +90,11 @@ private:
   std::vector<AlignedBuffer> doomed; // dropped, for the thread to free
   int64_t readyTotal = 0;
   int64_t pendingTotal = 0;
+  int spareCount = 0; // ready + pending
   uint64_t hitCount = 0;
   bool making = false;
   bool stopping = false;
+  bool noThread = false; // starting it failed once: no spares
   std::thread thread;
 };
 

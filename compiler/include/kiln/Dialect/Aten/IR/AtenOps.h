@@ -39,6 +39,17 @@ inline constexpr int64_t kMaxEmbeddingBagWindow = int64_t{1} << 26;
 std::optional<std::string> embeddingBagBeyondBounds(int64_t bags, int64_t count,
                                                     int64_t width, int64_t mode);
 
+/// Whether the uncut output of a transposed convolution padded past
+/// dilation * (kernel - 1) (DecomposeTransposedConvolution.cpp) would pass
+/// kMaxTensorElements: `output` is the cropped result's shape (N, C,
+/// spatial...), `kernel`, `padding` and `dilation` one entry per spatial
+/// dim. Entries a verifier would refuse (kernel < 1, padding < 0,
+/// dilation < 1) count as not widening; every product is checked.
+bool uncutTransposedConvolutionTooLarge(llvm::ArrayRef<int64_t> output,
+                                        llvm::ArrayRef<int64_t> kernel,
+                                        llvm::ArrayRef<int64_t> padding,
+                                        llvm::ArrayRef<int64_t> dilation);
+
 /// aten.embedding_bag's modes.
 enum EmbeddingBagMode : int64_t {
   kEmbeddingBagSum = 0,

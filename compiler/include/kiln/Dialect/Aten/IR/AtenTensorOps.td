@@ -584,7 +584,8 @@ def Aten_ArangeOp : Aten_Op<"arange", [Pure]> {
   let summary = "A 1-D tensor start, start + step, ...";
   let description = [{
     The result type gives the length and element type; element i is
-    start + i * step computed in f64 and converted.
+    start + i * step computed in f64 and converted. A step of 0 repeats
+    start (an integer arange whose step eager cut to 0).
 
     Example:
     ```mlir
