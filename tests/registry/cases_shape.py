@@ -103,6 +103,13 @@ register("tile_i64", lambda x: torch.tile(x, (2,)), randint(0, 9, 3, 4))
 register("repeat_interleave_f32", lambda x: torch.repeat_interleave(x, 2, dim=1), randn(2, 3))
 register("pad_constant_f32", lambda x: F.pad(x, (1, 2)), randn(2, 3))
 register("pad_constant_value_f32", lambda x: F.pad(x, (1, 1, 2, 0), value=-1.5), randn(2, 3, 4))
+# Negative amounts crop (issue 15: refused before), and padding an empty
+# tensor is all padding.
+register("pad_constant_crop_f32", lambda x: F.pad(x, (-1, 2, 1, -2), value=0.5), randn(2, 4, 5))
+register("pad_constant_crop_whole_dim_i64", lambda x: F.pad(x, (-3, -2)), randint(0, 9, 2, 5))
+register("pad_constant_bool_value_two", lambda m: F.pad(m, (1, 2), value=2.0), randbool(2, 3))
+register("pad_constant_empty_input_f32", lambda x: F.pad(x, (1, 1, 0, 0, 2, 1), value=3.0),
+         randn(0, 3, 3))
 register("pad_reflect_f32", lambda x: F.pad(x, (2, 1), mode="reflect"), randn(1, 2, 5))
 register("pad_replicate_f32", lambda x: F.pad(x, (1, 2, 1, 1), mode="replicate"),
          randn(1, 2, 3, 4))

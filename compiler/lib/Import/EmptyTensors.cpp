@@ -191,6 +191,12 @@ importOverEmptyTensors(NodeImporter &n, const OpHandlerTable &handlers) {
   ASSIGN_OR_RETURN(std::optional<Values> pieces, catWithoutEmptyPieces(n, handlers));
   if (pieces)
     return pieces;
+  // Padding an empty tensor: every element of the result is padding.
+  if (n.opName() == "aten.constant_pad_nd.default" && empty->first == "self") {
+    ASSIGN_OR_RETURN(double value, n.floatAttr("value", 0.0));
+    ASSIGN_OR_RETURN(Values results, filled(n, value));
+    return std::optional<Values>(std::move(results));
+  }
   if (writesNothingWhenEmpty(n.opName()) && empty->first != "self") {
     ASSIGN_OR_RETURN(Value self, n.tensor("self"));
     ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());

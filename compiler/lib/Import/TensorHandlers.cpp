@@ -759,10 +759,10 @@ absl::StatusOr<Values> constantPad(NodeImporter &n) {
     return n.error("pad needs an even length of at most 2 * rank");
   SmallVector<int64_t> low(rank, 0), high(rank, 0);
   for (size_t i = 0; i < pad.size() / 2; ++i) {
+    // Negative amounts crop (aten.pad's verifier names a crop past the
+    // tensor).
     low[rank - 1 - i] = pad[2 * i];
     high[rank - 1 - i] = pad[2 * i + 1];
-    if (pad[2 * i] < 0 || pad[2 * i + 1] < 0)
-      return n.unimplemented("negative padding (cropping) is not supported");
   }
   return Values{n.b().create<aten::PadOp>(n.loc(), type, self,
                                           n.b().getDenseI64ArrayAttr(low),

@@ -57,6 +57,10 @@ Type accumulatorType(OpBuilder &b, Type element) {
 Value scalarConstant(OpBuilder &b, Location loc, Type type, double value) {
   if (auto floatType = dyn_cast<FloatType>(type))
     return b.create<arith::ConstantOp>(loc, b.getFloatAttr(floatType, value));
+  // A number as a bool is whether it is non-zero (pad(value=2.0) is True),
+  // not its low bit.
+  if (type.isInteger(1))
+    return b.create<arith::ConstantOp>(loc, b.getBoolAttr(value != 0.0));
   return b.create<arith::ConstantOp>(
       loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
 }

@@ -178,12 +178,33 @@ struct PadLowering : OpConversionPattern<PadOp> {
   LogicalResult
   matchAndRewrite(PadOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     Type element = op.getType().getElementType();
-    Value value = scalarConstant(rewriter, op.getLoc(), element,
+    Value value = scalarConstant(rewriter, loc, element,
                                  op.getValue().convertToDouble());
-    SmallVector<int64_t> strides(op.getType().getRank(), 1);
-    rewriter.replaceOp(op, buildPadded(rewriter, op.getLoc(), adaptor.getSelf(),
-                                       op.getLow(), op.getHigh(), strides, value));
+    int64_t rank = op.getType().getRank();
+    SmallVector<int64_t> strides(rank, 1), low, high, offsets, sizes;
+    Value input = adaptor.getSelf();
+    auto in = cast<RankedTensorType>(input.getType());
+    bool crops = false;
+    // Negative amounts crop first: a slice of what stays, then the padding.
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t lo = op.getLow()[d], hi = op.getHigh()[d];
+      crops |= lo < 0 || hi < 0;
+      offsets.push_back(std::max<int64_t>(-lo, 0));
+      sizes.push_back(in.getDimSize(d) + std::min<int64_t>(lo, 0) +
+                      std::min<int64_t>(hi, 0));
+      low.push_back(std::max<int64_t>(lo, 0));
+      high.push_back(std::max<int64_t>(hi, 0));
+    }
+    if (crops && !in.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "cropping a tensor with symbolic sizes");
+    if (crops)
+      input = rewriter.create<tensor::ExtractSliceOp>(
+          loc, in.clone(sizes), input, ValueRange{}, ValueRange{}, ValueRange{},
+          rewriter.getDenseI64ArrayAttr(offsets), rewriter.getDenseI64ArrayAttr(sizes),
+          rewriter.getDenseI64ArrayAttr(strides));
+    rewriter.replaceOp(op, buildPadded(rewriter, loc, input, low, high, strides, value));
     return success();
   }
 };

@@ -272,8 +272,14 @@ struct CumsumLowering : OpConversionPattern<CumsumOp> {
     SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
     bool product = op.getProduct();
+    // f16/bf16 accumulate in f32 and round each running value once, as
+    // eager's CPU kernel does (its acc_type).
+    Type resultElement = element;
+    if (element.isF16() || element.isBF16())
+      element = rewriter.getF32Type();
+    RankedTensorType accType = type.clone(element);
     auto generic = rewriter.create<linalg::GenericOp>(
-        loc, type, x, buildFilled(rewriter, loc, type, product ? 1.0 : 0.0),
+        loc, accType, x, buildFilled(rewriter, loc, accType, product ? 1.0 : 0.0),
         ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, inExprs, ctx),
                             AffineMap::getMultiDimIdentityMap(rank + 1, ctx)
                                 .getMajorSubMap(rank)},
@@ -291,7 +297,7 @@ struct CumsumLowering : OpConversionPattern<CumsumOp> {
           b.create<linalg::YieldOp>(
               l, b.create<arith::SelectOp>(l, included, sum, args[1]).getResult());
         });
-    rewriter.replaceOp(op, generic.getResult(0));
+    rewriter.replaceOp(op, castTensor(rewriter, loc, generic.getResult(0), resultElement));
     return success();
   }
 };

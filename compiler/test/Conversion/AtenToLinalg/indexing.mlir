@@ -85,6 +85,19 @@ func.func @pad(%x: tensor<2x3xf32>) -> tensor<2x6xf32> {
 
 // -----
 
+// Negative amounts crop first (the row at the top, 2 columns at the right),
+// then what is left is padded (a column at the left).
+// CHECK-LABEL: func @pad_crop
+// CHECK: %[[KEPT:.+]] = tensor.extract_slice %arg0[1, 0] [2, 3] [1, 1] : tensor<3x5xf32> to tensor<2x3xf32>
+// CHECK: linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x4xf32>)
+// CHECK: tensor.insert_slice %[[KEPT]] into %{{.+}}[0, 1] [2, 3] [1, 1]
+func.func @pad_crop(%x: tensor<3x5xf32>) -> tensor<2x4xf32> {
+  %0 = aten.pad %x {low = array<i64: -1, 1>, high = array<i64: 0, -2>, value = 0.0 : f64} : (tensor<3x5xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
 // index_put: self is the accumulator; a reduction over the K index entries
 // selects (or, accumulating, adds) the matching rows.
 // CHECK-DAG: #[[K:.+]] = affine_map<(d0, d1, d2) -> (d2)>
@@ -114,4 +127,16 @@ func.func @index_put(%x: tensor<5x3xf32>, %i: tensor<2xi64>, %v: tensor<2x3xf32>
 func.func @scatter_add(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: tensor<3x4xf32>) -> tensor<3x5xf32> {
   %0 = aten.scatter %x, %i, %s {dim = 1 : i64, reduce = "sum"} : (tensor<3x5xf32>, tensor<3x4xi64>, tensor<3x4xf32>) -> tensor<3x5xf32>
   return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+// A bool tensor padded with 2.0 is padded with True (non-zero), not the
+// value's low bit.
+// CHECK-LABEL: func @pad_bool
+// CHECK: %[[TRUE:.+]] = arith.constant true
+// CHECK: linalg.fill ins(%[[TRUE]] : i1)
+func.func @pad_bool(%x: tensor<1x3xi1>) -> tensor<1x4xi1> {
+  %0 = aten.pad %x {low = array<i64: 0, 0>, high = array<i64: 0, 1>, value = 2.0 : f64} : (tensor<1x3xi1>) -> tensor<1x4xi1>
+  return %0 : tensor<1x4xi1>
 }

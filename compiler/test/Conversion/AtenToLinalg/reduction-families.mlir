@@ -124,3 +124,16 @@ func.func @cumprod(%x: tensor<2x6xf32>) -> tensor<2x6xf32> {
   %0 = aten.cumsum %x {dim = 1 : i64, product = true} : (tensor<2x6xf32>) -> tensor<2x6xf32>
   return %0 : tensor<2x6xf32>
 }
+
+// -----
+
+// f16 accumulates in f32 (eager's acc_type) and rounds each running sum once.
+// CHECK-LABEL: func @cumsum_f16
+// CHECK: linalg.generic {{.+}} ins(%arg0 : tensor<6xf16>) outs(%{{.+}} : tensor<6xf32>)
+// CHECK: arith.extf %{{.+}} : f16 to f32
+// CHECK: arith.addf %{{.+}}, %{{.+}} : f32
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+func.func @cumsum_f16(%x: tensor<6xf16>) -> tensor<6xf16> {
+  %0 = aten.cumsum %x {dim = 0 : i64, product = false} : (tensor<6xf16>) -> tensor<6xf16>
+  return %0 : tensor<6xf16>
+}

@@ -882,3 +882,11 @@ func.func @convolution_backward_uncut_gradient(%dy: tensor<2x1x1xf32>, %x: tenso
       : (tensor<2x1x1xf32>, tensor<2x1x1xf32>, tensor<1x1x1xf32>) -> (tensor<2x1x1xf32>, tensor<1x1x1xf32>, tensor<1xf32>)
   return %dx : tensor<2x1x1xf32>
 }
+
+// -----
+
+func.func @pad_crop_past_the_dim(%x: tensor<3x5xf32>) -> tensor<3x3xf32> {
+  // expected-error @+1 {{dim 1 crops more than its 5 elements}}
+  %0 = aten.pad %x {low = array<i64: 0, -6>, high = array<i64: 0, 4>, value = 0.0 : f64} : (tensor<3x5xf32>) -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
+}

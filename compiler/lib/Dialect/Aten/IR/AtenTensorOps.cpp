@@ -550,8 +550,12 @@ LogicalResult PadOp::verify() {
   if (getSelf().getType().getElementType() != getType().getElementType())
     return emitOpError("cannot change the element type");
   for (size_t d = 0; d < in.size(); ++d) {
-    if (getLow()[d] < 0 || getHigh()[d] < 0)
-      return emitOpError("pads must be non-negative");
+    // Negative amounts crop, at most the whole dim (as eager's narrow).
+    WideInt kept = WideInt(in[d]) + std::min<int64_t>(getLow()[d], 0) +
+                   std::min<int64_t>(getHigh()[d], 0);
+    if (kept < 0)
+      return emitOpError() << "dim " << d << " crops more than its " << in[d]
+                           << " elements";
     WideInt expected = WideInt(in[d]) + getLow()[d] + getHigh()[d];
     if (out[d] != expected)
       return emitOpError() << "result dim " << d << " must be "
