@@ -157,6 +157,16 @@ absl::StatusOr<Values> divMode(NodeImporter &n) {
   if (mode != "trunc" && mode != "floor")
     return n.error(absl::StrCat("rounding_mode must be None, 'trunc' or "
                                 "'floor', got '", mode, "'"));
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  Type element = type.getElementType();
+  if (mode == "trunc" && (element.isF16() || element.isBF16())) {
+    // Eager rounds the quotient to f16/bf16 before truncating it: 2.9995
+    // becomes 3.0, then 3 (truncated in f32 it would be 2).
+    ASSIGN_OR_RETURN(Value lhs, n.tensorOrScalar("self", element));
+    ASSIGN_OR_RETURN(Value rhs, n.tensorOrScalar("other", element));
+    Value quotient = n.b().create<aten::DivOp>(n.loc(), type, lhs, rhs);
+    return Values{pointwise(n, type, "trunc", quotient)};
+  }
   return pointwiseOp(n, mode == "trunc" ? "div_trunc" : "div_floor",
                      {"self", "other"});
 }
