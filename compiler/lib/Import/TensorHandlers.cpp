@@ -199,15 +199,23 @@ absl::StatusOr<std::vector<int64_t>> dimList(NodeImporter &n, Value self,
   return dims;
 }
 
+/// One `Op` over self's `dim` list (keepdim), typed `type`.
 template <typename Op>
-absl::StatusOr<Values> reduceAt(NodeImporter &n, int result) {
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(result));
+absl::StatusOr<Value> reduction(NodeImporter &n, RankedTensorType type) {
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   ASSIGN_OR_RETURN(std::vector<int64_t> dims, dimList(n, self));
   ASSIGN_OR_RETURN(bool keepdim, n.boolAttr("keepdim", false));
-  return Values{n.b().create<Op>(n.loc(), type, self,
-                                 n.b().getDenseI64ArrayAttr(dims),
-                                 n.b().getBoolAttr(keepdim))};
+  return n.b()
+      .create<Op>(n.loc(), type, self, n.b().getDenseI64ArrayAttr(dims),
+                  n.b().getBoolAttr(keepdim))
+      .getResult();
+}
+
+template <typename Op>
+absl::StatusOr<Values> reduceAt(NodeImporter &n, int result) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(result));
+  ASSIGN_OR_RETURN(Value reduced, reduction<Op>(n, type));
+  return Values{reduced};
 }
 
 template <typename Op> absl::StatusOr<Values> reduce(NodeImporter &n) {
@@ -223,11 +231,7 @@ template <typename Op> absl::StatusOr<Values> logicalReduce(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   if (typeOf(self).getElementType() != type.getElementType())
     return n.error("any/all answer booleans, or uint8 for a uint8 tensor");
-  ASSIGN_OR_RETURN(std::vector<int64_t> dims, dimList(n, self));
-  ASSIGN_OR_RETURN(bool keepdim, n.boolAttr("keepdim", false));
-  Value reduced = n.b().create<Op>(n.loc(), type.clone(n.b().getI1Type()), self,
-                                   n.b().getDenseI64ArrayAttr(dims),
-                                   n.b().getBoolAttr(keepdim));
+  ASSIGN_OR_RETURN(Value reduced, reduction<Op>(n, type.clone(n.b().getI1Type())));
   return Values{pointwise(n, type, "copy", reduced)};
 }
 

@@ -51,10 +51,10 @@ absl::StatusOr<AlignedBuffer> SharedBufferSpares::take(int64_t size) {
   std::optional<AlignedBuffer> spare;
   {
     std::lock_guard<std::mutex> lock(mutex);
-    auto now = std::chrono::steady_clock::now();
-    dropIdle(now);
+    // Idle spares are the thread's to drop (every kSweepInterval), not the
+    // call's.
     SizeState &state = sizes[size];
-    state.lastAsked = now;
+    state.lastAsked = std::chrono::steady_clock::now();
     if (!state.ready.empty()) {
       spare.emplace(std::move(state.ready.back()));
       state.ready.pop_back();
@@ -91,12 +91,19 @@ void SharedBufferSpares::refillLoop() {
     (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)),
                         kNice);
   std::unique_lock<std::mutex> lock(mutex);
+  auto lastSweep = std::chrono::steady_clock::now();
   for (;;) {
     changed.wait_for(lock, kSweepInterval, [&] {
       return stopping || !queue.empty() || !doomed.empty();
     });
     if (stopping)
       return;
+    // Every kSweepInterval, busy or not: spares of sizes no call asks for
+    // any more go (to `doomed`, freed next).
+    if (auto now = std::chrono::steady_clock::now(); now - lastSweep >= kSweepInterval) {
+      dropIdle(now);
+      lastSweep = now;
+    }
     if (!doomed.empty()) {
       std::vector<AlignedBuffer> freeing = std::move(doomed);
       doomed.clear();
@@ -105,10 +112,8 @@ void SharedBufferSpares::refillLoop() {
       lock.lock();
       continue;
     }
-    if (queue.empty()) {
-      dropIdle(std::chrono::steady_clock::now());
+    if (queue.empty())
       continue;
-    }
     int64_t size = queue.front();
     queue.pop_front();
     making = true;
