@@ -141,6 +141,27 @@ register("scatter_reduce_mean_floor_i32",
 register("scatter_reduce_mean_u8", lambda x, i, s: x.scatter_reduce(0, i, s, "mean"),
          randint(0, 255, 4, 5, dtype=torch.uint8), randint(0, 4, 6, 5),
          randint(0, 255, 6, 5, dtype=torch.uint8))
+# bool scatter reductions combine as eager's: sum/amax are or, prod/amin are
+# and (issue 15, OpInfo: sum was an xor, amax/amin signed i1 max/min, and
+# amin without self started from false; wrong answers).
+_BOOL_HITS = const(torch.tensor([[0, 0, 1, 3, 3, 3], [2, 2, 2, 4, 0, 0]]), "repeats")
+register("scatter_add_bool", lambda x, i, s: x.scatter_add(1, i, s),
+         randint(0, 2, 2, 5, dtype=torch.bool), _BOOL_HITS, randint(0, 2, 2, 6, dtype=torch.bool))
+for _how in ("sum", "prod", "amax", "amin"):
+    for _self in (True, False):
+        register(f"scatter_reduce_{_how}_{'self' if _self else 'no_self'}_bool",
+                 lambda x, i, s, h=_how, w=_self: x.scatter_reduce(1, i, s, h, include_self=w),
+                 randint(0, 2, 2, 5, dtype=torch.bool), _BOOL_HITS,
+                 randint(0, 2, 2, 6, dtype=torch.bool))
+# scatter(..., reduce='add'|'multiply'): the legacy overloads combine with self.
+register("scatter_reduce_add_overload_f32", lambda x, i, s: x.scatter(1, i, s, reduce="add"),
+         randn(3, 5), randint(0, 5, 3, 4), randn(3, 4))
+register("scatter_value_multiply_overload_i32",
+         lambda x, i: x.scatter(0, i, 3, reduce="multiply"),
+         randint(-4, 4, 4, 3, dtype=torch.int32), randint(0, 4, 5, 3))
+register("scatter_reduce_multiply_overload_bool",
+         lambda x, i, s: x.scatter(1, i, s, reduce="multiply"),
+         randint(0, 2, 2, 5, dtype=torch.bool), _BOOL_HITS, randint(0, 2, 2, 6, dtype=torch.bool))
 register("one_hot_i64", lambda i: F.one_hot(i, 6), randint(0, 6, 2, 4))
 
 # index_put (x[idx] = v) with and without accumulate, index_add

@@ -64,6 +64,28 @@ register("sort_stable_ties_i64", lambda x: torch.sort(x, stable=True),
          randint(0, 3, 2, 9))   # stable: equal keys keep their order, as eager
 register("sort_values_1d_f32", lambda x: torch.sort(x).values, randperm_values(20))
 register("msort_f32", torch.msort, randperm_values(6, 2))
+# Rows longer than 256 elements sort by merging (O(n log n)); shorter ones by
+# counting ranks. Once refused above 4096 (issue 15, OpInfo sort of 8000).
+register("sort_long_rows_f32", lambda x: torch.sort(x, -1), randperm_values(3, 1000))
+register("sort_long_1d_desc_i64", lambda x: torch.sort(x, descending=True),
+         randperm_values(8000, dtype=torch.int64))
+register("sort_long_stable_ties_i32", lambda x: torch.sort(x, dim=0, stable=True),
+         randint(0, 40, 700, 3, dtype=torch.int32))
+register("sort_long_stable_ties_desc_f16",
+         lambda x: torch.sort(x, dim=-1, descending=True, stable=True),
+         randint(-8, 8, 2, 513, dtype=torch.float16))
+register("sort_long_nan_f64", lambda x: torch.sort(x.masked_fill(x > 1.5, float("nan")), dim=1,
+                                                   stable=True),
+         randn(2, 300, dtype=torch.float64))
+register("sort_long_stable_bool", lambda x: torch.sort(x, stable=True),
+         randint(0, 2, 2, 600, dtype=torch.bool))
+register("argsort_long_u8", lambda x: torch.argsort(x, stable=True),
+         randint(0, 255, 3, 257, dtype=torch.uint8))
+register("topk_long_row_bf16", lambda x: torch.topk(x, 5).values,
+         randn(2, 4097, dtype=torch.bfloat16))
+# 0-d: the one element, index 0 (once refused as "sorting a 0-d tensor").
+register("sort_0d_f32", lambda x: torch.sort(x), randn())
+register("topk_0d_i64", lambda x: torch.topk(x, 1), randint(-5, 5))
 
 # kthvalue: a stable sort's k-th entry (inputs without ties: eager's
 # selection may return any index among equal values).

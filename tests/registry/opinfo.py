@@ -37,6 +37,11 @@ eager rejects, samples whose output is not a tensor or a tuple/list of
 tensors (or holds no tensor), and ops whose values are unspecified (random
 or uninitialised: :data:`UNSPECIFIED_OUTPUT`).
 
+Indices with ties: topk's indices, and sort's/argsort's unless
+``stable=True``, may order equal values any way (eager's own order differs
+between its algorithms); they are compared by the values they pick
+(:class:`~tests.registry.registry.IndexTies`), not element by element.
+
 Tolerances: the registry's per-output-dtype ``TOLERANCES`` (f64 1e-9/1e-9,
 f32 1e-4/1e-5, f16 2e-3/1e-3, bf16 1.6e-2/1e-2; integers and bool exact), no
 per-op overrides.
@@ -63,7 +68,7 @@ import torch
 import torch.nn as nn
 from torch.utils import _pytree as pytree
 
-from tests.registry.registry import DTYPE_NAMES, Case, InputSpec
+from tests.registry.registry import DTYPE_NAMES, Case, IndexTies, InputSpec
 
 __all__ = ["DTYPES", "SAMPLE_SIZE", "SAMPLE_SEED", "Candidate", "Enumeration",
            "OpInfoModule", "Selection", "aten_name", "enumerate_opinfo", "opinfo_cases",
@@ -226,7 +231,24 @@ class Candidate:
 
         def make() -> nn.Module:
             return OpInfoModule(fn, spec, baked, positions)
-        return Case(self.name, FAMILY, make, tuple(_tensor_input(t) for t in tensors)), ""
+        return Case(self.name, FAMILY, make, tuple(_tensor_input(t) for t in tensors),
+                    index_ties=_index_ties(self.op.name, self.sample)), ""
+
+
+def _index_ties(name: str, sample: Any) -> IndexTies | None:
+    """Where the op's indices may order equal values as they like: topk (any
+    order among ties) and sort/argsort unless ``stable=True`` (eager's
+    unstable sort orders long rows of ties differently from a stable one)."""
+    args, kwargs = tuple(sample.args), dict(sample.kwargs)
+
+    def arg(pos: int, key: str, default: Any) -> Any:
+        return args[pos] if len(args) > pos else kwargs.get(key, default)
+
+    if name == "topk":
+        return IndexTies(output=1, input=0, dim=arg(1, "dim", -1))
+    if name in ("sort", "argsort") and not kwargs.get("stable", False):
+        return IndexTies(output=1 if name == "sort" else 0, input=0, dim=arg(0, "dim", -1))
+    return None
 
 
 @dataclasses.dataclass

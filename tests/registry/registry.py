@@ -153,6 +153,18 @@ def const(value: torch.Tensor, text: str = "") -> InputSpec:
 # --- cases -------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True)
+class IndexTies:
+    """Output ``output`` indexes input ``input`` along ``dim`` and may order
+    equal values any way: Kiln's indices pass when they pick, element for
+    element, the values eager's pick (NaN equal to NaN) and no row names
+    an index twice."""
+
+    output: int
+    input: int
+    dim: int
+
+
+@dataclasses.dataclass(frozen=True)
 class Case:
     """One registered test case."""
 
@@ -162,6 +174,10 @@ class Case:
     inputs: tuple[InputSpec, ...]
     rtol: float | None = None
     atol: float | None = None
+    #: Outputs that hold indices into an input along a dim where the op leaves
+    #: the order among equal values unspecified (topk, an unstable sort):
+    #: compared by what they pick, not element by element.
+    index_ties: "IndexTies | None" = None
 
     @property
     def seed(self) -> int:

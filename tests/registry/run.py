@@ -317,12 +317,39 @@ def compare(actual: Any, expected: Any, case: Case) -> None:
         if tuple(g.shape) != tuple(w.shape):
             raise AssertionError(f"output {i} shape {list(g.shape)}, eager {list(w.shape)}")
         rtol, atol = tolerance_for(w.dtype, case.rtol, case.atol)
+        ties = case.index_ties
+        if ties is not None and i == ties.output:
+            _compare_tied_indices(g, w, pytree.tree_leaves(expected[1])[ties.input],
+                                  ties.dim, i)
+            continue
         try:
             torch.testing.assert_close(g, w, rtol=rtol, atol=atol, equal_nan=True)
         except AssertionError as e:
             detail = " ".join(ln.strip() for ln in str(e).splitlines()[1:4] if ln.strip())
             raise AssertionError(f"output {i} ({w.dtype}) differs from eager at "
                                  f"rtol={rtol} atol={atol}: {detail}") from None
+
+
+def _compare_tied_indices(got: torch.Tensor, want: torch.Tensor, source: torch.Tensor,
+                          dim: int, i: int) -> None:
+    """Output ``i``, indices into ``source`` along ``dim`` with the order among
+    equal values unspecified: they must pick what eager's pick, each at most
+    once per row (see :class:`IndexTies`)."""
+    if source.dim() == 0:
+        source, got, want, dim = source.reshape(1), got.reshape(1), want.reshape(1), 0
+    extent = source.shape[dim]
+    if got.numel() and (got.min() < 0 or got.max() >= extent):
+        raise AssertionError(f"output {i} holds indices outside [0, {extent}) along dim {dim}")
+    picked, wanted = source.gather(dim, got), source.gather(dim, want)
+    try:
+        torch.testing.assert_close(picked, wanted, rtol=0, atol=0, equal_nan=True)
+    except AssertionError as e:
+        detail = " ".join(ln.strip() for ln in str(e).splitlines()[1:4] if ln.strip())
+        raise AssertionError(f"output {i} (indices) picks other values than eager's "
+                             f"along dim {dim}: {detail}") from None
+    ordered = got.movedim(dim, -1).sort(dim=-1).values
+    if ordered.shape[-1] > 1 and bool((ordered[..., 1:] == ordered[..., :-1]).any()):
+        raise AssertionError(f"output {i} (indices) names an index twice along dim {dim}")
 
 
 @dataclasses.dataclass

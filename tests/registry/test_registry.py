@@ -21,7 +21,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from tests.registry import run  # noqa: E402
-from tests.registry.registry import all_cases, tolerance_for  # noqa: E402
+from tests.registry.registry import IndexTies, all_cases, tolerance_for  # noqa: E402
 
 TARGETS = os.environ.get("KILN_REGISTRY_TARGETS", "cpu,riscv64").split(",")
 JOBS = int(os.environ.get("KILN_REGISTRY_JOBS", "2"))
@@ -110,6 +110,25 @@ def test_compare_catches_values_dtypes_and_shapes():
     i = torch.tensor([1, 2])
     with pytest.raises(AssertionError):
         run.compare(i + 1, i, case)
+
+
+def test_tied_indices_compare_by_what_they_pick():
+    case = dataclasses.replace(next(c for c in all_cases() if c.name == "add_f32"),
+                               index_ties=IndexTies(output=1, input=0, dim=1))
+    x = torch.tensor([[3, 1, 3, 2], [5, 5, 5, 0]])
+    eager = ((torch.tensor([[3, 3], [5, 5]]), torch.tensor([[0, 2], [1, 2]])), (x,))
+
+    def kiln(indices):
+        return ((eager[0][0], torch.tensor(indices)), (x,))
+    run.compare(kiln([[2, 0], [0, 2]]), eager, case)        # ties in another order
+    with pytest.raises(AssertionError, match="picks other values"):
+        run.compare(kiln([[0, 3], [0, 1]]), eager, case)
+    with pytest.raises(AssertionError, match="names an index twice"):
+        run.compare(kiln([[0, 0], [1, 1]]), eager, case)
+    with pytest.raises(AssertionError, match="outside"):
+        run.compare(kiln([[0, 4], [1, 2]]), eager, case)
+    with pytest.raises(AssertionError, match="differs from eager"):  # values still exact
+        run.compare(((eager[0][0] + 1, eager[0][1]), (x,)), eager, case)
 
 
 def test_local_agents_follow_the_targets():

@@ -122,6 +122,7 @@ absl::StatusOr<std::optional<Values>> emptyContraction(NodeImporter &n) {
 /// nothing to write, the result is self.
 bool writesNothingWhenEmpty(const std::string &op) {
   return op == "aten.scatter.src" || op == "aten.scatter.value" ||
+         op == "aten.scatter.reduce" || op == "aten.scatter.value_reduce" ||
          op == "aten.scatter_add.default" || op == "aten.scatter_reduce.two" ||
          op == "aten.index_put.default" || op == "aten.slice_scatter.default" ||
          op == "aten.select_scatter.default";

@@ -562,7 +562,9 @@ Value scatterMatching(NodeImporter &n, Value self, Value index, Value src,
     bool lowest = reduce == "amax";
     if (isa<FloatType>(element))
       identity = lowest ? -INFINITY : INFINITY;
-    else if (!element.isInteger(1))
+    else if (element.isInteger(1))
+      identity = lowest ? 0.0 : 1.0;
+    else
       identity = lowest ? -std::ldexp(1.0, element.getIntOrFloatBitWidth() - 1)
                         : std::ldexp(1.0, element.getIntOrFloatBitWidth() - 1) - 1;
   }
@@ -576,7 +578,8 @@ Value scatterMatching(NodeImporter &n, Value self, Value index, Value src,
   return pointwise(n, type, "where", {hit, reduced, self});
 }
 
-/// scatter.src/value, scatter_add, scatter_reduce.two.
+/// scatter.src/value, scatter.reduce/value_reduce ("named": reduce 'add' or
+/// 'multiply'), scatter_add, scatter_reduce.two ("arg").
 absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
@@ -584,7 +587,16 @@ absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
   ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, type.getRank()));
   bool includeSelf = true;
-  if (reduce == "arg") {
+  if (reduce == "named") { // scatter.reduce / scatter.value_reduce
+    ASSIGN_OR_RETURN(std::string name, n.stringAttr("reduce"));
+    if (name == "add")
+      reduce = "sum";
+    else if (name == "multiply")
+      reduce = "prod";
+    else
+      return n.error(absl::StrCat("scatter reduce must be 'add' or 'multiply', "
+                                  "not '", name, "'"));
+  } else if (reduce == "arg") {
     ASSIGN_OR_RETURN(reduce, n.stringAttr("reduce"));
     ASSIGN_OR_RETURN(includeSelf, n.boolAttr("include_self", true));
     if (reduce != "sum" && reduce != "prod" && reduce != "mean" &&
@@ -647,11 +659,13 @@ absl::StatusOr<Values> sortAlong(NodeImporter &n, Value self, int64_t dim,
                                  bool descending, std::optional<int64_t> k) {
   RankedTensorType in = typeOf(self);
   int64_t rank = in.getRank();
-  if (rank == 0)
-    return n.unimplemented("sorting a 0-d tensor");
-  if (in.getDimSize(dim) > 4096)
-    return n.unimplemented("sort is quadratic here; rows above 4096 elements "
-                           "are not supported");
+  if (rank == 0) { // the 1-element 1-d sort, viewed back as 0-d
+    ASSIGN_OR_RETURN(Values sorted, sortAlong(n, viewValue(n, self, {1}), 0,
+                                              descending, k));
+    for (Value &v : sorted)
+      v = viewValue(n, v, {});
+    return sorted;
+  }
   SmallVector<int64_t> perm;
   for (int64_t d = 0; d < rank; ++d)
     perm.push_back(d);
@@ -672,8 +686,12 @@ absl::StatusOr<Values> sortAlong(NodeImporter &n, Value self, int64_t dim,
   Values results;
   for (Value v : sorted->getResults()) {
     if (k) {
-      if (*k < 1 || *k > typeOf(v).getShape().back())
-        return n.unimplemented("topk with k outside [1, extent]");
+      int64_t extent = typeOf(v).getShape().back();
+      if (*k < 0 || *k > extent)
+        return n.error(absl::StrCat("k = ", *k, " is outside [0, ", extent,
+                                    "], the extent of dim ", dim));
+      if (*k == 0) // an empty result, which EmptyTensors answers first
+        return n.unimplemented("topk with k = 0");
       ASSIGN_OR_RETURN(v, sliceAlong(n, v, rank - 1, 0, *k, 1));
     }
     results.push_back(transpose(v));
@@ -1080,6 +1098,10 @@ void addTensorHandlers(OpHandlerTable &t) {
   t["aten.topk.default"] = topk;
   t["aten.scatter.src"] = [](NodeImporter &n) { return scatter(n, "none"); };
   t["aten.scatter.value"] = [](NodeImporter &n) { return scatter(n, "none"); };
+  t["aten.scatter.reduce"] = [](NodeImporter &n) { return scatter(n, "named"); };
+  t["aten.scatter.value_reduce"] = [](NodeImporter &n) {
+    return scatter(n, "named");
+  };
   t["aten.scatter_add.default"] = [](NodeImporter &n) { return scatter(n, "sum"); };
   t["aten.scatter_reduce.two"] = [](NodeImporter &n) { return scatter(n, "arg"); };
   t["aten.slice_scatter.default"] = [](NodeImporter &n) {

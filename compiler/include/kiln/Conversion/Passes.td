@@ -12,14 +12,17 @@ def ConvertAtenToLinalg : Pass<"kiln-convert-aten-to-linalg", "mlir::func::FuncO
   let summary = "Lower the aten dialect to linalg-on-tensors, tensor, arith and math";
   let description = [{
     Every aten op becomes linalg (named ops for matrix products, generics for
-    elementwise maps and reductions), tensor reshapes, arith and math. An op
+    elementwise maps and reductions), tensor reshapes, arith and math; a
+    sort of rows longer than 256 elements becomes scf loops (a merge sort). An op
     without a lowering fails the pass with a diagnostic naming it; the
     composite ops (quantization, searchsorted, the scans) have none, and
     kiln-decompose-aten must run first.
   }];
   let dependentDialects = [
-    "mlir::arith::ArithDialect", "mlir::linalg::LinalgDialect",
-    "mlir::math::MathDialect", "mlir::tensor::TensorDialect"
+    "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
+    "mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
+    "mlir::scf::SCFDialect",
+    "mlir::tensor::TensorDialect"
   ];
 }
 

@@ -10,6 +10,8 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace kiln::aten {
@@ -362,6 +364,52 @@ Value buildReshape(OpBuilder &b, Location loc, Value input,
   return b.create<tensor::ExpandShapeOp>(
       loc, resultType, flat,
       ArrayRef<ReassociationIndices>{allDims(resultType.getRank())});
+}
+
+Value combineElements(Combiner kind, OpBuilder &b, Location l, Value acc,
+                      Value x) {
+  bool isFloat = isa<FloatType>(acc.getType());
+  bool isBool = acc.getType().isInteger(1);
+  switch (kind) {
+  case Combiner::Sum:
+    if (isBool)
+      return b.create<arith::OrIOp>(l, acc, x);
+    return isFloat ? b.create<arith::AddFOp>(l, acc, x).getResult()
+                   : b.create<arith::AddIOp>(l, acc, x).getResult();
+  case Combiner::Prod:
+    if (isBool)
+      return b.create<arith::AndIOp>(l, acc, x);
+    return isFloat ? b.create<arith::MulFOp>(l, acc, x).getResult()
+                   : b.create<arith::MulIOp>(l, acc, x).getResult();
+  case Combiner::Max:
+    if (isBool)
+      return b.create<arith::OrIOp>(l, acc, x);
+    return isFloat ? b.create<arith::MaximumFOp>(l, acc, x).getResult()
+                   : b.create<arith::MaxSIOp>(l, acc, x).getResult();
+  case Combiner::Min:
+    if (isBool)
+      return b.create<arith::AndIOp>(l, acc, x);
+    return isFloat ? b.create<arith::MinimumFOp>(l, acc, x).getResult()
+                   : b.create<arith::MinSIOp>(l, acc, x).getResult();
+  case Combiner::Any:
+    return b.create<arith::OrIOp>(l, acc, x);
+  case Combiner::All:
+    return b.create<arith::AndIOp>(l, acc, x);
+  }
+  return acc;
+}
+
+Value extremeConstant(OpBuilder &b, Location loc, Type type, bool lowest) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return b.create<arith::ConstantOp>(
+        loc, b.getFloatAttr(f, lowest ? -std::numeric_limits<double>::infinity()
+                                      : std::numeric_limits<double>::infinity()));
+  unsigned width = type.getIntOrFloatBitWidth();
+  if (width == 1)
+    return b.create<arith::ConstantOp>(loc, b.getBoolAttr(!lowest));
+  return b.create<arith::ConstantOp>(
+      loc, b.getIntegerAttr(type, lowest ? APInt::getSignedMinValue(width)
+                                         : APInt::getSignedMaxValue(width)));
 }
 
 } // namespace kiln::aten

@@ -126,4 +126,17 @@ mlir::Value reducedCount(mlir::OpBuilder &b, mlir::Location loc, mlir::Value inp
 llvm::SmallVector<int64_t> droppedShape(llvm::ArrayRef<int64_t> shape,
                                         const llvm::SmallBitVector &reduced);
 
+/// How a reduction or an accumulating write merges two elements.
+enum class Combiner { Sum, Prod, Max, Min, Any, All };
+
+/// `acc` merged with `x` (same type) by `kind`. Booleans merge as eager's do:
+/// sum and max are or, prod and min are and.
+mlir::Value combineElements(Combiner kind, mlir::OpBuilder &b, mlir::Location l,
+                            mlir::Value acc, mlir::Value x);
+
+/// The identity of max (`lowest`: -inf, the least integer, false) or of min
+/// (+inf, the greatest integer, true) for `type`.
+mlir::Value extremeConstant(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Type type, bool lowest);
+
 } // namespace kiln::aten

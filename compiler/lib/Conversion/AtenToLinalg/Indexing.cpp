@@ -16,6 +16,8 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 using namespace mlir;
 using namespace kiln::aten;
 
@@ -105,11 +107,7 @@ struct IndexPutLowering : OpConversionPattern<IndexPutOp> {
               b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, wrapped, row);
           Value updated = args[1];
           if (accumulate)
-            updated = isa<FloatType>(element)
-                          ? b.create<arith::AddFOp>(l, args[2], args[1]).getResult()
-                          : element.isInteger(1)
-                                ? b.create<arith::OrIOp>(l, args[2], args[1]).getResult()
-                                : b.create<arith::AddIOp>(l, args[2], args[1]).getResult();
+            updated = combineElements(Combiner::Sum, b, l, args[2], args[1]);
           b.create<linalg::YieldOp>(
               l, b.create<arith::SelectOp>(l, match, updated, args[2]).getResult());
         });
@@ -131,7 +129,13 @@ struct ScatterLowering : OpConversionPattern<ScatterOp> {
     Type element = type.getElementType();
     int64_t rank = type.getRank(), dim = op.getDim();
     int64_t extent = type.getDimSize(dim);
-    StringRef reduce = op.getReduce();
+    std::optional<Combiner> combiner =
+        llvm::StringSwitch<std::optional<Combiner>>(op.getReduce())
+            .Case("sum", Combiner::Sum)
+            .Case("prod", Combiner::Prod)
+            .Case("amax", Combiner::Max)
+            .Case("amin", Combiner::Min)
+            .Default(std::nullopt);
     Value src = castTensor(rewriter, loc, adaptor.getSrc(), element);
     SmallVector<AffineExpr> exprs;
     for (int64_t i = 0; i < rank; ++i)
@@ -139,7 +143,6 @@ struct ScatterLowering : OpConversionPattern<ScatterOp> {
     AffineMap readMap = AffineMap::get(rank + 1, 0, exprs, ctx);
     SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
-    bool isFloat = isa<FloatType>(element);
     auto generic = rewriter.create<linalg::GenericOp>(
         loc, type, ValueRange{adaptor.getIndex(), src}, adaptor.getSelf(),
         ArrayRef<AffineMap>{
@@ -151,20 +154,8 @@ struct ScatterLowering : OpConversionPattern<ScatterOp> {
           Value at = b.create<arith::IndexCastOp>(l, i64,
                                                   b.create<linalg::IndexOp>(l, dim));
           Value match = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, wrapped, at);
-          Value acc = args[2], x = args[1], combined = x;
-          if (reduce == "sum")
-            combined = isa<FloatType>(element)
-                           ? b.create<arith::AddFOp>(l, acc, x).getResult()
-                           : b.create<arith::AddIOp>(l, acc, x).getResult();
-          else if (reduce == "prod")
-            combined = isFloat ? b.create<arith::MulFOp>(l, acc, x).getResult()
-                               : b.create<arith::MulIOp>(l, acc, x).getResult();
-          else if (reduce == "amax")
-            combined = isFloat ? b.create<arith::MaximumFOp>(l, acc, x).getResult()
-                               : b.create<arith::MaxSIOp>(l, acc, x).getResult();
-          else if (reduce == "amin")
-            combined = isFloat ? b.create<arith::MinimumFOp>(l, acc, x).getResult()
-                               : b.create<arith::MinSIOp>(l, acc, x).getResult();
+          Value acc = args[2], x = args[1];
+          Value combined = combiner ? combineElements(*combiner, b, l, acc, x) : x;
           b.create<linalg::YieldOp>(
               l, b.create<arith::SelectOp>(l, match, combined, acc).getResult());
         });

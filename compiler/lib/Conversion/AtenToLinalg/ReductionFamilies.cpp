@@ -16,57 +16,13 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
-#include <limits>
 
 using namespace mlir;
 using namespace kiln::aten;
 
 namespace {
 
-/// The identity of max (lowest) or min (highest) for `type`.
-Value extremeConstant(OpBuilder &b, Location loc, Type type, bool lowest) {
-  if (auto f = dyn_cast<FloatType>(type))
-    return b.create<arith::ConstantOp>(
-        loc, b.getFloatAttr(f, lowest ? -std::numeric_limits<double>::infinity()
-                                      : std::numeric_limits<double>::infinity()));
-  unsigned width = type.getIntOrFloatBitWidth();
-  if (width == 1)
-    return b.create<arith::ConstantOp>(loc, b.getBoolAttr(!lowest));
-  return b.create<arith::ConstantOp>(
-      loc, b.getIntegerAttr(type, lowest ? APInt::getSignedMinValue(width)
-                                         : APInt::getSignedMaxValue(width)));
-}
-
-enum class Kind { Prod, Max, Min, Any, All };
-
-Value combine(Kind kind, OpBuilder &b, Location l, Value acc, Value x) {
-  bool isFloat = isa<FloatType>(acc.getType());
-  bool isBool = acc.getType().isInteger(1);
-  switch (kind) {
-  case Kind::Prod:
-    if (isBool)
-      return b.create<arith::AndIOp>(l, acc, x);
-    return isFloat ? b.create<arith::MulFOp>(l, acc, x).getResult()
-                   : b.create<arith::MulIOp>(l, acc, x).getResult();
-  case Kind::Max:
-    if (isBool)
-      return b.create<arith::OrIOp>(l, acc, x);
-    return isFloat ? b.create<arith::MaximumFOp>(l, acc, x).getResult()
-                   : b.create<arith::MaxSIOp>(l, acc, x).getResult();
-  case Kind::Min:
-    if (isBool)
-      return b.create<arith::AndIOp>(l, acc, x);
-    return isFloat ? b.create<arith::MinimumFOp>(l, acc, x).getResult()
-                   : b.create<arith::MinSIOp>(l, acc, x).getResult();
-  case Kind::Any:
-    return b.create<arith::OrIOp>(l, acc, x);
-  case Kind::All:
-    return b.create<arith::AndIOp>(l, acc, x);
-  }
-  return acc;
-}
-
-template <typename AtenOp, Kind kind>
+template <typename AtenOp, Combiner kind>
 struct TableReductionLowering : OpConversionPattern<AtenOp> {
   using OpConversionPattern<AtenOp>::OpConversionPattern;
   using OpAdaptor = typename OpConversionPattern<AtenOp>::OpAdaptor;
@@ -79,23 +35,23 @@ struct TableReductionLowering : OpConversionPattern<AtenOp> {
     Type acc = op.getType().getElementType();
     Value init;
     switch (kind) {
-    case Kind::Prod:
+    case Combiner::Prod:
       init = scalarConstant(rewriter, loc, acc, 1.0);
       break;
-    case Kind::Max:
-    case Kind::Min:
-      init = extremeConstant(rewriter, loc, acc, kind == Kind::Max);
+    case Combiner::Max:
+    case Combiner::Min:
+      init = extremeConstant(rewriter, loc, acc, kind == Combiner::Max);
       break;
-    case Kind::Any:
-    case Kind::All:
+    case Combiner::Any:
+    case Combiner::All:
       init = rewriter.create<arith::ConstantOp>(
-          loc, rewriter.getBoolAttr(kind == Kind::All));
+          loc, rewriter.getBoolAttr(kind == Combiner::All));
       break;
     }
     Value result = buildReductionFrom(
         rewriter, loc, input, reducedDims(inputType.getRank(), op.getDims()),
         init, [](OpBuilder &b, Location l, Value a, Value x) {
-          return combine(kind, b, l, a, x);
+          return combineElements(kind, b, l, a, x);
         });
     Value reshaped = buildReshape(rewriter, loc, result, op.getType());
     if (!reshaped)
@@ -305,10 +261,10 @@ struct CumsumLowering : OpConversionPattern<CumsumOp> {
 } // namespace
 
 void kiln::aten::populateReductionFamilyPatterns(RewritePatternSet &patterns) {
-  patterns.add<TableReductionLowering<ProdOp, Kind::Prod>,
-               TableReductionLowering<AmaxOp, Kind::Max>,
-               TableReductionLowering<AminOp, Kind::Min>,
-               TableReductionLowering<AnyOp, Kind::Any>,
-               TableReductionLowering<AllOp, Kind::All>, VarLowering,
+  patterns.add<TableReductionLowering<ProdOp, Combiner::Prod>,
+               TableReductionLowering<AmaxOp, Combiner::Max>,
+               TableReductionLowering<AminOp, Combiner::Min>,
+               TableReductionLowering<AnyOp, Combiner::Any>,
+               TableReductionLowering<AllOp, Combiner::All>, VarLowering,
                ArgReduceLowering, CumsumLowering>(patterns.getContext());
 }

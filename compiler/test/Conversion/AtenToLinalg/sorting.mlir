@@ -14,3 +14,30 @@ func.func @sort(%x: tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>) {
   %v, %i = aten.sort %x {descending = false} : (tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>)
   return %v, %i : tensor<2x5xf32>, tensor<2x5xi64>
 }
+
+// -----
+
+// Rows over 256 elements: a bottom-up merge sort per row (rows collapsed to
+// one dim), passes in pairs values -> scratch -> values over alloc_tensor
+// scratch (never CSE'd into one buffer), ceil(log2 300) = 9 passes, 5 pairs.
+// The merge takes the right head only when it sorts strictly first (stable;
+// descending here, so when the left head is the smaller).
+// CHECK-LABEL: func @sort_long
+// CHECK: %[[ROWS:.+]] = tensor.expand_shape %{{.+}} output_shape [6, 300] : tensor<1800xi64> into tensor<6x300xi64>
+// CHECK: %[[SV:.+]] = bufferization.alloc_tensor() : tensor<6x300xi64>
+// CHECK: %[[SI:.+]] = bufferization.alloc_tensor() : tensor<6x300xi64>
+// CHECK: scf.for %[[ROW:.+]] = %{{.+}} to %c6 step %{{.+}} iter_args(%{{.+}} = %[[ROWS]], %{{.+}} = %{{.+}}, %{{.+}} = %[[SV]], %{{.+}} = %[[SI]])
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c5 step
+// CHECK: arith.shli
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c300 step
+// CHECK: scf.for
+// CHECK: arith.cmpi slt, %[[LEFT:.+]], %[[RIGHT:.+]] : i64
+// CHECK: arith.select %{{.+}}, %[[LEFT]], %[[RIGHT]] : i64
+// CHECK: tensor.insert %{{.+}}[%[[ROW]], %{{.+}}] : tensor<6x300xi64>
+// CHECK: tensor.insert %{{.+}}[%[[ROW]], %{{.+}}] : tensor<6x300xi64>
+// CHECK: tensor.expand_shape
+// CHECK-NOT: linalg.generic {{.*}}"reduction"
+func.func @sort_long(%x: tensor<2x3x300xi64>) -> (tensor<2x3x300xi64>, tensor<2x3x300xi64>) {
+  %v, %i = aten.sort %x {descending = true} : (tensor<2x3x300xi64>) -> (tensor<2x3x300xi64>, tensor<2x3x300xi64>)
+  return %v, %i : tensor<2x3x300xi64>, tensor<2x3x300xi64>
+}
