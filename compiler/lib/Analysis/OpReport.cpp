@@ -286,6 +286,10 @@ OpCost estimateOpCost(Operation *op) {
         return scatter.getReduce() == "none" ? dataMovement()
                                              : reduction(scatter.getIndex(), 1);
       })
+      .Case([](aten::ScatterReduceOp scatter) {
+        return scatter.getReduce() == "none" ? dataMovement()
+                                             : reduction(scatter.getIndex(), 1);
+      })
       .Case([](aten::ViewOp) {
         OpCost c = dataMovement();
         c.movesData = false;

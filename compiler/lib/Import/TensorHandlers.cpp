@@ -520,66 +520,9 @@ absl::StatusOr<Values> indexSelect(NodeImporter &n, const std::string &selfName,
                                                   n.b().getI64IntegerAttr(dim))};
 }
 
-/// Scatters `src` into `self` along `dim` at `index` (index and src of one
-/// shape, equal to self's outside `dim`), combining by `reduce` ("none",
-/// "sum", "prod", "mean", "amax", "amin"); without `includeSelf`, self's
-/// values take no part where anything was scattered.
-Value scatterMatching(NodeImporter &n, Value self, Value index, Value src,
-                      int64_t dim, StringRef reduce, bool includeSelf) {
-  RankedTensorType type = typeOf(self);
-  auto scatterInto = [&](Value into, Value from, StringRef how) -> Value {
-    return n.b().create<aten::ScatterOp>(n.loc(), typeOf(into), into, index, from,
-                                         n.b().getI64IntegerAttr(dim),
-                                         n.b().getStringAttr(how));
-  };
-  Type element = type.getElementType();
-  if (reduce == "mean") {
-    // As eager: self (when it takes part) plus the scattered sum, over a
-    // count that includes self likewise; integers divide rounding down.
-    // Where nothing was scattered the count is 0 (1 with self): self stays.
-    Value count = scatterInto(
-        n.constant(element, includeSelf ? 1.0 : 0.0, type.getShape()),
-        n.constant(element, 1.0, typeOf(index).getShape()), "sum");
-    Value sum = scatterInto(
-        includeSelf ? self : n.constant(element, 0.0, type.getShape()), src,
-        "sum");
-    if (n.resultIsUnsigned()) // eager sums u8 in u8, wrapping, then divides
-      sum = wrapUnsigned(n.b(), n.loc(), sum);
-    Value none = pointwise(n, type.clone(n.b().getI1Type()), "eq",
-                           {count, n.constant(element, 0.0)});
-    count = pointwise(n, type, "where", {none, n.constant(element, 1.0), count});
-    Value mean = isa<FloatType>(element)
-                     ? n.b().create<aten::DivOp>(n.loc(), type, sum, count)
-                     : pointwise(n, type, "div_floor", {sum, count});
-    return includeSelf ? mean : pointwise(n, type, "where", {none, self, mean});
-  }
-  if (includeSelf)
-    return scatterInto(self, src, reduce);
-  // Without self: reduce into the identity, then keep self where nothing
-  // was scattered (a scattered count of zero).
-  double identity = reduce == "prod" ? 1.0 : 0.0;
-  if (reduce == "amax" || reduce == "amin") {
-    bool lowest = reduce == "amax";
-    if (isa<FloatType>(element))
-      identity = lowest ? -INFINITY : INFINITY;
-    else if (element.isInteger(1))
-      identity = lowest ? 0.0 : 1.0;
-    else
-      identity = lowest ? -std::ldexp(1.0, element.getIntOrFloatBitWidth() - 1)
-                        : std::ldexp(1.0, element.getIntOrFloatBitWidth() - 1) - 1;
-  }
-  Value reduced = scatterInto(n.constant(element, identity, type.getShape()), src,
-                              reduce);
-  Type i64 = n.b().getI64Type();
-  Value counts = scatterInto(n.constant(i64, 0.0, type.getShape()),
-                             n.constant(i64, 1.0, typeOf(index).getShape()), "sum");
-  Value hit = pointwise(n, type.clone(n.b().getI1Type()), "gt",
-                        {counts, n.constant(i64, 0.0)});
-  return pointwise(n, type, "where", {hit, reduced, self});
-}
-
 /// scatter.src/value, scatter.reduce/value_reduce ("named": reduce 'add' or
-/// 'multiply'), scatter_add, scatter_reduce.two ("arg").
+/// 'multiply'), scatter_add, scatter_reduce.two ("arg"): one
+/// aten.scatter_reduce, which kiln-decompose-aten takes apart.
 absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
@@ -587,7 +530,7 @@ absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
   ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, type.getRank()));
   bool includeSelf = true;
-  if (reduce == "named") { // scatter.reduce / scatter.value_reduce
+  if (reduce == "named") {
     ASSIGN_OR_RETURN(std::string name, n.stringAttr("reduce"));
     if (name == "add")
       reduce = "sum";
@@ -610,47 +553,11 @@ absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
     ASSIGN_OR_RETURN(double value, n.floatAttr("value"));
     src = n.constant(type.getElementType(), value, typeOf(index).getShape());
   }
-  ArrayRef<int64_t> idx = typeOf(index).getShape();
-  if (typeOf(index).getRank() != type.getRank())
-    return n.error("index needs self's rank");
-  if (typeOf(src).getRank() != typeOf(index).getRank())
-    return n.error("src needs index's rank");
-  for (int64_t d = 0; d < type.getRank(); ++d) {
-    if (idx[d] > typeOf(src).getDimSize(d))
-      return n.error(absl::StrCat("index extent ", idx[d], " of dim ", d,
-                                  " is larger than src's"));
-    if (d != dim && idx[d] > type.getDimSize(d))
-      return n.error(absl::StrCat("index extent ", idx[d], " of dim ", d,
-                                  " is larger than self's"));
-  }
-  SmallVector<int64_t> zeros(idx.size(), 0), ones(idx.size(), 1);
-  // A larger src contributes only its index-shaped corner.
-  if (typeOf(src).getShape() != idx)
-    src = n.b().create<aten::SliceOp>(n.loc(), typeOf(src).clone(idx), src,
-                                      n.b().getDenseI64ArrayAttr(zeros),
-                                      n.b().getDenseI64ArrayAttr(ones));
-  // A 0-d scatter is the 1-element 1-d one.
-  if (type.getRank() == 0) {
-    auto asVector = [&](Value v) -> Value {
-      return n.b().create<aten::ViewOp>(n.loc(), typeOf(v).clone({1}), v);
-    };
-    Value result = scatterMatching(n, asVector(self), asVector(index),
-                                   asVector(src), 0, reduce, includeSelf);
-    return Values{n.b().create<aten::ViewOp>(n.loc(), type, result)};
-  }
-  // An index smaller than self outside `dim` scatters into self's corner of
-  // its extents (all of `dim`); the rest of self is unchanged.
-  SmallVector<int64_t> corner(idx);
-  corner[dim] = type.getDimSize(dim);
-  if (ArrayRef<int64_t>(corner) == type.getShape())
-    return Values{scatterMatching(n, self, index, src, dim, reduce, includeSelf)};
-  Value part = n.b().create<aten::SliceOp>(n.loc(), type.clone(corner), self,
-                                           n.b().getDenseI64ArrayAttr(zeros),
-                                           n.b().getDenseI64ArrayAttr(ones));
-  part = scatterMatching(n, part, index, src, dim, reduce, includeSelf);
-  return Values{n.b().create<aten::InsertSliceOp>(
-      n.loc(), type, self, part, n.b().getDenseI64ArrayAttr(zeros),
-      n.b().getDenseI64ArrayAttr(ones))};
+  auto op = n.b().create<aten::ScatterReduceOp>(
+      n.loc(), type, self, index, src, n.b().getI64IntegerAttr(dim),
+      n.b().getStringAttr(reduce), n.b().getBoolAttr(includeSelf),
+      n.resultIsUnsigned() && reduce == "mean" ? n.b().getUnitAttr() : UnitAttr());
+  return Values{op.getResult()};
 }
 
 } // namespace

@@ -35,6 +35,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     kiln::populateConvolutionBackwardDecompositions(set);
     kiln::populateTransposedConvolutionDecompositions(set);
     kiln::populateLinalgDecompositions(set);
+    kiln::populateScatterDecompositions(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();
   }

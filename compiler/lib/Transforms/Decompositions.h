@@ -54,4 +54,8 @@ void populatePoolBackwardDecompositions(mlir::RewritePatternSet &patterns);
 /// aten.lu_factor as getrf unrolled over the columns (DecomposeLinalg.cpp).
 void populateLinalgDecompositions(mlir::RewritePatternSet &patterns);
 
+/// aten.scatter_reduce (PyTorch's whole scatter family) as the primitive
+/// aten.scatter, slices and pointwise ops (DecomposeScatter.cpp).
+void populateScatterDecompositions(mlir::RewritePatternSet &patterns);
+
 } // namespace kiln

@@ -70,6 +70,10 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
       entries or 2^28 gathered elements.
     - `aten.lu_factor` (DecomposeLinalg.cpp): getrf with partial pivoting
       unrolled over the columns, the batch side by side.
+    - `aten.scatter_reduce` (DecomposeScatter.cpp): the primitive
+      aten.scatter over self's and src's corners that index covers, from
+      the reduction's identity and a scattered count where self takes no
+      part, and a scattered sum over a count for "mean".
   }];
 }
 

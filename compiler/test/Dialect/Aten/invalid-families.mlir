@@ -135,6 +135,38 @@ func.func @scatter_reduce(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: tensor<3
 
 // -----
 
+func.func @scatter_reduce_unknown(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: tensor<3x4xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{unknown reduce "median"}}
+  %0 = aten.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "median"} : (tensor<3x5xf32>, tensor<3x4xi64>, tensor<3x4xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @scatter_reduce_index_past_self(%x: tensor<3x5xf32>, %i: tensor<4x4xi64>, %s: tensor<4x4xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{index extent 4 of dim 0 is larger than self's}}
+  %0 = aten.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "sum"} : (tensor<3x5xf32>, tensor<4x4xi64>, tensor<4x4xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @scatter_reduce_index_past_src(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: tensor<3x2xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{index extent 4 of dim 1 is larger than src's}}
+  %0 = aten.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "sum"} : (tensor<3x5xf32>, tensor<3x4xi64>, tensor<3x2xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @scatter_reduce_none_without_self(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: tensor<3x4xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{a scatter without reduction always keeps self}}
+  %0 = aten.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "none", include_self = false} : (tensor<3x5xf32>, tensor<3x4xi64>, tensor<3x4xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
 // Shape arithmetic on client-declared attributes is 128-bit: 2 * 2^62 would
 // wrap to a negative offset that passes the bounds check.
 func.func @slice_stride_overflow(%x: tensor<10xf32>) -> tensor<3xf32> {

@@ -100,6 +100,13 @@ func.func @scatter(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: tensor<3x4xf32>
   return %0 : tensor<3x5xf32>
 }
 
+// CHECK-LABEL: func @scatter_reduce_family
+func.func @scatter_reduce_family(%x: tensor<4x5xf32>, %i: tensor<3x4xi64>, %s: tensor<3x6xf32>) -> tensor<4x5xf32> {
+  // CHECK: aten.scatter_reduce %{{.+}}, %{{.+}}, %{{.+}} {dim = 1 : i64, include_self = false, reduce = "mean"}
+  %0 = aten.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "mean", include_self = false} : (tensor<4x5xf32>, tensor<3x4xi64>, tensor<3x6xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
 // CHECK-LABEL: func @sort
 func.func @sort(%x: tensor<2x5xi32>) -> (tensor<2x5xi32>, tensor<2x5xi64>) {
   // CHECK: aten.sort %{{.+}} {descending = true}

@@ -542,6 +542,38 @@ LogicalResult ScatterOp::verify() {
   return success();
 }
 
+LogicalResult ScatterReduceOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getSelf()), index = shapeOf(getIndex()),
+                    src = shapeOf(getSrc());
+  if (getType() != getSelf().getType())
+    return emitOpError("result must have self's type");
+  if (!isIntegerTensor(getIndex()))
+    return emitOpError("index must be an integer tensor");
+  if (cast<RankedTensorType>(getSrc().getType()).getElementType() !=
+      getType().getElementType())
+    return emitOpError("src must have self's element type");
+  StringRef reduce = getReduce();
+  if (reduce != "none" && reduce != "sum" && reduce != "prod" &&
+      reduce != "mean" && reduce != "amax" && reduce != "amin")
+    return emitOpError() << "unknown reduce \"" << reduce << "\"";
+  if (reduce == "none" && !getIncludeSelf())
+    return emitOpError("a scatter without reduction always keeps self");
+  if (index.size() != in.size() || src.size() != in.size())
+    return emitOpError("index and src need self's rank");
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= std::max<int64_t>(in.size(), 1))
+    return emitOpError() << "dim " << dim << " is out of range";
+  for (size_t d = 0; d < in.size(); ++d) {
+    if (index[d] > src[d])
+      return emitOpError() << "index extent " << index[d] << " of dim " << d
+                           << " is larger than src's";
+    if (static_cast<int64_t>(d) != dim && index[d] > in[d])
+      return emitOpError() << "index extent " << index[d] << " of dim " << d
+                           << " is larger than self's";
+  }
+  return success();
+}
+
 LogicalResult PadOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getSelf()), out = getType().getShape();
   if (getLow().size() != in.size() || getHigh().size() != in.size() ||

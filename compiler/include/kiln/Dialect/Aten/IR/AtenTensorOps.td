@@ -542,6 +542,40 @@ def Aten_ScatterOp : Aten_Op<"scatter", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_ScatterReduceOp : Aten_Op<"scatter_reduce", [Pure]> {
+  let summary = "PyTorch's scatter family, whole: scatter, scatter_add, scatter_reduce.";
+  let description = [{
+    What `scatter.src/value/reduce/value_reduce`, `scatter_add` and
+    `scatter_reduce.two` compute, one op for all of them: `src[.., k, ..]`
+    goes to `out[.., index[.., k, ..], ..]` along `dim`, replacing
+    (`reduce` "none") or combined by "sum", "prod", "mean", "amax" or
+    "amin". Without `include_self` self's values take no part where
+    anything lands ("mean" counts self as one value when it does; integers
+    divide rounding down). index, src and self have one rank; index may be
+    smaller than src in every dim and than self outside `dim` (only src's
+    and self's leading corners take part). A 0-d self scatters its one
+    element. `wrap_u8`: the tensors are uint8 widened to a wider integer,
+    and the "mean" sum wraps modulo 256 before dividing, as eager's uint8
+    sum does. kiln-decompose-aten builds it from `aten.scatter` (the
+    matching-shape primitive), slices and pointwise ops.
+
+    Example:
+    ```mlir
+    %0 = aten.scatter_reduce %x, %idx, %src {dim = 1 : i64, reduce = "mean"}
+        : (tensor<4x8xf32>, tensor<2x3xi64>, tensor<2x5xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$index,
+                   AnyStaticShapeTensor:$src, I64Attr:$dim, StrAttr:$reduce,
+                   DefaultValuedAttr<BoolAttr, "true">:$include_self,
+                   UnitAttr:$wrap_u8);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $self `,` $index `,` $src attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Aten_PadOp : Aten_Op<"pad", [Pure]> {
   let summary = "Constant padding (`constant_pad_nd` with non-negative pads).";
   let description = [{

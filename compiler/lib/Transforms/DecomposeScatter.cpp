@@ -1,0 +1,150 @@
+//===- DecomposeScatter.cpp - PyTorch's scatter family as aten.scatter ----===//
+//
+// This file implements the decomposition of aten.scatter_reduce, the one op
+// the importer makes of scatter, scatter_add and scatter_reduce, into the
+// primitive aten.scatter (index and src of one shape, equal to self's
+// outside `dim`, self always taking part):
+//  - a 0-d scatter is the 1-element 1-d one;
+//  - src's part beyond index is sliced off, and an index smaller than self
+//    outside `dim` scatters into self's corner (a slice, then insert_slice);
+//  - without include_self, the reduction starts from its identity and self
+//    stays where nothing landed (a count scattered alongside);
+//  - "mean" is a scattered sum over a scattered count (self counted once
+//    when it takes part; integers divide rounding down, a uint8 sum wraps
+//    first).
+//
+//===----------------------------------------------------------------------===//
+#include "AtenBuilder.h"
+#include "Decompositions.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include <cmath>
+
+using namespace mlir;
+namespace aten = kiln::aten;
+using kiln::decompose::AtenBuilder;
+using kiln::decompose::typeOf;
+
+namespace {
+
+/// The value a reduction without self starts from: nothing combined yet.
+double reductionIdentity(StringRef reduce, Type element) {
+  if (reduce == "prod")
+    return 1.0;
+  if (reduce != "amax" && reduce != "amin")
+    return 0.0;
+  bool lowest = reduce == "amax";
+  if (isa<FloatType>(element))
+    return lowest ? -INFINITY : INFINITY;
+  if (element.isInteger(1))
+    return lowest ? 0.0 : 1.0;
+  double half = std::ldexp(1.0, element.getIntOrFloatBitWidth() - 1);
+  return lowest ? -half : half - 1;
+}
+
+/// Builds one scatter_reduce whose index and src match self outside `dim`.
+struct MatchingScatter {
+  AtenBuilder &b;
+  PatternRewriter &r;
+  Location loc;
+  Value index;
+  int64_t dim;
+
+  /// A tensor of `like`'s shape, all `value`, of `element`.
+  Value filled(Type element, double value, RankedTensorType like) const {
+    return r.create<aten::ConstantOp>(loc, element, value, like.getShape());
+  }
+
+  Value scatter(Value into, Value from, StringRef how) const {
+    return r.create<aten::ScatterOp>(loc, typeOf(into), into, index, from,
+                                     r.getI64IntegerAttr(dim),
+                                     r.getStringAttr(how));
+  }
+
+  /// How many values land at each of self's positions (i64).
+  Value counts(RankedTensorType self, double start) const {
+    Type i64 = r.getI64Type();
+    return scatter(filled(i64, start, self), filled(i64, 1.0, typeOf(index)),
+                   "sum");
+  }
+
+  Value build(Value self, Value src, StringRef reduce, bool includeSelf,
+              bool wrapU8) const {
+    RankedTensorType type = typeOf(self);
+    Type element = type.getElementType();
+    auto flags = type.clone(r.getI1Type());
+    if (reduce == "mean") {
+      Value count = b.convert(counts(type, includeSelf ? 1.0 : 0.0), element);
+      Value sum = scatter(includeSelf ? self : filled(element, 0.0, type), src,
+                          "sum");
+      if (wrapU8)
+        sum = b.pointwise(type, "bitwise_and", {sum, b.constant(element, 255.0)});
+      Value none = b.pointwise(flags, "eq", {count, b.constant(element, 0.0)});
+      count = b.pointwise(type, "where", {none, b.constant(element, 1.0), count});
+      Value mean = isa<FloatType>(element)
+                       ? b.div(element, sum, count)
+                       : b.pointwise(type, "div_floor", {sum, count});
+      return includeSelf ? mean : b.pointwise(type, "where", {none, self, mean});
+    }
+    if (includeSelf)
+      return scatter(self, src, reduce);
+    Value reduced = scatter(
+        filled(element, reductionIdentity(reduce, element), type), src, reduce);
+    Value hit = b.pointwise(flags, "gt",
+                            {counts(type, 0.0), b.constant(r.getI64Type(), 0.0)});
+    return b.pointwise(type, "where", {hit, reduced, self});
+  }
+};
+
+struct DecomposeScatterReduceOp : OpRewritePattern<aten::ScatterReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(aten::ScatterReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    AtenBuilder b(rewriter, op.getLoc());
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Value self = op.getSelf(), index = op.getIndex(), src = op.getSrc();
+    ArrayRef<int64_t> idx = typeOf(index).getShape();
+    int64_t dim = op.getDim();
+    StringRef reduce = op.getReduce();
+    bool includeSelf = op.getIncludeSelf(), wrapU8 = op.getWrapU8();
+    if (type.getRank() == 0) {
+      MatchingScatter one{b, rewriter, loc, b.view(index, {1}), 0};
+      Value result = one.build(b.view(self, {1}), b.view(src, {1}), reduce,
+                               includeSelf, wrapU8);
+      rewriter.replaceOp(op, b.view(result, {}));
+      return success();
+    }
+    SmallVector<int64_t> zeros(idx.size(), 0), ones(idx.size(), 1);
+    auto slice = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+      if (typeOf(v).getShape() == shape)
+        return v;
+      return rewriter.create<aten::SliceOp>(loc, typeOf(v).clone(shape), v,
+                                            rewriter.getDenseI64ArrayAttr(zeros),
+                                            rewriter.getDenseI64ArrayAttr(ones));
+    };
+    MatchingScatter scatter{b, rewriter, loc, index, dim};
+    // src contributes its index-shaped corner; self its corner of index's
+    // extents (all of `dim`), the rest of self unchanged.
+    SmallVector<int64_t> corner(idx);
+    corner[dim] = type.getDimSize(dim);
+    Value part = scatter.build(slice(self, corner), slice(src, idx), reduce,
+                               includeSelf, wrapU8);
+    if (ArrayRef<int64_t>(corner) == type.getShape()) {
+      rewriter.replaceOp(op, part);
+      return success();
+    }
+    rewriter.replaceOpWithNewOp<aten::InsertSliceOp>(
+        op, type, self, part, rewriter.getDenseI64ArrayAttr(zeros),
+        rewriter.getDenseI64ArrayAttr(ones));
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::populateScatterDecompositions(RewritePatternSet &patterns) {
+  patterns.add<DecomposeScatterReduceOp>(patterns.getContext());
+}

@@ -1,0 +1,79 @@
+// RUN: kiln-opt %s -split-input-file -kiln-decompose-aten | FileCheck %s
+
+// With self and matching shapes: the primitive scatter alone.
+// CHECK-LABEL: func @scatter_add
+// CHECK-SAME: (%[[X:.+]]: tensor<3x6xf32>, %[[I:.+]]: tensor<3x4xi64>, %[[S:.+]]: tensor<3x4xf32>)
+// CHECK-NOT: aten.scatter_reduce
+// CHECK: %[[R:.+]] = aten.scatter %[[X]], %[[I]], %[[S]] {dim = 1 : i64, reduce = "sum"}
+// CHECK-NEXT: return %[[R]]
+func.func @scatter_add(%x: tensor<3x6xf32>, %i: tensor<3x4xi64>, %s: tensor<3x4xf32>) -> tensor<3x6xf32> {
+  %0 = aten.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "sum"} : (tensor<3x6xf32>, tensor<3x4xi64>, tensor<3x4xf32>) -> tensor<3x6xf32>
+  return %0 : tensor<3x6xf32>
+}
+
+// -----
+
+// Without self: amax from its identity (-inf), and self kept where the
+// scattered count of landings is 0. src's part past index is sliced off.
+// CHECK-LABEL: func @amax_without_self
+// CHECK-SAME: (%[[X:.+]]: tensor<3x5xf32>, %[[I:.+]]: tensor<3x4xi64>, %[[S:.+]]: tensor<3x6xf32>)
+// CHECK-DAG: %[[SRC:.+]] = aten.slice %[[S]] {{.*}} -> tensor<3x4xf32>
+// CHECK-DAG: %[[LOW:.+]] = aten.constant dense<0xFF800000> : tensor<3x5xf32>
+// CHECK: %[[RED:.+]] = aten.scatter %[[LOW]], %[[I]], %[[SRC]] {dim = 1 : i64, reduce = "amax"}
+// CHECK: %[[COUNT:.+]] = aten.scatter %{{.+}}, %[[I]], %{{.+}} {dim = 1 : i64, reduce = "sum"} : (tensor<3x5xi64>, tensor<3x4xi64>, tensor<3x4xi64>) -> tensor<3x5xi64>
+// CHECK: %[[HIT:.+]] = aten.pointwise "gt" %[[COUNT]], %{{.+}} : (tensor<3x5xi64>, tensor<i64>) -> tensor<3x5xi1>
+// CHECK: %[[R:.+]] = aten.pointwise "where" %[[HIT]], %[[RED]], %[[X]]
+// CHECK: return %[[R]]
+func.func @amax_without_self(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: tensor<3x6xf32>) -> tensor<3x5xf32> {
+  %0 = aten.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "amax", include_self = false} : (tensor<3x5xf32>, tensor<3x4xi64>, tensor<3x6xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+// Bool amin without self starts from true (the identity of and).
+// CHECK-LABEL: func @amin_bool
+// CHECK: %[[HIGH:.+]] = aten.constant dense<true> : tensor<2x5xi1>
+// CHECK: aten.scatter %[[HIGH]], %{{.+}}, %{{.+}} {dim = 1 : i64, reduce = "amin"}
+func.func @amin_bool(%x: tensor<2x5xi1>, %i: tensor<2x6xi64>, %s: tensor<2x6xi1>) -> tensor<2x5xi1> {
+  %0 = aten.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "amin", include_self = false} : (tensor<2x5xi1>, tensor<2x6xi64>, tensor<2x6xi1>) -> tensor<2x5xi1>
+  return %0 : tensor<2x5xi1>
+}
+
+// -----
+
+// uint8 mean (widened to i16): the sum wraps to 8 bits, then divides
+// rounding down by a count that includes self.
+// CHECK-LABEL: func @mean_u8
+// CHECK: %[[COUNT:.+]] = aten.scatter {{.*}} reduce = "sum"} : (tensor<4x5xi64>, tensor<6x5xi64>, tensor<6x5xi64>) -> tensor<4x5xi64>
+// CHECK: %[[SUM:.+]] = aten.scatter %{{.+}}, %{{.+}}, %{{.+}} {dim = 0 : i64, reduce = "sum"} : (tensor<4x5xi16>, tensor<6x5xi64>, tensor<6x5xi16>) -> tensor<4x5xi16>
+// CHECK: %[[WRAP:.+]] = aten.pointwise "bitwise_and" %[[SUM]]
+// CHECK: aten.pointwise "div_floor" %[[WRAP]], %{{.+}}
+func.func @mean_u8(%x: tensor<4x5xi16>, %i: tensor<6x5xi64>, %s: tensor<6x5xi16>) -> tensor<4x5xi16> {
+  %0 = aten.scatter_reduce %x, %i, %s {dim = 0 : i64, reduce = "mean", wrap_u8} : (tensor<4x5xi16>, tensor<6x5xi64>, tensor<6x5xi16>) -> tensor<4x5xi16>
+  return %0 : tensor<4x5xi16>
+}
+
+// -----
+
+// An index smaller than self outside dim: self's corner, then inserted back.
+// CHECK-LABEL: func @smaller_index
+// CHECK-SAME: (%[[X:.+]]: tensor<4x6xf32>
+// CHECK: %[[PART:.+]] = aten.slice %[[X]] {{.*}} -> tensor<3x6xf32>
+// CHECK: %[[DONE:.+]] = aten.scatter %[[PART]]
+// CHECK: aten.insert_slice %[[X]], %[[DONE]]
+func.func @smaller_index(%x: tensor<4x6xf32>, %i: tensor<3x2xi64>, %s: tensor<3x4xf32>) -> tensor<4x6xf32> {
+  %0 = aten.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "none"} : (tensor<4x6xf32>, tensor<3x2xi64>, tensor<3x4xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+// 0-d: the 1-element 1-d scatter, viewed back.
+// CHECK-LABEL: func @scalar
+// CHECK: aten.scatter {{.*}} : (tensor<1xf32>, tensor<1xi64>, tensor<1xf32>) -> tensor<1xf32>
+// CHECK: aten.view %{{.+}} : (tensor<1xf32>) -> tensor<f32>
+func.func @scalar(%x: tensor<f32>, %i: tensor<i64>, %s: tensor<f32>) -> tensor<f32> {
+  %0 = aten.scatter_reduce %x, %i, %s {dim = 0 : i64, reduce = "none"} : (tensor<f32>, tensor<i64>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
