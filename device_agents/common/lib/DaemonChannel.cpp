@@ -100,8 +100,13 @@ dialDaemon(const std::string &address, const DaemonCredentials &credentials,
   grpc::ChannelArguments args;
   // gRPC's own reconnect backoff grows to 2 minutes by default; keep it
   // under the session's cap so a restarted daemon is found promptly.
+  // "Min reconnect backoff" is gRPC's minimum connect timeout, the time a
+  // connection attempt (TCP and the TLS handshake) may take: at 100 ms a
+  // TLS handshake on a loaded host or across a slow link never finished
+  // in time, attempt after attempt. A daemon that is down still refuses at
+  // once, so retries stay prompt.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 5000);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
               static_cast<int>(maxBackoff.count()));
   args.SetMaxReceiveMessageSize(8 << 20);
