@@ -228,6 +228,10 @@ register("masked_scatter_f32", lambda x, m, s: x.masked_scatter(m, s),
          randn(4, 5), randbool(4, 5), randn(30))
 register("masked_scatter_broadcast_mask_f32", lambda x, m, s: x.masked_scatter(m, s),
          randn(3, 4), randbool(4), randn(3, 4))
+# A large mask: the running count of set positions is a linear scan (as a
+# quadratic one, 262,144 positions took 7e10 steps).
+register("masked_scatter_large_f32", lambda x, m, s: x.masked_scatter(m, s),
+         randn(256, 1024), randint(0, 2, 256, 1024, dtype=torch.bool), randn(256, 1024))
 register("masked_scatter_i32", lambda x, m, s: x.masked_scatter(m, s),
          randint(-5, 5, 2, 6, dtype=torch.int32), randbool(2, 6),
          randint(10, 20, 12, dtype=torch.int32))

@@ -22,6 +22,16 @@ for dt in (torch.float16, torch.bfloat16):
     register(f"cumsum_long_{DTYPE_NAMES[dt]}", lambda x: torch.cumsum(x, -1),
              randn(4, 200, dtype=dt))
 register("cumsum_1d_i64", lambda x: torch.cumsum(x, 0), randint(-9, 9, 10))
+# Dims over 128 scan by a loop over the dim (O(n)); shorter ones by a
+# triangular reduction. Quadratic, 200,000 elements were 4e10 steps.
+register("cumsum_very_long_1d_f64", lambda x: torch.cumsum(x, 0),
+         randn(200_000, dtype=torch.float64))
+register("cumsum_long_d0_3d_f32", lambda x: torch.cumsum(x, 0), randn(300, 2, 3))
+register("cumsum_long_dtype_i32_i64", lambda x: torch.cumsum(x, 1, dtype=torch.int64),
+         randint(-50, 50, 2, 1000, dtype=torch.int32))
+register("cumprod_long_f64", lambda x: torch.cumprod(x, -1),
+         rand(2, 400, dtype=torch.float64, low=0.9, high=1.1))
+register("cumsum_long_u8", lambda x: torch.cumsum(x, 0), randint(0, 255, 300, dtype=torch.uint8))
 register("cumprod_f32", lambda x: torch.cumprod(x, 1), rand(3, 6, low=0.5, high=1.5))
 register("cummax_f32", lambda x: torch.cummax(x, 1), randperm_values(3, 6))
 # cummax/cummin: ties give the last index of the extremum, a NaN sticks and

@@ -4,7 +4,8 @@
 // sum/mean: prod, amax, amin, any and all from one table of (initial value,
 // combiner); var/std (a corrected two-pass in double, with correction);
 // argmax/argmin (a generic carrying value and index, first extreme wins, NaN
-// counts as extreme); and cumsum (a triangular reduction).
+// counts as extreme); and cumsum/cumprod (a triangular reduction, or for
+// dims over 128 a loop over the dim carrying the running values).
 //
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
@@ -13,7 +14,9 @@
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 
@@ -203,57 +206,116 @@ struct ArgReduceLowering : OpConversionPattern<ArgReduceOp> {
   }
 };
 
-/// out[..., i, ...] = sum over j <= i of x[..., j, ...].
+/// Scans up to this long run as one triangular reduction (parallel and
+/// vectorised, O(n^2) per scanned line); longer ones as a loop over the
+/// scanned dim carrying the running values of every line (O(n)).
+constexpr int64_t kTriangularScanLimit = 128;
+
+/// out[..., i, ...] = sum (product) over j <= i of x[..., j, ...], in `acc`,
+/// as an (i, j) reduction with j <= i.
+Value triangularScan(OpBuilder &b, Location loc, Value x, int64_t dim,
+                     Type acc, Combiner combiner) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  // Loops: the result dims, then j.
+  SmallVector<AffineExpr> inExprs;
+  for (int64_t i = 0; i < rank; ++i)
+    inExprs.push_back(getAffineDimExpr(i == dim ? rank : i, ctx));
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  iterators.push_back(utils::IteratorType::reduction);
+  RankedTensorType accType = type.clone(acc);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, accType, x,
+      buildFilled(b, loc, accType, combiner == Combiner::Prod ? 1.0 : 0.0),
+      ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, inExprs, ctx),
+                          AffineMap::getMultiDimIdentityMap(rank + 1, ctx)
+                              .getMajorSubMap(rank)},
+      iterators, [&](OpBuilder &b, Location l, ValueRange args) {
+        Value combined = combineElements(combiner, b, l, args[1],
+                                         castScalar(b, l, args[0], acc));
+        Value included = b.create<arith::CmpIOp>(
+            l, arith::CmpIPredicate::ule, b.create<linalg::IndexOp>(l, rank),
+            b.create<linalg::IndexOp>(l, dim));
+        b.create<linalg::YieldOp>(
+            l, b.create<arith::SelectOp>(l, included, combined, args[1]).getResult());
+      });
+  return generic.getResult(0);
+}
+
+/// The same scan as a loop over the scanned dim: a running slab (x's shape
+/// with the dim 1) updated in place by each slice and written out.
+Value linearScan(OpBuilder &b, Location loc, Value x, int64_t dim, Type acc,
+                 Combiner combiner) {
+  MLIRContext *ctx = b.getContext();
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> slabShape(type.getShape());
+  slabShape[dim] = 1;
+  auto slabType = RankedTensorType::get(slabShape, acc);
+  Value running =
+      buildFilled(b, loc, slabType, combiner == Combiner::Prod ? 1.0 : 0.0);
+  // alloc_tensor, not tensor.empty, for the loop-carried result: an empty
+  // CSE'd with another of its type would share a buffer (see Sorting.cpp).
+  Value out = b.create<bufferization::AllocTensorOp>(loc, type.clone(acc),
+                                                     ValueRange{});
+  auto cst = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  auto loop = b.create<scf::ForOp>(
+      loc, cst(0), cst(type.getDimSize(dim)), cst(1), ValueRange{running, out},
+      [&](OpBuilder &b, Location l, Value k, ValueRange state) {
+        SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
+            strides(rank, b.getIndexAttr(1));
+        for (int64_t s : slabShape)
+          sizes.push_back(b.getIndexAttr(s));
+        offsets[dim] = k;
+        Value slice = b.create<tensor::ExtractSliceOp>(
+            l, RankedTensorType::get(slabShape, type.getElementType()), x,
+            offsets, sizes, strides);
+        Value next =
+            b.create<linalg::GenericOp>(
+                 l, slabType, slice, state[0],
+                 ArrayRef<AffineMap>{identity, identity}, iterators,
+                 [&](OpBuilder &b, Location l, ValueRange args) {
+                   b.create<linalg::YieldOp>(
+                       l, combineElements(combiner, b, l, args[1],
+                                          castScalar(b, l, args[0], acc)));
+                 })
+                .getResult(0);
+        Value written = b.create<tensor::InsertSliceOp>(l, next, state[1], offsets,
+                                                        sizes, strides);
+        b.create<scf::YieldOp>(l, ValueRange{next, written});
+      });
+  return loop.getResult(1);
+}
+
+/// cumsum / cumprod: out[..., i, ...] = sum (product) over j <= i of
+/// x[..., j, ...].
 struct CumsumLowering : OpConversionPattern<CumsumOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(CumsumOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    MLIRContext *ctx = rewriter.getContext();
     RankedTensorType type = op.getType();
     Type element = type.getElementType();
     if (element.isInteger(1))
       return rewriter.notifyMatchFailure(op, "boolean accumulation");
     int64_t rank = type.getRank(), dim = op.getDim();
     Value x = adaptor.getSelf();
-    if (rank == 0) {
+    if (rank == 0 || type.getNumElements() == 0) {
       rewriter.replaceOp(op, castTensor(rewriter, loc, x, element));
       return success();
     }
-    // Loops: the result dims, then j.
-    SmallVector<AffineExpr> inExprs;
-    for (int64_t i = 0; i < rank; ++i)
-      inExprs.push_back(getAffineDimExpr(i == dim ? rank : i, ctx));
-    SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-    iterators.push_back(utils::IteratorType::reduction);
-    bool product = op.getProduct();
     // f16/bf16 accumulate in f32 and round each running value once, as
     // eager's CPU kernel does (its acc_type).
-    Type resultElement = element;
-    if (element.isF16() || element.isBF16())
-      element = rewriter.getF32Type();
-    RankedTensorType accType = type.clone(element);
-    auto generic = rewriter.create<linalg::GenericOp>(
-        loc, accType, x, buildFilled(rewriter, loc, accType, product ? 1.0 : 0.0),
-        ArrayRef<AffineMap>{AffineMap::get(rank + 1, 0, inExprs, ctx),
-                            AffineMap::getMultiDimIdentityMap(rank + 1, ctx)
-                                .getMajorSubMap(rank)},
-        iterators, [&](OpBuilder &b, Location l, ValueRange args) {
-          Value v = castScalar(b, l, args[0], element);
-          bool isFloat = isa<FloatType>(element);
-          Value sum =
-              product ? (isFloat ? b.create<arith::MulFOp>(l, args[1], v).getResult()
-                                 : b.create<arith::MulIOp>(l, args[1], v).getResult())
-                      : (isFloat ? b.create<arith::AddFOp>(l, args[1], v).getResult()
-                                 : b.create<arith::AddIOp>(l, args[1], v).getResult());
-          Value included = b.create<arith::CmpIOp>(
-              l, arith::CmpIPredicate::ule, b.create<linalg::IndexOp>(l, rank),
-              b.create<linalg::IndexOp>(l, dim));
-          b.create<linalg::YieldOp>(
-              l, b.create<arith::SelectOp>(l, included, sum, args[1]).getResult());
-        });
-    rewriter.replaceOp(op, castTensor(rewriter, loc, generic.getResult(0), resultElement));
+    Type acc = element.isF16() || element.isBF16() ? rewriter.getF32Type() : element;
+    Combiner combiner = op.getProduct() ? Combiner::Prod : Combiner::Sum;
+    Value scanned = type.getDimSize(dim) > kTriangularScanLimit
+                        ? linearScan(rewriter, loc, x, dim, acc, combiner)
+                        : triangularScan(rewriter, loc, x, dim, acc, combiner);
+    rewriter.replaceOp(op, castTensor(rewriter, loc, scanned, element));
     return success();
   }
 };

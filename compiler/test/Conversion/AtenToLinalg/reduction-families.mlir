@@ -137,3 +137,24 @@ func.func @cumsum_f16(%x: tensor<6xf16>) -> tensor<6xf16> {
   %0 = aten.cumsum %x {dim = 0 : i64, product = false} : (tensor<6xf16>) -> tensor<6xf16>
   return %0 : tensor<6xf16>
 }
+
+// -----
+
+// A scanned dim over 128: a loop over it carrying the running slab (the
+// dim cut to 1) in the accumulation type, updated in place by each slice
+// and written into the result; no reduction loop.
+// CHECK-LABEL: func @cumsum_long
+// CHECK: %[[ZERO:.+]] = linalg.fill {{.+}} -> tensor<3x1xf32>
+// CHECK: %[[OUT:.+]] = bufferization.alloc_tensor() : tensor<3x300xf32>
+// CHECK: %[[LOOP:.+]]:2 = scf.for %[[K:.+]] = %{{.+}} to %c300 step %{{.+}} iter_args(%[[CARRY:.+]] = %[[ZERO]], %[[ACC:.+]] = %[[OUT]])
+// CHECK: %[[SLICE:.+]] = tensor.extract_slice %arg0[0, %[[K]]] [3, 1] [1, 1] : tensor<3x300xf16> to tensor<3x1xf16>
+// CHECK: %[[NEXT:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]} ins(%[[SLICE]] : tensor<3x1xf16>) outs(%[[CARRY]] : tensor<3x1xf32>)
+// CHECK: arith.addf
+// CHECK: %[[WRITTEN:.+]] = tensor.insert_slice %[[NEXT]] into %[[ACC]][0, %[[K]]] [3, 1] [1, 1]
+// CHECK: scf.yield %[[NEXT]], %[[WRITTEN]]
+// CHECK: arith.truncf
+// CHECK-NOT: "reduction"
+func.func @cumsum_long(%x: tensor<3x300xf16>) -> tensor<3x300xf16> {
+  %0 = aten.cumsum %x {dim = 1 : i64} : (tensor<3x300xf16>) -> tensor<3x300xf16>
+  return %0 : tensor<3x300xf16>
+}
