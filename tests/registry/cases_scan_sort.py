@@ -124,6 +124,25 @@ register("logcumsumexp_infinities_nan_f32", lambda x: torch.logcumsumexp(x, 1),
          const(torch.tensor([[-_INF, -_INF, 1.0, -_INF], [2.0, _INF, 3.0, -_INF],
                              [0.0, _NAN, 1.0, 2.0]])))
 register("logcumsumexp_long_f32", lambda x: torch.logcumsumexp(x, 0), randn(300))
+# Scanned dims over 128 lower to a loop over the dim (each step as eager's
+# kernel); shorter ones to triangular reductions. Past 4096 these were
+# refused (issue 15).
+register("logcumsumexp_very_long_f64", lambda x: torch.logcumsumexp(x, -1),
+         randn(2, 5000, dtype=torch.float64, scale=3.0))
+register("logcumsumexp_long_infinities_nan_f16",
+         lambda x: torch.logcumsumexp(x.masked_fill(x > 2.0, _INF)
+                                      .masked_fill(x < -2.0, -_INF)
+                                      .masked_fill(x.abs() < 0.01, _NAN), 0),
+         randn(200, 3, dtype=torch.float16))
+register("cummax_very_long_f32", lambda x: torch.cummax(x, 0), randn(10_000))
+register("cummin_long_ties_nan_d1_f64",
+         lambda x: torch.cummin(x.masked_fill(x > 2.9, _NAN), 1),
+         randint(-3, 4, 2, 300, 2, dtype=torch.float64))
+register("cummax_long_ties_i32", lambda x: torch.cummax(x, -1),
+         randint(-5, 5, 3, 400, dtype=torch.int32))
+register("cummin_long_bool", lambda x: torch.cummin(x, 0),
+         randint(0, 2, 200, 2, dtype=torch.bool))
+register("cummax_long_u8", lambda x: torch.cummax(x, 0), randint(0, 255, 500, dtype=torch.uint8))
 
 # bucketize / searchsorted: counts of the entries before each value.
 _BOUNDS = const(torch.tensor([-1.5, -0.5, 0.0, 0.0, 0.25, 1.0, 2.0]), "sorted, one repeat")

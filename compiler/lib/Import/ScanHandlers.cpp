@@ -3,10 +3,10 @@
 // This file implements the importer handlers of the running extrema
 // aten.cummax and aten.cummin and of aten.logcumsumexp: each is one
 // aten.cummax, aten.cummin or aten.logcumsumexp, which kiln-decompose-aten
-// computes as a triangular reduction (lib/Transforms/DecomposeScan.cpp).
-// The handlers check what the node declares and refuse, as UNIMPLEMENTED,
-// a scanned dim longer than the decomposition's length x length mask may
-// be.
+// computes as a triangular reduction (lib/Transforms/DecomposeScan.cpp) or,
+// along a dim longer than kMaxTriangularScan, the linalg lowering as a loop
+// (lib/Conversion/AtenToLinalg/Scans.cpp). The handlers check what the node
+// declares.
 //
 //===----------------------------------------------------------------------===//
 #include "OpHandlers.h"
@@ -14,7 +14,6 @@
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 #include "kiln/common/Status.h"
 
-#include "absl/strings/str_cat.h"
 
 using namespace mlir;
 
@@ -23,22 +22,10 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-/// The longest dim a scan takes: its decomposition builds a length x
-/// length mask.
-constexpr int64_t kMaxScanLength = 4096;
-
-/// The scanned dim of `self`, normalised (a 0-d input scans dim 0), and
-/// checked against kMaxScanLength.
-absl::StatusOr<int64_t> scanDim(NodeImporter &n, Value self, const char *op) {
+/// The scanned dim of `self`, normalised (a 0-d input scans dim 0).
+absl::StatusOr<int64_t> scanDim(NodeImporter &n, Value self) {
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
-  int64_t rank = typeOf(self).getRank();
-  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, rank));
-  int64_t length = rank == 0 ? 1 : typeOf(self).getDimSize(dim);
-  if (length > kMaxScanLength)
-    return n.unimplemented(absl::StrCat(op, " along a dim of ", length,
-                                        " elements (at most ", kMaxScanLength,
-                                        ")"));
-  return dim;
+  return n.normalizeDim(raw, typeOf(self).getRank());
 }
 
 /// cummax (`max`) or cummin along `dim`: (values, i64 indices).
@@ -51,7 +38,7 @@ absl::StatusOr<Values> cumExtremum(NodeImporter &n, bool max) {
     return n.error("values and indices must have the input's shape");
   if (!indicesType.getElementType().isInteger(64))
     return n.error("indices must be i64");
-  ASSIGN_OR_RETURN(int64_t dim, scanDim(n, self, "cummax/cummin"));
+  ASSIGN_OR_RETURN(int64_t dim, scanDim(n, self));
   TypeRange results = {type, indicesType};
   auto dimAttr = n.b().getI64IntegerAttr(dim);
   Operation *op =
@@ -67,7 +54,7 @@ absl::StatusOr<Values> logCumSumExp(NodeImporter &n) {
     return n.error("logcumsumexp needs a floating-point result");
   if (typeOf(self).getShape() != type.getShape())
     return n.error("the result must have the input's shape");
-  ASSIGN_OR_RETURN(int64_t dim, scanDim(n, self, "logcumsumexp"));
+  ASSIGN_OR_RETURN(int64_t dim, scanDim(n, self));
   return Values{n.b().create<aten::LogCumSumExpOp>(
       n.loc(), type, self, n.b().getI64IntegerAttr(dim))};
 }

@@ -4,7 +4,8 @@
 // aten.logcumsumexp as triangular reductions (the way cumsum lowers):
 // along the scanned dim of length L, x is expanded to (i, j) pairs
 // (L x L), entries with j > i are masked out, and reductions over j give
-// the results.
+// the results. Only dims of at most kMaxTriangularScan: longer ones lower
+// to a loop over the dim (AtenToLinalg/Scans.cpp).
 //
 //  - cummax/cummin: one aten.amax (aten.amin) gives the values; the index
 //    is PyTorch's: the last j <= i holding the extremum (the scan updates
@@ -74,6 +75,8 @@ struct DecomposeCumExtremum : OpRewritePattern<ScanOp> {
     SmallVector<int64_t> shape(type.getShape());
     int64_t dim = op.getDimAttr().getInt();
     int64_t length = shape[dim];
+    if (length > aten::kMaxTriangularScan)
+      return rewriter.notifyMatchFailure(op, "lowered as a loop (Scans.cpp)");
     int64_t trailing = static_cast<int64_t>(shape.size()) - dim - 1;
     auto pairType =
         RankedTensorType::get(splitDim(shape, dim, length, length), element);
@@ -134,6 +137,8 @@ struct DecomposeLogCumSumExp : OpRewritePattern<aten::LogCumSumExpOp> {
     SmallVector<int64_t> shape(typeOf(x).getShape());
     int64_t dim = op.getDimAttr().getInt();
     int64_t length = shape[dim];
+    if (length > aten::kMaxTriangularScan)
+      return rewriter.notifyMatchFailure(op, "lowered as a loop (Scans.cpp)");
     int64_t trailing = static_cast<int64_t>(shape.size()) - dim - 1;
     auto pairType =
         RankedTensorType::get(splitDim(shape, dim, length, length), compute);

@@ -86,3 +86,14 @@ func.func @logcumsumexp(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
   %0 = aten.logcumsumexp %x {dim = 0 : i64} : (tensor<2x5xf32>) -> tensor<2x5xf32>
   return %0 : tensor<2x5xf32>
 }
+
+// -----
+
+// A dim over 128 is left for the loop lowering (AtenToLinalg/Scans.cpp).
+// CHECK-LABEL: func @cummin_long_left
+// CHECK: aten.cummin %arg0 {dim = 1 : i64}
+// CHECK-NOT: aten.amin
+func.func @cummin_long_left(%x: tensor<2x129xi32>) -> (tensor<2x129xi32>, tensor<2x129xi64>) {
+  %v, %i = aten.cummin %x {dim = 1 : i64} : (tensor<2x129xi32>) -> (tensor<2x129xi32>, tensor<2x129xi64>)
+  return %v, %i : tensor<2x129xi32>, tensor<2x129xi64>
+}

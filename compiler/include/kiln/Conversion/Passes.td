@@ -13,7 +13,9 @@ def ConvertAtenToLinalg : Pass<"kiln-convert-aten-to-linalg", "mlir::func::FuncO
   let description = [{
     Every aten op becomes linalg (named ops for matrix products, generics for
     elementwise maps and reductions), tensor reshapes, arith and math; a
-    sort of rows longer than 256 elements becomes scf loops (a merge sort). An op
+    sort of rows longer than 256 elements becomes scf loops (a merge sort),
+    and a scan (cumsum, cumprod, cummax, cummin, logcumsumexp) along a dim
+    longer than 128 a loop over the dim carrying the running values. An op
     without a lowering fails the pass with a diagnostic naming it; the
     composite ops (quantization, searchsorted, the scans) have none, and
     kiln-decompose-aten must run first.

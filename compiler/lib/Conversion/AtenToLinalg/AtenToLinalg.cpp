@@ -41,6 +41,7 @@ struct ConvertAtenToLinalgPass
     kiln::aten::populateIndexingPatterns(patterns);
     kiln::aten::populateReductionFamilyPatterns(patterns);
     kiln::aten::populateSortingPatterns(patterns);
+    kiln::aten::populateScanPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

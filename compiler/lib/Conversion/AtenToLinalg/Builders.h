@@ -126,6 +126,22 @@ mlir::Value reducedCount(mlir::OpBuilder &b, mlir::Location loc, mlir::Value inp
 llvm::SmallVector<int64_t> droppedShape(llvm::ArrayRef<int64_t> shape,
                                         const llvm::SmallBitVector &reduced);
 
+/// One step of a linear scan: the slice's element and the carried values in,
+/// the next carried values out (`k`, the position along the dim, as i64).
+using ScanStep = llvm::function_ref<llvm::SmallVector<mlir::Value>(
+    mlir::OpBuilder &, mlir::Location, mlir::Value k, mlir::Value x,
+    mlir::ValueRange carried)>;
+
+/// A scan of `x` along `dim` as a loop over the dim: carried slabs (x's shape
+/// with the dim cut to 1), starting at the scalars `initial`, are updated in
+/// place by `step` from each slice x[.., k, ..] and written at k into one
+/// result per slab (x's shape, the slab's element type).
+llvm::SmallVector<mlir::Value> buildLinearScan(mlir::OpBuilder &b,
+                                               mlir::Location loc, mlir::Value x,
+                                               int64_t dim,
+                                               mlir::ValueRange initial,
+                                               ScanStep step);
+
 /// How a reduction or an accumulating write merges two elements.
 enum class Combiner { Sum, Prod, Max, Min, Any, All };
 

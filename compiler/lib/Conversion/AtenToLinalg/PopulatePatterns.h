@@ -37,4 +37,8 @@ void populateReductionFamilyPatterns(mlir::RewritePatternSet &patterns);
 /// sort (stable, quadratic).
 void populateSortingPatterns(mlir::RewritePatternSet &patterns);
 
+/// cummax, cummin and logcumsumexp along a dim longer than
+/// kMaxTriangularScan, as a loop over the dim (Scans.cpp).
+void populateScanPatterns(mlir::RewritePatternSet &patterns);
+
 } // namespace kiln::aten

@@ -14,9 +14,7 @@
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 
@@ -206,11 +204,6 @@ struct ArgReduceLowering : OpConversionPattern<ArgReduceOp> {
   }
 };
 
-/// Scans up to this long run as one triangular reduction (parallel and
-/// vectorised, O(n^2) per scanned line); longer ones as a loop over the
-/// scanned dim carrying the running values of every line (O(n)).
-constexpr int64_t kTriangularScanLimit = 128;
-
 /// out[..., i, ...] = sum (product) over j <= i of x[..., j, ...], in `acc`,
 /// as an (i, j) reduction with j <= i.
 Value triangularScan(OpBuilder &b, Location loc, Value x, int64_t dim,
@@ -243,53 +236,6 @@ Value triangularScan(OpBuilder &b, Location loc, Value x, int64_t dim,
   return generic.getResult(0);
 }
 
-/// The same scan as a loop over the scanned dim: a running slab (x's shape
-/// with the dim 1) updated in place by each slice and written out.
-Value linearScan(OpBuilder &b, Location loc, Value x, int64_t dim, Type acc,
-                 Combiner combiner) {
-  MLIRContext *ctx = b.getContext();
-  auto type = cast<RankedTensorType>(x.getType());
-  int64_t rank = type.getRank();
-  SmallVector<int64_t> slabShape(type.getShape());
-  slabShape[dim] = 1;
-  auto slabType = RankedTensorType::get(slabShape, acc);
-  Value running =
-      buildFilled(b, loc, slabType, combiner == Combiner::Prod ? 1.0 : 0.0);
-  // alloc_tensor, not tensor.empty, for the loop-carried result: an empty
-  // CSE'd with another of its type would share a buffer (see Sorting.cpp).
-  Value out = b.create<bufferization::AllocTensorOp>(loc, type.clone(acc),
-                                                     ValueRange{});
-  auto cst = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
-  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  auto loop = b.create<scf::ForOp>(
-      loc, cst(0), cst(type.getDimSize(dim)), cst(1), ValueRange{running, out},
-      [&](OpBuilder &b, Location l, Value k, ValueRange state) {
-        SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
-            strides(rank, b.getIndexAttr(1));
-        for (int64_t s : slabShape)
-          sizes.push_back(b.getIndexAttr(s));
-        offsets[dim] = k;
-        Value slice = b.create<tensor::ExtractSliceOp>(
-            l, RankedTensorType::get(slabShape, type.getElementType()), x,
-            offsets, sizes, strides);
-        Value next =
-            b.create<linalg::GenericOp>(
-                 l, slabType, slice, state[0],
-                 ArrayRef<AffineMap>{identity, identity}, iterators,
-                 [&](OpBuilder &b, Location l, ValueRange args) {
-                   b.create<linalg::YieldOp>(
-                       l, combineElements(combiner, b, l, args[1],
-                                          castScalar(b, l, args[0], acc)));
-                 })
-                .getResult(0);
-        Value written = b.create<tensor::InsertSliceOp>(l, next, state[1], offsets,
-                                                        sizes, strides);
-        b.create<scf::YieldOp>(l, ValueRange{next, written});
-      });
-  return loop.getResult(1);
-}
-
 /// cumsum / cumprod: out[..., i, ...] = sum (product) over j <= i of
 /// x[..., j, ...].
 struct CumsumLowering : OpConversionPattern<CumsumOp> {
@@ -312,9 +258,17 @@ struct CumsumLowering : OpConversionPattern<CumsumOp> {
     // eager's CPU kernel does (its acc_type).
     Type acc = element.isF16() || element.isBF16() ? rewriter.getF32Type() : element;
     Combiner combiner = op.getProduct() ? Combiner::Prod : Combiner::Sum;
-    Value scanned = type.getDimSize(dim) > kTriangularScanLimit
-                        ? linearScan(rewriter, loc, x, dim, acc, combiner)
-                        : triangularScan(rewriter, loc, x, dim, acc, combiner);
+    Value scanned;
+    if (type.getDimSize(dim) > kMaxTriangularScan)
+      scanned = buildLinearScan(
+          rewriter, loc, x, dim,
+          scalarConstant(rewriter, loc, acc, combiner == Combiner::Prod ? 1.0 : 0.0),
+          [&](OpBuilder &b, Location l, Value, Value v, ValueRange running) {
+            return SmallVector<Value>{combineElements(
+                combiner, b, l, running[0], castScalar(b, l, v, acc))};
+          })[0];
+    else
+      scanned = triangularScan(rewriter, loc, x, dim, acc, combiner);
     rewriter.replaceOp(op, castTensor(rewriter, loc, scanned, element));
     return success();
   }

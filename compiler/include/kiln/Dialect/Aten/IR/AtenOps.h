@@ -27,6 +27,12 @@ namespace kiln::aten {
 /// ~20 ops each.
 inline constexpr int64_t kMaxLuOrder = 64;
 
+/// The longest dim a scan (cumsum, cumprod, cummax, cummin, logcumsumexp)
+/// takes as one triangular reduction over (i, j <= i) pairs, parallel and
+/// vectorised but O(n^2) per line; longer ones lower to a loop over the dim
+/// carrying the running values, O(n).
+inline constexpr int64_t kMaxTriangularScan = 128;
+
 /// The most (bag, index, column) triples of aten.embedding_bag's masked
 /// window (max mode needs it; sum and mean multiply by the mask past it).
 inline constexpr int64_t kMaxEmbeddingBagWindow = int64_t{1} << 26;

@@ -1,0 +1,42 @@
+// RUN: kiln-opt %s -split-input-file -kiln-convert-aten-to-linalg | FileCheck %s
+
+// cummax along a dim over 128: a loop over the dim carrying the running
+// value and its index; a NaN or a value >= a non-NaN best takes over (ties
+// give the last index), written at k into both results.
+// CHECK-LABEL: func @cummax_long
+// CHECK-DAG: %[[LOWEST:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-DAG: %[[V0:.+]] = linalg.fill ins(%[[LOWEST]] : f32) {{.+}} -> tensor<1x3xf32>
+// CHECK-DAG: %[[I0:.+]] = linalg.fill {{.+}} -> tensor<1x3xi64>
+// CHECK: scf.for %[[K:.+]] = %{{.+}} to %c200 step %{{.+}} iter_args(%[[V:.+]] = %[[V0]], %[[I:.+]] = %[[I0]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}})
+// CHECK: %[[SLICE:.+]] = tensor.extract_slice %arg0[%[[K]], 0] [1, 3] [1, 1]
+// CHECK: %[[AT:.+]] = arith.index_cast %[[K]] : index to i64
+// CHECK: linalg.generic {{.+}} ins(%[[SLICE]] : tensor<1x3xf32>) outs(%[[V]], %[[I]] : tensor<1x3xf32>, tensor<1x3xi64>)
+// CHECK: arith.cmpf oge
+// CHECK: arith.cmpf uno
+// CHECK: arith.select %{{.+}}, %[[AT]], %{{.+}} : i64
+// CHECK: tensor.insert_slice
+// CHECK: tensor.insert_slice
+// CHECK-NOT: "reduction"
+func.func @cummax_long(%x: tensor<200x3xf32>) -> (tensor<200x3xf32>, tensor<200x3xi64>) {
+  %v, %i = aten.cummax %x {dim = 0 : i64} : (tensor<200x3xf32>) -> (tensor<200x3xf32>, tensor<200x3xi64>)
+  return %v, %i : tensor<200x3xf32>, tensor<200x3xi64>
+}
+
+// -----
+
+// logcumsumexp of f32 runs in f64: max + log1p(exp(min - max)), or the
+// element itself when both are the same infinity.
+// CHECK-LABEL: func @logcumsumexp_long
+// CHECK: scf.for
+// CHECK: arith.extf %{{.+}} : f32 to f64
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+// CHECK: math.exp
+// CHECK: math.log1p
+// CHECK: math.absf
+// CHECK: arith.select
+// CHECK: arith.truncf %{{.+}} : f64 to f32
+func.func @logcumsumexp_long(%x: tensor<2x300xf32>) -> tensor<2x300xf32> {
+  %0 = aten.logcumsumexp %x {dim = 1 : i64} : (tensor<2x300xf32>) -> tensor<2x300xf32>
+  return %0 : tensor<2x300xf32>
+}
