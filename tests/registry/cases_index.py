@@ -85,6 +85,14 @@ register("index_none_lead_trailing_f16", lambda x, i: x[:, :, i, :],
 
 # gather
 register("gather_d0_f32", lambda x, i: torch.gather(x, 0, i), randn(4, 5), randint(0, 4, 3, 5))
+# A 0-d self is the 1-element 1-d one (issue 15, OpInfo gather and
+# index_select: refused as INVALID_ARGUMENT).
+register("gather_0d_self_vector_index_f32", lambda x, i: torch.gather(x, 0, i), randn(),
+         const(torch.tensor([0, 0, 0])))
+register("gather_0d_self_0d_index_i64", lambda x, i: torch.gather(x, 0, i), randint(-9, 9),
+         const(torch.tensor(0)))
+register("index_select_0d_self_f16", lambda x, i: torch.index_select(x, 0, i),
+         randn(dtype=torch.float16), const(torch.tensor([0])))
 register("gather_d1_f32", lambda x, i: torch.gather(x, 1, i), randn(4, 5), randint(0, 5, 4, 2))
 register("gather_dlast_3d_f32", lambda x, i: x.gather(-1, i), randn(2, 3, 6),
          randint(0, 6, 2, 3, 4))

@@ -15,9 +15,8 @@
 
 namespace kiln {
 
-/// A stable sort of `self` along `dim` (moved last by a transpose),
-/// optionally keeping the first `k` (topk): (values, i64 indices).
-/// TensorHandlers.cpp.
+/// A stable sort of `self` along `dim` (one aten.sort), or with `k` its
+/// first k (one aten.topk): (values, i64 indices). TensorHandlers.cpp.
 absl::StatusOr<llvm::SmallVector<mlir::Value>>
 sortAlong(NodeImporter &n, mlir::Value self, int64_t dim, bool descending,
           std::optional<int64_t> k);

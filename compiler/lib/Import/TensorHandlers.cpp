@@ -514,8 +514,17 @@ absl::StatusOr<Values> indexSelect(NodeImporter &n, const std::string &selfName,
   if (!isa<IntegerType>(element) || element.isInteger(1))
     return n.unimplemented("only integer index tensors are supported (no "
                            "boolean masks)");
-  if (typeOf(self).getRank() == 0)
-    return n.error("cannot index a 0-d tensor");
+  if (typeOf(self).getRank() == 0) {
+    // As eager: the one element, once per index entry (all 0 or -1).
+    int64_t count = typeOf(index).getNumElements();
+    if (typeOf(index).getRank() > 1 || type.getNumElements() != count)
+      return n.error("a 0-d tensor is indexed by a vector of one entry per "
+                     "result element");
+    auto picked = n.b().create<aten::IndexSelectOp>(
+        n.loc(), type.clone({count}), viewValue(n, self, {1}),
+        viewValue(n, index, {count}), n.b().getI64IntegerAttr(0));
+    return Values{viewValue(n, picked, type.getShape())};
+  }
   return Values{n.b().create<aten::IndexSelectOp>(n.loc(), type, self, index,
                                                   n.b().getI64IntegerAttr(dim))};
 }
@@ -565,45 +574,20 @@ absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
 absl::StatusOr<Values> sortAlong(NodeImporter &n, Value self, int64_t dim,
                                  bool descending, std::optional<int64_t> k) {
   RankedTensorType in = typeOf(self);
-  int64_t rank = in.getRank();
-  if (rank == 0) { // the 1-element 1-d sort, viewed back as 0-d
-    ASSIGN_OR_RETURN(Values sorted, sortAlong(n, viewValue(n, self, {1}), 0,
-                                              descending, k));
-    for (Value &v : sorted)
-      v = viewValue(n, v, {});
-    return sorted;
+  auto dimAttr = n.b().getI64IntegerAttr(dim);
+  if (!k) {
+    auto sorted = n.b().create<aten::SortOp>(
+        n.loc(), TypeRange{in, in.clone(n.b().getI64Type())}, self, dimAttr,
+        n.b().getBoolAttr(descending));
+    return Values{sorted.getValues(), sorted.getIndices()};
   }
-  SmallVector<int64_t> perm;
-  for (int64_t d = 0; d < rank; ++d)
-    perm.push_back(d);
-  std::swap(perm[dim], perm[rank - 1]);
-  auto transpose = [&](Value v) -> Value {
-    if (dim == rank - 1)
-      return v;
-    SmallVector<int64_t> shape;
-    for (int64_t d : perm)
-      shape.push_back(typeOf(v).getDimSize(d));
-    return n.b().create<aten::PermuteOp>(n.loc(), typeOf(v).clone(shape), v,
-                                         n.b().getDenseI64ArrayAttr(perm));
-  };
-  Value moved = transpose(self);
-  auto indicesType = typeOf(moved).clone(n.b().getI64Type());
-  auto sorted = n.b().create<aten::SortOp>(n.loc(), TypeRange{typeOf(moved), indicesType},
-                                           moved, n.b().getBoolAttr(descending));
-  Values results;
-  for (Value v : sorted->getResults()) {
-    if (k) {
-      int64_t extent = typeOf(v).getShape().back();
-      if (*k < 0 || *k > extent)
-        return n.error(absl::StrCat("k = ", *k, " is outside [0, ", extent,
-                                    "], the extent of dim ", dim));
-      if (*k == 0) // an empty result, which EmptyTensors answers first
-        return n.unimplemented("topk with k = 0");
-      ASSIGN_OR_RETURN(v, sliceAlong(n, v, rank - 1, 0, *k, 1));
-    }
-    results.push_back(transpose(v));
-  }
-  return results;
+  SmallVector<int64_t> shape(in.getShape());
+  if (!shape.empty() && *k >= 0)
+    shape[dim] = *k;
+  auto top = n.b().create<aten::TopkOp>(
+      n.loc(), TypeRange{in.clone(shape), in.clone(shape, n.b().getI64Type())},
+      self, n.b().getI64IntegerAttr(*k), dimAttr, n.b().getBoolAttr(descending));
+  return Values{top.getValues(), top.getIndices()};
 }
 
 namespace {
@@ -625,33 +609,22 @@ absl::StatusOr<Values> topk(NodeImporter &n) {
   return sortAlong(n, self, dim, largest, k);
 }
 
-/// kthvalue: the k-th smallest along `dim` (NaN the largest) and its index,
-/// from a stable ascending sort. Among equal values eager's selection may
-/// return the index of any of them.
+/// kthvalue: one aten.kthvalue (the k-th smallest along `dim`, NaN the
+/// largest, from a stable sort; among equal values eager's selection may
+/// return the index of any of them).
 absl::StatusOr<Values> kthvalue(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType valuesType, n.resultType(0));
   ASSIGN_OR_RETURN(RankedTensorType indicesType, n.resultType(1));
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   ASSIGN_OR_RETURN(int64_t k, n.intAttr("k"));
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", -1));
-  if (typeOf(self).getRank() == 0)
-    self = viewValue(n, self, {1});
   ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
-  int64_t extent = typeOf(self).getDimSize(dim);
-  if (k < 1 || k > extent)
-    return n.error(absl::StrCat("k = ", k, " is outside [1, ", extent,
-                                "], the extent of dim ", dim));
-  ASSIGN_OR_RETURN(Values sorted, sortAlong(n, self, dim, false, std::nullopt));
-  Values results;
-  RankedTensorType types[2] = {valuesType, indicesType};
-  for (int i = 0; i < 2; ++i) {
-    RankedTensorType type = types[i];
-    ASSIGN_OR_RETURN(Value picked, sliceAlong(n, sorted[i], dim, k - 1, 1, 1));
-    if (typeOf(picked).getNumElements() != type.getNumElements())
-      return n.error("the declared result shape does not match the input's");
-    results.push_back(viewValue(n, picked, type.getShape()));
-  }
-  return results;
+  ASSIGN_OR_RETURN(bool keepdim, n.boolAttr("keepdim", false));
+  auto op = n.b().create<aten::KthvalueOp>(
+      n.loc(), TypeRange{valuesType, indicesType}, self,
+      n.b().getI64IntegerAttr(k), n.b().getI64IntegerAttr(dim),
+      n.b().getBoolAttr(keepdim));
+  return Values{op.getValues(), op.getIndices()};
 }
 
 absl::StatusOr<Values> sliceScatter(NodeImporter &n, bool select) {
@@ -764,6 +737,16 @@ absl::StatusOr<Values> gather(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value index, n.tensor("index"));
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
   ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
+  if (typeOf(self).getRank() == 0 && typeOf(index).getRank() <= 1) {
+    // A 0-d self is the 1-element 1-d one; the result has index's shape.
+    int64_t count = typeOf(index).getNumElements();
+    if (type.getNumElements() != count)
+      return n.error("the result must have index's shape");
+    auto picked = n.b().create<aten::GatherOp>(
+        n.loc(), type.clone({count}), viewValue(n, self, {1}),
+        viewValue(n, index, {count}), n.b().getI64IntegerAttr(0));
+    return Values{viewValue(n, picked, type.getShape())};
+  }
   return Values{n.b().create<aten::GatherOp>(n.loc(), type, self, index,
                                              n.b().getI64IntegerAttr(dim))};
 }

@@ -36,6 +36,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     kiln::populateTransposedConvolutionDecompositions(set);
     kiln::populateLinalgDecompositions(set);
     kiln::populateScatterDecompositions(set);
+    kiln::populateSelectionDecompositions(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();
   }

@@ -58,4 +58,8 @@ void populateLinalgDecompositions(mlir::RewritePatternSet &patterns);
 /// aten.scatter, slices and pointwise ops (DecomposeScatter.cpp).
 void populateScatterDecompositions(mlir::RewritePatternSet &patterns);
 
+/// aten.topk and aten.kthvalue as a stable aten.sort and slices
+/// (DecomposeSelection.cpp).
+void populateSelectionDecompositions(mlir::RewritePatternSet &patterns);
+
 } // namespace kiln

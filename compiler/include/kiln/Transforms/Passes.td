@@ -71,6 +71,9 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
       entries or 2^28 gathered elements.
     - `aten.lu_factor` (DecomposeLinalg.cpp): getrf with partial pivoting
       unrolled over the columns, the batch side by side.
+    - `aten.topk` and `aten.kthvalue` (DecomposeSelection.cpp): a stable
+      aten.sort along the dim, then the first k entries (descending when
+      largest), or entry k - 1 viewed without the dim.
     - `aten.scatter_reduce` (DecomposeScatter.cpp): the primitive
       aten.scatter over self's and src's corners that index covers, from
       the reduction's identity and a scattered count where self takes no

@@ -1,6 +1,7 @@
 //===- Sorting.cpp - aten.sort to linalg ----------------------------------===//
 //
-// This file implements a stable sort along the last dimension, two ways:
+// This file implements a stable sort along one dimension (moved last by a
+// transpose when it is another), two ways:
 // - rows of up to kQuadraticSortLimit elements: two quadratic
 //   linalg.generic reductions, each element's rank (how many elements
 //   precede it), then, per output position, the element of that rank. They
@@ -21,6 +22,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/Support/MathExtras.h"
+
+#include <numeric>
 
 using namespace mlir;
 using namespace kiln::aten;
@@ -221,19 +224,42 @@ std::pair<Value, Value> mergeSort(OpBuilder &b, Location l, Value x,
           buildReshape(b, l, overRows.getResult(1), indexType)};
 }
 
+/// `x` with dims `a` and `b` swapped (itself when they are one dim).
+Value swapDims(OpBuilder &b, Location loc, Value x, int64_t first, int64_t second) {
+  if (first == second)
+    return x;
+  auto type = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> perm(type.getRank()), shape(type.getShape());
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[first], perm[second]);
+  std::swap(shape[first], shape[second]);
+  Value init = b.create<tensor::EmptyOp>(loc, shape, type.getElementType());
+  return b.create<linalg::TransposeOp>(loc, x, init, perm)->getResult(0);
+}
+
 struct SortLowering : OpConversionPattern<SortOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(SortOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     Value x = adaptor.getSelf();
     auto type = cast<RankedTensorType>(x.getType());
+    if (type.getRank() == 0) { // its own sort, index 0
+      rewriter.replaceOp(op, ValueRange{x, buildFilled(rewriter, loc,
+                                                       op.getIndices().getType(), 0.0)});
+      return success();
+    }
+    int64_t dim = op.getDim(), last = type.getRank() - 1;
     bool descending = op.getDescending();
+    Value moved = swapDims(rewriter, loc, x, dim, last);
+    auto movedType = cast<RankedTensorType>(moved.getType());
     auto [values, indices] =
-        type.getShape().back() > kQuadraticSortLimit && type.getNumElements() > 0
-            ? mergeSort(rewriter, op.getLoc(), x, descending)
-            : rankCountingSort(rewriter, op.getLoc(), x, descending);
-    rewriter.replaceOp(op, ValueRange{values, indices});
+        movedType.getShape().back() > kQuadraticSortLimit && movedType.getNumElements() > 0
+            ? mergeSort(rewriter, loc, moved, descending)
+            : rankCountingSort(rewriter, loc, moved, descending);
+    rewriter.replaceOp(op, ValueRange{swapDims(rewriter, loc, values, dim, last),
+                                      swapDims(rewriter, loc, indices, dim, last)});
     return success();
   }
 };

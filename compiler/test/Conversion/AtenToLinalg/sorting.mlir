@@ -11,7 +11,7 @@
 // CHECK: linalg.generic {indexing_maps = [#[[J]], #[[J]], #[[I]], #[[I]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%{{.+}}, %[[R]] : tensor<2x5xf32>, tensor<2x5xi64>)
 // CHECK: linalg.yield %{{.+}}, %{{.+}} : f32, i64
 func.func @sort(%x: tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>) {
-  %v, %i = aten.sort %x {descending = false} : (tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>)
+  %v, %i = aten.sort %x {dim = 1 : i64, descending = false} : (tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>)
   return %v, %i : tensor<2x5xf32>, tensor<2x5xi64>
 }
 
@@ -38,6 +38,28 @@ func.func @sort(%x: tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>) {
 // CHECK: tensor.expand_shape
 // CHECK-NOT: linalg.generic {{.*}}"reduction"
 func.func @sort_long(%x: tensor<2x3x300xi64>) -> (tensor<2x3x300xi64>, tensor<2x3x300xi64>) {
-  %v, %i = aten.sort %x {descending = true} : (tensor<2x3x300xi64>) -> (tensor<2x3x300xi64>, tensor<2x3x300xi64>)
+  %v, %i = aten.sort %x {dim = 2 : i64, descending = true} : (tensor<2x3x300xi64>) -> (tensor<2x3x300xi64>, tensor<2x3x300xi64>)
   return %v, %i : tensor<2x3x300xi64>, tensor<2x3x300xi64>
+}
+
+// -----
+
+// Another dim: transposed last, sorted, both results transposed back; a 0-d
+// input is its own sort with index 0.
+// CHECK-LABEL: func @sort_dim0
+// CHECK: %[[T:.+]] = linalg.transpose ins(%arg0 : tensor<5x3xf32>) outs(%{{.+}} : tensor<3x5xf32>) permutation = [1, 0]
+// CHECK: linalg.generic {{.+}} ins(%[[T]], %[[T]] : tensor<3x5xf32>, tensor<3x5xf32>)
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<3x5xf32>) outs(%{{.+}} : tensor<5x3xf32>) permutation = [1, 0]
+// CHECK: linalg.transpose ins(%{{.+}} : tensor<3x5xi64>) outs(%{{.+}} : tensor<5x3xi64>) permutation = [1, 0]
+func.func @sort_dim0(%x: tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xi64>) {
+  %v, %i = aten.sort %x {dim = 0 : i64, descending = false} : (tensor<5x3xf32>) -> (tensor<5x3xf32>, tensor<5x3xi64>)
+  return %v, %i : tensor<5x3xf32>, tensor<5x3xi64>
+}
+
+// CHECK-LABEL: func @sort_0d
+// CHECK: %[[ZERO:.+]] = linalg.fill {{.+}} -> tensor<i64>
+// CHECK: return %arg0, %[[ZERO]]
+func.func @sort_0d(%x: tensor<f32>) -> (tensor<f32>, tensor<i64>) {
+  %v, %i = aten.sort %x {dim = 0 : i64, descending = false} : (tensor<f32>) -> (tensor<f32>, tensor<i64>)
+  return %v, %i : tensor<f32>, tensor<i64>
 }

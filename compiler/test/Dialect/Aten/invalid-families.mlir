@@ -167,6 +167,30 @@ func.func @scatter_reduce_none_without_self(%x: tensor<3x5xf32>, %i: tensor<3x4x
 
 // -----
 
+func.func @topk_k_past_extent(%x: tensor<2x5xf32>) -> (tensor<2x6xf32>, tensor<2x6xi64>) {
+  // expected-error @+1 {{k = 6 is outside [0, 5]}}
+  %v, %i = aten.topk %x {k = 6 : i64, dim = 1 : i64, largest = true} : (tensor<2x5xf32>) -> (tensor<2x6xf32>, tensor<2x6xi64>)
+  return %v, %i : tensor<2x6xf32>, tensor<2x6xi64>
+}
+
+// -----
+
+func.func @kthvalue_shape(%x: tensor<2x5xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64>) {
+  // expected-error @+1 {{values and indices have the wrong shape}}
+  %v, %i = aten.kthvalue %x {k = 1 : i64, dim = 1 : i64, keepdim = false} : (tensor<2x5xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64>)
+  return %v, %i : tensor<2x1xf32>, tensor<2x1xi64>
+}
+
+// -----
+
+func.func @sort_dim(%x: tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>) {
+  // expected-error @+1 {{dim 2 is out of range}}
+  %v, %i = aten.sort %x {dim = 2 : i64, descending = false} : (tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>)
+  return %v, %i : tensor<2x5xf32>, tensor<2x5xi64>
+}
+
+// -----
+
 // Shape arithmetic on client-declared attributes is 128-bit: 2 * 2^62 would
 // wrap to a negative offset that passes the bounds check.
 func.func @slice_stride_overflow(%x: tensor<10xf32>) -> tensor<3xf32> {

@@ -109,7 +109,7 @@ func.func @scatter_reduce_family(%x: tensor<4x5xf32>, %i: tensor<3x4xi64>, %s: t
 
 // CHECK-LABEL: func @sort
 func.func @sort(%x: tensor<2x5xi32>) -> (tensor<2x5xi32>, tensor<2x5xi64>) {
-  // CHECK: aten.sort %{{.+}} {descending = true}
-  %v, %i = aten.sort %x {descending = true} : (tensor<2x5xi32>) -> (tensor<2x5xi32>, tensor<2x5xi64>)
+  // CHECK: aten.sort %{{.+}} {descending = true, dim = 1 : i64}
+  %v, %i = aten.sort %x {dim = 1 : i64, descending = true} : (tensor<2x5xi32>) -> (tensor<2x5xi32>, tensor<2x5xi64>)
   return %v, %i : tensor<2x5xi32>, tensor<2x5xi64>
 }

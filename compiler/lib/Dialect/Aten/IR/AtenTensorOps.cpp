@@ -355,13 +355,62 @@ LogicalResult SearchSortedOp::verify() {
   return success();
 }
 
-LogicalResult SortOp::verify() {
-  auto in = cast<RankedTensorType>(getSelf().getType());
-  if (in.getRank() < 1 || getValues().getType() != in ||
-      getIndices().getType().getShape() != in.getShape() ||
-      !getIndices().getType().getElementType().isInteger(64))
-    return emitOpError("values keep self's type, indices are i64 of its shape");
+namespace {
+
+/// The checks sort, topk and kthvalue share: `dim` within self's rank (0
+/// for a 0-d self), values of self's element type, indices i64, and each
+/// result of `shape`.
+LogicalResult verifySelection(Operation *op, Value self, int64_t dim,
+                              Value values, Value indices,
+                              ArrayRef<int64_t> shape) {
+  auto in = cast<RankedTensorType>(self.getType());
+  if (dim < 0 || dim >= std::max<int64_t>(in.getRank(), 1))
+    return op->emitOpError() << "dim " << dim << " is out of range";
+  auto valuesType = cast<RankedTensorType>(values.getType());
+  auto indicesType = cast<RankedTensorType>(indices.getType());
+  if (valuesType.getElementType() != in.getElementType() ||
+      !indicesType.getElementType().isInteger(64))
+    return op->emitOpError("values keep self's element type, indices are i64");
+  if (valuesType.getShape() != shape || indicesType.getShape() != shape)
+    return op->emitOpError("values and indices have the wrong shape");
   return success();
+}
+
+/// The extent of `dim` in `self` (1 for a 0-d self).
+int64_t selectionExtent(Value self, int64_t dim) {
+  auto in = cast<RankedTensorType>(self.getType());
+  return in.getRank() == 0 ? 1 : in.getDimSize(dim);
+}
+
+} // namespace
+
+LogicalResult SortOp::verify() {
+  return verifySelection(*this, getSelf(), getDim(), getValues(), getIndices(),
+                         shapeOf(getSelf()));
+}
+
+LogicalResult TopkOp::verify() {
+  int64_t dim = getDim(), k = getK(), extent = selectionExtent(getSelf(), dim);
+  if (k < 0 || k > extent)
+    return emitOpError() << "k = " << k << " is outside [0, " << extent << "]";
+  SmallVector<int64_t> shape(shapeOf(getSelf()));
+  if (!shape.empty())
+    shape[dim] = k;
+  return verifySelection(*this, getSelf(), dim, getValues(), getIndices(), shape);
+}
+
+LogicalResult KthvalueOp::verify() {
+  int64_t dim = getDim(), k = getK(), extent = selectionExtent(getSelf(), dim);
+  if (k < 1 || k > extent)
+    return emitOpError() << "k = " << k << " is outside [1, " << extent << "]";
+  SmallVector<int64_t> shape(shapeOf(getSelf()));
+  if (!shape.empty()) {
+    if (getKeepdim())
+      shape[dim] = 1;
+    else
+      shape.erase(shape.begin() + dim);
+  }
+  return verifySelection(*this, getSelf(), dim, getValues(), getIndices(), shape);
 }
 
 LogicalResult SliceOp::verify() {

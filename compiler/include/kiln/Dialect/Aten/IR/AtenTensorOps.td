@@ -305,18 +305,63 @@ def Aten_LogCumSumExpOp : Aten_Op<"logcumsumexp", [Pure]> {
 }
 
 def Aten_SortOp : Aten_Op<"sort", [Pure]> {
-  let summary = "Stable sort along the last dimension, values and i64 indices.";
+  let summary = "Stable sort along one dimension, values and i64 indices.";
   let description = [{
-    Ascending unless `descending`; NaN sorts as the largest value. The
-    importer moves the sorted dim last (sort, argsort, topk).
+    `sort`, `argsort`, `msort`: ascending unless `descending`; NaN sorts
+    as the largest value; equal values keep their order. A 0-d self (dim
+    0) is its own sort, index 0. The lowering sorts along the last dim and
+    transposes around it for another.
 
     Example:
     ```mlir
-    %v, %i = aten.sort %x {descending = false}
+    %v, %i = aten.sort %x {dim = 0 : i64, descending = false}
         : (tensor<2x8xf32>) -> (tensor<2x8xf32>, tensor<2x8xi64>)
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self, BoolAttr:$descending);
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$dim,
+                   BoolAttr:$descending);
+  let results = (outs AnyStaticShapeTensor:$values, AnyStaticShapeTensor:$indices);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_TopkOp : Aten_Op<"topk", [Pure]> {
+  let summary = "The k largest (or smallest) along one dimension, sorted, with indices.";
+  let description = [{
+    `topk(k, dim, largest, sorted)`: the first k of a stable sort along
+    `dim`, descending when `largest` (so among equal values the lower index
+    comes first; eager leaves that order open). A 0-d self counts as one
+    element. kiln-decompose-aten builds it as aten.sort and two slices.
+
+    Example:
+    ```mlir
+    %v, %i = aten.topk %x {k = 3 : i64, dim = 1 : i64, largest = true}
+        : (tensor<2x8xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$k, I64Attr:$dim,
+                   BoolAttr:$largest);
+  let results = (outs AnyStaticShapeTensor:$values, AnyStaticShapeTensor:$indices);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_KthvalueOp : Aten_Op<"kthvalue", [Pure]> {
+  let summary = "The k-th smallest along one dimension and its index.";
+  let description = [{
+    `kthvalue(k, dim, keepdim)`: entry k - 1 of a stable ascending sort
+    along `dim` (NaN the largest); the dim is dropped unless `keepdim`. A
+    0-d self counts as one element. kiln-decompose-aten builds it as
+    aten.sort, two slices and views.
+
+    Example:
+    ```mlir
+    %v, %i = aten.kthvalue %x {k = 2 : i64, dim = 1 : i64, keepdim = false}
+        : (tensor<2x8xf32>) -> (tensor<2xf32>, tensor<2xi64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$k, I64Attr:$dim,
+                   BoolAttr:$keepdim);
   let results = (outs AnyStaticShapeTensor:$values, AnyStaticShapeTensor:$indices);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
