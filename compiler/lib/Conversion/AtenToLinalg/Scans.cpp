@@ -27,6 +27,13 @@ using namespace kiln::aten;
 
 namespace {
 
+/// Whether `x`'s dim `dim` is long enough for a loop (shorter ones
+/// kiln-decompose-aten takes as triangular reductions).
+bool scansByLoop(Value x, int64_t dim) {
+  auto type = cast<RankedTensorType>(x.getType());
+  return type.getRank() > 0 && type.getDimSize(dim) > kMaxTriangularScan;
+}
+
 Value isNan(OpBuilder &b, Location l, Value v) {
   return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, v, v);
 }
@@ -40,12 +47,11 @@ struct LinearCumExtremumLowering : OpConversionPattern<ScanOp> {
   matchAndRewrite(ScanOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Value x = adaptor.getSelf();
-    auto type = cast<RankedTensorType>(x.getType());
     int64_t dim = op.getDim();
-    if (type.getRank() == 0 || type.getDimSize(dim) <= kMaxTriangularScan)
+    if (!scansByLoop(x, dim))
       return rewriter.notifyMatchFailure(op, "kiln-decompose-aten scans this");
     Location loc = op.getLoc();
-    Type element = type.getElementType();
+    Type element = cast<RankedTensorType>(x.getType()).getElementType();
     bool isFloat = isa<FloatType>(element);
     Value start = extremeConstant(rewriter, loc, element, /*lowest=*/max);
     Value noIndex = scalarConstant(rewriter, loc, rewriter.getI64Type(), 0.0);
@@ -83,9 +89,8 @@ struct LinearLogCumSumExpLowering : OpConversionPattern<LogCumSumExpOp> {
   matchAndRewrite(LogCumSumExpOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Value x = adaptor.getSelf();
-    auto type = cast<RankedTensorType>(x.getType());
     int64_t dim = op.getDim();
-    if (type.getRank() == 0 || type.getDimSize(dim) <= kMaxTriangularScan)
+    if (!scansByLoop(x, dim))
       return rewriter.notifyMatchFailure(op, "kiln-decompose-aten scans this");
     Location loc = op.getLoc();
     Type element = op.getType().getElementType();

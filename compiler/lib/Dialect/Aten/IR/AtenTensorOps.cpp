@@ -569,13 +569,21 @@ LogicalResult IndexPutOp::verify() {
   return success();
 }
 
+/// What aten.scatter and aten.scatter_reduce both ask: the result has
+/// self's type and the index is an integer tensor.
+static LogicalResult verifyScatterTypes(Operation *op, Value self, Value index) {
+  if (op->getResult(0).getType() != self.getType())
+    return op->emitOpError("result must have self's type");
+  if (!isIntegerTensor(index))
+    return op->emitOpError("index must be an integer tensor");
+  return success();
+}
+
 LogicalResult ScatterOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getSelf()), index = shapeOf(getIndex()),
                     src = shapeOf(getSrc());
-  if (getType() != getSelf().getType())
-    return emitOpError("result must have self's type");
-  if (!isIntegerTensor(getIndex()))
-    return emitOpError("index must be an integer tensor");
+  if (failed(verifyScatterTypes(*this, getSelf(), getIndex())))
+    return failure();
   StringRef reduce = getReduce();
   if (reduce != "none" && reduce != "sum" && reduce != "prod" &&
       reduce != "amax" && reduce != "amin")
@@ -594,10 +602,8 @@ LogicalResult ScatterOp::verify() {
 LogicalResult ScatterReduceOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getSelf()), index = shapeOf(getIndex()),
                     src = shapeOf(getSrc());
-  if (getType() != getSelf().getType())
-    return emitOpError("result must have self's type");
-  if (!isIntegerTensor(getIndex()))
-    return emitOpError("index must be an integer tensor");
+  if (failed(verifyScatterTypes(*this, getSelf(), getIndex())))
+    return failure();
   if (cast<RankedTensorType>(getSrc().getType()).getElementType() !=
       getType().getElementType())
     return emitOpError("src must have self's element type");
