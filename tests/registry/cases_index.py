@@ -161,6 +161,12 @@ for _how in ("sum", "prod", "amax", "amin"):
                  lambda x, i, s, h=_how, w=_self: x.scatter_reduce(1, i, s, h, include_self=w),
                  randint(0, 2, 2, 5, dtype=torch.bool), _BOOL_HITS,
                  randint(0, 2, 2, 6, dtype=torch.bool))
+# mean counts in self's type as eager does: a uint8 count of 256 wraps to 0
+# (read as 1).
+register("scatter_reduce_mean_wrapped_count_u8",
+         lambda x, i, s: x.scatter_reduce(0, i, s, "mean"),
+         randint(0, 3, 2, dtype=torch.uint8), const(torch.zeros(255, dtype=torch.int64)),
+         randint(0, 3, 255, dtype=torch.uint8))
 # scatter(..., reduce='add'|'multiply'): the legacy overloads combine with self.
 register("scatter_reduce_add_overload_f32", lambda x, i, s: x.scatter(1, i, s, reduce="add"),
          randn(3, 5), randint(0, 5, 3, 4), randn(3, 4))

@@ -89,6 +89,7 @@ register("sort_long_nan_f64", lambda x: torch.sort(x.masked_fill(x > 1.5, float(
          randn(2, 300, dtype=torch.float64))
 register("sort_long_stable_bool", lambda x: torch.sort(x, stable=True),
          randint(0, 2, 2, 600, dtype=torch.bool))
+register("sort_long_d0_i64", lambda x: torch.sort(x, dim=0), randperm_values(300, 4, dtype=torch.int64))
 register("argsort_long_u8", lambda x: torch.argsort(x, stable=True),
          randint(0, 255, 3, 257, dtype=torch.uint8))
 register("topk_long_row_bf16", lambda x: torch.topk(x, 5).values,
@@ -143,6 +144,9 @@ register("cummax_long_ties_i32", lambda x: torch.cummax(x, -1),
 register("cummin_long_bool", lambda x: torch.cummin(x, 0),
          randint(0, 2, 200, 2, dtype=torch.bool))
 register("cummax_long_u8", lambda x: torch.cummax(x, 0), randint(0, 255, 500, dtype=torch.uint8))
+# i64 values carry a slab of the indices' type (i64): two loop-carried slabs
+# and results of one type.
+register("cummax_long_i64", lambda x: torch.cummax(x, 1), randint(-50, 50, 2, 300))
 
 # bucketize / searchsorted: counts of the entries before each value.
 _BOUNDS = const(torch.tensor([-1.5, -0.5, 0.0, 0.0, 0.25, 1.0, 2.0]), "sorted, one repeat")

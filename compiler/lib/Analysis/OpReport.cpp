@@ -229,11 +229,14 @@ OpCost estimateOpCost(Operation *op) {
                     elementCount(search.getResult()) *
                         staticExtent(sorted, sorted.getRank() - 1));
       })
-      // Scans: a reduction over each prefix (i, j <= i) of the dim.
+      // Scans: a reduction over each prefix (i, j <= i) of the dim, or past
+      // kMaxTriangularScan one step per element.
       .Case<aten::CummaxOp, aten::CumminOp, aten::LogCumSumExpOp>([](Operation *op) {
         auto self = cast<RankedTensorType>(op->getOperand(0).getType());
         int64_t dim = op->getAttrOfType<IntegerAttr>("dim").getInt();
         int64_t length = self.getRank() == 0 ? 1 : staticExtent(self, dim);
+        if (length > aten::kMaxTriangularScan)
+          length = 1;
         int64_t perPair = isa<aten::LogCumSumExpOp>(op) ? 4 : 1;
         return cost(v1::OP_COST_KIND_REDUCTION,
                     perPair * elementCount(op->getResult(0)) * length);

@@ -515,7 +515,7 @@ absl::StatusOr<Values> indexSelect(NodeImporter &n, const std::string &selfName,
     return n.unimplemented("only integer index tensors are supported (no "
                            "boolean masks)");
   if (typeOf(self).getRank() == 0) {
-    // As eager: the one element, once per index entry (all 0 or -1).
+    // As eager: the one element, for the one index entry (0 or -1).
     int64_t count = typeOf(index).getNumElements();
     if (typeOf(index).getRank() > 1 || type.getNumElements() != count)
       return n.error("a 0-d tensor is indexed by a vector of one entry per "

@@ -9,9 +9,9 @@
 //    outside `dim` scatters into self's corner (a slice, then insert_slice);
 //  - without include_self, the reduction starts from its identity and self
 //    stays where nothing landed (a count scattered alongside);
-//  - "mean" is a scattered sum over a scattered count (self counted once
-//    when it takes part; integers divide rounding down, a uint8 sum wraps
-//    first).
+//  - "mean" is a scattered sum over a count scattered in self's type, as
+//    eager counts (self counted once when it takes part; integers divide
+//    rounding down; a uint8 sum and count wrap first).
 //
 //===----------------------------------------------------------------------===//
 #include "AtenBuilder.h"
@@ -75,17 +75,27 @@ struct MatchingScatter {
     Type element = type.getElementType();
     auto flags = type.clone(r.getI1Type());
     if (reduce == "mean") {
-      Value count = b.convert(counts(type, includeSelf ? 1.0 : 0.0), element);
+      // As eager: the count scattered in self's type (a bf16 count stops at
+      // 256, a uint8 one wraps), 0 read as 1; self stays where nothing landed.
+      Value count = scatter(filled(element, includeSelf ? 1.0 : 0.0, type),
+                            filled(element, 1.0, typeOf(index)), "sum");
       Value sum = scatter(includeSelf ? self : filled(element, 0.0, type), src,
                           "sum");
-      if (wrapU8)
-        sum = b.pointwise(type, "bitwise_and", {sum, b.constant(element, 255.0)});
-      Value none = b.pointwise(flags, "eq", {count, b.constant(element, 0.0)});
-      count = b.pointwise(type, "where", {none, b.constant(element, 1.0), count});
+      if (wrapU8) {
+        Value mask = b.constant(element, 255.0);
+        sum = b.pointwise(type, "bitwise_and", {sum, mask});
+        count = b.pointwise(type, "bitwise_and", {count, mask});
+      }
+      Value zero = b.pointwise(flags, "eq", {count, b.constant(element, 0.0)});
+      count = b.pointwise(type, "where", {zero, b.constant(element, 1.0), count});
       Value mean = isa<FloatType>(element)
                        ? b.div(element, sum, count)
                        : b.pointwise(type, "div_floor", {sum, count});
-      return includeSelf ? mean : b.pointwise(type, "where", {none, self, mean});
+      if (includeSelf)
+        return mean;
+      Value hit = b.pointwise(flags, "gt",
+                              {counts(type, 0.0), b.constant(r.getI64Type(), 0.0)});
+      return b.pointwise(type, "where", {hit, mean, self});
     }
     if (includeSelf)
       return scatter(self, src, reduce);

@@ -42,13 +42,16 @@ func.func @amin_bool(%x: tensor<2x5xi1>, %i: tensor<2x6xi64>, %s: tensor<2x6xi1>
 
 // -----
 
-// uint8 mean (widened to i16): the sum wraps to 8 bits, then divides
-// rounding down by a count that includes self.
+// uint8 mean (widened to i16): the count is scattered in self's type, as
+// eager counts; sum and count wrap to 8 bits, then divide rounding down.
 // CHECK-LABEL: func @mean_u8
-// CHECK: %[[COUNT:.+]] = aten.scatter {{.*}} reduce = "sum"} : (tensor<4x5xi64>, tensor<6x5xi64>, tensor<6x5xi64>) -> tensor<4x5xi64>
+// CHECK: %[[COUNT:.+]] = aten.scatter {{.*}} reduce = "sum"} : (tensor<4x5xi16>, tensor<6x5xi64>, tensor<6x5xi16>) -> tensor<4x5xi16>
 // CHECK: %[[SUM:.+]] = aten.scatter %{{.+}}, %{{.+}}, %{{.+}} {dim = 0 : i64, reduce = "sum"} : (tensor<4x5xi16>, tensor<6x5xi64>, tensor<6x5xi16>) -> tensor<4x5xi16>
 // CHECK: %[[WRAP:.+]] = aten.pointwise "bitwise_and" %[[SUM]]
-// CHECK: aten.pointwise "div_floor" %[[WRAP]], %{{.+}}
+// CHECK: %[[WRAPC:.+]] = aten.pointwise "bitwise_and" %[[COUNT]]
+// CHECK: %[[ZERO:.+]] = aten.pointwise "eq" %[[WRAPC]]
+// CHECK: %[[ONE:.+]] = aten.pointwise "where" %[[ZERO]], %{{.+}}, %[[WRAPC]]
+// CHECK: aten.pointwise "div_floor" %[[WRAP]], %[[ONE]]
 func.func @mean_u8(%x: tensor<4x5xi16>, %i: tensor<6x5xi64>, %s: tensor<6x5xi16>) -> tensor<4x5xi16> {
   %0 = aten.scatter_reduce %x, %i, %s {dim = 0 : i64, reduce = "mean", wrap_u8} : (tensor<4x5xi16>, tensor<6x5xi64>, tensor<6x5xi16>) -> tensor<4x5xi16>
   return %0 : tensor<4x5xi16>

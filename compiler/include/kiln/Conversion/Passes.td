@@ -17,8 +17,9 @@ def ConvertAtenToLinalg : Pass<"kiln-convert-aten-to-linalg", "mlir::func::FuncO
     and a scan (cumsum, cumprod, cummax, cummin, logcumsumexp) along a dim
     longer than 128 a loop over the dim carrying the running values. An op
     without a lowering fails the pass with a diagnostic naming it; the
-    composite ops (quantization, searchsorted, the scans) have none, and
-    kiln-decompose-aten must run first.
+    composite ops (quantization, searchsorted, topk, kthvalue,
+    scatter_reduce, the scans along dims of at most 128, ...) have none,
+    and kiln-decompose-aten must run first.
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",

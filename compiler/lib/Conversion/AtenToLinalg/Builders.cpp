@@ -376,14 +376,15 @@ SmallVector<Value> buildLinearScan(OpBuilder &b, Location loc, Value x,
   int64_t rank = type.getRank();
   SmallVector<int64_t> slabShape(type.getShape());
   slabShape[dim] = 1;
+  // Every loop-carried tensor from its own alloc_tensor, not tensor.empty:
+  // CSE would fold equal empties (and equal fills of them) into one value,
+  // and two carried tensors would then be written through one buffer.
   SmallVector<Value> state;
   for (Value init : initial) {
-    auto slabType = RankedTensorType::get(slabShape, init.getType());
-    Value empty = b.create<tensor::EmptyOp>(loc, slabShape, init.getType());
-    state.push_back(b.create<linalg::FillOp>(loc, init, empty).getResult(0));
+    Value slab = b.create<bufferization::AllocTensorOp>(
+        loc, RankedTensorType::get(slabShape, init.getType()), ValueRange{});
+    state.push_back(b.create<linalg::FillOp>(loc, init, slab).getResult(0));
   }
-  // The results from alloc_tensor, not tensor.empty: an empty CSE'd with
-  // another of its type would give two loop-carried values one buffer.
   for (Value init : initial)
     state.push_back(b.create<bufferization::AllocTensorOp>(
         loc, type.clone(init.getType()), ValueRange{}));

@@ -191,6 +191,22 @@ func.func @sort_dim(%x: tensor<2x5xf32>) -> (tensor<2x5xf32>, tensor<2x5xi64>) {
 
 // -----
 
+func.func @scatter_reduce_wrap_u8_float(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: tensor<3x4xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{wrap_u8 is for the mean of (widened) uint8 tensors}}
+  %0 = aten.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "mean", wrap_u8} : (tensor<3x5xf32>, tensor<3x4xi64>, tensor<3x4xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @scatter_reduce_bool_mean(%x: tensor<3x5xi1>, %i: tensor<3x4xi64>, %s: tensor<3x4xi1>) -> tensor<3x5xi1> {
+  // expected-error @+1 {{a boolean tensor has no mean}}
+  %0 = aten.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "mean"} : (tensor<3x5xi1>, tensor<3x4xi64>, tensor<3x4xi1>) -> tensor<3x5xi1>
+  return %0 : tensor<3x5xi1>
+}
+
+// -----
+
 // Shape arithmetic on client-declared attributes is 128-bit: 2 * 2^62 would
 // wrap to a negative offset that passes the bounds check.
 func.func @slice_stride_overflow(%x: tensor<10xf32>) -> tensor<3xf32> {

@@ -613,6 +613,11 @@ LogicalResult ScatterReduceOp::verify() {
     return emitOpError() << "unknown reduce \"" << reduce << "\"";
   if (reduce == "none" && !getIncludeSelf())
     return emitOpError("a scatter without reduction always keeps self");
+  Type element = getType().getElementType();
+  if (reduce == "mean" && element.isInteger(1))
+    return emitOpError("a boolean tensor has no mean");
+  if (getWrapU8() && (reduce != "mean" || !isa<IntegerType>(element)))
+    return emitOpError("wrap_u8 is for the mean of (widened) uint8 tensors");
   if (index.size() != in.size() || src.size() != in.size())
     return emitOpError("index and src need self's rank");
   int64_t dim = getDim();
