@@ -285,11 +285,9 @@ OpCost estimateOpCost(Operation *op) {
       .Case([](aten::IndexPutOp put) {
         return put.getAccumulate() ? reduction(put.getValues(), 1) : dataMovement();
       })
-      .Case([](aten::ScatterOp scatter) {
-        return scatter.getReduce() == "none" ? dataMovement()
-                                             : reduction(scatter.getIndex(), 1);
-      })
-      .Case([](aten::ScatterReduceOp scatter) {
+      // The importer's aten.scatter_reduce and, after kiln-decompose-aten,
+      // the primitive aten.scatter.
+      .Case<aten::ScatterOp, aten::ScatterReduceOp>([](auto scatter) {
         return scatter.getReduce() == "none" ? dataMovement()
                                              : reduction(scatter.getIndex(), 1);
       })

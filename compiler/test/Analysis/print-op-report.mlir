@@ -9,7 +9,8 @@
 //            channels of 3x3 taps: 1800 MACs.
 //   clampmin: the constant is made inside the layer, so not an input.
 //   The sum has no name: it is a layer of its own, named after its op.
-//   A combining scatter costs one FLOP per index element, a plain one none;
+//   A combining scatter (as imported, aten.scatter_reduce, or the primitive
+//   aten.scatter) costs one FLOP per index element, a plain one none;
 //   an accumulating index_put one per values element.
 
 // CHECK:      layer op kind unit macs flops param_bytes act_in act_out read written{{$}}
@@ -22,7 +23,7 @@
 // CHECK-NEXT: aten.sum#0 aten.sum reduction - 0 40 0 160 4 160 4{{$}}
 // CHECK-NEXT: logits aten.log_softmax reduction - 0 200 0 160 160 160 160{{$}}
 // CHECK-NEXT: padded aten.pad data-movement - 0 0 0 160 224 160 224{{$}}
-// CHECK-NEXT: scatter_add aten.scatter reduction - 0 6 0 136 64 136 64{{$}}
+// CHECK-NEXT: scatter_add aten.scatter_reduce reduction - 0 6 0 136 64 136 64{{$}}
 // CHECK-NEXT: scatter aten.scatter data-movement - 0 0 0 136 64 136 64{{$}}
 // CHECK-NEXT: index_add aten.index_put reduction - 0 6 0 100 60 100 60{{$}}
 // CHECK-NEXT: total 2120 4892 6688 2388 2120 9076 2120{{$}}
@@ -51,7 +52,7 @@ func.func @kiln_main(%emb: tensor<100x16xf32>, %wt: tensor<4x2x3x3xf32>,
   %7 = aten.log_softmax %5 {dim = 2 : i64} : tensor<2x4x5xf32> loc("logits")
   %8 = aten.pad %7 {low = array<i64: 0, 0, 1>, high = array<i64: 0, 0, 1>, value = 0.0 : f64}
       : (tensor<2x4x5xf32>) -> tensor<2x4x7xf32> loc("padded")
-  %9 = aten.scatter %dst, %idx, %src {dim = 1 : i64, reduce = "sum"}
+  %9 = aten.scatter_reduce %dst, %idx, %src {dim = 1 : i64, reduce = "sum"}
       : (tensor<2x8xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<2x8xf32> loc("scatter_add")
   %10 = aten.scatter %dst, %idx, %src {dim = 1 : i64, reduce = "none"}
       : (tensor<2x8xf32>, tensor<2x3xi64>, tensor<2x3xf32>) -> tensor<2x8xf32> loc("scatter")
