@@ -10,6 +10,7 @@
 #include "kiln/server/compile/CompileWorker.h"
 
 #include "TestUtil.h"
+#include "kiln/worker/compile_job.pb.h"
 
 #include <gtest/gtest.h>
 
@@ -133,6 +134,54 @@ TEST_F(CompileWorkerTest, ACompileErrorPassesThroughAndLimitsAreApplied) {
   EXPECT_NE(env.find("TMPDIR=" + settings.scratchDir.string()), std::string::npos)
       << env;
   expectScratchEmpty(settings);
+}
+
+TEST_F(CompileWorkerTest, APlacementRequestTravelsAndItsAnswerIsCarried) {
+  // The stand-in keeps the job it got and answers with a prepared result:
+  // UNIMPLEMENTED with node support and one compiled segment.
+  worker::CompileJobResult prepared;
+  prepared.set_code(static_cast<int>(absl::StatusCode::kUnimplemented));
+  prepared.set_message("node 1: unsupported op");
+  prepared.add_node_support()->set_supported(true);
+  prepared.add_node_support()->set_reason("unsupported op");
+  worker::CompiledSegment *segment = prepared.add_segments();
+  segment->add_nodes(0);
+  segment->set_compile_us(42);
+  segment->mutable_result()->set_artifact("ELF");
+  std::filesystem::path answer = temp.path() / "answer.pb";
+  std::ofstream(answer, std::ios::binary) << prepared.SerializeAsString();
+  CompileWorkerSettings settings = worker(
+      "cp \"$1\" " + (temp.path() / "job.pb").string() + " && cp " +
+      answer.string() + " \"$2\"");
+  v1::Graph graph;
+  graph.set_name("g");
+  compiler::CompileOptions options;
+  options.placement.emplace();
+  options.placement->maxFallbackFraction = 0.5;
+  absl::Status status = compileInWorkerProcess(settings)(graph, options).status();
+  EXPECT_TRUE(absl::IsUnimplemented(status)) << status;
+  std::optional<worker::CompileJobResult> carried = carriedPlacement(status);
+  ASSERT_TRUE(carried.has_value());
+  ASSERT_EQ(carried->node_support_size(), 2);
+  ASSERT_EQ(carried->segments_size(), 1);
+  EXPECT_EQ(carried->segments(0).result().artifact(), "ELF");
+  EXPECT_EQ(carried->segments(0).compile_us(), 42);
+
+  worker::CompileJob job;
+  std::ifstream jobFile(temp.path() / "job.pb", std::ios::binary);
+  ASSERT_TRUE(job.ParseFromIstream(&jobFile));
+  EXPECT_EQ(job.placement().fallback(), v1::FALLBACK_POLICY_CPU);
+  EXPECT_EQ(job.placement().max_fallback_fraction(), 0.5);
+  // Half the tighter limit: 7 CPU seconds against 30 s of wall clock.
+  EXPECT_EQ(job.segment_budget_ms(), 3500u);
+
+  // Without a request the job asks for no segments.
+  options.placement.reset();
+  (void)compileInWorkerProcess(settings)(graph, options);
+  std::ifstream again(temp.path() / "job.pb", std::ios::binary);
+  ASSERT_TRUE(job.ParseFromIstream(&again));
+  EXPECT_FALSE(job.has_placement());
+  EXPECT_EQ(job.segment_budget_ms(), 0u);
 }
 
 TEST_F(CompileWorkerTest, AMissingWorkerStopsKilndAtStart) {

@@ -5,7 +5,7 @@
 // segments' sub-graphs.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/compile/GraphPartition.h"
+#include "kiln/Compiler/GraphPartition.h"
 
 #include "PlacementGraphs.h"
 #include "kiln/common/Digest.h"
@@ -17,6 +17,8 @@ namespace kiln::server {
 namespace {
 
 using ::testing::ElementsAre;
+using compiler::GraphSegment;
+using compiler::partitionGraph;
 using testing::GraphBuilder;
 
 std::vector<std::string> names(const google::protobuf::RepeatedPtrField<v1::Value> &values) {

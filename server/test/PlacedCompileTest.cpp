@@ -9,6 +9,7 @@
 
 #include "PlacementGraphs.h"
 #include "TestUtil.h"
+#include "kiln/Compiler/GraphPartition.h"
 #include "kiln/common/Digest.h"
 
 #include <gmock/gmock.h>
@@ -39,8 +40,9 @@ protected:
           continue;
         absl::Status status = absl::UnimplementedError(absl::StrCat(
             "node ", i, ": unsupported op '", kLackedOp, "'"));
+        placementAsked.push_back(options.placement);
         if (carried) // the compile answers placement's question itself
-          attachNodeSupport(status, *carried);
+          attachPlacement(status, carryFor(graph, options, real));
         return status;
       }
       return real(graph, options);
@@ -78,12 +80,58 @@ protected:
     return policy;
   }
 
+  /// What kiln-compile-worker carries: `carried`, and with carrySegments
+  /// and a placement request, the target segments compiled as a real
+  /// worker cuts them (then changed by editSegments).
+  worker::CompileJobResult carryFor(const v1::Graph &graph,
+                                    const compiler::CompileOptions &options,
+                                    const CompilerFn &real) {
+    worker::CompileJobResult result;
+    std::vector<bool> onTarget;
+    for (const compiler::NodeSupport &node : *carried) {
+      worker::NodeSupport *entry = result.add_node_support();
+      entry->set_supported(node.supported);
+      entry->set_reason(node.reason);
+      onTarget.push_back(node.supported);
+    }
+    if (!carrySegments || !options.placement ||
+        static_cast<int>(onTarget.size()) != graph.nodes_size())
+      return result;
+    std::vector<compiler::GraphSegment> segments =
+        compiler::partitionGraph(graph, onTarget);
+    for (int s = 0; s < static_cast<int>(segments.size()); ++s) {
+      if (!segments[s].onTarget)
+        continue;
+      worker::CompiledSegment *entry = result.add_segments();
+      entry->set_segment(s);
+      entry->mutable_nodes()->Add(segments[s].nodes.begin(), segments[s].nodes.end());
+      entry->set_compile_us(1000 + s);
+      absl::StatusOr<compiler::CompiledExecutable> compiled =
+          real(segments[s].graph, options);
+      worker::CompileJobResult &out = *entry->mutable_result();
+      out.set_code(static_cast<int>(compiled.status().code()));
+      if (compiled.ok()) {
+        out.set_artifact(compiled->artifact);
+        *out.mutable_manifest() = compiled->manifest;
+        *out.mutable_op_report() = compiled->opReport;
+      }
+    }
+    if (editSegments)
+      editSegments(result);
+    return result;
+  }
+
   FakeCompiler fake;
   std::unique_ptr<CompileCache> cache;
   NodeSupportFn nodeSupport;
   int checks = 0;
   /// What the compiler's UNIMPLEMENTED carries, when set.
   std::optional<std::vector<compiler::NodeSupport>> carried;
+  /// Whether it carries the compiled target segments too.
+  bool carrySegments = false;
+  std::function<void(worker::CompileJobResult &)> editSegments;
+  /// The placement request of each compile that lacked an op.
+  std::vector<std::optional<compiler::PlacementRequest>> placementAsked;
   v1::Graph mixed;
 };
 
@@ -110,15 +158,98 @@ TEST_F(PlacedCompileTest, CarriedNodeSupportOfAnotherGraphIsNotTrusted) {
 
 TEST(NodeSupportPayloadTest, RoundTripsThroughAStatus) {
   absl::Status status = absl::UnimplementedError("lacks an op");
-  EXPECT_FALSE(carriedNodeSupport(status).has_value());
+  EXPECT_FALSE(carriedPlacement(status).has_value());
   attachNodeSupport(status, {{true, ""}, {false, "why"}});
-  std::optional<std::vector<compiler::NodeSupport>> back = carriedNodeSupport(status);
+  std::optional<worker::CompileJobResult> back = carriedPlacement(status);
   ASSERT_TRUE(back.has_value());
-  ASSERT_EQ(back->size(), 2u);
-  EXPECT_TRUE((*back)[0].supported);
-  EXPECT_FALSE((*back)[1].supported);
-  EXPECT_EQ((*back)[1].reason, "why");
+  ASSERT_EQ(back->node_support_size(), 2);
+  EXPECT_TRUE(back->node_support(0).supported());
+  EXPECT_FALSE(back->node_support(1).supported());
+  EXPECT_EQ(back->node_support(1).reason(), "why");
+  EXPECT_EQ(back->segments_size(), 0);
   EXPECT_EQ(status.message(), "lacks an op"); // the message is untouched
+}
+
+TEST_F(PlacedCompileTest, OnlyACpuPolicyAsksTheCompilerForSegments) {
+  ASSERT_FALSE(compile(mixed, {}).ok());
+  v1::PlacementPolicy policy = cpuFallback();
+  policy.set_max_fallback_fraction(0.5);
+  // Another graph: the first compile stored the placement of `mixed`.
+  mixed.mutable_nodes(0)->set_op("aten.sub.Tensor");
+  ASSERT_TRUE(compile(mixed, policy).ok());
+  ASSERT_EQ(placementAsked.size(), 2u);
+  EXPECT_FALSE(placementAsked[0].has_value());
+  ASSERT_TRUE(placementAsked[1].has_value());
+  EXPECT_EQ(placementAsked[1]->maxFallbackFraction, 0.5);
+}
+
+TEST_F(PlacedCompileTest, SegmentsTheCompileCarriesAreCachedWithoutMoreCompiles) {
+  carried = std::vector<compiler::NodeSupport>{
+      {true, ""}, {false, "the compile's own reason"}, {true, ""}};
+  carrySegments = true;
+  absl::StatusOr<PlacedOutcome> outcome = compile(mixed, cpuFallback());
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  // One call into the compiler: the whole graph's, which failed and carried
+  // the placement and both target segments.
+  EXPECT_EQ(cache->stats().compiles, 1u);
+  EXPECT_EQ(checks, 0);
+  EXPECT_FALSE(outcome->cacheHit);
+  const v1::PlacementReport &report = outcome->placement;
+  ASSERT_EQ(report.segments_size(), 3);
+  EXPECT_EQ(outcome->timings.compile_us(), 1000 + 1002);
+  for (int s : {0, 2}) {
+    std::optional<CompileOutcome> cached = cache->lookup(report.segments(s).compile_key());
+    ASSERT_TRUE(cached.has_value()) << "segment " << s;
+    EXPECT_EQ(cached->executable.hash(), report.segments(s).executable().hash());
+  }
+  ASSERT_EQ(report.segments(2).manifest().inputs_size(), 1);
+  EXPECT_EQ(report.segments(2).manifest().inputs(0).name(), "b");
+  ASSERT_EQ(outcome->opReport.layers_size(), 2);
+
+  // The executables are those a compile of each segment on its own makes:
+  // a cache that compiles them separately keys and stores the same ones.
+  carrySegments = false;
+  absl::StatusOr<std::unique_ptr<CompileCache>> other = CompileCache::open(
+      *store, executables(), temp.path() / "ac-separate", fake.function(), "b1", 1);
+  ASSERT_TRUE(other.ok()) << other.status();
+  std::vector<bool> onTarget = {true, false, true};
+  std::vector<compiler::GraphSegment> cut = compiler::partitionGraph(mixed, onTarget);
+  absl::StatusOr<CompileOutcome> separate =
+      (*other)->compile(cut[2].graph, "cpu", v1::CompileOptions());
+  ASSERT_TRUE(separate.ok()) << separate.status();
+  EXPECT_EQ(separate->executable.hash(), report.segments(2).executable().hash());
+}
+
+TEST_F(PlacedCompileTest, ACarriedSegmentCutDifferentlyIsCompiledOnItsOwn) {
+  carried = std::vector<compiler::NodeSupport>{{true, ""}, {false, "why"}, {true, ""}};
+  carrySegments = true;
+  editSegments = [](worker::CompileJobResult &result) {
+    result.mutable_segments(0)->add_nodes(2); // not the segment kilnd cuts
+    result.mutable_segments(1)->set_segment(7); // no such segment
+  };
+  absl::StatusOr<PlacedOutcome> outcome = compile(mixed, cpuFallback());
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(cache->stats().compiles, 3u); // the whole graph, then each segment
+  EXPECT_FALSE(outcome->placement.segments(0).executable().hash().empty());
+  EXPECT_FALSE(outcome->placement.segments(2).executable().hash().empty());
+}
+
+TEST_F(PlacedCompileTest, ACarriedSegmentsFailureIsTheAnswer) {
+  carried = std::vector<compiler::NodeSupport>{{true, ""}, {false, "why"}, {true, ""}};
+  carrySegments = true;
+  editSegments = [](worker::CompileJobResult &result) {
+    worker::CompileJobResult &failed = *result.mutable_segments(1)->mutable_result();
+    failed.Clear();
+    failed.set_code(static_cast<int>(absl::StatusCode::kInternal));
+    failed.set_message("llvm exploded");
+  };
+  absl::StatusOr<PlacedOutcome> outcome = compile(mixed, cpuFallback());
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_TRUE(absl::IsInternal(outcome.status())) << outcome.status();
+  EXPECT_THAT(outcome.status().message(),
+              HasSubstr("target segment 2 (1 nodes, from node 2 'c' "
+                        "(aten.relu.default)): llvm exploded"));
+  EXPECT_EQ(cache->stats().compiles, 1u);
 }
 
 TEST_F(PlacedCompileTest, WholeGraphIsOneTargetSegment) {

@@ -160,6 +160,30 @@ def test_partitioned_compiles_are_counted_in_metrics(kilnd, client):
     assert scrape() == (compiles + 1, nodes + 3)
 
 
+def test_a_partitioned_compile_is_one_call_into_the_compiler(client):
+    """The compiler answers in one call: the whole graph's compile fails for
+    the ops the target lacks, and the same worker process checks every node,
+    partitions the graph and compiles each target segment. kilnd caches the
+    segments it carried; nothing else is compiled."""
+    torch.manual_seed(5)
+    model = Mixed().eval()
+    x = torch.randn(3, 8)  # a batch no other test compiles: every key is new
+    ep = torch.export.export(model, (x,))
+    before = client.cache.stats()
+    compiled = client.compile(ep, target="cpu", fallback="cpu")
+    after = client.cache.stats()
+    targets = [s for s in compiled.placement.message.segments
+               if s.placement == placement_pb2.PLACEMENT_TARGET]
+    assert len(targets) >= 2
+    assert all(s.executable.hash and not s.cache_hit for s in targets)
+    assert after.compile_misses == before.compile_misses + 1
+    assert_matches_eager(model, x, compiled(x))
+    # A repeat is all hits: the stored placement and the cached segments.
+    again = client.compile(ep, target="cpu", fallback="cpu")
+    assert again.cache_hit
+    assert client.cache.stats().compile_misses == after.compile_misses
+
+
 class LgammaOfWeight(torch.nn.Module):
     def __init__(self):
         super().__init__()

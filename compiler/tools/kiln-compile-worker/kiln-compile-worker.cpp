@@ -16,10 +16,12 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Compiler/Compile.h"
 #include "kiln/Compiler/NodeSupport.h"
+#include "kiln/Compiler/SegmentCompile.h"
 #include "kiln/worker/compile_job.pb.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fstream>
@@ -69,6 +71,23 @@ int writeResult(const kiln::worker::CompileJobResult &result,
   return 0;
 }
 
+/// An executable's fields in a result (whole graph or one segment).
+void fillResult(kiln::worker::CompileJobResult &result,
+                absl::StatusOr<kiln::compiler::CompiledExecutable> compiled) {
+  result.set_code(static_cast<int>(compiled.status().code()));
+  result.set_message(std::string(compiled.status().message()));
+  if (!compiled.ok())
+    return;
+  result.set_artifact(std::move(compiled->artifact));
+  *result.mutable_manifest() = std::move(compiled->manifest);
+  *result.mutable_op_report() = std::move(compiled->opReport);
+  for (kiln::compiler::StageDump &dump : compiled->stages) {
+    kiln::worker::StageText *stage = result.add_stages();
+    stage->set_stage(std::move(dump.stage));
+    stage->set_text(std::move(dump.text));
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -97,6 +116,7 @@ int main(int argc, char **argv) {
   llvm::install_bad_alloc_error_handler(
       [](void *, const char *, bool) { outOfMemory(); });
 
+  const auto started = std::chrono::steady_clock::now();
   kiln::worker::CompileJob job;
   {
     std::ifstream in(args[0], std::ios::binary);
@@ -111,6 +131,13 @@ int main(int argc, char **argv) {
   options.dumpStages = job.dump_stages();
   options.debugMiscompileOps.assign(job.debug_miscompile_ops().begin(),
                                     job.debug_miscompile_ops().end());
+  if (job.placement().fallback() == kiln::v1::FALLBACK_POLICY_CPU) {
+    kiln::compiler::PlacementRequest request;
+    if (job.placement().has_max_fallback_fraction())
+      request.maxFallbackFraction = job.placement().max_fallback_fraction();
+    request.segmentBudget = std::chrono::milliseconds(job.segment_budget_ms());
+    options.placement = request;
+  }
   if (!fault.empty()) {
     std::string op = fault.substr(fault.find(':') + 1);
     bool present = false;
@@ -149,27 +176,32 @@ int main(int argc, char **argv) {
   }
   absl::StatusOr<kiln::compiler::CompiledExecutable> compiled =
       kiln::compiler::compileGraph(job.graph(), options);
-
-  result.set_code(static_cast<int>(compiled.status().code()));
-  result.set_message(std::string(compiled.status().message()));
+  bool lacksOps = absl::IsUnimplemented(compiled.status());
+  fillResult(result, std::move(compiled));
   // A graph the target lacks ops for: placement's question is answered in
   // the same call, so kilnd needs no second worker (a graph with symbolic
   // sizes is never partitioned). What the check cannot answer, kilnd asks
   // again or reports the compile's error. The check shares this process's
   // limits with the compile; it costs an import and one lowering per
   // distinct node (tens of milliseconds for resnet18), and a compile that
-  // ends UNIMPLEMENTED stops before code generation.
-  if (absl::IsUnimplemented(compiled.status()) && job.graph().symbols_size() == 0 &&
-      !checkNodeSupport().ok())
-    result.clear_node_support();
-  if (compiled.ok()) {
-    result.set_artifact(std::move(compiled->artifact));
-    *result.mutable_manifest() = std::move(compiled->manifest);
-    *result.mutable_op_report() = std::move(compiled->opReport);
-    for (kiln::compiler::StageDump &dump : compiled->stages) {
-      kiln::worker::StageText *stage = result.add_stages();
-      stage->set_stage(std::move(dump.stage));
-      stage->set_text(std::move(dump.text));
+  // ends UNIMPLEMENTED stops before code generation. Under a CPU fallback
+  // policy the target segments are compiled here too, within the budget.
+  if (lacksOps && job.graph().symbols_size() == 0) {
+    if (!checkNodeSupport().ok()) {
+      result.clear_node_support();
+    } else if (options.placement) {
+      std::vector<kiln::compiler::NodeSupport> support;
+      for (const kiln::worker::NodeSupport &node : result.node_support())
+        support.push_back({node.supported(), node.reason()});
+      for (kiln::compiler::SegmentCompile &segment :
+           kiln::compiler::compileTargetSegments(job.graph(), support, options,
+                                                 *options.placement, started)) {
+        kiln::worker::CompiledSegment *entry = result.add_segments();
+        entry->set_segment(segment.segment);
+        entry->mutable_nodes()->Add(segment.nodes.begin(), segment.nodes.end());
+        entry->set_compile_us(segment.compileUs);
+        fillResult(*entry->mutable_result(), std::move(segment.compiled));
+      }
     }
   }
   return writeResult(result, args[1]);

@@ -7,10 +7,14 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Analysis/OpReport.h"
 #include "kiln/Compiler/Compile.h"
+#include "kiln/Compiler/GraphPartition.h"
 #include "kiln/Compiler/NodeSupport.h"
+#include "kiln/Compiler/SegmentCompile.h"
 
 #include "google/protobuf/text_format.h"
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -60,6 +64,14 @@ void printUsage() {
                "                       would run: on the target, or on the CPU with\n"
                "                       the reason (what placement does); compiles\n"
                "                       nothing else\n"
+               "  --place              placement's one call: check each node, cut\n"
+               "                       the graph into target and CPU segments, and\n"
+               "                       compile every target segment; prints the\n"
+               "                       plan, and with -o writes segment N to\n"
+               "                       OUTPUT.segmentN (and its manifest)\n"
+               "  --max-fallback-fraction F  with --place: compile no segment when\n"
+               "                       more than this share of the nodes would run\n"
+               "                       on the CPU (default 1)\n"
                "  --help               this text\n";
 }
 
@@ -115,11 +127,94 @@ bool writeFile(const std::filesystem::path &path, const std::string &bytes) {
   return static_cast<bool>(out);
 }
 
+/// The artifact at `path` and its manifest beside it.
+bool writeExecutable(const std::string &path,
+                     const kiln::compiler::CompiledExecutable &compiled) {
+  std::string manifest;
+  google::protobuf::TextFormat::PrintToString(compiled.manifest, &manifest);
+  return writeFile(path, compiled.artifact) &&
+         writeFile(path + ".manifest.textproto", manifest);
+}
+
+std::string joined(const std::vector<std::string> &names) {
+  std::string text;
+  for (const std::string &name : names)
+    text += (text.empty() ? "" : " ") + name;
+  return text;
+}
+
+/// --place: one line per segment, then the count. Exit 0 when every target
+/// segment compiled, 1 otherwise (or for a malformed graph).
+int printPlacementPlan(const kiln::v1::Graph &graph,
+                       const kiln::compiler::CompileOptions &options,
+                       const std::string &output,
+                       const kiln::compiler::PlacementRequest &request) {
+  auto support = kiln::compiler::checkNodeSupport(graph, options);
+  if (!support.ok()) {
+    std::cerr << "kiln-compile: " << support.status() << "\n";
+    return 1;
+  }
+  std::vector<bool> onTarget;
+  for (const kiln::compiler::NodeSupport &node : *support)
+    onTarget.push_back(node.supported);
+  std::vector<kiln::compiler::GraphSegment> segments =
+      kiln::compiler::partitionGraph(graph, onTarget);
+  int cpuNodes = static_cast<int>(std::count(onTarget.begin(), onTarget.end(), false));
+  std::vector<kiln::compiler::SegmentCompile> compiled;
+  if (cpuNodes == 0 && !segments.empty()) {
+    // The whole graph is the one target segment: what compileGraph makes.
+    compiled.push_back({0, segments[0].nodes,
+                        kiln::compiler::compileGraph(graph, options), 0});
+  } else {
+    compiled = kiln::compiler::compileTargetSegments(
+        graph, *support, options, request, std::chrono::steady_clock::now());
+  }
+  if (cpuNodes > request.maxFallbackFraction * graph.nodes_size())
+    std::cout << cpuNodes << " of " << graph.nodes_size()
+              << " nodes would run on the CPU, over --max-fallback-fraction "
+              << request.maxFallbackFraction << ": no segment compiled\n";
+  int done = 0;
+  for (int s = 0; s < static_cast<int>(segments.size()); ++s) {
+    const kiln::compiler::GraphSegment &segment = segments[s];
+    std::cout << "segment " << s << " (" << (segment.onTarget ? "target" : "cpu")
+              << "): nodes";
+    for (int node : segment.nodes)
+      std::cout << " " << node;
+    std::cout << "; reads " << joined(segment.inputs) << "; writes "
+              << joined(segment.outputs);
+    if (segment.onTarget) {
+      auto it = std::find_if(compiled.begin(), compiled.end(),
+                             [s](const auto &entry) { return entry.segment == s; });
+      if (it == compiled.end()) {
+        std::cout << ": not compiled";
+      } else if (!it->compiled.ok()) {
+        std::cout << ": " << it->compiled.status();
+      } else {
+        ++done;
+        std::cout << ": compiled (" << it->compiled->manifest.inputs_size()
+                  << " inputs, " << it->compiled->manifest.outputs_size()
+                  << " outputs)";
+        if (!output.empty() &&
+            !writeExecutable(output + ".segment" + std::to_string(s), *it->compiled))
+          return 1;
+      }
+    }
+    std::cout << "\n";
+  }
+  int targets = static_cast<int>(std::count_if(
+      segments.begin(), segments.end(),
+      [](const kiln::compiler::GraphSegment &segment) { return segment.onTarget; }));
+  std::cout << done << " of " << targets << " target segments compiled for "
+            << options.target << "\n";
+  return done == targets ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   std::string input, output, dumpDir, emitStage;
-  bool opReport = false, checkSupport = false;
+  bool opReport = false, checkSupport = false, place = false;
+  kiln::compiler::PlacementRequest placement;
   kiln::compiler::CompileOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -164,6 +259,10 @@ int main(int argc, char **argv) {
       opReport = true;
     } else if (arg == "--check-support") {
       checkSupport = true;
+    } else if (arg == "--place") {
+      place = true;
+    } else if (arg == "--max-fallback-fraction") {
+      placement.maxFallbackFraction = std::atof(value().c_str());
     } else if (arg == "--dump") {
       dumpDir = value();
       options.dumpStages = true;
@@ -175,7 +274,8 @@ int main(int argc, char **argv) {
     }
   }
   if (input.empty() ||
-      (output.empty() && emitStage.empty() && !opReport && !checkSupport)) {
+      (output.empty() && emitStage.empty() && !opReport && !checkSupport &&
+       !place)) {
     printUsage();
     return 2;
   }
@@ -184,6 +284,8 @@ int main(int argc, char **argv) {
     return 1;
   if (checkSupport)
     return printNodeSupport(graph, options);
+  if (place)
+    return printPlacementPlan(graph, options, output, placement);
   auto compiled = kiln::compiler::compileGraph(graph, options);
   if (!compiled.ok()) {
     std::cerr << "kiln-compile: " << compiled.status() << "\n";
@@ -204,10 +306,7 @@ int main(int argc, char **argv) {
   }
   if (output.empty())
     return 0; // --op-report alone
-  std::string manifest;
-  google::protobuf::TextFormat::PrintToString(compiled->manifest, &manifest);
-  if (!writeFile(output, compiled->artifact) ||
-      !writeFile(output + ".manifest.textproto", manifest))
+  if (!writeExecutable(output, *compiled))
     return 1;
   if (!dumpDir.empty()) {
     std::filesystem::create_directories(dumpDir);

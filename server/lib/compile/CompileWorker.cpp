@@ -19,7 +19,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include <unistd.h>
 
@@ -92,10 +94,10 @@ runWorker(const CompileWorkerSettings &settings, const worker::CompileJob &job,
                           result.message());
       // An UNIMPLEMENTED compile answers placement's question too.
       if (result.node_support_size() > 0) {
-        std::vector<compiler::NodeSupport> support;
-        for (const worker::NodeSupport &node : result.node_support())
-          support.push_back({node.supported(), node.reason()});
-        attachNodeSupport(failed, support);
+        worker::CompileJobResult carried;
+        carried.mutable_node_support()->Swap(result.mutable_node_support());
+        carried.mutable_segments()->Swap(result.mutable_segments());
+        attachPlacement(failed, carried);
       }
       return failed;
     }
@@ -111,7 +113,8 @@ runWorker(const CompileWorkerSettings &settings, const worker::CompileJob &job,
       exit->describe(), "); kilnd is unaffected. Worker log: ", tail(log)));
 }
 
-worker::CompileJob jobFor(const v1::Graph &graph,
+worker::CompileJob jobFor(const CompileWorkerSettings &settings,
+                          const v1::Graph &graph,
                           const compiler::CompileOptions &options) {
   worker::CompileJob job;
   *job.mutable_graph() = graph;
@@ -120,6 +123,23 @@ worker::CompileJob jobFor(const v1::Graph &graph,
   job.set_dump_stages(options.dumpStages);
   for (const std::string &op : options.debugMiscompileOps)
     job.add_debug_miscompile_ops(op);
+  if (options.placement) {
+    job.mutable_placement()->set_fallback(v1::FALLBACK_POLICY_CPU);
+    job.mutable_placement()->set_max_fallback_fraction(
+        options.placement->maxFallbackFraction);
+    // Half of the tighter limit for starting segment compiles: one that
+    // starts before it still has the other half to finish in.
+    int64_t limitMs = std::min<int64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            settings.limits.wallTimeout)
+            .count(),
+        settings.limits.cpuSeconds * 1000);
+    int64_t budgetMs = std::max<int64_t>(limitMs / 2, 1);
+    if (options.placement->segmentBudget.count() > 0)
+      budgetMs = std::min<int64_t>(budgetMs, options.placement->segmentBudget.count());
+    job.set_segment_budget_ms(static_cast<uint32_t>(
+        std::min<int64_t>(budgetMs, std::numeric_limits<uint32_t>::max())));
+  }
   return job;
 }
 
@@ -128,23 +148,17 @@ compileJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
            const compiler::CompileOptions &options) {
   ASSIGN_OR_RETURN(
       worker::CompileJobResult result,
-      runWorker(settings, jobFor(graph, options),
+      runWorker(settings, jobFor(settings, graph, options),
                 absl::StrCat("compiling graph '", graph.name(), "' for ",
                              options.target)));
-  compiler::CompiledExecutable compiled;
-  compiled.artifact = std::move(*result.mutable_artifact());
-  compiled.manifest = std::move(*result.mutable_manifest());
-  compiled.opReport = std::move(*result.mutable_op_report());
-  for (worker::StageText &text : *result.mutable_stages())
-    compiled.stages.push_back(
-        {std::move(*text.mutable_stage()), std::move(*text.mutable_text())});
-  return compiled;
+  return executableFrom(std::move(result));
 }
 
 absl::StatusOr<std::vector<compiler::NodeSupport>>
 checkSupportJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
                 const compiler::CompileOptions &options) {
-  worker::CompileJob job = jobFor(graph, options);
+  worker::CompileJob job = jobFor(settings, graph, options);
+  job.clear_placement();
   job.set_check_node_support(true);
   std::string what = absl::StrCat("checking which nodes of graph '",
                                   graph.name(), "' ", options.target,

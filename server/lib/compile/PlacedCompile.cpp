@@ -9,8 +9,7 @@
 
 #include "kiln/common/Status.h"
 #include "kiln/common/TensorTypes.h"
-#include "kiln/server/compile/GraphPartition.h"
-#include "kiln/worker/compile_job.pb.h"
+#include "kiln/Compiler/GraphPartition.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -25,6 +24,9 @@
 
 namespace kiln::server {
 namespace {
+
+using compiler::GraphSegment;
+using compiler::partitionGraph;
 
 /// How many unsupported nodes an error message names before "and N more".
 constexpr int kNamedNodes = 10;
@@ -192,10 +194,26 @@ v1::OpReport mergeOpReports(const v1::Graph &graph,
 } // namespace
 
 namespace {
-/// The payload's type URL: a CompileJobResult holding only node_support.
-constexpr const char *kNodeSupportPayload =
+/// The payload's type URL: a CompileJobResult holding only node_support and
+/// segments.
+constexpr const char *kPlacementPayload =
     "type.googleapis.com/kiln.worker.CompileJobResult";
 } // namespace
+
+void attachPlacement(absl::Status &status,
+                     const worker::CompileJobResult &carried) {
+  std::string bytes = carried.SerializeAsString();
+  status.SetPayload(kPlacementPayload, absl::Cord(absl::string_view(bytes)));
+}
+
+std::optional<worker::CompileJobResult>
+carriedPlacement(const absl::Status &status) {
+  absl::optional<absl::Cord> payload = status.GetPayload(kPlacementPayload);
+  worker::CompileJobResult carried;
+  if (!payload || !carried.ParseFromString(std::string(*payload)))
+    return std::nullopt;
+  return carried;
+}
 
 void attachNodeSupport(absl::Status &status,
                        const std::vector<compiler::NodeSupport> &support) {
@@ -205,20 +223,7 @@ void attachNodeSupport(absl::Status &status,
     entry->set_supported(node.supported);
     entry->set_reason(node.reason);
   }
-  std::string bytes = carried.SerializeAsString();
-  status.SetPayload(kNodeSupportPayload, absl::Cord(absl::string_view(bytes)));
-}
-
-std::optional<std::vector<compiler::NodeSupport>>
-carriedNodeSupport(const absl::Status &status) {
-  absl::optional<absl::Cord> payload = status.GetPayload(kNodeSupportPayload);
-  worker::CompileJobResult carried;
-  if (!payload || !carried.ParseFromString(std::string(*payload)))
-    return std::nullopt;
-  std::vector<compiler::NodeSupport> support;
-  for (const worker::NodeSupport &node : carried.node_support())
-    support.push_back({node.supported(), node.reason()});
-  return support;
+  attachPlacement(status, carried);
 }
 
 absl::Status validatePlacementPolicy(const v1::PlacementPolicy &policy) {
@@ -246,12 +251,20 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
               const v1::PlacementPolicy &policy) {
   std::string key = cache.keyFor(graph, target, options);
   std::vector<compiler::NodeSupport> support;
+  // Target segments the whole graph's compile compiled along with it.
+  std::vector<worker::CompiledSegment> carriedSegments;
   // A graph known not to compile whole goes straight to its stored check.
   if (std::optional<v1::PlacementReport> known = cache.lookupPlacement(key);
       known && known->nodes_size() == graph.nodes_size()) {
     support = supportOf(*known);
   } else {
-    absl::StatusOr<CompileOutcome> whole = cache.compile(graph, target, options);
+    CompileHints hints;
+    if (policy.fallback() == v1::FALLBACK_POLICY_CPU) {
+      hints.placement.emplace();
+      if (policy.has_max_fallback_fraction())
+        hints.placement->maxFallbackFraction = policy.max_fallback_fraction();
+    }
+    absl::StatusOr<CompileOutcome> whole = cache.compile(graph, target, options, hints);
     if (whole.ok()) {
       PlacedOutcome outcome;
       outcome.placement = wholePlacement(graph, target, *whole);
@@ -268,10 +281,15 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
     if (!absl::IsUnimplemented(whole.status()) || !nodeSupport ||
         graph.symbols_size() > 0)
       return whole.status();
-    if (std::optional<std::vector<compiler::NodeSupport>> carried =
-            carriedNodeSupport(whole.status());
-        carried && static_cast<int>(carried->size()) == graph.nodes_size()) {
-      support = *std::move(carried); // the compile answered it in the same call
+    if (std::optional<worker::CompileJobResult> carried =
+            carriedPlacement(whole.status());
+        carried && carried->node_support_size() == graph.nodes_size()) {
+      // The compile answered it in the same call.
+      for (const worker::NodeSupport &node : carried->node_support())
+        support.push_back({node.supported(), node.reason()});
+      carriedSegments.assign(
+          std::make_move_iterator(carried->mutable_segments()->begin()),
+          std::make_move_iterator(carried->mutable_segments()->end()));
     } else {
       compiler::CompileOptions checkOptions;
       checkOptions.target = target;
@@ -309,6 +327,16 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
   for (int i = 0; i < graph.nodes_size(); ++i)
     onTarget[i] = support[i].supported;
   std::vector<GraphSegment> segments = partitionGraph(graph, onTarget);
+  // A carried segment is used only where kilnd cut the same one.
+  std::unordered_map<int, worker::CompiledSegment *> carriedFor;
+  for (worker::CompiledSegment &carried : carriedSegments)
+    if (carried.segment() >= 0 &&
+        carried.segment() < static_cast<int>(segments.size()) &&
+        segments[carried.segment()].onTarget &&
+        std::equal(carried.nodes().begin(), carried.nodes().end(),
+                   segments[carried.segment()].nodes.begin(),
+                   segments[carried.segment()].nodes.end()))
+      carriedFor[carried.segment()] = &carried;
 
   PlacedOutcome outcome;
   outcome.partitioned = true;
@@ -332,14 +360,28 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
       entry.add_outputs(name);
     if (!segment.onTarget)
       continue;
-    absl::StatusOr<CompileOutcome> compiled =
-        cache.compile(segment.graph, target, options);
-    if (!compiled.ok())
+    auto segmentError = [&](const absl::Status &status) {
       return absl::Status(
-          compiled.status().code(),
+          status.code(),
           absl::StrCat("target segment ", s, " (", segment.nodes.size(),
                        " nodes, from ", nodeLabel(graph, segment.nodes.front()),
-                       "): ", compiled.status().message()));
+                       "): ", status.message()));
+    };
+    CompileHints hints;
+    std::optional<compiler::CompiledExecutable> precompiled;
+    if (auto it = carriedFor.find(s); it != carriedFor.end()) {
+      worker::CompileJobResult &carried = *it->second->mutable_result();
+      if (carried.code() != 0)
+        return segmentError(absl::Status(
+            static_cast<absl::StatusCode>(carried.code()), carried.message()));
+      precompiled = executableFrom(std::move(carried));
+      hints.precompiled = &*precompiled;
+      hints.precompiledUs = it->second->compile_us();
+    }
+    absl::StatusOr<CompileOutcome> compiled =
+        cache.compile(segment.graph, target, options, hints);
+    if (!compiled.ok())
+      return segmentError(compiled.status());
     fillSegment(entry, *compiled);
     outcome.cacheHit = outcome.cacheHit && compiled->cacheHit;
     outcome.remoteHit = outcome.remoteHit || compiled->remoteHit;
@@ -355,6 +397,17 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
   outcome.opReport = mergeOpReports(graph, opReports, segments);
   markUnits(report, outcome.opReport);
   return outcome;
+}
+
+compiler::CompiledExecutable executableFrom(worker::CompileJobResult result) {
+  compiler::CompiledExecutable compiled;
+  compiled.artifact = std::move(*result.mutable_artifact());
+  compiled.manifest = std::move(*result.mutable_manifest());
+  compiled.opReport = std::move(*result.mutable_op_report());
+  for (worker::StageText &text : *result.mutable_stages())
+    compiled.stages.push_back(
+        {std::move(*text.mutable_stage()), std::move(*text.mutable_text())});
+  return compiled;
 }
 
 } // namespace kiln::server

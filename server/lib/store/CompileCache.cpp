@@ -223,11 +223,16 @@ CompileCache::Stats CompileCache::stats() const {
 
 CompileCache::Result
 CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
-                              const compiler::CompileOptions &options) {
+                              const compiler::CompileOptions &options,
+                              const CompileHints &hints) {
   auto start = std::chrono::steady_clock::now();
-  compiles.fetch_add(1);
-  ASSIGN_OR_RETURN(compiler::CompiledExecutable compiled,
-                   compiler(graph, options));
+  compiler::CompiledExecutable compiled;
+  if (hints.precompiled) {
+    compiled = *hints.precompiled;
+  } else {
+    compiles.fetch_add(1);
+    ASSIGN_OR_RETURN(compiled, compiler(graph, options));
+  }
   v1::ExecutableRecord record;
   *record.mutable_manifest() = std::move(compiled.manifest);
   if (record.manifest().target().empty())
@@ -259,7 +264,8 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
   outcome.opReport = record.op_report();
   outcome.cacheHit = false;
   outcome.key = key;
-  outcome.timings.set_compile_us(microsSince(start));
+  outcome.timings.set_compile_us(hints.precompiled ? hints.precompiledUs
+                                                  : microsSince(start));
   return outcome;
 }
 
@@ -400,7 +406,8 @@ std::string CompileCache::keyFor(const v1::Graph &graph,
 
 absl::StatusOr<CompileOutcome>
 CompileCache::compile(const v1::Graph &graph, const std::string &target,
-                      const v1::CompileOptions &options) {
+                      const v1::CompileOptions &options,
+                      const CompileHints &hints) {
   std::string key = keyFor(graph, target, options);
   const bool wantStages = options.dump_stages();
   // A request for dumps must not settle for a flight that makes none.
@@ -431,6 +438,7 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
   compileOptions.target = target;
   compileOptions.options = normalizeCompileOptions(options);
   compileOptions.dumpStages = wantStages;
+  compileOptions.placement = hints.placement;
   Result result = absl::UnknownError("compile did not run");
   std::optional<CompileOutcome> hit = lookup(key);
   if (!hit)
@@ -457,7 +465,7 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
         (void)publishRemote(key, *result, graph);
     }
   } else {
-    result = onPool([&] { return compileAndStore(key, graph, compileOptions); });
+    result = onPool([&] { return compileAndStore(key, graph, compileOptions, hints); });
     std::optional<CompileOutcome> adopted;
     if (result.ok())
       adopted = publishRemote(key, *result, graph);

@@ -13,7 +13,9 @@
 
 #include "absl/status/statusor.h"
 
+#include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,22 @@ namespace kiln::compiler {
 /// O3 unrolling on top of that made an encoder block compile 8x slower (one
 /// huge block for the instruction scheduler) with no measured speed-up.
 inline constexpr int kDefaultOptLevel = 2;
+
+/// Placement's request, for a graph the target may lack ops for: when the
+/// graph does not compile whole for that reason (UNIMPLEMENTED), the same
+/// call finds where each node runs and compiles the target segments
+/// (compileTargetSegments in SegmentCompile.h), so the caller needs no
+/// second compile. Only a compile worker (kiln-compile-worker) acts on it;
+/// compileGraph itself ignores it.
+struct PlacementRequest {
+  /// The largest share of the graph's nodes that may run on the host CPU
+  /// (placement.max_fallback_fraction); past it, no segment is compiled.
+  double maxFallbackFraction = 1.0;
+  /// No segment compile starts later than this after the call began
+  /// (0: no limit): the segments left are the caller's to compile, so one
+  /// call's many compiles stay inside the worker's limits.
+  std::chrono::milliseconds segmentBudget{0};
+};
 
 /// What to compile for and how.
 struct CompileOptions {
@@ -41,6 +59,8 @@ struct CompileOptions {
   /// Called as each stage begins ("import", "aten-to-linalg", "codegen",
   /// "translate", "emit"): a compile worker reports where it crashed.
   std::function<void(const char *stage)> onStage;
+  /// Set when the CPU may run what the target lacks (see PlacementRequest).
+  std::optional<PlacementRequest> placement;
 };
 
 /// The module as it looked after one pipeline stage.

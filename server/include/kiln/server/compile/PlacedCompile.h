@@ -12,6 +12,7 @@
 #include "kiln/server/store/CompileCache.h"
 #include "kiln/v1/compiler.pb.h"
 #include "kiln/v1/placement.pb.h"
+#include "kiln/worker/compile_job.pb.h"
 
 #include <functional>
 #include <optional>
@@ -48,14 +49,22 @@ struct PlacedOutcome {
 };
 
 /// The status of a compile that failed with UNIMPLEMENTED can carry what
-/// the capability check found, when the compiler ran it in the same call
-/// (kiln-compile-worker does): compilePlaced then needs no second call.
-/// `attachNodeSupport` adds it to `status`; `carriedNodeSupport` reads it
-/// back (nullopt when the status carries none).
+/// the compiler found about placement in the same call (kiln-compile-worker
+/// does): `node_support`, and under a CPU fallback policy (CompileHints::
+/// placement) the target segments it compiled, `segments`, in a
+/// worker::CompileJobResult. compilePlaced then needs no second call:
+/// neither a capability check nor a compile per segment. `attachPlacement`
+/// adds it to `status`; `carriedPlacement` reads it back (nullopt when the
+/// status carries none). `attachNodeSupport` attaches node support alone.
+void attachPlacement(absl::Status &status,
+                     const worker::CompileJobResult &carried);
+std::optional<worker::CompileJobResult>
+carriedPlacement(const absl::Status &status);
 void attachNodeSupport(absl::Status &status,
                        const std::vector<compiler::NodeSupport> &support);
-std::optional<std::vector<compiler::NodeSupport>>
-carriedNodeSupport(const absl::Status &status);
+
+/// The executable in a worker's result (a whole graph's, or a segment's).
+compiler::CompiledExecutable executableFrom(worker::CompileJobResult result);
 
 /// INVALID_ARGUMENT naming the field when `policy` is out of range: an
 /// unknown fallback value, or a max_fallback_fraction outside 0..1 or given
@@ -63,14 +72,16 @@ carriedNodeSupport(const absl::Status &status);
 absl::Status validatePlacementPolicy(const v1::PlacementPolicy &policy);
 
 /// Compiles `graph` for `target` through `cache`. When the whole graph fails
-/// with UNIMPLEMENTED, what the compile's status carries (attachNodeSupport)
+/// with UNIMPLEMENTED, what the compile's status carries (attachPlacement)
 /// or else `nodeSupport` finds the nodes the target lacks; under
 /// FALLBACK_POLICY_ERROR, or past max_fallback_fraction, the answer is
 /// UNIMPLEMENTED listing them with their reasons; under FALLBACK_POLICY_CPU
-/// the graph is partitioned and each target segment compiled (and cached) as
-/// a graph of its own. What the check found is stored under the graph's
-/// compile key (CompileCache::storePlacement), so a repeat, under either
-/// policy, neither compiles the whole graph again nor checks its nodes.
+/// the graph is partitioned (compiler::partitionGraph) and each target
+/// segment cached as a graph of its own: the executable the compile carried
+/// for it, or else a compile of its own. What the check found is stored
+/// under the graph's compile key (CompileCache::storePlacement), so a
+/// repeat, under either policy, neither compiles the whole graph again nor
+/// checks its nodes.
 absl::StatusOr<PlacedOutcome>
 compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
               const v1::Graph &graph, const std::string &target,

@@ -67,6 +67,21 @@ struct CompileOutcome {
   v1::OpReport opReport;
 };
 
+/// What a compile request adds to (graph, target, options), none of it part
+/// of the compile key.
+struct CompileHints {
+  /// Passed to the compiler (compiler::CompileOptions::placement): a graph
+  /// the target lacks ops for may come back with its target segments
+  /// compiled, carried by the UNIMPLEMENTED status (PlacedCompile.h).
+  std::optional<compiler::PlacementRequest> placement;
+  /// On a miss in every tier, this executable is stored instead of calling
+  /// the compiler: the compiler made it for this very graph in an earlier
+  /// call (a segment compiled along with the graph it was cut from).
+  const compiler::CompiledExecutable *precompiled = nullptr;
+  /// That compile's wall time, reported as the outcome's compile_us.
+  int64_t precompiledUs = 0;
+};
+
 /// Compiles through an on-disk cache. An entry is <acDir>/<key>, holding the
 /// executable digest; the record and artifact live in the ContentStore. A
 /// lookup is a hit only when the record and artifact are both present and
@@ -96,7 +111,8 @@ public:
   /// records them (stored for later requests; no new executable).
   absl::StatusOr<CompileOutcome> compile(const v1::Graph &graph,
                                          const std::string &target,
-                                         const v1::CompileOptions &options);
+                                         const v1::CompileOptions &options,
+                                         const CompileHints &hints = {});
 
   /// The cache entry for `key`, if present and valid.
   std::optional<CompileOutcome> lookup(const std::string &key) const;
@@ -163,8 +179,10 @@ private:
   using Result = absl::StatusOr<CompileOutcome>;
 
   /// Runs the compiler and stores its output; on a worker thread.
+  /// With `hints.precompiled`, stores that instead of compiling.
   Result compileAndStore(const std::string &key, const v1::Graph &graph,
-                         const compiler::CompileOptions &options);
+                         const compiler::CompileOptions &options,
+                         const CompileHints &hints);
   /// Runs the compiler for the stage dumps of `hit` (a cached executable
   /// without them) and stores them beside it; on a worker thread.
   Result recordStages(const std::string &key, CompileOutcome hit,

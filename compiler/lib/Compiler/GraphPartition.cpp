@@ -5,7 +5,7 @@
 // boundary values and, for target segments, the sub-graph to compile.
 //
 //===----------------------------------------------------------------------===//
-#include "kiln/server/compile/GraphPartition.h"
+#include "kiln/Compiler/GraphPartition.h"
 
 #include "absl/strings/str_cat.h"
 
@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-namespace kiln::server {
+namespace kiln::compiler {
 namespace {
 
 using MinQueue = std::priority_queue<int, std::vector<int>, std::greater<int>>;
@@ -149,4 +149,4 @@ std::vector<GraphSegment> partitionGraph(const v1::Graph &graph,
   return segments;
 }
 
-} // namespace kiln::server
+} // namespace kiln::compiler

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace kiln::server {
+namespace kiln::compiler {
 
 /// A run of nodes with one placement.
 struct GraphSegment {
@@ -41,4 +41,4 @@ struct GraphSegment {
 std::vector<GraphSegment> partitionGraph(const v1::Graph &graph,
                                          const std::vector<bool> &onTarget);
 
-} // namespace kiln::server
+} // namespace kiln::compiler
