@@ -42,6 +42,35 @@ def _threshold_backward(grad_output: torch.Tensor, self: torch.Tensor,
                        grad_output.to(dtype))
 
 
+def _half_precision_train_batch_norm(decomposed: Any) -> Any:
+    """torch's decomposition of a train-mode batch norm, with eager's
+    normalisation for f16/bf16 inputs. Eager's CPU kernel rounds the batch
+    mean and 1/std to the input's type as it saves them, and normalises
+    with the rounded values: x * a + (bias - mean * a) with a = rstd *
+    weight, in f32. torch's decomposition normalises with the f32 values,
+    up to 0.22 apart on bf16. Other dtypes, and eval mode (no batch
+    statistics), keep the decomposition's output."""
+    def run(*args: Any, **kwargs: Any) -> Any:
+        results = decomposed(*args, **kwargs)
+        x = args[0] if args else kwargs["input"]
+        weight = args[1] if len(args) > 1 else kwargs.get("weight")
+        bias = args[2] if len(args) > 2 else kwargs.get("bias")
+        mean, rstd = results[1], results[2]
+        if (x.dtype not in (torch.float16, torch.bfloat16) or x.dim() < 2
+                or mean.numel() != x.shape[1] or mean.dtype != x.dtype):
+            return results
+        shape = [1, -1] + [1] * (x.dim() - 2)
+        scale = rstd.float()
+        if weight is not None:
+            scale = scale * weight.float()
+        shift = -mean.float() * scale
+        if bias is not None:
+            shift = shift + bias.float()
+        out = (x.float() * scale.view(shape) + shift.view(shape)).to(x.dtype)
+        return (out, *results[1:])
+    return run
+
+
 def _flash_attention_cpu_backward(grad_out: torch.Tensor, query: torch.Tensor,
                                   key: torch.Tensor, value: torch.Tensor, out: torch.Tensor,
                                   logsumexp: torch.Tensor, dropout_p: float, is_causal: bool,
@@ -94,7 +123,12 @@ def _decomposition_table_for(composite_ops: int) -> dict:
     table = core_aten_decompositions()
     packets = [getattr(torch.ops.aten, name) for name in _ALSO_DECOMPOSED + _TRAIN_BATCH_NORM
                if hasattr(torch.ops.aten, name)]
+    train_batch_norm = get_decompositions([getattr(torch.ops.aten, name)
+                                           for name in _TRAIN_BATCH_NORM
+                                           if hasattr(torch.ops.aten, name)])
     table.update(get_decompositions(packets))
+    for overload, decomposed in train_batch_norm.items():
+        table[overload] = _half_precision_train_batch_norm(decomposed)
     table[torch.ops.aten.threshold_backward.default] = _threshold_backward
     table[torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default] = (
         _flash_attention_cpu_backward)

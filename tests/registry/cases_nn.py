@@ -135,6 +135,27 @@ for dt in (torch.float16, torch.bfloat16):
     register(f"batch_norm_training_stats_{n}",
              lambda x: F.batch_norm(x, None, None, training=True), randn(8, 3, 20, 20, dtype=dt))
     register(f"group_norm_{n}", lambda x: F.group_norm(x, 2), randn(2, 4, 30, 30, dtype=dt))
+    # Train-mode batch norm with weights on an offset input: eager's CPU
+    # kernel normalises with the batch mean and 1/std rounded to the input's
+    # type (what it saves), x * a + (b - mean * a), a = rstd * w; torch's
+    # decomposition used the f32 values (bf16 outputs up to 0.2 apart).
+    register(f"batch_norm_training_rounded_stats_{n}",
+             lambda x, w, b: torch.ops.aten._native_batch_norm_legit.no_stats(
+                 x + 4.0, w, b, True, 0.1, 1e-5),
+             randn(2, 3, 4, 4, dtype=dt, scale=3.0), randn(3, dtype=dt, scale=4.0),
+             randn(3, dtype=dt, scale=4.0))
+    register(f"batch_norm_training_running_stats_rounded_{n}",
+             lambda x, w, b: F.batch_norm(x + 4.0, torch.zeros(3, dtype=x.dtype),
+                                          torch.ones(3, dtype=x.dtype), w, b, training=True),
+             randn(2, 3, 4, 4, dtype=dt, scale=3.0), randn(3, dtype=dt, scale=4.0),
+             randn(3, dtype=dt, scale=4.0))
+    # native_layer_norm's statistics come back in the input's type on the
+    # CPU; they are still computed, and used, in f32 (computed in bf16, the
+    # mean of offset rows was off by an ulp and the outputs by several).
+    register(f"native_layer_norm_statistics_{n}",
+             lambda x, w, b: torch.ops.aten.native_layer_norm(x + 1.5, [2, 3], w, b, 0.5),
+             randn(4, 2, 3, dtype=dt, scale=4.0), randn(2, 3, dtype=dt, scale=4.0),
+             randn(2, 3, dtype=dt, scale=4.0))
 
 
 register("rms_norm_written_out_f32",

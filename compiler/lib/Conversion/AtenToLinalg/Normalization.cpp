@@ -27,9 +27,15 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
     auto outType = cast<RankedTensorType>(x.getType());
     if (!isa<FloatType>(outType.getElementType()))
       return rewriter.notifyMatchFailure(op, "needs a floating-point input");
-    // Statistics (and the computation) are in their own type: f32 for
-    // f16/bf16 inputs, as PyTorch returns them.
-    Type element = cast<RankedTensorType>(op.getMean().getType()).getElementType();
+    // The computation is in f32 for f16/bf16 inputs (PyTorch's opmath
+    // type), whatever type the statistics come back in: f32 where the
+    // exporter says so, the input's own type on PyTorch's CPU kernel, which
+    // rounds them only as it stores them (the output is normalised with
+    // the f32 statistics).
+    auto statType = cast<RankedTensorType>(op.getMean().getType());
+    Type element = statType.getElementType();
+    if (element.getIntOrFloatBitWidth() < 32)
+      element = rewriter.getF32Type();
     x = castTensor(rewriter, loc, x, element);
     auto type = cast<RankedTensorType>(x.getType());
     int64_t rank = type.getRank(), k = op.getNormalizedRank();
@@ -37,7 +43,7 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
     for (int64_t i = rank - k; i < rank; ++i)
       reduced.set(i);
     Value count = reducedCount(rewriter, loc, x, reduced, element);
-    auto statType = cast<RankedTensorType>(op.getMean().getType());
+    auto computedStatType = statType.clone(element);
     auto addf = [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
       return b.create<arith::AddFOp>(l, acc, v);
     };
@@ -53,7 +59,7 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
                          [&](OpBuilder &b, Location l, ValueRange args) {
                            return divideByCount(b, l, args[0]);
                          }),
-        statType);
+        computedStatType);
     Value centered = buildElementwise(
         rewriter, loc, type, {x, mean},
         [](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -76,7 +82,7 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
                   l, b.create<arith::AddFOp>(
                          l, variance, scalarConstant(b, l, element, eps)));
             }),
-        statType);
+        computedStatType);
 
     SmallVector<Value> operands = {centered, rstd};
     Value weight = adaptor.getWeight(), bias = adaptor.getBias();
@@ -96,7 +102,9 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
           return y;
         },
         element);
-    rewriter.replaceOp(op, {output, mean, rstd});
+    rewriter.replaceOp(op, {output,
+                            castTensor(rewriter, loc, mean, statType.getElementType()),
+                            castTensor(rewriter, loc, rstd, statType.getElementType())});
     return success();
   }
 };

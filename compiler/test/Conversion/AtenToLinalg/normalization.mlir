@@ -31,3 +31,22 @@ func.func @layer_norm_f16(%x: tensor<2x8xf16>) -> (tensor<2x8xf16>, tensor<2x1xf
       : (tensor<2x8xf16>) -> (tensor<2x8xf16>, tensor<2x1xf32>, tensor<2x1xf32>)
   return %out, %mean, %rstd : tensor<2x8xf16>, tensor<2x1xf32>, tensor<2x1xf32>
 }
+
+// -----
+
+// bf16 statistics (what PyTorch's CPU kernel returns for a bf16 input): the
+// sums, the rsqrt and the normalisation are still f32; only the stored
+// statistics are rounded to bf16, after the output used them unrounded.
+// CHECK-LABEL: func @layer_norm_bf16_statistics
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: math.rsqrt %{{.+}} : f32
+// CHECK: arith.mulf %{{.+}} : f32
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK-NOT: math.rsqrt %{{.+}} : bf16
+func.func @layer_norm_bf16_statistics(%x: tensor<2x8xbf16>, %w: tensor<8xbf16>) -> (tensor<2x8xbf16>, tensor<2x1xbf16>, tensor<2x1xbf16>) {
+  %out, %mean, %rstd = aten.native_layer_norm %x, weight %w {normalized_rank = 1 : i64, eps = 1.0e-05 : f64}
+      : (tensor<2x8xbf16>, tensor<8xbf16>) -> (tensor<2x8xbf16>, tensor<2x1xbf16>, tensor<2x1xbf16>)
+  return %out, %mean, %rstd : tensor<2x8xbf16>, tensor<2x1xbf16>, tensor<2x1xbf16>
+}
