@@ -70,6 +70,21 @@ TEST_F(CompileWorkerTest, ACrashIsInternalNamingTheStage) {
   expectScratchEmpty(settings);
 }
 
+TEST_F(CompileWorkerTest, ADeathCompilingSegmentsIsMarkedSo) {
+  // Only a worker that died in a segment's stage: placement then asks again
+  // without segments, one per worker.
+  absl::Status inGraph = compile(worker(
+      "echo 'kiln-compile-worker: stage codegen' >&2\nkill -SEGV $$"));
+  EXPECT_FALSE(diedCompilingSegments(inGraph)) << inGraph;
+  absl::Status inSegment = compile(worker(
+      "echo 'kiln-compile-worker: stage check-node-support' >&2\n"
+      "echo 'kiln-compile-worker: stage segment 2 codegen' >&2\nkill -SEGV $$"));
+  EXPECT_EQ(inSegment.code(), absl::StatusCode::kInternal) << inSegment;
+  EXPECT_NE(inSegment.message().find("in stage 'segment 2 codegen'"), std::string::npos)
+      << inSegment;
+  EXPECT_TRUE(diedCompilingSegments(inSegment));
+}
+
 TEST_F(CompileWorkerTest, OutOfMemoryIsResourceExhaustedNamingTheFlag) {
   absl::Status status = compile(worker("exit 3"));
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;

@@ -8,7 +8,10 @@
 
 #include "kiln/Compiler/GraphPartition.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <algorithm>
+#include <string>
 
 namespace kiln::compiler {
 
@@ -34,6 +37,16 @@ compileTargetSegments(const v1::Graph &graph,
 
   CompileOptions segmentOptions = options;
   segmentOptions.placement.reset(); // a segment compiles whole or fails
+  // Stages are reported as "segment N STAGE": a worker that dies in one
+  // tells kilnd it died compiling segments, not the graph itself.
+  std::string stage;
+  int current = 0;
+  if (options.onStage)
+    segmentOptions.onStage = [&stage, &current, report = options.onStage](
+                                 const char *name) {
+      stage = absl::StrCat("segment ", current, " ", name);
+      report(stage.c_str());
+    };
   std::vector<GraphSegment> segments = partitionGraph(graph, onTarget);
   for (int s = 0; s < static_cast<int>(segments.size()); ++s) {
     if (!segments[s].onTarget)
@@ -42,7 +55,7 @@ compileTargetSegments(const v1::Graph &graph,
     if (request.segmentBudget.count() > 0 && now - start >= request.segmentBudget)
       break;
     SegmentCompile &entry = compiled.emplace_back();
-    entry.segment = s;
+    current = entry.segment = s;
     entry.nodes = segments[s].nodes;
     entry.compiled = compileGraph(segments[s].graph, segmentOptions);
     entry.compileUs = std::chrono::duration_cast<std::chrono::microseconds>(

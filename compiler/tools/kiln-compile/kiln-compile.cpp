@@ -72,6 +72,9 @@ void printUsage() {
                "  --max-fallback-fraction F  with --place: compile no segment when\n"
                "                       more than this share of the nodes would run\n"
                "                       on the CPU (default 1)\n"
+               "  --segment-budget-ms N  with --place: start no segment compile\n"
+               "                       later than N ms after kiln-compile started\n"
+               "                       (a compile worker's budget; default none)\n"
                "  --help               this text\n";
 }
 
@@ -149,6 +152,7 @@ int printPlacementPlan(const kiln::v1::Graph &graph,
                        const kiln::compiler::CompileOptions &options,
                        const std::string &output,
                        const kiln::compiler::PlacementRequest &request) {
+  const auto started = std::chrono::steady_clock::now();
   auto support = kiln::compiler::checkNodeSupport(graph, options);
   if (!support.ok()) {
     std::cerr << "kiln-compile: " << support.status() << "\n";
@@ -167,7 +171,7 @@ int printPlacementPlan(const kiln::v1::Graph &graph,
                         kiln::compiler::compileGraph(graph, options), 0});
   } else {
     compiled = kiln::compiler::compileTargetSegments(
-        graph, *support, options, request, std::chrono::steady_clock::now());
+        graph, *support, options, request, started);
   }
   if (cpuNodes > request.maxFallbackFraction * graph.nodes_size())
     std::cout << cpuNodes << " of " << graph.nodes_size()
@@ -263,6 +267,8 @@ int main(int argc, char **argv) {
       place = true;
     } else if (arg == "--max-fallback-fraction") {
       placement.maxFallbackFraction = std::atof(value().c_str());
+    } else if (arg == "--segment-budget-ms") {
+      placement.segmentBudget = std::chrono::milliseconds(std::atol(value().c_str()));
     } else if (arg == "--dump") {
       dumpDir = value();
       options.dumpStages = true;

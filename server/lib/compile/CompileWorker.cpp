@@ -78,9 +78,17 @@ runWorker(const CompileWorkerSettings &settings, const worker::CompileJob &job,
         what, stage.empty() ? "" : absl::StrCat(", in stage '", stage, "'"));
     jobWhere = absl::StrCat("the compile ", where);
   }
+  // A worker that died compiling a graph's segments (stages "segment N
+  // ..."): the caller asks again, one segment per job.
+  bool inSegments = lastWorkerStage(log).rfind("segment ", 0) == 0;
+  auto marked = [inSegments](absl::Status status) {
+    if (inSegments)
+      markDiedCompilingSegments(status);
+    return status;
+  };
   if (!exit.ok()) {
     if (absl::IsDeadlineExceeded(exit.status()))
-      return wallClockFailure(settings.limits, jobWhere);
+      return marked(wallClockFailure(settings.limits, jobWhere));
     return exit.status();
   }
   if (exit->succeeded()) {
@@ -105,12 +113,12 @@ runWorker(const CompileWorkerSettings &settings, const worker::CompileJob &job,
   }
   if (std::optional<absl::Status> limit =
           limitFailure(*exit, settings.limits, kWorkerOutOfMemory, jobWhere))
-    return *limit;
+    return marked(*limit);
   spdlog::error("compile worker {} {}; its log:\n{}", settings.binary.string(),
                 exit->describe(), tail(log, 8000));
-  return absl::InternalError(absl::StrCat(
+  return marked(absl::InternalError(absl::StrCat(
       "the compiler crashed ", where, " (its worker process ",
-      exit->describe(), "); kilnd is unaffected. Worker log: ", tail(log)));
+      exit->describe(), "); kilnd is unaffected. Worker log: ", tail(log))));
 }
 
 worker::CompileJob jobFor(const CompileWorkerSettings &settings,
@@ -128,15 +136,20 @@ worker::CompileJob jobFor(const CompileWorkerSettings &settings,
     job.mutable_placement()->set_max_fallback_fraction(
         options.placement->maxFallbackFraction);
     // Half of the tighter limit for starting segment compiles: one that
-    // starts before it still has the other half to finish in.
-    int64_t limitMs = std::min<int64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(
-            settings.limits.wallTimeout)
-            .count(),
-        settings.limits.cpuSeconds * 1000);
-    int64_t budgetMs = std::max<int64_t>(limitMs / 2, 1);
+    // starts before it still has the other half to finish in (a limit of 0
+    // or less is none).
+    constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
+    auto millis = [](int64_t seconds) {
+      return seconds <= 0 ? kNone
+                          : seconds > kNone / 1000 ? kNone : seconds * 1000;
+    };
+    int64_t limitMs = std::min(millis(settings.limits.wallTimeout.count()),
+                               millis(settings.limits.cpuSeconds));
+    int64_t budgetMs = limitMs == kNone ? 0 : std::max<int64_t>(limitMs / 2, 1);
     if (options.placement->segmentBudget.count() > 0)
-      budgetMs = std::min<int64_t>(budgetMs, options.placement->segmentBudget.count());
+      budgetMs = budgetMs == 0 ? options.placement->segmentBudget.count()
+                               : std::min<int64_t>(budgetMs,
+                                                   options.placement->segmentBudget.count());
     job.set_segment_budget_ms(static_cast<uint32_t>(
         std::min<int64_t>(budgetMs, std::numeric_limits<uint32_t>::max())));
   }

@@ -121,6 +121,32 @@ v1::PlacementReport placeNodes(const v1::Graph &graph, const std::string &target
   return report;
 }
 
+/// Whether `compiled`, carried for `segment`, has the segment's signature:
+/// its parameters, inputs and outputs by name, in order, and an artifact.
+/// A carried executable that does not is not stored (a worker that cut or
+/// compiled another graph); the segment is compiled on its own instead.
+bool fitsSegment(const worker::CompileJobResult &compiled,
+                 const GraphSegment &segment) {
+  auto sameNames = [](const auto &arguments, const auto &names) {
+    return std::equal(arguments.begin(), arguments.end(), names.begin(),
+                      names.end(), [](const auto &arg, const auto &name) {
+                        return arg.name() == name;
+                      });
+  };
+  std::vector<std::string> parameters, inputs, outputs(
+                                               segment.graph.outputs().begin(),
+                                               segment.graph.outputs().end());
+  for (const v1::Parameter &param : segment.graph.parameters())
+    parameters.push_back(param.value().name());
+  for (const v1::Value &input : segment.graph.inputs())
+    inputs.push_back(input.name());
+  const v1::ExecutableManifest &manifest = compiled.manifest();
+  return !compiled.artifact().empty() &&
+         sameNames(manifest.parameters(), parameters) &&
+         sameNames(manifest.inputs(), inputs) &&
+         sameNames(manifest.outputs(), outputs);
+}
+
 /// The capability check's findings back from a stored report.
 std::vector<compiler::NodeSupport> supportOf(const v1::PlacementReport &report) {
   std::vector<compiler::NodeSupport> support;
@@ -215,6 +241,19 @@ carriedPlacement(const absl::Status &status) {
   return carried;
 }
 
+namespace {
+constexpr const char *kDiedInSegmentsPayload =
+    "type.googleapis.com/kiln.worker.DiedCompilingSegments";
+} // namespace
+
+void markDiedCompilingSegments(absl::Status &status) {
+  status.SetPayload(kDiedInSegmentsPayload, absl::Cord());
+}
+
+bool diedCompilingSegments(const absl::Status &status) {
+  return status.GetPayload(kDiedInSegmentsPayload).has_value();
+}
+
 void attachNodeSupport(absl::Status &status,
                        const std::vector<compiler::NodeSupport> &support) {
   worker::CompileJobResult carried;
@@ -265,6 +304,15 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
         hints.placement->maxFallbackFraction = policy.max_fallback_fraction();
     }
     absl::StatusOr<CompileOutcome> whole = cache.compile(graph, target, options, hints);
+    if (!whole.ok() && hints.placement && diedCompilingSegments(whole.status())) {
+      // The segments did not fit one worker's limits together: ask again
+      // without them (the node support comes back alone), and compile each
+      // segment in a worker of its own below.
+      spdlog::warn("compile of graph '{}' for {} died compiling its segments ({}); "
+                   "compiling them one per worker",
+                   graph.name(), target, std::string(whole.status().message()));
+      whole = cache.compile(graph, target, options);
+    }
     if (whole.ok()) {
       PlacedOutcome outcome;
       outcome.placement = wholePlacement(graph, target, *whole);
@@ -371,12 +419,22 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
     std::optional<compiler::CompiledExecutable> precompiled;
     if (auto it = carriedFor.find(s); it != carriedFor.end()) {
       worker::CompileJobResult &carried = *it->second->mutable_result();
-      if (carried.code() != 0)
-        return segmentError(absl::Status(
-            static_cast<absl::StatusCode>(carried.code()), carried.message()));
-      precompiled = executableFrom(std::move(carried));
-      hints.precompiled = &*precompiled;
-      hints.precompiledUs = it->second->compile_us();
+      auto code = static_cast<absl::StatusCode>(carried.code());
+      // The compiler's verdict on the segment is the answer; a failure that
+      // may be the shared process's (INTERNAL from the linker, say) gets a
+      // worker of its own below.
+      if (code == absl::StatusCode::kInvalidArgument ||
+          code == absl::StatusCode::kUnimplemented)
+        return segmentError(absl::Status(code, carried.message()));
+      if (code == absl::StatusCode::kOk && fitsSegment(carried, segment)) {
+        precompiled = executableFrom(std::move(carried));
+        hints.precompiled = &*precompiled;
+        hints.precompiledUs = it->second->compile_us();
+      } else if (code == absl::StatusCode::kOk) {
+        spdlog::warn("compile of graph '{}': the executable carried for segment {} "
+                     "does not have its signature; compiling it on its own",
+                     graph.name(), s);
+      }
     }
     absl::StatusOr<CompileOutcome> compiled =
         cache.compile(segment.graph, target, options, hints);

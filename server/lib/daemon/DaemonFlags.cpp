@@ -114,12 +114,13 @@ void declareSettings(Settings &settings, DaemonFlags &flags) {
                 "the kiln-compile-worker binary every compile runs in, a "
                 "process of its own (default: beside kilnd)");
   settings.integer("compile-cpu-seconds", flags.compileCpuSeconds, 1,
-                   "CPU-time limit of one compile (RLIMIT_CPU of its worker); "
+                   "CPU-time limit of one compile worker (RLIMIT_CPU; a graph and, "
+                   "under CPU fallback, its segments); "
                    "past it the compile is DEADLINE_EXCEEDED");
   settings
       .byteSize("compile-memory-bytes", flags.compileMemoryBytes,
-                "address-space limit of one compile (RLIMIT_AS of its "
-                "worker); past it the compile is RESOURCE_EXHAUSTED")
+                "address-space limit of one compile worker (RLIMIT_AS); "
+                "past it the compile is RESOURCE_EXHAUSTED")
       ->check(CLI::Validator(
           [](std::string &bytes) -> std::string {
             // The byte-size transform has made `bytes` a count.
@@ -130,7 +131,7 @@ void declareSettings(Settings &settings, DaemonFlags &flags) {
           },
           "SIZE"));
   settings.integer("compile-timeout-s", flags.compileTimeoutS, 1,
-                   "wall-clock limit of one compile; its worker is killed "
+                   "wall-clock limit of one compile worker; it is killed "
                    "past it (DEADLINE_EXCEEDED)");
   settings.integer("execute-timeout-s", flags.executeTimeoutS, 1,
                    "Execute deadline in seconds when the client sets none");

@@ -217,8 +217,8 @@ int64_t CompileCache::entryCount() const {
 }
 
 CompileCache::Stats CompileCache::stats() const {
-  return Stats{compiles.load(), hits.load(), followers.load(), stageRuns.load(),
-               remoteHits.load()};
+  return Stats{compiles.load(),  hits.load(),       followers.load(),
+               stageRuns.load(), remoteHits.load(), precompiledStores.load()};
 }
 
 CompileCache::Result
@@ -228,6 +228,7 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
   auto start = std::chrono::steady_clock::now();
   compiler::CompiledExecutable compiled;
   if (hints.precompiled) {
+    precompiledStores.fetch_add(1);
     compiled = *hints.precompiled;
   } else {
     compiles.fetch_add(1);
@@ -264,8 +265,8 @@ CompileCache::compileAndStore(const std::string &key, const v1::Graph &graph,
   outcome.opReport = record.op_report();
   outcome.cacheHit = false;
   outcome.key = key;
-  outcome.timings.set_compile_us(hints.precompiled ? hints.precompiledUs
-                                                  : microsSince(start));
+  outcome.timings.set_compile_us(
+      hints.precompiled ? std::max<int64_t>(hints.precompiledUs, 0) : microsSince(start));
   return outcome;
 }
 
@@ -446,7 +447,8 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
   else if (std::optional<CompileOutcome> theirs = publishHitOnce(key, *hit, graph))
     hit = std::move(theirs);
   // No tier has it: one replica compiles it, the others wait for its entry.
-  if (!hit)
+  // An executable in hand is stored at once: nothing to wait for.
+  if (!hit && !hints.precompiled)
     hit = leaseOrWait(key);
   if (hit) {
     hits.fetch_add(1);
@@ -465,7 +467,10 @@ CompileCache::compile(const v1::Graph &graph, const std::string &target,
         (void)publishRemote(key, *result, graph);
     }
   } else {
-    result = onPool([&] { return compileAndStore(key, graph, compileOptions, hints); });
+    // Storing an executable in hand takes no compile slot.
+    result = hints.precompiled
+                 ? compileAndStore(key, graph, compileOptions, hints)
+                 : onPool([&] { return compileAndStore(key, graph, compileOptions, hints); });
     std::optional<CompileOutcome> adopted;
     if (result.ok())
       adopted = publishRemote(key, *result, graph);

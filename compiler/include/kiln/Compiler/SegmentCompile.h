@@ -36,7 +36,8 @@ struct SegmentCompile {
 /// supported (the graph's own error stands), when none is, or past the
 /// fraction. Stops after the first segment that fails (its status is the
 /// last entry) and, once `request.segmentBudget` has passed since `start`,
-/// before the next segment: the caller compiles what is missing.
+/// before the next segment: the caller compiles what is missing. Stages
+/// reach `options.onStage` as "segment N STAGE".
 std::vector<SegmentCompile>
 compileTargetSegments(const v1::Graph &graph,
                       const std::vector<NodeSupport> &support,

@@ -63,6 +63,13 @@ carriedPlacement(const absl::Status &status);
 void attachNodeSupport(absl::Status &status,
                        const std::vector<compiler::NodeSupport> &support);
 
+/// A worker that died (crash, memory, CPU time or wall clock) while it
+/// compiled a graph's segments, after the graph itself had failed for ops
+/// the target lacks: the segments shared one process's limits, and
+/// compilePlaced asks again without placement, one segment per call.
+void markDiedCompilingSegments(absl::Status &status);
+bool diedCompilingSegments(const absl::Status &status);
+
 /// The executable in a worker's result (a whole graph's, or a segment's).
 compiler::CompiledExecutable executableFrom(worker::CompileJobResult result);
 

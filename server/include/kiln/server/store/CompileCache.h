@@ -168,6 +168,9 @@ public:
     uint64_t followers = 0; ///< Requests that joined another's flight.
     uint64_t stageRuns = 0; ///< Pipeline runs for a cached executable's dumps.
     uint64_t remoteHits = 0; ///< Local misses the remote tier answered.
+    /// Misses stored from an executable the compiler made in an earlier
+    /// call (CompileHints::precompiled): neither a hit nor a compile.
+    uint64_t precompiledStores = 0;
   };
   Stats stats() const;
 
@@ -251,6 +254,7 @@ private:
   std::atomic<uint64_t> followers{0};
   std::atomic<uint64_t> stageRuns{0};
   std::atomic<uint64_t> remoteHits{0};
+  std::atomic<uint64_t> precompiledStores{0};
   RemoteCache *remote = nullptr;
   /// This cache's name in compile leases (random, per process).
   std::string leaseHolder;
