@@ -99,6 +99,13 @@ register("flip_two_dims_i32", lambda x: torch.flip(x, [0, 2]),
 register("roll_f32", lambda x: torch.roll(x, 2, 1), randn(3, 5))
 register("repeat_f32", lambda x: x.repeat(2, 3), randn(2, 3))
 register("repeat_new_dim_f32", lambda x: x.repeat(2, 1, 1), randn(2, 3))
+# aten.repeat (one op, tiled by kiln-decompose-aten): ints, bools, a 0-d
+# self, a count of 0 (an empty result) and a half type.
+register("repeat_i64_two_new_dims", lambda x: x.repeat(3, 1, 2, 2), randint(-9, 9, 4, 5))
+register("repeat_bool", lambda x: x.repeat(2, 3), randbool(3, 2))
+register("repeat_scalar_f32", lambda x: x.repeat(4), randn())
+register("repeat_zero_count_f32", lambda x: (x.repeat(0, 2), x.repeat(1, 2) + 1), randn(2, 3))
+register("repeat_bf16", lambda x: x.repeat(1, 2, 3), randn(2, 3, 4, dtype=torch.bfloat16))
 register("tile_i64", lambda x: torch.tile(x, (2,)), randint(0, 9, 3, 4))
 register("repeat_interleave_f32", lambda x: torch.repeat_interleave(x, 2, dim=1), randn(2, 3))
 register("pad_constant_f32", lambda x: F.pad(x, (1, 2)), randn(2, 3))

@@ -14,6 +14,7 @@
 #include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -682,7 +683,7 @@ absl::StatusOr<Values> constantPad(NodeImporter &n) {
                                           n.b().getF64FloatAttr(value))};
 }
 
-/// repeat: view with a unit dim before each, expand it, merge the pairs.
+/// repeat: one aten.repeat (kiln-decompose-aten tiles it with a broadcast).
 absl::StatusOr<Values> repeat(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
@@ -690,18 +691,22 @@ absl::StatusOr<Values> repeat(NodeImporter &n) {
   RankedTensorType in = typeOf(self);
   if (repeats.size() < static_cast<size_t>(in.getRank()))
     return n.error("repeats needs at least self's rank entries");
-  SmallVector<int64_t> padded(repeats.size() - in.getRank(), 1);
-  padded.append(in.getShape().begin(), in.getShape().end());
-  SmallVector<int64_t> unit, expanded;
+  size_t lead = repeats.size() - in.getRank();
+  SmallVector<int64_t> shape;
   for (size_t i = 0; i < repeats.size(); ++i) {
-    if (repeats[i] < 1)
-      return n.unimplemented("repeat counts below 1 (empty results)");
-    unit.append({1, padded[i]});
-    expanded.append({repeats[i], padded[i]});
+    // A count of 0 empties the result, which never reaches a handler.
+    if (repeats[i] < 0)
+      return n.error(absl::StrCat("repeat count ", repeats[i], " is negative"));
+    int64_t size = i < lead ? 1 : in.getDimSize(i - lead), product = 0;
+    if (llvm::MulOverflow(repeats[i], size, product))
+      return n.error("repeat counts overflow the result's size");
+    shape.push_back(product);
   }
-  Value v = n.b().create<aten::ViewOp>(n.loc(), in.clone(unit), self);
-  v = n.b().create<aten::ExpandOp>(n.loc(), in.clone(expanded), v);
-  return Values{n.b().create<aten::ViewOp>(n.loc(), type, v)};
+  if (ArrayRef<int64_t>(shape) != type.getShape() ||
+      type.getElementType() != in.getElementType())
+    return n.error("the result's type is not self repeated");
+  return Values{n.b().create<aten::RepeatOp>(n.loc(), type, self,
+                                             n.b().getDenseI64ArrayAttr(repeats))};
 }
 
 absl::StatusOr<Values> logSoftmax(NodeImporter &n) {

@@ -37,6 +37,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     kiln::populateLinalgDecompositions(set);
     kiln::populateScatterDecompositions(set);
     kiln::populateSelectionDecompositions(set);
+    kiln::populateRepeatDecompositions(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();
   }

@@ -62,4 +62,7 @@ void populateScatterDecompositions(mlir::RewritePatternSet &patterns);
 /// (DecomposeSelection.cpp).
 void populateSelectionDecompositions(mlir::RewritePatternSet &patterns);
 
+/// aten.repeat as a view, one expand and a view (DecomposeRepeat.cpp).
+void populateRepeatDecompositions(mlir::RewritePatternSet &patterns);
+
 } // namespace kiln

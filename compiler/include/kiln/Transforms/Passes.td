@@ -78,6 +78,8 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
       aten.scatter over self's and src's corners that index covers, from
       the reduction's identity and a scattered count where self takes no
       part, and a scattered sum over a count for "mean".
+    - `aten.repeat` (DecomposeRepeat.cpp): a view with a unit dim before
+      each dim, one expand to the counts, and a view merging each pair.
   }];
 }
 

@@ -817,6 +817,38 @@ func.func @convolution_backward_huge_padding(%dy: tensor<1x1x3xf32>, %x: tensor<
 
 // -----
 
+func.func @repeat_too_few(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{has 1 repeats for a rank-2 self}}
+  %0 = aten.repeat %x {repeats = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @repeat_zero(%x: tensor<2x3xf32>) -> tensor<0x3xf32> {
+  // expected-error @+1 {{repeat count 0 of dim 0 is below 1}}
+  %0 = aten.repeat %x {repeats = array<i64: 0, 1>} : (tensor<2x3xf32>) -> tensor<0x3xf32>
+  return %0 : tensor<0x3xf32>
+}
+
+// -----
+
+func.func @repeat_shape(%x: tensor<2x3xf32>) -> tensor<2x4x4xf32> {
+  // expected-error @+1 {{result dim 2 must be 1 * 3}}
+  %0 = aten.repeat %x {repeats = array<i64: 2, 2, 1>} : (tensor<2x3xf32>) -> tensor<2x4x4xf32>
+  return %0 : tensor<2x4x4xf32>
+}
+
+// -----
+
+func.func @repeat_element(%x: tensor<2x3xf32>) -> tensor<2x3xf16> {
+  // expected-error @+1 {{result element type must be self's}}
+  %0 = aten.repeat %x {repeats = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<2x3xf16>
+  return %0 : tensor<2x3xf16>
+}
+
+// -----
+
 func.func @flip_dim_range(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   // expected-error @+1 {{dim 2 is out of range}}
   %0 = aten.flip %x {dims = array<i64: 2>} : tensor<2x3xf32>

@@ -206,6 +206,15 @@ func.func @lu_factor(%a: tensor<2x3x3xf64>) -> tensor<2x3xi64> {
 
 // -----
 
+// CHECK-LABEL: func @repeat
+func.func @repeat(%x: tensor<4x5xf32>) -> tensor<2x4x15xf32> {
+  // CHECK: aten.repeat %{{.*}} {repeats = array<i64: 2, 1, 3>} : (tensor<4x5xf32>) -> tensor<2x4x15xf32>
+  %0 = aten.repeat %x {repeats = array<i64: 2, 1, 3>} : (tensor<4x5xf32>) -> tensor<2x4x15xf32>
+  return %0 : tensor<2x4x15xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @flip_and_diagonal
 func.func @flip_and_diagonal(%x: tensor<4x2x5xf32>) -> (tensor<4x2x5xf32>, tensor<2x4xf32>) {
   // CHECK: aten.flip %{{.*}} {dims = array<i64: 0, 2>} : tensor<4x2x5xf32>

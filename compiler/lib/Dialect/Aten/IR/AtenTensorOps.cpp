@@ -11,6 +11,7 @@
 #include "VerifyUtils.h"
 
 #include "llvm/ADT/SmallBitVector.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -471,6 +472,30 @@ LogicalResult FlipOp::verify() {
     if (seen[dim])
       return emitOpError() << "dim " << dim << " appears twice";
     seen[dim] = true;
+  }
+  return success();
+}
+
+LogicalResult RepeatOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getSelf()), repeats = getRepeats();
+  RankedTensorType type = getType();
+  if (repeats.size() < in.size())
+    return emitOpError() << "has " << repeats.size()
+                         << " repeats for a rank-" << in.size() << " self";
+  if (type.getRank() != static_cast<int64_t>(repeats.size()))
+    return emitOpError() << "result rank must be " << repeats.size();
+  if (type.getElementType() != cast<RankedTensorType>(getSelf().getType()).getElementType())
+    return emitOpError() << "result element type must be self's";
+  size_t lead = repeats.size() - in.size();
+  for (size_t d = 0; d < repeats.size(); ++d) {
+    int64_t size = d < lead ? 1 : in[d - lead];
+    if (repeats[d] < 1)
+      return emitOpError() << "repeat count " << repeats[d] << " of dim " << d
+                           << " is below 1";
+    int64_t want = 0;
+    if (llvm::MulOverflow(repeats[d], size, want) || type.getDimSize(d) != want)
+      return emitOpError() << "result dim " << d << " must be " << repeats[d]
+                           << " * " << size;
   }
   return success();
 }

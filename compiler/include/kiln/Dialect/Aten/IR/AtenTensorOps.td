@@ -453,6 +453,28 @@ def Aten_FlipOp : Aten_Op<"flip", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def Aten_RepeatOp : Aten_Op<"repeat", [Pure]> {
+  let summary = "Tiles self `repeats` times along each dim.";
+  let description = [{
+    `repeat(repeats)`: self, with unit dims prepended up to the length of
+    `repeats`, tiled repeats[d] times along dim d, so result dim d is
+    repeats[d] * size[d]. Every count is at least 1 (a count of 0 is an
+    empty result, which never reaches an op). kiln-decompose-aten builds it
+    as a view with a unit dim before each dim, an expand of those to the
+    counts and a view merging each pair: one broadcast copy.
+
+    Example:
+    ```mlir
+    %0 = aten.repeat %x {repeats = array<i64: 2, 1, 3>}
+        : (tensor<4x5xf32>) -> tensor<2x4x15xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, DenseI64ArrayAttr:$repeats);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_DiagonalOp : Aten_Op<"diagonal", [Pure]> {
   let summary = "The diagonal of dims `dim1` and `dim2`, `offset` above the main one.";
   let description = [{
