@@ -237,6 +237,9 @@ register("as_strided_zero_stride_i64", lambda x: x.as_strided((3, 4), (0, 1)),
          randint(-9, 9, 4, 4))
 register("as_strided_of_intermediate_f32", lambda x: (x * 2).as_strided((2, 2, 2), (4, 1, 2)),
          randn(2, 4))
+register("as_strided_broadcast_offset_scalar_i32",
+         lambda x: (x.as_strided((1, 3, 4), (5, 0, 1), 2), x.as_strided((), (), 7)),
+         randint(-9, 9, 3, 4, dtype=torch.int32))
 # masked_scatter (issue 15): the k-th set position takes source's k-th element.
 register("masked_scatter_f32", lambda x, m, s: x.masked_scatter(m, s),
          randn(4, 5), randbool(4, 5), randn(30))

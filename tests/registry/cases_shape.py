@@ -141,6 +141,11 @@ register("unfold_last_whole_extent_f64", lambda x: x.unfold(-1, 5, 2),
          randn(3, 5, dtype=torch.float64))
 register("unfold_then_sum_f32", lambda x: x.unfold(2, 4, 2).sum(-1), randn(1, 2, 9))
 register("unfold_0d_f32", lambda x: x.unfold(0, 1, 1) * 2, randn())
+# One aten.as_strided, read through its own indexing: a million-element
+# frame view (an 8 MiB position table before), bools and a half type.
+register("unfold_frames_1m_f32", lambda x: x.unfold(1, 64, 16), randn(256, 1024))
+register("unfold_bool", lambda x: x.unfold(0, 3, 2), randbool(7, 2))
+register("unfold_f16_then_mul", lambda x: x.unfold(-1, 4, 3) * 2, randn(2, 3, 10, dtype=torch.float16))
 # diagonal_scatter: self with one diagonal replaced.
 for offset in (0, 2, -1):
     register(f"diagonal_scatter_offset{offset}_f32".replace("-", "m"),

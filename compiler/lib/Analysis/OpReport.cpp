@@ -297,7 +297,7 @@ OpCost estimateOpCost(Operation *op) {
         return c;
       })
       .Case<aten::ConstantOp, aten::PermuteOp, aten::ExpandOp, aten::SliceOp,
-            aten::FlipOp, aten::DiagonalOp, aten::RepeatOp,
+            aten::FlipOp, aten::DiagonalOp, aten::RepeatOp, aten::AsStridedOp,
             aten::CatOp, aten::IndexSelectOp, aten::GatherOp, aten::ArangeOp,
             aten::InsertSliceOp, aten::PadOp>(
           [](Operation *) { return dataMovement(); })

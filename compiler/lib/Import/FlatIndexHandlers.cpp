@@ -5,9 +5,10 @@
 // offset with strides), unfold (sliding windows along a dim),
 // diagonal_scatter (a diagonal replaced), masked_scatter (the k-th set
 // position of the mask takes source's k-th element), and the constant
-// coordinate lists tril_indices and triu_indices. Each reads through one
-// aten.index_select over a flattened tensor, with a constant table where
-// the positions follow from the shapes.
+// coordinate lists tril_indices and triu_indices. as_strided and unfold
+// are one aten.as_strided each, which reads through its own indexing; the
+// others read through one aten.index_select over a flattened tensor, with
+// a constant table where the positions follow from the shapes.
 //
 // Kiln's values are dense and row-major, so as_strided reads the elements
 // of its input's row-major copy: eager's answer whenever that input is
@@ -33,45 +34,24 @@ namespace {
 using Values = SmallVector<Value>;
 
 /// The elements of `self`'s row-major copy at `offset` + sum(i_d *
-/// stride[d]) for every index i of `type` (whose shape is `size`): one
-/// aten.index_select of the flattened input with a constant position table.
-/// `what` names the op in errors.
-absl::StatusOr<Value> stridedWindow(NodeImporter &n, Value self,
-                                    RankedTensorType type,
-                                    ArrayRef<int64_t> size,
-                                    ArrayRef<int64_t> stride, int64_t offset,
-                                    const char *what) {
-  int64_t count = type.getNumElements();
-  if (count > kMaxConstantTable)
-    return n.unimplemented(absl::StrCat(what, " of more than ",
-                                        kMaxConstantTable, " elements"));
+/// stride[d]) for every index i of `type`: one aten.as_strided, read
+/// through its own indexing when lowered. `what` names the op in errors.
+absl::StatusOr<Value> stridedView(NodeImporter &n, Value self,
+                                  RankedTensorType type,
+                                  ArrayRef<int64_t> stride, int64_t offset,
+                                  const char *what) {
   int64_t available = typeOf(self).getNumElements();
-  std::vector<int64_t> positions(count);
-  for (int64_t i = 0; i < count; ++i) {
-    // In 128 bits: a client's offset and strides may be anything.
-    __int128 position = offset;
-    int64_t rest = i;
-    for (int64_t d = static_cast<int64_t>(size.size()) - 1; d >= 0; --d) {
-      position += static_cast<__int128>(rest % size[d]) * stride[d];
-      rest /= size[d];
-    }
-    if (position >= available)
-      return n.error(absl::StrCat(
-          what, " reads element ",
-          position <= std::numeric_limits<int64_t>::max()
-              ? absl::StrCat(static_cast<int64_t>(position))
-              : std::string("2^63 or beyond"),
-          " of an input with ", available,
-          " (Kiln reads the input's dense row-major elements)"));
-    positions[i] = static_cast<int64_t>(position);
-  }
-  auto indexType = RankedTensorType::get(type.getShape(), n.b().getI64Type());
-  Value index = n.b().create<aten::ConstantOp>(
-      n.loc(), indexType, DenseElementsAttr::get(indexType, ArrayRef<int64_t>(positions)));
-  Value flat = viewValue(n, self, {available});
+  int64_t last = aten::AsStridedOp::lastPosition(type.getShape(), stride, offset);
+  if (last < 0 || last >= available)
+    return n.error(absl::StrCat(
+        what, " reads element ",
+        last < 0 ? std::string("2^63 or beyond") : absl::StrCat(last),
+        " of an input with ", available,
+        " (Kiln reads the input's dense row-major elements)"));
   return n.b()
-      .create<aten::IndexSelectOp>(n.loc(), type, flat, index,
-                                   n.b().getI64IntegerAttr(0))
+      .create<aten::AsStridedOp>(n.loc(), type, self,
+                                 n.b().getDenseI64ArrayAttr(stride),
+                                 n.b().getI64IntegerAttr(offset))
       .getResult();
 }
 
@@ -100,7 +80,7 @@ absl::StatusOr<Values> asStrided(NodeImporter &n) {
     if (s < 0)
       return n.error(absl::StrCat("stride ", s, " is negative"));
   ASSIGN_OR_RETURN(Value window,
-                   stridedWindow(n, self, type, size, stride, offset, "as_strided"));
+                   stridedView(n, self, type, stride, offset, "as_strided"));
   return Values{window};
 }
 
@@ -135,8 +115,7 @@ absl::StatusOr<Values> unfold(NodeImporter &n) {
   }
   if (ArrayRef<int64_t>(outSize) != type.getShape())
     return n.error("the declared result shape differs from the windows'");
-  ASSIGN_OR_RETURN(Value window,
-                   stridedWindow(n, self, type, outSize, outStride, 0, "unfold"));
+  ASSIGN_OR_RETURN(Value window, stridedView(n, self, type, outStride, 0, "unfold"));
   return Values{window};
 }
 

@@ -117,6 +117,46 @@ struct FlipLowering : OpConversionPattern<FlipOp> {
   }
 };
 
+struct AsStridedLowering : OpConversionPattern<AsStridedOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AsStridedOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    MLIRContext *ctx = rewriter.getContext();
+    ArrayRef<int64_t> stride = op.getStride();
+    int64_t offset = op.getStorageOffsetAttr().getInt();
+    int64_t last = AsStridedOp::lastPosition(type.getShape(), stride, offset);
+    if (type.getNumElements() == 0 || last < 0)
+      return rewriter.notifyMatchFailure(op, "an empty or unbounded window");
+    // Self's elements in row-major order, cut to the span the window reads
+    // [offset, last]: with the span exactly as long as the reads reach, a
+    // map that is one dim alone sizes that dim as the result does.
+    auto in = cast<RankedTensorType>(adaptor.getSelf().getType());
+    Value flat = buildReshape(rewriter, loc, adaptor.getSelf(),
+                              in.clone(ArrayRef<int64_t>{in.getNumElements()}));
+    int64_t span = last - offset + 1;
+    auto spanType = in.clone(ArrayRef<int64_t>{span});
+    Value window = rewriter.create<tensor::ExtractSliceOp>(
+        loc, spanType, flat, ValueRange{}, ValueRange{}, ValueRange{},
+        rewriter.getDenseI64ArrayAttr({offset}), rewriter.getDenseI64ArrayAttr({span}),
+        rewriter.getDenseI64ArrayAttr({1}));
+    if (type.getRank() == 0) {
+      rewriter.replaceOp(op, buildReshape(rewriter, loc, window, type));
+      return success();
+    }
+    // Result element i reads the span at sum(i_d * stride[d]).
+    AffineExpr read = getAffineConstantExpr(0, ctx);
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (type.getDimSize(d) > 1 && stride[d] != 0)
+        read = read + getAffineDimExpr(d, ctx) * stride[d];
+    rewriter.replaceOp(op, buildMappedCopy(rewriter, loc, type, window,
+                                           AffineMap::get(type.getRank(), 0, read)));
+    return success();
+  }
+};
+
 struct DiagonalLowering : OpConversionPattern<DiagonalOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -158,6 +198,6 @@ struct DiagonalLowering : OpConversionPattern<DiagonalOp> {
 
 void kiln::aten::populateDataMovementPatterns(RewritePatternSet &patterns) {
   patterns.add<ViewLowering, PermuteLowering, ExpandLowering, FlipLowering,
-               DiagonalLowering>(
+               DiagonalLowering, AsStridedLowering>(
       patterns.getContext());
 }

@@ -82,3 +82,37 @@ func.func @diagonal(%x: tensor<4x2x5xf32>) -> (tensor<2x4xf32>, tensor<2x2xf32>)
   %1 = aten.diagonal %x {offset = -2 : i64, dim1 = 0 : i64, dim2 = 2 : i64} : (tensor<4x2x5xf32>) -> tensor<2x2xf32>
   return %0, %1 : tensor<2x4xf32>, tensor<2x2xf32>
 }
+
+// -----
+
+// as_strided: self's row-major elements cut to the span the window reads
+// ([1, 1 + (2-1)*1 + (2-1)*3] = 5 elements from 1), then one copy that
+// reads the span at i*1 + j*3: no index table.
+// CHECK: #[[READ:.+]] = affine_map<(d0, d1) -> (d0 + d1 * 3)>
+// CHECK-LABEL: func @as_strided
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0, 1]] : tensor<2x3xf32> into tensor<6xf32>
+// CHECK: %[[SPAN:.+]] = tensor.extract_slice %[[FLAT]][1] [5] [1] : tensor<6xf32> to tensor<5xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[READ]], #{{.+}}]
+// CHECK-SAME: ins(%[[SPAN]] : tensor<5xf32>)
+// CHECK-NOT: aten.
+func.func @as_strided(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  %0 = aten.as_strided %x {stride = array<i64: 1, 3>, storage_offset = 1 : i64} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+// A window that is one dim alone over its span (stride 1 where the other
+// dims are 1 long or have stride 0) reads it as is; a 0-d window is the
+// element at the offset.
+// CHECK: #[[ROW:.+]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-LABEL: func @as_strided_broadcast_and_scalar
+// CHECK: tensor.extract_slice %{{.+}}[2] [4] [1] : tensor<12xi64> to tensor<4xi64>
+// CHECK: linalg.generic {indexing_maps = [#[[ROW]], #{{.+}}]
+// CHECK: tensor.extract_slice %{{.+}}[7] [1] [1] : tensor<12xi64> to tensor<1xi64>
+// CHECK: tensor.collapse_shape %{{.+}} [] : tensor<1xi64> into tensor<i64>
+func.func @as_strided_broadcast_and_scalar(%x: tensor<3x4xi64>) -> (tensor<1x3x4xi64>, tensor<i64>) {
+  %0 = aten.as_strided %x {stride = array<i64: 5, 0, 1>, storage_offset = 2 : i64} : (tensor<3x4xi64>) -> tensor<1x3x4xi64>
+  %1 = aten.as_strided %x {stride = array<i64>, storage_offset = 7 : i64} : (tensor<3x4xi64>) -> tensor<i64>
+  return %0, %1 : tensor<1x3x4xi64>, tensor<i64>
+}

@@ -817,6 +817,54 @@ func.func @convolution_backward_huge_padding(%dy: tensor<1x1x3xf32>, %x: tensor<
 
 // -----
 
+func.func @as_strided_rank(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{has 1 strides for a rank-2 result}}
+  %0 = aten.as_strided %x {stride = array<i64: 1>, storage_offset = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @as_strided_negative_stride(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{stride -1 is negative}}
+  %0 = aten.as_strided %x {stride = array<i64: -1, 1>, storage_offset = 4 : i64} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @as_strided_negative_offset(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{storage_offset -1 is negative}}
+  %0 = aten.as_strided %x {stride = array<i64: 1, 1>, storage_offset = -1 : i64} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @as_strided_past_self(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{reads past the 6 elements of self}}
+  %0 = aten.as_strided %x {stride = array<i64: 3, 1>, storage_offset = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @as_strided_past_int64(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{reads past the 6 elements of self}}
+  %0 = aten.as_strided %x {stride = array<i64: 9223372036854775807, 9223372036854775807>, storage_offset = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @as_strided_element(%x: tensor<2x3xf32>) -> tensor<2x2xf64> {
+  // expected-error @+1 {{result element type must be self's}}
+  %0 = aten.as_strided %x {stride = array<i64: 1, 1>, storage_offset = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x2xf64>
+  return %0 : tensor<2x2xf64>
+}
+
+// -----
+
 func.func @repeat_too_few(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   // expected-error @+1 {{has 1 repeats for a rank-2 self}}
   %0 = aten.repeat %x {repeats = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>

@@ -206,6 +206,15 @@ func.func @lu_factor(%a: tensor<2x3x3xf64>) -> tensor<2x3xi64> {
 
 // -----
 
+// CHECK-LABEL: func @as_strided
+func.func @as_strided(%x: tensor<3x4xf32>) -> tensor<2x3xf32> {
+  // CHECK: aten.as_strided %{{.*}} {storage_offset = 1 : i64, stride = array<i64: 1, 2>} : (tensor<3x4xf32>) -> tensor<2x3xf32>
+  %0 = aten.as_strided %x {stride = array<i64: 1, 2>, storage_offset = 1 : i64} : (tensor<3x4xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @repeat
 func.func @repeat(%x: tensor<4x5xf32>) -> tensor<2x4x15xf32> {
   // CHECK: aten.repeat %{{.*}} {repeats = array<i64: 2, 1, 3>} : (tensor<4x5xf32>) -> tensor<2x4x15xf32>

@@ -14,6 +14,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace kiln::aten;
@@ -473,6 +474,40 @@ LogicalResult FlipOp::verify() {
       return emitOpError() << "dim " << dim << " appears twice";
     seen[dim] = true;
   }
+  return success();
+}
+
+int64_t AsStridedOp::lastPosition(ArrayRef<int64_t> size,
+                                  ArrayRef<int64_t> stride, int64_t offset) {
+  // In 128 bits: each term is below 2^126 for int64 sizes and strides.
+  __int128 last = offset;
+  for (size_t d = 0; d < size.size(); ++d)
+    last += static_cast<__int128>(size[d] - 1) * stride[d];
+  return last > std::numeric_limits<int64_t>::max() ? -1
+                                                    : static_cast<int64_t>(last);
+}
+
+LogicalResult AsStridedOp::verify() {
+  ArrayRef<int64_t> size = getType().getShape(), stride = getStride();
+  if (stride.size() != size.size())
+    return emitOpError() << "has " << stride.size() << " strides for a rank-"
+                         << size.size() << " result";
+  if (getType().getElementType() !=
+      cast<RankedTensorType>(getSelf().getType()).getElementType())
+    return emitOpError() << "result element type must be self's";
+  if (getStorageOffsetAttr().getInt() < 0)
+    return emitOpError() << "storage_offset " << getStorageOffsetAttr().getInt()
+                         << " is negative";
+  for (int64_t s : stride)
+    if (s < 0)
+      return emitOpError() << "stride " << s << " is negative";
+  if (getType().getNumElements() == 0)
+    return success();
+  int64_t available = cast<RankedTensorType>(getSelf().getType()).getNumElements();
+  int64_t last = lastPosition(size, stride, getStorageOffsetAttr().getInt());
+  if (last < 0 || last >= available)
+    return emitOpError() << "reads past the " << available
+                         << " elements of self";
   return success();
 }
 

@@ -453,6 +453,36 @@ def Aten_FlipOp : Aten_Op<"flip", [Pure, SameOperandsAndResultType]> {
   let hasVerifier = 1;
 }
 
+def Aten_AsStridedOp : Aten_Op<"as_strided", [Pure]> {
+  let summary = "A window of self's row-major elements at an offset, with strides.";
+  let description = [{
+    `as_strided(size, stride, storage_offset)` (and `unfold`, whose
+    windows are such a view): result element i reads element
+    storage_offset + sum(i_d * stride[d]) of self's dense row-major
+    elements; the result's shape is `size`. Strides are at least 0 and the
+    last element read lies inside self. It lowers to one copy whose input
+    indexing is that sum over the span of self it reads: no index table.
+
+    Example:
+    ```mlir
+    %0 = aten.as_strided %x {stride = array<i64: 1, 2>, storage_offset = 1 : i64}
+        : (tensor<3x4xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, DenseI64ArrayAttr:$stride,
+                   I64Attr:$storage_offset);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The last element of self the window reads (size and stride as in
+    /// as_strided; the result must not be empty), or -1 when it lies past
+    /// 2^63 - 1.
+    static int64_t lastPosition(llvm::ArrayRef<int64_t> size,
+                                llvm::ArrayRef<int64_t> stride, int64_t offset);
+  }];
+}
+
 def Aten_RepeatOp : Aten_Op<"repeat", [Pure]> {
   let summary = "Tiles self `repeats` times along each dim.";
   let description = [{
