@@ -59,6 +59,16 @@ def _half_precision_train_batch_norm(decomposed: Any) -> Any:
         if (x.dtype not in (torch.float16, torch.bfloat16) or x.dim() < 2
                 or mean.numel() != x.shape[1] or mean.dtype != x.dtype):
             return results
+        others = [a for a in (*args[1:5], *kwargs.values()) if isinstance(a, torch.Tensor)]
+        if any(t.dtype != x.dtype for t in others):
+            # Mixed types (f32 weight, bias or running statistics with a
+            # half input): eager normalises with f32 statistics, as the
+            # decomposition does, and returns them in f32, where the
+            # decomposition rounds them to the input's type.
+            eps = args[-1] if len(args) > 5 else kwargs.get("eps", 1e-5)
+            dims = [0, *range(2, x.dim())]
+            var, exact_mean = torch.var_mean(x.float(), dim=dims, correction=0)
+            return (results[0], exact_mean, torch.rsqrt(var + eps), *results[3:])
         shape = [1, -1] + [1] * (x.dim() - 2)
         scale = rstd.float()
         if weight is not None:

@@ -284,6 +284,49 @@ TEST_F(PlacedCompileTest, ACarriedExecutableWithoutTheSegmentsSignatureIsNotStor
   EXPECT_EQ(outcome->placement.segments(0).manifest().inputs(0).name(), "x");
 }
 
+TEST_F(PlacedCompileTest, ACarriedExecutableWithAnotherTypeIsNotStored) {
+  carried = std::vector<compiler::NodeSupport>{{true, ""}, {false, "why"}, {true, ""}};
+  carrySegments = true;
+  editSegments = [](worker::CompileJobResult &result) {
+    // Right names, wrong shape: compiled for another graph.
+    result.mutable_segments(0)->mutable_result()->mutable_manifest()
+        ->mutable_inputs(0)->mutable_type()->add_shape(7);
+  };
+  absl::StatusOr<PlacedOutcome> outcome = compile(mixed, cpuFallback());
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(cache->stats().compiles, 2u); // the graph, then segment 0 alone
+  EXPECT_EQ(cache->stats().precompiledStores, 1u); // segment 2
+  EXPECT_EQ(outcome->placement.segments(0).manifest().inputs(0).type().shape_size(),
+            mixed.inputs(0).type().shape_size());
+}
+
+TEST_F(PlacedCompileTest, ARequestThatJoinedADeathInSegmentsGetsItsOwnAnswer) {
+  // An error-policy request that shared the flight of a CPU-policy one whose
+  // worker died in a segment: asked again, it gets the lacked nodes.
+  carried = std::vector<compiler::NodeSupport>{{true, ""}, {false, "why"}, {true, ""}};
+  int calls = 0;
+  absl::StatusOr<std::unique_ptr<CompileCache>> reopened = CompileCache::open(
+      *store, executables(), temp.path() / "ac-joined",
+      [this, &calls](const v1::Graph &, const compiler::CompileOptions &)
+          -> absl::StatusOr<compiler::CompiledExecutable> {
+        if (calls++ == 0) {
+          absl::Status died = absl::InternalError("crashed in stage 'segment 0 codegen'");
+          markDiedCompilingSegments(died);
+          return died;
+        }
+        absl::Status lacks = absl::UnimplementedError("node 1: unsupported op");
+        attachNodeSupport(lacks, *carried);
+        return lacks;
+      },
+      "b1", 1);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  cache = std::move(*reopened);
+  absl::StatusOr<PlacedOutcome> outcome = compile(mixed, {});
+  EXPECT_TRUE(absl::IsUnimplemented(outcome.status())) << outcome.status();
+  EXPECT_THAT(outcome.status().message(), HasSubstr("cannot compile 1 of 3 nodes"));
+  EXPECT_EQ(calls, 2);
+}
+
 TEST_F(PlacedCompileTest, AWorkerThatDiedCompilingSegmentsIsAskedAgainWithoutThem) {
   carried = std::vector<compiler::NodeSupport>{{true, ""}, {false, "why"}, {true, ""}};
   absl::StatusOr<std::unique_ptr<CompileCache>> reopened = CompileCache::open(

@@ -144,6 +144,12 @@ for dt in (torch.float16, torch.bfloat16):
                  x + 4.0, w, b, True, 0.1, 1e-5),
              randn(2, 3, 4, 4, dtype=dt, scale=3.0), randn(3, dtype=dt, scale=4.0),
              randn(3, dtype=dt, scale=4.0))
+    # With f32 weight and bias eager keeps (and normalises with) f32
+    # statistics: nothing is rounded.
+    register(f"batch_norm_training_mixed_f32_weights_{n}",
+             lambda x, w, b: torch.ops.aten._native_batch_norm_legit.no_stats(
+                 x + 4.0, w, b, True, 0.1, 1e-5),
+             randn(2, 3, 4, 4, dtype=dt, scale=3.0), randn(3, scale=4.0), randn(3, scale=4.0))
     register(f"batch_norm_training_running_stats_rounded_{n}",
              lambda x, w, b: F.batch_norm(x + 4.0, torch.zeros(3, dtype=x.dtype),
                                           torch.ones(3, dtype=x.dtype), w, b, training=True),

@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -146,7 +147,11 @@ int main(int argc, char **argv) {
     fault = present ? fault.substr(0, fault.find(':')) : "";
   }
   options.onStage = [&fault](const char *stage) {
-    currentStage = stage;
+    // A copy: segment stages ("segment N codegen") are built strings that
+    // end with their compile, and the out-of-memory report reads this later.
+    static char named[128];
+    std::snprintf(named, sizeof(named), "%s", stage);
+    currentStage = named;
     std::cerr << "kiln-compile-worker: stage " << stage << std::endl;
     if (!fault.empty() && std::strcmp(stage, "codegen") == 0)
       injectFault(fault);

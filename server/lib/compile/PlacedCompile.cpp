@@ -141,10 +141,27 @@ bool fitsSegment(const worker::CompileJobResult &compiled,
   for (const v1::Value &input : segment.graph.inputs())
     inputs.push_back(input.name());
   const v1::ExecutableManifest &manifest = compiled.manifest();
-  return !compiled.artifact().empty() &&
-         sameNames(manifest.parameters(), parameters) &&
-         sameNames(manifest.inputs(), inputs) &&
-         sameNames(manifest.outputs(), outputs);
+  if (compiled.artifact().empty() || !sameNames(manifest.parameters(), parameters) ||
+      !sameNames(manifest.inputs(), inputs) || !sameNames(manifest.outputs(), outputs))
+    return false;
+  // And their types: the segment's values', as it declares them.
+  std::unordered_map<std::string, const v1::TensorType *> typeOf;
+  for (const v1::Parameter &param : segment.graph.parameters())
+    typeOf[param.value().name()] = &param.value().type();
+  for (const v1::Value &input : segment.graph.inputs())
+    typeOf[input.name()] = &input.type();
+  for (const v1::Node &node : segment.graph.nodes())
+    for (const v1::Value &output : node.outputs())
+      typeOf[output.name()] = &output.type();
+  for (const auto *arguments :
+       {&manifest.parameters(), &manifest.inputs(), &manifest.outputs()})
+    for (const v1::ManifestArgument &arg : *arguments) {
+      auto it = typeOf.find(arg.name());
+      if (it == typeOf.end() ||
+          arg.type().SerializeAsString() != it->second->SerializeAsString())
+        return false;
+    }
+  return true;
 }
 
 /// The capability check's findings back from a stored report.
@@ -304,7 +321,9 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
         hints.placement->maxFallbackFraction = policy.max_fallback_fraction();
     }
     absl::StatusOr<CompileOutcome> whole = cache.compile(graph, target, options, hints);
-    if (!whole.ok() && hints.placement && diedCompilingSegments(whole.status())) {
+    // (Whatever this request's policy: it may have joined the flight of one
+    // that asked for segments.)
+    if (!whole.ok() && diedCompilingSegments(whole.status())) {
       // The segments did not fit one worker's limits together: ask again
       // without them (the node support comes back alone), and compile each
       // segment in a worker of its own below.

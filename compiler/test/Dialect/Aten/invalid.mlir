@@ -817,6 +817,14 @@ func.func @convolution_backward_huge_padding(%dy: tensor<1x1x3xf32>, %x: tensor<
 
 // -----
 
+func.func @layer_norm_integer_statistics(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x1xi32>, tensor<2x1xi32>) {
+  // expected-error @+1 {{mean and rstd must be floating-point}}
+  %0, %1, %2 = aten.native_layer_norm %x {normalized_rank = 1 : i64, eps = 1.0e-05 : f64} : (tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x1xi32>, tensor<2x1xi32>)
+  return %0, %1, %2 : tensor<2x3xf32>, tensor<2x1xi32>, tensor<2x1xi32>
+}
+
+// -----
+
 func.func @as_strided_rank(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
   // expected-error @+1 {{has 1 strides for a rank-2 result}}
   %0 = aten.as_strided %x {stride = array<i64: 1>, storage_offset = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x2xf32>

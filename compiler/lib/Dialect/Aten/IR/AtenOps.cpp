@@ -211,6 +211,11 @@ LogicalResult NativeLayerNormOp::verify() {
     return emitOpError("output must have the input's type");
   SmallVector<int64_t> statShape(inputType.getShape().drop_back(k));
   statShape.append(k, 1);
+  if (!isa<FloatType>(inputType.getElementType()))
+    return emitOpError("needs a floating-point input");
+  for (Value stat : {getMean(), getRstd()})
+    if (!isa<FloatType>(cast<RankedTensorType>(stat.getType()).getElementType()))
+      return emitOpError("mean and rstd must be floating-point");
   for (Value stat : {getMean(), getRstd()})
     if (shapeOf(stat) != ArrayRef<int64_t>(statShape))
       return emitOpError("mean and rstd keep the normalised dims as extent 1");

@@ -479,12 +479,13 @@ LogicalResult FlipOp::verify() {
 
 int64_t AsStridedOp::lastPosition(ArrayRef<int64_t> size,
                                   ArrayRef<int64_t> stride, int64_t offset) {
-  // In 128 bits: each term is below 2^126 for int64 sizes and strides.
+  // In 128 bits: each term is below 2^126 for int64 sizes and strides, and
+  // the sum stops as soon as it passes 2^63 - 1, so it never overflows.
+  constexpr __int128 kMax = std::numeric_limits<int64_t>::max();
   __int128 last = offset;
-  for (size_t d = 0; d < size.size(); ++d)
+  for (size_t d = 0; d < size.size() && last <= kMax; ++d)
     last += static_cast<__int128>(size[d] - 1) * stride[d];
-  return last > std::numeric_limits<int64_t>::max() ? -1
-                                                    : static_cast<int64_t>(last);
+  return last > kMax ? -1 : static_cast<int64_t>(last);
 }
 
 LogicalResult AsStridedOp::verify() {

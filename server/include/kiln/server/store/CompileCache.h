@@ -181,7 +181,8 @@ private:
 
   using Result = absl::StatusOr<CompileOutcome>;
 
-  /// Runs the compiler and stores its output; on a worker thread.
+  /// Runs the compiler and stores its output; on a worker thread (a
+  /// precompiled executable is stored on the caller's).
   /// With `hints.precompiled`, stores that instead of compiling.
   Result compileAndStore(const std::string &key, const v1::Graph &graph,
                          const compiler::CompileOptions &options,
