@@ -117,7 +117,13 @@ TEST(SharedBufferSparesTest, TheBudgetHoldsByDroppingTheLeastRecentlyAskedSize) 
 }
 
 TEST(SharedBufferSparesTest, SeveralOfOneSizeFollowACallThatTakesSeveral) {
+  // Each take asks for one more of its size, so a call that takes three
+  // leaves three made for the next, less those it took itself: the thread
+  // may finish one between two takes of the same call (it did under load,
+  // which made an exact count of 3 flaky).
   SharedBufferSpares spares(16 * kMiB);
+  size_t ready = 0;
+  uint64_t hits = 0;
   for (int call = 0; call < 3; ++call) {
     std::vector<AlignedBuffer> outputs;
     for (int i = 0; i < 3; ++i) {
@@ -126,9 +132,17 @@ TEST(SharedBufferSparesTest, SeveralOfOneSizeFollowACallThatTakesSeveral) {
       outputs.push_back(std::move(*taken));
     }
     spares.waitIdle();
-    EXPECT_EQ(spares.readyCount(), 3u);
+    uint64_t callHits = spares.hits() - hits;
+    // Every spare ready when the call began was taken, and each take made one.
+    EXPECT_GE(callHits, std::min<uint64_t>(ready, 3)) << "call " << call;
+    EXPECT_EQ(spares.readyCount(), ready + 3 - callHits) << "call " << call;
+    EXPECT_GE(spares.readyCount(), 1u) << "call " << call;
+    ready = spares.readyCount();
+    hits = spares.hits();
   }
-  EXPECT_EQ(spares.hits(), 6u);
+  // At least the one spare each later call found ready (6 when no take
+  // overtakes the thread).
+  EXPECT_GE(hits, 2u);
 }
 
 TEST(SharedBufferSparesTest, SparesStayUnderTheirCountWhateverTheBudget) {
