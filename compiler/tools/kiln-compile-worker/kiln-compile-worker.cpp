@@ -157,8 +157,10 @@ int main(int argc, char **argv) {
       injectFault(fault);
   };
   kiln::worker::CompileJobResult result;
-  // Placement's capability check, into the result's node_support.
-  auto checkNodeSupport = [&]() -> absl::Status {
+  // Placement's capability check, copied into the result's node_support
+  // too.
+  auto checkNodeSupport =
+      [&]() -> absl::StatusOr<std::vector<kiln::compiler::NodeSupport>> {
     currentStage = "check-node-support";
     std::cerr << "kiln-compile-worker: stage " << currentStage << std::endl;
     if (!fault.empty())
@@ -171,10 +173,10 @@ int main(int argc, char **argv) {
         entry->set_supported(node.supported);
         entry->set_reason(node.reason);
       }
-    return support.status();
+    return support;
   };
   if (job.check_node_support()) {
-    absl::Status checked = checkNodeSupport();
+    absl::Status checked = checkNodeSupport().status();
     result.set_code(static_cast<int>(checked.code()));
     result.set_message(std::string(checked.message()));
     return writeResult(result, args[1]);
@@ -192,14 +194,13 @@ int main(int argc, char **argv) {
   // ends UNIMPLEMENTED stops before code generation. Under a CPU fallback
   // policy the target segments are compiled here too, within the budget.
   if (lacksOps && job.graph().symbols_size() == 0) {
-    if (!checkNodeSupport().ok()) {
+    absl::StatusOr<std::vector<kiln::compiler::NodeSupport>> support =
+        checkNodeSupport();
+    if (!support.ok()) {
       result.clear_node_support();
     } else if (options.placement) {
-      std::vector<kiln::compiler::NodeSupport> support;
-      for (const kiln::worker::NodeSupport &node : result.node_support())
-        support.push_back({node.supported(), node.reason()});
       for (kiln::compiler::SegmentCompile &segment :
-           kiln::compiler::compileTargetSegments(job.graph(), support, options,
+           kiln::compiler::compileTargetSegments(job.graph(), *support, options,
                                                  *options.placement, started)) {
         kiln::worker::CompiledSegment *entry = result.add_segments();
         entry->set_segment(segment.segment);

@@ -182,10 +182,7 @@ checkSupportJob(const CompileWorkerSettings &settings, const v1::Graph &graph,
     return absl::InternalError(absl::StrCat(
         what, ": the worker answered for ", result.node_support_size(),
         " nodes, the graph has ", graph.nodes_size()));
-  std::vector<compiler::NodeSupport> support;
-  for (const worker::NodeSupport &node : result.node_support())
-    support.push_back({node.supported(), node.reason()});
-  return support;
+  return nodeSupportFrom(result);
 }
 
 } // namespace

@@ -12,6 +12,7 @@
 #include "kiln/Compiler/GraphPartition.h"
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 
@@ -121,47 +122,42 @@ v1::PlacementReport placeNodes(const v1::Graph &graph, const std::string &target
   return report;
 }
 
-/// Whether `compiled`, carried for `segment`, has the segment's signature:
-/// its parameters, inputs and outputs by name, in order, and an artifact.
-/// A carried executable that does not is not stored (a worker that cut or
-/// compiled another graph); the segment is compiled on its own instead.
+/// Whether `compiled`, carried for `segment`, has an artifact and the
+/// segment's signature: its parameters, inputs and outputs, in order, by
+/// name and type. A carried executable that does not is not stored (a
+/// worker that cut or compiled another graph); the segment is compiled on
+/// its own instead.
 bool fitsSegment(const worker::CompileJobResult &compiled,
                  const GraphSegment &segment) {
-  auto sameNames = [](const auto &arguments, const auto &names) {
-    return std::equal(arguments.begin(), arguments.end(), names.begin(),
-                      names.end(), [](const auto &arg, const auto &name) {
-                        return arg.name() == name;
-                      });
-  };
-  std::vector<std::string> parameters, inputs, outputs(
-                                               segment.graph.outputs().begin(),
-                                               segment.graph.outputs().end());
-  for (const v1::Parameter &param : segment.graph.parameters())
-    parameters.push_back(param.value().name());
-  for (const v1::Value &input : segment.graph.inputs())
-    inputs.push_back(input.name());
-  const v1::ExecutableManifest &manifest = compiled.manifest();
-  if (compiled.artifact().empty() || !sameNames(manifest.parameters(), parameters) ||
-      !sameNames(manifest.inputs(), inputs) || !sameNames(manifest.outputs(), outputs))
-    return false;
-  // And their types: the segment's values', as it declares them.
+  const v1::Graph &graph = segment.graph;
   std::unordered_map<std::string, const v1::TensorType *> typeOf;
-  for (const v1::Parameter &param : segment.graph.parameters())
+  std::vector<std::string> parameterNames, inputNames;
+  for (const v1::Parameter &param : graph.parameters()) {
+    parameterNames.push_back(param.value().name());
     typeOf[param.value().name()] = &param.value().type();
-  for (const v1::Value &input : segment.graph.inputs())
+  }
+  for (const v1::Value &input : graph.inputs()) {
+    inputNames.push_back(input.name());
     typeOf[input.name()] = &input.type();
-  for (const v1::Node &node : segment.graph.nodes())
+  }
+  for (const v1::Node &node : graph.nodes())
     for (const v1::Value &output : node.outputs())
       typeOf[output.name()] = &output.type();
-  for (const auto *arguments :
-       {&manifest.parameters(), &manifest.inputs(), &manifest.outputs()})
-    for (const v1::ManifestArgument &arg : *arguments) {
-      auto it = typeOf.find(arg.name());
-      if (it == typeOf.end() ||
-          arg.type().SerializeAsString() != it->second->SerializeAsString())
-        return false;
-    }
-  return true;
+  auto matches = [&](const auto &arguments, const auto &names) {
+    return arguments.size() == static_cast<int>(names.size()) &&
+           std::equal(arguments.begin(), arguments.end(), names.begin(),
+                      [&](const v1::ManifestArgument &arg, const std::string &name) {
+                        auto it = typeOf.find(name);
+                        return arg.name() == name && it != typeOf.end() &&
+                               google::protobuf::util::MessageDifferencer::Equals(
+                                   arg.type(), *it->second);
+                      });
+  };
+  const v1::ExecutableManifest &manifest = compiled.manifest();
+  return !compiled.artifact().empty() &&
+         matches(manifest.parameters(), parameterNames) &&
+         matches(manifest.inputs(), inputNames) &&
+         matches(manifest.outputs(), graph.outputs());
 }
 
 /// The capability check's findings back from a stored report.
@@ -351,9 +347,7 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
     if (std::optional<worker::CompileJobResult> carried =
             carriedPlacement(whole.status());
         carried && carried->node_support_size() == graph.nodes_size()) {
-      // The compile answered it in the same call.
-      for (const worker::NodeSupport &node : carried->node_support())
-        support.push_back({node.supported(), node.reason()});
+      support = nodeSupportFrom(*carried); // the compile answered it in the same call
       carriedSegments.assign(
           std::make_move_iterator(carried->mutable_segments()->begin()),
           std::make_move_iterator(carried->mutable_segments()->end()));
@@ -474,6 +468,14 @@ compilePlaced(CompileCache &cache, const NodeSupportFn &nodeSupport,
   outcome.opReport = mergeOpReports(graph, opReports, segments);
   markUnits(report, outcome.opReport);
   return outcome;
+}
+
+std::vector<compiler::NodeSupport>
+nodeSupportFrom(const worker::CompileJobResult &result) {
+  std::vector<compiler::NodeSupport> support;
+  for (const worker::NodeSupport &node : result.node_support())
+    support.push_back({node.supported(), node.reason()});
+  return support;
 }
 
 compiler::CompiledExecutable executableFrom(worker::CompileJobResult result) {

@@ -70,6 +70,10 @@ void attachNodeSupport(absl::Status &status,
 void markDiedCompilingSegments(absl::Status &status);
 bool diedCompilingSegments(const absl::Status &status);
 
+/// The node support in a worker's result, one entry per node.
+std::vector<compiler::NodeSupport>
+nodeSupportFrom(const worker::CompileJobResult &result);
+
 /// The executable in a worker's result (a whole graph's, or a segment's).
 compiler::CompiledExecutable executableFrom(worker::CompileJobResult result);
 
