@@ -42,6 +42,19 @@ def _bound(value: Any, fallback: int) -> int:
     return min(max(number, 1), MAX_SYMBOL_VALUE)
 
 
+def _is_data_dependent(symbol: Any) -> bool:
+    """True for an unbacked symbol: a size the values decide (u0, u1...)."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+    return bool(free_unbacked_symbols(symbol))
+
+
+def _bound_or(value: Any, fallback: int) -> int:
+    try:
+        return int(value)
+    except Exception:  # -int_oo
+        return fallback
+
+
 class SymbolTable:
     """The symbols one graph's sizes use, with their ranges."""
 
@@ -49,6 +62,8 @@ class SymbolTable:
         self._ranges: dict[str, tuple[int, int]] = {}
         #: Ranges the caller knows (name → (min, max)), ahead of the ShapeEnv's.
         self._known = dict(known or {})
+        #: The symbols whose values the run computes (torch's unbacked u0...).
+        self._data_dependent: set[str] = set()
 
     def expression(self, value: Any, where: str) -> str | None:
         """The size expression of ``value`` (None for a plain int or a
@@ -59,12 +74,6 @@ class SymbolTable:
         expr = _expr(value)
         if expr.is_Integer:
             return None
-        from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
-        if free_unbacked_symbols(expr):
-            raise UnsupportedOpError(
-                f"{where} has a data-dependent size {expr}: it depends on the values "
-                "(nonzero, masked_select, unique, .item()), and Kiln needs every size "
-                "before the run")
         coefficient, names = 1, []
         factors = expr.args if expr.is_Mul else (expr,)
         for factor in factors:
@@ -81,13 +90,31 @@ class SymbolTable:
                     "symbols (a sum or a division, as a strided window makes, needs a "
                     "static size)")
         for symbol in expr.free_symbols:
-            self._declare(value, symbol)
+            self._declare(value, symbol, where)
         names.sort()
         return "*".join(([str(coefficient)] if coefficient != 1 else []) + names)
 
-    def _declare(self, value: torch.SymInt, symbol: Any) -> None:
+    def _declare(self, value: torch.SymInt, symbol: Any, where: str) -> None:
         name = str(symbol)
         if name in self._ranges:
+            return
+        if _is_data_dependent(symbol):
+            # The run computes it (nonzero, masked_select, x[mask]): outputs
+            # are allocated at its upper bound, which must be known.
+            ranges = value.node.shape_env.var_to_range.get(symbol)
+            upper = getattr(ranges, "upper", None)
+            try:
+                high = int(upper)
+            except Exception:  # int_oo: no bound
+                high = None
+            if high is None or high > MAX_SYMBOL_VALUE:
+                raise UnsupportedOpError(
+                    f"{where} has a data-dependent size {name} (it depends on the "
+                    "values) with no upper bound below 2^40, and Kiln allocates such "
+                    "outputs at their bound")
+            low = min(max(_bound_or(getattr(ranges, "lower", 0), 0), 0), high)
+            self._ranges[name] = (low, high)
+            self._data_dependent.add(name)
             return
         if name in self._known:
             lower, upper = self._known[name]
@@ -99,14 +126,18 @@ class SymbolTable:
         high = _bound(upper, MAX_SYMBOL_VALUE)
         self._ranges[name] = (low, max(low, high))
 
-    @staticmethod
-    def hint(value: Any) -> int:
-        """The size ``value`` had when traced."""
+    def hint(self, value: Any) -> int:
+        """The size ``value`` had when traced; for a data-dependent size,
+        which has none, its largest (the extent outputs are allocated at)."""
         if not isinstance(value, torch.SymInt):
             return int(value)
+        expr = _expr(value)
+        unbacked = [s for s in expr.free_symbols if _is_data_dependent(s)]
+        if unbacked:
+            return int(expr.subs({s: self._ranges[str(s)][1] for s in unbacked}))
         hint = value.node.hint
         if hint is None:
-            hint = value.node.shape_env.size_hint(_expr(value))
+            hint = value.node.shape_env.size_hint(expr)
         return int(hint)
 
     def tensor_type(self, dtype_code: int, shape: Any, where: str
@@ -129,7 +160,8 @@ class SymbolTable:
         """Graph.symbols: every symbol a size used, in name order."""
         for name in sorted(self._ranges, key=lambda n: (len(n), n)):
             low, high = self._ranges[name]
-            graph.symbols.add(name=name, min=low, max=high)
+            graph.symbols.add(name=name, min=low, max=high,
+                              data_dependent=name in self._data_dependent)
 
     def __bool__(self) -> bool:
         return bool(self._ranges)

@@ -299,7 +299,7 @@ OpCost estimateOpCost(Operation *op) {
       .Case<aten::ConstantOp, aten::PermuteOp, aten::ExpandOp, aten::SliceOp,
             aten::FlipOp, aten::DiagonalOp, aten::RepeatOp, aten::AsStridedOp,
             aten::CatOp, aten::IndexSelectOp, aten::GatherOp, aten::ArangeOp,
-            aten::InsertSliceOp, aten::PadOp>(
+            aten::InsertSliceOp, aten::PadOp, aten::NonzeroOp, aten::BooleanMaskOp>(
           [](Operation *) { return dataMovement(); })
       .Default([](Operation *op) {
         // Ops added after this table: same-typed unary ops are elementwise;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Import/GraphImporter.h"
 
+#include "DataDependentSizes.h"
 #include "EmptyTensors.h"
 #include "ImportContext.h"
 #include "OpHandlers.h"
@@ -103,14 +104,18 @@ absl::Status declareArguments(const v1::Graph &graph, OpBuilder &builder,
 
 /// Checks Graph.symbols and the symbolic sizes of the graph's arguments:
 /// parameters are static, and every symbol is the whole extent of some
-/// input dimension (so that a call's inputs bind it).
+/// input dimension (so that a call's inputs bind it), except a
+/// data-dependent one, which no input may use (a node's output binds it).
 absl::Status checkGraphSymbols(const v1::Graph &graph) {
   RETURN_IF_ERROR(checkSymbolDeclarations(graph.symbols()));
   for (const v1::Parameter &param : graph.parameters())
     if (isSymbolic(param.value().type()))
       return absl::InvalidArgumentError(absl::StrCat(
           "parameter '", param.value().name(), "' has a symbolic size; weights are static"));
-  std::set<std::string> bound;
+  std::set<std::string> bound, dataDependent;
+  for (const v1::SymbolicDim &symbol : graph.symbols())
+    if (symbol.data_dependent())
+      dataDependent.insert(symbol.name());
   for (const v1::Value &input : graph.inputs()) {
     RETURN_IF_ERROR(checkTypeSymbols(input.type(), graph.symbols(),
                                      absl::StrCat("input '", input.name(), "'")));
@@ -118,12 +123,17 @@ absl::Status checkGraphSymbols(const v1::Graph &graph) {
       if (text.empty())
         continue;
       ASSIGN_OR_RETURN(SizeExpr expr, parseSizeExpr(text));
+      for (const std::string &name : expr.symbols)
+        if (dataDependent.count(name))
+          return absl::InvalidArgumentError(absl::StrCat(
+              "input '", input.name(), "' uses data-dependent size '", name,
+              "'; only a node's output may"));
       if (expr.isSymbol())
         bound.insert(expr.symbols[0]);
     }
   }
   for (const v1::SymbolicDim &symbol : graph.symbols())
-    if (!bound.count(symbol.name()))
+    if (!symbol.data_dependent() && !bound.count(symbol.name()))
       return absl::InvalidArgumentError(absl::StrCat(
           "symbol '", symbol.name(), "' is not the whole extent of any input "
           "dimension, so no call could bind it"));
@@ -169,7 +179,9 @@ bool importsSymbolicSizes(const std::string &op) {
       "aten.rsqrt.default", "aten.log.default", "aten.erf.default",
       "aten.reciprocal.default", "aten.abs.default", "aten.sin.default",
       "aten.cos.default", "aten.logical_not.default", "aten.logical_and.default",
-      "aten.logical_or.default", "aten.isnan.default", "aten.isinf.default"};
+      "aten.logical_or.default", "aten.isnan.default", "aten.isinf.default",
+      // Their results have data-dependent sizes (DataDependentHandlers.cpp).
+      "aten.nonzero.default", "aten.masked_select.default", "aten.index.Tensor"};
   static const std::set<std::string> comparisons = [] {
     std::set<std::string> names;
     for (const char *fn : {"eq", "ne", "lt", "le", "gt", "ge"})
@@ -228,7 +240,8 @@ bool acceptsSymbolicSizes(Operation *op) {
              aten::SoftmaxOp, aten::LogSoftmaxOp, aten::SumOp, aten::MeanOp,
              aten::ProdOp, aten::AmaxOp, aten::AminOp, aten::AnyOp, aten::AllOp,
              aten::NativeLayerNormOp, aten::ViewOp, aten::PermuteOp,
-             aten::ExpandOp, aten::PointwiseOp, aten::SliceOp>(op);
+             aten::ExpandOp, aten::PointwiseOp, aten::SliceOp, aten::NonzeroOp,
+             aten::BooleanMaskOp>(op);
 }
 
 bool hasDynamicType(Operation *op) {
@@ -399,6 +412,10 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
     func.setArgAttr(argNames.size(), "bufferization.writable", builder.getBoolAttr(false));
     Value table = body->getArgument(argNames.size());
     for (int i = 0; i < symbolCount; ++i) {
+      // A data-dependent size's entry is its max: the node that computes
+      // it binds it below.
+      if (graph.symbols(i).data_dependent())
+        continue;
       Value position = builder.create<arith::ConstantIndexOp>(loc, i);
       Value value = builder.create<tensor::ExtractOp>(loc, table, position);
       symbols.values[graph.symbols(i).name()] =
@@ -547,6 +564,9 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
       declaredTypes[node.outputs(r).name()] = &node.outputs(r).type();
       if (isComplex(node.outputs(r).type().dtype()))
         complexValues.insert(node.outputs(r).name());
+      if (symbolCount)
+        bindDataDependentSizes(builder, importer.loc(), graph,
+                               node.outputs(r).type(), results[r], symbols);
     }
     if (options.keepUnsupportedNodes)
       markNodeOps(*body, before, i);
@@ -562,10 +582,20 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
                                           : it->second;
     if (hasNoElements(typeOf(output)))
       output = emptyTensor(builder, loc, boundaryType(typeOf(output)));
+    else if (auto type = declaredTypes.find(name);
+             type != declaredTypes.end() &&
+             usesDataDependentSize(graph, *type->second)) {
+      ASSIGN_OR_RETURN(output, paddedOutput(builder, loc, graph, *type->second, output));
+    }
     outputs.push_back(output);
   }
   if (outputs.empty())
     return absl::InvalidArgumentError("graph has no outputs");
+  // The data-dependent sizes' values, for the caller to trim the outputs.
+  if (hasDataDependentSizes(graph)) {
+    ASSIGN_OR_RETURN(Value computed, dataDependentValues(builder, loc, graph, symbols));
+    outputs.push_back(computed);
+  }
   builder.create<func::ReturnOp>(loc, outputs);
   func.setType(builder.getFunctionType(argTypes, ValueRange(outputs).getTypes()));
   if (symbolCount) {
@@ -580,10 +610,14 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
       sizes.push_back(boundarySizes(builder, input.type()));
     for (const std::string &name : graph.outputs()) {
       auto it = declaredTypes.find(name);
-      sizes.push_back(it == declaredTypes.end() || hasNoElements(typeOf(values[name]))
+      // A padded output is a static buffer.
+      sizes.push_back(it == declaredTypes.end() || hasNoElements(typeOf(values[name])) ||
+                              usesDataDependentSize(graph, *it->second)
                           ? builder.getArrayAttr({})
                           : boundarySizes(builder, *it->second));
     }
+    if (hasDataDependentSizes(graph))
+      sizes.push_back(builder.getArrayAttr({}));
     func->setAttr("kiln.symbols", builder.getArrayAttr(names));
     func->setAttr("kiln.symbols_position",
                   builder.getI64IntegerAttr(static_cast<int64_t>(argNames.size())));

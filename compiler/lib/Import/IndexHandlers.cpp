@@ -56,7 +56,7 @@ absl::StatusOr<IndexList> readIndices(NodeImporter &n, int64_t rank) {
     Type element = typeOf(*entries[d]).getElementType();
     if (!isa<IntegerType>(element) || element.isInteger(1))
       return n.unimplemented("only integer index tensors are supported (a "
-                             "boolean mask only as index_put's one index)");
+                             "boolean mask only as the one index)");
     list.tensors.push_back(*entries[d]);
     list.dims.push_back(static_cast<int64_t>(d));
   }
@@ -146,6 +146,15 @@ absl::StatusOr<Values> index(NodeImporter &n) {
   int64_t rank = typeOf(self).getRank();
   if (rank == 0)
     return n.error("cannot index a 0-d tensor");
+  // x[mask]: one leading boolean index selects rows; their count is a
+  // data-dependent size.
+  ASSIGN_OR_RETURN(std::vector<std::optional<Value>> entries,
+                   n.optionalTensors("indices"));
+  if (entries.size() == 1 && entries[0] &&
+      typeOf(*entries[0]).getElementType().isInteger(1))
+    return indexByMask(n, type, self, *entries[0]);
+  if (!typeOf(self).hasStaticShape() || !type.hasStaticShape())
+    return n.unimplemented("integer indexing of a tensor with symbolic sizes");
   ASSIGN_OR_RETURN(IndexList list, readIndices(n, rank));
   ASSIGN_OR_RETURN(SmallVector<int64_t> shape, broadcastShape(n, list));
   int64_t first = list.dims.front(), k = list.size();

@@ -271,6 +271,7 @@ const std::map<std::string, OpHandler> &opHandlers() {
     addEmbeddingHandlers(*handlers);
     addLinalgHandlers(*handlers);
     addRandomHandlers(*handlers);
+    addDataDependentHandlers(*handlers);
     return handlers;
   }();
   return *table;

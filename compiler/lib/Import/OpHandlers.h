@@ -34,6 +34,13 @@ void addTrilinearHandler(OpHandlerTable &table);
 void addEmbeddingHandlers(OpHandlerTable &table);
 void addLinalgHandlers(OpHandlerTable &table);
 void addRandomHandlers(OpHandlerTable &table);
+void addDataDependentHandlers(OpHandlerTable &table);
+
+/// x[mask]: the rows of `self` where `mask` (over self's leading dims) is
+/// true, as one aten.boolean_mask (DataDependentHandlers.cpp).
+absl::StatusOr<llvm::SmallVector<mlir::Value>>
+indexByMask(NodeImporter &n, mlir::RankedTensorType type, mlir::Value self,
+            mlir::Value mask);
 
 /// Every supported op, by name.
 const std::map<std::string, OpHandler> &opHandlers();

@@ -106,11 +106,13 @@ absl::Status checkSymbolDeclarations(
     if (!seen.insert(symbol.name()).second)
       return absl::InvalidArgumentError(
           absl::StrCat("symbol '", symbol.name(), "' is declared twice"));
-    if (symbol.min() < 1 || symbol.max() < symbol.min() ||
+    int64_t lowest = symbol.data_dependent() ? 0 : 1;
+    if (symbol.min() < lowest || symbol.max() < symbol.min() ||
         symbol.max() > kMaxSymbolValue)
       return absl::InvalidArgumentError(absl::StrCat(
           "symbol '", symbol.name(), "' has range [", symbol.min(), ", ",
-          symbol.max(), "]; it must satisfy 1 <= min <= max <= 2^40"));
+          symbol.max(), "]; it must satisfy ", lowest, " <= min <= max <= 2^40",
+          symbol.data_dependent() ? " (a data-dependent size)" : ""));
   }
   return absl::OkStatus();
 }
@@ -220,6 +222,15 @@ bindSignature(const v1::ExecutableManifest &manifest,
     }
   }
   for (const v1::SymbolicDim &symbol : manifest.symbols()) {
+    if (symbol.data_dependent()) {
+      // Computed by the run: the outputs are allocated at its max.
+      if (bound.values.count(symbol.name()))
+        return absl::InvalidArgumentError(absl::StrCat(
+            "symbol '", symbol.name(), "' is data-dependent; no input may use it"));
+      bound.values.emplace(symbol.name(), symbol.max());
+      bound.ordered.push_back(symbol.max());
+      continue;
+    }
     auto it = bound.values.find(symbol.name());
     if (it == bound.values.end())
       return absl::InvalidArgumentError(absl::StrCat(
@@ -296,6 +307,111 @@ bindManifest(const v1::ExecutableManifest &manifest,
   if (values)
     *values = std::move(signature->ordered);
   return bound;
+}
+
+int dataDependentCount(const v1::ExecutableManifest &manifest) {
+  int count = 0;
+  for (const v1::SymbolicDim &symbol : manifest.symbols())
+    count += symbol.data_dependent() ? 1 : 0;
+  return count;
+}
+
+absl::StatusOr<std::vector<v1::TensorType>>
+computedOutputTypes(const v1::ExecutableManifest &manifest,
+                    const std::vector<int64_t> &ordered,
+                    const std::vector<int64_t> &computed) {
+  if (ordered.size() != static_cast<size_t>(manifest.symbols_size()) ||
+      computed.size() != static_cast<size_t>(dataDependentCount(manifest)))
+    return absl::InternalError(absl::StrCat(
+        "the call has ", ordered.size(), " symbol values and ", computed.size(),
+        " computed ones for ", manifest.symbols_size(), " symbols"));
+  SymbolValues values;
+  size_t next = 0;
+  for (int i = 0; i < manifest.symbols_size(); ++i) {
+    const v1::SymbolicDim &symbol = manifest.symbols(i);
+    int64_t value = ordered[static_cast<size_t>(i)];
+    if (symbol.data_dependent()) {
+      value = computed[next++];
+      // The outputs were allocated at max: a value past it (or below min)
+      // is the executable's fault, never written out.
+      if (value < symbol.min() || value > symbol.max())
+        return absl::InternalError(absl::StrCat(
+            "the executable computed ", value, " for data-dependent size '",
+            symbol.name(), "', outside its range [", symbol.min(), ", ",
+            symbol.max(), "]"));
+    }
+    values.emplace(symbol.name(), value);
+  }
+  std::vector<v1::TensorType> outputs;
+  for (const v1::ManifestArgument &output : manifest.outputs()) {
+    absl::StatusOr<v1::TensorType> type = concreteType(output.type(), values);
+    if (!type.ok())
+      return type.status();
+    outputs.push_back(*std::move(type));
+  }
+  return outputs;
+}
+
+absl::StatusOr<std::vector<v1::TensorType>>
+returnedOutputTypes(const v1::ExecutableManifest &manifest,
+                    const std::vector<v1::TensorType> &bound,
+                    const std::vector<const v1::TensorType *> &returned) {
+  if (bound.size() != static_cast<size_t>(manifest.outputs_size()) ||
+      returned.size() != bound.size())
+    return absl::InternalError(absl::StrCat(
+        "the device returned ", returned.size(), " outputs; the manifest lists ",
+        manifest.outputs_size()));
+  std::map<std::string, const v1::SymbolicDim *> dataDependent;
+  for (const v1::SymbolicDim &symbol : manifest.symbols())
+    if (symbol.data_dependent())
+      dataDependent[symbol.name()] = &symbol;
+  // Each data-dependent size's value, from a returned dimension that is
+  // one data-dependent size times a constant.
+  SymbolValues values;
+  std::vector<bool> usesOne(bound.size(), false);
+  for (size_t i = 0; i < bound.size(); ++i) {
+    const v1::TensorType &declared = manifest.outputs(static_cast<int>(i)).type();
+    for (int d = 0; d < declared.symbols_size(); ++d) {
+      if (declared.symbols(d).empty())
+        continue;
+      absl::StatusOr<SizeExpr> expr = parseSizeExpr(declared.symbols(d));
+      if (!expr.ok())
+        return expr.status();
+      bool any = false;
+      for (const std::string &name : expr->symbols)
+        any |= dataDependent.count(name) != 0;
+      usesOne[i] = usesOne[i] || any;
+      if (!any || expr->symbols.size() != 1 || returned[i]->shape_size() <= d)
+        continue;
+      int64_t extent = returned[i]->shape(d);
+      if (extent % expr->coefficient == 0)
+        values.emplace(expr->symbols[0], extent / expr->coefficient);
+    }
+  }
+  for (const auto &[name, symbol] : dataDependent) {
+    auto it = values.find(name);
+    if (it == values.end())
+      continue; // no output shows it; checked below through the types
+    if (it->second < symbol->min() || it->second > symbol->max())
+      return absl::InternalError(absl::StrCat(
+          "the device returned ", it->second, " for data-dependent size '", name,
+          "', outside its range [", symbol->min(), ", ", symbol->max(), "]"));
+  }
+  std::vector<v1::TensorType> expected;
+  for (size_t i = 0; i < bound.size(); ++i) {
+    if (!usesOne[i]) {
+      expected.push_back(bound[i]);
+      continue;
+    }
+    absl::StatusOr<v1::TensorType> type =
+        concreteType(manifest.outputs(static_cast<int>(i)).type(), values);
+    if (!type.ok())
+      return absl::InternalError(absl::StrCat(
+          "output ", i, " ('", manifest.outputs(static_cast<int>(i)).name(),
+          "'): ", type.status().message()));
+    expected.push_back(*std::move(type));
+  }
+  return expected;
 }
 
 } // namespace kiln

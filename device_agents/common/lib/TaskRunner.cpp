@@ -437,12 +437,16 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
   for (const v1::ManifestArgument &argument : manifest.outputs())
     outputBytes += *byteSize(argument.type());
   bool inlineOutputs = outputBytes <= kMaxInlineOutputBytes;
+  // Outputs of data-dependent size are allocated at their largest and
+  // trimmed after the run (kiln/common/SymbolicSizes.h): plain buffers,
+  // never a file or the exchange buffer, whose sizes are fixed beforehand.
+  const int dataDependent = dataDependentCount(record.manifest());
   // Large outputs over the local link: written by the executable straight
   // into memfds that kilnd maps. Small ones among them stay inline. For a
   // caller that maps them itself, mid-size ones go too.
   bool callerMaps = files && files->callerMapsOutputs;
-  bool sharedOutputs =
-      files && files->outputsAsFiles && (!inlineOutputs || callerMaps);
+  bool sharedOutputs = files && files->outputsAsFiles && dataDependent == 0 &&
+                       (!inlineOutputs || callerMaps);
   // Past the inline limit, from 64 KiB for every caller; under it (only a
   // caller that maps files gets any), from 128 KiB.
   int64_t minShared = inlineOutputs ? kMinCallerFileBytes : kMinSharedOutputBytes;
@@ -456,7 +460,7 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
   int64_t inlinedBytes = 0;
   for (int i = 0; i < manifest.outputs_size(); ++i) {
     int64_t size = *byteSize(manifest.outputs(i).type());
-    if (files && files->exchange && !kept[i] && size > 0 &&
+    if (files && files->exchange && !kept[i] && size > 0 && dataDependent == 0 &&
         size < ExchangeBuffer::kMaxTensorBytes)
       exchangeAt[i] = files->exchange->reserve(static_cast<uint64_t>(size),
                                                cursor, files->exchangeEnd);
@@ -474,6 +478,11 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
     outputPointers.push_back(outputs.back().data());
   }
 
+  // The values the executable computes for the data-dependent sizes.
+  std::vector<int64_t> computed(static_cast<size_t>(dataDependent), -1);
+  if (dataDependent > 0)
+    outputPointers.push_back(computed.data());
+
   Clock::time_point runStart = Clock::now();
   absl::StatusOr<v1::DeviceCounters> ran =
       backend.run(*executable, CallBuffers{parameterPointers, inputPointers,
@@ -484,9 +493,26 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
   RETURN_IF_ERROR(annotate(ran.status(), "running the executable"));
   *result.mutable_counters() = *ran;
 
+  // Each output's type for this call, and its bytes: with data-dependent
+  // sizes, the front of its buffer under the values the run computed.
+  std::vector<v1::TensorType> types;
+  for (const v1::ManifestArgument &argument : manifest.outputs())
+    types.push_back(argument.type());
+  if (dataDependent > 0) {
+    ASSIGN_OR_RETURN(types, computedOutputTypes(record.manifest(),
+                                                bound.symbolValues, computed));
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      ASSIGN_OR_RETURN(int64_t size, byteSize(types[i]));
+      if (static_cast<size_t>(size) == outputs[i].view().size())
+        continue;
+      ASSIGN_OR_RETURN(outputs[i], AlignedBuffer::copyOf(
+                                       outputs[i].view().substr(0, static_cast<size_t>(size))));
+    }
+  }
+
   for (size_t i = 0; i < outputs.size(); ++i) {
     v1::Tensor *tensor = result.add_outputs();
-    *tensor->mutable_type() = manifest.outputs(static_cast<int>(i)).type();
+    *tensor->mutable_type() = types[i];
     if (kept[i])
       continue; // held below, last
     if (inlined[i]) {
@@ -518,7 +544,7 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
   // nothing, since nobody would learn the handles.
   std::vector<std::pair<AlignedBuffer, v1::TensorType>> keeping;
   for (uint32_t index : task.keep_outputs())
-    keeping.emplace_back(std::move(outputs[index]), manifest.outputs(index).type());
+    keeping.emplace_back(std::move(outputs[index]), types[index]);
   ASSIGN_OR_RETURN(std::vector<std::string> handles,
                    held.holdAll(std::move(keeping)));
   for (int i = 0; i < task.keep_outputs_size(); ++i)

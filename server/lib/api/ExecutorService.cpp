@@ -117,6 +117,23 @@ absl::Status checkOutputs(const v1::TaskResult &result,
   return absl::OkStatus();
 }
 
+/// `outputs` (this call's bound output types) with the sizes that
+/// `manifest`'s data-dependent symbols took in `result`.
+absl::Status withReturnedSizes(const v1::ExecutableManifest &manifest,
+                               const v1::TaskResult &result, Arguments &outputs) {
+  std::vector<v1::TensorType> bound;
+  for (const v1::ManifestArgument &output : outputs)
+    bound.push_back(output.type());
+  std::vector<const v1::TensorType *> returned;
+  for (const v1::Tensor &output : result.outputs())
+    returned.push_back(&output.type());
+  ASSIGN_OR_RETURN(std::vector<v1::TensorType> expected,
+                   returnedOutputTypes(manifest, bound, returned));
+  for (int i = 0; i < outputs.size(); ++i)
+    *outputs.Mutable(i)->mutable_type() = std::move(expected[static_cast<size_t>(i)]);
+  return absl::OkStatus();
+}
+
 /// `manifest` as this call sees it: its symbols bound from the request's
 /// input types (a held input's from the index) and every type concrete.
 absl::StatusOr<v1::ExecutableManifest>
@@ -475,8 +492,14 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
   if (status.ok())
     status = outputFiles ? checkOutputFiles(*scheduled)
                          : storeOutputFiles(*scheduled);
+  // Outputs of data-dependent size: checked at the sizes the run computed.
+  google::protobuf::RepeatedPtrField<v1::ManifestArgument> expectedOutputs =
+      callManifest.outputs();
+  if (status.ok() && dataDependentCount((*record)->manifest()) > 0)
+    status = withReturnedSizes((*record)->manifest(), scheduled->result,
+                               expectedOutputs);
   if (status.ok())
-    status = checkOutputs(scheduled->result, callManifest.outputs(),
+    status = checkOutputs(scheduled->result, expectedOutputs,
                           scheduled->outputFiles,
                           keptOutputMask(request.keep_outputs(),
                                          callManifest.outputs_size())

@@ -34,6 +34,7 @@ struct ConvertAtenToLinalgPass
     kiln::aten::populateReductionPatterns(patterns);
     kiln::aten::populateNormalizationPatterns(patterns);
     kiln::aten::populateDataMovementPatterns(patterns);
+    kiln::aten::populateDataDependentPatterns(patterns);
     kiln::aten::populatePointwisePatterns(patterns);
     kiln::aten::populateConvolutionPatterns(patterns);
     kiln::aten::populatePoolingPatterns(patterns);

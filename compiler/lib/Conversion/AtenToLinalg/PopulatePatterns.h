@@ -20,6 +20,8 @@ void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateNormalizationPatterns(mlir::RewritePatternSet &patterns);
 /// view, permute, expand.
 void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
+/// nonzero and boolean_mask: result sizes the run computes (DataDependent.cpp).
+void populateDataDependentPatterns(mlir::RewritePatternSet &patterns);
 
 /// aten.pointwise: every function of the pointwise table.
 void populatePointwisePatterns(mlir::RewritePatternSet &patterns);

@@ -731,3 +731,32 @@ LogicalResult ArangeOp::verify() {
     return emitOpError("start and step must be finite");
   return success();
 }
+
+LogicalResult NonzeroOp::verify() {
+  RankedTensorType type = getType();
+  int64_t rank = getSelf().getType().getRank();
+  if (type.getRank() != 2 || !type.isDynamicDim(0) || type.isDynamicDim(1) ||
+      type.getDimSize(1) != rank || !type.getElementType().isInteger(64))
+    return emitOpError() << "result must be tensor<?x" << rank
+                         << "xi64> (a row of coordinates per nonzero element)";
+  if (isa<ComplexType>(getSelf().getType().getElementType()))
+    return emitOpError() << "takes a real tensor";
+  return success();
+}
+
+LogicalResult BooleanMaskOp::verify() {
+  RankedTensorType self = getSelf().getType(), mask = getMask().getType();
+  RankedTensorType type = getType();
+  if (!mask.getElementType().isInteger(1))
+    return emitOpError() << "mask must be a boolean (i1) tensor";
+  if (mask.getRank() < 1 || mask.getRank() > self.getRank() ||
+      self.getShape().take_front(mask.getRank()) != mask.getShape())
+    return emitOpError() << "mask's shape must be self's leading dims";
+  SmallVector<int64_t> want = {ShapedType::kDynamic};
+  llvm::append_range(want, self.getShape().drop_front(mask.getRank()));
+  if (type.getShape() != ArrayRef<int64_t>(want) ||
+      type.getElementType() != self.getElementType())
+    return emitOpError() << "result must be " << RankedTensorType::get(want, self.getElementType())
+                         << ": a dynamic row count, then self's other dims";
+  return success();
+}

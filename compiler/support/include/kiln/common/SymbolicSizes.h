@@ -51,7 +51,7 @@ absl::StatusOr<int64_t> evaluate(const SizeExpr &expr, const SymbolValues &value
 bool isSymbolic(const v1::TensorType &type);
 
 /// Checks a declaration: names well-formed and unique, 1 <= min <= max <=
-/// kMaxSymbolValue.
+/// kMaxSymbolValue (0 <= min for a data-dependent size).
 absl::Status checkSymbolDeclarations(
     const google::protobuf::RepeatedPtrField<v1::SymbolicDim> &symbols);
 
@@ -80,7 +80,8 @@ struct BoundSignature {
 /// Binds `manifest`'s symbols from the concrete shapes of its parameters and
 /// inputs (in manifest order) and checks every dimension: static extents
 /// equal, symbols within [min, max], every expression equal to the extent it
-/// describes. INVALID_ARGUMENT names the argument, the dimension and the
+/// describes. A data-dependent symbol takes its max (the extent outputs are
+/// allocated at); an input that uses one is refused. INVALID_ARGUMENT names the argument, the dimension and the
 /// symbol on a violation. A manifest without symbols needs exact types.
 absl::StatusOr<BoundSignature>
 bindSignature(const v1::ExecutableManifest &manifest,
@@ -95,5 +96,29 @@ absl::StatusOr<v1::ExecutableManifest>
 bindManifest(const v1::ExecutableManifest &manifest,
              const std::vector<const v1::TensorType *> &inputs,
              std::vector<int64_t> *values = nullptr);
+
+/// The number of data-dependent symbols in `manifest` (the entries of the
+/// array the executable writes after its outputs).
+int dataDependentCount(const v1::ExecutableManifest &manifest);
+
+/// `manifest`'s output types after a run: its symbols take `ordered` (the
+/// call's values in manifest order, as bindManifest gave them) except the
+/// data-dependent ones, which take `computed` (what the executable wrote,
+/// in order). INTERNAL when a computed value is outside its symbol's range:
+/// the outputs were allocated at max, so such a value is never used.
+absl::StatusOr<std::vector<v1::TensorType>>
+computedOutputTypes(const v1::ExecutableManifest &manifest,
+                    const std::vector<int64_t> &ordered,
+                    const std::vector<int64_t> &computed);
+
+/// The types a caller checks a run's outputs against: `bound` (the call's
+/// output types, as bindManifest gave them), except the outputs that use a
+/// data-dependent size, which take the size's value from the `returned`
+/// output dimension that is that size (times a constant) and must be within
+/// its range. INTERNAL when the returned types cannot be such a run's.
+absl::StatusOr<std::vector<v1::TensorType>>
+returnedOutputTypes(const v1::ExecutableManifest &manifest,
+                    const std::vector<v1::TensorType> &bound,
+                    const std::vector<const v1::TensorType *> &returned);
 
 } // namespace kiln

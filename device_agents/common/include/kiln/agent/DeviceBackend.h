@@ -35,6 +35,8 @@ public:
 struct CallBuffers {
   std::span<void *const> parameters;
   std::span<void *const> inputs;
+  /// The outputs, then, when the manifest has data-dependent sizes, the
+  /// int64 array the executable writes their values to (executable.proto).
   std::span<void *const> outputs;
   int device = 0;
   /// One per parameter when known (AlignedBuffer::serial of the resident,

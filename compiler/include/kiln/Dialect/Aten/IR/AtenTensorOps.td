@@ -729,4 +729,47 @@ def Aten_ArangeOp : Aten_Op<"arange", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_NonzeroOp : Aten_Op<"nonzero", [Pure]> {
+  let summary = "The positions of self's nonzero elements, one row each.";
+  let description = [{
+    `nonzero`: one row per element of self that is not zero (NaN counts as
+    nonzero, -0.0 as zero), in row-major order; row k holds that element's
+    coordinates, one i64 per dim of self. The row count depends on the
+    values: the result's first dim is dynamic, and the graph's
+    data-dependent size names it (docs/architecture.md, "Data-dependent
+    sizes"). It lowers to two scalar loops: a count, then the rows.
+
+    Example:
+    ```mlir
+    %0 = aten.nonzero %x : (tensor<4x5xf32>) -> tensor<?x2xi64>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_BooleanMaskOp : Aten_Op<"boolean_mask", [Pure]> {
+  let summary = "The rows of self whose mask entry is true.";
+  let description = [{
+    `x[mask]` (aten.index.Tensor with one boolean index; masked_select after
+    its broadcast): mask has the shape of self's leading dims; the result
+    holds, in row-major order of mask, the sub-tensor self[p] for every
+    position p where mask is true, so its shape is (count, self's other
+    dims). The count depends on the values: the result's first dim is
+    dynamic, named by the graph's data-dependent size. It lowers to a count
+    loop and a loop of row copies.
+
+    Example:
+    ```mlir
+    %0 = aten.boolean_mask %x, %m : (tensor<4x5x3xf32>, tensor<4x5xi1>) -> tensor<?x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$mask);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$self `,` $mask attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // KILN_DIALECT_ATEN_ATENTENSOROPS_TD

@@ -1,0 +1,180 @@
+//===- DataDependent.cpp - ops whose result size depends on the values ----===//
+//
+// This file implements the lowering of aten.nonzero and aten.boolean_mask,
+// whose row count the run computes: a first scf.for counts the selected
+// positions, a tensor.empty of that many rows takes the result, and a second
+// scf.for writes the rows in row-major order of the selection.
+//
+//===----------------------------------------------------------------------===//
+#include "Builders.h"
+#include "PopulatePatterns.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+using namespace kiln::aten;
+
+namespace {
+
+int64_t product(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t e : shape)
+    n *= e;
+  return n;
+}
+
+/// `input` (static shape) as a 1-D tensor of its elements.
+Value flattened(OpBuilder &b, Location loc, Value input) {
+  auto type = cast<RankedTensorType>(input.getType());
+  auto flat = RankedTensorType::get({product(type.getShape())}, type.getElementType());
+  return buildReshape(b, loc, input, flat);
+}
+
+/// True (i1) when scalar `v` is not zero: NaN is, -0.0 is not (eager's
+/// nonzero and boolean tests).
+Value isNonZero(OpBuilder &b, Location loc, Value v) {
+  Type type = v.getType();
+  if (type.isInteger(1))
+    return v;
+  Value zero = b.create<arith::ConstantOp>(loc, type, b.getZeroAttr(type));
+  if (isa<FloatType>(type))
+    return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, v, zero);
+  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, v, zero);
+}
+
+/// The number of positions of 1-D `flat` (of `count` elements) that are
+/// nonzero, as an index.
+Value countSelected(OpBuilder &b, Location loc, Value flat, int64_t count) {
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value end = b.create<arith::ConstantIndexOp>(loc, count);
+  auto loop = b.create<scf::ForOp>(
+      loc, zero, end, one, ValueRange{zero},
+      [&](OpBuilder &nb, Location l, Value i, ValueRange carried) {
+        Value v = nb.create<tensor::ExtractOp>(l, flat, i);
+        Value step = nb.create<arith::SelectOp>(l, isNonZero(nb, l, v), one, zero);
+        nb.create<scf::YieldOp>(l, ValueRange{nb.create<arith::AddIOp>(l, carried[0], step)});
+      });
+  return loop.getResult(0);
+}
+
+/// Loops over the `count` positions of 1-D `flat` carrying (result, next
+/// row); at each nonzero one, `write(position, result, row)` returns the
+/// result with that row written. The final result.
+Value writeSelectedRows(
+    OpBuilder &b, Location loc, Value flat, int64_t count, Value init,
+    function_ref<Value(OpBuilder &, Location, Value, Value, Value)> write) {
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+  Value end = b.create<arith::ConstantIndexOp>(loc, count);
+  auto loop = b.create<scf::ForOp>(
+      loc, zero, end, one, ValueRange{init, zero},
+      [&](OpBuilder &nb, Location l, Value i, ValueRange carried) {
+        Value v = nb.create<tensor::ExtractOp>(l, flat, i);
+        auto branch = nb.create<scf::IfOp>(
+            l, isNonZero(nb, l, v),
+            [&](OpBuilder &tb, Location tl) {
+              Value written = write(tb, tl, i, carried[0], carried[1]);
+              Value next = tb.create<arith::AddIOp>(tl, carried[1], one);
+              tb.create<scf::YieldOp>(tl, ValueRange{written, next});
+            },
+            [&](OpBuilder &eb, Location el) {
+              eb.create<scf::YieldOp>(el, carried);
+            });
+        nb.create<scf::YieldOp>(l, branch.getResults());
+      });
+  return loop.getResult(0);
+}
+
+struct NonzeroLowering : OpConversionPattern<NonzeroOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(NonzeroOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto selfType = cast<RankedTensorType>(adaptor.getSelf().getType());
+    ArrayRef<int64_t> shape = selfType.getShape();
+    int64_t count = product(shape), rank = selfType.getRank();
+    Value flat = flattened(rewriter, loc, adaptor.getSelf());
+    if (!flat)
+      return rewriter.notifyMatchFailure(op, "cannot flatten self");
+    Value rows = countSelected(rewriter, loc, flat, count);
+    Value init = rewriter.create<tensor::EmptyOp>(
+        loc, op.getType().getShape(), op.getType().getElementType(), ValueRange{rows});
+    // Row k: the coordinates of flat position i, (i / stride[d]) % shape[d].
+    SmallVector<int64_t> strides(rank, 1);
+    for (int64_t d = rank - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * shape[d + 1];
+    Value result = writeSelectedRows(
+        rewriter, loc, flat, count, init,
+        [&](OpBuilder &b, Location l, Value i, Value into, Value row) {
+          for (int64_t d = 0; d < rank; ++d) {
+            Value stride = b.create<arith::ConstantIndexOp>(l, strides[d]);
+            Value extent = b.create<arith::ConstantIndexOp>(l, shape[d]);
+            Value coordinate = b.create<arith::RemUIOp>(
+                l, b.create<arith::DivUIOp>(l, i, stride), extent);
+            Value value = b.create<arith::IndexCastOp>(l, b.getI64Type(), coordinate);
+            Value column = b.create<arith::ConstantIndexOp>(l, d);
+            into = b.create<tensor::InsertOp>(l, value, into, ValueRange{row, column});
+          }
+          return into;
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct BooleanMaskLowering : OpConversionPattern<BooleanMaskOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BooleanMaskOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto selfType = cast<RankedTensorType>(adaptor.getSelf().getType());
+    auto maskType = cast<RankedTensorType>(adaptor.getMask().getType());
+    RankedTensorType type = op.getType();
+    int64_t positions = product(maskType.getShape());
+    int64_t width = product(selfType.getShape().drop_front(maskType.getRank()));
+    Type element = selfType.getElementType();
+    // Self as (positions, width) rows; the result as (count, width).
+    Value table = buildReshape(
+        rewriter, loc, adaptor.getSelf(),
+        RankedTensorType::get({positions, width}, element));
+    Value flatMask = flattened(rewriter, loc, adaptor.getMask());
+    if (!table || !flatMask)
+      return rewriter.notifyMatchFailure(op, "cannot flatten self or mask");
+    Value rows = countSelected(rewriter, loc, flatMask, positions);
+    auto rowsType = RankedTensorType::get({ShapedType::kDynamic, width}, element);
+    Value init = rewriter.create<tensor::EmptyOp>(loc, rowsType.getShape(), element,
+                                                  ValueRange{rows});
+    Value result = writeSelectedRows(
+        rewriter, loc, flatMask, positions, init,
+        [&](OpBuilder &b, Location l, Value i, Value into, Value row) {
+          SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(width)};
+          SmallVector<OpFoldResult> strides = {b.getIndexAttr(1), b.getIndexAttr(1)};
+          Value piece = b.create<tensor::ExtractSliceOp>(
+              l, table, SmallVector<OpFoldResult>{i, b.getIndexAttr(0)}, sizes, strides);
+          return b.create<tensor::InsertSliceOp>(
+              l, piece, into, SmallVector<OpFoldResult>{row, b.getIndexAttr(0)},
+              sizes, strides).getResult();
+        });
+    SmallVector<OpFoldResult> sizes = {OpFoldResult(rows)};
+    for (int64_t d = 1; d < type.getRank(); ++d)
+      sizes.push_back(rewriter.getIndexAttr(type.getDimSize(d)));
+    Value reshaped = buildReshape(rewriter, loc, result, type, sizes);
+    if (!reshaped)
+      return rewriter.notifyMatchFailure(op, "cannot shape the rows");
+    rewriter.replaceOp(op, reshaped);
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::aten::populateDataDependentPatterns(RewritePatternSet &patterns) {
+  patterns.add<NonzeroLowering, BooleanMaskLowering>(patterns.getContext());
+}

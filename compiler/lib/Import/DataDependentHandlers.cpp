@@ -1,0 +1,128 @@
+//===- DataDependentHandlers.cpp - ops whose result size is data-dependent ===//
+//
+// This file implements the handlers of the ops whose output size depends on
+// the values: nonzero, masked_select and x[mask] (aten.index.Tensor with one
+// boolean index), each one aten.nonzero or aten.boolean_mask. Their row
+// count is a data-dependent size of the graph (torch.export's u0), which
+// GraphImporter binds to the result's first dim.
+//
+//===----------------------------------------------------------------------===//
+#include "EmptyTensors.h"
+#include "OpHandlers.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/common/Status.h"
+
+#include "absl/strings/str_cat.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using Values = SmallVector<Value>;
+
+/// The result of an op whose row count the run computes, or why not: its
+/// first dim must be dynamic (a data-dependent size). A static result with
+/// no elements (nonzero of an empty tensor) is that empty tensor.
+absl::StatusOr<std::optional<Values>> staticResult(NodeImporter &n,
+                                                   RankedTensorType type) {
+  if (type.getRank() >= 1 && type.isDynamicDim(0))
+    return std::optional<Values>();
+  if (type.hasStaticShape() && type.getNumElements() == 0)
+    return std::optional<Values>(Values{emptyTensor(n.b(), n.loc(), type)});
+  return n.unimplemented(
+      "its row count depends on the values, and the graph gives it as a "
+      "static size; export the program with torch.export so that the count "
+      "is a data-dependent size (u0)");
+}
+
+absl::Status checkStatic(NodeImporter &n, Value v, const char *what) {
+  if (!typeOf(v).hasStaticShape())
+    return n.unimplemented(absl::StrCat(
+        what, " has a symbolic size; Kiln takes data-dependent sizes from "
+              "statically shaped operands only"));
+  return absl::OkStatus();
+}
+
+/// nonzero: one aten.nonzero.
+absl::StatusOr<Values> nonzero(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  RETURN_IF_ERROR(checkStatic(n, self, "self"));
+  ASSIGN_OR_RETURN(std::optional<Values> fixed, staticResult(n, type));
+  if (fixed)
+    return *fixed;
+  return Values{n.b().create<aten::NonzeroOp>(n.loc(), type, self).getResult()};
+}
+
+/// A boolean mask over self's leading dims: one aten.boolean_mask.
+absl::StatusOr<Values> booleanMask(NodeImporter &n, RankedTensorType type,
+                                   Value self, Value mask) {
+  RETURN_IF_ERROR(checkStatic(n, self, "self"));
+  RETURN_IF_ERROR(checkStatic(n, mask, "the mask"));
+  ArrayRef<int64_t> selfShape = typeOf(self).getShape();
+  ArrayRef<int64_t> maskShape = typeOf(mask).getShape();
+  if (maskShape.empty())
+    return n.unimplemented("a 0-d boolean index");
+  if (maskShape.size() > selfShape.size() ||
+      selfShape.take_front(maskShape.size()) != maskShape)
+    return n.error("the boolean mask must have the shape of self's leading dims");
+  ASSIGN_OR_RETURN(std::optional<Values> fixed, staticResult(n, type));
+  if (fixed)
+    return *fixed;
+  if (type.getElementType() != typeOf(self).getElementType())
+    return n.error("the result must have self's dtype");
+  return Values{
+      n.b().create<aten::BooleanMaskOp>(n.loc(), type, self, mask).getResult()};
+}
+
+/// masked_select(self, mask): both broadcast to one shape, then the
+/// elements where mask is true, in row-major order.
+absl::StatusOr<Values> maskedSelect(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value mask, n.tensor("mask"));
+  RETURN_IF_ERROR(checkStatic(n, self, "self"));
+  RETURN_IF_ERROR(checkStatic(n, mask, "the mask"));
+  if (!typeOf(mask).getElementType().isInteger(1))
+    return n.error("the mask must be a bool tensor");
+  ArrayRef<int64_t> a = typeOf(self).getShape(), b = typeOf(mask).getShape();
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> shape(rank, 1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1)
+      return n.error(absl::StrCat("self and mask do not broadcast (dim ", x,
+                                  " against ", y, ")"));
+    shape[rank - 1 - i] = x == 1 ? y : x;
+  }
+  if (shape.empty())
+    shape.push_back(1); // two 0-d operands: one position
+  auto to = [&](Value v) -> Value {
+    auto want = RankedTensorType::get(shape, typeOf(v).getElementType());
+    if (typeOf(v) == want)
+      return v;
+    if (typeOf(v).getRank() == 0)
+      v = viewValue(n, v, {1});
+    return typeOf(v) == want
+               ? v
+               : n.b().create<aten::ExpandOp>(n.loc(), want, v).getResult();
+  };
+  return booleanMask(n, type, to(self), to(mask));
+}
+
+} // namespace
+
+absl::StatusOr<SmallVector<Value>> indexByMask(NodeImporter &n, RankedTensorType type,
+                                               Value self, Value mask) {
+  return booleanMask(n, type, self, mask);
+}
+
+void addDataDependentHandlers(OpHandlerTable &t) {
+  t["aten.nonzero.default"] = nonzero;
+  t["aten.masked_select.default"] = maskedSelect;
+}
+
+} // namespace kiln

@@ -1,0 +1,92 @@
+"""Data-dependent sizes end to end (issue 15): programs whose output sizes
+depend on the values (nonzero, masked_select, x[mask]) compile once; every
+call returns the sizes its values give, matching eager, and the ops after
+the selection (elementwise, reductions) see only the selected rows."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+import kiln
+
+#: Selections copy values; the sums reorder f32 additions.
+RTOL, ATOL = 1e-5, 1e-5
+
+
+class Nonzero(torch.nn.Module):
+    def forward(self, x):
+        return torch.nonzero(x)
+
+
+class MaskedSelect(torch.nn.Module):
+    def forward(self, x, m):
+        return torch.masked_select(x, m)
+
+
+class RowsByMask(torch.nn.Module):
+    """x[mask] over the leading dim, then ops on the selected rows."""
+
+    def forward(self, x, m):
+        rows = x[m]
+        return rows * 2 + 1, rows.sum(), (x > 0).nonzero()
+
+
+def _compile(client, model, *example):
+    return client.compile(torch.export.export(model, example))
+
+
+@pytest.mark.parametrize("local", [False, True], ids=["grpc", "local"])
+def test_nonzero_returns_the_rows_the_values_give(kilnd, local):
+    torch.manual_seed(0)
+    x = torch.randn(4, 5)
+    with kiln.Client(kilnd.address, timeout=300, local=local) as client:
+        compiled = _compile(client, Nonzero(), x)
+        (symbol,) = compiled.manifest.symbols
+        assert symbol.data_dependent and (symbol.min, symbol.max) == (0, 20)
+        for zeros in (0, 7, 20):
+            x = torch.randn(4, 5)
+            x.view(-1)[torch.randperm(20)[:zeros]] = 0
+            got = compiled(x)
+            assert got.dtype == torch.int64 and got.shape == (20 - zeros, 2)
+            assert torch.equal(got, torch.nonzero(x))
+
+
+def test_masked_select_broadcasts_and_counts(kilnd):
+    torch.manual_seed(1)
+    x, m = torch.randn(3, 4), torch.rand(4) > 0.5
+    with kiln.Client(kilnd.address, timeout=300) as client:
+        compiled = _compile(client, MaskedSelect(), x, m)
+        for mask in (torch.zeros(4, dtype=torch.bool), torch.ones(4, dtype=torch.bool),
+                     torch.tensor([True, False, False, True])):
+            x = torch.randn(3, 4)
+            got = compiled(x, mask)
+            torch.testing.assert_close(got, torch.masked_select(x, mask), rtol=0, atol=0)
+
+
+def test_ops_after_a_mask_see_only_the_selected_rows(kilnd):
+    torch.manual_seed(2)
+    x, m = torch.randn(6, 3), torch.rand(6) > 0.5
+    model = RowsByMask()
+    with kiln.Client(kilnd.address, timeout=300) as client:
+        compiled = _compile(client, model, x, m)
+        assert sum(s.data_dependent for s in compiled.manifest.symbols) == 2
+        for mask in (torch.zeros(6, dtype=torch.bool), torch.ones(6, dtype=torch.bool),
+                     torch.rand(6) > 0.5):
+            x = torch.randn(6, 3)
+            got = compiled(x, mask)
+            want = model(x, mask)
+            assert [g.shape for g in got] == [w.shape for w in want]
+            for g, w in zip(got, want):
+                torch.testing.assert_close(g, w, rtol=RTOL, atol=ATOL)
+
+
+def test_riscv64_refuses_data_dependent_sizes_by_name(kilnd):
+    x = torch.randn(4, 5)
+    with kiln.Client(kilnd.address, timeout=300) as client:
+        with pytest.raises(kiln.KilnError, match="symbolic sizes"):
+            _compile_for(client, Nonzero(), "riscv64", x)
+
+
+def _compile_for(client, model, target, *example):
+    return client.compile(torch.export.export(model, example), target=target)
