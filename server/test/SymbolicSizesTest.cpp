@@ -144,5 +144,101 @@ TEST(SymbolDeclarations, RangeAndNamesAreChecked) {
               HasSubstr("input 'x' dimension 1 uses symbol 's1'"));
 }
 
+v1::ExecutableManifest nonzeroManifest() {
+  // x: f32[batch, 5] -> rows: i64[u0, 2], flat: f32[3*u1]; u0 and u1
+  // data-dependent.
+  v1::ExecutableManifest manifest;
+  v1::SymbolicDim *batch = manifest.add_symbols();
+  batch->set_name("batch");
+  batch->set_min(1);
+  batch->set_max(8);
+  for (auto [name, max] : {std::pair<const char *, int64_t>{"u0", 40}, {"u1", 8}}) {
+    v1::SymbolicDim *symbol = manifest.add_symbols();
+    symbol->set_name(name);
+    symbol->set_min(0);
+    symbol->set_max(max);
+    symbol->set_data_dependent(true);
+  }
+  v1::ManifestArgument *x = manifest.add_inputs();
+  x->set_name("x");
+  *x->mutable_type() = typeOf({2, 5}, {"batch", ""});
+  v1::ManifestArgument *rows = manifest.add_outputs();
+  rows->set_name("rows");
+  *rows->mutable_type() = typeOf({40, 2}, {"u0", ""});
+  v1::ManifestArgument *flat = manifest.add_outputs();
+  flat->set_name("flat");
+  *flat->mutable_type() = typeOf({24}, {"3*u1"});
+  v1::ManifestArgument *y = manifest.add_outputs();
+  y->set_name("y");
+  *y->mutable_type() = typeOf({2, 5}, {"batch", ""});
+  return manifest;
+}
+
+TEST(DataDependentSizes, MayBeZeroButOthersMayNot) {
+  v1::ExecutableManifest manifest = nonzeroManifest();
+  EXPECT_TRUE(checkSymbolDeclarations(manifest.symbols()).ok());
+  manifest.mutable_symbols(1)->set_data_dependent(false);
+  EXPECT_THAT(std::string(checkSymbolDeclarations(manifest.symbols()).message()),
+              HasSubstr("1 <= min"));
+  manifest.mutable_symbols(0)->set_min(-1);
+  manifest.mutable_symbols(0)->set_data_dependent(true);
+  EXPECT_THAT(std::string(checkSymbolDeclarations(manifest.symbols()).message()),
+              HasSubstr("0 <= min <= max <= 2^40 (a data-dependent size)"));
+}
+
+TEST(DataDependentSizes, BindAtTheirMaxAndNoInputMayUseThem) {
+  v1::ExecutableManifest manifest = nonzeroManifest();
+  v1::TensorType x = typeOf({3, 5});
+  std::vector<int64_t> ordered;
+  absl::StatusOr<v1::ExecutableManifest> bound = bindManifest(manifest, {&x}, &ordered);
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  EXPECT_EQ(ordered, (std::vector<int64_t>{3, 40, 8}));
+  EXPECT_EQ(bound->outputs(0).type().shape(0), 40); // allocated at the max
+  EXPECT_EQ(bound->outputs(1).type().shape(0), 24);
+  EXPECT_EQ(bound->outputs(2).type().shape(0), 3);
+  EXPECT_EQ(dataDependentCount(manifest), 2);
+
+  *manifest.mutable_inputs(0)->mutable_type() = typeOf({2, 5}, {"batch", "u0"});
+  v1::TensorType wide = typeOf({3, 40});
+  EXPECT_THAT(std::string(bindManifest(manifest, {&wide}).status().message()),
+              HasSubstr("'u0' is data-dependent; no input may use it"));
+}
+
+TEST(DataDependentSizes, OutputsTakeTheComputedValues) {
+  v1::ExecutableManifest manifest = nonzeroManifest();
+  absl::StatusOr<std::vector<v1::TensorType>> types =
+      computedOutputTypes(manifest, {3, 40, 8}, {7, 0});
+  ASSERT_TRUE(types.ok()) << types.status();
+  EXPECT_EQ(std::vector<int64_t>((*types)[0].shape().begin(), (*types)[0].shape().end()),
+            (std::vector<int64_t>{7, 2}));
+  EXPECT_EQ((*types)[0].symbols_size(), 0);
+  EXPECT_EQ((*types)[1].shape(0), 0);
+  EXPECT_EQ((*types)[2].shape(0), 3);
+  // A value outside the range is the executable's fault: never used.
+  absl::Status past = computedOutputTypes(manifest, {3, 40, 8}, {41, 0}).status();
+  EXPECT_EQ(past.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(past.message()), HasSubstr("computed 41 for data-dependent size 'u0'"));
+  EXPECT_EQ(computedOutputTypes(manifest, {3, 40, 8}, {1}).status().code(),
+            absl::StatusCode::kInternal);
+}
+
+TEST(DataDependentSizes, ReturnedOutputsAreCheckedAtTheSizesTheyShow) {
+  v1::ExecutableManifest manifest = nonzeroManifest();
+  std::vector<v1::TensorType> bound = {typeOf({40, 2}), typeOf({24}), typeOf({3, 5})};
+  v1::TensorType rows = typeOf({7, 2}), flat = typeOf({6}), y = typeOf({3, 5});
+  absl::StatusOr<std::vector<v1::TensorType>> expected =
+      returnedOutputTypes(manifest, bound, {&rows, &flat, &y});
+  ASSERT_TRUE(expected.ok()) << expected.status();
+  EXPECT_EQ((*expected)[0].shape(0), 7);
+  EXPECT_EQ((*expected)[1].shape(0), 6); // 3 * u1, u1 = 2
+  EXPECT_EQ((*expected)[2].shape(0), 3); // the bound type, untouched
+  v1::TensorType tooMany = typeOf({41, 2});
+  absl::Status past = returnedOutputTypes(manifest, bound, {&tooMany, &flat, &y}).status();
+  EXPECT_EQ(past.code(), absl::StatusCode::kInternal);
+  EXPECT_THAT(std::string(past.message()), HasSubstr("returned 41 for data-dependent size 'u0'"));
+  EXPECT_EQ(returnedOutputTypes(manifest, bound, {&rows}).status().code(),
+            absl::StatusCode::kInternal);
+}
+
 } // namespace
 } // namespace kiln

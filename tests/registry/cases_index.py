@@ -352,3 +352,18 @@ register("embedding_renorm_f16",
 register("embedding_max_norm_f32",
          lambda i, w: F.embedding(i, w, max_norm=1.0),
          _RENORM_INDICES, randn(10, 4))
+
+# Data-dependent sizes (issue 15): the output's row count depends on the
+# values; torch.export gives it as u0, and Kiln computes it in the run.
+register("nonzero_f32", lambda x: torch.nonzero(x * (x > 0)), randn(4, 5))
+register("nonzero_i64_3d", lambda x: torch.nonzero(x), randint(0, 3, 2, 3, 4))
+register("nonzero_bool_as_tuple", lambda m: torch.nonzero(m, as_tuple=True), randbool(3, 5))
+register("nonzero_f64_0d", lambda x: torch.nonzero(x), randn(dtype=torch.float64))
+register("masked_select_broadcast_f32", lambda x, m: torch.masked_select(x, m),
+         randn(3, 4), randbool(4))
+register("masked_select_sum_f64", lambda x: torch.masked_select(x, x > 0).sum(),
+         randn(5, 6, dtype=torch.float64))
+register("bool_mask_rows_then_ops_f32", lambda x, m: torch.relu(x[m]) * 2 + 1,
+         randn(6, 3, 2), randbool(6))
+register("bool_mask_full_rank_i32", lambda x: x[x > 5],
+         randint(0, 10, 4, 4, dtype=torch.int32))

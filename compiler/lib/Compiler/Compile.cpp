@@ -134,10 +134,16 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
   };
 
   enter("import");
-  if (graph.symbols_size() > 0 && target->name() != "cpu")
+  if (graph.symbols_size() > 0 && target->name() != "cpu") {
+    const v1::SymbolicDim &first = graph.symbols(0);
     return absl::UnimplementedError(absl::StrCat(
-        "the graph has symbolic sizes; Kiln compiles those for the cpu target "
-        "only, not '", target->name(), "' (export it with static sizes)"));
+        "the graph has symbolic sizes ('", first.name(), "'",
+        first.data_dependent() ? ", which depends on the values: nonzero, "
+                                 "masked_select or x[mask]"
+                               : "",
+        "); Kiln compiles those for the cpu target only, not '", target->name(),
+        "'", first.data_dependent() ? "" : " (export it with static sizes)"));
+  }
   ASSIGN_OR_RETURN(OwningOpRef<ModuleOp> module, importGraph(graph, context));
   dump("aten", *module);
   analysis::OpReportOptions reportOptions;

@@ -163,7 +163,9 @@ importOverEmptyTensors(NodeImporter &n, const OpHandlerTable &handlers) {
     if (n.resultLeftOut(r))
       continue;
     ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(r));
-    everyResultEmpty = hasNoElements(type);
+    // A result of symbolic size (nonzero of a 0-d tensor: (u0, 0)) has a
+    // shape the op computes, elements or not.
+    everyResultEmpty = type.hasStaticShape() && hasNoElements(type);
   }
   if (everyResultEmpty) {
     ASSIGN_OR_RETURN(Values results,

@@ -181,7 +181,8 @@ bool importsSymbolicSizes(const std::string &op) {
       "aten.cos.default", "aten.logical_not.default", "aten.logical_and.default",
       "aten.logical_or.default", "aten.isnan.default", "aten.isinf.default",
       // Their results have data-dependent sizes (DataDependentHandlers.cpp).
-      "aten.nonzero.default", "aten.masked_select.default", "aten.index.Tensor"};
+      "aten.nonzero.default", "aten.masked_select.default", "aten.index.Tensor",
+      "aten.slice.Tensor"};
   static const std::set<std::string> comparisons = [] {
     std::set<std::string> names;
     for (const char *fn : {"eq", "ne", "lt", "le", "gt", "ge"})
@@ -520,7 +521,8 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
         if (importer.resultLeftOut(r))
           continue;
         ASSIGN_OR_RETURN(RankedTensorType declared, importer.resultType(r));
-        if (results[r] && hasNoElements(declared))
+        // (A result of symbolic size is the handler's, empty or not.)
+        if (results[r] && declared.hasStaticShape() && hasNoElements(declared))
           results[r] = emptyTensor(builder, importer.loc(), declared);
       }
     }
@@ -580,12 +582,11 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
           absl::StrCat("graph output '", name, "' names no value"));
     Value output = isUnsigned.count(name) ? narrowUnsigned(builder, loc, it->second)
                                           : it->second;
-    if (hasNoElements(typeOf(output)))
-      output = emptyTensor(builder, loc, boundaryType(typeOf(output)));
-    else if (auto type = declaredTypes.find(name);
-             type != declaredTypes.end() &&
-             usesDataDependentSize(graph, *type->second)) {
+    if (auto type = declaredTypes.find(name);
+        type != declaredTypes.end() && usesDataDependentSize(graph, *type->second)) {
       ASSIGN_OR_RETURN(output, paddedOutput(builder, loc, graph, *type->second, output));
+    } else if (hasNoElements(typeOf(output))) {
+      output = emptyTensor(builder, loc, boundaryType(typeOf(output)));
     }
     outputs.push_back(output);
   }

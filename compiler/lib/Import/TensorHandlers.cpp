@@ -332,6 +332,8 @@ absl::StatusOr<Value> sliceAlong(NodeImporter &n, Value self, int64_t dim,
   if (length < 0)
     return n.error(absl::StrCat("slice length ", length, " is negative"));
   if (length == 0) {
+    if (!in.hasStaticShape())
+      return n.unimplemented("an empty slice of a tensor with symbolic sizes");
     SmallVector<int64_t> shape(in.getShape());
     shape[dim] = 0;
     return emptyTensor(n.b(), n.loc(), in.clone(shape));
@@ -363,6 +365,8 @@ absl::StatusOr<Values> slice(NodeImporter &n) {
   ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, rank));
   if (rank == 0)
     return n.error("cannot slice a 0-d tensor");
+  if (typeOf(self).isDynamicDim(dim))
+    return n.unimplemented("slice along a dimension of symbolic size");
   int64_t extent = typeOf(self).getDimSize(dim);
   ASSIGN_OR_RETURN(int64_t start, n.intAttr("start", 0));
   ASSIGN_OR_RETURN(int64_t step, n.intAttr("step", 1));

@@ -105,7 +105,8 @@ struct NonzeroLowering : OpConversionPattern<NonzeroOp> {
     Value rows = countSelected(rewriter, loc, flat, count);
     Value init = rewriter.create<tensor::EmptyOp>(
         loc, op.getType().getShape(), op.getType().getElementType(), ValueRange{rows});
-    // Row k: the coordinates of flat position i, (i / stride[d]) % shape[d].
+    // Row k: the coordinates of flat position i, (i / stride[d]) % shape[d]
+    // (no division for the last dim, no remainder for the first).
     SmallVector<int64_t> strides(rank, 1);
     for (int64_t d = rank - 2; d >= 0; --d)
       strides[d] = strides[d + 1] * shape[d + 1];
@@ -113,10 +114,13 @@ struct NonzeroLowering : OpConversionPattern<NonzeroOp> {
         rewriter, loc, flat, count, init,
         [&](OpBuilder &b, Location l, Value i, Value into, Value row) {
           for (int64_t d = 0; d < rank; ++d) {
-            Value stride = b.create<arith::ConstantIndexOp>(l, strides[d]);
-            Value extent = b.create<arith::ConstantIndexOp>(l, shape[d]);
-            Value coordinate = b.create<arith::RemUIOp>(
-                l, b.create<arith::DivUIOp>(l, i, stride), extent);
+            Value coordinate = i;
+            if (strides[d] != 1)
+              coordinate = b.create<arith::DivUIOp>(
+                  l, coordinate, b.create<arith::ConstantIndexOp>(l, strides[d]));
+            if (d != 0)
+              coordinate = b.create<arith::RemUIOp>(
+                  l, coordinate, b.create<arith::ConstantIndexOp>(l, shape[d]));
             Value value = b.create<arith::IndexCastOp>(l, b.getI64Type(), coordinate);
             Value column = b.create<arith::ConstantIndexOp>(l, d);
             into = b.create<tensor::InsertOp>(l, value, into, ValueRange{row, column});

@@ -978,3 +978,43 @@ func.func @pad_crop_past_the_dim(%x: tensor<3x5xf32>) -> tensor<3x3xf32> {
   %0 = aten.pad %x {low = array<i64: 0, -6>, high = array<i64: 0, 4>, value = 0.0 : f64} : (tensor<3x5xf32>) -> tensor<3x3xf32>
   return %0 : tensor<3x3xf32>
 }
+
+// -----
+
+func.func @nonzero_static_rows(%x: tensor<4x5xf32>) -> tensor<3x2xi64> {
+  // expected-error @+1 {{result must be tensor<?x2xi64>}}
+  %0 = aten.nonzero %x : (tensor<4x5xf32>) -> tensor<3x2xi64>
+  return %0 : tensor<3x2xi64>
+}
+
+// -----
+
+func.func @nonzero_columns(%x: tensor<4x5xf32>) -> tensor<?x3xi64> {
+  // expected-error @+1 {{result must be tensor<?x2xi64>}}
+  %0 = aten.nonzero %x : (tensor<4x5xf32>) -> tensor<?x3xi64>
+  return %0 : tensor<?x3xi64>
+}
+
+// -----
+
+func.func @boolean_mask_not_bool(%x: tensor<4x5xf32>, %m: tensor<4xi8>) -> tensor<?x5xf32> {
+  // expected-error @+1 {{mask must be a boolean (i1) tensor}}
+  %0 = aten.boolean_mask %x, %m : (tensor<4x5xf32>, tensor<4xi8>) -> tensor<?x5xf32>
+  return %0 : tensor<?x5xf32>
+}
+
+// -----
+
+func.func @boolean_mask_not_leading(%x: tensor<4x5xf32>, %m: tensor<5xi1>) -> tensor<?x5xf32> {
+  // expected-error @+1 {{mask's shape must be self's leading dims}}
+  %0 = aten.boolean_mask %x, %m : (tensor<4x5xf32>, tensor<5xi1>) -> tensor<?x5xf32>
+  return %0 : tensor<?x5xf32>
+}
+
+// -----
+
+func.func @boolean_mask_result(%x: tensor<4x5xf32>, %m: tensor<4xi1>) -> tensor<?xf32> {
+  // expected-error @+1 {{result must be 'tensor<?x5xf32>'}}
+  %0 = aten.boolean_mask %x, %m : (tensor<4x5xf32>, tensor<4xi1>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}

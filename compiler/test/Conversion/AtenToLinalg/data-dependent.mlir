@@ -1,0 +1,69 @@
+// RUN: kiln-opt %s -split-input-file -kiln-convert-aten-to-linalg | FileCheck %s
+// Ops whose row count the run computes: a counting loop, a tensor.empty of
+// that many rows, then a loop that writes the selected rows in order.
+
+// CHECK-LABEL: func @nonzero
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %arg0 {{\[}}[0, 1]] : tensor<4x5xf32> into tensor<20xf32>
+// CHECK: %[[COUNT:.+]] = scf.for %[[I:[^ ]+]] = %c0 to %c20 step %c1 iter_args(%{{.+}} = %c0) -> (index)
+// CHECK:   %[[V:.+]] = tensor.extract %[[FLAT]][%[[I]]]
+// CHECK:   %[[NZ:.+]] = arith.cmpf une, %[[V]], %{{.+}} : f32
+// CHECK:   arith.select %[[NZ]], %c1, %c0 : index
+// CHECK: %[[INIT:.+]] = tensor.empty(%[[COUNT]]) : tensor<?x2xi64>
+// CHECK: scf.for %[[J:[^ ]+]] = %{{.+}} iter_args(%[[T:[^ ]+]] = %[[INIT]], %[[ROW:[^ ]+]] = %{{.+}}) -> (tensor<?x2xi64>, index)
+// CHECK:   scf.if %{{.+}} -> (tensor<?x2xi64>, index)
+// Row-major coordinates: j / 5, then j % 5.
+// CHECK:     %[[R:.+]] = arith.divui %[[J]], %c5
+// CHECK-NOT: arith.remui %[[R]]
+// CHECK:     tensor.insert %{{.+}} into %[[T]][%[[ROW]], %c0{{.*}}]
+// CHECK-NOT: arith.divui
+// CHECK:     arith.remui %[[J]], %c5
+// CHECK:     tensor.insert %{{.+}} into %{{.+}}[%[[ROW]], %c1{{.*}}]
+// CHECK:     arith.addi %[[ROW]], %c1
+func.func @nonzero(%x: tensor<4x5xf32>) -> tensor<?x2xi64> {
+  %0 = aten.nonzero %x : (tensor<4x5xf32>) -> tensor<?x2xi64>
+  return %0 : tensor<?x2xi64>
+}
+
+// -----
+
+// An integer input compares with cmpi; a 0-d one is one position.
+// CHECK-LABEL: func @nonzero_0d_int
+// CHECK: tensor.expand_shape %arg0 [] output_shape [1] : tensor<i32> into tensor<1xi32>
+// CHECK: arith.cmpi ne
+// CHECK: tensor.empty(%{{.+}}) : tensor<?x0xi64>
+func.func @nonzero_0d_int(%x: tensor<i32>) -> tensor<?x0xi64> {
+  %0 = aten.nonzero %x : (tensor<i32>) -> tensor<?x0xi64>
+  return %0 : tensor<?x0xi64>
+}
+
+// -----
+
+// x[mask] over the leading two dims: self as (12, 3) rows, the mask as 12
+// positions; each selected row is one slice copy; the rows keep self's
+// trailing dim.
+// CHECK-LABEL: func @boolean_mask
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %arg0 {{\[}}[0, 1, 2]] : tensor<3x4x3xf32> into tensor<36xf32>
+// CHECK: %[[ROWS:.+]] = tensor.expand_shape %[[FLAT]] {{\[}}[0, 1]] output_shape [12, 3] : tensor<36xf32> into tensor<12x3xf32>
+// CHECK: %[[MASK:.+]] = tensor.collapse_shape %arg1 {{\[}}[0, 1]] : tensor<3x4xi1> into tensor<12xi1>
+// CHECK: %[[COUNT:.+]] = scf.for
+// CHECK:   tensor.extract %[[MASK]]
+// CHECK: %[[INIT:.+]] = tensor.empty(%[[COUNT]]) : tensor<?x3xf32>
+// CHECK: scf.for %[[I:[^ ]+]] = %{{.+}} iter_args(%[[T:[^ ]+]] = %[[INIT]], %[[ROW:[^ ]+]] = %{{.+}})
+// CHECK:   %[[PIECE:.+]] = tensor.extract_slice %[[ROWS]][%[[I]], 0] [1, 3] [1, 1]
+// CHECK:   tensor.insert_slice %[[PIECE]] into %[[T]][%[[ROW]], 0] [1, 3] [1, 1]
+func.func @boolean_mask(%x: tensor<3x4x3xf32>, %m: tensor<3x4xi1>) -> tensor<?x3xf32> {
+  %0 = aten.boolean_mask %x, %m : (tensor<3x4x3xf32>, tensor<3x4xi1>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
+
+// -----
+
+// A full-rank mask selects elements: rows of width 1, reshaped to 1-D.
+// CHECK-LABEL: func @boolean_mask_elements
+// CHECK: tensor.expand_shape %arg0 {{\[}}[0, 1]] output_shape [4, 1] : tensor<4xi64> into tensor<4x1xi64>
+// CHECK: scf.for
+// CHECK: tensor.collapse_shape %{{.+}} {{\[}}[0, 1]] : tensor<?x1xi64> into tensor<?xi64>
+func.func @boolean_mask_elements(%x: tensor<4xi64>, %m: tensor<4xi1>) -> tensor<?xi64> {
+  %0 = aten.boolean_mask %x, %m : (tensor<4xi64>, tensor<4xi1>) -> tensor<?xi64>
+  return %0 : tensor<?xi64>
+}
