@@ -79,14 +79,3 @@ def test_ops_after_a_mask_see_only_the_selected_rows(kilnd):
             assert [g.shape for g in got] == [w.shape for w in want]
             for g, w in zip(got, want):
                 torch.testing.assert_close(g, w, rtol=RTOL, atol=ATOL)
-
-
-def test_riscv64_refuses_data_dependent_sizes_by_name(kilnd):
-    x = torch.randn(4, 5)
-    with kiln.Client(kilnd.address, timeout=300) as client:
-        with pytest.raises(kiln.KilnError, match="which depends on the values.*cpu target only"):
-            _compile_for(client, Nonzero(), "riscv64", x)
-
-
-def _compile_for(client, model, target, *example):
-    return client.compile(torch.export.export(model, example), target=target)

@@ -99,6 +99,33 @@ void addDebugMiscompile(PassManager &pm, const v1::Graph &graph,
   pm.nest<func::FuncOp>().addPass(createDebugMiscompile(miscompile));
 }
 
+/// Symbolic sizes compile for the cpu target; data-dependent ones alone
+/// (all the graph has) also for riscv64 under Linux, whose agent allocates
+/// at their max and trims as the cpu agent does.
+absl::Status checkSymbolsForTarget(const v1::Graph &graph, const Target &target,
+                                   const MachineSpec &machine) {
+  if (graph.symbols_size() == 0 || target.name() == "cpu")
+    return absl::OkStatus();
+  const v1::SymbolicDim *first = &graph.symbols(0);
+  for (const v1::SymbolicDim &symbol : graph.symbols())
+    if (!symbol.data_dependent()) {
+      first = &symbol;
+      break;
+    }
+  bool dataDependent = first->data_dependent();
+  if (dataDependent && target.name() == "riscv64" &&
+      machine.artifactFormat == "elf-shared-object")
+    return absl::OkStatus();
+  return absl::UnimplementedError(absl::StrCat(
+      "the graph has symbolic sizes ('", first->name(), "'",
+      dataDependent ? ", which depends on the values: nonzero, masked_select or x[mask]"
+                    : "",
+      "); Kiln compiles those for the cpu target",
+      dataDependent ? " and riscv64 under Linux" : "", " only, not '", target.name(),
+      machine.artifactFormat == "elf-relocatable-object" ? " (bare metal)" : "", "'",
+      dataDependent ? "" : " (export it with static sizes)"));
+}
+
 } // namespace
 
 absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
@@ -134,16 +161,7 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
   };
 
   enter("import");
-  if (graph.symbols_size() > 0 && target->name() != "cpu") {
-    const v1::SymbolicDim &first = graph.symbols(0);
-    return absl::UnimplementedError(absl::StrCat(
-        "the graph has symbolic sizes ('", first.name(), "'",
-        first.data_dependent() ? ", which depends on the values: nonzero, "
-                                 "masked_select or x[mask]"
-                               : "",
-        "); Kiln compiles those for the cpu target only, not '", target->name(),
-        "'", first.data_dependent() ? "" : " (export it with static sizes)"));
-  }
+  RETURN_IF_ERROR(checkSymbolsForTarget(graph, *target, machine));
   ASSIGN_OR_RETURN(OwningOpRef<ModuleOp> module, importGraph(graph, context));
   dump("aten", *module);
   analysis::OpReportOptions reportOptions;

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/qemu/QemuBackend.h"
 
+#include "kiln/common/Status.h"
+#include "kiln/common/SymbolicSizes.h"
 #include "kiln/common/TensorTypes.h"
 
 #include "absl/strings/numbers.h"
@@ -34,13 +36,26 @@ namespace {
 /// An artifact loaded lazily into each device that runs it.
 class QemuExecutable final : public LoadedExecutable {
 public:
+  /// `manifest` has static sizes, or data-dependent ones only, bound at
+  /// their max (bindManifest): the buffers the entry point takes.
   QemuExecutable(std::shared_ptr<DevicePool> pool, uint64_t handle,
-                 std::string path, const v1::ExecutableManifest &manifest)
-      : pool(std::move(pool)), handle(handle), path(std::move(path)) {
-    for (const auto *list :
-         {&manifest.parameters(), &manifest.inputs(), &manifest.outputs()})
-      for (const v1::ManifestArgument &argument : *list)
+                 std::string path, const v1::ExecutableManifest &manifest,
+                 int symbols, int dataDependent)
+      : pool(std::move(pool)), handle(handle), path(std::move(path)),
+        symbols(symbols), dataDependent(dataDependent) {
+    auto add = [this](const auto &list) {
+      for (const v1::ManifestArgument &argument : list)
         sizes.push_back(static_cast<uint64_t>(byteSize(argument.type()).value_or(0)));
+    };
+    add(manifest.parameters());
+    add(manifest.inputs());
+    // The symbols' values, between the inputs and the outputs.
+    if (symbols > 0)
+      sizes.push_back(static_cast<uint64_t>(symbols) * sizeof(int64_t));
+    add(manifest.outputs());
+    // The data-dependent sizes the run computes, after the outputs.
+    if (dataDependent > 0)
+      sizes.push_back(static_cast<uint64_t>(dataDependent) * sizeof(int64_t));
   }
   ~QemuExecutable() override {
     for (auto &device : pool->devices) {
@@ -52,8 +67,11 @@ public:
   std::shared_ptr<DevicePool> pool;
   uint64_t handle;
   std::string path;
-  /// Bytes of every buffer in call order (parameters, inputs, outputs).
+  /// Bytes of every buffer in call order (parameters, inputs, the symbols'
+  /// values, outputs, the data-dependent sizes).
   std::vector<uint64_t> sizes;
+  int symbols = 0;
+  int dataDependent = 0;
 };
 
 std::string qemuVersion(const std::string &qemu) {
@@ -154,10 +172,16 @@ absl::StatusOr<std::shared_ptr<LoadedExecutable>>
 QemuBackend::loadExecutable(const v1::ExecutableRecord &record,
                             const std::filesystem::path &artifactPath) {
   const v1::ExecutableManifest &manifest = record.manifest();
-  if (manifest.symbols_size() > 0)
+  const int dataDependent = dataDependentCount(manifest);
+  if (manifest.symbols_size() > dataDependent)
     return absl::FailedPreconditionError(
         "the qemu agent runs executables with static sizes only; this one "
         "has symbolic sizes (the compiler makes those for the cpu target)");
+  // Data-dependent sizes alone: every buffer at its largest.
+  std::vector<const v1::TensorType *> inputs;
+  for (const v1::ManifestArgument &input : manifest.inputs())
+    inputs.push_back(&input.type());
+  ASSIGN_OR_RETURN(v1::ExecutableManifest sized, bindManifest(manifest, inputs));
   if (manifest.format() != "elf-shared-object")
     return absl::FailedPreconditionError(absl::StrCat(
         "the qemu agent runs riscv64 'elf-shared-object' artifacts, not '",
@@ -174,7 +198,8 @@ QemuBackend::loadExecutable(const v1::ExecutableRecord &record,
       !vector.ok())
     return vector;
   auto executable = std::make_shared<QemuExecutable>(
-      pool, pool->nextHandle.fetch_add(1), artifactPath.string(), manifest);
+      pool, pool->nextHandle.fetch_add(1), artifactPath.string(), sized,
+      manifest.symbols_size(), dataDependent);
   // Load it now on one device so a broken artifact fails here, not mid-run.
   auto &device = *pool->devices.front();
   std::lock_guard<std::mutex> lock(device.mutex);
@@ -196,8 +221,16 @@ QemuBackend::run(LoadedExecutable &executable, const CallBuffers &buffers) {
     return absl::InvalidArgumentError(
         absl::StrCat("no simulated device ", buffers.device));
   std::vector<void *> pointers;
-  for (auto list : {buffers.parameters, buffers.inputs, buffers.outputs})
+  for (auto list : {buffers.parameters, buffers.inputs})
     pointers.insert(pointers.end(), list.begin(), list.end());
+  if (static_cast<int>(buffers.symbols.size()) != qemu->symbols)
+    return absl::InternalError(absl::StrCat("the call has ", buffers.symbols.size(),
+                                            " symbol values, the manifest ",
+                                            qemu->symbols));
+  if (qemu->symbols > 0) // copied in only; the ABI takes no const
+    pointers.push_back(const_cast<int64_t *>(buffers.symbols.data()));
+  size_t firstOutput = pointers.size();
+  pointers.insert(pointers.end(), buffers.outputs.begin(), buffers.outputs.end());
   if (pointers.size() != qemu->sizes.size())
     return absl::InternalError(absl::StrCat(
         "the call has ", pointers.size(), " buffers, the manifest ",
@@ -214,7 +247,6 @@ QemuBackend::run(LoadedExecutable &executable, const CallBuffers &buffers) {
   if (absl::Status loaded = process.ensureLoaded(qemu->handle, qemu->path);
       !loaded.ok())
     return loaded;
-  size_t firstOutput = buffers.parameters.size() + buffers.inputs.size();
   for (size_t i = 0; i < firstOutput; ++i)
     std::memcpy(process.arena().at(offsets[i]), pointers[i], qemu->sizes[i]);
   absl::StatusOr<uint64_t> instructions = process.call(qemu->handle, offsets);
