@@ -72,14 +72,34 @@ def test_a_size_that_is_not_a_product_is_refused_by_node():
         serialize_exported(ep, "pool")
 
 
-def test_a_data_dependent_size_is_refused_by_name():
-    """nonzero's row count comes from the values (an unbacked symbol): the
-    serializer says so, naming the node, instead of torch's guard error."""
+def test_a_data_dependent_size_is_declared_with_its_range():
+    """nonzero's row count comes from the values (an unbacked symbol): it is
+    declared data-dependent with the ShapeEnv's range, its extent is the
+    range's max, and torch's range assertions emit no node."""
     class NonZero(torch.nn.Module):
         def forward(self, x):
             return torch.nonzero(x)
 
     ep = torch.export.export(NonZero(), (torch.tensor([[True, False], [True, True]]),))
-    with pytest.raises(UnsupportedOpError, match=r"^FX node 'nonzero' \([^)]*\): its output "
-                                                 r"has a data-dependent size u\d+"):
-        serialize_exported(ep, "nonzero")
+    graph = serialize_exported(ep, "nonzero")[0].graph
+    (symbol,) = graph.symbols
+    assert symbol.data_dependent and (symbol.min, symbol.max) == (0, 4)
+    assert [n.op for n in graph.nodes] == ["aten.nonzero.default"]
+    (output,) = graph.nodes[0].outputs
+    assert list(output.type.shape) == [4, 2]
+    assert list(output.type.symbols) == [symbol.name, ""]
+
+
+def test_a_data_dependent_size_without_a_bound_is_refused_by_name():
+    """Outputs are allocated at a data-dependent size's max: one with no
+    bound cannot be, and the serializer says so, naming where."""
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    from kiln.symbolic_sizes import SymbolTable
+    from kiln.v1 import tensor_pb2
+
+    unbounded = ShapeEnv().create_unbacked_symint()
+    with pytest.raises(UnsupportedOpError, match=r"^node 'n' has a data-dependent size u\d+ "
+                                                 r".*no upper bound below 2\^40"):
+        SymbolTable().tensor_type(tensor_pb2.DTYPE_F32, [unbounded, 3], "node 'n'")
+
