@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 #include "DataDependentSizes.h"
 
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
 #include "kiln/common/Status.h"
+#include "kiln/common/TensorTypes.h"
 #include "kiln/common/SymbolicSizes.h"
 
 #include "absl/strings/str_cat.h"
@@ -50,15 +52,29 @@ bool usesDataDependentSize(const v1::Graph &graph, const v1::TensorType &type) {
   return false;
 }
 
-void bindDataDependentSizes(OpBuilder &b, Location loc, const v1::Graph &graph,
-                            const v1::TensorType &declared, Value result,
-                            SymbolScope &symbols) {
+absl::Status bindDataDependentSizes(OpBuilder &b, Location loc, const v1::Graph &graph,
+                                    const v1::TensorType &declared, Value result,
+                                    SymbolScope &symbols) {
   for (int d = 0; d < declared.symbols_size(); ++d) {
     const std::string &name = declared.symbols(d);
     if (name.empty() || symbols.values.count(name) || !isDataDependent(graph, name))
       continue;
+    // The ops that compute one select at most their mask's elements: a
+    // max below that could not hold every answer.
+    int64_t most = -1;
+    if (auto nonzero = result.getDefiningOp<aten::NonzeroOp>())
+      most = nonzero.getSelf().getType().getNumElements();
+    else if (auto mask = result.getDefiningOp<aten::BooleanMaskOp>())
+      most = mask.getMask().getType().getNumElements();
+    const v1::SymbolicDim *symbol = findSymbol(graph, name);
+    if (d == 0 && most > symbol->max())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "data-dependent size '", name, "' has max ", symbol->max(), ", but ",
+          result.getDefiningOp()->getName().getStringRef().str(),
+          " can select up to ", most, " rows"));
     symbols.values[name] = b.create<tensor::DimOp>(loc, result, d);
   }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Value> paddedOutput(OpBuilder &b, Location loc, const v1::Graph &graph,
@@ -79,9 +95,13 @@ absl::StatusOr<Value> paddedOutput(OpBuilder &b, Location loc, const v1::Graph &
             text, "); Kiln returns such an output only when its other sizes are static"));
   }
   ASSIGN_OR_RETURN(v1::TensorType bound, concreteType(declared, largest));
-  int64_t capacity = 1;
+  __int128 wide = 1;
   for (int64_t extent : bound.shape())
-    capacity *= extent;
+    if ((wide *= extent) > kMaxSymbolValue)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a graph output of type ", formatType(declared),
+          " has more than 2^40 elements at its data-dependent sizes' max"));
+  const int64_t capacity = static_cast<int64_t>(wide);
   auto type = cast<RankedTensorType>(value.getType());
   Value flat = value;
   if (type.getRank() != 1) {
@@ -92,11 +112,16 @@ absl::StatusOr<Value> paddedOutput(OpBuilder &b, Location loc, const v1::Graph &
   }
   Type element = type.getElementType();
   Value buffer = b.create<tensor::EmptyOp>(loc, ArrayRef<int64_t>{capacity}, element);
-  Value count = b.create<tensor::DimOp>(loc, flat, 0);
-  return b
-      .create<tensor::InsertSliceOp>(
-          loc, flat, buffer, ArrayRef<OpFoldResult>{b.getIndexAttr(0)},
-          ArrayRef<OpFoldResult>{count}, ArrayRef<OpFoldResult>{b.getIndexAttr(1)})
+  // Never past the buffer, whatever the graph declared: the caller reads
+  // only the elements the computed sizes give, which it checks against
+  // their max.
+  Value count = b.create<arith::MinUIOp>(
+      loc, b.create<tensor::DimOp>(loc, flat, 0),
+      b.create<arith::ConstantIndexOp>(loc, capacity));
+  SmallVector<OpFoldResult> offsets = {b.getIndexAttr(0)}, sizes = {count},
+                            strides = {b.getIndexAttr(1)};
+  Value front = b.create<tensor::ExtractSliceOp>(loc, flat, offsets, sizes, strides);
+  return b.create<tensor::InsertSliceOp>(loc, front, buffer, offsets, sizes, strides)
       .getResult();
 }
 

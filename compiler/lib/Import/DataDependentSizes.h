@@ -26,10 +26,12 @@ bool usesDataDependentSize(const v1::Graph &graph, const v1::TensorType &type);
 
 /// Binds each data-dependent size that `declared` (a node output's type)
 /// has as a whole dimension, and `symbols` does not have yet, to that dim
-/// of `result`.
-void bindDataDependentSizes(mlir::OpBuilder &b, mlir::Location loc,
-                            const v1::Graph &graph, const v1::TensorType &declared,
-                            mlir::Value result, SymbolScope &symbols);
+/// of `result`. INVALID_ARGUMENT when the op computing it (nonzero,
+/// boolean_mask) could select more rows than the size's max.
+absl::Status bindDataDependentSizes(mlir::OpBuilder &b, mlir::Location loc,
+                                    const v1::Graph &graph,
+                                    const v1::TensorType &declared, mlir::Value result,
+                                    SymbolScope &symbols);
 
 /// Graph output `value` (of declared type `declared`, which uses a
 /// data-dependent size) as a 1-D static buffer of its largest element

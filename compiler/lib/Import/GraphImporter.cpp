@@ -12,6 +12,7 @@
 #include "ImportContext.h"
 #include "OpHandlers.h"
 #include "PerSampleLoop.h"
+#include "SymbolicAgreement.h"
 
 #include "kiln/Dialect/Aten/IR/AtenDialect.h"
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -426,6 +427,16 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
   std::unordered_map<std::string, const v1::TensorType *> declaredTypes;
   for (const v1::Value &input : graph.inputs())
     declaredTypes[input.name()] = &input.type();
+  std::unordered_map<std::string, const v1::TensorType *> parameterTypes;
+  for (const v1::Parameter &param : graph.parameters())
+    parameterTypes[param.value().name()] = &param.value().type();
+  auto declaredType = [&](const std::string &name) -> const v1::TensorType * {
+    auto it = declaredTypes.find(name);
+    if (it != declaredTypes.end())
+      return it->second;
+    auto param = parameterTypes.find(name);
+    return param == parameterTypes.end() ? nullptr : param->second;
+  };
   for (auto [i, name] : llvm::enumerate(argNames)) {
     Value argument = body->getArgument(i);
     if (hasNoElements(typeOf(argument))) {
@@ -532,6 +543,8 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
   };
   for (int i = 0; i < graph.nodes_size(); ++i) {
     const v1::Node &node = graph.nodes(i);
+    if (symbolCount)
+      RETURN_IF_ERROR(checkSymbolicAgreement(node, i, declaredType));
     NodeImporter importer(node, i, builder, values, symbolCount ? &symbols : nullptr);
     importer.setComplexValues(&complexValues);
     Operation *before = body->empty() ? nullptr : &body->back();
@@ -566,9 +579,12 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
       declaredTypes[node.outputs(r).name()] = &node.outputs(r).type();
       if (isComplex(node.outputs(r).type().dtype()))
         complexValues.insert(node.outputs(r).name());
-      if (symbolCount)
-        bindDataDependentSizes(builder, importer.loc(), graph,
-                               node.outputs(r).type(), results[r], symbols);
+      if (symbolCount) {
+        absl::Status bound = bindDataDependentSizes(
+            builder, importer.loc(), graph, node.outputs(r).type(), results[r], symbols);
+        if (!bound.ok())
+          return importer.error(std::string(bound.message()));
+      }
     }
     if (options.keepUnsupportedNodes)
       markNodeOps(*body, before, i);
