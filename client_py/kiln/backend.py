@@ -189,12 +189,20 @@ class _KilnCompiledGraph:
 
     def _symbolic_inputs(self) -> list[Any] | None:
         """The fake values Dynamo traced the graph's placeholders with, when
-        some size among them is symbolic (a dynamic graph); else None."""
+        some size among them is symbolic (a dynamic graph) or some node's
+        size depends on the values (nonzero, x[mask], captured with
+        ``capture_dynamic_output_shape_ops``); else None."""
         from kiln.symbolic_sizes import is_symbolic
+
+        def symbolic(v: Any) -> bool:
+            return is_symbolic(v) or isinstance(v, torch.Tensor) and any(
+                is_symbolic(d) for d in v.shape)
+
         values = [n.meta.get("example_value") for n in self.gm.graph.nodes
                   if n.op == "placeholder"]
-        dynamic = any(is_symbolic(v) or isinstance(v, torch.Tensor) and any(
-            is_symbolic(d) for d in v.shape) for v in values)
+        dynamic = any(symbolic(v) for v in values) or any(
+            symbolic(n.meta.get("example_value")) for n in self.gm.graph.nodes
+            if n.op == "call_function")
         return values if dynamic else None
 
     def _compile_symbolic(self, args: Sequence[Any]) -> _Specialization | None:

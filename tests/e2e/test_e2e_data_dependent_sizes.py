@@ -79,3 +79,24 @@ def test_ops_after_a_mask_see_only_the_selected_rows(kilnd):
             assert [g.shape for g in got] == [w.shape for w in want]
             for g, w in zip(got, want):
                 torch.testing.assert_close(g, w, rtol=RTOL, atol=ATOL)
+
+
+def test_torch_compile_captures_a_selection_in_one_graph(kilnd, monkeypatch):
+    """With Dynamo capturing ops of data-dependent output size, the backend
+    compiles the graph once, its row counts computed in each run."""
+    monkeypatch.setattr(torch._dynamo.config, "capture_dynamic_output_shape_ops", True)
+    torch._dynamo.reset()
+    model = RowsByMask()
+    backend = kiln.backend(kilnd.address, target="cpu")
+    compiled = torch.compile(model, backend=backend, fullgraph=True)
+    torch.manual_seed(3)
+    for _ in range(3):
+        x, m = torch.randn(6, 3), torch.rand(6) > 0.5
+        got, want = compiled(x, m), model(x, m)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape
+            torch.testing.assert_close(g, w, rtol=RTOL, atol=ATOL)
+    (graph,) = backend.compiled_graphs
+    (executable,) = graph.specializations
+    assert any(s.data_dependent for s in executable.manifest.symbols)
+    torch._dynamo.reset()
