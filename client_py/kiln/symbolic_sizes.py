@@ -51,7 +51,7 @@ def _is_data_dependent(symbol: Any) -> bool:
 def _bound_or(value: Any, fallback: int) -> int:
     try:
         return int(value)
-    except Exception:  # -int_oo
+    except Exception:  # int_oo, -int_oo, None
         return fallback
 
 
@@ -99,19 +99,13 @@ class SymbolTable:
         if name in self._ranges:
             return
         if _is_data_dependent(symbol):
-            # The run computes it (nonzero, masked_select, x[mask]): outputs
-            # are allocated at its upper bound, which must be known.
+            # The run computes it (nonzero, masked_select, x[mask]). The
+            # compiler allocates at what the selection can give, so torch's
+            # upper bound is advice (it has none for a masked_select of 2
+            # elements); its lower bound is what the program asserts.
             ranges = value.node.shape_env.var_to_range.get(symbol)
-            upper = getattr(ranges, "upper", None)
-            try:
-                high = int(upper)
-            except Exception:  # int_oo: no bound
-                high = None
-            if high is None or high > MAX_SYMBOL_VALUE:
-                raise UnsupportedOpError(
-                    f"{where} has a data-dependent size {name} (it depends on the "
-                    "values) with no upper bound below 2^40, and Kiln allocates such "
-                    "outputs at their bound")
+            high = min(_bound_or(getattr(ranges, "upper", None), MAX_SYMBOL_VALUE),
+                       MAX_SYMBOL_VALUE)
             low = min(max(_bound_or(getattr(ranges, "lower", 0), 0), 0), high)
             self._ranges[name] = (low, high)
             self._data_dependent.add(name)
@@ -128,13 +122,15 @@ class SymbolTable:
 
     def hint(self, value: Any) -> int:
         """The size ``value`` had when traced; for a data-dependent size,
-        which has none, its largest (the extent outputs are allocated at)."""
+        which has none, its upper bound (1 when torch knows none)."""
         if not isinstance(value, torch.SymInt):
             return int(value)
         expr = _expr(value)
         unbacked = [s for s in expr.free_symbols if _is_data_dependent(s)]
         if unbacked:
-            return int(expr.subs({s: self._ranges[str(s)][1] for s in unbacked}))
+            return int(expr.subs({s: self._ranges[str(s)][1]
+                                  if self._ranges[str(s)][1] < MAX_SYMBOL_VALUE else 1
+                                  for s in unbacked}))
         hint = value.node.hint
         if hint is None:
             hint = value.node.shape_env.size_hint(expr)

@@ -90,16 +90,17 @@ def test_a_data_dependent_size_is_declared_with_its_range():
     assert list(output.type.symbols) == [symbol.name, ""]
 
 
-def test_a_data_dependent_size_without_a_bound_is_refused_by_name():
-    """Outputs are allocated at a data-dependent size's max: one with no
-    bound cannot be, and the serializer says so, naming where."""
-    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+def test_a_data_dependent_size_without_a_bound_is_declared_up_to_2_40():
+    """torch knows no bound for some counts (a masked_select of 2 elements):
+    the size is declared up to 2^40, and the compiler allocates at what the
+    selection can give."""
+    class MaskedSelect(torch.nn.Module):
+        def forward(self, x):
+            return torch.masked_select(x, x > 0)
 
-    from kiln.symbolic_sizes import SymbolTable
-    from kiln.v1 import tensor_pb2
-
-    unbounded = ShapeEnv().create_unbacked_symint()
-    with pytest.raises(UnsupportedOpError, match=r"^node 'n' has a data-dependent size u\d+ "
-                                                 r".*no upper bound below 2\^40"):
-        SymbolTable().tensor_type(tensor_pb2.DTYPE_F32, [unbounded, 3], "node 'n'")
-
+    ep = torch.export.export(MaskedSelect(), (torch.tensor([1.0, -1.0]),))
+    graph = serialize_exported(ep, "masked_select")[0].graph
+    (symbol,) = graph.symbols
+    assert symbol.data_dependent and (symbol.min, symbol.max) == (0, 1 << 40)
+    (output,) = graph.nodes[-1].outputs
+    assert list(output.type.shape) == [1] and list(output.type.symbols) == [symbol.name]

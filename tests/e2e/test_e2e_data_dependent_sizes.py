@@ -81,10 +81,14 @@ def test_ops_after_a_mask_see_only_the_selected_rows(kilnd):
                 torch.testing.assert_close(g, w, rtol=RTOL, atol=ATOL)
 
 
-def test_torch_compile_captures_a_selection_in_one_graph(kilnd, monkeypatch):
+def test_torch_compile_captures_a_selection_in_one_graph(kilnd):
     """With Dynamo capturing ops of data-dependent output size, the backend
     compiles the graph once, its row counts computed in each run."""
-    monkeypatch.setattr(torch._dynamo.config, "capture_dynamic_output_shape_ops", True)
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        _run_compiled_selection(kilnd)
+
+
+def _run_compiled_selection(kilnd):
     torch._dynamo.reset()
     model = RowsByMask()
     backend = kiln.backend(kilnd.address, target="cpu")
@@ -100,3 +104,21 @@ def test_torch_compile_captures_a_selection_in_one_graph(kilnd, monkeypatch):
     (executable,) = graph.specializations
     assert any(s.data_dependent for s in executable.manifest.symbols)
     torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("shapes", [((4,), (3, 4)), ((2,), (2,))],
+                         ids=["mask_broadcasts_over_self", "two_elements"])
+def test_masked_select_counts_past_torchs_own_bound(kilnd, shapes):
+    """torch bounds masked_select's count by self's elements (none at all
+    for 2): Kiln allocates at what the broadcast selection can give."""
+    self_shape, mask_shape = shapes
+    torch.manual_seed(5)
+    x, m = torch.randn(*self_shape), torch.ones(*mask_shape, dtype=torch.bool)
+    with kiln.Client(kilnd.address, timeout=300) as client:
+        compiled = _compile(client, MaskedSelect(), x, m)
+        (symbol,) = compiled.manifest.symbols
+        assert symbol.max == m.numel()
+        for mask in (torch.ones(*mask_shape, dtype=torch.bool),
+                     torch.rand(*mask_shape) > 0.5):
+            got = compiled(x, mask)
+            torch.testing.assert_close(got, torch.masked_select(x, mask), rtol=0, atol=0)

@@ -53,7 +53,8 @@ absl::Status runStage(PassManager &pm, ModuleOp module, const char *stage,
 }
 
 v1::ExecutableManifest buildManifest(const v1::Graph &graph, const Target &target,
-                                     const MachineSpec &machine) {
+                                     const MachineSpec &machine,
+                                     const std::vector<int64_t> &dataDependentMax) {
   v1::ExecutableManifest manifest;
   // A model artifact (ONNX) has no symbols; its entry is its graph's name.
   manifest.set_entry_symbol(target.emitsFromAten() ? kGraphFunctionName
@@ -82,6 +83,14 @@ v1::ExecutableManifest buildManifest(const v1::Graph &graph, const Target &targe
     *arg->mutable_type() = *types.at(name);
   }
   *manifest.mutable_symbols() = graph.symbols();
+  // A data-dependent size's max is what its selection can give (the
+  // importer's), which callers allocate at, not what the graph declared.
+  size_t next = 0;
+  for (v1::SymbolicDim &symbol : *manifest.mutable_symbols())
+    if (symbol.data_dependent() && next < dataDependentMax.size()) {
+      symbol.set_max(dataDependentMax[next++]);
+      symbol.set_min(std::min(symbol.min(), symbol.max()));
+    }
   return manifest;
 }
 
@@ -121,8 +130,8 @@ absl::Status checkSymbolsForTarget(const v1::Graph &graph, const Target &target,
       dataDependent ? ", which depends on the values: nonzero, masked_select or x[mask]"
                     : "",
       "); Kiln compiles those for the cpu target",
-      dataDependent ? " and riscv64 under Linux" : "", " only, not '", target.name(),
-      machine.artifactFormat == "elf-relocatable-object" ? " (bare metal)" : "", "'",
+      dataDependent ? " and riscv64 under Linux" : "", " only, not '", target.name(), "'",
+      machine.artifactFormat == "elf-relocatable-object" ? " (bare metal)" : "",
       dataDependent ? "" : " (export it with static sizes)"));
 }
 
@@ -163,6 +172,7 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
   enter("import");
   RETURN_IF_ERROR(checkSymbolsForTarget(graph, *target, machine));
   ASSIGN_OR_RETURN(OwningOpRef<ModuleOp> module, importGraph(graph, context));
+  const std::vector<int64_t> dataDependentMax = dataDependentMaxima(*module);
   dump("aten", *module);
   analysis::OpReportOptions reportOptions;
   reportOptions.graph = &graph;
@@ -178,7 +188,7 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
                                           options.dumpStages ? &text : nullptr));
     if (options.dumpStages)
       result.stages.push_back({"onnx", std::move(text)});
-    result.manifest = buildManifest(graph, *target, machine);
+    result.manifest = buildManifest(graph, *target, machine, dataDependentMax);
     return result;
   }
 
@@ -229,7 +239,7 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
     dump("llvm-ir", *llvmModule);
     result.stages.push_back({"asm", assembly});
   }
-  result.manifest = buildManifest(graph, *target, machine);
+  result.manifest = buildManifest(graph, *target, machine, dataDependentMax);
   if (callsKernelLibrary)
     result.manifest.set_kernel_library(machine.kernelLibrary);
   return result;

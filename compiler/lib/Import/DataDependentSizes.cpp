@@ -12,7 +12,10 @@
 #include "kiln/common/SymbolicSizes.h"
 
 #include "absl/strings/str_cat.h"
+#include "kiln/Import/GraphImporter.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -34,13 +37,6 @@ bool isDataDependent(const v1::Graph &graph, const std::string &name) {
 
 } // namespace
 
-bool hasDataDependentSizes(const v1::Graph &graph) {
-  for (const v1::SymbolicDim &symbol : graph.symbols())
-    if (symbol.data_dependent())
-      return true;
-  return false;
-}
-
 bool usesDataDependentSize(const v1::Graph &graph, const v1::TensorType &type) {
   for (const std::string &text : type.symbols()) {
     absl::StatusOr<SizeExpr> expr = parseSizeExpr(text);
@@ -55,35 +51,48 @@ bool usesDataDependentSize(const v1::Graph &graph, const v1::TensorType &type) {
 absl::Status bindDataDependentSizes(OpBuilder &b, Location loc, const v1::Graph &graph,
                                     const v1::TensorType &declared, Value result,
                                     SymbolScope &symbols) {
+  // Only a selection computes a data-dependent size: its row count, at
+  // most its mask's (or tensor's) elements.
+  int64_t most = -1;
+  if (auto nonzero = result.getDefiningOp<aten::NonzeroOp>())
+    most = nonzero.getSelf().getType().getNumElements();
+  else if (auto mask = result.getDefiningOp<aten::BooleanMaskOp>())
+    most = mask.getMask().getType().getNumElements();
   for (int d = 0; d < declared.symbols_size(); ++d) {
     const std::string &name = declared.symbols(d);
-    if (name.empty() || symbols.values.count(name) || !isDataDependent(graph, name))
+    if (name.empty() || !isDataDependent(graph, name))
       continue;
-    // The ops that compute one select at most their mask's elements: a
-    // max below that could not hold every answer.
-    int64_t most = -1;
-    if (auto nonzero = result.getDefiningOp<aten::NonzeroOp>())
-      most = nonzero.getSelf().getType().getNumElements();
-    else if (auto mask = result.getDefiningOp<aten::BooleanMaskOp>())
-      most = mask.getMask().getType().getNumElements();
-    const v1::SymbolicDim *symbol = findSymbol(graph, name);
-    if (d == 0 && most > symbol->max())
+    bool computes = d == 0 && most >= 0;
+    bool bound = symbols.values.count(name) != 0;
+    // The same selection's result again (a clone or alias returns it).
+    if (computes && bound &&
+        symbols.dataDependentSource.at(name) == result.getDefiningOp())
+      continue;
+    if (computes && bound)
+      // torch.export unifies two counts it inferred equal (x[m1] + y[m2])
+      // and checks that at run time; the ops after both would trust it.
+      return absl::UnimplementedError(absl::StrCat(
+          "its row count is declared as '", name, "', which an earlier selection "
+          "computes: the program assumes the two counts equal, and Kiln cannot "
+          "check that before the ops that rely on it"));
+    if (bound)
+      continue;
+    if (!computes)
       return absl::InvalidArgumentError(absl::StrCat(
-          "data-dependent size '", name, "' has max ", symbol->max(), ", but ",
-          result.getDefiningOp()->getName().getStringRef().str(),
-          " can select up to ", most, " rows"));
+          "uses data-dependent size '", name, "' before any nonzero, "
+          "masked_select or x[mask] computes it (as its row count)"));
     symbols.values[name] = b.create<tensor::DimOp>(loc, result, d);
+    symbols.dataDependentMax[name] = most;
+    symbols.dataDependentSource[name] = result.getDefiningOp();
   }
   return absl::OkStatus();
 }
 
 absl::StatusOr<Value> paddedOutput(OpBuilder &b, Location loc, const v1::Graph &graph,
+                                   const SymbolScope &symbols,
                                    const v1::TensorType &declared, Value value) {
   // Its largest size: every data-dependent size at its max.
-  SymbolValues largest;
-  for (const v1::SymbolicDim &symbol : graph.symbols())
-    if (symbol.data_dependent())
-      largest[symbol.name()] = symbol.max();
+  SymbolValues largest(symbols.dataDependentMax.begin(), symbols.dataDependentMax.end());
   for (const std::string &text : declared.symbols()) {
     if (text.empty())
       continue;
@@ -127,7 +136,8 @@ absl::StatusOr<Value> paddedOutput(OpBuilder &b, Location loc, const v1::Graph &
 
 absl::StatusOr<Value> dataDependentValues(OpBuilder &b, Location loc,
                                           const v1::Graph &graph,
-                                          const SymbolScope &symbols) {
+                                          const SymbolScope &symbols,
+                                          SmallVectorImpl<int64_t> &maxima) {
   SmallVector<Value> values;
   for (const v1::SymbolicDim &symbol : graph.symbols()) {
     if (!symbol.data_dependent())
@@ -136,11 +146,23 @@ absl::StatusOr<Value> dataDependentValues(OpBuilder &b, Location loc,
     if (it == symbols.values.end())
       return absl::InvalidArgumentError(absl::StrCat(
           "data-dependent size '", symbol.name(),
-          "' is not the whole extent of any node output, so nothing computes it"));
+          "' is the row count of no nonzero, masked_select or x[mask], so nothing "
+          "computes it"));
     values.push_back(b.create<arith::IndexCastOp>(loc, b.getI64Type(), it->second));
+    maxima.push_back(symbols.dataDependentMax.at(symbol.name()));
   }
   auto type = RankedTensorType::get({static_cast<int64_t>(values.size())}, b.getI64Type());
   return b.create<tensor::FromElementsOp>(loc, type, values).getResult();
+}
+
+std::vector<int64_t> dataDependentMaxima(ModuleOp module) {
+  std::vector<int64_t> maxima;
+  auto function = module.lookupSymbol<func::FuncOp>(kGraphFunctionName);
+  if (!function)
+    return maxima;
+  if (auto values = function->getAttrOfType<DenseI64ArrayAttr>(kDataDependentMaxAttr))
+    maxima.assign(values.asArrayRef().begin(), values.asArrayRef().end());
+  return maxima;
 }
 
 } // namespace kiln

@@ -18,16 +18,18 @@
 
 namespace kiln {
 
-/// True when the graph declares a data-dependent size.
-bool hasDataDependentSizes(const v1::Graph &graph);
-
 /// True when `type` has a dimension whose size uses a data-dependent size.
 bool usesDataDependentSize(const v1::Graph &graph, const v1::TensorType &type);
 
+/// The function attribute that holds dataDependentMaxima's values.
+inline constexpr const char *kDataDependentMaxAttr = "kiln.data_dependent_max";
+
 /// Binds each data-dependent size that `declared` (a node output's type)
-/// has as a whole dimension, and `symbols` does not have yet, to that dim
-/// of `result`. INVALID_ARGUMENT when the op computing it (nonzero,
-/// boolean_mask) could select more rows than the size's max.
+/// uses, when `result` is the nonzero or boolean_mask computing it (its row
+/// count, dim 0), to that dim, with the selection's element count as its
+/// largest value. INVALID_ARGUMENT for a size used before a selection
+/// computes it; UNIMPLEMENTED for a selection whose count is declared as
+/// one computed before (a program that assumes two counts equal).
 absl::Status bindDataDependentSizes(mlir::OpBuilder &b, mlir::Location loc,
                                     const v1::Graph &graph,
                                     const v1::TensorType &declared, mlir::Value result,
@@ -35,17 +37,20 @@ absl::Status bindDataDependentSizes(mlir::OpBuilder &b, mlir::Location loc,
 
 /// Graph output `value` (of declared type `declared`, which uses a
 /// data-dependent size) as a 1-D static buffer of its largest element
-/// count, its elements first in row-major order. UNIMPLEMENTED when the
+/// count (its sizes at their largest values, as `symbols` has them), its elements first in row-major order. UNIMPLEMENTED when the
 /// type also uses a size the inputs bind.
 absl::StatusOr<mlir::Value> paddedOutput(mlir::OpBuilder &b, mlir::Location loc,
                                          const v1::Graph &graph,
+                                         const SymbolScope &symbols,
                                          const v1::TensorType &declared,
                                          mlir::Value value);
 
 /// tensor<Nxi64>: the values of the graph's N data-dependent sizes, in
-/// declaration order. INVALID_ARGUMENT naming one that no node result bound.
+/// declaration order, with their largest values appended to `maxima`.
+/// INVALID_ARGUMENT naming one that no selection computed.
 absl::StatusOr<mlir::Value> dataDependentValues(mlir::OpBuilder &b, mlir::Location loc,
                                                 const v1::Graph &graph,
-                                                const SymbolScope &symbols);
+                                                const SymbolScope &symbols,
+                                                llvm::SmallVectorImpl<int64_t> &maxima);
 
 } // namespace kiln

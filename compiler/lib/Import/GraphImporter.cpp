@@ -583,7 +583,9 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
         absl::Status bound = bindDataDependentSizes(
             builder, importer.loc(), graph, node.outputs(r).type(), results[r], symbols);
         if (!bound.ok())
-          return importer.error(std::string(bound.message()));
+          return absl::IsUnimplemented(bound)
+                     ? importer.unimplemented(std::string(bound.message()))
+                     : importer.error(std::string(bound.message()));
       }
     }
     if (options.keepUnsupportedNodes)
@@ -600,7 +602,8 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
                                           : it->second;
     if (auto type = declaredTypes.find(name);
         type != declaredTypes.end() && usesDataDependentSize(graph, *type->second)) {
-      ASSIGN_OR_RETURN(output, paddedOutput(builder, loc, graph, *type->second, output));
+      ASSIGN_OR_RETURN(output,
+                       paddedOutput(builder, loc, graph, symbols, *type->second, output));
     } else if (hasNoElements(typeOf(output))) {
       output = emptyTensor(builder, loc, boundaryType(typeOf(output)));
     }
@@ -609,8 +612,10 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
   if (outputs.empty())
     return absl::InvalidArgumentError("graph has no outputs");
   // The data-dependent sizes' values, for the caller to trim the outputs.
-  if (hasDataDependentSizes(graph)) {
-    ASSIGN_OR_RETURN(Value computed, dataDependentValues(builder, loc, graph, symbols));
+  SmallVector<int64_t> maxima;
+  if (dataDependentCount(graph.symbols()) > 0) {
+    ASSIGN_OR_RETURN(Value computed,
+                     dataDependentValues(builder, loc, graph, symbols, maxima));
     outputs.push_back(computed);
   }
   builder.create<func::ReturnOp>(loc, outputs);
@@ -633,12 +638,14 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
                           ? builder.getArrayAttr({})
                           : boundarySizes(builder, *it->second));
     }
-    if (hasDataDependentSizes(graph))
+    if (dataDependentCount(graph.symbols()) > 0)
       sizes.push_back(builder.getArrayAttr({}));
     func->setAttr("kiln.symbols", builder.getArrayAttr(names));
     func->setAttr("kiln.symbols_position",
                   builder.getI64IntegerAttr(static_cast<int64_t>(argNames.size())));
     func->setAttr("kiln.boundary_sizes", builder.getArrayAttr(sizes));
+    if (!maxima.empty())
+      func->setAttr(kDataDependentMaxAttr, builder.getDenseI64ArrayAttr(maxima));
   }
 
   std::string diagnostics;

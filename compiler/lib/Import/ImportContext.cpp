@@ -325,7 +325,9 @@ SymbolScope::dynamicSizes(OpBuilder &b, Location loc,
       auto it = values.find(symbol);
       if (it == values.end())
         return absl::InvalidArgumentError(
-            absl::StrCat("size '", text, "' uses undeclared symbol '", symbol, "'"));
+            absl::StrCat("size '", text, "' uses symbol '", symbol,
+                         "', which is undeclared or (a data-dependent size) not "
+                         "computed yet"));
       size = size ? b.create<arith::MulIOp>(loc, size, it->second).getResult()
                   : it->second;
     }

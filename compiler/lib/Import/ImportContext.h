@@ -40,6 +40,11 @@ inline bool isComplex(v1::DType dtype) {
 /// function: index values read from the symbols argument at its top.
 struct SymbolScope {
   std::unordered_map<std::string, mlir::Value> values;
+  /// Each bound data-dependent size's largest value: what the selection
+  /// computing it can select.
+  std::unordered_map<std::string, int64_t> dataDependentMax;
+  /// The selection op that computes each bound data-dependent size.
+  std::unordered_map<std::string, mlir::Operation *> dataDependentSource;
 
   /// One index value per symbolic dimension of `type`, outermost first: its
   /// size expression evaluated (empty for a static type).

@@ -78,17 +78,66 @@ const std::set<std::string> &viewOps() {
   return ops;
 }
 
-/// The elementwise ops that take symbolic sizes (GraphImporter's list).
-bool isElementwise(const std::string &op) {
+/// The ops among those that take symbolic sizes (GraphImporter's list)
+/// whose every tensor operand has the result's size in each dim,
+/// right-aligned, or a static 1 there: elementwise ops, expand, and slice
+/// (whose sliced dim is static).
+bool keepsDims(const std::string &op) {
   static const std::set<std::string> prefixes = {
       "aten.add.", "aten.sub.", "aten.mul.", "aten.div.", "aten.where.",
       "aten.masked_fill.", "aten.maximum.", "aten.minimum.", "aten.pow.",
-      "aten.rsub.", "aten.logical_and.", "aten.logical_or.", "aten.eq.",
-      "aten.ne.", "aten.lt.", "aten.le.", "aten.gt.", "aten.ge."};
+      "aten.rsub.", "aten.logical_and.", "aten.logical_or.", "aten.logical_not.",
+      "aten.eq.", "aten.ne.", "aten.lt.", "aten.le.", "aten.gt.", "aten.ge.",
+      "aten.neg.", "aten.relu.", "aten.tanh.", "aten.sigmoid.", "aten.exp.",
+      "aten.gelu.", "aten.clone.", "aten.alias.", "aten.detach.", "aten._to_copy.",
+      "aten.full_like.", "aten.zeros_like.", "aten.ones_like.", "aten.clamp.",
+      "aten.clamp_min.", "aten.clamp_max.", "aten.hardtanh.", "aten.leaky_relu.",
+      "aten.silu.", "aten.sqrt.", "aten.rsqrt.", "aten.log.", "aten.erf.",
+      "aten.reciprocal.", "aten.abs.", "aten.sin.", "aten.cos.", "aten.isnan.",
+      "aten.isinf.", "aten.expand.", "aten.slice.", "aten._softmax.",
+      "aten.softmax.", "aten._log_softmax.", "aten.log_softmax."};
   for (const std::string &prefix : prefixes)
     if (op.rfind(prefix, 0) == 0)
       return true;
   return false;
+}
+
+/// mm, addmm, bmm: the (batch,) rows, columns and contracted depth of the
+/// operands and the result. Empty message when they agree (or the node is
+/// not a product).
+std::string productDisagreement(const v1::Node &node, const v1::TensorType &result,
+                                const DeclaredTypeLookup &declared) {
+  auto operand = [&](const char *name) -> const v1::TensorType * {
+    for (const v1::Argument &argument : node.arguments())
+      if (argument.name() == name && argument.kind_case() == v1::Argument::kValue)
+        return declared(argument.value());
+    return nullptr;
+  };
+  bool batched = node.op() == "aten.bmm.default";
+  const char *lhsName = node.op() == "aten.addmm.default" ? "mat1" : "self";
+  const char *rhsName = "mat2";
+  if (node.op() != "aten.mm.default" && node.op() != "aten.addmm.default" && !batched)
+    return "";
+  const v1::TensorType *lhs = operand(lhsName), *rhs = operand(rhsName);
+  int rank = batched ? 3 : 2;
+  if (!lhs || !rhs || lhs->shape_size() != rank || rhs->shape_size() != rank ||
+      result.shape_size() != rank)
+    return ""; // the handler checks the ranks
+  int b = batched ? 1 : 0;
+  struct Pair { Product a, b; const char *what; };
+  std::vector<Pair> pairs = {
+      {dimOf(*lhs, b + 1), dimOf(*rhs, b), "the contracted depth"},
+      {dimOf(*lhs, b), dimOf(result, b), "the rows"},
+      {dimOf(*rhs, b + 1), dimOf(result, b + 1), "the columns"}};
+  if (batched) {
+    pairs.push_back({dimOf(*lhs, 0), dimOf(result, 0), "the batch"});
+    pairs.push_back({dimOf(*rhs, 0), dimOf(result, 0), "the batch"});
+  }
+  for (const Pair &p : pairs)
+    if (!(p.a == p.b) && (isSymbolicDim(p.a) || isSymbolicDim(p.b)))
+      return absl::StrCat(p.what, " is ", p.a.str(), " in one operand and ", p.b.str(),
+                          " where it must be the same");
+  return "";
 }
 
 } // namespace
@@ -122,7 +171,9 @@ absl::Status checkSymbolicAgreement(const v1::Node &node, int index,
     }
     return absl::OkStatus();
   }
-  if (!isElementwise(node.op()))
+  if (std::string product = productDisagreement(node, result, declared); !product.empty())
+    return fail(product);
+  if (!keepsDims(node.op()))
     return absl::OkStatus();
   // Right-aligned, every operand's dim is the result's or a static 1.
   int rank = result.shape_size();
@@ -139,7 +190,7 @@ absl::Status checkSymbolicAgreement(const v1::Node &node, int index,
         continue; // static: the op's verifier checks it
       return fail(absl::StrCat("dim ", d, " of operand '", name, "' is ", have.str(),
                                " where the result's is ", want.str(),
-                               ": elementwise sizes must be equal or a static 1"));
+                               ": sizes must be equal or a static 1"));
     }
   }
   return absl::OkStatus();

@@ -309,109 +309,63 @@ bindManifest(const v1::ExecutableManifest &manifest,
   return bound;
 }
 
-int dataDependentCount(const v1::ExecutableManifest &manifest) {
+int dataDependentCount(
+    const google::protobuf::RepeatedPtrField<v1::SymbolicDim> &symbols) {
   int count = 0;
-  for (const v1::SymbolicDim &symbol : manifest.symbols())
+  for (const v1::SymbolicDim &symbol : symbols)
     count += symbol.data_dependent() ? 1 : 0;
   return count;
 }
 
 absl::StatusOr<std::vector<v1::TensorType>>
 computedOutputTypes(const v1::ExecutableManifest &manifest,
-                    const std::vector<int64_t> &ordered,
-                    const std::vector<int64_t> &computed) {
-  if (ordered.size() != static_cast<size_t>(manifest.symbols_size()) ||
-      computed.size() != static_cast<size_t>(dataDependentCount(manifest)))
+                    const std::vector<v1::TensorType> &boundOutputs,
+                    std::span<const int64_t> computed) {
+  if (boundOutputs.size() != static_cast<size_t>(manifest.outputs_size()) ||
+      computed.size() != static_cast<size_t>(dataDependentCount(manifest.symbols())))
     return absl::InternalError(absl::StrCat(
-        "the call has ", ordered.size(), " symbol values and ", computed.size(),
-        " computed ones for ", manifest.symbols_size(), " symbols"));
+        "the call has ", boundOutputs.size(), " outputs and ", computed.size(),
+        " data-dependent sizes; the manifest lists ", manifest.outputs_size(), " and ",
+        dataDependentCount(manifest.symbols())));
   SymbolValues values;
   size_t next = 0;
-  for (int i = 0; i < manifest.symbols_size(); ++i) {
-    const v1::SymbolicDim &symbol = manifest.symbols(i);
-    int64_t value = ordered[static_cast<size_t>(i)];
-    if (symbol.data_dependent()) {
-      value = computed[next++];
-      // The outputs were allocated at max: a value past it (or below min)
-      // is the executable's fault, never written out.
-      if (value < symbol.min() || value > symbol.max())
-        return absl::InternalError(absl::StrCat(
-            "the executable computed ", value, " for data-dependent size '",
-            symbol.name(), "', outside its range [", symbol.min(), ", ",
-            symbol.max(), "]"));
-    }
+  for (const v1::SymbolicDim &symbol : manifest.symbols()) {
+    if (!symbol.data_dependent())
+      continue;
+    int64_t value = computed[next++];
+    // Outputs are allocated at max, which is what the selection can give:
+    // a value outside the range is the values breaking what the program
+    // asserts (torch._check), and nothing is returned.
+    if (value < symbol.min() || value > symbol.max())
+      return absl::InvalidArgumentError(absl::StrCat(
+          "this call's values make data-dependent size '", symbol.name(), "' ",
+          value, ", outside [", symbol.min(), ", ", symbol.max(),
+          "], the range the program asserts"));
     values.emplace(symbol.name(), value);
   }
   std::vector<v1::TensorType> outputs;
-  for (const v1::ManifestArgument &output : manifest.outputs()) {
-    absl::StatusOr<v1::TensorType> type = concreteType(output.type(), values);
+  for (int i = 0; i < manifest.outputs_size(); ++i) {
+    const v1::TensorType &declared = manifest.outputs(i).type();
+    bool usesOne = false;
+    for (const std::string &text : declared.symbols()) {
+      absl::StatusOr<SizeExpr> expr = parseSizeExpr(text);
+      if (!text.empty() && expr.ok())
+        for (const std::string &name : expr->symbols)
+          usesOne |= values.count(name) != 0;
+    }
+    if (!usesOne) {
+      outputs.push_back(boundOutputs[static_cast<size_t>(i)]);
+      continue;
+    }
+    // The compiler returns such an output only when its other sizes are
+    // static (it uses no size the inputs bind).
+    absl::StatusOr<v1::TensorType> type = concreteType(declared, values);
     if (!type.ok())
-      return type.status();
+      return absl::InternalError(absl::StrCat("output ", i, " ('", manifest.outputs(i).name(),
+                                              "'): ", type.status().message()));
     outputs.push_back(*std::move(type));
   }
   return outputs;
-}
-
-absl::StatusOr<std::vector<v1::TensorType>>
-returnedOutputTypes(const v1::ExecutableManifest &manifest,
-                    const std::vector<v1::TensorType> &bound,
-                    const std::vector<const v1::TensorType *> &returned) {
-  if (bound.size() != static_cast<size_t>(manifest.outputs_size()) ||
-      returned.size() != bound.size())
-    return absl::InternalError(absl::StrCat(
-        "the device returned ", returned.size(), " outputs; the manifest lists ",
-        manifest.outputs_size()));
-  std::map<std::string, const v1::SymbolicDim *> dataDependent;
-  for (const v1::SymbolicDim &symbol : manifest.symbols())
-    if (symbol.data_dependent())
-      dataDependent[symbol.name()] = &symbol;
-  // Each data-dependent size's value, from a returned dimension that is
-  // one data-dependent size times a constant.
-  SymbolValues values;
-  std::vector<bool> usesOne(bound.size(), false);
-  for (size_t i = 0; i < bound.size(); ++i) {
-    const v1::TensorType &declared = manifest.outputs(static_cast<int>(i)).type();
-    for (int d = 0; d < declared.symbols_size(); ++d) {
-      if (declared.symbols(d).empty())
-        continue;
-      absl::StatusOr<SizeExpr> expr = parseSizeExpr(declared.symbols(d));
-      if (!expr.ok())
-        return expr.status();
-      bool any = false;
-      for (const std::string &name : expr->symbols)
-        any |= dataDependent.count(name) != 0;
-      usesOne[i] = usesOne[i] || any;
-      if (!any || expr->symbols.size() != 1 || returned[i]->shape_size() <= d)
-        continue;
-      int64_t extent = returned[i]->shape(d);
-      if (extent % expr->coefficient == 0)
-        values.emplace(expr->symbols[0], extent / expr->coefficient);
-    }
-  }
-  for (const auto &[name, symbol] : dataDependent) {
-    auto it = values.find(name);
-    if (it == values.end())
-      continue; // no output shows it; checked below through the types
-    if (it->second < symbol->min() || it->second > symbol->max())
-      return absl::InternalError(absl::StrCat(
-          "the device returned ", it->second, " for data-dependent size '", name,
-          "', outside its range [", symbol->min(), ", ", symbol->max(), "]"));
-  }
-  std::vector<v1::TensorType> expected;
-  for (size_t i = 0; i < bound.size(); ++i) {
-    if (!usesOne[i]) {
-      expected.push_back(bound[i]);
-      continue;
-    }
-    absl::StatusOr<v1::TensorType> type =
-        concreteType(manifest.outputs(static_cast<int>(i)).type(), values);
-    if (!type.ok())
-      return absl::InternalError(absl::StrCat(
-          "output ", i, " ('", manifest.outputs(static_cast<int>(i)).name(),
-          "'): ", type.status().message()));
-    expected.push_back(*std::move(type));
-  }
-  return expected;
 }
 
 } // namespace kiln

@@ -440,7 +440,7 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
   // Outputs of data-dependent size are allocated at their largest and
   // trimmed after the run (kiln/common/SymbolicSizes.h): plain buffers,
   // never a file or the exchange buffer, whose sizes are fixed beforehand.
-  const int dataDependent = dataDependentCount(record.manifest());
+  const int dataDependent = dataDependentCount(record.manifest().symbols());
   // Large outputs over the local link: written by the executable straight
   // into memfds that kilnd maps. Small ones among them stay inline. For a
   // caller that maps them itself, mid-size ones go too.
@@ -499,8 +499,8 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
   for (const v1::ManifestArgument &argument : manifest.outputs())
     types.push_back(argument.type());
   if (dataDependent > 0) {
-    ASSIGN_OR_RETURN(types, computedOutputTypes(record.manifest(),
-                                                bound.symbolValues, computed));
+    ASSIGN_OR_RETURN(types, computedOutputTypes(record.manifest(), types, computed));
+    result.mutable_data_dependent_sizes()->Assign(computed.begin(), computed.end());
     for (size_t i = 0; i < outputs.size(); ++i) {
       ASSIGN_OR_RETURN(int64_t size, byteSize(types[i]));
       if (static_cast<size_t>(size) == outputs[i].view().size())

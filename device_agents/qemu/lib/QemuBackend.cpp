@@ -172,7 +172,7 @@ absl::StatusOr<std::shared_ptr<LoadedExecutable>>
 QemuBackend::loadExecutable(const v1::ExecutableRecord &record,
                             const std::filesystem::path &artifactPath) {
   const v1::ExecutableManifest &manifest = record.manifest();
-  const int dataDependent = dataDependentCount(manifest);
+  const int dataDependent = dataDependentCount(manifest.symbols());
   if (manifest.symbols_size() > dataDependent)
     return absl::FailedPreconditionError(
         "the qemu agent runs executables with static sizes only; this one "

@@ -117,20 +117,26 @@ absl::Status checkOutputs(const v1::TaskResult &result,
   return absl::OkStatus();
 }
 
-/// `outputs` (this call's bound output types) with the sizes that
-/// `manifest`'s data-dependent symbols took in `result`.
-absl::Status withReturnedSizes(const v1::ExecutableManifest &manifest,
+/// `outputs` (this call's bound output types) at the data-dependent sizes
+/// the run computed (TaskResult.data_dependent_sizes), each checked against
+/// its range.
+absl::Status withComputedSizes(const v1::ExecutableManifest &manifest,
                                const v1::TaskResult &result, Arguments &outputs) {
   std::vector<v1::TensorType> bound;
   for (const v1::ManifestArgument &output : outputs)
     bound.push_back(output.type());
-  std::vector<const v1::TensorType *> returned;
-  for (const v1::Tensor &output : result.outputs())
-    returned.push_back(&output.type());
-  ASSIGN_OR_RETURN(std::vector<v1::TensorType> expected,
-                   returnedOutputTypes(manifest, bound, returned));
+  absl::StatusOr<std::vector<v1::TensorType>> computed = computedOutputTypes(
+      manifest, bound,
+      std::span<const int64_t>(result.data_dependent_sizes().data(),
+                               static_cast<size_t>(result.data_dependent_sizes_size())));
+  if (!computed.ok())
+    return computed.status().code() == absl::StatusCode::kInvalidArgument
+               ? computed.status()
+               : absl::InternalError(absl::StrCat(
+                     "device returned data-dependent sizes kilnd cannot use: ",
+                     computed.status().message()));
   for (int i = 0; i < outputs.size(); ++i)
-    *outputs.Mutable(i)->mutable_type() = std::move(expected[static_cast<size_t>(i)]);
+    *outputs.Mutable(i)->mutable_type() = std::move((*computed)[static_cast<size_t>(i)]);
   return absl::OkStatus();
 }
 
@@ -495,8 +501,8 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
   // Outputs of data-dependent size: checked at the sizes the run computed.
   google::protobuf::RepeatedPtrField<v1::ManifestArgument> expectedOutputs =
       callManifest.outputs();
-  if (status.ok() && dataDependentCount((*record)->manifest()) > 0)
-    status = withReturnedSizes((*record)->manifest(), scheduled->result,
+  if (status.ok() && dataDependentCount((*record)->manifest().symbols()) > 0)
+    status = withComputedSizes((*record)->manifest(), scheduled->result,
                                expectedOutputs);
   if (status.ok())
     status = checkOutputs(scheduled->result, expectedOutputs,

@@ -12,6 +12,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <vector>
+
 namespace kiln {
 
 /// Name of the function the importer creates.
@@ -45,5 +47,11 @@ mlir::Type elementTypeFor(v1::DType dtype, mlir::MLIRContext &context);
 
 /// Names of every ATen op (with overload) the importer accepts.
 std::vector<std::string> supportedOps();
+
+/// The largest value each data-dependent size of the imported graph can
+/// take (Graph.symbols order, data-dependent ones only): the mask or tensor
+/// size of the nonzero/x[mask] that computes it. Outputs are allocated at
+/// these, whatever the graph declared. Empty when it has none.
+std::vector<int64_t> dataDependentMaxima(mlir::ModuleOp module);
 
 } // namespace kiln

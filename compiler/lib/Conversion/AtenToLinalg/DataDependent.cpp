@@ -20,12 +20,7 @@ using namespace kiln::aten;
 
 namespace {
 
-int64_t product(ArrayRef<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t e : shape)
-    n *= e;
-  return n;
-}
+int64_t product(ArrayRef<int64_t> shape) { return ShapedType::getNumElements(shape); }
 
 /// `input` (static shape) as a 1-D tensor of its elements.
 Value flattened(OpBuilder &b, Location loc, Value input) {
@@ -34,16 +29,10 @@ Value flattened(OpBuilder &b, Location loc, Value input) {
   return buildReshape(b, loc, input, flat);
 }
 
-/// True (i1) when scalar `v` is not zero: NaN is, -0.0 is not (eager's
-/// nonzero and boolean tests).
+/// True (i1) when scalar `v` is not zero: NaN is, -0.0 is not (PyTorch's
+/// bool conversion).
 Value isNonZero(OpBuilder &b, Location loc, Value v) {
-  Type type = v.getType();
-  if (type.isInteger(1))
-    return v;
-  Value zero = b.create<arith::ConstantOp>(loc, type, b.getZeroAttr(type));
-  if (isa<FloatType>(type))
-    return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, v, zero);
-  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, v, zero);
+  return castScalar(b, loc, v, b.getI1Type());
 }
 
 /// The number of positions of 1-D `flat` (of `count` elements) that are

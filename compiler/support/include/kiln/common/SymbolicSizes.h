@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 
 #include <cstdint>
+#include <span>
 #include <map>
 #include <string>
 #include <vector>
@@ -97,28 +98,21 @@ bindManifest(const v1::ExecutableManifest &manifest,
              const std::vector<const v1::TensorType *> &inputs,
              std::vector<int64_t> *values = nullptr);
 
-/// The number of data-dependent symbols in `manifest` (the entries of the
-/// array the executable writes after its outputs).
-int dataDependentCount(const v1::ExecutableManifest &manifest);
+/// The number of data-dependent sizes among `symbols` (a manifest's: the
+/// entries of the array the executable writes after its outputs).
+int dataDependentCount(
+    const google::protobuf::RepeatedPtrField<v1::SymbolicDim> &symbols);
 
-/// `manifest`'s output types after a run: its symbols take `ordered` (the
-/// call's values in manifest order, as bindManifest gave them) except the
-/// data-dependent ones, which take `computed` (what the executable wrote,
-/// in order). INTERNAL when a computed value is outside its symbol's range:
-/// the outputs were allocated at max, so such a value is never used.
+/// `manifest`'s output types after a run: `boundOutputs` (the call's
+/// output types, as bindManifest gave them), except that an output using a
+/// data-dependent size takes it from `computed` (what the run computed, in
+/// manifest order; TaskResult.data_dependent_sizes). INVALID_ARGUMENT
+/// naming the size and its range when a computed value is outside it (the
+/// call's values break what the program asserts); INTERNAL when a length
+/// is wrong.
 absl::StatusOr<std::vector<v1::TensorType>>
 computedOutputTypes(const v1::ExecutableManifest &manifest,
-                    const std::vector<int64_t> &ordered,
-                    const std::vector<int64_t> &computed);
-
-/// The types a caller checks a run's outputs against: `bound` (the call's
-/// output types, as bindManifest gave them), except the outputs that use a
-/// data-dependent size, which take the size's value from the `returned`
-/// output dimension that is that size (times a constant) and must be within
-/// its range. INTERNAL when the returned types cannot be such a run's.
-absl::StatusOr<std::vector<v1::TensorType>>
-returnedOutputTypes(const v1::ExecutableManifest &manifest,
-                    const std::vector<v1::TensorType> &bound,
-                    const std::vector<const v1::TensorType *> &returned);
+                    const std::vector<v1::TensorType> &boundOutputs,
+                    std::span<const int64_t> computed);
 
 } // namespace kiln
