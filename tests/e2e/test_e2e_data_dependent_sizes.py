@@ -122,3 +122,22 @@ def test_masked_select_counts_past_torchs_own_bound(kilnd, shapes):
                      torch.rand(*mask_shape) > 0.5):
             got = compiled(x, mask)
             torch.testing.assert_close(got, torch.masked_select(x, mask), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("cpu", ["x86-64-v2", "x86-64-v3"])
+def test_a_selection_compiled_for_a_named_cpu_runs_here(kilnd, cpu):
+    """The count and row loops need nothing past the baseline: compiled for
+    a named CPU (not the host's), the executable runs on either kind of
+    machine and gives eager's rows."""
+    torch.manual_seed(6)
+    x, m = torch.randn(6, 3), torch.rand(6) > 0.5
+    model = RowsByMask()
+    with kiln.Client(kilnd.address, timeout=300) as client:
+        compiled = client.compile(torch.export.export(model, (x, m)), options={"cpu": cpu})
+        assert compiled.manifest.cpu == cpu
+        for mask in (torch.zeros(6, dtype=torch.bool), torch.rand(6) > 0.5):
+            x = torch.randn(6, 3)
+            for g, w in zip(compiled(x, mask), model(x, mask)):
+                assert g.shape == w.shape
+                torch.testing.assert_close(g, w, rtol=RTOL, atol=ATOL)
+

@@ -14,6 +14,7 @@
 #include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"
+#include "mlir/Dialect/Traits.h"
 
 using namespace mlir;
 
@@ -87,17 +88,10 @@ absl::StatusOr<Values> maskedSelect(NodeImporter &n) {
   RETURN_IF_ERROR(checkStatic(n, mask, "the mask"));
   if (!typeOf(mask).getElementType().isInteger(1))
     return n.error("the mask must be a bool tensor");
-  ArrayRef<int64_t> a = typeOf(self).getShape(), b = typeOf(mask).getShape();
-  size_t rank = std::max(a.size(), b.size());
-  SmallVector<int64_t> shape(rank, 1);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
-    int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
-    if (x != y && x != 1 && y != 1)
-      return n.error(absl::StrCat("self and mask do not broadcast (dim ", x,
-                                  " against ", y, ")"));
-    shape[rank - 1 - i] = x == 1 ? y : x;
-  }
+  SmallVector<int64_t> shape;
+  if (!OpTrait::util::getBroadcastedShape(typeOf(self).getShape(),
+                                          typeOf(mask).getShape(), shape))
+    return n.error("self and mask do not broadcast");
   if (shape.empty())
     shape.push_back(1); // two 0-d operands: one position
   auto to = [&](Value v) -> Value {

@@ -23,41 +23,30 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-const v1::SymbolicDim *findSymbol(const v1::Graph &graph, const std::string &name) {
+bool isDataDependent(const v1::Graph &graph, const std::string &name) {
   for (const v1::SymbolicDim &symbol : graph.symbols())
     if (symbol.name() == name)
-      return &symbol;
-  return nullptr;
+      return symbol.data_dependent();
+  return false;
 }
 
-bool isDataDependent(const v1::Graph &graph, const std::string &name) {
-  const v1::SymbolicDim *symbol = findSymbol(graph, name);
-  return symbol && symbol->data_dependent();
+/// The most rows `selection` (an aten.nonzero or aten.boolean_mask) can
+/// give: its tensor's or mask's element count; -1 for any other op.
+int64_t selectionCapacity(Operation *selection) {
+  if (auto nonzero = dyn_cast_or_null<aten::NonzeroOp>(selection))
+    return nonzero.getSelf().getType().getNumElements();
+  if (auto mask = dyn_cast_or_null<aten::BooleanMaskOp>(selection))
+    return mask.getMask().getType().getNumElements();
+  return -1;
 }
 
 } // namespace
 
-bool usesDataDependentSize(const v1::Graph &graph, const v1::TensorType &type) {
-  for (const std::string &text : type.symbols()) {
-    absl::StatusOr<SizeExpr> expr = parseSizeExpr(text);
-    if (!text.empty() && expr.ok())
-      for (const std::string &name : expr->symbols)
-        if (isDataDependent(graph, name))
-          return true;
-  }
-  return false;
-}
-
 absl::Status bindDataDependentSizes(OpBuilder &b, Location loc, const v1::Graph &graph,
                                     const v1::TensorType &declared, Value result,
                                     SymbolScope &symbols) {
-  // Only a selection computes a data-dependent size: its row count, at
-  // most its mask's (or tensor's) elements.
-  int64_t most = -1;
-  if (auto nonzero = result.getDefiningOp<aten::NonzeroOp>())
-    most = nonzero.getSelf().getType().getNumElements();
-  else if (auto mask = result.getDefiningOp<aten::BooleanMaskOp>())
-    most = mask.getMask().getType().getNumElements();
+  // Only a selection computes a data-dependent size: its row count.
+  int64_t most = selectionCapacity(result.getDefiningOp());
   for (int d = 0; d < declared.symbols_size(); ++d) {
     const std::string &name = declared.symbols(d);
     if (name.empty() || !isDataDependent(graph, name))
@@ -82,7 +71,6 @@ absl::Status bindDataDependentSizes(OpBuilder &b, Location loc, const v1::Graph 
           "uses data-dependent size '", name, "' before any nonzero, "
           "masked_select or x[mask] computes it (as its row count)"));
     symbols.values[name] = b.create<tensor::DimOp>(loc, result, d);
-    symbols.dataDependentMax[name] = most;
     symbols.dataDependentSource[name] = result.getDefiningOp();
   }
   return absl::OkStatus();
@@ -92,7 +80,9 @@ absl::StatusOr<Value> paddedOutput(OpBuilder &b, Location loc, const v1::Graph &
                                    const SymbolScope &symbols,
                                    const v1::TensorType &declared, Value value) {
   // Its largest size: every data-dependent size at its max.
-  SymbolValues largest(symbols.dataDependentMax.begin(), symbols.dataDependentMax.end());
+  SymbolValues largest;
+  for (const auto &[name, source] : symbols.dataDependentSource)
+    largest[name] = selectionCapacity(source);
   for (const std::string &text : declared.symbols()) {
     if (text.empty())
       continue;
@@ -149,7 +139,7 @@ absl::StatusOr<Value> dataDependentValues(OpBuilder &b, Location loc,
           "' is the row count of no nonzero, masked_select or x[mask], so nothing "
           "computes it"));
     values.push_back(b.create<arith::IndexCastOp>(loc, b.getI64Type(), it->second));
-    maxima.push_back(symbols.dataDependentMax.at(symbol.name()));
+    maxima.push_back(selectionCapacity(symbols.dataDependentSource.at(symbol.name())));
   }
   auto type = RankedTensorType::get({static_cast<int64_t>(values.size())}, b.getI64Type());
   return b.create<tensor::FromElementsOp>(loc, type, values).getResult();

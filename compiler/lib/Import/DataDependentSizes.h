@@ -18,9 +18,6 @@
 
 namespace kiln {
 
-/// True when `type` has a dimension whose size uses a data-dependent size.
-bool usesDataDependentSize(const v1::Graph &graph, const v1::TensorType &type);
-
 /// The function attribute that holds dataDependentMaxima's values.
 inline constexpr const char *kDataDependentMaxAttr = "kiln.data_dependent_max";
 

@@ -601,7 +601,7 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
     Value output = isUnsigned.count(name) ? narrowUnsigned(builder, loc, it->second)
                                           : it->second;
     if (auto type = declaredTypes.find(name);
-        type != declaredTypes.end() && usesDataDependentSize(graph, *type->second)) {
+        type != declaredTypes.end() && usesDataDependentSize(*type->second, graph.symbols())) {
       ASSIGN_OR_RETURN(output,
                        paddedOutput(builder, loc, graph, symbols, *type->second, output));
     } else if (hasNoElements(typeOf(output))) {
@@ -634,7 +634,7 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
       auto it = declaredTypes.find(name);
       // A padded output is a static buffer.
       sizes.push_back(it == declaredTypes.end() || hasNoElements(typeOf(values[name])) ||
-                              usesDataDependentSize(graph, *it->second)
+                              usesDataDependentSize(*it->second, graph.symbols())
                           ? builder.getArrayAttr({})
                           : boundarySizes(builder, *it->second));
     }

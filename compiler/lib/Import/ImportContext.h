@@ -40,10 +40,8 @@ inline bool isComplex(v1::DType dtype) {
 /// function: index values read from the symbols argument at its top.
 struct SymbolScope {
   std::unordered_map<std::string, mlir::Value> values;
-  /// Each bound data-dependent size's largest value: what the selection
-  /// computing it can select.
-  std::unordered_map<std::string, int64_t> dataDependentMax;
-  /// The selection op that computes each bound data-dependent size.
+  /// The selection op (aten.nonzero, aten.boolean_mask) that computes each
+  /// bound data-dependent size; its largest value is what that op can select.
   std::unordered_map<std::string, mlir::Operation *> dataDependentSource;
 
   /// One index value per symbolic dimension of `type`, outermost first: its

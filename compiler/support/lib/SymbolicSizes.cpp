@@ -317,6 +317,21 @@ int dataDependentCount(
   return count;
 }
 
+bool usesDataDependentSize(
+    const v1::TensorType &type,
+    const google::protobuf::RepeatedPtrField<v1::SymbolicDim> &symbols) {
+  for (const std::string &text : type.symbols()) {
+    absl::StatusOr<SizeExpr> expr = parseSizeExpr(text);
+    if (text.empty() || !expr.ok())
+      continue;
+    for (const std::string &name : expr->symbols)
+      for (const v1::SymbolicDim &symbol : symbols)
+        if (symbol.data_dependent() && symbol.name() == name)
+          return true;
+  }
+  return false;
+}
+
 absl::StatusOr<std::vector<v1::TensorType>>
 computedOutputTypes(const v1::ExecutableManifest &manifest,
                     const std::vector<v1::TensorType> &boundOutputs,
@@ -346,14 +361,7 @@ computedOutputTypes(const v1::ExecutableManifest &manifest,
   std::vector<v1::TensorType> outputs;
   for (int i = 0; i < manifest.outputs_size(); ++i) {
     const v1::TensorType &declared = manifest.outputs(i).type();
-    bool usesOne = false;
-    for (const std::string &text : declared.symbols()) {
-      absl::StatusOr<SizeExpr> expr = parseSizeExpr(text);
-      if (!text.empty() && expr.ok())
-        for (const std::string &name : expr->symbols)
-          usesOne |= values.count(name) != 0;
-    }
-    if (!usesOne) {
+    if (!usesDataDependentSize(declared, manifest.symbols())) {
       outputs.push_back(boundOutputs[static_cast<size_t>(i)]);
       continue;
     }

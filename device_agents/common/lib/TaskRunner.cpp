@@ -493,16 +493,23 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
   RETURN_IF_ERROR(annotate(ran.status(), "running the executable"));
   *result.mutable_counters() = *ran;
 
-  // Each output's type for this call, and its bytes: with data-dependent
-  // sizes, the front of its buffer under the values the run computed.
-  std::vector<v1::TensorType> types;
-  for (const v1::ManifestArgument &argument : manifest.outputs())
-    types.push_back(argument.type());
+  // Each output's type for this call: the manifest's, or with
+  // data-dependent sizes the values the run computed, its bytes the front
+  // of its buffer.
+  std::vector<v1::TensorType> computedTypes;
+  auto typeOf = [&](size_t i) -> const v1::TensorType & {
+    return dataDependent > 0 ? computedTypes[i]
+                             : manifest.outputs(static_cast<int>(i)).type();
+  };
   if (dataDependent > 0) {
-    ASSIGN_OR_RETURN(types, computedOutputTypes(record.manifest(), types, computed));
+    std::vector<v1::TensorType> allocated;
+    for (const v1::ManifestArgument &argument : manifest.outputs())
+      allocated.push_back(argument.type());
+    ASSIGN_OR_RETURN(computedTypes,
+                     computedOutputTypes(record.manifest(), allocated, computed));
     result.mutable_data_dependent_sizes()->Assign(computed.begin(), computed.end());
     for (size_t i = 0; i < outputs.size(); ++i) {
-      ASSIGN_OR_RETURN(int64_t size, byteSize(types[i]));
+      ASSIGN_OR_RETURN(int64_t size, byteSize(computedTypes[i]));
       if (static_cast<size_t>(size) == outputs[i].view().size())
         continue;
       ASSIGN_OR_RETURN(outputs[i], AlignedBuffer::copyOf(
@@ -512,7 +519,7 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     v1::Tensor *tensor = result.add_outputs();
-    *tensor->mutable_type() = types[i];
+    *tensor->mutable_type() = typeOf(i);
     if (kept[i])
       continue; // held below, last
     if (inlined[i]) {
@@ -544,7 +551,7 @@ absl::Status TaskRunner::runTask(const v1::Task &task,
   // nothing, since nobody would learn the handles.
   std::vector<std::pair<AlignedBuffer, v1::TensorType>> keeping;
   for (uint32_t index : task.keep_outputs())
-    keeping.emplace_back(std::move(outputs[index]), types[index]);
+    keeping.emplace_back(std::move(outputs[index]), typeOf(index));
   ASSIGN_OR_RETURN(std::vector<std::string> handles,
                    held.holdAll(std::move(keeping)));
   for (int i = 0; i < task.keep_outputs_size(); ++i)

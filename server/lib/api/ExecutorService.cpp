@@ -499,13 +499,16 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
     status = outputFiles ? checkOutputFiles(*scheduled)
                          : storeOutputFiles(*scheduled);
   // Outputs of data-dependent size: checked at the sizes the run computed.
-  google::protobuf::RepeatedPtrField<v1::ManifestArgument> expectedOutputs =
-      callManifest.outputs();
-  if (status.ok() && dataDependentCount((*record)->manifest().symbols()) > 0)
+  const Arguments *expectedOutputs = &callManifest.outputs();
+  Arguments computedOutputs;
+  if (status.ok() && dataDependentCount((*record)->manifest().symbols()) > 0) {
+    computedOutputs = callManifest.outputs();
     status = withComputedSizes((*record)->manifest(), scheduled->result,
-                               expectedOutputs);
+                               computedOutputs);
+    expectedOutputs = &computedOutputs;
+  }
   if (status.ok())
-    status = checkOutputs(scheduled->result, expectedOutputs,
+    status = checkOutputs(scheduled->result, *expectedOutputs,
                           scheduled->outputFiles,
                           keptOutputMask(request.keep_outputs(),
                                          callManifest.outputs_size())

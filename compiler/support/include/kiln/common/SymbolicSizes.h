@@ -103,6 +103,12 @@ bindManifest(const v1::ExecutableManifest &manifest,
 int dataDependentCount(
     const google::protobuf::RepeatedPtrField<v1::SymbolicDim> &symbols);
 
+/// True when a dimension of `type` uses a data-dependent size among
+/// `symbols`.
+bool usesDataDependentSize(
+    const v1::TensorType &type,
+    const google::protobuf::RepeatedPtrField<v1::SymbolicDim> &symbols);
+
 /// `manifest`'s output types after a run: `boundOutputs` (the call's
 /// output types, as bindManifest gave them), except that an output using a
 /// data-dependent size takes it from `computed` (what the run computed, in
