@@ -266,6 +266,9 @@ class _Serializer:
             attr.i = value
         elif isinstance(value, float):
             attr.f = value
+        elif isinstance(value, complex):
+            attr.c.real = value.real
+            attr.c.imag = value.imag
         elif isinstance(value, str):
             attr.s = value
         elif isinstance(value, torch.dtype):

@@ -78,7 +78,8 @@ FAMILY = "opinfo"
 
 #: The dtypes Kiln has (the registry's ten), in the order cases are made.
 DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64,
-          torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool)
+          torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool,
+          torch.complex64, torch.complex128)
 
 #: OpInfos whose output values are unspecified: random numbers (randn) or
 #: uninitialised memory (empty, empty_strided; resize_ growing a tensor).

@@ -21,6 +21,7 @@
 // pocketfft's. Normalisation is PyTorch's (none, 1/sqrt(n), 1/n).
 //
 //===----------------------------------------------------------------------===//
+#include "ComplexPairs.h"
 #include "OpHandlers.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -40,85 +41,6 @@ using Values = SmallVector<Value>;
 
 /// The largest 2N x 2K transform table a dim may have.
 constexpr int64_t kMaxTransformTable = kMaxConstantTable;
-
-/// The shape of a pair tensor's complex values (without the pair dim).
-ArrayRef<int64_t> complexShape(Value pairs) {
-  return typeOf(pairs).getShape().drop_back();
-}
-
-int64_t complexRank(Value pairs) { return typeOf(pairs).getRank() - 1; }
-
-Value slicePart(NodeImporter &n, Value pairs, int64_t part) {
-  RankedTensorType type = typeOf(pairs);
-  SmallVector<int64_t> shape(type.getShape()), offsets(type.getRank(), 0),
-      strides(type.getRank(), 1);
-  shape.back() = 1;
-  offsets.back() = part;
-  Value one = n.b().create<aten::SliceOp>(n.loc(), type.clone(shape), pairs,
-                                          n.b().getDenseI64ArrayAttr(offsets),
-                                          n.b().getDenseI64ArrayAttr(strides));
-  return viewValue(n, one, complexShape(pairs));
-}
-
-Value realPart(NodeImporter &n, Value pairs) { return slicePart(n, pairs, 0); }
-Value imagPart(NodeImporter &n, Value pairs) { return slicePart(n, pairs, 1); }
-
-/// (re, im) of shape S as pairs S + [2].
-Value pack(NodeImporter &n, Value re, Value im) {
-  SmallVector<int64_t> column(typeOf(re).getShape());
-  column.push_back(1);
-  SmallVector<int64_t> pairShape(typeOf(re).getShape());
-  pairShape.push_back(2);
-  return n.b().create<aten::CatOp>(
-      n.loc(), typeOf(re).clone(pairShape),
-      ValueRange{viewValue(n, re, column), viewValue(n, im, column)},
-      n.b().getI64IntegerAttr(static_cast<int64_t>(column.size()) - 1));
-}
-
-
-/// A real value `v` (shape S) as pairs (v, 0) of element `element`.
-Value realAsPairs(NodeImporter &n, Value v, Type element) {
-  Value re = convertElements(n, v, element);
-  Value zeros = n.constant(element, 0.0, typeOf(re).getShape());
-  return pack(n, re, zeros);
-}
-
-/// A real value of shape S viewed as S + [1], to scale pairs.
-Value asColumn(NodeImporter &n, Value v) {
-  SmallVector<int64_t> shape(typeOf(v).getShape());
-  shape.push_back(1);
-  return viewValue(n, v, shape);
-}
-
-/// Argument `name` as pairs of `element`: a complex tensor as it is, a real
-/// tensor or number as (x, 0).
-absl::StatusOr<Value> pairsOf(NodeImporter &n, const std::string &name, Type element) {
-  if (n.isComplexTensor(name)) {
-    ASSIGN_OR_RETURN(Value v, n.tensor(name));
-    return convertElements(n, v, element);
-  }
-  ASSIGN_OR_RETURN(Value v, n.tensorOrScalar(name, element));
-  return realAsPairs(n, v, element);
-}
-
-/// Argument `name`, which must be a complex tensor (pairs of rank >= 1
-/// with a last dim of 2).
-absl::StatusOr<Value> complexArgument(NodeImporter &n, const std::string &name) {
-  if (!n.isComplexTensor(name))
-    return n.error(absl::StrCat("argument '", name, "' must be a complex tensor"));
-  ASSIGN_OR_RETURN(Value v, n.tensor(name));
-  if (typeOf(v).getRank() < 1 || typeOf(v).getShape().back() != 2)
-    return n.error(absl::StrCat("argument '", name, "' is not a complex value"));
-  return v;
-}
-
-/// The pair element type of result 0 (f32 or f64).
-absl::StatusOr<std::pair<RankedTensorType, Type>> pairResult(NodeImporter &n) {
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  if (!n.resultIsComplex())
-    return n.error("the result must be complex");
-  return std::make_pair(type, type.getElementType());
-}
 
 // --- structure ----------------------------------------------------------
 
@@ -281,16 +203,8 @@ absl::StatusOr<Values> toCopy(NodeImporter &n) {
     return Values{realAsPairs(n, self, element)};
   }
   ASSIGN_OR_RETURN(Value pairs, complexArgument(n, "self"));
-  if (element.isInteger(1)) {
-    // A complex number is true when either part is nonzero.
-    auto bools = typeOf(pairs).clone(element);
-    Value nonzero = pointwise(n, bools, "ne", {pairs, n.constant(typeOf(pairs).getElementType(), 0.0)});
-    return Values{n.b()
-                      .create<aten::AnyOp>(n.loc(), type, nonzero,
-                                           n.b().getDenseI64ArrayAttr({complexRank(pairs)}),
-                                           n.b().getBoolAttr(false))
-                      .getResult()};
-  }
+  if (element.isInteger(1)) // a complex number is true when either part is nonzero
+    return Values{complexIsNonZero(n, pairs)};
   // Other real types take the real part (eager warns that it discards the
   // imaginary one).
   return Values{convertElements(n, realPart(n, pairs), element)};
@@ -298,45 +212,32 @@ absl::StatusOr<Values> toCopy(NodeImporter &n) {
 
 // --- arithmetic ---------------------------------------------------------
 
-/// add / sub with alpha: pairwise.
+/// add / sub with alpha (a complex alpha scales `other`): pairwise.
 absl::StatusOr<Values> addSub(NodeImporter &n, bool subtract) {
   ASSIGN_OR_RETURN(auto result, pairResult(n));
   auto [type, element] = result;
   ASSIGN_OR_RETURN(Value self, pairsOf(n, "self", element));
   ASSIGN_OR_RETURN(Value other, pairsOf(n, "other", element));
-  ASSIGN_OR_RETURN(double alpha, n.floatAttr("alpha", 1.0));
-  auto attr = n.b().getF64FloatAttr(alpha);
+  ASSIGN_OR_RETURN(std::complex<double> alpha, n.complexAttr("alpha", 1.0));
+  if (alpha.imag() != 0.0) { // a complex alpha scales `other` first
+    other = scaleComplex(n, other, alpha);
+    alpha = 1.0;
+  }
+  auto attr = n.b().getF64FloatAttr(alpha.real());
   if (subtract)
     return Values{n.b().create<aten::SubOp>(n.loc(), type, self, other, attr).getResult()};
   return Values{n.b().create<aten::AddOp>(n.loc(), type, self, other, attr).getResult()};
 }
 
-/// The complex product of pairs `x` and `y` (broadcast to `type`).
-Value complexProduct(NodeImporter &n, RankedTensorType type, Value x, Value y) {
-  auto part = RankedTensorType::get(type.getShape().drop_back(), type.getElementType());
-  Value a = realPart(n, x), b = imagPart(n, x), c = realPart(n, y), d = imagPart(n, y);
-  auto mul = [&](Value p, Value q) {
-    return n.b().create<aten::MulOp>(n.loc(), part, p, q).getResult();
-  };
-  auto one = n.b().getF64FloatAttr(1.0);
-  // Named steps: the ops are built in this order whatever the compiler's
-  // order of evaluating arguments.
-  Value ac = mul(a, c), bd = mul(b, d);
-  Value re = n.b().create<aten::SubOp>(n.loc(), part, ac, bd, one);
-  Value ad = mul(a, d), bc = mul(b, c);
-  Value im = n.b().create<aten::AddOp>(n.loc(), part, ad, bc, one);
-  return pack(n, re, im);
-}
-
 absl::StatusOr<Values> mul(NodeImporter &n) {
   ASSIGN_OR_RETURN(auto result, pairResult(n));
   auto [type, element] = result;
-  bool selfComplex = n.isComplexTensor("self");
-  bool otherComplex = n.isComplexTensor("other");
+  bool selfComplex = n.isComplexTensor("self") || n.isComplexScalar("self");
+  bool otherComplex = n.isComplexTensor("other") || n.isComplexScalar("other");
   if (selfComplex && otherComplex) {
-    ASSIGN_OR_RETURN(Value x, n.tensor("self"));
-    ASSIGN_OR_RETURN(Value y, n.tensor("other"));
-    return Values{complexProduct(n, type, convertElements(n, x, element), convertElements(n, y, element))};
+    ASSIGN_OR_RETURN(Value x, pairsOf(n, "self", element));
+    ASSIGN_OR_RETURN(Value y, pairsOf(n, "other", element));
+    return Values{complexProduct(n, type, x, y)};
   }
   // One real factor scales both parts.
   const char *pairName = selfComplex ? "self" : "other";
@@ -349,11 +250,12 @@ absl::StatusOr<Values> mul(NodeImporter &n) {
                     .getResult()};
 }
 
-/// c10::complex division: Smith's scaling by the larger part of the divisor.
+/// c10::complex division (ComplexPairs.h, complexQuotient); a real
+/// divisor scales both parts.
 absl::StatusOr<Values> div(NodeImporter &n) {
   ASSIGN_OR_RETURN(auto result, pairResult(n));
   auto [type, element] = result;
-  if (!n.isComplexTensor("other")) {
+  if (!n.isComplexTensor("other") && !n.isComplexScalar("other")) {
     ASSIGN_OR_RETURN(Value pairs, pairsOf(n, "self", element));
     ASSIGN_OR_RETURN(Value divisor, n.tensorOrScalar("other", element));
     return Values{n.b()
@@ -363,48 +265,7 @@ absl::StatusOr<Values> div(NodeImporter &n) {
   }
   ASSIGN_OR_RETURN(Value x, pairsOf(n, "self", element));
   ASSIGN_OR_RETURN(Value y, pairsOf(n, "other", element));
-  auto part = RankedTensorType::get(type.getShape().drop_back(), element);
-  auto bools = part.clone(n.b().getI1Type());
-  Value a = realPart(n, x), b = imagPart(n, x), c = realPart(n, y), d = imagPart(n, y);
-  auto one = n.b().getF64FloatAttr(1.0);
-  auto mulp = [&](Value p, Value q) {
-    return n.b().create<aten::MulOp>(n.loc(), part, p, q).getResult();
-  };
-  auto addp = [&](Value p, Value q) {
-    return n.b().create<aten::AddOp>(n.loc(), part, p, q, one).getResult();
-  };
-  auto subp = [&](Value p, Value q) {
-    return n.b().create<aten::SubOp>(n.loc(), part, p, q, one).getResult();
-  };
-  auto divp = [&](Value p, Value q) {
-    return n.b().create<aten::DivOp>(n.loc(), part, p, q).getResult();
-  };
-  auto where = [&](Value cond, Value p, Value q) {
-    return pointwise(n, part, "where", {cond, p, q});
-  };
-  Value absC = pointwise(n, part, "abs", c), absD = pointwise(n, part, "abs", d);
-  Value cWins = pointwise(n, bools, "ge", {absC, absD});
-  Value oneConst = n.constant(element, 1.0);
-  // |c| >= |d|: rat = d / c, scl = 1 / (c + d * rat),
-  //   ((a + b * rat) * scl, (b - a * rat) * scl).
-  Value ratC = divp(d, c);
-  Value sclC = divp(oneConst, addp(c, mulp(d, ratC)));
-  Value reC = mulp(addp(a, mulp(b, ratC)), sclC);
-  Value imC = mulp(subp(b, mulp(a, ratC)), sclC);
-  // else: rat = c / d, scl = 1 / (d + c * rat),
-  //   ((a * rat + b) * scl, (b * rat - a) * scl).
-  Value ratD = divp(c, d);
-  Value sclD = divp(oneConst, addp(d, mulp(c, ratD)));
-  Value reD = mulp(addp(mulp(a, ratD), b), sclD);
-  Value imD = mulp(subp(mulp(b, ratD), a), sclD);
-  // A zero divisor: (a / |c|, b / |d|), infinities or NaN as in c10.
-  Value zero = n.constant(element, 0.0);
-  Value bothZero = pointwise(n, bools, "logical_and",
-                             {pointwise(n, bools, "eq", {absC, zero}),
-                              pointwise(n, bools, "eq", {absD, zero})});
-  Value re = where(bothZero, divp(a, absC), where(cWins, reC, reD));
-  Value im = where(bothZero, divp(b, absD), where(cWins, imC, imD));
-  return Values{pack(n, re, im)};
+  return Values{complexQuotient(n, type, x, y)};
 }
 
 absl::StatusOr<Values> neg(NodeImporter &n) {
@@ -775,6 +636,8 @@ const std::map<std::string, OpHandler> &complexHandlers() {
     (*t)["aten._fft_c2c.default"] = fftC2C;
     (*t)["aten._fft_r2c.default"] = fftR2C;
     (*t)["aten._fft_c2r.default"] = fftC2R;
+    addComplexMathHandlers(*t);
+    addComplexPartHandlers(*t);
     return t;
   }();
   return *table;

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "EmptyTensors.h"
 
+#include "ComplexPairs.h"
+
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 #include "kiln/common/Status.h"
 
@@ -64,6 +66,12 @@ absl::StatusOr<Values> filled(NodeImporter &n, double value) {
     if (std::isnan(value) && !isa<FloatType>(type.getElementType()))
       return n.unimplemented("a reduction over no elements is NaN, which an "
                              "integer result cannot hold");
+    if (n.resultIsComplex() && !std::isnan(value)) {
+      // A complex result's identity is real: (value, 0) pairs.
+      ArrayRef<int64_t> shape = type.getShape().drop_back();
+      return pack(n, n.constant(type.getElementType(), value, shape),
+                  n.constant(type.getElementType(), 0.0, shape));
+    }
     return n.constant(type.getElementType(), value, type.getShape());
   });
 }

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/Import/GraphImporter.h"
 
+#include "ComplexPairs.h"
 #include "DataDependentSizes.h"
 #include "EmptyTensors.h"
 #include "ImportContext.h"
@@ -207,6 +208,23 @@ bool touchesSymbolicSizes(const v1::Node &node, const ValueTable &values) {
       return true;
   }
   return false;
+}
+
+/// True when every complex value a node reads or declares has a static
+/// shape (the complex handlers build for static shapes).
+bool complexValuesStatic(const v1::Node &node, const ValueTable &values,
+                         const ComplexValues &complex) {
+  for (const v1::Value &output : node.outputs())
+    if (isComplex(output.type().dtype()) && isSymbolic(output.type()))
+      return false;
+  for (const v1::Argument &argument : node.arguments()) {
+    if (argument.kind_case() != v1::Argument::kValue || !complex.count(argument.value()))
+      continue;
+    auto it = values.find(argument.value());
+    if (it != values.end() && !typeOf(it->second).hasStaticShape())
+      return false;
+  }
+  return true;
 }
 
 /// True when a node reads a complex value or declares a complex result.
@@ -470,10 +488,10 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
   for (auto [i, name] : llvm::enumerate(argNames)) {
     if (!isComplex(argDtype(i)))
       continue;
-    if (symbolCount)
+    if (!typeOf(values[name]).hasStaticShape())
       return absl::UnimplementedError(absl::StrCat(
-          "argument '", name, "' is complex in a graph with symbolic sizes; Kiln "
-          "compiles complex tensors for static sizes only"));
+          "argument '", name, "' is a complex tensor of symbolic size; Kiln "
+          "compiles complex tensors of static sizes only"));
     complexValues.insert(name);
   }
   const auto &handlers = opHandlers();
@@ -489,16 +507,15 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
     if (handler == table.end() && complex)
       return absl::UnimplementedError(absl::StrCat(
           "node ", i, " (", node.op(), "): Kiln has no form of this op for complex "
-          "tensors (it has ", table.size(), ": views, permutes, view_as_real/"
-          "view_as_complex, conversions, add, sub, mul, div, neg, conj, abs, sum, "
-          "mean, cat, slices and the FFTs)"));
+          "tensors (it has ", table.size(), "; docs/architecture.md, \"Complex "
+          "tensors\", lists them)"));
     if (handler == table.end())
       return absl::UnimplementedError(absl::StrCat(
           "node ", i, ": unsupported op '", node.op(),
           "' (Kiln supports ", handlers.size(), " ATen ops; see docs)"));
-    if (complex && (symbolCount || touchesEmptyTensors(node, values)))
-      return importer.unimplemented(
-          "complex tensors with symbolic sizes or no elements are not supported");
+    if (complex && !complexValuesStatic(node, values, complexValues))
+      return importer.unimplemented("a complex tensor of symbolic size; Kiln "
+                                    "compiles complex tensors of static sizes only");
     // The empty-tensor rules (EmptyTensors.h) and the handlers they stand
     // in for take static shapes.
     if (symbolCount && touchesSymbolicSizes(node, values) &&
@@ -520,6 +537,11 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
     std::optional<SmallVector<Value>> resolved = std::move(perSample);
     if (!resolved && !complex) {
       ASSIGN_OR_RETURN(resolved, importOverEmptyTensors(importer, handlers));
+    }
+    if (!resolved && complex && touchesEmptyTensors(node, values) &&
+        !complexPartsTakeEmptyTensors(node.op())) {
+      // (The ops run on each part apply the real rules part by part.)
+      ASSIGN_OR_RETURN(resolved, importOverEmptyTensors(importer, table));
     }
     SmallVector<Value> results;
     if (resolved) {

@@ -264,6 +264,25 @@ absl::StatusOr<double> NodeImporter::floatAttr(const std::string &name,
   return error(absl::StrCat("argument '", name, "' must be a number"));
 }
 
+absl::StatusOr<std::complex<double>>
+NodeImporter::complexAttr(const std::string &name,
+                          std::optional<std::complex<double>> fallback) {
+  if (isComplexScalar(name)) {
+    const v1::ComplexNumber &c = find(name)->attribute().c();
+    return std::complex<double>(c.real(), c.imag());
+  }
+  if (fallback && !has(name))
+    return *fallback;
+  ASSIGN_OR_RETURN(double value, floatAttr(name));
+  return std::complex<double>(value, 0.0);
+}
+
+bool NodeImporter::isComplexScalar(const std::string &name) const {
+  const v1::Argument *arg = find(name);
+  return arg && arg->has_attribute() &&
+         arg->attribute().kind_case() == v1::Attribute::kC;
+}
+
 absl::StatusOr<bool> NodeImporter::boolAttr(const std::string &name,
                                             std::optional<bool> fallback) {
   if (!has(name)) {

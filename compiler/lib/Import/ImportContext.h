@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <algorithm>
+#include <complex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -70,6 +71,11 @@ public:
   NodeImporter rebind(const v1::Node &replacement) const {
     return NodeImporter(replacement, index, builder, values, symbols);
   }
+  /// The same node position over `replacement` and `table`, both of which
+  /// must outlive the returned importer; it sees no complex values.
+  NodeImporter rebind(const v1::Node &replacement, const ValueTable &table) const {
+    return NodeImporter(replacement, index, builder, table, symbols);
+  }
 
   /// INVALID_ARGUMENT "node N (op): <message>".
   absl::Status error(const std::string &message) const;
@@ -95,6 +101,11 @@ public:
                                   std::optional<int64_t> fallback = {});
   absl::StatusOr<double> floatAttr(const std::string &name,
                                    std::optional<double> fallback = {});
+  /// A number argument as a complex number (a real one with imaginary 0).
+  absl::StatusOr<std::complex<double>>
+  complexAttr(const std::string &name, std::optional<std::complex<double>> fallback = {});
+  /// True when a present scalar argument is a complex number.
+  bool isComplexScalar(const std::string &name) const;
   absl::StatusOr<bool> boolAttr(const std::string &name,
                                 std::optional<bool> fallback = {});
   absl::StatusOr<std::string> stringAttr(const std::string &name,

@@ -29,12 +29,31 @@ bool computesEachElementOnce(OpOperand *fusedOperand) {
   return consumer.getMatchingIndexingMap(fusedOperand).isPermutation();
 }
 
+/// True when fusing the producer of `fusedOperand` into its consumer gives
+/// a body of at most `maxBodyOps` operations.
+bool fusedBodyFits(OpOperand *fusedOperand, int64_t maxBodyOps) {
+  auto producer = fusedOperand->get().getDefiningOp<linalg::GenericOp>();
+  auto consumer = dyn_cast<linalg::GenericOp>(fusedOperand->getOwner());
+  if (!producer || !consumer)
+    return true;
+  auto size = [](linalg::GenericOp op) {
+    return static_cast<int64_t>(op.getRegion().front().getOperations().size());
+  };
+  return size(producer) + size(consumer) <= maxBodyOps;
+}
+
 struct FuseElementwisePass
     : kiln::impl::FuseElementwiseBase<FuseElementwisePass> {
+  using FuseElementwiseBase::FuseElementwiseBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    linalg::populateElementwiseOpsFusionPatterns(patterns,
-                                                 computesEachElementOnce);
+    int64_t limit = maxBodyOps;
+    linalg::populateElementwiseOpsFusionPatterns(
+        patterns, [limit](OpOperand *fusedOperand) {
+          return computesEachElementOnce(fusedOperand) &&
+                 fusedBodyFits(fusedOperand, limit);
+        });
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -split-input-file -kiln-fuse-elementwise | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-fuse-elementwise="max-body-ops=4" | FileCheck %s --check-prefix=CAP
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
@@ -79,6 +80,39 @@ func.func @not_through_broadcast(%v: tensor<8xf32>, %x: tensor<4x8xf32>) -> tens
   ^bb0(%a: f32, %b: f32, %out: f32):
     %r = arith.addf %a, %b : f32
     linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// A fusion whose body would exceed max-body-ops is not made: with a cap of
+// 4, the two 3-op bodies stay apart (by default they fuse).
+// CHECK-LABEL: func @capped_body
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.generic
+// CAP-LABEL: func @capped_body
+// CAP: linalg.generic
+// CAP:   math.exp
+// CAP: linalg.generic
+// CAP:   math.log
+func.func @capped_body(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = math.exp %in : f32
+    %b = arith.mulf %a, %a : f32
+    linalg.yield %b : f32
+  } -> tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%0 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %a = math.log %in : f32
+    %b = arith.addf %a, %a : f32
+    linalg.yield %b : f32
   } -> tensor<4x8xf32>
   return %1 : tensor<4x8xf32>
 }

@@ -17,7 +17,16 @@ def FuseElementwise : Pass<"kiln-fuse-elementwise", "mlir::func::FuncOp"> {
     linalg-fuse-elementwise-ops also fuses into reductions and propagates
     reshapes, which turns matmuls into generic contractions and recomputes an
     expensive producer (erf, exp) once per reduced element.
+
+    A producer with several consumers is copied into each, so fusing along
+    a graph whose values are shared many times over (a complex function's
+    parts) grows bodies exponentially. A fusion whose body would exceed
+    max-body-ops operations is not made.
   }];
+  let options = [
+    Option<"maxBodyOps", "max-body-ops", "int64_t", /*default=*/"256",
+           "the most operations a fused body may have">,
+  ];
   let dependentDialects = ["mlir::linalg::LinalgDialect"];
 }
 

@@ -1,0 +1,429 @@
+//===- ComplexMath.cpp - complex products and elementary functions --------===//
+//
+// This file implements the complex ops that mix a value's parts: matrix
+// products (mm, bmm, addmm), products over dims (prod), and the elementary
+// functions (exp, log, sqrt, the trigonometric and hyperbolic functions and
+// their inverses, sigmoid, reciprocal, pow) on (real, imaginary) pairs.
+//
+// The elementary functions are computed from their real parts' functions
+// by the textbook identities, in double precision for complex64 as for
+// complex128 (the complex64 results are their f32 roundings):
+//   exp(a+bi) = e^a (cos b + i sin b)      log z = log|z| + i atan2(b, a)
+//   sin z = sin a cosh b + i cos a sinh b   cos z = cos a cosh b - i sin a sinh b
+//   sinh z = sinh a cos b + i cosh a sin b  cosh z = cosh a cos b + i sinh a sin b
+//   tanh z = (sinh 2a + i sin 2b) / (cosh 2a + cos 2b), (sign a, 0) beyond |a| > 20
+//   sqrt: the principal root, t = sqrt((|z| + |a|) / 2)
+//   asinh z = log(z + sqrt(z^2 + 1)) (odd: evaluated for a >= 0)
+//   acosh z = log(z + sqrt(z + 1) sqrt(z - 1))
+//   atanh z = (log(1 + z) - log(1 - z)) / 2
+//   asin z = -i asinh(iz), acos z = pi/2 - asin z, atan z = -i atanh(iz),
+//   tan z = -i tanh(iz)
+//   pow(x, y) = exp(y log x); for x = 0 what glibc's cpow gives eager
+// |z| scales by max(|a|, |b|) as hypot does. These agree with PyTorch's
+// (libm's) results to rounding for finite values away from the branch
+// cuts; on a cut the sign of a zero part may differ.
+//
+// prod multiplies halves of a dim pairwise until one entry is left: the
+// products of c10::complex, in a different order than eager's loop.
+//
+//===----------------------------------------------------------------------===//
+#include "ComplexPairs.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/common/Status.h"
+
+#include "absl/strings/str_cat.h"
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using Values = SmallVector<Value>;
+
+/// Arithmetic on real tensors of one type (a complex value's parts).
+class PartMath {
+public:
+  PartMath(NodeImporter &n, RankedTensorType type) : n(n), type(type) {}
+
+  Value add(Value x, Value y) {
+    return n.b().create<aten::AddOp>(n.loc(), type, x, y, one()).getResult();
+  }
+  Value sub(Value x, Value y) {
+    return n.b().create<aten::SubOp>(n.loc(), type, x, y, one()).getResult();
+  }
+  Value mul(Value x, Value y) {
+    return n.b().create<aten::MulOp>(n.loc(), type, x, y).getResult();
+  }
+  Value div(Value x, Value y) {
+    return n.b().create<aten::DivOp>(n.loc(), type, x, y).getResult();
+  }
+  Value neg(Value x) { return n.b().create<aten::NegOp>(n.loc(), type, x).getResult(); }
+  Value exp(Value x) { return n.b().create<aten::ExpOp>(n.loc(), type, x).getResult(); }
+  Value scale(Value x, double c) { return mul(x, number(c)); }
+  /// A real function by aten.pointwise name ("sin", "atan2", ...).
+  Value fn(StringRef name, ValueRange xs) { return pointwise(n, type, name, xs); }
+  Value test(StringRef name, ValueRange xs) {
+    return pointwise(n, type.clone(n.b().getI1Type()), name, xs);
+  }
+  Value where(Value cond, Value x, Value y) { return fn("where", {cond, x, y}); }
+  Value number(double c) { return n.constant(type.getElementType(), c); }
+
+private:
+  FloatAttr one() { return n.b().getF64FloatAttr(1.0); }
+  NodeImporter &n;
+  RankedTensorType type;
+};
+
+/// A complex value as its two parts.
+struct Parts {
+  Value re, im;
+};
+
+/// |z| without overflow or underflow in the squares: m sqrt((a/m)^2 +
+/// (b/m)^2), m = max(|a|, |b|); 0 for m = 0.
+Value modulus(PartMath &m, Parts z) {
+  Value big = m.fn("maximum", {m.fn("abs", z.re), m.fn("abs", z.im)});
+  Value isZero = m.test("eq", {big, m.number(0.0)});
+  Value safe = m.where(isZero, m.number(1.0), big);
+  Value x = m.div(z.re, safe), y = m.div(z.im, safe);
+  Value r = m.mul(big, m.fn("sqrt", m.add(m.mul(x, x), m.mul(y, y))));
+  Value infinite = m.test("isinf", big);
+  return m.where(infinite, big, m.where(isZero, m.number(0.0), r));
+}
+
+Parts cmul(PartMath &m, Parts x, Parts y) {
+  return {m.sub(m.mul(x.re, y.re), m.mul(x.im, y.im)),
+          m.add(m.mul(x.re, y.im), m.mul(x.im, y.re))};
+}
+Parts cadd(PartMath &m, Parts x, Parts y) { return {m.add(x.re, y.re), m.add(x.im, y.im)}; }
+Parts csub(PartMath &m, Parts x, Parts y) { return {m.sub(x.re, y.re), m.sub(x.im, y.im)}; }
+/// i z and -i z.
+Parts timesI(PartMath &m, Parts z) { return {m.neg(z.im), z.re}; }
+Parts timesMinusI(PartMath &m, Parts z) { return {z.im, m.neg(z.re)}; }
+
+Parts cexp(PartMath &m, Parts z) {
+  Value e = m.exp(z.re);
+  return {m.mul(e, m.fn("cos", z.im)), m.mul(e, m.fn("sin", z.im))};
+}
+
+Parts clog(PartMath &m, Parts z) {
+  return {m.fn("log", modulus(m, z)), m.fn("atan2", {z.im, z.re})};
+}
+
+Parts csqrt(PartMath &m, Parts z) {
+  Value absA = m.fn("abs", z.re);
+  Value t = m.fn("sqrt", m.scale(m.add(modulus(m, z), absA), 0.5));
+  Value isZero = m.test("eq", {t, m.number(0.0)});
+  Value safeT = m.where(isZero, m.number(1.0), t);
+  Value other = m.div(z.im, m.scale(safeT, 2.0)); // b / 2t
+  Value nonNegative = m.test("ge", {z.re, m.number(0.0)});
+  Value negativeIm = m.test("lt", {z.im, m.number(0.0)});
+  Value re = m.where(nonNegative, t, m.fn("abs", other));
+  Value im = m.where(nonNegative, other, m.where(negativeIm, m.neg(t), t));
+  // sqrt(0 + bi) with t = 0 only for b = 0: (0, b).
+  return {m.where(isZero, m.number(0.0), re), m.where(isZero, z.im, im)};
+}
+
+/// 1 / z by c10's quotient.
+Parts creciprocal(NodeImporter &n, PartMath &m, RankedTensorType pairs, Parts z) {
+  Value q = complexQuotient(n, pairs, complexConstant(n, pairs.getElementType(), {1.0, 0.0}),
+                            pack(n, z.re, z.im));
+  return {realPart(n, q), imagPart(n, q)};
+}
+
+Parts csinh(PartMath &m, Parts z) {
+  return {m.mul(m.fn("sinh", z.re), m.fn("cos", z.im)),
+          m.mul(m.fn("cosh", z.re), m.fn("sin", z.im))};
+}
+Parts ccosh(PartMath &m, Parts z) {
+  return {m.mul(m.fn("cosh", z.re), m.fn("cos", z.im)),
+          m.mul(m.fn("sinh", z.re), m.fn("sin", z.im))};
+}
+Parts csin(PartMath &m, Parts z) {
+  return {m.mul(m.fn("sin", z.re), m.fn("cosh", z.im)),
+          m.mul(m.fn("cos", z.re), m.fn("sinh", z.im))};
+}
+Parts ccos(PartMath &m, Parts z) {
+  return {m.mul(m.fn("cos", z.re), m.fn("cosh", z.im)),
+          m.neg(m.mul(m.fn("sin", z.re), m.fn("sinh", z.im)))};
+}
+
+Parts ctanh(PartMath &m, Parts z) {
+  Value a2 = m.scale(z.re, 2.0), b2 = m.scale(z.im, 2.0);
+  Value d = m.add(m.fn("cosh", a2), m.fn("cos", b2));
+  Value re = m.div(m.fn("sinh", a2), d), im = m.div(m.fn("sin", b2), d);
+  // Far from the imaginary axis cosh 2a overflows: tanh is (sign a, 0) to
+  // rounding there, the imaginary part 2 sin 2b e^(-2|a|).
+  Value absA = m.fn("abs", z.re);
+  Value far = m.test("gt", {absA, m.number(20.0)});
+  Value farIm = m.scale(m.mul(m.fn("sin", b2), m.exp(m.neg(m.scale(absA, 2.0)))), 2.0);
+  return {m.where(far, m.fn("sign", z.re), re), m.where(far, farIm, im)};
+}
+
+Parts casinh(PartMath &m, Parts z) {
+  // Odd: for a < 0, -asinh(-z), which avoids the cancellation in z + root.
+  Value negative = m.test("lt", {z.re, m.number(0.0)});
+  Value s = m.where(negative, m.number(-1.0), m.number(1.0));
+  Parts w{m.mul(s, z.re), m.mul(s, z.im)};
+  Parts root = csqrt(m, cadd(m, cmul(m, w, w), {m.number(1.0), m.number(0.0)}));
+  Parts r = clog(m, cadd(m, w, root));
+  return {m.mul(s, r.re), m.mul(s, r.im)};
+}
+
+Parts cacosh(PartMath &m, Parts z) {
+  Parts one{m.number(1.0), m.number(0.0)};
+  Parts root = cmul(m, csqrt(m, cadd(m, z, one)), csqrt(m, csub(m, z, one)));
+  return clog(m, cadd(m, z, root));
+}
+
+Parts catanh(PartMath &m, Parts z) {
+  Parts one{m.number(1.0), m.number(0.0)};
+  Parts d = csub(m, clog(m, cadd(m, one, z)), clog(m, csub(m, one, z)));
+  return {m.scale(d.re, 0.5), m.scale(d.im, 0.5)};
+}
+
+Parts casin(PartMath &m, Parts z) { return timesMinusI(m, casinh(m, timesI(m, z))); }
+Parts catan(PartMath &m, Parts z) { return timesMinusI(m, catanh(m, timesI(m, z))); }
+Parts ctan(PartMath &m, Parts z) { return timesMinusI(m, ctanh(m, timesI(m, z))); }
+Parts cacos(PartMath &m, Parts z) {
+  Parts s = casin(m, z);
+  return {m.sub(m.number(std::numbers::pi / 2), s.re), m.neg(s.im)};
+}
+
+Parts cexpm1(PartMath &m, Parts z) {
+  // e^a cos b - 1 = expm1(a) cos b - 2 sin^2(b / 2): no cancellation near 0.
+  Value half = m.fn("sin", m.scale(z.im, 0.5));
+  Value re = m.sub(m.mul(m.fn("expm1", z.re), m.fn("cos", z.im)),
+                   m.scale(m.mul(half, half), 2.0));
+  return {re, m.mul(m.exp(z.re), m.fn("sin", z.im))};
+}
+
+Parts clog1p(PartMath &m, Parts z) {
+  // |1 + z|^2 = 1 + (2a + a^2 + b^2): log1p of the bracket halves.
+  Value inner = m.add(m.scale(z.re, 2.0), m.add(m.mul(z.re, z.re), m.mul(z.im, z.im)));
+  return {m.scale(m.fn("log1p", inner), 0.5),
+          m.fn("atan2", {z.im, m.add(m.number(1.0), z.re)})};
+}
+
+using UnaryFn = std::function<Parts(NodeImporter &, PartMath &, RankedTensorType, Parts)>;
+
+/// A complex unary function of argument "self", in double precision.
+OpHandler unary(UnaryFn f) {
+  return [f = std::move(f)](NodeImporter &n) -> absl::StatusOr<Values> {
+    ASSIGN_OR_RETURN(auto result, pairResult(n));
+    auto [type, element] = result;
+    ASSIGN_OR_RETURN(Value self, complexArgument(n, "self"));
+    if (complexShape(self) != type.getShape().drop_back())
+      return n.error("the declared result has another shape");
+    Type f64 = n.b().getF64Type();
+    Value wide = convertElements(n, self, f64);
+    RankedTensorType widePairs = typeOf(wide);
+    PartMath m(n, RankedTensorType::get(complexShape(wide), f64));
+    Parts r = f(n, m, widePairs, {realPart(n, wide), imagPart(n, wide)});
+    return Values{convertElements(n, pack(n, r.re, r.im), element)};
+  };
+}
+
+template <Parts (*F)(PartMath &, Parts)>
+OpHandler unary() {
+  return unary([](NodeImporter &, PartMath &m, RankedTensorType, Parts z) { return F(m, z); });
+}
+
+/// log to base `base`: log z / ln(base).
+OpHandler logBase(double base) {
+  return unary([base](NodeImporter &, PartMath &m, RankedTensorType, Parts z) {
+    Parts l = clog(m, z);
+    double k = 1.0 / std::log(base);
+    return Parts{m.scale(l.re, k), m.scale(l.im, k)};
+  });
+}
+
+/// pow(x, y) = exp(y log x), glibc's cpow at x = 0; either may be a complex or
+/// real tensor or number.
+absl::StatusOr<Values> pow(NodeImporter &n) {
+  ASSIGN_OR_RETURN(auto result, pairResult(n));
+  auto [type, element] = result;
+  Type f64 = n.b().getF64Type();
+  ASSIGN_OR_RETURN(Value x, pairsOf(n, "self", f64));
+  ASSIGN_OR_RETURN(Value y, pairsOf(n, "exponent", f64));
+  RankedTensorType pairs = type.clone(f64);
+  x = expandPairs(n, x, pairs);
+  y = expandPairs(n, y, pairs);
+  PartMath m(n, RankedTensorType::get(type.getShape().drop_back(), f64));
+  Parts base{realPart(n, x), imagPart(n, x)};
+  Parts r = cexp(m, cmul(m, {realPart(n, y), imagPart(n, y)}, clog(m, base)));
+  // A zero base: 0 for Re y > 0, (inf, NaN) for Re y < 0, NaN otherwise,
+  // as glibc's cpow gives eager (exp of y times (-inf, 0) under C's
+  // complex arithmetic).
+  Value zero = m.test("logical_and", {m.test("eq", {base.re, m.number(0.0)}),
+                                      m.test("eq", {base.im, m.number(0.0)})});
+  Value c = realPart(n, y);
+  Value positive = m.test("gt", {c, m.number(0.0)});
+  Value negative = m.test("lt", {c, m.number(0.0)});
+  double nan = std::numeric_limits<double>::quiet_NaN();
+  Value zeroRe = m.where(positive, m.number(0.0),
+                         m.where(negative, m.number(std::numeric_limits<double>::infinity()),
+                                 m.number(nan)));
+  Value zeroIm = m.where(positive, m.number(0.0), m.number(nan));
+  r = {m.where(zero, zeroRe, r.re), m.where(zero, zeroIm, r.im)};
+  return Values{convertElements(n, pack(n, r.re, r.im), element)};
+}
+
+// --- products -------------------------------------------------------------
+
+/// (A + iB)(C + iD) = (AC - BD) + i(AD + BC) by four real products.
+template <typename ProductOp>
+Value matrixProduct(NodeImporter &n, RankedTensorType type, Value x, Value y) {
+  auto part = RankedTensorType::get(type.getShape().drop_back(), type.getElementType());
+  auto product = [&](Value p, Value q) {
+    return n.b().create<ProductOp>(n.loc(), part, p, q).getResult();
+  };
+  PartMath m(n, part);
+  Value a = realPart(n, x), b = imagPart(n, x), c = realPart(n, y), d = imagPart(n, y);
+  Value ac = product(a, c), bd = product(b, d);
+  Value re = m.sub(ac, bd);
+  Value ad = product(a, d), bc = product(b, c);
+  Value im = m.add(ad, bc);
+  return pack(n, re, im);
+}
+
+template <typename ProductOp>
+absl::StatusOr<Values> matrixProductOp(NodeImporter &n) {
+  ASSIGN_OR_RETURN(auto result, pairResult(n));
+  auto [type, element] = result;
+  ASSIGN_OR_RETURN(Value x, pairsOf(n, "self", element));
+  ASSIGN_OR_RETURN(Value y, pairsOf(n, "mat2", element));
+  return Values{matrixProduct<ProductOp>(n, type, x, y)};
+}
+
+/// addmm: beta * self + alpha * (mat1 @ mat2), beta and alpha complex
+/// numbers; beta = 0 ignores self (NaN included), as eager does.
+absl::StatusOr<Values> addmm(NodeImporter &n) {
+  ASSIGN_OR_RETURN(auto result, pairResult(n));
+  auto [type, element] = result;
+  ASSIGN_OR_RETURN(Value x, pairsOf(n, "mat1", element));
+  ASSIGN_OR_RETURN(Value y, pairsOf(n, "mat2", element));
+  ASSIGN_OR_RETURN(std::complex<double> beta, n.complexAttr("beta", 1.0));
+  ASSIGN_OR_RETURN(std::complex<double> alpha, n.complexAttr("alpha", 1.0));
+  Value product = matrixProduct<aten::MmOp>(n, type, x, y);
+  if (alpha != 1.0)
+    product = scaleComplex(n, product, alpha);
+  if (beta == 0.0)
+    return Values{product};
+  ASSIGN_OR_RETURN(Value self, pairsOf(n, "self", element));
+  Value bias = expandPairs(n, self, type);
+  if (beta != 1.0)
+    bias = scaleComplex(n, bias, beta);
+  return Values{n.b()
+                    .create<aten::AddOp>(n.loc(), type, bias, product,
+                                         n.b().getF64FloatAttr(1.0))
+                    .getResult()};
+}
+
+/// Entries [start, start + count) of complex dim `dim` of pairs `x`.
+Value sliceDim(NodeImporter &n, Value x, int64_t dim, int64_t start, int64_t count) {
+  RankedTensorType type = typeOf(x);
+  SmallVector<int64_t> shape(type.getShape()), offsets(type.getRank(), 0),
+      strides(type.getRank(), 1);
+  shape[dim] = count;
+  offsets[dim] = start;
+  return n.b().create<aten::SliceOp>(n.loc(), type.clone(shape), x,
+                                     n.b().getDenseI64ArrayAttr(offsets),
+                                     n.b().getDenseI64ArrayAttr(strides));
+}
+
+/// The product of pairs `x` along complex dim `dim` (left with extent 1):
+/// the first half times the second until one entry is left.
+Value productAlong(NodeImporter &n, Value x, int64_t dim) {
+  while (typeOf(x).getDimSize(dim) > 1) {
+    int64_t extent = typeOf(x).getDimSize(dim), half = extent / 2;
+    Value lo = sliceDim(n, x, dim, 0, half), hi = sliceDim(n, x, dim, half, half);
+    Value product = complexProduct(n, typeOf(lo), lo, hi);
+    if (extent % 2) {
+      Value last = sliceDim(n, x, dim, 2 * half, 1);
+      SmallVector<int64_t> shape(typeOf(product).getShape());
+      shape[dim] += 1;
+      product = n.b().create<aten::CatOp>(n.loc(), typeOf(product).clone(shape),
+                                          ValueRange{product, last},
+                                          n.b().getI64IntegerAttr(dim));
+    }
+    x = product;
+  }
+  return x;
+}
+
+/// prod.default and prod.dim_int on complex tensors.
+absl::StatusOr<Values> prod(NodeImporter &n) {
+  ASSIGN_OR_RETURN(auto result, pairResult(n));
+  auto [type, element] = result;
+  ASSIGN_OR_RETURN(Value self, complexArgument(n, "self"));
+  self = convertElements(n, self, element);
+  int64_t rank = complexRank(self);
+  if (typeOf(self).getNumElements() == 0)
+    return n.unimplemented("prod of a complex tensor with no elements");
+  if (!n.has("dim")) {
+    int64_t count = typeOf(self).getNumElements() / 2;
+    Value all = productAlong(n, viewValue(n, self, {count, 2}), 0);
+    return Values{viewValue(n, all, type.getShape())};
+  }
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, std::max<int64_t>(rank, 1)));
+  if (rank == 0)
+    return Values{viewValue(n, self, type.getShape())};
+  Value reduced = productAlong(n, self, dim);
+  if (typeOf(reduced).getNumElements() != type.getNumElements())
+    return n.error("the declared prod result has another number of elements");
+  return Values{viewValue(n, reduced, type.getShape())};
+}
+
+} // namespace
+
+void addComplexMathHandlers(OpHandlerTable &t) {
+  t["aten.exp.default"] = unary<cexp>();
+  t["aten.log.default"] = unary<clog>();
+  t["aten.log2.default"] = logBase(2.0);
+  t["aten.log10.default"] = logBase(10.0);
+  t["aten.log1p.default"] = unary<clog1p>();
+  t["aten.expm1.default"] = unary<cexpm1>();
+  t["aten.sqrt.default"] = unary<csqrt>();
+  t["aten.rsqrt.default"] = unary(
+      [](NodeImporter &n, PartMath &m, RankedTensorType pairs, Parts z) {
+        return creciprocal(n, m, pairs, csqrt(m, z));
+      });
+  t["aten.reciprocal.default"] = unary(
+      [](NodeImporter &n, PartMath &m, RankedTensorType pairs, Parts z) {
+        return creciprocal(n, m, pairs, z);
+      });
+  t["aten.sigmoid.default"] = unary(
+      [](NodeImporter &n, PartMath &m, RankedTensorType pairs, Parts z) {
+        Parts e = cexp(m, {m.neg(z.re), m.neg(z.im)});
+        return creciprocal(n, m, pairs, {m.add(m.number(1.0), e.re), e.im});
+      });
+  t["aten.sin.default"] = unary<csin>();
+  t["aten.cos.default"] = unary<ccos>();
+  t["aten.tan.default"] = unary<ctan>();
+  t["aten.sinh.default"] = unary<csinh>();
+  t["aten.cosh.default"] = unary<ccosh>();
+  t["aten.tanh.default"] = unary<ctanh>();
+  t["aten.asin.default"] = unary<casin>();
+  t["aten.acos.default"] = unary<cacos>();
+  t["aten.atan.default"] = unary<catan>();
+  t["aten.asinh.default"] = unary<casinh>();
+  t["aten.acosh.default"] = unary<cacosh>();
+  t["aten.atanh.default"] = unary<catanh>();
+  for (const char *op : {"aten.pow.Tensor_Tensor", "aten.pow.Tensor_Scalar",
+                         "aten.pow.Scalar"})
+    t[op] = pow;
+  t["aten.mm.default"] = matrixProductOp<aten::MmOp>;
+  t["aten.bmm.default"] = matrixProductOp<aten::BmmOp>;
+  t["aten.addmm.default"] = addmm;
+  t["aten.prod.default"] = prod;
+  t["aten.prod.dim_int"] = prod;
+}
+
+} // namespace kiln

@@ -1,0 +1,195 @@
+//===- ComplexPairs.cpp - complex tensors as (real, imaginary) pairs ------===//
+//
+// This file implements the builders the complex handlers share: the parts
+// of a pair tensor, packing two parts, and the complex product.
+//
+//===----------------------------------------------------------------------===//
+#include "ComplexPairs.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+#include "kiln/common/Status.h"
+
+#include "absl/strings/str_cat.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+Value slicePart(NodeImporter &n, Value pairs, int64_t part) {
+  RankedTensorType type = typeOf(pairs);
+  SmallVector<int64_t> shape(type.getShape()), offsets(type.getRank(), 0),
+      strides(type.getRank(), 1);
+  shape.back() = 1;
+  offsets.back() = part;
+  Value one = n.b().create<aten::SliceOp>(n.loc(), type.clone(shape), pairs,
+                                          n.b().getDenseI64ArrayAttr(offsets),
+                                          n.b().getDenseI64ArrayAttr(strides));
+  return viewValue(n, one, complexShape(pairs));
+}
+
+} // namespace
+
+ArrayRef<int64_t> complexShape(Value pairs) {
+  return typeOf(pairs).getShape().drop_back();
+}
+
+int64_t complexRank(Value pairs) { return typeOf(pairs).getRank() - 1; }
+
+Value realPart(NodeImporter &n, Value pairs) { return slicePart(n, pairs, 0); }
+Value imagPart(NodeImporter &n, Value pairs) { return slicePart(n, pairs, 1); }
+
+Value pack(NodeImporter &n, Value re, Value im) {
+  SmallVector<int64_t> column(typeOf(re).getShape());
+  column.push_back(1);
+  SmallVector<int64_t> pairShape(typeOf(re).getShape());
+  pairShape.push_back(2);
+  return n.b().create<aten::CatOp>(
+      n.loc(), typeOf(re).clone(pairShape),
+      ValueRange{viewValue(n, re, column), viewValue(n, im, column)},
+      n.b().getI64IntegerAttr(static_cast<int64_t>(column.size()) - 1));
+}
+
+Value realAsPairs(NodeImporter &n, Value v, Type element) {
+  Value re = convertElements(n, v, element);
+  Value zeros = n.constant(element, 0.0, typeOf(re).getShape());
+  return pack(n, re, zeros);
+}
+
+Value asColumn(NodeImporter &n, Value v) {
+  SmallVector<int64_t> shape(typeOf(v).getShape());
+  shape.push_back(1);
+  return viewValue(n, v, shape);
+}
+
+Value complexIsNonZero(NodeImporter &n, Value pairs) {
+  RankedTensorType type = typeOf(pairs);
+  auto i1 = n.b().getI1Type();
+  Value nonzero = pointwise(n, type.clone(i1), "ne",
+                            {pairs, n.constant(type.getElementType(), 0.0)});
+  return n.b()
+      .create<aten::AnyOp>(n.loc(), RankedTensorType::get(complexShape(pairs), i1), nonzero,
+                           n.b().getDenseI64ArrayAttr({complexRank(pairs)}),
+                           n.b().getBoolAttr(false))
+      .getResult();
+}
+
+Value complexProduct(NodeImporter &n, RankedTensorType type, Value x, Value y) {
+  auto part = RankedTensorType::get(type.getShape().drop_back(), type.getElementType());
+  Value a = realPart(n, x), b = imagPart(n, x), c = realPart(n, y), d = imagPart(n, y);
+  auto mul = [&](Value p, Value q) {
+    return n.b().create<aten::MulOp>(n.loc(), part, p, q).getResult();
+  };
+  auto one = n.b().getF64FloatAttr(1.0);
+  // Named steps: the ops are built in this order whatever the compiler's
+  // order of evaluating arguments.
+  Value ac = mul(a, c), bd = mul(b, d);
+  Value re = n.b().create<aten::SubOp>(n.loc(), part, ac, bd, one);
+  Value ad = mul(a, d), bc = mul(b, c);
+  Value im = n.b().create<aten::AddOp>(n.loc(), part, ad, bc, one);
+  return pack(n, re, im);
+}
+
+Value expandPairs(NodeImporter &n, Value x, RankedTensorType type) {
+  RankedTensorType pairs = typeOf(x).clone(type.getShape());
+  if (typeOf(x) == pairs)
+    return x;
+  return n.b().create<aten::ExpandOp>(n.loc(), pairs, x).getResult();
+}
+
+absl::StatusOr<Value> pairsOf(NodeImporter &n, const std::string &name, Type element) {
+  if (n.isComplexTensor(name)) {
+    ASSIGN_OR_RETURN(Value v, n.tensor(name));
+    return convertElements(n, v, element);
+  }
+  if (n.isComplexScalar(name)) {
+    ASSIGN_OR_RETURN(std::complex<double> c, n.complexAttr(name));
+    return complexConstant(n, element, c);
+  }
+  ASSIGN_OR_RETURN(Value v, n.tensorOrScalar(name, element));
+  return realAsPairs(n, v, element);
+}
+
+absl::StatusOr<Value> complexArgument(NodeImporter &n, const std::string &name) {
+  if (!n.isComplexTensor(name))
+    return n.error(absl::StrCat("argument '", name, "' must be a complex tensor"));
+  ASSIGN_OR_RETURN(Value v, n.tensor(name));
+  if (typeOf(v).getRank() < 1 || typeOf(v).getShape().back() != 2)
+    return n.error(absl::StrCat("argument '", name, "' is not a complex value"));
+  return v;
+}
+
+absl::StatusOr<std::pair<RankedTensorType, Type>> pairResult(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  if (!n.resultIsComplex())
+    return n.error("the result must be complex");
+  return std::make_pair(type, type.getElementType());
+}
+
+Value complexConstant(NodeImporter &n, Type element, std::complex<double> c) {
+  Value pair = tableConstant<double>(n, {2}, n.b().getF64Type(), [&](int64_t k) {
+    return k == 0 ? c.real() : c.imag();
+  });
+  return convertElements(n, pair, element);
+}
+
+Value scaleComplex(NodeImporter &n, Value pairs, std::complex<double> c) {
+  RankedTensorType type = typeOf(pairs);
+  Type element = type.getElementType();
+  if (c.imag() == 0.0)
+    return n.b().create<aten::MulOp>(n.loc(), type, pairs, n.constant(element, c.real()));
+  return complexProduct(n, type, pairs, complexConstant(n, element, c));
+}
+
+Value complexQuotient(NodeImporter &n, RankedTensorType type, Value x, Value y) {
+  // Every part below is of the result's shape (the steps divide parts of
+  // one operand alone).
+  x = expandPairs(n, x, type);
+  y = expandPairs(n, y, type);
+  Type element = type.getElementType();
+  auto part = RankedTensorType::get(type.getShape().drop_back(), element);
+  auto bools = part.clone(n.b().getI1Type());
+  Value a = realPart(n, x), b = imagPart(n, x), c = realPart(n, y), d = imagPart(n, y);
+  auto one = n.b().getF64FloatAttr(1.0);
+  auto mulp = [&](Value p, Value q) {
+    return n.b().create<aten::MulOp>(n.loc(), part, p, q).getResult();
+  };
+  auto addp = [&](Value p, Value q) {
+    return n.b().create<aten::AddOp>(n.loc(), part, p, q, one).getResult();
+  };
+  auto subp = [&](Value p, Value q) {
+    return n.b().create<aten::SubOp>(n.loc(), part, p, q, one).getResult();
+  };
+  auto divp = [&](Value p, Value q) {
+    return n.b().create<aten::DivOp>(n.loc(), part, p, q).getResult();
+  };
+  auto where = [&](Value cond, Value p, Value q) {
+    return pointwise(n, part, "where", {cond, p, q});
+  };
+  Value absC = pointwise(n, part, "abs", c), absD = pointwise(n, part, "abs", d);
+  Value cWins = pointwise(n, bools, "ge", {absC, absD});
+  Value oneConst = n.constant(element, 1.0);
+  // |c| >= |d|: rat = d / c, scl = 1 / (c + d * rat),
+  //   ((a + b * rat) * scl, (b - a * rat) * scl).
+  Value ratC = divp(d, c);
+  Value sclC = divp(oneConst, addp(c, mulp(d, ratC)));
+  Value reC = mulp(addp(a, mulp(b, ratC)), sclC);
+  Value imC = mulp(subp(b, mulp(a, ratC)), sclC);
+  // else: rat = c / d, scl = 1 / (d + c * rat),
+  //   ((a * rat + b) * scl, (b * rat - a) * scl).
+  Value ratD = divp(c, d);
+  Value sclD = divp(oneConst, addp(d, mulp(c, ratD)));
+  Value reD = mulp(addp(mulp(a, ratD), b), sclD);
+  Value imD = mulp(subp(mulp(b, ratD), a), sclD);
+  // A zero divisor: (a / |c|, b / |d|), infinities or NaN as in c10.
+  Value zero = n.constant(element, 0.0);
+  Value bothZero = pointwise(n, bools, "logical_and",
+                             {pointwise(n, bools, "eq", {absC, zero}),
+                              pointwise(n, bools, "eq", {absD, zero})});
+  Value re = where(bothZero, divp(a, absC), where(cWins, reC, reD));
+  Value im = where(bothZero, divp(b, absD), where(cWins, imC, imD));
+  return pack(n, re, im);
+}
+
+
+} // namespace kiln

@@ -1,0 +1,68 @@
+//===- ComplexPairs.h - complex tensors as (real, imaginary) pairs --------===//
+//
+// This file declares the builders the complex handlers share. Kiln carries
+// a complex64 (complex128) tensor of shape S as the f32 (f64) tensor S + [2]
+// of its (real, imaginary) pairs (ComplexHandlers.cpp says why).
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "OpHandlers.h"
+
+namespace kiln {
+
+/// The shape of a pair tensor's complex values (without the pair dim).
+llvm::ArrayRef<int64_t> complexShape(mlir::Value pairs);
+/// The rank of a pair tensor's complex values.
+int64_t complexRank(mlir::Value pairs);
+
+/// The real (imaginary) parts of `pairs`, of its complex shape.
+mlir::Value realPart(NodeImporter &n, mlir::Value pairs);
+mlir::Value imagPart(NodeImporter &n, mlir::Value pairs);
+/// (re, im) of shape S as pairs S + [2].
+mlir::Value pack(NodeImporter &n, mlir::Value re, mlir::Value im);
+/// A real value `v` (shape S) as pairs (v, 0) of element `element`.
+mlir::Value realAsPairs(NodeImporter &n, mlir::Value v, mlir::Type element);
+/// A real value of shape S viewed as S + [1], to scale pairs.
+mlir::Value asColumn(NodeImporter &n, mlir::Value v);
+/// True where a complex value is nonzero (either part): a bool tensor of
+/// the complex shape, what torch's truth of a complex number is.
+mlir::Value complexIsNonZero(NodeImporter &n, mlir::Value pairs);
+/// The complex product of pairs `x` and `y`, broadcast to pairs `type`.
+mlir::Value complexProduct(NodeImporter &n, mlir::RankedTensorType type, mlir::Value x,
+                           mlir::Value y);
+/// Pairs `x` expanded to pairs `type` (leading dims added, dims of 1
+/// broadcast); `x` itself when it has that shape.
+mlir::Value expandPairs(NodeImporter &n, mlir::Value x, mlir::RankedTensorType type);
+
+/// The complex quotient x / y of pairs broadcast to pairs `type`, as
+/// c10::complex divides: Smith's scaling by the divisor's larger part.
+mlir::Value complexQuotient(NodeImporter &n, mlir::RankedTensorType type, mlir::Value x,
+                            mlir::Value y);
+/// The pairs [2] of `c`, of element `element`.
+mlir::Value complexConstant(NodeImporter &n, mlir::Type element, std::complex<double> c);
+/// Pairs times the complex number `c`.
+mlir::Value scaleComplex(NodeImporter &n, mlir::Value pairs, std::complex<double> c);
+
+/// Argument `name` as pairs of `element`: a complex tensor as it is, a
+/// complex number as its pair, a real tensor or number as (x, 0).
+absl::StatusOr<mlir::Value> pairsOf(NodeImporter &n, const std::string &name,
+                                    mlir::Type element);
+/// Argument `name`, which must be a complex tensor (pairs of rank >= 1
+/// with a last dim of 2).
+absl::StatusOr<mlir::Value> complexArgument(NodeImporter &n, const std::string &name);
+/// Result 0's type and its pair element type (f32 or f64); error when the
+/// result is not complex.
+absl::StatusOr<std::pair<mlir::RankedTensorType, mlir::Type>> pairResult(NodeImporter &n);
+
+/// Registers the ops that run as their real form on each part
+/// (ComplexParts.cpp).
+void addComplexPartHandlers(OpHandlerTable &table);
+/// Registers the complex products and elementary functions
+/// (ComplexMath.cpp).
+void addComplexMathHandlers(OpHandlerTable &table);
+/// True for the ops addComplexPartHandlers registers: their real import
+/// applies its rules for tensors with no elements to each part.
+bool complexPartsTakeEmptyTensors(const std::string &op);
+
+} // namespace kiln
