@@ -410,3 +410,16 @@ def test_decomposition_table_is_made_once_and_follows_new_composite_ops():
 
     serialized, _, _ = serialize_exported(torch.export.export(Twice(), (torch.ones(3),)), "t")
     assert [n.op for n in serialized.graph.nodes] == ["aten.mul.Tensor"]
+
+
+def test_complex_numbers_travel_as_their_parts():
+    def f(z):
+        return torch.ops.aten.constant_pad_nd(z, [1, 0], 1.5 - 2j) * (0.5 + 3j)
+
+    gm = torch.fx.experimental.proxy_tensor.make_fx(f, tracing_mode="fake")(
+        torch.randn(2, 3, dtype=torch.complex64))
+    g = serialize_graph_module(gm).graph
+    pad = nodes(g, "aten.constant_pad_nd.default")[0]
+    assert args_of(pad)["value"] == ("c", graph_pb2.ComplexNumber(real=1.5, imag=-2.0))
+    mul = nodes(g, "aten.mul.Tensor")[0]
+    assert args_of(mul)["other"] == ("c", graph_pb2.ComplexNumber(real=0.5, imag=3.0))

@@ -18,9 +18,9 @@ Every variant of a selected OpInfo (``div.floor_rounding``, ``pad.constant``)
 is selected with it. Only OpInfo's function variant (``op.op``) is called:
 forward, inference, ``requires_grad=False``, device ``cpu``.
 
-Dtypes: ``op.supported_dtypes('cpu')`` intersected with the registry's ten
-(:data:`DTYPES`); complex dtypes and the rest (uint16, ...) are counted as
-skipped, not made into cases. For each (OpInfo, dtype), torch, ``random``
+Dtypes: ``op.supported_dtypes('cpu')`` intersected with the registry's
+twelve (:data:`DTYPES`: ten real ones, complex64 and complex128); the rest
+(uint16, ...) are counted as skipped, not made into cases. For each (OpInfo, dtype), torch, ``random``
 and numpy are seeded with ``zlib.crc32(f"{op.name}.{op.variant_test_name}.
 {dtype}")`` before the OpInfo's sample generator runs (what
 ``op.sample_inputs('cpu', dtype, requires_grad=False)`` calls, minus its
@@ -76,7 +76,7 @@ __all__ = ["DTYPES", "SAMPLE_SIZE", "SAMPLE_SEED", "Candidate", "Enumeration",
 
 FAMILY = "opinfo"
 
-#: The dtypes Kiln has (the registry's ten), in the order cases are made.
+#: The dtypes Kiln has (the registry's twelve), in the order cases are made.
 DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64,
           torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool,
           torch.complex64, torch.complex128)
@@ -258,7 +258,7 @@ class Enumeration:
     eager has run any; and the (op, dtype) pairs left out."""
 
     candidates: list[Candidate]
-    #: "complex dtypes" / "other dtypes" / "sample_inputs raised" -> (op, dtype) pairs
+    #: "other dtypes" / "sample_inputs raised" -> (op, dtype) pairs
     skipped_pairs: collections.Counter
     #: samples of ops in UNSPECIFIED_OUTPUT, per reason
     skipped_samples: collections.Counter
@@ -285,8 +285,7 @@ def enumerate_opinfo() -> Enumeration:
     samples_skipped: collections.Counter = collections.Counter()
     for op in selected_opinfos():
         supported = op.supported_dtypes("cpu")
-        pairs["complex dtypes"] += sum(d.is_complex for d in supported)
-        pairs["other dtypes"] += sum(not d.is_complex and d not in DTYPES for d in supported)
+        pairs["other dtypes"] += sum(d not in DTYPES for d in supported)
         label = _op_label(op)
         for dtype in DTYPES:
             if dtype not in supported:

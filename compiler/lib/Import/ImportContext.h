@@ -66,10 +66,12 @@ public:
   const v1::Node &proto() const { return node; }
   /// The node's position in the graph.
   int position() const { return index; }
-  /// The same node position and value table over `replacement`, a node
-  /// that must outlive the returned importer.
+  /// The same node position, value table and complex values over
+  /// `replacement`, a node that must outlive the returned importer.
   NodeImporter rebind(const v1::Node &replacement) const {
-    return NodeImporter(replacement, index, builder, values, symbols);
+    NodeImporter rebound(replacement, index, builder, values, symbols);
+    rebound.complexValues = complexValues;
+    return rebound;
   }
   /// The same node position over `replacement` and `table`, both of which
   /// must outlive the returned importer; it sees no complex values.

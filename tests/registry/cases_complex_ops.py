@@ -1,0 +1,93 @@
+"""Complex tensors through the ops that act on each part alone (pad,
+repeat, flip, gather and scatter, where, masked fills, split, cumsum, fills
+with complex numbers), comparisons and truth (eq, ne, isnan, logical ops,
+any, nonzero), var and std, matrix products (mm, bmm, addmm with complex
+beta and alpha), prod, and the elementary functions (exp, log, sqrt, the
+trigonometric and hyperbolic functions and their inverses, sigmoid,
+reciprocal, pow)."""
+
+import torch
+
+from tests.registry.registry import const, randint, randbool, randn, register
+
+C64, C128 = torch.complex64, torch.complex128
+
+# Moves and linear ops, part by part.
+register("complex_pad_value_c64", lambda z: torch.constant_pad_nd(z, (1, 2, 0, 1), 1.5 - 2j),
+         randn(2, 3, dtype=C64))
+register("complex_pad_empty_c128", lambda z: torch.constant_pad_nd(z, (1, 1), 3 + 4j),
+         randn(2, 0, dtype=C128))
+register("complex_repeat_flip_roll_c64",
+         lambda z: (z.repeat(2, 1, 3), z.flip(0, 2), z.roll(1, 1)), randn(2, 3, 2, dtype=C64))
+register("complex_gather_index_select_c64",
+         lambda z, i: (torch.gather(z, 1, i), z.index_select(0, i[0])),
+         randn(3, 4, dtype=C64), randint(0, 3, 3, 2))
+register("complex_scatter_add_c128",
+         lambda z, i, s: (z.scatter(1, i, s), z.scatter_add(1, i, s),
+                          z.scatter_reduce(1, i, s, "mean", include_self=False)),
+         randn(3, 5, dtype=C128), randint(0, 5, 3, 2), randn(3, 2, dtype=C128))
+register("complex_where_masked_fill_c64",
+         lambda m, a, r: (torch.where(m, a, r), a.masked_fill(m, 2j), torch.where(m, a, 1.5)),
+         randbool(3, 4), randn(3, 4, dtype=C64), randn(3, 4))
+register("complex_split_cumsum_diagonal_c64",
+         lambda z: (*z.split([1, 3], 1), z.cumsum(1), z.diagonal(), z.tril()),
+         randn(4, 4, dtype=C64))
+register("complex_index_put_c64", lambda z, v: z.index_put((torch.tensor([0, 2]),), v),
+         randn(3, 4, dtype=C64), randn(2, 4, dtype=C64))
+register("complex_fills_c64",
+         lambda z: (torch.full_like(z, 2 - 3j), torch.ones_like(z), torch.zeros_like(z),
+                    torch.full((2,), 1j, dtype=C64), torch.full_like(z, 2.5, dtype=torch.float32)),
+         randn(2, 3, dtype=C64))
+register("complex_scalar_arithmetic_c64",
+         lambda z: (z * (1 + 2j), z + 3j, z / (2 - 1j), torch.add(z, z, alpha=1j)),
+         randn(3, 4, dtype=C64))
+
+# Comparisons and truth.
+register("complex_compare_c64",
+         lambda a, b: (a == b, a != b, a == a, torch.isnan(a / 0), torch.isinf(a / 0),
+                       torch.isfinite(a)),
+         const(torch.tensor([1 + 1j, 2j, 0j, 3 + 0j], dtype=C64)),
+         const(torch.tensor([1 + 1j, 2 + 2j, 0j, 3 + 1j], dtype=C64)))
+register("complex_truth_c64",
+         lambda a, b: (torch.logical_and(a, b), torch.logical_xor(a, b), torch.logical_not(a),
+                       a.any(), b.all(), torch.any(a.reshape(2, 3), 1)),
+         const(torch.tensor([0j, 1j, 2 + 0j, 0j, 1 + 1j, 0j], dtype=C64)),
+         const(torch.tensor([1j, 0j, 3 + 0j, 0j, 0j, 2j], dtype=C64)))
+register("complex_nonzero_c128", torch.nonzero,
+         const(torch.tensor([[0j, 1j, 0j], [2 + 0j, 0j, 1 - 1j]], dtype=C128)))
+register("complex_var_std_c64",
+         lambda z: (torch.var(z, 1), torch.std(z, 0, correction=0), torch.var(z)),
+         randn(3, 5, dtype=C64, scale=4.0))
+
+# Products.
+register("complex_mm_bmm_c64", lambda a, b, c, d: (a @ b, torch.bmm(c, d)),
+         randn(3, 4, dtype=C64), randn(4, 5, dtype=C64),
+         randn(2, 3, 4, dtype=C64), randn(2, 4, 2, dtype=C64))
+register("complex_addmm_complex_scalars_c128",
+         lambda s, a, b: torch.addmm(s, a, b, beta=0.5 - 1j, alpha=2j),
+         randn(5, dtype=C128), randn(3, 4, dtype=C128), randn(4, 5, dtype=C128))
+register("complex_prod_c64", lambda z: (z.prod(1), z.prod(), z.prod(0, keepdim=True)),
+         randn(3, 7, dtype=C64, scale=0.8))
+register("complex_prod_empty_c128", lambda z: z.prod(0), randn(0, 3, dtype=C128))
+
+# Elementary functions (eager's reference is libm's complex functions).
+for name, fn in (("exp", torch.exp), ("log", torch.log), ("log2", torch.log2),
+                 ("log10", torch.log10), ("log1p", torch.log1p), ("expm1", torch.expm1),
+                 ("sqrt", torch.sqrt), ("rsqrt", torch.rsqrt),
+                 ("reciprocal", torch.reciprocal), ("sigmoid", torch.sigmoid),
+                 ("sin", torch.sin), ("cos", torch.cos), ("tan", torch.tan),
+                 ("sinh", torch.sinh), ("cosh", torch.cosh), ("tanh", torch.tanh),
+                 ("asin", torch.asin), ("acos", torch.acos), ("atan", torch.atan),
+                 ("asinh", torch.asinh), ("acosh", torch.acosh), ("atanh", torch.atanh)):
+    register(f"complex_{name}_c64", fn, randn(4, 5, dtype=C64, scale=2.0))
+    register(f"complex_{name}_c128", fn, randn(4, 5, dtype=C128, scale=2.0))
+register("complex_tanh_far_c128", torch.tanh,
+         const(torch.tensor([30 + 1j, -45 - 2j, 400 + 0.5j, 0.25 - 300j], dtype=C128)))
+register("complex_sqrt_axes_c64", torch.sqrt,
+         const(torch.tensor([0j, -4 + 0j, 4 + 0j, 3j, -3j, -1 + 1e-3j, 1e30 + 1e30j],
+                            dtype=C64)))
+register("complex_pow_c64", lambda x, y: (torch.pow(x, y), x ** 2, x ** 0.5, torch.pow(2.0, y)),
+         randn(3, 4, dtype=C64), randn(3, 4, dtype=C64))
+register("complex_pow_zero_base_c128", torch.pow,
+         const(torch.zeros(5, dtype=C128)),
+         const(torch.tensor([1j, 2 + 0j, 0j, -1 + 0j, 1 + 1j], dtype=C128)))
