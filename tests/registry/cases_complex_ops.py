@@ -91,3 +91,23 @@ register("complex_pow_c64", lambda x, y: (torch.pow(x, y), x ** 2, x ** 0.5, tor
 register("complex_pow_zero_base_c128", torch.pow,
          const(torch.zeros(5, dtype=C128)),
          const(torch.tensor([1j, 2 + 0j, 0j, -1 + 0j, 1 + 1j], dtype=C128)))
+
+# Branch cuts, poles and small arguments (a helper's review found each wrong
+# in the first version): a zero part's sign picks the side of a cut.
+register("complex_asinh_asin_on_cuts_c128", lambda z: (torch.asinh(z), torch.asin(z / 1j)),
+         const(torch.tensor([complex(0.0, -2.0), complex(-0.0, 2.0), complex(0.0, -1e8),
+                             complex(-0.0, -3.0), 0.5 - 0.25j], dtype=C128)))
+register("complex_sqrt_negative_zero_c64", torch.sqrt,
+         const(torch.tensor([complex(-4.0, -0.0), complex(-4.0, 0.0), complex(-1.0, -0.0)],
+                            dtype=C64)))
+register("complex_tanh_tan_near_pole_c128", lambda z: (torch.tanh(z), torch.tan(z * 1j)),
+         const(torch.tensor([complex(1e-6, 1.5707963267948966), complex(1e-10, 1.5707963),
+                             0.3 + 1.5j], dtype=C128)))
+register("complex_atanh_small_log1p_near_minus_one_c128",
+         lambda z: (torch.atanh(z * 1e-10), torch.log1p(z - 1)),
+         const(torch.tensor([1 + 1j, 0.5 - 2j, 1 + 1e-9j, 1e-3 + 0j], dtype=C128)))
+register("complex_pow_scalar_zero_one_c64", lambda z: (z ** 0, z ** 1, z[:2] ** 2),
+         const(torch.tensor([0j, 1 + 2j, complex(float("inf"), 1.0)], dtype=C64)))
+register("complex_ones_like_real_dtype_c64",
+         lambda z: (torch.ones_like(z, dtype=torch.float32), z == 1j, z != 2),
+         const(torch.tensor([1j, 2 + 0j, 1 + 1j], dtype=C64)))

@@ -11,17 +11,20 @@
 //   exp(a+bi) = e^a (cos b + i sin b)      log z = log|z| + i atan2(b, a)
 //   sin z = sin a cosh b + i cos a sinh b   cos z = cos a cosh b - i sin a sinh b
 //   sinh z = sinh a cos b + i cosh a sin b  cosh z = cosh a cos b + i sinh a sin b
-//   tanh z = (sinh 2a + i sin 2b) / (cosh 2a + cos 2b), (sign a, 0) beyond |a| > 20
+//   tanh z = (sinh a cosh a + i sin b cos b) / (sinh^2 a + cos^2 b), sign a
+//            beyond |a| > 20
+//   atanh z = log1p(4a / ((1-a)^2 + b^2)) / 4 + i atan2(2b, 1 - a^2 - b^2) / 2
 //   sqrt: the principal root, t = sqrt((|z| + |a|) / 2)
 //   asinh z = log(z + sqrt(z^2 + 1)) (odd: evaluated for a >= 0)
 //   acosh z = log(z + sqrt(z + 1) sqrt(z - 1))
-//   atanh z = (log(1 + z) - log(1 - z)) / 2
 //   asin z = -i asinh(iz), acos z = pi/2 - asin z, atan z = -i atanh(iz),
 //   tan z = -i tanh(iz)
 //   pow(x, y) = exp(y log x); for x = 0 what glibc's cpow gives eager
-// |z| scales by max(|a|, |b|) as hypot does. These agree with PyTorch's
-// (libm's) results to rounding for finite values away from the branch
-// cuts; on a cut the sign of a zero part may differ.
+// |z| scales by max(|a|, |b|) as hypot does; a zero part's sign picks the
+// side of a branch cut as C's signbit. Known gaps against libm (PyTorch's
+// reference): asinh, asin and acos of tiny arguments lose relative
+// precision (log of 1 + tiny), acos near 1 loses digits (pi/2 - asin), and
+// an overflowing part times a zero one is NaN where C gives 0.
 //
 // prod multiplies halves of a dim pairwise until one entry is left: the
 // products of c10::complex, in a different order than eager's loop.
@@ -96,6 +99,14 @@ Value modulus(PartMath &m, Parts z) {
   return m.where(infinite, big, m.where(isZero, m.number(0.0), r));
 }
 
+/// True where `x` has its sign bit set (-0.0 included, as C's signbit).
+Value signBit(PartMath &m, Value x) {
+  Value zero = m.number(0.0);
+  Value negativeZero = m.test("logical_and", {m.test("eq", {x, zero}),
+                                              m.test("lt", {m.div(m.number(1.0), x), zero})});
+  return m.test("logical_or", {m.test("lt", {x, zero}), negativeZero});
+}
+
 Parts cmul(PartMath &m, Parts x, Parts y) {
   return {m.sub(m.mul(x.re, y.re), m.mul(x.im, y.im)),
           m.add(m.mul(x.re, y.im), m.mul(x.im, y.re))};
@@ -122,7 +133,7 @@ Parts csqrt(PartMath &m, Parts z) {
   Value safeT = m.where(isZero, m.number(1.0), t);
   Value other = m.div(z.im, m.scale(safeT, 2.0)); // b / 2t
   Value nonNegative = m.test("ge", {z.re, m.number(0.0)});
-  Value negativeIm = m.test("lt", {z.im, m.number(0.0)});
+  Value negativeIm = signBit(m, z.im); // sqrt(a - 0i) is conj(sqrt(a + 0i))
   Value re = m.where(nonNegative, t, m.fn("abs", other));
   Value im = m.where(nonNegative, other, m.where(negativeIm, m.neg(t), t));
   // sqrt(0 + bi) with t = 0 only for b = 0: (0, b).
@@ -154,23 +165,28 @@ Parts ccos(PartMath &m, Parts z) {
 }
 
 Parts ctanh(PartMath &m, Parts z) {
-  Value a2 = m.scale(z.re, 2.0), b2 = m.scale(z.im, 2.0);
-  Value d = m.add(m.fn("cosh", a2), m.fn("cos", b2));
-  Value re = m.div(m.fn("sinh", a2), d), im = m.div(m.fn("sin", b2), d);
-  // Far from the imaginary axis cosh 2a overflows: tanh is (sign a, 0) to
-  // rounding there, the imaginary part 2 sin 2b e^(-2|a|).
+  // (sinh a cosh a + i sin b cos b) / (sinh^2 a + cos^2 b), as glibc: no
+  // cancellation in the denominator near a pole (a ~ 0, b ~ pi/2).
+  Value sh = m.fn("sinh", z.re), ch = m.fn("cosh", z.re);
+  Value sn = m.fn("sin", z.im), cs = m.fn("cos", z.im);
+  Value d = m.add(m.mul(sh, sh), m.mul(cs, cs));
+  Value re = m.div(m.mul(sh, ch), d), im = m.div(m.mul(sn, cs), d);
+  // Far from the imaginary axis sinh a overflows: tanh is sign a to
+  // rounding there, the imaginary part 4 sin b cos b e^(-2|a|).
   Value absA = m.fn("abs", z.re);
   Value far = m.test("gt", {absA, m.number(20.0)});
-  Value farIm = m.scale(m.mul(m.fn("sin", b2), m.exp(m.neg(m.scale(absA, 2.0)))), 2.0);
+  Value farIm = m.scale(m.mul(m.mul(sn, cs), m.exp(m.neg(m.scale(absA, 2.0)))), 4.0);
   return {m.where(far, m.fn("sign", z.re), re), m.where(far, farIm, im)};
 }
 
 Parts casinh(PartMath &m, Parts z) {
-  // Odd: for a < 0, -asinh(-z), which avoids the cancellation in z + root.
-  Value negative = m.test("lt", {z.re, m.number(0.0)});
-  Value s = m.where(negative, m.number(-1.0), m.number(1.0));
+  // Odd: for a sign bit set (-0 included), -asinh(-z), which avoids the
+  // cancellation in z + root and keeps the cut's side.
+  Value s = m.where(signBit(m, z.re), m.number(-1.0), m.number(1.0));
   Parts w{m.mul(s, z.re), m.mul(s, z.im)};
-  Parts root = csqrt(m, cadd(m, cmul(m, w, w), {m.number(1.0), m.number(0.0)}));
+  Parts square = cmul(m, w, w);
+  // 1 joins the real part only (an imaginary +0 would move -0 across the cut).
+  Parts root = csqrt(m, {m.add(square.re, m.number(1.0)), square.im});
   Parts r = clog(m, cadd(m, w, root));
   return {m.mul(s, r.re), m.mul(s, r.im)};
 }
@@ -182,9 +198,15 @@ Parts cacosh(PartMath &m, Parts z) {
 }
 
 Parts catanh(PartMath &m, Parts z) {
-  Parts one{m.number(1.0), m.number(0.0)};
-  Parts d = csub(m, clog(m, cadd(m, one, z)), clog(m, csub(m, one, z)));
-  return {m.scale(d.re, 0.5), m.scale(d.im, 0.5)};
+  // (1/4) log1p(4a / ((1 - a)^2 + b^2)) + (i/2) atan2(2b, (1 - a)(1 + a) - b^2):
+  // log1p keeps small arguments' precision.
+  Value one = m.number(1.0);
+  Value oneMinus = m.sub(one, z.re);
+  Value d = m.add(m.mul(oneMinus, oneMinus), m.mul(z.im, z.im));
+  Value re = m.scale(m.fn("log1p", m.div(m.scale(z.re, 4.0), d)), 0.25);
+  Value x = m.sub(m.mul(oneMinus, m.add(one, z.re)), m.mul(z.im, z.im));
+  Value im = m.scale(m.fn("atan2", {m.scale(z.im, 2.0), x}), 0.5);
+  return {re, im};
 }
 
 Parts casin(PartMath &m, Parts z) { return timesMinusI(m, casinh(m, timesI(m, z))); }
@@ -204,10 +226,13 @@ Parts cexpm1(PartMath &m, Parts z) {
 }
 
 Parts clog1p(PartMath &m, Parts z) {
-  // |1 + z|^2 = 1 + (2a + a^2 + b^2): log1p of the bracket halves.
+  // As c10: for |z| < 0.5, |1 + z|^2 = 1 + (2a + a^2 + b^2) and log1p of
+  // the bracket halved; elsewhere log(1 + z).
   Value inner = m.add(m.scale(z.re, 2.0), m.add(m.mul(z.re, z.re), m.mul(z.im, z.im)));
-  return {m.scale(m.fn("log1p", inner), 0.5),
-          m.fn("atan2", {z.im, m.add(m.number(1.0), z.re)})};
+  Value im = m.fn("atan2", {z.im, m.add(m.number(1.0), z.re)});
+  Value small = m.test("lt", {modulus(m, z), m.number(0.5)});
+  Parts far = clog(m, {m.add(m.number(1.0), z.re), z.im});
+  return {m.where(small, m.scale(m.fn("log1p", inner), 0.5), far.re), im};
 }
 
 using UnaryFn = std::function<Parts(NodeImporter &, PartMath &, RankedTensorType, Parts)>;
@@ -249,6 +274,18 @@ absl::StatusOr<Values> pow(NodeImporter &n) {
   ASSIGN_OR_RETURN(auto result, pairResult(n));
   auto [type, element] = result;
   Type f64 = n.b().getF64Type();
+  if (n.opName() == "aten.pow.Tensor_Scalar") {
+    // As eager: x^0 is 1 and x^1 is x everywhere (zero, inf and NaN too).
+    ASSIGN_OR_RETURN(std::complex<double> exponent, n.complexAttr("exponent"));
+    if (exponent == 0.0 || exponent == 1.0) {
+      ASSIGN_OR_RETURN(Value self, pairsOf(n, "self", element));
+      if (exponent == 1.0)
+        return Values{expandPairs(n, self, type)};
+      auto part = RankedTensorType::get(type.getShape().drop_back(), element);
+      return Values{pack(n, n.constant(element, 1.0, part.getShape()),
+                         n.constant(element, 0.0, part.getShape()))};
+    }
+  }
   ASSIGN_OR_RETURN(Value x, pairsOf(n, "self", f64));
   ASSIGN_OR_RETURN(Value y, pairsOf(n, "exponent", f64));
   RankedTensorType pairs = type.clone(f64);

@@ -61,6 +61,10 @@ void addComplexPartHandlers(OpHandlerTable &table);
 /// Registers the complex products and elementary functions
 /// (ComplexMath.cpp).
 void addComplexMathHandlers(OpHandlerTable &table);
+/// True for the complex forms that take symbolic sizes beside static
+/// complex values: the ops that read only a complex value's truth, whose
+/// real handler then does the work (nonzero of a complex tensor).
+bool complexFormTakesSymbolicSizes(const std::string &op);
 /// True for the ops addComplexPartHandlers registers: their real import
 /// applies its rules for tensors with no elements to each part.
 bool complexPartsTakeEmptyTensors(const std::string &op);

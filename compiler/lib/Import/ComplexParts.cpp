@@ -62,6 +62,13 @@ struct PartSpec {
 
 enum class Part { Real, Imag };
 
+/// The ops that read only a complex value's truth (either part nonzero).
+constexpr const char *kTruthOps[] = {
+    "aten.logical_and.default", "aten.logical_or.default", "aten.logical_xor.default",
+    "aten.logical_not.default", "aten.any.default", "aten.any.dim", "aten.any.dims",
+    "aten.all.default", "aten.all.dim", "aten.all.dims", "aten.nonzero.default",
+    "aten.count_nonzero.dim_IntList", "aten.count_nonzero.default"};
+
 /// What a rebound node's tensor argument `name` (complex or not) reads.
 using TensorBinder =
     std::function<absl::StatusOr<Value>(const std::string &name, bool complex, Value v)>;
@@ -170,7 +177,9 @@ absl::StatusOr<Values> byParts(NodeImporter &n, const PartSpec &spec, Combine co
       break;
     case Combine::ImagZero:
       results.push_back(
-          pack(n, re[r], n.constant(type.getElementType(), 0.0, type.getShape())));
+          n.resultIsComplex(r)
+              ? pack(n, re[r], n.constant(type.getElementType(), 0.0, type.getShape()))
+              : re[r]);
       break;
     case Combine::And:
       results.push_back(pointwise(n, type, "logical_and", {re[r], im[r]}));
@@ -224,6 +233,10 @@ OpHandler parts(PartSpec spec, Combine combine = Combine::Pack) {
 }
 
 } // namespace
+
+bool complexFormTakesSymbolicSizes(const std::string &op) {
+  return llvm::is_contained(kTruthOps, op);
+}
 
 bool complexPartsTakeEmptyTensors(const std::string &op) {
   static const auto *ops = [] {
@@ -297,11 +310,7 @@ void addComplexPartHandlers(OpHandlerTable &table) {
   t["aten.isnan.default"] = parts(self, Combine::Or);
   t["aten.isinf.default"] = parts(self, Combine::Or);
   t["aten.isfinite.default"] = parts(self, Combine::And);
-  for (const char *op :
-       {"aten.logical_and.default", "aten.logical_or.default", "aten.logical_xor.default",
-        "aten.logical_not.default", "aten.any.default", "aten.any.dim", "aten.any.dims",
-        "aten.all.default", "aten.all.dim", "aten.all.dims", "aten.nonzero.default",
-        "aten.count_nonzero.dim_IntList", "aten.count_nonzero.default"})
+  for (const char *op : kTruthOps)
     t[op] = byTruth;
   // Only ops with a real form qualify; the table's own forms come first.
   const auto &real = opHandlers();

@@ -227,14 +227,18 @@ bool complexValuesStatic(const v1::Node &node, const ValueTable &values,
   return true;
 }
 
-/// True when a node reads a complex value or declares a complex result.
+/// True when a node reads a complex value or number or declares a complex
+/// result.
 bool touchesComplex(const v1::Node &node, const ComplexValues &complex) {
   for (const v1::Value &output : node.outputs())
     if (isComplex(output.type().dtype()))
       return true;
-  for (const v1::Argument &argument : node.arguments())
+  for (const v1::Argument &argument : node.arguments()) {
     if (argument.kind_case() == v1::Argument::kValue && complex.count(argument.value()))
       return true;
+    if (argument.has_attribute() && argument.attribute().has_c())
+      return true; // a complex number (x == 1j)
+  }
   return false;
 }
 
@@ -516,6 +520,11 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
     if (complex && !complexValuesStatic(node, values, complexValues))
       return importer.unimplemented("a complex tensor of symbolic size; Kiln "
                                     "compiles complex tensors of static sizes only");
+    if (complex && symbolCount && touchesSymbolicSizes(node, values) &&
+        !complexFormTakesSymbolicSizes(node.op()))
+      return importer.unimplemented("a complex tensor meets a symbolic size; of the "
+                                    "complex forms only the ops that read a complex "
+                                    "value's truth (nonzero, any ...) take one");
     // The empty-tensor rules (EmptyTensors.h) and the handlers they stand
     // in for take static shapes.
     if (symbolCount && touchesSymbolicSizes(node, values) &&

@@ -260,6 +260,9 @@ absl::StatusOr<double> NodeImporter::floatAttr(const std::string &name,
     // A Python bool is a number to torch (arange(False, True), alpha=True).
     if (arg->attribute().kind_case() == v1::Attribute::kB)
       return arg->attribute().b() ? 1.0 : 0.0;
+    if (arg->attribute().kind_case() == v1::Attribute::kC)
+      return unimplemented(absl::StrCat("argument '", name, "' is a complex number, "
+                                        "which this op takes real only"));
   }
   return error(absl::StrCat("argument '", name, "' must be a number"));
 }
