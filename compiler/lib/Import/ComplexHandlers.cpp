@@ -300,34 +300,18 @@ absl::StatusOr<Values> abs(NodeImporter &n) {
   if (n.resultIsComplex() || type.getShape() != complexShape(self))
     return n.error("abs of a complex tensor is real, of its shape");
   Type element = typeOf(self).getElementType();
-  auto pairDim = n.b().getDenseI64ArrayAttr({complexRank(self)});
-  auto noKeep = n.b().getBoolAttr(false);
-  auto norm = [&](Value pairs) -> Value {
-    RankedTensorType pt = typeOf(pairs);
-    Value squares = n.b().create<aten::MulOp>(n.loc(), pt, pairs, pairs);
-    Value sum = n.b().create<aten::SumOp>(n.loc(), type.clone(pt.getElementType()),
-                                          squares, pairDim, noKeep);
-    return pointwise(n, typeOf(sum), "sqrt", sum);
-  };
   if (element.isF32()) {
+    // complex64: the squares summed in f64, so none overflows or underflows.
     Value wide = convertElements(n, self, n.b().getF64Type());
-    return Values{convertElements(n, norm(wide), element)};
+    Value squares = n.b().create<aten::MulOp>(n.loc(), typeOf(wide), wide, wide);
+    Value sum = n.b().create<aten::SumOp>(
+        n.loc(), type.clone(n.b().getF64Type()), squares,
+        n.b().getDenseI64ArrayAttr({complexRank(self)}), n.b().getBoolAttr(false));
+    return Values{convertElements(n, pointwise(n, typeOf(sum), "sqrt", sum), element)};
   }
-  // f64: m * sqrt((re/m)^2 + (im/m)^2) with m = max(|re|, |im|); 0 for
-  // m = 0 and inf for an infinite part.
-  Value magnitudes = pointwise(n, typeOf(self), "abs", self);
-  Value m = n.b().create<aten::AmaxOp>(n.loc(), type, magnitudes, pairDim, noKeep);
-  auto bools = type.clone(n.b().getI1Type());
-  Value zero = n.constant(element, 0.0);
-  Value isZero = pointwise(n, bools, "eq", {m, zero});
-  Value safe = pointwise(n, type, "where", {isZero, n.constant(element, 1.0), m});
-  Value scaled = n.b().create<aten::DivOp>(n.loc(), typeOf(self), self, asColumn(n, safe));
-  Value r = n.b().create<aten::MulOp>(n.loc(), type, m, norm(scaled));
-  r = pointwise(n, type, "where", {isZero, zero, r});
-  Value infinite = pointwise(n, bools, "isinf", m);
-  return Values{pointwise(n, type, "where",
-                          {infinite, n.constant(element, std::numeric_limits<double>::infinity()),
-                           r})};
+  // f64: scaled by max(|re|, |im|) as hypot does.
+  PartMath m(n, type);
+  return Values{modulus(m, {realPart(n, self), imagPart(n, self)})};
 }
 
 /// sum / mean over complex dims: the same reduction of the pairs.
@@ -594,9 +578,18 @@ absl::StatusOr<Values> fftC2R(NodeImporter &n) {
 
 } // namespace
 
-const std::map<std::string, OpHandler> &complexHandlers() {
+namespace {
+
+/// The complex table and the ops in it that run by parts.
+struct ComplexTable {
+  OpHandlerTable handlers;
+  std::set<std::string> byParts;
+};
+
+const ComplexTable &complexTable() {
   static const auto *table = [] {
-    auto *t = new std::map<std::string, OpHandler>;
+    auto *complete = new ComplexTable;
+    OpHandlerTable *t = &complete->handlers;
     for (const char *op :
          {"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default",
           "aten.unsqueeze.default", "aten.squeeze.default", "aten.squeeze.dim",
@@ -637,10 +630,18 @@ const std::map<std::string, OpHandler> &complexHandlers() {
     (*t)["aten._fft_r2c.default"] = fftR2C;
     (*t)["aten._fft_c2r.default"] = fftC2R;
     addComplexMathHandlers(*t);
-    addComplexPartHandlers(*t);
-    return t;
+    complete->byParts = addComplexPartHandlers(*t);
+    return complete;
   }();
   return *table;
+}
+
+} // namespace
+
+const std::map<std::string, OpHandler> &complexHandlers() { return complexTable().handlers; }
+
+bool complexPartsTakeEmptyTensors(const std::string &op) {
+  return complexTable().byParts.count(op) != 0;
 }
 
 } // namespace kiln

@@ -48,57 +48,6 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-/// Arithmetic on real tensors of one type (a complex value's parts).
-class PartMath {
-public:
-  PartMath(NodeImporter &n, RankedTensorType type) : n(n), type(type) {}
-
-  Value add(Value x, Value y) {
-    return n.b().create<aten::AddOp>(n.loc(), type, x, y, one()).getResult();
-  }
-  Value sub(Value x, Value y) {
-    return n.b().create<aten::SubOp>(n.loc(), type, x, y, one()).getResult();
-  }
-  Value mul(Value x, Value y) {
-    return n.b().create<aten::MulOp>(n.loc(), type, x, y).getResult();
-  }
-  Value div(Value x, Value y) {
-    return n.b().create<aten::DivOp>(n.loc(), type, x, y).getResult();
-  }
-  Value neg(Value x) { return n.b().create<aten::NegOp>(n.loc(), type, x).getResult(); }
-  Value exp(Value x) { return n.b().create<aten::ExpOp>(n.loc(), type, x).getResult(); }
-  Value scale(Value x, double c) { return mul(x, number(c)); }
-  /// A real function by aten.pointwise name ("sin", "atan2", ...).
-  Value fn(StringRef name, ValueRange xs) { return pointwise(n, type, name, xs); }
-  Value test(StringRef name, ValueRange xs) {
-    return pointwise(n, type.clone(n.b().getI1Type()), name, xs);
-  }
-  Value where(Value cond, Value x, Value y) { return fn("where", {cond, x, y}); }
-  Value number(double c) { return n.constant(type.getElementType(), c); }
-
-private:
-  FloatAttr one() { return n.b().getF64FloatAttr(1.0); }
-  NodeImporter &n;
-  RankedTensorType type;
-};
-
-/// A complex value as its two parts.
-struct Parts {
-  Value re, im;
-};
-
-/// |z| without overflow or underflow in the squares: m sqrt((a/m)^2 +
-/// (b/m)^2), m = max(|a|, |b|); 0 for m = 0.
-Value modulus(PartMath &m, Parts z) {
-  Value big = m.fn("maximum", {m.fn("abs", z.re), m.fn("abs", z.im)});
-  Value isZero = m.test("eq", {big, m.number(0.0)});
-  Value safe = m.where(isZero, m.number(1.0), big);
-  Value x = m.div(z.re, safe), y = m.div(z.im, safe);
-  Value r = m.mul(big, m.fn("sqrt", m.add(m.mul(x, x), m.mul(y, y))));
-  Value infinite = m.test("isinf", big);
-  return m.where(infinite, big, m.where(isZero, m.number(0.0), r));
-}
-
 /// True where `x` has its sign bit set (-0.0 included, as C's signbit).
 Value signBit(PartMath &m, Value x) {
   Value zero = m.number(0.0);
@@ -362,27 +311,15 @@ absl::StatusOr<Values> addmm(NodeImporter &n) {
                     .getResult()};
 }
 
-/// Entries [start, start + count) of complex dim `dim` of pairs `x`.
-Value sliceDim(NodeImporter &n, Value x, int64_t dim, int64_t start, int64_t count) {
-  RankedTensorType type = typeOf(x);
-  SmallVector<int64_t> shape(type.getShape()), offsets(type.getRank(), 0),
-      strides(type.getRank(), 1);
-  shape[dim] = count;
-  offsets[dim] = start;
-  return n.b().create<aten::SliceOp>(n.loc(), type.clone(shape), x,
-                                     n.b().getDenseI64ArrayAttr(offsets),
-                                     n.b().getDenseI64ArrayAttr(strides));
-}
-
 /// The product of pairs `x` along complex dim `dim` (left with extent 1):
 /// the first half times the second until one entry is left.
 Value productAlong(NodeImporter &n, Value x, int64_t dim) {
   while (typeOf(x).getDimSize(dim) > 1) {
     int64_t extent = typeOf(x).getDimSize(dim), half = extent / 2;
-    Value lo = sliceDim(n, x, dim, 0, half), hi = sliceDim(n, x, dim, half, half);
+    Value lo = sliceAlong(n, x, dim, 0, half), hi = sliceAlong(n, x, dim, half, half);
     Value product = complexProduct(n, typeOf(lo), lo, hi);
     if (extent % 2) {
-      Value last = sliceDim(n, x, dim, 2 * half, 1);
+      Value last = sliceAlong(n, x, dim, 2 * half, 1);
       SmallVector<int64_t> shape(typeOf(product).getShape());
       shape[dim] += 1;
       product = n.b().create<aten::CatOp>(n.loc(), typeOf(product).clone(shape),

@@ -17,18 +17,33 @@ namespace kiln {
 namespace {
 
 Value slicePart(NodeImporter &n, Value pairs, int64_t part) {
-  RankedTensorType type = typeOf(pairs);
-  SmallVector<int64_t> shape(type.getShape()), offsets(type.getRank(), 0),
-      strides(type.getRank(), 1);
-  shape.back() = 1;
-  offsets.back() = part;
-  Value one = n.b().create<aten::SliceOp>(n.loc(), type.clone(shape), pairs,
-                                          n.b().getDenseI64ArrayAttr(offsets),
-                                          n.b().getDenseI64ArrayAttr(strides));
-  return viewValue(n, one, complexShape(pairs));
+  return viewValue(n, sliceAlong(n, pairs, typeOf(pairs).getRank() - 1, part, 1),
+                   complexShape(pairs));
 }
 
 } // namespace
+
+Value sliceAlong(NodeImporter &n, Value x, int64_t dim, int64_t start, int64_t count) {
+  RankedTensorType type = typeOf(x);
+  SmallVector<int64_t> shape(type.getShape()), offsets(type.getRank(), 0),
+      strides(type.getRank(), 1);
+  shape[dim] = count;
+  offsets[dim] = start;
+  return n.b().create<aten::SliceOp>(n.loc(), type.clone(shape), x,
+                                     n.b().getDenseI64ArrayAttr(offsets),
+                                     n.b().getDenseI64ArrayAttr(strides));
+}
+
+Value modulus(PartMath &m, Parts z) {
+  Value big = m.fn("maximum", {m.fn("abs", z.re), m.fn("abs", z.im)});
+  Value isZero = m.test("eq", {big, m.number(0.0)});
+  Value safe = m.where(isZero, m.number(1.0), big);
+  Value x = m.div(z.re, safe), y = m.div(z.im, safe);
+  Value r = m.mul(big, m.fn("sqrt", m.add(m.mul(x, x), m.mul(y, y))));
+  Value infinite = m.test("isinf", big);
+  return m.where(infinite, big, m.where(isZero, m.number(0.0), r));
+}
+
 
 ArrayRef<int64_t> complexShape(Value pairs) {
   return typeOf(pairs).getShape().drop_back();
@@ -75,18 +90,14 @@ Value complexIsNonZero(NodeImporter &n, Value pairs) {
 }
 
 Value complexProduct(NodeImporter &n, RankedTensorType type, Value x, Value y) {
-  auto part = RankedTensorType::get(type.getShape().drop_back(), type.getElementType());
+  PartMath m(n, RankedTensorType::get(type.getShape().drop_back(), type.getElementType()));
   Value a = realPart(n, x), b = imagPart(n, x), c = realPart(n, y), d = imagPart(n, y);
-  auto mul = [&](Value p, Value q) {
-    return n.b().create<aten::MulOp>(n.loc(), part, p, q).getResult();
-  };
-  auto one = n.b().getF64FloatAttr(1.0);
   // Named steps: the ops are built in this order whatever the compiler's
   // order of evaluating arguments.
-  Value ac = mul(a, c), bd = mul(b, d);
-  Value re = n.b().create<aten::SubOp>(n.loc(), part, ac, bd, one);
-  Value ad = mul(a, d), bc = mul(b, c);
-  Value im = n.b().create<aten::AddOp>(n.loc(), part, ad, bc, one);
+  Value ac = m.mul(a, c), bd = m.mul(b, d);
+  Value re = m.sub(ac, bd);
+  Value ad = m.mul(a, d), bc = m.mul(b, c);
+  Value im = m.add(ad, bc);
   return pack(n, re, im);
 }
 
@@ -146,48 +157,28 @@ Value complexQuotient(NodeImporter &n, RankedTensorType type, Value x, Value y) 
   // one operand alone).
   x = expandPairs(n, x, type);
   y = expandPairs(n, y, type);
-  Type element = type.getElementType();
-  auto part = RankedTensorType::get(type.getShape().drop_back(), element);
-  auto bools = part.clone(n.b().getI1Type());
+  PartMath m(n, RankedTensorType::get(type.getShape().drop_back(), type.getElementType()));
   Value a = realPart(n, x), b = imagPart(n, x), c = realPart(n, y), d = imagPart(n, y);
-  auto one = n.b().getF64FloatAttr(1.0);
-  auto mulp = [&](Value p, Value q) {
-    return n.b().create<aten::MulOp>(n.loc(), part, p, q).getResult();
-  };
-  auto addp = [&](Value p, Value q) {
-    return n.b().create<aten::AddOp>(n.loc(), part, p, q, one).getResult();
-  };
-  auto subp = [&](Value p, Value q) {
-    return n.b().create<aten::SubOp>(n.loc(), part, p, q, one).getResult();
-  };
-  auto divp = [&](Value p, Value q) {
-    return n.b().create<aten::DivOp>(n.loc(), part, p, q).getResult();
-  };
-  auto where = [&](Value cond, Value p, Value q) {
-    return pointwise(n, part, "where", {cond, p, q});
-  };
-  Value absC = pointwise(n, part, "abs", c), absD = pointwise(n, part, "abs", d);
-  Value cWins = pointwise(n, bools, "ge", {absC, absD});
-  Value oneConst = n.constant(element, 1.0);
+  Value absC = m.fn("abs", c), absD = m.fn("abs", d);
+  Value cWins = m.test("ge", {absC, absD});
+  Value one = m.number(1.0);
   // |c| >= |d|: rat = d / c, scl = 1 / (c + d * rat),
   //   ((a + b * rat) * scl, (b - a * rat) * scl).
-  Value ratC = divp(d, c);
-  Value sclC = divp(oneConst, addp(c, mulp(d, ratC)));
-  Value reC = mulp(addp(a, mulp(b, ratC)), sclC);
-  Value imC = mulp(subp(b, mulp(a, ratC)), sclC);
+  Value ratC = m.div(d, c);
+  Value sclC = m.div(one, m.add(c, m.mul(d, ratC)));
+  Value reC = m.mul(m.add(a, m.mul(b, ratC)), sclC);
+  Value imC = m.mul(m.sub(b, m.mul(a, ratC)), sclC);
   // else: rat = c / d, scl = 1 / (d + c * rat),
   //   ((a * rat + b) * scl, (b * rat - a) * scl).
-  Value ratD = divp(c, d);
-  Value sclD = divp(oneConst, addp(d, mulp(c, ratD)));
-  Value reD = mulp(addp(mulp(a, ratD), b), sclD);
-  Value imD = mulp(subp(mulp(b, ratD), a), sclD);
+  Value ratD = m.div(c, d);
+  Value sclD = m.div(one, m.add(d, m.mul(c, ratD)));
+  Value reD = m.mul(m.add(m.mul(a, ratD), b), sclD);
+  Value imD = m.mul(m.sub(m.mul(b, ratD), a), sclD);
   // A zero divisor: (a / |c|, b / |d|), infinities or NaN as in c10.
-  Value zero = n.constant(element, 0.0);
-  Value bothZero = pointwise(n, bools, "logical_and",
-                             {pointwise(n, bools, "eq", {absC, zero}),
-                              pointwise(n, bools, "eq", {absD, zero})});
-  Value re = where(bothZero, divp(a, absC), where(cWins, reC, reD));
-  Value im = where(bothZero, divp(b, absD), where(cWins, imC, imD));
+  Value zero = m.number(0.0);
+  Value bothZero = m.test("logical_and", {m.test("eq", {absC, zero}), m.test("eq", {absD, zero})});
+  Value re = m.where(bothZero, m.div(a, absC), m.where(cWins, reC, reD));
+  Value im = m.where(bothZero, m.div(b, absD), m.where(cWins, imC, imD));
   return pack(n, re, im);
 }
 

@@ -9,7 +9,60 @@
 
 #include "OpHandlers.h"
 
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include <set>
+#include <string>
+
 namespace kiln {
+
+/// Arithmetic on real tensors of one type (a complex value's parts).
+class PartMath {
+public:
+  PartMath(NodeImporter &n, mlir::RankedTensorType type) : n(n), type(type) {}
+
+  mlir::Value add(mlir::Value x, mlir::Value y) {
+    return n.b().create<aten::AddOp>(n.loc(), type, x, y, one()).getResult();
+  }
+  mlir::Value sub(mlir::Value x, mlir::Value y) {
+    return n.b().create<aten::SubOp>(n.loc(), type, x, y, one()).getResult();
+  }
+  mlir::Value mul(mlir::Value x, mlir::Value y) {
+    return n.b().create<aten::MulOp>(n.loc(), type, x, y).getResult();
+  }
+  mlir::Value div(mlir::Value x, mlir::Value y) {
+    return n.b().create<aten::DivOp>(n.loc(), type, x, y).getResult();
+  }
+  mlir::Value neg(mlir::Value x) { return n.b().create<aten::NegOp>(n.loc(), type, x).getResult(); }
+  mlir::Value exp(mlir::Value x) { return n.b().create<aten::ExpOp>(n.loc(), type, x).getResult(); }
+  mlir::Value scale(mlir::Value x, double c) { return mul(x, number(c)); }
+  /// A real function by aten.pointwise name ("sin", "atan2", ...).
+  mlir::Value fn(llvm::StringRef name, mlir::ValueRange xs) { return pointwise(n, type, name, xs); }
+  mlir::Value test(llvm::StringRef name, mlir::ValueRange xs) {
+    return pointwise(n, type.clone(n.b().getI1Type()), name, xs);
+  }
+  mlir::Value where(mlir::Value cond, mlir::Value x, mlir::Value y) { return fn("where", {cond, x, y}); }
+  mlir::Value number(double c) { return n.constant(type.getElementType(), c); }
+
+private:
+  mlir::FloatAttr one() { return n.b().getF64FloatAttr(1.0); }
+  NodeImporter &n;
+  mlir::RankedTensorType type;
+};
+
+/// A complex value as its two parts.
+struct Parts {
+  mlir::Value re, im;
+};
+
+/// |z| without overflow or underflow in the squares: m sqrt((a/m)^2 +
+/// (b/m)^2), m = max(|a|, |b|); 0 for m = 0, inf for an infinite part.
+mlir::Value modulus(PartMath &m, Parts z);
+
+/// Entries [start, start + count) of dim `dim` of `x`.
+mlir::Value sliceAlong(NodeImporter &n, mlir::Value x, int64_t dim, int64_t start,
+                       int64_t count);
+
 
 /// The shape of a pair tensor's complex values (without the pair dim).
 llvm::ArrayRef<int64_t> complexShape(mlir::Value pairs);
@@ -56,8 +109,8 @@ absl::StatusOr<mlir::Value> complexArgument(NodeImporter &n, const std::string &
 absl::StatusOr<std::pair<mlir::RankedTensorType, mlir::Type>> pairResult(NodeImporter &n);
 
 /// Registers the ops that run as their real form on each part
-/// (ComplexParts.cpp).
-void addComplexPartHandlers(OpHandlerTable &table);
+/// (ComplexParts.cpp) where `table` has no form yet; returns those ops.
+std::set<std::string> addComplexPartHandlers(OpHandlerTable &table);
 /// Registers the complex products and elementary functions
 /// (ComplexMath.cpp).
 void addComplexMathHandlers(OpHandlerTable &table);
@@ -65,7 +118,7 @@ void addComplexMathHandlers(OpHandlerTable &table);
 /// complex values: the ops that read only a complex value's truth, whose
 /// real handler then does the work (nonzero of a complex tensor).
 bool complexFormTakesSymbolicSizes(const std::string &op);
-/// True for the ops addComplexPartHandlers registers: their real import
+/// True for the ops complexHandlers() runs by addComplexPartHandlers registers: their real import
 /// applies its rules for tensors with no elements to each part.
 bool complexPartsTakeEmptyTensors(const std::string &op);
 

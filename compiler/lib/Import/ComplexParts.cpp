@@ -238,19 +238,7 @@ bool complexFormTakesSymbolicSizes(const std::string &op) {
   return llvm::is_contained(kTruthOps, op);
 }
 
-bool complexPartsTakeEmptyTensors(const std::string &op) {
-  static const auto *ops = [] {
-    OpHandlerTable t;
-    addComplexPartHandlers(t);
-    auto *names = new std::set<std::string>;
-    for (const auto &entry : t)
-      names->insert(entry.first);
-    return names;
-  }();
-  return ops->count(op) != 0;
-}
-
-void addComplexPartHandlers(OpHandlerTable &table) {
+std::set<std::string> addComplexPartHandlers(OpHandlerTable &table) {
   OpHandlerTable t;
   const PartSpec self{{"self"}, {}};
   for (const char *op :
@@ -314,9 +302,11 @@ void addComplexPartHandlers(OpHandlerTable &table) {
     t[op] = byTruth;
   // Only ops with a real form qualify; the table's own forms come first.
   const auto &real = opHandlers();
+  std::set<std::string> added;
   for (auto &[op, handler] : t)
-    if (real.count(op))
-      table.emplace(op, std::move(handler));
+    if (real.count(op) && table.emplace(op, std::move(handler)).second)
+      added.insert(op);
+  return added;
 }
 
 } // namespace kiln
