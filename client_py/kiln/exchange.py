@@ -35,11 +35,13 @@ ALIGNMENT = 64
 #: The largest buffer an agent makes (ExchangeBuffer::kMaxBytes).
 MAX_BYTES = 16 << 20
 #: Tensors from this size travel in sealed memfds even on a channel with a
-#: buffer (ExchangeBuffer::kMaxTensorBytes): there the agent's executable
-#: writes an output in place and a big input is mapped, where the buffer
-#: costs a copy on each side. Measured on an Intel Xeon VM: a 588 KiB input
-#: was ~0.2 ms faster through the buffer, 1 MiB in and out ~0.3 ms slower.
-MAX_TENSOR_BYTES = 1 << 20
+#: buffer (ExchangeBuffer::kMaxTensorBytes): half of MAX_BYTES, so that an
+#: input and an output of nearly this size fit one buffer. Under it, a copy
+#: on each side into pages every call reuses beats a memfd, whose fresh
+#: pages each call faults in on both sides (measured on an AMD EPYC VM:
+#: 1 MiB in and out ~0.2 ms through the buffer against ~1.0-1.5 ms in
+#: memfds; docs/architecture.md).
+MAX_TENSOR_BYTES = 8 << 20
 
 
 def aligned(offset: int) -> int:

@@ -29,7 +29,7 @@ process and two wake-ups fewer per call). A channel that fails before its
 answer (the agent restarted, or closed it idle) is dropped and the call goes
 to kilnd; calls that keep or release held tensors, or pass blobs, always do.
 After a channel's first call the client asks its agent for an exchange
-buffer (:mod:`kiln.exchange`), and the tensors under 1 MiB of later calls
+buffer (:mod:`kiln.exchange`), and the tensors under 8 MiB of later calls
 travel through it instead of the socket or a memfd per call.
 """
 

@@ -26,12 +26,14 @@ public:
   /// sealed memfds, whose per-call cost is small beside their size.
   static constexpr uint64_t kMaxBytes = uint64_t{16} << 20;
   /// Tensors from this size travel in sealed memfds even on a channel with
-  /// a buffer (inputs by the client's choice, outputs by the agent's): an
-  /// output memfd is written by the executable itself and mapped by the
-  /// client, where the buffer costs a copy on each side. Measured on an
-  /// Intel Xeon VM: a 588 KiB input was ~0.2 ms faster through the buffer,
-  /// 1 MiB in and out ~0.3 ms slower (docs/architecture.md).
-  static constexpr int64_t kMaxTensorBytes = int64_t{1} << 20;
+  /// a buffer (inputs by the client's choice, outputs by the agent's). Half
+  /// of kMaxBytes, so that an input and an output of nearly this size fit
+  /// one buffer. Under it, a copy on each side into pages that every call
+  /// reuses beats a memfd, whose fresh pages each call faults in on both
+  /// sides: measured on an AMD EPYC VM (2 cores), x * 2 + 1 end to end with
+  /// 1 MiB in and out took ~0.2 ms through the buffer against ~1.0-1.5 ms in
+  /// memfds, 7 MiB ~1.8 ms against 4.3-8 ms (docs/architecture.md).
+  static constexpr int64_t kMaxTensorBytes = int64_t{8} << 20;
 
   /// A buffer of `size` bytes, sealed (F_SEAL_GROW | F_SEAL_SHRINK |
   /// F_SEAL_SEAL) so that the client can never fault this agent by resizing
