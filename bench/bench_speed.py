@@ -19,6 +19,9 @@ One report from one run (progress goes to stderr, the report to stdout):
     built here with ``cc -O3 -march=native``);
   * per-call overhead: ``x + 1`` on 4 floats through Kiln against a null unary
     call, grpc.health.v1 Check on the same channel: p50, p99 and the ratio;
+  * mid-size tensors: ``x * 2 + 1`` with 1 to 7 MiB in and out on a direct
+    channel, through its exchange buffer against a client without one (each
+    tensor in a sealed memfd), alternating: median ms per call;
   * big tensors: a 256 MiB f32 ``x + 1`` round trip through Kiln, MB/s.
 
 Each thread count gets its own kilnd, whose local cpu agent runs parallel
@@ -29,7 +32,7 @@ Kiln's inline limit (1 MiB) get a new value in one element before each Kiln
 call, so the content-addressed blob store never skips their upload.
 
 Usage: bench/run.sh [--quick] [--models mlp,resnet18_b1,...] [--threads 1,2]
-                    [--sections models,matmul,overhead,big] [--rounds N]
+                    [--sections models,matmul,overhead,mid,big] [--rounds N]
                     [--address HOST:PORT] [--build-dir build]
 """
 
@@ -62,7 +65,7 @@ from kiln.testing import MLP
 REPO = pathlib.Path(__file__).resolve().parents[1]
 ERROR_FLAG = 1e-4          # relative L2 error against eager past this is flagged "!"
 BASELINES = ("eager", "inductor", "ort")
-SECTIONS = ("models", "matmul", "overhead", "big")
+SECTIONS = ("models", "matmul", "overhead", "mid", "big")
 START_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 30.0
 
@@ -678,6 +681,48 @@ def measure_overhead(clients: dict[str, kiln.Client], calls: int) -> list[str]:
     return lines
 
 
+class TwiceAndOne(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2 + 1
+
+
+# Sizes of the mid-size section (MiB in, the same out): each under the
+# exchange buffer's tensor limit (kiln.exchange.MAX_TENSOR_BYTES).
+MID_MIB = (1, 2, 4, 7)
+
+
+def measure_mid(buffered: kiln.Client, unbuffered: kiln.Client, calls: int) -> list[str]:
+    """x * 2 + 1 on a direct channel with and without an exchange buffer,
+    alternating rounds of 10 calls: median ms per call end to end."""
+    log(f"mid-size tensors: {', '.join(map(str, MID_MIB))} MiB, {calls} calls each way")
+    rows = []
+    for mib in MID_MIB:
+        x = torch.randn(mib << 18, generator=torch.Generator().manual_seed(0))
+        contenders = {}
+        for name, client in (("buffer", buffered), ("memfds", unbuffered)):
+            build = kiln_compile(client, TwiceAndOne(), (x,), f"twice_and_one_{mib}MiB")
+            if build.compiled is None:
+                return [f"mid-size x * 2 + 1: (compile fails) {build.why}"]
+            feed = FreshInputs([x])
+            for _ in range(3):  # the channel, then its buffer
+                feed.bump()
+                build.compiled(*feed.tensors)
+            contenders[name] = (build.compiled, feed, [])
+        for _ in range(max(1, calls // 10)):
+            for compiled, feed, walls in contenders.values():
+                for _ in range(10):
+                    feed.bump()
+                    t0 = time.perf_counter()
+                    compiled(*feed.tensors)
+                    walls.append(time.perf_counter() - t0)
+        got = {name: statistics.median(walls) for name, (_, _, walls) in contenders.items()}
+        transports = {name: c.last_transport for name, (c, _, _) in contenders.items()}
+        rows.append([f"{mib}", format_ms(got["buffer"]), format_ms(got["memfds"]),
+                     f"{got['memfds'] / got['buffer']:.2f}",
+                     f"{transports['buffer']}/{transports['memfds']}"])
+    return table(["MiB in+out", "buffer ms", "memfds ms", "memfds/buffer", "transport"], rows)
+
+
 def measure_big(clients: dict[str, kiln.Client], reps: int) -> list[str]:
     """A 256 MiB f32 x+1 round trip; MB/s = (bytes in + bytes out) / wall."""
     n = 64 * 1024 * 1024
@@ -779,7 +824,7 @@ def print_report(args: argparse.Namespace, parts: dict[str, list[str]],
                 f"(! past {ERROR_FLAG:g}); Kiln's agent runs thr compute threads; "
                 f"kernel library: {args.kernel_library or 'kilnd default (onednn on x86-64)'}.",
                 *parts["models"], ""]
-    for key in ("matmul", "overhead", "big"):
+    for key in ("matmul", "overhead", "mid", "big"):
         if key in parts:
             out += [*parts[key], ""]
     if notes:
@@ -823,6 +868,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.round_s = 0.02 if args.quick else 0.1
     args.overhead_calls = 100 if args.quick else 500
     args.big_reps = 1 if args.quick else 3
+    args.mid_calls = 40 if args.quick else 200
     args.peak_s = 0.05 if args.quick else 0.2
     if args.kernel_library not in ("", "onednn", "none"):
         p.error(f"--kernel-library is onednn or none, not {args.kernel_library!r}")
@@ -873,7 +919,7 @@ def run(args: argparse.Namespace, workdir: pathlib.Path) -> None:
         # (what a client on kilnd's machine uses for a model called again),
         # kilnd's local socket (memfds) and gRPC (what a remote client uses).
         transports = {"direct": client}
-        if {"overhead", "big"} & set(args.sections):
+        if {"overhead", "mid", "big"} & set(args.sections):
             transports["local"] = stack.enter_context(
                 kiln.Client(addresses[args.threads[0]], direct=False))
             transports["grpc"] = stack.enter_context(
@@ -886,6 +932,21 @@ def run(args: argparse.Namespace, workdir: pathlib.Path) -> None:
             parts["overhead"] = ["Per-call overhead (alternating calls, "
                                  f"{args.overhead_calls} each):",
                                  *measure_overhead(transports, args.overhead_calls)]
+        if "mid" in args.sections and "direct" in transports:
+            # KILN_DIRECT_EXCHANGE is read when a client's local executor is made.
+            saved = os.environ.get("KILN_DIRECT_EXCHANGE")
+            os.environ["KILN_DIRECT_EXCHANGE"] = "0"
+            try:
+                unbuffered = stack.enter_context(kiln.Client(addresses[args.threads[0]],
+                                                             direct=True))
+            finally:
+                if saved is None:
+                    del os.environ["KILN_DIRECT_EXCHANGE"]
+                else:
+                    os.environ["KILN_DIRECT_EXCHANGE"] = saved
+            parts["mid"] = ["Mid-size tensors on a direct channel: x * 2 + 1, median ms per "
+                            "call end to end, with the exchange buffer and without (memfds):",
+                            *measure_mid(client, unbuffered, args.mid_calls)]
         if "big" in args.sections:
             parts["big"] = ["Big tensors:", *measure_big(transports, args.big_reps)]
     print_report(args, parts, notes)
