@@ -111,3 +111,23 @@ register("complex_pow_scalar_zero_one_c64", lambda z: (z ** 0, z ** 1, z[:2] ** 
 register("complex_ones_like_real_dtype_c64",
          lambda z: (torch.ones_like(z, dtype=torch.float32), z == 1j, z != 2),
          const(torch.tensor([1j, 2 + 0j, 1 + 1j], dtype=C64)))
+
+# A zero part keeps the other part's result exact, as C's functions do: an
+# overflowing cosh, sinh or e^a times sin 0 is 0, not NaN (exp(800 + 0i) is
+# (inf, 0)); e^a's overflow near a = 710 spares e^a sin b where it is finite.
+# Compared part by part (view_as_real): a complex difference with an
+# infinite part is NaN, which no tolerance admits.
+register("complex_zero_part_overflow_c128",
+         lambda z: tuple(torch.view_as_real(f(z)) for f in
+                         (torch.exp, torch.sinh, torch.cosh, torch.sin, torch.cos)),
+         const(torch.tensor([800 + 0j, -800 + 0j, complex(800.0, -0.0), complex(0.0, 800.0),
+                             complex(0.0, -800.0), 710 + 0.3j, 710 - 0.7j, 1 + 2j, -0.5 + 0j],
+                            dtype=C128)))
+register("complex_exp_zero_imaginary_c64", torch.exp,
+         const(torch.tensor([800 + 0j, -800 + 0j, 1 + 0j, 2 - 1j], dtype=C64)))
+# Eager computes these exponents by products and roots (z z, z z z, sqrt,
+# 1/sqrt, 1/z, 1/(z z)), not exp(y log z): (inf + 1i)^2 is (inf, inf).
+register("complex_pow_small_exponents_c128",
+         lambda z: (z ** 2, z ** 3, z ** 0.5, z ** -0.5, z ** -1, z ** -2),
+         const(torch.tensor([1 + 2j, complex(float("inf"), 1.0), -3 - 0.5j, 0.25j,
+                             complex(-4.0, -0.0)], dtype=C128)))

@@ -9,6 +9,7 @@
 // by the textbook identities, in double precision for complex64 as for
 // complex128 (the complex64 results are their f32 roundings):
 //   exp(a+bi) = e^a (cos b + i sin b)      log z = log|z| + i atan2(b, a)
+//     (e^(a/2) twice: e^a alone overflows first)
 //   sin z = sin a cosh b + i cos a sinh b   cos z = cos a cosh b - i sin a sinh b
 //   sinh z = sinh a cos b + i cosh a sin b  cosh z = cosh a cos b + i sinh a sin b
 //   tanh z = (sinh a cosh a + i sin b cos b) / (sinh^2 a + cos^2 b), sign a
@@ -23,8 +24,11 @@
 // |z| scales by max(|a|, |b|) as hypot does; a zero part's sign picks the
 // side of a branch cut as C's signbit. Known gaps against libm (PyTorch's
 // reference): asinh, asin and acos of tiny arguments lose relative
-// precision (log of 1 + tiny), acos near 1 loses digits (pi/2 - asin), and
-// an overflowing part times a zero one is NaN where C gives 0.
+// precision (log of 1 + tiny), and acos near 1 loses digits (pi/2 - asin,
+// as eager's vectorized acos also computes it). Where a part is zero, exp,
+// sin, cos, sinh and cosh keep the other part's result exact and give the
+// zero the sign C gives it (exp(800 + 0i) is (inf, 0), not (inf, NaN));
+// with both parts infinite or NaN they may differ from C's special cases.
 //
 // prod multiplies halves of a dim pairwise until one entry is left: the
 // products of c10::complex, in a different order than eager's loop.
@@ -40,6 +44,7 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <optional>
 
 using namespace mlir;
 
@@ -66,9 +71,22 @@ Parts csub(PartMath &m, Parts x, Parts y) { return {m.sub(x.re, y.re), m.sub(x.i
 Parts timesI(PartMath &m, Parts z) { return {m.neg(z.im), z.re}; }
 Parts timesMinusI(PartMath &m, Parts z) { return {z.im, m.neg(z.re)}; }
 
+/// `x` where `y` is zero (either sign), else `otherwise`: a part that C's
+/// functions keep exact when the other part is 0 (an overflowing factor
+/// times sin 0 would be NaN).
+Value whereZero(PartMath &m, Value y, Value x, Value otherwise) {
+  return m.where(m.test("eq", {y, m.number(0.0)}), x, otherwise);
+}
+
+/// `x`, negated where `flip` holds: a zero part's sign as C gives it.
+Value negatedWhere(PartMath &m, Value flip, Value x) { return m.where(flip, m.neg(x), x); }
+
 Parts cexp(PartMath &m, Parts z) {
-  Value e = m.exp(z.re);
-  return {m.mul(e, m.fn("cos", z.im)), m.mul(e, m.fn("sin", z.im))};
+  // e^(a/2) twice: e^a may overflow where e^a cos b does not (a ~ 710).
+  Value h = m.exp(m.scale(z.re, 0.5));
+  Value re = m.mul(m.mul(h, m.fn("cos", z.im)), h);
+  Value im = m.mul(m.mul(h, m.fn("sin", z.im)), h);
+  return {re, whereZero(m, z.im, z.im, im)};
 }
 
 Parts clog(PartMath &m, Parts z) {
@@ -96,21 +114,32 @@ Parts creciprocal(NodeImporter &n, PartMath &m, RankedTensorType pairs, Parts z)
   return {realPart(n, q), imagPart(n, q)};
 }
 
+// With a zero part, C's functions (and eager) keep the other part's
+// result exact, and give the zero's sign as the product's would be: a
+// cosh or sinh that overflows times sin 0 is 0 there, not NaN.
 Parts csinh(PartMath &m, Parts z) {
-  return {m.mul(m.fn("sinh", z.re), m.fn("cos", z.im)),
-          m.mul(m.fn("cosh", z.re), m.fn("sin", z.im))};
+  Value im = m.mul(m.fn("cosh", z.re), m.fn("sin", z.im));
+  return {m.mul(m.fn("sinh", z.re), m.fn("cos", z.im)), whereZero(m, z.im, z.im, im)};
 }
 Parts ccosh(PartMath &m, Parts z) {
-  return {m.mul(m.fn("cosh", z.re), m.fn("cos", z.im)),
-          m.mul(m.fn("sinh", z.re), m.fn("sin", z.im))};
+  Value im = m.mul(m.fn("sinh", z.re), m.fn("sin", z.im));
+  Value zeroIm = negatedWhere(m, m.test("lt", {z.re, m.number(0.0)}), z.im);
+  return {m.mul(m.fn("cosh", z.re), m.fn("cos", z.im)), whereZero(m, z.im, zeroIm, im)};
 }
 Parts csin(PartMath &m, Parts z) {
-  return {m.mul(m.fn("sin", z.re), m.fn("cosh", z.im)),
-          m.mul(m.fn("cos", z.re), m.fn("sinh", z.im))};
+  Value re = m.mul(m.fn("sin", z.re), m.fn("cosh", z.im));
+  Value cosA = m.fn("cos", z.re);
+  Value im = m.mul(cosA, m.fn("sinh", z.im));
+  Value zeroIm = negatedWhere(m, m.test("lt", {cosA, m.number(0.0)}), z.im);
+  return {whereZero(m, z.re, z.re, re), whereZero(m, z.im, zeroIm, im)};
 }
 Parts ccos(PartMath &m, Parts z) {
+  Value sinA = m.fn("sin", z.re);
+  Value im = m.neg(m.mul(sinA, m.fn("sinh", z.im)));
+  Value zeroIm = negatedWhere(m, m.test("gt", {sinA, m.number(0.0)}), z.im);
+  Value zeroRe = negatedWhere(m, m.test("ge", {z.im, m.number(0.0)}), z.re);
   return {m.mul(m.fn("cos", z.re), m.fn("cosh", z.im)),
-          m.neg(m.mul(m.fn("sin", z.re), m.fn("sinh", z.im)))};
+          whereZero(m, z.re, zeroRe, whereZero(m, z.im, zeroIm, im))};
 }
 
 Parts ctanh(PartMath &m, Parts z) {
@@ -217,6 +246,33 @@ OpHandler logBase(double base) {
   });
 }
 
+/// x^e for the exponents eager computes by products and roots (2, 3, 0.5,
+/// -0.5, -1, -2: z z, z z z, sqrt, 1 / sqrt, 1 / z, 1 / (z z)), which
+/// differ from exp(e log z) at infinities ((inf + 1i)^2 is (inf, inf)) and
+/// in the last digits; nullopt for other exponents.
+std::optional<Values> smallPower(NodeImporter &n, std::complex<double> exponent,
+                                 RankedTensorType type, Type element) {
+  double e = exponent.real();
+  if (exponent.imag() != 0.0 ||
+      !llvm::is_contained({2.0, 3.0, 0.5, -0.5, -1.0, -2.0}, e))
+    return std::nullopt;
+  Type f64 = n.b().getF64Type();
+  RankedTensorType pairs = type.clone(f64);
+  absl::StatusOr<Value> self = pairsOf(n, "self", f64);
+  if (!self.ok())
+    return std::nullopt; // the general form reports it
+  Value x = expandPairs(n, *self, pairs);
+  PartMath m(n, RankedTensorType::get(type.getShape().drop_back(), f64));
+  Parts z{realPart(n, x), imagPart(n, x)};
+  Parts r = e == 2.0    ? cmul(m, z, z)
+            : e == 3.0  ? cmul(m, cmul(m, z, z), z)
+            : e == 0.5  ? csqrt(m, z)
+            : e == -0.5 ? creciprocal(n, m, pairs, csqrt(m, z))
+            : e == -1.0 ? creciprocal(n, m, pairs, z)
+                        : creciprocal(n, m, pairs, cmul(m, z, z));
+  return Values{convertElements(n, pack(n, r.re, r.im), element)};
+}
+
 /// pow(x, y) = exp(y log x), glibc's cpow at x = 0; either may be a complex or
 /// real tensor or number.
 absl::StatusOr<Values> pow(NodeImporter &n) {
@@ -234,6 +290,8 @@ absl::StatusOr<Values> pow(NodeImporter &n) {
       return Values{pack(n, n.constant(element, 1.0, part.getShape()),
                          n.constant(element, 0.0, part.getShape()))};
     }
+    if (std::optional<Values> r = smallPower(n, exponent, type, element))
+      return *r;
   }
   ASSIGN_OR_RETURN(Value x, pairsOf(n, "self", f64));
   ASSIGN_OR_RETURN(Value y, pairsOf(n, "exponent", f64));
