@@ -198,6 +198,47 @@ def test_small_tensors_travel_in_the_exchange_buffer_and_match_eager(client, mon
     assert exchange_sizes(client) == [(64 + 64 + 16 + 64 + 16 + 64) << 10]
 
 
+class TwiceAndOne(torch.nn.Module):
+    def forward(self, x):
+        return x * 2.0 + 1.0
+
+
+def test_mid_size_tensors_travel_in_the_exchange_buffer_and_larger_ones_in_memfds(
+        client, monkeypatch):
+    """A 2 MiB input and output go through the buffer (under the 8 MiB
+    tensor limit, which the client and the agent share); tensors at the
+    limit keep their memfds and ask for no buffer. Eager's numbers either
+    way, call after call."""
+    placed = []
+    real = exchange.ExchangeBuffer.place
+
+    def spy(self, t, cursor):
+        placed.append(real(self, t, cursor))
+        return placed[-1]
+
+    monkeypatch.setattr(exchange.ExchangeBuffer, "place", spy)
+    model = TwiceAndOne()
+    mid = torch.randn(2 << 18, generator=torch.Generator().manual_seed(0))  # 2 MiB
+    compiled = client.compile(torch.export.export(model, (mid,)))
+    for k in range(5):
+        x = mid + k
+        torch.testing.assert_close(compiled(x), model(x), rtol=0, atol=0)
+    assert compiled.last_transport == "direct"
+    assert placed == [0, 0]  # calls 4 and 5 (3 is the channel's first)
+    assert exchange_sizes(client) == [(2 + 2) << 20]
+
+    placed.clear()
+    big = torch.randn(exchange.MAX_TENSOR_BYTES // 4,
+                      generator=torch.Generator().manual_seed(1))
+    compiled = client.compile(torch.export.export(model, (big,)))
+    for k in range(4):
+        x = big + k
+        torch.testing.assert_close(compiled(x), model(x), rtol=0, atol=0)
+    assert compiled.last_transport == "direct"
+    assert placed == []
+    assert exchange_sizes(client) == [(2 + 2) << 20]  # the 2 MiB model's only
+
+
 def test_without_the_exchange_a_channel_carries_tensors_in_frames(client):
     client.executor.local_executor.exchange = False
     model = Mixed().eval()
