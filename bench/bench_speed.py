@@ -83,16 +83,22 @@ def first_line(e: BaseException, limit: int = 160) -> str:
 # --- host ---------------------------------------------------------------------
 
 def host_cpu() -> tuple[str, set[str]]:
-    """The first processor's model name and flags, from /proc/cpuinfo."""
-    name, flags = "unknown", set()
+    """The first processor's model name with its family and model numbers
+    (a VM's name can be as bare as "AMD EPYC"), and its flags, from
+    /proc/cpuinfo."""
+    name, flags, numbers = "unknown", set(), {}
     with contextlib.suppress(OSError):
         for line in pathlib.Path("/proc/cpuinfo").read_text().splitlines():
             key, _, value = line.partition(":")
             key = key.strip()
             if key == "model name" and name == "unknown":
                 name = value.strip()
+            elif key in ("cpu family", "model") and key not in numbers:
+                numbers[key] = value.strip()
             elif key == "flags" and not flags:
                 flags = set(value.split())
+    if numbers:
+        name += f" (family {numbers.get('cpu family', '?')}, model {numbers.get('model', '?')})"
     return name, flags
 
 
