@@ -939,17 +939,14 @@ def run(args: argparse.Namespace, workdir: pathlib.Path) -> None:
                                  f"{args.overhead_calls} each):",
                                  *measure_overhead(transports, args.overhead_calls)]
         if "mid" in args.sections and "direct" in transports:
-            # KILN_DIRECT_EXCHANGE is read when a client's local executor is made.
-            saved = os.environ.get("KILN_DIRECT_EXCHANGE")
-            os.environ["KILN_DIRECT_EXCHANGE"] = "0"
-            try:
-                unbuffered = stack.enter_context(kiln.Client(addresses[args.threads[0]],
-                                                             direct=True))
-            finally:
-                if saved is None:
-                    del os.environ["KILN_DIRECT_EXCHANGE"]
-                else:
-                    os.environ["KILN_DIRECT_EXCHANGE"] = saved
+            unbuffered = stack.enter_context(kiln.Client(addresses[args.threads[0]],
+                                                         direct=True))
+            # Its channels never ask for an exchange buffer (as under
+            # KILN_DIRECT_EXCHANGE=0): each tensor in a sealed memfd.
+            unbuffered.executor.local_executor.exchange = False
+            if not client.executor.local_executor.exchange:
+                notes.append("mid-size section: KILN_DIRECT_EXCHANGE=0 is set, so the "
+                             "buffer column measures memfds too")
             parts["mid"] = ["Mid-size tensors on a direct channel: x * 2 + 1, median ms per "
                             "call end to end, with the exchange buffer and without (memfds):",
                             *measure_mid(client, unbuffered, args.mid_calls)]

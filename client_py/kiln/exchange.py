@@ -41,7 +41,7 @@ MAX_BYTES = 16 << 20
 #: pages each call faults in on both sides (measured on an AMD EPYC VM:
 #: 1 MiB in and out ~0.2 ms through the buffer against ~1.0-1.5 ms in
 #: memfds; docs/architecture.md).
-MAX_TENSOR_BYTES = 8 << 20
+MAX_TENSOR_BYTES = MAX_BYTES // 2
 
 
 def aligned(offset: int) -> int:

@@ -209,14 +209,19 @@ def test_mid_size_tensors_travel_in_the_exchange_buffer_and_larger_ones_in_memfd
     tensor limit, which the client and the agent share); tensors at the
     limit keep their memfds and ask for no buffer. Eager's numbers either
     way, call after call."""
-    placed = []
-    real = exchange.ExchangeBuffer.place
+    placed, read = [], []
+    real_place, real_read = exchange.ExchangeBuffer.place, exchange.ExchangeBuffer.read
 
-    def spy(self, t, cursor):
-        placed.append(real(self, t, cursor))
+    def spy_place(self, t, cursor):
+        placed.append(real_place(self, t, cursor))
         return placed[-1]
 
-    monkeypatch.setattr(exchange.ExchangeBuffer, "place", spy)
+    def spy_read(self, offset, dtype, shape):
+        read.append(offset)
+        return real_read(self, offset, dtype, shape)
+
+    monkeypatch.setattr(exchange.ExchangeBuffer, "place", spy_place)
+    monkeypatch.setattr(exchange.ExchangeBuffer, "read", spy_read)
     model = TwiceAndOne()
     mid = torch.randn(2 << 18, generator=torch.Generator().manual_seed(0))  # 2 MiB
     compiled = client.compile(torch.export.export(model, (mid,)))
@@ -225,9 +230,11 @@ def test_mid_size_tensors_travel_in_the_exchange_buffer_and_larger_ones_in_memfd
         torch.testing.assert_close(compiled(x), model(x), rtol=0, atol=0)
     assert compiled.last_transport == "direct"
     assert placed == [0, 0]  # calls 4 and 5 (3 is the channel's first)
+    assert read == [2 << 20, 2 << 20]  # the agent wrote the outputs there too
     assert exchange_sizes(client) == [(2 + 2) << 20]
 
     placed.clear()
+    read.clear()
     big = torch.randn(exchange.MAX_TENSOR_BYTES // 4,
                       generator=torch.Generator().manual_seed(1))
     compiled = client.compile(torch.export.export(model, (big,)))
@@ -235,7 +242,7 @@ def test_mid_size_tensors_travel_in_the_exchange_buffer_and_larger_ones_in_memfd
         x = big + k
         torch.testing.assert_close(compiled(x), model(x), rtol=0, atol=0)
     assert compiled.last_transport == "direct"
-    assert placed == []
+    assert placed == [] and read == []
     assert exchange_sizes(client) == [(2 + 2) << 20]  # the 2 MiB model's only
 
 

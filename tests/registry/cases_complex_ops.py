@@ -123,6 +123,14 @@ register("complex_zero_part_overflow_c128",
          const(torch.tensor([800 + 0j, -800 + 0j, complex(800.0, -0.0), complex(0.0, 800.0),
                              complex(0.0, -800.0), 710 + 0.3j, 710 - 0.7j, 1 + 2j, -0.5 + 0j],
                             dtype=C128)))
+# The zero's sign, seen through 1/x (+-inf): assert_close takes +0 == -0.
+register("complex_zero_part_signs_c128",
+         lambda z: tuple(torch.view_as_real(f(z)).reciprocal() for f in
+                         (torch.exp, torch.sinh, torch.cosh, torch.sin, torch.cos)),
+         const(torch.tensor([complex(0.0, 0.0), complex(-0.0, 0.0), complex(0.0, -0.0),
+                             complex(-0.0, -0.0), complex(-800.0, 0.0), complex(-800.0, -0.0),
+                             complex(0.0, -800.0), complex(-0.0, 800.0), complex(2.0, -0.0),
+                             complex(-3.0, 0.0)], dtype=C128)))
 register("complex_exp_zero_imaginary_c64", torch.exp,
          const(torch.tensor([800 + 0j, -800 + 0j, 1 + 0j, 2 - 1j], dtype=C64)))
 # Eager computes these exponents by products and roots (z z, z z z, sqrt,

@@ -9,7 +9,7 @@
 // by the textbook identities, in double precision for complex64 as for
 // complex128 (the complex64 results are their f32 roundings):
 //   exp(a+bi) = e^a (cos b + i sin b)      log z = log|z| + i atan2(b, a)
-//     (e^(a/2) twice: e^a alone overflows first)
+//     (past a = 709, e^(a/2) twice: e^a alone overflows first)
 //   sin z = sin a cosh b + i cos a sinh b   cos z = cos a cosh b - i sin a sinh b
 //   sinh z = sinh a cos b + i cosh a sin b  cosh z = cosh a cos b + i sinh a sin b
 //   tanh z = (sinh a cosh a + i sin b cos b) / (sinh^2 a + cos^2 b), sign a
@@ -20,7 +20,8 @@
 //   acosh z = log(z + sqrt(z + 1) sqrt(z - 1))
 //   asin z = -i asinh(iz), acos z = pi/2 - asin z, atan z = -i atanh(iz),
 //   tan z = -i tanh(iz)
-//   pow(x, y) = exp(y log x); for x = 0 what glibc's cpow gives eager
+//   pow(x, y) = exp(y log x); for x = 0 what glibc's cpow gives eager;
+//     x^2, x^3, x^0.5, x^-0.5, x^-1, x^-2 by products and roots, as eager
 // |z| scales by max(|a|, |b|) as hypot does; a zero part's sign picks the
 // side of a branch cut as C's signbit. Known gaps against libm (PyTorch's
 // reference): asinh, asin and acos of tiny arguments lose relative
@@ -28,7 +29,9 @@
 // as eager's vectorized acos also computes it). Where a part is zero, exp,
 // sin, cos, sinh and cosh keep the other part's result exact and give the
 // zero the sign C gives it (exp(800 + 0i) is (inf, 0), not (inf, NaN));
-// with both parts infinite or NaN they may differ from C's special cases.
+// with both parts infinite or NaN they may differ from C's special cases,
+// and sinh, cosh, sin and cos overflow past |a| (|b| for sin, cos) ~ 710
+// where C scales (sinh(711 + 0.3i) is (inf, inf), C's (inf, 8.97e307)).
 //
 // prod multiplies halves of a dim pairwise until one entry is left: the
 // products of c10::complex, in a different order than eager's loop.
@@ -82,10 +85,13 @@ Value whereZero(PartMath &m, Value y, Value x, Value otherwise) {
 Value negatedWhere(PartMath &m, Value flip, Value x) { return m.where(flip, m.neg(x), x); }
 
 Parts cexp(PartMath &m, Parts z) {
-  // e^(a/2) twice: e^a may overflow where e^a cos b does not (a ~ 710).
-  Value h = m.exp(m.scale(z.re, 0.5));
-  Value re = m.mul(m.mul(h, m.fn("cos", z.im)), h);
-  Value im = m.mul(m.mul(h, m.fn("sin", z.im)), h);
+  // Past a = 709, where e^a overflows and e^a cos b may not, e^(a/2) twice
+  // (one rounding more, so only there).
+  Value cosB = m.fn("cos", z.im), sinB = m.fn("sin", z.im);
+  Value e = m.exp(z.re), h = m.exp(m.scale(z.re, 0.5));
+  Value far = m.test("gt", {z.re, m.number(709.0)});
+  Value re = m.where(far, m.mul(m.mul(h, cosB), h), m.mul(e, cosB));
+  Value im = m.where(far, m.mul(m.mul(h, sinB), h), m.mul(e, sinB));
   return {re, whereZero(m, z.im, z.im, im)};
 }
 
@@ -123,7 +129,7 @@ Parts csinh(PartMath &m, Parts z) {
 }
 Parts ccosh(PartMath &m, Parts z) {
   Value im = m.mul(m.fn("sinh", z.re), m.fn("sin", z.im));
-  Value zeroIm = negatedWhere(m, m.test("lt", {z.re, m.number(0.0)}), z.im);
+  Value zeroIm = negatedWhere(m, signBit(m, z.re), z.im); // sinh a times +-0
   return {m.mul(m.fn("cosh", z.re), m.fn("cos", z.im)), whereZero(m, z.im, zeroIm, im)};
 }
 Parts csin(PartMath &m, Parts z) {
@@ -137,7 +143,8 @@ Parts ccos(PartMath &m, Parts z) {
   Value sinA = m.fn("sin", z.re);
   Value im = m.neg(m.mul(sinA, m.fn("sinh", z.im)));
   Value zeroIm = negatedWhere(m, m.test("gt", {sinA, m.number(0.0)}), z.im);
-  Value zeroRe = negatedWhere(m, m.test("ge", {z.im, m.number(0.0)}), z.re);
+  // -(a sinh b) for a = +-0: -a where b's sign bit is clear.
+  Value zeroRe = negatedWhere(m, m.test("logical_not", {signBit(m, z.im)}), z.re);
   return {m.mul(m.fn("cos", z.re), m.fn("cosh", z.im)),
           whereZero(m, z.re, zeroRe, whereZero(m, z.im, zeroIm, im))};
 }

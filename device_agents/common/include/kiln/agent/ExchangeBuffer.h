@@ -32,8 +32,8 @@ public:
   /// reuses beats a memfd, whose fresh pages each call faults in on both
   /// sides: measured on an AMD EPYC VM (2 cores), x * 2 + 1 end to end with
   /// 1 MiB in and out took ~0.2 ms through the buffer against ~1.0-1.5 ms in
-  /// memfds, 7 MiB ~1.8 ms against 4.3-8 ms (docs/architecture.md).
-  static constexpr int64_t kMaxTensorBytes = int64_t{8} << 20;
+  /// memfds, 7 MiB 1.8-3.6 ms against 4.3-8.1 ms (docs/architecture.md).
+  static constexpr int64_t kMaxTensorBytes = static_cast<int64_t>(kMaxBytes / 2);
 
   /// A buffer of `size` bytes, sealed (F_SEAL_GROW | F_SEAL_SHRINK |
   /// F_SEAL_SEAL) so that the client can never fault this agent by resizing
