@@ -9,7 +9,7 @@
 // by the textbook identities, in double precision for complex64 as for
 // complex128 (the complex64 results are their f32 roundings):
 //   exp(a+bi) = e^a (cos b + i sin b)      log z = log|z| + i atan2(b, a)
-//     (past a = 709, e^(a/2) twice: e^a alone overflows first)
+//     (past a = 709, e^(a - 709) e^709: e^a alone overflows first)
 //   sin z = sin a cosh b + i cos a sinh b   cos z = cos a cosh b - i sin a sinh b
 //   sinh z = sinh a cos b + i cosh a sin b  cosh z = cosh a cos b + i sinh a sin b
 //   tanh z = (sinh a cosh a + i sin b cos b) / (sinh^2 a + cos^2 b), sign a
@@ -85,13 +85,14 @@ Value whereZero(PartMath &m, Value y, Value x, Value otherwise) {
 Value negatedWhere(PartMath &m, Value flip, Value x) { return m.where(flip, m.neg(x), x); }
 
 Parts cexp(PartMath &m, Parts z) {
-  // Past a = 709, where e^a overflows and e^a cos b may not, e^(a/2) twice
-  // (one rounding more, so only there).
-  Value cosB = m.fn("cos", z.im), sinB = m.fn("sin", z.im);
-  Value e = m.exp(z.re), h = m.exp(m.scale(z.re, 0.5));
-  Value far = m.test("gt", {z.re, m.number(709.0)});
-  Value re = m.where(far, m.mul(m.mul(h, cosB), h), m.mul(e, cosB));
-  Value im = m.where(far, m.mul(m.mul(h, sinB), h), m.mul(e, sinB));
+  // Past a = 709, where e^a overflows and e^a cos b may not, e^(a - 709)
+  // times the constant e^709 last (one rounding more, so only there).
+  constexpr double kShift = 709.0;
+  Value far = m.test("gt", {z.re, m.number(kShift)});
+  Value e = m.exp(m.sub(z.re, m.where(far, m.number(kShift), m.number(0.0))));
+  Value factor = m.where(far, m.number(std::exp(kShift)), m.number(1.0));
+  Value re = m.mul(m.mul(e, m.fn("cos", z.im)), factor);
+  Value im = m.mul(m.mul(e, m.fn("sin", z.im)), factor);
   return {re, whereZero(m, z.im, z.im, im)};
 }
 
@@ -253,31 +254,36 @@ OpHandler logBase(double base) {
   });
 }
 
-/// x^e for the exponents eager computes by products and roots (2, 3, 0.5,
-/// -0.5, -1, -2: z z, z z z, sqrt, 1 / sqrt, 1 / z, 1 / (z z)), which
-/// differ from exp(e log z) at infinities ((inf + 1i)^2 is (inf, inf)) and
-/// in the last digits; nullopt for other exponents.
-std::optional<Values> smallPower(NodeImporter &n, std::complex<double> exponent,
-                                 RankedTensorType type, Type element) {
-  double e = exponent.real();
-  if (exponent.imag() != 0.0 ||
-      !llvm::is_contained({2.0, 3.0, 0.5, -0.5, -1.0, -2.0}, e))
+/// x^e for the exponents eager computes without exp(e log x): x^0 = 1 and
+/// x^1 = x everywhere (zero, inf and NaN too), and 2, 3, 0.5, -0.5, -1, -2
+/// by products and roots (z z, z z z, sqrt, 1 / sqrt, 1 / z, 1 / (z z)),
+/// which differ from exp(e log z) at infinities ((inf + 1i)^2 is
+/// (inf, inf)) and in the last digits; nullopt for other exponents.
+std::optional<Parts> eagerPower(NodeImporter &n, PartMath &m, RankedTensorType pairs,
+                                Parts z, std::complex<double> exponent) {
+  if (exponent.imag() != 0.0)
     return std::nullopt;
-  Type f64 = n.b().getF64Type();
-  RankedTensorType pairs = type.clone(f64);
-  absl::StatusOr<Value> self = pairsOf(n, "self", f64);
-  if (!self.ok())
-    return std::nullopt; // the general form reports it
-  Value x = expandPairs(n, *self, pairs);
-  PartMath m(n, RankedTensorType::get(type.getShape().drop_back(), f64));
-  Parts z{realPart(n, x), imagPart(n, x)};
-  Parts r = e == 2.0    ? cmul(m, z, z)
-            : e == 3.0  ? cmul(m, cmul(m, z, z), z)
-            : e == 0.5  ? csqrt(m, z)
-            : e == -0.5 ? creciprocal(n, m, pairs, csqrt(m, z))
-            : e == -1.0 ? creciprocal(n, m, pairs, z)
-                        : creciprocal(n, m, pairs, cmul(m, z, z));
-  return Values{convertElements(n, pack(n, r.re, r.im), element)};
+  double e = exponent.real();
+  if (e == 0.0) {
+    ArrayRef<int64_t> shape = pairs.getShape().drop_back();
+    Type f64 = pairs.getElementType();
+    return Parts{n.constant(f64, 1.0, shape), n.constant(f64, 0.0, shape)};
+  }
+  if (e == 1.0)
+    return z;
+  if (e == 2.0)
+    return cmul(m, z, z);
+  if (e == 3.0)
+    return cmul(m, cmul(m, z, z), z);
+  if (e == 0.5)
+    return csqrt(m, z);
+  if (e == -0.5)
+    return creciprocal(n, m, pairs, csqrt(m, z));
+  if (e == -1.0)
+    return creciprocal(n, m, pairs, z);
+  if (e == -2.0)
+    return creciprocal(n, m, pairs, cmul(m, z, z));
+  return std::nullopt;
 }
 
 /// pow(x, y) = exp(y log x), glibc's cpow at x = 0; either may be a complex or
@@ -286,27 +292,18 @@ absl::StatusOr<Values> pow(NodeImporter &n) {
   ASSIGN_OR_RETURN(auto result, pairResult(n));
   auto [type, element] = result;
   Type f64 = n.b().getF64Type();
-  if (n.opName() == "aten.pow.Tensor_Scalar") {
-    // As eager: x^0 is 1 and x^1 is x everywhere (zero, inf and NaN too).
-    ASSIGN_OR_RETURN(std::complex<double> exponent, n.complexAttr("exponent"));
-    if (exponent == 0.0 || exponent == 1.0) {
-      ASSIGN_OR_RETURN(Value self, pairsOf(n, "self", element));
-      if (exponent == 1.0)
-        return Values{expandPairs(n, self, type)};
-      auto part = RankedTensorType::get(type.getShape().drop_back(), element);
-      return Values{pack(n, n.constant(element, 1.0, part.getShape()),
-                         n.constant(element, 0.0, part.getShape()))};
-    }
-    if (std::optional<Values> r = smallPower(n, exponent, type, element))
-      return *r;
-  }
-  ASSIGN_OR_RETURN(Value x, pairsOf(n, "self", f64));
-  ASSIGN_OR_RETURN(Value y, pairsOf(n, "exponent", f64));
   RankedTensorType pairs = type.clone(f64);
+  ASSIGN_OR_RETURN(Value x, pairsOf(n, "self", f64));
   x = expandPairs(n, x, pairs);
-  y = expandPairs(n, y, pairs);
   PartMath m(n, RankedTensorType::get(type.getShape().drop_back(), f64));
   Parts base{realPart(n, x), imagPart(n, x)};
+  if (n.opName() == "aten.pow.Tensor_Scalar") {
+    ASSIGN_OR_RETURN(std::complex<double> exponent, n.complexAttr("exponent"));
+    if (std::optional<Parts> r = eagerPower(n, m, pairs, base, exponent))
+      return Values{convertElements(n, pack(n, r->re, r->im), element)};
+  }
+  ASSIGN_OR_RETURN(Value y, pairsOf(n, "exponent", f64));
+  y = expandPairs(n, y, pairs);
   Parts r = cexp(m, cmul(m, {realPart(n, y), imagPart(n, y)}, clog(m, base)));
   // A zero base: 0 for Re y > 0, (inf, NaN) for Re y < 0, NaN otherwise,
   // as glibc's cpow gives eager (exp of y times (-inf, 0) under C's
