@@ -12,6 +12,8 @@
 //     (past a = 709, e^(a - 709) e^709: e^a alone overflows first)
 //   sin z = sin a cosh b + i cos a sinh b   cos z = cos a cosh b - i sin a sinh b
 //   sinh z = sinh a cos b + i cosh a sin b  cosh z = cosh a cos b + i sinh a sin b
+//     (past |x| = 709, cosh x and |sinh x| as e^(|x| - 709) e^709 / 2, the
+//     constant multiplied in last, as C scales)
 //   tanh z = (sinh a cosh a + i sin b cos b) / (sinh^2 a + cos^2 b), sign a
 //            beyond |a| > 20
 //   atanh z = log1p(4a / ((1-a)^2 + b^2)) / 4 + i atan2(2b, 1 - a^2 - b^2) / 2
@@ -29,9 +31,7 @@
 // as eager's vectorized acos also computes it). Where a part is zero, exp,
 // sin, cos, sinh and cosh keep the other part's result exact and give the
 // zero the sign C gives it (exp(800 + 0i) is (inf, 0), not (inf, NaN));
-// with both parts infinite or NaN they may differ from C's special cases,
-// and sinh, cosh, sin and cos overflow past |a| (|b| for sin, cos) ~ 710
-// where C scales (sinh(711 + 0.3i) is (inf, inf), C's (inf, 8.97e307)).
+// with both parts infinite or NaN they may differ from C's special cases.
 //
 // prod multiplies halves of a dim pairwise until one entry is left: the
 // products of c10::complex, in a different order than eager's loop.
@@ -84,10 +84,12 @@ Value whereZero(PartMath &m, Value y, Value x, Value otherwise) {
 /// `x`, negated where `flip` holds: a zero part's sign as C gives it.
 Value negatedWhere(PartMath &m, Value flip, Value x) { return m.where(flip, m.neg(x), x); }
 
+/// Where e^x overflows double and e^x times a cosine or sine may not:
+/// past it the functions take e^(x - kShift) and multiply in the constant
+/// e^kShift last (one rounding more, so only there).
+constexpr double kShift = 709.0;
+
 Parts cexp(PartMath &m, Parts z) {
-  // Past a = 709, where e^a overflows and e^a cos b may not, e^(a - 709)
-  // times the constant e^709 last (one rounding more, so only there).
-  constexpr double kShift = 709.0;
   Value far = m.test("gt", {z.re, m.number(kShift)});
   Value e = m.exp(m.sub(z.re, m.where(far, m.number(kShift), m.number(0.0))));
   Value factor = m.where(far, m.number(std::exp(kShift)), m.number(1.0));
@@ -121,32 +123,56 @@ Parts creciprocal(NodeImporter &n, PartMath &m, RankedTensorType pairs, Parts z)
   return {realPart(n, q), imagPart(n, q)};
 }
 
+/// cosh x and sinh x for products with a cosine or sine c of the other
+/// part: (cosh x) c is times(cosh, c). Past |x| = kShift, where cosh x
+/// overflows and (cosh x) c may not, cosh is e^(|x| - kShift), sinh that
+/// with x's sign, and `scale` the constant e^kShift / 2 (1 elsewhere, an
+/// exact product).
+struct Hyperbolic {
+  Value cosh, sinh, scale;
+
+  Value times(PartMath &m, Value h, Value c) const { return m.mul(m.mul(h, c), scale); }
+};
+
+Hyperbolic hyperbolic(PartMath &m, Value x) {
+  Value magnitude = m.fn("abs", x);
+  Value far = m.test("gt", {magnitude, m.number(kShift)});
+  Value shifted = m.exp(m.sub(magnitude, m.number(kShift)));
+  return {m.where(far, shifted, m.fn("cosh", x)),
+          m.where(far, negatedWhere(m, signBit(m, x), shifted), m.fn("sinh", x)),
+          m.where(far, m.number(std::exp(kShift) / 2), m.number(1.0))};
+}
+
 // With a zero part, C's functions (and eager) keep the other part's
 // result exact, and give the zero's sign as the product's would be: a
 // cosh or sinh that overflows times sin 0 is 0 there, not NaN.
 Parts csinh(PartMath &m, Parts z) {
-  Value im = m.mul(m.fn("cosh", z.re), m.fn("sin", z.im));
-  return {m.mul(m.fn("sinh", z.re), m.fn("cos", z.im)), whereZero(m, z.im, z.im, im)};
+  Hyperbolic h = hyperbolic(m, z.re);
+  Value im = h.times(m, h.cosh, m.fn("sin", z.im));
+  return {h.times(m, h.sinh, m.fn("cos", z.im)), whereZero(m, z.im, z.im, im)};
 }
 Parts ccosh(PartMath &m, Parts z) {
-  Value im = m.mul(m.fn("sinh", z.re), m.fn("sin", z.im));
+  Hyperbolic h = hyperbolic(m, z.re);
+  Value im = h.times(m, h.sinh, m.fn("sin", z.im));
   Value zeroIm = negatedWhere(m, signBit(m, z.re), z.im); // sinh a times +-0
-  return {m.mul(m.fn("cosh", z.re), m.fn("cos", z.im)), whereZero(m, z.im, zeroIm, im)};
+  return {h.times(m, h.cosh, m.fn("cos", z.im)), whereZero(m, z.im, zeroIm, im)};
 }
 Parts csin(PartMath &m, Parts z) {
-  Value re = m.mul(m.fn("sin", z.re), m.fn("cosh", z.im));
+  Hyperbolic h = hyperbolic(m, z.im);
+  Value re = h.times(m, h.cosh, m.fn("sin", z.re));
   Value cosA = m.fn("cos", z.re);
-  Value im = m.mul(cosA, m.fn("sinh", z.im));
+  Value im = h.times(m, h.sinh, cosA);
   Value zeroIm = negatedWhere(m, m.test("lt", {cosA, m.number(0.0)}), z.im);
   return {whereZero(m, z.re, z.re, re), whereZero(m, z.im, zeroIm, im)};
 }
 Parts ccos(PartMath &m, Parts z) {
+  Hyperbolic h = hyperbolic(m, z.im);
   Value sinA = m.fn("sin", z.re);
-  Value im = m.neg(m.mul(sinA, m.fn("sinh", z.im)));
+  Value im = m.neg(h.times(m, h.sinh, sinA));
   Value zeroIm = negatedWhere(m, m.test("gt", {sinA, m.number(0.0)}), z.im);
   // -(a sinh b) for a = +-0: -a where b's sign bit is clear.
   Value zeroRe = negatedWhere(m, m.test("logical_not", {signBit(m, z.im)}), z.re);
-  return {m.mul(m.fn("cos", z.re), m.fn("cosh", z.im)),
+  return {h.times(m, h.cosh, m.fn("cos", z.re)),
           whereZero(m, z.re, zeroRe, whereZero(m, z.im, zeroIm, im))};
 }
 
