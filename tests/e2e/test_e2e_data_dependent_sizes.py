@@ -1,5 +1,5 @@
 """Data-dependent sizes end to end (issue 15): programs whose output sizes
-depend on the values (nonzero, masked_select, x[mask]) compile once; every
+depend on the values (nonzero, masked_select, x[mask], unique) compile once; every
 call returns the sizes its values give, matching eager, and the ops after
 the selection (elementwise, reductions) see only the selected rows."""
 
@@ -32,6 +32,11 @@ class RowsByMask(torch.nn.Module):
         return rows * 2 + 1, rows.sum(), (x > 0).nonzero()
 
 
+class Unique(torch.nn.Module):
+    def forward(self, x):
+        return torch.unique(x, return_inverse=True, return_counts=True)
+
+
 def _compile(client, model, *example):
     return client.compile(torch.export.export(model, example))
 
@@ -62,6 +67,21 @@ def test_masked_select_broadcasts_and_counts(kilnd):
             x = torch.randn(3, 4)
             got = compiled(x, mask)
             torch.testing.assert_close(got, torch.masked_select(x, mask), rtol=0, atol=0)
+
+
+def test_unique_counts_the_values_each_call_gives(kilnd):
+    # One compile for at most 24 distinct values; each call has its own.
+    with kiln.Client(kilnd.address, timeout=300) as client:
+        compiled = _compile(client, Unique(), torch.randint(0, 5, (4, 6)))
+        (symbol,) = compiled.manifest.symbols
+        assert symbol.data_dependent and symbol.max == 24
+        for high in (1, 3, 24, 1000):
+            x = torch.randint(0, high, (4, 6))
+            values, inverse, counts = compiled(x)
+            want = torch.unique(x, return_inverse=True, return_counts=True)
+            assert values.shape == want[0].shape  # its own count, each call
+            for got, expected in zip((values, inverse, counts), want):
+                assert got.dtype == expected.dtype and torch.equal(got, expected)
 
 
 def test_ops_after_a_mask_see_only_the_selected_rows(kilnd):

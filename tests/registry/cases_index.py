@@ -359,8 +359,28 @@ register("nonzero_f32", lambda x: torch.nonzero(x * (x > 0)), randn(4, 5))
 register("nonzero_i64_3d", lambda x: torch.nonzero(x), randint(0, 3, 2, 3, 4))
 register("nonzero_bool_as_tuple", lambda m: torch.nonzero(m, as_tuple=True), randbool(3, 5))
 register("nonzero_f64_0d", lambda x: torch.nonzero(x), randn(dtype=torch.float64))
+# torch.unique: the values' count is data-dependent; NaNs are each their own
+# value (sorted last), -0.0 and 0.0 one.
+register("unique_f32_inverse_counts",
+         lambda x: torch.unique(x, return_inverse=True, return_counts=True),
+         const(torch.tensor([[3.0, 1.0, float("nan")], [2.0, 3.0, 1.0],
+                             [float("nan"), -0.0, 0.0], [1.0, 7.5, -2.0]])))
+register("unique_i64_3d", lambda x: torch.unique(x, return_inverse=True),
+         randint(0, 6, 3, 4, 5))
+register("unique_i32_unsorted_counts",
+         lambda x: torch.unique(x, sorted=False, return_counts=True),
+         randint(-3, 3, 40, dtype=torch.int32))
+register("unique_f64_all_distinct", lambda x: torch.unique(x, return_counts=True),
+         randn(17, dtype=torch.float64))
+register("unique_u8_one_value", lambda x: torch.unique(x * 0, return_inverse=True),
+         randint(0, 9, 2, 3, dtype=torch.uint8))
+register("unique_bool", lambda m: torch.unique(m, return_counts=True), randbool(4, 4))
+register("unique_f32_0d", lambda x: torch.unique(x, return_inverse=True), randn())
+register("unique_values_sum_f32", lambda x: torch.unique(x.round()).sum(), randn(6, 6))
 register("masked_select_broadcast_f32", lambda x, m: torch.masked_select(x, m),
          randn(3, 4), randbool(4))
+register("masked_select_u8", lambda x: torch.masked_select(x, x > 4),
+         randint(0, 9, 3, 5, dtype=torch.uint8))
 register("masked_select_sum_f64", lambda x: torch.masked_select(x, x > 0).sum(),
          randn(5, 6, dtype=torch.float64))
 register("bool_mask_rows_then_ops_f32", lambda x, m: torch.relu(x[m]) * 2 + 1,

@@ -2,8 +2,9 @@
 //
 // This file implements the handlers of the ops whose output size depends on
 // the values: nonzero, masked_select and x[mask] (aten.index.Tensor with one
-// boolean index), each one aten.nonzero or aten.boolean_mask. Their row
-// count is a data-dependent size of the graph (torch.export's u0), which
+// boolean index), each one aten.nonzero or aten.boolean_mask, and
+// torch.unique (_unique2), one aten.unique. Their row count is a
+// data-dependent size of the graph (torch.export's u0), which
 // GraphImporter binds to the result's first dim.
 //
 //===----------------------------------------------------------------------===//
@@ -107,6 +108,46 @@ absl::StatusOr<Values> maskedSelect(NodeImporter &n) {
   return booleanMask(n, type, to(self), to(mask));
 }
 
+/// _unique2(self, sorted, return_inverse, return_counts): one aten.unique;
+/// an inverse or counts not asked for is the empty tensor eager returns.
+/// sorted=False leaves the order open, and eager's CPU kernel sorts anyway.
+absl::StatusOr<Values> unique(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType valuesType, n.resultType(0));
+  ASSIGN_OR_RETURN(RankedTensorType inverseType, n.resultType(1));
+  ASSIGN_OR_RETURN(RankedTensorType countsType, n.resultType(2));
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  RETURN_IF_ERROR(checkStatic(n, self, "self"));
+  ASSIGN_OR_RETURN(bool returnInverse, n.boolAttr("return_inverse", false));
+  ASSIGN_OR_RETURN(bool returnCounts, n.boolAttr("return_counts", false));
+  RankedTensorType selfType = typeOf(self);
+  if (selfType.getNumElements() == 0) {
+    // Nothing to count: every result is empty, whatever sizes it declares.
+    for (RankedTensorType type : {valuesType, inverseType, countsType})
+      if (!type.hasStaticShape() || type.getNumElements() != 0)
+        return n.error("the unique of an empty tensor is empty tensors");
+    return Values{emptyTensor(n.b(), n.loc(), valuesType),
+                  emptyTensor(n.b(), n.loc(), inverseType),
+                  emptyTensor(n.b(), n.loc(), countsType)};
+  }
+  ASSIGN_OR_RETURN(std::optional<Values> fixed, staticResult(n, valuesType));
+  if (fixed)
+    return n.error("the unique of a non-empty tensor has at least one value");
+  Type i64 = n.b().getI64Type();
+  auto fullInverse = RankedTensorType::get(selfType.getShape(), i64);
+  auto fullCounts = RankedTensorType::get({ShapedType::kDynamic}, i64);
+  if (valuesType.getRank() != 1 || valuesType.getElementType() != selfType.getElementType())
+    return n.error("values must be a 1-d tensor of self's dtype");
+  if (returnInverse && inverseType != fullInverse)
+    return n.error("the inverse must have self's shape, in int64");
+  if (returnCounts && countsType != fullCounts)
+    return n.error("the counts must be a 1-d int64 tensor of the values' count");
+  auto op = n.b().create<aten::UniqueOp>(n.loc(), TypeRange{valuesType, fullInverse, fullCounts},
+                                         self);
+  return Values{op.getValues(),
+                returnInverse ? op.getInverse() : emptyTensor(n.b(), n.loc(), inverseType),
+                returnCounts ? op.getCounts() : emptyTensor(n.b(), n.loc(), countsType)};
+}
+
 } // namespace
 
 absl::StatusOr<SmallVector<Value>> indexByMask(NodeImporter &n, RankedTensorType type,
@@ -117,6 +158,7 @@ absl::StatusOr<SmallVector<Value>> indexByMask(NodeImporter &n, RankedTensorType
 void addDataDependentHandlers(OpHandlerTable &t) {
   t["aten.nonzero.default"] = nonzero;
   t["aten.masked_select.default"] = maskedSelect;
+  t["aten._unique2.default"] = unique;
 }
 
 } // namespace kiln

@@ -184,7 +184,7 @@ bool importsSymbolicSizes(const std::string &op) {
       "aten.logical_or.default", "aten.isnan.default", "aten.isinf.default",
       // Their results have data-dependent sizes (DataDependentHandlers.cpp).
       "aten.nonzero.default", "aten.masked_select.default", "aten.index.Tensor",
-      "aten.slice.Tensor"};
+      "aten._unique2.default", "aten.slice.Tensor"};
   static const std::set<std::string> comparisons = [] {
     std::set<std::string> names;
     for (const char *fn : {"eq", "ne", "lt", "le", "gt", "ge"})
@@ -265,7 +265,7 @@ bool acceptsSymbolicSizes(Operation *op) {
              aten::ProdOp, aten::AmaxOp, aten::AminOp, aten::AnyOp, aten::AllOp,
              aten::NativeLayerNormOp, aten::ViewOp, aten::PermuteOp,
              aten::ExpandOp, aten::PointwiseOp, aten::SliceOp, aten::NonzeroOp,
-             aten::BooleanMaskOp>(op);
+             aten::BooleanMaskOp, aten::UniqueOp>(op);
 }
 
 bool hasDynamicType(Operation *op) {
@@ -598,6 +598,9 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
       // as does a result the node leaves out (an unnamed output).
       if (!results[r] || importer.resultLeftOut(r))
         continue;
+      // What the op computed, before a uint8 result's wrap: a selection's
+      // row count is bound to the selection itself.
+      Value computed = results[r];
       if (node.outputs(r).type().dtype() == v1::DTYPE_U8) {
         isUnsigned[node.outputs(r).name()] = true;
         results[r] = wrapUnsigned(builder, importer.loc(), results[r]);
@@ -612,7 +615,7 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
         complexValues.insert(node.outputs(r).name());
       if (symbolCount) {
         absl::Status bound = bindDataDependentSizes(
-            builder, importer.loc(), graph, node.outputs(r).type(), results[r], symbols);
+            builder, importer.loc(), graph, node.outputs(r).type(), computed, symbols);
         if (!bound.ok())
           return absl::IsUnimplemented(bound)
                      ? importer.unimplemented(std::string(bound.message()))

@@ -38,6 +38,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     kiln::populateScatterDecompositions(set);
     kiln::populateSelectionDecompositions(set);
     kiln::populateRepeatDecompositions(set);
+    kiln::populateUniqueDecompositions(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();
   }

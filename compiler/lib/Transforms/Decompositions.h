@@ -27,6 +27,10 @@ void populateScanDecompositions(mlir::RewritePatternSet &patterns);
 /// (DecomposeNorm.cpp).
 void populateNormDecompositions(mlir::RewritePatternSet &patterns);
 
+/// aten.unique as a stable sort, a comparison of neighbours, a cumulative
+/// sum, two scatters and two boolean masks (DecomposeUnique.cpp).
+void populateUniqueDecompositions(mlir::RewritePatternSet &patterns);
+
 /// aten.trilinear as one product and one aten.bmm (DecomposeTrilinear.cpp).
 void populateTrilinearDecompositions(mlir::RewritePatternSet &patterns);
 

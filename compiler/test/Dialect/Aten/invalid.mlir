@@ -1018,3 +1018,27 @@ func.func @boolean_mask_result(%x: tensor<4x5xf32>, %m: tensor<4xi1>) -> tensor<
   %0 = aten.boolean_mask %x, %m : (tensor<4x5xf32>, tensor<4xi1>) -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }
+
+// -----
+
+func.func @unique_static_values(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{values must be 'tensor<?xf32>'}}
+  %v, %i, %c = aten.unique %x : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi64>, tensor<?xi64>)
+  return %v : tensor<4xf32>
+}
+
+// -----
+
+func.func @unique_inverse_shape(%x: tensor<2x2xf32>) -> tensor<4xi64> {
+  // expected-error @+1 {{inverse must be 'tensor<2x2xi64>'}}
+  %v, %i, %c = aten.unique %x : (tensor<2x2xf32>) -> (tensor<?xf32>, tensor<4xi64>, tensor<?xi64>)
+  return %i : tensor<4xi64>
+}
+
+// -----
+
+func.func @unique_of_nothing(%x: tensor<0xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{self must have elements}}
+  %v, %i, %c = aten.unique %x : (tensor<0xf32>) -> (tensor<?xf32>, tensor<0xi64>, tensor<?xi64>)
+  return %v : tensor<?xf32>
+}

@@ -744,6 +744,23 @@ LogicalResult NonzeroOp::verify() {
   return success();
 }
 
+LogicalResult UniqueOp::verify() {
+  RankedTensorType self = getSelf().getType();
+  if (self.getNumElements() == 0)
+    return emitOpError() << "self must have elements (an empty unique is empty tensors)";
+  Type i64 = IntegerType::get(getContext(), 64);
+  auto rows = [](Type element) {
+    return RankedTensorType::get({ShapedType::kDynamic}, element);
+  };
+  if (getValues().getType() != rows(self.getElementType()))
+    return emitOpError() << "values must be " << rows(self.getElementType());
+  if (getInverse().getType() != RankedTensorType::get(self.getShape(), i64))
+    return emitOpError() << "inverse must be " << RankedTensorType::get(self.getShape(), i64);
+  if (getCounts().getType() != rows(i64))
+    return emitOpError() << "counts must be " << rows(i64);
+  return success();
+}
+
 LogicalResult BooleanMaskOp::verify() {
   RankedTensorType self = getSelf().getType(), mask = getMask().getType();
   RankedTensorType type = getType();

@@ -772,4 +772,29 @@ def Aten_BooleanMaskOp : Aten_Op<"boolean_mask", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_UniqueOp : Aten_Op<"unique", [Pure]> {
+  let summary = "Self's distinct elements in ascending order, where each element went, and how often each occurs.";
+  let description = [{
+    `_unique2` (torch.unique without a dim): `values` holds the distinct
+    elements of self in ascending order (NaN last, each NaN distinct, as
+    eager's), `inverse` (self's shape) the position in `values` of each
+    element of self, and `counts` how many elements of self equal each
+    value. The number of values depends on the data: `values` and
+    `counts` have one dynamic dim, named by the graph's data-dependent
+    size. kiln-decompose-aten builds it from a stable sort, a comparison
+    of neighbours, a cumulative sum, two scatters and two boolean masks.
+
+    Example:
+    ```mlir
+    %v, %i, %c = aten.unique %x
+        : (tensor<2x3xf32>) -> (tensor<?xf32>, tensor<2x3xi64>, tensor<?xi64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self);
+  let results = (outs AnyRankedTensor:$values, AnyStaticShapeTensor:$inverse,
+                      AnyRankedTensor:$counts);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // KILN_DIALECT_ATEN_ATENTENSOROPS_TD

@@ -1,0 +1,47 @@
+// RUN: kiln-opt %s -split-input-file -kiln-decompose-aten | FileCheck %s
+
+// Sorted (stable, NaN last); an element starts a value where it differs
+// from the one before ("ne": each NaN a value of its own); the values are
+// the starts (a boolean mask, the data-dependent count); each element's
+// value index is the running count of starts less one, scattered back
+// through the sort's order for the inverse; the counts are ones summed
+// into those indices, masked to the indices below the count.
+// CHECK-LABEL: func @unique
+// CHECK: %[[FLAT:.+]] = aten.view %arg0 : (tensor<2x3xf32>) -> tensor<6xf32>
+// CHECK: %[[SORTED:.+]], %[[ORDER:.+]] = aten.sort %[[FLAT]] {descending = false, dim = 0 : i64}
+// CHECK: %[[TRUE:.+]] = aten.constant dense<true> : tensor<1xi1>
+// CHECK: %[[NEXT:.+]] = aten.slice %[[SORTED]] {offsets = array<i64: 1>, {{.+}} -> tensor<5xf32>
+// CHECK: %[[PREV:.+]] = aten.slice %[[SORTED]] {offsets = array<i64: 0>, {{.+}} -> tensor<5xf32>
+// CHECK: %[[DIFFERS:.+]] = aten.pointwise "ne" %[[NEXT]], %[[PREV]]
+// CHECK: %[[STARTS:.+]] = aten.cat %[[TRUE]], %[[DIFFERS]] {dim = 0 : i64} : (tensor<1xi1>, tensor<5xi1>) -> tensor<6xi1>
+// CHECK: %[[VALUES:.+]] = aten.boolean_mask %[[SORTED]], %[[STARTS]] : (tensor<6xf32>, tensor<6xi1>) -> tensor<?xf32>
+// CHECK: %[[ONES:.+]] = aten.pointwise "copy" %[[STARTS]] : (tensor<6xi1>) -> tensor<6xi64>
+// CHECK: %[[RUNNING:.+]] = aten.cumsum %[[ONES]] {dim = 0 : i64}
+// CHECK: %[[SLOT:.+]] = aten.sub %[[RUNNING]], %{{.+}} : (tensor<6xi64>, tensor<i64>) -> tensor<6xi64>
+// CHECK: %[[ZEROS:.+]] = aten.constant dense<0> : tensor<6xi64>
+// CHECK: %[[INVERSE:.+]] = aten.scatter %[[ZEROS]], %[[ORDER]], %[[SLOT]] {dim = 0 : i64, reduce = "none"}
+// CHECK: %[[UNIT:.+]] = aten.constant dense<1> : tensor<6xi64>
+// CHECK: %[[PERSLOT:.+]] = aten.scatter %[[ZEROS]], %[[SLOT]], %[[UNIT]] {dim = 0 : i64, reduce = "sum"}
+// CHECK: %[[COUNT:.+]] = aten.sum %[[ONES]] {dims = array<i64: 0>} : (tensor<6xi64>) -> tensor<i64>
+// CHECK: %[[INDEX:.+]] = aten.constant dense<[0, 1, 2, 3, 4, 5]> : tensor<6xi64>
+// CHECK: %[[LIVE:.+]] = aten.pointwise "lt" %[[INDEX]], %[[COUNT]]
+// CHECK: %[[COUNTS:.+]] = aten.boolean_mask %[[PERSLOT]], %[[LIVE]] : (tensor<6xi64>, tensor<6xi1>) -> tensor<?xi64>
+// CHECK: %[[SHAPED:.+]] = aten.view %[[INVERSE]] : (tensor<6xi64>) -> tensor<2x3xi64>
+// CHECK: return %[[VALUES]], %[[SHAPED]], %[[COUNTS]]
+func.func @unique(%x: tensor<2x3xf32>) -> (tensor<?xf32>, tensor<2x3xi64>, tensor<?xi64>) {
+  %v, %i, %c = aten.unique %x : (tensor<2x3xf32>) -> (tensor<?xf32>, tensor<2x3xi64>, tensor<?xi64>)
+  return %v, %i, %c : tensor<?xf32>, tensor<2x3xi64>, tensor<?xi64>
+}
+
+// -----
+
+// One element: it is the one value (no neighbours to compare).
+// CHECK-LABEL: func @unique_of_one
+// CHECK: %[[SORTED:.+]], %{{.+}} = aten.sort
+// CHECK-NEXT: %[[TRUE:.+]] = aten.constant dense<true> : tensor<1xi1>
+// CHECK-NEXT: aten.boolean_mask %[[SORTED]], %[[TRUE]] : (tensor<1xi64>, tensor<1xi1>) -> tensor<?xi64>
+// CHECK: aten.view %{{.+}} : (tensor<1xi64>) -> tensor<i64>
+func.func @unique_of_one(%x: tensor<i64>) -> (tensor<?xi64>, tensor<i64>, tensor<?xi64>) {
+  %v, %i, %c = aten.unique %x : (tensor<i64>) -> (tensor<?xi64>, tensor<i64>, tensor<?xi64>)
+  return %v, %i, %c : tensor<?xi64>, tensor<i64>, tensor<?xi64>
+}
