@@ -127,7 +127,7 @@ absl::Status checkSymbolsForTarget(const v1::Graph &graph, const Target &target,
     return absl::OkStatus();
   return absl::UnimplementedError(absl::StrCat(
       "the graph has symbolic sizes ('", first->name(), "'",
-      dataDependent ? ", which depends on the values: nonzero, masked_select or x[mask]"
+      dataDependent ? ", which depends on the values: nonzero, masked_select, x[mask] or unique"
                     : "",
       "); Kiln compiles those for the cpu target",
       dataDependent ? " and riscv64 under Linux" : "", " only, not '", target.name(), "'",
