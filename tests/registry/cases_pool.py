@@ -4,7 +4,7 @@ adaptive avg/max, 1-d/2-d/3-d."""
 import torch
 import torch.nn.functional as F
 
-from tests.registry.registry import DTYPE_NAMES, randint, randn, randperm_values, register
+from tests.registry.registry import DTYPE_NAMES, const, randint, randn, randperm_values, register
 
 register("max_pool2d_k2_f32", lambda x: F.max_pool2d(x, 2), randn(2, 3, 8, 8))
 register("max_pool2d_k3_s2_p1_f32", lambda x: F.max_pool2d(x, 3, 2, 1), randn(1, 4, 9, 9))
@@ -22,6 +22,20 @@ register("max_pool1d_f32", lambda x: F.max_pool1d(x, 3, 2), randn(2, 3, 11))
 register("max_pool1d_pad_f32", lambda x: F.max_pool1d(x, 2, 2, 1), randn(1, 2, 8))
 register("max_pool3d_f32", lambda x: F.max_pool3d(x, 2), randn(1, 2, 4, 4, 4))
 register("max_pool3d_s1_p1_f32", lambda x: F.max_pool3d(x, 3, 1, 1), randn(1, 1, 4, 5, 5))
+# Max pools in pieces (interior windows, then padded border slabs), and
+# after a relu from 0: NaN still wins, an all-negative window gives 0.
+register("max_pool2d_after_relu_nan_f32", lambda x: F.max_pool2d(F.relu(x), 3, 2, 1),
+         const(torch.tensor([[[[-1.0, -2.0, -3.0, -4.0, 5.0], [-1.0, float("nan"), -3.0, -4.0, -5.0],
+                               [-1.0, -2.0, -3.0, -4.0, -5.0], [7.0, -2.0, -3.0, -4.0, -5.0],
+                               [-1.0, -2.0, -3.0, -4.0, float("nan")]]]])))
+register("max_pool2d_relu_twice_used_f32",
+         lambda x: (F.max_pool2d(F.relu(x), 2, 1, 1), F.relu(x).sum()), randn(1, 2, 5, 6))
+register("max_pool2d_ceil_pad_s3_f32",
+         lambda x: F.max_pool2d(x, 3, 3, 1, ceil_mode=True), randn(1, 3, 10, 11))
+register("max_pool2d_dilated_pad_i64",
+         lambda x: F.max_pool2d(x, (1, 3), (1, 2), (0, 1), dilation=(1, 2)), randint(-50, 50, 2, 3, 4, 13, dtype=torch.int64))
+register("max_pool3d_pad_asym_f32",
+         lambda x: F.max_pool3d(F.relu(x), (3, 2, 3), (2, 1, 2), (1, 1, 0)), randn(1, 2, 5, 4, 7))
 
 register("avg_pool2d_k2_f32", lambda x: F.avg_pool2d(x, 2), randn(2, 3, 8, 8))
 register("avg_pool2d_k3_s2_p1_f32", lambda x: F.avg_pool2d(x, 3, 2, 1), randn(1, 2, 9, 9))

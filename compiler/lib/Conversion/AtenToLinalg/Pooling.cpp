@@ -7,6 +7,14 @@
 // spatial index of the first maximum (NaN wins), as PyTorch does; average
 // pooling divides by PyTorch's per-window divisor.
 //
+// Max pooling whose indices nothing reads (eval graphs) pads no copy of the
+// whole input: the windows that lie inside it read it directly, and only
+// the output's border slabs, whose windows reach into the padding, read
+// padded copies of the few input rows they need. After a relu (of one
+// use), it pools the relu's input from 0 instead of -inf: the maximum of
+// relu'd values is the relu of the maximum, so the relu's own pass over
+// the larger input goes.
+//
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
 #include "PopulatePatterns.h"
@@ -118,6 +126,112 @@ Value isBetter(OpBuilder &b, Location loc, Value x, Value best) {
   return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sgt, x, best);
 }
 
+/// The output positions [lo, hi) along each spatial dim, other dims whole.
+struct Box {
+  SmallVector<int64_t> lo, hi;
+};
+
+/// Disjoint boxes covering the output: the interior, whose windows lie
+/// inside the input, first, then along each spatial dim the low and high
+/// slabs whose windows reach into the padding (earlier dims cut to their
+/// interior, later ones whole).
+SmallVector<Box> outputPieces(const Window &w, ArrayRef<int64_t> inShape,
+                              ArrayRef<int64_t> outShape) {
+  SmallVector<int64_t> begin, end; // the interior per spatial dim
+  for (int64_t i = 0; i < w.spatial; ++i) {
+    int64_t in = inShape[w.lead + i], out = outShape[w.lead + i];
+    int64_t reach = w.dilation[i] * (w.kernel[i] - 1);
+    // o * s - p >= 0 and o * s - p + reach <= in - 1.
+    int64_t first = (w.padding[i] + w.stride[i] - 1) / w.stride[i];
+    int64_t last = in - 1 + w.padding[i] - reach >= 0
+                       ? (in - 1 + w.padding[i] - reach) / w.stride[i]
+                       : -1;
+    begin.push_back(std::min(first, out));
+    end.push_back(std::clamp<int64_t>(last + 1, begin.back(), out));
+  }
+  SmallVector<Box> pieces;
+  Box interior;
+  for (int64_t i = 0; i < w.spatial; ++i) {
+    interior.lo.push_back(begin[i]);
+    interior.hi.push_back(end[i]);
+  }
+  pieces.push_back(interior);
+  for (int64_t i = 0; i < w.spatial; ++i) {
+    for (auto [lo, hi] : {std::pair(int64_t{0}, begin[i]),
+                          std::pair(end[i], outShape[w.lead + i])}) {
+      Box slab;
+      for (int64_t j = 0; j < w.spatial; ++j) {
+        bool earlier = j < i;
+        slab.lo.push_back(j == i ? lo : earlier ? begin[j] : 0);
+        slab.hi.push_back(j == i ? hi : earlier ? end[j] : outShape[w.lead + j]);
+      }
+      pieces.push_back(slab);
+    }
+  }
+  // Empty boxes (no border on a side, or no interior) compute nothing.
+  llvm::erase_if(pieces, [&](const Box &box) {
+    for (int64_t i = 0; i < w.spatial; ++i)
+      if (box.hi[i] <= box.lo[i])
+        return true;
+    return false;
+  });
+  return pieces;
+}
+
+/// The values of a max pool whose indices nothing reads, computed box by
+/// box into one output (each box's generic writes its slice of it): a box
+/// reads the input rows its windows cover, padded with `lowest` only where
+/// they reach outside the input. Windows start from `init`.
+Value maxPoolValues(OpBuilder &b, Location loc, Value input, RankedTensorType type,
+                    const Window &w, Value lowest, Value init) {
+  auto inType = cast<RankedTensorType>(input.getType());
+  int64_t rank = type.getRank();
+  Value output = b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+  SmallVector<AffineMap> maps = windowMaps(b.getContext(), w);
+  for (const Box &box : outputPieces(w, inType.getShape(), type.getShape())) {
+    SmallVector<int64_t> inOffsets(rank, 0), inSizes(inType.getShape()),
+        outOffsets(rank, 0), outSizes(type.getShape()), low(rank, 0), high(rank, 0);
+    for (int64_t i = 0; i < w.spatial; ++i) {
+      int64_t d = w.lead + i, in = inType.getDimSize(d);
+      int64_t reach = w.dilation[i] * (w.kernel[i] - 1);
+      int64_t from = box.lo[i] * w.stride[i] - w.padding[i];
+      int64_t to = (box.hi[i] - 1) * w.stride[i] - w.padding[i] + reach + 1;
+      inOffsets[d] = std::clamp<int64_t>(from, 0, in);
+      inSizes[d] = std::clamp<int64_t>(to, 0, in) - inOffsets[d];
+      low[d] = inOffsets[d] - from;
+      high[d] = to - (inOffsets[d] + inSizes[d]);
+      outOffsets[d] = box.lo[i];
+      outSizes[d] = box.hi[i] - box.lo[i];
+    }
+    SmallVector<int64_t> ones(rank, 1);
+    Value rows = b.create<tensor::ExtractSliceOp>(
+        loc, input, getAsIndexOpFoldResult(b.getContext(), inOffsets),
+        getAsIndexOpFoldResult(b.getContext(), inSizes),
+        getAsIndexOpFoldResult(b.getContext(), ones));
+    Value padded = buildPadded(b, loc, rows, low, high, ones, lowest);
+    Value part = b.create<tensor::ExtractSliceOp>(
+        loc, output, getAsIndexOpFoldResult(b.getContext(), outOffsets),
+        getAsIndexOpFoldResult(b.getContext(), outSizes),
+        getAsIndexOpFoldResult(b.getContext(), ones));
+    Value start = b.create<linalg::FillOp>(loc, init, part).getResult(0);
+    auto generic = b.create<linalg::GenericOp>(
+        loc, TypeRange{start.getType()},
+        ValueRange{padded, windowShape(b, loc, w)}, ValueRange{start}, maps,
+        windowIterators(w), [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value x = args[0], best = args[2];
+          nb.create<linalg::YieldOp>(
+              l, nb.create<arith::SelectOp>(l, isBetter(nb, l, x, best), x, best)
+                     .getResult());
+        });
+    output = b.create<tensor::InsertSliceOp>(
+        loc, generic.getResult(0), output,
+        getAsIndexOpFoldResult(b.getContext(), outOffsets),
+        getAsIndexOpFoldResult(b.getContext(), outSizes),
+        getAsIndexOpFoldResult(b.getContext(), ones));
+  }
+  return output;
+}
+
 struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -139,6 +253,22 @@ struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
       lowest = rewriter.create<arith::ConstantOp>(
           loc, rewriter.getIntegerAttr(
                    element, APInt::getSignedMinValue(element.getIntOrFloatBitWidth())));
+    if (op.getIndices().use_empty()) {
+      // Nothing reads the indices (max_pool2d in eval graphs): the values
+      // alone, without the flat-index arithmetic in every window step. The
+      // indices result has no uses, so any tensor of its type will do.
+      Value input = adaptor.getSelf(), init = lowest;
+      auto relu = op.getSelf().getDefiningOp<ReluOp>();
+      if (relu && relu->hasOneUse()) {
+        input = rewriter.getRemappedValue(relu.getSelf());
+        init = scalarConstant(rewriter, loc, element, 0.0);
+      }
+      Value values = maxPoolValues(rewriter, loc, input, valuesType, w, lowest, init);
+      Value unusedIndices = rewriter.create<tensor::EmptyOp>(
+          loc, indicesType.getShape(), indicesType.getElementType());
+      rewriter.replaceOp(op, ValueRange{values, unusedIndices});
+      return success();
+    }
     Value padded = padForWindows(rewriter, loc, adaptor.getSelf(),
                                  valuesType.getShape(), w, lowest);
     Value valuesInit =
@@ -149,26 +279,6 @@ struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
                     .getResult())
             .getResult(0);
     SmallVector<AffineMap> maps = windowMaps(rewriter.getContext(), w);
-    if (op.getIndices().use_empty()) {
-      // Nothing reads the indices (max_pool2d in eval graphs): the values
-      // alone, without the flat-index arithmetic in every window step.
-      // The indices result has no uses, so any tensor of its type will do.
-      auto values = rewriter.create<linalg::GenericOp>(
-          loc, TypeRange{valuesType},
-          ValueRange{padded, windowShape(rewriter, loc, w)},
-          ValueRange{valuesInit}, maps, windowIterators(w),
-          [&](OpBuilder &b, Location l, ValueRange args) {
-            Value x = args[0], best = args[2];
-            b.create<linalg::YieldOp>(
-                l, b.create<arith::SelectOp>(l, isBetter(b, l, x, best), x,
-                                             best)
-                       .getResult());
-          });
-      Value unusedIndices = rewriter.create<tensor::EmptyOp>(
-          loc, indicesType.getShape(), indicesType.getElementType());
-      rewriter.replaceOp(op, ValueRange{values.getResult(0), unusedIndices});
-      return success();
-    }
     Value indicesInit = buildFilled(rewriter, loc, indicesType, -1.0);
     maps.push_back(maps[2]);
     auto generic = rewriter.create<linalg::GenericOp>(

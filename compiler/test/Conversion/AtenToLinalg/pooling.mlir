@@ -24,19 +24,61 @@ func.func @max_pool(%x: tensor<1x2x8x8xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2
 
 // -----
 
-// When nothing reads the indices (eval graphs), the window generic carries
-// the values only: no index arithmetic, NaN still wins.
+// When nothing reads the indices (eval graphs), the window generics carry
+// the values only (no index arithmetic, NaN still wins), and no padded copy
+// of the whole input is made: the interior windows (output rows and
+// columns 1-3) read the input directly, and the two border slabs (row 0;
+// column 0 of rows 1-3) read padded copies of the input rows and columns
+// they reach. Each generic writes its slice of one output.
 // CHECK-LABEL: func @max_pool_values_only
-// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
-// CHECK-SAME: outs(%{{.+}} : tensor<1x2x4x4xf32>)
+// CHECK: %[[NINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[OUT:.+]] = tensor.empty() : tensor<1x2x4x4xf32>
+// CHECK: %[[INNER:.+]] = tensor.extract_slice %arg0[0, 0, 1, 1] [1, 2, 7, 7] [1, 1, 1, 1]
+// CHECK: %[[PART:.+]] = tensor.extract_slice %[[OUT]][0, 0, 1, 1] [1, 2, 3, 3] [1, 1, 1, 1]
+// CHECK: %[[START:.+]] = linalg.fill ins(%[[NINF]] : f32) outs(%[[PART]] : tensor<1x2x3x3xf32>)
+// CHECK: %[[MAX:.+]] = linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}, #{{.+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "reduction"]}
+// CHECK-SAME: ins(%[[INNER]], %{{.+}} : tensor<1x2x7x7xf32>, tensor<3x3xi1>) outs(%[[START]] : tensor<1x2x3x3xf32>)
 // CHECK-NOT: arith.muli
 // CHECK: arith.cmpf ogt
 // CHECK: arith.cmpf uno
 // CHECK: linalg.yield %{{.+}} : f32
+// CHECK: %[[OUT1:.+]] = tensor.insert_slice %[[MAX]] into %[[OUT]][0, 0, 1, 1] [1, 2, 3, 3] [1, 1, 1, 1]
+// CHECK: %[[TOP:.+]] = tensor.extract_slice %arg0[0, 0, 0, 0] [1, 2, 2, 8] [1, 1, 1, 1]
+// CHECK: linalg.fill ins(%[[NINF]] : f32) outs(%{{.+}} : tensor<1x2x3x9xf32>)
+// CHECK: tensor.insert_slice %[[TOP]] into %{{.+}}[0, 0, 1, 1] [1, 2, 2, 8] [1, 1, 1, 1]
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<1x2x1x4xf32>)
+// CHECK: %[[OUT2:.+]] = tensor.insert_slice %{{.+}} into %[[OUT1]][0, 0, 0, 0] [1, 2, 1, 4] [1, 1, 1, 1]
+// CHECK: %[[LEFT:.+]] = tensor.extract_slice %arg0[0, 0, 1, 0] [1, 2, 7, 2] [1, 1, 1, 1]
+// CHECK: linalg.fill ins(%[[NINF]] : f32) outs(%{{.+}} : tensor<1x2x7x3xf32>)
+// CHECK: linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<1x2x3x1xf32>)
+// CHECK: %[[OUT3:.+]] = tensor.insert_slice %{{.+}} into %[[OUT2]][0, 0, 1, 0] [1, 2, 3, 1] [1, 1, 1, 1]
 // CHECK-NOT: linalg.generic
-// CHECK: return
+// CHECK: return %[[OUT3]]
 func.func @max_pool_values_only(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32> {
   %v, %i = aten.max_pool %x {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>,
+      padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
+      : (tensor<1x2x8x8xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>)
+  return %v : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// After a relu nothing else reads, the pool reads the relu's input and its
+// windows start from 0: max(0, window) is the relu of the window's maximum
+// (NaN still wins), so the relu's pass over the larger input goes (the
+// relu's own generic is left unused, for the canonicalizer to drop).
+// CHECK-LABEL: func @max_pool_after_relu
+// CHECK: %[[NINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK-NEXT: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: tensor.extract_slice %arg0[0, 0, 1, 1] [1, 2, 7, 7] [1, 1, 1, 1]
+// CHECK: linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<1x2x3x3xf32>)
+// CHECK-NOT: arith.maximumf
+// CHECK: return
+func.func @max_pool_after_relu(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32> {
+  %r = aten.relu %x : tensor<1x2x8x8xf32>
+  %v, %i = aten.max_pool %r {kernel = array<i64: 3, 3>, stride = array<i64: 2, 2>,
       padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>}
       : (tensor<1x2x8x8xf32>) -> (tensor<1x2x4x4xf32>, tensor<1x2x4x4xi64>)
   return %v : tensor<1x2x4x4xf32>
