@@ -133,14 +133,20 @@ register("complex_zero_part_signs_c128",
                              complex(-3.0, 0.0)], dtype=C128)))
 # Past |a| = 709 (|b| for sin and cos) cosh and sinh overflow where their
 # product with a small cosine or sine does not: C scales (sinh(800 + 1e-300i)
-# is (inf, 1.36e47)), and so does Kiln (e^(|a| - 709) e^709 / 2).
+# is (inf, 1.36e47)), and so does Kiln (e^(|a| - 709) e^709 / 2, the small
+# factor times the constants first).
 register("complex_hyperbolic_overflow_c128",
          lambda z: tuple(torch.view_as_real(f(z)) for f in
                          (torch.sinh, torch.cosh, torch.sin, torch.cos)),
          const(torch.tensor([711 + 0.3j, -711 - 0.3j, complex(800.0, 1e-300),
                              complex(-1000.0, 1e-200), complex(1400.0, -1e-250),
                              complex(1e-300, 800.0), complex(-1e-200, -1000.0),
-                             complex(0.3, 711.0), 709.5 + 2j, 1 + 2j], dtype=C128)))
+                             complex(0.3, 711.0), 709.5 + 2j, 1 + 2j,
+                             # past 1418, e^(|a| - 709) overflows too: C
+                             # scales twice (sinh(1420 + 1e-310i) is
+                             # (inf, 2.50e306))
+                             complex(1420.0, 1e-310), complex(-1420.5, 3e-310),
+                             complex(1e-310, 1420.0)], dtype=C128)))
 register("complex_exp_zero_imaginary_c64", torch.exp,
          const(torch.tensor([800 + 0j, -800 + 0j, 1 + 0j, 2 - 1j], dtype=C64)))
 # Eager computes these exponents by products and roots (z z, z z z, sqrt,

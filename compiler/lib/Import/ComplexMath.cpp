@@ -12,8 +12,9 @@
 //     (past a = 709, e^(a - 709) e^709: e^a alone overflows first)
 //   sin z = sin a cosh b + i cos a sinh b   cos z = cos a cosh b - i sin a sinh b
 //   sinh z = sinh a cos b + i cosh a sin b  cosh z = cosh a cos b + i sinh a sin b
-//     (past |x| = 709, cosh x and |sinh x| as e^(|x| - 709) e^709 / 2, the
-//     constant multiplied in last, as C scales)
+//     (past |x| = 709, cosh x and |sinh x| as e^(|x| - 709) e^709 / 2, and
+//     past 1418 as e^(|x| - 1418) e^709 e^709 / 2, the small cosine or
+//     sine times the constants first, as C scales)
 //   tanh z = (sinh a cosh a + i sin b cos b) / (sinh^2 a + cos^2 b), sign a
 //            beyond |a| > 20
 //   atanh z = log1p(4a / ((1-a)^2 + b^2)) / 4 + i atan2(2b, 1 - a^2 - b^2) / 2
@@ -124,23 +125,30 @@ Parts creciprocal(NodeImporter &n, PartMath &m, RankedTensorType pairs, Parts z)
 }
 
 /// cosh x and sinh x for products with a cosine or sine c of the other
-/// part: (cosh x) c is times(cosh, c). Past |x| = kShift, where cosh x
-/// overflows and (cosh x) c may not, cosh is e^(|x| - kShift), sinh that
-/// with x's sign, and `scale` the constant e^kShift / 2 (1 elsewhere, an
-/// exact product).
+/// part: (cosh x) c is times(cosh, c) = ((c scale) scale2) cosh. As C
+/// scales: past |x| = kShift, where cosh x overflows and (cosh x) c may
+/// not, cosh is e^(|x| - kShift), sinh that with x's sign, and `scale` the
+/// constant e^kShift / 2; past 2 kShift, where e^(|x| - kShift) overflows
+/// too, cosh is e^(|x| - 2 kShift) and `scale2` e^kShift. Elsewhere both
+/// scales are 1 (exact products).
 struct Hyperbolic {
-  Value cosh, sinh, scale;
+  Value cosh, sinh, scale, scale2;
 
-  Value times(PartMath &m, Value h, Value c) const { return m.mul(m.mul(h, c), scale); }
+  Value times(PartMath &m, Value h, Value c) const {
+    return m.mul(m.mul(m.mul(c, scale), scale2), h);
+  }
 };
 
 Hyperbolic hyperbolic(PartMath &m, Value x) {
   Value magnitude = m.fn("abs", x);
   Value far = m.test("gt", {magnitude, m.number(kShift)});
-  Value shifted = m.exp(m.sub(magnitude, m.number(kShift)));
+  Value farther = m.test("gt", {magnitude, m.number(2 * kShift)});
+  Value shift = m.where(farther, m.number(2 * kShift), m.number(kShift));
+  Value shifted = m.exp(m.sub(magnitude, shift));
   return {m.where(far, shifted, m.fn("cosh", x)),
           m.where(far, negatedWhere(m, signBit(m, x), shifted), m.fn("sinh", x)),
-          m.where(far, m.number(std::exp(kShift) / 2), m.number(1.0))};
+          m.where(far, m.number(std::exp(kShift) / 2), m.number(1.0)),
+          m.where(farther, m.number(std::exp(kShift)), m.number(1.0))};
 }
 
 // With a zero part, C's functions (and eager) keep the other part's

@@ -13,7 +13,8 @@
 // padded copies of the few input rows they need. After a relu (of one
 // use), it pools the relu's input from 0 instead of -inf: the maximum of
 // relu'd values is the relu of the maximum, so the relu's own pass over
-// the larger input goes.
+// the larger input goes (not where a window lies wholly in the padding,
+// which a dilation past the input allows: its maximum is -inf).
 //
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
@@ -178,6 +179,27 @@ SmallVector<Box> outputPieces(const Window &w, ArrayRef<int64_t> inShape,
   return pieces;
 }
 
+/// True when every window has a tap inside the input. With a dilation past
+/// the input's extent PyTorch takes windows that lie wholly in the padding
+/// (their maximum is the padding's lowest value, which a relu folded in as
+/// a start of 0 would change).
+bool everyWindowReachesInput(const Window &w, ArrayRef<int64_t> inShape,
+                             ArrayRef<int64_t> outShape) {
+  for (int64_t i = 0; i < w.spatial; ++i) {
+    int64_t in = inShape[w.lead + i];
+    for (int64_t o = 0; o < outShape[w.lead + i]; ++o) {
+      bool reaches = false;
+      for (int64_t k = 0; k < w.kernel[i] && !reaches; ++k) {
+        int64_t tap = o * w.stride[i] - w.padding[i] + k * w.dilation[i];
+        reaches = tap >= 0 && tap < in;
+      }
+      if (!reaches)
+        return false;
+    }
+  }
+  return true;
+}
+
 /// The values of a max pool whose indices nothing reads, computed box by
 /// box into one output (each box's generic writes its slice of it): a box
 /// reads the input rows its windows cover, padded with `lowest` only where
@@ -259,7 +281,8 @@ struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
       // indices result has no uses, so any tensor of its type will do.
       Value input = adaptor.getSelf(), init = lowest;
       auto relu = op.getSelf().getDefiningOp<ReluOp>();
-      if (relu && relu->hasOneUse()) {
+      if (relu && relu->hasOneUse() &&
+          everyWindowReachesInput(w, inType.getShape(), valuesType.getShape())) {
         input = rewriter.getRemappedValue(relu.getSelf());
         init = scalarConstant(rewriter, loc, element, 0.0);
       }

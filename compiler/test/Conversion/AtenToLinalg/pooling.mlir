@@ -86,6 +86,26 @@ func.func @max_pool_after_relu(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32> {
 
 // -----
 
+// A dilation past the input leaves a window wholly in the padding, whose
+// maximum is -inf with the relu or without: the pool reads the relu's
+// result and starts from -inf.
+// CHECK-LABEL: func @max_pool_after_relu_window_in_padding
+// CHECK: %[[RELU:.+]] = linalg.generic
+// CHECK: %[[NINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: tensor.extract_slice %[[RELU]]
+// CHECK: linalg.fill ins(%[[NINF]] : f32)
+// CHECK-NOT: arith.constant 0.000000e+00 : f32
+// CHECK: return
+func.func @max_pool_after_relu_window_in_padding(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x1x1xf32> {
+  %r = aten.relu %x : tensor<1x1x2x2xf32>
+  %v, %i = aten.max_pool %r {kernel = array<i64: 2, 2>, stride = array<i64: 1, 1>,
+      padding = array<i64: 1, 1>, dilation = array<i64: 3, 3>}
+      : (tensor<1x1x2x2xf32>) -> (tensor<1x1x1x1xf32>, tensor<1x1x1x1xi64>)
+  return %v : tensor<1x1x1x1xf32>
+}
+
+// -----
+
 // Average pooling: a summing window generic, then a division by PyTorch's
 // per-window count computed from the output indices.
 // CHECK-LABEL: func @avg_pool
