@@ -147,6 +147,24 @@ register("complex_hyperbolic_overflow_c128",
                              # (inf, 2.50e306))
                              complex(1420.0, 1e-310), complex(-1420.5, 3e-310),
                              complex(1e-310, 1420.0)], dtype=C128)))
+# asinh and asin near 0: log(z + sqrt(z^2 + 1)) is the log of 1 + tiny and
+# keeps only the digits of z past 1; Kiln takes the series there. Divided by
+# z, a relative error shows past the registry's absolute tolerance.
+_TINY = [complex(1e-8, 1e-8), complex(-3e-7, 2e-9), complex(1e-12, -5e-13),
+         complex(0.0, 2e-5), complex(5e-5, 0.0), complex(-7e-6, -9.5e-5)]
+register("complex_asinh_asin_tiny_c128",
+         lambda z: (torch.view_as_real(torch.asinh(z) / z),
+                    torch.view_as_real(torch.asin(z) / z)),
+         const(torch.tensor(_TINY, dtype=C128)))
+register("complex_asinh_tiny_c64", lambda z: torch.view_as_real(torch.asinh(z) / z),
+         const(torch.tensor(_TINY, dtype=C64)))
+# The zero parts keep their signs (through 1/x).
+register("complex_asinh_tiny_zero_signs_c128",
+         lambda z: (torch.view_as_real(torch.asinh(z)).reciprocal(),
+                    torch.view_as_real(torch.asin(z)).reciprocal()),
+         const(torch.tensor([complex(0.0, 0.0), complex(-0.0, 0.0), complex(0.0, -0.0),
+                             complex(-0.0, -0.0), complex(1e-9, -0.0), complex(-1e-9, 0.0),
+                             complex(-0.0, 1e-9), complex(0.0, -1e-9)], dtype=C128)))
 register("complex_exp_zero_imaginary_c64", torch.exp,
          const(torch.tensor([800 + 0j, -800 + 0j, 1 + 0j, 2 - 1j], dtype=C64)))
 # Eager computes these exponents by products and roots (z z, z z z, sqrt,

@@ -26,10 +26,11 @@
 //   pow(x, y) = exp(y log x); for x = 0 what glibc's cpow gives eager;
 //     x^2, x^3, x^0.5, x^-0.5, x^-1, x^-2 by products and roots, as eager
 // |z| scales by max(|a|, |b|) as hypot does; a zero part's sign picks the
-// side of a branch cut as C's signbit. Known gaps against libm (PyTorch's
-// reference): asinh, asin and acos of tiny arguments lose relative
-// precision (log of 1 + tiny), and acos near 1 loses digits (pi/2 - asin,
-// as eager's vectorized acos also computes it). Where a part is zero, exp,
+// side of a branch cut as C's signbit; below |z| = 1e-4 asinh (and asin
+// through it) is its series z - z^3/6 + 3 z^5/40, where the log of 1 + tiny
+// would lose the result's relative precision. Known gap against libm
+// (PyTorch's reference): acos near 1 loses digits (pi/2 - asin, as eager's
+// vectorized acos also computes it). Where a part is zero, exp,
 // sin, cos, sinh and cosh keep the other part's result exact and give the
 // zero the sign C gives it (exp(800 + 0i) is (inf, 0), not (inf, NaN));
 // with both parts infinite or NaN they may differ from C's special cases.
@@ -208,7 +209,17 @@ Parts casinh(PartMath &m, Parts z) {
   // 1 joins the real part only (an imaginary +0 would move -0 across the cut).
   Parts root = csqrt(m, {m.add(square.re, m.number(1.0)), square.im});
   Parts r = clog(m, cadd(m, w, root));
-  return {m.mul(s, r.re), m.mul(s, r.im)};
+  // Near 0 that is the log of 1 + tiny, which keeps only the digits of w
+  // past 1: the series w - w^3/6 + 3 w^5/40 instead (below |w| = 1e-4 its
+  // next term is under 1e-29 of it). A zero part stays that zero, sign and
+  // all (the series' subtractions would turn -0 into +0).
+  Value small = m.test("lt", {modulus(m, w), m.number(1e-4)});
+  Parts cube = cmul(m, square, w), fifth = cmul(m, cube, square);
+  Parts series = cadd(m, csub(m, w, {m.scale(cube.re, 1.0 / 6), m.scale(cube.im, 1.0 / 6)}),
+                      {m.scale(fifth.re, 3.0 / 40), m.scale(fifth.im, 3.0 / 40)});
+  Value re = m.where(small, whereZero(m, w.re, w.re, series.re), r.re);
+  Value im = m.where(small, whereZero(m, w.im, w.im, series.im), r.im);
+  return {m.mul(s, re), m.mul(s, im)};
 }
 
 Parts cacosh(PartMath &m, Parts z) {
