@@ -221,7 +221,7 @@ TEST(DataDependentSizes, OutputsTakeTheComputedValues) {
   absl::Status status = computedOutputTypes(manifest, bound, past).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()),
-              HasSubstr("data-dependent size 'u0' 41, outside [0, 40]"));
+              HasSubstr("data-dependent size 'u0' more than 40, outside [0, 40]"));
   std::vector<int64_t> one = {1};
   EXPECT_EQ(computedOutputTypes(manifest, bound, one).status().code(),
             absl::StatusCode::kInternal);

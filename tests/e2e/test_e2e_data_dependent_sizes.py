@@ -1,5 +1,6 @@
 """Data-dependent sizes end to end (issue 15): programs whose output sizes
-depend on the values (nonzero, masked_select, x[mask], unique) compile once; every
+depend on the values (nonzero, masked_select, x[mask], unique,
+repeat_interleave with a tensor of repeats) compile once; every
 call returns the sizes its values give, matching eager, and the ops after
 the selection (elementwise, reductions) see only the selected rows."""
 
@@ -35,6 +36,20 @@ class RowsByMask(torch.nn.Module):
 class Unique(torch.nn.Module):
     def forward(self, x):
         return torch.unique(x, return_inverse=True, return_counts=True)
+
+
+class RepeatedRows(torch.nn.Module):
+    """Row j of x, r[j] times; the program bounds the length by 12."""
+
+    def forward(self, x, r):
+        y = torch.repeat_interleave(x, r, dim=0)
+        torch._check(y.shape[0] <= 12)
+        return y + 1
+
+
+class UnboundedRepeat(torch.nn.Module):
+    def forward(self, x, r):
+        return torch.repeat_interleave(x, r, dim=0)
 
 
 def _compile(client, model, *example):
@@ -161,3 +176,39 @@ def test_a_selection_compiled_for_a_named_cpu_runs_here(kilnd, cpu):
                 assert g.shape == w.shape
                 torch.testing.assert_close(g, w, rtol=RTOL, atol=ATOL)
 
+
+@pytest.mark.parametrize("local", [False, True], ids=["grpc", "local"])
+def test_repeat_interleave_length_is_each_calls_sum(kilnd, local):
+    """The program's torch._check bounds the length: one compile, each
+    call's own sum; a sum past the bound is INVALID_ARGUMENT naming the size
+    and its range, never a write past the buffer."""
+    x, r = torch.randn(4, 3), torch.tensor([1, 0, 3, 2])
+    model = RepeatedRows()
+    with kiln.Client(kilnd.address, timeout=300, local=local) as client:
+        compiled = _compile(client, model, x, r)
+        (symbol,) = compiled.manifest.symbols
+        assert symbol.data_dependent and symbol.max == 12
+        for repeats in ([1, 0, 3, 2], [0, 0, 0, 0], [3, 3, 3, 3], [12, 0, 0, 0]):
+            r = torch.tensor(repeats)
+            x = torch.randn(4, 3)
+            got = compiled(x, r)
+            assert got.shape == (sum(repeats), 3)
+            torch.testing.assert_close(got, model(x, r), rtol=0, atol=0)
+        # Each repeat alone below the bound, their sum past it; and one
+        # repeat far past every size (the count saturates, no overflow).
+        for repeats in ([4, 4, 4, 1], [2**62, 2**62, 0, 0]):
+            with pytest.raises(kiln.InvalidArgumentError,
+                               match=r"data-dependent size 'u0' more than 12, outside \[0, 12\]"):
+                compiled(x, torch.tensor(repeats))
+        torch.testing.assert_close(compiled(x, torch.tensor([1, 1, 1, 1])), x + 1)
+
+
+def test_repeat_interleave_without_a_bound_says_how_to_give_one(kilnd):
+    x, r = torch.randn(4, 3), torch.tensor([1, 0, 3, 2])
+    with kiln.Client(kilnd.address, timeout=300) as client:
+        with pytest.raises(kiln.UnimplementedError) as info:
+            _compile(client, UnboundedRepeat(), x, r)
+    message = str(info.value)
+    assert "aten.repeat_interleave.Tensor" in message
+    assert "no upper bound" in message and "output_size" in message
+    assert "torch._check(y.shape[0] <= N)" in message

@@ -313,6 +313,10 @@ def test_random_ops_draw_on_the_device_when_asked(random_dev):
 def test_values_needed_now_cut_the_graph(dev):
     t = torch.tensor([0., 3., 0., 2.]).to(dev) * 2
     assert torch.equal(torch.nonzero(t).cpu(), torch.tensor([[1], [3]]))
+    # repeat_interleave's length is the repeats' sum: the positions are
+    # computed now, the rows they pick on the device.
+    rows = torch.repeat_interleave(t.view(4, 1), torch.tensor([1, 0, 2, 1]).to(dev), dim=0)
+    assert torch.equal(rows.cpu(), torch.tensor([[0.], [0.], [0.], [4.]]))
     assert bool(t.sum() > 0) is True            # control flow on a value
     assert t.sum().item() == 10.0
 

@@ -375,6 +375,36 @@ register("unique_f64_all_distinct", lambda x: torch.unique(x, return_counts=True
 register("unique_u8_one_value", lambda x: torch.unique(x * 0, return_inverse=True),
          randint(0, 9, 2, 3, dtype=torch.uint8))
 register("unique_bool", lambda m: torch.unique(m, return_counts=True), randbool(4, 4))
+# repeat_interleave with a tensor of repeats: the length is the repeats'
+# sum, data-dependent, bounded by the program's torch._check (without one,
+# or an output_size, it is UNIMPLEMENTED: tests/e2e/test_e2e_variable_sizes.py).
+
+
+def _repeated_rows(x, r, dim=0, most=32):
+    y = torch.repeat_interleave(x, r, dim=dim)
+    torch._check(y.shape[dim] <= most)
+    return y
+
+
+def _positions(r, most=32):
+    y = torch.repeat_interleave(r)
+    torch._check(y.shape[0] <= most)
+    return y
+
+
+register("repeat_interleave_tensor_rows_f32", _repeated_rows, randn(5, 3),
+         randint(0, 4, 5))
+register("repeat_interleave_tensor_dim1_f64",
+         lambda x, r: _repeated_rows(x, r, dim=1) * 2, randn(2, 4, 3, dtype=torch.float64),
+         randint(0, 4, 4))
+register("repeat_interleave_positions_i32", _positions,
+         randint(0, 5, 6, dtype=torch.int32))
+register("repeat_interleave_all_zero_i64", lambda r: _positions(r * 0), randint(0, 5, 4))
+register("repeat_interleave_0d_repeats_f32", lambda x, r: _repeated_rows(x, r),
+         randn(3, 2), randint(0, 4))
+register("repeat_interleave_output_size_f32",
+         lambda x, r: torch.repeat_interleave(x, r * 0 + 2, dim=0, output_size=8),
+         randn(4, 3), randint(0, 4, 4))
 register("unique_f32_0d", lambda x: torch.unique(x, return_inverse=True), randn())
 register("unique_values_sum_f32", lambda x: torch.unique(x.round()).sum(), randn(6, 6))
 register("masked_select_broadcast_f32", lambda x, m: torch.masked_select(x, m),

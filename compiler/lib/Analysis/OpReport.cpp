@@ -299,7 +299,8 @@ OpCost estimateOpCost(Operation *op) {
       .Case<aten::ConstantOp, aten::PermuteOp, aten::ExpandOp, aten::SliceOp,
             aten::FlipOp, aten::DiagonalOp, aten::RepeatOp, aten::AsStridedOp,
             aten::CatOp, aten::IndexSelectOp, aten::GatherOp, aten::ArangeOp,
-            aten::InsertSliceOp, aten::PadOp, aten::NonzeroOp, aten::BooleanMaskOp>(
+            aten::InsertSliceOp, aten::PadOp, aten::NonzeroOp, aten::BooleanMaskOp,
+            aten::RepeatInterleaveOp>(
           [](Operation *) { return dataMovement(); })
       .Default([](Operation *op) {
         // Ops added after this table: same-typed unary ops are elementwise;

@@ -127,7 +127,8 @@ absl::Status checkSymbolsForTarget(const v1::Graph &graph, const Target &target,
     return absl::OkStatus();
   return absl::UnimplementedError(absl::StrCat(
       "the graph has symbolic sizes ('", first->name(), "'",
-      dataDependent ? ", which depends on the values: nonzero, masked_select, x[mask] or unique"
+      dataDependent ? ", which depends on the values: nonzero, masked_select, x[mask], "
+                      "unique or repeat_interleave"
                     : "",
       "); Kiln compiles those for the cpu target",
       dataDependent ? " and riscv64 under Linux" : "", " only, not '", target.name(), "'",

@@ -3,7 +3,8 @@
 // This file implements the handlers of the ops whose output size depends on
 // the values: nonzero, masked_select and x[mask] (aten.index.Tensor with one
 // boolean index), each one aten.nonzero or aten.boolean_mask, and
-// torch.unique (_unique2), one aten.unique. Their row count is a
+// torch.unique (_unique2), one aten.unique, and repeat_interleave with a
+// tensor of repeats, one aten.repeat_interleave. Their row count is a
 // data-dependent size of the graph (torch.export's u0), which
 // GraphImporter binds to the result's first dim.
 //
@@ -13,6 +14,7 @@
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 #include "kiln/common/Status.h"
+#include "kiln/common/SymbolicSizes.h"
 
 #include "absl/strings/str_cat.h"
 #include "mlir/Dialect/Traits.h"
@@ -148,6 +150,42 @@ absl::StatusOr<Values> unique(NodeImporter &n) {
                 returnCounts ? op.getCounts() : emptyTensor(n.b(), n.loc(), countsType)};
 }
 
+/// repeat_interleave.Tensor(repeats, output_size=None): one
+/// aten.repeat_interleave. Its length is output_size (a static result), or
+/// else the repeats' sum, a data-dependent size whose declared max bounds
+/// the buffers that hold it.
+absl::StatusOr<Values> repeatInterleave(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value repeats, n.tensor("repeats"));
+  RETURN_IF_ERROR(checkStatic(n, repeats, "repeats"));
+  Type element = typeOf(repeats).getElementType();
+  if (typeOf(repeats).getRank() != 1 ||
+      !(element.isInteger(32) || element.isInteger(64)))
+    return n.error("repeats must be a 1-d int32 or int64 tensor");
+  if (type.getRank() != 1 || type.getElementType() != element)
+    return n.error("the result must be a 1-d tensor of repeats' dtype");
+  int64_t capacity;
+  if (type.hasStaticShape()) {
+    if (type.getNumElements() == 0)
+      return Values{emptyTensor(n.b(), n.loc(), type)};
+    capacity = type.getDimSize(0);
+  } else {
+    std::optional<int64_t> most = n.declaredRowMax();
+    if (!most)
+      return n.error("its length must be output_size or a data-dependent size (u0)");
+    if (*most >= kMaxSymbolValue)
+      return n.unimplemented(
+          "its length (the sum of repeats) has no upper bound, and Kiln sizes the "
+          "output's buffer before the run: give repeat_interleave an output_size, or "
+          "bound the length with torch._check(y.shape[0] <= N) after it");
+    capacity = *most;
+  }
+  return Values{n.b()
+                    .create<aten::RepeatInterleaveOp>(n.loc(), type, repeats,
+                                                      n.b().getI64IntegerAttr(capacity))
+                    .getResult()};
+}
+
 } // namespace
 
 absl::StatusOr<SmallVector<Value>> indexByMask(NodeImporter &n, RankedTensorType type,
@@ -159,6 +197,7 @@ void addDataDependentHandlers(OpHandlerTable &t) {
   t["aten.nonzero.default"] = nonzero;
   t["aten.masked_select.default"] = maskedSelect;
   t["aten._unique2.default"] = unique;
+  t["aten.repeat_interleave.Tensor"] = repeatInterleave;
 }
 
 } // namespace kiln

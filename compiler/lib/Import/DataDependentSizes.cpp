@@ -30,10 +30,12 @@ bool isDataDependent(const v1::Graph &graph, const std::string &name) {
   return false;
 }
 
-/// The most rows `selection` (an aten.nonzero, aten.boolean_mask or
-/// aten.unique) can give: its tensor's or mask's element count; -1 for any
-/// other op.
+/// The most rows `selection` (an aten.nonzero, aten.boolean_mask,
+/// aten.unique or aten.repeat_interleave) can give: its tensor's or mask's
+/// element count, or the repeat's capacity; -1 for any other op.
 int64_t selectionCapacity(Operation *selection) {
+  if (auto repeat = dyn_cast_or_null<aten::RepeatInterleaveOp>(selection))
+    return repeat.getCapacity();
   if (auto unique = dyn_cast_or_null<aten::UniqueOp>(selection))
     return unique.getSelf().getType().getNumElements();
   if (auto nonzero = dyn_cast_or_null<aten::NonzeroOp>(selection))
@@ -72,7 +74,8 @@ absl::Status bindDataDependentSizes(OpBuilder &b, Location loc, const v1::Graph 
     if (!computes)
       return absl::InvalidArgumentError(absl::StrCat(
           "uses data-dependent size '", name, "' before any nonzero, "
-          "masked_select, x[mask] or unique computes it (as its row count)"));
+          "masked_select, x[mask], unique or repeat_interleave computes it (as its "
+          "row count)"));
     symbols.values[name] = b.create<tensor::DimOp>(loc, result, d);
     symbols.dataDependentSource[name] = result.getDefiningOp();
   }
@@ -139,8 +142,8 @@ absl::StatusOr<Value> dataDependentValues(OpBuilder &b, Location loc,
     if (it == symbols.values.end())
       return absl::InvalidArgumentError(absl::StrCat(
           "data-dependent size '", symbol.name(),
-          "' is the row count of no nonzero, masked_select, x[mask] or unique, so "
-          "nothing computes it"));
+          "' is the row count of no nonzero, masked_select, x[mask], unique or "
+          "repeat_interleave, so nothing computes it"));
     values.push_back(b.create<arith::IndexCastOp>(loc, b.getI64Type(), it->second));
     maxima.push_back(selectionCapacity(symbols.dataDependentSource.at(symbol.name())));
   }

@@ -184,7 +184,9 @@ bool importsSymbolicSizes(const std::string &op) {
       "aten.logical_or.default", "aten.isnan.default", "aten.isinf.default",
       // Their results have data-dependent sizes (DataDependentHandlers.cpp).
       "aten.nonzero.default", "aten.masked_select.default", "aten.index.Tensor",
-      "aten._unique2.default", "aten.slice.Tensor"};
+      "aten._unique2.default", "aten.slice.Tensor", "aten.repeat_interleave.Tensor",
+      // Rows picked by a data-dependent count of positions.
+      "aten.index_select.default"};
   static const std::set<std::string> comparisons = [] {
     std::set<std::string> names;
     for (const char *fn : {"eq", "ne", "lt", "le", "gt", "ge"})
@@ -265,7 +267,8 @@ bool acceptsSymbolicSizes(Operation *op) {
              aten::ProdOp, aten::AmaxOp, aten::AminOp, aten::AnyOp, aten::AllOp,
              aten::NativeLayerNormOp, aten::ViewOp, aten::PermuteOp,
              aten::ExpandOp, aten::PointwiseOp, aten::SliceOp, aten::NonzeroOp,
-             aten::BooleanMaskOp, aten::UniqueOp>(op);
+             aten::BooleanMaskOp, aten::UniqueOp, aten::RepeatInterleaveOp,
+             aten::IndexSelectOp>(op);
 }
 
 bool hasDynamicType(Operation *op) {
@@ -438,8 +441,10 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
     for (int i = 0; i < symbolCount; ++i) {
       // A data-dependent size's entry is its max: the node that computes
       // it binds it below.
-      if (graph.symbols(i).data_dependent())
+      if (graph.symbols(i).data_dependent()) {
+        symbols.declaredMax[graph.symbols(i).name()] = graph.symbols(i).max();
         continue;
+      }
       Value position = builder.create<arith::ConstantIndexOp>(loc, i);
       Value value = builder.create<tensor::ExtractOp>(loc, table, position);
       symbols.values[graph.symbols(i).name()] =

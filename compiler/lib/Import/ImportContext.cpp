@@ -358,6 +358,15 @@ SymbolScope::dynamicSizes(OpBuilder &b, Location loc,
   return sizes;
 }
 
+std::optional<int64_t> NodeImporter::declaredRowMax(int i) const {
+  if (!symbols || i >= node.outputs_size() || node.outputs(i).type().symbols_size() == 0)
+    return std::nullopt;
+  auto it = symbols->declaredMax.find(node.outputs(i).type().symbols(0));
+  if (it == symbols->declaredMax.end())
+    return std::nullopt;
+  return it->second;
+}
+
 absl::StatusOr<SmallVector<Value>> NodeImporter::resultSizes(int i) {
   if (i >= node.outputs_size())
     return error(absl::StrCat("declares ", node.outputs_size(),

@@ -44,6 +44,8 @@ struct SymbolScope {
   /// The selection op (aten.nonzero, aten.boolean_mask) that computes each
   /// bound data-dependent size; its largest value is what that op can select.
   std::unordered_map<std::string, mlir::Operation *> dataDependentSource;
+  /// Each data-dependent size's max as the graph declares it.
+  std::unordered_map<std::string, int64_t> declaredMax;
 
   /// One index value per symbolic dimension of `type`, outermost first: its
   /// size expression evaluated (empty for a static type).
@@ -148,6 +150,9 @@ public:
   /// The sizes of result `i`'s symbolic dimensions, outermost first (what
   /// aten.view and aten.expand take); empty when it has none.
   absl::StatusOr<llvm::SmallVector<mlir::Value>> resultSizes(int i = 0);
+  /// The declared max of the data-dependent size that names result `i`'s
+  /// first dim; nullopt when that dim is not one.
+  std::optional<int64_t> declaredRowMax(int i = 0) const;
   /// True when the node leaves result `i` out (an unnamed output: None
   /// under convolution_backward's output_mask); nothing reads it.
   bool resultLeftOut(int i) const { return node.outputs(i).name().empty(); }

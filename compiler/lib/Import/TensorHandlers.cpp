@@ -515,12 +515,19 @@ absl::StatusOr<Values> indexSelect(NodeImporter &n, const std::string &selfName,
     ASSIGN_OR_RETURN(dim, n.normalizeDim(raw, typeOf(self).getRank()));
   }
   ASSIGN_OR_RETURN(Value index, n.tensor(indexName));
+  // A symbolic size may reach the index (a data-dependent count of
+  // positions) but not the tensor it reads.
+  if (!typeOf(self).hasStaticShape())
+    return n.unimplemented(absl::StrCat(selfName, " has a symbolic size; Kiln "
+                                        "selects from statically shaped tensors only"));
   Type element = typeOf(index).getElementType();
   if (!isa<IntegerType>(element) || element.isInteger(1))
     return n.unimplemented("only integer index tensors are supported (no "
                            "boolean masks)");
   if (typeOf(self).getRank() == 0) {
     // As eager: the one element, for the one index entry (0 or -1).
+    if (!typeOf(index).hasStaticShape())
+      return n.unimplemented("an index of symbolic size into a 0-d tensor");
     int64_t count = typeOf(index).getNumElements();
     if (typeOf(index).getRank() > 1 || type.getNumElements() != count)
       return n.error("a 0-d tensor is indexed by a vector of one entry per "

@@ -350,11 +350,13 @@ computedOutputTypes(const v1::ExecutableManifest &manifest,
     int64_t value = computed[next++];
     // Outputs are allocated at max, which is what the selection can give:
     // a value outside the range is the values breaking what the program
-    // asserts (torch._check), and nothing is returned.
+    // asserts (torch._check), and nothing is returned. A repeat_interleave
+    // counts only to max + 1, so past max the value is "more than".
     if (value < symbol.min() || value > symbol.max())
       return absl::InvalidArgumentError(absl::StrCat(
           "this call's values make data-dependent size '", symbol.name(), "' ",
-          value, ", outside [", symbol.min(), ", ", symbol.max(),
+          value > symbol.max() ? absl::StrCat("more than ", symbol.max()) : absl::StrCat(value),
+          ", outside [", symbol.min(), ", ", symbol.max(),
           "], the range the program asserts"));
     values.emplace(symbol.name(), value);
   }

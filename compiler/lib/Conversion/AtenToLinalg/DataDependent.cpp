@@ -1,9 +1,9 @@
 //===- DataDependent.cpp - ops whose result size depends on the values ----===//
 //
-// This file implements the lowering of aten.nonzero and aten.boolean_mask,
-// whose row count the run computes: a first scf.for counts the selected
-// positions, a tensor.empty of that many rows takes the result, and a second
-// scf.for writes the rows in row-major order of the selection.
+// This file implements the lowering of aten.nonzero, aten.boolean_mask and
+// aten.repeat_interleave, whose row count the run computes: a first scf.for
+// counts the selected positions (sums the repeats), a tensor.empty of that
+// many rows takes the result, and a second scf.for writes the rows in order.
 //
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
@@ -12,6 +12,7 @@
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -166,8 +167,78 @@ struct BooleanMaskLowering : OpConversionPattern<BooleanMaskOp> {
   }
 };
 
+/// j, repeats[j] times, for each j in order. A dynamic result holds the
+/// repeats' sum, saturated at capacity + 1 (a sum past the declared max,
+/// which the agent refuses, never sizes a buffer past it); a static one
+/// holds capacity elements, 0 past the sum. A negative repeat counts 0.
+struct RepeatInterleaveLowering : OpConversionPattern<RepeatInterleaveOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RepeatInterleaveOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getType();
+    Type element = type.getElementType();
+    Value repeats = adaptor.getRepeats();
+    int64_t count = cast<RankedTensorType>(repeats.getType()).getDimSize(0);
+    OpBuilder &b = rewriter;
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+    Value end = b.create<arith::ConstantIndexOp>(loc, count);
+    const bool dynamic = type.isDynamicDim(0);
+    // The most elements written: no sum below overflows, as each step is
+    // cut to it first.
+    Value limit = b.create<arith::ConstantIndexOp>(
+        loc, dynamic ? op.getCapacity() + 1 : op.getCapacity());
+    // repeats[j] as an index in [0, limit].
+    auto repeatAt = [&](OpBuilder &nb, Location l, Value j) -> Value {
+      Value r = nb.create<tensor::ExtractOp>(l, repeats, j);
+      r = nb.create<arith::MaxSIOp>(
+          l, r, nb.create<arith::ConstantOp>(l, nb.getZeroAttr(element)));
+      Value steps = nb.create<arith::IndexCastOp>(l, nb.getIndexType(), r);
+      return nb.create<arith::MinUIOp>(l, steps, limit);
+    };
+    Value rows = limit;
+    if (dynamic)
+      rows = b.create<scf::ForOp>(
+                  loc, zero, end, one, ValueRange{zero},
+                  [&](OpBuilder &nb, Location l, Value j, ValueRange carried) {
+                    Value sum = nb.create<arith::AddIOp>(l, carried[0], repeatAt(nb, l, j));
+                    nb.create<scf::YieldOp>(
+                        l, ValueRange{nb.create<arith::MinUIOp>(l, sum, limit)});
+                  })
+                 .getResult(0);
+    Value init = b.create<tensor::EmptyOp>(loc, type.getShape(), element,
+                                           dynamic ? ValueRange{rows} : ValueRange{});
+    Value filled =
+        b.create<linalg::FillOp>(loc, ValueRange{b.create<arith::ConstantOp>(
+                                          loc, b.getZeroAttr(element))},
+                                 ValueRange{init})
+            .getResult(0);
+    // Positions [start, start + repeats[j]) (cut at rows) hold j.
+    auto loop = b.create<scf::ForOp>(
+        loc, zero, end, one, ValueRange{filled, zero},
+        [&](OpBuilder &nb, Location l, Value j, ValueRange carried) {
+          Value start = carried[1];
+          Value stop = nb.create<arith::MinUIOp>(
+              l, nb.create<arith::AddIOp>(l, start, repeatAt(nb, l, j)), rows);
+          Value value = nb.create<arith::IndexCastOp>(l, element, j);
+          auto run = nb.create<scf::ForOp>(
+              l, start, stop, one, ValueRange{carried[0]},
+              [&](OpBuilder &ib, Location il, Value k, ValueRange into) {
+                ib.create<scf::YieldOp>(
+                    il, ValueRange{ib.create<tensor::InsertOp>(il, value, into[0], k)});
+              });
+          nb.create<scf::YieldOp>(l, ValueRange{run.getResult(0), stop});
+        });
+    rewriter.replaceOp(op, loop.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::aten::populateDataDependentPatterns(RewritePatternSet &patterns) {
-  patterns.add<NonzeroLowering, BooleanMaskLowering>(patterns.getContext());
+  patterns.add<NonzeroLowering, BooleanMaskLowering, RepeatInterleaveLowering>(
+      patterns.getContext());
 }

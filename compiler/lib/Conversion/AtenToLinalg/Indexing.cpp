@@ -239,14 +239,20 @@ Value safeIndex(OpBuilder &b, Location loc, Value raw, int64_t extent) {
 
 /// A generic over the result that reads `index` through `indexMap` and
 /// extracts from `source` at the coordinates `coords(b, loc, idx)` builds.
+/// The result's dynamic dims are `index`'s: result dim d is index dim
+/// `indexDimOf(d)`.
 Value buildIndexedRead(
     OpBuilder &b, Location loc, RankedTensorType resultType, Value index,
     AffineMap indexMap,
     function_ref<SmallVector<Value>(OpBuilder &, Location, Value)> coords,
-    Value source) {
+    Value source, function_ref<int64_t(int64_t)> indexDimOf) {
   int64_t rank = resultType.getRank();
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d = 0; d < rank; ++d)
+    if (resultType.isDynamicDim(d))
+      dynamicSizes.push_back(b.create<tensor::DimOp>(loc, index, indexDimOf(d)));
   Value init = b.create<tensor::EmptyOp>(loc, resultType.getShape(),
-                                         resultType.getElementType());
+                                         resultType.getElementType(), dynamicSizes);
   return b
       .create<linalg::GenericOp>(
           loc, resultType, index, init,
@@ -286,7 +292,7 @@ struct IndexSelectLowering : OpConversionPattern<IndexSelectOp> {
             coords.push_back(b.create<linalg::IndexOp>(l, i));
           return coords;
         },
-        adaptor.getSelf());
+        adaptor.getSelf(), [&](int64_t d) { return d - dim; });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -310,7 +316,7 @@ struct GatherLowering : OpConversionPattern<GatherOp> {
                                       : b.create<linalg::IndexOp>(l, i).getResult());
           return coords;
         },
-        adaptor.getSelf());
+        adaptor.getSelf(), [](int64_t d) { return d; });
     rewriter.replaceOp(op, result);
     return success();
   }

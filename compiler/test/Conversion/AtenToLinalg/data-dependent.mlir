@@ -67,3 +67,45 @@ func.func @boolean_mask_elements(%x: tensor<4xi64>, %m: tensor<4xi1>) -> tensor<
   %0 = aten.boolean_mask %x, %m : (tensor<4xi64>, tensor<4xi1>) -> tensor<?xi64>
   return %0 : tensor<?xi64>
 }
+
+// -----
+
+// repeat_interleave with a dynamic length: the repeats summed (each cut to
+// [0, capacity + 1], the sum saturating there), a zero-filled tensor of
+// that many elements, then each position's run of its index.
+// CHECK-LABEL: func @repeat_interleave
+// CHECK: %[[LIMIT:.+]] = arith.constant 9 : index
+// CHECK: %[[SUM:.+]] = scf.for %[[J:[^ ]+]] = %c0 to %c3 step %c1 iter_args(%[[ACC:.+]] = %c0) -> (index)
+// CHECK:   %[[R:.+]] = tensor.extract %arg0[%[[J]]] : tensor<3xi32>
+// CHECK:   %[[POS:.+]] = arith.maxsi %[[R]], %{{.+}} : i32
+// CHECK:   %[[STEPS:.+]] = arith.index_cast %[[POS]] : i32 to index
+// CHECK:   %[[CUT:.+]] = arith.minui %[[STEPS]], %[[LIMIT]]
+// CHECK:   %[[ADDED:.+]] = arith.addi %[[ACC]], %[[CUT]]
+// CHECK:   arith.minui %[[ADDED]], %[[LIMIT]]
+// CHECK: %[[INIT:.+]] = tensor.empty(%[[SUM]]) : tensor<?xi32>
+// CHECK: %[[ZERO:.+]] = linalg.fill ins(%{{.+}} : i32) outs(%[[INIT]] : tensor<?xi32>)
+// CHECK: scf.for %[[K:[^ ]+]] = %c0 to %c3 step %c1 iter_args(%[[T:.+]] = %[[ZERO]], %[[START:.+]] = %c0) -> (tensor<?xi32>, index)
+// CHECK:   %[[STOP:.+]] = arith.minui %{{.+}}, %[[SUM]]
+// CHECK:   %[[VALUE:.+]] = arith.index_cast %[[K]] : index to i32
+// CHECK:   scf.for %[[I:[^ ]+]] = %[[START]] to %[[STOP]] step %c1 iter_args(%[[U:.+]] = %[[T]])
+// CHECK:     tensor.insert %[[VALUE]] into %[[U]][%[[I]]]
+// CHECK:   scf.yield %{{.+}}, %[[STOP]]
+func.func @repeat_interleave(%r: tensor<3xi32>) -> tensor<?xi32> {
+  %0 = aten.repeat_interleave %r {capacity = 8 : i64} : (tensor<3xi32>) -> tensor<?xi32>
+  return %0 : tensor<?xi32>
+}
+
+// -----
+
+// A static length (output_size): no sum; runs stop at the length, and
+// positions past the repeats' sum keep 0.
+// CHECK-LABEL: func @repeat_interleave_static
+// CHECK-NOT: tensor.empty(
+// CHECK: %[[INIT:.+]] = tensor.empty() : tensor<5xi64>
+// CHECK: linalg.fill ins(%{{.+}} : i64) outs(%[[INIT]] : tensor<5xi64>)
+// CHECK: scf.for
+// CHECK:   arith.minui %{{.+}}, %c5
+func.func @repeat_interleave_static(%r: tensor<2xi64>) -> tensor<5xi64> {
+  %0 = aten.repeat_interleave %r {capacity = 5 : i64} : (tensor<2xi64>) -> tensor<5xi64>
+  return %0 : tensor<5xi64>
+}

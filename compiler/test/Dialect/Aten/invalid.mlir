@@ -1042,3 +1042,27 @@ func.func @unique_of_nothing(%x: tensor<0xf32>) -> tensor<?xf32> {
   %v, %i, %c = aten.unique %x : (tensor<0xf32>) -> (tensor<?xf32>, tensor<0xi64>, tensor<?xi64>)
   return %v : tensor<?xf32>
 }
+
+// -----
+
+func.func @repeat_interleave_float(%r: tensor<3xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{repeats must be a 1-D integer tensor}}
+  %0 = aten.repeat_interleave %r {capacity = 4 : i64} : (tensor<3xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @repeat_interleave_type(%r: tensor<3xi32>) -> tensor<?xi64> {
+  // expected-error @+1 {{result must be a 1-D tensor of repeats' type}}
+  %0 = aten.repeat_interleave %r {capacity = 4 : i64} : (tensor<3xi32>) -> tensor<?xi64>
+  return %0 : tensor<?xi64>
+}
+
+// -----
+
+func.func @repeat_interleave_static_capacity(%r: tensor<3xi64>) -> tensor<5xi64> {
+  // expected-error @+1 {{a static result holds capacity (4) elements}}
+  %0 = aten.repeat_interleave %r {capacity = 4 : i64} : (tensor<3xi64>) -> tensor<5xi64>
+  return %0 : tensor<5xi64>
+}

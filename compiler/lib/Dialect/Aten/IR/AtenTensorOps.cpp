@@ -761,6 +761,21 @@ LogicalResult UniqueOp::verify() {
   return success();
 }
 
+LogicalResult RepeatInterleaveOp::verify() {
+  RankedTensorType repeats = getRepeats().getType(), type = getType();
+  if (repeats.getRank() != 1 || !isa<IntegerType>(repeats.getElementType()) ||
+      repeats.getElementType().isInteger(1))
+    return emitOpError() << "repeats must be a 1-D integer tensor";
+  if (type.getRank() != 1 || type.getElementType() != repeats.getElementType())
+    return emitOpError() << "result must be a 1-D tensor of repeats' type";
+  if (getCapacity() < 0)
+    return emitOpError() << "capacity must not be negative";
+  if (!type.isDynamicDim(0) && type.getDimSize(0) != getCapacity())
+    return emitOpError() << "a static result holds capacity (" << getCapacity()
+                         << ") elements";
+  return success();
+}
+
 LogicalResult BooleanMaskOp::verify() {
   RankedTensorType self = getSelf().getType(), mask = getMask().getType();
   RankedTensorType type = getType();

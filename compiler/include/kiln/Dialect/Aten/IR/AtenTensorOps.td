@@ -539,7 +539,9 @@ def Aten_IndexSelectOp : Aten_Op<"index_select", [Pure]> {
     The result shape is self.shape[:dim] + index.shape + self.shape[dim+1:]
     (`index_select`, `embedding`, `index.Tensor` with one index tensor).
     Negative indices count from the end; out-of-range indices are clamped
-    (never read outside the tensor).
+    (never read outside the tensor). Self is static; the index, and with it
+    the result, may have dynamic dims (the positions a repeat_interleave
+    computes).
 
     Example:
     ```mlir
@@ -547,9 +549,9 @@ def Aten_IndexSelectOp : Aten_Op<"index_select", [Pure]> {
         : (tensor<100x16xf32>, tensor<2x5xi64>) -> tensor<2x5x16xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$index,
+  let arguments = (ins AnyStaticShapeTensor:$self, AnyRankedTensor:$index,
                    I64Attr:$dim);
-  let results = (outs AnyStaticShapeTensor:$result);
+  let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = "$self `,` $index attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -794,6 +796,34 @@ def Aten_UniqueOp : Aten_Op<"unique", [Pure]> {
   let results = (outs AnyRankedTensor:$values, AnyStaticShapeTensor:$inverse,
                       AnyRankedTensor:$counts);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_RepeatInterleaveOp : Aten_Op<"repeat_interleave", [Pure]> {
+  let summary = "Each position of repeats, written repeats[j] times in a row.";
+  let description = [{
+    `aten.repeat_interleave.Tensor` (what torch's decomposition of
+    `repeat_interleave(x, repeats_tensor, dim)` gathers with): the result
+    holds j, repeats[j] times, for j = 0, 1, ... in order, in repeats'
+    integer type. A negative repeat counts as 0 (eager raises).
+
+    `capacity` is the most elements the result may hold. A static result
+    (torch's `output_size`) has exactly that many: past the repeats' sum
+    the elements are 0, and the positions stop there. A dynamic result's
+    length is the sum, a data-dependent size of the graph whose declared
+    max is the capacity (docs/architecture.md, "Data-dependent sizes"); a
+    sum past it gives capacity + 1 elements, which the agent refuses as
+    outside the size's range. It lowers to two scalar loops: the sum, then
+    the runs.
+
+    Example:
+    ```mlir
+    %0 = aten.repeat_interleave %r {capacity = 64 : i64} : (tensor<4xi64>) -> tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$repeats, I64Attr:$capacity);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$repeats attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 
