@@ -32,6 +32,9 @@ register("max_pool2d_after_relu_nan_f32", lambda x: F.max_pool2d(F.relu(x), 3, 2
 # is -inf, relu or not (no fold from 0 there).
 register("max_pool2d_after_relu_window_in_padding_f32",
          lambda x: F.max_pool2d(F.relu(x), 2, 1, 1, dilation=3), randn(1, 2, 2, 2))
+register("max_pool1d_after_relu_nan_f32", lambda x: F.max_pool1d(F.relu(x), 3, 2, 1),
+         const(torch.tensor([[[float("nan"), -1.0, -2.0, -3.0, -4.0, 5.0, -6.0, float("nan")],
+                              [-1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0]]])))
 register("max_pool1d_after_relu_window_in_padding_f32",
          lambda x: F.max_pool1d(F.relu(x), 2, 1, 1, dilation=4), randn(1, 2, 3))
 register("max_pool2d_relu_twice_used_f32",

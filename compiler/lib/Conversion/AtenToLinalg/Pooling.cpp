@@ -11,7 +11,8 @@
 // whole input: the windows that lie inside it read it directly, and only
 // the output's border slabs, whose windows reach into the padding, read
 // padded copies of the few input rows they need. After a relu (of one
-// use), it pools the relu's input from 0 instead of -inf: the maximum of
+// use, maybe through a view of one use), it pools the relu's input from 0
+// instead of -inf: the maximum of
 // relu'd values is the relu of the maximum, so the relu's own pass over
 // the larger input goes (not where a window lies wholly in the padding,
 // which a dilation past the input allows: its maximum is -inf).
@@ -254,6 +255,21 @@ Value maxPoolValues(OpBuilder &b, Location loc, Value input, RankedTensorType ty
   return output;
 }
 
+/// The input of a relu that only `pooled` reads (directly, or through a
+/// view that only the pool reads: max_pool1d is a 2-d pool of a view), as
+/// `type`; null when there is none. The relu commutes with the view.
+Value reluInput(ConversionPatternRewriter &rewriter, Location loc, Value pooled,
+                RankedTensorType type) {
+  auto view = pooled.getDefiningOp<ViewOp>();
+  if (view && view->hasOneUse())
+    pooled = view.getSelf();
+  auto relu = pooled.getDefiningOp<ReluOp>();
+  if (!relu || !relu->hasOneUse())
+    return {};
+  Value input = rewriter.getRemappedValue(relu.getSelf());
+  return input.getType() == type ? input : buildReshape(rewriter, loc, input, type);
+}
+
 struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -280,12 +296,11 @@ struct MaxPoolLowering : OpConversionPattern<MaxPoolOp> {
       // alone, without the flat-index arithmetic in every window step. The
       // indices result has no uses, so any tensor of its type will do.
       Value input = adaptor.getSelf(), init = lowest;
-      auto relu = op.getSelf().getDefiningOp<ReluOp>();
-      if (relu && relu->hasOneUse() &&
-          everyWindowReachesInput(w, inType.getShape(), valuesType.getShape())) {
-        input = rewriter.getRemappedValue(relu.getSelf());
-        init = scalarConstant(rewriter, loc, element, 0.0);
-      }
+      if (everyWindowReachesInput(w, inType.getShape(), valuesType.getShape()))
+        if (Value unrelued = reluInput(rewriter, loc, op.getSelf(), inType)) {
+          input = unrelued;
+          init = scalarConstant(rewriter, loc, element, 0.0);
+        }
       Value values = maxPoolValues(rewriter, loc, input, valuesType, w, lowest, init);
       Value unusedIndices = rewriter.create<tensor::EmptyOp>(
           loc, indicesType.getShape(), indicesType.getElementType());

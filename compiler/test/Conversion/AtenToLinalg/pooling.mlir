@@ -86,6 +86,28 @@ func.func @max_pool_after_relu(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x4x4xf32> {
 
 // -----
 
+// max_pool1d is a 2-d pool of a view: the pool reads the relu's input,
+// viewed the same way, from 0.
+// CHECK-LABEL: func @max_pool_after_relu_view
+// CHECK: arith.constant 0xFF800000 : f32
+// CHECK-NEXT: %[[FLAT:.+]] = tensor.collapse_shape %arg0
+// CHECK-NEXT: %[[VIEWED:.+]] = tensor.expand_shape %[[FLAT]] {{.+}} output_shape [2, 4, 1, 16]
+// CHECK-NEXT: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: tensor.extract_slice %[[VIEWED]]
+// CHECK: linalg.fill ins(%[[ZERO]] : f32)
+// CHECK-NOT: arith.maximumf
+// CHECK: return
+func.func @max_pool_after_relu_view(%x: tensor<2x4x16xf32>) -> tensor<2x4x1x8xf32> {
+  %r = aten.relu %x : tensor<2x4x16xf32>
+  %v1 = aten.view %r : (tensor<2x4x16xf32>) -> tensor<2x4x1x16xf32>
+  %v, %i = aten.max_pool %v1 {kernel = array<i64: 1, 3>, stride = array<i64: 1, 2>,
+      padding = array<i64: 0, 1>, dilation = array<i64: 1, 1>}
+      : (tensor<2x4x1x16xf32>) -> (tensor<2x4x1x8xf32>, tensor<2x4x1x8xi64>)
+  return %v : tensor<2x4x1x8xf32>
+}
+
+// -----
+
 // A dilation past the input leaves a window wholly in the padding, whose
 // maximum is -inf with the relu or without: the pool reads the relu's
 // result and starts from -inf.
