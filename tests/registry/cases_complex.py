@@ -83,6 +83,32 @@ register("fft_convolution_f32",
          lambda x, k: torch.fft.irfft(torch.fft.rfft(x, n=16) * torch.fft.rfft(k, n=16), n=16),
          randn(3, 12), randn(3, 5))
 
+# Long transforms: four-step factorisations (a power of two, odd factors,
+# several levels), Bluestein's chirp for prime lengths, the real inverse
+# from a rebuilt Hermitian spectrum. Before them a transform past 2,048
+# points was UNIMPLEMENTED (its DFT table too large). Outputs grow as
+# sqrt(N), so the absolute tolerance does too.
+register("fft_four_step_4096_c64", lambda z: torch.fft.fft(z), randn(2, 4096, dtype=C64),
+         rtol=1e-4, atol=1e-3)
+register("ifft_four_step_6000_ortho_c64", lambda z: torch.fft.ifft(z, norm="ortho"),
+         randn(2, 6000, dtype=C64), rtol=1e-4, atol=1e-4)
+register("rfft_four_step_8192_f32", lambda x: torch.fft.rfft(x), randn(3, 8192),
+         rtol=1e-4, atol=2e-3)
+register("irfft_four_step_10000_f32", lambda z: torch.fft.irfft(z, n=10000),
+         randn(2, 5001, dtype=C64), rtol=1e-4, atol=1e-5)
+register("irfft_odd_factors_1001_c128", lambda z: torch.fft.irfft(z, n=1001),
+         randn(2, 501, dtype=C128))
+register("fft_bluestein_4099_c64", lambda z: torch.fft.fft(z), randn(2, 4099, dtype=C64),
+         rtol=1e-4, atol=1e-3)
+register("fft_bluestein_factor_8198_c64", lambda z: torch.fft.fft(z, norm="forward"),
+         randn(1, 8198, dtype=C64), rtol=1e-4, atol=1e-6)
+register("irfft_bluestein_4099_f64", lambda z: torch.fft.irfft(z, n=4099),
+         randn(2, 2050, dtype=C128))
+register("rfft_bluestein_257_f32", lambda x: torch.fft.rfft(x), randn(5, 257),
+         rtol=1e-4, atol=1e-4)
+register("fft2_factored_192x160_c64", lambda z: torch.fft.fft2(z), randn(2, 192, 160, dtype=C64),
+         rtol=1e-4, atol=2e-3)
+
 # Edge cases: complex to bool (either part nonzero), |z| without overflow
 # or underflow in the squares, 0-d complex tensors.
 register("complex_to_bool_c64", lambda z: z.bool(),

@@ -14,11 +14,7 @@
 // eager's vectorised abs. A real operand (tensor or number) scales the
 // pairs, or joins as (x, 0).
 //
-// The FFTs (_fft_r2c, _fft_c2c, _fft_c2r) are discrete Fourier transforms
-// along each listed dim, one matrix product each with a constant table of
-// cos and sin (computed in double): O(N^2) per dim, not an FFT's
-// O(N log N), and rounding like a length-N dot product rather than
-// pocketfft's. Normalisation is PyTorch's (none, 1/sqrt(n), 1/n).
+// The Fourier transforms are in FourierTransforms.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "ComplexPairs.h"
@@ -38,9 +34,6 @@ namespace kiln {
 namespace {
 
 using Values = SmallVector<Value>;
-
-/// The largest 2N x 2K transform table a dim may have.
-constexpr int64_t kMaxTransformTable = kMaxConstantTable;
 
 // --- structure ----------------------------------------------------------
 
@@ -341,241 +334,6 @@ absl::StatusOr<Values> reduce(NodeImporter &n) {
                     .getResult()};
 }
 
-// --- discrete Fourier transforms ----------------------------------------
-
-/// PyTorch's fft_norm_mode: 0 none, 1 by 1/sqrt(n), 2 by 1/n.
-absl::StatusOr<double> normScale(NodeImporter &n, int64_t signal) {
-  ASSIGN_OR_RETURN(int64_t mode, n.intAttr("normalization"));
-  if (mode == 0)
-    return 1.0;
-  if (mode == 1)
-    return 1.0 / std::sqrt(static_cast<double>(signal));
-  if (mode == 2)
-    return 1.0 / static_cast<double>(signal);
-  return n.error(absl::StrCat("normalization ", mode,
-                              " is not 0 (none), 1 (by root n) or 2 (by n)"));
-}
-
-/// `v` permuted by `perm`, or `v` itself for the identity.
-Value permuted(NodeImporter &n, Value v, ArrayRef<int64_t> perm) {
-  for (auto [i, p] : llvm::enumerate(perm))
-    if (p != static_cast<int64_t>(i))
-      return permuteValue(n, v, perm);
-  return v;
-}
-
-/// Moves complex dim `dim` of `pairs` to just before the pair dim and
-/// flattens the rest: (A, N, 2), with the permutation used.
-std::pair<Value, SmallVector<int64_t>> alongRows(NodeImporter &n, Value pairs, int64_t dim) {
-  int64_t rank = complexRank(pairs);
-  SmallVector<int64_t> perm;
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != dim)
-      perm.push_back(d);
-  perm.push_back(dim);
-  perm.push_back(rank);
-  return {permuted(n, pairs, perm), perm};
-}
-
-/// The inverse of `perm`.
-SmallVector<int64_t> inverse(ArrayRef<int64_t> perm) {
-  SmallVector<int64_t> inv(perm.size());
-  for (auto [i, p] : llvm::enumerate(perm))
-    inv[p] = static_cast<int64_t>(i);
-  return inv;
-}
-
-/// A constant (rows, cols) table of `element` (f32 or f64) from f(i, j) in
-/// double.
-template <typename F>
-Value table(NodeImporter &n, Type element, int64_t rows, int64_t cols, F f) {
-  if (element.isF64())
-    return gridConstant<double>(n, rows, cols, element, f);
-  return gridConstant<float>(n, rows, cols, element, f);
-}
-/// cos and sin of 2 pi k m / length, with k m reduced modulo length first
-/// (exact angles for large products) and exact values at multiples of a
-/// quarter turn.
-std::pair<double, double> twiddle(int64_t k, int64_t m, int64_t length) {
-  int64_t r = (k % length) * (m % length) % length;
-  if (4 * r % length == 0) {
-    switch (4 * r / length) {
-    case 0: return {1.0, 0.0};
-    case 1: return {0.0, 1.0};
-    case 2: return {-1.0, 0.0};
-    default: return {0.0, -1.0};
-    }
-  }
-  double angle = 2.0 * M_PI * static_cast<double>(r) / static_cast<double>(length);
-  return {std::cos(angle), std::sin(angle)};
-}
-
-/// One DFT along complex dim `dim` of `pairs`: `outLength` outputs
-/// X_k = scale * sum_m x_m exp(-+ 2 pi i k m / N) (N the dim's extent; the
-/// minus sign forward). One mm of (A, 2N) = [re | im] with the (2N, 2K)
-/// table [[C, S'], [-S', C]] (S' = -+ sin). A real input (`real`, of the
-/// complex shape) has no imaginary rows: (A, N) with [C, S'].
-absl::StatusOr<Value> transformDim(NodeImporter &n, Value input, int64_t dim,
-                                   int64_t outLength, bool forward, double scale,
-                                   bool real = false) {
-  Type element = typeOf(input).getElementType();
-  int64_t length = typeOf(input).getDimSize(dim);
-  int64_t parts = real ? 1 : 2;
-  if (static_cast<__int128>(2 * parts) * length * outLength > kMaxTransformTable)
-    return n.unimplemented(absl::StrCat("a Fourier transform of ", length,
-                                        " points (its table would exceed ",
-                                        kMaxTransformTable, " entries)"));
-  Value pairs = input;
-  if (real) {
-    SmallVector<int64_t> column(typeOf(input).getShape());
-    column.push_back(1);
-    pairs = viewValue(n, input, column); // (..., 1): alongRows moves it last
-  }
-  auto [moved, perm] = alongRows(n, pairs, dim);
-  SmallVector<int64_t> movedShape(typeOf(moved).getShape());
-  int64_t rows = typeOf(moved).getNumElements() / (parts * length);
-  // (A, N, 2) -> (A, 2, N) -> (A, 2N) = [re | im]; a real input is (A, N).
-  Value flat = real ? viewValue(n, moved, {rows, length})
-                    : viewValue(n, permuteValue(n, viewValue(n, moved, {rows, length, 2}),
-                                                {0, 2, 1}),
-                                {rows, 2 * length});
-  double sign = forward ? -1.0 : 1.0;
-  Value weights = table(n, element, parts * length, 2 * outLength, [&](int64_t i, int64_t j) {
-    int64_t m = i % length, k = j % outLength;
-    bool imIn = i >= length, imOut = j >= outLength;
-    auto [c, sine] = twiddle(k, m, length);
-    double s = sign * sine;
-    // out_re = re c - im s ; out_im = re s + im c
-    double w = !imIn ? (!imOut ? c : s) : (!imOut ? -s : c);
-    return w * scale;
-  });
-  Value product = n.b().create<aten::MmOp>(
-      n.loc(), RankedTensorType::get({rows, 2 * outLength}, element), flat, weights);
-  // (A, 2K) -> (A, 2, K) -> (A, K, 2) -> the moved shape with K.
-  Value pairsOut = permuteValue(n, viewValue(n, product, {rows, 2, outLength}), {0, 2, 1});
-  movedShape[movedShape.size() - 2] = outLength;
-  movedShape.back() = 2;
-  Value unflat = viewValue(n, pairsOut, movedShape);
-  return permuted(n, unflat, inverse(perm));
-}
-
-absl::StatusOr<std::vector<int64_t>> transformDims(NodeImporter &n, int64_t rank) {
-  ASSIGN_OR_RETURN(std::vector<int64_t> raw, n.intsAttr("dim"));
-  std::vector<int64_t> dims;
-  for (int64_t d : raw) {
-    ASSIGN_OR_RETURN(int64_t normal, n.normalizeDim(d, rank));
-    dims.push_back(normal);
-  }
-  if (dims.empty())
-    return n.error("a Fourier transform needs at least one dim");
-  return dims;
-}
-
-absl::StatusOr<Values> fftC2C(NodeImporter &n) {
-  ASSIGN_OR_RETURN(auto result, pairResult(n));
-  auto [type, element] = result;
-  ASSIGN_OR_RETURN(Value x, complexArgument(n, "self"));
-  x = convertElements(n, x, element);
-  ASSIGN_OR_RETURN(bool forward, n.boolAttr("forward"));
-  ASSIGN_OR_RETURN(std::vector<int64_t> dims, transformDims(n, complexRank(x)));
-  int64_t signal = 1;
-  for (int64_t d : dims)
-    signal *= typeOf(x).getDimSize(d);
-  ASSIGN_OR_RETURN(double scale, normScale(n, signal));
-  for (auto [i, d] : llvm::enumerate(dims)) {
-    ASSIGN_OR_RETURN(x, transformDim(n, x, d, typeOf(x).getDimSize(d), forward,
-                                     i + 1 == dims.size() ? scale : 1.0));
-  }
-  return Values{x};
-}
-
-/// r2c: the real input's DFT along the last listed dim first (its first
-/// N/2 + 1 outputs when onesided), then the others.
-absl::StatusOr<Values> fftR2C(NodeImporter &n) {
-  ASSIGN_OR_RETURN(auto result, pairResult(n));
-  auto [type, element] = result;
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-  if (n.isComplexTensor("self"))
-    return n.error("_fft_r2c takes a real input");
-  ASSIGN_OR_RETURN(bool onesided, n.boolAttr("onesided"));
-  Value real = convertElements(n, self, element);
-  ASSIGN_OR_RETURN(std::vector<int64_t> dims, transformDims(n, typeOf(real).getRank()));
-  int64_t signal = 1;
-  for (int64_t d : dims)
-    signal *= typeOf(real).getDimSize(d);
-  ASSIGN_OR_RETURN(double scale, normScale(n, signal));
-  int64_t last = dims.back();
-  int64_t length = typeOf(real).getDimSize(last);
-  ASSIGN_OR_RETURN(Value x, transformDim(n, real, last, onesided ? length / 2 + 1 : length,
-                                         true, dims.size() == 1 ? scale : 1.0,
-                                         /*real=*/true));
-  for (size_t i = 0; i + 1 < dims.size(); ++i) {
-    ASSIGN_OR_RETURN(x, transformDim(n, x, dims[i], typeOf(x).getDimSize(dims[i]), true,
-                                     i + 2 == dims.size() ? scale : 1.0));
-  }
-  if (typeOf(x) != type)
-    return n.error("the declared r2c result has another shape");
-  return Values{x};
-}
-
-/// c2r: inverse DFTs along all but the last listed dim, then the real
-/// inverse along it from its first N/2 + 1 (Hermitian) entries, N the
-/// output's last_dim_size: x_m = sum_k w_k (Re X_k cos - Im X_k sin), w_k
-/// 2 except at k = 0 and k = N/2 (even N).
-absl::StatusOr<Values> fftC2R(NodeImporter &n) {
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value x, complexArgument(n, "self"));
-  ASSIGN_OR_RETURN(int64_t outLength, n.intAttr("last_dim_size"));
-  if (outLength < 1 || outLength > kMaxTransformTable)
-    return n.error(absl::StrCat("last_dim_size ", outLength, " is out of range"));
-  Type element = type.getElementType();
-  x = convertElements(n, x, element);
-  ASSIGN_OR_RETURN(std::vector<int64_t> dims, transformDims(n, complexRank(x)));
-  int64_t signal = outLength;
-  for (size_t i = 0; i + 1 < dims.size(); ++i)
-    signal *= typeOf(x).getDimSize(dims[i]);
-  ASSIGN_OR_RETURN(double scale, normScale(n, signal));
-  for (size_t i = 0; i + 1 < dims.size(); ++i) {
-    ASSIGN_OR_RETURN(x, transformDim(n, x, dims[i], typeOf(x).getDimSize(dims[i]),
-                                     false, 1.0));
-  }
-  int64_t last = dims.back();
-  int64_t half = outLength / 2 + 1;
-  if (outLength < 1 || typeOf(x).getDimSize(last) < half)
-    return n.error(absl::StrCat("last_dim_size ", outLength, " needs ", half,
-                                " input entries along dim ", last));
-  if (static_cast<__int128>(2 * half) * outLength > kMaxTransformTable)
-    return n.unimplemented(absl::StrCat("a real inverse transform of ", outLength,
-                                        " points"));
-  auto [moved, perm] = alongRows(n, x, last);
-  int64_t length = typeOf(moved).getShape().drop_back().back();
-  int64_t rows = typeOf(moved).getNumElements() / (2 * length);
-  Value split = permuteValue(n, viewValue(n, moved, {rows, length, 2}), {0, 2, 1});
-  // Only the first N/2 + 1 entries count: [re_0..re_{h-1} | im_0..im_{h-1}].
-  Value used = n.b().create<aten::SliceOp>(
-      n.loc(), RankedTensorType::get({rows, 2, half}, element), split,
-      n.b().getDenseI64ArrayAttr({0, 0, 0}), n.b().getDenseI64ArrayAttr({1, 1, 1}));
-  Value flat = viewValue(n, used, {rows, 2 * half});
-  Value weights = table(n, element, 2 * half, outLength, [&](int64_t i, int64_t m) {
-    int64_t k = i % half;
-    bool edge = k == 0 || (outLength % 2 == 0 && k == outLength / 2);
-    double w = edge ? 1.0 : 2.0;
-    auto [c, sine] = twiddle(k, m, outLength);
-    double v = i < half ? c : -sine;
-    return w * v * scale;
-  });
-  Value product = n.b().create<aten::MmOp>(
-      n.loc(), RankedTensorType::get({rows, outLength}, element), flat, weights);
-  SmallVector<int64_t> movedShape(typeOf(moved).getShape().drop_back());
-  movedShape.back() = outLength;
-  Value unflat = viewValue(n, product, movedShape);
-  SmallVector<int64_t> realPerm(perm.begin(), perm.end() - 1);
-  Value out = permuted(n, unflat, inverse(realPerm));
-  if (typeOf(out) != type)
-    return n.error("the declared c2r result has another shape");
-  return Values{out};
-}
-
 } // namespace
 
 namespace {
@@ -626,9 +384,7 @@ const ComplexTable &complexTable() {
     (*t)["aten.sum.default"] = reduce<aten::SumOp>;
     (*t)["aten.mean.dim"] = reduce<aten::MeanOp>;
     (*t)["aten.mean.default"] = reduce<aten::MeanOp>;
-    (*t)["aten._fft_c2c.default"] = fftC2C;
-    (*t)["aten._fft_r2c.default"] = fftR2C;
-    (*t)["aten._fft_c2r.default"] = fftC2R;
+    addFourierTransformHandlers(*t);
     addComplexMathHandlers(*t);
     complete->byParts = addComplexPartHandlers(*t);
     return complete;
