@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import operator
 from typing import Any
 
 import torch
@@ -195,12 +196,57 @@ def run_decompositions(ep: torch.export.ExportedProgram) -> torch.export.Exporte
         gm.recompile()
 
 
+#: Effectful ops torch.export threads an effect token through that only
+#: check a result and raise (``torch.linalg.inv``'s singular-matrix error).
+#: Kiln drops them with their tokens: such inputs give inf or NaN, as other
+#: errors eager raises at run time do (a zero integer divisor gives 0).
+_DROPPED_CHECKS = ("aten._linalg_check_errors.default",)
+
+
+def _drop_effect_tokens(ep: torch.export.ExportedProgram) -> None:
+    """Removes the error checks torch.export calls through ``with_effects``
+    from ``ep``'s graph (its own, after decomposition), rewiring each
+    check's token to its input; the token placeholders and outputs are then
+    unused, and :func:`serialize_exported` leaves them out. Any other
+    effectful op is UnsupportedOpError naming it."""
+    graph = ep.graph_module.graph
+    effects = [n for n in graph.nodes if n.op == "call_function"
+               and n.target is torch.ops.higher_order.with_effects]
+    if not effects:
+        return
+    for node in effects:
+        op = node.args[1]
+        if str(op) not in _DROPPED_CHECKS:
+            raise UnsupportedOpError(
+                f"node '{node.name}' calls {op}, an op with side effects (torch.export "
+                "threads an effect token through it); Kiln compiles functional graphs")
+        token_in = node.args[0]
+        for user in list(node.users):
+            if user.target is not operator.getitem or user.args[1] != 0:
+                raise UnsupportedOpError(
+                    f"node '{node.name}': the result of {op} is used; Kiln drops its check")
+            user.replace_all_uses_with(token_in)
+            graph.erase_node(user)
+        graph.erase_node(node)
+    # Token placeholders now feed only the output's token entries.
+    output = next(n for n in graph.nodes if n.op == "output")
+    tokens = {n for n in graph.nodes if n.op == "placeholder"
+              and n.name in {spec.arg.name for spec in ep.graph_signature.input_specs
+                             if spec.kind.name == "TOKEN"}}
+    output.args = (tuple(None if a in tokens else a for a in output.args[0]),)
+    for token in tokens:
+        if not token.users:
+            graph.erase_node(token)
+    ep.graph_module.recompile()
+
+
 def serialize_exported(ep: torch.export.ExportedProgram, name: str
                         ) -> tuple[SerializedGraph, Any, Any]:
     """Decomposes an ExportedProgram to core ATen and serialises it."""
     from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
 
     ep = run_decompositions(ep)
+    _drop_effect_tokens(ep)
     sig = ep.graph_signature
     parameters: dict[str, torch.Tensor] = {}
     for spec in sig.input_specs:
@@ -218,6 +264,8 @@ def serialize_exported(ep: torch.export.ExportedProgram, name: str
                 raise UnsupportedOpError(f"{spec.kind.name.lower()} '{spec.target}' is in "
                                          "neither state_dict nor constants")
             parameters[spec.arg.name] = tensor
+        elif spec.kind == InputKind.TOKEN:
+            continue  # _drop_effect_tokens left it unused
         else:
             raise UnsupportedOpError(f"exported input '{spec.arg}' of kind {spec.kind.name} "
                                      "is not supported")
@@ -232,6 +280,8 @@ def serialize_exported(ep: torch.export.ExportedProgram, name: str
             input_updates.append(user_inputs.index(spec.target))
         elif spec.kind == OutputKind.USER_OUTPUT:
             keep.append(i)
+        elif spec.kind == OutputKind.TOKEN:
+            continue
         else:
             raise UnsupportedOpError(
                 f"the program has a {spec.kind.name} output ({spec.target}); Kiln runs "

@@ -423,3 +423,35 @@ def test_complex_numbers_travel_as_their_parts():
     assert args_of(pad)["value"] == ("c", graph_pb2.ComplexNumber(real=1.5, imag=-2.0))
     mul = nodes(g, "aten.mul.Tensor")[0]
     assert args_of(mul)["other"] == ("c", graph_pb2.ComplexNumber(real=0.5, imag=3.0))
+
+
+class _Inverse(torch.nn.Module):
+    def forward(self, a):
+        return torch.linalg.inv(a @ a.mT + torch.eye(3)) * 2
+
+
+def test_an_error_check_with_an_effect_token_is_dropped_with_its_token():
+    """torch.linalg.inv decomposes to linalg_inv_ex and a with_effects call
+    of _linalg_check_errors threaded by an effect token: the graph keeps the
+    op, and neither the check nor a token input or output."""
+    ep = torch.export.export(_Inverse(), (torch.randn(2, 3, 3),))
+    serialized, _, _ = serialize_exported(ep, "inverse")
+    graph = serialized.graph
+    assert [v.name for v in graph.inputs] == ["a"]
+    assert len(graph.outputs) == 1
+    ops = [n.op for n in graph.nodes]
+    assert "aten.linalg_inv_ex.default" in ops
+    assert not any("check_errors" in op or "with_effects" in op for op in ops)
+
+
+def test_an_effectful_op_other_than_a_check_is_unsupported_naming_it():
+    ep = torch.export.export(_Inverse(), (torch.randn(2, 3, 3),))
+    ep = ep.run_decompositions()
+    effects = [n for n in ep.graph.nodes if n.target is torch.ops.higher_order.with_effects]
+    if not effects:
+        pytest.skip(f"torch {torch.__version__} exports linalg.inv without an effect token")
+    (effect,) = effects
+    effect.args = (effect.args[0], torch.ops.aten._print.default, "hello")
+    from kiln.export import _drop_effect_tokens
+    with pytest.raises(UnsupportedOpError, match=r"calls aten\._print\.default, an op with side effects"):
+        _drop_effect_tokens(ep)

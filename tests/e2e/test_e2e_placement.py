@@ -282,3 +282,34 @@ def test_raw_grpc_response_carries_the_placement(client):
     assert not response.executable.hash
     assert response.placement.cpu_nodes == 3
     assert len(response.placement.nodes) == len(serialized.graph.nodes)
+
+
+class Whitened(torch.nn.Module):
+    """A linear layer, then a solve against its own Gram matrix: torch
+    exports the solve's error check through an effect token."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(6, 4)
+
+    def forward(self, x):
+        h = self.proj(x)
+        gram = h.mT @ h + torch.eye(4)
+        return torch.linalg.solve(gram, h.mT).mT * 2
+
+
+def test_a_linalg_solve_runs_on_the_cpu_around_its_dropped_check(client):
+    """The check's effect token never reaches kilnd: without fallback the
+    compile names the solve, with it the solve runs in PyTorch and the rest
+    on the target, matching eager."""
+    torch.manual_seed(5)
+    model, x = Whitened().eval(), torch.randn(5, 6)
+    ep = torch.export.export(model, (x,))
+    with pytest.raises(kiln.UnimplementedError) as err:
+        client.compile(ep, target="cpu")
+    assert "_linalg_solve_ex" in str(err.value) or "linalg_solve" in str(err.value)
+    compiled = client.compile(ep, target="cpu", fallback="cpu")
+    assert compiled.partitioned
+    assert all("solve" in n.op for n in compiled.placement.cpu_nodes), compiled.placement.cpu_nodes
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=RTOL, atol=ATOL)
