@@ -214,6 +214,8 @@ absl::StatusOr<Value> bluesteinRows(NodeImporter &n, Value rows, int64_t outLeng
   int64_t padded = 1;
   while (padded < 2 * length - 1)
     padded *= 2;
+  // Its largest table: the kernel's M pairs.
+  RETURN_IF_ERROR(checkTable(n, padded, 2, length));
   auto pairs = [&](int64_t a, int64_t b) { return RankedTensorType::get({a, b, 2}, element); };
   Value w = viewValue(n, chirp(n, element, length, length, forward), {1, length, 2});
   Value weighted = complexProduct(n, pairs(count, length), rows, w);
@@ -246,6 +248,7 @@ absl::StatusOr<Value> transformRows(NodeImporter &n, Value rows, int64_t outLeng
   if (inner == 1)
     return bluesteinRows(n, rows, outLength, forward, scale);
   Type element = typeOf(rows).getElementType();
+  RETURN_IF_ERROR(checkTable(n, outer, 2 * inner, length)); // the twiddles
   // n = outer n1 + n2: transforms of `inner` points along n1, for each n2.
   Value byColumn = permuteValue(n, viewValue(n, rows, {count, inner, outer, 2}), {0, 2, 1, 3});
   ASSIGN_OR_RETURN(Value first, transformRows(n, viewValue(n, byColumn, {count * outer, inner, 2}),
@@ -410,8 +413,10 @@ absl::StatusOr<Values> fftC2R(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value x, complexArgument(n, "self"));
   ASSIGN_OR_RETURN(int64_t outLength, n.intAttr("last_dim_size"));
-  if (outLength < 1 || outLength > kMaxTransformTable)
+  if (outLength < 1)
     return n.error(absl::StrCat("last_dim_size ", outLength, " is out of range"));
+  // Past this, every path's tables would be (the twiddles alone hold 2N).
+  RETURN_IF_ERROR(checkTable(n, outLength, 2, outLength));
   Type element = type.getElementType();
   x = convertElements(n, x, element);
   ASSIGN_OR_RETURN(std::vector<int64_t> dims, transformDims(n, complexRank(x)));
