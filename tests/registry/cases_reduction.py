@@ -103,6 +103,28 @@ register("all_u8_keepdim", lambda x: torch.all(x, 0, keepdim=True),
          randint(0, 3, 4, 6, dtype=torch.uint8))
 register("any_u8_whole", lambda x: torch.any(x), randint(0, 2, 4, 6, dtype=torch.uint8))
 register("logsumexp_f32", lambda x: torch.logsumexp(x, -1), randn(4, 6, scale=3.0))
+# cdist (_cdist_forward): the p-norm of every pair of rows. p = 2 with a
+# side past 25 rows (or compute_mode asking) is eager's matrix-product form.
+register("cdist_p2_f32", lambda a, b: torch.cdist(a, b), randn(5, 8), randn(7, 8))
+register("cdist_p2_mm_f32", lambda a, b: torch.cdist(a, b), randn(30, 6), randn(9, 6),
+         rtol=1e-4, atol=1e-5)
+register("cdist_p2_no_mm_f64",
+         lambda a, b: torch.cdist(a, b, compute_mode="donot_use_mm_for_euclid_dist"),
+         randn(30, 6, dtype=torch.float64), randn(27, 6, dtype=torch.float64))
+register("cdist_p2_always_mm_batched_f32",
+         lambda a, b: torch.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+         randn(2, 4, 5), randn(2, 6, 5), rtol=1e-4, atol=1e-5)
+register("cdist_p1_broadcast_batch_f32", lambda a, b: torch.cdist(a, b, p=1),
+         randn(3, 4, 5), randn(1, 6, 5))
+register("cdist_p0_f32", lambda a, b: torch.cdist(a.round(), b.round(), p=0),
+         randn(4, 3), randn(5, 3))
+register("cdist_pinf_f32", lambda a, b: torch.cdist(a, b, p=float("inf")), randn(4, 3),
+         randn(6, 3))
+register("cdist_p3_f64", lambda a, b: torch.cdist(a, b, p=3.0), randn(4, 3, dtype=torch.float64),
+         randn(2, 3, dtype=torch.float64))
+register("cdist_nearest_neighbours_f32",
+         lambda q, k: torch.cdist(q, k).topk(3, dim=1, largest=False).values,
+         randn(40, 16), randn(50, 16), rtol=1e-4, atol=1e-5)
 register("norm_l2_f32", lambda x: torch.linalg.vector_norm(x, 2, -1), randn(4, 6))
 register("norm_l1_keep_f32", lambda x: torch.linalg.vector_norm(x, 1, 0, keepdim=True),
          randn(4, 6))

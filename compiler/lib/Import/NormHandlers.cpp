@@ -3,8 +3,9 @@
 // This file implements the importer handlers of the norms, each one aten op
 // that kiln-decompose-aten computes (lib/Transforms/DecomposeNorm.cpp):
 // native_group_norm as aten.group_norm, batch norm with batch statistics
-// (as instance_norm decomposes to) as aten.batch_stats_norm, and
-// linalg_vector_norm as aten.vector_norm.
+// (as instance_norm decomposes to) as aten.batch_stats_norm,
+// linalg_vector_norm as aten.vector_norm, and _cdist_forward (the norms of
+// pairwise differences) as aten.cdist.
 //
 //===----------------------------------------------------------------------===//
 #include "EmptyTensors.h"
@@ -14,6 +15,7 @@
 #include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"
+#include "mlir/Dialect/Traits.h"
 
 #include <cmath>
 
@@ -138,9 +140,55 @@ absl::StatusOr<Values> vectorNorm(NodeImporter &n) {
       n.b().getDenseI64ArrayAttr(dims), n.b().getBoolAttr(keepdim))};
 }
 
+/// _cdist_forward(x1, x2, p, compute_mode): one aten.cdist over x1 and x2
+/// expanded to their broadcast batch dims. Eager's compute_mode (None or
+/// 0: "use_mm_for_euclid_dist_if_necessary", 1: always, 2: never) picks
+/// the matrix-product form for p = 2; so does Kiln, for eager's rounding.
+absl::StatusOr<Values> cdist(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value x1, n.tensor("x1"));
+  ASSIGN_OR_RETURN(Value x2, n.tensor("x2"));
+  ASSIGN_OR_RETURN(double p, n.floatAttr("p"));
+  ASSIGN_OR_RETURN(int64_t mode, n.intAttr("compute_mode", 0));
+  ArrayRef<int64_t> a = typeOf(x1).getShape(), b = typeOf(x2).getShape();
+  Type element = typeOf(x1).getElementType();
+  if (!isa<FloatType>(element) || typeOf(x2).getElementType() != element)
+    return n.error("cdist takes two tensors of one floating-point type");
+  if (a.size() < 2 || b.size() < 2 || a.back() != b.back())
+    return n.error("x1 and x2 must be (..., rows, M) with the same M");
+  if (!(p >= 0))
+    return n.error("cdist's p must be a non-negative number");
+  if (mode < 0 || mode > 2)
+    return n.error(absl::StrCat("compute_mode ", mode, " is not 0, 1 or 2"));
+  SmallVector<int64_t> batch;
+  if (!OpTrait::util::getBroadcastedShape(a.drop_back(2), b.drop_back(2), batch))
+    return n.error("x1's and x2's batch dims do not broadcast");
+  auto expanded = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+    SmallVector<int64_t> want(batch);
+    want.append(shape.end() - 2, shape.end());
+    auto to = RankedTensorType::get(want, element);
+    if (typeOf(v) == to)
+      return v;
+    if (typeOf(v).getRank() < to.getRank()) {
+      SmallVector<int64_t> ones(to.getRank() - typeOf(v).getRank(), 1);
+      ones.append(shape.begin(), shape.end());
+      v = viewValue(n, v, ones);
+    }
+    return n.b().create<aten::ExpandOp>(n.loc(), to, v).getResult();
+  };
+  int64_t rows1 = a[a.size() - 2], rows2 = b[b.size() - 2];
+  bool useMm = p == 2.0 && (mode == 1 || (mode == 0 && (rows1 > 25 || rows2 > 25)));
+  return Values{n.b()
+                    .create<aten::CdistOp>(n.loc(), type, expanded(x1, a), expanded(x2, b),
+                                           n.b().getF64FloatAttr(p),
+                                           useMm ? n.b().getUnitAttr() : UnitAttr())
+                    .getResult()};
+}
+
 } // namespace
 
 void addNormHandlers(OpHandlerTable &t) {
+  t["aten._cdist_forward.default"] = cdist;
   t["aten.native_group_norm.default"] = groupNorm;
   t["aten._native_batch_norm_legit.no_stats"] = batchStatsNorm;
   t["aten.linalg_vector_norm.default"] = vectorNorm;

@@ -10,6 +10,10 @@
 //   then the per-channel weight and bias.
 // - aten.batch_stats_norm: each channel's mean and biased variance over
 //   the other dims, then one `batch_norm` pointwise op.
+// - aten.cdist: with use_mm eager's matrix-product form, the rows padded
+//   to [-2x, |x|^2, 1] and [y, 1, |y|^2], one (batched) product, clamped at
+//   0 and square-rooted; otherwise the vector_norm over M of the broadcast
+//   differences (batch, P, R, M).
 // Statistics are computed in f32 for f16/bf16 inputs, as eager's CPU
 // kernels do (an f16 mean of 2304 values near 40 overflows).
 //
@@ -168,9 +172,75 @@ struct DecomposeBatchStatsNorm : OpRewritePattern<aten::BatchStatsNormOp> {
   }
 };
 
+struct DecomposeCdist : OpRewritePattern<aten::CdistOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(aten::CdistOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    AtenBuilder b(rewriter, loc);
+    RankedTensorType type = op.getResult().getType();
+    Type element = type.getElementType();
+    ArrayRef<int64_t> a = typeOf(op.getX1()).getShape(), c = typeOf(op.getX2()).getShape();
+    const int64_t rank = static_cast<int64_t>(a.size()), width = a.back();
+    const int64_t rows1 = a[rank - 2], rows2 = c[rank - 2];
+    auto shapeWith = [&](std::initializer_list<int64_t> tail) {
+      SmallVector<int64_t> shape(a.drop_back(2));
+      shape.append(tail);
+      return shape;
+    };
+    if (!op.getUseMm()) {
+      Value diff = b.sub(element, b.view(op.getX1(), shapeWith({rows1, 1, width})),
+                         b.view(op.getX2(), shapeWith({1, rows2, width})));
+      rewriter.replaceOpWithNewOp<aten::VectorNormOp>(
+          op, type, diff, op.getPAttr(), rewriter.getDenseI64ArrayAttr({rank}),
+          rewriter.getBoolAttr(false));
+      return success();
+    }
+    // |x|^2 of each row, as a column.
+    auto squaredNorms = [&](Value x, int64_t rows) {
+      Value squares = b.mul(element, x, x);
+      Value sums = b.sum(RankedTensorType::get(shapeWith({rows}), element), squares,
+                         {rank - 1});
+      return b.view(sums, shapeWith({rows, 1}));
+    };
+    auto ones = [&](int64_t rows) {
+      return rewriter.create<aten::ConstantOp>(loc, element, 1.0, shapeWith({rows, 1}))
+          .getResult();
+    };
+    auto padded = [&](int64_t rows, ValueRange parts) {
+      return rewriter
+          .create<aten::CatOp>(loc, RankedTensorType::get(shapeWith({rows, width + 2}), element),
+                               parts, rewriter.getI64IntegerAttr(rank - 1))
+          .getResult();
+    };
+    Value left = padded(rows1, {b.mul(element, op.getX1(), b.constant(element, -2.0)),
+                                squaredNorms(op.getX1(), rows1), ones(rows1)});
+    Value right = padded(rows2, {op.getX2(), ones(rows2), squaredNorms(op.getX2(), rows2)});
+    SmallVector<int64_t> swap;
+    for (int64_t d = 0; d < rank; ++d)
+      swap.push_back(d);
+    std::swap(swap[rank - 2], swap[rank - 1]);
+    Value rightT = b.permute(right, swap);
+    int64_t batch = ShapedType::getNumElements(a.drop_back(2));
+    Value product;
+    if (rank == 2) {
+      product = rewriter.create<aten::MmOp>(loc, type, left, rightT);
+    } else {
+      Value flat = rewriter.create<aten::BmmOp>(
+          loc, RankedTensorType::get({batch, rows1, rows2}, element),
+          b.view(left, {batch, rows1, width + 2}), b.view(rightT, {batch, width + 2, rows2}));
+      product = b.view(flat, type.getShape());
+    }
+    Value clamped = b.pointwise(type, "clamp", product, {0.0, std::nan("")});
+    rewriter.replaceOp(op, b.pointwise(type, "sqrt", clamped));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateNormDecompositions(RewritePatternSet &patterns) {
-  patterns.add<DecomposeVectorNorm, DecomposeGroupNorm, DecomposeBatchStatsNorm>(
+  patterns.add<DecomposeVectorNorm, DecomposeGroupNorm, DecomposeBatchStatsNorm, DecomposeCdist>(
       patterns.getContext());
 }

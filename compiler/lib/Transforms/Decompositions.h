@@ -22,7 +22,8 @@ void populateSearchDecompositions(mlir::RewritePatternSet &patterns);
 /// (DecomposeScan.cpp).
 void populateScanDecompositions(mlir::RewritePatternSet &patterns);
 
-/// aten.vector_norm as abs, a power and a reduction; aten.group_norm and
+/// aten.vector_norm as abs, a power and a reduction; aten.cdist as one
+/// product or a vector_norm of differences; aten.group_norm and
 /// aten.batch_stats_norm as a mean, a variance and pointwise ops
 /// (DecomposeNorm.cpp).
 void populateNormDecompositions(mlir::RewritePatternSet &patterns);

@@ -99,3 +99,36 @@ func.func @batch_stats(%x: tensor<2x4x3xf32>) -> (tensor<2x4x3xf32>, tensor<4xf3
       : (tensor<2x4x3xf32>) -> (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>)
   return %y, %m, %r : tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// cdist without use_mm: the differences of every pair of rows, broadcast
+// to (P, R, M), then their vector norm over M (itself decomposed: p = 1
+// is a sum of |d|).
+// CHECK-LABEL: func @cdist_differences
+// CHECK: %[[A:.+]] = aten.view %arg0 : (tensor<4x3xf32>) -> tensor<4x1x3xf32>
+// CHECK: %[[B:.+]] = aten.view %arg1 : (tensor<5x3xf32>) -> tensor<1x5x3xf32>
+// CHECK: %[[D:.+]] = aten.sub %[[A]], %[[B]] {{.+}} -> tensor<4x5x3xf32>
+// CHECK: %[[ABS:.+]] = aten.pointwise "abs" %[[D]]
+// CHECK: aten.sum %[[ABS]] {dims = array<i64: 2>} : (tensor<4x5x3xf32>) -> tensor<4x5xf32>
+func.func @cdist_differences(%a: tensor<4x3xf32>, %b: tensor<5x3xf32>) -> tensor<4x5xf32> {
+  %0 = aten.cdist %a, %b {p = 1.0 : f64} : (tensor<4x3xf32>, tensor<5x3xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+// cdist with use_mm (batched): eager's form, rows padded to
+// [-2x, |x|^2, 1] and [y, 1, |y|^2], one bmm, clamped at 0, square-rooted.
+// CHECK-LABEL: func @cdist_product
+// CHECK: %[[LEFT:.+]] = aten.cat %{{.+}}, %{{.+}}, %{{.+}} {dim = 2 : i64} : (tensor<2x30x4xf32>, tensor<2x30x1xf32>, tensor<2x30x1xf32>) -> tensor<2x30x6xf32>
+// CHECK: %[[RIGHT:.+]] = aten.cat %arg1, %{{.+}}, %{{.+}} {dim = 2 : i64} : (tensor<2x7x4xf32>, tensor<2x7x1xf32>, tensor<2x7x1xf32>) -> tensor<2x7x6xf32>
+// CHECK: %[[RT:.+]] = aten.permute %[[RIGHT]] {dims = array<i64: 0, 2, 1>}
+// CHECK: %[[P:.+]] = aten.bmm %[[LEFT]], %[[RT]] : (tensor<2x30x6xf32>, tensor<2x6x7xf32>) -> tensor<2x30x7xf32>
+// CHECK: %[[C:.+]] = aten.pointwise "clamp" %[[P]] {scalars = array<f64: 0.000000e+00, 0x7FF8000000000000>}
+// CHECK: %[[R:.+]] = aten.pointwise "sqrt" %[[C]]
+// CHECK: return %[[R]]
+func.func @cdist_product(%a: tensor<2x30x4xf32>, %b: tensor<2x7x4xf32>) -> tensor<2x30x7xf32> {
+  %0 = aten.cdist %a, %b {p = 2.0 : f64, use_mm} : (tensor<2x30x4xf32>, tensor<2x7x4xf32>) -> tensor<2x30x7xf32>
+  return %0 : tensor<2x30x7xf32>
+}

@@ -1066,3 +1066,27 @@ func.func @repeat_interleave_static_capacity(%r: tensor<3xi64>) -> tensor<5xi64>
   %0 = aten.repeat_interleave %r {capacity = 4 : i64} : (tensor<3xi64>) -> tensor<5xi64>
   return %0 : tensor<5xi64>
 }
+
+// -----
+
+func.func @cdist_widths(%a: tensor<4x3xf32>, %b: tensor<5x2xf32>) -> tensor<4x5xf32> {
+  // expected-error @+1 {{x1 and x2 must be (batch..., rows, M) with the same batch dims and M}}
+  %0 = aten.cdist %a, %b {p = 2.0 : f64} : (tensor<4x3xf32>, tensor<5x2xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+func.func @cdist_mm_p1(%a: tensor<4x3xf32>, %b: tensor<5x3xf32>) -> tensor<4x5xf32> {
+  // expected-error @+1 {{use_mm is for p = 2}}
+  %0 = aten.cdist %a, %b {p = 1.0 : f64, use_mm} : (tensor<4x3xf32>, tensor<5x3xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
+
+// -----
+
+func.func @cdist_negative_p(%a: tensor<4x3xf32>, %b: tensor<5x3xf32>) -> tensor<4x5xf32> {
+  // expected-error @+1 {{p must be a non-negative number}}
+  %0 = aten.cdist %a, %b {p = -1.0 : f64} : (tensor<4x3xf32>, tensor<5x3xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}

@@ -259,6 +259,27 @@ LogicalResult LuFactorOp::verify() {
   return success();
 }
 
+LogicalResult CdistOp::verify() {
+  ArrayRef<int64_t> a = shapeOf(getX1()), b = shapeOf(getX2());
+  Type element = getX1().getType().getElementType();
+  if (!isa<FloatType>(element) || getX2().getType().getElementType() != element ||
+      getType().getElementType() != element)
+    return emitOpError("x1, x2 and the result must share one float type");
+  if (a.size() < 2 || a.size() != b.size() || a.back() != b.back() ||
+      a.drop_back(2) != b.drop_back(2))
+    return emitOpError("x1 and x2 must be (batch..., rows, M) with the same batch dims and M");
+  SmallVector<int64_t> expected(a.drop_back());
+  expected.push_back(b[b.size() - 2]);
+  if (ArrayRef<int64_t>(expected) != getType().getShape())
+    return emitOpError("result shape must be (batch..., x1 rows, x2 rows)");
+  double p = getP().convertToDouble();
+  if (!(p >= 0))
+    return emitOpError("p must be a non-negative number");
+  if (getUseMm() && p != 2.0)
+    return emitOpError("use_mm is for p = 2");
+  return success();
+}
+
 LogicalResult VectorNormOp::verify() {
   if (std::isnan(getOrd().convertToDouble()))
     return emitOpError("ord must be a number");

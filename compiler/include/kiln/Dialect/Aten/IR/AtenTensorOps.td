@@ -197,6 +197,31 @@ def Aten_LuFactorOp : Aten_Op<"lu_factor", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_CdistOp : Aten_Op<"cdist", [Pure]> {
+  let summary = "The p-norm distance between each row of x1 and each row of x2.";
+  let description = [{
+    `aten._cdist_forward` (torch.cdist): for x1 (B..., P, M) and x2
+    (B..., R, M) with the same batch dims, result[b, i, j] is the p-norm of
+    x1[b, i] - x2[b, j] (p >= 0, with vector_norm's special orders 0, 1, 2
+    and inf). With `use_mm` (p = 2, where eager's compute_mode picks its
+    matrix-product form: either side past 25 rows, or asked for) it is
+    eager's form: sqrt(clamp_min(|x|^2 + |y|^2 - 2 x.y, 0)) from one batched
+    product of padded rows. kiln-decompose-aten writes it as that product,
+    or as a vector_norm of the broadcast differences.
+
+    Example:
+    ```mlir
+    %0 = aten.cdist %a, %b {p = 2.0 : f64}
+        : (tensor<5x8xf32>, tensor<7x8xf32>) -> tensor<5x7xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$x1, AnyStaticShapeTensor:$x2, F64Attr:$p,
+                   UnitAttr:$use_mm);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$x1 `,` $x2 attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_VectorNormOp : Aten_Op<"vector_norm", [Pure]> {
   let summary = "The ord-norm of the elements over dimensions.";
   let description = [{
