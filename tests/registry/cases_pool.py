@@ -175,3 +175,24 @@ for _name, _dims, _shape, _pool, _relu in [
          lambda y: F.max_pool2d(y, 2, return_indices=True), False)]:
     register(_name, ConvThenPool, randn(*_shape), dims=_dims, channels=5, pool=_pool,
              relu=_relu)
+
+# Antialiased resampling (F.interpolate(..., antialias=True), torchvision's
+# Resize): bilinear and bicubic, down and up, sizes and scale factors,
+# align_corners; was UNIMPLEMENTED.
+register("upsample_bilinear_aa_half_f32",
+         lambda x: F.interpolate(x, scale_factor=0.5, mode="bilinear", antialias=True),
+         randn(2, 3, 32, 40))
+register("upsample_bilinear_aa_size_f32",
+         lambda x: F.interpolate(x, size=(13, 17), mode="bilinear", antialias=True),
+         randn(1, 3, 32, 40))
+register("upsample_bicubic_aa_size_f32",
+         lambda x: F.interpolate(x, size=(11, 30), mode="bicubic", antialias=True),
+         randn(1, 2, 29, 64), rtol=1e-5, atol=1e-5)
+register("upsample_bicubic_aa_up_f64",
+         lambda x: F.interpolate(x, scale_factor=(2.5, 1.5), mode="bicubic", antialias=True),
+         randn(1, 2, 6, 8, dtype=torch.float64))
+register("upsample_bilinear_aa_align_corners_f32",
+         lambda x: F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True,
+                                 antialias=True),
+         randn(1, 1, 20, 25))
+

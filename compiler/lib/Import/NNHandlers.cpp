@@ -2,8 +2,9 @@
 //
 // This file implements the importer handlers of convolutional-network ops:
 // convolution, max/average pooling, inference batch norm (which imports as
-// views plus one aten.pointwise "batch_norm") and grid sampling; adaptive
-// pooling is in AdaptivePoolHandlers.cpp.
+// views plus one aten.pointwise "batch_norm"), grid sampling and
+// antialiased resampling (one aten.upsample_aa); adaptive pooling is in
+// AdaptivePoolHandlers.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "OpHandlers.h"
@@ -180,9 +181,48 @@ absl::StatusOr<Values> trainingBatchNorm(NodeImporter &n) {
                          "supported; export the model in eval mode");
 }
 
+/// _upsample_bilinear2d_aa / _upsample_bicubic2d_aa(self, output_size,
+/// align_corners, scales_h, scales_w): one aten.upsample_aa.
+absl::StatusOr<Values> upsampleAa(NodeImporter &n, const char *mode) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(bool alignCorners, n.boolAttr("align_corners"));
+  if (!isa<FloatType>(typeOf(self).getElementType()))
+    return n.unimplemented("antialiased resampling of an integer tensor (eager's uint8 "
+                           "kernel rounds in fixed point)");
+  if (typeOf(self).getRank() != 4 || type.getRank() != 4)
+    return n.error("antialiased resampling takes (N, C, H, W)");
+  for (int64_t d : {2, 3})
+    if (static_cast<__int128>(typeOf(self).getDimSize(d)) * type.getDimSize(d) >
+        kMaxConstantTable)
+      return n.unimplemented(absl::StrCat(
+          "antialiased resampling of ", typeOf(self).getDimSize(d), " to ",
+          type.getDimSize(d), " points (its weight table would exceed ",
+          kMaxConstantTable, " entries)"));
+  auto scale = [&](const char *name) -> absl::StatusOr<FloatAttr> {
+    if (!n.has(name))
+      return FloatAttr();
+    ASSIGN_OR_RETURN(double value, n.floatAttr(name));
+    return n.b().getF64FloatAttr(value);
+  };
+  ASSIGN_OR_RETURN(FloatAttr scaleH, scale("scales_h"));
+  ASSIGN_OR_RETURN(FloatAttr scaleW, scale("scales_w"));
+  return Values{n.b()
+                    .create<aten::UpsampleAaOp>(n.loc(), type, self, n.b().getStringAttr(mode),
+                                                n.b().getBoolAttr(alignCorners), scaleH,
+                                                scaleW)
+                    .getResult()};
+}
+
 } // namespace
 
 void addNNHandlers(OpHandlerTable &t) {
+  t["aten._upsample_bilinear2d_aa.default"] = [](NodeImporter &n) {
+    return upsampleAa(n, "bilinear");
+  };
+  t["aten._upsample_bicubic2d_aa.default"] = [](NodeImporter &n) {
+    return upsampleAa(n, "bicubic");
+  };
   t["aten.convolution.default"] = convolution;
   // The legacy entry: convolution's arguments and backend flags that do not
   // change the result (benchmark, deterministic, cudnn_enabled, allow_tf32).

@@ -39,6 +39,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     kiln::populateSelectionDecompositions(set);
     kiln::populateRepeatDecompositions(set);
     kiln::populateUniqueDecompositions(set);
+    kiln::populateUpsampleDecompositions(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();
   }

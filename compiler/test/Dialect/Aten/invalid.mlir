@@ -1090,3 +1090,19 @@ func.func @cdist_negative_p(%a: tensor<4x3xf32>, %b: tensor<5x3xf32>) -> tensor<
   %0 = aten.cdist %a, %b {p = -1.0 : f64} : (tensor<4x3xf32>, tensor<5x3xf32>) -> tensor<4x5xf32>
   return %0 : tensor<4x5xf32>
 }
+
+// -----
+
+func.func @upsample_aa_mode(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
+  // expected-error @+1 {{mode 'nearest' is not bilinear or bicubic}}
+  %0 = aten.upsample_aa %x {mode = "nearest", align_corners = false} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+func.func @upsample_aa_channels(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x2x2xf32> {
+  // expected-error @+1 {{needs (N, C, H, W) into (N, C, H_out, W_out)}}
+  %0 = aten.upsample_aa %x {mode = "bilinear", align_corners = false} : (tensor<1x1x4x4xf32>) -> tensor<1x2x2x2xf32>
+  return %0 : tensor<1x2x2x2xf32>
+}

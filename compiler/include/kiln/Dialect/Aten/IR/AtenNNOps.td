@@ -294,4 +294,30 @@ def Aten_GridSampleOp : Aten_Op<"grid_sample", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_UpsampleAaOp : Aten_Op<"upsample_aa", [Pure]> {
+  let summary = "Antialiased bilinear or bicubic resampling of the last two dims.";
+  let description = [{
+    `aten._upsample_bilinear2d_aa` and `aten._upsample_bicubic2d_aa`
+    (`F.interpolate(..., antialias=True)`, torchvision's Resize): self is
+    (N, C, H, W), the result (N, C, H_out, W_out). Each output row (column)
+    is a normalised weighted sum of the input rows (columns) within the
+    filter's support, as PIL and eager compute it: scale = H / H_out (or
+    1 / scale_h when given; (H - 1) / (H_out - 1) with align_corners), the
+    triangle (`bilinear`) or Keys cubic with a = -0.5 (`bicubic`) filter
+    widened by the scale when downsampling. kiln-decompose-aten writes it
+    as two products with constant weight tables, one per dim.
+
+    Example:
+    ```mlir
+    %0 = aten.upsample_aa %x {mode = "bilinear", align_corners = false}
+        : (tensor<1x3x32x40xf32>) -> tensor<1x3x16x20xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, StrAttr:$mode, BoolAttr:$align_corners,
+                   OptionalAttr<F64Attr>:$scale_h, OptionalAttr<F64Attr>:$scale_w);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // KILN_DIALECT_ATEN_ATENNNOPS_TD

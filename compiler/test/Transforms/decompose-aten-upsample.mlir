@@ -1,0 +1,36 @@
+// RUN: kiln-opt %s -split-input-file -kiln-decompose-aten | FileCheck %s
+
+// Antialiased bilinear from 4 to 2 columns (and 1 row to 1): scale 2, so
+// the triangle spans 2 input samples each side with its argument halved.
+// Output 0 centres at 1: inputs 0..2 at -0.25, 0.25, 0.75 weigh 0.75,
+// 0.75, 0.25, normalised by 1.75 to 3/7, 3/7, 1/7; output 1 mirrors it.
+// The (in, out) table multiplies the (N C H, W) rows; then the (H, H_out)
+// one the columns.
+// CHECK-LABEL: func @bilinear_half
+// CHECK: %[[ROWS:.+]] = aten.view %arg0 : (tensor<1x2x1x4xf32>) -> tensor<2x4xf32>
+// CHECK: %[[W:.+]] = aten.constant dense<{{\[\[}}0.428571{{[0-9]*}}, 0.000000e+00], [0.428571{{[0-9]*}}, 0.142857{{[0-9]*}}], [0.142857{{[0-9]*}}, 0.428571{{[0-9]*}}], [0.000000e+00, 0.428571{{[0-9]*}}]]> : tensor<4x2xf32>
+// CHECK: %[[WIDE:.+]] = aten.mm %[[ROWS]], %[[W]] : (tensor<2x4xf32>, tensor<4x2xf32>) -> tensor<2x2xf32>
+// CHECK: aten.permute %{{.+}} {dims = array<i64: 0, 2, 1>} : (tensor<2x1x2xf32>) -> tensor<2x2x1xf32>
+// CHECK: %[[H:.+]] = aten.constant dense<1.000000e+00> : tensor<1x1xf32>
+// CHECK: aten.mm %{{.+}}, %[[H]] : (tensor<4x1xf32>, tensor<1x1xf32>) -> tensor<4x1xf32>
+// CHECK: %[[BACK:.+]] = aten.permute %{{.+}} {dims = array<i64: 0, 2, 1>} : (tensor<2x2x1xf32>) -> tensor<2x1x2xf32>
+// CHECK: %[[OUT:.+]] = aten.view %[[BACK]] : (tensor<2x1x2xf32>) -> tensor<1x2x1x2xf32>
+// CHECK: return %[[OUT]]
+func.func @bilinear_half(%x: tensor<1x2x1x4xf32>) -> tensor<1x2x1x2xf32> {
+  %0 = aten.upsample_aa %x {mode = "bilinear", align_corners = false} : (tensor<1x2x1x4xf32>) -> tensor<1x2x1x2xf32>
+  return %0 : tensor<1x2x1x2xf32>
+}
+
+// -----
+
+// Bicubic upsampling (scale below 1): the Keys cubic over 2 samples each
+// side, unscaled; f64 tables for an f64 tensor.
+// CHECK-LABEL: func @bicubic_up
+// CHECK: aten.constant dense<{{.+}}> : tensor<3x5xf64>
+// CHECK: aten.mm %{{.+}}, %{{.+}} : (tensor<6x3xf64>, tensor<3x5xf64>) -> tensor<6x5xf64>
+// CHECK: aten.constant dense<{{.+}}> : tensor<2x4xf64>
+// CHECK: aten.mm %{{.+}}, %{{.+}} : (tensor<15x2xf64>, tensor<2x4xf64>) -> tensor<15x4xf64>
+func.func @bicubic_up(%x: tensor<1x3x2x3xf64>) -> tensor<1x3x4x5xf64> {
+  %0 = aten.upsample_aa %x {mode = "bicubic", align_corners = false} : (tensor<1x3x2x3xf64>) -> tensor<1x3x4x5xf64>
+  return %0 : tensor<1x3x4x5xf64>
+}
