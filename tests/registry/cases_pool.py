@@ -195,4 +195,9 @@ register("upsample_bilinear_aa_align_corners_f32",
          lambda x: F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True,
                                  antialias=True),
          randn(1, 1, 20, 25))
+# A dim whose extent stays is left alone whatever the scale factor (10 rows
+# at 1.05 stay 10), as eager does.
+register("upsample_bilinear_aa_kept_rows_f32",
+         lambda x: F.interpolate(x, scale_factor=(1.05, 0.5), mode="bilinear", antialias=True),
+         randn(1, 3, 10, 16))
 

@@ -10,7 +10,9 @@
 // input samples each side, times the scale when downsampling (its argument
 // divided by the scale); the samples within int(center -+ support + 0.5),
 // clipped to the input, take the filter's values normalised to sum 1.
-// They are computed in double and stored in the tensor's type.
+// They are computed in double and stored in the tensor's type (f32 for
+// f16 and bf16, which resample in f32). A dim whose extent stays is left
+// alone, as eager leaves it, whatever scale factor was given.
 //
 //===----------------------------------------------------------------------===//
 #include "AtenBuilder.h"
@@ -87,7 +89,11 @@ struct DecomposeUpsampleAa : OpRewritePattern<aten::UpsampleAaOp> {
     Location loc = op.getLoc();
     AtenBuilder b(rewriter, loc);
     RankedTensorType type = op.getResult().getType();
+    // f16 and bf16 (which eager's CPU kernel refuses) resample in f32,
+    // rounded once at the end.
     Type element = type.getElementType();
+    if (!element.isF32() && !element.isF64())
+      element = rewriter.getF32Type();
     ArrayRef<int64_t> in = typeOf(op.getSelf()).getShape(), out = type.getShape();
     const int64_t planes = in[0] * in[1];
     const bool cubic = op.getMode() == "bicubic";
@@ -116,16 +122,24 @@ struct DecomposeUpsampleAa : OpRewritePattern<aten::UpsampleAaOp> {
           .create<aten::MmOp>(loc, RankedTensorType::get({count, width}, element), rows, table)
           .getResult();
     };
+    // A dim whose extent stays is left as it is, whatever scale is given
+    // (as eager skips it).
+    Value x = b.convert(op.getSelf(), element);
     // Along W: (N C H, W) x (W, W_out).
-    Value wide = product(b.view(op.getSelf(), {planes * in[2], in[3]}),
-                         weights(3, given(op.getScaleW())), planes * in[2], out[3]);
+    Value wide = b.view(x, {planes, in[2], in[3]});
+    if (in[3] != out[3])
+      wide = b.view(product(b.view(x, {planes * in[2], in[3]}),
+                            weights(3, given(op.getScaleW())), planes * in[2], out[3]),
+                    {planes, in[2], out[3]});
     // Along H: (N C W_out, H) x (H, H_out), then back to (N, C, H_out, W_out).
-    Value columns = b.view(b.permute(b.view(wide, {planes, in[2], out[3]}), {0, 2, 1}),
-                           {planes * out[3], in[2]});
-    Value tall = product(columns, weights(2, given(op.getScaleH())), planes * out[3], out[2]);
-    Value result = b.view(b.permute(b.view(tall, {planes, out[3], out[2]}), {0, 2, 1}),
-                          type.getShape());
-    rewriter.replaceOp(op, result);
+    Value tall = wide;
+    if (in[2] != out[2]) {
+      Value columns = b.view(b.permute(wide, {0, 2, 1}), {planes * out[3], in[2]});
+      Value product2 =
+          product(columns, weights(2, given(op.getScaleH())), planes * out[3], out[2]);
+      tall = b.permute(b.view(product2, {planes, out[3], out[2]}), {0, 2, 1});
+    }
+    rewriter.replaceOp(op, b.convert(b.view(tall, type.getShape()), type.getElementType()));
     return success();
   }
 };
