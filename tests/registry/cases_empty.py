@@ -64,3 +64,9 @@ register("scatter_empty_index_f32", lambda x, i, s: x.scatter(0, i, s),
 register("index_put_empty_index_f32",
          lambda x, i, v: torch.index_put(x, (i,), v, accumulate=True),
          randn(4, 3), randint(0, 4, 0), randn(0, 3))
+# cdist over rows of no elements: every distance 0, for every p.
+register("cdist_over_empty_rows_f32", lambda a, b: (torch.cdist(a, b), torch.cdist(a, b, p=0)),
+         randn(3, 0), randn(4, 0))
+register("cdist_over_empty_rows_mm_f64", lambda a, b: torch.cdist(a, b), randn(2, 30, 0, dtype=torch.float64),
+         randn(2, 4, 0, dtype=torch.float64))
+

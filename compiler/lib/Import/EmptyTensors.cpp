@@ -100,11 +100,12 @@ std::optional<double> reductionIdentity(NodeImporter &n) {
 }
 
 /// mm, bmm and addmm whose contraction is empty: alpha * 0 plus, for
-/// addmm, beta * self broadcast (beta = 0 ignores self, NaN included).
+/// addmm, beta * self broadcast (beta = 0 ignores self, NaN included);
+/// and cdist over rows of no elements: every distance 0, for every p.
 absl::StatusOr<std::optional<Values>> emptyContraction(NodeImporter &n) {
   const std::string &op = n.opName();
   if (op != "aten.mm.default" && op != "aten.bmm.default" &&
-      op != "aten.addmm.default")
+      op != "aten.addmm.default" && op != "aten._cdist_forward.default")
     return std::optional<Values>();
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   Type element = type.getElementType();
