@@ -35,6 +35,7 @@
 #include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 
 #include <cmath>
 
@@ -83,14 +84,6 @@ std::pair<Value, SmallVector<int64_t>> alongRows(NodeImporter &n, Value pairs, i
   perm.push_back(dim);
   perm.push_back(rank);
   return {permuted(n, pairs, perm), perm};
-}
-
-/// The inverse of `perm`.
-SmallVector<int64_t> inverse(ArrayRef<int64_t> perm) {
-  SmallVector<int64_t> inv(perm.size());
-  for (auto [i, p] : llvm::enumerate(perm))
-    inv[p] = static_cast<int64_t>(i);
-  return inv;
 }
 
 /// A constant (rows, cols) table of `element` (f32 or f64) from f(i, j) in
@@ -304,7 +297,7 @@ absl::StatusOr<Value> transformDim(NodeImporter &n, Value input, int64_t dim,
     return rows.status();
   movedShape[movedShape.size() - 2] = outLength;
   movedShape.back() = 2;
-  return permuted(n, viewValue(n, *rows, movedShape), inverse(perm));
+  return permuted(n, viewValue(n, *rows, movedShape), invertPermutationVector(perm));
 }
 
 absl::StatusOr<std::vector<int64_t>> transformDims(NodeImporter &n, int64_t rank) {
@@ -441,7 +434,7 @@ absl::StatusOr<Values> fftC2R(NodeImporter &n) {
   SmallVector<int64_t> movedShape(typeOf(moved).getShape().drop_back());
   movedShape.back() = outLength;
   SmallVector<int64_t> realPerm(perm.begin(), perm.end() - 1);
-  Value out = permuted(n, viewValue(n, rows, movedShape), inverse(realPerm));
+  Value out = permuted(n, viewValue(n, rows, movedShape), invertPermutationVector(realPerm));
   if (typeOf(out) != type)
     return n.error("the declared c2r result has another shape");
   return Values{out};

@@ -97,12 +97,10 @@ struct DecomposeUpsampleAa : OpRewritePattern<aten::UpsampleAaOp> {
     ArrayRef<int64_t> in = typeOf(op.getSelf()).getShape(), out = type.getShape();
     const int64_t planes = in[0] * in[1];
     const bool cubic = op.getMode() == "bicubic";
-    auto given = [](std::optional<APFloat> scale) -> std::optional<double> {
-      if (!scale)
-        return std::nullopt;
-      return scale->convertToDouble();
-    };
-    auto weights = [&](int64_t d, std::optional<double> given) {
+    auto weights = [&](int64_t d, FloatAttr scale) {
+      std::optional<double> given;
+      if (scale)
+        given = scale.getValueAsDouble();
       std::vector<double> table = weightTable(in[d], out[d], op.getAlignCorners(), given, cubic);
       auto tableType = RankedTensorType::get({in[d], out[d]}, element);
       if (element.isF64())
@@ -129,14 +127,14 @@ struct DecomposeUpsampleAa : OpRewritePattern<aten::UpsampleAaOp> {
     Value wide = b.view(x, {planes, in[2], in[3]});
     if (in[3] != out[3])
       wide = b.view(product(b.view(x, {planes * in[2], in[3]}),
-                            weights(3, given(op.getScaleW())), planes * in[2], out[3]),
+                            weights(3, op.getScaleWAttr()), planes * in[2], out[3]),
                     {planes, in[2], out[3]});
     // Along H: (N C W_out, H) x (H, H_out), then back to (N, C, H_out, W_out).
     Value tall = wide;
     if (in[2] != out[2]) {
       Value columns = b.view(b.permute(wide, {0, 2, 1}), {planes * out[3], in[2]});
       Value product2 =
-          product(columns, weights(2, given(op.getScaleH())), planes * out[3], out[2]);
+          product(columns, weights(2, op.getScaleHAttr()), planes * out[3], out[2]);
       tall = b.permute(b.view(product2, {planes, out[3], out[2]}), {0, 2, 1});
     }
     rewriter.replaceOp(op, b.convert(b.view(tall, type.getShape()), type.getElementType()));
