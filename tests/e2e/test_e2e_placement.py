@@ -285,8 +285,9 @@ def test_raw_grpc_response_carries_the_placement(client):
 
 
 class Whitened(torch.nn.Module):
-    """A linear layer, then a solve against its own Gram matrix: torch
-    exports the solve's error check through an effect token."""
+    """A linear layer, then a solve against its own Gram matrix and that
+    matrix's LDL factor: torch exports both error checks through an effect
+    token, and Kiln compiles the solve but not the LDL factorisation."""
 
     def __init__(self):
         super().__init__()
@@ -295,21 +296,22 @@ class Whitened(torch.nn.Module):
     def forward(self, x):
         h = self.proj(x)
         gram = h.mT @ h + torch.eye(4)
-        return torch.linalg.solve(gram, h.mT).mT * 2
+        return torch.linalg.solve(gram, h.mT).mT * 2, torch.linalg.ldl_factor(gram)[0] + 1
 
 
-def test_a_linalg_solve_runs_on_the_cpu_around_its_dropped_check(client):
+def test_an_ldl_factor_runs_on_the_cpu_around_its_dropped_check(client):
     """The check's effect token never reaches kilnd: without fallback the
-    compile names the solve, with it the solve runs in PyTorch and the rest
-    on the target, matching eager."""
+    compile names the factorisation Kiln lacks, with it that runs in
+    PyTorch and the rest (the solve among it) on the target, matching
+    eager."""
     torch.manual_seed(5)
     model, x = Whitened().eval(), torch.randn(5, 6)
     ep = torch.export.export(model, (x,))
     with pytest.raises(kiln.UnimplementedError) as err:
         client.compile(ep, target="cpu")
-    assert "_linalg_solve_ex" in str(err.value) or "linalg_solve" in str(err.value)
+    assert "linalg_ldl_factor_ex" in str(err.value)
     compiled = client.compile(ep, target="cpu", fallback="cpu")
     assert compiled.partitioned
-    assert all("solve" in n.op for n in compiled.placement.cpu_nodes), compiled.placement.cpu_nodes
+    assert all("ldl" in n.op for n in compiled.placement.cpu_nodes), compiled.placement.cpu_nodes
     with torch.no_grad():
         torch.testing.assert_close(compiled(x), model(x), rtol=RTOL, atol=ATOL)

@@ -118,6 +118,22 @@ register("scatter_reduce_sum_f32", lambda x, i, s: x.scatter_reduce(1, i, s, "su
 register("scatter_reduce_amax_f32",
          lambda x, i, s: x.scatter_reduce(1, i, s, "amax", include_self=False),
          randn(3, 5), randint(0, 5, 3, 4), randn(3, 4))
+# Dims longer than 16 scatter by a loop over the index (shorter ones by a
+# dense comparison): the values meeting at one position combine in index
+# order either way.
+register("scatter_add_long_dim_f32", lambda x, i, s: x.scatter_add(1, i, s), randn(3, 40),
+         randint(0, 40, 3, 90), randn(3, 90))
+register("scatter_src_long_dim_f32", lambda x, i, s: x.scatter(1, i, s), randn(2, 40),
+         const(torch.stack([torch.arange(39, -1, -1), torch.arange(40)])), randn(2, 40))
+register("scatter_reduce_amin_long_dim_no_self_f64",
+         lambda x, i, s: x.scatter_reduce(1, i, s, "amin", include_self=False),
+         randn(2, 30, 3, dtype=torch.float64), randint(0, 30, 2, 45, 3),
+         randn(2, 45, 3, dtype=torch.float64))
+register("scatter_reduce_mean_long_dim_d0_f32",
+         lambda x, i, s: x.scatter_reduce(0, i, s, "mean"), randn(50, 2), randint(0, 50, 80, 2),
+         randn(80, 2))
+register("scatter_add_long_dim_i64", lambda x, i, s: x.scatter_add(0, i, s),
+         randint(0, 9, 20), randint(0, 20, 64), randint(0, 9, 64))
 # an index smaller than self outside the scattered dim writes self's corner
 register("scatter_src_smaller_index_f32", lambda x, i, s: x.scatter(1, i, s), randn(4, 6),
          const(torch.tensor([[5, 0], [1, 2], [4, 3]])), randn(3, 4))

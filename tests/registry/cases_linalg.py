@@ -128,3 +128,84 @@ register("slogdet_singular_f64", lambda a: torch.linalg.slogdet(a),
          const(torch.zeros(3, 3, dtype=torch.float64)))
 register("logdet_f64", torch.logdet,
          const(torch.eye(4, dtype=torch.float64) * 2 + torch.ones(4, 4, dtype=torch.float64)))
+
+# Inverses and solves (aten.linalg_inv_ex, _linalg_solve_ex): Gauss-Jordan
+# with partial pivoting, unrolled over the columns; the LU, pivots and info
+# results are eager's (lu_factor(A), getrf's info). Matrices are shifted
+# by a multiple of the identity to keep them well conditioned.
+EYE4, EYE5 = torch.eye(4), torch.eye(5)
+register("inv_f32", lambda a: torch.linalg.inv(a + 4 * EYE5), randn(5, 5))
+register("inv_batched_f64", lambda a: torch.linalg.inv(a + 3 * EYE4.double()),
+         randn(2, 3, 4, 4, dtype=torch.float64))
+register("inv_ex_all_results_f32", lambda a: torch.ops.aten.linalg_inv_ex(a + 4 * EYE4),
+         randn(3, 4, 4))
+register("inv_needs_pivoting_f32", torch.linalg.inv,
+         const(torch.tensor([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]])))
+# Singular with exact elimination (multipliers 1/2 and 1/8): U's third
+# pivot is exactly 0, so info is 3 on every host.
+SINGULAR = torch.tensor([[4.0, 2.0, 1.0], [8.0, 4.0, 2.0], [1.0, 3.0, 5.0]], dtype=torch.float64)
+register("inv_ex_singular_info_f64", lambda a: torch.ops.aten.linalg_inv_ex(a)[1],
+         const(SINGULAR))
+register("solve_f32", lambda a, b: torch.linalg.solve(a + 4 * EYE4, b), randn(4, 4),
+         randn(4, 3))
+register("solve_vector_f64", lambda a, b: torch.linalg.solve(a + 5 * EYE5.double(), b),
+         randn(2, 5, 5, dtype=torch.float64), randn(2, 5, dtype=torch.float64))
+register("solve_one_vector_f32", lambda a, b: torch.linalg.solve(a + 4 * EYE4, b),
+         randn(3, 4, 4), randn(4))
+register("solve_broadcast_batch_f32", lambda a, b: torch.linalg.solve(a + 4 * EYE4, b),
+         randn(3, 1, 4, 4), randn(2, 4, 2))
+register("solve_right_f32", lambda a, b: torch.linalg.solve(a + 4 * EYE4, b, left=False),
+         randn(2, 4, 4), randn(2, 3, 4))
+register("solve_ex_all_results_f64",
+         lambda a, b: torch.ops.aten._linalg_solve_ex(a + 4 * EYE4.double(), b),
+         randn(2, 4, 4, dtype=torch.float64), randn(2, 4, 3, dtype=torch.float64))
+register("solve_needs_pivoting_f64", torch.linalg.solve,
+         const(torch.tensor([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]],
+                            dtype=torch.float64)),
+         randn(3, 2, dtype=torch.float64))
+
+# LU factors (aten.linalg_lu_factor_ex): lu_factor(A) row by row, pivots
+# 1-based int32, info getrf's.
+register("lu_factor_f64", lambda a: torch.linalg.lu_factor(a), randn(2, 5, 5, dtype=torch.float64))
+register("lu_factor_ex_all_results_f32", lambda a: torch.ops.aten.linalg_lu_factor_ex(a),
+         randn(3, 4, 4))
+register("lu_factor_ex_singular_info_f64", lambda a: torch.ops.aten.linalg_lu_factor_ex(a),
+         const(SINGULAR))
+register("lu_factor_order_100_f64", lambda a: torch.linalg.lu_factor(a)[0],
+         randn(100, 100, dtype=torch.float64))
+register("inv_order_80_f64", lambda a: torch.linalg.inv(a + 10 * torch.eye(80, dtype=torch.float64)),
+         randn(80, 80, dtype=torch.float64))
+
+# Cholesky (aten.linalg_cholesky_ex): potrf unrolled over the columns on
+# the lower triangle (the upper one for upper=True); info is the order of
+# the first leading minor that is not positive definite.
+register("cholesky_f32", lambda a: torch.linalg.cholesky(a @ a.mT + 4 * EYE5), randn(5, 5))
+register("cholesky_upper_batched_f64",
+         lambda a: torch.linalg.cholesky(a @ a.mT + 4 * EYE4.double(), upper=True),
+         randn(2, 3, 4, 4, dtype=torch.float64))
+register("cholesky_reads_lower_triangle_f64",
+         lambda a, g: torch.linalg.cholesky(a @ a.mT + 4 * EYE4.double() + torch.triu(g, 1)),
+         randn(4, 4, dtype=torch.float64), randn(4, 4, dtype=torch.float64))
+register("cholesky_upper_reads_upper_triangle_f32",
+         lambda a, g: torch.linalg.cholesky(a @ a.mT + 4 * EYE4 + torch.tril(g, -1), upper=True),
+         randn(4, 4), randn(4, 4))
+register("cholesky_ex_all_results_f32",
+         lambda a: torch.ops.aten.linalg_cholesky_ex(a @ a.mT + 4 * EYE4), randn(2, 4, 4))
+# The second leading minor is -8 (exact in binary), so info is 2.
+register("cholesky_ex_not_positive_definite_info_f64",
+         lambda a: torch.ops.aten.linalg_cholesky_ex(a)[1],
+         const(torch.tensor([[[4.0, 2.0, 0.0], [2.0, -1.0, 0.0], [0.0, 0.0, 1.0]],
+                             [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]],
+                            dtype=torch.float64)))
+
+# Histograms (aten.histc): eager's bin formula in the element type, the
+# last bin closed, elements outside [min, max] and NaN in none; with
+# min == max the data's own range.
+register("histc_range_f32", lambda x: torch.histc(x, bins=10, min=-2, max=2), randn(1000))
+register("histc_data_range_f32", lambda x: torch.histc(x, bins=7), randn(3, 50))
+register("histc_constant_data_f64", lambda x: torch.histc(x, bins=4),
+         const(torch.full((5,), 2.0, dtype=torch.float64)))
+register("histc_edges_outside_and_nan_f32", lambda x: torch.histc(x, bins=4, min=0, max=1),
+         const(torch.tensor([-1.0, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, float("nan"), 0.9999])))
+register("histc_f16", lambda x: torch.histc(x, bins=5, min=-1, max=1),
+         randn(200, dtype=torch.float16))

@@ -1,17 +1,27 @@
-//===- LinalgHandlers.cpp - determinants through an unrolled LU -----------===//
+//===- LinalgHandlers.cpp - determinants, solves, inverses, Cholesky ------===//
 //
-// This file implements the importer handlers of aten._linalg_det and
-// aten._linalg_slogdet (torch.linalg.det, slogdet, logdet): an LU
-// factorisation with partial pivoting, as LAPACK's getrf defines it, of
-// the (..., n, n) input as one (B, n, n) batch: one aten.lu_factor, which
-// kiln-decompose-aten unrolls over the n columns
-// (lib/Transforms/DecomposeLinalg.cpp), then the determinant from U's
-// diagonal and the permutation's sign.
+// This file implements the importer handlers of the dense linear algebra
+// torch.linalg decomposes to: aten._linalg_det and aten._linalg_slogdet
+// (det, slogdet, logdet), aten._linalg_solve_ex and aten.linalg_inv_ex
+// (solve, inv) and aten.linalg_cholesky_ex (cholesky). Each treats the
+// (..., n, n) input as one (N, n, n) batch; kiln-convert-aten-to-linalg
+// writes the factorisations as LAPACK's unblocked routines in scalar loops
+// (lib/Conversion/AtenToLinalg/Factorisations.cpp), so n is at most 512.
 //
-// Like eager, the factorisation is of A's transpose (eager hands A's
-// row-major storage to column-major LAPACK): the LU and pivots results are
-// lu_factor(A.mT)'s, with 1-based int32 pivots. det = prod(diag(U)) times
-// the permutation's sign; slogdet gives sign(det) and sum(log|diag(U)|).
+// - det and slogdet: one aten.lu_factor, LAPACK's getrf with partial
+//   pivoting. Like eager, the factorisation is of A's transpose (eager
+//   hands A's row-major storage to column-major LAPACK): the LU and pivots
+//   results are lu_factor(A.mT)'s, with 1-based int32 pivots.
+//   det = prod(diag(U)) times the permutation's sign; slogdet gives
+//   sign(det) and sum(log|diag(U)|).
+// - solve and inv: one aten.linalg_solve (getrf + getrs) of A, or of A.mT for left=False, against B (the identity for
+//   inv) over the broadcast batch. The LU, pivots and info results are
+//   eager's: lu_factor(A), and the 1-based column of U's first zero pivot
+//   (0 for none); an unused one costs nothing (its ops are dead).
+// - lu_factor: the same aten.lu_factor of A, its results as solve's.
+// - cholesky: one aten.cholesky of A's lower triangle (of A.mT's for
+//   upper=True, whose factor is then transposed), info as potrf's.
+//
 // Rounding differs from LAPACK's blocked updates in the last bits.
 //
 //===----------------------------------------------------------------------===//
@@ -21,6 +31,7 @@
 #include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"
+#include "mlir/Dialect/Traits.h"
 
 using namespace mlir;
 
@@ -39,8 +50,7 @@ struct Factorisation {
   Value diagonal; ///< (B, n): U's diagonal.
 };
 
-/// getrf on `a` (B, n, n): one aten.lu_factor (kiln-decompose-aten unrolls
-/// it, lib/Transforms/DecomposeLinalg.cpp), and U's diagonal.
+/// getrf on `a` (B, n, n): one aten.lu_factor, and U's diagonal.
 Factorisation factorise(NodeImporter &n, Value a, int64_t batch, int64_t order) {
   RankedTensorType type = typeOf(a);
   auto lu = n.b().create<aten::LuFactorOp>(
@@ -58,30 +68,47 @@ Factorisation factorise(NodeImporter &n, Value a, int64_t batch, int64_t order) 
   return {lu.getLu(), lu.getPivots(), lu.getOdd(), diagonal};
 }
 
-/// The (..., n, n) input as (B, n, n) of its transpose; error unless square
-/// floating point of order at most kMaxOrder.
-absl::StatusOr<std::pair<Value, int64_t>> transposedBatch(NodeImporter &n, Value a) {
+/// The order n of a (..., n, n) floating-point input; error unless square
+/// f32 or f64 of order 1 to kMaxOrder. `what` names the op's results.
+absl::StatusOr<int64_t> squareOrder(NodeImporter &n, Value a, const std::string &what) {
   RankedTensorType type = typeOf(a);
   int64_t rank = type.getRank();
   if (rank < 2 || type.getDimSize(rank - 1) != type.getDimSize(rank - 2))
     return n.error("the input must be a batch of square matrices (..., n, n)");
   Type element = type.getElementType();
   if (!element.isF32() && !element.isF64())
-    return n.error("determinants are defined for f32 and f64 (LAPACK's types)");
+    return n.error(what + " are defined for f32 and f64 (LAPACK's types)");
   int64_t order = type.getDimSize(rank - 1);
   if (order > kMaxOrder)
-    return n.unimplemented(absl::StrCat("a determinant of order ", order,
-                                        " (the unrolled factorisation takes at most ",
+    return n.unimplemented(absl::StrCat(what, " of order ", order,
+                                        " (the factorisation loops take at most ",
                                         kMaxOrder, ")"));
   if (order == 0)
-    return n.unimplemented("a determinant of order 0");
-  int64_t batch = type.getNumElements() / (order * order);
+    return n.unimplemented(what + " of order 0");
+  return order;
+}
+
+/// `v` (..., r, c) with its last two dims swapped.
+Value transposed(NodeImporter &n, Value v) {
+  int64_t rank = typeOf(v).getRank();
   SmallVector<int64_t> perm;
   for (int64_t d = 0; d < rank; ++d)
     perm.push_back(d);
   std::swap(perm[rank - 1], perm[rank - 2]);
-  Value t = permuteValue(n, a, perm);
-  return std::make_pair(viewValue(n, t, {batch, order, order}), order);
+  return permuteValue(n, v, perm);
+}
+
+/// `v` (..., r, c) viewed as one (N, r, c) batch.
+Value flatBatch(NodeImporter &n, Value v) {
+  ArrayRef<int64_t> shape = typeOf(v).getShape();
+  int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  return viewValue(n, v, {typeOf(v).getNumElements() / std::max<int64_t>(rows * cols, 1), rows, cols});
+}
+
+/// The (..., n, n) input as (B, n, n) of its transpose, with n.
+absl::StatusOr<std::pair<Value, int64_t>> transposedBatch(NodeImporter &n, Value a) {
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "determinants"));
+  return std::make_pair(flatBatch(n, transposed(n, a)), order);
 }
 
 /// The LU and 1-based int32 pivots results, in their declared shapes.
@@ -152,11 +179,157 @@ absl::StatusOr<Values> slogdet(NodeImporter &n) {
                 viewValue(n, logabs, logType.getShape()), lu[0], lu[1]};
 }
 
+/// The 1-based index of the first zero on U's diagonal (N, n), 0 for none,
+/// as getrf's info: (N) i64.
+Value firstZeroPivot(NodeImporter &n, Value diagonal) {
+  auto [batch, order] = std::make_pair(typeOf(diagonal).getDimSize(0),
+                                       typeOf(diagonal).getDimSize(1));
+  Type i64 = n.b().getI64Type();
+  auto table = RankedTensorType::get({batch, order}, i64);
+  Value zero = pointwise(n, RankedTensorType::get({batch, order}, n.b().getI1Type()), "eq",
+                         {diagonal, n.constant(typeOf(diagonal).getElementType(), 0.0)});
+  Value steps = tableConstant<int64_t>(n, {1, order}, i64, [](int64_t k) { return k + 1; });
+  Value none = n.constant(i64, static_cast<double>(order + 1));
+  Value first = n.b().create<aten::AminOp>(
+      n.loc(), RankedTensorType::get({batch}, i64), pointwise(n, table, "where", {zero, steps, none}),
+      n.b().getDenseI64ArrayAttr({1}), n.b().getBoolAttr(false));
+  Value found = pointwise(n, RankedTensorType::get({batch}, n.b().getI1Type()), "ne",
+                          {first, none});
+  return pointwise(n, typeOf(first), "where", {found, first, n.constant(i64, 0.0)});
+}
+
+/// `v` in result `i`'s declared element type and shape.
+absl::StatusOr<Value> asResult(NodeImporter &n, Value v, int i) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(i));
+  if (type.getNumElements() != typeOf(v).getNumElements())
+    return n.error(absl::StrCat("result ", i, " is declared with another size"));
+  return viewValue(n, convertElements(n, v, type.getElementType()), type.getShape());
+}
+
+/// One aten.linalg_solve of a (..., n, n) against rhs (..., n, k) over
+/// their broadcast batch, in that batch's shape.
+absl::StatusOr<Value> solveBatch(NodeImporter &n, Value a, Value rhs) {
+  ArrayRef<int64_t> aShape = typeOf(a).getShape(), bShape = typeOf(rhs).getShape();
+  SmallVector<int64_t> batch;
+  if (!OpTrait::util::getBroadcastedShape(aShape.drop_back(2), bShape.drop_back(2), batch))
+    return n.error("A's and B's batch dims do not broadcast");
+  auto expanded = [&](Value v) -> Value {
+    ArrayRef<int64_t> shape = typeOf(v).getShape();
+    SmallVector<int64_t> want(batch);
+    want.append(shape.end() - 2, shape.end());
+    if (shape.size() < want.size()) {
+      SmallVector<int64_t> ones(want.size() - shape.size(), 1);
+      ones.append(shape.begin(), shape.end());
+      v = viewValue(n, v, ones);
+    }
+    auto to = RankedTensorType::get(want, typeOf(v).getElementType());
+    if (typeOf(v) == to)
+      return v;
+    return n.b().create<aten::ExpandOp>(n.loc(), to, v).getResult();
+  };
+  Value x = expanded(rhs);
+  SmallVector<int64_t> resultShape(typeOf(x).getShape());
+  Value flatA = flatBatch(n, expanded(a)), flatB = flatBatch(n, x);
+  Value solved = n.b().create<aten::LinalgSolveOp>(n.loc(), typeOf(flatB), flatA, flatB);
+  return viewValue(n, solved, resultShape);
+}
+
+/// lu_factor(A) with 1-based pivots and getrf's info, as the results
+/// `first`, first + 1 and first + 2 declare them.
+absl::StatusOr<Values> factorisationResults(NodeImporter &n, Value a, int first) {
+  Value batch = flatBatch(n, a);
+  Factorisation f = factorise(n, batch, typeOf(batch).getDimSize(0), typeOf(batch).getDimSize(1));
+  ASSIGN_OR_RETURN(Values lu, luResults(n, f, first));
+  ASSIGN_OR_RETURN(Value info, asResult(n, firstZeroPivot(n, f.diagonal), first + 2));
+  return Values{lu[0], lu[1], info};
+}
+
+/// _linalg_solve_ex(A, B, left, check_errors) -> (result, LU, pivots,
+/// info). B is a vector (..., n) when it has one dim, or A's batch and n.
+absl::StatusOr<Values> solveEx(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("A"));
+  ASSIGN_OR_RETURN(Value rhs, n.tensor("B"));
+  ASSIGN_OR_RETURN(bool left, n.boolAttr("left", true));
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "solves"));
+  ArrayRef<int64_t> aShape = typeOf(a).getShape(), bShape = typeOf(rhs).getShape();
+  if (typeOf(rhs).getElementType() != typeOf(a).getElementType())
+    return n.error("A and B must have one element type");
+  bool vector = bShape.size() == 1 ||
+                (bShape.size() + 1 == aShape.size() && bShape == aShape.drop_back());
+  if (vector) {
+    SmallVector<int64_t> column(bShape);
+    column.push_back(1);
+    rhs = viewValue(n, rhs, column);
+  } else if (!left) {
+    rhs = transposed(n, rhs);
+  }
+  ArrayRef<int64_t> columns = typeOf(rhs).getShape();
+  if (columns.size() < 2 || columns[columns.size() - 2] != order)
+    return n.error(absl::StrCat("B must have ", order, " rows (", left ? "A X = B" : "X A = B",
+                                ")"));
+  ASSIGN_OR_RETURN(Value x, solveBatch(n, left ? a : transposed(n, a), rhs));
+  if (!left && !vector)
+    x = transposed(n, x);
+  ASSIGN_OR_RETURN(Value result, asResult(n, x, 0));
+  ASSIGN_OR_RETURN(Values factorisation, factorisationResults(n, a, 1));
+  return Values{result, factorisation[0], factorisation[1], factorisation[2]};
+}
+
+/// linalg_lu_factor_ex(A, pivot, check_errors) -> (LU, pivots, info):
+/// getrf with partial pivoting (eager's CPU kernel has no other).
+absl::StatusOr<Values> luFactorEx(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("A"));
+  ASSIGN_OR_RETURN(bool pivot, n.boolAttr("pivot", true));
+  if (!pivot)
+    return n.error("LU without pivoting is not defined on the CPU (eager raises)");
+  RETURN_IF_ERROR(squareOrder(n, a, "LU factorisations").status());
+  return factorisationResults(n, a, 0);
+}
+
+/// linalg_inv_ex(A, check_errors) -> (inverse, info): A X = I.
+absl::StatusOr<Values> invEx(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("A"));
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "inverses"));
+  Value identity = convertElements(
+      n, tableConstant<bool>(n, {order, order}, n.b().getI1Type(),
+                             [order](int64_t k) { return k % (order + 1) == 0; }),
+      typeOf(a).getElementType());
+  ASSIGN_OR_RETURN(Value x, solveBatch(n, a, identity));
+  ASSIGN_OR_RETURN(Value inverse, asResult(n, x, 0));
+  Value batch = flatBatch(n, a);
+  Factorisation f = factorise(n, batch, typeOf(batch).getDimSize(0), order);
+  ASSIGN_OR_RETURN(Value info, asResult(n, firstZeroPivot(n, f.diagonal), 1));
+  return Values{inverse, info};
+}
+
+/// linalg_cholesky_ex(A, upper, check_errors) -> (L, info): potrf of A's
+/// lower triangle, or for upper=True U = chol(A.mT's lower)^T, which reads
+/// A's upper triangle.
+absl::StatusOr<Values> choleskyEx(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("self"));
+  ASSIGN_OR_RETURN(bool upper, n.boolAttr("upper", false));
+  RETURN_IF_ERROR(squareOrder(n, a, "Cholesky factors").status());
+  Value batch = flatBatch(n, upper ? transposed(n, a) : a);
+  auto op = n.b().create<aten::CholeskyOp>(
+      n.loc(),
+      TypeRange{typeOf(batch),
+                RankedTensorType::get({typeOf(batch).getDimSize(0), 1}, n.b().getI64Type())},
+      batch);
+  Value l = viewValue(n, op.getL(), typeOf(a).getShape());
+  ASSIGN_OR_RETURN(Value factor, asResult(n, upper ? transposed(n, l) : l, 0));
+  ASSIGN_OR_RETURN(Value info, asResult(n, op.getInfo(), 1));
+  return Values{factor, info};
+}
+
 } // namespace
 
 void addLinalgHandlers(OpHandlerTable &t) {
   t["aten._linalg_det.default"] = det;
   t["aten._linalg_slogdet.default"] = slogdet;
+  t["aten._linalg_solve_ex.default"] = solveEx;
+  t["aten.linalg_inv_ex.default"] = invEx;
+  t["aten.linalg_lu_factor_ex.default"] = luFactorEx;
+  t["aten.linalg_cholesky_ex.default"] = choleskyEx;
 }
 
 } // namespace kiln

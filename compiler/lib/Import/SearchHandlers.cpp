@@ -1,7 +1,10 @@
-//===- SearchHandlers.cpp - bucketize and searchsorted --------------------===//
+//===- SearchHandlers.cpp - bucketize, searchsorted and histc -------------===//
 //
-// This file implements the importer handlers of aten.bucketize and
-// aten.searchsorted: each is one aten.searchsorted (a sorter gathers the
+// This file implements the importer handlers of aten.bucketize,
+// aten.searchsorted and aten.histc. histc is one aten.histc, which
+// kiln-decompose-aten computes as a scatter-add into the bins
+// (lib/Transforms/DecomposeHistc.cpp). bucketize and searchsorted are each
+// one aten.searchsorted (a sorter gathers the
 // sequence into order first), which kiln-decompose-aten computes as a
 // count (lib/Transforms/DecomposeSearch.cpp): the insertion index of a
 // value v in a sorted row b is the number of entries with !(b >= v) (the
@@ -19,6 +22,8 @@
 #include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -111,6 +116,28 @@ absl::StatusOr<Values> searchsorted(NodeImporter &n) {
   return Values{result};
 }
 
+/// histc(self, bins=100, min=0, max=0): one aten.histc.
+absl::StatusOr<Values> histc(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(int64_t bins, n.intAttr("bins", 100));
+  ASSIGN_OR_RETURN(double lo, n.floatAttr("min", 0.0));
+  ASSIGN_OR_RETURN(double hi, n.floatAttr("max", 0.0));
+  if (!isa<FloatType>(typeOf(self).getElementType()))
+    return n.error("histc counts floating-point tensors (eager has no integer kernel)");
+  if (bins < 1)
+    return n.error(absl::StrCat("histc's bins must be positive, not ", bins));
+  if (!std::isfinite(lo) || !std::isfinite(hi))
+    return n.error("histc's min and max must be finite");
+  if (lo > hi)
+    return n.error(absl::StrCat("histc's max (", hi, ") must not be less than its min (", lo, ")"));
+  if (type.getShape() != ArrayRef<int64_t>{bins})
+    return n.error(absl::StrCat("the result is declared with another shape than (", bins, ")"));
+  return Values{n.b().create<aten::HistcOp>(n.loc(), type, self, n.b().getI64IntegerAttr(bins),
+                                            n.b().getF64FloatAttr(lo), n.b().getF64FloatAttr(hi))
+                    .getResult()};
+}
+
 } // namespace
 
 void addSearchHandlers(OpHandlerTable &t) {
@@ -118,6 +145,7 @@ void addSearchHandlers(OpHandlerTable &t) {
   t["aten.bucketize.Scalar"] = bucketize;
   t["aten.searchsorted.Tensor"] = searchsorted;
   t["aten.searchsorted.Scalar"] = searchsorted;
+  t["aten.histc.default"] = histc;
 }
 
 } // namespace kiln

@@ -34,7 +34,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     kiln::populatePoolBackwardDecompositions(set);
     kiln::populateConvolutionBackwardDecompositions(set);
     kiln::populateTransposedConvolutionDecompositions(set);
-    kiln::populateLinalgDecompositions(set);
+    kiln::populateHistogramDecompositions(set);
     kiln::populateScatterDecompositions(set);
     kiln::populateSelectionDecompositions(set);
     kiln::populateRepeatDecompositions(set);

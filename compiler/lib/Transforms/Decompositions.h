@@ -56,8 +56,8 @@ void populateConvolutionBackwardDecompositions(mlir::RewritePatternSet &patterns
 /// input position, or a scatter-add (DecomposePoolBackward.cpp).
 void populatePoolBackwardDecompositions(mlir::RewritePatternSet &patterns);
 
-/// aten.lu_factor as getrf unrolled over the columns (DecomposeLinalg.cpp).
-void populateLinalgDecompositions(mlir::RewritePatternSet &patterns);
+/// aten.histc as a scatter-add of ones into its bins (DecomposeHistc.cpp).
+void populateHistogramDecompositions(mlir::RewritePatternSet &patterns);
 
 /// aten.scatter_reduce (PyTorch's whole scatter family) as the primitive
 /// aten.scatter, slices and pointwise ops (DecomposeScatter.cpp).

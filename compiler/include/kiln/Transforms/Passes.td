@@ -78,8 +78,9 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
       position gathers the gradients of the windows that can cover it whose
       saved index names it, in eager's order; a scatter-add past 2^24 table
       entries or 2^28 gathered elements.
-    - `aten.lu_factor` (DecomposeLinalg.cpp): getrf with partial pivoting
-      unrolled over the columns, the batch side by side.
+    - `aten.histc` (DecomposeHistc.cpp): each element's bin by eager's
+      formula in the element type, then a scatter-add of ones into one
+      counter a bin plus one for the elements out of range.
     - `aten.topk` and `aten.kthvalue` (DecomposeSelection.cpp): a stable
       aten.sort along the dim, then the first k entries (descending when
       largest), or entry k - 1 viewed without the dim.

@@ -43,6 +43,7 @@ struct ConvertAtenToLinalgPass
     kiln::aten::populateReductionFamilyPatterns(patterns);
     kiln::aten::populateSortingPatterns(patterns);
     kiln::aten::populateScanPatterns(patterns);
+    kiln::aten::populateFactorisationPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();

@@ -4,7 +4,12 @@
 // slices are tensor.extract_slice, concatenation is insert_slice into an
 // empty tensor, and index_select/gather are linalg.generic ops whose bodies
 // read the source with tensor.extract at a wrapped and clamped index (an
-// out-of-range index never reads outside the tensor).
+// out-of-range index never reads outside the tensor). A scatter into a dim
+// of at most kDenseScatterExtent positions is a linalg.generic comparing
+// every target position with every index (vectorisable); a longer one is a
+// loop nest over the index writing each value at its target (O(index)
+// rather than O(index x extent)). Both combine the values that meet at one
+// position in index order, and an index out of range writes nothing.
 //
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
@@ -14,9 +19,13 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include "llvm/ADT/StringSwitch.h"
+
+#include <functional>
 
 using namespace mlir;
 using namespace kiln::aten;
@@ -118,6 +127,54 @@ struct IndexPutLowering : OpConversionPattern<IndexPutOp> {
 
 /// scatter: loops (self dims..., k); index/src read with `dim` replaced by
 /// k; where index == the output coordinate along dim, combine.
+/// The longest scatter dim written as a dense comparison of every target
+/// position with every index.
+constexpr int64_t kDenseScatterExtent = 16;
+
+/// `self` with `src`'s values written at `index` along `dim` (combined by
+/// `combiner`, else replacing): a loop nest over the index's positions in
+/// row-major order, each reading and writing one target element. An index
+/// outside [-extent, extent) writes nothing.
+Value scatterByLoop(OpBuilder &b, Location loc, Value self, Value index, Value src,
+                    int64_t dim, std::optional<Combiner> combiner) {
+  auto type = cast<RankedTensorType>(self.getType());
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(index.getType()).getShape();
+  const int64_t extent = type.getDimSize(dim);
+  Value out = b.create<bufferization::AllocTensorOp>(loc, type, ValueRange{}, self);
+  SmallVector<Value> coords;
+  std::function<Value(OpBuilder &, Location, Value, size_t)> nest =
+      [&](OpBuilder &b, Location l, Value out, size_t d) -> Value {
+    if (d == shape.size()) {
+      Value raw = b.create<tensor::ExtractOp>(l, index, coords);
+      Value x = b.create<tensor::ExtractOp>(l, src, coords);
+      Value wrapped = wrappedIndex(b, l, raw, extent);
+      Value zero = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0));
+      Value inRange = b.create<arith::AndIOp>(
+          l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, wrapped, zero),
+          b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, wrapped,
+                                  b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(extent))));
+      SmallVector<Value> target(coords);
+      target[dim] = b.create<arith::IndexCastOp>(
+          l, b.getIndexType(), b.create<arith::SelectOp>(l, inRange, wrapped, zero));
+      Value old = b.create<tensor::ExtractOp>(l, out, target);
+      Value combined = combiner ? combineElements(*combiner, b, l, old, x) : x;
+      Value next = b.create<arith::SelectOp>(l, inRange, combined, old);
+      return b.create<tensor::InsertOp>(l, next, out, target);
+    }
+    auto loop = b.create<scf::ForOp>(
+        l, b.create<arith::ConstantIndexOp>(l, 0),
+        b.create<arith::ConstantIndexOp>(l, shape[d]), b.create<arith::ConstantIndexOp>(l, 1),
+        ValueRange{out}, [&](OpBuilder &nb, Location nl, Value iv, ValueRange carried) {
+          coords.push_back(iv);
+          Value written = nest(nb, nl, carried[0], d + 1);
+          coords.pop_back();
+          nb.create<scf::YieldOp>(nl, written);
+        });
+    return loop.getResult(0);
+  };
+  return nest(b, loc, out, 0);
+}
+
 struct ScatterLowering : OpConversionPattern<ScatterOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -137,6 +194,11 @@ struct ScatterLowering : OpConversionPattern<ScatterOp> {
             .Case("amin", Combiner::Min)
             .Default(std::nullopt);
     Value src = castTensor(rewriter, loc, adaptor.getSrc(), element);
+    if (extent > kDenseScatterExtent) {
+      rewriter.replaceOp(op, scatterByLoop(rewriter, loc, adaptor.getSelf(), adaptor.getIndex(),
+                                           src, dim, combiner));
+      return success();
+    }
     SmallVector<AffineExpr> exprs;
     for (int64_t i = 0; i < rank; ++i)
       exprs.push_back(getAffineDimExpr(i == dim ? rank : i, ctx));

@@ -131,6 +131,29 @@ func.func @scatter_add(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: tensor<3x4x
 
 // -----
 
+// A scatter dim longer than 16: a loop nest over the index writes each
+// value at its wrapped target, combined with the element there; an index
+// out of range writes the element back unchanged (at position 0).
+// CHECK-LABEL: func @scatter_long_dim
+// CHECK: %[[OUT:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<2x20xf32>
+// CHECK: scf.for %[[R:.+]] = %{{.+}} to %c2 {{.+}} iter_args(%{{.+}} = %[[OUT]])
+// CHECK: scf.for %[[K:.+]] = %{{.+}} to %c7 {{.+}} iter_args(%[[T:.+]] = %{{.+}})
+// CHECK: %[[RAW:.+]] = tensor.extract %{{.+}}[%[[R]], %[[K]]] : tensor<2x7xi64>
+// CHECK: %[[SRC:.+]] = tensor.extract %{{.+}}[%[[R]], %[[K]]] : tensor<2x7xf32>
+// CHECK: %[[IN:.+]] = arith.andi
+// CHECK: %[[AT:.+]] = arith.index_cast
+// CHECK: %[[OLD:.+]] = tensor.extract %[[T]][%[[R]], %[[AT]]]
+// CHECK: %[[MAX:.+]] = arith.maximumf %[[OLD]], %[[SRC]]
+// CHECK: %[[NEW:.+]] = arith.select %[[IN]], %[[MAX]], %[[OLD]]
+// CHECK: tensor.insert %[[NEW]] into %[[T]][%[[R]], %[[AT]]]
+// CHECK-NOT: linalg.generic
+func.func @scatter_long_dim(%x: tensor<2x20xf32>, %i: tensor<2x7xi64>, %s: tensor<2x7xf32>) -> tensor<2x20xf32> {
+  %0 = aten.scatter %x, %i, %s {dim = 1 : i64, reduce = "amax"} : (tensor<2x20xf32>, tensor<2x7xi64>, tensor<2x7xf32>) -> tensor<2x20xf32>
+  return %0 : tensor<2x20xf32>
+}
+
+// -----
+
 // A bool tensor padded with 2.0 is padded with True (non-zero), not the
 // value's low bit.
 // CHECK-LABEL: func @pad_bool

@@ -417,7 +417,7 @@ func.func @trilinear_types(%a: tensor<4x1x3xf16>, %w: tensor<1x6x3xf32>, %b: ten
 // -----
 
 func.func @lu_factor_square(%a: tensor<2x3x4xf32>) -> tensor<2x3xi64> {
-  // expected-error @+1 {{factorises a (B, n, n) batch of f32 or f64 matrices}}
+  // expected-error @+1 {{takes a (N, n, n) batch of f32 or f64 matrices}}
   %lu, %pivots, %odd = aten.lu_factor %a
       : (tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3xi64>, tensor<2x1xi1>)
   return %pivots : tensor<2x3xi64>
@@ -443,11 +443,67 @@ func.func @lu_factor_odd(%a: tensor<2x3x3xf32>) -> tensor<2xi1> {
 
 // -----
 
-func.func @lu_factor_order(%a: tensor<1x65x65xf32>) -> tensor<1x65xi64> {
-  // expected-error @+1 {{needs B >= 1 matrices of order n in [1, 64]}}
+func.func @lu_factor_order(%a: tensor<1x513x513xf32>) -> tensor<1x513xi64> {
+  // expected-error @+1 {{needs N >= 1 matrices of order n in [1, 512]}}
   %lu, %pivots, %odd = aten.lu_factor %a
-      : (tensor<1x65x65xf32>) -> (tensor<1x65x65xf32>, tensor<1x65xi64>, tensor<1x1xi1>)
-  return %pivots : tensor<1x65xi64>
+      : (tensor<1x513x513xf32>) -> (tensor<1x513x513xf32>, tensor<1x513xi64>, tensor<1x1xi1>)
+  return %pivots : tensor<1x513xi64>
+}
+
+// -----
+
+func.func @linalg_solve_rhs_rows(%a: tensor<2x3x3xf32>, %b: tensor<2x4x1xf32>) -> tensor<2x4x1xf32> {
+  // expected-error @+1 {{rhs must be (N, n, k) of a's element type, k >= 1}}
+  %x = aten.linalg_solve %a, %b : (tensor<2x3x3xf32>, tensor<2x4x1xf32>) -> tensor<2x4x1xf32>
+  return %x : tensor<2x4x1xf32>
+}
+
+// -----
+
+func.func @linalg_solve_integer(%a: tensor<1x2x2xi32>, %b: tensor<1x2x1xi32>) -> tensor<1x2x1xi32> {
+  // expected-error @+1 {{takes a (N, n, n) batch of f32 or f64 matrices}}
+  %x = aten.linalg_solve %a, %b : (tensor<1x2x2xi32>, tensor<1x2x1xi32>) -> tensor<1x2x1xi32>
+  return %x : tensor<1x2x1xi32>
+}
+
+// -----
+
+func.func @cholesky_info(%a: tensor<2x3x3xf64>) -> tensor<2x1xi32> {
+  // expected-error @+1 {{info must be (N, 1) i64}}
+  %l, %info = aten.cholesky %a : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x1xi32>)
+  return %info : tensor<2x1xi32>
+}
+
+// -----
+
+func.func @cholesky_order(%a: tensor<1x513x513xf32>) -> tensor<1x513x513xf32> {
+  // expected-error @+1 {{needs N >= 1 matrices of order n in [1, 512]}}
+  %l, %info = aten.cholesky %a : (tensor<1x513x513xf32>) -> (tensor<1x513x513xf32>, tensor<1x1xi64>)
+  return %l : tensor<1x513x513xf32>
+}
+
+// -----
+
+func.func @histc_range(%x: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{min and max must be finite with min <= max}}
+  %h = aten.histc %x {bins = 4 : i64, min = 2.0 : f64, max = 1.0 : f64} : (tensor<8xf32>) -> tensor<4xf32>
+  return %h : tensor<4xf32>
+}
+
+// -----
+
+func.func @histc_bins(%x: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{result must be (bins) with bins >= 1}}
+  %h = aten.histc %x {bins = 5 : i64, min = 0.0 : f64, max = 1.0 : f64} : (tensor<8xf32>) -> tensor<4xf32>
+  return %h : tensor<4xf32>
+}
+
+// -----
+
+func.func @histc_integer(%x: tensor<8xi32>) -> tensor<4xi32> {
+  // expected-error @+1 {{counts floating-point elements in their own type}}
+  %h = aten.histc %x {bins = 4 : i64, min = 0.0 : f64, max = 1.0 : f64} : (tensor<8xi32>) -> tensor<4xi32>
+  return %h : tensor<4xi32>
 }
 
 // -----

@@ -196,6 +196,27 @@ func.func @max_pool_backward(%dy: tensor<2x3x3x3xf32>, %x: tensor<2x3x6x6xf32>, 
 
 // -----
 
+// CHECK-LABEL: func @linalg_solve
+func.func @linalg_solve(%a: tensor<2x3x3xf32>, %b: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  // CHECK: aten.linalg_solve %{{.+}}, %{{.+}} : (tensor<2x3x3xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %x = aten.linalg_solve %a, %b : (tensor<2x3x3xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %x : tensor<2x3x4xf32>
+}
+
+// CHECK-LABEL: func @cholesky
+func.func @cholesky(%a: tensor<2x3x3xf64>) -> tensor<2x1xi64> {
+  // CHECK: aten.cholesky %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x1xi64>)
+  %l, %info = aten.cholesky %a : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x1xi64>)
+  return %info : tensor<2x1xi64>
+}
+
+// CHECK-LABEL: func @histc
+func.func @histc(%x: tensor<100xf32>) -> tensor<10xf32> {
+  // CHECK: aten.histc %{{.+}} {bins = 10 : i64, max = 1.000000e+00 : f64, min = 0.000000e+00 : f64} : (tensor<100xf32>) -> tensor<10xf32>
+  %h = aten.histc %x {bins = 10 : i64, min = 0.0 : f64, max = 1.0 : f64} : (tensor<100xf32>) -> tensor<10xf32>
+  return %h : tensor<10xf32>
+}
+
 // CHECK-LABEL: func @lu_factor
 func.func @lu_factor(%a: tensor<2x3x3xf64>) -> tensor<2x3xi64> {
   // CHECK: aten.lu_factor %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi1>)

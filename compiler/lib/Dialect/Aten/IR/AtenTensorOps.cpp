@@ -2,7 +2,7 @@
 //
 // This file implements the verifiers of aten.pointwise (against the pointwise
 // table), var, arg_reduce, cumsum, slice, cat, index_select, gather,
-// embedding_bag, embedding_renorm, trilinear, lu_factor and arange.
+// embedding_bag, embedding_renorm, trilinear, cdist, histc and arange.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -237,28 +237,6 @@ LogicalResult TrilinearOp::verify() {
   return success();
 }
 
-LogicalResult LuFactorOp::verify() {
-  auto type = cast<RankedTensorType>(getSelf().getType());
-  ArrayRef<int64_t> in = type.getShape();
-  if (in.size() != 3 || in[1] != in[2] ||
-      !(type.getElementType().isF32() || type.getElementType().isF64()))
-    return emitOpError("factorises a (B, n, n) batch of f32 or f64 matrices");
-  if (in[0] < 1 || in[1] < 1 || in[1] > kMaxLuOrder)
-    return emitOpError() << "needs B >= 1 matrices of order n in [1, "
-                         << kMaxLuOrder << "]";
-  if (getLu().getType() != type)
-    return emitOpError("lu must have the input's type");
-  auto pivots = cast<RankedTensorType>(getPivots().getType());
-  if (!pivots.getElementType().isInteger(64) ||
-      pivots.getShape() != ArrayRef<int64_t>{in[0], in[1]})
-    return emitOpError("pivots must be (B, n) i64");
-  auto odd = cast<RankedTensorType>(getOdd().getType());
-  if (!odd.getElementType().isInteger(1) ||
-      odd.getShape() != ArrayRef<int64_t>{in[0], 1})
-    return emitOpError("odd must be (B, 1) i1");
-  return success();
-}
-
 LogicalResult CdistOp::verify() {
   ArrayRef<int64_t> a = shapeOf(getX1()), b = shapeOf(getX2());
   Type element = getX1().getType().getElementType();
@@ -277,6 +255,19 @@ LogicalResult CdistOp::verify() {
     return emitOpError("p must be a non-negative number");
   if (getUseMm() && p != 2.0)
     return emitOpError("use_mm is for p = 2");
+  return success();
+}
+
+LogicalResult HistcOp::verify() {
+  Type element = getSelf().getType().getElementType();
+  if (!isa<FloatType>(element) || getType().getElementType() != element)
+    return emitOpError("counts floating-point elements in their own type");
+  const int64_t bins = static_cast<int64_t>(getBins());
+  if (bins < 1 || getType().getShape() != ArrayRef<int64_t>{bins})
+    return emitOpError("result must be (bins) with bins >= 1");
+  double lo = getMin().convertToDouble(), hi = getMax().convertToDouble();
+  if (!std::isfinite(lo) || !std::isfinite(hi) || lo > hi)
+    return emitOpError("min and max must be finite with min <= max");
   return success();
 }
 

@@ -23,9 +23,10 @@
 
 namespace kiln::aten {
 
-/// The largest n aten.lu_factor takes: its decomposition unrolls n steps of
-/// ~20 ops each.
-inline constexpr int64_t kMaxLuOrder = 64;
+/// The largest n aten.lu_factor, linalg_solve and cholesky take. Their
+/// scalar loops (Factorisations.cpp) do O(n^3) work per matrix with no
+/// blocking; past a few hundred a call takes seconds.
+inline constexpr int64_t kMaxLuOrder = 512;
 
 /// The longest dim a scan (cumsum, cumprod, cummax, cummin, logcumsumexp)
 /// takes as one triangular reduction over (i, j <= i) pairs, parallel and

@@ -181,8 +181,8 @@ def Aten_LuFactorOp : Aten_Op<"lu_factor", [Pure]> {
     trailing block. `lu` holds L below the diagonal (unit) and U on and
     above it; `pivots` (B, n, i64) the 0-based row swapped with each step's
     row; `odd` (B, 1, i1) whether the swaps were odd in number.
-    kiln-decompose-aten unrolls it over the n columns
-    (DecomposeLinalg.cpp), so n is at most 64 (`kMaxLuOrder`).
+    kiln-convert-aten-to-linalg writes it as dgetf2's scalar loops
+    (Factorisations.cpp), so n is at most 512 (`kMaxLuOrder`).
 
     Example:
     ```mlir
@@ -193,6 +193,82 @@ def Aten_LuFactorOp : Aten_Op<"lu_factor", [Pure]> {
   let arguments = (ins AnyStaticShapeTensor:$self);
   let results = (outs AnyStaticShapeTensor:$lu, AnyStaticShapeTensor:$pivots,
                       AnyStaticShapeTensor:$odd);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_LinalgSolveOp : Aten_Op<"linalg_solve", [Pure]> {
+  let summary = "X with A X = B for a batch of square matrices A.";
+  let description = [{
+    `linalg_solve` (torch.linalg.solve, inv): for a (N, n, n) f32 or f64
+    batch `a` and a (N, n, k) batch `rhs` of the same element type, the
+    (N, n, k) solution of a[i] x[i] = rhs[i]: LAPACK's getrf (as
+    lu_factor) then getrs (rhs's rows interchanged, forward substitution
+    with the unit L, back substitution with U), which
+    kiln-convert-aten-to-linalg writes as scalar loops
+    (Factorisations.cpp), so n is at most 512 (`kMaxLuOrder`). A singular
+    matrix divides by its zero pivot: the solution holds infinities or NaN,
+    as eager's getrs gives. Rounding differs from LAPACK's blocked updates
+    in the last bits.
+
+    Example:
+    ```mlir
+    %x = aten.linalg_solve %a, %b
+        : (tensor<2x3x3xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$a, AnyStaticShapeTensor:$rhs);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$a `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_CholeskyOp : Aten_Op<"cholesky", [Pure]> {
+  let summary = "The lower Cholesky factor of a batch of matrices.";
+  let description = [{
+    LAPACK's potrf (lower) on each (n, n) matrix of a (N, n, n) f32 or f64
+    batch: `l` is lower triangular with l l^T = a, reading only a's lower
+    triangle. `info` (N, 1, i64) is 0, or the 1-based order of the first
+    leading minor that is not positive definite (its pivot is not > 0, or
+    NaN); from that column on `l` holds NaN where LAPACK leaves unspecified
+    values. kiln-convert-aten-to-linalg writes it as dpotf2's scalar loops
+    (left-looking, Factorisations.cpp), so n is at most 512 (`kMaxLuOrder`).
+
+    Example:
+    ```mlir
+    %l, %info = aten.cholesky %a
+        : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x1xi64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self);
+  let results = (outs AnyStaticShapeTensor:$l, AnyStaticShapeTensor:$info);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_HistcOp : Aten_Op<"histc", [Pure]> {
+  let summary = "A histogram of the elements in equal-width bins.";
+  let description = [{
+    `aten.histc` (torch.histc): the count of the elements of a
+    floating-point tensor in each of `bins` equal bins over [min, max], in
+    the input's element type. With min == max the range is the elements' own minimum
+    and maximum, widened by 1 on each side when those are equal too, as
+    eager's. An element x in range falls in bin
+    trunc((x - min) * bins / (max - min)) computed in the element type, the
+    last bin closed at max, as eager's CPU kernel; elements outside the
+    range and NaN count nowhere. Where eager raises at run time (a
+    non-finite data range), Kiln counts nothing. kiln-decompose-aten writes
+    it as a scatter-add of ones.
+
+    Example:
+    ```mlir
+    %h = aten.histc %x {bins = 10 : i64, min = 0.0 : f64, max = 1.0 : f64}
+        : (tensor<100xf32>) -> tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$bins, F64Attr:$min,
+                   F64Attr:$max);
+  let results = (outs AnyStaticShapeTensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }

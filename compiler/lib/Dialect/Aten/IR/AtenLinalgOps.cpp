@@ -1,0 +1,78 @@
+//===- AtenLinalgOps.cpp - verifiers of the linear-algebra aten ops -------===//
+//
+// This file implements the verifiers of aten.lu_factor, linalg_solve and
+// cholesky: batches of square f32 or f64 matrices of order at most
+// kMaxLuOrder, the bound of their scalar loops' cubic work.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include "VerifyUtils.h"
+
+using namespace mlir;
+using namespace kiln::aten;
+
+namespace {
+
+/// `a` is a (N, n, n) batch of f32 or f64 matrices, N >= 1, n in
+/// [1, kMaxLuOrder].
+LogicalResult verifySquareBatch(Operation *op, Value a) {
+  auto type = cast<RankedTensorType>(a.getType());
+  ArrayRef<int64_t> in = type.getShape();
+  if (in.size() != 3 || in[1] != in[2] ||
+      !(type.getElementType().isF32() || type.getElementType().isF64()))
+    return op->emitOpError("takes a (N, n, n) batch of f32 or f64 matrices");
+  if (in[0] < 1 || in[1] < 1 || in[1] > kMaxLuOrder)
+    return op->emitOpError() << "needs N >= 1 matrices of order n in [1, "
+                             << kMaxLuOrder << "]";
+  return success();
+}
+
+/// `v` is (N, 1) of `width`-bit integers.
+bool isPerMatrix(Value v, int64_t batch, unsigned width) {
+  auto type = cast<RankedTensorType>(v.getType());
+  return type.getElementType().isInteger(width) &&
+         type.getShape() == ArrayRef<int64_t>{batch, 1};
+}
+
+} // namespace
+
+LogicalResult LuFactorOp::verify() {
+  if (failed(verifySquareBatch(*this, getSelf())))
+    return failure();
+  auto type = cast<RankedTensorType>(getSelf().getType());
+  ArrayRef<int64_t> in = type.getShape();
+  if (getLu().getType() != type)
+    return emitOpError("lu must have the input's type");
+  auto pivots = cast<RankedTensorType>(getPivots().getType());
+  if (!pivots.getElementType().isInteger(64) ||
+      pivots.getShape() != ArrayRef<int64_t>{in[0], in[1]})
+    return emitOpError("pivots must be (B, n) i64");
+  if (!isPerMatrix(getOdd(), in[0], 1))
+    return emitOpError("odd must be (B, 1) i1");
+  return success();
+}
+
+LogicalResult LinalgSolveOp::verify() {
+  if (failed(verifySquareBatch(*this, getA())))
+    return failure();
+  auto a = cast<RankedTensorType>(getA().getType());
+  auto rhs = cast<RankedTensorType>(getRhs().getType());
+  ArrayRef<int64_t> in = a.getShape(), b = rhs.getShape();
+  if (rhs.getElementType() != a.getElementType() || b.size() != 3 || b[0] != in[0] ||
+      b[1] != in[1] || b[2] < 1)
+    return emitOpError("rhs must be (N, n, k) of a's element type, k >= 1");
+  if (getType() != rhs)
+    return emitOpError("result must have rhs's type");
+  return success();
+}
+
+LogicalResult CholeskyOp::verify() {
+  if (failed(verifySquareBatch(*this, getSelf())))
+    return failure();
+  if (getL().getType() != getSelf().getType())
+    return emitOpError("l must have the input's type");
+  if (!isPerMatrix(getInfo(), shapeOf(getSelf())[0], 64))
+    return emitOpError("info must be (N, 1) i64");
+  return success();
+}

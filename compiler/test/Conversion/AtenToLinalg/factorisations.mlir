@@ -1,0 +1,78 @@
+// RUN: kiln-opt %s -kiln-convert-aten-to-linalg | FileCheck %s
+
+// dgetf2 in scalar loops over the batch and the columns, written in place
+// into one copy of the input: the pivot search (a strictly larger
+// magnitude wins, so a NaN never does), the row swap, the pivot and the
+// parity, then the multipliers (0 under a zero pivot) and the trailing
+// update. The code does not grow with n.
+// CHECK-LABEL: func @lu
+// CHECK: %[[LU:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<2x3x3xf64>
+// CHECK: %[[PIV:.+]] = bufferization.alloc_tensor() : tensor<2x3xi64>
+// CHECK: %[[ODD:.+]] = linalg.fill ins(%false : i1)
+// CHECK: scf.for %[[M:.+]] = %{{.+}} to %c2 step %{{.+}} iter_args(%{{.+}} = %[[LU]], %{{.+}} = %[[PIV]], %{{.+}} = %[[ODD]])
+// CHECK: scf.for %[[K:.+]] = %{{.+}} to %c3
+// CHECK: %[[BEST:.+]]:2 = scf.for
+// CHECK: arith.cmpf ogt
+// CHECK: scf.for
+// CHECK-COUNT-2: tensor.insert
+// CHECK: arith.index_cast %[[BEST]]#0 : index to i64
+// CHECK: arith.xori
+// CHECK: %[[ZERO:.+]] = arith.cmpf oeq
+// CHECK: scf.for
+// CHECK: %[[RATIO:.+]] = arith.divf
+// CHECK: arith.select %[[ZERO]], %{{.+}}, %[[RATIO]]
+// CHECK: scf.for
+// CHECK: arith.mulf
+// CHECK: arith.subf
+// CHECK-NOT: aten.
+func.func @lu(%a: tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi1>) {
+  %lu, %pivots, %odd = aten.lu_factor %a
+      : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi1>)
+  return %lu, %pivots, %odd : tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi1>
+}
+
+// dgetrs after dgetf2: the interchanges, forward substitution with the
+// unit L (rows above i), then back substitution with U from the last row
+// up, dividing by the pivot.
+// CHECK-LABEL: func @solve
+// CHECK: scf.for
+// CHECK: %[[X:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<1x4x2xf32>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c1{{.*}} iter_args(%{{.+}} = %[[X]])
+// CHECK: arith.index_cast %{{.+}} : i64 to index
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c2
+// CHECK: scf.for %[[I:arg[0-9]+]] = %{{.+}} to %c4
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[I]] step
+// CHECK: arith.mulf
+// CHECK: arith.subf
+// CHECK: %[[R:.+]] = arith.subi %c3{{.*}}, %{{.+}} : index
+// CHECK: arith.divf
+// CHECK-NOT: aten.
+func.func @solve(%a: tensor<1x4x4xf32>, %b: tensor<1x4x2xf32>) -> tensor<1x4x2xf32> {
+  %x = aten.linalg_solve %a, %b : (tensor<1x4x4xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+  return %x : tensor<1x4x2xf32>
+}
+
+// dpotf2 (lower, left-looking): the pivot less the row's squares, info at
+// the first pivot that is not > 0, its square root on the diagonal, zeros
+// above, the column below scaled by it.
+// CHECK-LABEL: func @cholesky
+// CHECK: %[[L:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<2x3x3xf32>
+// CHECK: scf.for
+// CHECK: %[[COL:.+]]:2 = scf.for %[[J:.+]] = %{{.+}} to %c3
+// CHECK: %[[DOT:.+]] = scf.for %{{.+}} = %{{.+}} to %[[J]]
+// CHECK: %[[PIVOT:.+]] = arith.subf %{{.+}}, %[[DOT]] : f32
+// CHECK: %[[POS:.+]] = arith.cmpf ogt, %[[PIVOT]]
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq
+// CHECK: %[[NOT:.+]] = arith.xori %[[POS]], %true
+// CHECK: arith.andi %[[FIRST]], %[[NOT]]
+// CHECK: %[[ROOT:.+]] = math.sqrt %[[PIVOT]] : f32
+// CHECK: tensor.insert %[[ROOT]]
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[J]]
+// CHECK: tensor.insert %cst
+// CHECK: arith.divf %{{.+}}, %[[ROOT]] : f32
+// CHECK: tensor.insert %[[COL]]#1
+// CHECK-NOT: aten.
+func.func @cholesky(%a: tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x1xi64>) {
+  %l, %info = aten.cholesky %a : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x1xi64>)
+  return %l, %info : tensor<2x3x3xf32>, tensor<2x1xi64>
+}
