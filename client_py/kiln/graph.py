@@ -52,6 +52,27 @@ __all__ = ["CallConvention", "SerializedGraph", "is_optional_tensor_list", "seri
 # Argument types Kiln leaves out: they say where a tensor lives, not what it is.
 _OMITTED_TYPES = (torch.device, torch.layout, torch.memory_format)
 
+#: Results that travel unnamed (left out) when no node reads them: the
+#: vectors of the decompositions eigvalsh and svdvals export to, which Kiln
+#: does not compute (their signs are LAPACK's choice).
+_LEFT_OUT_WHEN_UNREAD = {
+    "aten::_linalg_eigh": (1,),
+    "aten::_linalg_svd": (0, 2),
+}
+
+
+def _read_results(node: torch.fx.Node) -> set[int] | None:
+    """The result indices that something reads through a getitem (a
+    getitem nothing uses reads nothing); None when some user reads the
+    node otherwise."""
+    read: set[int] = set()
+    for user in node.users:
+        if user.target is not operator.getitem or not isinstance(user.args[1], int):
+            return None
+        if user.users:
+            read.add(user.args[1] % max(len(node.meta.get("val") or ()), 1))
+    return read
+
 
 @dataclasses.dataclass(frozen=True)
 class CallConvention:
@@ -420,10 +441,14 @@ class _Serializer:
         val = _value_meta(node)
         if isinstance(val, (list, tuple)):
             names = []
+            read = _read_results(node)
+            unread = [i for i in _LEFT_OUT_WHEN_UNREAD.get(schema.name, ())
+                      if read is not None and i not in read]
             for i, v in enumerate(val):
-                if v is None:
+                if v is None or i in unread:
                     # A result the op leaves out (convolution_backward's under
-                    # output_mask): an unnamed, untyped output nobody reads.
+                    # output_mask), or unread vectors of eigh and svd: an
+                    # unnamed, untyped output nobody reads.
                     pb.outputs.add(name="")
                     names.append("")
                     continue

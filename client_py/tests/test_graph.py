@@ -388,6 +388,31 @@ def test_bool_lists_travel_as_ints_and_left_out_results_are_unnamed():
     assert list(g.outputs) == [dw.name, db.name]
 
 
+def test_unread_eigenvectors_and_singular_vectors_travel_left_out():
+    """eigvalsh and svdvals export to _linalg_eigh and _linalg_svd with
+    their vectors computed; unread, the vectors travel unnamed (Kiln
+    computes values only), and read ones keep their names."""
+    def values_only(a):
+        return torch.linalg.eigvalsh(a) + torch.linalg.svdvals(a)
+
+    def with_vectors(a):
+        w, v = torch.linalg.eigh(a)
+        return w, v
+
+    a = torch.randn(3, 3)
+    g = serialize_graph_module(
+        torch.fx.experimental.proxy_tensor.make_fx(values_only, tracing_mode="fake")(a)).graph
+    eigh = nodes(g, "aten._linalg_eigh.default")[0]
+    assert eigh.outputs[0].name and eigh.outputs[1].name == ""
+    svd = nodes(g, "aten._linalg_svd.default")[0]
+    assert [o.name == "" for o in svd.outputs] == [True, False, True]
+    g = serialize_graph_module(
+        torch.fx.experimental.proxy_tensor.make_fx(with_vectors, tracing_mode="fake")(a)).graph
+    eigh = nodes(g, "aten._linalg_eigh.default")[0]
+    assert all(o.name for o in eigh.outputs)
+    assert list(eigh.outputs[1].type.shape) == [3, 3]
+
+
 def test_decomposition_table_is_made_once_and_follows_new_composite_ops():
     """The table is copied from one made when the CompositeImplicitAutograd
     operators last changed: callers get their own dict, and an operator

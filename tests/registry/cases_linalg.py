@@ -176,6 +176,49 @@ register("lu_factor_order_100_f64", lambda a: torch.linalg.lu_factor(a)[0],
 register("inv_order_80_f64", lambda a: torch.linalg.inv(a + 10 * torch.eye(80, dtype=torch.float64)),
          randn(80, 80, dtype=torch.float64))
 
+# QR (aten.linalg_qr): Householder reflectors with LAPACK's conventions,
+# so the signs of R's diagonal (and Q's columns) are eager's.
+register("qr_tall_f32", torch.linalg.qr, randn(6, 4))
+register("qr_wide_batched_f64", torch.linalg.qr, randn(2, 3, 5, dtype=torch.float64))
+register("qr_complete_tall_f64", lambda a: torch.linalg.qr(a, mode="complete"),
+         randn(5, 3, dtype=torch.float64))
+register("qr_complete_wide_f32", lambda a: torch.linalg.qr(a, mode="complete"), randn(3, 5))
+register("qr_r_mode_f32", lambda a: torch.linalg.qr(a, mode="r")[1], randn(2, 4, 4))
+# Already upper triangular: no reflection, R's diagonal keeps its signs.
+register("qr_upper_triangular_f32", torch.linalg.qr,
+         const(torch.tensor([[1.0, 2.0], [0.0, -3.0], [0.0, 0.0]])))
+register("qr_zero_column_f64", torch.linalg.qr,
+         const(torch.tensor([[0.0, 1.0, 2.0], [0.0, 3.0, 1.0], [0.0, 1.0, 1.0]],
+                            dtype=torch.float64)))
+register("qr_square_40_f64", torch.linalg.qr, randn(40, 40, dtype=torch.float64))
+
+# Eigenvalues and singular values (aten._linalg_eigh, _linalg_svd, whose
+# unread vectors the client leaves out): Jacobi rotations, then sorted.
+register("eigvalsh_f64", lambda a: torch.linalg.eigvalsh(a + a.mT),
+         randn(6, 6, dtype=torch.float64))
+register("eigvalsh_batched_f32", lambda a: torch.linalg.eigvalsh(a @ a.mT), randn(3, 5, 5))
+register("eigvalsh_upper_f64", lambda a: torch.linalg.eigvalsh(a, UPLO="U"),
+         randn(2, 4, 4, dtype=torch.float64))
+register("eigvalsh_lower_reads_lower_triangle_f32", torch.linalg.eigvalsh, randn(5, 5))
+register("eigvalsh_repeated_f64", torch.linalg.eigvalsh,
+         const(torch.diag(torch.tensor([2.0, -1.0, 2.0, 0.0], dtype=torch.float64))))
+register("eigvalsh_no_vectors_f32", lambda a: torch.ops.aten._linalg_eigh(a + a.mT, compute_v=False),
+         randn(4, 4))
+register("eigvalsh_order_60_f64", lambda a: torch.linalg.eigvalsh(a + a.mT),
+         randn(60, 60, dtype=torch.float64))
+register("svdvals_tall_f32", torch.linalg.svdvals, randn(6, 4))
+register("svdvals_wide_batched_f64", torch.linalg.svdvals, randn(2, 3, 7, dtype=torch.float64))
+register("svdvals_rank_deficient_f64", torch.linalg.svdvals,
+         const(torch.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0], [0.0, 0.0, 0.0]],
+                            dtype=torch.float64)))
+register("svdvals_zero_f32", torch.linalg.svdvals, const(torch.zeros(3, 2)))
+register("svdvals_no_vectors_f32", lambda a: torch.ops.aten._linalg_svd(a, compute_uv=False),
+         randn(5, 3))
+register("svdvals_order_50_f64", torch.linalg.svdvals, randn(50, 40, dtype=torch.float64))
+register("matrix_norm_nuclear_f32", lambda a: torch.linalg.matrix_norm(a, "nuc"), randn(2, 4, 3))
+register("matrix_norm_2_f64", lambda a: torch.linalg.matrix_norm(a, 2),
+         randn(5, 5, dtype=torch.float64))
+
 # Cholesky (aten.linalg_cholesky_ex): potrf unrolled over the columns on
 # the lower triangle (the upper one for upper=True); info is the order of
 # the first leading minor that is not positive definite.

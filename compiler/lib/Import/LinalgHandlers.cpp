@@ -19,6 +19,11 @@
 //   eager's: lu_factor(A), and the 1-based column of U's first zero pivot
 //   (0 for none); an unused one costs nothing (its ops are dead).
 // - lu_factor: the same aten.lu_factor of A, its results as solve's.
+// - qr: one aten.qr (geqrf + orgqr with LAPACK's reflector conventions,
+//   so R's signs are eager's); mode "r" gives an empty Q.
+// - eigh and svd: their values only (eigvalsh, svdvals), by Jacobi
+//   rotations; a node whose vectors something reads is UNIMPLEMENTED (the
+//   client leaves unread vectors out).
 // - cholesky: one aten.cholesky of A's lower triangle (of A.mT's for
 //   upper=True, whose factor is then transposed), info as potrf's.
 //
@@ -286,6 +291,120 @@ absl::StatusOr<Values> luFactorEx(NodeImporter &n) {
   return factorisationResults(n, a, 0);
 }
 
+/// linalg_qr(A, mode) -> (Q, R): one aten.qr of the (N, m, n) batch; mode
+/// "r" leaves Q empty, as eager.
+absl::StatusOr<Values> qr(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("A"));
+  ASSIGN_OR_RETURN(std::string mode, n.stringAttr("mode", "reduced"));
+  if (mode != "reduced" && mode != "complete" && mode != "r")
+    return n.error("qr's mode must be 'reduced', 'complete' or 'r', not '" + mode + "'");
+  RankedTensorType type = typeOf(a);
+  int64_t rank = type.getRank();
+  if (rank < 2)
+    return n.error("the input must be a batch of matrices (..., m, n)");
+  if (!type.getElementType().isF32() && !type.getElementType().isF64())
+    return n.error("QR factorisations are defined for f32 and f64 (LAPACK's types)");
+  const int64_t rows = type.getDimSize(rank - 2), cols = type.getDimSize(rank - 1);
+  if (rows == 0 || cols == 0)
+    return n.unimplemented("a QR factorisation of a matrix with no elements");
+  if (rows > kMaxOrder || cols > kMaxOrder)
+    return n.unimplemented(absl::StrCat("a QR factorisation of a ", rows, " x ", cols,
+                                        " matrix (the factorisation loops take at most ",
+                                        kMaxOrder, ")"));
+  bool complete = mode == "complete";
+  const int64_t columns = complete ? rows : std::min(rows, cols);
+  Value batch = flatBatch(n, a);
+  const int64_t count = typeOf(batch).getDimSize(0);
+  Type element = type.getElementType();
+  auto op = n.b().create<aten::QrOp>(
+      n.loc(),
+      TypeRange{RankedTensorType::get({count, rows, columns}, element),
+                RankedTensorType::get({count, columns, cols}, element)},
+      batch, complete ? n.b().getUnitAttr() : UnitAttr());
+  ASSIGN_OR_RETURN(Value r, asResult(n, op.getR(), 1));
+  if (mode == "r") {
+    ASSIGN_OR_RETURN(RankedTensorType qType, n.resultType(0));
+    if (qType.getNumElements() != 0)
+      return n.error("mode 'r' declares a Q with elements");
+    return Values{n.constant(qType.getElementType(), 0.0, qType.getShape()), r};
+  }
+  ASSIGN_OR_RETURN(Value q, asResult(n, op.getQ(), 0));
+  return Values{q, r};
+}
+
+/// A result of no elements of the declared type (a vector result eager
+/// leaves empty without compute_v / compute_uv); null when left out.
+absl::StatusOr<Value> emptyResult(NodeImporter &n, int i) {
+  if (n.resultLeftOut(i))
+    return Value();
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(i));
+  if (type.getNumElements() != 0)
+    return n.error(absl::StrCat("result ", i, " is declared with elements"));
+  return n.constant(type.getElementType(), 0.0, type.getShape());
+}
+
+/// The vectors result `i` of an eigen or singular value decomposition: an
+/// error unless nothing reads them (the client leaves unread ones out) or
+/// the op computes none.
+absl::StatusOr<Value> vectorsResult(NodeImporter &n, int i, bool computed,
+                                    const std::string &what) {
+  if (computed && !n.resultLeftOut(i))
+    return n.unimplemented(
+        what + ": Kiln computes the values only (the vectors' signs are LAPACK's "
+               "choice, which a Jacobi method does not reproduce); "
+               "run this node under fallback='cpu'");
+  return emptyResult(n, i);
+}
+
+/// _linalg_eigh(A, UPLO, compute_v) -> (eigenvalues, eigenvectors): one
+/// aten.eigvalsh of the triangle UPLO names.
+absl::StatusOr<Values> eigh(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("A"));
+  ASSIGN_OR_RETURN(std::string uplo, n.stringAttr("UPLO", "L"));
+  ASSIGN_OR_RETURN(bool computeV, n.boolAttr("compute_v", true));
+  if (uplo != "L" && uplo != "U")
+    return n.error("UPLO must be 'L' or 'U', not '" + uplo + "'");
+  ASSIGN_OR_RETURN(Value vectors, vectorsResult(n, 1, computeV, "eigenvectors"));
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "eigenvalues"));
+  Value batch = flatBatch(n, uplo == "U" ? transposed(n, a) : a);
+  Value values = n.b().create<aten::EigvalshOp>(
+      n.loc(),
+      RankedTensorType::get({typeOf(batch).getDimSize(0), order}, typeOf(a).getElementType()),
+      batch);
+  ASSIGN_OR_RETURN(Value result, asResult(n, values, 0));
+  return Values{result, vectors};
+}
+
+/// _linalg_svd(A, full_matrices, compute_uv, driver) -> (U, S, Vh): one
+/// aten.svdvals of A, or of its transpose when it is wide.
+absl::StatusOr<Values> svd(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("A"));
+  ASSIGN_OR_RETURN(bool computeUv, n.boolAttr("compute_uv", true));
+  ASSIGN_OR_RETURN(Value u, vectorsResult(n, 0, computeUv, "singular vectors"));
+  ASSIGN_OR_RETURN(Value vh, vectorsResult(n, 2, computeUv, "singular vectors"));
+  RankedTensorType type = typeOf(a);
+  int64_t rank = type.getRank();
+  if (rank < 2)
+    return n.error("the input must be a batch of matrices (..., m, n)");
+  if (!type.getElementType().isF32() && !type.getElementType().isF64())
+    return n.error("singular values are defined for f32 and f64 (LAPACK's types)");
+  const int64_t rows = type.getDimSize(rank - 2), cols = type.getDimSize(rank - 1);
+  if (rows == 0 || cols == 0)
+    return n.unimplemented("singular values of a matrix with no elements");
+  if (std::max(rows, cols) > kMaxOrder)
+    return n.unimplemented(absl::StrCat("singular values of a ", rows, " x ", cols,
+                                        " matrix (the Jacobi loops take at most ", kMaxOrder,
+                                        ")"));
+  Value batch = flatBatch(n, rows < cols ? transposed(n, a) : a);
+  Value values = n.b().create<aten::SvdvalsOp>(
+      n.loc(),
+      RankedTensorType::get({typeOf(batch).getDimSize(0), std::min(rows, cols)},
+                            type.getElementType()),
+      batch);
+  ASSIGN_OR_RETURN(Value s, asResult(n, values, 1));
+  return Values{u, s, vh};
+}
+
 /// linalg_inv_ex(A, check_errors) -> (inverse, info): A X = I.
 absl::StatusOr<Values> invEx(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("A"));
@@ -329,6 +448,9 @@ void addLinalgHandlers(OpHandlerTable &t) {
   t["aten._linalg_solve_ex.default"] = solveEx;
   t["aten.linalg_inv_ex.default"] = invEx;
   t["aten.linalg_lu_factor_ex.default"] = luFactorEx;
+  t["aten.linalg_qr.default"] = qr;
+  t["aten._linalg_eigh.default"] = eigh;
+  t["aten._linalg_svd.default"] = svd;
   t["aten.linalg_cholesky_ex.default"] = choleskyEx;
 }
 

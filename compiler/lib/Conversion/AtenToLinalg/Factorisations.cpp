@@ -1,7 +1,7 @@
-//===- Factorisations.cpp - LU, solves and Cholesky as scalar loops -------===//
+//===- Factorisations.cpp - LU, solves, QR and Cholesky as scalar loops ---===//
 //
-// This file implements the lowering of aten.lu_factor, aten.linalg_solve
-// and aten.cholesky to scf.for loops over each matrix of the (N, n, n)
+// This file implements the lowering of aten.lu_factor, aten.linalg_solve,
+// aten.qr and aten.cholesky to scf.for loops over each matrix of the (N, n, n)
 // batch, written in place into one copy of the input, as LAPACK's
 // unblocked routines compute them:
 //
@@ -14,14 +14,30 @@
 //   pivots say, then forward substitution with the unit lower L and back
 //   substitution with U (a zero pivot divides: infinities or NaN, as
 //   eager's).
+// - qr is dgeqr2 then dorg2r: reflector j (dlarfg) maps column j's
+//   entries from row j down to (beta, 0, ...): none when those below the
+//   diagonal are all 0 (tau = 0), else beta = -sign(a[j, j]) * norm,
+//   tau = (beta - a[j, j]) / beta and v = (1, x / (a[j, j] - beta)); it is
+//   applied to the columns to its right, and Q is the reflectors applied
+//   in reverse order to the identity's first columns.
 // - cholesky is dpotf2 (lower, left-looking): column j's pivot is
 //   a[j, j] - sum l[j, p]^2 over p < j; its square root is l[j, j], and
 //   the entries below are (a[i, j] - sum l[i, p] l[j, p]) / l[j, j]. A
 //   pivot that is not > 0 (or NaN) sets info to j + 1 (the first such j);
 //   the NaN its square root gives then runs through the later columns,
 //   where LAPACK leaves unspecified values. The upper triangle is zeroed.
+// - eigvalsh is cyclic Jacobi on the matrix made symmetric from its lower
+//   triangle: each sweep rotates every pair (p, q) with the rotation that
+//   zeroes s[p, q] (t = sign(theta) / (|theta| + sqrt(theta^2 + 1)),
+//   theta = (s[q, q] - s[p, p]) / (2 s[p, q])), until the off-diagonal
+//   squares sum to at most n (eps |S|_F)^2; the diagonal, sorted ascending.
+// - svdvals is one-sided (Hestenes) Jacobi: each sweep rotates every pair
+//   of columns whose cosine exceeds eps so that they become orthogonal,
+//   until a sweep rotates none; the column norms, sorted descending.
+//   Both stop after 60 sweeps (Jacobi converges quadratically; a handful
+//   of sweeps is the rule).
 //
-// The code is O(n^3) scalar work per matrix and its size does not grow
+// The code is O(n^3) scalar work per matrix (per sweep for Jacobi) and its size does not grow
 // with n. Rounding differs from LAPACK's blocked updates in the last bits.
 //
 //===----------------------------------------------------------------------===//
@@ -273,6 +289,389 @@ Value rowProduct(OpBuilder &b, Location l, Value t, Value m, Value i, Value j, T
                 })[0];
 }
 
+/// sum over rows i in [from, m) of t[b, i, c1] * t[b, i, c2] (c1's entries
+/// from `v` when given), plus `first`.
+Value columnProduct(OpBuilder &b, Location l, Value v, Value t, Value m, Value from,
+                    int64_t rows, Value c1, Value c2, Value first) {
+  Scalars s(b, l);
+  return s.loop(from, s.index(rows), {first},
+                [&](OpBuilder &b, Location l, Value i, ValueRange acc) -> Carried {
+                  Value product = b.create<arith::MulFOp>(l, Scalars::at(b, l, v, {m, i, c1}),
+                                                          Scalars::at(b, l, t, {m, i, c2}));
+                  return {b.create<arith::AddFOp>(l, acc[0], product)};
+                })[0];
+}
+
+/// t[b, i, c] -= scale * v[b, i, j] over rows i in [from, m); v is t
+/// itself when null (read through the loop's value, so that the writes
+/// stay in place).
+Value subtractColumn(OpBuilder &b, Location l, Value v, Value t, Value m, Value from,
+                     int64_t rows, Value j, Value c, Value scale) {
+  Scalars s(b, l);
+  return s.loop(from, s.index(rows), {t},
+                [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+                  Value update = b.create<arith::MulFOp>(
+                      l, scale, Scalars::at(b, l, v ? v : u[0], {m, i, j}));
+                  Value x = b.create<arith::SubFOp>(l, Scalars::at(b, l, u[0], {m, i, c}), update);
+                  return {Scalars::put(b, l, x, u[0], {m, i, c})};
+                })[0];
+}
+
+struct QrLowering : OpConversionPattern<QrOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(QrOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Scalars s(b, loc);
+    auto type = cast<RankedTensorType>(adaptor.getSelf().getType());
+    Type element = type.getElementType();
+    const int64_t batch = type.getDimSize(0), rows = type.getDimSize(1),
+                  cols = type.getDimSize(2), k = std::min(rows, cols);
+    auto qType = cast<RankedTensorType>(op.getQ().getType());
+    auto rType = cast<RankedTensorType>(op.getR().getType());
+    const int64_t qCols = qType.getDimSize(2);
+    Value work = s.fresh(type, adaptor.getSelf());
+    Value tau = s.fresh(RankedTensorType::get({batch, k}, element));
+    Value q = s.fresh(qType), r = s.fresh(rType);
+    Carried out = s.loop(
+        s.index(0), s.index(batch), {work, tau, q, r},
+        [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
+          Scalars s(b, l);
+          Value zero = s.number(element, 0.0), one = s.number(element, 1.0);
+          // dgeqr2: the reflectors, left in place below the diagonal.
+          Carried geqr2 = s.loop(
+              s.index(0), s.index(k), {c[0], c[1]},
+              [&](OpBuilder &b, Location l, Value j, ValueRange t) -> Carried {
+                Scalars s(b, l);
+                Value below = plusOne(b, l, j);
+                Value a = t[0];
+                Value alpha = Scalars::at(b, l, a, {m, j, j});
+                Value tail = columnProduct(b, l, a, a, m, below, rows, j, j, zero);
+                Value nothing = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, tail, zero);
+                Value norm = b.create<math::SqrtOp>(
+                    l, b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, alpha, alpha), tail));
+                Value beta = b.create<arith::NegFOp>(l, b.create<math::CopySignOp>(l, norm, alpha));
+                beta = b.create<arith::SelectOp>(l, nothing, alpha, beta);
+                Value tauJ = b.create<arith::SelectOp>(
+                    l, nothing, zero,
+                    b.create<arith::DivFOp>(l, b.create<arith::SubFOp>(l, beta, alpha), beta));
+                Value scale = b.create<arith::SelectOp>(
+                    l, nothing, one,
+                    b.create<arith::DivFOp>(l, one, b.create<arith::SubFOp>(l, alpha, beta)));
+                a = s.loop(below, s.index(rows), {a},
+                           [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+                             Value x = b.create<arith::MulFOp>(
+                                 l, Scalars::at(b, l, u[0], {m, i, j}), scale);
+                             return {Scalars::put(b, l, x, u[0], {m, i, j})};
+                           })[0];
+                // H = I - tau v v^T on the columns to the right (v[j] = 1).
+                a = s.loop(below, s.index(cols), {a},
+                           [&](OpBuilder &b, Location l, Value col, ValueRange u) -> Carried {
+                             Value w = columnProduct(b, l, u[0], u[0], m, below, rows, j, col,
+                                                     Scalars::at(b, l, u[0], {m, j, col}));
+                             Value tw = b.create<arith::MulFOp>(l, tauJ, w);
+                             Value top = b.create<arith::SubFOp>(
+                                 l, Scalars::at(b, l, u[0], {m, j, col}), tw);
+                             Value t2 = Scalars::put(b, l, top, u[0], {m, j, col});
+                             return {subtractColumn(b, l, Value(), t2, m, below, rows, j, col, tw)};
+                           })[0];
+                a = Scalars::put(b, l, beta, a, {m, j, j});
+                return {a, Scalars::put(b, l, tauJ, t[1], {m, j})};
+              });
+          Value a = geqr2[0], taus = geqr2[1];
+          // R: the upper triangle of the first rows.
+          Value rOut = s.loop(
+              s.index(0), s.index(rType.getDimSize(1)), {c[3]},
+              [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+                Scalars s(b, l);
+                return s.loop(s.index(0), s.index(cols), {u[0]},
+                              [&](OpBuilder &b, Location l, Value col, ValueRange w) -> Carried {
+                                Value upper = b.create<arith::CmpIOp>(
+                                    l, arith::CmpIPredicate::ule, i, col);
+                                Value x = b.create<arith::SelectOp>(
+                                    l, upper, Scalars::at(b, l, a, {m, i, col}), zero);
+                                return {Scalars::put(b, l, x, w[0], {m, i, col})};
+                              });
+              })[0];
+          // Q: the identity's first columns, then H_{k-1} ... H_0 applied.
+          Value qOut = s.loop(
+              s.index(0), s.index(rows), {c[2]},
+              [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+                Scalars s(b, l);
+                return s.loop(s.index(0), s.index(qCols), {u[0]},
+                              [&](OpBuilder &b, Location l, Value col, ValueRange w) -> Carried {
+                                Value diagonal = b.create<arith::CmpIOp>(
+                                    l, arith::CmpIPredicate::eq, i, col);
+                                Value x = b.create<arith::SelectOp>(l, diagonal, one, zero);
+                                return {Scalars::put(b, l, x, w[0], {m, i, col})};
+                              });
+              })[0];
+          qOut = s.loop(
+              s.index(0), s.index(k), {qOut},
+              [&](OpBuilder &b, Location l, Value step, ValueRange u) -> Carried {
+                Scalars s(b, l);
+                Value j = b.create<arith::SubIOp>(l, s.index(k - 1), step);
+                Value below = plusOne(b, l, j);
+                Value tauJ = Scalars::at(b, l, taus, {m, j});
+                return s.loop(
+                    s.index(0), s.index(qCols), {u[0]},
+                    [&](OpBuilder &b, Location l, Value col, ValueRange w) -> Carried {
+                      Value v = w[0];
+                      Value dot = columnProduct(b, l, a, v, m, below, rows, j, col,
+                                                Scalars::at(b, l, v, {m, j, col}));
+                      Value tw = b.create<arith::MulFOp>(l, tauJ, dot);
+                      Value top = b.create<arith::SubFOp>(l, Scalars::at(b, l, v, {m, j, col}), tw);
+                      v = Scalars::put(b, l, top, v, {m, j, col});
+                      return {subtractColumn(b, l, a, v, m, below, rows, j, col, tw)};
+                    });
+              })[0];
+          return {a, taus, qOut, rOut};
+        });
+    rewriter.replaceOp(op, {out[2], out[3]});
+    return success();
+  }
+};
+
+/// The most Jacobi sweeps; each stops early once converged.
+constexpr int64_t kMaxSweeps = 60;
+
+/// Insertion sort of row m of the (N, n) tensor `t`, ascending (or
+/// descending).
+Value sortRow(OpBuilder &b, Location loc, Value t, Value m, int64_t n, bool ascending) {
+  Scalars s(b, loc);
+  return s.loop(s.index(1), s.index(n), {t},
+                [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+                  Scalars s(b, l);
+                  return s.loop(s.index(0), i, {u[0]},
+                                [&](OpBuilder &b, Location l, Value step, ValueRange w) -> Carried {
+                                  Value j = b.create<arith::SubIOp>(l, i, step);
+                                  Value before = b.create<arith::SubIOp>(l, j, Scalars(b, l).index(1));
+                                  Value x = Scalars::at(b, l, w[0], {m, before});
+                                  Value y = Scalars::at(b, l, w[0], {m, j});
+                                  Value swap = b.create<arith::CmpFOp>(
+                                      l, ascending ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
+                                      x, y);
+                                  Value first = b.create<arith::SelectOp>(l, swap, y, x);
+                                  Value second = b.create<arith::SelectOp>(l, swap, x, y);
+                                  Value v = Scalars::put(b, l, first, w[0], {m, before});
+                                  return {Scalars::put(b, l, second, v, {m, j})};
+                                });
+                })[0];
+}
+
+/// The rotation (c, s) with t = sign(x) / (|x| + sqrt(x^2 + 1)), the
+/// identity where `skip`.
+std::pair<Value, Value> rotation(OpBuilder &b, Location l, Value x, Value skip) {
+  Type element = x.getType();
+  Value one = b.create<arith::ConstantOp>(l, element, b.getFloatAttr(element, 1.0));
+  Value zero = b.create<arith::ConstantOp>(l, element, b.getFloatAttr(element, 0.0));
+  Value root = b.create<math::SqrtOp>(
+      l, b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, x, x), one));
+  Value t = b.create<arith::DivFOp>(l, b.create<math::CopySignOp>(l, one, x),
+                                    b.create<arith::AddFOp>(l, b.create<math::AbsFOp>(l, x), root));
+  t = b.create<arith::SelectOp>(l, skip, zero, t);
+  Value c = b.create<arith::DivFOp>(
+      l, one, b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, t, t), one)));
+  return {c, b.create<arith::MulFOp>(l, c, t)};
+}
+
+/// (x, y) <- (c x - s y, s x + c y) for x = t[m, p(k)], y = t[m, q(k)] over
+/// k in [0, count), where `at(k, which)` gives the index of x (which = 0)
+/// or y (which = 1).
+Value rotatePairs(OpBuilder &b, Location loc, Value t, int64_t count, Value c, Value s,
+                  function_ref<SmallVector<Value>(Value, int)> at) {
+  Scalars sc(b, loc);
+  return sc.loop(sc.index(0), sc.index(count), {t},
+                 [&](OpBuilder &b, Location l, Value k, ValueRange u) -> Carried {
+                   SmallVector<Value> xi = at(k, 0), yi = at(k, 1);
+                   Value x = Scalars::at(b, l, u[0], xi), y = Scalars::at(b, l, u[0], yi);
+                   Value nx = b.create<arith::SubFOp>(l, b.create<arith::MulFOp>(l, c, x),
+                                                     b.create<arith::MulFOp>(l, s, y));
+                   Value ny = b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, s, x),
+                                                     b.create<arith::MulFOp>(l, c, y));
+                   Value v = Scalars::put(b, l, nx, u[0], xi);
+                   return {Scalars::put(b, l, ny, v, yi)};
+                 })[0];
+}
+
+/// Loops over the pairs p < q of [0, n) carrying `state`.
+Carried forEachPair(OpBuilder &b, Location loc, int64_t n, ValueRange state,
+                    function_ref<Carried(OpBuilder &, Location, Value, Value, ValueRange)> body) {
+  Scalars s(b, loc);
+  return s.loop(s.index(0), s.index(n), state,
+                [&](OpBuilder &b, Location l, Value p, ValueRange u) -> Carried {
+                  Scalars s(b, l);
+                  return s.loop(plusOne(b, l, p), s.index(n), u,
+                                [&](OpBuilder &b, Location l, Value q, ValueRange w) -> Carried {
+                                  return body(b, l, p, q, w);
+                                });
+                });
+}
+
+/// Up to kMaxSweeps runs of `sweep` over `state`, which returns the new
+/// state and whether it has converged; none after it has.
+Carried sweepUntilConverged(OpBuilder &b, Location loc, ValueRange state,
+                            function_ref<Carried(OpBuilder &, Location, ValueRange)> sweep) {
+  Scalars s(b, loc);
+  SmallVector<Value> init(state);
+  init.push_back(b.create<arith::ConstantOp>(loc, b.getBoolAttr(false)));
+  Carried out = s.loop(
+      s.index(0), s.index(kMaxSweeps), init,
+      [&](OpBuilder &b, Location l, Value, ValueRange u) -> Carried {
+        auto branch = b.create<scf::IfOp>(
+            l, u.back(),
+            [&](OpBuilder &tb, Location tl) { tb.create<scf::YieldOp>(tl, u); },
+            [&](OpBuilder &eb, Location el) {
+              eb.create<scf::YieldOp>(el, sweep(eb, el, u.drop_back()));
+            });
+        return Carried(branch.getResults());
+      });
+  out.pop_back();
+  return out;
+}
+
+Value epsilonOf(OpBuilder &b, Location l, Type element) {
+  double eps = element.isF32() ? 1.1920928955078125e-07 : 2.220446049250313e-16;
+  return b.create<arith::ConstantOp>(l, element, b.getFloatAttr(element, eps));
+}
+
+struct EigvalshLowering : OpConversionPattern<EigvalshOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(EigvalshOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Scalars s(b, loc);
+    auto type = cast<RankedTensorType>(adaptor.getSelf().getType());
+    Type element = type.getElementType();
+    const int64_t batch = type.getDimSize(0), n = type.getDimSize(1);
+    Value work = s.fresh(type, adaptor.getSelf());
+    Value values = s.fresh(op.getType());
+    Carried out = s.loop(
+        s.index(0), s.index(batch), {work, values},
+        [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
+          Scalars s(b, l);
+          Value zero = s.number(element, 0.0), two = s.number(element, 2.0);
+          // Symmetric from the lower triangle; the squares' sum.
+          Carried symmetric = forEachPair(
+              b, l, n, {c[0]}, [&](OpBuilder &b, Location l, Value p, Value q, ValueRange u) -> Carried {
+                return {Scalars::put(b, l, Scalars::at(b, l, u[0], {m, q, p}), u[0], {m, p, q})};
+              });
+          Value frobenius = s.loop(s.index(0), s.index(n), {zero},
+                                   [&](OpBuilder &b, Location l, Value i, ValueRange acc) -> Carried {
+                                     Scalars s(b, l);
+                                     Value row = columnProduct(b, l, symmetric[0], symmetric[0], m,
+                                                               s.index(0), n, i, i, zero);
+                                     return {b.create<arith::AddFOp>(l, acc[0], row)};
+                                   })[0];
+          Value eps = epsilonOf(b, l, element);
+          Value tolerance = b.create<arith::MulFOp>(
+              l, b.create<arith::MulFOp>(l, s.number(element, static_cast<double>(n)), frobenius),
+              b.create<arith::MulFOp>(l, eps, eps));
+          Carried converged = sweepUntilConverged(
+              b, l, symmetric, [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
+                Value rotated = forEachPair(
+                    b, l, n, u, [&](OpBuilder &b, Location l, Value p, Value q, ValueRange w) -> Carried {
+                      Value t = w[0];
+                      Value apq = Scalars::at(b, l, t, {m, p, q});
+                      Value skip = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, apq, zero);
+                      Value theta = b.create<arith::DivFOp>(
+                          l,
+                          b.create<arith::SubFOp>(l, Scalars::at(b, l, t, {m, q, q}),
+                                                  Scalars::at(b, l, t, {m, p, p})),
+                          b.create<arith::MulFOp>(l, two, apq));
+                      auto [cos, sin] = rotation(b, l, theta, skip);
+                      // S J (columns p, q), then J^T (S J) (rows p, q).
+                      t = rotatePairs(b, l, t, n, cos, sin, [&](Value k, int which) {
+                        return SmallVector<Value>{m, k, which ? q : p};
+                      });
+                      t = rotatePairs(b, l, t, n, cos, sin, [&](Value k, int which) {
+                        return SmallVector<Value>{m, which ? q : p, k};
+                      });
+                      return {t};
+                    })[0];
+                Value off = forEachPair(
+                    b, l, n, {zero}, [&](OpBuilder &b, Location l, Value p, Value q, ValueRange acc) -> Carried {
+                      Value x = Scalars::at(b, l, rotated, {m, p, q});
+                      return {b.create<arith::AddFOp>(l, acc[0], b.create<arith::MulFOp>(l, x, x))};
+                    })[0];
+                return {rotated, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::ULE, off, tolerance)};
+              });
+          Value diagonal = s.loop(s.index(0), s.index(n), {c[1]},
+                                  [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+                                    return {Scalars::put(b, l, Scalars::at(b, l, converged[0], {m, i, i}),
+                                                         u[0], {m, i})};
+                                  })[0];
+          return {converged[0], sortRow(b, l, diagonal, m, n, /*ascending=*/true)};
+        });
+    rewriter.replaceOp(op, out[1]);
+    return success();
+  }
+};
+
+struct SvdvalsLowering : OpConversionPattern<SvdvalsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SvdvalsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Scalars s(b, loc);
+    auto type = cast<RankedTensorType>(adaptor.getSelf().getType());
+    Type element = type.getElementType();
+    const int64_t batch = type.getDimSize(0), rows = type.getDimSize(1), n = type.getDimSize(2);
+    Value work = s.fresh(type, adaptor.getSelf());
+    Value values = s.fresh(op.getType());
+    Carried out = s.loop(
+        s.index(0), s.index(batch), {work, values},
+        [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
+          Scalars s(b, l);
+          Value zero = s.number(element, 0.0), two = s.number(element, 2.0);
+          Value eps = epsilonOf(b, l, element);
+          Value first = s.index(0);
+          Carried converged = sweepUntilConverged(
+              b, l, {c[0]}, [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
+                Value none = b.create<arith::ConstantOp>(l, b.getBoolAttr(true));
+                return forEachPair(
+                    b, l, n, {u[0], none},
+                    [&](OpBuilder &b, Location l, Value p, Value q, ValueRange w) -> Carried {
+                      Value t = w[0];
+                      Value alpha = columnProduct(b, l, t, t, m, first, rows, p, p, zero);
+                      Value beta = columnProduct(b, l, t, t, m, first, rows, q, q, zero);
+                      Value gamma = columnProduct(b, l, t, t, m, first, rows, p, q, zero);
+                      Value bound = b.create<arith::MulFOp>(
+                          l, eps, b.create<math::SqrtOp>(l, b.create<arith::MulFOp>(l, alpha, beta)));
+                      Value rotate = b.create<arith::CmpFOp>(
+                          l, arith::CmpFPredicate::OGT, b.create<math::AbsFOp>(l, gamma), bound);
+                      Value skip = b.create<arith::XOrIOp>(
+                          l, rotate, b.create<arith::ConstantOp>(l, b.getBoolAttr(true)));
+                      Value zeta = b.create<arith::DivFOp>(l, b.create<arith::SubFOp>(l, beta, alpha),
+                                                           b.create<arith::MulFOp>(l, two, gamma));
+                      auto [cos, sin] = rotation(b, l, zeta, skip);
+                      t = rotatePairs(b, l, t, rows, cos, sin, [&](Value k, int which) {
+                        return SmallVector<Value>{m, k, which ? q : p};
+                      });
+                      return {t, b.create<arith::AndIOp>(l, w[1], skip)};
+                    });
+              });
+          Value norms = s.loop(s.index(0), s.index(n), {c[1]},
+                               [&](OpBuilder &b, Location l, Value j, ValueRange u) -> Carried {
+                                 Scalars s(b, l);
+                                 Value squares = columnProduct(b, l, converged[0], converged[0], m,
+                                                               s.index(0), rows, j, j, zero);
+                                 return {Scalars::put(b, l, b.create<math::SqrtOp>(l, squares), u[0],
+                                                      {m, j})};
+                               })[0];
+          return {converged[0], sortRow(b, l, norms, m, n, /*ascending=*/false)};
+        });
+    rewriter.replaceOp(op, out[1]);
+    return success();
+  }
+};
+
 struct CholeskyLowering : OpConversionPattern<CholeskyOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -338,6 +737,7 @@ struct CholeskyLowering : OpConversionPattern<CholeskyOp> {
 } // namespace
 
 void kiln::aten::populateFactorisationPatterns(RewritePatternSet &patterns) {
-  patterns.add<LuFactorLowering, LinalgSolveLowering, CholeskyLowering>(
+  patterns.add<LuFactorLowering, LinalgSolveLowering, QrLowering, EigvalshLowering,
+               SvdvalsLowering, CholeskyLowering>(
       patterns.getContext());
 }

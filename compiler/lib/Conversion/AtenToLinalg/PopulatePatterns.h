@@ -44,7 +44,7 @@ void populateSortingPatterns(mlir::RewritePatternSet &patterns);
 /// kMaxTriangularScan, as a loop over the dim (Scans.cpp).
 void populateScanPatterns(mlir::RewritePatternSet &patterns);
 
-/// lu_factor, linalg_solve and cholesky as LAPACK's unblocked routines in
+/// lu_factor, linalg_solve, qr and cholesky as LAPACK's unblocked routines in
 /// scalar loops (Factorisations.cpp).
 void populateFactorisationPatterns(mlir::RewritePatternSet &patterns);
 

@@ -76,3 +76,60 @@ func.func @cholesky(%a: tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x1xi64
   %l, %info = aten.cholesky %a : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x1xi64>)
   return %l, %info : tensor<2x3x3xf32>, tensor<2x1xi64>
 }
+
+// dgeqr2 then dorg2r: each reflector from the column's squares below the
+// diagonal (none when they sum to 0), beta = -copysign(norm, a[j, j]),
+// applied to the columns to its right; R the upper triangle; Q the
+// identity's columns with the reflectors applied last to first.
+// CHECK-LABEL: func @qr
+// CHECK: %[[WORK:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<1x3x2xf32>
+// CHECK: %[[TAU:.+]] = bufferization.alloc_tensor() : tensor<1x2xf32>
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %c2
+// CHECK: %[[TAIL:.+]] = scf.for
+// CHECK: %[[NONE:.+]] = arith.cmpf oeq, %[[TAIL]]
+// CHECK: %[[NORM:.+]] = math.sqrt
+// CHECK: %[[SIGNED:.+]] = math.copysign %[[NORM]]
+// CHECK: %[[BETA:.+]] = arith.negf %[[SIGNED]]
+// CHECK: arith.select %[[NONE]], %{{.+}}, %[[BETA]]
+// CHECK: arith.cmpi ule
+// CHECK: arith.cmpi eq
+// CHECK: arith.subi %c1
+// CHECK-NOT: aten.
+func.func @qr(%a: tensor<1x3x2xf32>) -> (tensor<1x3x3xf32>, tensor<1x3x2xf32>) {
+  %q, %r = aten.qr %a {complete} : (tensor<1x3x2xf32>) -> (tensor<1x3x3xf32>, tensor<1x3x2xf32>)
+  return %q, %r : tensor<1x3x3xf32>, tensor<1x3x2xf32>
+}
+
+// Cyclic Jacobi: the matrix made symmetric, its squares' sum for the
+// tolerance, then up to 60 sweeps (an scf.if skips those after
+// convergence) rotating every pair, columns then rows; the diagonal,
+// insertion-sorted ascending.
+// CHECK-LABEL: func @eigvalsh
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c60 {{.+}} iter_args(%{{.+}} = %{{.+}}, %[[DONE:.+]] = %false)
+// CHECK: scf.if %[[DONE]]
+// CHECK: %[[APQ:.+]] = tensor.extract
+// CHECK: arith.cmpf oeq, %[[APQ]]
+// CHECK: math.copysign
+// CHECK: %[[OFF:.+]] = scf.for {{.+}} -> (f64)
+// CHECK: arith.cmpf ule, %[[OFF]]
+// CHECK: arith.cmpf ogt
+func.func @eigvalsh(%a: tensor<1x3x3xf64>) -> tensor<1x3xf64> {
+  %w = aten.eigvalsh %a : (tensor<1x3x3xf64>) -> tensor<1x3xf64>
+  return %w : tensor<1x3xf64>
+}
+
+// One-sided Jacobi: a pair of columns rotates when |gamma| exceeds
+// eps * sqrt(alpha * beta); converged after a sweep with no rotation; the
+// column norms, insertion-sorted descending.
+// CHECK-LABEL: func @svdvals
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c60
+// CHECK: scf.if
+// CHECK: %[[BOUND:.+]] = arith.mulf %cst{{.*}}, %{{.+}} : f32
+// CHECK: %[[ROTATE:.+]] = arith.cmpf ogt, %{{.+}}, %[[BOUND]]
+// CHECK: arith.xori %[[ROTATE]], %true
+// CHECK: math.sqrt
+// CHECK: arith.cmpf olt
+func.func @svdvals(%a: tensor<1x4x2xf32>) -> tensor<1x2xf32> {
+  %s = aten.svdvals %a : (tensor<1x4x2xf32>) -> tensor<1x2xf32>
+  return %s : tensor<1x2xf32>
+}

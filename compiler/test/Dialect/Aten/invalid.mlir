@@ -484,6 +484,30 @@ func.func @cholesky_order(%a: tensor<1x513x513xf32>) -> tensor<1x513x513xf32> {
 
 // -----
 
+func.func @qr_complete_shape(%a: tensor<1x5x3xf32>) -> tensor<1x5x3xf32> {
+  // expected-error @+1 {{q must be (N, m, m)}}
+  %q, %r = aten.qr %a {complete} : (tensor<1x5x3xf32>) -> (tensor<1x5x3xf32>, tensor<1x3x3xf32>)
+  return %q : tensor<1x5x3xf32>
+}
+
+// -----
+
+func.func @eigvalsh_shape(%a: tensor<2x3x3xf32>) -> tensor<2x3x1xf32> {
+  // expected-error @+1 {{result must be (N, n) of the input's element type}}
+  %w = aten.eigvalsh %a : (tensor<2x3x3xf32>) -> tensor<2x3x1xf32>
+  return %w : tensor<2x3x1xf32>
+}
+
+// -----
+
+func.func @svdvals_wide(%a: tensor<1x2x5xf32>) -> tensor<1x2xf32> {
+  // expected-error @+1 {{needs N >= 1 matrices with 1 <= n <= m <= 512}}
+  %s = aten.svdvals %a : (tensor<1x2x5xf32>) -> tensor<1x2xf32>
+  return %s : tensor<1x2xf32>
+}
+
+// -----
+
 func.func @histc_range(%x: tensor<8xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{min and max must be finite with min <= max}}
   %h = aten.histc %x {bins = 4 : i64, min = 2.0 : f64, max = 1.0 : f64} : (tensor<8xf32>) -> tensor<4xf32>

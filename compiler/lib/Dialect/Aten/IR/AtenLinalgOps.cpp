@@ -1,13 +1,15 @@
 //===- AtenLinalgOps.cpp - verifiers of the linear-algebra aten ops -------===//
 //
-// This file implements the verifiers of aten.lu_factor, linalg_solve and
-// cholesky: batches of square f32 or f64 matrices of order at most
+// This file implements the verifiers of aten.lu_factor, linalg_solve, qr
+// and cholesky: batches of (square) f32 or f64 matrices of order at most
 // kMaxLuOrder, the bound of their scalar loops' cubic work.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
 #include "VerifyUtils.h"
+
+#include <algorithm>
 
 using namespace mlir;
 using namespace kiln::aten;
@@ -64,6 +66,48 @@ LogicalResult LinalgSolveOp::verify() {
     return emitOpError("rhs must be (N, n, k) of a's element type, k >= 1");
   if (getType() != rhs)
     return emitOpError("result must have rhs's type");
+  return success();
+}
+
+LogicalResult QrOp::verify() {
+  auto type = cast<RankedTensorType>(getSelf().getType());
+  ArrayRef<int64_t> in = type.getShape();
+  if (in.size() != 3 || !(type.getElementType().isF32() || type.getElementType().isF64()))
+    return emitOpError("takes a (N, m, n) batch of f32 or f64 matrices");
+  if (in[0] < 1 || in[1] < 1 || in[2] < 1 || in[1] > kMaxLuOrder || in[2] > kMaxLuOrder)
+    return emitOpError() << "needs N >= 1 matrices of m, n in [1, " << kMaxLuOrder << "]";
+  const int64_t columns = getComplete() ? in[1] : std::min(in[1], in[2]);
+  auto q = cast<RankedTensorType>(getQ().getType());
+  auto r = cast<RankedTensorType>(getR().getType());
+  if (q.getElementType() != type.getElementType() ||
+      q.getShape() != ArrayRef<int64_t>{in[0], in[1], columns})
+    return emitOpError() << "q must be (N, m, " << (getComplete() ? "m" : "min(m, n)") << ")";
+  if (r.getElementType() != type.getElementType() ||
+      r.getShape() != ArrayRef<int64_t>{in[0], columns, in[2]})
+    return emitOpError() << "r must be (N, " << (getComplete() ? "m" : "min(m, n)") << ", n)";
+  return success();
+}
+
+LogicalResult EigvalshOp::verify() {
+  if (failed(verifySquareBatch(*this, getSelf())))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getSelf());
+  if (getType().getElementType() != getSelf().getType().getElementType() ||
+      getType().getShape() != ArrayRef<int64_t>{in[0], in[1]})
+    return emitOpError("result must be (N, n) of the input's element type");
+  return success();
+}
+
+LogicalResult SvdvalsOp::verify() {
+  auto type = cast<RankedTensorType>(getSelf().getType());
+  ArrayRef<int64_t> in = type.getShape();
+  if (in.size() != 3 || !(type.getElementType().isF32() || type.getElementType().isF64()))
+    return emitOpError("takes a (N, m, n) batch of f32 or f64 matrices");
+  if (in[0] < 1 || in[2] < 1 || in[1] < in[2] || in[1] > kMaxLuOrder)
+    return emitOpError() << "needs N >= 1 matrices with 1 <= n <= m <= " << kMaxLuOrder;
+  if (getType().getElementType() != type.getElementType() ||
+      getType().getShape() != ArrayRef<int64_t>{in[0], in[2]})
+    return emitOpError("result must be (N, n) of the input's element type");
   return success();
 }
 

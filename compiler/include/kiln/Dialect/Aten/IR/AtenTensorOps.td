@@ -223,6 +223,74 @@ def Aten_LinalgSolveOp : Aten_Op<"linalg_solve", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_QrOp : Aten_Op<"qr", [Pure]> {
+  let summary = "The QR factorisation of a batch of matrices.";
+  let description = [{
+    LAPACK's geqrf then orgqr on each (m, n) matrix of a (N, m, n) f32 or
+    f64 batch, k = min(m, n) Householder reflectors with dlarfg's
+    conventions (a column already zero below the diagonal reflects nothing;
+    otherwise R's diagonal entry is -sign(a) times the column's norm).
+    `q` is (N, m, k) with orthonormal columns, or (N, m, m) with
+    `complete`; `r` is (N, k, n), or (N, m, n) with `complete`, upper
+    triangular. kiln-convert-aten-to-linalg writes it as scalar loops
+    (Factorisations.cpp), so m and n are at most 512 (`kMaxLuOrder`).
+
+    Example:
+    ```mlir
+    %q, %r = aten.qr %a : (tensor<2x5x3xf32>) -> (tensor<2x5x3xf32>, tensor<2x3x3xf32>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, UnitAttr:$complete);
+  let results = (outs AnyStaticShapeTensor:$q, AnyStaticShapeTensor:$r);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_EigvalshOp : Aten_Op<"eigvalsh", [Pure]> {
+  let summary = "The eigenvalues of a batch of symmetric matrices, ascending.";
+  let description = [{
+    For a (N, n, n) f32 or f64 batch read as symmetric from its lower
+    triangle, the (N, n) eigenvalues of each matrix in ascending order
+    (`_linalg_eigh`'s first result). kiln-convert-aten-to-linalg writes it
+    as cyclic Jacobi rotations until the off-diagonal part is below the
+    element type's precision (at most 60 sweeps), then an insertion sort
+    (Factorisations.cpp), so n is at most 512 (`kMaxLuOrder`). The values
+    agree with LAPACK's syevd to the precision of the type.
+
+    Example:
+    ```mlir
+    %w = aten.eigvalsh %a : (tensor<2x4x4xf64>) -> tensor<2x4xf64>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_SvdvalsOp : Aten_Op<"svdvals", [Pure]> {
+  let summary = "The singular values of a batch of matrices, descending.";
+  let description = [{
+    For a (N, m, n) f32 or f64 batch with m >= n (a wide matrix's
+    transpose has the same values), the (N, n) singular values of each
+    matrix in descending order (`_linalg_svd`'s second result).
+    kiln-convert-aten-to-linalg writes it as one-sided Jacobi rotations of
+    the columns until every pair is orthogonal to the element type's
+    precision (at most 60 sweeps), the values then the column norms, and an
+    insertion sort (Factorisations.cpp), so m is at most 512
+    (`kMaxLuOrder`).
+
+    Example:
+    ```mlir
+    %s = aten.svdvals %a : (tensor<2x5x3xf32>) -> tensor<2x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_CholeskyOp : Aten_Op<"cholesky", [Pure]> {
   let summary = "The lower Cholesky factor of a batch of matrices.";
   let description = [{
