@@ -122,6 +122,71 @@ OpCost convolutionBackwardCost(aten::ConvolutionBackwardOp op) {
   return contraction(saturate(macs), bias);
 }
 
+/// getrf, then getrs: n^3 / 3 + n^2 k multiply-adds per matrix.
+OpCost solveCost(aten::LinalgSolveOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  __int128 n = type.getDimSize(1), k = type.getDimSize(2);
+  __int128 macs = __int128(type.getDimSize(0)) * (n * n * n / 3 + n * n * k);
+  return contraction(static_cast<int64_t>(std::min<__int128>(macs, INT64_MAX / 4)), 0);
+}
+
+/// geqrf (m n^2 - n^3 / 3 multiply-adds for k = n reflectors of an m x n
+/// matrix, in general m k n - k^2 (m + n) / 2 + k^3 / 3) and orgqr (the k
+/// reflectors applied to Q's q columns: about q k (m - k / 2)).
+OpCost qrCost(aten::QrOp op) {
+  auto type = cast<RankedTensorType>(op.getSelf().getType());
+  __int128 m = type.getDimSize(1), n = type.getDimSize(2), k = std::min(m, n);
+  __int128 q = cast<RankedTensorType>(op.getQ().getType()).getDimSize(2);
+  __int128 geqrf = m * k * n - k * k * (m + n) / 2 + k * k * k / 3;
+  __int128 orgqr = q * k * (m - k / 2);
+  __int128 macs = __int128(type.getDimSize(0)) * (geqrf + orgqr);
+  return contraction(static_cast<int64_t>(std::min<__int128>(macs, INT64_MAX / 4)), 0);
+}
+
+/// Jacobi rotations, counted at kTypicalSweeps sweeps (the loops stop when
+/// converged; they run at most 60): each sweep rotates the n (n - 1) / 2
+/// pairs, a two-sided rotation (eigvalsh) updating two rows and two columns
+/// (8 n multiply-adds), a one-sided one (svdvals) forming the pair's three
+/// dot products and rotating two columns of m (7 m).
+OpCost jacobiCost(Value self, bool twoSided) {
+  constexpr int64_t kTypicalSweeps = 6;
+  auto type = cast<RankedTensorType>(self.getType());
+  __int128 m = type.getDimSize(1), n = type.getDimSize(2);
+  __int128 perPair = twoSided ? 8 * n : 7 * m;
+  __int128 macs = __int128(type.getDimSize(0)) * kTypicalSweeps * n * (n - 1) / 2 * perPair;
+  return contraction(static_cast<int64_t>(std::min<__int128>(macs, INT64_MAX / 4)), 0);
+}
+
+/// The matrix-product form: one multiply-add per (row, row, column) triple
+/// plus the norms and the combination; the difference form: a subtraction,
+/// |x|^p and the sum per triple.
+OpCost cdistCost(aten::CdistOp op) {
+  auto x1 = cast<RankedTensorType>(op.getX1().getType());
+  __int128 triples =
+      __int128(elementCount(op.getResult())) * x1.getDimSize(x1.getRank() - 1);
+  auto saturate = [](__int128 v) {
+    return static_cast<int64_t>(std::min<__int128>(v, INT64_MAX / 4));
+  };
+  if (op.getUseMm())
+    return contraction(saturate(triples),
+                       elementCount(op.getX1()) + elementCount(op.getX2()) +
+                           4 * elementCount(op.getResult()));
+  return cost(v1::OP_COST_KIND_REDUCTION, saturate(3 * triples));
+}
+
+/// The two products with constant weight tables: (N C H, W) x (W, W_out)
+/// when W changes, (N C W_out, H) x (H, H_out) when H does.
+OpCost upsampleAaCost(aten::UpsampleAaOp op) {
+  ArrayRef<int64_t> in = cast<RankedTensorType>(op.getSelf().getType()).getShape();
+  ArrayRef<int64_t> out = op.getType().getShape();
+  __int128 planes = __int128(in[0]) * in[1], macs = 0;
+  if (in[3] != out[3])
+    macs += planes * in[2] * in[3] * out[3];
+  if (in[2] != out[2])
+    macs += planes * out[3] * in[2] * out[2];
+  return contraction(static_cast<int64_t>(std::min<__int128>(macs, INT64_MAX / 4)), 0);
+}
+
 /// One multiply-add per element of the three inputs' broadcast (what the
 /// batched product contracts), plus the smallest pairwise product first.
 OpCost trilinearCost(aten::TrilinearOp op) {
@@ -279,6 +344,21 @@ OpCost estimateOpCost(Operation *op) {
         int64_t order = type.getDimSize(1);
         return contraction(type.getDimSize(0) * order * order * order / 3, 0);
       })
+      .Case([](aten::LinalgSolveOp solve) { return solveCost(solve); })
+      .Case([](aten::QrOp qr) { return qrCost(qr); })
+      // potrf: about n^3 / 6 multiply-adds per matrix.
+      .Case([](aten::CholeskyOp chol) {
+        auto type = cast<RankedTensorType>(chol.getSelf().getType());
+        int64_t order = type.getDimSize(1);
+        return contraction(type.getDimSize(0) * order * order * order / 6, 0);
+      })
+      .Case([](aten::EigvalshOp eig) { return jacobiCost(eig.getSelf(), /*twoSided=*/true); })
+      .Case([](aten::SvdvalsOp svd) { return jacobiCost(svd.getSelf(), /*twoSided=*/false); })
+      .Case([](aten::CdistOp cdist) { return cdistCost(cdist); })
+      .Case([](aten::UpsampleAaOp up) { return upsampleAaCost(up); })
+      // Each element's bin: two comparisons, a subtraction, a product and a
+      // division; then its count.
+      .Case([](aten::HistcOp histc) { return reduction(histc.getSelf(), 6); })
       // Like layer norm: mean, variance, then center, scale, weight, bias.
       .Case<aten::GroupNormOp, aten::BatchStatsNormOp>(
           [](Operation *op) { return reduction(op->getOperand(0), 8); })
