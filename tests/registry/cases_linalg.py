@@ -105,7 +105,7 @@ register("trilinear_one_sided_sum_f32",
          randn(3, 4), randn(2, 3), randn(2, 4))
 
 # Determinants (aten._linalg_det, _linalg_slogdet): an LU with partial
-# pivoting unrolled over the columns; LU and pivots are lu_factor(A.mT)'s,
+# pivoting (getrf in scalar loops); LU and pivots are lu_factor(A.mT)'s,
 # as eager's. A singular matrix gives det 0, sign 0 and logabsdet -inf.
 register("det_f32", torch.linalg.det, randn(4, 4))
 register("det_batched_f64", torch.linalg.det, randn(2, 3, 5, 5, dtype=torch.float64))
@@ -129,8 +129,8 @@ register("slogdet_singular_f64", lambda a: torch.linalg.slogdet(a),
 register("logdet_f64", torch.logdet,
          const(torch.eye(4, dtype=torch.float64) * 2 + torch.ones(4, 4, dtype=torch.float64)))
 
-# Inverses and solves (aten.linalg_inv_ex, _linalg_solve_ex): Gauss-Jordan
-# with partial pivoting, unrolled over the columns; the LU, pivots and info
+# Inverses and solves (aten.linalg_inv_ex, _linalg_solve_ex): getrf with
+# partial pivoting, then getrs, in scalar loops; the LU, pivots and info
 # results are eager's (lu_factor(A), getrf's info). Matrices are shifted
 # by a multiple of the identity to keep them well conditioned.
 EYE4, EYE5 = torch.eye(4), torch.eye(5)
@@ -219,8 +219,8 @@ register("matrix_norm_nuclear_f32", lambda a: torch.linalg.matrix_norm(a, "nuc")
 register("matrix_norm_2_f64", lambda a: torch.linalg.matrix_norm(a, 2),
          randn(5, 5, dtype=torch.float64))
 
-# Cholesky (aten.linalg_cholesky_ex): potrf unrolled over the columns on
-# the lower triangle (the upper one for upper=True); info is the order of
+# Cholesky (aten.linalg_cholesky_ex): potrf in scalar loops on the lower
+# triangle (the upper one for upper=True); info is the order of
 # the first leading minor that is not positive definite.
 register("cholesky_f32", lambda a: torch.linalg.cholesky(a @ a.mT + 4 * EYE5), randn(5, 5))
 register("cholesky_upper_batched_f64",
@@ -252,3 +252,5 @@ register("histc_edges_outside_and_nan_f32", lambda x: torch.histc(x, bins=4, min
          const(torch.tensor([-1.0, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, float("nan"), 0.9999])))
 register("histc_f16", lambda x: torch.histc(x, bins=5, min=-1, max=1),
          randn(200, dtype=torch.float16))
+# No elements: every bin counts nothing.
+register("histc_empty_f32", lambda x: torch.histc(x, bins=3), randn(0, 4))

@@ -54,6 +54,11 @@ OpCost cost(v1::OpCostKind kind, int64_t flops, int64_t macs = 0) {
   return c;
 }
 
+/// A 128-bit count cut to what a contraction's 2 * macs + extra fits.
+int64_t saturate(__int128 v) {
+  return static_cast<int64_t>(std::min<__int128>(v, INT64_MAX / 4));
+}
+
 OpCost contraction(int64_t macs, int64_t extraFlops) {
   return cost(v1::OP_COST_KIND_CONTRACTION, 2 * macs + extraFlops, macs);
 }
@@ -116,9 +121,6 @@ OpCost convolutionBackwardCost(aten::ConvolutionBackwardOp op) {
   ArrayRef<bool> mask = op.getOutputMask();
   __int128 macs = forward * ((mask[0] ? 1 : 0) + (mask[1] ? 1 : 0));
   int64_t bias = mask[2] ? elementCount(op.getGradOutput()) : 0;
-  auto saturate = [](__int128 v) {
-    return static_cast<int64_t>(std::min<__int128>(v, INT64_MAX / 4));
-  };
   return contraction(saturate(macs), bias);
 }
 
@@ -127,20 +129,21 @@ OpCost solveCost(aten::LinalgSolveOp op) {
   auto type = cast<RankedTensorType>(op.getType());
   __int128 n = type.getDimSize(1), k = type.getDimSize(2);
   __int128 macs = __int128(type.getDimSize(0)) * (n * n * n / 3 + n * n * k);
-  return contraction(static_cast<int64_t>(std::min<__int128>(macs, INT64_MAX / 4)), 0);
+  return contraction(saturate(macs), 0);
 }
 
-/// geqrf (m n^2 - n^3 / 3 multiply-adds for k = n reflectors of an m x n
-/// matrix, in general m k n - k^2 (m + n) / 2 + k^3 / 3) and orgqr (the k
-/// reflectors applied to Q's q columns: about q k (m - k / 2)).
+/// geqrf (reflector j costs a product and an update of the trailing
+/// (m - j) x (n - j) block: 2 (m k n - k^2 (m + n) / 2 + k^3 / 3)
+/// multiply-adds, m n^2 - n^3 / 3 for k = n) and orgqr (the k reflectors
+/// applied to Q's q columns: about 2 q k (m - k / 2)).
 OpCost qrCost(aten::QrOp op) {
   auto type = cast<RankedTensorType>(op.getSelf().getType());
   __int128 m = type.getDimSize(1), n = type.getDimSize(2), k = std::min(m, n);
   __int128 q = cast<RankedTensorType>(op.getQ().getType()).getDimSize(2);
-  __int128 geqrf = m * k * n - k * k * (m + n) / 2 + k * k * k / 3;
-  __int128 orgqr = q * k * (m - k / 2);
+  __int128 geqrf = 2 * (m * k * n - k * k * (m + n) / 2 + k * k * k / 3);
+  __int128 orgqr = 2 * q * k * (m - k / 2);
   __int128 macs = __int128(type.getDimSize(0)) * (geqrf + orgqr);
-  return contraction(static_cast<int64_t>(std::min<__int128>(macs, INT64_MAX / 4)), 0);
+  return contraction(saturate(macs), 0);
 }
 
 /// Jacobi rotations, counted at kTypicalSweeps sweeps (the loops stop when
@@ -154,7 +157,7 @@ OpCost jacobiCost(Value self, bool twoSided) {
   __int128 m = type.getDimSize(1), n = type.getDimSize(2);
   __int128 perPair = twoSided ? 8 * n : 7 * m;
   __int128 macs = __int128(type.getDimSize(0)) * kTypicalSweeps * n * (n - 1) / 2 * perPair;
-  return contraction(static_cast<int64_t>(std::min<__int128>(macs, INT64_MAX / 4)), 0);
+  return contraction(saturate(macs), 0);
 }
 
 /// The matrix-product form: one multiply-add per (row, row, column) triple
@@ -164,9 +167,6 @@ OpCost cdistCost(aten::CdistOp op) {
   auto x1 = cast<RankedTensorType>(op.getX1().getType());
   __int128 triples =
       __int128(elementCount(op.getResult())) * x1.getDimSize(x1.getRank() - 1);
-  auto saturate = [](__int128 v) {
-    return static_cast<int64_t>(std::min<__int128>(v, INT64_MAX / 4));
-  };
   if (op.getUseMm())
     return contraction(saturate(triples),
                        elementCount(op.getX1()) + elementCount(op.getX2()) +
@@ -184,7 +184,7 @@ OpCost upsampleAaCost(aten::UpsampleAaOp op) {
     macs += planes * in[2] * in[3] * out[3];
   if (in[2] != out[2])
     macs += planes * out[3] * in[2] * out[2];
-  return contraction(static_cast<int64_t>(std::min<__int128>(macs, INT64_MAX / 4)), 0);
+  return contraction(saturate(macs), 0);
 }
 
 /// One multiply-add per element of the three inputs' broadcast (what the

@@ -88,6 +88,9 @@ std::optional<double> reductionIdentity(NodeImporter &n) {
   if (startsWith("aten.mean.") || startsWith("aten.var.") ||
       startsWith("aten.std.") || startsWith("aten.var_mean."))
     return kNaN;
+  // A histogram of no elements counts nothing in every bin.
+  if (op == "aten.histc.default")
+    return 0.0;
   if (op == "aten.linalg_vector_norm.default") {
     // (sum |x|^p)^(1/p) over nothing: 0 for p >= 0, +inf for p < 0; the
     // infinity norms have no identity (eager raises).

@@ -16,8 +16,10 @@
 //   sign(det) and sum(log|diag(U)|).
 // - solve and inv: one aten.linalg_solve (getrf + getrs) of A, or of A.mT for left=False, against B (the identity for
 //   inv) over the broadcast batch. The LU, pivots and info results are
-//   eager's: lu_factor(A), and the 1-based column of U's first zero pivot
-//   (0 for none); an unused one costs nothing (its ops are dead).
+//   eager's (as the registry checks against it): lu_factor(A)'s, and the
+//   1-based column of U's first zero pivot (0 for none), from a second
+//   aten.lu_factor that is dead code (canonicalization removes it) unless
+//   something reads them.
 // - lu_factor: the same aten.lu_factor of A, its results as solve's.
 // - qr: one aten.qr (geqrf + orgqr with LAPACK's reflector conventions,
 //   so R's signs are eager's); mode "r" gives an empty Q.
@@ -45,7 +47,7 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-/// The largest n the unrolled factorisation takes.
+/// The largest n the factorisation loops take.
 constexpr int64_t kMaxOrder = aten::kMaxLuOrder;
 
 struct Factorisation {
@@ -73,24 +75,35 @@ Factorisation factorise(NodeImporter &n, Value a, int64_t batch, int64_t order) 
   return {lu.getLu(), lu.getPivots(), lu.getOdd(), diagonal};
 }
 
-/// The order n of a (..., n, n) floating-point input; error unless square
-/// f32 or f64 of order 1 to kMaxOrder. `what` names the op's results.
+/// The (rows, cols) of a (..., m, n) input; error unless f32 or f64 with m
+/// and n from 1 to kMaxOrder. `what` names the op's results.
+absl::StatusOr<std::pair<int64_t, int64_t>> matrixSize(NodeImporter &n, Value a,
+                                                       const std::string &what) {
+  RankedTensorType type = typeOf(a);
+  int64_t rank = type.getRank();
+  if (rank < 2)
+    return n.error("the input must be a batch of matrices (..., m, n)");
+  Type element = type.getElementType();
+  if (!element.isF32() && !element.isF64())
+    return n.error(what + " are defined for f32 and f64 (LAPACK's types)");
+  const int64_t rows = type.getDimSize(rank - 2), cols = type.getDimSize(rank - 1);
+  if (rows == 0 || cols == 0)
+    return n.unimplemented(what + " of a matrix with no elements");
+  if (std::max(rows, cols) > kMaxOrder)
+    return n.unimplemented(absl::StrCat(what, " of a ", rows, " x ", cols,
+                                        " matrix (the factorisation loops take at most ",
+                                        kMaxOrder, ")"));
+  return std::make_pair(rows, cols);
+}
+
+/// The order n of a (..., n, n) input, as matrixSize checks it.
 absl::StatusOr<int64_t> squareOrder(NodeImporter &n, Value a, const std::string &what) {
   RankedTensorType type = typeOf(a);
   int64_t rank = type.getRank();
   if (rank < 2 || type.getDimSize(rank - 1) != type.getDimSize(rank - 2))
     return n.error("the input must be a batch of square matrices (..., n, n)");
-  Type element = type.getElementType();
-  if (!element.isF32() && !element.isF64())
-    return n.error(what + " are defined for f32 and f64 (LAPACK's types)");
-  int64_t order = type.getDimSize(rank - 1);
-  if (order > kMaxOrder)
-    return n.unimplemented(absl::StrCat(what, " of order ", order,
-                                        " (the factorisation loops take at most ",
-                                        kMaxOrder, ")"));
-  if (order == 0)
-    return n.unimplemented(what + " of order 0");
-  return order;
+  ASSIGN_OR_RETURN(auto size, matrixSize(n, a, what));
+  return size.first;
 }
 
 /// `v` (..., r, c) with its last two dims swapped.
@@ -259,6 +272,8 @@ absl::StatusOr<Values> solveEx(NodeImporter &n) {
   ArrayRef<int64_t> aShape = typeOf(a).getShape(), bShape = typeOf(rhs).getShape();
   if (typeOf(rhs).getElementType() != typeOf(a).getElementType())
     return n.error("A and B must have one element type");
+  if (bShape.empty())
+    return n.error("B must have at least one dim");
   bool vector = bShape.size() == 1 ||
                 (bShape.size() + 1 == aShape.size() && bShape == aShape.drop_back());
   if (vector) {
@@ -287,7 +302,10 @@ absl::StatusOr<Values> luFactorEx(NodeImporter &n) {
   ASSIGN_OR_RETURN(bool pivot, n.boolAttr("pivot", true));
   if (!pivot)
     return n.error("LU without pivoting is not defined on the CPU (eager raises)");
-  RETURN_IF_ERROR(squareOrder(n, a, "LU factorisations").status());
+  ASSIGN_OR_RETURN(auto size, matrixSize(n, a, "LU factorisations"));
+  if (size.first != size.second)
+    return n.unimplemented(absl::StrCat("an LU factorisation of a ", size.first, " x ",
+                                        size.second, " matrix (Kiln factorises square ones)"));
   return factorisationResults(n, a, 0);
 }
 
@@ -298,19 +316,9 @@ absl::StatusOr<Values> qr(NodeImporter &n) {
   ASSIGN_OR_RETURN(std::string mode, n.stringAttr("mode", "reduced"));
   if (mode != "reduced" && mode != "complete" && mode != "r")
     return n.error("qr's mode must be 'reduced', 'complete' or 'r', not '" + mode + "'");
+  ASSIGN_OR_RETURN(auto size, matrixSize(n, a, "QR factorisations"));
+  auto [rows, cols] = size;
   RankedTensorType type = typeOf(a);
-  int64_t rank = type.getRank();
-  if (rank < 2)
-    return n.error("the input must be a batch of matrices (..., m, n)");
-  if (!type.getElementType().isF32() && !type.getElementType().isF64())
-    return n.error("QR factorisations are defined for f32 and f64 (LAPACK's types)");
-  const int64_t rows = type.getDimSize(rank - 2), cols = type.getDimSize(rank - 1);
-  if (rows == 0 || cols == 0)
-    return n.unimplemented("a QR factorisation of a matrix with no elements");
-  if (rows > kMaxOrder || cols > kMaxOrder)
-    return n.unimplemented(absl::StrCat("a QR factorisation of a ", rows, " x ", cols,
-                                        " matrix (the factorisation loops take at most ",
-                                        kMaxOrder, ")"));
   bool complete = mode == "complete";
   const int64_t columns = complete ? rows : std::min(rows, cols);
   Value batch = flatBatch(n, a);
@@ -335,6 +343,8 @@ absl::StatusOr<Values> qr(NodeImporter &n) {
 /// A result of no elements of the declared type (a vector result eager
 /// leaves empty without compute_v / compute_uv); null when left out.
 absl::StatusOr<Value> emptyResult(NodeImporter &n, int i) {
+  if (i >= n.numResults())
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has more"));
   if (n.resultLeftOut(i))
     return Value();
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(i));
@@ -348,6 +358,8 @@ absl::StatusOr<Value> emptyResult(NodeImporter &n, int i) {
 /// the op computes none.
 absl::StatusOr<Value> vectorsResult(NodeImporter &n, int i, bool computed,
                                     const std::string &what) {
+  if (i >= n.numResults())
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has more"));
   if (computed && !n.resultLeftOut(i))
     return n.unimplemented(
         what + ": Kiln computes the values only (the vectors' signs are LAPACK's "
@@ -382,19 +394,9 @@ absl::StatusOr<Values> svd(NodeImporter &n) {
   ASSIGN_OR_RETURN(bool computeUv, n.boolAttr("compute_uv", true));
   ASSIGN_OR_RETURN(Value u, vectorsResult(n, 0, computeUv, "singular vectors"));
   ASSIGN_OR_RETURN(Value vh, vectorsResult(n, 2, computeUv, "singular vectors"));
+  ASSIGN_OR_RETURN(auto size, matrixSize(n, a, "singular values"));
+  auto [rows, cols] = size;
   RankedTensorType type = typeOf(a);
-  int64_t rank = type.getRank();
-  if (rank < 2)
-    return n.error("the input must be a batch of matrices (..., m, n)");
-  if (!type.getElementType().isF32() && !type.getElementType().isF64())
-    return n.error("singular values are defined for f32 and f64 (LAPACK's types)");
-  const int64_t rows = type.getDimSize(rank - 2), cols = type.getDimSize(rank - 1);
-  if (rows == 0 || cols == 0)
-    return n.unimplemented("singular values of a matrix with no elements");
-  if (std::max(rows, cols) > kMaxOrder)
-    return n.unimplemented(absl::StrCat("singular values of a ", rows, " x ", cols,
-                                        " matrix (the Jacobi loops take at most ", kMaxOrder,
-                                        ")"));
   Value batch = flatBatch(n, rows < cols ? transposed(n, a) : a);
   Value values = n.b().create<aten::SvdvalsOp>(
       n.loc(),

@@ -127,6 +127,9 @@ absl::StatusOr<Values> histc(NodeImporter &n) {
     return n.error("histc counts floating-point tensors (eager has no integer kernel)");
   if (bins < 1)
     return n.error(absl::StrCat("histc's bins must be positive, not ", bins));
+  if (bins > kMaxConstantTable)
+    return n.unimplemented(absl::StrCat("histc with ", bins, " bins (Kiln takes at most ",
+                                        kMaxConstantTable, ")"));
   if (!std::isfinite(lo) || !std::isfinite(hi))
     return n.error("histc's min and max must be finite");
   if (lo > hi)

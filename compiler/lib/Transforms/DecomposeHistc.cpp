@@ -56,12 +56,17 @@ struct DecomposeHistc : OpRewritePattern<aten::HistcOp> {
     Value inRange = b.pointwise(flatMask, "logical_and",
                                 {b.pointwise(flatMask, "ge", {x, lo}),
                                  b.pointwise(flatMask, "le", {x, hi})});
-    // ((x - lo) * bins) / (hi - lo), 0 outside the range so that the
-    // conversion to an integer only sees [0, bins].
-    Value scaled = b.div(element,
-                         b.mul(element, b.sub(element, x, lo),
-                               b.constant(element, static_cast<double>(bins))),
+    // ((x - lo) * bins) / (hi - lo). Where that is not in [0, bins] (NaN or
+    // an infinity: an infinite data range, where eager raises; an empty
+    // range once rounded to the element type; an overflow) the element
+    // counts nowhere, and the conversion to an integer only sees [0, bins].
+    Value binCount = b.constant(element, static_cast<double>(bins));
+    Value scaled = b.div(element, b.mul(element, b.sub(element, x, lo), binCount),
                          b.sub(element, hi, lo));
+    Value bounded = b.pointwise(flatMask, "logical_and",
+                                {b.pointwise(flatMask, "ge", {scaled, b.constant(element, 0.0)}),
+                                 b.pointwise(flatMask, "le", {scaled, binCount})});
+    inRange = b.pointwise(flatMask, "logical_and", {inRange, bounded});
     scaled = b.pointwise(flat, "where", {inRange, scaled, b.constant(element, 0.0)});
     Type i64 = rewriter.getI64Type();
     auto positions = RankedTensorType::get({count}, i64);

@@ -4,8 +4,8 @@
 // extra operations named):
 //   solve 2 x (4, 4) against (4, 3): getrf 4^3 / 3 = 21, getrs 4^2 x 3 =
 //     48; 2 x 69 = 138.
-//   qr (5, 3), reduced: geqrf 5 x 3 x 3 - 9 x 8 / 2 + 27 / 3 = 18, orgqr
-//     3 x 3 x (5 - 1) = 36; 54.
+//   qr (5, 3), reduced: geqrf 2 x (5 x 3 x 3 - 9 x 8 / 2 + 27 / 3) = 36
+//     (= 5 x 9 - 27 / 3), orgqr 2 x 3 x 3 x (5 - 1) = 72; 108.
 //   cholesky (6, 6): 6^3 / 6 = 36.
 //   eigvalsh (4, 4): 6 sweeps of 6 pairs, 8 x 4 each: 1152.
 //   svdvals (5, 3): 6 sweeps of 3 pairs, 7 x 5 each: 630.
@@ -18,7 +18,7 @@
 
 // CHECK:      layer op kind unit macs flops{{.*}}
 // CHECK-NEXT: solve aten.linalg_solve contraction - 138 276 {{.*}}
-// CHECK-NEXT: qr aten.qr contraction - 54 108 {{.*}}
+// CHECK-NEXT: qr aten.qr contraction - 108 216 {{.*}}
 // CHECK-NEXT: chol aten.cholesky contraction - 36 72 {{.*}}
 // CHECK-NEXT: eig aten.eigvalsh contraction - 1152 2304 {{.*}}
 // CHECK-NEXT: sv aten.svdvals contraction - 630 1260 {{.*}}

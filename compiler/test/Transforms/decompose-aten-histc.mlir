@@ -10,17 +10,23 @@
 // CHECK: %[[GE:.+]] = aten.pointwise "ge" %[[X]], %[[LO]]
 // CHECK: %[[LE:.+]] = aten.pointwise "le" %[[X]], %[[HI]]
 // CHECK: %[[IN:.+]] = aten.pointwise "logical_and" %[[GE]], %[[LE]]
-// CHECK: %[[OFF:.+]] = aten.sub %[[X]], %[[LO]]
 // CHECK: %[[BINS:.+]] = aten.constant dense<4.000000e+00> : tensor<f32>
+// CHECK: %[[OFF:.+]] = aten.sub %[[X]], %[[LO]]
 // CHECK: %[[MUL:.+]] = aten.mul %[[OFF]], %[[BINS]]
 // CHECK: %[[WIDTH:.+]] = aten.sub %[[HI]], %[[LO]]
 // CHECK: %[[POS:.+]] = aten.div %[[MUL]], %[[WIDTH]]
-// CHECK: %[[SAFE:.+]] = aten.pointwise "where" %[[IN]], %[[POS]], %{{.+}}
+// A bin that is NaN or outside [0, bins] (an overflow, an empty range in
+// the element type) counts nowhere: the conversion never sees it.
+// CHECK: %[[POSGE:.+]] = aten.pointwise "ge" %[[POS]], %{{.+}}
+// CHECK: %[[POSLE:.+]] = aten.pointwise "le" %[[POS]], %[[BINS]]
+// CHECK: %[[BOUNDED:.+]] = aten.pointwise "logical_and" %[[POSGE]], %[[POSLE]]
+// CHECK: %[[VALID:.+]] = aten.pointwise "logical_and" %[[IN]], %[[BOUNDED]]
+// CHECK: %[[SAFE:.+]] = aten.pointwise "where" %[[VALID]], %[[POS]], %{{.+}}
 // CHECK: %[[BIN:.+]] = aten.pointwise "copy" %[[SAFE]] : (tensor<10xf32>) -> tensor<10xi64>
 // CHECK: %[[LAST:.+]] = aten.constant dense<3> : tensor<i64>
 // CHECK: %[[CLOSED:.+]] = aten.pointwise "minimum" %[[BIN]], %[[LAST]]
 // CHECK: %[[OUT:.+]] = aten.constant dense<4> : tensor<i64>
-// CHECK: %[[INDEX:.+]] = aten.pointwise "where" %[[IN]], %[[CLOSED]], %[[OUT]]
+// CHECK: %[[INDEX:.+]] = aten.pointwise "where" %[[VALID]], %[[CLOSED]], %[[OUT]]
 // CHECK: %[[ZEROS:.+]] = aten.constant dense<0.000000e+00> : tensor<5xf32>
 // CHECK: %[[ONES:.+]] = aten.constant dense<1.000000e+00> : tensor<10xf32>
 // CHECK: %[[COUNTS:.+]] = aten.scatter %[[ZEROS]], %[[INDEX]], %[[ONES]] {dim = 0 : i64, reduce = "sum"}

@@ -30,9 +30,11 @@
 //   triangle: each sweep rotates every pair (p, q) with the rotation that
 //   zeroes s[p, q] (t = sign(theta) / (|theta| + sqrt(theta^2 + 1)),
 //   theta = (s[q, q] - s[p, p]) / (2 s[p, q])), until the off-diagonal
-//   squares sum to at most n (eps |S|_F)^2; the diagonal, sorted ascending.
+//   squares sum to at most n (eps |S|_F)^2 (the rotated pair itself set to
+//   0); the diagonal, sorted ascending.
 // - svdvals is one-sided (Hestenes) Jacobi: each sweep rotates every pair
-//   of columns whose cosine exceeds eps so that they become orthogonal,
+//   of columns whose cosine exceeds sqrt(m) eps (dgesvj's test) so that
+//   they become orthogonal,
 //   until a sweep rotates none; the column norms, sorted descending.
 //   Both stop after 60 sweeps (Jacobi converges quadratically; a handful
 //   of sweeps is the rule).
@@ -52,6 +54,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace kiln::aten;
@@ -591,6 +595,13 @@ struct EigvalshLowering : OpConversionPattern<EigvalshOp> {
                       t = rotatePairs(b, l, t, n, cos, sin, [&](Value k, int which) {
                         return SmallVector<Value>{m, which ? q : p, k};
                       });
+                      // The rotation zeroes (p, q) and (q, p); what rounding
+                      // leaves there is dropped (NR's jacobi), or kept where
+                      // nothing rotated.
+                      Value kept = Scalars::at(b, l, t, {m, p, q});
+                      Value cleared = b.create<arith::SelectOp>(l, skip, kept, zero);
+                      t = Scalars::put(b, l, cleared, t, {m, p, q});
+                      t = Scalars::put(b, l, cleared, t, {m, q, p});
                       return {t};
                     })[0];
                 Value off = forEachPair(
@@ -630,7 +641,8 @@ struct SvdvalsLowering : OpConversionPattern<SvdvalsOp> {
         [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
           Scalars s(b, l);
           Value zero = s.number(element, 0.0), two = s.number(element, 2.0);
-          Value eps = epsilonOf(b, l, element);
+          Value rootRowsEps = b.create<arith::MulFOp>(
+              l, epsilonOf(b, l, element), s.number(element, std::sqrt(static_cast<double>(rows))));
           Value first = s.index(0);
           Carried converged = sweepUntilConverged(
               b, l, {c[0]}, [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
@@ -642,8 +654,11 @@ struct SvdvalsLowering : OpConversionPattern<SvdvalsOp> {
                       Value alpha = columnProduct(b, l, t, t, m, first, rows, p, p, zero);
                       Value beta = columnProduct(b, l, t, t, m, first, rows, q, q, zero);
                       Value gamma = columnProduct(b, l, t, t, m, first, rows, p, q, zero);
+                      // dgesvj's test: |gamma| > sqrt(m) eps |p| |q| (the
+                      // norms apart, so that their product cannot overflow).
                       Value bound = b.create<arith::MulFOp>(
-                          l, eps, b.create<math::SqrtOp>(l, b.create<arith::MulFOp>(l, alpha, beta)));
+                          l, b.create<arith::MulFOp>(l, rootRowsEps, b.create<math::SqrtOp>(l, alpha)),
+                          b.create<math::SqrtOp>(l, beta));
                       Value rotate = b.create<arith::CmpFOp>(
                           l, arith::CmpFPredicate::OGT, b.create<math::AbsFOp>(l, gamma), bound);
                       Value skip = b.create<arith::XOrIOp>(

@@ -125,8 +125,6 @@ struct IndexPutLowering : OpConversionPattern<IndexPutOp> {
   }
 };
 
-/// scatter: loops (self dims..., k); index/src read with `dim` replaced by
-/// k; where index == the output coordinate along dim, combine.
 /// The longest scatter dim written as a dense comparison of every target
 /// position with every index.
 constexpr int64_t kDenseScatterExtent = 16;
@@ -175,6 +173,9 @@ Value scatterByLoop(OpBuilder &b, Location loc, Value self, Value index, Value s
   return nest(b, loc, out, 0);
 }
 
+/// scatter: loops (self dims..., k); index/src read with `dim` replaced by
+/// k; where index == the output coordinate along dim, combine (past
+/// kDenseScatterExtent, scatterByLoop).
 struct ScatterLowering : OpConversionPattern<ScatterOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult

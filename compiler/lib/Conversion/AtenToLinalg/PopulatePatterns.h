@@ -44,8 +44,9 @@ void populateSortingPatterns(mlir::RewritePatternSet &patterns);
 /// kMaxTriangularScan, as a loop over the dim (Scans.cpp).
 void populateScanPatterns(mlir::RewritePatternSet &patterns);
 
-/// lu_factor, linalg_solve, qr and cholesky as LAPACK's unblocked routines in
-/// scalar loops (Factorisations.cpp).
+/// lu_factor, linalg_solve, qr and cholesky as LAPACK's unblocked routines,
+/// eigvalsh and svdvals as Jacobi rotations, in scalar loops
+/// (Factorisations.cpp).
 void populateFactorisationPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace kiln::aten

@@ -119,12 +119,16 @@ func.func @eigvalsh(%a: tensor<1x3x3xf64>) -> tensor<1x3xf64> {
 }
 
 // One-sided Jacobi: a pair of columns rotates when |gamma| exceeds
-// eps * sqrt(alpha * beta); converged after a sweep with no rotation; the
+// sqrt(m) eps sqrt(alpha) sqrt(beta) (dgesvj's test); converged after a sweep with no rotation; the
 // column norms, insertion-sorted descending.
 // CHECK-LABEL: func @svdvals
+// CHECK: %[[REPS:.+]] = arith.mulf %cst{{.*}}, %cst{{.*}} : f32
 // CHECK: scf.for %{{.+}} = %{{.+}} to %c60
 // CHECK: scf.if
-// CHECK: %[[BOUND:.+]] = arith.mulf %cst{{.*}}, %{{.+}} : f32
+// CHECK: %[[NP:.+]] = math.sqrt
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[REPS]], %[[NP]] : f32
+// CHECK: %[[NQ:.+]] = math.sqrt
+// CHECK: %[[BOUND:.+]] = arith.mulf %[[SCALED]], %[[NQ]] : f32
 // CHECK: %[[ROTATE:.+]] = arith.cmpf ogt, %{{.+}}, %[[BOUND]]
 // CHECK: arith.xori %[[ROTATE]], %true
 // CHECK: math.sqrt

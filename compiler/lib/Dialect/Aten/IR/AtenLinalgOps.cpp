@@ -1,7 +1,7 @@
 //===- AtenLinalgOps.cpp - verifiers of the linear-algebra aten ops -------===//
 //
-// This file implements the verifiers of aten.lu_factor, linalg_solve, qr
-// and cholesky: batches of (square) f32 or f64 matrices of order at most
+// This file implements the verifiers of aten.lu_factor, linalg_solve, qr,
+// eigvalsh, svdvals and cholesky: batches of f32 or f64 matrices of order at most
 // kMaxLuOrder, the bound of their scalar loops' cubic work.
 //
 //===----------------------------------------------------------------------===//

@@ -276,8 +276,8 @@ def Aten_SvdvalsOp : Aten_Op<"svdvals", [Pure]> {
     matrix in descending order (`_linalg_svd`'s second result).
     kiln-convert-aten-to-linalg writes it as one-sided Jacobi rotations of
     the columns until every pair is orthogonal to the element type's
-    precision (at most 60 sweeps), the values then the column norms, and an
-    insertion sort (Factorisations.cpp), so m is at most 512
+    precision (at most 60 sweeps); the values are then the column norms,
+    sorted by an insertion sort (Factorisations.cpp), so m is at most 512
     (`kMaxLuOrder`).
 
     Example:
@@ -298,8 +298,8 @@ def Aten_CholeskyOp : Aten_Op<"cholesky", [Pure]> {
     batch: `l` is lower triangular with l l^T = a, reading only a's lower
     triangle. `info` (N, 1, i64) is 0, or the 1-based order of the first
     leading minor that is not positive definite (its pivot is not > 0, or
-    NaN); from that column on `l` holds NaN where LAPACK leaves unspecified
-    values. kiln-convert-aten-to-linalg writes it as dpotf2's scalar loops
+    NaN); from that column on `l` holds NaN or infinities where LAPACK
+    leaves unspecified values. kiln-convert-aten-to-linalg writes it as dpotf2's scalar loops
     (left-looking, Factorisations.cpp), so n is at most 512 (`kMaxLuOrder`).
 
     Example:
@@ -324,7 +324,9 @@ def Aten_HistcOp : Aten_Op<"histc", [Pure]> {
     eager's. An element x in range falls in bin
     trunc((x - min) * bins / (max - min)) computed in the element type, the
     last bin closed at max, as eager's CPU kernel; elements outside the
-    range and NaN count nowhere. Where eager raises at run time (a
+    range and NaN count nowhere, nor does an element whose bin is not a
+    number in [0, bins] (eager's is undefined there: an overflow, or a
+    range empty in the element type). Where eager raises at run time (a
     non-finite data range), Kiln counts nothing. kiln-decompose-aten writes
     it as a scatter-add of ones.
 
