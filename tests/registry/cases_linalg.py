@@ -215,6 +215,11 @@ register("svdvals_zero_f32", torch.linalg.svdvals, const(torch.zeros(3, 2)))
 register("svdvals_no_vectors_f32", lambda a: torch.ops.aten._linalg_svd(a, compute_uv=False),
          randn(5, 3))
 register("svdvals_order_50_f64", torch.linalg.svdvals, randn(50, 40, dtype=torch.float64))
+# Entries whose squares overflow (or underflow) f32: Jacobi works on the
+# matrix divided by its largest |entry| and scales the values back.
+register("svdvals_huge_f32", lambda a: torch.linalg.svdvals(a * 1e25), randn(5, 4))
+register("svdvals_tiny_f32", lambda a: torch.linalg.svdvals(a * 1e-25), randn(4, 4), atol=1e-32)
+register("eigvalsh_huge_f32", lambda a: torch.linalg.eigvalsh((a + a.mT) * 1e22), randn(5, 5))
 register("matrix_norm_nuclear_f32", lambda a: torch.linalg.matrix_norm(a, "nuc"), randn(2, 4, 3))
 register("matrix_norm_2_f64", lambda a: torch.linalg.matrix_norm(a, 2),
          randn(5, 5, dtype=torch.float64))

@@ -37,7 +37,8 @@
 //   they become orthogonal,
 //   until a sweep rotates none; the column norms, sorted descending.
 //   Both stop after 60 sweeps (Jacobi converges quadratically; a handful
-//   of sweeps is the rule).
+//   of sweeps is the rule), and both work on the matrix divided by its
+//   largest |entry| (squares cannot overflow), their values scaled back.
 //
 // The code is O(n^3) scalar work per matrix (per sweep for Jacobi) and its size does not grow
 // with n. Rounding differs from LAPACK's blocked updates in the last bits.
@@ -56,6 +57,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace kiln::aten;
@@ -536,6 +538,43 @@ Carried sweepUntilConverged(OpBuilder &b, Location loc, ValueRange state,
   return out;
 }
 
+/// Matrix m of `t` (rows x cols) divided by its largest |entry| (left as
+/// it is when that is 0, NaN or infinite), and that divisor: Jacobi then
+/// works on entries of at most 1, whose squares and products cannot
+/// overflow, and its values are scaled back by the divisor.
+std::pair<Value, Value> scaledToUnitMax(OpBuilder &b, Location loc, Value t, Value m,
+                                        int64_t rows, int64_t cols) {
+  Scalars s(b, loc);
+  Type element = cast<RankedTensorType>(t.getType()).getElementType();
+  auto overEntries = [&](ValueRange init,
+                         function_ref<Carried(OpBuilder &, Location, Value, Value, ValueRange)> body) {
+    return s.loop(s.index(0), s.index(rows), init,
+                  [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+                    Scalars s(b, l);
+                    return s.loop(s.index(0), s.index(cols), u,
+                                  [&](OpBuilder &b, Location l, Value j, ValueRange w) -> Carried {
+                                    return body(b, l, i, j, w);
+                                  });
+                  });
+  };
+  Value largest = overEntries({s.number(element, 0.0)},
+                              [&](OpBuilder &b, Location l, Value i, Value j, ValueRange w) -> Carried {
+                                Value x = b.create<math::AbsFOp>(l, Scalars::at(b, l, t, {m, i, j}));
+                                return {b.create<arith::MaximumFOp>(l, w[0], x)};
+                              })[0];
+  Value usable = b.create<arith::AndIOp>(
+      loc, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, largest, s.number(element, 0.0)),
+      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, largest,
+                              s.number(element, std::numeric_limits<double>::infinity())));
+  Value divisor = b.create<arith::SelectOp>(loc, usable, largest, s.number(element, 1.0));
+  Value scaled = overEntries({t}, [&](OpBuilder &b, Location l, Value i, Value j,
+                                      ValueRange w) -> Carried {
+    Value x = b.create<arith::DivFOp>(l, Scalars::at(b, l, w[0], {m, i, j}), divisor);
+    return {Scalars::put(b, l, x, w[0], {m, i, j})};
+  })[0];
+  return {scaled, divisor};
+}
+
 Value epsilonOf(OpBuilder &b, Location l, Type element) {
   double eps = element.isF32() ? 1.1920928955078125e-07 : 2.220446049250313e-16;
   return b.create<arith::ConstantOp>(l, element, b.getFloatAttr(element, eps));
@@ -564,6 +603,8 @@ struct EigvalshLowering : OpConversionPattern<EigvalshOp> {
               b, l, n, {c[0]}, [&](OpBuilder &b, Location l, Value p, Value q, ValueRange u) -> Carried {
                 return {Scalars::put(b, l, Scalars::at(b, l, u[0], {m, q, p}), u[0], {m, p, q})};
               });
+          auto [unit, divisor] = scaledToUnitMax(b, l, symmetric[0], m, n, n);
+          symmetric = {unit};
           Value frobenius = s.loop(s.index(0), s.index(n), {zero},
                                    [&](OpBuilder &b, Location l, Value i, ValueRange acc) -> Carried {
                                      Scalars s(b, l);
@@ -613,8 +654,9 @@ struct EigvalshLowering : OpConversionPattern<EigvalshOp> {
               });
           Value diagonal = s.loop(s.index(0), s.index(n), {c[1]},
                                   [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
-                                    return {Scalars::put(b, l, Scalars::at(b, l, converged[0], {m, i, i}),
-                                                         u[0], {m, i})};
+                                    Value w = b.create<arith::MulFOp>(
+                                        l, Scalars::at(b, l, converged[0], {m, i, i}), divisor);
+                                    return {Scalars::put(b, l, w, u[0], {m, i})};
                                   })[0];
           return {converged[0], sortRow(b, l, diagonal, m, n, /*ascending=*/true)};
         });
@@ -644,8 +686,9 @@ struct SvdvalsLowering : OpConversionPattern<SvdvalsOp> {
           Value rootRowsEps = b.create<arith::MulFOp>(
               l, epsilonOf(b, l, element), s.number(element, std::sqrt(static_cast<double>(rows))));
           Value first = s.index(0);
+          auto [unit, divisor] = scaledToUnitMax(b, l, c[0], m, rows, n);
           Carried converged = sweepUntilConverged(
-              b, l, {c[0]}, [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
+              b, l, {unit}, [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
                 Value none = b.create<arith::ConstantOp>(l, b.getBoolAttr(true));
                 return forEachPair(
                     b, l, n, {u[0], none},
@@ -677,8 +720,9 @@ struct SvdvalsLowering : OpConversionPattern<SvdvalsOp> {
                                  Scalars s(b, l);
                                  Value squares = columnProduct(b, l, converged[0], converged[0], m,
                                                                s.index(0), rows, j, j, zero);
-                                 return {Scalars::put(b, l, b.create<math::SqrtOp>(l, squares), u[0],
-                                                      {m, j})};
+                                 Value norm = b.create<arith::MulFOp>(
+                                     l, b.create<math::SqrtOp>(l, squares), divisor);
+                                 return {Scalars::put(b, l, norm, u[0], {m, j})};
                                })[0];
           return {converged[0], sortRow(b, l, norms, m, n, /*ascending=*/false)};
         });
