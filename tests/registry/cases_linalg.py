@@ -191,6 +191,10 @@ register("qr_zero_column_f64", torch.linalg.qr,
          const(torch.tensor([[0.0, 1.0, 2.0], [0.0, 3.0, 1.0], [0.0, 1.0, 1.0]],
                             dtype=torch.float64)))
 register("qr_square_40_f64", torch.linalg.qr, randn(40, 40, dtype=torch.float64))
+# Entries whose squares underflow or overflow f32: the column norm is
+# scaled by its largest |entry|, as LAPACK's dnrm2 scales it.
+register("qr_tiny_f32", lambda a: torch.linalg.qr(a * 1e-25)[1], randn(4, 3), atol=1e-32)
+register("qr_huge_f32", lambda a: torch.linalg.qr(a * 1e25), randn(4, 3))
 
 # Eigenvalues and singular values (aten._linalg_eigh, _linalg_svd, whose
 # unread vectors the client leaves out): Jacobi rotations, then sorted.

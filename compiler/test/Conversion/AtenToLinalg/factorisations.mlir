@@ -77,17 +77,23 @@ func.func @cholesky(%a: tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x1xi64
   return %l, %info : tensor<2x3x3xf32>, tensor<2x1xi64>
 }
 
-// dgeqr2 then dorg2r: each reflector from the column's squares below the
-// diagonal (none when they sum to 0), beta = -copysign(norm, a[j, j]),
-// applied to the columns to its right; R the upper triangle; Q the
-// identity's columns with the reflectors applied last to first.
+// dgeqr2 then dorg2r: each reflector from the column's norm, scaled by
+// its largest |entry| (none when the entries below the diagonal are all
+// 0), beta = -copysign(norm, a[j, j]), applied to the columns to its
+// right; R the upper triangle; Q the identity's columns with the
+// reflectors applied last to first.
 // CHECK-LABEL: func @qr
 // CHECK: %[[WORK:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<1x3x2xf32>
 // CHECK: %[[TAU:.+]] = bufferization.alloc_tensor() : tensor<1x2xf32>
 // CHECK: scf.for %[[J:.+]] = %{{.+}} to %c2
+// CHECK: %[[TAILMAX:.+]] = scf.for
+// CHECK: arith.maximumf
+// CHECK: %[[NONE:.+]] = arith.cmpf oeq, %[[TAILMAX]]
+// CHECK: %[[UNIT:.+]] = arith.select %[[NONE]]
 // CHECK: %[[TAIL:.+]] = scf.for
-// CHECK: %[[NONE:.+]] = arith.cmpf oeq, %[[TAIL]]
-// CHECK: %[[NORM:.+]] = math.sqrt
+// CHECK: arith.divf %{{.+}}, %[[UNIT]]
+// CHECK: %[[ROOT:.+]] = math.sqrt
+// CHECK: %[[NORM:.+]] = arith.mulf %[[UNIT]], %[[ROOT]]
 // CHECK: %[[SIGNED:.+]] = math.copysign %[[NORM]]
 // CHECK: %[[BETA:.+]] = arith.negf %[[SIGNED]]
 // CHECK: arith.select %[[NONE]], %{{.+}}, %[[BETA]]
