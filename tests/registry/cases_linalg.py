@@ -228,6 +228,30 @@ register("matrix_norm_nuclear_f32", lambda a: torch.linalg.matrix_norm(a, "nuc")
 register("matrix_norm_2_f64", lambda a: torch.linalg.matrix_norm(a, 2),
          randn(5, 5, dtype=torch.float64))
 
+# Triangular solves (aten.linalg_solve_triangular, cholesky_solve): forward
+# or back substitution reading only the triangle named (garbage in the
+# other one, and on a unit diagonal, must not matter).
+register("solve_triangular_lower_f32",
+         lambda a, b: torch.linalg.solve_triangular(torch.tril(a) + 4 * EYE4, b, upper=False),
+         randn(4, 4), randn(4, 3))
+register("solve_triangular_upper_ignores_lower_f64",
+         lambda a, b: torch.linalg.solve_triangular(a + 4 * EYE4.double(), b, upper=True),
+         randn(2, 4, 4, dtype=torch.float64), randn(2, 4, 2, dtype=torch.float64))
+register("solve_triangular_unit_right_f32",
+         lambda a, b: torch.linalg.solve_triangular(a, b, upper=False, left=False,
+                                                    unitriangular=True),
+         randn(3, 4, 4), randn(3, 2, 4))
+register("solve_triangular_broadcast_f32",
+         lambda a, b: torch.linalg.solve_triangular(torch.triu(a) + 4 * EYE4, b, upper=True),
+         randn(4, 4), randn(2, 3, 4, 5))
+register("cholesky_solve_f64",
+         lambda a, b: torch.cholesky_solve(b, torch.linalg.cholesky(a @ a.mT + 4 * EYE4.double())),
+         randn(4, 4, dtype=torch.float64), randn(4, 2, dtype=torch.float64))
+register("cholesky_solve_upper_batched_f32",
+         lambda a, b: torch.cholesky_solve(
+             b, torch.linalg.cholesky(a @ a.mT + 4 * EYE4, upper=True), upper=True),
+         randn(2, 4, 4), randn(2, 4, 3))
+
 # Cholesky (aten.linalg_cholesky_ex): potrf in scalar loops on the lower
 # triangle (the upper one for upper=True); info is the order of
 # the first leading minor that is not positive definite.

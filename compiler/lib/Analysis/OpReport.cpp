@@ -346,6 +346,13 @@ OpCost estimateOpCost(Operation *op) {
       })
       .Case([](aten::LinalgSolveOp solve) { return solveCost(solve); })
       .Case([](aten::QrOp qr) { return qrCost(qr); })
+      // trtrs: n^2 k / 2 multiply-adds per matrix.
+      .Case([](aten::TriangularSolveOp solve) {
+        auto type = cast<RankedTensorType>(solve.getType());
+        __int128 n = type.getDimSize(1);
+        return contraction(saturate(__int128(type.getDimSize(0)) * n * n * type.getDimSize(2) / 2),
+                           0);
+      })
       // potrf: about n^3 / 6 multiply-adds per matrix.
       .Case([](aten::CholeskyOp chol) {
         auto type = cast<RankedTensorType>(chol.getSelf().getType());

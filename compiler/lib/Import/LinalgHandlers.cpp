@@ -20,6 +20,9 @@
 //   1-based column of U's first zero pivot (0 for none), from a second
 //   aten.lu_factor that is dead code (canonicalization removes it) unless
 //   something reads them.
+// - solve_triangular and cholesky_solve: aten.triangular_solve (one, or a
+//   forward then a back substitution against the factor and its
+//   transpose).
 // - lu_factor: the same aten.lu_factor of A, its results as solve's.
 // - qr: one aten.qr (geqrf + orgqr with LAPACK's reflector conventions,
 //   so R's signs are eager's); mode "r" gives an empty Q.
@@ -224,9 +227,11 @@ absl::StatusOr<Value> asResult(NodeImporter &n, Value v, int i) {
   return viewValue(n, convertElements(n, v, type.getElementType()), type.getShape());
 }
 
-/// One aten.linalg_solve of a (..., n, n) against rhs (..., n, k) over
-/// their broadcast batch, in that batch's shape.
-absl::StatusOr<Value> solveBatch(NodeImporter &n, Value a, Value rhs) {
+/// One solve (aten.linalg_solve, or what `solve` builds from the flat
+/// (N, n, n) and (N, n, k) batches) of a (..., n, n) against rhs
+/// (..., n, k) over their broadcast batch, in that batch's shape.
+absl::StatusOr<Value> solveBatch(NodeImporter &n, Value a, Value rhs,
+                                 function_ref<Value(Value, Value)> solve = nullptr) {
   ArrayRef<int64_t> aShape = typeOf(a).getShape(), bShape = typeOf(rhs).getShape();
   SmallVector<int64_t> batch;
   if (!OpTrait::util::getBroadcastedShape(aShape.drop_back(2), bShape.drop_back(2), batch))
@@ -248,7 +253,9 @@ absl::StatusOr<Value> solveBatch(NodeImporter &n, Value a, Value rhs) {
   Value x = expanded(rhs);
   SmallVector<int64_t> resultShape(typeOf(x).getShape());
   Value flatA = flatBatch(n, expanded(a)), flatB = flatBatch(n, x);
-  Value solved = n.b().create<aten::LinalgSolveOp>(n.loc(), typeOf(flatB), flatA, flatB);
+  Value solved =
+      solve ? solve(flatA, flatB)
+            : n.b().create<aten::LinalgSolveOp>(n.loc(), typeOf(flatB), flatA, flatB).getResult();
   return viewValue(n, solved, resultShape);
 }
 
@@ -293,6 +300,64 @@ absl::StatusOr<Values> solveEx(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value result, asResult(n, x, 0));
   ASSIGN_OR_RETURN(Values factorisation, factorisationResults(n, a, 1));
   return Values{result, factorisation[0], factorisation[1], factorisation[2]};
+}
+
+/// One aten.triangular_solve of the triangle `upper` names of `a` against
+/// `rhs`, over their broadcast batch.
+absl::StatusOr<Value> triangularSolve(NodeImporter &n, Value a, Value rhs, bool upper,
+                                      bool unit) {
+  return solveBatch(n, a, rhs, [&](Value flatA, Value flatB) -> Value {
+    return n.b().create<aten::TriangularSolveOp>(
+        n.loc(), typeOf(flatB), flatA, flatB, upper ? n.b().getUnitAttr() : UnitAttr(),
+        unit ? n.b().getUnitAttr() : UnitAttr());
+  });
+}
+
+/// B (..., n, k) for a solve against (..., n, n) A; error otherwise.
+absl::Status checkRhs(NodeImporter &n, Value a, Value rhs, int64_t order) {
+  if (typeOf(rhs).getElementType() != typeOf(a).getElementType())
+    return n.error("A and B must have one element type");
+  ArrayRef<int64_t> shape = typeOf(rhs).getShape();
+  if (shape.size() < 2 || shape[shape.size() - 2] != order)
+    return n.error(absl::StrCat("B must be (..., ", order, ", k)"));
+  return absl::OkStatus();
+}
+
+/// linalg_solve_triangular(A, B, upper, left, unitriangular): X A = B for
+/// left=False is A^T X^T = B^T, whose triangle is the other one.
+absl::StatusOr<Values> solveTriangular(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value rhs, n.tensor("B"));
+  ASSIGN_OR_RETURN(bool upper, n.boolAttr("upper"));
+  ASSIGN_OR_RETURN(bool left, n.boolAttr("left", true));
+  ASSIGN_OR_RETURN(bool unit, n.boolAttr("unitriangular", false));
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "triangular solves"));
+  if (typeOf(rhs).getRank() < 2)
+    return n.error("B must be a batch of matrices (..., m, k)");
+  if (!left) {
+    a = transposed(n, a);
+    rhs = transposed(n, rhs);
+    upper = !upper;
+  }
+  RETURN_IF_ERROR(checkRhs(n, a, rhs, order));
+  ASSIGN_OR_RETURN(Value x, triangularSolve(n, a, rhs, upper, unit));
+  ASSIGN_OR_RETURN(Value result, asResult(n, left ? x : transposed(n, x), 0));
+  return Values{result};
+}
+
+/// cholesky_solve(B, L, upper): A X = B for A = L L^T (or U^T U), a solve
+/// against the factor, then one against its transpose.
+absl::StatusOr<Values> choleskySolve(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value rhs, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value factor, n.tensor("input2"));
+  ASSIGN_OR_RETURN(bool upper, n.boolAttr("upper", false));
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, factor, "Cholesky solves"));
+  RETURN_IF_ERROR(checkRhs(n, factor, rhs, order));
+  Value lower = upper ? transposed(n, factor) : factor;
+  ASSIGN_OR_RETURN(Value y, triangularSolve(n, lower, rhs, /*upper=*/false, false));
+  ASSIGN_OR_RETURN(Value x, triangularSolve(n, transposed(n, lower), y, /*upper=*/true, false));
+  ASSIGN_OR_RETURN(Value result, asResult(n, x, 0));
+  return Values{result};
 }
 
 /// linalg_lu_factor_ex(A, pivot, check_errors) -> (LU, pivots, info):
@@ -451,6 +516,8 @@ void addLinalgHandlers(OpHandlerTable &t) {
   t["aten.linalg_inv_ex.default"] = invEx;
   t["aten.linalg_lu_factor_ex.default"] = luFactorEx;
   t["aten.linalg_qr.default"] = qr;
+  t["aten.linalg_solve_triangular.default"] = solveTriangular;
+  t["aten.cholesky_solve.default"] = choleskySolve;
   t["aten._linalg_eigh.default"] = eigh;
   t["aten._linalg_svd.default"] = svd;
   t["aten.linalg_cholesky_ex.default"] = choleskyEx;

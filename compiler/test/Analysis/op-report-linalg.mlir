@@ -7,6 +7,7 @@
 //   qr (5, 3), reduced: geqrf 2 x (5 x 3 x 3 - 9 x 8 / 2 + 27 / 3) = 36
 //     (= 5 x 9 - 27 / 3), orgqr 2 x 3 x 3 x (5 - 1) = 72; 108.
 //   cholesky (6, 6): 6^3 / 6 = 36.
+//   triangular_solve 2 x (4, 4) against (4, 3): 2 x 4^2 x 3 / 2 = 48.
 //   eigvalsh (4, 4): 6 sweeps of 6 pairs, 8 x 4 each: 1152.
 //   svdvals (5, 3): 6 sweeps of 3 pairs, 7 x 5 each: 630.
 //   cdist (5, 8) to (7, 8), matrix-product form: 35 x 8 = 280, plus the
@@ -20,6 +21,7 @@
 // CHECK-NEXT: solve aten.linalg_solve contraction - 138 276 {{.*}}
 // CHECK-NEXT: qr aten.qr contraction - 108 216 {{.*}}
 // CHECK-NEXT: chol aten.cholesky contraction - 36 72 {{.*}}
+// CHECK-NEXT: tri aten.triangular_solve contraction - 48 96 {{.*}}
 // CHECK-NEXT: eig aten.eigvalsh contraction - 1152 2304 {{.*}}
 // CHECK-NEXT: sv aten.svdvals contraction - 630 1260 {{.*}}
 // CHECK-NEXT: dmm aten.cdist contraction - 280 796 {{.*}}
@@ -30,12 +32,13 @@
 func.func @kiln_main(%a: tensor<2x4x4xf32>, %b: tensor<2x4x3xf32>, %t: tensor<1x5x3xf32>,
                      %s: tensor<1x6x6xf64>, %e: tensor<1x4x4xf32>, %x1: tensor<5x8xf32>,
                      %x2: tensor<7x8xf32>, %img: tensor<1x3x32x40xf32>, %h: tensor<100xf32>)
-    -> (tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
+    -> (tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
         tensor<1x3xf32>, tensor<5x7xf32>, tensor<5x7xf32>, tensor<1x3x16x20xf32>,
         tensor<10xf32>) {
   %x = aten.linalg_solve %a, %b : (tensor<2x4x4xf32>, tensor<2x4x3xf32>) -> tensor<2x4x3xf32> loc("solve")
   %q, %r = aten.qr %t : (tensor<1x5x3xf32>) -> (tensor<1x5x3xf32>, tensor<1x3x3xf32>) loc("qr")
   %l, %info = aten.cholesky %s : (tensor<1x6x6xf64>) -> (tensor<1x6x6xf64>, tensor<1x1xi64>) loc("chol")
+  %tri = aten.triangular_solve %a, %b {upper} : (tensor<2x4x4xf32>, tensor<2x4x3xf32>) -> tensor<2x4x3xf32> loc("tri")
   %w = aten.eigvalsh %e : (tensor<1x4x4xf32>) -> tensor<1x4xf32> loc("eig")
   %sv = aten.svdvals %t : (tensor<1x5x3xf32>) -> tensor<1x3xf32> loc("sv")
   %d0 = aten.cdist %x1, %x2 {p = 2.0 : f64, use_mm} : (tensor<5x8xf32>, tensor<7x8xf32>) -> tensor<5x7xf32> loc("dmm")
@@ -43,6 +46,6 @@ func.func @kiln_main(%a: tensor<2x4x4xf32>, %b: tensor<2x4x3xf32>, %t: tensor<1x
   %u = aten.upsample_aa %img {mode = "bilinear", align_corners = false}
       : (tensor<1x3x32x40xf32>) -> tensor<1x3x16x20xf32> loc("up")
   %hc = aten.histc %h {bins = 10 : i64, min = 0.0 : f64, max = 1.0 : f64} : (tensor<100xf32>) -> tensor<10xf32> loc("hist")
-  return %x, %q, %l, %w, %sv, %d0, %d1, %u, %hc : tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
+  return %x, %tri, %q, %l, %w, %sv, %d0, %d1, %u, %hc : tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
       tensor<1x3xf32>, tensor<5x7xf32>, tensor<5x7xf32>, tensor<1x3x16x20xf32>, tensor<10xf32>
 }

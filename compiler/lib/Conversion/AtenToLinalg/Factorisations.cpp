@@ -21,6 +21,8 @@
 //   tau = (beta - a[j, j]) / beta and v = (1, x / (a[j, j] - beta)); it is
 //   applied to the columns to its right, and Q is the reflectors applied
 //   in reverse order to the identity's first columns.
+// - triangular_solve is dtrtrs: forward or back substitution reading only
+//   the triangle it names (and not the diagonal when it is a unit one).
 // - cholesky is dpotf2 (lower, left-looking): column j's pivot is
 //   a[j, j] - sum l[j, p]^2 over p < j; its square root is l[j, j], and
 //   the entries below are (a[i, j] - sum l[i, p] l[j, p]) / l[j, j]. A
@@ -214,6 +216,36 @@ Value subtractRow(OpBuilder &b, Location l, Value x, Value m, Value i, Value j, 
                 })[0];
 }
 
+/// Row m of x (N, n, width) solved in place against the triangle of `a`
+/// (N, n, n) that `upper` names, by forward (lower) or back (upper)
+/// substitution: x[i, :] -= a[i, j] x[j, :] over the solved rows j, then
+/// x[i, :] /= a[i, i] unless `unit` (a unit diagonal, not read).
+Value substitute(OpBuilder &b, Location loc, Value a, Value x, Value m, int64_t n,
+                 int64_t width, bool upper, bool unit) {
+  Scalars s(b, loc);
+  return s.loop(
+      s.index(0), s.index(n), {x}, [&](OpBuilder &b, Location l, Value r, ValueRange t) -> Carried {
+        Scalars s(b, l);
+        Value i = upper ? b.create<arith::SubIOp>(l, s.index(n - 1), r).getResult() : r;
+        Value from = upper ? plusOne(b, l, i) : s.index(0);
+        Value to = upper ? s.index(n) : i;
+        Value y = s.loop(from, to, {t[0]},
+                         [&](OpBuilder &b, Location l, Value j, ValueRange u) -> Carried {
+                           Value factor = Scalars::at(b, l, a, {m, i, j});
+                           return {subtractRow(b, l, u[0], m, i, j, factor, width)};
+                         })[0];
+        if (unit)
+          return {y};
+        Value pivot = Scalars::at(b, l, a, {m, i, i});
+        return s.loop(s.index(0), s.index(width), {y},
+                      [&](OpBuilder &b, Location l, Value col, ValueRange u) -> Carried {
+                        Value v = b.create<arith::DivFOp>(l, Scalars::at(b, l, u[0], {m, i, col}),
+                                                          pivot);
+                        return {Scalars::put(b, l, v, u[0], {m, i, col})};
+                      });
+      })[0];
+}
+
 struct LinalgSolveLowering : OpConversionPattern<LinalgSolveOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -245,40 +277,31 @@ struct LinalgSolveLowering : OpConversionPattern<LinalgSolveOp> {
                                               return {Scalars::put(b, l, xi, w, {m, p, col})};
                                             });
                             })[0];
-                 // L y = P b, L unit lower.
-                 x = s.loop(s.index(0), s.index(n), {x},
-                            [&](OpBuilder &b, Location l, Value i, ValueRange t) -> Carried {
-                              Scalars s(b, l);
-                              return s.loop(s.index(0), i, {t[0]},
-                                            [&](OpBuilder &b, Location l, Value j,
-                                                ValueRange u) -> Carried {
-                                              Value factor = Scalars::at(b, l, lu[0], {m, i, j});
-                                              return {subtractRow(b, l, u[0], m, i, j, factor, width)};
-                                            });
-                            })[0];
-                 // U x = y, from the last row up.
-                 return s.loop(s.index(0), s.index(n), {x},
-                               [&](OpBuilder &b, Location l, Value r, ValueRange t) -> Carried {
-                                 Scalars s(b, l);
-                                 Value i = b.create<arith::SubIOp>(l, s.index(n - 1), r);
-                                 Value y = s.loop(plusOne(b, l, i), s.index(n), {t[0]},
-                                                  [&](OpBuilder &b, Location l, Value j,
-                                                      ValueRange u) -> Carried {
-                                                    Value factor =
-                                                        Scalars::at(b, l, lu[0], {m, i, j});
-                                                    return {subtractRow(b, l, u[0], m, i, j,
-                                                                        factor, width)};
-                                                  })[0];
-                                 Value pivot = Scalars::at(b, l, lu[0], {m, i, i});
-                                 return s.loop(s.index(0), s.index(width), {y},
-                                               [&](OpBuilder &b, Location l, Value col,
-                                                   ValueRange u) -> Carried {
-                                                 Value v = b.create<arith::DivFOp>(
-                                                     l, Scalars::at(b, l, u[0], {m, i, col}),
-                                                     pivot);
-                                                 return {Scalars::put(b, l, v, u[0], {m, i, col})};
-                                               });
-                               });
+                 // L y = P b (L unit lower), then U x = y.
+                 x = substitute(b, l, lu[0], x, m, n, width, /*upper=*/false, /*unit=*/true);
+                 return {substitute(b, l, lu[0], x, m, n, width, /*upper=*/true, /*unit=*/false)};
+               })[0];
+    rewriter.replaceOp(op, x);
+    return success();
+  }
+};
+
+struct TriangularSolveLowering : OpConversionPattern<TriangularSolveOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TriangularSolveOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Scalars s(b, loc);
+    RankedTensorType type = op.getType();
+    const int64_t batch = type.getDimSize(0), n = type.getDimSize(1), width = type.getDimSize(2);
+    Value a = adaptor.getA();
+    Value x = s.fresh(type, adaptor.getRhs());
+    x = s.loop(s.index(0), s.index(batch), {x},
+               [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
+                 return {substitute(b, l, a, c[0], m, n, width, op.getUpper(),
+                                    op.getUnitriangular())};
                })[0];
     rewriter.replaceOp(op, x);
     return success();
@@ -818,7 +841,8 @@ struct CholeskyLowering : OpConversionPattern<CholeskyOp> {
 } // namespace
 
 void kiln::aten::populateFactorisationPatterns(RewritePatternSet &patterns) {
-  patterns.add<LuFactorLowering, LinalgSolveLowering, QrLowering, EigvalshLowering,
+  patterns.add<LuFactorLowering, LinalgSolveLowering, TriangularSolveLowering, QrLowering,
+               EigvalshLowering,
                SvdvalsLowering, CholeskyLowering>(
       patterns.getContext());
 }

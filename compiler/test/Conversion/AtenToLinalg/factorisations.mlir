@@ -143,3 +143,21 @@ func.func @svdvals(%a: tensor<1x4x2xf32>) -> tensor<1x2xf32> {
   %s = aten.svdvals %a : (tensor<1x4x2xf32>) -> tensor<1x2xf32>
   return %s : tensor<1x2xf32>
 }
+
+// trtrs, upper with a unit diagonal: back substitution from the last row
+// up, reading only the strict upper triangle, no division.
+// CHECK-LABEL: func @triangular_solve_unit_upper
+// CHECK: %[[X:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<2x3x4xf32>
+// CHECK: scf.for %[[M:.+]] = %{{.+}} to %c2{{.*}} iter_args(%{{.+}} = %[[X]])
+// CHECK: %[[I:.+]] = arith.subi %c2{{.*}}, %{{.+}} : index
+// CHECK: %[[FROM:.+]] = arith.addi %[[I]], %c1{{.*}} : index
+// CHECK: scf.for %[[J:.+]] = %[[FROM]] to %c3
+// CHECK: tensor.extract %{{.+}}[%[[M]], %[[I]], %[[J]]] : tensor<2x3x3xf32>
+// CHECK: arith.mulf
+// CHECK: arith.subf
+// CHECK-NOT: arith.divf
+// CHECK: return
+func.func @triangular_solve_unit_upper(%a: tensor<2x3x3xf32>, %b: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %x = aten.triangular_solve %a, %b {upper, unitriangular} : (tensor<2x3x3xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %x : tensor<2x3x4xf32>
+}

@@ -468,6 +468,14 @@ func.func @linalg_solve_integer(%a: tensor<1x2x2xi32>, %b: tensor<1x2x1xi32>) ->
 
 // -----
 
+func.func @triangular_solve_result(%a: tensor<2x3x3xf32>, %b: tensor<2x3x2xf32>) -> tensor<2x3x3xf32> {
+  // expected-error @+1 {{result must have rhs's type}}
+  %x = aten.triangular_solve %a, %b : (tensor<2x3x3xf32>, tensor<2x3x2xf32>) -> tensor<2x3x3xf32>
+  return %x : tensor<2x3x3xf32>
+}
+
+// -----
+
 func.func @cholesky_info(%a: tensor<2x3x3xf64>) -> tensor<2x1xi32> {
   // expected-error @+1 {{info must be (N, 1) i64}}
   %l, %info = aten.cholesky %a : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x1xi32>)

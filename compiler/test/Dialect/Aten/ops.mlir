@@ -203,6 +203,13 @@ func.func @linalg_solve(%a: tensor<2x3x3xf32>, %b: tensor<2x3x4xf32>) -> tensor<
   return %x : tensor<2x3x4xf32>
 }
 
+// CHECK-LABEL: func @triangular_solve
+func.func @triangular_solve(%a: tensor<2x3x3xf32>, %b: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  // CHECK: aten.triangular_solve %{{.+}}, %{{.+}} {unitriangular, upper} : (tensor<2x3x3xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %x = aten.triangular_solve %a, %b {upper, unitriangular} : (tensor<2x3x3xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %x : tensor<2x3x4xf32>
+}
+
 // CHECK-LABEL: func @cholesky
 func.func @cholesky(%a: tensor<2x3x3xf64>) -> tensor<2x1xi64> {
   // CHECK: aten.cholesky %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x1xi64>)

@@ -1,8 +1,9 @@
 //===- AtenLinalgOps.cpp - verifiers of the linear-algebra aten ops -------===//
 //
-// This file implements the verifiers of aten.lu_factor, linalg_solve, qr,
-// eigvalsh, svdvals and cholesky: batches of f32 or f64 matrices of order at most
-// kMaxLuOrder, the bound of their scalar loops' cubic work.
+// This file implements the verifiers of aten.lu_factor, linalg_solve,
+// triangular_solve, qr, eigvalsh, svdvals and cholesky: batches of f32 or
+// f64 matrices of order at most kMaxLuOrder, the bound of their scalar
+// loops' cubic work.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -55,18 +56,28 @@ LogicalResult LuFactorOp::verify() {
   return success();
 }
 
-LogicalResult LinalgSolveOp::verify() {
-  if (failed(verifySquareBatch(*this, getA())))
+/// A solve's operands: a (N, n, n) square batch, rhs (N, n, k) of its
+/// element type, and a result of rhs's type.
+static LogicalResult verifySolve(Operation *op, Value aValue, Value rhsValue, Type result) {
+  if (failed(verifySquareBatch(op, aValue)))
     return failure();
-  auto a = cast<RankedTensorType>(getA().getType());
-  auto rhs = cast<RankedTensorType>(getRhs().getType());
+  auto a = cast<RankedTensorType>(aValue.getType());
+  auto rhs = cast<RankedTensorType>(rhsValue.getType());
   ArrayRef<int64_t> in = a.getShape(), b = rhs.getShape();
   if (rhs.getElementType() != a.getElementType() || b.size() != 3 || b[0] != in[0] ||
       b[1] != in[1] || b[2] < 1)
-    return emitOpError("rhs must be (N, n, k) of a's element type, k >= 1");
-  if (getType() != rhs)
-    return emitOpError("result must have rhs's type");
+    return op->emitOpError("rhs must be (N, n, k) of a's element type, k >= 1");
+  if (result != rhs)
+    return op->emitOpError("result must have rhs's type");
   return success();
+}
+
+LogicalResult LinalgSolveOp::verify() {
+  return verifySolve(*this, getA(), getRhs(), getType());
+}
+
+LogicalResult TriangularSolveOp::verify() {
+  return verifySolve(*this, getA(), getRhs(), getType());
 }
 
 LogicalResult QrOp::verify() {

@@ -223,6 +223,30 @@ def Aten_LinalgSolveOp : Aten_Op<"linalg_solve", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_TriangularSolveOp : Aten_Op<"triangular_solve", [Pure]> {
+  let summary = "X with A X = B for a batch of triangular matrices A.";
+  let description = [{
+    LAPACK's trtrs on each (n, n) matrix of a (N, n, n) f32 or f64 batch
+    against (N, n, k) `rhs`: forward substitution for a lower triangle,
+    back substitution for an `upper` one, reading only that triangle (and
+    not the diagonal when `unitriangular`: it is taken as ones). A zero on
+    the diagonal divides: infinities or NaN, as eager's. kiln-convert-aten-
+    to-linalg writes it as scalar loops (Factorisations.cpp), so n is at
+    most 512 (`kMaxLuOrder`).
+
+    Example:
+    ```mlir
+    %x = aten.triangular_solve %a, %b {upper}
+        : (tensor<2x3x3xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$a, AnyStaticShapeTensor:$rhs, UnitAttr:$upper,
+                   UnitAttr:$unitriangular);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$a `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_QrOp : Aten_Op<"qr", [Pure]> {
   let summary = "The QR factorisation of a batch of matrices.";
   let description = [{
