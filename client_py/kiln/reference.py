@@ -214,8 +214,10 @@ def run_nodes(graph: graph_pb2.Graph, indices: Iterable[int],
                                            f"but the node declares {len(node.outputs)}",
                                            context=ctx)
             for out, value in zip(node.outputs, results):
-                if not out.name and value is None:
-                    continue  # a result the node leaves out (output_mask)
+                if not out.name:
+                    # A result the node leaves out (None under output_mask,
+                    # or eigh's and svd's unread vectors): nothing reads it.
+                    continue
                 _check_type(value, out.type, f"output '{out.name}'", label, ctx)
                 # Kiln values are dense and row-major (no strides travel in the
                 # graph), so a transposed view is read as its copy would be.

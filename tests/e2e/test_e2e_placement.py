@@ -315,3 +315,28 @@ def test_an_ldl_factor_runs_on_the_cpu_around_its_dropped_check(client):
     assert all("ldl" in n.op for n in compiled.placement.cpu_nodes), compiled.placement.cpu_nodes
     with torch.no_grad():
         torch.testing.assert_close(compiled(x), model(x), rtol=RTOL, atol=ATOL)
+
+
+class PastTheOrderBound(torch.nn.Module):
+    """svdvals and eigvalsh of matrices past the factorisation loops' order
+    bound (512): torch exports them with vectors nothing reads."""
+
+    def forward(self, a):
+        square = a[:520, :520]
+        return torch.linalg.svdvals(a * 2) + 1, torch.linalg.eigvalsh(square + square.mT)
+
+
+def test_values_past_the_order_bound_run_on_the_cpu_with_their_vectors_left_out(client):
+    """The unread vectors travel unnamed; under fallback the two nodes run
+    in PyTorch, whose vectors nothing reads, and the rest on the target."""
+    torch.manual_seed(6)
+    model, a = PastTheOrderBound().eval(), torch.randn(600, 530, dtype=torch.float64)
+    ep = torch.export.export(model, (a,))
+    with pytest.raises(kiln.UnimplementedError) as err:
+        client.compile(ep, target="cpu")
+    assert "at most 512" in str(err.value)
+    compiled = client.compile(ep, target="cpu", fallback="cpu")
+    assert sorted(n.op for n in compiled.placement.cpu_nodes) == [
+        "aten._linalg_eigh.default", "aten._linalg_svd.default"]
+    for got, want in zip(compiled(a), model(a)):
+        torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
