@@ -38,15 +38,20 @@ from kiln.v1 import graph_pb2, tensor_pb2
 __all__ = ["resolve_op", "run_nodes", "run_reference", "node_label"]
 
 
+def node_name(node: graph_pb2.Node) -> str:
+    """A node's name: its first named output (its first results may be left
+    out, unnamed); empty when it names none."""
+    return next((out.name for out in node.outputs if out.name), "")
+
+
 def node_label(index: int, node: graph_pb2.Node) -> str:
     """How errors name a node: ``node 7 'gelu' (aten.gelu.default)``."""
-    first = node.outputs[0].name if node.outputs else "<no outputs>"
+    first = node_name(node) if node.outputs else "<no outputs>"
     return f"node {index} '{first}' ({node.op or '<no op>'})"
 
 
 def _node_context(index: int, node: graph_pb2.Node) -> dict[str, object]:
-    return {"node": node.outputs[0].name if node.outputs else str(index),
-            "index": index, "op": node.op}
+    return {"node": node_name(node) or str(index), "index": index, "op": node.op}
 
 
 def resolve_op(op: str, *, index: int = -1,

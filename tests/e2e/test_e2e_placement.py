@@ -335,7 +335,10 @@ def test_values_past_the_order_bound_run_on_the_cpu_with_their_vectors_left_out(
     with pytest.raises(kiln.UnimplementedError) as err:
         client.compile(ep, target="cpu")
     assert "at most 512" in str(err.value)
+    # Named by its first named result (its first, U, travels unnamed).
+    assert "'' (aten._linalg_svd" not in str(err.value), err.value
     compiled = client.compile(ep, target="cpu", fallback="cpu")
+    assert all(n.name for n in compiled.placement.cpu_nodes), compiled.placement.cpu_nodes
     assert sorted(n.op for n in compiled.placement.cpu_nodes) == [
         "aten._linalg_eigh.default", "aten._linalg_svd.default"]
     for got, want in zip(compiled(a), model(a)):

@@ -10,6 +10,7 @@
 #include "kiln/Dialect/Aten/IR/AdaptiveWindows.h"
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 #include "kiln/Import/GraphImporter.h"
+#include "kiln/common/NodeName.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseSet.h"
@@ -447,8 +448,8 @@ FailureOr<v1::OpReport> buildOpReport(ModuleOp module,
   std::unordered_map<std::string, std::string> nodeOps;
   if (options.graph)
     for (const v1::Node &node : options.graph->nodes())
-      if (node.outputs_size())
-        nodeOps.emplace(node.outputs(0).name(), node.op());
+      if (!nodeName(node).empty())
+        nodeOps.emplace(nodeName(node), node.op());
 
   v1::OpReport report;
   v1::OpReportLayer *totals = report.mutable_totals();

@@ -16,6 +16,7 @@
 #include "kiln/Pipeline/Pipelines.h"
 #include "kiln/Target/Target.h"
 #include "kiln/Transforms/Passes.h"
+#include "kiln/common/NodeName.h"
 #include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"
@@ -100,9 +101,9 @@ void addDebugMiscompile(PassManager &pm, const v1::Graph &graph,
                         const std::vector<std::string> &ops) {
   std::vector<std::string> values;
   for (const v1::Node &node : graph.nodes())
-    if (node.outputs_size() &&
+    if (!nodeName(node).empty() &&
         std::find(ops.begin(), ops.end(), node.op()) != ops.end())
-      values.push_back(node.outputs(0).name());
+      values.push_back(nodeName(node));
   DebugMiscompileOptions miscompile;
   miscompile.values = values; // copied into the pass's option here
   pm.nest<func::FuncOp>().addPass(createDebugMiscompile(miscompile));

@@ -10,6 +10,7 @@
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 #include "kiln/Import/GraphImporter.h"
+#include "kiln/common/NodeName.h"
 #include "kiln/common/Status.h"
 #include "kiln/common/SymbolicSizes.h"
 
@@ -23,8 +24,9 @@ using namespace mlir;
 namespace kiln {
 
 Location NodeImporter::loc() {
-  std::string name =
-      node.outputs_size() ? node.outputs(0).name() : std::to_string(index);
+  std::string name = nodeName(node);
+  if (name.empty())
+    name = std::to_string(index);
   return NameLoc::get(builder.getStringAttr(name));
 }
 

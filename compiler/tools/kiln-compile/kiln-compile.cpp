@@ -10,6 +10,7 @@
 #include "kiln/Compiler/GraphPartition.h"
 #include "kiln/Compiler/NodeSupport.h"
 #include "kiln/Compiler/SegmentCompile.h"
+#include "kiln/common/NodeName.h"
 
 #include "google/protobuf/text_format.h"
 
@@ -108,7 +109,7 @@ int printNodeSupport(const kiln::v1::Graph &graph,
   for (int i = 0; i < graph.nodes_size(); ++i) {
     const kiln::v1::Node &node = graph.nodes(i);
     std::cout << "node " << i << " '"
-              << (node.outputs_size() ? node.outputs(0).name() : "") << "' ("
+              << kiln::nodeName(node) << "' ("
               << node.op() << "): ";
     if ((*support)[i].supported) {
       ++supported;

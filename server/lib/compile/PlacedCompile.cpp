@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/compile/PlacedCompile.h"
 
+#include "kiln/common/NodeName.h"
 #include "kiln/common/Status.h"
 #include "kiln/common/TensorTypes.h"
 #include "kiln/Compiler/GraphPartition.h"
@@ -34,8 +35,7 @@ constexpr int kNamedNodes = 10;
 
 std::string nodeLabel(const v1::Graph &graph, int index) {
   const v1::Node &node = graph.nodes(index);
-  std::string name = node.outputs_size() ? node.outputs(0).name() : "";
-  return absl::StrCat("node ", index, " '", name, "' (", node.op(), ")");
+  return absl::StrCat("node ", index, " '", nodeName(node), "' (", node.op(), ")");
 }
 
 v1::NodePlacement *addNode(v1::PlacementReport &report, const v1::Graph &graph,
@@ -43,7 +43,7 @@ v1::NodePlacement *addNode(v1::PlacementReport &report, const v1::Graph &graph,
   v1::NodePlacement *entry = report.add_nodes();
   const v1::Node &node = graph.nodes(index);
   entry->set_node(index);
-  entry->set_name(node.outputs_size() ? node.outputs(0).name() : "");
+  entry->set_name(nodeName(node));
   entry->set_op(node.op());
   entry->set_placement(v1::PLACEMENT_TARGET);
   entry->set_segment(-1);
@@ -194,8 +194,8 @@ v1::OpReport mergeOpReports(const v1::Graph &graph,
                             const std::vector<GraphSegment> &segments) {
   std::unordered_map<std::string, int> nodeOf;
   for (int i = 0; i < graph.nodes_size(); ++i)
-    if (graph.nodes(i).outputs_size())
-      nodeOf[graph.nodes(i).outputs(0).name()] = i;
+    if (!nodeName(graph.nodes(i)).empty())
+      nodeOf[nodeName(graph.nodes(i))] = i;
   std::vector<std::pair<int, const v1::OpReportLayer *>> layers;
   for (const v1::OpReport &report : reports)
     for (const v1::OpReportLayer &layer : report.layers()) {
