@@ -259,11 +259,16 @@ absl::StatusOr<Value> solveBatch(NodeImporter &n, Value a, Value rhs,
   return viewValue(n, solved, resultShape);
 }
 
+/// getrf on the (..., n, n) matrices of `a`, as one (B, n, n) batch.
+Factorisation factoriseMatrices(NodeImporter &n, Value a) {
+  Value batch = flatBatch(n, a);
+  return factorise(n, batch, typeOf(batch).getDimSize(0), typeOf(batch).getDimSize(1));
+}
+
 /// lu_factor(A) with 1-based pivots and getrf's info, as the results
 /// `first`, first + 1 and first + 2 declare them.
 absl::StatusOr<Values> factorisationResults(NodeImporter &n, Value a, int first) {
-  Value batch = flatBatch(n, a);
-  Factorisation f = factorise(n, batch, typeOf(batch).getDimSize(0), typeOf(batch).getDimSize(1));
+  Factorisation f = factoriseMatrices(n, a);
   ASSIGN_OR_RETURN(Values lu, luResults(n, f, first));
   ASSIGN_OR_RETURN(Value info, asResult(n, firstZeroPivot(n, f.diagonal), first + 2));
   return Values{lu[0], lu[1], info};
@@ -482,9 +487,7 @@ absl::StatusOr<Values> invEx(NodeImporter &n) {
       typeOf(a).getElementType());
   ASSIGN_OR_RETURN(Value x, solveBatch(n, a, identity));
   ASSIGN_OR_RETURN(Value inverse, asResult(n, x, 0));
-  Value batch = flatBatch(n, a);
-  Factorisation f = factorise(n, batch, typeOf(batch).getDimSize(0), order);
-  ASSIGN_OR_RETURN(Value info, asResult(n, firstZeroPivot(n, f.diagonal), 1));
+  ASSIGN_OR_RETURN(Value info, asResult(n, firstZeroPivot(n, factoriseMatrices(n, a).diagonal), 1));
   return Values{inverse, info};
 }
 

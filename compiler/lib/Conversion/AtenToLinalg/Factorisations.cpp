@@ -77,9 +77,7 @@ public:
   Scalars(OpBuilder &b, Location loc) : b(b), loc(loc) {}
 
   Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
-  Value number(Type element, double v) {
-    return b.create<arith::ConstantOp>(loc, element, b.getFloatAttr(element, v));
-  }
+  Value number(Type element, double v) { return scalarConstant(b, loc, element, v); }
 
   /// scf.for over [lo, hi) carrying `carried`; the loop's results.
   Carried loop(Value lo, Value hi, ValueRange carried, LoopBody body) {
@@ -104,12 +102,8 @@ public:
     return b.create<bufferization::AllocTensorOp>(loc, type, ValueRange{}, copy);
   }
   Value zeros(RankedTensorType type) {
-    Value zero = isa<FloatType>(type.getElementType())
-                     ? number(type.getElementType(), 0.0)
-                     : b.create<arith::ConstantOp>(loc, type.getElementType(),
-                                                   b.getIntegerAttr(type.getElementType(), 0))
-                           .getResult();
-    return b.create<linalg::FillOp>(loc, zero, fresh(type)).getResult(0);
+    return b.create<linalg::FillOp>(loc, number(type.getElementType(), 0.0), fresh(type))
+        .getResult(0);
   }
 
 private:
@@ -119,6 +113,18 @@ private:
 
 Value plusOne(OpBuilder &b, Location l, Value i) {
   return b.create<arith::AddIOp>(l, i, b.create<arith::ConstantIndexOp>(l, 1));
+}
+
+/// x[m, i, c] -= factor * x[m, j, c] over the columns c in [from, width).
+Value subtractRow(OpBuilder &b, Location l, Value x, Value m, Value i, Value j, Value factor,
+                  int64_t width, Value from) {
+  Scalars s(b, l);
+  return s.loop(from, s.index(width), {x},
+                [&](OpBuilder &b, Location l, Value c, ValueRange t) -> Carried {
+                  Value update = b.create<arith::MulFOp>(l, factor, Scalars::at(b, l, t[0], {m, j, c}));
+                  Value v = b.create<arith::SubFOp>(l, Scalars::at(b, l, t[0], {m, i, c}), update);
+                  return {Scalars::put(b, l, v, t[0], {m, i, c})};
+                })[0];
 }
 
 /// dgetf2 on matrix `m` of the (N, n, n) batch `lu`, in place; the row
@@ -167,14 +173,7 @@ Carried factorOne(OpBuilder &b, Location loc, Value lu, Value pivots, Value odd,
                   Value multiplier =
                       b.create<arith::SelectOp>(l, zeroPivot, s.number(element, 0.0), ratio);
                   Value t = Scalars::put(b, l, multiplier, c[0], {m, i, k});
-                  return s.loop(below, s.index(n), {t},
-                                [&](OpBuilder &b, Location l, Value j, ValueRange c) -> Carried {
-                                  Value update = b.create<arith::MulFOp>(
-                                      l, multiplier, Scalars::at(b, l, c[0], {m, k, j}));
-                                  Value v = b.create<arith::SubFOp>(
-                                      l, Scalars::at(b, l, c[0], {m, i, j}), update);
-                                  return {Scalars::put(b, l, v, c[0], {m, i, j})};
-                                });
+                  return {subtractRow(b, l, t, m, i, k, multiplier, n, below)};
                 })[0];
     return {lu, pivotsOut, oddOut};
   });
@@ -204,18 +203,6 @@ struct LuFactorLowering : OpConversionPattern<LuFactorOp> {
   }
 };
 
-/// x[m, i, :] -= factor * x[m, j, :] over the `width` columns.
-Value subtractRow(OpBuilder &b, Location l, Value x, Value m, Value i, Value j, Value factor,
-                  int64_t width) {
-  Scalars s(b, l);
-  return s.loop(s.index(0), s.index(width), {x},
-                [&](OpBuilder &b, Location l, Value c, ValueRange t) -> Carried {
-                  Value update = b.create<arith::MulFOp>(l, factor, Scalars::at(b, l, t[0], {m, j, c}));
-                  Value v = b.create<arith::SubFOp>(l, Scalars::at(b, l, t[0], {m, i, c}), update);
-                  return {Scalars::put(b, l, v, t[0], {m, i, c})};
-                })[0];
-}
-
 /// Row m of x (N, n, width) solved in place against the triangle of `a`
 /// (N, n, n) that `upper` names, by forward (lower) or back (upper)
 /// substitution: x[i, :] -= a[i, j] x[j, :] over the solved rows j, then
@@ -232,7 +219,7 @@ Value substitute(OpBuilder &b, Location loc, Value a, Value x, Value m, int64_t 
         Value y = s.loop(from, to, {t[0]},
                          [&](OpBuilder &b, Location l, Value j, ValueRange u) -> Carried {
                            Value factor = Scalars::at(b, l, a, {m, i, j});
-                           return {subtractRow(b, l, u[0], m, i, j, factor, width)};
+                           return {subtractRow(b, l, u[0], m, i, j, factor, width, Scalars(b, l).index(0))};
                          })[0];
         if (unit)
           return {y};
