@@ -3,7 +3,8 @@ fake agent on a socketpair: what a call sends there (its inputs only), what
 an answer, a missing blob, a closed channel and a timeout each do to the
 call and to the model's pool of channels, the least recently called
 model's channels closing, and the exchange buffer a channel asks for after
-its first call (tensors through it; a refusal remembered). The real kilnd and agent are in
+its first call (tensors through it; a refusal remembered), and polling for
+the answer when the agent says it polls. The real kilnd and agent are in
 tests/e2e/test_e2e_direct_channels.py."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import mmap
 import os
 import socket
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -185,6 +187,53 @@ def test_a_model_asks_for_a_channel_on_its_second_call(executor):
     for expected in (False, True, True):
         run(executor)
         assert executor.through_kilnd[-1].execute.open_direct == expected
+
+
+def paced(poll_us: int, total_us: int, delay_s: float = 0.0):
+    """plus_one, answered after ``delay_s`` by an agent that says it polls
+    ``poll_us`` and ran for ``total_us``."""
+    def answer(frame):
+        time.sleep(delay_s)
+        reply = plus_one(frame)
+        reply.poll_us = poll_us
+        reply.response.timings.total_us = total_us
+        return reply
+    return answer
+
+
+def idle_channel(ex) -> local_execute._Connection:
+    with ex._lock:
+        [channel] = [c for m in ex._models.values() for c in m.idle]
+    return channel
+
+
+@pytest.mark.parametrize("poll_us,total_us,poll_s", [
+    (100, 40, 140e-6),     # the agent polls and the run was short: run + slack
+    (250, 1000, 1100e-6),  # the longest run still polled for
+    (100, 1001, 0.0),      # longer runs: the wake-up is a small part of the call
+    (0, 40, 0.0),          # the agent sleeps at once: no CPU to spare
+    (100, 0, 0.0),         # no timing: nothing to pace by
+])
+def test_a_channel_polls_for_short_answers_when_its_agent_polls(executor, poll_us, total_us,
+                                                                 poll_s):
+    give_channel(executor, paced(poll_us, total_us))
+    for _ in range(3):  # from the second call on, receive() polls first
+        result = run(executor)
+        assert result.direct
+        torch.testing.assert_close(result.outputs[0], torch.arange(4.0) + 1)
+        assert idle_channel(executor).poll_s == pytest.approx(poll_s)
+
+
+def test_an_answer_later_than_the_poll_is_read_by_the_sleeping_receive(executor):
+    """The poll gives up after its window (140 us here), and the answer,
+    50 ms late, is read all the same."""
+    give_channel(executor, paced(100, 40, delay_s=0.05))
+    for _ in range(3):
+        start = time.perf_counter()
+        result = run(executor)
+        assert time.perf_counter() - start >= 0.05
+        torch.testing.assert_close(result.outputs[0], torch.arange(4.0) + 1)
+    assert idle_channel(executor).poll_s == pytest.approx(140e-6)
 
 
 class ExchangingAgent:

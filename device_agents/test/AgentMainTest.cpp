@@ -1,11 +1,13 @@
 //===- AgentMainTest.cpp - the flags every agent binary takes -------------===//
 //
-// This file tests parseAgentFlags, agentUsage and kiln::parseByteSize (which
-// the agents' --resident-bytes uses).
+// This file tests parseAgentFlags, agentUsage, autoDirectPoll and
+// kiln::parseByteSize (which the agents' --resident-bytes uses).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/agent/AgentMain.h"
 #include "kiln/agent/DaemonChannel.h"
+#include "kiln/agent/cpu/CpuBackend.h"
+#include "kiln/agent/null/NullBackend.h"
 #include "kiln/common/ByteSize.h"
 
 #include <gtest/gtest.h>
@@ -46,6 +48,41 @@ TEST(AgentMainTest, AcceptsBothValueForms) {
   EXPECT_EQ(flags->options.residentBytes, int64_t{512} << 20);
   EXPECT_EQ(flags->options.taskThreads, 3);
   EXPECT_EQ(flags->logLevel, "debug");
+}
+
+TEST(AgentMainTest, DirectPollIsAutoOrMicroseconds) {
+  auto byDefault = parseAgentFlags({"--daemon", "d:1"}, "cpu");
+  ASSERT_TRUE(byDefault.ok()) << byDefault.status();
+  EXPECT_TRUE(byDefault->directPollAuto);
+  auto given = parseAgentFlags({"--daemon", "d:1", "--direct-poll-us=250"}, "cpu");
+  ASSERT_TRUE(given.ok()) << given.status();
+  EXPECT_FALSE(given->directPollAuto);
+  EXPECT_EQ(given->options.directPoll, std::chrono::microseconds(250));
+  auto never = parseAgentFlags({"--daemon", "d:1", "--direct-poll-us", "0"}, "cpu");
+  ASSERT_TRUE(never.ok()) << never.status();
+  EXPECT_EQ(never->options.directPoll, std::chrono::microseconds(0));
+  for (const char *bad : {"-1", "soon", "1000001", "1.5"}) {
+    auto flags = parseAgentFlags({"--daemon", "d:1", "--direct-poll-us", bad}, "cpu");
+    ASSERT_FALSE(flags.ok()) << bad;
+    EXPECT_EQ(flags.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(flags.status().message().find("--direct-poll-us"), std::string::npos)
+        << flags.status();
+  }
+}
+
+TEST(AgentMainTest, AutoDirectPollPollsOnlyWithACpuToSpareBesideARun) {
+  // A cpu agent's run keeps its compute threads busy; other backends wait
+  // on their device with one thread.
+  EXPECT_EQ(autoDirectPoll(CpuBackend(hostCpuModel(), 1), 2),
+            DirectChannels::kDefaultPoll);
+  EXPECT_EQ(autoDirectPoll(CpuBackend(hostCpuModel(), 2), 2),
+            std::chrono::microseconds(0));
+  EXPECT_EQ(autoDirectPoll(CpuBackend(hostCpuModel(), 3), 4),
+            DirectChannels::kDefaultPoll);
+  auto other = null::NullBackend::create({});
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(autoDirectPoll(**other, 1), std::chrono::microseconds(0));
+  EXPECT_EQ(autoDirectPoll(**other, 2), DirectChannels::kDefaultPoll);
 }
 
 TEST(AgentMainTest, SeveralDaemonsAreAListOfReplicas) {

@@ -180,6 +180,27 @@ TEST_F(DirectChannelsTest, ACallNamingAnExecutableIsRefusedAndTheChannelServesOn
   EXPECT_EQ(roundTrip(*client, call(binding)).code(), 0);
 }
 
+TEST_F(DirectChannelsTest, AnswersSayHowLongTheChannelPollsForTheNextCall) {
+  using std::chrono::microseconds;
+  for (microseconds poll : {microseconds(0), microseconds(200'000)}) {
+    DirectChannels channels(*runner, nullptr, DirectChannels::kDefaultLimit,
+                            poll);
+    auto client = openChannel(channels);
+    v1::LocalReply first = roundTrip(*client, call(binding));
+    ASSERT_EQ(first.code(), 0) << first.message();
+    EXPECT_EQ(first.poll_us(), static_cast<uint32_t>(poll.count()));
+    // A call sent while the channel polls (within 200 ms of the answer),
+    // and one sent after its window, when its thread sleeps.
+    v1::LocalReply polled = roundTrip(*client, call(binding));
+    ASSERT_EQ(polled.code(), 0) << polled.message();
+    expectAxpy(test::bytesToFloats(polled.response().outputs(0).data()));
+    std::this_thread::sleep_for(poll + std::chrono::milliseconds(50));
+    v1::LocalReply late = roundTrip(*client, call(binding));
+    ASSERT_EQ(late.code(), 0) << late.message();
+    expectAxpy(test::bytesToFloats(late.response().outputs(0).data()));
+  }
+}
+
 TEST_F(DirectChannelsTest, TheLimitHoldsAndFreesAsClientsClose) {
   DirectChannels channels(*runner, nullptr, /*limit=*/2);
   auto first = openChannel(channels);

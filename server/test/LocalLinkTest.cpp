@@ -105,6 +105,32 @@ TEST(FramedSocketTest, ShutdownWakesAReceiver) {
   waker.join();
 }
 
+TEST(FramedSocketTest, PollingSeesAFrameOrAHangUpAndOtherwiseEndsWithItsWindow) {
+  auto pair = FramedSocket::pair();
+  ASSERT_TRUE(pair.ok());
+  FramedSocket a(std::move(pair->first)), b(std::move(pair->second));
+  using std::chrono::microseconds;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(b.pollReadable(microseconds(20'000))) << "nothing was sent";
+  EXPECT_GE(std::chrono::steady_clock::now() - start, microseconds(20'000));
+  EXPECT_FALSE(b.pollReadable(microseconds(0)));
+  // A frame sent while the reader polls ends the poll; it is then read.
+  std::thread sender([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_TRUE(a.send("polled").ok());
+  });
+  EXPECT_TRUE(b.pollReadable(microseconds(10'000'000)));
+  sender.join();
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  ASSERT_TRUE(b.receive(bytes, files).ok());
+  EXPECT_EQ(bytes, "polled");
+  // A peer that hangs up ends the poll too; receive() says it is gone.
+  a.shutdown();
+  EXPECT_TRUE(b.pollReadable(microseconds(10'000'000)));
+  EXPECT_TRUE(absl::IsUnavailable(b.receive(bytes, files)));
+}
+
 TEST(FramedSocketTest, GarbageIsDataLossAndLimitsAreInvalidArgument) {
   auto pair = FramedSocket::pair();
   ASSERT_TRUE(pair.ok());

@@ -26,6 +26,7 @@ from test_e2e_local_execute import (ALL_SEALS, BIG, AffineAndSum, execute_frame,
                                     memfd, metric, raw_connect, read_reply, send_frame,
                                     session)
 from test_e2e_resilience import agent_pids
+from support import Kilnd
 
 TOL = dict(rtol=1e-6, atol=1e-5)
 
@@ -146,6 +147,40 @@ def test_a_lost_agent_sends_the_call_to_kilnd(start_kilnd):
             big, _ = compiled(x, s)
         assert compiled.last_transport == "direct"
         torch.testing.assert_close(big, model(x, s)[0], **TOL)
+
+
+@pytest.mark.parametrize("poll_us", [300, 0])
+def test_the_agent_polls_as_told_and_the_client_polls_for_short_answers(tmp_path, poll_us):
+    """--direct-poll-us (through KILN_AGENT_DIRECT_POLL_US, which a local
+    agent inherits from kilnd): every answer on a channel says how long the
+    agent polls, and the client polls for its next answer only when the
+    agent does and the last run was short. The answers are eager's either
+    way, from calls read while polling and after a pause (the agent
+    asleep)."""
+    daemon = Kilnd(tmp_path, tmp_path / "cache",
+                   env={"KILN_AGENT_DIRECT_POLL_US": str(poll_us)}).start()
+    try:
+        with kiln.Client(daemon.address, timeout=120) as client:
+            x = torch.randn(16)
+            compiled = client.compile(torch.export.export(AddOne(), (x,)))
+            for pause in (0, 0, 0, 0.05, 0):
+                time.sleep(pause)
+                x = torch.randn(16)
+                torch.testing.assert_close(compiled(x), x + 1)
+            assert compiled.last_transport == "direct"
+            executor = client.executor.local_executor
+            with executor._lock:
+                [channel] = [c for m in executor._models.values() for c in m.idle]
+            total_s = compiled.last_timings["total"]
+            assert total_s > 0
+            if poll_us and total_s <= local_execute._POLL_MAX_RUN_US * 1e-6:
+                assert channel.poll_s == pytest.approx(
+                    total_s + local_execute._POLL_SLACK_US * 1e-6, rel=1e-3)
+            elif not poll_us:
+                assert channel.poll_s == 0.0
+    finally:
+        daemon.assert_stops_cleanly()
+    assert f"direct channels poll {poll_us} us" in daemon.log_path.read_text()
 
 
 def exchange_sizes(client) -> list[int]:

@@ -76,6 +76,24 @@ absl::Status FramedSocket::awaitReadable() {
   }
 }
 
+bool FramedSocket::pollReadable(std::chrono::microseconds window) {
+  if (window.count() <= 0)
+    return false;
+  auto end = std::chrono::steady_clock::now() + window;
+  do {
+    pollfd ready{socket.get(), POLLIN, 0};
+    int got = ::poll(&ready, 1, 0);
+    if (got > 0)
+      return true; // readable, or hung up: receive() tells which
+    if (got < 0 && errno != EINTR)
+      return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  } while (std::chrono::steady_clock::now() < end);
+  return false;
+}
+
 absl::Status FramedSocket::readFully(char *data, size_t size) {
   while (size > 0) {
     RETURN_IF_ERROR(awaitReadable());

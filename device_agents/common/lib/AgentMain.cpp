@@ -77,6 +77,7 @@ struct CommonFlags {
   std::string tlsKey;
   std::string token;
   int64_t maxLoadedExecutables = 256;
+  std::string directPollUs = "auto";
   std::string localLinkFd;
   std::string logLevel = "info";
   std::string logFormat = "text";
@@ -159,6 +160,13 @@ std::unique_ptr<Settings> declareFlags(std::string_view program,
                 "executables kept loaded; past it the least recently used is "
                 "unloaded")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  settings->text(
+      "direct-poll-us", common.directPollUs,
+      "microseconds a direct channel (a co-located client's calls) polls for "
+      "the client's next call after answering one, before its thread "
+      "sleeps: a call read while polling skips the kernel's wake-up, tens of "
+      "microseconds on a VM; 0: never poll; auto: 100 when one run's host "
+      "threads (a cpu agent's --compute-threads) leave a CPU free, else 0");
   settings->text("local-link-fd", common.localLinkFd,
                  "set by kilnd for the agents it starts: an inherited socket "
                  "on which tasks and results travel, tensors as shared files "
@@ -320,6 +328,17 @@ parseAgentFlags(const std::vector<std::string> &args, std::string_view kindView,
   options.taskThreads = *parseThreadCount(common.taskThreads);
   options.maxLoadedExecutables =
       static_cast<size_t>(common.maxLoadedExecutables);
+  if (common.directPollUs == "auto") {
+    commandLine.directPollAuto = true;
+  } else {
+    int64_t micros = -1;
+    if (!absl::SimpleAtoi(common.directPollUs, &micros) || micros < 0 ||
+        micros > 1'000'000)
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--direct-poll-us: '", common.directPollUs,
+          "' is not 'auto' or a count of microseconds from 0 to 1000000"));
+    options.directPoll = std::chrono::microseconds(micros);
+  }
   options.taskVerifyKey = common.taskVerifyKey;
   if (const std::string &fd = common.localLinkFd; !fd.empty()) {
     int value = -1;
@@ -340,6 +359,12 @@ parseAgentFlags(const std::vector<std::string> &args, std::string_view kindView,
   commandLine.logLevel = common.logLevel;
   commandLine.logFormat = common.logFormat;
   return commandLine;
+}
+
+std::chrono::microseconds autoDirectPoll(const DeviceBackend &backend,
+                                         int cpus) {
+  return backend.hostThreadsPerRun() < cpus ? DirectChannels::kDefaultPoll
+                                            : std::chrono::microseconds(0);
 }
 
 absl::StatusOr<int> parseThreadCount(absl::string_view value) {
@@ -391,6 +416,10 @@ int agentMain(int argc, char **argv, std::string_view kind,
                   backend.status().ToString());
     return 1;
   }
+  if (commandLine->directPollAuto)
+    commandLine->options.directPoll = autoDirectPoll(**backend, availableCpus());
+  spdlog::info("direct channels poll {} us for the next call",
+               commandLine->options.directPoll.count());
   // One session per daemon, sharing the blob cache and resident set.
   absl::StatusOr<std::shared_ptr<AgentStores>> stores =
       AgentStores::open(commandLine->options);

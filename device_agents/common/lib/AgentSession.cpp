@@ -229,7 +229,7 @@ absl::Status AgentSession::serveOnce(bool &registered) {
   if (opts.localLinkFd >= 0 && !localLink)
     localLink = std::make_unique<LocalLinkServer>(
         UniqueFd(opts.localLinkFd), runner, static_cast<unsigned>(workers),
-        [this] { stop(); });
+        [this] { stop(); }, opts.directPoll);
   heartbeat = std::thread([connection, intervalMs] {
     connection->heartbeatLoop(std::chrono::milliseconds(intervalMs));
   });

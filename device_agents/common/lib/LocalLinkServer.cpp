@@ -29,10 +29,13 @@ constexpr size_t kKeptFrameBytes = 4 << 20;
 } // namespace
 
 LocalLinkServer::LocalLinkServer(UniqueFd socket, TaskRunner &runner,
-                                 unsigned threads, std::function<void()> onEnd)
+                                 unsigned threads, std::function<void()> onEnd,
+                                 std::chrono::microseconds directPoll)
     : link(std::move(socket)), runner(runner),
       runSlots(static_cast<std::ptrdiff_t>(std::max(threads, 1u))),
-      directChannels(runner, &runSlots), onEnd(std::move(onEnd)) {
+      directChannels(runner, &runSlots, DirectChannels::kDefaultLimit,
+                     directPoll),
+      onEnd(std::move(onEnd)) {
   spdlog::info("tasks come over the local link from kilnd (tensors as files)");
   for (unsigned i = 0; i < std::max(threads, 1u); ++i)
     servers.emplace_back([this] { serveLoop(); });

@@ -56,6 +56,15 @@ public:
   /// shutdown() was called); DATA_LOSS for a malformed frame.
   absl::Status receive(std::string &bytes, std::vector<UniqueFd> &files);
 
+  /// Polls the socket without sleeping, for up to `window`, until it has
+  /// bytes to read or its peer hung up (true), or the window passes
+  /// (false). A reader that expects its peer's next frame within
+  /// microseconds spins here before receive(): a thread that sleeps is
+  /// woken by the kernel, which on a VM whose other vCPU halted costs a
+  /// cross-CPU interrupt and tens of microseconds (about 25 us each way
+  /// measured here, against about 3 us for a spinning reader).
+  bool pollReadable(std::chrono::microseconds window);
+
   /// Ends both directions: a blocked receive() returns, later sends fail.
   void shutdown();
 

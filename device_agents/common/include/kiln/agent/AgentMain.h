@@ -46,6 +46,9 @@ struct AgentCommandLine {
   /// headless Service's replicas), re-resolved every serviceRefresh.
   std::string daemonService;
   std::chrono::milliseconds serviceRefresh{10000};
+  /// --direct-poll-us auto: options.directPoll is chosen once the backend
+  /// says how many host threads one run keeps busy.
+  bool directPollAuto = false;
   std::string logLevel = "info";
   /// "text" or "json" (one object per line).
   std::string logFormat = "text";
@@ -69,6 +72,14 @@ std::string agentUsage(std::string_view program, std::string_view kind,
 /// per its affinity mask) or a count from 1 to 1024. INVALID_ARGUMENT
 /// otherwise, naming both forms (callers prefix the flag's name).
 absl::StatusOr<int> parseThreadCount(absl::string_view value);
+
+/// What --direct-poll-us auto means for `backend` on a process that may run
+/// on `cpus` CPUs: DirectChannels::kDefaultPoll when one run's host threads
+/// leave a CPU free for the polling thread (and the client's, which polls
+/// only when told the agent does), none otherwise: a poller would take a
+/// core from the run, or from the client between calls.
+std::chrono::microseconds autoDirectPoll(const DeviceBackend &backend,
+                                         int cpus);
 
 /// The --cache-dir an agent of `kind` uses by default:
 /// $XDG_CACHE_HOME/kiln/agent-KIND, ~/.cache/kiln/agent-KIND, or a folder

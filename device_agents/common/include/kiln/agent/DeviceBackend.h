@@ -62,6 +62,12 @@ public:
   /// (id, agent_id and state are the daemon's to fill).
   virtual absl::StatusOr<std::vector<v1::Device>> describeDevices() = 0;
 
+  /// The host threads one run keeps busy (a cpu agent's compute pool;
+  /// other backends wait on their device or simulator with one). The
+  /// agent's direct channels poll for calls only when the CPUs it may run
+  /// on outnumber them (--direct-poll-us auto).
+  virtual int hostThreadsPerRun() const { return 1; }
+
   /// Why describeDevices() offers no device (no hardware, no vendor
   /// library), in words for the agent's error at start; empty otherwise.
   virtual std::string unavailableReason() const { return {}; }

@@ -63,13 +63,20 @@ public:
   /// A reply the client does not read for this long ends the channel.
   static constexpr std::chrono::seconds kReplyTimeout{60};
 
+  /// How long a channel's thread polls for the next call after answering
+  /// one, before it sleeps (--direct-poll-us).
+  static constexpr std::chrono::microseconds kDefaultPoll{100};
+
   /// Runs calls through `runner`, which must outlive this, each holding
   /// one of `runSlots` (shared with the local link's tasks, so that the
   /// agent's --task-threads bounds everything it runs at once; null: no
-  /// bound).
+  /// bound). After each answer a channel polls for `poll` (0: never) for
+  /// its client's next call, which a client calling in a loop sends within
+  /// tens of microseconds.
   explicit DirectChannels(TaskRunner &runner,
                           std::counting_semaphore<> *runSlots = nullptr,
-                          size_t limit = kDefaultLimit);
+                          size_t limit = kDefaultLimit,
+                          std::chrono::microseconds poll = kDefaultPoll);
   /// Ends every channel and waits for the calls running on them.
   ~DirectChannels();
   DirectChannels(const DirectChannels &) = delete;
@@ -122,6 +129,7 @@ private:
   TaskRunner &runner;
   std::counting_semaphore<> *runSlots;
   const size_t limit;
+  const std::chrono::microseconds poll;
   std::mutex mutex;
   std::list<Channel> channels;
   bool stopping = false;

@@ -38,6 +38,9 @@ public:
 
   std::string_view kind() const override { return "cpu"; }
 
+  /// The compute pool's threads.
+  int hostThreadsPerRun() const override { return pool.threads(); }
+
   /// One device: properties cpu (LLVM CPU name), cpu_features (its ISA
   /// features, LLVM names, comma separated: what kilnd compiles for and
   /// schedules by), cpu_model (/proc/cpuinfo's model name), threads (the
