@@ -86,7 +86,7 @@ _KEPT_BUFFER_BYTES = 4 << 20
 # A direct channel whose agent polls (LocalReply.poll_us) is polled for its
 # answer when the last run took at most this long (for longer runs the
 # wake-up saved is a small part of the call)...
-_POLL_MAX_RUN_US = 1000
+_POLL_MAX_RUN_US = 2000
 # ... for the last run's time plus this much.
 _POLL_SLACK_US = 100
 # A ticket is refreshed this long before kilnd would refuse it.

@@ -209,8 +209,8 @@ def idle_channel(ex) -> local_execute._Connection:
 
 @pytest.mark.parametrize("poll_us,total_us,poll_s", [
     (100, 40, 140e-6),     # the agent polls and the run was short: run + slack
-    (250, 1000, 1100e-6),  # the longest run still polled for
-    (100, 1001, 0.0),      # longer runs: the wake-up is a small part of the call
+    (250, 2000, 2100e-6),  # the longest run still polled for
+    (100, 2001, 0.0),      # longer runs: the wake-up is a small part of the call
     (0, 40, 0.0),          # the agent sleeps at once: no CPU to spare
     (100, 0, 0.0),         # no timing: nothing to pace by
 ])
