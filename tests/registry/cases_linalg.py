@@ -287,3 +287,44 @@ register("histc_f16", lambda x: torch.histc(x, bins=5, min=-1, max=1),
          randn(200, dtype=torch.float16))
 # No elements: every bin counts nothing.
 register("histc_empty_f32", lambda x: torch.histc(x, bins=3), randn(0, 4))
+
+# Matrix exponentials (aten.linalg_matrix_exp): scaling by 2^-s, a degree-18
+# Taylor polynomial, s squarings, s the matrix's own. Entries of exp(A)
+# grow like e^(largest eigenvalue) and small ones lose the digits of the
+# large, so tolerances follow the largest entry; eager's own error is about
+# twice Kiln's against an f64 reference (16 x 16 f32, norm ~26).
+register("matrix_exp_f32", torch.linalg.matrix_exp, randn(4, 4))
+register("matrix_exp_small_norm_f64", torch.linalg.matrix_exp,
+         randn(3, 3, dtype=torch.float64, scale=0.01))
+register("matrix_exp_batched_f64", torch.linalg.matrix_exp,
+         randn(2, 3, 5, 5, dtype=torch.float64), rtol=1e-9, atol=1e-8)
+register("matrix_exp_squarings_f64", torch.linalg.matrix_exp,
+         randn(6, 6, dtype=torch.float64, scale=4.0), rtol=1e-8, atol=1e-6)
+register("matrix_exp_squarings_f32", torch.linalg.matrix_exp, randn(2, 8, 8, scale=2.0),
+         rtol=1e-4, atol=1e-3)
+register("matrix_exp_1x1_f32", torch.linalg.matrix_exp, randn(3, 1, 1, scale=3.0))
+register("matrix_exp_zero_f64", torch.linalg.matrix_exp,
+         const(torch.zeros(2, 4, 4, dtype=torch.float64)))
+# Nilpotent: exp(A) = I + A + A^2/2 exactly, however large A's entries
+# (a norm of 2e6: 21 squarings of a matrix whose powers vanish).
+register("matrix_exp_nilpotent_f64", torch.linalg.matrix_exp,
+         const(torch.tensor([[0.0, 1e6, 3.0], [0.0, 0.0, -1e6], [0.0, 0.0, 0.0]],
+                            dtype=torch.float64)), rtol=1e-9, atol=1e-3)
+# Skew-symmetric: an orthogonal exponential, as orthogonal parametrizations
+# (torch.nn.utils.parametrizations.orthogonal) compute it.
+register("matrix_exp_skew_f32", lambda a: torch.linalg.matrix_exp(a - a.mT), randn(6, 6))
+
+
+class OrthogonalLinear(nn.Module):
+    """nn.Linear under torch.nn.utils.parametrizations.orthogonal (its
+    default map for a square weight: the matrix exponential)."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.utils.parametrizations.orthogonal(nn.Linear(8, 8))
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+register("orthogonal_linear_f32", OrthogonalLinear, randn(4, 8))

@@ -510,9 +510,27 @@ absl::StatusOr<Values> choleskyEx(NodeImporter &n) {
   return Values{factor, info};
 }
 
+/// linalg_matrix_exp(A): aten.matrix_exp on the flattened batch. Eager
+/// also takes f16, bf16 and complex matrices; Kiln only f32 and f64.
+absl::StatusOr<Values> matrixExp(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("self"));
+  RankedTensorType type = typeOf(a);
+  if (type.getRank() >= 1 && !type.getElementType().isF32() &&
+      !type.getElementType().isF64() && isa<FloatType>(type.getElementType()))
+    return n.unimplemented("matrix exponentials of f16 or bf16 matrices (Kiln computes "
+                           "them in f32 and f64)");
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "matrix exponentials"));
+  (void)order;
+  Value batch = flatBatch(n, a);
+  Value e = n.b().create<aten::MatrixExpOp>(n.loc(), typeOf(batch), batch);
+  ASSIGN_OR_RETURN(Value result, asResult(n, viewValue(n, e, type.getShape()), 0));
+  return Values{result};
+}
+
 } // namespace
 
 void addLinalgHandlers(OpHandlerTable &t) {
+  t["aten.linalg_matrix_exp.default"] = matrixExp;
   t["aten._linalg_det.default"] = det;
   t["aten._linalg_slogdet.default"] = slogdet;
   t["aten._linalg_solve_ex.default"] = solveEx;

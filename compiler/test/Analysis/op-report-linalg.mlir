@@ -16,6 +16,8 @@
 //   upsample_aa 3 planes 32x40 -> 16x20: 3 x 32 x 40 x 20 + 3 x 20 x 32 x
 //     16 = 107520.
 //   histc 100 elements: 6 each, 600 FLOPs.
+//   matrix_exp 2 x (3, 3): 17 Taylor products of 27 each, 2 x 459 = 918
+//     (the data-dependent squarings not counted).
 
 // CHECK:      layer op kind unit macs flops{{.*}}
 // CHECK-NEXT: solve aten.linalg_solve contraction - 138 276 {{.*}}
@@ -28,13 +30,15 @@
 // CHECK-NEXT: d1 aten.cdist reduction - 0 840 {{.*}}
 // CHECK-NEXT: up aten.upsample_aa contraction - 107520 215040 {{.*}}
 // CHECK-NEXT: hist aten.histc reduction - 0 600 {{.*}}
+// CHECK-NEXT: mexp aten.matrix_exp contraction - 918 1836 {{.*}}
 
 func.func @kiln_main(%a: tensor<2x4x4xf32>, %b: tensor<2x4x3xf32>, %t: tensor<1x5x3xf32>,
                      %s: tensor<1x6x6xf64>, %e: tensor<1x4x4xf32>, %x1: tensor<5x8xf32>,
-                     %x2: tensor<7x8xf32>, %img: tensor<1x3x32x40xf32>, %h: tensor<100xf32>)
+                     %x2: tensor<7x8xf32>, %img: tensor<1x3x32x40xf32>, %h: tensor<100xf32>,
+                     %me: tensor<2x3x3xf32>)
     -> (tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
         tensor<1x3xf32>, tensor<5x7xf32>, tensor<5x7xf32>, tensor<1x3x16x20xf32>,
-        tensor<10xf32>) {
+        tensor<10xf32>, tensor<2x3x3xf32>) {
   %x = aten.linalg_solve %a, %b : (tensor<2x4x4xf32>, tensor<2x4x3xf32>) -> tensor<2x4x3xf32> loc("solve")
   %q, %r = aten.qr %t : (tensor<1x5x3xf32>) -> (tensor<1x5x3xf32>, tensor<1x3x3xf32>) loc("qr")
   %l, %info = aten.cholesky %s : (tensor<1x6x6xf64>) -> (tensor<1x6x6xf64>, tensor<1x1xi64>) loc("chol")
@@ -46,6 +50,7 @@ func.func @kiln_main(%a: tensor<2x4x4xf32>, %b: tensor<2x4x3xf32>, %t: tensor<1x
   %u = aten.upsample_aa %img {mode = "bilinear", align_corners = false}
       : (tensor<1x3x32x40xf32>) -> tensor<1x3x16x20xf32> loc("up")
   %hc = aten.histc %h {bins = 10 : i64, min = 0.0 : f64, max = 1.0 : f64} : (tensor<100xf32>) -> tensor<10xf32> loc("hist")
-  return %x, %tri, %q, %l, %w, %sv, %d0, %d1, %u, %hc : tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
-      tensor<1x3xf32>, tensor<5x7xf32>, tensor<5x7xf32>, tensor<1x3x16x20xf32>, tensor<10xf32>
+  %mx = aten.matrix_exp %me : (tensor<2x3x3xf32>) -> tensor<2x3x3xf32> loc("mexp")
+  return %x, %tri, %q, %l, %w, %sv, %d0, %d1, %u, %hc, %mx : tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
+      tensor<1x3xf32>, tensor<5x7xf32>, tensor<5x7xf32>, tensor<1x3x16x20xf32>, tensor<10xf32>, tensor<2x3x3xf32>
 }

@@ -48,5 +48,7 @@ void populateScanPatterns(mlir::RewritePatternSet &patterns);
 /// eigvalsh and svdvals as Jacobi rotations, in scalar loops
 /// (Factorisations.cpp).
 void populateFactorisationPatterns(mlir::RewritePatternSet &patterns);
+/// aten.matrix_exp (MatrixExp.cpp).
+void populateMatrixExpPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace kiln::aten

@@ -492,6 +492,22 @@ func.func @cholesky_order(%a: tensor<1x513x513xf32>) -> tensor<1x513x513xf32> {
 
 // -----
 
+func.func @matrix_exp_square(%a: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  // expected-error @+1 {{takes a (N, n, n) batch of f32 or f64 matrices}}
+  %e = aten.matrix_exp %a : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  return %e : tensor<2x3x4xf32>
+}
+
+// -----
+
+func.func @matrix_exp_type(%a: tensor<2x3x3xf32>) -> tensor<2x3x3xf64> {
+  // expected-error @+1 {{result must have the input's type}}
+  %e = aten.matrix_exp %a : (tensor<2x3x3xf32>) -> tensor<2x3x3xf64>
+  return %e : tensor<2x3x3xf64>
+}
+
+// -----
+
 func.func @qr_complete_shape(%a: tensor<1x5x3xf32>) -> tensor<1x5x3xf32> {
   // expected-error @+1 {{q must be (N, m, m)}}
   %q, %r = aten.qr %a {complete} : (tensor<1x5x3xf32>) -> (tensor<1x5x3xf32>, tensor<1x3x3xf32>)

@@ -217,6 +217,13 @@ func.func @cholesky(%a: tensor<2x3x3xf64>) -> tensor<2x1xi64> {
   return %info : tensor<2x1xi64>
 }
 
+// CHECK-LABEL: func @matrix_exp
+func.func @matrix_exp(%a: tensor<2x3x3xf32>) -> tensor<2x3x3xf32> {
+  // CHECK: aten.matrix_exp %{{.+}} : (tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
+  %e = aten.matrix_exp %a : (tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
+  return %e : tensor<2x3x3xf32>
+}
+
 // CHECK-LABEL: func @histc
 func.func @histc(%x: tensor<100xf32>) -> tensor<10xf32> {
   // CHECK: aten.histc %{{.+}} {bins = 10 : i64, max = 1.000000e+00 : f64, min = 0.000000e+00 : f64} : (tensor<100xf32>) -> tensor<10xf32>

@@ -1,7 +1,7 @@
 //===- AtenLinalgOps.cpp - verifiers of the linear-algebra aten ops -------===//
 //
 // This file implements the verifiers of aten.lu_factor, linalg_solve,
-// triangular_solve, qr, eigvalsh, svdvals and cholesky: batches of f32 or
+// triangular_solve, qr, eigvalsh, svdvals, cholesky and matrix_exp: batches of f32 or
 // f64 matrices of order at most kMaxLuOrder, the bound of their scalar
 // loops' cubic work.
 //
@@ -129,5 +129,13 @@ LogicalResult CholeskyOp::verify() {
     return emitOpError("l must have the input's type");
   if (!isPerMatrix(getInfo(), shapeOf(getSelf())[0], 64))
     return emitOpError("info must be (N, 1) i64");
+  return success();
+}
+
+LogicalResult MatrixExpOp::verify() {
+  if (failed(verifySquareBatch(*this, getSelf())))
+    return failure();
+  if (getType() != getSelf().getType())
+    return emitOpError("result must have the input's type");
   return success();
 }

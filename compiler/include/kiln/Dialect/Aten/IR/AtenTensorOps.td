@@ -338,6 +338,30 @@ def Aten_CholeskyOp : Aten_Op<"cholesky", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_MatrixExpOp : Aten_Op<"matrix_exp", [Pure]> {
+  let summary = "The exponential of each matrix of a batch.";
+  let description = [{
+    `torch.linalg.matrix_exp` on each (n, n) matrix of a (N, n, n) f32 or
+    f64 batch, by scaling and squaring as eager does: with the matrix's
+    1-norm over theta (eager's bound for its degree-18 Taylor polynomial:
+    3.01 for f32, 1.09 for f64), the matrix is divided by 2^s,
+    s = ceil(log2(norm / theta)), its degree-18 Taylor polynomial taken
+    (Horner's rule), and the result squared s times; s is the matrix's
+    own, so the number of products depends on the data.
+    kiln-convert-aten-to-linalg writes it as a loop over the batch with
+    linalg.matmul products (MatrixExp.cpp), n at most 512 (`kMaxLuOrder`).
+
+    Example:
+    ```mlir
+    %e = aten.matrix_exp %a : (tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_HistcOp : Aten_Op<"histc", [Pure]> {
   let summary = "A histogram of the elements in equal-width bins.";
   let description = [{
