@@ -225,8 +225,8 @@ class _Connection:
 
     def pace(self, reply: executor_pb2.LocalReply) -> None:
         """Sets how long the next receive() polls, from a direct channel's
-        answer: when its agent polls too (``poll_us``: the host has a CPU to
-        spare beside its runs) and the run took under
+        answer: when its agent polls too (``poll_us``: it has a CPU to
+        spare beside its runs) and the run took at most
         :data:`_POLL_MAX_RUN_US`, the run's time plus
         :data:`_POLL_SLACK_US`; otherwise none. An answer read while
         polling skips the kernel's wake-up of this thread, tens of
@@ -254,11 +254,11 @@ class _Connection:
         connection's next receive: parse it before the connection is reused."""
         fds_room = socket.CMSG_SPACE(_MAX_FILES * array.array("i").itemsize)
         buffer = self._buffer
-        if self.poll_s:
-            self._poll()
         try:
+            if self.poll_s:
+                self._poll()
             got, ancillary, flags, _ = self.sock.recvmsg_into([buffer], fds_room)
-        except OSError as e:
+        except (OSError, ValueError) as e:  # ValueError: polling a closed socket
             raise _TransportError(f"receive: {e}", isinstance(e, TimeoutError)) from None
         files: list[int] = []
         for level, kind, payload in ancillary:

@@ -236,6 +236,17 @@ def test_an_answer_later_than_the_poll_is_read_by_the_sleeping_receive(executor)
     assert idle_channel(executor).poll_s == pytest.approx(140e-6)
 
 
+def test_an_agent_that_hangs_up_while_the_client_polls_sends_the_call_to_kilnd(executor):
+    answers = iter([paced(100, 40), lambda f: "close"])
+    give_channel(executor, lambda f: next(answers)(f))
+    assert run(executor).direct
+    assert idle_channel(executor).poll_s == pytest.approx(140e-6)
+    result = run(executor)  # polled, then the hang-up: kilnd runs it
+    assert not result.direct and len(executor.through_kilnd) == 1
+    torch.testing.assert_close(result.outputs[0], torch.arange(4.0) + 2)
+    assert executor.direct_channels == 0
+
+
 class ExchangingAgent:
     """Answers like the real agent with an exchange buffer: makes a sealed
     memfd on LocalExchange, and for a call that names one reads its input

@@ -8,6 +8,7 @@
 #include "kiln/agent/DaemonChannel.h"
 #include "kiln/agent/cpu/CpuBackend.h"
 #include "kiln/agent/null/NullBackend.h"
+#include "kiln/agent/acap/AcapBackend.h"
 #include "kiln/common/ByteSize.h"
 
 #include <gtest/gtest.h>
@@ -54,13 +55,17 @@ TEST(AgentMainTest, DirectPollIsAutoOrMicroseconds) {
   auto byDefault = parseAgentFlags({"--daemon", "d:1"}, "cpu");
   ASSERT_TRUE(byDefault.ok()) << byDefault.status();
   EXPECT_TRUE(byDefault->directPollAuto);
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
   auto given = parseAgentFlags({"--daemon", "d:1", "--direct-poll-us=250"}, "cpu");
   ASSERT_TRUE(given.ok()) << given.status();
   EXPECT_FALSE(given->directPollAuto);
-  EXPECT_EQ(given->options.directPoll, std::chrono::microseconds(250));
+  EXPECT_EQ(given->options.directPoll.window, std::chrono::microseconds(250));
+  // At most one polling channel per CPU.
+  EXPECT_EQ(given->options.directPoll.pollers, CPU_COUNT(&set));
   auto never = parseAgentFlags({"--daemon", "d:1", "--direct-poll-us", "0"}, "cpu");
   ASSERT_TRUE(never.ok()) << never.status();
-  EXPECT_EQ(never->options.directPoll, std::chrono::microseconds(0));
+  EXPECT_EQ(never->options.directPoll.window, std::chrono::microseconds(0));
   for (const char *bad : {"-1", "soon", "1000001", "1.5"}) {
     auto flags = parseAgentFlags({"--daemon", "d:1", "--direct-poll-us", bad}, "cpu");
     ASSERT_FALSE(flags.ok()) << bad;
@@ -70,19 +75,27 @@ TEST(AgentMainTest, DirectPollIsAutoOrMicroseconds) {
   }
 }
 
-TEST(AgentMainTest, AutoDirectPollPollsOnlyWithACpuToSpareBesideARun) {
-  // A cpu agent's run keeps its compute threads busy; other backends wait
-  // on their device with one thread.
-  EXPECT_EQ(autoDirectPoll(CpuBackend(hostCpuModel(), 1), 2),
-            DirectChannels::kDefaultPoll);
-  EXPECT_EQ(autoDirectPoll(CpuBackend(hostCpuModel(), 2), 2),
-            std::chrono::microseconds(0));
-  EXPECT_EQ(autoDirectPoll(CpuBackend(hostCpuModel(), 3), 4),
-            DirectChannels::kDefaultPoll);
+TEST(AgentMainTest, AutoDirectPollPollsOnlyOnCpusARunLeavesFree) {
+  // A cpu agent's run keeps its compute threads busy, a simulated acap
+  // array's its tile threads; other backends wait on their device with one.
+  auto expect = [](const DeviceBackend &backend, int cpus, int pollers) {
+    DirectPoll poll = autoDirectPoll(backend, cpus);
+    EXPECT_EQ(poll.pollers, pollers) << cpus << " CPUs";
+    EXPECT_EQ(poll.window, pollers ? DirectChannels::kDefaultPoll
+                                   : std::chrono::microseconds(0))
+        << cpus << " CPUs";
+  };
+  expect(CpuBackend(hostCpuModel(), 1), 2, 1);
+  expect(CpuBackend(hostCpuModel(), 2), 2, 0);
+  expect(CpuBackend(hostCpuModel(), 3), 8, 5);
   auto other = null::NullBackend::create({});
   ASSERT_TRUE(other.ok()) << other.status();
-  EXPECT_EQ(autoDirectPoll(**other, 1), std::chrono::microseconds(0));
-  EXPECT_EQ(autoDirectPoll(**other, 2), DirectChannels::kDefaultPoll);
+  expect(**other, 1, 0);
+  expect(**other, 2, 1);
+  auto simulated = acap::AcapBackend::create({.simulate = true, .threads = 4});
+  ASSERT_TRUE(simulated.ok()) << simulated.status();
+  expect(**simulated, 4, 0);
+  expect(**simulated, 6, 2);
 }
 
 TEST(AgentMainTest, SeveralDaemonsAreAListOfReplicas) {

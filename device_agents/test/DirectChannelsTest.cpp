@@ -182,23 +182,56 @@ TEST_F(DirectChannelsTest, ACallNamingAnExecutableIsRefusedAndTheChannelServesOn
 
 TEST_F(DirectChannelsTest, AnswersSayHowLongTheChannelPollsForTheNextCall) {
   using std::chrono::microseconds;
-  for (microseconds poll : {microseconds(0), microseconds(200'000)}) {
+  for (microseconds window : {microseconds(0), microseconds(200'000)}) {
     DirectChannels channels(*runner, nullptr, DirectChannels::kDefaultLimit,
-                            poll);
+                            DirectPoll{window, 1});
     auto client = openChannel(channels);
     v1::LocalReply first = roundTrip(*client, call(binding));
     ASSERT_EQ(first.code(), 0) << first.message();
-    EXPECT_EQ(first.poll_us(), static_cast<uint32_t>(poll.count()));
+    EXPECT_EQ(first.poll_us(), static_cast<uint32_t>(window.count()));
     // A call sent while the channel polls (within 200 ms of the answer),
     // and one sent after its window, when its thread sleeps.
     v1::LocalReply polled = roundTrip(*client, call(binding));
     ASSERT_EQ(polled.code(), 0) << polled.message();
     expectAxpy(test::bytesToFloats(polled.response().outputs(0).data()));
-    std::this_thread::sleep_for(poll + std::chrono::milliseconds(50));
+    std::this_thread::sleep_for(window + std::chrono::milliseconds(50));
     v1::LocalReply late = roundTrip(*client, call(binding));
     ASSERT_EQ(late.code(), 0) << late.message();
     expectAxpy(test::bytesToFloats(late.response().outputs(0).data()));
   }
+}
+
+TEST_F(DirectChannelsTest, OnlyCallsThatRanBuyAPollAndPollersAreCapped) {
+  // One poller for the set: while the first channel polls (10 s after its
+  // answer, unless its client calls), a second channel's answer says it
+  // does not poll. A refused call buys no poll either.
+  DirectChannels channels(*runner, nullptr, DirectChannels::kDefaultLimit,
+                          DirectPoll{std::chrono::seconds(10), 1});
+  auto first = openChannel(channels);
+  auto second = openChannel(channels);
+  v1::LocalClientFrame refused = call(binding);
+  refused.mutable_execute()->mutable_request()->mutable_executable()->set_hash("x");
+  v1::LocalReply bad = roundTrip(*first, refused);
+  EXPECT_EQ(bad.code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+  EXPECT_EQ(bad.poll_us(), 0u);
+  v1::LocalReply ran = roundTrip(*first, call(binding));
+  ASSERT_EQ(ran.code(), 0) << ran.message();
+  EXPECT_EQ(ran.poll_us(), 10'000'000u); // polls now, holding the one turn
+  v1::LocalReply other = roundTrip(*second, call(binding));
+  ASSERT_EQ(other.code(), 0) << other.message();
+  EXPECT_EQ(other.poll_us(), 0u) << "a second channel polled past the cap";
+  // The first channel's next call ends its poll and gives the turn back
+  // before that call's answer takes it again; the second channel's
+  // answer then still finds it taken, so it sleeps at once.
+  EXPECT_EQ(roundTrip(*first, call(binding)).poll_us(), 10'000'000u);
+  first.reset(); // the poll ends with the hang-up, the turn is free
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  uint32_t freed = 0;
+  while (freed == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    freed = roundTrip(*second, call(binding)).poll_us();
+  }
+  EXPECT_EQ(freed, 10'000'000u) << "the closed channel kept its turn";
 }
 
 TEST_F(DirectChannelsTest, TheLimitHoldsAndFreesAsClientsClose) {

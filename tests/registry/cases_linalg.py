@@ -310,6 +310,12 @@ register("matrix_exp_zero_f64", torch.linalg.matrix_exp,
 register("matrix_exp_nilpotent_f64", torch.linalg.matrix_exp,
          const(torch.tensor([[0.0, 1e6, 3.0], [0.0, 0.0, -1e6], [0.0, 0.0, 0.0]],
                             dtype=torch.float64)), rtol=1e-9, atol=1e-3)
+# A NaN makes every entry NaN, as in eager; no matrices, or matrices of
+# order 0, give an empty result.
+register("matrix_exp_nan_f32", torch.linalg.matrix_exp,
+         const(torch.tensor([[1.0, float("nan")], [0.5, -1.0]])))
+register("matrix_exp_empty_batch_f32", torch.linalg.matrix_exp, randn(0, 3, 3))
+register("matrix_exp_order_0_f64", torch.linalg.matrix_exp, randn(2, 0, 0, dtype=torch.float64))
 # Skew-symmetric: an orthogonal exponential, as orthogonal parametrizations
 # (torch.nn.utils.parametrizations.orthogonal) compute it.
 register("matrix_exp_skew_f32", lambda a: torch.linalg.matrix_exp(a - a.mT), randn(6, 6))

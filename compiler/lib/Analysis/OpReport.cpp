@@ -360,12 +360,12 @@ OpCost estimateOpCost(Operation *op) {
         int64_t order = type.getDimSize(1);
         return contraction(type.getDimSize(0) * order * order * order / 6, 0);
       })
-      // The degree-18 Taylor polynomial's 17 products of n^3 each; the s
+      // The degree-18 Taylor polynomial's 5 products of n^3 each; the s
       // squarings depend on the data and are not counted.
       .Case([](aten::MatrixExpOp exp) {
         auto type = cast<RankedTensorType>(exp.getType());
         __int128 n = type.getDimSize(1);
-        return contraction(saturate(__int128(type.getDimSize(0)) * 17 * n * n * n), 0);
+        return contraction(saturate(__int128(type.getDimSize(0)) * 5 * n * n * n), 0);
       })
       .Case([](aten::EigvalshOp eig) { return jacobiCost(eig.getSelf(), /*twoSided=*/true); })
       .Case([](aten::SvdvalsOp svd) { return jacobiCost(svd.getSelf(), /*twoSided=*/false); })

@@ -89,6 +89,8 @@ bool FramedSocket::pollReadable(std::chrono::microseconds window) {
       return false;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
 #endif
   } while (std::chrono::steady_clock::now() < end);
   return false;

@@ -166,7 +166,9 @@ std::unique_ptr<Settings> declareFlags(std::string_view program,
       "the client's next call after answering one, before its thread "
       "sleeps: a call read while polling skips the kernel's wake-up, tens of "
       "microseconds on a VM; 0: never poll; auto: 100 when one run's host "
-      "threads (a cpu agent's --compute-threads) leave a CPU free, else 0");
+      "threads (a cpu agent's --compute-threads, by default every CPU) "
+      "leave CPUs free, as many channels polling at once as they leave, "
+      "else 0");
   settings->text("local-link-fd", common.localLinkFd,
                  "set by kilnd for the agents it starts: an inherited socket "
                  "on which tasks and results travel, tensors as shared files "
@@ -337,7 +339,8 @@ parseAgentFlags(const std::vector<std::string> &args, std::string_view kindView,
       return absl::InvalidArgumentError(absl::StrCat(
           "--direct-poll-us: '", common.directPollUs,
           "' is not 'auto' or a count of microseconds from 0 to 1000000"));
-    options.directPoll = std::chrono::microseconds(micros);
+    // At most one poller per CPU: what the flag asks for, where it fits.
+    options.directPoll = {std::chrono::microseconds(micros), availableCpus()};
   }
   options.taskVerifyKey = common.taskVerifyKey;
   if (const std::string &fd = common.localLinkFd; !fd.empty()) {
@@ -361,10 +364,11 @@ parseAgentFlags(const std::vector<std::string> &args, std::string_view kindView,
   return commandLine;
 }
 
-std::chrono::microseconds autoDirectPoll(const DeviceBackend &backend,
-                                         int cpus) {
-  return backend.hostThreadsPerRun() < cpus ? DirectChannels::kDefaultPoll
-                                            : std::chrono::microseconds(0);
+DirectPoll autoDirectPoll(const DeviceBackend &backend, int cpus) {
+  int spare = cpus - backend.hostThreadsPerRun();
+  if (spare <= 0)
+    return {};
+  return {DirectChannels::kDefaultPoll, spare};
 }
 
 absl::StatusOr<int> parseThreadCount(absl::string_view value) {
@@ -418,8 +422,9 @@ int agentMain(int argc, char **argv, std::string_view kind,
   }
   if (commandLine->directPollAuto)
     commandLine->options.directPoll = autoDirectPoll(**backend, availableCpus());
-  spdlog::info("direct channels poll {} us for the next call",
-               commandLine->options.directPoll.count());
+  spdlog::info("direct channels poll {} us for the next call ({} at once)",
+               commandLine->options.directPoll.window.count(),
+               commandLine->options.directPoll.pollers);
   // One session per daemon, sharing the blob cache and resident set.
   absl::StatusOr<std::shared_ptr<AgentStores>> stores =
       AgentStores::open(commandLine->options);

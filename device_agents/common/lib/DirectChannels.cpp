@@ -56,8 +56,17 @@ absl::Status checkCall(const v1::LocalExecute &call) {
 DirectChannels::DirectChannels(TaskRunner &runner,
                                std::counting_semaphore<> *runSlots,
                                size_t limit,
-                               std::chrono::microseconds poll)
+                               DirectPoll poll)
     : runner(runner), runSlots(runSlots), limit(limit), poll(poll) {}
+
+bool DirectChannels::takePollTurn() {
+  if (poll.window.count() <= 0)
+    return false;
+  if (polling.fetch_add(1) < poll.pollers)
+    return true;
+  polling.fetch_sub(1);
+  return false;
+}
 
 DirectChannels::~DirectChannels() {
   {
@@ -126,11 +135,17 @@ void DirectChannels::serve(FramedSocket &socket, v1::Task task,
   v1::LocalClientFrame frame;
   std::optional<ExchangeBuffer> exchange;
   uint64_t calls = 0;
+  bool pollNext = false; // holding a poll turn
   while (true) {
     // A client calling in a loop sends its next call soon after the
-    // answer: polled for, it is read without waking this thread.
-    if (calls > 0)
-      socket.pollReadable(poll);
+    // answer: polled for, it is read without waking this thread. Only
+    // after a call that ran, so a client's refused or cheap frames do not
+    // buy polling.
+    if (pollNext) {
+      socket.pollReadable(poll.window);
+      endPollTurn();
+      pollNext = false;
+    }
     socket.setReceiveDeadline(Clock::now() + kIdleTimeout);
     if (!socket.receive(bytes, files).ok())
       break; // closed by the client, idle, or a malformed frame
@@ -170,16 +185,21 @@ void DirectChannels::serve(FramedSocket &socket, v1::Task task,
         call(task, record, *frame.mutable_execute(), files,
              exchange ? &*exchange : nullptr, tensors, replyFiles);
     files.clear();
-    reply.set_poll_us(static_cast<uint32_t>(poll.count()));
+    pollNext = reply.code() == 0 && takePollTurn();
+    if (pollNext)
+      reply.set_poll_us(static_cast<uint32_t>(poll.window.count()));
     std::string out;
-    if (!reply.SerializeToString(&out))
-      break;
-    if (absl::Status sent = socket.send(out, replyFiles); !sent.ok()) {
+    absl::Status sent = reply.SerializeToString(&out)
+                            ? socket.send(out, replyFiles)
+                            : absl::InternalError("the reply does not serialize");
+    if (!sent.ok()) {
       spdlog::debug("direct channel {}: reply not sent: {}", id,
                     std::string(sent.message()));
       break;
     }
   }
+  if (pollNext)
+    endPollTurn();
   spdlog::debug("direct channel {} closed after {} calls", id, calls);
 }
 

@@ -30,7 +30,7 @@ constexpr size_t kKeptFrameBytes = 4 << 20;
 
 LocalLinkServer::LocalLinkServer(UniqueFd socket, TaskRunner &runner,
                                  unsigned threads, std::function<void()> onEnd,
-                                 std::chrono::microseconds directPoll)
+                                 DirectPoll directPoll)
     : link(std::move(socket)), runner(runner),
       runSlots(static_cast<std::ptrdiff_t>(std::max(threads, 1u))),
       directChannels(runner, &runSlots, DirectChannels::kDefaultLimit,

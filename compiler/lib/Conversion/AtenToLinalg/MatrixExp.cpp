@@ -4,17 +4,22 @@
 // batch, as eager's CPU kernel computes it for matrices past its smaller
 // degrees' bounds:
 //
-//   s = max(0, ceil(log2(|A|_1 / theta)))        (theta: eager's degree-18
-//   B = A / 2^s                                    bound for the type)
-//   T = I + B (I + B/2 (I + ... (I + B/18)))       (degree-18 Taylor, Horner)
-//   exp(A) = T^(2^s)                               (s squarings)
+//   s = max(0, ceil(log2(|A|_1 / theta)))   (theta: eager's degree-18
+//   B = A / 2^s                               bound for the type)
+//   T = T18(B)                                (the degree-18 Taylor
+//                                              polynomial in 5 products)
+//   exp(A) = T^(2^s)                          (s squarings)
 //
-// The 1-norm is a scalar loop over the matrix; the division by 2^s is exact
-// (a product with powers of two built from their exponent bits); the
-// products are linalg.matmul; the squarings an scf.for whose trip count is
-// the matrix's own s. Eager picks a lower degree for matrices of small
-// norm; degree 18 is at least as accurate there, so the results agree to
-// rounding.
+// T18 is Bader, Blanes and Casas's evaluation ("Computing the Matrix
+// Exponential with an Optimized Taylor Polynomial Approximation",
+// Mathematics 7(12), 1174, 2019), which eager uses too: from B^2, B^3 and
+// B^6, five combinations C_k = sum_j c[k][j] {I, B, B^2, B^3, B^6}_j, then
+// A9 = C_0 C_4 + C_3 and T = C_1 + (C_2 + A9) A9. The 1-norm is a scalar
+// loop over the matrix; the division by 2^s is exact (a product with
+// powers of two built from their exponent bits); the products are
+// linalg.matmul; the squarings an scf.for whose trip count is the matrix's
+// own s. Eager picks a lower degree for matrices of small norm; degree 18
+// is at least as accurate there, so the results agree to rounding.
 //
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
@@ -34,8 +39,21 @@ using namespace kiln::aten;
 
 namespace {
 
-/// The Taylor polynomial's degree.
-constexpr int kDegree = 18;
+/// The coefficients c[k][j] of T18's five combinations of I, B, B^2, B^3
+/// and B^6 (Bader, Blanes and Casas 2019, the degree-18 scheme).
+constexpr double kT18[5][5] = {
+    {0.0, -1.00365581030144618291e-01, -8.02924648241156932449e-03,
+     -8.92138498045729985177e-04, 0.0},
+    {0.0, 3.97849749499645077844e-01, 1.36783778460411720168e+00,
+     4.98289622525382669416e-01, -6.37898194594723280150e-04},
+    {-1.09676396052962061844e+01, 1.68015813878906206114e+00,
+     5.71779846478865511061e-02, -6.98210122488052056106e-03,
+     3.34975017086070470649e-05},
+    {-9.04316832390810593223e-02, -6.76404519071381882256e-02,
+     6.75961301770459654925e-02, 2.95552570429315521194e-02,
+     -1.39180257516060693404e-05},
+    {0.0, 0.0, -9.23364619367118555360e-02, -1.69364939002081722752e-02,
+     -1.40086798182036094347e-05}};
 
 /// The largest 1-norm whose degree-18 Taylor polynomial eager takes without
 /// scaling (its thetas for degree 18, float and double).
@@ -44,7 +62,7 @@ double degree18Bound(Type element) {
 }
 
 /// Squarings past this many mean a norm no finite f64 reaches (its largest
-/// needs 1025): the count is 0 there (a NaN or infinite matrix stays NaN
+/// needs 1024): the count is 0 there (a NaN or infinite matrix stays NaN
 /// or infinite). Half of it is a valid f64 exponent (inversePowerOfTwo).
 constexpr double kMaxSquarings = 1100;
 
@@ -103,23 +121,22 @@ Value inversePowerOfTwo(OpBuilder &b, Location loc, Value k) {
   return b.create<arith::BitcastOp>(loc, b.getF64Type(), bits);
 }
 
-/// An elementwise map over the (n, n) matrix `x` into a new tensor:
-/// body(b, loc, x[i, j], i == j).
-Value mapMatrix(OpBuilder &b, Location loc, Value x,
-                function_ref<Value(OpBuilder &, Location, Value, Value)> body) {
-  auto type = cast<RankedTensorType>(x.getType());
+/// An elementwise map over the (n, n) matrices `xs` into a new tensor:
+/// body(b, loc, {xs[0][i, j], ...}, i == j).
+Value mapMatrices(OpBuilder &b, Location loc, ValueRange xs,
+                  function_ref<Value(OpBuilder &, Location, ValueRange, Value)> body) {
+  auto type = cast<RankedTensorType>(xs.front().getType());
   Value out = b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
-  AffineMap identity = b.getMultiDimIdentityMap(2);
+  SmallVector<AffineMap> maps(xs.size() + 1, b.getMultiDimIdentityMap(2));
   auto op = b.create<linalg::GenericOp>(
-      loc, TypeRange{type}, ValueRange{x}, ValueRange{out},
-      ArrayRef<AffineMap>{identity, identity},
+      loc, TypeRange{type}, xs, ValueRange{out}, maps,
       ArrayRef<utils::IteratorType>{utils::IteratorType::parallel,
                                     utils::IteratorType::parallel},
       [&](OpBuilder &b, Location loc, ValueRange args) {
         Value onDiagonal = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
                                                    b.create<linalg::IndexOp>(loc, 0),
                                                    b.create<linalg::IndexOp>(loc, 1));
-        b.create<linalg::YieldOp>(loc, body(b, loc, args[0], onDiagonal));
+        b.create<linalg::YieldOp>(loc, body(b, loc, args.drop_back(), onDiagonal));
       });
   return op.getResult(0);
 }
@@ -135,15 +152,36 @@ Value product(OpBuilder &b, Location loc, Value x, Value y, Value into = {}) {
       .getResult(0);
 }
 
-/// I + x / k.
-Value identityPlus(OpBuilder &b, Location loc, Value x, int k) {
-  Type element = cast<RankedTensorType>(x.getType()).getElementType();
-  return mapMatrix(b, loc, x, [&](OpBuilder &b, Location loc, Value v, Value onDiagonal) {
-    Value scaled = b.create<arith::DivFOp>(loc, v, scalarConstant(b, loc, element, k));
-    Value one = b.create<arith::SelectOp>(loc, onDiagonal, scalarConstant(b, loc, element, 1.0),
-                                          scalarConstant(b, loc, element, 0.0));
-    return b.create<arith::AddFOp>(loc, scaled, one);
+/// x + y.
+Value sum(OpBuilder &b, Location loc, Value x, Value y) {
+  return mapMatrices(b, loc, {x, y}, [](OpBuilder &b, Location loc, ValueRange v, Value) {
+    return b.create<arith::AddFOp>(loc, v[0], v[1]);
   });
+}
+
+/// The degree-18 Taylor polynomial of the (n, n) matrix `x` (kT18).
+Value taylor18(OpBuilder &b, Location loc, Value x) {
+  Type element = cast<RankedTensorType>(x.getType()).getElementType();
+  Value x2 = product(b, loc, x, x);
+  Value x3 = product(b, loc, x2, x);
+  Value x6 = product(b, loc, x3, x3);
+  SmallVector<Value, 5> c;
+  for (const auto &row : kT18)
+    c.push_back(mapMatrices(
+        b, loc, {x, x2, x3, x6}, [&](OpBuilder &b, Location loc, ValueRange v, Value onDiagonal) {
+          Value acc = b.create<arith::SelectOp>(loc, onDiagonal,
+                                                scalarConstant(b, loc, element, row[0]),
+                                                scalarConstant(b, loc, element, 0.0));
+          for (size_t j = 1; j < 5; ++j)
+            if (row[j] != 0.0)
+              acc = b.create<arith::AddFOp>(
+                  loc, acc,
+                  b.create<arith::MulFOp>(loc, scalarConstant(b, loc, element, row[j]),
+                                          v[j - 1]));
+          return acc;
+        }));
+  Value a9 = sum(b, loc, product(b, loc, c[0], c[4]), c[3]);
+  return sum(b, loc, c[1], product(b, loc, sum(b, loc, c[2], a9), a9));
 }
 
 /// exp of the (n, n) matrix `a`.
@@ -157,15 +195,12 @@ Value exponential(OpBuilder &b, Location loc, Value a, int64_t n) {
       loc, s, b.create<arith::ConstantOp>(loc, b.getI64Type(), b.getI64IntegerAttr(1)));
   Value first = inversePowerOfTwo(b, loc, half);
   Value second = inversePowerOfTwo(b, loc, b.create<arith::SubIOp>(loc, s, half));
-  Value scaled = mapMatrix(b, loc, a, [&](OpBuilder &b, Location loc, Value v, Value) {
-    Value wide = element == f64 ? v : b.create<arith::ExtFOp>(loc, f64, v).getResult();
+  Value scaled = mapMatrices(b, loc, a, [&](OpBuilder &b, Location loc, ValueRange v, Value) {
+    Value wide = element == f64 ? v[0] : b.create<arith::ExtFOp>(loc, f64, v[0]).getResult();
     wide = b.create<arith::MulFOp>(loc, b.create<arith::MulFOp>(loc, wide, first), second);
     return element == f64 ? wide : b.create<arith::TruncFOp>(loc, element, wide).getResult();
   });
-  // Horner: T = I + B/18, then T = I + (B T)/k for k = 17 .. 1.
-  Value taylor = identityPlus(b, loc, scaled, kDegree);
-  for (int k = kDegree - 1; k >= 1; --k)
-    taylor = identityPlus(b, loc, product(b, loc, scaled, taylor), k);
+  Value taylor = taylor18(b, loc, scaled);
   // Each squaring writes T T into a scratch matrix and copies it back, so
   // that the loop carries the same two buffers throughout (what
   // bufferization takes: a yielded value in place of its iteration's).

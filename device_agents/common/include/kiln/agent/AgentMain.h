@@ -74,12 +74,12 @@ std::string agentUsage(std::string_view program, std::string_view kind,
 absl::StatusOr<int> parseThreadCount(absl::string_view value);
 
 /// What --direct-poll-us auto means for `backend` on a process that may run
-/// on `cpus` CPUs: DirectChannels::kDefaultPoll when one run's host threads
-/// leave a CPU free for the polling thread (and the client's, which polls
-/// only when told the agent does), none otherwise: a poller would take a
-/// core from the run, or from the client between calls.
-std::chrono::microseconds autoDirectPoll(const DeviceBackend &backend,
-                                         int cpus);
+/// on `cpus` CPUs: polls of DirectChannels::kDefaultPoll, by as many
+/// channels at once as one run's host threads leave CPUs free (for the
+/// polling threads, and the clients', which poll only when told their
+/// agent does); none where they leave none: a poller would take a core
+/// from the run, or from the client between calls.
+DirectPoll autoDirectPoll(const DeviceBackend &backend, int cpus);
 
 /// The --cache-dir an agent of `kind` uses by default:
 /// $XDG_CACHE_HOME/kiln/agent-KIND, ~/.cache/kiln/agent-KIND, or a folder

@@ -52,9 +52,9 @@ struct AgentOptions {
   int64_t heldTensorBytes = TaskRunner::kDefaultHeldBytes;
   /// Bytes of output memfds made ahead (SharedBufferSpares), per daemon.
   int64_t outputSpareBytes = SharedBufferSpares::kDefaultBudgetBytes;
-  /// How long a direct channel polls for its client's next call after each
-  /// answer (DirectChannels).
-  std::chrono::microseconds directPoll = DirectChannels::kDefaultPoll;
+  /// How direct channels poll for their clients' next calls
+  /// (DirectChannels; by default they never do).
+  DirectPoll directPoll;
   /// PEM file of the daemon's task key (its <cache-dir>/keys/
   /// task-public-key.pem); empty: trust the key the daemon sends when the
   /// agent registers (logged as a warning: a man in the middle could send

@@ -50,6 +50,16 @@ private:
   std::counting_semaphore<> *slots;
 };
 
+/// How a direct channel waits for its client's next call (--direct-poll-us).
+struct DirectPoll {
+  /// How long a channel polls after answering a call that ran; 0: never.
+  std::chrono::microseconds window{0};
+  /// Channels that poll at once, at most: the CPUs the agent's runs leave
+  /// free. A channel that finds them all polling sleeps at once, and tells
+  /// its client so (LocalReply.poll_us 0).
+  int pollers = 0;
+};
+
 class DirectChannels {
 public:
   /// Channels one agent serves at once by default (a thread each).
@@ -64,19 +74,19 @@ public:
   static constexpr std::chrono::seconds kReplyTimeout{60};
 
   /// How long a channel's thread polls for the next call after answering
-  /// one, before it sleeps (--direct-poll-us).
+  /// one, before it sleeps, where the agent's runs leave a CPU free
+  /// (--direct-poll-us auto).
   static constexpr std::chrono::microseconds kDefaultPoll{100};
 
   /// Runs calls through `runner`, which must outlive this, each holding
   /// one of `runSlots` (shared with the local link's tasks, so that the
   /// agent's --task-threads bounds everything it runs at once; null: no
-  /// bound). After each answer a channel polls for `poll` (0: never) for
-  /// its client's next call, which a client calling in a loop sends within
-  /// tens of microseconds.
+  /// bound). After answering a call that ran, a channel polls as `poll`
+  /// says for its client's next call, which a client calling in a loop
+  /// sends within tens of microseconds (by default it never polls).
   explicit DirectChannels(TaskRunner &runner,
                           std::counting_semaphore<> *runSlots = nullptr,
-                          size_t limit = kDefaultLimit,
-                          std::chrono::microseconds poll = kDefaultPoll);
+                          size_t limit = kDefaultLimit, DirectPoll poll = {});
   /// Ends every channel and waits for the calls running on them.
   ~DirectChannels();
   DirectChannels(const DirectChannels &) = delete;
@@ -129,7 +139,12 @@ private:
   TaskRunner &runner;
   std::counting_semaphore<> *runSlots;
   const size_t limit;
-  const std::chrono::microseconds poll;
+  const DirectPoll poll;
+  std::atomic<int> polling{0}; ///< channels polling now
+  /// Whether a channel may poll after its answer: a turn among
+  /// poll.pollers, which the caller gives back with endPollTurn().
+  bool takePollTurn();
+  void endPollTurn() { polling.fetch_sub(1); }
   std::mutex mutex;
   std::list<Channel> channels;
   bool stopping = false;

@@ -36,12 +36,9 @@ public:
   /// task waits for another thread to wake. `onEnd` runs once (on a
   /// server thread) if the link ends while the server is not being
   /// destroyed: kilnd closed it or it broke, and no task can come.
-  /// Direct channels poll for `directPoll` after each answer
-  /// (DirectChannels).
+  /// Direct channels poll as `directPoll` says (DirectChannels).
   LocalLinkServer(UniqueFd socket, TaskRunner &runner, unsigned threads,
-                  std::function<void()> onEnd,
-                  std::chrono::microseconds directPoll =
-                      DirectChannels::kDefaultPoll);
+                  std::function<void()> onEnd, DirectPoll directPoll = {});
   /// Stops reading and waits for the tasks already running.
   ~LocalLinkServer();
 

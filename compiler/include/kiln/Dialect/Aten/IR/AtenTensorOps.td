@@ -346,7 +346,8 @@ def Aten_MatrixExpOp : Aten_Op<"matrix_exp", [Pure]> {
     1-norm over theta (eager's bound for its degree-18 Taylor polynomial:
     3.01 for f32, 1.09 for f64), the matrix is divided by 2^s,
     s = ceil(log2(norm / theta)), its degree-18 Taylor polynomial taken
-    (Horner's rule), and the result squared s times; s is the matrix's
+    (Bader, Blanes and Casas's evaluation in 5 products, as eager's), and
+    the result squared s times; s is the matrix's
     own, so the number of products depends on the data.
     kiln-convert-aten-to-linalg writes it as a loop over the batch with
     linalg.matmul products (MatrixExp.cpp), n at most 512 (`kMaxLuOrder`).

@@ -36,6 +36,11 @@ public:
 
   std::string_view kind() const override { return "acap"; }
 
+  /// Simulated: the threads standing in for the tiles; boards: one.
+  int hostThreadsPerRun() const override {
+    return config.simulate ? config.threads : 1;
+  }
+
   /// Simulated: properties simulated=true, simulator, array, tiles,
   /// host_cpu (what kilnd compiles the host code for), host_arch,
   /// numeric_type, clock_hz, threads, counters, kernel_libraries=aie.
