@@ -18,6 +18,7 @@ import re
 import socket
 import stat
 import struct
+import threading
 import time
 import urllib.request
 
@@ -259,8 +260,14 @@ def test_concurrent_callers_each_get_their_own_answer(kilnd, exported):
     with kiln.Client(kilnd.address, timeout=300) as client:
         compiled = client.compile(exported)
 
+        # The first four calls start together (a loaded machine could
+        # otherwise run the threads one after another).
+        together = threading.Barrier(4)
+
         def call(seed):
             x, s = inputs(seed)
+            if seed < 4:
+                together.wait(timeout=60)
             return compiled(x, s)[0], model(x, s)[0]
 
         with concurrent.futures.ThreadPoolExecutor(4) as pool:
