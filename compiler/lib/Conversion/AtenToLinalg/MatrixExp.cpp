@@ -94,7 +94,7 @@ Value oneNorm(OpBuilder &b, Location loc, Value a, int64_t n) {
   return columns.getResult(0);
 }
 
-/// s = ceil(log2(norm / bound)) as an index when norm > bound and s is
+/// s = ceil(log2(norm / bound)) as an i64 when norm > bound and s is
 /// finite and at most kMaxSquarings; else 0.
 Value squaringCount(OpBuilder &b, Location loc, Value norm, double bound) {
   Type f64 = b.getF64Type();
@@ -107,8 +107,7 @@ Value squaringCount(OpBuilder &b, Location loc, Value norm, double bound) {
       b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLE, count,
                               scalarConstant(b, loc, f64, kMaxSquarings)));
   count = b.create<arith::SelectOp>(loc, needed, count, scalarConstant(b, loc, f64, 0.0));
-  Value whole = b.create<arith::FPToSIOp>(loc, b.getI64Type(), count);
-  return b.create<arith::IndexCastOp>(loc, b.getIndexType(), whole);
+  return b.create<arith::FPToSIOp>(loc, b.getI64Type(), count);
 }
 
 /// 2^-k as f64 for 0 <= k <= 1022, from its exponent bits.
@@ -188,9 +187,8 @@ Value taylor18(OpBuilder &b, Location loc, Value x) {
 Value exponential(OpBuilder &b, Location loc, Value a, int64_t n) {
   auto type = cast<RankedTensorType>(a.getType());
   Type element = type.getElementType(), f64 = b.getF64Type();
-  Value squarings = squaringCount(b, loc, oneNorm(b, loc, a, n), degree18Bound(element));
+  Value s = squaringCount(b, loc, oneNorm(b, loc, a, n), degree18Bound(element));
   // B = A * 2^-half * 2^-(s - half): each factor a normal f64.
-  Value s = b.create<arith::IndexCastOp>(loc, b.getI64Type(), squarings);
   Value half = b.create<arith::ShRUIOp>(
       loc, s, b.create<arith::ConstantOp>(loc, b.getI64Type(), b.getI64IntegerAttr(1)));
   Value first = inversePowerOfTwo(b, loc, half);
@@ -205,6 +203,7 @@ Value exponential(OpBuilder &b, Location loc, Value a, int64_t n) {
   // that the loop carries the same two buffers throughout (what
   // bufferization takes: a yielded value in place of its iteration's).
   Value scratch = b.create<tensor::EmptyOp>(loc, type.getShape(), element);
+  Value squarings = b.create<arith::IndexCastOp>(loc, b.getIndexType(), s);
   auto squaring = b.create<scf::ForOp>(
       loc, indexConstant(b, loc, 0), squarings, indexConstant(b, loc, 1),
       ValueRange{taylor, scratch}, [&](OpBuilder &b, Location loc, Value, ValueRange t) {

@@ -25,7 +25,6 @@
 // CHECK: %[[NEEDED:.+]] = arith.andi %[[PAST]], %[[FINITE]] : i1
 // CHECK: %[[COUNT:.+]] = arith.select %[[NEEDED]], %[[CEIL]]
 // CHECK: %[[I:.+]] = arith.fptosi %[[COUNT]] : f64 to i64
-// CHECK: %[[S:.+]] = arith.index_cast %[[I]] : i64 to index
 // CHECK: arith.shli
 // CHECK: arith.bitcast %{{.+}} : i64 to f64
 // CHECK: arith.shli
@@ -34,6 +33,7 @@
 // CHECK: arith.extf
 // CHECK: arith.truncf
 // CHECK-COUNT-5: linalg.matmul
+// CHECK: %[[S:.+]] = arith.index_cast %[[I]] : i64 to index
 // CHECK: %[[SQ:.+]]:2 = scf.for %{{.+}} = %{{.+}} to %[[S]] step %{{.+}} iter_args(%[[T:.+]] = %{{.+}}, %[[SCRATCH:.+]] = %{{.+}})
 // CHECK: %[[ZEROED:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[SCRATCH]] : tensor<3x3xf32>)
 // CHECK: %[[SQUARE:.+]] = linalg.matmul ins(%[[T]], %[[T]] : tensor<3x3xf32>, tensor<3x3xf32>) outs(%[[ZEROED]] : tensor<3x3xf32>)
