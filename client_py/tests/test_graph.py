@@ -390,8 +390,8 @@ def test_bool_lists_travel_as_ints_and_left_out_results_are_unnamed():
 
 def test_unread_eigenvectors_and_singular_vectors_travel_left_out():
     """eigvalsh and svdvals export to _linalg_eigh and _linalg_svd with
-    their vectors computed; unread, the vectors travel unnamed (Kiln
-    computes values only), and read ones keep their names."""
+    their vectors computed; unread, the vectors travel unnamed (Kiln then
+    computes the values only), and read ones keep their names."""
     def values_only(a):
         return torch.linalg.eigvalsh(a) + torch.linalg.svdvals(a)
 

@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from tests.registry.registry import DTYPE_NAMES, case, const, randint, randn, register
+from tests.registry.registry import DTYPE_NAMES, SignFree, case, const, randint, randn, register
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
@@ -224,6 +224,77 @@ register("svdvals_order_50_f64", torch.linalg.svdvals, randn(50, 40, dtype=torch
 register("svdvals_huge_f32", lambda a: torch.linalg.svdvals(a * 1e25), randn(5, 4))
 register("svdvals_tiny_f32", lambda a: torch.linalg.svdvals(a * 1e-25), randn(4, 4), atol=1e-32)
 register("eigvalsh_huge_f32", lambda a: torch.linalg.eigvalsh((a + a.mT) * 1e22), randn(5, 5))
+# Eigenvectors and singular vectors (aten.eigh, aten.svd): Jacobi rotations
+# accumulated into the vectors. Each vector's sign is unspecified (PyTorch
+# says so; LAPACK's choice is not a Jacobi method's), so they are compared
+# up to sign (SignFree); where the vectors are not unique beyond sign (a
+# repeated eigenvalue, a zero singular value, a complete U's extra columns)
+# the cases check what defines them: A = V diag(w) V^T, orthonormality, and
+# the null space.
+register("eigh_f64", lambda a: torch.linalg.eigh(a + a.mT), randn(6, 6, dtype=torch.float64),
+         sign_free=(SignFree(1),))
+register("eigh_upper_batched_f32", lambda a: torch.linalg.eigh(a, UPLO="U"), randn(2, 3, 4, 4),
+         sign_free=(SignFree(1),))
+register("eigh_order_40_f64", lambda a: torch.linalg.eigh(a @ a.mT), randn(40, 40, dtype=torch.float64),
+         sign_free=(SignFree(1),))
+register("eigh_huge_f32", lambda a: torch.linalg.eigh((a + a.mT) * 1e22), randn(5, 5),
+         sign_free=(SignFree(1),))
+register("eigh_vectors_only_f32", lambda a: torch.linalg.eigh(a + a.mT)[1] * 2, randn(5, 5),
+         sign_free=(SignFree(0),))
+
+
+def _eigen_identities(a: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    w, v = torch.linalg.eigh(a)
+    return w, (v * w.unsqueeze(-2)) @ v.mT, v.mT @ v
+
+
+# A repeated eigenvalue's vectors are any orthonormal basis of its space.
+register("eigh_repeated_reconstructs_f64", _eigen_identities,
+         const(torch.tensor([[2.0, 1.0, 0.0, 0.0], [1.0, 2.0, 0.0, 0.0],
+                             [0.0, 0.0, 3.0, 0.0], [0.0, 0.0, 0.0, 1.0]], dtype=torch.float64)))
+register("svd_tall_reduced_f32", lambda a: torch.linalg.svd(a, full_matrices=False), randn(6, 4),
+         sign_free=(SignFree(0), SignFree(2, dim=-1)))
+register("svd_square_batched_f64", torch.linalg.svd, randn(3, 5, 5, dtype=torch.float64),
+         sign_free=(SignFree(0), SignFree(2, dim=-1)))
+register("svd_wide_reduced_f64", lambda a: torch.linalg.svd(a, full_matrices=False),
+         randn(2, 3, 7, dtype=torch.float64), sign_free=(SignFree(0), SignFree(2, dim=-1)))
+register("torch_svd_some_f32", torch.svd, randn(7, 3), sign_free=(SignFree(0), SignFree(2)))
+register("svd_order_50_f64", lambda a: torch.linalg.svd(a, full_matrices=False),
+         randn(50, 40, dtype=torch.float64), sign_free=(SignFree(0), SignFree(2, dim=-1)))
+register("svd_huge_f32", lambda a: torch.linalg.svd(a * 1e25, full_matrices=False), randn(5, 4),
+         sign_free=(SignFree(0), SignFree(2, dim=-1)))
+register("svd_u_only_f32", lambda a: torch.linalg.svd(a, full_matrices=False)[0], randn(5, 3),
+         sign_free=(SignFree(0),))
+
+
+def _complete_svd(a: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """full_matrices: the defined vectors up to sign; the rest an orthonormal
+    completion (U^T U = I, V^T V = I) that spans the null space."""
+    u, s, vh = torch.linalg.svd(a)
+    k = s.shape[-1]
+    return (u[..., :, :k], s, vh[..., :k, :], u.mT @ u, vh @ vh.mT,
+            a @ vh[..., k:, :].mT, u[..., :, k:].mT @ a)
+
+
+register("svd_complete_tall_f64", _complete_svd, randn(6, 3, dtype=torch.float64),
+         sign_free=(SignFree(0), SignFree(2, dim=-1)))
+register("svd_complete_wide_batched_f32", _complete_svd, randn(2, 3, 5),
+         sign_free=(SignFree(0), SignFree(2, dim=-1)))
+
+
+def _svd_identities(a: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    u, s, vh = torch.linalg.svd(a)
+    k = s.shape[-1]
+    return s, (u[..., :, :k] * s.unsqueeze(-2)) @ vh[..., :k, :], u.mT @ u, vh @ vh.mT
+
+
+# Zero singular values: their left vectors complete U to an orthonormal
+# basis (any one will do), and U S Vh still gives A.
+register("svd_rank_deficient_reconstructs_f64", _svd_identities,
+         const(torch.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0], [0.0, 0.0, 0.0]],
+                            dtype=torch.float64)))
+register("svd_zero_reconstructs_f32", _svd_identities, const(torch.zeros(4, 3)))
+
 register("matrix_norm_nuclear_f32", lambda a: torch.linalg.matrix_norm(a, "nuc"), randn(2, 4, 3))
 register("matrix_norm_2_f64", lambda a: torch.linalg.matrix_norm(a, 2),
          randn(5, 5, dtype=torch.float64))

@@ -165,6 +165,17 @@ class IndexTies:
 
 
 @dataclasses.dataclass(frozen=True)
+class SignFree:
+    """Output ``output`` holds unit vectors along ``dim`` (eigenvectors,
+    singular vectors), each defined only up to its sign, which PyTorch leaves
+    unspecified: Kiln's pass when, each flipped to agree with eager's (by the
+    sign of their dot product), they match eager's within the tolerances."""
+
+    output: int
+    dim: int = -2
+
+
+@dataclasses.dataclass(frozen=True)
 class Case:
     """One registered test case."""
 
@@ -178,6 +189,8 @@ class Case:
     #: the order among equal values unspecified (topk, an unstable sort):
     #: compared by what they pick, not element by element.
     index_ties: "IndexTies | None" = None
+    #: Outputs of vectors whose signs are unspecified (see :class:`SignFree`).
+    sign_free: tuple[SignFree, ...] = ()
 
     @property
     def seed(self) -> int:
@@ -223,10 +236,12 @@ def _calling_family() -> str:
 
 def register(name: str, factory: Callable[[], nn.Module] | type | Callable[..., Any],
              *inputs: InputSpec, rtol: float | None = None, atol: float | None = None,
-             family: str | None = None, **kwargs: Any) -> None:
+             family: str | None = None, sign_free: tuple[SignFree, ...] = (),
+             **kwargs: Any) -> None:
     """Registers one case. ``factory`` is a Module class (called with
     ``kwargs``), a zero-argument module factory, or a plain function of the
-    inputs (wrapped in a :class:`FunctionModule`)."""
+    inputs (wrapped in a :class:`FunctionModule`). ``sign_free`` names the
+    outputs of vectors with unspecified signs."""
     if name in _CASES:
         raise ValueError(f"registry: case {name!r} is registered twice")
     if not name.replace("_", "").isalnum():
@@ -243,7 +258,8 @@ def register(name: str, factory: Callable[[], nn.Module] | type | Callable[..., 
 
         def make() -> nn.Module:
             return FunctionModule(fn)
-    _CASES[name] = Case(name, family or _calling_family(), make, tuple(inputs), rtol, atol)
+    _CASES[name] = Case(name, family or _calling_family(), make, tuple(inputs), rtol, atol,
+                        sign_free=tuple(sign_free))
 
 
 def case(name: str, *inputs: InputSpec, rtol: float | None = None,

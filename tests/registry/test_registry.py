@@ -21,7 +21,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from tests.registry import run  # noqa: E402
-from tests.registry.registry import IndexTies, all_cases, tolerance_for  # noqa: E402
+from tests.registry.registry import IndexTies, SignFree, all_cases, tolerance_for  # noqa: E402
 
 TARGETS = os.environ.get("KILN_REGISTRY_TARGETS", "cpu,riscv64").split(",")
 JOBS = int(os.environ.get("KILN_REGISTRY_JOBS", "2"))
@@ -129,6 +129,21 @@ def test_tied_indices_compare_by_what_they_pick():
         run.compare(kiln([[0, 4], [1, 2]]), eager, case)
     with pytest.raises(AssertionError, match="differs from eager"):  # values still exact
         run.compare(((eager[0][0] + 1, eager[0][1]), (x,)), eager, case)
+
+
+def test_sign_free_vectors_compare_up_to_each_vectors_sign():
+    case = dataclasses.replace(next(c for c in all_cases() if c.name == "add_f32"),
+                               sign_free=(SignFree(1), SignFree(2, dim=-1)))
+    w = torch.tensor([1.0, 2.0])
+    v = torch.tensor([[0.6, -0.8], [0.8, 0.6]])
+    run.compare((w, v * torch.tensor([-1.0, 1.0]), v.mT * torch.tensor([[1.0], [-1.0]])),
+                (w, v, v.mT), case)                 # one column / row flipped each
+    with pytest.raises(AssertionError, match="output 1 .* differs from eager"):
+        run.compare((w, v[:, [1, 0]], v.mT), (w, v, v.mT), case)  # other vectors
+    with pytest.raises(AssertionError, match="output 2 .* differs from eager"):
+        run.compare((w, v, v), (w, v, v.mT), case)  # columns, where rows are the vectors
+    with pytest.raises(AssertionError, match="output 0 .* differs from eager"):
+        run.compare((-w, v, v.mT), (w, v, v.mT), case)  # only vectors are sign-free
 
 
 def test_local_agents_follow_the_targets():

@@ -149,16 +149,19 @@ OpCost qrCost(aten::QrOp op) {
 
 /// Jacobi rotations, counted at kTypicalSweeps sweeps (the loops stop when
 /// converged; they run at most 60): each sweep rotates the n (n - 1) / 2
-/// pairs, a two-sided rotation (eigvalsh) updating two rows and two columns
-/// (8 n multiply-adds), a one-sided one (svdvals) forming the pair's three
-/// dot products and rotating two columns of m (7 m).
-OpCost jacobiCost(Value self, bool twoSided) {
+/// pairs, a two-sided rotation (eigvalsh, eigh) updating two rows and two
+/// columns (8 n multiply-adds), a one-sided one (svdvals, svd) forming the
+/// pair's three dot products and rotating two columns of m (7 m); with
+/// vectors (eigh, svd), two columns of V as well (4 n). svd's U, the
+/// columns over their norms, adds m n; completing it (zero singular
+/// values, a complete U) is not counted.
+OpCost jacobiCost(Value self, bool twoSided, bool vectors) {
   constexpr int64_t kTypicalSweeps = 6;
   auto type = cast<RankedTensorType>(self.getType());
   __int128 m = type.getDimSize(1), n = type.getDimSize(2);
-  __int128 perPair = twoSided ? 8 * n : 7 * m;
-  __int128 macs = __int128(type.getDimSize(0)) * kTypicalSweeps * n * (n - 1) / 2 * perPair;
-  return contraction(saturate(macs), 0);
+  __int128 perPair = (twoSided ? 8 * n : 7 * m) + (vectors ? 4 * n : 0);
+  __int128 perMatrix = kTypicalSweeps * n * (n - 1) / 2 * perPair + (vectors && !twoSided ? m * n : 0);
+  return contraction(saturate(__int128(type.getDimSize(0)) * perMatrix), 0);
 }
 
 /// The matrix-product form: one multiply-add per (row, row, column) triple
@@ -367,8 +370,10 @@ OpCost estimateOpCost(Operation *op) {
         __int128 n = type.getDimSize(1);
         return contraction(saturate(__int128(type.getDimSize(0)) * 5 * n * n * n), 0);
       })
-      .Case([](aten::EigvalshOp eig) { return jacobiCost(eig.getSelf(), /*twoSided=*/true); })
-      .Case([](aten::SvdvalsOp svd) { return jacobiCost(svd.getSelf(), /*twoSided=*/false); })
+      .Case([](aten::EigvalshOp eig) { return jacobiCost(eig.getSelf(), true, false); })
+      .Case([](aten::EighOp eig) { return jacobiCost(eig.getSelf(), true, true); })
+      .Case([](aten::SvdvalsOp svd) { return jacobiCost(svd.getSelf(), false, false); })
+      .Case([](aten::SvdOp svd) { return jacobiCost(svd.getSelf(), false, true); })
       .Case([](aten::CdistOp cdist) { return cdistCost(cdist); })
       .Case([](aten::UpsampleAaOp up) { return upsampleAaCost(up); })
       // Each element's bin: two comparisons, a subtraction, a product and a

@@ -26,9 +26,11 @@
 // - lu_factor: the same aten.lu_factor of A, its results as solve's.
 // - qr: one aten.qr (geqrf + orgqr with LAPACK's reflector conventions,
 //   so R's signs are eager's); mode "r" gives an empty Q.
-// - eigh and svd: their values only (eigvalsh, svdvals), by Jacobi
-//   rotations; a node whose vectors something reads is UNIMPLEMENTED (the
-//   client leaves unread vectors out).
+// - eigh and svd: aten.eigh and aten.svd (Jacobi rotations, accumulated
+//   into the vectors), or aten.eigvalsh and aten.svdvals when no vectors
+//   are computed or read (the client leaves unread results out). The
+//   vectors' signs are the rotations' choice, not LAPACK's; PyTorch leaves
+//   them unspecified.
 // - cholesky: one aten.cholesky of A's lower triangle (of A.mT's for
 //   upper=True, whose factor is then transposed), info as potrf's.
 // - matrix_exp: one aten.matrix_exp (scaling and squaring,
@@ -426,57 +428,73 @@ absl::StatusOr<Value> emptyResult(NodeImporter &n, int i) {
   return n.constant(type.getElementType(), 0.0, type.getShape());
 }
 
-/// The vectors result `i` of an eigen or singular value decomposition: an
-/// error unless nothing reads them (the client leaves unread ones out) or
-/// the op computes none.
-absl::StatusOr<Value> vectorsResult(NodeImporter &n, int i, bool computed,
-                                    const std::string &what) {
-  if (i >= n.numResults())
-    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has more"));
-  if (computed && !n.resultLeftOut(i))
-    return n.unimplemented(
-        what + ": Kiln computes the values only (the vectors' signs are LAPACK's "
-               "choice, which a Jacobi method does not reproduce); "
-               "run this node under fallback='cpu'");
-  return emptyResult(n, i);
+/// `v` as result `i` declares it, or null when the node leaves it out.
+absl::StatusOr<Value> readResult(NodeImporter &n, Value v, int i) {
+  if (n.resultLeftOut(i))
+    return Value();
+  return asResult(n, v, i);
 }
 
-/// _linalg_eigh(A, UPLO, compute_v) -> (eigenvalues, eigenvectors): one
-/// aten.eigvalsh of the triangle UPLO names.
+/// _linalg_eigh(A, UPLO, compute_v) -> (eigenvalues, eigenvectors) of the
+/// symmetric matrix the triangle UPLO names: one aten.eigh, or one
+/// aten.eigvalsh when no vectors are computed or read.
 absl::StatusOr<Values> eigh(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("A"));
   ASSIGN_OR_RETURN(std::string uplo, n.stringAttr("UPLO", "L"));
   ASSIGN_OR_RETURN(bool computeV, n.boolAttr("compute_v", true));
   if (uplo != "L" && uplo != "U")
     return n.error("UPLO must be 'L' or 'U', not '" + uplo + "'");
-  ASSIGN_OR_RETURN(Value vectors, vectorsResult(n, 1, computeV, "eigenvectors"));
+  if (n.numResults() < 2)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
   ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "eigenvalues"));
   Value batch = flatBatch(n, uplo == "U" ? transposed(n, a) : a);
-  Value values = n.b().create<aten::EigvalshOp>(
-      n.loc(),
-      RankedTensorType::get({typeOf(batch).getDimSize(0), order}, typeOf(a).getElementType()),
-      batch);
-  ASSIGN_OR_RETURN(Value result, asResult(n, values, 0));
-  return Values{result, vectors};
+  auto valuesType = RankedTensorType::get({typeOf(batch).getDimSize(0), order},
+                                          typeOf(a).getElementType());
+  if (!computeV || n.resultLeftOut(1)) {
+    ASSIGN_OR_RETURN(Value vectors, emptyResult(n, 1));
+    Value values = n.b().create<aten::EigvalshOp>(n.loc(), valuesType, batch);
+    ASSIGN_OR_RETURN(Value result, asResult(n, values, 0));
+    return Values{result, vectors};
+  }
+  auto op = n.b().create<aten::EighOp>(n.loc(), TypeRange{valuesType, typeOf(batch)}, batch);
+  ASSIGN_OR_RETURN(Value values, readResult(n, op.getEigenvalues(), 0));
+  ASSIGN_OR_RETURN(Value vectors, asResult(n, op.getEigenvectors(), 1));
+  return Values{values, vectors};
 }
 
 /// _linalg_svd(A, full_matrices, compute_uv, driver) -> (U, S, Vh): one
-/// aten.svdvals of A, or of its transpose when it is wide.
+/// aten.svd of A, or of its transpose when it is wide (A^T = U' S V'^T
+/// gives U = V' and Vh = U'^T); one aten.svdvals when no vectors are
+/// computed or read.
 absl::StatusOr<Values> svd(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("A"));
+  ASSIGN_OR_RETURN(bool fullMatrices, n.boolAttr("full_matrices", false));
   ASSIGN_OR_RETURN(bool computeUv, n.boolAttr("compute_uv", true));
-  ASSIGN_OR_RETURN(Value u, vectorsResult(n, 0, computeUv, "singular vectors"));
-  ASSIGN_OR_RETURN(Value vh, vectorsResult(n, 2, computeUv, "singular vectors"));
+  if (n.numResults() < 3)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
   ASSIGN_OR_RETURN(auto size, matrixSize(n, a, "singular values"));
   auto [rows, cols] = size;
-  RankedTensorType type = typeOf(a);
-  Value batch = flatBatch(n, rows < cols ? transposed(n, a) : a);
-  Value values = n.b().create<aten::SvdvalsOp>(
+  const bool wide = rows < cols;
+  const int64_t tall = std::max(rows, cols), narrow = std::min(rows, cols);
+  Type element = typeOf(a).getElementType();
+  Value batch = flatBatch(n, wide ? transposed(n, a) : a);
+  const int64_t count = typeOf(batch).getDimSize(0);
+  auto valuesType = RankedTensorType::get({count, narrow}, element);
+  if (!computeUv || (n.resultLeftOut(0) && n.resultLeftOut(2))) {
+    ASSIGN_OR_RETURN(Value u, emptyResult(n, 0));
+    ASSIGN_OR_RETURN(Value vh, emptyResult(n, 2));
+    Value values = n.b().create<aten::SvdvalsOp>(n.loc(), valuesType, batch);
+    ASSIGN_OR_RETURN(Value s, asResult(n, values, 1));
+    return Values{u, s, vh};
+  }
+  auto op = n.b().create<aten::SvdOp>(
       n.loc(),
-      RankedTensorType::get({typeOf(batch).getDimSize(0), std::min(rows, cols)},
-                            type.getElementType()),
-      batch);
-  ASSIGN_OR_RETURN(Value s, asResult(n, values, 1));
+      TypeRange{RankedTensorType::get({count, tall, fullMatrices ? tall : narrow}, element),
+                valuesType, RankedTensorType::get({count, narrow, narrow}, element)},
+      batch, fullMatrices ? n.b().getUnitAttr() : UnitAttr());
+  ASSIGN_OR_RETURN(Value u, readResult(n, wide ? op.getV() : op.getU(), 0));
+  ASSIGN_OR_RETURN(Value s, readResult(n, op.getS(), 1));
+  ASSIGN_OR_RETURN(Value vh, readResult(n, transposed(n, wide ? op.getU() : op.getV()), 2));
   return Values{u, s, vh};
 }
 

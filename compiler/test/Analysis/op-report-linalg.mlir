@@ -10,6 +10,10 @@
 //   triangular_solve 2 x (4, 4) against (4, 3): 2 x 4^2 x 3 / 2 = 48.
 //   eigvalsh (4, 4): 6 sweeps of 6 pairs, 8 x 4 each: 1152.
 //   svdvals (5, 3): 6 sweeps of 3 pairs, 7 x 5 each: 630.
+//   eigh (4, 4): eigvalsh's, plus V's two columns (4 x 4) per pair:
+//     6 x 6 x 48 = 1728.
+//   svd (5, 3): svdvals', plus V's two columns (4 x 3) per pair, plus U's
+//     5 x 3 divisions: 6 x 3 x 47 + 15 = 861.
 //   cdist (5, 8) to (7, 8), matrix-product form: 35 x 8 = 280, plus the
 //     40 + 56 squares and 4 x 35 combinations: 796 FLOPs; the difference
 //     form (p = 1): 3 per triple, 840 FLOPs.
@@ -26,6 +30,8 @@
 // CHECK-NEXT: tri aten.triangular_solve contraction - 48 96 {{.*}}
 // CHECK-NEXT: eig aten.eigvalsh contraction - 1152 2304 {{.*}}
 // CHECK-NEXT: sv aten.svdvals contraction - 630 1260 {{.*}}
+// CHECK-NEXT: eigv aten.eigh contraction - 1728 3456 {{.*}}
+// CHECK-NEXT: svv aten.svd contraction - 861 1722 {{.*}}
 // CHECK-NEXT: dmm aten.cdist contraction - 280 796 {{.*}}
 // CHECK-NEXT: d1 aten.cdist reduction - 0 840 {{.*}}
 // CHECK-NEXT: up aten.upsample_aa contraction - 107520 215040 {{.*}}
@@ -38,19 +44,22 @@ func.func @kiln_main(%a: tensor<2x4x4xf32>, %b: tensor<2x4x3xf32>, %t: tensor<1x
                      %me: tensor<2x3x3xf32>)
     -> (tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
         tensor<1x3xf32>, tensor<5x7xf32>, tensor<5x7xf32>, tensor<1x3x16x20xf32>,
-        tensor<10xf32>, tensor<2x3x3xf32>) {
+        tensor<10xf32>, tensor<2x3x3xf32>, tensor<1x4x4xf32>, tensor<1x5x3xf32>) {
   %x = aten.linalg_solve %a, %b : (tensor<2x4x4xf32>, tensor<2x4x3xf32>) -> tensor<2x4x3xf32> loc("solve")
   %q, %r = aten.qr %t : (tensor<1x5x3xf32>) -> (tensor<1x5x3xf32>, tensor<1x3x3xf32>) loc("qr")
   %l, %info = aten.cholesky %s : (tensor<1x6x6xf64>) -> (tensor<1x6x6xf64>, tensor<1x1xi64>) loc("chol")
   %tri = aten.triangular_solve %a, %b {upper} : (tensor<2x4x4xf32>, tensor<2x4x3xf32>) -> tensor<2x4x3xf32> loc("tri")
   %w = aten.eigvalsh %e : (tensor<1x4x4xf32>) -> tensor<1x4xf32> loc("eig")
   %sv = aten.svdvals %t : (tensor<1x5x3xf32>) -> tensor<1x3xf32> loc("sv")
+  %ew, %ev = aten.eigh %e : (tensor<1x4x4xf32>) -> (tensor<1x4xf32>, tensor<1x4x4xf32>) loc("eigv")
+  %su, %ss, %sv2 = aten.svd %t : (tensor<1x5x3xf32>) -> (tensor<1x5x3xf32>, tensor<1x3xf32>, tensor<1x3x3xf32>) loc("svv")
   %d0 = aten.cdist %x1, %x2 {p = 2.0 : f64, use_mm} : (tensor<5x8xf32>, tensor<7x8xf32>) -> tensor<5x7xf32> loc("dmm")
   %d1 = aten.cdist %x1, %x2 {p = 1.0 : f64} : (tensor<5x8xf32>, tensor<7x8xf32>) -> tensor<5x7xf32> loc("d1")
   %u = aten.upsample_aa %img {mode = "bilinear", align_corners = false}
       : (tensor<1x3x32x40xf32>) -> tensor<1x3x16x20xf32> loc("up")
   %hc = aten.histc %h {bins = 10 : i64, min = 0.0 : f64, max = 1.0 : f64} : (tensor<100xf32>) -> tensor<10xf32> loc("hist")
   %mx = aten.matrix_exp %me : (tensor<2x3x3xf32>) -> tensor<2x3x3xf32> loc("mexp")
-  return %x, %tri, %q, %l, %w, %sv, %d0, %d1, %u, %hc, %mx : tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
-      tensor<1x3xf32>, tensor<5x7xf32>, tensor<5x7xf32>, tensor<1x3x16x20xf32>, tensor<10xf32>, tensor<2x3x3xf32>
+  return %x, %tri, %q, %l, %w, %sv, %d0, %d1, %u, %hc, %mx, %ev, %su : tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
+      tensor<1x3xf32>, tensor<5x7xf32>, tensor<5x7xf32>, tensor<1x3x16x20xf32>, tensor<10xf32>, tensor<2x3x3xf32>,
+      tensor<1x4x4xf32>, tensor<1x5x3xf32>
 }

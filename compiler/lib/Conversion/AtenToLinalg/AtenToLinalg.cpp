@@ -44,6 +44,7 @@ struct ConvertAtenToLinalgPass
     kiln::aten::populateSortingPatterns(patterns);
     kiln::aten::populateScanPatterns(patterns);
     kiln::aten::populateFactorisationPatterns(patterns);
+    kiln::aten::populateJacobiPatterns(patterns);
     kiln::aten::populateMatrixExpPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))

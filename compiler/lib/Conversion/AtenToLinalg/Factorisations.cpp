@@ -29,26 +29,15 @@
 //   pivot that is not > 0 (or NaN) sets info to j + 1 (the first such j);
 //   the NaN its square root gives then runs through the later columns,
 //   where LAPACK leaves unspecified values. The upper triangle is zeroed.
-// - eigvalsh is cyclic Jacobi on the matrix made symmetric from its lower
-//   triangle: each sweep rotates every pair (p, q) with the rotation that
-//   zeroes s[p, q] (t = sign(theta) / (|theta| + sqrt(theta^2 + 1)),
-//   theta = (s[q, q] - s[p, p]) / (2 s[p, q])), until the off-diagonal
-//   squares sum to at most n (eps |S|_F)^2 (the rotated pair itself set to
-//   0); the diagonal, sorted ascending.
-// - svdvals is one-sided (Hestenes) Jacobi: each sweep rotates every pair
-//   of columns whose cosine exceeds sqrt(m) eps (dgesvj's test) so that
-//   they become orthogonal,
-//   until a sweep rotates none; the column norms, sorted descending.
-//   Both stop after 60 sweeps (Jacobi converges quadratically; a handful
-//   of sweeps is the rule), and both work on the matrix divided by its
-//   largest |entry| (squares cannot overflow), their values scaled back.
+// eigvalsh, eigh, svdvals and svd (Jacobi rotations) are in Jacobi.cpp.
 //
-// The code is O(n^3) scalar work per matrix (per sweep for Jacobi) and its size does not grow
+// The code is O(n^3) scalar work per matrix and its size does not grow
 // with n. Rounding differs from LAPACK's blocked updates in the last bits.
 //
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
 #include "PopulatePatterns.h"
+#include "ScalarLoops.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
@@ -59,61 +48,10 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
-#include <cmath>
-#include <limits>
-
 using namespace mlir;
 using namespace kiln::aten;
 
 namespace {
-
-using Carried = SmallVector<Value>;
-using LoopBody = function_ref<Carried(OpBuilder &, Location, Value, ValueRange)>;
-
-/// Scalar code on tensors at one location: loops carrying tensors, and
-/// element reads and writes.
-class Scalars {
-public:
-  Scalars(OpBuilder &b, Location loc) : b(b), loc(loc) {}
-
-  Value index(int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); }
-  Value number(Type element, double v) { return scalarConstant(b, loc, element, v); }
-
-  /// scf.for over [lo, hi) carrying `carried`; the loop's results.
-  Carried loop(Value lo, Value hi, ValueRange carried, LoopBody body) {
-    auto op = b.create<scf::ForOp>(
-        loc, lo, hi, index(1), carried,
-        [&](OpBuilder &nb, Location l, Value iv, ValueRange values) {
-          nb.create<scf::YieldOp>(l, body(nb, l, iv, values));
-        });
-    return Carried(op.getResults());
-  }
-
-  static Value at(OpBuilder &b, Location l, Value t, ValueRange at) {
-    return b.create<tensor::ExtractOp>(l, t, at);
-  }
-  static Value put(OpBuilder &b, Location l, Value v, Value t, ValueRange at) {
-    return b.create<tensor::InsertOp>(l, v, t, at);
-  }
-
-  /// A fresh tensor of `type` (its own buffer: CSE never merges it with
-  /// another), a copy of `copy` when given.
-  Value fresh(RankedTensorType type, Value copy = {}) {
-    return b.create<bufferization::AllocTensorOp>(loc, type, ValueRange{}, copy);
-  }
-  Value zeros(RankedTensorType type) {
-    return b.create<linalg::FillOp>(loc, number(type.getElementType(), 0.0), fresh(type))
-        .getResult(0);
-  }
-
-private:
-  OpBuilder &b;
-  Location loc;
-};
-
-Value plusOne(OpBuilder &b, Location l, Value i) {
-  return b.create<arith::AddIOp>(l, i, b.create<arith::ConstantIndexOp>(l, 1));
-}
 
 /// x[m, i, c] -= factor * x[m, j, c] over the columns c in [from, width).
 Value subtractRow(OpBuilder &b, Location l, Value x, Value m, Value i, Value j, Value factor,
@@ -140,22 +78,14 @@ Carried factorOne(OpBuilder &b, Location loc, Value lu, Value pivots, Value odd,
     Value lu = c[0];
     Value below = plusOne(b, l, k);
     Value first = b.create<math::AbsFOp>(l, Scalars::at(b, l, lu, {m, k, k}));
-    Carried best = s.loop(below, s.index(n), {k, first},
-                          [&](OpBuilder &b, Location l, Value i, ValueRange c) -> Carried {
-                            Value v = b.create<math::AbsFOp>(l, Scalars::at(b, l, lu, {m, i, k}));
-                            Value larger =
-                                b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, v, c[1]);
-                            return {b.create<arith::SelectOp>(l, larger, i, c[0]),
-                                    b.create<arith::SelectOp>(l, larger, v, c[1])};
-                          });
-    Value p = best[0];
-    lu = s.loop(s.index(0), s.index(n), {lu},
-                [&](OpBuilder &b, Location l, Value j, ValueRange c) -> Carried {
-                  Value rowK = Scalars::at(b, l, c[0], {m, k, j});
-                  Value rowP = Scalars::at(b, l, c[0], {m, p, j});
-                  Value t = Scalars::put(b, l, rowP, c[0], {m, k, j});
-                  return {Scalars::put(b, l, rowK, t, {m, p, j})};
-                })[0];
+    Value p = bestIndex(b, l, below, s.index(n), k, first, arith::CmpFPredicate::OGT,
+                        [&](OpBuilder &b, Location l, Value i) -> Value {
+                          return b.create<math::AbsFOp>(l, Scalars::at(b, l, lu, {m, i, k}));
+                        })
+                  .first;
+    lu = swapEntries(b, l, lu, n, [&](Value j, int which) {
+      return SmallVector<Value>{m, which ? p : k, j};
+    });
     Value pivotsOut = Scalars::put(b, l, b.create<arith::IndexCastOp>(l, b.getI64Type(), p),
                                    c[1], {m, k});
     Value swapped = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, p, k);
@@ -302,19 +232,6 @@ Value rowProduct(OpBuilder &b, Location l, Value t, Value m, Value i, Value j, T
                 [&](OpBuilder &b, Location l, Value p, ValueRange acc) -> Carried {
                   Value product = b.create<arith::MulFOp>(l, Scalars::at(b, l, t, {m, i, p}),
                                                           Scalars::at(b, l, t, {m, j, p}));
-                  return {b.create<arith::AddFOp>(l, acc[0], product)};
-                })[0];
-}
-
-/// sum over rows i in [from, m) of t[b, i, c1] * t[b, i, c2] (c1's entries
-/// from `v` when given), plus `first`.
-Value columnProduct(OpBuilder &b, Location l, Value v, Value t, Value m, Value from,
-                    int64_t rows, Value c1, Value c2, Value first) {
-  Scalars s(b, l);
-  return s.loop(from, s.index(rows), {first},
-                [&](OpBuilder &b, Location l, Value i, ValueRange acc) -> Carried {
-                  Value product = b.create<arith::MulFOp>(l, Scalars::at(b, l, v, {m, i, c1}),
-                                                          Scalars::at(b, l, t, {m, i, c2}));
                   return {b.create<arith::AddFOp>(l, acc[0], product)};
                 })[0];
 }
@@ -472,297 +389,6 @@ struct QrLowering : OpConversionPattern<QrOp> {
   }
 };
 
-/// The most Jacobi sweeps; each stops early once converged.
-constexpr int64_t kMaxSweeps = 60;
-
-/// Insertion sort of row m of the (N, n) tensor `t`, ascending (or
-/// descending).
-Value sortRow(OpBuilder &b, Location loc, Value t, Value m, int64_t n, bool ascending) {
-  Scalars s(b, loc);
-  return s.loop(s.index(1), s.index(n), {t},
-                [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
-                  Scalars s(b, l);
-                  return s.loop(s.index(0), i, {u[0]},
-                                [&](OpBuilder &b, Location l, Value step, ValueRange w) -> Carried {
-                                  Value j = b.create<arith::SubIOp>(l, i, step);
-                                  Value before = b.create<arith::SubIOp>(l, j, Scalars(b, l).index(1));
-                                  Value x = Scalars::at(b, l, w[0], {m, before});
-                                  Value y = Scalars::at(b, l, w[0], {m, j});
-                                  Value swap = b.create<arith::CmpFOp>(
-                                      l, ascending ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
-                                      x, y);
-                                  Value first = b.create<arith::SelectOp>(l, swap, y, x);
-                                  Value second = b.create<arith::SelectOp>(l, swap, x, y);
-                                  Value v = Scalars::put(b, l, first, w[0], {m, before});
-                                  return {Scalars::put(b, l, second, v, {m, j})};
-                                });
-                })[0];
-}
-
-/// The rotation (c, s) with t = sign(x) / (|x| + sqrt(x^2 + 1)), the
-/// identity where `skip`.
-std::pair<Value, Value> rotation(OpBuilder &b, Location l, Value x, Value skip) {
-  Type element = x.getType();
-  Value one = b.create<arith::ConstantOp>(l, element, b.getFloatAttr(element, 1.0));
-  Value zero = b.create<arith::ConstantOp>(l, element, b.getFloatAttr(element, 0.0));
-  Value root = b.create<math::SqrtOp>(
-      l, b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, x, x), one));
-  Value t = b.create<arith::DivFOp>(l, b.create<math::CopySignOp>(l, one, x),
-                                    b.create<arith::AddFOp>(l, b.create<math::AbsFOp>(l, x), root));
-  t = b.create<arith::SelectOp>(l, skip, zero, t);
-  Value c = b.create<arith::DivFOp>(
-      l, one, b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, t, t), one)));
-  return {c, b.create<arith::MulFOp>(l, c, t)};
-}
-
-/// (x, y) <- (c x - s y, s x + c y) for x = t[m, p(k)], y = t[m, q(k)] over
-/// k in [0, count), where `at(k, which)` gives the index of x (which = 0)
-/// or y (which = 1).
-Value rotatePairs(OpBuilder &b, Location loc, Value t, int64_t count, Value c, Value s,
-                  function_ref<SmallVector<Value>(Value, int)> at) {
-  Scalars sc(b, loc);
-  return sc.loop(sc.index(0), sc.index(count), {t},
-                 [&](OpBuilder &b, Location l, Value k, ValueRange u) -> Carried {
-                   SmallVector<Value> xi = at(k, 0), yi = at(k, 1);
-                   Value x = Scalars::at(b, l, u[0], xi), y = Scalars::at(b, l, u[0], yi);
-                   Value nx = b.create<arith::SubFOp>(l, b.create<arith::MulFOp>(l, c, x),
-                                                     b.create<arith::MulFOp>(l, s, y));
-                   Value ny = b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, s, x),
-                                                     b.create<arith::MulFOp>(l, c, y));
-                   Value v = Scalars::put(b, l, nx, u[0], xi);
-                   return {Scalars::put(b, l, ny, v, yi)};
-                 })[0];
-}
-
-/// Loops over the pairs p < q of [0, n) carrying `state`.
-Carried forEachPair(OpBuilder &b, Location loc, int64_t n, ValueRange state,
-                    function_ref<Carried(OpBuilder &, Location, Value, Value, ValueRange)> body) {
-  Scalars s(b, loc);
-  return s.loop(s.index(0), s.index(n), state,
-                [&](OpBuilder &b, Location l, Value p, ValueRange u) -> Carried {
-                  Scalars s(b, l);
-                  return s.loop(plusOne(b, l, p), s.index(n), u,
-                                [&](OpBuilder &b, Location l, Value q, ValueRange w) -> Carried {
-                                  return body(b, l, p, q, w);
-                                });
-                });
-}
-
-/// Up to kMaxSweeps runs of `sweep` over `state`, which returns the new
-/// state and whether it has converged; none after it has.
-Carried sweepUntilConverged(OpBuilder &b, Location loc, ValueRange state,
-                            function_ref<Carried(OpBuilder &, Location, ValueRange)> sweep) {
-  Scalars s(b, loc);
-  SmallVector<Value> init(state);
-  init.push_back(b.create<arith::ConstantOp>(loc, b.getBoolAttr(false)));
-  Carried out = s.loop(
-      s.index(0), s.index(kMaxSweeps), init,
-      [&](OpBuilder &b, Location l, Value, ValueRange u) -> Carried {
-        auto branch = b.create<scf::IfOp>(
-            l, u.back(),
-            [&](OpBuilder &tb, Location tl) { tb.create<scf::YieldOp>(tl, u); },
-            [&](OpBuilder &eb, Location el) {
-              eb.create<scf::YieldOp>(el, sweep(eb, el, u.drop_back()));
-            });
-        return Carried(branch.getResults());
-      });
-  out.pop_back();
-  return out;
-}
-
-/// Matrix m of `t` (rows x cols) divided by its largest |entry| (left as
-/// it is when that is 0, NaN or infinite), and that divisor: Jacobi then
-/// works on entries of at most 1, whose squares and products cannot
-/// overflow, and its values are scaled back by the divisor.
-std::pair<Value, Value> scaledToUnitMax(OpBuilder &b, Location loc, Value t, Value m,
-                                        int64_t rows, int64_t cols) {
-  Scalars s(b, loc);
-  Type element = cast<RankedTensorType>(t.getType()).getElementType();
-  auto overEntries = [&](ValueRange init,
-                         function_ref<Carried(OpBuilder &, Location, Value, Value, ValueRange)> body) {
-    return s.loop(s.index(0), s.index(rows), init,
-                  [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
-                    Scalars s(b, l);
-                    return s.loop(s.index(0), s.index(cols), u,
-                                  [&](OpBuilder &b, Location l, Value j, ValueRange w) -> Carried {
-                                    return body(b, l, i, j, w);
-                                  });
-                  });
-  };
-  Value largest = overEntries({s.number(element, 0.0)},
-                              [&](OpBuilder &b, Location l, Value i, Value j, ValueRange w) -> Carried {
-                                Value x = b.create<math::AbsFOp>(l, Scalars::at(b, l, t, {m, i, j}));
-                                return {b.create<arith::MaximumFOp>(l, w[0], x)};
-                              })[0];
-  Value usable = b.create<arith::AndIOp>(
-      loc, b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, largest, s.number(element, 0.0)),
-      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, largest,
-                              s.number(element, std::numeric_limits<double>::infinity())));
-  Value divisor = b.create<arith::SelectOp>(loc, usable, largest, s.number(element, 1.0));
-  Value scaled = overEntries({t}, [&](OpBuilder &b, Location l, Value i, Value j,
-                                      ValueRange w) -> Carried {
-    Value x = b.create<arith::DivFOp>(l, Scalars::at(b, l, w[0], {m, i, j}), divisor);
-    return {Scalars::put(b, l, x, w[0], {m, i, j})};
-  })[0];
-  return {scaled, divisor};
-}
-
-Value epsilonOf(OpBuilder &b, Location l, Type element) {
-  double eps = element.isF32() ? 1.1920928955078125e-07 : 2.220446049250313e-16;
-  return b.create<arith::ConstantOp>(l, element, b.getFloatAttr(element, eps));
-}
-
-struct EigvalshLowering : OpConversionPattern<EigvalshOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(EigvalshOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    OpBuilder &b = rewriter;
-    Scalars s(b, loc);
-    auto type = cast<RankedTensorType>(adaptor.getSelf().getType());
-    Type element = type.getElementType();
-    const int64_t batch = type.getDimSize(0), n = type.getDimSize(1);
-    Value work = s.fresh(type, adaptor.getSelf());
-    Value values = s.fresh(op.getType());
-    Carried out = s.loop(
-        s.index(0), s.index(batch), {work, values},
-        [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
-          Scalars s(b, l);
-          Value zero = s.number(element, 0.0), two = s.number(element, 2.0);
-          // Symmetric from the lower triangle; the squares' sum.
-          Carried symmetric = forEachPair(
-              b, l, n, {c[0]}, [&](OpBuilder &b, Location l, Value p, Value q, ValueRange u) -> Carried {
-                return {Scalars::put(b, l, Scalars::at(b, l, u[0], {m, q, p}), u[0], {m, p, q})};
-              });
-          auto [unit, divisor] = scaledToUnitMax(b, l, symmetric[0], m, n, n);
-          symmetric = {unit};
-          Value frobenius = s.loop(s.index(0), s.index(n), {zero},
-                                   [&](OpBuilder &b, Location l, Value i, ValueRange acc) -> Carried {
-                                     Scalars s(b, l);
-                                     Value row = columnProduct(b, l, symmetric[0], symmetric[0], m,
-                                                               s.index(0), n, i, i, zero);
-                                     return {b.create<arith::AddFOp>(l, acc[0], row)};
-                                   })[0];
-          Value eps = epsilonOf(b, l, element);
-          Value tolerance = b.create<arith::MulFOp>(
-              l, b.create<arith::MulFOp>(l, s.number(element, static_cast<double>(n)), frobenius),
-              b.create<arith::MulFOp>(l, eps, eps));
-          Carried converged = sweepUntilConverged(
-              b, l, symmetric, [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
-                Value rotated = forEachPair(
-                    b, l, n, u, [&](OpBuilder &b, Location l, Value p, Value q, ValueRange w) -> Carried {
-                      Value t = w[0];
-                      Value apq = Scalars::at(b, l, t, {m, p, q});
-                      Value skip = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, apq, zero);
-                      Value theta = b.create<arith::DivFOp>(
-                          l,
-                          b.create<arith::SubFOp>(l, Scalars::at(b, l, t, {m, q, q}),
-                                                  Scalars::at(b, l, t, {m, p, p})),
-                          b.create<arith::MulFOp>(l, two, apq));
-                      auto [cos, sin] = rotation(b, l, theta, skip);
-                      // S J (columns p, q), then J^T (S J) (rows p, q).
-                      t = rotatePairs(b, l, t, n, cos, sin, [&](Value k, int which) {
-                        return SmallVector<Value>{m, k, which ? q : p};
-                      });
-                      t = rotatePairs(b, l, t, n, cos, sin, [&](Value k, int which) {
-                        return SmallVector<Value>{m, which ? q : p, k};
-                      });
-                      // The rotation zeroes (p, q) and (q, p); what rounding
-                      // leaves there is dropped (NR's jacobi), or kept where
-                      // nothing rotated.
-                      Value kept = Scalars::at(b, l, t, {m, p, q});
-                      Value cleared = b.create<arith::SelectOp>(l, skip, kept, zero);
-                      t = Scalars::put(b, l, cleared, t, {m, p, q});
-                      t = Scalars::put(b, l, cleared, t, {m, q, p});
-                      return {t};
-                    })[0];
-                Value off = forEachPair(
-                    b, l, n, {zero}, [&](OpBuilder &b, Location l, Value p, Value q, ValueRange acc) -> Carried {
-                      Value x = Scalars::at(b, l, rotated, {m, p, q});
-                      return {b.create<arith::AddFOp>(l, acc[0], b.create<arith::MulFOp>(l, x, x))};
-                    })[0];
-                return {rotated, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::ULE, off, tolerance)};
-              });
-          Value diagonal = s.loop(s.index(0), s.index(n), {c[1]},
-                                  [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
-                                    Value w = b.create<arith::MulFOp>(
-                                        l, Scalars::at(b, l, converged[0], {m, i, i}), divisor);
-                                    return {Scalars::put(b, l, w, u[0], {m, i})};
-                                  })[0];
-          return {converged[0], sortRow(b, l, diagonal, m, n, /*ascending=*/true)};
-        });
-    rewriter.replaceOp(op, out[1]);
-    return success();
-  }
-};
-
-struct SvdvalsLowering : OpConversionPattern<SvdvalsOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(SvdvalsOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    OpBuilder &b = rewriter;
-    Scalars s(b, loc);
-    auto type = cast<RankedTensorType>(adaptor.getSelf().getType());
-    Type element = type.getElementType();
-    const int64_t batch = type.getDimSize(0), rows = type.getDimSize(1), n = type.getDimSize(2);
-    Value work = s.fresh(type, adaptor.getSelf());
-    Value values = s.fresh(op.getType());
-    Carried out = s.loop(
-        s.index(0), s.index(batch), {work, values},
-        [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
-          Scalars s(b, l);
-          Value zero = s.number(element, 0.0), two = s.number(element, 2.0);
-          Value rootRowsEps = b.create<arith::MulFOp>(
-              l, epsilonOf(b, l, element), s.number(element, std::sqrt(static_cast<double>(rows))));
-          Value first = s.index(0);
-          auto [unit, divisor] = scaledToUnitMax(b, l, c[0], m, rows, n);
-          Carried converged = sweepUntilConverged(
-              b, l, {unit}, [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
-                Value none = b.create<arith::ConstantOp>(l, b.getBoolAttr(true));
-                return forEachPair(
-                    b, l, n, {u[0], none},
-                    [&](OpBuilder &b, Location l, Value p, Value q, ValueRange w) -> Carried {
-                      Value t = w[0];
-                      Value alpha = columnProduct(b, l, t, t, m, first, rows, p, p, zero);
-                      Value beta = columnProduct(b, l, t, t, m, first, rows, q, q, zero);
-                      Value gamma = columnProduct(b, l, t, t, m, first, rows, p, q, zero);
-                      // dgesvj's test: |gamma| > sqrt(m) eps |p| |q| (the
-                      // norms apart, so that their product cannot overflow).
-                      Value bound = b.create<arith::MulFOp>(
-                          l, b.create<arith::MulFOp>(l, rootRowsEps, b.create<math::SqrtOp>(l, alpha)),
-                          b.create<math::SqrtOp>(l, beta));
-                      Value rotate = b.create<arith::CmpFOp>(
-                          l, arith::CmpFPredicate::OGT, b.create<math::AbsFOp>(l, gamma), bound);
-                      Value skip = b.create<arith::XOrIOp>(
-                          l, rotate, b.create<arith::ConstantOp>(l, b.getBoolAttr(true)));
-                      Value zeta = b.create<arith::DivFOp>(l, b.create<arith::SubFOp>(l, beta, alpha),
-                                                           b.create<arith::MulFOp>(l, two, gamma));
-                      auto [cos, sin] = rotation(b, l, zeta, skip);
-                      t = rotatePairs(b, l, t, rows, cos, sin, [&](Value k, int which) {
-                        return SmallVector<Value>{m, k, which ? q : p};
-                      });
-                      return {t, b.create<arith::AndIOp>(l, w[1], skip)};
-                    });
-              });
-          Value norms = s.loop(s.index(0), s.index(n), {c[1]},
-                               [&](OpBuilder &b, Location l, Value j, ValueRange u) -> Carried {
-                                 Scalars s(b, l);
-                                 Value squares = columnProduct(b, l, converged[0], converged[0], m,
-                                                               s.index(0), rows, j, j, zero);
-                                 Value norm = b.create<arith::MulFOp>(
-                                     l, b.create<math::SqrtOp>(l, squares), divisor);
-                                 return {Scalars::put(b, l, norm, u[0], {m, j})};
-                               })[0];
-          return {converged[0], sortRow(b, l, norms, m, n, /*ascending=*/false)};
-        });
-    rewriter.replaceOp(op, out[1]);
-    return success();
-  }
-};
-
 struct CholeskyLowering : OpConversionPattern<CholeskyOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -829,7 +455,5 @@ struct CholeskyLowering : OpConversionPattern<CholeskyOp> {
 
 void kiln::aten::populateFactorisationPatterns(RewritePatternSet &patterns) {
   patterns.add<LuFactorLowering, LinalgSolveLowering, TriangularSolveLowering, QrLowering,
-               EigvalshLowering,
-               SvdvalsLowering, CholeskyLowering>(
-      patterns.getContext());
+               CholeskyLowering>(patterns.getContext());
 }

@@ -44,10 +44,12 @@ void populateSortingPatterns(mlir::RewritePatternSet &patterns);
 /// kMaxTriangularScan, as a loop over the dim (Scans.cpp).
 void populateScanPatterns(mlir::RewritePatternSet &patterns);
 
-/// lu_factor, linalg_solve, qr and cholesky as LAPACK's unblocked routines,
-/// eigvalsh and svdvals as Jacobi rotations, in scalar loops
-/// (Factorisations.cpp).
+/// lu_factor, linalg_solve, triangular_solve, qr and cholesky as LAPACK's
+/// unblocked routines in scalar loops (Factorisations.cpp).
 void populateFactorisationPatterns(mlir::RewritePatternSet &patterns);
+/// eigvalsh, eigh, svdvals and svd as Jacobi rotations in scalar loops
+/// (Jacobi.cpp).
+void populateJacobiPatterns(mlir::RewritePatternSet &patterns);
 /// aten.matrix_exp (MatrixExp.cpp).
 void populateMatrixExpPatterns(mlir::RewritePatternSet &patterns);
 

@@ -106,44 +106,6 @@ func.func @qr(%a: tensor<1x3x2xf32>) -> (tensor<1x3x3xf32>, tensor<1x3x2xf32>) {
   return %q, %r : tensor<1x3x3xf32>, tensor<1x3x2xf32>
 }
 
-// Cyclic Jacobi: the matrix made symmetric, its squares' sum for the
-// tolerance, then up to 60 sweeps (an scf.if skips those after
-// convergence) rotating every pair, columns then rows; the diagonal,
-// insertion-sorted ascending.
-// CHECK-LABEL: func @eigvalsh
-// CHECK: scf.for %{{.+}} = %{{.+}} to %c60 {{.+}} iter_args(%{{.+}} = %{{.+}}, %[[DONE:.+]] = %false)
-// CHECK: scf.if %[[DONE]]
-// CHECK: %[[APQ:.+]] = tensor.extract
-// CHECK: arith.cmpf oeq, %[[APQ]]
-// CHECK: math.copysign
-// CHECK: %[[OFF:.+]] = scf.for {{.+}} -> (f64)
-// CHECK: arith.cmpf ule, %[[OFF]]
-// CHECK: arith.cmpf ogt
-func.func @eigvalsh(%a: tensor<1x3x3xf64>) -> tensor<1x3xf64> {
-  %w = aten.eigvalsh %a : (tensor<1x3x3xf64>) -> tensor<1x3xf64>
-  return %w : tensor<1x3xf64>
-}
-
-// One-sided Jacobi: a pair of columns rotates when |gamma| exceeds
-// sqrt(m) eps sqrt(alpha) sqrt(beta) (dgesvj's test); converged after a sweep with no rotation; the
-// column norms, insertion-sorted descending.
-// CHECK-LABEL: func @svdvals
-// CHECK: %[[REPS:.+]] = arith.mulf %cst{{.*}}, %cst{{.*}} : f32
-// CHECK: scf.for %{{.+}} = %{{.+}} to %c60
-// CHECK: scf.if
-// CHECK: %[[NP:.+]] = math.sqrt
-// CHECK: %[[SCALED:.+]] = arith.mulf %[[REPS]], %[[NP]] : f32
-// CHECK: %[[NQ:.+]] = math.sqrt
-// CHECK: %[[BOUND:.+]] = arith.mulf %[[SCALED]], %[[NQ]] : f32
-// CHECK: %[[ROTATE:.+]] = arith.cmpf ogt, %{{.+}}, %[[BOUND]]
-// CHECK: arith.xori %[[ROTATE]], %true
-// CHECK: math.sqrt
-// CHECK: arith.cmpf olt
-func.func @svdvals(%a: tensor<1x4x2xf32>) -> tensor<1x2xf32> {
-  %s = aten.svdvals %a : (tensor<1x4x2xf32>) -> tensor<1x2xf32>
-  return %s : tensor<1x2xf32>
-}
-
 // trtrs, upper with a unit diagonal: back substitution from the last row
 // up, reading only the strict upper triangle, no division.
 // CHECK-LABEL: func @triangular_solve_unit_upper

@@ -532,6 +532,30 @@ func.func @svdvals_wide(%a: tensor<1x2x5xf32>) -> tensor<1x2xf32> {
 
 // -----
 
+func.func @eigh_vectors_shape(%a: tensor<2x3x3xf64>) -> tensor<2x3x1xf64> {
+  // expected-error @+1 {{eigenvectors must be (N, n, n) of the input's element type}}
+  %w, %v = aten.eigh %a : (tensor<2x3x3xf64>) -> (tensor<2x3xf64>, tensor<2x3x1xf64>)
+  return %v : tensor<2x3x1xf64>
+}
+
+// -----
+
+func.func @svd_complete_u(%a: tensor<1x5x2xf32>) -> tensor<1x5x2xf32> {
+  // expected-error @+1 {{u must be (N, m, m) of the input's element type}}
+  %u, %s, %v = aten.svd %a {complete} : (tensor<1x5x2xf32>) -> (tensor<1x5x2xf32>, tensor<1x2xf32>, tensor<1x2x2xf32>)
+  return %u : tensor<1x5x2xf32>
+}
+
+// -----
+
+func.func @svd_wide(%a: tensor<1x2x5xf32>) -> tensor<1x2xf32> {
+  // expected-error @+1 {{needs N >= 1 matrices with 1 <= n <= m <= 512}}
+  %u, %s, %v = aten.svd %a : (tensor<1x2x5xf32>) -> (tensor<1x2x2xf32>, tensor<1x2xf32>, tensor<1x5x5xf32>)
+  return %s : tensor<1x2xf32>
+}
+
+// -----
+
 func.func @histc_range(%x: tensor<8xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{min and max must be finite with min <= max}}
   %h = aten.histc %x {bins = 4 : i64, min = 2.0 : f64, max = 1.0 : f64} : (tensor<8xf32>) -> tensor<4xf32>

@@ -217,6 +217,15 @@ func.func @cholesky(%a: tensor<2x3x3xf64>) -> tensor<2x1xi64> {
   return %info : tensor<2x1xi64>
 }
 
+// CHECK-LABEL: func @eigh_svd
+func.func @eigh_svd(%a: tensor<2x3x3xf64>, %t: tensor<1x5x3xf32>) -> (tensor<2x3x3xf64>, tensor<1x5x5xf32>) {
+  // CHECK: aten.eigh %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3xf64>, tensor<2x3x3xf64>)
+  %w, %v = aten.eigh %a : (tensor<2x3x3xf64>) -> (tensor<2x3xf64>, tensor<2x3x3xf64>)
+  // CHECK: aten.svd %{{.+}} {complete} : (tensor<1x5x3xf32>) -> (tensor<1x5x5xf32>, tensor<1x3xf32>, tensor<1x3x3xf32>)
+  %u, %s, %vt = aten.svd %t {complete} : (tensor<1x5x3xf32>) -> (tensor<1x5x5xf32>, tensor<1x3xf32>, tensor<1x3x3xf32>)
+  return %v, %u : tensor<2x3x3xf64>, tensor<1x5x5xf32>
+}
+
 // CHECK-LABEL: func @matrix_exp
 func.func @matrix_exp(%a: tensor<2x3x3xf32>) -> tensor<2x3x3xf32> {
   // CHECK: aten.matrix_exp %{{.+}} : (tensor<2x3x3xf32>) -> tensor<2x3x3xf32>

@@ -1,9 +1,9 @@
 //===- AtenLinalgOps.cpp - verifiers of the linear-algebra aten ops -------===//
 //
 // This file implements the verifiers of aten.lu_factor, linalg_solve,
-// triangular_solve, qr, eigvalsh, svdvals, cholesky and matrix_exp: batches of f32 or
-// f64 matrices of order at most kMaxLuOrder, the bound of their scalar
-// loops' cubic work.
+// triangular_solve, qr, eigvalsh, eigh, svdvals, svd, cholesky and
+// matrix_exp: batches of f32 or f64 matrices of order at most kMaxLuOrder,
+// the bound of their scalar loops' cubic work.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -109,16 +109,57 @@ LogicalResult EigvalshOp::verify() {
   return success();
 }
 
-LogicalResult SvdvalsOp::verify() {
-  auto type = cast<RankedTensorType>(getSelf().getType());
+/// `a` is a (N, m, n) batch of f32 or f64 matrices with 1 <= n <= m <=
+/// kMaxLuOrder (svdvals and svd).
+static LogicalResult verifyTallBatch(Operation *op, Value a) {
+  auto type = cast<RankedTensorType>(a.getType());
   ArrayRef<int64_t> in = type.getShape();
   if (in.size() != 3 || !(type.getElementType().isF32() || type.getElementType().isF64()))
-    return emitOpError("takes a (N, m, n) batch of f32 or f64 matrices");
+    return op->emitOpError("takes a (N, m, n) batch of f32 or f64 matrices");
   if (in[0] < 1 || in[2] < 1 || in[1] < in[2] || in[1] > kMaxLuOrder)
-    return emitOpError() << "needs N >= 1 matrices with 1 <= n <= m <= " << kMaxLuOrder;
-  if (getType().getElementType() != type.getElementType() ||
-      getType().getShape() != ArrayRef<int64_t>{in[0], in[2]})
+    return op->emitOpError() << "needs N >= 1 matrices with 1 <= n <= m <= " << kMaxLuOrder;
+  return success();
+}
+
+/// `v` has element type `element` and shape `shape`.
+static bool hasType(Value v, Type element, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(v.getType());
+  return type.getElementType() == element && type.getShape() == shape;
+}
+
+LogicalResult SvdvalsOp::verify() {
+  if (failed(verifyTallBatch(*this, getSelf())))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getSelf());
+  if (!hasType(getResult(), getSelf().getType().getElementType(), {in[0], in[2]}))
     return emitOpError("result must be (N, n) of the input's element type");
+  return success();
+}
+
+LogicalResult EighOp::verify() {
+  if (failed(verifySquareBatch(*this, getSelf())))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getSelf());
+  Type element = getSelf().getType().getElementType();
+  if (!hasType(getEigenvalues(), element, {in[0], in[1]}))
+    return emitOpError("eigenvalues must be (N, n) of the input's element type");
+  if (!hasType(getEigenvectors(), element, in))
+    return emitOpError("eigenvectors must be (N, n, n) of the input's element type");
+  return success();
+}
+
+LogicalResult SvdOp::verify() {
+  if (failed(verifyTallBatch(*this, getSelf())))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getSelf());
+  Type element = getSelf().getType().getElementType();
+  if (!hasType(getU(), element, {in[0], in[1], getComplete() ? in[1] : in[2]}))
+    return emitOpError() << "u must be (N, m, " << (getComplete() ? "m" : "n")
+                         << ") of the input's element type";
+  if (!hasType(getS(), element, {in[0], in[2]}))
+    return emitOpError("s must be (N, n) of the input's element type");
+  if (!hasType(getV(), element, {in[0], in[2], in[2]}))
+    return emitOpError("v must be (N, n, n) of the input's element type");
   return success();
 }
 

@@ -277,8 +277,8 @@ def Aten_EigvalshOp : Aten_Op<"eigvalsh", [Pure]> {
     triangle, the (N, n) eigenvalues of each matrix in ascending order
     (`_linalg_eigh`'s first result). kiln-convert-aten-to-linalg writes it
     as cyclic Jacobi rotations until the off-diagonal part is below the
-    element type's precision (at most 60 sweeps), then an insertion sort
-    (Factorisations.cpp), so n is at most 512 (`kMaxLuOrder`). The values
+    element type's precision (at most 60 sweeps), then a selection sort
+    (Jacobi.cpp), so n is at most 512 (`kMaxLuOrder`). The values
     agree with LAPACK's syevd to the precision of the type.
 
     Example:
@@ -301,7 +301,7 @@ def Aten_SvdvalsOp : Aten_Op<"svdvals", [Pure]> {
     kiln-convert-aten-to-linalg writes it as one-sided Jacobi rotations of
     the columns until every pair is orthogonal to the element type's
     precision (at most 60 sweeps); the values are then the column norms,
-    sorted by an insertion sort (Factorisations.cpp), so m is at most 512
+    sorted by a selection sort (Jacobi.cpp), so m is at most 512
     (`kMaxLuOrder`).
 
     Example:
@@ -311,6 +311,56 @@ def Aten_SvdvalsOp : Aten_Op<"svdvals", [Pure]> {
   }];
   let arguments = (ins AnyStaticShapeTensor:$self);
   let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_EighOp : Aten_Op<"eigh", [Pure]> {
+  let summary = "The eigenvalues and eigenvectors of a batch of symmetric matrices.";
+  let description = [{
+    For a (N, n, n) f32 or f64 batch read as symmetric from its lower
+    triangle, the (N, n) eigenvalues of each matrix in ascending order and
+    the (N, n, n) orthonormal eigenvectors, one per column in the values'
+    order (`_linalg_eigh`'s results). kiln-convert-aten-to-linalg writes it
+    as aten.eigvalsh's cyclic Jacobi rotations, accumulated into the
+    vectors, then a selection sort that moves each vector with its value
+    (Jacobi.cpp), so n is at most 512 (`kMaxLuOrder`). A vector's sign, and
+    the basis of a repeated eigenvalue's space, are the rotations' choice,
+    not LAPACK's: PyTorch leaves both unspecified.
+
+    Example:
+    ```mlir
+    %w, %v = aten.eigh %a : (tensor<2x4x4xf64>) -> (tensor<2x4xf64>, tensor<2x4x4xf64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self);
+  let results = (outs AnyStaticShapeTensor:$eigenvalues, AnyStaticShapeTensor:$eigenvectors);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_SvdOp : Aten_Op<"svd", [Pure]> {
+  let summary = "The singular value decomposition of a batch of matrices.";
+  let description = [{
+    For a (N, m, n) f32 or f64 batch with m >= n (a wide matrix's
+    transpose gives its decomposition with U and V exchanged), A = U S V^T:
+    the (N, n) singular values S in descending order, the left singular
+    vectors U (N, m, n), or (N, m, m) with `complete`, and the right ones V
+    (N, n, n), not transposed. kiln-convert-aten-to-linalg writes it as
+    aten.svdvals's one-sided Jacobi rotations of the columns, accumulated
+    into V; U's columns are the rotated columns divided by their norms, and
+    the columns no singular value defines (a zero one's, and those past n
+    with `complete`) complete U to an orthonormal basis (Jacobi.cpp), so m
+    is at most 512 (`kMaxLuOrder`). The vectors' signs are the rotations'
+    choice, not LAPACK's: PyTorch leaves them unspecified.
+
+    Example:
+    ```mlir
+    %u, %s, %v = aten.svd %a : (tensor<2x5x3xf32>) -> (tensor<2x5x3xf32>, tensor<2x3xf32>, tensor<2x3x3xf32>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, UnitAttr:$complete);
+  let results = (outs AnyStaticShapeTensor:$u, AnyStaticShapeTensor:$s, AnyStaticShapeTensor:$v);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
