@@ -14,6 +14,7 @@ import torch.fx
 
 from kiln.errors import InvalidArgumentError, UnsupportedOpError
 from kiln.graph import SerializedGraph, serialize_graph_module
+from kiln.linalg_decompositions import pinv_decompositions
 
 __all__ = ["decomposition_table", "run_decompositions", "serialize_exported",
            "serialize_model"]
@@ -141,6 +142,7 @@ def _decomposition_table_for(composite_ops: int) -> dict:
     for overload, decomposed in train_batch_norm.items():
         table[overload] = _half_precision_train_batch_norm(decomposed)
     table[torch.ops.aten.threshold_backward.default] = _threshold_backward
+    table.update(pinv_decompositions())
     table[torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default] = (
         _flash_attention_cpu_backward)
     return dict(table)  # a CustomDecompTable materialises here, once

@@ -405,3 +405,20 @@ class OrthogonalLinear(nn.Module):
 
 
 register("orthogonal_linear_f32", OrthogonalLinear, randn(4, 8))
+
+# Pseudo-inverses (Kiln's decomposition of linalg_pinv, as ATen computes it:
+# the reduced SVD, or eigh for hermitian=True, and one product). Singular
+# values at or below max(atol, rtol * the largest) count as zero.
+register("pinv_tall_f64", torch.linalg.pinv, randn(6, 4, dtype=torch.float64))
+register("pinv_wide_batched_f32", torch.linalg.pinv, randn(2, 3, 5))
+register("pinv_rank_deficient_f64", torch.linalg.pinv,
+         const(torch.tensor([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0], [0.0, 0.0, 0.0]],
+                            dtype=torch.float64)))
+register("pinv_rtol_drops_small_values_f64", lambda a: torch.linalg.pinv(a, rtol=0.3),
+         const(torch.diag(torch.tensor([4.0, 1.0, 0.5], dtype=torch.float64)) +
+               torch.tensor([[0.0, 0.1, 0.0], [0.1, 0.0, 0.0], [0.0, 0.0, 0.0]], dtype=torch.float64)))
+register("pinv_atol_tensor_f32", lambda a, t: torch.linalg.pinv(a, atol=t), randn(4, 4),
+         const(torch.tensor(0.5)))
+register("pinv_hermitian_f64", lambda a: torch.linalg.pinv(a @ a.mT, hermitian=True),
+         randn(5, 3, dtype=torch.float64))
+register("pinverse_rcond_f32", lambda a: torch.pinverse(a, rcond=1e-3), randn(5, 3))

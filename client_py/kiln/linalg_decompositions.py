@@ -1,0 +1,82 @@
+"""Kiln's decompositions of linear-algebra ops that it compiles from other
+ops: ``torch.linalg.pinv`` (and ``torch.pinverse``), as ATen computes it,
+from a singular value decomposition (an eigendecomposition for
+``hermitian=True``) and one product. Kiln lowers ``_linalg_svd`` and
+``_linalg_eigh`` itself (Jacobi rotations); torch keeps ``linalg_pinv``
+whole in an export.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+__all__ = ["pinv_decompositions"]
+
+
+def _tolerances(a: torch.Tensor, atol: Any, rtol: Any) -> tuple[Any, Any]:
+    """(atol, rtol) as ATen's get_atol_rtol settles them: atol 0 when not
+    given; rtol eps * max(m, n) when not given, or 0 where a given atol is
+    positive."""
+    if atol is None:
+        atol = 0.0
+    if rtol is None:
+        default = torch.finfo(a.dtype).eps * max(a.shape[-2], a.shape[-1])
+        if isinstance(atol, torch.Tensor):
+            rtol = torch.where(atol > 0, 0.0, default)
+        else:
+            rtol = 0.0 if atol > 0 else default
+    return atol, rtol
+
+
+def _threshold(largest: torch.Tensor, atol: Any, rtol: Any) -> torch.Tensor:
+    """max(atol, rtol * largest), with tensor tolerances broadcast over the
+    batch as ATen's unsqueeze(-1) does."""
+    scaled = (rtol.unsqueeze(-1) if isinstance(rtol, torch.Tensor) else rtol) * largest
+    if isinstance(atol, torch.Tensor):
+        return torch.maximum(atol.unsqueeze(-1).to(scaled.dtype), scaled)
+    return scaled.clamp_min(atol)
+
+
+def _linalg_pinv(a: torch.Tensor, atol: Any = None, rtol: Any = None,
+                 hermitian: bool = False) -> torch.Tensor:
+    """A^+ = V diag(1 / s where s > tol, else 0) U^T from the reduced SVD;
+    for a hermitian A, U diag(1 / w where |w| > tol) U^T from eigh, with
+    tol = max(atol, rtol * the largest |value|)."""
+    atol, rtol = _tolerances(a, atol, rtol)
+    if a.numel() == 0:
+        return torch.zeros((*a.shape[:-2], a.shape[-1], a.shape[-2]), dtype=a.dtype)
+    if hermitian:
+        w, u = torch.linalg.eigh(a)
+        magnitude = w.abs()
+        tol = _threshold(magnitude.amax(-1, keepdim=True), atol, rtol)
+        inverse = torch.where(magnitude > tol, w.reciprocal(), 0.0).to(a.dtype)
+        return (u * inverse.unsqueeze(-2)) @ u.mH
+    u, s, vh = torch.linalg.svd(a, full_matrices=False)
+    tol = _threshold(s.narrow(-1, 0, 1), atol, rtol)
+    inverse = torch.where(s > tol, s.reciprocal(), 0.0).to(a.dtype)
+    return (vh.mH * inverse.unsqueeze(-2)) @ u.mH
+
+
+def _pinv_rcond(a: torch.Tensor, rcond: Any, hermitian: bool = False) -> torch.Tensor:
+    """The rcond overloads (torch.pinverse): rcond is the relative
+    tolerance, and the absolute one 0."""
+    return _linalg_pinv(a, atol=0.0, rtol=rcond, hermitian=hermitian)
+
+
+def _pinv_atol_rtol(a: torch.Tensor, *, atol: Any = None, rtol: Any = None,
+                    hermitian: bool = False) -> torch.Tensor:
+    return _linalg_pinv(a, atol, rtol, hermitian)
+
+
+def pinv_decompositions() -> dict:
+    """The pinv overloads this torch has, each to its decomposition."""
+    pinv = torch.ops.aten.linalg_pinv
+    table = {}
+    for name, decomposition in (("default", _pinv_rcond), ("rcond_tensor", _pinv_rcond),
+                                ("atol_rtol_float", _pinv_atol_rtol),
+                                ("atol_rtol_tensor", _pinv_atol_rtol)):
+        if name in pinv.overloads():
+            table[getattr(pinv, name)] = decomposition
+    return table

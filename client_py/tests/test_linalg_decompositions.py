@@ -1,0 +1,61 @@
+"""Kiln's decomposition of linalg_pinv against eager's pinv, in plain torch
+(no daemon): every overload, tolerance kind and batch shape."""
+
+import pytest
+import torch
+
+from kiln.export import decomposition_table, run_decompositions
+from kiln.linalg_decompositions import pinv_decompositions
+
+
+def _decomposed(overload):
+    return pinv_decompositions()[overload]
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 4)])
+def test_pinv_matches_eager_with_default_tolerances(shape):
+    torch.manual_seed(0)
+    a = torch.randn(*shape, dtype=torch.float64)
+    got = _decomposed(torch.ops.aten.linalg_pinv.atol_rtol_tensor)(a)
+    torch.testing.assert_close(got, torch.linalg.pinv(a), rtol=1e-10, atol=1e-10)
+
+
+def test_pinv_tolerances_drop_the_values_eager_drops():
+    a = torch.diag(torch.tensor([4.0, 1.0, 0.5, 1e-9], dtype=torch.float64))
+    tensor_form = _decomposed(torch.ops.aten.linalg_pinv.atol_rtol_tensor)
+    float_form = _decomposed(torch.ops.aten.linalg_pinv.atol_rtol_float)
+    for kwargs in ({"rtol": 0.2}, {"atol": 0.7}, {"atol": 0.7, "rtol": 0.3}, {"atol": 0.0}):
+        want = torch.linalg.pinv(a, **kwargs)
+        torch.testing.assert_close(float_form(a, **kwargs), want)
+        tensors = {k: torch.tensor(v) for k, v in kwargs.items()}
+        torch.testing.assert_close(tensor_form(a, **tensors), want)
+    # The default rtol keeps 1e-9 (above eps * 4 * 4) and drops nothing.
+    assert float_form(a)[3, 3] == pytest.approx(1e9)
+    # A batch of tolerances, one per matrix.
+    batch = torch.stack([a, 2 * a])
+    atol = torch.tensor([0.7, 3.0], dtype=torch.float64)
+    torch.testing.assert_close(tensor_form(batch, atol=atol), torch.linalg.pinv(batch, atol=atol))
+
+
+def test_pinv_hermitian_and_rcond_forms_match_eager():
+    torch.manual_seed(1)
+    b = torch.randn(5, 3, dtype=torch.float64)
+    s = b @ b.mT  # rank 3 of 5, symmetric
+    got = _decomposed(torch.ops.aten.linalg_pinv.atol_rtol_float)(s, hermitian=True)
+    torch.testing.assert_close(got, torch.linalg.pinv(s, hermitian=True), rtol=1e-8, atol=1e-8)
+    got = _decomposed(torch.ops.aten.linalg_pinv.default)(b, 1e-3)
+    torch.testing.assert_close(got, torch.pinverse(b, rcond=1e-3))
+    empty = torch.zeros(0, 3)
+    assert _decomposed(torch.ops.aten.linalg_pinv.atol_rtol_tensor)(empty).shape == (3, 0)
+
+
+def test_an_export_of_pinv_leaves_an_svd_and_no_pinv():
+    class Pinv(torch.nn.Module):
+        def forward(self, a):
+            return torch.linalg.pinv(a)
+
+    assert torch.ops.aten.linalg_pinv.atol_rtol_tensor in decomposition_table()
+    ep = run_decompositions(torch.export.export(Pinv(), (torch.randn(4, 3),)))
+    ops = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
+    assert "aten._linalg_svd.default" in ops
+    assert not any("pinv" in op for op in ops), ops
