@@ -44,6 +44,18 @@ def _threshold_backward(grad_output: torch.Tensor, self: torch.Tensor,
                        grad_output.to(dtype))
 
 
+def _eye(n: int, m: int | None = None, *, dtype: torch.dtype | None = None,
+         layout: Any = None, device: Any = None, pin_memory: Any = None,
+         requires_grad: bool = False) -> torch.Tensor:
+    """aten.eye as row index == column index, over int64 aranges: newer
+    torch's own decomposition picks the narrowest unsigned type that holds
+    the order (uint16 from 256 on), which Kiln's graphs do not carry."""
+    del layout, pin_memory, requires_grad  # strided, as eager's
+    rows = torch.arange(n, dtype=torch.int64, device=device)
+    cols = torch.arange(n if m is None else m, dtype=torch.int64, device=device)
+    return (rows.unsqueeze(-1) == cols).to(dtype or torch.get_default_dtype())
+
+
 def _half_precision_train_batch_norm(decomposed: Any) -> Any:
     """torch's decomposition of a train-mode batch norm, with eager's
     normalisation for f16/bf16 inputs. Eager's CPU kernel rounds the batch
@@ -142,6 +154,8 @@ def _decomposition_table_for(composite_ops: int) -> dict:
     for overload, decomposed in train_batch_norm.items():
         table[overload] = _half_precision_train_batch_norm(decomposed)
     table[torch.ops.aten.threshold_backward.default] = _threshold_backward
+    table[torch.ops.aten.eye.default] = _eye
+    table[torch.ops.aten.eye.m] = _eye
     table.update(pinv_decompositions())
     table[torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default] = (
         _flash_attention_cpu_backward)

@@ -58,6 +58,11 @@ register("eye_f32", lambda x: torch.eye(4) @ x, randn(4, 3))
 register("eye_rect_f32", lambda x: torch.eye(3, 5) * x, randn(3, 5))
 register("eye_i64", lambda x: torch.eye(4, dtype=torch.int64) + x, randint(0, 9, 4, 4))
 register("eye_bool", lambda m: torch.eye(3, dtype=torch.bool) | m, randbool(3, 3))
+# Order 256 and up: newer torch's decomposition counts in uint16 (Kiln's
+# own counts in int64).
+register("eye_order_300_f32", lambda x: torch.eye(300) + x, randn(300, 300))
+register("eye_rect_260_by_3_f64", lambda x: torch.eye(260, 3, dtype=torch.float64) * x,
+         randn(260, 3, dtype=torch.float64))
 register("empty_fill_f32", lambda x: torch.empty(3, 4).fill_(2.0) * x, randn(3, 4))
 register("empty_like_copy_f32", lambda x: torch.empty_like(x).copy_(x) + 1, randn(3, 4))
 register("empty_fill_i32", lambda x: torch.empty(5, dtype=torch.int32).fill_(4) - x,

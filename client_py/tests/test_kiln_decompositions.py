@@ -1,4 +1,4 @@
-"""Kiln's decomposition of linalg_pinv against eager's pinv, in plain torch
+"""Kiln's own decompositions (linalg_pinv, eye) against eager, in plain torch
 (no daemon): every overload, tolerance kind and batch shape."""
 
 import pytest
@@ -59,3 +59,19 @@ def test_an_export_of_pinv_leaves_an_svd_and_no_pinv():
     ops = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
     assert "aten._linalg_svd.default" in ops
     assert not any("pinv" in op for op in ops), ops
+
+
+def test_an_export_of_a_large_eye_counts_in_int64():
+    """Newer torch decomposes eye(n >= 256) over uint16 aranges, a dtype
+    Kiln's graphs do not carry; Kiln's decomposition counts in int64."""
+    class Eye(torch.nn.Module):
+        def forward(self, x):
+            return x + torch.eye(300), torch.eye(260, 3, dtype=torch.bool)
+
+    x = torch.randn(300, 300)
+    ep = run_decompositions(torch.export.export(Eye(), (x,)))
+    aranges = [n for n in ep.graph.nodes if n.op == "call_function" and "arange" in str(n.target)]
+    assert aranges and all(n.kwargs.get("dtype", torch.int64) == torch.int64 for n in aranges)
+    got = ep.module()(x)
+    torch.testing.assert_close(got[0], x + torch.eye(300), rtol=0, atol=0)
+    assert torch.equal(got[1], torch.eye(260, 3, dtype=torch.bool))
