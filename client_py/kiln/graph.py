@@ -53,8 +53,9 @@ __all__ = ["CallConvention", "SerializedGraph", "is_optional_tensor_list", "seri
 _OMITTED_TYPES = (torch.device, torch.layout, torch.memory_format)
 
 #: Results that travel unnamed (left out) when no node reads them: the
-#: vectors of the decompositions eigvalsh and svdvals export to, which Kiln
-#: does not compute (their signs are LAPACK's choice).
+#: vectors of the decompositions eigvalsh and svdvals export to, so that
+#: Kiln computes the values alone (aten.eigvalsh, aten.svdvals) rather than
+#: the whole decomposition.
 _LEFT_OUT_WHEN_UNREAD = {
     "aten::_linalg_eigh": (1,),
     "aten::_linalg_svd": (0, 2),

@@ -15,28 +15,26 @@ import torch
 __all__ = ["pinv_decompositions"]
 
 
-def _tolerances(a: torch.Tensor, atol: Any, rtol: Any) -> tuple[Any, Any]:
-    """(atol, rtol) as ATen's get_atol_rtol settles them: atol 0 when not
-    given; rtol eps * max(m, n) when not given, or 0 where a given atol is
-    positive."""
-    if atol is None:
-        atol = 0.0
+def _tolerances(a: torch.Tensor, atol: Any, rtol: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """(atol, rtol) as ATen's get_atol_rtol settles them, as f64 tensors:
+    atol 0 when not given; rtol eps * max(m, n) when not given, or 0 where
+    a given atol is positive."""
+    def f64(x: Any) -> torch.Tensor:
+        if isinstance(x, torch.Tensor):
+            return x.to(torch.float64)
+        return torch.full((), float(x), dtype=torch.float64)
+    given = atol is not None
+    atol = f64(atol if given else 0.0)
     if rtol is None:
-        default = torch.finfo(a.dtype).eps * max(a.shape[-2], a.shape[-1])
-        if isinstance(atol, torch.Tensor):
-            rtol = torch.where(atol > 0, 0.0, default)
-        else:
-            rtol = 0.0 if atol > 0 else default
-    return atol, rtol
+        default = f64(torch.finfo(a.dtype).eps * max(a.shape[-2], a.shape[-1]))
+        rtol = torch.where(atol > 0, f64(0.0), default) if given else default
+    return atol, f64(rtol)
 
 
-def _threshold(largest: torch.Tensor, atol: Any, rtol: Any) -> torch.Tensor:
-    """max(atol, rtol * largest), with tensor tolerances broadcast over the
+def _threshold(largest: torch.Tensor, atol: torch.Tensor, rtol: torch.Tensor) -> torch.Tensor:
+    """max(atol, rtol * largest) in f64, the tolerances broadcast over the
     batch as ATen's unsqueeze(-1) does."""
-    scaled = (rtol.unsqueeze(-1) if isinstance(rtol, torch.Tensor) else rtol) * largest
-    if isinstance(atol, torch.Tensor):
-        return torch.maximum(atol.unsqueeze(-1).to(scaled.dtype), scaled)
-    return scaled.clamp_min(atol)
+    return torch.maximum(atol.unsqueeze(-1), rtol.unsqueeze(-1) * largest)
 
 
 def _linalg_pinv(a: torch.Tensor, atol: Any = None, rtol: Any = None,
@@ -46,7 +44,7 @@ def _linalg_pinv(a: torch.Tensor, atol: Any = None, rtol: Any = None,
     tol = max(atol, rtol * the largest |value|)."""
     atol, rtol = _tolerances(a, atol, rtol)
     if a.numel() == 0:
-        return torch.zeros((*a.shape[:-2], a.shape[-1], a.shape[-2]), dtype=a.dtype)
+        return a.new_zeros((*a.shape[:-2], a.shape[-1], a.shape[-2]))
     if hermitian:
         w, u = torch.linalg.eigh(a)
         magnitude = w.abs()

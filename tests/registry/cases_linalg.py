@@ -252,14 +252,21 @@ def _eigen_identities(a: torch.Tensor) -> tuple[torch.Tensor, ...]:
 register("eigh_repeated_reconstructs_f64", _eigen_identities,
          const(torch.tensor([[2.0, 1.0, 0.0, 0.0], [1.0, 2.0, 0.0, 0.0],
                              [0.0, 0.0, 3.0, 0.0], [0.0, 0.0, 0.0, 1.0]], dtype=torch.float64)))
-register("svd_tall_reduced_f32", lambda a: torch.linalg.svd(a, full_matrices=False), randn(6, 4),
+def _svd_and_product(a: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The reduced SVD and U diag(S) Vh, which ties each vector's sign to
+    its partner's (the vectors are compared up to sign one by one)."""
+    u, s, vh = torch.linalg.svd(a, full_matrices=False)
+    return u, s, vh, (u * s.unsqueeze(-2)) @ vh
+
+
+register("svd_tall_reduced_f32", _svd_and_product, randn(6, 4),
          sign_free=(SignFree(0), SignFree(2, dim=-1)))
 register("svd_square_batched_f64", torch.linalg.svd, randn(3, 5, 5, dtype=torch.float64),
          sign_free=(SignFree(0), SignFree(2, dim=-1)))
-register("svd_wide_reduced_f64", lambda a: torch.linalg.svd(a, full_matrices=False),
+register("svd_wide_reduced_f64", _svd_and_product,
          randn(2, 3, 7, dtype=torch.float64), sign_free=(SignFree(0), SignFree(2, dim=-1)))
 register("torch_svd_some_f32", torch.svd, randn(7, 3), sign_free=(SignFree(0), SignFree(2)))
-register("svd_order_50_f64", lambda a: torch.linalg.svd(a, full_matrices=False),
+register("svd_order_50_f64", _svd_and_product,
          randn(50, 40, dtype=torch.float64), sign_free=(SignFree(0), SignFree(2, dim=-1)))
 register("svd_huge_f32", lambda a: torch.linalg.svd(a * 1e25, full_matrices=False), randn(5, 4),
          sign_free=(SignFree(0), SignFree(2, dim=-1)))
@@ -420,5 +427,8 @@ register("pinv_rtol_drops_small_values_f64", lambda a: torch.linalg.pinv(a, rtol
 register("pinv_atol_tensor_f32", lambda a, t: torch.linalg.pinv(a, atol=t), randn(4, 4),
          const(torch.tensor(0.5)))
 register("pinv_hermitian_f64", lambda a: torch.linalg.pinv(a @ a.mT, hermitian=True),
-         randn(5, 3, dtype=torch.float64))
+         randn(5, 7, dtype=torch.float64))
+register("pinv_hermitian_rank_deficient_f64", lambda a: torch.linalg.pinv(a, hermitian=True),
+         const(torch.tensor([[2.0, 1.0, 0.0, 0.0], [1.0, 2.0, 0.0, 0.0],
+                             [0.0, 0.0, -3.0, 0.0], [0.0, 0.0, 0.0, 0.0]], dtype=torch.float64)))
 register("pinverse_rcond_f32", lambda a: torch.pinverse(a, rcond=1e-3), randn(5, 3))

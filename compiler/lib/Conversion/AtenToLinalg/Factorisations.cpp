@@ -228,27 +228,62 @@ struct TriangularSolveLowering : OpConversionPattern<TriangularSolveOp> {
 /// sum over p < j of t[m, i, p] * t[m, j, p], in the element type.
 Value rowProduct(OpBuilder &b, Location l, Value t, Value m, Value i, Value j, Type element) {
   Scalars s(b, l);
-  return s.loop(s.index(0), j, {s.number(element, 0.0)},
-                [&](OpBuilder &b, Location l, Value p, ValueRange acc) -> Carried {
-                  Value product = b.create<arith::MulFOp>(l, Scalars::at(b, l, t, {m, i, p}),
-                                                          Scalars::at(b, l, t, {m, j, p}));
-                  return {b.create<arith::AddFOp>(l, acc[0], product)};
-                })[0];
+  return sumOfProducts(b, l, s.index(0), j, s.number(element, 0.0),
+                       [&](OpBuilder &b, Location l, Value p) -> std::pair<Value, Value> {
+                         return {Scalars::at(b, l, t, {m, i, p}), Scalars::at(b, l, t, {m, j, p})};
+                       });
 }
 
-/// t[b, i, c] -= scale * v[b, i, j] over rows i in [from, m); v is t
-/// itself when null (read through the loop's value, so that the writes
-/// stay in place).
-Value subtractColumn(OpBuilder &b, Location l, Value v, Value t, Value m, Value from,
-                     int64_t rows, Value j, Value c, Value scale) {
+/// H = I - tau v v^T applied from the left to columns [from, width) of
+/// matrix m of `t` (N, rows, width), with v = (1, r[m, j + 1 .. rows, j])
+/// from `reflectors` r (t itself when null, read through the loop's value:
+/// the update never writes column j there), as LAPACK's dlarf does it: w =
+/// t[j, :] + sum over rows i below j of v_i t[i, :], then t[j, :] -= tau w
+/// and t[i, :] -= v_i (tau w). Both walk t's rows, which are contiguous
+/// (LAPACK's column-major columns), so that the inner loops vectorise;
+/// `w` is a (>= width) scratch row. Returns t and w.
+Carried applyReflector(OpBuilder &b, Location l, Value t, Value reflectors, Value w, Value m,
+                       Value j, int64_t rows, Value from, int64_t width, Value tau) {
   Scalars s(b, l);
-  return s.loop(from, s.index(rows), {t},
-                [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
-                  Value update = b.create<arith::MulFOp>(
-                      l, scale, Scalars::at(b, l, v ? v : u[0], {m, i, j}));
-                  Value x = b.create<arith::SubFOp>(l, Scalars::at(b, l, u[0], {m, i, c}), update);
-                  return {Scalars::put(b, l, x, u[0], {m, i, c})};
-                })[0];
+  Value below = plusOne(b, l, j), end = s.index(width);
+  auto overRow = [&](Value target, function_ref<Value(OpBuilder &, Location, Value, Value)> entry) {
+    return s.loop(from, end, {target}, [&](OpBuilder &b, Location l, Value c, ValueRange u) -> Carried {
+      return {entry(b, l, u[0], c)};
+    })[0];
+  };
+  w = overRow(w, [&](OpBuilder &b, Location l, Value x, Value c) {
+    return Scalars::put(b, l, Scalars::at(b, l, t, {m, j, c}), x, {c});
+  });
+  w = s.loop(below, s.index(rows), {w},
+             [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+               Value vi = Scalars::at(b, l, reflectors ? reflectors : t, {m, i, j});
+               return {Scalars(b, l).loop(
+                   from, end, u, [&](OpBuilder &b, Location l, Value c, ValueRange x) -> Carried {
+                     Value sum = b.create<arith::AddFOp>(
+                         l, Scalars::at(b, l, x[0], {c}),
+                         b.create<arith::MulFOp>(l, vi, Scalars::at(b, l, t, {m, i, c})));
+                     return {Scalars::put(b, l, sum, x[0], {c})};
+                   })[0]};
+             })[0];
+  // w <- tau w, then row j and the rows below.
+  w = overRow(w, [&](OpBuilder &b, Location l, Value x, Value c) {
+    return Scalars::put(b, l, b.create<arith::MulFOp>(l, tau, Scalars::at(b, l, x, {c})), x, {c});
+  });
+  t = overRow(t, [&](OpBuilder &b, Location l, Value x, Value c) {
+    Value top = b.create<arith::SubFOp>(l, Scalars::at(b, l, x, {m, j, c}), Scalars::at(b, l, w, {c}));
+    return Scalars::put(b, l, top, x, {m, j, c});
+  });
+  t = s.loop(below, s.index(rows), {t},
+             [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+               Value vi = Scalars::at(b, l, reflectors ? reflectors : u[0], {m, i, j});
+               return {Scalars(b, l).loop(
+                   from, end, u, [&](OpBuilder &b, Location l, Value c, ValueRange x) -> Carried {
+                     Value update = b.create<arith::MulFOp>(l, Scalars::at(b, l, w, {c}), vi);
+                     Value v = b.create<arith::SubFOp>(l, Scalars::at(b, l, x[0], {m, i, c}), update);
+                     return {Scalars::put(b, l, v, x[0], {m, i, c})};
+                   })[0]};
+             })[0];
+  return {t, w};
 }
 
 struct QrLowering : OpConversionPattern<QrOp> {
@@ -269,14 +304,15 @@ struct QrLowering : OpConversionPattern<QrOp> {
     Value work = s.fresh(type, adaptor.getSelf());
     Value tau = s.fresh(RankedTensorType::get({batch, k}, element));
     Value q = s.fresh(qType), r = s.fresh(rType);
+    Value scratch = s.fresh(RankedTensorType::get({std::max(cols, qCols)}, element));
     Carried out = s.loop(
-        s.index(0), s.index(batch), {work, tau, q, r},
+        s.index(0), s.index(batch), {work, tau, q, r, scratch},
         [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
           Scalars s(b, l);
           Value zero = s.number(element, 0.0), one = s.number(element, 1.0);
           // dgeqr2: the reflectors, left in place below the diagonal.
           Carried geqr2 = s.loop(
-              s.index(0), s.index(k), {c[0], c[1]},
+              s.index(0), s.index(k), {c[0], c[1], c[4]},
               [&](OpBuilder &b, Location l, Value j, ValueRange t) -> Carried {
                 Scalars s(b, l);
                 Value below = plusOne(b, l, j);
@@ -322,18 +358,10 @@ struct QrLowering : OpConversionPattern<QrOp> {
                              return {Scalars::put(b, l, x, u[0], {m, i, j})};
                            })[0];
                 // H = I - tau v v^T on the columns to the right (v[j] = 1).
-                a = s.loop(below, s.index(cols), {a},
-                           [&](OpBuilder &b, Location l, Value col, ValueRange u) -> Carried {
-                             Value w = columnProduct(b, l, u[0], u[0], m, below, rows, j, col,
-                                                     Scalars::at(b, l, u[0], {m, j, col}));
-                             Value tw = b.create<arith::MulFOp>(l, tauJ, w);
-                             Value top = b.create<arith::SubFOp>(
-                                 l, Scalars::at(b, l, u[0], {m, j, col}), tw);
-                             Value t2 = Scalars::put(b, l, top, u[0], {m, j, col});
-                             return {subtractColumn(b, l, Value(), t2, m, below, rows, j, col, tw)};
-                           })[0];
+                Carried applied = applyReflector(b, l, a, Value(), t[2], m, j, rows, below, cols, tauJ);
+                a = applied[0];
                 a = Scalars::put(b, l, beta, a, {m, j, j});
-                return {a, Scalars::put(b, l, tauJ, t[1], {m, j})};
+                return {a, Scalars::put(b, l, tauJ, t[1], {m, j}), applied[1]};
               });
           Value a = geqr2[0], taus = geqr2[1];
           // R: the upper triangle of the first rows.
@@ -363,26 +391,15 @@ struct QrLowering : OpConversionPattern<QrOp> {
                                 return {Scalars::put(b, l, x, w[0], {m, i, col})};
                               });
               })[0];
-          qOut = s.loop(
-              s.index(0), s.index(k), {qOut},
+          Carried orgqr = s.loop(
+              s.index(0), s.index(k), {qOut, geqr2[2]},
               [&](OpBuilder &b, Location l, Value step, ValueRange u) -> Carried {
                 Scalars s(b, l);
                 Value j = b.create<arith::SubIOp>(l, s.index(k - 1), step);
-                Value below = plusOne(b, l, j);
                 Value tauJ = Scalars::at(b, l, taus, {m, j});
-                return s.loop(
-                    s.index(0), s.index(qCols), {u[0]},
-                    [&](OpBuilder &b, Location l, Value col, ValueRange w) -> Carried {
-                      Value v = w[0];
-                      Value dot = columnProduct(b, l, a, v, m, below, rows, j, col,
-                                                Scalars::at(b, l, v, {m, j, col}));
-                      Value tw = b.create<arith::MulFOp>(l, tauJ, dot);
-                      Value top = b.create<arith::SubFOp>(l, Scalars::at(b, l, v, {m, j, col}), tw);
-                      v = Scalars::put(b, l, top, v, {m, j, col});
-                      return {subtractColumn(b, l, a, v, m, below, rows, j, col, tw)};
-                    });
-              })[0];
-          return {a, taus, qOut, rOut};
+                return applyReflector(b, l, u[0], a, u[1], m, j, rows, s.index(0), qCols, tauJ);
+              });
+          return {a, taus, orgqr[0], rOut, orgqr[1]};
         });
     rewriter.replaceOp(op, {out[2], out[3]});
     return success();

@@ -420,8 +420,9 @@ Value leftVectors(OpBuilder &b, Location loc, Value work, Value u, Value m, int6
   u = s.loop(s.index(0), s.index(n), {u},
              [&](OpBuilder &b, Location l, Value j, ValueRange w) -> Carried {
                Value squares = squaredNorm(b, l, work, j);
+               // Unordered: a NaN column stays NaN, as eager's would.
                Value defined =
-                   b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGE, squares, smallest);
+                   b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UGE, squares, smallest);
                Value norm = b.create<math::SqrtOp>(l, squares);
                Scalars s(b, l);
                return s.loop(s.index(0), s.index(rows), w,

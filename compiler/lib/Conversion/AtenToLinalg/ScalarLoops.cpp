@@ -50,15 +50,50 @@ Value plusOne(OpBuilder &b, Location l, Value i) {
   return b.create<arith::AddIOp>(l, i, b.create<arith::ConstantIndexOp>(l, 1));
 }
 
+/// The partial sums sumOfProducts keeps.
+constexpr int64_t kPartialSums = 4;
+
+Value sumOfProducts(OpBuilder &b, Location l, Value from, Value to, Value first,
+                    function_ref<std::pair<Value, Value>(OpBuilder &, Location, Value)> factors) {
+  Scalars s(b, l);
+  Type element = first.getType();
+  auto addProduct = [&](OpBuilder &b, Location l, Value acc, Value k) -> Value {
+    auto [x, y] = factors(b, l, k);
+    return b.create<arith::AddFOp>(l, acc, b.create<arith::MulFOp>(l, x, y));
+  };
+  // [from, end) in whole groups of kPartialSums, then the rest.
+  Value groups = b.create<arith::DivSIOp>(l, b.create<arith::SubIOp>(l, to, from),
+                                          s.index(kPartialSums));
+  Value end = b.create<arith::AddIOp>(l, from,
+                                      b.create<arith::MulIOp>(l, groups, s.index(kPartialSums)));
+  SmallVector<Value> zeros(kPartialSums, s.number(element, 0.0));
+  auto grouped = b.create<scf::ForOp>(
+      l, from, end, s.index(kPartialSums), zeros,
+      [&](OpBuilder &b, Location l, Value k, ValueRange acc) {
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < kPartialSums; ++r) {
+          Value kr = r ? b.create<arith::AddIOp>(l, k, Scalars(b, l).index(r)).getResult() : k;
+          next.push_back(addProduct(b, l, acc[r], kr));
+        }
+        b.create<scf::YieldOp>(l, next);
+      });
+  SmallVector<Value> partial(grouped.getResults());
+  partial[0] = s.loop(end, to, {partial[0]},
+                      [&](OpBuilder &b, Location l, Value k, ValueRange acc) -> Carried {
+                        return {addProduct(b, l, acc[0], k)};
+                      })[0];
+  for (int64_t width = kPartialSums; width > 1; width /= 2)
+    for (int64_t r = 0; r < width / 2; ++r)
+      partial[r] = b.create<arith::AddFOp>(l, partial[2 * r], partial[2 * r + 1]);
+  return b.create<arith::AddFOp>(l, first, partial[0]);
+}
+
 Value columnProduct(OpBuilder &b, Location l, Value v, Value t, Value m, Value from,
                     int64_t rows, Value c1, Value c2, Value first) {
-  Scalars s(b, l);
-  return s.loop(from, s.index(rows), {first},
-                [&](OpBuilder &b, Location l, Value i, ValueRange acc) -> Carried {
-                  Value product = b.create<arith::MulFOp>(l, Scalars::at(b, l, v, {m, i, c1}),
-                                                          Scalars::at(b, l, t, {m, i, c2}));
-                  return {b.create<arith::AddFOp>(l, acc[0], product)};
-                })[0];
+  return sumOfProducts(b, l, from, Scalars(b, l).index(rows), first,
+                       [&](OpBuilder &b, Location l, Value i) -> std::pair<Value, Value> {
+                         return {Scalars::at(b, l, v, {m, i, c1}), Scalars::at(b, l, t, {m, i, c2})};
+                       });
 }
 
 std::pair<Value, Value> bestIndex(OpBuilder &b, Location l, Value lo, Value hi, Value start,

@@ -52,14 +52,20 @@ func.func @solve(%a: tensor<1x4x4xf32>, %b: tensor<1x4x2xf32>) -> tensor<1x4x2xf
   return %x : tensor<1x4x2xf32>
 }
 
-// dpotf2 (lower, left-looking): the pivot less the row's squares, info at
-// the first pivot that is not > 0, its square root on the diagonal, zeros
+// dpotf2 (lower, left-looking): the pivot less the row's squares (in four
+// interleaved partial sums, then the rest, added pairwise), info at the
+// first pivot that is not > 0, its square root on the diagonal, zeros
 // above, the column below scaled by it.
 // CHECK-LABEL: func @cholesky
 // CHECK: %[[L:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<2x3x3xf32>
 // CHECK: scf.for
 // CHECK: %[[COL:.+]]:2 = scf.for %[[J:.+]] = %{{.+}} to %c3
-// CHECK: %[[DOT:.+]] = scf.for %{{.+}} = %{{.+}} to %[[J]]
+// CHECK: %[[PART:.+]]:4 = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c4{{.*}} -> (f32, f32, f32, f32)
+// CHECK: %[[REST:.+]] = scf.for %{{.+}} = %{{.+}} to %[[J]] step %c1{{.*}} iter_args(%{{.+}} = %[[PART]]#0)
+// CHECK: %[[P01:.+]] = arith.addf %[[REST]], %[[PART]]#1 : f32
+// CHECK: %[[P23:.+]] = arith.addf %[[PART]]#2, %[[PART]]#3 : f32
+// CHECK: %[[SUM:.+]] = arith.addf %[[P01]], %[[P23]] : f32
+// CHECK: %[[DOT:.+]] = arith.addf %cst{{.*}}, %[[SUM]] : f32
 // CHECK: %[[PIVOT:.+]] = arith.subf %{{.+}}, %[[DOT]] : f32
 // CHECK: %[[POS:.+]] = arith.cmpf ogt, %[[PIVOT]]
 // CHECK: %[[FIRST:.+]] = arith.cmpi eq
@@ -80,8 +86,10 @@ func.func @cholesky(%a: tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x1xi64
 // dgeqr2 then dorg2r: each reflector from the column's norm, scaled by
 // its largest |entry| (none when the entries below the diagonal are all
 // 0), beta = -copysign(norm, a[j, j]), applied to the columns to its
-// right; R the upper triangle; Q the identity's columns with the
-// reflectors applied last to first.
+// right as dlarf does, along contiguous rows: w = a[j, :] + the rows below
+// times v, w *= tau, then a[j, :] -= w and each row below -= v_i w (a
+// scratch row, carried); R the upper triangle; Q the identity's columns
+// with the reflectors applied last to first, the same way.
 // CHECK-LABEL: func @qr
 // CHECK: %[[WORK:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<1x3x2xf32>
 // CHECK: %[[TAU:.+]] = bufferization.alloc_tensor() : tensor<1x2xf32>
@@ -97,8 +105,22 @@ func.func @cholesky(%a: tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x1xi64
 // CHECK: %[[SIGNED:.+]] = math.copysign %[[NORM]]
 // CHECK: %[[BETA:.+]] = arith.negf %[[SIGNED]]
 // CHECK: arith.select %[[NONE]], %{{.+}}, %[[BETA]]
+// CHECK: %[[W:.+]] = scf.for %{{.+}} = %{{.+}} to %c2{{.*}} -> (tensor<3xf32>)
+// CHECK: %[[WSUM:.+]] = scf.for %{{.+}} iter_args(%{{.+}} = %[[W]]) -> (tensor<3xf32>)
+// CHECK: scf.for %{{.+}} -> (tensor<3xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[TW:.+]] = scf.for %{{.+}} iter_args(%{{.+}} = %[[WSUM]]) -> (tensor<3xf32>)
+// CHECK: %[[TOP:.+]] = scf.for %{{.+}} -> (tensor<1x3x2xf32>)
+// CHECK: tensor.extract %[[TW]]
+// CHECK: arith.subf
+// CHECK: scf.for %{{.+}} iter_args(%{{.+}} = %[[TOP]]) -> (tensor<1x3x2xf32>)
+// CHECK: tensor.extract %[[TW]]
+// CHECK: arith.mulf
+// CHECK: arith.subf
 // CHECK: arith.cmpi ule
 // CHECK: arith.cmpi eq
+// CHECK: scf.for %{{.+}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}#2) -> (tensor<1x3x3xf32>, tensor<3xf32>)
 // CHECK: arith.subi %c1
 // CHECK-NOT: aten.
 func.func @qr(%a: tensor<1x3x2xf32>) -> (tensor<1x3x3xf32>, tensor<1x3x2xf32>) {

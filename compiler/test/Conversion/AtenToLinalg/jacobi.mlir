@@ -67,7 +67,7 @@ func.func @svdvals(%a: tensor<1x4x2xf32>) -> tensor<1x2xf32> {
 // svd {complete}: the sweeps carry V; the sort moves V's and the rotated
 // matrix's columns with the values; U's first n columns are those columns
 // over their norms where the squared norm is at least the smallest normal
-// f32 (1.17549435E-38), else 0; then each column of U that is still 0
+// f32 (1.17549435E-38) or NaN, else 0; then each column of U that is still 0
 // (here columns 2 and 3 of 4) becomes the lightest row's unit vector,
 // orthogonalised twice against the others (c != j) and normalised.
 // CHECK-LABEL: func @svd
@@ -75,7 +75,7 @@ func.func @svdvals(%a: tensor<1x4x2xf32>) -> tensor<1x2xf32> {
 // CHECK: arith.cmpf ogt
 // CHECK: scf.for {{.+}} -> (tensor<1x2xf32>, tensor<1x2x2xf32>, tensor<1x4x2xf32>)
 // CHECK: %[[TINY:.+]] = arith.constant 1.17549435E-38 : f32
-// CHECK: %[[DEFINED:.+]] = arith.cmpf oge, %{{.+}}, %[[TINY]] : f32
+// CHECK: %[[DEFINED:.+]] = arith.cmpf uge, %{{.+}}, %[[TINY]] : f32
 // CHECK: %[[NORM:.+]] = math.sqrt
 // CHECK: %[[X:.+]] = arith.divf %{{.+}}, %[[NORM]] : f32
 // CHECK: arith.select %[[DEFINED]], %[[X]], %{{.+}} : f32
