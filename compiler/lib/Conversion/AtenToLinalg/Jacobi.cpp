@@ -9,24 +9,31 @@
 //   rotation J that zeroes s[p, q] (t = sign(theta) / (|theta| +
 //   sqrt(theta^2 + 1)), theta = (s[q, q] - s[p, p]) / (2 s[p, q])), until
 //   the off-diagonal squares sum to at most n (eps |S|_F)^2 (the rotated
-//   pair itself set to 0). The eigenvalues are the diagonal; eigh also
-//   applies each J to the columns of V (the identity at first), so that
-//   S = V^T A V throughout and V's columns are the eigenvectors.
-// - svdvals and svd are one-sided (Hestenes) Jacobi: each sweep rotates
-//   every pair of columns whose cosine exceeds sqrt(m) eps (dgesvj's test)
-//   so that they become orthogonal, until a sweep rotates none. The
-//   singular values are the column norms; svd also applies each rotation
-//   to V, so that the rotated matrix is A V, and U's column j is its
-//   column j over that norm. The columns of U no singular value defines (a
-//   column whose squared norm is below the smallest normal number, and
-//   those past n for a complete U) complete it to an orthonormal basis:
-//   the unit vector e_i with the least weight in the columns so far
-//   (sum_c U[i, c]^2, so at least 1/m of it lies outside their span),
-//   orthogonalised against them twice (Gram-Schmidt; twice is enough) and
-//   normalised.
+//   pair itself set to 0). J^T S J rotates rows p and q, then the 2x2
+//   block's columns, and mirrors the rest of columns p and q from the rows
+//   (S stays symmetric). The eigenvalues are the diagonal; eigh also
+//   applies each J to V (the identity at first), so that S = V^T A V
+//   throughout and V's columns are the eigenvectors.
+// - svdvals and svd are one-sided (Hestenes) Jacobi on A^T, whose rows are
+//   A's columns: each sweep rotates every pair of columns whose cosine
+//   exceeds sqrt(m) eps (dgesvj's test) so that they become orthogonal,
+//   until a sweep rotates none. The singular values are the column norms;
+//   svd also applies each rotation to V, so that the rotated matrix is
+//   A V, and U's column j is its column j over that norm. The columns of
+//   U no singular value defines (a column whose squared norm is below the
+//   smallest normal number, and those past n for a complete U) complete it
+//   to an orthonormal basis: the unit vector e_i with the least weight in
+//   the columns so far (sum_c U[i, c]^2, so at least 1/m of it lies
+//   outside their span), orthogonalised against them twice (Gram-Schmidt;
+//   twice is enough) and normalised.
 // - The values are sorted (ascending for eigenvalues, descending for
-//   singular values) by a selection sort that moves each vector column
-//   with its value.
+//   singular values) by a selection sort that moves each vector with its
+//   value.
+//
+// The vectors (V, U and the rotated columns) are kept transposed, one per
+// row, and transposed once at the end: the rotations, dot products and
+// swaps then walk contiguous rows (LAPACK's column-major columns), which
+// vectorise, where strided columns were gathers and scatters.
 //
 // Each stops after 60 sweeps (Jacobi converges quadratically; a handful of
 // sweeps is the rule) and works on the matrix divided by its largest
@@ -43,6 +50,7 @@
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -59,17 +67,18 @@ namespace {
 /// The most Jacobi sweeps; each stops early once converged.
 constexpr int64_t kMaxSweeps = 60;
 
-/// Swaps columns i and k of matrix m of the (N, rows, cols) tensor `t`.
-Value swapColumns(OpBuilder &b, Location loc, Value t, Value m, Value i, Value k) {
-  int64_t rows = cast<RankedTensorType>(t.getType()).getDimSize(1);
-  return swapEntries(b, loc, t, rows, [&](Value r, int which) {
-    return SmallVector<Value>{m, r, which ? k : i};
+/// Swaps rows i and k of matrix m of the (N, rows, cols) tensor `t`.
+Value swapRows(OpBuilder &b, Location loc, Value t, Value m, Value i, Value k) {
+  int64_t cols = cast<RankedTensorType>(t.getType()).getDimSize(2);
+  return swapEntries(b, loc, t, cols, [&](Value c, int which) {
+    return SmallVector<Value>{m, which ? k : i, c};
   });
 }
 
 /// Selection sort of row m of the (N, n) tensor `values`, ascending (or
-/// descending); the columns of matrix m of each (N, rows, >= n) tensor in
-/// `vectors` move with their values. The sorted values, then the vectors.
+/// descending); the rows of matrix m of each tensor in `vectors` (the
+/// vectors, transposed) move with their values. The sorted values, then
+/// the vectors.
 Carried sortWithVectors(OpBuilder &b, Location loc, Value values, ValueRange vectors, Value m,
                         int64_t n, bool ascending) {
   Scalars s(b, loc);
@@ -88,7 +97,7 @@ Carried sortWithVectors(OpBuilder &b, Location loc, Value values, ValueRange vec
                   Value t = Scalars::put(b, l, first, u[0], {m, index});
                   Carried out{Scalars::put(b, l, value, t, {m, i})};
                   for (Value v : u.drop_front())
-                    out.push_back(swapColumns(b, l, v, m, i, index));
+                    out.push_back(swapRows(b, l, v, m, i, index));
                   return out;
                 });
 }
@@ -128,13 +137,23 @@ Value rotatePairs(OpBuilder &b, Location loc, Value t, int64_t count, Value c, V
                  })[0];
 }
 
-/// Columns p and q of matrix m of `t` (N, rows, >= n) rotated by (c, s).
-Value rotateColumns(OpBuilder &b, Location l, Value t, Value m, Value p, Value q, Value c,
-                    Value s) {
-  int64_t rows = cast<RankedTensorType>(t.getType()).getDimSize(1);
-  return rotatePairs(b, l, t, rows, c, s, [&](Value k, int which) {
-    return SmallVector<Value>{m, k, which ? q : p};
+/// Rows p and q of matrix m of `t` (N, >= n, cols) rotated by (c, s).
+Value rotateRows(OpBuilder &b, Location l, Value t, Value m, Value p, Value q, Value c, Value s) {
+  int64_t cols = cast<RankedTensorType>(t.getType()).getDimSize(2);
+  return rotatePairs(b, l, t, cols, c, s, [&](Value k, int which) {
+    return SmallVector<Value>{m, which ? q : p, k};
   });
+}
+
+/// The dot product of rows p and q of matrix m of `t` (N, >= n, cols).
+Value rowDot(OpBuilder &b, Location l, Value t, Value m, Value p, Value q) {
+  Scalars s(b, l);
+  auto type = cast<RankedTensorType>(t.getType());
+  return sumOfProducts(b, l, s.index(0), s.index(type.getDimSize(2)),
+                       s.number(type.getElementType(), 0.0),
+                       [&](OpBuilder &b, Location l, Value k) -> std::pair<Value, Value> {
+                         return {Scalars::at(b, l, t, {m, p, k}), Scalars::at(b, l, t, {m, q, k})};
+                       });
 }
 
 /// Loops over the pairs p < q of [0, n) carrying `state`.
@@ -241,9 +260,7 @@ Carried eigenOne(OpBuilder &b, Location l, Value work, Value values, Value vecto
   auto [unit, divisor] = scaledToUnitMax(b, l, symmetric, m, n, n);
   Value frobenius = s.loop(s.index(0), s.index(n), {zero},
                            [&](OpBuilder &b, Location l, Value i, ValueRange acc) -> Carried {
-                             Scalars s(b, l);
-                             Value row = columnProduct(b, l, unit, unit, m, s.index(0), n, i, i,
-                                                       zero);
+                             Value row = rowDot(b, l, unit, m, i, i);
                              return {b.create<arith::AddFOp>(l, acc[0], row)};
                            })[0];
   Value eps = epsilonOf(b, l, element);
@@ -266,11 +283,30 @@ Carried eigenOne(OpBuilder &b, Location l, Value work, Value values, Value vecto
                                           Scalars::at(b, l, t, {m, p, p})),
                   b.create<arith::MulFOp>(l, two, apq));
               auto [cos, sin] = rotation(b, l, theta, skip);
-              // S J (columns p, q), then J^T (S J) (rows p, q).
-              t = rotateColumns(b, l, t, m, p, q, cos, sin);
-              t = rotatePairs(b, l, t, n, cos, sin, [&](Value k, int which) {
-                return SmallVector<Value>{m, which ? q : p, k};
-              });
+              // J^T S (rows p, q: contiguous), then (J^T S) J: in columns p
+              // and q only the 2x2 block differs from the rows by symmetry,
+              // so the block is rotated and the rest mirrored from the rows.
+              t = rotateRows(b, l, t, m, p, q, cos, sin);
+              for (Value row : {p, q})
+                t = rotatePairs(b, l, t, 1, cos, sin, [&](Value, int which) {
+                  return SmallVector<Value>{m, row, which ? q : p};
+                });
+              Scalars sl(b, l);
+              t = sl.loop(
+                  sl.index(0), sl.index(n), {t},
+                  [&](OpBuilder &b, Location l, Value k, ValueRange u) -> Carried {
+                    Value other = b.create<arith::AndIOp>(
+                        l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, k, p),
+                        b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, k, q));
+                    Value x = u[0];
+                    for (Value row : {p, q}) {
+                      Value mirrored = b.create<arith::SelectOp>(
+                          l, other, Scalars::at(b, l, x, {m, row, k}),
+                          Scalars::at(b, l, x, {m, k, row}));
+                      x = Scalars::put(b, l, mirrored, x, {m, k, row});
+                    }
+                    return {x};
+                  })[0];
               // The rotation zeroes (p, q) and (q, p); what rounding leaves
               // there is dropped (NR's jacobi), or kept where nothing
               // rotated.
@@ -278,8 +314,8 @@ Carried eigenOne(OpBuilder &b, Location l, Value work, Value values, Value vecto
               Value cleared = b.create<arith::SelectOp>(l, skip, kept, zero);
               t = Scalars::put(b, l, cleared, t, {m, p, q});
               Carried next{Scalars::put(b, l, cleared, t, {m, q, p})};
-              if (w.size() > 1) // V J
-                next.push_back(rotateColumns(b, l, w[1], m, p, q, cos, sin));
+              if (w.size() > 1) // (V J)^T
+                next.push_back(rotateRows(b, l, w[1], m, p, q, cos, sin));
               return next;
             });
         Value off = forEachPair(
@@ -303,23 +339,24 @@ Carried eigenOne(OpBuilder &b, Location l, Value work, Value values, Value vecto
   return out;
 }
 
-/// One-sided Jacobi on matrix m of `work` (N, rows, n), in place: row m of
-/// `values` gets its singular values, descending, and (when `vectors`, the
-/// identity on entry, is given) matrix m of vectors gets V and work's
-/// columns move with their values. Returns work, values and (when given)
-/// vectors; work's columns are A V scaled by 1 / max |A|.
-Carried singularOne(OpBuilder &b, Location l, Value work, Value values, Value vectors, Value m,
+/// One-sided Jacobi on matrix m of `work` (N, n, rows), A's transpose, in
+/// place: its rows are A's columns, so that the dot products and rotations
+/// walk contiguous memory (LAPACK's columns). Row m of `values` gets the
+/// singular values, descending, and (when `vectorsT`, the identity on
+/// entry, is given) matrix m of vectorsT gets V^T, and work's rows move
+/// with their values. Returns work, values and (when given) vectorsT;
+/// work's rows are then (A V)^T scaled by 1 / max |A|.
+Carried singularOne(OpBuilder &b, Location l, Value work, Value values, Value vectorsT, Value m,
                     int64_t rows, int64_t n) {
   Scalars s(b, l);
   Type element = cast<RankedTensorType>(work.getType()).getElementType();
-  Value zero = s.number(element, 0.0), two = s.number(element, 2.0);
+  Value two = s.number(element, 2.0);
   Value rootRowsEps = b.create<arith::MulFOp>(
       l, epsilonOf(b, l, element), s.number(element, std::sqrt(static_cast<double>(rows))));
-  Value first = s.index(0);
-  auto [unit, divisor] = scaledToUnitMax(b, l, work, m, rows, n);
+  auto [unit, divisor] = scaledToUnitMax(b, l, work, m, n, rows);
   Carried state{unit};
-  if (vectors)
-    state.push_back(vectors);
+  if (vectorsT)
+    state.push_back(vectorsT);
   Carried converged = sweepUntilConverged(
       b, l, state, [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
         Carried init(u);
@@ -327,9 +364,9 @@ Carried singularOne(OpBuilder &b, Location l, Value work, Value values, Value ve
         return forEachPair(
             b, l, n, init, [&](OpBuilder &b, Location l, Value p, Value q, ValueRange w) -> Carried {
               Value t = w[0];
-              Value alpha = columnProduct(b, l, t, t, m, first, rows, p, p, zero);
-              Value beta = columnProduct(b, l, t, t, m, first, rows, q, q, zero);
-              Value gamma = columnProduct(b, l, t, t, m, first, rows, p, q, zero);
+              Value alpha = rowDot(b, l, t, m, p, p);
+              Value beta = rowDot(b, l, t, m, q, q);
+              Value gamma = rowDot(b, l, t, m, p, q);
               // dgesvj's test: |gamma| > sqrt(m) eps |p| |q| (the norms
               // apart, so that their product cannot overflow).
               Value bound = b.create<arith::MulFOp>(
@@ -342,33 +379,32 @@ Carried singularOne(OpBuilder &b, Location l, Value work, Value values, Value ve
               Value zeta = b.create<arith::DivFOp>(l, b.create<arith::SubFOp>(l, beta, alpha),
                                                    b.create<arith::MulFOp>(l, two, gamma));
               auto [cos, sin] = rotation(b, l, zeta, skip);
-              Carried next{rotateColumns(b, l, t, m, p, q, cos, sin)};
-              if (w.size() > 2) // V J
-                next.push_back(rotateColumns(b, l, w[1], m, p, q, cos, sin));
+              Carried next{rotateRows(b, l, t, m, p, q, cos, sin)};
+              if (w.size() > 2) // (V J)^T
+                next.push_back(rotateRows(b, l, w[1], m, p, q, cos, sin));
               next.push_back(b.create<arith::AndIOp>(l, w.back(), skip));
               return next;
             });
       });
   Value norms = s.loop(s.index(0), s.index(n), {values},
                        [&](OpBuilder &b, Location l, Value j, ValueRange u) -> Carried {
-                         Scalars s(b, l);
-                         Value squares = columnProduct(b, l, converged[0], converged[0], m,
-                                                       s.index(0), rows, j, j, zero);
+                         Value squares = rowDot(b, l, converged[0], m, j, j);
                          Value norm =
                              b.create<arith::MulFOp>(l, b.create<math::SqrtOp>(l, squares), divisor);
                          return {Scalars::put(b, l, norm, u[0], {m, j})};
                        })[0];
   Carried moved;
-  if (vectors)
+  if (vectorsT)
     moved = {converged[1], converged[0]};
-  Carried sorted = sortWithVectors(b, l, norms, moved, m, n, /*ascending=*/false);
-  if (!vectors)
+  Carried sorted =
+      sortWithVectors(b, l, norms, moved, m, n, /*ascending=*/false);
+  if (!vectorsT)
     return {converged[0], sorted[0]};
   return {sorted[2], sorted[0], sorted[1]};
 }
 
-/// Column j of matrix m of `u` (N, rows, k) made orthogonal to the other
-/// columns (which are orthonormal or zero), twice.
+/// Row j of matrix m of `u` (N, k, rows) made orthogonal to the other rows
+/// (which are orthonormal or zero), twice.
 Value orthogonalise(OpBuilder &b, Location loc, Value u, Value m, Value j, int64_t rows, int64_t k) {
   Scalars s(b, loc);
   Type element = cast<RankedTensorType>(u.getType()).getElementType();
@@ -377,71 +413,67 @@ Value orthogonalise(OpBuilder &b, Location loc, Value u, Value m, Value j, int64
     u = s.loop(s.index(0), s.index(k), {u},
                [&](OpBuilder &b, Location l, Value c, ValueRange w) -> Carried {
                  Scalars s(b, l);
-                 Value dot = columnProduct(b, l, w[0], w[0], m, s.index(0), rows, c, j, zero);
+                 Value dot = rowDot(b, l, w[0], m, c, j);
                  Value other = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne, c, j);
                  Value d = b.create<arith::SelectOp>(l, other, dot, zero);
                  return s.loop(s.index(0), s.index(rows), w,
                                [&](OpBuilder &b, Location l, Value i, ValueRange t) -> Carried {
                                  Value x = b.create<arith::SubFOp>(
-                                     l, Scalars::at(b, l, t[0], {m, i, j}),
-                                     b.create<arith::MulFOp>(l, d, Scalars::at(b, l, t[0], {m, i, c})));
-                                 return {Scalars::put(b, l, x, t[0], {m, i, j})};
+                                     l, Scalars::at(b, l, t[0], {m, j, i}),
+                                     b.create<arith::MulFOp>(l, d, Scalars::at(b, l, t[0], {m, c, i})));
+                                 return {Scalars::put(b, l, x, t[0], {m, j, i})};
                                });
                })[0];
   return u;
 }
 
-/// Column j of matrix m of `u` divided by `norm`.
-Value scaleColumn(OpBuilder &b, Location loc, Value u, Value m, Value j, int64_t rows,
-                  Value norm) {
+/// Row j of matrix m of `u` (N, k, rows) divided by `norm`.
+Value scaleRow(OpBuilder &b, Location loc, Value u, Value m, Value j, int64_t rows, Value norm) {
   Scalars s(b, loc);
   return s.loop(s.index(0), s.index(rows), {u},
                 [&](OpBuilder &b, Location l, Value i, ValueRange t) -> Carried {
-                  Value x = b.create<arith::DivFOp>(l, Scalars::at(b, l, t[0], {m, i, j}), norm);
-                  return {Scalars::put(b, l, x, t[0], {m, i, j})};
+                  Value x = b.create<arith::DivFOp>(l, Scalars::at(b, l, t[0], {m, j, i}), norm);
+                  return {Scalars::put(b, l, x, t[0], {m, j, i})};
                 })[0];
 }
 
-/// Matrix m of `u` (N, rows, k, zeros on entry) filled with the left
-/// singular vectors of `work` (A V scaled, its columns in the values'
-/// order): each column of work over its norm, then the columns no value
-/// defines completed to an orthonormal basis.
-Value leftVectors(OpBuilder &b, Location loc, Value work, Value u, Value m, int64_t rows,
+/// Matrix m of `ut` (N, k, rows, zeros on entry) filled with U^T, the left
+/// singular vectors of `work` ((A V)^T scaled, its rows in the values'
+/// order) in its rows: each row of work over its norm, then the rows no
+/// value defines completed to an orthonormal basis.
+Value leftVectors(OpBuilder &b, Location loc, Value work, Value ut, Value m, int64_t rows,
                   int64_t n, int64_t k) {
   Scalars s(b, loc);
-  Type element = cast<RankedTensorType>(u.getType()).getElementType();
+  Type element = cast<RankedTensorType>(ut.getType()).getElementType();
   Value zero = s.number(element, 0.0), one = s.number(element, 1.0);
   Value smallest = s.number(element, element.isF32()
                                          ? double(std::numeric_limits<float>::min())
                                          : std::numeric_limits<double>::min());
-  auto squaredNorm = [&](OpBuilder &b, Location l, Value t, Value j) {
-    return columnProduct(b, l, t, t, m, Scalars(b, l).index(0), rows, j, j, zero);
-  };
-  u = s.loop(s.index(0), s.index(n), {u},
-             [&](OpBuilder &b, Location l, Value j, ValueRange w) -> Carried {
-               Value squares = squaredNorm(b, l, work, j);
-               // Unordered: a NaN column stays NaN, as eager's would.
-               Value defined =
-                   b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UGE, squares, smallest);
-               Value norm = b.create<math::SqrtOp>(l, squares);
-               Scalars s(b, l);
-               return s.loop(s.index(0), s.index(rows), w,
-                             [&](OpBuilder &b, Location l, Value i, ValueRange t) -> Carried {
-                               Value x = b.create<arith::DivFOp>(
-                                   l, Scalars::at(b, l, work, {m, i, j}), norm);
-                               x = b.create<arith::SelectOp>(l, defined, x, zero);
-                               return {Scalars::put(b, l, x, t[0], {m, i, j})};
-                             });
-             })[0];
+  ut = s.loop(s.index(0), s.index(n), {ut},
+              [&](OpBuilder &b, Location l, Value j, ValueRange w) -> Carried {
+                Value squares = rowDot(b, l, work, m, j, j);
+                // Unordered: a NaN row stays NaN, as eager's would.
+                Value defined =
+                    b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UGE, squares, smallest);
+                Value norm = b.create<math::SqrtOp>(l, squares);
+                Scalars s(b, l);
+                return s.loop(s.index(0), s.index(rows), w,
+                              [&](OpBuilder &b, Location l, Value i, ValueRange t) -> Carried {
+                                Value x = b.create<arith::DivFOp>(
+                                    l, Scalars::at(b, l, work, {m, j, i}), norm);
+                                x = b.create<arith::SelectOp>(l, defined, x, zero);
+                                return {Scalars::put(b, l, x, t[0], {m, j, i})};
+                              });
+              })[0];
   return s.loop(
-      s.index(0), s.index(k), {u}, [&](OpBuilder &b, Location l, Value j, ValueRange w) -> Carried {
+      s.index(0), s.index(k), {ut}, [&](OpBuilder &b, Location l, Value j, ValueRange w) -> Carried {
         Value empty = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
-                                              squaredNorm(b, l, w[0], j), zero);
+                                              rowDot(b, l, w[0], m, j, j), zero);
         auto fill = b.create<scf::IfOp>(
             l, empty,
             [&](OpBuilder &b, Location l) {
               Scalars s(b, l);
-              // The row with the least weight in the columns so far.
+              // The unit vector with the least weight in the rows so far.
               Value lightest =
                   bestIndex(b, l, s.index(0), s.index(rows), s.index(0),
                             s.number(element, std::numeric_limits<double>::infinity()),
@@ -449,22 +481,32 @@ Value leftVectors(OpBuilder &b, Location loc, Value work, Value u, Value m, int6
                             [&](OpBuilder &b, Location l, Value i) -> Value {
                               Scalars s(b, l);
                               return s.loop(s.index(0), s.index(k), {zero},
-                                            [&](OpBuilder &b, Location l, Value col,
+                                            [&](OpBuilder &b, Location l, Value row,
                                                 ValueRange acc) -> Carried {
-                                              Value x = Scalars::at(b, l, w[0], {m, i, col});
+                                              Value x = Scalars::at(b, l, w[0], {m, row, i});
                                               return {b.create<arith::AddFOp>(
                                                   l, acc[0], b.create<arith::MulFOp>(l, x, x))};
                                             })[0];
                             })
                       .first;
-              Value t = Scalars::put(b, l, one, w[0], {m, lightest, j});
+              Value t = Scalars::put(b, l, one, w[0], {m, j, lightest});
               t = orthogonalise(b, l, t, m, j, rows, k);
-              Value norm = b.create<math::SqrtOp>(l, squaredNorm(b, l, t, j));
-              b.create<scf::YieldOp>(l, scaleColumn(b, l, t, m, j, rows, norm));
+              Value norm = b.create<math::SqrtOp>(l, rowDot(b, l, t, m, j, j));
+              b.create<scf::YieldOp>(l, scaleRow(b, l, t, m, j, rows, norm));
             },
             [&](OpBuilder &b, Location l) { b.create<scf::YieldOp>(l, w[0]); });
         return Carried(fill.getResults());
       })[0];
+}
+
+/// `t` (N, r, c) transposed into a fresh (N, c, r) tensor.
+Value transposedBatch(OpBuilder &b, Location loc, Value t) {
+  auto type = cast<RankedTensorType>(t.getType());
+  auto to = RankedTensorType::get({type.getDimSize(0), type.getDimSize(2), type.getDimSize(1)},
+                                  type.getElementType());
+  return b.create<linalg::TransposeOp>(loc, t, Scalars(b, loc).fresh(to),
+                                       ArrayRef<int64_t>{0, 2, 1})
+      .getResult()[0];
 }
 
 template <typename Op>
@@ -489,7 +531,7 @@ struct EigenLowering : OpConversionPattern<Op> {
                            return eigenOne(b, l, c[0], c[1], kVectors ? c[2] : Value(), m, n);
                          });
     if (kVectors)
-      rewriter.replaceOp(op, {out[1], out[2]});
+      rewriter.replaceOp(op, {out[1], transposedBatch(b, loc, out[2])});
     else
       rewriter.replaceOp(op, out[1]);
     return success();
@@ -510,13 +552,14 @@ struct SingularLowering : OpConversionPattern<Op> {
     auto type = cast<RankedTensorType>(adaptor.getSelf().getType());
     Type element = type.getElementType();
     const int64_t batch = type.getDimSize(0), rows = type.getDimSize(1), n = type.getDimSize(2);
-    Carried init{s.fresh(type, adaptor.getSelf()),
+    // A^T: its rows are A's columns.
+    Carried init{transposedBatch(b, loc, adaptor.getSelf()),
                  s.fresh(RankedTensorType::get({batch, n}, element))};
     int64_t k = n;
     if constexpr (kVectors) {
       k = op.getComplete() ? rows : n;
       init.push_back(identityBatch(b, loc, RankedTensorType::get({batch, n, n}, element)));
-      init.push_back(s.zeros(RankedTensorType::get({batch, rows, k}, element)));
+      init.push_back(s.zeros(RankedTensorType::get({batch, k, rows}, element)));
     }
     Carried out = s.loop(
         s.index(0), s.index(batch), init,
@@ -527,7 +570,8 @@ struct SingularLowering : OpConversionPattern<Op> {
           return one;
         });
     if (kVectors)
-      rewriter.replaceOp(op, {out[3], out[1], out[2]});
+      rewriter.replaceOp(op, {transposedBatch(b, loc, out[3]), out[1],
+                              transposedBatch(b, loc, out[2])});
     else
       rewriter.replaceOp(op, out[1]);
     return success();
