@@ -252,6 +252,22 @@ def _eigen_identities(a: torch.Tensor) -> tuple[torch.Tensor, ...]:
 register("eigh_repeated_reconstructs_f64", _eigen_identities,
          const(torch.tensor([[2.0, 1.0, 0.0, 0.0], [1.0, 2.0, 0.0, 0.0],
                              [0.0, 0.0, 3.0, 0.0], [0.0, 0.0, 0.0, 1.0]], dtype=torch.float64)))
+# The tridiagonal QL's own edge cases: an input already tridiagonal (no
+# reflector does anything), a cluster of nearly equal eigenvalues, and an
+# order where QL steps deflate many times.
+register("eigh_tridiagonal_f64", torch.linalg.eigh,
+         const(torch.diag(torch.full((9,), 2.0, dtype=torch.float64))
+               - torch.diag(torch.ones(8, dtype=torch.float64), 1)
+               - torch.diag(torch.ones(8, dtype=torch.float64), -1)),
+         sign_free=(SignFree(1),))
+register("eigvalsh_clustered_f64", lambda a: torch.linalg.eigvalsh(
+    a @ torch.diag(torch.tensor([1.0, 1.0, 1.0 + 1e-12, 2.0, 2.0, -3.0], dtype=torch.float64)) @ a.mT),
+    const(torch.linalg.qr(torch.randn(6, 6, generator=torch.Generator().manual_seed(3),
+                                      dtype=torch.float64))[0]))
+register("eigh_order_120_reconstructs_f32", lambda a: _eigen_identities(a + a.mT), randn(120, 120),
+         atol=1e-4)
+
+
 def _svd_and_product(a: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """The reduced SVD and U diag(S) Vh, which ties each vector's sign to
     its partner's (the vectors are compared up to sign one by one)."""

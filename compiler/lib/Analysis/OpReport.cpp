@@ -147,20 +147,33 @@ OpCost qrCost(aten::QrOp op) {
   return contraction(saturate(macs), 0);
 }
 
-/// Jacobi rotations, counted at kTypicalSweeps sweeps (the loops stop when
-/// converged; they run at most 60): each sweep rotates the n (n - 1) / 2
-/// pairs, a two-sided rotation (eigvalsh, eigh) updating two rows and two
-/// columns (8 n multiply-adds), a one-sided one (svdvals, svd) forming the
-/// pair's three dot products and rotating two columns of m (7 m); with
-/// vectors (eigh, svd), two columns of V as well (4 n). svd's U, the
-/// columns over their norms, adds m n; completing it (zero singular
+/// One-sided Jacobi rotations (svdvals, svd), counted at kTypicalSweeps
+/// sweeps (the loops stop when converged; they run at most 60): each sweep
+/// forms the n (n - 1) / 2 pairs' three dot products and rotates two
+/// columns of m (7 m multiply-adds); svd also rotates two rows of V^T (4 n)
+/// and divides U's m n entries by the norms. Completing U (zero singular
 /// values, a complete U) is not counted.
-OpCost jacobiCost(Value self, bool twoSided, bool vectors) {
+OpCost jacobiCost(Value self, bool vectors) {
   constexpr int64_t kTypicalSweeps = 6;
   auto type = cast<RankedTensorType>(self.getType());
   __int128 m = type.getDimSize(1), n = type.getDimSize(2);
-  __int128 perPair = (twoSided ? 8 * n : 7 * m) + (vectors ? 4 * n : 0);
-  __int128 perMatrix = kTypicalSweeps * n * (n - 1) / 2 * perPair + (vectors && !twoSided ? m * n : 0);
+  __int128 perPair = 7 * m + (vectors ? 4 * n : 0);
+  __int128 perMatrix = kTypicalSweeps * n * (n - 1) / 2 * perPair + (vectors ? m * n : 0);
+  return contraction(saturate(__int128(type.getDimSize(0)) * perMatrix), 0);
+}
+
+/// The symmetric eigen decomposition (eigvalsh, eigh): the tridiagonal
+/// reduction's (2/3) n^3 multiply-adds (its QL steps on the values are
+/// O(n^2)); with vectors, Q's (2/3) n^3 more and the QL rotations on its
+/// rows, counted at kTypicalSteps steps per eigenvalue, each rotating two
+/// rows of n for half the remaining order on average: 2 n^3.
+OpCost symmetricEigenCost(Value self, bool vectors) {
+  constexpr int64_t kTypicalSteps = 2;
+  auto type = cast<RankedTensorType>(self.getType());
+  __int128 n = type.getDimSize(1);
+  __int128 perMatrix = 2 * n * n * n / 3;
+  if (vectors)
+    perMatrix += 2 * n * n * n / 3 + kTypicalSteps * n * n * n;
   return contraction(saturate(__int128(type.getDimSize(0)) * perMatrix), 0);
 }
 
@@ -370,10 +383,10 @@ OpCost estimateOpCost(Operation *op) {
         __int128 n = type.getDimSize(1);
         return contraction(saturate(__int128(type.getDimSize(0)) * 5 * n * n * n), 0);
       })
-      .Case([](aten::EigvalshOp eig) { return jacobiCost(eig.getSelf(), true, false); })
-      .Case([](aten::EighOp eig) { return jacobiCost(eig.getSelf(), true, true); })
-      .Case([](aten::SvdvalsOp svd) { return jacobiCost(svd.getSelf(), false, false); })
-      .Case([](aten::SvdOp svd) { return jacobiCost(svd.getSelf(), false, true); })
+      .Case([](aten::EigvalshOp eig) { return symmetricEigenCost(eig.getSelf(), false); })
+      .Case([](aten::EighOp eig) { return symmetricEigenCost(eig.getSelf(), true); })
+      .Case([](aten::SvdvalsOp svd) { return jacobiCost(svd.getSelf(), false); })
+      .Case([](aten::SvdOp svd) { return jacobiCost(svd.getSelf(), true); })
       .Case([](aten::CdistOp cdist) { return cdistCost(cdist); })
       .Case([](aten::UpsampleAaOp up) { return upsampleAaCost(up); })
       // Each element's bin: two comparisons, a subtraction, a product and a

@@ -8,11 +8,10 @@
 //     (= 5 x 9 - 27 / 3), orgqr 2 x 3 x 3 x (5 - 1) = 72; 108.
 //   cholesky (6, 6): 6^3 / 6 = 36.
 //   triangular_solve 2 x (4, 4) against (4, 3): 2 x 4^2 x 3 / 2 = 48.
-//   eigvalsh (4, 4): 6 sweeps of 6 pairs, 8 x 4 each: 1152.
+//   eigvalsh (4, 4): the tridiagonal reduction, 2 x 64 / 3 = 42.
 //   svdvals (5, 3): 6 sweeps of 3 pairs, 7 x 5 each: 630.
-//   eigh (4, 4): eigvalsh's, plus V's two columns (4 x 4) per pair:
-//     6 x 6 x 48 = 1728.
-//   svd (5, 3): svdvals', plus V's two columns (4 x 3) per pair, plus U's
+//   eigh (4, 4): 42, Q's 42 and 2 x 64 for the QL rotations: 212.
+//   svd (5, 3): svdvals', plus V^T's two rows (4 x 3) per pair, plus U's
 //     5 x 3 divisions: 6 x 3 x 47 + 15 = 861.
 //   cdist (5, 8) to (7, 8), matrix-product form: 35 x 8 = 280, plus the
 //     40 + 56 squares and 4 x 35 combinations: 796 FLOPs; the difference
@@ -28,9 +27,9 @@
 // CHECK-NEXT: qr aten.qr contraction - 108 216 {{.*}}
 // CHECK-NEXT: chol aten.cholesky contraction - 36 72 {{.*}}
 // CHECK-NEXT: tri aten.triangular_solve contraction - 48 96 {{.*}}
-// CHECK-NEXT: eig aten.eigvalsh contraction - 1152 2304 {{.*}}
+// CHECK-NEXT: eig aten.eigvalsh contraction - 42 84 {{.*}}
 // CHECK-NEXT: sv aten.svdvals contraction - 630 1260 {{.*}}
-// CHECK-NEXT: eigv aten.eigh contraction - 1728 3456 {{.*}}
+// CHECK-NEXT: eigv aten.eigh contraction - 212 424 {{.*}}
 // CHECK-NEXT: svv aten.svd contraction - 861 1722 {{.*}}
 // CHECK-NEXT: dmm aten.cdist contraction - 280 796 {{.*}}
 // CHECK-NEXT: d1 aten.cdist reduction - 0 840 {{.*}}

@@ -45,6 +45,7 @@ struct ConvertAtenToLinalgPass
     kiln::aten::populateScanPatterns(patterns);
     kiln::aten::populateFactorisationPatterns(patterns);
     kiln::aten::populateJacobiPatterns(patterns);
+    kiln::aten::populateSymmetricEigenPatterns(patterns);
     kiln::aten::populateMatrixExpPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))

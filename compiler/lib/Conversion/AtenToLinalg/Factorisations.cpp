@@ -37,7 +37,7 @@
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
 #include "PopulatePatterns.h"
-#include "ScalarLoops.h"
+#include "MatrixLoops.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
@@ -234,58 +234,6 @@ Value rowProduct(OpBuilder &b, Location l, Value t, Value m, Value i, Value j, T
                        });
 }
 
-/// H = I - tau v v^T applied from the left to columns [from, width) of
-/// matrix m of `t` (N, rows, width), with v = (1, r[m, j + 1 .. rows, j])
-/// from `reflectors` r (t itself when null, read through the loop's value:
-/// the update never writes column j there), as LAPACK's dlarf does it: w =
-/// t[j, :] + sum over rows i below j of v_i t[i, :], then t[j, :] -= tau w
-/// and t[i, :] -= v_i (tau w). Both walk t's rows, which are contiguous
-/// (LAPACK's column-major columns), so that the inner loops vectorise;
-/// `w` is a (>= width) scratch row. Returns t and w.
-Carried applyReflector(OpBuilder &b, Location l, Value t, Value reflectors, Value w, Value m,
-                       Value j, int64_t rows, Value from, int64_t width, Value tau) {
-  Scalars s(b, l);
-  Value below = plusOne(b, l, j), end = s.index(width);
-  auto overRow = [&](Value target, function_ref<Value(OpBuilder &, Location, Value, Value)> entry) {
-    return s.loop(from, end, {target}, [&](OpBuilder &b, Location l, Value c, ValueRange u) -> Carried {
-      return {entry(b, l, u[0], c)};
-    })[0];
-  };
-  w = overRow(w, [&](OpBuilder &b, Location l, Value x, Value c) {
-    return Scalars::put(b, l, Scalars::at(b, l, t, {m, j, c}), x, {c});
-  });
-  w = s.loop(below, s.index(rows), {w},
-             [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
-               Value vi = Scalars::at(b, l, reflectors ? reflectors : t, {m, i, j});
-               return {Scalars(b, l).loop(
-                   from, end, u, [&](OpBuilder &b, Location l, Value c, ValueRange x) -> Carried {
-                     Value sum = b.create<arith::AddFOp>(
-                         l, Scalars::at(b, l, x[0], {c}),
-                         b.create<arith::MulFOp>(l, vi, Scalars::at(b, l, t, {m, i, c})));
-                     return {Scalars::put(b, l, sum, x[0], {c})};
-                   })[0]};
-             })[0];
-  // w <- tau w, then row j and the rows below.
-  w = overRow(w, [&](OpBuilder &b, Location l, Value x, Value c) {
-    return Scalars::put(b, l, b.create<arith::MulFOp>(l, tau, Scalars::at(b, l, x, {c})), x, {c});
-  });
-  t = overRow(t, [&](OpBuilder &b, Location l, Value x, Value c) {
-    Value top = b.create<arith::SubFOp>(l, Scalars::at(b, l, x, {m, j, c}), Scalars::at(b, l, w, {c}));
-    return Scalars::put(b, l, top, x, {m, j, c});
-  });
-  t = s.loop(below, s.index(rows), {t},
-             [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
-               Value vi = Scalars::at(b, l, reflectors ? reflectors : u[0], {m, i, j});
-               return {Scalars(b, l).loop(
-                   from, end, u, [&](OpBuilder &b, Location l, Value c, ValueRange x) -> Carried {
-                     Value update = b.create<arith::MulFOp>(l, Scalars::at(b, l, w, {c}), vi);
-                     Value v = b.create<arith::SubFOp>(l, Scalars::at(b, l, x[0], {m, i, c}), update);
-                     return {Scalars::put(b, l, v, x[0], {m, i, c})};
-                   })[0]};
-             })[0];
-  return {t, w};
-}
-
 struct QrLowering : OpConversionPattern<QrOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -358,7 +306,12 @@ struct QrLowering : OpConversionPattern<QrOp> {
                              return {Scalars::put(b, l, x, u[0], {m, i, j})};
                            })[0];
                 // H = I - tau v v^T on the columns to the right (v[j] = 1).
-                Carried applied = applyReflector(b, l, a, Value(), t[2], m, j, rows, below, cols, tauJ);
+                // v_i from the loop's value: the update never writes column j.
+                Carried applied = applyReflector(
+                    b, l, a, t[2], m, j, rows, below, cols, tauJ,
+                    [&](OpBuilder &b, Location l, Value i, Value current) {
+                      return Scalars::at(b, l, current, {m, i, j});
+                    });
                 a = applied[0];
                 a = Scalars::put(b, l, beta, a, {m, j, j});
                 return {a, Scalars::put(b, l, tauJ, t[1], {m, j}), applied[1]};
@@ -397,7 +350,10 @@ struct QrLowering : OpConversionPattern<QrOp> {
                 Scalars s(b, l);
                 Value j = b.create<arith::SubIOp>(l, s.index(k - 1), step);
                 Value tauJ = Scalars::at(b, l, taus, {m, j});
-                return applyReflector(b, l, u[0], a, u[1], m, j, rows, s.index(0), qCols, tauJ);
+                return applyReflector(b, l, u[0], u[1], m, j, rows, s.index(0), qCols, tauJ,
+                                      [&](OpBuilder &b, Location l, Value i, Value) {
+                                        return Scalars::at(b, l, a, {m, i, j});
+                                      });
               });
           return {a, taus, orgqr[0], rOut, orgqr[1]};
         });

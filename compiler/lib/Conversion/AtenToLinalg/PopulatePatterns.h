@@ -47,9 +47,12 @@ void populateScanPatterns(mlir::RewritePatternSet &patterns);
 /// lu_factor, linalg_solve, triangular_solve, qr and cholesky as LAPACK's
 /// unblocked routines in scalar loops (Factorisations.cpp).
 void populateFactorisationPatterns(mlir::RewritePatternSet &patterns);
-/// eigvalsh, eigh, svdvals and svd as Jacobi rotations in scalar loops
+/// svdvals and svd as one-sided Jacobi rotations in scalar loops
 /// (Jacobi.cpp).
 void populateJacobiPatterns(mlir::RewritePatternSet &patterns);
+/// eigvalsh and eigh as a Householder tridiagonalisation and implicit QL
+/// steps in scalar loops (SymmetricEigen.cpp).
+void populateSymmetricEigenPatterns(mlir::RewritePatternSet &patterns);
 /// aten.matrix_exp (MatrixExp.cpp).
 void populateMatrixExpPatterns(mlir::RewritePatternSet &patterns);
 

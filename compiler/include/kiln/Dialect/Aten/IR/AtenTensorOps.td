@@ -276,10 +276,12 @@ def Aten_EigvalshOp : Aten_Op<"eigvalsh", [Pure]> {
     For a (N, n, n) f32 or f64 batch read as symmetric from its lower
     triangle, the (N, n) eigenvalues of each matrix in ascending order
     (`_linalg_eigh`'s first result). kiln-convert-aten-to-linalg writes it
-    as cyclic Jacobi rotations until the off-diagonal part is below the
-    element type's precision (at most 60 sweeps), then a selection sort
-    (Jacobi.cpp), so n is at most 512 (`kMaxLuOrder`). The values
-    agree with LAPACK's syevd to the precision of the type.
+    as LAPACK's dsyev does: a Householder reduction to a tridiagonal
+    matrix, implicit QL steps with Wilkinson's shift until each
+    off-diagonal entry is negligible (at most 40 per eigenvalue), then a
+    selection sort (SymmetricEigen.cpp), so n is at most 512
+    (`kMaxLuOrder`). The values agree with LAPACK's syevd to the precision
+    of the type.
 
     Example:
     ```mlir
@@ -322,11 +324,12 @@ def Aten_EighOp : Aten_Op<"eigh", [Pure]> {
     triangle, the (N, n) eigenvalues of each matrix in ascending order and
     the (N, n, n) orthonormal eigenvectors, one per column in the values'
     order (`_linalg_eigh`'s results). kiln-convert-aten-to-linalg writes it
-    as aten.eigvalsh's cyclic Jacobi rotations, accumulated into the
-    vectors, then a selection sort that moves each vector with its value
-    (Jacobi.cpp), so n is at most 512 (`kMaxLuOrder`). A vector's sign, and
-    the basis of a repeated eigenvalue's space, are the rotations' choice,
-    not LAPACK's: PyTorch leaves both unspecified.
+    as aten.eigvalsh's tridiagonalisation and QL steps, with Q formed from
+    the reflectors and the QL rotations applied to it, then a selection
+    sort that moves each vector with its value (SymmetricEigen.cpp), so n
+    is at most 512 (`kMaxLuOrder`). A vector's sign, and the basis of a
+    repeated eigenvalue's space, are the algorithm's choice, not LAPACK's:
+    PyTorch leaves both unspecified.
 
     Example:
     ```mlir
