@@ -22,7 +22,10 @@ One report from one run (progress goes to stderr, the report to stdout):
   * mid-size tensors: ``x * 2 + 1`` with 1 to 7 MiB in and out on a direct
     channel, through its exchange buffer against a client without one (each
     tensor in a sealed memfd), alternating: median ms per call;
-  * big tensors: a 256 MiB f32 ``x + 1`` round trip through Kiln, MB/s.
+  * big tensors: a 256 MiB f32 ``x + 1`` round trip through Kiln, MB/s;
+  * dense linear algebra (bench_linalg.py): solve, inv, cholesky, qr,
+    eigvalsh, eigh, svd and matrix_exp through Kiln against eager (LAPACK),
+    end to end and run alone, at each --threads count.
 
 Each thread count gets its own kilnd, whose local cpu agent runs parallel
 loops on that many compute threads (KILN_AGENT_COMPUTE_THREADS); with
@@ -32,7 +35,7 @@ Kiln's inline limit (1 MiB) get a new value in one element before each Kiln
 call, so the content-addressed blob store never skips their upload.
 
 Usage: bench/run.sh [--quick] [--models mlp,resnet18_b1,...] [--threads 1,2]
-                    [--sections models,matmul,overhead,mid,big] [--rounds N]
+                    [--sections models,matmul,overhead,mid,big,linalg] [--rounds N]
                     [--address HOST:PORT] [--build-dir build]
 """
 
@@ -65,7 +68,7 @@ from kiln.testing import MLP
 REPO = pathlib.Path(__file__).resolve().parents[1]
 ERROR_FLAG = 1e-4          # relative L2 error against eager past this is flagged "!"
 BASELINES = ("eager", "inductor", "ort")
-SECTIONS = ("models", "matmul", "overhead", "mid", "big")
+SECTIONS = ("models", "matmul", "overhead", "mid", "big", "linalg")
 START_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 30.0
 
@@ -830,7 +833,7 @@ def print_report(args: argparse.Namespace, parts: dict[str, list[str]],
                 f"(! past {ERROR_FLAG:g}); Kiln's agent runs thr compute threads; "
                 f"kernel library: {args.kernel_library or 'kilnd default (onednn on x86-64)'}.",
                 *parts["models"], ""]
-    for key in ("matmul", "overhead", "mid", "big"):
+    for key in ("matmul", "overhead", "mid", "big", "linalg"):
         if key in parts:
             out += [*parts[key], ""]
     if notes:
@@ -911,6 +914,9 @@ def run(args: argparse.Namespace, workdir: pathlib.Path) -> None:
                 rows += measure_model(clients, key, MODELS[key], args.threads, args, workdir,
                                       notes)
             parts["models"] = model_table(rows, args.threads)
+        if "linalg" in args.sections:
+            from bench_linalg import measure_linalg
+            parts["linalg"] = measure_linalg(clients, args.threads, args, sys.modules[__name__])
         if "matmul" in args.sections:
             peak_text = f"{peak_core:.1f} GFLOP/s per core" if peak_core else "not measured"
             parts["matmul"] = [
