@@ -25,7 +25,7 @@ def ConvertAtenToLinalg : Pass<"kiln-convert-aten-to-linalg", "mlir::func::FuncO
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
     "mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
     "mlir::scf::SCFDialect",
-    "mlir::tensor::TensorDialect"
+    "mlir::tensor::TensorDialect", "mlir::vector::VectorDialect"
   ];
 }
 

@@ -27,7 +27,7 @@ struct ConvertAtenToLinalgPass
     target.addIllegalDialect<kiln::aten::AtenDialect>();
     target.addLegalDialect<arith::ArithDialect, bufferization::BufferizationDialect,
                            linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
-                           tensor::TensorDialect>();
+                           tensor::TensorDialect, vector::VectorDialect>();
     RewritePatternSet patterns(ctx);
     kiln::aten::populateElementwisePatterns(patterns);
     kiln::aten::populateLinearPatterns(patterns);

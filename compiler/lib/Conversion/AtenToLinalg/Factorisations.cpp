@@ -228,10 +228,7 @@ struct TriangularSolveLowering : OpConversionPattern<TriangularSolveOp> {
 /// sum over p < j of t[m, i, p] * t[m, j, p], in the element type.
 Value rowProduct(OpBuilder &b, Location l, Value t, Value m, Value i, Value j, Type element) {
   Scalars s(b, l);
-  return sumOfProducts(b, l, s.index(0), j, s.number(element, 0.0),
-                       [&](OpBuilder &b, Location l, Value p) -> std::pair<Value, Value> {
-                         return {Scalars::at(b, l, t, {m, i, p}), Scalars::at(b, l, t, {m, j, p})};
-                       });
+  return contiguousDot(b, l, t, {m, i}, t, {m, j}, s.index(0), j, s.number(element, 0.0));
 }
 
 struct QrLowering : OpConversionPattern<QrOp> {

@@ -82,11 +82,8 @@ Value rotateRows(OpBuilder &b, Location l, Value t, Value m, Value p, Value q, V
 Value rowDot(OpBuilder &b, Location l, Value t, Value m, Value p, Value q) {
   Scalars s(b, l);
   auto type = cast<RankedTensorType>(t.getType());
-  return sumOfProducts(b, l, s.index(0), s.index(type.getDimSize(2)),
-                       s.number(type.getElementType(), 0.0),
-                       [&](OpBuilder &b, Location l, Value k) -> std::pair<Value, Value> {
-                         return {Scalars::at(b, l, t, {m, p, k}), Scalars::at(b, l, t, {m, q, k})};
-                       });
+  return contiguousDot(b, l, t, {m, p}, t, {m, q}, s.index(0), s.index(type.getDimSize(2)),
+                       s.number(type.getElementType(), 0.0));
 }
 
 /// Loops over the pairs p < q of [0, n) carrying `state`.

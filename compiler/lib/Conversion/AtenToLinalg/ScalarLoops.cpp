@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 
@@ -50,50 +51,40 @@ Value plusOne(OpBuilder &b, Location l, Value i) {
   return b.create<arith::AddIOp>(l, i, b.create<arith::ConstantIndexOp>(l, 1));
 }
 
-/// The partial sums sumOfProducts keeps.
-constexpr int64_t kPartialSums = 4;
+/// The vector width contiguousDot reads in, in bits (an AVX-512 register;
+/// LLVM splits it on narrower targets, which keeps independent sums).
+constexpr int64_t kDotBits = 512;
 
-Value sumOfProducts(OpBuilder &b, Location l, Value from, Value to, Value first,
-                    function_ref<std::pair<Value, Value>(OpBuilder &, Location, Value)> factors) {
+Value contiguousDot(OpBuilder &b, Location l, Value x, ValueRange xAt, Value y, ValueRange yAt,
+                    Value from, Value to, Value first) {
   Scalars s(b, l);
   Type element = first.getType();
-  auto addProduct = [&](OpBuilder &b, Location l, Value acc, Value k) -> Value {
-    auto [x, y] = factors(b, l, k);
-    return b.create<arith::AddFOp>(l, acc, b.create<arith::MulFOp>(l, x, y));
+  const int64_t lanes = kDotBits / element.getIntOrFloatBitWidth();
+  auto vectorType = VectorType::get({lanes}, element);
+  auto indices = [](ValueRange prefix, Value k) {
+    SmallVector<Value> at(prefix);
+    at.push_back(k);
+    return at;
   };
-  // [from, end) in whole groups of kPartialSums, then the rest.
-  Value groups = b.create<arith::DivSIOp>(l, b.create<arith::SubIOp>(l, to, from),
-                                          s.index(kPartialSums));
-  Value end = b.create<arith::AddIOp>(l, from,
-                                      b.create<arith::MulIOp>(l, groups, s.index(kPartialSums)));
-  SmallVector<Value> zeros(kPartialSums, s.number(element, 0.0));
-  auto grouped = b.create<scf::ForOp>(
-      l, from, end, s.index(kPartialSums), zeros,
+  // [from, end) in whole vectors, then the rest.
+  Value chunks = b.create<arith::DivSIOp>(l, b.create<arith::SubIOp>(l, to, from), s.index(lanes));
+  Value end = b.create<arith::AddIOp>(l, from, b.create<arith::MulIOp>(l, chunks, s.index(lanes)));
+  Value zeros = b.create<arith::ConstantOp>(l, vectorType, b.getZeroAttr(vectorType));
+  SmallVector<bool> inBounds{true};
+  auto vectors = b.create<scf::ForOp>(
+      l, from, end, s.index(lanes), ValueRange{zeros},
       [&](OpBuilder &b, Location l, Value k, ValueRange acc) {
-        SmallVector<Value> next;
-        for (int64_t r = 0; r < kPartialSums; ++r) {
-          Value kr = r ? b.create<arith::AddIOp>(l, k, Scalars(b, l).index(r)).getResult() : k;
-          next.push_back(addProduct(b, l, acc[r], kr));
-        }
-        b.create<scf::YieldOp>(l, next);
+        Value vx = b.create<vector::TransferReadOp>(l, vectorType, x, indices(xAt, k), inBounds);
+        Value vy = b.create<vector::TransferReadOp>(l, vectorType, y, indices(yAt, k), inBounds);
+        b.create<scf::YieldOp>(l, ValueRange{b.create<vector::FMAOp>(l, vx, vy, acc[0])});
       });
-  SmallVector<Value> partial(grouped.getResults());
-  partial[0] = s.loop(end, to, {partial[0]},
-                      [&](OpBuilder &b, Location l, Value k, ValueRange acc) -> Carried {
-                        return {addProduct(b, l, acc[0], k)};
-                      })[0];
-  for (int64_t width = kPartialSums; width > 1; width /= 2)
-    for (int64_t r = 0; r < width / 2; ++r)
-      partial[r] = b.create<arith::AddFOp>(l, partial[2 * r], partial[2 * r + 1]);
-  return b.create<arith::AddFOp>(l, first, partial[0]);
-}
-
-Value columnProduct(OpBuilder &b, Location l, Value v, Value t, Value m, Value from,
-                    int64_t rows, Value c1, Value c2, Value first) {
-  return sumOfProducts(b, l, from, Scalars(b, l).index(rows), first,
-                       [&](OpBuilder &b, Location l, Value i) -> std::pair<Value, Value> {
-                         return {Scalars::at(b, l, v, {m, i, c1}), Scalars::at(b, l, t, {m, i, c2})};
-                       });
+  Value sum = b.create<vector::ReductionOp>(l, vector::CombiningKind::ADD, vectors.getResult(0));
+  sum = s.loop(end, to, {sum}, [&](OpBuilder &b, Location l, Value k, ValueRange acc) -> Carried {
+    Value product = b.create<arith::MulFOp>(l, Scalars::at(b, l, x, indices(xAt, k)),
+                                            Scalars::at(b, l, y, indices(yAt, k)));
+    return {b.create<arith::AddFOp>(l, acc[0], product)};
+  })[0];
+  return b.create<arith::AddFOp>(l, first, sum);
 }
 
 std::pair<Value, Value> bestIndex(OpBuilder &b, Location l, Value lo, Value hi, Value start,

@@ -46,23 +46,16 @@ private:
 /// i + 1 (index).
 mlir::Value plusOne(mlir::OpBuilder &b, mlir::Location l, mlir::Value i);
 
-/// first + the sum over k in [from, to) of the products x(k) * y(k) that
-/// `factors` reads, in kPartialSums interleaved partial sums added
-/// pairwise at the end: independent chains of additions, where one running
-/// sum waits on each addition's latency (4 cycles: a quarter of the
-/// throughput). Rounding differs from the sequential sum's in the last
-/// bits, as BLAS's unrolled dot products' does.
-mlir::Value sumOfProducts(
-    mlir::OpBuilder &b, mlir::Location l, mlir::Value from, mlir::Value to, mlir::Value first,
-    llvm::function_ref<std::pair<mlir::Value, mlir::Value>(mlir::OpBuilder &, mlir::Location,
-                                                           mlir::Value)>
-        factors);
-
-/// sum over rows i in [from, rows) of v[m, i, c1] * t[m, i, c2], plus
-/// `first` (sumOfProducts).
-mlir::Value columnProduct(mlir::OpBuilder &b, mlir::Location l, mlir::Value v, mlir::Value t,
-                          mlir::Value m, mlir::Value from, int64_t rows, mlir::Value c1,
-                          mlir::Value c2, mlir::Value first);
+/// first + the sum over k in [from, to) of x[xAt..., k] * y[yAt..., k]:
+/// both tensors' last index runs along k, so the whole chunks of 512 bits
+/// are read as vectors (vector.transfer_read) and multiplied into one
+/// vector of partial sums (vector.fma), whose lanes vector.reduction adds;
+/// the rest one at a time. A running scalar sum would wait on each
+/// addition's latency and use one lane. Rounding differs from the
+/// sequential sum's in the last bits, as BLAS's dot products' does.
+mlir::Value contiguousDot(mlir::OpBuilder &b, mlir::Location l, mlir::Value x,
+                          mlir::ValueRange xAt, mlir::Value y, mlir::ValueRange yAt,
+                          mlir::Value from, mlir::Value to, mlir::Value first);
 
 /// The index in [lo, hi) whose value (`valueAt`) compares `better` than
 /// every one before it, starting from index `start` with `startValue`

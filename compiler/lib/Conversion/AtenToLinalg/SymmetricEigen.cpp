@@ -126,21 +126,14 @@ Carried tridiagonalise(OpBuilder &b, Location loc, Value a, Value d, Value e, Va
         a = Scalars::put(b, l, s.number(element, 1.0), a, {m, k, next});
         // p = tau A22 v, over rows i > k.
         auto rowTimesV = [&](OpBuilder &b, Location l, Value i, Value t) {
-          return sumOfProducts(b, l, next, end, zero,
-                               [&](OpBuilder &b, Location l, Value j) -> std::pair<Value, Value> {
-                                 return {Scalars::at(b, l, t, {m, i, j}),
-                                         Scalars::at(b, l, t, {m, k, j})};
-                               });
+          return contiguousDot(b, l, t, {m, i}, t, {m, k}, next, end, zero);
         };
         p = s.loop(next, end, {p}, [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
           Value x = b.create<arith::MulFOp>(l, h.tau, rowTimesV(b, l, i, a));
           return {Scalars::put(b, l, x, u[0], {i})};
         })[0];
         // w = p - (tau / 2) (p . v) v.
-        Value pv = sumOfProducts(b, l, next, end, zero,
-                                 [&](OpBuilder &b, Location l, Value i) -> std::pair<Value, Value> {
-                                   return {Scalars::at(b, l, p, {i}), Scalars::at(b, l, a, {m, k, i})};
-                                 });
+        Value pv = contiguousDot(b, l, p, {}, a, {m, k}, next, end, zero);
         Value factor = b.create<arith::MulFOp>(l, b.create<arith::MulFOp>(l, half, h.tau), pv);
         p = s.loop(next, end, {p}, [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
           Value x = b.create<arith::SubFOp>(

@@ -52,19 +52,20 @@ func.func @solve(%a: tensor<1x4x4xf32>, %b: tensor<1x4x2xf32>) -> tensor<1x4x2xf
   return %x : tensor<1x4x2xf32>
 }
 
-// dpotf2 (lower, left-looking): the pivot less the row's squares (in four
-// interleaved partial sums, then the rest, added pairwise), info at the
-// first pivot that is not > 0, its square root on the diagonal, zeros
-// above, the column below scaled by it.
+// dpotf2 (lower, left-looking): the pivot less the row's squares (whole
+// 16-lane vectors of the contiguous row, fused multiply-added, their lanes
+// reduced, then the rest), info at the first pivot that is not > 0, its
+// square root on the diagonal, zeros above, the column below scaled by it.
 // CHECK-LABEL: func @cholesky
 // CHECK: %[[L:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<2x3x3xf32>
 // CHECK: scf.for
 // CHECK: %[[COL:.+]]:2 = scf.for %[[J:.+]] = %{{.+}} to %c3
-// CHECK: %[[PART:.+]]:4 = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c4{{.*}} -> (f32, f32, f32, f32)
-// CHECK: %[[REST:.+]] = scf.for %{{.+}} = %{{.+}} to %[[J]] step %c1{{.*}} iter_args(%{{.+}} = %[[PART]]#0)
-// CHECK: %[[P01:.+]] = arith.addf %[[REST]], %[[PART]]#1 : f32
-// CHECK: %[[P23:.+]] = arith.addf %[[PART]]#2, %[[PART]]#3 : f32
-// CHECK: %[[SUM:.+]] = arith.addf %[[P01]], %[[P23]] : f32
+// CHECK: %[[VECS:.+]] = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c16{{.*}} -> (vector<16xf32>)
+// CHECK: %[[X:.+]] = vector.transfer_read %{{.+}}[%{{.+}}, %[[J]], %{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<2x3x3xf32>, vector<16xf32>
+// CHECK: %[[Y:.+]] = vector.transfer_read
+// CHECK: vector.fma %[[X]], %[[Y]], %{{.+}} : vector<16xf32>
+// CHECK: %[[LANES:.+]] = vector.reduction <add>, %[[VECS]] : vector<16xf32> into f32
+// CHECK: %[[SUM:.+]] = scf.for %{{.+}} = %{{.+}} to %[[J]] step %c1{{.*}} iter_args(%{{.+}} = %[[LANES]])
 // CHECK: %[[DOT:.+]] = arith.addf %cst{{.*}}, %[[SUM]] : f32
 // CHECK: %[[PIVOT:.+]] = arith.subf %{{.+}}, %[[DOT]] : f32
 // CHECK: %[[POS:.+]] = arith.cmpf ogt, %[[PIVOT]]
