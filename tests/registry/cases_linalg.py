@@ -1,6 +1,8 @@
 """Matrix products: mm, matmul (1-d, 2-d, batched, broadcast), bmm, linear,
 addmm, baddbmm, einsum; float dtypes and integer matmul."""
 
+import warnings
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -448,3 +450,47 @@ register("pinv_hermitian_rank_deficient_f64", lambda a: torch.linalg.pinv(a, her
          const(torch.tensor([[2.0, 1.0, 0.0, 0.0], [1.0, 2.0, 0.0, 0.0],
                              [0.0, 0.0, -3.0, 0.0], [0.0, 0.0, 0.0, 0.0]], dtype=torch.float64)))
 register("pinverse_rcond_f32", lambda a: torch.pinverse(a, rcond=1e-3), randn(5, 3))
+
+# LU with P, L and U (aten.linalg_lu, lu_unpack): getrf, the row order its
+# swaps leave (aten.lu_permutation) as P, the packed factors' triangles;
+# lu_solve from the packed LU and its pivots, in each of its four forms.
+register("linalg_lu_f64", torch.linalg.lu, randn(5, 5, dtype=torch.float64))
+register("linalg_lu_batched_f32", torch.linalg.lu, randn(2, 3, 4, 4))
+register("linalg_lu_needs_pivoting_f64", torch.linalg.lu,
+         const(torch.tensor([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]],
+                            dtype=torch.float64)))
+register("lu_unpack_f64", lambda a: torch.lu_unpack(*torch.linalg.lu_factor(a)),
+         randn(2, 4, 4, dtype=torch.float64))
+register("lu_unpack_pivots_only_f32",
+         lambda a: torch.lu_unpack(*torch.linalg.lu_factor(a), unpack_data=False)[0], randn(5, 5))
+register("lu_unpack_data_only_f32",
+         lambda a: torch.lu_unpack(*torch.linalg.lu_factor(a), unpack_pivots=False)[1:], randn(5, 5))
+register("lu_solve_f64", lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b),
+         randn(5, 5, dtype=torch.float64), randn(5, 3, dtype=torch.float64))
+register("lu_solve_adjoint_batched_f32",
+         lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a + 4 * EYE4), b, adjoint=True),
+         randn(2, 4, 4), randn(2, 4, 2))
+register("lu_solve_right_f64",
+         lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, left=False),
+         randn(4, 4, dtype=torch.float64), randn(3, 4, dtype=torch.float64))
+register("lu_solve_right_adjoint_f64",
+         lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, left=False, adjoint=True),
+         randn(4, 4, dtype=torch.float64), randn(3, 4, dtype=torch.float64))
+
+# cholesky_inverse (the Cholesky solve of the identity) and the legacy
+# torch.triangular_solve (its second result A, cloned and broadcast), whose
+# deprecation warning says nothing about the case.
+warnings.filterwarnings("ignore", message="torch.triangular_solve is deprecated")
+register("cholesky_inverse_f64",
+         lambda a: torch.cholesky_inverse(torch.linalg.cholesky(a @ a.mT + 4 * EYE4.double())),
+         randn(4, 4, dtype=torch.float64))
+register("cholesky_inverse_upper_batched_f32",
+         lambda a: torch.cholesky_inverse(torch.linalg.cholesky(a @ a.mT + 4 * EYE4, upper=True),
+                                          upper=True),
+         randn(2, 4, 4))
+register("triangular_solve_legacy_f64",
+         lambda a, b: torch.triangular_solve(b, a + 4 * EYE4.double()),
+         randn(4, 4, dtype=torch.float64), randn(4, 2, dtype=torch.float64))
+register("triangular_solve_legacy_transpose_unit_broadcast_f32",
+         lambda a, b: torch.triangular_solve(b, a, upper=False, transpose=True, unitriangular=True),
+         randn(4, 4), randn(2, 4, 3))

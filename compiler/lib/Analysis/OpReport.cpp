@@ -362,6 +362,8 @@ OpCost estimateOpCost(Operation *op) {
         return contraction(type.getDimSize(0) * order * order * order / 3, 0);
       })
       .Case([](aten::LinalgSolveOp solve) { return solveCost(solve); })
+      // Swaps of indices: no arithmetic.
+      .Case([](aten::LuPermutationOp) { return dataMovement(); })
       .Case([](aten::QrOp qr) { return qrCost(qr); })
       // trtrs: n^2 k / 2 multiply-adds per matrix.
       .Case([](aten::TriangularSolveOp solve) {

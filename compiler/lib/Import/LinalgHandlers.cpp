@@ -1,4 +1,4 @@
-//===- LinalgHandlers.cpp - determinants, solves, inverses, Cholesky ------===//
+//===- LinalgHandlers.cpp - factorisations, solves and decompositions -----===//
 //
 // This file implements the importer handlers of the dense linear algebra
 // torch.linalg decomposes to: aten._linalg_det and aten._linalg_slogdet
@@ -20,17 +20,23 @@
 //   1-based column of U's first zero pivot (0 for none), from a second
 //   aten.lu_factor that is dead code (canonicalization removes it) unless
 //   something reads them.
-// - solve_triangular and cholesky_solve: aten.triangular_solve (one, or a
-//   forward then a back substitution against the factor and its
-//   transpose).
+// - solve_triangular, the legacy triangular_solve, cholesky_solve and
+//   cholesky_inverse: aten.triangular_solve (one, or a forward then a back
+//   substitution against the factor and its transpose; the identity's for
+//   the inverse).
 // - lu_factor: the same aten.lu_factor of A, its results as solve's.
+// - linalg_lu and lu_unpack: P from aten.lu_permutation (the row order
+//   getrf's swaps leave) as a one-hot matrix, L and U the packed LU's
+//   triangles; lu_solve: B's rows gathered in P's order and two triangular
+//   solves (or, for A^T X = B, the two against the LU's transpose and a
+//   product with P).
 // - qr: one aten.qr (geqrf + orgqr with LAPACK's reflector conventions,
 //   so R's signs are eager's); mode "r" gives an empty Q.
-// - eigh and svd: aten.eigh and aten.svd (Jacobi rotations, accumulated
-//   into the vectors), or aten.eigvalsh and aten.svdvals when no vectors
-//   are computed or read (the client leaves unread results out). The
-//   vectors' signs are the rotations' choice, not LAPACK's; PyTorch leaves
-//   them unspecified.
+// - eigh and svd: aten.eigh (tridiagonal QL) and aten.svd (one-sided
+//   Jacobi), or aten.eigvalsh and aten.svdvals when no vectors are
+//   computed or read (the client leaves unread results out). The vectors'
+//   signs are the algorithm's choice, not LAPACK's; PyTorch leaves them
+//   unspecified.
 // - cholesky: one aten.cholesky of A's lower triangle (of A.mT's for
 //   upper=True, whose factor is then transposed), info as potrf's.
 // - matrix_exp: one aten.matrix_exp (scaling and squaring,
@@ -355,18 +361,254 @@ absl::StatusOr<Values> solveTriangular(NodeImporter &n) {
   return Values{result};
 }
 
-/// cholesky_solve(B, L, upper): A X = B for A = L L^T (or U^T U), a solve
-/// against the factor, then one against its transpose.
+/// A result of no elements of the declared type (a vector result eager
+/// leaves empty without compute_v / compute_uv); null when left out.
+absl::StatusOr<Value> emptyResult(NodeImporter &n, int i) {
+  if (i >= n.numResults())
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has more"));
+  if (n.resultLeftOut(i))
+    return Value();
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(i));
+  if (type.getNumElements() != 0)
+    return n.error(absl::StrCat("result ", i, " is declared with elements"));
+  return n.constant(type.getElementType(), 0.0, type.getShape());
+}
+
+/// `v` as result `i` declares it, or null when the node leaves it out.
+absl::StatusOr<Value> readResult(NodeImporter &n, Value v, int i) {
+  if (n.resultLeftOut(i))
+    return Value();
+  return asResult(n, v, i);
+}
+
+/// X with A X = rhs for A = L L^T (or U^T U for `upper`): a solve against
+/// the factor, then one against its transpose.
+absl::StatusOr<Value> solveWithCholesky(NodeImporter &n, Value factor, Value rhs, bool upper) {
+  Value lower = upper ? transposed(n, factor) : factor;
+  ASSIGN_OR_RETURN(Value y, triangularSolve(n, lower, rhs, /*upper=*/false, false));
+  return triangularSolve(n, transposed(n, lower), y, /*upper=*/true, false);
+}
+
+/// cholesky_solve(B, L, upper): A X = B for A = L L^T (or U^T U).
 absl::StatusOr<Values> choleskySolve(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value rhs, n.tensor("self"));
   ASSIGN_OR_RETURN(Value factor, n.tensor("input2"));
   ASSIGN_OR_RETURN(bool upper, n.boolAttr("upper", false));
   ASSIGN_OR_RETURN(int64_t order, squareOrder(n, factor, "Cholesky solves"));
   RETURN_IF_ERROR(checkRhs(n, factor, rhs, order));
-  Value lower = upper ? transposed(n, factor) : factor;
-  ASSIGN_OR_RETURN(Value y, triangularSolve(n, lower, rhs, /*upper=*/false, false));
-  ASSIGN_OR_RETURN(Value x, triangularSolve(n, transposed(n, lower), y, /*upper=*/true, false));
+  ASSIGN_OR_RETURN(Value x, solveWithCholesky(n, factor, rhs, upper));
   ASSIGN_OR_RETURN(Value result, asResult(n, x, 0));
+  return Values{result};
+}
+
+/// The (order, order) identity in `element`.
+Value identityMatrix(NodeImporter &n, int64_t order, Type element) {
+  return convertElements(
+      n, tableConstant<bool>(n, {order, order}, n.b().getI1Type(),
+                             [order](int64_t k) { return k % (order + 1) == 0; }),
+      element);
+}
+
+/// cholesky_inverse(L, upper): A^-1 for A = L L^T (or U^T U), the Cholesky
+/// solve of the identity.
+absl::StatusOr<Values> choleskyInverse(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value factor, n.tensor("self"));
+  ASSIGN_OR_RETURN(bool upper, n.boolAttr("upper", false));
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, factor, "Cholesky inverses"));
+  ASSIGN_OR_RETURN(Value x, solveWithCholesky(n, factor,
+                                              identityMatrix(n, order, typeOf(factor).getElementType()),
+                                              upper));
+  ASSIGN_OR_RETURN(Value result, asResult(n, x, 0));
+  return Values{result};
+}
+
+/// triangular_solve(b, A, upper, transpose, unitriangular) -> (solution,
+/// cloned_coefficient), the legacy form: A X = b (A^T X = b with
+/// transpose, whose triangle is the other one), and A as the second
+/// result, broadcast to its declared shape.
+absl::StatusOr<Values> legacyTriangularSolve(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value rhs, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value a, n.tensor("A"));
+  ASSIGN_OR_RETURN(bool upper, n.boolAttr("upper", true));
+  ASSIGN_OR_RETURN(bool transpose, n.boolAttr("transpose", false));
+  ASSIGN_OR_RETURN(bool unit, n.boolAttr("unitriangular", false));
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "triangular solves"));
+  if (typeOf(rhs).getRank() < 2)
+    return n.error("b must be a batch of matrices (..., n, k)");
+  Value system = transpose ? transposed(n, a) : a;
+  RETURN_IF_ERROR(checkRhs(n, system, rhs, order));
+  ASSIGN_OR_RETURN(Value x, triangularSolve(n, system, rhs, transpose ? !upper : upper, unit));
+  ASSIGN_OR_RETURN(Value solution, asResult(n, x, 0));
+  if (n.numResults() < 2)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
+  if (n.resultLeftOut(1))
+    return Values{solution, Value()};
+  ASSIGN_OR_RETURN(RankedTensorType coefficientType, n.resultType(1));
+  if (coefficientType.getElementType() != typeOf(a).getElementType())
+    return n.error("cloned_coefficient is declared with another element type");
+  Value coefficient = a;
+  if (coefficientType.getShape() != typeOf(a).getShape()) {
+    SmallVector<int64_t> broadcast;
+    if (!OpTrait::util::getBroadcastedShape(typeOf(a).getShape(), coefficientType.getShape(),
+                                            broadcast) ||
+        ArrayRef<int64_t>(broadcast) != coefficientType.getShape())
+      return n.error("cloned_coefficient's declared shape is not A's, broadcast");
+    Value ranked = a;
+    if (typeOf(a).getRank() < coefficientType.getRank()) {
+      SmallVector<int64_t> ones(coefficientType.getRank() - typeOf(a).getRank(), 1);
+      ones.append(typeOf(a).getShape().begin(), typeOf(a).getShape().end());
+      ranked = viewValue(n, a, ones);
+    }
+    coefficient = n.b().create<aten::ExpandOp>(n.loc(), coefficientType, ranked).getResult();
+  }
+  return Values{solution, coefficient};
+}
+
+/// P (B, n, n) in `element` from a row order (B, n) i64: P[perm[i], i] = 1.
+Value permutationMatrix(NodeImporter &n, Value perm, Type element) {
+  const int64_t batch = typeOf(perm).getDimSize(0), order = typeOf(perm).getDimSize(1);
+  Value rows = viewValue(n, perm, {batch, order, 1});
+  Value cols = tableConstant<int64_t>(n, {1, 1, order}, n.b().getI64Type(),
+                                      [](int64_t k) { return k; });
+  // [b, i, c] = (perm[i] == c): P^T.
+  Value transposedP = pointwise(n, RankedTensorType::get({batch, order, order}, n.b().getI1Type()),
+                                "eq", {rows, cols});
+  return transposed(n, convertElements(n, transposedP, element));
+}
+
+/// The packed (B, n, n) LU unpacked: L (unit lower), U (upper).
+std::pair<Value, Value> unpackFactors(NodeImporter &n, Value lu) {
+  RankedTensorType type = typeOf(lu);
+  const int64_t order = type.getDimSize(1);
+  Type i1 = n.b().getI1Type(), element = type.getElementType();
+  auto mask = [&](function_ref<bool(int64_t, int64_t)> keep) {
+    return gridConstant<bool>(n, order, order, i1, keep);
+  };
+  Value zero = n.constant(element, 0.0), one = n.constant(element, 1.0);
+  Value strictlyLower = pointwise(n, type, "where",
+                                  {mask([](int64_t i, int64_t j) { return i > j; }), lu, zero});
+  Value l = pointwise(n, type, "where",
+                      {mask([](int64_t i, int64_t j) { return i == j; }), one, strictlyLower});
+  Value u = pointwise(n, type, "where", {mask([](int64_t i, int64_t j) { return i <= j; }), lu, zero});
+  return {l, u};
+}
+
+/// The row order (B, n) i64 of 1-based int pivots (..., n), as getrf and
+/// lu_factor give them.
+absl::StatusOr<Value> rowOrder(NodeImporter &n, Value pivots, int64_t batch, int64_t order) {
+  RankedTensorType type = typeOf(pivots);
+  if (!isa<IntegerType>(type.getElementType()) || type.getRank() < 1 ||
+      type.getDimSize(type.getRank() - 1) != order || type.getNumElements() != batch * order)
+    return n.error(absl::StrCat("the pivots must be integers, ", order,
+                                " per matrix of the LU's batch"));
+  Type i64 = n.b().getI64Type();
+  Value flat = convertElements(n, viewValue(n, pivots, {batch, order}), i64);
+  Value zeroBased = n.b().create<aten::SubOp>(n.loc(), typeOf(flat), flat, n.constant(i64, 1.0),
+                                              n.b().getF64FloatAttr(1.0));
+  return n.b()
+      .create<aten::LuPermutationOp>(n.loc(), typeOf(flat), zeroBased)
+      .getResult();
+}
+
+/// linalg_lu(A, pivot) -> (P, L, U) with A = P L U: getrf of A, its row
+/// swaps as P, its factors unpacked.
+absl::StatusOr<Values> linalgLu(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("A"));
+  ASSIGN_OR_RETURN(bool pivot, n.boolAttr("pivot", true));
+  if (!pivot)
+    return n.error("LU without pivoting is not defined on the CPU (eager raises)");
+  ASSIGN_OR_RETURN(auto size, matrixSize(n, a, "LU factorisations"));
+  if (size.first != size.second)
+    return n.unimplemented(absl::StrCat("an LU factorisation of a ", size.first, " x ",
+                                        size.second, " matrix (Kiln factorises square ones)"));
+  if (n.numResults() < 3)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
+  Factorisation f = factoriseMatrices(n, a);
+  Value perm = n.b().create<aten::LuPermutationOp>(n.loc(), typeOf(f.pivots), f.pivots);
+  auto [l, u] = unpackFactors(n, f.lu);
+  ASSIGN_OR_RETURN(Value p, readResult(n, permutationMatrix(n, perm, typeOf(a).getElementType()), 0));
+  ASSIGN_OR_RETURN(Value lOut, readResult(n, l, 1));
+  ASSIGN_OR_RETURN(Value uOut, readResult(n, u, 2));
+  return Values{p, lOut, uOut};
+}
+
+/// lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots) -> (P, L, U)
+/// of a square packed LU and its 1-based pivots; what is not unpacked is
+/// empty, as eager's.
+absl::StatusOr<Values> luUnpack(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value lu, n.tensor("LU_data"));
+  ASSIGN_OR_RETURN(Value pivots, n.tensor("LU_pivots"));
+  ASSIGN_OR_RETURN(bool unpackData, n.boolAttr("unpack_data", true));
+  ASSIGN_OR_RETURN(bool unpackPivots, n.boolAttr("unpack_pivots", true));
+  ASSIGN_OR_RETURN(auto size, matrixSize(n, lu, "LU unpackings"));
+  if (size.first != size.second)
+    return n.unimplemented(absl::StrCat("unpacking the LU of a ", size.first, " x ", size.second,
+                                        " matrix (Kiln unpacks square ones)"));
+  if (n.numResults() < 3)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
+  Value batch = flatBatch(n, lu);
+  const int64_t count = typeOf(batch).getDimSize(0), order = size.first;
+  Values out(3);
+  if (unpackPivots) {
+    ASSIGN_OR_RETURN(Value perm, rowOrder(n, pivots, count, order));
+    ASSIGN_OR_RETURN(out[0], readResult(n, permutationMatrix(n, perm, typeOf(lu).getElementType()), 0));
+  } else {
+    ASSIGN_OR_RETURN(out[0], emptyResult(n, 0));
+  }
+  if (unpackData) {
+    auto [l, u] = unpackFactors(n, batch);
+    ASSIGN_OR_RETURN(out[1], readResult(n, l, 1));
+    ASSIGN_OR_RETURN(out[2], readResult(n, u, 2));
+  } else {
+    ASSIGN_OR_RETURN(out[1], emptyResult(n, 1));
+    ASSIGN_OR_RETURN(out[2], emptyResult(n, 2));
+  }
+  return out;
+}
+
+/// linalg_lu_solve(LU, pivots, B, left, adjoint) with A = P L U: A X = B
+/// is X = U^-1 L^-1 (B's rows in P's order); A^T X = B is X = P (L^T)^-1
+/// (U^T)^-1 B; X A = B and X A^T = B are those for X^T and B^T. The LU,
+/// the pivots and B share their batch dims.
+absl::StatusOr<Values> luSolve(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value lu, n.tensor("LU"));
+  ASSIGN_OR_RETURN(Value pivots, n.tensor("pivots"));
+  ASSIGN_OR_RETURN(Value rhs, n.tensor("B"));
+  ASSIGN_OR_RETURN(bool left, n.boolAttr("left", true));
+  ASSIGN_OR_RETURN(bool adjoint, n.boolAttr("adjoint", false));
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, lu, "LU solves"));
+  if (typeOf(rhs).getRank() < 2)
+    return n.error("B must be a batch of matrices (..., n, k)");
+  Value b = left ? rhs : transposed(n, rhs);
+  RETURN_IF_ERROR(checkRhs(n, lu, b, order));
+  if (typeOf(b).getShape().drop_back(2) != typeOf(lu).getShape().drop_back(2))
+    return n.unimplemented("an LU solve whose B broadcasts against the LU's batch (Kiln "
+                           "solves matching batches)");
+  Value flatLu = flatBatch(n, lu), flatB = flatBatch(n, b);
+  RankedTensorType bType = typeOf(flatB);
+  const int64_t count = bType.getDimSize(0);
+  ASSIGN_OR_RETURN(Value perm, rowOrder(n, pivots, count, order));
+  auto solve = [&](Value a, Value y, bool upper, bool unit) -> Value {
+    return n.b().create<aten::TriangularSolveOp>(n.loc(), bType, a, y,
+                                                 upper ? n.b().getUnitAttr() : UnitAttr(),
+                                                 unit ? n.b().getUnitAttr() : UnitAttr());
+  };
+  Value x;
+  if (left != adjoint) { // A X = B (or X A^T = B: A X^T = B^T)
+    Value index = n.b().create<aten::ExpandOp>(
+        n.loc(), RankedTensorType::get(bType.getShape(), n.b().getI64Type()),
+        viewValue(n, perm, {count, order, 1}));
+    Value permuted = n.b().create<aten::GatherOp>(n.loc(), bType, flatB, index,
+                                                  n.b().getI64IntegerAttr(1));
+    x = solve(flatLu, solve(flatLu, permuted, /*upper=*/false, /*unit=*/true), true, false);
+  } else { // A^T X = B (or X A = B: A^T X^T = B^T)
+    Value luT = transposed(n, flatLu);
+    Value w = solve(luT, solve(luT, flatB, /*upper=*/false, /*unit=*/false), true, true);
+    x = n.b().create<aten::BmmOp>(n.loc(), bType,
+                                  permutationMatrix(n, perm, bType.getElementType()), w);
+  }
+  Value shaped = viewValue(n, x, typeOf(b).getShape());
+  ASSIGN_OR_RETURN(Value result, asResult(n, left ? shaped : transposed(n, shaped), 0));
   return Values{result};
 }
 
@@ -413,26 +655,6 @@ absl::StatusOr<Values> qr(NodeImporter &n) {
   }
   ASSIGN_OR_RETURN(Value q, asResult(n, op.getQ(), 0));
   return Values{q, r};
-}
-
-/// A result of no elements of the declared type (a vector result eager
-/// leaves empty without compute_v / compute_uv); null when left out.
-absl::StatusOr<Value> emptyResult(NodeImporter &n, int i) {
-  if (i >= n.numResults())
-    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has more"));
-  if (n.resultLeftOut(i))
-    return Value();
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(i));
-  if (type.getNumElements() != 0)
-    return n.error(absl::StrCat("result ", i, " is declared with elements"));
-  return n.constant(type.getElementType(), 0.0, type.getShape());
-}
-
-/// `v` as result `i` declares it, or null when the node leaves it out.
-absl::StatusOr<Value> readResult(NodeImporter &n, Value v, int i) {
-  if (n.resultLeftOut(i))
-    return Value();
-  return asResult(n, v, i);
 }
 
 /// _linalg_eigh(A, UPLO, compute_v) -> (eigenvalues, eigenvectors) of the
@@ -502,11 +724,8 @@ absl::StatusOr<Values> svd(NodeImporter &n) {
 absl::StatusOr<Values> invEx(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("A"));
   ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "inverses"));
-  Value identity = convertElements(
-      n, tableConstant<bool>(n, {order, order}, n.b().getI1Type(),
-                             [order](int64_t k) { return k % (order + 1) == 0; }),
-      typeOf(a).getElementType());
-  ASSIGN_OR_RETURN(Value x, solveBatch(n, a, identity));
+  ASSIGN_OR_RETURN(Value x,
+                   solveBatch(n, a, identityMatrix(n, order, typeOf(a).getElementType())));
   ASSIGN_OR_RETURN(Value inverse, asResult(n, x, 0));
   ASSIGN_OR_RETURN(Value info, asResult(n, firstZeroPivot(n, factoriseMatrices(n, a).diagonal), 1));
   return Values{inverse, info};
@@ -568,6 +787,11 @@ void addLinalgHandlers(OpHandlerTable &t) {
   t["aten.linalg_qr.default"] = qr;
   t["aten.linalg_solve_triangular.default"] = solveTriangular;
   t["aten.cholesky_solve.default"] = choleskySolve;
+  t["aten.cholesky_inverse.default"] = choleskyInverse;
+  t["aten.triangular_solve.default"] = legacyTriangularSolve;
+  t["aten.linalg_lu.default"] = linalgLu;
+  t["aten.lu_unpack.default"] = luUnpack;
+  t["aten.linalg_lu_solve.default"] = luSolve;
   t["aten._linalg_eigh.default"] = eigh;
   t["aten._linalg_svd.default"] = svd;
   t["aten.linalg_cholesky_ex.default"] = choleskyEx;

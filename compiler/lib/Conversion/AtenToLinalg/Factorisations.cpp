@@ -1,9 +1,10 @@
 //===- Factorisations.cpp - LU, solves, QR and Cholesky as scalar loops ---===//
 //
 // This file implements the lowering of aten.lu_factor, aten.linalg_solve,
-// aten.qr and aten.cholesky to scf.for loops over each matrix of the (N, n, n)
-// batch, written in place into one copy of the input, as LAPACK's
-// unblocked routines compute them:
+// aten.triangular_solve, aten.qr and aten.cholesky to scf.for loops over
+// each matrix of the (N, n, n) batch, written in place into one copy of the
+// input, as LAPACK's unblocked routines compute them, and of
+// aten.lu_permutation (the row order getrf's swaps leave, for P):
 //
 // - lu_factor is dgetf2: step k takes the first row p >= k whose column-k
 //   entry has the largest magnitude (a NaN never wins, as idamax's strict
@@ -162,6 +163,54 @@ Value substitute(OpBuilder &b, Location loc, Value a, Value x, Value m, int64_t 
                       });
       })[0];
 }
+
+struct LuPermutationLowering : OpConversionPattern<LuPermutationOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(LuPermutationOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Scalars s(b, loc);
+    RankedTensorType type = op.getType();
+    const int64_t batch = type.getDimSize(0), n = type.getDimSize(1);
+    const int64_t steps = cast<RankedTensorType>(adaptor.getPivots().getType()).getDimSize(1);
+    Type i64 = b.getI64Type();
+    Value perm = s.fresh(type);
+    perm = s.loop(s.index(0), s.index(batch), {perm},
+                  [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
+                    Scalars s(b, l);
+                    Value identity = s.loop(
+                        s.index(0), s.index(n), {c[0]},
+                        [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+                          Value v = b.create<arith::IndexCastOp>(l, i64, i);
+                          return {Scalars::put(b, l, v, u[0], {m, i})};
+                        })[0];
+                    return s.loop(
+                        s.index(0), s.index(steps), {identity},
+                        [&](OpBuilder &b, Location l, Value j, ValueRange u) -> Carried {
+                          Scalars s(b, l);
+                          Value pivot = Scalars::at(b, l, adaptor.getPivots(), {m, j});
+                          Value inside = b.create<arith::AndIOp>(
+                              l,
+                              b.create<arith::CmpIOp>(
+                                  l, arith::CmpIPredicate::sge, pivot,
+                                  b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0))),
+                              b.create<arith::CmpIOp>(
+                                  l, arith::CmpIPredicate::slt, pivot,
+                                  b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(n))));
+                          // Outside [0, n): swap j with itself.
+                          Value p = b.create<arith::SelectOp>(
+                              l, inside, b.create<arith::IndexCastOp>(l, b.getIndexType(), pivot), j);
+                          return {swapEntries(b, l, u[0], 1, [&](Value, int which) {
+                            return SmallVector<Value>{m, which ? p : j};
+                          })};
+                        });
+                  })[0];
+    rewriter.replaceOp(op, perm);
+    return success();
+  }
+};
 
 struct LinalgSolveLowering : OpConversionPattern<LinalgSolveOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -424,6 +473,6 @@ struct CholeskyLowering : OpConversionPattern<CholeskyOp> {
 } // namespace
 
 void kiln::aten::populateFactorisationPatterns(RewritePatternSet &patterns) {
-  patterns.add<LuFactorLowering, LinalgSolveLowering, TriangularSolveLowering, QrLowering,
-               CholeskyLowering>(patterns.getContext());
+  patterns.add<LuFactorLowering, LuPermutationLowering, LinalgSolveLowering,
+               TriangularSolveLowering, QrLowering, CholeskyLowering>(patterns.getContext());
 }

@@ -146,3 +146,26 @@ func.func @triangular_solve_unit_upper(%a: tensor<2x3x3xf32>, %b: tensor<2x3x4xf
   %x = aten.triangular_solve %a, %b {upper, unitriangular} : (tensor<2x3x3xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
   return %x : tensor<2x3x4xf32>
 }
+
+// The row order getrf's swaps leave: 0 .. n - 1, then each step's swap of
+// positions j and pivots[j] in turn (a pivot outside [0, n) swaps j with
+// itself).
+// CHECK-LABEL: func @lu_permutation
+// CHECK: scf.for %[[M:.+]] = %{{.+}} to %c2
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %c3
+// CHECK: %[[V:.+]] = arith.index_cast %[[I]] : index to i64
+// CHECK: tensor.insert %[[V]] into %{{.+}}[%[[M]], %[[I]]]
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %c3
+// CHECK: %[[PIVOT:.+]] = tensor.extract %arg0[%[[M]], %[[J]]] : tensor<2x3xi64>
+// CHECK: %[[LOW:.+]] = arith.cmpi sge, %[[PIVOT]], %c0_i64
+// CHECK: %[[HIGH:.+]] = arith.cmpi slt, %[[PIVOT]], %c3_i64
+// CHECK: %[[INSIDE:.+]] = arith.andi %[[LOW]], %[[HIGH]]
+// CHECK: %[[P:.+]] = arith.select %[[INSIDE]], %{{.+}}, %[[J]] : index
+// CHECK: %[[AT_J:.+]] = tensor.extract %{{.+}}[%[[M]], %[[J]]]
+// CHECK: %[[AT_P:.+]] = tensor.extract %{{.+}}[%[[M]], %[[P]]]
+// CHECK: %[[SWAP1:.+]] = tensor.insert %[[AT_P]] into %{{.+}}[%[[M]], %[[J]]]
+// CHECK: tensor.insert %[[AT_J]] into %[[SWAP1]][%[[M]], %[[P]]]
+func.func @lu_permutation(%pivots: tensor<2x3xi64>) -> tensor<2x3xi64> {
+  %p = aten.lu_permutation %pivots : (tensor<2x3xi64>) -> tensor<2x3xi64>
+  return %p : tensor<2x3xi64>
+}

@@ -532,6 +532,14 @@ func.func @svdvals_wide(%a: tensor<1x2x5xf32>) -> tensor<1x2xf32> {
 
 // -----
 
+func.func @lu_permutation_too_short(%pivots: tensor<2x3xi64>) -> tensor<2x2xi64> {
+  // expected-error @+1 {{result must be (B, n) i64 with n >= k}}
+  %p = aten.lu_permutation %pivots : (tensor<2x3xi64>) -> tensor<2x2xi64>
+  return %p : tensor<2x2xi64>
+}
+
+// -----
+
 func.func @eigh_vectors_shape(%a: tensor<2x3x3xf64>) -> tensor<2x3x1xf64> {
   // expected-error @+1 {{eigenvectors must be (N, n, n) of the input's element type}}
   %w, %v = aten.eigh %a : (tensor<2x3x3xf64>) -> (tensor<2x3xf64>, tensor<2x3x1xf64>)

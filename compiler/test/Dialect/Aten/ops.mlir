@@ -217,6 +217,13 @@ func.func @cholesky(%a: tensor<2x3x3xf64>) -> tensor<2x1xi64> {
   return %info : tensor<2x1xi64>
 }
 
+// CHECK-LABEL: func @lu_permutation
+func.func @lu_permutation(%pivots: tensor<2x3xi64>) -> tensor<2x4xi64> {
+  // CHECK: aten.lu_permutation %{{.+}} : (tensor<2x3xi64>) -> tensor<2x4xi64>
+  %p = aten.lu_permutation %pivots : (tensor<2x3xi64>) -> tensor<2x4xi64>
+  return %p : tensor<2x4xi64>
+}
+
 // CHECK-LABEL: func @eigh_svd
 func.func @eigh_svd(%a: tensor<2x3x3xf64>, %t: tensor<1x5x3xf32>) -> (tensor<2x3x3xf64>, tensor<1x5x5xf32>) {
   // CHECK: aten.eigh %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3xf64>, tensor<2x3x3xf64>)

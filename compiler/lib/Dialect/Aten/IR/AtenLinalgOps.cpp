@@ -1,6 +1,7 @@
 //===- AtenLinalgOps.cpp - verifiers of the linear-algebra aten ops -------===//
 //
-// This file implements the verifiers of aten.lu_factor, linalg_solve,
+// This file implements the verifiers of aten.lu_factor, lu_permutation,
+// linalg_solve,
 // triangular_solve, qr, eigvalsh, eigh, svdvals, svd, cholesky and
 // matrix_exp: batches of f32 or f64 matrices of order at most kMaxLuOrder,
 // the bound of their scalar loops' cubic work.
@@ -53,6 +54,18 @@ LogicalResult LuFactorOp::verify() {
     return emitOpError("pivots must be (B, n) i64");
   if (!isPerMatrix(getOdd(), in[0], 1))
     return emitOpError("odd must be (B, 1) i1");
+  return success();
+}
+
+LogicalResult LuPermutationOp::verify() {
+  auto pivots = cast<RankedTensorType>(getPivots().getType());
+  auto result = cast<RankedTensorType>(getType());
+  if (pivots.getRank() != 2 || !pivots.getElementType().isInteger(64))
+    return emitOpError("pivots must be (B, k) i64");
+  if (result.getRank() != 2 || !result.getElementType().isInteger(64) ||
+      result.getDimSize(0) != pivots.getDimSize(0) ||
+      result.getDimSize(1) < pivots.getDimSize(1))
+    return emitOpError("result must be (B, n) i64 with n >= k");
   return success();
 }
 

@@ -197,6 +197,27 @@ def Aten_LuFactorOp : Aten_Op<"lu_factor", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_LuPermutationOp : Aten_Op<"lu_permutation", [Pure]> {
+  let summary = "The row order an LU factorisation's row swaps leave.";
+  let description = [{
+    For `pivots` (B, k) i64, the 0-based row swapped with each step's row in
+    turn (aten.lu_factor's), the (B, n) i64 permutation they make of 0 ..
+    n - 1, n >= k: row i of P^T A is row result[i] of A, so that A = P L U
+    with P[result[i], i] = 1. A pivot outside [0, n) swaps nothing (getrf
+    never gives one; lu_unpack's come from the caller).
+    kiln-convert-aten-to-linalg writes it as the swaps in a scalar loop.
+
+    Example:
+    ```mlir
+    %perm = aten.lu_permutation %pivots : (tensor<2x3xi64>) -> tensor<2x3xi64>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$pivots);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$pivots attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_LinalgSolveOp : Aten_Op<"linalg_solve", [Pure]> {
   let summary = "X with A X = B for a batch of square matrices A.";
   let description = [{
