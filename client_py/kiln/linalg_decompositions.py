@@ -2,7 +2,8 @@
 ops: ``torch.linalg.pinv`` (and ``torch.pinverse``), as ATen computes it,
 from a singular value decomposition (an eigendecomposition for
 ``hermitian=True``) and one product. Kiln lowers ``_linalg_svd`` and
-``_linalg_eigh`` itself (Jacobi rotations); torch keeps ``linalg_pinv``
+``_linalg_eigh`` itself (one-sided Jacobi rotations, a tridiagonal QL);
+torch keeps ``linalg_pinv``
 whole in an export.
 """
 

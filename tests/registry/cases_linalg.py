@@ -199,7 +199,8 @@ register("qr_tiny_f32", lambda a: torch.linalg.qr(a * 1e-25)[1], randn(4, 3), at
 register("qr_huge_f32", lambda a: torch.linalg.qr(a * 1e25), randn(4, 3))
 
 # Eigenvalues and singular values (aten._linalg_eigh, _linalg_svd, whose
-# unread vectors the client leaves out): Jacobi rotations, then sorted.
+# unread vectors the client leaves out): a tridiagonal reduction and QL
+# steps (eigvalsh), one-sided Jacobi rotations (svdvals), then sorted.
 register("eigvalsh_f64", lambda a: torch.linalg.eigvalsh(a + a.mT),
          randn(6, 6, dtype=torch.float64))
 register("eigvalsh_batched_f32", lambda a: torch.linalg.eigvalsh(a @ a.mT), randn(3, 5, 5))
@@ -221,14 +222,14 @@ register("svdvals_zero_f32", torch.linalg.svdvals, const(torch.zeros(3, 2)))
 register("svdvals_no_vectors_f32", lambda a: torch.ops.aten._linalg_svd(a, compute_uv=False),
          randn(5, 3))
 register("svdvals_order_50_f64", torch.linalg.svdvals, randn(50, 40, dtype=torch.float64))
-# Entries whose squares overflow (or underflow) f32: Jacobi works on the
-# matrix divided by its largest |entry| and scales the values back.
+# Entries whose squares overflow (or underflow) f32: both work on the
+# matrix divided by its largest |entry| and scale the values back.
 register("svdvals_huge_f32", lambda a: torch.linalg.svdvals(a * 1e25), randn(5, 4))
 register("svdvals_tiny_f32", lambda a: torch.linalg.svdvals(a * 1e-25), randn(4, 4), atol=1e-32)
 register("eigvalsh_huge_f32", lambda a: torch.linalg.eigvalsh((a + a.mT) * 1e22), randn(5, 5))
-# Eigenvectors and singular vectors (aten.eigh, aten.svd): Jacobi rotations
-# accumulated into the vectors. Each vector's sign is unspecified (PyTorch
-# says so; LAPACK's choice is not a Jacobi method's), so they are compared
+# Eigenvectors and singular vectors (aten.eigh, aten.svd): the QL rotations
+# applied to Q, and the Jacobi rotations to V. Each vector's sign is
+# unspecified (PyTorch says so; LAPACK's choice is not Kiln's algorithms'), so they are compared
 # up to sign (SignFree); where the vectors are not unique beyond sign (a
 # repeated eigenvalue, a zero singular value, a complete U's extra columns)
 # the cases check what defines them: A = V diag(w) V^T, orthonormality, and
@@ -266,6 +267,10 @@ register("eigvalsh_clustered_f64", lambda a: torch.linalg.eigvalsh(
     a @ torch.diag(torch.tensor([1.0, 1.0, 1.0 + 1e-12, 2.0, 2.0, -3.0], dtype=torch.float64)) @ a.mT),
     const(torch.linalg.qr(torch.randn(6, 6, generator=torch.Generator().manual_seed(3),
                                       dtype=torch.float64))[0]))
+# A block far below the largest entry (1e-20 in f32): the QL rotations'
+# radii are computed without squares that would underflow.
+register("eigh_tiny_block_orthonormal_f32", lambda s: _eigen_identities(torch.block_diag(
+    torch.ones(1, 1), 1e-20 * (s + s.mT)))[2], randn(4, 4))
 register("eigh_order_120_reconstructs_f32", lambda a: _eigen_identities(a + a.mT), randn(120, 120),
          atol=1e-4)
 
@@ -467,9 +472,15 @@ register("lu_unpack_data_only_f32",
          lambda a: torch.lu_unpack(*torch.linalg.lu_factor(a), unpack_pivots=False)[1:], randn(5, 5))
 register("lu_solve_f64", lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b),
          randn(5, 5, dtype=torch.float64), randn(5, 3, dtype=torch.float64))
-register("lu_solve_adjoint_batched_f32",
-         lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a + 4 * EYE4), b, adjoint=True),
-         randn(2, 4, 4), randn(2, 4, 2))
+register("lu_solve_adjoint_batched_f64",
+         lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, adjoint=True),
+         randn(2, 4, 4, dtype=torch.float64), randn(2, 4, 2, dtype=torch.float64))
+register("lu_solve_batched_needs_pivoting_f64",
+         lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b),
+         const(torch.tensor([[[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]],
+                             [[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 2.0, 0.0]]],
+                            dtype=torch.float64)),
+         randn(2, 3, 2, dtype=torch.float64))
 register("lu_solve_right_f64",
          lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, left=False),
          randn(4, 4, dtype=torch.float64), randn(3, 4, dtype=torch.float64))
@@ -494,3 +505,39 @@ register("triangular_solve_legacy_f64",
 register("triangular_solve_legacy_transpose_unit_broadcast_f32",
          lambda a, b: torch.triangular_solve(b, a, upper=False, transpose=True, unitriangular=True),
          randn(4, 4), randn(2, 4, 3))
+
+# LAPACK's compact QR (torch.geqrf: R and the reflectors, tau), the product
+# of reflectors (linalg.householder_product, as the "householder"
+# orthogonal parametrization uses it) and their application to another
+# matrix (torch.ormqr, left and right, with and without transpose).
+register("geqrf_tall_f64", torch.geqrf, randn(5, 3, dtype=torch.float64))
+register("geqrf_wide_batched_f32", torch.geqrf, randn(2, 3, 4))
+register("householder_product_f64", lambda a: torch.linalg.householder_product(*torch.geqrf(a)),
+         randn(6, 4, dtype=torch.float64))
+register("householder_product_fewer_reflectors_f32",
+         lambda a, t: torch.linalg.householder_product(a, t), randn(2, 5, 3), randn(2, 2))
+register("ormqr_left_f64", lambda a, c: torch.ormqr(*torch.geqrf(a), c),
+         randn(4, 3, dtype=torch.float64), randn(4, 2, dtype=torch.float64))
+register("ormqr_left_transpose_f64", lambda a, c: torch.ormqr(*torch.geqrf(a), c, transpose=True),
+         randn(4, 3, dtype=torch.float64), randn(4, 2, dtype=torch.float64))
+register("ormqr_right_batched_f32", lambda a, c: torch.ormqr(*torch.geqrf(a), c, left=False),
+         randn(2, 4, 4), randn(2, 3, 4))
+register("ormqr_right_transpose_f64",
+         lambda a, c: torch.ormqr(*torch.geqrf(a), c, left=False, transpose=True),
+         randn(4, 4, dtype=torch.float64), randn(2, 4, dtype=torch.float64))
+
+
+class HouseholderOrthogonalLinear(nn.Module):
+    """nn.utils.parametrizations.orthogonal with orthogonal_map="householder":
+    the weight is householder_product of the parameter and its tau."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.utils.parametrizations.orthogonal(
+            nn.Linear(4, 4), orthogonal_map="householder")
+
+    def forward(self, x):
+        return self.linear(x)
+
+
+register("householder_orthogonal_linear_f32", HouseholderOrthogonalLinear, randn(3, 4))

@@ -137,13 +137,23 @@ OpCost solveCost(aten::LinalgSolveOp op) {
 /// (m - j) x (n - j) block: 2 (m k n - k^2 (m + n) / 2 + k^3 / 3)
 /// multiply-adds, m n^2 - n^3 / 3 for k = n) and orgqr (the k reflectors
 /// applied to Q's q columns: about 2 q k (m - k / 2)).
+/// dgeqr2's multiply-adds on an (m, n) matrix.
+__int128 geqrfMacs(__int128 m, __int128 n) {
+  __int128 k = std::min(m, n);
+  return 2 * (m * k * n - k * k * (m + n) / 2 + k * k * k / 3);
+}
+
+/// dorg2r's or dorm2r's: k reflectors of rows up to m applied to `width`
+/// columns.
+__int128 reflectorMacs(__int128 m, __int128 k, __int128 width) {
+  return 2 * width * k * (m - k / 2);
+}
+
 OpCost qrCost(aten::QrOp op) {
   auto type = cast<RankedTensorType>(op.getSelf().getType());
   __int128 m = type.getDimSize(1), n = type.getDimSize(2), k = std::min(m, n);
   __int128 q = cast<RankedTensorType>(op.getQ().getType()).getDimSize(2);
-  __int128 geqrf = 2 * (m * k * n - k * k * (m + n) / 2 + k * k * k / 3);
-  __int128 orgqr = 2 * q * k * (m - k / 2);
-  __int128 macs = __int128(type.getDimSize(0)) * (geqrf + orgqr);
+  __int128 macs = __int128(type.getDimSize(0)) * (geqrfMacs(m, n) + reflectorMacs(m, k, q));
   return contraction(saturate(macs), 0);
 }
 
@@ -163,15 +173,16 @@ OpCost jacobiCost(Value self, bool vectors) {
 }
 
 /// The symmetric eigen decomposition (eigvalsh, eigh): the tridiagonal
-/// reduction's (2/3) n^3 multiply-adds (its QL steps on the values are
-/// O(n^2)); with vectors, Q's (2/3) n^3 more and the QL rotations on its
-/// rows, counted at kTypicalSteps steps per eigenvalue, each rotating two
-/// rows of n for half the remaining order on average: 2 n^3.
+/// reduction's n^3 multiply-adds (p = tau A22 v, then the rank-2 update of
+/// the whole trailing square: 3 r^2 per step; its QL steps on the values
+/// are O(n^2)); with vectors, Q's (2/3) n^3 more and the QL rotations on
+/// its rows, counted at kTypicalSteps steps per eigenvalue, each rotating
+/// two rows of n for half the remaining order on average: 2 n^3.
 OpCost symmetricEigenCost(Value self, bool vectors) {
   constexpr int64_t kTypicalSteps = 2;
   auto type = cast<RankedTensorType>(self.getType());
   __int128 n = type.getDimSize(1);
-  __int128 perMatrix = 2 * n * n * n / 3;
+  __int128 perMatrix = n * n * n;
   if (vectors)
     perMatrix += 2 * n * n * n / 3 + kTypicalSteps * n * n * n;
   return contraction(saturate(__int128(type.getDimSize(0)) * perMatrix), 0);
@@ -365,6 +376,21 @@ OpCost estimateOpCost(Operation *op) {
       // Swaps of indices: no arithmetic.
       .Case([](aten::LuPermutationOp) { return dataMovement(); })
       .Case([](aten::QrOp qr) { return qrCost(qr); })
+      // qr's parts: dgeqr2, and dorg2r or dorm2r (k reflectors applied to
+      // the result's columns).
+      .Case([](aten::GeqrfOp geqrf) {
+        auto type = cast<RankedTensorType>(geqrf.getSelf().getType());
+        return contraction(saturate(__int128(type.getDimSize(0)) *
+                                    geqrfMacs(type.getDimSize(1), type.getDimSize(2))),
+                           0);
+      })
+      .Case<aten::HouseholderProductOp, aten::OrmqrOp>([](Operation *op) {
+        auto type = cast<RankedTensorType>(op->getResult(0).getType());
+        __int128 k = cast<RankedTensorType>(op->getOperand(1).getType()).getDimSize(1);
+        return contraction(saturate(__int128(type.getDimSize(0)) *
+                                    reflectorMacs(type.getDimSize(1), k, type.getDimSize(2))),
+                           0);
+      })
       // trtrs: n^2 k / 2 multiply-adds per matrix.
       .Case([](aten::TriangularSolveOp solve) {
         auto type = cast<RankedTensorType>(solve.getType());

@@ -31,7 +31,9 @@
 //   solves (or, for A^T X = B, the two against the LU's transpose and a
 //   product with P).
 // - qr: one aten.qr (geqrf + orgqr with LAPACK's reflector conventions,
-//   so R's signs are eager's); mode "r" gives an empty Q.
+//   so R's signs are eager's); mode "r" gives an empty Q. geqrf,
+//   householder_product and ormqr: aten.geqrf, aten.householder_product
+//   and aten.ormqr (from the left; the right-hand forms on C^T).
 // - eigh and svd: aten.eigh (tridiagonal QL) and aten.svd (one-sided
 //   Jacobi), or aten.eigvalsh and aten.svdvals when no vectors are
 //   computed or read (the client leaves unread results out). The vectors'
@@ -361,6 +363,86 @@ absl::StatusOr<Values> solveTriangular(NodeImporter &n) {
   return Values{result};
 }
 
+/// geqrf(A) -> (a, tau): one aten.geqrf of the (N, m, n) batch.
+absl::StatusOr<Values> geqrf(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("self"));
+  ASSIGN_OR_RETURN(auto size, matrixSize(n, a, "QR factorisations"));
+  if (n.numResults() < 2)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
+  Value batch = flatBatch(n, a);
+  const int64_t count = typeOf(batch).getDimSize(0);
+  auto op = n.b().create<aten::GeqrfOp>(
+      n.loc(),
+      TypeRange{typeOf(batch), RankedTensorType::get({count, std::min(size.first, size.second)},
+                                                     typeOf(a).getElementType())},
+      batch);
+  ASSIGN_OR_RETURN(Value compact, asResult(n, op.getA(), 0));
+  ASSIGN_OR_RETURN(Value tau, asResult(n, op.getTau(), 1));
+  return Values{compact, tau};
+}
+
+/// Reflectors (..., m, r) as geqrf leaves them and their scales (..., k),
+/// checked and flattened to (N, m, r) and (N, k); k at most `most`.
+absl::StatusOr<std::pair<Value, Value>> reflectors(NodeImporter &n, Value a, Value tau,
+                                                   int64_t most) {
+  RankedTensorType aType = typeOf(a), tauType = typeOf(tau);
+  if (tauType.getElementType() != aType.getElementType())
+    return n.error("tau must have the reflectors' element type");
+  if (tauType.getRank() != aType.getRank() - 1 ||
+      tauType.getShape().drop_back() != aType.getShape().drop_back(2))
+    return n.error("tau must be (..., k) over the reflectors' batch dims");
+  const int64_t k = tauType.getShape().back();
+  if (k > most)
+    return n.error(absl::StrCat("tau has ", k, " scales; at most ", most, " reflectors fit"));
+  Value flat = flatBatch(n, a);
+  return std::make_pair(flat, viewValue(n, tau, {typeOf(flat).getDimSize(0), k}));
+}
+
+/// linalg_householder_product(A, tau): the first n columns of H_0 ...
+/// H_{k-1}, one aten.householder_product.
+absl::StatusOr<Values> householderProduct(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("input"));
+  ASSIGN_OR_RETURN(Value tau, n.tensor("tau"));
+  ASSIGN_OR_RETURN(auto size, matrixSize(n, a, "Householder products"));
+  if (size.second > size.first)
+    return n.error("householder_product needs input.shape[-2] >= input.shape[-1]");
+  ASSIGN_OR_RETURN(auto flat, reflectors(n, a, tau, size.second));
+  Value q = n.b().create<aten::HouseholderProductOp>(n.loc(), typeOf(flat.first), flat.first,
+                                                     flat.second);
+  ASSIGN_OR_RETURN(Value result, asResult(n, q, 0));
+  return Values{result};
+}
+
+/// ormqr(A, tau, C, left, transpose): Q C, Q^T C, C Q or C Q^T for Q = H_0
+/// ... H_{k-1}; one aten.ormqr from the left, of C^T for the right-hand
+/// forms (C Q = (Q^T C^T)^T, C Q^T = (Q C^T)^T).
+absl::StatusOr<Values> ormqr(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value tau, n.tensor("input2"));
+  ASSIGN_OR_RETURN(Value c, n.tensor("input3"));
+  ASSIGN_OR_RETURN(bool left, n.boolAttr("left", true));
+  ASSIGN_OR_RETURN(bool transpose, n.boolAttr("transpose", false));
+  ASSIGN_OR_RETURN(auto size, matrixSize(n, a, "Householder products"));
+  RETURN_IF_ERROR(matrixSize(n, c, "Householder products").status());
+  if (typeOf(c).getElementType() != typeOf(a).getElementType())
+    return n.error("input3 must have the reflectors' element type");
+  Value other = left ? c : transposed(n, c);
+  if (typeOf(other).getShape().drop_back(2) != typeOf(a).getShape().drop_back(2))
+    return n.unimplemented("an ormqr whose input3 broadcasts against the reflectors' batch "
+                           "(Kiln applies matching batches)");
+  if (typeOf(other).getShape().drop_back().back() != size.first)
+    return n.error(absl::StrCat("input3 must have ", size.first, left ? " rows" : " columns",
+                                " (the reflectors' length)"));
+  ASSIGN_OR_RETURN(auto flat, reflectors(n, a, tau, std::min(size.first, size.second)));
+  Value flatOther = flatBatch(n, other);
+  Value applied = n.b().create<aten::OrmqrOp>(n.loc(), typeOf(flatOther), flat.first, flat.second,
+                                              flatOther,
+                                              transpose != !left ? n.b().getUnitAttr() : UnitAttr());
+  Value shaped = viewValue(n, applied, typeOf(other).getShape());
+  ASSIGN_OR_RETURN(Value result, asResult(n, left ? shaped : transposed(n, shaped), 0));
+  return Values{result};
+}
+
 /// A result of no elements of the declared type (a vector result eager
 /// leaves empty without compute_v / compute_uv); null when left out.
 absl::StatusOr<Value> emptyResult(NodeImporter &n, int i) {
@@ -580,6 +662,8 @@ absl::StatusOr<Values> luSolve(NodeImporter &n) {
   if (typeOf(rhs).getRank() < 2)
     return n.error("B must be a batch of matrices (..., n, k)");
   Value b = left ? rhs : transposed(n, rhs);
+  if (typeOf(b).getNumElements() == 0)
+    return n.unimplemented("an LU solve with no right-hand side");
   RETURN_IF_ERROR(checkRhs(n, lu, b, order));
   if (typeOf(b).getShape().drop_back(2) != typeOf(lu).getShape().drop_back(2))
     return n.unimplemented("an LU solve whose B broadcasts against the LU's batch (Kiln "
@@ -785,6 +869,9 @@ void addLinalgHandlers(OpHandlerTable &t) {
   t["aten.linalg_inv_ex.default"] = invEx;
   t["aten.linalg_lu_factor_ex.default"] = luFactorEx;
   t["aten.linalg_qr.default"] = qr;
+  t["aten.geqrf.default"] = geqrf;
+  t["aten.linalg_householder_product.default"] = householderProduct;
+  t["aten.ormqr.default"] = ormqr;
   t["aten.linalg_solve_triangular.default"] = solveTriangular;
   t["aten.cholesky_solve.default"] = choleskySolve;
   t["aten.cholesky_inverse.default"] = choleskyInverse;

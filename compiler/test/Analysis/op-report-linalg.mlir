@@ -8,9 +8,10 @@
 //     (= 5 x 9 - 27 / 3), orgqr 2 x 3 x 3 x (5 - 1) = 72; 108.
 //   cholesky (6, 6): 6^3 / 6 = 36.
 //   triangular_solve 2 x (4, 4) against (4, 3): 2 x 4^2 x 3 / 2 = 48.
-//   eigvalsh (4, 4): the tridiagonal reduction, 2 x 64 / 3 = 42.
+//   eigvalsh (4, 4): the tridiagonal reduction, 4^3 = 64.
 //   svdvals (5, 3): 6 sweeps of 3 pairs, 7 x 5 each: 630.
-//   eigh (4, 4): 42, Q's 42 and 2 x 64 for the QL rotations: 212.
+//   eigh (4, 4): 64, Q's 2 x 64 / 3 = 42 and 2 x 64 for the QL
+//     rotations: 234.
 //   svd (5, 3): svdvals', plus V^T's two rows (4 x 3) per pair, plus U's
 //     5 x 3 divisions: 6 x 3 x 47 + 15 = 861.
 //   cdist (5, 8) to (7, 8), matrix-product form: 35 x 8 = 280, plus the
@@ -27,9 +28,9 @@
 // CHECK-NEXT: qr aten.qr contraction - 108 216 {{.*}}
 // CHECK-NEXT: chol aten.cholesky contraction - 36 72 {{.*}}
 // CHECK-NEXT: tri aten.triangular_solve contraction - 48 96 {{.*}}
-// CHECK-NEXT: eig aten.eigvalsh contraction - 42 84 {{.*}}
+// CHECK-NEXT: eig aten.eigvalsh contraction - 64 128 {{.*}}
 // CHECK-NEXT: sv aten.svdvals contraction - 630 1260 {{.*}}
-// CHECK-NEXT: eigv aten.eigh contraction - 212 424 {{.*}}
+// CHECK-NEXT: eigv aten.eigh contraction - 234 468 {{.*}}
 // CHECK-NEXT: svv aten.svd contraction - 861 1722 {{.*}}
 // CHECK-NEXT: dmm aten.cdist contraction - 280 796 {{.*}}
 // CHECK-NEXT: d1 aten.cdist reduction - 0 840 {{.*}}

@@ -9,7 +9,7 @@
 include "mlir/Pass/PassBase.td"
 
 def ConvertAtenToLinalg : Pass<"kiln-convert-aten-to-linalg", "mlir::func::FuncOp"> {
-  let summary = "Lower the aten dialect to linalg-on-tensors, tensor, arith and math";
+  let summary = "Lower the aten dialect to linalg-on-tensors, tensor, arith, math, scf and vector";
   let description = [{
     Every aten op becomes linalg (named ops for matrix products, generics for
     elementwise maps and reductions), tensor reshapes, arith and math; a

@@ -1,7 +1,8 @@
 //===- Factorisations.cpp - LU, solves, QR and Cholesky as scalar loops ---===//
 //
 // This file implements the lowering of aten.lu_factor, aten.linalg_solve,
-// aten.triangular_solve, aten.qr and aten.cholesky to scf.for loops over
+// aten.triangular_solve, aten.qr (aten.geqrf, aten.householder_product and
+// aten.ormqr its parts) and aten.cholesky to scf.for loops over
 // each matrix of the (N, n, n) batch, written in place into one copy of the
 // input, as LAPACK's unblocked routines compute them, and of
 // aten.lu_permutation (the row order getrf's swaps leave, for P):
@@ -15,7 +16,9 @@
 //   pivots say, then forward substitution with the unit lower L and back
 //   substitution with U (a zero pivot divides: infinities or NaN, as
 //   eager's).
-// - qr is dgeqr2 then dorg2r: reflector j (dlarfg) maps column j's
+// - qr is dgeqr2 then dorg2r (geqrf the first alone, householder_product
+//   the second from given reflectors, ormqr dorm2r's application of them
+//   to another matrix): reflector j (dlarfg) maps column j's
 //   entries from row j down to (beta, 0, ...): none when those below the
 //   diagonal are all 0 (tau = 0), else beta = -sign(a[j, j]) * norm (the
 //   norm scaled by the column's largest |entry|, as dnrm2 scales it),
@@ -30,7 +33,8 @@
 //   pivot that is not > 0 (or NaN) sets info to j + 1 (the first such j);
 //   the NaN its square root gives then runs through the later columns,
 //   where LAPACK leaves unspecified values. The upper triangle is zeroed.
-// eigvalsh, eigh, svdvals and svd (Jacobi rotations) are in Jacobi.cpp.
+// eigvalsh and eigh (a tridiagonal QL) are in SymmetricEigen.cpp, svdvals
+// and svd (one-sided Jacobi) in Jacobi.cpp.
 //
 // The code is O(n^3) scalar work per matrix and its size does not grow
 // with n. Rounding differs from LAPACK's blocked updates in the last bits.
@@ -280,6 +284,116 @@ Value rowProduct(OpBuilder &b, Location l, Value t, Value m, Value i, Value j, T
   return contiguousDot(b, l, t, {m, i}, t, {m, j}, s.index(0), j, s.number(element, 0.0));
 }
 
+/// dgeqr2 on matrix m of `a` (N, rows, cols), in place: reflector j
+/// (dlarfg) maps column j's entries from row j down to (beta, 0, ...) and
+/// is applied to the columns to its right; beta lands on the diagonal, v's
+/// tail below it, tau in taus[m, j]. `w` is a (>= cols) scratch row.
+/// Returns a, taus and w.
+Carried geqr2(OpBuilder &b, Location loc, Value a, Value taus, Value w, Value m, int64_t rows,
+              int64_t cols) {
+  Scalars s(b, loc);
+  Type element = cast<RankedTensorType>(a.getType()).getElementType();
+  return s.loop(
+      s.index(0), s.index(std::min(rows, cols)), {a, taus, w},
+      [&](OpBuilder &b, Location l, Value j, ValueRange t) -> Carried {
+        Scalars s(b, l);
+        Value zero = s.number(element, 0.0), one = s.number(element, 1.0);
+        Value below = plusOne(b, l, j);
+        Value a = t[0];
+        Value alpha = Scalars::at(b, l, a, {m, j, j});
+        // The column's norm from row j down, scaled by its largest |entry|
+        // as dnrm2 and dlapy2 scale (no square overflows or underflows);
+        // nothing to reflect when the entries below the diagonal are all 0.
+        Value tailMax = s.loop(below, s.index(rows), {zero},
+                               [&](OpBuilder &b, Location l, Value i, ValueRange w) -> Carried {
+                                 Value x = b.create<math::AbsFOp>(
+                                     l, Scalars::at(b, l, a, {m, i, j}));
+                                 return {b.create<arith::MaximumFOp>(l, w[0], x)};
+                               })[0];
+        Value nothing = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, tailMax, zero);
+        Value largest = b.create<arith::MaximumFOp>(l, tailMax, b.create<math::AbsFOp>(l, alpha));
+        Value unit = b.create<arith::SelectOp>(l, nothing, one, largest);
+        Value tail = s.loop(below, s.index(rows), {zero},
+                            [&](OpBuilder &b, Location l, Value i, ValueRange w) -> Carried {
+                              Value x = b.create<arith::DivFOp>(
+                                  l, Scalars::at(b, l, a, {m, i, j}), unit);
+                              return {b.create<arith::AddFOp>(l, w[0],
+                                                              b.create<arith::MulFOp>(l, x, x))};
+                            })[0];
+        Value head = b.create<arith::DivFOp>(l, alpha, unit);
+        Value norm = b.create<arith::MulFOp>(
+            l, unit,
+            b.create<math::SqrtOp>(
+                l, b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, head, head), tail)));
+        Value beta = b.create<arith::NegFOp>(l, b.create<math::CopySignOp>(l, norm, alpha));
+        beta = b.create<arith::SelectOp>(l, nothing, alpha, beta);
+        Value tauJ = b.create<arith::SelectOp>(
+            l, nothing, zero,
+            b.create<arith::DivFOp>(l, b.create<arith::SubFOp>(l, beta, alpha), beta));
+        Value scale = b.create<arith::SelectOp>(
+            l, nothing, one, b.create<arith::DivFOp>(l, one, b.create<arith::SubFOp>(l, alpha, beta)));
+        a = s.loop(below, s.index(rows), {a},
+                   [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+                     Value x = b.create<arith::MulFOp>(l, Scalars::at(b, l, u[0], {m, i, j}), scale);
+                     return {Scalars::put(b, l, x, u[0], {m, i, j})};
+                   })[0];
+        // H = I - tau v v^T on the columns to the right (v[j] = 1); v_i from
+        // the loop's value: the update never writes column j.
+        Carried applied = applyReflector(b, l, a, t[2], m, j, rows, below, cols, tauJ,
+                                         [&](OpBuilder &b, Location l, Value i, Value current) {
+                                           return Scalars::at(b, l, current, {m, i, j});
+                                         });
+        a = Scalars::put(b, l, beta, applied[0], {m, j, j});
+        return {a, Scalars::put(b, l, tauJ, t[1], {m, j}), applied[1]};
+      });
+}
+
+/// The reflectors H_0 .. H_{k-1} stored as geqrf leaves them (v_j's tail
+/// below the diagonal of column j of matrix m of `reflectors`, tau_j in
+/// taus[m, j]) applied from the left to matrix m of `target` (N, rows,
+/// width): H_0 (H_1 (... H_{k-1} target)) = Q target, or with `transpose`
+/// H_{k-1} (... H_0 target) = Q^T target (dorm2r). `w` is a (>= width)
+/// scratch row. Returns target and w.
+Carried applyReflectors(OpBuilder &b, Location loc, Value target, Value reflectors, Value taus,
+                        Value w, Value m, int64_t rows, int64_t width, int64_t k, bool transpose) {
+  Scalars s(b, loc);
+  return s.loop(s.index(0), s.index(k), {target, w},
+                [&](OpBuilder &b, Location l, Value step, ValueRange u) -> Carried {
+                  Scalars s(b, l);
+                  Value j = transpose ? step : b.create<arith::SubIOp>(l, s.index(k - 1), step);
+                  return applyReflector(b, l, u[0], u[1], m, j, rows, s.index(0), width,
+                                        Scalars::at(b, l, taus, {m, j}),
+                                        [&](OpBuilder &b, Location l, Value i, Value) {
+                                          return Scalars::at(b, l, reflectors, {m, i, j});
+                                        });
+                });
+}
+
+/// Matrix m of `t` (N, rows, cols) set to the identity's first columns.
+Value identityColumns(OpBuilder &b, Location loc, Value t, Value m) {
+  Scalars s(b, loc);
+  auto type = cast<RankedTensorType>(t.getType());
+  Type element = type.getElementType();
+  return s.loop(s.index(0), s.index(type.getDimSize(1)), {t},
+                [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+                  Scalars s(b, l);
+                  return s.loop(s.index(0), s.index(type.getDimSize(2)), u,
+                                [&](OpBuilder &b, Location l, Value col, ValueRange w) -> Carried {
+                                  Scalars s(b, l);
+                                  Value diagonal =
+                                      b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, i, col);
+                                  Value x = b.create<arith::SelectOp>(
+                                      l, diagonal, s.number(element, 1.0), s.number(element, 0.0));
+                                  return {Scalars::put(b, l, x, w[0], {m, i, col})};
+                                });
+                })[0];
+}
+
+/// A fresh scratch row of `width` elements.
+Value scratchRow(Scalars &s, Type element, int64_t width) {
+  return s.fresh(RankedTensorType::get({std::max<int64_t>(width, 1)}, element));
+}
+
 struct QrLowering : OpConversionPattern<QrOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -298,71 +412,13 @@ struct QrLowering : OpConversionPattern<QrOp> {
     Value work = s.fresh(type, adaptor.getSelf());
     Value tau = s.fresh(RankedTensorType::get({batch, k}, element));
     Value q = s.fresh(qType), r = s.fresh(rType);
-    Value scratch = s.fresh(RankedTensorType::get({std::max(cols, qCols)}, element));
     Carried out = s.loop(
-        s.index(0), s.index(batch), {work, tau, q, r, scratch},
+        s.index(0), s.index(batch), {work, tau, q, r, scratchRow(s, element, std::max(cols, qCols))},
         [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
           Scalars s(b, l);
-          Value zero = s.number(element, 0.0), one = s.number(element, 1.0);
-          // dgeqr2: the reflectors, left in place below the diagonal.
-          Carried geqr2 = s.loop(
-              s.index(0), s.index(k), {c[0], c[1], c[4]},
-              [&](OpBuilder &b, Location l, Value j, ValueRange t) -> Carried {
-                Scalars s(b, l);
-                Value below = plusOne(b, l, j);
-                Value a = t[0];
-                Value alpha = Scalars::at(b, l, a, {m, j, j});
-                // The column's norm from row j down, scaled by its largest
-                // |entry| as dnrm2 and dlapy2 scale (no square overflows
-                // or underflows); nothing to reflect when the entries below
-                // the diagonal are all 0.
-                Value tailMax = s.loop(below, s.index(rows), {zero},
-                                       [&](OpBuilder &b, Location l, Value i, ValueRange w) -> Carried {
-                                         Value x = b.create<math::AbsFOp>(
-                                             l, Scalars::at(b, l, a, {m, i, j}));
-                                         return {b.create<arith::MaximumFOp>(l, w[0], x)};
-                                       })[0];
-                Value nothing = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, tailMax, zero);
-                Value largest = b.create<arith::MaximumFOp>(l, tailMax, b.create<math::AbsFOp>(l, alpha));
-                Value unit = b.create<arith::SelectOp>(l, nothing, one, largest);
-                Value tail = s.loop(below, s.index(rows), {zero},
-                                    [&](OpBuilder &b, Location l, Value i, ValueRange w) -> Carried {
-                                      Value x = b.create<arith::DivFOp>(
-                                          l, Scalars::at(b, l, a, {m, i, j}), unit);
-                                      return {b.create<arith::AddFOp>(l, w[0],
-                                                                      b.create<arith::MulFOp>(l, x, x))};
-                                    })[0];
-                Value head = b.create<arith::DivFOp>(l, alpha, unit);
-                Value norm = b.create<arith::MulFOp>(
-                    l, unit,
-                    b.create<math::SqrtOp>(
-                        l, b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, head, head), tail)));
-                Value beta = b.create<arith::NegFOp>(l, b.create<math::CopySignOp>(l, norm, alpha));
-                beta = b.create<arith::SelectOp>(l, nothing, alpha, beta);
-                Value tauJ = b.create<arith::SelectOp>(
-                    l, nothing, zero,
-                    b.create<arith::DivFOp>(l, b.create<arith::SubFOp>(l, beta, alpha), beta));
-                Value scale = b.create<arith::SelectOp>(
-                    l, nothing, one,
-                    b.create<arith::DivFOp>(l, one, b.create<arith::SubFOp>(l, alpha, beta)));
-                a = s.loop(below, s.index(rows), {a},
-                           [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
-                             Value x = b.create<arith::MulFOp>(
-                                 l, Scalars::at(b, l, u[0], {m, i, j}), scale);
-                             return {Scalars::put(b, l, x, u[0], {m, i, j})};
-                           })[0];
-                // H = I - tau v v^T on the columns to the right (v[j] = 1).
-                // v_i from the loop's value: the update never writes column j.
-                Carried applied = applyReflector(
-                    b, l, a, t[2], m, j, rows, below, cols, tauJ,
-                    [&](OpBuilder &b, Location l, Value i, Value current) {
-                      return Scalars::at(b, l, current, {m, i, j});
-                    });
-                a = applied[0];
-                a = Scalars::put(b, l, beta, a, {m, j, j});
-                return {a, Scalars::put(b, l, tauJ, t[1], {m, j}), applied[1]};
-              });
-          Value a = geqr2[0], taus = geqr2[1];
+          Value zero = s.number(element, 0.0);
+          Carried reduced = geqr2(b, l, c[0], c[1], c[4], m, rows, cols);
+          Value a = reduced[0], taus = reduced[1];
           // R: the upper triangle of the first rows.
           Value rOut = s.loop(
               s.index(0), s.index(rType.getDimSize(1)), {c[3]},
@@ -378,32 +434,79 @@ struct QrLowering : OpConversionPattern<QrOp> {
                               });
               })[0];
           // Q: the identity's first columns, then H_{k-1} ... H_0 applied.
-          Value qOut = s.loop(
-              s.index(0), s.index(rows), {c[2]},
-              [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
-                Scalars s(b, l);
-                return s.loop(s.index(0), s.index(qCols), {u[0]},
-                              [&](OpBuilder &b, Location l, Value col, ValueRange w) -> Carried {
-                                Value diagonal = b.create<arith::CmpIOp>(
-                                    l, arith::CmpIPredicate::eq, i, col);
-                                Value x = b.create<arith::SelectOp>(l, diagonal, one, zero);
-                                return {Scalars::put(b, l, x, w[0], {m, i, col})};
-                              });
-              })[0];
-          Carried orgqr = s.loop(
-              s.index(0), s.index(k), {qOut, geqr2[2]},
-              [&](OpBuilder &b, Location l, Value step, ValueRange u) -> Carried {
-                Scalars s(b, l);
-                Value j = b.create<arith::SubIOp>(l, s.index(k - 1), step);
-                Value tauJ = Scalars::at(b, l, taus, {m, j});
-                return applyReflector(b, l, u[0], u[1], m, j, rows, s.index(0), qCols, tauJ,
-                                      [&](OpBuilder &b, Location l, Value i, Value) {
-                                        return Scalars::at(b, l, a, {m, i, j});
-                                      });
-              });
+          Carried orgqr = applyReflectors(b, l, identityColumns(b, l, c[2], m), a, taus,
+                                          reduced[2], m, rows, qCols, k, /*transpose=*/false);
           return {a, taus, orgqr[0], rOut, orgqr[1]};
         });
     rewriter.replaceOp(op, {out[2], out[3]});
+    return success();
+  }
+};
+
+struct GeqrfLowering : OpConversionPattern<GeqrfOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GeqrfOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Scalars s(b, loc);
+    auto type = cast<RankedTensorType>(adaptor.getSelf().getType());
+    const int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
+    Carried out = s.loop(
+        s.index(0), s.index(type.getDimSize(0)),
+        {s.fresh(type, adaptor.getSelf()), s.fresh(cast<RankedTensorType>(op.getTau().getType())),
+         scratchRow(s, type.getElementType(), cols)},
+        [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
+          return geqr2(b, l, c[0], c[1], c[2], m, rows, cols);
+        });
+    rewriter.replaceOp(op, {out[0], out[1]});
+    return success();
+  }
+};
+
+struct HouseholderProductLowering : OpConversionPattern<HouseholderProductOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(HouseholderProductOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Scalars s(b, loc);
+    RankedTensorType type = op.getType();
+    const int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
+    const int64_t k = cast<RankedTensorType>(adaptor.getTau().getType()).getDimSize(1);
+    Carried out = s.loop(
+        s.index(0), s.index(type.getDimSize(0)),
+        {s.fresh(type), scratchRow(s, type.getElementType(), cols)},
+        [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
+          return applyReflectors(b, l, identityColumns(b, l, c[0], m), adaptor.getSelf(),
+                                 adaptor.getTau(), c[1], m, rows, cols, k, /*transpose=*/false);
+        });
+    rewriter.replaceOp(op, out[0]);
+    return success();
+  }
+};
+
+struct OrmqrLowering : OpConversionPattern<OrmqrOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OrmqrOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Scalars s(b, loc);
+    RankedTensorType type = op.getType();
+    const int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
+    const int64_t k = cast<RankedTensorType>(adaptor.getTau().getType()).getDimSize(1);
+    Carried out = s.loop(
+        s.index(0), s.index(type.getDimSize(0)),
+        {s.fresh(type, adaptor.getOther()), scratchRow(s, type.getElementType(), cols)},
+        [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
+          return applyReflectors(b, l, c[0], adaptor.getSelf(), adaptor.getTau(), c[1], m, rows,
+                                 cols, k, op.getTranspose());
+        });
+    rewriter.replaceOp(op, out[0]);
     return success();
   }
 };
@@ -474,5 +577,6 @@ struct CholeskyLowering : OpConversionPattern<CholeskyOp> {
 
 void kiln::aten::populateFactorisationPatterns(RewritePatternSet &patterns) {
   patterns.add<LuFactorLowering, LuPermutationLowering, LinalgSolveLowering,
-               TriangularSolveLowering, QrLowering, CholeskyLowering>(patterns.getContext());
+               TriangularSolveLowering, QrLowering, GeqrfLowering, HouseholderProductLowering,
+               OrmqrLowering, CholeskyLowering>(patterns.getContext());
 }

@@ -44,8 +44,9 @@ void populateSortingPatterns(mlir::RewritePatternSet &patterns);
 /// kMaxTriangularScan, as a loop over the dim (Scans.cpp).
 void populateScanPatterns(mlir::RewritePatternSet &patterns);
 
-/// lu_factor, linalg_solve, triangular_solve, qr and cholesky as LAPACK's
-/// unblocked routines in scalar loops (Factorisations.cpp).
+/// lu_factor, lu_permutation, linalg_solve, triangular_solve, qr, geqrf,
+/// householder_product, ormqr and cholesky as LAPACK's unblocked routines
+/// in scalar loops (Factorisations.cpp).
 void populateFactorisationPatterns(mlir::RewritePatternSet &patterns);
 /// svdvals and svd as one-sided Jacobi rotations in scalar loops
 /// (Jacobi.cpp).

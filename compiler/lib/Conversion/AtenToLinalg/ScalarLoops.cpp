@@ -76,7 +76,12 @@ Value contiguousDot(OpBuilder &b, Location l, Value x, ValueRange xAt, Value y, 
       [&](OpBuilder &b, Location l, Value k, ValueRange acc) {
         Value vx = b.create<vector::TransferReadOp>(l, vectorType, x, indices(xAt, k), inBounds);
         Value vy = b.create<vector::TransferReadOp>(l, vectorType, y, indices(yAt, k), inBounds);
-        b.create<scf::YieldOp>(l, ValueRange{b.create<vector::FMAOp>(l, vx, vy, acc[0])});
+        // Contractible: one fused multiply-add where the CPU has it, a
+        // product and a sum where it does not (vector.fma would become
+        // libm calls there).
+        auto contract = arith::FastMathFlagsAttr::get(b.getContext(), arith::FastMathFlags::contract);
+        Value product = b.create<arith::MulFOp>(l, vx, vy, contract);
+        b.create<scf::YieldOp>(l, ValueRange{b.create<arith::AddFOp>(l, acc[0], product, contract)});
       });
   Value sum = b.create<vector::ReductionOp>(l, vector::CombiningKind::ADD, vectors.getResult(0));
   sum = s.loop(end, to, {sum}, [&](OpBuilder &b, Location l, Value k, ValueRange acc) -> Carried {

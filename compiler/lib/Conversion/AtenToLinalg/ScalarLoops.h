@@ -1,9 +1,10 @@
 //===- ScalarLoops.h - scalar loops over tensors for the factorisations ---===//
 //
 // This file declares the small builder the factorisation lowerings
-// (Factorisations.cpp, Jacobi.cpp) write their LAPACK-style loops with:
-// scf.for loops carrying tensors, element reads and writes, fresh buffers
-// and dot products along a column.
+// (Factorisations.cpp, SymmetricEigen.cpp, Jacobi.cpp, MatrixLoops.cpp)
+// write their LAPACK-style loops with: scf.for loops carrying tensors,
+// element reads and writes, fresh buffers, vectorised dot products along a
+// contiguous row, the best index of a range and swaps.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -49,7 +50,8 @@ mlir::Value plusOne(mlir::OpBuilder &b, mlir::Location l, mlir::Value i);
 /// first + the sum over k in [from, to) of x[xAt..., k] * y[yAt..., k]:
 /// both tensors' last index runs along k, so the whole chunks of 512 bits
 /// are read as vectors (vector.transfer_read) and multiplied into one
-/// vector of partial sums (vector.fma), whose lanes vector.reduction adds;
+/// vector of partial sums (contractible products and sums: fused where the
+/// CPU has FMA), whose lanes vector.reduction adds;
 /// the rest one at a time. A running scalar sum would wait on each
 /// addition's latency and use one lane. Rounding differs from the
 /// sequential sum's in the last bits, as BLAS's dot products' does.

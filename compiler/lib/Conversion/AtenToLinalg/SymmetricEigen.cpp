@@ -24,8 +24,11 @@
 //   that moves each vector with its value, and V is transposed back.
 //
 // Vectors live in rows, so the rotations and reflectors walk contiguous
-// memory. The work is (4/3) n^3 for the values, about 6 n^3 more for the
-// vectors, against Jacobi's several sweeps of 4 n^3 each. A vector's sign,
+// memory. The work is about n^3 multiply-adds for the values (the rank-2
+// update writes the whole trailing square), (8/3) n^3 more for the
+// vectors, against Jacobi's several sweeps of 4 n^3 each. An eigenvalue
+// that takes more than kMaxQlSteps steps makes the matrix's values NaN
+// (LAPACK's info > 0, where eager raises). A vector's sign,
 // and the basis of a repeated eigenvalue's space, are the algorithm's
 // choice (LAPACK's dsyevd differs); PyTorch leaves both unspecified.
 //
@@ -41,6 +44,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <limits>
 #include <type_traits>
 
 using namespace mlir;
@@ -251,9 +255,19 @@ Tridiagonal qlStep(OpBuilder &b, Location loc, Tridiagonal t, Value m, Value l0,
   Type element = cast<RankedTensorType>(t.d.getType()).getElementType();
   Value zero = s.number(element, 0.0), one = s.number(element, 1.0), two = s.number(element, 2.0);
   auto at = [&](OpBuilder &b, Location l, Value v, Value i) { return Scalars::at(b, l, v, {m, i}); };
-  auto radius = [](OpBuilder &b, Location l, Value x, Value y) -> Value {
-    return b.create<math::SqrtOp>(
-        l, b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, x, x), b.create<arith::MulFOp>(l, y, y)));
+  // sqrt(x^2 + y^2) as dlapy2 computes it, big * sqrt(1 + (small / big)^2),
+  // so that no square underflows: a block of entries 1e-20 of the largest
+  // (f32) would otherwise give rotations of a subnormal or zero radius.
+  auto radius = [&](OpBuilder &b, Location l, Value x, Value y) -> Value {
+    Value ax = b.create<math::AbsFOp>(l, x), ay = b.create<math::AbsFOp>(l, y);
+    Value big = b.create<arith::MaximumFOp>(l, ax, ay);
+    Value small = b.create<arith::MinimumFOp>(l, ax, ay);
+    Value ratio = b.create<arith::DivFOp>(l, small, big);
+    Value scaled = b.create<arith::MulFOp>(
+        l, big,
+        b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, one, b.create<arith::MulFOp>(l, ratio, ratio))));
+    Value none = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, big, zero);
+    return b.create<arith::SelectOp>(l, none, zero, scaled);
   };
   Value dl = at(b, loc, t.d, l0), el = at(b, loc, t.e, l0);
   Value g0 = b.create<arith::DivFOp>(
@@ -333,17 +347,21 @@ Tridiagonal qlStep(OpBuilder &b, Location loc, Tridiagonal t, Value m, Value l0,
 }
 
 /// tql2 on the tridiagonal of matrix m: its eigenvalues left in d (not
-/// sorted), the vectors rotated with them.
-Tridiagonal diagonalise(OpBuilder &b, Location loc, Tridiagonal t, Value m, int64_t n) {
+/// sorted), the vectors rotated with them; and whether some eigenvalue took
+/// more than kMaxQlSteps steps (LAPACK's info > 0, where eager raises).
+std::pair<Tridiagonal, Value> diagonalise(OpBuilder &b, Location loc, Tridiagonal t, Value m,
+                                          int64_t n) {
   Scalars s(b, loc);
   Type element = cast<RankedTensorType>(t.d.getType()).getElementType();
   Value eps = epsilonOf(b, loc, element);
   bool withVectors = static_cast<bool>(t.vectors);
-  Carried out = s.loop(s.index(0), s.index(n), t.values(), [&](OpBuilder &b, Location l, Value l0, ValueRange c) -> Carried {
+  Carried init = t.values();
+  init.push_back(b.create<arith::ConstantOp>(loc, b.getBoolAttr(false)));
+  Carried out = s.loop(s.index(0), s.index(n), init, [&](OpBuilder &b, Location l, Value l0, ValueRange c) -> Carried {
     Scalars s(b, l);
-    Carried init(c);
-    init.push_back(b.create<arith::ConstantOp>(l, b.getBoolAttr(false)));
-    Carried steps = s.loop(s.index(0), s.index(kMaxQlSteps), init, [&](OpBuilder &b, Location l, Value, ValueRange u) -> Carried {
+    Carried state(c.drop_back());
+    state.push_back(b.create<arith::ConstantOp>(l, b.getBoolAttr(false)));
+    Carried steps = s.loop(s.index(0), s.index(kMaxQlSteps), state, [&](OpBuilder &b, Location l, Value, ValueRange u) -> Carried {
       auto branch = b.create<scf::IfOp>(
           l, u.back(), [&](OpBuilder &b, Location l) { b.create<scf::YieldOp>(l, u); },
           [&](OpBuilder &b, Location l) {
@@ -367,9 +385,15 @@ Tridiagonal diagonalise(OpBuilder &b, Location loc, Tridiagonal t, Value m, int6
       return Carried(branch.getResults());
     });
     steps.pop_back();
+    // Converged when e[l] is negligible now (the last step may have made it).
+    Tridiagonal after = Tridiagonal::from(steps, withVectors);
+    Value unconverged = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne,
+                                                negligibleFrom(b, l, after, m, l0, n, eps), l0);
+    steps.push_back(b.create<arith::OrIOp>(l, c.back(), unconverged));
     return steps;
   });
-  return Tridiagonal::from(out, withVectors);
+  Value failed = out.pop_back_val();
+  return {Tridiagonal::from(out, withVectors), failed};
 }
 
 template <typename Op>
@@ -408,10 +432,14 @@ struct SymmetricEigenLowering : OpConversionPattern<Op> {
             scratch = formed[1];
             t.vectors = transposeInto(b, l, q, c[6], m, n);
           }
-          t = diagonalise(b, l, t, m, n);
+          auto [diagonal, failed] = diagonalise(b, l, t, m, n);
+          t = diagonal;
+          // Scaled back; all NaN when QL did not converge (eager raises).
+          Value nan = s.number(element, std::numeric_limits<double>::quiet_NaN());
           Value d = s.loop(s.index(0), s.index(n), {t.d},
                            [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
                              Value x = b.create<arith::MulFOp>(l, Scalars::at(b, l, u[0], {m, i}), divisor);
+                             x = b.create<arith::SelectOp>(l, failed, nan, x);
                              return {Scalars::put(b, l, x, u[0], {m, i})};
                            })[0];
           Carried vectors;

@@ -53,8 +53,9 @@ func.func @solve(%a: tensor<1x4x4xf32>, %b: tensor<1x4x2xf32>) -> tensor<1x4x2xf
 }
 
 // dpotf2 (lower, left-looking): the pivot less the row's squares (whole
-// 16-lane vectors of the contiguous row, fused multiply-added, their lanes
-// reduced, then the rest), info at the first pivot that is not > 0, its
+// 16-lane vectors of the contiguous row, multiplied and added with
+// contraction allowed (fused where the CPU has FMA), their lanes reduced,
+// then the rest), info at the first pivot that is not > 0, its
 // square root on the diagonal, zeros above, the column below scaled by it.
 // CHECK-LABEL: func @cholesky
 // CHECK: %[[L:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<2x3x3xf32>
@@ -63,7 +64,8 @@ func.func @solve(%a: tensor<1x4x4xf32>, %b: tensor<1x4x2xf32>) -> tensor<1x4x2xf
 // CHECK: %[[VECS:.+]] = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c16{{.*}} -> (vector<16xf32>)
 // CHECK: %[[X:.+]] = vector.transfer_read %{{.+}}[%{{.+}}, %[[J]], %{{.+}}], %{{.+}} {in_bounds = [true]} : tensor<2x3x3xf32>, vector<16xf32>
 // CHECK: %[[Y:.+]] = vector.transfer_read
-// CHECK: vector.fma %[[X]], %[[Y]], %{{.+}} : vector<16xf32>
+// CHECK: %[[PROD:.+]] = arith.mulf %[[X]], %[[Y]] fastmath<contract> : vector<16xf32>
+// CHECK: arith.addf %{{.+}}, %[[PROD]] fastmath<contract> : vector<16xf32>
 // CHECK: %[[LANES:.+]] = vector.reduction <add>, %[[VECS]] : vector<16xf32> into f32
 // CHECK: %[[SUM:.+]] = scf.for %{{.+}} = %{{.+}} to %[[J]] step %c1{{.*}} iter_args(%{{.+}} = %[[LANES]])
 // CHECK: %[[DOT:.+]] = arith.addf %cst{{.*}}, %[[SUM]] : f32
@@ -168,4 +170,44 @@ func.func @triangular_solve_unit_upper(%a: tensor<2x3x3xf32>, %b: tensor<2x3x4xf
 func.func @lu_permutation(%pivots: tensor<2x3xi64>) -> tensor<2x3xi64> {
   %p = aten.lu_permutation %pivots : (tensor<2x3xi64>) -> tensor<2x3xi64>
   return %p : tensor<2x3xi64>
+}
+
+// geqrf: qr's dgeqr2 alone (the compact a and tau, a scratch row carried).
+// CHECK-LABEL: func @geqrf
+// CHECK: %[[A:.+]] = bufferization.alloc_tensor() copy(%arg0) : tensor<1x3x2xf32>
+// CHECK: %[[TAU:.+]] = bufferization.alloc_tensor() : tensor<1x2xf32>
+// CHECK: %[[W:.+]] = bufferization.alloc_tensor() : tensor<2xf32>
+// CHECK: scf.for {{.+}} iter_args(%{{.+}} = %[[A]], %{{.+}} = %[[TAU]], %{{.+}} = %[[W]])
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c2 {{.+}} -> (tensor<1x3x2xf32>, tensor<1x2xf32>, tensor<2xf32>)
+// CHECK: math.copysign
+// CHECK: return %{{.+}}#0, %{{.+}}#1 : tensor<1x3x2xf32>, tensor<1x2xf32>
+func.func @geqrf(%a: tensor<1x3x2xf32>) -> (tensor<1x3x2xf32>, tensor<1x2xf32>) {
+  %r, %tau = aten.geqrf %a : (tensor<1x3x2xf32>) -> (tensor<1x3x2xf32>, tensor<1x2xf32>)
+  return %r, %tau : tensor<1x3x2xf32>, tensor<1x2xf32>
+}
+
+// householder_product: the identity's first columns, then the reflectors
+// applied last to first (j = k - 1 - step), v read from the input's
+// column j.
+// CHECK-LABEL: func @householder_product
+// CHECK: scf.for %[[STEP:.+]] = %{{.+}} to %c2 {{.+}} -> (tensor<1x3x2xf32>, tensor<2xf32>)
+// CHECK: %[[J:.+]] = arith.subi %c1{{.*}}, %[[STEP]] : index
+// CHECK: tensor.extract %arg1[%{{.+}}, %[[J]]] : tensor<1x2xf32>
+// CHECK: tensor.extract %arg0[%{{.+}}, %{{.+}}, %[[J]]] : tensor<1x3x2xf32>
+func.func @householder_product(%a: tensor<1x3x2xf32>, %tau: tensor<1x2xf32>) -> tensor<1x3x2xf32> {
+  %q = aten.householder_product %a, %tau : (tensor<1x3x2xf32>, tensor<1x2xf32>) -> tensor<1x3x2xf32>
+  return %q : tensor<1x3x2xf32>
+}
+
+// ormqr {transpose}: Q^T C, the reflectors applied first to last (j =
+// step) to a copy of C, row by row over its 4 columns.
+// CHECK-LABEL: func @ormqr
+// CHECK: %[[C:.+]] = bufferization.alloc_tensor() copy(%arg2) : tensor<1x3x4xf32>
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %c2 {{.+}} -> (tensor<1x3x4xf32>, tensor<4xf32>)
+// CHECK-NOT: arith.subi
+// CHECK: tensor.extract %arg1[%{{.+}}, %[[J]]] : tensor<1x2xf32>
+// CHECK: tensor.extract %arg0[%{{.+}}, %{{.+}}, %[[J]]] : tensor<1x3x2xf32>
+func.func @ormqr(%a: tensor<1x3x2xf32>, %tau: tensor<1x2xf32>, %c: tensor<1x3x4xf32>) -> tensor<1x3x4xf32> {
+  %y = aten.ormqr %a, %tau, %c {transpose} : (tensor<1x3x2xf32>, tensor<1x2xf32>, tensor<1x3x4xf32>) -> tensor<1x3x4xf32>
+  return %y : tensor<1x3x4xf32>
 }

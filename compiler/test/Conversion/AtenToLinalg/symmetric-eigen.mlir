@@ -6,8 +6,10 @@
 // (p . v) v and the rank-2 update A22 -= v w^T + w v^T row by row; then,
 // per eigenvalue, up to 40 QL steps: the first negligible off-diagonal
 // entry (|e[m]| <= eps (|d[m]| + |d[m+1]|)) ends them when it is e[l],
-// else Wilkinson's shift and rotations from m - 1 down to l, a radius of 0
-// deflating; the values scaled back and selection-sorted ascending.
+// else Wilkinson's shift and rotations from m - 1 down to l (radii as
+// dlapy2's max * sqrt(1 + (min / max)^2)), a radius of 0 deflating; the
+// values scaled back (NaN if some eigenvalue did not converge) and
+// selection-sorted ascending.
 // CHECK-LABEL: func @eigvalsh
 // CHECK: scf.for %{{.+}} = %{{.+}} to %c2 {{.+}} -> (tensor<1x4x4xf64>, tensor<1x4xf64>, tensor<1x4xf64>, tensor<4xf64>)
 // CHECK: %[[NONE:.+]] = arith.cmpf oeq
@@ -24,7 +26,7 @@
 // CHECK: arith.mulf
 // CHECK: arith.addf
 // CHECK: arith.subf
-// CHECK: scf.for %[[L:.+]] = %{{.+}} to %c4{{.*}} -> (tensor<1x4xf64>, tensor<1x4xf64>)
+// CHECK: %[[QL:.+]]:3 = scf.for %[[L:.+]] = %{{.+}} to %c4{{.*}} -> (tensor<1x4xf64>, tensor<1x4xf64>, i1)
 // CHECK: scf.for %{{.+}} = %{{.+}} to %c40 {{.+}} -> (tensor<1x4xf64>, tensor<1x4xf64>, i1)
 // CHECK: %[[M:.+]]:2 = scf.for {{.+}} -> (index, i1)
 // CHECK: arith.cmpf ole
@@ -32,8 +34,13 @@
 // CHECK: scf.if %[[DONE]]
 // CHECK: math.copysign
 // CHECK: scf.for {{.+}} -> (tensor<1x4xf64>, tensor<1x4xf64>, f64, f64, f64, f64, i1)
-// CHECK: %[[R:.+]] = math.sqrt
+// CHECK: %[[BIG:.+]] = arith.maximumf
+// CHECK: arith.minimumf
+// CHECK: math.sqrt
+// CHECK: %[[NONE:.+]] = arith.cmpf oeq, %[[BIG]]
+// CHECK: %[[R:.+]] = arith.select %[[NONE]]
 // CHECK: arith.cmpf oeq, %[[R]]
+// CHECK: arith.select %[[QL]]#2, %cst{{.*}}, %{{.+}} : f64
 // CHECK: arith.cmpf olt
 // CHECK: return
 func.func @eigvalsh(%a: tensor<1x4x4xf64>) -> tensor<1x4xf64> {
@@ -55,7 +62,7 @@ func.func @eigvalsh(%a: tensor<1x4x4xf64>) -> tensor<1x4xf64> {
 // CHECK: tensor.insert %{{.+}}[%{{.+}}, %[[J]], %[[I]]]
 // CHECK: scf.for %{{.+}} = %{{.+}} to %c40
 // CHECK: scf.for {{.+}} -> (tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4x4xf32>, f32, f32, f32, f32, i1)
-// CHECK: %[[R:.+]] = math.sqrt
+// CHECK: %[[R:.+]] = arith.select
 // CHECK: arith.cmpf oeq, %[[R]]
 // CHECK: %[[S:.+]] = arith.divf
 // CHECK: %[[C:.+]] = arith.divf

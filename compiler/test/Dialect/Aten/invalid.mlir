@@ -540,6 +540,30 @@ func.func @lu_permutation_too_short(%pivots: tensor<2x3xi64>) -> tensor<2x2xi64>
 
 // -----
 
+func.func @householder_product_too_many_reflectors(%a: tensor<1x4x2xf32>, %tau: tensor<1x3xf32>) -> tensor<1x4x2xf32> {
+  // expected-error @+1 {{tau must be (N, k) of the reflectors' element type with k <= 2}}
+  %q = aten.householder_product %a, %tau : (tensor<1x4x2xf32>, tensor<1x3xf32>) -> tensor<1x4x2xf32>
+  return %q : tensor<1x4x2xf32>
+}
+
+// -----
+
+func.func @ormqr_other_rows(%a: tensor<1x4x2xf32>, %tau: tensor<1x2xf32>, %c: tensor<1x3x2xf32>) -> tensor<1x3x2xf32> {
+  // expected-error @+1 {{other must be (N, m, p) of the reflectors' element type}}
+  %y = aten.ormqr %a, %tau, %c : (tensor<1x4x2xf32>, tensor<1x2xf32>, tensor<1x3x2xf32>) -> tensor<1x3x2xf32>
+  return %y : tensor<1x3x2xf32>
+}
+
+// -----
+
+func.func @lu_permutation_pivots_type(%pivots: tensor<2x3xi32>) -> tensor<2x3xi64> {
+  // expected-error @+1 {{pivots must be (B, k) i64}}
+  %p = aten.lu_permutation %pivots : (tensor<2x3xi32>) -> tensor<2x3xi64>
+  return %p : tensor<2x3xi64>
+}
+
+// -----
+
 func.func @eigh_vectors_shape(%a: tensor<2x3x3xf64>) -> tensor<2x3x1xf64> {
   // expected-error @+1 {{eigenvectors must be (N, n, n) of the input's element type}}
   %w, %v = aten.eigh %a : (tensor<2x3x3xf64>) -> (tensor<2x3xf64>, tensor<2x3x1xf64>)

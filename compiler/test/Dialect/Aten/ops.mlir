@@ -224,6 +224,17 @@ func.func @lu_permutation(%pivots: tensor<2x3xi64>) -> tensor<2x4xi64> {
   return %p : tensor<2x4xi64>
 }
 
+// CHECK-LABEL: func @reflectors
+func.func @reflectors(%a: tensor<1x4x3xf32>, %c: tensor<1x4x2xf32>) -> (tensor<1x4x3xf32>, tensor<1x4x2xf32>) {
+  // CHECK: aten.geqrf %{{.+}} : (tensor<1x4x3xf32>) -> (tensor<1x4x3xf32>, tensor<1x3xf32>)
+  %r, %tau = aten.geqrf %a : (tensor<1x4x3xf32>) -> (tensor<1x4x3xf32>, tensor<1x3xf32>)
+  // CHECK: aten.householder_product %{{.+}}, %{{.+}} : (tensor<1x4x3xf32>, tensor<1x3xf32>) -> tensor<1x4x3xf32>
+  %q = aten.householder_product %r, %tau : (tensor<1x4x3xf32>, tensor<1x3xf32>) -> tensor<1x4x3xf32>
+  // CHECK: aten.ormqr %{{.+}}, %{{.+}}, %{{.+}} {transpose} : (tensor<1x4x3xf32>, tensor<1x3xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+  %y = aten.ormqr %r, %tau, %c {transpose} : (tensor<1x4x3xf32>, tensor<1x3xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+  return %q, %y : tensor<1x4x3xf32>, tensor<1x4x2xf32>
+}
+
 // CHECK-LABEL: func @eigh_svd
 func.func @eigh_svd(%a: tensor<2x3x3xf64>, %t: tensor<1x5x3xf32>) -> (tensor<2x3x3xf64>, tensor<1x5x5xf32>) {
   // CHECK: aten.eigh %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3xf64>, tensor<2x3x3xf64>)

@@ -1,10 +1,10 @@
 //===- AtenLinalgOps.cpp - verifiers of the linear-algebra aten ops -------===//
 //
 // This file implements the verifiers of aten.lu_factor, lu_permutation,
-// linalg_solve,
-// triangular_solve, qr, eigvalsh, eigh, svdvals, svd, cholesky and
-// matrix_exp: batches of f32 or f64 matrices of order at most kMaxLuOrder,
-// the bound of their scalar loops' cubic work.
+// linalg_solve, triangular_solve, qr, geqrf, householder_product, ormqr,
+// eigvalsh, eigh, svdvals, svd, cholesky and matrix_exp: batches of f32 or
+// f64 matrices of order at most kMaxLuOrder, the bound of their scalar
+// loops' cubic work (lu_permutation's operand is getrf's i64 pivots).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -112,6 +112,73 @@ LogicalResult QrOp::verify() {
   return success();
 }
 
+/// `v` has element type `element` and shape `shape`.
+static bool hasType(Value v, Type element, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(v.getType());
+  return type.getElementType() == element && type.getShape() == shape;
+}
+
+/// `a` is a (N, m, n) batch of f32 or f64 matrices with 1 <= m, n <=
+/// kMaxLuOrder (geqrf and the reflectors' operands).
+static LogicalResult verifyMatrixBatch(Operation *op, Value a) {
+  auto type = cast<RankedTensorType>(a.getType());
+  ArrayRef<int64_t> in = type.getShape();
+  if (in.size() != 3 || !(type.getElementType().isF32() || type.getElementType().isF64()))
+    return op->emitOpError("takes a (N, m, n) batch of f32 or f64 matrices");
+  if (in[0] < 1 || in[1] < 1 || in[2] < 1 || in[1] > kMaxLuOrder || in[2] > kMaxLuOrder)
+    return op->emitOpError() << "needs N >= 1 matrices with 1 <= m, n <= " << kMaxLuOrder;
+  return success();
+}
+
+/// `tau` is (N, k) of `a`'s element type with k <= `most`.
+static LogicalResult verifyTau(Operation *op, Value a, Value tau, int64_t most) {
+  auto type = cast<RankedTensorType>(tau.getType());
+  auto aType = cast<RankedTensorType>(a.getType());
+  if (type.getRank() != 2 || type.getElementType() != aType.getElementType() ||
+      type.getDimSize(0) != aType.getDimSize(0) || type.getDimSize(1) > most)
+    return op->emitOpError() << "tau must be (N, k) of the reflectors' element type with k <= "
+                             << most;
+  return success();
+}
+
+LogicalResult GeqrfOp::verify() {
+  if (failed(verifyMatrixBatch(*this, getSelf())))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getSelf());
+  if (getA().getType() != getSelf().getType())
+    return emitOpError("a must have the input's type");
+  if (!hasType(getTau(), getSelf().getType().getElementType(), {in[0], std::min(in[1], in[2])}))
+    return emitOpError("tau must be (N, min(m, n)) of the input's element type");
+  return success();
+}
+
+LogicalResult HouseholderProductOp::verify() {
+  if (failed(verifyMatrixBatch(*this, getSelf())))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getSelf());
+  if (in[2] > in[1])
+    return emitOpError("needs n <= m");
+  if (failed(verifyTau(*this, getSelf(), getTau(), in[2])))
+    return failure();
+  if (getType() != getSelf().getType())
+    return emitOpError("result must have the input's type");
+  return success();
+}
+
+LogicalResult OrmqrOp::verify() {
+  if (failed(verifyMatrixBatch(*this, getSelf())) || failed(verifyMatrixBatch(*this, getOther())))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getSelf()), other = shapeOf(getOther());
+  if (failed(verifyTau(*this, getSelf(), getTau(), std::min(in[1], in[2]))))
+    return failure();
+  if (other[0] != in[0] || other[1] != in[1] ||
+      getOther().getType().getElementType() != getSelf().getType().getElementType())
+    return emitOpError("other must be (N, m, p) of the reflectors' element type");
+  if (getType() != getOther().getType())
+    return emitOpError("result must have other's type");
+  return success();
+}
+
 LogicalResult EigvalshOp::verify() {
   if (failed(verifySquareBatch(*this, getSelf())))
     return failure();
@@ -132,12 +199,6 @@ static LogicalResult verifyTallBatch(Operation *op, Value a) {
   if (in[0] < 1 || in[2] < 1 || in[1] < in[2] || in[1] > kMaxLuOrder)
     return op->emitOpError() << "needs N >= 1 matrices with 1 <= n <= m <= " << kMaxLuOrder;
   return success();
-}
-
-/// `v` has element type `element` and shape `shape`.
-static bool hasType(Value v, Type element, ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(v.getType());
-  return type.getElementType() == element && type.getShape() == shape;
 }
 
 LogicalResult SvdvalsOp::verify() {

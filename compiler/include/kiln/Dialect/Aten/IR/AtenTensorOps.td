@@ -291,6 +291,71 @@ def Aten_QrOp : Aten_Op<"qr", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_GeqrfOp : Aten_Op<"geqrf", [Pure]> {
+  let summary = "QR factorisation in LAPACK's compact form.";
+  let description = [{
+    LAPACK's geqrf on each (m, n) matrix of a (N, m, n) f32 or f64 batch,
+    `torch.geqrf`: `a` holds R on and above the diagonal and reflector j's
+    v below it (v[j] = 1 implied), `tau` (N, min(m, n)) the reflectors'
+    scales, with aten.qr's conventions (R's signs are eager's).
+    kiln-convert-aten-to-linalg writes it as dgeqr2's scalar loops
+    (Factorisations.cpp), so m and n are at most 512 (`kMaxLuOrder`).
+
+    Example:
+    ```mlir
+    %a, %tau = aten.geqrf %x : (tensor<2x5x3xf32>) -> (tensor<2x5x3xf32>, tensor<2x3xf32>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self);
+  let results = (outs AnyStaticShapeTensor:$a, AnyStaticShapeTensor:$tau);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_HouseholderProductOp : Aten_Op<"householder_product", [Pure]> {
+  let summary = "The first columns of a product of Householder reflectors.";
+  let description = [{
+    For reflectors stored as geqrf leaves them in `self` (N, m, n) and their
+    scales `tau` (N, k), k <= n <= m: the first n columns of H_0 ... H_{k-1}
+    (`torch.linalg.householder_product`, LAPACK's orgqr). Entries of `self`
+    on and above the diagonal are not read. kiln-convert-aten-to-linalg
+    writes it as dorg2r's scalar loops, each reflector applied row by row
+    (Factorisations.cpp), so m is at most 512 (`kMaxLuOrder`).
+
+    Example:
+    ```mlir
+    %q = aten.householder_product %a, %tau : (tensor<1x5x3xf64>, tensor<1x2xf64>) -> tensor<1x5x3xf64>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$tau);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self `,` $tau attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Aten_OrmqrOp : Aten_Op<"ormqr", [Pure]> {
+  let summary = "A product of Householder reflectors applied from the left.";
+  let description = [{
+    For reflectors stored as geqrf leaves them in `self` (N, m, r) and their
+    scales `tau` (N, k), k <= min(m, r), and `other` (N, m, p): Q other with
+    Q = H_0 ... H_{k-1}, or Q^T other with `transpose` (LAPACK's ormqr from
+    the left; `torch.ormqr`'s right-hand forms are these for other^T).
+    kiln-convert-aten-to-linalg writes it as dorm2r's scalar loops, each
+    reflector applied row by row (Factorisations.cpp), so m is at most 512
+    (`kMaxLuOrder`).
+
+    Example:
+    ```mlir
+    %y = aten.ormqr %a, %tau, %c {transpose} : (tensor<1x4x3xf32>, tensor<1x3xf32>, tensor<1x4x2xf32>) -> tensor<1x4x2xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$tau,
+                   AnyStaticShapeTensor:$other, UnitAttr:$transpose);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self `,` $tau `,` $other attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_EigvalshOp : Aten_Op<"eigvalsh", [Pure]> {
   let summary = "The eigenvalues of a batch of symmetric matrices, ascending.";
   let description = [{
@@ -302,7 +367,8 @@ def Aten_EigvalshOp : Aten_Op<"eigvalsh", [Pure]> {
     off-diagonal entry is negligible (at most 40 per eigenvalue), then a
     selection sort (SymmetricEigen.cpp), so n is at most 512
     (`kMaxLuOrder`). The values agree with LAPACK's syevd to the precision
-    of the type.
+    of the type; an eigenvalue that does not converge in 40 steps makes the
+    matrix's values NaN (LAPACK's info > 0, where eager raises).
 
     Example:
     ```mlir
