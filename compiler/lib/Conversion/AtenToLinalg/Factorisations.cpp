@@ -53,6 +53,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace kiln::aten;
 
@@ -465,33 +467,16 @@ struct GeqrfLowering : OpConversionPattern<GeqrfOp> {
   }
 };
 
-struct HouseholderProductLowering : OpConversionPattern<HouseholderProductOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(HouseholderProductOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    OpBuilder &b = rewriter;
-    Scalars s(b, loc);
-    RankedTensorType type = op.getType();
-    const int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
-    const int64_t k = cast<RankedTensorType>(adaptor.getTau().getType()).getDimSize(1);
-    Carried out = s.loop(
-        s.index(0), s.index(type.getDimSize(0)),
-        {s.fresh(type), scratchRow(s, type.getElementType(), cols)},
-        [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
-          return applyReflectors(b, l, identityColumns(b, l, c[0], m), adaptor.getSelf(),
-                                 adaptor.getTau(), c[1], m, rows, cols, k, /*transpose=*/false);
-        });
-    rewriter.replaceOp(op, out[0]);
-    return success();
-  }
-};
+/// householder_product (the identity's first columns, Q applied) and
+/// ormqr (a copy of `other`, Q or Q^T applied): the reflectors of `self`
+/// and `tau` applied from the left, row by row.
+template <typename Op>
+struct ReflectorsLowering : OpConversionPattern<Op> {
+  using OpConversionPattern<Op>::OpConversionPattern;
+  static constexpr bool kProduct = std::is_same_v<Op, HouseholderProductOp>;
 
-struct OrmqrLowering : OpConversionPattern<OrmqrOp> {
-  using OpConversionPattern::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(OrmqrOp op, OpAdaptor adaptor,
+  matchAndRewrite(Op op, typename Op::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
@@ -499,12 +484,20 @@ struct OrmqrLowering : OpConversionPattern<OrmqrOp> {
     RankedTensorType type = op.getType();
     const int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
     const int64_t k = cast<RankedTensorType>(adaptor.getTau().getType()).getDimSize(1);
+    Value target;
+    bool transpose = false;
+    if constexpr (kProduct) {
+      target = s.fresh(type);
+    } else {
+      target = s.fresh(type, adaptor.getOther());
+      transpose = op.getTranspose();
+    }
     Carried out = s.loop(
-        s.index(0), s.index(type.getDimSize(0)),
-        {s.fresh(type, adaptor.getOther()), scratchRow(s, type.getElementType(), cols)},
+        s.index(0), s.index(type.getDimSize(0)), {target, scratchRow(s, type.getElementType(), cols)},
         [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
-          return applyReflectors(b, l, c[0], adaptor.getSelf(), adaptor.getTau(), c[1], m, rows,
-                                 cols, k, op.getTranspose());
+          Value start = kProduct ? identityColumns(b, l, c[0], m) : c[0];
+          return applyReflectors(b, l, start, adaptor.getSelf(), adaptor.getTau(), c[1], m, rows,
+                                 cols, k, transpose);
         });
     rewriter.replaceOp(op, out[0]);
     return success();
@@ -577,6 +570,7 @@ struct CholeskyLowering : OpConversionPattern<CholeskyOp> {
 
 void kiln::aten::populateFactorisationPatterns(RewritePatternSet &patterns) {
   patterns.add<LuFactorLowering, LuPermutationLowering, LinalgSolveLowering,
-               TriangularSolveLowering, QrLowering, GeqrfLowering, HouseholderProductLowering,
-               OrmqrLowering, CholeskyLowering>(patterns.getContext());
+               TriangularSolveLowering, QrLowering, GeqrfLowering,
+               ReflectorsLowering<HouseholderProductOp>, ReflectorsLowering<OrmqrOp>,
+               CholeskyLowering>(patterns.getContext());
 }
