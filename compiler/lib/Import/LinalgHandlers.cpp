@@ -592,10 +592,9 @@ absl::StatusOr<Value> rowOrder(NodeImporter &n, Value pivots, int64_t batch, int
       .getResult();
 }
 
-/// linalg_lu(A, pivot) -> (P, L, U) with A = P L U: getrf of A, its row
-/// swaps as P, its factors unpacked.
-absl::StatusOr<Values> linalgLu(NodeImporter &n) {
-  ASSIGN_OR_RETURN(Value a, n.tensor("A"));
+/// The `pivot` flag and A's shape of an LU node: pivoted (eager's CPU
+/// kernel has no other) and square (Kiln factorises square matrices).
+absl::Status checkPivotedSquareLu(NodeImporter &n, Value a) {
   ASSIGN_OR_RETURN(bool pivot, n.boolAttr("pivot", true));
   if (!pivot)
     return n.error("LU without pivoting is not defined on the CPU (eager raises)");
@@ -603,6 +602,14 @@ absl::StatusOr<Values> linalgLu(NodeImporter &n) {
   if (size.first != size.second)
     return n.unimplemented(absl::StrCat("an LU factorisation of a ", size.first, " x ",
                                         size.second, " matrix (Kiln factorises square ones)"));
+  return absl::OkStatus();
+}
+
+/// linalg_lu(A, pivot) -> (P, L, U) with A = P L U: getrf of A, its row
+/// swaps as P, its factors unpacked.
+absl::StatusOr<Values> linalgLu(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("A"));
+  RETURN_IF_ERROR(checkPivotedSquareLu(n, a));
   if (n.numResults() < 3)
     return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
   Factorisation f = factoriseMatrices(n, a);
@@ -700,13 +707,7 @@ absl::StatusOr<Values> luSolve(NodeImporter &n) {
 /// getrf with partial pivoting (eager's CPU kernel has no other).
 absl::StatusOr<Values> luFactorEx(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("A"));
-  ASSIGN_OR_RETURN(bool pivot, n.boolAttr("pivot", true));
-  if (!pivot)
-    return n.error("LU without pivoting is not defined on the CPU (eager raises)");
-  ASSIGN_OR_RETURN(auto size, matrixSize(n, a, "LU factorisations"));
-  if (size.first != size.second)
-    return n.unimplemented(absl::StrCat("an LU factorisation of a ", size.first, " x ",
-                                        size.second, " matrix (Kiln factorises square ones)"));
+  RETURN_IF_ERROR(checkPivotedSquareLu(n, a));
   return factorisationResults(n, a, 0);
 }
 

@@ -371,26 +371,6 @@ Carried applyReflectors(OpBuilder &b, Location loc, Value target, Value reflecto
                 });
 }
 
-/// Matrix m of `t` (N, rows, cols) set to the identity's first columns.
-Value identityColumns(OpBuilder &b, Location loc, Value t, Value m) {
-  Scalars s(b, loc);
-  auto type = cast<RankedTensorType>(t.getType());
-  Type element = type.getElementType();
-  return s.loop(s.index(0), s.index(type.getDimSize(1)), {t},
-                [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
-                  Scalars s(b, l);
-                  return s.loop(s.index(0), s.index(type.getDimSize(2)), u,
-                                [&](OpBuilder &b, Location l, Value col, ValueRange w) -> Carried {
-                                  Scalars s(b, l);
-                                  Value diagonal =
-                                      b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, i, col);
-                                  Value x = b.create<arith::SelectOp>(
-                                      l, diagonal, s.number(element, 1.0), s.number(element, 0.0));
-                                  return {Scalars::put(b, l, x, w[0], {m, i, col})};
-                                });
-                })[0];
-}
-
 /// A fresh scratch row of `width` elements.
 Value scratchRow(Scalars &s, Type element, int64_t width) {
   return s.fresh(RankedTensorType::get({std::max<int64_t>(width, 1)}, element));

@@ -273,13 +273,14 @@ struct SingularLowering : OpConversionPattern<Op> {
     int64_t k = n;
     if constexpr (kVectors) {
       k = op.getComplete() ? rows : n;
-      init.push_back(identityBatch(b, loc, RankedTensorType::get({batch, n, n}, element)));
+      init.push_back(s.fresh(RankedTensorType::get({batch, n, n}, element)));
       init.push_back(s.zeros(RankedTensorType::get({batch, k, rows}, element)));
     }
     Carried out = s.loop(
         s.index(0), s.index(batch), init,
         [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
-          Carried one = singularOne(b, l, c[0], c[1], kVectors ? c[2] : Value(), m, rows, n);
+          Value vectorsT = kVectors ? identityColumns(b, l, c[2], m) : Value();
+          Carried one = singularOne(b, l, c[0], c[1], vectorsT, m, rows, n);
           if (kVectors)
             one.push_back(leftVectors(b, l, one[0], c[3], m, rows, n, k));
           return one;

@@ -137,19 +137,26 @@ std::pair<Value, Value> scaledToUnitMax(OpBuilder &b, Location loc, Value t, Val
   return {scaled, divisor};
 }
 
-/// The (N, n, n) batch of identity matrices of `type`.
-Value identityBatch(OpBuilder &b, Location loc, RankedTensorType type) {
+/// Matrix m of `t` (N, rows, cols) set to the identity's first columns.
+Value identityColumns(OpBuilder &b, Location loc, Value t, Value m) {
   Scalars s(b, loc);
-  Value one = s.number(type.getElementType(), 1.0);
-  return s.loop(s.index(0), s.index(type.getDimSize(0)), {s.zeros(type)},
-                [&](OpBuilder &b, Location l, Value m, ValueRange u) -> Carried {
+  auto type = cast<RankedTensorType>(t.getType());
+  Type element = type.getElementType();
+  return s.loop(s.index(0), s.index(type.getDimSize(1)), {t},
+                [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
                   Scalars s(b, l);
-                  return s.loop(s.index(0), s.index(type.getDimSize(1)), u,
-                                [&](OpBuilder &b, Location l, Value i, ValueRange w) -> Carried {
-                                  return {Scalars::put(b, l, one, w[0], {m, i, i})};
+                  return s.loop(s.index(0), s.index(type.getDimSize(2)), u,
+                                [&](OpBuilder &b, Location l, Value col, ValueRange w) -> Carried {
+                                  Scalars s(b, l);
+                                  Value diagonal =
+                                      b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, i, col);
+                                  Value x = b.create<arith::SelectOp>(
+                                      l, diagonal, s.number(element, 1.0), s.number(element, 0.0));
+                                  return {Scalars::put(b, l, x, w[0], {m, i, col})};
                                 });
                 })[0];
 }
+
 
 /// `t` (N, r, c) transposed into a fresh (N, c, r) tensor.
 Value transposedBatch(OpBuilder &b, Location loc, Value t) {

@@ -4,7 +4,7 @@
 // (SymmetricEigen.cpp, Jacobi.cpp, Factorisations.cpp) share above
 // ScalarLoops.h: rows as vectors (swaps, rotations, dot products, a sort
 // that moves them with their values), a matrix scaled to unit max,
-// identity and transposed batches, and a Householder reflector applied
+// identity matrices, transposed batches, and a Householder reflector applied
 // row by row.
 //
 //===----------------------------------------------------------------------===//
@@ -49,8 +49,8 @@ Carried forEachPair(mlir::OpBuilder &b, mlir::Location loc, int64_t n, mlir::Val
 std::pair<mlir::Value, mlir::Value> scaledToUnitMax(mlir::OpBuilder &b, mlir::Location loc, mlir::Value t, mlir::Value m,
                                         int64_t rows, int64_t cols);
 
-/// The (N, n, n) batch of identity matrices of `type`.
-mlir::Value identityBatch(mlir::OpBuilder &b, mlir::Location loc, mlir::RankedTensorType type);
+/// Matrix m of `t` (N, rows, cols) set to the identity's first columns.
+mlir::Value identityColumns(mlir::OpBuilder &b, mlir::Location loc, mlir::Value t, mlir::Value m);
 
 /// `t` (N, r, c) transposed into a fresh (N, c, r) tensor.
 mlir::Value transposedBatch(mlir::OpBuilder &b, mlir::Location loc, mlir::Value t);

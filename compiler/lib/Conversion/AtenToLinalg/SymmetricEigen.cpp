@@ -415,7 +415,7 @@ struct SymmetricEigenLowering : OpConversionPattern<Op> {
     Carried init{s.fresh(type, adaptor.getSelf()), s.fresh(rowsType), s.fresh(rowsType),
                  s.fresh(rowsType), s.fresh(RankedTensorType::get({n}, element))};
     if (kVectors) {
-      init.push_back(identityBatch(b, loc, type));
+      init.push_back(s.fresh(type));
       init.push_back(s.fresh(type));
     }
     Carried out = s.loop(
@@ -427,7 +427,8 @@ struct SymmetricEigenLowering : OpConversionPattern<Op> {
           Tridiagonal t{tri[1], tri[2], Value()};
           Value scratch = tri[4], q;
           if (kVectors) {
-            Carried formed = formQ(b, l, tri[0], tri[3], c[5], scratch, m, n);
+            Carried formed =
+                formQ(b, l, tri[0], tri[3], identityColumns(b, l, c[5], m), scratch, m, n);
             q = formed[0];
             scratch = formed[1];
             t.vectors = transposeInto(b, l, q, c[6], m, n);

@@ -49,14 +49,17 @@ func.func @eigvalsh(%a: tensor<1x4x4xf64>) -> tensor<1x4xf64> {
 }
 
 // eigh: the same reduction, then Q = H_0 H_1 formed backwards from the
-// identity (each reflector applied row by row, as dlarf) and transposed
+// identity (set per matrix; each reflector applied row by row, as dlarf) and transposed
 // into the vectors' rows; the QL rotations also rotate rows i and i + 1
 // of Q^T; the sort moves them with their values and V is transposed back.
 // CHECK-LABEL: func @eigh
-// CHECK: %[[EYE:.+]] = scf.for {{.+}} -> (tensor<1x4x4xf32>)
-// CHECK: scf.for {{.+}} iter_args({{.+}}, %{{.+}} = %[[EYE]], %{{.+}} = %{{.+}}) -> (tensor<1x4x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<4xf32>, tensor<1x4x4xf32>, tensor<1x4x4xf32>)
+// CHECK: scf.for {{.+}} -> (tensor<1x4x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<4xf32>, tensor<1x4x4xf32>, tensor<1x4x4xf32>)
 // CHECK: %[[TRI:.+]]:4 = scf.for %{{.+}} = %{{.+}} to %c2 {{.+}} -> (tensor<1x4x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<4xf32>)
-// CHECK: %[[Q:.+]]:2 = scf.for %{{.+}} = %{{.+}} to %c2{{.*}} iter_args(%{{.+}} = %{{.+}}, %{{.+}} = %[[TRI]]#3) -> (tensor<1x4x4xf32>, tensor<4xf32>)
+// CHECK: scf.yield {{.+}} : tensor<1x4x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<4xf32>
+// CHECK-NEXT: }
+// CHECK: %[[EYE:.+]] = scf.for {{.+}} -> (tensor<1x4x4xf32>)
+// CHECK: arith.cmpi eq
+// CHECK: %[[Q:.+]]:2 = scf.for %{{.+}} = %{{.+}} to %c2{{.*}} iter_args(%{{.+}} = %[[EYE]], %{{.+}} = %[[TRI]]#3) -> (tensor<1x4x4xf32>, tensor<4xf32>)
 // CHECK: %[[QT:.+]] = scf.for {{.+}} -> (tensor<1x4x4xf32>)
 // CHECK: tensor.extract %[[Q]]#0[%{{.+}}, %[[I:.+]], %[[J:.+]]]
 // CHECK: tensor.insert %{{.+}}[%{{.+}}, %[[J]], %[[I]]]
