@@ -53,11 +53,12 @@ __all__ = ["CallConvention", "SerializedGraph", "is_optional_tensor_list", "seri
 _OMITTED_TYPES = (torch.device, torch.layout, torch.memory_format)
 
 #: Results that travel unnamed (left out) when no node reads them: the
-#: vectors of the decompositions eigvalsh and svdvals export to, so that
-#: Kiln computes the values alone (aten.eigvalsh, aten.svdvals) rather than
-#: the whole decomposition.
+#: vectors of the decompositions eigvalsh, svdvals and eigvals export to,
+#: so that Kiln computes the values alone (aten.eigvalsh, aten.svdvals,
+#: aten.eigvals) rather than the whole decomposition.
 _LEFT_OUT_WHEN_UNREAD = {
     "aten::_linalg_eigh": (1,),
+    "aten::linalg_eig": (1,),
     "aten::_linalg_svd": (0, 2),
 }
 
@@ -448,7 +449,7 @@ class _Serializer:
             for i, v in enumerate(val):
                 if v is None or i in unread:
                     # A result the op leaves out (convolution_backward's under
-                    # output_mask), or unread vectors of eigh and svd: an
+                    # output_mask), or unread vectors of eigh, svd and eig: an
                     # unnamed, untyped output nobody reads.
                     pb.outputs.add(name="")
                     names.append("")

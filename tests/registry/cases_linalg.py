@@ -7,7 +7,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from tests.registry.registry import DTYPE_NAMES, SignFree, case, const, randint, randn, register
+from tests.registry.registry import (DTYPE_NAMES, SignFree, Unordered, case, const, randint,
+                                     randn, register)
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
@@ -273,6 +274,70 @@ register("eigh_tiny_block_orthonormal_f32", lambda s: _eigen_identities(torch.bl
     torch.ones(1, 1), 1e-20 * (s + s.mT)))[2], randn(4, 4))
 register("eigh_order_120_reconstructs_f32", lambda a: _eigen_identities(a + a.mT), randn(120, 120),
          atol=1e-4)
+
+
+# Eigenvalues of general real matrices (linalg.eig's values, aten.eigvals):
+# dgebal's exchanges and scaling, a Hessenberg reduction and Francis QR
+# sweeps, as LAPACK's dgeev. Their order is LAPACK's convergence order,
+# which PyTorch does not promise (another LAPACK build, or rounding in f32,
+# can order them otherwise), so they are compared as sets (Unordered).
+_UNORDERED = (Unordered(0),)
+register("eigvals_f64", torch.linalg.eigvals, randn(6, 6, dtype=torch.float64),
+         unordered=_UNORDERED)
+register("eigvals_batched_f32", torch.linalg.eigvals, randn(2, 3, 7, 7), unordered=_UNORDERED)
+register("eigvals_order_60_f64", torch.linalg.eigvals, randn(60, 60, dtype=torch.float64),
+         unordered=_UNORDERED)
+register("eig_values_only_f32", lambda a: torch.linalg.eig(a)[0], randn(9, 9),
+         unordered=_UNORDERED)
+register("eigvals_1x1_and_2x2_f64", lambda a, b: (torch.linalg.eigvals(a), torch.linalg.eigvals(b)),
+         randn(4, 1, 1, dtype=torch.float64), randn(5, 2, 2, dtype=torch.float64),
+         unordered=(Unordered(0), Unordered(1)))
+# 2 x 2 blocks in each of dlanv2's cases: triangular either way, a standard
+# complex pair (equal diagonal, off-diagonal signs opposite), real and
+# distinct, nearly equal, and a rotation's pair.
+register("eigvals_2x2_forms_f64", torch.linalg.eigvals,
+         const(torch.tensor([[[1.0, 2.0], [0.0, 3.0]], [[1.0, 0.0], [2.0, 3.0]],
+                             [[2.0, 3.0], [-1.5, 2.0]], [[4.0, 1.0], [2.0, -3.0]],
+                             [[1.0, 1e-9], [1e-9, 1.0]], [[0.6, -0.8], [0.8, 0.6]]],
+                            dtype=torch.float64)), unordered=_UNORDERED)
+# Rows and columns that isolate eigenvalues (dgebal's exchanges): lower and
+# upper triangular matrices, and a block structure.
+register("eigvals_lower_triangular_f64", lambda a: torch.linalg.eigvals(torch.tril(a)),
+         randn(7, 7, dtype=torch.float64), unordered=_UNORDERED)
+register("eigvals_upper_triangular_f32", lambda a: torch.linalg.eigvals(torch.triu(a)), randn(6, 6),
+         unordered=_UNORDERED)
+register("eigvals_isolated_blocks_f64", lambda a, b: torch.linalg.eigvals(torch.block_diag(
+    torch.triu(a), b, torch.tril(a))), randn(3, 3, dtype=torch.float64),
+    randn(4, 4, dtype=torch.float64), unordered=_UNORDERED)
+# Rows and columns of very different sizes (dgebal's scaling), and entries
+# whose squares overflow f32.
+register("eigvals_badly_scaled_f64", lambda a, s: torch.linalg.eigvals(a * s.exp() / s.exp().mT),
+         randn(8, 8, dtype=torch.float64), randn(8, 1, dtype=torch.float64, scale=5.0),
+         unordered=_UNORDERED)
+register("eigvals_huge_f32", lambda a: torch.linalg.eigvals(a * 1e25), randn(5, 5),
+         unordered=_UNORDERED)
+# Complex pairs: a rotation in each plane (eigenvalues cos t +- i sin t),
+# and symmetric matrices (all real).
+register("eigvals_rotations_f64", lambda t: torch.linalg.eigvals(torch.block_diag(*[
+    torch.stack([torch.stack([c, -s]), torch.stack([s, c])]) for c, s in zip(t.cos(), t.sin())])),
+    randn(4, dtype=torch.float64), unordered=_UNORDERED)
+register("eigvals_symmetric_f64", lambda a: torch.linalg.eigvals(a + a.mT), randn(9, 9, dtype=torch.float64),
+         unordered=_UNORDERED)
+# What programs do with them: a spectral radius (order-free), and a
+# polynomial's roots as its companion matrix's eigenvalues (numpy.roots).
+register("eigvals_spectral_radius_f32", lambda a: torch.linalg.eigvals(a).abs().amax(-1),
+         randn(3, 12, 12))
+
+
+def _companion_roots(c: torch.Tensor) -> torch.Tensor:
+    n = c.shape[-1]
+    companion = torch.diag(torch.ones(n - 1, dtype=c.dtype), -1)
+    companion = torch.cat([(-c / 2.0).unsqueeze(0), companion[1:]])
+    return torch.linalg.eigvals(companion)
+
+
+register("eigvals_polynomial_roots_f64", _companion_roots, randn(7, dtype=torch.float64),
+         unordered=_UNORDERED)
 
 
 def _svd_and_product(a: torch.Tensor) -> tuple[torch.Tensor, ...]:

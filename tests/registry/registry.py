@@ -176,6 +176,19 @@ class SignFree:
 
 
 @dataclasses.dataclass(frozen=True)
+class Unordered:
+    """Output ``output`` holds values along ``dim`` in an order PyTorch
+    leaves unspecified (``linalg.eig``'s eigenvalues, whose order is
+    LAPACK's convergence order and differs between LAPACK builds): Kiln's
+    pass when, each of eager's values paired with the nearest Kiln value not
+    yet paired (in eager's order), they match eager's within the
+    tolerances."""
+
+    output: int
+    dim: int = -1
+
+
+@dataclasses.dataclass(frozen=True)
 class Case:
     """One registered test case."""
 
@@ -191,6 +204,8 @@ class Case:
     index_ties: "IndexTies | None" = None
     #: Outputs of vectors whose signs are unspecified (see :class:`SignFree`).
     sign_free: tuple[SignFree, ...] = ()
+    #: Outputs of values in an unspecified order (see :class:`Unordered`).
+    unordered: tuple[Unordered, ...] = ()
 
     @property
     def seed(self) -> int:
@@ -237,11 +252,12 @@ def _calling_family() -> str:
 def register(name: str, factory: Callable[[], nn.Module] | type | Callable[..., Any],
              *inputs: InputSpec, rtol: float | None = None, atol: float | None = None,
              family: str | None = None, sign_free: tuple[SignFree, ...] = (),
-             **kwargs: Any) -> None:
+             unordered: tuple[Unordered, ...] = (), **kwargs: Any) -> None:
     """Registers one case. ``factory`` is a Module class (called with
     ``kwargs``), a zero-argument module factory, or a plain function of the
     inputs (wrapped in a :class:`FunctionModule`). ``sign_free`` names the
-    outputs of vectors with unspecified signs."""
+    outputs of vectors with unspecified signs, ``unordered`` those of values
+    in an unspecified order."""
     if name in _CASES:
         raise ValueError(f"registry: case {name!r} is registered twice")
     if not name.replace("_", "").isalnum():
@@ -259,7 +275,7 @@ def register(name: str, factory: Callable[[], nn.Module] | type | Callable[..., 
         def make() -> nn.Module:
             return FunctionModule(fn)
     _CASES[name] = Case(name, family or _calling_family(), make, tuple(inputs), rtol, atol,
-                        sign_free=tuple(sign_free))
+                        sign_free=tuple(sign_free), unordered=tuple(unordered))
 
 
 def case(name: str, *inputs: InputSpec, rtol: float | None = None,

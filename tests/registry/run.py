@@ -305,6 +305,7 @@ def compare(actual: Any, expected: Any, case: Case) -> None:
     if len(got) != len(want):
         raise AssertionError(f"{len(got)} outputs, eager has {len(want)}")
     sign_free = {f.output: f.dim for f in case.sign_free}
+    unordered = {u.output: u.dim for u in case.unordered}
     for i, (g, w) in enumerate(zip(got, want)):
         if not isinstance(w, torch.Tensor):  # a Python number the program returns
             if type(g) is not type(w):
@@ -326,12 +327,34 @@ def compare(actual: Any, expected: Any, case: Case) -> None:
         if i in sign_free:  # each vector flipped to agree with eager's
             dot = (g * w).sum(sign_free[i], keepdim=True)
             g = g * torch.where(dot < 0, -1.0, 1.0).to(g.dtype)
+        if i in unordered:  # Kiln's values in the order of eager's nearest
+            g = _paired_with(g, w, unordered[i])
         try:
             torch.testing.assert_close(g, w, rtol=rtol, atol=atol, equal_nan=True)
         except AssertionError as e:
             detail = " ".join(ln.strip() for ln in str(e).splitlines()[1:4] if ln.strip())
             raise AssertionError(f"output {i} ({w.dtype}) differs from eager at "
                                  f"rtol={rtol} atol={atol}: {detail}") from None
+
+
+def _paired_with(got: torch.Tensor, want: torch.Tensor, dim: int) -> torch.Tensor:
+    """``got`` reordered along ``dim`` so that each of ``want``'s values, in
+    turn, faces the nearest value of ``got`` not yet taken (NaN is nearest
+    to NaN)."""
+    g, w = got.movedim(dim, -1), want.movedim(dim, -1)
+    shape = g.shape
+    g, w = g.reshape(-1, shape[-1]), w.reshape(-1, shape[-1])
+    out = g.clone()
+    for row in range(g.shape[0]):
+        free = list(range(g.shape[1]))
+        for k in range(g.shape[1]):
+            candidates = g[row, free]
+            dist = (candidates - w[row, k]).abs().to(torch.float64)
+            both_nan = candidates.isnan() & w[row, k].isnan()
+            dist = torch.where(both_nan, 0.0, torch.nan_to_num(dist, nan=float("inf")))
+            j = free.pop(int(dist.argmin()))
+            out[row, k] = g[row, j]
+    return out.reshape(shape).movedim(-1, dim)
 
 
 def _compare_tied_indices(got: torch.Tensor, want: torch.Tensor, source: torch.Tensor,

@@ -21,7 +21,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from tests.registry import run  # noqa: E402
-from tests.registry.registry import IndexTies, SignFree, all_cases, tolerance_for  # noqa: E402
+from tests.registry.registry import (IndexTies, SignFree, Unordered, all_cases,  # noqa: E402
+                                     tolerance_for)
 
 TARGETS = os.environ.get("KILN_REGISTRY_TARGETS", "cpu,riscv64").split(",")
 JOBS = int(os.environ.get("KILN_REGISTRY_JOBS", "2"))
@@ -129,6 +130,28 @@ def test_tied_indices_compare_by_what_they_pick():
         run.compare(kiln([[0, 4], [1, 2]]), eager, case)
     with pytest.raises(AssertionError, match="differs from eager"):  # values still exact
         run.compare(((eager[0][0] + 1, eager[0][1]), (x,)), eager, case)
+
+
+def test_unordered_values_compare_as_matched_sets():
+    case = dataclasses.replace(next(c for c in all_cases() if c.name == "add_f32"),
+                               unordered=(Unordered(0),))
+    want = torch.tensor([[1 + 2j, 1 - 2j, 3 + 0j], [5 + 0j, -1 + 0j, float("nan")]])
+    # Any order of the same values passes (rows matched independently).
+    run.compare((want[:, [2, 0, 1]],), (want,), case)
+    run.compare((torch.stack([want[0, [1, 0, 2]], want[1, [2, 1, 0]]]),), (want,), case)
+    # A wrong value, a missing pair member, or a value taken twice fails.
+    wrong = want.clone()
+    wrong[0, 2] = 3.1
+    with pytest.raises(AssertionError, match="output 0"):
+        run.compare((wrong,), (want,), case)
+    twice = want.clone()
+    twice[0, 1] = 1 + 2j
+    with pytest.raises(AssertionError, match="output 0"):
+        run.compare((twice,), (want,), case)
+    # Without Unordered, the permutation itself fails.
+    plain = dataclasses.replace(case, unordered=())
+    with pytest.raises(AssertionError, match="output 0"):
+        run.compare((want[:, [2, 0, 1]],), (want,), plain)
 
 
 def test_sign_free_vectors_compare_up_to_each_vectors_sign():

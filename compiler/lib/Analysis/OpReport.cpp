@@ -413,6 +413,14 @@ OpCost estimateOpCost(Operation *op) {
       })
       .Case([](aten::EigvalshOp eig) { return symmetricEigenCost(eig.getSelf(), false); })
       .Case([](aten::EighOp eig) { return symmetricEigenCost(eig.getSelf(), true); })
+      // Eigenvalues of a general matrix: about 10 n^3 flops (Golub and Van
+      // Loan's count for the Hessenberg reduction and the QR sweeps), 5 n^3
+      // multiply-adds.
+      .Case([](aten::EigvalsOp eig) {
+        auto type = cast<RankedTensorType>(eig.getSelf().getType());
+        __int128 n = type.getDimSize(1);
+        return contraction(saturate(__int128(type.getDimSize(0)) * 5 * n * n * n), 0);
+      })
       .Case([](aten::SvdvalsOp svd) { return jacobiCost(svd.getSelf(), false); })
       .Case([](aten::SvdOp svd) { return jacobiCost(svd.getSelf(), true); })
       .Case([](aten::CdistOp cdist) { return cdistCost(cdist); })

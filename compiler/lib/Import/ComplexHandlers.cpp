@@ -385,6 +385,7 @@ const ComplexTable &complexTable() {
     (*t)["aten.mean.dim"] = reduce<aten::MeanOp>;
     (*t)["aten.mean.default"] = reduce<aten::MeanOp>;
     addFourierTransformHandlers(*t);
+    addComplexLinalgHandlers(*t);
     addComplexMathHandlers(*t);
     complete->byParts = addComplexPartHandlers(*t);
     return complete;

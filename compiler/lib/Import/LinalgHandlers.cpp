@@ -41,6 +41,10 @@
 //   unspecified.
 // - cholesky: one aten.cholesky of A's lower triangle (of A.mT's for
 //   upper=True, whose factor is then transposed), info as potrf's.
+// - linalg_eig of a real matrix, when nothing reads the vectors: one
+//   aten.eigvals (dgeev's balancing, Hessenberg reduction and Francis QR,
+//   GeneralEigen.cpp), its parts packed as the complex result's pairs;
+//   vectors and complex matrices are UNIMPLEMENTED.
 // - matrix_exp: one aten.matrix_exp (scaling and squaring,
 //   lib/Conversion/AtenToLinalg/MatrixExp.cpp); no matrices, or matrices
 //   of order 0, give an empty result.
@@ -48,6 +52,7 @@
 // Rounding differs from LAPACK's blocked updates in the last bits.
 //
 //===----------------------------------------------------------------------===//
+#include "ComplexPairs.h"
 #include "OpHandlers.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -860,7 +865,42 @@ absl::StatusOr<Values> matrixExp(NodeImporter &n) {
   return Values{result};
 }
 
+/// linalg_eig(A) -> (eigenvalues, eigenvectors), both complex: for a real
+/// f32 or f64 (..., n, n) A whose vectors nothing reads, one aten.eigvals
+/// of the flattened batch, its real and imaginary parts packed as pairs.
+absl::StatusOr<Values> linalgEig(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("self"));
+  if (n.isComplexTensor("self"))
+    return n.unimplemented("eigenvalues of complex matrices (Kiln computes those of real f32 "
+                           "and f64 matrices)");
+  if (n.numResults() < 2)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
+  if (!n.resultIsComplex(0))
+    return n.error("the eigenvalues must be declared complex");
+  if (!n.resultLeftOut(1))
+    return n.unimplemented("eigenvectors of a general matrix (linalg_eig's second result); "
+                           "the eigenvalues alone compile");
+  RankedTensorType type = typeOf(a);
+  int64_t rank = type.getRank();
+  if (rank >= 2 && type.getNumElements() == 0 &&
+      type.getDimSize(rank - 1) == type.getDimSize(rank - 2)) {
+    // No matrices, or matrices of order 0: no eigenvalues, as eager's.
+    ASSIGN_OR_RETURN(RankedTensorType declared, n.resultType(0));
+    if (declared.getNumElements() != 0)
+      return n.error("result 0 is declared with elements");
+    return Values{n.constant(declared.getElementType(), 0.0, declared.getShape()), Value()};
+  }
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "eigenvalues"));
+  Value batch = flatBatch(n, a);
+  auto partsType = RankedTensorType::get({typeOf(batch).getDimSize(0), order}, type.getElementType());
+  auto eig = n.b().create<aten::EigvalsOp>(n.loc(), TypeRange{partsType, partsType}, batch);
+  ASSIGN_OR_RETURN(Value values, asResult(n, pack(n, eig.getReal(), eig.getImag()), 0));
+  return Values{values, Value()};
+}
+
 } // namespace
+
+void addComplexLinalgHandlers(OpHandlerTable &t) { t["aten.linalg_eig.default"] = linalgEig; }
 
 void addLinalgHandlers(OpHandlerTable &t) {
   t["aten.linalg_matrix_exp.default"] = matrixExp;

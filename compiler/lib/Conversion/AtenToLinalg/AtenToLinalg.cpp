@@ -46,6 +46,7 @@ struct ConvertAtenToLinalgPass
     kiln::aten::populateFactorisationPatterns(patterns);
     kiln::aten::populateJacobiPatterns(patterns);
     kiln::aten::populateSymmetricEigenPatterns(patterns);
+    kiln::aten::populateGeneralEigenPatterns(patterns);
     kiln::aten::populateMatrixExpPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))

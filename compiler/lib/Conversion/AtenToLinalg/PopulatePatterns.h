@@ -54,6 +54,10 @@ void populateJacobiPatterns(mlir::RewritePatternSet &patterns);
 /// eigvalsh and eigh as a Householder tridiagonalisation and implicit QL
 /// steps in scalar loops (SymmetricEigen.cpp).
 void populateSymmetricEigenPatterns(mlir::RewritePatternSet &patterns);
+/// eigvals of real matrices as dgebal's balancing, a Householder
+/// reduction to Hessenberg form and Francis double-shift QR sweeps in
+/// scalar loops (GeneralEigen.cpp).
+void populateGeneralEigenPatterns(mlir::RewritePatternSet &patterns);
 /// aten.matrix_exp (MatrixExp.cpp).
 void populateMatrixExpPatterns(mlir::RewritePatternSet &patterns);
 

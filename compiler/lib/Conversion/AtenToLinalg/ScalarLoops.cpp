@@ -47,6 +47,22 @@ Value Scalars::zeros(RankedTensorType type) {
       .getResult(0);
 }
 
+Carried whileLoop(
+    OpBuilder &b, Location l, ValueRange init,
+    function_ref<std::pair<Value, Carried>(OpBuilder &, Location, ValueRange)> test,
+    function_ref<Carried(OpBuilder &, Location, ValueRange)> body) {
+  auto op = b.create<scf::WhileOp>(
+      l, init.getTypes(), init,
+      [&](OpBuilder &nb, Location nl, ValueRange values) {
+        auto [condition, passed] = test(nb, nl, values);
+        nb.create<scf::ConditionOp>(nl, condition, passed);
+      },
+      [&](OpBuilder &nb, Location nl, ValueRange values) {
+        nb.create<scf::YieldOp>(nl, body(nb, nl, values));
+      });
+  return Carried(op.getResults());
+}
+
 Value plusOne(OpBuilder &b, Location l, Value i) {
   return b.create<arith::AddIOp>(l, i, b.create<arith::ConstantIndexOp>(l, 1));
 }

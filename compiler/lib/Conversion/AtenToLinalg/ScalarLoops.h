@@ -10,6 +10,7 @@
 #pragma once
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 
 namespace kiln::aten {
@@ -44,6 +45,58 @@ private:
   mlir::Location loc;
 };
 
+/// Scalar float, index and i1 arithmetic at one location, for the long
+/// formulas of the iterative decompositions (GeneralEigen.cpp). Float
+/// comparisons are ordered (false with a NaN) unless named otherwise.
+class Arithmetic {
+public:
+  Arithmetic(mlir::OpBuilder &b, mlir::Location l) : b(b), l(l) {}
+
+  mlir::Value add(mlir::Value x, mlir::Value y) { return b.create<mlir::arith::AddFOp>(l, x, y); }
+  mlir::Value sub(mlir::Value x, mlir::Value y) { return b.create<mlir::arith::SubFOp>(l, x, y); }
+  mlir::Value mul(mlir::Value x, mlir::Value y) { return b.create<mlir::arith::MulFOp>(l, x, y); }
+  mlir::Value div(mlir::Value x, mlir::Value y) { return b.create<mlir::arith::DivFOp>(l, x, y); }
+  mlir::Value neg(mlir::Value x) { return b.create<mlir::arith::NegFOp>(l, x); }
+  mlir::Value abs(mlir::Value x) { return b.create<mlir::math::AbsFOp>(l, x); }
+  mlir::Value sqrt(mlir::Value x) { return b.create<mlir::math::SqrtOp>(l, x); }
+  mlir::Value max(mlir::Value x, mlir::Value y) { return b.create<mlir::arith::MaximumFOp>(l, x, y); }
+  mlir::Value min(mlir::Value x, mlir::Value y) { return b.create<mlir::arith::MinimumFOp>(l, x, y); }
+  /// |x| with y's sign (Fortran's SIGN(x, y) for y != -0).
+  mlir::Value copySign(mlir::Value x, mlir::Value y) { return b.create<mlir::math::CopySignOp>(l, x, y); }
+  mlir::Value cmp(mlir::arith::CmpFPredicate p, mlir::Value x, mlir::Value y) {
+    return b.create<mlir::arith::CmpFOp>(l, p, x, y);
+  }
+  mlir::Value lt(mlir::Value x, mlir::Value y) { return cmp(mlir::arith::CmpFPredicate::OLT, x, y); }
+  mlir::Value le(mlir::Value x, mlir::Value y) { return cmp(mlir::arith::CmpFPredicate::OLE, x, y); }
+  mlir::Value gt(mlir::Value x, mlir::Value y) { return cmp(mlir::arith::CmpFPredicate::OGT, x, y); }
+  mlir::Value ge(mlir::Value x, mlir::Value y) { return cmp(mlir::arith::CmpFPredicate::OGE, x, y); }
+  mlir::Value eq(mlir::Value x, mlir::Value y) { return cmp(mlir::arith::CmpFPredicate::OEQ, x, y); }
+  mlir::Value ne(mlir::Value x, mlir::Value y) { return cmp(mlir::arith::CmpFPredicate::UNE, x, y); }
+  mlir::Value select(mlir::Value c, mlir::Value x, mlir::Value y) {
+    return b.create<mlir::arith::SelectOp>(l, c, x, y);
+  }
+
+  mlir::Value index(int64_t v) { return b.create<mlir::arith::ConstantIndexOp>(l, v); }
+  mlir::Value plus(mlir::Value i, int64_t v) { return b.create<mlir::arith::AddIOp>(l, i, index(v)); }
+  mlir::Value plus(mlir::Value i, mlir::Value j) { return b.create<mlir::arith::AddIOp>(l, i, j); }
+  mlir::Value minus(mlir::Value i, mlir::Value j) { return b.create<mlir::arith::SubIOp>(l, i, j); }
+  mlir::Value smallest(mlir::Value i, mlir::Value j) { return b.create<mlir::arith::MinSIOp>(l, i, j); }
+  mlir::Value largest(mlir::Value i, mlir::Value j) { return b.create<mlir::arith::MaxSIOp>(l, i, j); }
+  mlir::Value icmp(mlir::arith::CmpIPredicate p, mlir::Value i, mlir::Value j) {
+    return b.create<mlir::arith::CmpIOp>(l, p, i, j);
+  }
+  mlir::Value remainder(mlir::Value i, int64_t v) { return b.create<mlir::arith::RemSIOp>(l, i, index(v)); }
+
+  mlir::Value truth(bool v) { return b.create<mlir::arith::ConstantOp>(l, b.getBoolAttr(v)); }
+  mlir::Value both(mlir::Value x, mlir::Value y) { return b.create<mlir::arith::AndIOp>(l, x, y); }
+  mlir::Value either(mlir::Value x, mlir::Value y) { return b.create<mlir::arith::OrIOp>(l, x, y); }
+  mlir::Value negate(mlir::Value x) { return b.create<mlir::arith::XOrIOp>(l, x, truth(true)); }
+
+private:
+  mlir::OpBuilder &b;
+  mlir::Location l;
+};
+
 /// i + 1 (index).
 mlir::Value plusOne(mlir::OpBuilder &b, mlir::Location l, mlir::Value i);
 
@@ -58,6 +111,17 @@ mlir::Value plusOne(mlir::OpBuilder &b, mlir::Location l, mlir::Value i);
 mlir::Value contiguousDot(mlir::OpBuilder &b, mlir::Location l, mlir::Value x,
                           mlir::ValueRange xAt, mlir::Value y, mlir::ValueRange yAt,
                           mlir::Value from, mlir::Value to, mlir::Value first);
+
+/// scf.while over `init`: `test` gives the condition and the values it
+/// passes on (of `init`'s types) from the carried ones; `body` the next
+/// carried values from those. Returns the values `test` passed on when the
+/// condition failed.
+Carried whileLoop(
+    mlir::OpBuilder &b, mlir::Location l, mlir::ValueRange init,
+    llvm::function_ref<std::pair<mlir::Value, Carried>(mlir::OpBuilder &, mlir::Location,
+                                                       mlir::ValueRange)>
+        test,
+    llvm::function_ref<Carried(mlir::OpBuilder &, mlir::Location, mlir::ValueRange)> body);
 
 /// The index in [lo, hi) whose value (`valueAt`) compares `better` than
 /// every one before it, starting from index `start` with `startValue`

@@ -381,6 +381,31 @@ def Aten_EigvalshOp : Aten_Op<"eigvalsh", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_EigvalsOp : Aten_Op<"eigvals", [Pure]> {
+  let summary = "The eigenvalues of a batch of real square matrices, as parts.";
+  let description = [{
+    For a (N, n, n) f32 or f64 batch, the real and imaginary parts (N, n)
+    of each matrix's eigenvalues (`linalg_eig`'s first result, complex),
+    in the positions LAPACK's dgeev gives them. kiln-convert-aten-to-linalg
+    writes it as dgeev computes values alone: dgebal's exchanges and
+    power-of-2 scaling, dgehd2's reduction to Hessenberg form, then
+    dlahqr's Francis double-shift QR sweeps, a 2 x 2 block's values as
+    dlanv2's (GeneralEigen.cpp), so n is at most 512 (`kMaxLuOrder`). A
+    complex pair comes as a + bi then a - bi. A matrix with a NaN or an
+    infinity (eager raises) or one whose QR sweeps do not converge
+    (LAPACK's info > 0) has NaN values.
+
+    Example:
+    ```mlir
+    %re, %im = aten.eigvals %a : (tensor<2x4x4xf64>) -> (tensor<2x4xf64>, tensor<2x4xf64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self);
+  let results = (outs AnyStaticShapeTensor:$real, AnyStaticShapeTensor:$imag);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_SvdvalsOp : Aten_Op<"svdvals", [Pure]> {
   let summary = "The singular values of a batch of matrices, descending.";
   let description = [{
