@@ -389,15 +389,16 @@ def test_bool_lists_travel_as_ints_and_left_out_results_are_unnamed():
 
 
 def test_unread_eigenvectors_and_singular_vectors_travel_left_out():
-    """eigvalsh and svdvals export to _linalg_eigh and _linalg_svd with
-    their vectors computed; unread, the vectors travel unnamed (Kiln then
+    """eigvalsh, svdvals and eigvals export to _linalg_eigh, _linalg_svd
+    and linalg_eig with their vectors computed; unread, the vectors travel unnamed (Kiln then
     computes the values only), and read ones keep their names."""
     def values_only(a):
-        return torch.linalg.eigvalsh(a) + torch.linalg.svdvals(a)
+        return (torch.linalg.eigvalsh(a) + torch.linalg.svdvals(a),
+                torch.linalg.eigvals(a))
 
     def with_vectors(a):
         w, v = torch.linalg.eigh(a)
-        return w, v
+        return w, v, torch.linalg.eig(a)[1]
 
     a = torch.randn(3, 3)
     g = serialize_graph_module(
@@ -406,11 +407,15 @@ def test_unread_eigenvectors_and_singular_vectors_travel_left_out():
     assert eigh.outputs[0].name and eigh.outputs[1].name == ""
     svd = nodes(g, "aten._linalg_svd.default")[0]
     assert [o.name == "" for o in svd.outputs] == [True, False, True]
+    eig = nodes(g, "aten.linalg_eig.default")[0]
+    assert eig.outputs[0].name and eig.outputs[1].name == ""
     g = serialize_graph_module(
         torch.fx.experimental.proxy_tensor.make_fx(with_vectors, tracing_mode="fake")(a)).graph
     eigh = nodes(g, "aten._linalg_eigh.default")[0]
     assert all(o.name for o in eigh.outputs)
     assert list(eigh.outputs[1].type.shape) == [3, 3]
+    eig = nodes(g, "aten.linalg_eig.default")[0]
+    assert all(o.name for o in eig.outputs)
 
 
 def test_decomposition_table_is_made_once_and_follows_new_composite_ops():

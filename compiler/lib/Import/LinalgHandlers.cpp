@@ -903,6 +903,8 @@ absl::StatusOr<Values> linalgEig(NodeImporter &n) {
 void addComplexLinalgHandlers(OpHandlerTable &t) { t["aten.linalg_eig.default"] = linalgEig; }
 
 void addLinalgHandlers(OpHandlerTable &t) {
+  // Reached with real results only, which linalg_eig never declares.
+  t["aten.linalg_eig.default"] = linalgEig;
   t["aten.linalg_matrix_exp.default"] = matrixExp;
   t["aten._linalg_det.default"] = det;
   t["aten._linalg_slogdet.default"] = slogdet;

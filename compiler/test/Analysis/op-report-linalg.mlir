@@ -22,6 +22,8 @@
 //   histc 100 elements: 6 each, 600 FLOPs.
 //   matrix_exp 2 x (3, 3): 5 Taylor products of 27 each, 2 x 135 = 270
 //     (the data-dependent squarings not counted).
+//   eigvals 2 x (3, 3): Hessenberg reduction and QR sweeps, 5 x 27 each:
+//     270.
 
 // CHECK:      layer op kind unit macs flops{{.*}}
 // CHECK-NEXT: solve aten.linalg_solve contraction - 138 276 {{.*}}
@@ -37,6 +39,7 @@
 // CHECK-NEXT: up aten.upsample_aa contraction - 107520 215040 {{.*}}
 // CHECK-NEXT: hist aten.histc reduction - 0 600 {{.*}}
 // CHECK-NEXT: mexp aten.matrix_exp contraction - 270 540 {{.*}}
+// CHECK-NEXT: geig aten.eigvals contraction - 270 540 {{.*}}
 
 func.func @kiln_main(%a: tensor<2x4x4xf32>, %b: tensor<2x4x3xf32>, %t: tensor<1x5x3xf32>,
                      %s: tensor<1x6x6xf64>, %e: tensor<1x4x4xf32>, %x1: tensor<5x8xf32>,
@@ -44,7 +47,7 @@ func.func @kiln_main(%a: tensor<2x4x4xf32>, %b: tensor<2x4x3xf32>, %t: tensor<1x
                      %me: tensor<2x3x3xf32>)
     -> (tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
         tensor<1x3xf32>, tensor<5x7xf32>, tensor<5x7xf32>, tensor<1x3x16x20xf32>,
-        tensor<10xf32>, tensor<2x3x3xf32>, tensor<1x4x4xf32>, tensor<1x5x3xf32>) {
+        tensor<10xf32>, tensor<2x3x3xf32>, tensor<1x4x4xf32>, tensor<1x5x3xf32>, tensor<2x3xf32>) {
   %x = aten.linalg_solve %a, %b : (tensor<2x4x4xf32>, tensor<2x4x3xf32>) -> tensor<2x4x3xf32> loc("solve")
   %q, %r = aten.qr %t : (tensor<1x5x3xf32>) -> (tensor<1x5x3xf32>, tensor<1x3x3xf32>) loc("qr")
   %l, %info = aten.cholesky %s : (tensor<1x6x6xf64>) -> (tensor<1x6x6xf64>, tensor<1x1xi64>) loc("chol")
@@ -59,7 +62,8 @@ func.func @kiln_main(%a: tensor<2x4x4xf32>, %b: tensor<2x4x3xf32>, %t: tensor<1x
       : (tensor<1x3x32x40xf32>) -> tensor<1x3x16x20xf32> loc("up")
   %hc = aten.histc %h {bins = 10 : i64, min = 0.0 : f64, max = 1.0 : f64} : (tensor<100xf32>) -> tensor<10xf32> loc("hist")
   %mx = aten.matrix_exp %me : (tensor<2x3x3xf32>) -> tensor<2x3x3xf32> loc("mexp")
-  return %x, %tri, %q, %l, %w, %sv, %d0, %d1, %u, %hc, %mx, %ev, %su : tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
+  %gre, %gim = aten.eigvals %me : (tensor<2x3x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) loc("geig")
+  return %x, %tri, %q, %l, %w, %sv, %d0, %d1, %u, %hc, %mx, %ev, %su, %gim : tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
       tensor<1x3xf32>, tensor<5x7xf32>, tensor<5x7xf32>, tensor<1x3x16x20xf32>, tensor<10xf32>, tensor<2x3x3xf32>,
-      tensor<1x4x4xf32>, tensor<1x5x3xf32>
+      tensor<1x4x4xf32>, tensor<1x5x3xf32>, tensor<2x3xf32>
 }

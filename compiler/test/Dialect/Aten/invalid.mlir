@@ -1266,3 +1266,19 @@ func.func @upsample_aa_channels(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x2x2xf32> 
   %0 = aten.upsample_aa %x {mode = "bilinear", align_corners = false} : (tensor<1x1x4x4xf32>) -> tensor<1x2x2x2xf32>
   return %0 : tensor<1x2x2x2xf32>
 }
+
+// -----
+
+func.func @eigvals_parts(%a: tensor<2x3x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{real and imag must be (N, n) of the input's element type}}
+  %re, %im = aten.eigvals %a : (tensor<2x3x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf64>)
+  return %re : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @eigvals_square(%a: tensor<2x3x4xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{takes a (N, n, n) batch of f32 or f64 matrices}}
+  %re, %im = aten.eigvals %a : (tensor<2x3x4xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>)
+  return %re : tensor<2x3xf32>
+}

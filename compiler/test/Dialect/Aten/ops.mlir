@@ -244,6 +244,13 @@ func.func @eigh_svd(%a: tensor<2x3x3xf64>, %t: tensor<1x5x3xf32>) -> (tensor<2x3
   return %v, %u : tensor<2x3x3xf64>, tensor<1x5x5xf32>
 }
 
+// CHECK-LABEL: func @eigvals
+func.func @eigvals(%a: tensor<2x3x3xf64>) -> (tensor<2x3xf64>, tensor<2x3xf64>) {
+  // CHECK: aten.eigvals %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3xf64>, tensor<2x3xf64>)
+  %re, %im = aten.eigvals %a : (tensor<2x3x3xf64>) -> (tensor<2x3xf64>, tensor<2x3xf64>)
+  return %re, %im : tensor<2x3xf64>, tensor<2x3xf64>
+}
+
 // CHECK-LABEL: func @matrix_exp
 func.func @matrix_exp(%a: tensor<2x3x3xf32>) -> tensor<2x3x3xf32> {
   // CHECK: aten.matrix_exp %{{.+}} : (tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
