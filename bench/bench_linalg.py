@@ -1,12 +1,13 @@
 """The dense linear algebra section of bench/run.sh (``--sections linalg``):
 Kiln's factorisations and decompositions (scalar loops on the agent,
-lib/Conversion/AtenToLinalg/{Factorisations,SymmetricEigen,Jacobi,
-MatrixExp}.cpp) against eager PyTorch (LAPACK, via its CPU kernels) on the
+lib/Conversion/AtenToLinalg/{Factorisations,SymmetricEigen,GeneralEigen,
+Jacobi,MatrixExp}.cpp) against eager PyTorch (LAPACK, via its CPU kernels) on the
 same inputs, end to end and the agent's run alone, at each thread count.
 
 The error column compares what defines each result, not the vectors' signs
 (PyTorch leaves them unspecified): eigh's values and V diag(w) V^T, svd's
-values and U diag(S) Vh; the others elementwise. bench_speed.py passes its
+values and U diag(S) Vh, eigvals' sorted parts and moduli; the others
+elementwise. bench_speed.py passes its
 own module in (``h``) for the timing and table helpers, so that both share
 one set of them.
 """
@@ -66,6 +67,13 @@ def _svd_invariants(out: Any) -> Any:
     return s, (u * s.unsqueeze(-2)) @ vh
 
 
+def _unordered_values(out: Any) -> Any:
+    """eigvals' values without their order (LAPACK's convergence order,
+    which PyTorch does not promise): the sorted real parts, imaginary parts
+    and moduli."""
+    return (out.real.sort(-1).values, out.imag.sort(-1).values, out.abs().sort(-1).values)
+
+
 CASES = (
     LinalgCase("solve 128 f64, 8 rhs", torch.linalg.solve,
                lambda g: (torch.randn(128, 128, generator=g, dtype=torch.float64),
@@ -76,6 +84,8 @@ CASES = (
     LinalgCase("eigvalsh 128 f64", torch.linalg.eigvalsh, _symmetric(128, torch.float64)),
     LinalgCase("eigh 64 f64", torch.linalg.eigh, _symmetric(64, torch.float64),
                _eigen_invariants),
+    LinalgCase("eigvals 128 f64", torch.linalg.eigvals, _randn(128, 128, dtype=torch.float64),
+               _unordered_values),
     LinalgCase("svd 128x64 f32", lambda a: torch.linalg.svd(a, full_matrices=False),
                _randn(128, 64), _svd_invariants),
     LinalgCase("matrix_exp 64 f32", lambda a: torch.linalg.matrix_exp(a / 8), _randn(64, 64)),
@@ -121,6 +131,6 @@ def measure_linalg(clients: dict[int, Any], threads: Sequence[int], args: Any,
     return ["Dense linear algebra: median ms per call, Kiln (scalar loops on the agent, "
             "one thread) against eager (LAPACK);",
             "err = relative L2 vs eager of what defines the result (eigh: w and V diag(w) "
-            "V^T; svd: S and U diag(S) Vh).",
+            "V^T; svd: S and U diag(S) Vh; eigvals: sorted parts and moduli).",
             *h.table(["op", "thr", "kiln e2e", "kiln run", "eager", "kiln/eager",
                       "run/eager", "err kiln"], rows)]
