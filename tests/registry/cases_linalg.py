@@ -552,6 +552,17 @@ register("lu_solve_right_f64",
 register("lu_solve_right_adjoint_f64",
          lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, left=False, adjoint=True),
          randn(4, 4, dtype=torch.float64), randn(3, 4, dtype=torch.float64))
+# Batches that broadcast: B's batch against the LU's (both ways), and a
+# right solve whose B has more batch dims.
+register("lu_solve_b_broadcasts_f64",
+         lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b),
+         randn(2, 1, 4, 4, dtype=torch.float64), randn(3, 4, 2, dtype=torch.float64))
+register("lu_solve_lu_broadcasts_f32",
+         lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, adjoint=True),
+         randn(4, 4), randn(2, 3, 4, 5))
+register("lu_solve_right_broadcasts_f64",
+         lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, left=False),
+         randn(3, 1, 4, 4, dtype=torch.float64), randn(2, 5, 4, dtype=torch.float64))
 
 # cholesky_inverse (the Cholesky solve of the identity) and the legacy
 # torch.triangular_solve (its second result A, cloned and broadcast), whose

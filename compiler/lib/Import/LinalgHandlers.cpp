@@ -245,6 +245,24 @@ absl::StatusOr<Value> asResult(NodeImporter &n, Value v, int i) {
   return viewValue(n, convertElements(n, v, type.getElementType()), type.getShape());
 }
 
+/// `v` (..., last `kept` dims) expanded to the batch dims `batch` followed
+/// by its last `kept` dims (leading dims of 1 added, dims of 1 broadcast);
+/// `v` itself when it has that shape.
+Value expandBatch(NodeImporter &n, Value v, ArrayRef<int64_t> batch, int64_t kept) {
+  ArrayRef<int64_t> shape = typeOf(v).getShape();
+  SmallVector<int64_t> want(batch);
+  want.append(shape.end() - kept, shape.end());
+  if (shape.size() < want.size()) {
+    SmallVector<int64_t> ones(want.size() - shape.size(), 1);
+    ones.append(shape.begin(), shape.end());
+    v = viewValue(n, v, ones);
+  }
+  auto to = RankedTensorType::get(want, typeOf(v).getElementType());
+  if (typeOf(v) == to)
+    return v;
+  return n.b().create<aten::ExpandOp>(n.loc(), to, v).getResult();
+}
+
 /// One solve (aten.linalg_solve, or what `solve` builds from the flat
 /// (N, n, n) and (N, n, k) batches) of a (..., n, n) against rhs
 /// (..., n, k) over their broadcast batch, in that batch's shape.
@@ -254,23 +272,9 @@ absl::StatusOr<Value> solveBatch(NodeImporter &n, Value a, Value rhs,
   SmallVector<int64_t> batch;
   if (!OpTrait::util::getBroadcastedShape(aShape.drop_back(2), bShape.drop_back(2), batch))
     return n.error("A's and B's batch dims do not broadcast");
-  auto expanded = [&](Value v) -> Value {
-    ArrayRef<int64_t> shape = typeOf(v).getShape();
-    SmallVector<int64_t> want(batch);
-    want.append(shape.end() - 2, shape.end());
-    if (shape.size() < want.size()) {
-      SmallVector<int64_t> ones(want.size() - shape.size(), 1);
-      ones.append(shape.begin(), shape.end());
-      v = viewValue(n, v, ones);
-    }
-    auto to = RankedTensorType::get(want, typeOf(v).getElementType());
-    if (typeOf(v) == to)
-      return v;
-    return n.b().create<aten::ExpandOp>(n.loc(), to, v).getResult();
-  };
-  Value x = expanded(rhs);
+  Value x = expandBatch(n, rhs, batch, 2);
   SmallVector<int64_t> resultShape(typeOf(x).getShape());
-  Value flatA = flatBatch(n, expanded(a)), flatB = flatBatch(n, x);
+  Value flatA = flatBatch(n, expandBatch(n, a, batch, 2)), flatB = flatBatch(n, x);
   Value solved =
       solve ? solve(flatA, flatB)
             : n.b().create<aten::LinalgSolveOp>(n.loc(), typeOf(flatB), flatA, flatB).getResult();
@@ -433,8 +437,8 @@ absl::StatusOr<Values> ormqr(NodeImporter &n) {
     return n.error("input3 must have the reflectors' element type");
   Value other = left ? c : transposed(n, c);
   if (typeOf(other).getShape().drop_back(2) != typeOf(a).getShape().drop_back(2))
-    return n.unimplemented("an ormqr whose input3 broadcasts against the reflectors' batch "
-                           "(Kiln applies matching batches)");
+    return n.error("input3's batch dims must be the reflectors' (eager's ormqr does not "
+                   "broadcast them either)");
   if (typeOf(other).getShape().drop_back().back() != size.first)
     return n.error(absl::StrCat("input3 must have ", size.first, left ? " rows" : " columns",
                                 " (the reflectors' length)"));
@@ -662,8 +666,8 @@ absl::StatusOr<Values> luUnpack(NodeImporter &n) {
 
 /// linalg_lu_solve(LU, pivots, B, left, adjoint) with A = P L U: A X = B
 /// is X = U^-1 L^-1 (B's rows in P's order); A^T X = B is X = P (L^T)^-1
-/// (U^T)^-1 B; X A = B and X A^T = B are those for X^T and B^T. The LU,
-/// the pivots and B share their batch dims.
+/// (U^T)^-1 B; X A = B and X A^T = B are those for X^T and B^T. The LU
+/// and the pivots (one batch) broadcast against B's batch dims.
 absl::StatusOr<Values> luSolve(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value lu, n.tensor("LU"));
   ASSIGN_OR_RETURN(Value pivots, n.tensor("pivots"));
@@ -677,9 +681,15 @@ absl::StatusOr<Values> luSolve(NodeImporter &n) {
   if (typeOf(b).getNumElements() == 0)
     return n.unimplemented("an LU solve with no right-hand side");
   RETURN_IF_ERROR(checkRhs(n, lu, b, order));
-  if (typeOf(b).getShape().drop_back(2) != typeOf(lu).getShape().drop_back(2))
-    return n.unimplemented("an LU solve whose B broadcasts against the LU's batch (Kiln "
-                           "solves matching batches)");
+  if (typeOf(pivots).getShape().drop_back() != typeOf(lu).getShape().drop_back(2))
+    return n.error("the pivots must have the LU's batch dims");
+  SmallVector<int64_t> batch;
+  if (!OpTrait::util::getBroadcastedShape(typeOf(lu).getShape().drop_back(2),
+                                          typeOf(b).getShape().drop_back(2), batch))
+    return n.error("the LU's and B's batch dims do not broadcast");
+  lu = expandBatch(n, lu, batch, 2);
+  pivots = expandBatch(n, pivots, batch, 1);
+  b = expandBatch(n, b, batch, 2);
   Value flatLu = flatBatch(n, lu), flatB = flatBatch(n, b);
   RankedTensorType bType = typeOf(flatB);
   const int64_t count = bType.getDimSize(0);
