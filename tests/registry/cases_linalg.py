@@ -340,6 +340,50 @@ register("eigvals_polynomial_roots_f64", _companion_roots, randn(7, dtype=torch.
          unordered=_UNORDERED)
 
 
+# Eigenvectors of general real matrices (aten.eig): dtrevc3's back
+# substitution on the Schur form, back-transformed by Z, the balancing
+# undone, each vector of norm 1 and a complex one turned so that its entry
+# of largest modulus is real. A vector's phase is unspecified (SignFree
+# compares complex vectors up to a unit factor). In f64 the values come in
+# LAPACK's order, so vectors are compared column by column; where the order
+# may differ (f32), the cases compare what defines them instead: the sorted
+# values, A V - V diag(w) and each column's norm.
+_EIG_VECTORS = (SignFree(1),)
+register("eig_f64", torch.linalg.eig, randn(6, 6, dtype=torch.float64), sign_free=_EIG_VECTORS)
+register("eig_batched_f64", torch.linalg.eig, randn(2, 3, 5, 5, dtype=torch.float64),
+         sign_free=_EIG_VECTORS)
+register("eig_order_40_f64", torch.linalg.eig, randn(40, 40, dtype=torch.float64),
+         sign_free=_EIG_VECTORS)
+register("eig_vectors_only_f64", lambda a: torch.linalg.eig(a)[1] * 2,
+         randn(7, 7, dtype=torch.float64), sign_free=(SignFree(0),))
+# Isolated eigenvalues (dgebal's exchanges, which dgebak undoes), scaling,
+# triangular matrices, a repeated value whose vectors are the identity's,
+# complex pairs of rotations.
+register("eig_lower_triangular_f64", lambda a: torch.linalg.eig(torch.tril(a)),
+         randn(6, 6, dtype=torch.float64), sign_free=_EIG_VECTORS)
+register("eig_isolated_blocks_f64", lambda a, b: torch.linalg.eig(torch.block_diag(
+    torch.triu(a), b, torch.tril(a))), randn(3, 3, dtype=torch.float64),
+    randn(4, 4, dtype=torch.float64), sign_free=_EIG_VECTORS)
+register("eig_badly_scaled_f64", lambda a, s: torch.linalg.eig(a * s.exp() / s.exp().mT),
+         randn(8, 8, dtype=torch.float64), randn(8, 1, dtype=torch.float64, scale=5.0),
+         sign_free=_EIG_VECTORS, atol=1e-8)
+register("eig_identity_f64", torch.linalg.eig, const(torch.eye(4, dtype=torch.float64)),
+         sign_free=_EIG_VECTORS)
+register("eig_rotations_f64", lambda t: torch.linalg.eig(torch.block_diag(*[
+    torch.stack([torch.stack([c, -s]), torch.stack([s, c])]) for c, s in zip(t.cos(), t.sin())])),
+    randn(3, dtype=torch.float64), sign_free=_EIG_VECTORS)
+
+
+def _eig_identities(a: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    w, v = torch.linalg.eig(a)
+    return (w.real.sort(-1).values, w.imag.abs().sort(-1).values,
+            a.to(v.dtype) @ v - v * w.unsqueeze(-2), torch.linalg.vector_norm(v, dim=-2))
+
+
+register("eig_identities_f32", _eig_identities, randn(2, 9, 9), atol=1e-4)
+register("eig_identities_order_30_f32", _eig_identities, randn(30, 30), atol=1e-4)
+
+
 def _svd_and_product(a: torch.Tensor) -> tuple[torch.Tensor, ...]:
     """The reduced SVD and U diag(S) Vh, which ties each vector's sign to
     its partner's (the vectors are compared up to sign one by one)."""

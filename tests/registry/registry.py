@@ -167,9 +167,11 @@ class IndexTies:
 @dataclasses.dataclass(frozen=True)
 class SignFree:
     """Output ``output`` holds unit vectors along ``dim`` (eigenvectors,
-    singular vectors), each defined only up to its sign, which PyTorch leaves
-    unspecified: Kiln's pass when, each flipped to agree with eager's (by the
-    sign of their dot product), they match eager's within the tolerances."""
+    singular vectors), each defined only up to its sign (a complex vector:
+    up to a unit complex factor, its phase), which PyTorch leaves
+    unspecified: Kiln's pass when, each turned to agree with eager's (by the
+    sign, or the phase, of their dot product), they match eager's within the
+    tolerances."""
 
     output: int
     dim: int = -2

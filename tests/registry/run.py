@@ -324,9 +324,12 @@ def compare(actual: Any, expected: Any, case: Case) -> None:
             _compare_tied_indices(g, w, pytree.tree_leaves(expected[1])[ties.input],
                                   ties.dim, i)
             continue
-        if i in sign_free:  # each vector flipped to agree with eager's
-            dot = (g * w).sum(sign_free[i], keepdim=True)
-            g = g * torch.where(dot < 0, -1.0, 1.0).to(g.dtype)
+        if i in sign_free:  # each vector turned to agree with eager's
+            dot = (g.conj() * w).sum(sign_free[i], keepdim=True)
+            if g.is_complex():
+                g = g * torch.where(dot.abs() > 0, dot / dot.abs(), 1.0).to(g.dtype)
+            else:
+                g = g * torch.where(dot < 0, -1.0, 1.0).to(g.dtype)
         if i in unordered:  # Kiln's values in the order of eager's nearest
             g = _paired_with(g, w, unordered[i])
         try:

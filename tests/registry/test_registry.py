@@ -154,6 +154,18 @@ def test_unordered_values_compare_as_matched_sets():
         run.compare((want[:, [2, 0, 1]],), (want,), plain)
 
 
+def test_sign_free_complex_vectors_compare_up_to_each_vectors_phase():
+    case = dataclasses.replace(next(c for c in all_cases() if c.name == "add_f32"),
+                               sign_free=(SignFree(0),))
+    v = torch.tensor([[0.6 + 0.0j, 0.0 + 0.8j], [0.0 + 0.8j, 0.6 + 0.0j]])
+    turned = v * torch.tensor([1j, (0.6 - 0.8j)])  # each column times a unit complex
+    run.compare((turned,), (v,), case)
+    with pytest.raises(AssertionError, match="output 0 .* differs from eager"):
+        run.compare((turned * torch.tensor([1.0, 2.0]),), (v,), case)  # not only a phase
+    with pytest.raises(AssertionError, match="output 0 .* differs from eager"):
+        run.compare((v.conj(),), (v,), case)  # conjugated vectors are other vectors
+
+
 def test_sign_free_vectors_compare_up_to_each_vectors_sign():
     case = dataclasses.replace(next(c for c in all_cases() if c.name == "add_f32"),
                                sign_free=(SignFree(1), SignFree(2, dim=-1)))

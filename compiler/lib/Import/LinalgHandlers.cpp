@@ -41,10 +41,11 @@
 //   unspecified.
 // - cholesky: one aten.cholesky of A's lower triangle (of A.mT's for
 //   upper=True, whose factor is then transposed), info as potrf's.
-// - linalg_eig of a real matrix, when nothing reads the vectors: one
-//   aten.eigvals (dgeev's balancing, Hessenberg reduction and Francis QR,
-//   GeneralEigen.cpp), its parts packed as the complex result's pairs;
-//   vectors and complex matrices are UNIMPLEMENTED.
+// - linalg_eig of a real matrix: one aten.eig (dgeev's balancing,
+//   Hessenberg reduction, Francis QR and dtrevc3's vectors,
+//   GeneralEigen.cpp), or aten.eigvals when nothing reads the vectors, its
+//   parts packed as the complex results' pairs; complex matrices are
+//   UNIMPLEMENTED.
 // - matrix_exp: one aten.matrix_exp (scaling and squaring,
 //   lib/Conversion/AtenToLinalg/MatrixExp.cpp); no matrices, or matrices
 //   of order 0, give an empty result.
@@ -876,8 +877,9 @@ absl::StatusOr<Values> matrixExp(NodeImporter &n) {
 }
 
 /// linalg_eig(A) -> (eigenvalues, eigenvectors), both complex: for a real
-/// f32 or f64 (..., n, n) A whose vectors nothing reads, one aten.eigvals
-/// of the flattened batch, its real and imaginary parts packed as pairs.
+/// f32 or f64 (..., n, n) A, one aten.eig of the flattened batch (one
+/// aten.eigvals when nothing reads the vectors), the real and imaginary
+/// parts packed as pairs.
 absl::StatusOr<Values> linalgEig(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("self"));
   if (n.isComplexTensor("self"))
@@ -887,9 +889,6 @@ absl::StatusOr<Values> linalgEig(NodeImporter &n) {
     return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
   if (!n.resultIsComplex(0))
     return n.error("the eigenvalues must be declared complex");
-  if (!n.resultLeftOut(1))
-    return n.unimplemented("eigenvectors of a general matrix (linalg_eig's second result); "
-                           "the eigenvalues alone compile");
   RankedTensorType type = typeOf(a);
   int64_t rank = type.getRank();
   if (rank >= 2 && type.getNumElements() == 0 &&
@@ -903,9 +902,18 @@ absl::StatusOr<Values> linalgEig(NodeImporter &n) {
   ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "eigenvalues"));
   Value batch = flatBatch(n, a);
   auto partsType = RankedTensorType::get({typeOf(batch).getDimSize(0), order}, type.getElementType());
-  auto eig = n.b().create<aten::EigvalsOp>(n.loc(), TypeRange{partsType, partsType}, batch);
-  ASSIGN_OR_RETURN(Value values, asResult(n, pack(n, eig.getReal(), eig.getImag()), 0));
-  return Values{values, Value()};
+  if (n.resultLeftOut(1)) {
+    auto eig = n.b().create<aten::EigvalsOp>(n.loc(), TypeRange{partsType, partsType}, batch);
+    ASSIGN_OR_RETURN(Value values, asResult(n, pack(n, eig.getReal(), eig.getImag()), 0));
+    return Values{values, Value()};
+  }
+  if (!n.resultIsComplex(1))
+    return n.error("the eigenvectors must be declared complex");
+  auto eig = n.b().create<aten::EigOp>(n.loc(), TypeRange{partsType, partsType, typeOf(batch), typeOf(batch)},
+                                       batch);
+  ASSIGN_OR_RETURN(Value values, readResult(n, pack(n, eig.getReal(), eig.getImag()), 0));
+  ASSIGN_OR_RETURN(Value vectors, asResult(n, pack(n, eig.getVectorsReal(), eig.getVectorsImag()), 1));
+  return Values{values, vectors};
 }
 
 } // namespace

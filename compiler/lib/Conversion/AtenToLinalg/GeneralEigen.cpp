@@ -1,30 +1,38 @@
-//===- GeneralEigen.cpp - eigvals of real matrices by Francis QR ----------===//
+//===- GeneralEigen.cpp - eig and eigvals of real matrices as dgeev ------===//
 //
-// This file implements the lowering of aten.eigvals to scf loops over each
-// matrix of the batch, as LAPACK's dgeev computes the eigenvalues without
-// vectors:
+// This file implements the lowering of aten.eigvals and aten.eig to scf
+// loops over each matrix of the batch, as LAPACK's dgeev computes them:
 //
 // - dgebal balances the matrix: rows that isolate an eigenvalue (zero off
 //   the diagonal within the active columns) are exchanged to the bottom,
-//   then columns that do to the left, which leaves an active block [k, l];
-//   the block's rows and columns are then scaled by powers of 2 (exact)
-//   until no scaling cuts a row's and column's norms by 5 %.
+//   then columns that do to the left, which leaves an active block [k, l]
+//   (each exchange recorded, as dgebal's SCALE records it); the block's
+//   rows and columns are then scaled by powers of 2 (exact) until no
+//   scaling cuts a row's and column's norms by 5 %.
 // - dgehd2 reduces the block to upper Hessenberg form with Householder
-//   reflectors (dlarfg's, applied from the right, then from the left).
-// - dlahqr, eigenvalues only, runs Francis double-shift QR sweeps on the
-//   unreduced part: a subdiagonal entry is negligible by Ahues and
-//   Kressner's criterion; every 10th sweep without a deflation takes an
-//   exceptional shift; at most 30 max(10, n) sweeps per deflation. A 1 x 1
-//   block's value is its entry, a 2 x 2 block's are dlanv2's (a real pair
-//   in its order, or a + bi then a - bi).
+//   reflectors (dlarfg's, applied from the right, then from the left); for
+//   vectors they are also accumulated into Z (dorghr's Q).
+// - dlahqr (FrancisQr.cpp) runs Francis double-shift QR sweeps: values
+//   only, or the Schur form T = Z^T A Z with Z updated.
+// - For vectors, dtrevc3 solves T x = lambda x by back substitution from
+//   each value's position (x's entry there 1; a complex pair's 2 x 2 block
+//   solved first, then complex back substitution), through T's 1 x 1 and
+//   2 x 2 blocks, and back-transforms x by Z in place of Z's own row
+//   (which is why it runs from the last value up); dgebak undoes the
+//   scaling and the exchanges; each vector is scaled to norm 1, and a
+//   complex one turned so that its entry of largest modulus is real.
 //
-// The values land where LAPACK puts them (the isolated ones at their
-// diagonal positions, the others where they deflate), so they come in
-// eager's order, though PyTorch promises none. A matrix with a NaN or an
-// infinity (eager raises) or a block that does not deflate within the limit
-// (LAPACK's info > 0) has NaN values.
+// Vectors live in rows (V^T, Z^T), so back transforms and rotations walk
+// contiguous memory; the columns of (re, im) are written at the end. The
+// values land where LAPACK puts them (the isolated ones at their diagonal
+// positions, the others where they deflate), so they come in eager's
+// order, though PyTorch promises none; a vector's phase is the algorithm's
+// (PyTorch leaves it unspecified). A matrix with a NaN or an infinity
+// (eager raises) or a block that does not deflate within the limit
+// (LAPACK's info > 0) has NaN values and vectors.
 //
 //===----------------------------------------------------------------------===//
+#include "GeneralEigen.h"
 #include "MatrixLoops.h"
 #include "PopulatePatterns.h"
 
@@ -36,6 +44,7 @@
 
 #include <array>
 #include <limits>
+#include <type_traits>
 
 using namespace mlir;
 using namespace kiln::aten;
@@ -44,39 +53,6 @@ namespace {
 
 /// The most balancing sweeps (dgebal has no limit; a few is the rule).
 constexpr int64_t kMaxBalanceSweeps = 1000;
-/// dlahqr's KEXSH: an exceptional shift after this many sweeps without a
-/// deflation (at the block's top), twice this many (at its bottom).
-constexpr int64_t kExceptionalShiftEvery = 10;
-
-/// Reads of matrix m of the (N, n, n) batch.
-struct Matrix {
-  Value m;
-  int64_t n;
-
-  Value at(OpBuilder &b, Location l, Value t, Value i, Value j) const {
-    return Scalars::at(b, l, t, {m, i, j});
-  }
-  Value put(OpBuilder &b, Location l, Value v, Value t, Value i, Value j) const {
-    return Scalars::put(b, l, v, t, {m, i, j});
-  }
-};
-
-/// The element type's constants the algorithms test against.
-struct Limits {
-  Value zero, one, two, half, ulp, safmin;
-
-  Limits(OpBuilder &b, Location l, Type element) {
-    Scalars s(b, l);
-    const bool f32 = element.isF32();
-    zero = s.number(element, 0.0);
-    one = s.number(element, 1.0);
-    two = s.number(element, 2.0);
-    half = s.number(element, 0.5);
-    ulp = epsilonOf(b, l, element);
-    safmin = s.number(element, f32 ? std::numeric_limits<float>::min()
-                                   : std::numeric_limits<double>::min());
-  }
-};
 
 /// Columns j and p of matrix `mat` over rows [0, last] and rows j and p
 /// over columns [first, n) exchanged (dgebal's exchange).
@@ -107,21 +83,33 @@ Value zeroOffDiagonal(OpBuilder &b, Location loc, Value j, Value lo, Value hi,
                 })[0];
 }
 
-/// dgebal's exchanges: while some row j in [0, last] is zero in columns [0,
+/// dgebal's exchanges (the loops carry their tensors first: canonicalization
+/// drops the unused index a before region receives, and bufferization
+/// pairs the values scf.condition passes with the before region's
+/// arguments by position): while some row j in [0, last] is zero in columns [0,
 /// last] off the diagonal (the last such j), it is exchanged with row (and
 /// column) `last`, and last moves up; then while some column j in [first,
 /// last] is zero in rows [first, last] off the diagonal (the first such
-/// j), with column `first`, and first moves down. Returns h, first, last.
-Carried isolateEigenvalues(OpBuilder &b, Location loc, const Matrix &mat, Value h,
+/// j), with column `first`, and first moves down. Each exchange's j is
+/// recorded at its position in row m of `scales`, as dgebal's SCALE
+/// records it (dgebak undoes them from there). Returns h, scales, first,
+/// last.
+Carried isolateEigenvalues(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value scales,
                            const Limits &c) {
   Scalars s(b, loc);
   Value zero = s.index(0);
+  Type element = c.zero.getType();
+  auto record = [&](OpBuilder &b, Location l, Value scales, Value at, Value j) {
+    Value x = b.create<arith::SIToFPOp>(l, element,
+                                        b.create<arith::IndexCastOp>(l, b.getI64Type(), j));
+    return Scalars::put(b, l, x, scales, {mat.m, at});
+  };
   auto rowsDone = whileLoop(
-      b, loc, {h, s.index(mat.n - 1), zero},
+      b, loc, {h, scales, s.index(mat.n - 1), zero},
       [&](OpBuilder &b, Location l, ValueRange u) -> std::pair<Value, Carried> {
         Scalars s(b, l);
         Arithmetic a(b, l);
-        Value last = u[1], end = plusOne(b, l, last);
+        Value last = u[2], end = plusOne(b, l, last);
         Carried found = s.loop(
             s.index(0), end, {zero, a.truth(false)},
             [&](OpBuilder &b, Location l, Value j, ValueRange w) -> Carried {
@@ -133,20 +121,20 @@ Carried isolateEigenvalues(OpBuilder &b, Location loc, const Matrix &mat, Value 
               return {a.select(isolated, j, w[0]), a.either(w[1], isolated)};
             });
         Value go = a.both(a.icmp(arith::CmpIPredicate::sgt, last, zero), found[1]);
-        return {go, {u[0], last, found[0]}};
+        return {go, {u[0], u[1], last, found[0]}};
       },
       [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
         Arithmetic a(b, l);
-        Value swapped = exchange(b, l, mat, u[0], u[2], u[1], a.index(0), u[1]);
-        return {swapped, a.minus(u[1], a.index(1)), u[2]};
+        Value swapped = exchange(b, l, mat, u[0], u[3], u[2], a.index(0), u[2]);
+        return {swapped, record(b, l, u[1], u[2], u[3]), a.minus(u[2], a.index(1)), u[3]};
       });
-  Value last = rowsDone[1];
+  Value last = rowsDone[2];
   auto columnsDone = whileLoop(
-      b, loc, {rowsDone[0], zero, zero},
+      b, loc, {rowsDone[0], rowsDone[1], zero, zero},
       [&](OpBuilder &b, Location l, ValueRange u) -> std::pair<Value, Carried> {
         Scalars s(b, l);
         Arithmetic a(b, l);
-        Value first = u[1], end = plusOne(b, l, last);
+        Value first = u[2], end = plusOne(b, l, last);
         Carried found = s.loop(
             first, end, {first, a.truth(false)},
             [&](OpBuilder &b, Location l, Value j, ValueRange w) -> Carried {
@@ -159,13 +147,13 @@ Carried isolateEigenvalues(OpBuilder &b, Location loc, const Matrix &mat, Value 
               return {a.select(take, j, w[0]), a.either(w[1], isolated)};
             });
         Value go = a.both(a.icmp(arith::CmpIPredicate::slt, first, last), found[1]);
-        return {go, {u[0], first, found[0]}};
+        return {go, {u[0], u[1], first, found[0]}};
       },
       [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
-        Value swapped = exchange(b, l, mat, u[0], u[2], u[1], u[1], last);
-        return {swapped, plusOne(b, l, u[1]), u[2]};
+        Value swapped = exchange(b, l, mat, u[0], u[3], u[2], u[2], last);
+        return {swapped, record(b, l, u[1], u[2], u[3]), plusOne(b, l, u[2]), u[3]};
       });
-  return {columnsDone[0], columnsDone[1], last};
+  return {columnsDone[0], columnsDone[1], columnsDone[2], last};
 }
 
 /// The 2-norm of entry(x) for x in [lo, hi), scaled by the largest |entry|
@@ -310,37 +298,22 @@ Carried balance(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value sc
   return {done[0], done[1]};
 }
 
-/// dlarfg for alpha and x = (x1, x2): H (alpha, x) = (beta, 0, 0) with
-/// H = I - tau (1, v) (1, v)^T; x's norm scaled as dnrm2's. Returns tau,
-/// beta, v1, v2 (none: tau 0, beta alpha, v = x, when x is 0).
-std::array<Value, 4> reflector3(OpBuilder &b, Location l, Value alpha, Value x1, Value x2,
-                                const Limits &c) {
-  Arithmetic a(b, l);
-  auto hypot = [&](Value x, Value y) {
-    Value ax = a.abs(x), ay = a.abs(y);
-    Value big = a.max(ax, ay), small = a.min(ax, ay);
-    Value ratio = a.div(small, big);
-    return a.select(a.eq(big, c.zero), c.zero, a.mul(big, a.sqrt(a.add(c.one, a.mul(ratio, ratio)))));
-  };
-  Value xnorm = hypot(x1, x2);
-  Value nothing = a.eq(xnorm, c.zero);
-  Value beta = a.neg(a.copySign(hypot(alpha, xnorm), alpha));
-  Value tau = a.select(nothing, c.zero, a.div(a.sub(beta, alpha), beta));
-  Value scale = a.select(nothing, c.one, a.div(c.one, a.sub(alpha, beta)));
-  return {tau, a.select(nothing, alpha, beta), a.mul(x1, scale), a.mul(x2, scale)};
-}
-
 /// dgehd2 on the active block [first, last] of matrix `mat`: reflector i
 /// maps column i's entries from row i + 1 down to (beta, 0, ...) and is
-/// applied from the right to rows [first, last] and from the left to
-/// columns [i + 1, n) (v's tail is kept in the scratch row `v`, its 1 at i
-/// + 1; `w` is a second scratch row). Returns h, v and w.
+/// applied from the right to rows [0, last] and from the left to columns
+/// [i + 1, n) (v's tail is kept in the scratch row `v`, its 1 at i + 1; `w`
+/// is a second scratch row); with `zt` (the identity), also from the left
+/// to Z^T, which becomes Q^T (dorghr's Q, one vector per row). Returns h,
+/// v, w and zt.
 Carried hessenberg(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value v, Value w,
-                   Value first, Value last, const Limits &c) {
+                   Value zt, Value first, Value last, const Limits &c) {
   Scalars s(b, loc);
   Value end = plusOne(b, loc, last);
   Value stop = Arithmetic(b, loc).largest(Arithmetic(b, loc).minus(last, s.index(1)), first);
-  return s.loop(first, stop, {h, v, w}, [&](OpBuilder &b, Location l, Value i, ValueRange t) -> Carried {
+  Carried init{h, v, w};
+  if (zt)
+    init.push_back(zt);
+  return s.loop(first, stop, init, [&](OpBuilder &b, Location l, Value i, ValueRange t) -> Carried {
     Scalars s(b, l);
     Arithmetic a(b, l);
     Value h = t[0], v = t[1];
@@ -362,7 +335,7 @@ Carried hessenberg(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value
     v = moved[0];
     h = mat.put(b, l, beta, moved[1], head, i);
     // From the right: row r -= tau (row r . v) v over columns [i + 1, last].
-    h = s.loop(first, end, {h}, [&](OpBuilder &b, Location l, Value r, ValueRange u) -> Carried {
+    h = s.loop(s.index(0), end, {h}, [&](OpBuilder &b, Location l, Value r, ValueRange u) -> Carried {
       Arithmetic a(b, l);
       Value dot = contiguousDot(b, l, u[0], {mat.m, r}, v, {}, head, end, c.zero);
       Value scaled = a.mul(tau, dot);
@@ -373,360 +346,17 @@ Carried hessenberg(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value
       });
     })[0];
     // From the left, over rows [i + 1, last] (v is 0 below the block).
-    Carried left = applyReflector(b, l, h, t[2], mat.m, head, mat.n, head, mat.n, tau,
-                                  [&](OpBuilder &b, Location l, Value r, Value) {
-                                    Arithmetic a(b, l);
-                                    Value inside = a.icmp(arith::CmpIPredicate::sle, r, last);
-                                    return a.select(inside, Scalars::at(b, l, v, {r}), c.zero);
-                                  });
-    return {left[0], v, left[1]};
+    auto vAt = [&](OpBuilder &b, Location l, Value r, Value) {
+      Arithmetic a(b, l);
+      Value inside = a.icmp(arith::CmpIPredicate::sle, r, last);
+      return a.select(inside, Scalars::at(b, l, v, {r}), c.zero);
+    };
+    Carried left = applyReflector(b, l, h, t[2], mat.m, head, mat.n, head, mat.n, tau, vAt);
+    if (t.size() < 4)
+      return {left[0], v, left[1]};
+    Carried z = applyReflector(b, l, t[3], left[1], mat.m, head, mat.n, s.index(0), mat.n, tau, vAt);
+    return {left[0], v, z[1], z[0]};
   });
-}
-
-/// dlanv2's eigenvalues of [[p, q], [r, t]]: (re1, im1, re2, im2) in its
-/// order (a real pair as the standardised block's diagonal, a complex one
-/// with the positive imaginary part first).
-std::array<Value, 4> pairValues(OpBuilder &b, Location l, Value p, Value q, Value r, Value t,
-                                const Limits &c) {
-  Arithmetic a(b, l);
-  Scalars s(b, l);
-  Type element = c.zero.getType();
-  auto sign = [&](Value x) { return a.copySign(c.one, x); };
-  auto hypot = [&](Value x, Value y) {
-    Value ax = a.abs(x), ay = a.abs(y);
-    Value big = a.max(ax, ay), small = a.min(ax, ay);
-    Value ratio = a.div(small, big);
-    return a.select(a.eq(big, c.zero), c.zero, a.mul(big, a.sqrt(a.add(c.one, a.mul(ratio, ratio)))));
-  };
-  Value diff = a.sub(p, t), hd = a.mul(c.half, diff);
-  Value bcmax = a.max(a.abs(q), a.abs(r));
-  Value bcmis = a.mul(a.min(a.abs(q), a.abs(r)), a.mul(sign(q), sign(r)));
-  Value scale = a.max(a.abs(hd), bcmax);
-  Value z = a.add(a.mul(a.div(hd, scale), hd), a.mul(a.div(bcmax, scale), bcmis));
-  // Real and distinct: t + zz and t - (bcmax / zz) bcmis.
-  Value zz = a.add(hd, a.copySign(a.mul(a.sqrt(scale), a.sqrt(z)), hd));
-  Value real1 = a.add(t, zz), real2 = a.sub(t, a.mul(a.div(bcmax, zz), bcmis));
-  // Otherwise the rotation that makes the diagonal equal.
-  Value sigma = a.add(q, r);
-  Value tau = hypot(sigma, diff);
-  Value cs = a.sqrt(a.mul(c.half, a.add(c.one, a.div(a.abs(sigma), tau))));
-  Value sn = a.mul(a.neg(a.div(hd, a.mul(tau, cs))), sign(sigma));
-  Value aa = a.add(a.mul(p, cs), a.mul(q, sn)), bb = a.add(a.mul(a.neg(p), sn), a.mul(q, cs));
-  Value cc = a.add(a.mul(r, cs), a.mul(t, sn)), dd = a.add(a.mul(a.neg(r), sn), a.mul(t, cs));
-  Value p2 = a.add(a.mul(aa, cs), a.mul(cc, sn)), q2 = a.add(a.mul(bb, cs), a.mul(dd, sn));
-  Value r2 = a.add(a.mul(a.neg(aa), sn), a.mul(cc, cs)), t2 = a.add(a.mul(a.neg(bb), sn), a.mul(dd, cs));
-  Value mean = a.mul(c.half, a.add(p2, t2));
-  Value spread = a.mul(a.sqrt(a.abs(q2)), a.sqrt(a.abs(r2)));
-  Value sameSign = a.eq(sign(q2), sign(r2));
-  Value rotatedReal = a.either(a.either(a.eq(r2, c.zero), a.eq(q2, c.zero)), sameSign);
-  Value split = a.both(a.both(a.ne(r2, c.zero), a.ne(q2, c.zero)), sameSign);
-  Value signedSpread = a.select(split, a.copySign(spread, r2), c.zero);
-  Value rotated1 = a.add(mean, signedSpread), rotated2 = a.sub(mean, signedSpread);
-  Value rotatedIm = a.select(rotatedReal, c.zero, spread);
-  // A complex pair already standard: p == t, q and r of opposite signs.
-  Value standard = a.both(a.eq(diff, c.zero), a.ne(sign(q), sign(r)));
-  Value standardIm = a.mul(a.sqrt(a.abs(q)), a.sqrt(a.abs(r)));
-  Value distinct = a.ge(z, s.number(element, 4.0 * (element.isF32()
-                                                         ? std::numeric_limits<float>::epsilon()
-                                                         : std::numeric_limits<double>::epsilon())));
-  // The cases in dlanv2's order, the last first.
-  Value re1 = a.select(distinct, real1, rotated1), re2 = a.select(distinct, real2, rotated2);
-  Value im = a.select(distinct, c.zero, rotatedIm);
-  re1 = a.select(standard, p, re1);
-  re2 = a.select(standard, t, re2);
-  im = a.select(standard, standardIm, im);
-  Value upper = a.eq(q, c.zero);  // swapped: (t, p)
-  re1 = a.select(upper, t, re1);
-  re2 = a.select(upper, p, re2);
-  im = a.select(upper, c.zero, im);
-  Value lower = a.eq(r, c.zero);  // already triangular
-  re1 = a.select(lower, p, re1);
-  re2 = a.select(lower, t, re2);
-  im = a.select(lower, c.zero, im);
-  return {re1, im, re2, a.neg(im)};
-}
-
-/// The state of dlahqr's deflation loop: the matrix, the values, the
-/// bottom of the unreduced part (i), its top as last found (lo), the sweeps
-/// since the last deflation, dlahqr's KDEFL and whether it gave up.
-struct QrState {
-  Value h, re, im, i, lo, sweeps, kdefl, failed;
-
-  Carried values() const { return {h, re, im, i, lo, sweeps, kdefl, failed}; }
-  static QrState from(ValueRange v) { return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]}; }
-};
-
-/// The bottom-most k in (lo, i] whose subdiagonal entry h[k, k - 1] is
-/// negligible (dlahqr's test: tiny, or small against its neighbours by
-/// Ahues and Kressner's criterion), or lo when none is.
-Value deflationPoint(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value i, Value lo,
-                     Value first, Value last, Value smlnum, const Limits &c) {
-  Scalars s(b, loc);
-  Arithmetic top(b, loc);
-  Value count = top.minus(i, lo);
-  return s.loop(s.index(0), count, {lo, top.truth(false)},
-                [&](OpBuilder &b, Location l, Value step, ValueRange u) -> Carried {
-                  Arithmetic a(b, l);
-                  Value k = a.minus(i, step), above = a.minus(k, a.index(1));
-                  auto at = [&](Value r, Value col) { return mat.at(b, l, h, r, col); };
-                  Value sub = a.abs(at(k, above));
-                  Value tst = a.add(a.abs(at(above, above)), a.abs(at(k, k)));
-                  // Both diagonal entries 0: the neighbours inside the block.
-                  Value left = a.minus(k, a.index(2));
-                  Value hasLeft = a.icmp(arith::CmpIPredicate::sge, left, first);
-                  Value leftEntry = at(above, a.largest(left, a.index(0)));
-                  Value down = plusOne(b, l, k);
-                  Value hasDown = a.icmp(arith::CmpIPredicate::sle, down, last);
-                  Value downEntry = at(a.smallest(down, a.index(mat.n - 1)), k);
-                  Value neighbours = a.add(a.select(hasLeft, a.abs(leftEntry), c.zero),
-                                           a.select(hasDown, a.abs(downEntry), c.zero));
-                  tst = a.select(a.eq(tst, c.zero), a.add(tst, neighbours), tst);
-                  Value superEntry = a.abs(at(above, k));
-                  Value ab = a.max(sub, superEntry), ba = a.min(sub, superEntry);
-                  Value gap = a.abs(a.sub(at(above, above), at(k, k)));
-                  Value aa = a.max(a.abs(at(k, k)), gap), bb = a.min(a.abs(at(k, k)), gap);
-                  Value sum = a.add(aa, ab);
-                  Value relative = a.le(a.mul(ba, a.div(ab, sum)),
-                                        a.max(smlnum, a.mul(c.ulp, a.mul(bb, a.div(aa, sum)))));
-                  Value negligible = a.either(
-                      a.le(sub, smlnum), a.both(a.le(sub, a.mul(c.ulp, tst)), relative));
-                  Value take = a.both(negligible, a.negate(u[1]));
-                  return {a.select(take, k, u[0]), a.either(u[1], negligible)};
-                })[0];
-}
-
-/// The double-shift sweep's reflector applied to rows k, k + 1 (and k + 2
-/// when `three`) over columns [k, i], then to those columns over rows [lo,
-/// min(k + 3, i)].
-Value applySmallReflector(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value k,
-                          Value i, Value lo, Value t1, Value v2, Value v3, bool three) {
-  Scalars s(b, loc);
-  Arithmetic a(b, loc);
-  Value k1 = plusOne(b, loc, k), k2 = plusOne(b, loc, k1);
-  Value t2 = a.mul(t1, v2), t3 = a.mul(t1, v3);
-  Value end = plusOne(b, loc, i);
-  h = s.loop(k, end, {h}, [&](OpBuilder &b, Location l, Value j, ValueRange u) -> Carried {
-    Arithmetic a(b, l);
-    Value t = u[0];
-    Value x0 = mat.at(b, l, t, k, j), x1 = mat.at(b, l, t, k1, j);
-    Value sum = a.add(x0, a.mul(v2, x1));
-    Value x2;
-    if (three) {
-      x2 = mat.at(b, l, t, k2, j);
-      sum = a.add(sum, a.mul(v3, x2));
-    }
-    t = mat.put(b, l, a.sub(x0, a.mul(sum, t1)), t, k, j);
-    t = mat.put(b, l, a.sub(x1, a.mul(sum, t2)), t, k1, j);
-    if (three)
-      t = mat.put(b, l, a.sub(x2, a.mul(sum, t3)), t, k2, j);
-    return {t};
-  })[0];
-  Value rowsEnd = plusOne(b, loc, a.smallest(a.plus(k, 3), i));
-  return s.loop(lo, rowsEnd, {h}, [&](OpBuilder &b, Location l, Value j, ValueRange u) -> Carried {
-    Arithmetic a(b, l);
-    Value t = u[0];
-    Value x0 = mat.at(b, l, t, j, k), x1 = mat.at(b, l, t, j, k1);
-    Value sum = a.add(x0, a.mul(v2, x1));
-    Value x2;
-    if (three) {
-      x2 = mat.at(b, l, t, j, k2);
-      sum = a.add(sum, a.mul(v3, x2));
-    }
-    t = mat.put(b, l, a.sub(x0, a.mul(sum, t1)), t, j, k);
-    t = mat.put(b, l, a.sub(x1, a.mul(sum, t2)), t, j, k1);
-    if (three)
-      t = mat.put(b, l, a.sub(x2, a.mul(sum, t3)), t, j, k2);
-    return {t};
-  })[0];
-}
-
-/// One Francis double-shift sweep on rows and columns [lo, i] (dlahqr's
-/// loop body after the deflation test, lo < i - 1): the shifts (the
-/// trailing 2 x 2 block's eigenvalues, or an exceptional shift every
-/// kExceptionalShiftEvery-th sweep), the start m where two consecutive
-/// subdiagonal entries are small enough, then the bulge chased from m down
-/// to i. `kdefl` is the count with this sweep.
-Value francisSweep(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value i, Value lo,
-                   Value kdefl, const Limits &c) {
-  Arithmetic a(b, loc);
-  Type element = c.zero.getType();
-  Scalars s(b, loc);
-  auto at = [&](Value r, Value col) { return mat.at(b, loc, h, r, col); };
-  Value i1 = a.minus(i, a.index(1)), i2 = a.minus(i, a.index(2));
-  Value lo1 = plusOne(b, loc, lo), lo2 = plusOne(b, loc, lo1);
-  // Exceptional shifts (dlahqr's DAT1 = 3/4, DAT2 = -0.4375).
-  Value dat1 = s.number(element, 0.75), dat2 = s.number(element, -0.4375);
-  Value bottomS = a.add(a.abs(at(i, i1)), a.abs(at(i1, i2)));
-  Value topS = a.add(a.abs(at(lo1, lo)), a.abs(at(lo2, lo1)));
-  Value atBottom = a.icmp(arith::CmpIPredicate::eq, a.remainder(kdefl, 2 * kExceptionalShiftEvery), a.index(0));
-  Value atTop = a.icmp(arith::CmpIPredicate::eq, a.remainder(kdefl, kExceptionalShiftEvery), a.index(0));
-  Value exceptional = a.either(atBottom, atTop);
-  Value es = a.select(atBottom, bottomS, topS);
-  Value ediag = a.add(a.mul(dat1, es), a.select(atBottom, at(i, i), at(lo, lo)));
-  Value h11 = a.select(exceptional, ediag, at(i1, i1));
-  Value h12 = a.select(exceptional, a.mul(dat2, es), at(i1, i));
-  Value h21 = a.select(exceptional, es, at(i, i1));
-  Value h22 = a.select(exceptional, ediag, at(i, i));
-  Value sc = a.add(a.add(a.abs(h11), a.abs(h12)), a.add(a.abs(h21), a.abs(h22)));
-  Value n11 = a.div(h11, sc), n12 = a.div(h12, sc), n21 = a.div(h21, sc), n22 = a.div(h22, sc);
-  Value tr = a.div(a.add(n11, n22), c.two);
-  Value det = a.sub(a.mul(a.sub(n11, tr), a.sub(n22, tr)), a.mul(n12, n21));
-  Value rtdisc = a.sqrt(a.abs(det));
-  Value complexShifts = a.ge(det, c.zero);
-  Value plusRoot = a.add(tr, rtdisc), minusRoot = a.sub(tr, rtdisc);
-  Value nearer = a.select(a.le(a.abs(a.sub(plusRoot, n22)), a.abs(a.sub(minusRoot, n22))), plusRoot,
-                          minusRoot);
-  Value zeroBlock = a.eq(sc, c.zero);
-  Value rt1r = a.select(zeroBlock, c.zero, a.mul(a.select(complexShifts, tr, nearer), sc));
-  Value rt2r = rt1r;
-  Value rt1i = a.select(a.both(complexShifts, a.negate(zeroBlock)), a.mul(rtdisc, sc), c.zero);
-  Value rt2i = a.neg(rt1i);
-  // The start: the bottom-most m in [lo, i - 2] where the first column of
-  // the double shift's polynomial, v, meets small subdiagonal entries.
-  auto firstColumn = [&](OpBuilder &b, Location l, Value m) -> std::array<Value, 3> {
-    Arithmetic a(b, l);
-    auto at = [&](Value r, Value col) { return mat.at(b, l, h, r, col); };
-    Value m1 = plusOne(b, l, m), m2 = plusOne(b, l, m1);
-    Value hmm = at(m, m);
-    Value sub = at(m1, m);
-    Value sv = a.add(a.add(a.abs(a.sub(hmm, rt2r)), a.abs(rt2i)), a.abs(sub));
-    Value h21s = a.div(sub, sv);
-    Value v1 = a.sub(a.add(a.mul(h21s, at(m, m1)), a.mul(a.sub(hmm, rt1r), a.div(a.sub(hmm, rt2r), sv))),
-                     a.mul(rt1i, a.div(rt2i, sv)));
-    Value v2 = a.mul(h21s, a.sub(a.sub(a.add(hmm, at(m1, m1)), rt1r), rt2r));
-    Value v3 = a.mul(h21s, at(m2, m1));
-    Value total = a.add(a.add(a.abs(v1), a.abs(v2)), a.abs(v3));
-    return {a.div(v1, total), a.div(v2, total), a.div(v3, total)};
-  };
-  Carried start = whileLoop(
-      b, loc, {i2, c.zero, c.zero, c.zero},
-      [&](OpBuilder &b, Location l, ValueRange u) -> std::pair<Value, Carried> {
-        Arithmetic a(b, l);
-        Value m = u[0];
-        auto [v1, v2, v3] = firstColumn(b, l, m);
-        Value m1 = plusOne(b, l, m), before = a.largest(a.minus(m, a.index(1)), a.index(0));
-        Value h00 = a.mul(a.abs(mat.at(b, l, h, m, before)), a.add(a.abs(v2), a.abs(v3)));
-        Value h01 = a.mul(a.mul(c.ulp, a.abs(v1)),
-                          a.add(a.add(a.abs(mat.at(b, l, h, before, before)), a.abs(mat.at(b, l, h, m, m))),
-                                a.abs(mat.at(b, l, h, m1, m1))));
-        Value go = a.both(a.icmp(arith::CmpIPredicate::ne, m, lo), a.negate(a.le(h00, h01)));
-        return {go, {m, v1, v2, v3}};
-      },
-      [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
-        Arithmetic a(b, l);
-        return {a.minus(u[0], a.index(1)), u[1], u[2], u[3]};
-      });
-  Value m = start[0];
-  // The bulge chase: k from m to i - 1, a reflector of 3 rows (2 at k = i - 1).
-  return s.loop(m, i, {h}, [&](OpBuilder &b, Location l, Value k, ValueRange u) -> Carried {
-    Arithmetic a(b, l);
-    Value t = u[0];
-    Value three = a.icmp(arith::CmpIPredicate::slt, plusOne(b, l, k), i);
-    Value later = a.icmp(arith::CmpIPredicate::sgt, k, m);
-    Value prev = a.largest(a.minus(k, a.index(1)), a.index(0));
-    Value k1 = plusOne(b, l, k), k2 = a.smallest(plusOne(b, l, k1), a.index(mat.n - 1));
-    Value b0 = mat.at(b, l, t, k, prev), b1 = mat.at(b, l, t, k1, prev), b2 = mat.at(b, l, t, k2, prev);
-    Value x0 = a.select(later, b0, start[1]);
-    Value x1 = a.select(later, b1, start[2]);
-    Value x2 = a.select(three, a.select(later, b2, start[3]), c.zero);
-    auto [t1, beta, v2, v3] = reflector3(b, l, x0, x1, x2, c);
-    // The bulge's column becomes (beta, 0, 0); at the start, a split-off
-    // top keeps its subdiagonal entry times (1 - t1) (dlahqr's guard
-    // against v underflowing).
-    Value keepTop = a.icmp(arith::CmpIPredicate::sgt, m, lo);
-    Value first = a.select(later, beta, a.select(keepTop, a.mul(b0, a.sub(c.one, t1)), b0));
-    t = mat.put(b, l, first, t, k, prev);
-    t = mat.put(b, l, a.select(later, c.zero, b1), t, k1, prev);
-    t = mat.put(b, l, a.select(a.both(later, three), c.zero, mat.at(b, l, t, k2, prev)), t, k2, prev);
-    auto applied = b.create<scf::IfOp>(
-        l, three,
-        [&](OpBuilder &b, Location l) {
-          b.create<scf::YieldOp>(l, applySmallReflector(b, l, mat, t, k, i, lo, t1, v2, v3, true));
-        },
-        [&](OpBuilder &b, Location l) {
-          b.create<scf::YieldOp>(l, applySmallReflector(b, l, mat, t, k, i, lo, t1, v2, v3, false));
-        });
-    return {applied.getResult(0)};
-  })[0];
-}
-
-/// dlahqr without Schur form or vectors on the block [first, last] of the
-/// Hessenberg matrix: its eigenvalues into row m of `re` and `im`, and
-/// whether a deflation took more than 30 max(10, n) sweeps.
-QrState francisQr(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value re, Value im,
-                  Value first, Value last, const Limits &c) {
-  Arithmetic a(b, loc);
-  Type element = c.zero.getType();
-  Value order = a.plus(a.minus(last, first), a.index(1));
-  Value orderF = b.create<arith::SIToFPOp>(
-      loc, element, b.create<arith::IndexCastOp>(loc, b.getI64Type(), order));
-  Value smlnum = a.mul(c.safmin, a.div(orderF, c.ulp));
-  Value limit = b.create<arith::MulIOp>(loc, a.index(30), a.largest(a.index(10), order));
-  QrState init{h, re, im, last, first, a.index(0), a.index(0), a.truth(false)};
-  Carried out = whileLoop(
-      b, loc, init.values(),
-      [&](OpBuilder &b, Location l, ValueRange u) -> std::pair<Value, Carried> {
-        Arithmetic a(b, l);
-        return {a.icmp(arith::CmpIPredicate::sge, u[3], first), Carried(u)};
-      },
-      [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
-        Arithmetic a(b, l);
-        QrState st = QrState::from(u);
-        Value over = a.icmp(arith::CmpIPredicate::sgt, st.sweeps, limit);
-        auto step = b.create<scf::IfOp>(
-            l, over,
-            [&](OpBuilder &b, Location l) {
-              QrState gaveUp = st;
-              gaveUp.i = Arithmetic(b, l).minus(first, Arithmetic(b, l).index(1));
-              gaveUp.failed = Arithmetic(b, l).truth(true);
-              b.create<scf::YieldOp>(l, gaveUp.values());
-            },
-            [&](OpBuilder &b, Location l) {
-              Arithmetic a(b, l);
-              Value lo = deflationPoint(b, l, mat, st.h, st.i, st.lo, first, last, smlnum, c);
-              Value cut = a.icmp(arith::CmpIPredicate::sgt, lo, first);
-              Value loPrev = a.largest(a.minus(lo, a.index(1)), a.index(0));
-              Value hh = mat.put(b, l, a.select(cut, c.zero, mat.at(b, l, st.h, lo, loPrev)), st.h, lo, loPrev);
-              Value split = a.icmp(arith::CmpIPredicate::sge, lo, a.minus(st.i, a.index(1)));
-              auto next = b.create<scf::IfOp>(
-                  l, split,
-                  [&](OpBuilder &b, Location l) {
-                    Arithmetic a(b, l);
-                    QrState done = st;
-                    done.h = hh;
-                    Value i = st.i, i1 = a.largest(a.minus(i, a.index(1)), a.index(0));
-                    Value single = a.icmp(arith::CmpIPredicate::eq, lo, i);
-                    auto [re1, im1, re2, im2] =
-                        pairValues(b, l, mat.at(b, l, hh, i1, i1), mat.at(b, l, hh, i1, i),
-                                   mat.at(b, l, hh, i, i1), mat.at(b, l, hh, i, i), c);
-                    // A pair writes i - 1 then i; a single value writes i only.
-                    Value reAbove = a.select(single, Scalars::at(b, l, st.re, {mat.m, i1}), re1);
-                    Value imAbove = a.select(single, Scalars::at(b, l, st.im, {mat.m, i1}), im1);
-                    done.re = Scalars::put(b, l, reAbove, st.re, {mat.m, i1});
-                    done.im = Scalars::put(b, l, imAbove, st.im, {mat.m, i1});
-                    done.re = Scalars::put(b, l, a.select(single, mat.at(b, l, hh, i, i), re2), done.re,
-                                           {mat.m, i});
-                    done.im = Scalars::put(b, l, a.select(single, c.zero, im2), done.im, {mat.m, i});
-                    done.i = a.minus(lo, a.index(1));
-                    done.lo = first;
-                    done.sweeps = a.index(0);
-                    done.kdefl = a.index(0);
-                    b.create<scf::YieldOp>(l, done.values());
-                  },
-                  [&](OpBuilder &b, Location l) {
-                    Arithmetic a(b, l);
-                    QrState swept = st;
-                    swept.kdefl = a.plus(st.kdefl, 1);
-                    swept.h = francisSweep(b, l, mat, hh, st.i, lo, swept.kdefl, c);
-                    swept.lo = lo;
-                    swept.sweeps = a.plus(st.sweeps, 1);
-                    b.create<scf::YieldOp>(l, swept.values());
-                  });
-              b.create<scf::YieldOp>(l, next.getResults());
-            });
-        return Carried(step.getResults());
-      });
-  return QrState::from(out);
 }
 
 /// Loops over the entries (i, j) of matrix `mat`, row by row, carrying
@@ -762,10 +392,359 @@ std::pair<Value, Value> finiteOrZero(OpBuilder &b, Location loc, const Matrix &m
   return {finite, h};
 }
 
-struct EigvalsLowering : OpConversionPattern<EigvalsOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// A complex scalar as its parts, and the arithmetic dtrevc3's complex
+/// solves need (a quotient as Smith's, as dladiv scales it).
+struct Complex {
+  Value re, im;
+};
 
-  LogicalResult matchAndRewrite(EigvalsOp op, OpAdaptor adaptor,
+Complex times(Arithmetic &a, Complex x, Complex y) {
+  return {a.sub(a.mul(x.re, y.re), a.mul(x.im, y.im)), a.add(a.mul(x.re, y.im), a.mul(x.im, y.re))};
+}
+Complex minus(Arithmetic &a, Complex x, Complex y) { return {a.sub(x.re, y.re), a.sub(x.im, y.im)}; }
+Complex scaled(Arithmetic &a, Complex x, Value r) { return {a.mul(x.re, r), a.mul(x.im, r)}; }
+Complex quotient(Arithmetic &a, Complex x, Complex y) {
+  Value wide = a.ge(a.abs(y.re), a.abs(y.im));
+  Value ratio = a.select(wide, a.div(y.im, y.re), a.div(y.re, y.im));
+  Value denom = a.select(wide, a.add(y.re, a.mul(y.im, ratio)), a.add(y.im, a.mul(y.re, ratio)));
+  Value re = a.select(wide, a.add(x.re, a.mul(x.im, ratio)), a.add(a.mul(x.re, ratio), x.im));
+  Value im = a.select(wide, a.sub(x.im, a.mul(x.re, ratio)), a.sub(a.mul(x.im, ratio), x.re));
+  return {a.div(re, denom), a.div(im, denom)};
+}
+
+/// rows[k] -= sum over the given columns j of x_j T[k, j], k in [0, end):
+/// the back substitution's update of the right-hand side above a block.
+Value subtractColumns(OpBuilder &b, Location loc, const Matrix &mat, Value t, Value rows, Value end,
+                      llvm::ArrayRef<std::pair<Value, Value>> columns) {
+  return Scalars(b, loc).loop(Scalars(b, loc).index(0), end, {rows},
+                              [&](OpBuilder &b, Location l, Value k, ValueRange u) -> Carried {
+                                Arithmetic a(b, l);
+                                Value x = Scalars::at(b, l, u[0], {k});
+                                for (auto [xj, j] : columns)
+                                  x = a.sub(x, a.mul(xj, mat.at(b, l, t, k, j)));
+                                return {Scalars::put(b, l, x, u[0], {k})};
+                              })[0];
+}
+
+/// Row `row` of `zt` (Z^T) becomes head zt[row] + the sum over r < `end`
+/// of x[r] zt[r] (Z times the vector, whose rows below `end` other than
+/// `row` are zero; those rows of zt are still Z's).
+Value backTransform(OpBuilder &b, Location loc, const Matrix &mat, Value zt, Value x, Value row,
+                    Value end, Value head) {
+  Scalars s(b, loc);
+  zt = s.loop(s.index(0), s.index(mat.n), {zt}, [&](OpBuilder &b, Location l, Value col, ValueRange u) -> Carried {
+    Value y = Arithmetic(b, l).mul(head, mat.at(b, l, u[0], row, col));
+    return {mat.put(b, l, y, u[0], row, col)};
+  })[0];
+  return s.loop(s.index(0), end, {zt}, [&](OpBuilder &b, Location l, Value r, ValueRange u) -> Carried {
+    Value xr = Scalars::at(b, l, x, {r});
+    return Scalars(b, l).loop(Scalars(b, l).index(0), Scalars(b, l).index(mat.n), u,
+                              [&](OpBuilder &b, Location l, Value col, ValueRange w) -> Carried {
+                                Arithmetic a(b, l);
+                                Value y = a.add(mat.at(b, l, w[0], row, col),
+                                                a.mul(xr, mat.at(b, l, w[0], r, col)));
+                                return {mat.put(b, l, y, w[0], row, col)};
+                              });
+  })[0];
+}
+
+/// Whether T has a 2 x 2 block at rows (j - 1, j): j > 0 and T[j, j - 1] != 0.
+Value blockEndsAt(OpBuilder &b, Location l, const Matrix &mat, Value t, Value j, const Limits &c) {
+  Arithmetic a(b, l);
+  Value above = a.largest(a.minus(j, a.index(1)), a.index(0));
+  return a.both(a.icmp(arith::CmpIPredicate::sgt, j, a.index(0)),
+                a.ne(mat.at(b, l, t, j, above), c.zero));
+}
+
+/// dtrevc3's real eigenvector of T for the value T[ki, ki], back-transformed
+/// into row ki of `zt`: x[ki] = 1, x[k] = -T[k, ki] above, then back
+/// substitution through T's 1 x 1 and 2 x 2 blocks above ki (a 1 x 1 pivot
+/// below smin replaced by smin, as dlaln2 perturbs it). Returns zt and x.
+Carried realVector(OpBuilder &b, Location loc, const Matrix &mat, Value t, Value zt, Value x,
+                   Value ki, Value smlnum, const Limits &c) {
+  Scalars s(b, loc);
+  Arithmetic a(b, loc);
+  Value lam = mat.at(b, loc, t, ki, ki);
+  Value smin = a.max(a.mul(c.ulp, a.abs(lam)), smlnum);
+  x = s.loop(s.index(0), ki, {x}, [&](OpBuilder &b, Location l, Value k, ValueRange u) -> Carried {
+    return {Scalars::put(b, l, Arithmetic(b, l).neg(mat.at(b, l, t, k, ki)), u[0], {k})};
+  })[0];
+  x = Scalars::put(b, loc, c.one, x, {ki});
+  Carried solved = whileLoop(
+      b, loc, {x, a.minus(ki, a.index(1))},
+      [&](OpBuilder &b, Location l, ValueRange u) -> std::pair<Value, Carried> {
+        Arithmetic a(b, l);
+        return {a.icmp(arith::CmpIPredicate::sge, u[1], a.index(0)), Carried(u)};
+      },
+      [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
+        Value j = u[1];
+        auto step = b.create<scf::IfOp>(
+            l, blockEndsAt(b, l, mat, t, j, c),
+            [&](OpBuilder &b, Location l) {
+              // (T's 2 x 2 block - lam) (x[j-1], x[j]) = rhs, by Cramer's rule.
+              Arithmetic a(b, l);
+              Value j1 = a.minus(j, a.index(1));
+              Value a11 = a.sub(mat.at(b, l, t, j1, j1), lam), a12 = mat.at(b, l, t, j1, j);
+              Value a21 = mat.at(b, l, t, j, j1), a22 = a.sub(mat.at(b, l, t, j, j), lam);
+              Value b1 = Scalars::at(b, l, u[0], {j1}), b2 = Scalars::at(b, l, u[0], {j});
+              Value det = a.sub(a.mul(a11, a22), a.mul(a12, a21));
+              Value x1 = a.div(a.sub(a.mul(a22, b1), a.mul(a12, b2)), det);
+              Value x2 = a.div(a.sub(a.mul(a11, b2), a.mul(a21, b1)), det);
+              Value y = Scalars::put(b, l, x2, Scalars::put(b, l, x1, u[0], {j1}), {j});
+              y = subtractColumns(b, l, mat, t, y, j1, {{x1, j1}, {x2, j}});
+              b.create<scf::YieldOp>(l, ValueRange{y, a.minus(j, a.index(2))});
+            },
+            [&](OpBuilder &b, Location l) {
+              Arithmetic a(b, l);
+              Value d = a.sub(mat.at(b, l, t, j, j), lam);
+              d = a.select(a.lt(a.abs(d), smin), smin, d);
+              Value xj = a.div(Scalars::at(b, l, u[0], {j}), d);
+              Value y = Scalars::put(b, l, xj, u[0], {j});
+              y = subtractColumns(b, l, mat, t, y, j, {{xj, j}});
+              b.create<scf::YieldOp>(l, ValueRange{y, a.minus(j, a.index(1))});
+            });
+        return Carried(step.getResults());
+      });
+  return {backTransform(b, loc, mat, zt, solved[0], ki, ki, c.one), solved[0]};
+}
+
+/// dtrevc3's complex eigenvector of T for the pair in rows (ki - 1, ki),
+/// wr + i w with w = sqrt(|T[ki-1, ki]|) sqrt(|T[ki, ki-1]|): the 2 x 2
+/// block's own solve, then complex back substitution through the blocks
+/// above (smin as for a real vector), the real parts into xr and the
+/// imaginary ones into xi; back-transformed into rows ki - 1 (real part)
+/// and ki (imaginary part) of `zt`. Returns zt, xr and xi.
+Carried complexVector(OpBuilder &b, Location loc, const Matrix &mat, Value t, Value zt, Value xr,
+                      Value xi, Value ki, Value smlnum, const Limits &c) {
+  Scalars s(b, loc);
+  Arithmetic a(b, loc);
+  Value k0 = a.minus(ki, a.index(1));
+  Value upper = mat.at(b, loc, t, k0, ki), lower = mat.at(b, loc, t, ki, k0);
+  Value w = a.mul(a.sqrt(a.abs(upper)), a.sqrt(a.abs(lower)));
+  Complex lam{mat.at(b, loc, t, ki, ki), w};
+  Value smin = a.max(a.mul(c.ulp, a.add(a.abs(lam.re), w)), smlnum);
+  Value byUpper = a.ge(a.abs(upper), a.abs(lower));
+  Value headRe = a.select(byUpper, c.one, a.neg(a.div(w, lower)));
+  Value tailIm = a.select(byUpper, a.div(w, upper), c.one);
+  Carried rhs = s.loop(s.index(0), k0, {xr, xi}, [&](OpBuilder &b, Location l, Value k, ValueRange u) -> Carried {
+    Arithmetic a(b, l);
+    return {Scalars::put(b, l, a.neg(a.mul(headRe, mat.at(b, l, t, k, k0))), u[0], {k}),
+            Scalars::put(b, l, a.neg(a.mul(tailIm, mat.at(b, l, t, k, ki))), u[1], {k})};
+  });
+  xr = Scalars::put(b, loc, c.zero, Scalars::put(b, loc, headRe, rhs[0], {k0}), {ki});
+  xi = Scalars::put(b, loc, tailIm, Scalars::put(b, loc, c.zero, rhs[1], {k0}), {ki});
+  auto entry = [&](OpBuilder &b, Location l, ValueRange u, Value j) {
+    return Complex{Scalars::at(b, l, u[0], {j}), Scalars::at(b, l, u[1], {j})};
+  };
+  auto put = [&](OpBuilder &b, Location l, Carried &u, Value j, Complex x) {
+    u[0] = Scalars::put(b, l, x.re, u[0], {j});
+    u[1] = Scalars::put(b, l, x.im, u[1], {j});
+  };
+  Carried solved = whileLoop(
+      b, loc, {xr, xi, a.minus(ki, a.index(2))},
+      [&](OpBuilder &b, Location l, ValueRange u) -> std::pair<Value, Carried> {
+        Arithmetic a(b, l);
+        return {a.icmp(arith::CmpIPredicate::sge, u[2], a.index(0)), Carried(u)};
+      },
+      [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
+        Value j = u[2];
+        auto step = b.create<scf::IfOp>(
+            l, blockEndsAt(b, l, mat, t, j, c),
+            [&](OpBuilder &b, Location l) {
+              // (T's 2 x 2 block - lam) (x[j-1], x[j]) = rhs, by Cramer's rule.
+              Arithmetic a(b, l);
+              Value j1 = a.minus(j, a.index(1));
+              Complex a11 = minus(a, Complex{mat.at(b, l, t, j1, j1), c.zero}, lam);
+              Complex a22 = minus(a, Complex{mat.at(b, l, t, j, j), c.zero}, lam);
+              Value a12 = mat.at(b, l, t, j1, j), a21 = mat.at(b, l, t, j, j1);
+              Complex b1 = entry(b, l, u, j1), b2 = entry(b, l, u, j);
+              Complex det = minus(a, times(a, a11, a22), Complex{a.mul(a12, a21), c.zero});
+              Complex x1 = quotient(a, minus(a, times(a, a22, b1), scaled(a, b2, a12)), det);
+              Complex x2 = quotient(a, minus(a, times(a, a11, b2), scaled(a, b1, a21)), det);
+              Carried y{u[0], u[1]};
+              put(b, l, y, j1, x1);
+              put(b, l, y, j, x2);
+              y[0] = subtractColumns(b, l, mat, t, y[0], j1, {{x1.re, j1}, {x2.re, j}});
+              y[1] = subtractColumns(b, l, mat, t, y[1], j1, {{x1.im, j1}, {x2.im, j}});
+              b.create<scf::YieldOp>(l, ValueRange{y[0], y[1], a.minus(j, a.index(2))});
+            },
+            [&](OpBuilder &b, Location l) {
+              Arithmetic a(b, l);
+              Complex d = minus(a, Complex{mat.at(b, l, t, j, j), c.zero}, lam);
+              Value tiny = a.lt(a.add(a.abs(d.re), a.abs(d.im)), smin);
+              d = {a.select(tiny, smin, d.re), a.select(tiny, c.zero, d.im)};
+              Complex xj = quotient(a, entry(b, l, u, j), d);
+              Carried y{u[0], u[1]};
+              put(b, l, y, j, xj);
+              y[0] = subtractColumns(b, l, mat, t, y[0], j, {{xj.re, j}});
+              y[1] = subtractColumns(b, l, mat, t, y[1], j, {{xj.im, j}});
+              b.create<scf::YieldOp>(l, ValueRange{y[0], y[1], a.minus(j, a.index(1))});
+            });
+        return Carried(step.getResults());
+      });
+  zt = backTransform(b, loc, mat, zt, solved[0], k0, k0, Scalars::at(b, loc, solved[0], {k0}));
+  zt = backTransform(b, loc, mat, zt, solved[1], ki, k0, Scalars::at(b, loc, solved[1], {ki}));
+  return {zt, solved[0], solved[1]};
+}
+
+/// dtrevc3 ('R', 'B'): every right eigenvector of the quasi-triangular T,
+/// from the last, back-transformed in place of Z^T's rows (rows below the
+/// one being formed are still Z's). Returns V^T (one vector per row, a
+/// complex pair's real and imaginary parts in its two rows), xr and xi.
+Carried rightVectors(OpBuilder &b, Location loc, const Matrix &mat, Value t, Value zt, Value xr,
+                     Value xi, const Limits &c) {
+  Scalars s(b, loc);
+  Arithmetic a(b, loc);
+  Type element = c.zero.getType();
+  Value smlnum = a.mul(c.safmin, a.div(s.number(element, double(mat.n)), c.ulp));
+  Carried done = whileLoop(
+      b, loc, {zt, xr, xi, s.index(mat.n - 1)},
+      [&](OpBuilder &b, Location l, ValueRange u) -> std::pair<Value, Carried> {
+        Arithmetic a(b, l);
+        return {a.icmp(arith::CmpIPredicate::sge, u[3], a.index(0)), Carried(u)};
+      },
+      [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
+        Value ki = u[3];
+        auto step = b.create<scf::IfOp>(
+            l, blockEndsAt(b, l, mat, t, ki, c),
+            [&](OpBuilder &b, Location l) {
+              Carried v = complexVector(b, l, mat, t, u[0], u[1], u[2], ki, smlnum, c);
+              v.push_back(Arithmetic(b, l).minus(ki, Arithmetic(b, l).index(2)));
+              b.create<scf::YieldOp>(l, v);
+            },
+            [&](OpBuilder &b, Location l) {
+              Carried v = realVector(b, l, mat, t, u[0], u[1], ki, smlnum, c);
+              v.insert(v.begin() + 2, u[2]);
+              v.push_back(Arithmetic(b, l).minus(ki, Arithmetic(b, l).index(1)));
+              b.create<scf::YieldOp>(l, v);
+            });
+        return Carried(step.getResults());
+      });
+  return {done[0], done[1], done[2]};
+}
+
+/// dgebak ('B', 'R') on V^T: column i (each vector's entry i) times
+/// scales[i] for i in [first, last], then the exchanges undone, the left
+/// ones from first - 1 down, then the right ones from last + 1 up.
+Value undoBalancing(OpBuilder &b, Location loc, const Matrix &mat, Value vt, Value scales, Value first,
+                    Value last) {
+  Scalars s(b, loc);
+  Value end = plusOne(b, loc, last);
+  vt = forEachEntry(b, loc, mat, {vt}, [&](OpBuilder &b, Location l, Value r, Value i, ValueRange u) -> Carried {
+    Arithmetic a(b, l);
+    Value inside = a.both(a.icmp(arith::CmpIPredicate::sge, i, first),
+                          a.icmp(arith::CmpIPredicate::slt, i, end));
+    Value x = mat.at(b, l, u[0], r, i);
+    Value y = a.select(inside, a.mul(x, Scalars::at(b, l, scales, {mat.m, i})), x);
+    return {mat.put(b, l, y, u[0], r, i)};
+  })[0];
+  return s.loop(s.index(0), s.index(mat.n), {vt}, [&](OpBuilder &b, Location l, Value ii, ValueRange u) -> Carried {
+    Arithmetic a(b, l);
+    Value left = a.icmp(arith::CmpIPredicate::slt, ii, first);
+    Value right = a.icmp(arith::CmpIPredicate::sge, ii, end);
+    Value i = a.select(left, a.minus(a.minus(first, a.index(1)), ii), ii);
+    Value outside = a.either(left, right);
+    Value p = b.create<arith::IndexCastOp>(
+        l, b.getIndexType(),
+        b.create<arith::FPToSIOp>(l, b.getI64Type(), Scalars::at(b, l, scales, {mat.m, i})));
+    p = a.select(outside, p, i);
+    return {Scalars(b, l).loop(a.index(0), a.index(mat.n), u, [&](OpBuilder &b, Location l, Value r, ValueRange w) -> Carried {
+      Value x = mat.at(b, l, w[0], r, i), y = mat.at(b, l, w[0], r, p);
+      return {mat.put(b, l, x, mat.put(b, l, y, w[0], r, i), r, p)};
+    })[0]};
+  })[0];
+}
+
+/// dgeev's normalisation of V^T: a real vector to norm 1; a complex pair
+/// (rows j, j + 1 where the value's imaginary part is positive) to norm 1
+/// together, then rotated (dlartg, as LAPACK before 3.10 signs it) so that
+/// its entry of largest modulus is real.
+Value normaliseVectors(OpBuilder &b, Location loc, const Matrix &mat, Value vt, Value im,
+                       const Limits &c) {
+  Scalars s(b, loc);
+  Value n = s.index(mat.n);
+  return s.loop(s.index(0), n, {vt}, [&](OpBuilder &b, Location l, Value j, ValueRange u) -> Carried {
+    Arithmetic a(b, l);
+    Value wi = Scalars::at(b, l, im, {mat.m, j});
+    Value next = a.smallest(plusOne(b, l, j), a.index(mat.n - 1));
+    auto row = [&](Value t, Value r) {
+      return [&, t, r](OpBuilder &b, Location l, Value x) { return mat.at(b, l, t, r, x); };
+    };
+    auto scaleRow = [&](OpBuilder &b, Location l, Value t, Value r, Value f) {
+      return Scalars(b, l).loop(Scalars(b, l).index(0), n, {t}, [&](OpBuilder &b, Location l, Value x, ValueRange w) -> Carried {
+        return {mat.put(b, l, Arithmetic(b, l).mul(mat.at(b, l, w[0], r, x), f), w[0], r, x)};
+      })[0];
+    };
+    auto branch = b.create<scf::IfOp>(
+        l, a.gt(wi, c.zero),
+        [&](OpBuilder &b, Location l) {
+          Arithmetic a(b, l);
+          Value t = u[0];
+          Value norm = hypotenuse(b, l, scaledNorm(b, l, a.index(0), n, c, row(t, j)),
+                                  scaledNorm(b, l, a.index(0), n, c, row(t, next)), c);
+          Value f = a.div(c.one, norm);
+          t = scaleRow(b, l, scaleRow(b, l, t, j, f), next, f);
+          auto [k, unused] = bestIndex(b, l, a.index(1), n, a.index(0),
+                                       a.add(a.mul(mat.at(b, l, t, j, a.index(0)), mat.at(b, l, t, j, a.index(0))),
+                                             a.mul(mat.at(b, l, t, next, a.index(0)), mat.at(b, l, t, next, a.index(0)))),
+                                       arith::CmpFPredicate::OGT, [&](OpBuilder &b, Location l, Value x) {
+                                         Arithmetic a(b, l);
+                                         Value p = mat.at(b, l, t, j, x), q = mat.at(b, l, t, next, x);
+                                         return a.add(a.mul(p, p), a.mul(q, q));
+                                       });
+          (void)unused;
+          Value f0 = mat.at(b, l, t, j, k), g0 = mat.at(b, l, t, next, k);
+          Value r = a.sqrt(a.add(a.mul(f0, f0), a.mul(g0, g0)));
+          Value cs = a.div(f0, r), sn = a.div(g0, r);
+          Value flip = a.both(a.gt(a.abs(f0), a.abs(g0)), a.lt(cs, c.zero));
+          cs = a.select(flip, a.neg(cs), cs);
+          sn = a.select(flip, a.neg(sn), sn);
+          Value noG = a.eq(g0, c.zero), noF = a.eq(f0, c.zero);
+          cs = a.select(noG, c.one, a.select(noF, c.zero, cs));
+          sn = a.select(noG, c.zero, a.select(noF, c.one, sn));
+          t = Scalars(b, l).loop(a.index(0), n, {t}, [&](OpBuilder &b, Location l, Value x, ValueRange w) -> Carried {
+            Arithmetic a(b, l);
+            Value p = mat.at(b, l, w[0], j, x), q = mat.at(b, l, w[0], next, x);
+            Value y = mat.put(b, l, a.add(a.mul(cs, p), a.mul(sn, q)), w[0], j, x);
+            return {mat.put(b, l, a.sub(a.mul(cs, q), a.mul(sn, p)), y, next, x)};
+          })[0];
+          t = mat.put(b, l, c.zero, t, next, k);
+          b.create<scf::YieldOp>(l, t);
+        },
+        [&](OpBuilder &b, Location l) {
+          Arithmetic a(b, l);
+          Value real = a.eq(wi, c.zero);
+          Value norm = scaledNorm(b, l, a.index(0), n, c, row(u[0], j));
+          Value f = a.select(real, a.div(c.one, norm), c.one);
+          b.create<scf::YieldOp>(l, scaleRow(b, l, u[0], j, f));
+        });
+    return {branch.getResult(0)};
+  })[0];
+}
+
+/// The complex eigenvectors as columns of (re, im) from V^T's rows: a real
+/// value's vector is its row; a pair's, rows j and j + 1 as re +- i im.
+Carried vectorColumns(OpBuilder &b, Location loc, const Matrix &mat, Value vt, Value im, Value vre,
+                      Value vim, const Limits &c) {
+  return forEachEntry(b, loc, mat, {vre, vim}, [&](OpBuilder &b, Location l, Value j, Value r, ValueRange u) -> Carried {
+    Arithmetic a(b, l);
+    Value wi = Scalars::at(b, l, im, {mat.m, j});
+    Value first = a.gt(wi, c.zero), second = a.lt(wi, c.zero);
+    Value prev = a.largest(a.minus(j, a.index(1)), a.index(0));
+    Value next = a.smallest(plusOne(b, l, j), a.index(mat.n - 1));
+    Value re = mat.at(b, l, vt, a.select(second, prev, j), r);
+    Value imag = a.select(first, mat.at(b, l, vt, next, r),
+                          a.select(second, a.neg(mat.at(b, l, vt, j, r)), c.zero));
+    return {mat.put(b, l, re, u[0], r, j), mat.put(b, l, imag, u[1], r, j)};
+  });
+}
+
+template <typename Op>
+struct GeneralEigenLowering : OpConversionPattern<Op> {
+  using OpConversionPattern<Op>::OpConversionPattern;
+  static constexpr bool kVectors = std::is_same_v<Op, EigOp>;
+
+  LogicalResult matchAndRewrite(Op op, typename Op::Adaptor adaptor,
                                 ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     OpBuilder &b = rewriter;
@@ -775,8 +754,11 @@ struct EigvalsLowering : OpConversionPattern<EigvalsOp> {
     const int64_t batch = type.getDimSize(0), n = type.getDimSize(1);
     auto rowsType = RankedTensorType::get({batch, n}, element);
     auto rowType = RankedTensorType::get({n}, element);
+    // h, re, im, scales, two scratch rows; with vectors Z^T and the columns' parts.
     Carried init{s.fresh(type, adaptor.getSelf()), s.fresh(rowsType), s.fresh(rowsType),
                  s.fresh(rowsType), s.fresh(rowType), s.fresh(rowType)};
+    if (kVectors)
+      init.append({s.fresh(type), s.fresh(type), s.fresh(type)});
     Carried out = s.loop(
         s.index(0), s.index(batch), init,
         [&](OpBuilder &b, Location l, Value m, ValueRange t) -> Carried {
@@ -784,9 +766,9 @@ struct EigvalsLowering : OpConversionPattern<EigvalsOp> {
           Limits c(b, l, element);
           Matrix mat{m, n};
           auto [finite, h] = finiteOrZero(b, l, mat, t[0], c);
-          Carried isolated = isolateEigenvalues(b, l, mat, h, c);
-          Value first = isolated[1], last = isolated[2];
-          Carried balanced = balance(b, l, mat, isolated[0], t[3], first, last, c);
+          Carried isolated = isolateEigenvalues(b, l, mat, h, t[3], c);
+          Value first = isolated[2], last = isolated[3];
+          Carried balanced = balance(b, l, mat, isolated[0], isolated[1], first, last, c);
           // Every value starts as its diagonal entry (the isolated ones stay).
           Carried values = s.loop(
               s.index(0), s.index(n), {t[1], t[2]},
@@ -794,11 +776,29 @@ struct EigvalsLowering : OpConversionPattern<EigvalsOp> {
                 return {Scalars::put(b, l, mat.at(b, l, balanced[0], i, i), u[0], {m, i}),
                         Scalars::put(b, l, c.zero, u[1], {m, i})};
               });
-          Carried reduced = hessenberg(b, l, mat, balanced[0], t[4], t[5], first, last, c);
-          QrState qr = francisQr(b, l, mat, reduced[0], values[0], values[1], first, last, c);
+          Value zt = kVectors ? identityColumns(b, l, t[6], m) : Value();
+          Carried reduced = hessenberg(b, l, mat, balanced[0], t[4], t[5], zt, first, last, c);
+          if (kVectors)
+            zt = reduced[3];
+          QrResult qr = francisQr(b, l, mat, reduced[0], values[0], values[1], zt, first, last, c);
           Arithmetic a(b, l);
           Value invalid = a.either(a.negate(finite), qr.failed);
           Value nan = s.number(element, std::numeric_limits<double>::quiet_NaN());
+          Carried next{qr.h, Value(), Value(), balanced[1], reduced[1], reduced[2]};
+          if (kVectors) {
+            Carried vectors = rightVectors(b, l, mat, qr.h, qr.zt, reduced[1], reduced[2], c);
+            Value vt = undoBalancing(b, l, mat, vectors[0], balanced[1], first, last);
+            vt = normaliseVectors(b, l, mat, vt, qr.im, c);
+            Carried columns = vectorColumns(b, l, mat, vt, qr.im, t[7], t[8], c);
+            columns = forEachEntry(b, l, mat, columns, [&](OpBuilder &b, Location l, Value i, Value j, ValueRange u) -> Carried {
+              Arithmetic a(b, l);
+              return {mat.put(b, l, a.select(invalid, nan, mat.at(b, l, u[0], i, j)), u[0], i, j),
+                      mat.put(b, l, a.select(invalid, nan, mat.at(b, l, u[1], i, j)), u[1], i, j)};
+            });
+            next[4] = vectors[1];
+            next[5] = vectors[2];
+            next.append({vt, columns[0], columns[1]});
+          }
           Carried written = s.loop(
               s.index(0), s.index(n), {qr.re, qr.im},
               [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
@@ -807,9 +807,14 @@ struct EigvalsLowering : OpConversionPattern<EigvalsOp> {
                 Value im = a.select(invalid, nan, Scalars::at(b, l, u[1], {m, i}));
                 return {Scalars::put(b, l, re, u[0], {m, i}), Scalars::put(b, l, im, u[1], {m, i})};
               });
-          return {qr.h, written[0], written[1], balanced[1], reduced[1], reduced[2]};
+          next[1] = written[0];
+          next[2] = written[1];
+          return next;
         });
-    rewriter.replaceOp(op, {out[1], out[2]});
+    if (kVectors)
+      rewriter.replaceOp(op, {out[1], out[2], out[7], out[8]});
+    else
+      rewriter.replaceOp(op, {out[1], out[2]});
     return success();
   }
 };
@@ -817,5 +822,5 @@ struct EigvalsLowering : OpConversionPattern<EigvalsOp> {
 } // namespace
 
 void kiln::aten::populateGeneralEigenPatterns(RewritePatternSet &patterns) {
-  patterns.add<EigvalsLowering>(patterns.getContext());
+  patterns.add<GeneralEigenLowering<EigvalsOp>, GeneralEigenLowering<EigOp>>(patterns.getContext());
 }

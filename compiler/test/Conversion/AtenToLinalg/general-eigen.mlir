@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s -kiln-convert-aten-to-linalg | FileCheck %s
 
-// dgeev's values in scalar loops, per matrix: a matrix with a NaN or an
+// dgeev's values in scalar loops, per matrix (each exchange recorded in the
+// scales row, as a float, for dgebak): a matrix with a NaN or an
 // infinity is zeroed (its values become NaN at the end); dgebal's row
 // exchanges (scf.while while some row within [0, last] is zero off the
 // diagonal: exchanged with row `last`, which moves up), then its column
@@ -17,10 +18,11 @@
 // reflectors of 3 rows, or 2 at the bottom.
 // CHECK-LABEL: func @eigvals
 // CHECK: scf.for %[[M:.+]] = %{{.+}} to %c2 {{.+}} -> (tensor<2x4x4xf64>, tensor<2x4xf64>, tensor<2x4xf64>, tensor<2x4xf64>, tensor<4xf64>, tensor<4xf64>)
-// CHECK: %[[ROWS:.+]]:3 = scf.while ({{.+}} = %{{.+}}, {{.+}} = %c3, {{.+}}) : (tensor<2x4x4xf64>, index, index)
+// CHECK: %[[ROWS:.+]]:4 = scf.while ({{.+}} = %{{.+}}, {{.+}} = %{{.+}}, {{.+}} = %c3, {{.+}}) : (tensor<2x4x4xf64>, tensor<2x4xf64>, index, index)
 // CHECK: arith.cmpi sgt
 // CHECK: scf.condition
-// CHECK: %[[COLS:.+]]:3 = scf.while ({{.+}} = %[[ROWS]]#0, {{.+}}) : (tensor<2x4x4xf64>, index, index)
+// CHECK: arith.sitofp
+// CHECK: %[[COLS:.+]]:4 = scf.while ({{.+}} = %[[ROWS]]#0, {{.+}} = %[[ROWS]]#1, {{.+}}) : (tensor<2x4x4xf64>, tensor<2x4xf64>, index, index)
 // CHECK: arith.cmpi slt
 // CHECK: scf.condition
 // CHECK: arith.constant 0.94999
@@ -52,4 +54,22 @@
 func.func @eigvals(%a: tensor<2x4x4xf64>) -> (tensor<2x4xf64>, tensor<2x4xf64>) {
   %re, %im = aten.eigvals %a : (tensor<2x4x4xf64>) -> (tensor<2x4xf64>, tensor<2x4xf64>)
   return %re, %im : tensor<2x4xf64>, tensor<2x4xf64>
+}
+
+// With vectors (aten.eig): Z^T starts as the identity and takes the
+// Hessenberg reflectors and the sweeps; the QR loop carries it; then
+// dtrevc3's vectors in one scf.while over ki (a complex pair's back
+// substitution, with two scratch rows, or a real one's), dgebak's
+// exchanges undone from the recorded scales (fptosi), and the vectors as
+// columns of (re, im), NaN for an invalid matrix.
+// CHECK-LABEL: func @eig
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c2 {{.+}} -> (tensor<2x4x4xf64>, tensor<2x4xf64>, tensor<2x4xf64>, tensor<2x4xf64>, tensor<4xf64>, tensor<4xf64>, tensor<2x4x4xf64>, tensor<2x4x4xf64>, tensor<2x4x4xf64>)
+// CHECK: scf.while ({{.+}}) : (tensor<2x4x4xf64>, tensor<2x4xf64>, tensor<2x4xf64>, index, index, index, index, i1, tensor<2x4x4xf64>)
+// CHECK: scf.while ({{.+}}) : (tensor<2x4x4xf64>, tensor<4xf64>, tensor<4xf64>, index)
+// CHECK: scf.while ({{.+}}) : (tensor<4xf64>, tensor<4xf64>, index)
+// CHECK: scf.while ({{.+}}) : (tensor<4xf64>, index)
+// CHECK: arith.fptosi
+func.func @eig(%a: tensor<2x4x4xf64>) -> (tensor<2x4xf64>, tensor<2x4xf64>, tensor<2x4x4xf64>, tensor<2x4x4xf64>) {
+  %re, %im, %vr, %vi = aten.eig %a : (tensor<2x4x4xf64>) -> (tensor<2x4xf64>, tensor<2x4xf64>, tensor<2x4x4xf64>, tensor<2x4x4xf64>)
+  return %re, %im, %vr, %vi : tensor<2x4xf64>, tensor<2x4xf64>, tensor<2x4x4xf64>, tensor<2x4x4xf64>
 }

@@ -1282,3 +1282,11 @@ func.func @eigvals_square(%a: tensor<2x3x4xf32>) -> tensor<2x3xf32> {
   %re, %im = aten.eigvals %a : (tensor<2x3x4xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>)
   return %re : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @eig_vectors(%a: tensor<2x3x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{vectors_real and vectors_imag must be (N, n, n) of the input's element type}}
+  %re, %im, %vr, %vi = aten.eig %a : (tensor<2x3x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3x3xf32>, tensor<2x3xf32>)
+  return %re : tensor<2x3xf32>
+}

@@ -251,6 +251,13 @@ func.func @eigvals(%a: tensor<2x3x3xf64>) -> (tensor<2x3xf64>, tensor<2x3xf64>) 
   return %re, %im : tensor<2x3xf64>, tensor<2x3xf64>
 }
 
+// CHECK-LABEL: func @eig
+func.func @eig(%a: tensor<1x3x3xf32>) -> tensor<1x3x3xf32> {
+  // CHECK: aten.eig %{{.+}} : (tensor<1x3x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xf32>, tensor<1x3x3xf32>, tensor<1x3x3xf32>)
+  %re, %im, %vr, %vi = aten.eig %a : (tensor<1x3x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xf32>, tensor<1x3x3xf32>, tensor<1x3x3xf32>)
+  return %vi : tensor<1x3x3xf32>
+}
+
 // CHECK-LABEL: func @matrix_exp
 func.func @matrix_exp(%a: tensor<2x3x3xf32>) -> tensor<2x3x3xf32> {
   // CHECK: aten.matrix_exp %{{.+}} : (tensor<2x3x3xf32>) -> tensor<2x3x3xf32>

@@ -2,7 +2,7 @@
 //
 // This file implements the verifiers of aten.lu_factor, lu_permutation,
 // linalg_solve, triangular_solve, qr, geqrf, householder_product, ormqr,
-// eigvalsh, eigh, eigvals, svdvals, svd, cholesky and matrix_exp: batches of f32 or
+// eigvalsh, eigh, eigvals, eig, svdvals, svd, cholesky and matrix_exp: batches of f32 or
 // f64 matrices of order at most kMaxLuOrder, the bound of their scalar
 // loops' cubic work (lu_permutation's operand is getrf's i64 pivots).
 //
@@ -196,6 +196,18 @@ LogicalResult EigvalsOp::verify() {
   Type element = getSelf().getType().getElementType();
   if (!hasType(getReal(), element, {in[0], in[1]}) || !hasType(getImag(), element, {in[0], in[1]}))
     return emitOpError("real and imag must be (N, n) of the input's element type");
+  return success();
+}
+
+LogicalResult EigOp::verify() {
+  if (failed(verifySquareBatch(*this, getSelf())))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getSelf());
+  Type element = getSelf().getType().getElementType();
+  if (!hasType(getReal(), element, {in[0], in[1]}) || !hasType(getImag(), element, {in[0], in[1]}))
+    return emitOpError("real and imag must be (N, n) of the input's element type");
+  if (!hasType(getVectorsReal(), element, in) || !hasType(getVectorsImag(), element, in))
+    return emitOpError("vectors_real and vectors_imag must be (N, n, n) of the input's element type");
   return success();
 }
 

@@ -406,6 +406,33 @@ def Aten_EigvalsOp : Aten_Op<"eigvals", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_EigOp : Aten_Op<"eig", [Pure]> {
+  let summary = "The eigenvalues and eigenvectors of a batch of real square matrices, as parts.";
+  let description = [{
+    For a (N, n, n) f32 or f64 batch, aten.eigvals's values and the (N, n,
+    n) real and imaginary parts of the right eigenvectors, one per column
+    in the values' order (`linalg_eig`'s results). kiln-convert-aten-to-linalg
+    writes it as dgeev does: aten.eigvals's steps with Z accumulated and
+    the Schur form kept, dtrevc3's back substitution for each vector,
+    back-transformed by Z, dgebak's undoing of the balancing, then each
+    vector scaled to norm 1 and a complex one turned so that its entry of
+    largest modulus is real (GeneralEigen.cpp). A vector's phase is the
+    algorithm's choice (PyTorch leaves it unspecified). A matrix with a NaN
+    or an infinity, or whose QR sweeps do not converge, has NaN values and
+    vectors.
+
+    Example:
+    ```mlir
+    %re, %im, %vre, %vim = aten.eig %a : (tensor<1x3x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xf32>, tensor<1x3x3xf32>, tensor<1x3x3xf32>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self);
+  let results = (outs AnyStaticShapeTensor:$real, AnyStaticShapeTensor:$imag,
+                      AnyStaticShapeTensor:$vectors_real, AnyStaticShapeTensor:$vectors_imag);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_SvdvalsOp : Aten_Op<"svdvals", [Pure]> {
   let summary = "The singular values of a batch of matrices, descending.";
   let description = [{
