@@ -6,8 +6,8 @@ same inputs, end to end and the agent's run alone, at each thread count.
 
 The error column compares what defines each result, not the vectors' signs
 (PyTorch leaves them unspecified): eigh's values and V diag(w) V^T, svd's
-values and U diag(S) Vh, eigvals' sorted parts and moduli; the others
-elementwise. bench_speed.py passes its
+values and U diag(S) Vh, eigvals' sorted parts and moduli (and eig's
+V diag(w) V^-1); the others elementwise. bench_speed.py passes its
 own module in (``h``) for the timing and table helpers, so that both share
 one set of them.
 """
@@ -74,6 +74,13 @@ def _unordered_values(out: Any) -> Any:
     return (out.real.sort(-1).values, out.imag.sort(-1).values, out.abs().sort(-1).values)
 
 
+def _eig_invariants(out: Any) -> Any:
+    """eig's values without their order, and V diag(w) V^-1, which gives A
+    back whatever the vectors' phases and order."""
+    w, v = out
+    return (*_unordered_values(w), (v * w.unsqueeze(-2)) @ torch.linalg.inv(v))
+
+
 CASES = (
     LinalgCase("solve 128 f64, 8 rhs", torch.linalg.solve,
                lambda g: (torch.randn(128, 128, generator=g, dtype=torch.float64),
@@ -86,6 +93,8 @@ CASES = (
                _eigen_invariants),
     LinalgCase("eigvals 128 f64", torch.linalg.eigvals, _randn(128, 128, dtype=torch.float64),
                _unordered_values),
+    LinalgCase("eig 64 f64", torch.linalg.eig, _randn(64, 64, dtype=torch.float64),
+               _eig_invariants),
     LinalgCase("svd 128x64 f32", lambda a: torch.linalg.svd(a, full_matrices=False),
                _randn(128, 64), _svd_invariants),
     LinalgCase("matrix_exp 64 f32", lambda a: torch.linalg.matrix_exp(a / 8), _randn(64, 64)),
@@ -131,6 +140,6 @@ def measure_linalg(clients: dict[int, Any], threads: Sequence[int], args: Any,
     return ["Dense linear algebra: median ms per call, Kiln (scalar loops on the agent, "
             "one thread) against eager (LAPACK);",
             "err = relative L2 vs eager of what defines the result (eigh: w and V diag(w) "
-            "V^T; svd: S and U diag(S) Vh; eigvals: sorted parts and moduli).",
+            "V^T; svd: S and U diag(S) Vh; eigvals: sorted parts and moduli; eig: also V diag(w) V^-1).",
             *h.table(["op", "thr", "kiln e2e", "kiln run", "eager", "kiln/eager",
                       "run/eager", "err kiln"], rows)]
