@@ -573,6 +573,17 @@ register("linalg_lu_batched_f32", torch.linalg.lu, randn(2, 3, 4, 4))
 register("linalg_lu_needs_pivoting_f64", torch.linalg.lu,
          const(torch.tensor([[0.0, 2.0, 1.0], [1.0, 1.0, 0.0], [3.0, 0.0, 1.0]],
                             dtype=torch.float64)))
+# Rectangular matrices: min(m, n) pivoting steps; P is m x m, L m x k and
+# U k x n (k = min(m, n)).
+register("lu_factor_tall_f64", torch.linalg.lu_factor, randn(2, 6, 4, dtype=torch.float64))
+register("lu_factor_wide_f32", torch.linalg.lu_factor_ex, randn(3, 5))
+register("linalg_lu_tall_f32", torch.linalg.lu, randn(2, 5, 3))
+register("linalg_lu_wide_f64", torch.linalg.lu, randn(3, 6, dtype=torch.float64))
+register("linalg_lu_tall_needs_pivoting_f64", torch.linalg.lu,
+         const(torch.tensor([[0.0, 2.0], [1.0, 1.0], [3.0, 0.0], [0.0, 0.0]], dtype=torch.float64)))
+register("lu_unpack_wide_f64", lambda a: torch.lu_unpack(*torch.linalg.lu_factor(a)),
+         randn(2, 3, 5, dtype=torch.float64))
+register("lu_unpack_tall_f32", lambda a: torch.lu_unpack(*torch.linalg.lu_factor(a)), randn(6, 2))
 register("lu_unpack_f64", lambda a: torch.lu_unpack(*torch.linalg.lu_factor(a)),
          randn(2, 4, 4, dtype=torch.float64))
 register("lu_unpack_pivots_only_f32",

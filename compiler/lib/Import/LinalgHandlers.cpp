@@ -62,6 +62,8 @@
 #include "absl/strings/str_cat.h"
 #include "mlir/Dialect/Traits.h"
 
+#include <optional>
+
 using namespace mlir;
 
 namespace kiln {
@@ -73,26 +75,28 @@ using Values = SmallVector<Value>;
 constexpr int64_t kMaxOrder = aten::kMaxLuOrder;
 
 struct Factorisation {
-  Value lu;      ///< (B, n, n): L below the diagonal (unit), U on and above.
-  Value pivots;  ///< (B, n) i64, 0-based rows swapped with each step's row.
+  Value lu;      ///< (B, m, n): L below the diagonal (unit), U on and above.
+  Value pivots;  ///< (B, k) i64, k = min(m, n): 0-based rows swapped with each step's row.
   Value odd;     ///< (B, 1) i1: an odd number of row swaps.
-  Value diagonal; ///< (B, n): U's diagonal.
+  Value diagonal; ///< (B, k): U's diagonal.
 };
 
-/// getrf on `a` (B, n, n): one aten.lu_factor, and U's diagonal.
-Factorisation factorise(NodeImporter &n, Value a, int64_t batch, int64_t order) {
+/// getrf on `a` (B, m, n): one aten.lu_factor, and U's diagonal.
+Factorisation factorise(NodeImporter &n, Value a) {
   RankedTensorType type = typeOf(a);
+  const int64_t batch = type.getDimSize(0), rows = type.getDimSize(1), cols = type.getDimSize(2);
+  const int64_t steps = std::min(rows, cols);
   auto lu = n.b().create<aten::LuFactorOp>(
       n.loc(),
-      TypeRange{type, RankedTensorType::get({batch, order}, n.b().getI64Type()),
+      TypeRange{type, RankedTensorType::get({batch, steps}, n.b().getI64Type()),
                 RankedTensorType::get({batch, 1}, n.b().getI1Type())},
       a);
   Value diagonalIndex =
-      tableConstant<int64_t>(n, {order}, n.b().getI64Type(),
-                             [order](int64_t i) { return i * (order + 1); });
+      tableConstant<int64_t>(n, {steps}, n.b().getI64Type(),
+                             [cols](int64_t i) { return i * (cols + 1); });
   Value diagonal = n.b().create<aten::IndexSelectOp>(
-      n.loc(), RankedTensorType::get({batch, order}, type.getElementType()),
-      viewValue(n, lu.getLu(), {batch, order * order}), diagonalIndex,
+      n.loc(), RankedTensorType::get({batch, steps}, type.getElementType()),
+      viewValue(n, lu.getLu(), {batch, rows * cols}), diagonalIndex,
       n.b().getI64IntegerAttr(1));
   return {lu.getLu(), lu.getPivots(), lu.getOdd(), diagonal};
 }
@@ -177,9 +181,9 @@ struct Factorised {
 absl::StatusOr<Factorised> factoriseArgument(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("A"));
   ASSIGN_OR_RETURN(auto work, transposedBatch(n, a));
-  auto [matrices, order] = work;
+  Value matrices = work.first;
   int64_t batch = typeOf(matrices).getDimSize(0);
-  return Factorised{factorise(n, matrices, batch, order),
+  return Factorised{factorise(n, matrices),
                     RankedTensorType::get({batch, 1}, typeOf(matrices).getElementType())};
 }
 
@@ -282,11 +286,8 @@ absl::StatusOr<Value> solveBatch(NodeImporter &n, Value a, Value rhs,
   return viewValue(n, solved, resultShape);
 }
 
-/// getrf on the (..., n, n) matrices of `a`, as one (B, n, n) batch.
-Factorisation factoriseMatrices(NodeImporter &n, Value a) {
-  Value batch = flatBatch(n, a);
-  return factorise(n, batch, typeOf(batch).getDimSize(0), typeOf(batch).getDimSize(1));
-}
+/// getrf on the (..., m, n) matrices of `a`, as one (B, m, n) batch.
+Factorisation factoriseMatrices(NodeImporter &n, Value a) { return factorise(n, flatBatch(n, a)); }
 
 /// lu_factor(A) with 1-based pivots and getrf's info, as the results
 /// `first`, first + 1 and first + 2 declare them.
@@ -556,7 +557,7 @@ absl::StatusOr<Values> legacyTriangularSolve(NodeImporter &n) {
   return Values{solution, coefficient};
 }
 
-/// P (B, n, n) in `element` from a row order (B, n) i64: P[perm[i], i] = 1.
+/// P (B, m, m) in `element` from a row order (B, m) i64: P[perm[i], i] = 1.
 Value permutationMatrix(NodeImporter &n, Value perm, Type element) {
   const int64_t batch = typeOf(perm).getDimSize(0), order = typeOf(perm).getDimSize(1);
   Value rows = viewValue(n, perm, {batch, order, 1});
@@ -568,26 +569,34 @@ Value permutationMatrix(NodeImporter &n, Value perm, Type element) {
   return transposed(n, convertElements(n, transposedP, element));
 }
 
-/// The packed (B, n, n) LU unpacked: L (unit lower), U (upper).
+/// The packed (B, m, n) LU unpacked, k = min(m, n): L (B, m, k), unit
+/// lower trapezoidal, from its first k columns; U (B, k, n), upper
+/// trapezoidal, from its first k rows.
 std::pair<Value, Value> unpackFactors(NodeImporter &n, Value lu) {
   RankedTensorType type = typeOf(lu);
-  const int64_t order = type.getDimSize(1);
+  const int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
+  const int64_t steps = std::min(rows, cols);
   Type i1 = n.b().getI1Type(), element = type.getElementType();
-  auto mask = [&](function_ref<bool(int64_t, int64_t)> keep) {
-    return gridConstant<bool>(n, order, order, i1, keep);
+  auto mask = [&](int64_t r, int64_t c, function_ref<bool(int64_t, int64_t)> keep) {
+    return gridConstant<bool>(n, r, c, i1, keep);
   };
   Value zero = n.constant(element, 0.0), one = n.constant(element, 1.0);
-  Value strictlyLower = pointwise(n, type, "where",
-                                  {mask([](int64_t i, int64_t j) { return i > j; }), lu, zero});
-  Value l = pointwise(n, type, "where",
-                      {mask([](int64_t i, int64_t j) { return i == j; }), one, strictlyLower});
-  Value u = pointwise(n, type, "where", {mask([](int64_t i, int64_t j) { return i <= j; }), lu, zero});
+  Value left = cols == steps ? lu : sliceAlong(n, lu, 2, 0, steps);
+  Value top = rows == steps ? lu : sliceAlong(n, lu, 1, 0, steps);
+  Value strictlyLower = pointwise(n, typeOf(left), "where",
+                                  {mask(rows, steps, [](int64_t i, int64_t j) { return i > j; }), left, zero});
+  Value l = pointwise(n, typeOf(left), "where",
+                      {mask(rows, steps, [](int64_t i, int64_t j) { return i == j; }), one, strictlyLower});
+  Value u = pointwise(n, typeOf(top), "where",
+                      {mask(steps, cols, [](int64_t i, int64_t j) { return i <= j; }), top, zero});
   return {l, u};
 }
 
-/// The row order (B, n) i64 of 1-based int pivots (..., n), as getrf and
-/// lu_factor give them.
-absl::StatusOr<Value> rowOrder(NodeImporter &n, Value pivots, int64_t batch, int64_t order) {
+/// The row order (B, rows) i64 of 1-based int pivots (..., k), as getrf
+/// and lu_factor give them (k = min(rows, cols) swaps; rows = k when not
+/// given).
+absl::StatusOr<Value> rowOrder(NodeImporter &n, Value pivots, int64_t batch, int64_t order,
+                               std::optional<int64_t> rows = std::nullopt) {
   RankedTensorType type = typeOf(pivots);
   if (!isa<IntegerType>(type.getElementType()) || type.getRank() < 1 ||
       type.getDimSize(type.getRank() - 1) != order || type.getNumElements() != batch * order)
@@ -598,32 +607,32 @@ absl::StatusOr<Value> rowOrder(NodeImporter &n, Value pivots, int64_t batch, int
   Value zeroBased = n.b().create<aten::SubOp>(n.loc(), typeOf(flat), flat, n.constant(i64, 1.0),
                                               n.b().getF64FloatAttr(1.0));
   return n.b()
-      .create<aten::LuPermutationOp>(n.loc(), typeOf(flat), zeroBased)
+      .create<aten::LuPermutationOp>(n.loc(), RankedTensorType::get({batch, rows.value_or(order)}, i64),
+                                     zeroBased)
       .getResult();
 }
 
-/// The `pivot` flag and A's shape of an LU node: pivoted (eager's CPU
-/// kernel has no other) and square (Kiln factorises square matrices).
-absl::Status checkPivotedSquareLu(NodeImporter &n, Value a) {
+/// The `pivot` flag and A's type of an LU node: pivoted (eager's CPU
+/// kernel has no other), f32 or f64 matrices of at most kMaxOrder.
+absl::Status checkPivotedLu(NodeImporter &n, Value a) {
   ASSIGN_OR_RETURN(bool pivot, n.boolAttr("pivot", true));
   if (!pivot)
     return n.error("LU without pivoting is not defined on the CPU (eager raises)");
-  ASSIGN_OR_RETURN(auto size, matrixSize(n, a, "LU factorisations"));
-  if (size.first != size.second)
-    return n.unimplemented(absl::StrCat("an LU factorisation of a ", size.first, " x ",
-                                        size.second, " matrix (Kiln factorises square ones)"));
-  return absl::OkStatus();
+  return matrixSize(n, a, "LU factorisations").status();
 }
 
 /// linalg_lu(A, pivot) -> (P, L, U) with A = P L U: getrf of A, its row
 /// swaps as P, its factors unpacked.
 absl::StatusOr<Values> linalgLu(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("A"));
-  RETURN_IF_ERROR(checkPivotedSquareLu(n, a));
+  RETURN_IF_ERROR(checkPivotedLu(n, a));
   if (n.numResults() < 3)
     return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
   Factorisation f = factoriseMatrices(n, a);
-  Value perm = n.b().create<aten::LuPermutationOp>(n.loc(), typeOf(f.pivots), f.pivots);
+  const int64_t rows = typeOf(f.lu).getDimSize(1);
+  Value perm = n.b().create<aten::LuPermutationOp>(
+      n.loc(), RankedTensorType::get({typeOf(f.pivots).getDimSize(0), rows}, n.b().getI64Type()),
+      f.pivots);
   auto [l, u] = unpackFactors(n, f.lu);
   ASSIGN_OR_RETURN(Value p, readResult(n, permutationMatrix(n, perm, typeOf(a).getElementType()), 0));
   ASSIGN_OR_RETURN(Value lOut, readResult(n, l, 1));
@@ -632,24 +641,22 @@ absl::StatusOr<Values> linalgLu(NodeImporter &n) {
 }
 
 /// lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots) -> (P, L, U)
-/// of a square packed LU and its 1-based pivots; what is not unpacked is
-/// empty, as eager's.
+/// of a packed (m, n) LU and its min(m, n) 1-based pivots; what is not
+/// unpacked is empty, as eager's.
 absl::StatusOr<Values> luUnpack(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value lu, n.tensor("LU_data"));
   ASSIGN_OR_RETURN(Value pivots, n.tensor("LU_pivots"));
   ASSIGN_OR_RETURN(bool unpackData, n.boolAttr("unpack_data", true));
   ASSIGN_OR_RETURN(bool unpackPivots, n.boolAttr("unpack_pivots", true));
   ASSIGN_OR_RETURN(auto size, matrixSize(n, lu, "LU unpackings"));
-  if (size.first != size.second)
-    return n.unimplemented(absl::StrCat("unpacking the LU of a ", size.first, " x ", size.second,
-                                        " matrix (Kiln unpacks square ones)"));
   if (n.numResults() < 3)
     return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
   Value batch = flatBatch(n, lu);
-  const int64_t count = typeOf(batch).getDimSize(0), order = size.first;
+  const int64_t count = typeOf(batch).getDimSize(0);
   Values out(3);
   if (unpackPivots) {
-    ASSIGN_OR_RETURN(Value perm, rowOrder(n, pivots, count, order));
+    ASSIGN_OR_RETURN(Value perm, rowOrder(n, pivots, count, std::min(size.first, size.second),
+                                          size.first));
     ASSIGN_OR_RETURN(out[0], readResult(n, permutationMatrix(n, perm, typeOf(lu).getElementType()), 0));
   } else {
     ASSIGN_OR_RETURN(out[0], emptyResult(n, 0));
@@ -723,7 +730,7 @@ absl::StatusOr<Values> luSolve(NodeImporter &n) {
 /// getrf with partial pivoting (eager's CPU kernel has no other).
 absl::StatusOr<Values> luFactorEx(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("A"));
-  RETURN_IF_ERROR(checkPivotedSquareLu(n, a));
+  RETURN_IF_ERROR(checkPivotedLu(n, a));
   return factorisationResults(n, a, 0);
 }
 

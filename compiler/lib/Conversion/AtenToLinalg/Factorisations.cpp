@@ -72,25 +72,26 @@ Value subtractRow(OpBuilder &b, Location l, Value x, Value m, Value i, Value j, 
                 })[0];
 }
 
-/// dgetf2 on matrix `m` of the (N, n, n) batch `lu`, in place; the row
-/// swapped with each step's row goes to pivots[m, k] (i64) and the parity
-/// of the swaps to odd[m, 0] (i1, false on entry).
+/// dgetf2 on matrix `m` of the (N, rows, cols) batch `lu`, in place, for
+/// min(rows, cols) steps; the row swapped with each step's row goes to
+/// pivots[m, k] (i64) and the parity of the swaps to odd[m, 0] (i1, false
+/// on entry).
 Carried factorOne(OpBuilder &b, Location loc, Value lu, Value pivots, Value odd, Value m,
-                  int64_t n) {
+                  int64_t rows, int64_t cols) {
   Scalars s(b, loc);
-  Value zero = s.index(0), end = s.index(n);
+  Value zero = s.index(0), end = s.index(std::min(rows, cols));
   return s.loop(zero, end, {lu, pivots, odd}, [&](OpBuilder &b, Location l, Value k,
                                                    ValueRange c) -> Carried {
     Scalars s(b, l);
     Value lu = c[0];
     Value below = plusOne(b, l, k);
     Value first = b.create<math::AbsFOp>(l, Scalars::at(b, l, lu, {m, k, k}));
-    Value p = bestIndex(b, l, below, s.index(n), k, first, arith::CmpFPredicate::OGT,
+    Value p = bestIndex(b, l, below, s.index(rows), k, first, arith::CmpFPredicate::OGT,
                         [&](OpBuilder &b, Location l, Value i) -> Value {
                           return b.create<math::AbsFOp>(l, Scalars::at(b, l, lu, {m, i, k}));
                         })
                   .first;
-    lu = swapEntries(b, l, lu, n, [&](Value j, int which) {
+    lu = swapEntries(b, l, lu, cols, [&](Value j, int which) {
       return SmallVector<Value>{m, which ? p : k, j};
     });
     Value pivotsOut = Scalars::put(b, l, b.create<arith::IndexCastOp>(l, b.getI64Type(), p),
@@ -102,7 +103,7 @@ Carried factorOne(OpBuilder &b, Location loc, Value lu, Value pivots, Value odd,
     Type element = pivot.getType();
     Value zeroPivot = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, pivot,
                                               s.number(element, 0.0));
-    lu = s.loop(below, s.index(n), {lu},
+    lu = s.loop(below, s.index(rows), {lu},
                 [&](OpBuilder &b, Location l, Value i, ValueRange c) -> Carried {
                   Scalars s(b, l);
                   Value ratio = b.create<arith::DivFOp>(l, Scalars::at(b, l, c[0], {m, i, k}),
@@ -110,23 +111,24 @@ Carried factorOne(OpBuilder &b, Location loc, Value lu, Value pivots, Value odd,
                   Value multiplier =
                       b.create<arith::SelectOp>(l, zeroPivot, s.number(element, 0.0), ratio);
                   Value t = Scalars::put(b, l, multiplier, c[0], {m, i, k});
-                  return {subtractRow(b, l, t, m, i, k, multiplier, n, below)};
+                  return {subtractRow(b, l, t, m, i, k, multiplier, cols, below)};
                 })[0];
     return {lu, pivotsOut, oddOut};
   });
 }
 
-/// The batch `a` (N, n, n) factorised: (lu, pivots (N, n) i64, odd (N, 1) i1).
+/// The batch `a` (N, m, n) factorised: (lu, pivots (N, min(m, n)) i64, odd
+/// (N, 1) i1).
 Carried factorBatch(OpBuilder &b, Location loc, Value a) {
   Scalars s(b, loc);
   auto type = cast<RankedTensorType>(a.getType());
-  int64_t batch = type.getDimSize(0), n = type.getDimSize(1);
+  int64_t batch = type.getDimSize(0), rows = type.getDimSize(1), cols = type.getDimSize(2);
   Value lu = s.fresh(type, a);
-  Value pivots = s.fresh(RankedTensorType::get({batch, n}, b.getI64Type()));
+  Value pivots = s.fresh(RankedTensorType::get({batch, std::min(rows, cols)}, b.getI64Type()));
   Value odd = s.zeros(RankedTensorType::get({batch, 1}, b.getI1Type()));
   return s.loop(s.index(0), s.index(batch), {lu, pivots, odd},
                 [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
-                  return factorOne(b, l, c[0], c[1], c[2], m, n);
+                  return factorOne(b, l, c[0], c[1], c[2], m, rows, cols);
                 });
 }
 

@@ -31,6 +31,22 @@ func.func @lu(%a: tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, ten
   return %lu, %pivots, %odd : tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi1>
 }
 
+// A tall (5 x 3) matrix: min(m, n) = 3 steps, the pivot searched among all
+// 5 rows, the rows swapped over the 3 columns, multipliers for the 5 rows.
+// CHECK-LABEL: func @lu_tall
+// CHECK: scf.for %[[K:.+]] = %{{.+}} to %c3
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c5
+// CHECK: arith.cmpf ogt
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c3
+// CHECK-COUNT-2: tensor.insert
+// CHECK: arith.divf
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c3
+func.func @lu_tall(%a: tensor<1x5x3xf32>) -> (tensor<1x5x3xf32>, tensor<1x3xi64>, tensor<1x1xi1>) {
+  %lu, %pivots, %odd = aten.lu_factor %a
+      : (tensor<1x5x3xf32>) -> (tensor<1x5x3xf32>, tensor<1x3xi64>, tensor<1x1xi1>)
+  return %lu, %pivots, %odd : tensor<1x5x3xf32>, tensor<1x3xi64>, tensor<1x1xi1>
+}
+
 // dgetrs after dgetf2: the interchanges, forward substitution with the
 // unit L (rows above i), then back substitution with U from the last row
 // up, dividing by the pivot.

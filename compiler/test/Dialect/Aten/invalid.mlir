@@ -416,17 +416,17 @@ func.func @trilinear_types(%a: tensor<4x1x3xf16>, %w: tensor<1x6x3xf32>, %b: ten
 
 // -----
 
-func.func @lu_factor_square(%a: tensor<2x3x4xf32>) -> tensor<2x3xi64> {
-  // expected-error @+1 {{takes a (N, n, n) batch of f32 or f64 matrices}}
+func.func @lu_factor_rectangular_pivots(%a: tensor<2x3x4xf32>) -> tensor<2x4xi64> {
+  // expected-error @+1 {{pivots must be (B, min(m, n)) i64}}
   %lu, %pivots, %odd = aten.lu_factor %a
-      : (tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x3xi64>, tensor<2x1xi1>)
-  return %pivots : tensor<2x3xi64>
+      : (tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<2x4xi64>, tensor<2x1xi1>)
+  return %pivots : tensor<2x4xi64>
 }
 
 // -----
 
 func.func @lu_factor_pivots(%a: tensor<2x3x3xf32>) -> tensor<2x3xi32> {
-  // expected-error @+1 {{pivots must be (B, n) i64}}
+  // expected-error @+1 {{pivots must be (B, min(m, n)) i64}}
   %lu, %pivots, %odd = aten.lu_factor %a
       : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x3xi32>, tensor<2x1xi1>)
   return %pivots : tensor<2x3xi32>
@@ -444,7 +444,7 @@ func.func @lu_factor_odd(%a: tensor<2x3x3xf32>) -> tensor<2xi1> {
 // -----
 
 func.func @lu_factor_order(%a: tensor<1x513x513xf32>) -> tensor<1x513xi64> {
-  // expected-error @+1 {{needs N >= 1 matrices of order n in [1, 512]}}
+  // expected-error @+1 {{needs N >= 1 matrices with 1 <= m, n <= 512}}
   %lu, %pivots, %odd = aten.lu_factor %a
       : (tensor<1x513x513xf32>) -> (tensor<1x513x513xf32>, tensor<1x513xi64>, tensor<1x1xi1>)
   return %pivots : tensor<1x513xi64>

@@ -41,8 +41,10 @@ bool isPerMatrix(Value v, int64_t batch, unsigned width) {
 
 } // namespace
 
+static LogicalResult verifyMatrixBatch(Operation *op, Value a);
+
 LogicalResult LuFactorOp::verify() {
-  if (failed(verifySquareBatch(*this, getSelf())))
+  if (failed(verifyMatrixBatch(*this, getSelf())))
     return failure();
   auto type = cast<RankedTensorType>(getSelf().getType());
   ArrayRef<int64_t> in = type.getShape();
@@ -50,8 +52,8 @@ LogicalResult LuFactorOp::verify() {
     return emitOpError("lu must have the input's type");
   auto pivots = cast<RankedTensorType>(getPivots().getType());
   if (!pivots.getElementType().isInteger(64) ||
-      pivots.getShape() != ArrayRef<int64_t>{in[0], in[1]})
-    return emitOpError("pivots must be (B, n) i64");
+      pivots.getShape() != ArrayRef<int64_t>{in[0], std::min(in[1], in[2])})
+    return emitOpError("pivots must be (B, min(m, n)) i64");
   if (!isPerMatrix(getOdd(), in[0], 1))
     return emitOpError("odd must be (B, 1) i1");
   return success();

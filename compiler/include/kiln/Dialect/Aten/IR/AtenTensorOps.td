@@ -173,16 +173,18 @@ def Aten_EmbeddingRenormOp : Aten_Op<"embedding_renorm", [Pure]> {
 def Aten_LuFactorOp : Aten_Op<"lu_factor", [Pure]> {
   let summary = "LU factorisation with partial pivoting of a batch of matrices.";
   let description = [{
-    LAPACK's getrf on each (n, n) matrix of a (B, n, n) f32 or f64 batch,
-    what the determinants (`_linalg_det`, `_linalg_slogdet`) factorise.
-    Step k picks the first row at or below k whose column-k entry has the
-    largest magnitude, swaps it with row k, stores the multipliers below
-    the pivot (0 for a zero pivot: the matrix is singular) and updates the
-    trailing block. `lu` holds L below the diagonal (unit) and U on and
-    above it; `pivots` (B, n, i64) the 0-based row swapped with each step's
-    row; `odd` (B, 1, i1) whether the swaps were odd in number.
-    kiln-convert-aten-to-linalg writes it as dgetf2's scalar loops
-    (Factorisations.cpp), so n is at most 512 (`kMaxLuOrder`).
+    LAPACK's getrf on each (m, n) matrix of a (B, m, n) f32 or f64 batch,
+    what the determinants (`_linalg_det`, `_linalg_slogdet`) and the solves
+    factorise (square) and lu_factor and linalg.lu return (any shape).
+    Step k < min(m, n) picks the first row at or below k whose column-k
+    entry has the largest magnitude, swaps it with row k, stores the
+    multipliers below the pivot (0 for a zero pivot: the matrix is
+    singular) and updates the trailing block. `lu` holds L below the
+    diagonal (unit) and U on and above it; `pivots` (B, min(m, n), i64) the
+    0-based row swapped with each step's row; `odd` (B, 1, i1) whether the
+    swaps were odd in number. kiln-convert-aten-to-linalg writes it as
+    dgetf2's scalar loops (Factorisations.cpp), so m and n are at most 512
+    (`kMaxLuOrder`).
 
     Example:
     ```mlir
