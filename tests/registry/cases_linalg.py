@@ -607,6 +607,19 @@ register("lu_solve_right_f64",
 register("lu_solve_right_adjoint_f64",
          lambda a, b: torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, left=False, adjoint=True),
          randn(4, 4, dtype=torch.float64), randn(3, 4, dtype=torch.float64))
+# LDL^T with Bunch-Kaufman pivoting (aten.ldl_factor, dsytf2 on the lower
+# triangle): 1 x 1 and 2 x 2 pivots, LAPACK's signed pivots, the upper
+# triangle ignored, a zero column's info, and an order where LAPACK itself
+# takes its blocked path.
+register("ldl_factor_f64", lambda a: torch.linalg.ldl_factor(a + a.mT), randn(6, 6, dtype=torch.float64))
+register("ldl_factor_ex_batched_reads_lower_f32", torch.linalg.ldl_factor_ex, randn(2, 3, 5, 5))
+register("ldl_factor_zero_diagonal_f64", lambda a: torch.linalg.ldl_factor(
+    a + a.mT - torch.diag(torch.diagonal(a + a.mT))), randn(7, 7, dtype=torch.float64))
+register("ldl_factor_zero_column_f32", lambda a: torch.linalg.ldl_factor_ex(
+    torch.nn.functional.pad(a + a.mT, (1, 0, 1, 0))), randn(4, 4))
+register("ldl_factor_order_80_f64", lambda a: torch.linalg.ldl_factor(a + a.mT),
+         randn(80, 80, dtype=torch.float64), atol=1e-8)
+
 # Batches that broadcast: B's batch against the LU's (both ways), and a
 # right solve whose B has more batch dims.
 register("lu_solve_b_broadcasts_f64",

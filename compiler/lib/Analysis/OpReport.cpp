@@ -398,6 +398,12 @@ OpCost estimateOpCost(Operation *op) {
         return contraction(saturate(__int128(type.getDimSize(0)) * n * n * type.getDimSize(2) / 2),
                            0);
       })
+      // sytrf: about n^3 / 6 multiply-adds per matrix, as potrf.
+      .Case([](aten::LdlFactorOp ldl) {
+        auto type = cast<RankedTensorType>(ldl.getSelf().getType());
+        int64_t order = type.getDimSize(1);
+        return contraction(type.getDimSize(0) * order * order * order / 6, 0);
+      })
       // potrf: about n^3 / 6 multiply-adds per matrix.
       .Case([](aten::CholeskyOp chol) {
         auto type = cast<RankedTensorType>(chol.getSelf().getType());

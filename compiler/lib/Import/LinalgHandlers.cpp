@@ -923,6 +923,28 @@ absl::StatusOr<Values> linalgEig(NodeImporter &n) {
   return Values{values, vectors};
 }
 
+/// linalg_ldl_factor_ex(A, hermitian, check_errors) -> (LD, pivots, info):
+/// one aten.ldl_factor (dsytf2 on the lower triangle) of the flattened
+/// batch; for real matrices `hermitian` changes nothing.
+absl::StatusOr<Values> ldlFactorEx(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("self"));
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "LDL factorisations"));
+  if (n.numResults() < 3)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
+  Value batch = flatBatch(n, a);
+  const int64_t count = typeOf(batch).getDimSize(0);
+  Type i64 = n.b().getI64Type();
+  auto ldl = n.b().create<aten::LdlFactorOp>(
+      n.loc(),
+      TypeRange{typeOf(batch), RankedTensorType::get({count, order}, i64),
+                RankedTensorType::get({count, 1}, i64)},
+      batch);
+  ASSIGN_OR_RETURN(Value ld, readResult(n, ldl.getLd(), 0));
+  ASSIGN_OR_RETURN(Value pivots, readResult(n, ldl.getPivots(), 1));
+  ASSIGN_OR_RETURN(Value info, readResult(n, ldl.getInfo(), 2));
+  return Values{ld, pivots, info};
+}
+
 } // namespace
 
 void addComplexLinalgHandlers(OpHandlerTable &t) { t["aten.linalg_eig.default"] = linalgEig; }
@@ -930,6 +952,7 @@ void addComplexLinalgHandlers(OpHandlerTable &t) { t["aten.linalg_eig.default"] 
 void addLinalgHandlers(OpHandlerTable &t) {
   // Reached with real results only, which linalg_eig never declares.
   t["aten.linalg_eig.default"] = linalgEig;
+  t["aten.linalg_ldl_factor_ex.default"] = ldlFactorEx;
   t["aten.linalg_matrix_exp.default"] = matrixExp;
   t["aten._linalg_det.default"] = det;
   t["aten._linalg_slogdet.default"] = slogdet;

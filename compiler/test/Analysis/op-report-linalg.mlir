@@ -25,6 +25,7 @@
 //   eigvals 2 x (3, 3): Hessenberg reduction and QR sweeps, 5 x 27 each:
 //     270.
 //   eig 2 x (3, 3), with vectors: 13 x 27 each: 702.
+//   ldl_factor 2 x (3, 3): sytrf's n^3 / 6, 2 x 27 / 6 = 9.
 
 // CHECK:      layer op kind unit macs flops{{.*}}
 // CHECK-NEXT: solve aten.linalg_solve contraction - 138 276 {{.*}}
@@ -42,6 +43,7 @@
 // CHECK-NEXT: mexp aten.matrix_exp contraction - 270 540 {{.*}}
 // CHECK-NEXT: geig aten.eigvals contraction - 270 540 {{.*}}
 // CHECK-NEXT: gvec aten.eig contraction - 702 1404 {{.*}}
+// CHECK-NEXT: ldl aten.ldl_factor contraction - 9 18 {{.*}}
 
 func.func @kiln_main(%a: tensor<2x4x4xf32>, %b: tensor<2x4x3xf32>, %t: tensor<1x5x3xf32>,
                      %s: tensor<1x6x6xf64>, %e: tensor<1x4x4xf32>, %x1: tensor<5x8xf32>,
@@ -50,7 +52,7 @@ func.func @kiln_main(%a: tensor<2x4x4xf32>, %b: tensor<2x4x3xf32>, %t: tensor<1x
     -> (tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
         tensor<1x3xf32>, tensor<5x7xf32>, tensor<5x7xf32>, tensor<1x3x16x20xf32>,
         tensor<10xf32>, tensor<2x3x3xf32>, tensor<1x4x4xf32>, tensor<1x5x3xf32>, tensor<2x3xf32>,
-        tensor<2x3x3xf32>) {
+        tensor<2x3x3xf32>, tensor<2x3x3xf32>) {
   %x = aten.linalg_solve %a, %b : (tensor<2x4x4xf32>, tensor<2x4x3xf32>) -> tensor<2x4x3xf32> loc("solve")
   %q, %r = aten.qr %t : (tensor<1x5x3xf32>) -> (tensor<1x5x3xf32>, tensor<1x3x3xf32>) loc("qr")
   %l, %info = aten.cholesky %s : (tensor<1x6x6xf64>) -> (tensor<1x6x6xf64>, tensor<1x1xi64>) loc("chol")
@@ -67,7 +69,8 @@ func.func @kiln_main(%a: tensor<2x4x4xf32>, %b: tensor<2x4x3xf32>, %t: tensor<1x
   %mx = aten.matrix_exp %me : (tensor<2x3x3xf32>) -> tensor<2x3x3xf32> loc("mexp")
   %gre, %gim = aten.eigvals %me : (tensor<2x3x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) loc("geig")
   %vre, %vim, %vvr, %vvi = aten.eig %me : (tensor<2x3x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3x3xf32>, tensor<2x3x3xf32>) loc("gvec")
-  return %x, %tri, %q, %l, %w, %sv, %d0, %d1, %u, %hc, %mx, %ev, %su, %gim, %vvi : tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
+  %ld, %ldp, %ldi = aten.ldl_factor %me : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x3xi64>, tensor<2x1xi64>) loc("ldl")
+  return %x, %tri, %q, %l, %w, %sv, %d0, %d1, %u, %hc, %mx, %ev, %su, %gim, %vvi, %ld : tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<1x5x3xf32>, tensor<1x6x6xf64>, tensor<1x4xf32>,
       tensor<1x3xf32>, tensor<5x7xf32>, tensor<5x7xf32>, tensor<1x3x16x20xf32>, tensor<10xf32>, tensor<2x3x3xf32>,
-      tensor<1x4x4xf32>, tensor<1x5x3xf32>, tensor<2x3xf32>, tensor<2x3x3xf32>
+      tensor<1x4x4xf32>, tensor<1x5x3xf32>, tensor<2x3xf32>, tensor<2x3x3xf32>, tensor<2x3x3xf32>
 }

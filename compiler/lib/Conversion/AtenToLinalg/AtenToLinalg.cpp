@@ -47,6 +47,7 @@ struct ConvertAtenToLinalgPass
     kiln::aten::populateJacobiPatterns(patterns);
     kiln::aten::populateSymmetricEigenPatterns(patterns);
     kiln::aten::populateGeneralEigenPatterns(patterns);
+    kiln::aten::populateBunchKaufmanPatterns(patterns);
     kiln::aten::populateMatrixExpPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))

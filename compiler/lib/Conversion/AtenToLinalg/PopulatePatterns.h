@@ -58,6 +58,9 @@ void populateSymmetricEigenPatterns(mlir::RewritePatternSet &patterns);
 /// reduction to Hessenberg form and Francis double-shift QR sweeps in
 /// scalar loops (GeneralEigen.cpp).
 void populateGeneralEigenPatterns(mlir::RewritePatternSet &patterns);
+/// ldl_factor as dsytf2's Bunch-Kaufman pivoting in scalar loops
+/// (BunchKaufman.cpp).
+void populateBunchKaufmanPatterns(mlir::RewritePatternSet &patterns);
 /// aten.matrix_exp (MatrixExp.cpp).
 void populateMatrixExpPatterns(mlir::RewritePatternSet &patterns);
 

@@ -1290,3 +1290,12 @@ func.func @eig_vectors(%a: tensor<2x3x3xf32>) -> tensor<2x3xf32> {
   %re, %im, %vr, %vi = aten.eig %a : (tensor<2x3x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3x3xf32>, tensor<2x3xf32>)
   return %re : tensor<2x3xf32>
 }
+
+// -----
+
+func.func @ldl_factor_pivots(%a: tensor<2x3x3xf32>) -> tensor<2x3xi32> {
+  // expected-error @+1 {{pivots must be (B, n) i64}}
+  %ld, %pivots, %info = aten.ldl_factor %a
+      : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x3xi32>, tensor<2x1xi64>)
+  return %pivots : tensor<2x3xi32>
+}

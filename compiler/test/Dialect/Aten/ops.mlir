@@ -251,6 +251,13 @@ func.func @eigvals(%a: tensor<2x3x3xf64>) -> (tensor<2x3xf64>, tensor<2x3xf64>) 
   return %re, %im : tensor<2x3xf64>, tensor<2x3xf64>
 }
 
+// CHECK-LABEL: func @ldl_factor
+func.func @ldl_factor(%a: tensor<2x3x3xf64>) -> tensor<2x3xi64> {
+  // CHECK: aten.ldl_factor %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi64>)
+  %ld, %pivots, %info = aten.ldl_factor %a : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi64>)
+  return %pivots : tensor<2x3xi64>
+}
+
 // CHECK-LABEL: func @eig
 func.func @eig(%a: tensor<1x3x3xf32>) -> tensor<1x3x3xf32> {
   // CHECK: aten.eig %{{.+}} : (tensor<1x3x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xf32>, tensor<1x3x3xf32>, tensor<1x3x3xf32>)

@@ -2,7 +2,7 @@
 //
 // This file implements the verifiers of aten.lu_factor, lu_permutation,
 // linalg_solve, triangular_solve, qr, geqrf, householder_product, ormqr,
-// eigvalsh, eigh, eigvals, eig, svdvals, svd, cholesky and matrix_exp: batches of f32 or
+// ldl_factor, eigvalsh, eigh, eigvals, eig, svdvals, svd, cholesky and matrix_exp: batches of f32 or
 // f64 matrices of order at most kMaxLuOrder, the bound of their scalar
 // loops' cubic work (lu_permutation's operand is getrf's i64 pivots).
 //
@@ -198,6 +198,21 @@ LogicalResult EigvalsOp::verify() {
   Type element = getSelf().getType().getElementType();
   if (!hasType(getReal(), element, {in[0], in[1]}) || !hasType(getImag(), element, {in[0], in[1]}))
     return emitOpError("real and imag must be (N, n) of the input's element type");
+  return success();
+}
+
+LogicalResult LdlFactorOp::verify() {
+  if (failed(verifySquareBatch(*this, getSelf())))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getSelf());
+  if (getLd().getType() != getSelf().getType())
+    return emitOpError("ld must have the input's type");
+  auto pivots = cast<RankedTensorType>(getPivots().getType());
+  if (!pivots.getElementType().isInteger(64) || pivots.getShape() != ArrayRef<int64_t>{in[0], in[1]})
+    return emitOpError("pivots must be (B, n) i64");
+  auto info = cast<RankedTensorType>(getInfo().getType());
+  if (!info.getElementType().isInteger(64) || info.getShape() != ArrayRef<int64_t>{in[0], 1})
+    return emitOpError("info must be (B, 1) i64");
   return success();
 }
 

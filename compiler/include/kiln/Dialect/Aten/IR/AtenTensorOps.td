@@ -435,6 +435,32 @@ def Aten_EigOp : Aten_Op<"eig", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_LdlFactorOp : Aten_Op<"ldl_factor", [Pure]> {
+  let summary = "LDL^T factorisation with Bunch-Kaufman pivoting of a batch of symmetric matrices.";
+  let description = [{
+    LAPACK's sytrf ('L') on each (n, n) f32 or f64 matrix of a (B, n, n)
+    batch read as symmetric from its lower triangle: `ld` holds L's
+    multipliers below the diagonal and D's 1 x 1 and 2 x 2 blocks on and
+    just below it, the strict upper triangle zero (as `linalg_ldl_factor_ex`
+    returns it); `pivots` (B, n, i64) LAPACK's 1-based pivots (k + 1 for a
+    1 x 1 pivot from row k, -(k + 1) on both steps of a 2 x 2 one); `info`
+    (B, 1, i64) the first step that met a zero column, 1-based, or 0.
+    kiln-convert-aten-to-linalg writes it as dsytf2's scalar loops
+    (BunchKaufman.cpp), so n is at most 512 (`kMaxLuOrder`).
+
+    Example:
+    ```mlir
+    %ld, %pivots, %info = aten.ldl_factor %a
+        : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self);
+  let results = (outs AnyStaticShapeTensor:$ld, AnyStaticShapeTensor:$pivots,
+                      AnyStaticShapeTensor:$info);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_SvdvalsOp : Aten_Op<"svdvals", [Pure]> {
   let summary = "The singular values of a batch of matrices, descending.";
   let description = [{
