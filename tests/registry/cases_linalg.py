@@ -292,13 +292,15 @@ register("eig_values_only_f32", lambda a: torch.linalg.eig(a)[0], randn(9, 9),
 register("eigvals_1x1_and_2x2_f64", lambda a, b: (torch.linalg.eigvals(a), torch.linalg.eigvals(b)),
          randn(4, 1, 1, dtype=torch.float64), randn(5, 2, 2, dtype=torch.float64),
          unordered=(Unordered(0), Unordered(1)))
-# 2 x 2 blocks in each of dlanv2's cases: triangular either way, a standard
+# 2 x 2 blocks: triangular either way (dgebal isolates those), a standard
 # complex pair (equal diagonal, off-diagonal signs opposite), real and
-# distinct, nearly equal, and a rotation's pair.
+# distinct (also 1e-9 apart), equal to within eps (dlanv2's rotation, then
+# its split into a real pair), and a rotation's pair.
 register("eigvals_2x2_forms_f64", torch.linalg.eigvals,
          const(torch.tensor([[[1.0, 2.0], [0.0, 3.0]], [[1.0, 0.0], [2.0, 3.0]],
                              [[2.0, 3.0], [-1.5, 2.0]], [[4.0, 1.0], [2.0, -3.0]],
-                             [[1.0, 1e-9], [1e-9, 1.0]], [[0.6, -0.8], [0.8, 0.6]]],
+                             [[1.0, 1e-9], [1e-9, 1.0]], [[1.0, 1e-17], [1e-17, 1.0]],
+                             [[0.6, -0.8], [0.8, 0.6]]],
                             dtype=torch.float64)), unordered=_UNORDERED)
 # Rows and columns that isolate eigenvalues (dgebal's exchanges): lower and
 # upper triangular matrices, and a block structure.
@@ -372,6 +374,17 @@ register("eig_identity_f64", torch.linalg.eig, const(torch.eye(4, dtype=torch.fl
 register("eig_rotations_f64", lambda t: torch.linalg.eig(torch.block_diag(*[
     torch.stack([torch.stack([c, -s]), torch.stack([s, c])]) for c, s in zip(t.cos(), t.sin())])),
     randn(3, dtype=torch.float64), sign_free=_EIG_VECTORS)
+
+# Where the back substitution meets (near-)singular pivots: a nilpotent
+# shift (every value 0; dtrevc3 rescales the vector instead of
+# overflowing), and a repeated complex pair (the 2 x 2 solve against the
+# pair's own block, singular).
+register("eig_nilpotent_f64", torch.linalg.eig,
+         const(torch.diag(torch.ones(3, dtype=torch.float64), 1)), sign_free=_EIG_VECTORS)
+register("eig_repeated_complex_pair_f64", lambda t: torch.linalg.eig(torch.block_diag(*[
+    torch.stack([torch.stack([t.cos(), -t.sin()]), torch.stack([t.sin(), t.cos()])])] * 2)),
+    const(torch.tensor(0.7, dtype=torch.float64)), sign_free=_EIG_VECTORS)
+register("eig_empty_batch_f32", torch.linalg.eig, randn(0, 3, 3), sign_free=_EIG_VECTORS)
 
 
 def _eig_identities(a: torch.Tensor) -> tuple[torch.Tensor, ...]:

@@ -900,11 +900,20 @@ absl::StatusOr<Values> linalgEig(NodeImporter &n) {
   int64_t rank = type.getRank();
   if (rank >= 2 && type.getNumElements() == 0 &&
       type.getDimSize(rank - 1) == type.getDimSize(rank - 2)) {
-    // No matrices, or matrices of order 0: no eigenvalues, as eager's.
-    ASSIGN_OR_RETURN(RankedTensorType declared, n.resultType(0));
-    if (declared.getNumElements() != 0)
-      return n.error("result 0 is declared with elements");
-    return Values{n.constant(declared.getElementType(), 0.0, declared.getShape()), Value()};
+    // No matrices, or matrices of order 0: no eigenvalues or vectors, as
+    // eager's.
+    Values empty(2);
+    for (int i : {0, 1}) {
+      if (n.resultLeftOut(i))
+        continue;
+      if (!n.resultIsComplex(i))
+        return n.error(absl::StrCat("result ", i, " must be declared complex"));
+      ASSIGN_OR_RETURN(RankedTensorType declared, n.resultType(i));
+      if (declared.getNumElements() != 0)
+        return n.error(absl::StrCat("result ", i, " is declared with elements"));
+      empty[i] = n.constant(declared.getElementType(), 0.0, declared.getShape());
+    }
+    return empty;
   }
   ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "eigenvalues"));
   Value batch = flatBatch(n, a);

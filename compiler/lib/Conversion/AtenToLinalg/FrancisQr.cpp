@@ -5,7 +5,8 @@
 // state (H, values, Z^T, i, lo, sweeps, KDEFL, failed) until i passes the
 // block's top:
 //
-// - past 30 max(10, n) sweeps since the last deflation it gives up (the
+// - past 30 max(10, order) sweeps since the last deflation (order: the
+//   active block's, LAPACK's NH) it gives up (the
 //   matrix's values are then NaN, where eager raises);
 // - else the bottom-most negligible subdiagonal entry at or below lo
 //   (Ahues and Kressner's criterion) becomes the unreduced part's top;
@@ -319,22 +320,16 @@ std::pair<Value, Value> francisSweep(OpBuilder &b, Location loc, const Matrix &m
     t = mat.put(b, l, a.select(later, c.zero, b1), t, k1, prev);
     t = mat.put(b, l, a.select(a.both(later, three), c.zero, mat.at(b, l, t, k2, prev)), t, k2, prev);
     Value z = u.size() > 1 ? u[1] : Value();
-    auto applied = b.create<scf::IfOp>(
-        l, three,
-        [&](OpBuilder &b, Location l) {
-          auto [hh, zz] = applySmallReflector(b, l, mat, t, z, k, i, top, end, t1, v2, v3, true);
-          Carried y{hh};
-          if (zz)
-            y.push_back(zz);
-          b.create<scf::YieldOp>(l, y);
-        },
-        [&](OpBuilder &b, Location l) {
-          auto [hh, zz] = applySmallReflector(b, l, mat, t, z, k, i, top, end, t1, v2, v3, false);
-          Carried y{hh};
-          if (zz)
-            y.push_back(zz);
-          b.create<scf::YieldOp>(l, y);
-        });
+    auto branch = [&](bool rows3) {
+      return [&, rows3](OpBuilder &b, Location l) {
+        auto [hh, zz] = applySmallReflector(b, l, mat, t, z, k, i, top, end, t1, v2, v3, rows3);
+        Carried y{hh};
+        if (zz)
+          y.push_back(zz);
+        b.create<scf::YieldOp>(l, y);
+      };
+    };
+    auto applied = b.create<scf::IfOp>(l, three, branch(true), branch(false));
     return Carried(applied.getResults());
   });
   return {out[0], zt ? out[1] : Value()};

@@ -24,9 +24,11 @@
 //
 // Vectors live in rows (V^T, Z^T), so back transforms and rotations walk
 // contiguous memory; the columns of (re, im) are written at the end. The
-// values land where LAPACK puts them (the isolated ones at their diagonal
-// positions, the others where they deflate), so they come in eager's
-// order, though PyTorch promises none; a vector's phase is the algorithm's
+// values land where LAPACK's dlahqr puts them (the isolated ones at their
+// diagonal positions, the others where they deflate), so up to order 75,
+// where LAPACK's dhseqr runs dlahqr too, they come in eager's order (past
+// it dhseqr's aggressive early deflation may order them otherwise; PyTorch
+// promises no order); a vector's phase is the algorithm's
 // (PyTorch leaves it unspecified). A matrix with a NaN or an infinity
 // (eager raises) or a block that does not deflate within the limit
 // (LAPACK's info > 0) has NaN values and vectors.
@@ -156,15 +158,21 @@ Carried isolateEigenvalues(OpBuilder &b, Location loc, const Matrix &mat, Value 
   return {columnsDone[0], columnsDone[1], columnsDone[2], last};
 }
 
+/// The largest |entry(x)| for x in [lo, hi).
+Value largestMagnitude(OpBuilder &b, Location loc, Value lo, Value hi, const Limits &c,
+                       function_ref<Value(OpBuilder &, Location, Value)> entry) {
+  return Scalars(b, loc).loop(lo, hi, {c.zero}, [&](OpBuilder &b, Location l, Value x, ValueRange u) -> Carried {
+    return {Arithmetic(b, l).max(u[0], Arithmetic(b, l).abs(entry(b, l, x)))};
+  })[0];
+}
+
 /// The 2-norm of entry(x) for x in [lo, hi), scaled by the largest |entry|
-/// (no square overflows or underflows), and the largest |entry|.
+/// (no square overflows or underflows).
 Value scaledNorm(OpBuilder &b, Location loc, Value lo, Value hi, const Limits &c,
                  function_ref<Value(OpBuilder &, Location, Value)> entry) {
   Scalars s(b, loc);
   Arithmetic a(b, loc);
-  Value largest = s.loop(lo, hi, {c.zero}, [&](OpBuilder &b, Location l, Value x, ValueRange u) -> Carried {
-    return {Arithmetic(b, l).max(u[0], Arithmetic(b, l).abs(entry(b, l, x)))};
-  })[0];
+  Value largest = largestMagnitude(b, loc, lo, hi, c, entry);
   Value unit = a.select(a.eq(largest, c.zero), c.one, largest);
   Value squares = s.loop(lo, hi, {c.zero}, [&](OpBuilder &b, Location l, Value x, ValueRange u) -> Carried {
     Arithmetic a(b, l);
@@ -174,20 +182,13 @@ Value scaledNorm(OpBuilder &b, Location loc, Value lo, Value hi, const Limits &c
   return a.mul(unit, a.sqrt(squares));
 }
 
-/// The largest |entry(x)| for x in [lo, hi).
-Value largestMagnitude(OpBuilder &b, Location loc, Value lo, Value hi, const Limits &c,
-                       function_ref<Value(OpBuilder &, Location, Value)> entry) {
-  return Scalars(b, loc).loop(lo, hi, {c.zero}, [&](OpBuilder &b, Location l, Value x, ValueRange u) -> Carried {
-    return {Arithmetic(b, l).max(u[0], Arithmetic(b, l).abs(entry(b, l, x)))};
-  })[0];
-}
-
 /// dgebal's scaling of the active block [first, last]: sweeps over its rows
 /// and columns i, each scaled by a power of 2, f, that brings the column's
 /// and row's norms (c f, r / f) within a factor 2 of each other, when that
 /// cuts c + r by 5 % (and keeps the total scale of i in range); until a
-/// sweep scales nothing. `scales` is a scratch (N, n) tensor. Returns h and
-/// scales.
+/// sweep scales nothing. Row m of `scales` holds the exchanges outside
+/// [first, last] and gets each i's total factor inside (dgebal's SCALE,
+/// which dgebak reads). Returns h and scales.
 Carried balance(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value scales, Value first,
                 Value last, const Limits &c) {
   Scalars s(b, loc);
@@ -448,6 +449,52 @@ Value backTransform(OpBuilder &b, Location loc, const Matrix &mat, Value zt, Val
   })[0];
 }
 
+/// dtrevc3's guard against overflow in a 1 x 1 step of the back
+/// substitution, x_j = b / d: the factor (at most 1) by which the whole
+/// vector is scaled first, so that neither x_j (dlaln2: |b| > bignum |d|
+/// with |d| < 1) nor the update of the entries above it (|x_j| > 1 and the
+/// column's 1-norm above the diagonal, `column`, > bignum / |x_j|) can
+/// overflow. `bMag` and `dMag` are |b| and |d| (1-norms of complex ones).
+Value overflowScale(Arithmetic &a, Value bMag, Value dMag, Value column, Value bignum,
+                    const Limits &c) {
+  Value huge = a.both(a.lt(dMag, c.one),
+                      a.both(a.gt(bMag, c.one), a.gt(bMag, a.mul(bignum, dMag))));
+  Value first = a.select(huge, a.div(c.one, bMag), c.one);
+  Value xMag = a.div(a.mul(bMag, first), a.select(a.eq(dMag, c.zero), c.one, dMag));
+  Value spill = a.both(a.gt(xMag, c.one), a.gt(column, a.div(bignum, xMag)));
+  return a.mul(first, a.select(spill, a.div(c.one, xMag), c.one));
+}
+
+/// The entries [0, end) of the rows `xs` times `factor`, skipped when it is 1.
+Carried scaleEntries(OpBuilder &b, Location loc, ValueRange xs, Value end, Value factor,
+                     const Limits &c) {
+  Arithmetic a(b, loc);
+  auto scaled = b.create<scf::IfOp>(
+      loc, a.ne(factor, c.one),
+      [&](OpBuilder &b, Location l) {
+        Carried out = Scalars(b, l).loop(Scalars(b, l).index(0), end, xs,
+                                         [&](OpBuilder &b, Location l, Value k, ValueRange u) -> Carried {
+                                           Carried y;
+                                           for (Value x : u)
+                                             y.push_back(Scalars::put(
+                                                 b, l, Arithmetic(b, l).mul(Scalars::at(b, l, x, {k}), factor), x, {k}));
+                                           return y;
+                                         });
+        b.create<scf::YieldOp>(l, out);
+      },
+      [&](OpBuilder &b, Location l) { b.create<scf::YieldOp>(l, xs); });
+  return Carried(scaled.getResults());
+}
+
+/// The 1-norm of T's column j above the diagonal (dtrevc3's WORK(J)).
+Value columnAbove(OpBuilder &b, Location loc, const Matrix &mat, Value t, Value j, const Limits &c) {
+  return Scalars(b, loc).loop(Scalars(b, loc).index(0), j, {c.zero},
+                              [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+                                Arithmetic a(b, l);
+                                return {a.add(u[0], a.abs(mat.at(b, l, t, i, j)))};
+                              })[0];
+}
+
 /// Whether T has a 2 x 2 block at rows (j - 1, j): j > 0 and T[j, j - 1] != 0.
 Value blockEndsAt(OpBuilder &b, Location l, const Matrix &mat, Value t, Value j, const Limits &c) {
   Arithmetic a(b, l);
@@ -466,6 +513,7 @@ Carried realVector(OpBuilder &b, Location loc, const Matrix &mat, Value t, Value
   Arithmetic a(b, loc);
   Value lam = mat.at(b, loc, t, ki, ki);
   Value smin = a.max(a.mul(c.ulp, a.abs(lam)), smlnum);
+  Value bignum = a.div(a.sub(c.one, c.ulp), smlnum);
   x = s.loop(s.index(0), ki, {x}, [&](OpBuilder &b, Location l, Value k, ValueRange u) -> Carried {
     return {Scalars::put(b, l, Arithmetic(b, l).neg(mat.at(b, l, t, k, ki)), u[0], {k})};
   })[0];
@@ -498,14 +546,19 @@ Carried realVector(OpBuilder &b, Location loc, const Matrix &mat, Value t, Value
               Arithmetic a(b, l);
               Value d = a.sub(mat.at(b, l, t, j, j), lam);
               d = a.select(a.lt(a.abs(d), smin), smin, d);
-              Value xj = a.div(Scalars::at(b, l, u[0], {j}), d);
-              Value y = Scalars::put(b, l, xj, u[0], {j});
+              Value bj = Scalars::at(b, l, u[0], {j});
+              Value factor = overflowScale(a, a.abs(bj), a.abs(d), columnAbove(b, l, mat, t, j, c),
+                                           bignum, c);
+              Value y = scaleEntries(b, l, {u[0]}, plusOne(b, l, ki), factor, c)[0];
+              Value xj = a.div(a.mul(bj, factor), d);
+              y = Scalars::put(b, l, xj, y, {j});
               y = subtractColumns(b, l, mat, t, y, j, {{xj, j}});
               b.create<scf::YieldOp>(l, ValueRange{y, a.minus(j, a.index(1))});
             });
         return Carried(step.getResults());
       });
-  return {backTransform(b, loc, mat, zt, solved[0], ki, ki, c.one), solved[0]};
+  Value head = Scalars::at(b, loc, solved[0], {ki});
+  return {backTransform(b, loc, mat, zt, solved[0], ki, ki, head), solved[0]};
 }
 
 /// dtrevc3's complex eigenvector of T for the pair in rows (ki - 1, ki),
@@ -523,6 +576,7 @@ Carried complexVector(OpBuilder &b, Location loc, const Matrix &mat, Value t, Va
   Value w = a.mul(a.sqrt(a.abs(upper)), a.sqrt(a.abs(lower)));
   Complex lam{mat.at(b, loc, t, ki, ki), w};
   Value smin = a.max(a.mul(c.ulp, a.add(a.abs(lam.re), w)), smlnum);
+  Value bignum = a.div(a.sub(c.one, c.ulp), smlnum);
   Value byUpper = a.ge(a.abs(upper), a.abs(lower));
   Value headRe = a.select(byUpper, c.one, a.neg(a.div(w, lower)));
   Value tailIm = a.select(byUpper, a.div(w, upper), c.one);
@@ -559,6 +613,12 @@ Carried complexVector(OpBuilder &b, Location loc, const Matrix &mat, Value t, Va
               Value a12 = mat.at(b, l, t, j1, j), a21 = mat.at(b, l, t, j, j1);
               Complex b1 = entry(b, l, u, j1), b2 = entry(b, l, u, j);
               Complex det = minus(a, times(a, a11, a22), Complex{a.mul(a12, a21), c.zero});
+              // A block with the pair's own values (a repeated pair) is
+              // singular; as dlaln2 replaces a tiny pivot by smin, a zero
+              // determinant becomes smin^2 (the right-hand side is then 0).
+              Value floor = a.max(a.mul(smin, smin), c.safmin);
+              Value singular = a.lt(a.add(a.abs(det.re), a.abs(det.im)), floor);
+              det = {a.select(singular, floor, det.re), a.select(singular, c.zero, det.im)};
               Complex x1 = quotient(a, minus(a, times(a, a22, b1), scaled(a, b2, a12)), det);
               Complex x2 = quotient(a, minus(a, times(a, a11, b2), scaled(a, b1, a21)), det);
               Carried y{u[0], u[1]};
@@ -573,8 +633,12 @@ Carried complexVector(OpBuilder &b, Location loc, const Matrix &mat, Value t, Va
               Complex d = minus(a, Complex{mat.at(b, l, t, j, j), c.zero}, lam);
               Value tiny = a.lt(a.add(a.abs(d.re), a.abs(d.im)), smin);
               d = {a.select(tiny, smin, d.re), a.select(tiny, c.zero, d.im)};
-              Complex xj = quotient(a, entry(b, l, u, j), d);
-              Carried y{u[0], u[1]};
+              Complex bj = entry(b, l, u, j);
+              Value factor = overflowScale(a, a.add(a.abs(bj.re), a.abs(bj.im)),
+                                           a.add(a.abs(d.re), a.abs(d.im)),
+                                           columnAbove(b, l, mat, t, j, c), bignum, c);
+              Carried y = scaleEntries(b, l, {u[0], u[1]}, plusOne(b, l, ki), factor, c);
+              Complex xj = quotient(a, scaled(a, bj, factor), d);
               put(b, l, y, j, xj);
               y[0] = subtractColumns(b, l, mat, t, y[0], j, {{xj.re, j}});
               y[1] = subtractColumns(b, l, mat, t, y[1], j, {{xj.im, j}});
@@ -684,15 +748,15 @@ Value normaliseVectors(OpBuilder &b, Location loc, const Matrix &mat, Value vt, 
                                   scaledNorm(b, l, a.index(0), n, c, row(t, next)), c);
           Value f = a.div(c.one, norm);
           t = scaleRow(b, l, scaleRow(b, l, t, j, f), next, f);
-          auto [k, unused] = bestIndex(b, l, a.index(1), n, a.index(0),
+          Value k = bestIndex(b, l, a.index(1), n, a.index(0),
                                        a.add(a.mul(mat.at(b, l, t, j, a.index(0)), mat.at(b, l, t, j, a.index(0))),
                                              a.mul(mat.at(b, l, t, next, a.index(0)), mat.at(b, l, t, next, a.index(0)))),
                                        arith::CmpFPredicate::OGT, [&](OpBuilder &b, Location l, Value x) {
                                          Arithmetic a(b, l);
                                          Value p = mat.at(b, l, t, j, x), q = mat.at(b, l, t, next, x);
                                          return a.add(a.mul(p, p), a.mul(q, q));
-                                       });
-          (void)unused;
+                                       })
+                        .first;
           Value f0 = mat.at(b, l, t, j, k), g0 = mat.at(b, l, t, next, k);
           Value r = a.sqrt(a.add(a.mul(f0, f0), a.mul(g0, g0)));
           Value cs = a.div(f0, r), sn = a.div(g0, r);

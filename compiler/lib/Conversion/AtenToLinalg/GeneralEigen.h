@@ -60,8 +60,8 @@ std::array<mlir::Value, 4> reflector3(mlir::OpBuilder &b, mlir::Location l, mlir
 
 /// What dlahqr leaves: the (quasi-triangular with `schur`) matrix, the
 /// eigenvalues' parts in row m of `re` and `im`, Z^T's rows (with
-/// `schur`), and whether some deflation took more than 30 max(10, n)
-/// sweeps (LAPACK's info > 0).
+/// `schur`), and whether some deflation took more than 30 max(10, order)
+/// sweeps, order the active block's (LAPACK's info > 0).
 struct QrResult {
   mlir::Value h, re, im, zt, failed;
 };

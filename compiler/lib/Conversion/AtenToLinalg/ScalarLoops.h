@@ -1,10 +1,12 @@
 //===- ScalarLoops.h - scalar loops over tensors for the factorisations ---===//
 //
 // This file declares the small builder the factorisation lowerings
-// (Factorisations.cpp, SymmetricEigen.cpp, Jacobi.cpp, MatrixLoops.cpp)
-// write their LAPACK-style loops with: scf.for loops carrying tensors,
-// element reads and writes, fresh buffers, vectorised dot products along a
-// contiguous row, the best index of a range and swaps.
+// (Factorisations.cpp, SymmetricEigen.cpp, GeneralEigen.cpp, FrancisQr.cpp,
+// BunchKaufman.cpp, Jacobi.cpp, MatrixLoops.cpp) write their LAPACK-style
+// loops with: scf.for and scf.while loops carrying tensors, element reads
+// and writes, fresh buffers, scalar arithmetic (Arithmetic), vectorised
+// dot products along a contiguous row, the best index of a range and
+// swaps.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -47,7 +49,8 @@ private:
 
 /// Scalar float, index and i1 arithmetic at one location, for the long
 /// formulas of the iterative decompositions (GeneralEigen.cpp). Float
-/// comparisons are ordered (false with a NaN) unless named otherwise.
+/// comparisons are ordered (false with a NaN), except `ne` (true with a
+/// NaN, as C's !=).
 class Arithmetic {
 public:
   Arithmetic(mlir::OpBuilder &b, mlir::Location l) : b(b), l(l) {}

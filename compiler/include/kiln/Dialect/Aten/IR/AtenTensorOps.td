@@ -388,7 +388,8 @@ def Aten_EigvalsOp : Aten_Op<"eigvals", [Pure]> {
   let description = [{
     For a (N, n, n) f32 or f64 batch, the real and imaginary parts (N, n)
     of each matrix's eigenvalues (`linalg_eig`'s first result, complex),
-    in the positions LAPACK's dgeev gives them. kiln-convert-aten-to-linalg
+    in the positions LAPACK's dgeev gives them up to order 75 (past it
+    LAPACK's dhseqr deflates aggressively and may order them otherwise). kiln-convert-aten-to-linalg
     writes it as dgeev computes values alone: dgebal's exchanges and
     power-of-2 scaling, dgehd2's reduction to Hessenberg form, then
     dlahqr's Francis double-shift QR sweeps, a 2 x 2 block's values as
