@@ -173,45 +173,41 @@ std::pair<Value, Value> applySmallReflector(OpBuilder &b, Location loc, const Ma
   Arithmetic a(b, loc);
   Value k1 = plusOne(b, loc, k), k2 = plusOne(b, loc, k1);
   Value t2 = a.mul(t1, v2), t3 = a.mul(t1, v3);
-  // Rows k.. of t over columns [from, to): t[k + x] -= (v . t[k..]) t_x.
-  auto rows = [&](Value t, Value from, Value to) {
+  // Rows k, k + 1 (, k + 2) of t over columns [from, to) (or, `byColumn`,
+  // those columns over rows [from, to)): each line x -= (v . x) tau v.
+  auto apply = [&](Value t, Value from, Value to, bool byColumn) {
+    auto entry = [byColumn](Value line, Value j) {
+      return byColumn ? std::make_pair(j, line) : std::make_pair(line, j);
+    };
     return Scalars(b, loc).loop(from, to, {t}, [&](OpBuilder &b, Location l, Value j, ValueRange u) -> Carried {
       Arithmetic a(b, l);
       Value t = u[0];
-      Value x0 = mat.at(b, l, t, k, j), x1 = mat.at(b, l, t, k1, j);
+      auto at = [&](Value line) {
+        auto [r, col] = entry(line, j);
+        return mat.at(b, l, t, r, col);
+      };
+      auto put = [&](Value v, Value line) {
+        auto [r, col] = entry(line, j);
+        t = mat.put(b, l, v, t, r, col);
+      };
+      Value x0 = at(k), x1 = at(k1);
       Value sum = a.add(x0, a.mul(v2, x1));
       Value x2;
       if (three) {
-        x2 = mat.at(b, l, t, k2, j);
+        x2 = at(k2);
         sum = a.add(sum, a.mul(v3, x2));
       }
-      t = mat.put(b, l, a.sub(x0, a.mul(sum, t1)), t, k, j);
-      t = mat.put(b, l, a.sub(x1, a.mul(sum, t2)), t, k1, j);
+      put(a.sub(x0, a.mul(sum, t1)), k);
+      put(a.sub(x1, a.mul(sum, t2)), k1);
       if (three)
-        t = mat.put(b, l, a.sub(x2, a.mul(sum, t3)), t, k2, j);
+        put(a.sub(x2, a.mul(sum, t3)), k2);
       return {t};
     })[0];
   };
-  h = rows(h, k, plusOne(b, loc, end));
-  Value rowsEnd = plusOne(b, loc, a.smallest(a.plus(k, 3), i));
-  h = s.loop(top, rowsEnd, {h}, [&](OpBuilder &b, Location l, Value j, ValueRange u) -> Carried {
-    Arithmetic a(b, l);
-    Value t = u[0];
-    Value x0 = mat.at(b, l, t, j, k), x1 = mat.at(b, l, t, j, k1);
-    Value sum = a.add(x0, a.mul(v2, x1));
-    Value x2;
-    if (three) {
-      x2 = mat.at(b, l, t, j, k2);
-      sum = a.add(sum, a.mul(v3, x2));
-    }
-    t = mat.put(b, l, a.sub(x0, a.mul(sum, t1)), t, j, k);
-    t = mat.put(b, l, a.sub(x1, a.mul(sum, t2)), t, j, k1);
-    if (three)
-      t = mat.put(b, l, a.sub(x2, a.mul(sum, t3)), t, j, k2);
-    return {t};
-  })[0];
+  h = apply(h, k, plusOne(b, loc, end), /*byColumn=*/false);
+  h = apply(h, top, plusOne(b, loc, a.smallest(a.plus(k, 3), i)), /*byColumn=*/true);
   if (zt)
-    zt = rows(zt, s.index(0), s.index(mat.n));
+    zt = apply(zt, s.index(0), s.index(mat.n), /*byColumn=*/false);
   return {h, zt};
 }
 /// One Francis double-shift sweep on rows and columns [lo, i] (dlahqr's

@@ -191,14 +191,19 @@ LogicalResult EigvalshOp::verify() {
   return success();
 }
 
-LogicalResult EigvalsOp::verify() {
-  if (failed(verifySquareBatch(*this, getSelf())))
+/// A square batch `self` and its eigenvalues' parts, (N, n) each.
+static LogicalResult verifyEigenvalueParts(Operation *op, Value self, Value re, Value im) {
+  if (failed(verifySquareBatch(op, self)))
     return failure();
-  ArrayRef<int64_t> in = shapeOf(getSelf());
-  Type element = getSelf().getType().getElementType();
-  if (!hasType(getReal(), element, {in[0], in[1]}) || !hasType(getImag(), element, {in[0], in[1]}))
-    return emitOpError("real and imag must be (N, n) of the input's element type");
+  ArrayRef<int64_t> in = shapeOf(self);
+  Type element = cast<RankedTensorType>(self.getType()).getElementType();
+  if (!hasType(re, element, {in[0], in[1]}) || !hasType(im, element, {in[0], in[1]}))
+    return op->emitOpError("real and imag must be (N, n) of the input's element type");
   return success();
+}
+
+LogicalResult EigvalsOp::verify() {
+  return verifyEigenvalueParts(*this, getSelf(), getReal(), getImag());
 }
 
 LogicalResult LdlFactorOp::verify() {
@@ -217,12 +222,10 @@ LogicalResult LdlFactorOp::verify() {
 }
 
 LogicalResult EigOp::verify() {
-  if (failed(verifySquareBatch(*this, getSelf())))
+  if (failed(verifyEigenvalueParts(*this, getSelf(), getReal(), getImag())))
     return failure();
   ArrayRef<int64_t> in = shapeOf(getSelf());
   Type element = getSelf().getType().getElementType();
-  if (!hasType(getReal(), element, {in[0], in[1]}) || !hasType(getImag(), element, {in[0], in[1]}))
-    return emitOpError("real and imag must be (N, n) of the input's element type");
   if (!hasType(getVectorsReal(), element, in) || !hasType(getVectorsImag(), element, in))
     return emitOpError("vectors_real and vectors_imag must be (N, n, n) of the input's element type");
   return success();
