@@ -630,6 +630,16 @@ register("ldl_factor_zero_diagonal_f64", lambda a: torch.linalg.ldl_factor(
     a + a.mT - torch.diag(torch.diagonal(a + a.mT))), randn(7, 7, dtype=torch.float64))
 register("ldl_factor_zero_column_f32", lambda a: torch.linalg.ldl_factor_ex(
     torch.nn.functional.pad(a + a.mT, (1, 0, 1, 0))), randn(4, 4))
+# ldl_solve (dsytrs) from ldl_factor's LD and pivots: 1 x 1 and 2 x 2
+# pivots (a zero diagonal forces 2 x 2 ones), several right-hand sides, a
+# batch (eager's kernel does not broadcast B against LD: it crashes).
+register("ldl_solve_f64", lambda a, b: torch.linalg.ldl_solve(*torch.linalg.ldl_factor(a + a.mT), b),
+         randn(6, 6, dtype=torch.float64), randn(6, 3, dtype=torch.float64))
+register("ldl_solve_two_by_two_pivots_f64", lambda a, b: torch.linalg.ldl_solve(
+    *torch.linalg.ldl_factor(a + a.mT - torch.diag(torch.diagonal(a + a.mT))), b),
+    randn(7, 7, dtype=torch.float64), randn(7, 2, dtype=torch.float64))
+register("ldl_solve_batched_f32", lambda a, b: torch.linalg.ldl_solve(
+    *torch.linalg.ldl_factor(a + a.mT), b), randn(2, 3, 5, 5), randn(2, 3, 5, 4), atol=1e-4)
 register("ldl_factor_order_80_f64", lambda a: torch.linalg.ldl_factor(a + a.mT),
          randn(80, 80, dtype=torch.float64), atol=1e-8)
 

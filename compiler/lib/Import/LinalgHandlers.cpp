@@ -954,6 +954,31 @@ absl::StatusOr<Values> ldlFactorEx(NodeImporter &n) {
   return Values{ld, pivots, info};
 }
 
+/// linalg_ldl_solve(LD, pivots, B, hermitian): one aten.ldl_solve (dsytrs)
+/// of the flattened batch; B's batch dims must be LD's (eager's kernel
+/// does not broadcast them: it crashed on a broadcast batch here).
+absl::StatusOr<Values> ldlSolve(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value ld, n.tensor("LD"));
+  ASSIGN_OR_RETURN(Value pivots, n.tensor("pivots"));
+  ASSIGN_OR_RETURN(Value rhs, n.tensor("B"));
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, ld, "LDL solves"));
+  RETURN_IF_ERROR(checkRhs(n, ld, rhs, order));
+  if (typeOf(rhs).getNumElements() == 0)
+    return n.unimplemented("an LDL solve with no right-hand side");
+  if (!isa<IntegerType>(typeOf(pivots).getElementType()) ||
+      typeOf(pivots).getShape().drop_back() != typeOf(ld).getShape().drop_back(2) ||
+      typeOf(pivots).getShape().back() != order)
+    return n.error("the pivots must be integers, (..., n) with LD's batch dims");
+  if (typeOf(rhs).getShape().drop_back(2) != typeOf(ld).getShape().drop_back(2))
+    return n.error("B's batch dims must be LD's (eager's ldl_solve does not broadcast them)");
+  Value flatLd = flatBatch(n, ld), flatB = flatBatch(n, rhs);
+  const int64_t count = typeOf(flatB).getDimSize(0);
+  Value flatPivots = convertElements(n, viewValue(n, pivots, {count, order}), n.b().getI64Type());
+  Value x = n.b().create<aten::LdlSolveOp>(n.loc(), typeOf(flatB), flatLd, flatPivots, flatB);
+  ASSIGN_OR_RETURN(Value result, asResult(n, viewValue(n, x, typeOf(rhs).getShape()), 0));
+  return Values{result};
+}
+
 } // namespace
 
 void addComplexLinalgHandlers(OpHandlerTable &t) { t["aten.linalg_eig.default"] = linalgEig; }
@@ -962,6 +987,7 @@ void addLinalgHandlers(OpHandlerTable &t) {
   // Reached with real results only, which linalg_eig never declares.
   t["aten.linalg_eig.default"] = linalgEig;
   t["aten.linalg_ldl_factor_ex.default"] = ldlFactorEx;
+  t["aten.linalg_ldl_solve.default"] = ldlSolve;
   t["aten.linalg_matrix_exp.default"] = matrixExp;
   t["aten._linalg_det.default"] = det;
   t["aten._linalg_slogdet.default"] = slogdet;

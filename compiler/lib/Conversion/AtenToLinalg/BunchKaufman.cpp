@@ -1,8 +1,9 @@
-//===- BunchKaufman.cpp - ldl_factor as LAPACK's dsytf2 ('L') -------------===//
+//===- BunchKaufman.cpp - ldl_factor and ldl_solve as LAPACK's dsytf2/dsytrs ===//
 //
-// This file implements the lowering of aten.ldl_factor to scf loops over
-// each matrix of the batch, as LAPACK's dsytf2 factorises the lower
-// triangle, A = L D L^T with Bunch and Kaufman's diagonal pivoting:
+// This file implements the lowering of aten.ldl_factor and aten.ldl_solve
+// to scf loops over each matrix of the batch. ldl_factor is LAPACK's
+// dsytf2 on the lower triangle, A = L D L^T with Bunch and Kaufman's
+// diagonal pivoting:
 //
 // - step k takes the largest |entry| below the diagonal in column k
 //   (colmax, at row imax, the first of equal ones); a 1 x 1 pivot when
@@ -21,6 +22,12 @@
 // The lower triangle is kept transposed (W[j, i] = A[i, j], i >= j), so
 // that the column updates walk contiguous rows; LD is its transpose with
 // the strict upper triangle zero, as eager returns it.
+//
+// ldl_solve is dsytrs: forward through L D one pivot at a time (its row
+// interchange of B, the multipliers below it, then D's 1 x 1 block, or 2 x
+// 2 block by dsytrs's scaled formulas), then back through L^T from the
+// last pivot (the dot products with the rows below, then the interchange).
+// Rows of B are contiguous, so every update is a row operation.
 //
 //===----------------------------------------------------------------------===//
 #include "MatrixLoops.h"
@@ -230,8 +237,149 @@ struct LdlFactorLowering : OpConversionPattern<LdlFactorOp> {
   }
 };
 
+/// Rows p and q of matrix m of `x` (N, n, k) exchanged.
+Value exchangeRows(OpBuilder &b, Location l, Value x, Value m, Value p, Value q, int64_t width) {
+  return swapEntries(b, l, x, width, [&](Value c, int which) {
+    return SmallVector<Value>{m, which ? q : p, c};
+  });
+}
+
+/// Row `row` of matrix m of `x` += sum over i in [from, to) of coef(i) x[i].
+Value addRows(OpBuilder &b, Location loc, Value x, Value m, Value row, Value from, Value to,
+              int64_t width, function_ref<Value(OpBuilder &, Location, Value)> coef) {
+  return Scalars(b, loc).loop(from, to, {x}, [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+    Value f = coef(b, l, i);
+    return Scalars(b, l).loop(Scalars(b, l).index(0), Scalars(b, l).index(width), u,
+                              [&](OpBuilder &b, Location l, Value c, ValueRange v) -> Carried {
+                                Arithmetic a(b, l);
+                                Value y = a.add(Scalars::at(b, l, v[0], {m, row, c}),
+                                                a.mul(f, Scalars::at(b, l, v[0], {m, i, c})));
+                                return {Scalars::put(b, l, y, v[0], {m, row, c})};
+                              });
+  })[0];
+}
+
+/// The 0-based row of a signed 1-based pivot: |p| - 1.
+Value pivotRow(OpBuilder &b, Location l, Value p) {
+  Value zero = b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0));
+  Value magnitude = b.create<arith::SelectOp>(
+      l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, p, zero),
+      b.create<arith::SubIOp>(l, zero, p), p);
+  return b.create<arith::IndexCastOp>(
+      l, b.getIndexType(),
+      b.create<arith::SubIOp>(l, magnitude, b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(1))));
+}
+
+struct LdlSolveLowering : OpConversionPattern<LdlSolveOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult matchAndRewrite(LdlSolveOp op, OpAdaptor adaptor,
+                                ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Scalars s(b, loc);
+    auto rhsType = cast<RankedTensorType>(adaptor.getRhs().getType());
+    const int64_t batch = rhsType.getDimSize(0), n = rhsType.getDimSize(1), width = rhsType.getDimSize(2);
+    Value ld = adaptor.getLd(), pivots = adaptor.getPivots();
+    Type element = rhsType.getElementType();
+    Value x = s.fresh(rhsType, adaptor.getRhs());
+    x = s.loop(s.index(0), s.index(batch), {x}, [&](OpBuilder &b, Location l, Value m, ValueRange t) -> Carried {
+      auto lAt = [&](OpBuilder &b, Location l, Value i, Value j) { return Scalars::at(b, l, ld, {m, i, j}); };
+      auto isBlock = [&](OpBuilder &b, Location l, Value k) {
+        return b.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, Scalars::at(b, l, pivots, {m, k}),
+                                       b.create<arith::ConstantOp>(l, b.getI64IntegerAttr(0)))
+            .getResult();
+      };
+      Value one = Scalars(b, l).number(element, 1.0);
+      // L D X = B, from the first pivot.
+      Carried forward = whileLoop(
+          b, l, {t[0], Scalars(b, l).index(0)},
+          [&](OpBuilder &b, Location l, ValueRange u) -> std::pair<Value, Carried> {
+            Arithmetic a(b, l);
+            return {a.icmp(arith::CmpIPredicate::slt, u[1], a.index(n)), Carried(u)};
+          },
+          [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
+            Value k = u[1];
+            auto step = b.create<scf::IfOp>(
+                l, isBlock(b, l, k),
+                [&](OpBuilder &b, Location l) {
+                  Arithmetic a(b, l);
+                  Value k1 = plusOne(b, l, k), k2 = plusOne(b, l, k1);
+                  Value y = exchangeRows(b, l, u[0], m, k1, pivotRow(b, l, Scalars::at(b, l, pivots, {m, k})), width);
+                  // Rows below the block: B[i] -= LD[i, k] B[k] + LD[i, k+1] B[k+1].
+                  y = Scalars(b, l).loop(k2, a.index(n), {y}, [&](OpBuilder &b, Location l, Value i, ValueRange v) -> Carried {
+                    Arithmetic a(b, l);
+                    Value f0 = a.neg(lAt(b, l, i, k)), f1 = a.neg(lAt(b, l, i, k1));
+                    Value z = addRows(b, l, v[0], m, i, k, k1, width, [&](OpBuilder &, Location, Value) { return f0; });
+                    return {addRows(b, l, z, m, i, k1, k2, width, [&](OpBuilder &, Location, Value) { return f1; })};
+                  })[0];
+                  Value akm1k = lAt(b, l, k1, k);
+                  Value akm1 = a.div(lAt(b, l, k, k), akm1k), ak = a.div(lAt(b, l, k1, k1), akm1k);
+                  Value denom = a.sub(a.mul(akm1, ak), one);
+                  y = Scalars(b, l).loop(a.index(0), a.index(width), {y}, [&](OpBuilder &b, Location l, Value c, ValueRange v) -> Carried {
+                    Arithmetic a(b, l);
+                    Value bkm1 = a.div(Scalars::at(b, l, v[0], {m, k, c}), akm1k);
+                    Value bk = a.div(Scalars::at(b, l, v[0], {m, k1, c}), akm1k);
+                    Value z = Scalars::put(b, l, a.div(a.sub(a.mul(ak, bkm1), bk), denom), v[0], {m, k, c});
+                    return {Scalars::put(b, l, a.div(a.sub(a.mul(akm1, bk), bkm1), denom), z, {m, k1, c})};
+                  })[0];
+                  b.create<scf::YieldOp>(l, ValueRange{y, k2});
+                },
+                [&](OpBuilder &b, Location l) {
+                  Arithmetic a(b, l);
+                  Value k1 = plusOne(b, l, k);
+                  Value y = exchangeRows(b, l, u[0], m, k, pivotRow(b, l, Scalars::at(b, l, pivots, {m, k})), width);
+                  y = Scalars(b, l).loop(k1, a.index(n), {y}, [&](OpBuilder &b, Location l, Value i, ValueRange v) -> Carried {
+                    Value f = Arithmetic(b, l).neg(lAt(b, l, i, k));
+                    return {addRows(b, l, v[0], m, i, k, plusOne(b, l, k), width,
+                                    [&](OpBuilder &, Location, Value) { return f; })};
+                  })[0];
+                  Value d = lAt(b, l, k, k);
+                  y = Scalars(b, l).loop(a.index(0), a.index(width), {y}, [&](OpBuilder &b, Location l, Value c, ValueRange v) -> Carried {
+                    Value z = Arithmetic(b, l).div(Scalars::at(b, l, v[0], {m, k, c}), d);
+                    return {Scalars::put(b, l, z, v[0], {m, k, c})};
+                  })[0];
+                  b.create<scf::YieldOp>(l, ValueRange{y, k1});
+                });
+            return Carried(step.getResults());
+          });
+      // L^T X = B, from the last pivot.
+      Carried backward = whileLoop(
+          b, l, {forward[0], Scalars(b, l).index(n - 1)},
+          [&](OpBuilder &b, Location l, ValueRange u) -> std::pair<Value, Carried> {
+            Arithmetic a(b, l);
+            return {a.icmp(arith::CmpIPredicate::sge, u[1], a.index(0)), Carried(u)};
+          },
+          [&](OpBuilder &b, Location l, ValueRange u) -> Carried {
+            Arithmetic a(b, l);
+            Value k = u[1], k1 = plusOne(b, l, k), end = a.index(n);
+            Value block = isBlock(b, l, k);
+            // B[k] -= sum over i > k of LD[i, k] B[i] (and row k - 1 with
+            // column k - 1 for a 2 x 2 block).
+            Value y = addRows(b, l, u[0], m, k, k1, end, width, [&](OpBuilder &b, Location l, Value i) {
+              return Arithmetic(b, l).neg(lAt(b, l, i, k));
+            });
+            auto second = b.create<scf::IfOp>(
+                l, block,
+                [&](OpBuilder &b, Location l) {
+                  Value k0 = Arithmetic(b, l).minus(k, Arithmetic(b, l).index(1));
+                  b.create<scf::YieldOp>(l, addRows(b, l, y, m, k0, k1, end, width, [&](OpBuilder &b, Location l, Value i) {
+                    return Arithmetic(b, l).neg(lAt(b, l, i, k0));
+                  }));
+                },
+                [&](OpBuilder &b, Location l) { b.create<scf::YieldOp>(l, y); });
+            y = exchangeRows(b, l, second.getResult(0), m, k, pivotRow(b, l, Scalars::at(b, l, pivots, {m, k})), width);
+            return {y, a.select(block, a.minus(k, a.index(2)), a.minus(k, a.index(1)))};
+          });
+      return {backward[0]};
+    })[0];
+    rewriter.replaceOp(op, x);
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::aten::populateBunchKaufmanPatterns(RewritePatternSet &patterns) {
-  patterns.add<LdlFactorLowering>(patterns.getContext());
+  patterns.add<LdlFactorLowering, LdlSolveLowering>(patterns.getContext());
 }

@@ -21,3 +21,17 @@ func.func @ldl(%a: tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, te
   %ld, %pivots, %info = aten.ldl_factor %a : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi64>)
   return %ld, %pivots, %info : tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi64>
 }
+
+// dsytrs: per matrix, a forward scf.while over the pivots (a negative
+// pivot: a 2 x 2 block) and a backward one from the last.
+// CHECK-LABEL: func @ldl_solve
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c2 {{.+}} -> (tensor<2x3x4xf64>)
+// CHECK: scf.while ({{.+}}) : (tensor<2x3x4xf64>, index)
+// CHECK: arith.cmpi slt
+// CHECK: scf.if
+// CHECK: scf.while ({{.+}}) : (tensor<2x3x4xf64>, index)
+// CHECK: arith.cmpi sge
+func.func @ldl_solve(%ld: tensor<2x3x3xf64>, %p: tensor<2x3xi64>, %b: tensor<2x3x4xf64>) -> tensor<2x3x4xf64> {
+  %x = aten.ldl_solve %ld, %p, %b : (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x3x4xf64>) -> tensor<2x3x4xf64>
+  return %x : tensor<2x3x4xf64>
+}

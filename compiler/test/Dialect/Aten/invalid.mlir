@@ -1299,3 +1299,11 @@ func.func @ldl_factor_pivots(%a: tensor<2x3x3xf32>) -> tensor<2x3xi32> {
       : (tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x3xi32>, tensor<2x1xi64>)
   return %pivots : tensor<2x3xi32>
 }
+
+// -----
+
+func.func @ldl_solve_pivots(%ld: tensor<2x3x3xf32>, %p: tensor<2x3xi32>, %b: tensor<2x3x1xf32>) -> tensor<2x3x1xf32> {
+  // expected-error @+1 {{pivots must be (N, n) i64}}
+  %x = aten.ldl_solve %ld, %p, %b : (tensor<2x3x3xf32>, tensor<2x3xi32>, tensor<2x3x1xf32>) -> tensor<2x3x1xf32>
+  return %x : tensor<2x3x1xf32>
+}

@@ -2,7 +2,7 @@
 //
 // This file implements the verifiers of aten.lu_factor, lu_permutation,
 // linalg_solve, triangular_solve, qr, geqrf, householder_product, ormqr,
-// ldl_factor, eigvalsh, eigh, eigvals, eig, svdvals, svd, cholesky and matrix_exp: batches of f32 or
+// ldl_factor, ldl_solve, eigvalsh, eigh, eigvals, eig, svdvals, svd, cholesky and matrix_exp: batches of f32 or
 // f64 matrices of order at most kMaxLuOrder, the bound of their scalar
 // loops' cubic work (lu_permutation's operand is getrf's i64 pivots).
 //
@@ -218,6 +218,16 @@ LogicalResult LdlFactorOp::verify() {
   auto info = cast<RankedTensorType>(getInfo().getType());
   if (!info.getElementType().isInteger(64) || info.getShape() != ArrayRef<int64_t>{in[0], 1})
     return emitOpError("info must be (B, 1) i64");
+  return success();
+}
+
+LogicalResult LdlSolveOp::verify() {
+  if (failed(verifySolve(*this, getLd(), getRhs(), getType())))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getLd());
+  auto pivots = cast<RankedTensorType>(getPivots().getType());
+  if (!pivots.getElementType().isInteger(64) || pivots.getShape() != ArrayRef<int64_t>{in[0], in[1]})
+    return emitOpError("pivots must be (N, n) i64");
   return success();
 }
 

@@ -462,6 +462,30 @@ def Aten_LdlFactorOp : Aten_Op<"ldl_factor", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_LdlSolveOp : Aten_Op<"ldl_solve", [Pure]> {
+  let summary = "Solves A X = B from aten.ldl_factor's LD and pivots.";
+  let description = [{
+    LAPACK's sytrs ('L') for each matrix of a batch: `ld` (N, n, n) and
+    `pivots` (N, n, i64, LAPACK's signed 1-based pivots) as aten.ldl_factor
+    gives them, `rhs` (N, n, k) of ld's element type; the result has rhs's
+    type. Forward through L D (each pivot's row interchange, the
+    multipliers, then D's 1 x 1 or 2 x 2 block), then back through L^T and
+    the interchanges in reverse. kiln-convert-aten-to-linalg writes it as
+    scalar loops over B's rows (BunchKaufman.cpp), so n is at most 512.
+
+    Example:
+    ```mlir
+    %x = aten.ldl_solve %ld, %pivots, %b
+        : (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x3x4xf64>) -> tensor<2x3x4xf64>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$ld, AnyStaticShapeTensor:$pivots,
+                       AnyStaticShapeTensor:$rhs);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$ld `,` $pivots `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_SvdvalsOp : Aten_Op<"svdvals", [Pure]> {
   let summary = "The singular values of a batch of matrices, descending.";
   let description = [{
