@@ -287,7 +287,7 @@ def test_raw_grpc_response_carries_the_placement(client):
 class Whitened(torch.nn.Module):
     """A linear layer, then a solve against its own Gram matrix and that
     matrix's LDL factor: torch exports both error checks through an effect
-    token, and Kiln compiles the solve but not the LDL factorisation."""
+    token, and Kiln compiles both."""
 
     def __init__(self):
         super().__init__()
@@ -299,22 +299,45 @@ class Whitened(torch.nn.Module):
         return torch.linalg.solve(gram, h.mT).mT * 2, torch.linalg.ldl_factor(gram)[0] + 1
 
 
-def test_an_ldl_factor_runs_on_the_cpu_around_its_dropped_check(client):
-    """The check's effect token never reaches kilnd: without fallback the
-    compile names the factorisation Kiln lacks, with it that runs in
-    PyTorch and the rest (the solve among it) on the target, matching
-    eager."""
+def test_an_ldl_factor_compiles_whole_with_its_check_dropped(client):
+    """The check's effect token never reaches kilnd, and the factorisation
+    compiles with the rest: one graph on the target, matching eager."""
     torch.manual_seed(5)
     model, x = Whitened().eval(), torch.randn(5, 6)
-    ep = torch.export.export(model, (x,))
+    compiled = client.compile(torch.export.export(model, (x,)), target="cpu")
+    assert not compiled.partitioned
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), model(x), rtol=RTOL, atol=ATOL)
+
+
+class WhitenedPastTheBound(torch.nn.Module):
+    """An LDL factorisation past the loops' order bound (512), beside a
+    projection Kiln compiles."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(6, 4)
+
+    def forward(self, x, a):
+        return self.proj(x) * 2, torch.linalg.ldl_factor(a + a.mT)[0] + 1
+
+
+def test_an_ldl_factor_past_the_bound_runs_on_the_cpu_around_its_dropped_check(client):
+    """Without fallback the compile names the factorisation Kiln cannot
+    take; with it that runs in PyTorch (its check's effect token dropped)
+    and the rest on the target, matching eager."""
+    torch.manual_seed(5)
+    model = WhitenedPastTheBound().eval()
+    x, a = torch.randn(5, 6), torch.randn(520, 520, dtype=torch.float64)
+    ep = torch.export.export(model, (x, a))
     with pytest.raises(kiln.UnimplementedError) as err:
         client.compile(ep, target="cpu")
-    assert "linalg_ldl_factor_ex" in str(err.value)
+    assert "linalg_ldl_factor_ex" in str(err.value) and "at most 512" in str(err.value)
     compiled = client.compile(ep, target="cpu", fallback="cpu")
     assert compiled.partitioned
     assert all("ldl" in n.op for n in compiled.placement.cpu_nodes), compiled.placement.cpu_nodes
     with torch.no_grad():
-        torch.testing.assert_close(compiled(x), model(x), rtol=RTOL, atol=ATOL)
+        torch.testing.assert_close(compiled(x, a), model(x, a), rtol=RTOL, atol=ATOL)
 
 
 class PastTheOrderBound(torch.nn.Module):
