@@ -237,13 +237,6 @@ struct LdlFactorLowering : OpConversionPattern<LdlFactorOp> {
   }
 };
 
-/// Rows p and q of matrix m of `x` (N, n, k) exchanged.
-Value exchangeRows(OpBuilder &b, Location l, Value x, Value m, Value p, Value q, int64_t width) {
-  return swapEntries(b, l, x, width, [&](Value c, int which) {
-    return SmallVector<Value>{m, which ? q : p, c};
-  });
-}
-
 /// Row `row` of matrix m of `x` += sum over i in [from, to) of coef(i) x[i].
 Value addRows(OpBuilder &b, Location loc, Value x, Value m, Value row, Value from, Value to,
               int64_t width, function_ref<Value(OpBuilder &, Location, Value)> coef) {
@@ -305,7 +298,7 @@ struct LdlSolveLowering : OpConversionPattern<LdlSolveOp> {
                 [&](OpBuilder &b, Location l) {
                   Arithmetic a(b, l);
                   Value k1 = plusOne(b, l, k), k2 = plusOne(b, l, k1);
-                  Value y = exchangeRows(b, l, u[0], m, k1, pivotRow(b, l, Scalars::at(b, l, pivots, {m, k})), width);
+                  Value y = swapRows(b, l, u[0], m, k1, pivotRow(b, l, Scalars::at(b, l, pivots, {m, k})));
                   // Rows below the block: B[i] -= LD[i, k] B[k] + LD[i, k+1] B[k+1].
                   y = Scalars(b, l).loop(k2, a.index(n), {y}, [&](OpBuilder &b, Location l, Value i, ValueRange v) -> Carried {
                     Arithmetic a(b, l);
@@ -328,7 +321,7 @@ struct LdlSolveLowering : OpConversionPattern<LdlSolveOp> {
                 [&](OpBuilder &b, Location l) {
                   Arithmetic a(b, l);
                   Value k1 = plusOne(b, l, k);
-                  Value y = exchangeRows(b, l, u[0], m, k, pivotRow(b, l, Scalars::at(b, l, pivots, {m, k})), width);
+                  Value y = swapRows(b, l, u[0], m, k, pivotRow(b, l, Scalars::at(b, l, pivots, {m, k})));
                   y = Scalars(b, l).loop(k1, a.index(n), {y}, [&](OpBuilder &b, Location l, Value i, ValueRange v) -> Carried {
                     Value f = Arithmetic(b, l).neg(lAt(b, l, i, k));
                     return {addRows(b, l, v[0], m, i, k, plusOne(b, l, k), width,
@@ -368,7 +361,7 @@ struct LdlSolveLowering : OpConversionPattern<LdlSolveOp> {
                   }));
                 },
                 [&](OpBuilder &b, Location l) { b.create<scf::YieldOp>(l, y); });
-            y = exchangeRows(b, l, second.getResult(0), m, k, pivotRow(b, l, Scalars::at(b, l, pivots, {m, k})), width);
+            y = swapRows(b, l, second.getResult(0), m, k, pivotRow(b, l, Scalars::at(b, l, pivots, {m, k})));
             return {y, a.select(block, a.minus(k, a.index(2)), a.minus(k, a.index(1)))};
           });
       return {backward[0]};
