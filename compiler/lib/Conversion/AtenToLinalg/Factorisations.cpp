@@ -20,8 +20,8 @@
 //   the second from given reflectors, ormqr dorm2r's application of them
 //   to another matrix): reflector j (dlarfg) maps column j's
 //   entries from row j down to (beta, 0, ...): none when those below the
-//   diagonal are all 0 (tau = 0), else beta = -sign(a[j, j]) * norm (the
-//   norm scaled by the column's largest |entry|, as dnrm2 scales it),
+//   diagonal are all 0 (tau = 0), else beta = -sign(a[j, j]) *
+//   dlapy2(a[j, j], dnrm2(x)) (MatrixLoops' householder),
 //   tau = (beta - a[j, j]) / beta and v = (1, x / (a[j, j] - beta)); it is
 //   applied to the columns to its right, and Q is the reflectors applied
 //   in reverse order to the identity's first columns.
@@ -305,37 +305,15 @@ Carried geqr2(OpBuilder &b, Location loc, Value a, Value taus, Value w, Value m,
         Value below = plusOne(b, l, j);
         Value a = t[0];
         Value alpha = Scalars::at(b, l, a, {m, j, j});
-        // The column's norm from row j down, scaled by its largest |entry|
-        // as dnrm2 and dlapy2 scale (no square overflows or underflows);
-        // nothing to reflect when the entries below the diagonal are all 0.
-        Value tailMax = s.loop(below, s.index(rows), {zero},
-                               [&](OpBuilder &b, Location l, Value i, ValueRange w) -> Carried {
-                                 Value x = b.create<math::AbsFOp>(
-                                     l, Scalars::at(b, l, a, {m, i, j}));
-                                 return {b.create<arith::MaximumFOp>(l, w[0], x)};
-                               })[0];
-        Value nothing = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, tailMax, zero);
-        Value largest = b.create<arith::MaximumFOp>(l, tailMax, b.create<math::AbsFOp>(l, alpha));
-        Value unit = b.create<arith::SelectOp>(l, nothing, one, largest);
-        Value tail = s.loop(below, s.index(rows), {zero},
-                            [&](OpBuilder &b, Location l, Value i, ValueRange w) -> Carried {
-                              Value x = b.create<arith::DivFOp>(
-                                  l, Scalars::at(b, l, a, {m, i, j}), unit);
-                              return {b.create<arith::AddFOp>(l, w[0],
-                                                              b.create<arith::MulFOp>(l, x, x))};
-                            })[0];
-        Value head = b.create<arith::DivFOp>(l, alpha, unit);
-        Value norm = b.create<arith::MulFOp>(
-            l, unit,
-            b.create<math::SqrtOp>(
-                l, b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, head, head), tail)));
-        Value beta = b.create<arith::NegFOp>(l, b.create<math::CopySignOp>(l, norm, alpha));
-        beta = b.create<arith::SelectOp>(l, nothing, alpha, beta);
-        Value tauJ = b.create<arith::SelectOp>(
-            l, nothing, zero,
-            b.create<arith::DivFOp>(l, b.create<arith::SubFOp>(l, beta, alpha), beta));
-        Value scale = b.create<arith::SelectOp>(
-            l, nothing, one, b.create<arith::DivFOp>(l, one, b.create<arith::SubFOp>(l, alpha, beta)));
+        // dlarfg on the column from row j down, its tail's norm scaled as
+        // dnrm2 scales it (no square overflows or underflows); nothing to
+        // reflect when the entries below the diagonal are all 0.
+        Limits c(b, l, element);
+        Value tailNorm = scaledNorm(b, l, below, s.index(rows), c, [&](OpBuilder &b, Location l, Value i) {
+          return Scalars::at(b, l, a, {m, i, j});
+        });
+        Householder h = householder(b, l, alpha, tailNorm, c);
+        Value beta = h.beta, tauJ = h.tau, scale = h.scale;
         a = s.loop(below, s.index(rows), {a},
                    [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
                      Value x = b.create<arith::MulFOp>(l, Scalars::at(b, l, u[0], {m, i, j}), scale);

@@ -333,24 +333,11 @@ std::pair<Value, Value> francisSweep(OpBuilder &b, Location loc, const Matrix &m
 
 } // namespace
 
-Value hypotenuse(OpBuilder &b, Location l, Value x, Value y, const Limits &c) {
-  Arithmetic a(b, l);
-  Value ax = a.abs(x), ay = a.abs(y);
-  Value big = a.max(ax, ay), small = a.min(ax, ay);
-  Value ratio = a.div(small, big);
-  return a.select(a.eq(big, c.zero), c.zero,
-                  a.mul(big, a.sqrt(a.add(c.one, a.mul(ratio, ratio)))));
-}
-
 std::array<Value, 4> reflector3(OpBuilder &b, Location l, Value alpha, Value x1, Value x2,
                                 const Limits &c) {
   Arithmetic a(b, l);
-  Value xnorm = hypotenuse(b, l, x1, x2, c);
-  Value nothing = a.eq(xnorm, c.zero);
-  Value beta = a.neg(a.copySign(hypotenuse(b, l, alpha, xnorm, c), alpha));
-  Value tau = a.select(nothing, c.zero, a.div(a.sub(beta, alpha), beta));
-  Value scale = a.select(nothing, c.one, a.div(c.one, a.sub(alpha, beta)));
-  return {tau, a.select(nothing, alpha, beta), a.mul(x1, scale), a.mul(x2, scale)};
+  Householder h = householder(b, l, alpha, hypotenuse(b, l, x1, x2, c), c);
+  return {h.tau, h.beta, a.mul(x1, h.scale), a.mul(x2, h.scale)};
 }
 
 /// (x, y) <- (cs x + sn y, cs y - sn x) for x = t[p(j)], y = t[q(j)], j in

@@ -158,30 +158,6 @@ Carried isolateEigenvalues(OpBuilder &b, Location loc, const Matrix &mat, Value 
   return {columnsDone[0], columnsDone[1], columnsDone[2], last};
 }
 
-/// The largest |entry(x)| for x in [lo, hi).
-Value largestMagnitude(OpBuilder &b, Location loc, Value lo, Value hi, const Limits &c,
-                       function_ref<Value(OpBuilder &, Location, Value)> entry) {
-  return Scalars(b, loc).loop(lo, hi, {c.zero}, [&](OpBuilder &b, Location l, Value x, ValueRange u) -> Carried {
-    return {Arithmetic(b, l).max(u[0], Arithmetic(b, l).abs(entry(b, l, x)))};
-  })[0];
-}
-
-/// The 2-norm of entry(x) for x in [lo, hi), scaled by the largest |entry|
-/// (no square overflows or underflows).
-Value scaledNorm(OpBuilder &b, Location loc, Value lo, Value hi, const Limits &c,
-                 function_ref<Value(OpBuilder &, Location, Value)> entry) {
-  Scalars s(b, loc);
-  Arithmetic a(b, loc);
-  Value largest = largestMagnitude(b, loc, lo, hi, c, entry);
-  Value unit = a.select(a.eq(largest, c.zero), c.one, largest);
-  Value squares = s.loop(lo, hi, {c.zero}, [&](OpBuilder &b, Location l, Value x, ValueRange u) -> Carried {
-    Arithmetic a(b, l);
-    Value y = a.div(entry(b, l, x), unit);
-    return {a.add(u[0], a.mul(y, y))};
-  })[0];
-  return a.mul(unit, a.sqrt(squares));
-}
-
 /// dgebal's scaling of the active block [first, last]: sweeps over its rows
 /// and columns i, each scaled by a power of 2, f, that brings the column's
 /// and row's norms (c f, r / f) within a factor 2 of each other, when that
@@ -322,10 +298,8 @@ Carried hessenberg(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value
     auto column = [&](OpBuilder &b, Location l, Value x) { return mat.at(b, l, h, x, i); };
     Value alpha = mat.at(b, l, h, head, i);
     Value tailNorm = scaledNorm(b, l, below, end, c, column);
-    std::array<Value, 4> reflector = reflector3(b, l, alpha, tailNorm, c.zero, c);
-    Value tau = reflector[0], beta = reflector[1];
-    Value nothing = a.eq(tailNorm, c.zero);
-    Value scale = a.select(nothing, c.one, a.div(c.one, a.sub(alpha, beta)));
+    Householder reflector = householder(b, l, alpha, tailNorm, c);
+    Value tau = reflector.tau, beta = reflector.beta, scale = reflector.scale;
     // v = (1, x scale) from row i + 1; the column below the subdiagonal
     // becomes (beta, 0, ...).
     v = Scalars::put(b, l, c.one, v, {head});

@@ -2,16 +2,15 @@
 //
 // This file declares what the lowering of aten.eigvals and aten.eig
 // (GeneralEigen.cpp) shares with dlahqr's Francis QR sweeps (FrancisQr.cpp):
-// reads of one matrix of the batch, the element type's limits, dlarfg for
-// three entries, and the QR loop itself.
+// reads of one matrix of the batch, dlarfg for three entries, and the QR
+// loop itself.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ScalarLoops.h"
+#include "MatrixLoops.h"
 
 #include <array>
-#include <limits>
 
 namespace kiln::aten {
 
@@ -29,28 +28,6 @@ struct Matrix {
     return Scalars::put(b, l, v, t, {m, i, j});
   }
 };
-
-/// The element type's constants the algorithms test against (ulp is
-/// LAPACK's DLAMCH('P'), safmin its DLAMCH('S')).
-struct Limits {
-  mlir::Value zero, one, two, half, ulp, safmin;
-
-  Limits(mlir::OpBuilder &b, mlir::Location l, mlir::Type element) {
-    Scalars s(b, l);
-    const bool f32 = element.isF32();
-    zero = s.number(element, 0.0);
-    one = s.number(element, 1.0);
-    two = s.number(element, 2.0);
-    half = s.number(element, 0.5);
-    ulp = epsilonOf(b, l, element);
-    safmin = s.number(element, f32 ? std::numeric_limits<float>::min()
-                                   : std::numeric_limits<double>::min());
-  }
-};
-
-/// sqrt(x^2 + y^2) as dlapy2 computes it (no square overflows); 0 for 0.
-mlir::Value hypotenuse(mlir::OpBuilder &b, mlir::Location l, mlir::Value x, mlir::Value y,
-                       const Limits &c);
 
 /// dlarfg for alpha and x = (x1, x2): H (alpha, x) = (beta, 0, 0) with
 /// H = I - tau (1, v) (1, v)^T. Returns tau, beta, v1, v2 (none: tau 0,

@@ -16,6 +16,44 @@ using namespace mlir;
 
 namespace kiln::aten {
 
+Value largestMagnitude(OpBuilder &b, Location loc, Value lo, Value hi, const Limits &c,
+                       EntryAt entry) {
+  return Scalars(b, loc).loop(lo, hi, {c.zero}, [&](OpBuilder &b, Location l, Value x, ValueRange u) -> Carried {
+    return {Arithmetic(b, l).max(u[0], Arithmetic(b, l).abs(entry(b, l, x)))};
+  })[0];
+}
+
+Value scaledNorm(OpBuilder &b, Location loc, Value lo, Value hi, const Limits &c, EntryAt entry) {
+  Scalars s(b, loc);
+  Arithmetic a(b, loc);
+  Value largest = largestMagnitude(b, loc, lo, hi, c, entry);
+  Value unit = a.select(a.eq(largest, c.zero), c.one, largest);
+  Value squares = s.loop(lo, hi, {c.zero}, [&](OpBuilder &b, Location l, Value x, ValueRange u) -> Carried {
+    Arithmetic a(b, l);
+    Value y = a.div(entry(b, l, x), unit);
+    return {a.add(u[0], a.mul(y, y))};
+  })[0];
+  return a.mul(unit, a.sqrt(squares));
+}
+
+Value hypotenuse(OpBuilder &b, Location l, Value x, Value y, const Limits &c) {
+  Arithmetic a(b, l);
+  Value ax = a.abs(x), ay = a.abs(y);
+  Value big = a.max(ax, ay), small = a.min(ax, ay);
+  Value none = a.eq(big, c.zero);
+  Value ratio = a.div(small, big);
+  return a.select(none, c.zero, a.mul(big, a.sqrt(a.add(c.one, a.mul(ratio, ratio)))));
+}
+
+Householder householder(OpBuilder &b, Location l, Value alpha, Value tailNorm, const Limits &c) {
+  Arithmetic a(b, l);
+  Value nothing = a.eq(tailNorm, c.zero);
+  Value beta = a.neg(a.copySign(hypotenuse(b, l, alpha, tailNorm, c), alpha));
+  return {a.select(nothing, c.zero, a.div(a.sub(beta, alpha), beta)),
+          a.select(nothing, alpha, beta),
+          a.select(nothing, c.one, a.div(c.one, a.sub(alpha, beta)))};
+}
+
 /// Swaps rows i and k of matrix m of the (N, rows, cols) tensor `t`.
 Value swapRows(OpBuilder &b, Location loc, Value t, Value m, Value i, Value k) {
   int64_t cols = cast<RankedTensorType>(t.getType()).getDimSize(2);

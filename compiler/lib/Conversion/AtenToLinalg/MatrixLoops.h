@@ -4,8 +4,9 @@
 // (SymmetricEigen.cpp, Jacobi.cpp, Factorisations.cpp) share above
 // ScalarLoops.h: rows as vectors (swaps, rotations, dot products, a sort
 // that moves them with their values), a matrix scaled to unit max,
-// identity matrices, transposed batches, and a Householder reflector applied
-// row by row.
+// identity matrices, transposed batches, the element type's limits, scaled
+// norms (dnrm2, dlapy2), and Householder reflectors: made (dlarfg) and
+// applied row by row (dlarf).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -14,7 +15,56 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <limits>
+
 namespace kiln::aten {
+
+/// The element type's constants the algorithms test against (ulp is
+/// LAPACK's DLAMCH('P'), safmin its DLAMCH('S')).
+struct Limits {
+  mlir::Value zero, one, two, half, ulp, safmin;
+
+  Limits(mlir::OpBuilder &b, mlir::Location l, mlir::Type element) {
+    Scalars s(b, l);
+    const bool f32 = element.isF32();
+    zero = s.number(element, 0.0);
+    one = s.number(element, 1.0);
+    two = s.number(element, 2.0);
+    half = s.number(element, 0.5);
+    ulp = epsilonOf(b, l, element);
+    safmin = s.number(element, f32 ? std::numeric_limits<float>::min()
+                                   : std::numeric_limits<double>::min());
+  }
+};
+
+/// What reads entry x of a vector inside a loop.
+using EntryAt = llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::Value)>;
+
+/// The largest |entry(x)| for x in [lo, hi) (0 when the range is empty).
+mlir::Value largestMagnitude(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lo, mlir::Value hi,
+                             const Limits &c, EntryAt entry);
+
+/// The 2-norm of entry(x) for x in [lo, hi), scaled by the largest |entry|
+/// as dnrm2 scales it (no square overflows or underflows).
+mlir::Value scaledNorm(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lo, mlir::Value hi,
+                       const Limits &c, EntryAt entry);
+
+/// sqrt(x^2 + y^2) as dlapy2 computes it (no square overflows); 0 for 0.
+mlir::Value hypotenuse(mlir::OpBuilder &b, mlir::Location l, mlir::Value x, mlir::Value y,
+                       const Limits &c);
+
+/// dlarfg's reflector H = I - tau (1, v) (1, v)^T with H (alpha, x) =
+/// (beta, 0, ...) and v = x scale.
+struct Householder {
+  mlir::Value tau, beta, scale;
+};
+
+/// dlarfg for alpha and a tail x of 2-norm `tailNorm` (scaledNorm's):
+/// beta = -sign(alpha) hypotenuse(alpha, tailNorm), tau = (beta - alpha) /
+/// beta, scale = 1 / (alpha - beta); none (tau 0, beta alpha, scale 1)
+/// when the tail is 0.
+Householder householder(mlir::OpBuilder &b, mlir::Location l, mlir::Value alpha,
+                        mlir::Value tailNorm, const Limits &c);
 
 /// Swaps rows i and k of matrix m of the (N, rows, cols) tensor `t`.
 mlir::Value swapRows(mlir::OpBuilder &b, mlir::Location loc, mlir::Value t, mlir::Value m, mlir::Value i, mlir::Value k);

@@ -8,8 +8,8 @@
 //   largest |entry| (no square overflows; the values are scaled back).
 // - dsytd2 reduces it to a tridiagonal T = Q^T A Q: reflector H_k (k < n -
 //   2) maps row k's entries past the diagonal, (alpha, x), to (beta, 0,
-//   ...) as dlarfg does (beta = -sign(alpha) |(alpha, x)|, the norm scaled
-//   by the largest |entry|; none when x is 0), and the trailing matrix
+//   ...) as dlarfg does (MatrixLoops' householder: beta = -sign(alpha)
+//   dlapy2(alpha, dnrm2(x)); none when x is 0), and the trailing matrix
 //   becomes H A22 H: p = tau A22 v, w = p - (tau / 2) (p . v) v, A22 -= v
 //   w^T + w v^T, row by row. v (its 1 at k + 1) stays in row k.
 // - eigh forms Q = H_0 ... H_{n-3} backwards from the identity (dorgtr),
@@ -65,43 +65,15 @@ Value symmetricFromLower(OpBuilder &b, Location l, Value a, Value m, int64_t n) 
                      })[0];
 }
 
-/// The values of a reflector step: tau, beta, and the scale that turns x
-/// into v's tail.
-struct Reflector {
-  Value tau, beta, scale;
-};
-
-/// dlarfg for (alpha, row k of `a` from column k + 2): beta = -sign(alpha)
-/// |(alpha, x)|, the norm scaled by the largest |entry| as dnrm2 scales it;
-/// none (tau 0, beta alpha) when x is 0.
-Reflector reflectorFor(OpBuilder &b, Location l, Value a, Value m, Value k, int64_t n) {
+/// dlarfg for (alpha, row k of `a` from column k + 2), alpha = a[m, k, k + 1].
+Householder reflectorFor(OpBuilder &b, Location l, Value a, Value m, Value k, int64_t n) {
   Scalars s(b, l);
-  Type element = cast<RankedTensorType>(a.getType()).getElementType();
-  Value zero = s.number(element, 0.0), one = s.number(element, 1.0);
-  Value next = plusOne(b, l, k), from = plusOne(b, l, next), end = s.index(n);
-  Value alpha = Scalars::at(b, l, a, {m, k, next});
-  Value tailMax = s.loop(from, end, {zero}, [&](OpBuilder &b, Location l, Value j, ValueRange w) -> Carried {
-    return {b.create<arith::MaximumFOp>(l, w[0],
-                                        b.create<math::AbsFOp>(l, Scalars::at(b, l, a, {m, k, j})))};
-  })[0];
-  Value nothing = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, tailMax, zero);
-  Value largest = b.create<arith::MaximumFOp>(l, tailMax, b.create<math::AbsFOp>(l, alpha));
-  Value unit = b.create<arith::SelectOp>(l, nothing, one, largest);
-  Value tail = s.loop(from, end, {zero}, [&](OpBuilder &b, Location l, Value j, ValueRange w) -> Carried {
-    Value x = b.create<arith::DivFOp>(l, Scalars::at(b, l, a, {m, k, j}), unit);
-    return {b.create<arith::AddFOp>(l, w[0], b.create<arith::MulFOp>(l, x, x))};
-  })[0];
-  Value head = b.create<arith::DivFOp>(l, alpha, unit);
-  Value norm = b.create<arith::MulFOp>(
-      l, unit,
-      b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, b.create<arith::MulFOp>(l, head, head), tail)));
-  Value beta = b.create<arith::SelectOp>(
-      l, nothing, alpha, b.create<arith::NegFOp>(l, b.create<math::CopySignOp>(l, norm, alpha)));
-  Value tau = b.create<arith::SelectOp>(
-      l, nothing, zero, b.create<arith::DivFOp>(l, b.create<arith::SubFOp>(l, beta, alpha), beta));
-  Value scale = b.create<arith::SelectOp>(
-      l, nothing, one, b.create<arith::DivFOp>(l, one, b.create<arith::SubFOp>(l, alpha, beta)));
-  return {tau, beta, scale};
+  Limits c(b, l, cast<RankedTensorType>(a.getType()).getElementType());
+  Value next = plusOne(b, l, k), from = plusOne(b, l, next);
+  Value tailNorm = scaledNorm(b, l, from, s.index(n), c, [&](OpBuilder &b, Location l, Value j) {
+    return Scalars::at(b, l, a, {m, k, j});
+  });
+  return householder(b, l, Scalars::at(b, l, a, {m, k, next}), tailNorm, c);
 }
 
 /// dsytd2 (lower) on matrix m of `a` (N, n, n, symmetric, both triangles
@@ -121,7 +93,7 @@ Carried tridiagonalise(OpBuilder &b, Location loc, Value a, Value d, Value e, Va
         Scalars s(b, l);
         Value a = c[0], p = c[3];
         Value next = plusOne(b, l, k), from = plusOne(b, l, next);
-        Reflector h = reflectorFor(b, l, a, m, k, n);
+        Householder h = reflectorFor(b, l, a, m, k, n);
         // v = (1, x * scale) in row k from column k + 1.
         a = s.loop(from, end, {a}, [&](OpBuilder &b, Location l, Value j, ValueRange u) -> Carried {
           Value x = b.create<arith::MulFOp>(l, Scalars::at(b, l, u[0], {m, k, j}), h.scale);
@@ -255,19 +227,12 @@ Tridiagonal qlStep(OpBuilder &b, Location loc, Tridiagonal t, Value m, Value l0,
   Type element = cast<RankedTensorType>(t.d.getType()).getElementType();
   Value zero = s.number(element, 0.0), one = s.number(element, 1.0), two = s.number(element, 2.0);
   auto at = [&](OpBuilder &b, Location l, Value v, Value i) { return Scalars::at(b, l, v, {m, i}); };
-  // sqrt(x^2 + y^2) as dlapy2 computes it, big * sqrt(1 + (small / big)^2),
-  // so that no square underflows: a block of entries 1e-20 of the largest
-  // (f32) would otherwise give rotations of a subnormal or zero radius.
-  auto radius = [&](OpBuilder &b, Location l, Value x, Value y) -> Value {
-    Value ax = b.create<math::AbsFOp>(l, x), ay = b.create<math::AbsFOp>(l, y);
-    Value big = b.create<arith::MaximumFOp>(l, ax, ay);
-    Value small = b.create<arith::MinimumFOp>(l, ax, ay);
-    Value ratio = b.create<arith::DivFOp>(l, small, big);
-    Value scaled = b.create<arith::MulFOp>(
-        l, big,
-        b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, one, b.create<arith::MulFOp>(l, ratio, ratio))));
-    Value none = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, big, zero);
-    return b.create<arith::SelectOp>(l, none, zero, scaled);
+  // Radii as dlapy2 computes them (hypotenuse), so that no square
+  // underflows: a block of entries 1e-20 of the largest (f32) would
+  // otherwise give rotations of a subnormal or zero radius.
+  Limits limits(b, loc, element);
+  auto radius = [&](OpBuilder &b, Location l, Value x, Value y) {
+    return hypotenuse(b, l, x, y, limits);
   };
   Value dl = at(b, loc, t.d, l0), el = at(b, loc, t.e, l0);
   Value g0 = b.create<arith::DivFOp>(

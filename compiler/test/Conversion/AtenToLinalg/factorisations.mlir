@@ -102,9 +102,9 @@ func.func @cholesky(%a: tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x1xi64
   return %l, %info : tensor<2x3x3xf32>, tensor<2x1xi64>
 }
 
-// dgeqr2 then dorg2r: each reflector from the column's norm, scaled by
-// its largest |entry| (none when the entries below the diagonal are all
-// 0), beta = -copysign(norm, a[j, j]), applied to the columns to its
+// dgeqr2 then dorg2r: each reflector (dlarfg) from the norm of the column
+// below the diagonal, scaled by its largest |entry| (none when that norm
+// is 0), beta = -copysign(dlapy2(a[j, j], norm), a[j, j]), applied to the columns to its
 // right as dlarf does, along contiguous rows: w = a[j, :] + the rows below
 // times v, w *= tau, then a[j, :] -= w and each row below -= v_i w (a
 // scratch row, carried); R the upper triangle; Q the identity's columns
@@ -115,13 +115,17 @@ func.func @cholesky(%a: tensor<2x3x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x1xi64
 // CHECK: scf.for %[[J:.+]] = %{{.+}} to %c2
 // CHECK: %[[TAILMAX:.+]] = scf.for
 // CHECK: arith.maximumf
-// CHECK: %[[NONE:.+]] = arith.cmpf oeq, %[[TAILMAX]]
-// CHECK: %[[UNIT:.+]] = arith.select %[[NONE]]
+// CHECK: %[[ZEROS:.+]] = arith.cmpf oeq, %[[TAILMAX]]
+// CHECK: %[[UNIT:.+]] = arith.select %[[ZEROS]]
 // CHECK: %[[TAIL:.+]] = scf.for
 // CHECK: arith.divf %{{.+}}, %[[UNIT]]
-// CHECK: %[[ROOT:.+]] = math.sqrt
+// CHECK: %[[ROOT:.+]] = math.sqrt %[[TAIL]]
 // CHECK: %[[NORM:.+]] = arith.mulf %[[UNIT]], %[[ROOT]]
-// CHECK: %[[SIGNED:.+]] = math.copysign %[[NORM]]
+// CHECK: %[[NONE:.+]] = arith.cmpf oeq, %[[NORM]]
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+// CHECK: %[[RADIUS:.+]] = arith.select
+// CHECK: %[[SIGNED:.+]] = math.copysign %[[RADIUS]]
 // CHECK: %[[BETA:.+]] = arith.negf %[[SIGNED]]
 // CHECK: arith.select %[[NONE]], %{{.+}}, %[[BETA]]
 // CHECK: %[[W:.+]] = scf.for %{{.+}} = %{{.+}} to %c2{{.*}} -> (tensor<3xf32>)

@@ -1,8 +1,8 @@
 // RUN: kiln-opt %s -kiln-convert-aten-to-linalg | FileCheck %s
 
 // dsyev in scalar loops: the matrix made symmetric and scaled to unit max;
-// n - 2 Householder reflectors (dlarfg from row k past the diagonal, none
-// when its tail is 0), each applied as p = tau A22 v, w = p - (tau / 2)
+// n - 2 Householder reflectors (dlarfg from row k past the diagonal: its
+// tail's scaled norm, dlapy2 with alpha; none when the tail is 0), each applied as p = tau A22 v, w = p - (tau / 2)
 // (p . v) v and the rank-2 update A22 -= v w^T + w v^T row by row; then,
 // per eigenvalue, up to 40 QL steps: the first negligible off-diagonal
 // entry (|e[m]| <= eps (|d[m]| + |d[m+1]|)) ends them when it is e[l],
@@ -12,7 +12,9 @@
 // selection-sorted ascending.
 // CHECK-LABEL: func @eigvalsh
 // CHECK: scf.for %{{.+}} = %{{.+}} to %c2 {{.+}} -> (tensor<1x4x4xf64>, tensor<1x4xf64>, tensor<1x4xf64>, tensor<4xf64>)
-// CHECK: %[[NONE:.+]] = arith.cmpf oeq
+// CHECK: %[[ROOT:.+]] = math.sqrt
+// CHECK: %[[NORM:.+]] = arith.mulf %{{.+}}, %[[ROOT]]
+// CHECK: %[[NONE:.+]] = arith.cmpf oeq, %[[NORM]]
 // CHECK: math.sqrt
 // CHECK: %[[SIGNED:.+]] = math.copysign
 // CHECK: %[[BETA:.+]] = arith.negf %[[SIGNED]]
@@ -36,8 +38,8 @@
 // CHECK: scf.for {{.+}} -> (tensor<1x4xf64>, tensor<1x4xf64>, f64, f64, f64, f64, i1)
 // CHECK: %[[BIG:.+]] = arith.maximumf
 // CHECK: arith.minimumf
-// CHECK: math.sqrt
 // CHECK: %[[NONE:.+]] = arith.cmpf oeq, %[[BIG]]
+// CHECK: math.sqrt
 // CHECK: %[[R:.+]] = arith.select %[[NONE]]
 // CHECK: arith.cmpf oeq, %[[R]]
 // CHECK: arith.select %[[QL]]#2, %cst{{.*}}, %{{.+}} : f64
