@@ -643,6 +643,27 @@ register("ldl_solve_batched_f32", lambda a, b: torch.linalg.ldl_solve(
 register("ldl_factor_order_80_f64", lambda a: torch.linalg.ldl_factor(a + a.mT),
          randn(80, 80, dtype=torch.float64), atol=1e-8)
 
+# A batch of matrices of order 0: the factors and solutions are empty, but
+# each matrix still has its info (0: success), determinant (1), sign (1),
+# log |det| (0), rank, norm and condition number (0), as eager gives them.
+register("order_zero_ldl_factor_ex_f32", torch.linalg.ldl_factor_ex, randn(3, 0, 0))
+register("order_zero_ldl_solve_f32", lambda a, b: torch.linalg.ldl_solve(*torch.linalg.ldl_factor(a), b),
+         randn(2, 0, 0), randn(2, 0, 3))
+register("order_zero_lu_factor_ex_f32", torch.linalg.lu_factor_ex, randn(3, 0, 0))
+register("order_zero_inv_ex_f64", torch.linalg.inv_ex, randn(3, 0, 0, dtype=torch.float64))
+register("order_zero_cholesky_ex_f32", torch.linalg.cholesky_ex, randn(3, 0, 0))
+register("order_zero_solve_ex_f32", torch.linalg.solve_ex, randn(3, 0, 0), randn(3, 0, 2))
+register("order_zero_det_f32", torch.linalg.det, randn(3, 0, 0))
+register("order_zero_slogdet_f64", torch.linalg.slogdet, randn(2, 3, 0, 0, dtype=torch.float64))
+register("order_zero_logdet_f32", torch.logdet, randn(3, 0, 0))
+register("order_zero_matrix_rank_f32", torch.linalg.matrix_rank, randn(3, 0, 0))
+register("order_zero_matrix_norm_f32", torch.linalg.matrix_norm, randn(3, 0, 0))
+register("order_zero_cond_f32", torch.linalg.cond, randn(3, 0, 0))
+# An empty batch and no right-hand sides.
+register("ldl_factor_ex_empty_batch_f64", torch.linalg.ldl_factor_ex, randn(0, 4, 4, dtype=torch.float64))
+register("ldl_solve_no_rhs_f64", lambda a, b: torch.linalg.ldl_solve(*torch.linalg.ldl_factor(a + a.mT), b),
+         randn(5, 5, dtype=torch.float64), randn(5, 0, dtype=torch.float64))
+
 # Batches that broadcast: B's batch against the LU's (both ways), and a
 # right solve whose B has more batch dims.
 register("lu_solve_b_broadcasts_f64",

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "llvm/ADT/StringMap.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
 #include <cmath>
@@ -130,6 +131,60 @@ absl::StatusOr<std::optional<Values>> emptyContraction(NodeImporter &n) {
   return std::optional<Values>(Values{scaled});
 }
 
+/// Factorisations, solves and determinants of matrices of order 0: the
+/// factors, pivots and solutions are empty, and each matrix's info is 0
+/// (success), its determinant and slogdet's sign 1 and log |det| 0, as
+/// eager gives them. Per op, each result's value (empty results take none).
+const llvm::StringMap<SmallVector<double, 4>> &orderZeroResults() {
+  static const llvm::StringMap<SmallVector<double, 4>> table = {
+      {"aten.linalg_ldl_factor_ex.default", {0, 0, 0}},
+      {"aten.linalg_lu_factor_ex.default", {0, 0, 0}},
+      {"aten.linalg_inv_ex.default", {0, 0}},
+      {"aten.linalg_cholesky_ex.default", {0, 0}},
+      {"aten._linalg_solve_ex.default", {0, 0, 0, 0}},
+      {"aten._linalg_det.default", {1, 0, 0}},
+      {"aten._linalg_slogdet.default", {1, 0, 0, 0}},
+  };
+  return table;
+}
+
+/// The results of a node of orderZeroResults() whose matrix argument
+/// (`empty`, named A or self) is a batch of matrices of order 0; none for
+/// other nodes.
+absl::StatusOr<std::optional<Values>>
+orderZeroMatrices(NodeImporter &n, const std::pair<std::string, Value> &empty) {
+  auto found = orderZeroResults().find(n.opName());
+  if (found == orderZeroResults().end() || (empty.first != "A" && empty.first != "self"))
+    return std::optional<Values>();
+  ArrayRef<int64_t> shape = typeOf(empty.second).getShape();
+  if (shape.size() < 2 || shape.back() != 0 || shape[shape.size() - 2] != 0)
+    return std::optional<Values>();
+  const SmallVector<double, 4> &values = found->second;
+  if (n.numResults() != static_cast<int>(values.size()))
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has ",
+                                values.size()));
+  Values results;
+  for (int r = 0; r < n.numResults(); ++r) {
+    if (n.resultLeftOut(r)) {
+      results.push_back(Value());
+      continue;
+    }
+    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(r));
+    if (hasNoElements(type)) {
+      results.push_back(emptyTensor(n.b(), n.loc(), type));
+      continue;
+    }
+    if (n.resultIsComplex(r)) {
+      ArrayRef<int64_t> parts = type.getShape().drop_back();
+      results.push_back(pack(n, n.constant(type.getElementType(), values[r], parts),
+                             n.constant(type.getElementType(), 0.0, parts)));
+      continue;
+    }
+    results.push_back(n.constant(type.getElementType(), values[r], type.getShape()));
+  }
+  return std::optional<Values>(std::move(results));
+}
+
 /// Ops that write a source into `self` at positions an index names: with
 /// nothing to write, the result is self.
 bool writesNothingWhenEmpty(const std::string &op) {
@@ -203,6 +258,9 @@ importOverEmptyTensors(NodeImporter &n, const OpHandlerTable &handlers) {
   ASSIGN_OR_RETURN(std::optional<Values> product, emptyContraction(n));
   if (product)
     return product;
+  ASSIGN_OR_RETURN(std::optional<Values> factors, orderZeroMatrices(n, *empty));
+  if (factors)
+    return factors;
   ASSIGN_OR_RETURN(std::optional<Values> pieces, catWithoutEmptyPieces(n, handlers));
   if (pieces)
     return pieces;

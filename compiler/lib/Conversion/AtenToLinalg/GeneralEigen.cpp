@@ -56,16 +56,22 @@ namespace {
 /// The most balancing sweeps (dgebal has no limit; a few is the rule).
 constexpr int64_t kMaxBalanceSweeps = 1000;
 
+/// Columns j and p of matrix `mat` of `t` exchanged over rows [0, end).
+Value swapColumns(OpBuilder &b, Location loc, const Matrix &mat, Value t, Value j, Value p,
+                  Value end) {
+  return Scalars(b, loc).loop(Scalars(b, loc).index(0), end, {t},
+                              [&](OpBuilder &b, Location l, Value r, ValueRange u) -> Carried {
+                                Value x = mat.at(b, l, u[0], r, j), y = mat.at(b, l, u[0], r, p);
+                                return {mat.put(b, l, x, mat.put(b, l, y, u[0], r, j), r, p)};
+                              })[0];
+}
+
 /// Columns j and p of matrix `mat` over rows [0, last] and rows j and p
 /// over columns [first, n) exchanged (dgebal's exchange).
 Value exchange(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value j, Value p,
                Value first, Value last) {
   Scalars s(b, loc);
-  h = s.loop(s.index(0), plusOne(b, loc, last), {h},
-             [&](OpBuilder &b, Location l, Value r, ValueRange u) -> Carried {
-               Value x = mat.at(b, l, u[0], r, j), y = mat.at(b, l, u[0], r, p);
-               return {mat.put(b, l, x, mat.put(b, l, y, u[0], r, j), r, p)};
-             })[0];
+  h = swapColumns(b, loc, mat, h, j, p, plusOne(b, loc, last));
   return s.loop(first, s.index(mat.n), {h},
                 [&](OpBuilder &b, Location l, Value c, ValueRange u) -> Carried {
                   Value x = mat.at(b, l, u[0], j, c), y = mat.at(b, l, u[0], p, c);
@@ -686,10 +692,7 @@ Value undoBalancing(OpBuilder &b, Location loc, const Matrix &mat, Value vt, Val
         l, b.getIndexType(),
         b.create<arith::FPToSIOp>(l, b.getI64Type(), Scalars::at(b, l, scales, {mat.m, i})));
     p = a.select(outside, p, i);
-    return {Scalars(b, l).loop(a.index(0), a.index(mat.n), u, [&](OpBuilder &b, Location l, Value r, ValueRange w) -> Carried {
-      Value x = mat.at(b, l, w[0], r, i), y = mat.at(b, l, w[0], r, p);
-      return {mat.put(b, l, x, mat.put(b, l, y, w[0], r, i), r, p)};
-    })[0]};
+    return {swapColumns(b, l, mat, u[0], i, p, a.index(mat.n))};
   })[0];
 }
 
