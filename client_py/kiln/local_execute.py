@@ -89,6 +89,11 @@ _KEPT_BUFFER_BYTES = 4 << 20
 _POLL_MAX_RUN_US = 2000
 # ... for the last run's time plus this much.
 _POLL_SLACK_US = 100
+# For a longer run on such a channel, receive() wakes this long before the
+# answer is due (the last run's time after the send), rehearses decoding
+# the last answer (so that the decode runs from warm caches), then polls
+# for twice this long before it sleeps.
+_REHEARSAL_LEAD_US = 600
 # A ticket is refreshed this long before kilnd would refuse it.
 _TICKET_MARGIN_S = 30.0
 # Models (executable and parameters) with direct channels kept; the least
@@ -165,6 +170,15 @@ class _Connection:
         self.exchange: ExchangeBuffer | None = None
         #: Seconds receive() polls before it sleeps (see :meth:`pace`).
         self.poll_s = 0.0
+        #: Seconds after the last send at which receive() rehearses (0: it
+        #: does not; see :meth:`pace`).
+        self.rehearse_after_s = 0.0
+        #: When the last frame was sent (time.perf_counter()).
+        self.sent_at = 0.0
+        #: A direct channel's last answer, when decoding it again reads
+        #: only the exchange buffer and the answer itself (no files, blobs
+        #: or held tensors): what a rehearsal decodes.
+        self.last_answer: executor_pb2.LocalReply | None = None
         self._poller: Any = None
 
     @classmethod
@@ -212,6 +226,7 @@ class _Connection:
             self.exchange = None
 
     def send(self, payload: bytes, fds: Sequence[int]) -> None:
+        self.sent_at = time.perf_counter()
         header = _HEADER.pack(_MAGIC, len(fds), len(payload))
         rights = ([(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))]
                   if fds else [])
@@ -224,31 +239,54 @@ class _Connection:
             raise _TransportError(f"send: {e}") from None
 
     def pace(self, reply: executor_pb2.LocalReply) -> None:
-        """Sets how long the next receive() polls, from a direct channel's
-        answer: when its agent polls too (``poll_us``: it has a CPU to
-        spare beside its runs) and the run took at most
-        :data:`_POLL_MAX_RUN_US`, the run's time plus
-        :data:`_POLL_SLACK_US`; otherwise none. An answer read while
-        polling skips the kernel's wake-up of this thread, tens of
-        microseconds on a VM, which matters only for short calls."""
-        total = reply.response.timings.total_us
-        self.poll_s = ((total + _POLL_SLACK_US) * 1e-6
-                       if reply.poll_us and 0 < total <= _POLL_MAX_RUN_US else 0.0)
+        """Sets how the next receive() waits, from a direct channel's
+        answer, when its agent polls too (``poll_us``: it has a CPU to
+        spare beside its runs); otherwise it sleeps until the answer.
 
-    def _poll(self) -> None:
-        """Polls (without sleeping) for up to ``poll_s`` until the socket
-        has bytes to read."""
+        - A run of at most :data:`_POLL_MAX_RUN_US`: it polls for the
+          run's time plus :data:`_POLL_SLACK_US`. An answer read while
+          polling skips the kernel's wake-up of this thread, tens of
+          microseconds on a VM.
+        - A longer run: it sleeps until :data:`_REHEARSAL_LEAD_US` before
+          the answer is due, rehearses, then polls. A thread that slept
+          through milliseconds of another core's compute finds its caches
+          cold: decoding the answer then took 300-400 us more (resnet18
+          and an encoder layer, 1 compute thread, docs/architecture.md)."""
+        total = reply.response.timings.total_us if reply.poll_us else 0
+        self.poll_s = (total + _POLL_SLACK_US) * 1e-6 if 0 < total <= _POLL_MAX_RUN_US else 0.0
+        self.rehearse_after_s = ((total - _REHEARSAL_LEAD_US) * 1e-6
+                                 if total > _POLL_MAX_RUN_US else 0.0)
+
+    def _poll(self, window_s: float) -> None:
+        """Polls (without sleeping) for up to ``window_s`` until the
+        socket has bytes to read."""
         if self._poller is None:
             self._poller = select.poll()
             self._poller.register(self.sock.fileno(), select.POLLIN)
         poll = self._poller.poll
-        end = time.perf_counter() + self.poll_s
+        end = time.perf_counter() + window_s
         while not poll(0) and time.perf_counter() < end:
             pass
 
-    def receive(self) -> tuple[memoryview, list[int]]:
+    def _rehearse(self, rehearsal: Callable[[], None]) -> None:
+        """Sleeps until ``rehearse_after_s`` after the send; then, unless
+        the answer came first, runs ``rehearsal`` and polls for twice
+        :data:`_REHEARSAL_LEAD_US`."""
+        wait = self.sent_at + self.rehearse_after_s - time.perf_counter()
+        if wait <= 0:
+            return
+        readable, _, _ = select.select([self.sock], [], [], wait)
+        if readable:
+            return
+        rehearsal()
+        self._poll(2 * _REHEARSAL_LEAD_US * 1e-6)
+
+    def receive(self, rehearsal: Callable[[], None] | None = None
+                ) -> tuple[memoryview, list[int]]:
         """The next frame's payload and its files. One request is in flight
         per connection, so nothing after the frame is in the socket yet.
+        ``rehearsal`` (what decoding the answer will do, with nothing kept)
+        runs shortly before a long run's answer is due (:meth:`pace`).
 
         The payload is a view of the connection's buffer, valid until the
         connection's next receive: parse it before the connection is reused."""
@@ -256,7 +294,9 @@ class _Connection:
         buffer = self._buffer
         try:
             if self.poll_s:
-                self._poll()
+                self._poll(self.poll_s)
+            elif self.rehearse_after_s and rehearsal is not None:
+                self._rehearse(rehearsal)
             got, ancillary, flags, _ = self.sock.recvmsg_into([buffer], fds_room)
         except (OSError, ValueError) as e:  # ValueError: polling a closed socket
             raise _TransportError(f"receive: {e}", isinstance(e, TimeoutError)) from None
@@ -322,6 +362,17 @@ def _model_key(request: executor_pb2.ExecuteRequest) -> tuple:
     """What a direct channel is bound to: the executable and parameters."""
     return (request.executable.hash, request.parameter_set.hash,
             tuple(d.hash for d in request.parameters))
+
+
+def _decodes_again(reply: executor_pb2.LocalReply) -> bool:
+    """Whether decoding ``reply`` again reads only the reply and the
+    exchange buffer: no output files (closed once decoded), blobs (kilnd's
+    store) or held tensors."""
+    if reply.code != 0 or reply.file_outputs:
+        return False
+    in_exchange = {s.index for s in reply.exchange_outputs}
+    return all(i in in_exchange or out.WhichOneof("payload") == "data"
+               for i, out in enumerate(reply.response.outputs))
 
 
 class LocalUnavailable(Exception):
@@ -617,7 +668,7 @@ class LocalExecutor:
         try:
             channel.send(frame, files)
             current = while_waiting()
-            reply_bytes, out_files = channel.receive()
+            reply_bytes, out_files = channel.receive(self._rehearsal(channel, context, rid))
         except _TransportError as e:
             self._put_direct(key, channel, lost=True)
             if e.timed_out:
@@ -643,6 +694,7 @@ class LocalExecutor:
                     raise StaleRequest()
                 # Before the channel (and its exchange buffer) takes another call.
                 result = self._decode(reply, out_files, context, rid, channel.exchange)
+                channel.last_answer = reply if _decodes_again(reply) else None
             except BaseException:
                 self._put_direct(key, channel)
                 raise
@@ -659,6 +711,24 @@ class LocalExecutor:
         finally:
             for fd in out_files:
                 os.close(fd)
+
+    def _rehearsal(self, channel: _Connection, context: dict, rid: str
+                   ) -> Callable[[], None] | None:
+        """What receive() runs shortly before a long run's answer: the
+        decode of the channel's last answer (same model, so the same
+        outputs), its tensors dropped. It reads the exchange buffer while
+        the agent may be writing there; what it reads is discarded."""
+        answer = channel.last_answer
+        if answer is None:
+            return None
+
+        def rehearse() -> None:
+            try:
+                self._decode(answer, [], context, rid, channel.exchange)
+            except (KilnError, ValueError):
+                pass  # a rehearsal: the real decode reports its own errors
+
+        return rehearse
 
     def _ask_exchange(self, key: tuple, channel: _Connection, sizes: list[int]) -> bool:
         """After a channel's first call: asks its agent for an exchange

@@ -4,7 +4,8 @@ an answer, a missing blob, a closed channel and a timeout each do to the
 call and to the model's pool of channels, the least recently called
 model's channels closing, and the exchange buffer a channel asks for after
 its first call (tensors through it; a refusal remembered), and polling for
-the answer when the agent says it polls. The real kilnd and agent are in
+the answer when the agent says it polls (rehearsing the decode before a
+long run's answer). The real kilnd and agent are in
 tests/e2e/test_e2e_direct_channels.py."""
 
 from __future__ import annotations
@@ -207,21 +208,85 @@ def idle_channel(ex) -> local_execute._Connection:
     return channel
 
 
-@pytest.mark.parametrize("poll_us,total_us,poll_s", [
-    (100, 40, 140e-6),     # the agent polls and the run was short: run + slack
-    (250, 2000, 2100e-6),  # the longest run still polled for
-    (100, 2001, 0.0),      # longer runs: the wake-up is a small part of the call
-    (0, 40, 0.0),          # the agent sleeps at once: no CPU to spare
-    (100, 0, 0.0),         # no timing: nothing to pace by
+@pytest.mark.parametrize("poll_us,total_us,poll_s,rehearse_after_s", [
+    (100, 40, 140e-6, 0.0),     # the agent polls and the run was short: run + slack
+    (250, 2000, 2100e-6, 0.0),  # the longest run still polled for
+    (100, 2001, 0.0, 1401e-6),  # longer runs: a rehearsal 600 us before the answer
+    (100, 50000, 0.0, 49.4e-3),
+    (0, 40, 0.0, 0.0),          # the agent sleeps at once: no CPU to spare
+    (0, 50000, 0.0, 0.0),
+    (100, 0, 0.0, 0.0),         # no timing: nothing to pace by
 ])
 def test_a_channel_polls_for_short_answers_when_its_agent_polls(executor, poll_us, total_us,
-                                                                 poll_s):
+                                                                 poll_s, rehearse_after_s):
     give_channel(executor, paced(poll_us, total_us))
     for _ in range(3):  # from the second call on, receive() polls first
         result = run(executor)
         assert result.direct
         torch.testing.assert_close(result.outputs[0], torch.arange(4.0) + 1)
         assert idle_channel(executor).poll_s == pytest.approx(poll_s)
+        assert idle_channel(executor).rehearse_after_s == pytest.approx(rehearse_after_s)
+
+
+def counting_decodes(executor, monkeypatch) -> list[int]:
+    """Counts the executor's decodes of answers (rehearsals included)."""
+    decodes = [0]
+    decode = executor._decode
+
+    def counted(*args, **kwargs):
+        decodes[0] += 1
+        return decode(*args, **kwargs)
+
+    monkeypatch.setattr(executor, "_decode", counted)
+    return decodes
+
+
+def test_a_long_run_answer_is_rehearsed_before_it_comes(executor, monkeypatch):
+    """An agent with a CPU to spare that ran 30 ms answers 30 ms after the
+    send: from the second call on, the client wakes 600 us before that and
+    decodes the last answer again (warming its caches), then reads the
+    real answer, which is the caller's."""
+    give_channel(executor, paced(100, 30000, delay_s=0.03))
+    decodes = counting_decodes(executor, monkeypatch)
+    run(executor)
+    assert decodes[0] == 1  # nothing to rehearse yet
+    for i in range(3):
+        x = torch.arange(4, dtype=torch.float32) * (i + 2)
+        result = run(executor, x=x)
+        torch.testing.assert_close(result.outputs[0], x + 1)
+    assert decodes[0] == 1 + 3 * 2
+
+
+def test_an_answer_before_its_rehearsal_is_read_without_one(executor, monkeypatch):
+    """The agent says its run took 30 ms but answers at once: the answer is
+    there before the rehearsal's time, and no rehearsal runs."""
+    give_channel(executor, paced(100, 30000))
+    decodes = counting_decodes(executor, monkeypatch)
+    for _ in range(3):
+        start = time.perf_counter()
+        torch.testing.assert_close(run(executor).outputs[0], torch.arange(4.0) + 1)
+        assert time.perf_counter() - start < 0.025
+    assert decodes[0] == 3
+
+
+def test_only_answers_read_from_the_reply_and_the_exchange_buffer_are_rehearsed():
+    inline = executor_pb2.LocalReply()
+    inline.response.outputs.add().data = b"1234"
+    assert local_execute._decodes_again(inline)
+    exchanged = executor_pb2.LocalReply()
+    exchanged.response.outputs.add()
+    exchanged.exchange_outputs.add(index=0, offset=64)
+    assert local_execute._decodes_again(exchanged)
+    in_file = executor_pb2.LocalReply(file_outputs=[0])
+    in_file.response.outputs.add()
+    assert not local_execute._decodes_again(in_file)  # the file is closed once decoded
+    in_blob = executor_pb2.LocalReply()
+    in_blob.response.outputs.add().blob.hash = "b" * 64
+    assert not local_execute._decodes_again(in_blob)  # a read from kilnd's store
+    held = executor_pb2.LocalReply()
+    held.response.outputs.add().held = "h"
+    assert not local_execute._decodes_again(held)
+    assert not local_execute._decodes_again(executor_pb2.LocalReply(code=3))
 
 
 def test_an_answer_later_than_the_poll_is_read_by_the_sleeping_receive(executor):

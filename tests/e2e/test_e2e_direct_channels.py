@@ -191,6 +191,55 @@ def exchange_sizes(client) -> list[int]:
                 if c.exchange is not None]
 
 
+class Product(torch.nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.tanh(a @ b) @ b
+
+
+def test_a_long_run_on_a_polling_agent_is_paced_for_a_rehearsal_and_answers_eagers_values(
+        tmp_path, monkeypatch):
+    """A 1-thread agent on this machine leaves a CPU free and polls; after a
+    run of more than _POLL_MAX_RUN_US the client's channel is set to wake
+    _REHEARSAL_LEAD_US before the next answer is due and decode the last
+    answer again (its exchange-buffer outputs) before the real one. Every
+    answer is still eager's, through the exchange buffer, whether the
+    rehearsal ran or the answer came first (a loaded machine delays the
+    client's wake-up past the answer). The lead is 3 ms here (600 us in
+    use). That the rehearsal runs is checked against a fake agent's
+    answer time in client_py/tests/test_direct_channels.py."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("a 1-thread agent polls only with a second CPU")
+    monkeypatch.setattr(local_execute, "_REHEARSAL_LEAD_US", 3000)
+    daemon = Kilnd(tmp_path, tmp_path / "cache",
+                   env={"KILN_AGENT_DIRECT_POLL_US": "300",
+                        "KILN_AGENT_COMPUTE_THREADS": "1"}).start()
+    try:
+        with kiln.Client(daemon.address, timeout=120) as client:
+            a, b = torch.randn(768, 768), torch.randn(768, 768) / 28
+            compiled = client.compile(torch.export.export(Product(), (a, b)))
+            executor = client.executor.local_executor
+            paced = 0
+            for _ in range(6):
+                a = torch.randn(768, 768)
+                torch.testing.assert_close(compiled(a, b), Product()(a, b), rtol=1e-4, atol=1e-4)
+                total_us = compiled.last_timings["total"] * 1e6
+                if compiled.last_transport != "direct":
+                    continue
+                with executor._lock:
+                    [channel] = [c for m in executor._models.values() for c in m.idle]
+                assert channel.poll_s == 0.0
+                if total_us > local_execute._POLL_MAX_RUN_US:
+                    paced += 1
+                    assert channel.rehearse_after_s == pytest.approx(
+                        (total_us - local_execute._REHEARSAL_LEAD_US) * 1e-6, rel=1e-3)
+                    # From the channel's second call on, its output is in the
+                    # exchange buffer (the first call's came in a memfd).
+                    assert (channel.last_answer is not None) == (paced > 1)
+            assert compiled.last_transport == "direct"
+            assert paced >= 3  # 1.8 GFLOP on one thread: milliseconds everywhere
+    finally:
+        daemon.assert_stops_cleanly()
+
 class Mixed(torch.nn.Module):
     """Small tensors of several dtypes in and out."""
 
