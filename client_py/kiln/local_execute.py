@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import array
 import logging
+import math
 import mmap
 import os
 import select
@@ -92,8 +93,11 @@ _POLL_SLACK_US = 100
 # For a longer run on such a channel, receive() wakes this long before the
 # answer is due (the last run's time after the send), rehearses decoding
 # the last answer (so that the decode runs from warm caches), then polls
-# for twice this long before it sleeps.
+# for twice this long before it sleeps...
 _REHEARSAL_LEAD_US = 600
+# ... when the answer's outputs come to at most this many bytes (copying
+# more, cold, could outlast the lead and delay the real answer).
+_REHEARSAL_MAX_BYTES = 1 << 20
 # A ticket is refreshed this long before kilnd would refuse it.
 _TICKET_MARGIN_S = 30.0
 # Models (executable and parameters) with direct channels kept; the least
@@ -366,13 +370,19 @@ def _model_key(request: executor_pb2.ExecuteRequest) -> tuple:
 
 def _decodes_again(reply: executor_pb2.LocalReply) -> bool:
     """Whether decoding ``reply`` again reads only the reply and the
-    exchange buffer: no output files (closed once decoded), blobs (kilnd's
-    store) or held tensors."""
+    exchange buffer (no output files, closed once decoded; blobs, in
+    kilnd's store; or held tensors), and at most
+    :data:`_REHEARSAL_MAX_BYTES` of outputs."""
     if reply.code != 0 or reply.file_outputs:
         return False
     in_exchange = {s.index for s in reply.exchange_outputs}
-    return all(i in in_exchange or out.WhichOneof("payload") == "data"
-               for i, out in enumerate(reply.response.outputs))
+    total = 0
+    for i, out in enumerate(reply.response.outputs):
+        dtype = PROTO_TO_DTYPE.get(out.type.dtype)
+        if dtype is None or not (i in in_exchange or out.WhichOneof("payload") == "data"):
+            return False
+        total += math.prod(out.type.shape) * dtype.itemsize
+    return total <= _REHEARSAL_MAX_BYTES
 
 
 class LocalUnavailable(Exception):

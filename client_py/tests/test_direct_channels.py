@@ -271,20 +271,28 @@ def test_an_answer_before_its_rehearsal_is_read_without_one(executor, monkeypatc
 
 def test_only_answers_read_from_the_reply_and_the_exchange_buffer_are_rehearsed():
     inline = executor_pb2.LocalReply()
-    inline.response.outputs.add().data = b"1234"
+    out = inline.response.outputs.add()
+    set_tensor_type(out.type, torch.float32, [1])
+    out.data = b"1234"
     assert local_execute._decodes_again(inline)
     exchanged = executor_pb2.LocalReply()
-    exchanged.response.outputs.add()
+    set_tensor_type(exchanged.response.outputs.add().type, torch.float32, [512, 512])
     exchanged.exchange_outputs.add(index=0, offset=64)
-    assert local_execute._decodes_again(exchanged)
+    assert local_execute._decodes_again(exchanged)  # 1 MiB
+    set_tensor_type(exchanged.response.outputs[0].type, torch.float32, [512, 513])
+    assert not local_execute._decodes_again(exchanged)  # past 1 MiB: a long cold copy
     in_file = executor_pb2.LocalReply(file_outputs=[0])
-    in_file.response.outputs.add()
+    set_tensor_type(in_file.response.outputs.add().type, torch.float32, [4])
     assert not local_execute._decodes_again(in_file)  # the file is closed once decoded
     in_blob = executor_pb2.LocalReply()
-    in_blob.response.outputs.add().blob.hash = "b" * 64
+    blob = in_blob.response.outputs.add()
+    set_tensor_type(blob.type, torch.float32, [4])
+    blob.blob.hash = "b" * 64
     assert not local_execute._decodes_again(in_blob)  # a read from kilnd's store
     held = executor_pb2.LocalReply()
-    held.response.outputs.add().held = "h"
+    kept = held.response.outputs.add()
+    set_tensor_type(kept.type, torch.float32, [4])
+    kept.held = "h"
     assert not local_execute._decodes_again(held)
     assert not local_execute._decodes_again(executor_pb2.LocalReply(code=3))
 

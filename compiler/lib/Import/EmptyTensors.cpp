@@ -42,11 +42,11 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// One value per result of `n`, made by `make` from the result's type; null
-/// for a result the node leaves out.
+/// One value per result of `n`, made by `make` from the result's type and
+/// index; null for a result the node leaves out.
 absl::StatusOr<Values>
 perResult(NodeImporter &n,
-          llvm::function_ref<absl::StatusOr<Value>(RankedTensorType)> make) {
+          llvm::function_ref<absl::StatusOr<Value>(RankedTensorType, int)> make) {
   Values results;
   for (int r = 0; r < n.numResults(); ++r) {
     if (n.resultLeftOut(r)) {
@@ -54,26 +54,34 @@ perResult(NodeImporter &n,
       continue;
     }
     ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(r));
-    ASSIGN_OR_RETURN(Value value, make(type));
+    ASSIGN_OR_RETURN(Value value, make(type, r));
     results.push_back(value);
   }
   return results;
 }
 
+/// Result `r` of `n` (of `type`) filled with `value`: a complex result's
+/// (value, 0) pairs.
+Value filledResult(NodeImporter &n, RankedTensorType type, int r, double value) {
+  if (n.resultIsComplex(r)) {
+    ArrayRef<int64_t> shape = type.getShape().drop_back();
+    return pack(n, n.constant(type.getElementType(), value, shape),
+                n.constant(type.getElementType(), 0.0, shape));
+  }
+  return n.constant(type.getElementType(), value, type.getShape());
+}
+
 /// Every result of `n` filled with `value` (a reduction over no elements
 /// gives its identity at every position).
 absl::StatusOr<Values> filled(NodeImporter &n, double value) {
-  return perResult(n, [&](RankedTensorType type) -> absl::StatusOr<Value> {
+  return perResult(n, [&](RankedTensorType type, int r) -> absl::StatusOr<Value> {
     if (std::isnan(value) && !isa<FloatType>(type.getElementType()))
       return n.unimplemented("a reduction over no elements is NaN, which an "
                              "integer result cannot hold");
-    if (n.resultIsComplex() && !std::isnan(value)) {
-      // A complex result's identity is real: (value, 0) pairs.
-      ArrayRef<int64_t> shape = type.getShape().drop_back();
-      return pack(n, n.constant(type.getElementType(), value, shape),
-                  n.constant(type.getElementType(), 0.0, shape));
-    }
-    return n.constant(type.getElementType(), value, type.getShape());
+    if (std::isnan(value))
+      return n.constant(type.getElementType(), value, type.getShape());
+    // A complex result's identity is real: (value, 0) pairs.
+    return filledResult(n, type, r, value);
   });
 }
 
@@ -163,25 +171,12 @@ orderZeroMatrices(NodeImporter &n, const std::pair<std::string, Value> &empty) {
   if (n.numResults() != static_cast<int>(values.size()))
     return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has ",
                                 values.size()));
-  Values results;
-  for (int r = 0; r < n.numResults(); ++r) {
-    if (n.resultLeftOut(r)) {
-      results.push_back(Value());
-      continue;
-    }
-    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(r));
-    if (hasNoElements(type)) {
-      results.push_back(emptyTensor(n.b(), n.loc(), type));
-      continue;
-    }
-    if (n.resultIsComplex(r)) {
-      ArrayRef<int64_t> parts = type.getShape().drop_back();
-      results.push_back(pack(n, n.constant(type.getElementType(), values[r], parts),
-                             n.constant(type.getElementType(), 0.0, parts)));
-      continue;
-    }
-    results.push_back(n.constant(type.getElementType(), values[r], type.getShape()));
-  }
+  ASSIGN_OR_RETURN(Values results,
+                   perResult(n, [&](RankedTensorType type, int r) -> absl::StatusOr<Value> {
+                     if (hasNoElements(type))
+                       return emptyTensor(n.b(), n.loc(), type);
+                     return filledResult(n, type, r, values[r]);
+                   }));
   return std::optional<Values>(std::move(results));
 }
 
@@ -236,7 +231,7 @@ importOverEmptyTensors(NodeImporter &n, const OpHandlerTable &handlers) {
   }
   if (everyResultEmpty) {
     ASSIGN_OR_RETURN(Values results,
-                     perResult(n, [&](RankedTensorType type) -> absl::StatusOr<Value> {
+                     perResult(n, [&](RankedTensorType type, int) -> absl::StatusOr<Value> {
                        return emptyTensor(n.b(), n.loc(), type);
                      }));
     return std::optional<Values>(std::move(results));
