@@ -632,7 +632,8 @@ register("ldl_factor_zero_column_f32", lambda a: torch.linalg.ldl_factor_ex(
     torch.nn.functional.pad(a + a.mT, (1, 0, 1, 0))), randn(4, 4))
 # ldl_solve (dsytrs) from ldl_factor's LD and pivots: 1 x 1 and 2 x 2
 # pivots (a zero diagonal forces 2 x 2 ones), several right-hand sides, a
-# batch (eager's kernel does not broadcast B against LD: it crashes).
+# batch, and the broadcasts eager's kernel makes: B's batch into LD's, one
+# LD over B's batch (it crashes on the others).
 register("ldl_solve_f64", lambda a, b: torch.linalg.ldl_solve(*torch.linalg.ldl_factor(a + a.mT), b),
          randn(6, 6, dtype=torch.float64), randn(6, 3, dtype=torch.float64))
 register("ldl_solve_two_by_two_pivots_f64", lambda a, b: torch.linalg.ldl_solve(
@@ -640,6 +641,14 @@ register("ldl_solve_two_by_two_pivots_f64", lambda a, b: torch.linalg.ldl_solve(
     randn(7, 7, dtype=torch.float64), randn(7, 2, dtype=torch.float64))
 register("ldl_solve_batched_f32", lambda a, b: torch.linalg.ldl_solve(
     *torch.linalg.ldl_factor(a + a.mT), b), randn(2, 3, 5, 5), randn(2, 3, 5, 4), atol=1e-4)
+register("ldl_solve_b_broadcasts_into_ld_f64", lambda a, b: torch.linalg.ldl_solve(
+    *torch.linalg.ldl_factor(a + a.mT), b), randn(2, 5, 5, dtype=torch.float64),
+    randn(5, 3, dtype=torch.float64))
+register("ldl_solve_b_batch_of_one_f64", lambda a, b: torch.linalg.ldl_solve(
+    *torch.linalg.ldl_factor(a + a.mT), b), randn(2, 5, 5, dtype=torch.float64),
+    randn(1, 5, 3, dtype=torch.float64))
+register("ldl_solve_one_ld_over_b_batch_f32", lambda a, b: torch.linalg.ldl_solve(
+    *torch.linalg.ldl_factor(a + a.mT), b), randn(5, 5), randn(2, 5, 3), atol=1e-4)
 register("ldl_factor_order_80_f64", lambda a: torch.linalg.ldl_factor(a + a.mT),
          randn(80, 80, dtype=torch.float64), atol=1e-8)
 
@@ -659,6 +668,12 @@ register("order_zero_logdet_f32", torch.logdet, randn(3, 0, 0))
 register("order_zero_matrix_rank_f32", torch.linalg.matrix_rank, randn(3, 0, 0))
 register("order_zero_matrix_norm_f32", torch.linalg.matrix_norm, randn(3, 0, 0))
 register("order_zero_cond_f32", torch.linalg.cond, randn(3, 0, 0))
+# svd of 0 x n and m x 0 matrices: full_matrices makes the square factor the
+# identity; reduced, every factor is empty.
+register("svd_no_rows_full_f64", lambda a: torch.linalg.svd(a, full_matrices=True),
+         randn(3, 0, 5, dtype=torch.float64))
+register("svd_no_columns_full_f32", lambda a: torch.linalg.svd(a, full_matrices=True), randn(2, 4, 0))
+register("svd_no_rows_reduced_f32", lambda a: torch.linalg.svd(a, full_matrices=False), randn(3, 0, 5))
 # An empty batch and no right-hand sides.
 register("ldl_factor_ex_empty_batch_f64", torch.linalg.ldl_factor_ex, randn(0, 4, 4, dtype=torch.float64))
 register("ldl_solve_no_rhs_f64", lambda a, b: torch.linalg.ldl_solve(*torch.linalg.ldl_factor(a + a.mT), b),

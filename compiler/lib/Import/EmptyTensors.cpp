@@ -180,6 +180,42 @@ orderZeroMatrices(NodeImporter &n, const std::pair<std::string, Value> &empty) {
   return std::optional<Values>(std::move(results));
 }
 
+/// A batch of identity matrices of `type` (..., k, k); none past 4M
+/// elements (a constant that large would be an oversized program).
+absl::StatusOr<Value> identities(NodeImporter &n, RankedTensorType type) {
+  ArrayRef<int64_t> shape = type.getShape();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (rank < 2 || shape[rank - 1] != shape[rank - 2] || !isa<FloatType>(type.getElementType()))
+    return n.error("a factor with elements must be a batch of square matrices");
+  if (type.getNumElements() > (1 << 22))
+    return n.unimplemented("an identity factor of more than 4M elements");
+  const int64_t k = shape[rank - 1];
+  auto element = cast<FloatType>(type.getElementType());
+  SmallVector<Attribute> values;
+  values.reserve(type.getNumElements());
+  for (int64_t i = 0; i < type.getNumElements(); ++i)
+    values.push_back(n.b().getFloatAttr(element, (i % (k * k)) % (k + 1) == 0 ? 1.0 : 0.0));
+  return n.b()
+      .create<aten::ConstantOp>(n.loc(), type, DenseElementsAttr::get(type, values))
+      .getResult();
+}
+
+/// svd of matrices of m x 0 or 0 x n: S is empty, and so are U and Vh but
+/// where full_matrices asks for a square m x m U or n x n Vh, which is the
+/// identity, as eager gives it.
+absl::StatusOr<std::optional<Values>> svdOfNothing(NodeImporter &n,
+                                                    const std::pair<std::string, Value> &empty) {
+  if (n.opName() != "aten._linalg_svd.default" || empty.first != "A")
+    return std::optional<Values>();
+  ASSIGN_OR_RETURN(Values results,
+                   perResult(n, [&](RankedTensorType type, int) -> absl::StatusOr<Value> {
+                     if (hasNoElements(type))
+                       return emptyTensor(n.b(), n.loc(), type);
+                     return identities(n, type);
+                   }));
+  return std::optional<Values>(std::move(results));
+}
+
 /// Ops that write a source into `self` at positions an index names: with
 /// nothing to write, the result is self.
 bool writesNothingWhenEmpty(const std::string &op) {
@@ -256,6 +292,9 @@ importOverEmptyTensors(NodeImporter &n, const OpHandlerTable &handlers) {
   ASSIGN_OR_RETURN(std::optional<Values> factors, orderZeroMatrices(n, *empty));
   if (factors)
     return factors;
+  ASSIGN_OR_RETURN(std::optional<Values> bases, svdOfNothing(n, *empty));
+  if (bases)
+    return bases;
   ASSIGN_OR_RETURN(std::optional<Values> pieces, catWithoutEmptyPieces(n, handlers));
   if (pieces)
     return pieces;

@@ -955,8 +955,8 @@ absl::StatusOr<Values> ldlFactorEx(NodeImporter &n) {
 }
 
 /// linalg_ldl_solve(LD, pivots, B, hermitian): one aten.ldl_solve (dsytrs)
-/// of the flattened batch; B's batch dims must be LD's (eager's kernel
-/// does not broadcast them: it crashed on a broadcast batch here).
+/// of the flattened batch; B's batch broadcasts into LD's, or one LD over
+/// B's batch (eager's kernel crashed on the other broadcasts here).
 absl::StatusOr<Values> ldlSolve(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value ld, n.tensor("LD"));
   ASSIGN_OR_RETURN(Value pivots, n.tensor("pivots"));
@@ -969,13 +969,24 @@ absl::StatusOr<Values> ldlSolve(NodeImporter &n) {
       typeOf(pivots).getShape().drop_back() != typeOf(ld).getShape().drop_back(2) ||
       typeOf(pivots).getShape().back() != order)
     return n.error("the pivots must be integers, (..., n) with LD's batch dims");
-  if (typeOf(rhs).getShape().drop_back(2) != typeOf(ld).getShape().drop_back(2))
-    return n.error("B's batch dims must be LD's (eager's ldl_solve does not broadcast them)");
-  Value flatLd = flatBatch(n, ld), flatB = flatBatch(n, rhs);
+  // Eager broadcasts B's batch into LD's, or a single LD over B's batch;
+  // its kernel crashed on the other broadcasts here (torch 2.15).
+  ArrayRef<int64_t> ldBatch = typeOf(ld).getShape().drop_back(2);
+  SmallVector<int64_t> batch;
+  if (!OpTrait::util::getBroadcastedShape(ldBatch, typeOf(rhs).getShape().drop_back(2), batch) ||
+      (!ldBatch.empty() && ArrayRef<int64_t>(batch) != ldBatch))
+    return n.error("B's batch dims must broadcast to LD's, or LD must be one matrix (eager's "
+                   "ldl_solve broadcasts no other way)");
+  Value flatLd = flatBatch(n, expandBatch(n, ld, batch, 2));
+  Value flatB = flatBatch(n, expandBatch(n, rhs, batch, 2));
+  Value expandedPivots = expandBatch(n, pivots, batch, 1);
   const int64_t count = typeOf(flatB).getDimSize(0);
-  Value flatPivots = convertElements(n, viewValue(n, pivots, {count, order}), n.b().getI64Type());
+  Value flatPivots =
+      convertElements(n, viewValue(n, expandedPivots, {count, order}), n.b().getI64Type());
   Value x = n.b().create<aten::LdlSolveOp>(n.loc(), typeOf(flatB), flatLd, flatPivots, flatB);
-  ASSIGN_OR_RETURN(Value result, asResult(n, viewValue(n, x, typeOf(rhs).getShape()), 0));
+  SmallVector<int64_t> resultShape(batch);
+  resultShape.append({order, typeOf(rhs).getShape().back()});
+  ASSIGN_OR_RETURN(Value result, asResult(n, viewValue(n, x, resultShape), 0));
   return Values{result};
 }
 
