@@ -315,6 +315,22 @@ for mode in ("sum", "mean", "max"):
              lambda w, i, o, m=mode: torch.ops.aten._embedding_bag_forward_only(
                  w, i, o, False, {"sum": 0, "mean": 1, "max": 2}[m], False, None, False, 4),
              randn(10, 3), _BAG_INDICES, _BAG_OFFSETS)
+# Sum without padding_idx off the fast path of torch's meta function (f64
+# and bf16 weights, f64 per-sample weights) declares offset2bag filled,
+# which its fast path (f32, f16) declares empty. (For bf16 eager's kernel
+# then returns it empty all the same; Kiln gives the declared shape, so
+# that case reads the sums only.)
+register("embedding_bag_sum_all_results_f64",
+         lambda w, i, o: torch.ops.aten._embedding_bag_forward_only(
+             w, i, o, False, 0, False, None, False, -1),
+         randn(10, 3, dtype=torch.float64), _BAG_INDICES, _BAG_OFFSETS)
+register("embedding_bag_sum_bf16",
+         lambda w, i, o: F.embedding_bag(i, w, o, mode="sum"),
+         randn(10, 3, dtype=torch.bfloat16), _BAG_INDICES, _BAG_OFFSETS)
+register("embedding_bag_per_sample_weights_f64",
+         lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
+         randn(10, 4, dtype=torch.float64), _BAG_INDICES, _BAG_OFFSETS,
+         randn(8, dtype=torch.float64))
 register("embedding_bag_per_sample_weights_f32",
          lambda w, i, o, p: F.embedding_bag(i, w, o, mode="sum", per_sample_weights=p),
          randn(10, 4), _BAG_INDICES, _BAG_OFFSETS, randn(8))

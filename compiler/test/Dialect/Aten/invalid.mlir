@@ -782,6 +782,15 @@ func.func @embedding_bag_offset2bag(%w: tensor<10x3xf32>, %i: tensor<5xi64>, %o:
 
 // -----
 
+func.func @embedding_bag_offset2bag_sum(%w: tensor<10x3xf64>, %i: tensor<5xi64>, %o: tensor<2xi64>) -> tensor<2x3xf64> {
+  // expected-error @+1 {{offset2bag must have 0 or 5 entries}}
+  %r, %a, %b, %c = aten.embedding_bag %w, %i, %o {mode = 0 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<10x3xf64>, tensor<5xi64>, tensor<2xi64>) -> (tensor<2x3xf64>, tensor<3xi64>, tensor<2xi64>, tensor<2xi64>)
+  return %r : tensor<2x3xf64>
+}
+
+// -----
+
 func.func @embedding_bag_bag_size(%w: tensor<10x3xf32>, %i: tensor<5xi64>, %o: tensor<2xi64>) -> tensor<2x3xf32> {
   // expected-error @+1 {{bag_size must have 2 entries}}
   %r, %a, %b, %c = aten.embedding_bag %w, %i, %o {mode = 0 : i64, include_last_offset = false, padding_idx = -1 : i64}

@@ -167,6 +167,17 @@ func.func @embedding_bag(%w: tensor<10x3xf32>, %i: tensor<5xi32>, %o: tensor<3xi
 
 // -----
 
+// Eager's sum off its fast path (f64 weights) fills offset2bag.
+// CHECK-LABEL: func @embedding_bag_sum_f64
+func.func @embedding_bag_sum_f64(%w: tensor<10x3xf64>, %i: tensor<5xi64>, %o: tensor<2xi64>) -> tensor<2x3xf64> {
+  // CHECK: aten.embedding_bag {{.+}} -> (tensor<2x3xf64>, tensor<5xi64>, tensor<2xi64>, tensor<2xi64>)
+  %r, %o2b, %size, %max = aten.embedding_bag %w, %i, %o {mode = 0 : i64, include_last_offset = false, padding_idx = -1 : i64}
+      : (tensor<10x3xf64>, tensor<5xi64>, tensor<2xi64>) -> (tensor<2x3xf64>, tensor<5xi64>, tensor<2xi64>, tensor<2xi64>)
+  return %r : tensor<2x3xf64>
+}
+
+// -----
+
 // CHECK-LABEL: func @embedding_renorm
 func.func @embedding_renorm(%w: tensor<10x3xf16>, %i: tensor<2x4xi32>) -> tensor<10x3xf16> {
   // CHECK: aten.embedding_renorm %{{.+}}, %{{.+}} {max_norm = 1.000000e+00 : f64, norm_type = 2.000000e+00 : f64} : (tensor<10x3xf16>, tensor<2x4xi32>) -> tensor<10x3xf16>
