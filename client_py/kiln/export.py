@@ -14,7 +14,7 @@ import torch.fx
 
 from kiln.errors import InvalidArgumentError, UnsupportedOpError
 from kiln.graph import SerializedGraph, serialize_graph_module
-from kiln.linalg_decompositions import pinv_decompositions
+from kiln.linalg_decompositions import pdist_decompositions, pinv_decompositions
 
 __all__ = ["decomposition_table", "run_decompositions", "serialize_exported",
            "serialize_model"]
@@ -157,6 +157,7 @@ def _decomposition_table_for(composite_ops: int) -> dict:
     table[torch.ops.aten.eye.default] = _eye
     table[torch.ops.aten.eye.m] = _eye
     table.update(pinv_decompositions())
+    table.update(pdist_decompositions())
     table[torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default] = (
         _flash_attention_cpu_backward)
     return dict(table)  # a CustomDecompTable materialises here, once

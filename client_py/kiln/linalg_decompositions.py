@@ -1,10 +1,13 @@
 """Kiln's decompositions of linear-algebra ops that it compiles from other
-ops: ``torch.linalg.pinv`` (and ``torch.pinverse``), as ATen computes it,
-from a singular value decomposition (an eigendecomposition for
-``hermitian=True``) and one product. Kiln lowers ``_linalg_svd`` and
-``_linalg_eigh`` itself (one-sided Jacobi rotations, a tridiagonal QL);
-torch keeps ``linalg_pinv``
-whole in an export.
+ops, which torch keeps whole in an export:
+
+- ``torch.linalg.pinv`` (and ``torch.pinverse``), as ATen computes it,
+  from a singular value decomposition (an eigendecomposition for
+  ``hermitian=True``) and one product. Kiln lowers ``_linalg_svd`` and
+  ``_linalg_eigh`` itself (one-sided Jacobi rotations, a tridiagonal QL).
+- ``torch.pdist`` (``aten._pdist_forward``): the p-norms of the row
+  differences x[i] - x[j], i < j in row-major order, as ATen's kernel
+  computes them (differences, not cdist's matrix-product form).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from typing import Any
 
 import torch
 
-__all__ = ["pinv_decompositions"]
+__all__ = ["pdist_decompositions", "pinv_decompositions"]
 
 
 def _tolerances(a: torch.Tensor, atol: Any, rtol: Any) -> tuple[torch.Tensor, torch.Tensor]:
@@ -79,3 +82,19 @@ def pinv_decompositions() -> dict:
         if name in pinv.overloads():
             table[getattr(pinv, name)] = decomposition
     return table
+
+
+def _pdist_forward(x: torch.Tensor, p: float = 2.0) -> torch.Tensor:
+    """||x[i] - x[j]||_p for the pairs i < j of x's n rows, (i, j) in
+    row-major order: n (n - 1) / 2 distances (none for n < 2). p = 0
+    counts the differing entries and p = inf takes the largest, as eager's
+    kernel does."""
+    n = x.shape[0]
+    first, second = torch.triu_indices(n, n, offset=1, device=x.device)
+    differences = x.index_select(0, first) - x.index_select(0, second)
+    return torch.linalg.vector_norm(differences, ord=p, dim=-1)
+
+
+def pdist_decompositions() -> dict:
+    """``aten._pdist_forward`` to its decomposition."""
+    return {torch.ops.aten._pdist_forward.default: _pdist_forward}

@@ -1,11 +1,11 @@
-"""Kiln's own decompositions (linalg_pinv, eye) against eager, in plain torch
-(no daemon): every overload, tolerance kind and batch shape."""
+"""Kiln's own decompositions (linalg_pinv, eye, pdist) against eager, in
+plain torch (no daemon): every overload, tolerance kind and batch shape."""
 
 import pytest
 import torch
 
 from kiln.export import decomposition_table, run_decompositions
-from kiln.linalg_decompositions import pinv_decompositions
+from kiln.linalg_decompositions import pdist_decompositions, pinv_decompositions
 
 
 def _decomposed(overload):
@@ -75,3 +75,24 @@ def test_an_export_of_a_large_eye_counts_in_int64():
     got = ep.module()(x)
     torch.testing.assert_close(got[0], x + torch.eye(300), rtol=0, atol=0)
     assert torch.equal(got[1], torch.eye(260, 3, dtype=torch.bool))
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 0.0, 0.5, 3.0, float("inf")])
+@pytest.mark.parametrize("rows", [0, 1, 2, 7])
+def test_pdist_matches_eager(p, rows):
+    x = torch.randn(rows, 5, dtype=torch.float64)
+    x[:, 0] = x[:, 0].round()  # repeated entries for p = 0's count
+    decomposed = pdist_decompositions()[torch.ops.aten._pdist_forward.default]
+    torch.testing.assert_close(decomposed(x, p), torch.pdist(x, p), rtol=1e-12, atol=1e-12)
+
+
+def test_an_export_of_pdist_leaves_no_pdist():
+    class Pdist(torch.nn.Module):
+        def forward(self, x):
+            return torch.pdist(x, p=3.0)
+
+    ep = run_decompositions(torch.export.export(Pdist(), (torch.randn(6, 4),)))
+    ops = {str(n.target) for n in ep.graph.nodes if n.op == "call_function"}
+    assert not any("pdist" in op for op in ops), ops
+    x = torch.randn(6, 4)
+    torch.testing.assert_close(ep.module()(x), torch.pdist(x, p=3.0))

@@ -744,3 +744,13 @@ class HouseholderOrthogonalLinear(nn.Module):
 
 
 register("householder_orthogonal_linear_f32", HouseholderOrthogonalLinear, randn(3, 4))
+
+# torch.pdist, which the client decomposes (kiln/linalg_decompositions.py):
+# the p-norms of the row differences for i < j, p = 2, 1, 0 (the count of
+# differing entries), inf and a fraction; one row gives none.
+register("pdist_f32", torch.pdist, randn(6, 5))
+register("pdist_p1_f64", lambda x: torch.pdist(x, p=1.0), randn(7, 3, dtype=torch.float64))
+register("pdist_p0_f32", lambda x: torch.pdist(x.round(), p=0.0), randn(5, 4))
+register("pdist_pinf_f64", lambda x: torch.pdist(x, p=float("inf")), randn(5, 4, dtype=torch.float64))
+register("pdist_p_half_f64", lambda x: torch.pdist(x, p=0.5), randn(4, 6, dtype=torch.float64))
+register("pdist_one_row_f32", torch.pdist, randn(1, 4))
