@@ -26,6 +26,15 @@ _ALSO_DECOMPOSED = ("upsample_nearest1d", "upsample_nearest2d", "upsample_neares
                     "upsample_linear1d", "upsample_bilinear2d", "upsample_trilinear3d",
                     "upsample_bicubic2d")
 
+# Ops outside core ATen whose decompositions in torch's table are made of
+# ops Kiln compiles (the copy variants of views, addmv, dist, ldexp, and
+# the log-normal, Cauchy and geometric draws from uniform and normal
+# ones); torch.export keeps them whole otherwise. (Special functions such
+# as lgamma decompose only to prims there, which Kiln does not take.)
+_TORCH_DECOMPOSED = ("view_copy", "permute_copy", "narrow_copy", "as_strided_copy",
+                     "unbind_copy", "addmv", "dist", "ldexp", "log_normal", "cauchy",
+                     "geometric")
+
 # Train-mode batch norm: batch statistics from means and variances over the
 # batch and spatial dims, and the running statistics' update as outputs
 # (AOTAutograd writes them back into the module's buffers). Eval-mode batch
@@ -128,8 +137,9 @@ def _flash_attention_cpu_backward(grad_out: torch.Tensor, query: torch.Tensor,
 
 def decomposition_table() -> dict:
     """The decompositions Kiln lowers with, the same on every supported torch:
-    the core-ATen set plus the upsamplings (every overload torch has a
-    decomposition for), with Kiln's own where torch's differs from eager.
+    the core-ATen set plus the upsamplings and :data:`_TORCH_DECOMPOSED`
+    (every overload torch has a decomposition for), with Kiln's own where
+    torch's differs from eager.
 
     A new dict each call (callers may change it), copied from one made when
     the set of CompositeImplicitAutograd operators last changed: making the
@@ -145,7 +155,8 @@ def _decomposition_table_for(composite_ops: int) -> dict:
     del composite_ops  # the cache key
     from torch._decomp import core_aten_decompositions, get_decompositions
     table = core_aten_decompositions()
-    packets = [getattr(torch.ops.aten, name) for name in _ALSO_DECOMPOSED + _TRAIN_BATCH_NORM
+    packets = [getattr(torch.ops.aten, name)
+               for name in _ALSO_DECOMPOSED + _TORCH_DECOMPOSED + _TRAIN_BATCH_NORM
                if hasattr(torch.ops.aten, name)]
     train_batch_norm = get_decompositions([getattr(torch.ops.aten, name)
                                            for name in _TRAIN_BATCH_NORM

@@ -208,3 +208,9 @@ register("bitwise_left_shift_scalar_self_i64", lambda b: torch.bitwise_left_shif
 register("bitwise_right_shift_broadcast_i16",
          lambda a, b: torch.bitwise_right_shift(a, b),
          randint(-30000, 30000, 4, 1, dtype=torch.int16), randint(0, 16, 1, 5, dtype=torch.int16))
+
+# ldexp (x * 2 ** e), which the client decomposes with torch's own
+# decomposition; integer exponents, negative ones included.
+register("ldexp_f32", torch.ldexp, randn(3, 5), randint(-6, 6, 3, 5, dtype=torch.int64))
+register("ldexp_f64_broadcast", torch.ldexp, randn(2, 3, 4, dtype=torch.float64),
+         randint(-20, 20, 4, dtype=torch.int32))

@@ -754,3 +754,14 @@ register("pdist_p0_f32", lambda x: torch.pdist(x.round(), p=0.0), randn(5, 4))
 register("pdist_pinf_f64", lambda x: torch.pdist(x, p=float("inf")), randn(5, 4, dtype=torch.float64))
 register("pdist_p_half_f64", lambda x: torch.pdist(x, p=0.5), randn(4, 6, dtype=torch.float64))
 register("pdist_one_row_f32", torch.pdist, randn(1, 4))
+
+# addmv and dist, which the client decomposes with torch's own
+# decompositions: beta and alpha; the p-norm of the difference for p = 2,
+# 1, 0, inf and a fraction, broadcast.
+register("addmv_f32", lambda v, m, x: torch.addmv(v, m, x, beta=0.5, alpha=2.0),
+         randn(4), randn(4, 6), randn(6))
+register("addmv_f64", torch.addmv, randn(3, dtype=torch.float64), randn(3, 5, dtype=torch.float64),
+         randn(5, dtype=torch.float64))
+for _label, _p in (("2", 2.0), ("1", 1.0), ("0", 0.0), ("inf", float("inf")), ("3_5", 3.5)):
+    register(f"dist_p{_label}_f32", lambda a, b, p=_p: torch.dist(a, b, p), randn(3, 4), randn(4),
+             rtol=1e-4, atol=1e-4)

@@ -99,3 +99,14 @@ register("multinomial_replacement_frequencies",
 register("multinomial_without_replacement_takes_all",
          lambda w: torch.multinomial(w, 5).sort(dim=-1).values,
          rand(3, 5, low=0.1, high=1.0))
+
+# log_normal_, cauchy_ and geometric_, which the client decomposes with
+# torch's own decompositions (from normal and uniform draws): the log of a
+# log-normal draw is normal; atan(x) / pi + 1/2 of a Cauchy draw is uniform
+# on (0, 1); a geometric draw's mean is 1 / p.
+register("log_normal_stats", lambda: stats((torch.empty(N).log_normal_(1.0, 2.0).log() - 1.0) / 2.0),
+         atol=0.035)
+register("cauchy_stats",
+         lambda: stats(torch.atan(torch.empty(N).cauchy_(3.0, 2.0) - 3.0) / torch.pi + 0.5),
+         atol=0.012)
+register("geometric_stats", lambda: stats(torch.empty(N).geometric_(0.3) / 10.0), atol=0.02)

@@ -169,3 +169,13 @@ register("triu_indices_offset_i64", lambda x: torch.triu_indices(3, 5, 1) * x, r
 register("tril_indices_negative_offset_i32",
          lambda x: torch.tril_indices(5, 4, -2, dtype=torch.int32) + x,
          randint(0, 5, 1, dtype=torch.int32))
+
+# The copy variants of views, which the client decomposes with torch's own
+# decompositions (a view, then a clone).
+register("view_copy_f32", lambda x: torch.view_copy(x, (5, 4)), randn(4, 5))
+register("permute_copy_f64", lambda x: torch.permute_copy(x, (2, 0, 1)),
+         randn(2, 3, 4, dtype=torch.float64))
+register("narrow_copy_i32", lambda x: torch.narrow_copy(x, 1, 1, 3),
+         randint(-9, 9, 3, 5, dtype=torch.int32))
+register("as_strided_copy_f32", lambda x: torch.as_strided_copy(x, (3, 3), (1, 4), 1), randn(4, 5))
+register("unbind_copy_f16", lambda x: torch.unbind_copy(x, 1), randn(3, 4, dtype=torch.float16))

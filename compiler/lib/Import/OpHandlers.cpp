@@ -251,6 +251,15 @@ const std::map<std::string, OpHandler> &opHandlers() {
       {"aten.alias.default", identity},
       {"aten.detach.default", identity},
       {"aten.lift_fresh_copy.default", identity},
+      // The copy variants of views: a graph's values are never aliases, so
+      // each is its view (torch 2.5 keeps some whole in an export).
+      {"aten.view_copy.default", view},
+      {"aten.unsqueeze_copy.default", view},
+      {"aten.squeeze_copy.dims", view},
+      {"aten.permute_copy.default", permute},
+      {"aten.transpose_copy.int", transpose},
+      {"aten.t_copy.default", t},
+      {"aten.expand_copy.default", expand},
       {"aten.sum.dim_IntList", reduction<aten::SumOp>},
       {"aten.sum.default", reduction<aten::SumOp>},
       {"aten.mean.dim", reduction<aten::MeanOp>},
