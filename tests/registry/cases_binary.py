@@ -214,3 +214,26 @@ register("bitwise_right_shift_broadcast_i16",
 register("ldexp_f32", torch.ldexp, randn(3, 5), randint(-6, 6, 3, 5, dtype=torch.int64))
 register("ldexp_f64_broadcast", torch.ldexp, randn(2, 3, 4, dtype=torch.float64),
          randint(-20, 20, 4, dtype=torch.int32))
+
+# fmax/fmin (a NaN operand gives the other), copysign (-0.0 and NaN signs
+# included), hypot (no overflow for 1e30, +inf beside a NaN) and signbit
+# (-0.0 and -NaN set it).
+_SPECIAL = const(torch.tensor([[1.5, -2.0, float("nan"), 0.0, -0.0, float("inf")],
+                               [float("nan"), 3.0, -float("inf"), 1e30, -1e-30, -float("nan")]]))
+_OTHER = const(torch.tensor([[float("nan"), 2.5, 1.0, -0.0, 0.0, float("nan")],
+                             [float("nan"), -4.0, 2.0, 1e30, 1e-30, 1.0]]))
+register("fmax_nan_f32", torch.fmax, _SPECIAL, _OTHER)
+register("fmin_nan_f32", torch.fmin, _SPECIAL, _OTHER)
+register("fmax_broadcast_f64", torch.fmax, randn(3, 4, dtype=torch.float64), randn(4, dtype=torch.float64))
+register("fmin_i32", torch.fmin, randint(-9, 9, 3, 4, dtype=torch.int32),
+         randint(-9, 9, 3, 4, dtype=torch.int32))
+register("fmax_f16", torch.fmax, randn(3, 4, dtype=torch.float16), randn(3, 4, dtype=torch.float16))
+register("copysign_f32", torch.copysign, _SPECIAL, _OTHER)
+register("copysign_scalar_f64", lambda x: torch.copysign(x, -1.0), randn(3, 4, dtype=torch.float64))
+register("copysign_i64_to_f32", torch.copysign, randint(-9, 9, 3, 4), randn(3, 4))
+register("hypot_f32", torch.hypot, _SPECIAL, _OTHER)
+register("hypot_f64", torch.hypot, randn(3, 4, dtype=torch.float64), randn(4, dtype=torch.float64))
+register("hypot_bf16", torch.hypot, randn(3, 4, dtype=torch.bfloat16), randn(3, 4, dtype=torch.bfloat16))
+register("signbit_f32", torch.signbit, _SPECIAL)
+register("signbit_i32_bf16", lambda i, h: (torch.signbit(i), torch.signbit(h)),
+         randint(-9, 9, 3, 4, dtype=torch.int32), randn(3, 4, dtype=torch.bfloat16))

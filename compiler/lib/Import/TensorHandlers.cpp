@@ -867,7 +867,7 @@ void addTensorHandlers(OpHandlerTable &t) {
         "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
         "atanh", "erf", "reciprocal", "silu", "hardsigmoid", "hardswish", "mish",
         "abs", "floor", "ceil", "trunc", "sign", "bitwise_not", "logical_not",
-        "isnan", "isinf"})
+        "isnan", "isinf", "signbit"})
     t[absl::StrCat("aten.", fn, ".default")] = pw(fn);
   t["aten.round.default"] = pw("round");
   t["aten.round.decimals"] = [](NodeImporter &n) {
@@ -875,8 +875,10 @@ void addTensorHandlers(OpHandlerTable &t) {
   };
   t["aten.fix.default"] = pw("trunc");
   // Binary math, Tensor and Scalar overloads.
-  for (const char *fn : {"maximum", "minimum", "atan2"})
+  for (const char *fn : {"maximum", "minimum", "atan2", "hypot", "fmax", "fmin"})
     t[absl::StrCat("aten.", fn, ".default")] = pw(fn, {"self", "other"});
+  t["aten.copysign.Tensor"] = pw("copysign", {"self", "other"});
+  t["aten.copysign.Scalar"] = pw("copysign", {"self", "other"});
   for (const char *fn : {"remainder", "fmod", "bitwise_and", "bitwise_or",
                          "bitwise_xor", "logical_and", "logical_or",
                          "logical_xor"}) {

@@ -242,6 +242,38 @@ Value atan2(OpBuilder &b, Location l, Args a, Scalars) {
                                    b.create<math::Atan2Op>(l, y, x));
 }
 
+/// hypot(x, y) as C's: +inf when either is infinite (NaN or not), else
+/// big * sqrt(1 + (small / big)^2), so that no square overflows or
+/// underflows; 0 for two zeros; NaN from a NaN.
+Value hypot(OpBuilder &b, Location l, Args a, Scalars) {
+  Value ax = b.create<math::AbsFOp>(l, a[0]), ay = b.create<math::AbsFOp>(l, a[1]);
+  Value inf = cst(b, l, ax, INFINITY), zero = cst(b, l, ax, 0.0);
+  Value infinite = b.create<arith::OrIOp>(l, fcmp(b, l, arith::CmpFPredicate::OEQ, ax, inf),
+                                          fcmp(b, l, arith::CmpFPredicate::OEQ, ay, inf));
+  Value big = b.create<arith::MaximumFOp>(l, ax, ay);
+  Value small = b.create<arith::MinimumFOp>(l, ax, ay);
+  Value ratio = b.create<arith::DivFOp>(l, small, big);
+  Value scaled = b.create<arith::MulFOp>(
+      l, big,
+      b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, cst(b, l, ax, 1.0),
+                                                        b.create<arith::MulFOp>(l, ratio, ratio))));
+  Value finite = sel(b, l, fcmp(b, l, arith::CmpFPredicate::OEQ, big, zero), zero, scaled);
+  return sel(b, l, infinite, inf, finite);
+}
+
+/// Whether x's sign bit is set: -0.0 and NaNs with the bit included, which
+/// a comparison with 0 misses; negative integers; never for bool.
+Value signbit(OpBuilder &b, Location l, Args a, Scalars) {
+  Value x = a[0];
+  if (isBool(x))
+    return b.create<arith::ConstantOp>(l, b.getBoolAttr(false));
+  if (isF(x)) {
+    unsigned width = x.getType().getIntOrFloatBitWidth();
+    x = b.create<arith::BitcastOp>(l, b.getIntegerType(width), x);
+  }
+  return icmp(b, l, arith::CmpIPredicate::slt, x, cst(b, l, x, 0));
+}
+
 Value clamp(OpBuilder &b, Location l, Args a, Scalars s) {
   Value x = a[0];
   if (!std::isnan(s[0]))
@@ -417,6 +449,7 @@ const PointwiseLowering kRows[] = {
          return b.create<arith::ConstantOp>(l, b.getBoolAttr(false));
        return fcmp(b, l, arith::CmpFPredicate::UNO, a[0], a[0]);
      }},
+    {"signbit", signbit},
     {"isinf",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        if (!isF(a[0]))
@@ -440,6 +473,22 @@ const PointwiseLowering kRows[] = {
     {"remainder", remainder},
     {"fmod", fmod},
     {"atan2", atan2},
+    {"hypot", hypot},
+    {"copysign",
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return b.create<math::CopySignOp>(l, a[0], a[1]);
+     }},
+    // fmax/fmin: a NaN operand gives the other (both NaN: NaN).
+    {"fmax",
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return isF(a[0]) ? b.create<arith::MaxNumFOp>(l, a[0], a[1]).getResult()
+                        : maxV(b, l, a[0], a[1]);
+     }},
+    {"fmin",
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       return isF(a[0]) ? b.create<arith::MinNumFOp>(l, a[0], a[1]).getResult()
+                        : minV(b, l, a[0], a[1]);
+     }},
     {"div_trunc", divTrunc},
     {"div_floor", divFloor},
     {"bitwise_left_shift", shiftLeft},

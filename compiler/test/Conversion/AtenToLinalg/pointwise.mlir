@@ -151,6 +151,52 @@ func.func @atan2_origin(%y: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// fmax/fmin pass over a NaN operand (maxnumf/minnumf), on integers they are
+// maximum/minimum; copysign is math.copysign (-0.0 and NaN signs kept).
+// CHECK-LABEL: func @fmax_fmin_copysign
+// CHECK: arith.maxnumf %{{.+}}, %{{.+}} : f32
+// CHECK: arith.minsi %{{.+}}, %{{.+}} : i32
+// CHECK: math.copysign %{{.+}}, %{{.+}} : f64
+func.func @fmax_fmin_copysign(%a: tensor<4xf32>, %b: tensor<4xf32>, %i: tensor<4xi32>, %j: tensor<4xi32>,
+                              %x: tensor<4xf64>, %y: tensor<4xf64>) -> (tensor<4xf32>, tensor<4xi32>, tensor<4xf64>) {
+  %0 = aten.pointwise "fmax" %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = aten.pointwise "fmin" %i, %j : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %2 = aten.pointwise "copysign" %x, %y : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xi32>, tensor<4xf64>
+}
+
+// -----
+
+// signbit reads the sign bit itself (a comparison with 0 misses -0.0 and
+// -NaN): the float (bf16 widened to f32, which keeps the sign) bitcast to
+// an integer of its width, compared with 0.
+// CHECK-LABEL: func @signbit_bf16
+// CHECK: %[[WIDE:.+]] = arith.extf %{{.+}} : bf16 to f32
+// CHECK: %[[BITS:.+]] = arith.bitcast %[[WIDE]] : f32 to i32
+// CHECK: arith.cmpi slt, %[[BITS]], %{{.+}} : i32
+func.func @signbit_bf16(%x: tensor<4xbf16>) -> tensor<4xi1> {
+  %0 = aten.pointwise "signbit" %x : (tensor<4xbf16>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}
+
+// -----
+
+// hypot as big * sqrt(1 + (small / big)^2) (no square overflows), 0 for two
+// zeros, +inf where either operand is infinite (even beside a NaN).
+// CHECK-LABEL: func @hypot
+// CHECK: %[[BIG:.+]] = arith.maximumf
+// CHECK: %[[SMALL:.+]] = arith.minimumf
+// CHECK: arith.divf %[[SMALL]], %[[BIG]]
+// CHECK: math.sqrt
+// CHECK: arith.select
+// CHECK: arith.select
+func.func @hypot(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = aten.pointwise "hypot" %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // Shifts by an amount outside [0, bits) are defined as PyTorch defines
 // them: a left shift gives 0 (the amount is zeroed first, so that shli
 // never sees a poison amount), a right shift gives the sign (bits - 1).

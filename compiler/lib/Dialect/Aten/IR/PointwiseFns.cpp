@@ -63,6 +63,7 @@ constexpr PointwiseFn kFns[] = {
     {"logical_not", 1, 0, R::Bool, C::Bool, D::Any},
     {"isnan", 1, 0, R::Bool, C::Promoted, D::Any},
     {"isinf", 1, 0, R::Bool, C::Promoted, D::Any},
+    {"signbit", 1, 0, R::Bool, C::Promoted, D::Any},
     // u8 carried as i16 inside graphs: zero-extend at inputs, truncate at
     // outputs.
     {"widen_u8", 1, 0, R::Any, C::Promoted, D::IntOrBool},
@@ -74,6 +75,11 @@ constexpr PointwiseFn kFns[] = {
     {"remainder", 2, 0, R::Any, C::Result, D::NotBool},
     {"fmod", 2, 0, R::Any, C::Result, D::NotBool},
     {"atan2", 2, 0, R::Float, C::Result, D::Float},
+    {"hypot", 2, 0, R::Float, C::Result, D::Float},
+    {"copysign", 2, 0, R::Float, C::Result, D::Float},
+    // fmax/fmin: maximum/minimum that pass over a NaN operand.
+    {"fmax", 2, 0, R::Any, C::Result, D::NotBool},
+    {"fmin", 2, 0, R::Any, C::Result, D::NotBool},
     {"div_trunc", 2, 0, R::Any, C::Result, D::NotBool},
     {"div_floor", 2, 0, R::Any, C::Result, D::NotBool},
     {"bitwise_and", 2, 0, R::Any, C::Result, D::IntOrBool},
