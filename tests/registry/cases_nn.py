@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from tests.registry.registry import DTYPE_NAMES, case, randint, randn, register
+from tests.registry.registry import DTYPE_NAMES, case, rand, randint, randn, register
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
@@ -210,3 +210,9 @@ class MultiheadSelfAttention(nn.Module):
 
     def forward(self, x):
         return self.mha(x, x, x, need_weights=False)[0]
+
+# Eval-mode native_batch_norm returning its saved statistics, which are
+# empty (0,) tensors in eval mode.
+register("native_batch_norm_eval_all_results_f32",
+         lambda x, m, v, w, b: torch.native_batch_norm(x, w, b, m, v, False, 0.1, 1e-5),
+         randn(2, 3, 4), randn(3), rand(3, low=0.5, high=2.0), randn(3), randn(3))
