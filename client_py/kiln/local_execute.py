@@ -261,29 +261,33 @@ class _Connection:
         self.rehearse_after_s = ((total - _REHEARSAL_LEAD_US) * 1e-6
                                  if total > _POLL_MAX_RUN_US else 0.0)
 
-    def _poll(self, window_s: float) -> None:
-        """Polls (without sleeping) for up to ``window_s`` until the
-        socket has bytes to read."""
+    def _readable(self) -> Any:
+        """The connection's poll object (select.poll, which takes any
+        descriptor; select.select fails past FD_SETSIZE)."""
         if self._poller is None:
             self._poller = select.poll()
             self._poller.register(self.sock.fileno(), select.POLLIN)
-        poll = self._poller.poll
+        return self._poller
+
+    def _poll(self, window_s: float) -> None:
+        """Polls (without sleeping) for up to ``window_s`` until the
+        socket has bytes to read."""
+        poll = self._readable().poll
         end = time.perf_counter() + window_s
         while not poll(0) and time.perf_counter() < end:
             pass
 
     def _rehearse(self, rehearsal: Callable[[], None]) -> None:
-        """Sleeps until ``rehearse_after_s`` after the send; then, unless
-        the answer came first, runs ``rehearsal`` and polls for twice
-        :data:`_REHEARSAL_LEAD_US`."""
-        wait = self.sent_at + self.rehearse_after_s - time.perf_counter()
-        if wait <= 0:
-            return
-        readable, _, _ = select.select([self.sock], [], [], wait)
-        if readable:
+        """Sleeps until ``rehearse_after_s`` after the send (poll's whole
+        milliseconds, rounded down: up to 1 ms early); then, unless the
+        answer came first, runs ``rehearsal`` and polls for twice
+        :data:`_REHEARSAL_LEAD_US` and the millisecond the sleep may have
+        cut short."""
+        wait_ms = math.floor((self.sent_at + self.rehearse_after_s - time.perf_counter()) * 1e3)
+        if wait_ms <= 0 or self._readable().poll(wait_ms):
             return
         rehearsal()
-        self._poll(2 * _REHEARSAL_LEAD_US * 1e-6)
+        self._poll(2 * _REHEARSAL_LEAD_US * 1e-6 + 1e-3)
 
     def receive(self, rehearsal: Callable[[], None] | None = None
                 ) -> tuple[memoryview, list[int]]:
@@ -735,8 +739,8 @@ class LocalExecutor:
         def rehearse() -> None:
             try:
                 self._decode(answer, [], context, rid, channel.exchange)
-            except (KilnError, ValueError):
-                pass  # a rehearsal: the real decode reports its own errors
+            except Exception:  # noqa: BLE001 - a rehearsal: the real decode reports its own
+                pass
 
         return rehearse
 

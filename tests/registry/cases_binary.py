@@ -237,3 +237,5 @@ register("hypot_bf16", torch.hypot, randn(3, 4, dtype=torch.bfloat16), randn(3, 
 register("signbit_f32", torch.signbit, _SPECIAL)
 register("signbit_i32_bf16", lambda i, h: (torch.signbit(i), torch.signbit(h)),
          randint(-9, 9, 3, 4, dtype=torch.int32), randn(3, 4, dtype=torch.bfloat16))
+register("fmax_fmin_bool", lambda a, b: (torch.fmax(a, b), torch.fmin(a, b)),
+         randint(0, 2, 3, 4, dtype=torch.bool), randint(0, 2, 3, 4, dtype=torch.bool))

@@ -208,9 +208,11 @@ absl::StatusOr<std::optional<Values>> svdOfNothing(NodeImporter &n,
   if (n.opName() != "aten._linalg_svd.default" || empty.first != "A")
     return std::optional<Values>();
   ASSIGN_OR_RETURN(Values results,
-                   perResult(n, [&](RankedTensorType type, int) -> absl::StatusOr<Value> {
+                   perResult(n, [&](RankedTensorType type, int r) -> absl::StatusOr<Value> {
                      if (hasNoElements(type))
                        return emptyTensor(n.b(), n.loc(), type);
+                     if (n.resultIsComplex(r))
+                       return n.unimplemented("the identity factor of a complex svd");
                      return identities(n, type);
                    }));
   return std::optional<Values>(std::move(results));

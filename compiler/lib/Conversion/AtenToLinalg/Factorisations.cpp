@@ -301,7 +301,6 @@ Carried geqr2(OpBuilder &b, Location loc, Value a, Value taus, Value w, Value m,
       s.index(0), s.index(std::min(rows, cols)), {a, taus, w},
       [&](OpBuilder &b, Location l, Value j, ValueRange t) -> Carried {
         Scalars s(b, l);
-        Value zero = s.number(element, 0.0), one = s.number(element, 1.0);
         Value below = plusOne(b, l, j);
         Value a = t[0];
         Value alpha = Scalars::at(b, l, a, {m, j, j});

@@ -298,7 +298,6 @@ Carried hessenberg(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value
     init.push_back(zt);
   return s.loop(first, stop, init, [&](OpBuilder &b, Location l, Value i, ValueRange t) -> Carried {
     Scalars s(b, l);
-    Arithmetic a(b, l);
     Value h = t[0], v = t[1];
     Value head = plusOne(b, l, i), below = plusOne(b, l, head);
     auto column = [&](OpBuilder &b, Location l, Value x) { return mat.at(b, l, h, x, i); };

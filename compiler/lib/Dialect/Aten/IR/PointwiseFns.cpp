@@ -78,8 +78,8 @@ constexpr PointwiseFn kFns[] = {
     {"hypot", 2, 0, R::Float, C::Result, D::Float},
     {"copysign", 2, 0, R::Float, C::Result, D::Float},
     // fmax/fmin: maximum/minimum that pass over a NaN operand.
-    {"fmax", 2, 0, R::Any, C::Result, D::NotBool},
-    {"fmin", 2, 0, R::Any, C::Result, D::NotBool},
+    {"fmax", 2, 0, R::Any, C::Result, D::Any},
+    {"fmin", 2, 0, R::Any, C::Result, D::Any},
     {"div_trunc", 2, 0, R::Any, C::Result, D::NotBool},
     {"div_floor", 2, 0, R::Any, C::Result, D::NotBool},
     {"bitwise_and", 2, 0, R::Any, C::Result, D::IntOrBool},
