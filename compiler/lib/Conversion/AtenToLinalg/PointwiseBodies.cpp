@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
+#include "MatrixLoops.h"
 #include "PointwiseTable.h"
 #include "RandomBodies.h"
 
@@ -242,23 +243,22 @@ Value atan2(OpBuilder &b, Location l, Args a, Scalars) {
                                    b.create<math::Atan2Op>(l, y, x));
 }
 
-/// hypot(x, y) as C's: +inf when either is infinite (NaN or not), else
-/// big * sqrt(1 + (small / big)^2), so that no square overflows or
-/// underflows; 0 for two zeros; NaN from a NaN.
+/// hypot(x, y) as C's: +inf when either is infinite (NaN or not), else the
+/// decompositions' dlapy2 (MatrixLoops' hypotenuse: no square overflows or
+/// underflows; 0 for two zeros; NaN from a NaN).
 Value hypot(OpBuilder &b, Location l, Args a, Scalars) {
-  Value ax = b.create<math::AbsFOp>(l, a[0]), ay = b.create<math::AbsFOp>(l, a[1]);
-  Value inf = cst(b, l, ax, INFINITY), zero = cst(b, l, ax, 0.0);
-  Value infinite = b.create<arith::OrIOp>(l, fcmp(b, l, arith::CmpFPredicate::OEQ, ax, inf),
-                                          fcmp(b, l, arith::CmpFPredicate::OEQ, ay, inf));
-  Value big = b.create<arith::MaximumFOp>(l, ax, ay);
-  Value small = b.create<arith::MinimumFOp>(l, ax, ay);
-  Value ratio = b.create<arith::DivFOp>(l, small, big);
-  Value scaled = b.create<arith::MulFOp>(
-      l, big,
-      b.create<math::SqrtOp>(l, b.create<arith::AddFOp>(l, cst(b, l, ax, 1.0),
-                                                        b.create<arith::MulFOp>(l, ratio, ratio))));
-  Value finite = sel(b, l, fcmp(b, l, arith::CmpFPredicate::OEQ, big, zero), zero, scaled);
-  return sel(b, l, infinite, inf, finite);
+  Value inf = cst(b, l, a[0], INFINITY);
+  Value infinite = b.create<arith::OrIOp>(
+      l, fcmp(b, l, arith::CmpFPredicate::OEQ, b.create<math::AbsFOp>(l, a[0]), inf),
+      fcmp(b, l, arith::CmpFPredicate::OEQ, b.create<math::AbsFOp>(l, a[1]), inf));
+  return sel(b, l, infinite, inf, hypotenuse(b, l, a[0], a[1], Limits(b, l, a[0].getType())));
+}
+
+/// fmax/fmin: the float op that passes over a NaN operand (both NaN:
+/// NaN); integers and bool as maximum/minimum.
+template <typename FloatOp, Value (*Integer)(OpBuilder &, Location, Value, Value)>
+Value passingNaN(OpBuilder &b, Location l, Args a, Scalars) {
+  return isF(a[0]) ? b.create<FloatOp>(l, a[0], a[1]).getResult() : Integer(b, l, a[0], a[1]);
 }
 
 /// Whether x's sign bit is set: -0.0 and NaNs with the bit included, which
@@ -478,17 +478,8 @@ const PointwiseLowering kRows[] = {
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<math::CopySignOp>(l, a[0], a[1]);
      }},
-    // fmax/fmin: a NaN operand gives the other (both NaN: NaN).
-    {"fmax",
-     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
-       return isF(a[0]) ? b.create<arith::MaxNumFOp>(l, a[0], a[1]).getResult()
-                        : maxV(b, l, a[0], a[1]);
-     }},
-    {"fmin",
-     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
-       return isF(a[0]) ? b.create<arith::MinNumFOp>(l, a[0], a[1]).getResult()
-                        : minV(b, l, a[0], a[1]);
-     }},
+    {"fmax", passingNaN<arith::MaxNumFOp, maxV>},
+    {"fmin", passingNaN<arith::MinNumFOp, minV>},
     {"div_trunc", divTrunc},
     {"div_floor", divFloor},
     {"bitwise_left_shift", shiftLeft},
