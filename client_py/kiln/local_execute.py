@@ -708,7 +708,10 @@ class LocalExecutor:
                     raise StaleRequest()
                 # Before the channel (and its exchange buffer) takes another call.
                 result = self._decode(reply, out_files, context, rid, channel.exchange)
-                channel.last_answer = reply if _decodes_again(reply) else None
+                # Kept only for a channel whose next receive rehearses (not
+                # checked on the short calls' path).
+                channel.last_answer = (reply if channel.rehearse_after_s and _decodes_again(reply)
+                                       else None)
             except BaseException:
                 self._put_direct(key, channel)
                 raise
