@@ -30,7 +30,7 @@ _ALSO_DECOMPOSED = ("upsample_nearest1d", "upsample_nearest2d", "upsample_neares
 # ops Kiln compiles (the copy variants of views, addmv, dist, ldexp, and
 # the log-normal, Cauchy and geometric draws from uniform and normal
 # ones); torch.export keeps them whole otherwise. (Special functions such
-# as lgamma decompose only to prims there, which Kiln does not take.)
+# as lgamma decompose only to prims there; Kiln imports them whole.)
 _TORCH_DECOMPOSED = ("view_copy", "permute_copy", "narrow_copy", "as_strided_copy",
                      "unbind_copy", "addmv", "dist", "ldexp", "log_normal", "cauchy",
                      "geometric")

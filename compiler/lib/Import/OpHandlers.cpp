@@ -267,6 +267,7 @@ const std::map<std::string, OpHandler> &opHandlers() {
       {"aten.native_layer_norm.default", nativeLayerNorm},
     };
     addTensorHandlers(*handlers);
+    addSpecialFunctionHandlers(*handlers);
     addIndexHandlers(*handlers);
     addScanHandlers(*handlers);
     addNNHandlers(*handlers);

@@ -21,6 +21,7 @@ using OpHandlerTable = std::map<std::string, OpHandler>;
 
 /// Table parts by family, each in its own file.
 void addTensorHandlers(OpHandlerTable &table);
+void addSpecialFunctionHandlers(OpHandlerTable &table);
 void addIndexHandlers(OpHandlerTable &table);
 void addScanHandlers(OpHandlerTable &table);
 void addNNHandlers(OpHandlerTable &table);

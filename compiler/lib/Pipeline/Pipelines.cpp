@@ -55,6 +55,7 @@ void buildKilnAtenToLinalgPipeline(OpPassManager &pm,
     if (kernelCalls.channelsLast)
       pm.addNestedPass<func::FuncOp>(createSinkPermutes());
   }
+  pm.addPass(createDeclareLibmCalls());
   OpPassManager &func = pm.nest<func::FuncOp>();
   func.addPass(createConvertAtenToLinalg());
   func.addPass(createCanonicalizerPass());

@@ -23,10 +23,25 @@ def ConvertAtenToLinalg : Pass<"kiln-convert-aten-to-linalg", "mlir::func::FuncO
   }];
   let dependentDialects = [
     "mlir::arith::ArithDialect", "mlir::bufferization::BufferizationDialect",
-    "mlir::linalg::LinalgDialect", "mlir::math::MathDialect",
-    "mlir::scf::SCFDialect",
+    "mlir::func::FuncDialect", "mlir::linalg::LinalgDialect",
+    "mlir::math::MathDialect", "mlir::scf::SCFDialect",
     "mlir::tensor::TensorDialect", "mlir::vector::VectorDialect"
   ];
+}
+
+def DeclareLibmCalls : Pass<"kiln-declare-libm-calls", "mlir::ModuleOp"> {
+  let summary = "Declare the libm functions the pointwise lowering calls";
+  let description = [{
+    A few aten.pointwise functions lower to calls of libm's double
+    functions by name: lgamma, and erfc (also inside erfcx, erfinv and
+    ndtri). Every loader resolves them (libm on Linux, picolibc in
+    bare-metal bundles). kiln-convert-aten-to-linalg runs on one function
+    at a time and cannot add symbols to the module, so this pass declares
+    them first, once each, as `func.func private @erfc(f64) -> f64`, for
+    the functions the module's aten.pointwise ops use. A symbol of such a
+    name that is anything else fails the pass, naming it.
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect"];
 }
 
 def ConvertAtenToKernelCalls

@@ -26,7 +26,8 @@ struct ConvertAtenToLinalgPass
     ConversionTarget target(*ctx);
     target.addIllegalDialect<kiln::aten::AtenDialect>();
     target.addLegalDialect<arith::ArithDialect, bufferization::BufferizationDialect,
-                           linalg::LinalgDialect, math::MathDialect, scf::SCFDialect,
+                           func::FuncDialect, linalg::LinalgDialect,
+                           math::MathDialect, scf::SCFDialect,
                            tensor::TensorDialect, vector::VectorDialect>();
     RewritePatternSet patterns(ctx);
     kiln::aten::populateElementwisePatterns(patterns);

@@ -10,6 +10,7 @@
 #include "MatrixLoops.h"
 #include "PointwiseTable.h"
 #include "RandomBodies.h"
+#include "SpecialFunctions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -347,6 +348,17 @@ const PointwiseLowering kRows[] = {
     {"acosh", unaryMath<math::AcoshOp>},
     {"atanh", unaryMath<math::AtanhOp>},
     {"erf", unaryMath<math::ErfOp>},
+    {"lgamma", lgammaBody},
+    {"digamma", digammaBody},
+    {"polygamma", polygammaBody},
+    {"erfc", erfcBody},
+    {"erfcx", erfcxBody},
+    {"erfinv", erfinvBody},
+    {"ndtri", ndtriBody},
+    {"i0", i0Body},
+    {"i0e", i0eBody},
+    {"i1", i1Body},
+    {"i1e", i1eBody},
     {"reciprocal",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<arith::DivFOp>(l, cst(b, l, a[0], 1.0), a[0]);
@@ -478,6 +490,7 @@ const PointwiseLowering kRows[] = {
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<math::CopySignOp>(l, a[0], a[1]);
      }},
+    {"zeta", zetaBody},
     {"fmax", passingNaN<arith::MaxNumFOp, maxV>},
     {"fmin", passingNaN<arith::MinNumFOp, minV>},
     {"div_trunc", divTrunc},

@@ -38,6 +38,19 @@ constexpr PointwiseFn kFns[] = {
     {"acosh", 1, 0, R::Float, C::Result, D::Float},
     {"atanh", 1, 0, R::Float, C::Result, D::Float},
     {"erf", 1, 0, R::Float, C::Result, D::Float},
+    // Special functions (lib/Conversion/AtenToLinalg/SpecialFunctions.h);
+    // polygamma(n).
+    {"lgamma", 1, 0, R::Float, C::Result, D::Float},
+    {"digamma", 1, 0, R::Float, C::Result, D::Float},
+    {"polygamma", 1, 1, R::Float, C::Result, D::Float},
+    {"erfc", 1, 0, R::Float, C::Result, D::Float},
+    {"erfcx", 1, 0, R::Float, C::Result, D::Float},
+    {"erfinv", 1, 0, R::Float, C::Result, D::Float},
+    {"ndtri", 1, 0, R::Float, C::Result, D::Float},
+    {"i0", 1, 0, R::Float, C::Result, D::Float},
+    {"i0e", 1, 0, R::Float, C::Result, D::Float},
+    {"i1", 1, 0, R::Float, C::Result, D::Float},
+    {"i1e", 1, 0, R::Float, C::Result, D::Float},
     {"reciprocal", 1, 0, R::Float, C::Result, D::Float},
     {"silu", 1, 0, R::Float, C::Result, D::Float},
     {"hardsigmoid", 1, 0, R::Float, C::Result, D::Float},
@@ -77,6 +90,8 @@ constexpr PointwiseFn kFns[] = {
     {"atan2", 2, 0, R::Float, C::Result, D::Float},
     {"hypot", 2, 0, R::Float, C::Result, D::Float},
     {"copysign", 2, 0, R::Float, C::Result, D::Float},
+    // Hurwitz's zeta(x, q).
+    {"zeta", 2, 0, R::Float, C::Result, D::Float},
     // fmax/fmin: maximum/minimum that pass over a NaN operand.
     {"fmax", 2, 0, R::Any, C::Result, D::Any},
     {"fmin", 2, 0, R::Any, C::Result, D::Any},

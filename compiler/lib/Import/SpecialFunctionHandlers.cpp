@@ -1,0 +1,63 @@
+//===- SpecialFunctionHandlers.cpp - the special functions ----------------===//
+//
+// This file implements the import of torch.special's functions that
+// torch.export keeps whole (lgamma, digamma, polygamma, zeta, erfc, erfcx,
+// erfinv, ndtri and the modified Bessel functions i0, i0e, i1, i1e): one
+// aten.pointwise each (lib/Conversion/AtenToLinalg/SpecialFunctions.h).
+// torch decomposes the rest of torch.special (log_ndtr, ndtr, xlog1py,
+// entr, multigammaln, ...) into these and core ops.
+//
+//===----------------------------------------------------------------------===//
+#include "OpHandlers.h"
+
+#include "kiln/common/Status.h"
+
+#include "absl/strings/str_cat.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using Values = SmallVector<Value>;
+
+/// `fn` of the node's tensor (or number) arguments `names`, in order.
+OpHandler special(StringRef fn, std::vector<std::string> names = {"self"}) {
+  return [fn = fn.str(), names](NodeImporter &n) -> absl::StatusOr<Values> {
+    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+    Values inputs;
+    for (const std::string &name : names) {
+      ASSIGN_OR_RETURN(Value v, n.tensorOrScalar(name, type.getElementType()));
+      inputs.push_back(v);
+    }
+    return Values{pointwise(n, type, fn, inputs)};
+  };
+}
+
+/// polygamma(n, self): the n-th derivative of digamma, n >= 0 as eager
+/// requires.
+absl::StatusOr<Values> polygamma(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(int64_t order, n.intAttr("n"));
+  if (order < 0)
+    return n.error(absl::StrCat("polygamma's n must be non-negative, got ", order));
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  return Values{pointwise(n, type, "polygamma", self, {static_cast<double>(order)})};
+}
+
+} // namespace
+
+void addSpecialFunctionHandlers(OpHandlerTable &t) {
+  for (const char *fn : {"lgamma", "digamma", "erfinv", "erfc", "i0"})
+    t[absl::StrCat("aten.", fn, ".default")] = special(fn);
+  for (const char *fn : {"i0e", "i1", "i1e", "erfcx", "ndtri"})
+    t[absl::StrCat("aten.special_", fn, ".default")] = special(fn);
+  // torch.special's modified_bessel_i0/i1: the same functions as i0/i1.
+  t["aten.special_modified_bessel_i0.default"] = special("i0");
+  t["aten.special_modified_bessel_i1.default"] = special("i1");
+  t["aten.polygamma.default"] = polygamma;
+  for (const char *overload : {"default", "self_scalar", "other_scalar"})
+    t[absl::StrCat("aten.special_zeta.", overload)] = special("zeta", {"self", "other"});
+}
+
+} // namespace kiln

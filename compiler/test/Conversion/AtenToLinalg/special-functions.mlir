@@ -1,0 +1,83 @@
+// RUN: kiln-opt %s -split-input-file -kiln-declare-libm-calls -kiln-convert-aten-to-linalg | FileCheck %s
+
+// lgamma is libm's, declared once for the module; an f32 operand widens to
+// f64 and the result rounds once.
+// CHECK-LABEL: module
+// CHECK: func.func private @lgamma(f64) -> f64
+// CHECK-NOT: func.func private @lgamma
+// CHECK-LABEL: func @lgamma_f32
+// CHECK: ^bb0(%[[X:.+]]: f32, %{{.+}}: f32):
+// CHECK: %[[W:.+]] = arith.extf %[[X]] : f32 to f64
+// CHECK: %[[R:.+]] = func.call @lgamma(%[[W]]) : (f64) -> f64
+// CHECK: %[[N:.+]] = arith.truncf %[[R]] : f64 to f32
+// CHECK: linalg.yield %[[N]] : f32
+func.func @lgamma_f32(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = aten.pointwise "lgamma" %x : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func @lgamma_again(%x: tensor<4xf64>) -> tensor<4xf64> {
+  %0 = aten.pointwise "lgamma" %x : (tensor<4xf64>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}
+
+// -----
+
+// digamma: tan(pi x) from x's distance to the nearest integer (the
+// reflection), ten branch-free shift steps past 10, then the series.
+// CHECK-LABEL: func @digamma
+// CHECK-NOT: func.call
+// CHECK: math.roundeven
+// CHECK: math.tan
+// CHECK-COUNT-10: arith.cmpf olt, %{{.+}}, %cst{{.*}} : f64
+// CHECK: math.log
+// CHECK: math.copysign
+func.func @digamma(%x: tensor<4xf64>) -> tensor<4xf64> {
+  %0 = aten.pointwise "digamma" %x : (tensor<4xf64>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}
+
+// -----
+
+// polygamma(3; x) = 3! zeta(4, x): Hurwitz's zeta sums its direct terms in
+// an scf.while (as long as q needs), then the Euler-Maclaurin tail.
+// CHECK-LABEL: func @polygamma_3
+// CHECK: %[[SIX:.+]] = arith.constant 6.000000e+00 : f64
+// CHECK: %[[FOUR:.+]] = arith.constant 4.000000e+00 : f64
+// CHECK: scf.while
+// CHECK: scf.condition
+// CHECK: } do {
+// CHECK: math.powf
+// CHECK: scf.yield
+// CHECK: arith.mulf %[[SIX]], %{{.+}} : f64
+func.func @polygamma_3(%x: tensor<4xf64>) -> tensor<4xf64> {
+  %0 = aten.pointwise "polygamma" %x {scalars = array<f64: 3.0>} : (tensor<4xf64>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}
+
+// -----
+
+// erfinv: four Newton steps, each with libm's erfc for the tail.
+// CHECK: func.func private @erfc(f64) -> f64
+// CHECK-LABEL: func @erfinv
+// CHECK-COUNT-4: func.call @erfc
+// CHECK-NOT: func.call
+// CHECK: math.copysign
+func.func @erfinv(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = aten.pointwise "erfinv" %x : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// i0: the power series in x^2/4 below 20 (41 coefficients 1/k!^2, the
+// last 1/40!^2 = 1.5e-96) and the asymptotic series in 1/|x| past it.
+// CHECK-LABEL: func @i0
+// CHECK: math.absf
+// CHECK: arith.constant {{[0-9.]+}}E-96 : f64
+// CHECK-COUNT-40: arith.mulf
+// CHECK: arith.constant 2.000000e+01 : f64
+// CHECK: math.exp
+func.func @i0(%x: tensor<4xf64>) -> tensor<4xf64> {
+  %0 = aten.pointwise "i0" %x : (tensor<4xf64>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}

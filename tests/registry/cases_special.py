@@ -1,0 +1,83 @@
+"""torch.special's functions that torch.export keeps whole (lgamma,
+digamma, polygamma, zeta, erfc, erfcx, erfinv, ndtri, i0, i0e, i1, i1e) and
+programs that torch decomposes into them (log_ndtr, multigammaln), over
+their domains: poles, reflections, the series' seams (the Bessel
+functions' at |x| = 20, erfcx's at 26) and the tails of the inverses."""
+
+import torch
+
+from tests.registry.registry import DTYPE_NAMES, const, rand, randint, randn, register
+
+F64 = torch.float64
+inf, nan = float("inf"), float("nan")
+
+# lgamma: libm's; negative non-integers, the poles of an integer input.
+register("lgamma_f32", torch.lgamma, rand(4, 6, low=-6.0, high=9.0))
+register("lgamma_f64", torch.lgamma, rand(4, 6, dtype=F64, low=-30.0, high=200.0))
+register("lgamma_bf16", torch.lgamma, rand(3, 5, dtype=torch.bfloat16, low=0.1, high=12.0))
+register("lgamma_i64", torch.lgamma, randint(-3, 12, 3, 5))
+
+# digamma and polygamma: the reflection below 0, the shift to 10, the
+# poles (NaN at the negative integers, -inf at +0 and +inf at -0).
+register("digamma_f32", torch.digamma, rand(4, 6, low=-8.0, high=12.0))
+register("digamma_f64", torch.digamma, rand(4, 6, dtype=F64, low=-20.0, high=1e4))
+register("digamma_f16", torch.digamma, rand(3, 5, dtype=torch.float16, low=0.2, high=20.0))
+register("digamma_poles_f64", torch.digamma,
+         const(torch.tensor([0.0, -0.0, -3.0, inf, -inf, nan, 1e-300, -2.5], dtype=F64)))
+for n, dtype in ((0, F64), (1, F64), (1, torch.float32), (2, F64), (3, torch.float32), (4, F64)):
+    register(f"polygamma_{n}_{DTYPE_NAMES[dtype]}", lambda x, n=n: torch.polygamma(n, x),
+             rand(4, 6, dtype=dtype, low=-9.0, high=12.0))
+register("polygamma_2_edges_f64", lambda x: torch.polygamma(2, x),
+         const(torch.tensor([0.0, -2.0, -inf, 1e-100, 1e6, -0.5, 25.5], dtype=F64)))
+
+# Hurwitz's zeta: tensor and number operands, negative q with an integer x
+# (longer direct sums), and its domain's edges.
+register("zeta_f64", torch.special.zeta, rand(4, 5, dtype=F64, low=1.05, high=8.0),
+         rand(4, 5, dtype=F64, low=0.05, high=30.0))
+register("zeta_f32_broadcast", torch.special.zeta, rand(3, 1, low=1.5, high=5.0),
+         rand(4, low=0.5, high=6.0))
+register("zeta_negative_q_f64", lambda q: torch.special.zeta(torch.full_like(q, 3.0), q),
+         rand(3, 5, dtype=F64, low=-40.0, high=-0.01))
+register("zeta_number_x_f64", lambda q: torch.special.zeta(2.0, q),
+         rand(3, 5, dtype=F64, low=0.1, high=5.0))
+register("zeta_number_q_f64", lambda x: torch.special.zeta(x, 1.5),
+         rand(3, 5, dtype=F64, low=1.1, high=9.0))
+register("zeta_edges_f64", torch.special.zeta,
+         const(torch.tensor([1.0, 0.5, 2.0, 3.0, 2.5, 2.0, inf, nan, 2.0], dtype=F64)),
+         const(torch.tensor([2.0, 2.0, 0.0, -2.0, -2.5, inf, 2.0, 2.0, -inf], dtype=F64)))
+
+# The error functions: libm's erfc, erfcx on both sides of its series'
+# seam (26), erfinv to its tails, the normal quantile and log-CDF.
+register("erfc_f32", torch.erfc, randn(4, 6, scale=4.0))
+register("erfc_f64", torch.erfc, randn(4, 6, dtype=F64, scale=8.0))
+register("erfcx_f64", torch.special.erfcx, rand(4, 8, dtype=F64, low=-20.0, high=60.0))
+register("erfcx_f32", torch.special.erfcx, rand(4, 6, low=-9.0, high=40.0))
+register("erfinv_f32", torch.erfinv, rand(4, 6, low=-1.0, high=1.0))
+register("erfinv_f64", torch.erfinv, rand(4, 6, dtype=F64, low=-1.0, high=1.0))
+register("erfinv_bf16", torch.erfinv, rand(3, 5, dtype=torch.bfloat16, low=-0.99, high=0.99))
+register("erfinv_edges_f64", torch.erfinv,
+         const(torch.tensor([1.0, -1.0, 1.5, -0.0, nan, 1 - 1e-15, -(1 - 1e-10), 1e-300, 0.5],
+                            dtype=F64)))
+register("ndtri_f64", torch.special.ndtri, rand(4, 6, dtype=F64))
+register("ndtri_edges_f64", torch.special.ndtri,
+         const(torch.tensor([0.0, 1.0, -0.1, 1.1, 0.5, 1e-300, 1e-20, 1 - 1e-16, nan], dtype=F64)))
+register("ndtri_f32", torch.special.ndtri, rand(4, 6, low=0.001, high=0.999))
+register("log_ndtr_f64", torch.special.log_ndtr, rand(4, 6, dtype=F64, low=-60.0, high=10.0))
+
+# The modified Bessel functions: both series (the seam at |x| = 20), odd
+# i1, overflow of the unscaled ones, the infinities.
+for fn, name in ((torch.i0, "i0"), (torch.special.i0e, "i0e"), (torch.special.i1, "i1"),
+                 (torch.special.i1e, "i1e")):
+    register(f"{name}_f32", fn, randn(4, 6, scale=15.0))
+    register(f"{name}_f64", fn, randn(4, 6, dtype=F64, scale=30.0))
+    register(f"{name}_edges_f64", fn,
+             const(torch.tensor([0.0, -0.0, 19.999, 20.001, -20.001, 700.0, 800.0, -800.0,
+                                 inf, -inf, nan, 1e-300], dtype=F64)))
+register("i0_bf16", torch.i0, randn(3, 5, dtype=torch.bfloat16, scale=5.0))
+register("modified_bessel_i0_i1_f64",
+         lambda x: (torch.special.modified_bessel_i0(x), torch.special.modified_bessel_i1(x)),
+         randn(4, 6, dtype=F64, scale=25.0))
+
+# Programs torch decomposes into these: the multivariate log-gamma.
+register("multigammaln_f64", lambda x: torch.special.multigammaln(x, 3),
+         rand(3, 4, dtype=F64, low=1.01, high=30.0))
