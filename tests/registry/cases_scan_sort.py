@@ -111,6 +111,30 @@ register("kthvalue_nan_largest_f32", lambda x: torch.kthvalue(x, 4, 1),
 register("kthvalue_values_only_f16", lambda x: torch.kthvalue(x, 2).values,
          randperm_values(3, 5, dtype=torch.float16))
 
+# median and nanmedian: the lower median along a dim (inputs without ties,
+# as for kthvalue) and of all elements; median's row with a NaN gives its
+# first NaN, nanmedian's the median of the rest.
+_MEDIAN_NANS = const(torch.tensor([[3.0, _NAN, 1.0, _NAN, 2.0], [5.0, 4.5, 4.0, -4.0, 1.0],
+                                   [2.0, 1.0, _NAN, 0.0, 7.0], [_NAN, 9.0, 8.0, 7.5, 6.0]]))
+register("median_dim_f32", lambda x: torch.median(x, 1), randperm_values(4, 7))
+register("median_d0_keepdim_even_f64", lambda x: torch.median(x, 0, keepdim=True),
+         randperm_values(6, 3, dtype=torch.float64))
+register("median_nan_rows_f32", lambda x: torch.median(x, 1), _MEDIAN_NANS)
+register("nanmedian_nan_rows_f32", lambda x: torch.nanmedian(x, -1), _MEDIAN_NANS)
+register("nanmedian_all_nan_row_values_f64", lambda x: torch.nanmedian(x, 1).values,
+         const(torch.tensor([[_NAN, _NAN, _NAN], [1.0, _NAN, 3.0]], dtype=torch.float64)))
+register("median_i32", lambda x: torch.median(x, -1), randperm_values(2, 3, 9, dtype=torch.int32))
+register("median_bf16_values", lambda x: torch.median(x, 1).values,
+         randperm_values(3, 8, dtype=torch.bfloat16))
+register("median_ties_values_f32", lambda x: torch.median(x, 1).values,
+         const(torch.tensor([[5.0, 4.0, 4.0, 4.0, 1.0], [2.0, 2.0, 1.0, 1.0, 3.0]])))
+register("median_all_f32", torch.median, randperm_values(5, 4))
+register("median_all_nan_f32", torch.median, _MEDIAN_NANS)
+register("nanmedian_all_f64", lambda x: torch.nanmedian(x.double()), _MEDIAN_NANS)
+register("median_all_i64", torch.median, randperm_values(3, 3, dtype=torch.int64))
+register("median_0d_f32", lambda x: torch.median(x, 0), randn())
+register("median_all_empty_f32", torch.median, randn(0, 3))
+
 # logcumsumexp: a masked log-sum-exp per prefix, shifted by its maximum,
 # so that large and very negative inputs neither overflow nor underflow.
 for dim in (0, 1, -1):

@@ -97,6 +97,10 @@ std::optional<double> reductionIdentity(NodeImporter &n) {
   if (startsWith("aten.mean.") || startsWith("aten.var.") ||
       startsWith("aten.std.") || startsWith("aten.var_mean."))
     return kNaN;
+  // median()/nanmedian() of no elements (the .dim overloads refuse an
+  // empty dim, as eager does).
+  if (op == "aten.median.default" || op == "aten.nanmedian.default")
+    return kNaN;
   // A histogram of no elements counts nothing in every bin.
   if (op == "aten.histc.default")
     return 0.0;

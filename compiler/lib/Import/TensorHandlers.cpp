@@ -639,6 +639,37 @@ absl::StatusOr<Values> kthvalue(NodeImporter &n) {
   return Values{op.getValues(), op.getIndices()};
 }
 
+/// median.dim/nanmedian.dim: one aten.median (`ignoreNaN` for nanmedian).
+absl::StatusOr<Values> medianAlong(NodeImporter &n, bool ignoreNaN) {
+  ASSIGN_OR_RETURN(RankedTensorType valuesType, n.resultType(0));
+  ASSIGN_OR_RETURN(RankedTensorType indicesType, n.resultType(1));
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
+  if (typeOf(self).getRank() > 0 && typeOf(self).getDimSize(dim) == 0)
+    return n.error(absl::StrCat("the median along dim ", raw, " is undefined: it is empty"));
+  ASSIGN_OR_RETURN(bool keepdim, n.boolAttr("keepdim", false));
+  auto op = n.b().create<aten::MedianOp>(
+      n.loc(), TypeRange{valuesType, indicesType}, self, n.b().getI64IntegerAttr(dim),
+      n.b().getBoolAttr(keepdim), n.b().getBoolAttr(ignoreNaN));
+  return Values{op.getValues(), op.getIndices()};
+}
+
+/// median()/nanmedian() of every element: the median along the flattened
+/// tensor (EmptyTensors.cpp gives an empty one's NaN).
+absl::StatusOr<Values> medianOfAll(NodeImporter &n, bool ignoreNaN) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  int64_t count = typeOf(self).getNumElements();
+  if (count == 0)
+    return n.error("the median of no elements is NaN; its rule did not apply");
+  Value flat = n.b().create<aten::ViewOp>(n.loc(), typeOf(self).clone({count}), self);
+  auto op = n.b().create<aten::MedianOp>(
+      n.loc(), TypeRange{type, type.clone(n.b().getI64Type())}, flat,
+      n.b().getI64IntegerAttr(0), n.b().getBoolAttr(false), n.b().getBoolAttr(ignoreNaN));
+  return Values{op.getValues()};
+}
+
 absl::StatusOr<Values> sliceScatter(NodeImporter &n, bool select) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
@@ -1002,6 +1033,10 @@ void addTensorHandlers(OpHandlerTable &t) {
   };
   t["aten.sort.default"] = sort;
   t["aten.kthvalue.default"] = kthvalue;
+  t["aten.median.dim"] = [](NodeImporter &n) { return medianAlong(n, false); };
+  t["aten.nanmedian.dim"] = [](NodeImporter &n) { return medianAlong(n, true); };
+  t["aten.median.default"] = [](NodeImporter &n) { return medianOfAll(n, false); };
+  t["aten.nanmedian.default"] = [](NodeImporter &n) { return medianOfAll(n, true); };
   t["aten.sort.stable"] = sort;
   t["aten.topk.default"] = topk;
   t["aten.scatter.src"] = [](NodeImporter &n) { return scatter(n, "none"); };

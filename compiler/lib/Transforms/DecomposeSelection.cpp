@@ -1,10 +1,12 @@
-//===- DecomposeSelection.cpp - topk and kthvalue from aten.sort ----------===//
+//===- DecomposeSelection.cpp - topk, kthvalue, median from aten.sort -----===//
 //
-// This file implements the decompositions of aten.topk and aten.kthvalue
-// into a stable aten.sort along their dim and slices of its values and
-// indices: topk the first k of a sort descending when `largest`, kthvalue
-// entry k - 1 of an ascending sort, viewed without the dim unless keepdim.
-// A 0-d input is its own one-element sort.
+// This file implements the decompositions of aten.topk, aten.kthvalue and
+// aten.median into a stable aten.sort along their dim and slices of its
+// values and indices: topk the first k of a sort descending when `largest`,
+// kthvalue entry k - 1 of an ascending sort, viewed without the dim unless
+// keepdim, and median each row's middle entry (which depends on the row's
+// NaNs) gathered from an ascending sort. A 0-d input is its own
+// one-element sort.
 //
 //===----------------------------------------------------------------------===//
 #include "AtenBuilder.h"
@@ -66,8 +68,64 @@ struct DecomposeKthvalueOp : OpRewritePattern<aten::KthvalueOp> {
   }
 };
 
+/// median/nanmedian of a float self: an ascending sort, whose NaNs come last
+/// in their order, then each row's entry at (n - 1) / 2 of the n entries
+/// counted (nanmedian: those not NaN; a row of NaNs gives its first), or
+/// for median in a row with a NaN the first NaN (entry extent - NaNs),
+/// values and indices gathered there. Integers have no NaN: the middle
+/// entry, sliced.
+struct DecomposeMedianOp : OpRewritePattern<aten::MedianOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(aten::MedianOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    AtenBuilder b(rewriter, loc);
+    Value self = op.getSelf();
+    RankedTensorType type = typeOf(self);
+    ArrayRef<int64_t> shape = op.getValues().getType().getShape();
+    Type i64 = rewriter.getI64Type();
+    if (type.getRank() == 0) {
+      rewriter.replaceOp(op, {self, b.constant(i64, 0)});
+      return success();
+    }
+    int64_t dim = op.getDim(), extent = type.getDimSize(dim);
+    if (!isa<FloatType>(type.getElementType())) {
+      SmallVector<Value> middle =
+          sortedPart(rewriter, loc, self, dim, /*descending=*/false, (extent - 1) / 2, 1);
+      rewriter.replaceOp(op, {b.view(middle[0], shape), b.view(middle[1], shape)});
+      return success();
+    }
+    SmallVector<Value> sorted =
+        sortedPart(rewriter, loc, self, dim, /*descending=*/false, 0, extent);
+    SmallVector<int64_t> rowShape(type.getShape()), summed(type.getShape());
+    rowShape[dim] = 1;
+    summed.erase(summed.begin() + dim);
+    auto rowType = RankedTensorType::get(rowShape, i64);
+    Value isNaN = b.pointwise(type.clone(rewriter.getI1Type()), "isnan", self);
+    Value nans = b.view(
+        b.sum(RankedTensorType::get(summed, i64), b.convert(isNaN, i64), {dim}), rowShape);
+    Value zero = b.constant(i64, 0), one = b.constant(i64, 1), two = b.constant(i64, 2);
+    Value numbers = b.sub(i64, b.constant(i64, static_cast<double>(extent)), nans);
+    Value position;
+    if (op.getIgnoreNan()) {
+      Value last = b.pointwise(rowType, "maximum", {b.sub(i64, numbers, one), zero});
+      position = b.pointwise(rowType, "div_floor", {last, two});
+    } else {
+      Value hasNaN = b.pointwise(rowType.clone(rewriter.getI1Type()), "gt", {nans, zero});
+      position = b.pointwise(rowType, "where",
+                             {hasNaN, numbers, b.constant(i64, static_cast<double>((extent - 1) / 2))});
+    }
+    auto dimAttr = rewriter.getI64IntegerAttr(dim);
+    Value values = rewriter.create<aten::GatherOp>(loc, type.clone(rowShape), sorted[0],
+                                                   position, dimAttr);
+    Value indices = rewriter.create<aten::GatherOp>(loc, rowType, sorted[1], position, dimAttr);
+    rewriter.replaceOp(op, {b.view(values, shape), b.view(indices, shape)});
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateSelectionDecompositions(RewritePatternSet &patterns) {
-  patterns.add<DecomposeTopkOp, DecomposeKthvalueOp>(patterns.getContext());
+  patterns.add<DecomposeTopkOp, DecomposeKthvalueOp, DecomposeMedianOp>(patterns.getContext());
 }

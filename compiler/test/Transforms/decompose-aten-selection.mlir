@@ -37,3 +37,60 @@ func.func @topk_0d(%x: tensor<i64>) -> (tensor<i64>, tensor<i64>) {
   %v, %i = aten.topk %x {k = 1 : i64, dim = 0 : i64, largest = true} : (tensor<i64>) -> (tensor<i64>, tensor<i64>)
   return %v, %i : tensor<i64>, tensor<i64>
 }
+
+// -----
+
+// median: an ascending sort; each row's position is its first NaN
+// (extent - NaN count: the sort puts NaNs last, in order) when it has
+// one, else (n - 1) / 2; values and indices gathered there.
+// CHECK-LABEL: func @median
+// CHECK-NOT: aten.median
+// CHECK: %[[V:.+]], %[[I:.+]] = aten.sort %arg0 {descending = false, dim = 1 : i64}
+// CHECK: %[[NAN:.+]] = aten.pointwise "isnan" %arg0
+// CHECK: %[[COUNT:.+]] = aten.pointwise "copy" %[[NAN]] : (tensor<3x6xi1>) -> tensor<3x6xi64>
+// CHECK: %[[SUM:.+]] = aten.sum %[[COUNT]] {dims = array<i64: 1>}
+// CHECK: %[[NANS:.+]] = aten.view %[[SUM]] : (tensor<3xi64>) -> tensor<3x1xi64>
+// CHECK-DAG: %[[ZERO:.+]] = aten.constant dense<0> : tensor<i64>
+// CHECK-DAG: %[[SIX:.+]] = aten.constant dense<6> : tensor<i64>
+// CHECK: %[[FIRST:.+]] = aten.sub %[[SIX]], %[[NANS]]
+// CHECK: %[[HAS:.+]] = aten.pointwise "gt" %[[NANS]], %[[ZERO]]
+// CHECK: %[[MIDDLE:.+]] = aten.constant dense<2> : tensor<i64>
+// CHECK: %[[AT:.+]] = aten.pointwise "where" %[[HAS]], %[[FIRST]], %[[MIDDLE]]
+// CHECK: %[[GV:.+]] = aten.gather %[[V]], %[[AT]] {dim = 1 : i64} : (tensor<3x6xf32>, tensor<3x1xi64>) -> tensor<3x1xf32>
+// CHECK: %[[GI:.+]] = aten.gather %[[I]], %[[AT]] {dim = 1 : i64}
+// CHECK: aten.view %[[GV]] : (tensor<3x1xf32>) -> tensor<3xf32>
+// CHECK: aten.view %[[GI]] : (tensor<3x1xi64>) -> tensor<3xi64>
+func.func @median(%x: tensor<3x6xf32>) -> (tensor<3xf32>, tensor<3xi64>) {
+  %v, %i = aten.median %x {dim = 1 : i64, keepdim = false, ignore_nan = false} : (tensor<3x6xf32>) -> (tensor<3xf32>, tensor<3xi64>)
+  return %v, %i : tensor<3xf32>, tensor<3xi64>
+}
+
+// -----
+
+// nanmedian: (m - 1) / 2 of the m entries that are not NaN (0 for a row
+// of NaNs: its first), kept dim.
+// CHECK-LABEL: func @nanmedian
+// CHECK: aten.sort %arg0 {descending = false, dim = 0 : i64}
+// CHECK: %[[COUNTED:.+]] = aten.sub %{{.+}}, %{{.+}} : (tensor<i64>, tensor<1x6xi64>) -> tensor<1x6xi64>
+// CHECK: %[[LAST:.+]] = aten.sub %[[COUNTED]], %{{.+}} : (tensor<1x6xi64>, tensor<i64>) -> tensor<1x6xi64>
+// CHECK: %[[CLAMPED:.+]] = aten.pointwise "maximum" %[[LAST]]
+// CHECK: %[[AT:.+]] = aten.pointwise "div_floor" %[[CLAMPED]]
+// CHECK: aten.gather %{{.+}}, %[[AT]] {dim = 0 : i64} : (tensor<3x6xf32>, tensor<1x6xi64>) -> tensor<1x6xf32>
+// CHECK-NOT: aten.view
+func.func @nanmedian(%x: tensor<3x6xf32>) -> (tensor<1x6xf32>, tensor<1x6xi64>) {
+  %v, %i = aten.median %x {dim = 0 : i64, keepdim = true, ignore_nan = true} : (tensor<3x6xf32>) -> (tensor<1x6xf32>, tensor<1x6xi64>)
+  return %v, %i : tensor<1x6xf32>, tensor<1x6xi64>
+}
+
+// -----
+
+// Integers have no NaN: the middle entry of the sort, sliced.
+// CHECK-LABEL: func @median_int
+// CHECK: %[[V:.+]], %[[I:.+]] = aten.sort %arg0
+// CHECK-NOT: isnan
+// CHECK: aten.slice %[[V]] {offsets = array<i64: 0, 2>, strides = array<i64: 1, 1>} : (tensor<3x6xi32>) -> tensor<3x1xi32>
+// CHECK: aten.slice %[[I]] {offsets = array<i64: 0, 2>, {{.+}}} : (tensor<3x6xi64>) -> tensor<3x1xi64>
+func.func @median_int(%x: tensor<3x6xi32>) -> (tensor<3xi32>, tensor<3xi64>) {
+  %v, %i = aten.median %x {dim = 1 : i64, keepdim = false, ignore_nan = false} : (tensor<3x6xi32>) -> (tensor<3xi32>, tensor<3xi64>)
+  return %v, %i : tensor<3xi32>, tensor<3xi64>
+}

@@ -295,3 +295,35 @@ func.func @pool_channels_last_kept(%x: tensor<1x8x8x4xf32>) -> (tensor<1x4x4x2xf
       : (tensor<1x8x8x4xf32>) -> (tensor<1x4x4x2xf32>, tensor<1x4x4x2xi64>)
   return %v, %i : tensor<1x4x4x2xf32>, tensor<1x4x4x2xi64>
 }
+
+// -----
+
+func.func @median_empty_dim(%x: tensor<2x0xf32>) -> (tensor<2xf32>, tensor<2xi64>) {
+  // expected-error @+1 {{the median of an empty dim (dim 1) is undefined}}
+  %v, %i = aten.median %x {dim = 1 : i64, keepdim = false, ignore_nan = false} : (tensor<2x0xf32>) -> (tensor<2xf32>, tensor<2xi64>)
+  return %v, %i : tensor<2xf32>, tensor<2xi64>
+}
+
+// -----
+
+func.func @median_dim(%x: tensor<2x5xf32>) -> (tensor<2xf32>, tensor<2xi64>) {
+  // expected-error @+1 {{dim 2 is out of range}}
+  %v, %i = aten.median %x {dim = 2 : i64, keepdim = false, ignore_nan = true} : (tensor<2x5xf32>) -> (tensor<2xf32>, tensor<2xi64>)
+  return %v, %i : tensor<2xf32>, tensor<2xi64>
+}
+
+// -----
+
+func.func @kthvalue_dim(%x: tensor<2x5xf32>) -> (tensor<2xf32>, tensor<2xi64>) {
+  // expected-error @+1 {{dim -1 is out of range}}
+  %v, %i = aten.kthvalue %x {k = 1 : i64, dim = -1 : i64, keepdim = false} : (tensor<2x5xf32>) -> (tensor<2xf32>, tensor<2xi64>)
+  return %v, %i : tensor<2xf32>, tensor<2xi64>
+}
+
+// -----
+
+func.func @median_shape(%x: tensor<2x5xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64>) {
+  // expected-error @+1 {{values and indices have the wrong shape}}
+  %v, %i = aten.median %x {dim = 1 : i64, keepdim = false, ignore_nan = false} : (tensor<2x5xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64>)
+  return %v, %i : tensor<2x1xf32>, tensor<2x1xi64>
+}

@@ -395,9 +395,12 @@ LogicalResult verifySelection(Operation *op, Value self, int64_t dim,
   return success();
 }
 
-/// The extent of `dim` in `self` (1 for a 0-d self).
-int64_t selectionExtent(Value self, int64_t dim) {
+/// The extent of `dim` in `self` (1 for a 0-d self); a dim out of range
+/// is reported.
+FailureOr<int64_t> selectionExtent(Operation *op, Value self, int64_t dim) {
   auto in = cast<RankedTensorType>(self.getType());
+  if (dim < 0 || dim >= std::max<int64_t>(in.getRank(), 1))
+    return op->emitOpError() << "dim " << dim << " is out of range";
   return in.getRank() == 0 ? 1 : in.getDimSize(dim);
 }
 
@@ -409,9 +412,12 @@ LogicalResult SortOp::verify() {
 }
 
 LogicalResult TopkOp::verify() {
-  int64_t dim = getDim(), k = getK(), extent = selectionExtent(getSelf(), dim);
-  if (k < 0 || k > extent)
-    return emitOpError() << "k = " << k << " is outside [0, " << extent << "]";
+  int64_t dim = getDim(), k = getK();
+  FailureOr<int64_t> extent = selectionExtent(*this, getSelf(), dim);
+  if (failed(extent))
+    return failure();
+  if (k < 0 || k > *extent)
+    return emitOpError() << "k = " << k << " is outside [0, " << *extent << "]";
   SmallVector<int64_t> shape(shapeOf(getSelf()));
   if (!shape.empty())
     shape[dim] = k;
@@ -419,9 +425,29 @@ LogicalResult TopkOp::verify() {
 }
 
 LogicalResult KthvalueOp::verify() {
-  int64_t dim = getDim(), k = getK(), extent = selectionExtent(getSelf(), dim);
-  if (k < 1 || k > extent)
-    return emitOpError() << "k = " << k << " is outside [1, " << extent << "]";
+  int64_t dim = getDim(), k = getK();
+  FailureOr<int64_t> extent = selectionExtent(*this, getSelf(), dim);
+  if (failed(extent))
+    return failure();
+  if (k < 1 || k > *extent)
+    return emitOpError() << "k = " << k << " is outside [1, " << *extent << "]";
+  SmallVector<int64_t> shape(shapeOf(getSelf()));
+  if (!shape.empty()) {
+    if (getKeepdim())
+      shape[dim] = 1;
+    else
+      shape.erase(shape.begin() + dim);
+  }
+  return verifySelection(*this, getSelf(), dim, getValues(), getIndices(), shape);
+}
+
+LogicalResult MedianOp::verify() {
+  int64_t dim = getDim();
+  FailureOr<int64_t> extent = selectionExtent(*this, getSelf(), dim);
+  if (failed(extent))
+    return failure();
+  if (*extent < 1)
+    return emitOpError() << "the median of an empty dim (dim " << dim << ") is undefined";
   SmallVector<int64_t> shape(shapeOf(getSelf()));
   if (!shape.empty()) {
     if (getKeepdim())

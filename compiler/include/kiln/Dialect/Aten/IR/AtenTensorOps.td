@@ -832,6 +832,32 @@ def Aten_KthvalueOp : Aten_Op<"kthvalue", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_MedianOp : Aten_Op<"median", [Pure]> {
+  let summary = "The lower median along one dimension and its index.";
+  let description = [{
+    `median(dim, keepdim)` and `nanmedian` (`ignore_nan`): entry
+    (n - 1) / 2 of a stable ascending sort along `dim` (NaN the largest) of
+    the n entries counted, the dim dropped unless `keepdim`. median counts
+    every entry, and a row with a NaN gives its first NaN (value and index);
+    nanmedian counts the entries that are not NaN, and a row of NaNs gives
+    one of them. Among equal values, eager may return the index of any. A
+    0-d self is one entry; the dim may not be empty (eager refuses it).
+    kiln-decompose-aten builds it as aten.sort, a count of the NaNs and
+    aten.gather at each row's position.
+
+    Example:
+    ```mlir
+    %v, %i = aten.median %x {dim = 1 : i64, keepdim = false, ignore_nan = false}
+        : (tensor<2x8xf32>) -> (tensor<2xf32>, tensor<2xi64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$dim, BoolAttr:$keepdim,
+                   BoolAttr:$ignore_nan);
+  let results = (outs AnyStaticShapeTensor:$values, AnyStaticShapeTensor:$indices);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_SearchSortedOp : Aten_Op<"searchsorted", [Pure]> {
   let summary = "Insertion indices of values in the sorted rows of a tensor.";
   let description = [{
