@@ -1,5 +1,6 @@
 """torch.special's functions that torch.export keeps whole (lgamma,
-digamma, polygamma, zeta, erfc, erfcx, erfinv, ndtri, i0, i0e, i1, i1e) and
+digamma, polygamma, zeta, erfc, erfcx, erfinv, ndtri, i0, i0e, i1, i1e),
+gcd, lcm and frexp, and
 programs that torch decomposes into them (log_ndtr, multigammaln), over
 their domains: poles, reflections, the series' seams (the Bessel
 functions' at |x| = 20, erfcx's at 26) and the tails of the inverses."""
@@ -43,8 +44,10 @@ register("zeta_number_x_f64", lambda q: torch.special.zeta(2.0, q),
 register("zeta_number_q_f64", lambda x: torch.special.zeta(x, 1.5),
          rand(3, 5, dtype=F64, low=1.1, high=9.0))
 register("zeta_edges_f64", torch.special.zeta,
-         const(torch.tensor([1.0, 0.5, 2.0, 3.0, 2.5, 2.0, inf, nan, 2.0], dtype=F64)),
-         const(torch.tensor([2.0, 2.0, 0.0, -2.0, -2.5, inf, 2.0, 2.0, -inf], dtype=F64)))
+         const(torch.tensor([1.0, 0.5, 2.0, 3.0, 2.5, 2.0, inf, nan, 2.0, 2.0, 2.0, 4.0],
+                            dtype=F64)),
+         const(torch.tensor([2.0, 2.0, 0.0, -2.0, -2.5, inf, 2.0, 2.0, -inf, nan, -1e300,
+                             -300.5], dtype=F64)))
 
 # The error functions: libm's erfc, erfcx on both sides of its series'
 # seam (26), erfinv to its tails, the normal quantile and log-CDF.
@@ -55,6 +58,11 @@ register("erfcx_f32", torch.special.erfcx, rand(4, 6, low=-9.0, high=40.0))
 register("erfinv_f32", torch.erfinv, rand(4, 6, low=-1.0, high=1.0))
 register("erfinv_f64", torch.erfinv, rand(4, 6, dtype=F64, low=-1.0, high=1.0))
 register("erfinv_bf16", torch.erfinv, rand(3, 5, dtype=torch.bfloat16, low=-0.99, high=0.99))
+# The zero's sign, seen through 1/x: erfinv is odd (-0 gives -0); i1 and
+# i1e give +0 at -0, as eager's (which negate only below 0).
+register("zero_signs_f64", lambda x: (torch.erfinv(x).reciprocal(), torch.special.i1(x).reciprocal(),
+                                      torch.special.i1e(x).reciprocal()),
+         const(torch.tensor([0.0, -0.0], dtype=F64)))
 register("erfinv_edges_f64", torch.erfinv,
          const(torch.tensor([1.0, -1.0, 1.5, -0.0, nan, 1 - 1e-15, -(1 - 1e-10), 1e-300, 0.5],
                             dtype=F64)))
@@ -77,6 +85,29 @@ register("i0_bf16", torch.i0, randn(3, 5, dtype=torch.bfloat16, scale=5.0))
 register("modified_bessel_i0_i1_f64",
          lambda x: (torch.special.modified_bessel_i0(x), torch.special.modified_bessel_i1(x)),
          randn(4, 6, dtype=F64, scale=25.0))
+
+# gcd and lcm (Euclid's loop; |INT_MIN| wraps as in eager; lcm of narrow
+# types multiplies in int, as C++ does) and frexp's parts.
+register("gcd_lcm_i64", lambda a, b: (torch.gcd(a, b), torch.lcm(a, b)),
+         const(torch.tensor([0, 0, -2**63, 7, -6, 12, 2**62, 1071])),
+         const(torch.tensor([0, 5, 6, -21, -4, 18, 3, 462])))
+register("gcd_lcm_i32_broadcast", lambda a, b: (torch.gcd(a, b), torch.lcm(a, b)),
+         randint(-1000, 1000, 4, 6, dtype=torch.int32), randint(-50, 50, 6, dtype=torch.int32))
+register("gcd_lcm_i8_u8", lambda a, b, c, d: (torch.gcd(a, b), torch.lcm(a, b), torch.gcd(c, d),
+                                              torch.lcm(c, d)),
+         const(torch.tensor([-128, 100, -7, 120, 0], dtype=torch.int8)),
+         const(torch.tensor([-128, 30, 21, 90, 0], dtype=torch.int8)),
+         const(torch.tensor([200, 255, 12, 0, 250], dtype=torch.uint8)),
+         const(torch.tensor([3, 254, 18, 7, 251], dtype=torch.uint8)))
+register("lcm_i16_wraps", torch.lcm, const(torch.tensor([30000, 200, -300], dtype=torch.int16)),
+         const(torch.tensor([7, 201, 203], dtype=torch.int16)))
+register("frexp_f64", torch.frexp,
+         const(torch.tensor([0.0, -0.0, inf, -inf, nan, 1e-310, 3.0, -0.75, 1e300, 5e-324, 1.0],
+                            dtype=F64)))
+register("frexp_f32", torch.frexp, randn(4, 6, scale=100.0))
+register("frexp_f16_subnormal", torch.frexp,
+         const(torch.tensor([6e-8, 1e-5, -65504.0, 0.5, 3.0], dtype=torch.float16)))
+register("frexp_bf16", lambda x: torch.frexp(x), randn(3, 5, dtype=torch.bfloat16, scale=1e10))
 
 # Programs torch decomposes into these: the multivariate log-gamma.
 register("multigammaln_f64", lambda x: torch.special.multigammaln(x, 3),

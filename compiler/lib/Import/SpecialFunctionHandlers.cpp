@@ -2,8 +2,9 @@
 //
 // This file implements the import of torch.special's functions that
 // torch.export keeps whole (lgamma, digamma, polygamma, zeta, erfc, erfcx,
-// erfinv, ndtri and the modified Bessel functions i0, i0e, i1, i1e): one
-// aten.pointwise each (lib/Conversion/AtenToLinalg/SpecialFunctions.h).
+// erfinv, ndtri and the modified Bessel functions i0, i0e, i1, i1e), and
+// gcd, lcm and frexp: one aten.pointwise each (frexp's exponent a second;
+// lib/Conversion/AtenToLinalg/SpecialFunctions.h, PointwiseBodies.cpp).
 // torch decomposes the rest of torch.special (log_ndtr, ndtr, xlog1py,
 // entr, multigammaln, ...) into these and core ops.
 //
@@ -45,6 +46,19 @@ absl::StatusOr<Values> polygamma(NodeImporter &n) {
   return Values{pointwise(n, type, "polygamma", self, {static_cast<double>(order)})};
 }
 
+/// frexp(self): (mantissa, exponent), the exponent computed as a float of
+/// self's type (exact) and converted to int32.
+absl::StatusOr<Values> frexp(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType mantissaType, n.resultType(0));
+  ASSIGN_OR_RETURN(RankedTensorType exponentType, n.resultType(1));
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  if (!isa<FloatType>(mantissaType.getElementType()))
+    return n.error("frexp takes a floating-point tensor");
+  Value exponent = pointwise(n, mantissaType, "frexp_exponent", self);
+  return Values{pointwise(n, mantissaType, "frexp_mantissa", self),
+                convertElements(n, exponent, exponentType.getElementType())};
+}
+
 } // namespace
 
 void addSpecialFunctionHandlers(OpHandlerTable &t) {
@@ -56,6 +70,9 @@ void addSpecialFunctionHandlers(OpHandlerTable &t) {
   t["aten.special_modified_bessel_i0.default"] = special("i0");
   t["aten.special_modified_bessel_i1.default"] = special("i1");
   t["aten.polygamma.default"] = polygamma;
+  t["aten.frexp.Tensor"] = frexp;
+  for (const char *fn : {"gcd", "lcm"})
+    t[absl::StrCat("aten.", fn, ".default")] = special(fn, {"self", "other"});
   for (const char *overload : {"default", "self_scalar", "other_scalar"})
     t[absl::StrCat("aten.special_zeta.", overload)] = special("zeta", {"self", "other"});
 }

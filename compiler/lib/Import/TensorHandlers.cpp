@@ -662,7 +662,7 @@ absl::StatusOr<Values> medianOfAll(NodeImporter &n, bool ignoreNaN) {
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   int64_t count = typeOf(self).getNumElements();
   if (count == 0)
-    return n.error("the median of no elements is NaN; its rule did not apply");
+    return n.error("the median of no elements is NaN, and this result type has no NaN");
   Value flat = n.b().create<aten::ViewOp>(n.loc(), typeOf(self).clone({count}), self);
   auto op = n.b().create<aten::MedianOp>(
       n.loc(), TypeRange{type, type.clone(n.b().getI64Type())}, flat,

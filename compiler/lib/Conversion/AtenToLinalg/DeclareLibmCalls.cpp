@@ -1,12 +1,13 @@
 //===- DeclareLibmCalls.cpp - the kiln-declare-libm-calls pass ------------===//
 //
 // This file implements the pass that declares, in the module, the libm
-// functions the pointwise lowering calls by name (SpecialFunctions.h), so
+// functions the pointwise lowering calls by name (the `libmCalls` of its
+// rows in PointwiseTable.h), so
 // that kiln-convert-aten-to-linalg, which runs on one function at a time,
 // never has to add a symbol.
 //
 //===----------------------------------------------------------------------===//
-#include "SpecialFunctions.h"
+#include "PointwiseTable.h"
 
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -28,8 +29,9 @@ struct DeclareLibmCallsPass : kiln::impl::DeclareLibmCallsBase<DeclareLibmCallsP
     ModuleOp module = getOperation();
     llvm::SetVector<StringRef> needed;
     module.walk([&](kiln::aten::PointwiseOp op) {
-      for (StringRef fn : kiln::aten::libmCallsOf(op.getFn()))
-        needed.insert(fn);
+      if (const kiln::aten::PointwiseLowering *row = kiln::aten::lookupPointwiseLowering(op.getFn()))
+        for (StringRef fn : row->libmCalls)
+          needed.insert(fn);
     });
     if (needed.empty())
       return;

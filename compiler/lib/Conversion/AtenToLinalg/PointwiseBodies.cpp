@@ -10,6 +10,7 @@
 #include "MatrixLoops.h"
 #include "PointwiseTable.h"
 #include "RandomBodies.h"
+#include "ScalarLoops.h"
 #include "SpecialFunctions.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -111,6 +112,45 @@ Value shiftRight(OpBuilder &b, Location l, Args a, Scalars) {
   Value outside = shiftOutOfRange(b, l, x, y);
   Value amount = sel(b, l, outside, cst(b, l, y, static_cast<double>(bits - 1)), y);
   return b.create<arith::ShRSIOp>(l, x, amount);
+}
+
+/// gcd as eager's calc_gcd: Euclid's algorithm on |x| and |y| in an
+/// scf.while (at most ~92 steps for i64; the divisor is never 0). |INT_MIN|
+/// wraps to INT_MIN, as std::abs does in eager.
+Value gcdOf(OpBuilder &b, Location l, Value x, Value y) {
+  Value zero = cst(b, l, x, 0);
+  Value start[] = {b.create<math::AbsIOp>(l, x), b.create<math::AbsIOp>(l, y)};
+  Carried last = whileLoop(
+      b, l, start,
+      [&](OpBuilder &nb, Location nl, ValueRange v) {
+        return std::pair{icmp(nb, nl, arith::CmpIPredicate::ne, v[0], zero),
+                         Carried(v.begin(), v.end())};
+      },
+      [&](OpBuilder &nb, Location nl, ValueRange v) {
+        return Carried{nb.create<arith::RemSIOp>(nl, v[1], v[0]), v[0]};
+      });
+  return last[1];
+}
+
+Value gcd(OpBuilder &b, Location l, Args a, Scalars) { return gcdOf(b, l, a[0], a[1]); }
+
+/// lcm as eager's: |x / gcd * y|, 0 when the gcd is 0. C++ multiplies
+/// i8/i16 (and u8, carried in i16) in int and truncates after the
+/// absolute value; wider types wrap first.
+Value lcm(OpBuilder &b, Location l, Args a, Scalars) {
+  Value g = gcdOf(b, l, a[0], a[1]);
+  Value quotient = b.create<arith::DivSIOp>(l, a[0], safeDivisor(b, l, g));
+  Value other = a[1];
+  Type type = g.getType();
+  if (type.getIntOrFloatBitWidth() < 32) {
+    quotient = b.create<arith::ExtSIOp>(l, b.getI32Type(), quotient);
+    other = b.create<arith::ExtSIOp>(l, b.getI32Type(), other);
+  }
+  Value product = b.create<math::AbsIOp>(l, b.create<arith::MulIOp>(l, quotient, other));
+  if (product.getType() != type)
+    product = b.create<arith::TruncIOp>(l, type, product);
+  Value zero = cst(b, l, g, 0);
+  return sel(b, l, icmp(b, l, arith::CmpIPredicate::eq, g, zero), zero, product);
 }
 
 /// Python-style remainder: the sign follows the divisor.
@@ -348,13 +388,15 @@ const PointwiseLowering kRows[] = {
     {"acosh", unaryMath<math::AcoshOp>},
     {"atanh", unaryMath<math::AtanhOp>},
     {"erf", unaryMath<math::ErfOp>},
-    {"lgamma", lgammaBody},
+    {"lgamma", lgammaBody, kCallsLgamma},
     {"digamma", digammaBody},
     {"polygamma", polygammaBody},
-    {"erfc", erfcBody},
-    {"erfcx", erfcxBody},
-    {"erfinv", erfinvBody},
-    {"ndtri", ndtriBody},
+    {"erfc", erfcBody, kCallsErfc},
+    {"erfcx", erfcxBody, kCallsErfc},
+    {"erfinv", erfinvBody, kCallsErfc},
+    {"ndtri", ndtriBody, kCallsErfc},
+    {"frexp_mantissa", frexpMantissaBody},
+    {"frexp_exponent", frexpExponentBody},
     {"i0", i0Body},
     {"i0e", i0eBody},
     {"i1", i1Body},
@@ -493,6 +535,8 @@ const PointwiseLowering kRows[] = {
     {"zeta", zetaBody},
     {"fmax", passingNaN<arith::MaxNumFOp, maxV>},
     {"fmin", passingNaN<arith::MinNumFOp, minV>},
+    {"gcd", gcd},
+    {"lcm", lcm},
     {"div_trunc", divTrunc},
     {"div_floor", divFloor},
     {"bitwise_left_shift", shiftLeft},

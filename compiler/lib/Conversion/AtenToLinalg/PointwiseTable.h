@@ -18,6 +18,9 @@ using PointwiseBody = mlir::Value (*)(mlir::OpBuilder &, mlir::Location,
 struct PointwiseLowering {
   llvm::StringLiteral name;
   PointwiseBody body;
+  /// The libm functions (double -> double) the body calls by name, which
+  /// kiln-declare-libm-calls declares in the module first.
+  llvm::ArrayRef<llvm::StringLiteral> libmCalls = {};
 };
 
 /// The lowering row of `name`, or null.

@@ -3,10 +3,11 @@
 // This file declares the small builder the factorisation lowerings
 // (Factorisations.cpp, SymmetricEigen.cpp, GeneralEigen.cpp, FrancisQr.cpp,
 // BunchKaufman.cpp, Jacobi.cpp, MatrixLoops.cpp) write their LAPACK-style
-// loops with: scf.for and scf.while loops carrying tensors, element reads
-// and writes, fresh buffers, scalar arithmetic (Arithmetic), vectorised
-// dot products along a contiguous row, the best index of a range and
-// swaps.
+// loops with (the special functions and gcd take their scf.while loops
+// and Arithmetic from it too): scf.for and scf.while loops carrying
+// tensors, element reads and writes, fresh buffers, scalar arithmetic
+// (Arithmetic), vectorised dot products along a contiguous row, the best
+// index of a range and swaps.
 //
 //===----------------------------------------------------------------------===//
 #pragma once

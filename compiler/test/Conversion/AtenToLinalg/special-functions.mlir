@@ -81,3 +81,42 @@ func.func @i0(%x: tensor<4xf64>) -> tensor<4xf64> {
   %0 = aten.pointwise "i0" %x : (tensor<4xf64>) -> tensor<4xf64>
   return %0 : tensor<4xf64>
 }
+
+// -----
+
+// gcd: Euclid's loop on |x| and |y| (scf.while until the divisor is 0);
+// lcm multiplies an i16's quotient in i32, as C++ does, then truncates.
+// CHECK-LABEL: func @gcd_lcm
+// CHECK: math.absi
+// CHECK: scf.while
+// CHECK: arith.cmpi ne
+// CHECK: scf.condition
+// CHECK: arith.remsi
+// CHECK: linalg.generic
+// CHECK: scf.while
+// CHECK: arith.divsi
+// CHECK: arith.extsi %{{.+}} : i16 to i32
+// CHECK: arith.muli %{{.+}} : i32
+// CHECK: math.absi %{{.+}} : i32
+// CHECK: arith.trunci %{{.+}} : i32 to i16
+func.func @gcd_lcm(%x: tensor<4xi64>, %y: tensor<4xi64>, %a: tensor<4xi16>, %b: tensor<4xi16>) -> (tensor<4xi64>, tensor<4xi16>) {
+  %0 = aten.pointwise "gcd" %x, %y : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  %1 = aten.pointwise "lcm" %a, %b : (tensor<4xi16>, tensor<4xi16>) -> tensor<4xi16>
+  return %0, %1 : tensor<4xi64>, tensor<4xi16>
+}
+
+// -----
+
+// frexp's mantissa from the bits: the exponent field replaced by 1022.
+// CHECK-LABEL: func @frexp_mantissa
+// CHECK: arith.bitcast %{{.+}} : f64 to i64
+// CHECK: arith.constant 52 : i64
+// CHECK: arith.shrui
+// CHECK: arith.constant 2047 : i64
+// CHECK: arith.constant -9218868437227405313 : i64
+// CHECK: arith.constant 4602678819172646912 : i64
+// CHECK: arith.bitcast %{{.+}} : i64 to f64
+func.func @frexp_mantissa(%x: tensor<4xf64>) -> tensor<4xf64> {
+  %0 = aten.pointwise "frexp_mantissa" %x : (tensor<4xf64>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}

@@ -327,3 +327,19 @@ func.func @median_shape(%x: tensor<2x5xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64
   %v, %i = aten.median %x {dim = 1 : i64, keepdim = false, ignore_nan = false} : (tensor<2x5xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64>)
   return %v, %i : tensor<2x1xf32>, tensor<2x1xi64>
 }
+
+// -----
+
+func.func @polygamma_order(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{polygamma's order must be an integer in [0, 1e6], got 1.5}}
+  %0 = aten.pointwise "polygamma" %x {scalars = array<f64: 1.5>} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @gcd_bool(%x: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{"gcd" is not defined for these element types}}
+  %0 = aten.pointwise "gcd" %x, %x : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  return %0 : tensor<4xi1>
+}

@@ -92,6 +92,11 @@ LogicalResult PointwiseOp::verify() {
   if (!pointwiseComputeType(*fn, getInputs().getTypes(), element))
     return emitOpError() << "\"" << getFn()
                          << "\" is not defined for these element types";
+  if (getFn() == "polygamma") {
+    double n = getScalars()[0];
+    if (!(n >= 0 && n <= 1e6) || n != std::floor(n))
+      return emitOpError() << "polygamma's order must be an integer in [0, 1e6], got " << n;
+  }
   return verifyBroadcastResult(*this, getInputs());
 }
 

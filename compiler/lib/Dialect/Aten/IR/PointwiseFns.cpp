@@ -47,6 +47,8 @@ constexpr PointwiseFn kFns[] = {
     {"erfcx", 1, 0, R::Float, C::Result, D::Float},
     {"erfinv", 1, 0, R::Float, C::Result, D::Float},
     {"ndtri", 1, 0, R::Float, C::Result, D::Float},
+    {"frexp_mantissa", 1, 0, R::Float, C::Result, D::Float},
+    {"frexp_exponent", 1, 0, R::Float, C::Result, D::Float},
     {"i0", 1, 0, R::Float, C::Result, D::Float},
     {"i0e", 1, 0, R::Float, C::Result, D::Float},
     {"i1", 1, 0, R::Float, C::Result, D::Float},
@@ -95,6 +97,9 @@ constexpr PointwiseFn kFns[] = {
     // fmax/fmin: maximum/minimum that pass over a NaN operand.
     {"fmax", 2, 0, R::Any, C::Result, D::Any},
     {"fmin", 2, 0, R::Any, C::Result, D::Any},
+    // gcd/lcm: integers only (eager has no bool kernel).
+    {"gcd", 2, 0, R::Any, C::Result, D::Int},
+    {"lcm", 2, 0, R::Any, C::Result, D::Int},
     {"div_trunc", 2, 0, R::Any, C::Result, D::NotBool},
     {"div_floor", 2, 0, R::Any, C::Result, D::NotBool},
     {"bitwise_and", 2, 0, R::Any, C::Result, D::IntOrBool},
@@ -160,6 +165,8 @@ bool inDomain(Domain domain, mlir::Type t) {
     return !t.isInteger(1);
   case Domain::IntOrBool:
     return llvm::isa<mlir::IntegerType>(t);
+  case Domain::Int:
+    return llvm::isa<mlir::IntegerType>(t) && !t.isInteger(1);
   case Domain::Int64:
     return t.isInteger(64);
   }

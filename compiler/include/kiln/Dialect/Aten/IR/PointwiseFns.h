@@ -35,6 +35,7 @@ enum class Domain {
   Float,
   NotBool,
   IntOrBool,
+  Int,   ///< Integers, not bool.
   Int64, ///< i64 only (the random functions' counters and seeds).
 };
 
