@@ -380,65 +380,35 @@ Value modifiedBessel(F64 &m, Value x, int nu, bool scaled) {
 
 } // namespace
 
-Value lgammaBody(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
-  return inF64(b, l, a, s, [](F64 &m, ValueRange x, ArrayRef<double>) {
-    return m.libm("lgamma", x[0]);
-  });
-}
-Value digammaBody(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
-  return inF64(b, l, a, s, [](F64 &m, ValueRange x, ArrayRef<double>) { return digamma(m, x[0]); });
-}
+// The bodies: each runs its function in f64 (inF64); zeta reads both
+// operands.
+#define KILN_UNARY_BODY(NAME, EXPRESSION)                                      \
+  Value NAME(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {    \
+    return inF64(b, l, a, s, [](F64 &m, ValueRange x, ArrayRef<double>) {     \
+      return EXPRESSION;                                                       \
+    });                                                                        \
+  }
+KILN_UNARY_BODY(lgammaBody, m.libm("lgamma", x[0]))
+KILN_UNARY_BODY(digammaBody, digamma(m, x[0]))
+KILN_UNARY_BODY(zetaBody, zeta(m, x[0], x[1]))
+KILN_UNARY_BODY(erfcBody, m.libm("erfc", x[0]))
+KILN_UNARY_BODY(erfcxBody, erfcx(m, x[0]))
+KILN_UNARY_BODY(frexpMantissaBody, frexpParts(m, x[0]).first)
+KILN_UNARY_BODY(frexpExponentBody, frexpParts(m, x[0]).second)
+KILN_UNARY_BODY(i0Body, modifiedBessel(m, x[0], 0, false))
+KILN_UNARY_BODY(i0eBody, modifiedBessel(m, x[0], 0, true))
+KILN_UNARY_BODY(i1Body, modifiedBessel(m, x[0], 1, false))
+KILN_UNARY_BODY(i1eBody, modifiedBessel(m, x[0], 1, true))
+#undef KILN_UNARY_BODY
+
 Value polygammaBody(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
   return inF64(b, l, a, s, polygamma);
-}
-Value zetaBody(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
-  return inF64(b, l, a, s, [](F64 &m, ValueRange x, ArrayRef<double>) {
-    return zeta(m, x[0], x[1]);
-  });
-}
-Value erfcBody(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
-  return inF64(b, l, a, s, [](F64 &m, ValueRange x, ArrayRef<double>) {
-    return m.libm("erfc", x[0]);
-  });
-}
-Value erfcxBody(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
-  return inF64(b, l, a, s, [](F64 &m, ValueRange x, ArrayRef<double>) { return erfcx(m, x[0]); });
 }
 Value erfinvBody(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
   return inF64(b, l, a, s, erfinv);
 }
 Value ndtriBody(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
   return inF64(b, l, a, s, ndtri);
-}
-Value frexpMantissaBody(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
-  return inF64(b, l, a, s, [](F64 &m, ValueRange x, ArrayRef<double>) {
-    return frexpParts(m, x[0]).first;
-  });
-}
-Value frexpExponentBody(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
-  return inF64(b, l, a, s, [](F64 &m, ValueRange x, ArrayRef<double>) {
-    return frexpParts(m, x[0]).second;
-  });
-}
-Value i0Body(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
-  return inF64(b, l, a, s, [](F64 &m, ValueRange x, ArrayRef<double>) {
-    return modifiedBessel(m, x[0], 0, false);
-  });
-}
-Value i0eBody(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
-  return inF64(b, l, a, s, [](F64 &m, ValueRange x, ArrayRef<double>) {
-    return modifiedBessel(m, x[0], 0, true);
-  });
-}
-Value i1Body(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
-  return inF64(b, l, a, s, [](F64 &m, ValueRange x, ArrayRef<double>) {
-    return modifiedBessel(m, x[0], 1, false);
-  });
-}
-Value i1eBody(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
-  return inF64(b, l, a, s, [](F64 &m, ValueRange x, ArrayRef<double>) {
-    return modifiedBessel(m, x[0], 1, true);
-  });
 }
 
 } // namespace kiln::aten

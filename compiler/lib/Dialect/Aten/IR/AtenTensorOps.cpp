@@ -409,6 +409,19 @@ FailureOr<int64_t> selectionExtent(Operation *op, Value self, int64_t dim) {
   return in.getRank() == 0 ? 1 : in.getDimSize(dim);
 }
 
+/// The shape of one entry selected along `dim` (kthvalue, median): the dim
+/// dropped, or kept as 1 with `keepdim`; 0-d stays 0-d.
+SmallVector<int64_t> selectedShape(Value self, int64_t dim, bool keepdim) {
+  SmallVector<int64_t> shape(shapeOf(self));
+  if (!shape.empty()) {
+    if (keepdim)
+      shape[dim] = 1;
+    else
+      shape.erase(shape.begin() + dim);
+  }
+  return shape;
+}
+
 } // namespace
 
 LogicalResult SortOp::verify() {
@@ -436,14 +449,8 @@ LogicalResult KthvalueOp::verify() {
     return failure();
   if (k < 1 || k > *extent)
     return emitOpError() << "k = " << k << " is outside [1, " << *extent << "]";
-  SmallVector<int64_t> shape(shapeOf(getSelf()));
-  if (!shape.empty()) {
-    if (getKeepdim())
-      shape[dim] = 1;
-    else
-      shape.erase(shape.begin() + dim);
-  }
-  return verifySelection(*this, getSelf(), dim, getValues(), getIndices(), shape);
+  return verifySelection(*this, getSelf(), dim, getValues(), getIndices(),
+                         selectedShape(getSelf(), dim, getKeepdim()));
 }
 
 LogicalResult MedianOp::verify() {
@@ -453,14 +460,8 @@ LogicalResult MedianOp::verify() {
     return failure();
   if (*extent < 1)
     return emitOpError() << "the median of an empty dim (dim " << dim << ") is undefined";
-  SmallVector<int64_t> shape(shapeOf(getSelf()));
-  if (!shape.empty()) {
-    if (getKeepdim())
-      shape[dim] = 1;
-    else
-      shape.erase(shape.begin() + dim);
-  }
-  return verifySelection(*this, getSelf(), dim, getValues(), getIndices(), shape);
+  return verifySelection(*this, getSelf(), dim, getValues(), getIndices(),
+                         selectedShape(getSelf(), dim, getKeepdim()));
 }
 
 LogicalResult SliceOp::verify() {
