@@ -37,6 +37,11 @@ void addLinalgHandlers(OpHandlerTable &table);
 void addRandomHandlers(OpHandlerTable &table);
 void addDataDependentHandlers(OpHandlerTable &table);
 
+/// A handler building the aten.pointwise `fn` over the node's arguments
+/// `names`, in order; a number argument becomes a 0-d constant of the
+/// result's element type (TensorHandlers.cpp).
+OpHandler pointwiseHandler(llvm::StringRef fn, std::vector<std::string> names = {"self"});
+
 /// x[mask]: the rows of `self` where `mask` (over self's leading dims) is
 /// true, as one aten.boolean_mask (DataDependentHandlers.cpp).
 absl::StatusOr<llvm::SmallVector<mlir::Value>>

@@ -22,19 +22,6 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-/// `fn` of the node's tensor (or number) arguments `names`, in order.
-OpHandler special(StringRef fn, std::vector<std::string> names = {"self"}) {
-  return [fn = fn.str(), names](NodeImporter &n) -> absl::StatusOr<Values> {
-    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-    Values inputs;
-    for (const std::string &name : names) {
-      ASSIGN_OR_RETURN(Value v, n.tensorOrScalar(name, type.getElementType()));
-      inputs.push_back(v);
-    }
-    return Values{pointwise(n, type, fn, inputs)};
-  };
-}
-
 /// polygamma(n, self): the n-th derivative of digamma, n >= 0 as eager
 /// requires.
 absl::StatusOr<Values> polygamma(NodeImporter &n) {
@@ -63,18 +50,18 @@ absl::StatusOr<Values> frexp(NodeImporter &n) {
 
 void addSpecialFunctionHandlers(OpHandlerTable &t) {
   for (const char *fn : {"lgamma", "digamma", "erfinv", "erfc", "i0"})
-    t[absl::StrCat("aten.", fn, ".default")] = special(fn);
+    t[absl::StrCat("aten.", fn, ".default")] = pointwiseHandler(fn);
   for (const char *fn : {"i0e", "i1", "i1e", "erfcx", "ndtri"})
-    t[absl::StrCat("aten.special_", fn, ".default")] = special(fn);
+    t[absl::StrCat("aten.special_", fn, ".default")] = pointwiseHandler(fn);
   // torch.special's modified_bessel_i0/i1: the same functions as i0/i1.
-  t["aten.special_modified_bessel_i0.default"] = special("i0");
-  t["aten.special_modified_bessel_i1.default"] = special("i1");
+  t["aten.special_modified_bessel_i0.default"] = pointwiseHandler("i0");
+  t["aten.special_modified_bessel_i1.default"] = pointwiseHandler("i1");
   t["aten.polygamma.default"] = polygamma;
   t["aten.frexp.Tensor"] = frexp;
   for (const char *fn : {"gcd", "lcm"})
-    t[absl::StrCat("aten.", fn, ".default")] = special(fn, {"self", "other"});
+    t[absl::StrCat("aten.", fn, ".default")] = pointwiseHandler(fn, {"self", "other"});
   for (const char *overload : {"default", "self_scalar", "other_scalar"})
-    t[absl::StrCat("aten.special_zeta.", overload)] = special("zeta", {"self", "other"});
+    t[absl::StrCat("aten.special_zeta.", overload)] = pointwiseHandler("zeta", {"self", "other"});
 }
 
 } // namespace kiln

@@ -47,10 +47,6 @@ absl::StatusOr<Values> pointwiseOp(NodeImporter &n, StringRef fn,
   return Values{pointwise(n, type, fn, inputs)};
 }
 
-OpHandler pw(StringRef fn, std::vector<std::string> names = {"self"}) {
-  std::string name = fn.str();
-  return [name, names](NodeImporter &n) { return pointwiseOp(n, name, names); };
-}
 
 OpHandler cmp(StringRef fn) {
   std::string name = fn.str();
@@ -583,6 +579,11 @@ absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
 
 } // namespace
 
+OpHandler pointwiseHandler(StringRef fn, std::vector<std::string> names) {
+  std::string name = fn.str();
+  return [name, names](NodeImporter &n) { return pointwiseOp(n, name, names); };
+}
+
 absl::StatusOr<Values> sortAlong(NodeImporter &n, Value self, int64_t dim,
                                  bool descending, std::optional<int64_t> k) {
   RankedTensorType in = typeOf(self);
@@ -899,36 +900,36 @@ void addTensorHandlers(OpHandlerTable &t) {
         "atanh", "erf", "reciprocal", "silu", "hardsigmoid", "hardswish", "mish",
         "abs", "floor", "ceil", "trunc", "sign", "bitwise_not", "logical_not",
         "isnan", "isinf", "signbit"})
-    t[absl::StrCat("aten.", fn, ".default")] = pw(fn);
-  t["aten.round.default"] = pw("round");
+    t[absl::StrCat("aten.", fn, ".default")] = pointwiseHandler(fn);
+  t["aten.round.default"] = pointwiseHandler("round");
   t["aten.round.decimals"] = [](NodeImporter &n) {
     return withScalars(n, "round_decimals", {{"decimals", 0.0}});
   };
-  t["aten.fix.default"] = pw("trunc");
+  t["aten.fix.default"] = pointwiseHandler("trunc");
   // Binary math, Tensor and Scalar overloads.
   for (const char *fn : {"maximum", "minimum", "atan2", "hypot", "fmax", "fmin"})
-    t[absl::StrCat("aten.", fn, ".default")] = pw(fn, {"self", "other"});
-  t["aten.copysign.Tensor"] = pw("copysign", {"self", "other"});
-  t["aten.copysign.Scalar"] = pw("copysign", {"self", "other"});
+    t[absl::StrCat("aten.", fn, ".default")] = pointwiseHandler(fn, {"self", "other"});
+  t["aten.copysign.Tensor"] = pointwiseHandler("copysign", {"self", "other"});
+  t["aten.copysign.Scalar"] = pointwiseHandler("copysign", {"self", "other"});
   for (const char *fn : {"remainder", "fmod", "bitwise_and", "bitwise_or",
                          "bitwise_xor", "logical_and", "logical_or",
                          "logical_xor"}) {
-    t[absl::StrCat("aten.", fn, ".Tensor")] = pw(fn, {"self", "other"});
-    t[absl::StrCat("aten.", fn, ".Scalar")] = pw(fn, {"self", "other"});
+    t[absl::StrCat("aten.", fn, ".Tensor")] = pointwiseHandler(fn, {"self", "other"});
+    t[absl::StrCat("aten.", fn, ".Scalar")] = pointwiseHandler(fn, {"self", "other"});
   }
   for (const char *fn : {"logical_and", "logical_or", "logical_xor"})
-    t[absl::StrCat("aten.", fn, ".default")] = pw(fn, {"self", "other"});
+    t[absl::StrCat("aten.", fn, ".default")] = pointwiseHandler(fn, {"self", "other"});
   for (auto [fn, dunder] : {std::pair{"bitwise_left_shift", "__lshift__"},
                             std::pair{"bitwise_right_shift", "__rshift__"}}) {
     for (const char *overload : {"Tensor", "Tensor_Scalar", "Scalar_Tensor"})
-      t[absl::StrCat("aten.", fn, ".", overload)] = pw(fn, {"self", "other"});
+      t[absl::StrCat("aten.", fn, ".", overload)] = pointwiseHandler(fn, {"self", "other"});
     for (const char *overload : {"Tensor", "Scalar"})
-      t[absl::StrCat("aten.", dunder, ".", overload)] = pw(fn, {"self", "other"});
+      t[absl::StrCat("aten.", dunder, ".", overload)] = pointwiseHandler(fn, {"self", "other"});
   }
-  t["aten.pow.Tensor_Tensor"] = pw("pow", {"self", "exponent"});
-  t["aten.pow.Tensor_Scalar"] = pw("pow", {"self", "exponent"});
-  t["aten.pow.Scalar"] = pw("pow", {"self", "exponent"});
-  t["aten.floor_divide.default"] = pw("div_floor", {"self", "other"});
+  t["aten.pow.Tensor_Tensor"] = pointwiseHandler("pow", {"self", "exponent"});
+  t["aten.pow.Tensor_Scalar"] = pointwiseHandler("pow", {"self", "exponent"});
+  t["aten.pow.Scalar"] = pointwiseHandler("pow", {"self", "exponent"});
+  t["aten.floor_divide.default"] = pointwiseHandler("div_floor", {"self", "other"});
   t["aten.div.Tensor_mode"] = divMode;
   t["aten.div.Scalar_mode"] = divMode;
   t["aten.rsub.Scalar"] = rsub;
