@@ -1,5 +1,6 @@
 """torch.special's functions that torch.export keeps whole (lgamma,
-digamma, polygamma, zeta, erfc, erfcx, erfinv, ndtri, i0, i0e, i1, i1e),
+digamma, polygamma, zeta, erfc, erfcx, erfinv, ndtri, the Bessel functions
+I, K (and their scaled forms), J, Y and the spherical j0),
 gcd, lcm and frexp, and
 programs that torch decomposes into them (log_ndtr, multigammaln), over
 their domains: poles, reflections, the series' seams (the Bessel
@@ -10,6 +11,7 @@ import torch
 from tests.registry.registry import DTYPE_NAMES, const, rand, randint, randn, register
 
 F64 = torch.float64
+S = torch.special
 inf, nan = float("inf"), float("nan")
 
 # lgamma: libm's; negative non-integers, the poles of an integer input.
@@ -82,6 +84,34 @@ for fn, name in ((torch.i0, "i0"), (torch.special.i0e, "i0e"), (torch.special.i1
              const(torch.tensor([0.0, -0.0, 19.999, 20.001, -20.001, 700.0, 800.0, -800.0,
                                  inf, -inf, nan, 1e-300], dtype=F64)))
 register("i0_bf16", torch.i0, randn(3, 5, dtype=torch.bfloat16, scale=5.0))
+# The modified Bessel functions of the second kind and their exp(x)-scaled
+# forms: the power series to 1.5, the quadrature to 30, the asymptotic
+# series past it; inf at 0, NaN below it, underflow past 745 unscaled.
+for fn, name in ((S.modified_bessel_k0, "k0"), (S.modified_bessel_k1, "k1"),
+                 (S.scaled_modified_bessel_k0, "k0e"), (S.scaled_modified_bessel_k1, "k1e")):
+    register(f"{name}_f32", fn, rand(4, 6, low=0.01, high=40.0))
+    register(f"{name}_f64", fn, rand(4, 6, dtype=F64, low=1e-3, high=60.0))
+    register(f"{name}_edges_f64", fn,
+             const(torch.tensor([0.0, -0.0, -1.0, 1e-300, 1e-8, 1.4999, 1.5001, 29.999, 30.001,
+                                 700.0, 800.0, 1e6, inf, nan], dtype=F64)))
+# J and Y (libm's): even J0, odd J1, Y's -inf at 0 and NaN below it. At
+# +-inf eager gives NaN and Kiln the limit 0, so the cases stay finite.
+# Eager's f64 J and Y are off by up to 8e-7 between x = 5 and 8 (Kiln's
+# match mpmath: tests/e2e/test_e2e_special_accuracy.py), hence the f64
+# tolerance.
+for fn, name in ((S.bessel_j0, "j0"), (S.bessel_j1, "j1"), (S.bessel_y0, "y0"),
+                 (S.bessel_y1, "y1")):
+    register(f"bessel_{name}_f32", fn, rand(4, 6, low=-25.0, high=25.0))
+    register(f"bessel_{name}_f64", fn, rand(4, 6, dtype=F64, low=-40.0, high=40.0),
+             rtol=2e-6, atol=2e-6)
+    register(f"bessel_{name}_edges_f64", fn,
+             const(torch.tensor([0.0, -0.0, -1.0, 1e-300, 2.404825557695773, 3.831705970207512,
+                                 4.9, 5.1, 8.0, 25.0, 1e4, nan], dtype=F64)),
+             rtol=2e-6, atol=2e-6)
+register("spherical_bessel_j0_f64", S.spherical_bessel_j0,
+         const(torch.tensor([0.0, -0.0, 0.4999, 0.5, -0.5001, 1e-10, 3.14159, 100.0, inf, -inf,
+                             nan, 1e300], dtype=F64)))
+register("spherical_bessel_j0_f32", S.spherical_bessel_j0, rand(4, 6, low=-20.0, high=20.0))
 register("modified_bessel_i0_i1_f64",
          lambda x: (torch.special.modified_bessel_i0(x), torch.special.modified_bessel_i1(x)),
          randn(4, 6, dtype=F64, scale=25.0))

@@ -2,7 +2,8 @@
 //
 // This file implements the import of torch.special's functions that
 // torch.export keeps whole (lgamma, digamma, polygamma, zeta, erfc, erfcx,
-// erfinv, ndtri and the modified Bessel functions i0, i0e, i1, i1e), and
+// erfinv, ndtri, the Bessel functions I, K, J, Y and spherical j0, and the
+// orthogonal polynomials of Chebyshev, Hermite, Laguerre and Legendre), and
 // gcd, lcm and frexp: one aten.pointwise each (frexp's exponent a second;
 // lib/Conversion/AtenToLinalg/SpecialFunctions.h, PointwiseBodies.cpp).
 // torch decomposes the rest of torch.special (log_ndtr, ndtr, xlog1py,
@@ -62,6 +63,22 @@ void addSpecialFunctionHandlers(OpHandlerTable &t) {
     t[absl::StrCat("aten.", fn, ".default")] = pointwiseHandler(fn, {"self", "other"});
   for (const char *overload : {"default", "self_scalar", "other_scalar"})
     t[absl::StrCat("aten.special_zeta.", overload)] = pointwiseHandler("zeta", {"self", "other"});
+  for (const char *fn : {"bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"})
+    t[absl::StrCat("aten.special_", fn, ".default")] = pointwiseHandler(fn);
+  t["aten.special_modified_bessel_k0.default"] = pointwiseHandler("k0");
+  t["aten.special_modified_bessel_k1.default"] = pointwiseHandler("k1");
+  // These three name their operand x.
+  t["aten.special_scaled_modified_bessel_k0.default"] = pointwiseHandler("k0e", {"x"});
+  t["aten.special_scaled_modified_bessel_k1.default"] = pointwiseHandler("k1e", {"x"});
+  t["aten.special_spherical_bessel_j0.default"] = pointwiseHandler("spherical_bessel_j0", {"x"});
+  for (const char *family : {"chebyshev_polynomial_t", "chebyshev_polynomial_u",
+                             "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+                             "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",
+                             "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
+                             "hermite_polynomial_h", "hermite_polynomial_he",
+                             "laguerre_polynomial_l", "legendre_polynomial_p"})
+    for (const char *overload : {"default", "x_scalar", "n_scalar"})
+      t[absl::StrCat("aten.special_", family, ".", overload)] = pointwiseHandler(family, {"x", "n"});
 }
 
 } // namespace kiln

@@ -9,9 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "SpecialFunctions.h"
-#include "ScalarLoops.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "FloatMath.h"
 
 #include <array>
 #include <cmath>
@@ -28,59 +26,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 /// Cephes' MACHEP (2^-53): where zeta's sums stop.
 constexpr double kMachEp = 1.11022302462515654042e-16;
 
-/// f64 arithmetic, constants and libm calls for the formulas below.
-class F64 : public Arithmetic {
-public:
-  F64(OpBuilder &b, Location l) : Arithmetic(b, l), b(b), l(l) {}
-
-  Value c(double v) { return b.create<arith::ConstantOp>(l, b.getF64FloatAttr(v)); }
-  Value exp(Value x) { return b.create<math::ExpOp>(l, x); }
-  Value log(Value x) { return b.create<math::LogOp>(l, x); }
-  Value log1p(Value x) { return b.create<math::Log1pOp>(l, x); }
-  Value sin(Value x) { return b.create<math::SinOp>(l, x); }
-  Value tan(Value x) { return b.create<math::TanOp>(l, x); }
-  Value erf(Value x) { return b.create<math::ErfOp>(l, x); }
-  Value pow(Value x, Value y) { return b.create<math::PowFOp>(l, x, y); }
-  Value trunc(Value x) { return b.create<math::TruncOp>(l, x); }
-  Value floor(Value x) { return b.create<math::FloorOp>(l, x); }
-  Value nearest(Value x) { return b.create<math::RoundEvenOp>(l, x); }
-  /// libm's double `fn`(double), declared by kiln-declare-libm-calls.
-  Value libm(StringRef fn, Value x) {
-    return b.create<func::CallOp>(l, fn, TypeRange{b.getF64Type()}, ValueRange{x}).getResult(0);
-  }
-  /// c[0] + x (c[1] + x (c[2] + ...)), by Horner's rule.
-  Value polynomial(Value x, ArrayRef<double> coefficients) {
-    Value r = c(coefficients.back());
-    for (double k : llvm::reverse(coefficients.drop_back()))
-      r = add(mul(r, x), c(k));
-    return r;
-  }
-  /// `v` where `condition` holds, else `otherwise`.
-  Value where(Value condition, double v, Value otherwise) { return select(condition, c(v), otherwise); }
-
-  OpBuilder &builder() { return b; }
-  Location loc() { return l; }
-
-private:
-  OpBuilder &b;
-  Location l;
-};
-
-using F64Body = Value (*)(F64 &, ValueRange, ArrayRef<double>);
-
-/// Runs `body` on the operands widened to f64 and rounds its result to the
-/// operands' type (f32 or f64: Pointwise.cpp widens f16/bf16 to f32).
-Value inF64(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s, F64Body body) {
-  Type type = a[0].getType();
-  SmallVector<Value> wide;
-  for (Value v : a)
-    wide.push_back(v.getType().isF64() ? v
-                                       : b.create<arith::ExtFOp>(l, b.getF64Type(), v).getResult());
-  F64 m(b, l);
-  Value r = body(m, wide, s);
-  return type.isF64() ? r : b.create<arith::TruncFOp>(l, type, r).getResult();
-}
-
 // --- Gamma family ----------------------------------------------------------
 
 /// B_2k / 2k for k = 1..7: the asymptotic series of digamma in 1/u^2.
@@ -93,7 +38,7 @@ constexpr double kTrigammaSeries[] = {1.0 / 6,  -1.0 / 30,      1.0 / 42, -1.0 /
 /// Shifts u up to at least 10 by psi_n(u) = psi_n(u + 1) - (-1)^n n!/u^(n+1)
 /// (ten steps, unrolled and branch-free); `step` gives the term 1/u or
 /// 1/u^2 added to the running sum.
-Value shiftPastTen(F64 &m, Value &u, Value (*step)(F64 &, Value)) {
+Value shiftPastTen(FloatMath &m, Value &u, Value (*step)(FloatMath &, Value)) {
   Value sum = m.c(0), one = m.c(1), ten = m.c(10);
   for (int i = 0; i < 10; ++i) {
     Value below = m.lt(u, ten);
@@ -105,8 +50,8 @@ Value shiftPastTen(F64 &m, Value &u, Value (*step)(F64 &, Value)) {
 
 /// psi(u) for u >= 0: the shift, then log u - 1/2u - sum B_2k / (2k u^2k)
 /// (the next term is 4.4e-17 at u = 10).
-Value digammaOfNonNegative(F64 &m, Value u) {
-  Value shifted = shiftPastTen(m, u, [](F64 &n, Value v) { return n.neg(n.div(n.c(1), v)); });
+Value digammaOfNonNegative(FloatMath &m, Value u) {
+  Value shifted = shiftPastTen(m, u, [](FloatMath &n, Value v) { return n.neg(n.div(n.c(1), v)); });
   Value z = m.div(m.c(1), m.mul(u, u));
   Value series = m.mul(z, m.polynomial(z, kDigammaSeries));
   return m.add(shifted, m.sub(m.sub(m.log(u), m.div(m.c(0.5), u)), series));
@@ -114,11 +59,11 @@ Value digammaOfNonNegative(F64 &m, Value u) {
 
 /// x - round(x): the argument of pi x's periodic functions, exact, so that
 /// tan(pi x) and sin(pi x)^2 keep their digits near the integers.
-Value fractionFromNearest(F64 &m, Value x) { return m.sub(x, m.nearest(x)); }
+Value fractionFromNearest(FloatMath &m, Value x) { return m.sub(x, m.nearest(x)); }
 
 /// digamma as eager: psi(x) = psi(1 - x) - pi / tan(pi x) below 0, NaN at
 /// the negative integers (and -inf), -inf at +0 and +inf at -0.
-Value digamma(F64 &m, Value x) {
+Value digamma(FloatMath &m, Value x) {
   Value zero = m.c(0);
   Value negative = m.lt(x, zero);
   Value reflection = m.div(m.c(kPi), m.tan(m.mul(m.c(kPi), fractionFromNearest(m, x))));
@@ -132,11 +77,11 @@ Value digamma(F64 &m, Value x) {
 /// and 1/u + 1/2u^2 + sum B_2k / u^(2k+1). +inf at 0 and at the negative
 /// integers, its poles (eager gives +inf at 0 but a large finite number at
 /// the negative integers, from the rounding of its sin(pi x)).
-Value trigamma(F64 &m, Value x) {
+Value trigamma(FloatMath &m, Value x) {
   Value one = m.c(1);
   Value reflected = m.lt(x, m.c(0.5));
   Value u = m.select(reflected, m.sub(one, x), x);
-  Value shifted = shiftPastTen(m, u, [](F64 &n, Value v) { return n.div(n.c(1), n.mul(v, v)); });
+  Value shifted = shiftPastTen(m, u, [](FloatMath &n, Value v) { return n.div(n.c(1), n.mul(v, v)); });
   Value z = m.div(one, u), z2 = m.mul(z, z);
   Value series = m.add(m.add(z, m.mul(m.c(0.5), z2)),
                        m.mul(m.mul(z2, z), m.polynomial(z2, kTrigammaSeries)));
@@ -173,7 +118,7 @@ std::array<double, 12> eulerMaclaurinDivisors() {
 /// Bernoulli terms, until one no longer does. The direct sum is an
 /// scf.while (its length depends on q); x = 1 gives inf, x < 1 NaN, a
 /// non-positive integer q inf, and a negative q with a fractional x NaN.
-Value zeta(F64 &m, Value x, Value q) {
+Value zeta(FloatMath &m, Value x, Value q) {
   OpBuilder &b = m.builder();
   Location l = m.loc();
   Value one = m.c(1), zero = m.c(0);
@@ -188,14 +133,14 @@ Value zeta(F64 &m, Value x, Value q) {
   Carried direct = whileLoop(
       b, l, init,
       [&](OpBuilder &nb, Location nl, ValueRange c) {
-        F64 n(nb, nl);
+        FloatMath n(nb, nl);
         Value more = n.either(n.lt(c[0], n.c(9)), n.le(c[1], n.c(9)));
         Value go = n.both(n.both(sums, more),
                           n.both(n.negate(c[4]), n.lt(c[0], n.c(kZetaMaxTerms))));
         return std::pair{go, Carried(c.begin(), c.end())};
       },
       [&](OpBuilder &nb, Location nl, ValueRange c) {
-        F64 n(nb, nl);
+        FloatMath n(nb, nl);
         Value a = n.add(c[1], n.c(1));
         Value term = n.pow(a, minusX);
         Value sum = n.add(c[3], term);
@@ -231,7 +176,7 @@ Value zeta(F64 &m, Value x, Value q) {
 /// polygamma(n; x): digamma, trigamma, else (-1)^(n+1) n! zeta(n + 1, x)
 /// (n! overflows to inf past 170, as eager's exp(lgamma(n + 1)); the
 /// verifier keeps n an integer in [0, 1e6]).
-Value polygamma(F64 &m, ValueRange a, ArrayRef<double> s) {
+Value polygamma(FloatMath &m, ValueRange a, ArrayRef<double> s) {
   auto n = static_cast<int64_t>(s[0]);
   if (n == 0)
     return digamma(m, a[0]);
@@ -253,7 +198,7 @@ constexpr double kErfcxSeriesFrom = 26;
 /// erfcx(y) = exp(y^2) erfc(y): so for y <= 26 (relative error below 1e-13
 /// there, from y^2's rounding), else 1/(y sqrt(pi)) times
 /// sum (-1)^k (2k-1)!! / (2y^2)^k over ten terms (the next is below 1e-22).
-Value erfcx(F64 &m, Value y) {
+Value erfcx(FloatMath &m, Value y) {
   Value scaled = m.mul(m.exp(m.mul(y, y)), m.libm("erfc", y));
   std::array<double, 10> series;
   series[0] = 1;
@@ -271,7 +216,7 @@ Value erfcx(F64 &m, Value y) {
 /// converges in the tail, where erf's steepness makes Newton's method on
 /// erf itself overshoot. A step with an underflowed slope (c below 1e-308)
 /// keeps x.
-Value inverseErf(F64 &m, Value a, Value c) {
+Value inverseErf(FloatMath &m, Value a, Value c) {
   constexpr double kWinitzki = 0.147;
   Value w = m.log(m.mul(c, m.add(m.c(1), a)));
   Value t = m.add(m.c(2 / (kPi * kWinitzki)), m.mul(m.c(0.5), w));
@@ -290,7 +235,7 @@ Value inverseErf(F64 &m, Value a, Value c) {
 }
 
 /// erfinv as eager: NaN past +-1, +-inf at +-1, odd (-0 gives -0).
-Value erfinv(F64 &m, ValueRange a, ArrayRef<double>) {
+Value erfinv(FloatMath &m, ValueRange a, ArrayRef<double>) {
   Value y = a[0];
   Value magnitude = m.abs(y);
   Value x = inverseErf(m, magnitude, m.sub(m.c(1), magnitude));
@@ -304,7 +249,7 @@ Value erfinv(F64 &m, ValueRange a, ArrayRef<double>) {
 /// at 1, NaN outside [0, 1]. A subnormal p (below 2.2e-308) loses digits
 /// (1e-4 relative at 5e-324): the Newton steps then work with subnormal
 /// erfc values, where eager's Cephes ndtri keeps them.
-Value ndtri(F64 &m, ValueRange a, ArrayRef<double>) {
+Value ndtri(FloatMath &m, ValueRange a, ArrayRef<double>) {
   Value p = a[0], one = m.c(1), two = m.c(2);
   Value lower = m.lt(p, m.c(0.5));
   Value c = m.select(lower, m.mul(two, p), m.sub(two, m.mul(two, p)));
@@ -321,7 +266,7 @@ Value ndtri(F64 &m, ValueRange a, ArrayRef<double>) {
 /// back exactly): x = m 2^e with |m| in [0.5, 1), from x's bits (a
 /// subnormal scaled by 2^54 first); 0, +-inf and NaN give m = x and e = 0,
 /// as glibc's frexp (and eager with it).
-std::pair<Value, Value> frexpParts(F64 &m, Value x) {
+std::pair<Value, Value> frexpParts(FloatMath &m, Value x) {
   OpBuilder &b = m.builder();
   Location l = m.loc();
   Type i64 = b.getI64Type();
@@ -344,47 +289,13 @@ std::pair<Value, Value> frexpParts(F64 &m, Value x) {
   return {m.select(finiteNonZero, mantissa, x), m.select(finiteNonZero, exponent, m.c(0))};
 }
 
-// --- Modified Bessel functions of the first kind ---------------------------
-
-/// Past this |x|, I_nu takes its asymptotic series.
-constexpr double kBesselSeriesFrom = 20;
-
-/// I_nu(|x|) for nu = 0 or 1, scaled by exp(-|x|) when `scaled`, with x's
-/// sign for nu = 1. Up to |x| = 20, the power series
-/// (|x|/2)^nu sum (x^2/4)^k / (k! (k + nu)!) over 41 terms (all positive, so
-/// no digits cancel; the next term is below 1e-23 of the sum); past it,
-/// e^|x| / sqrt(2 pi |x|) sum_k (-1)^k prod_j (4 nu^2 - (2j - 1)^2) /
-/// (k! (8|x|)^k) over 31 terms (the next below 3e-18). Unscaled, exp(|x|)
-/// overflows from |x| = 709.8, as eager's. I_1 is odd, and +0 at -0 as
-/// eager's (which negates only below 0).
-Value modifiedBessel(F64 &m, Value x, int nu, bool scaled) {
-  Value a = m.abs(x);
-  std::array<double, 41> power;
-  power[0] = 1;
-  for (int k = 1; k < 41; ++k)
-    power[k] = power[k - 1] / (static_cast<double>(k) * (k + nu));
-  Value series = m.polynomial(m.mul(m.c(0.25), m.mul(a, a)), power);
-  if (nu)
-    series = m.mul(m.mul(m.c(0.5), a), series);
-  std::array<double, 31> asymptotic;
-  asymptotic[0] = 1;
-  for (int k = 1; k < 31; ++k)
-    asymptotic[k] = asymptotic[k - 1] * ((2.0 * k - 1) * (2.0 * k - 1) - 4.0 * nu * nu) / (8.0 * k);
-  Value large = m.div(m.polynomial(m.div(m.c(1), a), asymptotic),
-                      m.sqrt(m.mul(m.c(2 * kPi), a)));
-  Value far = m.gt(a, m.c(kBesselSeriesFrom));
-  Value r = scaled ? m.select(far, large, m.mul(m.exp(m.neg(a)), series))
-                   : m.select(far, m.mul(m.exp(a), large), series);
-  return nu ? m.select(m.lt(x, m.c(0)), m.neg(r), r) : r;
-}
-
 } // namespace
 
 // The bodies: each runs its function in f64 (inF64); zeta reads both
 // operands.
 #define KILN_UNARY_BODY(NAME, EXPRESSION)                                      \
   Value NAME(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {    \
-    return inF64(b, l, a, s, [](F64 &m, ValueRange x, ArrayRef<double>) {     \
+    return inF64(b, l, a, s, [](FloatMath &m, ValueRange x, ArrayRef<double>) {     \
       return EXPRESSION;                                                       \
     });                                                                        \
   }
@@ -395,10 +306,6 @@ KILN_UNARY_BODY(erfcBody, m.libm("erfc", x[0]))
 KILN_UNARY_BODY(erfcxBody, erfcx(m, x[0]))
 KILN_UNARY_BODY(frexpMantissaBody, frexpParts(m, x[0]).first)
 KILN_UNARY_BODY(frexpExponentBody, frexpParts(m, x[0]).second)
-KILN_UNARY_BODY(i0Body, modifiedBessel(m, x[0], 0, false))
-KILN_UNARY_BODY(i0eBody, modifiedBessel(m, x[0], 0, true))
-KILN_UNARY_BODY(i1Body, modifiedBessel(m, x[0], 1, false))
-KILN_UNARY_BODY(i1eBody, modifiedBessel(m, x[0], 1, true))
 #undef KILN_UNARY_BODY
 
 Value polygammaBody(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
