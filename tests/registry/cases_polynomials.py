@@ -81,3 +81,11 @@ register("recurrence_overflow_f32", lambda x: (S.chebyshev_polynomial_t(x, 2000.
 register("recurrence_overflow_f64", lambda x: (S.chebyshev_polynomial_w(x, 3000.0),
                                                S.legendre_polynomial_p(x, 5000.0)),
          const(torch.tensor([3.0, -1.5, 0.7, 1.0001], dtype=F64)))
+# Chebyshev's trigonometric forms at high degrees in f32: eager's cos and
+# acos are libm's (to an ulp), and Kiln's were 4e-6 and worse before f32
+# trigonometry moved to f64 (5e-5 relative at n = 600).
+register("chebyshev_high_degree_f32", lambda x: (S.chebyshev_polynomial_t(x, 600.0),
+                                                 S.chebyshev_polynomial_u(x, 30.7),
+                                                 S.shifted_chebyshev_polynomial_v(x, 2000.0),
+                                                 S.shifted_chebyshev_polynomial_w(x, 600.0)),
+         const(torch.tensor([0.25, 0.5, 0.75, -0.3, 0.999])), rtol=1e-5, atol=1e-6)

@@ -39,6 +39,24 @@ register("sign_f32", torch.sign, randn(4, 6))
 register("log2_f32", torch.log2, positive(4, 6))
 register("exp2_f32", torch.exp2, randn(4, 6))
 register("atan_f32", torch.atan, randn(4, 6, scale=3.0))
+# f32 trigonometry to an ulp of eager's (libm's, correctly rounded or
+# nearly): sin and cos at large arguments, where a one-part reduction by
+# pi/2 in f32 (MLIR's approximation) was off by 5e-5 at 1000 and 7e-3 at
+# 1e5, and up to 3.4e38; atan, asin and acos, which were 30 ulps off.
+# Eager and Kiln may each be half an ulp from the true value: rtol 2.5e-7.
+TRIG_RTOL = dict(rtol=2.5e-7, atol=1e-37)
+register("sin_cos_large_f32", lambda x: (torch.sin(x), torch.cos(x)),
+         randn(6, 50, scale=3e4), **TRIG_RTOL)
+register("sin_cos_huge_f32", lambda x: (torch.sin(x), torch.cos(x)),
+         const(torch.tensor([1e7, -3.4e38, 3.4e38, 1e20, 8.5e37, -123456.7, 1e-40, -0.0, 0.0,
+                             3.1415927, 1.5707964, 6.2831855, 710.0, float("inf"),
+                             float("nan")])), **TRIG_RTOL)
+register("atan_asin_acos_f32", lambda x, y: (torch.atan(x * 10), torch.asin(y), torch.acos(y),
+                                             torch.atan2(y, x)),
+         randn(8, 40), rand(8, 40, low=-1.0, high=1.0), **TRIG_RTOL)
+register("inverse_trig_edges_f32", lambda x: (torch.asin(x), torch.acos(x), torch.atan(x)),
+         const(torch.tensor([1.0, -1.0, 0.0, -0.0, 1.0000001, -1.5, 0.99999994, -0.99999994,
+                             1e-40, float("inf"), float("nan")])), **TRIG_RTOL)
 register("asin_f32", torch.asin, rand(4, 6, low=-0.99, high=0.99))
 register("silu_f32", F.silu, randn(4, 6, scale=3.0))
 register("mish_f32", F.mish, randn(4, 6, scale=3.0))

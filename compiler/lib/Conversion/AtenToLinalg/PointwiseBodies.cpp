@@ -356,24 +356,10 @@ const PointwiseLowering kRows[] = {
     {"sin", unaryMath<math::SinOp>},
     {"cos", unaryMath<math::CosOp>},
     {"tan", unaryMath<math::TanOp>},
-    // asin/acos through atan2: the polynomial approximations of asin/acos
-    // miss float32 accuracy near +-1 (kiln-approximate-math keeps atan2's).
-    {"asin",
-     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
-       Value one = cst(b, l, a[0], 1.0);
-       Value c = b.create<math::SqrtOp>(
-           l, b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, one, a[0]),
-                                      b.create<arith::AddFOp>(l, one, a[0])));
-       return b.create<math::Atan2Op>(l, a[0], c);
-     }},
-    {"acos",
-     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
-       Value one = cst(b, l, a[0], 1.0);
-       Value c = b.create<math::SqrtOp>(
-           l, b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, one, a[0]),
-                                      b.create<arith::AddFOp>(l, one, a[0])));
-       return b.create<math::Atan2Op>(l, c, a[0]);
-     }},
+    // asin and acos: libm's in f64; f32's compute in f64 too
+    // (kiln-approximate-math, AccurateTrigonometry.cpp).
+    {"asin", unaryMath<math::AsinOp>},
+    {"acos", unaryMath<math::AcosOp>},
     {"round_decimals",
      [](OpBuilder &b, Location l, Args a, Scalars s) -> Value {
        Value scale = cst(b, l, a[0], std::pow(10.0, s[0]));
