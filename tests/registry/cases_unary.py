@@ -95,3 +95,9 @@ register("sqrt_i64_to_f32", torch.sqrt, randint(0, 100, 3, 5))
 register("exp_i32_to_f32", torch.exp, randint(-3, 3, 3, 5, dtype=torch.int32))
 register("sin_bool_to_f32", torch.sin, randint(0, 2, 3, 5, dtype=torch.bool))
 register("sigmoid_u8_to_f32", torch.sigmoid, randint(0, 10, 3, 5, dtype=torch.uint8))
+# bf16 subnormals survive arithmetic and conversions (a CPU's bf16
+# conversion instruction, AVX512-BF16's, would flush them to zero); atol 0
+# so that a flushed result fails.
+register("bf16_subnormals", lambda x: (x * 1.5, -x, torch.tanh(x), x + x, x.float() * 0.5),
+         const(torch.tensor([9.18e-41, -1.0e-39, 1.1e-38, 3.0, 0.0], dtype=torch.bfloat16)),
+         rtol=1e-2, atol=0.0)

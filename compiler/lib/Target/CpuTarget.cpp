@@ -18,6 +18,9 @@
 #include "llvm/TargetParser/Triple.h"
 
 #include <algorithm>
+#include <iterator>
+#include <string>
+#include <vector>
 
 namespace kiln::compiler {
 namespace {
@@ -25,6 +28,12 @@ namespace {
 /// The CPU a compile with no options.cpu targets: every x86-64 server CPU
 /// of the last decade runs it (SSE4.2, POPCNT, no AVX).
 constexpr const char *kDefaultCpu = "x86-64-v2";
+
+/// The x86 features whose instructions convert f32 to bf16 (VCVTNEPS2BF16)
+/// and flush subnormal results to zero, where eager (and every other CPU)
+/// keeps them: Kiln never lets LLVM use them, so a bf16 result has the same
+/// bits on every CPU compiled for.
+constexpr const char *kBf16ConversionFeatures[] = {"avx512bf16", "avxneconvert"};
 
 bool has(const CpuModel &model, const char *feature) {
   return std::binary_search(model.features.begin(), model.features.end(),
@@ -101,8 +110,17 @@ public:
     MachineSpec spec;
     spec.triple = llvm::sys::getProcessTriple();
     spec.cpu = model->name;
+    // bf16 conversions stay in software on every CPU (see
+    // kBf16ConversionFeatures); the code then needs neither feature.
+    std::vector<std::string> used;
+    for (const std::string &feature : model->features)
+      if (std::find(std::begin(kBf16ConversionFeatures), std::end(kBf16ConversionFeatures),
+                    feature) == std::end(kBf16ConversionFeatures))
+        used.push_back(feature);
     spec.features = options.cpu_features();
-    spec.requiredFeatures = formatFeatureList(model->features);
+    for (const char *feature : kBf16ConversionFeatures)
+      absl::StrAppend(&spec.features, spec.features.empty() ? "" : ",", "-", feature);
+    spec.requiredFeatures = formatFeatureList(used);
     spec.artifactFormat = "elf-shared-object";
     // Only the x86-64 runtime carries kiln_rt_parallel_for and the
     // kernel-library calls (emitArtifact).

@@ -203,6 +203,20 @@ def ApproximateMath : Pass<"kiln-approximate-math", "mlir::func::FuncOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
+def ExpandBFloat16Conversions : Pass<"kiln-expand-bf16-conversions"> {
+  let summary = "Convert between bf16 and f32 with integer arithmetic";
+  let description = [{
+    arith.truncf to bf16 becomes round-to-nearest-even on the f32's bits
+    (NaN to a quiet NaN) and arith.extf from bf16 a shift, as eager's
+    c10::BFloat16 converts. LLVM would otherwise pick the CPU's conversion
+    instruction where the target has one (AVX512-BF16's VCVTNEPS2BF16),
+    which flushes subnormals to zero: a result that would depend on the CPU
+    compiled for. (The cpu target also turns those features off for the
+    conversions LLVM's legalisation of bf16 arithmetic inserts.)
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def TileAndVectorize : Pass<"kiln-tile-and-vectorize", "mlir::func::FuncOp"> {
   let summary = "Tile matmul-like linalg ops for cache and registers, then vectorize";
   let description = [{
