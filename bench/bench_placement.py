@@ -5,7 +5,7 @@ real kilnd with its local CPU agent:
 
   * whole: resnet18 as is; the cpu target compiles all of it (the baseline,
     measured in the same run);
-  * partitioned: the same network with one op Kiln lacks (aten.special_airy_ai,
+  * partitioned: the same network with one op Kiln lacks (aten.nextafter,
     applied to the activations after layer2), compiled with fallback="cpu":
     two target segments around a CPU run.
 
@@ -37,8 +37,8 @@ sys.path.insert(0, str(REPO / "tests" / "e2e"))
 import kiln  # noqa: E402
 
 
-class WithAiry(torch.nn.Module):
-    """resnet18 with airy_ai after layer2: an op the cpu target lacks."""
+class WithNextAfter(torch.nn.Module):
+    """resnet18 with nextafter after layer2: an op the cpu target lacks."""
 
     def __init__(self, net: torch.nn.Module):
         super().__init__()
@@ -48,7 +48,7 @@ class WithAiry(torch.nn.Module):
         n = self.net
         x = n.maxpool(n.relu(n.bn1(n.conv1(x))))
         x = n.layer2(n.layer1(x))
-        x = torch.special.airy_ai(x)
+        x = torch.nextafter(x, x)
         x = n.layer4(n.layer3(x))
         return n.fc(torch.flatten(n.avgpool(x), 1))
 
@@ -76,7 +76,7 @@ def main() -> None:
     torch.set_num_threads(1)  # the agent runs one thread too
     net = torchvision.models.resnet18(num_classes=10).eval()
     x = torch.randn(1, 3, 64, 64)
-    variants = [("whole (baseline)", net, "error"), ("partitioned", WithAiry(net), "cpu")]
+    variants = [("whole (baseline)", net, "error"), ("partitioned", WithNextAfter(net), "cpu")]
     with tempfile.TemporaryDirectory() as tmp:
         work = pathlib.Path(tmp)
         daemon = Kilnd(work, work / "cache").start()

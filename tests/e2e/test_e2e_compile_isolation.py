@@ -54,11 +54,11 @@ def test_a_compiler_crash_fails_only_its_request(tmp_path):
         daemon.assert_stops_cleanly()
 
 
-class SineAndAiry(torch.nn.Module):
-    """aten.special_airy_ai, which Kiln lacks, makes placement check each node."""
+class SineAndNextAfter(torch.nn.Module):
+    """aten.nextafter, which Kiln lacks, makes placement check each node."""
 
     def forward(self, x):
-        return torch.special.airy_ai(torch.sin(x) + 2.0)
+        return torch.nextafter(torch.sin(x) + 2.0, torch.sin(x) + 2.0)
 
 
 def test_a_crash_in_the_node_support_check_fails_only_its_request(tmp_path):
@@ -66,7 +66,7 @@ def test_a_crash_in_the_node_support_check_fails_only_its_request(tmp_path):
     # before codegen; the same worker then runs placement's per-node check.
     daemon = _daemon(tmp_path, "support-crash", "--debug-compile-fault",
                      "crash:aten.sin.default")
-    program = torch.export.export(SineAndAiry().eval(), (torch.randn(4, 8),))
+    program = torch.export.export(SineAndNextAfter().eval(), (torch.randn(4, 8),))
     try:
         with kiln.Client(daemon.address, timeout=300) as client:
             with pytest.raises(kiln.CompileError) as err:

@@ -67,6 +67,12 @@ CASES = {
            1e-12),
     "spherical_j0": (torch.special.spherical_bessel_j0, lambda x: mpmath.sinc(x),
                      _grid(-30.0, 30.0, 300, 24), 1e-12),
+    # Ai oscillates below 0 (the series' absolute error reaches 3e-11 at
+    # -8, where its terms are 1e5 times the value) and decays past it.
+    "airy_ai": (torch.special.airy_ai, mpmath.airyai,
+                torch.cat([_grid(-60.0, -8.0, 100, 30), _grid(-8.0, 2.0, 200, 31)]), 1e-10),
+    "airy_ai_decaying": (torch.special.airy_ai, mpmath.airyai, _grid(0.0, 100.0, 200, 32),
+                         1e-12),
     # The polynomials at fixed degrees: the recurrences and Chebyshev's
     # trigonometric form.
     "legendre_p_25": (lambda x: torch.special.legendre_polynomial_p(x, 25.0),
@@ -83,7 +89,7 @@ CASES = {
 
 #: Functions that oscillate through zero: their error is measured against
 #: their largest magnitude over the grid (absolute error near a root).
-OSCILLATING = {"j0", "y1", "spherical_j0", "legendre_p_25", "chebyshev_t_40", "chebyshev_u_6",
+OSCILLATING = {"j0", "y1", "spherical_j0", "airy_ai", "legendre_p_25", "chebyshev_t_40", "chebyshev_u_6",
                "hermite_h_20", "laguerre_l_30"}
 
 

@@ -1,6 +1,6 @@
 """torch.special's functions that torch.export keeps whole (lgamma,
 digamma, polygamma, zeta, erfc, erfcx, erfinv, ndtri, the Bessel functions
-I, K (and their scaled forms), J, Y and the spherical j0),
+I, K (and their scaled forms), J, Y and the spherical j0, Airy's Ai),
 gcd, lcm and frexp, and
 programs that torch decomposes into them (log_ndtr, multigammaln), over
 their domains: poles, reflections, the series' seams (the Bessel
@@ -112,6 +112,19 @@ register("spherical_bessel_j0_f64", S.spherical_bessel_j0,
          const(torch.tensor([0.0, -0.0, 0.4999, 0.5, -0.5001, 1e-10, 3.14159, 100.0, inf, -inf,
                              nan, 1e300], dtype=F64)))
 register("spherical_bessel_j0_f32", S.spherical_bessel_j0, rand(4, 6, low=-20.0, high=20.0))
+# Airy's Ai: its Maclaurin series on [-8, 2], K_1/3 past 2 (underflow past
+# 105; eager stops at 103.9), the oscillating asymptotic series below -8.
+# Eager's f64 Ai is off by up to 3e-6 just below -2.09 (Kiln's matches
+# mpmath), hence no sample there, and eager gives NaN at +-inf where Kiln
+# gives the limit 0, so the edges stay finite.
+register("airy_ai_f64", S.airy_ai, rand(4, 8, dtype=F64, low=-1.9, high=30.0),
+         rtol=1e-8, atol=1e-8)
+register("airy_ai_negative_f64", S.airy_ai, rand(4, 8, dtype=F64, low=-40.0, high=-2.5),
+         rtol=1e-8, atol=1e-8)
+register("airy_ai_edges_f64", S.airy_ai,
+         const(torch.tensor([0.0, -0.0, 1.999, 2.001, -7.999, -8.001, -3.0, 29.9, 50.0, 103.0,
+                             110.0, -1e4, nan], dtype=F64)), rtol=1e-8, atol=1e-8)
+register("airy_ai_f32", S.airy_ai, rand(4, 6, low=-15.0, high=10.0))
 register("modified_bessel_i0_i1_f64",
          lambda x: (torch.special.modified_bessel_i0(x), torch.special.modified_bessel_i1(x)),
          randn(4, 6, dtype=F64, scale=25.0))

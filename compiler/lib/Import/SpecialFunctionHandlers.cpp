@@ -2,8 +2,9 @@
 //
 // This file implements the import of torch.special's functions that
 // torch.export keeps whole (lgamma, digamma, polygamma, zeta, erfc, erfcx,
-// erfinv, ndtri, the Bessel functions I, K, J, Y and spherical j0, and the
-// orthogonal polynomials of Chebyshev, Hermite, Laguerre and Legendre), and
+// erfinv, ndtri, the Bessel functions I, K, J, Y and spherical j0, Airy's
+// Ai, and the orthogonal polynomials of Chebyshev, Hermite, Laguerre and
+// Legendre), and
 // gcd, lcm and frexp: one aten.pointwise each (frexp's exponent a second;
 // lib/Conversion/AtenToLinalg/SpecialFunctions.h, PointwiseBodies.cpp).
 // torch decomposes the rest of torch.special (log_ndtr, ndtr, xlog1py,
@@ -67,10 +68,11 @@ void addSpecialFunctionHandlers(OpHandlerTable &t) {
     t[absl::StrCat("aten.special_", fn, ".default")] = pointwiseHandler(fn);
   t["aten.special_modified_bessel_k0.default"] = pointwiseHandler("k0");
   t["aten.special_modified_bessel_k1.default"] = pointwiseHandler("k1");
-  // These three name their operand x.
+  // These four name their operand x.
   t["aten.special_scaled_modified_bessel_k0.default"] = pointwiseHandler("k0e", {"x"});
   t["aten.special_scaled_modified_bessel_k1.default"] = pointwiseHandler("k1e", {"x"});
   t["aten.special_spherical_bessel_j0.default"] = pointwiseHandler("spherical_bessel_j0", {"x"});
+  t["aten.special_airy_ai.default"] = pointwiseHandler("airy_ai", {"x"});
   for (const char *family : {"chebyshev_polynomial_t", "chebyshev_polynomial_u",
                              "chebyshev_polynomial_v", "chebyshev_polynomial_w",
                              "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",

@@ -5,7 +5,7 @@
 // modified ones of the first kind I_0, I_1 (and their exp(-|x|)-scaled
 // forms i0e, i1e), of the second kind K_0, K_1 (and their exp(x)-scaled
 // forms), the ordinary ones J_0, J_1, Y_0, Y_1 (libm's, called by name:
-// glibc's and picolibc's), and the spherical j_0. The series' and
+// glibc's and picolibc's), the spherical j_0 and Airy's Ai. The series' and
 // quadrature's coefficients are computed here from their definitions;
 // tests/e2e/test_e2e_special_accuracy.py checks them against mpmath.
 //
@@ -99,12 +99,13 @@ Value secondKindSeries(FloatMath &m, Value x, int nu) {
                m.mul(m.mul(m.c(0.25), x), sum));
 }
 
-/// exp(x) K_nu(x) = integral over t >= 0 of exp(-x (cosh t - 1)) cosh(nu t),
+/// exp(x) K_nu(x) = integral over t >= 0 of exp(-x (cosh t - 1)) cosh(nu t)
+/// (nu in [0, 1]),
 /// by the trapezoidal rule with step 0.1 over t in [0, 4]: the integrand
 /// is analytic in a strip and decays double-exponentially, so the rule
 /// converges geometrically (relative error below 1e-15 for x in (1.5, 30];
 /// at t = 4 the integrand is below e^-39).
-Value secondKindQuadrature(FloatMath &m, Value x, int nu) {
+Value secondKindQuadrature(FloatMath &m, Value x, double nu) {
   Value sum = m.c(0);
   for (int k = 0; k < kKNodes; ++k) {
     double t = k * kKStep;
@@ -117,7 +118,7 @@ Value secondKindQuadrature(FloatMath &m, Value x, int nu) {
 /// exp(x) K_nu(x) ~ sqrt(pi / 2x) sum_k prod_j (4 nu^2 - (2j - 1)^2) /
 /// (k! (8x)^k), 25 terms (the smallest omitted one is below 1e-20 for
 /// x > 30).
-Value secondKindAsymptotic(FloatMath &m, Value x, int nu) {
+Value secondKindAsymptotic(FloatMath &m, Value x, double nu) {
   std::array<double, 25> terms;
   terms[0] = 1;
   for (int k = 1; k < 25; ++k)
@@ -137,6 +138,69 @@ Value modifiedBesselSecondKind(FloatMath &m, Value x, int nu, bool scaled) {
                    : m.select(near, series, m.mul(m.exp(m.neg(x)), scaledFar));
   r = m.where(m.lt(x, m.c(0)), kNaN, r);
   return m.where(m.eq(x, m.c(0)), kInf, r);
+}
+
+// --- Airy function ---------------------------------------------------------
+
+/// Below this x, Ai takes its asymptotic series; up to kAiSeriesTo, its
+/// Maclaurin series.
+constexpr double kAiAsymptoticBelow = -8;
+constexpr double kAiSeriesTo = 2;
+
+/// Ai(x), with zeta = 2/3 |x|^(3/2):
+///  - x in [-8, 2]: Ai(0) f(x) + Ai'(0) g(x), f and g's Maclaurin series in
+///    x^3 over 30 terms (DLMF 9.4.1-3; at x = -8 the terms reach 1e5 of the
+///    value, so its absolute error is 3e-11 there, 1e-16 near 0);
+///  - x > 2: sqrt(x/3)/pi K_1/3(zeta), K's quadrature or asymptotic series;
+///  - x < -8: (sin(zeta + pi/4) P - cos(zeta + pi/4) Q) / (sqrt(pi) |x|^1/4)
+///    with P, Q the asymptotic series in 1/zeta (DLMF 9.7.9; 10 terms each,
+///    the next below 1e-13 at x = -8).
+/// 0 at +-inf (the limit; |x|^-1/4 bounds the oscillation), underflow past
+/// x = 105.
+Value airyAi(FloatMath &m, Value x) {
+  std::array<double, 30> f, g;
+  f[0] = g[0] = 1;
+  for (int k = 1; k < 30; ++k) {
+    f[k] = f[k - 1] / ((3.0 * k - 1) * (3.0 * k));
+    g[k] = g[k - 1] / ((3.0 * k) * (3.0 * k + 1));
+  }
+  const double ai0 = 1 / (std::cbrt(9.0) * std::tgamma(2.0 / 3));
+  const double aiPrime0 = -1 / (std::cbrt(3.0) * std::tgamma(1.0 / 3));
+  Value cube = m.mul(x, m.mul(x, x));
+  Value series = m.add(m.mul(m.c(ai0), m.polynomial(cube, f)),
+                       m.mul(m.c(aiPrime0), m.mul(x, m.polynomial(cube, g))));
+
+  Value a = m.abs(x);
+  Value root = m.sqrt(a);
+  Value zeta = m.mul(m.c(2.0 / 3), m.mul(a, root));
+  Value quadrature = secondKindQuadrature(m, zeta, 1.0 / 3);
+  Value asymptotic = secondKindAsymptotic(m, zeta, 1.0 / 3);
+  Value scaledK = m.select(m.le(zeta, m.c(kKQuadratureTo)), quadrature, asymptotic);
+  Value decaying = m.mul(m.mul(m.div(m.sqrt(m.div(a, m.c(3))), m.c(kPi)), scaledK),
+                         m.exp(m.neg(zeta)));
+
+  // u_k = (6k - 5)(6k - 3)(6k - 1) / ((2k - 1) 216 k) u_(k-1); P and Q take
+  // the even and odd ones with alternating signs, in w = 1/zeta^2.
+  std::array<double, 20> u;
+  u[0] = 1;
+  for (int k = 1; k < 20; ++k)
+    u[k] = u[k - 1] * (6.0 * k - 5) * (6.0 * k - 3) * (6.0 * k - 1) / ((2.0 * k - 1) * 216 * k);
+  std::array<double, 10> even, odd;
+  for (int k = 0; k < 10; ++k) {
+    even[k] = (k % 2 ? -1 : 1) * u[2 * k];
+    odd[k] = (k % 2 ? -1 : 1) * u[2 * k + 1];
+  }
+  Value inverse = m.div(m.c(1), zeta);
+  Value w = m.mul(inverse, inverse);
+  Value p = m.polynomial(w, even);
+  Value q = m.mul(inverse, m.polynomial(w, odd));
+  Value theta = m.add(zeta, m.c(kPi / 4));
+  Value oscillating = m.div(m.sub(m.mul(m.sin(theta), p), m.mul(m.cos(theta), q)),
+                            m.mul(m.c(std::sqrt(kPi)), m.sqrt(root)));
+
+  Value r = m.select(m.le(x, m.c(kAiSeriesTo)), series, decaying);
+  r = m.select(m.lt(x, m.c(kAiAsymptoticBelow)), oscillating, r);
+  return m.where(m.eq(a, m.c(kInf)), 0, r);
 }
 
 // --- Spherical Bessel function ---------------------------------------------
@@ -178,6 +242,7 @@ KILN_BESSEL_BODY(j1Body, m.libm("j1", x[0]))
 KILN_BESSEL_BODY(y0Body, m.libm("y0", x[0]))
 KILN_BESSEL_BODY(y1Body, m.libm("y1", x[0]))
 KILN_BESSEL_BODY(sphericalJ0Body, sphericalBesselJ0(m, x[0]))
+KILN_BESSEL_BODY(airyAiBody, airyAi(m, x[0]))
 #undef KILN_BESSEL_BODY
 
 } // namespace kiln::aten

@@ -396,6 +396,7 @@ const PointwiseLowering kRows[] = {
     {"bessel_y0", y0Body, kCallsY0},
     {"bessel_y1", y1Body, kCallsY1},
     {"spherical_bessel_j0", sphericalJ0Body},
+    {"airy_ai", airyAiBody},
     {"reciprocal",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<arith::DivFOp>(l, cst(b, l, a[0], 1.0), a[0]);

@@ -35,7 +35,8 @@ KILN_SPECIAL_FUNCTION(ndtriBody)
 /// frexp's mantissa, and its exponent as a float (exact) in the same type.
 KILN_SPECIAL_FUNCTION(frexpMantissaBody)
 KILN_SPECIAL_FUNCTION(frexpExponentBody)
-// Bessel functions: I and K modified (e: exp-scaled), J and Y, spherical j0.
+// Bessel functions: I and K modified (e: exp-scaled), J and Y, spherical
+// j0, and Airy's Ai.
 KILN_SPECIAL_FUNCTION(i0Body)
 KILN_SPECIAL_FUNCTION(i0eBody)
 KILN_SPECIAL_FUNCTION(i1Body)
@@ -49,6 +50,7 @@ KILN_SPECIAL_FUNCTION(j1Body)
 KILN_SPECIAL_FUNCTION(y0Body)
 KILN_SPECIAL_FUNCTION(y1Body)
 KILN_SPECIAL_FUNCTION(sphericalJ0Body)
+KILN_SPECIAL_FUNCTION(airyAiBody)
 // Orthogonal polynomials p_n(x): operands (x, n).
 KILN_SPECIAL_FUNCTION(chebyshevTBody)
 KILN_SPECIAL_FUNCTION(chebyshevUBody)

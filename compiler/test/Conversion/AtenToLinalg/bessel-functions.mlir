@@ -49,3 +49,23 @@ func.func @spherical_j0(%x: tensor<4xf64>) -> tensor<4xf64> {
   %0 = aten.pointwise "spherical_bessel_j0" %x : (tensor<4xf64>) -> tensor<4xf64>
   return %0 : tensor<4xf64>
 }
+
+// -----
+
+// Airy's Ai: the Maclaurin series in x^3, K_1/3's quadrature (41 exps) and
+// asymptotic series past x = 2, the oscillating series with sin and cos
+// of zeta + pi/4 below -8, and 0 at +-inf.
+// CHECK-LABEL: func @airy_ai
+// CHECK-NOT: func.call
+// CHECK-COUNT-41: math.exp
+// CHECK: math.sin
+// CHECK: math.cos
+// CHECK: %[[TWO:.+]] = arith.constant 2.000000e+00 : f64
+// CHECK: arith.cmpf ole, %{{.+}}, %[[TWO]] : f64
+// CHECK: %[[EIGHT:.+]] = arith.constant -8.000000e+00 : f64
+// CHECK: arith.cmpf olt, %{{.+}}, %[[EIGHT]] : f64
+// CHECK: arith.constant 0x7FF0000000000000 : f64
+func.func @airy_ai(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = aten.pointwise "airy_ai" %x : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -62,6 +62,7 @@ constexpr PointwiseFn kFns[] = {
     {"bessel_y0", 1, 0, R::Float, C::Result, D::Float},
     {"bessel_y1", 1, 0, R::Float, C::Result, D::Float},
     {"spherical_bessel_j0", 1, 0, R::Float, C::Result, D::Float},
+    {"airy_ai", 1, 0, R::Float, C::Result, D::Float},
     {"reciprocal", 1, 0, R::Float, C::Result, D::Float},
     {"silu", 1, 0, R::Float, C::Result, D::Float},
     {"hardsigmoid", 1, 0, R::Float, C::Result, D::Float},
