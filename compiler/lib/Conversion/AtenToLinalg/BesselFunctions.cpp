@@ -223,26 +223,19 @@ Value sphericalBesselJ0(FloatMath &m, Value x) {
 } // namespace
 
 // The bodies: each runs its function in f64 (inF64).
-#define KILN_BESSEL_BODY(NAME, EXPRESSION)                                     \
-  Value NAME(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {    \
-    return inF64(b, l, a, s, [](FloatMath &m, ValueRange x, ArrayRef<double>) { \
-      return EXPRESSION;                                                       \
-    });                                                                        \
-  }
-KILN_BESSEL_BODY(i0Body, modifiedBessel(m, x[0], 0, false))
-KILN_BESSEL_BODY(i0eBody, modifiedBessel(m, x[0], 0, true))
-KILN_BESSEL_BODY(i1Body, modifiedBessel(m, x[0], 1, false))
-KILN_BESSEL_BODY(i1eBody, modifiedBessel(m, x[0], 1, true))
-KILN_BESSEL_BODY(k0Body, modifiedBesselSecondKind(m, x[0], 0, false))
-KILN_BESSEL_BODY(k0eBody, modifiedBesselSecondKind(m, x[0], 0, true))
-KILN_BESSEL_BODY(k1Body, modifiedBesselSecondKind(m, x[0], 1, false))
-KILN_BESSEL_BODY(k1eBody, modifiedBesselSecondKind(m, x[0], 1, true))
-KILN_BESSEL_BODY(j0Body, m.libm("j0", x[0]))
-KILN_BESSEL_BODY(j1Body, m.libm("j1", x[0]))
-KILN_BESSEL_BODY(y0Body, m.libm("y0", x[0]))
-KILN_BESSEL_BODY(y1Body, m.libm("y1", x[0]))
-KILN_BESSEL_BODY(sphericalJ0Body, sphericalBesselJ0(m, x[0]))
-KILN_BESSEL_BODY(airyAiBody, airyAi(m, x[0]))
-#undef KILN_BESSEL_BODY
+KILN_F64_BODY(i0Body, modifiedBessel(m, x[0], 0, false))
+KILN_F64_BODY(i0eBody, modifiedBessel(m, x[0], 0, true))
+KILN_F64_BODY(i1Body, modifiedBessel(m, x[0], 1, false))
+KILN_F64_BODY(i1eBody, modifiedBessel(m, x[0], 1, true))
+KILN_F64_BODY(k0Body, modifiedBesselSecondKind(m, x[0], 0, false))
+KILN_F64_BODY(k0eBody, modifiedBesselSecondKind(m, x[0], 0, true))
+KILN_F64_BODY(k1Body, modifiedBesselSecondKind(m, x[0], 1, false))
+KILN_F64_BODY(k1eBody, modifiedBesselSecondKind(m, x[0], 1, true))
+KILN_F64_BODY(j0Body, m.libm("j0", x[0]))
+KILN_F64_BODY(j1Body, m.libm("j1", x[0]))
+KILN_F64_BODY(y0Body, m.libm("y0", x[0]))
+KILN_F64_BODY(y1Body, m.libm("y1", x[0]))
+KILN_F64_BODY(sphericalJ0Body, sphericalBesselJ0(m, x[0]))
+KILN_F64_BODY(airyAiBody, airyAi(m, x[0]))
 
 } // namespace kiln::aten

@@ -83,4 +83,15 @@ inline mlir::Value inF64(mlir::OpBuilder &b, mlir::Location l, mlir::ValueRange 
   return type.isF64() ? r : b.create<mlir::arith::TruncFOp>(l, type, r).getResult();
 }
 
+/// Defines the aten.pointwise body NAME that runs EXPRESSION (of `m`, a
+/// FloatMath, and `x`, the operands) in f64 by inF64.
+#define KILN_F64_BODY(NAME, EXPRESSION)                                        \
+  mlir::Value NAME(mlir::OpBuilder &b, mlir::Location l, mlir::ValueRange a,   \
+                   llvm::ArrayRef<double> s) {                                 \
+    return inF64(b, l, a, s,                                                   \
+                 [](FloatMath &m, mlir::ValueRange x, llvm::ArrayRef<double>) { \
+                   return EXPRESSION;                                          \
+                 });                                                           \
+  }
+
 } // namespace kiln::aten

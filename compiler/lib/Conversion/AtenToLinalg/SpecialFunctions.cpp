@@ -293,20 +293,13 @@ std::pair<Value, Value> frexpParts(FloatMath &m, Value x) {
 
 // The bodies: each runs its function in f64 (inF64); zeta reads both
 // operands.
-#define KILN_UNARY_BODY(NAME, EXPRESSION)                                      \
-  Value NAME(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {    \
-    return inF64(b, l, a, s, [](FloatMath &m, ValueRange x, ArrayRef<double>) {     \
-      return EXPRESSION;                                                       \
-    });                                                                        \
-  }
-KILN_UNARY_BODY(lgammaBody, m.libm("lgamma", x[0]))
-KILN_UNARY_BODY(digammaBody, digamma(m, x[0]))
-KILN_UNARY_BODY(zetaBody, zeta(m, x[0], x[1]))
-KILN_UNARY_BODY(erfcBody, m.libm("erfc", x[0]))
-KILN_UNARY_BODY(erfcxBody, erfcx(m, x[0]))
-KILN_UNARY_BODY(frexpMantissaBody, frexpParts(m, x[0]).first)
-KILN_UNARY_BODY(frexpExponentBody, frexpParts(m, x[0]).second)
-#undef KILN_UNARY_BODY
+KILN_F64_BODY(lgammaBody, m.libm("lgamma", x[0]))
+KILN_F64_BODY(digammaBody, digamma(m, x[0]))
+KILN_F64_BODY(zetaBody, zeta(m, x[0], x[1]))
+KILN_F64_BODY(erfcBody, m.libm("erfc", x[0]))
+KILN_F64_BODY(erfcxBody, erfcx(m, x[0]))
+KILN_F64_BODY(frexpMantissaBody, frexpParts(m, x[0]).first)
+KILN_F64_BODY(frexpExponentBody, frexpParts(m, x[0]).second)
 
 Value polygammaBody(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
   return inF64(b, l, a, s, polygamma);
