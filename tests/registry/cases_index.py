@@ -449,3 +449,25 @@ register("bool_mask_rows_then_ops_f32", lambda x, m: torch.relu(x[m]) * 2 + 1,
          randn(6, 3, 2), randbool(6))
 register("bool_mask_full_rank_i32", lambda x: x[x > 5],
          randint(0, 10, 4, 4, dtype=torch.int32))
+
+# index_reduce: source's slices combined into self's at index along dim,
+# repeated indices meeting (their order matters for none of these), with and
+# without self; integer means round down; uint8 means wrap as eager's.
+for reduce in ("prod", "mean", "amax", "amin"):
+    for include_self in (True, False):
+        register(f"index_reduce_{reduce}_{'self' if include_self else 'no_self'}_f32",
+                 lambda x, i, s, reduce=reduce, include_self=include_self:
+                 x.index_reduce(1, i, s, reduce, include_self=include_self),
+                 randn(3, 5, 2), const(torch.tensor([0, 3, 0, 4, 3, 0])), randn(3, 6, 2))
+register("index_reduce_mean_i64_dim0", lambda x, i, s: x.index_reduce(0, i, s, "mean"),
+         randint(-9, 9, 4, 3), const(torch.tensor([1, 1, 3, 1, 0])), randint(-9, 9, 5, 3))
+register("index_reduce_amax_negative_dim_f64",
+         lambda x, i, s: x.index_reduce(-1, i, s, "amax", include_self=False),
+         randn(2, 3, 4, dtype=torch.float64), const(torch.tensor([2, 2, 0])),
+         randn(2, 3, 3, dtype=torch.float64))
+register("index_reduce_mean_u8", lambda x, i, s: x.index_reduce(0, i, s, "mean"),
+         randint(200, 255, 3, 2, dtype=torch.uint8), const(torch.tensor([0, 0, 2, 0])),
+         randint(200, 255, 4, 2, dtype=torch.uint8))
+register("index_reduce_prod_i32_1d", lambda x, i, s: x.index_reduce(0, i, s, "prod"),
+         randint(-3, 4, 6, dtype=torch.int32), const(torch.tensor([5, 0, 5])),
+         randint(-3, 4, 3, dtype=torch.int32))

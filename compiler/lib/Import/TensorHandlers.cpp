@@ -577,6 +577,29 @@ absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
   return Values{op.getResult()};
 }
 
+/// index_reduce(self, dim, index, source, reduce, include_self): one
+/// aten.index_reduce. Indices out of [0, size) are eager's error.
+absl::StatusOr<Values> indexReduce(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value index, n.tensor("index"));
+  ASSIGN_OR_RETURN(Value source, n.tensor("source"));
+  if (type.getRank() == 0)
+    return n.error("index_reduce needs a tensor of at least one dimension");
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, type.getRank()));
+  ASSIGN_OR_RETURN(std::string reduce, n.stringAttr("reduce"));
+  if (reduce != "prod" && reduce != "mean" && reduce != "amax" && reduce != "amin")
+    return n.error(absl::StrCat("index_reduce's reduce must be prod, mean, amax or amin, not '",
+                                reduce, "'"));
+  ASSIGN_OR_RETURN(bool includeSelf, n.boolAttr("include_self", true));
+  auto op = n.b().create<aten::IndexReduceOp>(
+      n.loc(), type, self, index, source, n.b().getI64IntegerAttr(dim),
+      n.b().getStringAttr(reduce), n.b().getBoolAttr(includeSelf),
+      n.resultIsUnsigned() && reduce == "mean" ? n.b().getUnitAttr() : UnitAttr());
+  return Values{op.getResult()};
+}
+
 } // namespace
 
 OpHandler pointwiseHandler(StringRef fn, std::vector<std::string> names) {
@@ -1048,6 +1071,7 @@ void addTensorHandlers(OpHandlerTable &t) {
   };
   t["aten.scatter_add.default"] = [](NodeImporter &n) { return scatter(n, "sum"); };
   t["aten.scatter_reduce.two"] = [](NodeImporter &n) { return scatter(n, "arg"); };
+  t["aten.index_reduce.default"] = indexReduce;
   t["aten.slice_scatter.default"] = [](NodeImporter &n) {
     return sliceScatter(n, false);
   };

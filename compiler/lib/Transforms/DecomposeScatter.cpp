@@ -1,7 +1,9 @@
 //===- DecomposeScatter.cpp - PyTorch's scatter family as aten.scatter ----===//
 //
-// This file implements the decomposition of aten.scatter_reduce, the one op
-// the importer makes of scatter, scatter_add and scatter_reduce, into the
+// This file implements the decomposition of aten.index_reduce into
+// aten.scatter_reduce (its index broadcast along source), and of
+// aten.scatter_reduce, the one op the importer makes of scatter,
+// scatter_add and scatter_reduce, into the
 // primitive aten.scatter (index and src of one shape, equal to self's
 // outside `dim`, self always taking part):
 //  - a 0-d scatter is the 1-element 1-d one;
@@ -153,8 +155,31 @@ struct DecomposeScatterReduceOp : OpRewritePattern<aten::ScatterReduceOp> {
   }
 };
 
+/// index_reduce is scatter_reduce with index[k] at every position of
+/// source's slice k: index viewed along `dim` and broadcast to source's
+/// shape.
+struct DecomposeIndexReduceOp : OpRewritePattern<aten::IndexReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(aten::IndexReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    AtenBuilder b(rewriter, op.getLoc());
+    RankedTensorType source = typeOf(op.getSource());
+    int64_t dim = op.getDim();
+    SmallVector<int64_t> along(source.getRank(), 1);
+    along[dim] = source.getDimSize(dim);
+    Value index = b.view(op.getIndex(), along);
+    index = rewriter.create<aten::ExpandOp>(
+        op.getLoc(), typeOf(index).clone(source.getShape()), index);
+    rewriter.replaceOpWithNewOp<aten::ScatterReduceOp>(
+        op, op.getType(), op.getSelf(), index, op.getSource(), op.getDimAttr(),
+        op.getReduceAttr(), op.getIncludeSelfAttr(), op.getWrapU8Attr());
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateScatterDecompositions(RewritePatternSet &patterns) {
-  patterns.add<DecomposeScatterReduceOp>(patterns.getContext());
+  patterns.add<DecomposeScatterReduceOp, DecomposeIndexReduceOp>(patterns.getContext());
 }

@@ -80,3 +80,18 @@ func.func @scalar(%x: tensor<f32>, %i: tensor<i64>, %s: tensor<f32>) -> tensor<f
   %0 = aten.scatter_reduce %x, %i, %s {dim = 0 : i64, reduce = "none"} : (tensor<f32>, tensor<i64>, tensor<f32>) -> tensor<f32>
   return %0 : tensor<f32>
 }
+
+// -----
+
+// index_reduce is scatter_reduce with index viewed along dim and broadcast
+// to source's shape; reduce and include_self carry over.
+// CHECK-LABEL: func @index_reduce
+// CHECK-SAME: (%[[X:.+]]: tensor<3x5x2xf32>, %[[I:.+]]: tensor<4xi64>, %[[S:.+]]: tensor<3x4x2xf32>)
+// CHECK: %[[V:.+]] = aten.view %[[I]] : (tensor<4xi64>) -> tensor<1x4x1xi64>
+// CHECK: %[[E:.+]] = aten.expand %[[V]] : (tensor<1x4x1xi64>) -> tensor<3x4x2xi64>
+// CHECK-NOT: aten.index_reduce
+// CHECK: aten.scatter %{{.+}}, %[[E]], %{{.+}} {dim = 1 : i64, reduce = "prod"}
+func.func @index_reduce(%x: tensor<3x5x2xf32>, %i: tensor<4xi64>, %s: tensor<3x4x2xf32>) -> tensor<3x5x2xf32> {
+  %0 = aten.index_reduce %x, %i, %s {dim = 1 : i64, reduce = "prod", include_self = false} : (tensor<3x5x2xf32>, tensor<4xi64>, tensor<3x4x2xf32>) -> tensor<3x5x2xf32>
+  return %0 : tensor<3x5x2xf32>
+}

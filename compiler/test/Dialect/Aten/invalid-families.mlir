@@ -143,6 +143,30 @@ func.func @scatter_reduce_unknown(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: 
 
 // -----
 
+func.func @index_reduce_sum(%x: tensor<3x5xf32>, %i: tensor<2xi64>, %s: tensor<3x2xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{unknown reduce "sum" (prod, mean, amax or amin)}}
+  %0 = aten.index_reduce %x, %i, %s {dim = 1 : i64, reduce = "sum"} : (tensor<3x5xf32>, tensor<2xi64>, tensor<3x2xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @index_reduce_source_shape(%x: tensor<3x5xf32>, %i: tensor<2xi64>, %s: tensor<3x3xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{source's extent 3 of dim 1 must be 2}}
+  %0 = aten.index_reduce %x, %i, %s {dim = 1 : i64, reduce = "amax"} : (tensor<3x5xf32>, tensor<2xi64>, tensor<3x3xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @index_reduce_index_rank(%x: tensor<3x5xf32>, %i: tensor<3x2xi64>, %s: tensor<3x2xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{index must be 1-d}}
+  %0 = aten.index_reduce %x, %i, %s {dim = 1 : i64, reduce = "prod"} : (tensor<3x5xf32>, tensor<3x2xi64>, tensor<3x2xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
 func.func @scatter_reduce_index_past_self(%x: tensor<3x5xf32>, %i: tensor<4x4xi64>, %s: tensor<4x4xf32>) -> tensor<3x5xf32> {
   // expected-error @+1 {{index extent 4 of dim 0 is larger than self's}}
   %0 = aten.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "sum"} : (tensor<3x5xf32>, tensor<4x4xi64>, tensor<4x4xf32>) -> tensor<3x5xf32>

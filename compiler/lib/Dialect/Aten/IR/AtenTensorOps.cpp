@@ -744,6 +744,40 @@ LogicalResult ScatterReduceOp::verify() {
   return success();
 }
 
+LogicalResult IndexReduceOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getSelf()), index = shapeOf(getIndex()),
+                    source = shapeOf(getSource());
+  if (failed(verifyScatterTypes(*this, getSelf(), getIndex())))
+    return failure();
+  Type element = getType().getElementType();
+  if (cast<RankedTensorType>(getSource().getType()).getElementType() != element)
+    return emitOpError("source must have self's element type");
+  StringRef reduce = getReduce();
+  if (reduce != "prod" && reduce != "mean" && reduce != "amax" && reduce != "amin")
+    return emitOpError() << "unknown reduce \"" << reduce
+                         << "\" (prod, mean, amax or amin)";
+  if (reduce == "mean" && element.isInteger(1))
+    return emitOpError("a boolean tensor has no mean");
+  if (getWrapU8() && (reduce != "mean" || !isa<IntegerType>(element)))
+    return emitOpError("wrap_u8 is for the mean of (widened) uint8 tensors");
+  if (in.empty())
+    return emitOpError("self needs a dimension to index");
+  if (index.size() != 1)
+    return emitOpError("index must be 1-d");
+  int64_t dim = getDim();
+  if (dim < 0 || dim >= static_cast<int64_t>(in.size()))
+    return emitOpError() << "dim " << dim << " is out of range";
+  if (source.size() != in.size())
+    return emitOpError("source needs self's rank");
+  for (size_t d = 0; d < in.size(); ++d) {
+    int64_t want = static_cast<int64_t>(d) == dim ? index[0] : in[d];
+    if (source[d] != want)
+      return emitOpError() << "source's extent " << source[d] << " of dim " << d
+                           << " must be " << want;
+  }
+  return success();
+}
+
 LogicalResult PadOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getSelf()), out = getType().getShape();
   if (getLow().size() != in.size() || getHigh().size() != in.size() ||

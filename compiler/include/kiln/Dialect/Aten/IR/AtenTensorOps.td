@@ -1166,6 +1166,34 @@ def Aten_ScatterReduceOp : Aten_Op<"scatter_reduce", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_IndexReduceOp : Aten_Op<"index_reduce", [Pure]> {
+  let summary = "index_reduce: source's slices combined into self's at index along dim.";
+  let description = [{
+    `index_reduce`: source's slice k along `dim` is combined into self's
+    slice index[k] by "prod", "mean", "amax" or "amin"; source has self's
+    shape except along `dim`, where it has index's one extent. Without
+    `include_self` self's values take no part where anything lands ("mean"
+    counts self as one value when it does; integers divide rounding down).
+    `wrap_u8` as `aten.scatter_reduce`'s. kiln-decompose-aten makes it an
+    `aten.scatter_reduce` with index broadcast to source's shape.
+
+    Example:
+    ```mlir
+    %0 = aten.index_reduce %x, %idx, %src {dim = 1 : i64, reduce = "amax"}
+        : (tensor<3x4xf32>, tensor<2xi64>, tensor<3x2xf32>) -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$index,
+                   AnyStaticShapeTensor:$source, I64Attr:$dim, StrAttr:$reduce,
+                   DefaultValuedAttr<BoolAttr, "true">:$include_self,
+                   UnitAttr:$wrap_u8);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $self `,` $index `,` $source attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Aten_PadOp : Aten_Op<"pad", [Pure]> {
   let summary = "Constant padding (`constant_pad_nd` with non-negative pads).";
   let description = [{
