@@ -471,3 +471,15 @@ register("index_reduce_mean_u8", lambda x, i, s: x.index_reduce(0, i, s, "mean")
 register("index_reduce_prod_i32_1d", lambda x, i, s: x.index_reduce(0, i, s, "prod"),
          randint(-3, 4, 6, dtype=torch.int32), const(torch.tensor([5, 0, 5])),
          randint(-3, 4, 3, dtype=torch.int32))
+
+# put: positions of self read row-major; index of any shape, negative ones
+# from the end; repeated positions add under accumulate (without it, the
+# cases keep positions distinct: eager leaves the winner unspecified).
+register("put_f32", lambda x, i, v: x.put(i, v), randn(3, 4),
+         const(torch.tensor([[0, -1], [5, 7]])), randn(4))
+register("put_accumulate_f32", lambda x, i, v: x.put(i, v, accumulate=True), randn(3, 4),
+         const(torch.tensor([0, -1, 5, 0, 11, -12])), randn(6))
+register("put_accumulate_i64_3d", lambda x, i, v: x.put(i, v, accumulate=True),
+         randint(-5, 5, 2, 3, 2), const(torch.tensor([[3, 3], [3, 10]])), randint(-5, 5, 2, 2))
+register("put_0d_bool", lambda x, i, v: x.put(i, v), const(torch.tensor(False)),
+         const(torch.tensor([0])), const(torch.tensor([True])))

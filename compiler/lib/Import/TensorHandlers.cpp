@@ -600,6 +600,21 @@ absl::StatusOr<Values> indexReduce(NodeImporter &n) {
   return Values{op.getResult()};
 }
 
+/// put(self, index, source, accumulate): one aten.put.
+absl::StatusOr<Values> put(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(Value index, n.tensor("index"));
+  ASSIGN_OR_RETURN(Value source, n.tensor("source"));
+  ASSIGN_OR_RETURN(bool accumulate, n.boolAttr("accumulate", false));
+  int64_t indices = typeOf(index).getNumElements(), values = typeOf(source).getNumElements();
+  if (indices != values)
+    return n.error(absl::StrCat("put's index has ", indices, " elements and source ", values,
+                                ": they must match"));
+  return Values{n.b().create<aten::PutOp>(n.loc(), type, self, index, source,
+                                          n.b().getBoolAttr(accumulate))};
+}
+
 } // namespace
 
 OpHandler pointwiseHandler(StringRef fn, std::vector<std::string> names) {
@@ -1072,6 +1087,7 @@ void addTensorHandlers(OpHandlerTable &t) {
   t["aten.scatter_add.default"] = [](NodeImporter &n) { return scatter(n, "sum"); };
   t["aten.scatter_reduce.two"] = [](NodeImporter &n) { return scatter(n, "arg"); };
   t["aten.index_reduce.default"] = indexReduce;
+  t["aten.put.default"] = put;
   t["aten.slice_scatter.default"] = [](NodeImporter &n) {
     return sliceScatter(n, false);
   };

@@ -1,7 +1,8 @@
 //===- DecomposeScatter.cpp - PyTorch's scatter family as aten.scatter ----===//
 //
-// This file implements the decomposition of aten.index_reduce into
-// aten.scatter_reduce (its index broadcast along source), and of
+// This file implements the decomposition of aten.put into aten.index_put of
+// the flattened tensors, of aten.index_reduce into aten.scatter_reduce (its
+// index broadcast along source), and of
 // aten.scatter_reduce, the one op the importer makes of scatter,
 // scatter_add and scatter_reduce, into the
 // primitive aten.scatter (index and src of one shape, equal to self's
@@ -178,8 +179,27 @@ struct DecomposeIndexReduceOp : OpRewritePattern<aten::IndexReduceOp> {
   }
 };
 
+/// put is index_put on the flattened tensors: self, index and source as
+/// 1-D, then self's shape back.
+struct DecomposePutOp : OpRewritePattern<aten::PutOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(aten::PutOp op, PatternRewriter &rewriter) const override {
+    AtenBuilder b(rewriter, op.getLoc());
+    RankedTensorType type = op.getType();
+    int64_t count = typeOf(op.getIndex()).getNumElements();
+    Value flat = b.view(op.getSelf(), {type.getNumElements()});
+    Value put = rewriter.create<aten::IndexPutOp>(
+        op.getLoc(), typeOf(flat), flat, b.view(op.getIndex(), {count}),
+        b.view(op.getSource(), {count}), op.getAccumulateAttr());
+    rewriter.replaceOp(op, b.view(put, type.getShape()));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateScatterDecompositions(RewritePatternSet &patterns) {
-  patterns.add<DecomposeScatterReduceOp, DecomposeIndexReduceOp>(patterns.getContext());
+  patterns.add<DecomposeScatterReduceOp, DecomposeIndexReduceOp, DecomposePutOp>(
+      patterns.getContext());
 }

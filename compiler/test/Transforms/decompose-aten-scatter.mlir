@@ -95,3 +95,17 @@ func.func @index_reduce(%x: tensor<3x5x2xf32>, %i: tensor<4xi64>, %s: tensor<3x4
   %0 = aten.index_reduce %x, %i, %s {dim = 1 : i64, reduce = "prod", include_self = false} : (tensor<3x5x2xf32>, tensor<4xi64>, tensor<3x4x2xf32>) -> tensor<3x5x2xf32>
   return %0 : tensor<3x5x2xf32>
 }
+
+// -----
+
+// put is index_put over the flattened tensors, viewed back to self's shape.
+// CHECK-LABEL: func @put
+// CHECK-SAME: (%[[X:.+]]: tensor<3x4xf32>, %[[I:.+]]: tensor<2x2xi64>, %[[V:.+]]: tensor<4xf32>)
+// CHECK: %[[F:.+]] = aten.view %[[X]] : (tensor<3x4xf32>) -> tensor<12xf32>
+// CHECK: %[[FI:.+]] = aten.view %[[I]] : (tensor<2x2xi64>) -> tensor<4xi64>
+// CHECK: %[[P:.+]] = aten.index_put %[[F]], %[[FI]], %[[V]] {accumulate = true}
+// CHECK: aten.view %[[P]] : (tensor<12xf32>) -> tensor<3x4xf32>
+func.func @put(%x: tensor<3x4xf32>, %i: tensor<2x2xi64>, %v: tensor<4xf32>) -> tensor<3x4xf32> {
+  %0 = aten.put %x, %i, %v {accumulate = true} : (tensor<3x4xf32>, tensor<2x2xi64>, tensor<4xf32>) -> tensor<3x4xf32>
+  return %0 : tensor<3x4xf32>
+}

@@ -143,6 +143,14 @@ func.func @scatter_reduce_unknown(%x: tensor<3x5xf32>, %i: tensor<3x4xi64>, %s: 
 
 // -----
 
+func.func @put_counts(%x: tensor<3x5xf32>, %i: tensor<2xi64>, %s: tensor<3xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{index has 2 elements and source 3: they must match}}
+  %0 = aten.put %x, %i, %s {accumulate = false} : (tensor<3x5xf32>, tensor<2xi64>, tensor<3xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
 func.func @index_reduce_sum(%x: tensor<3x5xf32>, %i: tensor<2xi64>, %s: tensor<3x2xf32>) -> tensor<3x5xf32> {
   // expected-error @+1 {{unknown reduce "sum" (prod, mean, amax or amin)}}
   %0 = aten.index_reduce %x, %i, %s {dim = 1 : i64, reduce = "sum"} : (tensor<3x5xf32>, tensor<2xi64>, tensor<3x2xf32>) -> tensor<3x5xf32>

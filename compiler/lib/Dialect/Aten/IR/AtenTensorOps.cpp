@@ -744,6 +744,19 @@ LogicalResult ScatterReduceOp::verify() {
   return success();
 }
 
+LogicalResult PutOp::verify() {
+  if (failed(verifyScatterTypes(*this, getSelf(), getIndex())))
+    return failure();
+  auto index = cast<RankedTensorType>(getIndex().getType());
+  auto source = cast<RankedTensorType>(getSource().getType());
+  if (source.getElementType() != getType().getElementType())
+    return emitOpError("source must have self's element type");
+  if (index.getNumElements() != source.getNumElements())
+    return emitOpError() << "index has " << index.getNumElements() << " elements and source "
+                         << source.getNumElements() << ": they must match";
+  return success();
+}
+
 LogicalResult IndexReduceOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getSelf()), index = shapeOf(getIndex()),
                     source = shapeOf(getSource());

@@ -1166,6 +1166,30 @@ def Aten_ScatterReduceOp : Aten_Op<"scatter_reduce", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_PutOp : Aten_Op<"put", [Pure]> {
+  let summary = "put: self, flattened, with positions index[k] set to (or added) source[k].";
+  let description = [{
+    `Tensor.put`: self read as one row-major 1-D tensor, index and source
+    too (of one element count); without `accumulate` the last write to a
+    position wins. Indices wrap once; out-of-range ones (eager's error)
+    write nothing. kiln-decompose-aten makes it an `aten.index_put` of the
+    flattened tensors.
+
+    Example:
+    ```mlir
+    %0 = aten.put %x, %idx, %v {accumulate = true}
+        : (tensor<3x4xf32>, tensor<2x2xi64>, tensor<4xf32>) -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$index,
+                   AnyStaticShapeTensor:$source, BoolAttr:$accumulate);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = [{
+    $self `,` $index `,` $source attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Aten_IndexReduceOp : Aten_Op<"index_reduce", [Pure]> {
   let summary = "index_reduce: source's slices combined into self's at index along dim.";
   let description = [{
