@@ -243,7 +243,9 @@ def test_torch_compile_backend_with_cpu_fallback(kilnd, caplog):
     model, _, x = exported()
     backend = kiln.backend(kilnd.address, fallback="cpu")
     fast = torch.compile(model, backend=backend)
-    with caplog.at_level(logging.WARNING, logger="kiln.placement"):
+    # Inference: nextafter has no derivative, and torch 2.5's AOT autograd
+    # traces the backward of a graph whose parameters require grad.
+    with caplog.at_level(logging.WARNING, logger="kiln.placement"), torch.no_grad():
         got = fast(x)
     assert_matches_eager(model, x, got)
     (spec,) = backend.compiled_graphs[0].specializations
