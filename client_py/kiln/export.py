@@ -35,6 +35,11 @@ _TORCH_DECOMPOSED = ("view_copy", "permute_copy", "narrow_copy", "as_strided_cop
                      "unbind_copy", "addmv", "dist", "ldexp", "log_normal", "cauchy",
                      "geometric")
 
+# Resamplings whose uint8 form Kiln imports whole (aten.upsample_separable):
+# eager's uint8 kernel resamples in fixed point, one dim at a time, rounding
+# to uint8 between the dims; torch's decomposition computes in float.
+_WHOLE_FOR_UINT8 = ("upsample_bilinear2d", "upsample_bicubic2d")
+
 # Train-mode batch norm: batch statistics from means and variances over the
 # batch and spatial dims, and the running statistics' update as outputs
 # (AOTAutograd writes them back into the module's buffers). Eval-mode batch
@@ -51,6 +56,23 @@ def _threshold_backward(grad_output: torch.Tensor, self: torch.Tensor,
     dtype = torch.result_type(grad_output, self)
     return torch.where(self <= threshold, torch.zeros((), dtype=dtype),
                        grad_output.to(dtype))
+
+
+def _float_only(decomposed: Any) -> Any:
+    """torch's decomposition of a resampling, for floating-point inputs only:
+    a uint8 one stays whole (NotImplemented tells the tracer to keep it).
+
+    Where torch decomposes the op before it asks the table, the float
+    decomposition still applies and the uint8 result is off by one in some
+    elements: torch.compile (functionalization decomposes the composite
+    ``.vec``) and torch 2.5's export of ``upsample_bilinear2d.vec`` (its
+    autograd kernel decomposes it)."""
+    def run(*args: Any, **kwargs: Any) -> Any:
+        x = args[0] if args else kwargs.get("input", kwargs.get("self"))
+        if isinstance(x, torch.Tensor) and x.dtype == torch.uint8:
+            return NotImplemented
+        return decomposed(*args, **kwargs)
+    return run
 
 
 def _eye(n: int, m: int | None = None, *, dtype: torch.dtype | None = None,
@@ -164,6 +186,9 @@ def _decomposition_table_for(composite_ops: int) -> dict:
     table.update(get_decompositions(packets))
     for overload, decomposed in train_batch_norm.items():
         table[overload] = _half_precision_train_batch_norm(decomposed)
+    for name in _WHOLE_FOR_UINT8:
+        for overload, decomposed in get_decompositions([getattr(torch.ops.aten, name)]).items():
+            table[overload] = _float_only(decomposed)
     table[torch.ops.aten.threshold_backward.default] = _threshold_backward
     table[torch.ops.aten.eye.default] = _eye
     table[torch.ops.aten.eye.m] = _eye

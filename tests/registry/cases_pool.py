@@ -201,3 +201,33 @@ register("upsample_bilinear_aa_kept_rows_f32",
          lambda x: F.interpolate(x, scale_factor=(1.05, 0.5), mode="bilinear", antialias=True),
          randn(1, 3, 10, 16))
 
+
+# uint8 bilinear and bicubic resampling, plain and antialiased: eager's uint8
+# kernel resamples in fixed point (int16 weights scaled by 2^p), W first,
+# and rounds to uint8 between the passes. Computed in float they were off
+# by one in up to a quarter of the elements (found by the OpInfo samples of
+# interpolate); antialiased uint8 was UNIMPLEMENTED. Compared exactly.
+_U8 = dict(dtype=torch.uint8)
+register("upsample_bilinear2d_up_u8",
+         lambda x: F.interpolate(x, size=(9, 13), mode="bilinear"), randint(0, 256, 2, 3, 5, 6, **_U8))
+register("upsample_bilinear2d_down_align_corners_u8",
+         lambda x: F.interpolate(x, size=(4, 3), mode="bilinear", align_corners=True),
+         randint(0, 256, 1, 2, 11, 7, **_U8))
+register("upsample_bilinear2d_scale_factor_u8",
+         lambda x: F.interpolate(x, scale_factor=1.7, mode="bilinear"),
+         randint(0, 256, 1, 5, 4, 6, **_U8))
+# Bicubic's negative lobes overshoot: the clamp to [0, 255] decides the
+# values next to black/white edges.
+register("upsample_bicubic2d_edges_u8",
+         lambda x: F.interpolate(x, size=(10, 11), mode="bicubic"),
+         const(torch.tensor([[[[0, 255, 0, 255], [255, 255, 0, 0], [0, 0, 255, 255],
+                               [255, 0, 255, 0]]]], dtype=torch.uint8)))
+register("upsample_bicubic2d_rows_only_u8",
+         lambda x: F.interpolate(x, size=(3, 8), mode="bicubic", align_corners=True),
+         randint(0, 256, 2, 2, 7, 8, **_U8))
+register("upsample_bilinear_aa_down_u8",
+         lambda x: F.interpolate(x, size=(7, 9), mode="bilinear", antialias=True),
+         randint(0, 256, 1, 3, 32, 40, **_U8))
+register("upsample_bicubic_aa_u8",
+         lambda x: F.interpolate(x, scale_factor=(0.3, 2.2), mode="bicubic", antialias=True),
+         randint(0, 256, 1, 2, 20, 6, **_U8))

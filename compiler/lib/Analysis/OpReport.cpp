@@ -204,7 +204,7 @@ OpCost cdistCost(aten::CdistOp op) {
 
 /// The two products with constant weight tables: (N C H, W) x (W, W_out)
 /// when W changes, (N C W_out, H) x (H, H_out) when H does.
-OpCost upsampleAaCost(aten::UpsampleAaOp op) {
+OpCost upsampleSeparableCost(aten::UpsampleSeparableOp op) {
   ArrayRef<int64_t> in = cast<RankedTensorType>(op.getSelf().getType()).getShape();
   ArrayRef<int64_t> out = op.getType().getShape();
   __int128 planes = __int128(in[0]) * in[1], macs = 0;
@@ -437,7 +437,7 @@ OpCost estimateOpCost(Operation *op) {
       .Case([](aten::SvdvalsOp svd) { return jacobiCost(svd.getSelf(), false); })
       .Case([](aten::SvdOp svd) { return jacobiCost(svd.getSelf(), true); })
       .Case([](aten::CdistOp cdist) { return cdistCost(cdist); })
-      .Case([](aten::UpsampleAaOp up) { return upsampleAaCost(up); })
+      .Case([](aten::UpsampleSeparableOp up) { return upsampleSeparableCost(up); })
       // Each element's bin: two comparisons, a subtraction, a product and a
       // division; then its count.
       .Case([](aten::HistcOp histc) { return reduction(histc.getSelf(), 6); })

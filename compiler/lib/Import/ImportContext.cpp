@@ -334,6 +334,25 @@ NodeImporter::intsAttr(const std::string &name, bool absentIsEmpty) {
   return error(absl::StrCat("argument '", name, "' must be a list of integers"));
 }
 
+absl::StatusOr<std::vector<double>>
+NodeImporter::floatsAttr(const std::string &name, bool absentIsEmpty) {
+  if (!has(name)) {
+    if (absentIsEmpty)
+      return std::vector<double>();
+    return error(absl::StrCat("missing float-list argument '", name, "'"));
+  }
+  const v1::Argument *arg = find(name);
+  if (arg->has_attribute()) {
+    const v1::Attribute &attr = arg->attribute();
+    if (attr.kind_case() == v1::Attribute::kFloats)
+      return std::vector<double>(attr.floats().values().begin(),
+                                 attr.floats().values().end());
+    if (attr.kind_case() == v1::Attribute::kInts) // [2, 2] written as ints.
+      return std::vector<double>(attr.ints().values().begin(), attr.ints().values().end());
+  }
+  return error(absl::StrCat("argument '", name, "' must be a list of numbers"));
+}
+
 absl::StatusOr<SmallVector<Value>>
 SymbolScope::dynamicSizes(OpBuilder &b, Location loc,
                           const v1::TensorType &type) const {

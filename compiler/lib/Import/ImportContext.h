@@ -117,6 +117,9 @@ public:
   /// An int list; `absentIsEmpty` treats a missing or None argument as [].
   absl::StatusOr<std::vector<int64_t>> intsAttr(const std::string &name,
                                                 bool absentIsEmpty = false);
+  /// A float list; `absentIsEmpty` treats a missing or None argument as [].
+  absl::StatusOr<std::vector<double>> floatsAttr(const std::string &name,
+                                                 bool absentIsEmpty = false);
   /// True when a present, non-None scalar argument is a floating-point number.
   bool isFloatScalar(const std::string &name) const;
   /// True when a present scalar argument is a boolean.

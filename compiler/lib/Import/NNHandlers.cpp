@@ -3,7 +3,7 @@
 // This file implements the importer handlers of convolutional-network ops:
 // convolution, max/average pooling, inference batch norm (which imports as
 // views plus one aten.pointwise "batch_norm"), grid sampling and
-// antialiased resampling (one aten.upsample_aa); adaptive pooling is in
+// separable resampling (one aten.upsample_separable); adaptive pooling is in
 // AdaptivePoolHandlers.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -193,36 +193,55 @@ absl::StatusOr<Values> trainingBatchNorm(NodeImporter &n) {
                          "supported; export the model in eval mode");
 }
 
-/// _upsample_bilinear2d_aa / _upsample_bicubic2d_aa(self, output_size,
-/// align_corners, scales_h, scales_w): one aten.upsample_aa.
-absl::StatusOr<Values> upsampleAa(NodeImporter &n, const char *mode) {
+/// One aten.upsample_separable: _upsample_bilinear2d_aa /
+/// _upsample_bicubic2d_aa(self, output_size, align_corners, scales_h,
+/// scales_w) (`antialias`), or upsample_bilinear2d / upsample_bicubic2d of
+/// uint8 (self, output_size, align_corners, scales_h, scales_w, or .vec's
+/// input, output_size, align_corners, scale_factors). Kiln's client lets
+/// torch decompose the plain ones of floating-point tensors (their weights
+/// computed in the tensor's type, as eager's); eager's uint8 kernel
+/// resamples in fixed point, which only the op's decomposition matches.
+absl::StatusOr<Values> upsampleSeparable(NodeImporter &n, const char *mode, bool antialias) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  const char *input = n.has("self") ? "self" : "input";
+  ASSIGN_OR_RETURN(Value self, n.tensor(input));
   ASSIGN_OR_RETURN(bool alignCorners, n.boolAttr("align_corners"));
-  if (!isa<FloatType>(typeOf(self).getElementType()))
-    return n.unimplemented("antialiased resampling of an integer tensor (eager's uint8 "
-                           "kernel rounds in fixed point)");
+  Type element = typeOf(self).getElementType();
+  if (!isa<FloatType>(element) && !n.resultIsUnsigned())
+    return n.unimplemented(absl::StrCat(
+        antialias ? "antialiased " : "", mode, " resampling of an integer tensor other than "
+        "uint8 (eager resamples floating-point and uint8 tensors)"));
   if (typeOf(self).getRank() != 4 || type.getRank() != 4)
-    return n.error("antialiased resampling takes (N, C, H, W)");
-  for (int64_t d : {2, 3})
+    return n.error("bilinear and bicubic resampling take (N, C, H, W)");
+  for (int64_t d : {2, 3}) {
+    if (typeOf(self).getDimSize(d) < 1)
+      return n.error("resampling needs input sizes greater than 0");
     if (static_cast<__int128>(typeOf(self).getDimSize(d)) * type.getDimSize(d) >
         kMaxConstantTable)
       return n.unimplemented(absl::StrCat(
-          "antialiased resampling of ", typeOf(self).getDimSize(d), " to ",
-          type.getDimSize(d), " points (its weight table would exceed ",
-          kMaxConstantTable, " entries)"));
-  auto scale = [&](const char *name) -> absl::StatusOr<FloatAttr> {
+          "resampling ", typeOf(self).getDimSize(d), " to ", type.getDimSize(d),
+          " points (its weight table would exceed ", kMaxConstantTable, " entries)"));
+  }
+  FloatAttr scaleH, scaleW;
+  if (n.has("scale_factors")) {
+    ASSIGN_OR_RETURN(std::vector<double> factors, n.floatsAttr("scale_factors"));
+    if (factors.size() != 2)
+      return n.error(absl::StrCat("scale_factors has ", factors.size(),
+                                  " entries; 2-d resampling takes 2"));
+    scaleH = n.b().getF64FloatAttr(factors[0]);
+    scaleW = n.b().getF64FloatAttr(factors[1]);
+  }
+  for (auto [name, attr] : {std::pair{"scales_h", &scaleH}, std::pair{"scales_w", &scaleW}}) {
     if (!n.has(name))
-      return FloatAttr();
+      continue;
     ASSIGN_OR_RETURN(double value, n.floatAttr(name));
-    return n.b().getF64FloatAttr(value);
-  };
-  ASSIGN_OR_RETURN(FloatAttr scaleH, scale("scales_h"));
-  ASSIGN_OR_RETURN(FloatAttr scaleW, scale("scales_w"));
+    *attr = n.b().getF64FloatAttr(value);
+  }
   return Values{n.b()
-                    .create<aten::UpsampleAaOp>(n.loc(), type, self, n.b().getStringAttr(mode),
-                                                n.b().getBoolAttr(alignCorners), scaleH,
-                                                scaleW)
+                    .create<aten::UpsampleSeparableOp>(
+                        n.loc(), type, self, n.b().getStringAttr(mode),
+                        n.b().getBoolAttr(antialias), n.b().getBoolAttr(alignCorners), scaleH,
+                        scaleW)
                     .getResult()};
 }
 
@@ -230,11 +249,19 @@ absl::StatusOr<Values> upsampleAa(NodeImporter &n, const char *mode) {
 
 void addNNHandlers(OpHandlerTable &t) {
   t["aten._upsample_bilinear2d_aa.default"] = [](NodeImporter &n) {
-    return upsampleAa(n, "bilinear");
+    return upsampleSeparable(n, "bilinear", true);
   };
   t["aten._upsample_bicubic2d_aa.default"] = [](NodeImporter &n) {
-    return upsampleAa(n, "bicubic");
+    return upsampleSeparable(n, "bicubic", true);
   };
+  for (const char *overload : {"default", "vec"}) {
+    t[absl::StrCat("aten.upsample_bilinear2d.", overload)] = [](NodeImporter &n) {
+      return upsampleSeparable(n, "bilinear", false);
+    };
+    t[absl::StrCat("aten.upsample_bicubic2d.", overload)] = [](NodeImporter &n) {
+      return upsampleSeparable(n, "bicubic", false);
+    };
+  }
   t["aten.convolution.default"] = convolution;
   // The legacy entry: convolution's arguments and backend flags that do not
   // change the result (benchmark, deterministic, cudnn_enabled, allow_tf32).

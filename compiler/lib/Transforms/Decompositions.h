@@ -70,7 +70,7 @@ void populateSelectionDecompositions(mlir::RewritePatternSet &patterns);
 /// aten.repeat as a view, one expand and a view (DecomposeRepeat.cpp).
 void populateRepeatDecompositions(mlir::RewritePatternSet &patterns);
 
-/// aten.upsample_aa as two products with constant weight tables
+/// aten.upsample_separable as two products with constant weight tables
 /// (DecomposeUpsample.cpp).
 void populateUpsampleDecompositions(mlir::RewritePatternSet &patterns);
 

@@ -38,7 +38,7 @@
 // CHECK-NEXT: svv aten.svd contraction - 861 1722 {{.*}}
 // CHECK-NEXT: dmm aten.cdist contraction - 280 796 {{.*}}
 // CHECK-NEXT: d1 aten.cdist reduction - 0 840 {{.*}}
-// CHECK-NEXT: up aten.upsample_aa contraction - 107520 215040 {{.*}}
+// CHECK-NEXT: up aten.upsample_separable contraction - 107520 215040 {{.*}}
 // CHECK-NEXT: hist aten.histc reduction - 0 600 {{.*}}
 // CHECK-NEXT: mexp aten.matrix_exp contraction - 270 540 {{.*}}
 // CHECK-NEXT: geig aten.eigvals contraction - 270 540 {{.*}}
@@ -63,7 +63,7 @@ func.func @kiln_main(%a: tensor<2x4x4xf32>, %b: tensor<2x4x3xf32>, %t: tensor<1x
   %su, %ss, %sv2 = aten.svd %t : (tensor<1x5x3xf32>) -> (tensor<1x5x3xf32>, tensor<1x3xf32>, tensor<1x3x3xf32>) loc("svv")
   %d0 = aten.cdist %x1, %x2 {p = 2.0 : f64, use_mm} : (tensor<5x8xf32>, tensor<7x8xf32>) -> tensor<5x7xf32> loc("dmm")
   %d1 = aten.cdist %x1, %x2 {p = 1.0 : f64} : (tensor<5x8xf32>, tensor<7x8xf32>) -> tensor<5x7xf32> loc("d1")
-  %u = aten.upsample_aa %img {mode = "bilinear", align_corners = false}
+  %u = aten.upsample_separable %img {mode = "bilinear", antialias = true, align_corners = false}
       : (tensor<1x3x32x40xf32>) -> tensor<1x3x16x20xf32> loc("up")
   %hc = aten.histc %h {bins = 10 : i64, min = 0.0 : f64, max = 1.0 : f64} : (tensor<100xf32>) -> tensor<10xf32> loc("hist")
   %mx = aten.matrix_exp %me : (tensor<2x3x3xf32>) -> tensor<2x3x3xf32> loc("mexp")

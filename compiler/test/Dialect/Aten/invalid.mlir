@@ -1262,17 +1262,17 @@ func.func @cdist_negative_p(%a: tensor<4x3xf32>, %b: tensor<5x3xf32>) -> tensor<
 
 // -----
 
-func.func @upsample_aa_mode(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
+func.func @upsample_separable_mode(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32> {
   // expected-error @+1 {{mode 'nearest' is not bilinear or bicubic}}
-  %0 = aten.upsample_aa %x {mode = "nearest", align_corners = false} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>
+  %0 = aten.upsample_separable %x {mode = "nearest", antialias = true, align_corners = false} : (tensor<1x1x4x4xf32>) -> tensor<1x1x2x2xf32>
   return %0 : tensor<1x1x2x2xf32>
 }
 
 // -----
 
-func.func @upsample_aa_channels(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x2x2xf32> {
+func.func @upsample_separable_channels(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x2x2xf32> {
   // expected-error @+1 {{needs (N, C, H, W) into (N, C, H_out, W_out)}}
-  %0 = aten.upsample_aa %x {mode = "bilinear", align_corners = false} : (tensor<1x1x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %0 = aten.upsample_separable %x {mode = "bilinear", antialias = true, align_corners = false} : (tensor<1x1x4x4xf32>) -> tensor<1x2x2x2xf32>
   return %0 : tensor<1x2x2x2xf32>
 }
 
@@ -1315,4 +1315,20 @@ func.func @ldl_solve_pivots(%ld: tensor<2x3x3xf32>, %p: tensor<2x3xi32>, %b: ten
   // expected-error @+1 {{pivots must be (N, n) i64}}
   %x = aten.ldl_solve %ld, %p, %b : (tensor<2x3x3xf32>, tensor<2x3xi32>, tensor<2x3x1xf32>) -> tensor<2x3x1xf32>
   return %x : tensor<2x3x1xf32>
+}
+
+// -----
+
+func.func @upsample_separable_integer(%x: tensor<1x1x4x4xi32>) -> tensor<1x1x2x2xi32> {
+  // expected-error @+1 {{resamples a floating-point tensor, or uint8 values carried in i16, into its own type}}
+  %0 = aten.upsample_separable %x {mode = "bilinear", antialias = false, align_corners = false} : (tensor<1x1x4x4xi32>) -> tensor<1x1x2x2xi32>
+  return %0 : tensor<1x1x2x2xi32>
+}
+
+// -----
+
+func.func @upsample_separable_empty(%x: tensor<1x1x0x4xf32>) -> tensor<1x1x2x2xf32> {
+  // expected-error @+1 {{H, W, H_out and W_out >= 1}}
+  %0 = aten.upsample_separable %x {mode = "bilinear", antialias = false, align_corners = false} : (tensor<1x1x0x4xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
 }

@@ -273,15 +273,17 @@ LogicalResult AvgPoolOp::verify() {
                          getStride(), getPadding(), ones, getChannelsLast());
 }
 
-LogicalResult UpsampleAaOp::verify() {
+LogicalResult UpsampleSeparableOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getSelf()), out = getType().getShape();
   Type element = getType().getElementType();
-  if (!isa<FloatType>(element) ||
+  if (!(isa<FloatType>(element) || element.isInteger(16)) ||
       cast<ShapedType>(getSelf().getType()).getElementType() != element)
-    return emitOpError("resamples a floating-point tensor into its own type");
+    return emitOpError("resamples a floating-point tensor, or uint8 values carried in i16, "
+                       "into its own type");
   if (in.size() != 4 || out.size() != 4 || in[0] != out[0] || in[1] != out[1] ||
-      out[2] < 1 || out[3] < 1)
-    return emitOpError("needs (N, C, H, W) into (N, C, H_out, W_out), H_out and W_out >= 1");
+      in[2] < 1 || in[3] < 1 || out[2] < 1 || out[3] < 1)
+    return emitOpError("needs (N, C, H, W) into (N, C, H_out, W_out), H, W, H_out and W_out "
+                       ">= 1");
   if (getMode() != "bilinear" && getMode() != "bicubic")
     return emitOpError() << "mode '" << getMode() << "' is not bilinear or bicubic";
   return success();

@@ -294,27 +294,40 @@ def Aten_GridSampleOp : Aten_Op<"grid_sample", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Aten_UpsampleAaOp : Aten_Op<"upsample_aa", [Pure]> {
-  let summary = "Antialiased bilinear or bicubic resampling of the last two dims.";
+def Aten_UpsampleSeparableOp : Aten_Op<"upsample_separable", [Pure]> {
+  let summary = "Bilinear or bicubic resampling of the last two dims, one dim at a time.";
   let description = [{
-    `aten._upsample_bilinear2d_aa` and `aten._upsample_bicubic2d_aa`
-    (`F.interpolate(..., antialias=True)`, torchvision's Resize): self is
+    Eager's separable resampling kernel: `aten._upsample_bilinear2d_aa` and
+    `aten._upsample_bicubic2d_aa` (`antialias`: `F.interpolate(...,
+    antialias=True)`, torchvision's Resize), and `aten.upsample_bilinear2d`
+    / `aten.upsample_bicubic2d` of uint8 tensors (no `antialias`). self is
     (N, C, H, W), the result (N, C, H_out, W_out). Each output row (column)
-    is a normalised weighted sum of the input rows (columns) within the
-    filter's support, as PIL and eager compute it: scale = H / H_out (or
-    1 / scale_h when given; (H - 1) / (H_out - 1) with align_corners), the
-    triangle (`bilinear`) or Keys cubic with a = -0.5 (`bicubic`) filter
-    widened by the scale when downsampling. kiln-decompose-aten writes it
-    as two products with constant weight tables, one per dim.
+    is a weighted sum of the input rows (columns), W first, then H; a dim
+    whose extent stays is left alone. scale = H / H_out (or 1 / scale_h when
+    given; (H - 1) / (H_out - 1) with align_corners).
+
+    - `antialias`: PIL's weights, as eager's: the triangle (`bilinear`) or
+      Keys cubic with a = -0.5 (`bicubic`) filter, widened by the scale when
+      downsampling, normalised to sum 1.
+    - Otherwise: the plain interpolation's 2 or 4 taps (Keys cubic with a =
+      -0.75), taps past the edge folded onto the edge sample.
+
+    A floating-point tensor resamples in its own type (f16 and bf16 in f32).
+    An integer tensor holds uint8 values (the i16 the importer carries them
+    in) and resamples as eager's uint8 kernel does, in fixed point: the
+    weights scaled by 2^p and rounded to int16 (p the largest precision, at
+    most 22, that keeps the dim's largest weight below 2^14), each pass's
+    sums rounded (+ 2^(p-1), shifted right by p) and clamped to [0, 255].
 
     Example:
     ```mlir
-    %0 = aten.upsample_aa %x {mode = "bilinear", align_corners = false}
+    %0 = aten.upsample_separable %x {mode = "bilinear", antialias = true, align_corners = false}
         : (tensor<1x3x32x40xf32>) -> tensor<1x3x16x20xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self, StrAttr:$mode, BoolAttr:$align_corners,
-                   OptionalAttr<F64Attr>:$scale_h, OptionalAttr<F64Attr>:$scale_w);
+  let arguments = (ins AnyStaticShapeTensor:$self, StrAttr:$mode, BoolAttr:$antialias,
+                   BoolAttr:$align_corners, OptionalAttr<F64Attr>:$scale_h,
+                   OptionalAttr<F64Attr>:$scale_w);
   let results = (outs AnyStaticShapeTensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
