@@ -199,3 +199,22 @@ register("searchsorted_sorter_f32",
          const(torch.tensor([3, 1, 2, 0])))
 register("searchsorted_scalar_i32", lambda s: torch.searchsorted(s, 4),
          const(torch.tensor([1, 3, 4, 4, 9], dtype=torch.int32)))
+
+# mode: the smallest of the most frequent values along a dim, at the index
+# of its last occurrence (eager's for rows of up to 16 entries; its sort is
+# not stable past 16, so longer rows check the value each index picks).
+register("mode_dim_i64", lambda x: torch.mode(x, 1), randint(0, 4, 5, 12))
+register("mode_d0_keepdim_f32", lambda x: torch.mode(x, 0, keepdim=True),
+         randint(-2, 3, 9, 4, dtype=torch.float32))
+register("mode_ties_pick_smallest_f64", lambda x: torch.mode(x),
+         const(torch.tensor([[3.0, 1.0, 3.0, 1.0, 2.0], [-1.0, 7.0, 7.0, -1.0, -1.0],
+                             [4.0, 3.0, 2.0, 1.0, 0.5]], dtype=torch.float64)))
+register("mode_long_rows_f32",
+         lambda x: (lambda v, i: (v, x.gather(1, i[:, None])))(*torch.mode(x, 1)),
+         randint(0, 6, 4, 100, dtype=torch.float32))
+register("mode_nan_rows_values_f32", lambda x: torch.mode(x, 1).values,
+         const(torch.tensor([[_NAN, _NAN, _NAN, _NAN], [1.0, _NAN, 1.0, 2.0]])))
+register("mode_i8", lambda x: torch.mode(x, -1), randint(-3, 3, 2, 3, 7, dtype=torch.int8))
+register("mode_u8", lambda x: torch.mode(x, -1), randint(250, 256, 3, 9, dtype=torch.uint8))
+register("mode_bf16", lambda x: torch.mode(x, 1), randint(0, 3, 3, 8, dtype=torch.bfloat16))
+register("mode_0d_f32", lambda x: torch.mode(x, 0), randn())

@@ -694,6 +694,22 @@ absl::StatusOr<Values> medianAlong(NodeImporter &n, bool ignoreNaN) {
   return Values{op.getValues(), op.getIndices()};
 }
 
+/// mode(self, dim=-1, keepdim=False): one aten.mode.
+absl::StatusOr<Values> modeAlong(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType valuesType, n.resultType(0));
+  ASSIGN_OR_RETURN(RankedTensorType indicesType, n.resultType(1));
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", -1));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
+  if (typeOf(self).getRank() > 0 && typeOf(self).getDimSize(dim) == 0)
+    return n.error(absl::StrCat("the mode along dim ", raw, " is undefined: it is empty"));
+  ASSIGN_OR_RETURN(bool keepdim, n.boolAttr("keepdim", false));
+  auto op = n.b().create<aten::ModeOp>(n.loc(), TypeRange{valuesType, indicesType}, self,
+                                       n.b().getI64IntegerAttr(dim),
+                                       n.b().getBoolAttr(keepdim));
+  return Values{op.getValues(), op.getIndices()};
+}
+
 /// median()/nanmedian() of every element: the median along the flattened
 /// tensor (EmptyTensors.cpp gives an empty one's NaN).
 absl::StatusOr<Values> medianOfAll(NodeImporter &n, bool ignoreNaN) {
@@ -1073,6 +1089,7 @@ void addTensorHandlers(OpHandlerTable &t) {
   t["aten.sort.default"] = sort;
   t["aten.kthvalue.default"] = kthvalue;
   t["aten.median.dim"] = [](NodeImporter &n) { return medianAlong(n, false); };
+  t["aten.mode.default"] = modeAlong;
   t["aten.nanmedian.dim"] = [](NodeImporter &n) { return medianAlong(n, true); };
   t["aten.median.default"] = [](NodeImporter &n) { return medianOfAll(n, false); };
   t["aten.nanmedian.default"] = [](NodeImporter &n) { return medianOfAll(n, true); };

@@ -1,11 +1,13 @@
-//===- DecomposeSelection.cpp - topk, kthvalue, median from aten.sort -----===//
+//===- DecomposeSelection.cpp - topk, kthvalue, median, mode from aten.sort ===//
 //
-// This file implements the decompositions of aten.topk, aten.kthvalue and
-// aten.median into a stable aten.sort along their dim and slices of its
+// This file implements the decompositions of aten.topk, aten.kthvalue,
+// aten.median and aten.mode into a stable aten.sort along their dim and
+// slices of its
 // values and indices: topk the first k of a sort descending when `largest`,
 // kthvalue entry k - 1 of an ascending sort, viewed without the dim unless
 // keepdim, and median each row's middle entry (which depends on the row's
-// NaNs) gathered from an ascending sort. A 0-d input is its own
+// NaNs) gathered from an ascending sort, and mode the entry with the
+// widest run of equal values (searchsorted bounds). A 0-d input is its own
 // one-element sort.
 //
 //===----------------------------------------------------------------------===//
@@ -124,8 +126,66 @@ struct DecomposeMedianOp : OpRewritePattern<aten::MedianOp> {
   }
 };
 
+/// mode: sorted stably along the last dim (the dim moved there), each
+/// entry's count is the width of its value's run, from a lower and an upper
+/// searchsorted of the row into itself (a NaN's is 0: it is never
+/// counted); the first largest count is the first entry of the smallest
+/// most frequent value's run, and the run's last entry holds the largest
+/// index that value has.
+struct DecomposeModeOp : OpRewritePattern<aten::ModeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(aten::ModeOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    AtenBuilder b(rewriter, loc);
+    Value self = op.getSelf();
+    RankedTensorType type = typeOf(self);
+    Type i64 = rewriter.getI64Type();
+    ArrayRef<int64_t> shape = op.getValues().getType().getShape();
+    if (type.getRank() == 0) {
+      rewriter.replaceOp(op, {self, b.constant(i64, 0)});
+      return success();
+    }
+    const int64_t rank = type.getRank(), last = rank - 1;
+    SmallVector<int64_t> perm;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != op.getDim())
+        perm.push_back(d);
+    perm.push_back(op.getDim());
+    Value rows = b.permute(self, perm);
+    RankedTensorType rowsType = typeOf(rows);
+    SmallVector<Value> sorted = sortedPart(rewriter, loc, rows, last, /*descending=*/false, 0,
+                                           rowsType.getDimSize(last));
+    RankedTensorType positionsType = rowsType.clone(i64);
+    auto bound = [&](bool right) -> Value {
+      return rewriter.create<aten::SearchSortedOp>(loc, positionsType, sorted[0], sorted[0],
+                                                   right ? rewriter.getUnitAttr() : UnitAttr());
+    };
+    Value lower = bound(false), upper = bound(true);
+    Value counts = b.sub(i64, upper, lower);
+    SmallVector<int64_t> oneShape(rowsType.getShape());
+    oneShape[last] = 1;
+    auto oneType = RankedTensorType::get(oneShape, i64);
+    Value best = rewriter.create<aten::ArgReduceOp>(loc, oneType, counts,
+                                                    rewriter.getI64IntegerAttr(last),
+                                                    /*keepdim=*/true, /*max=*/true);
+    auto dimAttr = rewriter.getI64IntegerAttr(last);
+    Value value = rewriter.create<aten::GatherOp>(loc, rowsType.clone(oneShape), sorted[0],
+                                                  best, dimAttr);
+    // The run starts at `best` (its entries share their count); NaNs, last
+    // in the row, shift both bounds, so the end comes from the count.
+    Value width = rewriter.create<aten::GatherOp>(loc, oneType, counts, best, dimAttr);
+    // A row of NaNs (every count 0) gives its first entry.
+    Value one = b.constant(i64, 1);
+    Value runEnd =
+        b.sub(i64, b.add(i64, best, b.pointwise(oneType, "maximum", {width, one})), one);
+    Value index = rewriter.create<aten::GatherOp>(loc, oneType, sorted[1], runEnd, dimAttr);
+    rewriter.replaceOp(op, {b.view(value, shape), b.view(index, shape)});
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::populateSelectionDecompositions(RewritePatternSet &patterns) {
-  patterns.add<DecomposeTopkOp, DecomposeKthvalueOp, DecomposeMedianOp>(patterns.getContext());
+  patterns.add<DecomposeTopkOp, DecomposeKthvalueOp, DecomposeMedianOp, DecomposeModeOp>(patterns.getContext());
 }

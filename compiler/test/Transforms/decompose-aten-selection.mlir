@@ -94,3 +94,46 @@ func.func @median_int(%x: tensor<3x6xi32>) -> (tensor<3xi32>, tensor<3xi64>) {
   %v, %i = aten.median %x {dim = 1 : i64, keepdim = false, ignore_nan = false} : (tensor<3x6xi32>) -> (tensor<3xi32>, tensor<3xi64>)
   return %v, %i : tensor<3xi32>, tensor<3xi64>
 }
+
+// -----
+
+// mode along dim 0 of a 5x3 tensor, keepdim: the dim moves last, a stable
+// sort, each entry's run width from its lower and upper bounds in its own
+// row (aten.searchsorted, decomposed in the same pass: !(b >= v) and
+// !(b > v) counted), the first largest width (where the run starts), the
+// value there and the index at the run's end (its last occurrence).
+// CHECK-LABEL: func @mode_dim0
+// CHECK-NOT: aten.mode
+// CHECK: %[[ROWS:.+]] = aten.permute %arg0 {dims = array<i64: 1, 0>} : (tensor<5x3xf32>) -> tensor<3x5xf32>
+// CHECK: %[[S:.+]], %[[P:.+]] = aten.sort %[[ROWS]] {descending = false, dim = 1 : i64}
+// CHECK: aten.pointwise "ge"
+// CHECK: %[[LO:.+]] = aten.sum %{{.+}} {dims = array<i64: 2>} : (tensor<3x5x5xi64>) -> tensor<3x5xi64>
+// CHECK: aten.pointwise "gt"
+// CHECK: %[[HI:.+]] = aten.sum %{{.+}} {dims = array<i64: 2>} : (tensor<3x5x5xi64>) -> tensor<3x5xi64>
+// CHECK: %[[N:.+]] = aten.sub %[[HI]], %[[LO]]
+// CHECK: %[[BEST:.+]] = aten.arg_reduce %[[N]] {dim = 1 : i64, keepdim = true, max = true} : (tensor<3x5xi64>) -> tensor<3x1xi64>
+// CHECK: %[[V:.+]] = aten.gather %[[S]], %[[BEST]] {dim = 1 : i64} : (tensor<3x5xf32>, tensor<3x1xi64>) -> tensor<3x1xf32>
+// CHECK: %[[W:.+]] = aten.gather %[[N]], %[[BEST]] {dim = 1 : i64}
+// CHECK: %[[W1:.+]] = aten.pointwise "maximum" %[[W]], %{{.+}}
+// CHECK: %[[END:.+]] = aten.add %[[BEST]], %[[W1]]
+// CHECK: %[[LAST:.+]] = aten.sub %[[END]], %{{.+}}
+// CHECK: %[[I:.+]] = aten.gather %[[P]], %[[LAST]] {dim = 1 : i64} : (tensor<3x5xi64>, tensor<3x1xi64>) -> tensor<3x1xi64>
+// CHECK: %[[VV:.+]] = aten.view %[[V]] : (tensor<3x1xf32>) -> tensor<1x3xf32>
+// CHECK: %[[IV:.+]] = aten.view %[[I]] : (tensor<3x1xi64>) -> tensor<1x3xi64>
+// CHECK: return %[[VV]], %[[IV]]
+func.func @mode_dim0(%x: tensor<5x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xi64>) {
+  %v, %i = aten.mode %x {dim = 0 : i64, keepdim = true} : (tensor<5x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xi64>)
+  return %v, %i : tensor<1x3xf32>, tensor<1x3xi64>
+}
+
+// -----
+
+// A 0-d mode is the value itself, at index 0.
+// CHECK-LABEL: func @mode_scalar
+// CHECK-NOT: aten.sort
+// CHECK: %[[Z:.+]] = aten.constant dense<0> : tensor<i64>
+// CHECK: return %arg0, %[[Z]]
+func.func @mode_scalar(%x: tensor<i32>) -> (tensor<i32>, tensor<i64>) {
+  %v, %i = aten.mode %x {dim = 0 : i64, keepdim = false} : (tensor<i32>) -> (tensor<i32>, tensor<i64>)
+  return %v, %i : tensor<i32>, tensor<i64>
+}

@@ -375,3 +375,19 @@ func.func @gcd_bool(%x: tensor<4xi1>) -> tensor<4xi1> {
   %0 = aten.pointwise "gcd" %x, %x : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   return %0 : tensor<4xi1>
 }
+
+// -----
+
+func.func @mode_empty_dim(%x: tensor<2x0xf32>) -> (tensor<2xf32>, tensor<2xi64>) {
+  // expected-error @+1 {{the mode of an empty dim (dim 1) is undefined}}
+  %v, %i = aten.mode %x {dim = 1 : i64, keepdim = false} : (tensor<2x0xf32>) -> (tensor<2xf32>, tensor<2xi64>)
+  return %v, %i : tensor<2xf32>, tensor<2xi64>
+}
+
+// -----
+
+func.func @mode_shape(%x: tensor<2x5xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64>) {
+  // expected-error @+1 {{}}
+  %v, %i = aten.mode %x {dim = 1 : i64, keepdim = false} : (tensor<2x5xf32>) -> (tensor<2x1xf32>, tensor<2x1xi64>)
+  return %v, %i : tensor<2x1xf32>, tensor<2x1xi64>
+}

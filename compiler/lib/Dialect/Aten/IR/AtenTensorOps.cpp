@@ -464,6 +464,17 @@ LogicalResult MedianOp::verify() {
                          selectedShape(getSelf(), dim, getKeepdim()));
 }
 
+LogicalResult ModeOp::verify() {
+  int64_t dim = getDim();
+  FailureOr<int64_t> extent = selectionExtent(*this, getSelf(), dim);
+  if (failed(extent))
+    return failure();
+  if (*extent < 1)
+    return emitOpError() << "the mode of an empty dim (dim " << dim << ") is undefined";
+  return verifySelection(*this, getSelf(), dim, getValues(), getIndices(),
+                         selectedShape(getSelf(), dim, getKeepdim()));
+}
+
 LogicalResult SliceOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getSelf()), out = getType().getShape();
   if (getOffsets().size() != in.size() || getStrides().size() != in.size() ||

@@ -858,6 +858,32 @@ def Aten_MedianOp : Aten_Op<"median", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_ModeOp : Aten_Op<"mode", [Pure]> {
+  let summary = "The most frequent value along one dimension and its index.";
+  let description = [{
+    `torch.mode(dim, keepdim)`: of the values with the most occurrences
+    along `dim`, the smallest; its index is that of its last occurrence
+    (eager's for rows of up to 16 entries, whose sort is stable there;
+    beyond, eager's sort is not stable and its index may be any
+    occurrence's). NaN entries are never counted (a row of NaNs gives its
+    first). The dim is dropped unless `keepdim`; a 0-d self is one entry;
+    the dim may not be empty (eager refuses it). kiln-decompose-aten builds
+    it as a stable aten.sort, each sorted entry's count from two
+    aten.searchsorted of the row into itself, the first largest count
+    (aten.arg_reduce) and aten.gather.
+
+    Example:
+    ```mlir
+    %v, %i = aten.mode %x {dim = 1 : i64, keepdim = false}
+        : (tensor<2x8xf32>) -> (tensor<2xf32>, tensor<2xi64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$dim, BoolAttr:$keepdim);
+  let results = (outs AnyStaticShapeTensor:$values, AnyStaticShapeTensor:$indices);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_SearchSortedOp : Aten_Op<"searchsorted", [Pure]> {
   let summary = "Insertion indices of values in the sorted rows of a tensor.";
   let description = [{
