@@ -218,3 +218,5 @@ register("mode_i8", lambda x: torch.mode(x, -1), randint(-3, 3, 2, 3, 7, dtype=t
 register("mode_u8", lambda x: torch.mode(x, -1), randint(250, 256, 3, 9, dtype=torch.uint8))
 register("mode_bf16", lambda x: torch.mode(x, 1), randint(0, 3, 3, 8, dtype=torch.bfloat16))
 register("mode_0d_f32", lambda x: torch.mode(x, 0), randn())
+register("mode_all_nan_row_f32", lambda x: torch.mode(x, 1),
+         const(torch.tensor([[_NAN, _NAN, _NAN], [_NAN, _NAN, _NAN]])))
