@@ -5,7 +5,7 @@ real kilnd with its local CPU agent:
 
   * whole: resnet18 as is; the cpu target compiles all of it (the baseline,
     measured in the same run);
-  * partitioned: the same network with one op Kiln lacks (aten.nextafter,
+  * partitioned: the same network with one op Kiln lacks (aten.igamma,
     applied to the activations after layer2), compiled with fallback="cpu":
     two target segments around a CPU run.
 
@@ -38,7 +38,7 @@ import kiln  # noqa: E402
 
 
 class WithNextAfter(torch.nn.Module):
-    """resnet18 with nextafter after layer2: an op the cpu target lacks."""
+    """resnet18 with igamma after layer2: an op the cpu target lacks."""
 
     def __init__(self, net: torch.nn.Module):
         super().__init__()
@@ -48,7 +48,7 @@ class WithNextAfter(torch.nn.Module):
         n = self.net
         x = n.maxpool(n.relu(n.bn1(n.conv1(x))))
         x = n.layer2(n.layer1(x))
-        x = torch.nextafter(x, x)
+        x = torch.igamma(x + 1.0, x)
         x = n.layer4(n.layer3(x))
         return n.fc(torch.flatten(n.avgpool(x), 1))
 

@@ -257,9 +257,9 @@ def test_a_target_no_agent_serves_fails_at_once_with_a_hint(tmp_path):
 def test_cli_unsupported_op_hint_is_not_upgrade_kilnd(kilnd, tmp_path):
     class Unsupported(torch.nn.Module):
         def forward(self, x):
-            return torch.ops.aten.nextafter(x, x)
+            return torch.ops.aten.igamma(x, x)
 
-    path = tmp_path / "nextafter.pt2"
+    path = tmp_path / "igamma.pt2"
     torch.export.save(torch.export.export(Unsupported(), (torch.randn(4),)), path)
     run = subprocess.run([*KILN_CLI, "-a", kilnd.address, "compile", str(path)],
                          capture_output=True, text=True, timeout=300)

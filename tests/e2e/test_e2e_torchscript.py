@@ -228,9 +228,9 @@ class ReturnsSize(nn.Module):
         return x + 1, x.size(0)
 
 
-class NextAfter(nn.Module):
+class Igamma(nn.Module):
     def forward(self, x):
-        return torch.nextafter(x, x) + 1
+        return torch.igamma(x, x) + 1
 
 
 def test_control_flow_is_unimplemented_naming_the_node(client):
@@ -245,28 +245,28 @@ def test_non_tensor_output_is_unimplemented(client):
 
 def test_unsupported_op_is_named(client):
     buffer = io.BytesIO()
-    torch.jit.save(torch.jit.script(NextAfter()), buffer)
+    torch.jit.save(torch.jit.script(Igamma()), buffer)
     with pytest.raises(kiln.errors.KilnError,
-                       match=r"aten\.nextafter\.default.*\[TorchScript value %\w+\]"):
+                       match=r"aten\.igamma\.default.*\[TorchScript value %\w+\]"):
         client.compile_torchscript(buffer.getvalue(), [torch.randn(3)])
 
 
-class LinearNextAfter(nn.Module):
+class LinearIgamma(nn.Module):
     def __init__(self):
         super().__init__()
         self.first = nn.Linear(6, 5)
         self.second = nn.Linear(5, 3)
 
     def forward(self, x):
-        return self.second(torch.nextafter(torch.relu(self.first(x)) + 1.0, torch.relu(self.first(x)) + 1.0))
+        return self.second(torch.igamma(torch.relu(self.first(x)) + 1.0, torch.relu(self.first(x)) + 1.0))
 
 
 def test_unsupported_op_falls_back_to_the_cpu(client):
     torch.manual_seed(2)
-    model = LinearNextAfter().eval()
+    model = LinearIgamma().eval()
     x = torch.randn(4, 6)
     compiled = client.compile_torchscript(torch.jit.script(model), [x], fallback="cpu")
-    assert [n.op for n in compiled.placement.cpu_nodes] == ["aten.nextafter.default"]
+    assert [n.op for n in compiled.placement.cpu_nodes] == ["aten.igamma.default"]
     torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
 
 

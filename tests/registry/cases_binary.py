@@ -239,3 +239,22 @@ register("signbit_i32_bf16", lambda i, h: (torch.signbit(i), torch.signbit(h)),
          randint(-9, 9, 3, 4, dtype=torch.int32), randn(3, 4, dtype=torch.bfloat16))
 register("fmax_fmin_bool", lambda a, b: (torch.fmax(a, b), torch.fmin(a, b)),
          randint(0, 2, 3, 4, dtype=torch.bool), randint(0, 2, 3, 4, dtype=torch.bool))
+
+# nextafter, compared bit for bit (the result viewed as integers): one step
+# of the float's own type (f16 and bf16 in their bits, not widened), from and
+# toward zeros of both signs, infinities, the largest finite value, NaN,
+# subnormals, and equal operands (y returned). Was UNIMPLEMENTED.
+_FROM = torch.tensor([[1.0, 1.0, -1.0, -1.0, 0.0, 0.0, -0.0, 0.0, float("inf"), 2.0],
+                      [float("nan"), 1.0, 3.0, -3.0, 1e-40, -1e-40, 65504.0, 5.0, -float("inf"), 0.5]])
+_TOWARD = torch.tensor([[2.0, 0.0, -2.0, 0.0, 1.0, -1.0, 1.0, -0.0, 0.0, 2.0],
+                        [1.0, float("nan"), -3.0, 3.0, 0.0, 0.0, float("inf"), 5.0, 0.0, -0.5]])
+_BITS = {torch.float32: torch.int32, torch.float64: torch.int64, torch.float16: torch.int16,
+         torch.bfloat16: torch.int16}
+for _dt in _BITS:
+    register(f"nextafter_bits_{DTYPE_NAMES[_dt]}",
+             lambda x, y, _b=_BITS[_dt]: torch.nextafter(x, y).view(_b),
+             const(_FROM.to(_dt)), const(_TOWARD.to(_dt)))
+register("nextafter_broadcast_f32", lambda x, y: torch.nextafter(x, y).view(torch.int32),
+         randn(3, 4), randn(4))
+register("nextafter_scalar_other_f64", lambda x: torch.nextafter(x, torch.tensor(0.0, dtype=torch.float64)),
+         randn(3, 4, dtype=torch.float64))

@@ -4,7 +4,7 @@ permutes, expand, flip, repeat, pad."""
 import torch
 import torch.nn.functional as F
 
-from tests.registry.registry import DTYPE_NAMES, randbool, randint, randn, register
+from tests.registry.registry import DTYPE_NAMES, const, randbool, randint, randn, register
 
 DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8,
           torch.int16, torch.int32, torch.int64, torch.uint8, torch.bool)
@@ -179,3 +179,16 @@ register("narrow_copy_i32", lambda x: torch.narrow_copy(x, 1, 1, 3),
          randint(-9, 9, 3, 5, dtype=torch.int32))
 register("as_strided_copy_f32", lambda x: torch.as_strided_copy(x, (3, 3), (1, 4), 1), randn(4, 5))
 register("unbind_copy_f16", lambda x: torch.unbind_copy(x, 1), randn(3, 4, dtype=torch.float16))
+
+# Tensor.view(dtype) between types of one width: the bits read as the
+# other type (float <-> int, f16 <-> bf16), and between the 8-bit types
+# (uint8 <-> int8, bool -> uint8). Was UNIMPLEMENTED.
+register("view_dtype_f32_as_i32", lambda x: x.view(torch.int32),
+         const(torch.tensor([[1.0, -0.0, float("inf"), float("nan")], [1e-40, -2.5, 3.0e38, 0.0]])))
+register("view_dtype_i64_as_f64", lambda x: (x.view(torch.float64) * 2).view(torch.int64),
+         randint(0, 1 << 62, 3, 4))
+register("view_dtype_f16_bf16_i16", lambda x: (x.view(torch.bfloat16), x.view(torch.int16)),
+         randn(3, 5, dtype=torch.float16))
+register("view_dtype_u8_i8", lambda x: (x.view(torch.int8), x.view(torch.int8).view(torch.uint8) + 1),
+         randint(0, 256, 4, 6, dtype=torch.uint8))
+register("view_dtype_bool_u8", lambda x: x.view(torch.uint8) * 3, randint(0, 2, 5, dtype=torch.bool))

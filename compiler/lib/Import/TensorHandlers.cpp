@@ -116,6 +116,26 @@ absl::StatusOr<Values> convert(NodeImporter &n) {
   return Values{pointwise(n, type, "copy", self)};
 }
 
+/// view.dtype: the elements' bits read as the result's type. Between the
+/// 8-bit types (uint8 is carried in i16, and wrapped after the node) it is
+/// a conversion: the same bits; otherwise an aten.bitcast of one width.
+absl::StatusOr<Values> viewAsType(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  if (typeOf(self) == type)
+    return Values{self};
+  if (typeOf(self).getShape() != type.getShape())
+    return n.unimplemented("a view between dtypes of different widths (elements split into "
+                           "or joined from bytes); views of one width compile");
+  Type from = typeOf(self).getElementType(), to = type.getElementType();
+  auto eightBit = [](Type t) { return t.isInteger(1) || t.isInteger(8); };
+  if (eightBit(from) || eightBit(to) || n.resultIsUnsigned())
+    return Values{pointwise(n, type, "copy", self)};
+  if (from.getIntOrFloatBitWidth() != to.getIntOrFloatBitWidth())
+    return n.error("a view between dtypes of different widths must change the last dim");
+  return Values{n.b().create<aten::BitcastOp>(n.loc(), type, self).getResult()};
+}
+
 /// copy(self, src): src broadcast to self's shape in self's element type.
 absl::StatusOr<Values> copyInto(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
@@ -964,6 +984,7 @@ void addTensorHandlers(OpHandlerTable &t) {
   for (const char *fn : {"maximum", "minimum", "atan2", "hypot", "fmax", "fmin"})
     t[absl::StrCat("aten.", fn, ".default")] = pointwiseHandler(fn, {"self", "other"});
   t["aten.copysign.Tensor"] = pointwiseHandler("copysign", {"self", "other"});
+  t["aten.nextafter.default"] = pointwiseHandler("nextafter", {"self", "other"});
   t["aten.copysign.Scalar"] = pointwiseHandler("copysign", {"self", "other"});
   for (const char *fn : {"remainder", "fmod", "bitwise_and", "bitwise_or",
                          "bitwise_xor", "logical_and", "logical_or",
@@ -1078,6 +1099,7 @@ void addTensorHandlers(OpHandlerTable &t) {
   t["aten.concat.default"] = cat;
   t["aten.stack.default"] = stack;
   t["aten.flatten.using_ints"] = t["aten.view.default"];
+  t["aten.view.dtype"] = viewAsType;
   t["aten.unflatten.int"] = t["aten.view.default"];
   t["prims.collapse.default"] = collapse;
   t["aten.index_select.default"] = [](NodeImporter &n) {

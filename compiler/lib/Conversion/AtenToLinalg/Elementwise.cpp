@@ -204,11 +204,31 @@ Value geluBody(GeluOp op, OpBuilder &b, Location loc, Value x) {
                                  factor);
 }
 
+/// bitcast: one arith.bitcast per element.
+struct BitcastLowering : OpConversionPattern<BitcastOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BitcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    Type element = type.getElementType();
+    Value self = adaptor.getSelf();
+    rewriter.replaceOp(
+        op, buildElementwise(
+                rewriter, op.getLoc(), type, self,
+                [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                  return b.create<arith::BitcastOp>(l, element, args[0]);
+                },
+                cast<RankedTensorType>(self.getType()).getElementType()));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::aten::populateElementwisePatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<ConstantLowering,
+  patterns.add<ConstantLowering, BitcastLowering,
                AddSubLowering<AddOp, arith::AddFOp, arith::AddIOp>,
                AddSubLowering<SubOp, arith::SubFOp, arith::SubIOp>>(ctx);
   patterns.add<BinaryLowering<MulOp>>(ctx, mulBody);

@@ -88,7 +88,7 @@ struct PointwiseOpLowering : OpConversionPattern<PointwiseOp> {
     if (!compute)
       return rewriter.notifyMatchFailure(
           op, "function not defined for this element type");
-    if (compute.isF16() || compute.isBF16())
+    if ((compute.isF16() || compute.isBF16()) && !row->halfInOwnType)
       compute = rewriter.getF32Type();
     SmallVector<Type> operandTypes(adaptor.getInputs().size(), compute);
     if (fn->computeIn == ComputeIn::Where)

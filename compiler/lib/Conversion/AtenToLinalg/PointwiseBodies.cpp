@@ -287,6 +287,48 @@ Value atan2(OpBuilder &b, Location l, Args a, Scalars) {
 /// hypot(x, y) as C's: +inf when either is infinite (NaN or not), else the
 /// decompositions' dlapy2 (MatrixLoops' hypotenuse: no square overflows or
 /// underflows; 0 for two zeros; NaN from a NaN).
+/// nextafter(x, y) on the float's bits, as C's and c10's (for f16/bf16):
+/// NaN for a NaN operand, y when the bits are equal or both are zeros, the
+/// smallest subnormal with y's sign from a zero, else one step of the bit
+/// pattern away from zero when |x| > |y| or the signs differ, toward it
+/// otherwise. Exact in every float type, so f16/bf16 stay unwidened.
+Value nextafter(OpBuilder &b, Location l, Args a, Scalars) {
+  Value x = a[0], y = a[1];
+  unsigned width = x.getType().getIntOrFloatBitWidth();
+  Type bits = b.getIntegerType(width);
+  auto intConst = [&](APInt v) {
+    return b.create<arith::ConstantOp>(l, b.getIntegerAttr(bits, v)).getResult();
+  };
+  Value xi = b.create<arith::BitcastOp>(l, bits, x);
+  Value yi = b.create<arith::BitcastOp>(l, bits, y);
+  Value signMask = intConst(APInt::getSignMask(width));
+  Value magnitudeMask = intConst(APInt::getSignedMaxValue(width));
+  Value zero = intConst(APInt(width, 0)), one = intConst(APInt(width, 1));
+  Value absX = b.create<arith::AndIOp>(l, xi, magnitudeMask);
+  Value absY = b.create<arith::AndIOp>(l, yi, magnitudeMask);
+  Value signsDiffer = icmp(b, l, arith::CmpIPredicate::ne,
+                           b.create<arith::AndIOp>(l, b.create<arith::XOrIOp>(l, xi, yi), signMask),
+                           zero);
+  Value away = b.create<arith::OrIOp>(
+      l, icmp(b, l, arith::CmpIPredicate::ugt, absX, absY), signsDiffer);
+  Value stepped = sel(b, l, away, b.create<arith::SubIOp>(l, xi, one),
+                      b.create<arith::AddIOp>(l, xi, one));
+  Value tiny = b.create<arith::OrIOp>(l, b.create<arith::AndIOp>(l, yi, signMask), one);
+  Value fromZero = sel(b, l, icmp(b, l, arith::CmpIPredicate::eq, absY, zero), yi, tiny);
+  Value result = sel(b, l, icmp(b, l, arith::CmpIPredicate::eq, absX, zero), fromZero, stepped);
+  result = sel(b, l, icmp(b, l, arith::CmpIPredicate::eq, xi, yi), xi, result);
+  Value unordered = fcmp(b, l, arith::CmpFPredicate::UNO, x, y);
+  // NaN: x + y as C's; c10's f16/bf16 x + y rounds through f32, which
+  // gives the canonical quiet NaN (0x7E00, 0x7FC0) whatever the payload.
+  Value nan = width == 16 ? b.create<arith::ConstantOp>(
+                                    l, b.getFloatAttr(x.getType(),
+                                                      APFloat::getQNaN(cast<FloatType>(
+                                                          x.getType()).getFloatSemantics())))
+                                .getResult()
+                          : b.create<arith::AddFOp>(l, x, y).getResult();
+  return sel(b, l, unordered, nan, b.create<arith::BitcastOp>(l, x.getType(), result));
+}
+
 Value hypot(OpBuilder &b, Location l, Args a, Scalars) {
   Value inf = cst(b, l, a[0], INFINITY);
   Value infinite = b.create<arith::OrIOp>(
@@ -528,6 +570,7 @@ const PointwiseLowering kRows[] = {
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        return b.create<math::CopySignOp>(l, a[0], a[1]);
      }},
+    {"nextafter", nextafter, {}, /*halfInOwnType=*/true},
     {"zeta", zetaBody},
     {"chebyshev_polynomial_t", chebyshevTBody},
     {"chebyshev_polynomial_u", chebyshevUBody},

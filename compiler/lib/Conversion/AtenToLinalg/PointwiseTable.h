@@ -21,6 +21,9 @@ struct PointwiseLowering {
   /// The libm functions (double -> double) the body calls by name, which
   /// kiln-declare-libm-calls declares in the module first.
   llvm::ArrayRef<llvm::StringLiteral> libmCalls = {};
+  /// The body computes f16/bf16 in their own type (it reads their bits),
+  /// where other bodies get them widened to f32.
+  bool halfInOwnType = false;
 };
 
 /// The lowering row of `name`, or null.

@@ -114,3 +114,17 @@ func.func @add_bool_alpha_false(%a: tensor<4xi1>, %b: tensor<4xi1>) -> tensor<4x
   %0 = aten.add %a, %b {alpha = 0.0 : f64} : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   return %0 : tensor<4xi1>
 }
+
+// -----
+
+// bitcast (Tensor.view(dtype) of one width): one arith.bitcast per element,
+// the operand read in its own type.
+// CHECK-LABEL: func @bitcast_f32_i32
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[X:.+]]: f32, %{{.+}}: i32):
+// CHECK: %[[B:.+]] = arith.bitcast %[[X]] : f32 to i32
+// CHECK: linalg.yield %[[B]] : i32
+func.func @bitcast_f32_i32(%x: tensor<2x3xf32>) -> tensor<2x3xi32> {
+  %0 = aten.bitcast %x : (tensor<2x3xf32>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}

@@ -228,3 +228,42 @@ func.func @shift_right(%x: tensor<4xi32>, %y: tensor<4xi32>) -> tensor<4xi32> {
   %0 = aten.pointwise "bitwise_right_shift" %x, %y : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+// -----
+
+// nextafter steps the bit pattern of the operands' own type: bf16 is not
+// widened to f32 (one step of f32 would round back to x). The pattern moves
+// down (toward zero) when |x| > |y| or the signs differ, up otherwise; from
+// a zero it is the smallest subnormal with y's sign; equal bits give x; a
+// NaN operand gives bf16's canonical quiet NaN.
+// CHECK-LABEL: func @nextafter_bf16
+// CHECK: ^bb0(%[[X:.+]]: bf16, %[[Y:.+]]: bf16, %{{.+}}: bf16):
+// CHECK-NOT: arith.extf
+// CHECK: %[[XI:.+]] = arith.bitcast %[[X]] : bf16 to i16
+// CHECK: %[[YI:.+]] = arith.bitcast %[[Y]] : bf16 to i16
+// CHECK: %[[GT:.+]] = arith.cmpi ugt
+// CHECK: %[[AWAY:.+]] = arith.ori %[[GT]], %{{.+}} : i1
+// CHECK: %[[DOWN:.+]] = arith.subi %[[XI]], %{{.+}} : i16
+// CHECK: %[[UP:.+]] = arith.addi %[[XI]], %{{.+}} : i16
+// CHECK: arith.select %[[AWAY]], %[[DOWN]], %[[UP]] : i16
+// CHECK: arith.cmpi eq, %[[XI]], %[[YI]] : i16
+// CHECK: %[[UNO:.+]] = arith.cmpf uno, %[[X]], %[[Y]] : bf16
+// CHECK: %[[NAN:.+]] = arith.constant 0x7FC0 : bf16
+// CHECK: %[[R:.+]] = arith.select %[[UNO]], %[[NAN]], %{{.+}} : bf16
+// CHECK: linalg.yield %[[R]] : bf16
+func.func @nextafter_bf16(%x: tensor<4xbf16>, %y: tensor<4xbf16>) -> tensor<4xbf16> {
+  %0 = aten.pointwise "nextafter" %x, %y : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<4xbf16>
+  return %0 : tensor<4xbf16>
+}
+
+// -----
+
+// f64 nextafter: a NaN operand gives x + y, as C's.
+// CHECK-LABEL: func @nextafter_f64
+// CHECK: arith.bitcast %{{.+}} : f64 to i64
+// CHECK: %[[SUM:.+]] = arith.addf
+// CHECK: arith.select %{{.+}}, %[[SUM]], %{{.+}} : f64
+func.func @nextafter_f64(%x: tensor<4xf64>, %y: tensor<4xf64>) -> tensor<4xf64> {
+  %0 = aten.pointwise "nextafter" %x, %y : (tensor<4xf64>, tensor<4xf64>) -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}

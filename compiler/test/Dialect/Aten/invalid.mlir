@@ -1332,3 +1332,19 @@ func.func @upsample_separable_empty(%x: tensor<1x1x0x4xf32>) -> tensor<1x1x2x2xf
   %0 = aten.upsample_separable %x {mode = "bilinear", antialias = false, align_corners = false} : (tensor<1x1x0x4xf32>) -> tensor<1x1x2x2xf32>
   return %0 : tensor<1x1x2x2xf32>
 }
+
+// -----
+
+func.func @bitcast_width(%x: tensor<4xf32>) -> tensor<4xi16> {
+  // expected-error @+1 {{reads integers or floats as another type of the same width}}
+  %0 = aten.bitcast %x : (tensor<4xf32>) -> tensor<4xi16>
+  return %0 : tensor<4xi16>
+}
+
+// -----
+
+func.func @bitcast_shape(%x: tensor<4xf32>) -> tensor<2x2xi32> {
+  // expected-error @+1 {{keeps the shape}}
+  %0 = aten.bitcast %x : (tensor<4xf32>) -> tensor<2x2xi32>
+  return %0 : tensor<2x2xi32>
+}

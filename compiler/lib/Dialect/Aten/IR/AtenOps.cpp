@@ -231,6 +231,20 @@ static LogicalResult verifyDynamicSizes(Operation *op, RankedTensorType type,
   return success();
 }
 
+LogicalResult BitcastOp::verify() {
+  auto in = cast<RankedTensorType>(getSelf().getType());
+  RankedTensorType out = getType();
+  if (in.getShape() != out.getShape())
+    return emitOpError("keeps the shape");
+  Type from = in.getElementType(), to = out.getElementType();
+  auto bits = [](Type t) -> unsigned {
+    return t.isIntOrFloat() && !t.isInteger(1) ? t.getIntOrFloatBitWidth() : 0;
+  };
+  if (bits(from) == 0 || bits(from) != bits(to))
+    return emitOpError("reads integers or floats as another type of the same width");
+  return success();
+}
+
 LogicalResult ViewOp::verify() {
   if (failed(verifyDynamicSizes(*this, getType(), getSizes())))
     return failure();

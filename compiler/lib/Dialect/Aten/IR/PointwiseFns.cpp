@@ -102,6 +102,8 @@ constexpr PointwiseFn kFns[] = {
     {"atan2", 2, 0, R::Float, C::Result, D::Float},
     {"hypot", 2, 0, R::Float, C::Result, D::Float},
     {"copysign", 2, 0, R::Float, C::Result, D::Float},
+    // The next value of x's type toward y (f16/bf16 step in their own bits).
+    {"nextafter", 2, 0, R::Float, C::Result, D::Float},
     // Hurwitz's zeta(x, q).
     {"zeta", 2, 0, R::Float, C::Result, D::Float},
     // Orthogonal polynomials p_n(x) of (x, n): n is read as an integer.

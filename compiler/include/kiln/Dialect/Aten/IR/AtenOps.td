@@ -287,6 +287,26 @@ def Aten_NativeLayerNormOp : Aten_Op<"native_layer_norm",
 // Data movement
 //===----------------------------------------------------------------------===//
 
+def Aten_BitcastOp : Aten_Op<"bitcast", [Pure]> {
+  let summary = "Each element's bits read as another type of the same width.";
+  let description = [{
+    `Tensor.view(dtype)` between types of one width: f32 and i32, f64 and
+    i64, f16, bf16 and i16. The shape is unchanged; no value is converted.
+    (The importer writes views between the 8-bit types, where uint8 is
+    carried in i16, as conversions, and refuses views that change the
+    width.)
+
+    Example:
+    ```mlir
+    %0 = aten.bitcast %x : (tensor<2x3xf32>) -> tensor<2x3xi32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$self);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type($self, $result)";
+  let hasVerifier = 1;
+}
+
 def Aten_ViewOp : Aten_Op<"view", [Pure]> {
   let summary = "Reshape to the result type's shape (view, _unsafe_view, "
                 "unsqueeze, squeeze).";
