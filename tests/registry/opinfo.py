@@ -238,15 +238,17 @@ class Candidate:
 
 def _index_ties(name: str, sample: Any) -> IndexTies | None:
     """Where the op's indices may order equal values as they like: topk (any
-    order among ties) and sort/argsort unless ``stable=True`` (eager's
-    unstable sort orders long rows of ties differently from a stable one)."""
+    order among ties), sort/argsort unless ``stable=True`` (eager's
+    unstable sort orders long rows of ties differently from a stable one)
+    and mode (the index of any occurrence of the value: eager's is the one
+    its unstable sort leaves last)."""
     args, kwargs = tuple(sample.args), dict(sample.kwargs)
 
     def arg(pos: int, key: str, default: Any) -> Any:
         return args[pos] if len(args) > pos else kwargs.get(key, default)
 
-    if name == "topk":
-        return IndexTies(output=1, input=0, dim=arg(1, "dim", -1))
+    if name in ("topk", "mode"):
+        return IndexTies(output=1, input=0, dim=arg(1 if name == "topk" else 0, "dim", -1))
     if name in ("sort", "argsort") and not kwargs.get("stable", False):
         return IndexTies(output=1 if name == "sort" else 0, input=0, dim=arg(0, "dim", -1))
     return None

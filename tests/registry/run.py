@@ -367,6 +367,9 @@ def _compare_tied_indices(got: torch.Tensor, want: torch.Tensor, source: torch.T
     once per row (see :class:`IndexTies`)."""
     if source.dim() == 0:
         source, got, want, dim = source.reshape(1), got.reshape(1), want.reshape(1), 0
+    dim = dim % source.dim()
+    if got.dim() < source.dim():  # one index per row, the dim dropped (mode)
+        got, want = got.unsqueeze(dim), want.unsqueeze(dim)
     extent = source.shape[dim]
     if got.numel() and (got.min() < 0 or got.max() >= extent):
         raise AssertionError(f"output {i} holds indices outside [0, {extent}) along dim {dim}")
