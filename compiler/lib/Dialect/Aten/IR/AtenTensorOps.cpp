@@ -453,27 +453,28 @@ LogicalResult KthvalueOp::verify() {
                          selectedShape(getSelf(), dim, getKeepdim()));
 }
 
-LogicalResult MedianOp::verify() {
-  int64_t dim = getDim();
-  FailureOr<int64_t> extent = selectionExtent(*this, getSelf(), dim);
+namespace {
+
+/// A statistic of each row along `dim` (median, mode): the dim is not
+/// empty, and values and indices have the selected shape.
+template <typename StatisticOp>
+LogicalResult verifyRowStatistic(StatisticOp op, StringRef what) {
+  int64_t dim = op.getDim();
+  FailureOr<int64_t> extent = selectionExtent(op, op.getSelf(), dim);
   if (failed(extent))
     return failure();
   if (*extent < 1)
-    return emitOpError() << "the median of an empty dim (dim " << dim << ") is undefined";
-  return verifySelection(*this, getSelf(), dim, getValues(), getIndices(),
-                         selectedShape(getSelf(), dim, getKeepdim()));
+    return op.emitOpError() << "the " << what << " of an empty dim (dim " << dim
+                            << ") is undefined";
+  return verifySelection(op, op.getSelf(), dim, op.getValues(), op.getIndices(),
+                         selectedShape(op.getSelf(), dim, op.getKeepdim()));
 }
 
-LogicalResult ModeOp::verify() {
-  int64_t dim = getDim();
-  FailureOr<int64_t> extent = selectionExtent(*this, getSelf(), dim);
-  if (failed(extent))
-    return failure();
-  if (*extent < 1)
-    return emitOpError() << "the mode of an empty dim (dim " << dim << ") is undefined";
-  return verifySelection(*this, getSelf(), dim, getValues(), getIndices(),
-                         selectedShape(getSelf(), dim, getKeepdim()));
-}
+} // namespace
+
+LogicalResult MedianOp::verify() { return verifyRowStatistic(*this, "median"); }
+
+LogicalResult ModeOp::verify() { return verifyRowStatistic(*this, "mode"); }
 
 LogicalResult SliceOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getSelf()), out = getType().getShape();
