@@ -256,5 +256,6 @@ for _dt in _BITS:
              const(_FROM.to(_dt)), const(_TOWARD.to(_dt)))
 register("nextafter_broadcast_f32", lambda x, y: torch.nextafter(x, y).view(torch.int32),
          randn(3, 4), randn(4))
-register("nextafter_scalar_other_f64", lambda x: torch.nextafter(x, torch.tensor(0.0, dtype=torch.float64)),
+register("nextafter_scalar_other_f64",
+         lambda x: torch.nextafter(x, torch.tensor(0.0, dtype=torch.float64)).view(torch.int64),
          randn(3, 4, dtype=torch.float64))

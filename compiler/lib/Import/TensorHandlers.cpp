@@ -698,36 +698,40 @@ absl::StatusOr<Values> kthvalue(NodeImporter &n) {
   return Values{op.getValues(), op.getIndices()};
 }
 
-/// median.dim/nanmedian.dim: one aten.median (`ignoreNaN` for nanmedian).
-absl::StatusOr<Values> medianAlong(NodeImporter &n, bool ignoreNaN) {
+/// A statistic of each row along dim (median.dim, nanmedian.dim, mode):
+/// one `StatisticOp` made by `build` from (values and indices types, self,
+/// dim, keepdim); an empty dim is refused, as eager refuses it.
+template <typename Build>
+absl::StatusOr<Values> rowStatistic(NodeImporter &n, const char *what,
+                                    std::optional<int64_t> defaultDim, Build build) {
   ASSIGN_OR_RETURN(RankedTensorType valuesType, n.resultType(0));
   ASSIGN_OR_RETURN(RankedTensorType indicesType, n.resultType(1));
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", defaultDim));
   ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
   if (typeOf(self).getRank() > 0 && typeOf(self).getDimSize(dim) == 0)
-    return n.error(absl::StrCat("the median along dim ", raw, " is undefined: it is empty"));
+    return n.error(absl::StrCat("the ", what, " along dim ", raw, " is undefined: it is empty"));
   ASSIGN_OR_RETURN(bool keepdim, n.boolAttr("keepdim", false));
-  auto op = n.b().create<aten::MedianOp>(
-      n.loc(), TypeRange{valuesType, indicesType}, self, n.b().getI64IntegerAttr(dim),
-      n.b().getBoolAttr(keepdim), n.b().getBoolAttr(ignoreNaN));
+  auto op = build(TypeRange{valuesType, indicesType}, self, n.b().getI64IntegerAttr(dim),
+                  n.b().getBoolAttr(keepdim));
   return Values{op.getValues(), op.getIndices()};
+}
+
+/// median.dim/nanmedian.dim: one aten.median (`ignoreNaN` for nanmedian).
+absl::StatusOr<Values> medianAlong(NodeImporter &n, bool ignoreNaN) {
+  return rowStatistic(n, "median", std::nullopt,
+                      [&](TypeRange types, Value self, IntegerAttr dim, BoolAttr keepdim) {
+                        return n.b().create<aten::MedianOp>(n.loc(), types, self, dim, keepdim,
+                                                            n.b().getBoolAttr(ignoreNaN));
+                      });
 }
 
 /// mode(self, dim=-1, keepdim=False): one aten.mode.
 absl::StatusOr<Values> modeAlong(NodeImporter &n) {
-  ASSIGN_OR_RETURN(RankedTensorType valuesType, n.resultType(0));
-  ASSIGN_OR_RETURN(RankedTensorType indicesType, n.resultType(1));
-  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim", -1));
-  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, typeOf(self).getRank()));
-  if (typeOf(self).getRank() > 0 && typeOf(self).getDimSize(dim) == 0)
-    return n.error(absl::StrCat("the mode along dim ", raw, " is undefined: it is empty"));
-  ASSIGN_OR_RETURN(bool keepdim, n.boolAttr("keepdim", false));
-  auto op = n.b().create<aten::ModeOp>(n.loc(), TypeRange{valuesType, indicesType}, self,
-                                       n.b().getI64IntegerAttr(dim),
-                                       n.b().getBoolAttr(keepdim));
-  return Values{op.getValues(), op.getIndices()};
+  return rowStatistic(n, "mode", -1,
+                      [&](TypeRange types, Value self, IntegerAttr dim, BoolAttr keepdim) {
+                        return n.b().create<aten::ModeOp>(n.loc(), types, self, dim, keepdim);
+                      });
 }
 
 /// median()/nanmedian() of every element: the median along the flattened
