@@ -2,6 +2,7 @@
 
 import hashlib
 import os
+import re
 
 import grpc
 import pytest
@@ -168,4 +169,43 @@ def test_zero_sized_dimensions_compile_as_eager_defines_them(client):
         got, want = compiled(a, b), a @ b
         assert got.shape == want.shape
         torch.testing.assert_close(got, want)
+    assert_serving(client)
+
+
+def histogram_graph(dtype=F32, bins=None, edges=None, range_=None):
+    """histogram.bin_ct (bins, range) or histogram.bins_tensor (edges given
+    as an input of that many elements) of a 6-element input."""
+    g = graph_pb2.Graph(name="histogram")
+    g.inputs.add(name="x", type=tensor_pb2.TensorType(dtype=dtype, shape=[6]))
+    n = g.nodes.add(op="aten.histogram.bins_tensor" if edges else "aten.histogram.bin_ct")
+    n.arguments.add(name="self", value="x")
+    if edges:
+        g.inputs.add(name="e", type=tensor_pb2.TensorType(dtype=dtype, shape=[edges]))
+        n.arguments.add(name="bins", value="e")
+        count = edges - 1
+    else:
+        n.arguments.add(name="bins").attribute.i = bins
+        if range_ is not None:
+            n.arguments.add(name="range").attribute.floats.values.extend(range_)
+        count = bins
+    n.outputs.add(name="h", type=tensor_pb2.TensorType(dtype=dtype, shape=[max(count, 0)]))
+    n.outputs.add(name="e_out", type=tensor_pb2.TensorType(dtype=dtype, shape=[max(count + 1, 0)]))
+    g.outputs.extend(["h", "e_out"])
+    return g
+
+
+@pytest.mark.parametrize("graph, message", [
+    (histogram_graph(bins=3, range_=[2.0, 1.0]), r"histogram's min \(2\) must not exceed its max \(1\)"),
+    (histogram_graph(bins=3, range_=[0.0, float("inf")]), r"histogram's range must be finite"),
+    (histogram_graph(bins=0), r"histogram's bins must be positive, not 0"),
+    (histogram_graph(edges=1), r"bin edges must be 1-d with at least 2 edges"),
+    (histogram_graph(dtype=tensor_pb2.DTYPE_I32, bins=3), r"counts float32 and float64 tensors"),
+])
+def test_histogram_arguments_eager_refuses_are_invalid(client, graph, message):
+    # torch.export refuses these (eager checks them while tracing); a
+    # hand-made graph gets INVALID_ARGUMENT naming the node.
+    with pytest.raises(kiln.InvalidArgumentError, match=r"node 0 \(aten\.histogram\.") as info:
+        client.compile_graph(graph)
+    assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert re.search(message, str(info.value)), str(info.value)
     assert_serving(client)

@@ -8,7 +8,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from tests.registry.registry import (DTYPE_NAMES, SignFree, Unordered, case, const, randint,
-                                     randn, register)
+                                     rand, randn, register)
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
 
@@ -508,8 +508,51 @@ register("histc_edges_outside_and_nan_f32", lambda x: torch.histc(x, bins=4, min
          const(torch.tensor([-1.0, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, float("nan"), 0.9999])))
 register("histc_f16", lambda x: torch.histc(x, bins=5, min=-1, max=1),
          randn(200, dtype=torch.float16))
+# Regression: (max - min) * 3 / (max - min) rounds to 3.0000000000000004
+# here, which eager truncates to the last bin; Kiln once counted the
+# maximum nowhere.
+register("histc_max_rounds_past_last_bin_f64", lambda x: torch.histc(x, bins=3),
+         const(torch.tensor([-6.7733029133319205, 0.5, 8.361574925111086],
+                            dtype=torch.float64)))
 # No elements: every bin counts nothing.
 register("histc_empty_f32", lambda x: torch.histc(x, bins=3), randn(0, 4))
+
+# Histograms with edges (aten.histogram): eager's linspace edges over the
+# range (the data's own, widened by 1/2 when it is one value), eager's
+# guess settled among the edges beside it; given edges by binary search;
+# weights and density (divided by the total, then each bin's width).
+register("histogram_bins_f32", lambda x: tuple(torch.histogram(x, 8)), randn(500))
+register("histogram_100_bins_f32", lambda x: tuple(torch.histogram(x, 100)), randn(4000))
+register("histogram_range_f32", lambda x: tuple(torch.histogram(x, 7, range=(-1.0, 2.0))),
+         randn(3, 40))
+register("histogram_range_one_value_f64",
+         lambda x: tuple(torch.histogram(x, 3, range=(1.0, 1.0))),
+         rand(30, dtype=torch.float64, low=0.6, high=1.6))
+register("histogram_weight_density_f32",
+         lambda x, w: tuple(torch.histogram(x, 6, weight=w, density=True)),
+         randn(50), rand(50))
+register("histogram_constant_data_f32", lambda x: tuple(torch.histogram(x, 4)),
+         const(torch.full((10,), 2.5)))
+register("histogram_edges_outside_and_nan_f32",
+         lambda x: tuple(torch.histogram(x, 4, range=(0.0, 1.0))),
+         const(torch.tensor([-1.0, 0.0, 0.25, 0.5, 0.75, 1.0, 1.5, float("nan"), 0.9999])))
+register("histogram_given_edges_f64", lambda x, e: tuple(torch.histogram(x, e)),
+         randn(200, dtype=torch.float64),
+         const(torch.tensor([-2.0, -0.5, 0.0, 0.1, 0.1, 3.0], dtype=torch.float64)))
+register("histogram_given_edges_weight_density_f32",
+         lambda x, e, w: tuple(torch.histogram(x, e, weight=w, density=True)),
+         randn(4, 30), const(torch.tensor([-1.5, -0.25, 0.5, 2.0])), rand(4, 30))
+# Regression (an OpInfo sample): the guess at the maximum rounds past the
+# bin count; eager truncates it to the last bin, Kiln once guessed 0.
+register("histogram_max_rounds_past_last_bin_f64",
+         lambda x, w: tuple(torch.histogram(x, 3, weight=w)),
+         const(torch.tensor([-6.7733029133319205, 0.5, 3.1, 8.361574925111086],
+                            dtype=torch.float64)),
+         const(torch.tensor([1.0, 2.0, 4.0, 8.0], dtype=torch.float64)))
+# No elements: no counts (NaN densities, 0 / 0), the edges over [0, 1].
+register("histogram_empty_f32", lambda x: tuple(torch.histogram(x, 3)), randn(0))
+register("histogram_empty_density_f32", lambda x: tuple(torch.histogram(x, 2, density=True)),
+         randn(0, 3))
 
 # Matrix exponentials (aten.linalg_matrix_exp): scaling by 2^-s, a degree-18
 # Taylor polynomial, s squarings, s the matrix's own. Entries of exp(A)

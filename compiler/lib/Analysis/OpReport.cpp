@@ -441,6 +441,9 @@ OpCost estimateOpCost(Operation *op) {
       // Each element's bin: two comparisons, a subtraction, a product and a
       // division; then its count.
       .Case([](aten::HistcOp histc) { return reduction(histc.getSelf(), 6); })
+      // histogram: the guess, three edges compared, the range and a count
+      // (a binary search over given edges costs about as much).
+      .Case([](aten::HistogramOp histogram) { return reduction(histogram.getSelf(), 12); })
       // Like layer norm: mean, variance, then center, scale, weight, bias.
       .Case<aten::GroupNormOp, aten::BatchStatsNormOp>(
           [](Operation *op) { return reduction(op->getOperand(0), 8); })

@@ -304,6 +304,13 @@ importOverEmptyTensors(NodeImporter &n, const OpHandlerTable &handlers) {
   ASSIGN_OR_RETURN(std::optional<Values> pieces, catWithoutEmptyPieces(n, handlers));
   if (pieces)
     return pieces;
+  // A histogram of no elements: no counts, and its edges over the range
+  // (or [0, 1]); its own handler and decomposition compute them.
+  if ((n.opName() == "aten.histogram.bin_ct" || n.opName() == "aten.histogram.bins_tensor") &&
+      empty->first == "self") {
+    ASSIGN_OR_RETURN(Values results, handlers.at(n.opName())(n));
+    return std::optional<Values>(std::move(results));
+  }
   // Padding an empty tensor: every element of the result is padding.
   if (n.opName() == "aten.constant_pad_nd.default" && empty->first == "self") {
     ASSIGN_OR_RETURN(double value, n.floatAttr("value", 0.0));

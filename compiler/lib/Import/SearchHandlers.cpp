@@ -1,9 +1,10 @@
-//===- SearchHandlers.cpp - bucketize, searchsorted and histc -------------===//
+//===- SearchHandlers.cpp - bucketize, searchsorted and histograms --------===//
 //
 // This file implements the importer handlers of aten.bucketize,
-// aten.searchsorted and aten.histc. histc is one aten.histc, which
-// kiln-decompose-aten computes as a scatter-add into the bins
-// (lib/Transforms/DecomposeHistc.cpp). bucketize and searchsorted are each
+// aten.searchsorted, aten.histc and aten.histogram. histc is one
+// aten.histc and histogram one aten.histogram, which kiln-decompose-aten
+// computes as scatter-adds into the bins
+// (lib/Transforms/DecomposeHistogram.cpp). bucketize and searchsorted are each
 // one aten.searchsorted (a sorter gathers the
 // sequence into order first), which kiln-decompose-aten computes as a
 // count (lib/Transforms/DecomposeSearch.cpp): the insertion index of a
@@ -141,6 +142,63 @@ absl::StatusOr<Values> histc(NodeImporter &n) {
                     .getResult()};
 }
 
+/// histogram.bin_ct(self, bins=100, *, range=None, weight=None,
+/// density=False) and histogram.bins_tensor(self, bins, *, weight=None,
+/// density=False): one aten.histogram, which computes the edges of the
+/// first and takes the second's.
+absl::StatusOr<Values> histogram(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  Type element = typeOf(self).getElementType();
+  if (!element.isF32() && !element.isF64())
+    return n.error("histogram counts float32 and float64 tensors (eager has no other kernel)");
+  std::optional<Value> edges;
+  int64_t bins = 0;
+  std::vector<double> range;
+  if (n.isTensor("bins")) {
+    ASSIGN_OR_RETURN(edges, n.optionalTensor("bins"));
+    RankedTensorType edgesType = typeOf(*edges);
+    if (edgesType.getRank() != 1 || edgesType.getDimSize(0) < 2)
+      return n.error("histogram's bin edges must be 1-d with at least 2 edges");
+    if (edgesType.getElementType() != element)
+      return n.error("histogram's bin edges must have the input's dtype");
+    bins = edgesType.getDimSize(0) - 1;
+  } else {
+    ASSIGN_OR_RETURN(bins, n.intAttr("bins", 100));
+    if (bins < 1)
+      return n.error(absl::StrCat("histogram's bins must be positive, not ", bins));
+    ASSIGN_OR_RETURN(range, n.floatsAttr("range", /*absentIsEmpty=*/true));
+    if (!range.empty() && range.size() != 2)
+      return n.error(absl::StrCat("histogram's range must be (min, max), not ", range.size(),
+                                  " numbers"));
+    if (!range.empty() && (!std::isfinite(range[0]) || !std::isfinite(range[1])))
+      return n.error("histogram's range must be finite");
+    if (!range.empty() && range[0] > range[1])
+      return n.error(absl::StrCat("histogram's min (", range[0], ") must not exceed its max (",
+                                  range[1], ")"));
+  }
+  if (bins > kMaxConstantTable)
+    return n.unimplemented(absl::StrCat("histogram with ", bins, " bins (Kiln takes at most ",
+                                        kMaxConstantTable, ")"));
+  ASSIGN_OR_RETURN(std::optional<Value> weight, n.optionalTensor("weight"));
+  if (weight && typeOf(*weight).getShape() != typeOf(self).getShape())
+    return n.error("histogram's weight must have the input's shape");
+  if (weight && typeOf(*weight).getElementType() != element)
+    return n.error("histogram's weight must have the input's dtype");
+  ASSIGN_OR_RETURN(bool density, n.boolAttr("density", false));
+  ASSIGN_OR_RETURN(RankedTensorType histType, n.resultType(0));
+  ASSIGN_OR_RETURN(RankedTensorType edgesType, n.resultType(1));
+  if (histType != RankedTensorType::get({bins}, element) ||
+      edgesType != RankedTensorType::get({bins + 1}, element))
+    return n.error(absl::StrCat("the results are declared with other types than (", bins,
+                                ") and (", bins + 1, ") of the input's dtype"));
+  auto op = n.b().create<aten::HistogramOp>(
+      n.loc(), TypeRange{histType, edgesType}, self, edges.value_or(Value()),
+      weight.value_or(Value()),
+      range.empty() ? DenseF64ArrayAttr() : n.b().getDenseF64ArrayAttr(range),
+      density ? n.b().getUnitAttr() : UnitAttr());
+  return Values{op.getHist(), op.getBinEdges()};
+}
+
 } // namespace
 
 void addSearchHandlers(OpHandlerTable &t) {
@@ -149,6 +207,8 @@ void addSearchHandlers(OpHandlerTable &t) {
   t["aten.searchsorted.Tensor"] = searchsorted;
   t["aten.searchsorted.Scalar"] = searchsorted;
   t["aten.histc.default"] = histc;
+  t["aten.histogram.bin_ct"] = histogram;
+  t["aten.histogram.bins_tensor"] = histogram;
 }
 
 } // namespace kiln

@@ -56,7 +56,8 @@ void populateConvolutionBackwardDecompositions(mlir::RewritePatternSet &patterns
 /// input position, or a scatter-add (DecomposePoolBackward.cpp).
 void populatePoolBackwardDecompositions(mlir::RewritePatternSet &patterns);
 
-/// aten.histc as a scatter-add of ones into its bins (DecomposeHistc.cpp).
+/// aten.histc and aten.histogram as scatter-adds into their bins
+/// (DecomposeHistogram.cpp).
 void populateHistogramDecompositions(mlir::RewritePatternSet &patterns);
 
 /// aten.scatter_reduce (PyTorch's whole scatter family) as the primitive

@@ -15,10 +15,12 @@
 // CHECK: %[[MUL:.+]] = aten.mul %[[OFF]], %[[BINS]]
 // CHECK: %[[WIDTH:.+]] = aten.sub %[[HI]], %[[LO]]
 // CHECK: %[[POS:.+]] = aten.div %[[MUL]], %[[WIDTH]]
-// A bin that is NaN or outside [0, bins] (an overflow, an empty range in
-// the element type) counts nowhere: the conversion never sees it.
+// A bin that is NaN or outside [0, bins + 1) (an overflow, an empty range
+// in the element type) counts nowhere: the conversion never sees it. At x
+// = max the quotient may round past bins; truncated, it is the last bin.
 // CHECK: %[[POSGE:.+]] = aten.pointwise "ge" %[[POS]], %{{.+}}
-// CHECK: %[[POSLE:.+]] = aten.pointwise "le" %[[POS]], %[[BINS]]
+// CHECK: %[[PAST:.+]] = aten.constant dense<5.000000e+00> : tensor<f32>
+// CHECK: %[[POSLE:.+]] = aten.pointwise "lt" %[[POS]], %[[PAST]]
 // CHECK: %[[BOUNDED:.+]] = aten.pointwise "logical_and" %[[POSGE]], %[[POSLE]]
 // CHECK: %[[VALID:.+]] = aten.pointwise "logical_and" %[[IN]], %[[BOUNDED]]
 // CHECK: %[[SAFE:.+]] = aten.pointwise "where" %[[VALID]], %[[POS]], %{{.+}}
@@ -27,8 +29,8 @@
 // CHECK: %[[CLOSED:.+]] = aten.pointwise "minimum" %[[BIN]], %[[LAST]]
 // CHECK: %[[OUT:.+]] = aten.constant dense<4> : tensor<i64>
 // CHECK: %[[INDEX:.+]] = aten.pointwise "where" %[[VALID]], %[[CLOSED]], %[[OUT]]
-// CHECK: %[[ZEROS:.+]] = aten.constant dense<0.000000e+00> : tensor<5xf32>
 // CHECK: %[[ONES:.+]] = aten.constant dense<1.000000e+00> : tensor<10xf32>
+// CHECK: %[[ZEROS:.+]] = aten.constant dense<0.000000e+00> : tensor<5xf32>
 // CHECK: %[[COUNTS:.+]] = aten.scatter %[[ZEROS]], %[[INDEX]], %[[ONES]] {dim = 0 : i64, reduce = "sum"}
 // CHECK: %[[H:.+]] = aten.slice %[[COUNTS]] {offsets = array<i64: 0>, strides = array<i64: 1>} : (tensor<5xf32>) -> tensor<4xf32>
 // CHECK: return %[[H]]

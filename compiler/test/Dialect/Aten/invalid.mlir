@@ -1348,3 +1348,43 @@ func.func @bitcast_shape(%x: tensor<4xf32>) -> tensor<2x2xi32> {
   %0 = aten.bitcast %x : (tensor<4xf32>) -> tensor<2x2xi32>
   return %0 : tensor<2x2xi32>
 }
+
+// -----
+
+func.func @histogram_range(%x: tensor<8xf32>) -> (tensor<4xf32>, tensor<5xf32>) {
+  // expected-error @+1 {{range must be two finite numbers, lo <= hi}}
+  %h, %e = aten.histogram %x {range = array<f64: 2.0, 1.0>} : (tensor<8xf32>) -> (tensor<4xf32>, tensor<5xf32>)
+  return %h, %e : tensor<4xf32>, tensor<5xf32>
+}
+
+// -----
+
+func.func @histogram_edges_shape(%x: tensor<8xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // expected-error @+1 {{hist must be (bins) with bins >= 1, and bin_edges (bins + 1)}}
+  %h, %e = aten.histogram %x : (tensor<8xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return %h, %e : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+func.func @histogram_range_and_edges(%x: tensor<8xf32>, %b: tensor<5xf32>) -> (tensor<4xf32>, tensor<5xf32>) {
+  // expected-error @+1 {{takes a range or edges, not both}}
+  %h, %e = aten.histogram %x edges %b {range = array<f64: 0.0, 1.0>} : (tensor<8xf32>, tensor<5xf32>) -> (tensor<4xf32>, tensor<5xf32>)
+  return %h, %e : tensor<4xf32>, tensor<5xf32>
+}
+
+// -----
+
+func.func @histogram_integers(%x: tensor<8xi32>) -> (tensor<4xi32>, tensor<5xi32>) {
+  // expected-error @+1 {{counts floating-point elements}}
+  %h, %e = aten.histogram %x : (tensor<8xi32>) -> (tensor<4xi32>, tensor<5xi32>)
+  return %h, %e : tensor<4xi32>, tensor<5xi32>
+}
+
+// -----
+
+func.func @histogram_weight(%x: tensor<8xf32>, %w: tensor<7xf32>) -> (tensor<4xf32>, tensor<5xf32>) {
+  // expected-error @+1 {{weight must have the input's shape}}
+  %h, %e = aten.histogram %x weight %w : (tensor<8xf32>, tensor<7xf32>) -> (tensor<4xf32>, tensor<5xf32>)
+  return %h, %e : tensor<4xf32>, tensor<5xf32>
+}

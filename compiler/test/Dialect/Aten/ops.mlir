@@ -290,6 +290,15 @@ func.func @histc(%x: tensor<100xf32>) -> tensor<10xf32> {
   return %h : tensor<10xf32>
 }
 
+// CHECK-LABEL: func @histogram
+func.func @histogram(%x: tensor<100xf32>, %b: tensor<4xf32>, %w: tensor<100xf32>) -> (tensor<10xf32>, tensor<3xf32>) {
+  // CHECK: aten.histogram %{{.+}} {range = array<f64: 0.000000e+00, 1.000000e+00>} : (tensor<100xf32>) -> (tensor<10xf32>, tensor<11xf32>)
+  %h, %e = aten.histogram %x {range = array<f64: 0.0, 1.0>} : (tensor<100xf32>) -> (tensor<10xf32>, tensor<11xf32>)
+  // CHECK: aten.histogram %{{.+}} edges %{{.+}} weight %{{.+}} {density} : (tensor<100xf32>, tensor<4xf32>, tensor<100xf32>) -> (tensor<3xf32>, tensor<4xf32>)
+  %g, %f = aten.histogram %x edges %b weight %w {density} : (tensor<100xf32>, tensor<4xf32>, tensor<100xf32>) -> (tensor<3xf32>, tensor<4xf32>)
+  return %h, %g : tensor<10xf32>, tensor<3xf32>
+}
+
 // CHECK-LABEL: func @lu_factor
 func.func @lu_factor(%a: tensor<2x3x3xf64>) -> tensor<2x3xi64> {
   // CHECK: aten.lu_factor %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi1>)

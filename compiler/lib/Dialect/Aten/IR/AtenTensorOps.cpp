@@ -281,6 +281,35 @@ LogicalResult HistcOp::verify() {
   return success();
 }
 
+LogicalResult HistogramOp::verify() {
+  Type element = getSelf().getType().getElementType();
+  if (!isa<FloatType>(element))
+    return emitOpError("counts floating-point elements");
+  auto sameElement = [&](Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType() == element;
+  };
+  if (!sameElement(getHist()) || !sameElement(getBinEdges()) ||
+      (getEdges() && !sameElement(getEdges())) ||
+      (getWeight() && !sameElement(getWeight())))
+    return emitOpError("edges, weight, hist and bin_edges must have the input's element type");
+  ArrayRef<int64_t> hist = shapeOf(getHist());
+  if (hist.size() != 1 || hist[0] < 1 ||
+      shapeOf(getBinEdges()) != ArrayRef<int64_t>{hist[0] + 1})
+    return emitOpError("hist must be (bins) with bins >= 1, and bin_edges (bins + 1)");
+  if (getEdges() && shapeOf(getEdges()) != shapeOf(getBinEdges()))
+    return emitOpError("edges must be (bins + 1), as bin_edges");
+  if (getWeight() && shapeOf(getWeight()) != shapeOf(getSelf()))
+    return emitOpError("weight must have the input's shape");
+  if (std::optional<ArrayRef<double>> range = getRange()) {
+    if (getEdges())
+      return emitOpError("takes a range or edges, not both");
+    if (range->size() != 2 || !std::isfinite((*range)[0]) ||
+        !std::isfinite((*range)[1]) || (*range)[0] > (*range)[1])
+      return emitOpError("range must be two finite numbers, lo <= hi");
+  }
+  return success();
+}
+
 LogicalResult VectorNormOp::verify() {
   if (std::isnan(getOrd().convertToDouble()))
     return emitOpError("ord must be a number");

@@ -637,6 +637,47 @@ def Aten_HistcOp : Aten_Op<"histc", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_HistogramOp : Aten_Op<"histogram", [Pure, AttrSizedOperandSegments]> {
+  let summary = "A histogram of the elements, and its bin edges.";
+  let description = [{
+    `aten.histogram` (torch.histogram): `hist` (B) counts the elements of
+    a floating-point tensor in B bins, adding each one's `weight` (the
+    input's shape) where one is given, 1 otherwise; `bin_edges` (B + 1)
+    bound the bins, each bin closed on the left and the last on both
+    sides. Elements outside the edges and NaN count nowhere.
+
+    - With `edges` (`histogram.bins_tensor`), they are the bin edges, and
+      an element's bin is found by binary search, as eager's.
+    - Without, the edges are B + 1 evenly spaced values computed as
+      eager's `linspace` computes them, from `range` (lo, hi) when it is
+      given and else from the elements' minimum and maximum (0 and 1 for
+      no elements), widened by 1/2 on each side where the two are equal.
+      An element's bin is eager's guess (x - lo) * B / (hi - lo) checked
+      against the edges beside it.
+
+    With `density`, each count is divided by the total, then by its bin's
+    width. Where eager raises at run time (a data range that is not
+    finite), the edges are not finite and nothing is counted.
+    kiln-decompose-aten writes it as a scatter-add.
+
+    Example:
+    ```mlir
+    %h, %e = aten.histogram %x {range = array<f64: 0.0, 1.0>}
+        : (tensor<100xf32>) -> (tensor<10xf32>, tensor<11xf32>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self,
+                   Optional<AnyStaticShapeTensor>:$edges,
+                   Optional<AnyStaticShapeTensor>:$weight,
+                   OptionalAttr<DenseF64ArrayAttr>:$range, UnitAttr:$density);
+  let results = (outs AnyStaticShapeTensor:$hist, AnyStaticShapeTensor:$bin_edges);
+  let assemblyFormat = [{
+    $self (`edges` $edges^)? (`weight` $weight^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Aten_CdistOp : Aten_Op<"cdist", [Pure]> {
   let summary = "The p-norm distance between each row of x1 and each row of x2.";
   let description = [{

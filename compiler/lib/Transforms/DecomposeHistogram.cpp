@@ -1,0 +1,288 @@
+//===- DecomposeHistogram.cpp - histograms as scatter-adds ----------------===//
+//
+// This file implements the decompositions of aten.histc and
+// aten.histogram: each element's bin computed as eager's CPU kernels
+// compute it, in the element type, then a scatter-add of ones (or the
+// weights) into bins + 1 counters, the last of which takes the elements
+// outside the range (and NaN) and is dropped.
+//
+// - histc: trunc((x - min) * bins / (max - min)), the last bin closed at
+//   max. With min == max the range is the elements' own minimum and
+//   maximum, widened by 1 on each side when they are equal.
+// - histogram with a bin count: the edges are eager's linspace over the
+//   range (the elements' extremes widened by 1/2 when equal), and a bin is
+//   eager's guess trunc((x - lo) * bins / (hi - lo)) settled by an upper
+//   bound among the three edges around it; with given edges, an upper bound
+//   among all of them.
+//
+//===----------------------------------------------------------------------===//
+#include "AtenBuilder.h"
+#include "Decompositions.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+using namespace mlir;
+namespace aten = kiln::aten;
+using kiln::decompose::AtenBuilder;
+using kiln::decompose::typeOf;
+
+namespace {
+
+/// `bins` + 1 rounded up to the float type `element`: a value v of that
+/// type is below it exactly when v < bins + 1, i.e. when v truncates to at
+/// most `bins` (bins + 1 itself may not be a bf16 or f16 number).
+double pastLastBin(Type element, int64_t bins) {
+  llvm::APFloat limit(static_cast<double>(bins + 1));
+  bool inexact = false;
+  limit.convert(cast<FloatType>(element).getFloatSemantics(),
+                llvm::APFloat::rmTowardPositive, &inexact);
+  limit.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &inexact);
+  return limit.convertToDouble();
+}
+
+/// Adds `weights` (or ones) at `bin` (i64, one per element; `bins` for
+/// an element that counts nowhere) into bins + 1 zeros, and drops the last.
+Value countIntoBins(PatternRewriter &rewriter, Location loc, RankedTensorType histType,
+                    Value bin, Value weights) {
+  const int64_t bins = histType.getDimSize(0);
+  Type element = histType.getElementType();
+  auto counters = RankedTensorType::get({bins + 1}, element);
+  if (!weights)
+    weights = rewriter.create<aten::ConstantOp>(loc, element, 1.0, typeOf(bin).getShape());
+  Value counts = rewriter.create<aten::ScatterOp>(
+      loc, counters, rewriter.create<aten::ConstantOp>(loc, element, 0.0, counters.getShape()),
+      bin, weights, rewriter.getI64IntegerAttr(0), rewriter.getStringAttr("sum"));
+  return rewriter.create<aten::SliceOp>(loc, histType, counts,
+                                        rewriter.getDenseI64ArrayAttr({0}),
+                                        rewriter.getDenseI64ArrayAttr({1}));
+}
+
+struct DecomposeHistc : OpRewritePattern<aten::HistcOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(aten::HistcOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    AtenBuilder b(rewriter, loc);
+    RankedTensorType resultType = op.getType();
+    Type element = resultType.getElementType();
+    const int64_t bins = op.getBins();
+    const int64_t count = typeOf(op.getSelf()).getNumElements();
+    if (count == 0) {
+      rewriter.replaceOpWithNewOp<aten::ConstantOp>(op, element, 0.0,
+                                                    resultType.getShape());
+      return success();
+    }
+    Value x = b.view(op.getSelf(), {count});
+    auto scalar = RankedTensorType::get({}, element);
+    auto flatMask = RankedTensorType::get({count}, rewriter.getI1Type());
+    auto flat = RankedTensorType::get({count}, element);
+    double lowest = op.getMin().convertToDouble(), highest = op.getMax().convertToDouble();
+    Value lo = b.constant(element, lowest), hi = b.constant(element, highest);
+    if (lowest == highest) {
+      auto everything = rewriter.getDenseI64ArrayAttr({0});
+      auto drop = rewriter.getBoolAttr(false);
+      lo = rewriter.create<aten::AminOp>(loc, scalar, x, everything, drop);
+      hi = rewriter.create<aten::AmaxOp>(loc, scalar, x, everything, drop);
+      Value equal = b.pointwise(RankedTensorType::get({}, rewriter.getI1Type()), "eq",
+                                {lo, hi});
+      lo = b.pointwise(scalar, "where", {equal, b.sub(element, lo, b.constant(element, 1.0)), lo});
+      hi = b.pointwise(scalar, "where", {equal, b.add(element, hi, b.constant(element, 1.0)), hi});
+    }
+    Value inRange = b.pointwise(flatMask, "logical_and",
+                                {b.pointwise(flatMask, "ge", {x, lo}),
+                                 b.pointwise(flatMask, "le", {x, hi})});
+    // ((x - lo) * bins) / (hi - lo). Where that is not in [0, bins + 1)
+    // (NaN or an infinity: an infinite data range, where eager raises; an
+    // empty range once rounded to the element type; an overflow) the
+    // element counts nowhere, and the conversion to an integer only sees
+    // [0, bins + 1). At x = max it may round past bins, which eager's
+    // truncation still takes to bins, the last bin.
+    Value binCount = b.constant(element, static_cast<double>(bins));
+    Value scaled = b.div(element, b.mul(element, b.sub(element, x, lo), binCount),
+                         b.sub(element, hi, lo));
+    Value bounded = b.pointwise(flatMask, "logical_and",
+                                {b.pointwise(flatMask, "ge", {scaled, b.constant(element, 0.0)}),
+                                 b.pointwise(flatMask, "lt",
+                                             {scaled, b.constant(element, pastLastBin(element, bins))})});
+    inRange = b.pointwise(flatMask, "logical_and", {inRange, bounded});
+    scaled = b.pointwise(flat, "where", {inRange, scaled, b.constant(element, 0.0)});
+    Type i64 = rewriter.getI64Type();
+    auto positions = RankedTensorType::get({count}, i64);
+    Value bin = b.pointwise(positions, "minimum",
+                            {b.pointwise(positions, "copy", scaled),
+                             b.constant(i64, static_cast<double>(bins - 1))});
+    bin = b.pointwise(positions, "where",
+                      {inRange, bin, b.constant(i64, static_cast<double>(bins))});
+    rewriter.replaceOp(op, countIntoBins(rewriter, loc, resultType, bin, Value()));
+    return success();
+  }
+};
+
+/// The pieces of an aten.histogram's decomposition, over its elements `x`
+/// (flattened, `count` of them, at least one where a bin is computed).
+class HistogramBuilder {
+public:
+  HistogramBuilder(PatternRewriter &rewriter, aten::HistogramOp op)
+      : r(rewriter), loc(op.getLoc()), b(rewriter, loc), op(op),
+        element(op.getHist().getType().getElementType()), i64(rewriter.getI64Type()),
+        bins(op.getHist().getType().getDimSize(0)),
+        count(typeOf(op.getSelf()).getNumElements()),
+        x(b.view(op.getSelf(), {count})) {}
+
+  /// Edge `at` as a 0-d tensor.
+  Value edgeAt(Value edges, int64_t at) {
+    Value one = r.create<aten::SliceOp>(loc, RankedTensorType::get({1}, element), edges,
+                                        r.getDenseI64ArrayAttr({at}), r.getDenseI64ArrayAttr({1}));
+    return b.view(one, {});
+  }
+
+  /// The range's ends as eager picks them: `range`, else the elements'
+  /// minimum and maximum (0 and 1 for no elements), widened by 1/2 on each
+  /// side where the two are equal.
+  std::pair<Value, Value> outerEdges() {
+    if (std::optional<ArrayRef<double>> range = op.getRange()) {
+      double low = (*range)[0], high = (*range)[1];
+      if (low == high)
+        low -= 0.5, high += 0.5;
+      return {b.constant(element, low), b.constant(element, high)};
+    }
+    if (count == 0)
+      return {b.constant(element, 0.0), b.constant(element, 1.0)};
+    auto scalar = RankedTensorType::get({}, element);
+    auto everything = r.getDenseI64ArrayAttr({0});
+    auto drop = r.getBoolAttr(false);
+    Value lo = r.create<aten::AminOp>(loc, scalar, x, everything, drop);
+    Value hi = r.create<aten::AmaxOp>(loc, scalar, x, everything, drop);
+    Value equal = b.pointwise(RankedTensorType::get({}, r.getI1Type()), "eq", {lo, hi});
+    Value half = b.constant(element, 0.5);
+    return {b.pointwise(scalar, "where", {equal, b.sub(element, lo, half), lo}),
+            b.pointwise(scalar, "where", {equal, b.add(element, hi, half), hi})};
+  }
+
+  /// linspace(lo, hi, bins + 1) as eager's kernel computes it in the
+  /// element type: the first half counts up from lo, the rest down from hi.
+  Value evenEdges(Value lo, Value hi) {
+    const int64_t edgeCount = bins + 1;
+    Value step = b.div(element, b.sub(element, hi, lo), b.constant(element, bins));
+    Value index = b.convert(b.positions({edgeCount}), element);
+    Value fromEnd = b.sub(element, b.constant(element, bins), index);
+    Value firstHalf = b.pointwise(RankedTensorType::get({edgeCount}, r.getI1Type()), "lt",
+                                  {index, b.constant(element, edgeCount / 2)});
+    return b.pointwise(op.getBinEdges().getType(), "where",
+                       {firstHalf, b.add(element, lo, b.mul(element, step, index)),
+                        b.sub(element, hi, b.mul(element, step, fromEnd))});
+  }
+
+  /// Given edges: eager's binary search, the upper bound among all the
+  /// edges, less one.
+  Value searchedBins(Value edges) {
+    Value above = r.create<aten::SearchSortedOp>(loc, indexType(), edges, x, r.getUnitAttr());
+    return b.sub(i64, above, int64(1));
+  }
+
+  /// Even edges: eager's guess trunc((x - lo) * bins / (hi - lo)) (lo and
+  /// hi the edges' ends; only a number in [0, bins] is converted), then
+  /// its local search: the upper bound among the edges guess - 1 .. guess +
+  /// 1 that exist, less one.
+  Value guessedBins(Value edges) {
+    const int64_t edgeCount = bins + 1;
+    Value first = edgeAt(edges, 0), end = edgeAt(edges, bins);
+    auto flat = RankedTensorType::get({count}, element);
+    Value guess = b.div(element, b.mul(element, b.sub(element, x, first),
+                                       b.constant(element, bins)),
+                        b.sub(element, end, first));
+    // (x - lo) * bins / (hi - lo) may round past bins at x = hi, which
+    // eager's truncation still takes to bins: a number below bins + 1.
+    Value usable = both(b.pointwise(maskType(), "ge", {guess, b.constant(element, 0.0)}),
+                        b.pointwise(maskType(), "lt",
+                                    {guess, b.constant(element, pastLastBin(element, bins))}));
+    guess = b.pointwise(indexType(), "copy",
+                        b.pointwise(flat, "where", {usable, guess, b.constant(element, 0.0)}));
+    Value above = b.pointwise(indexType(), "maximum", {b.sub(i64, guess, int64(1)), int64(0)});
+    for (int delta = -1; delta <= 1; ++delta) {
+      Value at = b.add(i64, guess, int64(delta));
+      Value exists = both(b.pointwise(maskType(), "ge", {at, int64(0)}),
+                          b.pointwise(maskType(), "lt", {at, int64(edgeCount)}));
+      Value clamped = b.pointwise(indexType(), "minimum",
+                                  {b.pointwise(indexType(), "maximum", {at, int64(0)}),
+                                   int64(edgeCount - 1)});
+      Value edge = r.create<aten::IndexSelectOp>(loc, flat, edges, clamped,
+                                                 r.getI64IntegerAttr(0));
+      Value counted = both(exists, b.pointwise(maskType(), "le", {edge, x}));
+      above = b.add(i64, above, b.pointwise(indexType(), "copy", counted));
+    }
+    return b.sub(i64, above, int64(1));
+  }
+
+  /// The counts (or weights) in each bin: the last edge closes the last
+  /// bin, and elements outside the edges and NaN count nowhere.
+  Value counts(Value edges, Value bin) {
+    if (count == 0)
+      return r.create<aten::ConstantOp>(loc, element, 0.0, ArrayRef<int64_t>{bins});
+    Value inRange = both(b.pointwise(maskType(), "ge", {x, edgeAt(edges, 0)}),
+                         b.pointwise(maskType(), "le", {x, edgeAt(edges, bins)}));
+    bin = b.pointwise(indexType(), "minimum",
+                      {b.pointwise(indexType(), "maximum", {bin, int64(0)}), int64(bins - 1)});
+    bin = b.pointwise(indexType(), "where", {inRange, bin, int64(bins)});
+    Value weights = op.getWeight() ? b.view(op.getWeight(), {count}) : Value();
+    return countIntoBins(r, loc, op.getHist().getType(), bin, weights);
+  }
+
+  /// Densities: each count divided by the total, then by its bin's width,
+  /// as eager does.
+  Value densities(Value hist, Value edges) {
+    Value total = b.sum(RankedTensorType::get({}, element), hist, {0});
+    auto binsType = RankedTensorType::get({bins}, element);
+    auto from = [&](int64_t at) {
+      return r.create<aten::SliceOp>(loc, binsType, edges, r.getDenseI64ArrayAttr({at}),
+                                     r.getDenseI64ArrayAttr({1}))
+          .getResult();
+    };
+    return b.div(element, b.div(element, hist, total), b.sub(element, from(1), from(0)));
+  }
+
+  int64_t elementCount() const { return count; }
+
+private:
+  RankedTensorType indexType() { return RankedTensorType::get({count}, i64); }
+  RankedTensorType maskType() { return RankedTensorType::get({count}, r.getI1Type()); }
+  Value int64(double v) { return b.constant(i64, v); }
+  Value both(Value p, Value q) { return b.pointwise(maskType(), "logical_and", {p, q}); }
+
+  PatternRewriter &r;
+  Location loc;
+  AtenBuilder b;
+  aten::HistogramOp op;
+  Type element, i64;
+  int64_t bins, count;
+  Value x;
+};
+
+struct DecomposeHistogram : OpRewritePattern<aten::HistogramOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(aten::HistogramOp op,
+                                PatternRewriter &rewriter) const override {
+    HistogramBuilder h(rewriter, op);
+    Value edges = op.getEdges();
+    if (!edges) {
+      auto [lo, hi] = h.outerEdges();
+      edges = h.evenEdges(lo, hi);
+    }
+    Value bin;
+    if (h.elementCount() > 0)
+      bin = op.getEdges() ? h.searchedBins(edges) : h.guessedBins(edges);
+    Value hist = h.counts(edges, bin);
+    if (op.getDensity())
+      hist = h.densities(hist, edges);
+    rewriter.replaceOp(op, {hist, edges});
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::populateHistogramDecompositions(RewritePatternSet &patterns) {
+  patterns.add<DecomposeHistc, DecomposeHistogram>(patterns.getContext());
+}
