@@ -209,3 +209,34 @@ def test_histogram_arguments_eager_refuses_are_invalid(client, graph, message):
     assert info.value.code == grpc.StatusCode.INVALID_ARGUMENT
     assert re.search(message, str(info.value)), str(info.value)
     assert_serving(client)
+
+
+def fractional_pool_graph(samples_shape, output_size=(2, 2), kernel=(2, 2)):
+    """fractional_max_pool2d of a (1, 2, 5, 5) input with the given samples."""
+    g = graph_pb2.Graph(name="fractional")
+    g.inputs.add(name="x", type=tensor_pb2.TensorType(dtype=F32, shape=[1, 2, 5, 5]))
+    g.inputs.add(name="u", type=tensor_pb2.TensorType(dtype=F32, shape=list(samples_shape)))
+    n = g.nodes.add(op="aten.fractional_max_pool2d.default")
+    n.arguments.add(name="self", value="x")
+    n.arguments.add(name="kernel_size").attribute.ints.values.extend(kernel)
+    n.arguments.add(name="output_size").attribute.ints.values.extend(output_size)
+    n.arguments.add(name="random_samples", value="u")
+    shape = [1, 2, *output_size]
+    n.outputs.add(name="v", type=tensor_pb2.TensorType(dtype=F32, shape=shape))
+    n.outputs.add(name="i", type=tensor_pb2.TensorType(dtype=tensor_pb2.DTYPE_I64, shape=shape))
+    g.outputs.extend(["v", "i"])
+    return g
+
+
+@pytest.mark.parametrize("graph, message", [
+    (fractional_pool_graph((1, 2, 3)), r"random_samples must be \(1, 2, 2\) of the input's dtype, "
+                                       r"not \(1, 2, 3\)"),
+    (fractional_pool_graph((1, 2, 2), output_size=(5, 2)),
+     r"an output of 5 with a kernel of 2 does not fit an input of 5"),
+])
+def test_fractional_max_pool_arguments_eager_refuses_are_invalid(client, graph, message):
+    with pytest.raises(kiln.InvalidArgumentError,
+                       match=r"node 0 \(aten\.fractional_max_pool2d\.default\)") as info:
+        client.compile_graph(graph)
+    assert re.search(message, str(info.value)), str(info.value)
+    assert_serving(client)

@@ -190,6 +190,29 @@ def test_multinomial_and_randperm(rv, client):
     assert sorted(perm.tolist()) == list(range(50)) and perm.tolist() != list(range(50))
 
 
+class FractionalPool(nn.Module):
+    def forward(self, x):
+        return nn.functional.fractional_max_pool2d(x, 3, output_ratio=(0.5, 0.5),
+                                                   return_indices=True)
+
+
+@pytest.mark.parametrize("target", ["cpu", "riscv64"])
+def test_fractional_max_pool_pools_over_the_windows_it_draws(rv, client, target):
+    """F.fractional_max_pool2d draws its (N, C, 2) samples with torch.rand
+    in the graph: the call's Philox draw, reproduced here, given to eager's
+    op, gives the same values and indices; the next call draws anew."""
+    x = torch.randn(2, 3, 16, 16)
+    compiled = compile_on(client, FractionalPool(), (x,), target)
+    (values, indices), seed = call_with_seed(compiled, (x,), 11)
+    [stream] = random_nodes(compiled.graph)
+    samples = torch.from_numpy(ref.uniform(12, seed, stream, 24)).float().view(2, 3, 2)
+    want_values, want_indices = torch.ops.aten.fractional_max_pool2d(x, [3, 3], [8, 8], samples)
+    assert torch.equal(indices, want_indices)
+    assert torch.equal(values, want_values)
+    _, other = compiled(x)
+    assert not torch.equal(other, indices)
+
+
 class Dropout(nn.Module):
     def forward(self, x):
         return torch.ops.aten.native_dropout.default(x, 0.3, True)

@@ -4,7 +4,8 @@ adaptive avg/max, 1-d/2-d/3-d."""
 import torch
 import torch.nn.functional as F
 
-from tests.registry.registry import DTYPE_NAMES, const, randint, randn, randperm_values, register
+from tests.registry.registry import (DTYPE_NAMES, const, rand, randint, randn, randperm_values,
+                                     register)
 
 register("max_pool2d_k2_f32", lambda x: F.max_pool2d(x, 2), randn(2, 3, 8, 8))
 register("max_pool2d_k3_s2_p1_f32", lambda x: F.max_pool2d(x, 3, 2, 1), randn(1, 4, 9, 9))
@@ -231,3 +232,44 @@ register("upsample_bilinear_aa_down_u8",
 register("upsample_bicubic_aa_u8",
          lambda x: F.interpolate(x, scale_factor=(0.3, 2.2), mode="bicubic", antialias=True),
          randint(0, 256, 1, 2, 20, 6, **_U8))
+
+# Fractional max pooling (aten.fractional_max_pool): window starts from
+# each plane's samples as eager computes them in the element type,
+# trunc((i + u) * alpha) - trunc(u * alpha), the last window at In - K;
+# each output the window's first maximum or its last NaN. The samples are
+# inputs here (eager's F.fractional_max_pool2d draws them with torch.rand:
+# tests/e2e/test_e2e_random.py), and 2d's are (w, h) while 3d's are (t, h, w).
+_FMP2 = torch.ops.aten.fractional_max_pool2d
+_FMP3 = torch.ops.aten.fractional_max_pool3d
+register("fractional_max_pool2d_f32", lambda x, u: tuple(_FMP2(x, [2, 2], [4, 5], u)),
+         randn(2, 3, 9, 10), rand(2, 3, 2))
+register("fractional_max_pool2d_uneven_kernel_f32",
+         lambda x, u: tuple(_FMP2(x, [3, 2], [5, 3], u)), randn(1, 4, 11, 7), rand(1, 4, 2))
+register("fractional_max_pool2d_unbatched_f32", lambda x, u: tuple(_FMP2(x, [2, 3], [3, 3], u)),
+         randn(3, 7, 8), rand(1, 3, 2))
+register("fractional_max_pool2d_one_output_row_f32",
+         lambda x, u: tuple(_FMP2(x, [2, 2], [1, 4], u)), randn(1, 2, 5, 6), rand(1, 2, 2))
+# Ties: the first maximum's index; NaNs: the last NaN's.
+register("fractional_max_pool2d_ties_and_nans_f32",
+         lambda x, u: tuple(_FMP2(x, [3, 3], [2, 2], u)),
+         const(torch.tensor([[[[1.0, 5.0, 5.0, float("nan"), 2.0],
+                               [5.0, float("nan"), 1.0, float("nan"), 2.0],
+                               [0.0, 4.0, 3.0, 3.0, 3.0],
+                               [4.0, 4.0, 1.0, 0.0, 0.0],
+                               [-float("inf"), -float("inf"), 0.0, 0.0, 9.0]]]])),
+         const(torch.tensor([[[0.25, 0.75]]])))
+register("fractional_max_pool2d_f64", lambda x, u: tuple(_FMP2(x, [2, 2], [5, 5], u)),
+         randn(2, 2, 11, 12, dtype=torch.float64), rand(2, 2, 2, dtype=torch.float64))
+register("fractional_max_pool2d_f16", lambda x, u: tuple(_FMP2(x, [2, 2], [6, 5], u)),
+         randn(2, 2, 13, 12, dtype=torch.float16), rand(2, 2, 2, dtype=torch.float16))
+register("fractional_max_pool2d_bf16", lambda x, u: tuple(_FMP2(x, [2, 2], [6, 5], u)),
+         randn(2, 2, 13, 12, dtype=torch.bfloat16), rand(2, 2, 2, dtype=torch.bfloat16))
+register("fractional_max_pool3d_f32", lambda x, u: tuple(_FMP3(x, [2, 2, 2], [3, 4, 3], u)),
+         randn(2, 2, 7, 8, 9), rand(2, 2, 3))
+register("fractional_max_pool3d_unbatched_f32",
+         lambda x, u: tuple(_FMP3(x, [2, 1, 2], [2, 3, 3], u)), randn(2, 5, 6, 7), rand(1, 2, 3))
+# The module form with its samples given, values only.
+register("fractional_max_pool2d_module_f32",
+         lambda x: F.fractional_max_pool2d(x, 3, output_ratio=(0.5, 0.5),
+                                           _random_samples=torch.full((2, 3, 2), 0.6)),
+         randn(2, 3, 12, 12))

@@ -272,6 +272,7 @@ const std::map<std::string, OpHandler> &opHandlers() {
     addScanHandlers(*handlers);
     addNNHandlers(*handlers);
     addAdaptivePoolHandlers(*handlers);
+    addFractionalPoolHandlers(*handlers);
     addNormHandlers(*handlers);
     addBackwardHandlers(*handlers);
     addFlatIndexHandlers(*handlers);

@@ -26,6 +26,7 @@ void addIndexHandlers(OpHandlerTable &table);
 void addScanHandlers(OpHandlerTable &table);
 void addNNHandlers(OpHandlerTable &table);
 void addAdaptivePoolHandlers(OpHandlerTable &table);
+void addFractionalPoolHandlers(OpHandlerTable &table);
 void addNormHandlers(OpHandlerTable &table);
 void addBackwardHandlers(OpHandlerTable &table);
 void addFlatIndexHandlers(OpHandlerTable &table);

@@ -30,6 +30,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     kiln::populateNormDecompositions(set);
     kiln::populateTrilinearDecompositions(set);
     kiln::populateAdaptivePoolDecompositions(set);
+    kiln::populateFractionalPoolDecompositions(set);
     kiln::populateEmbeddingDecompositions(set);
     kiln::populatePoolBackwardDecompositions(set);
     kiln::populateConvolutionBackwardDecompositions(set);

@@ -39,6 +39,10 @@ void populateTrilinearDecompositions(mlir::RewritePatternSet &patterns);
 /// over gathered windows (DecomposeAdaptivePool.cpp).
 void populateAdaptivePoolDecompositions(mlir::RewritePatternSet &patterns);
 
+/// aten.fractional_max_pool as windows gathered from starts eager's way
+/// (DecomposeFractionalMaxPool.cpp).
+void populateFractionalPoolDecompositions(mlir::RewritePatternSet &patterns);
+
 /// aten.embedding_bag as a bag-membership mask and a masked sum or maximum
 /// over the gathered rows; aten.embedding_renorm as row norms and a scale
 /// (DecomposeEmbedding.cpp).

@@ -1388,3 +1388,27 @@ func.func @histogram_weight(%x: tensor<8xf32>, %w: tensor<7xf32>) -> (tensor<4xf
   %h, %e = aten.histogram %x weight %w : (tensor<8xf32>, tensor<7xf32>) -> (tensor<4xf32>, tensor<5xf32>)
   return %h, %e : tensor<4xf32>, tensor<5xf32>
 }
+
+// -----
+
+func.func @fractional_max_pool_fit(%x: tensor<1x2x5x5xf32>, %u: tensor<1x2x2xf32>) -> (tensor<1x2x5x2xf32>, tensor<1x2x5x2xi64>) {
+  // expected-error @+1 {{pooled dim 0: output 5 with kernel 2 does not fit an input of 5}}
+  %v, %i = aten.fractional_max_pool %x, %u {kernel = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>, tensor<1x2x2xf32>) -> (tensor<1x2x5x2xf32>, tensor<1x2x5x2xi64>)
+  return %v, %i : tensor<1x2x5x2xf32>, tensor<1x2x5x2xi64>
+}
+
+// -----
+
+func.func @fractional_max_pool_samples(%x: tensor<1x2x5x5xf32>, %u: tensor<1x2x3xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>) {
+  // expected-error @+1 {{values and samples keep the leading dims; samples have one per pooled dim}}
+  %v, %i = aten.fractional_max_pool %x, %u {kernel = array<i64: 2, 2>} : (tensor<1x2x5x5xf32>, tensor<1x2x3xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>)
+  return %v, %i : tensor<1x2x2x2xf32>, tensor<1x2x2x2xi64>
+}
+
+// -----
+
+func.func @fractional_max_pool_one_dim(%x: tensor<2x5xf32>, %u: tensor<2x1xf32>) -> (tensor<2x2xf32>, tensor<2x2xi64>) {
+  // expected-error @+1 {{pools the last 2 or 3 dims}}
+  %v, %i = aten.fractional_max_pool %x, %u {kernel = array<i64: 2>} : (tensor<2x5xf32>, tensor<2x1xf32>) -> (tensor<2x2xf32>, tensor<2x2xi64>)
+  return %v, %i : tensor<2x2xf32>, tensor<2x2xi64>
+}

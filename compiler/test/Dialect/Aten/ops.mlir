@@ -299,6 +299,13 @@ func.func @histogram(%x: tensor<100xf32>, %b: tensor<4xf32>, %w: tensor<100xf32>
   return %h, %g : tensor<10xf32>, tensor<3xf32>
 }
 
+// CHECK-LABEL: func @fractional_max_pool
+func.func @fractional_max_pool(%x: tensor<1x3x9x9xf32>, %u: tensor<1x3x2xf32>) -> tensor<1x3x4x4xi64> {
+  // CHECK: aten.fractional_max_pool %{{.+}}, %{{.+}} {kernel = array<i64: 2, 2>} : (tensor<1x3x9x9xf32>, tensor<1x3x2xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>)
+  %v, %i = aten.fractional_max_pool %x, %u {kernel = array<i64: 2, 2>} : (tensor<1x3x9x9xf32>, tensor<1x3x2xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>)
+  return %i : tensor<1x3x4x4xi64>
+}
+
 // CHECK-LABEL: func @lu_factor
 func.func @lu_factor(%a: tensor<2x3x3xf64>) -> tensor<2x3xi64> {
   // CHECK: aten.lu_factor %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi1>)

@@ -210,6 +210,33 @@ LogicalResult AdaptiveMaxPoolOp::verify() {
                             getPooledDims());
 }
 
+LogicalResult FractionalMaxPoolOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getSelf()), out = shapeOf(getValues()),
+                    samples = shapeOf(getSamples()), kernel = getKernel();
+  const size_t pooled = kernel.size();
+  Type element = getSelf().getType().getElementType();
+  if (!isa<FloatType>(element) || getValues().getType().getElementType() != element ||
+      getSamples().getType().getElementType() != element)
+    return emitOpError("pools floating-point values, with samples and values of their type");
+  if (pooled < 2 || pooled > 3 || in.size() < pooled + 1 || out.size() != in.size())
+    return emitOpError("pools the last 2 or 3 dims of a tensor with at least one leading dim, "
+                       "the values of the same rank");
+  ArrayRef<int64_t> lead = in.drop_back(pooled);
+  if (out.drop_back(pooled) != lead || samples.drop_back() != lead ||
+      samples.back() != static_cast<int64_t>(pooled))
+    return emitOpError("values and samples keep the leading dims; samples have one per pooled dim");
+  if (getIndices().getType().getShape() != out ||
+      !getIndices().getType().getElementType().isInteger(64))
+    return emitOpError("indices are i64 with the values' shape");
+  for (size_t d = 0; d < pooled; ++d) {
+    int64_t size = in[lead.size() + d], extent = out[lead.size() + d];
+    if (kernel[d] < 1 || extent < 1 || extent + kernel[d] - 1 > size)
+      return emitOpError() << "pooled dim " << d << ": output " << extent << " with kernel "
+                           << kernel[d] << " does not fit an input of " << size;
+  }
+  return success();
+}
+
 LogicalResult ConvolutionOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getInput()), w = shapeOf(getWeight()),
                     out = getType().getShape();

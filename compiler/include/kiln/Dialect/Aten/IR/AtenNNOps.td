@@ -265,6 +265,34 @@ def Aten_AdaptiveMaxPoolOp : Aten_Op<"adaptive_max_pool", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_FractionalMaxPoolOp : Aten_Op<"fractional_max_pool", [Pure]> {
+  let summary = "Fractional max pooling over the last 2 or 3 dims, with indices.";
+  let description = [{
+    `fractional_max_pool2d/3d`: each plane of `self` (its leading dims) is
+    pooled over the last `kernel.size()` dims by windows of `kernel` whose
+    starts come from the plane's `samples` (the leading dims, then one
+    sample per pooled dim, in the pooled dims' order): for an output of
+    Out positions over In, with alpha = (In - K) / (Out - 1) in the element
+    type, position i < Out - 1 starts at trunc((i + u) * alpha) - trunc(u *
+    alpha) and the last at In - K, as eager computes them (a start outside
+    [0, In - K], from a sample outside [0, 1), is clamped). Each output is
+    the window's first maximum, or its last NaN, as eager's scan keeps it;
+    `indices` (i64) holds its index within the flattened pooled dims of its
+    plane. kiln-decompose-aten writes it as gathered windows.
+
+    Example:
+    ```mlir
+    %v, %i = aten.fractional_max_pool %x, %u {kernel = array<i64: 2, 2>}
+        : (tensor<1x3x9x9xf32>, tensor<1x3x2xf32>) -> (tensor<1x3x4x4xf32>, tensor<1x3x4x4xi64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, AnyStaticShapeTensor:$samples,
+                   DenseI64ArrayAttr:$kernel);
+  let results = (outs AnyStaticShapeTensor:$values, AnyStaticShapeTensor:$indices);
+  let assemblyFormat = "$self `,` $samples attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_GridSampleOp : Aten_Op<"grid_sample", [Pure]> {
   let summary = "2-d or 3-d sampling of an input at the grid's normalised points.";
   let description = [{
