@@ -240,3 +240,33 @@ def test_fractional_max_pool_arguments_eager_refuses_are_invalid(client, graph, 
         client.compile_graph(graph)
     assert re.search(message, str(info.value)), str(info.value)
     assert_serving(client)
+
+
+def segment_reduce_graph(reduce="sum", bounds=("lengths", [2]), data_dtype=F32):
+    """segment_reduce of a 6-element input with the given bounds input."""
+    g = graph_pb2.Graph(name="segments")
+    g.inputs.add(name="x", type=tensor_pb2.TensorType(dtype=data_dtype, shape=[6]))
+    name, shape = bounds
+    g.inputs.add(name="b", type=tensor_pb2.TensorType(dtype=tensor_pb2.DTYPE_I64, shape=shape))
+    n = g.nodes.add(op="aten.segment_reduce.default")
+    n.arguments.add(name="data", value="x")
+    n.arguments.add(name="reduce").attribute.s = reduce
+    n.arguments.add(name=name, value="b")
+    segments = shape[-1] - (1 if name == "offsets" else 0)
+    n.outputs.add(name="r", type=tensor_pb2.TensorType(dtype=data_dtype, shape=[segments]))
+    g.outputs.append("r")
+    return g
+
+
+@pytest.mark.parametrize("graph, message", [
+    (segment_reduce_graph(reduce="median"), r"reduce must be sum, mean, max, min or prod, not 'median'"),
+    (segment_reduce_graph(bounds=("indices", [2])), r"eager does not support indices"),
+    (segment_reduce_graph(bounds=("lengths", [2, 2])), r"lengths must have the data's dims before axis 0"),
+    (segment_reduce_graph(data_dtype=tensor_pb2.DTYPE_I64), r"reduces floating-point data"),
+])
+def test_segment_reduce_arguments_eager_refuses_are_invalid(client, graph, message):
+    with pytest.raises(kiln.InvalidArgumentError,
+                       match=r"node 0 \(aten\.segment_reduce\.default\)") as info:
+        client.compile_graph(graph)
+    assert re.search(message, str(info.value)), str(info.value)
+    assert_serving(client)

@@ -483,3 +483,29 @@ register("put_accumulate_i64_3d", lambda x, i, v: x.put(i, v, accumulate=True),
          randint(-5, 5, 2, 3, 2), const(torch.tensor([[3, 3], [3, 10]])), randint(-5, 5, 2, 2))
 register("put_0d_bool", lambda x, i, v: x.put(i, v), const(torch.tensor(False)),
          const(torch.tensor([0])), const(torch.tensor([True])))
+
+# Segment reductions (aten.segment_reduce): consecutive runs along an axis
+# from lengths or offsets; an empty segment gives the identity (NaN for
+# mean) or `initial`; a NaN makes its segment's max and min NaN; mean
+# divides the sum with `initial` by the length.
+_SEG_DATA = const(torch.tensor([1.0, 2.0, float("nan"), 4.0, 5.0, 6.0, -3.0, 0.5]))
+_SEG_LENGTHS = const(torch.tensor([2, 0, 3, 1, 2]))
+for _reduce in ("sum", "mean", "max", "min", "prod"):
+    register(f"segment_reduce_{_reduce}_f32",
+             lambda x, l, r=_reduce: torch.segment_reduce(x, r, lengths=l),
+             _SEG_DATA, _SEG_LENGTHS)
+    register(f"segment_reduce_{_reduce}_initial_f32",
+             lambda x, l, r=_reduce: torch.segment_reduce(x, r, lengths=l, initial=0.5),
+             _SEG_DATA, _SEG_LENGTHS)
+register("segment_reduce_sum_axis1_f64",
+         lambda x, l: torch.segment_reduce(x, "sum", lengths=l, axis=1),
+         randn(3, 7, 2, dtype=torch.float64),
+         const(torch.tensor([[1, 3, 3], [2, 0, 5], [7, 0, 0]])))
+register("segment_reduce_max_offsets_f32",
+         lambda x, o: torch.segment_reduce(x, "max", offsets=o),
+         randn(9, 4), const(torch.tensor([0, 2, 2, 6, 9])))
+register("segment_reduce_mean_int32_lengths_f32",
+         lambda x, l: torch.segment_reduce(x, "mean", lengths=l, axis=1),
+         randn(2, 6, 3), const(torch.tensor([[1, 2, 3], [0, 6, 0]], dtype=torch.int32)))
+register("segment_reduce_sum_bf16", lambda x, l: torch.segment_reduce(x, "sum", lengths=l),
+         randn(12, 2, dtype=torch.bfloat16), const(torch.tensor([5, 4, 3])))

@@ -279,6 +279,7 @@ const std::map<std::string, OpHandler> &opHandlers() {
     addQuantizeHandlers(*handlers);
     addSearchHandlers(*handlers);
     addTrilinearHandler(*handlers);
+    addSegmentReduceHandler(*handlers);
     addEmbeddingHandlers(*handlers);
     addLinalgHandlers(*handlers);
     addRandomHandlers(*handlers);

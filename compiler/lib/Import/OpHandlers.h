@@ -33,6 +33,7 @@ void addFlatIndexHandlers(OpHandlerTable &table);
 void addQuantizeHandlers(OpHandlerTable &table);
 void addSearchHandlers(OpHandlerTable &table);
 void addTrilinearHandler(OpHandlerTable &table);
+void addSegmentReduceHandler(OpHandlerTable &table);
 void addEmbeddingHandlers(OpHandlerTable &table);
 void addLinalgHandlers(OpHandlerTable &table);
 void addRandomHandlers(OpHandlerTable &table);

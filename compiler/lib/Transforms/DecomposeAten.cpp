@@ -36,6 +36,7 @@ struct DecomposeAtenPass : kiln::impl::DecomposeAtenBase<DecomposeAtenPass> {
     kiln::populateConvolutionBackwardDecompositions(set);
     kiln::populateTransposedConvolutionDecompositions(set);
     kiln::populateHistogramDecompositions(set);
+    kiln::populateSegmentReduceDecompositions(set);
     kiln::populateScatterDecompositions(set);
     kiln::populateSelectionDecompositions(set);
     kiln::populateRepeatDecompositions(set);

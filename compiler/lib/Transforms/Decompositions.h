@@ -43,6 +43,10 @@ void populateAdaptivePoolDecompositions(mlir::RewritePatternSet &patterns);
 /// (DecomposeFractionalMaxPool.cpp).
 void populateFractionalPoolDecompositions(mlir::RewritePatternSet &patterns);
 
+/// aten.segment_reduce as a segment-membership mask and a masked reduction
+/// (DecomposeSegmentReduce.cpp).
+void populateSegmentReduceDecompositions(mlir::RewritePatternSet &patterns);
+
 /// aten.embedding_bag as a bag-membership mask and a masked sum or maximum
 /// over the gathered rows; aten.embedding_renorm as row norms and a scale
 /// (DecomposeEmbedding.cpp).

@@ -1412,3 +1412,27 @@ func.func @fractional_max_pool_one_dim(%x: tensor<2x5xf32>, %u: tensor<2x1xf32>)
   %v, %i = aten.fractional_max_pool %x, %u {kernel = array<i64: 2>} : (tensor<2x5xf32>, tensor<2x1xf32>) -> (tensor<2x2xf32>, tensor<2x2xi64>)
   return %v, %i : tensor<2x2xf32>, tensor<2x2xi64>
 }
+
+// -----
+
+func.func @segment_reduce_kind(%x: tensor<6xf32>, %l: tensor<2xi64>) -> tensor<2xf32> {
+  // expected-error @+1 {{reduce must be sum, mean, max, min or prod}}
+  %r = aten.segment_reduce %x, %l {reduce = "median", axis = 0 : i64} : (tensor<6xf32>, tensor<2xi64>) -> tensor<2xf32>
+  return %r : tensor<2xf32>
+}
+
+// -----
+
+func.func @segment_reduce_bounds(%x: tensor<2x6xf32>, %l: tensor<3xi64>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{bounds must have the data's dims before axis, then the segments}}
+  %r = aten.segment_reduce %x, %l {reduce = "sum", axis = 1 : i64} : (tensor<2x6xf32>, tensor<3xi64>) -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @segment_reduce_result(%x: tensor<6xf32>, %o: tensor<3xi64>) -> tensor<3xf32> {
+  // expected-error @+1 {{result must be the data's shape with the segments at axis}}
+  %r = aten.segment_reduce %x, %o {reduce = "sum", axis = 0 : i64, offsets} : (tensor<6xf32>, tensor<3xi64>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}

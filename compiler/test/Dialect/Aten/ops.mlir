@@ -306,6 +306,13 @@ func.func @fractional_max_pool(%x: tensor<1x3x9x9xf32>, %u: tensor<1x3x2xf32>) -
   return %i : tensor<1x3x4x4xi64>
 }
 
+// CHECK-LABEL: func @segment_reduce
+func.func @segment_reduce(%x: tensor<6x3xf32>, %l: tensor<4xi64>) -> tensor<4x3xf32> {
+  // CHECK: aten.segment_reduce %{{.+}}, %{{.+}} {axis = 0 : i64, initial = 1.000000e+00 : f64, reduce = "max"} : (tensor<6x3xf32>, tensor<4xi64>) -> tensor<4x3xf32>
+  %r = aten.segment_reduce %x, %l {reduce = "max", axis = 0 : i64, initial = 1.0 : f64} : (tensor<6x3xf32>, tensor<4xi64>) -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
 // CHECK-LABEL: func @lu_factor
 func.func @lu_factor(%a: tensor<2x3x3xf64>) -> tensor<2x3xi64> {
   // CHECK: aten.lu_factor %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3x3xf64>, tensor<2x3xi64>, tensor<2x1xi1>)

@@ -310,6 +310,32 @@ LogicalResult HistogramOp::verify() {
   return success();
 }
 
+LogicalResult SegmentReduceOp::verify() {
+  static constexpr llvm::StringLiteral kReductions[] = {"sum", "mean", "max", "min", "prod"};
+  if (!llvm::is_contained(kReductions, getReduce()))
+    return emitOpError("reduce must be sum, mean, max, min or prod");
+  RankedTensorType data = getData().getType();
+  if (!isa<FloatType>(data.getElementType()) ||
+      getType().getElementType() != data.getElementType())
+    return emitOpError("reduces floating-point data into its own type");
+  if (!getBounds().getType().getElementType().isSignlessInteger())
+    return emitOpError("bounds must be integers");
+  const int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= data.getRank())
+    return emitOpError("axis must be one of the data's dims");
+  ArrayRef<int64_t> bounds = shapeOf(getBounds());
+  if (static_cast<int64_t>(bounds.size()) != axis + 1 ||
+      bounds.drop_back() != data.getShape().take_front(axis) ||
+      (getOffsets() && bounds.back() < 1))
+    return emitOpError("bounds must have the data's dims before axis, then the segments "
+                       "(their lengths, or one more offset)");
+  SmallVector<int64_t> expected(data.getShape());
+  expected[axis] = getOffsets() ? bounds.back() - 1 : bounds.back();
+  if (getType().getShape() != ArrayRef<int64_t>(expected))
+    return emitOpError("result must be the data's shape with the segments at axis");
+  return success();
+}
+
 LogicalResult VectorNormOp::verify() {
   if (std::isnan(getOrd().convertToDouble()))
     return emitOpError("ord must be a number");

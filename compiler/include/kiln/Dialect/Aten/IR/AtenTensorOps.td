@@ -1199,6 +1199,39 @@ def Aten_ScatterOp : Aten_Op<"scatter", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_SegmentReduceOp : Aten_Op<"segment_reduce", [Pure]> {
+  let summary = "A reduction of each run of elements along an axis.";
+  let description = [{
+    `aten.segment_reduce` (torch.segment_reduce): `data`'s elements along
+    `axis` are cut into consecutive segments, given per leading index by
+    `bounds`: their lengths, or with `offsets` their S + 1 offsets (an
+    integer tensor of the leading dims of `data` before `axis`, then the
+    segments). Each segment is reduced (`reduce`: sum, mean, max, min,
+    prod) starting from `initial` where given: sum adds it, prod multiplies
+    by it, max and min take it in, and mean divides the sum with it by the
+    segment's length. Without `initial`, an empty segment gives 0 (sum), 1
+    (prod), -inf (max), +inf (min) or NaN (mean); with it, `initial`. A NaN
+    in a segment makes its max or min NaN. The result is the data's shape
+    with the segments in place of `axis`. Where eager raises at run time
+    (lengths that do not sum to the axis, negative lengths), each segment
+    covers the positions between its bounds that lie in the axis.
+    kiln-decompose-aten writes it as a segment-membership mask and a masked
+    reduction.
+
+    Example:
+    ```mlir
+    %r = aten.segment_reduce %x, %lengths {reduce = "max", axis = 0 : i64}
+        : (tensor<6x3xf32>, tensor<4xi64>) -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$data, AnyStaticShapeTensor:$bounds,
+                   StrAttr:$reduce, I64Attr:$axis, UnitAttr:$offsets,
+                   OptionalAttr<F64Attr>:$initial);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$data `,` $bounds attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_ScatterReduceOp : Aten_Op<"scatter_reduce", [Pure]> {
   let summary = "PyTorch's scatter family, whole: scatter, scatter_add, scatter_reduce.";
   let description = [{
