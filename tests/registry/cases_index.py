@@ -407,6 +407,18 @@ register("unique_f64_all_distinct", lambda x: torch.unique(x, return_counts=True
 register("unique_u8_one_value", lambda x: torch.unique(x * 0, return_inverse=True),
          randint(0, 9, 2, 3, dtype=torch.uint8))
 register("unique_bool", lambda m: torch.unique(m, return_counts=True), randbool(4, 4))
+# torch.unique_consecutive: runs of equal neighbours in row-major order
+# collapse, the order kept; each NaN is a run of its own.
+register("unique_consecutive_f32_inverse_counts",
+         lambda x: torch.unique_consecutive(x, return_inverse=True, return_counts=True),
+         const(torch.tensor([[1.0, 1.0, 2.0], [2.0, float("nan"), float("nan")],
+                             [-0.0, 0.0, 1.0], [1.0, 1.0, 1.0]])))
+register("unique_consecutive_i64_runs", lambda x: torch.unique_consecutive(x, return_counts=True),
+         randint(0, 3, 60))
+register("unique_consecutive_u8_one_run",
+         lambda x: torch.unique_consecutive(x * 0, return_inverse=True),
+         randint(0, 9, 2, 3, dtype=torch.uint8))
+register("unique_consecutive_bool", lambda m: torch.unique_consecutive(m), randbool(5, 4))
 # repeat_interleave with a tensor of repeats: the length is the repeats'
 # sum, data-dependent, bounded by the program's torch._check (without one,
 # or an output_size, it is UNIMPLEMENTED: tests/e2e/test_e2e_variable_sizes.py).

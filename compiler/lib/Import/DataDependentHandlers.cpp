@@ -3,7 +3,8 @@
 // This file implements the handlers of the ops whose output size depends on
 // the values: nonzero, masked_select and x[mask] (aten.index.Tensor with one
 // boolean index), each one aten.nonzero or aten.boolean_mask, and
-// torch.unique (_unique2), one aten.unique, and repeat_interleave with a
+// torch.unique (_unique2) and torch.unique_consecutive, one aten.unique
+// each, and repeat_interleave with a
 // tensor of repeats, one aten.repeat_interleave. Their row count is a
 // data-dependent size of the graph (torch.export's u0), which
 // GraphImporter binds to the result's first dim.
@@ -110,10 +111,12 @@ absl::StatusOr<Values> maskedSelect(NodeImporter &n) {
   return booleanMask(n, type, to(self), to(mask));
 }
 
-/// _unique2(self, sorted, return_inverse, return_counts): one aten.unique;
-/// an inverse or counts not asked for is the empty tensor eager returns.
-/// sorted=False leaves the order open, and eager's CPU kernel sorts anyway.
-absl::StatusOr<Values> unique(NodeImporter &n) {
+/// _unique2(self, sorted, return_inverse, return_counts) and
+/// unique_consecutive(self, return_inverse, return_counts, dim=None): one
+/// aten.unique (`consecutive` for the second); an inverse or counts not
+/// asked for is the empty tensor eager returns. sorted=False leaves the
+/// order open, and eager's CPU kernel sorts anyway.
+absl::StatusOr<Values> unique(NodeImporter &n, bool consecutive) {
   ASSIGN_OR_RETURN(RankedTensorType valuesType, n.resultType(0));
   ASSIGN_OR_RETURN(RankedTensorType inverseType, n.resultType(1));
   ASSIGN_OR_RETURN(RankedTensorType countsType, n.resultType(2));
@@ -121,6 +124,9 @@ absl::StatusOr<Values> unique(NodeImporter &n) {
   RETURN_IF_ERROR(checkStatic(n, self, "self"));
   ASSIGN_OR_RETURN(bool returnInverse, n.boolAttr("return_inverse", false));
   ASSIGN_OR_RETURN(bool returnCounts, n.boolAttr("return_counts", false));
+  if (consecutive && n.has("dim"))
+    return n.unimplemented("unique_consecutive along a dim (runs of equal slices); Kiln "
+                           "collapses runs of equal elements of the flattened tensor only");
   RankedTensorType selfType = typeOf(self);
   if (selfType.getNumElements() == 0) {
     // Nothing to count: every result is empty, whatever sizes it declares.
@@ -144,7 +150,7 @@ absl::StatusOr<Values> unique(NodeImporter &n) {
   if (returnCounts && countsType != fullCounts)
     return n.error("the counts must be a 1-d int64 tensor of the values' count");
   auto op = n.b().create<aten::UniqueOp>(n.loc(), TypeRange{valuesType, fullInverse, fullCounts},
-                                         self);
+                                         self, consecutive ? n.b().getUnitAttr() : UnitAttr());
   return Values{op.getValues(),
                 returnInverse ? op.getInverse() : emptyTensor(n.b(), n.loc(), inverseType),
                 returnCounts ? op.getCounts() : emptyTensor(n.b(), n.loc(), countsType)};
@@ -196,7 +202,8 @@ absl::StatusOr<SmallVector<Value>> indexByMask(NodeImporter &n, RankedTensorType
 void addDataDependentHandlers(OpHandlerTable &t) {
   t["aten.nonzero.default"] = nonzero;
   t["aten.masked_select.default"] = maskedSelect;
-  t["aten._unique2.default"] = unique;
+  t["aten._unique2.default"] = [](NodeImporter &n) { return unique(n, false); };
+  t["aten.unique_consecutive.default"] = [](NodeImporter &n) { return unique(n, true); };
   t["aten.repeat_interleave.Tensor"] = repeatInterleave;
 }
 

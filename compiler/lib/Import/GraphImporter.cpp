@@ -184,7 +184,8 @@ bool importsSymbolicSizes(const std::string &op) {
       "aten.logical_or.default", "aten.isnan.default", "aten.isinf.default",
       // Their results have data-dependent sizes (DataDependentHandlers.cpp).
       "aten.nonzero.default", "aten.masked_select.default", "aten.index.Tensor",
-      "aten._unique2.default", "aten.slice.Tensor", "aten.repeat_interleave.Tensor",
+      "aten._unique2.default", "aten.unique_consecutive.default", "aten.slice.Tensor",
+      "aten.repeat_interleave.Tensor",
       // Rows picked by a data-dependent count of positions.
       "aten.index_select.default"};
   static const std::set<std::string> comparisons = [] {

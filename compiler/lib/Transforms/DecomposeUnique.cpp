@@ -41,9 +41,15 @@ struct DecomposeUniqueOp : OpRewritePattern<aten::UniqueOp> {
     auto flagsType = RankedTensorType::get({n}, i1);
 
     Value flat = b.view(op.getSelf(), {n});
-    auto sort = r.create<aten::SortOp>(loc, TypeRange{flatType, slotsType}, flat,
-                                       r.getI64IntegerAttr(0), r.getBoolAttr(false));
-    Value sorted = sort.getValues(), order = sort.getIndices();
+    // Equal elements made neighbours (a stable sort), unless only runs of
+    // equal neighbours collapse.
+    Value sorted = flat, order = b.positions({n});
+    if (!op.getConsecutive()) {
+      auto sort = r.create<aten::SortOp>(loc, TypeRange{flatType, slotsType}, flat,
+                                         r.getI64IntegerAttr(0), r.getBoolAttr(false));
+      sorted = sort.getValues();
+      order = sort.getIndices();
+    }
 
     Value first = b.constant(DenseElementsAttr::get(
         RankedTensorType::get({1}, i1), ArrayRef<bool>{true}));

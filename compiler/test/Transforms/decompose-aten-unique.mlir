@@ -45,3 +45,23 @@ func.func @unique_of_one(%x: tensor<i64>) -> (tensor<?xi64>, tensor<i64>, tensor
   %v, %i, %c = aten.unique %x : (tensor<i64>) -> (tensor<?xi64>, tensor<i64>, tensor<?xi64>)
   return %v, %i, %c : tensor<?xi64>, tensor<i64>, tensor<?xi64>
 }
+
+// -----
+
+// consecutive (torch.unique_consecutive): no sort; the flattened elements
+// in their own order, runs of equal neighbours collapsed, the inverse
+// scattered back through the identity order.
+// CHECK-LABEL: func @unique_consecutive
+// CHECK-NOT: aten.sort
+// CHECK: %[[FLAT:.+]] = aten.view %{{.+}} : (tensor<2x3xf32>) -> tensor<6xf32>
+// CHECK: %[[ORDER:.+]] = aten.constant dense<[0, 1, 2, 3, 4, 5]> : tensor<6xi64>
+// CHECK: %[[NEXT:.+]] = aten.slice %[[FLAT]] {offsets = array<i64: 1>
+// CHECK: %[[PREV:.+]] = aten.slice %[[FLAT]] {offsets = array<i64: 0>
+// CHECK: aten.pointwise "ne" %[[NEXT]], %[[PREV]]
+// CHECK: %[[V:.+]] = aten.boolean_mask %[[FLAT]], %{{.+}} : (tensor<6xf32>, tensor<6xi1>) -> tensor<?xf32>
+// CHECK: aten.scatter %{{.+}}, %[[ORDER]], %{{.+}} {dim = 0 : i64, reduce = "none"}
+// CHECK: return %[[V]]
+func.func @unique_consecutive(%x: tensor<2x3xf32>) -> (tensor<?xf32>, tensor<2x3xi64>, tensor<?xi64>) {
+  %v, %i, %c = aten.unique %x {consecutive} : (tensor<2x3xf32>) -> (tensor<?xf32>, tensor<2x3xi64>, tensor<?xi64>)
+  return %v, %i, %c : tensor<?xf32>, tensor<2x3xi64>, tensor<?xi64>
+}

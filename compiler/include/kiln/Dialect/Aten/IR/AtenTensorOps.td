@@ -1424,10 +1424,14 @@ def Aten_UniqueOp : Aten_Op<"unique", [Pure]> {
     elements of self in ascending order (NaN last, each NaN distinct, as
     eager's), `inverse` (self's shape) the position in `values` of each
     element of self, and `counts` how many elements of self equal each
-    value. The number of values depends on the data: `values` and
-    `counts` have one dynamic dim, named by the graph's data-dependent
-    size. kiln-decompose-aten builds it from a stable sort, a comparison
-    of neighbours, a cumulative sum, two scatters and two boolean masks.
+    value. With `consecutive` (torch.unique_consecutive without a dim) the
+    elements keep their row-major order and only runs of equal neighbours
+    collapse: `values` holds each run's element, `counts` its length. The
+    number of values depends on the data: `values` and `counts` have one
+    dynamic dim, named by the graph's data-dependent size.
+    kiln-decompose-aten builds it from a stable sort (none when
+    consecutive), a comparison of neighbours, a cumulative sum, two
+    scatters and two boolean masks.
 
     Example:
     ```mlir
@@ -1435,7 +1439,7 @@ def Aten_UniqueOp : Aten_Op<"unique", [Pure]> {
         : (tensor<2x3xf32>) -> (tensor<?xf32>, tensor<2x3xi64>, tensor<?xi64>)
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self);
+  let arguments = (ins AnyStaticShapeTensor:$self, UnitAttr:$consecutive);
   let results = (outs AnyRankedTensor:$values, AnyStaticShapeTensor:$inverse,
                       AnyRankedTensor:$counts);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
