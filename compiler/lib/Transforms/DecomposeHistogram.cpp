@@ -57,6 +57,45 @@ Value countIntoBins(PatternRewriter &rewriter, Location loc, RankedTensorType hi
                                         rewriter.getDenseI64ArrayAttr({1}));
 }
 
+/// The elements' minimum and maximum, each moved out by `widen` where the
+/// two are equal (histc widens by 1, histogram by 1/2).
+std::pair<Value, Value> dataRange(PatternRewriter &rewriter, AtenBuilder &b, Value x,
+                                  double widen) {
+  Location loc = x.getLoc();
+  Type element = typeOf(x).getElementType();
+  auto scalar = RankedTensorType::get({}, element);
+  auto everything = rewriter.getDenseI64ArrayAttr({0});
+  auto drop = rewriter.getBoolAttr(false);
+  Value lo = rewriter.create<aten::AminOp>(loc, scalar, x, everything, drop);
+  Value hi = rewriter.create<aten::AmaxOp>(loc, scalar, x, everything, drop);
+  Value equal = b.pointwise(RankedTensorType::get({}, rewriter.getI1Type()), "eq", {lo, hi});
+  Value by = b.constant(element, widen);
+  return {b.pointwise(scalar, "where", {equal, b.sub(element, lo, by), lo}),
+          b.pointwise(scalar, "where", {equal, b.add(element, hi, by), hi})};
+}
+
+/// Eager's bin guess trunc((x - lo) * bins / (hi - lo)), in the element
+/// type, as i64, and where it is usable. Where the quotient is not in [0,
+/// bins + 1) (NaN or an infinity: an infinite data range, where eager
+/// raises; an empty range once rounded to the element type; an overflow)
+/// it is not usable and converts as 0: the conversion only sees [0, bins +
+/// 1). At x = hi it may round past bins, which eager's truncation still
+/// takes to bins.
+std::pair<Value, Value> guessBins(PatternRewriter &rewriter, AtenBuilder &b, Value x, Value lo,
+                                  Value hi, int64_t bins) {
+  RankedTensorType flat = typeOf(x);
+  Type element = flat.getElementType();
+  auto mask = flat.clone(rewriter.getI1Type());
+  Value guess = b.div(element, b.mul(element, b.sub(element, x, lo), b.constant(element, bins)),
+                      b.sub(element, hi, lo));
+  Value usable = b.pointwise(
+      mask, "logical_and",
+      {b.pointwise(mask, "ge", {guess, b.constant(element, 0.0)}),
+       b.pointwise(mask, "lt", {guess, b.constant(element, pastLastBin(element, bins))})});
+  guess = b.pointwise(flat, "where", {usable, guess, b.constant(element, 0.0)});
+  return {b.pointwise(flat.clone(rewriter.getI64Type()), "copy", guess), usable};
+}
+
 struct DecomposeHistc : OpRewritePattern<aten::HistcOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -74,44 +113,20 @@ struct DecomposeHistc : OpRewritePattern<aten::HistcOp> {
       return success();
     }
     Value x = b.view(op.getSelf(), {count});
-    auto scalar = RankedTensorType::get({}, element);
     auto flatMask = RankedTensorType::get({count}, rewriter.getI1Type());
-    auto flat = RankedTensorType::get({count}, element);
     double lowest = op.getMin().convertToDouble(), highest = op.getMax().convertToDouble();
-    Value lo = b.constant(element, lowest), hi = b.constant(element, highest);
-    if (lowest == highest) {
-      auto everything = rewriter.getDenseI64ArrayAttr({0});
-      auto drop = rewriter.getBoolAttr(false);
-      lo = rewriter.create<aten::AminOp>(loc, scalar, x, everything, drop);
-      hi = rewriter.create<aten::AmaxOp>(loc, scalar, x, everything, drop);
-      Value equal = b.pointwise(RankedTensorType::get({}, rewriter.getI1Type()), "eq",
-                                {lo, hi});
-      lo = b.pointwise(scalar, "where", {equal, b.sub(element, lo, b.constant(element, 1.0)), lo});
-      hi = b.pointwise(scalar, "where", {equal, b.add(element, hi, b.constant(element, 1.0)), hi});
-    }
+    auto [lo, hi] = lowest == highest
+                        ? dataRange(rewriter, b, x, 1.0)
+                        : std::pair(b.constant(element, lowest), b.constant(element, highest));
     Value inRange = b.pointwise(flatMask, "logical_and",
                                 {b.pointwise(flatMask, "ge", {x, lo}),
                                  b.pointwise(flatMask, "le", {x, hi})});
-    // ((x - lo) * bins) / (hi - lo). Where that is not in [0, bins + 1)
-    // (NaN or an infinity: an infinite data range, where eager raises; an
-    // empty range once rounded to the element type; an overflow) the
-    // element counts nowhere, and the conversion to an integer only sees
-    // [0, bins + 1). At x = max it may round past bins, which eager's
-    // truncation still takes to bins, the last bin.
-    Value binCount = b.constant(element, static_cast<double>(bins));
-    Value scaled = b.div(element, b.mul(element, b.sub(element, x, lo), binCount),
-                         b.sub(element, hi, lo));
-    Value bounded = b.pointwise(flatMask, "logical_and",
-                                {b.pointwise(flatMask, "ge", {scaled, b.constant(element, 0.0)}),
-                                 b.pointwise(flatMask, "lt",
-                                             {scaled, b.constant(element, pastLastBin(element, bins))})});
-    inRange = b.pointwise(flatMask, "logical_and", {inRange, bounded});
-    scaled = b.pointwise(flat, "where", {inRange, scaled, b.constant(element, 0.0)});
+    auto [guess, usable] = guessBins(rewriter, b, x, lo, hi, bins);
+    inRange = b.pointwise(flatMask, "logical_and", {inRange, usable});
     Type i64 = rewriter.getI64Type();
     auto positions = RankedTensorType::get({count}, i64);
     Value bin = b.pointwise(positions, "minimum",
-                            {b.pointwise(positions, "copy", scaled),
-                             b.constant(i64, static_cast<double>(bins - 1))});
+                            {guess, b.constant(i64, static_cast<double>(bins - 1))});
     bin = b.pointwise(positions, "where",
                       {inRange, bin, b.constant(i64, static_cast<double>(bins))});
     rewriter.replaceOp(op, countIntoBins(rewriter, loc, resultType, bin, Value()));
@@ -149,15 +164,7 @@ public:
     }
     if (count == 0)
       return {b.constant(element, 0.0), b.constant(element, 1.0)};
-    auto scalar = RankedTensorType::get({}, element);
-    auto everything = r.getDenseI64ArrayAttr({0});
-    auto drop = r.getBoolAttr(false);
-    Value lo = r.create<aten::AminOp>(loc, scalar, x, everything, drop);
-    Value hi = r.create<aten::AmaxOp>(loc, scalar, x, everything, drop);
-    Value equal = b.pointwise(RankedTensorType::get({}, r.getI1Type()), "eq", {lo, hi});
-    Value half = b.constant(element, 0.5);
-    return {b.pointwise(scalar, "where", {equal, b.sub(element, lo, half), lo}),
-            b.pointwise(scalar, "where", {equal, b.add(element, hi, half), hi})};
+    return dataRange(r, b, x, 0.5);
   }
 
   /// linspace(lo, hi, bins + 1) as eager's kernel computes it in the
@@ -187,18 +194,8 @@ public:
   /// 1 that exist, less one.
   Value guessedBins(Value edges) {
     const int64_t edgeCount = bins + 1;
-    Value first = edgeAt(edges, 0), end = edgeAt(edges, bins);
     auto flat = RankedTensorType::get({count}, element);
-    Value guess = b.div(element, b.mul(element, b.sub(element, x, first),
-                                       b.constant(element, bins)),
-                        b.sub(element, end, first));
-    // (x - lo) * bins / (hi - lo) may round past bins at x = hi, which
-    // eager's truncation still takes to bins: a number below bins + 1.
-    Value usable = both(b.pointwise(maskType(), "ge", {guess, b.constant(element, 0.0)}),
-                        b.pointwise(maskType(), "lt",
-                                    {guess, b.constant(element, pastLastBin(element, bins))}));
-    guess = b.pointwise(indexType(), "copy",
-                        b.pointwise(flat, "where", {usable, guess, b.constant(element, 0.0)}));
+    Value guess = guessBins(r, b, x, edgeAt(edges, 0), edgeAt(edges, bins), bins).first;
     Value above = b.pointwise(indexType(), "maximum", {b.sub(i64, guess, int64(1)), int64(0)});
     for (int delta = -1; delta <= 1; ++delta) {
       Value at = b.add(i64, guess, int64(delta));

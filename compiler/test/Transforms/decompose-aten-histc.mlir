@@ -10,8 +10,8 @@
 // CHECK: %[[GE:.+]] = aten.pointwise "ge" %[[X]], %[[LO]]
 // CHECK: %[[LE:.+]] = aten.pointwise "le" %[[X]], %[[HI]]
 // CHECK: %[[IN:.+]] = aten.pointwise "logical_and" %[[GE]], %[[LE]]
-// CHECK: %[[BINS:.+]] = aten.constant dense<4.000000e+00> : tensor<f32>
 // CHECK: %[[OFF:.+]] = aten.sub %[[X]], %[[LO]]
+// CHECK: %[[BINS:.+]] = aten.constant dense<4.000000e+00> : tensor<f32>
 // CHECK: %[[MUL:.+]] = aten.mul %[[OFF]], %[[BINS]]
 // CHECK: %[[WIDTH:.+]] = aten.sub %[[HI]], %[[LO]]
 // CHECK: %[[POS:.+]] = aten.div %[[MUL]], %[[WIDTH]]
@@ -22,9 +22,9 @@
 // CHECK: %[[PAST:.+]] = aten.constant dense<5.000000e+00> : tensor<f32>
 // CHECK: %[[POSLE:.+]] = aten.pointwise "lt" %[[POS]], %[[PAST]]
 // CHECK: %[[BOUNDED:.+]] = aten.pointwise "logical_and" %[[POSGE]], %[[POSLE]]
-// CHECK: %[[VALID:.+]] = aten.pointwise "logical_and" %[[IN]], %[[BOUNDED]]
-// CHECK: %[[SAFE:.+]] = aten.pointwise "where" %[[VALID]], %[[POS]], %{{.+}}
+// CHECK: %[[SAFE:.+]] = aten.pointwise "where" %[[BOUNDED]], %[[POS]], %{{.+}}
 // CHECK: %[[BIN:.+]] = aten.pointwise "copy" %[[SAFE]] : (tensor<10xf32>) -> tensor<10xi64>
+// CHECK: %[[VALID:.+]] = aten.pointwise "logical_and" %[[IN]], %[[BOUNDED]]
 // CHECK: %[[LAST:.+]] = aten.constant dense<3> : tensor<i64>
 // CHECK: %[[CLOSED:.+]] = aten.pointwise "minimum" %[[BIN]], %[[LAST]]
 // CHECK: %[[OUT:.+]] = aten.constant dense<4> : tensor<i64>
