@@ -737,6 +737,7 @@ _SPECIAL: dict[Any, Callable[..., Any]] = {
     aten.masked_select.default: _on_host_op,
     aten._unique2.default: _on_host_op,
     aten.unique_consecutive.default: _on_host_op,
+    aten.unique_dim.default: _on_host_op,
     aten.repeat_interleave.Tensor: _on_host_op,
 }
 

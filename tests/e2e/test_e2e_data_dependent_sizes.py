@@ -38,6 +38,24 @@ class Unique(torch.nn.Module):
         return torch.unique(x, return_inverse=True, return_counts=True)
 
 
+class UniqueColumns(torch.nn.Module):
+    """The distinct columns, and an op after them on the selected slices."""
+
+    def forward(self, x):
+        columns, inverse, counts = torch.unique(x, dim=1, return_inverse=True,
+                                                return_counts=True)
+        return columns, inverse, counts, columns.sum(dim=0)
+
+
+class RunsOfRows(torch.nn.Module):
+    """The runs of equal rows."""
+
+    def forward(self, x):
+        runs, inverse, counts = torch.unique_consecutive(x, dim=0, return_inverse=True,
+                                                         return_counts=True)
+        return runs * 2, inverse, counts
+
+
 class RepeatedRows(torch.nn.Module):
     """Row j of x, r[j] times; the program bounds the length by 12."""
 
@@ -97,6 +115,32 @@ def test_unique_counts_the_values_each_call_gives(kilnd):
             assert values.shape == want[0].shape  # its own count, each call
             for got, expected in zip((values, inverse, counts), want):
                 assert got.dtype == expected.dtype and torch.equal(got, expected)
+
+
+@pytest.mark.parametrize("model, most", [(UniqueColumns, 7), (RunsOfRows, 5)],
+                         ids=["unique_dim1", "unique_consecutive_dim0"])
+def test_unique_along_a_dim_sizes_that_dim_each_call(kilnd, model, most):
+    # One compile; the data-dependent size is the values' dim 1 (distinct
+    # columns, up to 7) or dim 0 (runs of rows, up to 5), each call its own.
+    try:
+        program = torch.export.export(model(), (torch.randint(0, 2, (5, 7)),))
+    except torch._dynamo.exc.Unsupported as e:  # torch 2.5: no meta kernel
+        if "dynamic shape operator" not in str(e):
+            raise
+        pytest.skip(f"torch {torch.__version__}'s export has no data-dependent "
+                    f"size for it: {e}")
+    with kiln.Client(kilnd.address, timeout=300) as client:
+        compiled = client.compile(program)
+        assert [s.max for s in compiled.manifest.symbols] == [most]
+        sizes = set()
+        for high in (1, 2, 3, 1000):
+            x = torch.randint(0, high, (5, 7))
+            got, want = compiled(x), model()(x)
+            assert got[0].shape == want[0].shape  # its own size, each call
+            sizes.add(tuple(got[0].shape))
+            for g, w in zip(got, want):
+                assert g.dtype == w.dtype and torch.equal(g, w)
+        assert len(sizes) > 1
 
 
 def test_ops_after_a_mask_see_only_the_selected_rows(kilnd):

@@ -419,6 +419,42 @@ register("unique_consecutive_u8_one_run",
          lambda x: torch.unique_consecutive(x * 0, return_inverse=True),
          randint(0, 9, 2, 3, dtype=torch.uint8))
 register("unique_consecutive_bool", lambda m: torch.unique_consecutive(m), randbool(5, 4))
+# torch.unique and unique_consecutive along a dim: whole slices compare;
+# the values' size along dim is data-dependent. Sorted slices are in
+# lexicographic order (eager's order is not defined with a NaN in them, so
+# the sorted cases hold none); -0.0 and 0.0 are equal.
+_ROWS = torch.tensor([[2, 1, 0], [0, 5, 1], [2, 1, 0], [0, 5, 0], [0, 5, 1], [2, 0, 9],
+                      [0, 5, 1], [-1, 7, 7]])
+register("unique_dim0_i64_inverse_counts",
+         lambda x: torch.unique(x, dim=0, return_inverse=True, return_counts=True),
+         const(_ROWS))
+register("unique_dim1_f32_signed_zeros",
+         lambda x: torch.unique(x, dim=-1, return_inverse=True, return_counts=True),
+         const(torch.tensor([[1.0, -0.0, 1.0, 0.0, 2.5, 1.0], [3.0, 4.0, 3.0, 4.0, 1.0, 2.0]])))
+register("unique_dim1_f64_3d", lambda x: torch.unique(x, dim=1, return_inverse=True),
+         const(_ROWS.T.reshape(3, 8, 1).expand(3, 8, 2).to(torch.float64)))
+register("unique_dim2_i32_random_3d", lambda x: torch.unique(x, dim=2, return_counts=True),
+         randint(0, 2, 2, 2, 9, dtype=torch.int32))
+register("unique_dim0_bool", lambda m: torch.unique(m, dim=0, return_inverse=True),
+         randbool(9, 2))
+register("unique_dim0_u8_1d", lambda x: torch.unique(x, dim=0, return_counts=True),
+         randint(0, 5, 12, dtype=torch.uint8))
+register("unique_dim0_f16_one_value", lambda x: torch.unique(x * 0, dim=0, return_counts=True),
+         randn(4, 3, dtype=torch.float16))
+register("unique_dim1_bf16", lambda x: torch.unique(x, dim=1, return_inverse=True),
+         const(_ROWS.T.to(torch.bfloat16) / 4))
+register("unique_dim1_values_summed_f32", lambda x: torch.unique(x, dim=1).sum(dim=0) * 2,
+         const(_ROWS.T.to(torch.float32)))
+register("unique_consecutive_dim0_f32_nan_rows",
+         lambda x: torch.unique_consecutive(x, dim=0, return_inverse=True, return_counts=True),
+         const(torch.tensor([[1.0, 2.0], [1.0, 2.0], [float("nan"), 0.0], [float("nan"), 0.0],
+                             [-0.0, 3.0], [0.0, 3.0], [1.0, 2.0], [1.0, 2.0]])))
+register("unique_consecutive_dim1_i64_3d",
+         lambda x: torch.unique_consecutive(x, dim=1, return_inverse=True, return_counts=True),
+         const(_ROWS.repeat_interleave(2, dim=0).T.reshape(1, 16, 3).permute(0, 2, 1)
+               .expand(2, 3, 16)))
+register("unique_consecutive_dim_last_bool",
+         lambda m: torch.unique_consecutive(m, dim=1, return_counts=True), randbool(2, 12))
 # repeat_interleave with a tensor of repeats: the length is the repeats'
 # sum, data-dependent, bounded by the program's torch._check (without one,
 # or an output_size, it is UNIMPLEMENTED: tests/e2e/test_e2e_variable_sizes.py).

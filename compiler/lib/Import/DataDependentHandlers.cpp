@@ -3,11 +3,12 @@
 // This file implements the handlers of the ops whose output size depends on
 // the values: nonzero, masked_select and x[mask] (aten.index.Tensor with one
 // boolean index), each one aten.nonzero or aten.boolean_mask, and
-// torch.unique (_unique2) and torch.unique_consecutive, one aten.unique
-// each, and repeat_interleave with a
-// tensor of repeats, one aten.repeat_interleave. Their row count is a
-// data-dependent size of the graph (torch.export's u0), which
-// GraphImporter binds to the result's first dim.
+// torch.unique (_unique2, unique_dim) and torch.unique_consecutive, one
+// aten.unique (flattened) or aten.unique_dim (along a dim) each, and
+// repeat_interleave with a tensor of repeats, one aten.repeat_interleave.
+// Their row count is a data-dependent size of the graph (torch.export's
+// u0), which GraphImporter binds to the result's first dim (unique_dim's:
+// its dim).
 //
 //===----------------------------------------------------------------------===//
 #include "EmptyTensors.h"
@@ -26,6 +27,10 @@ namespace kiln {
 namespace {
 
 using Values = SmallVector<Value>;
+
+/// The most elements a slice of unique_dim may have: its sort takes one
+/// stable sort of the slices per element position.
+constexpr int64_t kMaxSortedSliceElements = 256;
 
 /// The result of an op whose row count the run computes, or why not: its
 /// first dim must be dynamic (a data-dependent size). A static result with
@@ -111,12 +116,81 @@ absl::StatusOr<Values> maskedSelect(NodeImporter &n) {
   return booleanMask(n, type, to(self), to(mask));
 }
 
+/// unique_dim(self, dim, sorted, return_inverse, return_counts) and
+/// unique_consecutive(..., dim): one aten.unique_dim over self's slices
+/// along dim. Eager refuses a zero-sized dim other than `dim`; a
+/// zero-sized `dim` gives empty results.
+absl::StatusOr<Values> uniqueDim(NodeImporter &n, bool consecutive) {
+  ASSIGN_OR_RETURN(RankedTensorType valuesType, n.resultType(0));
+  ASSIGN_OR_RETURN(RankedTensorType inverseType, n.resultType(1));
+  ASSIGN_OR_RETURN(RankedTensorType countsType, n.resultType(2));
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  RETURN_IF_ERROR(checkStatic(n, self, "self"));
+  RankedTensorType selfType = typeOf(self);
+  if (selfType.getRank() == 0)
+    return n.error("unique along a dim needs a tensor of rank 1 or more; self is 0-d");
+  ASSIGN_OR_RETURN(int64_t rawDim, n.intAttr("dim"));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(rawDim, selfType.getRank()));
+  int64_t zeroDims = llvm::count(selfType.getShape(), 0);
+  if (selfType.getDimSize(dim) == 0) {
+    if (zeroDims > 1)
+      return n.error("unique along a dim of size 0 needs self's other dims non-empty");
+    for (RankedTensorType type : {valuesType, inverseType, countsType})
+      if (!type.hasStaticShape() || type.getNumElements() != 0)
+        return n.error("the unique along an empty dim is empty tensors");
+    return Values{emptyTensor(n.b(), n.loc(), valuesType),
+                  emptyTensor(n.b(), n.loc(), inverseType),
+                  emptyTensor(n.b(), n.loc(), countsType)};
+  }
+  if (zeroDims != 0)
+    return n.error(absl::StrCat("self has a zero-sized dim other than dim ", dim,
+                                ", so its slices along dim ", dim, " are empty; eager "
+                                "refuses them"));
+  SmallVector<int64_t> valuesShape(selfType.getShape());
+  valuesShape[dim] = ShapedType::kDynamic;
+  auto fullValues = RankedTensorType::get(valuesShape, selfType.getElementType());
+  Type i64 = n.b().getI64Type();
+  auto fullInverse = RankedTensorType::get({selfType.getDimSize(dim)}, i64);
+  auto fullCounts = RankedTensorType::get({ShapedType::kDynamic}, i64);
+  if (valuesType != fullValues) {
+    std::string got;
+    llvm::raw_string_ostream(got) << valuesType;
+    return n.error(absl::StrCat("values must have self's shape and dtype with dim ", dim,
+                                " a data-dependent size (u0); the graph declares ", got));
+  }
+  // Eager's kernel computes the inverse and the counts whether or not they
+  // are asked for, and torch.export declares them as it does.
+  auto result = [&](Value computed, RankedTensorType declared) -> absl::StatusOr<Value> {
+    if (declared == computed.getType())
+      return computed;
+    if (declared.hasStaticShape() && declared.getNumElements() == 0)
+      return emptyTensor(n.b(), n.loc(), declared);
+    return n.error("the inverse must be a 1-d int64 tensor of self's size along dim, and "
+                   "the counts a 1-d int64 tensor of the values' count");
+  };
+  int64_t row = selfType.getNumElements() / selfType.getDimSize(dim);
+  if (!consecutive && row > kMaxSortedSliceElements)
+    return n.unimplemented(absl::StrCat(
+        "unique along a dim sorts its slices with one sort per element position, "
+        "and Kiln does so for slices of up to ",
+        kMaxSortedSliceElements, " elements; these have ", row,
+        " (unique_consecutive along a dim has no such bound)"));
+  auto op = n.b().create<aten::UniqueDimOp>(
+      n.loc(), TypeRange{fullValues, fullInverse, fullCounts}, self,
+      n.b().getI64IntegerAttr(dim), consecutive ? n.b().getUnitAttr() : UnitAttr());
+  ASSIGN_OR_RETURN(Value inverse, result(op.getInverse(), inverseType));
+  ASSIGN_OR_RETURN(Value counts, result(op.getCounts(), countsType));
+  return Values{op.getValues(), inverse, counts};
+}
+
 /// _unique2(self, sorted, return_inverse, return_counts) and
 /// unique_consecutive(self, return_inverse, return_counts, dim=None): one
 /// aten.unique (`consecutive` for the second); an inverse or counts not
 /// asked for is the empty tensor eager returns. sorted=False leaves the
 /// order open, and eager's CPU kernel sorts anyway.
 absl::StatusOr<Values> unique(NodeImporter &n, bool consecutive) {
+  if (consecutive && n.has("dim"))
+    return uniqueDim(n, consecutive);
   ASSIGN_OR_RETURN(RankedTensorType valuesType, n.resultType(0));
   ASSIGN_OR_RETURN(RankedTensorType inverseType, n.resultType(1));
   ASSIGN_OR_RETURN(RankedTensorType countsType, n.resultType(2));
@@ -124,9 +198,6 @@ absl::StatusOr<Values> unique(NodeImporter &n, bool consecutive) {
   RETURN_IF_ERROR(checkStatic(n, self, "self"));
   ASSIGN_OR_RETURN(bool returnInverse, n.boolAttr("return_inverse", false));
   ASSIGN_OR_RETURN(bool returnCounts, n.boolAttr("return_counts", false));
-  if (consecutive && n.has("dim"))
-    return n.unimplemented("unique_consecutive along a dim (runs of equal slices); Kiln "
-                           "collapses runs of equal elements of the flattened tensor only");
   RankedTensorType selfType = typeOf(self);
   if (selfType.getNumElements() == 0) {
     // Nothing to count: every result is empty, whatever sizes it declares.
@@ -204,6 +275,7 @@ void addDataDependentHandlers(OpHandlerTable &t) {
   t["aten.masked_select.default"] = maskedSelect;
   t["aten._unique2.default"] = [](NodeImporter &n) { return unique(n, false); };
   t["aten.unique_consecutive.default"] = [](NodeImporter &n) { return unique(n, true); };
+  t["aten.unique_dim.default"] = [](NodeImporter &n) { return uniqueDim(n, false); };
   t["aten.repeat_interleave.Tensor"] = repeatInterleave;
 }
 

@@ -31,13 +31,16 @@ bool isDataDependent(const v1::Graph &graph, const std::string &name) {
 }
 
 /// The most rows `selection` (an aten.nonzero, aten.boolean_mask,
-/// aten.unique or aten.repeat_interleave) can give: its tensor's or mask's
-/// element count, or the repeat's capacity; -1 for any other op.
+/// aten.unique(_dim) or aten.repeat_interleave) can give: its tensor's or
+/// mask's element count, unique_dim's size along its dim, or the repeat's
+/// capacity; -1 for any other op.
 int64_t selectionCapacity(Operation *selection) {
   if (auto repeat = dyn_cast_or_null<aten::RepeatInterleaveOp>(selection))
     return repeat.getCapacity();
   if (auto unique = dyn_cast_or_null<aten::UniqueOp>(selection))
     return unique.getSelf().getType().getNumElements();
+  if (auto unique = dyn_cast_or_null<aten::UniqueDimOp>(selection))
+    return unique.getSelf().getType().getDimSize(unique.getDim());
   if (auto nonzero = dyn_cast_or_null<aten::NonzeroOp>(selection))
     return nonzero.getSelf().getType().getNumElements();
   if (auto mask = dyn_cast_or_null<aten::BooleanMaskOp>(selection))
@@ -45,18 +48,27 @@ int64_t selectionCapacity(Operation *selection) {
   return -1;
 }
 
+/// The dim of its first result that `selection` computes: unique_dim's
+/// dim, the first for the others.
+int64_t selectionDim(Operation *selection) {
+  if (auto unique = dyn_cast_or_null<aten::UniqueDimOp>(selection))
+    return unique.getDim();
+  return 0;
+}
+
 } // namespace
 
 absl::Status bindDataDependentSizes(OpBuilder &b, Location loc, const v1::Graph &graph,
                                     const v1::TensorType &declared, Value result,
                                     SymbolScope &symbols) {
-  // Only a selection computes a data-dependent size: its row count.
+  // Only a selection computes a data-dependent size: its row count
+  // (unique_dim's: its size along its dim).
   int64_t most = selectionCapacity(result.getDefiningOp());
   for (int d = 0; d < declared.symbols_size(); ++d) {
     const std::string &name = declared.symbols(d);
     if (name.empty() || !isDataDependent(graph, name))
       continue;
-    bool computes = d == 0 && most >= 0;
+    bool computes = d == selectionDim(result.getDefiningOp()) && most >= 0;
     bool bound = symbols.values.count(name) != 0;
     // The same selection's result again (a clone or alias returns it).
     if (computes && bound &&

@@ -184,7 +184,8 @@ bool importsSymbolicSizes(const std::string &op) {
       "aten.logical_or.default", "aten.isnan.default", "aten.isinf.default",
       // Their results have data-dependent sizes (DataDependentHandlers.cpp).
       "aten.nonzero.default", "aten.masked_select.default", "aten.index.Tensor",
-      "aten._unique2.default", "aten.unique_consecutive.default", "aten.slice.Tensor",
+      "aten._unique2.default", "aten.unique_consecutive.default", "aten.unique_dim.default",
+      "aten.slice.Tensor",
       "aten.repeat_interleave.Tensor",
       // Rows picked by a data-dependent count of positions.
       "aten.index_select.default"};
@@ -268,7 +269,8 @@ bool acceptsSymbolicSizes(Operation *op) {
              aten::ProdOp, aten::AmaxOp, aten::AminOp, aten::AnyOp, aten::AllOp,
              aten::NativeLayerNormOp, aten::ViewOp, aten::PermuteOp,
              aten::ExpandOp, aten::PointwiseOp, aten::SliceOp, aten::NonzeroOp,
-             aten::BooleanMaskOp, aten::UniqueOp, aten::RepeatInterleaveOp,
+             aten::BooleanMaskOp, aten::UniqueOp, aten::UniqueDimOp,
+             aten::RepeatInterleaveOp,
              aten::IndexSelectOp>(op);
 }
 

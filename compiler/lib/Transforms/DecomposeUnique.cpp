@@ -1,17 +1,24 @@
-//===- DecomposeUnique.cpp - aten.unique as a sort and two masks ----------===//
+//===- DecomposeUnique.cpp - aten.unique(_dim) as sorts and two masks -----===//
 //
-// This file implements the decomposition of aten.unique over self's n
-// elements (flattened):
-//   sorted, order = a stable sort (NaN last)
-//   first[i]      = i == 0 or sorted[i] != sorted[i - 1] (NaN != NaN: each
-//                   NaN starts a value of its own, as in eager)
+// This file implements the decomposition of aten.unique and
+// aten.unique_dim over N rows: self's n elements (flattened) for the
+// first, self's slices along `dim` (moved to the front) for the second.
+// Each row has M elements (1 for aten.unique):
+//   order         = the rows' lexicographic order: a stable sort (NaN last)
+//                   by each of the M element positions, the last first,
+//                   each applied to the order so far; none when consecutive
+//   sorted        = the rows in that order
+//   first[i]      = i == 0 or row i differs from row i - 1 in some element
+//                   (NaN != NaN: a row holding a NaN starts a value of its
+//                   own, as in eager)
 //   values        = sorted where first (a boolean mask: the data-dependent
 //                   count)
 //   slot[i]       = (cumulative sum of first)[i] - 1, the value sorted[i] is
 //   inverse       = slot scattered back to self's order through `order`
 //   counts        = ones summed into their slots, cut to the count by a
 //                   mask of the slots below it
-// Every op has a static shape but the two boolean masks.
+// Every op has a static shape but the two boolean masks (and the permute
+// that moves aten.unique_dim's values back into place).
 //
 //===----------------------------------------------------------------------===//
 #include "AtenBuilder.h"
@@ -26,66 +33,166 @@ using kiln::decompose::typeOf;
 
 namespace {
 
+/// The three results of a unique over the rows of a (N, ...) tensor.
+struct UniqueRows {
+  Value values;  // (count, ...): the distinct rows
+  Value inverse; // (N): each row's position in values
+  Value counts;  // (count)
+};
+
+class UniqueRowsBuilder {
+public:
+  UniqueRowsBuilder(PatternRewriter &r, Location loc) : r(r), loc(loc), b(r, loc) {}
+
+  /// The unique of `rows` (static, at least one element per row), whose
+  /// values have type `valuesType` (rows' with a dynamic first dim) and
+  /// counts `countsType`.
+  UniqueRows build(Value rows, bool consecutive, Type valuesType, Type countsType) {
+    RankedTensorType rowsType = typeOf(rows);
+    n = rowsType.getDimSize(0);
+    m = rowsType.getNumElements() / n;
+    Value sorted = rows, order = b.positions({n});
+    if (!consecutive) {
+      if (m == 1) {
+        auto sort = r.create<aten::SortOp>(loc, TypeRange{rowsType, slotsType()}, rows,
+                                           r.getI64IntegerAttr(0), r.getBoolAttr(false));
+        sorted = sort.getValues();
+        order = sort.getIndices();
+      } else {
+        order = lexicographicOrder(keys(rows));
+        sorted = r.create<aten::IndexSelectOp>(loc, rowsType, rows, order,
+                                               r.getI64IntegerAttr(0));
+      }
+    }
+    Value first = runStarts(keys(sorted));
+    Value values = r.create<aten::BooleanMaskOp>(loc, valuesType, sorted, first);
+    auto [inverse, counts] = slotsAndCounts(first, order, countsType);
+    return {values, inverse, counts};
+  }
+
+private:
+  RankedTensorType slotsType() { return RankedTensorType::get({n}, r.getI64Type()); }
+
+  /// The order that sorts the rows of `keys` (n, m) lexicographically: a
+  /// least-significant-first radix of m stable sorts.
+  Value lexicographicOrder(Value keys) {
+    RankedTensorType keysType = typeOf(keys);
+    auto columnType = RankedTensorType::get({n}, keysType.getElementType());
+    Value order; // null until the first sort: the identity
+    for (int64_t k = m - 1; k >= 0; --k) {
+      Value column = r.create<aten::SliceOp>(
+          loc, RankedTensorType::get({n, 1}, keysType.getElementType()), keys,
+          r.getDenseI64ArrayAttr({0, k}), r.getDenseI64ArrayAttr({1, 1}));
+      column = b.view(column, {n});
+      if (order)
+        column = r.create<aten::IndexSelectOp>(loc, columnType, column, order,
+                                               r.getI64IntegerAttr(0));
+      auto sort = r.create<aten::SortOp>(loc, TypeRange{columnType, slotsType()}, column,
+                                         r.getI64IntegerAttr(0), r.getBoolAttr(false));
+      order = order ? r.create<aten::IndexSelectOp>(loc, slotsType(), order, sort.getIndices(),
+                                                    r.getI64IntegerAttr(0))
+                    : sort.getIndices();
+    }
+    return order;
+  }
+
+  /// The rows as one key each when m == 1 (n), else as (n, m).
+  Value keys(Value rows) { return m == 1 ? b.view(rows, {n}) : b.view(rows, {n, m}); }
+
+  /// first[i]: i == 0, or row i of `keys` (see keys()) differs from row
+  /// i - 1 in some element.
+  Value runStarts(Value keys) {
+    Type i1 = r.getI1Type();
+    Value first = b.constant(DenseElementsAttr::get(RankedTensorType::get({1}, i1),
+                                                    ArrayRef<bool>{true}));
+    if (n == 1)
+      return first;
+    RankedTensorType keysType = typeOf(keys);
+    SmallVector<int64_t> restShape(keysType.getShape());
+    restShape[0] = n - 1;
+    SmallVector<int64_t> unitStrides(keysType.getRank(), 1);
+    auto rowsFrom = [&](int64_t offset) -> Value {
+      SmallVector<int64_t> offsets(keysType.getRank(), 0);
+      offsets[0] = offset;
+      return r.create<aten::SliceOp>(loc, keysType.clone(restShape), keys,
+                                     r.getDenseI64ArrayAttr(offsets),
+                                     r.getDenseI64ArrayAttr(unitStrides));
+    };
+    auto flagsType = RankedTensorType::get({n - 1}, i1);
+    Value differs = b.pointwise(RankedTensorType::get(restShape, i1), "ne",
+                                {rowsFrom(1), rowsFrom(0)});
+    if (m != 1)
+      differs = r.create<aten::AnyOp>(loc, flagsType, differs, r.getDenseI64ArrayAttr({1}),
+                                      r.getBoolAttr(false));
+    return r.create<aten::CatOp>(loc, RankedTensorType::get({n}, i1),
+                                 ValueRange{first, differs}, r.getI64IntegerAttr(0));
+  }
+
+  /// Each sorted row's slot scattered back through `order` (the inverse),
+  /// and each slot's row count cut to the number of slots (the counts).
+  std::pair<Value, Value> slotsAndCounts(Value first, Value order, Type countsType) {
+    Type i64 = r.getI64Type();
+    Value starts = b.convert(first, i64);
+    Value runningCount = r.create<aten::CumsumOp>(loc, slotsType(), starts,
+                                                  r.getI64IntegerAttr(0), r.getBoolAttr(false));
+    Value slots = b.sub(i64, runningCount, b.constant(i64, 1.0));
+    Value zeros = b.constant(DenseElementsAttr::get(slotsType(), r.getI64IntegerAttr(0)));
+    Value inverse = r.create<aten::ScatterOp>(loc, slotsType(), zeros, order, slots,
+                                              r.getI64IntegerAttr(0), r.getStringAttr("none"));
+    Value ones = b.constant(DenseElementsAttr::get(slotsType(), r.getI64IntegerAttr(1)));
+    Value perSlot = r.create<aten::ScatterOp>(loc, slotsType(), zeros, slots, ones,
+                                              r.getI64IntegerAttr(0), r.getStringAttr("sum"));
+    Value count = b.sum(RankedTensorType::get({}, i64), starts, {0});
+    Value live = b.pointwise(RankedTensorType::get({n}, r.getI1Type()), "lt",
+                             {b.positions({n}), count});
+    Value counts = r.create<aten::BooleanMaskOp>(loc, countsType, perSlot, live);
+    return {inverse, counts};
+  }
+
+  PatternRewriter &r;
+  Location loc;
+  AtenBuilder b;
+  int64_t n = 0, m = 0;
+};
+
 struct DecomposeUniqueOp : OpRewritePattern<aten::UniqueOp> {
   using OpRewritePattern::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(aten::UniqueOp op,
-                                PatternRewriter &r) const override {
-    Location loc = op.getLoc();
-    AtenBuilder b(r, loc);
+  LogicalResult matchAndRewrite(aten::UniqueOp op, PatternRewriter &r) const override {
+    AtenBuilder b(r, op.getLoc());
     RankedTensorType selfType = typeOf(op.getSelf());
-    const int64_t n = selfType.getNumElements();
-    Type i64 = r.getI64Type(), i1 = r.getI1Type();
-    auto flatType = RankedTensorType::get({n}, selfType.getElementType());
-    auto slotsType = RankedTensorType::get({n}, i64);
-    auto flagsType = RankedTensorType::get({n}, i1);
+    UniqueRows unique = UniqueRowsBuilder(r, op.getLoc())
+                            .build(b.view(op.getSelf(), {selfType.getNumElements()}),
+                                   op.getConsecutive(), op.getValues().getType(),
+                                   op.getCounts().getType());
+    r.replaceOp(op, {unique.values, b.view(unique.inverse, selfType.getShape()),
+                     unique.counts});
+    return success();
+  }
+};
 
-    Value flat = b.view(op.getSelf(), {n});
-    // Equal elements made neighbours (a stable sort), unless only runs of
-    // equal neighbours collapse.
-    Value sorted = flat, order = b.positions({n});
-    if (!op.getConsecutive()) {
-      auto sort = r.create<aten::SortOp>(loc, TypeRange{flatType, slotsType}, flat,
-                                         r.getI64IntegerAttr(0), r.getBoolAttr(false));
-      sorted = sort.getValues();
-      order = sort.getIndices();
-    }
+struct DecomposeUniqueDimOp : OpRewritePattern<aten::UniqueDimOp> {
+  using OpRewritePattern::OpRewritePattern;
 
-    Value first = b.constant(DenseElementsAttr::get(
-        RankedTensorType::get({1}, i1), ArrayRef<bool>{true}));
-    if (n > 1) {
-      auto restType = RankedTensorType::get({n - 1}, selfType.getElementType());
-      auto slice = [&](int64_t offset) -> Value {
-        return r.create<aten::SliceOp>(loc, restType, sorted,
-                                       r.getDenseI64ArrayAttr({offset}),
-                                       r.getDenseI64ArrayAttr({1}));
-      };
-      Value differs = b.pointwise(RankedTensorType::get({n - 1}, i1), "ne",
-                                  {slice(1), slice(0)});
-      first = r.create<aten::CatOp>(loc, flagsType, ValueRange{first, differs},
-                                    r.getI64IntegerAttr(0));
-    }
-    Value values = r.create<aten::BooleanMaskOp>(loc, op.getValues().getType(),
-                                                 sorted, first);
-
-    Value starts = b.convert(first, i64);
-    Value runningCount = r.create<aten::CumsumOp>(loc, slotsType, starts,
-                                                  r.getI64IntegerAttr(0),
-                                                  r.getBoolAttr(false));
-    Value slots = b.sub(i64, runningCount, b.constant(i64, 1.0));
-    Value zeros = b.constant(DenseElementsAttr::get(slotsType, r.getI64IntegerAttr(0)));
-    Value inverse = r.create<aten::ScatterOp>(loc, slotsType, zeros, order, slots,
-                                              r.getI64IntegerAttr(0),
-                                              r.getStringAttr("none"));
-    Value ones = b.constant(DenseElementsAttr::get(slotsType, r.getI64IntegerAttr(1)));
-    Value perSlot = r.create<aten::ScatterOp>(loc, slotsType, zeros, slots, ones,
-                                              r.getI64IntegerAttr(0),
-                                              r.getStringAttr("sum"));
-    Value count = b.sum(RankedTensorType::get({}, i64), starts, {0});
-    Value live = b.pointwise(flagsType, "lt", {b.positions({n}), count});
-    Value counts = r.create<aten::BooleanMaskOp>(loc, op.getCounts().getType(),
-                                                 perSlot, live);
-    r.replaceOp(op, {values, b.view(inverse, selfType.getShape()), counts});
+  LogicalResult matchAndRewrite(aten::UniqueDimOp op, PatternRewriter &r) const override {
+    AtenBuilder b(r, op.getLoc());
+    const int64_t rank = typeOf(op.getSelf()).getRank(), dim = op.getDim();
+    // The slices along dim become rows: dim first, the others in order.
+    SmallVector<int64_t> toFront = {dim}, fromFront;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != dim)
+        toFront.push_back(d);
+    for (int64_t d = 0; d < rank; ++d)
+      fromFront.push_back(d == dim ? 0 : d < dim ? d + 1 : d);
+    Value rows = b.permute(op.getSelf(), toFront);
+    SmallVector<int64_t> valuesShape(typeOf(rows).getShape());
+    valuesShape[0] = ShapedType::kDynamic;
+    UniqueRows unique =
+        UniqueRowsBuilder(r, op.getLoc())
+            .build(rows, op.getConsecutive(),
+                   RankedTensorType::get(valuesShape, typeOf(rows).getElementType()),
+                   op.getCounts().getType());
+    r.replaceOp(op, {b.permute(unique.values, fromFront), unique.inverse, unique.counts});
     return success();
   }
 };
@@ -93,5 +200,5 @@ struct DecomposeUniqueOp : OpRewritePattern<aten::UniqueOp> {
 } // namespace
 
 void kiln::populateUniqueDecompositions(RewritePatternSet &patterns) {
-  patterns.add<DecomposeUniqueOp>(patterns.getContext());
+  patterns.add<DecomposeUniqueOp, DecomposeUniqueDimOp>(patterns.getContext());
 }

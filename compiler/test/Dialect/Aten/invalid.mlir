@@ -1214,6 +1214,30 @@ func.func @unique_of_nothing(%x: tensor<0xf32>) -> tensor<?xf32> {
 
 // -----
 
+func.func @unique_dim_out_of_range(%x: tensor<2x2xf32>) -> tensor<2x?xf32> {
+  // expected-error @+1 {{dim 2 is out of range for rank 2}}
+  %v, %i, %c = aten.unique_dim %x {dim = 2 : i64} : (tensor<2x2xf32>) -> (tensor<2x?xf32>, tensor<2xi64>, tensor<?xi64>)
+  return %v : tensor<2x?xf32>
+}
+
+// -----
+
+func.func @unique_dim_values_dim(%x: tensor<2x3xf32>) -> tensor<?x3xf32> {
+  // expected-error @+1 {{values must be 'tensor<2x?xf32>'}}
+  %v, %i, %c = aten.unique_dim %x {dim = 1 : i64} : (tensor<2x3xf32>) -> (tensor<?x3xf32>, tensor<3xi64>, tensor<?xi64>)
+  return %v : tensor<?x3xf32>
+}
+
+// -----
+
+func.func @unique_dim_inverse_per_element(%x: tensor<2x3xf32>) -> tensor<2x3xi64> {
+  // expected-error @+1 {{inverse must be 'tensor<3xi64>'}}
+  %v, %i, %c = aten.unique_dim %x {dim = 1 : i64} : (tensor<2x3xf32>) -> (tensor<2x?xf32>, tensor<2x3xi64>, tensor<?xi64>)
+  return %i : tensor<2x3xi64>
+}
+
+// -----
+
 func.func @repeat_interleave_float(%r: tensor<3xf32>) -> tensor<?xf32> {
   // expected-error @+1 {{repeats must be a 1-D integer tensor}}
   %0 = aten.repeat_interleave %r {capacity = 4 : i64} : (tensor<3xf32>) -> tensor<?xf32>

@@ -924,6 +924,28 @@ LogicalResult UniqueOp::verify() {
   return success();
 }
 
+LogicalResult UniqueDimOp::verify() {
+  RankedTensorType self = getSelf().getType();
+  const int64_t dim = getDim();
+  if (dim < 0 || dim >= self.getRank())
+    return emitOpError() << "dim " << dim << " is out of range for rank " << self.getRank();
+  if (self.getNumElements() == 0)
+    return emitOpError() << "self must have elements (an empty unique is empty tensors)";
+  Type i64 = IntegerType::get(getContext(), 64);
+  SmallVector<int64_t> shape(self.getShape());
+  shape[dim] = ShapedType::kDynamic;
+  auto values = RankedTensorType::get(shape, self.getElementType());
+  if (getValues().getType() != values)
+    return emitOpError() << "values must be " << values;
+  auto inverse = RankedTensorType::get({self.getDimSize(dim)}, i64);
+  if (getInverse().getType() != inverse)
+    return emitOpError() << "inverse must be " << inverse;
+  auto counts = RankedTensorType::get({ShapedType::kDynamic}, i64);
+  if (getCounts().getType() != counts)
+    return emitOpError() << "counts must be " << counts;
+  return success();
+}
+
 LogicalResult RepeatInterleaveOp::verify() {
   RankedTensorType repeats = getRepeats().getType(), type = getType();
   if (repeats.getRank() != 1 || !isa<IntegerType>(repeats.getElementType()) ||

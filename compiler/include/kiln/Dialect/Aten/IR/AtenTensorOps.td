@@ -1446,6 +1446,37 @@ def Aten_UniqueOp : Aten_Op<"unique", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_UniqueDimOp : Aten_Op<"unique_dim", [Pure]> {
+  let summary = "Self's distinct slices along one dim, where each slice went, and how often each occurs.";
+  let description = [{
+    `unique_dim` (torch.unique with a dim): the slices self[..., i, ...]
+    along `dim` are compared whole. `values` holds the distinct slices in
+    lexicographic order of their row-major elements (NaN after every
+    number; a slice holding a NaN equals no other, as in eager), `inverse`
+    (one entry per slice of self) the position in `values` of each slice,
+    and `counts` how many slices of self equal each value. With
+    `consecutive` (torch.unique_consecutive with a dim) the slices keep
+    their order and only runs of equal neighbours collapse. The number of
+    values depends on the data: `values` has one dynamic dim, `dim`, and
+    `counts` is 1-d and dynamic.
+    kiln-decompose-aten moves `dim` to the front, orders the slices by one
+    stable sort per element position, last position first (none when
+    consecutive), then compares neighbours, takes a cumulative sum, two
+    scatters and two boolean masks as aten.unique does.
+
+    Example:
+    ```mlir
+    %v, %i, %c = aten.unique_dim %x {dim = 1 : i64}
+        : (tensor<2x3xf32>) -> (tensor<2x?xf32>, tensor<3xi64>, tensor<?xi64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$dim, UnitAttr:$consecutive);
+  let results = (outs AnyRankedTensor:$values, AnyStaticShapeTensor:$inverse,
+                      AnyRankedTensor:$counts);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_RepeatInterleaveOp : Aten_Op<"repeat_interleave", [Pure]> {
   let summary = "Each position of repeats, written repeats[j] times in a row.";
   let description = [{
