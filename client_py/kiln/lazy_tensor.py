@@ -739,6 +739,7 @@ _SPECIAL: dict[Any, Callable[..., Any]] = {
     aten.unique_consecutive.default: _on_host_op,
     aten.unique_dim.default: _on_host_op,
     aten.repeat_interleave.Tensor: _on_host_op,
+    aten.bincount.default: _on_host_op,
 }
 
 #: ``empty`` has no defined values; on the device it is zeros.

@@ -65,6 +65,21 @@ class RepeatedRows(torch.nn.Module):
         return y + 1
 
 
+class Histogram(torch.nn.Module):
+    """Weighted counts of the values 0, 1, ...; the program bounds the
+    length by 10, and minlength makes it at least 3."""
+
+    def forward(self, x, w):
+        y = torch.bincount(x, w, minlength=3)
+        torch._check(y.shape[0] <= 10)
+        return y
+
+
+class UnboundedBincount(torch.nn.Module):
+    def forward(self, x):
+        return torch.bincount(x)
+
+
 class UnboundedRepeat(torch.nn.Module):
     def forward(self, x, r):
         return torch.repeat_interleave(x, r, dim=0)
@@ -72,6 +87,18 @@ class UnboundedRepeat(torch.nn.Module):
 
 def _compile(client, model, *example):
     return client.compile(torch.export.export(model, example))
+
+
+def _export_or_skip(model, *example):
+    """torch.export of ``model``; torch releases whose fake kernel of an op
+    has no data-dependent size (2.5: unique_consecutive, bincount) skip."""
+    try:
+        return torch.export.export(model, example)
+    except torch._dynamo.exc.Unsupported as e:
+        if "dynamic shape operator" not in str(e):
+            raise
+        pytest.skip(f"torch {torch.__version__}'s export has no data-dependent "
+                    f"size for it: {e}")
 
 
 @pytest.mark.parametrize("local", [False, True], ids=["grpc", "local"])
@@ -122,13 +149,7 @@ def test_unique_counts_the_values_each_call_gives(kilnd):
 def test_unique_along_a_dim_sizes_that_dim_each_call(kilnd, model, most):
     # One compile; the data-dependent size is the values' dim 1 (distinct
     # columns, up to 7) or dim 0 (runs of rows, up to 5), each call its own.
-    try:
-        program = torch.export.export(model(), (torch.randint(0, 2, (5, 7)),))
-    except torch._dynamo.exc.Unsupported as e:  # torch 2.5: no meta kernel
-        if "dynamic shape operator" not in str(e):
-            raise
-        pytest.skip(f"torch {torch.__version__}'s export has no data-dependent "
-                    f"size for it: {e}")
+    program = _export_or_skip(model(), torch.randint(0, 2, (5, 7)))
     with kiln.Client(kilnd.address, timeout=300) as client:
         compiled = client.compile(program)
         assert [s.max for s in compiled.manifest.symbols] == [most]
@@ -255,4 +276,35 @@ def test_repeat_interleave_without_a_bound_says_how_to_give_one(kilnd):
     message = str(info.value)
     assert "aten.repeat_interleave.Tensor" in message
     assert "no upper bound" in message and "output_size" in message
+    assert "torch._check(y.shape[0] <= N)" in message
+
+
+@pytest.mark.parametrize("local", [False, True], ids=["grpc", "local"])
+def test_bincount_length_is_each_calls_largest_value(kilnd, local):
+    """One compile; each call's length is max(minlength, max(x) + 1), its
+    counts eager's exactly; a value past the bound is INVALID_ARGUMENT
+    naming the size and its range, never a write past the buffer."""
+    model = Histogram()
+    with kiln.Client(kilnd.address, timeout=300, local=local) as client:
+        compiled = client.compile(_export_or_skip(model, torch.randint(0, 5, (16,)),
+                                                  torch.rand(16)))
+        (symbol,) = compiled.manifest.symbols
+        assert symbol.data_dependent and symbol.max == 10
+        for high in (1, 3, 7, 10):
+            x, w = torch.randint(0, high, (16,)), torch.rand(16)
+            got = compiled(x, w)
+            assert got.shape == (max(3, int(x.max()) + 1),)
+            torch.testing.assert_close(got, model(x, w), rtol=0, atol=0)
+        for values in ([10] + [0] * 15, [2**62] + [1] * 15):
+            with pytest.raises(kiln.InvalidArgumentError,
+                               match=r"data-dependent size 'u0' more than 10, outside \[3, 10\]"):
+                compiled(torch.tensor(values), torch.rand(16))
+
+
+def test_bincount_without_a_bound_says_how_to_give_one(kilnd):
+    with kiln.Client(kilnd.address, timeout=300) as client:
+        with pytest.raises(kiln.UnimplementedError) as info:
+            client.compile(_export_or_skip(UnboundedBincount(), torch.randint(0, 5, (16,))))
+    message = str(info.value)
+    assert "aten.bincount.default" in message and "no upper bound" in message
     assert "torch._check(y.shape[0] <= N)" in message

@@ -485,6 +485,33 @@ register("repeat_interleave_0d_repeats_f32", lambda x, r: _repeated_rows(x, r),
 register("repeat_interleave_output_size_f32",
          lambda x, r: torch.repeat_interleave(x, r * 0 + 2, dim=0, output_size=8),
          randn(4, 3), randint(0, 4, 4))
+# bincount: the length, max(minlength, max(x) + 1), is data-dependent and
+# unbounded but by the program's torch._check (without one it is
+# UNIMPLEMENTED: tests/e2e/test_e2e_data_dependent_sizes.py).
+
+
+def _bincount(x, weights=None, minlength=0, most=24):
+    y = torch.bincount(x, weights, minlength=minlength)
+    torch._check(y.shape[0] <= most)
+    return y
+
+
+register("bincount_i64", _bincount, randint(0, 9, 40))
+register("bincount_i32_minlength_longer", lambda x: _bincount(x, minlength=20),
+         randint(0, 6, 30, dtype=torch.int32))
+register("bincount_u8_minlength_shorter", lambda x: _bincount(x, minlength=2),
+         randint(0, 17, 25, dtype=torch.uint8))
+register("bincount_i16_one_value", lambda x: _bincount(x * 0 + 3), randint(0, 5, 7, dtype=torch.int16))
+register("bincount_f32_weights", lambda x, w: _bincount(x, w), randint(0, 7, 50), randn(50))
+register("bincount_f64_weights_minlength", lambda x, w: _bincount(x, w, minlength=12),
+         randint(0, 5, 20, dtype=torch.int8), randn(20, dtype=torch.float64))
+register("bincount_f16_weights_widened", lambda x, w: _bincount(x, w), randint(0, 4, 16),
+         randn(16, dtype=torch.float16))
+register("bincount_i64_weights_widened", lambda x, w: _bincount(x, w), randint(0, 4, 16),
+         randint(-9, 9, 16))
+register("bincount_empty_minlength", lambda x: _bincount(x[:0], minlength=5), randint(0, 4, 6))
+register("bincount_then_ops_f32", lambda x, w: (_bincount(x, w) * 2 + 1).sum(),
+         randint(0, 9, 30), randn(30))
 register("unique_f32_0d", lambda x: torch.unique(x, return_inverse=True), randn())
 register("unique_values_sum_f32", lambda x: torch.unique(x.round()).sum(), randn(6, 6))
 register("masked_select_broadcast_f32", lambda x, m: torch.masked_select(x, m),

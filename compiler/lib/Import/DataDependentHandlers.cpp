@@ -5,8 +5,8 @@
 // boolean index), each one aten.nonzero or aten.boolean_mask, and
 // torch.unique (_unique2, unique_dim) and torch.unique_consecutive, one
 // aten.unique (flattened) or aten.unique_dim (along a dim) each, and
-// repeat_interleave with a tensor of repeats, one aten.repeat_interleave.
-// Their row count is a data-dependent size of the graph (torch.export's
+// repeat_interleave with a tensor of repeats, one aten.repeat_interleave,
+// and bincount, one aten.bincount. Their row count is a data-dependent size of the graph (torch.export's
 // u0), which GraphImporter binds to the result's first dim (unique_dim's:
 // its dim).
 //
@@ -263,6 +263,60 @@ absl::StatusOr<Values> repeatInterleave(NodeImporter &n) {
                     .getResult()};
 }
 
+/// bincount(self, weights=None, minlength=0): one aten.bincount. Its
+/// length, max(minlength, max(self) + 1), has no bound in the graph but
+/// the program's: a torch._check(y.shape[0] <= N) after it declares the
+/// max the buffers take. Weights other than f32 are widened to f64, as
+/// eager's kernel does.
+absl::StatusOr<Values> bincount(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  RETURN_IF_ERROR(checkStatic(n, self, "self"));
+  RankedTensorType selfType = typeOf(self);
+  Type element = selfType.getElementType();
+  if (selfType.getRank() != 1 || !isa<IntegerType>(element) || element.isInteger(1))
+    return n.error("bincount takes a 1-d integer tensor (not bool)");
+  ASSIGN_OR_RETURN(int64_t minlength, n.intAttr("minlength", 0));
+  if (minlength < 0)
+    return n.error(absl::StrCat("minlength must not be negative; it is ", minlength));
+  ASSIGN_OR_RETURN(std::optional<Value> weights, n.optionalTensor("weights"));
+  Type want = n.b().getI64Type();
+  if (weights) {
+    RETURN_IF_ERROR(checkStatic(n, *weights, "weights"));
+    if (typeOf(*weights).getShape() != selfType.getShape())
+      return n.error("weights must have self's shape");
+    Type weightType = typeOf(*weights).getElementType();
+    want = weightType.isF32() ? weightType : n.b().getF64Type();
+    weights = convertElements(n, *weights, want);
+  }
+  if (type.getRank() != 1 || type.getElementType() != want)
+    return n.error("the result must be a 1-d tensor: int64, or f32 for f32 weights, else f64");
+  // Of no elements: minlength zeros, a length torch.export knows.
+  if (selfType.getNumElements() == 0 && type.hasStaticShape()) {
+    if (type.getDimSize(0) != minlength)
+      return n.error("the bincount of an empty tensor has minlength elements");
+    return Values{n.constant(want, 0.0, {minlength})};
+  }
+  if (!type.isDynamicDim(0))
+    return n.error("its length must be a data-dependent size (u0)");
+  std::optional<int64_t> most = n.declaredRowMax();
+  if (!most)
+    return n.error("its length must be a data-dependent size (u0)");
+  if (*most >= kMaxSymbolValue)
+    return n.unimplemented(
+        "its length (max(self) + 1) has no upper bound, and Kiln sizes the output's "
+        "buffer before the run: bound the length with torch._check(y.shape[0] <= N) "
+        "after it");
+  if (*most < minlength)
+    return n.error(absl::StrCat("its declared max length ", *most,
+                                " is below minlength ", minlength));
+  return Values{n.b()
+                    .create<aten::BincountOp>(n.loc(), type, self, weights.value_or(Value()),
+                                              n.b().getI64IntegerAttr(minlength),
+                                              n.b().getI64IntegerAttr(*most))
+                    .getResult()};
+}
+
 } // namespace
 
 absl::StatusOr<SmallVector<Value>> indexByMask(NodeImporter &n, RankedTensorType type,
@@ -277,6 +331,7 @@ void addDataDependentHandlers(OpHandlerTable &t) {
   t["aten.unique_consecutive.default"] = [](NodeImporter &n) { return unique(n, true); };
   t["aten.unique_dim.default"] = [](NodeImporter &n) { return uniqueDim(n, false); };
   t["aten.repeat_interleave.Tensor"] = repeatInterleave;
+  t["aten.bincount.default"] = bincount;
 }
 
 } // namespace kiln

@@ -31,12 +31,14 @@ bool isDataDependent(const v1::Graph &graph, const std::string &name) {
 }
 
 /// The most rows `selection` (an aten.nonzero, aten.boolean_mask,
-/// aten.unique(_dim) or aten.repeat_interleave) can give: its tensor's or
-/// mask's element count, unique_dim's size along its dim, or the repeat's
-/// capacity; -1 for any other op.
+/// aten.unique(_dim), aten.repeat_interleave or aten.bincount) can give:
+/// its tensor's or mask's element count, unique_dim's size along its dim,
+/// or the repeat's or bincount's capacity; -1 for any other op.
 int64_t selectionCapacity(Operation *selection) {
   if (auto repeat = dyn_cast_or_null<aten::RepeatInterleaveOp>(selection))
     return repeat.getCapacity();
+  if (auto bincount = dyn_cast_or_null<aten::BincountOp>(selection))
+    return bincount.getCapacity();
   if (auto unique = dyn_cast_or_null<aten::UniqueOp>(selection))
     return unique.getSelf().getType().getNumElements();
   if (auto unique = dyn_cast_or_null<aten::UniqueDimOp>(selection))

@@ -305,8 +305,10 @@ importOverEmptyTensors(NodeImporter &n, const OpHandlerTable &handlers) {
   if (pieces)
     return pieces;
   // A histogram of no elements: no counts, and its edges over the range
-  // (or [0, 1]); its own handler and decomposition compute them.
-  if ((n.opName() == "aten.histogram.bin_ct" || n.opName() == "aten.histogram.bins_tensor") &&
+  // (or [0, 1]); a bincount of none: minlength zeros. Their own handlers
+  // compute them.
+  if ((n.opName() == "aten.histogram.bin_ct" || n.opName() == "aten.histogram.bins_tensor" ||
+       n.opName() == "aten.bincount.default") &&
       empty->first == "self") {
     ASSIGN_OR_RETURN(Values results, handlers.at(n.opName())(n));
     return std::optional<Values>(std::move(results));

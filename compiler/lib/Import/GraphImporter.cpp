@@ -186,7 +186,7 @@ bool importsSymbolicSizes(const std::string &op) {
       "aten.nonzero.default", "aten.masked_select.default", "aten.index.Tensor",
       "aten._unique2.default", "aten.unique_consecutive.default", "aten.unique_dim.default",
       "aten.slice.Tensor",
-      "aten.repeat_interleave.Tensor",
+      "aten.repeat_interleave.Tensor", "aten.bincount.default",
       // Rows picked by a data-dependent count of positions.
       "aten.index_select.default"};
   static const std::set<std::string> comparisons = [] {
@@ -270,7 +270,7 @@ bool acceptsSymbolicSizes(Operation *op) {
              aten::NativeLayerNormOp, aten::ViewOp, aten::PermuteOp,
              aten::ExpandOp, aten::PointwiseOp, aten::SliceOp, aten::NonzeroOp,
              aten::BooleanMaskOp, aten::UniqueOp, aten::UniqueDimOp,
-             aten::RepeatInterleaveOp,
+             aten::RepeatInterleaveOp, aten::BincountOp,
              aten::IndexSelectOp>(op);
 }
 

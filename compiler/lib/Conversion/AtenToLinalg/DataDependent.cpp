@@ -1,9 +1,11 @@
 //===- DataDependent.cpp - ops whose result size depends on the values ----===//
 //
-// This file implements the lowering of aten.nonzero, aten.boolean_mask and
-// aten.repeat_interleave, whose row count the run computes: a first scf.for
-// counts the selected positions (sums the repeats), a tensor.empty of that
-// many rows takes the result, and a second scf.for writes the rows in order.
+// This file implements the lowering of aten.nonzero, aten.boolean_mask,
+// aten.repeat_interleave and aten.bincount, whose row count the run
+// computes: a first scf.for counts the selected positions (sums the
+// repeats, finds the largest value), a tensor.empty of that many rows takes
+// the result, and a second scf.for writes the rows (adds the counts) in
+// order.
 //
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
@@ -236,9 +238,81 @@ struct RepeatInterleaveLowering : OpConversionPattern<RepeatInterleaveOp> {
   }
 };
 
+struct BincountLowering : OpConversionPattern<BincountOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BincountOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type element = op.getType().getElementType();
+    Value self = adaptor.getSelf(), weights = adaptor.getWeights();
+    int64_t count = cast<RankedTensorType>(self.getType()).getDimSize(0);
+    OpBuilder &b = rewriter;
+    Type i64 = b.getI64Type();
+    Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+    Value one = b.create<arith::ConstantIndexOp>(loc, 1);
+    Value end = b.create<arith::ConstantIndexOp>(loc, count);
+    auto constant = [&](OpBuilder &nb, Location l, int64_t v) -> Value {
+      return nb.create<arith::ConstantOp>(l, nb.getI64IntegerAttr(v));
+    };
+    auto valueAt = [&](OpBuilder &nb, Location l, Value i) -> Value {
+      Value v = nb.create<tensor::ExtractOp>(l, self, i);
+      return v.getType() == i64 ? v : nb.create<arith::ExtSIOp>(l, i64, v).getResult();
+    };
+    // The length, max(minlength, max(self) + 1), cut at capacity + 1 (each
+    // element cut first, so nothing overflows).
+    Value length =
+        b.create<scf::ForOp>(loc, zero, end, one,
+                             ValueRange{constant(b, loc, op.getMinlength())},
+                             [&](OpBuilder &nb, Location l, Value i, ValueRange longest) {
+                               Value cut = nb.create<arith::MinSIOp>(
+                                   l, valueAt(nb, l, i), constant(nb, l, op.getCapacity()));
+                               Value past = nb.create<arith::AddIOp>(l, cut, constant(nb, l, 1));
+                               nb.create<scf::YieldOp>(
+                                   l, ValueRange{nb.create<arith::MaxSIOp>(l, longest[0], past)});
+                             })
+            .getResult(0);
+    Value init = b.create<tensor::EmptyOp>(
+        loc, op.getType().getShape(), element,
+        ValueRange{b.create<arith::IndexCastOp>(loc, b.getIndexType(), length)});
+    Value filled = b.create<linalg::FillOp>(
+                        loc, ValueRange{b.create<arith::ConstantOp>(loc, b.getZeroAttr(element))},
+                        ValueRange{init})
+                       .getResult(0);
+    // In self's order: each element in [0, length) adds its weight (or 1)
+    // to its bin; a negative one counts nowhere.
+    auto loop = b.create<scf::ForOp>(
+        loc, zero, end, one, ValueRange{filled},
+        [&](OpBuilder &nb, Location l, Value i, ValueRange bins) {
+          Value v = valueAt(nb, l, i);
+          Value inRange = nb.create<arith::AndIOp>(
+              l, nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::sge, v, constant(nb, l, 0)),
+              nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::slt, v, length));
+          auto added = nb.create<scf::IfOp>(
+              l, inRange,
+              [&](OpBuilder &tb, Location tl) {
+                Value bin = tb.create<arith::IndexCastOp>(tl, tb.getIndexType(), v);
+                Value old = tb.create<tensor::ExtractOp>(tl, bins[0], bin);
+                Value sum =
+                    weights ? tb.create<arith::AddFOp>(
+                                    tl, old, tb.create<tensor::ExtractOp>(tl, weights, i))
+                                  .getResult()
+                            : tb.create<arith::AddIOp>(tl, old, constant(tb, tl, 1)).getResult();
+                tb.create<scf::YieldOp>(
+                    tl, ValueRange{tb.create<tensor::InsertOp>(tl, sum, bins[0], bin)});
+              },
+              [&](OpBuilder &eb, Location el) { eb.create<scf::YieldOp>(el, bins[0]); });
+          nb.create<scf::YieldOp>(l, added.getResults());
+        });
+    rewriter.replaceOp(op, loop.getResult(0));
+    return success();
+  }
+};
+
 } // namespace
 
 void kiln::aten::populateDataDependentPatterns(RewritePatternSet &patterns) {
-  patterns.add<NonzeroLowering, BooleanMaskLowering, RepeatInterleaveLowering>(
+  patterns.add<NonzeroLowering, BooleanMaskLowering, RepeatInterleaveLowering,
+               BincountLowering>(
       patterns.getContext());
 }

@@ -109,3 +109,49 @@ func.func @repeat_interleave_static(%r: tensor<2xi64>) -> tensor<5xi64> {
   %0 = aten.repeat_interleave %r {capacity = 5 : i64} : (tensor<2xi64>) -> tensor<5xi64>
   return %0 : tensor<5xi64>
 }
+
+// -----
+
+// bincount: the length is max(minlength, max(x) + 1), each element cut at
+// the capacity first (so the length stops at capacity + 1 = 9, which the
+// agent refuses, and nothing overflows); a zero-filled tensor of that
+// length; then, in x's order, each element in [0, length) adds its weight
+// to its bin (a negative one counts nowhere).
+// CHECK-LABEL: func @bincount
+// CHECK: %[[MIN:.+]] = arith.constant 2 : i64
+// CHECK: %[[LEN:.+]] = scf.for %[[I:[^ ]+]] = %c0 to %c5 step %c1 iter_args(%[[LONGEST:.+]] = %[[MIN]]) -> (i64)
+// CHECK:   %[[X:.+]] = arith.extsi %{{.+}} : i32 to i64
+// CHECK:   %[[CUT:.+]] = arith.minsi %[[X]], %c8_i64
+// CHECK:   %[[PAST:.+]] = arith.addi %[[CUT]], %c1_i64
+// CHECK:   arith.maxsi %[[LONGEST]], %[[PAST]]
+// CHECK: %[[N:.+]] = arith.index_cast %[[LEN]] : i64 to index
+// CHECK: %[[INIT:.+]] = tensor.empty(%[[N]]) : tensor<?xf32>
+// CHECK: %[[ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%[[INIT]] : tensor<?xf32>)
+// CHECK: scf.for %[[J:[^ ]+]] = %c0 to %c5 step %c1 iter_args(%[[BINS:.+]] = %[[ZERO]]) -> (tensor<?xf32>)
+// CHECK:   %[[V:.+]] = arith.extsi
+// CHECK:   %[[GE:.+]] = arith.cmpi sge, %[[V]], %c0_i64
+// CHECK:   %[[LT:.+]] = arith.cmpi slt, %[[V]], %[[LEN]]
+// CHECK:   %[[IN:.+]] = arith.andi %[[GE]], %[[LT]]
+// CHECK:   scf.if %[[IN]] -> (tensor<?xf32>)
+// CHECK:     %[[OLD:.+]] = tensor.extract %[[BINS]]
+// CHECK:     %[[W:.+]] = tensor.extract %arg1[%[[J]]] : tensor<5xf32>
+// CHECK:     %[[SUM:.+]] = arith.addf %[[OLD]], %[[W]] : f32
+// CHECK:     tensor.insert %[[SUM]] into %[[BINS]]
+// CHECK:   } else {
+// CHECK:     scf.yield %[[BINS]]
+func.func @bincount(%x: tensor<5xi32>, %w: tensor<5xf32>) -> tensor<?xf32> {
+  %0 = aten.bincount %x, %w {capacity = 8 : i64, minlength = 2 : i64} : (tensor<5xi32>, tensor<5xf32>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+// Without weights: i64 counts, each element adding 1.
+// CHECK-LABEL: func @bincount_counts
+// CHECK: linalg.fill ins(%{{.+}} : i64) outs(%{{.+}} : tensor<?xi64>)
+// CHECK: arith.addi %{{.+}}, %c1_i64{{.*}} : i64
+// CHECK: tensor.insert
+func.func @bincount_counts(%x: tensor<4xi64>) -> tensor<?xi64> {
+  %0 = aten.bincount %x {capacity = 6 : i64, minlength = 0 : i64} : (tensor<4xi64>) -> tensor<?xi64>
+  return %0 : tensor<?xi64>
+}

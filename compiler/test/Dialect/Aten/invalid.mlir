@@ -1238,6 +1238,38 @@ func.func @unique_dim_inverse_per_element(%x: tensor<2x3xf32>) -> tensor<2x3xi64
 
 // -----
 
+func.func @bincount_of_floats(%x: tensor<4xf32>) -> tensor<?xi64> {
+  // expected-error @+1 {{self must be a 1-D integer tensor}}
+  %0 = aten.bincount %x {capacity = 4 : i64, minlength = 0 : i64} : (tensor<4xf32>) -> tensor<?xi64>
+  return %0 : tensor<?xi64>
+}
+
+// -----
+
+func.func @bincount_f16_weights(%x: tensor<4xi64>, %w: tensor<4xf16>) -> tensor<?xf64> {
+  // expected-error @+1 {{weights must be f32 or f64}}
+  %0 = aten.bincount %x, %w {capacity = 4 : i64, minlength = 0 : i64} : (tensor<4xi64>, tensor<4xf16>) -> tensor<?xf64>
+  return %0 : tensor<?xf64>
+}
+
+// -----
+
+func.func @bincount_counts_as_floats(%x: tensor<4xi64>) -> tensor<?xf32> {
+  // expected-error @+1 {{result must be 'tensor<?xi64>'}}
+  %0 = aten.bincount %x {capacity = 4 : i64, minlength = 0 : i64} : (tensor<4xi64>) -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @bincount_capacity_below_minlength(%x: tensor<4xi64>) -> tensor<?xi64> {
+  // expected-error @+1 {{capacity must be at least minlength}}
+  %0 = aten.bincount %x {capacity = 2 : i64, minlength = 3 : i64} : (tensor<4xi64>) -> tensor<?xi64>
+  return %0 : tensor<?xi64>
+}
+
+// -----
+
 func.func @repeat_interleave_float(%r: tensor<3xf32>) -> tensor<?xf32> {
   // expected-error @+1 {{repeats must be a 1-D integer tensor}}
   %0 = aten.repeat_interleave %r {capacity = 4 : i64} : (tensor<3xf32>) -> tensor<?xf32>

@@ -961,6 +961,30 @@ LogicalResult RepeatInterleaveOp::verify() {
   return success();
 }
 
+LogicalResult BincountOp::verify() {
+  RankedTensorType self = getSelf().getType(), type = getType();
+  if (self.getRank() != 1 || !isa<IntegerType>(self.getElementType()) ||
+      self.getElementType().isInteger(1))
+    return emitOpError() << "self must be a 1-D integer tensor";
+  Type want = IntegerType::get(getContext(), 64);
+  if (Value weights = getWeights()) {
+    auto weightsType = cast<RankedTensorType>(weights.getType());
+    if (weightsType.getShape() != self.getShape())
+      return emitOpError() << "weights must have self's shape";
+    want = weightsType.getElementType().isF32() ? Type(Float32Type::get(getContext()))
+                                                : Type(Float64Type::get(getContext()));
+    if (weightsType.getElementType() != want)
+      return emitOpError() << "weights must be f32 or f64 (the importer widens others)";
+  }
+  if (type != RankedTensorType::get({ShapedType::kDynamic}, want))
+    return emitOpError() << "result must be " << RankedTensorType::get({ShapedType::kDynamic}, want);
+  if (getMinlength() < 0)
+    return emitOpError() << "minlength must not be negative";
+  if (getCapacity() < getMinlength())
+    return emitOpError() << "capacity must be at least minlength";
+  return success();
+}
+
 LogicalResult BooleanMaskOp::verify() {
   RankedTensorType self = getSelf().getType(), mask = getMask().getType();
   RankedTensorType type = getType();

@@ -1505,4 +1505,31 @@ def Aten_RepeatInterleaveOp : Aten_Op<"repeat_interleave", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_BincountOp : Aten_Op<"bincount", [Pure]> {
+  let summary = "How often each value 0, 1, ... occurs in self, or its weights' sum.";
+  let description = [{
+    `bincount(self, weights, minlength)`: element v of the result counts
+    the elements of self equal to v (i64), or sums their weights (f32 for
+    f32 weights, f64 for any other, as eager's kernel widens them), in
+    self's order. Its length is max(minlength, max(self) + 1), minlength
+    for an empty self: a data-dependent size of the graph whose declared
+    max is `capacity`; a length past it gives capacity + 1 elements, which
+    the agent refuses as outside the size's range. A negative element
+    counts nowhere (eager raises). It lowers to two scalar loops: the
+    length, then the counts.
+
+    Example:
+    ```mlir
+    %0 = aten.bincount %x {capacity = 16 : i64, minlength = 4 : i64} : (tensor<20xi64>) -> tensor<?xi64>
+    %1 = aten.bincount %x, %w {capacity = 16 : i64, minlength = 0 : i64}
+        : (tensor<20xi64>, tensor<20xf32>) -> tensor<?xf32>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self, Optional<AnyStaticShapeTensor>:$weights,
+                   I64Attr:$minlength, I64Attr:$capacity);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$self (`,` $weights^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // KILN_DIALECT_ATEN_ATENTENSOROPS_TD
