@@ -87,6 +87,19 @@ def _eye(n: int, m: int | None = None, *, dtype: torch.dtype | None = None,
     return (rows.unsqueeze(-1) == cols).to(dtype or torch.get_default_dtype())
 
 
+def _unique_consecutive(self: torch.Tensor, return_inverse: bool = False,
+                        return_counts: bool = False, dim: int | None = None) -> Any:
+    """aten.unique_consecutive with a negative dim made non-negative. torch's
+    fake kernel declares a wrong shape for a negative dim ((2, u0, 2, 12)
+    for a (2, 12) self along -1, torch 2.15), which the retrace then carries
+    to every op after it; along the same dim counted from the front it
+    declares eager's. Anything else is the op itself."""
+    if dim is None or dim >= 0:
+        return NotImplemented
+    return torch.ops.aten.unique_consecutive.default(self, return_inverse, return_counts,
+                                                     dim + self.dim())
+
+
 def _half_precision_train_batch_norm(decomposed: Any) -> Any:
     """torch's decomposition of a train-mode batch norm, with eager's
     normalisation for f16/bf16 inputs. Eager's CPU kernel rounds the batch
@@ -192,6 +205,7 @@ def _decomposition_table_for(composite_ops: int) -> dict:
     table[torch.ops.aten.threshold_backward.default] = _threshold_backward
     table[torch.ops.aten.eye.default] = _eye
     table[torch.ops.aten.eye.m] = _eye
+    table[torch.ops.aten.unique_consecutive.default] = _unique_consecutive
     table.update(pinv_decompositions())
     table.update(pdist_decompositions())
     table[torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default] = (

@@ -454,7 +454,7 @@ register("unique_consecutive_dim1_i64_3d",
          const(_ROWS.repeat_interleave(2, dim=0).T.reshape(1, 16, 3).permute(0, 2, 1)
                .expand(2, 3, 16)))
 register("unique_consecutive_dim_last_bool",
-         lambda m: torch.unique_consecutive(m, dim=1, return_counts=True), randbool(2, 12))
+         lambda m: torch.unique_consecutive(m, dim=-1, return_counts=True), randbool(2, 12))
 # repeat_interleave with a tensor of repeats: the length is the repeats'
 # sum, data-dependent, bounded by the program's torch._check (without one,
 # or an output_size, it is UNIMPLEMENTED: tests/e2e/test_e2e_variable_sizes.py).
