@@ -553,6 +553,37 @@ register("histogram_max_rounds_past_last_bin_f64",
 register("histogram_empty_f32", lambda x: tuple(torch.histogram(x, 3)), randn(0))
 register("histogram_empty_density_f32", lambda x: tuple(torch.histogram(x, 2, density=True)),
          randn(0, 3))
+# torch.histogramdd (aten.histogramdd): each coordinate's edges and bins as
+# histogram's; a point outside the edges along any coordinate, or with a
+# NaN, counts nowhere.
+
+
+def _histogramdd(x, bins, **kw):
+    hist, edges = torch.histogramdd(x, bins, **kw)
+    return (hist, *edges)
+
+
+register("histogramdd_2d_bins_f32", lambda x: _histogramdd(x, [5, 3]), randn(400, 2))
+register("histogramdd_3d_points_f64", lambda x: _histogramdd(x, [4, 2, 3]),
+         randn(2, 60, 3, dtype=torch.float64))
+register("histogramdd_range_outside_nan_f32",
+         lambda x: _histogramdd(x, [4, 2], range=[0.0, 1.0, -1.0, 1.0]),
+         const(torch.tensor([[0.5, 0.0], [1.0, 1.0], [0.0, -1.0], [1.5, 0.0], [0.5, 1.5],
+                             [float("nan"), 0.0], [0.25, float("nan")], [0.99, -0.2]])))
+register("histogramdd_weight_density_f32",
+         lambda x, w: _histogramdd(x, [3, 4], weight=w, density=True), randn(100, 2),
+         rand(100))
+register("histogramdd_constant_coordinate_f64",
+         lambda x: _histogramdd(torch.stack([x[:, 0], x[:, 1] * 0 + 2.0], 1), [2, 3]),
+         randn(30, 2, dtype=torch.float64))
+register("histogramdd_given_edges_f64",
+         lambda x, e0, e1: _histogramdd(x, [e0, e1]), randn(80, 2, dtype=torch.float64),
+         const(torch.tensor([-2.0, -0.5, 0.0, 3.0], dtype=torch.float64)),
+         const(torch.tensor([-1.0, 1.0], dtype=torch.float64)))
+register("histogramdd_given_edges_weight_density_f32",
+         lambda x, e0, w: _histogramdd(x, [e0], weight=w, density=True), randn(50, 1),
+         const(torch.tensor([-1.5, -0.25, 0.5, 2.0])), rand(50))
+register("histogramdd_empty_f32", lambda x: _histogramdd(x, [2, 2]), randn(0, 2))
 
 # Matrix exponentials (aten.linalg_matrix_exp): scaling by 2^-s, a degree-18
 # Taylor polynomial, s squarings, s the matrix's own. Entries of exp(A)

@@ -444,6 +444,7 @@ OpCost estimateOpCost(Operation *op) {
       // histogram: the guess, three edges compared, the range and a count
       // (a binary search over given edges costs about as much).
       .Case([](aten::HistogramOp histogram) { return reduction(histogram.getSelf(), 12); })
+      .Case([](aten::HistogramddOp histogram) { return reduction(histogram.getSelf(), 12); })
       .Case([](aten::BincountOp bincount) { return reduction(bincount.getSelf(), 1); })
       // Like layer norm: mean, variance, then center, scale, weight, bias.
       .Case<aten::GroupNormOp, aten::BatchStatsNormOp>(

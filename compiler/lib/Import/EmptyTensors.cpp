@@ -305,10 +305,12 @@ importOverEmptyTensors(NodeImporter &n, const OpHandlerTable &handlers) {
   if (pieces)
     return pieces;
   // A histogram of no elements: no counts, and its edges over the range
-  // (or [0, 1]); a bincount of none: minlength zeros. Their own handlers
+  // (or [0, 1]), in each coordinate for histogramdd; a bincount of none:
+  // minlength zeros. Their own handlers
   // compute them.
   if ((n.opName() == "aten.histogram.bin_ct" || n.opName() == "aten.histogram.bins_tensor" ||
-       n.opName() == "aten.bincount.default") &&
+       n.opName() == "aten.bincount.default" ||
+       n.opName().rfind("aten._histogramdd_", 0) == 0) &&
       empty->first == "self") {
     ASSIGN_OR_RETURN(Values results, handlers.at(n.opName())(n));
     return std::optional<Values>(std::move(results));

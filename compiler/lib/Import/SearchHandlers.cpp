@@ -1,7 +1,7 @@
 //===- SearchHandlers.cpp - bucketize, searchsorted and histograms --------===//
 //
 // This file implements the importer handlers of aten.bucketize,
-// aten.searchsorted, aten.histc and aten.histogram. histc is one
+// aten.searchsorted, aten.histc, aten.histogram and aten.histogramdd. histc is one
 // aten.histc and histogram one aten.histogram, which kiln-decompose-aten
 // computes as scatter-adds into the bins
 // (lib/Transforms/DecomposeHistogram.cpp). bucketize and searchsorted are each
@@ -199,6 +199,101 @@ absl::StatusOr<Values> histogram(NodeImporter &n) {
   return Values{op.getHist(), op.getBinEdges()};
 }
 
+/// Which of torch.histogramdd's three ops a node is.
+enum class HistogramddPart { BinEdges, FromBinCounts, FromBinTensors };
+
+/// _histogramdd_bin_edges(self, bins, *, range, weight, density) (the edges),
+/// _histogramdd_from_bin_cts(...) (the counts) and
+/// _histogramdd_from_bin_tensors(self, bins, *, weight, density) (the
+/// counts, given edges): one aten.histogramdd over self viewed as (N, D)
+/// points and its weight as (N). The first two build the same op, which
+/// CSE keeps once.
+absl::StatusOr<Values> histogramdd(NodeImporter &n, HistogramddPart part) {
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  RankedTensorType selfType = typeOf(self);
+  Type element = selfType.getElementType();
+  if (!element.isF32() && !element.isF64())
+    return n.error("histogramdd counts float32 and float64 tensors (eager has no other kernel)");
+  if (selfType.getRank() < 2)
+    return n.error("histogramdd takes points (..., D): self needs at least 2 dims");
+  const int64_t dims = selfType.getShape().back();
+  const int64_t points = selfType.getNumElements() / std::max<int64_t>(dims, 1);
+  if (dims < 1)
+    return n.error("histogramdd's points need at least one coordinate");
+  std::vector<Value> edges;
+  std::vector<int64_t> bins;
+  std::vector<double> range;
+  if (part == HistogramddPart::FromBinTensors) {
+    ASSIGN_OR_RETURN(edges, n.tensors("bins"));
+    for (Value e : edges) {
+      if (typeOf(e).getRank() != 1 || typeOf(e).getDimSize(0) < 2)
+        return n.error("histogramdd's bin edges must be 1-d with at least 2 edges");
+      if (typeOf(e).getElementType() != element)
+        return n.error("histogramdd's bin edges must have the input's dtype");
+      bins.push_back(typeOf(e).getDimSize(0) - 1);
+    }
+  } else {
+    ASSIGN_OR_RETURN(bins, n.intsAttr("bins"));
+    ASSIGN_OR_RETURN(range, n.floatsAttr("range", /*absentIsEmpty=*/true));
+    if (!range.empty() && static_cast<int64_t>(range.size()) != 2 * dims)
+      return n.error(absl::StrCat("histogramdd's range must be (min, max) for each of the ",
+                                  dims, " coordinates, not ", range.size(), " numbers"));
+    for (size_t i = 0; i < range.size(); i += 2) {
+      if (!std::isfinite(range[i]) || !std::isfinite(range[i + 1]))
+        return n.error("histogramdd's range must be finite");
+      if (range[i] > range[i + 1])
+        return n.error(absl::StrCat("histogramdd's min (", range[i],
+                                    ") must not exceed its max (", range[i + 1], ")"));
+    }
+  }
+  if (static_cast<int64_t>(bins.size()) != dims)
+    return n.error(absl::StrCat("histogramdd needs bins for each of the ", dims,
+                                " coordinates, not ", bins.size()));
+  int64_t cells = 1;
+  for (int64_t b : bins) {
+    if (b < 1)
+      return n.error(absl::StrCat("histogramdd's bins must be positive, not ", b));
+    if (b > kMaxConstantTable || (cells *= b) > kMaxConstantTable)
+      return n.unimplemented(absl::StrCat("histogramdd with more than ", kMaxConstantTable,
+                                          " bins or cells"));
+  }
+  ASSIGN_OR_RETURN(std::optional<Value> weight, n.optionalTensor("weight"));
+  if (weight && (typeOf(*weight).getShape() != selfType.getShape().drop_back() ||
+                 typeOf(*weight).getElementType() != element))
+    return n.error("histogramdd's weight must have the input's shape without its last dim, "
+                   "and its dtype");
+  ASSIGN_OR_RETURN(bool density, n.boolAttr("density", false));
+  SmallVector<Type> types = {RankedTensorType::get(bins, element)};
+  for (int64_t b : bins)
+    types.push_back(RankedTensorType::get({b + 1}, element));
+  if (part == HistogramddPart::BinEdges) {
+    for (int64_t d = 0; d < dims; ++d) {
+      ASSIGN_OR_RETURN(RankedTensorType declared, n.resultType(d));
+      if (declared != types[d + 1])
+        return n.error("the edges are declared with other types than (bins + 1) of the "
+                       "input's dtype");
+    }
+  } else {
+    ASSIGN_OR_RETURN(RankedTensorType declared, n.resultType(0));
+    if (declared != types[0])
+      return n.error("the histogram is declared with another type than (bins...) of the "
+                     "input's dtype");
+  }
+  Value points2d = n.b().create<aten::ViewOp>(
+      n.loc(), RankedTensorType::get({points, dims}, element), self);
+  Value flatWeight;
+  if (weight)
+    flatWeight = n.b().create<aten::ViewOp>(n.loc(), RankedTensorType::get({points}, element),
+                                            *weight);
+  auto op = n.b().create<aten::HistogramddOp>(
+      n.loc(), types, points2d, ValueRange(edges), flatWeight,
+      range.empty() ? DenseF64ArrayAttr() : n.b().getDenseF64ArrayAttr(range),
+      density ? n.b().getUnitAttr() : UnitAttr());
+  if (part == HistogramddPart::BinEdges)
+    return Values(op.getBinEdges().begin(), op.getBinEdges().end());
+  return Values{op.getHist()};
+}
+
 } // namespace
 
 void addSearchHandlers(OpHandlerTable &t) {
@@ -209,6 +304,15 @@ void addSearchHandlers(OpHandlerTable &t) {
   t["aten.histc.default"] = histc;
   t["aten.histogram.bin_ct"] = histogram;
   t["aten.histogram.bins_tensor"] = histogram;
+  t["aten._histogramdd_bin_edges.default"] = [](NodeImporter &n) {
+    return histogramdd(n, HistogramddPart::BinEdges);
+  };
+  t["aten._histogramdd_from_bin_cts.default"] = [](NodeImporter &n) {
+    return histogramdd(n, HistogramddPart::FromBinCounts);
+  };
+  t["aten._histogramdd_from_bin_tensors.default"] = [](NodeImporter &n) {
+    return histogramdd(n, HistogramddPart::FromBinTensors);
+  };
 }
 
 } // namespace kiln

@@ -14,6 +14,9 @@
 //   eager's guess trunc((x - lo) * bins / (hi - lo)) settled by an upper
 //   bound among the three edges around it; with given edges, an upper bound
 //   among all of them.
+// - histogramdd: each coordinate's edges and bins as histogram's; a point's
+//   cell is the row-major combination of its bins, and a point outside the
+//   edges along any coordinate counts nowhere.
 //
 //===----------------------------------------------------------------------===//
 #include "AtenBuilder.h"
@@ -136,15 +139,37 @@ struct DecomposeHistc : OpRewritePattern<aten::HistcOp> {
 
 /// The pieces of an aten.histogram's decomposition, over its elements `x`
 /// (flattened, `count` of them, at least one where a bin is computed).
-class HistogramBuilder {
+/// One coordinate of a histogram: the edges of `bins` bins over x (N
+/// elements of one float type) and each element's bin, as eager's kernel
+/// computes them.
+class AxisBins {
 public:
-  HistogramBuilder(PatternRewriter &rewriter, aten::HistogramOp op)
-      : r(rewriter), loc(op.getLoc()), b(rewriter, loc), op(op),
-        element(op.getHist().getType().getElementType()), i64(rewriter.getI64Type()),
-        bins(op.getHist().getType().getDimSize(0)),
-        count(typeOf(op.getSelf()).getNumElements()),
-        x(b.view(op.getSelf(), {count})) {}
+  AxisBins(PatternRewriter &rewriter, Location loc, Value x, int64_t bins,
+           std::optional<std::pair<double, double>> range)
+      : r(rewriter), loc(loc), b(rewriter, loc), x(x), range(range),
+        element(typeOf(x).getElementType()), i64(rewriter.getI64Type()), bins(bins),
+        count(typeOf(x).getNumElements()) {}
 
+  /// The given edges, or eager's even ones: linspace over the range's ends.
+  Value edges(Value given) {
+    if (given)
+      return given;
+    auto [lo, hi] = outerEdges();
+    return evenEdges(lo, hi);
+  }
+
+  /// Each element's bin, clamped into [0, bins), and whether it lies within
+  /// the edges (the last edge closes the last bin; NaN lies nowhere).
+  std::pair<Value, Value> placed(Value edges, bool given) {
+    Value bin = given ? searchedBins(edges) : guessedBins(edges);
+    Value inRange = both(b.pointwise(maskType(), "ge", {x, edgeAt(edges, 0)}),
+                         b.pointwise(maskType(), "le", {x, edgeAt(edges, bins)}));
+    bin = b.pointwise(indexType(), "minimum",
+                      {b.pointwise(indexType(), "maximum", {bin, int64(0)}), int64(bins - 1)});
+    return {bin, inRange};
+  }
+
+private:
   /// Edge `at` as a 0-d tensor.
   Value edgeAt(Value edges, int64_t at) {
     Value one = r.create<aten::SliceOp>(loc, RankedTensorType::get({1}, element), edges,
@@ -156,8 +181,8 @@ public:
   /// minimum and maximum (0 and 1 for no elements), widened by 1/2 on each
   /// side where the two are equal.
   std::pair<Value, Value> outerEdges() {
-    if (std::optional<ArrayRef<double>> range = op.getRange()) {
-      double low = (*range)[0], high = (*range)[1];
+    if (range) {
+      auto [low, high] = *range;
       if (low == high)
         low -= 0.5, high += 0.5;
       return {b.constant(element, low), b.constant(element, high)};
@@ -176,7 +201,7 @@ public:
     Value fromEnd = b.sub(element, b.constant(element, bins), index);
     Value firstHalf = b.pointwise(RankedTensorType::get({edgeCount}, r.getI1Type()), "lt",
                                   {index, b.constant(element, edgeCount / 2)});
-    return b.pointwise(op.getBinEdges().getType(), "where",
+    return b.pointwise(RankedTensorType::get({edgeCount}, element), "where",
                        {firstHalf, b.add(element, lo, b.mul(element, step, index)),
                         b.sub(element, hi, b.mul(element, step, fromEnd))});
   }
@@ -212,36 +237,6 @@ public:
     return b.sub(i64, above, int64(1));
   }
 
-  /// The counts (or weights) in each bin: the last edge closes the last
-  /// bin, and elements outside the edges and NaN count nowhere.
-  Value counts(Value edges, Value bin) {
-    if (count == 0)
-      return r.create<aten::ConstantOp>(loc, element, 0.0, ArrayRef<int64_t>{bins});
-    Value inRange = both(b.pointwise(maskType(), "ge", {x, edgeAt(edges, 0)}),
-                         b.pointwise(maskType(), "le", {x, edgeAt(edges, bins)}));
-    bin = b.pointwise(indexType(), "minimum",
-                      {b.pointwise(indexType(), "maximum", {bin, int64(0)}), int64(bins - 1)});
-    bin = b.pointwise(indexType(), "where", {inRange, bin, int64(bins)});
-    Value weights = op.getWeight() ? b.view(op.getWeight(), {count}) : Value();
-    return countIntoBins(r, loc, op.getHist().getType(), bin, weights);
-  }
-
-  /// Densities: each count divided by the total, then by its bin's width,
-  /// as eager does.
-  Value densities(Value hist, Value edges) {
-    Value total = b.sum(RankedTensorType::get({}, element), hist, {0});
-    auto binsType = RankedTensorType::get({bins}, element);
-    auto from = [&](int64_t at) {
-      return r.create<aten::SliceOp>(loc, binsType, edges, r.getDenseI64ArrayAttr({at}),
-                                     r.getDenseI64ArrayAttr({1}))
-          .getResult();
-    };
-    return b.div(element, b.div(element, hist, total), b.sub(element, from(1), from(0)));
-  }
-
-  int64_t elementCount() const { return count; }
-
-private:
   RankedTensorType indexType() { return RankedTensorType::get({count}, i64); }
   RankedTensorType maskType() { return RankedTensorType::get({count}, r.getI1Type()); }
   Value int64(double v) { return b.constant(i64, v); }
@@ -250,30 +245,123 @@ private:
   PatternRewriter &r;
   Location loc;
   AtenBuilder b;
-  aten::HistogramOp op;
+  Value x;
+  std::optional<std::pair<double, double>> range;
   Type element, i64;
   int64_t bins, count;
-  Value x;
 };
+
+/// Densities: each count divided by the total, then by its cell's width
+/// along each dimension in turn (`edges`, one per dim of `hist`), as eager
+/// does.
+Value densities(PatternRewriter &r, AtenBuilder &b, Value hist, ValueRange edges) {
+  RankedTensorType histType = typeOf(hist);
+  Type element = histType.getElementType();
+  SmallVector<int64_t> all = llvm::to_vector(llvm::seq<int64_t>(0, histType.getRank()));
+  Value total = b.sum(RankedTensorType::get({}, element), hist, all);
+  Value density = b.div(element, hist, total);
+  for (auto [d, dimEdges] : llvm::enumerate(edges)) {
+    const int64_t bins = histType.getDimSize(d);
+    auto binsType = RankedTensorType::get({bins}, element);
+    auto from = [&](int64_t at) {
+      return r.create<aten::SliceOp>(dimEdges.getLoc(), binsType, dimEdges,
+                                     r.getDenseI64ArrayAttr({at}), r.getDenseI64ArrayAttr({1}))
+          .getResult();
+    };
+    SmallVector<int64_t> along(histType.getRank(), 1);
+    along[d] = bins;
+    density = b.div(element, density, b.view(b.sub(element, from(1), from(0)), along));
+  }
+  return density;
+}
+
+/// The range of coordinate `d` of a (lo0, hi0, lo1, hi1, ...) attribute.
+std::optional<std::pair<double, double>> rangeOf(std::optional<ArrayRef<double>> range,
+                                                 int64_t d) {
+  if (!range)
+    return std::nullopt;
+  return std::make_pair((*range)[2 * d], (*range)[2 * d + 1]);
+}
 
 struct DecomposeHistogram : OpRewritePattern<aten::HistogramOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(aten::HistogramOp op,
                                 PatternRewriter &rewriter) const override {
-    HistogramBuilder h(rewriter, op);
-    Value edges = op.getEdges();
-    if (!edges) {
-      auto [lo, hi] = h.outerEdges();
-      edges = h.evenEdges(lo, hi);
+    Location loc = op.getLoc();
+    AtenBuilder b(rewriter, loc);
+    RankedTensorType histType = op.getHist().getType();
+    const int64_t bins = histType.getDimSize(0);
+    const int64_t count = typeOf(op.getSelf()).getNumElements();
+    AxisBins axis(rewriter, loc, b.view(op.getSelf(), {count}), bins, rangeOf(op.getRange(), 0));
+    Value edges = axis.edges(op.getEdges());
+    Value hist;
+    if (count == 0) {
+      hist = rewriter.create<aten::ConstantOp>(loc, histType.getElementType(), 0.0,
+                                               histType.getShape());
+    } else {
+      auto [bin, inRange] = axis.placed(edges, static_cast<bool>(op.getEdges()));
+      Value slot = b.pointwise(typeOf(bin), "where", {inRange, bin, b.constant(rewriter.getI64Type(), bins)});
+      Value weights = op.getWeight() ? b.view(op.getWeight(), {count}) : Value();
+      hist = countIntoBins(rewriter, loc, histType, slot, weights);
     }
-    Value bin;
-    if (h.elementCount() > 0)
-      bin = op.getEdges() ? h.searchedBins(edges) : h.guessedBins(edges);
-    Value hist = h.counts(edges, bin);
     if (op.getDensity())
-      hist = h.densities(hist, edges);
+      hist = densities(rewriter, b, hist, edges);
     rewriter.replaceOp(op, {hist, edges});
+    return success();
+  }
+};
+
+/// histogramdd: each coordinate's bin as histogram's, the cell the
+/// row-major combination of them, one scatter-add over the cells (plus one
+/// for the points outside the edges, dropped).
+struct DecomposeHistogramdd : OpRewritePattern<aten::HistogramddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(aten::HistogramddOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    AtenBuilder b(rewriter, loc);
+    RankedTensorType selfType = op.getSelf().getType();
+    RankedTensorType histType = op.getHist().getType();
+    Type element = selfType.getElementType(), i64 = rewriter.getI64Type();
+    const int64_t points = selfType.getDimSize(0), dims = selfType.getDimSize(1);
+    const int64_t cells = histType.getNumElements();
+    auto indexType = RankedTensorType::get({points}, i64);
+    SmallVector<Value> allEdges;
+    Value cell, inside;
+    int64_t stride = cells;
+    for (int64_t d = 0; d < dims; ++d) {
+      const int64_t bins = histType.getDimSize(d);
+      stride /= bins;
+      Value column = rewriter.create<aten::SliceOp>(
+          loc, RankedTensorType::get({points, 1}, element), op.getSelf(),
+          rewriter.getDenseI64ArrayAttr({0, d}), rewriter.getDenseI64ArrayAttr({1, 1}));
+      AxisBins axis(rewriter, loc, b.view(column, {points}), bins, rangeOf(op.getRange(), d));
+      Value given = op.getEdges().empty() ? Value() : op.getEdges()[d];
+      Value edges = axis.edges(given);
+      allEdges.push_back(edges);
+      if (points == 0)
+        continue;
+      auto [bin, inRange] = axis.placed(edges, static_cast<bool>(given));
+      Value offset = b.mul(i64, bin, b.constant(i64, stride));
+      cell = cell ? b.add(i64, cell, offset) : offset;
+      inside = inside ? b.pointwise(typeOf(inRange), "logical_and", {inside, inRange}) : inRange;
+    }
+    Value hist;
+    if (points == 0) {
+      hist = rewriter.create<aten::ConstantOp>(loc, element, 0.0, histType.getShape());
+    } else {
+      Value slot = b.pointwise(indexType, "where", {inside, cell, b.constant(i64, cells)});
+      hist = b.view(countIntoBins(rewriter, loc, RankedTensorType::get({cells}, element), slot,
+                                  op.getWeight()),
+                    histType.getShape());
+    }
+    if (op.getDensity())
+      hist = densities(rewriter, b, hist, allEdges);
+    SmallVector<Value> results = {hist};
+    results.append(allEdges);
+    rewriter.replaceOp(op, results);
     return success();
   }
 };
@@ -281,5 +369,5 @@ struct DecomposeHistogram : OpRewritePattern<aten::HistogramOp> {
 } // namespace
 
 void kiln::populateHistogramDecompositions(RewritePatternSet &patterns) {
-  patterns.add<DecomposeHistc, DecomposeHistogram>(patterns.getContext());
+  patterns.add<DecomposeHistc, DecomposeHistogram, DecomposeHistogramdd>(patterns.getContext());
 }

@@ -96,3 +96,32 @@ func.func @histogram_empty(%x: tensor<0x3xf32>) -> (tensor<2xf32>, tensor<3xf32>
   %h, %e = aten.histogram %x : (tensor<0x3xf32>) -> (tensor<2xf32>, tensor<3xf32>)
   return %h, %e : tensor<2xf32>, tensor<3xf32>
 }
+
+// histogramdd: each coordinate (a column) gets histogram's edges and bins;
+// a point's cell is bin0 * 2 + bin1 (row-major over the 3x2 cells), sent
+// to the 7th counter (dropped) when it lies outside the edges along any
+// coordinate; one scatter-add of the weights; densities divide by the
+// total, then by the widths along dim 0 (3x1), then along dim 1 (1x2).
+// CHECK-LABEL: func @histogramdd
+// CHECK: aten.slice %arg0 {offsets = array<i64: 0, 0>, strides = array<i64: 1, 1>} : (tensor<5x2xf32>) -> tensor<5x1xf32>
+// CHECK: %[[OFFSET0:.+]] = aten.mul %{{.+}}, %{{.+}} : (tensor<5xi64>, tensor<i64>) -> tensor<5xi64>
+// CHECK-NEXT: aten.slice %arg0 {offsets = array<i64: 0, 1>, strides = array<i64: 1, 1>} : (tensor<5x2xf32>) -> tensor<5x1xf32>
+// CHECK: %[[OFFSET1:.+]] = aten.mul %{{.+}}, %{{.+}} : (tensor<5xi64>, tensor<i64>) -> tensor<5xi64>
+// CHECK: %[[CELL:.+]] = aten.add %[[OFFSET0]], %[[OFFSET1]] : (tensor<5xi64>, tensor<5xi64>) -> tensor<5xi64>
+// CHECK: %[[INSIDE:.+]] = aten.pointwise "logical_and" %{{.+}}, %{{.+}} : (tensor<5xi1>, tensor<5xi1>) -> tensor<5xi1>
+// CHECK: %[[NOWHERE:.+]] = aten.constant dense<6> : tensor<i64>
+// CHECK: %[[SLOT:.+]] = aten.pointwise "where" %[[INSIDE]], %[[CELL]], %[[NOWHERE]]
+// CHECK: %[[SUMS:.+]] = aten.scatter %{{.+}}, %[[SLOT]], %arg1 {dim = 0 : i64, reduce = "sum"} : (tensor<7xf32>, tensor<5xi64>, tensor<5xf32>) -> tensor<7xf32>
+// CHECK: %[[CELLS:.+]] = aten.slice %[[SUMS]] {{.+}} -> tensor<6xf32>
+// CHECK: %[[HIST:.+]] = aten.view %[[CELLS]] : (tensor<6xf32>) -> tensor<3x2xf32>
+// CHECK: %[[TOTAL:.+]] = aten.sum %[[HIST]] {dims = array<i64: 0, 1>} : (tensor<3x2xf32>) -> tensor<f32>
+// CHECK: %[[SHARE:.+]] = aten.div %[[HIST]], %[[TOTAL]]
+// CHECK: %[[W0:.+]] = aten.view %{{.+}} : (tensor<3xf32>) -> tensor<3x1xf32>
+// CHECK: %[[BY0:.+]] = aten.div %[[SHARE]], %[[W0]] : (tensor<3x2xf32>, tensor<3x1xf32>) -> tensor<3x2xf32>
+// CHECK: %[[W1:.+]] = aten.view %{{.+}} : (tensor<2xf32>) -> tensor<1x2xf32>
+// CHECK: %[[DENSITY:.+]] = aten.div %[[BY0]], %[[W1]] : (tensor<3x2xf32>, tensor<1x2xf32>) -> tensor<3x2xf32>
+// CHECK: return %[[DENSITY]]
+func.func @histogramdd(%x: tensor<5x2xf32>, %w: tensor<5xf32>) -> (tensor<3x2xf32>, tensor<4xf32>, tensor<3xf32>) {
+  %h, %e0, %e1 = aten.histogramdd %x weight %w {density} : (tensor<5x2xf32>, tensor<5xf32>) -> (tensor<3x2xf32>, tensor<4xf32>, tensor<3xf32>)
+  return %h, %e0, %e1 : tensor<3x2xf32>, tensor<4xf32>, tensor<3xf32>
+}

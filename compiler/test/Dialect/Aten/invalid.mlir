@@ -1238,6 +1238,22 @@ func.func @unique_dim_inverse_per_element(%x: tensor<2x3xf32>) -> tensor<2x3xi64
 
 // -----
 
+func.func @histogramdd_edges_per_coordinate(%x: tensor<5x2xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{hist must have one dim, and bin_edges one tensor, per coordinate (2)}}
+  %h, %e0 = aten.histogramdd %x : (tensor<5x2xf32>) -> (tensor<3x2xf32>, tensor<4xf32>)
+  return %h : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @histogramdd_range_per_coordinate(%x: tensor<5x2xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{range must be (lo, hi) per coordinate}}
+  %h, %e0, %e1 = aten.histogramdd %x {range = array<f64: 0.0, 1.0>} : (tensor<5x2xf32>) -> (tensor<3x2xf32>, tensor<4xf32>, tensor<3xf32>)
+  return %h : tensor<3x2xf32>
+}
+
+// -----
+
 func.func @bincount_of_floats(%x: tensor<4xf32>) -> tensor<?xi64> {
   // expected-error @+1 {{self must be a 1-D integer tensor}}
   %0 = aten.bincount %x {capacity = 4 : i64, minlength = 0 : i64} : (tensor<4xf32>) -> tensor<?xi64>

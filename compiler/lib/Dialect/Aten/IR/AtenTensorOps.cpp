@@ -310,6 +310,46 @@ LogicalResult HistogramOp::verify() {
   return success();
 }
 
+LogicalResult HistogramddOp::verify() {
+  RankedTensorType self = getSelf().getType();
+  Type element = self.getElementType();
+  if (!isa<FloatType>(element) || self.getRank() != 2)
+    return emitOpError("counts (N, D) floating-point points");
+  const int64_t dims = self.getDimSize(1);
+  ArrayRef<int64_t> hist = shapeOf(getHist());
+  if (dims < 1 || static_cast<int64_t>(hist.size()) != dims ||
+      static_cast<int64_t>(getBinEdges().size()) != dims)
+    return emitOpError("hist must have one dim, and bin_edges one tensor, per coordinate (")
+           << dims << ")";
+  auto sameElement = [&](Value v) {
+    return cast<RankedTensorType>(v.getType()).getElementType() == element;
+  };
+  if (!sameElement(getHist()) || (getWeight() && !sameElement(getWeight())) ||
+      !llvm::all_of(getBinEdges(), sameElement) || !llvm::all_of(getEdges(), sameElement))
+    return emitOpError("edges, weight, hist and bin_edges must have the input's element type");
+  for (int64_t d = 0; d < dims; ++d) {
+    if (hist[d] < 1 || shapeOf(getBinEdges()[d]) != ArrayRef<int64_t>{hist[d] + 1})
+      return emitOpError("bin_edges #") << d << " must be (bins + 1) for hist's dim " << d;
+    if (!getEdges().empty() && shapeOf(getEdges()[d]) != shapeOf(getBinEdges()[d]))
+      return emitOpError("edges #") << d << " must be (bins + 1), as bin_edges";
+  }
+  if (!getEdges().empty() && static_cast<int64_t>(getEdges().size()) != dims)
+    return emitOpError("takes edges for every coordinate or none");
+  if (getWeight() && shapeOf(getWeight()) != ArrayRef<int64_t>{self.getDimSize(0)})
+    return emitOpError("weight must be (N)");
+  if (std::optional<ArrayRef<double>> range = getRange()) {
+    if (!getEdges().empty())
+      return emitOpError("takes a range or edges, not both");
+    if (static_cast<int64_t>(range->size()) != 2 * dims)
+      return emitOpError("range must be (lo, hi) per coordinate");
+    for (int64_t d = 0; d < dims; ++d)
+      if (!std::isfinite((*range)[2 * d]) || !std::isfinite((*range)[2 * d + 1]) ||
+          (*range)[2 * d] > (*range)[2 * d + 1])
+        return emitOpError("range must be finite numbers, lo <= hi");
+  }
+  return success();
+}
+
 LogicalResult SegmentReduceOp::verify() {
   static constexpr llvm::StringLiteral kReductions[] = {"sum", "mean", "max", "min", "prod"};
   if (!llvm::is_contained(kReductions, getReduce()))

@@ -678,6 +678,41 @@ def Aten_HistogramOp : Aten_Op<"histogram", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
+def Aten_HistogramddOp : Aten_Op<"histogramdd", [Pure, AttrSizedOperandSegments]> {
+  let summary = "A D-dimensional histogram of N points, and its bin edges per dimension.";
+  let description = [{
+    `aten.histogramdd` (torch.histogramdd: `_histogramdd_bin_edges`,
+    `_histogramdd_from_bin_cts`, `_histogramdd_from_bin_tensors`): self
+    holds N points of D floating-point coordinates (N, D); `hist` (B0, ...,
+    B(D-1)) counts the points in each cell, adding each one's `weight` (N)
+    where one is given. `bin_edges` are D tensors (Bd + 1). Along each
+    dimension the edges and a point's bin follow aten.histogram: the given
+    `edges` and a binary search, or eager's linspace over `range` (lo0,
+    hi0, lo1, hi1, ...) or the points' own extremes along that dimension
+    (widened by 1/2 where equal), and eager's guess checked against the
+    edges beside it. A point outside the edges along any dimension, or
+    with a NaN, counts nowhere. With `density` each count is divided by
+    the total, then by its cell's width along each dimension in turn.
+    kiln-decompose-aten writes it as one scatter-add over the cells.
+
+    Example:
+    ```mlir
+    %h, %e0, %e1 = aten.histogramdd %x
+        : (tensor<100x2xf32>) -> (tensor<3x4xf32>, tensor<4xf32>, tensor<5xf32>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self,
+                   Variadic<AnyStaticShapeTensor>:$edges,
+                   Optional<AnyStaticShapeTensor>:$weight,
+                   OptionalAttr<DenseF64ArrayAttr>:$range, UnitAttr:$density);
+  let results = (outs AnyStaticShapeTensor:$hist, Variadic<AnyStaticShapeTensor>:$bin_edges);
+  let assemblyFormat = [{
+    $self (`edges` $edges^)? (`weight` $weight^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Aten_CdistOp : Aten_Op<"cdist", [Pure]> {
   let summary = "The p-norm distance between each row of x1 and each row of x2.";
   let description = [{
