@@ -227,6 +227,22 @@ absl::StatusOr<Values> unique(NodeImporter &n, bool consecutive) {
                 returnCounts ? op.getCounts() : emptyTensor(n.b(), n.loc(), countsType)};
 }
 
+/// The declared max of a length that nothing in the graph bounds (a
+/// repeat_interleave's sum, a bincount's largest value + 1): the program's
+/// torch._check(y.shape[0] <= N) after the op, or why there is none.
+absl::StatusOr<int64_t> programBound(NodeImporter &n, absl::string_view length,
+                                     absl::string_view otherWays) {
+  std::optional<int64_t> most = n.declaredRowMax();
+  if (!most)
+    return n.error("its length must be a data-dependent size (u0)");
+  if (*most >= kMaxSymbolValue)
+    return n.unimplemented(absl::StrCat(
+        "its length (", length, ") has no upper bound, and Kiln sizes the output's buffer "
+        "before the run: ", otherWays, "bound the length with torch._check(y.shape[0] <= N) "
+        "after it"));
+  return *most;
+}
+
 /// repeat_interleave.Tensor(repeats, output_size=None): one
 /// aten.repeat_interleave. Its length is output_size (a static result), or
 /// else the repeats' sum, a data-dependent size whose declared max bounds
@@ -247,15 +263,8 @@ absl::StatusOr<Values> repeatInterleave(NodeImporter &n) {
       return Values{emptyTensor(n.b(), n.loc(), type)};
     capacity = type.getDimSize(0);
   } else {
-    std::optional<int64_t> most = n.declaredRowMax();
-    if (!most)
-      return n.error("its length must be output_size or a data-dependent size (u0)");
-    if (*most >= kMaxSymbolValue)
-      return n.unimplemented(
-          "its length (the sum of repeats) has no upper bound, and Kiln sizes the "
-          "output's buffer before the run: give repeat_interleave an output_size, or "
-          "bound the length with torch._check(y.shape[0] <= N) after it");
-    capacity = *most;
+    ASSIGN_OR_RETURN(capacity, programBound(n, "the sum of repeats",
+                                            "give repeat_interleave an output_size, or "));
   }
   return Values{n.b()
                     .create<aten::RepeatInterleaveOp>(n.loc(), type, repeats,
@@ -299,21 +308,14 @@ absl::StatusOr<Values> bincount(NodeImporter &n) {
   }
   if (!type.isDynamicDim(0))
     return n.error("its length must be a data-dependent size (u0)");
-  std::optional<int64_t> most = n.declaredRowMax();
-  if (!most)
-    return n.error("its length must be a data-dependent size (u0)");
-  if (*most >= kMaxSymbolValue)
-    return n.unimplemented(
-        "its length (max(self) + 1) has no upper bound, and Kiln sizes the output's "
-        "buffer before the run: bound the length with torch._check(y.shape[0] <= N) "
-        "after it");
-  if (*most < minlength)
-    return n.error(absl::StrCat("its declared max length ", *most,
-                                " is below minlength ", minlength));
+  ASSIGN_OR_RETURN(int64_t most, programBound(n, "max(self) + 1", ""));
+  if (most < minlength)
+    return n.error(absl::StrCat("its declared max length ", most, " is below minlength ",
+                                minlength));
   return Values{n.b()
                     .create<aten::BincountOp>(n.loc(), type, self, weights.value_or(Value()),
                                               n.b().getI64IntegerAttr(minlength),
-                                              n.b().getI64IntegerAttr(*most))
+                                              n.b().getI64IntegerAttr(most))
                     .getResult()};
 }
 
