@@ -437,6 +437,10 @@ register("unique_dim2_i32_random_3d", lambda x: torch.unique(x, dim=2, return_co
          randint(0, 2, 2, 2, 9, dtype=torch.int32))
 register("unique_dim0_bool", lambda m: torch.unique(m, dim=0, return_inverse=True),
          randbool(9, 2))
+# Slices of one element in a tensor of rank 2 (a column): one sort.
+register("unique_dim0_f32_column", lambda x: torch.unique(x.round(), dim=0, return_inverse=True,
+                                                          return_counts=True),
+         randn(9, 1))
 register("unique_dim0_u8_1d", lambda x: torch.unique(x, dim=0, return_counts=True),
          randint(0, 5, 12, dtype=torch.uint8))
 register("unique_dim0_f16_one_value", lambda x: torch.unique(x * 0, dim=0, return_counts=True),

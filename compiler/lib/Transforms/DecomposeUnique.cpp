@@ -54,9 +54,11 @@ public:
     Value sorted = rows, order = b.positions({n});
     if (!consecutive) {
       if (m == 1) {
-        auto sort = r.create<aten::SortOp>(loc, TypeRange{rowsType, slotsType()}, rows,
+        // One element per row (any rank): one sort of the (n) keys.
+        Value flat = keys(rows);
+        auto sort = r.create<aten::SortOp>(loc, TypeRange{typeOf(flat), slotsType()}, flat,
                                            r.getI64IntegerAttr(0), r.getBoolAttr(false));
-        sorted = sort.getValues();
+        sorted = b.view(sort.getValues(), rowsType.getShape());
         order = sort.getIndices();
       } else {
         order = lexicographicOrder(keys(rows));
