@@ -5,8 +5,9 @@ real kilnd with its local CPU agent:
 
   * whole: resnet18 as is; the cpu target compiles all of it (the baseline,
     measured in the same run);
-  * partitioned: the same network with one op Kiln lacks (aten.igamma,
-    applied to the activations after layer2), compiled with fallback="cpu":
+  * partitioned: the same network with one op Kiln lacks (the tests'
+    custom op kiln_test::lacked, tests/e2e/lacked_ops.py, applied to the
+    activations after layer2), compiled with fallback="cpu":
     two target segments around a CPU run.
 
 Prints, for each, the cold compile (nothing cached), the warm compile (every
@@ -35,10 +36,11 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 
 import kiln  # noqa: E402
+from lacked_ops import lacked  # noqa: E402
 
 
-class WithNextAfter(torch.nn.Module):
-    """resnet18 with igamma after layer2: an op the cpu target lacks."""
+class WithLackedOp(torch.nn.Module):
+    """resnet18 with an op the cpu target lacks after layer2."""
 
     def __init__(self, net: torch.nn.Module):
         super().__init__()
@@ -48,7 +50,7 @@ class WithNextAfter(torch.nn.Module):
         n = self.net
         x = n.maxpool(n.relu(n.bn1(n.conv1(x))))
         x = n.layer2(n.layer1(x))
-        x = torch.igamma(x + 1.0, x)
+        x = lacked(x + 1.0, -x)
         x = n.layer4(n.layer3(x))
         return n.fc(torch.flatten(n.avgpool(x), 1))
 
@@ -76,7 +78,7 @@ def main() -> None:
     torch.set_num_threads(1)  # the agent runs one thread too
     net = torchvision.models.resnet18(num_classes=10).eval()
     x = torch.randn(1, 3, 64, 64)
-    variants = [("whole (baseline)", net, "error"), ("partitioned", WithNextAfter(net), "cpu")]
+    variants = [("whole (baseline)", net, "error"), ("partitioned", WithLackedOp(net), "cpu")]
     with tempfile.TemporaryDirectory() as tmp:
         work = pathlib.Path(tmp)
         daemon = Kilnd(work, work / "cache").start()

@@ -57,6 +57,9 @@ def _add_compile_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-fallback-fraction", type=float, metavar="F",
                    help="with --fallback cpu: fail when more than this fraction (0..1) "
                         "of the ops would fall back")
+    p.add_argument("--import", dest="imports", action="append", default=[], metavar="MODULE",
+                   help="import this Python module before loading the archive: one that "
+                        "registers (torch.library) custom ops the archive calls; repeatable")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,6 +5,7 @@ anything a person has to act on (kiln.cli turns those into one line + hint)."""
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import pathlib
 import time
@@ -32,6 +33,18 @@ def _type_str(t: Any) -> str:
     return f"{name}[{', '.join(map(str, t.shape))}]"
 
 
+def import_modules(names: Sequence[str]) -> None:
+    """``--import``: the modules that register the custom ops an archive
+    calls (torch.export.load resolves every op by name)."""
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception as e:  # an import runs the module's code
+            raise CliError(f"--import {name}: {type(e).__name__}: {e}",
+                           "name a module on the Python path (PYTHONPATH) that registers "
+                           "the archive's custom ops with torch.library") from None
+
+
 def load_exported(path: pathlib.Path) -> torch.export.ExportedProgram:
     """Loads a torch.export archive (.pt2) with torch.export.load."""
     if not path.is_file():
@@ -40,8 +53,11 @@ def load_exported(path: pathlib.Path) -> torch.export.ExportedProgram:
     try:
         return torch.export.load(str(path))
     except Exception as e:  # torch raises many types for a bad archive
-        raise CliError(f"{path} is not a torch.export archive ({type(e).__name__}: {e})",
-                       "write one with torch.export.save(torch.export.export(model, args), PATH)") from None
+        raise CliError(f"{path} is not a torch.export archive this process can load "
+                       f"({type(e).__name__}: {e})",
+                       "write one with torch.export.save(torch.export.export(model, args), "
+                       "PATH); if it calls custom ops, --import the module that registers "
+                       "them") from None
 
 
 def load_inputs(paths: Sequence[pathlib.Path]) -> list[torch.Tensor]:
@@ -174,6 +190,7 @@ def cmd_devices(args: argparse.Namespace, client: Client, reporter: Reporter) ->
 
 
 def cmd_compile(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
+    import_modules(args.imports)
     _, compiled = compile_file(client, args.model, args.target, args.opt_level, reporter,
                                dump_stages=args.dump is not None,
                                placement=placement_from_args(args),
@@ -202,6 +219,7 @@ def _summary(t: Any) -> str:
 
 def cmd_run(args: argparse.Namespace, client: Client, reporter: Reporter) -> None:
     inputs = load_inputs(args.input)     # before compiling: a bad input fails fast
+    import_modules(args.imports)
     ep, compiled = compile_file(client, args.model, args.target, args.opt_level, reporter,
                                 placement=placement_from_args(args),
                                 machine=machine_options(args))

@@ -91,6 +91,28 @@ def test_not_an_archive_exits_1(tmp_path, capsys):
     assert "is not a torch.export archive" in capsys.readouterr().err
 
 
+def test_import_of_a_missing_module_exits_1(tmp_path, capsys):
+    model = tmp_path / "m.pt2"
+    torch.export.save(torch.export.export(torch.nn.ReLU(), (torch.randn(2),)), model)
+    assert cli.main(["compile", "--import", "kiln_no_such_module", str(model)]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("kiln: error: --import kiln_no_such_module: ModuleNotFoundError")
+    assert "PYTHONPATH" in err[1]
+
+
+def test_import_runs_the_modules_before_loading(tmp_path, capsys, fake_daemon, monkeypatch):
+    (tmp_path / "kiln_cli_marker_a.py").write_text("LOADED = True\n")
+    (tmp_path / "kiln_cli_marker_b.py").write_text("LOADED = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    model = tmp_path / "m.pt2"
+    torch.export.save(torch.export.export(torch.nn.ReLU(), (torch.randn(2),)), model)
+    code = cli.main(["-a", fake_daemon.address, "compile", str(model),
+                     "--import", "kiln_cli_marker_a", "--import", "kiln_cli_marker_b"])
+    assert code == 0, capsys.readouterr().err
+    import sys
+    assert sys.modules["kiln_cli_marker_a"].LOADED and sys.modules["kiln_cli_marker_b"].LOADED
+
+
 def test_bad_input_file_fails_before_compiling(tmp_path, capsys, fake_daemon):
     model = tmp_path / "m.pt2"
     torch.export.save(torch.export.export(torch.nn.ReLU(), (torch.randn(2),)), model)

@@ -15,8 +15,8 @@ def report(cpu_ops: int = 1) -> PlacementReport:
     m = pb.PlacementReport(target="riscv64")
     m.nodes.add(node=0, name="mm", op="aten.mm.default", placement=TARGET, segment=0)
     for i in range(cpu_ops):
-        m.nodes.add(node=1 + i, name=f"lg{i}", op="aten.igamma.default", placement=CPU,
-                    reason="unsupported op 'aten.igamma.default'", segment=1)
+        m.nodes.add(node=1 + i, name=f"lg{i}", op="aten.ldexp.Tensor", placement=CPU,
+                    reason="unsupported op 'aten.ldexp.Tensor'", segment=1)
     m.segments.add(placement=TARGET, nodes=[0], inputs=["w", "x"], outputs=["mm"],
                    executable={"hash": "ab" * 32, "size_bytes": 10})
     m.segments.add(placement=CPU, nodes=list(range(1, 1 + cpu_ops)), inputs=["mm"],
@@ -51,8 +51,8 @@ def test_summary_names_the_cpu_ops_and_their_reasons():
     assert [n.name for n in r.cpu_nodes] == ["lg0"]
     assert r.summary() == (
         "1 of 2 ops (50.0%) run on the host CPU with PyTorch instead of target 'riscv64', "
-        "in 2 segments: node 1 'lg0' (aten.igamma.default): unsupported op "
-        "'aten.igamma.default'")
+        "in 2 segments: node 1 'lg0' (aten.ldexp.Tensor): unsupported op "
+        "'aten.ldexp.Tensor'")
 
 
 def test_summary_stops_naming_after_five():
@@ -67,8 +67,8 @@ def test_table_lists_segments_and_cpu_nodes():
     assert lines[1].startswith("  segment 0: target    1 ops executable abababababab")
     assert "reads w, x  -> mm" in lines[1]
     assert lines[2].startswith("  segment 1: cpu       1 ops  reads mm  -> lg0")
-    assert lines[3] == ("  cpu  node 1 'lg0' (aten.igamma.default): "
-                        "unsupported op 'aten.igamma.default'")
+    assert lines[3] == ("  cpu  node 1 'lg0' (aten.ldexp.Tensor): "
+                        "unsupported op 'aten.ldexp.Tensor'")
 
 
 def test_units_say_what_runs_each_node():

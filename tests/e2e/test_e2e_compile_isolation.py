@@ -16,6 +16,7 @@ import torchvision
 
 import kiln
 import kiln.testing
+from lacked_ops import lacked
 from support import Kilnd, assert_serving
 
 
@@ -55,10 +56,10 @@ def test_a_compiler_crash_fails_only_its_request(tmp_path):
 
 
 class SineAndNextAfter(torch.nn.Module):
-    """aten.igamma, which Kiln lacks, makes placement check each node."""
+    """An op Kiln lacks (lacked_ops) makes placement check each node."""
 
     def forward(self, x):
-        return torch.igamma(torch.sin(x) + 2.0, torch.sin(x) + 2.0)
+        return lacked(torch.sin(x) + 2.0, torch.sin(x))
 
 
 def test_a_crash_in_the_node_support_check_fails_only_its_request(tmp_path):

@@ -17,6 +17,7 @@ import torch.nn as nn
 import kiln
 from kiln.compiled import PARAMETER_SET_MIN
 from kiln.testing import MLP
+from lacked_ops import lacked
 from support import Kilnd
 
 KILN_CLI = [sys.executable, "-m", "kiln.cli"]
@@ -257,12 +258,15 @@ def test_a_target_no_agent_serves_fails_at_once_with_a_hint(tmp_path):
 def test_cli_unsupported_op_hint_is_not_upgrade_kilnd(kilnd, tmp_path):
     class Unsupported(torch.nn.Module):
         def forward(self, x):
-            return torch.ops.aten.igamma(x, x)
+            return lacked(x, x)
 
-    path = tmp_path / "igamma.pt2"
+    path = tmp_path / "lacked.pt2"
     torch.export.save(torch.export.export(Unsupported(), (torch.randn(4),)), path)
-    run = subprocess.run([*KILN_CLI, "-a", kilnd.address, "compile", str(path)],
-                         capture_output=True, text=True, timeout=300)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        filter(None, [os.path.dirname(__file__), os.environ.get("PYTHONPATH")])))
+    run = subprocess.run([*KILN_CLI, "-a", kilnd.address, "compile", str(path),
+                          "--import", "lacked_ops"],
+                         capture_output=True, text=True, timeout=300, env=env)
     assert run.returncode == 1
     lines = run.stderr.strip().splitlines()
     assert lines[0].startswith("kiln: error: [UNIMPLEMENTED]") and len(lines) == 2, run.stderr

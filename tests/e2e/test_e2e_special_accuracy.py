@@ -42,6 +42,22 @@ CASES = {
                     torch.cat([_grid(-12.0, -0.05, 200, 6), _grid(0.05, 300.0, 200, 7)]), 1e-12),
     "zeta": (lambda q: torch.special.zeta(torch.full_like(q, 2.5), q),
              lambda q: mpmath.zeta(2.5, q), _grid(0.01, 100.0, 300, 8), 1e-12),
+    # The incomplete gamma functions at fixed a: P's series and Q's
+    # fraction (a = 3.5), Q's small-x series (a = 0.25), and a = 150 around
+    # x = a, where eager switches to Temme's expansion and Kiln's series and
+    # fraction run about 100 terms.
+    "igamma_a3.5": (lambda x: torch.igamma(torch.full_like(x, 3.5), x),
+                    lambda x: mpmath.gammainc(3.5, 0, x, regularized=True),
+                    _grid(0.01, 40.0, 300, 33), 1e-12),
+    "igammac_a0.25": (lambda x: torch.igammac(torch.full_like(x, 0.25), x),
+                      lambda x: mpmath.gammainc(0.25, x, mpmath.inf, regularized=True),
+                      torch.cat([_grid(1e-4, 1.1, 200, 34), _grid(1.1, 30.0, 100, 35)]), 1e-12),
+    "igamma_a150": (lambda x: torch.igamma(torch.full_like(x, 150.0), x),
+                    lambda x: mpmath.gammainc(150, 0, x, regularized=True),
+                    _grid(100.0, 210.0, 300, 36), 1e-12),
+    "igammac_a150": (lambda x: torch.igammac(torch.full_like(x, 150.0), x),
+                     lambda x: mpmath.gammainc(150, x, mpmath.inf, regularized=True),
+                     _grid(100.0, 210.0, 300, 37), 1e-12),
     "erfinv": (torch.erfinv, mpmath.erfinv, _grid(-0.999999, 0.999999, 400, 9), 1e-12),
     "ndtri": (torch.special.ndtri, lambda p: _ndtri(p),
               torch.cat([_grid(1e-6, 0.999999, 300, 10),

@@ -110,3 +110,28 @@ register("cauchy_stats",
          lambda: stats(torch.atan(torch.empty(N).cauchy_(3.0, 2.0) - 3.0) / torch.pi + 0.5),
          atol=0.012)
 register("geometric_stats", lambda: stats(torch.empty(N).geometric_(0.3) / 10.0), atol=0.02)
+
+
+# poisson: the product method below rate 10, PTRS from 10, and rates that
+# vary by element: the counts standardized by their rate, (k - rate) /
+# sqrt(rate), have mean 0 and variance 1 (atol: six standard errors of the
+# variance, sqrt((2 + 1/rate) / N) each); counts are whole numbers, rate 0
+# gives 0, and the dtype follows the rates'.
+def poisson_stats(rates):
+    k = torch.poisson(rates)
+    return stats((k - rates) / rates.sqrt())
+
+
+register("poisson_small_rate_stats", poisson_stats, const(torch.full((N,), 3.5)), atol=0.04)
+register("poisson_large_rate_stats", poisson_stats,
+         const(torch.full((N,), 40.0, dtype=torch.float64)), atol=0.04)
+register("poisson_mixed_rates_stats", poisson_stats, rand(N, low=0.5, high=60.0), atol=0.04)
+
+
+def poisson_counts(rates):
+    k = torch.poisson(rates)
+    return (k - k.floor(), k.min() >= 0, torch.poisson(rates * 0),
+            torch.poisson(rates.half()) * 0, torch.poisson(rates.to(torch.bfloat16)).min() >= 0)
+
+
+register("poisson_counts_are_whole", poisson_counts, rand(4, 64, low=0.0, high=30.0))

@@ -1,8 +1,8 @@
 """torch.special's functions that torch.export keeps whole (lgamma,
-digamma, polygamma, zeta, erfc, erfcx, erfinv, ndtri, the Bessel functions
-I, K (and their scaled forms), J, Y and the spherical j0, Airy's Ai),
-gcd, lcm and frexp, and
-programs that torch decomposes into them (log_ndtr, multigammaln), over
+digamma, polygamma, zeta, the incomplete gamma functions igamma and
+igammac, erfc, erfcx, erfinv, ndtri, the Bessel functions I, K (and their
+scaled forms), J, Y and the spherical j0, Airy's Ai), gcd, lcm and frexp,
+and programs that torch decomposes into them (log_ndtr, multigammaln), over
 their domains: poles, reflections, the series' seams (the Bessel
 functions' at |x| = 20, erfcx's at 26) and the tails of the inverses."""
 
@@ -50,6 +50,42 @@ register("zeta_edges_f64", torch.special.zeta,
                             dtype=F64)),
          const(torch.tensor([2.0, 2.0, 0.0, -2.0, -2.5, inf, 2.0, 2.0, -inf, nan, -1e300,
                              -300.5], dtype=F64)))
+
+# The regularized incomplete gamma functions P(a, x) and Q(a, x): each of
+# Cephes' kernels (P's power series, Q's continued fraction past x = 1.1,
+# Q's small-x series with log Gamma(1 + a) near a = 0 and 1), x near a where
+# eager switches to Temme's expansion (a up to 1e5), broadcasting, the
+# half types, and the domain's edges in eager's order.
+register("igamma_f32", torch.igamma, rand(4, 6, low=0.05, high=12.0), rand(4, 6, high=15.0))
+register("igammac_f32", torch.igammac, rand(4, 6, low=0.05, high=12.0), rand(4, 6, high=15.0))
+register("igamma_f64", torch.igamma, rand(5, 6, dtype=F64, low=0.01, high=300.0),
+         rand(5, 6, dtype=F64, high=400.0))
+register("igammac_f64", torch.igammac, rand(5, 6, dtype=F64, low=0.01, high=300.0),
+         rand(5, 6, dtype=F64, high=400.0))
+for fn in ("igamma", "igammac"):
+    register(f"{fn}_small_x_f64", getattr(torch, fn), rand(4, 6, dtype=F64, low=1e-4, high=2.5),
+             rand(4, 6, dtype=F64, low=1e-3, high=1.1))
+    register(f"{fn}_near_a_f64", lambda a, t, fn=fn: getattr(torch, fn)(a, a * (1.0 + t)),
+             rand(4, 5, dtype=F64, low=20.0, high=1e5), rand(4, 5, dtype=F64, low=-0.02, high=0.02))
+register("igamma_broadcast_f32", torch.igamma, rand(3, 1, low=0.5, high=6.0),
+         rand(4, low=0.1, high=8.0))
+register("igamma_f16", torch.igamma, rand(3, 5, dtype=torch.float16, low=0.2, high=8.0),
+         rand(3, 5, dtype=torch.float16, high=10.0))
+register("igammac_bf16", torch.igammac, rand(3, 5, dtype=torch.bfloat16, low=0.2, high=8.0),
+         rand(3, 5, dtype=torch.bfloat16, high=10.0))
+_IGAMMA_EDGES = (
+    const(torch.tensor([0.0, 0.0, -1.0, 2.0, inf, inf, 2.0, nan, 2.0, 0.0, nan, 3.0, 0.0, nan],
+                       dtype=F64)),
+    const(torch.tensor([1.0, 0.0, 2.0, -1.0, 3.0, inf, inf, 1.0, nan, nan, 0.0, 0.0, inf, inf],
+                       dtype=F64)))
+# Prefactors x^a e^-x / Gamma(a) that underflow to 0: the kernel is not run
+# and P (or Q) is exactly 0 or 1.
+_IGAMMA_UNDERFLOW = (const(torch.tensor([194.5, 500.0, 0.5, 3.0, 1e4], dtype=F64)),
+                     const(torch.tensor([0.077, 1e-3, 800.0, 1000.0, 50.0], dtype=F64)))
+register("igamma_underflow_f64", torch.igamma, *_IGAMMA_UNDERFLOW)
+register("igammac_underflow_f64", torch.igammac, *_IGAMMA_UNDERFLOW)
+register("igamma_edges_f64", torch.igamma, *_IGAMMA_EDGES)
+register("igammac_edges_f64", torch.igammac, *_IGAMMA_EDGES)
 
 # The error functions: libm's erfc, erfcx on both sides of its series'
 # seam (26), erfinv to its tails, the normal quantile and log-CDF.

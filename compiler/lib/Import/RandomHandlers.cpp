@@ -2,8 +2,8 @@
 //
 // This file implements the importer handlers of ATen's random ops (those
 // torch tags nondeterministic_seeded): rand, randn, randint, randperm,
-// uniform, normal, exponential, bernoulli, native_dropout (and its
-// backward), random and multinomial.
+// uniform, normal, exponential, poisson, bernoulli, native_dropout (and
+// its backward), random and multinomial.
 //
 // Kiln's RNG contract (docs/architecture.md, "Random numbers"): a random
 // node reads the graph's seed, an int64 0-d input the client names in the
@@ -89,21 +89,36 @@ public:
     return draw(shape, n.b().getI64Type(), "random_bits", {});
   }
 
+  /// Poisson(rate) counts, of rate's shape, as `element`: random_poisson's
+  /// loop draws from the counter's last word itself (the node's only draw).
+  Value poisson(Value rate, Type element) {
+    Value wide = convertElements(n, rate, n.b().getF64Type());
+    RankedTensorType type = typeOf(wide);
+    Value bits = n.b().create<aten::BitcastOp>(n.loc(), type.clone(n.b().getI64Type()), wide);
+    Value counts = pointwise(n, type, "random_poisson",
+                             {indices(type.getShape()), seed, bits}, {double(n.position())});
+    return convertElements(n, counts, element);
+  }
+
 private:
   Draws(NodeImporter &n, Value seed) : n(n), seed(seed) {}
 
-  Value draw(ArrayRef<int64_t> shape, Type element, StringRef fn,
-             ArrayRef<double> extra) {
+  /// Each element's row-major index, as i64 of `shape`.
+  Value indices(ArrayRef<int64_t> shape) {
     Type i64 = n.b().getI64Type();
-    auto type = RankedTensorType::get(shape, element);
-    int64_t count = type.getNumElements();
+    int64_t count = RankedTensorType::get(shape, i64).getNumElements();
     Value iota = n.b().create<aten::ArangeOp>(
         n.loc(), RankedTensorType::get({count}, i64), n.b().getF64FloatAttr(0.0),
         n.b().getF64FloatAttr(1.0));
-    Value index = viewValue(n, iota, shape);
+    return viewValue(n, iota, shape);
+  }
+
+  Value draw(ArrayRef<int64_t> shape, Type element, StringRef fn,
+             ArrayRef<double> extra) {
+    auto type = RankedTensorType::get(shape, element);
     SmallVector<double> scalars = {double(n.position()), double(next++)};
     scalars.append(extra.begin(), extra.end());
-    return pointwise(n, type, fn, {index, seed}, scalars);
+    return pointwise(n, type, fn, {indices(shape), seed}, scalars);
   }
 
   NodeImporter &n;
@@ -360,6 +375,17 @@ absl::StatusOr<Values> random(NodeImporter &n) {
   return Values{integersIn(n, draws, type, from, range)};
 }
 
+/// poisson(self): a Poisson(rate) count for each of self's rates, in self's
+/// float dtype.
+absl::StatusOr<Values> poisson(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, floatResult(n));
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  if (!isa<FloatType>(typeOf(self).getElementType()))
+    return n.error("poisson's rates must be floating-point");
+  ASSIGN_OR_RETURN(Draws draws, Draws::of(n));
+  return Values{draws.poisson(self, type.getElementType())};
+}
+
 /// randperm(n): the stable ascending order of n draws of 63 bits.
 absl::StatusOr<Values> randperm(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
@@ -451,6 +477,7 @@ void addRandomHandlers(OpHandlerTable &t) {
                          "aten.normal.Tensor_Tensor"})
     t[op] = normalTensors;
   t["aten.exponential.default"] = exponential;
+  t["aten.poisson.default"] = poisson;
   t["aten.bernoulli.default"] = bernoulliTensor;
   t["aten.bernoulli.Tensor"] = bernoulliTensor;
   t["aten.bernoulli.p"] = bernoulliNumber;

@@ -2,8 +2,8 @@
 //
 // This file implements the import of torch.special's functions that
 // torch.export keeps whole (lgamma, digamma, polygamma, zeta, erfc, erfcx,
-// erfinv, ndtri, the Bessel functions I, K, J, Y and spherical j0, Airy's
-// Ai, and the orthogonal polynomials of Chebyshev, Hermite, Laguerre and
+// erfinv, ndtri, igamma and igammac, the Bessel functions I, K, J, Y and
+// spherical j0, Airy's Ai, and the orthogonal polynomials of Chebyshev, Hermite, Laguerre and
 // Legendre), and
 // gcd, lcm and frexp: one aten.pointwise each (frexp's exponent a second;
 // lib/Conversion/AtenToLinalg/SpecialFunctions.h, PointwiseBodies.cpp).
@@ -61,6 +61,10 @@ void addSpecialFunctionHandlers(OpHandlerTable &t) {
   t["aten.polygamma.default"] = polygamma;
   t["aten.frexp.Tensor"] = frexp;
   for (const char *fn : {"gcd", "lcm"})
+    t[absl::StrCat("aten.", fn, ".default")] = pointwiseHandler(fn, {"self", "other"});
+  // igamma(self, other) = P(a = self, x = other); torch.special.gammainc
+  // and gammaincc are these.
+  for (const char *fn : {"igamma", "igammac"})
     t[absl::StrCat("aten.", fn, ".default")] = pointwiseHandler(fn, {"self", "other"});
   for (const char *overload : {"default", "self_scalar", "other_scalar"})
     t[absl::StrCat("aten.special_zeta.", overload)] = pointwiseHandler("zeta", {"self", "other"});

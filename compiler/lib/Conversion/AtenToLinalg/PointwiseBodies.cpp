@@ -572,6 +572,8 @@ const PointwiseLowering kRows[] = {
      }},
     {"nextafter", nextafter, {}, /*halfInOwnType=*/true},
     {"zeta", zetaBody},
+    {"igamma", igammaBody, kCallsLgamma},
+    {"igammac", igammacBody, kCallsLgamma},
     {"chebyshev_polynomial_t", chebyshevTBody},
     {"chebyshev_polynomial_u", chebyshevUBody},
     {"chebyshev_polynomial_v", chebyshevVBody},
@@ -641,6 +643,7 @@ const PointwiseLowering kRows[] = {
     {"random_uniform", randomUniform},
     {"random_normal", randomNormal},
     {"random_bits", randomBits},
+    {"random_poisson", randomPoisson, kCallsLgamma},
 };
 
 } // namespace

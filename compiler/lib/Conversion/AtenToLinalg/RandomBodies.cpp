@@ -11,12 +11,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RandomBodies.h"
+#include "FloatMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 #include <array>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 
@@ -57,14 +59,11 @@ private:
 };
 
 /// The four output words of Philox4x32-10 for element `index` of draw
-/// (`stream`, `draw`) under `seed`.
+/// (`stream`, `draw`: i64 words below 2^32) under `seed`.
 std::array<Value, 4> philox(OpBuilder &b, Location l, Value index, Value seed,
-                            ArrayRef<double> s) {
+                            Value stream, Value draw) {
   Words w(b, l);
-  auto stream = static_cast<uint64_t>(s[0]), draw = static_cast<uint64_t>(s[1]);
-  std::array<Value, 4> counter = {w.low(index), w.high(index),
-                                  w.constant(stream & 0xFFFFFFFFu),
-                                  w.constant(draw & 0xFFFFFFFFu)};
+  std::array<Value, 4> counter = {w.low(index), w.high(index), stream, draw};
   std::array<Value, 2> key = {w.low(seed), w.high(seed)};
   for (int round = 0; round < kRounds; ++round) {
     if (round) {
@@ -79,6 +78,15 @@ std::array<Value, 4> philox(OpBuilder &b, Location l, Value index, Value seed,
                w.low(product0)};
   }
   return counter;
+}
+
+/// philox for the draw the scalars name: (stream, draw).
+std::array<Value, 4> philox(OpBuilder &b, Location l, Value index, Value seed,
+                            ArrayRef<double> s) {
+  Words w(b, l);
+  auto stream = static_cast<uint64_t>(s[0]), draw = static_cast<uint64_t>(s[1]);
+  Value streamWord = w.constant(stream & 0xFFFFFFFFu);
+  return philox(b, l, index, seed, streamWord, w.constant(draw & 0xFFFFFFFFu));
 }
 
 /// The top `bits` (1..53) bits of the word pair (hi, lo) as an integer.
@@ -98,6 +106,10 @@ Value scaled(OpBuilder &b, Location l, Value k, unsigned bits, FloatType type) {
 FloatType computeType(OpBuilder &b, unsigned bits) {
   return bits <= 24 ? FloatType(b.getF32Type()) : FloatType(b.getF64Type());
 }
+
+/// Draws a Poisson sample may take before it gives up (NaN): the product
+/// method takes k + 1 for a rate below 10, PTRS about 1.1 per sample.
+constexpr int64_t kPoissonMaxDraws = 1 << 16;
 
 } // namespace
 
@@ -127,6 +139,65 @@ Value randomNormal(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
       l, b.create<arith::MulFOp>(l, c(-2.0), b.create<math::LogOp>(l, u1)));
   Value angle = b.create<arith::MulFOp>(l, c(2.0 * M_PI), u2);
   return b.create<arith::MulFOp>(l, radius, b.create<math::CosOp>(l, angle));
+}
+
+Value randomPoisson(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {
+  Value index = a[0], seed = a[1];
+  FloatMath m(b, l);
+  Value rate = b.create<arith::BitcastOp>(l, b.getF64Type(), a[2]);
+  Value inf = m.c(std::numeric_limits<double>::infinity());
+  Value active = m.both(m.gt(rate, m.c(0)), m.lt(rate, inf));
+  Value small = m.lt(rate, m.c(10));
+  // The product method's bound, and PTRS's constants (Hormann 1993, as
+  // eager's sample_poisson has them).
+  Value bound = m.exp(m.neg(rate));
+  Value logRate = m.log(rate);
+  Value bb = m.add(m.c(0.931), m.mul(m.c(2.53), b.create<math::SqrtOp>(l, rate)));
+  Value aa = m.add(m.c(-0.059), m.mul(m.c(0.02483), bb));
+  Value logInverseAlpha = m.log(m.add(m.c(1.1239), m.div(m.c(1.1328), m.sub(bb, m.c(3.4)))));
+  Value vr = m.sub(m.c(0.9277), m.div(m.c(3.6224), m.sub(bb, m.c(2))));
+  Words w(b, l);
+  Value stream = w.constant(static_cast<uint64_t>(s[0]) & 0xFFFFFFFFu);
+  // Carried: the draw (i64), the count k, whether k is final, and the
+  // product method's running product of uniforms.
+  Carried init{w.constant(0), m.c(0), m.truth(false), m.c(1)};
+  Carried last = whileLoop(
+      b, l, init,
+      [&](OpBuilder &nb, Location nl, ValueRange c) {
+        FloatMath n(nb, nl);
+        Value below = nb.create<arith::CmpIOp>(nl, arith::CmpIPredicate::slt, c[0],
+                                               Words(nb, nl).constant(kPoissonMaxDraws));
+        Value go = n.both(n.both(active, n.negate(c[2])), below);
+        return std::pair{go, Carried(c.begin(), c.end())};
+      },
+      [&](OpBuilder &nb, Location nl, ValueRange c) {
+        FloatMath n(nb, nl);
+        Words v(nb, nl);
+        std::array<Value, 4> words = philox(nb, nl, index, seed, stream, c[0]);
+        auto f64 = nb.getF64Type();
+        Value u = scaled(nb, nl, topBits(v, words[0], words[1], 53), 53, f64);
+        Value u2 = scaled(nb, nl, topBits(v, words[2], words[3], 53), 53, f64);
+        // Below 10: multiply uniforms until the product falls to e^-rate.
+        Value product = n.mul(c[3], u);
+        Value more = n.gt(product, bound);
+        Value counted = n.select(more, n.add(c[1], n.c(1)), c[1]);
+        // From 10: PTRS, a transformed rejection with squeeze.
+        Value centred = n.sub(u, n.c(0.5));
+        Value us = n.sub(n.c(0.5), n.abs(centred));
+        Value k = n.floor(n.add(n.mul(n.add(n.div(n.mul(n.c(2), aa), us), bb), centred),
+                                n.add(rate, n.c(0.43))));
+        Value quick = n.both(n.ge(us, n.c(0.07)), n.le(u2, vr));
+        Value rejected = n.either(n.lt(k, n.c(0)), n.both(n.lt(us, n.c(0.013)), n.gt(u2, us)));
+        Value lhs = n.sub(n.add(n.log(u2), logInverseAlpha),
+                          n.log(n.add(n.div(aa, n.mul(us, us)), bb)));
+        Value rhs = n.sub(n.sub(n.mul(k, logRate), rate), n.libm("lgamma", n.add(k, n.c(1))));
+        Value accepted = n.either(quick, n.both(n.negate(rejected), n.le(lhs, rhs)));
+        return Carried{v.add(c[0], v.constant(1)), n.select(small, counted, k),
+                       n.select(small, n.negate(more), accepted), product};
+      });
+  Value r = m.where(m.negate(last[2]), std::numeric_limits<double>::quiet_NaN(), last[1]);
+  r = m.where(m.eq(rate, m.c(0)), 0, r);
+  return m.where(m.eq(rate, inf), std::numeric_limits<double>::infinity(), r);
 }
 
 Value randomBits(OpBuilder &b, Location l, ValueRange a, ArrayRef<double> s) {

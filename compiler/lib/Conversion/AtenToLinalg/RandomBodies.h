@@ -1,8 +1,8 @@
 //===- RandomBodies.h - scalar bodies of Kiln's random numbers ------------===//
 //
 // This file declares the scalar bodies of the aten.pointwise functions
-// random_uniform, random_normal and random_bits: Philox4x32-10 (Random123's
-// counter-based generator) keyed by a call's seed and counted by element,
+// random_uniform, random_normal, random_poisson and random_bits:
+// Philox4x32-10 (Random123's counter-based generator) keyed by a call's seed and counted by element,
 // turned into the distributions the importer's random handlers build on
 // (docs/architecture.md, "Random numbers").
 //
@@ -26,6 +26,16 @@ mlir::Value randomUniform(mlir::OpBuilder &b, mlir::Location l,
 /// from words (0, 1) and u2 from words (2, 3).
 mlir::Value randomNormal(mlir::OpBuilder &b, mlir::Location l,
                          mlir::ValueRange a, llvm::ArrayRef<double> s);
+
+/// Operands (index, seed, rate), all i64, the rate an f64's bits (so that
+/// the operands stay in the random functions' i64 domain); scalars
+/// (stream). A Poisson(rate) count as f64, by eager's algorithms: below
+/// rate 10 the product of uniforms until it falls to e^-rate, from 10
+/// Hormann's PTRS (transformed rejection with squeeze). Draw d of element i
+/// is Philox's counter (i, stream, d) and gives two 53-bit uniforms. Rate 0
+/// gives 0, +inf gives +inf, a negative or NaN rate NaN (eager raises).
+mlir::Value randomPoisson(mlir::OpBuilder &b, mlir::Location l, mlir::ValueRange a,
+                          llvm::ArrayRef<double> s);
 
 /// Operands (index, seed); scalars (stream, draw): 63 random bits as a
 /// non-negative i64, (word0 << 32 | word1) >> 1.

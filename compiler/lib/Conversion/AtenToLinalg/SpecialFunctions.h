@@ -3,7 +3,7 @@
 // This file declares the aten.pointwise bodies of the special functions:
 // lgamma, digamma, polygamma, Hurwitz's zeta, erfc, erfcx, erfinv, the
 // normal distribution's quantile ndtri and frexp's parts
-// (SpecialFunctions.cpp); the Bessel functions (BesselFunctions.cpp); and
+// (SpecialFunctions.cpp); igamma and igammac (IncompleteGamma.cpp); the Bessel functions (BesselFunctions.cpp); and
 // the orthogonal polynomials (OrthogonalPolynomials.cpp). The functions
 // compute in f64 (an f32 operand widens and its result rounds once); the
 // polynomials in their operands' type, as eager's. lgamma, erfc and the
@@ -32,6 +32,10 @@ KILN_SPECIAL_FUNCTION(erfcBody)
 KILN_SPECIAL_FUNCTION(erfcxBody)
 KILN_SPECIAL_FUNCTION(erfinvBody)
 KILN_SPECIAL_FUNCTION(ndtriBody)
+/// The regularized incomplete gamma functions P(a, x) and Q(a, x) of
+/// (a, x) (IncompleteGamma.cpp).
+KILN_SPECIAL_FUNCTION(igammaBody)
+KILN_SPECIAL_FUNCTION(igammacBody)
 /// frexp's mantissa, and its exponent as a float (exact) in the same type.
 KILN_SPECIAL_FUNCTION(frexpMantissaBody)
 KILN_SPECIAL_FUNCTION(frexpExponentBody)

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -split-input-file -kiln-convert-aten-to-linalg | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -kiln-declare-libm-calls -kiln-convert-aten-to-linalg | FileCheck %s
 
 // random_uniform: Philox4x32-10 on i64 words. The counter is (index low,
 // index high, stream, draw), the key the seed's halves; each round
@@ -53,4 +53,27 @@ func.func @normal_f64(%i: tensor<4xi64>, %seed: tensor<i64>) -> tensor<4xf64> {
 func.func @bits(%i: tensor<4xi64>, %seed: tensor<i64>) -> tensor<4xi64> {
   %0 = aten.pointwise "random_bits" %i, %seed {scalars = array<f64: 1.0, 0.0>} : (tensor<4xi64>, tensor<i64>) -> tensor<4xi64>
   return %0 : tensor<4xi64>
+}
+
+// -----
+
+// random_poisson: the rate's bits read back as f64, then one scf.while per
+// element whose draw number is Philox's last counter word (two 53-bit
+// uniforms per draw): the product method below rate 10, PTRS from 10 with
+// libm's lgamma in its acceptance test.
+// CHECK-LABEL: func @poisson
+// CHECK: linalg.generic
+// CHECK: ^bb0(%[[I:.+]]: i64, %[[S:.+]]: i64, %[[B:.+]]: i64, %{{.+}}: f32):
+// CHECK: %[[RATE:.+]] = arith.bitcast %[[B]] : i64 to f64
+// CHECK: scf.while
+// CHECK: scf.condition
+// CHECK: } do {
+// CHECK-COUNT-20: arith.muli
+// CHECK: math.floor
+// CHECK: func.call @lgamma
+// CHECK: scf.yield
+// CHECK: arith.truncf %{{.+}} : f64 to f32
+func.func @poisson(%i: tensor<4xi64>, %seed: tensor<i64>, %rate: tensor<4xi64>) -> tensor<4xf32> {
+  %0 = aten.pointwise "random_poisson" %i, %seed, %rate {scalars = array<f64: 3.0>} : (tensor<4xi64>, tensor<i64>, tensor<4xi64>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

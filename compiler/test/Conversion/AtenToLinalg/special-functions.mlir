@@ -120,3 +120,35 @@ func.func @frexp_mantissa(%x: tensor<4xf64>) -> tensor<4xf64> {
   %0 = aten.pointwise "frexp_mantissa" %x : (tensor<4xf64>) -> tensor<4xf64>
   return %0 : tensor<4xf64>
 }
+
+// -----
+
+// igamma(a, x): libm's lgamma declared, f32 widened to f64, and Cephes'
+// three kernels (P's series, Q's continued fraction, Q's small-x series)
+// as three scf.while loops, each gated by its region; the result rounds
+// once.
+// CHECK: func.func private @lgamma(f64) -> f64
+// CHECK-LABEL: func @igamma_f32
+// CHECK: ^bb0(%[[A:.+]]: f32, %[[X:.+]]: f32, %{{.+}}: f32):
+// CHECK: arith.extf %[[A]] : f32 to f64
+// CHECK: arith.extf %[[X]] : f32 to f64
+// CHECK-COUNT-3: scf.while
+// CHECK-NOT: scf.while
+// CHECK: arith.truncf %{{.+}} : f64 to f32
+func.func @igamma_f32(%a: tensor<4xf32>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = aten.pointwise "igamma" %a, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// igammac(a, x) in f64: the same kernels; no widening.
+// CHECK-LABEL: func @igammac_f64
+// CHECK-NOT: arith.extf
+// CHECK-COUNT-3: scf.while
+// CHECK-NOT: arith.truncf
+// CHECK: linalg.yield %{{.+}} : f64
+func.func @igammac_f64(%a: tensor<2x3xf64>, %x: tensor<2x3xf64>) -> tensor<2x3xf64> {
+  %0 = aten.pointwise "igammac" %a, %x : (tensor<2x3xf64>, tensor<2x3xf64>) -> tensor<2x3xf64>
+  return %0 : tensor<2x3xf64>
+}

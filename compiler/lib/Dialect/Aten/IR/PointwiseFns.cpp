@@ -106,6 +106,9 @@ constexpr PointwiseFn kFns[] = {
     {"nextafter", 2, 0, R::Float, C::Result, D::Float},
     // Hurwitz's zeta(x, q).
     {"zeta", 2, 0, R::Float, C::Result, D::Float},
+    // The regularized incomplete gamma functions P(a, x) and Q(a, x).
+    {"igamma", 2, 0, R::Float, C::Result, D::Float},
+    {"igammac", 2, 0, R::Float, C::Result, D::Float},
     // Orthogonal polynomials p_n(x) of (x, n): n is read as an integer.
     {"chebyshev_polynomial_t", 2, 0, R::Float, C::Result, D::Float},
     {"chebyshev_polynomial_u", 2, 0, R::Float, C::Result, D::Float},
@@ -153,6 +156,8 @@ constexpr PointwiseFn kFns[] = {
     {"random_uniform", 2, 3, R::Float, C::Promoted, D::Int64},
     {"random_normal", 2, 3, R::Float, C::Promoted, D::Int64},
     {"random_bits", 2, 2, R::Any, C::Promoted, D::Int64},
+    // (index, seed, the rate's f64 bits); scalars (stream).
+    {"random_poisson", 3, 1, R::Float, C::Promoted, D::Int64},
 };
 } // namespace
 
