@@ -65,6 +65,7 @@ from kiln.errors import (KilnError, UnavailableError, UnimplementedError, Unsupp
                          VerificationError)
 from kiln.graph import serialize_graph_module
 from kiln.placement import placement_policy
+from kiln.resampling import keep_uint8_resampling_whole
 
 __all__ = ["MODES", "backend", "lower_to_core_aten"]
 
@@ -569,6 +570,9 @@ def backend(address: str | Client, target: str | None = None, fallback: str | No
             compiled_graphs.append(_KilnCompiledGraph(client, gm, target, options, fallback,
                                                       mode, directory, len(compiled_graphs)))
             return gm.forward
+        # uint8 bilinear/bicubic resampling becomes kiln::upsample_uint8,
+        # which the lowering keeps whole (kiln/resampling.py).
+        keep_uint8_resampling_whole(gm)
         if mode in ("execute", "simulate") and _needs_autograd(example_inputs):
             return _AutogradGraph(gm, graph_for)
         # Lowering and compiling happen at the first call of each input

@@ -64,9 +64,10 @@ def _float_only(decomposed: Any) -> Any:
 
     Where torch decomposes the op before it asks the table, the float
     decomposition still applies and the uint8 result is off by one in some
-    elements: torch.compile (functionalization decomposes the composite
-    ``.vec``) and torch 2.5's export of ``upsample_bilinear2d.vec`` (its
-    autograd kernel decomposes it)."""
+    elements: torch 2.5's export of ``upsample_bilinear2d.vec`` (its
+    autograd kernel decomposes it). torch.compile would too
+    (functionalization decomposes the composite ``.vec``), but the backend
+    puts kiln::upsample_uint8 in its place first (kiln/resampling.py)."""
     def run(*args: Any, **kwargs: Any) -> Any:
         x = args[0] if args else kwargs.get("input", kwargs.get("self"))
         if isinstance(x, torch.Tensor) and x.dtype == torch.uint8:

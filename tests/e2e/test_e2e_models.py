@@ -95,3 +95,37 @@ def test_complex_values_through_the_backend_and_export(kilnd, client):
         assert out[1].dtype == torch.complex64
         for g, w in zip(out, expected):
             torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5)
+
+
+class Resample(torch.nn.Module):
+    def __init__(self, **kwargs):
+        super().__init__()
+        self.kwargs = kwargs
+
+    def forward(self, x):
+        return torch.nn.functional.interpolate(x, **self.kwargs)
+
+
+UINT8_RESAMPLING = {
+    "bilinear_up": dict(size=(13, 17), mode="bilinear"),
+    "bilinear_down_align_corners": dict(scale_factor=0.6, mode="bilinear", align_corners=True),
+    "bicubic_scale": dict(scale_factor=(1.7, 2.3), mode="bicubic"),
+    "bicubic_recompute": dict(scale_factor=1.5, mode="bicubic", recompute_scale_factor=True),
+    "bilinear_antialias_down": dict(size=(4, 5), mode="bilinear", antialias=True),
+}
+
+
+@pytest.mark.parametrize("name", UINT8_RESAMPLING)
+def test_uint8_resampling_through_the_backend_is_eagers_bytes(kilnd, name):
+    """Eager resamples uint8 in fixed point; torch.compile would decompose it
+    into float arithmetic (off by one in some elements) but for the
+    backend's kiln::upsample_uint8 (kiln/resampling.py)."""
+    model = Resample(**UINT8_RESAMPLING[name])
+    be = kiln.backend(kilnd.address, target="cpu")
+    x = torch.randint(0, 256, (2, 3, 9, 11), dtype=torch.uint8,
+                      generator=torch.Generator().manual_seed(len(name)))
+    got = torch.compile(model, backend=be)(x)
+    assert got.dtype == torch.uint8 and torch.equal(got, model(x))
+    (spec,) = [c for g in be.compiled_graphs for c in g.specializations]
+    assert [n.op for n in spec.graph.nodes if n.op.startswith("kiln.")] == \
+        ["kiln.upsample_uint8.default"]

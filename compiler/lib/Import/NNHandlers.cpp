@@ -254,6 +254,17 @@ void addNNHandlers(OpHandlerTable &t) {
   t["aten._upsample_bicubic2d_aa.default"] = [](NodeImporter &n) {
     return upsampleSeparable(n, "bicubic", true);
   };
+  // The client's kiln::upsample_uint8 (kiln/resampling.py), which
+  // torch.compile graphs hold in place of a uint8 F.interpolate: .vec's
+  // arguments, the mode and the antialias flag.
+  t["kiln.upsample_uint8.default"] = [](NodeImporter &n) -> absl::StatusOr<Values> {
+    ASSIGN_OR_RETURN(std::string mode, n.stringAttr("mode"));
+    ASSIGN_OR_RETURN(bool antialias, n.boolAttr("antialias"));
+    if (mode != "bilinear" && mode != "bicubic")
+      return n.error(absl::StrCat("kiln::upsample_uint8 resamples 'bilinear' or 'bicubic', not '",
+                                  mode, "'"));
+    return upsampleSeparable(n, mode == "bilinear" ? "bilinear" : "bicubic", antialias);
+  };
   for (const char *overload : {"default", "vec"}) {
     t[absl::StrCat("aten.upsample_bilinear2d.", overload)] = [](NodeImporter &n) {
       return upsampleSeparable(n, "bilinear", false);
