@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, set[str]]] = [
               "blobs", "cache", "memfd_pool", "exchange", "local_execute", "execution", "counters"}),
     ("export and serialisation", {"rng", "graph", "symbolic_sizes", "linalg_decompositions",
                                   "export", "reference", "op_report",
-                                  "placement"}),
+                                  "placement", "resampling"}),
     ("compiled model", {"compiled", "session"}),
     ("features", {"partition", "verify", "introspect", "torchscript", "bundle",
                   "lazy_graph", "lazy_tensor", "capture"}),
