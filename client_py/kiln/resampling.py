@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import Optional
+from typing import Optional, Sequence
 
 import torch
 import torch.fx
@@ -36,9 +36,12 @@ _ATEN = {
 }
 
 
-@torch.library.custom_op("kiln::upsample_uint8", mutates_args=())
-def upsample_uint8(input: torch.Tensor, output_size: Optional[list[int]], align_corners: bool,
-                   scale_factors: Optional[list[float]], mode: str,
+@torch.library.custom_op(
+    "kiln::upsample_uint8", mutates_args=(),
+    schema="(Tensor input, SymInt[]? output_size, bool align_corners, float[]? scale_factors, "
+           "str mode, bool antialias) -> Tensor")
+def upsample_uint8(input: torch.Tensor, output_size: Optional[Sequence[int]],
+                   align_corners: bool, scale_factors: Optional[Sequence[float]], mode: str,
                    antialias: bool) -> torch.Tensor:
     """Eager's uint8 resampling: upsample_bilinear2d.vec or
     upsample_bicubic2d.vec (their antialiased forms with ``antialias``)."""
