@@ -242,11 +242,12 @@ def counting_decodes(executor, monkeypatch) -> list[int]:
 
 
 def test_a_long_run_answer_is_rehearsed_before_it_comes(executor, monkeypatch):
-    """An agent with a CPU to spare that ran 30 ms answers 30 ms after the
-    send: from the second call on, the client wakes 600 us before that and
-    decodes the last answer again (warming its caches), then reads the
-    real answer, which is the caller's."""
-    give_channel(executor, paced(100, 30000, delay_s=0.03))
+    """An agent with a CPU to spare that ran 60 ms: from the second call on,
+    the client wakes 600 us before the answer is due and decodes the last
+    answer again (warming its caches), then reads the real answer, which is
+    the caller's. This agent answers 120 ms after the send, so that a loaded
+    host's late wake-up (tens of ms under CI) still comes before it."""
+    give_channel(executor, paced(100, 60000, delay_s=0.12))
     decodes = counting_decodes(executor, monkeypatch)
     run(executor)
     assert decodes[0] == 1  # nothing to rehearse yet
