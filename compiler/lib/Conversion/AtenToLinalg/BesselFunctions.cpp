@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FloatMath.h"
+#include "SpecialConstants.h"
 #include "SpecialFunctions.h"
 
 #include <array>
@@ -22,10 +23,8 @@ using namespace mlir;
 namespace kiln::aten {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-constexpr double kEulerGamma = 0.57721566490153286061;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
+using namespace special;
+
 
 // --- Modified Bessel functions of the first kind ---------------------------
 

@@ -28,6 +28,7 @@ public:
   mlir::Value exp(mlir::Value x) { return b.create<mlir::math::ExpOp>(l, x); }
   mlir::Value log(mlir::Value x) { return b.create<mlir::math::LogOp>(l, x); }
   mlir::Value log1p(mlir::Value x) { return b.create<mlir::math::Log1pOp>(l, x); }
+  mlir::Value expm1(mlir::Value x) { return b.create<mlir::math::ExpM1Op>(l, x); }
   mlir::Value sin(mlir::Value x) { return b.create<mlir::math::SinOp>(l, x); }
   mlir::Value cos(mlir::Value x) { return b.create<mlir::math::CosOp>(l, x); }
   mlir::Value acos(mlir::Value x) { return b.create<mlir::math::AcosOp>(l, x); }

@@ -22,9 +22,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FloatMath.h"
+#include "SpecialConstants.h"
 #include "SpecialFunctions.h"
-
-#include "mlir/Dialect/Math/IR/Math.h"
 
 #include <array>
 #include <cmath>
@@ -35,13 +34,11 @@ using namespace mlir;
 namespace kiln::aten {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-/// Cephes' MACHEP (2^-53): where the sums stop.
-constexpr double kMachEp = 1.11022302462515654042e-16;
+using namespace special;
+
 /// Cephes' BIG and 1/BIG: the continued fraction's rescaling.
 constexpr double kBig = 4.503599627370496e15;
 constexpr double kBigInverse = 2.22044604925031308085e-16;
-constexpr double kEulerGamma = 0.57721566490153286061;
 /// Terms before a kernel gives up (NaN).
 constexpr double kMaxTerms = 65536;
 
@@ -79,10 +76,6 @@ Value logGammaOnePlus(FloatMath &m, Value a) {
                   m.select(m.lt(m.abs(m.sub(a, m.c(1))), m.c(0.5)), nearOne, elsewhere));
 }
 
-Value expm1(FloatMath &m, Value x) {
-  return m.builder().create<math::ExpM1Op>(m.loc(), x);
-}
-
 /// x^a e^-x / Gamma(a).
 Value prefactor(FloatMath &m, Value a, Value x) {
   return m.exp(m.sub(m.sub(m.mul(a, m.log(x)), x), m.libm("lgamma", a)));
@@ -92,6 +85,13 @@ Value prefactor(FloatMath &m, Value a, Value x) {
 struct Kernel {
   Value value, settled;
 };
+
+/// Whether a kernel's loop stopped because its sum settled (`unsettled`
+/// is its own go-on test on the last carried values) rather than at
+/// kMaxTerms; an element for which it never `ran` is settled.
+Value settledUnless(FloatMath &m, Value ran, Value unsettled) {
+  return m.either(m.negate(ran), m.negate(unsettled));
+}
 
 /// P(a, x) by its power series (Cephes' igam_series), for `active`
 /// elements.
@@ -115,7 +115,7 @@ Kernel powerSeriesOfP(FloatMath &m, Value a, Value x, Value active) {
         return Carried{n.add(c[0], n.c(1)), r, term, n.add(c[3], term)};
       });
   // An element that never ran (a prefactor of 0: the value is 0) is settled.
-  Value settled = m.either(m.negate(run), m.negate(m.gt(last[2], m.mul(m.c(kMachEp), last[3]))));
+  Value settled = settledUnless(m, run, m.gt(last[2], m.mul(m.c(kMachEp), last[3])));
   Value value = m.select(m.eq(factor, m.c(0)), m.c(0), m.div(m.mul(last[3], factor), a));
   return {value, settled};
 }
@@ -154,7 +154,7 @@ Kernel continuedFractionOfQ(FloatMath &m, Value a, Value x, Value active) {
         return Carried{step,          yk,         zk,       scaled(c[4]), scaled(pk),
                        scaled(c[6]), scaled(qk), fraction, change};
       });
-  Value settled = m.either(m.negate(run), m.negate(m.gt(last[8], m.c(kMachEp))));
+  Value settled = settledUnless(m, run, m.gt(last[8], m.c(kMachEp)));
   Value value = m.select(m.eq(factor, m.c(0)), m.c(0), m.mul(last[7], factor));
   return {value, settled};
 }
@@ -179,9 +179,10 @@ Kernel smallXSeriesOfQ(FloatMath &m, Value a, Value x, Value active) {
         Value term = n.div(fac, n.add(a, c[0]));
         return Carried{n.add(c[0], n.c(1)), fac, term, n.add(c[3], term)};
       });
-  Value settled = m.negate(m.gt(m.abs(last[2]), m.mul(m.c(kMachEp), m.abs(last[3]))));
+  Value settled =
+      settledUnless(m, active, m.gt(m.abs(last[2]), m.mul(m.c(kMachEp), m.abs(last[3]))));
   Value logX = m.log(x);
-  Value head = m.neg(expm1(m, m.sub(m.mul(a, logX), logGammaOnePlus(m, a))));
+  Value head = m.neg(m.expm1(m.sub(m.mul(a, logX), logGammaOnePlus(m, a))));
   Value tail = m.mul(m.exp(m.sub(m.mul(a, logX), m.libm("lgamma", a))), last[3]);
   return {m.sub(head, tail), settled};
 }

@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "FloatMath.h"
+#include "SpecialConstants.h"
 #include "SpecialFunctions.h"
 
 #include <cstdint>
@@ -23,7 +24,8 @@ using namespace mlir;
 namespace kiln::aten {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+using namespace special;
+
 constexpr int64_t kMinInt64 = std::numeric_limits<int64_t>::min();
 /// The most recurrence steps one element takes. Legendre's and Laguerre's
 /// recurrences stay finite, so eager's loop runs all n steps; past this

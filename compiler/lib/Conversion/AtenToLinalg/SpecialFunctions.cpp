@@ -8,6 +8,7 @@
 // checks them against mpmath (relative error below 1e-12).
 //
 //===----------------------------------------------------------------------===//
+#include "SpecialConstants.h"
 #include "SpecialFunctions.h"
 #include "FloatMath.h"
 
@@ -20,11 +21,8 @@ using namespace mlir;
 namespace kiln::aten {
 namespace {
 
-constexpr double kPi = 3.14159265358979323846;
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-/// Cephes' MACHEP (2^-53): where zeta's sums stop.
-constexpr double kMachEp = 1.11022302462515654042e-16;
+using namespace special;
+
 
 // --- Gamma family ----------------------------------------------------------
 
