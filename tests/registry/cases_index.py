@@ -449,6 +449,31 @@ register("unique_dim1_bf16", lambda x: torch.unique(x, dim=1, return_inverse=Tru
          const(_ROWS.T.to(torch.bfloat16) / 4))
 register("unique_dim1_values_summed_f32", lambda x: torch.unique(x, dim=1).sum(dim=0) * 2,
          const(_ROWS.T.to(torch.float32)))
+# Slices of more than 16 elements are ordered by prefix doubling (ranks of
+# element positions paired up, log2 rounds): 300 elements (odd counts of
+# positions along the way), rows that differ only in their first, a middle
+# or their last element, duplicates made in the graph.
+_LONG = torch.randint(0, 3, (4, 300), generator=torch.Generator().manual_seed(15))
+_LONG_ROWS = torch.stack([_LONG[0], _LONG[1], _LONG[0], _LONG[2], _LONG[3], _LONG[1],
+                          torch.cat([_LONG[0][:-1], _LONG[0][-1:] + 1]),
+                          torch.cat([_LONG[0][:1] - 1, _LONG[0][1:]]),
+                          torch.cat([_LONG[2][:150], _LONG[2][150:151] + 5, _LONG[2][151:]]),
+                          _LONG[2]])
+register("unique_dim0_i64_300_wide_rows",
+         lambda x: torch.unique(x, dim=0, return_inverse=True, return_counts=True),
+         const(_LONG_ROWS))
+register("unique_dim1_f32_17_wide_signed_zeros",
+         lambda x: torch.unique(torch.cat([x, -x[:, 1:3], x.flip(1)], dim=1), dim=1,
+                                return_inverse=True, return_counts=True),
+         const(torch.where(_LONG_ROWS[:, :17].T.reshape(17, 5, 2).float() == 0, -0.0,
+                           _LONG_ROWS[:, :17].T.reshape(17, 5, 2).float() - 1)))
+register("unique_dim0_i32_many_rows_33_wide",
+         lambda x: torch.unique(torch.cat([x, x.flip(0)[:40]]), dim=0, return_inverse=True,
+                                return_counts=True),
+         randint(0, 2, 120, 33, dtype=torch.int32))
+register("unique_dim2_bf16_long_slices",
+         lambda x: torch.unique(torch.cat([x, x], dim=2), dim=2, return_counts=True),
+         const((_LONG[:, :60].reshape(3, 20, 4) / 2).to(torch.bfloat16)))
 register("unique_consecutive_dim0_f32_nan_rows",
          lambda x: torch.unique_consecutive(x, dim=0, return_inverse=True, return_counts=True),
          const(torch.tensor([[1.0, 2.0], [1.0, 2.0], [float("nan"), 0.0], [float("nan"), 0.0],

@@ -28,9 +28,9 @@ namespace {
 
 using Values = SmallVector<Value>;
 
-/// The most elements a slice of unique_dim may have: its sort takes one
-/// stable sort of the slices per element position.
-constexpr int64_t kMaxSortedSliceElements = 256;
+/// The most slices a sorted unique_dim may have: its order pairs the slices'
+/// ranks r1 * slices + r2, which must stay in int64.
+constexpr int64_t kMaxSortedSlices = int64_t{1} << 31;
 
 /// The result of an op whose row count the run computes, or why not: its
 /// first dim must be dynamic (a data-dependent size). A static result with
@@ -168,13 +168,12 @@ absl::StatusOr<Values> uniqueDim(NodeImporter &n, bool consecutive) {
     return n.error("the inverse must be a 1-d int64 tensor of self's size along dim, and "
                    "the counts a 1-d int64 tensor of the values' count");
   };
-  int64_t row = selfType.getNumElements() / selfType.getDimSize(dim);
-  if (!consecutive && row > kMaxSortedSliceElements)
+  int64_t slices = selfType.getDimSize(dim);
+  if (!consecutive && slices >= kMaxSortedSlices)
     return n.unimplemented(absl::StrCat(
-        "unique along a dim sorts its slices with one sort per element position, "
-        "and Kiln does so for slices of up to ",
-        kMaxSortedSliceElements, " elements; these have ", row,
-        " (unique_consecutive along a dim has no such bound)"));
+        "unique along a dim orders its slices by pairing their ranks in int64, which "
+        "takes fewer than ", kMaxSortedSlices, " slices; self has ", slices, " along dim ",
+        dim, " (unique_consecutive along a dim has no such bound)"));
   auto op = n.b().create<aten::UniqueDimOp>(
       n.loc(), TypeRange{fullValues, fullInverse, fullCounts}, self,
       n.b().getI64IntegerAttr(dim), consecutive ? n.b().getUnitAttr() : UnitAttr());

@@ -4,9 +4,19 @@
 // aten.unique_dim over N rows: self's n elements (flattened) for the
 // first, self's slices along `dim` (moved to the front) for the second.
 // Each row has M elements (1 for aten.unique):
-//   order         = the rows' lexicographic order: a stable sort (NaN last)
-//                   by each of the M element positions, the last first,
-//                   each applied to the order so far; none when consecutive
+//   order         = the rows' lexicographic order (NaN last at each element
+//                   position); none when consecutive. Rows of up to
+//                   kRadixLimit elements: a stable sort by each of the M
+//                   element positions, the last first, each applied to the
+//                   order so far. Longer rows: prefix doubling. Each
+//                   element becomes its dense rank in its position's
+//                   column (one sort of all M columns at once; a NaN gets a
+//                   rank of its own); then, ceil(log2 M) - 1 times, the
+//                   ranks of neighbouring positions 2j and 2j + 1 pair up
+//                   into one key (rank_2j * N + rank_2j+1) and the keys are
+//                   ranked again; one last pairing leaves one key per row,
+//                   whose stable sort is the order. 1 + ceil(log2 M) sorts
+//                   in all, against M for the radix.
 //   sorted        = the rows in that order
 //   first[i]      = i == 0 or row i differs from row i - 1 in some element
 //                   (NaN != NaN: a row holding a NaN starts a value of its
@@ -61,7 +71,7 @@ public:
         sorted = b.view(sort.getValues(), rowsType.getShape());
         order = sort.getIndices();
       } else {
-        order = lexicographicOrder(keys(rows));
+        order = m <= kRadixLimit ? radixOrder(keys(rows)) : doublingOrder(keys(rows));
         sorted = r.create<aten::IndexSelectOp>(loc, rowsType, rows, order,
                                                r.getI64IntegerAttr(0));
       }
@@ -75,9 +85,12 @@ public:
 private:
   RankedTensorType slotsType() { return RankedTensorType::get({n}, r.getI64Type()); }
 
+  /// Rows of more elements than this are ordered by prefix doubling.
+  static constexpr int64_t kRadixLimit = 16;
+
   /// The order that sorts the rows of `keys` (n, m) lexicographically: a
   /// least-significant-first radix of m stable sorts.
-  Value lexicographicOrder(Value keys) {
+  Value radixOrder(Value keys) {
     RankedTensorType keysType = typeOf(keys);
     auto columnType = RankedTensorType::get({n}, keysType.getElementType());
     Value order; // null until the first sort: the identity
@@ -101,33 +114,92 @@ private:
   /// The rows as one key each when m == 1 (n), else as (n, m).
   Value keys(Value rows) { return m == 1 ? b.view(rows, {n}) : b.view(rows, {n, m}); }
 
+  /// The order that sorts the rows of `keys` (n, m) lexicographically, by
+  /// prefix doubling (see the file comment). It works on the transpose,
+  /// (positions, n), so that every sort is along the last dim.
+  Value doublingOrder(Value keys) {
+    Value ranks = denseRanks(b.permute(keys, {1, 0}));
+    while (typeOf(ranks).getDimSize(0) > 2)
+      ranks = denseRanks(pairedRanks(ranks));
+    Value key = b.view(pairedRanks(ranks), {n});
+    auto sort = r.create<aten::SortOp>(loc, TypeRange{slotsType(), slotsType()}, key,
+                                       r.getI64IntegerAttr(0), r.getBoolAttr(false));
+    return sort.getIndices();
+  }
+
+  /// Each element of `columns` (w, n) as its dense rank within its row:
+  /// 0 for the smallest value, equal values sharing one, each NaN one of
+  /// its own after every number (w, n) of i64.
+  Value denseRanks(Value columns) {
+    Type i64 = r.getI64Type();
+    RankedTensorType columnsType = typeOf(columns);
+    auto ranksType = RankedTensorType::get(columnsType.getShape(), i64);
+    auto sort = r.create<aten::SortOp>(loc, TypeRange{columnsType, ranksType}, columns,
+                                       r.getI64IntegerAttr(1), r.getBoolAttr(false));
+    Value starts = b.convert(startsAlong(sort.getValues(), 1), i64);
+    Value rising = r.create<aten::CumsumOp>(loc, ranksType, starts, r.getI64IntegerAttr(1),
+                                            r.getBoolAttr(false));
+    Value sortedRanks = b.sub(i64, rising, b.constant(i64, 1.0));
+    Value zeros = b.constant(DenseElementsAttr::get(ranksType, r.getI64IntegerAttr(0)));
+    return r.create<aten::ScatterOp>(loc, ranksType, zeros, sort.getIndices(), sortedRanks,
+                                     r.getI64IntegerAttr(1), r.getStringAttr("none"));
+  }
+
+  /// Ranks (w, n), each below n, paired by position: row j of the result
+  /// (ceil(w / 2), n) is ranks[2j] * n + ranks[2j + 1] (ranks[2j] * n for
+  /// an odd w's last row), which orders as the pair does.
+  Value pairedRanks(Value ranks) {
+    Type i64 = r.getI64Type();
+    const int64_t w = typeOf(ranks).getDimSize(0), half = (w + 1) / 2;
+    auto rowsType = [&](int64_t rows) { return RankedTensorType::get({rows, n}, i64); };
+    auto everyOther = [&](int64_t from, int64_t rows) -> Value {
+      return r.create<aten::SliceOp>(loc, rowsType(rows), ranks,
+                                     r.getDenseI64ArrayAttr({from, 0}),
+                                     r.getDenseI64ArrayAttr({2, 1}));
+    };
+    Value high = everyOther(0, half), low = everyOther(1, w / 2);
+    if (w % 2 == 1) {
+      Value zeros = b.constant(DenseElementsAttr::get(rowsType(1), r.getI64IntegerAttr(0)));
+      low = r.create<aten::CatOp>(loc, rowsType(half), ValueRange{low, zeros},
+                                  r.getI64IntegerAttr(0));
+    }
+    return b.add(i64, b.mul(i64, high, b.constant(i64, static_cast<double>(n))), low);
+  }
+
+  /// Whether each element of `keys` starts a run along `dim`: it is the
+  /// first, or differs from the one before it (NaN differs from all).
+  Value startsAlong(Value keys, int64_t dim) {
+    RankedTensorType keysType = typeOf(keys);
+    const int64_t length = keysType.getDimSize(dim), rank = keysType.getRank();
+    auto flagsType = [&](int64_t size) {
+      SmallVector<int64_t> shape(keysType.getShape());
+      shape[dim] = size;
+      return RankedTensorType::get(shape, r.getI1Type());
+    };
+    Value first = b.constant(DenseElementsAttr::get(flagsType(1), true));
+    if (length == 1)
+      return first;
+    auto from = [&](int64_t offset) -> Value {
+      SmallVector<int64_t> offsets(rank, 0), shape(keysType.getShape());
+      offsets[dim] = offset;
+      shape[dim] = length - 1;
+      return r.create<aten::SliceOp>(loc, keysType.clone(shape), keys,
+                                     r.getDenseI64ArrayAttr(offsets),
+                                     r.getDenseI64ArrayAttr(SmallVector<int64_t>(rank, 1)));
+    };
+    Value differs = b.pointwise(flagsType(length - 1), "ne", {from(1), from(0)});
+    return r.create<aten::CatOp>(loc, flagsType(length), ValueRange{first, differs},
+                                 r.getI64IntegerAttr(dim));
+  }
+
   /// first[i]: i == 0, or row i of `keys` (see keys()) differs from row
   /// i - 1 in some element.
   Value runStarts(Value keys) {
-    Type i1 = r.getI1Type();
-    Value first = b.constant(DenseElementsAttr::get(RankedTensorType::get({1}, i1),
-                                                    ArrayRef<bool>{true}));
-    if (n == 1)
-      return first;
-    RankedTensorType keysType = typeOf(keys);
-    SmallVector<int64_t> restShape(keysType.getShape());
-    restShape[0] = n - 1;
-    SmallVector<int64_t> unitStrides(keysType.getRank(), 1);
-    auto rowsFrom = [&](int64_t offset) -> Value {
-      SmallVector<int64_t> offsets(keysType.getRank(), 0);
-      offsets[0] = offset;
-      return r.create<aten::SliceOp>(loc, keysType.clone(restShape), keys,
-                                     r.getDenseI64ArrayAttr(offsets),
-                                     r.getDenseI64ArrayAttr(unitStrides));
-    };
-    auto flagsType = RankedTensorType::get({n - 1}, i1);
-    Value differs = b.pointwise(RankedTensorType::get(restShape, i1), "ne",
-                                {rowsFrom(1), rowsFrom(0)});
-    if (m != 1)
-      differs = r.create<aten::AnyOp>(loc, flagsType, differs, r.getDenseI64ArrayAttr({1}),
-                                      r.getBoolAttr(false));
-    return r.create<aten::CatOp>(loc, RankedTensorType::get({n}, i1),
-                                 ValueRange{first, differs}, r.getI64IntegerAttr(0));
+    Value starts = startsAlong(keys, 0);
+    if (m == 1)
+      return starts;
+    return r.create<aten::AnyOp>(loc, RankedTensorType::get({n}, r.getI1Type()), starts,
+                                 r.getDenseI64ArrayAttr({1}), r.getBoolAttr(false));
   }
 
   /// Each sorted row's slot scattered back through `order` (the inverse),
