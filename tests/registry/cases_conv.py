@@ -1,10 +1,14 @@
 """Convolutions 1-d/2-d/3-d: stride, padding (incl. 'same'), dilation, groups
-(incl. depthwise), bias, transposed with output_padding; f32 and f64."""
+(incl. depthwise), bias, transposed with output_padding; f32 and f64; integer
+convolutions, i8 to i64 and u8, which wrap as eager's do."""
+
+from typing import Any
 
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
-from tests.registry.registry import DTYPE_NAMES, case, randn, register
+from tests.registry.registry import DTYPE_NAMES, case, randint, randn, register
 
 
 class Conv(nn.Module):
@@ -130,3 +134,35 @@ register("convolution_legacy_entry_transposed_f32",
          lambda x, w: torch.ops.aten._convolution(
              x, w, None, [2, 2], [1, 1], [1, 1], True, [1, 1], 1, True, True, False, False),
          randn(1, 3, 4, 4), randn(3, 2, 3, 3))
+
+
+# Integer convolutions (eager computes them in the operands' integer type,
+# wrapping): int8 and int16 wrap within a sum, int32/int64 do not.
+def _int_conv(dims: int, transposed: bool = False, **kwargs: Any):
+    fn = {(1, False): F.conv1d, (2, False): F.conv2d, (3, False): F.conv3d,
+          (1, True): F.conv_transpose1d, (2, True): F.conv_transpose2d}[(dims, transposed)]
+    return lambda x, w, b=None: fn(x, w, b, **kwargs)
+
+
+for _dtype in (torch.int8, torch.int16, torch.int32, torch.int64):
+    _dt = DTYPE_NAMES[_dtype]
+    register(f"conv2d_{_dt}_stride2_pad1", _int_conv(2, stride=2, padding=1),
+             randint(-100, 100, 2, 3, 9, 9, dtype=_dtype),
+             randint(-50, 50, 4, 3, 3, 3, dtype=_dtype))
+register("conv1d_i8_bias_groups", _int_conv(1, groups=2),
+         randint(-100, 100, 2, 4, 12, dtype=torch.int8), randint(-50, 50, 6, 2, 3, dtype=torch.int8),
+         randint(-100, 100, 6, dtype=torch.int8))
+register("conv3d_i16", _int_conv(3, padding=1),
+         randint(-300, 300, 1, 2, 4, 5, 5, dtype=torch.int16),
+         randint(-300, 300, 3, 2, 3, 3, 3, dtype=torch.int16))
+register("conv2d_u8_bias_wraps", _int_conv(2, padding=1),
+         randint(0, 256, 1, 4, 6, 6, dtype=torch.uint8),
+         randint(0, 256, 5, 4, 3, 3, dtype=torch.uint8), randint(0, 256, 5, dtype=torch.uint8))
+register("conv2d_i8_depthwise_bias", _int_conv(2, groups=4, padding=2, stride=2),
+         randint(-128, 128, 2, 4, 7, 7, dtype=torch.int8),
+         randint(-128, 128, 4, 1, 3, 3, dtype=torch.int8), randint(-128, 128, 4, dtype=torch.int8))
+register("conv2d_i32_wraps_1x1", _int_conv(2),
+         randint(-2**31, 2**31, 2, 16, 4, 4, dtype=torch.int32),
+         randint(-2**31, 2**31, 8, 16, 1, 1, dtype=torch.int32))
+register("conv1d_i64_large", _int_conv(1, stride=3),
+         randint(-2**40, 2**40, 2, 3, 20), randint(-2**20, 2**20, 5, 3, 4))

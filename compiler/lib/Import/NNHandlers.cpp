@@ -40,9 +40,13 @@ absl::StatusOr<Values> convolution(NodeImporter &n) {
                    spatialList(n, "output_padding", s, std::vector<int64_t>{0}));
   ASSIGN_OR_RETURN(bool transposed, n.boolAttr("transposed", false));
   ASSIGN_OR_RETURN(int64_t groups, n.intAttr("groups", 1));
+  // Integer convolutions compute in their type, wrapping as eager's do;
+  // eager has no bool or integer transposed convolution.
   Type element = type.getElementType();
-  if (!isa<FloatType>(element))
-    return n.unimplemented("integer convolution is not supported");
+  if (element.isInteger(1))
+    return n.unimplemented("bool convolution is not supported");
+  if (!isa<FloatType>(element) && transposed)
+    return n.unimplemented("integer transposed convolution is not supported");
   RankedTensorType weightType = typeOf(weight);
   // Padding past dilation * (kernel - 1) crops the output of one padded up
   // to it (kiln-decompose-aten); that uncut output must be a tensor.

@@ -14,7 +14,8 @@
 // A node's constant goes with it.
 // CHECK: aten.constant{{.*}}kiln.node = 2 : i64, kiln.placement = "target"
 // CHECK: aten.add{{.*}}kiln.node = 2 : i64, kiln.placement = "target"
-// The lowering refuses an integer convolution: the node goes to the host.
+// The lowering refuses an integer transposed convolution: the node goes to
+// the host.
 // CHECK: aten.convolution{{.*}}kiln.node = 3 : i64, kiln.placement = "host", kiln.placement_reason = "its lowering to linalg failed: {{.*}}aten.convolution
 // An aten op without kiln.node (a lit test's own) is a node of its own.
 // CHECK: aten.pointwise "round"{{.*}}kiln.placement = "target"
@@ -42,7 +43,7 @@ func.func @kiln_main(%x: tensor<2x3xf32>, %xi: tensor<1x1x3x3xi32>,
       : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
   %3 = aten.convolution %xi, %wi {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>,
       dilation = array<i64: 1, 1>, output_padding = array<i64: 0, 0>,
-      transposed = false, groups = 1 : i64, kiln.node = 3 : i64}
+      transposed = true, groups = 1 : i64, kiln.node = 3 : i64}
       : (tensor<1x1x3x3xi32>, tensor<1x1x1x1xi32>) -> tensor<1x1x3x3xi32>
   %4 = aten.pointwise "round" %2 : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %2, %3, %4 : tensor<2x3xf32>, tensor<1x1x3x3xi32>, tensor<2x3xf32>

@@ -7,6 +7,8 @@
 //  * everything else is im2col (a gathering linalg.generic) followed by
 //    linalg.batch_matmul over (batch x group), which the CPU pipeline tiles
 //    and vectorizes like any matmul;
+//  * integer convolutions compute in their type (products and sums wrap,
+//    as eager's do), floats in f32 at least;
 //  * transposed convolution becomes a stride-1 convolution of the input
 //    dilated by the stride and padded by dilation * (k - 1) - padding, with
 //    the kernel flipped and its channel dims swapped per group.
@@ -52,6 +54,19 @@ int64_t product(ArrayRef<int64_t> values) {
   return p;
 }
 
+/// a * b and a + b in their type: floats, or integers that wrap (eager's
+/// integer convolutions compute in the operands' type).
+Value multiply(OpBuilder &b, Location l, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return b.create<arith::MulFOp>(l, x, y);
+  return b.create<arith::MulIOp>(l, x, y);
+}
+Value add(OpBuilder &b, Location l, Value x, Value y) {
+  if (isa<FloatType>(x.getType()))
+    return b.create<arith::AddFOp>(l, x, y);
+  return b.create<arith::AddIOp>(l, x, y);
+}
+
 /// The geometry of a stride/dilation convolution over an already padded
 /// input: x (N, C, I...), w (F, C/G, K...), result (N, F, O...).
 struct ConvGeometry {
@@ -88,9 +103,8 @@ Value buildDepthwise(OpBuilder &b, Location loc, Value x, Value w,
       .create<linalg::GenericOp>(
           loc, resultType, ValueRange{x, w}, init, maps, iterators,
           [](OpBuilder &nb, Location l, ValueRange args) {
-            Value p = nb.create<arith::MulFOp>(l, args[0], args[1]);
-            nb.create<linalg::YieldOp>(l,
-                                       nb.create<arith::AddFOp>(l, args[2], p).getResult());
+            Value p = multiply(nb, l, args[0], args[1]);
+            nb.create<linalg::YieldOp>(l, add(nb, l, args[2], p));
           })
       .getResult(0);
 }
@@ -230,8 +244,9 @@ struct ConvolutionLowering : OpConversionPattern<ConvolutionOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType outType = op.getType();
-    if (!isa<FloatType>(outType.getElementType()))
-      return rewriter.notifyMatchFailure(op, "needs a floating-point result");
+    if (outType.getElementType().isInteger(1) ||
+        (!isa<FloatType>(outType.getElementType()) && op.getTransposed()))
+      return rewriter.notifyMatchFailure(op, "needs a float or a forward integer result");
     // f16/bf16 convolve in f32 (products, sums and the bias) and round once,
     // as PyTorch's CPU kernels do: 3x3x64 terms summed in f16 drift by 10%.
     Type element = accumulatorType(rewriter, outType.getElementType());
@@ -282,7 +297,7 @@ struct ConvolutionLowering : OpConversionPattern<ConvolutionOp> {
       result = buildElementwise(
           rewriter, loc, resultType, {result, bias},
           [](OpBuilder &b, Location l, ValueRange args) -> Value {
-            return b.create<arith::AddFOp>(l, args[0], args[1]);
+            return add(b, l, args[0], args[1]);
           });
     }
     rewriter.replaceOp(op, castTensor(rewriter, loc, result,
