@@ -166,3 +166,12 @@ register("conv2d_i32_wraps_1x1", _int_conv(2),
          randint(-2**31, 2**31, 8, 16, 1, 1, dtype=torch.int32))
 register("conv1d_i64_large", _int_conv(1, stride=3),
          randint(-2**40, 2**40, 2, 3, 20), randint(-2**20, 2**20, 5, 3, 4))
+# Eager transposes and dilates int64 convolutions only.
+register("conv_transpose2d_i64_stride2_outpad", _int_conv(2, transposed=True, stride=2,
+                                                          padding=1, output_padding=1),
+         randint(-2**30, 2**30, 1, 3, 5, 5), randint(-100, 100, 3, 2, 3, 3),
+         randint(-100, 100, 2))
+register("conv_transpose1d_i64_groups", _int_conv(1, transposed=True, groups=2, dilation=2),
+         randint(-100, 100, 2, 4, 7), randint(-100, 100, 4, 3, 3))
+register("conv2d_i64_dilated", _int_conv(2, dilation=2, padding=1),
+         randint(-100, 100, 1, 3, 8, 8), randint(-100, 100, 4, 3, 3, 3))

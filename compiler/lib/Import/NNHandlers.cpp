@@ -41,12 +41,9 @@ absl::StatusOr<Values> convolution(NodeImporter &n) {
   ASSIGN_OR_RETURN(bool transposed, n.boolAttr("transposed", false));
   ASSIGN_OR_RETURN(int64_t groups, n.intAttr("groups", 1));
   // Integer convolutions compute in their type, wrapping as eager's do;
-  // eager has no bool or integer transposed convolution.
-  Type element = type.getElementType();
-  if (element.isInteger(1))
+  // eager has no bool convolution.
+  if (type.getElementType().isInteger(1))
     return n.unimplemented("bool convolution is not supported");
-  if (!isa<FloatType>(element) && transposed)
-    return n.unimplemented("integer transposed convolution is not supported");
   RankedTensorType weightType = typeOf(weight);
   // Padding past dilation * (kernel - 1) crops the output of one padded up
   // to it (kiln-decompose-aten); that uncut output must be a tensor.

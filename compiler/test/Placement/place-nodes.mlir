@@ -14,8 +14,7 @@
 // A node's constant goes with it.
 // CHECK: aten.constant{{.*}}kiln.node = 2 : i64, kiln.placement = "target"
 // CHECK: aten.add{{.*}}kiln.node = 2 : i64, kiln.placement = "target"
-// The lowering refuses an integer transposed convolution: the node goes to
-// the host.
+// The lowering refuses a bool convolution: the node goes to the host.
 // CHECK: aten.convolution{{.*}}kiln.node = 3 : i64, kiln.placement = "host", kiln.placement_reason = "its lowering to linalg failed: {{.*}}aten.convolution
 // An aten op without kiln.node (a lit test's own) is a node of its own.
 // CHECK: aten.pointwise "round"{{.*}}kiln.placement = "target"
@@ -31,9 +30,9 @@
 
 // BAD: kiln-place-nodes: unknown target 'tpu'; known: cpu, riscv64, mdla, acap
 
-func.func @kiln_main(%x: tensor<2x3xf32>, %xi: tensor<1x1x3x3xi32>,
-                     %wi: tensor<1x1x1x1xi32>)
-    -> (tensor<2x3xf32>, tensor<1x1x3x3xi32>, tensor<2x3xf32>) {
+func.func @kiln_main(%x: tensor<2x3xf32>, %xi: tensor<1x1x3x3xi1>,
+                     %wi: tensor<1x1x1x1xi1>)
+    -> (tensor<2x3xf32>, tensor<1x1x3x3xi1>, tensor<2x3xf32>) {
   %0 = aten.relu %x {kiln.node = 0 : i64} : tensor<2x3xf32>
   %1 = aten.operator "aten.lgamma.default"(%0)
       {kiln.node = 1 : i64, reason = "unsupported op 'aten.lgamma.default'"}
@@ -43,8 +42,8 @@ func.func @kiln_main(%x: tensor<2x3xf32>, %xi: tensor<1x1x3x3xi32>,
       : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
   %3 = aten.convolution %xi, %wi {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>,
       dilation = array<i64: 1, 1>, output_padding = array<i64: 0, 0>,
-      transposed = true, groups = 1 : i64, kiln.node = 3 : i64}
-      : (tensor<1x1x3x3xi32>, tensor<1x1x1x1xi32>) -> tensor<1x1x3x3xi32>
+      transposed = false, groups = 1 : i64, kiln.node = 3 : i64}
+      : (tensor<1x1x3x3xi1>, tensor<1x1x1x1xi1>) -> tensor<1x1x3x3xi1>
   %4 = aten.pointwise "round" %2 : (tensor<2x3xf32>) -> tensor<2x3xf32>
-  return %2, %3, %4 : tensor<2x3xf32>, tensor<1x1x3x3xi32>, tensor<2x3xf32>
+  return %2, %3, %4 : tensor<2x3xf32>, tensor<1x1x3x3xi1>, tensor<2x3xf32>
 }

@@ -244,9 +244,8 @@ struct ConvolutionLowering : OpConversionPattern<ConvolutionOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType outType = op.getType();
-    if (outType.getElementType().isInteger(1) ||
-        (!isa<FloatType>(outType.getElementType()) && op.getTransposed()))
-      return rewriter.notifyMatchFailure(op, "needs a float or a forward integer result");
+    if (outType.getElementType().isInteger(1))
+      return rewriter.notifyMatchFailure(op, "needs a float or integer (not bool) result");
     // f16/bf16 convolve in f32 (products, sums and the bias) and round once,
     // as PyTorch's CPU kernels do: 3x3x64 terms summed in f16 drift by 10%.
     Type element = accumulatorType(rewriter, outType.getElementType());
