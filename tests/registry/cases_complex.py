@@ -1,5 +1,6 @@
 """Complex tensors (complex64, complex128): inputs and outputs, view_as_real
-and view_as_complex, conversions, add/sub/mul/div (with complex, real and
+and view_as_complex, conversions, torch.complex and torch.polar, angle,
+add/sub/mul/div (with complex, real and
 number operands), neg, conj, abs and norms, sums and means, views, slices
 and cat, and the FFTs (fft, ifft, rfft, irfft, fft2, with every
 normalisation). Kiln carries them as (real, imaginary) pairs."""
@@ -7,7 +8,7 @@ normalisation). Kiln carries them as (real, imaginary) pairs."""
 import torch
 import torch.nn.functional as F  # noqa: F401
 
-from tests.registry.registry import const, randn, register
+from tests.registry.registry import const, randint, randn, register
 
 C64, C128 = torch.complex64, torch.complex128
 
@@ -48,6 +49,28 @@ register("complex_cat_c64", lambda a, b: torch.cat([a, b], 1), randn(2, 3, dtype
 register("complex_expand_c64", lambda a, b: a.expand(3, 4) * b, randn(1, 4, dtype=C64),
          randn(3, 4, dtype=C64))
 
+
+# Construction from real parts and the argument: torch.complex and
+# torch.polar (broadcast, as LLaMA-style models build their rotary
+# frequencies in forward), angle of complex and of real numbers.
+register("complex_from_parts_broadcast_f32", lambda re, im: torch.complex(re, im) * 2,
+         randn(3, 4), randn(4))
+register("complex_from_parts_f64", lambda re, im: torch.view_as_real(torch.complex(re, im)),
+         randn(2, 3, dtype=torch.float64), randn(2, 3, dtype=torch.float64))
+register("polar_rotary_frequencies_f32",
+         lambda pos, inv: torch.polar(torch.ones(6, 4), torch.outer(pos, inv)),
+         const(torch.arange(6.0)), const(1.0 / 10000 ** (torch.arange(0, 8, 2) / 8)))
+register("polar_broadcast_f64", lambda r, t: torch.polar(r.abs(), t),
+         randn(3, 1, dtype=torch.float64), randn(3, 5, dtype=torch.float64, scale=3.0))
+register("complex_angle_c64", torch.angle,
+         const(torch.tensor([1 + 1j, -1 + 0j, -1 - 0j, 0j, -0.0 - 0j, 1j, -2j, 3 - 4j,
+                             complex(float("nan"), 1.0)], dtype=C64)))
+register("complex_angle_c128", torch.angle, randn(4, 5, dtype=C128))
+register("angle_f32_signs", torch.angle,
+         const(torch.tensor([1.5, -2.0, 0.0, -0.0, float("inf"), -float("inf"), float("nan")])))
+register("angle_f16", torch.angle, randn(3, 4, dtype=torch.float16))
+register("angle_u8", torch.angle, randint(0, 256, 3, 4, dtype=torch.uint8))
+register("angle_i64", torch.angle, randint(-5, 5, 3, 4))
 
 class Rotary(torch.nn.Module):
     """Rotary position embedding as LLaMA writes it: pairs of features

@@ -203,6 +203,48 @@ absl::StatusOr<Values> toCopy(NodeImporter &n) {
   return Values{convertElements(n, realPart(n, pairs), element)};
 }
 
+// --- construction -------------------------------------------------------
+
+/// Real argument `name` converted to `element` and broadcast to `shape`.
+absl::StatusOr<Value> realBroadcast(NodeImporter &n, const std::string &name, Type element,
+                                    ArrayRef<int64_t> shape) {
+  if (n.isComplexTensor(name))
+    return n.error(absl::StrCat("'", name, "' must be a real tensor"));
+  ASSIGN_OR_RETURN(Value v, n.tensor(name));
+  v = convertElements(n, v, element);
+  if (typeOf(v).getShape() == shape)
+    return v;
+  if (static_cast<int64_t>(shape.size()) < typeOf(v).getRank())
+    return n.error(absl::StrCat("'", name, "' does not broadcast to the result"));
+  return n.b()
+      .create<aten::ExpandOp>(n.loc(), RankedTensorType::get(shape, element), v)
+      .getResult();
+}
+
+/// torch.complex(real, imag) and torch.polar(abs, angle): the two real
+/// tensors broadcast to the result, as the pair (real, imag) or
+/// (abs cos(angle), abs sin(angle)), c10::polar's.
+absl::StatusOr<Values> fromParts(NodeImporter &n, bool polar) {
+  ASSIGN_OR_RETURN(auto result, pairResult(n));
+  auto [type, element] = result;
+  ArrayRef<int64_t> shape = type.getShape().drop_back();
+  ASSIGN_OR_RETURN(Value first, realBroadcast(n, polar ? "abs" : "real", element, shape));
+  ASSIGN_OR_RETURN(Value second, realBroadcast(n, polar ? "angle" : "imag", element, shape));
+  if (!polar)
+    return Values{pack(n, first, second)};
+  PartMath m(n, RankedTensorType::get(shape, element));
+  return Values{pack(n, m.mul(first, m.fn("cos", second)), m.mul(first, m.fn("sin", second)))};
+}
+
+/// angle(z) = atan2(im, re), a real result.
+absl::StatusOr<Values> angle(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, complexArgument(n, "self"));
+  if (n.resultIsComplex() || type.getShape() != complexShape(self))
+    return n.error("angle of a complex tensor is real, of its shape");
+  return Values{pointwise(n, type, "atan2", {imagPart(n, self), realPart(n, self)})};
+}
+
 // --- arithmetic ---------------------------------------------------------
 
 /// add / sub with alpha (a complex alpha scales `other`): pairwise.
@@ -380,6 +422,9 @@ const ComplexTable &complexTable() {
     (*t)["aten.resolve_conj.default"] = identity;
     (*t)["aten.resolve_neg.default"] = identity;
     (*t)["aten.abs.default"] = abs;
+    (*t)["aten.angle.default"] = angle;
+    (*t)["aten.complex.default"] = [](NodeImporter &n) { return fromParts(n, false); };
+    (*t)["aten.polar.default"] = [](NodeImporter &n) { return fromParts(n, true); };
     (*t)["aten.sum.dim_IntList"] = reduce<aten::SumOp>;
     (*t)["aten.sum.default"] = reduce<aten::SumOp>;
     (*t)["aten.mean.dim"] = reduce<aten::MeanOp>;

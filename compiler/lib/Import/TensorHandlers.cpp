@@ -977,7 +977,7 @@ void addTensorHandlers(OpHandlerTable &t) {
         "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
         "atanh", "erf", "reciprocal", "silu", "hardsigmoid", "hardswish", "mish",
         "abs", "floor", "ceil", "trunc", "sign", "bitwise_not", "logical_not",
-        "isnan", "isinf", "signbit"})
+        "isnan", "isinf", "signbit", "angle"})
     t[absl::StrCat("aten.", fn, ".default")] = pointwiseHandler(fn);
   t["aten.round.default"] = pointwiseHandler("round");
   t["aten.round.decimals"] = [](NodeImporter &n) {

@@ -542,6 +542,13 @@ const PointwiseLowering kRows[] = {
        return fcmp(b, l, arith::CmpFPredicate::UNO, a[0], a[0]);
      }},
     {"signbit", signbit},
+    {"angle",
+     [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
+       Value x = a[0];
+       Value below = fcmp(b, l, arith::CmpFPredicate::OLT, x, cst(b, l, x, 0));
+       Value r = sel(b, l, below, cst(b, l, x, M_PI), cst(b, l, x, 0));
+       return sel(b, l, fcmp(b, l, arith::CmpFPredicate::UNO, x, x), x, r);
+     }},
     {"isinf",
      [](OpBuilder &b, Location l, Args a, Scalars) -> Value {
        if (!isF(a[0]))

@@ -38,6 +38,8 @@ constexpr PointwiseFn kFns[] = {
     {"acosh", 1, 0, R::Float, C::Result, D::Float},
     {"atanh", 1, 0, R::Float, C::Result, D::Float},
     {"erf", 1, 0, R::Float, C::Result, D::Float},
+    // angle of a real number: pi below 0, else 0; NaN stays NaN.
+    {"angle", 1, 0, R::Float, C::Result, D::Float},
     // Special functions (lib/Conversion/AtenToLinalg/SpecialFunctions.h);
     // polygamma(n).
     {"lgamma", 1, 0, R::Float, C::Result, D::Float},
