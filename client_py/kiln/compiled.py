@@ -389,6 +389,8 @@ class CompiledModel:
             raise TypeError("this CompiledModel takes positional tensors only")
         else:
             flat = list(inputs)
+        if self._applies_convention:
+            flat = self.convention.with_state(flat)
         ordered = ([flat[i] for i in self._input_order]
                    if len(flat) == len(self._input_order) else flat)
         outputs = self.run(ordered)

@@ -308,6 +308,21 @@ def _drop_effect_tokens(ep: torch.export.ExportedProgram) -> None:
     ep.graph_module.recompile()
 
 
+def _check_state_first(ep: torch.export.ExportedProgram, state_names: list[str]) -> None:
+    """The updated buffers' placeholders must be the graph's first runtime
+    inputs, in input-spec order: each call passes them ahead of its own
+    arguments (CallConvention.state)."""
+    from torch.export.graph_signature import InputKind
+
+    runtime = [spec for spec in ep.graph_signature.input_specs
+               if spec.kind in (InputKind.USER_INPUT, InputKind.BUFFER)
+               and (spec.kind == InputKind.USER_INPUT or spec.target in state_names)]
+    order = [spec.target for spec in runtime[:len(state_names)]]
+    if order != state_names:
+        raise UnsupportedOpError("the program's updated buffers do not precede its inputs; "
+                                 "Kiln passes them first")
+
+
 def serialize_exported(ep: torch.export.ExportedProgram, name: str
                         ) -> tuple[SerializedGraph, Any, Any]:
     """Decomposes an ExportedProgram to core ATen and serialises it."""
@@ -316,8 +331,21 @@ def serialize_exported(ep: torch.export.ExportedProgram, name: str
     ep = run_decompositions(ep)
     _drop_effect_tokens(ep)
     sig = ep.graph_signature
+    # Buffers the program updates are inputs of every call (their values
+    # change), not parameters uploaded once.
+    updated = {spec.target for spec in sig.output_specs
+               if spec.kind == OutputKind.BUFFER_MUTATION}
     parameters: dict[str, torch.Tensor] = {}
+    state: list[torch.Tensor] = []
+    state_names: list[str] = []
     for spec in sig.input_specs:
+        if spec.kind == InputKind.BUFFER and spec.target in updated:
+            if spec.target not in ep.state_dict:
+                raise UnsupportedOpError(f"the program updates buffer '{spec.target}', which "
+                                         "is not persistent (not in its state_dict)")
+            state.append(ep.state_dict[spec.target])
+            state_names.append(spec.target)
+            continue
         if spec.kind == InputKind.USER_INPUT:
             if not isinstance(spec.arg, TensorArgument):
                 raise UnsupportedOpError(f"user input {spec.arg} is not a tensor; "
@@ -337,15 +365,21 @@ def serialize_exported(ep: torch.export.ExportedProgram, name: str
         else:
             raise UnsupportedOpError(f"exported input '{spec.arg}' of kind {spec.kind.name} "
                                      "is not supported")
-    # Positions of the user inputs among the call's flattened arguments.
+    _check_state_first(ep, state_names)
+    # Positions of the user inputs among the call's flattened arguments,
+    # which the updated buffers precede.
     user_inputs = [spec.arg.name for spec in sig.input_specs
                    if spec.kind == InputKind.USER_INPUT]
     keep, input_updates = [], []
     for i, spec in enumerate(sig.output_specs):
-        if spec.kind == OutputKind.USER_INPUT_MUTATION:
-            # torch.export puts these first: the mutated input's new value.
+        if spec.kind == OutputKind.BUFFER_MUTATION:
+            # torch.export puts these first: the buffer's new value.
             keep.append(i)
-            input_updates.append(user_inputs.index(spec.target))
+            input_updates.append(state_names.index(spec.target))
+        elif spec.kind == OutputKind.USER_INPUT_MUTATION:
+            # Then the mutated inputs' new values.
+            keep.append(i)
+            input_updates.append(len(state) + user_inputs.index(spec.target))
         elif spec.kind == OutputKind.USER_OUTPUT:
             keep.append(i)
         elif spec.kind == OutputKind.TOKEN:
@@ -353,8 +387,8 @@ def serialize_exported(ep: torch.export.ExportedProgram, name: str
         else:
             raise UnsupportedOpError(
                 f"the program has a {spec.kind.name} output ({spec.target}); Kiln runs "
-                "inference graphs that change no buffer or parameter (put the model in "
-                "eval mode)")
+                "graphs that update buffers but change no parameter (a training step's "
+                "parameter update runs in eager)")
     graph_name = name or getattr(ep.module_call_graph[0], "fqn", "") or "exported"
     # The ranges the Dims declared (the ShapeEnv's own start at 2: PyTorch
     # traces as if no symbolic size were 0 or 1).
@@ -364,5 +398,6 @@ def serialize_exported(ep: torch.export.ExportedProgram, name: str
                                         name=graph_name, keep_outputs=keep,
                                         symbol_ranges=ranges)
     serialized.convention = dataclasses.replace(serialized.convention,
-                                                input_updates=tuple(input_updates))
+                                                input_updates=tuple(input_updates),
+                                                state=tuple(state))
     return serialized, ep.call_spec.out_spec, ep.call_spec.in_spec

@@ -83,8 +83,8 @@ class CallConvention:
 
     ``input_updates``: the program writes into its arguments; the first
     ``len(input_updates)`` graph outputs are the new values of these
-    arguments (positions in the flattened call arguments), and a call copies
-    them into the caller's tensors, as eager leaves them. ``scalar_outputs``:
+    arguments (positions in the flattened call arguments, ``state`` first),
+    and a call copies them into the caller's tensors, as eager leaves them. ``scalar_outputs``:
     graph outputs (positions among all graph outputs) the program returns as
     Python numbers (``t.item()``, ``_local_scalar_dense``): the graph returns
     the 0-d tensor and the call converts it.
@@ -92,6 +92,25 @@ class CallConvention:
 
     input_updates: tuple[int, ...] = ()
     scalar_outputs: tuple[int, ...] = ()
+    #: Buffers the program updates (a train-mode batch norm's running
+    #: statistics): the graph's first inputs, which each call passes ahead
+    #: of the caller's arguments (``with_state``) and whose new values
+    #: ``input_updates`` writes back, as eager updates the module's buffers.
+    state: tuple[torch.Tensor, ...] = ()
+
+    def with_state(self, flat_inputs: list[Any]) -> list[Any]:
+        """The call's arguments with the updated buffers ahead of them."""
+        return [*self.state, *flat_inputs] if self.state else flat_inputs
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, CallConvention):
+            return NotImplemented
+        return (self.input_updates, self.scalar_outputs) == \
+            (other.input_updates, other.scalar_outputs) and \
+            len(self.state) == len(other.state) and \
+            all(a is b for a, b in zip(self.state, other.state))
+
+    __hash__ = None  # type: ignore[assignment]
 
     def apply(self, flat_inputs: Sequence[Any], outputs: Sequence[Any]) -> list[Any]:
         """The program's own outputs from the graph's, after writing the

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from kiln.export import serialize_exported
 from kiln.errors import UnsupportedOpError
-from kiln.graph import serialize_graph_module
+from kiln.graph import CallConvention, serialize_graph_module
 from kiln.testing import MLP, BatchedMatmul, EncoderBlock, example_inputs
 from kiln.v1 import graph_pb2, tensor_pb2
 
@@ -364,10 +364,23 @@ class _CountsCalls(torch.nn.Module):
         return x * 2
 
 
-def test_buffer_mutation_is_refused_by_name():
-    ep = torch.export.export(_CountsCalls(), (torch.randn(3),))
-    with pytest.raises(UnsupportedOpError, match=r"BUFFER_MUTATION output \(calls\).*change no buffer"):
-        serialize_exported(ep, "")
+def test_an_updated_buffer_is_the_first_input_and_written_back():
+    module = _CountsCalls()
+    ep = torch.export.export(module, (torch.randn(3),))
+    serialized, _, _ = serialize_exported(ep, "")
+    convention = serialized.convention
+    # The buffer is no parameter but the graph's first input, the module's
+    # own tensor; its new value is the first output, written back into it.
+    assert not serialized.parameters
+    assert len(serialized.graph.inputs) == 2
+    assert len(convention.state) == 1 and convention.state[0] is module.calls
+    assert convention.input_updates == (0,)
+    x = torch.randn(3)
+    flat = convention.with_state([x])
+    assert flat[0] is module.calls and flat[1] is x
+    assert convention.apply(flat, [torch.tensor(4.0), x * 2])[0].equal(x * 2)
+    assert module.calls.item() == 4.0
+    assert convention != CallConvention(input_updates=(0,))
 
 
 def test_bool_lists_travel_as_ints_and_left_out_results_are_unnamed():

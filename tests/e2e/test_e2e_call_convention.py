@@ -1,5 +1,6 @@
-"""Programs that write into their arguments or return Python numbers, end to
-end: Client.compile of an exported program (with verification) and the kiln
+"""Programs that write into their arguments or their buffers (a train-mode
+batch norm's running statistics) or return Python numbers, end to end:
+Client.compile of an exported program (with verification) and the kiln
 CLI's `run --compare` against eager; torch.compile's backend refuses input
 mutation by name, or runs it in PyTorch with fallback="eager"."""
 
@@ -62,6 +63,59 @@ def test_exported_program_leaves_eager_values_in_its_arguments(client):
     y2 = m(x, counts)                           # a second call starts from the new values
     torch.testing.assert_close(y2, ScalesInPlace()(ex, ecounts))
     assert torch.equal(counts, torch.full((4,), 2))
+
+
+class ConvBatchNormTrain(torch.nn.Module):
+    """A train-mode step: batch statistics normalise; the running statistics
+    and the batch count are buffers the program updates."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(5)
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.bn = torch.nn.BatchNorm2d(4, momentum=0.25)
+
+    def forward(self, x):
+        return torch.relu(self.bn(self.conv(x)))
+
+
+def test_exported_train_step_updates_the_modules_buffers_as_eager(client):
+    eager = ConvBatchNormTrain().train()
+    model = ConvBatchNormTrain().train()
+    x = torch.randn(4, 3, 8, 8, generator=torch.Generator().manual_seed(9)) * 2 + 1
+    m = client.compile(torch.export.export(model, (x,)), verify=True)
+    # The buffers are the call's first inputs; torch.export's state_dict holds
+    # the module's own tensors, so a call updates the module.
+    assert [t.data_ptr() for t in m.convention.state] == [
+        b.data_ptr() for b in (model.bn.running_mean, model.bn.running_var,
+                               model.bn.num_batches_tracked)]
+    assert model.bn.num_batches_tracked.item() == 0     # export ran nothing
+    for step in range(3):
+        xs = x * (step + 1)
+        torch.testing.assert_close(m(xs), eager(xs), rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(model.bn.running_mean, eager.bn.running_mean)
+        torch.testing.assert_close(model.bn.running_var, eager.bn.running_var)
+        assert model.bn.num_batches_tracked.item() == step + 1
+    assert m.last_verification is not None
+
+
+def test_a_program_that_updates_a_parameter_is_refused_by_name(client):
+    class Decays(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(3))
+
+        def forward(self, x):
+            with torch.no_grad():
+                self.w.mul_(0.5)
+            return x * self.w
+
+    try:
+        ep = torch.export.export(Decays(), (torch.ones(3),))
+    except RuntimeError as e:  # torch 2.5's export refuses it itself
+        pytest.skip(f"torch {torch.__version__} cannot export a parameter update: {e}")
+    with pytest.raises(kiln.UnsupportedOpError, match="PARAMETER_MUTATION output \\(w\\)"):
+        client.compile(ep)
 
 
 def test_a_returned_item_is_a_python_number(client):

@@ -216,3 +216,50 @@ class MultiheadSelfAttention(nn.Module):
 register("native_batch_norm_eval_all_results_f32",
          lambda x, m, v, w, b: torch.native_batch_norm(x, w, b, m, v, False, 0.1, 1e-5),
          randn(2, 3, 4), randn(3), rand(3, low=0.5, high=2.0), randn(3), randn(3))
+
+
+class BatchNormTrainStep(nn.Module):
+    """A train-mode batch norm step: normalises with the batch statistics and
+    updates its running statistics (buffers the program mutates), returned
+    so that their new values are compared too."""
+
+    def __init__(self, channels: int = 4, momentum: float | None = 0.1,
+                 dtype: torch.dtype = torch.float32) -> None:
+        super().__init__()
+        self.bn = nn.BatchNorm2d(channels, momentum=momentum, dtype=dtype)
+        with torch.no_grad():
+            self.bn.weight.copy_(torch.linspace(0.5, 2.0, channels))
+            self.bn.bias.copy_(torch.linspace(-1.0, 1.0, channels))
+            self.bn.running_mean.copy_(torch.linspace(-0.5, 0.5, channels))
+            self.bn.running_var.copy_(torch.linspace(0.5, 1.5, channels))
+
+    def forward(self, x):
+        self.bn.train()
+        y = self.bn(x)
+        return (y, self.bn.running_mean * 1, self.bn.running_var * 1,
+                self.bn.num_batches_tracked * 1)
+
+
+register("batch_norm_train_step_running_stats_f32", BatchNormTrainStep,
+         randn(4, 4, 5, 5, scale=2.0))
+# (momentum=None, the cumulative average, reads num_batches_tracked as a
+# number: torch.export refuses it.)
+register("batch_norm_train_step_f64", BatchNormTrainStep,
+         randn(2, 3, 4, 4, dtype=torch.float64, scale=3.0), channels=3, momentum=0.5,
+         dtype=torch.float64)
+
+
+class BatchNormTrainTwice(nn.Module):
+    """Two train-mode steps in one program: the second normalises with its
+    own batch and moves the running statistics on from the first's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bn = nn.BatchNorm1d(5, momentum=0.3)
+
+    def forward(self, x):
+        self.bn.train()
+        return self.bn(self.bn(x) * 2 + 1), self.bn.running_var + 0
+
+
+register("batch_norm_train_twice_1d_f32", BatchNormTrainTwice, randn(6, 5, 7))

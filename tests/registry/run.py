@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import collections
 import concurrent.futures
+import copy
 import dataclasses
 import fnmatch
 import logging
@@ -397,6 +398,9 @@ class Prepared:
     serialized: Any = None
     out_spec: Any = None
     in_spec: Any = None
+    #: The values, before any run, of the buffers the program updates
+    #: (CallConvention.state): each execution starts from a copy of them.
+    state: tuple = ()
 
     def drop(self) -> None:
         """Forgets the graph, inputs and eager outputs (nothing runs it again)."""
@@ -417,6 +421,9 @@ def prepare(case: Case) -> Prepared:
     try:
         result.phase = "eager"
         module, inputs = case.build()
+        # A program may update its buffers (train-mode batch norm): the
+        # export starts from their values before eager's run.
+        exported_module = copy.deepcopy(module)
         # Programs may change their inputs: eager runs on copies, and its
         # inputs afterwards are compared like outputs (see execute).
         eager_inputs = _copies(inputs)
@@ -425,9 +432,10 @@ def prepare(case: Case) -> Prepared:
         result.phase = "export"
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ep = torch.export.export(module, _copies(inputs), strict=STRICT_EXPORT)
+            ep = torch.export.export(exported_module, _copies(inputs), strict=STRICT_EXPORT)
             result.phase = "serialize"
             serialized, out_spec, in_spec = serialize_exported(ep, case.name)
+        prepared.state = _copies(serialized.convention.state)
         prepared.inputs, prepared.expected = inputs, expected
         prepared.serialized, prepared.out_spec, prepared.in_spec = serialized, out_spec, in_spec
         result.phase = ""
@@ -457,6 +465,9 @@ def execute(prepared: Prepared, endpoint: "Endpoint", target: str,
         compiled = client.compile_serialized(prepared.serialized, target=target,
                                              out_spec=prepared.out_spec,
                                              in_spec=prepared.in_spec)
+        if prepared.state:  # each target's run updates buffers of its own
+            compiled.convention = dataclasses.replace(compiled.convention,
+                                                      state=_copies(prepared.state))
         result.phase = "run"
         inputs = _copies(prepared.inputs)
         actual = (compiled(*inputs), inputs)
