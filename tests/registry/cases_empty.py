@@ -69,4 +69,13 @@ register("cdist_over_empty_rows_f32", lambda a, b: (torch.cdist(a, b), torch.cdi
          randn(3, 0), randn(4, 0))
 register("cdist_over_empty_rows_mm_f64", lambda a, b: torch.cdist(a, b), randn(2, 30, 0, dtype=torch.float64),
          randn(2, 4, 0, dtype=torch.float64))
-
+# Writing a source through an empty index writes nothing: self, unchanged.
+register("empty_index_put_accumulate_f32",
+         lambda x, s: x.put(torch.zeros(0, dtype=torch.int64), s, accumulate=True),
+         randn(3, 4), randn(0))
+register("empty_index_add_copy_reduce_i64",
+         lambda x, s: (x.index_add(1, torch.zeros(0, dtype=torch.int64), s),
+                       x.index_copy(1, torch.zeros(0, dtype=torch.int64), s),
+                       x.index_reduce(1, torch.zeros(0, dtype=torch.int64), s, "prod",
+                                      include_self=False)),
+         randint(-9, 9, 3, 4), randint(-9, 9, 3, 0))

@@ -576,6 +576,13 @@ register("index_reduce_prod_i32_1d", lambda x, i, s: x.index_reduce(0, i, s, "pr
          randint(-3, 4, 6, dtype=torch.int32), const(torch.tensor([5, 0, 5])),
          randint(-3, 4, 3, dtype=torch.int32))
 
+# A 0-d self reduces as one element along dim 0, as eager's does.
+register("index_reduce_amin_0d_f32", lambda x, s: x.index_reduce(0, torch.tensor([0]), s, "amin"),
+         randn(), randn())
+register("index_reduce_mean_0d_no_self_i64",
+         lambda x, s: x.index_reduce(-1, torch.tensor([0]), s, "mean", include_self=False),
+         randint(-9, 9), randint(-9, 9))
+
 # put: positions of self read row-major; index of any shape, negative ones
 # from the end; repeated positions add under accumulate (without it, the
 # cases keep positions distinct: eager leaves the winner unspecified).

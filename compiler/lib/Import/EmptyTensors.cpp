@@ -229,7 +229,9 @@ bool writesNothingWhenEmpty(const std::string &op) {
          op == "aten.scatter.reduce" || op == "aten.scatter.value_reduce" ||
          op == "aten.scatter_add.default" || op == "aten.scatter_reduce.two" ||
          op == "aten.index_put.default" || op == "aten.slice_scatter.default" ||
-         op == "aten.select_scatter.default";
+         op == "aten.select_scatter.default" || op == "aten.put.default" ||
+         op == "aten.index_add.default" || op == "aten.index_copy.default" ||
+         op == "aten.index_reduce.default";
 }
 
 /// cat leaves out its pieces with no elements (PyTorch also skips the

@@ -598,16 +598,25 @@ absl::StatusOr<Values> scatter(NodeImporter &n, std::string reduce) {
 }
 
 /// index_reduce(self, dim, index, source, reduce, include_self): one
-/// aten.index_reduce. Indices out of [0, size) are eager's error.
+/// aten.index_reduce. Indices out of [0, size) are eager's error. A 0-d
+/// self (and source) reduce as one element along dim 0, as eager's do.
 absl::StatusOr<Values> indexReduce(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   ASSIGN_OR_RETURN(Value index, n.tensor("index"));
   ASSIGN_OR_RETURN(Value source, n.tensor("source"));
-  if (type.getRank() == 0)
-    return n.error("index_reduce needs a tensor of at least one dimension");
   ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
   ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, type.getRank()));
+  if (type.getRank() == 0) {
+    if (typeOf(source).getRank() > 1 || typeOf(index).getNumElements() > 1)
+      return n.error("index_reduce into a 0-d self takes at most one index and a 0-d or "
+                     "1-element source");
+    RankedTensorType one = type.clone({1});
+    self = viewValue(n, self, {1});
+    source = viewValue(n, source, {typeOf(index).getNumElements()});
+    index = viewValue(n, index, {typeOf(index).getNumElements()});
+    type = one;
+  }
   ASSIGN_OR_RETURN(std::string reduce, n.stringAttr("reduce"));
   if (reduce != "prod" && reduce != "mean" && reduce != "amax" && reduce != "amin")
     return n.error(absl::StrCat("index_reduce's reduce must be prod, mean, amax or amin, not '",
@@ -617,6 +626,9 @@ absl::StatusOr<Values> indexReduce(NodeImporter &n) {
       n.loc(), type, self, index, source, n.b().getI64IntegerAttr(dim),
       n.b().getStringAttr(reduce), n.b().getBoolAttr(includeSelf),
       n.resultIsUnsigned() && reduce == "mean" ? n.b().getUnitAttr() : UnitAttr());
+  ASSIGN_OR_RETURN(RankedTensorType declared, n.resultType());
+  if (declared.getRank() == 0)
+    return Values{viewValue(n, op.getResult(), {})};
   return Values{op.getResult()};
 }
 
