@@ -33,7 +33,7 @@ _ALSO_DECOMPOSED = ("upsample_nearest1d", "upsample_nearest2d", "upsample_neares
 # as lgamma decompose only to prims there; Kiln imports them whole.)
 _TORCH_DECOMPOSED = ("view_copy", "permute_copy", "narrow_copy", "as_strided_copy",
                      "unbind_copy", "addmv", "dist", "ldexp", "log_normal", "cauchy",
-                     "geometric")
+                     "geometric", "as_strided_scatter")
 
 # Resamplings whose uint8 form Kiln imports whole (aten.upsample_separable):
 # eager's uint8 kernel resamples in fixed point, one dim at a time, rounding
@@ -45,7 +45,8 @@ _WHOLE_FOR_UINT8 = ("upsample_bilinear2d", "upsample_bicubic2d")
 # (AOTAutograd writes them back into the module's buffers). Eval-mode batch
 # norm (`_native_batch_norm_legit_no_training`) stays one op, which the
 # compiler folds into convolutions.
-_TRAIN_BATCH_NORM = ("_native_batch_norm_legit_functional", "_native_batch_norm_legit")
+_TRAIN_BATCH_NORM = ("_native_batch_norm_legit_functional", "_native_batch_norm_legit",
+                     "_batch_norm_with_update_functional")
 
 
 def _threshold_backward(grad_output: torch.Tensor, self: torch.Tensor,
@@ -86,6 +87,27 @@ def _eye(n: int, m: int | None = None, *, dtype: torch.dtype | None = None,
     rows = torch.arange(n, dtype=torch.int64, device=device)
     cols = torch.arange(n if m is None else m, dtype=torch.int64, device=device)
     return (rows.unsqueeze(-1) == cols).to(dtype or torch.get_default_dtype())
+
+
+def _nonzero_static(self: torch.Tensor, *, size: int, fill_value: int = -1) -> torch.Tensor:
+    """aten.nonzero_static in ops of static shapes: the first ``size``
+    nonzero positions in row-major order, padded with ``fill_value``. Each
+    nonzero element's running count is its row; the rest, and those past
+    ``size``, go to one more row that is cut off."""
+    flat = self.reshape(-1) != 0
+    count, rank = flat.numel(), self.dim()
+    position = torch.arange(count, dtype=torch.int64, device=self.device)
+    coordinates = []
+    for extent in reversed(self.shape):
+        coordinates.append(position % extent)
+        position = torch.div(position, extent, rounding_mode="floor")
+    coordinates = torch.stack(coordinates[::-1], dim=1) if rank else \
+        torch.zeros(count, 0, dtype=torch.int64, device=self.device)
+    row = torch.cumsum(flat.to(torch.int64), 0) - 1
+    row = torch.where(flat & (row < size), row, size)
+    rows = torch.full((size + 1, rank), fill_value, dtype=torch.int64, device=self.device)
+    rows = rows.scatter(0, row.unsqueeze(1).expand(count, rank), coordinates)
+    return rows[:size]
 
 
 def _unique_consecutive(self: torch.Tensor, return_inverse: bool = False,
@@ -207,6 +229,8 @@ def _decomposition_table_for(composite_ops: int) -> dict:
     table[torch.ops.aten.eye.default] = _eye
     table[torch.ops.aten.eye.m] = _eye
     table[torch.ops.aten.unique_consecutive.default] = _unique_consecutive
+    if hasattr(torch.ops.aten, "nonzero_static"):
+        table[torch.ops.aten.nonzero_static.default] = _nonzero_static
     table.update(pinv_decompositions())
     table.update(pdist_decompositions())
     table[torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward.default] = (

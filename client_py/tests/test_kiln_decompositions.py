@@ -116,3 +116,16 @@ def test_torchs_decompositions_of_non_core_ops_leave_only_core_ops():
         assert not any(f"aten.{name}." in op for op in ops), ops
     for got, want in zip(ep.module()(*args), Several()(*args)):
         torch.testing.assert_close(got, want)
+
+
+@pytest.mark.skipif(not hasattr(torch, "nonzero_static"), reason="torch has no nonzero_static")
+@pytest.mark.parametrize("shape", [(3, 4), (7,), (), (2, 0, 3), (2, 3, 4)])
+def test_nonzero_static_matches_eager_cut_and_padded(shape):
+    table = decomposition_table()
+    decomposed = table[torch.ops.aten.nonzero_static.default]
+    g = torch.Generator().manual_seed(len(shape))
+    x = (torch.rand(shape, generator=g) > 0.5).to(torch.float32) if shape else torch.tensor(2.0)
+    for size in (0, 1, 3, 30):
+        for fill in (-1, 9):
+            assert torch.equal(decomposed(x, size=size, fill_value=fill),
+                               torch.nonzero_static(x, size=size, fill_value=fill))

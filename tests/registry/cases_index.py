@@ -390,6 +390,18 @@ register("embedding_max_norm_f32",
 register("nonzero_f32", lambda x: torch.nonzero(x * (x > 0)), randn(4, 5))
 register("nonzero_i64_3d", lambda x: torch.nonzero(x), randint(0, 3, 2, 3, 4))
 register("nonzero_bool_as_tuple", lambda m: torch.nonzero(m, as_tuple=True), randbool(3, 5))
+# nonzero_static: a static number of rows, cut or padded with fill_value
+# (the client's decomposition: running counts scattered into rows); and
+# torch.combinations, which torch builds on it.
+register("nonzero_static_padded_f32", lambda x: torch.nonzero_static(x * (x > 0), size=30),
+         randn(4, 5))
+register("nonzero_static_cut_fill_i64_3d",
+         lambda x: torch.nonzero_static(x, size=5, fill_value=-7), randint(0, 3, 2, 3, 4))
+register("nonzero_static_u8_1d", lambda x: torch.nonzero_static(x, size=4),
+         randint(0, 2, 9, dtype=torch.uint8))
+register("combinations_r2_and_with_replacement_f32",
+         lambda x: (torch.combinations(x), torch.combinations(x, r=3, with_replacement=True)),
+         randn(5))
 register("nonzero_f64_0d", lambda x: torch.nonzero(x), randn(dtype=torch.float64))
 # torch.unique: the values' count is data-dependent; NaNs are each their own
 # value (sorted last), -0.0 and 0.0 one.
