@@ -33,7 +33,7 @@ _ALSO_DECOMPOSED = ("upsample_nearest1d", "upsample_nearest2d", "upsample_neares
 # as lgamma decompose only to prims there; Kiln imports them whole.)
 _TORCH_DECOMPOSED = ("view_copy", "permute_copy", "narrow_copy", "as_strided_copy",
                      "unbind_copy", "addmv", "dist", "ldexp", "log_normal", "cauchy",
-                     "geometric", "as_strided_scatter")
+                     "geometric")
 
 # Resamplings whose uint8 form Kiln imports whole (aten.upsample_separable):
 # eager's uint8 kernel resamples in fixed point, one dim at a time, rounding
@@ -108,6 +108,20 @@ def _nonzero_static(self: torch.Tensor, *, size: int, fill_value: int = -1) -> t
     rows = torch.full((size + 1, rank), fill_value, dtype=torch.int64, device=self.device)
     rows = rows.scatter(0, row.unsqueeze(1).expand(count, rank), coordinates)
     return rows[:size]
+
+
+def _as_strided_scatter(self: torch.Tensor, src: torch.Tensor, size: Any, stride: Any,
+                        storage_offset: int | None = None) -> torch.Tensor:
+    """aten.as_strided_scatter as an index_put into self's row-major
+    elements (what Kiln's as_strided reads): the position of each element of
+    the strided view is storage_offset plus its indices times the strides.
+    torch's own decomposition leaves prims.as_strided_scatter."""
+    position = torch.full((), storage_offset or 0, dtype=torch.int64, device=self.device)
+    for extent, step in zip(size, stride):
+        steps = torch.arange(extent, dtype=torch.int64, device=self.device) * step
+        position = position.unsqueeze(-1) + steps
+    flat = self.reshape(-1).index_put((position.reshape(-1),), src.reshape(-1).to(self.dtype))
+    return flat.reshape(self.shape)
 
 
 def _unique_consecutive(self: torch.Tensor, return_inverse: bool = False,
@@ -229,6 +243,7 @@ def _decomposition_table_for(composite_ops: int) -> dict:
     table[torch.ops.aten.eye.default] = _eye
     table[torch.ops.aten.eye.m] = _eye
     table[torch.ops.aten.unique_consecutive.default] = _unique_consecutive
+    table[torch.ops.aten.as_strided_scatter.default] = _as_strided_scatter
     if hasattr(torch.ops.aten, "nonzero_static"):
         table[torch.ops.aten.nonzero_static.default] = _nonzero_static
     table.update(pinv_decompositions())

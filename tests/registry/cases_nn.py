@@ -263,3 +263,12 @@ class BatchNormTrainTwice(nn.Module):
 
 
 register("batch_norm_train_twice_1d_f32", BatchNormTrainTwice, randn(6, 5, 7))
+# torch >= 2.3's functional train-mode batch norm with its running update,
+# called as the op (torch.export of BatchNorm in train mode gives it on
+# some releases).
+if hasattr(torch.ops.aten, "_batch_norm_with_update_functional"):
+    register("batch_norm_with_update_functional_f32",
+             lambda x, w, b, m, v: torch.ops.aten._batch_norm_with_update_functional(
+                 x, w, b, m, v, 0.2, 1e-5)[:3] + torch.ops.aten._batch_norm_with_update_functional(
+                 x, w, b, m, v, 0.2, 1e-5)[4:],
+             randn(3, 4, 5, scale=2.0), randn(4), randn(4), randn(4), rand(4, low=0.5, high=2.0))

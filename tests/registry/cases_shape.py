@@ -178,6 +178,11 @@ register("permute_copy_f64", lambda x: torch.permute_copy(x, (2, 0, 1)),
 register("narrow_copy_i32", lambda x: torch.narrow_copy(x, 1, 1, 3),
          randint(-9, 9, 3, 5, dtype=torch.int32))
 register("as_strided_copy_f32", lambda x: torch.as_strided_copy(x, (3, 3), (1, 4), 1), randn(4, 5))
+register("as_strided_scatter_f32", lambda x, s: torch.as_strided_scatter(x, s, (3, 3), (1, 4), 1),
+         randn(4, 5), randn(3, 3))
+register("as_strided_scatter_every_other_i64",
+         lambda x, s: torch.as_strided_scatter(x, s, (2, 3), (6, 2), 1), randint(-9, 9, 3, 4),
+         randint(-9, 9, 2, 3))
 register("unbind_copy_f16", lambda x: torch.unbind_copy(x, 1), randn(3, 4, dtype=torch.float16))
 
 # Tensor.view(dtype) between types of one width: the bits read as the
