@@ -17,6 +17,13 @@ register("complex_pad_value_c64", lambda z: torch.constant_pad_nd(z, (1, 2, 0, 1
          randn(2, 3, dtype=C64))
 register("complex_pad_empty_c128", lambda z: torch.constant_pad_nd(z, (1, 1), 3 + 4j),
          randn(2, 0, dtype=C128))
+# Circular padding (torch builds it on an empty tensor and copies into it)
+# and an empty tensor written whole.
+register("complex_pad_circular_c64", lambda z: torch.nn.functional.pad(z, (1, 2), mode="circular"),
+         randn(2, 3, 5, dtype=C64))
+register("complex_empty_filled_c128",
+         lambda z: torch.cat([torch.empty(2, 3, dtype=C128).copy_(z * 1j), z]),
+         randn(2, 3, dtype=C128))
 register("complex_repeat_flip_roll_c64",
          lambda z: (z.repeat(2, 1, 3), z.flip(0, 2), z.roll(1, 1)), randn(2, 3, 2, dtype=C64))
 register("complex_gather_index_select_c64",

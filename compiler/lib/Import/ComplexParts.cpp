@@ -266,6 +266,7 @@ std::set<std::string> addComplexPartHandlers(OpHandlerTable &table) {
                          "aten.diagonal_scatter.default", "aten.as_strided_scatter.default"})
     t[op] = parts({{"self", "src"}, {}});
   t["aten.masked_scatter.default"] = parts({{"self", "source"}, {}});
+  t["aten.copy.default"] = parts({{"self", "src"}, {}});
   t["aten.index_add.default"] = parts({{"self", "source"}, {}});
   for (const char *op : {"aten.index_put.default", "aten.index_put_.default"})
     t[op] = parts({{"self", "values"}, {}});
@@ -283,6 +284,13 @@ std::set<std::string> addComplexPartHandlers(OpHandlerTable &table) {
   t["aten.scalar_tensor.default"] = parts({{}, {"s"}});
   t["aten.zeros.default"] = parts({});
   t["aten.new_zeros.default"] = parts(self);
+  // Empty tensors' values are unspecified; a real one's are zeros.
+  for (const char *op : {"aten.empty.memory_format", "aten.empty.default",
+                         "aten.empty_strided.default", "aten.empty_permuted.default"})
+    t[op] = parts({});
+  for (const char *op : {"aten.empty_like.default", "aten.new_empty.default",
+                         "aten.new_empty_strided.default"})
+    t[op] = parts(self);
   t["aten.stack.default"] = parts({{"tensors"}, {}});
   for (const char *op : {"aten.ones.default", "aten.ones_like.default", "aten.new_ones.default"})
     t[op] = parts(self, Combine::ImagZero);
