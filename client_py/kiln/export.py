@@ -124,6 +124,19 @@ def _as_strided_scatter(self: torch.Tensor, src: torch.Tensor, size: Any, stride
     return flat.reshape(self.shape)
 
 
+def _addbmm(self: torch.Tensor, batch1: torch.Tensor, batch2: torch.Tensor, *,
+            beta: Any = 1, alpha: Any = 1) -> torch.Tensor:
+    """aten.addbmm as beta * self + alpha * the sum of the batch's products,
+    summed in the operands' type (int8 products wrap as eager's do, where a
+    plain sum would widen to int64); beta = 0 ignores self, NaN included."""
+    product = torch.bmm(batch1, batch2).sum(0, dtype=batch1.dtype)
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        return product.expand(torch.broadcast_shapes(self.shape, product.shape)).clone()
+    return (self if beta == 1 else self * beta) + product
+
+
 def _unique_consecutive(self: torch.Tensor, return_inverse: bool = False,
                         return_counts: bool = False, dim: int | None = None) -> Any:
     """aten.unique_consecutive with a negative dim made non-negative. torch's
@@ -244,6 +257,7 @@ def _decomposition_table_for(composite_ops: int) -> dict:
     table[torch.ops.aten.eye.m] = _eye
     table[torch.ops.aten.unique_consecutive.default] = _unique_consecutive
     table[torch.ops.aten.as_strided_scatter.default] = _as_strided_scatter
+    table[torch.ops.aten.addbmm.default] = _addbmm
     if hasattr(torch.ops.aten, "nonzero_static"):
         table[torch.ops.aten.nonzero_static.default] = _nonzero_static
     table.update(pinv_decompositions())

@@ -45,6 +45,14 @@ register("addmm_f32", torch.addmm, randn(6), randn(4, 5), randn(5, 6))
 register("addmm_beta_alpha_f32", lambda c, a, b: torch.addmm(c, a, b, beta=0.5, alpha=2.0),
          randn(4, 6), randn(4, 5), randn(5, 6))
 register("baddbmm_f32", torch.baddbmm, randn(2, 3, 4), randn(2, 3, 5), randn(2, 5, 4))
+register("addbmm_beta_alpha_f32", lambda c, a, b: torch.addbmm(c, a, b, beta=0.5, alpha=2.0),
+         randn(3, 4), randn(5, 3, 6), randn(5, 6, 4))
+register("addbmm_broadcast_beta0_nan_f64", lambda c, a, b: torch.addbmm(c * float("nan"), a, b, beta=0),
+         randn(4, dtype=torch.float64), randn(2, 3, 2, dtype=torch.float64),
+         randn(2, 2, 4, dtype=torch.float64))
+register("addbmm_i8_wraps", lambda c, a, b: torch.addbmm(c, a, b, alpha=3),
+         randint(-100, 100, 3, 4, dtype=torch.int8), randint(-100, 100, 6, 3, 5, dtype=torch.int8),
+         randint(-100, 100, 6, 5, 4, dtype=torch.int8))
 register("einsum_bij_bjk_f32", lambda a, b: torch.einsum("bij,bjk->bik", a, b),
          randn(2, 3, 4), randn(2, 4, 5))
 register("einsum_attention_f32", lambda q, k: torch.einsum("bhqd,bhkd->bhqk", q, k),
