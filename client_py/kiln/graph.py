@@ -55,11 +55,15 @@ _OMITTED_TYPES = (torch.device, torch.layout, torch.memory_format)
 #: Results that travel unnamed (left out) when no node reads them: the
 #: vectors of the decompositions eigvalsh, svdvals and eigvals export to,
 #: so that Kiln computes the values alone (aten.eigvalsh, aten.svdvals,
-#: aten.eigvals) rather than the whole decomposition.
+#: aten.eigvals) rather than the whole decomposition; and the LAPACK-style
+#: extras of inv and solve (info, LU, pivots), which Kiln's complex forms
+#: do not compute.
 _LEFT_OUT_WHEN_UNREAD = {
     "aten::_linalg_eigh": (1,),
     "aten::linalg_eig": (1,),
     "aten::_linalg_svd": (0, 2),
+    "aten::linalg_inv_ex": (1,),
+    "aten::_linalg_solve_ex": (1, 2, 3),
 }
 
 

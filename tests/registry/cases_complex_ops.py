@@ -180,3 +180,24 @@ register("complex_pow_small_exponents_c128",
          lambda z: (z ** 2, z ** 3, z ** 0.5, z ** -0.5, z ** -1, z ** -2),
          const(torch.tensor([1 + 2j, complex(float("inf"), 1.0), -3 - 0.5j, 0.25j,
                              complex(-4.0, -0.0)], dtype=C128)))
+
+# Inverses and solves of complex matrices, through the real embedding
+# [[X, -Y], [Y, X]] (well-conditioned: a multiple of I added); what torch
+# builds on them (tensorinv, tensorsolve, negative matrix powers).
+_I4 = torch.eye(4, dtype=C64) * 3
+register("complex_inv_batched_c64", lambda a: torch.linalg.inv(a + _I4), randn(2, 3, 4, 4, dtype=C64),
+         rtol=1e-4, atol=1e-5)
+register("complex_inv_c128", lambda a: torch.linalg.inv(a + 4 * torch.eye(5, dtype=C128)),
+         randn(5, 5, dtype=C128))
+register("complex_solve_matrix_broadcast_c64", lambda a, b: torch.linalg.solve(a + _I4, b),
+         randn(4, 4, dtype=C64), randn(3, 4, 2, dtype=C64), rtol=1e-4, atol=1e-5)
+register("complex_solve_vector_c128",
+         lambda a, b: torch.linalg.solve(a + 4 * torch.eye(4, dtype=C128), b),
+         randn(2, 4, 4, dtype=C128), randn(2, 4, dtype=C128))
+register("complex_matrix_power_negative_c64",
+         lambda a: torch.linalg.matrix_power(a + _I4, -2), randn(4, 4, dtype=C64),
+         rtol=1e-4, atol=1e-5)
+register("complex_tensorsolve_c128",
+         lambda a, b: torch.linalg.tensorsolve(a + 4 * torch.eye(6, dtype=C128).reshape(2, 3, 6),
+                                               b),
+         randn(2, 3, 6, dtype=C128), randn(2, 3, dtype=C128))

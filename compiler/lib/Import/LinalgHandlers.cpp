@@ -242,8 +242,11 @@ Value firstZeroPivot(NodeImporter &n, Value diagonal) {
   return pointwise(n, typeOf(first), "where", {found, first, n.constant(i64, 0.0)});
 }
 
-/// `v` in result `i`'s declared element type and shape.
+/// `v` in result `i`'s declared element type and shape; null when the node
+/// leaves the result out.
 absl::StatusOr<Value> asResult(NodeImporter &n, Value v, int i) {
+  if (n.resultLeftOut(i)) // nothing reads it: it travels without a type
+    return Value();
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(i));
   if (type.getNumElements() != typeOf(v).getNumElements())
     return n.error(absl::StrCat("result ", i, " is declared with another size"));
@@ -292,6 +295,8 @@ Factorisation factoriseMatrices(NodeImporter &n, Value a) { return factorise(n, 
 /// lu_factor(A) with 1-based pivots and getrf's info, as the results
 /// `first`, first + 1 and first + 2 declare them.
 absl::StatusOr<Values> factorisationResults(NodeImporter &n, Value a, int first) {
+  if (n.resultLeftOut(first) && n.resultLeftOut(first + 1) && n.resultLeftOut(first + 2))
+    return Values(3, Value()); // nothing reads them
   Factorisation f = factoriseMatrices(n, a);
   ASSIGN_OR_RETURN(Values lu, luResults(n, f, first));
   ASSIGN_OR_RETURN(Value info, asResult(n, firstZeroPivot(n, f.diagonal), first + 2));
@@ -835,6 +840,8 @@ absl::StatusOr<Values> invEx(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value x,
                    solveBatch(n, a, identityMatrix(n, order, typeOf(a).getElementType())));
   ASSIGN_OR_RETURN(Value inverse, asResult(n, x, 0));
+  if (n.resultLeftOut(1))
+    return Values{inverse, Value()};
   ASSIGN_OR_RETURN(Value info, asResult(n, firstZeroPivot(n, factoriseMatrices(n, a).diagonal), 1));
   return Values{inverse, info};
 }
@@ -881,6 +888,99 @@ absl::StatusOr<Values> matrixExp(NodeImporter &n) {
   Value e = n.b().create<aten::MatrixExpOp>(n.loc(), typeOf(batch), batch);
   ASSIGN_OR_RETURN(Value result, asResult(n, viewValue(n, e, type.getShape()), 0));
   return Values{result};
+}
+
+// --- complex matrices through their real embedding --------------------
+
+/// A complex (..., n, n) matrix X + iY (pairs) as the real (..., 2n, 2n)
+/// [[X, -Y], [Y, X]]: the embedding is a ring homomorphism, so it maps the
+/// inverse to the inverse and A z = b to [[X, -Y], [Y, X]] [re z; im z] =
+/// [re b; im b], with A's condition number.
+Value realEmbedding(NodeImporter &n, Value pairs) {
+  Value re = realPart(n, pairs), im = imagPart(n, pairs);
+  int64_t rank = typeOf(re).getRank();
+  Value negIm = n.b().create<aten::NegOp>(n.loc(), typeOf(im), im);
+  auto join = [&](Value a, Value b, int64_t dim) -> Value {
+    SmallVector<int64_t> shape(typeOf(a).getShape());
+    shape[dim] += typeOf(b).getDimSize(dim);
+    return n.b().create<aten::CatOp>(n.loc(), typeOf(a).clone(shape), ValueRange{a, b},
+                                     n.b().getI64IntegerAttr(dim));
+  };
+  return join(join(re, negIm, rank - 1), join(im, re, rank - 1), rank - 2);
+}
+
+/// Rows [0, n) and [n, 2n) of a real (..., 2n, k) as the complex (..., n, k).
+Value stackedRowsAsPairs(NodeImporter &n, Value stacked, int64_t order) {
+  int64_t rows = typeOf(stacked).getRank() - 2;
+  return pack(n, sliceAlong(n, stacked, rows, 0, order), sliceAlong(n, stacked, rows, order, order));
+}
+
+/// Results past the first that the real embedding does not give (an LU
+/// factorisation of A, its pivots, LAPACK's info) must go unread.
+absl::Status onlyFirstResultRead(NodeImporter &n, const char *what) {
+  for (int r = 1; r < n.numResults(); ++r)
+    if (!n.resultLeftOut(r))
+      return n.unimplemented(absl::StrCat(
+          "the ", what, " of a complex matrix gives its first result only (Kiln computes it "
+          "through the real embedding [[X, -Y], [Y, X]]); result ", r, " is read"));
+  return absl::OkStatus();
+}
+
+/// linalg_inv_ex of complex matrices: the embedding's inverse, whose left
+/// column of blocks is (re, im) of A^-1.
+absl::StatusOr<Values> complexInvEx(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, complexArgument(n, "A"));
+  RETURN_IF_ERROR(onlyFirstResultRead(n, "inverse"));
+  ArrayRef<int64_t> shape = complexShape(a);
+  if (shape.size() < 2 || shape.back() != shape[shape.size() - 2])
+    return n.error("the input must be a batch of square matrices (..., n, n)");
+  int64_t order = shape.back();
+  Value embedded = realEmbedding(n, a);
+  Value left = sliceAlong(n, identityMatrix(n, 2 * order, typeOf(embedded).getElementType()), 1,
+                          0, order);
+  ASSIGN_OR_RETURN(Value x, solveBatch(n, embedded, left));
+  ASSIGN_OR_RETURN(Value inverse, asResult(n, stackedRowsAsPairs(n, x, order), 0));
+  Values results{inverse};
+  results.resize(n.numResults());
+  return results;
+}
+
+/// _linalg_solve_ex(A, B, left=True) of complex matrices: the embedding
+/// solves [re B; im B].
+absl::StatusOr<Values> complexSolveEx(NodeImporter &n) {
+  ASSIGN_OR_RETURN(bool left, n.boolAttr("left", true));
+  if (!left)
+    return n.unimplemented("a complex solve with left=False (X A = B)");
+  RETURN_IF_ERROR(onlyFirstResultRead(n, "solve"));
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  Type element = type.getElementType();
+  ASSIGN_OR_RETURN(Value a, pairsOf(n, "A", element));
+  ASSIGN_OR_RETURN(Value rhs, pairsOf(n, "B", element));
+  ArrayRef<int64_t> aShape = complexShape(a), bShape = complexShape(rhs);
+  if (aShape.size() < 2 || aShape.back() != aShape[aShape.size() - 2])
+    return n.error("A must be a batch of square matrices (..., n, n)");
+  int64_t order = aShape.back();
+  bool vector = bShape.size() == 1 ||
+                (bShape.size() + 1 == aShape.size() && bShape == aShape.drop_back());
+  Value re = realPart(n, rhs), im = imagPart(n, rhs);
+  if (vector) {
+    re = asColumn(n, re);
+    im = asColumn(n, im);
+  }
+  ArrayRef<int64_t> columns = typeOf(re).getShape();
+  if (columns.size() < 2 || columns[columns.size() - 2] != order)
+    return n.error(absl::StrCat("B must have ", order, " rows (A X = B)"));
+  SmallVector<int64_t> stackedShape(columns);
+  stackedShape[stackedShape.size() - 2] *= 2;
+  Value stacked = n.b().create<aten::CatOp>(
+      n.loc(), typeOf(re).clone(stackedShape), ValueRange{re, im},
+      n.b().getI64IntegerAttr(static_cast<int64_t>(columns.size()) - 2));
+  ASSIGN_OR_RETURN(Value x, solveBatch(n, realEmbedding(n, a), stacked));
+  Value solved = stackedRowsAsPairs(n, x, order);
+  ASSIGN_OR_RETURN(Value result, asResult(n, solved, 0));
+  Values results{result};
+  results.resize(n.numResults());
+  return results;
 }
 
 /// linalg_eig(A) -> (eigenvalues, eigenvectors), both complex: for a real
@@ -992,7 +1092,11 @@ absl::StatusOr<Values> ldlSolve(NodeImporter &n) {
 
 } // namespace
 
-void addComplexLinalgHandlers(OpHandlerTable &t) { t["aten.linalg_eig.default"] = linalgEig; }
+void addComplexLinalgHandlers(OpHandlerTable &t) {
+  t["aten.linalg_eig.default"] = linalgEig;
+  t["aten.linalg_inv_ex.default"] = complexInvEx;
+  t["aten._linalg_solve_ex.default"] = complexSolveEx;
+}
 
 void addLinalgHandlers(OpHandlerTable &t) {
   // Reached with real results only, which linalg_eig never declares.
