@@ -114,7 +114,8 @@ class CallConvention:
             len(self.state) == len(other.state) and \
             all(a is b for a, b in zip(self.state, other.state))
 
-    __hash__ = None  # type: ignore[assignment]
+    def __hash__(self) -> int:
+        return hash((self.input_updates, self.scalar_outputs, tuple(map(id, self.state))))
 
     def apply(self, flat_inputs: Sequence[Any], outputs: Sequence[Any]) -> list[Any]:
         """The program's own outputs from the graph's, after writing the
