@@ -65,6 +65,10 @@ register("complex_nonzero_c128", torch.nonzero,
 register("complex_var_std_c64",
          lambda z: (torch.var(z, 1), torch.std(z, 0, correction=0), torch.var(z)),
          randn(3, 5, dtype=C64, scale=4.0))
+# var_mean: the variance real, the mean complex.
+register("complex_var_mean_c128",
+         lambda z: (torch.var_mean(z, 1, correction=0), torch.var_mean(z, unbiased=True)),
+         randn(4, 6, dtype=C128, scale=3.0))
 
 # Products.
 register("complex_mm_bmm_c64", lambda a, b, c, d: (a @ b, torch.bmm(c, d)),

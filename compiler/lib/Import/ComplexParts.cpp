@@ -151,7 +151,7 @@ enum class Combine {
   Pack,      // complex results: (real part's, imaginary part's)
   And,       // bool results: both parts'
   Or,        // bool results: either part's
-  Sum,       // real results: the sum (var)
+  Sum,       // real results: the sum (var); complex ones packed (var_mean's mean)
   RootSum,   // real results: the root of the sum (std)
   ImagZero,  // complex results: (real part's, 0) (ones, ones_like)
 };
@@ -189,6 +189,10 @@ absl::StatusOr<Values> byParts(NodeImporter &n, const PartSpec &spec, Combine co
       break;
     case Combine::Sum:
     case Combine::RootSum: {
+      if (n.resultIsComplex(r)) { // var_mean's and std_mean's mean
+        results.push_back(pack(n, re[r], im[r]));
+        break;
+      }
       Value sum = n.b().create<aten::AddOp>(n.loc(), type, re[r], im[r],
                                             n.b().getF64FloatAttr(1.0));
       results.push_back(combine == Combine::Sum ? sum : pointwise(n, type, "sqrt", sum));
@@ -294,7 +298,8 @@ std::set<std::string> addComplexPartHandlers(OpHandlerTable &table) {
   t["aten.stack.default"] = parts({{"tensors"}, {}});
   for (const char *op : {"aten.ones.default", "aten.ones_like.default", "aten.new_ones.default"})
     t[op] = parts(self, Combine::ImagZero);
-  for (const char *op : {"aten.var.correction", "aten.var.dim", "aten.var.default"})
+  for (const char *op : {"aten.var.correction", "aten.var.dim", "aten.var.default",
+                         "aten.var_mean.correction"})
     t[op] = parts(self, Combine::Sum);
   for (const char *op : {"aten.std.correction", "aten.std.dim", "aten.std.default"})
     t[op] = parts(self, Combine::RootSum);
