@@ -10,6 +10,7 @@ import operator
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 import torch.fx
 
 from kiln.errors import InvalidArgumentError, UnsupportedOpError
@@ -137,6 +138,22 @@ def _addbmm(self: torch.Tensor, batch1: torch.Tensor, batch2: torch.Tensor, *,
     return (self if beta == 1 else self * beta) + product
 
 
+def _rrelu_with_noise_functional(self: torch.Tensor, noise: torch.Tensor,
+                                 lower: float = 1.0 / 8.0, upper: float = 1.0 / 3.0,
+                                 training: bool = False, generator: Any = None) -> Any:
+    """aten.rrelu_with_noise_functional as eager's CPU kernel computes it: in
+    training each element at or below 0 is scaled by its own slope drawn
+    uniformly from [lower, upper) (Kiln's generator: the draws follow the
+    distribution, not eager's values), which is also the noise, 1 elsewhere;
+    in eval mode leaky_relu by the mean slope, the noise unchanged."""
+    del generator  # Kiln draws with the graph's own seed (kiln.rng)
+    if not training:
+        return F.leaky_relu(self, (lower + upper) / 2.0), noise
+    slopes = torch.rand_like(self) * (upper - lower) + lower
+    scale = torch.where(self <= 0, slopes, torch.ones_like(self))
+    return self * scale, scale.to(noise.dtype)
+
+
 def _unique_consecutive(self: torch.Tensor, return_inverse: bool = False,
                         return_counts: bool = False, dim: int | None = None) -> Any:
     """aten.unique_consecutive with a negative dim made non-negative. torch's
@@ -258,6 +275,8 @@ def _decomposition_table_for(composite_ops: int) -> dict:
     table[torch.ops.aten.unique_consecutive.default] = _unique_consecutive
     table[torch.ops.aten.as_strided_scatter.default] = _as_strided_scatter
     table[torch.ops.aten.addbmm.default] = _addbmm
+    if hasattr(torch.ops.aten, "rrelu_with_noise_functional"):
+        table[torch.ops.aten.rrelu_with_noise_functional.default] = _rrelu_with_noise_functional
     if hasattr(torch.ops.aten, "nonzero_static"):
         table[torch.ops.aten.nonzero_static.default] = _nonzero_static
     table.update(pinv_decompositions())

@@ -135,3 +135,20 @@ def poisson_counts(rates):
 
 
 register("poisson_counts_are_whole", poisson_counts, rand(4, 64, low=0.0, high=30.0))
+
+
+def rrelu_train_stats(x):
+    """Train-mode RReLU: a negative element's slope is uniform in [1/8, 1/3)
+    (mean 11/48), a positive element passes unchanged."""
+    y = F.rrelu(x, training=True)
+    negative = x < 0
+    slopes = y / x
+    mean = torch.where(negative, slopes, 0.0).sum() / negative.sum()
+    low = torch.where(negative, slopes, float("inf")).min()
+    high = torch.where(negative, slopes, -float("inf")).max()
+    kept = torch.where(negative, True, y == x).all()
+    return torch.stack([mean.double() * 48 / 11, (low >= 1 / 8).double(),
+                        (high < 1 / 3).double(), kept.double()])
+
+
+register("rrelu_train_stats", rrelu_train_stats, rand(N, low=-1.0, high=1.0), atol=0.012)
