@@ -125,16 +125,35 @@ def _as_strided_scatter(self: torch.Tensor, src: torch.Tensor, size: Any, stride
     return flat.reshape(self.shape)
 
 
+#: addbmm of f16/bf16 batches up to this long rounds after each product,
+#: as eager's loop of addmm_ does; longer ones sum in f32 and round once.
+_ADDBMM_STEPWISE_BATCHES = 16
+
+
 def _addbmm(self: torch.Tensor, batch1: torch.Tensor, batch2: torch.Tensor, *,
             beta: Any = 1, alpha: Any = 1) -> torch.Tensor:
     """aten.addbmm as beta * self + alpha * the sum of the batch's products,
-    summed in the operands' type (int8 products wrap as eager's do, where a
-    plain sum would widen to int64); beta = 0 ignores self, NaN included."""
-    product = torch.bmm(batch1, batch2).sum(0, dtype=batch1.dtype)
+    as eager computes it: integer tensors take beta and alpha cut to
+    integers and sum in their own type (int8 products wrap, where a plain
+    sum would widen to int64); f16/bf16 add one product at a time in f32,
+    rounding after each (eager's loop of addmm_); beta = 0 ignores self,
+    NaN included."""
+    dtype = batch1.dtype
+    shape = torch.broadcast_shapes(self.shape, (batch1.shape[1], batch2.shape[2]))
+    if not dtype.is_floating_point:
+        beta, alpha = int(beta), int(alpha)
+    if dtype in (torch.float16, torch.bfloat16) and \
+            0 < batch1.shape[0] <= _ADDBMM_STEPWISE_BATCHES:
+        result = (self.float() * beta).expand(shape) if beta != 0 else None
+        for b in range(batch1.shape[0]):
+            step = alpha * (batch1[b].float() @ batch2[b].float())
+            result = (step if result is None else result.float() + step).to(dtype)
+        return result
+    product = torch.bmm(batch1, batch2).sum(0, dtype=dtype)
     if alpha != 1:
         product = product * alpha
     if beta == 0:
-        return product.expand(torch.broadcast_shapes(self.shape, product.shape)).clone()
+        return product.expand(shape).clone()
     return (self if beta == 1 else self * beta) + product
 
 

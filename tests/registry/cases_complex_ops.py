@@ -62,6 +62,10 @@ register("complex_truth_c64",
          const(torch.tensor([1j, 0j, 3 + 0j, 0j, 0j, 2j], dtype=C64)))
 register("complex_nonzero_c128", torch.nonzero,
          const(torch.tensor([[0j, 1j, 0j], [2 + 0j, 0j, 1 - 1j]], dtype=C128)))
+register("complex_put_accumulate_c64",
+         lambda z, s: (z.put(torch.tensor([0, 5, 5, -1]), s, accumulate=True),
+                       z.put(torch.tensor([2, 7]), s[:2])),
+         randn(3, 4, dtype=C64), randn(4, dtype=C64))
 register("complex_var_std_c64",
          lambda z: (torch.var(z, 1), torch.std(z, 0, correction=0), torch.var(z)),
          randn(3, 5, dtype=C64, scale=4.0))

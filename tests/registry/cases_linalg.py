@@ -50,6 +50,19 @@ register("addbmm_beta_alpha_f32", lambda c, a, b: torch.addbmm(c, a, b, beta=0.5
 register("addbmm_broadcast_beta0_nan_f64", lambda c, a, b: torch.addbmm(c * float("nan"), a, b, beta=0),
          randn(4, dtype=torch.float64), randn(2, 3, 2, dtype=torch.float64),
          randn(2, 2, 4, dtype=torch.float64))
+# f16 adds one product at a time in f32, rounding after each, as eager's
+# loop of addmm_; integer tensors take beta and alpha cut to integers.
+register("addbmm_f16_stepwise", lambda c, a, b: torch.addbmm(c, a, b, beta=0.6, alpha=0.2),
+         randn(5, 5, dtype=torch.float16, scale=4.0), randn(5, 5, 5, dtype=torch.float16, scale=4.0),
+         randn(5, 5, 5, dtype=torch.float16, scale=4.0))
+register("addbmm_i16_fractional_scalars",
+         lambda c, a, b: torch.addbmm(c, a, b, beta=1.6, alpha=2.2),
+         randint(-50, 50, 3, 4, dtype=torch.int16), randint(-50, 50, 4, 3, 5, dtype=torch.int16),
+         randint(-50, 50, 4, 5, 4, dtype=torch.int16))
+# solve_ex returns the solution and LAPACK's info (0: no zero pivot); the LU
+# and pivots nobody reads travel left out.
+register("solve_ex_info_f32", lambda a, b: torch.linalg.solve_ex(a + 4 * torch.eye(4), b),
+         randn(2, 4, 4), randn(2, 4, 3))
 register("addbmm_i8_wraps", lambda c, a, b: torch.addbmm(c, a, b, alpha=3),
          randint(-100, 100, 3, 4, dtype=torch.int8), randint(-100, 100, 6, 3, 5, dtype=torch.int8),
          randint(-100, 100, 6, 5, 4, dtype=torch.int8))

@@ -272,6 +272,7 @@ std::set<std::string> addComplexPartHandlers(OpHandlerTable &table) {
   t["aten.masked_scatter.default"] = parts({{"self", "source"}, {}});
   t["aten.copy.default"] = parts({{"self", "src"}, {}});
   t["aten.index_add.default"] = parts({{"self", "source"}, {}});
+  t["aten.put.default"] = parts({{"self", "source"}, {}});
   for (const char *op : {"aten.index_put.default", "aten.index_put_.default"})
     t[op] = parts({{"self", "values"}, {}});
   t["aten.where.self"] = parts({{"self", "other"}, {}});

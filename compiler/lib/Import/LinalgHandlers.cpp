@@ -155,20 +155,28 @@ absl::StatusOr<std::pair<Value, int64_t>> transposedBatch(NodeImporter &n, Value
   return std::make_pair(flatBatch(n, transposed(n, a)), order);
 }
 
-/// The LU and 1-based int32 pivots results, in their declared shapes.
+/// The LU and 1-based int32 pivots results, in their declared shapes (null
+/// for a result the node leaves out).
 absl::StatusOr<Values> luResults(NodeImporter &n, const Factorisation &f, int luIndex) {
-  ASSIGN_OR_RETURN(RankedTensorType luType, n.resultType(luIndex));
-  ASSIGN_OR_RETURN(RankedTensorType pivotsType, n.resultType(luIndex + 1));
-  if (luType.getNumElements() != typeOf(f.lu).getNumElements() ||
-      pivotsType.getNumElements() != typeOf(f.pivots).getNumElements())
-    return n.error("the LU and pivots results are declared with other sizes");
-  Value oneBased = n.b().create<aten::AddOp>(n.loc(), typeOf(f.pivots), f.pivots,
-                                             n.constant(n.b().getI64Type(), 1.0),
-                                             n.b().getF64FloatAttr(1.0));
-  Value pivots = pointwise(n, typeOf(oneBased).clone(pivotsType.getElementType()), "copy",
-                           oneBased);
-  return Values{viewValue(n, f.lu, luType.getShape()),
-                viewValue(n, pivots, pivotsType.getShape())};
+  Values results(2, Value());
+  if (!n.resultLeftOut(luIndex)) {
+    ASSIGN_OR_RETURN(RankedTensorType luType, n.resultType(luIndex));
+    if (luType.getNumElements() != typeOf(f.lu).getNumElements())
+      return n.error("the LU result is declared with another size");
+    results[0] = viewValue(n, f.lu, luType.getShape());
+  }
+  if (!n.resultLeftOut(luIndex + 1)) {
+    ASSIGN_OR_RETURN(RankedTensorType pivotsType, n.resultType(luIndex + 1));
+    if (pivotsType.getNumElements() != typeOf(f.pivots).getNumElements())
+      return n.error("the pivots result is declared with another size");
+    Value oneBased = n.b().create<aten::AddOp>(n.loc(), typeOf(f.pivots), f.pivots,
+                                               n.constant(n.b().getI64Type(), 1.0),
+                                               n.b().getF64FloatAttr(1.0));
+    Value pivots = pointwise(n, typeOf(oneBased).clone(pivotsType.getElementType()), "copy",
+                             oneBased);
+    results[1] = viewValue(n, pivots, pivotsType.getShape());
+  }
+  return results;
 }
 
 /// The factorisation of argument A's transpose, batched, and the (B, 1)
