@@ -140,7 +140,7 @@ def _addbmm(self: torch.Tensor, batch1: torch.Tensor, batch2: torch.Tensor, *,
     NaN included."""
     dtype = batch1.dtype
     shape = torch.broadcast_shapes(self.shape, (batch1.shape[1], batch2.shape[2]))
-    if not dtype.is_floating_point:
+    if not dtype.is_floating_point and not dtype.is_complex:
         beta, alpha = int(beta), int(alpha)
     if dtype in (torch.float16, torch.bfloat16) and \
             0 < batch1.shape[0] <= _ADDBMM_STEPWISE_BATCHES:

@@ -62,6 +62,10 @@ register("complex_truth_c64",
          const(torch.tensor([1j, 0j, 3 + 0j, 0j, 0j, 2j], dtype=C64)))
 register("complex_nonzero_c128", torch.nonzero,
          const(torch.tensor([[0j, 1j, 0j], [2 + 0j, 0j, 1 - 1j]], dtype=C128)))
+register("complex_addbmm_real_and_complex_scalars_c128",
+         lambda c, a, b: (torch.addbmm(c, a, b, beta=0.6, alpha=0.2),
+                          torch.addbmm(c, a, b, beta=1 - 2j, alpha=0.5j)),
+         randn(3, 4, dtype=C128), randn(2, 3, 5, dtype=C128), randn(2, 5, 4, dtype=C128))
 register("complex_put_accumulate_c64",
          lambda z, s: (z.put(torch.tensor([0, 5, 5, -1]), s, accumulate=True),
                        z.put(torch.tensor([2, 7]), s[:2])),
