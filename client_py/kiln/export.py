@@ -399,21 +399,6 @@ def _drop_effect_tokens(ep: torch.export.ExportedProgram) -> None:
     ep.graph_module.recompile()
 
 
-def _check_state_first(ep: torch.export.ExportedProgram, state_names: list[str]) -> None:
-    """The updated buffers' placeholders must be the graph's first runtime
-    inputs, in input-spec order: each call passes them ahead of its own
-    arguments (CallConvention.state)."""
-    from torch.export.graph_signature import InputKind
-
-    runtime = [spec for spec in ep.graph_signature.input_specs
-               if spec.kind in (InputKind.USER_INPUT, InputKind.BUFFER)
-               and (spec.kind == InputKind.USER_INPUT or spec.target in state_names)]
-    order = [spec.target for spec in runtime[:len(state_names)]]
-    if order != state_names:
-        raise UnsupportedOpError("the program's updated buffers do not precede its inputs; "
-                                 "Kiln passes them first")
-
-
 def serialize_exported(ep: torch.export.ExportedProgram, name: str
                         ) -> tuple[SerializedGraph, Any, Any]:
     """Decomposes an ExportedProgram to core ATen and serialises it."""
@@ -429,6 +414,7 @@ def serialize_exported(ep: torch.export.ExportedProgram, name: str
     parameters: dict[str, torch.Tensor] = {}
     state: list[torch.Tensor] = []
     state_names: list[str] = []
+    state_inputs: list[str] = []  # their placeholders
     for spec in sig.input_specs:
         if spec.kind == InputKind.BUFFER and spec.target in updated:
             if spec.target not in ep.state_dict:
@@ -436,6 +422,7 @@ def serialize_exported(ep: torch.export.ExportedProgram, name: str
                                          "is not persistent (not in its state_dict)")
             state.append(ep.state_dict[spec.target])
             state_names.append(spec.target)
+            state_inputs.append(spec.arg.name)
             continue
         if spec.kind == InputKind.USER_INPUT:
             if not isinstance(spec.arg, TensorArgument):
@@ -456,7 +443,6 @@ def serialize_exported(ep: torch.export.ExportedProgram, name: str
         else:
             raise UnsupportedOpError(f"exported input '{spec.arg}' of kind {spec.kind.name} "
                                      "is not supported")
-    _check_state_first(ep, state_names)
     # Positions of the user inputs among the call's flattened arguments,
     # which the updated buffers precede.
     user_inputs = [spec.arg.name for spec in sig.input_specs
@@ -488,6 +474,9 @@ def serialize_exported(ep: torch.export.ExportedProgram, name: str
     serialized = serialize_graph_module(ep.graph_module, parameters=parameters,
                                         name=graph_name, keep_outputs=keep,
                                         symbol_ranges=ranges)
+    if serialized.input_names[:len(state_inputs)] != state_inputs:
+        raise UnsupportedOpError("the program's updated buffers are not its first inputs; "
+                                 "Kiln passes them ahead of the caller's arguments")
     serialized.convention = dataclasses.replace(serialized.convention,
                                                 input_updates=tuple(input_updates),
                                                 state=tuple(state))

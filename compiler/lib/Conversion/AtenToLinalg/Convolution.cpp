@@ -54,19 +54,6 @@ int64_t product(ArrayRef<int64_t> values) {
   return p;
 }
 
-/// a * b and a + b in their type: floats, or integers that wrap (eager's
-/// integer convolutions compute in the operands' type).
-Value multiply(OpBuilder &b, Location l, Value x, Value y) {
-  if (isa<FloatType>(x.getType()))
-    return b.create<arith::MulFOp>(l, x, y);
-  return b.create<arith::MulIOp>(l, x, y);
-}
-Value add(OpBuilder &b, Location l, Value x, Value y) {
-  if (isa<FloatType>(x.getType()))
-    return b.create<arith::AddFOp>(l, x, y);
-  return b.create<arith::AddIOp>(l, x, y);
-}
-
 /// The geometry of a stride/dilation convolution over an already padded
 /// input: x (N, C, I...), w (F, C/G, K...), result (N, F, O...).
 struct ConvGeometry {
@@ -103,8 +90,9 @@ Value buildDepthwise(OpBuilder &b, Location loc, Value x, Value w,
       .create<linalg::GenericOp>(
           loc, resultType, ValueRange{x, w}, init, maps, iterators,
           [](OpBuilder &nb, Location l, ValueRange args) {
-            Value p = multiply(nb, l, args[0], args[1]);
-            nb.create<linalg::YieldOp>(l, add(nb, l, args[2], p));
+            // Floats, or integers that wrap, as eager's integer convolutions do.
+            Value p = combineElements(Combiner::Prod, nb, l, args[0], args[1]);
+            nb.create<linalg::YieldOp>(l, combineElements(Combiner::Sum, nb, l, args[2], p));
           })
       .getResult(0);
 }
@@ -296,7 +284,7 @@ struct ConvolutionLowering : OpConversionPattern<ConvolutionOp> {
       result = buildElementwise(
           rewriter, loc, resultType, {result, bias},
           [](OpBuilder &b, Location l, ValueRange args) -> Value {
-            return add(b, l, args[0], args[1]);
+            return combineElements(Combiner::Sum, b, l, args[0], args[1]);
           });
     }
     rewriter.replaceOp(op, castTensor(rewriter, loc, result,
