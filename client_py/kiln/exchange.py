@@ -19,13 +19,14 @@ us to copy into a mapped buffer (Intel Xeon VM, docs/architecture.md).
 
 from __future__ import annotations
 
+import ctypes
 import mmap
 import os
 from typing import Sequence
 
 import torch
 
-from kiln.tensors import empty_tensor_for, payload_size, tensor_view
+from kiln.tensors import payload_size, tensor_view
 
 __all__ = ["ALIGNMENT", "MAX_BYTES", "MAX_TENSOR_BYTES", "ExchangeBuffer", "aligned", "packed_end",
            "wanted_bytes"]
@@ -85,13 +86,18 @@ class ExchangeBuffer:
         finally:
             os.close(fd)
         self.size = size
-        # Copies go through memoryviews (memcpy on this thread): a torch
-        # copy_ of this size would wake torch's intra-op threads, whose
-        # spinning takes the cores the agent computes on.
+        # Copies are memcpy on this thread (memoryviews, ctypes.memmove): a
+        # torch copy_ of this size would wake torch's intra-op threads,
+        # whose spinning takes the cores the agent computes on.
         self._view = memoryview(self._mapping)
+        # The mapping's address, for put() and read(); the anchor holds an
+        # export of the mapping (released by close()).
+        self._anchor: ctypes.c_char | None = ctypes.c_char.from_buffer(self._mapping)
+        self._address = ctypes.addressof(self._anchor)
 
     def close(self) -> None:
         self._view.release()
+        self._anchor = None
         try:
             self._mapping.close()
         except BufferError:
@@ -112,14 +118,26 @@ class ExchangeBuffer:
         self._view[offset:offset + nbytes] = tensor_view(t)
         return offset
 
+    def put(self, t: torch.Tensor, offset: int) -> None:
+        """Copies the memory of ``t``, a tensor whose memory is its wire
+        bytes (:func:`kiln.tensors.is_wire_dense`), to ``offset``: what
+        place() writes, without the views place() makes to find the bytes.
+        ValueError when they would not be inside the buffer."""
+        nbytes = t.numel() * t.element_size()
+        if offset < 0 or offset + nbytes > self.size:
+            raise ValueError(f"{nbytes} bytes at offset {offset} are not inside the "
+                             f"channel's exchange buffer of {self.size} bytes")
+        ctypes.memmove(self._address + offset, t.data_ptr(), nbytes)
+
     def read(self, offset: int, dtype: torch.dtype, shape: Sequence[int]) -> torch.Tensor:
         """A new tensor (a copy) of the bytes the agent wrote at ``offset``;
         ValueError when they are not inside the buffer."""
+        shape = shape[:]  # a list of a message's repeated field in one call
         nbytes = payload_size(dtype, shape)
         if offset < 0 or offset + nbytes > self.size:
             raise ValueError(f"{nbytes} bytes at offset {offset} are not inside the "
                              f"channel's exchange buffer of {self.size} bytes")
-        out, view = empty_tensor_for(dtype, shape)
+        out = torch.empty(shape, dtype=dtype)  # contiguous: nbytes from data_ptr()
         if nbytes:
-            view[:] = self._view[offset:offset + nbytes]
+            ctypes.memmove(out.data_ptr(), self._address + offset, nbytes)
         return out

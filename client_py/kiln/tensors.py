@@ -25,6 +25,7 @@ __all__ = [
     "set_tensor_type",
     "tensor_bytes",
     "tensor_view",
+    "is_wire_dense",
     "tensor_from_bytes",
     "empty_tensor_for",
     "payload_size",
@@ -90,6 +91,15 @@ def tensor_view(t: torch.Tensor) -> memoryview:
     if t.numel() == 0:
         return memoryview(b"")
     return memoryview(t.view(torch.uint8).numpy()).toreadonly()
+
+
+def is_wire_dense(t: torch.Tensor) -> bool:
+    """Whether ``t`` is a plain CPU tensor whose memory, from
+    ``t.data_ptr()`` on for ``t.nbytes``, is its wire format: strided and
+    contiguous, with no lazy conjugation or negation (what
+    :func:`tensor_view` shows without copying)."""
+    return (type(t) is torch.Tensor and t.is_cpu and t.layout is torch.strided
+            and t.is_contiguous() and not t.is_conj() and not t.is_neg())
 
 
 def tensor_bytes(t: torch.Tensor) -> bytes:

@@ -382,6 +382,36 @@ def test_a_channel_carries_tensors_in_an_exchange_buffer_after_its_first_call(ex
     assert executor.direct_channels == 1 and not executor.through_kilnd
 
 
+def test_later_calls_send_the_channels_call_plan(executor, monkeypatch):
+    """From the channel's second call (its first with the buffer), calls
+    like it send the plan's frame: the same message with their own request
+    ids. A strided input of the same shape goes through the full encoding,
+    and each answer is its own input's."""
+    executor.exchange = True
+    fake = ExchangingAgent()
+    agent = give_channel(executor, fake)
+    encoded = []
+    real = local_execute.CallPlan.__init__
+
+    def spy(self, call, inputs):
+        encoded.append(call.request_id)
+        real(self, call, inputs)
+
+    monkeypatch.setattr(local_execute.CallPlan, "__init__", spy)
+    xs = [torch.arange(4.0) * k for k in range(1, 4)]
+    for x in xs:
+        torch.testing.assert_close(run(executor, x=x).outputs[0], x + 1)
+    strided = torch.arange(8.0)[::2]
+    torch.testing.assert_close(run(executor, x=strided).outputs[0], strided + 1)
+    calls = [f.execute for f in agent.frames if f.HasField("execute")]
+    assert len(calls) == 4 and len(encoded) == 2  # calls 2 and 4 made plans
+    planned, placed = calls[2], calls[1]
+    assert planned.request_id and planned.request_id != placed.request_id
+    placed.request_id = planned.request_id
+    assert planned == placed
+    assert not executor.through_kilnd
+
+
 def test_a_refused_exchange_buffer_is_not_asked_for_again(executor):
     executor.exchange = True
     agent = give_channel(executor, ExchangingAgent(refuse=True))

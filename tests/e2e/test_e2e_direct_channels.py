@@ -267,15 +267,22 @@ def mixed_inputs(seed: int):
 def test_small_tensors_travel_in_the_exchange_buffer_and_match_eager(client, monkeypatch):
     """Every input goes in the channel's exchange buffer from the channel's
     second call on, every output comes back through it, and each answer is
-    eager's, call after call (the buffer is reused)."""
-    placed = []
-    real = exchange.ExchangeBuffer.place
+    eager's, call after call (the buffer is reused). The second call places
+    the inputs and makes the channel's call plan; later calls put them at
+    the plan's offsets and send its frame."""
+    placed, put = [], []
+    real_place, real_put = exchange.ExchangeBuffer.place, exchange.ExchangeBuffer.put
 
-    def spy(self, t, cursor):
-        placed.append(real(self, t, cursor))
+    def spy_place(self, t, cursor):
+        placed.append(real_place(self, t, cursor))
         return placed[-1]
 
-    monkeypatch.setattr(exchange.ExchangeBuffer, "place", spy)
+    def spy_put(self, t, offset):
+        put.append(offset)
+        real_put(self, t, offset)
+
+    monkeypatch.setattr(exchange.ExchangeBuffer, "place", spy_place)
+    monkeypatch.setattr(exchange.ExchangeBuffer, "put", spy_put)
     model = Mixed().eval()
     compiled = client.compile(torch.export.export(model, mixed_inputs(0)))
     for seed in range(6):
@@ -286,8 +293,9 @@ def test_small_tensors_travel_in_the_exchange_buffer_and_match_eager(client, mon
             open_fds = len(os.listdir("/proc/self/fd"))
     assert len(os.listdir("/proc/self/fd")) == open_fds  # no file per call
     assert compiled.last_transport == "direct"
-    # Calls 4 to 6 (3 is the channel's first), three inputs each.
-    assert placed == [0, 65536, 131072] * 3
+    # Call 4 places three inputs (3 is the channel's first); 5 and 6 put them.
+    assert placed == [0, 65536, 131072]
+    assert put == [0, 65536, 131072] * 2
     # 64 KiB + 64 KiB + 16 KiB in, 64 KiB + 16 KiB + 64 KiB out.
     assert exchange_sizes(client) == [(64 + 64 + 16 + 64 + 16 + 64) << 10]
 
@@ -305,16 +313,22 @@ def test_mid_size_tensors_travel_in_the_exchange_buffer_and_larger_ones_in_memfd
     way, call after call."""
     placed, read = [], []
     real_place, real_read = exchange.ExchangeBuffer.place, exchange.ExchangeBuffer.read
+    real_put = exchange.ExchangeBuffer.put
 
     def spy_place(self, t, cursor):
         placed.append(real_place(self, t, cursor))
         return placed[-1]
+
+    def spy_put(self, t, offset):
+        placed.append(offset)
+        real_put(self, t, offset)
 
     def spy_read(self, offset, dtype, shape):
         read.append(offset)
         return real_read(self, offset, dtype, shape)
 
     monkeypatch.setattr(exchange.ExchangeBuffer, "place", spy_place)
+    monkeypatch.setattr(exchange.ExchangeBuffer, "put", spy_put)
     monkeypatch.setattr(exchange.ExchangeBuffer, "read", spy_read)
     model = TwiceAndOne()
     mid = torch.randn(2 << 18, generator=torch.Generator().manual_seed(0))  # 2 MiB
