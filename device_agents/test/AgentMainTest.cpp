@@ -61,6 +61,7 @@ TEST(AgentMainTest, DirectPollIsAutoOrMicroseconds) {
   ASSERT_TRUE(given.ok()) << given.status();
   EXPECT_FALSE(given->directPollAuto);
   EXPECT_EQ(given->options.directPoll.window, std::chrono::microseconds(250));
+  EXPECT_EQ(given->options.directPoll.cap, std::chrono::microseconds(0)); // fixed
   // At most one polling channel per CPU.
   EXPECT_EQ(given->options.directPoll.pollers, CPU_COUNT(&set));
   auto never = parseAgentFlags({"--daemon", "d:1", "--direct-poll-us", "0"}, "cpu");
@@ -83,6 +84,10 @@ TEST(AgentMainTest, AutoDirectPollPollsOnlyOnCpusARunLeavesFree) {
     EXPECT_EQ(poll.pollers, pollers) << cpus << " CPUs";
     EXPECT_EQ(poll.window, pollers ? DirectChannels::kDefaultPoll
                                    : std::chrono::microseconds(0))
+        << cpus << " CPUs";
+    // Where it polls, each channel adapts its window up to the cap.
+    EXPECT_EQ(poll.cap, pollers ? DirectChannels::kDefaultPollCap
+                                : std::chrono::microseconds(0))
         << cpus << " CPUs";
   };
   expect(CpuBackend(hostCpuModel(), 1), 2, 1);

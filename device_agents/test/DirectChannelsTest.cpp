@@ -184,7 +184,7 @@ TEST_F(DirectChannelsTest, AnswersSayHowLongTheChannelPollsForTheNextCall) {
   using std::chrono::microseconds;
   for (microseconds window : {microseconds(0), microseconds(200'000)}) {
     DirectChannels channels(*runner, nullptr, DirectChannels::kDefaultLimit,
-                            DirectPoll{window, 1});
+                            DirectPoll{.window = window, .pollers = 1});
     auto client = openChannel(channels);
     v1::LocalReply first = roundTrip(*client, call(binding));
     ASSERT_EQ(first.code(), 0) << first.message();
@@ -201,12 +201,61 @@ TEST_F(DirectChannelsTest, AnswersSayHowLongTheChannelPollsForTheNextCall) {
   }
 }
 
+TEST(NextPollWindowTest, GrowsAtOnceShrinksByQuartersWithinTheBounds) {
+  using std::chrono::microseconds;
+  DirectPoll adaptive{.window = microseconds(100), .cap = microseconds(1000),
+                      .pollers = 1};
+  auto next = [&](int current, int gap) {
+    return nextPollWindow(adaptive, microseconds(current), microseconds(gap))
+        .count();
+  };
+  EXPECT_EQ(next(100, 20), 100);   // never below the shortest
+  EXPECT_EQ(next(100, 180), 360);  // twice the gap, at once
+  EXPECT_EQ(next(100, 700), 1000); // at most the cap
+  EXPECT_EQ(next(1000, 100), 750); // a quicker call: a quarter less
+  EXPECT_EQ(next(1000, 450), 900); // ... but not below twice its gap
+  EXPECT_EQ(next(360, 20), 270);
+  EXPECT_EQ(next(120, 20), 100);
+  // A client slower than the cap is not polled for beyond the shortest.
+  EXPECT_EQ(next(1000, 1001), 100);
+  EXPECT_EQ(next(400, 5'000'000), 100);
+  // A fixed window (an explicit --direct-poll-us, or no cap) stays.
+  DirectPoll fixed{.window = microseconds(250), .pollers = 1};
+  for (int gap : {1, 400, 9000})
+    EXPECT_EQ(nextPollWindow(fixed, microseconds(250), microseconds(gap)),
+              microseconds(250));
+}
+
+TEST_F(DirectChannelsTest, AChannelsWindowFollowsItsClientsPace) {
+  // The answers say the window the channel polls next: twice the time
+  // the client took to call again, within [100 us, 100 ms] here; the
+  // shortest again after a pause longer than the cap.
+  using namespace std::chrono_literals;
+  DirectChannels channels(*runner, nullptr, DirectChannels::kDefaultLimit,
+                          DirectPoll{.window = 100us, .cap = 100ms, .pollers = 1});
+  auto client = openChannel(channels);
+  v1::LocalReply first = roundTrip(*client, call(binding));
+  ASSERT_EQ(first.code(), 0) << first.message();
+  EXPECT_EQ(first.poll_us(), 100u); // no pace seen yet
+  std::this_thread::sleep_for(20ms);
+  v1::LocalReply paced = roundTrip(*client, call(binding));
+  ASSERT_EQ(paced.code(), 0) << paced.message();
+  expectAxpy(test::bytesToFloats(paced.response().outputs(0).data()));
+  // At least twice the 20 ms sleep; at most the cap.
+  EXPECT_GE(paced.poll_us(), 40'000u);
+  EXPECT_LE(paced.poll_us(), 100'000u);
+  std::this_thread::sleep_for(150ms); // past the cap
+  v1::LocalReply late = roundTrip(*client, call(binding));
+  ASSERT_EQ(late.code(), 0) << late.message();
+  EXPECT_EQ(late.poll_us(), 100u);
+}
+
 TEST_F(DirectChannelsTest, OnlyCallsThatRanBuyAPollAndPollersAreCapped) {
   // One poller for the set: while the first channel polls (10 s after its
   // answer, unless its client calls), a second channel's answer says it
   // does not poll. A refused call buys no poll either.
   DirectChannels channels(*runner, nullptr, DirectChannels::kDefaultLimit,
-                          DirectPoll{std::chrono::seconds(10), 1});
+                          DirectPoll{.window = std::chrono::seconds(10), .pollers = 1});
   auto first = openChannel(channels);
   auto second = openChannel(channels);
   v1::LocalClientFrame refused = call(binding);

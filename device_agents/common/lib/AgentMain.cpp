@@ -165,10 +165,12 @@ std::unique_ptr<Settings> declareFlags(std::string_view program,
       "microseconds a direct channel (a co-located client's calls) polls for "
       "the client's next call after answering one, before its thread "
       "sleeps: a call read while polling skips the kernel's wake-up, tens of "
-      "microseconds on a VM; 0: never poll; auto: 100 when one run's host "
-      "threads (a cpu agent's --compute-threads, by default every CPU) "
-      "leave CPUs free, as many channels polling at once as they leave, "
-      "else 0");
+      "microseconds on a VM; 0: never poll; a number: that window; auto: "
+      "where one run's host threads (a cpu agent's --compute-threads, by "
+      "default every CPU) leave CPUs free, 100 at first and then each "
+      "channel's window follows its client's pace up to 1000 (twice the "
+      "time it took to call again), as many channels polling at once as "
+      "they leave; else 0");
   settings->text("local-link-fd", common.localLinkFd,
                  "set by kilnd for the agents it starts: an inherited socket "
                  "on which tasks and results travel, tensors as shared files "
@@ -340,7 +342,8 @@ parseAgentFlags(const std::vector<std::string> &args, std::string_view kindView,
           "--direct-poll-us: '", common.directPollUs,
           "' is not 'auto' or a count of microseconds from 0 to 1000000"));
     // At most one poller per CPU: what the flag asks for, where it fits.
-    options.directPoll = {std::chrono::microseconds(micros), availableCpus()};
+    options.directPoll = {.window = std::chrono::microseconds(micros),
+                          .pollers = availableCpus()};
   }
   options.taskVerifyKey = common.taskVerifyKey;
   if (const std::string &fd = common.localLinkFd; !fd.empty()) {
@@ -368,7 +371,9 @@ DirectPoll autoDirectPoll(const DeviceBackend &backend, int cpus) {
   int spare = cpus - backend.hostThreadsPerRun();
   if (spare <= 0)
     return {};
-  return {DirectChannels::kDefaultPoll, spare};
+  return {.window = DirectChannels::kDefaultPoll,
+          .cap = DirectChannels::kDefaultPollCap,
+          .pollers = spare};
 }
 
 absl::StatusOr<int> parseThreadCount(absl::string_view value) {
@@ -422,9 +427,14 @@ int agentMain(int argc, char **argv, std::string_view kind,
   }
   if (commandLine->directPollAuto)
     commandLine->options.directPoll = autoDirectPoll(**backend, availableCpus());
-  spdlog::info("direct channels poll {} us for the next call ({} at once)",
-               commandLine->options.directPoll.window.count(),
-               commandLine->options.directPoll.pollers);
+  const DirectPoll &poll = commandLine->options.directPoll;
+  if (poll.cap > poll.window)
+    spdlog::info("direct channels poll {}-{} us for the next call, as their "
+                 "clients' pace asks ({} at once)",
+                 poll.window.count(), poll.cap.count(), poll.pollers);
+  else
+    spdlog::info("direct channels poll {} us for the next call ({} at once)",
+                 poll.window.count(), poll.pollers);
   // One session per daemon, sharing the blob cache and resident set.
   absl::StatusOr<std::shared_ptr<AgentStores>> stores =
       AgentStores::open(commandLine->options);

@@ -16,6 +16,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include <sys/socket.h>
 
 namespace kiln::agent {
@@ -52,6 +54,17 @@ absl::Status checkCall(const v1::LocalExecute &call) {
 }
 
 } // namespace
+
+std::chrono::microseconds nextPollWindow(const DirectPoll &poll,
+                                         std::chrono::microseconds current,
+                                         std::chrono::microseconds gap) {
+  if (poll.cap <= poll.window || gap > poll.cap)
+    return poll.window;
+  std::chrono::microseconds wanted = 2 * gap;
+  std::chrono::microseconds next =
+      wanted >= current ? wanted : std::max(wanted, current - current / 4);
+  return std::clamp(next, poll.window, poll.cap);
+}
 
 DirectChannels::DirectChannels(TaskRunner &runner,
                                std::counting_semaphore<> *runSlots,
@@ -136,19 +149,29 @@ void DirectChannels::serve(FramedSocket &socket, v1::Task task,
   std::optional<ExchangeBuffer> exchange;
   uint64_t calls = 0;
   bool pollNext = false; // holding a poll turn
+  // This channel's window, adapted to its client's pace (nextPollWindow).
+  std::chrono::microseconds window = poll.window;
+  std::optional<Clock::time_point> answeredAt; // of the last call that ran
   while (true) {
     // A client calling in a loop sends its next call soon after the
     // answer: polled for, it is read without waking this thread. Only
     // after a call that ran, so a client's refused or cheap frames do not
     // buy polling.
     if (pollNext) {
-      socket.pollReadable(poll.window);
+      socket.pollReadable(window);
       endPollTurn();
       pollNext = false;
     }
     socket.setReceiveDeadline(Clock::now() + kIdleTimeout);
     if (!socket.receive(bytes, files).ok())
       break; // closed by the client, idle, or a malformed frame
+    if (answeredAt) {
+      window = nextPollWindow(
+          poll, window,
+          std::chrono::duration_cast<std::chrono::microseconds>(
+              Clock::now() - *answeredAt));
+      answeredAt.reset();
+    }
     if (!frame.ParseFromString(bytes) ||
         (!frame.has_execute() && !frame.has_exchange())) {
       v1::LocalReply refused = failure(absl::InvalidArgumentError(
@@ -187,7 +210,7 @@ void DirectChannels::serve(FramedSocket &socket, v1::Task task,
     files.clear();
     pollNext = reply.code() == 0 && takePollTurn();
     if (pollNext)
-      reply.set_poll_us(static_cast<uint32_t>(poll.window.count()));
+      reply.set_poll_us(static_cast<uint32_t>(window.count()));
     std::string out;
     absl::Status sent = reply.SerializeToString(&out)
                             ? socket.send(out, replyFiles)
@@ -197,6 +220,8 @@ void DirectChannels::serve(FramedSocket &socket, v1::Task task,
                     std::string(sent.message()));
       break;
     }
+    if (reply.code() == 0)
+      answeredAt = Clock::now();
   }
   if (pollNext)
     endPollTurn();

@@ -53,12 +53,31 @@ private:
 /// How a direct channel waits for its client's next call (--direct-poll-us).
 struct DirectPoll {
   /// How long a channel polls after answering a call that ran; 0: never.
+  /// With a larger `cap`, the shortest window (see nextPollWindow).
   std::chrono::microseconds window{0};
+  /// The longest window a channel adapts its own to; at most `window`:
+  /// every channel polls `window`.
+  std::chrono::microseconds cap{0};
   /// Channels that poll at once, at most: the CPUs the agent's runs leave
   /// free. A channel that finds them all polling sleeps at once, and tells
   /// its client so (LocalReply.poll_us 0).
   int pollers = 0;
 };
+
+/// A channel's next poll window, from its `current` one and the `gap`
+/// after which its client sent a call following the last answer. Twice
+/// the gap (room for its jitter) when that is longer than `current`;
+/// else `current` less a quarter, but not below twice the gap: it grows
+/// at once and shrinks over a few calls, so that one quick call between
+/// slower ones does not cut it. Always within [poll.window, poll.cap];
+/// poll.window after a gap longer than poll.cap, and always when the
+/// window is fixed (poll.cap at most poll.window). A client that calls
+/// again within the cap is caught by the poll, as KVM's halt polling grows
+/// to catch a vCPU's next wake-up; one that calls less often costs the
+/// shortest window per call.
+std::chrono::microseconds nextPollWindow(const DirectPoll &poll,
+                                         std::chrono::microseconds current,
+                                         std::chrono::microseconds gap);
 
 class DirectChannels {
 public:
@@ -75,8 +94,10 @@ public:
 
   /// How long a channel's thread polls for the next call after answering
   /// one, before it sleeps, where the agent's runs leave a CPU free
-  /// (--direct-poll-us auto).
+  /// (--direct-poll-us auto): at least kDefaultPoll, and up to
+  /// kDefaultPollCap for a client that calls again within it.
   static constexpr std::chrono::microseconds kDefaultPoll{100};
+  static constexpr std::chrono::microseconds kDefaultPollCap{1000};
 
   /// Runs calls through `runner`, which must outlive this, each holding
   /// one of `runSlots` (shared with the local link's tasks, so that the
