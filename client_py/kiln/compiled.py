@@ -111,6 +111,28 @@ def _same_weights(cached: tuple, tensors: list[torch.Tensor], state: tuple) -> b
             and cached[1] == state)
 
 
+class _LastCall:
+    """A call's response and the client's own seconds: what
+    ``last_timings`` reports, decoded when read. It holds the response
+    (inline outputs included, at most the frame's inline budget) until the
+    model's next call."""
+
+    __slots__ = ("response", "upload", "download", "wall")
+
+    def __init__(self, response: executor_pb2.ExecuteResponse, upload: float,
+                 download: float, wall: float):
+        self.response = response
+        self.upload = upload
+        self.download = download
+        self.wall = wall
+
+    def timings(self) -> dict[str, float]:
+        tm = self.response.timings
+        return {"upload": self.upload, "queue": _us(tm.queue_us), "fetch": _us(tm.fetch_us),
+                "load": _us(tm.load_us), "run": _us(tm.run_us), "total": _us(tm.total_us),
+                "download": self.download, "wall": self.wall}
+
+
 def _copy_request(template: executor_pb2.ExecuteRequest) -> executor_pb2.ExecuteRequest:
     request = executor_pb2.ExecuteRequest()
     request.CopyFrom(template)
@@ -196,10 +218,13 @@ class CompiledModel:
         # Decided once: most programs only map tensors to tensors.
         self._applies_convention = convention != CallConvention()
         self.timings = timings
-        self.last_timings: dict[str, float] = {}
-        self.last_device_id = ""
+        #: The latest call's report; last_timings, last_counters and
+        #: last_device_id decode it when first read (most calls never are).
+        self._last_call: _LastCall | None = None
+        self._last_timings: dict[str, float] | None = None
+        self._last_counters: dict[str, Any] | None = None
+        self._last_device_id: str | None = None
         self.last_transport = ""
-        self.last_counters: dict[str, int] = {}
         self.recompiles = 0
         #: The CompileOptions it was compiled with (kiln.get_mlir reuses them).
         self.options = compiler_pb2.CompileOptions()
@@ -450,6 +475,37 @@ class CompiledModel:
         self.recompiles += 1
         self._bind_manifest()
 
+    @property
+    def last_timings(self) -> dict[str, float]:
+        if self._last_timings is None:
+            self._last_timings = self._last_call.timings() if self._last_call else {}
+        return self._last_timings
+
+    @last_timings.setter
+    def last_timings(self, value: dict[str, float]) -> None:
+        self._last_timings = value  # a partitioned model's sums
+
+    @property
+    def last_counters(self) -> dict[str, Any]:
+        if self._last_counters is None:
+            self._last_counters = (device_counters(self._last_call.response.counters)
+                                   if self._last_call else {})
+        return self._last_counters
+
+    @last_counters.setter
+    def last_counters(self, value: dict[str, Any]) -> None:
+        self._last_counters = value
+
+    @property
+    def last_device_id(self) -> str:
+        if self._last_device_id is None:
+            self._last_device_id = self._last_call.response.device_id if self._last_call else ""
+        return self._last_device_id
+
+    @last_device_id.setter
+    def last_device_id(self, value: str) -> None:
+        self._last_device_id = value
+
     def _weights(self, parameters: Mapping[str, torch.Tensor] | None
                  ) -> Mapping[str, torch.Tensor]:
         return self._parameters if parameters is None else parameters
@@ -490,16 +546,10 @@ class CompiledModel:
             request, _ = self._request_for(weights)
             prepare += time.perf_counter() - t0
             run = self._session.executor.run(request, inputs, context, reupload)
-        tm = run.response.timings
-        self.last_device_id = run.response.device_id
         self.last_transport = run.transport
-        self.last_counters = device_counters(run.response.counters)
-        self.last_timings = {
-            "upload": prepare + run.upload, "queue": _us(tm.queue_us),
-            "fetch": _us(tm.fetch_us), "load": _us(tm.load_us), "run": _us(tm.run_us),
-            "total": _us(tm.total_us), "download": run.download,
-            "wall": time.perf_counter() - wall0,
-        }
+        self._last_call = _LastCall(run.response, prepare + run.upload, run.download,
+                                    time.perf_counter() - wall0)
+        self._last_timings = self._last_counters = self._last_device_id = None
         _remember_outputs(self, run.outputs)
         return run.outputs
 
