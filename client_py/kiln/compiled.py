@@ -526,8 +526,9 @@ class CompiledModel:
         request, still_current = self._request_for(
             weights, defer_check=(self._defer_weight_check and not keep_outputs
                                   and not release))
-        request.keep_outputs.extend(keep_outputs)
-        request.release.extend(release)
+        if keep_outputs or release:
+            request.keep_outputs.extend(keep_outputs)
+            request.release.extend(release)
         prepare = time.perf_counter() - t0
 
         def reupload() -> None:

@@ -374,7 +374,7 @@ class _DirectModel:
 def _model_key(request: executor_pb2.ExecuteRequest) -> tuple:
     """What a direct channel is bound to: the executable and parameters."""
     return (request.executable.hash, request.parameter_set.hash,
-            tuple(d.hash for d in request.parameters))
+            tuple(d.hash for d in request.parameters[:]))
 
 
 def _decodes_again(reply: executor_pb2.LocalReply) -> bool:
@@ -582,12 +582,6 @@ class LocalExecutor:
         A model called before goes over its direct channel when it has one
         (``direct`` False: through kilnd regardless)."""
         t0 = time.perf_counter()
-        files: list[int] = []
-        sizes: list[int] = []
-        # Filled in place: inline inputs are not copied into a frame later.
-        message = executor_pb2.LocalClientFrame()
-        call = message.execute
-        # Only the inputs first: a direct channel's call carries nothing else.
         repeatable = (direct and self.direct and not request.keep_outputs
                       and not request.release
                       and not any(isinstance(t, HeldTensor) for t in inputs))
@@ -604,6 +598,12 @@ class LocalExecutor:
             if frame is not None:
                 return self._planned_call(request, inputs, context, encode_input,
                                           still_current, channel, key, frame, rid, t0)
+        files: list[int] = []
+        sizes: list[int] = []
+        # Filled in place: inline inputs are not copied into a frame later.
+        message = executor_pb2.LocalClientFrame()
+        call = message.execute
+        # Only the inputs first: a direct channel's call carries nothing else.
         sent = False
         try:
             exchange = channel.exchange if channel is not None else None
