@@ -30,7 +30,9 @@ answer (the agent restarted, or closed it idle) is dropped and the call goes
 to kilnd; calls that keep or release held tensors, or pass blobs, always do.
 After a channel's first call the client asks its agent for an exchange
 buffer (:mod:`kiln.exchange`), and the tensors under 8 MiB of later calls
-travel through it instead of the socket or a memfd per call.
+travel through it instead of the socket or a memfd per call; a call whose
+inputs all went there leaves the channel a call plan (:mod:`kiln.call_plan`),
+whose frame later calls like it send.
 """
 
 from __future__ import annotations
