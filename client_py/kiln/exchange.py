@@ -118,15 +118,18 @@ class ExchangeBuffer:
         self._view[offset:offset + nbytes] = tensor_view(t)
         return offset
 
+    def _check_inside(self, offset: int, nbytes: int) -> None:
+        if offset < 0 or offset + nbytes > self.size:
+            raise ValueError(f"{nbytes} bytes at offset {offset} are not inside the "
+                             f"channel's exchange buffer of {self.size} bytes")
+
     def put(self, t: torch.Tensor, offset: int) -> None:
         """Copies the memory of ``t``, a tensor whose memory is its wire
         bytes (:func:`kiln.tensors.is_wire_dense`), to ``offset``: what
         place() writes, without the views place() makes to find the bytes.
         ValueError when they would not be inside the buffer."""
         nbytes = t.numel() * t.element_size()
-        if offset < 0 or offset + nbytes > self.size:
-            raise ValueError(f"{nbytes} bytes at offset {offset} are not inside the "
-                             f"channel's exchange buffer of {self.size} bytes")
+        self._check_inside(offset, nbytes)
         ctypes.memmove(self._address + offset, t.data_ptr(), nbytes)
 
     def read(self, offset: int, dtype: torch.dtype, shape: Sequence[int]) -> torch.Tensor:
@@ -134,9 +137,7 @@ class ExchangeBuffer:
         ValueError when they are not inside the buffer."""
         shape = shape[:]  # a list of a message's repeated field in one call
         nbytes = payload_size(dtype, shape)
-        if offset < 0 or offset + nbytes > self.size:
-            raise ValueError(f"{nbytes} bytes at offset {offset} are not inside the "
-                             f"channel's exchange buffer of {self.size} bytes")
+        self._check_inside(offset, nbytes)
         out = torch.empty(shape, dtype=dtype)  # contiguous: nbytes from data_ptr()
         if nbytes:
             ctypes.memmove(out.data_ptr(), self._address + offset, nbytes)

@@ -62,8 +62,8 @@ from kiln.errors import (DeadlineExceededError, InvalidArgumentError, KilnError,
                          ResourceExhaustedError, UnauthenticatedError, UnavailableError,
                          raise_for_status_code)
 from kiln.memfd_pool import MemfdPool, sealed_memfd
-from kiln.tensors import (PROTO_TO_DTYPE, HeldTensor, empty_tensor_for, payload_size,
-                          set_tensor_type, tensor_from_bytes, tensor_view)
+from kiln.tensors import (PROTO_TO_DTYPE, HeldTensor, empty_tensor_for, is_wire_dense,
+                          payload_size, set_tensor_type, tensor_from_bytes, tensor_view)
 from kiln.v1 import executor_pb2
 
 __all__ = ["FILE_THRESHOLD", "INLINE_BUDGET", "LocalExecutor", "LocalResult",
@@ -655,9 +655,11 @@ class LocalExecutor:
                 call.open_direct = ask
             call.timeout_ms = timeout_ms
             if (exchange is not None and inputs and not files and not inline_total
-                    and len(call.exchange_inputs) == len(inputs)):
-                # Every input went through the buffer: later calls like this
-                # one send this frame, made once.
+                    and len(call.exchange_inputs) == len(inputs)
+                    and all(map(is_wire_dense, inputs))):
+                # Every input went through the buffer, as a plan's calls
+                # copy them: later calls like this one send this frame, made
+                # once. (A strided input would make a plan no call can use.)
                 channel.plan = CallPlan(call, inputs)
             call.request_id = rid
             frame = message.SerializeToString()
