@@ -26,6 +26,12 @@ register("softmax_dtype_f32_from_f16", lambda x: torch.softmax(x, -1, dtype=torc
          randn(3, 8, dtype=torch.float16))
 register("log_softmax_large_values_f32", lambda x: F.log_softmax(x, 1), randn(4, 16, scale=50.0))
 register("softmin_f32", lambda x: F.softmin(x, -1), randn(3, 7))
+# Softmax over the last dim runs a tile of rows at a time: 48 tiles of 64
+# rows of 128; 8 tiles of 50 f64 rows of 96; 485 tiles of 1 row (97 is prime).
+register("softmax_row_tiles_f32", lambda x: torch.softmax(x, -1), randn(4, 3, 256, 128, scale=4))
+register("log_softmax_row_tiles_f64", lambda x: F.log_softmax(x, -1),
+         randn(2, 200, 96, dtype=torch.float64, scale=4))
+register("softmax_row_per_tile_f32", lambda x: torch.softmax(x, -1), randn(5, 97, 300, scale=4))
 
 
 @case("layer_norm_f32", randn(4, 16), shape=(16,))
@@ -180,6 +186,11 @@ register("sdpa_fully_masked_row_f32",
          lambda q, k, v: F.scaled_dot_product_attention(
              q, k, v, attn_mask=torch.arange(6)[:, None] > torch.arange(6)[None, :]),
          randn(2, 2, 6, 4), randn(2, 2, 6, 4), randn(2, 2, 6, 4))
+# Every third query sees no key, across 8 tiles of 64 score rows.
+register("sdpa_masked_rows_in_tiles_f32",
+         lambda q, k, v: F.scaled_dot_product_attention(
+             q, k, v, attn_mask=(torch.arange(128)[:, None] % 3 != 0).expand(128, 128)),
+         randn(2, 2, 128, 16), randn(2, 2, 128, 16), randn(2, 2, 128, 16))
 register("cross_entropy_f32", lambda x, t: F.cross_entropy(x, t), randn(4, 5),
          randint(0, 5, 4))
 register("mse_loss_f32", F.mse_loss, randn(4, 5), randn(4, 5))

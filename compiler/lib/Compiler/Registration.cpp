@@ -80,6 +80,7 @@ void registerKilnPasses() {
   registerLowerVectorContracts();
   registerPlanBuffers();
   registerInsertDeallocs();
+  registerStackLoopBuffers();
   registerPlaceKernelCallReads();
   registerCopyReturnedArguments();
   registerBareBoundary();

@@ -99,6 +99,10 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
   };
   // After the last CSE: each kernel call reads its operands where it runs.
   pm.addNestedPass<func::FuncOp>(createPlaceKernelCallReads());
+  // A tile computed into a fresh tensor and inserted into a loop's shared
+  // output is computed in the output's own slice instead: no buffer and no
+  // copy per tile.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   // Tiled loops whose iterations are independent (scf.forall) become
   // scf.parallel: run on the thread pool, or serially by scf-to-cf.
@@ -138,6 +142,8 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
   pm.addPass(createLowerAffinePass());
   if (options.parallelLoops)
     pm.addPass(createOutlineParallelLoops());
+  // After outlining: a task's scratch lives in its own thread's frame.
+  pm.addNestedPass<func::FuncOp>(createStackLoopBuffers());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());

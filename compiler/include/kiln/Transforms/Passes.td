@@ -305,6 +305,30 @@ def InsertDeallocs : Pass<"kiln-insert-deallocs", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def StackLoopBuffers : Pass<"kiln-stack-loop-buffers", "mlir::func::FuncOp"> {
+  let summary = "Put the small buffers of loop bodies on the stack of the function that runs the loop";
+  let description = [{
+    Runs after kiln-insert-deallocs and kiln-outline-parallel-loops, before
+    scf-to-cf. A memref.alloc inside a loop body (per-tile scratch, such as
+    a row-tiled softmax's maxima and sums) would call malloc and free on
+    every iteration. Each one with a static size of at most
+    `max-buffer-bytes`, freed in its own block, becomes one memref.alloca at
+    the start of the function, and its deallocs go: the function runs its
+    iterations one after another (a parallel loop's iterations run in the
+    task functions kiln-outline-parallel-loops made, each thread in its own
+    call with its own frame), and nothing reads a buffer across iterations,
+    since each is fresh and undefined where it is allocated. Buffers stop
+    moving once the function's stack buffers reach `max-function-bytes`.
+  }];
+  let dependentDialects = ["mlir::memref::MemRefDialect"];
+  let options = [
+    Option<"maxBufferBytes", "max-buffer-bytes", "int64_t", "4096",
+           "the largest buffer put on the stack">,
+    Option<"maxFunctionBytes", "max-function-bytes", "int64_t", "16384",
+           "the most stack bytes a function's moved buffers take">,
+  ];
+}
+
 def EmitEntryPoint : Pass<"kiln-emit-entry-point", "mlir::ModuleOp"> {
   let summary = "Add the C-ABI entry point void ENTRY(void **buffers)";
   let description = [{

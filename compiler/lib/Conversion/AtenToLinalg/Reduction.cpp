@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
 #include "PopulatePatterns.h"
+#include "SoftmaxRows.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
@@ -80,9 +81,18 @@ struct SoftmaxLowering : OpConversionPattern<AtenOp> {
       rewriter.replaceOp(op, buildFilled(rewriter, loc, type, isLog ? 0.0 : 1.0));
       return success();
     }
+    bool zeroMaskedRows = false;
+    if constexpr (!isLog)
+      zeroMaskedRows = op.getZeroMaskedRows();
+    Value x = adaptor.getSelf();
+    if (op.getDim() == type.getRank() - 1)
+      if (Value rows =
+              buildRowTiledSoftmax(rewriter, loc, x, isLog, zeroMaskedRows)) {
+        rewriter.replaceOp(op, rows);
+        return success();
+      }
     llvm::SmallBitVector reduced(type.getRank());
     reduced.set(op.getDim());
-    Value x = adaptor.getSelf();
     // max over dim (NaN propagates through maximumf).
     Value max = buildReduction(
         rewriter, loc, x, reduced, element,
@@ -128,9 +138,6 @@ struct SoftmaxLowering : OpConversionPattern<AtenOp> {
     Value sumKept = buildReshape(rewriter, loc, sum, keptType);
     // _safe_softmax: a row of -inf only (its maximum -inf; a NaN anywhere
     // makes the maximum NaN) gives zeros.
-    bool zeroMaskedRows = false;
-    if constexpr (!isLog)
-      zeroMaskedRows = op.getZeroMaskedRows();
     SmallVector<Value> operands = {shifted, sumKept};
     if (zeroMaskedRows)
       operands.push_back(maxKept);
