@@ -39,13 +39,17 @@ register("softmax_row_per_tile_f32", lambda x: torch.softmax(x, -1), randn(5, 97
 @case("layer_norm_two_dims_f32", randn(2, 5, 6), shape=(5, 6))
 @case("layer_norm_no_affine_f32", randn(3, 10), shape=(10,), affine=False)
 @case("layer_norm_eps_f32", randn(3, 10, scale=1e-2), shape=(10,), eps=1e-2)
+# Long rows (not a multiple of any vector width) off zero: the
+# reassociated sums of both passes, remainders included.
+@case("layer_norm_long_rows_offset_f32", randn(16, 4099), shape=(4099,), offset=3.0)
 @case("layer_norm_f64", randn(4, 16, dtype=torch.float64), shape=(16,), dtype=torch.float64)
 @case("layer_norm_f16", randn(4, 16, dtype=torch.float16), shape=(16,), dtype=torch.float16)
 @case("layer_norm_bf16", randn(4, 16, dtype=torch.bfloat16), shape=(16,), dtype=torch.bfloat16)
 class LayerNorm(nn.Module):
     def __init__(self, shape, affine: bool = True, eps: float = 1e-5,
-                 dtype: torch.dtype = torch.float32):
+                 dtype: torch.dtype = torch.float32, offset: float = 0.0):
         super().__init__()
+        self.offset = offset
         self.ln = nn.LayerNorm(shape, eps=eps, elementwise_affine=affine, dtype=dtype)
         if affine:  # non-trivial affine parameters
             with torch.no_grad():
@@ -53,7 +57,7 @@ class LayerNorm(nn.Module):
                 self.ln.bias.copy_(torch.randn(self.ln.bias.shape))
 
     def forward(self, x):
-        return self.ln(x)
+        return self.ln(x + self.offset if self.offset else x)
 
 
 def _randomize_bn(bn: nn.Module) -> None:

@@ -44,8 +44,10 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
       reduced.set(i);
     Value count = reducedCount(rewriter, loc, x, reduced, element);
     auto computedStatType = statType.clone(element);
+    // Both sums reassociate: vector partial sums, as eager's own kernel
+    // takes them. In order, each row was one chain of dependent adds.
     auto addf = [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
-      return b.create<arith::AddFOp>(l, acc, v);
+      return b.create<arith::AddFOp>(l, acc, v, arith::FastMathFlags::reassoc);
     };
     auto divideByCount = [&](OpBuilder &b, Location l, Value v) -> Value {
       return b.create<arith::DivFOp>(l, v, count);
@@ -68,8 +70,8 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
     Value squares = buildReduction(
         rewriter, loc, centered, reduced, element, 0.0,
         [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
-          return b.create<arith::AddFOp>(l, acc,
-                                         b.create<arith::MulFOp>(l, v, v));
+          return b.create<arith::AddFOp>(l, acc, b.create<arith::MulFOp>(l, v, v),
+                                         arith::FastMathFlags::reassoc);
         });
     double eps = op.getEps().convertToDouble();
     Value rstd = buildReshape(

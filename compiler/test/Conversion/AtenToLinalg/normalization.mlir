@@ -1,14 +1,17 @@
 // RUN: kiln-opt %s -kiln-convert-aten-to-linalg | FileCheck %s
 
 // Two-pass statistics over the last dim, rsqrt(var + eps), then the affine
-// transform with weight and bias in one elementwise map.
+// transform with weight and bias in one elementwise map. Both sums
+// reassociate (vector partial sums, as eager's kernel).
 // CHECK-LABEL: func @layer_norm
 // CHECK: %[[COUNT:.+]] = arith.constant 8.000000e+00 : f32
 // CHECK: iterator_types = ["parallel", "reduction"]
+// CHECK: arith.addf %{{.+}}, %{{.+}} fastmath<reassoc> : f32
 // CHECK: arith.divf %{{.+}}, %[[COUNT]]
 // CHECK: %[[MEAN:.+]] = tensor.expand_shape {{.*}} into tensor<2x1xf32>
 // CHECK: arith.subf
-// CHECK: arith.mulf
+// CHECK: %[[SQ:.+]] = arith.mulf
+// CHECK: arith.addf %{{.+}}, %[[SQ]] fastmath<reassoc> : f32
 // CHECK: math.rsqrt
 // CHECK: %[[RSTD:.+]] = tensor.expand_shape {{.*}} into tensor<2x1xf32>
 // CHECK: %[[OUT:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %[[RSTD]], %arg1, %arg2 :
