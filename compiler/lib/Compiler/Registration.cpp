@@ -81,6 +81,7 @@ void registerKilnPasses() {
   registerPlanBuffers();
   registerInsertDeallocs();
   registerStackLoopBuffers();
+  registerWriteTilesInPlace();
   registerPlaceKernelCallReads();
   registerCopyReturnedArguments();
   registerBareBoundary();

@@ -102,7 +102,7 @@ void buildKilnCpuCodegenPipeline(OpPassManager &pm,
   // A tile computed into a fresh tensor and inserted into a loop's shared
   // output is computed in the output's own slice instead: no buffer and no
   // copy per tile.
-  pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  pm.addNestedPass<func::FuncOp>(createWriteTilesInPlace());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
   // Tiled loops whose iterations are independent (scf.forall) become
   // scf.parallel: run on the thread pool, or serially by scf-to-cf.

@@ -305,6 +305,23 @@ def InsertDeallocs : Pass<"kiln-insert-deallocs", "mlir::func::FuncOp"> {
   let dependentDialects = ["mlir::memref::MemRefDialect"];
 }
 
+def WriteTilesInPlace : Pass<"kiln-write-tiles-in-place", "mlir::func::FuncOp"> {
+  let summary = "Compute each scf.forall tile in its slice of the loop's shared output";
+  let description = [{
+    Runs on tensors, right before one-shot bufferization. Elementwise fusion
+    gives an op that only writes its output a fresh tensor.empty as that
+    output, so a tile computed that way and inserted into its loop's shared
+    output (tensor.parallel_insert_slice) would be bufferized as a new buffer
+    and a copy per tile. Upstream's empty-tensor elimination, run on each
+    scf.forall alone, computes it in the output's slice instead. Outside
+    such loops it would rewrite empties other ops share (a matrix
+    exponential's ping-pong buffers in an scf.for came out aliased and
+    wrong), so it is scoped to the loops.
+  }];
+  let dependentDialects = ["mlir::bufferization::BufferizationDialect",
+                           "mlir::tensor::TensorDialect"];
+}
+
 def StackLoopBuffers : Pass<"kiln-stack-loop-buffers", "mlir::func::FuncOp"> {
   let summary = "Put the small buffers of loop bodies on the stack of the function that runs the loop";
   let description = [{
