@@ -5,6 +5,7 @@
 // a call allocates once instead of once per buffer.
 //
 //===----------------------------------------------------------------------===//
+#include "BufferBytes.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -35,22 +36,6 @@ struct Buffer {
   int64_t bytes = 0, alignment = kArenaAlignment;
   int64_t offset = -1;
 };
-
-/// The bytes of a buffer of `type`, or 0 when it cannot be a view of bytes:
-/// dynamic sizes, a layout or memory space, elements that are not whole
-/// bytes (i1) or whose size depends on the target (index).
-int64_t plannableBytes(MemRefType type) {
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-      type.getMemorySpace())
-    return 0;
-  Type element = type.getElementType();
-  if (!element.isIntOrFloat())
-    return 0;
-  unsigned bits = element.getIntOrFloatBitWidth();
-  if (bits == 0 || bits % 8 != 0)
-    return 0;
-  return type.getNumElements() * (bits / 8);
-}
 
 /// The position in `body` of the last op that uses `value` or anything
 /// derived from it (any result of a user, transitively: views, casts,
@@ -138,7 +123,7 @@ struct PlanBuffersPass : kiln::impl::PlanBuffersBase<PlanBuffersPass> {
       auto alloc = dyn_cast<memref::AllocOp>(op);
       if (!alloc)
         continue;
-      int64_t bytes = plannableBytes(alloc.getType());
+      int64_t bytes = kiln::staticBufferBytes(alloc.getType());
       if (bytes == 0)
         continue;
       std::optional<int64_t> last = lastUse(alloc.getResult(), body, position);

@@ -5,6 +5,7 @@
 // function's start instead of a malloc and a free per iteration.
 //
 //===----------------------------------------------------------------------===//
+#include "BufferBytes.h"
 #include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -18,18 +19,6 @@ namespace kiln {
 using namespace mlir;
 
 namespace {
-
-/// The bytes of a static buffer of whole-byte elements with the identity
-/// layout; 0 for anything else.
-int64_t staticBytes(MemRefType type) {
-  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
-      type.getMemorySpace() || !type.getElementType().isIntOrFloat())
-    return 0;
-  unsigned bits = type.getElementType().getIntOrFloatBitWidth();
-  if (bits == 0 || bits % 8 != 0)
-    return 0;
-  return type.getNumElements() * (bits / 8);
-}
 
 /// The deallocs of `alloc`, when every one is in its block (as
 /// kiln-insert-deallocs puts them); nullopt otherwise.
@@ -61,7 +50,7 @@ struct StackLoopBuffersPass
     OpBuilder builder(&entry, entry.begin());
     int64_t used = 0;
     for (memref::AllocOp alloc : inLoops) {
-      int64_t bytes = staticBytes(alloc.getType());
+      int64_t bytes = kiln::staticBufferBytes(alloc.getType());
       if (bytes == 0 || bytes > maxBufferBytes ||
           used + bytes > maxFunctionBytes)
         continue;

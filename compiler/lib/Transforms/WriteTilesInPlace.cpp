@@ -26,8 +26,12 @@ namespace {
 struct WriteTilesInPlacePass
     : kiln::impl::WriteTilesInPlaceBase<WriteTilesInPlacePass> {
   void runOnOperation() override {
+    // Outermost loops only: elimination on a loop covers those inside it.
     SmallVector<scf::ForallOp> loops;
-    getOperation().walk([&](scf::ForallOp loop) { loops.push_back(loop); });
+    getOperation().walk<WalkOrder::PreOrder>([&](scf::ForallOp loop) {
+      loops.push_back(loop);
+      return WalkResult::skip();
+    });
     IRRewriter rewriter(&getContext());
     for (scf::ForallOp loop : loops)
       if (failed(bufferization::eliminateEmptyTensors(rewriter, loop)))

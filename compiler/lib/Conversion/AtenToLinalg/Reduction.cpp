@@ -145,16 +145,8 @@ struct SoftmaxLowering : OpConversionPattern<AtenOp> {
         rewriter, loc, type, operands,
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
           Value quotient = b.create<arith::DivFOp>(l, args[0], args[1]);
-          if (!zeroMaskedRows)
-            return quotient;
-          auto floatType = cast<FloatType>(args[2].getType());
-          Value negInf = b.create<arith::ConstantOp>(
-              l, b.getFloatAttr(floatType,
-                                -std::numeric_limits<double>::infinity()));
-          Value masked = b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ,
-                                                 args[2], negInf);
-          Value zero = b.create<arith::ConstantOp>(l, b.getFloatAttr(floatType, 0.0));
-          return b.create<arith::SelectOp>(l, masked, zero, quotient);
+          return zeroMaskedRows ? zeroWhereRowMasked(b, l, args[2], quotient)
+                                : quotient;
         });
     rewriter.replaceOp(op, result);
     return success();

@@ -9,9 +9,10 @@
 // which missed the cache once the tensor was past L2: an 8x8x128x128 f32
 // attention softmax ran at 2.2x eager's time that way.
 //
-// The arithmetic is the whole-tensor lowering's, operation for operation,
-// so results are the same bits. The maxima and sums are per-tile buffers,
-// which kiln-stack-loop-buffers puts on the stack.
+// The arithmetic is the whole-tensor lowering's except the sum, which
+// reassociates (vector partial sums, as eager's kernel takes them; in order,
+// each row was one chain of dependent adds). The maxima and sums are
+// per-tile buffers, which kiln-stack-loop-buffers puts on the stack.
 //
 //===----------------------------------------------------------------------===//
 #include "SoftmaxRows.h"
@@ -48,6 +49,17 @@ int64_t rowsPerTile(int64_t rows, int64_t rowLength) {
 }
 
 } // namespace
+
+Value kiln::aten::zeroWhereRowMasked(OpBuilder &b, Location loc, Value rowMax,
+                                     Value quotient) {
+  auto floatType = cast<FloatType>(rowMax.getType());
+  Value negInf = b.create<arith::ConstantOp>(
+      loc, b.getFloatAttr(floatType, -std::numeric_limits<double>::infinity()));
+  Value masked =
+      b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, rowMax, negInf);
+  Value zero = b.create<arith::ConstantOp>(loc, b.getFloatAttr(floatType, 0.0));
+  return b.create<arith::SelectOp>(loc, masked, zero, quotient);
+}
 
 Value kiln::aten::buildRowTiledSoftmax(OpBuilder &b, Location loc, Value x,
                                        bool isLog, bool zeroMaskedRows) {
@@ -97,17 +109,15 @@ Value kiln::aten::buildRowTiledSoftmax(OpBuilder &b, Location loc, Value x,
   Value tileOut = b.create<tensor::ExtractSliceOp>(
       loc, loop.getRegionIterArgs()[0], offsets, sizes, strides);
 
-  auto constant = [&](OpBuilder &nb, Location l, double value) -> Value {
-    return nb.create<arith::ConstantOp>(l, nb.getFloatAttr(floatType, value));
-  };
   // One value per row of the tile: a small buffer of the iteration's own.
   SmallVector<int64_t> rowShape(shape.drop_back());
   std::fill(rowShape.begin(), rowShape.end() - 1, 1);
   rowShape.back() = tileRows;
   auto perRowOf = [&](double value) -> Value {
     Value empty = b.create<tensor::EmptyOp>(loc, rowShape, floatType);
-    return b.create<linalg::FillOp>(loc, constant(b, loc, value), empty)
-        .getResult(0);
+    Value scalar =
+        b.create<arith::ConstantOp>(loc, b.getFloatAttr(floatType, value));
+    return b.create<linalg::FillOp>(loc, scalar, empty).getResult(0);
   };
   AffineMap whole = b.getMultiDimIdentityMap(rank);
   AffineMap perRow = whole.dropResult(rank - 1);
@@ -132,7 +142,7 @@ Value kiln::aten::buildRowTiledSoftmax(OpBuilder &b, Location loc, Value x,
         return nb.create<arith::MaximumFOp>(l, args[1], args[0]);
       });
   // exp(x - max) into the result's tile, a vectorizable loop; then their
-  // sum, in order.
+  // sum.
   Value exps = generic(
       {rowsIn, max}, {whole, perRow, whole}, tileOut, Iterator::parallel,
       [](OpBuilder &nb, Location l, ValueRange args) -> Value {
@@ -160,15 +170,8 @@ Value kiln::aten::buildRowTiledSoftmax(OpBuilder &b, Location loc, Value x,
         {sum, max}, {perRow, perRow, whole}, exps, Iterator::parallel,
         [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
           Value quotient = nb.create<arith::DivFOp>(l, args[2], args[0]);
-          if (!zeroMaskedRows)
-            return quotient;
-          // _safe_softmax: a row of -inf only (its maximum -inf; a NaN
-          // anywhere makes the maximum NaN) gives zeros.
-          Value masked = nb.create<arith::CmpFOp>(
-              l, arith::CmpFPredicate::OEQ, args[1],
-              constant(nb, l, -std::numeric_limits<double>::infinity()));
-          return nb.create<arith::SelectOp>(l, masked, constant(nb, l, 0.0),
-                                            quotient);
+          return zeroMaskedRows ? zeroWhereRowMasked(nb, l, args[1], quotient)
+                                : quotient;
         });
   }
   b.setInsertionPointToStart(loop.getTerminator().getBody());

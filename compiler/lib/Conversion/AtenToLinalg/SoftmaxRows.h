@@ -1,6 +1,7 @@
 //===- SoftmaxRows.h - softmax over the last dim, a tile of rows at once --===//
 //
-// This file declares buildRowTiledSoftmax (SoftmaxRows.cpp).
+// This file declares buildRowTiledSoftmax and the masked-row rule both
+// softmax lowerings share (SoftmaxRows.cpp).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -16,5 +17,11 @@ namespace kiln::aten {
 mlir::Value buildRowTiledSoftmax(mlir::OpBuilder &b, mlir::Location loc,
                                  mlir::Value x, bool isLog,
                                  bool zeroMaskedRows);
+
+/// _safe_softmax's rule for one element: zero where its row's maximum
+/// `rowMax` is -inf (a row of -inf only; a NaN anywhere makes the maximum
+/// NaN), `quotient` elsewhere.
+mlir::Value zeroWhereRowMasked(mlir::OpBuilder &b, mlir::Location loc,
+                               mlir::Value rowMax, mlir::Value quotient);
 
 } // namespace kiln::aten
