@@ -205,6 +205,12 @@ SmallVector<int64_t> droppedShape(ArrayRef<int64_t> shape,
   return kept;
 }
 
+Value addToSum(OpBuilder &b, Location loc, Value acc, Value x) {
+  if (isa<FloatType>(acc.getType()))
+    return b.create<arith::AddFOp>(loc, acc, x, arith::FastMathFlags::reassoc);
+  return b.create<arith::AddIOp>(loc, acc, x);
+}
+
 Value buildReduction(
     OpBuilder &b, Location loc, Value input, const llvm::SmallBitVector &reduced,
     Type accType, double init,

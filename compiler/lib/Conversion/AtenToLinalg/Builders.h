@@ -84,6 +84,13 @@ mlir::Value buildReduction(mlir::OpBuilder &b, mlir::Location loc,
                                                           mlir::Value)>
                                combine);
 
+/// `acc + x` as a sum reduction's step. Float adds reassociate, so the
+/// vectorizer takes partial sums in vector lanes, as eager's CPU kernels
+/// sum; in order, each reduced row was one chain of dependent scalar adds.
+/// Integer adds are exact either way.
+mlir::Value addToSum(mlir::OpBuilder &b, mlir::Location loc, mlir::Value acc,
+                     mlir::Value x);
+
 /// buildReduction starting from the scalar `init` (of type `accType`).
 mlir::Value buildReductionFrom(
     mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,

@@ -44,16 +44,12 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
       reduced.set(i);
     Value count = reducedCount(rewriter, loc, x, reduced, element);
     auto computedStatType = statType.clone(element);
-    // Both sums reassociate: vector partial sums, as eager's own kernel
-    // takes them. In order, each row was one chain of dependent adds.
-    auto addf = [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
-      return b.create<arith::AddFOp>(l, acc, v, arith::FastMathFlags::reassoc);
-    };
+    // Both sums reassociate (addToSum).
     auto divideByCount = [&](OpBuilder &b, Location l, Value v) -> Value {
       return b.create<arith::DivFOp>(l, v, count);
     };
 
-    Value sum = buildReduction(rewriter, loc, x, reduced, element, 0.0, addf);
+    Value sum = buildReduction(rewriter, loc, x, reduced, element, 0.0, addToSum);
     Value mean = buildReshape(
         rewriter, loc,
         buildElementwise(rewriter, loc, cast<RankedTensorType>(sum.getType()),
@@ -70,8 +66,7 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
     Value squares = buildReduction(
         rewriter, loc, centered, reduced, element, 0.0,
         [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
-          return b.create<arith::AddFOp>(l, acc, b.create<arith::MulFOp>(l, v, v),
-                                         arith::FastMathFlags::reassoc);
+          return addToSum(b, l, acc, b.create<arith::MulFOp>(l, v, v));
         });
     double eps = op.getEps().convertToDouble();
     Value rstd = buildReshape(

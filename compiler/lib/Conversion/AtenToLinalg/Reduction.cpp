@@ -20,15 +20,9 @@ using namespace kiln::aten;
 
 namespace {
 
-Value add(OpBuilder &b, Location loc, Value acc, Value x) {
-  if (isa<FloatType>(acc.getType()))
-    return b.create<arith::AddFOp>(loc, acc, x);
-  return b.create<arith::AddIOp>(loc, acc, x);
-}
-
 /// sum and mean: reduce in the result element type (f32 for f16/bf16, rounded
 /// once at the end, as eager does: 2304 f16 values near 40 overflow f16's
-/// range), divide for mean, then reshape to keep the reduced dims as extent 1
+/// range; float sums reassociate, addToSum), divide for mean, then reshape to keep the reduced dims as extent 1
 /// when keepdim is set.
 template <typename AtenOp, bool isMean>
 struct SumMeanLowering : OpConversionPattern<AtenOp> {
@@ -47,7 +41,7 @@ struct SumMeanLowering : OpConversionPattern<AtenOp> {
         reducedDims(inputType.getRank(), op.getDims());
     Type acc = accumulatorType(rewriter, element);
     Value result = buildReduction(rewriter, loc, adaptor.getSelf(), reduced,
-                                  acc, 0.0, add);
+                                  acc, 0.0, addToSum);
     if (isMean) {
       Value count = reducedCount(rewriter, loc, adaptor.getSelf(), reduced, acc);
       auto reducedType = cast<RankedTensorType>(result.getType());
@@ -116,7 +110,7 @@ struct SoftmaxLowering : OpConversionPattern<AtenOp> {
       Value sumExp = buildReduction(
           rewriter, loc, centered, reduced, element, 0.0,
           [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
-            return b.create<arith::AddFOp>(l, acc, b.create<math::ExpOp>(l, v));
+            return addToSum(b, l, acc, b.create<math::ExpOp>(l, v));
           });
       Value sumKept = buildReshape(rewriter, loc, sumExp, keptType);
       rewriter.replaceOp(
@@ -134,7 +128,7 @@ struct SoftmaxLowering : OpConversionPattern<AtenOp> {
           return b.create<math::ExpOp>(
               l, b.create<arith::SubFOp>(l, args[0], args[1]));
         });
-    Value sum = buildReduction(rewriter, loc, shifted, reduced, element, 0.0, add);
+    Value sum = buildReduction(rewriter, loc, shifted, reduced, element, 0.0, addToSum);
     Value sumKept = buildReshape(rewriter, loc, sum, keptType);
     // _safe_softmax: a row of -inf only (its maximum -inf; a NaN anywhere
     // makes the maximum NaN) gives zeros.

@@ -86,11 +86,8 @@ struct VarLowering : OpConversionPattern<VarOp> {
       if (reduced.test(i))
         count *= extent;
     }
-    auto addf = [](OpBuilder &b, Location l, Value a, Value v) -> Value {
-      return b.create<arith::AddFOp>(l, a, v);
-    };
     auto keptType = RankedTensorType::get(keptShape, f64);
-    Value sum = buildReduction(rewriter, loc, x, reduced, f64, 0.0, addf);
+    Value sum = buildReduction(rewriter, loc, x, reduced, f64, 0.0, addToSum);
     Value mean = buildElementwise(
         rewriter, loc, keptType, buildReshape(rewriter, loc, sum, keptType),
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -103,11 +100,11 @@ struct VarLowering : OpConversionPattern<VarOp> {
           return b.create<arith::SubFOp>(l, args[0], args[1]);
         });
     Value deviations =
-        buildReduction(rewriter, loc, centered, reduced, f64, 0.0, addf);
+        buildReduction(rewriter, loc, centered, reduced, f64, 0.0, addToSum);
     Value squares = buildReduction(
         rewriter, loc, centered, reduced, f64, 0.0,
         [](OpBuilder &b, Location l, Value a, Value d) -> Value {
-          return b.create<arith::AddFOp>(l, a, b.create<arith::MulFOp>(l, d, d));
+          return addToSum(b, l, a, b.create<arith::MulFOp>(l, d, d));
         });
     double divisor =
         std::max(0.0, double(count) - op.getCorrection().convertToDouble());

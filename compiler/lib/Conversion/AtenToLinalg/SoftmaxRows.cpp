@@ -152,8 +152,7 @@ Value kiln::aten::buildRowTiledSoftmax(OpBuilder &b, Location loc, Value x,
   Value sum = generic(
       exps, {whole, perRow}, perRowOf(0.0), Iterator::reduction,
       [](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        return nb.create<arith::AddFOp>(l, args[1], args[0],
-                                        arith::FastMathFlags::reassoc);
+        return addToSum(nb, l, args[1], args[0]);
       });
   Value result;
   if (isLog) {

@@ -43,10 +43,10 @@ func.func @any(%x: tensor<4x5xf32>) -> tensor<i1> {
 // CHECK: arith.divf %{{.+}}, %[[N]]
 // CHECK: arith.subf
 // CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
-// CHECK: arith.addf
+// CHECK: arith.addf %{{.+}}, %{{.+}} fastmath<reassoc> : f64
 // CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
 // CHECK: arith.mulf
-// CHECK: arith.addf
+// CHECK: arith.addf %{{.+}}, %{{.+}} fastmath<reassoc> : f64
 // CHECK: %[[DRIFT:.+]] = arith.mulf
 // CHECK: arith.divf %[[DRIFT]], %{{.+}} : f64
 // CHECK: arith.subf

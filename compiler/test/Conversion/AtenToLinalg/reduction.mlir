@@ -2,13 +2,25 @@
 
 // CHECK-DAG: #[[IN:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[OUT:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// Float sums reassociate: vector partial sums, as eager's kernels take them.
 // CHECK-LABEL: func @sum_keepdim
 // CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[OUT]]], iterator_types = ["parallel", "reduction", "parallel"]}
-// CHECK:   arith.addf
+// CHECK:   arith.addf %{{.+}}, %{{.+}} fastmath<reassoc> : f32
 // CHECK: tensor.expand_shape {{.*}} : tensor<8xf32> into tensor<2x1x4xf32>
 func.func @sum_keepdim(%x: tensor<2x3x4xf32>) -> tensor<2x1x4xf32> {
   %0 = aten.sum %x {dims = array<i64: 1>, keepdim = true} : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32>
   return %0 : tensor<2x1x4xf32>
+}
+
+// -----
+
+// Integer sums add exactly, in order or not.
+// CHECK-LABEL: func @sum_i64
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK:   arith.addi %{{.+}}, %{{.+}} : i64
+func.func @sum_i64(%x: tensor<3x5xi64>) -> tensor<3xi64> {
+  %0 = aten.sum %x {dims = array<i64: 1>, keepdim = false} : (tensor<3x5xi64>) -> tensor<3xi64>
+  return %0 : tensor<3xi64>
 }
 
 // -----
@@ -127,7 +139,7 @@ func.func @softmax_first_dim(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
 // CHECK-LABEL: func @mean_f16
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
 // CHECK: arith.extf %{{.+}} : f16 to f32
-// CHECK: arith.addf %{{.+}} : f32
+// CHECK: arith.addf %{{.+}}, %{{.+}} fastmath<reassoc> : f32
 // CHECK: arith.constant 2.304000e+03 : f32
 // CHECK: arith.truncf %{{.+}} : f32 to f16
 func.func @mean_f16(%x: tensor<3x2304xf16>) -> tensor<3xf16> {
