@@ -34,6 +34,14 @@ register("std_unbiased_false_f32", lambda x: torch.std(x, -1, unbiased=False), r
 register("var_mean_f32", lambda x: torch.var_mean(x, 1, keepdim=True), randn(4, 7))
 register("sum_large_f32", lambda x: x.sum(-1), randn(8, 1000))
 register("mean_large_f32", lambda x: x.mean(0), randn(777, 5))
+# Float sums reassociate (vector partial sums): rows whose width leaves a
+# remainder after every vector and unroll width, values off zero, so a lost or
+# doubled remainder shows; f16 accumulates in f32 across its partial sums.
+register("sum_rows_4099_offset_f32", lambda x: (x + 3.0).sum(-1), randn(6, 4099))
+register("mean_all_odd_offset_f32", lambda x: (x - 2.0).mean(), randn(37, 1031))
+register("mean_rows_1025_f16", lambda x: x.mean(-1), randn(5, 1025, dtype=torch.float16))
+register("var_rows_2053_offset_f64", lambda x: (x * 4 + 50).var(-1),
+         randn(3, 2053, dtype=torch.float64))
 
 # var/std of values far from zero: a mean summed in the input's own type is off
 # by more than the spread, and the centered sum of squares inherits it (issue
