@@ -22,8 +22,8 @@ namespace {
 
 /// sum and mean: reduce in the result element type (f32 for f16/bf16, rounded
 /// once at the end, as eager does: 2304 f16 values near 40 overflow f16's
-/// range; float sums reassociate, addToSum), divide for mean, then reshape to keep the reduced dims as extent 1
-/// when keepdim is set.
+/// range), float sums reassociating (addToSum); divide for mean, then
+/// reshape to keep the reduced dims as extent 1 when keepdim is set.
 template <typename AtenOp, bool isMean>
 struct SumMeanLowering : OpConversionPattern<AtenOp> {
   using OpConversionPattern<AtenOp>::OpConversionPattern;

@@ -9,9 +9,8 @@
 // which missed the cache once the tensor was past L2: an 8x8x128x128 f32
 // attention softmax ran at 2.2x eager's time that way.
 //
-// The arithmetic is the whole-tensor lowering's except the sum, which
-// reassociates (vector partial sums, as eager's kernel takes them; in order,
-// each row was one chain of dependent adds). The maxima and sums are
+// The arithmetic is the whole-tensor lowering's; the sum reassociates, as
+// every float sum does (addToSum). The maxima and sums are
 // per-tile buffers, which kiln-stack-loop-buffers puts on the stack.
 //
 //===----------------------------------------------------------------------===//
