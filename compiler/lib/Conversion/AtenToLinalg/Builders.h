@@ -84,13 +84,6 @@ mlir::Value buildReduction(mlir::OpBuilder &b, mlir::Location loc,
                                                           mlir::Value)>
                                combine);
 
-/// `acc + x` as a sum reduction's step. Float adds reassociate, so the
-/// vectorizer takes partial sums in vector lanes, as eager's CPU kernels
-/// sum; in order, each reduced row was one chain of dependent scalar adds.
-/// Integer adds are exact either way.
-mlir::Value addToSum(mlir::OpBuilder &b, mlir::Location loc, mlir::Value acc,
-                     mlir::Value x);
-
 /// buildReduction starting from the scalar `init` (of type `accType`).
 mlir::Value buildReductionFrom(
     mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
@@ -98,6 +91,15 @@ mlir::Value buildReductionFrom(
     llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
                                    mlir::Value, mlir::Value)>
         combine);
+
+/// `acc + x` as a sum reduction's step. Float adds reassociate, so the
+/// vectorizer takes partial sums in vector lanes, as eager's CPU kernels
+/// sum; in order, each reduced row was one chain of dependent scalar adds.
+/// Integer adds are exact either way. Sum reductions use this;
+/// combineElements(Combiner::Sum), which scatters and the generated
+/// convolutions accumulate with, stays in order (not measured reassociated).
+mlir::Value addToSum(mlir::OpBuilder &b, mlir::Location loc, mlir::Value acc,
+                     mlir::Value x);
 
 /// Reshapes a tensor to `resultType` (same element count) with
 /// collapse_shape/expand_shape. A dynamic result dimension takes its size
