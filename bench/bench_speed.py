@@ -25,7 +25,10 @@ One report from one run (progress goes to stderr, the report to stdout):
   * big tensors: a 256 MiB f32 ``x + 1`` round trip through Kiln, MB/s;
   * dense linear algebra (bench_linalg.py): solve, inv, cholesky, qr,
     eigvalsh, eigh, svd and matrix_exp through Kiln against eager (LAPACK),
-    end to end and run alone, at each --threads count.
+    end to end and run alone, at each --threads count;
+  * kernels (bench_kernels.py): reductions, norms, softmaxes, a scan and
+    elementwise chains through Kiln's generated code against eager, the
+    same way.
 
 Each thread count gets its own kilnd, whose local cpu agent runs parallel
 loops on that many compute threads (KILN_AGENT_COMPUTE_THREADS); with
@@ -35,7 +38,8 @@ Kiln's inline limit (1 MiB) get a new value in one element before each Kiln
 call, so the content-addressed blob store never skips their upload.
 
 Usage: bench/run.sh [--quick] [--models mlp,resnet18_b1,...] [--threads 1,2]
-                    [--sections models,matmul,overhead,mid,big,linalg] [--rounds N]
+                    [--sections models,matmul,overhead,mid,big,linalg,kernels]
+                    [--rounds N]
                     [--address HOST:PORT] [--build-dir build]
 """
 
@@ -68,7 +72,7 @@ from kiln.testing import MLP
 REPO = pathlib.Path(__file__).resolve().parents[1]
 ERROR_FLAG = 1e-4          # relative L2 error against eager past this is flagged "!"
 BASELINES = ("eager", "inductor", "ort")
-SECTIONS = ("models", "matmul", "overhead", "mid", "big", "linalg")
+SECTIONS = ("models", "matmul", "overhead", "mid", "big", "linalg", "kernels")
 START_TIMEOUT_S = 90.0
 STOP_TIMEOUT_S = 30.0
 
@@ -833,7 +837,7 @@ def print_report(args: argparse.Namespace, parts: dict[str, list[str]],
                 f"(! past {ERROR_FLAG:g}); Kiln's agent runs thr compute threads; "
                 f"kernel library: {args.kernel_library or 'kilnd default (onednn on x86-64)'}.",
                 *parts["models"], ""]
-    for key in ("matmul", "overhead", "mid", "big", "linalg"):
+    for key in ("matmul", "overhead", "mid", "big", "linalg", "kernels"):
         if key in parts:
             out += [*parts[key], ""]
     if notes:
@@ -917,6 +921,10 @@ def run(args: argparse.Namespace, workdir: pathlib.Path) -> None:
         if "linalg" in args.sections:
             from bench_linalg import measure_linalg
             parts["linalg"] = measure_linalg(clients, args.threads, args, sys.modules[__name__])
+        if "kernels" in args.sections:
+            from bench_kernels import measure_kernels
+            parts["kernels"] = measure_kernels(clients, args.threads, args,
+                                               sys.modules[__name__])
         if "matmul" in args.sections:
             peak_text = f"{peak_core:.1f} GFLOP/s per core" if peak_core else "not measured"
             parts["matmul"] = [
