@@ -3,7 +3,7 @@ over a dim, all/any; with and without keepdim, over several dims and dtypes."""
 
 import torch
 
-from tests.registry.registry import (DTYPE_NAMES, rand, randbool, randint, randn,
+from tests.registry.registry import (DTYPE_NAMES, const, rand, randbool, randint, randn,
                                      randperm_values, register)
 
 FLOATS = (torch.float32, torch.float64, torch.float16, torch.bfloat16)
@@ -96,6 +96,45 @@ register("argmax_i32", lambda x: x.argmax(1), randperm_values(4, 9, dtype=torch.
 register("argmax_f16", lambda x: x.argmax(1), randperm_values(4, 9, dtype=torch.float16))
 register("argmax_ties_first_f32", lambda x: x.argmax(1),
          randint(0, 2, 4, 9, dtype=torch.float32))   # ties: the first index, as eager
+def _nan_rows() -> torch.Tensor:
+    """Rows of 300 with NaNs: the first at 17 (another at 250), the last
+    element alone, none, at 0 beside -inf and +inf."""
+    x = torch.randn(4, 300, generator=torch.Generator().manual_seed(3))
+    x[0, 250] = x[0, 17] = float("nan")
+    x[1, 299] = float("nan")
+    x[3, 0] = float("nan")
+    x[3, 5], x[3, 6] = float("-inf"), float("inf")
+    return x
+
+
+def _extreme_rows() -> torch.Tensor:
+    """Signed zeros that tie (the first wins whatever its sign), rows of
+    -inf and of +inf, and infinities beside finite values."""
+    inf = float("inf")
+    return torch.tensor([[-0.0, 0.0, -1.0, -0.0], [-1.0, 0.0, -0.0, -2.0],
+                         [-inf, -inf, -inf, -inf], [inf, inf, inf, inf],
+                         [-inf, -inf, -5.0, -inf], [3.0, inf, -inf, inf]])
+
+
+# argmax/argmin in two passes (the extreme, then the first index holding
+# it): ties that fall in different vector lanes and in the remainders, NaN
+# (the first NaN wins, argmin too), signed zeros and infinities.
+register("argmax_rows_4099_ties_f32", lambda x: x.argmax(-1),
+         randint(0, 3, 5, 4099, dtype=torch.float32))
+register("argmin_rows_1027_ties_bf16", lambda x: x.argmin(-1),
+         randint(0, 3, 3, 1027, dtype=torch.bfloat16))
+register("argmax_d0_1031_ties_f32", lambda x: x.argmax(0),
+         randint(0, 3, 1031, 3, dtype=torch.float32))
+register("argmax_argmin_nan_f32", lambda x: (x.argmax(1), x.argmin(1), x.argmax()),
+         const(_nan_rows(), "f32[4,300] with NaNs"))
+register("argmax_argmin_extremes_f32", lambda x: (x.argmax(1), x.argmin(1)),
+         const(_extreme_rows(), "f32[6,4] of signed zeros and infinities"))
+register("argmax_argmin_f64", lambda x: (x.argmax(1), x.argmin(0)),
+         randint(-2, 2, 3, 517, dtype=torch.float64))
+register("argmax_argmin_u8", lambda x: (x.argmax(1), x.argmin(1)),
+         randint(0, 255, 3, 257, dtype=torch.uint8))
+register("argmin_i64_ties", lambda x: x.argmin(-1), randint(-3, 3, 4, 1000))
+
 register("max_dim_f32", lambda x: torch.max(x, 1), randperm_values(4, 6))
 register("min_dim_keep_f32", lambda x: torch.min(x, 0, keepdim=True), randperm_values(4, 6))
 register("max_all_f32", torch.max, randn(4, 6))

@@ -3,8 +3,8 @@
 // This file implements the lowering of the reduction families beyond
 // sum/mean: prod, amax, amin, any and all from one table of (initial value,
 // combiner); var/std (a corrected two-pass in double, with correction);
-// argmax/argmin (a generic carrying value and index, first extreme wins, NaN
-// counts as extreme); and cumsum/cumprod (a triangular reduction, or for
+// argmax/argmin (the extreme, then the first index holding it: NaN counts
+// as extreme); and cumsum/cumprod (a triangular reduction, or for
 // dims over 128 a loop over the dim carrying the running values).
 //
 //===----------------------------------------------------------------------===//
@@ -127,6 +127,13 @@ struct VarLowering : OpConversionPattern<VarOp> {
   }
 };
 
+/// argmax/argmin as eager's CPU kernel answers them (the first extreme
+/// wins; a NaN is extreme, the first NaN wins), in two passes that each
+/// vectorize: the extreme of each row (maximumf/minimumf propagate NaN and
+/// are exact in any order), then the least index where the row holds it
+/// (or holds a NaN, which only a NaN extreme allows). One pass carrying the
+/// value and its index through a select chain stayed scalar, every step a
+/// store and reload of both: 5x eager's time on 256x4096 f32.
 struct ArgReduceLowering : OpConversionPattern<ArgReduceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -147,9 +154,17 @@ struct ArgReduceLowering : OpConversionPattern<ArgReduceOp> {
     }
     auto xType = cast<RankedTensorType>(x.getType());
     int64_t rank = xType.getRank();
+    if (xType.isDynamicDim(dim))
+      return rewriter.notifyMatchFailure(op, "a reduced dim of dynamic size");
     llvm::SmallBitVector reduced(rank);
     reduced.set(dim);
-    SmallVector<int64_t> outShape = droppedShape(xType.getShape(), reduced);
+    bool max = op.getMax();
+    Combiner extreme = max ? Combiner::Max : Combiner::Min;
+    Value best = buildReductionFrom(
+        rewriter, loc, x, reduced, extremeConstant(rewriter, loc, compute, max),
+        [&](OpBuilder &b, Location l, Value acc, Value v) {
+          return combineElements(extreme, b, l, acc, v);
+        });
     SmallVector<AffineExpr> outExprs;
     SmallVector<utils::IteratorType> iterators;
     for (int64_t i = 0; i < rank; ++i) {
@@ -158,45 +173,32 @@ struct ArgReduceLowering : OpConversionPattern<ArgReduceOp> {
       if (i != dim)
         outExprs.push_back(getAffineDimExpr(i, ctx));
     }
-    bool max = op.getMax();
-    auto valueType = RankedTensorType::get(outShape, compute);
-    auto indexType = RankedTensorType::get(outShape, i64);
-    Value valueInit = rewriter
-                          .create<linalg::FillOp>(
-                              loc, extremeConstant(rewriter, loc, compute, max),
-                              rewriter.create<tensor::EmptyOp>(loc, outShape, compute)
-                                  .getResult())
-                          .getResult(0);
-    Value indexInit = buildFilled(rewriter, loc, indexType, 0.0);
     AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
-    auto generic = rewriter.create<linalg::GenericOp>(
-        loc, TypeRange{valueType, indexType}, x, ValueRange{valueInit, indexInit},
+    // No row lacks its extreme: the row's size only starts the search.
+    int64_t rowSize = xType.getDimSize(dim);
+    auto indexType = RankedTensorType::get(droppedShape(xType.getShape(), reduced), i64);
+    Value indexInit = buildFilled(rewriter, loc, indexType, double(rowSize));
+    auto first = rewriter.create<linalg::GenericOp>(
+        loc, indexType, ValueRange{x, best}, indexInit,
         ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(rank), outMap, outMap},
         iterators, [&](OpBuilder &b, Location l, ValueRange args) {
           Value v = castScalar(b, l, args[0], compute);
-          Value best = args[1];
-          Value better;
-          if (isa<FloatType>(compute)) {
-            better = b.create<arith::CmpFOp>(
-                l, max ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT, v,
-                best);
-            Value nanWins = b.create<arith::AndIOp>(
-                l, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, v, v),
-                b.create<arith::CmpFOp>(l, arith::CmpFPredicate::ORD, best, best));
-            better = b.create<arith::OrIOp>(l, better, nanWins);
-          } else {
-            better = b.create<arith::CmpIOp>(
-                l, max ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt, v,
-                best);
-          }
+          Value hit;
+          if (isa<FloatType>(compute))
+            hit = b.create<arith::OrIOp>(
+                l, b.create<arith::CmpFOp>(l, arith::CmpFPredicate::OEQ, v, args[1]),
+                b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, v, v));
+          else
+            hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, v, args[1]);
           Value i = b.create<arith::IndexCastOp>(l, i64,
                                                  b.create<linalg::IndexOp>(l, dim));
+          Value candidate = b.create<arith::SelectOp>(
+              l, hit, i, scalarConstant(b, l, i64, double(rowSize)));
           b.create<linalg::YieldOp>(
-              l, ValueRange{b.create<arith::SelectOp>(l, better, v, best),
-                            b.create<arith::SelectOp>(l, better, i, args[2])});
+              l, ValueRange{b.create<arith::MinSIOp>(l, args[2], candidate)});
         });
     rewriter.replaceOp(op,
-                       buildReshape(rewriter, loc, generic.getResult(1), op.getType()));
+                       buildReshape(rewriter, loc, first.getResult(0), op.getType()));
     return success();
   }
 };

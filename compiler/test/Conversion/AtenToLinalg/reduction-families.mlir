@@ -73,16 +73,38 @@ func.func @var_f16(%x: tensor<4x5xf16>) -> tensor<4xf16> {
 
 // -----
 
-// argmax carries (value, index); the first maximum wins, NaN counts.
+// argmax in two passes that vectorize: the row's maximum (maximumf
+// propagates NaN), then the least index holding it or a NaN (the row's
+// size where none does, which cannot happen).
 // CHECK-LABEL: func @argmax
-// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
-// CHECK: arith.cmpf ogt
-// CHECK: arith.cmpf uno
-// CHECK: linalg.index 1
-// CHECK: linalg.yield %{{.+}}, %{{.+}} : f32, i64
+// CHECK: %[[BEST:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
+// CHECK: arith.maximumf
+// CHECK: %[[SIZE:.+]] = arith.constant 5 : i64
+// CHECK: %[[START:.+]] = linalg.fill ins(%[[SIZE]] : i64)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.+}}, %[[BEST]] : tensor<4x5xf32>, tensor<4xf32>) outs(%[[START]] : tensor<4xi64>)
+// CHECK: %[[EQ:.+]] = arith.cmpf oeq
+// CHECK: %[[NAN:.+]] = arith.cmpf uno
+// CHECK: %[[HIT:.+]] = arith.ori %[[EQ]], %[[NAN]]
+// CHECK: %[[I:.+]] = arith.index_cast
+// CHECK: %[[CANDIDATE:.+]] = arith.select %[[HIT]], %[[I]]
+// CHECK: arith.minsi %{{.+}}, %[[CANDIDATE]] : i64
 func.func @argmax(%x: tensor<4x5xf32>) -> tensor<4xi64> {
   %0 = aten.arg_reduce %x {dim = 1 : i64, max = true} : (tensor<4x5xf32>) -> tensor<4xi64>
   return %0 : tensor<4xi64>
+}
+
+// -----
+
+// argmin over integers, in i64: minsi for the extreme, then equality alone.
+// CHECK-LABEL: func @argmin_int
+// CHECK: arith.constant 9223372036854775807 : i64
+// CHECK: arith.minsi %{{.+}} : i64
+// CHECK: arith.cmpi eq
+// CHECK-NOT: arith.cmpf
+// CHECK: arith.minsi %{{.+}} : i64
+func.func @argmin_int(%x: tensor<3x7xi32>) -> tensor<7xi64> {
+  %0 = aten.arg_reduce %x {dim = 0 : i64, max = false} : (tensor<3x7xi32>) -> tensor<7xi64>
+  return %0 : tensor<7xi64>
 }
 
 // -----
