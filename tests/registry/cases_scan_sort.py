@@ -32,6 +32,19 @@ register("cumsum_long_dtype_i32_i64", lambda x: torch.cumsum(x, 1, dtype=torch.i
 register("cumprod_long_f64", lambda x: torch.cumprod(x, -1),
          rand(2, 400, dtype=torch.float64, low=0.9, high=1.1))
 register("cumsum_long_u8", lambda x: torch.cumsum(x, 0), randint(0, 255, 300, dtype=torch.uint8))
+# Long scans run a tile of lines at a time (LinearScan.cpp): 4 rows a tile
+# along the last dim (a prime row count: tiles of one), up to 512 elements
+# of the contiguous dim along another (1030: two tiles of 515), tiles over
+# outer dims, and scans with two results.
+register("cumsum_tiles_rows_12x1000_f32", lambda x: torch.cumsum(x, -1), randn(12, 1000))
+register("cumsum_tiles_prime_rows_7x301_f32", lambda x: torch.cumsum(x, 1), randn(7, 301))
+register("cumsum_tiles_mid_3x200x1030_f32", lambda x: torch.cumsum(x, 1), randn(3, 200, 1030))
+register("cummax_tiles_d0_150x6x7_f32", lambda x: torch.cummax(x, 0),
+         randint(0, 4, 150, 6, 7, dtype=torch.float32))
+register("cummin_tiles_last_2x6x257_i64", lambda x: torch.cummin(x, -1),
+         randint(-5, 5, 2, 6, 257))
+register("logcumsumexp_tiles_mid_2x300x5_f64", lambda x: torch.logcumsumexp(x, 1),
+         randn(2, 300, 5, dtype=torch.float64))
 register("cumprod_f32", lambda x: torch.cumprod(x, 1), rand(3, 6, low=0.5, high=1.5))
 register("cummax_f32", lambda x: torch.cummax(x, 1), randperm_values(3, 6))
 # cummax/cummin: ties give the last index of the extremum, a NaN sticks and

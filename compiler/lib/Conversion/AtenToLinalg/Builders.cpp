@@ -8,8 +8,6 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <limits>
@@ -372,58 +370,6 @@ Value buildReshape(OpBuilder &b, Location loc, Value input,
   return b.create<tensor::ExpandShapeOp>(
       loc, resultType, flat,
       ArrayRef<ReassociationIndices>{allDims(resultType.getRank())});
-}
-
-SmallVector<Value> buildLinearScan(OpBuilder &b, Location loc, Value x,
-                                   int64_t dim, ValueRange initial,
-                                   ScanStep step) {
-  MLIRContext *ctx = b.getContext();
-  auto type = cast<RankedTensorType>(x.getType());
-  int64_t rank = type.getRank();
-  SmallVector<int64_t> slabShape(type.getShape());
-  slabShape[dim] = 1;
-  // Every loop-carried tensor from its own alloc_tensor, not tensor.empty:
-  // CSE would fold equal empties (and equal fills of them) into one value,
-  // and two carried tensors would then be written through one buffer.
-  SmallVector<Value> state;
-  for (Value init : initial) {
-    Value slab = b.create<bufferization::AllocTensorOp>(
-        loc, RankedTensorType::get(slabShape, init.getType()), ValueRange{});
-    state.push_back(b.create<linalg::FillOp>(loc, init, slab).getResult(0));
-  }
-  for (Value init : initial)
-    state.push_back(b.create<bufferization::AllocTensorOp>(
-        loc, type.clone(init.getType()), ValueRange{}));
-  size_t slabs = initial.size();
-  auto cst = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
-  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-  SmallVector<AffineMap> maps(slabs + 1, AffineMap::getMultiDimIdentityMap(rank, ctx));
-  auto loop = b.create<scf::ForOp>(
-      loc, cst(0), cst(type.getDimSize(dim)), cst(1), state,
-      [&](OpBuilder &b, Location l, Value k, ValueRange carried) {
-        SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes,
-            strides(rank, b.getIndexAttr(1));
-        for (int64_t s : slabShape)
-          sizes.push_back(b.getIndexAttr(s));
-        offsets[dim] = k;
-        Value slice = b.create<tensor::ExtractSliceOp>(
-            l, RankedTensorType::get(slabShape, type.getElementType()), x,
-            offsets, sizes, strides);
-        Value position = b.create<arith::IndexCastOp>(l, b.getI64Type(), k);
-        ValueRange running = carried.take_front(slabs);
-        auto next = b.create<linalg::GenericOp>(
-            l, running.getTypes(), slice, running, maps, iterators,
-            [&](OpBuilder &b, Location l, ValueRange args) {
-              b.create<linalg::YieldOp>(
-                  l, step(b, l, position, args[0], args.drop_front()));
-            });
-        SmallVector<Value> yielded(next.getResults());
-        for (size_t i = 0; i < slabs; ++i)
-          yielded.push_back(b.create<tensor::InsertSliceOp>(
-              l, next.getResult(i), carried[slabs + i], offsets, sizes, strides));
-        b.create<scf::YieldOp>(l, yielded);
-      });
-  return SmallVector<Value>(loop.getResults().drop_front(slabs));
 }
 
 Value combineElements(Combiner kind, OpBuilder &b, Location l, Value acc,

@@ -144,7 +144,9 @@ using ScanStep = llvm::function_ref<llvm::SmallVector<mlir::Value>(
 /// A scan of `x` along `dim` as a loop over the dim: carried slabs (x's shape
 /// with the dim cut to 1), starting at the scalars `initial`, are updated in
 /// place by `step` from each slice x[.., k, ..] and written at k into one
-/// result per slab (x's shape, the slab's element type).
+/// result per slab (x's shape, the slab's element type). A static `x` of
+/// rank 2 or more is scanned a tile of lines at a time, the tiles one
+/// scf.forall (LinearScan.cpp).
 llvm::SmallVector<mlir::Value> buildLinearScan(mlir::OpBuilder &b,
                                                mlir::Location loc, mlir::Value x,
                                                int64_t dim,

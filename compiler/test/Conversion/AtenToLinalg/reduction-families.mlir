@@ -162,18 +162,23 @@ func.func @cumsum_f16(%x: tensor<6xf16>) -> tensor<6xf16> {
 
 // -----
 
-// A scanned dim over 128: a loop over it carrying the running slab (the
-// dim cut to 1) in the accumulation type, updated in place by each slice
-// and written into the result; no reduction loop.
+// A scanned dim over 128: one scf.forall over tiles of lines (here the 3
+// rows in one tile), each tile a loop over the dim carrying the running
+// slab (the dim cut to 1) in the accumulation type, updated in place by
+// each slice and written into the tile's part of the result; no reduction
+// loop.
 // CHECK-LABEL: func @cumsum_long
+// CHECK: scf.forall (%{{.+}}) in (1) shared_outs(%[[SHARED:.+]] = %{{.+}}) -> (tensor<3x300xf32>)
+// CHECK: %[[TILE:.+]] = tensor.extract_slice %arg0[%[[AT:.+]], 0] [3, 300] [1, 1]
+// CHECK: %[[OUT:.+]] = tensor.extract_slice %[[SHARED]][%[[AT]], 0] [3, 300] [1, 1]
 // CHECK: %[[ZERO:.+]] = linalg.fill {{.+}} -> tensor<3x1xf32>
-// CHECK: %[[OUT:.+]] = bufferization.alloc_tensor() : tensor<3x300xf32>
 // CHECK: %[[LOOP:.+]]:2 = scf.for %[[K:.+]] = %{{.+}} to %c300 step %{{.+}} iter_args(%[[CARRY:.+]] = %[[ZERO]], %[[ACC:.+]] = %[[OUT]])
-// CHECK: %[[SLICE:.+]] = tensor.extract_slice %arg0[0, %[[K]]] [3, 1] [1, 1] : tensor<3x300xf16> to tensor<3x1xf16>
+// CHECK: %[[SLICE:.+]] = tensor.extract_slice %[[TILE]][0, %[[K]]] [3, 1] [1, 1] : tensor<3x300xf16> to tensor<3x1xf16>
 // CHECK: %[[NEXT:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel"]} ins(%[[SLICE]] : tensor<3x1xf16>) outs(%[[CARRY]] : tensor<3x1xf32>)
 // CHECK: arith.addf
 // CHECK: %[[WRITTEN:.+]] = tensor.insert_slice %[[NEXT]] into %[[ACC]][0, %[[K]]] [3, 1] [1, 1]
 // CHECK: scf.yield %[[NEXT]], %[[WRITTEN]]
+// CHECK: tensor.parallel_insert_slice %[[LOOP]]#1 into %[[SHARED]][%[[AT]], 0] [3, 300] [1, 1]
 // CHECK: arith.truncf
 // CHECK-NOT: "reduction"
 func.func @cumsum_long(%x: tensor<3x300xf16>) -> tensor<3x300xf16> {

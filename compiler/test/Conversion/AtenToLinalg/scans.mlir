@@ -8,7 +8,7 @@
 // CHECK-DAG: %[[V0:.+]] = linalg.fill ins(%[[LOWEST]] : f32) {{.+}} -> tensor<1x3xf32>
 // CHECK-DAG: %[[I0:.+]] = linalg.fill {{.+}} -> tensor<1x3xi64>
 // CHECK: scf.for %[[K:.+]] = %{{.+}} to %c200 step %{{.+}} iter_args(%[[V:.+]] = %[[V0]], %[[I:.+]] = %[[I0]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}})
-// CHECK: %[[SLICE:.+]] = tensor.extract_slice %arg0[%[[K]], 0] [1, 3] [1, 1]
+// CHECK: %[[SLICE:.+]] = tensor.extract_slice %{{.+}}[%[[K]], 0] [1, 3] [1, 1]
 // CHECK: %[[AT:.+]] = arith.index_cast %[[K]] : index to i64
 // CHECK: linalg.generic {{.+}} ins(%[[SLICE]] : tensor<1x3xf32>) outs(%[[V]], %[[I]] : tensor<1x3xf32>, tensor<1x3xi64>)
 // CHECK: arith.cmpf oge
@@ -39,4 +39,36 @@ func.func @cummax_long(%x: tensor<200x3xf32>) -> (tensor<200x3xf32>, tensor<200x
 func.func @logcumsumexp_long(%x: tensor<2x300xf32>) -> tensor<2x300xf32> {
   %0 = aten.logcumsumexp %x {dim = 1 : i64} : (tensor<2x300xf32>) -> tensor<2x300xf32>
   return %0 : tensor<2x300xf32>
+}
+
+// -----
+
+// Long scans of static tensors run a tile of lines at a time, the tiles one
+// scf.forall: along the last dim, 4 lines a tile (lines 4 KiB apart share
+// an L1 set); along another dim, up to 512 elements of the contiguous dim.
+// CHECK-LABEL: func @cumsum_tiles_last
+// CHECK: scf.forall (%[[T:.+]]) in (2) shared_outs(%[[SHARED:.+]] = %{{.+}}) -> (tensor<8x300xf32>)
+// CHECK: %[[ROW:.+]] = arith.muli %[[T]], %c4
+// CHECK: tensor.extract_slice %arg0[%[[ROW]], 0] [4, 300] [1, 1]
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %{{.+}}[0, %{{.+}}] [4, 1] [1, 1]
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %[[SHARED]][%[[ROW]], 0] [4, 300] [1, 1]
+func.func @cumsum_tiles_last(%x: tensor<8x300xf32>) -> tensor<8x300xf32> {
+  %0 = aten.cumsum %x {dim = 1 : i64} : (tensor<8x300xf32>) -> tensor<8x300xf32>
+  return %0 : tensor<8x300xf32>
+}
+
+// CHECK-LABEL: func @cumsum_tiles_outer
+// CHECK: scf.forall (%[[T:.+]]) in (6) shared_outs(%[[SHARED:.+]] = %{{.+}}) -> (tensor<3x200x1024xf32>)
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG: %[[LANE:.+]] = arith.remui %[[T]], %[[C2]]
+// CHECK-DAG: %[[BATCH:.+]] = arith.divui %[[T]], %[[C2]]
+// CHECK: %[[COL:.+]] = arith.muli %[[LANE]], %c512
+// CHECK: tensor.extract_slice %arg0[%[[BATCH]], 0, %[[COL]]] [1, 200, 512] [1, 1, 1]
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %{{.+}}[0, %{{.+}}, 0] [1, 1, 512] [1, 1, 1]
+// CHECK: tensor.parallel_insert_slice %{{.+}} into %[[SHARED]][%[[BATCH]], 0, %[[COL]]] [1, 200, 512] [1, 1, 1]
+func.func @cumsum_tiles_outer(%x: tensor<3x200x1024xf32>) -> tensor<3x200x1024xf32> {
+  %0 = aten.cumsum %x {dim = 1 : i64} : (tensor<3x200x1024xf32>) -> tensor<3x200x1024xf32>
+  return %0 : tensor<3x200x1024xf32>
 }
