@@ -5,9 +5,10 @@
 //   then by order ord = +-inf a max (min) of |x|; 0 a count of the nonzero
 //   elements; 1 a sum of |x|; 2 the square root of a sum of x*x; otherwise
 //   (sum |x|^ord)^(1/ord) through pow.
-// - aten.group_norm: each (sample, group) viewed as one row, its mean and
-//   biased variance (aten.var, two-pass), (x - mean) * rsqrt(var + eps),
-//   then the per-channel weight and bias.
+// - aten.group_norm: each (sample, group) viewed as one row and normalised
+//   as a layer norm over it (aten.native_layer_norm: a two-pass mean and
+//   biased variance, (x - mean) * rsqrt(var + eps)), then the per-channel
+//   weight and bias.
 // - aten.batch_stats_norm: each channel's mean and biased variance over
 //   the other dims, then one `batch_norm` pointwise op.
 // - aten.cdist: with use_mm eager's matrix-product form, the rows padded
@@ -117,14 +118,18 @@ struct DecomposeGroupNorm : OpRewritePattern<aten::GroupNormOp> {
     Type element = aten::normStatisticsType(in.getElementType());
     int64_t batch = in.getDimSize(0), groups = op.getGroupsAttr().getInt();
     int64_t perGroup = in.getNumElements() / (batch * groups);
-    Value grouped = b.view(b.convert(op.getInput(), element),
-                           {batch, groups, perGroup});
-    auto [mean, var] =
-        meanAndVariance(rewriter, op.getLoc(), grouped, {2},
-                        RankedTensorType::get({batch, groups, 1}, element), true);
-    Value rstd = inverseStd(b, var, op.getEps().convertToDouble());
-    Value normalized = b.view(b.mul(element, b.sub(element, grouped, mean), rstd),
-                              in.getShape());
+    auto groupedType = RankedTensorType::get({batch, groups, perGroup}, element);
+    Value grouped = b.view(b.convert(op.getInput(), element), groupedType.getShape());
+    // Each row's statistics and normalisation as a layer norm over it: two
+    // passes in `element` whose sums reassociate. Through aten.mean and
+    // aten.var (in double, the input widened and centred into full f64
+    // copies) an 8x64x28x28 f32 group norm ran at 3.2x eager's time.
+    auto statType = RankedTensorType::get({batch, groups, 1}, element);
+    auto rows = rewriter.create<aten::NativeLayerNormOp>(
+        op.getLoc(), TypeRange{groupedType, statType, statType}, grouped, Value(), Value(),
+        rewriter.getI64IntegerAttr(1), op.getEpsAttr());
+    Value mean = rows.getMean(), rstd = rows.getRstd();
+    Value normalized = b.view(rows.getOutput(), in.getShape());
     if (Value weight = op.getWeight())
       normalized = b.mul(element, normalized,
                          b.view(b.convert(weight, element), channelShape(in)));
