@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <limits>
+
 
 using namespace mlir;
 using namespace kiln::aten;
@@ -154,8 +156,6 @@ struct ArgReduceLowering : OpConversionPattern<ArgReduceOp> {
     }
     auto xType = cast<RankedTensorType>(x.getType());
     int64_t rank = xType.getRank();
-    if (xType.isDynamicDim(dim))
-      return rewriter.notifyMatchFailure(op, "a reduced dim of dynamic size");
     llvm::SmallBitVector reduced(rank);
     reduced.set(dim);
     bool max = op.getMax();
@@ -174,10 +174,16 @@ struct ArgReduceLowering : OpConversionPattern<ArgReduceOp> {
         outExprs.push_back(getAffineDimExpr(i, ctx));
     }
     AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
-    // No row lacks its extreme: the row's size only starts the search.
-    int64_t rowSize = xType.getDimSize(dim);
+    // No row lacks its extreme: the largest i64 only starts the search.
+    Value none = rewriter.create<arith::ConstantOp>(
+        loc, rewriter.getI64IntegerAttr(std::numeric_limits<int64_t>::max()));
     auto indexType = RankedTensorType::get(droppedShape(xType.getShape(), reduced), i64);
-    Value indexInit = buildFilled(rewriter, loc, indexType, double(rowSize));
+    Value indexInit =
+        rewriter
+            .create<linalg::FillOp>(
+                loc, none, rewriter.create<tensor::EmptyOp>(loc, indexType.getShape(), i64)
+                               .getResult())
+            .getResult(0);
     auto first = rewriter.create<linalg::GenericOp>(
         loc, indexType, ValueRange{x, best}, indexInit,
         ArrayRef<AffineMap>{rewriter.getMultiDimIdentityMap(rank), outMap, outMap},
@@ -192,8 +198,7 @@ struct ArgReduceLowering : OpConversionPattern<ArgReduceOp> {
             hit = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, v, args[1]);
           Value i = b.create<arith::IndexCastOp>(l, i64,
                                                  b.create<linalg::IndexOp>(l, dim));
-          Value candidate = b.create<arith::SelectOp>(
-              l, hit, i, scalarConstant(b, l, i64, double(rowSize)));
+          Value candidate = b.create<arith::SelectOp>(l, hit, i, none);
           b.create<linalg::YieldOp>(
               l, ValueRange{b.create<arith::MinSIOp>(l, args[2], candidate)});
         });

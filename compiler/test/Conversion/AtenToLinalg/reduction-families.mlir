@@ -74,19 +74,19 @@ func.func @var_f16(%x: tensor<4x5xf16>) -> tensor<4xf16> {
 // -----
 
 // argmax in two passes that vectorize: the row's maximum (maximumf
-// propagates NaN), then the least index holding it or a NaN (the row's
-// size where none does, which cannot happen).
+// propagates NaN), then the least index holding it or a NaN (starting
+// from the largest i64, which no row keeps).
 // CHECK-LABEL: func @argmax
 // CHECK: %[[BEST:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
 // CHECK: arith.maximumf
-// CHECK: %[[SIZE:.+]] = arith.constant 5 : i64
-// CHECK: %[[START:.+]] = linalg.fill ins(%[[SIZE]] : i64)
+// CHECK: %[[NONE:.+]] = arith.constant 9223372036854775807 : i64
+// CHECK: %[[START:.+]] = linalg.fill ins(%[[NONE]] : i64)
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.+}}, %[[BEST]] : tensor<4x5xf32>, tensor<4xf32>) outs(%[[START]] : tensor<4xi64>)
 // CHECK: %[[EQ:.+]] = arith.cmpf oeq
 // CHECK: %[[NAN:.+]] = arith.cmpf uno
 // CHECK: %[[HIT:.+]] = arith.ori %[[EQ]], %[[NAN]]
 // CHECK: %[[I:.+]] = arith.index_cast
-// CHECK: %[[CANDIDATE:.+]] = arith.select %[[HIT]], %[[I]]
+// CHECK: %[[CANDIDATE:.+]] = arith.select %[[HIT]], %[[I]], %[[NONE]]
 // CHECK: arith.minsi %{{.+}}, %[[CANDIDATE]] : i64
 func.func @argmax(%x: tensor<4x5xf32>) -> tensor<4xi64> {
   %0 = aten.arg_reduce %x {dim = 1 : i64, max = true} : (tensor<4x5xf32>) -> tensor<4xi64>
