@@ -14,6 +14,8 @@ direct channel's exchange buffer).
 
 from __future__ import annotations
 
+from typing import Any, Callable, Sequence
+
 import torch
 import torch.nn.functional as F
 
@@ -30,7 +32,7 @@ def _group_norm_inputs(g: torch.Generator) -> tuple[torch.Tensor, ...]:
             0.1 * torch.randn(64, generator=g))
 
 
-def _two(*shape: int):
+def _two(*shape: int) -> Callable[[torch.Generator], tuple[torch.Tensor, ...]]:
     return lambda g: (torch.randn(*shape, generator=g), torch.randn(*shape, generator=g))
 
 
@@ -55,7 +57,8 @@ CASES = (
 )
 
 
-def measure_kernels(clients: dict, threads, args, h) -> list[str]:
+def measure_kernels(clients: dict[int, Any], threads: Sequence[int], args: Any,
+                    h: Any) -> list[str]:
     """The section's lines: a table of op, thread count, Kiln end to end and
     run, eager, their ratios and the error, then the ratios' geomeans."""
     rows = measure_ops(CASES, "kernels", clients, threads, args, h)

@@ -17,8 +17,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
-#include <limits>
-
 
 using namespace mlir;
 using namespace kiln::aten;
@@ -175,8 +173,7 @@ struct ArgReduceLowering : OpConversionPattern<ArgReduceOp> {
     }
     AffineMap outMap = AffineMap::get(rank, 0, outExprs, ctx);
     // No row lacks its extreme: the largest i64 only starts the search.
-    Value none = rewriter.create<arith::ConstantOp>(
-        loc, rewriter.getI64IntegerAttr(std::numeric_limits<int64_t>::max()));
+    Value none = extremeConstant(rewriter, loc, i64, /*lowest=*/false);
     auto indexType = RankedTensorType::get(droppedShape(xType.getShape(), reduced), i64);
     Value indexInit =
         rewriter
