@@ -16,9 +16,11 @@ copy dominates anyway.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import threading
+import time
 from collections import Counter
 from typing import Iterable
 
@@ -33,6 +35,13 @@ SPARE_BUDGET_BYTES = 64 << 20
 
 _FLAGS = os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING
 
+#: Pauses before each retry of a seal the kernel refused with EBUSY.
+#: Adding F_SEAL_WRITE fails while some page of the memfd is still
+#: referenced (kdamond, kcompactd and page migration take such references
+#: for a moment); the kernel waits ~0.1 s itself before giving up, so a few
+#: longer pauses (~0.3 s in all) outlast any transient holder.
+SEAL_RETRY_PAUSES_S = (0.01, 0.02, 0.04, 0.08, 0.16)
+
 
 def _bytes_of(view: memoryview) -> memoryview:
     return view.cast("B") if view.format != "B" or view.ndim != 1 else view
@@ -42,7 +51,27 @@ def _write_and_seal(fd: int, data: memoryview) -> None:
     written = 0
     while written < len(data):
         written += os.pwrite(fd, data[written:], written)
-    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
+    _add_seals(fd)
+
+
+def _add_seals(fd: int) -> None:
+    """Seals ``fd`` with :data:`SEALS`, retrying while the kernel says EBUSY."""
+    for pause in SEAL_RETRY_PAUSES_S:
+        try:
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
+            return
+        except OSError as e:
+            if e.errno != errno.EBUSY:
+                raise
+        time.sleep(pause)
+    try:
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
+    except OSError as e:
+        if e.errno != errno.EBUSY:
+            raise
+        raise OSError(errno.EBUSY, "could not seal an input memfd against writing: "
+                      f"its pages stayed busy through {len(SEAL_RETRY_PAUSES_S) + 1} "
+                      "tries") from e
 
 
 def sealed_memfd(view: memoryview, name: str = "kiln-input") -> int:

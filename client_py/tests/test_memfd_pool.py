@@ -6,12 +6,14 @@ to its size limits."""
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import mmap
 import os
 
 import pytest
 
+from kiln import memfd_pool
 from kiln.memfd_pool import SEALS, MemfdPool, sealed_memfd
 
 
@@ -113,3 +115,64 @@ def test_close_closes_the_spares(pool):
     pool.close()
     with pytest.raises(OSError):
         os.fstat(spare)
+
+
+class FlakySeal:
+    """fcntl.fcntl that answers F_ADD_SEALS with EBUSY ``busy`` times first."""
+
+    def __init__(self, busy: int):
+        self.busy = busy
+        self.seal_calls = 0
+        self.real = fcntl.fcntl
+
+    def __call__(self, fd, cmd, arg=0):
+        if cmd == fcntl.F_ADD_SEALS:
+            self.seal_calls += 1
+            if self.busy > 0:
+                self.busy -= 1
+                raise OSError(errno.EBUSY, "Device or resource busy")
+        return self.real(fd, cmd, arg)
+
+
+@pytest.fixture
+def no_pauses(monkeypatch):
+    monkeypatch.setattr(memfd_pool, "SEAL_RETRY_PAUSES_S", (0.0,) * 5)
+
+
+@pytest.mark.parametrize("copy", ["fresh", "spare"])
+def test_a_seal_the_kernel_refuses_as_busy_is_retried(monkeypatch, no_pauses, pool, copy):
+    flaky = FlakySeal(busy=2)
+    monkeypatch.setattr(memfd_pool.fcntl, "fcntl", flaky)
+    data = os.urandom(4096)
+    fd = sealed_memfd(memoryview(data)) if copy == "fresh" else pool.sealed_copy(memoryview(data))
+    try:
+        assert flaky.seal_calls == 3
+        assert flaky.real(fd, fcntl.F_GET_SEALS) & SEALS == SEALS
+        assert contents(fd) == data
+    finally:
+        os.close(fd)
+
+
+def test_a_seal_busy_through_every_retry_fails_naming_it(monkeypatch, no_pauses):
+    flaky = FlakySeal(busy=100)
+    monkeypatch.setattr(memfd_pool.fcntl, "fcntl", flaky)
+    open_before = set(os.listdir("/proc/self/fd"))
+    with pytest.raises(OSError, match="could not seal an input memfd.*6 tries") as info:
+        sealed_memfd(memoryview(b"x" * 64))
+    assert info.value.errno == errno.EBUSY
+    assert flaky.seal_calls == 6
+    assert set(os.listdir("/proc/self/fd")) <= open_before  # the memfd was closed
+
+
+def test_a_seal_failing_otherwise_is_not_retried(monkeypatch, no_pauses):
+    calls = []
+
+    def refuse(fd, cmd, arg=0):
+        calls.append(cmd)
+        raise OSError(errno.EPERM, "Operation not permitted")
+
+    monkeypatch.setattr(memfd_pool.fcntl, "fcntl", refuse)
+    with pytest.raises(OSError) as info:
+        sealed_memfd(memoryview(b"x" * 64))
+    assert info.value.errno == errno.EPERM
+    assert calls == [fcntl.F_ADD_SEALS]
