@@ -129,6 +129,16 @@ register("argmax_argmin_nan_f32", lambda x: (x.argmax(1), x.argmin(1), x.argmax(
          const(_nan_rows(), "f32[4,300] with NaNs"))
 register("argmax_argmin_extremes_f32", lambda x: (x.argmax(1), x.argmin(1)),
          const(_extreme_rows(), "f32[6,4] of signed zeros and infinities"))
+# Float max/min reductions propagate NaN wherever it falls in the vector
+# lanes and leave a zero extreme's sign unordered (nsz, as eager's kernels
+# do: the registry compares -0. and 0. equal); softmax's row maximum too.
+register("amax_amin_nan_f32", lambda x: (x.amax(1), x.amin(1), x.max(), x.amin(0)),
+         const(_nan_rows(), "f32[4,300] with NaNs"))
+register("amax_amin_extremes_f32", lambda x: (x.amax(1), x.amin(1), x.amax(0)),
+         const(_extreme_rows(), "f32[6,4] of signed zeros and infinities"))
+register("softmax_log_softmax_nan_rows_f32",
+         lambda x: (torch.softmax(x, -1), torch.log_softmax(x, -1), torch.softmax(x, 0)),
+         const(_nan_rows(), "f32[4,300] with NaNs"))
 register("argmax_argmin_f64", lambda x: (x.argmax(1), x.argmin(0)),
          randint(-2, 2, 3, 517, dtype=torch.float64))
 register("argmax_argmin_u8", lambda x: (x.argmax(1), x.argmin(1)),

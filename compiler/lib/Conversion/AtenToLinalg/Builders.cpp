@@ -390,12 +390,16 @@ Value combineElements(Combiner kind, OpBuilder &b, Location l, Value acc,
   case Combiner::Max:
     if (isBool)
       return b.create<arith::OrIOp>(l, acc, x);
-    return isFloat ? b.create<arith::MaximumFOp>(l, acc, x).getResult()
+    return isFloat ? b.create<arith::MaximumFOp>(l, acc, x,
+                                                 arith::FastMathFlags::nsz)
+                         .getResult()
                    : b.create<arith::MaxSIOp>(l, acc, x).getResult();
   case Combiner::Min:
     if (isBool)
       return b.create<arith::AndIOp>(l, acc, x);
-    return isFloat ? b.create<arith::MinimumFOp>(l, acc, x).getResult()
+    return isFloat ? b.create<arith::MinimumFOp>(l, acc, x,
+                                                 arith::FastMathFlags::nsz)
+                         .getResult()
                    : b.create<arith::MinSIOp>(l, acc, x).getResult();
   case Combiner::Any:
     return b.create<arith::OrIOp>(l, acc, x);

@@ -157,7 +157,11 @@ llvm::SmallVector<mlir::Value> buildLinearScan(mlir::OpBuilder &b,
 enum class Combiner { Sum, Prod, Max, Min, Any, All };
 
 /// `acc` merged with `x` (same type) by `kind`. Booleans merge as eager's do:
-/// sum and max are or, prod and min are and.
+/// sum and max are or, prod and min are and. Float max and min propagate
+/// NaN (maximumf/minimumf) and leave the sign of a zero extreme unordered
+/// (nsz): eager's own is order-dependent (amax([-0., 0.]) is -0.), and
+/// ordering it cost each vector step two more dependent instructions (a
+/// sign test and a blend), which made amax(-1) 1.8x eager's time.
 mlir::Value combineElements(Combiner kind, mlir::OpBuilder &b, mlir::Location l,
                             mlir::Value acc, mlir::Value x);
 

@@ -92,7 +92,7 @@ struct SoftmaxLowering : OpConversionPattern<AtenOp> {
         rewriter, loc, x, reduced, element,
         -std::numeric_limits<double>::infinity(),
         [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
-          return b.create<arith::MaximumFOp>(l, acc, v);
+          return combineElements(Combiner::Max, b, l, acc, v);
         });
     // Keep the reduced dim as extent 1 so it broadcasts back.
     SmallVector<int64_t> keptShape(type.getShape());

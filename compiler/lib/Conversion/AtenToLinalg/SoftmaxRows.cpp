@@ -138,7 +138,7 @@ Value kiln::aten::buildRowTiledSoftmax(OpBuilder &b, Location loc, Value x,
   Value max = generic(
       rowsIn, {whole, perRow}, perRowOf(-std::numeric_limits<double>::infinity()),
       Iterator::reduction, [](OpBuilder &nb, Location l, ValueRange args) -> Value {
-        return nb.create<arith::MaximumFOp>(l, args[1], args[0]);
+        return combineElements(Combiner::Max, nb, l, args[1], args[0]);
       });
   // exp(x - max) into the result's tile, a vectorizable loop; then their
   // sum.

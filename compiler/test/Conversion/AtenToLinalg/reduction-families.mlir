@@ -12,6 +12,20 @@ func.func @amax_int(%x: tensor<4x5xi32>) -> tensor<4xi32> {
 
 // -----
 
+// amin over floats propagates NaN (minimumf) and leaves the sign of a zero
+// minimum unordered (nsz), as eager's vectorized kernels do; ordering it
+// cost two more dependent instructions a vector step.
+// CHECK-LABEL: func @amin_f32
+// CHECK: %[[INF:.+]] = arith.constant 0x7F800000 : f32
+// CHECK: linalg.fill ins(%[[INF]] : f32)
+// CHECK: arith.minimumf %{{.+}}, %{{.+}} fastmath<nsz> : f32
+func.func @amin_f32(%x: tensor<4x5xf32>) -> tensor<4xf32> {
+  %0 = aten.amin %x {dims = array<i64: 1>} : (tensor<4x5xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @prod_keepdim
 // CHECK: arith.mulf
 // CHECK: tensor.expand_shape
@@ -74,11 +88,12 @@ func.func @var_f16(%x: tensor<4x5xf16>) -> tensor<4xf16> {
 // -----
 
 // argmax in two passes that vectorize: the row's maximum (maximumf
-// propagates NaN), then the least index holding it or a NaN (starting
-// from the largest i64, which no row keeps).
+// propagates NaN; nsz, a zero maximum's sign unordered, as in eager), then
+// the least index holding it or a NaN (starting from the largest i64, which
+// no row keeps).
 // CHECK-LABEL: func @argmax
 // CHECK: %[[BEST:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]
-// CHECK: arith.maximumf
+// CHECK: arith.maximumf %{{.+}}, %{{.+}} fastmath<nsz> : f32
 // CHECK: %[[NONE:.+]] = arith.constant 9223372036854775807 : i64
 // CHECK: %[[START:.+]] = linalg.fill ins(%[[NONE]] : i64)
 // CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%{{.+}}, %[[BEST]] : tensor<4x5xf32>, tensor<4xf32>) outs(%[[START]] : tensor<4xi64>)

@@ -47,7 +47,7 @@ func.func @mean_two_dims(%x: tensor<2x3x4xf32>) -> tensor<2xf32> {
 // CHECK: %[[TILE:.+]] = tensor.extract_slice %[[OUT]][%{{.+}}, 0] [2, 8] [1, 1]
 // CHECK: arith.constant 0xFF800000 : f32
 // CHECK: %[[MAX:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "reduction"]} ins(%[[ROWS]] : tensor<2x8xf32>)
-// CHECK: arith.maximumf
+// CHECK: arith.maximumf %{{.+}}, %{{.+}} fastmath<nsz> : f32
 // CHECK: %[[EXP:.+]] = linalg.generic {{.*}} ins(%[[ROWS]], %[[MAX]] : tensor<2x8xf32>, tensor<2xf32>) outs(%[[TILE]] : tensor<2x8xf32>)
 // CHECK: arith.subf
 // CHECK: math.exp
@@ -123,7 +123,7 @@ func.func @log_softmax(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
 // kept as extent 1 to broadcast back.
 // CHECK-LABEL: func @softmax_first_dim
 // CHECK-NOT: scf.forall
-// CHECK: arith.maximumf
+// CHECK: arith.maximumf %{{.+}}, %{{.+}} fastmath<nsz> : f32
 // CHECK: tensor.expand_shape %{{.+}} {{\[\[}}0, 1]] output_shape [1, 8] : tensor<8xf32> into tensor<1x8xf32>
 // CHECK: math.exp
 // CHECK: arith.divf
