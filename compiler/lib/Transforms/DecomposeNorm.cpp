@@ -5,10 +5,10 @@
 //   then by order ord = +-inf a max (min) of |x|; 0 a count of the nonzero
 //   elements; 1 a sum of |x|; 2 the square root of a sum of x*x; otherwise
 //   (sum |x|^ord)^(1/ord) through pow.
-// - aten.group_norm: each (sample, group) viewed as one row and normalised
-//   as a layer norm over it (aten.native_layer_norm: a two-pass mean and
-//   biased variance, (x - mean) * rsqrt(var + eps)), then the per-channel
-//   weight and bias.
+// - aten.group_norm: each (sample, group) viewed as one row whose
+//   statistics a layer norm over it gives (aten.native_layer_norm: a
+//   two-pass mean and biased variance); then (x - mean) * rstd * weight +
+//   bias in one map over x viewed as (N, G, C/G, rest).
 // - aten.batch_stats_norm: each channel's mean and biased variance over
 //   the other dims, then one `batch_norm` pointwise op.
 // - aten.cdist: with use_mm eager's matrix-product form, the rows padded
@@ -129,14 +129,28 @@ struct DecomposeGroupNorm : OpRewritePattern<aten::GroupNormOp> {
         op.getLoc(), TypeRange{groupedType, statType, statType}, grouped, Value(), Value(),
         rewriter.getI64IntegerAttr(1), op.getEpsAttr());
     Value mean = rows.getMean(), rstd = rows.getRstd();
-    Value normalized = b.view(rows.getOutput(), in.getShape());
+    // The output from the row statistics, in a view where each channel's
+    // weight and bias broadcast too: (N, G, C/G, rest). Normalisation and
+    // the affine transform are then one elementwise map over x (the layer
+    // norm's own output goes unused); normalised through the row view and
+    // reshaped back, they were two passes, with a reshape between them
+    // that elementwise fusion does not cross.
+    int64_t channels = in.getDimSize(1), perChannelGroup = channels / groups;
+    SmallVector<int64_t> channelGroups = {batch, groups, perChannelGroup,
+                                          perGroup / perChannelGroup};
+    Value normalized = b.mul(
+        element,
+        b.sub(element, b.view(grouped, channelGroups),
+              b.view(mean, {batch, groups, 1, 1})),
+        b.view(rstd, {batch, groups, 1, 1}));
+    auto affine = [&](Value v) {
+      return b.view(b.convert(v, element), {groups, perChannelGroup, 1});
+    };
     if (Value weight = op.getWeight())
-      normalized = b.mul(element, normalized,
-                         b.view(b.convert(weight, element), channelShape(in)));
+      normalized = b.mul(element, normalized, affine(weight));
     if (Value bias = op.getBias())
-      normalized = b.add(element, normalized,
-                         b.view(b.convert(bias, element), channelShape(in)));
-    Value result = b.convert(normalized, in.getElementType());
+      normalized = b.add(element, normalized, affine(bias));
+    Value result = b.convert(b.view(normalized, in.getShape()), in.getElementType());
     Value meanResult = statisticsResult(b, mean, op.getMean());
     Value rstdResult = statisticsResult(b, rstd, op.getRstd());
     rewriter.replaceOp(op, {result, meanResult, rstdResult});

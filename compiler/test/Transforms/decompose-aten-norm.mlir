@@ -49,21 +49,28 @@ func.func @others(%x: tensor<5xf64>) -> (tensor<f64>, tensor<f64>, tensor<f64>) 
 
 // -----
 
-// Group norm over f16: each (sample, group) a row normalised as a layer
-// norm over it, in f32; weight and bias per channel; the result and
-// statistics rounded once to their declared types.
+// Group norm over f16: each (sample, group) a row whose statistics a layer
+// norm over it gives, in f32; the output (x - mean) * rstd * weight + bias
+// in one (N, G, C/G, rest) view of x, where the statistics and the
+// per-channel weight and bias broadcast (the layer norm's own output goes
+// unused); the result and statistics rounded once to their declared types.
 // CHECK-LABEL: func @group
 // CHECK: %[[X:.+]] = aten.pointwise "copy" %{{.+}} : (tensor<2x4x3xf16>) -> tensor<2x4x3xf32>
 // CHECK: %[[G:.+]] = aten.view %[[X]] : (tensor<2x4x3xf32>) -> tensor<2x2x6xf32>
 // CHECK: %[[N:.+]], %[[M:.+]], %[[R:.+]] = aten.native_layer_norm %[[G]] {eps = 1.000000e-05 : f64, normalized_rank = 1 : i64} : (tensor<2x2x6xf32>) -> (tensor<2x2x6xf32>, tensor<2x2x1xf32>, tensor<2x2x1xf32>)
 // CHECK-NOT: aten.var
-// CHECK: %[[NV:.+]] = aten.view %[[N]] : (tensor<2x2x6xf32>) -> tensor<2x4x3xf32>
-// CHECK: %[[W:.+]] = aten.view %{{.+}} : (tensor<4xf32>) -> tensor<4x1xf32>
-// CHECK: %[[NW:.+]] = aten.mul %[[NV]], %[[W]] : (tensor<2x4x3xf32>, tensor<4x1xf32>) -> tensor<2x4x3xf32>
+// CHECK: %[[XV:.+]] = aten.view %[[G]] : (tensor<2x2x6xf32>) -> tensor<2x2x2x3xf32>
+// CHECK: %[[MB:.+]] = aten.view %[[M]] : (tensor<2x2x1xf32>) -> tensor<2x2x1x1xf32>
+// CHECK: %[[C:.+]] = aten.sub %[[XV]], %[[MB]] : (tensor<2x2x2x3xf32>, tensor<2x2x1x1xf32>) -> tensor<2x2x2x3xf32>
+// CHECK: %[[RB:.+]] = aten.view %[[R]] : (tensor<2x2x1xf32>) -> tensor<2x2x1x1xf32>
+// CHECK: %[[NR:.+]] = aten.mul %[[C]], %[[RB]]
+// CHECK: %[[W:.+]] = aten.view %{{.+}} : (tensor<4xf32>) -> tensor<2x2x1xf32>
+// CHECK: %[[NW:.+]] = aten.mul %[[NR]], %[[W]] : (tensor<2x2x2x3xf32>, tensor<2x2x1xf32>) -> tensor<2x2x2x3xf32>
 // CHECK: %[[B:.+]] = aten.pointwise "copy" %{{.+}} : (tensor<4xf16>) -> tensor<4xf32>
-// CHECK: %[[BV:.+]] = aten.view %[[B]] : (tensor<4xf32>) -> tensor<4x1xf32>
+// CHECK: %[[BV:.+]] = aten.view %[[B]] : (tensor<4xf32>) -> tensor<2x2x1xf32>
 // CHECK: %[[NB:.+]] = aten.add %[[NW]], %[[BV]]
-// CHECK: %[[Y:.+]] = aten.pointwise "copy" %[[NB]] : (tensor<2x4x3xf32>) -> tensor<2x4x3xf16>
+// CHECK: %[[NV:.+]] = aten.view %[[NB]] : (tensor<2x2x2x3xf32>) -> tensor<2x4x3xf32>
+// CHECK: %[[Y:.+]] = aten.pointwise "copy" %[[NV]] : (tensor<2x4x3xf32>) -> tensor<2x4x3xf16>
 // CHECK: %[[MH:.+]] = aten.pointwise "copy" %[[M]] : (tensor<2x2x1xf32>) -> tensor<2x2x1xf16>
 // CHECK: %[[MV:.+]] = aten.view %[[MH]] : (tensor<2x2x1xf16>) -> tensor<2x2xf16>
 // CHECK: %[[RV:.+]] = aten.view %[[R]] : (tensor<2x2x1xf32>) -> tensor<2x2xf32>

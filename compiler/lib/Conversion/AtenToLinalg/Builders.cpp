@@ -217,9 +217,16 @@ Value buildReduction(
                             scalarConstant(b, loc, accType, init), combine);
 }
 
-Value buildReductionFrom(
-    OpBuilder &b, Location loc, Value input, const llvm::SmallBitVector &reduced,
-    Value init, function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+namespace {
+
+/// The reduction generic of buildReductionFrom and buildReductionWithKept:
+/// `input` (identity) and an optional `kept` (reduced dims read at 0) into
+/// an accumulator starting from `init`; `body(acc, x, k)` (k null without
+/// `kept`).
+Value buildReductionGeneric(
+    OpBuilder &b, Location loc, Value input, Value kept,
+    const llvm::SmallBitVector &reduced, Value init,
+    function_ref<Value(OpBuilder &, Location, Value, Value, Value)> body) {
   MLIRContext *ctx = b.getContext();
   Type accType = init.getType();
   auto inputType = cast<RankedTensorType>(input.getType());
@@ -232,25 +239,52 @@ Value buildReductionFrom(
       keptSizes.push_back(size);
   Value empty = buildEmpty(b, loc, resultType, keptSizes);
   Value acc = b.create<linalg::FillOp>(loc, init, empty).getResult(0);
-  SmallVector<AffineExpr> outExprs;
+  SmallVector<AffineExpr> outExprs, keptExprs;
   SmallVector<utils::IteratorType> iterators;
   for (int64_t i = 0; i < rank; ++i) {
     if (reduced.test(i)) {
       iterators.push_back(utils::IteratorType::reduction);
+      keptExprs.push_back(getAffineConstantExpr(0, ctx));
     } else {
       iterators.push_back(utils::IteratorType::parallel);
       outExprs.push_back(getAffineDimExpr(i, ctx));
+      keptExprs.push_back(getAffineDimExpr(i, ctx));
     }
   }
-  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank),
-                                 AffineMap::get(rank, 0, outExprs, ctx)};
+  SmallVector<Value> inputs = {input};
+  SmallVector<AffineMap> maps = {b.getMultiDimIdentityMap(rank)};
+  if (kept) {
+    inputs.push_back(kept);
+    maps.push_back(AffineMap::get(rank, 0, keptExprs, ctx));
+  }
+  maps.push_back(AffineMap::get(rank, 0, outExprs, ctx));
   auto generic = b.create<linalg::GenericOp>(
-      loc, resultType, input, acc, maps, iterators,
+      loc, resultType, inputs, acc, maps, iterators,
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value x = castScalar(nb, nloc, args[0], accType);
-        nb.create<linalg::YieldOp>(nloc, combine(nb, nloc, args[1], x));
+        Value k = kept ? args[1] : Value();
+        nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args.back(), x, k));
       });
   return generic.getResult(0);
+}
+
+} // namespace
+
+Value buildReductionFrom(
+    OpBuilder &b, Location loc, Value input, const llvm::SmallBitVector &reduced,
+    Value init, function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  return buildReductionGeneric(
+      b, loc, input, Value(), reduced, init,
+      [&](OpBuilder &nb, Location l, Value acc, Value x, Value) {
+        return combine(nb, l, acc, x);
+      });
+}
+
+Value buildReductionWithKept(
+    OpBuilder &b, Location loc, Value input, Value kept,
+    const llvm::SmallBitVector &reduced, Value init,
+    function_ref<Value(OpBuilder &, Location, Value, Value, Value)> combine) {
+  return buildReductionGeneric(b, loc, input, kept, reduced, init, combine);
 }
 
 Value buildPadded(OpBuilder &b, Location loc, Value input,

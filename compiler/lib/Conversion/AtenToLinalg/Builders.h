@@ -92,6 +92,19 @@ mlir::Value buildReductionFrom(
                                    mlir::Value, mlir::Value)>
         combine);
 
+/// buildReductionFrom over `input` beside `kept`, a per-row value of the
+/// input's rank whose reduced dims have extent 1 (a mean, as
+/// native_layer_norm keeps it): `combine(acc, x, k)`, `x` converted to the
+/// accumulator's type. Reading the input and the row's value in the
+/// reduction itself, nothing of the input's size is written for it (the
+/// squared deviations from a mean, without a centred copy).
+mlir::Value buildReductionWithKept(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::Value input, mlir::Value kept,
+    const llvm::SmallBitVector &reduced, mlir::Value init,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                   mlir::Value, mlir::Value, mlir::Value)>
+        combine);
+
 /// `acc + x` as a sum reduction's step. Float adds reassociate, so the
 /// vectorizer takes partial sums in vector lanes, as eager's CPU kernels
 /// sum; in order, each reduced row was one chain of dependent scalar adds.

@@ -1,7 +1,8 @@
 //===- Normalization.cpp - native_layer_norm to linalg --------------------===//
 //
 // This file implements the lowering of aten.native_layer_norm: two-pass mean
-// and variance over the trailing dims, then the affine transform.
+// and variance over the trailing dims, then the affine transform, each pass
+// reading x (no centred copy is made).
 //
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
@@ -58,15 +59,14 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
                            return divideByCount(b, l, args[0]);
                          }),
         computedStatType);
-    Value centered = buildElementwise(
-        rewriter, loc, type, {x, mean},
-        [](OpBuilder &b, Location l, ValueRange args) -> Value {
-          return b.create<arith::SubFOp>(l, args[0], args[1]);
-        });
-    Value squares = buildReduction(
-        rewriter, loc, centered, reduced, element, 0.0,
-        [](OpBuilder &b, Location l, Value acc, Value v) -> Value {
-          return addToSum(b, l, acc, b.create<arith::MulFOp>(l, v, v));
+    // The squared deviations and the output read x and its row's mean
+    // again instead of a centred copy of x: one write of x's size fewer,
+    // and one read (group norm [8,64,28,28] went 1.5x eager's time with it).
+    Value squares = buildReductionWithKept(
+        rewriter, loc, x, mean, reduced, scalarConstant(rewriter, loc, element, 0.0),
+        [](OpBuilder &b, Location l, Value acc, Value v, Value m) -> Value {
+          Value d = b.create<arith::SubFOp>(l, v, m);
+          return addToSum(b, l, acc, b.create<arith::MulFOp>(l, d, d));
         });
     double eps = op.getEps().convertToDouble();
     Value rstd = buildReshape(
@@ -81,7 +81,7 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
             }),
         computedStatType);
 
-    SmallVector<Value> operands = {centered, rstd};
+    SmallVector<Value> operands = {x, mean, rstd};
     Value weight = adaptor.getWeight(), bias = adaptor.getBias();
     if (weight)
       operands.push_back(weight);
@@ -90,8 +90,9 @@ struct NativeLayerNormLowering : OpConversionPattern<NativeLayerNormOp> {
     Value output = buildElementwise(
         rewriter, loc, outType, operands,
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          Value y = b.create<arith::MulFOp>(l, args[0], args[1]);
-          size_t next = 2;
+          Value y = b.create<arith::MulFOp>(
+              l, b.create<arith::SubFOp>(l, args[0], args[1]), args[2]);
+          size_t next = 3;
           if (weight)
             y = b.create<arith::MulFOp>(l, y, args[next++]);
           if (bias)
