@@ -76,7 +76,9 @@ struct VarLowering : OpConversionPattern<VarOp> {
     Location loc = op.getLoc();
     Type element = op.getType().getElementType();
     Type f64 = rewriter.getF64Type();
-    Value x = castTensor(rewriter, loc, adaptor.getSelf(), f64);
+    // Every pass reads x in its own type, widening each element as it
+    // goes: no f64 copy of x, and no centred one.
+    Value x = adaptor.getSelf();
     auto inType = cast<RankedTensorType>(x.getType());
     llvm::SmallBitVector reduced = reducedDims(inType.getRank(), op.getDims());
     int64_t count = 1;
@@ -94,16 +96,16 @@ struct VarLowering : OpConversionPattern<VarOp> {
           return b.create<arith::DivFOp>(
               l, args[0], scalarConstant(b, l, f64, double(count)));
         });
-    Value centered = buildElementwise(
-        rewriter, loc, inType, {x, mean},
-        [](OpBuilder &b, Location l, ValueRange args) -> Value {
-          return b.create<arith::SubFOp>(l, args[0], args[1]);
+    Value zero = scalarConstant(rewriter, loc, f64, 0.0);
+    Value deviations = buildReductionWithKept(
+        rewriter, loc, x, mean, reduced, zero,
+        [](OpBuilder &b, Location l, Value a, Value v, Value m) -> Value {
+          return addToSum(b, l, a, b.create<arith::SubFOp>(l, v, m));
         });
-    Value deviations =
-        buildReduction(rewriter, loc, centered, reduced, f64, 0.0, addToSum);
-    Value squares = buildReduction(
-        rewriter, loc, centered, reduced, f64, 0.0,
-        [](OpBuilder &b, Location l, Value a, Value d) -> Value {
+    Value squares = buildReductionWithKept(
+        rewriter, loc, x, mean, reduced, zero,
+        [](OpBuilder &b, Location l, Value a, Value v, Value m) -> Value {
+          Value d = b.create<arith::SubFOp>(l, v, m);
           return addToSum(b, l, a, b.create<arith::MulFOp>(l, d, d));
         });
     double divisor =

@@ -50,15 +50,21 @@ func.func @any(%x: tensor<4x5xf32>) -> tensor<i1> {
 // var in double whatever the input type (as eager): the mean, then the
 // deviations' sum and their squares' sum, corrected for the mean's rounding:
 // (sum(d^2) - sum(d)^2 / N) / (N - correction); std roots it, then the
-// result rounds to f32 once.
+// result rounds to f32 once. Each pass reads x as it is, widening each
+// element, and its column's mean: no f64 or centred copy of x is made.
 // CHECK-LABEL: func @std
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%arg0 : tensor<4x5xf32>)
 // CHECK: arith.extf %{{.+}} : f32 to f64
+// CHECK: %[[MEAN:.+]] = linalg.generic
 // CHECK: %[[N:.+]] = arith.constant 4.000000e+00 : f64
 // CHECK: arith.divf %{{.+}}, %[[N]]
+// CHECK-NOT: tensor<4x5xf64>
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%arg0, %[[MEAN]] : tensor<4x5xf32>, tensor<1x5xf64>)
+// CHECK: arith.extf
 // CHECK: arith.subf
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
 // CHECK: arith.addf %{{.+}}, %{{.+}} fastmath<reassoc> : f64
-// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]
+// CHECK: linalg.generic {{.*}}iterator_types = ["reduction", "parallel"]} ins(%arg0, %[[MEAN]] : tensor<4x5xf32>, tensor<1x5xf64>)
+// CHECK: arith.subf
 // CHECK: arith.mulf
 // CHECK: arith.addf %{{.+}}, %{{.+}} fastmath<reassoc> : f64
 // CHECK: %[[DRIFT:.+]] = arith.mulf
