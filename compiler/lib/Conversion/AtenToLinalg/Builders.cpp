@@ -287,6 +287,26 @@ Value buildReductionWithKept(
   return buildReductionGeneric(b, loc, input, kept, reduced, init, combine);
 }
 
+SmallVector<Value> tileOffsets(OpBuilder &b, Location loc, Value flat,
+                               ArrayRef<int64_t> extents,
+                               ArrayRef<int64_t> tileSizes) {
+  SmallVector<Value> offsets(extents.size());
+  Value rest = flat;
+  for (int64_t g = static_cast<int64_t>(extents.size()) - 1; g >= 0; --g) {
+    Value index = rest;
+    if (g > 0) {
+      Value extent = b.create<arith::ConstantIndexOp>(loc, extents[g]);
+      index = b.create<arith::RemUIOp>(loc, rest, extent);
+      rest = b.create<arith::DivUIOp>(loc, rest, extent);
+    }
+    if (tileSizes[g] != 1)
+      index = b.create<arith::MulIOp>(
+          loc, index, b.create<arith::ConstantIndexOp>(loc, tileSizes[g]));
+    offsets[g] = index;
+  }
+  return offsets;
+}
+
 Value buildPadded(OpBuilder &b, Location loc, Value input,
                   ArrayRef<int64_t> low, ArrayRef<int64_t> high,
                   ArrayRef<int64_t> strides, Value padValue) {

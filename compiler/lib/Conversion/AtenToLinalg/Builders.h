@@ -105,6 +105,15 @@ mlir::Value buildReductionWithKept(
                                    mlir::Value, mlir::Value, mlir::Value)>
         combine);
 
+/// The offsets of tile `flat` (a flat scf.forall's induction variable) in
+/// a row-major grid of `extents` tiles: each coordinate times its dim's
+/// `tileSizes` entry. The outermost coordinate is what the divisions leave
+/// (the loop's count bounds it).
+llvm::SmallVector<mlir::Value> tileOffsets(mlir::OpBuilder &b, mlir::Location loc,
+                                           mlir::Value flat,
+                                           llvm::ArrayRef<int64_t> extents,
+                                           llvm::ArrayRef<int64_t> tileSizes);
+
 /// `acc + x` as a sum reduction's step. Float adds reassociate, so the
 /// vectorizer takes partial sums in vector lanes, as eager's CPU kernels
 /// sum; in order, each reduced row was one chain of dependent scalar adds.

@@ -137,25 +137,18 @@ SmallVector<Value> buildLinearScan(OpBuilder &b, Location loc, Value x,
       loc, ArrayRef<OpFoldResult>{b.getIndexAttr(tiles)}, shared, std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(loop.getTerminator());
-  Value rest = loop.getInductionVars()[0];
   SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
   SmallVector<OpFoldResult> sizes(rank, b.getIndexAttr(1));
   SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
   sizes[dim] = b.getIndexAttr(shape[dim]);
   sizes[tiled] = b.getIndexAttr(tileSize);
-  for (int64_t g = static_cast<int64_t>(gridDims.size()) - 1; g >= 0; --g) {
-    int64_t d = gridDims[g];
-    Value index = rest;
-    if (g > 0) {
-      Value extent = b.create<arith::ConstantIndexOp>(loc, gridExtents[g]);
-      index = b.create<arith::RemUIOp>(loc, rest, extent);
-      rest = b.create<arith::DivUIOp>(loc, rest, extent);
-    }
-    if (d == tiled)
-      index = b.create<arith::MulIOp>(
-          loc, index, b.create<arith::ConstantIndexOp>(loc, tileSize));
-    offsets[d] = index;
-  }
+  SmallVector<int64_t> gridTileSizes;
+  for (int64_t d : gridDims)
+    gridTileSizes.push_back(d == tiled ? tileSize : 1);
+  for (auto [d, offset] :
+       llvm::zip(gridDims, tileOffsets(b, loc, loop.getInductionVars()[0],
+                                       gridExtents, gridTileSizes)))
+    offsets[d] = offset;
   Value tileIn = b.create<tensor::ExtractSliceOp>(loc, x, offsets, sizes, strides);
   SmallVector<Value> tileOut;
   for (Value out : loop.getRegionIterArgs())

@@ -86,19 +86,12 @@ Value kiln::aten::buildRowTiledSoftmax(OpBuilder &b, Location loc, Value x,
       std::nullopt);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(loop.getTerminator());
-  Value rest = loop.getInductionVars()[0];
+  SmallVector<int64_t> gridTileSizes(tileGrid.size(), 1);
+  gridTileSizes.back() = tileRows;
   SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-  for (int64_t d = rank - 2; d >= 0; --d) {
-    Value extent =
-        d == 0 ? Value() : b.create<arith::ConstantIndexOp>(loc, tileGrid[d]);
-    Value index = d == 0 ? rest : b.create<arith::RemUIOp>(loc, rest, extent);
-    if (d == rank - 2)
-      index = b.create<arith::MulIOp>(
-          loc, index, b.create<arith::ConstantIndexOp>(loc, tileRows));
-    offsets[d] = index;
-    if (d > 0)
-      rest = b.create<arith::DivUIOp>(loc, rest, extent);
-  }
+  for (auto [d, offset] : llvm::enumerate(tileOffsets(
+           b, loc, loop.getInductionVars()[0], tileGrid, gridTileSizes)))
+    offsets[d] = offset;
   SmallVector<OpFoldResult> sizes(rank, b.getIndexAttr(1));
   sizes[rank - 2] = b.getIndexAttr(tileRows);
   sizes[rank - 1] = b.getIndexAttr(rowLength);

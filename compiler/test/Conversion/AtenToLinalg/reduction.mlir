@@ -71,9 +71,9 @@ func.func @softmax(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
 // CHECK: scf.forall (%[[T:.+]]) in (96)
 // CHECK: %[[C8:.+]] = arith.constant 8 : index
 // CHECK: %[[R2:.+]] = arith.remui %[[T]], %[[C8]] : index
+// CHECK: %[[Q2:.+]] = arith.divui %[[T]], %[[C8]] : index
 // CHECK: %[[C64:.+]] = arith.constant 64 : index
 // CHECK: %[[D2:.+]] = arith.muli %[[R2]], %[[C64]] : index
-// CHECK: %[[Q2:.+]] = arith.divui %[[T]], %[[C8]] : index
 // CHECK: %[[C3:.+]] = arith.constant 3 : index
 // CHECK: %[[D1:.+]] = arith.remui %[[Q2]], %[[C3]] : index
 // CHECK: %[[D0:.+]] = arith.divui %[[Q2]], %[[C3]] : index
