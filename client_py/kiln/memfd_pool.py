@@ -56,22 +56,18 @@ def _write_and_seal(fd: int, data: memoryview) -> None:
 
 def _add_seals(fd: int) -> None:
     """Seals ``fd`` with :data:`SEALS`, retrying while the kernel says EBUSY."""
-    for pause in SEAL_RETRY_PAUSES_S:
+    for pause in (*SEAL_RETRY_PAUSES_S, None):
         try:
             fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
             return
         except OSError as e:
             if e.errno != errno.EBUSY:
                 raise
+            if pause is None:
+                raise OSError(errno.EBUSY, "could not seal an input memfd against writing: "
+                              f"its pages stayed busy through {len(SEAL_RETRY_PAUSES_S) + 1} "
+                              "tries") from e
         time.sleep(pause)
-    try:
-        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, SEALS)
-    except OSError as e:
-        if e.errno != errno.EBUSY:
-            raise
-        raise OSError(errno.EBUSY, "could not seal an input memfd against writing: "
-                      f"its pages stayed busy through {len(SEAL_RETRY_PAUSES_S) + 1} "
-                      "tries") from e
 
 
 def sealed_memfd(view: memoryview, name: str = "kiln-input") -> int:

@@ -141,11 +141,17 @@ def no_pauses(monkeypatch):
 
 @pytest.mark.parametrize("copy", ["fresh", "spare"])
 def test_a_seal_the_kernel_refuses_as_busy_is_retried(monkeypatch, no_pauses, pool, copy):
+    data = os.urandom(4096)
+    spare_inode = None
+    if copy == "spare":
+        pool.refill([len(data)])
+        spare_inode = inode(pool._spares[len(data)][0])
     flaky = FlakySeal(busy=2)
     monkeypatch.setattr(memfd_pool.fcntl, "fcntl", flaky)
-    data = os.urandom(4096)
     fd = sealed_memfd(memoryview(data)) if copy == "fresh" else pool.sealed_copy(memoryview(data))
     try:
+        if spare_inode is not None:
+            assert inode(fd) == spare_inode  # the spare was the one sealed
         assert flaky.seal_calls == 3
         assert flaky.real(fd, fcntl.F_GET_SEALS) & SEALS == SEALS
         assert contents(fd) == data

@@ -217,16 +217,10 @@ Value buildReduction(
                             scalarConstant(b, loc, accType, init), combine);
 }
 
-namespace {
-
-/// The reduction generic of buildReductionFrom and buildReductionWithKept:
-/// `input` (identity) and an optional `kept` (reduced dims read at 0) into
-/// an accumulator starting from `init`; `body(acc, x, k)` (k null without
-/// `kept`).
-Value buildReductionGeneric(
+Value buildReductionWithKept(
     OpBuilder &b, Location loc, Value input, Value kept,
     const llvm::SmallBitVector &reduced, Value init,
-    function_ref<Value(OpBuilder &, Location, Value, Value, Value)> body) {
+    function_ref<Value(OpBuilder &, Location, Value, Value, Value)> combine) {
   MLIRContext *ctx = b.getContext();
   Type accType = init.getType();
   auto inputType = cast<RankedTensorType>(input.getType());
@@ -263,28 +257,19 @@ Value buildReductionGeneric(
       [&](OpBuilder &nb, Location nloc, ValueRange args) {
         Value x = castScalar(nb, nloc, args[0], accType);
         Value k = kept ? args[1] : Value();
-        nb.create<linalg::YieldOp>(nloc, body(nb, nloc, args.back(), x, k));
+        nb.create<linalg::YieldOp>(nloc, combine(nb, nloc, args.back(), x, k));
       });
   return generic.getResult(0);
 }
 
-} // namespace
-
 Value buildReductionFrom(
     OpBuilder &b, Location loc, Value input, const llvm::SmallBitVector &reduced,
     Value init, function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
-  return buildReductionGeneric(
+  return buildReductionWithKept(
       b, loc, input, Value(), reduced, init,
       [&](OpBuilder &nb, Location l, Value acc, Value x, Value) {
         return combine(nb, l, acc, x);
       });
-}
-
-Value buildReductionWithKept(
-    OpBuilder &b, Location loc, Value input, Value kept,
-    const llvm::SmallBitVector &reduced, Value init,
-    function_ref<Value(OpBuilder &, Location, Value, Value, Value)> combine) {
-  return buildReductionGeneric(b, loc, input, kept, reduced, init, combine);
 }
 
 SmallVector<Value> tileOffsets(OpBuilder &b, Location loc, Value flat,

@@ -94,8 +94,9 @@ mlir::Value buildReductionFrom(
 
 /// buildReductionFrom over `input` beside `kept`, a per-row value of the
 /// input's rank whose reduced dims have extent 1 (a mean, as
-/// native_layer_norm keeps it): `combine(acc, x, k)`, `x` converted to the
-/// accumulator's type. Reading the input and the row's value in the
+/// native_layer_norm keeps it) and of `init`'s type: `combine(acc, x, k)`,
+/// `x` converted to that type, `k` read as it is (null without `kept`;
+/// buildReductionFrom is this without one). Reading the input and the row's value in the
 /// reduction itself, nothing of the input's size is written for it (the
 /// squared deviations from a mean, without a centred copy).
 mlir::Value buildReductionWithKept(
