@@ -252,7 +252,7 @@ protected:
     std::shared_ptr<LoadedExecutable> executable;
   };
   Loaded load(const std::string &name, const std::string &source,
-              int threads) {
+              int threads, const std::string &convolutionAlgorithm = "") {
     absl::StatusOr<CpuModel> cpu = testCpu();
     if (!cpu.ok()) {
       ADD_FAILURE() << cpu.status();
@@ -266,6 +266,7 @@ protected:
     v1::ExecutableRecord record =
         test::axpyRecord(1, test::readFileBytes(*path));
     record.mutable_manifest()->set_kernel_library("onednn");
+    record.mutable_manifest()->set_convolution_algorithm(convolutionAlgorithm);
     auto executable = loaded.backend->loadExecutable(record, *path);
     EXPECT_TRUE(executable.ok()) << executable.status();
     if (executable.ok())
@@ -276,8 +277,10 @@ protected:
   /// Builds `c`'s kernel, runs it on `threads` compute threads with random
   /// data and checks every element against the reference (f32 accumulation
   /// in another order: 1e-4 relative to the largest term sum).
-  void expectMatchesReference(const Convolution &c, int threads) {
-    Loaded kernel = load("conv", convolutionKernelSource(c), threads);
+  void expectMatchesReference(const Convolution &c, int threads,
+                              const std::string &convolutionAlgorithm = "") {
+    Loaded kernel = load("conv", convolutionKernelSource(c), threads,
+                         convolutionAlgorithm);
     ASSERT_TRUE(kernel.executable);
     std::mt19937 random(7);
     ConvolutionOperands operands(c, random);
@@ -773,6 +776,76 @@ TEST_F(KernelLibraryTest, AgentsReportTheLibrary) {
   const auto &properties = devices->front().properties();
   EXPECT_EQ(properties.at("kernel_libraries"), "onednn");
   EXPECT_THAT(properties.at("onednn_version"), ::testing::StartsWith("2."));
+}
+
+/// Whether oneDNN runs its AVX-512 kernels in this process (the first
+/// backend made limits it to the CPU the tests serve).
+bool onednnRunsAvx512() {
+  absl::StatusOr<CpuModel> cpu = testCpu();
+  return cpu.ok() &&
+         OneDnnKernels::limitInstructionSets(cpu->features).starts_with("avx512");
+}
+
+TEST_F(KernelLibraryTest, WinogradConvolutionsMatchTheReference) {
+  // "auto": the 3x3 stride-1 convolutions resnet's blocks are made of, on
+  // Winograd's kernels where oneDNN has them (AVX-512), with their
+  // epilogues; the same 1e-5-per-term bound as every other site.
+  for (int threads : {1, 2}) {
+    expectMatchesReference(
+        convolution(2, 64, 64, 1, true, {14, 14}, {3, 3}, 1, 1, 1), threads, "auto");
+    expectMatchesReference(
+        withEpilogue(convolution(1, 128, 128, 1, false, {9, 9}, {3, 3}, 1, 1, 1),
+                     {1, 1, KILN_RT_ACTIVATION_NONE}),
+        threads, "auto");
+    Convolution channelsLast =
+        withEpilogue(convolution(2, 32, 48, 1, true, {12, 10}, {3, 3}, 1, 1, 1),
+                     {0, 1, KILN_RT_ACTIVATION_NONE});
+    channelsLast.g.channels_last = 1;
+    expectMatchesReference(channelsLast, threads, "auto");
+  }
+}
+
+TEST_F(KernelLibraryTest, OnlyTheFastestAlgorithmsTakeWinograd) {
+  absl::StatusOr<CpuModel> cpu = testCpu();
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  CpuBackend backend(*cpu, 1); // limits oneDNN's ISA as an agent does
+  bool avx512 = onednnRunsAvx512();
+  Convolution block = withEpilogue(
+      convolution(1, 64, 64, 1, false, {56, 56}, {3, 3}, 1, 1, 1),
+      {0, 1, KILN_RT_ACTIVATION_NONE});
+  // oneDNN 2.6 has Winograd kernels on AVX-512 only: on an AVX2 agent (the
+  // x86-64-v3 run of this file) the site stays direct.
+  onednn::ConvolutionSite fastest(block.g, onednn::ConvolutionAlgorithms::Fastest);
+  if (avx512)
+    EXPECT_THAT(fastest.implementation(), HasSubstr("wino"));
+  else
+    EXPECT_THAT(fastest.implementation(), Not(HasSubstr("wino")));
+  EXPECT_THAT(fastest.implementation(), Not(StartsWith("ref")));
+  onednn::ConvolutionSite direct(block.g, onednn::ConvolutionAlgorithms::Direct);
+  EXPECT_THAT(direct.implementation(), Not(HasSubstr("wino")));
+  // Strided, 1x1 and grouped convolutions have no Winograd form.
+  for (Convolution other :
+       {convolution(1, 64, 64, 1, false, {56, 56}, {3, 3}, 2, 1, 1),
+        convolution(1, 64, 64, 1, false, {56, 56}, {1, 1}, 1, 0, 1),
+        convolution(1, 64, 64, 4, false, {56, 56}, {3, 3}, 1, 1, 1)}) {
+    onednn::ConvolutionSite site(other.g, onednn::ConvolutionAlgorithms::Fastest);
+    EXPECT_THAT(site.implementation(), Not(HasSubstr("wino")));
+  }
+}
+
+TEST_F(KernelLibraryTest, AnUnknownConvolutionAlgorithmIsRefusedNamingIt) {
+  auto path = test::compileSharedObject(
+      dir.path(), "conv", convolutionKernelSource(convolution(
+                              1, 1, 1, 1, false, {3}, {1}, 1, 0, 1)));
+  ASSERT_TRUE(path.ok()) << path.status();
+  v1::ExecutableRecord record = test::axpyRecord(1, test::readFileBytes(*path));
+  record.mutable_manifest()->set_kernel_library("onednn");
+  record.mutable_manifest()->set_convolution_algorithm("fft");
+  CpuBackend backend;
+  auto refused = backend.loadExecutable(record, *path);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(), HasSubstr("'fft'"));
+  EXPECT_THAT(refused.status().message(), HasSubstr("knows: auto, direct"));
 }
 
 TEST_F(KernelLibraryTest, AnUnknownLibraryIsRefusedNamingIt) {

@@ -229,12 +229,63 @@ def test_the_agent_reports_its_library(client):
     assert device.properties["onednn_version"].startswith("2.")
 
 
+class BasicBlock(torch.nn.Module):
+    """resnet's basic block at 64 channels: two 3x3 stride-1 convolutions,
+    batch norms, relus and the residual, the convolutions oneDNN runs with
+    Winograd's algorithm on AVX-512 under convolution_algorithm "auto"."""
+
+    def __init__(self, channels: int = 64):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(channels)
+        self.conv2 = torch.nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.bn2 = torch.nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(self.bn2(self.conv2(y)) + x)
+
+
+def test_convolution_algorithms_are_a_compile_option_and_both_match_eager(client):
+    torch.manual_seed(4)
+    model = BasicBlock().eval()
+    with torch.no_grad():
+        for bn in (model.bn1, model.bn2):
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2.0)
+    x = torch.randn(2, 64, 20, 18)
+    with torch.no_grad():
+        expected = model(x)
+    ep = torch.export.export(model, (x,))
+    fastest = client.compile(ep)
+    direct = client.compile(ep, options={"convolution_algorithm": "direct"})
+    named = client.compile(ep, options={"convolution_algorithm": "auto"})
+    assert fastest.manifest.convolution_algorithm == "auto"
+    assert direct.manifest.convolution_algorithm == "direct"
+    # Part of the compile key: two executables; "auto" is the default's.
+    assert direct.compile_key != fastest.compile_key
+    assert named.compile_key == fastest.compile_key
+    for _ in range(2):  # the second call runs the prepared (folded) sites
+        got_fastest, got_direct = fastest(x), direct(x)
+        torch.testing.assert_close(got_fastest, expected, **TOLERANCE)
+        torch.testing.assert_close(got_direct, expected, **TOLERANCE)
+    # Winograd's rounding differs from a direct convolution's, but within
+    # ~1e-6 of the output's norm (measured 2.6e-7 to 1.3e-6 per layer).
+    error = (got_fastest - expected).norm() / expected.norm()
+    assert error < 1e-5, error
+
+
 def test_bad_kernel_library_options_are_invalid_argument(client, exported):
     ep, _, _ = exported
     with pytest.raises(kiln.InvalidArgumentError, match="unknown library 'mkl'"):
         client.compile(ep, options={"kernel_library": "mkl"})
     with pytest.raises(kiln.InvalidArgumentError, match="applies to target 'cpu' only"):
         client.compile(ep, target="riscv64", options={"kernel_library": "onednn"})
+    with pytest.raises(kiln.InvalidArgumentError, match="unknown algorithm 'fft'"):
+        client.compile(ep, options={"convolution_algorithm": "fft"})
+    with pytest.raises(kiln.InvalidArgumentError,
+                       match="convolution_algorithm applies to target 'cpu' only"):
+        client.compile(ep, target="riscv64", options={"convolution_algorithm": "direct"})
 
 
 def test_an_agent_pinned_to_avx2_runs_onednns_avx2_kernels(start_kilnd, exported):

@@ -58,6 +58,32 @@ CONV = [
 ]
 for name, shape, dims, cin, cout, k, kwargs in CONV:
     case(f"{name}_f32", randn(*shape), dims=dims, cin=cin, cout=cout, k=k, **kwargs)(Conv)
+
+
+class ResnetBlock(nn.Module):
+    """resnet's basic block: two 3x3 stride-1 convolutions (on AVX-512 cpu
+    agents, oneDNN's Winograd kernels under the default convolution_algorithm
+    "auto"), batch norms with running statistics, relus and the residual."""
+
+    def __init__(self, channels: int):
+        super().__init__()
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1)
+        self.bn1, self.bn2 = nn.BatchNorm2d(channels), nn.BatchNorm2d(channels)
+        with torch.no_grad():
+            for i, bn in enumerate((self.bn1, self.bn2)):
+                bn.running_mean.copy_(torch.linspace(-0.5, 0.5, channels) * (i + 1))
+                bn.running_var.copy_(torch.linspace(0.5, 2.0, channels))
+                bn.weight.copy_(torch.linspace(0.8, 1.2, channels))
+        self.eval()
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        return torch.relu(self.bn2(self.conv2(y)) + x)
+
+
+case("conv2d_resnet_block_64_f32", randn(2, 64, 14, 14), channels=64)(ResnetBlock)
+case("conv2d_resnet_block_128_f32", randn(1, 128, 9, 11), channels=128)(ResnetBlock)
 case("conv2d_f64", randn(2, 3, 8, 8, dtype=torch.float64), dims=2, cin=3, cout=4, k=3,
      padding=1, dtype=torch.float64)(Conv)
 case("conv1d_f64", randn(2, 3, 12, dtype=torch.float64), dims=1, cin=3, cout=2, k=3,

@@ -242,8 +242,10 @@ absl::StatusOr<CompiledExecutable> compileGraph(const v1::Graph &graph,
     result.stages.push_back({"asm", assembly});
   }
   result.manifest = buildManifest(graph, *target, machine, dataDependentMax);
-  if (callsKernelLibrary)
+  if (callsKernelLibrary) {
     result.manifest.set_kernel_library(machine.kernelLibrary);
+    result.manifest.set_convolution_algorithm(machine.convolutionAlgorithm);
+  }
   return result;
 }
 

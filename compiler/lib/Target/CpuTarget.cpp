@@ -70,6 +70,20 @@ absl::StatusOr<std::string> kernelLibrary(const v1::CompileOptions &options) {
       "' (known: onednn, none)"));
 }
 
+/// options.convolution_algorithm made concrete: "auto" (the default) or
+/// "direct".
+absl::StatusOr<std::string>
+convolutionAlgorithm(const v1::CompileOptions &options) {
+  const std::string &algorithm = options.convolution_algorithm();
+  if (algorithm.empty())
+    return std::string("auto");
+  if (algorithm == "auto" || algorithm == "direct")
+    return algorithm;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "options.convolution_algorithm: unknown algorithm '", algorithm,
+      "' (known: auto, direct)"));
+}
+
 class CpuTarget final : public Target {
 public:
   std::string name() const override { return "cpu"; }
@@ -96,6 +110,8 @@ public:
     resolved.set_cpu_features(delta);
     ASSIGN_OR_RETURN(std::string library, kernelLibrary(options));
     resolved.set_kernel_library(library);
+    ASSIGN_OR_RETURN(std::string algorithm, convolutionAlgorithm(options));
+    resolved.set_convolution_algorithm(algorithm);
     return resolved;
   }
 
@@ -127,8 +143,10 @@ public:
     spec.parallelLoops =
         llvm::Triple(spec.triple).getArch() == llvm::Triple::x86_64;
     spec.planBuffers = true;
-    if (options.kernel_library() != "none")
+    if (options.kernel_library() != "none") {
       spec.kernelLibrary = options.kernel_library();
+      spec.convolutionAlgorithm = options.convolution_algorithm();
+    }
     // Size the matmul register tile to the vector register file: half of the
     // registers hold accumulators, one vector-width row each.
     if (has(*model, "avx512f")) {

@@ -58,6 +58,10 @@ Target::resolveOptions(const v1::CompileOptions &options) const {
         "options.kernel_library '", options.kernel_library(),
         "' applies to target 'cpu' only; target '", name(),
         "' generates code for every op"));
+  if (!options.convolution_algorithm().empty())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "options.convolution_algorithm applies to target 'cpu' only, not '",
+        name(), "'"));
   return options;
 }
 

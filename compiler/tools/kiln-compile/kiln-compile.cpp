@@ -41,6 +41,10 @@ void printUsage() {
                "                       default on x86-64: calls into the library\n"
                "                       the cpu agent installs) or none (generated\n"
                "                       code for every op)\n"
+               "  --convolution-algorithm A\n"
+               "                       cpu: auto (the default: the agent's fastest,\n"
+               "                       Winograd for 3x3 stride-1 convolutions on\n"
+               "                       AVX-512) or direct\n"
                "  --riscv-vlen N       riscv64: VLEN in bits the code assumes (128)\n"
                "  --riscv-scalar-only  riscv64: rv64gc without the V extension\n"
                "  --riscv-bare-metal   riscv64: a relocatable object for\n"
@@ -243,6 +247,8 @@ int main(int argc, char **argv) {
       options.options.set_cpu_features(value());
     } else if (arg == "--kernel-library") {
       options.options.set_kernel_library(value());
+    } else if (arg == "--convolution-algorithm") {
+      options.options.set_convolution_algorithm(value());
     } else if (arg == "--riscv-vlen") {
       options.options.mutable_riscv()->set_vlen(std::atoi(value().c_str()));
     } else if (arg == "--riscv-scalar-only") {

@@ -8,6 +8,7 @@
 
 #include "kiln/agent/HostCode.h"
 #include "kiln/common/AgentProtocol.h"
+#include "kiln/common/Status.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -50,21 +51,40 @@ public:
   std::shared_ptr<OneDnnKernels> kernels;
 };
 
+/// The convolution algorithms a manifest allows its library calls.
+absl::StatusOr<onednn::ConvolutionAlgorithms>
+convolutionAlgorithms(const v1::ExecutableManifest &manifest) {
+  const std::string &algorithm = manifest.convolution_algorithm();
+  // Empty: an artifact from before the option, which asked for nothing else.
+  if (algorithm.empty() || algorithm == "direct")
+    return onednn::ConvolutionAlgorithms::Direct;
+  if (algorithm == "auto")
+    return onednn::ConvolutionAlgorithms::Fastest;
+  return absl::FailedPreconditionError(absl::StrCat(
+      "executable asks for convolution algorithm '", algorithm,
+      "', which this agent does not know (it knows: auto, direct); recompile "
+      "it with this kilnd"));
+}
+
 /// Installs a fresh oneDNN kernel library in `handle`'s artifact.
 absl::StatusOr<std::shared_ptr<OneDnnKernels>>
-installKernelLibrary(void *handle, const std::string &library, int threads) {
+installKernelLibrary(void *handle, const v1::ExecutableManifest &manifest,
+                     int threads) {
+  const std::string &library = manifest.kernel_library();
   if (library != OneDnnKernels::kName)
     return absl::FailedPreconditionError(absl::StrCat(
         "executable calls kernel library '", library,
         "', which this agent does not provide (it provides: ",
         OneDnnKernels::kName, "); compile with options.kernel_library "
         "'none' or 'onednn'"));
+  ASSIGN_OR_RETURN(onednn::ConvolutionAlgorithms convolutions,
+                   convolutionAlgorithms(manifest));
   void *setter = ::dlsym(handle, "kiln_rt_set_kernel_library");
   if (!setter)
     return absl::InvalidArgumentError(
         "the manifest names a kernel library, but the artifact exports no "
         "kiln_rt_set_kernel_library");
-  auto kernels = std::make_shared<OneDnnKernels>(threads);
+  auto kernels = std::make_shared<OneDnnKernels>(threads, convolutions);
   if (reinterpret_cast<SetKernelLibrary>(setter)(kernels->table()) != 1)
     return absl::FailedPreconditionError(absl::StrCat(
         "the artifact's kernel-library ABI is not version ",
@@ -204,8 +224,7 @@ CpuBackend::loadExecutable(const v1::ExecutableRecord &record,
     if (auto it = kernelsByHandle.find(handle); it != kernelsByHandle.end())
       kernels = it->second.lock();
     if (!kernels) {
-      auto installed = installKernelLibrary(handle, manifest.kernel_library(),
-                                            pool.threads());
+      auto installed = installKernelLibrary(handle, manifest, pool.threads());
       if (!installed.ok()) {
         ::dlclose(handle);
         return installed.status();

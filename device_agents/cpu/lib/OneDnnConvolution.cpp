@@ -93,6 +93,15 @@ void directConvolution(const kiln_rt_convolution &g, const float *input,
     }
 }
 
+/// Whether oneDNN may have a Winograd kernel for `g`: a 2-d 3x3
+/// convolution of stride 1, undilated and ungrouped (oneDNN 2.6 has them on
+/// AVX-512 only, and decides the rest: channels, padding, post-ops).
+bool winogradShaped(const kiln_rt_convolution &g) {
+  return g.spatial_rank == 2 && g.groups == 1 && g.kernel[0] == 3 &&
+         g.kernel[1] == 3 && g.stride[0] == 1 && g.stride[1] == 1 &&
+         g.dilation[0] == 1 && g.dilation[1] == 1;
+}
+
 /// The epilogue a primitive applies: without the scale and shift when they
 /// are folded into its weights and bias.
 kiln_rt_epilogue primitiveEpilogue(const kiln_rt_convolution &g,
@@ -122,7 +131,11 @@ struct ConvolutionSite::Primitive {
   struct CallMemory;
   mutable ReusePool<CallMemory> memories; // one per call in flight
 
-  Primitive(const kiln_rt_convolution &g, bool foldScaleShift)
+  std::optional<dnnl::convolution_forward::primitive_desc>
+  winogradPrimitive(const dnnl::convolution_forward::desc &desc) const;
+
+  Primitive(const kiln_rt_convolution &g, bool foldScaleShift,
+            ConvolutionAlgorithms algorithms)
       : post(primitiveEpilogue(g, foldScaleShift), g.spatial_rank + 2,
              /*channelDim=*/1, g.out_channels) {
     int64_t spatial = g.spatial_rank;
@@ -152,17 +165,25 @@ struct ConvolutionSite::Primitive {
     weights = memory::desc(weightDims, f32, weightTag(spatial, grouped));
     if (g.has_bias || foldScaleShift)
       bias = memory::desc({g.out_channels}, f32, Tag::x);
-    dnnl::convolution_forward::desc desc(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        memory::desc(srcDims, f32, Tag::any),
-        memory::desc(weightDims, f32, Tag::any), bias,
-        memory::desc(dstDims, f32, Tag::any), strides, dilates, padBegin,
-        padEnd);
-    auto pd = post.choose<dnnl::convolution_forward::primitive_desc>(
-        dst, "convolution", [&](const dnnl::primitive_attr &attributes) {
-          return dnnl::convolution_forward::primitive_desc(desc, attributes,
-                                                           engine());
-        });
+    auto describe = [&](dnnl::algorithm algorithm) {
+      return dnnl::convolution_forward::desc(
+          dnnl::prop_kind::forward_inference, algorithm,
+          memory::desc(srcDims, f32, Tag::any),
+          memory::desc(weightDims, f32, Tag::any), bias,
+          memory::desc(dstDims, f32, Tag::any), strides, dilates, padBegin,
+          padEnd);
+    };
+    std::optional<dnnl::convolution_forward::primitive_desc> winograd;
+    if (algorithms == ConvolutionAlgorithms::Fastest && winogradShaped(g))
+      winograd = winogradPrimitive(describe(dnnl::algorithm::convolution_winograd));
+    auto pd = winograd ? *winograd
+                       : post.choose<dnnl::convolution_forward::primitive_desc>(
+                             dst, "convolution",
+                             [&](const dnnl::primitive_attr &attributes) {
+                               return dnnl::convolution_forward::primitive_desc(
+                                   describe(dnnl::algorithm::convolution_direct),
+                                   attributes, engine());
+                             });
     implementation = pd.impl_info_str();
     convolution = dnnl::convolution_forward(pd);
     convSrc = pd.src_desc();
@@ -183,6 +204,25 @@ struct ConvolutionSite::Primitive {
           dnnl::reorder::primitive_desc(engine(), dst, engine(), convDst));
   }
 };
+
+/// oneDNN's Winograd kernel for `desc` with the whole epilogue fused, or
+/// none: where oneDNN has none for the CPU (AVX2), the channel counts or
+/// the post-ops, or only a reference one, the site stays direct.
+std::optional<dnnl::convolution_forward::primitive_desc>
+ConvolutionSite::Primitive::winogradPrimitive(
+    const dnnl::convolution_forward::desc &desc) const {
+  dnnl::primitive_attr attributes;
+  attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  post.attach(attributes);
+  try {
+    dnnl::convolution_forward::primitive_desc pd(desc, attributes, engine(),
+                                                 /*allow_empty=*/true);
+    if (pd && !isReferenceImplementation(pd))
+      return pd;
+  } catch (const dnnl::error &) {
+  }
+  return std::nullopt;
+}
 
 /// The memory objects of one call of a Primitive (its arguments map
 /// included), made on first use and repointed at each call's buffers.
@@ -210,10 +250,12 @@ struct ConvolutionSite::Primitive::CallMemory {
   }
 };
 
-ConvolutionSite::ConvolutionSite(const kiln_rt_convolution &geometry)
-    : geometry(geometry) {
+ConvolutionSite::ConvolutionSite(const kiln_rt_convolution &geometry,
+                                 ConvolutionAlgorithms algorithms)
+    : geometry(geometry), algorithms(algorithms) {
   try {
-    primitive = std::make_unique<Primitive>(geometry, /*foldScaleShift=*/false);
+    primitive = std::make_unique<Primitive>(geometry, /*foldScaleShift=*/false,
+                                            algorithms);
   } catch (const std::exception &error) {
     failed = true;
     spdlog::warn("oneDNN has no convolution for this geometry ({}); the "
@@ -259,7 +301,8 @@ const ConvolutionSite::Primitive *ConvolutionSite::foldedPrimitive() {
     return nullptr;
   if (!foldedOwner) {
     try {
-      foldedOwner = std::make_unique<Primitive>(geometry, /*foldScaleShift=*/true);
+      foldedOwner = std::make_unique<Primitive>(geometry, /*foldScaleShift=*/true,
+                                                algorithms);
     } catch (const std::exception &error) {
       foldRefused = true;
       spdlog::warn("oneDNN has no convolution for this geometry with the "

@@ -13,11 +13,12 @@
 
 namespace kiln::agent {
 
-OneDnnKernels::OneDnnKernels(int threads)
+OneDnnKernels::OneDnnKernels(int threads,
+                             onednn::ConvolutionAlgorithms convolutions)
     : abi{{KILN_RT_KERNELS_ABI_VERSION, &OneDnnKernels::convolutionF32,
            &OneDnnKernels::matmulF32, /*elementwise_f32=*/nullptr},
           this},
-      threads(threads < 1 ? 1 : threads) {}
+      threads(threads < 1 ? 1 : threads), convolutions(convolutions) {}
 
 OneDnnKernels::~OneDnnKernels() = default;
 
@@ -73,15 +74,16 @@ OneDnnKernels::limitInstructionSets(const std::vector<std::string> &features) {
   return isaName(dnnl::get_effective_cpu_isa());
 }
 
-template <typename Site, typename Geometry>
-Site &OneDnnKernels::site(const Geometry &geometry, void **state) {
+template <typename Site, typename Geometry, typename... Options>
+Site &OneDnnKernels::site(const Geometry &geometry, void **state,
+                          Options... options) {
   auto *slot = reinterpret_cast<std::atomic<Site *> *>(state);
   if (Site *site = slot->load(std::memory_order_acquire))
     return *site;
   std::lock_guard<std::mutex> lock(mutex);
   if (Site *site = slot->load(std::memory_order_acquire))
     return *site;
-  auto made = std::make_unique<Site>(geometry);
+  auto made = std::make_unique<Site>(geometry, options...);
   Site &site = *made;
   sites.push_back(std::move(made));
   slot->store(&site, std::memory_order_release);
@@ -100,7 +102,7 @@ void OneDnnKernels::convolutionF32(const kiln_rt_kernel_library *library,
                                    const float *residual,
                                    float *output) noexcept {
   OneDnnKernels &self = of(library);
-  self.site<onednn::ConvolutionSite>(*geometry, state)
+  self.site<onednn::ConvolutionSite>(*geometry, state, self.convolutions)
       .run(self.threads, input, weight, bias, {scale, shift, residual},
            output);
 }

@@ -11,6 +11,7 @@
 #include "OneDnnFolding.h"
 #include "OneDnnSupport.h"
 
+#include "kiln/agent/cpu/OneDnnKernels.h"
 #include "kiln_rt_kernels.h"
 
 #include <atomic>
@@ -25,7 +26,9 @@ namespace kiln::agent::onednn {
 /// parameter of the call (a second primitive, made on the first such call).
 class ConvolutionSite final : public KernelSite {
 public:
-  explicit ConvolutionSite(const kiln_rt_convolution &geometry);
+  explicit ConvolutionSite(
+      const kiln_rt_convolution &geometry,
+      ConvolutionAlgorithms algorithms = ConvolutionAlgorithms::Direct);
   ~ConvolutionSite() override;
   void run(int threads, const float *input, const float *weight,
            const float *bias, const EpilogueOperands &post, float *output);
@@ -49,6 +52,7 @@ private:
   const Primitive *foldedPrimitive();
 
   kiln_rt_convolution geometry;
+  ConvolutionAlgorithms algorithms;
   std::unique_ptr<Primitive> primitive;
   std::atomic<bool> failed{false}; // no primitive, or it failed: direct loop
   PrepackedWeights prepacked;

@@ -63,6 +63,9 @@ struct MachineSpec {
   /// (compiler/runtime/kiln_rt_kernels.h), which gets the ops it does best:
   /// "onednn", or empty for generated code only.
   std::string kernelLibrary;
+  /// With a kernel library: the convolution algorithms its calls may use
+  /// ("auto" or "direct", CompileOptions.convolution_algorithm).
+  std::string convolutionAlgorithm;
   /// The AI Engine array the acap target plans the library's calls for
   /// (kiln/common/AieArray.h), and the tiles the plan may use (0: all);
   /// empty and 0 for other targets.

@@ -61,6 +61,10 @@ public:
       return absl::InvalidArgumentError(
           "options.kernel_library applies to target 'cpu'; the acap target's "
           "convolutions and products always go to the AI Engine array");
+    if (!options.convolution_algorithm().empty())
+      return absl::InvalidArgumentError(
+          "options.convolution_algorithm applies to target 'cpu' only, not "
+          "'acap'");
     v1::CompileOptions resolved = options;
     v1::AcapOptions &acap = *resolved.mutable_acap();
     if (acap.host_cpu().empty())

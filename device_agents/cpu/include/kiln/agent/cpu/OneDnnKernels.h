@@ -21,6 +21,17 @@ namespace kiln::agent {
 
 namespace onednn {
 class KernelSite;
+
+/// Which algorithms a convolution site may run (ExecutableManifest.
+/// convolution_algorithm).
+enum class ConvolutionAlgorithms {
+  /// Direct convolutions only.
+  Direct,
+  /// The fastest oneDNN has for the CPU: Winograd's F(2x2,3x3) or
+  /// F(4x4,3x3) for a 2-d 3x3 convolution of stride 1 where it has one
+  /// (AVX-512), direct otherwise.
+  Fastest,
+};
 } // namespace onednn
 
 /// The kernel library of one loaded artifact. Each call site's first call
@@ -34,7 +45,8 @@ class KernelSite;
 /// runs a direct loop instead, so no call computes nothing.
 class OneDnnKernels {
 public:
-  explicit OneDnnKernels(int threads);
+  /// `convolutions`: the algorithms the artifact's convolutions may use.
+  OneDnnKernels(int threads, onednn::ConvolutionAlgorithms convolutions);
   ~OneDnnKernels();
   OneDnnKernels(const OneDnnKernels &) = delete;
   OneDnnKernels &operator=(const OneDnnKernels &) = delete;
@@ -91,11 +103,12 @@ private:
                         const float *scale, const float *shift,
                         const float *residual, float *c) noexcept;
   /// The site whose state slot is `state`, made on its first call.
-  template <typename Site, typename Geometry>
-  Site &site(const Geometry &geometry, void **state);
+  template <typename Site, typename Geometry, typename... Options>
+  Site &site(const Geometry &geometry, void **state, Options... options);
 
   Abi abi;
   int threads;
+  onednn::ConvolutionAlgorithms convolutions;
   std::mutex mutex;
   std::vector<std::unique_ptr<onednn::KernelSite>> sites; // guarded by mutex
 };
