@@ -51,6 +51,10 @@ def _add_compile_args(p: argparse.ArgumentParser) -> None:
                         "'native'); default: the one the connected agents share")
     p.add_argument("--cpu-features", default="",
                    help="cpu target: features on top of --cpu, e.g. +avx512f,-fma")
+    p.add_argument("--convolution-algorithm", default="", choices=("", "auto", "direct"),
+                   help="cpu target: how the kernel library may compute convolutions: "
+                        "auto (the default: the agent's fastest, Winograd for 3x3 "
+                        "stride-1 ones on AVX-512) or direct")
     p.add_argument("--fallback", choices=("error", "cpu"), default="error",
                    help="ops the target lacks: fail (default), or run them on the host "
                         "CPU with PyTorch between target segments")

@@ -86,8 +86,10 @@ def load_inputs(paths: Sequence[pathlib.Path]) -> list[torch.Tensor]:
 
 
 def machine_options(args: argparse.Namespace) -> dict[str, str]:
-    """--cpu and --cpu-features as CompileOptions fields (only those given)."""
-    return {k: v for k, v in (("cpu", args.cpu), ("cpu_features", args.cpu_features)) if v}
+    """--cpu, --cpu-features and --convolution-algorithm as CompileOptions
+    fields (only those given)."""
+    return {k: v for k, v in (("cpu", args.cpu), ("cpu_features", args.cpu_features),
+                              ("convolution_algorithm", args.convolution_algorithm)) if v}
 
 
 def compile_file(client: Client, path: pathlib.Path, target: str, opt_level: int,

@@ -50,6 +50,22 @@ def test_parser_defaults_and_env(monkeypatch):
     assert cli.build_parser().parse_args(["cache", "gc", "--target-bytes", "1Gi"]).target_bytes == 1024**3
 
 
+def test_machine_options_carry_only_what_was_given():
+    from kiln import cli_commands
+    args = cli.build_parser().parse_args(["compile", "m.pt2"])
+    assert cli_commands.machine_options(args) == {}
+    args = cli.build_parser().parse_args(
+        ["compile", "m.pt2", "--cpu", "znver3", "--convolution-algorithm", "direct"])
+    assert cli_commands.machine_options(args) == {"cpu": "znver3",
+                                                  "convolution_algorithm": "direct"}
+
+
+def test_parser_rejects_an_unknown_convolution_algorithm(capsys):
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args(["compile", "m.pt2", "--convolution-algorithm", "fft"])
+    assert "invalid choice: 'fft'" in capsys.readouterr().err
+
+
 def test_parser_rejects_bad_size(capsys):
     with pytest.raises(SystemExit) as e:
         cli.build_parser().parse_args(["cache", "gc", "--target-bytes", "lots"])

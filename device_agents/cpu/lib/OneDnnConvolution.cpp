@@ -5,7 +5,8 @@
 // with the reorders to and from the blocked layouts oneDNN's fastest
 // kernels use, weights kept reordered per parameter, the site's epilogue as
 // post-ops (a batch norm's scale and shift folded into weight parameters
-// instead), and a direct loop for a geometry oneDNN refuses.
+// instead), Winograd's algorithm where the artifact allows it and oneDNN
+// has it, and a direct loop for a geometry oneDNN refuses.
 //
 //===----------------------------------------------------------------------===//
 #include "OneDnnSites.h"
@@ -131,6 +132,7 @@ struct ConvolutionSite::Primitive {
   struct CallMemory;
   mutable ReusePool<CallMemory> memories; // one per call in flight
 
+  /// oneDNN's Winograd kernel for `desc`, the epilogue fused, if it has one.
   std::optional<dnnl::convolution_forward::primitive_desc>
   winogradPrimitive(const dnnl::convolution_forward::desc &desc) const;
 

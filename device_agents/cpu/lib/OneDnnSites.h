@@ -24,6 +24,8 @@ namespace kiln::agent::onednn {
 /// (it never should for what the compiler hands it) it runs a direct loop.
 /// A batch norm in its epilogue is folded into its weights when they are a
 /// parameter of the call (a second primitive, made on the first such call).
+/// With ConvolutionAlgorithms::Fastest, a 3x3 stride-1 site runs oneDNN's
+/// Winograd kernel where it has one.
 class ConvolutionSite final : public KernelSite {
 public:
   explicit ConvolutionSite(
