@@ -74,7 +74,12 @@ def test_generated_code_is_another_executable_that_agrees(client, exported):
     library = client.compile(ep)
     generated = client.compile(ep, options={"kernel_library": "none"})
     assert generated.manifest.kernel_library == ""
+    assert generated.manifest.convolution_algorithm == ""
     assert generated.compile_key != library.compile_key
+    # Without a library the convolution algorithm means nothing: one key.
+    assert client.compile(ep, options={"kernel_library": "none",
+                                       "convolution_algorithm": "direct"}
+                          ).compile_key == generated.compile_key
     assert generated.digest != library.digest
     for got, theirs, want in zip(generated(*inputs), library(*inputs), expected):
         torch.testing.assert_close(got, want, **TOLERANCE)

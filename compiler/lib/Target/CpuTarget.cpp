@@ -111,7 +111,9 @@ public:
     ASSIGN_OR_RETURN(std::string library, kernelLibrary(options));
     resolved.set_kernel_library(library);
     ASSIGN_OR_RETURN(std::string algorithm, convolutionAlgorithm(options));
-    resolved.set_convolution_algorithm(algorithm);
+    // Without a library every convolution is generated code: the choice
+    // means nothing, and must not split the compile key.
+    resolved.set_convolution_algorithm(library == "none" ? "" : algorithm);
     return resolved;
   }
 
