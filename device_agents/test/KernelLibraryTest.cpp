@@ -244,6 +244,24 @@ struct ConvolutionOperands {
 
 class KernelLibraryTest : public ::testing::Test {
 protected:
+  /// What loading the shared object built from `source` answers when its
+  /// manifest names `library` and `convolutionAlgorithm` (`elements`: the
+  /// axpy record's size).
+  absl::Status loadStatus(const std::string &name, const std::string &source,
+                          const std::string &library,
+                          const std::string &convolutionAlgorithm = "",
+                          int elements = 1) {
+    auto path = test::compileSharedObject(dir.path(), name, source);
+    if (!path.ok())
+      return path.status();
+    v1::ExecutableRecord record =
+        test::axpyRecord(elements, test::readFileBytes(*path));
+    record.mutable_manifest()->set_kernel_library(library);
+    record.mutable_manifest()->set_convolution_algorithm(convolutionAlgorithm);
+    CpuBackend backend;
+    return backend.loadExecutable(record, *path).status();
+  }
+
   /// A backend of `threads` compute threads and, loaded in it, the shared
   /// object built from `source` with a manifest naming oneDNN (null, with
   /// a test failure, when that fails).
@@ -778,12 +796,13 @@ TEST_F(KernelLibraryTest, AgentsReportTheLibrary) {
   EXPECT_THAT(properties.at("onednn_version"), ::testing::StartsWith("2."));
 }
 
-/// Whether oneDNN runs its AVX-512 kernels in this process (the first
-/// backend made limits it to the CPU the tests serve).
-bool onednnRunsAvx512() {
-  absl::StatusOr<CpuModel> cpu = testCpu();
-  return cpu.ok() &&
-         OneDnnKernels::limitInstructionSets(cpu->features).starts_with("avx512");
+/// The instruction set `backend`'s oneDNN kernels use, as it reports it
+/// (its device's onednn_isa).
+std::string onednnIsa(CpuBackend &backend) {
+  absl::StatusOr<std::vector<v1::Device>> devices = backend.describeDevices();
+  return devices.ok() && !devices->empty()
+             ? devices->front().properties().at("onednn_isa")
+             : "";
 }
 
 TEST_F(KernelLibraryTest, WinogradConvolutionsMatchTheReference) {
@@ -809,7 +828,7 @@ TEST_F(KernelLibraryTest, OnlyTheFastestAlgorithmsTakeWinograd) {
   absl::StatusOr<CpuModel> cpu = testCpu();
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   CpuBackend backend(*cpu, 1); // limits oneDNN's ISA as an agent does
-  bool avx512 = onednnRunsAvx512();
+  bool avx512 = onednnIsa(backend).starts_with("avx512");
   Convolution block = withEpilogue(
       convolution(1, 64, 64, 1, false, {56, 56}, {3, 3}, 1, 1, 1),
       {0, 1, KILN_RT_ACTIVATION_NONE});
@@ -833,61 +852,40 @@ TEST_F(KernelLibraryTest, OnlyTheFastestAlgorithmsTakeWinograd) {
   }
 }
 
+/// A 1x1 convolution's kernel source: something to load.
+std::string tinyConvolutionSource() {
+  return convolutionKernelSource(convolution(1, 1, 1, 1, false, {3}, {1}, 1, 0, 1));
+}
+
 TEST_F(KernelLibraryTest, AnUnknownConvolutionAlgorithmIsRefusedNamingIt) {
-  auto path = test::compileSharedObject(
-      dir.path(), "conv", convolutionKernelSource(convolution(
-                              1, 1, 1, 1, false, {3}, {1}, 1, 0, 1)));
-  ASSERT_TRUE(path.ok()) << path.status();
-  v1::ExecutableRecord record = test::axpyRecord(1, test::readFileBytes(*path));
-  record.mutable_manifest()->set_kernel_library("onednn");
-  record.mutable_manifest()->set_convolution_algorithm("fft");
-  CpuBackend backend;
-  auto refused = backend.loadExecutable(record, *path);
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(refused.status().message(), HasSubstr("'fft'"));
-  EXPECT_THAT(refused.status().message(), HasSubstr("knows: auto, direct"));
+  absl::Status refused = loadStatus("conv", tinyConvolutionSource(), "onednn", "fft");
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("'fft'"));
+  EXPECT_THAT(refused.message(), HasSubstr("knows: auto, direct"));
 }
 
 TEST_F(KernelLibraryTest, AnUnknownLibraryIsRefusedNamingIt) {
-  auto path = test::compileSharedObject(
-      dir.path(), "conv", convolutionKernelSource(convolution(
-                              1, 1, 1, 1, false, {3}, {1}, 1, 0, 1)));
-  ASSERT_TRUE(path.ok()) << path.status();
-  v1::ExecutableRecord record = test::axpyRecord(1, test::readFileBytes(*path));
-  record.mutable_manifest()->set_kernel_library("mkl");
-  CpuBackend backend;
-  auto refused = backend.loadExecutable(record, *path);
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(refused.status().message(), HasSubstr("'mkl'"));
-  EXPECT_THAT(refused.status().message(), HasSubstr("provides: onednn"));
+  absl::Status refused = loadStatus("conv", tinyConvolutionSource(), "mkl");
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("'mkl'"));
+  EXPECT_THAT(refused.message(), HasSubstr("provides: onednn"));
 }
 
 TEST_F(KernelLibraryTest, AManifestNamingALibraryNeedsTheRuntimesSetter) {
-  auto path = test::compileSharedObject(dir.path(), "axpy",
-                                        test::axpyKernelSource(4));
-  ASSERT_TRUE(path.ok()) << path.status();
-  v1::ExecutableRecord record = test::axpyRecord(4, test::readFileBytes(*path));
-  record.mutable_manifest()->set_kernel_library("onednn");
-  CpuBackend backend;
-  auto refused = backend.loadExecutable(record, *path);
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(refused.status().message(),
-              HasSubstr("exports no kiln_rt_set_kernel_library"));
+  absl::Status refused =
+      loadStatus("axpy", test::axpyKernelSource(4), "onednn", "", /*elements=*/4);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), HasSubstr("exports no kiln_rt_set_kernel_library"));
 }
 
 TEST_F(KernelLibraryTest, AnotherAbiVersionIsRefused) {
   std::string source = absl::StrReplaceAll(
-      convolutionKernelSource(convolution(1, 1, 1, 1, false, {3}, {1}, 1, 0, 1)),
+      tinyConvolutionSource(),
       {{absl::StrCat("#define KILN_RT_KERNELS_ABI_VERSION ", KILN_RT_KERNELS_ABI_VERSION),
         "#define KILN_RT_KERNELS_ABI_VERSION 99"}});
-  auto path = test::compileSharedObject(dir.path(), "future", source);
-  ASSERT_TRUE(path.ok()) << path.status();
-  v1::ExecutableRecord record = test::axpyRecord(1, test::readFileBytes(*path));
-  record.mutable_manifest()->set_kernel_library("onednn");
-  CpuBackend backend;
-  auto refused = backend.loadExecutable(record, *path);
-  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(refused.status().message(), HasSubstr("ABI"));
+  absl::Status refused = loadStatus("future", source, "onednn");
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("ABI"));
 }
 
 } // namespace
