@@ -4,7 +4,8 @@ with complex numbers), comparisons and truth (eq, ne, isnan, logical ops,
 any, nonzero), var and std, matrix products (mm, bmm, addmm with complex
 beta and alpha), prod, and the elementary functions (exp, log, sqrt, the
 trigonometric and hyperbolic functions and their inverses, sigmoid,
-reciprocal, pow)."""
+reciprocal, pow), inverses and solves, and the factorisations (det,
+slogdet, lu_factor, lu, cholesky)."""
 
 import torch
 
@@ -213,3 +214,59 @@ register("complex_tensorsolve_c128",
          lambda a, b: torch.linalg.tensorsolve(a + 4 * torch.eye(6, dtype=C128).reshape(2, 3, 6),
                                                b),
          randn(2, 3, 6, dtype=C128), randn(2, 3, dtype=C128))
+
+# Factorisations of complex matrices: zgetf2 (det, slogdet, logdet,
+# lu_factor, lu) and zpotf2 (cholesky). The pivot is the entry of largest
+# |re| + |im| (LAPACK's izamax), not of largest modulus: in
+# _PIVOT_BY_ABS_SUM's first column 2 + 2i (sum 4, modulus 2.83) beats 3.
+_PIVOT_BY_ABS_SUM = torch.tensor([[3 + 0j, 1, 0], [2 + 2j, 0, 1], [0, 1j, 1]], dtype=C128)
+# Rank 1 (the second row twice the first): U's last pivot is exactly 0.
+_SINGULAR = torch.tensor([[1 + 1j, 2], [2 + 2j, 4]], dtype=C128)
+register("complex_det_slogdet_c128",
+         lambda a: (torch.linalg.det(a), *torch.linalg.slogdet(a), torch.logdet(a)),
+         randn(2, 4, 4, dtype=C128))
+register("complex_det_c64", lambda a: (torch.linalg.det(a), torch.linalg.slogdet(a).sign),
+         randn(3, 3, 3, dtype=C64), rtol=1e-4, atol=1e-5)
+register("complex_det_lu_results_c128",
+         lambda a: (torch.ops.aten._linalg_det(a), torch.ops.aten._linalg_slogdet(a)),
+         randn(5, 5, dtype=C128))
+register("complex_det_pivot_by_abs_sum_singular_c128",
+         lambda a, s: (torch.linalg.lu_factor(a), torch.linalg.det(a), torch.linalg.det(s),
+                       *torch.linalg.slogdet(s), torch.linalg.lu_factor_ex(s)),
+         const(_PIVOT_BY_ABS_SUM), const(_SINGULAR))
+register("complex_lu_factor_c64", lambda a: torch.linalg.lu_factor_ex(a),
+         randn(2, 4, 4, dtype=C64), rtol=1e-4, atol=1e-5)
+register("complex_lu_rectangular_c128",
+         lambda t, w: (*torch.linalg.lu(t), *torch.linalg.lu(w), torch.linalg.lu_factor(w)),
+         randn(5, 3, dtype=C128), randn(2, 3, 5, dtype=C128))
+# Hermitian positive definite: B B^H + n I; the diagonal's imaginary part
+# (nonzero here) is not read.
+register("complex_cholesky_c128",
+         lambda b: (torch.linalg.cholesky(b @ b.mH + 4 * torch.eye(4) + 0.5j * torch.eye(4)),
+                    torch.linalg.cholesky(b @ b.mH + 4 * torch.eye(4), upper=True)),
+         randn(3, 4, 4, dtype=C128))
+register("complex_cholesky_c64",
+         lambda b: torch.linalg.cholesky_ex(b @ b.mH + 5 * torch.eye(5)),
+         randn(5, 5, dtype=C64), rtol=1e-4, atol=1e-5)
+# Not positive definite at the third column: info 3, as potrf's.
+register("complex_cholesky_info_c128",
+         lambda b: torch.linalg.cholesky_ex(b @ b.mH + torch.diag(torch.tensor([4.0, 4.0, -50.0, 4.0]))).info,
+         randn(4, 4, dtype=C128))
+# The LU, pivots and info results beside a complex inverse or solve (from
+# lu_factor(A), as eager's), a singular matrix's info, and X A = B.
+register("complex_inv_ex_info_c128",
+         lambda a, s: (torch.linalg.inv_ex(a + 3 * torch.eye(3)), torch.linalg.inv_ex(s).info),
+         randn(2, 3, 3, dtype=C128), const(_SINGULAR))
+register("complex_solve_ex_results_c128",
+         lambda a, b: torch.ops.aten._linalg_solve_ex(a + 3 * torch.eye(4), b),
+         randn(2, 4, 4, dtype=C128), randn(2, 4, 3, dtype=C128))
+register("complex_solve_left_false_c64",
+         lambda a, b: torch.linalg.solve(a + _I4, b, left=False),
+         randn(2, 4, 4, dtype=C64), randn(2, 3, 4, dtype=C64), rtol=1e-4, atol=1e-5)
+# Matrices of order 0: det and slogdet's sign 1 + 0i, log |det| 0, info 0
+# and empty factors, as eager gives them (the empty-tensor rules, applied
+# to the complex shape without its pairs' dim).
+register("complex_order_zero_factorisations_c64",
+         lambda a: (torch.linalg.det(a), *torch.linalg.slogdet(a), torch.linalg.cholesky_ex(a),
+                    torch.linalg.inv_ex(a)),
+         randn(2, 0, 0, dtype=C64))

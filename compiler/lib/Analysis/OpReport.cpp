@@ -64,6 +64,10 @@ OpCost contraction(int64_t macs, int64_t extraFlops) {
   return cost(v1::OP_COST_KIND_CONTRACTION, 2 * macs + extraFlops, macs);
 }
 
+/// 4 for a batch of complex matrices as (N, m, n, 2) pairs (a complex
+/// multiply-add is 4 real ones), 1 for real (N, m, n) ones.
+int64_t pairFactor(RankedTensorType matrices) { return matrices.getRank() == 4 ? 4 : 1; }
+
 OpCost elementwise(Operation *op) {
   return cost(v1::OP_COST_KIND_ELEMENTWISE, elementCount(op->getResult(0)));
 }
@@ -366,11 +370,12 @@ OpCost estimateOpCost(Operation *op) {
       .Case([](aten::EmbeddingRenormOp renorm) {
         return reduction(renorm.getSelf(), 4);
       })
-      // getrf: about n^3 / 3 multiply-adds per matrix.
+      // getrf: about n^3 / 3 multiply-adds per matrix, each 4 real ones
+      // for complex pairs.
       .Case([](aten::LuFactorOp lu) {
         auto type = cast<RankedTensorType>(lu.getSelf().getType());
         int64_t order = type.getDimSize(1);
-        return contraction(type.getDimSize(0) * order * order * order / 3, 0);
+        return contraction(pairFactor(type) * type.getDimSize(0) * order * order * order / 3, 0);
       })
       .Case([](aten::LinalgSolveOp solve) { return solveCost(solve); })
       // Swaps of indices: no arithmetic.
@@ -404,11 +409,12 @@ OpCost estimateOpCost(Operation *op) {
         int64_t order = type.getDimSize(1);
         return contraction(type.getDimSize(0) * order * order * order / 6, 0);
       })
-      // potrf: about n^3 / 6 multiply-adds per matrix.
+      // potrf: about n^3 / 6 multiply-adds per matrix, each 4 real ones
+      // for complex pairs.
       .Case([](aten::CholeskyOp chol) {
         auto type = cast<RankedTensorType>(chol.getSelf().getType());
         int64_t order = type.getDimSize(1);
-        return contraction(type.getDimSize(0) * order * order * order / 6, 0);
+        return contraction(pairFactor(type) * type.getDimSize(0) * order * order * order / 6, 0);
       })
       // The degree-18 Taylor polynomial's 5 products of n^3 each; the s
       // squarings depend on the data and are not counted.

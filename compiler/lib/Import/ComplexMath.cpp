@@ -418,26 +418,6 @@ absl::StatusOr<Values> addmm(NodeImporter &n) {
                     .getResult()};
 }
 
-/// The product of pairs `x` along complex dim `dim` (left with extent 1):
-/// the first half times the second until one entry is left.
-Value productAlong(NodeImporter &n, Value x, int64_t dim) {
-  while (typeOf(x).getDimSize(dim) > 1) {
-    int64_t extent = typeOf(x).getDimSize(dim), half = extent / 2;
-    Value lo = sliceAlong(n, x, dim, 0, half), hi = sliceAlong(n, x, dim, half, half);
-    Value product = complexProduct(n, typeOf(lo), lo, hi);
-    if (extent % 2) {
-      Value last = sliceAlong(n, x, dim, 2 * half, 1);
-      SmallVector<int64_t> shape(typeOf(product).getShape());
-      shape[dim] += 1;
-      product = n.b().create<aten::CatOp>(n.loc(), typeOf(product).clone(shape),
-                                          ValueRange{product, last},
-                                          n.b().getI64IntegerAttr(dim));
-    }
-    x = product;
-  }
-  return x;
-}
-
 /// prod.default and prod.dim_int on complex tensors.
 absl::StatusOr<Values> prod(NodeImporter &n) {
   ASSIGN_OR_RETURN(auto result, pairResult(n));

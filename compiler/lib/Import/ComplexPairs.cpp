@@ -182,5 +182,22 @@ Value complexQuotient(NodeImporter &n, RankedTensorType type, Value x, Value y) 
   return pack(n, re, im);
 }
 
+Value productAlong(NodeImporter &n, Value x, int64_t dim) {
+  while (typeOf(x).getDimSize(dim) > 1) {
+    int64_t extent = typeOf(x).getDimSize(dim), half = extent / 2;
+    Value lo = sliceAlong(n, x, dim, 0, half), hi = sliceAlong(n, x, dim, half, half);
+    Value product = complexProduct(n, typeOf(lo), lo, hi);
+    if (extent % 2) {
+      Value last = sliceAlong(n, x, dim, 2 * half, 1);
+      SmallVector<int64_t> shape(typeOf(product).getShape());
+      shape[dim] += 1;
+      product = n.b().create<aten::CatOp>(n.loc(), typeOf(product).clone(shape),
+                                          ValueRange{product, last},
+                                          n.b().getI64IntegerAttr(dim));
+    }
+    x = product;
+  }
+  return x;
+}
 
 } // namespace kiln

@@ -84,6 +84,10 @@ mlir::Value complexIsNonZero(NodeImporter &n, mlir::Value pairs);
 /// The complex product of pairs `x` and `y`, broadcast to pairs `type`.
 mlir::Value complexProduct(NodeImporter &n, mlir::RankedTensorType type, mlir::Value x,
                            mlir::Value y);
+/// The product of pairs `x` along complex dim `dim` (left with extent 1):
+/// the first half times the second until one entry is left (the products
+/// of c10::complex, in a different order than eager's loop).
+mlir::Value productAlong(NodeImporter &n, mlir::Value x, int64_t dim);
 /// Pairs `x` expanded to pairs `type` (leading dims added, dims of 1
 /// broadcast); `x` itself when it has that shape.
 mlir::Value expandPairs(NodeImporter &n, mlir::Value x, mlir::RankedTensorType type);

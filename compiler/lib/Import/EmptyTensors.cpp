@@ -146,7 +146,8 @@ absl::StatusOr<std::optional<Values>> emptyContraction(NodeImporter &n) {
 /// Factorisations, solves and determinants of matrices of order 0: the
 /// factors, pivots and solutions are empty, and each matrix's info is 0
 /// (success), its determinant and slogdet's sign 1 and log |det| 0, as
-/// eager gives them. Per op, each result's value (empty results take none).
+/// eager gives them, for real and complex matrices (a complex result's
+/// value is (v, 0)). Per op, each result's value (empty results take none).
 const llvm::StringMap<SmallVector<double, 4>> &orderZeroResults() {
   static const llvm::StringMap<SmallVector<double, 4>> table = {
       {"aten.linalg_ldl_factor_ex.default", {0, 0, 0}},
@@ -169,6 +170,8 @@ orderZeroMatrices(NodeImporter &n, const std::pair<std::string, Value> &empty) {
   if (found == orderZeroResults().end() || (empty.first != "A" && empty.first != "self"))
     return std::optional<Values>();
   ArrayRef<int64_t> shape = typeOf(empty.second).getShape();
+  if (n.isComplexTensor(empty.first))
+    shape = shape.drop_back(); // the (real, imaginary) pairs' dim
   if (shape.size() < 2 || shape.back() != 0 || shape[shape.size() - 2] != 0)
     return std::optional<Values>();
   const SmallVector<double, 4> &values = found->second;

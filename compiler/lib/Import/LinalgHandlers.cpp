@@ -41,11 +41,9 @@
 //   unspecified.
 // - cholesky: one aten.cholesky of A's lower triangle (of A.mT's for
 //   upper=True, whose factor is then transposed), info as potrf's.
-// - linalg_eig of a real matrix: one aten.eig (dgeev's balancing,
-//   Hessenberg reduction, Francis QR and dtrevc3's vectors,
-//   GeneralEigen.cpp), or aten.eigvals when nothing reads the vectors, its
-//   parts packed as the complex results' pairs; complex matrices are
-//   UNIMPLEMENTED.
+// - linalg_eig (complex results) and the ops on complex matrices are in
+//   ComplexLinalgHandlers.cpp; the builders both files use are declared in
+//   LinalgShared.h.
 // - matrix_exp: one aten.matrix_exp (scaling and squaring,
 //   lib/Conversion/AtenToLinalg/MatrixExp.cpp); no matrices, or matrices
 //   of order 0, give an empty result.
@@ -54,6 +52,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "ComplexPairs.h"
+#include "LinalgShared.h"
 #include "OpHandlers.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -66,26 +65,15 @@
 
 using namespace mlir;
 
-namespace kiln {
-namespace {
+namespace kiln::linalg {
 
-using Values = SmallVector<Value>;
-
-/// The largest n the factorisation loops take.
-constexpr int64_t kMaxOrder = aten::kMaxLuOrder;
-
-struct Factorisation {
-  Value lu;      ///< (B, m, n): L below the diagonal (unit), U on and above.
-  Value pivots;  ///< (B, k) i64, k = min(m, n): 0-based rows swapped with each step's row.
-  Value odd;     ///< (B, 1) i1: an odd number of row swaps.
-  Value diagonal; ///< (B, k): U's diagonal.
-};
-
-/// getrf on `a` (B, m, n): one aten.lu_factor, and U's diagonal.
+/// getrf on `a` (B, m, n), or zgetf2 on complex pairs (B, m, n, 2): one
+/// aten.lu_factor, and U's diagonal ((B, k), or (B, k, 2) pairs).
 Factorisation factorise(NodeImporter &n, Value a) {
   RankedTensorType type = typeOf(a);
   const int64_t batch = type.getDimSize(0), rows = type.getDimSize(1), cols = type.getDimSize(2);
   const int64_t steps = std::min(rows, cols);
+  const bool pairs = type.getRank() == 4;
   auto lu = n.b().create<aten::LuFactorOp>(
       n.loc(),
       TypeRange{type, RankedTensorType::get({batch, steps}, n.b().getI64Type()),
@@ -94,10 +82,14 @@ Factorisation factorise(NodeImporter &n, Value a) {
   Value diagonalIndex =
       tableConstant<int64_t>(n, {steps}, n.b().getI64Type(),
                              [cols](int64_t i) { return i * (cols + 1); });
+  SmallVector<int64_t> entries{batch, rows * cols}, diagonalShape{batch, steps};
+  if (pairs) {
+    entries.push_back(2);
+    diagonalShape.push_back(2);
+  }
   Value diagonal = n.b().create<aten::IndexSelectOp>(
-      n.loc(), RankedTensorType::get({batch, steps}, type.getElementType()),
-      viewValue(n, lu.getLu(), {batch, rows * cols}), diagonalIndex,
-      n.b().getI64IntegerAttr(1));
+      n.loc(), RankedTensorType::get(diagonalShape, type.getElementType()),
+      viewValue(n, lu.getLu(), entries), diagonalIndex, n.b().getI64IntegerAttr(1));
   return {lu.getLu(), lu.getPivots(), lu.getOdd(), diagonal};
 }
 
@@ -149,12 +141,6 @@ Value flatBatch(NodeImporter &n, Value v) {
   return viewValue(n, v, {typeOf(v).getNumElements() / std::max<int64_t>(rows * cols, 1), rows, cols});
 }
 
-/// The (..., n, n) input as (B, n, n) of its transpose, with n.
-absl::StatusOr<std::pair<Value, int64_t>> transposedBatch(NodeImporter &n, Value a) {
-  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "determinants"));
-  return std::make_pair(flatBatch(n, transposed(n, a)), order);
-}
-
 /// The LU and 1-based int32 pivots results, in their declared shapes (null
 /// for a result the node leaves out).
 absl::StatusOr<Values> luResults(NodeImporter &n, const Factorisation &f, int luIndex) {
@@ -177,58 +163,6 @@ absl::StatusOr<Values> luResults(NodeImporter &n, const Factorisation &f, int lu
     results[1] = viewValue(n, pivots, pivotsType.getShape());
   }
   return results;
-}
-
-/// The factorisation of argument A's transpose, batched, and the (B, 1)
-/// type of per-matrix results.
-struct Factorised {
-  Factorisation f;
-  RankedTensorType perBatch;
-};
-
-absl::StatusOr<Factorised> factoriseArgument(NodeImporter &n) {
-  ASSIGN_OR_RETURN(Value a, n.tensor("A"));
-  ASSIGN_OR_RETURN(auto work, transposedBatch(n, a));
-  Value matrices = work.first;
-  int64_t batch = typeOf(matrices).getDimSize(0);
-  return Factorised{factorise(n, matrices),
-                    RankedTensorType::get({batch, 1}, typeOf(matrices).getElementType())};
-}
-
-/// `value` negated where the factorisation swapped rows an odd number of
-/// times.
-Value withPermutationSign(NodeImporter &n, const Factorised &fz, Value value) {
-  Value negated = n.b().create<aten::NegOp>(n.loc(), fz.perBatch, value);
-  return pointwise(n, fz.perBatch, "where", {fz.f.odd, negated, value});
-}
-
-absl::StatusOr<Values> det(NodeImporter &n) {
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(0));
-  ASSIGN_OR_RETURN(Factorised fz, factoriseArgument(n));
-  Value product = n.b().create<aten::ProdOp>(n.loc(), fz.perBatch, fz.f.diagonal,
-                                             n.b().getDenseI64ArrayAttr({1}),
-                                             n.b().getBoolAttr(true));
-  ASSIGN_OR_RETURN(Values lu, luResults(n, fz.f, 1));
-  return Values{viewValue(n, withPermutationSign(n, fz, product), type.getShape()), lu[0],
-                lu[1]};
-}
-
-absl::StatusOr<Values> slogdet(NodeImporter &n) {
-  ASSIGN_OR_RETURN(RankedTensorType signType, n.resultType(0));
-  ASSIGN_OR_RETURN(RankedTensorType logType, n.resultType(1));
-  ASSIGN_OR_RETURN(Factorised fz, factoriseArgument(n));
-  auto keep = n.b().getBoolAttr(true);
-  auto lastDim = n.b().getDenseI64ArrayAttr({1});
-  Value diagonal = fz.f.diagonal;
-  Value signs = pointwise(n, typeOf(diagonal), "sign", diagonal);
-  Value sign = withPermutationSign(
-      n, fz, n.b().create<aten::ProdOp>(n.loc(), fz.perBatch, signs, lastDim, keep));
-  Value logs = pointwise(n, typeOf(diagonal), "log",
-                         pointwise(n, typeOf(diagonal), "abs", diagonal));
-  Value logabs = n.b().create<aten::SumOp>(n.loc(), fz.perBatch, logs, lastDim, keep);
-  ASSIGN_OR_RETURN(Values lu, luResults(n, fz.f, 2));
-  return Values{viewValue(n, sign, signType.getShape()),
-                viewValue(n, logabs, logType.getShape()), lu[0], lu[1]};
 }
 
 /// The 1-based index of the first zero on U's diagonal (N, n), 0 for none,
@@ -283,7 +217,7 @@ Value expandBatch(NodeImporter &n, Value v, ArrayRef<int64_t> batch, int64_t kep
 /// (N, n, n) and (N, n, k) batches) of a (..., n, n) against rhs
 /// (..., n, k) over their broadcast batch, in that batch's shape.
 absl::StatusOr<Value> solveBatch(NodeImporter &n, Value a, Value rhs,
-                                 function_ref<Value(Value, Value)> solve = nullptr) {
+                                 function_ref<Value(Value, Value)> solve) {
   ArrayRef<int64_t> aShape = typeOf(a).getShape(), bShape = typeOf(rhs).getShape();
   SmallVector<int64_t> batch;
   if (!OpTrait::util::getBroadcastedShape(aShape.drop_back(2), bShape.drop_back(2), batch))
@@ -299,6 +233,144 @@ absl::StatusOr<Value> solveBatch(NodeImporter &n, Value a, Value rhs,
 
 /// getrf on the (..., m, n) matrices of `a`, as one (B, m, n) batch.
 Factorisation factoriseMatrices(NodeImporter &n, Value a) { return factorise(n, flatBatch(n, a)); }
+
+/// A result of no elements of the declared type (a vector result eager
+/// leaves empty without compute_v / compute_uv); null when left out.
+absl::StatusOr<Value> emptyResult(NodeImporter &n, int i) {
+  if (i >= n.numResults())
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has more"));
+  if (n.resultLeftOut(i))
+    return Value();
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(i));
+  if (type.getNumElements() != 0)
+    return n.error(absl::StrCat("result ", i, " is declared with elements"));
+  return n.constant(type.getElementType(), 0.0, type.getShape());
+}
+
+/// `v` as result `i` declares it, or null when the node leaves it out.
+absl::StatusOr<Value> readResult(NodeImporter &n, Value v, int i) {
+  if (n.resultLeftOut(i))
+    return Value();
+  return asResult(n, v, i);
+}
+
+/// The (order, order) identity in `element`.
+Value identityMatrix(NodeImporter &n, int64_t order, Type element) {
+  return convertElements(
+      n, tableConstant<bool>(n, {order, order}, n.b().getI1Type(),
+                             [order](int64_t k) { return k % (order + 1) == 0; }),
+      element);
+}
+
+/// P (B, m, m) in `element` from a row order (B, m) i64: P[perm[i], i] = 1.
+Value permutationMatrix(NodeImporter &n, Value perm, Type element) {
+  const int64_t batch = typeOf(perm).getDimSize(0), order = typeOf(perm).getDimSize(1);
+  Value rows = viewValue(n, perm, {batch, order, 1});
+  Value cols = tableConstant<int64_t>(n, {1, 1, order}, n.b().getI64Type(),
+                                      [](int64_t k) { return k; });
+  // [b, i, c] = (perm[i] == c): P^T.
+  Value transposedP = pointwise(n, RankedTensorType::get({batch, order, order}, n.b().getI1Type()),
+                                "eq", {rows, cols});
+  return transposed(n, convertElements(n, transposedP, element));
+}
+
+/// The packed (B, m, n) LU unpacked, k = min(m, n): L (B, m, k), unit
+/// lower trapezoidal (its diagonal `diagonal`: 0 for the imaginary part of
+/// a complex L), from its first k columns; U (B, k, n), upper
+/// trapezoidal, from its first k rows.
+std::pair<Value, Value> unpackFactors(NodeImporter &n, Value lu, double diagonal) {
+  RankedTensorType type = typeOf(lu);
+  const int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
+  const int64_t steps = std::min(rows, cols);
+  Type i1 = n.b().getI1Type(), element = type.getElementType();
+  auto mask = [&](int64_t r, int64_t c, function_ref<bool(int64_t, int64_t)> keep) {
+    return gridConstant<bool>(n, r, c, i1, keep);
+  };
+  Value zero = n.constant(element, 0.0), one = n.constant(element, diagonal);
+  Value left = cols == steps ? lu : sliceAlong(n, lu, 2, 0, steps);
+  Value top = rows == steps ? lu : sliceAlong(n, lu, 1, 0, steps);
+  Value strictlyLower = pointwise(n, typeOf(left), "where",
+                                  {mask(rows, steps, [](int64_t i, int64_t j) { return i > j; }), left, zero});
+  Value l = pointwise(n, typeOf(left), "where",
+                      {mask(rows, steps, [](int64_t i, int64_t j) { return i == j; }), one, strictlyLower});
+  Value u = pointwise(n, typeOf(top), "where",
+                      {mask(steps, cols, [](int64_t i, int64_t j) { return i <= j; }), top, zero});
+  return {l, u};
+}
+
+/// The `pivot` flag and A's type of an LU node: pivoted (eager's CPU
+/// kernel has no other), f32 or f64 matrices of at most kMaxOrder.
+absl::Status checkPivotedLu(NodeImporter &n, Value a) {
+  ASSIGN_OR_RETURN(bool pivot, n.boolAttr("pivot", true));
+  if (!pivot)
+    return n.error("LU without pivoting is not defined on the CPU (eager raises)");
+  return matrixSize(n, a, "LU factorisations").status();
+}
+
+} // namespace kiln::linalg
+
+namespace kiln {
+namespace {
+
+using namespace linalg;
+
+/// The (..., n, n) input as (B, n, n) of its transpose, with n.
+absl::StatusOr<std::pair<Value, int64_t>> transposedBatch(NodeImporter &n, Value a) {
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "determinants"));
+  return std::make_pair(flatBatch(n, transposed(n, a)), order);
+}
+
+/// The factorisation of argument A's transpose, batched, and the (B, 1)
+/// type of per-matrix results.
+struct Factorised {
+  Factorisation f;
+  RankedTensorType perBatch;
+};
+
+absl::StatusOr<Factorised> factoriseArgument(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("A"));
+  ASSIGN_OR_RETURN(auto work, transposedBatch(n, a));
+  Value matrices = work.first;
+  int64_t batch = typeOf(matrices).getDimSize(0);
+  return Factorised{factorise(n, matrices),
+                    RankedTensorType::get({batch, 1}, typeOf(matrices).getElementType())};
+}
+
+/// `value` negated where the factorisation swapped rows an odd number of
+/// times.
+Value withPermutationSign(NodeImporter &n, const Factorised &fz, Value value) {
+  Value negated = n.b().create<aten::NegOp>(n.loc(), fz.perBatch, value);
+  return pointwise(n, fz.perBatch, "where", {fz.f.odd, negated, value});
+}
+
+absl::StatusOr<Values> det(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(0));
+  ASSIGN_OR_RETURN(Factorised fz, factoriseArgument(n));
+  Value product = n.b().create<aten::ProdOp>(n.loc(), fz.perBatch, fz.f.diagonal,
+                                             n.b().getDenseI64ArrayAttr({1}),
+                                             n.b().getBoolAttr(true));
+  ASSIGN_OR_RETURN(Values lu, luResults(n, fz.f, 1));
+  return Values{viewValue(n, withPermutationSign(n, fz, product), type.getShape()), lu[0],
+                lu[1]};
+}
+
+absl::StatusOr<Values> slogdet(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType signType, n.resultType(0));
+  ASSIGN_OR_RETURN(RankedTensorType logType, n.resultType(1));
+  ASSIGN_OR_RETURN(Factorised fz, factoriseArgument(n));
+  auto keep = n.b().getBoolAttr(true);
+  auto lastDim = n.b().getDenseI64ArrayAttr({1});
+  Value diagonal = fz.f.diagonal;
+  Value signs = pointwise(n, typeOf(diagonal), "sign", diagonal);
+  Value sign = withPermutationSign(
+      n, fz, n.b().create<aten::ProdOp>(n.loc(), fz.perBatch, signs, lastDim, keep));
+  Value logs = pointwise(n, typeOf(diagonal), "log",
+                         pointwise(n, typeOf(diagonal), "abs", diagonal));
+  Value logabs = n.b().create<aten::SumOp>(n.loc(), fz.perBatch, logs, lastDim, keep);
+  ASSIGN_OR_RETURN(Values lu, luResults(n, fz.f, 2));
+  return Values{viewValue(n, sign, signType.getShape()),
+                viewValue(n, logabs, logType.getShape()), lu[0], lu[1]};
+}
 
 /// lu_factor(A) with 1-based pivots and getrf's info, as the results
 /// `first`, first + 1 and first + 2 declare them.
@@ -467,26 +539,6 @@ absl::StatusOr<Values> ormqr(NodeImporter &n) {
   return Values{result};
 }
 
-/// A result of no elements of the declared type (a vector result eager
-/// leaves empty without compute_v / compute_uv); null when left out.
-absl::StatusOr<Value> emptyResult(NodeImporter &n, int i) {
-  if (i >= n.numResults())
-    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has more"));
-  if (n.resultLeftOut(i))
-    return Value();
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType(i));
-  if (type.getNumElements() != 0)
-    return n.error(absl::StrCat("result ", i, " is declared with elements"));
-  return n.constant(type.getElementType(), 0.0, type.getShape());
-}
-
-/// `v` as result `i` declares it, or null when the node leaves it out.
-absl::StatusOr<Value> readResult(NodeImporter &n, Value v, int i) {
-  if (n.resultLeftOut(i))
-    return Value();
-  return asResult(n, v, i);
-}
-
 /// X with A X = rhs for A = L L^T (or U^T U for `upper`): a solve against
 /// the factor, then one against its transpose.
 absl::StatusOr<Value> solveWithCholesky(NodeImporter &n, Value factor, Value rhs, bool upper) {
@@ -505,14 +557,6 @@ absl::StatusOr<Values> choleskySolve(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value x, solveWithCholesky(n, factor, rhs, upper));
   ASSIGN_OR_RETURN(Value result, asResult(n, x, 0));
   return Values{result};
-}
-
-/// The (order, order) identity in `element`.
-Value identityMatrix(NodeImporter &n, int64_t order, Type element) {
-  return convertElements(
-      n, tableConstant<bool>(n, {order, order}, n.b().getI1Type(),
-                             [order](int64_t k) { return k % (order + 1) == 0; }),
-      element);
 }
 
 /// cholesky_inverse(L, upper): A^-1 for A = L L^T (or U^T U), the Cholesky
@@ -570,41 +614,6 @@ absl::StatusOr<Values> legacyTriangularSolve(NodeImporter &n) {
   return Values{solution, coefficient};
 }
 
-/// P (B, m, m) in `element` from a row order (B, m) i64: P[perm[i], i] = 1.
-Value permutationMatrix(NodeImporter &n, Value perm, Type element) {
-  const int64_t batch = typeOf(perm).getDimSize(0), order = typeOf(perm).getDimSize(1);
-  Value rows = viewValue(n, perm, {batch, order, 1});
-  Value cols = tableConstant<int64_t>(n, {1, 1, order}, n.b().getI64Type(),
-                                      [](int64_t k) { return k; });
-  // [b, i, c] = (perm[i] == c): P^T.
-  Value transposedP = pointwise(n, RankedTensorType::get({batch, order, order}, n.b().getI1Type()),
-                                "eq", {rows, cols});
-  return transposed(n, convertElements(n, transposedP, element));
-}
-
-/// The packed (B, m, n) LU unpacked, k = min(m, n): L (B, m, k), unit
-/// lower trapezoidal, from its first k columns; U (B, k, n), upper
-/// trapezoidal, from its first k rows.
-std::pair<Value, Value> unpackFactors(NodeImporter &n, Value lu) {
-  RankedTensorType type = typeOf(lu);
-  const int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
-  const int64_t steps = std::min(rows, cols);
-  Type i1 = n.b().getI1Type(), element = type.getElementType();
-  auto mask = [&](int64_t r, int64_t c, function_ref<bool(int64_t, int64_t)> keep) {
-    return gridConstant<bool>(n, r, c, i1, keep);
-  };
-  Value zero = n.constant(element, 0.0), one = n.constant(element, 1.0);
-  Value left = cols == steps ? lu : sliceAlong(n, lu, 2, 0, steps);
-  Value top = rows == steps ? lu : sliceAlong(n, lu, 1, 0, steps);
-  Value strictlyLower = pointwise(n, typeOf(left), "where",
-                                  {mask(rows, steps, [](int64_t i, int64_t j) { return i > j; }), left, zero});
-  Value l = pointwise(n, typeOf(left), "where",
-                      {mask(rows, steps, [](int64_t i, int64_t j) { return i == j; }), one, strictlyLower});
-  Value u = pointwise(n, typeOf(top), "where",
-                      {mask(steps, cols, [](int64_t i, int64_t j) { return i <= j; }), top, zero});
-  return {l, u};
-}
-
 /// The row order (B, rows) i64 of 1-based int pivots (..., k), as getrf
 /// and lu_factor give them (k = min(rows, cols) swaps; rows = k when not
 /// given).
@@ -623,15 +632,6 @@ absl::StatusOr<Value> rowOrder(NodeImporter &n, Value pivots, int64_t batch, int
       .create<aten::LuPermutationOp>(n.loc(), RankedTensorType::get({batch, rows.value_or(order)}, i64),
                                      zeroBased)
       .getResult();
-}
-
-/// The `pivot` flag and A's type of an LU node: pivoted (eager's CPU
-/// kernel has no other), f32 or f64 matrices of at most kMaxOrder.
-absl::Status checkPivotedLu(NodeImporter &n, Value a) {
-  ASSIGN_OR_RETURN(bool pivot, n.boolAttr("pivot", true));
-  if (!pivot)
-    return n.error("LU without pivoting is not defined on the CPU (eager raises)");
-  return matrixSize(n, a, "LU factorisations").status();
 }
 
 /// linalg_lu(A, pivot) -> (P, L, U) with A = P L U: getrf of A, its row
@@ -898,148 +898,6 @@ absl::StatusOr<Values> matrixExp(NodeImporter &n) {
   return Values{result};
 }
 
-// --- complex matrices through their real embedding --------------------
-
-/// A complex (..., n, n) matrix X + iY (pairs) as the real (..., 2n, 2n)
-/// [[X, -Y], [Y, X]]: the embedding is a ring homomorphism, so it maps the
-/// inverse to the inverse and A z = b to [[X, -Y], [Y, X]] [re z; im z] =
-/// [re b; im b], with A's condition number.
-Value realEmbedding(NodeImporter &n, Value pairs) {
-  Value re = realPart(n, pairs), im = imagPart(n, pairs);
-  int64_t rank = typeOf(re).getRank();
-  Value negIm = n.b().create<aten::NegOp>(n.loc(), typeOf(im), im);
-  auto join = [&](Value a, Value b, int64_t dim) -> Value {
-    SmallVector<int64_t> shape(typeOf(a).getShape());
-    shape[dim] += typeOf(b).getDimSize(dim);
-    return n.b().create<aten::CatOp>(n.loc(), typeOf(a).clone(shape), ValueRange{a, b},
-                                     n.b().getI64IntegerAttr(dim));
-  };
-  return join(join(re, negIm, rank - 1), join(im, re, rank - 1), rank - 2);
-}
-
-/// Rows [0, n) and [n, 2n) of a real (..., 2n, k) as the complex (..., n, k).
-Value stackedRowsAsPairs(NodeImporter &n, Value stacked, int64_t order) {
-  int64_t rows = typeOf(stacked).getRank() - 2;
-  return pack(n, sliceAlong(n, stacked, rows, 0, order), sliceAlong(n, stacked, rows, order, order));
-}
-
-/// Results past the first that the real embedding does not give (an LU
-/// factorisation of A, its pivots, LAPACK's info) must go unread.
-absl::Status onlyFirstResultRead(NodeImporter &n, const char *what) {
-  for (int r = 1; r < n.numResults(); ++r)
-    if (!n.resultLeftOut(r))
-      return n.unimplemented(absl::StrCat(
-          "the ", what, " of a complex matrix gives its first result only (Kiln computes it "
-          "through the real embedding [[X, -Y], [Y, X]]); result ", r, " is read"));
-  return absl::OkStatus();
-}
-
-/// linalg_inv_ex of complex matrices: the embedding's inverse, whose left
-/// column of blocks is (re, im) of A^-1.
-absl::StatusOr<Values> complexInvEx(NodeImporter &n) {
-  ASSIGN_OR_RETURN(Value a, complexArgument(n, "A"));
-  RETURN_IF_ERROR(onlyFirstResultRead(n, "inverse"));
-  ArrayRef<int64_t> shape = complexShape(a);
-  if (shape.size() < 2 || shape.back() != shape[shape.size() - 2])
-    return n.error("the input must be a batch of square matrices (..., n, n)");
-  int64_t order = shape.back();
-  Value embedded = realEmbedding(n, a);
-  Value left = sliceAlong(n, identityMatrix(n, 2 * order, typeOf(embedded).getElementType()), 1,
-                          0, order);
-  ASSIGN_OR_RETURN(Value x, solveBatch(n, embedded, left));
-  ASSIGN_OR_RETURN(Value inverse, asResult(n, stackedRowsAsPairs(n, x, order), 0));
-  Values results{inverse};
-  results.resize(n.numResults());
-  return results;
-}
-
-/// _linalg_solve_ex(A, B, left=True) of complex matrices: the embedding
-/// solves [re B; im B].
-absl::StatusOr<Values> complexSolveEx(NodeImporter &n) {
-  ASSIGN_OR_RETURN(bool left, n.boolAttr("left", true));
-  if (!left)
-    return n.unimplemented("a complex solve with left=False (X A = B)");
-  RETURN_IF_ERROR(onlyFirstResultRead(n, "solve"));
-  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-  Type element = type.getElementType();
-  ASSIGN_OR_RETURN(Value a, pairsOf(n, "A", element));
-  ASSIGN_OR_RETURN(Value rhs, pairsOf(n, "B", element));
-  ArrayRef<int64_t> aShape = complexShape(a), bShape = complexShape(rhs);
-  if (aShape.size() < 2 || aShape.back() != aShape[aShape.size() - 2])
-    return n.error("A must be a batch of square matrices (..., n, n)");
-  int64_t order = aShape.back();
-  bool vector = bShape.size() == 1 ||
-                (bShape.size() + 1 == aShape.size() && bShape == aShape.drop_back());
-  Value re = realPart(n, rhs), im = imagPart(n, rhs);
-  if (vector) {
-    re = asColumn(n, re);
-    im = asColumn(n, im);
-  }
-  ArrayRef<int64_t> columns = typeOf(re).getShape();
-  if (columns.size() < 2 || columns[columns.size() - 2] != order)
-    return n.error(absl::StrCat("B must have ", order, " rows (A X = B)"));
-  SmallVector<int64_t> stackedShape(columns);
-  stackedShape[stackedShape.size() - 2] *= 2;
-  Value stacked = n.b().create<aten::CatOp>(
-      n.loc(), typeOf(re).clone(stackedShape), ValueRange{re, im},
-      n.b().getI64IntegerAttr(static_cast<int64_t>(columns.size()) - 2));
-  ASSIGN_OR_RETURN(Value x, solveBatch(n, realEmbedding(n, a), stacked));
-  Value solved = stackedRowsAsPairs(n, x, order);
-  ASSIGN_OR_RETURN(Value result, asResult(n, solved, 0));
-  Values results{result};
-  results.resize(n.numResults());
-  return results;
-}
-
-/// linalg_eig(A) -> (eigenvalues, eigenvectors), both complex: for a real
-/// f32 or f64 (..., n, n) A, one aten.eig of the flattened batch (one
-/// aten.eigvals when nothing reads the vectors), the real and imaginary
-/// parts packed as pairs.
-absl::StatusOr<Values> linalgEig(NodeImporter &n) {
-  ASSIGN_OR_RETURN(Value a, n.tensor("self"));
-  if (n.isComplexTensor("self"))
-    return n.unimplemented("eigenvalues of complex matrices (Kiln computes those of real f32 "
-                           "and f64 matrices)");
-  if (n.numResults() < 2)
-    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
-  if (!n.resultIsComplex(0))
-    return n.error("the eigenvalues must be declared complex");
-  RankedTensorType type = typeOf(a);
-  int64_t rank = type.getRank();
-  if (rank >= 2 && type.getNumElements() == 0 &&
-      type.getDimSize(rank - 1) == type.getDimSize(rank - 2)) {
-    // No matrices, or matrices of order 0: no eigenvalues or vectors, as
-    // eager's.
-    Values empty(2);
-    for (int i : {0, 1}) {
-      if (n.resultLeftOut(i))
-        continue;
-      if (!n.resultIsComplex(i))
-        return n.error(absl::StrCat("result ", i, " must be declared complex"));
-      ASSIGN_OR_RETURN(RankedTensorType declared, n.resultType(i));
-      if (declared.getNumElements() != 0)
-        return n.error(absl::StrCat("result ", i, " is declared with elements"));
-      empty[i] = n.constant(declared.getElementType(), 0.0, declared.getShape());
-    }
-    return empty;
-  }
-  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "eigenvalues"));
-  Value batch = flatBatch(n, a);
-  auto partsType = RankedTensorType::get({typeOf(batch).getDimSize(0), order}, type.getElementType());
-  if (n.resultLeftOut(1)) {
-    auto eig = n.b().create<aten::EigvalsOp>(n.loc(), TypeRange{partsType, partsType}, batch);
-    ASSIGN_OR_RETURN(Value values, asResult(n, pack(n, eig.getReal(), eig.getImag()), 0));
-    return Values{values, Value()};
-  }
-  if (!n.resultIsComplex(1))
-    return n.error("the eigenvectors must be declared complex");
-  auto eig = n.b().create<aten::EigOp>(n.loc(), TypeRange{partsType, partsType, typeOf(batch), typeOf(batch)},
-                                       batch);
-  ASSIGN_OR_RETURN(Value values, readResult(n, pack(n, eig.getReal(), eig.getImag()), 0));
-  ASSIGN_OR_RETURN(Value vectors, asResult(n, pack(n, eig.getVectorsReal(), eig.getVectorsImag()), 1));
-  return Values{values, vectors};
-}
-
 /// linalg_ldl_factor_ex(A, hermitian, check_errors) -> (LD, pivots, info):
 /// one aten.ldl_factor (dsytf2 on the lower triangle) of the flattened
 /// batch; for real matrices `hermitian` changes nothing.
@@ -1100,15 +958,9 @@ absl::StatusOr<Values> ldlSolve(NodeImporter &n) {
 
 } // namespace
 
-void addComplexLinalgHandlers(OpHandlerTable &t) {
-  t["aten.linalg_eig.default"] = linalgEig;
-  t["aten.linalg_inv_ex.default"] = complexInvEx;
-  t["aten._linalg_solve_ex.default"] = complexSolveEx;
-}
-
 void addLinalgHandlers(OpHandlerTable &t) {
   // Reached with real results only, which linalg_eig never declares.
-  t["aten.linalg_eig.default"] = linalgEig;
+  t["aten.linalg_eig.default"] = linalg::linalgEig;
   t["aten.linalg_ldl_factor_ex.default"] = ldlFactorEx;
   t["aten.linalg_ldl_solve.default"] = ldlSolve;
   t["aten.linalg_matrix_exp.default"] = matrixExp;

@@ -33,7 +33,8 @@
 //   pivot that is not > 0 (or NaN) sets info to j + 1 (the first such j);
 //   the NaN its square root gives then runs through the later columns,
 //   where LAPACK leaves unspecified values. The upper triangle is zeroed.
-// eigvalsh and eigh (a tridiagonal QL) are in SymmetricEigen.cpp, svdvals
+// Complex matrices (pairs) take ComplexFactorisations.cpp's zgetf2 and
+// zpotf2 instead. eigvalsh and eigh (a tridiagonal QL) are in SymmetricEigen.cpp, svdvals
 // and svd (one-sided Jacobi) in Jacobi.cpp.
 //
 // The code is O(n^3) scalar work per matrix and its size does not grow
@@ -41,6 +42,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
+#include "ComplexFactorisations.h"
 #include "PopulatePatterns.h"
 #include "MatrixLoops.h"
 
@@ -137,7 +139,9 @@ struct LuFactorLowering : OpConversionPattern<LuFactorOp> {
   LogicalResult
   matchAndRewrite(LuFactorOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, factorBatch(rewriter, op.getLoc(), adaptor.getSelf()));
+    Value a = adaptor.getSelf();
+    rewriter.replaceOp(op, isComplexMatrixBatch(a) ? complexLuFactor(rewriter, op.getLoc(), a)
+                                                   : factorBatch(rewriter, op.getLoc(), a));
     return success();
   }
 };
@@ -469,6 +473,10 @@ struct CholeskyLowering : OpConversionPattern<CholeskyOp> {
   matchAndRewrite(CholeskyOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
+    if (isComplexMatrixBatch(adaptor.getSelf())) {
+      rewriter.replaceOp(op, complexCholesky(rewriter, loc, adaptor.getSelf()));
+      return success();
+    }
     OpBuilder &b = rewriter;
     Scalars s(b, loc);
     auto type = cast<RankedTensorType>(adaptor.getSelf().getType());

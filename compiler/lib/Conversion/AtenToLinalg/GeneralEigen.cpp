@@ -34,6 +34,7 @@
 // (LAPACK's info > 0) has NaN values and vectors.
 //
 //===----------------------------------------------------------------------===//
+#include "ComplexScalars.h"
 #include "GeneralEigen.h"
 #include "MatrixLoops.h"
 #include "PopulatePatterns.h"
@@ -370,26 +371,6 @@ std::pair<Value, Value> finiteOrZero(OpBuilder &b, Location loc, const Matrix &m
     return {mat.put(b, l, a.select(finite, mat.at(b, l, u[0], i, j), c.zero), u[0], i, j)};
   })[0];
   return {finite, h};
-}
-
-/// A complex scalar as its parts, and the arithmetic dtrevc3's complex
-/// solves need (a quotient as Smith's, as dladiv scales it).
-struct Complex {
-  Value re, im;
-};
-
-Complex times(Arithmetic &a, Complex x, Complex y) {
-  return {a.sub(a.mul(x.re, y.re), a.mul(x.im, y.im)), a.add(a.mul(x.re, y.im), a.mul(x.im, y.re))};
-}
-Complex minus(Arithmetic &a, Complex x, Complex y) { return {a.sub(x.re, y.re), a.sub(x.im, y.im)}; }
-Complex scaled(Arithmetic &a, Complex x, Value r) { return {a.mul(x.re, r), a.mul(x.im, r)}; }
-Complex quotient(Arithmetic &a, Complex x, Complex y) {
-  Value wide = a.ge(a.abs(y.re), a.abs(y.im));
-  Value ratio = a.select(wide, a.div(y.im, y.re), a.div(y.re, y.im));
-  Value denom = a.select(wide, a.add(y.re, a.mul(y.im, ratio)), a.add(y.im, a.mul(y.re, ratio)));
-  Value re = a.select(wide, a.add(x.re, a.mul(x.im, ratio)), a.add(a.mul(x.re, ratio), x.im));
-  Value im = a.select(wide, a.sub(x.im, a.mul(x.re, ratio)), a.sub(a.mul(x.im, ratio), x.re));
-  return {a.div(re, denom), a.div(im, denom)};
 }
 
 /// rows[k] -= sum over the given columns j of x_j T[k, j], k in [0, end):

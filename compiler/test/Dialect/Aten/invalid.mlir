@@ -452,6 +452,52 @@ func.func @lu_factor_order(%a: tensor<1x513x513xf32>) -> tensor<1x513xi64> {
 
 // -----
 
+// A trailing dim other than 2 is not complex pairs.
+func.func @lu_factor_not_pairs(%a: tensor<2x3x3x3xf32>) -> tensor<2x3xi64> {
+  // expected-error @+1 {{takes a (N, m, n) batch of f32 or f64 matrices, or (N, m, n, 2) of complex pairs}}
+  %lu, %pivots, %odd = aten.lu_factor %a
+      : (tensor<2x3x3x3xf32>) -> (tensor<2x3x3x3xf32>, tensor<2x3xi64>, tensor<2x1xi1>)
+  return %pivots : tensor<2x3xi64>
+}
+
+// -----
+
+// The pivots of complex pairs count the matrices' rows, not the pairs.
+func.func @lu_factor_complex_pivots(%a: tensor<2x3x3x2xf32>) -> tensor<2x2xi64> {
+  // expected-error @+1 {{pivots must be (B, min(m, n)) i64}}
+  %lu, %pivots, %odd = aten.lu_factor %a
+      : (tensor<2x3x3x2xf32>) -> (tensor<2x3x3x2xf32>, tensor<2x2xi64>, tensor<2x1xi1>)
+  return %pivots : tensor<2x2xi64>
+}
+
+// -----
+
+func.func @lu_factor_complex_result(%a: tensor<2x3x3x2xf32>) -> tensor<2x3x3xf32> {
+  // expected-error @+1 {{lu must have the input's type}}
+  %lu, %pivots, %odd = aten.lu_factor %a
+      : (tensor<2x3x3x2xf32>) -> (tensor<2x3x3xf32>, tensor<2x3xi64>, tensor<2x1xi1>)
+  return %lu : tensor<2x3x3xf32>
+}
+
+// -----
+
+func.func @cholesky_complex_square(%a: tensor<1x3x4x2xf64>) -> tensor<1x1xi64> {
+  // expected-error @+1 {{takes a (N, n, n) batch of f32 or f64 matrices, or (N, n, n, 2) of complex pairs}}
+  %l, %info = aten.cholesky %a : (tensor<1x3x4x2xf64>) -> (tensor<1x3x4x2xf64>, tensor<1x1xi64>)
+  return %info : tensor<1x1xi64>
+}
+
+// -----
+
+// Ops without a complex form refuse pairs.
+func.func @linalg_solve_complex_pairs(%a: tensor<1x2x2x2xf32>, %b: tensor<1x2x1xf32>) -> tensor<1x2x1xf32> {
+  // expected-error @+1 {{takes a (N, n, n) batch of f32 or f64 matrices}}
+  %x = aten.linalg_solve %a, %b : (tensor<1x2x2x2xf32>, tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  return %x : tensor<1x2x1xf32>
+}
+
+// -----
+
 func.func @linalg_solve_rhs_rows(%a: tensor<2x3x3xf32>, %b: tensor<2x4x1xf32>) -> tensor<2x4x1xf32> {
   // expected-error @+1 {{rhs must be (N, n, k) of a's element type, k >= 1}}
   %x = aten.linalg_solve %a, %b : (tensor<2x3x3xf32>, tensor<2x4x1xf32>) -> tensor<2x4x1xf32>

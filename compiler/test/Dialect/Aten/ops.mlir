@@ -321,6 +321,22 @@ func.func @lu_factor(%a: tensor<2x3x3xf64>) -> tensor<2x3xi64> {
   return %pivots : tensor<2x3xi64>
 }
 
+// Complex matrices as (B, m, n, 2) pairs of their parts.
+// CHECK-LABEL: func @lu_factor_complex
+func.func @lu_factor_complex(%a: tensor<2x3x4x2xf32>) -> tensor<2x3x4x2xf32> {
+  // CHECK: aten.lu_factor %{{.+}} : (tensor<2x3x4x2xf32>) -> (tensor<2x3x4x2xf32>, tensor<2x3xi64>, tensor<2x1xi1>)
+  %lu, %pivots, %odd = aten.lu_factor %a
+      : (tensor<2x3x4x2xf32>) -> (tensor<2x3x4x2xf32>, tensor<2x3xi64>, tensor<2x1xi1>)
+  return %lu : tensor<2x3x4x2xf32>
+}
+
+// CHECK-LABEL: func @cholesky_complex
+func.func @cholesky_complex(%a: tensor<1x3x3x2xf64>) -> tensor<1x3x3x2xf64> {
+  // CHECK: aten.cholesky %{{.+}} : (tensor<1x3x3x2xf64>) -> (tensor<1x3x3x2xf64>, tensor<1x1xi64>)
+  %l, %info = aten.cholesky %a : (tensor<1x3x3x2xf64>) -> (tensor<1x3x3x2xf64>, tensor<1x1xi64>)
+  return %l : tensor<1x3x3x2xf64>
+}
+
 // -----
 
 // CHECK-LABEL: func @as_strided

@@ -5,6 +5,7 @@
 // ldl_factor, ldl_solve, eigvalsh, eigh, eigvals, eig, svdvals, svd, cholesky and matrix_exp: batches of f32 or
 // f64 matrices of order at most kMaxLuOrder, the bound of their scalar
 // loops' cubic work (lu_permutation's operand is getrf's i64 pivots).
+// lu_factor and cholesky also take complex matrices as (N, m, n, 2) pairs.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -18,14 +19,33 @@ using namespace kiln::aten;
 
 namespace {
 
-/// `a` is a (N, n, n) batch of f32 or f64 matrices, N >= 1, n in
-/// [1, kMaxLuOrder].
-LogicalResult verifySquareBatch(Operation *op, Value a) {
-  auto type = cast<RankedTensorType>(a.getType());
+/// Whether an op also takes complex matrices as (N, m, n, 2) pairs of
+/// their (real, imaginary) parts, the importer's complex layout.
+enum class Pairs { refused, allowed };
+
+/// The matrix dims (N, m, n) of `type`: its shape, or its shape without
+/// the trailing 2 of complex pairs where `pairs` allows them; empty when
+/// it is neither.
+ArrayRef<int64_t> matrixDims(RankedTensorType type, Pairs pairs) {
   ArrayRef<int64_t> in = type.getShape();
+  if (in.size() == 3)
+    return in;
+  if (pairs == Pairs::allowed && in.size() == 4 && in[3] == 2)
+    return in.drop_back();
+  return {};
+}
+
+/// `a` is a (N, n, n) batch of f32 or f64 matrices (or of complex pairs
+/// where `pairs` allows them), N >= 1, n in [1, kMaxLuOrder].
+LogicalResult verifySquareBatch(Operation *op, Value a, Pairs pairs = Pairs::refused) {
+  auto type = cast<RankedTensorType>(a.getType());
+  ArrayRef<int64_t> in = matrixDims(type, pairs);
   if (in.size() != 3 || in[1] != in[2] ||
       !(type.getElementType().isF32() || type.getElementType().isF64()))
-    return op->emitOpError("takes a (N, n, n) batch of f32 or f64 matrices");
+    return op->emitOpError(pairs == Pairs::allowed
+                               ? "takes a (N, n, n) batch of f32 or f64 matrices, or "
+                                 "(N, n, n, 2) of complex pairs"
+                               : "takes a (N, n, n) batch of f32 or f64 matrices");
   if (in[0] < 1 || in[1] < 1 || in[1] > kMaxLuOrder)
     return op->emitOpError() << "needs N >= 1 matrices of order n in [1, "
                              << kMaxLuOrder << "]";
@@ -41,13 +61,13 @@ bool isPerMatrix(Value v, int64_t batch, unsigned width) {
 
 } // namespace
 
-static LogicalResult verifyMatrixBatch(Operation *op, Value a);
+static LogicalResult verifyMatrixBatch(Operation *op, Value a, Pairs pairs = Pairs::refused);
 
 LogicalResult LuFactorOp::verify() {
-  if (failed(verifyMatrixBatch(*this, getSelf())))
+  if (failed(verifyMatrixBatch(*this, getSelf(), Pairs::allowed)))
     return failure();
   auto type = cast<RankedTensorType>(getSelf().getType());
-  ArrayRef<int64_t> in = type.getShape();
+  ArrayRef<int64_t> in = matrixDims(type, Pairs::allowed);
   if (getLu().getType() != type)
     return emitOpError("lu must have the input's type");
   auto pivots = cast<RankedTensorType>(getPivots().getType());
@@ -120,13 +140,17 @@ static bool hasType(Value v, Type element, ArrayRef<int64_t> shape) {
   return type.getElementType() == element && type.getShape() == shape;
 }
 
-/// `a` is a (N, m, n) batch of f32 or f64 matrices with 1 <= m, n <=
-/// kMaxLuOrder (geqrf and the reflectors' operands).
-static LogicalResult verifyMatrixBatch(Operation *op, Value a) {
+/// `a` is a (N, m, n) batch of f32 or f64 matrices (or of complex pairs
+/// where `pairs` allows them) with 1 <= m, n <= kMaxLuOrder (geqrf and
+/// the reflectors' operands).
+static LogicalResult verifyMatrixBatch(Operation *op, Value a, Pairs pairs) {
   auto type = cast<RankedTensorType>(a.getType());
-  ArrayRef<int64_t> in = type.getShape();
+  ArrayRef<int64_t> in = matrixDims(type, pairs);
   if (in.size() != 3 || !(type.getElementType().isF32() || type.getElementType().isF64()))
-    return op->emitOpError("takes a (N, m, n) batch of f32 or f64 matrices");
+    return op->emitOpError(pairs == Pairs::allowed
+                               ? "takes a (N, m, n) batch of f32 or f64 matrices, or "
+                                 "(N, m, n, 2) of complex pairs"
+                               : "takes a (N, m, n) batch of f32 or f64 matrices");
   if (in[0] < 1 || in[1] < 1 || in[2] < 1 || in[1] > kMaxLuOrder || in[2] > kMaxLuOrder)
     return op->emitOpError() << "needs N >= 1 matrices with 1 <= m, n <= " << kMaxLuOrder;
   return success();
@@ -290,7 +314,7 @@ LogicalResult SvdOp::verify() {
 }
 
 LogicalResult CholeskyOp::verify() {
-  if (failed(verifySquareBatch(*this, getSelf())))
+  if (failed(verifySquareBatch(*this, getSelf(), Pairs::allowed)))
     return failure();
   if (getL().getType() != getSelf().getType())
     return emitOpError("l must have the input's type");

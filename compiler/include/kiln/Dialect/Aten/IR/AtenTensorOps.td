@@ -186,6 +186,11 @@ def Aten_LuFactorOp : Aten_Op<"lu_factor", [Pure]> {
     dgetf2's scalar loops (Factorisations.cpp), so m and n are at most 512
     (`kMaxLuOrder`).
 
+    Complex matrices come as (B, m, n, 2) pairs of their (real, imaginary)
+    parts, and `lu` is pairs too: zgetf2, whose pivot is the entry with the
+    largest |re| + |im| (izamax's measure) and whose multipliers are complex
+    quotients (ComplexFactorisations.cpp).
+
     Example:
     ```mlir
     %lu, %pivots, %odd = aten.lu_factor %a
@@ -570,6 +575,11 @@ def Aten_CholeskyOp : Aten_Op<"cholesky", [Pure]> {
     NaN); from that column on `l` holds NaN or infinities where LAPACK
     leaves unspecified values. kiln-convert-aten-to-linalg writes it as dpotf2's scalar loops
     (left-looking, Factorisations.cpp), so n is at most 512 (`kMaxLuOrder`).
+
+    Complex Hermitian matrices come as (N, n, n, 2) pairs of their (real,
+    imaginary) parts: zpotf2, l l^H = a, whose pivots read only the real
+    part of a's diagonal and whose diagonal is real; `l` is pairs too
+    (ComplexFactorisations.cpp).
 
     Example:
     ```mlir

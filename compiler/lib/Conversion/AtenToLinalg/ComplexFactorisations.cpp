@@ -1,0 +1,195 @@
+//===- ComplexFactorisations.cpp - LU and Cholesky of complex matrices ----===//
+//
+// This file implements aten.lu_factor and aten.cholesky on complex
+// matrices, (N, m, n, 2) pairs of their (real, imaginary) parts, as scf.for
+// loops over each matrix, in place in one copy of the input, as LAPACK's
+// unblocked complex routines compute them:
+//
+// - zgetf2: step k takes the first row p >= k whose column-k entry has the
+//   largest |re| + |im| (izamax's measure; a NaN never wins), swaps rows k
+//   and p, stores the multipliers a[i, k] / a[k, k] below the pivot (Smith's
+//   quotient; 0 under a zero pivot, where the column below is all 0 too)
+//   and subtracts their multiples of row k from the trailing rows.
+// - zpotf2 (lower, left-looking): column j's pivot is re(a[j, j]) - sum
+//   |l[j, p]|^2 over p < j (the diagonal's imaginary part is not read, as
+//   LAPACK's); its square root is l[j, j] (real), and the entries below are
+//   (a[i, j] - sum l[i, p] conj(l[j, p])) / l[j, j]. A pivot that is not
+//   > 0 (or NaN) sets info to j + 1 (the first such j), as the real
+//   dpotf2's loops in Factorisations.cpp do. The upper triangle is zeroed.
+//
+// The code is O(n^3) scalar work per matrix; rounding differs from
+// LAPACK's blocked updates (and from its products by a reciprocal) in the
+// last bits.
+//
+//===----------------------------------------------------------------------===//
+#include "ComplexFactorisations.h"
+
+#include "ComplexScalars.h"
+
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace kiln::aten {
+
+bool isComplexMatrixBatch(Value v) {
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  return type && type.getRank() == 4 && type.getDimSize(3) == 2;
+}
+
+Complex pairAt(OpBuilder &b, Location l, Value t, ValueRange at) {
+  Scalars s(b, l);
+  SmallVector<Value> index(at);
+  index.push_back(s.index(0));
+  Value re = Scalars::at(b, l, t, index);
+  index.back() = s.index(1);
+  return {re, Scalars::at(b, l, t, index)};
+}
+
+Value putPair(OpBuilder &b, Location l, Complex v, Value t, ValueRange at) {
+  Scalars s(b, l);
+  SmallVector<Value> index(at);
+  index.push_back(s.index(0));
+  t = Scalars::put(b, l, v.re, t, index);
+  index.back() = s.index(1);
+  return Scalars::put(b, l, v.im, t, index);
+}
+
+namespace {
+
+/// Row i of matrix m minus factor times row j, over columns [from, width).
+Value subtractComplexRow(OpBuilder &b, Location l, Value x, Value m, Value i, Value j,
+                         Complex factor, int64_t width, Value from) {
+  Scalars s(b, l);
+  return s.loop(from, s.index(width), {x},
+                [&](OpBuilder &b, Location l, Value c, ValueRange t) -> Carried {
+                  Arithmetic a(b, l);
+                  Complex v = minus(a, pairAt(b, l, t[0], {m, i, c}),
+                                    times(a, factor, pairAt(b, l, t[0], {m, j, c})));
+                  return {putPair(b, l, v, t[0], {m, i, c})};
+                })[0];
+}
+
+/// zgetf2 on matrix m of the pairs `lu`, in place; pivots and parity as the
+/// real factorOne (Factorisations.cpp) records them.
+Carried factorOne(OpBuilder &b, Location loc, Value lu, Value pivots, Value odd, Value m,
+                  int64_t rows, int64_t cols) {
+  Scalars s(b, loc);
+  return s.loop(s.index(0), s.index(std::min(rows, cols)), {lu, pivots, odd},
+                [&](OpBuilder &b, Location l, Value k, ValueRange c) -> Carried {
+    Scalars s(b, l);
+    Arithmetic a(b, l);
+    Value lu = c[0];
+    Value below = plusOne(b, l, k);
+    Value p = bestIndex(b, l, below, s.index(rows), k, absSum(a, pairAt(b, l, lu, {m, k, k})),
+                        arith::CmpFPredicate::OGT,
+                        [&](OpBuilder &b, Location l, Value i) -> Value {
+                          Arithmetic a(b, l);
+                          return absSum(a, pairAt(b, l, lu, {m, i, k}));
+                        })
+                  .first;
+    for (int64_t part = 0; part < 2; ++part)
+      lu = swapEntries(b, l, lu, cols, [&](Value j, int which) {
+        return SmallVector<Value>{m, which ? p : k, j, s.index(part)};
+      });
+    Value pivotsOut = Scalars::put(b, l, b.create<arith::IndexCastOp>(l, b.getI64Type(), p),
+                                   c[1], {m, k});
+    Value swapped = a.icmp(arith::CmpIPredicate::ne, p, k);
+    Value parity = b.create<arith::XOrIOp>(l, Scalars::at(b, l, c[2], {m, s.index(0)}), swapped);
+    Value oddOut = Scalars::put(b, l, parity, c[2], {m, s.index(0)});
+    Complex pivot = pairAt(b, l, lu, {m, k, k});
+    Value zero = s.number(pivot.re.getType(), 0.0);
+    Value zeroPivot = a.both(a.eq(pivot.re, zero), a.eq(pivot.im, zero));
+    lu = s.loop(below, s.index(rows), {lu},
+                [&](OpBuilder &b, Location l, Value i, ValueRange c) -> Carried {
+                  Arithmetic a(b, l);
+                  Complex ratio = quotient(a, pairAt(b, l, c[0], {m, i, k}), pivot);
+                  Complex multiplier{a.select(zeroPivot, zero, ratio.re),
+                                     a.select(zeroPivot, zero, ratio.im)};
+                  Value t = putPair(b, l, multiplier, c[0], {m, i, k});
+                  return {subtractComplexRow(b, l, t, m, i, k, multiplier, cols, below)};
+                })[0];
+    return {lu, pivotsOut, oddOut};
+  });
+}
+
+/// The sum over p < j of x[m, i, p] conj(x[m, j, p]).
+Complex rowProductConjugate(OpBuilder &b, Location loc, Value x, Value m, Value i, Value j,
+                            Value zero) {
+  Scalars s(b, loc);
+  Carried sum = s.loop(s.index(0), j, {zero, zero},
+                       [&](OpBuilder &b, Location l, Value p, ValueRange u) -> Carried {
+                         Arithmetic a(b, l);
+                         Complex term = timesConjugate(a, pairAt(b, l, x, {m, i, p}),
+                                                       pairAt(b, l, x, {m, j, p}));
+                         Complex total = plus(a, Complex{u[0], u[1]}, term);
+                         return {total.re, total.im};
+                       });
+  return {sum[0], sum[1]};
+}
+
+/// zpotf2 on matrix m of the pairs `l` (n x n), in place: (l, info).
+Carried choleskyOne(OpBuilder &b, Location loc, Value l, Value m, int64_t n) {
+  Scalars s(b, loc);
+  Type element = cast<RankedTensorType>(l.getType()).getElementType();
+  Type i64 = b.getI64Type();
+  Value noFailure = b.create<arith::ConstantOp>(loc, i64, b.getI64IntegerAttr(0));
+  Value zero = s.number(element, 0.0);
+  return s.loop(s.index(0), s.index(n), {l, noFailure},
+                [&](OpBuilder &b, Location loc, Value j, ValueRange t) -> Carried {
+    Scalars s(b, loc);
+    Arithmetic a(b, loc);
+    Value l = t[0];
+    Value squares = rowProductConjugate(b, loc, l, m, j, j, zero).re;
+    Value pivot = a.sub(pairAt(b, loc, l, {m, j, j}).re, squares);
+    Value firstFailure = a.both(a.icmp(arith::CmpIPredicate::eq, t[1], noFailure),
+                                a.negate(a.gt(pivot, zero)));
+    Value order = b.create<arith::IndexCastOp>(loc, i64, plusOne(b, loc, j));
+    Value failure = a.select(firstFailure, order, t[1]);
+    Value root = a.sqrt(pivot);
+    l = putPair(b, loc, Complex{root, zero}, l, {m, j, j});
+    l = s.loop(s.index(0), j, {l}, [&](OpBuilder &b, Location loc, Value i, ValueRange u) -> Carried {
+      return {putPair(b, loc, Complex{zero, zero}, u[0], {m, i, j})};
+    })[0];
+    l = s.loop(plusOne(b, loc, j), s.index(n), {l},
+               [&](OpBuilder &b, Location loc, Value i, ValueRange u) -> Carried {
+                 Arithmetic a(b, loc);
+                 Complex v = minus(a, pairAt(b, loc, u[0], {m, i, j}),
+                                   rowProductConjugate(b, loc, u[0], m, i, j, zero));
+                 return {putPair(b, loc, Complex{a.div(v.re, root), a.div(v.im, root)}, u[0],
+                                 {m, i, j})};
+               })[0];
+    return {l, failure};
+  });
+}
+
+} // namespace
+
+Carried complexLuFactor(OpBuilder &b, Location loc, Value a) {
+  Scalars s(b, loc);
+  auto type = cast<RankedTensorType>(a.getType());
+  int64_t batch = type.getDimSize(0), rows = type.getDimSize(1), cols = type.getDimSize(2);
+  Value lu = s.fresh(type, a);
+  Value pivots = s.fresh(RankedTensorType::get({batch, std::min(rows, cols)}, b.getI64Type()));
+  Value odd = s.zeros(RankedTensorType::get({batch, 1}, b.getI1Type()));
+  return s.loop(s.index(0), s.index(batch), {lu, pivots, odd},
+                [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
+                  return factorOne(b, l, c[0], c[1], c[2], m, rows, cols);
+                });
+}
+
+Carried complexCholesky(OpBuilder &b, Location loc, Value a) {
+  Scalars s(b, loc);
+  auto type = cast<RankedTensorType>(a.getType());
+  const int64_t batch = type.getDimSize(0), n = type.getDimSize(1);
+  Value l = s.fresh(type, a);
+  Value info = s.fresh(RankedTensorType::get({batch, 1}, b.getI64Type()));
+  return s.loop(s.index(0), s.index(batch), {l, info},
+                [&](OpBuilder &b, Location loc, Value m, ValueRange c) -> Carried {
+                  Carried one = choleskyOne(b, loc, c[0], m, n);
+                  Value infoOut = Scalars::put(b, loc, one[1], c[1], {m, Scalars(b, loc).index(0)});
+                  return {one[0], infoOut};
+                });
+}
+
+} // namespace kiln::aten

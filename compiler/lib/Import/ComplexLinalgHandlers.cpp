@@ -1,0 +1,374 @@
+//===- ComplexLinalgHandlers.cpp - linear algebra of complex matrices -----===//
+//
+// This file implements the importer handlers of torch.linalg's ops on
+// complex matrices, carried as (..., m, n, 2) pairs of their parts
+// (ComplexHandlers.cpp says why), and linalg_eig, whose results are
+// complex:
+//
+// - det, slogdet, lu_factor, lu and cholesky: one aten.lu_factor or
+//   aten.cholesky of the pairs, which kiln-convert-aten-to-linalg writes
+//   as LAPACK's zgetf2 and zpotf2 (ComplexFactorisations.cpp). Unlike the
+//   real det, eager factorises a complex A itself (not A's transpose): the
+//   LU and pivots results are lu_factor(A)'s. det is the product of U's
+//   diagonal (pairwise, as the complex prod), negated for an odd number of
+//   row swaps; slogdet's sign is that product of sgn(u_ii) (0 for a zero
+//   pivot) and its log |det| the sum of log |u_ii|, as eager computes
+//   them. cholesky with upper=True factorises A^H (whose lower triangle is
+//   A's upper one, conjugated) and returns the factor's conjugate
+//   transpose.
+// - inv and solve: through the real embedding [[X, -Y], [Y, X]]; the LU,
+//   pivots and info results, when read, from one aten.lu_factor of A.
+// - linalg_eig of a real matrix: one aten.eig (dgeev's balancing,
+//   Hessenberg reduction, Francis QR and dtrevc3's vectors,
+//   GeneralEigen.cpp), or aten.eigvals when nothing reads the vectors, its
+//   parts packed as the complex results' pairs; complex matrices are
+//   UNIMPLEMENTED.
+//
+//===----------------------------------------------------------------------===//
+#include "ComplexPairs.h"
+#include "LinalgShared.h"
+
+#include "kiln/common/Status.h"
+
+#include "absl/strings/str_cat.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace linalg {
+
+/// linalg_eig(A) -> (eigenvalues, eigenvectors), both complex: for a real
+/// f32 or f64 (..., n, n) A, one aten.eig of the flattened batch (one
+/// aten.eigvals when nothing reads the vectors), the real and imaginary
+/// parts packed as pairs.
+absl::StatusOr<Values> linalgEig(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, n.tensor("self"));
+  if (n.isComplexTensor("self"))
+    return n.unimplemented("eigenvalues of complex matrices (Kiln computes those of real f32 "
+                           "and f64 matrices)");
+  if (n.numResults() < 2)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
+  if (!n.resultIsComplex(0))
+    return n.error("the eigenvalues must be declared complex");
+  RankedTensorType type = typeOf(a);
+  int64_t rank = type.getRank();
+  if (rank >= 2 && type.getNumElements() == 0 &&
+      type.getDimSize(rank - 1) == type.getDimSize(rank - 2)) {
+    // No matrices, or matrices of order 0: no eigenvalues or vectors, as
+    // eager's.
+    Values empty(2);
+    for (int i : {0, 1}) {
+      if (n.resultLeftOut(i))
+        continue;
+      if (!n.resultIsComplex(i))
+        return n.error(absl::StrCat("result ", i, " must be declared complex"));
+      ASSIGN_OR_RETURN(RankedTensorType declared, n.resultType(i));
+      if (declared.getNumElements() != 0)
+        return n.error(absl::StrCat("result ", i, " is declared with elements"));
+      empty[i] = n.constant(declared.getElementType(), 0.0, declared.getShape());
+    }
+    return empty;
+  }
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "eigenvalues"));
+  Value batch = flatBatch(n, a);
+  auto partsType = RankedTensorType::get({typeOf(batch).getDimSize(0), order}, type.getElementType());
+  if (n.resultLeftOut(1)) {
+    auto eig = n.b().create<aten::EigvalsOp>(n.loc(), TypeRange{partsType, partsType}, batch);
+    ASSIGN_OR_RETURN(Value values, asResult(n, pack(n, eig.getReal(), eig.getImag()), 0));
+    return Values{values, Value()};
+  }
+  if (!n.resultIsComplex(1))
+    return n.error("the eigenvectors must be declared complex");
+  auto eig = n.b().create<aten::EigOp>(n.loc(), TypeRange{partsType, partsType, typeOf(batch), typeOf(batch)},
+                                       batch);
+  ASSIGN_OR_RETURN(Value values, readResult(n, pack(n, eig.getReal(), eig.getImag()), 0));
+  ASSIGN_OR_RETURN(Value vectors, asResult(n, pack(n, eig.getVectorsReal(), eig.getVectorsImag()), 1));
+  return Values{values, vectors};
+}
+
+} // namespace linalg
+
+namespace {
+
+using namespace linalg;
+
+// --- complex matrices through their real embedding --------------------
+
+/// A complex (..., n, n) matrix X + iY (pairs) as the real (..., 2n, 2n)
+/// [[X, -Y], [Y, X]]: the embedding is a ring homomorphism, so it maps the
+/// inverse to the inverse and A z = b to [[X, -Y], [Y, X]] [re z; im z] =
+/// [re b; im b], with A's condition number.
+Value realEmbedding(NodeImporter &n, Value pairs) {
+  Value re = realPart(n, pairs), im = imagPart(n, pairs);
+  int64_t rank = typeOf(re).getRank();
+  Value negIm = n.b().create<aten::NegOp>(n.loc(), typeOf(im), im);
+  auto join = [&](Value a, Value b, int64_t dim) -> Value {
+    SmallVector<int64_t> shape(typeOf(a).getShape());
+    shape[dim] += typeOf(b).getDimSize(dim);
+    return n.b().create<aten::CatOp>(n.loc(), typeOf(a).clone(shape), ValueRange{a, b},
+                                     n.b().getI64IntegerAttr(dim));
+  };
+  return join(join(re, negIm, rank - 1), join(im, re, rank - 1), rank - 2);
+}
+
+/// Rows [0, n) and [n, 2n) of a real (..., 2n, k) as the complex (..., n, k).
+Value stackedRowsAsPairs(NodeImporter &n, Value stacked, int64_t order) {
+  int64_t rows = typeOf(stacked).getRank() - 2;
+  return pack(n, sliceAlong(n, stacked, rows, 0, order), sliceAlong(n, stacked, rows, order, order));
+}
+
+// --- factorisations of complex matrices --------------------------------
+
+/// The (rows, cols) of a complex (..., m, n) input (pairs); error unless
+/// m and n are from 1 to kMaxOrder (and equal when `square`).
+absl::StatusOr<std::pair<int64_t, int64_t>> complexMatrixSize(NodeImporter &n, Value a,
+                                                              const std::string &what,
+                                                              bool square) {
+  ArrayRef<int64_t> shape = complexShape(a);
+  if (shape.size() < 2)
+    return n.error("the input must be a batch of matrices (..., m, n)");
+  const int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  if (square && rows != cols)
+    return n.error("the input must be a batch of square matrices (..., n, n)");
+  if (rows == 0 || cols == 0)
+    return n.unimplemented(what + " of a complex matrix with no elements");
+  if (std::max(rows, cols) > kMaxOrder)
+    return n.unimplemented(absl::StrCat(what, " of a ", rows, " x ", cols,
+                                        " matrix (the factorisation loops take at most ",
+                                        kMaxOrder, ")"));
+  return std::make_pair(rows, cols);
+}
+
+/// Pairs (..., r, c, 2) viewed as one (N, r, c, 2) batch.
+Value flatPairs(NodeImporter &n, Value pairs) {
+  ArrayRef<int64_t> shape = complexShape(pairs);
+  const int64_t rows = shape[shape.size() - 2], cols = shape.back();
+  return viewValue(n, pairs, {typeOf(pairs).getNumElements() / (2 * rows * cols), rows, cols, 2});
+}
+
+/// The transpose of pairs (..., r, c, 2): (..., c, r, 2).
+Value transposedPairs(NodeImporter &n, Value pairs) {
+  int64_t rank = typeOf(pairs).getRank();
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    perm.push_back(d);
+  std::swap(perm[rank - 2], perm[rank - 3]);
+  return permuteValue(n, pairs, perm);
+}
+
+/// The conjugate transpose of pairs (..., r, c, 2): (..., c, r, 2).
+Value adjoint(NodeImporter &n, Value pairs) {
+  Value swapped = transposedPairs(n, pairs);
+  Value im = imagPart(n, swapped);
+  return pack(n, realPart(n, swapped), n.b().create<aten::NegOp>(n.loc(), typeOf(im), im));
+}
+
+/// Pairs `value` (B, 1, 2) negated where the factorisation swapped rows an
+/// odd number of times.
+Value withPermutationSign(NodeImporter &n, const Factorisation &f, Value value) {
+  const int64_t batch = typeOf(value).getDimSize(0);
+  Value odd = viewValue(n, f.odd, {batch, 1, 1});
+  Value negated = n.b().create<aten::NegOp>(n.loc(), typeOf(value), value);
+  return pointwise(n, typeOf(value), "where", {odd, negated, value});
+}
+
+/// The LU factorisation of argument A (complex, square), batched.
+absl::StatusOr<Factorisation> factoriseSquare(NodeImporter &n, const char *what) {
+  ASSIGN_OR_RETURN(Value a, complexArgument(n, "A"));
+  RETURN_IF_ERROR(complexMatrixSize(n, a, what, /*square=*/true).status());
+  return factorise(n, flatPairs(n, a));
+}
+
+/// _linalg_det(A) -> (det, LU, pivots) of complex matrices.
+absl::StatusOr<Values> complexDet(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Factorisation f, factoriseSquare(n, "determinants"));
+  Value det = withPermutationSign(n, f, productAlong(n, f.diagonal, 1));
+  ASSIGN_OR_RETURN(Value result, asResult(n, det, 0));
+  ASSIGN_OR_RETURN(Values lu, luResults(n, f, 1));
+  return Values{result, lu[0], lu[1]};
+}
+
+/// _linalg_slogdet(A) -> (sign, logabsdet, LU, pivots) of complex
+/// matrices: sign the product of sgn(u_ii) (z / |z|, 0 for 0), logabsdet
+/// (real) the sum of log |u_ii|.
+absl::StatusOr<Values> complexSlogdet(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Factorisation f, factoriseSquare(n, "determinants"));
+  Value re = realPart(n, f.diagonal), im = imagPart(n, f.diagonal);
+  RankedTensorType parts = typeOf(re);
+  PartMath m(n, parts);
+  Value magnitude = modulus(m, Parts{re, im});
+  Value zero = m.number(0.0);
+  Value isZero = m.test("eq", {magnitude, zero});
+  Value units = pack(n, m.where(isZero, zero, m.div(re, magnitude)),
+                     m.where(isZero, zero, m.div(im, magnitude)));
+  Value sign = withPermutationSign(n, f, productAlong(n, units, 1));
+  Value logs = m.fn("log", magnitude);
+  Value logabs = n.b().create<aten::SumOp>(
+      n.loc(), RankedTensorType::get({parts.getDimSize(0), 1}, parts.getElementType()), logs,
+      n.b().getDenseI64ArrayAttr({1}), n.b().getBoolAttr(true));
+  ASSIGN_OR_RETURN(Value signOut, asResult(n, sign, 0));
+  ASSIGN_OR_RETURN(Value logOut, asResult(n, logabs, 1));
+  ASSIGN_OR_RETURN(Values lu, luResults(n, f, 2));
+  return Values{signOut, logOut, lu[0], lu[1]};
+}
+
+/// The pivot flag of an LU node (eager's CPU kernel pivots always) and
+/// its complex argument A, batched.
+absl::StatusOr<Value> pivotedLuArgument(NodeImporter &n) {
+  ASSIGN_OR_RETURN(bool pivot, n.boolAttr("pivot", true));
+  if (!pivot)
+    return n.error("LU without pivoting is not defined on the CPU (eager raises)");
+  ASSIGN_OR_RETURN(Value a, complexArgument(n, "A"));
+  RETURN_IF_ERROR(complexMatrixSize(n, a, "LU factorisations", /*square=*/false).status());
+  return flatPairs(n, a);
+}
+
+/// getrf's info of a complex factorisation: the 1-based step of U's first
+/// zero pivot, 0 for none ((B) i64).
+Value zeroPivotInfo(NodeImporter &n, const Factorisation &f) {
+  // |re| + |im| is 0 exactly where both parts are (and NaN where one is).
+  Value re = realPart(n, f.diagonal), im = imagPart(n, f.diagonal);
+  PartMath m(n, typeOf(re));
+  return firstZeroPivot(n, m.add(m.fn("abs", re), m.fn("abs", im)));
+}
+
+/// lu_factor(A)'s LU, 1-based pivots and info for the complex (..., m, n)
+/// A (pairs, batched), as results `first` to first + 2 declare them (null
+/// where the node leaves one out).
+absl::StatusOr<Values> factorisationResults(NodeImporter &n, Value batch, int first) {
+  if (n.resultLeftOut(first) && n.resultLeftOut(first + 1) && n.resultLeftOut(first + 2))
+    return Values(3, Value()); // nothing reads them
+  Factorisation f = factorise(n, batch);
+  ASSIGN_OR_RETURN(Values lu, luResults(n, f, first));
+  ASSIGN_OR_RETURN(Value info, asResult(n, zeroPivotInfo(n, f), first + 2));
+  return Values{lu[0], lu[1], info};
+}
+
+/// linalg_lu_factor_ex(A, pivot, check_errors) -> (LU, pivots, info) of
+/// complex matrices.
+absl::StatusOr<Values> complexLuFactorEx(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value batch, pivotedLuArgument(n));
+  return factorisationResults(n, batch, 0);
+}
+
+/// linalg_lu(A, pivot) -> (P, L, U) of complex matrices, A = P L U; P is
+/// complex too, as eager's.
+absl::StatusOr<Values> complexLinalgLu(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value batch, pivotedLuArgument(n));
+  if (n.numResults() < 3)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
+  Factorisation f = factorise(n, batch);
+  RankedTensorType type = typeOf(batch);
+  Type element = type.getElementType();
+  Value perm = n.b().create<aten::LuPermutationOp>(
+      n.loc(), RankedTensorType::get({type.getDimSize(0), type.getDimSize(1)}, n.b().getI64Type()),
+      f.pivots);
+  auto [lRe, uRe] = unpackFactors(n, realPart(n, f.lu));
+  auto [lIm, uIm] = unpackFactors(n, imagPart(n, f.lu), /*diagonal=*/0.0);
+  ASSIGN_OR_RETURN(Value p, readResult(n, realAsPairs(n, permutationMatrix(n, perm, element), element), 0));
+  ASSIGN_OR_RETURN(Value l, readResult(n, pack(n, lRe, lIm), 1));
+  ASSIGN_OR_RETURN(Value u, readResult(n, pack(n, uRe, uIm), 2));
+  return Values{p, l, u};
+}
+
+/// linalg_cholesky_ex(A, upper, check_errors) -> (L, info) of complex
+/// Hermitian matrices: zpotf2 of A's lower triangle, or for upper=True U =
+/// chol(A^H)^H, which reads A's upper triangle.
+absl::StatusOr<Values> complexCholeskyEx(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, complexArgument(n, "self"));
+  ASSIGN_OR_RETURN(bool upper, n.boolAttr("upper", false));
+  RETURN_IF_ERROR(complexMatrixSize(n, a, "Cholesky factors", /*square=*/true).status());
+  Value batch = flatPairs(n, upper ? adjoint(n, a) : a);
+  auto op = n.b().create<aten::CholeskyOp>(
+      n.loc(),
+      TypeRange{typeOf(batch),
+                RankedTensorType::get({typeOf(batch).getDimSize(0), 1}, n.b().getI64Type())},
+      batch);
+  Value l = viewValue(n, op.getL(), typeOf(a).getShape());
+  ASSIGN_OR_RETURN(Value factor, asResult(n, upper ? adjoint(n, l) : l, 0));
+  ASSIGN_OR_RETURN(Value info, asResult(n, op.getInfo(), 1));
+  return Values{factor, info};
+}
+
+// --- inverses and solves through the real embedding --------------------
+
+/// linalg_inv_ex(A, check_errors) -> (inverse, info) of complex matrices:
+/// the embedding's inverse, whose left column of blocks is (re, im) of
+/// A^-1; info from lu_factor(A), as eager's, when it is read.
+absl::StatusOr<Values> complexInvEx(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, complexArgument(n, "A"));
+  ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "inverses", /*square=*/true));
+  const int64_t order = size.first;
+  Value embedded = realEmbedding(n, a);
+  Value left = sliceAlong(n, identityMatrix(n, 2 * order, typeOf(embedded).getElementType()), 1,
+                          0, order);
+  ASSIGN_OR_RETURN(Value x, solveBatch(n, embedded, left));
+  ASSIGN_OR_RETURN(Value inverse, asResult(n, stackedRowsAsPairs(n, x, order), 0));
+  if (n.numResults() < 2 || n.resultLeftOut(1))
+    return Values{inverse, Value()};
+  ASSIGN_OR_RETURN(Value info, asResult(n, zeroPivotInfo(n, factorise(n, flatPairs(n, a))), 1));
+  return Values{inverse, info};
+}
+
+/// _linalg_solve_ex(A, B, left, check_errors) -> (result, LU, pivots,
+/// info) of complex matrices: the embedding solves [re B; im B] (X A = B
+/// for left=False as A^T X^T = B^T); the LU, pivots and info are
+/// lu_factor(A)'s, as eager's, when they are read.
+absl::StatusOr<Values> complexSolveEx(NodeImporter &n) {
+  ASSIGN_OR_RETURN(bool left, n.boolAttr("left", true));
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  Type element = type.getElementType();
+  ASSIGN_OR_RETURN(Value a, pairsOf(n, "A", element));
+  ASSIGN_OR_RETURN(Value rhs, pairsOf(n, "B", element));
+  ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "solves", /*square=*/true));
+  const int64_t order = size.first;
+  ArrayRef<int64_t> aShape = complexShape(a), bShape = complexShape(rhs);
+  if (bShape.empty())
+    return n.error("B must have at least one dim");
+  bool vector = bShape.size() == 1 ||
+                (bShape.size() + 1 == aShape.size() && bShape == aShape.drop_back());
+  if (!left && !vector)
+    rhs = transposedPairs(n, rhs);
+  Value re = realPart(n, rhs), im = imagPart(n, rhs);
+  if (vector) {
+    re = asColumn(n, re);
+    im = asColumn(n, im);
+  }
+  ArrayRef<int64_t> columns = typeOf(re).getShape();
+  if (columns.size() < 2 || columns[columns.size() - 2] != order)
+    return n.error(absl::StrCat("B must have ", order, " rows (", left ? "A X = B" : "X A = B",
+                                ")"));
+  SmallVector<int64_t> stackedShape(columns);
+  stackedShape[stackedShape.size() - 2] *= 2;
+  Value stacked = n.b().create<aten::CatOp>(
+      n.loc(), typeOf(re).clone(stackedShape), ValueRange{re, im},
+      n.b().getI64IntegerAttr(static_cast<int64_t>(columns.size()) - 2));
+  ASSIGN_OR_RETURN(Value x,
+                   solveBatch(n, realEmbedding(n, left ? a : transposedPairs(n, a)), stacked));
+  Value solved = stackedRowsAsPairs(n, x, order);
+  if (!left && !vector)
+    solved = transposedPairs(n, solved);
+  ASSIGN_OR_RETURN(Value result, asResult(n, solved, 0));
+  Values results{result};
+  if (n.numResults() < 4)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 4"));
+  ASSIGN_OR_RETURN(Values factorisation, factorisationResults(n, flatPairs(n, a), 1));
+  results.append(factorisation.begin(), factorisation.end());
+  return results;
+}
+
+} // namespace
+
+void addComplexLinalgHandlers(OpHandlerTable &t) {
+  t["aten.linalg_eig.default"] = linalg::linalgEig;
+  t["aten.linalg_inv_ex.default"] = complexInvEx;
+  t["aten._linalg_solve_ex.default"] = complexSolveEx;
+  t["aten._linalg_det.default"] = complexDet;
+  t["aten._linalg_slogdet.default"] = complexSlogdet;
+  t["aten.linalg_lu_factor_ex.default"] = complexLuFactorEx;
+  t["aten.linalg_lu.default"] = complexLinalgLu;
+  t["aten.linalg_cholesky_ex.default"] = complexCholeskyEx;
+}
+
+} // namespace kiln

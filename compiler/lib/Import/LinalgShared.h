@@ -1,0 +1,93 @@
+//===- LinalgShared.h - what the real and complex linalg handlers share ---===//
+//
+// This file declares the builders LinalgHandlers.cpp (real matrices) and
+// ComplexLinalgHandlers.cpp (complex ones, as pairs) share: one LU
+// factorisation of a batch, the checks of a matrix input's size, batches
+// flattened, transposed and broadcast, LU factors unpacked, permutation
+// and identity matrices, and results as the node declares them.
+//
+//===----------------------------------------------------------------------===//
+#pragma once
+
+#include "OpHandlers.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include <string>
+#include <utility>
+
+namespace kiln::linalg {
+
+using Values = llvm::SmallVector<mlir::Value>;
+
+/// The largest n the factorisation loops take.
+constexpr int64_t kMaxOrder = aten::kMaxLuOrder;
+
+/// One aten.lu_factor's results and U's diagonal.
+struct Factorisation {
+  mlir::Value lu;       ///< (B, m, n): L below the diagonal (unit), U on and above.
+  mlir::Value pivots;   ///< (B, k) i64, k = min(m, n): 0-based rows swapped with each step's row.
+  mlir::Value odd;      ///< (B, 1) i1: an odd number of row swaps.
+  mlir::Value diagonal; ///< (B, k): U's diagonal.
+};
+
+/// getrf on `a` (B, m, n), or zgetf2 on complex pairs (B, m, n, 2): one
+/// aten.lu_factor, and U's diagonal ((B, k), or (B, k, 2) pairs).
+Factorisation factorise(NodeImporter &n, mlir::Value a);
+/// getrf on the (..., m, n) real matrices of `a`, as one (B, m, n) batch.
+Factorisation factoriseMatrices(NodeImporter &n, mlir::Value a);
+
+/// The (rows, cols) of a real (..., m, n) input; error unless f32 or f64
+/// with m and n from 1 to kMaxOrder. `what` names the op's results.
+absl::StatusOr<std::pair<int64_t, int64_t>> matrixSize(NodeImporter &n, mlir::Value a,
+                                                       const std::string &what);
+/// The order n of a real (..., n, n) input, as matrixSize checks it.
+absl::StatusOr<int64_t> squareOrder(NodeImporter &n, mlir::Value a, const std::string &what);
+/// The `pivot` flag and A's type of a real LU node: pivoted (eager's CPU
+/// kernel has no other), f32 or f64 matrices of at most kMaxOrder.
+absl::Status checkPivotedLu(NodeImporter &n, mlir::Value a);
+
+/// `v` (..., r, c) with its last two dims swapped.
+mlir::Value transposed(NodeImporter &n, mlir::Value v);
+/// `v` (..., r, c) viewed as one (N, r, c) batch.
+mlir::Value flatBatch(NodeImporter &n, mlir::Value v);
+/// `v` (..., last `kept` dims) expanded to the batch dims `batch` followed
+/// by its last `kept` dims; `v` itself when it has that shape.
+mlir::Value expandBatch(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t> batch,
+                        int64_t kept);
+/// One solve (aten.linalg_solve, or what `solve` builds from the flat
+/// (N, n, n) and (N, n, k) batches) of a (..., n, n) against rhs
+/// (..., n, k) over their broadcast batch, in that batch's shape.
+absl::StatusOr<mlir::Value>
+solveBatch(NodeImporter &n, mlir::Value a, mlir::Value rhs,
+           llvm::function_ref<mlir::Value(mlir::Value, mlir::Value)> solve = nullptr);
+
+/// The LU and 1-based int32 pivots results at `luIndex` and luIndex + 1,
+/// in their declared shapes (null for a result the node leaves out).
+absl::StatusOr<Values> luResults(NodeImporter &n, const Factorisation &f, int luIndex);
+/// The 1-based index of the first zero on a real U's diagonal (N, n), 0
+/// for none, as getrf's info: (N) i64.
+mlir::Value firstZeroPivot(NodeImporter &n, mlir::Value diagonal);
+/// The packed (B, m, n) LU unpacked, k = min(m, n): L (B, m, k), lower
+/// trapezoidal with `diagonal` on its diagonal (1, or 0 for the imaginary
+/// part of a complex L); U (B, k, n), upper trapezoidal.
+std::pair<mlir::Value, mlir::Value> unpackFactors(NodeImporter &n, mlir::Value lu,
+                                                  double diagonal = 1.0);
+/// P (B, m, m) in `element` from a row order (B, m) i64: P[perm[i], i] = 1.
+mlir::Value permutationMatrix(NodeImporter &n, mlir::Value perm, mlir::Type element);
+/// The (order, order) identity in `element`.
+mlir::Value identityMatrix(NodeImporter &n, int64_t order, mlir::Type element);
+
+/// `v` in result `i`'s declared element type and shape; null when the node
+/// leaves the result out.
+absl::StatusOr<mlir::Value> asResult(NodeImporter &n, mlir::Value v, int i);
+/// `v` as result `i` declares it, or null when the node leaves it out.
+absl::StatusOr<mlir::Value> readResult(NodeImporter &n, mlir::Value v, int i);
+/// A result of no elements of the declared type; null when left out.
+absl::StatusOr<mlir::Value> emptyResult(NodeImporter &n, int i);
+
+/// linalg_eig(A) -> (eigenvalues, eigenvectors), both complex, of a real
+/// A (ComplexLinalgHandlers.cpp; both handler tables take it).
+absl::StatusOr<Values> linalgEig(NodeImporter &n);
+
+} // namespace kiln::linalg

@@ -1,0 +1,70 @@
+// RUN: kiln-opt %s -kiln-convert-aten-to-linalg | FileCheck %s
+
+// zgetf2 on (B, m, n, 2) pairs, in place in one copy: the pivot search
+// compares |re| + |im| (izamax's measure; ogt, so a NaN never wins), the
+// swap moves both parts of each entry, a zero pivot is one whose parts are
+// both 0, the multiplier is Smith's quotient (the divisor's larger part
+// picks the form) and the trailing update a complex multiply-subtract.
+// CHECK-LABEL: func @lu_complex
+// CHECK: %[[LU:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<2x3x4x2xf64>
+// CHECK: %[[PIV:.+]] = bufferization.alloc_tensor() : tensor<2x3xi64>
+// CHECK: scf.for %[[M:.+]] = %{{.+}} to %c2 step %{{.+}} iter_args(%{{.+}} = %[[LU]], %{{.+}} = %[[PIV]]
+// CHECK: scf.for %[[K:.+]] = %{{.+}} to %c3
+// CHECK: math.absf
+// CHECK: math.absf
+// CHECK: arith.addf
+// CHECK: %[[BEST:.+]]:2 = scf.for
+// CHECK: math.absf
+// CHECK: math.absf
+// CHECK: arith.addf
+// CHECK: arith.cmpf ogt
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c4
+// CHECK-COUNT-2: tensor.insert
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c4
+// CHECK-COUNT-2: tensor.insert
+// CHECK: arith.index_cast %[[BEST]]#0 : index to i64
+// CHECK: arith.xori
+// CHECK: %[[RE0:.+]] = arith.cmpf oeq
+// CHECK: %[[IM0:.+]] = arith.cmpf oeq
+// CHECK: %[[ZERO:.+]] = arith.andi %[[RE0]], %[[IM0]]
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c3
+// CHECK: %[[WIDE:.+]] = arith.cmpf oge
+// CHECK: arith.select %[[WIDE]]
+// CHECK: arith.divf
+// CHECK: arith.divf
+// CHECK: arith.select %[[ZERO]]
+// CHECK: arith.select %[[ZERO]]
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c4
+// CHECK-COUNT-4: arith.mulf
+// CHECK-NOT: aten.
+func.func @lu_complex(%a: tensor<2x3x4x2xf64>) -> (tensor<2x3x4x2xf64>, tensor<2x3xi64>, tensor<2x1xi1>) {
+  %lu, %pivots, %odd = aten.lu_factor %a
+      : (tensor<2x3x4x2xf64>) -> (tensor<2x3x4x2xf64>, tensor<2x3xi64>, tensor<2x1xi1>)
+  return %lu, %pivots, %odd : tensor<2x3x4x2xf64>, tensor<2x3xi64>, tensor<2x1xi1>
+}
+
+// zpotf2 on pairs: the pivot is re(a[j, j]) minus the sum of |l[j, p]|^2
+// (the real part of l[j, :] l[j, :]^H), its square root a real diagonal
+// entry (imaginary part 0), the entries above zeroed, those below the
+// difference with l[i, :] l[j, :]^H divided by the root, part by part.
+// CHECK-LABEL: func @cholesky_complex
+// CHECK: %[[L:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<1x3x3x2xf32>
+// CHECK: %[[INFO:.+]] = bufferization.alloc_tensor() : tensor<1x1xi64>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c1{{.*}} iter_args(%{{.+}} = %[[L]], %{{.+}} = %[[INFO]])
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %c3
+// CHECK: %[[SUM:.+]]:2 = scf.for %{{.+}} = %{{.+}} to %[[J]]
+// CHECK: %[[PIVOT:.+]] = arith.subf %{{.+}}, %[[SUM]]#0
+// CHECK: arith.cmpf ogt, %[[PIVOT]]
+// CHECK: %[[ROOT:.+]] = math.sqrt %[[PIVOT]]
+// CHECK: tensor.insert %[[ROOT]]
+// CHECK: tensor.insert %cst
+// CHECK: scf.for %{{.+}} = %{{.+}} to %[[J]]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.divf %{{.+}}, %[[ROOT]]
+// CHECK: arith.divf %{{.+}}, %[[ROOT]]
+// CHECK-NOT: aten.
+func.func @cholesky_complex(%a: tensor<1x3x3x2xf32>) -> (tensor<1x3x3x2xf32>, tensor<1x1xi64>) {
+  %l, %info = aten.cholesky %a : (tensor<1x3x3x2xf32>) -> (tensor<1x3x3x2xf32>, tensor<1x1xi64>)
+  return %l, %info : tensor<1x3x3x2xf32>, tensor<1x1xi64>
+}
