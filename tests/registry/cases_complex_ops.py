@@ -270,3 +270,34 @@ register("complex_order_zero_factorisations_c64",
          lambda a: (torch.linalg.det(a), *torch.linalg.slogdet(a), torch.linalg.cholesky_ex(a),
                     torch.linalg.inv_ex(a)),
          randn(2, 0, 0, dtype=C64))
+
+# Triangular solves of complex matrices (ztrtrs' substitutions, Smith's
+# quotients) and what builds on them. Only the named triangle is read: the
+# matrices are full, with 3 on the diagonal to keep them well conditioned.
+_D4 = 3 * torch.eye(4, dtype=C128)
+register("complex_solve_triangular_c128",
+         lambda a, b, w: (torch.linalg.solve_triangular(a + _D4, b, upper=True),
+                          torch.linalg.solve_triangular(a + _D4, b, upper=False,
+                                                        unitriangular=True),
+                          torch.linalg.solve_triangular(a + _D4, w, upper=True, left=False)),
+         randn(2, 4, 4, dtype=C128), randn(3, 1, 4, 2, dtype=C128), randn(2, 5, 4, dtype=C128))
+register("complex_triangular_solve_legacy_c64",
+         lambda b, a: (torch.triangular_solve(b, a + _D4.to(C64)),
+                       torch.triangular_solve(b, a + _D4.to(C64), upper=False, transpose=True)),
+         randn(2, 4, 3, dtype=C64), randn(2, 4, 4, dtype=C64), rtol=1e-4, atol=1e-5)
+register("complex_cholesky_solve_inverse_c128",
+         lambda g, b: (torch.cholesky_solve(b, torch.linalg.cholesky(g @ g.mH + _D4)),
+                       torch.cholesky_solve(b, torch.linalg.cholesky(g @ g.mH + _D4, upper=True),
+                                            upper=True),
+                       torch.cholesky_inverse(torch.linalg.cholesky(g @ g.mH + _D4)),
+                       torch.cholesky_inverse(torch.linalg.cholesky(g @ g.mH + _D4, upper=True),
+                                              upper=True)),
+         randn(2, 4, 4, dtype=C128), randn(2, 4, 3, dtype=C128))
+# Every (left, adjoint) pair: A X = B, A^H X = B, X A = B, X A^H = B.
+register("complex_lu_solve_unpack_c128",
+         lambda a, b, w: (*[torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, adjoint=adj)
+                            for adj in (False, True)],
+                          *[torch.linalg.lu_solve(*torch.linalg.lu_factor(a), w, left=False,
+                                                  adjoint=adj) for adj in (False, True)],
+                          torch.lu_unpack(*torch.linalg.lu_factor(a))),
+         randn(2, 4, 4, dtype=C128), randn(2, 4, 3, dtype=C128), randn(2, 3, 4, dtype=C128))

@@ -16,6 +16,10 @@
 //   them. cholesky with upper=True factorises A^H (whose lower triangle is
 //   A's upper one, conjugated) and returns the factor's conjugate
 //   transpose.
+// - solve_triangular, the legacy triangular_solve, cholesky_solve,
+//   cholesky_inverse and lu_solve: aten.triangular_solve of the pairs
+//   (ztrtrs' substitutions), with conjugate transposes where A = L L^H or
+//   A^H X = B asks for them; lu_unpack unpacks the pairs part by part.
 // - inv and solve: through the real embedding [[X, -Y], [Y, X]]; the LU,
 //   pivots and info results, when read, from one aten.lu_factor of A.
 // - linalg_eig of a real matrix: one aten.eig (dgeev's balancing,
@@ -31,6 +35,7 @@
 #include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"
+#include "mlir/Dialect/Traits.h"
 
 using namespace mlir;
 
@@ -291,6 +296,222 @@ absl::StatusOr<Values> complexCholeskyEx(NodeImporter &n) {
   return Values{factor, info};
 }
 
+// --- triangular solves and what builds on them --------------------------
+
+/// Argument `name` as pairs of the complex `a`'s element type; error when
+/// it has another.
+absl::StatusOr<Value> pairsLike(NodeImporter &n, const std::string &name, Value a) {
+  Type element = typeOf(a).getElementType();
+  ASSIGN_OR_RETURN(Value v, pairsOf(n, name, element));
+  if (typeOf(v).getElementType() != element)
+    return n.error(absl::StrCat("'", name, "' must have the matrix's dtype"));
+  return v;
+}
+
+/// The pairs `rhs` (..., n, k) for a solve against complex (..., n, n)
+/// matrices of order `order`; error otherwise.
+absl::Status checkComplexRhs(NodeImporter &n, Value rhs, int64_t order) {
+  ArrayRef<int64_t> shape = complexShape(rhs);
+  if (shape.size() < 2 || shape[shape.size() - 2] != order)
+    return n.error(absl::StrCat("B must be (..., ", order, ", k)"));
+  return absl::OkStatus();
+}
+
+/// One aten.triangular_solve of the triangle `upper` names of the complex
+/// `a` (..., n, n) against the complex `rhs` (..., n, k), both pairs, over
+/// their broadcast batch.
+absl::StatusOr<Value> complexTriangularSolve(NodeImporter &n, Value a, Value rhs, bool upper,
+                                             bool unit) {
+  SmallVector<int64_t> batch;
+  if (!OpTrait::util::getBroadcastedShape(complexShape(a).drop_back(2),
+                                          complexShape(rhs).drop_back(2), batch))
+    return n.error("A's and B's batch dims do not broadcast");
+  Value x = expandBatch(n, rhs, batch, 3);
+  Value flatA = flatPairs(n, expandBatch(n, a, batch, 3)), flatB = flatPairs(n, x);
+  Value solved = n.b().create<aten::TriangularSolveOp>(
+      n.loc(), typeOf(flatB), flatA, flatB, upper ? n.b().getUnitAttr() : UnitAttr(),
+      unit ? n.b().getUnitAttr() : UnitAttr());
+  return viewValue(n, solved, typeOf(x).getShape());
+}
+
+/// linalg_solve_triangular(A, B, upper, left, unitriangular) of complex
+/// matrices: X A = B for left=False is A^T X^T = B^T, whose triangle is
+/// the other one.
+absl::StatusOr<Values> complexSolveTriangular(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, complexArgument(n, "self"));
+  ASSIGN_OR_RETURN(Value rhs, pairsLike(n, "B", a));
+  ASSIGN_OR_RETURN(bool upper, n.boolAttr("upper"));
+  ASSIGN_OR_RETURN(bool left, n.boolAttr("left", true));
+  ASSIGN_OR_RETURN(bool unit, n.boolAttr("unitriangular", false));
+  ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "triangular solves", /*square=*/true));
+  if (complexRank(rhs) < 2)
+    return n.error("B must be a batch of matrices (..., m, k)");
+  if (!left) {
+    a = transposedPairs(n, a);
+    rhs = transposedPairs(n, rhs);
+    upper = !upper;
+  }
+  RETURN_IF_ERROR(checkComplexRhs(n, rhs, size.first));
+  ASSIGN_OR_RETURN(Value x, complexTriangularSolve(n, a, rhs, upper, unit));
+  ASSIGN_OR_RETURN(Value result, asResult(n, left ? x : transposedPairs(n, x), 0));
+  return Values{result};
+}
+
+/// triangular_solve(b, A, upper, transpose, unitriangular) ->
+/// (solution, cloned_coefficient), the legacy form, of complex matrices:
+/// A X = b (A^T X = b with transpose, not the conjugate transpose, as
+/// eager's), and A broadcast as the second result.
+absl::StatusOr<Values> complexLegacyTriangularSolve(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, complexArgument(n, "A"));
+  ASSIGN_OR_RETURN(Value rhs, pairsLike(n, "self", a));
+  ASSIGN_OR_RETURN(bool upper, n.boolAttr("upper", true));
+  ASSIGN_OR_RETURN(bool transpose, n.boolAttr("transpose", false));
+  ASSIGN_OR_RETURN(bool unit, n.boolAttr("unitriangular", false));
+  ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "triangular solves", /*square=*/true));
+  if (complexRank(rhs) < 2)
+    return n.error("b must be a batch of matrices (..., n, k)");
+  RETURN_IF_ERROR(checkComplexRhs(n, rhs, size.first));
+  ASSIGN_OR_RETURN(Value x, complexTriangularSolve(n, transpose ? transposedPairs(n, a) : a, rhs,
+                                                   transpose ? !upper : upper, unit));
+  ASSIGN_OR_RETURN(Value solution, asResult(n, x, 0));
+  ASSIGN_OR_RETURN(Value coefficient, clonedCoefficient(n, a));
+  return Values{solution, coefficient};
+}
+
+/// X with A X = rhs for A = L L^H (or U^H U for `upper`), all pairs: a
+/// solve against the lower factor, then one against its adjoint.
+absl::StatusOr<Value> complexCholeskySolveWith(NodeImporter &n, Value factor, Value rhs,
+                                               bool upper) {
+  Value lower = upper ? adjoint(n, factor) : factor;
+  ASSIGN_OR_RETURN(Value y, complexTriangularSolve(n, lower, rhs, /*upper=*/false, false));
+  return complexTriangularSolve(n, adjoint(n, lower), y, /*upper=*/true, false);
+}
+
+/// cholesky_solve(B, L, upper) of complex matrices: A X = B for A = L L^H
+/// (or U^H U).
+absl::StatusOr<Values> complexCholeskySolve(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value factor, complexArgument(n, "input2"));
+  ASSIGN_OR_RETURN(Value rhs, pairsLike(n, "self", factor));
+  ASSIGN_OR_RETURN(bool upper, n.boolAttr("upper", false));
+  ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, factor, "Cholesky solves", /*square=*/true));
+  RETURN_IF_ERROR(checkComplexRhs(n, rhs, size.first));
+  ASSIGN_OR_RETURN(Value x, complexCholeskySolveWith(n, factor, rhs, upper));
+  ASSIGN_OR_RETURN(Value result, asResult(n, x, 0));
+  return Values{result};
+}
+
+/// cholesky_inverse(L, upper) of complex matrices: the Cholesky solve of
+/// the identity.
+absl::StatusOr<Values> complexCholeskyInverse(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value factor, complexArgument(n, "self"));
+  ASSIGN_OR_RETURN(bool upper, n.boolAttr("upper", false));
+  ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, factor, "Cholesky inverses", /*square=*/true));
+  Type element = typeOf(factor).getElementType();
+  Value identity = realAsPairs(n, identityMatrix(n, size.first, element), element);
+  ASSIGN_OR_RETURN(Value x, complexCholeskySolveWith(n, factor, identity, upper));
+  ASSIGN_OR_RETURN(Value result, asResult(n, x, 0));
+  return Values{result};
+}
+
+/// P (count, n, n), real, times the pairs `w` (count, n, k, 2).
+Value permuted(NodeImporter &n, Value p, Value w) {
+  ArrayRef<int64_t> shape = typeOf(w).getShape();
+  Value flat = viewValue(n, w, {shape[0], shape[1], shape[2] * 2});
+  Value product = n.b().create<aten::BmmOp>(n.loc(), typeOf(flat), p, flat);
+  return viewValue(n, product, shape);
+}
+
+/// linalg_lu_solve(LU, pivots, B, left, adjoint) of complex matrices, A =
+/// P L U: A X = B is X = U^-1 L^-1 (B's rows in P's order), and so is X
+/// A^H = B, as A X^H = B^H; A^H X = B is X = P (L^H)^-1 (U^H)^-1 B, and X A
+/// = B the same with transposes, as A^T X^T = B^T.
+absl::StatusOr<Values> complexLuSolve(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value lu, complexArgument(n, "LU"));
+  ASSIGN_OR_RETURN(Value pivots, n.tensor("pivots"));
+  ASSIGN_OR_RETURN(Value rhs, pairsLike(n, "B", lu));
+  ASSIGN_OR_RETURN(bool left, n.boolAttr("left", true));
+  ASSIGN_OR_RETURN(bool conjugated, n.boolAttr("adjoint", false));
+  ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, lu, "LU solves", /*square=*/true));
+  const int64_t order = size.first;
+  if (complexRank(rhs) < 2)
+    return n.error("B must be a batch of matrices (..., n, k)");
+  // The one solve with A itself, or with A^H (adjoint) or A^T.
+  const bool direct = left != conjugated;
+  auto flip = [&](Value v) { return conjugated ? adjoint(n, v) : transposedPairs(n, v); };
+  Value b = left ? rhs : flip(rhs);
+  if (typeOf(b).getNumElements() == 0)
+    return n.unimplemented("an LU solve with no right-hand side");
+  RETURN_IF_ERROR(checkComplexRhs(n, b, order));
+  if (typeOf(pivots).getShape().drop_back() != complexShape(lu).drop_back(2))
+    return n.error("the pivots must have the LU's batch dims");
+  SmallVector<int64_t> batch;
+  if (!OpTrait::util::getBroadcastedShape(complexShape(lu).drop_back(2),
+                                          complexShape(b).drop_back(2), batch))
+    return n.error("the LU's and B's batch dims do not broadcast");
+  Value flatLu = flatPairs(n, expandBatch(n, lu, batch, 3));
+  b = expandBatch(n, b, batch, 3);
+  Value flatB = flatPairs(n, b);
+  RankedTensorType bType = typeOf(flatB);
+  const int64_t count = bType.getDimSize(0);
+  ASSIGN_OR_RETURN(Value perm, rowOrder(n, expandBatch(n, pivots, batch, 1), count, order));
+  auto solve = [&](Value a, Value y, bool upper, bool unit) -> Value {
+    return n.b().create<aten::TriangularSolveOp>(n.loc(), bType, a, y,
+                                                 upper ? n.b().getUnitAttr() : UnitAttr(),
+                                                 unit ? n.b().getUnitAttr() : UnitAttr());
+  };
+  Value x;
+  if (direct) {
+    Value index = n.b().create<aten::ExpandOp>(
+        n.loc(), RankedTensorType::get(bType.getShape(), n.b().getI64Type()),
+        viewValue(n, perm, {count, order, 1, 1}));
+    Value rows = n.b().create<aten::GatherOp>(n.loc(), bType, flatB, index,
+                                              n.b().getI64IntegerAttr(1));
+    x = solve(flatLu, solve(flatLu, rows, /*upper=*/false, /*unit=*/true), true, false);
+  } else {
+    Value luT = flip(flatLu);
+    Value w = solve(luT, solve(luT, flatB, /*upper=*/false, /*unit=*/false), true, true);
+    x = permuted(n, permutationMatrix(n, perm, bType.getElementType()), w);
+  }
+  Value shaped = viewValue(n, x, typeOf(b).getShape());
+  ASSIGN_OR_RETURN(Value result, asResult(n, left ? shaped : flip(shaped), 0));
+  return Values{result};
+}
+
+/// lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots) -> (P, L, U)
+/// of a packed complex LU: P a real one-hot matrix as pairs, L and U
+/// unpacked part by part; what is not unpacked is empty, as eager's.
+absl::StatusOr<Values> complexLuUnpack(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value lu, complexArgument(n, "LU_data"));
+  ASSIGN_OR_RETURN(Value pivots, n.tensor("LU_pivots"));
+  ASSIGN_OR_RETURN(bool unpackData, n.boolAttr("unpack_data", true));
+  ASSIGN_OR_RETURN(bool unpackPivots, n.boolAttr("unpack_pivots", true));
+  ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, lu, "LU unpackings", /*square=*/false));
+  if (n.numResults() < 3)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
+  Value batch = flatPairs(n, lu);
+  const int64_t count = typeOf(batch).getDimSize(0);
+  Type element = typeOf(lu).getElementType();
+  Values out(3);
+  if (unpackPivots) {
+    ASSIGN_OR_RETURN(Value perm, rowOrder(n, pivots, count, std::min(size.first, size.second),
+                                          size.first));
+    ASSIGN_OR_RETURN(out[0], readResult(n, realAsPairs(n, permutationMatrix(n, perm, element),
+                                                       element), 0));
+  } else {
+    ASSIGN_OR_RETURN(out[0], emptyResult(n, 0));
+  }
+  if (unpackData) {
+    auto [lRe, uRe] = unpackFactors(n, realPart(n, batch));
+    auto [lIm, uIm] = unpackFactors(n, imagPart(n, batch), /*diagonal=*/0.0);
+    ASSIGN_OR_RETURN(out[1], readResult(n, pack(n, lRe, lIm), 1));
+    ASSIGN_OR_RETURN(out[2], readResult(n, pack(n, uRe, uIm), 2));
+  } else {
+    ASSIGN_OR_RETURN(out[1], emptyResult(n, 1));
+    ASSIGN_OR_RETURN(out[2], emptyResult(n, 2));
+  }
+  return out;
+}
+
 // --- inverses and solves through the real embedding --------------------
 
 /// linalg_inv_ex(A, check_errors) -> (inverse, info) of complex matrices:
@@ -369,6 +590,12 @@ void addComplexLinalgHandlers(OpHandlerTable &t) {
   t["aten.linalg_lu_factor_ex.default"] = complexLuFactorEx;
   t["aten.linalg_lu.default"] = complexLinalgLu;
   t["aten.linalg_cholesky_ex.default"] = complexCholeskyEx;
+  t["aten.linalg_solve_triangular.default"] = complexSolveTriangular;
+  t["aten.triangular_solve.default"] = complexLegacyTriangularSolve;
+  t["aten.cholesky_solve.default"] = complexCholeskySolve;
+  t["aten.cholesky_inverse.default"] = complexCholeskyInverse;
+  t["aten.linalg_lu_solve.default"] = complexLuSolve;
+  t["aten.lu_unpack.default"] = complexLuUnpack;
 }
 
 } // namespace kiln

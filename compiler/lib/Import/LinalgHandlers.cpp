@@ -307,6 +307,54 @@ absl::Status checkPivotedLu(NodeImporter &n, Value a) {
   return matrixSize(n, a, "LU factorisations").status();
 }
 
+/// The row order (B, rows) i64 of 1-based int pivots (..., k), as getrf
+/// and lu_factor give them (k = min(rows, cols) swaps; rows = k when not
+/// given).
+absl::StatusOr<Value> rowOrder(NodeImporter &n, Value pivots, int64_t batch, int64_t order,
+                               std::optional<int64_t> rows) {
+  RankedTensorType type = typeOf(pivots);
+  if (!isa<IntegerType>(type.getElementType()) || type.getRank() < 1 ||
+      type.getDimSize(type.getRank() - 1) != order || type.getNumElements() != batch * order)
+    return n.error(absl::StrCat("the pivots must be integers, ", order,
+                                " per matrix of the LU's batch"));
+  Type i64 = n.b().getI64Type();
+  Value flat = convertElements(n, viewValue(n, pivots, {batch, order}), i64);
+  Value zeroBased = n.b().create<aten::SubOp>(n.loc(), typeOf(flat), flat, n.constant(i64, 1.0),
+                                              n.b().getF64FloatAttr(1.0));
+  return n.b()
+      .create<aten::LuPermutationOp>(n.loc(), RankedTensorType::get({batch, rows.value_or(order)}, i64),
+                                     zeroBased)
+      .getResult();
+}
+
+/// legacy triangular_solve's second result: A broadcast to its declared
+/// shape (null when left out), real or complex pairs alike.
+absl::StatusOr<Value> clonedCoefficient(NodeImporter &n, Value a) {
+  if (n.numResults() < 2)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
+  if (n.resultLeftOut(1))
+    return Value();
+  ASSIGN_OR_RETURN(RankedTensorType coefficientType, n.resultType(1));
+  if (coefficientType.getElementType() != typeOf(a).getElementType())
+    return n.error("cloned_coefficient is declared with another element type");
+  Value coefficient = a;
+  if (coefficientType.getShape() != typeOf(a).getShape()) {
+    SmallVector<int64_t> broadcast;
+    if (!OpTrait::util::getBroadcastedShape(typeOf(a).getShape(), coefficientType.getShape(),
+                                            broadcast) ||
+        ArrayRef<int64_t>(broadcast) != coefficientType.getShape())
+      return n.error("cloned_coefficient's declared shape is not A's, broadcast");
+    Value ranked = a;
+    if (typeOf(a).getRank() < coefficientType.getRank()) {
+      SmallVector<int64_t> ones(coefficientType.getRank() - typeOf(a).getRank(), 1);
+      ones.append(typeOf(a).getShape().begin(), typeOf(a).getShape().end());
+      ranked = viewValue(n, a, ones);
+    }
+    coefficient = n.b().create<aten::ExpandOp>(n.loc(), coefficientType, ranked).getResult();
+  }
+  return coefficient;
+}
+
 } // namespace kiln::linalg
 
 namespace kiln {
@@ -589,49 +637,8 @@ absl::StatusOr<Values> legacyTriangularSolve(NodeImporter &n) {
   RETURN_IF_ERROR(checkRhs(n, system, rhs, order));
   ASSIGN_OR_RETURN(Value x, triangularSolve(n, system, rhs, transpose ? !upper : upper, unit));
   ASSIGN_OR_RETURN(Value solution, asResult(n, x, 0));
-  if (n.numResults() < 2)
-    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
-  if (n.resultLeftOut(1))
-    return Values{solution, Value()};
-  ASSIGN_OR_RETURN(RankedTensorType coefficientType, n.resultType(1));
-  if (coefficientType.getElementType() != typeOf(a).getElementType())
-    return n.error("cloned_coefficient is declared with another element type");
-  Value coefficient = a;
-  if (coefficientType.getShape() != typeOf(a).getShape()) {
-    SmallVector<int64_t> broadcast;
-    if (!OpTrait::util::getBroadcastedShape(typeOf(a).getShape(), coefficientType.getShape(),
-                                            broadcast) ||
-        ArrayRef<int64_t>(broadcast) != coefficientType.getShape())
-      return n.error("cloned_coefficient's declared shape is not A's, broadcast");
-    Value ranked = a;
-    if (typeOf(a).getRank() < coefficientType.getRank()) {
-      SmallVector<int64_t> ones(coefficientType.getRank() - typeOf(a).getRank(), 1);
-      ones.append(typeOf(a).getShape().begin(), typeOf(a).getShape().end());
-      ranked = viewValue(n, a, ones);
-    }
-    coefficient = n.b().create<aten::ExpandOp>(n.loc(), coefficientType, ranked).getResult();
-  }
+  ASSIGN_OR_RETURN(Value coefficient, clonedCoefficient(n, a));
   return Values{solution, coefficient};
-}
-
-/// The row order (B, rows) i64 of 1-based int pivots (..., k), as getrf
-/// and lu_factor give them (k = min(rows, cols) swaps; rows = k when not
-/// given).
-absl::StatusOr<Value> rowOrder(NodeImporter &n, Value pivots, int64_t batch, int64_t order,
-                               std::optional<int64_t> rows = std::nullopt) {
-  RankedTensorType type = typeOf(pivots);
-  if (!isa<IntegerType>(type.getElementType()) || type.getRank() < 1 ||
-      type.getDimSize(type.getRank() - 1) != order || type.getNumElements() != batch * order)
-    return n.error(absl::StrCat("the pivots must be integers, ", order,
-                                " per matrix of the LU's batch"));
-  Type i64 = n.b().getI64Type();
-  Value flat = convertElements(n, viewValue(n, pivots, {batch, order}), i64);
-  Value zeroBased = n.b().create<aten::SubOp>(n.loc(), typeOf(flat), flat, n.constant(i64, 1.0),
-                                              n.b().getF64FloatAttr(1.0));
-  return n.b()
-      .create<aten::LuPermutationOp>(n.loc(), RankedTensorType::get({batch, rows.value_or(order)}, i64),
-                                     zeroBased)
-      .getResult();
 }
 
 /// linalg_lu(A, pivot) -> (P, L, U) with A = P L U: getrf of A, its row

@@ -13,6 +13,7 @@
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -73,11 +74,19 @@ mlir::Value firstZeroPivot(NodeImporter &n, mlir::Value diagonal);
 /// part of a complex L); U (B, k, n), upper trapezoidal.
 std::pair<mlir::Value, mlir::Value> unpackFactors(NodeImporter &n, mlir::Value lu,
                                                   double diagonal = 1.0);
+/// The row order (B, rows) i64 of 1-based int pivots (..., k), as getrf
+/// and lu_factor give them (k = `order` swaps; rows = k when not given);
+/// error unless the pivots are integers, k per matrix of the batch.
+absl::StatusOr<mlir::Value> rowOrder(NodeImporter &n, mlir::Value pivots, int64_t batch,
+                                     int64_t order, std::optional<int64_t> rows = std::nullopt);
 /// P (B, m, m) in `element` from a row order (B, m) i64: P[perm[i], i] = 1.
 mlir::Value permutationMatrix(NodeImporter &n, mlir::Value perm, mlir::Type element);
 /// The (order, order) identity in `element`.
 mlir::Value identityMatrix(NodeImporter &n, int64_t order, mlir::Type element);
 
+/// legacy triangular_solve's second result: A broadcast to its declared
+/// shape (null when left out), real or complex pairs alike.
+absl::StatusOr<mlir::Value> clonedCoefficient(NodeImporter &n, mlir::Value a);
 /// `v` in result `i`'s declared element type and shape; null when the node
 /// leaves the result out.
 absl::StatusOr<mlir::Value> asResult(NodeImporter &n, mlir::Value v, int i);

@@ -1,7 +1,7 @@
 //===- ComplexFactorisations.cpp - LU and Cholesky of complex matrices ----===//
 //
-// This file implements aten.lu_factor and aten.cholesky on complex
-// matrices, (N, m, n, 2) pairs of their (real, imaginary) parts, as scf.for
+// This file implements aten.lu_factor, aten.cholesky and
+// aten.triangular_solve on complex matrices, (N, m, n, 2) pairs of their (real, imaginary) parts, as scf.for
 // loops over each matrix, in place in one copy of the input, as LAPACK's
 // unblocked complex routines compute them:
 //
@@ -16,6 +16,11 @@
 //   (a[i, j] - sum l[i, p] conj(l[j, p])) / l[j, j]. A pivot that is not
 //   > 0 (or NaN) sets info to j + 1 (the first such j), as the real
 //   dpotf2's loops in Factorisations.cpp do. The upper triangle is zeroed.
+//
+// - ztrtrs: forward (lower) or back (upper) substitution, row by row:
+//   x[i, :] -= a[i, j] x[j, :] over the solved rows j, then x[i, :] /=
+//   a[i, i] (Smith's quotient) unless the diagonal is a unit one. A zero
+//   on the diagonal divides: infinities or NaN, as the real loops give.
 //
 // The code is O(n^3) scalar work per matrix; rounding differs from
 // LAPACK's blocked updates (and from its products by a reciprocal) in the
@@ -163,7 +168,47 @@ Carried choleskyOne(OpBuilder &b, Location loc, Value l, Value m, int64_t n) {
   });
 }
 
+/// Matrix m of the pairs `x` (N, n, width, 2) solved in place against the
+/// triangle of the pairs `a` that `upper` names.
+Value substituteOne(OpBuilder &b, Location loc, Value a, Value x, Value m, int64_t n,
+                    int64_t width, bool upper, bool unit) {
+  Scalars s(b, loc);
+  return s.loop(s.index(0), s.index(n), {x},
+                [&](OpBuilder &b, Location l, Value r, ValueRange t) -> Carried {
+    Scalars s(b, l);
+    Arithmetic a0(b, l);
+    Value i = upper ? a0.minus(s.index(n - 1), r) : r;
+    Value from = upper ? plusOne(b, l, i) : s.index(0);
+    Value to = upper ? s.index(n) : i;
+    Value y = s.loop(from, to, {t[0]}, [&](OpBuilder &b, Location l, Value j, ValueRange u) -> Carried {
+      return {subtractComplexRow(b, l, u[0], m, i, j, pairAt(b, l, a, {m, i, j}), width,
+                                 Scalars(b, l).index(0))};
+    })[0];
+    if (unit)
+      return {y};
+    Complex pivot = pairAt(b, l, a, {m, i, i});
+    return s.loop(s.index(0), s.index(width), {y},
+                  [&](OpBuilder &b, Location l, Value col, ValueRange u) -> Carried {
+                    Arithmetic a(b, l);
+                    Complex v = quotient(a, pairAt(b, l, u[0], {m, i, col}), pivot);
+                    return {putPair(b, l, v, u[0], {m, i, col})};
+                  });
+  })[0];
+}
+
 } // namespace
+
+Value complexTriangularSolve(OpBuilder &b, Location loc, Value a, Value rhs, bool upper,
+                             bool unit) {
+  Scalars s(b, loc);
+  auto type = cast<RankedTensorType>(rhs.getType());
+  const int64_t batch = type.getDimSize(0), n = type.getDimSize(1), width = type.getDimSize(2);
+  Value x = s.fresh(type, rhs);
+  return s.loop(s.index(0), s.index(batch), {x},
+                [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
+                  return {substituteOne(b, l, a, c[0], m, n, width, upper, unit)};
+                })[0];
+}
 
 Carried complexLuFactor(OpBuilder &b, Location loc, Value a) {
   Scalars s(b, loc);

@@ -275,6 +275,11 @@ struct TriangularSolveLowering : OpConversionPattern<TriangularSolveOp> {
     RankedTensorType type = op.getType();
     const int64_t batch = type.getDimSize(0), n = type.getDimSize(1), width = type.getDimSize(2);
     Value a = adaptor.getA();
+    if (isComplexMatrixBatch(a)) {
+      rewriter.replaceOp(op, complexTriangularSolve(b, loc, a, adaptor.getRhs(), op.getUpper(),
+                                                    op.getUnitriangular()));
+      return success();
+    }
     Value x = s.fresh(type, adaptor.getRhs());
     x = s.loop(s.index(0), s.index(batch), {x},
                [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {

@@ -68,3 +68,36 @@ func.func @cholesky_complex(%a: tensor<1x3x3x2xf32>) -> (tensor<1x3x3x2xf32>, te
   %l, %info = aten.cholesky %a : (tensor<1x3x3x2xf32>) -> (tensor<1x3x3x2xf32>, tensor<1x1xi64>)
   return %l, %info : tensor<1x3x3x2xf32>, tensor<1x1xi64>
 }
+
+// ztrtrs on pairs: back substitution for an upper triangle (row n-1-r),
+// each solved row's complex multiple subtracted (4 products), then the
+// row divided by the pivot by Smith's quotient; a unit diagonal is not
+// read or divided by.
+// CHECK-LABEL: func @triangular_solve_complex
+// CHECK: %[[X:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<2x3x4x2xf64>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c2{{.*}} iter_args(%{{.+}} = %[[X]])
+// CHECK: scf.for %[[R:.+]] = %{{.+}} to %c3
+// CHECK: %[[I:.+]] = arith.subi %c2{{.*}}, %[[R]]
+// CHECK: scf.for
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c4
+// CHECK-COUNT-4: arith.mulf
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c4
+// CHECK: arith.cmpf oge
+// CHECK: arith.divf
+// CHECK: arith.divf
+// CHECK-LABEL: func @triangular_solve_complex_unit
+// CHECK: scf.for
+// CHECK-COUNT-4: arith.mulf
+// CHECK-NOT: arith.divf
+// CHECK: return
+func.func @triangular_solve_complex(%a: tensor<2x3x3x2xf64>, %b: tensor<2x3x4x2xf64>) -> tensor<2x3x4x2xf64> {
+  %x = aten.triangular_solve %a, %b {upper}
+      : (tensor<2x3x3x2xf64>, tensor<2x3x4x2xf64>) -> tensor<2x3x4x2xf64>
+  return %x : tensor<2x3x4x2xf64>
+}
+
+func.func @triangular_solve_complex_unit(%a: tensor<1x3x3x2xf32>, %b: tensor<1x3x1x2xf32>) -> tensor<1x3x1x2xf32> {
+  %x = aten.triangular_solve %a, %b {unitriangular}
+      : (tensor<1x3x3x2xf32>, tensor<1x3x1x2xf32>) -> tensor<1x3x1x2xf32>
+  return %x : tensor<1x3x1x2xf32>
+}

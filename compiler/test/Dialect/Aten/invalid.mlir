@@ -489,6 +489,15 @@ func.func @cholesky_complex_square(%a: tensor<1x3x4x2xf64>) -> tensor<1x1xi64> {
 
 // -----
 
+// A complex triangular solve takes a right-hand side of pairs.
+func.func @triangular_solve_complex_rhs(%a: tensor<1x3x3x2xf32>, %b: tensor<1x3x2xf32>) -> tensor<1x3x2xf32> {
+  // expected-error @+1 {{rhs must be (N, n, k, 2) pairs of a's element type, k >= 1}}
+  %x = aten.triangular_solve %a, %b : (tensor<1x3x3x2xf32>, tensor<1x3x2xf32>) -> tensor<1x3x2xf32>
+  return %x : tensor<1x3x2xf32>
+}
+
+// -----
+
 // Ops without a complex form refuse pairs.
 func.func @linalg_solve_complex_pairs(%a: tensor<1x2x2x2xf32>, %b: tensor<1x2x1xf32>) -> tensor<1x2x1xf32> {
   // expected-error @+1 {{takes a (N, n, n) batch of f32 or f64 matrices}}

@@ -5,7 +5,8 @@
 // ldl_factor, ldl_solve, eigvalsh, eigh, eigvals, eig, svdvals, svd, cholesky and matrix_exp: batches of f32 or
 // f64 matrices of order at most kMaxLuOrder, the bound of their scalar
 // loops' cubic work (lu_permutation's operand is getrf's i64 pivots).
-// lu_factor and cholesky also take complex matrices as (N, m, n, 2) pairs.
+// lu_factor, cholesky and triangular_solve also take complex matrices as
+// (N, m, n, 2) pairs.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
@@ -92,16 +93,21 @@ LogicalResult LuPermutationOp::verify() {
 }
 
 /// A solve's operands: a (N, n, n) square batch, rhs (N, n, k) of its
-/// element type, and a result of rhs's type.
-static LogicalResult verifySolve(Operation *op, Value aValue, Value rhsValue, Type result) {
-  if (failed(verifySquareBatch(op, aValue)))
+/// element type, and a result of rhs's type; where `pairs` allows them,
+/// a (N, n, n, 2) batch of complex pairs against (N, n, k, 2) pairs.
+static LogicalResult verifySolve(Operation *op, Value aValue, Value rhsValue, Type result,
+                                 Pairs pairs = Pairs::refused) {
+  if (failed(verifySquareBatch(op, aValue, pairs)))
     return failure();
   auto a = cast<RankedTensorType>(aValue.getType());
   auto rhs = cast<RankedTensorType>(rhsValue.getType());
-  ArrayRef<int64_t> in = a.getShape(), b = rhs.getShape();
-  if (rhs.getElementType() != a.getElementType() || b.size() != 3 || b[0] != in[0] ||
-      b[1] != in[1] || b[2] < 1)
-    return op->emitOpError("rhs must be (N, n, k) of a's element type, k >= 1");
+  const bool complex = a.getRank() == 4;
+  ArrayRef<int64_t> in = matrixDims(a, pairs);
+  ArrayRef<int64_t> b = complex ? matrixDims(rhs, pairs) : rhs.getShape();
+  if (rhs.getElementType() != a.getElementType() || b.size() != 3 ||
+      (complex && rhs.getRank() != 4) || b[0] != in[0] || b[1] != in[1] || b[2] < 1)
+    return op->emitOpError(complex ? "rhs must be (N, n, k, 2) pairs of a's element type, k >= 1"
+                                   : "rhs must be (N, n, k) of a's element type, k >= 1");
   if (result != rhs)
     return op->emitOpError("result must have rhs's type");
   return success();
@@ -112,7 +118,7 @@ LogicalResult LinalgSolveOp::verify() {
 }
 
 LogicalResult TriangularSolveOp::verify() {
-  return verifySolve(*this, getA(), getRhs(), getType());
+  return verifySolve(*this, getA(), getRhs(), getType(), Pairs::allowed);
 }
 
 LogicalResult QrOp::verify() {

@@ -262,6 +262,10 @@ def Aten_TriangularSolveOp : Aten_Op<"triangular_solve", [Pure]> {
     to-linalg writes it as scalar loops (Factorisations.cpp), so n is at
     most 512 (`kMaxLuOrder`).
 
+    Complex matrices come as (N, n, n, 2) pairs of their (real, imaginary)
+    parts against (N, n, k, 2) pairs, the divisions complex quotients
+    (ztrtrs; ComplexFactorisations.cpp).
+
     Example:
     ```mlir
     %x = aten.triangular_solve %a, %b {upper}
