@@ -301,3 +301,25 @@ register("complex_lu_solve_unpack_c128",
                                                   adjoint=adj) for adj in (False, True)],
                           torch.lu_unpack(*torch.linalg.lu_factor(a))),
          randn(2, 4, 4, dtype=C128), randn(2, 4, 3, dtype=C128), randn(2, 3, 4, dtype=C128))
+
+# Eigenvalues of complex Hermitian matrices and singular values of complex
+# matrices, from the real embedding (each value twice): eigvalsh from the
+# lower or upper triangle (the other holding noise, the diagonal an
+# imaginary part, neither read), svdvals of tall and wide matrices, and
+# what torch builds on them (matrix_rank, the nuclear and 2-norms, cond).
+register("complex_eigvalsh_c128",
+         lambda g, noise: (torch.linalg.eigvalsh(torch.tril(g @ g.mH) + torch.triu(noise, 1)
+                                                 + 0.25j * torch.eye(4)),
+                           torch.linalg.eigvalsh(torch.triu(g @ g.mH) + torch.tril(noise, -1),
+                                                 UPLO="U"),
+                           torch.linalg.matrix_rank(g @ g.mH, hermitian=True)),
+         randn(2, 4, 4, dtype=C128), randn(2, 4, 4, dtype=C128))
+register("complex_svdvals_norms_c64",
+         lambda t, w: (torch.linalg.svdvals(t), torch.linalg.svdvals(w),
+                       torch.linalg.matrix_norm(t, "nuc"), torch.linalg.matrix_norm(w, 2),
+                       torch.linalg.cond(t[..., :3, :])),
+         randn(2, 5, 3, dtype=C64), randn(3, 6, dtype=C64), rtol=1e-4, atol=1e-5)
+# a (5, 4) b (4, 5) has rank 4 of 5.
+register("complex_matrix_rank_c128",
+         lambda a, b: (torch.linalg.matrix_rank(a), torch.linalg.matrix_rank(a @ b)),
+         randn(3, 5, 4, dtype=C128), randn(4, 5, dtype=C128))

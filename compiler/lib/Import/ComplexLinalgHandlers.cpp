@@ -20,6 +20,9 @@
 //   cholesky_inverse and lu_solve: aten.triangular_solve of the pairs
 //   (ztrtrs' substitutions), with conjugate transposes where A = L L^H or
 //   A^H X = B asks for them; lu_unpack unpacks the pairs part by part.
+// - eigvalsh and svdvals (eigh and svd with their vectors unread): the
+//   values of the real embedding, which has each of them twice; the
+//   vectors are UNIMPLEMENTED.
 // - inv and solve: through the real embedding [[X, -Y], [Y, X]]; the LU,
 //   pivots and info results, when read, from one aten.lu_factor of A.
 // - linalg_eig of a real matrix: one aten.eig (dgeev's balancing,
@@ -512,6 +515,96 @@ absl::StatusOr<Values> complexLuUnpack(NodeImporter &n) {
   return out;
 }
 
+// --- eigenvalues and singular values through the real embedding -------
+
+/// The real embedding of the complex (..., n, n) matrices `pairs`; error
+/// unless 2n is within the factorisation loops' order.
+absl::StatusOr<Value> embeddingWithin(NodeImporter &n, Value pairs, const std::string &what) {
+  ArrayRef<int64_t> shape = complexShape(pairs);
+  if (2 * std::max(shape[shape.size() - 2], shape.back()) > kMaxOrder)
+    return n.unimplemented(absl::StrCat(
+        what, " of a complex ", shape[shape.size() - 2], " x ", shape.back(),
+        " matrix (Kiln computes them from its real embedding, of twice the order, and the "
+        "loops take at most ", kMaxOrder, ")"));
+  return realEmbedding(n, pairs);
+}
+
+/// Every other entry of the last dim of `values` (..., 2k): the embedding
+/// gives each eigenvalue or singular value twice, adjacent once sorted.
+Value everyOther(NodeImporter &n, Value values) {
+  SmallVector<int64_t> pairsShape(typeOf(values).getShape());
+  pairsShape.back() /= 2;
+  pairsShape.push_back(2);
+  Value first = sliceAlong(n, viewValue(n, values, pairsShape), pairsShape.size() - 1, 0, 1);
+  pairsShape.pop_back();
+  return viewValue(n, first, pairsShape);
+}
+
+/// _linalg_eigh(A, UPLO, compute_v) of complex Hermitian matrices, the
+/// eigenvalues alone: those of the real embedding [[X, -Y], [Y, X]], which
+/// is symmetric for a Hermitian X + iY and has each of its eigenvalues
+/// twice; Y is rebuilt antisymmetric from the triangle UPLO names (the
+/// diagonal's imaginary part is not read, as LAPACK's). Eigenvectors are
+/// UNIMPLEMENTED: the embedding's pairs of vectors do not give them
+/// reliably where eigenvalues repeat.
+absl::StatusOr<Values> complexEigh(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, complexArgument(n, "A"));
+  ASSIGN_OR_RETURN(std::string uplo, n.stringAttr("UPLO", "L"));
+  ASSIGN_OR_RETURN(bool computeV, n.boolAttr("compute_v", true));
+  if (uplo != "L" && uplo != "U")
+    return n.error("UPLO must be 'L' or 'U', not '" + uplo + "'");
+  if (n.numResults() < 2)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
+  if (computeV && !n.resultLeftOut(1))
+    return n.unimplemented("eigenvectors of complex Hermitian matrices (Kiln computes their "
+                           "eigenvalues)");
+  ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "eigenvalues", /*square=*/true));
+  const int64_t order = size.first;
+  Value lower = flatPairs(n, uplo == "U" ? adjoint(n, a) : a);
+  Value re = realPart(n, lower), im = imagPart(n, lower);
+  // Y antisymmetric from its strictly lower triangle.
+  RankedTensorType parts = typeOf(re);
+  Type i1 = n.b().getI1Type();
+  Value below = gridConstant<bool>(n, order, order, i1, [](int64_t i, int64_t j) { return i > j; });
+  Value above = gridConstant<bool>(n, order, order, i1, [](int64_t i, int64_t j) { return i < j; });
+  PartMath m(n, parts);
+  Value zero = m.number(0.0);
+  Value mirrored = m.neg(transposed(n, im));
+  Value y = m.where(below, im, m.where(above, mirrored, zero));
+  ASSIGN_OR_RETURN(Value embedded, embeddingWithin(n, pack(n, re, y), "eigenvalues"));
+  auto valuesType = RankedTensorType::get({parts.getDimSize(0), 2 * order}, parts.getElementType());
+  Value doubled = n.b().create<aten::EigvalshOp>(n.loc(), valuesType, embedded);
+  ASSIGN_OR_RETURN(Value values, asResult(n, everyOther(n, doubled), 0));
+  ASSIGN_OR_RETURN(Value vectors, emptyResult(n, 1));
+  return Values{values, vectors};
+}
+
+/// _linalg_svd(A, full_matrices, compute_uv, driver) of complex matrices,
+/// the singular values alone: those of the real embedding (of A's
+/// transpose when A is wide), each of which it has twice. Singular vectors
+/// are UNIMPLEMENTED, as eigh's.
+absl::StatusOr<Values> complexSvd(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, complexArgument(n, "A"));
+  ASSIGN_OR_RETURN(bool computeUv, n.boolAttr("compute_uv", true));
+  if (n.numResults() < 3)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
+  if (computeUv && !(n.resultLeftOut(0) && n.resultLeftOut(2)))
+    return n.unimplemented("singular vectors of complex matrices (Kiln computes their "
+                           "singular values)");
+  ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "singular values", /*square=*/false));
+  auto [rows, cols] = size;
+  Value batch = flatPairs(n, rows < cols ? transposedPairs(n, a) : a);
+  ASSIGN_OR_RETURN(Value embedded, embeddingWithin(n, batch, "singular values"));
+  RankedTensorType type = typeOf(embedded);
+  auto valuesType = RankedTensorType::get({type.getDimSize(0), type.getDimSize(2)},
+                                          type.getElementType());
+  Value doubled = n.b().create<aten::SvdvalsOp>(n.loc(), valuesType, embedded);
+  ASSIGN_OR_RETURN(Value u, emptyResult(n, 0));
+  ASSIGN_OR_RETURN(Value s, asResult(n, everyOther(n, doubled), 1));
+  ASSIGN_OR_RETURN(Value vh, emptyResult(n, 2));
+  return Values{u, s, vh};
+}
+
 // --- inverses and solves through the real embedding --------------------
 
 /// linalg_inv_ex(A, check_errors) -> (inverse, info) of complex matrices:
@@ -596,6 +689,8 @@ void addComplexLinalgHandlers(OpHandlerTable &t) {
   t["aten.cholesky_inverse.default"] = complexCholeskyInverse;
   t["aten.linalg_lu_solve.default"] = complexLuSolve;
   t["aten.lu_unpack.default"] = complexLuUnpack;
+  t["aten._linalg_eigh.default"] = complexEigh;
+  t["aten._linalg_svd.default"] = complexSvd;
 }
 
 } // namespace kiln
