@@ -4,8 +4,10 @@ with complex numbers), comparisons and truth (eq, ne, isnan, logical ops,
 any, nonzero), var and std, matrix products (mm, bmm, addmm with complex
 beta and alpha), prod, and the elementary functions (exp, log, sqrt, the
 trigonometric and hyperbolic functions and their inverses, sigmoid,
-reciprocal, pow), inverses and solves, and the factorisations (det,
-slogdet, lu_factor, lu, cholesky)."""
+reciprocal, pow), inverses and solves, the factorisations (det, slogdet,
+lu_factor, lu, lu_unpack, cholesky), triangular solves and what builds on
+them (cholesky_solve/inverse, lu_solve), and eigenvalues and singular
+values (eigvalsh, svdvals, matrix_rank, norms, cond)."""
 
 import torch
 
@@ -240,11 +242,14 @@ register("complex_lu_rectangular_c128",
          lambda t, w: (*torch.linalg.lu(t), *torch.linalg.lu(w), torch.linalg.lu_factor(w)),
          randn(5, 3, dtype=C128), randn(2, 3, 5, dtype=C128))
 # Hermitian positive definite: B B^H + n I; the diagonal's imaginary part
-# (nonzero here) is not read.
+# (nonzero here) and the triangle other than the one named (noise here)
+# are not read.
 register("complex_cholesky_c128",
-         lambda b: (torch.linalg.cholesky(b @ b.mH + 4 * torch.eye(4) + 0.5j * torch.eye(4)),
-                    torch.linalg.cholesky(b @ b.mH + 4 * torch.eye(4), upper=True)),
-         randn(3, 4, 4, dtype=C128))
+         lambda b, noise: (torch.linalg.cholesky(torch.tril(b @ b.mH) + torch.triu(noise, 1)
+                                                 + 4 * torch.eye(4) + 0.5j * torch.eye(4)),
+                           torch.linalg.cholesky(torch.triu(b @ b.mH) + torch.tril(noise, -1)
+                                                 + 4 * torch.eye(4), upper=True)),
+         randn(3, 4, 4, dtype=C128), randn(3, 4, 4, dtype=C128))
 register("complex_cholesky_c64",
          lambda b: torch.linalg.cholesky_ex(b @ b.mH + 5 * torch.eye(5)),
          randn(5, 5, dtype=C64), rtol=1e-4, atol=1e-5)
@@ -293,13 +298,15 @@ register("complex_cholesky_solve_inverse_c128",
                        torch.cholesky_inverse(torch.linalg.cholesky(g @ g.mH + _D4, upper=True),
                                               upper=True)),
          randn(2, 4, 4, dtype=C128), randn(2, 4, 3, dtype=C128))
-# Every (left, adjoint) pair: A X = B, A^H X = B, X A = B, X A^H = B.
+# Every (left, adjoint) pair: A X = B, A^H X = B, X A = B, X A^H = B; and
+# one LU against a batch of right-hand sides (the LU's batch broadcast).
 register("complex_lu_solve_unpack_c128",
          lambda a, b, w: (*[torch.linalg.lu_solve(*torch.linalg.lu_factor(a), b, adjoint=adj)
                             for adj in (False, True)],
                           *[torch.linalg.lu_solve(*torch.linalg.lu_factor(a), w, left=False,
                                                   adjoint=adj) for adj in (False, True)],
-                          torch.lu_unpack(*torch.linalg.lu_factor(a))),
+                          torch.lu_unpack(*torch.linalg.lu_factor(a)),
+                          torch.linalg.lu_solve(*torch.linalg.lu_factor(a[:1]), b, adjoint=True)),
          randn(2, 4, 4, dtype=C128), randn(2, 4, 3, dtype=C128), randn(2, 3, 4, dtype=C128))
 
 # Eigenvalues of complex Hermitian matrices and singular values of complex

@@ -396,11 +396,13 @@ OpCost estimateOpCost(Operation *op) {
                                     reflectorMacs(type.getDimSize(1), k, type.getDimSize(2))),
                            0);
       })
-      // trtrs: n^2 k / 2 multiply-adds per matrix.
+      // trtrs: n^2 k / 2 multiply-adds per matrix, each 4 real ones for
+      // complex pairs.
       .Case([](aten::TriangularSolveOp solve) {
         auto type = cast<RankedTensorType>(solve.getType());
         __int128 n = type.getDimSize(1);
-        return contraction(saturate(__int128(type.getDimSize(0)) * n * n * type.getDimSize(2) / 2),
+        return contraction(saturate(__int128(type.getDimSize(0)) * pairFactor(type) * n * n *
+                                    type.getDimSize(2) / 2),
                            0);
       })
       // sytrf: about n^3 / 6 multiply-adds per matrix, as potrf.

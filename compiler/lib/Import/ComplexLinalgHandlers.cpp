@@ -120,6 +120,18 @@ Value realEmbedding(NodeImporter &n, Value pairs) {
   return join(join(re, negIm, rank - 1), join(im, re, rank - 1), rank - 2);
 }
 
+/// The real embedding of the complex (..., m, n) matrices `pairs`; error
+/// unless 2n is within the factorisation loops' order.
+absl::StatusOr<Value> embeddingWithin(NodeImporter &n, Value pairs, const std::string &what) {
+  ArrayRef<int64_t> shape = complexShape(pairs);
+  if (2 * std::max(shape[shape.size() - 2], shape.back()) > kMaxOrder)
+    return n.unimplemented(absl::StrCat(
+        what, " of a complex ", shape[shape.size() - 2], " x ", shape.back(),
+        " matrix (Kiln computes them from its real embedding, of twice the order, and the "
+        "loops take at most ", kMaxOrder, ")"));
+  return realEmbedding(n, pairs);
+}
+
 /// Rows [0, n) and [n, 2n) of a real (..., 2n, k) as the complex (..., n, k).
 Value stackedRowsAsPairs(NodeImporter &n, Value stacked, int64_t order) {
   int64_t rows = typeOf(stacked).getRank() - 2;
@@ -149,21 +161,10 @@ absl::StatusOr<std::pair<int64_t, int64_t>> complexMatrixSize(NodeImporter &n, V
 }
 
 /// Pairs (..., r, c, 2) viewed as one (N, r, c, 2) batch.
-Value flatPairs(NodeImporter &n, Value pairs) {
-  ArrayRef<int64_t> shape = complexShape(pairs);
-  const int64_t rows = shape[shape.size() - 2], cols = shape.back();
-  return viewValue(n, pairs, {typeOf(pairs).getNumElements() / (2 * rows * cols), rows, cols, 2});
-}
+Value flatPairs(NodeImporter &n, Value pairs) { return flatBatch(n, pairs, /*trailing=*/1); }
 
 /// The transpose of pairs (..., r, c, 2): (..., c, r, 2).
-Value transposedPairs(NodeImporter &n, Value pairs) {
-  int64_t rank = typeOf(pairs).getRank();
-  SmallVector<int64_t> perm;
-  for (int64_t d = 0; d < rank; ++d)
-    perm.push_back(d);
-  std::swap(perm[rank - 2], perm[rank - 3]);
-  return permuteValue(n, pairs, perm);
-}
+Value transposedPairs(NodeImporter &n, Value pairs) { return transposed(n, pairs, /*trailing=*/1); }
 
 /// The conjugate transpose of pairs (..., r, c, 2): (..., c, r, 2).
 Value adjoint(NodeImporter &n, Value pairs) {
@@ -301,13 +302,15 @@ absl::StatusOr<Values> complexCholeskyEx(NodeImporter &n) {
 
 // --- triangular solves and what builds on them --------------------------
 
-/// Argument `name` as pairs of the complex `a`'s element type; error when
-/// it has another.
+/// Argument `name`, a complex tensor of the complex `a`'s precision (as
+/// eager's solves require: no promotion); error otherwise.
 absl::StatusOr<Value> pairsLike(NodeImporter &n, const std::string &name, Value a) {
-  Type element = typeOf(a).getElementType();
-  ASSIGN_OR_RETURN(Value v, pairsOf(n, name, element));
-  if (typeOf(v).getElementType() != element)
-    return n.error(absl::StrCat("'", name, "' must have the matrix's dtype"));
+  if (!n.isComplexTensor(name))
+    return n.error(absl::StrCat("argument '", name, "' must be a complex tensor of the "
+                                "matrix's dtype"));
+  ASSIGN_OR_RETURN(Value v, complexArgument(n, name));
+  if (typeOf(v).getElementType() != typeOf(a).getElementType())
+    return n.error(absl::StrCat("argument '", name, "' must have the matrix's dtype"));
   return v;
 }
 
@@ -416,14 +419,6 @@ absl::StatusOr<Values> complexCholeskyInverse(NodeImporter &n) {
   return Values{result};
 }
 
-/// P (count, n, n), real, times the pairs `w` (count, n, k, 2).
-Value permuted(NodeImporter &n, Value p, Value w) {
-  ArrayRef<int64_t> shape = typeOf(w).getShape();
-  Value flat = viewValue(n, w, {shape[0], shape[1], shape[2] * 2});
-  Value product = n.b().create<aten::BmmOp>(n.loc(), typeOf(flat), p, flat);
-  return viewValue(n, product, shape);
-}
-
 /// linalg_lu_solve(LU, pivots, B, left, adjoint) of complex matrices, A =
 /// P L U: A X = B is X = U^-1 L^-1 (B's rows in P's order), and so is X
 /// A^H = B, as A X^H = B^H; A^H X = B is X = P (L^H)^-1 (U^H)^-1 B, and X A
@@ -438,45 +433,11 @@ absl::StatusOr<Values> complexLuSolve(NodeImporter &n) {
   const int64_t order = size.first;
   if (complexRank(rhs) < 2)
     return n.error("B must be a batch of matrices (..., n, k)");
-  // The one solve with A itself, or with A^H (adjoint) or A^T.
-  const bool direct = left != conjugated;
   auto flip = [&](Value v) { return conjugated ? adjoint(n, v) : transposedPairs(n, v); };
   Value b = left ? rhs : flip(rhs);
-  if (typeOf(b).getNumElements() == 0)
-    return n.unimplemented("an LU solve with no right-hand side");
   RETURN_IF_ERROR(checkComplexRhs(n, b, order));
-  if (typeOf(pivots).getShape().drop_back() != complexShape(lu).drop_back(2))
-    return n.error("the pivots must have the LU's batch dims");
-  SmallVector<int64_t> batch;
-  if (!OpTrait::util::getBroadcastedShape(complexShape(lu).drop_back(2),
-                                          complexShape(b).drop_back(2), batch))
-    return n.error("the LU's and B's batch dims do not broadcast");
-  Value flatLu = flatPairs(n, expandBatch(n, lu, batch, 3));
-  b = expandBatch(n, b, batch, 3);
-  Value flatB = flatPairs(n, b);
-  RankedTensorType bType = typeOf(flatB);
-  const int64_t count = bType.getDimSize(0);
-  ASSIGN_OR_RETURN(Value perm, rowOrder(n, expandBatch(n, pivots, batch, 1), count, order));
-  auto solve = [&](Value a, Value y, bool upper, bool unit) -> Value {
-    return n.b().create<aten::TriangularSolveOp>(n.loc(), bType, a, y,
-                                                 upper ? n.b().getUnitAttr() : UnitAttr(),
-                                                 unit ? n.b().getUnitAttr() : UnitAttr());
-  };
-  Value x;
-  if (direct) {
-    Value index = n.b().create<aten::ExpandOp>(
-        n.loc(), RankedTensorType::get(bType.getShape(), n.b().getI64Type()),
-        viewValue(n, perm, {count, order, 1, 1}));
-    Value rows = n.b().create<aten::GatherOp>(n.loc(), bType, flatB, index,
-                                              n.b().getI64IntegerAttr(1));
-    x = solve(flatLu, solve(flatLu, rows, /*upper=*/false, /*unit=*/true), true, false);
-  } else {
-    Value luT = flip(flatLu);
-    Value w = solve(luT, solve(luT, flatB, /*upper=*/false, /*unit=*/false), true, true);
-    x = permuted(n, permutationMatrix(n, perm, bType.getElementType()), w);
-  }
-  Value shaped = viewValue(n, x, typeOf(b).getShape());
-  ASSIGN_OR_RETURN(Value result, asResult(n, left ? shaped : flip(shaped), 0));
+  ASSIGN_OR_RETURN(Value x, solveWithLu(n, lu, pivots, b, order, left != conjugated, flip, 1));
+  ASSIGN_OR_RETURN(Value result, asResult(n, left ? x : flip(x), 0));
   return Values{result};
 }
 
@@ -516,18 +477,6 @@ absl::StatusOr<Values> complexLuUnpack(NodeImporter &n) {
 }
 
 // --- eigenvalues and singular values through the real embedding -------
-
-/// The real embedding of the complex (..., n, n) matrices `pairs`; error
-/// unless 2n is within the factorisation loops' order.
-absl::StatusOr<Value> embeddingWithin(NodeImporter &n, Value pairs, const std::string &what) {
-  ArrayRef<int64_t> shape = complexShape(pairs);
-  if (2 * std::max(shape[shape.size() - 2], shape.back()) > kMaxOrder)
-    return n.unimplemented(absl::StrCat(
-        what, " of a complex ", shape[shape.size() - 2], " x ", shape.back(),
-        " matrix (Kiln computes them from its real embedding, of twice the order, and the "
-        "loops take at most ", kMaxOrder, ")"));
-  return realEmbedding(n, pairs);
-}
 
 /// Every other entry of the last dim of `values` (..., 2k): the embedding
 /// gives each eigenvalue or singular value twice, adjacent once sorted.
@@ -614,7 +563,7 @@ absl::StatusOr<Values> complexInvEx(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, complexArgument(n, "A"));
   ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "inverses", /*square=*/true));
   const int64_t order = size.first;
-  Value embedded = realEmbedding(n, a);
+  ASSIGN_OR_RETURN(Value embedded, embeddingWithin(n, a, "inverses"));
   Value left = sliceAlong(n, identityMatrix(n, 2 * order, typeOf(embedded).getElementType()), 1,
                           0, order);
   ASSIGN_OR_RETURN(Value x, solveBatch(n, embedded, left));
@@ -658,8 +607,9 @@ absl::StatusOr<Values> complexSolveEx(NodeImporter &n) {
   Value stacked = n.b().create<aten::CatOp>(
       n.loc(), typeOf(re).clone(stackedShape), ValueRange{re, im},
       n.b().getI64IntegerAttr(static_cast<int64_t>(columns.size()) - 2));
-  ASSIGN_OR_RETURN(Value x,
-                   solveBatch(n, realEmbedding(n, left ? a : transposedPairs(n, a)), stacked));
+  ASSIGN_OR_RETURN(Value embedded,
+                   embeddingWithin(n, left ? a : transposedPairs(n, a), "solves"));
+  ASSIGN_OR_RETURN(Value x, solveBatch(n, embedded, stacked));
   Value solved = stackedRowsAsPairs(n, x, order);
   if (!left && !vector)
     solved = transposedPairs(n, solved);

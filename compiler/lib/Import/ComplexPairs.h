@@ -118,7 +118,8 @@ std::set<std::string> addComplexPartHandlers(OpHandlerTable &table);
 /// Registers the complex products and elementary functions
 /// (ComplexMath.cpp).
 void addComplexMathHandlers(OpHandlerTable &table);
-/// Registers linalg_eig, whose results are complex (LinalgHandlers.cpp).
+/// Registers linalg_eig, whose results are complex, and the linear
+/// algebra of complex matrices (ComplexLinalgHandlers.cpp).
 void addComplexLinalgHandlers(OpHandlerTable &table);
 /// Registers _fft_c2c, _fft_r2c and _fft_c2r (FourierTransforms.cpp).
 void addFourierTransformHandlers(OpHandlerTable &table);

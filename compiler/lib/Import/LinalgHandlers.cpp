@@ -124,21 +124,27 @@ absl::StatusOr<int64_t> squareOrder(NodeImporter &n, Value a, const std::string 
   return size.first;
 }
 
-/// `v` (..., r, c) with its last two dims swapped.
-Value transposed(NodeImporter &n, Value v) {
+/// `v` (..., r, c, <trailing dims>) with dims r and c swapped.
+Value transposed(NodeImporter &n, Value v, int64_t trailing) {
   int64_t rank = typeOf(v).getRank();
   SmallVector<int64_t> perm;
   for (int64_t d = 0; d < rank; ++d)
     perm.push_back(d);
-  std::swap(perm[rank - 1], perm[rank - 2]);
+  std::swap(perm[rank - 1 - trailing], perm[rank - 2 - trailing]);
   return permuteValue(n, v, perm);
 }
 
-/// `v` (..., r, c) viewed as one (N, r, c) batch.
-Value flatBatch(NodeImporter &n, Value v) {
+/// `v` (..., r, c, <trailing dims>) viewed as one (N, r, c, <trailing
+/// dims>) batch.
+Value flatBatch(NodeImporter &n, Value v, int64_t trailing) {
   ArrayRef<int64_t> shape = typeOf(v).getShape();
-  int64_t rows = shape[shape.size() - 2], cols = shape.back();
-  return viewValue(n, v, {typeOf(v).getNumElements() / std::max<int64_t>(rows * cols, 1), rows, cols});
+  ArrayRef<int64_t> matrix = shape.take_back(2 + trailing);
+  int64_t perBatch = 1;
+  for (int64_t d : matrix)
+    perBatch *= d;
+  SmallVector<int64_t> flat{typeOf(v).getNumElements() / std::max<int64_t>(perBatch, 1)};
+  flat.append(matrix.begin(), matrix.end());
+  return viewValue(n, v, flat);
 }
 
 /// The LU and 1-based int32 pivots results, in their declared shapes (null
@@ -353,6 +359,58 @@ absl::StatusOr<Value> clonedCoefficient(NodeImporter &n, Value a) {
     coefficient = n.b().create<aten::ExpandOp>(n.loc(), coefficientType, ranked).getResult();
   }
   return coefficient;
+}
+
+/// X with A X = b (`direct`), or with op(A) X = b where `flip` gives
+/// op(M) (M's transpose, or its conjugate transpose), for A = P L U packed
+/// in `lu` (..., n, n, <trailing dims>: 1 for complex pairs) with its
+/// 1-based `pivots` (..., n) from lu_factor; b is (..., n, k, <trailing
+/// dims>) and the LU's batch broadcasts against b's. A X = b is X = U^-1
+/// L^-1 (b's rows in P's order); op(A) X = b is X = P op(L)^-1 op(U)^-1 b.
+/// In b's broadcast shape.
+absl::StatusOr<Value> solveWithLu(NodeImporter &n, Value lu, Value pivots, Value b,
+                                  int64_t order, bool direct, function_ref<Value(Value)> flip,
+                                  int64_t trailing) {
+  if (typeOf(b).getNumElements() == 0)
+    return n.unimplemented("an LU solve with no right-hand side");
+  ArrayRef<int64_t> luBatch = typeOf(lu).getShape().drop_back(2 + trailing);
+  if (typeOf(pivots).getRank() < 1 || typeOf(pivots).getShape().drop_back() != luBatch)
+    return n.error("the pivots must have the LU's batch dims");
+  SmallVector<int64_t> batch;
+  if (!OpTrait::util::getBroadcastedShape(luBatch, typeOf(b).getShape().drop_back(2 + trailing),
+                                          batch))
+    return n.error("the LU's and B's batch dims do not broadcast");
+  Value flatLu = flatBatch(n, expandBatch(n, lu, batch, 2 + trailing), trailing);
+  b = expandBatch(n, b, batch, 2 + trailing);
+  Value flatB = flatBatch(n, b, trailing);
+  RankedTensorType bType = typeOf(flatB);
+  const int64_t count = bType.getDimSize(0);
+  ASSIGN_OR_RETURN(Value perm, rowOrder(n, expandBatch(n, pivots, batch, 1), count, order));
+  auto solve = [&](Value a, Value y, bool upper, bool unit) -> Value {
+    return n.b().create<aten::TriangularSolveOp>(n.loc(), bType, a, y,
+                                                 upper ? n.b().getUnitAttr() : UnitAttr(),
+                                                 unit ? n.b().getUnitAttr() : UnitAttr());
+  };
+  Value x;
+  if (direct) {
+    SmallVector<int64_t> column{count, order};
+    column.append(bType.getRank() - 2, 1);
+    Value index = n.b().create<aten::ExpandOp>(
+        n.loc(), RankedTensorType::get(bType.getShape(), n.b().getI64Type()),
+        viewValue(n, perm, column));
+    Value rows = n.b().create<aten::GatherOp>(n.loc(), bType, flatB, index,
+                                              n.b().getI64IntegerAttr(1));
+    x = solve(flatLu, solve(flatLu, rows, /*upper=*/false, /*unit=*/true), true, false);
+  } else {
+    Value luT = flip(flatLu);
+    Value w = solve(luT, solve(luT, flatB, /*upper=*/false, /*unit=*/false), true, true);
+    // P times w, whatever its trailing dims: one real bmm over (count, n, rest).
+    Value rows = viewValue(n, w, {count, order, bType.getNumElements() / (count * order)});
+    Value product = n.b().create<aten::BmmOp>(
+        n.loc(), typeOf(rows), permutationMatrix(n, perm, bType.getElementType()), rows);
+    x = viewValue(n, product, bType.getShape());
+  }
+  return viewValue(n, x, typeOf(b).getShape());
 }
 
 } // namespace kiln::linalg
@@ -705,44 +763,12 @@ absl::StatusOr<Values> luSolve(NodeImporter &n) {
   ASSIGN_OR_RETURN(int64_t order, squareOrder(n, lu, "LU solves"));
   if (typeOf(rhs).getRank() < 2)
     return n.error("B must be a batch of matrices (..., n, k)");
-  Value b = left ? rhs : transposed(n, rhs);
-  if (typeOf(b).getNumElements() == 0)
-    return n.unimplemented("an LU solve with no right-hand side");
+  auto transpose = [&](Value v) { return transposed(n, v); };
+  Value b = left ? rhs : transpose(rhs);
   RETURN_IF_ERROR(checkRhs(n, lu, b, order));
-  if (typeOf(pivots).getShape().drop_back() != typeOf(lu).getShape().drop_back(2))
-    return n.error("the pivots must have the LU's batch dims");
-  SmallVector<int64_t> batch;
-  if (!OpTrait::util::getBroadcastedShape(typeOf(lu).getShape().drop_back(2),
-                                          typeOf(b).getShape().drop_back(2), batch))
-    return n.error("the LU's and B's batch dims do not broadcast");
-  lu = expandBatch(n, lu, batch, 2);
-  pivots = expandBatch(n, pivots, batch, 1);
-  b = expandBatch(n, b, batch, 2);
-  Value flatLu = flatBatch(n, lu), flatB = flatBatch(n, b);
-  RankedTensorType bType = typeOf(flatB);
-  const int64_t count = bType.getDimSize(0);
-  ASSIGN_OR_RETURN(Value perm, rowOrder(n, pivots, count, order));
-  auto solve = [&](Value a, Value y, bool upper, bool unit) -> Value {
-    return n.b().create<aten::TriangularSolveOp>(n.loc(), bType, a, y,
-                                                 upper ? n.b().getUnitAttr() : UnitAttr(),
-                                                 unit ? n.b().getUnitAttr() : UnitAttr());
-  };
-  Value x;
-  if (left != adjoint) { // A X = B (or X A^T = B: A X^T = B^T)
-    Value index = n.b().create<aten::ExpandOp>(
-        n.loc(), RankedTensorType::get(bType.getShape(), n.b().getI64Type()),
-        viewValue(n, perm, {count, order, 1}));
-    Value permuted = n.b().create<aten::GatherOp>(n.loc(), bType, flatB, index,
-                                                  n.b().getI64IntegerAttr(1));
-    x = solve(flatLu, solve(flatLu, permuted, /*upper=*/false, /*unit=*/true), true, false);
-  } else { // A^T X = B (or X A = B: A^T X^T = B^T)
-    Value luT = transposed(n, flatLu);
-    Value w = solve(luT, solve(luT, flatB, /*upper=*/false, /*unit=*/false), true, true);
-    x = n.b().create<aten::BmmOp>(n.loc(), bType,
-                                  permutationMatrix(n, perm, bType.getElementType()), w);
-  }
-  Value shaped = viewValue(n, x, typeOf(b).getShape());
-  ASSIGN_OR_RETURN(Value result, asResult(n, left ? shaped : transposed(n, shaped), 0));
+  // A X = B (or X A^T = B: A X^T = B^T); else A^T X = B (or X A = B).
+  ASSIGN_OR_RETURN(Value x, solveWithLu(n, lu, pivots, b, order, left != adjoint, transpose, 0));
+  ASSIGN_OR_RETURN(Value result, asResult(n, left ? x : transpose(x), 0));
   return Values{result};
 }
 
@@ -938,7 +964,7 @@ absl::StatusOr<Values> ldlSolve(NodeImporter &n) {
   RETURN_IF_ERROR(checkRhs(n, ld, rhs, order));
   if (typeOf(rhs).getNumElements() == 0)
     return n.unimplemented("an LDL solve with no right-hand side");
-  if (!isa<IntegerType>(typeOf(pivots).getElementType()) ||
+  if (!isa<IntegerType>(typeOf(pivots).getElementType()) || typeOf(pivots).getRank() < 1 ||
       typeOf(pivots).getShape().drop_back() != typeOf(ld).getShape().drop_back(2) ||
       typeOf(pivots).getShape().back() != order)
     return n.error("the pivots must be integers, (..., n) with LD's batch dims");

@@ -26,10 +26,10 @@ constexpr int64_t kMaxOrder = aten::kMaxLuOrder;
 
 /// One aten.lu_factor's results and U's diagonal.
 struct Factorisation {
-  mlir::Value lu;       ///< (B, m, n): L below the diagonal (unit), U on and above.
+  mlir::Value lu;       ///< (B, m, n), or complex pairs (B, m, n, 2): L below the diagonal (unit), U on and above.
   mlir::Value pivots;   ///< (B, k) i64, k = min(m, n): 0-based rows swapped with each step's row.
   mlir::Value odd;      ///< (B, 1) i1: an odd number of row swaps.
-  mlir::Value diagonal; ///< (B, k): U's diagonal.
+  mlir::Value diagonal; ///< (B, k), or pairs (B, k, 2): U's diagonal.
 };
 
 /// getrf on `a` (B, m, n), or zgetf2 on complex pairs (B, m, n, 2): one
@@ -48,10 +48,12 @@ absl::StatusOr<int64_t> squareOrder(NodeImporter &n, mlir::Value a, const std::s
 /// kernel has no other), f32 or f64 matrices of at most kMaxOrder.
 absl::Status checkPivotedLu(NodeImporter &n, mlir::Value a);
 
-/// `v` (..., r, c) with its last two dims swapped.
-mlir::Value transposed(NodeImporter &n, mlir::Value v);
-/// `v` (..., r, c) viewed as one (N, r, c) batch.
-mlir::Value flatBatch(NodeImporter &n, mlir::Value v);
+/// `v` (..., r, c) with its last two dims swapped; with `trailing` dims
+/// after the matrix dims (1 for complex pairs), r and c swapped.
+mlir::Value transposed(NodeImporter &n, mlir::Value v, int64_t trailing = 0);
+/// `v` (..., r, c) viewed as one (N, r, c) batch; with `trailing` dims
+/// after the matrix dims (1 for complex pairs), (N, r, c, <those dims>).
+mlir::Value flatBatch(NodeImporter &n, mlir::Value v, int64_t trailing = 0);
 /// `v` (..., last `kept` dims) expanded to the batch dims `batch` followed
 /// by its last `kept` dims; `v` itself when it has that shape.
 mlir::Value expandBatch(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t> batch,
@@ -63,6 +65,15 @@ absl::StatusOr<mlir::Value>
 solveBatch(NodeImporter &n, mlir::Value a, mlir::Value rhs,
            llvm::function_ref<mlir::Value(mlir::Value, mlir::Value)> solve = nullptr);
 
+/// X with A X = b (`direct`), or with op(A) X = b where `flip` gives
+/// op(M) (M's transpose, or its conjugate transpose), for A = P L U packed
+/// in `lu` (..., n, n, <trailing dims>: 1 for complex pairs) with its
+/// 1-based `pivots` (..., n); b is (..., n, k, <trailing dims>) and the
+/// LU's batch broadcasts against b's. In b's broadcast shape.
+absl::StatusOr<mlir::Value> solveWithLu(NodeImporter &n, mlir::Value lu, mlir::Value pivots,
+                                        mlir::Value b, int64_t order, bool direct,
+                                        llvm::function_ref<mlir::Value(mlir::Value)> flip,
+                                        int64_t trailing);
 /// The LU and 1-based int32 pivots results at `luIndex` and luIndex + 1,
 /// in their declared shapes (null for a result the node leaves out).
 absl::StatusOr<Values> luResults(NodeImporter &n, const Factorisation &f, int luIndex);

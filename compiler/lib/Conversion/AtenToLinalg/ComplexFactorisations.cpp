@@ -20,7 +20,7 @@
 // - ztrtrs: forward (lower) or back (upper) substitution, row by row:
 //   x[i, :] -= a[i, j] x[j, :] over the solved rows j, then x[i, :] /=
 //   a[i, i] (Smith's quotient) unless the diagonal is a unit one. A zero
-//   on the diagonal divides: infinities or NaN, as the real loops give.
+//   on the diagonal divides: Smith's quotient by 0 + 0i is NaN.
 //
 // The code is O(n^3) scalar work per matrix; rounding differs from
 // LAPACK's blocked updates (and from its products by a reciprocal) in the
@@ -30,9 +30,6 @@
 #include "ComplexFactorisations.h"
 
 #include "ComplexScalars.h"
-
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
-
 using namespace mlir;
 
 namespace kiln::aten {
@@ -75,9 +72,9 @@ Value subtractComplexRow(OpBuilder &b, Location l, Value x, Value m, Value i, Va
                 })[0];
 }
 
-/// zgetf2 on matrix m of the pairs `lu`, in place; pivots and parity as the
-/// real factorOne (Factorisations.cpp) records them.
-Carried factorOne(OpBuilder &b, Location loc, Value lu, Value pivots, Value odd, Value m,
+} // namespace
+
+Carried complexFactorOne(OpBuilder &b, Location loc, Value lu, Value pivots, Value odd, Value m,
                   int64_t rows, int64_t cols) {
   Scalars s(b, loc);
   return s.loop(s.index(0), s.index(std::min(rows, cols)), {lu, pivots, odd},
@@ -118,6 +115,8 @@ Carried factorOne(OpBuilder &b, Location loc, Value lu, Value pivots, Value odd,
   });
 }
 
+namespace {
+
 /// The sum over p < j of x[m, i, p] conj(x[m, j, p]).
 Complex rowProductConjugate(OpBuilder &b, Location loc, Value x, Value m, Value i, Value j,
                             Value zero) {
@@ -133,8 +132,9 @@ Complex rowProductConjugate(OpBuilder &b, Location loc, Value x, Value m, Value 
   return {sum[0], sum[1]};
 }
 
-/// zpotf2 on matrix m of the pairs `l` (n x n), in place: (l, info).
-Carried choleskyOne(OpBuilder &b, Location loc, Value l, Value m, int64_t n) {
+} // namespace
+
+Carried complexCholeskyOne(OpBuilder &b, Location loc, Value l, Value m, int64_t n) {
   Scalars s(b, loc);
   Type element = cast<RankedTensorType>(l.getType()).getElementType();
   Type i64 = b.getI64Type();
@@ -168,10 +168,8 @@ Carried choleskyOne(OpBuilder &b, Location loc, Value l, Value m, int64_t n) {
   });
 }
 
-/// Matrix m of the pairs `x` (N, n, width, 2) solved in place against the
-/// triangle of the pairs `a` that `upper` names.
-Value substituteOne(OpBuilder &b, Location loc, Value a, Value x, Value m, int64_t n,
-                    int64_t width, bool upper, bool unit) {
+Value complexSubstitute(OpBuilder &b, Location loc, Value a, Value x, Value m, int64_t n,
+                        int64_t width, bool upper, bool unit) {
   Scalars s(b, loc);
   return s.loop(s.index(0), s.index(n), {x},
                 [&](OpBuilder &b, Location l, Value r, ValueRange t) -> Carried {
@@ -194,47 +192,6 @@ Value substituteOne(OpBuilder &b, Location loc, Value a, Value x, Value m, int64
                     return {putPair(b, l, v, u[0], {m, i, col})};
                   });
   })[0];
-}
-
-} // namespace
-
-Value complexTriangularSolve(OpBuilder &b, Location loc, Value a, Value rhs, bool upper,
-                             bool unit) {
-  Scalars s(b, loc);
-  auto type = cast<RankedTensorType>(rhs.getType());
-  const int64_t batch = type.getDimSize(0), n = type.getDimSize(1), width = type.getDimSize(2);
-  Value x = s.fresh(type, rhs);
-  return s.loop(s.index(0), s.index(batch), {x},
-                [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
-                  return {substituteOne(b, l, a, c[0], m, n, width, upper, unit)};
-                })[0];
-}
-
-Carried complexLuFactor(OpBuilder &b, Location loc, Value a) {
-  Scalars s(b, loc);
-  auto type = cast<RankedTensorType>(a.getType());
-  int64_t batch = type.getDimSize(0), rows = type.getDimSize(1), cols = type.getDimSize(2);
-  Value lu = s.fresh(type, a);
-  Value pivots = s.fresh(RankedTensorType::get({batch, std::min(rows, cols)}, b.getI64Type()));
-  Value odd = s.zeros(RankedTensorType::get({batch, 1}, b.getI1Type()));
-  return s.loop(s.index(0), s.index(batch), {lu, pivots, odd},
-                [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
-                  return factorOne(b, l, c[0], c[1], c[2], m, rows, cols);
-                });
-}
-
-Carried complexCholesky(OpBuilder &b, Location loc, Value a) {
-  Scalars s(b, loc);
-  auto type = cast<RankedTensorType>(a.getType());
-  const int64_t batch = type.getDimSize(0), n = type.getDimSize(1);
-  Value l = s.fresh(type, a);
-  Value info = s.fresh(RankedTensorType::get({batch, 1}, b.getI64Type()));
-  return s.loop(s.index(0), s.index(batch), {l, info},
-                [&](OpBuilder &b, Location loc, Value m, ValueRange c) -> Carried {
-                  Carried one = choleskyOne(b, loc, c[0], m, n);
-                  Value infoOut = Scalars::put(b, loc, one[1], c[1], {m, Scalars(b, loc).index(0)});
-                  return {one[0], infoOut};
-                });
 }
 
 } // namespace kiln::aten

@@ -2,8 +2,9 @@
 //
 // This file declares the scalar loops of aten.lu_factor, aten.cholesky
 // and aten.triangular_solve on complex matrices, carried as (N, m, n, 2) pairs of their (real,
-// imaginary) parts (ComplexFactorisations.cpp); Factorisations.cpp's
-// patterns call them for operands of that rank.
+// imaginary) parts, one matrix of the batch at a time
+// (ComplexFactorisations.cpp); Factorisations.cpp's batch loops call them
+// for operands of that rank.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -15,19 +16,25 @@ namespace kiln::aten {
 /// True for a tensor of (N, m, n, 2) complex pairs.
 bool isComplexMatrixBatch(mlir::Value v);
 
-/// zgetf2 on each matrix of the (N, m, n, 2) batch `a`: (lu pairs, pivots
-/// (N, min(m, n)) i64, odd (N, 1) i1), as aten.lu_factor's results.
-Carried complexLuFactor(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a);
+/// zgetf2 on matrix m of the (N, rows, cols, 2) pairs `lu`, in place: the
+/// row swapped with each step's row goes to pivots[m, k] (i64) and the
+/// parity of the swaps to odd[m, 0], as the real dgetf2 loops record them
+/// (Factorisations.cpp's factorBatch runs either over the batch).
+Carried complexFactorOne(mlir::OpBuilder &b, mlir::Location loc, mlir::Value lu,
+                         mlir::Value pivots, mlir::Value odd, mlir::Value m, int64_t rows,
+                         int64_t cols);
 
-/// zpotf2 (lower) on each matrix of the (N, n, n, 2) batch `a`: (l pairs,
-/// info (N, 1) i64), as aten.cholesky's results.
-Carried complexCholesky(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a);
+/// zpotf2 (lower) on matrix m of the (N, n, n, 2) pairs `l`, in place:
+/// (l, info), as the real dpotf2 loop of CholeskyLowering gives them.
+Carried complexCholeskyOne(mlir::OpBuilder &b, mlir::Location loc, mlir::Value l, mlir::Value m,
+                           int64_t n);
 
-/// ztrtrs on each matrix of the (N, n, n, 2) batch `a` against the
-/// (N, n, k, 2) pairs `rhs`: forward substitution for a lower triangle,
-/// back substitution for an upper one, reading only that triangle (and
-/// not the diagonal when `unit`); the solution, as aten.triangular_solve's.
-mlir::Value complexTriangularSolve(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
-                                   mlir::Value rhs, bool upper, bool unit);
+/// ztrtrs on matrix m of the (N, n, width, 2) pairs `x`, in place, against
+/// the triangle of the (N, n, n, 2) pairs `a` that `upper` names: forward
+/// substitution for a lower triangle, back substitution for an upper one
+/// (not reading the diagonal when `unit`), as the real substitute does.
+mlir::Value complexSubstitute(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
+                              mlir::Value x, mlir::Value m, int64_t n, int64_t width, bool upper,
+                              bool unit);
 
 } // namespace kiln::aten

@@ -2,9 +2,9 @@
 //
 // This file declares a complex scalar as its two parts and the arithmetic
 // the loops over complex matrices need (dtrevc3's complex solves in
-// GeneralEigen.cpp, zgetf2 and zpotf2 in ComplexFactorisations.cpp), and
-// the reads and writes of an entry of a tensor of (real, imaginary) pairs,
-// the importer's layout of complex tensors (a trailing dim of 2).
+// GeneralEigen.cpp; zgetf2, zpotf2 and ztrtrs in ComplexFactorisations.cpp),
+// and the reads and writes of an entry of a tensor of (real, imaginary)
+// pairs, the importer's layout of complex tensors (a trailing dim of 2).
 //
 //===----------------------------------------------------------------------===//
 #pragma once

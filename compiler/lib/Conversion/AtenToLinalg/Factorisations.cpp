@@ -33,8 +33,8 @@
 //   pivot that is not > 0 (or NaN) sets info to j + 1 (the first such j);
 //   the NaN its square root gives then runs through the later columns,
 //   where LAPACK leaves unspecified values. The upper triangle is zeroed.
-// Complex matrices (pairs) take ComplexFactorisations.cpp's zgetf2 and
-// zpotf2 instead. eigvalsh and eigh (a tridiagonal QL) are in SymmetricEigen.cpp, svdvals
+// Complex matrices (pairs) take ComplexFactorisations.cpp's zgetf2, zpotf2
+// and ztrtrs instead, per matrix inside the same batch loops. eigvalsh and eigh (a tridiagonal QL) are in SymmetricEigen.cpp, svdvals
 // and svd (one-sided Jacobi) in Jacobi.cpp.
 //
 // The code is O(n^3) scalar work per matrix and its size does not grow
@@ -119,18 +119,20 @@ Carried factorOne(OpBuilder &b, Location loc, Value lu, Value pivots, Value odd,
   });
 }
 
-/// The batch `a` (N, m, n) factorised: (lu, pivots (N, min(m, n)) i64, odd
-/// (N, 1) i1).
+/// The batch `a` (N, m, n), or complex pairs (N, m, n, 2), factorised:
+/// (lu, pivots (N, min(m, n)) i64, odd (N, 1) i1).
 Carried factorBatch(OpBuilder &b, Location loc, Value a) {
   Scalars s(b, loc);
   auto type = cast<RankedTensorType>(a.getType());
   int64_t batch = type.getDimSize(0), rows = type.getDimSize(1), cols = type.getDimSize(2);
+  const bool complex = isComplexMatrixBatch(a);
   Value lu = s.fresh(type, a);
   Value pivots = s.fresh(RankedTensorType::get({batch, std::min(rows, cols)}, b.getI64Type()));
   Value odd = s.zeros(RankedTensorType::get({batch, 1}, b.getI1Type()));
   return s.loop(s.index(0), s.index(batch), {lu, pivots, odd},
                 [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
-                  return factorOne(b, l, c[0], c[1], c[2], m, rows, cols);
+                  return complex ? complexFactorOne(b, l, c[0], c[1], c[2], m, rows, cols)
+                                 : factorOne(b, l, c[0], c[1], c[2], m, rows, cols);
                 });
 }
 
@@ -139,9 +141,7 @@ struct LuFactorLowering : OpConversionPattern<LuFactorOp> {
   LogicalResult
   matchAndRewrite(LuFactorOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Value a = adaptor.getSelf();
-    rewriter.replaceOp(op, isComplexMatrixBatch(a) ? complexLuFactor(rewriter, op.getLoc(), a)
-                                                   : factorBatch(rewriter, op.getLoc(), a));
+    rewriter.replaceOp(op, factorBatch(rewriter, op.getLoc(), adaptor.getSelf()));
     return success();
   }
 };
@@ -275,16 +275,12 @@ struct TriangularSolveLowering : OpConversionPattern<TriangularSolveOp> {
     RankedTensorType type = op.getType();
     const int64_t batch = type.getDimSize(0), n = type.getDimSize(1), width = type.getDimSize(2);
     Value a = adaptor.getA();
-    if (isComplexMatrixBatch(a)) {
-      rewriter.replaceOp(op, complexTriangularSolve(b, loc, a, adaptor.getRhs(), op.getUpper(),
-                                                    op.getUnitriangular()));
-      return success();
-    }
+    const bool complex = isComplexMatrixBatch(a);
     Value x = s.fresh(type, adaptor.getRhs());
     x = s.loop(s.index(0), s.index(batch), {x},
                [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
-                 return {substitute(b, l, a, c[0], m, n, width, op.getUpper(),
-                                    op.getUnitriangular())};
+                 return {(complex ? complexSubstitute : substitute)(
+                     b, l, a, c[0], m, n, width, op.getUpper(), op.getUnitriangular())};
                })[0];
     rewriter.replaceOp(op, x);
     return success();
@@ -472,66 +468,69 @@ struct ReflectorsLowering : OpConversionPattern<Op> {
   }
 };
 
+/// dpotf2 (lower, left-looking) on matrix m of `l` (N, n, n), in place:
+/// (l, info).
+Carried choleskyOne(OpBuilder &b, Location loc, Value l, Value m, int64_t n) {
+  Scalars s(b, loc);
+  Type element = cast<RankedTensorType>(l.getType()).getElementType();
+  Type i64 = b.getI64Type();
+  Value noFailure = b.create<arith::ConstantOp>(loc, i64, b.getI64IntegerAttr(0));
+  return s.loop(
+      s.index(0), s.index(n), {l, noFailure},
+      [&](OpBuilder &b, Location loc, Value j, ValueRange t) -> Carried {
+        Scalars s(b, loc);
+        Value l = t[0];
+        Value pivot = b.create<arith::SubFOp>(
+            loc, Scalars::at(b, loc, l, {m, j, j}),
+            rowProduct(b, loc, l, m, j, j, element));
+        Value positive = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, pivot,
+                                                 s.number(element, 0.0));
+        Value firstFailure = b.create<arith::AndIOp>(
+            loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, t[1], noFailure),
+            b.create<arith::XOrIOp>(
+                loc, positive,
+                b.create<arith::ConstantOp>(loc, b.getI1Type(), b.getBoolAttr(true))));
+        Value order = b.create<arith::IndexCastOp>(loc, i64, plusOne(b, loc, j));
+        Value failure = b.create<arith::SelectOp>(loc, firstFailure, order, t[1]);
+        Value root = b.create<math::SqrtOp>(loc, pivot);
+        l = Scalars::put(b, loc, root, l, {m, j, j});
+        // Above the diagonal: 0.
+        l = s.loop(s.index(0), j, {l},
+                   [&](OpBuilder &b, Location loc, Value i, ValueRange u) -> Carried {
+                     Scalars s(b, loc);
+                     return {Scalars::put(b, loc, s.number(element, 0.0), u[0], {m, i, j})};
+                   })[0];
+        l = s.loop(plusOne(b, loc, j), s.index(n), {l},
+                   [&](OpBuilder &b, Location loc, Value i, ValueRange u) -> Carried {
+                     Value v = b.create<arith::SubFOp>(
+                         loc, Scalars::at(b, loc, u[0], {m, i, j}),
+                         rowProduct(b, loc, u[0], m, i, j, element));
+                     v = b.create<arith::DivFOp>(loc, v, root);
+                     return {Scalars::put(b, loc, v, u[0], {m, i, j})};
+                   })[0];
+        return {l, failure};
+      });
+}
+
 struct CholeskyLowering : OpConversionPattern<CholeskyOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(CholeskyOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    if (isComplexMatrixBatch(adaptor.getSelf())) {
-      rewriter.replaceOp(op, complexCholesky(rewriter, loc, adaptor.getSelf()));
-      return success();
-    }
     OpBuilder &b = rewriter;
     Scalars s(b, loc);
     auto type = cast<RankedTensorType>(adaptor.getSelf().getType());
-    Type element = type.getElementType();
     const int64_t batch = type.getDimSize(0), n = type.getDimSize(1);
-    Type i64 = b.getI64Type();
+    const bool complex = isComplexMatrixBatch(adaptor.getSelf());
     Value l = s.fresh(type, adaptor.getSelf());
-    Value info = s.fresh(RankedTensorType::get({batch, 1}, i64));
+    Value info = s.fresh(RankedTensorType::get({batch, 1}, b.getI64Type()));
     Carried out = s.loop(
         s.index(0), s.index(batch), {l, info},
         [&](OpBuilder &b, Location loc, Value m, ValueRange c) -> Carried {
-          Scalars s(b, loc);
-          Value noFailure = b.create<arith::ConstantOp>(loc, i64, b.getI64IntegerAttr(0));
-          Carried column = s.loop(
-              s.index(0), s.index(n), {c[0], noFailure},
-              [&](OpBuilder &b, Location loc, Value j, ValueRange t) -> Carried {
-                Scalars s(b, loc);
-                Value l = t[0];
-                Value pivot = b.create<arith::SubFOp>(
-                    loc, Scalars::at(b, loc, l, {m, j, j}),
-                    rowProduct(b, loc, l, m, j, j, element));
-                Value positive = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OGT, pivot,
-                                                         s.number(element, 0.0));
-                Value firstFailure = b.create<arith::AndIOp>(
-                    loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, t[1], noFailure),
-                    b.create<arith::XOrIOp>(
-                        loc, positive,
-                        b.create<arith::ConstantOp>(loc, b.getI1Type(), b.getBoolAttr(true))));
-                Value order = b.create<arith::IndexCastOp>(loc, i64, plusOne(b, loc, j));
-                Value failure = b.create<arith::SelectOp>(loc, firstFailure, order, t[1]);
-                Value root = b.create<math::SqrtOp>(loc, pivot);
-                l = Scalars::put(b, loc, root, l, {m, j, j});
-                // Above the diagonal: 0.
-                l = s.loop(s.index(0), j, {l},
-                           [&](OpBuilder &b, Location loc, Value i, ValueRange u) -> Carried {
-                             Scalars s(b, loc);
-                             return {Scalars::put(b, loc, s.number(element, 0.0), u[0], {m, i, j})};
-                           })[0];
-                l = s.loop(plusOne(b, loc, j), s.index(n), {l},
-                           [&](OpBuilder &b, Location loc, Value i, ValueRange u) -> Carried {
-                             Value v = b.create<arith::SubFOp>(
-                                 loc, Scalars::at(b, loc, u[0], {m, i, j}),
-                                 rowProduct(b, loc, u[0], m, i, j, element));
-                             v = b.create<arith::DivFOp>(loc, v, root);
-                             return {Scalars::put(b, loc, v, u[0], {m, i, j})};
-                           })[0];
-                return {l, failure};
-              });
-          Value infoOut = Scalars::put(b, loc, column[1], c[1], {m, s.index(0)});
-          return {column[0], infoOut};
+          Carried one = (complex ? complexCholeskyOne : choleskyOne)(b, loc, c[0], m, n);
+          Value infoOut = Scalars::put(b, loc, one[1], c[1], {m, Scalars(b, loc).index(0)});
+          return {one[0], infoOut};
         });
     rewriter.replaceOp(op, out);
     return success();
