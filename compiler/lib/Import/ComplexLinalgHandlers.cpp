@@ -288,16 +288,7 @@ absl::StatusOr<Values> complexCholeskyEx(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, complexArgument(n, "self"));
   ASSIGN_OR_RETURN(bool upper, n.boolAttr("upper", false));
   RETURN_IF_ERROR(complexMatrixSize(n, a, "Cholesky factors", /*square=*/true).status());
-  Value batch = flatPairs(n, upper ? adjoint(n, a) : a);
-  auto op = n.b().create<aten::CholeskyOp>(
-      n.loc(),
-      TypeRange{typeOf(batch),
-                RankedTensorType::get({typeOf(batch).getDimSize(0), 1}, n.b().getI64Type())},
-      batch);
-  Value l = viewValue(n, op.getL(), typeOf(a).getShape());
-  ASSIGN_OR_RETURN(Value factor, asResult(n, upper ? adjoint(n, l) : l, 0));
-  ASSIGN_OR_RETURN(Value info, asResult(n, op.getInfo(), 1));
-  return Values{factor, info};
+  return choleskyResults(n, a, upper, [&](Value v) { return adjoint(n, v); }, /*trailing=*/1);
 }
 
 // --- triangular solves and what builds on them --------------------------

@@ -413,6 +413,24 @@ absl::StatusOr<Value> solveWithLu(NodeImporter &n, Value lu, Value pivots, Value
   return viewValue(n, x, typeOf(b).getShape());
 }
 
+/// linalg_cholesky_ex's (L, info) for `a` (..., n, n, <trailing dims>: 1
+/// for complex pairs): one aten.cholesky of a's lower triangle, or for
+/// `upper` of flip(a)'s (flip the transpose, or the conjugate transpose),
+/// whose factor is flipped back.
+absl::StatusOr<Values> choleskyResults(NodeImporter &n, Value a, bool upper,
+                                       function_ref<Value(Value)> flip, int64_t trailing) {
+  Value batch = flatBatch(n, upper ? flip(a) : a, trailing);
+  auto op = n.b().create<aten::CholeskyOp>(
+      n.loc(),
+      TypeRange{typeOf(batch),
+                RankedTensorType::get({typeOf(batch).getDimSize(0), 1}, n.b().getI64Type())},
+      batch);
+  Value l = viewValue(n, op.getL(), typeOf(a).getShape());
+  ASSIGN_OR_RETURN(Value factor, asResult(n, upper ? flip(l) : l, 0));
+  ASSIGN_OR_RETURN(Value info, asResult(n, op.getInfo(), 1));
+  return Values{factor, info};
+}
+
 } // namespace kiln::linalg
 
 namespace kiln {
@@ -894,16 +912,7 @@ absl::StatusOr<Values> choleskyEx(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("self"));
   ASSIGN_OR_RETURN(bool upper, n.boolAttr("upper", false));
   RETURN_IF_ERROR(squareOrder(n, a, "Cholesky factors").status());
-  Value batch = flatBatch(n, upper ? transposed(n, a) : a);
-  auto op = n.b().create<aten::CholeskyOp>(
-      n.loc(),
-      TypeRange{typeOf(batch),
-                RankedTensorType::get({typeOf(batch).getDimSize(0), 1}, n.b().getI64Type())},
-      batch);
-  Value l = viewValue(n, op.getL(), typeOf(a).getShape());
-  ASSIGN_OR_RETURN(Value factor, asResult(n, upper ? transposed(n, l) : l, 0));
-  ASSIGN_OR_RETURN(Value info, asResult(n, op.getInfo(), 1));
-  return Values{factor, info};
+  return choleskyResults(n, a, upper, [&](Value v) { return transposed(n, v); }, 0);
 }
 
 /// linalg_matrix_exp(A): aten.matrix_exp on the flattened batch. Eager

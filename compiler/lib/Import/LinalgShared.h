@@ -74,6 +74,13 @@ absl::StatusOr<mlir::Value> solveWithLu(NodeImporter &n, mlir::Value lu, mlir::V
                                         mlir::Value b, int64_t order, bool direct,
                                         llvm::function_ref<mlir::Value(mlir::Value)> flip,
                                         int64_t trailing);
+/// linalg_cholesky_ex's (L, info) for `a` (..., n, n, <trailing dims>: 1
+/// for complex pairs): one aten.cholesky of a's lower triangle, or for
+/// `upper` of flip(a)'s (flip the transpose, or the conjugate transpose),
+/// whose factor is flipped back.
+absl::StatusOr<Values> choleskyResults(NodeImporter &n, mlir::Value a, bool upper,
+                                       llvm::function_ref<mlir::Value(mlir::Value)> flip,
+                                       int64_t trailing);
 /// The LU and 1-based int32 pivots results at `luIndex` and luIndex + 1,
 /// in their declared shapes (null for a result the node leaves out).
 absl::StatusOr<Values> luResults(NodeImporter &n, const Factorisation &f, int luIndex);
