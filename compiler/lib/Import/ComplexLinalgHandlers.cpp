@@ -233,27 +233,6 @@ absl::StatusOr<Value> pivotedLuArgument(NodeImporter &n) {
   return flatPairs(n, a);
 }
 
-/// getrf's info of a complex factorisation: the 1-based step of U's first
-/// zero pivot, 0 for none ((B) i64).
-Value zeroPivotInfo(NodeImporter &n, const Factorisation &f) {
-  // |re| + |im| is 0 exactly where both parts are (and NaN where one is).
-  Value re = realPart(n, f.diagonal), im = imagPart(n, f.diagonal);
-  PartMath m(n, typeOf(re));
-  return firstZeroPivot(n, m.add(m.fn("abs", re), m.fn("abs", im)));
-}
-
-/// lu_factor(A)'s LU, 1-based pivots and info for the complex (..., m, n)
-/// A (pairs, batched), as results `first` to first + 2 declare them (null
-/// where the node leaves one out).
-absl::StatusOr<Values> factorisationResults(NodeImporter &n, Value batch, int first) {
-  if (n.resultLeftOut(first) && n.resultLeftOut(first + 1) && n.resultLeftOut(first + 2))
-    return Values(3, Value()); // nothing reads them
-  Factorisation f = factorise(n, batch);
-  ASSIGN_OR_RETURN(Values lu, luResults(n, f, first));
-  ASSIGN_OR_RETURN(Value info, asResult(n, zeroPivotInfo(n, f), first + 2));
-  return Values{lu[0], lu[1], info};
-}
-
 /// linalg_lu_factor_ex(A, pivot, check_errors) -> (LU, pivots, info) of
 /// complex matrices.
 absl::StatusOr<Values> complexLuFactorEx(NodeImporter &n) {
@@ -265,20 +244,8 @@ absl::StatusOr<Values> complexLuFactorEx(NodeImporter &n) {
 /// complex too, as eager's.
 absl::StatusOr<Values> complexLinalgLu(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value batch, pivotedLuArgument(n));
-  if (n.numResults() < 3)
-    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
   Factorisation f = factorise(n, batch);
-  RankedTensorType type = typeOf(batch);
-  Type element = type.getElementType();
-  Value perm = n.b().create<aten::LuPermutationOp>(
-      n.loc(), RankedTensorType::get({type.getDimSize(0), type.getDimSize(1)}, n.b().getI64Type()),
-      f.pivots);
-  auto [lRe, uRe] = unpackFactors(n, realPart(n, f.lu));
-  auto [lIm, uIm] = unpackFactors(n, imagPart(n, f.lu), /*diagonal=*/0.0);
-  ASSIGN_OR_RETURN(Value p, readResult(n, realAsPairs(n, permutationMatrix(n, perm, element), element), 0));
-  ASSIGN_OR_RETURN(Value l, readResult(n, pack(n, lRe, lIm), 1));
-  ASSIGN_OR_RETURN(Value u, readResult(n, pack(n, uRe, uIm), 2));
-  return Values{p, l, u};
+  return unpackedResults(n, f.lu, rowOrderOf(n, f), /*unpackData=*/true);
 }
 
 /// linalg_cholesky_ex(A, upper, check_errors) -> (L, info) of complex
@@ -441,30 +408,13 @@ absl::StatusOr<Values> complexLuUnpack(NodeImporter &n) {
   ASSIGN_OR_RETURN(bool unpackData, n.boolAttr("unpack_data", true));
   ASSIGN_OR_RETURN(bool unpackPivots, n.boolAttr("unpack_pivots", true));
   ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, lu, "LU unpackings", /*square=*/false));
-  if (n.numResults() < 3)
-    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
   Value batch = flatPairs(n, lu);
-  const int64_t count = typeOf(batch).getDimSize(0);
-  Type element = typeOf(lu).getElementType();
-  Values out(3);
+  Value perm;
   if (unpackPivots) {
-    ASSIGN_OR_RETURN(Value perm, rowOrder(n, pivots, count, std::min(size.first, size.second),
-                                          size.first));
-    ASSIGN_OR_RETURN(out[0], readResult(n, realAsPairs(n, permutationMatrix(n, perm, element),
-                                                       element), 0));
-  } else {
-    ASSIGN_OR_RETURN(out[0], emptyResult(n, 0));
+    ASSIGN_OR_RETURN(perm, rowOrder(n, pivots, typeOf(batch).getDimSize(0),
+                                    std::min(size.first, size.second), size.first));
   }
-  if (unpackData) {
-    auto [lRe, uRe] = unpackFactors(n, realPart(n, batch));
-    auto [lIm, uIm] = unpackFactors(n, imagPart(n, batch), /*diagonal=*/0.0);
-    ASSIGN_OR_RETURN(out[1], readResult(n, pack(n, lRe, lIm), 1));
-    ASSIGN_OR_RETURN(out[2], readResult(n, pack(n, uRe, uIm), 2));
-  } else {
-    ASSIGN_OR_RETURN(out[1], emptyResult(n, 1));
-    ASSIGN_OR_RETURN(out[2], emptyResult(n, 2));
-  }
-  return out;
+  return unpackedResults(n, batch, perm, unpackData);
 }
 
 // --- eigenvalues and singular values through the real embedding -------

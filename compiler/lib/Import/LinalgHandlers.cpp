@@ -171,9 +171,16 @@ absl::StatusOr<Values> luResults(NodeImporter &n, const Factorisation &f, int lu
   return results;
 }
 
-/// The 1-based index of the first zero on U's diagonal (N, n), 0 for none,
-/// as getrf's info: (N) i64.
-Value firstZeroPivot(NodeImporter &n, Value diagonal) {
+/// getrf's info of `f`: the 1-based step of U's first zero pivot, 0 for
+/// none, (N) i64. A complex pivot is zero where |re| + |im| is (both parts
+/// 0; NaN where one is, as a real NaN pivot is not zero).
+Value zeroPivotInfo(NodeImporter &n, const Factorisation &f) {
+  Value diagonal = f.diagonal;
+  if (typeOf(diagonal).getRank() == 3) { // complex pairs (N, n, 2)
+    Value re = realPart(n, diagonal), im = imagPart(n, diagonal);
+    PartMath m(n, typeOf(re));
+    diagonal = m.add(m.fn("abs", re), m.fn("abs", im));
+  }
   auto [batch, order] = std::make_pair(typeOf(diagonal).getDimSize(0),
                                        typeOf(diagonal).getDimSize(1));
   Type i64 = n.b().getI64Type();
@@ -278,30 +285,6 @@ Value permutationMatrix(NodeImporter &n, Value perm, Type element) {
   Value transposedP = pointwise(n, RankedTensorType::get({batch, order, order}, n.b().getI1Type()),
                                 "eq", {rows, cols});
   return transposed(n, convertElements(n, transposedP, element));
-}
-
-/// The packed (B, m, n) LU unpacked, k = min(m, n): L (B, m, k), unit
-/// lower trapezoidal (its diagonal `diagonal`: 0 for the imaginary part of
-/// a complex L), from its first k columns; U (B, k, n), upper
-/// trapezoidal, from its first k rows.
-std::pair<Value, Value> unpackFactors(NodeImporter &n, Value lu, double diagonal) {
-  RankedTensorType type = typeOf(lu);
-  const int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
-  const int64_t steps = std::min(rows, cols);
-  Type i1 = n.b().getI1Type(), element = type.getElementType();
-  auto mask = [&](int64_t r, int64_t c, function_ref<bool(int64_t, int64_t)> keep) {
-    return gridConstant<bool>(n, r, c, i1, keep);
-  };
-  Value zero = n.constant(element, 0.0), one = n.constant(element, diagonal);
-  Value left = cols == steps ? lu : sliceAlong(n, lu, 2, 0, steps);
-  Value top = rows == steps ? lu : sliceAlong(n, lu, 1, 0, steps);
-  Value strictlyLower = pointwise(n, typeOf(left), "where",
-                                  {mask(rows, steps, [](int64_t i, int64_t j) { return i > j; }), left, zero});
-  Value l = pointwise(n, typeOf(left), "where",
-                      {mask(rows, steps, [](int64_t i, int64_t j) { return i == j; }), one, strictlyLower});
-  Value u = pointwise(n, typeOf(top), "where",
-                      {mask(steps, cols, [](int64_t i, int64_t j) { return i <= j; }), top, zero});
-  return {l, u};
 }
 
 /// The `pivot` flag and A's type of an LU node: pivoted (eager's CPU
@@ -431,6 +414,93 @@ absl::StatusOr<Values> choleskyResults(NodeImporter &n, Value a, bool upper,
   return Values{factor, info};
 }
 
+/// lu_factor's LU, 1-based pivots and info for the flat (B, m, n) batch
+/// (or complex pairs (B, m, n, 2)), as results `first` to first + 2
+/// declare them (null where the node leaves one out).
+absl::StatusOr<Values> factorisationResults(NodeImporter &n, Value batch, int first) {
+  if (n.resultLeftOut(first) && n.resultLeftOut(first + 1) && n.resultLeftOut(first + 2))
+    return Values(3, Value()); // nothing reads them
+  Factorisation f = factorise(n, batch);
+  ASSIGN_OR_RETURN(Values lu, luResults(n, f, first));
+  ASSIGN_OR_RETURN(Value info, asResult(n, zeroPivotInfo(n, f), first + 2));
+  return Values{lu[0], lu[1], info};
+}
+
+namespace {
+
+/// The real packed (B, m, n) LU unpacked, k = min(m, n): L (B, m, k), lower
+/// trapezoidal with `diagonal` on its diagonal, from its first k columns;
+/// U (B, k, n), upper trapezoidal, from its first k rows.
+std::pair<Value, Value> unpackRealFactors(NodeImporter &n, Value lu, double diagonal) {
+  RankedTensorType type = typeOf(lu);
+  const int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
+  const int64_t steps = std::min(rows, cols);
+  Type i1 = n.b().getI1Type(), element = type.getElementType();
+  auto mask = [&](int64_t r, int64_t c, function_ref<bool(int64_t, int64_t)> keep) {
+    return gridConstant<bool>(n, r, c, i1, keep);
+  };
+  Value zero = n.constant(element, 0.0), one = n.constant(element, diagonal);
+  Value left = cols == steps ? lu : sliceAlong(n, lu, 2, 0, steps);
+  Value top = rows == steps ? lu : sliceAlong(n, lu, 1, 0, steps);
+  Value strictlyLower = pointwise(n, typeOf(left), "where",
+                                  {mask(rows, steps, [](int64_t i, int64_t j) { return i > j; }), left, zero});
+  Value l = pointwise(n, typeOf(left), "where",
+                      {mask(rows, steps, [](int64_t i, int64_t j) { return i == j; }), one, strictlyLower});
+  Value u = pointwise(n, typeOf(top), "where",
+                      {mask(steps, cols, [](int64_t i, int64_t j) { return i <= j; }), top, zero});
+  return {l, u};
+}
+
+} // namespace
+
+/// The packed (B, m, n) LU unpacked: L unit lower trapezoidal, U upper
+/// trapezoidal; complex pairs (B, m, n, 2) part by part (L's imaginary
+/// part has a zero diagonal).
+std::pair<Value, Value> unpackFactors(NodeImporter &n, Value lu) {
+  if (typeOf(lu).getRank() == 3)
+    return unpackRealFactors(n, lu, 1.0);
+  auto [lRe, uRe] = unpackRealFactors(n, realPart(n, lu), 1.0);
+  auto [lIm, uIm] = unpackRealFactors(n, imagPart(n, lu), 0.0);
+  return {pack(n, lRe, lIm), pack(n, uRe, uIm)};
+}
+
+/// (P, L, U) as results 0 to 2 from the flat packed LU `lu` (B, m, n), or
+/// complex pairs (B, m, n, 2), and its row order `perm` (B, m) i64: P
+/// one-hot in the LU's form; P is empty where `perm` is null, L and U
+/// where `unpackData` is false (lu_unpack's flags, as eager's).
+absl::StatusOr<Values> unpackedResults(NodeImporter &n, Value lu, Value perm, bool unpackData) {
+  if (n.numResults() < 3)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
+  Type element = typeOf(lu).getElementType();
+  Values out(3);
+  if (unpackData) {
+    auto [l, u] = unpackFactors(n, lu);
+    ASSIGN_OR_RETURN(out[1], readResult(n, l, 1));
+    ASSIGN_OR_RETURN(out[2], readResult(n, u, 2));
+  } else {
+    ASSIGN_OR_RETURN(out[1], emptyResult(n, 1));
+    ASSIGN_OR_RETURN(out[2], emptyResult(n, 2));
+  }
+  if (perm) {
+    Value p = permutationMatrix(n, perm, element);
+    if (typeOf(lu).getRank() == 4)
+      p = realAsPairs(n, p, element);
+    ASSIGN_OR_RETURN(out[0], readResult(n, p, 0));
+  } else {
+    ASSIGN_OR_RETURN(out[0], emptyResult(n, 0));
+  }
+  return out;
+}
+
+/// The row order (B, m) i64 that `f`'s row swaps leave (getrf's P).
+Value rowOrderOf(NodeImporter &n, const Factorisation &f) {
+  return n.b().create<aten::LuPermutationOp>(
+      n.loc(),
+      RankedTensorType::get({typeOf(f.pivots).getDimSize(0), typeOf(f.lu).getDimSize(1)},
+                            n.b().getI64Type()),
+      f.pivots);
+}
+
 } // namespace kiln::linalg
 
 namespace kiln {
@@ -496,17 +566,6 @@ absl::StatusOr<Values> slogdet(NodeImporter &n) {
                 viewValue(n, logabs, logType.getShape()), lu[0], lu[1]};
 }
 
-/// lu_factor(A) with 1-based pivots and getrf's info, as the results
-/// `first`, first + 1 and first + 2 declare them.
-absl::StatusOr<Values> factorisationResults(NodeImporter &n, Value a, int first) {
-  if (n.resultLeftOut(first) && n.resultLeftOut(first + 1) && n.resultLeftOut(first + 2))
-    return Values(3, Value()); // nothing reads them
-  Factorisation f = factoriseMatrices(n, a);
-  ASSIGN_OR_RETURN(Values lu, luResults(n, f, first));
-  ASSIGN_OR_RETURN(Value info, asResult(n, firstZeroPivot(n, f.diagonal), first + 2));
-  return Values{lu[0], lu[1], info};
-}
-
 /// _linalg_solve_ex(A, B, left, check_errors) -> (result, LU, pivots,
 /// info). B is a vector (..., n) when it has one dim, or A's batch and n.
 absl::StatusOr<Values> solveEx(NodeImporter &n) {
@@ -536,7 +595,7 @@ absl::StatusOr<Values> solveEx(NodeImporter &n) {
   if (!left && !vector)
     x = transposed(n, x);
   ASSIGN_OR_RETURN(Value result, asResult(n, x, 0));
-  ASSIGN_OR_RETURN(Values factorisation, factorisationResults(n, a, 1));
+  ASSIGN_OR_RETURN(Values factorisation, factorisationResults(n, flatBatch(n, a), 1));
   return Values{result, factorisation[0], factorisation[1], factorisation[2]};
 }
 
@@ -722,18 +781,8 @@ absl::StatusOr<Values> legacyTriangularSolve(NodeImporter &n) {
 absl::StatusOr<Values> linalgLu(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("A"));
   RETURN_IF_ERROR(checkPivotedLu(n, a));
-  if (n.numResults() < 3)
-    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
   Factorisation f = factoriseMatrices(n, a);
-  const int64_t rows = typeOf(f.lu).getDimSize(1);
-  Value perm = n.b().create<aten::LuPermutationOp>(
-      n.loc(), RankedTensorType::get({typeOf(f.pivots).getDimSize(0), rows}, n.b().getI64Type()),
-      f.pivots);
-  auto [l, u] = unpackFactors(n, f.lu);
-  ASSIGN_OR_RETURN(Value p, readResult(n, permutationMatrix(n, perm, typeOf(a).getElementType()), 0));
-  ASSIGN_OR_RETURN(Value lOut, readResult(n, l, 1));
-  ASSIGN_OR_RETURN(Value uOut, readResult(n, u, 2));
-  return Values{p, lOut, uOut};
+  return unpackedResults(n, f.lu, rowOrderOf(n, f), /*unpackData=*/true);
 }
 
 /// lu_unpack(LU_data, LU_pivots, unpack_data, unpack_pivots) -> (P, L, U)
@@ -745,27 +794,13 @@ absl::StatusOr<Values> luUnpack(NodeImporter &n) {
   ASSIGN_OR_RETURN(bool unpackData, n.boolAttr("unpack_data", true));
   ASSIGN_OR_RETURN(bool unpackPivots, n.boolAttr("unpack_pivots", true));
   ASSIGN_OR_RETURN(auto size, matrixSize(n, lu, "LU unpackings"));
-  if (n.numResults() < 3)
-    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
   Value batch = flatBatch(n, lu);
-  const int64_t count = typeOf(batch).getDimSize(0);
-  Values out(3);
+  Value perm;
   if (unpackPivots) {
-    ASSIGN_OR_RETURN(Value perm, rowOrder(n, pivots, count, std::min(size.first, size.second),
-                                          size.first));
-    ASSIGN_OR_RETURN(out[0], readResult(n, permutationMatrix(n, perm, typeOf(lu).getElementType()), 0));
-  } else {
-    ASSIGN_OR_RETURN(out[0], emptyResult(n, 0));
+    ASSIGN_OR_RETURN(perm, rowOrder(n, pivots, typeOf(batch).getDimSize(0),
+                                    std::min(size.first, size.second), size.first));
   }
-  if (unpackData) {
-    auto [l, u] = unpackFactors(n, batch);
-    ASSIGN_OR_RETURN(out[1], readResult(n, l, 1));
-    ASSIGN_OR_RETURN(out[2], readResult(n, u, 2));
-  } else {
-    ASSIGN_OR_RETURN(out[1], emptyResult(n, 1));
-    ASSIGN_OR_RETURN(out[2], emptyResult(n, 2));
-  }
-  return out;
+  return unpackedResults(n, batch, perm, unpackData);
 }
 
 /// linalg_lu_solve(LU, pivots, B, left, adjoint) with A = P L U: A X = B
@@ -795,7 +830,7 @@ absl::StatusOr<Values> luSolve(NodeImporter &n) {
 absl::StatusOr<Values> luFactorEx(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("A"));
   RETURN_IF_ERROR(checkPivotedLu(n, a));
-  return factorisationResults(n, a, 0);
+  return factorisationResults(n, flatBatch(n, a), 0);
 }
 
 /// linalg_qr(A, mode) -> (Q, R): one aten.qr of the (N, m, n) batch; mode
@@ -901,7 +936,7 @@ absl::StatusOr<Values> invEx(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value inverse, asResult(n, x, 0));
   if (n.resultLeftOut(1))
     return Values{inverse, Value()};
-  ASSIGN_OR_RETURN(Value info, asResult(n, firstZeroPivot(n, factoriseMatrices(n, a).diagonal), 1));
+  ASSIGN_OR_RETURN(Value info, asResult(n, zeroPivotInfo(n, factoriseMatrices(n, a)), 1));
   return Values{inverse, info};
 }
 

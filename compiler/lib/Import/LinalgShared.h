@@ -84,19 +84,30 @@ absl::StatusOr<Values> choleskyResults(NodeImporter &n, mlir::Value a, bool uppe
 /// The LU and 1-based int32 pivots results at `luIndex` and luIndex + 1,
 /// in their declared shapes (null for a result the node leaves out).
 absl::StatusOr<Values> luResults(NodeImporter &n, const Factorisation &f, int luIndex);
-/// The 1-based index of the first zero on a real U's diagonal (N, n), 0
-/// for none, as getrf's info: (N) i64.
-mlir::Value firstZeroPivot(NodeImporter &n, mlir::Value diagonal);
-/// The packed (B, m, n) LU unpacked, k = min(m, n): L (B, m, k), lower
-/// trapezoidal with `diagonal` on its diagonal (1, or 0 for the imaginary
-/// part of a complex L); U (B, k, n), upper trapezoidal.
-std::pair<mlir::Value, mlir::Value> unpackFactors(NodeImporter &n, mlir::Value lu,
-                                                  double diagonal = 1.0);
+/// getrf's info of `f`: the 1-based step of U's first zero pivot, 0 for
+/// none, (N) i64; a complex pivot is zero where both its parts are.
+mlir::Value zeroPivotInfo(NodeImporter &n, const Factorisation &f);
+/// lu_factor's LU, 1-based pivots and info for the flat (B, m, n) batch
+/// (or complex pairs (B, m, n, 2)), as results `first` to first + 2
+/// declare them (null where the node leaves one out).
+absl::StatusOr<Values> factorisationResults(NodeImporter &n, mlir::Value batch, int first);
+/// The packed (B, m, n) LU unpacked, k = min(m, n): L (B, m, k), unit
+/// lower trapezoidal; U (B, k, n), upper trapezoidal; complex pairs
+/// (B, m, n, 2) part by part (L's imaginary part has a zero diagonal).
+std::pair<mlir::Value, mlir::Value> unpackFactors(NodeImporter &n, mlir::Value lu);
+/// (P, L, U) as results 0 to 2 from the flat packed LU `lu` (B, m, n), or
+/// complex pairs (B, m, n, 2), and its row order `perm` (B, m) i64: P
+/// one-hot in the LU's form; P is empty where `perm` is null, L and U
+/// where `unpackData` is false (lu_unpack's flags, as eager's).
+absl::StatusOr<Values> unpackedResults(NodeImporter &n, mlir::Value lu, mlir::Value perm,
+                                       bool unpackData);
 /// The row order (B, rows) i64 of 1-based int pivots (..., k), as getrf
 /// and lu_factor give them (k = `order` swaps; rows = k when not given);
 /// error unless the pivots are integers, k per matrix of the batch.
 absl::StatusOr<mlir::Value> rowOrder(NodeImporter &n, mlir::Value pivots, int64_t batch,
                                      int64_t order, std::optional<int64_t> rows = std::nullopt);
+/// The row order (B, m) i64 that `f`'s row swaps leave (getrf's P).
+mlir::Value rowOrderOf(NodeImporter &n, const Factorisation &f);
 /// P (B, m, m) in `element` from a row order (B, m) i64: P[perm[i], i] = 1.
 mlir::Value permutationMatrix(NodeImporter &n, mlir::Value perm, mlir::Type element);
 /// The (order, order) identity in `element`.

@@ -39,6 +39,9 @@ bool isComplexMatrixBatch(Value v) {
   return type && type.getRank() == 4 && type.getDimSize(3) == 2;
 }
 
+namespace {
+
+/// Entry `at` of a tensor of pairs (the pair's index appended).
 Complex pairAt(OpBuilder &b, Location l, Value t, ValueRange at) {
   Scalars s(b, l);
   SmallVector<Value> index(at);
@@ -48,6 +51,7 @@ Complex pairAt(OpBuilder &b, Location l, Value t, ValueRange at) {
   return {re, Scalars::at(b, l, t, index)};
 }
 
+/// `t` with entry `at` of its pairs set to `v`.
 Value putPair(OpBuilder &b, Location l, Complex v, Value t, ValueRange at) {
   Scalars s(b, l);
   SmallVector<Value> index(at);
@@ -56,8 +60,6 @@ Value putPair(OpBuilder &b, Location l, Complex v, Value t, ValueRange at) {
   index.back() = s.index(1);
   return Scalars::put(b, l, v.im, t, index);
 }
-
-namespace {
 
 /// Row i of matrix m minus factor times row j, over columns [from, width).
 Value subtractComplexRow(OpBuilder &b, Location l, Value x, Value m, Value i, Value j,

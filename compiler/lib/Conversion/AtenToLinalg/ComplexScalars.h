@@ -2,9 +2,7 @@
 //
 // This file declares a complex scalar as its two parts and the arithmetic
 // the loops over complex matrices need (dtrevc3's complex solves in
-// GeneralEigen.cpp; zgetf2, zpotf2 and ztrtrs in ComplexFactorisations.cpp),
-// and the reads and writes of an entry of a tensor of (real, imaginary)
-// pairs, the importer's layout of complex tensors (a trailing dim of 2).
+// GeneralEigen.cpp; zgetf2, zpotf2 and ztrtrs in ComplexFactorisations.cpp).
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -47,11 +45,5 @@ inline Complex quotient(Arithmetic &a, Complex x, Complex y) {
 }
 /// |re| + |im|: the measure LAPACK's izamax and dcabs1 compare.
 inline mlir::Value absSum(Arithmetic &a, Complex x) { return a.add(a.abs(x.re), a.abs(x.im)); }
-
-/// Entry `at` of a tensor of pairs (the pair's index appended).
-Complex pairAt(mlir::OpBuilder &b, mlir::Location l, mlir::Value t, mlir::ValueRange at);
-/// `t` with entry `at` of its pairs set to `v`.
-mlir::Value putPair(mlir::OpBuilder &b, mlir::Location l, Complex v, mlir::Value t,
-                    mlir::ValueRange at);
 
 } // namespace kiln::aten
