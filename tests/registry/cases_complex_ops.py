@@ -6,8 +6,9 @@ beta and alpha), prod, and the elementary functions (exp, log, sqrt, the
 trigonometric and hyperbolic functions and their inverses, sigmoid,
 reciprocal, pow), inverses and solves, the factorisations (det, slogdet,
 lu_factor, lu, lu_unpack, cholesky), triangular solves and what builds on
-them (cholesky_solve/inverse, lu_solve), and eigenvalues and singular
-values (eigvalsh, svdvals, matrix_rank, norms, cond)."""
+them (cholesky_solve/inverse, lu_solve), QR (linalg.qr, geqrf,
+householder_product, ormqr), and eigenvalues and singular values
+(eigvalsh, svdvals, matrix_rank, norms, cond)."""
 
 import torch
 
@@ -330,3 +331,33 @@ register("complex_svdvals_norms_c64",
 register("complex_matrix_rank_c128",
          lambda a, b: (torch.linalg.matrix_rank(a), torch.linalg.matrix_rank(a @ b)),
          randn(3, 5, 4, dtype=C128), randn(4, 5, dtype=C128))
+
+# QR of complex matrices (zgeqr2, zung2r, zunm2r): LAPACK's reflectors, so
+# R's real diagonal and Q's columns match eager's, signs included. Every
+# mode, tall and wide, batched; geqrf's reflectors and scales, Q from them,
+# and ormqr's four forms (Q C, Q^H C, C Q, C Q^H).
+register("complex_qr_modes_c64",
+         lambda t, w: (torch.linalg.qr(t), torch.linalg.qr(t, mode="complete"),
+                       torch.linalg.qr(w), torch.linalg.qr(w, mode="r")[1]),
+         randn(2, 5, 3, dtype=C64), randn(3, 4, dtype=C64), rtol=1e-4, atol=1e-5)
+register("complex_qr_complete_wide_c128", lambda w: torch.linalg.qr(w, mode="complete"),
+         randn(2, 3, 3, 5, dtype=C128))
+register("complex_geqrf_householder_c128",
+         lambda a: (torch.geqrf(a), torch.linalg.householder_product(*torch.geqrf(a)),
+                    torch.linalg.householder_product(torch.geqrf(a)[0], torch.geqrf(a)[1][..., :2])),
+         randn(2, 5, 3, dtype=C128))
+register("complex_ormqr_c64",
+         lambda a, c, w: tuple(torch.ormqr(*torch.geqrf(a), c if left else w, left=left,
+                                           transpose=transpose)
+                               for left in (True, False) for transpose in (False, True)),
+         randn(2, 5, 3, dtype=C64), randn(2, 5, 2, dtype=C64), randn(2, 4, 5, dtype=C64),
+         rtol=1e-4, atol=1e-5)
+# Columns whose reflector is special: below the diagonal all 0 with a
+# complex diagonal entry (tau still nonzero, beta -sign(re) |a_jj|), with a
+# real one (no reflection, tau 0), a zero column, and a zero diagonal entry
+# over a nonzero tail.
+register("complex_qr_special_columns_c128",
+         lambda u, g: (torch.linalg.qr(torch.triu(u)), torch.geqrf(torch.triu(u).real + 0j),
+                       torch.linalg.qr(torch.cat([torch.zeros_like(g[:, :1]), g], 1)),
+                       torch.geqrf(g * (1 - torch.eye(4, 3)))),
+         randn(4, 4, dtype=C128), randn(4, 3, dtype=C128))

@@ -79,3 +79,12 @@ register("empty_index_add_copy_reduce_i64",
                        x.index_reduce(1, torch.zeros(0, dtype=torch.int64), s, "prod",
                                       include_self=False)),
          randint(-9, 9, 3, 4), randint(-9, 9, 3, 0))
+
+# householder_product with no reflectors (tau (..., 0)): the identity's
+# first n columns, real or complex.
+register("householder_product_no_reflectors_f64",
+         lambda a, tau: torch.linalg.householder_product(a, tau),
+         randn(2, 4, 3, dtype=torch.float64), randn(2, 0, dtype=torch.float64))
+register("householder_product_no_reflectors_c64",
+         lambda a, tau: torch.linalg.householder_product(a, tau),
+         randn(4, 2, dtype=torch.complex64), randn(0, dtype=torch.complex64))

@@ -157,7 +157,8 @@ OpCost qrCost(aten::QrOp op) {
   auto type = cast<RankedTensorType>(op.getSelf().getType());
   __int128 m = type.getDimSize(1), n = type.getDimSize(2), k = std::min(m, n);
   __int128 q = cast<RankedTensorType>(op.getQ().getType()).getDimSize(2);
-  __int128 macs = __int128(type.getDimSize(0)) * (geqrfMacs(m, n) + reflectorMacs(m, k, q));
+  __int128 macs = __int128(type.getDimSize(0)) * pairFactor(type) *
+                 (geqrfMacs(m, n) + reflectorMacs(m, k, q));
   return contraction(saturate(macs), 0);
 }
 
@@ -382,17 +383,17 @@ OpCost estimateOpCost(Operation *op) {
       .Case([](aten::LuPermutationOp) { return dataMovement(); })
       .Case([](aten::QrOp qr) { return qrCost(qr); })
       // qr's parts: dgeqr2, and dorg2r or dorm2r (k reflectors applied to
-      // the result's columns).
+      // the result's columns); each 4 real multiply-adds for complex pairs.
       .Case([](aten::GeqrfOp geqrf) {
         auto type = cast<RankedTensorType>(geqrf.getSelf().getType());
-        return contraction(saturate(__int128(type.getDimSize(0)) *
+        return contraction(saturate(__int128(type.getDimSize(0)) * pairFactor(type) *
                                     geqrfMacs(type.getDimSize(1), type.getDimSize(2))),
                            0);
       })
       .Case<aten::HouseholderProductOp, aten::OrmqrOp>([](Operation *op) {
         auto type = cast<RankedTensorType>(op->getResult(0).getType());
         __int128 k = cast<RankedTensorType>(op->getOperand(1).getType()).getDimSize(1);
-        return contraction(saturate(__int128(type.getDimSize(0)) *
+        return contraction(saturate(__int128(type.getDimSize(0)) * pairFactor(type) *
                                     reflectorMacs(type.getDimSize(1), k, type.getDimSize(2))),
                            0);
       })

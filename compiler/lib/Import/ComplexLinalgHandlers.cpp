@@ -23,6 +23,11 @@
 // - eigvalsh and svdvals (eigh and svd with their vectors unread): the
 //   values of the real embedding, which has each of them twice; the
 //   vectors are UNIMPLEMENTED.
+// - qr, geqrf, householder_product and ormqr: one aten.qr, aten.geqrf,
+//   aten.householder_product or aten.ormqr of the pairs (zgeqr2, zung2r and
+//   zunm2r, ComplexFactorisations.cpp), built by the real handlers' own
+//   builders (LinalgShared.h); ormqr's transpose is Q's conjugate transpose,
+//   and its right-hand forms work on C^H.
 // - inv and solve: through the real embedding [[X, -Y], [Y, X]]; the LU,
 //   pivots and info results, when read, from one aten.lu_factor of A.
 // - linalg_eig of a real matrix: one aten.eig (dgeev's balancing,
@@ -563,9 +568,49 @@ absl::StatusOr<Values> complexSolveEx(NodeImporter &n) {
   return results;
 }
 
+// --- QR -----------------------------------------------------------------
+
+/// linalg_qr(A, mode) -> (Q, R) of complex matrices (zgeqr2, zung2r).
+absl::StatusOr<Values> complexQr(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, complexArgument(n, "A"));
+  ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "QR factorisations", /*square=*/false));
+  return qrResults(n, a, size, /*trailing=*/1);
+}
+
+/// geqrf(A) -> (a, tau) of complex matrices.
+absl::StatusOr<Values> complexGeqrf(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, complexArgument(n, "self"));
+  ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "QR factorisations", /*square=*/false));
+  return geqrfResults(n, a, size, /*trailing=*/1);
+}
+
+/// linalg_householder_product(A, tau) of complex reflectors.
+absl::StatusOr<Values> complexHouseholderProduct(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, complexArgument(n, "input"));
+  ASSIGN_OR_RETURN(Value tau, pairsLike(n, "tau", a));
+  ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "Householder products", /*square=*/false));
+  return householderProductResult(n, a, tau, size, /*trailing=*/1);
+}
+
+/// ormqr(A, tau, C, left, transpose) of complex reflectors: transpose is
+/// Q's conjugate transpose, as eager's (zunm2r's 'C').
+absl::StatusOr<Values> complexOrmqr(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, complexArgument(n, "self"));
+  ASSIGN_OR_RETURN(Value tau, pairsLike(n, "input2", a));
+  ASSIGN_OR_RETURN(Value c, pairsLike(n, "input3", a));
+  ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "Householder products", /*square=*/false));
+  RETURN_IF_ERROR(
+      complexMatrixSize(n, c, "Householder products", /*square=*/false).status());
+  return ormqrResult(n, a, tau, c, size, /*trailing=*/1, [&](Value v) { return adjoint(n, v); });
+}
+
 } // namespace
 
 void addComplexLinalgHandlers(OpHandlerTable &t) {
+  t["aten.linalg_qr.default"] = complexQr;
+  t["aten.geqrf.default"] = complexGeqrf;
+  t["aten.linalg_householder_product.default"] = complexHouseholderProduct;
+  t["aten.ormqr.default"] = complexOrmqr;
   t["aten.linalg_eig.default"] = linalg::linalgEig;
   t["aten.linalg_inv_ex.default"] = complexInvEx;
   t["aten._linalg_solve_ex.default"] = complexSolveEx;

@@ -225,6 +225,32 @@ absl::StatusOr<std::optional<Values>> svdOfNothing(NodeImporter &n,
   return std::optional<Values>(std::move(results));
 }
 
+/// householder_product with no reflectors (tau (..., 0)): the identity's
+/// first n columns, (1, 0) on the diagonal for complex pairs, as eager.
+absl::StatusOr<std::optional<Values>>
+productOfNoReflectors(NodeImporter &n, const std::pair<std::string, Value> &empty) {
+  if (n.opName() != "aten.linalg_householder_product.default" || empty.first != "tau")
+    return std::optional<Values>();
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  const bool pairs = n.resultIsComplex();
+  ArrayRef<int64_t> shape = type.getShape().drop_back(pairs ? 1 : 0);
+  if (shape.size() < 2 || !isa<FloatType>(type.getElementType()))
+    return n.error("the result must be a batch of matrices (..., m, n)");
+  if (type.getNumElements() > (1 << 22))
+    return n.unimplemented("an identity result of more than 4M elements");
+  const int64_t rows = shape[shape.size() - 2], cols = shape.back(), part = pairs ? 2 : 1;
+  auto element = cast<FloatType>(type.getElementType());
+  SmallVector<Attribute> values;
+  values.reserve(type.getNumElements());
+  for (int64_t i = 0; i < type.getNumElements(); ++i) {
+    const int64_t entry = (i / part) % (rows * cols);
+    const bool one = i % part == 0 && entry / cols == entry % cols;
+    values.push_back(n.b().getFloatAttr(element, one ? 1.0 : 0.0));
+  }
+  Value identity = n.b().create<aten::ConstantOp>(n.loc(), type, DenseElementsAttr::get(type, values));
+  return std::optional<Values>(Values{identity});
+}
+
 /// Ops that write a source into `self` at positions an index names: with
 /// nothing to write, the result is self.
 bool writesNothingWhenEmpty(const std::string &op) {
@@ -306,6 +332,9 @@ importOverEmptyTensors(NodeImporter &n, const OpHandlerTable &handlers) {
   ASSIGN_OR_RETURN(std::optional<Values> bases, svdOfNothing(n, *empty));
   if (bases)
     return bases;
+  ASSIGN_OR_RETURN(std::optional<Values> columns, productOfNoReflectors(n, *empty));
+  if (columns)
+    return columns;
   ASSIGN_OR_RETURN(std::optional<Values> pieces, catWithoutEmptyPieces(n, handlers));
   if (pieces)
     return pieces;

@@ -501,6 +501,126 @@ Value rowOrderOf(NodeImporter &n, const Factorisation &f) {
       f.pivots);
 }
 
+
+// --- QR: one builder each for real matrices and complex pairs -----------
+
+namespace {
+
+/// `v`'s shape without its `trailing` dims (the matrix batch's).
+ArrayRef<int64_t> matrixShape(Value v, int64_t trailing) {
+  return typeOf(v).getShape().drop_back(trailing);
+}
+
+/// `shape` with the `trailing` dims of a matrix operand (a pair's 2).
+RankedTensorType withTrailing(ArrayRef<int64_t> shape, int64_t trailing, Type element) {
+  SmallVector<int64_t> full(shape);
+  if (trailing)
+    full.push_back(2);
+  return RankedTensorType::get(full, element);
+}
+
+/// Reflectors (..., m, r) as geqrf leaves them and their scales (..., k),
+/// checked and flattened to (N, m, r) and (N, k); k at most `most`.
+absl::StatusOr<std::pair<Value, Value>> reflectors(NodeImporter &n, Value a, Value tau,
+                                                   int64_t most, int64_t trailing) {
+  if (typeOf(tau).getElementType() != typeOf(a).getElementType() ||
+      typeOf(tau).getRank() - trailing < 1)
+    return n.error("tau must have the reflectors' element type");
+  ArrayRef<int64_t> aShape = matrixShape(a, trailing), tauShape = matrixShape(tau, trailing);
+  if (tauShape.size() != aShape.size() - 1 || tauShape.drop_back() != aShape.drop_back(2))
+    return n.error("tau must be (..., k) over the reflectors' batch dims");
+  const int64_t k = tauShape.back();
+  if (k > most)
+    return n.error(absl::StrCat("tau has ", k, " scales; at most ", most, " reflectors fit"));
+  Value flat = flatBatch(n, a, trailing);
+  RankedTensorType tauType =
+      withTrailing({typeOf(flat).getDimSize(0), k}, trailing, typeOf(a).getElementType());
+  return std::make_pair(flat, viewValue(n, tau, tauType.getShape()));
+}
+
+} // namespace
+
+absl::StatusOr<Values> qrResults(NodeImporter &n, Value a, std::pair<int64_t, int64_t> size,
+                                 int64_t trailing) {
+  ASSIGN_OR_RETURN(std::string mode, n.stringAttr("mode", "reduced"));
+  if (mode != "reduced" && mode != "complete" && mode != "r")
+    return n.error("qr's mode must be 'reduced', 'complete' or 'r', not '" + mode + "'");
+  auto [rows, cols] = size;
+  bool complete = mode == "complete";
+  const int64_t columns = complete ? rows : std::min(rows, cols);
+  Value batch = flatBatch(n, a, trailing);
+  const int64_t count = typeOf(batch).getDimSize(0);
+  Type element = typeOf(a).getElementType();
+  auto op = n.b().create<aten::QrOp>(
+      n.loc(),
+      TypeRange{withTrailing({count, rows, columns}, trailing, element),
+                withTrailing({count, columns, cols}, trailing, element)},
+      batch, complete ? n.b().getUnitAttr() : UnitAttr());
+  ASSIGN_OR_RETURN(Value r, asResult(n, op.getR(), 1));
+  // Mode "r" leaves Q empty, as eager.
+  if (mode == "r") {
+    ASSIGN_OR_RETURN(Value q, emptyResult(n, 0));
+    return Values{q, r};
+  }
+  ASSIGN_OR_RETURN(Value q, asResult(n, op.getQ(), 0));
+  return Values{q, r};
+}
+
+absl::StatusOr<Values> geqrfResults(NodeImporter &n, Value a, std::pair<int64_t, int64_t> size,
+                                    int64_t trailing) {
+  if (n.numResults() < 2)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
+  Value batch = flatBatch(n, a, trailing);
+  const int64_t count = typeOf(batch).getDimSize(0);
+  auto op = n.b().create<aten::GeqrfOp>(
+      n.loc(),
+      TypeRange{typeOf(batch), withTrailing({count, std::min(size.first, size.second)}, trailing,
+                                            typeOf(a).getElementType())},
+      batch);
+  ASSIGN_OR_RETURN(Value compact, asResult(n, op.getA(), 0));
+  ASSIGN_OR_RETURN(Value tau, asResult(n, op.getTau(), 1));
+  return Values{compact, tau};
+}
+
+absl::StatusOr<Values> householderProductResult(NodeImporter &n, Value a, Value tau,
+                                                std::pair<int64_t, int64_t> size,
+                                                int64_t trailing) {
+  if (size.second > size.first)
+    return n.error("householder_product needs input.shape[-2] >= input.shape[-1]");
+  ASSIGN_OR_RETURN(auto flat, reflectors(n, a, tau, size.second, trailing));
+  Value q = n.b().create<aten::HouseholderProductOp>(n.loc(), typeOf(flat.first), flat.first,
+                                                     flat.second);
+  ASSIGN_OR_RETURN(Value result, asResult(n, q, 0));
+  return Values{result};
+}
+
+absl::StatusOr<Values> ormqrResult(NodeImporter &n, Value a, Value tau, Value c,
+                                   std::pair<int64_t, int64_t> size, int64_t trailing,
+                                   llvm::function_ref<Value(Value)> adjointOf) {
+  ASSIGN_OR_RETURN(bool left, n.boolAttr("left", true));
+  ASSIGN_OR_RETURN(bool transpose, n.boolAttr("transpose", false));
+  if (typeOf(c).getElementType() != typeOf(a).getElementType())
+    return n.error("input3 must have the reflectors' element type");
+  // From the left on C's adjoint for the right-hand forms: C Q = (Q^H C^H)^H
+  // and C Q^H = (Q C^H)^H (^H the transpose for real matrices).
+  Value other = left ? c : adjointOf(c);
+  ArrayRef<int64_t> otherShape = matrixShape(other, trailing);
+  if (otherShape.drop_back(2) != matrixShape(a, trailing).drop_back(2))
+    return n.error("input3's batch dims must be the reflectors' (eager's ormqr does not "
+                   "broadcast them either)");
+  if (otherShape.drop_back().back() != size.first)
+    return n.error(absl::StrCat("input3 must have ", size.first, left ? " rows" : " columns",
+                                " (the reflectors' length)"));
+  ASSIGN_OR_RETURN(auto flat, reflectors(n, a, tau, std::min(size.first, size.second), trailing));
+  Value flatOther = flatBatch(n, other, trailing);
+  Value applied = n.b().create<aten::OrmqrOp>(n.loc(), typeOf(flatOther), flat.first, flat.second,
+                                              flatOther,
+                                              transpose != !left ? n.b().getUnitAttr() : UnitAttr());
+  Value shaped = viewValue(n, applied, typeOf(other).getShape());
+  ASSIGN_OR_RETURN(Value result, asResult(n, left ? shaped : adjointOf(shaped), 0));
+  return Values{result};
+}
+
 } // namespace kiln::linalg
 
 namespace kiln {
@@ -646,35 +766,7 @@ absl::StatusOr<Values> solveTriangular(NodeImporter &n) {
 absl::StatusOr<Values> geqrf(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("self"));
   ASSIGN_OR_RETURN(auto size, matrixSize(n, a, "QR factorisations"));
-  if (n.numResults() < 2)
-    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
-  Value batch = flatBatch(n, a);
-  const int64_t count = typeOf(batch).getDimSize(0);
-  auto op = n.b().create<aten::GeqrfOp>(
-      n.loc(),
-      TypeRange{typeOf(batch), RankedTensorType::get({count, std::min(size.first, size.second)},
-                                                     typeOf(a).getElementType())},
-      batch);
-  ASSIGN_OR_RETURN(Value compact, asResult(n, op.getA(), 0));
-  ASSIGN_OR_RETURN(Value tau, asResult(n, op.getTau(), 1));
-  return Values{compact, tau};
-}
-
-/// Reflectors (..., m, r) as geqrf leaves them and their scales (..., k),
-/// checked and flattened to (N, m, r) and (N, k); k at most `most`.
-absl::StatusOr<std::pair<Value, Value>> reflectors(NodeImporter &n, Value a, Value tau,
-                                                   int64_t most) {
-  RankedTensorType aType = typeOf(a), tauType = typeOf(tau);
-  if (tauType.getElementType() != aType.getElementType())
-    return n.error("tau must have the reflectors' element type");
-  if (tauType.getRank() != aType.getRank() - 1 ||
-      tauType.getShape().drop_back() != aType.getShape().drop_back(2))
-    return n.error("tau must be (..., k) over the reflectors' batch dims");
-  const int64_t k = tauType.getShape().back();
-  if (k > most)
-    return n.error(absl::StrCat("tau has ", k, " scales; at most ", most, " reflectors fit"));
-  Value flat = flatBatch(n, a);
-  return std::make_pair(flat, viewValue(n, tau, {typeOf(flat).getDimSize(0), k}));
+  return geqrfResults(n, a, size, /*trailing=*/0);
 }
 
 /// linalg_householder_product(A, tau): the first n columns of H_0 ...
@@ -683,43 +775,19 @@ absl::StatusOr<Values> householderProduct(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("input"));
   ASSIGN_OR_RETURN(Value tau, n.tensor("tau"));
   ASSIGN_OR_RETURN(auto size, matrixSize(n, a, "Householder products"));
-  if (size.second > size.first)
-    return n.error("householder_product needs input.shape[-2] >= input.shape[-1]");
-  ASSIGN_OR_RETURN(auto flat, reflectors(n, a, tau, size.second));
-  Value q = n.b().create<aten::HouseholderProductOp>(n.loc(), typeOf(flat.first), flat.first,
-                                                     flat.second);
-  ASSIGN_OR_RETURN(Value result, asResult(n, q, 0));
-  return Values{result};
+  return householderProductResult(n, a, tau, size, /*trailing=*/0);
 }
 
 /// ormqr(A, tau, C, left, transpose): Q C, Q^T C, C Q or C Q^T for Q = H_0
-/// ... H_{k-1}; one aten.ormqr from the left, of C^T for the right-hand
-/// forms (C Q = (Q^T C^T)^T, C Q^T = (Q C^T)^T).
+/// ... H_{k-1}.
 absl::StatusOr<Values> ormqr(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("self"));
   ASSIGN_OR_RETURN(Value tau, n.tensor("input2"));
   ASSIGN_OR_RETURN(Value c, n.tensor("input3"));
-  ASSIGN_OR_RETURN(bool left, n.boolAttr("left", true));
-  ASSIGN_OR_RETURN(bool transpose, n.boolAttr("transpose", false));
   ASSIGN_OR_RETURN(auto size, matrixSize(n, a, "Householder products"));
   RETURN_IF_ERROR(matrixSize(n, c, "Householder products").status());
-  if (typeOf(c).getElementType() != typeOf(a).getElementType())
-    return n.error("input3 must have the reflectors' element type");
-  Value other = left ? c : transposed(n, c);
-  if (typeOf(other).getShape().drop_back(2) != typeOf(a).getShape().drop_back(2))
-    return n.error("input3's batch dims must be the reflectors' (eager's ormqr does not "
-                   "broadcast them either)");
-  if (typeOf(other).getShape().drop_back().back() != size.first)
-    return n.error(absl::StrCat("input3 must have ", size.first, left ? " rows" : " columns",
-                                " (the reflectors' length)"));
-  ASSIGN_OR_RETURN(auto flat, reflectors(n, a, tau, std::min(size.first, size.second)));
-  Value flatOther = flatBatch(n, other);
-  Value applied = n.b().create<aten::OrmqrOp>(n.loc(), typeOf(flatOther), flat.first, flat.second,
-                                              flatOther,
-                                              transpose != !left ? n.b().getUnitAttr() : UnitAttr());
-  Value shaped = viewValue(n, applied, typeOf(other).getShape());
-  ASSIGN_OR_RETURN(Value result, asResult(n, left ? shaped : transposed(n, shaped), 0));
-  return Values{result};
+  return ormqrResult(n, a, tau, c, size, /*trailing=*/0,
+                     [&](Value v) { return transposed(n, v); });
 }
 
 /// X with A X = rhs for A = L L^T (or U^T U for `upper`): a solve against
@@ -833,35 +901,11 @@ absl::StatusOr<Values> luFactorEx(NodeImporter &n) {
   return factorisationResults(n, flatBatch(n, a), 0);
 }
 
-/// linalg_qr(A, mode) -> (Q, R): one aten.qr of the (N, m, n) batch; mode
-/// "r" leaves Q empty, as eager.
+/// linalg_qr(A, mode) -> (Q, R): one aten.qr of the (N, m, n) batch.
 absl::StatusOr<Values> qr(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("A"));
-  ASSIGN_OR_RETURN(std::string mode, n.stringAttr("mode", "reduced"));
-  if (mode != "reduced" && mode != "complete" && mode != "r")
-    return n.error("qr's mode must be 'reduced', 'complete' or 'r', not '" + mode + "'");
   ASSIGN_OR_RETURN(auto size, matrixSize(n, a, "QR factorisations"));
-  auto [rows, cols] = size;
-  RankedTensorType type = typeOf(a);
-  bool complete = mode == "complete";
-  const int64_t columns = complete ? rows : std::min(rows, cols);
-  Value batch = flatBatch(n, a);
-  const int64_t count = typeOf(batch).getDimSize(0);
-  Type element = type.getElementType();
-  auto op = n.b().create<aten::QrOp>(
-      n.loc(),
-      TypeRange{RankedTensorType::get({count, rows, columns}, element),
-                RankedTensorType::get({count, columns, cols}, element)},
-      batch, complete ? n.b().getUnitAttr() : UnitAttr());
-  ASSIGN_OR_RETURN(Value r, asResult(n, op.getR(), 1));
-  if (mode == "r") {
-    ASSIGN_OR_RETURN(RankedTensorType qType, n.resultType(0));
-    if (qType.getNumElements() != 0)
-      return n.error("mode 'r' declares a Q with elements");
-    return Values{n.constant(qType.getElementType(), 0.0, qType.getShape()), r};
-  }
-  ASSIGN_OR_RETURN(Value q, asResult(n, op.getQ(), 0));
-  return Values{q, r};
+  return qrResults(n, a, size, /*trailing=*/0);
 }
 
 /// _linalg_eigh(A, UPLO, compute_v) -> (eigenvalues, eigenvectors) of the

@@ -124,6 +124,25 @@ absl::StatusOr<mlir::Value> readResult(NodeImporter &n, mlir::Value v, int i);
 /// A result of no elements of the declared type; null when left out.
 absl::StatusOr<mlir::Value> emptyResult(NodeImporter &n, int i);
 
+/// QR of matrices (..., m, n) of `size` (m, n), real (`trailing` 0) or
+/// complex pairs (..., m, n, 2; `trailing` 1), each one aten op of the
+/// flattened batch: linalg_qr's (Q, R) by its mode ("r" leaves Q empty),
+/// geqrf's (a, tau), householder_product's H_0 ... H_{k-1} of reflectors
+/// `a` and scales `tau`, and ormqr's Q C, Q^H C, C Q or C Q^H (the right-hand
+/// forms from the left on `adjointOf(C)`: C's transpose, or its conjugate
+/// transpose for pairs).
+absl::StatusOr<Values> qrResults(NodeImporter &n, mlir::Value a,
+                                 std::pair<int64_t, int64_t> size, int64_t trailing);
+absl::StatusOr<Values> geqrfResults(NodeImporter &n, mlir::Value a,
+                                    std::pair<int64_t, int64_t> size, int64_t trailing);
+absl::StatusOr<Values> householderProductResult(NodeImporter &n, mlir::Value a, mlir::Value tau,
+                                                std::pair<int64_t, int64_t> size,
+                                                int64_t trailing);
+absl::StatusOr<Values> ormqrResult(NodeImporter &n, mlir::Value a, mlir::Value tau,
+                                   mlir::Value c, std::pair<int64_t, int64_t> size,
+                                   int64_t trailing,
+                                   llvm::function_ref<mlir::Value(mlir::Value)> adjointOf);
+
 /// linalg_eig(A) -> (eigenvalues, eigenvectors), both complex, of a real
 /// A (ComplexLinalgHandlers.cpp; both handler tables take it).
 absl::StatusOr<Values> linalgEig(NodeImporter &n);

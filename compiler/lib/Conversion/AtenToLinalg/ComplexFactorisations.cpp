@@ -1,7 +1,8 @@
 //===- ComplexFactorisations.cpp - LU and Cholesky of complex matrices ----===//
 //
-// This file implements aten.lu_factor, aten.cholesky and
-// aten.triangular_solve on complex matrices, (N, m, n, 2) pairs of their (real, imaginary) parts, as scf.for
+// This file implements aten.lu_factor, aten.cholesky,
+// aten.triangular_solve and the QR ops (aten.qr, aten.geqrf,
+// aten.householder_product, aten.ormqr) on complex matrices, (N, m, n, 2) pairs of their (real, imaginary) parts, as scf.for
 // loops over each matrix, in place in one copy of the input, as LAPACK's
 // unblocked complex routines compute them:
 //
@@ -22,6 +23,16 @@
 //   a[i, i] (Smith's quotient) unless the diagonal is a unit one. A zero
 //   on the diagonal divides: Smith's quotient by 0 + 0i is NaN.
 //
+// - zgeqr2: reflector j (zlarfg) maps column j's entries from row j down
+//   to (beta, 0, ...), beta real: none when the entries below the diagonal
+//   and a[j, j]'s imaginary part are all 0 (tau = 0), else beta =
+//   -sign(re a[j, j]) dlapy3(re a[j, j], im a[j, j], ||x||), tau = ((beta -
+//   re a[j, j]) / beta, -im a[j, j] / beta) and v = (1, x / (a[j, j] -
+//   beta)); H^H = I - conj(tau) v v^H is applied to the columns to its
+//   right. zung2r's Q is H_{k-1} .. H_0 applied (with tau) to the
+//   identity's first columns, and zunm2r applies them to another matrix:
+//   Q C in that order, Q^H C as H_0^H first (conj(tau)).
+//
 // The code is O(n^3) scalar work per matrix; rounding differs from
 // LAPACK's blocked updates (and from its products by a reciprocal) in the
 // last bits.
@@ -30,6 +41,8 @@
 #include "ComplexFactorisations.h"
 
 #include "ComplexScalars.h"
+#include "MatrixLoops.h"
+
 using namespace mlir;
 
 namespace kiln::aten {
@@ -194,6 +207,150 @@ Value complexSubstitute(OpBuilder &b, Location loc, Value a, Value x, Value m, i
                     return {putPair(b, l, v, u[0], {m, i, col})};
                   });
   })[0];
+}
+
+
+// --- QR: zgeqr2, zung2r and zunm2r ---------------------------------------
+
+namespace {
+
+/// H = I - tau v v^H applied from the left to columns [from, width) of
+/// matrix m of the pairs `t` (N, rows, width, 2), v 1 at row `head` and
+/// `vAt(i, t)` below it, as zlarf does it: w = t[head, :] + sum over the
+/// rows i below head of conj(v_i) t[i, :], then t[head, :] -= tau w and
+/// t[i, :] -= v_i (tau w). `w` is a (>= width, 2) scratch row. Returns t
+/// and w.
+Carried applyComplexReflector(
+    OpBuilder &b, Location l, Value t, Value w, Value m, Value head, int64_t rows, Value from,
+    int64_t width, Complex tau,
+    function_ref<Complex(OpBuilder &, Location, Value, Value)> vAt) {
+  Scalars s(b, l);
+  Value below = plusOne(b, l, head), end = s.index(width);
+  auto overRow = [&](Value target, function_ref<Value(OpBuilder &, Location, Value, Value)> entry) {
+    return s.loop(from, end, {target}, [&](OpBuilder &b, Location l, Value c, ValueRange u) -> Carried {
+      return {entry(b, l, u[0], c)};
+    })[0];
+  };
+  w = overRow(w, [&](OpBuilder &b, Location l, Value x, Value c) {
+    return putPair(b, l, pairAt(b, l, t, {m, head, c}), x, {c});
+  });
+  w = s.loop(below, s.index(rows), {w},
+             [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+               Complex vi = vAt(b, l, i, t);
+               return {Scalars(b, l).loop(
+                   from, end, u, [&](OpBuilder &b, Location l, Value c, ValueRange x) -> Carried {
+                     Arithmetic a(b, l);
+                     Complex sum = plus(a, pairAt(b, l, x[0], {c}),
+                                        timesConjugate(a, pairAt(b, l, t, {m, i, c}), vi));
+                     return {putPair(b, l, sum, x[0], {c})};
+                   })[0]};
+             })[0];
+  w = overRow(w, [&](OpBuilder &b, Location l, Value x, Value c) {
+    Arithmetic a(b, l);
+    return putPair(b, l, times(a, tau, pairAt(b, l, x, {c})), x, {c});
+  });
+  t = overRow(t, [&](OpBuilder &b, Location l, Value x, Value c) {
+    Arithmetic a(b, l);
+    Complex top = minus(a, pairAt(b, l, x, {m, head, c}), pairAt(b, l, w, {c}));
+    return putPair(b, l, top, x, {m, head, c});
+  });
+  t = s.loop(below, s.index(rows), {t},
+             [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+               Complex vi = vAt(b, l, i, u[0]);
+               return {Scalars(b, l).loop(
+                   from, end, u, [&](OpBuilder &b, Location l, Value c, ValueRange x) -> Carried {
+                     Arithmetic a(b, l);
+                     Complex v = minus(a, pairAt(b, l, x[0], {m, i, c}),
+                                       times(a, pairAt(b, l, w, {c}), vi));
+                     return {putPair(b, l, v, x[0], {m, i, c})};
+                   })[0]};
+             })[0];
+  return {t, w};
+}
+
+} // namespace
+
+Carried complexGeqr2(OpBuilder &b, Location loc, Value a, Value taus, Value w, Value m,
+                     int64_t rows, int64_t cols) {
+  Scalars s(b, loc);
+  Type element = cast<RankedTensorType>(a.getType()).getElementType();
+  return s.loop(
+      s.index(0), s.index(std::min(rows, cols)), {a, taus, w},
+      [&](OpBuilder &b, Location l, Value j, ValueRange t) -> Carried {
+        Scalars s(b, l);
+        Arithmetic ar(b, l);
+        Limits c(b, l, element);
+        Value below = plusOne(b, l, j);
+        Value a = t[0];
+        Complex alpha = pairAt(b, l, a, {m, j, j});
+        // zlarfg: ||x|| as the hypotenuse of its parts' scaled norms.
+        auto tailPart = [&](int64_t part) {
+          return scaledNorm(b, l, below, s.index(rows), c, [&](OpBuilder &b, Location l, Value i) {
+            return Scalars::at(b, l, a, {m, i, j, Scalars(b, l).index(part)});
+          });
+        };
+        Value tailNorm = hypotenuse(b, l, tailPart(0), tailPart(1), c);
+        Value nothing = ar.both(ar.eq(tailNorm, c.zero), ar.eq(alpha.im, c.zero));
+        Value beta = ar.neg(ar.copySign(
+            hypotenuse(b, l, hypotenuse(b, l, alpha.re, alpha.im, c), tailNorm, c), alpha.re));
+        Complex tau{ar.select(nothing, c.zero, ar.div(ar.sub(beta, alpha.re), beta)),
+                    ar.select(nothing, c.zero, ar.div(ar.neg(alpha.im), beta))};
+        Complex inverse = quotient(ar, Complex{c.one, c.zero},
+                                   Complex{ar.sub(alpha.re, beta), alpha.im});
+        Complex scale{ar.select(nothing, c.one, inverse.re), ar.select(nothing, c.zero, inverse.im)};
+        a = s.loop(below, s.index(rows), {a},
+                   [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+                     Arithmetic ar(b, l);
+                     return {putPair(b, l, times(ar, pairAt(b, l, u[0], {m, i, j}), scale), u[0],
+                                     {m, i, j})};
+                   })[0];
+        // H^H = I - conj(tau) v v^H on the columns to the right.
+        Carried applied = applyComplexReflector(
+            b, l, a, t[2], m, j, rows, below, cols, Complex{tau.re, ar.neg(tau.im)},
+            [&](OpBuilder &b, Location l, Value i, Value current) {
+              return pairAt(b, l, current, {m, i, j});
+            });
+        Complex diagonal{ar.select(nothing, alpha.re, beta), ar.select(nothing, alpha.im, c.zero)};
+        a = putPair(b, l, diagonal, applied[0], {m, j, j});
+        return {a, putPair(b, l, tau, t[1], {m, j}), applied[1]};
+      });
+}
+
+Carried complexApplyReflectors(OpBuilder &b, Location loc, Value target, Value reflectors,
+                               Value taus, Value w, Value m, int64_t rows, int64_t width,
+                               int64_t k, bool adjoint) {
+  Scalars s(b, loc);
+  return s.loop(s.index(0), s.index(k), {target, w},
+                [&](OpBuilder &b, Location l, Value step, ValueRange u) -> Carried {
+                  Scalars s(b, l);
+                  Arithmetic a(b, l);
+                  Value j = adjoint ? step : a.minus(s.index(k - 1), step);
+                  Complex tau = pairAt(b, l, taus, {m, j});
+                  if (adjoint)
+                    tau.im = a.neg(tau.im);
+                  return applyComplexReflector(
+                      b, l, u[0], u[1], m, j, rows, s.index(0), width, tau,
+                      [&](OpBuilder &b, Location l, Value i, Value) {
+                        return pairAt(b, l, reflectors, {m, i, j});
+                      });
+                });
+}
+
+Value complexIdentityColumns(OpBuilder &b, Location loc, Value t, Value m) {
+  Scalars s(b, loc);
+  auto type = cast<RankedTensorType>(t.getType());
+  Value zero = s.number(type.getElementType(), 0.0), one = s.number(type.getElementType(), 1.0);
+  return s.loop(s.index(0), s.index(type.getDimSize(1)), {t},
+                [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+                  return Scalars(b, l).loop(
+                      Scalars(b, l).index(0), Scalars(b, l).index(type.getDimSize(2)), u,
+                      [&](OpBuilder &b, Location l, Value col, ValueRange x) -> Carried {
+                        Arithmetic a(b, l);
+                        Value diagonal = a.icmp(arith::CmpIPredicate::eq, i, col);
+                        return {putPair(b, l, Complex{a.select(diagonal, one, zero), zero}, x[0],
+                                        {m, i, col})};
+                      });
+                })[0];
 }
 
 } // namespace kiln::aten

@@ -1,7 +1,7 @@
 //===- ComplexFactorisations.h - LU and Cholesky of complex matrices ------===//
 //
-// This file declares the scalar loops of aten.lu_factor, aten.cholesky
-// and aten.triangular_solve on complex matrices, carried as (N, m, n, 2) pairs of their (real,
+// This file declares the scalar loops of aten.lu_factor, aten.cholesky,
+// aten.triangular_solve and the QR ops on complex matrices, carried as (N, m, n, 2) pairs of their (real,
 // imaginary) parts, one matrix of the batch at a time
 // (ComplexFactorisations.cpp); Factorisations.cpp's batch loops call them
 // for operands of that rank.
@@ -36,5 +36,26 @@ Carried complexCholeskyOne(mlir::OpBuilder &b, mlir::Location loc, mlir::Value l
 mlir::Value complexSubstitute(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
                               mlir::Value x, mlir::Value m, int64_t n, int64_t width, bool upper,
                               bool unit);
+
+/// zgeqr2 on matrix m of the (N, rows, cols, 2) pairs `a`, in place:
+/// beta on the diagonal, v's tail below it, tau in taus[m, j] (pairs), as
+/// the real geqr2 of Factorisations.cpp. `w` is a (>= cols, 2) scratch
+/// row. Returns a, taus and w.
+Carried complexGeqr2(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a, mlir::Value taus,
+                     mlir::Value w, mlir::Value m, int64_t rows, int64_t cols);
+
+/// The reflectors H_0 .. H_{k-1} of matrix m of `reflectors` (pairs, as
+/// geqrf leaves them) and `taus` applied from the left to matrix m of the
+/// pairs `target` (N, rows, width, 2): Q target (zung2r, zunm2r 'N'), or
+/// with `adjoint` Q^H target (zunm2r 'C'). Returns target and w.
+Carried complexApplyReflectors(mlir::OpBuilder &b, mlir::Location loc, mlir::Value target,
+                               mlir::Value reflectors, mlir::Value taus, mlir::Value w,
+                               mlir::Value m, int64_t rows, int64_t width, int64_t k,
+                               bool adjoint);
+
+/// Matrix m of the pairs `t` (N, rows, cols, 2) set to the identity's first
+/// columns.
+mlir::Value complexIdentityColumns(mlir::OpBuilder &b, mlir::Location loc, mlir::Value t,
+                                   mlir::Value m);
 
 } // namespace kiln::aten

@@ -33,8 +33,9 @@
 //   pivot that is not > 0 (or NaN) sets info to j + 1 (the first such j);
 //   the NaN its square root gives then runs through the later columns,
 //   where LAPACK leaves unspecified values. The upper triangle is zeroed.
-// Complex matrices (pairs) take ComplexFactorisations.cpp's zgetf2, zpotf2
-// and ztrtrs instead, per matrix inside the same batch loops. eigvalsh and eigh (a tridiagonal QL) are in SymmetricEigen.cpp, svdvals
+// Complex matrices (pairs) take ComplexFactorisations.cpp's zgetf2, zpotf2,
+// ztrtrs, zgeqr2, zung2r and zunm2r instead, per matrix inside the same
+// batch loops. eigvalsh and eigh (a tridiagonal QL) are in SymmetricEigen.cpp, svdvals
 // and svd (one-sided Jacobi) in Jacobi.cpp.
 //
 // The code is O(n^3) scalar work per matrix and its size does not grow
@@ -355,9 +356,39 @@ Carried applyReflectors(OpBuilder &b, Location loc, Value target, Value reflecto
                 });
 }
 
-/// A fresh scratch row of `width` elements.
-Value scratchRow(Scalars &s, Type element, int64_t width) {
-  return s.fresh(RankedTensorType::get({std::max<int64_t>(width, 1)}, element));
+/// A fresh scratch row of `width` elements (of complex pairs: (width, 2)).
+Value scratchRow(Scalars &s, Type element, int64_t width, bool pairs = false) {
+  SmallVector<int64_t> shape{std::max<int64_t>(width, 1)};
+  if (pairs)
+    shape.push_back(2);
+  return s.fresh(RankedTensorType::get(shape, element));
+}
+
+/// `shape` with the pair dim of complex pairs when `pairs`.
+RankedTensorType withPairs(ArrayRef<int64_t> shape, bool pairs, Type element) {
+  SmallVector<int64_t> full(shape);
+  if (pairs)
+    full.push_back(2);
+  return RankedTensorType::get(full, element);
+}
+
+/// geqr2 on matrix m, real or complex pairs (zgeqr2).
+Carried geqr2Of(bool pairs, OpBuilder &b, Location l, Value a, Value taus, Value w, Value m,
+                int64_t rows, int64_t cols) {
+  return (pairs ? complexGeqr2 : geqr2)(b, l, a, taus, w, m, rows, cols);
+}
+
+/// applyReflectors on matrix m, real or complex pairs (Q^H for `transpose`).
+Carried applyReflectorsOf(bool pairs, OpBuilder &b, Location l, Value target, Value reflectors,
+                          Value taus, Value w, Value m, int64_t rows, int64_t width, int64_t k,
+                          bool transpose) {
+  return (pairs ? complexApplyReflectors : applyReflectors)(b, l, target, reflectors, taus, w, m,
+                                                            rows, width, k, transpose);
+}
+
+/// Matrix m of `t` set to the identity's first columns, real or pairs.
+Value identityColumnsOf(bool pairs, OpBuilder &b, Location l, Value t, Value m) {
+  return (pairs ? complexIdentityColumns : identityColumns)(b, l, t, m);
 }
 
 struct QrLowering : OpConversionPattern<QrOp> {
@@ -370,22 +401,24 @@ struct QrLowering : OpConversionPattern<QrOp> {
     Scalars s(b, loc);
     auto type = cast<RankedTensorType>(adaptor.getSelf().getType());
     Type element = type.getElementType();
+    const bool pairs = isComplexMatrixBatch(adaptor.getSelf());
     const int64_t batch = type.getDimSize(0), rows = type.getDimSize(1),
                   cols = type.getDimSize(2), k = std::min(rows, cols);
     auto qType = cast<RankedTensorType>(op.getQ().getType());
     auto rType = cast<RankedTensorType>(op.getR().getType());
     const int64_t qCols = qType.getDimSize(2);
     Value work = s.fresh(type, adaptor.getSelf());
-    Value tau = s.fresh(RankedTensorType::get({batch, k}, element));
+    Value tau = s.fresh(withPairs({batch, k}, pairs, element));
     Value q = s.fresh(qType), r = s.fresh(rType);
     Carried out = s.loop(
-        s.index(0), s.index(batch), {work, tau, q, r, scratchRow(s, element, std::max(cols, qCols))},
+        s.index(0), s.index(batch),
+        {work, tau, q, r, scratchRow(s, element, std::max(cols, qCols), pairs)},
         [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
           Scalars s(b, l);
           Value zero = s.number(element, 0.0);
-          Carried reduced = geqr2(b, l, c[0], c[1], c[4], m, rows, cols);
+          Carried reduced = geqr2Of(pairs, b, l, c[0], c[1], c[4], m, rows, cols);
           Value a = reduced[0], taus = reduced[1];
-          // R: the upper triangle of the first rows.
+          // R: the upper triangle of the first rows (each part of a pair).
           Value rOut = s.loop(
               s.index(0), s.index(rType.getDimSize(1)), {c[3]},
               [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
@@ -394,14 +427,22 @@ struct QrLowering : OpConversionPattern<QrOp> {
                               [&](OpBuilder &b, Location l, Value col, ValueRange w) -> Carried {
                                 Value upper = b.create<arith::CmpIOp>(
                                     l, arith::CmpIPredicate::ule, i, col);
-                                Value x = b.create<arith::SelectOp>(
-                                    l, upper, Scalars::at(b, l, a, {m, i, col}), zero);
-                                return {Scalars::put(b, l, x, w[0], {m, i, col})};
+                                Value t = w[0];
+                                for (int64_t part = 0; part < (pairs ? 2 : 1); ++part) {
+                                  SmallVector<Value> at{m, i, col};
+                                  if (pairs)
+                                    at.push_back(Scalars(b, l).index(part));
+                                  Value x = b.create<arith::SelectOp>(
+                                      l, upper, Scalars::at(b, l, a, at), zero);
+                                  t = Scalars::put(b, l, x, t, at);
+                                }
+                                return {t};
                               });
               })[0];
           // Q: the identity's first columns, then H_{k-1} ... H_0 applied.
-          Carried orgqr = applyReflectors(b, l, identityColumns(b, l, c[2], m), a, taus,
-                                          reduced[2], m, rows, qCols, k, /*transpose=*/false);
+          Carried orgqr = applyReflectorsOf(pairs, b, l, identityColumnsOf(pairs, b, l, c[2], m),
+                                            a, taus, reduced[2], m, rows, qCols, k,
+                                            /*transpose=*/false);
           return {a, taus, orgqr[0], rOut, orgqr[1]};
         });
     rewriter.replaceOp(op, {out[2], out[3]});
@@ -418,13 +459,14 @@ struct GeqrfLowering : OpConversionPattern<GeqrfOp> {
     OpBuilder &b = rewriter;
     Scalars s(b, loc);
     auto type = cast<RankedTensorType>(adaptor.getSelf().getType());
+    const bool pairs = isComplexMatrixBatch(adaptor.getSelf());
     const int64_t rows = type.getDimSize(1), cols = type.getDimSize(2);
     Carried out = s.loop(
         s.index(0), s.index(type.getDimSize(0)),
         {s.fresh(type, adaptor.getSelf()), s.fresh(cast<RankedTensorType>(op.getTau().getType())),
-         scratchRow(s, type.getElementType(), cols)},
+         scratchRow(s, type.getElementType(), cols, pairs)},
         [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
-          return geqr2(b, l, c[0], c[1], c[2], m, rows, cols);
+          return geqr2Of(pairs, b, l, c[0], c[1], c[2], m, rows, cols);
         });
     rewriter.replaceOp(op, {out[0], out[1]});
     return success();
@@ -456,12 +498,14 @@ struct ReflectorsLowering : OpConversionPattern<Op> {
       target = s.fresh(type, adaptor.getOther());
       transpose = op.getTranspose();
     }
+    const bool pairs = isComplexMatrixBatch(adaptor.getSelf());
     Carried out = s.loop(
-        s.index(0), s.index(type.getDimSize(0)), {target, scratchRow(s, type.getElementType(), cols)},
+        s.index(0), s.index(type.getDimSize(0)),
+        {target, scratchRow(s, type.getElementType(), cols, pairs)},
         [&](OpBuilder &b, Location l, Value m, ValueRange c) -> Carried {
-          Value start = kProduct ? identityColumns(b, l, c[0], m) : c[0];
-          return applyReflectors(b, l, start, adaptor.getSelf(), adaptor.getTau(), c[1], m, rows,
-                                 cols, k, transpose);
+          Value start = kProduct ? identityColumnsOf(pairs, b, l, c[0], m) : c[0];
+          return applyReflectorsOf(pairs, b, l, start, adaptor.getSelf(), adaptor.getTau(), c[1],
+                                   m, rows, cols, k, transpose);
         });
     rewriter.replaceOp(op, out[0]);
     return success();

@@ -101,3 +101,85 @@ func.func @triangular_solve_complex_unit(%a: tensor<1x3x3x2xf32>, %b: tensor<1x3
       : (tensor<1x3x3x2xf32>, tensor<1x3x1x2xf32>) -> tensor<1x3x1x2xf32>
   return %x : tensor<1x3x1x2xf32>
 }
+
+// zgeqr2 on pairs: zlarfg reflects nothing only where the tail's norm and
+// a[j, j]'s imaginary part are both 0; beta = -sign(re) dlapy3 (real), tau
+// = ((beta - re) / beta, -im / beta), the tail scaled by 1 / (a[j, j] -
+// beta) (Smith's quotient), and H^H, whose scale is conj(tau), applied to
+// the columns to the right: w = sum conj(v_i) a[i, :] (x times conj(v)),
+// w *= conj(tau), rows minus v_i w.
+// CHECK-LABEL: func @geqrf_complex
+// CHECK: %[[A:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<1x3x2x2xf64>
+// CHECK: %[[TAU:.+]] = bufferization.alloc_tensor() : tensor<1x2x2xf64>
+// CHECK: %[[W:.+]] = bufferization.alloc_tensor() : tensor<2x2xf64>
+// CHECK: scf.for %{{.+}} = %{{.+}} to %c1{{.*}} iter_args(%{{.+}} = %[[A]], %{{.+}} = %[[TAU]], %{{.+}} = %[[W]])
+// CHECK: scf.for %[[J:.+]] = %{{.+}} to %c2
+// CHECK: %[[ARE:.+]] = tensor.extract %{{.+}}[%{{.+}}, %[[J]], %[[J]], %c0{{.*}}]
+// CHECK: %[[AIM:.+]] = tensor.extract %{{.+}}[%{{.+}}, %[[J]], %[[J]], %c1{{.*}}]
+// CHECK: %[[IMZERO:.+]] = arith.cmpf oeq, %[[AIM]], %cst
+// CHECK-NEXT: %[[NONE:.+]] = arith.andi %{{.+}}, %[[IMZERO]]
+// CHECK: %[[SIGNED:.+]] = math.copysign %{{.+}}, %[[ARE]]
+// CHECK-NEXT: %[[BETA:.+]] = arith.negf %[[SIGNED]]
+// CHECK-NEXT: %[[DIFF:.+]] = arith.subf %[[BETA]], %[[ARE]]
+// CHECK-NEXT: %[[RATIO:.+]] = arith.divf %[[DIFF]], %[[BETA]]
+// CHECK-NEXT: %[[TAURE:.+]] = arith.select %[[NONE]], %cst, %[[RATIO]]
+// CHECK-NEXT: %[[NEGIM:.+]] = arith.negf %[[AIM]]
+// CHECK-NEXT: %[[IMRATIO:.+]] = arith.divf %[[NEGIM]], %[[BETA]]
+// CHECK-NEXT: %[[TAUIM:.+]] = arith.select %[[NONE]], %cst, %[[IMRATIO]]
+// CHECK: arith.subf %[[ARE]], %[[BETA]]
+// CHECK: arith.cmpf oge
+// CHECK: scf.for
+// CHECK-COUNT-4: arith.mulf
+// CHECK: %[[CONJ:.+]] = arith.negf %[[TAUIM]]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.mulf %[[TAURE]]
+// CHECK: arith.mulf %[[CONJ]]
+// CHECK: arith.select %[[NONE]], %[[ARE]], %[[BETA]]
+// CHECK: arith.select %[[NONE]], %[[AIM]], %cst
+// CHECK-NOT: aten.
+func.func @geqrf_complex(%a: tensor<1x3x2x2xf64>) -> (tensor<1x3x2x2xf64>, tensor<1x2x2xf64>) {
+  %r, %tau = aten.geqrf %a : (tensor<1x3x2x2xf64>) -> (tensor<1x3x2x2xf64>, tensor<1x2x2xf64>)
+  return %r, %tau : tensor<1x3x2x2xf64>, tensor<1x2x2xf64>
+}
+
+// qr of pairs: zgeqr2, R's upper triangle copied part by part, and Q (zung2r)
+// from the identity's first columns (real part 1 on the diagonal, imaginary
+// 0) with H_{k-1} .. H_0 applied, each with its tau (not conjugated).
+// CHECK-LABEL: func @qr_complex
+// CHECK: %[[Q:.+]] = bufferization.alloc_tensor() : tensor<1x3x3x2xf32>
+// CHECK: %[[R:.+]] = bufferization.alloc_tensor() : tensor<1x3x2x2xf32>
+// CHECK: math.copysign
+// CHECK: arith.cmpi ule
+// CHECK: arith.select
+// CHECK: tensor.insert
+// CHECK: arith.select
+// CHECK: tensor.insert
+// CHECK: arith.cmpi eq
+// CHECK: arith.select %{{.+}}, %cst{{.*}}, %cst
+// CHECK: scf.for %[[STEP:.+]] = %{{.+}} to %c2
+// CHECK: %[[JJ:.+]] = arith.subi %c1{{.*}}, %[[STEP]]
+// CHECK: %[[TRE:.+]] = tensor.extract %{{.+}}[%{{.+}}, %[[JJ]], %c0{{.*}}] : tensor<1x2x2xf32>
+// CHECK: %[[TIM:.+]] = tensor.extract %{{.+}}[%{{.+}}, %[[JJ]], %c1{{.*}}] : tensor<1x2x2xf32>
+// CHECK-NOT: arith.negf %[[TIM]]
+// CHECK: arith.mulf %[[TRE]]
+// CHECK-NOT: aten.
+func.func @qr_complex(%a: tensor<1x3x2x2xf32>) -> (tensor<1x3x3x2xf32>, tensor<1x3x2x2xf32>) {
+  %q, %r = aten.qr %a {complete} : (tensor<1x3x2x2xf32>) -> (tensor<1x3x3x2xf32>, tensor<1x3x2x2xf32>)
+  return %q, %r : tensor<1x3x3x2xf32>, tensor<1x3x2x2xf32>
+}
+
+// ormqr with transpose on pairs (zunm2r 'C'): H_0^H first, each scale
+// conjugated.
+// CHECK-LABEL: func @ormqr_adjoint_complex
+// CHECK: %[[C:.+]] = bufferization.alloc_tensor() copy(%{{.+}}) : tensor<1x3x4x2xf32>
+// CHECK: scf.for %[[STEP:.+]] = %{{.+}} to %c2
+// CHECK: %[[TIM:.+]] = tensor.extract %{{.+}}[%{{.+}}, %[[STEP]], %c1{{.*}}] : tensor<1x2x2xf32>
+// CHECK-NEXT: arith.negf %[[TIM]]
+// CHECK-NOT: aten.
+func.func @ormqr_adjoint_complex(%a: tensor<1x3x2x2xf32>, %tau: tensor<1x2x2xf32>,
+                                 %c: tensor<1x3x4x2xf32>) -> tensor<1x3x4x2xf32> {
+  %y = aten.ormqr %a, %tau, %c {transpose}
+      : (tensor<1x3x2x2xf32>, tensor<1x2x2xf32>, tensor<1x3x4x2xf32>) -> tensor<1x3x4x2xf32>
+  return %y : tensor<1x3x4x2xf32>
+}

@@ -571,6 +571,38 @@ func.func @qr_complete_shape(%a: tensor<1x5x3xf32>) -> tensor<1x5x3xf32> {
 
 // -----
 
+func.func @qr_complex_q_not_pairs(%a: tensor<1x5x3x2xf32>) -> tensor<1x5x3xf32> {
+  // expected-error @+1 {{q must be (N, m, min(m, n)) pairs}}
+  %q, %r = aten.qr %a : (tensor<1x5x3x2xf32>) -> (tensor<1x5x3xf32>, tensor<1x3x3x2xf32>)
+  return %q : tensor<1x5x3xf32>
+}
+
+// -----
+
+func.func @geqrf_complex_tau_not_pairs(%a: tensor<1x4x3x2xf32>) -> tensor<1x3xf32> {
+  // expected-error @+1 {{tau must be (N, min(m, n), 2) of the input's element type}}
+  %r, %tau = aten.geqrf %a : (tensor<1x4x3x2xf32>) -> (tensor<1x4x3x2xf32>, tensor<1x3xf32>)
+  return %tau : tensor<1x3xf32>
+}
+
+// -----
+
+func.func @householder_product_complex_tau_not_pairs(%a: tensor<1x4x2x2xf32>, %tau: tensor<1x2xf32>) -> tensor<1x4x2x2xf32> {
+  // expected-error @+1 {{tau must be (N, k, 2) of the reflectors' element type with k <= 2}}
+  %q = aten.householder_product %a, %tau : (tensor<1x4x2x2xf32>, tensor<1x2xf32>) -> tensor<1x4x2x2xf32>
+  return %q : tensor<1x4x2x2xf32>
+}
+
+// -----
+
+func.func @ormqr_complex_reflectors_real_other(%a: tensor<1x4x2x2xf32>, %tau: tensor<1x2x2xf32>, %c: tensor<1x4x3xf32>) -> tensor<1x4x3xf32> {
+  // expected-error @+1 {{other must be complex pairs exactly when the reflectors are}}
+  %y = aten.ormqr %a, %tau, %c : (tensor<1x4x2x2xf32>, tensor<1x2x2xf32>, tensor<1x4x3xf32>) -> tensor<1x4x3xf32>
+  return %y : tensor<1x4x3xf32>
+}
+
+// -----
+
 func.func @eigvalsh_shape(%a: tensor<2x3x3xf32>) -> tensor<2x3x1xf32> {
   // expected-error @+1 {{result must be (N, n) of the input's element type}}
   %w = aten.eigvalsh %a : (tensor<2x3x3xf32>) -> tensor<2x3x1xf32>

@@ -246,6 +246,19 @@ func.func @reflectors(%a: tensor<1x4x3xf32>, %c: tensor<1x4x2xf32>) -> (tensor<1
   return %q, %y : tensor<1x4x3xf32>, tensor<1x4x2xf32>
 }
 
+// CHECK-LABEL: func @complex_reflectors
+func.func @complex_reflectors(%a: tensor<1x4x3x2xf64>, %c: tensor<1x4x2x2xf64>) -> (tensor<1x4x3x2xf64>, tensor<1x4x2x2xf64>, tensor<1x3x3x2xf64>) {
+  // CHECK: aten.geqrf %{{.+}} : (tensor<1x4x3x2xf64>) -> (tensor<1x4x3x2xf64>, tensor<1x3x2xf64>)
+  %r, %tau = aten.geqrf %a : (tensor<1x4x3x2xf64>) -> (tensor<1x4x3x2xf64>, tensor<1x3x2xf64>)
+  // CHECK: aten.householder_product %{{.+}}, %{{.+}} : (tensor<1x4x3x2xf64>, tensor<1x3x2xf64>) -> tensor<1x4x3x2xf64>
+  %q = aten.householder_product %r, %tau : (tensor<1x4x3x2xf64>, tensor<1x3x2xf64>) -> tensor<1x4x3x2xf64>
+  // CHECK: aten.ormqr %{{.+}}, %{{.+}}, %{{.+}} : (tensor<1x4x3x2xf64>, tensor<1x3x2xf64>, tensor<1x4x2x2xf64>) -> tensor<1x4x2x2xf64>
+  %y = aten.ormqr %r, %tau, %c : (tensor<1x4x3x2xf64>, tensor<1x3x2xf64>, tensor<1x4x2x2xf64>) -> tensor<1x4x2x2xf64>
+  // CHECK: aten.qr %{{.+}} : (tensor<1x4x3x2xf64>) -> (tensor<1x4x3x2xf64>, tensor<1x3x3x2xf64>)
+  %qq, %rr = aten.qr %a : (tensor<1x4x3x2xf64>) -> (tensor<1x4x3x2xf64>, tensor<1x3x3x2xf64>)
+  return %q, %y, %rr : tensor<1x4x3x2xf64>, tensor<1x4x2x2xf64>, tensor<1x3x3x2xf64>
+}
+
 // CHECK-LABEL: func @eigh_svd
 func.func @eigh_svd(%a: tensor<2x3x3xf64>, %t: tensor<1x5x3xf32>) -> (tensor<2x3x3xf64>, tensor<1x5x5xf32>) {
   // CHECK: aten.eigh %{{.+}} : (tensor<2x3x3xf64>) -> (tensor<2x3xf64>, tensor<2x3x3xf64>)

@@ -121,22 +121,31 @@ LogicalResult TriangularSolveOp::verify() {
   return verifySolve(*this, getA(), getRhs(), getType(), Pairs::allowed);
 }
 
+/// `shape`, with the pair dim of complex pairs when `pairs`.
+static SmallVector<int64_t> withPairs(ArrayRef<int64_t> shape, bool pairs) {
+  SmallVector<int64_t> full(shape);
+  if (pairs)
+    full.push_back(2);
+  return full;
+}
+
 LogicalResult QrOp::verify() {
+  if (failed(verifyMatrixBatch(*this, getSelf(), Pairs::allowed)))
+    return failure();
   auto type = cast<RankedTensorType>(getSelf().getType());
-  ArrayRef<int64_t> in = type.getShape();
-  if (in.size() != 3 || !(type.getElementType().isF32() || type.getElementType().isF64()))
-    return emitOpError("takes a (N, m, n) batch of f32 or f64 matrices");
-  if (in[0] < 1 || in[1] < 1 || in[2] < 1 || in[1] > kMaxLuOrder || in[2] > kMaxLuOrder)
-    return emitOpError() << "needs N >= 1 matrices of m, n in [1, " << kMaxLuOrder << "]";
+  ArrayRef<int64_t> in = matrixDims(type, Pairs::allowed);
+  const bool pairs = type.getRank() == 4;
   const int64_t columns = getComplete() ? in[1] : std::min(in[1], in[2]);
   auto q = cast<RankedTensorType>(getQ().getType());
   auto r = cast<RankedTensorType>(getR().getType());
   if (q.getElementType() != type.getElementType() ||
-      q.getShape() != ArrayRef<int64_t>{in[0], in[1], columns})
-    return emitOpError() << "q must be (N, m, " << (getComplete() ? "m" : "min(m, n)") << ")";
+      q.getShape() != ArrayRef<int64_t>(withPairs({in[0], in[1], columns}, pairs)))
+    return emitOpError() << "q must be (N, m, " << (getComplete() ? "m" : "min(m, n)") << ")"
+                         << (pairs ? " pairs" : "");
   if (r.getElementType() != type.getElementType() ||
-      r.getShape() != ArrayRef<int64_t>{in[0], columns, in[2]})
-    return emitOpError() << "r must be (N, " << (getComplete() ? "m" : "min(m, n)") << ", n)";
+      r.getShape() != ArrayRef<int64_t>(withPairs({in[0], columns, in[2]}, pairs)))
+    return emitOpError() << "r must be (N, " << (getComplete() ? "m" : "min(m, n)") << ", n)"
+                         << (pairs ? " pairs" : "");
   return success();
 }
 
@@ -162,32 +171,39 @@ static LogicalResult verifyMatrixBatch(Operation *op, Value a, Pairs pairs) {
   return success();
 }
 
-/// `tau` is (N, k) of `a`'s element type with k <= `most`.
+/// `tau` is (N, k) of `a`'s element type with k <= `most` ((N, k, 2) pairs
+/// for complex reflectors).
 static LogicalResult verifyTau(Operation *op, Value a, Value tau, int64_t most) {
   auto type = cast<RankedTensorType>(tau.getType());
   auto aType = cast<RankedTensorType>(a.getType());
-  if (type.getRank() != 2 || type.getElementType() != aType.getElementType() ||
+  const bool pairs = aType.getRank() == 4;
+  if (type.getRank() != (pairs ? 3 : 2) || (pairs && type.getDimSize(2) != 2) ||
+      type.getElementType() != aType.getElementType() ||
       type.getDimSize(0) != aType.getDimSize(0) || type.getDimSize(1) > most)
-    return op->emitOpError() << "tau must be (N, k) of the reflectors' element type with k <= "
-                             << most;
+    return op->emitOpError() << "tau must be (N, k" << (pairs ? ", 2" : "")
+                             << ") of the reflectors' element type with k <= " << most;
   return success();
 }
 
 LogicalResult GeqrfOp::verify() {
-  if (failed(verifyMatrixBatch(*this, getSelf())))
+  if (failed(verifyMatrixBatch(*this, getSelf(), Pairs::allowed)))
     return failure();
-  ArrayRef<int64_t> in = shapeOf(getSelf());
+  auto type = cast<RankedTensorType>(getSelf().getType());
+  ArrayRef<int64_t> in = matrixDims(type, Pairs::allowed);
+  const bool pairs = type.getRank() == 4;
   if (getA().getType() != getSelf().getType())
     return emitOpError("a must have the input's type");
-  if (!hasType(getTau(), getSelf().getType().getElementType(), {in[0], std::min(in[1], in[2])}))
-    return emitOpError("tau must be (N, min(m, n)) of the input's element type");
+  if (!hasType(getTau(), type.getElementType(),
+               withPairs({in[0], std::min(in[1], in[2])}, pairs)))
+    return emitOpError() << "tau must be (N, min(m, n)" << (pairs ? ", 2" : "")
+                         << ") of the input's element type";
   return success();
 }
 
 LogicalResult HouseholderProductOp::verify() {
-  if (failed(verifyMatrixBatch(*this, getSelf())))
+  if (failed(verifyMatrixBatch(*this, getSelf(), Pairs::allowed)))
     return failure();
-  ArrayRef<int64_t> in = shapeOf(getSelf());
+  ArrayRef<int64_t> in = matrixDims(getSelf().getType(), Pairs::allowed);
   if (in[2] > in[1])
     return emitOpError("needs n <= m");
   if (failed(verifyTau(*this, getSelf(), getTau(), in[2])))
@@ -198,9 +214,13 @@ LogicalResult HouseholderProductOp::verify() {
 }
 
 LogicalResult OrmqrOp::verify() {
-  if (failed(verifyMatrixBatch(*this, getSelf())) || failed(verifyMatrixBatch(*this, getOther())))
+  if (failed(verifyMatrixBatch(*this, getSelf(), Pairs::allowed)) ||
+      failed(verifyMatrixBatch(*this, getOther(), Pairs::allowed)))
     return failure();
-  ArrayRef<int64_t> in = shapeOf(getSelf()), other = shapeOf(getOther());
+  if (getSelf().getType().getRank() != getOther().getType().getRank())
+    return emitOpError("other must be complex pairs exactly when the reflectors are");
+  ArrayRef<int64_t> in = matrixDims(getSelf().getType(), Pairs::allowed),
+                    other = matrixDims(getOther().getType(), Pairs::allowed);
   if (failed(verifyTau(*this, getSelf(), getTau(), std::min(in[1], in[2]))))
     return failure();
   if (other[0] != in[0] || other[1] != in[1] ||
