@@ -12,6 +12,7 @@ import pathlib
 import signal
 import subprocess
 import time
+import urllib.request
 
 import pytest
 
@@ -172,6 +173,15 @@ class Kilnd:
 
     def log_tail(self) -> str:
         return _tail(self.log_path)
+
+
+def metric(daemon: "Kilnd", name: str) -> float:
+    """A metric's value on daemon's /metrics, summed over its labels; 0
+    before it is first counted (it is not exported until then)."""
+    url = f"http://127.0.0.1:{daemon.metrics_port}/metrics"
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        return sum(float(line.rsplit(" ", 1)[1]) for line in resp.read().decode().splitlines()
+                   if line.startswith((f"{name} ", f"{name}{{")))
 
 
 def assert_serving(client: kiln.Client) -> None:

@@ -20,7 +20,6 @@ import stat
 import struct
 import threading
 import time
-import urllib.request
 
 import pytest
 import torch
@@ -28,7 +27,7 @@ import torch
 import kiln
 from kiln import local_execute
 from kiln.v1 import executor_pb2, tensor_pb2
-from support import Kilnd
+from support import Kilnd, metric
 
 # Over kilnd's local socket, or (a model called again) a direct channel to
 # its agent: tensors in memfds either way.
@@ -54,15 +53,6 @@ def inputs(seed: int = 0):
 def exported():
     x, s = inputs()
     return torch.export.export(AffineAndSum().eval(), (x, s))
-
-
-def metric(daemon: Kilnd, name: str) -> float:
-    """A counter's value, summed over its labels; 0 before it is first
-    counted (it is not exported until then)."""
-    url = f"http://127.0.0.1:{daemon.metrics_port}/metrics"
-    with urllib.request.urlopen(url, timeout=10) as resp:
-        return sum(float(line.rsplit(" ", 1)[1]) for line in resp.read().decode().splitlines()
-                   if line.startswith((f"{name} ", f"{name}{{")))
 
 
 def test_big_tensors_travel_in_memfds_and_match_eager(kilnd, exported):

@@ -7,13 +7,11 @@ show which path the tensors took."""
 
 from __future__ import annotations
 
-import urllib.request
-
 import pytest
 import torch
 
 import kiln
-from support import Kilnd
+from support import Kilnd, metric
 
 N = 16 * 1024 * 1024  # 64 MiB of f32: a blob input and a blob output
 MIB64 = N * 4
@@ -25,13 +23,7 @@ class Affine(torch.nn.Module):
 
 
 def blob_bytes(daemon: Kilnd, direction: str) -> float:
-    url = f"http://127.0.0.1:{daemon.metrics_port}/metrics"
-    with urllib.request.urlopen(url, timeout=10) as resp:
-        text = resp.read().decode()
-    for line in text.splitlines():
-        if line.startswith(f"kiln_blob_bytes_{direction}_total "):
-            return float(line.rsplit(" ", 1)[1])
-    raise AssertionError(f"no kiln_blob_bytes_{direction}_total in /metrics")
+    return metric(daemon, f"kiln_blob_bytes_{direction}_total")
 
 
 def run_twice(daemon: Kilnd) -> tuple[float, float]:

@@ -16,6 +16,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace kiln::server {
 
@@ -112,12 +113,13 @@ grpc::Status BlobService::Write(grpc::ServerContext *context,
 
 absl::Status BlobService::read(const v1::ReadRequest &request,
                                grpc::ServerWriter<v1::ReadResponse> *writer) {
-  BlobPins pins = store.pin({request.digest()});
   // Streamed from disk as it is hashed: a 256 MiB blob never sits whole in
   // kilnd's memory. Damage found at the end fails the call (DATA_LOSS), and
-  // the client, which checks the digest itself, discards what it got.
+  // the client, which checks the digest itself, discards what it got. An
+  // in-transit blob held in memory is streamed from its sealed file.
   v1::ReadResponse response;
-  return store.stream(request.digest(), [&](std::string_view chunk) {
+  std::optional<BlobPins> pins = store.pin({request.digest()});
+  absl::Status streamed = store.stream(request.digest(), [&](std::string_view chunk) {
     for (size_t offset = 0; offset < chunk.size(); offset += kBlobChunkBytes) {
       size_t length = std::min(chunk.size() - offset,
                                static_cast<size_t>(kBlobChunkBytes));
@@ -128,6 +130,12 @@ absl::Status BlobService::read(const v1::ReadRequest &request,
     }
     return absl::OkStatus();
   });
+  // Its reader has it: an in-transit blob in memory goes now, unless
+  // something else pins it (its pages are the next call's).
+  pins.reset();
+  if (streamed.ok())
+    store.readOut(request.digest());
+  return streamed;
 }
 
 grpc::Status BlobService::Read(grpc::ServerContext *context,

@@ -38,6 +38,18 @@ ServerMetrics::ServerMetrics()
       cacheEvictions(registry.counter(
           "kiln_cache_evictions_total",
           "Blobs removed from the content store (evicted or found corrupt).")),
+      transitBytes(registry.gauge(
+          "kiln_transit_blob_bytes",
+          "Bytes of in-transit blobs (Execute inputs and outputs) held in "
+          "memory.")),
+      transitDropped(registry.counter(
+          "kiln_transit_blobs_dropped_total",
+          "In-transit blobs read out in full and then dropped from memory to "
+          "make room.")),
+      transitSpilled(registry.counter(
+          "kiln_transit_blobs_spilled_total",
+          "In-transit blobs not read yet, written to the disk store to make "
+          "room in memory.")),
       blobBytesIn(registry.counter("kiln_blob_bytes_in_total",
                                    "Blob bytes received by Blobs.Write.")),
       blobBytesOut(registry.counter("kiln_blob_bytes_out_total",

@@ -107,6 +107,7 @@ int runDaemon(const DaemonFlags &flags, OptionsResolverFn resolveOptions,
     options.expectedAgentIds.push_back(localAgentId(kind));
   options.heartbeatInterval = std::chrono::milliseconds(flags.heartbeatMs);
   options.cacheCapacityBytes = flags.cacheCapacityBytes;
+  options.transitMemoryBytes = flags.transitMemoryBytes;
   options.maxBlobBytes = flags.maxBlobBytes;
   options.blobQuotaBytes = flags.blobQuotaBytes;
   options.cacheSalt = flags.cacheSalt;

@@ -147,6 +147,11 @@ void declareSettings(Settings &settings, DaemonFlags &flags) {
   settings.byteSize("cache-capacity-bytes", flags.cacheCapacityBytes,
                     "content-store size cap (LRU eviction past it, never of "
                     "blobs in use); 0 = unlimited");
+  settings.byteSize(
+      "transit-memory-bytes", flags.transitMemoryBytes,
+      "in-transit blobs (Execute inputs uploaded in transit, outputs going "
+      "to gRPC clients) held in memory instead of the disk store; blobs read "
+      "out in full go first when room is needed; 0 = all on disk");
   settings.byteSize("max-blob-bytes", flags.maxBlobBytes,
                     "largest blob a client may declare in Blobs.Write "
                     "(RESOURCE_EXHAUSTED past it, before anything is "

@@ -107,7 +107,8 @@ KilnServer::start(ServerOptions options) {
   auto state = std::make_unique<State>();
   state->access = std::move(options.access);
   ASSIGN_OR_RETURN(state->store, ContentStore::open(options.cacheDir / "cas",
-                                                   options.cacheCapacityBytes));
+                                                   options.cacheCapacityBytes,
+                                                   options.transitMemoryBytes));
   std::filesystem::path keyPath =
       options.taskSigningKey.empty()
           ? options.cacheDir / "keys" / "task-signing-key.pem"
@@ -285,6 +286,10 @@ void KilnServer::addMetricCollectors(State &s) {
     mirror(s.metrics.cacheMisses.labels(), static_cast<double>(cache.compiles));
     StoreIndex::Stats store = s.store->index().stats();
     s.metrics.cacheBytes.labels().set(static_cast<double>(store.blobBytes));
+    TransitBlobs::Stats transit = s.store->transitStats();
+    s.metrics.transitBytes.labels().set(static_cast<double>(transit.bytes));
+    mirror(s.metrics.transitDropped.labels(), static_cast<double>(transit.dropped));
+    mirror(s.metrics.transitSpilled.labels(), static_cast<double>(transit.spilled));
     mirror(s.metrics.cacheEvictions.labels(),
            static_cast<double>(store.evictedBlobs));
     s.metrics.agentsConnected.labels().set(

@@ -1,7 +1,7 @@
 //===- BlobWriter.cpp - streaming writes into the content store -----------===//
 //
 // This file implements BlobWriter: an upload streams through a
-// VerifiedFileWriter; bytes that do not match their digest are the client's
+// VerifiedFileWriter (or, in transit, a TransitDraft); bytes that do not match their digest are the client's
 // error (INVALID_ARGUMENT), and a published blob is announced to the store.
 //
 //===----------------------------------------------------------------------===//
@@ -30,10 +30,15 @@ BlobWriter::BlobWriter(v1::Digest expected,
     : expected(std::move(expected)), file(std::move(file)),
       durability(durability) {}
 
+BlobWriter::BlobWriter(v1::Digest expected, std::unique_ptr<TransitDraft> draft,
+                       Publish publish)
+    : expected(std::move(expected)), draft(std::move(draft)),
+      publish(std::move(publish)) {}
+
 absl::Status BlobWriter::append(std::string_view bytes) {
   if (done)
     return absl::FailedPreconditionError("blob write already finished");
-  absl::Status status = file->append(bytes);
+  absl::Status status = file ? file->append(bytes) : draft->append(bytes);
   done = !status.ok();
   return asUploadError(std::move(status));
 }
@@ -42,7 +47,13 @@ absl::Status BlobWriter::commit() {
   if (done)
     return absl::FailedPreconditionError("blob write already finished");
   done = true;
-  RETURN_IF_ERROR(asUploadError(file->commit(durability)));
+  if (draft) {
+    absl::StatusOr<UniqueFd> sealed = draft->finish();
+    RETURN_IF_ERROR(asUploadError(sealed.status()));
+    RETURN_IF_ERROR(publish(*std::move(sealed)));
+  } else {
+    RETURN_IF_ERROR(asUploadError(file->commit(durability)));
+  }
   if (onCommit)
     onCommit();
   return absl::OkStatus();

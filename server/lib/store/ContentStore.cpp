@@ -1,7 +1,8 @@
 //===- ContentStore.cpp - content-addressed blob store on disk ------------===//
 //
 // This file implements ContentStore: sharded blob files, verified reads that
-// move corrupt files aside, and atomic writes through BlobWriter.
+// move corrupt files aside, and atomic writes through BlobWriter. The memory
+// tier's side is ContentStoreTransit.cpp.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/store/ContentStore.h"
@@ -27,19 +28,26 @@
 
 namespace kiln::server {
 
-ContentStore::ContentStore(std::filesystem::path root, int64_t capacityBytes)
+ContentStore::ContentStore(std::filesystem::path root, int64_t capacityBytes,
+                           int64_t transitBytes)
     : rootDir(std::move(root)), capacity(capacityBytes),
-      blobIndex(std::make_unique<StoreIndex>()) {}
+      blobIndex(std::make_unique<StoreIndex>()) {
+  if (transitBytes > 0)
+    transit = std::make_unique<TransitBlobs>(
+        transitBytes, *blobIndex,
+        [this](const std::string &hash, int64_t size, int fd) { return spillTransit(hash, size, fd); });
+}
 
 absl::StatusOr<std::unique_ptr<ContentStore>>
-ContentStore::open(const std::filesystem::path &root, int64_t capacityBytes) {
+ContentStore::open(const std::filesystem::path &root, int64_t capacityBytes,
+                   int64_t transitBytes) {
   std::error_code error;
   std::filesystem::create_directories(root, error);
   if (error)
     return absl::InternalError(absl::StrCat(
         "cannot create content store ", root.string(), ": ", error.message()));
-  auto store =
-      std::unique_ptr<ContentStore>(new ContentStore(root, capacityBytes));
+  auto store = std::unique_ptr<ContentStore>(
+      new ContentStore(root, capacityBytes, transitBytes));
   store->scan();
   return store;
 }
@@ -51,6 +59,15 @@ std::filesystem::path ContentStore::blobPath(const std::string &hash) const {
 absl::StatusOr<std::unique_ptr<BlobWriter>>
 ContentStore::beginWrite(const v1::Digest &digest, Durability durability) {
   RETURN_IF_ERROR(validateDigest(digest));
+  if (durability == Durability::kInTransit && transit &&
+      transit->fits(digest.size_bytes())) {
+    ASSIGN_OR_RETURN(std::unique_ptr<TransitDraft> draft,
+                     TransitDraft::create(digest));
+    return std::make_unique<BlobWriter>(
+        digest, std::move(draft), [this, digest](UniqueFd file) {
+          return publishTransit(digest, std::move(file));
+        });
+  }
   std::filesystem::path finalPath = blobPath(digest.hash());
   RETURN_IF_ERROR(createParentDirectory(finalPath));
   ASSIGN_OR_RETURN(std::unique_ptr<VerifiedFileWriter> file,
@@ -73,21 +90,32 @@ absl::StatusOr<v1::Digest> ContentStore::put(std::string_view bytes,
   // Hashed once, here: the digest is of these very bytes, so the write needs
   // no verifying writer, and a blob already held is not written again.
   v1::Digest digest = digestOf(bytes);
-  if (contains(digest)) {
+  // A durable blob held only in memory (in transit) is written all the same.
+  if (durability == Durability::kDurable ? onDisk(digest) : contains(digest)) {
     touch(digest.hash());
     return digest;
   }
+  RETURN_IF_ERROR(writeHashed(digest, bytes, durability));
+  return digest;
+}
+
+absl::Status ContentStore::writeHashed(const v1::Digest &digest,
+                                       std::string_view bytes,
+                                       Durability durability) {
   std::filesystem::path path = blobPath(digest.hash());
   RETURN_IF_ERROR(createParentDirectory(path));
   RETURN_IF_ERROR(writeFileAtomically(path, bytes, durability));
   committed(digest);
-  return digest;
+  return absl::OkStatus();
 }
 
 absl::Status ContentStore::readVerified(const v1::Digest &digest,
                                         const ChunkSink *sink,
                                         std::string *bytes) const {
   RETURN_IF_ERROR(validateDigest(digest));
+  if (absl::Status held = readTransit(digest, sink, bytes, /*check=*/false);
+      !absl::IsNotFound(held))
+    return held;
   std::filesystem::path path = blobPath(digest.hash());
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -189,6 +217,8 @@ absl::StatusOr<v1::Digest> ContentStore::putFile(int fd, int64_t size,
   RETURN_IF_ERROR(checkSealedTensorFile(fd, size));
   if (size == 0)
     return put(std::string_view(), durability);
+  if (durability == Durability::kInTransit && transit && transit->fits(size))
+    return putTransitFile(fd, size);
   void *mapped = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ,
                         MAP_SHARED, fd, 0);
   if (mapped == MAP_FAILED)
@@ -204,6 +234,11 @@ absl::StatusOr<v1::Digest> ContentStore::putFile(int fd, int64_t size,
 
 absl::StatusOr<UniqueFd> ContentStore::openBlob(const v1::Digest &digest) const {
   RETURN_IF_ERROR(validateDigest(digest));
+  if (transit)
+    if (absl::StatusOr<UniqueFd> held =
+            transit->open(digest.hash(), digest.size_bytes());
+        held.ok())
+      return held;
   UniqueFd fd(::open(blobPath(digest.hash()).c_str(), O_RDONLY | O_CLOEXEC));
   struct stat info {};
   if (!fd.valid() || ::fstat(fd.get(), &info) != 0 || !S_ISREG(info.st_mode) ||
@@ -215,12 +250,20 @@ absl::StatusOr<UniqueFd> ContentStore::openBlob(const v1::Digest &digest) const 
 }
 
 absl::Status ContentStore::verify(const v1::Digest &digest) const {
+  RETURN_IF_ERROR(validateDigest(digest));
+  if (absl::Status held = readTransit(digest, nullptr, nullptr, /*check=*/true);
+      !absl::IsNotFound(held))
+    return held;
   return readVerified(digest, nullptr, nullptr);
 }
 
 bool ContentStore::contains(const v1::Digest &digest) const {
   if (!validateDigest(digest).ok())
     return false;
+  return (transit && transit->holds(digest.hash(), digest.size_bytes())) || onDisk(digest);
+}
+
+bool ContentStore::onDisk(const v1::Digest &digest) const {
   struct stat info {};
   if (::stat(blobPath(digest.hash()).c_str(), &info) != 0)
     return false;
@@ -230,7 +273,8 @@ bool ContentStore::contains(const v1::Digest &digest) const {
 
 bool ContentStore::indexed(const v1::Digest &digest) const {
   return validateDigest(digest).ok() &&
-         blobIndex->holds(digest.hash(), digest.size_bytes());
+         (blobIndex->holds(digest.hash(), digest.size_bytes()) ||
+          (transit && transit->holds(digest.hash(), digest.size_bytes())));
 }
 
 std::vector<v1::Digest>

@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 #include "kiln/server/store/ContentStore.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -54,10 +56,14 @@ void ContentStore::scan() {
   for (const auto &[mtime, hash, size] : found)
     blobIndex->add(hash, size);
   StoreIndex::Stats stats = blobIndex->stats();
-  spdlog::info("content store {}: {} blob(s), {} bytes; capacity {}",
+  spdlog::info("content store {}: {} blob(s), {} bytes; capacity {}; "
+               "in-transit blobs {}",
                rootDir.string(), stats.blobCount, stats.blobBytes,
                capacity == 0 ? std::string("unlimited")
-                             : std::to_string(capacity));
+                             : std::to_string(capacity),
+               transit ? absl::StrCat("in memory up to ", transit->budgetBytes(),
+                                      " bytes")
+                       : std::string("on disk"));
   if (capacity > 0 && stats.blobBytes > capacity)
     collectGarbage(capacity);
 }
@@ -70,6 +76,8 @@ void ContentStore::touch(const std::string &hash) const {
 
 void ContentStore::markUsed(const v1::Digest &digest) const {
   blobIndex->touch(digest.hash());
+  if (transit)
+    transit->touch(digest.hash());
 }
 
 void ContentStore::committed(const v1::Digest &digest) {

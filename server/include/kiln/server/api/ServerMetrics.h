@@ -33,6 +33,11 @@ struct ServerMetrics {
   GaugeFamily &cacheBytes;
   /// Blobs removed from the content store.
   CounterFamily &cacheEvictions;
+  /// In-transit blobs held in memory (bytes), and those that left it for
+  /// room: read out and dropped, or unread and spilled to disk.
+  GaugeFamily &transitBytes;
+  CounterFamily &transitDropped;
+  CounterFamily &transitSpilled;
   /// Blob payload bytes received by Blobs.Write / sent by Blobs.Read.
   CounterFamily &blobBytesIn;
   CounterFamily &blobBytesOut;

@@ -58,6 +58,8 @@ struct DaemonFlags {
   int64_t drainTimeoutS = 30;
   /// Content-store size cap (0: unlimited).
   int64_t cacheCapacityBytes = int64_t{20} << 30;
+  /// In-transit blobs held in memory (0: written to disk like the rest).
+  int64_t transitMemoryBytes = int64_t{1} << 30;
   /// Largest blob a client may declare in Blobs.Write; 0 = unlimited.
   int64_t maxBlobBytes = int64_t{16} << 30;
   /// Bytes of blobs each authenticated user may keep stored; 0 = unlimited.

@@ -74,6 +74,8 @@ struct ServerOptions {
   std::vector<std::string> expectedAgentIds;
   /// Content-store size cap in bytes (0: unlimited).
   int64_t cacheCapacityBytes = 0;
+  /// In-transit blobs the store holds in memory, in bytes (0: on disk).
+  int64_t transitMemoryBytes = 0;
   /// Largest blob Blobs.Write accepts (declared size); 0 = unlimited.
   int64_t maxBlobBytes = 0;
   /// Bytes of blobs each authenticated user may keep stored; 0 = no limit.

@@ -6,7 +6,9 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
+#include "kiln/common/UniqueFd.h"
 #include "kiln/common/VerifiedFileWriter.h"
+#include "kiln/server/store/TransitBlobs.h"
 #include "kiln/v1/tensor.pb.h"
 
 #include "absl/status/status.h"
@@ -24,12 +26,18 @@ namespace kiln::server {
 /// against the expected digest, fsyncs (unless the blob is in transit) and
 /// renames. A writer destroyed
 /// without a successful commit() removes its temporary file, so a blob is
-/// either complete in the store or absent.
+/// either complete in the store or absent. An in-transit blob the store
+/// holds in memory goes to a TransitDraft instead, and commit() hands the
+/// sealed file to `publish`.
 class BlobWriter {
 public:
+  using Publish = std::function<absl::Status(UniqueFd)>;
+
   /// Use ContentStore::beginWrite() rather than constructing directly.
   BlobWriter(v1::Digest expected, std::unique_ptr<VerifiedFileWriter> file,
              Durability durability = Durability::kDurable);
+  BlobWriter(v1::Digest expected, std::unique_ptr<TransitDraft> draft,
+             Publish publish);
   BlobWriter(const BlobWriter &) = delete;
   BlobWriter &operator=(const BlobWriter &) = delete;
 
@@ -42,7 +50,9 @@ public:
   absl::Status commit();
 
   /// Bytes appended so far.
-  int64_t bytesWritten() const { return file->bytesSeen(); }
+  int64_t bytesWritten() const {
+    return file ? file->bytesSeen() : draft->bytesSeen();
+  }
 
   /// The digest this writer expects.
   const v1::Digest &expectedDigest() const { return expected; }
@@ -53,7 +63,9 @@ public:
 private:
   v1::Digest expected;
   std::unique_ptr<VerifiedFileWriter> file;
-  Durability durability;
+  std::unique_ptr<TransitDraft> draft;
+  Publish publish;
+  Durability durability = Durability::kInTransit;
   bool done = false;
   std::function<void()> onCommit;
 };

@@ -8,6 +8,7 @@
 
 #include "kiln/server/store/BlobWriter.h"
 #include "kiln/server/store/StoreIndex.h"
+#include "kiln/server/store/TransitBlobs.h"
 #include "kiln/v1/tensor.pb.h"
 
 #include "kiln/common/UniqueFd.h"
@@ -33,12 +34,19 @@ namespace kiln::server {
 /// StoreIndex (rebuilt by scanning at open, ordered by file mtime, which
 /// reads refresh) tracks sizes and LRU order; with a capacity, writes that
 /// push the store past it evict least-recently-used unpinned blobs.
+///
+/// With a transit budget, in-transit blobs (uploads marked in transit,
+/// agents' output files) are held in memory as sealed memfds (TransitBlobs)
+/// rather than written to disk; every read below serves them too, and
+/// disk takes them only when pinned ones leave no room.
 class ContentStore {
 public:
   /// Opens (creating if needed) a store rooted at `root`, capped at
   /// `capacityBytes` (0: unlimited), and indexes the blobs already there.
+  /// Up to `transitBytes` of in-transit blobs stay in memory (0: none).
   static absl::StatusOr<std::unique_ptr<ContentStore>>
-  open(const std::filesystem::path &root, int64_t capacityBytes = 0);
+  open(const std::filesystem::path &root, int64_t capacityBytes = 0,
+       int64_t transitBytes = 0);
 
   /// Stores `bytes`, whose digest must equal `digest` (INVALID_ARGUMENT
   /// otherwise).
@@ -52,7 +60,8 @@ public:
   /// Stores the `size` bytes of the file `fd` (an agent's output memfd) and
   /// returns their digest; FAILED_PRECONDITION when the file holds another
   /// size or is not sealed against writes and shrinking (F_SEAL_WRITE,
-  /// F_SEAL_SHRINK). The file is mapped, not read into memory.
+  /// F_SEAL_SHRINK). The file is mapped, not read into memory; in transit,
+  /// the memory tier keeps the file itself (no copy).
   absl::StatusOr<v1::Digest> putFile(int fd, int64_t size,
                                      Durability durability);
 
@@ -85,6 +94,11 @@ public:
 
   /// Like read() but keeps nothing: OK when the blob is present and intact.
   absl::Status verify(const v1::Digest &digest) const;
+
+  /// The blob was streamed out in full to a reader (Blobs.Read): held in
+  /// memory, it is dropped now unless pinned, else the first to go when
+  /// room is needed.
+  void readOut(const v1::Digest &digest);
 
   /// True when a file of the right size exists for `digest` (cheap: does not
   /// hash). read() and verify() are the integrity checks.
@@ -127,8 +141,26 @@ public:
   /// The index: sizes, LRU order, pins, eviction counters.
   const StoreIndex &index() const { return *blobIndex; }
 
+  /// The in-transit blobs held in memory (none without a transit budget).
+  TransitBlobs::Stats transitStats() const;
+
 private:
-  ContentStore(std::filesystem::path root, int64_t capacityBytes);
+  ContentStore(std::filesystem::path root, int64_t capacityBytes,
+               int64_t transitBytes);
+
+  /// Hands the blob held in memory to `sink` and `bytes` as readVerified
+  /// does, hashing it only when `check`; NOT_FOUND when it is not held.
+  absl::Status readTransit(const v1::Digest &digest, const ChunkSink *sink,
+                           std::string *bytes, bool check) const;
+  /// Holds the sealed `file` in memory, or else writes its bytes to disk.
+  absl::Status publishTransit(const v1::Digest &digest, UniqueFd file);
+  /// Whether the blob's file is on disk with the digest's size (contains()
+  /// without the memory tier); `digest` valid.
+  bool onDisk(const v1::Digest &digest) const;
+  /// Writes an in-transit blob leaving memory to disk; whether it is there.
+  bool spillTransit(const std::string &hash, int64_t size, int fd);
+  /// putFile's in-transit path: hashes the sealed file and holds it.
+  absl::StatusOr<v1::Digest> putTransitFile(int fd, int64_t size);
 
   /// Indexes the blobs on disk, oldest mtime first.
   void scan();
@@ -136,6 +168,9 @@ private:
   void touch(const std::string &hash) const;
   /// Indexes a committed blob and evicts down to the capacity.
   void committed(const v1::Digest &digest);
+  /// Writes `bytes`, which hash to `digest`, to disk and indexes them.
+  absl::Status writeHashed(const v1::Digest &digest, std::string_view bytes,
+                           Durability durability);
 
   /// Reads the blob, hashing it; hands each chunk to `sink` and appends it
   /// to `bytes`, each when non-null.
@@ -152,6 +187,7 @@ private:
   mutable std::atomic<uint64_t> tempCounter{0};
   int64_t capacity = 0;
   std::unique_ptr<StoreIndex> blobIndex;
+  std::unique_ptr<TransitBlobs> transit;
 };
 
 } // namespace kiln::server

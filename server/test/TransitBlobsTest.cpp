@@ -1,0 +1,239 @@
+//===- TransitBlobsTest.cpp - in-transit blobs held in memory -------------===//
+//
+// This file implements tests for TransitBlobs and the content store's use of
+// it: in-transit uploads and output files stay in sealed memfds (nothing on
+// disk), every read serves them, a blob read out goes first when room is
+// needed, pinned ones never go, and disk takes what memory cannot.
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+
+#include "kiln/common/Digest.h"
+#include "kiln/common/SealedFile.h"
+#include "kiln/common/Status.h"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace kiln::server {
+namespace {
+
+/// `bytes` in a sealed memfd, as an agent passes an output.
+UniqueFd sealedFile(std::string_view bytes) {
+  UniqueFd fd(::memfd_create("test-output", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+  EXPECT_EQ(::write(fd.get(), bytes.data(), bytes.size()),
+            static_cast<ssize_t>(bytes.size()));
+  EXPECT_TRUE(sealTensorFile(fd.get()).ok());
+  return fd;
+}
+
+/// The whole content of `fd`, read from offset 0.
+std::string contentOf(int fd) {
+  std::string bytes(4096, '\0');
+  ssize_t got = ::pread(fd, bytes.data(), bytes.size(), 0);
+  bytes.resize(got < 0 ? 0 : static_cast<size_t>(got));
+  return bytes;
+}
+
+class TransitStoreTest : public ::testing::Test {
+protected:
+  /// A store holding at most `budget` bytes of in-transit blobs in memory.
+  void open(int64_t budget) {
+    absl::StatusOr<std::unique_ptr<ContentStore>> opened =
+        ContentStore::open(temp.path() / "cas", 0, budget);
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    store = std::move(*opened);
+  }
+  void SetUp() override { open(64); }
+
+  /// Uploads `bytes` as Blobs.Write does, with `durability`.
+  absl::Status upload(std::string_view bytes, Durability durability) {
+    ASSIGN_OR_RETURN(std::unique_ptr<BlobWriter> writer,
+                     store->beginWrite(digestOf(bytes), durability));
+    for (size_t at = 0; at < bytes.size(); at += 7)
+      RETURN_IF_ERROR(writer->append(bytes.substr(at, 7)));
+    return writer->commit();
+  }
+  bool onDisk(std::string_view bytes) {
+    return std::filesystem::exists(store->blobPath(digestOf(bytes).hash()));
+  }
+  std::string streamed(const v1::Digest &digest, absl::Status *status) {
+    std::string got;
+    *status = store->stream(digest, [&](std::string_view chunk) {
+      got.append(chunk);
+      return absl::OkStatus();
+    });
+    return got;
+  }
+
+  testing::TempDir temp;
+  std::unique_ptr<ContentStore> store;
+};
+
+TEST_F(TransitStoreTest, InTransitUploadsStayInMemoryAndEveryReadServesThem) {
+  const std::string input = "an Execute input of 32 bytes....";
+  ASSERT_TRUE(upload(input, Durability::kInTransit).ok());
+  v1::Digest digest = digestOf(input);
+  EXPECT_FALSE(onDisk(input));
+  EXPECT_TRUE(store->contains(digest));
+  EXPECT_TRUE(store->indexed(digest));
+  EXPECT_TRUE(store->findMissing({digest}).empty());
+  EXPECT_TRUE(store->verify(digest).ok());
+  absl::StatusOr<std::string> read = store->read(digest);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, input);
+  absl::Status status;
+  EXPECT_EQ(streamed(digest, &status), input);
+  EXPECT_TRUE(status.ok()) << status;
+  // The local link hands the agent this file: sealed, with the bytes.
+  absl::StatusOr<UniqueFd> file = store->openBlob(digest);
+  ASSERT_TRUE(file.ok()) << file.status();
+  EXPECT_TRUE(checkSealedTensorFile(file->get(), 32).ok());
+  EXPECT_EQ(contentOf(file->get()), input);
+  EXPECT_EQ(store->transitStats().bytes, 32);
+  // A digest naming another size is not this blob.
+  v1::Digest wrongSize = digest;
+  wrongSize.set_size_bytes(31);
+  EXPECT_FALSE(store->contains(wrongSize));
+  EXPECT_EQ(store->openBlob(wrongSize).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(TransitStoreTest, DurableBlobsStillGoToDisk) {
+  ASSERT_TRUE(upload("weights", Durability::kDurable).ok());
+  EXPECT_TRUE(onDisk("weights"));
+  EXPECT_EQ(store->transitStats().blobs, 0);
+}
+
+TEST_F(TransitStoreTest, AnUploadThatIsNotItsDigestIsRefusedAndNotHeld) {
+  const std::string bytes = "sixteen bytes...";
+  v1::Digest claimed = digestOf("sixteen bytes!!!");
+  absl::StatusOr<std::unique_ptr<BlobWriter>> writer =
+      store->beginWrite(claimed, Durability::kInTransit);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_TRUE((*writer)->append(bytes).ok());
+  EXPECT_EQ((*writer)->commit().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_FALSE(store->contains(claimed));
+  EXPECT_FALSE(store->contains(digestOf(bytes)));
+  // Past the declared size: refused as it arrives.
+  writer = store->beginWrite(digestOf("short"), Durability::kInTransit);
+  ASSERT_TRUE(writer.ok());
+  EXPECT_EQ((*writer)->append("longer than short").code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store->transitStats().blobs, 0);
+}
+
+TEST_F(TransitStoreTest, OutputFilesAreKeptWithoutACopyOrADiskWrite) {
+  const std::string output = "an agent's output";
+  UniqueFd file = sealedFile(output);
+  absl::StatusOr<v1::Digest> digest =
+      store->putFile(file.get(), static_cast<int64_t>(output.size()),
+                     Durability::kInTransit);
+  ASSERT_TRUE(digest.ok()) << digest.status();
+  EXPECT_EQ(digest->hash(), digestOf(output).hash());
+  EXPECT_FALSE(onDisk(output));
+  absl::StatusOr<std::string> read = store->read(*digest);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, output);
+  // The very file: the same inode, not a copy of its bytes.
+  absl::StatusOr<UniqueFd> held = store->openBlob(*digest);
+  ASSERT_TRUE(held.ok());
+  struct stat a {}, b {};
+  ASSERT_EQ(::fstat(file.get(), &a), 0);
+  ASSERT_EQ(::fstat(held->get(), &b), 0);
+  EXPECT_EQ(a.st_ino, b.st_ino);
+  // An unsealed file is refused (its sender could change it).
+  UniqueFd open(::memfd_create("unsealed", MFD_CLOEXEC));
+  ASSERT_EQ(::write(open.get(), "abcd", 4), 4);
+  EXPECT_FALSE(store->putFile(open.get(), 4, Durability::kInTransit).ok());
+}
+
+TEST_F(TransitStoreTest, BlobsReadOutAreDroppedFirstThenUnreadOnesSpillToDisk) {
+  // Budget 64: four blobs of 16.
+  const std::string a(16, 'a'), b(16, 'b'), c(16, 'c'), d(16, 'd'), e(16, 'e');
+  for (const std::string *blob : {&a, &b, &c, &d})
+    ASSERT_TRUE(upload(*blob, Durability::kInTransit).ok());
+  EXPECT_EQ(store->transitStats().bytes, 64);
+  // b is read out in full: it goes first, and nowhere (its reader has it).
+  store->readOut(digestOf(b));
+  ASSERT_TRUE(upload(e, Durability::kInTransit).ok());
+  EXPECT_FALSE(store->contains(digestOf(b)));
+  EXPECT_FALSE(onDisk(b));
+  EXPECT_TRUE(store->contains(digestOf(a)) && !onDisk(a));
+  // Nothing else read out: the least recently used goes to disk, and a,
+  // touched, is not it; c is, and stays readable.
+  store->markUsed(digestOf(a));
+  ASSERT_TRUE(upload(b, Durability::kInTransit).ok());
+  EXPECT_TRUE(onDisk(c));
+  absl::StatusOr<std::string> read = store->read(digestOf(c));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, c);
+  EXPECT_FALSE(onDisk(a) || onDisk(d) || onDisk(b));
+  TransitBlobs::Stats stats = store->transitStats();
+  EXPECT_EQ(stats.blobs, 4);
+  EXPECT_EQ(stats.dropped, 1);
+  EXPECT_EQ(stats.spilled, 1);
+}
+
+TEST_F(TransitStoreTest, ABlobReadOutGoesAtOnceUnlessPinned) {
+  const std::string output = "an output its client fetched";
+  ASSERT_TRUE(upload(output, Durability::kInTransit).ok());
+  {
+    // Read out while an Execute still reads it: it stays.
+    BlobPins pins = store->pin({digestOf(output)});
+    store->readOut(digestOf(output));
+    EXPECT_TRUE(store->contains(digestOf(output)));
+  }
+  // Read out with nothing pinning it: its pages go back now.
+  store->readOut(digestOf(output));
+  EXPECT_FALSE(store->contains(digestOf(output)));
+  EXPECT_FALSE(onDisk(output));
+  EXPECT_EQ(store->transitStats().bytes, 0);
+  EXPECT_EQ(store->transitStats().dropped, 1);
+}
+
+TEST_F(TransitStoreTest, ADurablePutOfABlobHeldInMemoryWritesItToDisk) {
+  // Weights that happen to equal an in-transit input must not live only in
+  // memory, where room can take them.
+  ASSERT_TRUE(upload("same bytes", Durability::kInTransit).ok());
+  EXPECT_FALSE(onDisk("same bytes"));
+  absl::StatusOr<v1::Digest> digest = store->put("same bytes", Durability::kDurable);
+  ASSERT_TRUE(digest.ok()) << digest.status();
+  EXPECT_TRUE(onDisk("same bytes"));
+}
+
+TEST_F(TransitStoreTest, PinnedBlobsStayAndDiskTakesWhatMemoryCannot) {
+  const std::string a(32, 'a'), b(32, 'b'), c(32, 'c');
+  ASSERT_TRUE(upload(a, Durability::kInTransit).ok());
+  ASSERT_TRUE(upload(b, Durability::kInTransit).ok());
+  BlobPins pins = store->pin({digestOf(a), digestOf(b)});
+  store->readOut(digestOf(a));
+  ASSERT_TRUE(upload(c, Durability::kInTransit).ok());
+  // Nothing pinned went; c is on disk, in the store all the same.
+  EXPECT_TRUE(store->contains(digestOf(a)));
+  EXPECT_TRUE(store->contains(digestOf(b)));
+  EXPECT_TRUE(onDisk(c));
+  absl::StatusOr<std::string> read = store->read(digestOf(c));
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(*read, c);
+  EXPECT_EQ(store->transitStats().dropped, 0);
+  // Larger than the whole budget: disk, without dropping anything.
+  std::string big(65, 'x');
+  UniqueFd file = sealedFile(big);
+  ASSERT_TRUE(store->putFile(file.get(), 65, Durability::kInTransit).ok());
+  EXPECT_TRUE(onDisk(big));
+  EXPECT_EQ(store->transitStats().blobs, 2);
+}
+
+TEST_F(TransitStoreTest, WithoutABudgetInTransitBlobsGoToDisk) {
+  open(0);
+  ASSERT_TRUE(upload("an input", Durability::kInTransit).ok());
+  EXPECT_TRUE(onDisk("an input"));
+  EXPECT_EQ(store->transitStats().blobs, 0);
+}
+
+} // namespace
+} // namespace kiln::server
