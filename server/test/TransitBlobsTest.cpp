@@ -2,8 +2,9 @@
 //
 // This file implements tests for TransitBlobs and the content store's use of
 // it: in-transit uploads and output files stay in sealed memfds (nothing on
-// disk), every read serves them, a blob read out goes first when room is
-// needed, pinned ones never go, and disk takes what memory cannot.
+// disk), every read serves them, an output read by its clients goes first,
+// pinned blobs never go, uploads still arriving count, and disk takes what
+// memory cannot.
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
@@ -79,7 +80,8 @@ TEST_F(TransitStoreTest, InTransitUploadsStayInMemoryAndEveryReadServesThem) {
   v1::Digest digest = digestOf(input);
   EXPECT_FALSE(onDisk(input));
   EXPECT_TRUE(store->contains(digest));
-  EXPECT_TRUE(store->indexed(digest));
+  // The index lists blobs on disk: parameters are checked with keep().
+  EXPECT_FALSE(store->indexed(digest));
   EXPECT_TRUE(store->findMissing({digest}).empty());
   EXPECT_TRUE(store->verify(digest).ok());
   absl::StatusOr<std::string> read = store->read(digest);
@@ -157,7 +159,9 @@ TEST_F(TransitStoreTest, BlobsReadOutAreDroppedFirstThenUnreadOnesSpillToDisk) {
   for (const std::string *blob : {&a, &b, &c, &d})
     ASSERT_TRUE(upload(*blob, Durability::kInTransit).ok());
   EXPECT_EQ(store->transitStats().bytes, 64);
-  // b is read out in full: it goes first, and nowhere (its reader has it).
+  // b, an output, is read out in full by its client: it goes, and nowhere
+  // (its reader has it).
+  store->handOut(digestOf(b));
   store->readOut(digestOf(b));
   ASSERT_TRUE(upload(e, Durability::kInTransit).ok());
   EXPECT_FALSE(store->contains(digestOf(b)));
@@ -178,21 +182,133 @@ TEST_F(TransitStoreTest, BlobsReadOutAreDroppedFirstThenUnreadOnesSpillToDisk) {
   EXPECT_EQ(stats.spilled, 1);
 }
 
-TEST_F(TransitStoreTest, ABlobReadOutGoesAtOnceUnlessPinned) {
-  const std::string output = "an output its client fetched";
+TEST_F(TransitStoreTest, ADeliveredOutputGoesAtOnceUnlessPinnedThenFirstForRoom) {
+  const std::string output(32, 'o'), other(16, 'p'), next(32, 'n');
   ASSERT_TRUE(upload(output, Durability::kInTransit).ok());
+  ASSERT_TRUE(upload(other, Durability::kInTransit).ok());
+  store->handOut(digestOf(output));
   {
     // Read out while an Execute still reads it: it stays.
     BlobPins pins = store->pin({digestOf(output)});
     store->readOut(digestOf(output));
     EXPECT_TRUE(store->contains(digestOf(output)));
   }
-  // Read out with nothing pinning it: its pages go back now.
-  store->readOut(digestOf(output));
+  // Delivered: the first to go when room is needed, ahead of the older
+  // `other`, and nowhere.
+  ASSERT_TRUE(upload(next, Durability::kInTransit).ok());
   EXPECT_FALSE(store->contains(digestOf(output)));
-  EXPECT_FALSE(onDisk(output));
-  EXPECT_EQ(store->transitStats().bytes, 0);
+  EXPECT_FALSE(onDisk(output) || onDisk(other) || onDisk(next));
+  EXPECT_TRUE(store->contains(digestOf(other)));
   EXPECT_EQ(store->transitStats().dropped, 1);
+  EXPECT_EQ(store->transitStats().spilled, 0);
+  // Unpinned, a delivered output's pages go back at once.
+  store->handOut(digestOf(next));
+  store->readOut(digestOf(next));
+  EXPECT_FALSE(store->contains(digestOf(next)));
+  EXPECT_EQ(store->transitStats().bytes, 16);
+  EXPECT_EQ(store->transitStats().dropped, 2);
+}
+
+TEST_F(TransitStoreTest, ReadsOfABlobNeverHandedOutDoNotDropIt) {
+  // An input a remote agent fetches (Blobs.Read) stays for the next call
+  // that sends it by digest.
+  ASSERT_TRUE(upload("an input", Durability::kInTransit).ok());
+  store->readOut(digestOf("an input"));
+  store->readOut(digestOf("an input"));
+  EXPECT_TRUE(store->contains(digestOf("an input")));
+  EXPECT_EQ(store->transitStats().dropped, 0);
+}
+
+TEST_F(TransitStoreTest, AnOutputHandedToTwoClientsStaysUntilBothReadIt) {
+  // Two calls with the same result: one client's read leaves the other's.
+  ASSERT_TRUE(upload("the same output", Durability::kInTransit).ok());
+  store->handOut(digestOf("the same output"));
+  store->handOut(digestOf("the same output"));
+  store->readOut(digestOf("the same output"));
+  absl::StatusOr<std::string> second = store->read(digestOf("the same output"));
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(*second, "the same output");
+  store->readOut(digestOf("the same output"));
+  EXPECT_FALSE(store->contains(digestOf("the same output")));
+}
+
+TEST_F(TransitStoreTest, AnOutputSentAgainAsAnInputIsSpilledNotDropped) {
+  const std::string blob(32, 'b'), other(32, 'c'), next(32, 'n');
+  ASSERT_TRUE(upload(blob, Durability::kInTransit).ok());
+  store->handOut(digestOf(blob));
+  {
+    BlobPins pins = store->pin({digestOf(blob)});
+    store->readOut(digestOf(blob)); // delivered, kept while pinned
+  }
+  // Its client sends the same bytes back as an input: published again, it
+  // waits for its readers anew, so room spills it rather than dropping it.
+  ASSERT_TRUE(upload(blob, Durability::kInTransit).ok());
+  ASSERT_TRUE(upload(other, Durability::kInTransit).ok());
+  store->markUsed(digestOf(other));
+  ASSERT_TRUE(upload(next, Durability::kInTransit).ok());
+  EXPECT_TRUE(onDisk(blob));
+  EXPECT_TRUE(store->contains(digestOf(blob)));
+  EXPECT_EQ(store->transitStats().dropped, 0);
+  EXPECT_EQ(store->transitStats().spilled, 1);
+}
+
+TEST_F(TransitStoreTest, UploadsStillArrivingCountInTheBudget) {
+  const std::string arriving(48, 'a'), small(32, 's'), later(32, 'l');
+  absl::StatusOr<std::unique_ptr<BlobWriter>> writer =
+      store->beginWrite(digestOf(arriving), Durability::kInTransit);
+  ASSERT_TRUE(writer.ok()) << writer.status();
+  ASSERT_TRUE((*writer)->append(arriving.substr(0, 10)).ok());
+  // 48 of the 64 bytes are spoken for: this one goes to disk.
+  ASSERT_TRUE(upload(small, Durability::kInTransit).ok());
+  EXPECT_TRUE(onDisk(small));
+  ASSERT_TRUE((*writer)->append(arriving.substr(10)).ok());
+  ASSERT_TRUE((*writer)->commit().ok());
+  EXPECT_TRUE(store->contains(digestOf(arriving)) && !onDisk(arriving));
+  EXPECT_EQ(store->transitStats().bytes, 48);
+  // An upload abandoned half way gives its room back.
+  {
+    absl::StatusOr<std::unique_ptr<BlobWriter>> abandoned =
+        store->beginWrite(digestOf(std::string(16, 'x')), Durability::kInTransit);
+    ASSERT_TRUE(abandoned.ok());
+  }
+  store->handOut(digestOf(arriving));
+  store->readOut(digestOf(arriving));
+  ASSERT_TRUE(upload(later, Durability::kInTransit).ok());
+  EXPECT_FALSE(onDisk(later));
+  EXPECT_EQ(store->transitStats().bytes, 32);
+}
+
+TEST_F(TransitStoreTest, KeepWritesABlobHeldOnlyInMemoryToDisk) {
+  // A parameter whose bytes equal an in-transit input (FindMissing said
+  // present): Compile keeps it, so room cannot take it from memory alone.
+  ASSERT_TRUE(upload("weights", Durability::kInTransit).ok());
+  EXPECT_FALSE(store->indexed(digestOf("weights")));
+  EXPECT_TRUE(store->keep(digestOf("weights")));
+  EXPECT_TRUE(onDisk("weights"));
+  EXPECT_TRUE(store->indexed(digestOf("weights")));
+  EXPECT_FALSE(store->keep(digestOf("never uploaded")));
+}
+
+TEST(TransitSpillTest, ASpilledBlobOutlivesTheDiskEvictionItsOwnWriteCauses) {
+  // A disk store capped below one blob: committing the spilled copy evicts
+  // down to the cap, and must not take the blob being spilled.
+  testing::TempDir temp;
+  absl::StatusOr<std::unique_ptr<ContentStore>> store =
+      ContentStore::open(temp.path() / "cas", 8, 32);
+  ASSERT_TRUE(store.ok()) << store.status();
+  const std::string a(16, 'a'), b(16, 'b'), c(16, 'c');
+  for (const std::string *blob : {&a, &b, &c}) {
+    absl::StatusOr<std::unique_ptr<BlobWriter>> writer =
+        (*store)->beginWrite(digestOf(*blob), Durability::kInTransit);
+    ASSERT_TRUE(writer.ok()) << writer.status();
+    ASSERT_TRUE((*writer)->append(*blob).ok());
+    ASSERT_TRUE((*writer)->commit().ok());
+  }
+  // c's room spilled a, the least recently used.
+  EXPECT_EQ((*store)->transitStats().spilled, 1);
+  absl::StatusOr<std::string> read = (*store)->read(digestOf(a));
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(*read, a);
 }
 
 TEST_F(TransitStoreTest, ADurablePutOfABlobHeldInMemoryWritesItToDisk) {
@@ -210,6 +326,7 @@ TEST_F(TransitStoreTest, PinnedBlobsStayAndDiskTakesWhatMemoryCannot) {
   ASSERT_TRUE(upload(a, Durability::kInTransit).ok());
   ASSERT_TRUE(upload(b, Durability::kInTransit).ok());
   BlobPins pins = store->pin({digestOf(a), digestOf(b)});
+  store->handOut(digestOf(a));
   store->readOut(digestOf(a));
   ASSERT_TRUE(upload(c, Durability::kInTransit).ok());
   // Nothing pinned went; c is on disk, in the store all the same.

@@ -232,10 +232,16 @@ productOfNoReflectors(NodeImporter &n, const std::pair<std::string, Value> &empt
   if (n.opName() != "aten.linalg_householder_product.default" || empty.first != "tau")
     return std::optional<Values>();
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value input, n.tensor("input"));
   const bool pairs = n.resultIsComplex();
   ArrayRef<int64_t> shape = type.getShape().drop_back(pairs ? 1 : 0);
   if (shape.size() < 2 || !isa<FloatType>(type.getElementType()))
     return n.error("the result must be a batch of matrices (..., m, n)");
+  // Eager's checks, which hold whether or not there are reflectors.
+  if (cast<RankedTensorType>(input.getType()).getShape() != type.getShape())
+    return n.error("the result must have the input's shape");
+  if (shape.back() > shape[shape.size() - 2])
+    return n.error("householder_product needs input.shape[-2] >= input.shape[-1]");
   if (type.getNumElements() > (1 << 22))
     return n.unimplemented("an identity result of more than 4M elements");
   const int64_t rows = shape[shape.size() - 2], cols = shape.back(), part = pairs ? 2 : 1;

@@ -523,9 +523,10 @@ RankedTensorType withTrailing(ArrayRef<int64_t> shape, int64_t trailing, Type el
 /// checked and flattened to (N, m, r) and (N, k); k at most `most`.
 absl::StatusOr<std::pair<Value, Value>> reflectors(NodeImporter &n, Value a, Value tau,
                                                    int64_t most, int64_t trailing) {
-  if (typeOf(tau).getElementType() != typeOf(a).getElementType() ||
-      typeOf(tau).getRank() - trailing < 1)
+  if (typeOf(tau).getElementType() != typeOf(a).getElementType())
     return n.error("tau must have the reflectors' element type");
+  if (typeOf(tau).getRank() - trailing < 1)
+    return n.error("tau must be (..., k) over the reflectors' batch dims");
   ArrayRef<int64_t> aShape = matrixShape(a, trailing), tauShape = matrixShape(tau, trailing);
   if (tauShape.size() != aShape.size() - 1 || tauShape.drop_back() != aShape.drop_back(2))
     return n.error("tau must be (..., k) over the reflectors' batch dims");

@@ -130,8 +130,10 @@ absl::Status BlobService::read(const v1::ReadRequest &request,
     }
     return absl::OkStatus();
   });
-  // Its reader has it: an in-transit blob in memory goes now, unless
-  // something else pins it (its pages are the next call's).
+  // Its reader has it: an output held in memory that no other client is
+  // owed goes now, unless something else pins it (its pages are the next
+  // call's). kilnd cannot know that the last chunks arrived: a client that
+  // loses them fails its call and runs it again.
   pins.reset();
   if (streamed.ok())
     store.readOut(request.digest());

@@ -115,7 +115,7 @@ absl::Status CompilerService::validate(const v1::CompileRequest &request) const 
     if (absl::Status status = validateDigest(parameter.digest()); !status.ok())
       return absl::InvalidArgumentError(
           absl::StrCat("parameter '", name, "': ", status.message()));
-    if (!store.contains(parameter.digest()))
+    if (!store.keep(parameter.digest()))
       missing.push_back(
           absl::StrCat("'", name, "' ", formatDigest(parameter.digest())));
   }

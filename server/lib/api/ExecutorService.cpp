@@ -262,7 +262,7 @@ ExecutorService::validate(const v1::ExecuteRequest &request,
     RETURN_IF_ERROR(named.status());
     // Parsed long ago, perhaps: the agent may still need to fetch it.
     if (!store.indexed(request.parameter_set()) &&
-        !store.contains(request.parameter_set()))
+        !store.keep(request.parameter_set()))
       missing.push_back(absl::StrCat("parameter_set ",
                                      formatDigest(request.parameter_set())));
     parameters = &(*named)->parameters();
@@ -289,7 +289,7 @@ ExecutorService::validate(const v1::ExecuteRequest &request,
           where(), ": ", formatType(expected.type()), " needs ", size,
           " bytes, blob has ", digest.size_bytes()));
     // Parameters stay resident in the agents: the index, not a stat each.
-    if (!store.indexed(digest) && !store.contains(digest))
+    if (!store.indexed(digest) && !store.keep(digest))
       missing.push_back(absl::StrCat(where(), " ", formatDigest(digest)));
   }
   if (request.inputs_size() != manifest.inputs_size())
@@ -534,6 +534,11 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
     return status;
   }
   *response.mutable_outputs() = std::move(*scheduled->result.mutable_outputs());
+  // Each blob output is owed one full read by this client before kilnd
+  // lets it go from memory.
+  for (const v1::Tensor &output : response.outputs())
+    if (output.payload_case() == v1::Tensor::kBlob)
+      store.handOut(output.blob());
   if (direct && fileInputs.directChannel >= 0 && scheduled->directChannelOpen) {
     direct->opened = true;
     metrics.directChannels.labels({scheduled->deviceId}).inc();

@@ -44,8 +44,8 @@ ServerMetrics::ServerMetrics()
           "memory.")),
       transitDropped(registry.counter(
           "kiln_transit_blobs_dropped_total",
-          "In-transit blobs read out in full and then dropped from memory to "
-          "make room.")),
+          "Execute outputs dropped from memory once every client they were "
+          "handed to had read them in full (at once, or later to make room).")),
       transitSpilled(registry.counter(
           "kiln_transit_blobs_spilled_total",
           "In-transit blobs not read yet, written to the disk store to make "

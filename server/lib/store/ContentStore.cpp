@@ -21,6 +21,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -59,15 +61,19 @@ std::filesystem::path ContentStore::blobPath(const std::string &hash) const {
 absl::StatusOr<std::unique_ptr<BlobWriter>>
 ContentStore::beginWrite(const v1::Digest &digest, Durability durability) {
   RETURN_IF_ERROR(validateDigest(digest));
-  if (durability == Durability::kInTransit && transit &&
-      transit->fits(digest.size_bytes())) {
-    ASSIGN_OR_RETURN(std::unique_ptr<TransitDraft> draft,
-                     TransitDraft::create(digest));
-    return std::make_unique<BlobWriter>(
-        digest, std::move(draft), [this, digest](UniqueFd file) {
-          return publishTransit(digest, std::move(file));
-        });
-  }
+  // In memory when its room can be had now (counted while it arrives);
+  // else on disk, unsynced.
+  if (durability == Durability::kInTransit && transit)
+    if (std::optional<TransitBlobs::Reservation> room =
+            transit->reserve(digest.size_bytes())) {
+      ASSIGN_OR_RETURN(std::unique_ptr<TransitDraft> draft,
+                       TransitDraft::create(digest));
+      auto held = std::make_shared<TransitBlobs::Reservation>(*std::move(room));
+      return std::make_unique<BlobWriter>(
+          digest, std::move(draft), [this, digest, held](UniqueFd file) {
+            return publishTransit(digest, std::move(file), std::move(*held));
+          });
+    }
   std::filesystem::path finalPath = blobPath(digest.hash());
   RETURN_IF_ERROR(createParentDirectory(finalPath));
   ASSIGN_OR_RETURN(std::unique_ptr<VerifiedFileWriter> file,
@@ -273,8 +279,7 @@ bool ContentStore::onDisk(const v1::Digest &digest) const {
 
 bool ContentStore::indexed(const v1::Digest &digest) const {
   return validateDigest(digest).ok() &&
-         (blobIndex->holds(digest.hash(), digest.size_bytes()) ||
-          (transit && transit->holds(digest.hash(), digest.size_bytes())));
+         blobIndex->holds(digest.hash(), digest.size_bytes());
 }
 
 std::vector<v1::Digest>

@@ -89,13 +89,16 @@ absl::StatusOr<v1::Digest> ContentStore::putTransitFile(int fd, int64_t size) {
   if (!kept.valid())
     return absl::ResourceExhaustedError(
         absl::StrCat("dup of an output file: ", std::strerror(errno)));
-  RETURN_IF_ERROR(publishTransit(digest, std::move(kept)));
+  RETURN_IF_ERROR(publishTransit(digest, std::move(kept), std::nullopt));
   return digest;
 }
 
-absl::Status ContentStore::publishTransit(const v1::Digest &digest,
-                                          UniqueFd file) {
-  if (transit->add(digest.hash(), digest.size_bytes(), std::move(file)))
+absl::Status
+ContentStore::publishTransit(const v1::Digest &digest, UniqueFd file,
+                             std::optional<TransitBlobs::Reservation> room) {
+  if (room ? transit->add(digest.hash(), digest.size_bytes(), std::move(file),
+                          *std::move(room))
+           : transit->add(digest.hash(), digest.size_bytes(), std::move(file)))
     return absl::OkStatus();
   // Pinned blobs fill the budget: this one goes to disk.
   ASSIGN_OR_RETURN(Mapping mapping, Mapping::of(file.get(), digest.size_bytes()));
@@ -118,9 +121,34 @@ bool ContentStore::spillTransit(const std::string &hash, int64_t size, int fd) {
   return written.ok();
 }
 
+void ContentStore::handOut(const v1::Digest &digest) {
+  if (transit)
+    transit->handOut(digest.hash());
+}
+
 void ContentStore::readOut(const v1::Digest &digest) {
   if (transit)
     transit->readOut(digest.hash());
+}
+
+bool ContentStore::keep(const v1::Digest &digest) {
+  if (!validateDigest(digest).ok())
+    return false;
+  if (onDisk(digest))
+    return true;
+  if (!transit)
+    return false;
+  absl::StatusOr<UniqueFd> file = transit->open(digest.hash(), digest.size_bytes());
+  if (!file.ok())
+    return false;
+  absl::StatusOr<Mapping> mapping = Mapping::of(file->get(), digest.size_bytes());
+  absl::Status written = mapping.ok()
+                             ? writeHashed(digest, mapping->bytes(), Durability::kDurable)
+                             : mapping.status();
+  if (!written.ok())
+    spdlog::warn("content store: cannot write blob {}, held in memory, to disk ({})",
+                 formatDigest(digest), std::string(written.message()));
+  return written.ok();
 }
 
 TransitBlobs::Stats ContentStore::transitStats() const {

@@ -2,7 +2,7 @@
 //
 // This file implements TransitDraft (an upload into a memfd, verified, then
 // sealed) and TransitBlobs (the budgeted table of sealed blobs, which drops
-// blobs read out and spills unread ones to make room).
+// outputs their clients read out and spills unread blobs to make room).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/store/TransitBlobs.h"
@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <vector>
 
 namespace kiln::server {
 
@@ -52,15 +53,43 @@ absl::StatusOr<UniqueFd> TransitDraft::finish() {
   return std::move(file);
 }
 
-bool TransitBlobs::add(const std::string &hash, int64_t size, UniqueFd &&file) {
-  if (!fits(size))
-    return false;
+TransitBlobs::Reservation::~Reservation() {
+  if (owner)
+    owner->release(bytes);
+}
+
+void TransitBlobs::release(int64_t bytes) {
   std::lock_guard<std::mutex> lock(mutex);
+  reservedBytes -= bytes;
+}
+
+std::optional<TransitBlobs::Reservation> TransitBlobs::reserve(int64_t size) {
+  if (!fits(size))
+    return std::nullopt;
+  std::unique_lock<std::mutex> lock(mutex);
+  if (!makeRoom(lock, size))
+    return std::nullopt;
+  return Reservation(this, size);
+}
+
+bool TransitBlobs::add(const std::string &hash, int64_t size, UniqueFd &&file) {
+  std::optional<Reservation> room = reserve(size);
+  return room && add(hash, size, std::move(file), *std::move(room));
+}
+
+bool TransitBlobs::add(const std::string &hash, int64_t size, UniqueFd &&file,
+                       Reservation room) {
+  std::lock_guard<std::mutex> lock(mutex);
+  // The room becomes the blob's bytes, or goes back.
+  reservedBytes -= std::exchange(room.owner, nullptr) ? room.bytes : 0;
   if (auto it = entries.find(hash); it != entries.end()) {
+    // Published again (an input sent once more): it waits for its readers
+    // anew.
+    it->second.delivered = false;
     requeue(hash, it->second);
     return it->second.size == size;
   }
-  if (!makeRoom(size))
+  if (size != room.bytes)
     return false;
   Entry &entry = entries[hash];
   entry.size = size;
@@ -71,44 +100,82 @@ bool TransitBlobs::add(const std::string &hash, int64_t size, UniqueFd &&file) {
 }
 
 void TransitBlobs::requeue(const std::string &hash, Entry &entry) const {
-  if (entry.tick != 0) {
-    readOutQueue.erase(entry.tick);
-    usedQueue.erase(entry.tick);
-  }
+  if (entry.tick != 0)
+    used.erase(entry.tick);
   entry.tick = nextTick++;
-  (entry.readOut ? readOutQueue : usedQueue).emplace(entry.tick, hash);
+  used.emplace(entry.tick, hash);
 }
 
-bool TransitBlobs::makeRoom(int64_t size) {
-  int64_t room = budget - totalBytes;
-  if (room >= size)
+void TransitBlobs::erase(Entries::iterator it) {
+  used.erase(it->second.tick);
+  totalBytes -= it->second.size;
+  entries.erase(it);
+}
+
+bool TransitBlobs::makeRoom(std::unique_lock<std::mutex> &lock, int64_t size) {
+  int64_t room = budget - totalBytes - reservedBytes;
+  if (room >= size) {
+    reservedBytes += size;
     return true;
-  // What could go, in order; nothing goes unless enough can.
-  std::vector<std::string> victims;
-  for (const auto *queue : {&readOutQueue, &usedQueue})
-    for (const auto &[tick, hash] : *queue) {
+  }
+  // What could go, delivered outputs first, each pass least recently used
+  // first; nothing goes unless enough can.
+  std::vector<std::string> drops, spills;
+  for (bool delivered : {true, false})
+    for (const auto &[tick, hash] : used) {
       if (room >= size)
         break;
-      if (pins.isPinned(hash))
+      const Entry &entry = entries.at(hash);
+      if (entry.delivered != delivered || entry.leaving || pins.isPinned(hash))
         continue;
-      victims.push_back(hash);
-      room += entries.at(hash).size;
+      (delivered ? drops : spills).push_back(hash);
+      room += entry.size;
     }
   if (room < size)
     return false;
-  for (const std::string &hash : victims) {
-    auto it = entries.find(hash);
-    Entry &entry = it->second;
-    // Written to disk before it leaves memory: never in neither.
-    if (!entry.readOut && !spill(hash, entry.size, entry.file.get()))
-      return false;
-    ++(entry.readOut ? dropped : spilled);
-    readOutQueue.erase(entry.tick);
-    usedQueue.erase(entry.tick);
-    totalBytes -= entry.size;
-    entries.erase(it);
+  for (const std::string &hash : drops) {
+    erase(entries.find(hash));
+    ++dropped;
   }
-  return true;
+  reservedBytes += size;
+  if (spills.empty())
+    return true;
+  // Written to disk before they leave memory (never in neither), without
+  // the lock: pinned meanwhile, so that neither room here nor the disk's
+  // own eviction takes them.
+  struct Leaving {
+    std::string hash;
+    int64_t size;
+    UniqueFd file;
+  };
+  std::vector<Leaving> leaving;
+  for (const std::string &hash : spills) {
+    Entry &entry = entries.at(hash);
+    entry.leaving = true;
+    pins.pin(hash);
+    leaving.push_back({hash, entry.size,
+                       UniqueFd(::fcntl(entry.file.get(), F_DUPFD_CLOEXEC, 0))});
+  }
+  lock.unlock();
+  std::vector<bool> spilt;
+  for (const Leaving &blob : leaving)
+    spilt.push_back(blob.file.valid() && spill(blob.hash, blob.size, blob.file.get()));
+  lock.lock();
+  bool all = true;
+  for (size_t i = 0; i < leaving.size(); ++i) {
+    const std::string &hash = leaving[i].hash;
+    auto it = entries.find(hash);
+    it->second.leaving = false;
+    if (spilt[i]) {
+      erase(it);
+      ++spilled;
+    }
+    all = all && spilt[i];
+    pins.unpin(hash);
+  }
+  if (!all)
+    reservedBytes -= size;
+  return all;
 }
 
 bool TransitBlobs::holds(const std::string &hash, int64_t size) const {
@@ -137,24 +204,32 @@ void TransitBlobs::touch(const std::string &hash) const {
     requeue(hash, it->second);
 }
 
+void TransitBlobs::handOut(const std::string &hash) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = entries.find(hash); it != entries.end()) {
+    ++it->second.owed;
+    it->second.delivered = false;
+    requeue(hash, it->second);
+  }
+}
+
 void TransitBlobs::readOut(const std::string &hash) {
   std::lock_guard<std::mutex> lock(mutex);
   auto it = entries.find(hash);
   if (it == entries.end())
     return;
   Entry &entry = it->second;
-  // Unpinned (an output its client fetched after the Execute returned):
-  // its pages go back now, for the next call's tensors to reuse.
+  requeue(hash, entry);
+  if (entry.owed == 0 || --entry.owed > 0)
+    return;
+  // Delivered and unpinned (an output its client fetched after the Execute
+  // returned): its pages go back now, for the next call's tensors to reuse.
   if (!pins.isPinned(hash)) {
-    readOutQueue.erase(entry.tick);
-    usedQueue.erase(entry.tick);
-    totalBytes -= entry.size;
-    entries.erase(it);
+    erase(it);
     ++dropped;
     return;
   }
-  entry.readOut = true;
-  requeue(hash, entry);
+  entry.delivered = true;
 }
 
 TransitBlobs::Stats TransitBlobs::stats() const {

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,16 +96,25 @@ public:
   /// Like read() but keeps nothing: OK when the blob is present and intact.
   absl::Status verify(const v1::Digest &digest) const;
 
+  /// An Execute handed the blob to its gRPC client as an output: held in
+  /// memory, it waits for that client's full read (readOut).
+  void handOut(const v1::Digest &digest);
   /// The blob was streamed out in full to a reader (Blobs.Read): held in
-  /// memory, it is dropped now unless pinned, else the first to go when
-  /// room is needed.
+  /// memory as an output whose every client has now read it, it is dropped
+  /// now unless pinned, else the first to go when room is needed.
   void readOut(const v1::Digest &digest);
+
+  /// Whether the blob is in the store to stay, for a digest named as a
+  /// parameter or parameter set: one held only in memory (the same bytes
+  /// as an in-transit blob) is written to disk, fsynced, first; false when
+  /// absent or that write fails.
+  bool keep(const v1::Digest &digest);
 
   /// True when a file of the right size exists for `digest` (cheap: does not
   /// hash). read() and verify() are the integrity checks.
   bool contains(const v1::Digest &digest) const;
 
-  /// Whether the store's index lists the blob: no filesystem access (a
+  /// Whether the store's index of blobs on disk lists it: no filesystem access (a
   /// `stat` per parameter per Execute added up), so a file deleted behind
   /// the store's back still counts until it is read. For blobs a reader
   /// holds anyway (an agent's resident parameters); contains() otherwise.
@@ -152,8 +162,10 @@ private:
   /// does, hashing it only when `check`; NOT_FOUND when it is not held.
   absl::Status readTransit(const v1::Digest &digest, const ChunkSink *sink,
                            std::string *bytes, bool check) const;
-  /// Holds the sealed `file` in memory, or else writes its bytes to disk.
-  absl::Status publishTransit(const v1::Digest &digest, UniqueFd file);
+  /// Holds the sealed `file` in memory (in `room` when reserved), or else
+  /// writes its bytes to disk.
+  absl::Status publishTransit(const v1::Digest &digest, UniqueFd file,
+                              std::optional<TransitBlobs::Reservation> room);
   /// Whether the blob's file is on disk with the digest's size (contains()
   /// without the memory tier); `digest` valid.
   bool onDisk(const v1::Digest &digest) const;

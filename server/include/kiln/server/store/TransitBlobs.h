@@ -9,9 +9,9 @@
 // On disk, every such blob went into fresh page-cache pages that stayed
 // until eviction; on a VM whose free memory the host reclaims, those first
 // touches ran at ~250 MB/s and took most of a 256 MiB gRPC round trip
-// (docs/architecture.md, "In-transit blobs in memory"). Here a blob read
-// out in full goes first when room is needed, so its pages are freed and
-// reused by the next call's blobs; an unread one goes to disk.
+// (docs/architecture.md, "In-transit blobs in memory"). Here an output read
+// out by its client is dropped at once, so its pages are freed and reused
+// by the next call's blobs; an unread blob goes to disk to make room.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -27,8 +27,10 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace kiln::server {
 
@@ -38,8 +40,8 @@ class TransitDraft {
 public:
   static absl::StatusOr<std::unique_ptr<TransitDraft>> create(v1::Digest digest);
 
-  /// DATA_LOSS once more bytes than the digest's size arrive; INTERNAL on a
-  /// failed write.
+  /// DATA_LOSS once more bytes than the digest's size arrive;
+  /// RESOURCE_EXHAUSTED when memory takes no more.
   absl::Status append(std::string_view bytes);
   /// The blob, sealed (requiredTensorFileSeals); DATA_LOSS on a size or
   /// hash mismatch.
@@ -55,12 +57,14 @@ private:
   DigestVerifier verifier;
 };
 
-/// Sealed in-transit blobs by hash, at most `budgetBytes` of them. Making
-/// room takes unpinned blobs, those read out in full first (dropped: their
-/// reader has them), then the least recently used, which are spilled
-/// (written to the disk store) before they leave memory: a blob nobody has
-/// read yet (an output its client is about to fetch, an input it may send
-/// again by digest) is never lost for room. Thread-safe.
+/// Sealed in-transit blobs by hash, at most `budgetBytes` of them, counting
+/// uploads still arriving (reserve()). Making room takes unpinned blobs:
+/// outputs delivered to every client they were handed to first (dropped:
+/// their readers have them), then the least recently used, which are
+/// spilled (written to the disk store, outside the lock, pinned meanwhile)
+/// before they leave memory: a blob nobody has read yet (an output its
+/// client is about to fetch, an input it may send again by digest) is never
+/// lost for room. Thread-safe.
 class TransitBlobs {
 public:
   /// kilnd's default (--transit-memory-bytes).
@@ -69,8 +73,8 @@ public:
   struct Stats {
     int64_t blobs = 0;
     int64_t bytes = 0;
-    /// Since construction: blobs read out and dropped to make room, and
-    /// unread ones spilled to disk to make room.
+    /// Since construction: delivered outputs dropped (at once, or to make
+    /// room), and unread blobs spilled to disk to make room.
     int64_t dropped = 0;
     int64_t spilled = 0;
   };
@@ -78,6 +82,22 @@ public:
   /// Writes an unread blob leaving memory to the disk store (its hash,
   /// size and sealed file); false when it could not, and it stays.
   using Spill = std::function<bool(const std::string &hash, int64_t size, int fd)>;
+
+  /// Room for one blob, counted in the budget from reserve() until add()
+  /// takes it or it is destroyed. Movable.
+  class Reservation {
+  public:
+    Reservation(Reservation &&other) noexcept
+        : owner(std::exchange(other.owner, nullptr)), bytes(other.bytes) {}
+    Reservation &operator=(Reservation &&) = delete;
+    ~Reservation();
+
+  private:
+    friend class TransitBlobs;
+    Reservation(TransitBlobs *owner, int64_t bytes) : owner(owner), bytes(bytes) {}
+    TransitBlobs *owner;
+    int64_t bytes;
+  };
 
   /// `pins` are the store's: a pinned blob never leaves memory.
   TransitBlobs(int64_t budgetBytes, StoreIndex &pins, Spill spill)
@@ -88,11 +108,19 @@ public:
   /// Whether a blob of `size` bytes may be held here at all.
   bool fits(int64_t size) const { return size > 0 && size <= budget; }
 
-  /// Holds `file` (sealed, `size` bytes, hashing to `hash`) as that blob,
-  /// taking it only on success,
-  /// dropping unpinned blobs to make room. False, with nothing dropped,
-  /// when pinned blobs leave no room: the caller stores it on disk. A blob
-  /// held already stays (the new file is closed).
+  /// Makes room for `size` bytes (dropping and spilling as above) and
+  /// holds it; nullopt, with nothing gone, when pinned blobs leave no room
+  /// or a spill failed: the caller stores the blob on disk.
+  std::optional<Reservation> reserve(int64_t size);
+
+  /// Holds `file` (sealed, `size` bytes, hashing to `hash`) as that blob in
+  /// the room `room` reserved (released either way), taking the file only
+  /// on success. A blob held already stays (the new file is closed, and
+  /// the blob counts as published again: not delivered). False when it is
+  /// held with another size.
+  bool add(const std::string &hash, int64_t size, UniqueFd &&file,
+           Reservation room);
+  /// add() with a reservation of its own; false when none could be made.
   bool add(const std::string &hash, int64_t size, UniqueFd &&file);
 
   /// Whether the blob is held with `size` bytes.
@@ -102,9 +130,14 @@ public:
   absl::StatusOr<UniqueFd> open(const std::string &hash, int64_t size) const;
   /// Marks the blob most recently used.
   void touch(const std::string &hash) const;
-  /// The blob was read out in full (its reader has it): dropped now unless
-  /// pinned (an Execute in flight reads it), else the first to go when
-  /// room is needed.
+  /// An Execute handed the blob to its client as an output: one more full
+  /// read (readOut) is owed before it may be dropped.
+  void handOut(const std::string &hash);
+  /// The blob was read out in full. When that was the last read owed for
+  /// an output, the output is delivered: dropped now unless pinned (an
+  /// Execute in flight reads it), else the first to go when room is needed.
+  /// Reads of a blob never handed out (an input a remote agent fetches)
+  /// only mark it used.
   void readOut(const std::string &hash);
 
   Stats stats() const;
@@ -114,25 +147,36 @@ private:
     int64_t size = 0;
     UniqueFd file;
     uint64_t tick = 0;
-    bool readOut = false;
+    /// Full reads still owed to clients it was handed to as an output.
+    int owed = 0;
+    /// An output read by every client it was handed to.
+    bool delivered = false;
+    /// Being spilled by some makeRoom: no one else takes it.
+    bool leaving = false;
   };
-  /// Moves `entry` to the back of its queue.
+  using Entries = absl::flat_hash_map<std::string, Entry>;
+
+  /// Marks `entry` most recently used.
   void requeue(const std::string &hash, Entry &entry) const;
-  /// Takes unpinned blobs out, read-out ones first (dropped), then unread
-  /// ones (spilled), until `size` more bytes fit; false when they cannot
-  /// (nothing leaves when pins stand in the way; a failed spill stops).
-  bool makeRoom(int64_t size);
+  /// Removes the entry from memory (dropped or spilled).
+  void erase(Entries::iterator it);
+  /// Reserves `size` bytes under `lock`, taking unpinned blobs out as the
+  /// class comment says: delivered ones are dropped at once, the rest are
+  /// pinned, spilled with `lock` released, then erased. False, with the
+  /// reservation undone, when they cannot be.
+  bool makeRoom(std::unique_lock<std::mutex> &lock, int64_t size);
+  void release(int64_t bytes);
 
   const int64_t budget;
   StoreIndex &pins;
   const Spill spill;
   mutable std::mutex mutex;
-  mutable absl::flat_hash_map<std::string, Entry> entries;
-  /// Drop order: read-out blobs, then the rest, each oldest tick first.
-  mutable std::map<uint64_t, std::string> readOutQueue;
-  mutable std::map<uint64_t, std::string> usedQueue;
+  mutable Entries entries;
+  /// Blobs by tick, least recently used first.
+  mutable std::map<uint64_t, std::string> used;
   mutable uint64_t nextTick = 1;
   int64_t totalBytes = 0;
+  int64_t reservedBytes = 0;
   int64_t dropped = 0;
   int64_t spilled = 0;
 };
