@@ -101,8 +101,13 @@ ContentStore::publishTransit(const v1::Digest &digest, UniqueFd file,
            : transit->add(digest.hash(), digest.size_bytes(), std::move(file)))
     return absl::OkStatus();
   // Pinned blobs fill the budget: this one goes to disk.
-  ASSIGN_OR_RETURN(Mapping mapping, Mapping::of(file.get(), digest.size_bytes()));
-  return writeHashed(digest, mapping.bytes(), Durability::kInTransit);
+  return writeHashedFile(digest, file.get(), Durability::kInTransit);
+}
+
+absl::Status ContentStore::writeHashedFile(const v1::Digest &digest, int fd,
+                                           Durability durability) {
+  ASSIGN_OR_RETURN(Mapping mapping, Mapping::of(fd, digest.size_bytes()));
+  return writeHashed(digest, mapping.bytes(), durability);
 }
 
 bool ContentStore::spillTransit(const std::string &hash, int64_t size, int fd) {
@@ -111,10 +116,7 @@ bool ContentStore::spillTransit(const std::string &hash, int64_t size, int fd) {
   digest.set_size_bytes(size);
   if (onDisk(digest))
     return true;
-  absl::StatusOr<Mapping> mapping = Mapping::of(fd, size);
-  absl::Status written = mapping.ok()
-                             ? writeHashed(digest, mapping->bytes(), Durability::kInTransit)
-                             : mapping.status();
+  absl::Status written = writeHashedFile(digest, fd, Durability::kInTransit);
   if (!written.ok())
     spdlog::warn("content store: cannot spill in-transit blob {} to disk ({}); it stays in memory",
                  formatDigest(digest), std::string(written.message()));
@@ -141,10 +143,7 @@ bool ContentStore::keep(const v1::Digest &digest) {
   absl::StatusOr<UniqueFd> file = transit->open(digest.hash(), digest.size_bytes());
   if (!file.ok())
     return false;
-  absl::StatusOr<Mapping> mapping = Mapping::of(file->get(), digest.size_bytes());
-  absl::Status written = mapping.ok()
-                             ? writeHashed(digest, mapping->bytes(), Durability::kDurable)
-                             : mapping.status();
+  absl::Status written = writeHashedFile(digest, file->get(), Durability::kDurable);
   if (!written.ok())
     spdlog::warn("content store: cannot write blob {}, held in memory, to disk ({})",
                  formatDigest(digest), std::string(written.message()));

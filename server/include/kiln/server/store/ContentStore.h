@@ -169,6 +169,10 @@ private:
   /// Whether the blob's file is on disk with the digest's size (contains()
   /// without the memory tier); `digest` valid.
   bool onDisk(const v1::Digest &digest) const;
+  /// writeHashed of the first `digest.size_bytes()` bytes of the file `fd`
+  /// (mapped, not read).
+  absl::Status writeHashedFile(const v1::Digest &digest, int fd,
+                               Durability durability);
   /// Writes an in-transit blob leaving memory to disk; whether it is there.
   bool spillTransit(const std::string &hash, int64_t size, int fd);
   /// putFile's in-transit path: hashes the sealed file and holds it.
