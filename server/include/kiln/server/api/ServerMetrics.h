@@ -33,8 +33,8 @@ struct ServerMetrics {
   GaugeFamily &cacheBytes;
   /// Blobs removed from the content store.
   CounterFamily &cacheEvictions;
-  /// In-transit blobs held in memory (bytes), and those that left it for
-  /// room: read out and dropped, or unread and spilled to disk.
+  /// In-transit blobs held in memory (bytes), outputs dropped once their
+  /// clients read them, and unread blobs spilled to disk for room.
   GaugeFamily &transitBytes;
   CounterFamily &transitDropped;
   CounterFamily &transitSpilled;
