@@ -152,15 +152,21 @@ class BlobClient:
             blobs_pb2.ReadRequest(digest=digest), context={"digest": digest.hash})]
         return b"".join(parts)
 
-    def read_into(self, digest: tensor_pb2.Digest, into: memoryview) -> None:
+    def read_into(self, digest: tensor_pb2.Digest, into: memoryview,
+                  handed_out: bool = False) -> None:
         """Downloads one blob straight into ``into`` (exactly its size), chunk
-        by chunk: no joined copy. ValueError when the sizes differ."""
+        by chunk: no joined copy. ValueError when the sizes differ.
+
+        ``handed_out`` marks the read of an Execute output this client will
+        not read again: once every client it was handed to has read it,
+        kilnd lets go of it."""
         if len(into) != digest.size_bytes:
             raise ValueError(f"blob {digest.hash} has {digest.size_bytes} bytes; "
                              f"the destination holds {len(into)}")
         at = 0
         for r in self._rpc.stream("kiln.v1.Blobs/Read", self._rpc.blobs.Read,
-                                  blobs_pb2.ReadRequest(digest=digest),
+                                  blobs_pb2.ReadRequest(digest=digest,
+                                                        handed_out=handed_out),
                                   context={"digest": digest.hash}):
             end = at + len(r.data)
             if end > len(into):

@@ -193,7 +193,7 @@ class Executor:
                     raise ValueError(f"tensor payload has {out.blob.size_bytes} bytes, "
                                      f"expected {expected} for {dtype} {list(out.type.shape)}")
                 t, view = empty_tensor_for(dtype, out.type.shape)
-                self._blobs.read_into(out.blob, view)
+                self._blobs.read_into(out.blob, view, handed_out=True)
                 return t
             return tensor_from_bytes(out.data, dtype, out.type.shape)
         except ValueError as e:

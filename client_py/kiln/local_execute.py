@@ -929,7 +929,7 @@ class LocalExecutor:
                                          f"expected {expected} for {dtype} "
                                          f"{list(out.type.shape)}")
                     t, view = empty_tensor_for(dtype, out.type.shape)
-                    self._blobs.read_into(out.blob, view)
+                    self._blobs.read_into(out.blob, view, handed_out=True)
                     outputs.append(t)
             except ValueError as e:
                 raise KilnError(f"output {i}: {e}", context=context, request_id=rid) from None

@@ -126,6 +126,7 @@ protected:
     options.compilerBuildId = "test-build";
     options.maxBlobBytes = int64_t{16} << 20;
     options.supportedTargets = {"cpu"};
+    options.transitMemoryBytes = transitMemoryBytes;
     absl::StatusOr<std::unique_ptr<KilnServer>> started =
         KilnServer::start(options);
     ASSERT_TRUE(started.ok()) << started.status();
@@ -139,7 +140,8 @@ protected:
     devices = v1::Devices::NewStub(channel);
   }
 
-  v1::Digest upload(const std::string &bytes, size_t chunk = 1 << 20) {
+  v1::Digest upload(const std::string &bytes, size_t chunk = 1 << 20,
+                    bool inTransit = false) {
     v1::Digest digest = digestOf(bytes);
     grpc::ClientContext context;
     v1::WriteResponse response;
@@ -147,8 +149,10 @@ protected:
     size_t offset = 0;
     do {
       v1::WriteRequest request;
-      if (offset == 0)
+      if (offset == 0) {
         *request.mutable_digest() = digest;
+        request.set_in_transit(inTransit);
+      }
       request.set_offset(offset);
       request.set_data(bytes.substr(offset, chunk));
       offset += chunk;
@@ -171,6 +175,8 @@ protected:
     return compiler->Compile(&context, request, &response);
   }
 
+  /// The store's memory tier (ServerOptions::transitMemoryBytes).
+  int64_t transitMemoryBytes = 0;
   TempDir temp;
   FakeCompiler fake;
   std::unique_ptr<KilnServer> server;
@@ -209,6 +215,40 @@ TEST_F(ServerTest, BlobsRoundTripInChunks) {
   ASSERT_TRUE(reader->Finish().ok());
   EXPECT_EQ(chunks, 4);
   EXPECT_TRUE(back == bytes);
+}
+
+/// Reads a blob through Blobs.Read; its bytes, empty on failure.
+std::string readBlob(v1::Blobs::Stub &blobs, const v1::Digest &digest, bool handedOut) {
+  grpc::ClientContext context;
+  v1::ReadRequest read;
+  *read.mutable_digest() = digest;
+  read.set_handed_out(handedOut);
+  auto reader = blobs.Read(&context, read);
+  std::string back;
+  v1::ReadResponse chunk;
+  while (reader->Read(&chunk))
+    back += chunk.data();
+  return reader->Finish().ok() ? back : std::string();
+}
+
+class TransitServerTest : public ServerTest {
+protected:
+  TransitServerTest() { transitMemoryBytes = 1 << 20; }
+};
+
+TEST_F(TransitServerTest, OnlyAClientsReadOfAnOutputHandedToItLetsItGo) {
+  const std::string output(4096, 'o');
+  v1::Digest digest = upload(output, 1 << 20, /*inTransit=*/true);
+  ContentStore &store = server->contentStore();
+  store.handOut(digest);
+  // An agent's fetch (no handed_out), as of an output chained into the
+  // next call: the client is still owed its read.
+  EXPECT_EQ(readBlob(*blobs, digest, false), output);
+  EXPECT_TRUE(store.contains(digest));
+  // The client's last read: delivered, and gone from memory.
+  EXPECT_EQ(readBlob(*blobs, digest, true), output);
+  EXPECT_FALSE(store.contains(digest));
+  EXPECT_EQ(store.transitStats().dropped, 1);
 }
 
 TEST_F(ServerTest, ABlobOverTheCapIsRefusedBeforeAnythingIsWritten) {

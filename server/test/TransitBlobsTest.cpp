@@ -153,7 +153,7 @@ TEST_F(TransitStoreTest, OutputFilesAreKeptWithoutACopyOrADiskWrite) {
   EXPECT_FALSE(store->putFile(open.get(), 4, Durability::kInTransit).ok());
 }
 
-TEST_F(TransitStoreTest, BlobsReadOutAreDroppedFirstThenUnreadOnesSpillToDisk) {
+TEST_F(TransitStoreTest, ADeliveredOutputGoesNowhereAndUnreadBlobsSpillToDisk) {
   // Budget 64: four blobs of 16.
   const std::string a(16, 'a'), b(16, 'b'), c(16, 'c'), d(16, 'd'), e(16, 'e');
   for (const std::string *blob : {&a, &b, &c, &d})
@@ -252,6 +252,39 @@ TEST_F(TransitStoreTest, AnOutputSentAgainAsAnInputIsSpilledNotDropped) {
   EXPECT_EQ(store->transitStats().spilled, 1);
 }
 
+TEST_F(TransitStoreTest, UploadingAHeldBlobAgainMakesNoRoom) {
+  // An input sent once more: nothing else leaves memory for it.
+  const std::string a(32, 'a'), b(32, 'b');
+  ASSERT_TRUE(upload(a, Durability::kInTransit).ok());
+  ASSERT_TRUE(upload(b, Durability::kInTransit).ok());
+  ASSERT_TRUE(upload(a, Durability::kInTransit).ok());
+  EXPECT_FALSE(onDisk(a) || onDisk(b));
+  EXPECT_EQ(store->transitStats().spilled, 0);
+  EXPECT_EQ(store->transitStats().bytes, 64);
+}
+
+TEST_F(TransitStoreTest, AnOutputProducedAgainWaitsForItsReadersAnew) {
+  // A call's output equals one already delivered (kept, pinned, when its
+  // client read it): stored again, it is not taken as delivered, so room
+  // spills it rather than dropping it before its new client reads it.
+  const std::string output(32, 'o'), other(32, 'p'), next(32, 'n');
+  UniqueFd first = sealedFile(output);
+  ASSERT_TRUE(store->putFile(first.get(), 32, Durability::kInTransit).ok());
+  store->handOut(digestOf(output));
+  {
+    BlobPins pins = store->pin({digestOf(output)});
+    store->readOut(digestOf(output));
+  }
+  UniqueFd again = sealedFile(output);
+  ASSERT_TRUE(store->putFile(again.get(), 32, Durability::kInTransit).ok());
+  ASSERT_TRUE(upload(other, Durability::kInTransit).ok());
+  store->markUsed(digestOf(other));
+  ASSERT_TRUE(upload(next, Durability::kInTransit).ok());
+  EXPECT_TRUE(onDisk(output));
+  EXPECT_EQ(store->transitStats().dropped, 0);
+  EXPECT_EQ(store->transitStats().spilled, 1);
+}
+
 TEST_F(TransitStoreTest, UploadsStillArrivingCountInTheBudget) {
   const std::string arriving(48, 'a'), small(32, 's'), later(32, 'l');
   absl::StatusOr<std::unique_ptr<BlobWriter>> writer =
@@ -265,12 +298,20 @@ TEST_F(TransitStoreTest, UploadsStillArrivingCountInTheBudget) {
   ASSERT_TRUE((*writer)->commit().ok());
   EXPECT_TRUE(store->contains(digestOf(arriving)) && !onDisk(arriving));
   EXPECT_EQ(store->transitStats().bytes, 48);
-  // An upload abandoned half way gives its room back.
+  // An upload abandoned half way gives its room back: with `arriving`
+  // still held, 16 more bytes fit only if its 16 came back.
   {
     absl::StatusOr<std::unique_ptr<BlobWriter>> abandoned =
         store->beginWrite(digestOf(std::string(16, 'x')), Durability::kInTransit);
     ASSERT_TRUE(abandoned.ok());
   }
+  const std::string sixteen(16, 'y');
+  ASSERT_TRUE(upload(sixteen, Durability::kInTransit).ok());
+  EXPECT_FALSE(onDisk(sixteen));
+  EXPECT_FALSE(onDisk(arriving));
+  EXPECT_EQ(store->transitStats().bytes, 64);
+  store->handOut(digestOf(sixteen));
+  store->readOut(digestOf(sixteen));
   store->handOut(digestOf(arriving));
   store->readOut(digestOf(arriving));
   ASSERT_TRUE(upload(later, Durability::kInTransit).ok());

@@ -130,12 +130,13 @@ absl::Status BlobService::read(const v1::ReadRequest &request,
     }
     return absl::OkStatus();
   });
-  // Its reader has it: an output held in memory that no other client is
-  // owed goes now, unless something else pins it (its pages are the next
-  // call's). kilnd cannot know that the last chunks arrived: a client that
-  // loses them fails its call and runs it again.
+  // A client's last read of an output handed to it (handed_out): held in
+  // memory and owed to no other client, it goes now unless something else
+  // pins it (its pages are the next call's). kilnd cannot know that the
+  // last chunks arrived: a client that loses them fails its call and runs
+  // it again. Agents' reads leave it.
   pins.reset();
-  if (streamed.ok())
+  if (streamed.ok() && request.handed_out())
     store.readOut(request.digest());
   return streamed;
 }

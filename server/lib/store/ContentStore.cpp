@@ -65,7 +65,7 @@ ContentStore::beginWrite(const v1::Digest &digest, Durability durability) {
   // else on disk, unsynced.
   if (durability == Durability::kInTransit && transit)
     if (std::optional<TransitBlobs::Reservation> room =
-            transit->reserve(digest.size_bytes())) {
+            transit->reserve(digest.hash(), digest.size_bytes())) {
       ASSIGN_OR_RETURN(std::unique_ptr<TransitDraft> draft,
                        TransitDraft::create(digest));
       auto held = std::make_shared<TransitBlobs::Reservation>(*std::move(room));

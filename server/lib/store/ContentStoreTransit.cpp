@@ -80,8 +80,16 @@ absl::Status ContentStore::readTransit(const v1::Digest &digest,
 absl::StatusOr<v1::Digest> ContentStore::putTransitFile(int fd, int64_t size) {
   ASSIGN_OR_RETURN(Mapping mapping, Mapping::of(fd, size));
   v1::Digest digest = digestOf(mapping.bytes());
-  if (contains(digest)) {
-    markUsed(digest);
+  // Held in memory already, it is published again below (it waits for its
+  // readers anew); on disk only, it stays there.
+  std::optional<TransitBlobs::Reservation> room =
+      transit->reserve(digest.hash(), size);
+  if (!room) {
+    if (onDisk(digest)) {
+      markUsed(digest);
+      return digest;
+    }
+    RETURN_IF_ERROR(writeHashedFile(digest, fd, Durability::kInTransit));
     return digest;
   }
   // The sender's file itself, kept (sealed: it cannot change): no copy.
@@ -89,18 +97,15 @@ absl::StatusOr<v1::Digest> ContentStore::putTransitFile(int fd, int64_t size) {
   if (!kept.valid())
     return absl::ResourceExhaustedError(
         absl::StrCat("dup of an output file: ", std::strerror(errno)));
-  RETURN_IF_ERROR(publishTransit(digest, std::move(kept), std::nullopt));
+  RETURN_IF_ERROR(publishTransit(digest, std::move(kept), *std::move(room)));
   return digest;
 }
 
-absl::Status
-ContentStore::publishTransit(const v1::Digest &digest, UniqueFd file,
-                             std::optional<TransitBlobs::Reservation> room) {
-  if (room ? transit->add(digest.hash(), digest.size_bytes(), std::move(file),
-                          *std::move(room))
-           : transit->add(digest.hash(), digest.size_bytes(), std::move(file)))
+absl::Status ContentStore::publishTransit(const v1::Digest &digest, UniqueFd file,
+                                          TransitBlobs::Reservation room) {
+  if (transit->add(digest.hash(), digest.size_bytes(), std::move(file), std::move(room)))
     return absl::OkStatus();
-  // Pinned blobs fill the budget: this one goes to disk.
+  // Gone from memory meanwhile, with no room of its own: to disk.
   return writeHashedFile(digest, file.get(), Durability::kInTransit);
 }
 

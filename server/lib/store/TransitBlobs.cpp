@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <cassert>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -63,18 +64,16 @@ void TransitBlobs::release(int64_t bytes) {
   reservedBytes -= bytes;
 }
 
-std::optional<TransitBlobs::Reservation> TransitBlobs::reserve(int64_t size) {
+std::optional<TransitBlobs::Reservation>
+TransitBlobs::reserve(const std::string &hash, int64_t size) {
   if (!fits(size))
     return std::nullopt;
   std::unique_lock<std::mutex> lock(mutex);
+  if (auto it = entries.find(hash); it != entries.end() && it->second.size == size)
+    return Reservation(this, 0);
   if (!makeRoom(lock, size))
     return std::nullopt;
   return Reservation(this, size);
-}
-
-bool TransitBlobs::add(const std::string &hash, int64_t size, UniqueFd &&file) {
-  std::optional<Reservation> room = reserve(size);
-  return room && add(hash, size, std::move(file), *std::move(room));
 }
 
 bool TransitBlobs::add(const std::string &hash, int64_t size, UniqueFd &&file,
@@ -164,7 +163,9 @@ bool TransitBlobs::makeRoom(std::unique_lock<std::mutex> &lock, int64_t size) {
   bool all = true;
   for (size_t i = 0; i < leaving.size(); ++i) {
     const std::string &hash = leaving[i].hash;
+    // Nothing else erases a leaving blob (readOut sees the pin).
     auto it = entries.find(hash);
+    assert(it != entries.end() && it->second.leaving);
     it->second.leaving = false;
     if (spilt[i]) {
       erase(it);
@@ -224,7 +225,8 @@ void TransitBlobs::readOut(const std::string &hash) {
     return;
   // Delivered and unpinned (an output its client fetched after the Execute
   // returned): its pages go back now, for the next call's tensors to reuse.
-  if (!pins.isPinned(hash)) {
+  // A blob being spilled is pinned by its spill, and goes when that ends.
+  if (!entry.leaving && !pins.isPinned(hash)) {
     erase(it);
     ++dropped;
     return;

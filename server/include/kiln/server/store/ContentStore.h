@@ -106,8 +106,9 @@ public:
 
   /// Whether the blob is in the store to stay, for a digest named as a
   /// parameter or parameter set: one held only in memory (the same bytes
-  /// as an in-transit blob) is written to disk, fsynced, first; false when
-  /// absent or that write fails.
+  /// as an in-transit blob) is written to disk, fsynced, first; a copy on
+  /// disk already counts as it is (as put() takes it, even one spilled
+  /// without an fsync). False when absent or that write fails.
   bool keep(const v1::Digest &digest);
 
   /// True when a file of the right size exists for `digest` (cheap: does not
@@ -162,10 +163,10 @@ private:
   /// does, hashing it only when `check`; NOT_FOUND when it is not held.
   absl::Status readTransit(const v1::Digest &digest, const ChunkSink *sink,
                            std::string *bytes, bool check) const;
-  /// Holds the sealed `file` in memory (in `room` when reserved), or else
-  /// writes its bytes to disk.
+  /// Holds the sealed `file` in memory in `room`, or else writes its bytes
+  /// to disk.
   absl::Status publishTransit(const v1::Digest &digest, UniqueFd file,
-                              std::optional<TransitBlobs::Reservation> room);
+                              TransitBlobs::Reservation room);
   /// Whether the blob's file is on disk with the digest's size (contains()
   /// without the memory tier); `digest` valid.
   bool onDisk(const v1::Digest &digest) const;

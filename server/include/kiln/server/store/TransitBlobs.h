@@ -108,20 +108,21 @@ public:
   /// Whether a blob of `size` bytes may be held here at all.
   bool fits(int64_t size) const { return size > 0 && size <= budget; }
 
-  /// Makes room for `size` bytes (dropping and spilling as above) and
-  /// holds it; nullopt, with nothing gone, when pinned blobs leave no room
-  /// or a spill failed: the caller stores the blob on disk.
-  std::optional<Reservation> reserve(int64_t size);
+  /// Room for the blob `hash` of `size` bytes: none (an empty reservation)
+  /// when it is held already, else made as above (dropping and spilling)
+  /// and held. nullopt when pinned blobs leave no room or a spill failed
+  /// (what was dropped or spilled before that stays gone from memory): the
+  /// caller stores the blob on disk.
+  std::optional<Reservation> reserve(const std::string &hash, int64_t size);
 
   /// Holds `file` (sealed, `size` bytes, hashing to `hash`) as that blob in
   /// the room `room` reserved (released either way), taking the file only
   /// on success. A blob held already stays (the new file is closed, and
   /// the blob counts as published again: not delivered). False when it is
-  /// held with another size.
+  /// held with another size, or `room` is not its size (it left memory
+  /// since an empty reservation).
   bool add(const std::string &hash, int64_t size, UniqueFd &&file,
            Reservation room);
-  /// add() with a reservation of its own; false when none could be made.
-  bool add(const std::string &hash, int64_t size, UniqueFd &&file);
 
   /// Whether the blob is held with `size` bytes.
   bool holds(const std::string &hash, int64_t size) const;
