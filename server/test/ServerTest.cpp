@@ -251,6 +251,41 @@ TEST_F(TransitServerTest, OnlyAClientsReadOfAnOutputHandedToItLetsItGo) {
   EXPECT_EQ(store.transitStats().dropped, 1);
 }
 
+TEST_F(TransitServerTest, AnInputIsSpentOnceItsExecuteRanAndDroppedForRoom) {
+  v1::Digest w = upload(weights);
+  v1::CompileResponse compiled;
+  ASSERT_TRUE(compile(linearGraph(2, 16, 4, w), compiled).ok());
+  GrpcFakeAgent agent(channel, "fake");
+  v1::ExecuteRequest request;
+  *request.mutable_executable() = compiled.executable();
+  *request.add_parameters() = w;
+  v1::Tensor *x = request.add_inputs();
+  *x->mutable_type() = f32({2, 16});
+  *x->mutable_blob() =
+      upload(std::string(2 * 16 * 4, '\7'), 1 << 20, /*inTransit=*/true);
+  auto execute = [&] {
+    grpc::ClientContext context;
+    v1::ExecuteResponse response;
+    return executor->Execute(&context, request, &response);
+  };
+  ASSERT_TRUE(execute().ok());
+  ContentStore &store = server->contentStore();
+  // Kept for a client that sends it again by digest...
+  EXPECT_TRUE(store.contains(x->blob()));
+  ASSERT_TRUE(execute().ok());
+  // ...until room is needed: dropped, not written to disk.
+  upload(std::string(1 << 20, 'f'), 1 << 20, /*inTransit=*/true);
+  EXPECT_FALSE(store.contains(x->blob()));
+  EXPECT_EQ(store.transitStats().dropped, 1);
+  EXPECT_EQ(store.transitStats().spilled, 0);
+  // Sent again by digest, it is named as missing, for the client to upload.
+  grpc::Status gone = execute();
+  EXPECT_EQ(gone.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(gone.error_message().find(x->blob().hash()), std::string::npos)
+      << gone.error_message();
+  EXPECT_EQ(agent.tasksSeen.load(), 2);
+}
+
 TEST_F(ServerTest, ABlobOverTheCapIsRefusedBeforeAnythingIsWritten) {
   // The declared size alone decides: no byte of the 17 MiB is sent.
   v1::Digest huge;

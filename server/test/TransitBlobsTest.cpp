@@ -2,9 +2,9 @@
 //
 // This file implements tests for TransitBlobs and the content store's use of
 // it: in-transit uploads and output files stay in sealed memfds (nothing on
-// disk), every read serves them, an output read by its clients goes first,
-// pinned blobs never go, uploads still arriving count, and disk takes what
-// memory cannot.
+// disk), every read serves them, an output read by its clients and an input
+// its Execute ran with go first, pinned blobs never go, uploads still
+// arriving count, and disk takes what memory cannot.
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
@@ -248,6 +248,44 @@ TEST_F(TransitStoreTest, AnOutputSentAgainAsAnInputIsSpilledNotDropped) {
   ASSERT_TRUE(upload(next, Durability::kInTransit).ok());
   EXPECT_TRUE(onDisk(blob));
   EXPECT_TRUE(store->contains(digestOf(blob)));
+  EXPECT_EQ(store->transitStats().dropped, 0);
+  EXPECT_EQ(store->transitStats().spilled, 1);
+}
+
+TEST_F(TransitStoreTest, AnInputAnExecuteRanWithIsDroppedForRoomNotSpilled) {
+  // Budget 64: a consumed input (its Execute has run) stays for a client
+  // sending it again by digest, and is the first to go when room is needed,
+  // ahead of an older blob nobody has used yet, and goes nowhere.
+  const std::string unused(32, 'u'), input(32, 'i'), next(32, 'n');
+  ASSERT_TRUE(upload(unused, Durability::kInTransit).ok());
+  ASSERT_TRUE(upload(input, Durability::kInTransit).ok());
+  store->consumed(digestOf(input));
+  EXPECT_TRUE(store->contains(digestOf(input)));
+  ASSERT_TRUE(upload(next, Durability::kInTransit).ok());
+  EXPECT_FALSE(store->contains(digestOf(input)));
+  EXPECT_FALSE(onDisk(input) || onDisk(unused) || onDisk(next));
+  EXPECT_TRUE(store->contains(digestOf(unused)));
+  EXPECT_EQ(store->transitStats().dropped, 1);
+  EXPECT_EQ(store->transitStats().spilled, 0);
+}
+
+TEST_F(TransitStoreTest, AnInputStillOwedToAClientOrUploadedAgainIsNotSpent) {
+  // An output handed to a client and chained into the next call as an
+  // input: that call's end does not spend it, its client's read does.
+  const std::string chained(32, 'c'), resent(16, 'r'), other(16, 'o'), next(16, 'n');
+  ASSERT_TRUE(upload(chained, Durability::kInTransit).ok());
+  store->handOut(digestOf(chained));
+  store->consumed(digestOf(chained));
+  // An input consumed, then uploaded again for a new call: not spent.
+  ASSERT_TRUE(upload(resent, Durability::kInTransit).ok());
+  store->consumed(digestOf(resent));
+  ASSERT_TRUE(upload(resent, Durability::kInTransit).ok());
+  ASSERT_TRUE(upload(other, Durability::kInTransit).ok());
+  // Neither is dropped: the least recently used, the chained output, is
+  // spilled.
+  ASSERT_TRUE(upload(next, Durability::kInTransit).ok());
+  EXPECT_TRUE(onDisk(chained));
+  EXPECT_TRUE(store->contains(digestOf(resent)) && !onDisk(resent));
   EXPECT_EQ(store->transitStats().dropped, 0);
   EXPECT_EQ(store->transitStats().spilled, 1);
 }

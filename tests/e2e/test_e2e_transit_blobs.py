@@ -2,8 +2,9 @@
 input uploaded in transit and the output on its way back stay in kilnd's
 memory as sealed memfds, never in the disk store, with eager's numbers, on
 the local link and without it. With a small --transit-memory-bytes, blobs
-leave memory for room without being lost: one its client has read is
-dropped, an unread one is written to the disk store first."""
+leave memory for room without being lost: an output its client has read
+and an input its Execute ran with are dropped (a client sending that input
+again uploads it again), an unused one is written to the disk store first."""
 
 from __future__ import annotations
 
@@ -53,10 +54,12 @@ def test_grpc_inputs_and_outputs_stay_in_memory(tmp_path, local_link):
 
 
 def test_blobs_leave_memory_for_room_without_being_lost(tmp_path):
-    # Room for two 64 MiB blobs. Call 2's input takes the room of call 1's
-    # output, which its client has read (dropped); its output that of call
-    # 1's input, which nobody has read (spilled to disk). Call 3 sends x1
-    # by digest again, and kilnd still has it: no second upload.
+    # Room for two 64 MiB blobs. Each output, read by its client, is dropped
+    # at once. Call 2's output takes the room of call 1's input, spent
+    # (its Execute ran): dropped, not written to disk. Call 3 sends x1 by
+    # digest again: kilnd names it as missing, and the client uploads it
+    # once more. A blob nobody has used (uploaded, never run) is written
+    # to the disk store before it leaves memory, and stays readable.
     cache = tmp_path / "cache"
     daemon = Kilnd(tmp_path, cache, extra_args=("--transit-memory-bytes", "136MiB")).start()
     try:
@@ -67,12 +70,21 @@ def test_blobs_leave_memory_for_room_without_being_lost(tmp_path):
             compiled = client.compile(torch.export.export(model, (x1,)))
             torch.testing.assert_close(compiled(x1), model(x1), rtol=0, atol=0)
             torch.testing.assert_close(compiled(x2), model(x2), rtol=0, atol=0)
-            assert metric(daemon, "kiln_transit_blobs_dropped_total") >= 1
-            assert metric(daemon, "kiln_transit_blobs_spilled_total") >= 1
-            assert len(stored_tensor_files(cache)) >= 1
+            assert metric(daemon, "kiln_transit_blobs_dropped_total") == 3
+            assert metric(daemon, "kiln_transit_blobs_spilled_total") == 0
+            assert stored_tensor_files(cache) == []
             before = metric(daemon, "kiln_blob_bytes_in_total")
             torch.testing.assert_close(compiled(x1), model(x1), rtol=0, atol=0)
-            assert metric(daemon, "kiln_blob_bytes_in_total") == before
+            assert metric(daemon, "kiln_blob_bytes_in_total") == before + MIB64
+
+            unused = torch.randn(N, generator=gen)
+            data = kiln.blobs.tensor_view(unused)
+            digest = kiln.blobs.bytes_digest(data)
+            client.blobs.write(digest, data, in_transit=True)
+            torch.testing.assert_close(compiled(x2), model(x2), rtol=0, atol=0)
+            assert metric(daemon, "kiln_transit_blobs_spilled_total") == 1
+            assert len(stored_tensor_files(cache)) == 1
+            assert client.blobs.read(digest) == bytes(data)
         assert metric(daemon, "kiln_transit_blob_bytes") <= 136 * 2**20
     finally:
         daemon.assert_stops_cleanly()

@@ -22,6 +22,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <vector>
+
 namespace kiln::server {
 
 namespace {
@@ -406,9 +408,13 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
       for (const v1::Digest &parameter : (*set)->parameters())
         pins.add(parameter);
   }
+  // The blob inputs, spent once the call has run (ContentStore::consumed).
+  std::vector<v1::Digest> blobInputs;
   for (const v1::Tensor &input : request.inputs())
-    if (input.payload_case() == v1::Tensor::kBlob)
+    if (input.payload_case() == v1::Tensor::kBlob) {
       pins.add(input.blob());
+      blobInputs.push_back(input.blob());
+    }
   std::optional<v1::ExecutableManifest> bound;
   absl::StatusOr<std::shared_ptr<const v1::ExecutableRecord>> record =
       validate(request, inputFiles, &bound);
@@ -457,7 +463,8 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
   // A remote agent cannot take files: they become in-transit blobs, pinned
   // like the request's own.
   FileInputs fileInputs{std::move(inputFiles),
-                        [this, &pins](v1::Task &sent, const TensorFiles &files) {
+                        [this, &pins, &blobInputs](v1::Task &sent,
+                                                   const TensorFiles &files) {
                           for (const auto &[index, file] : files) {
                             v1::Tensor &input = *sent.mutable_inputs(index);
                             ASSIGN_OR_RETURN(int64_t size, byteSize(input.type()));
@@ -465,6 +472,7 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
                                              store.putFile(file.get(), size,
                                                            Durability::kInTransit));
                             pins.add(digest);
+                            blobInputs.push_back(digest);
                             *input.mutable_blob() = std::move(digest);
                           }
                           return absl::OkStatus();
@@ -488,9 +496,14 @@ absl::Status ExecutorService::run(v1::ExecuteRequest &request,
       scheduler.run(target, std::move(task), **taskRecord, deadline, &fileInputs,
                     *pinnedDevice, &held);
   queueDepth.dec();
-  if (scheduled.ok())
+  if (scheduled.ok()) {
     metrics.queueWaitSeconds.labels({target}).observe(scheduled->queueUs /
                                                       1e6);
+    // Its device has them; a client sending one again by digest finds it
+    // unless room was needed since (else FAILED_PRECONDITION names it).
+    for (const v1::Digest &input : blobInputs)
+      store.consumed(input);
+  }
   absl::Status status = scheduled.status();
   if (status.ok())
     status = statusFromRpcCode(scheduled->result.code(),

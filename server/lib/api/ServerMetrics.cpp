@@ -44,12 +44,14 @@ ServerMetrics::ServerMetrics()
           "memory.")),
       transitDropped(registry.counter(
           "kiln_transit_blobs_dropped_total",
-          "Execute outputs dropped from memory once every client they were "
-          "handed to had read them in full (at once, or later to make room).")),
+          "In-transit blobs dropped from memory, not written anywhere: "
+          "Execute outputs once every client they were handed to had read "
+          "them in full (at once, or later to make room), and inputs an "
+          "Execute has run with (to make room).")),
       transitSpilled(registry.counter(
           "kiln_transit_blobs_spilled_total",
-          "In-transit blobs not read yet, written to the disk store to make "
-          "room in memory.")),
+          "In-transit blobs not used yet (outputs not read, inputs not "
+          "run), written to the disk store to make room in memory.")),
       blobBytesIn(registry.counter("kiln_blob_bytes_in_total",
                                    "Blob bytes received by Blobs.Write.")),
       blobBytesOut(registry.counter("kiln_blob_bytes_out_total",

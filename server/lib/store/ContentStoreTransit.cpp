@@ -138,6 +138,11 @@ void ContentStore::readOut(const v1::Digest &digest) {
     transit->readOut(digest.hash());
 }
 
+void ContentStore::consumed(const v1::Digest &digest) {
+  if (transit)
+    transit->consumed(digest.hash());
+}
+
 bool ContentStore::keep(const v1::Digest &digest) {
   if (!validateDigest(digest).ok())
     return false;

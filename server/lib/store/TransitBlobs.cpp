@@ -2,7 +2,8 @@
 //
 // This file implements TransitDraft (an upload into a memfd, verified, then
 // sealed) and TransitBlobs (the budgeted table of sealed blobs, which drops
-// outputs their clients read out and spills unread blobs to make room).
+// outputs their clients read out and inputs their Executes used, and spills
+// unused blobs to make room).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/store/TransitBlobs.h"
@@ -84,7 +85,7 @@ bool TransitBlobs::add(const std::string &hash, int64_t size, UniqueFd &&file,
   if (auto it = entries.find(hash); it != entries.end()) {
     // Published again (an input sent once more): it waits for its readers
     // anew.
-    it->second.delivered = false;
+    it->second.spent = false;
     requeue(hash, it->second);
     return it->second.size == size;
   }
@@ -117,17 +118,17 @@ bool TransitBlobs::makeRoom(std::unique_lock<std::mutex> &lock, int64_t size) {
     reservedBytes += size;
     return true;
   }
-  // What could go, delivered outputs first, each pass least recently used
+  // What could go, spent blobs first, each pass least recently used
   // first; nothing goes unless enough can.
   std::vector<std::string> drops, spills;
-  for (bool delivered : {true, false})
+  for (bool spent : {true, false})
     for (const auto &[tick, hash] : used) {
       if (room >= size)
         break;
       const Entry &entry = entries.at(hash);
-      if (entry.delivered != delivered || entry.leaving || pins.isPinned(hash))
+      if (entry.spent != spent || entry.leaving || pins.isPinned(hash))
         continue;
-      (delivered ? drops : spills).push_back(hash);
+      (spent ? drops : spills).push_back(hash);
       room += entry.size;
     }
   if (room < size)
@@ -209,7 +210,7 @@ void TransitBlobs::handOut(const std::string &hash) {
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = entries.find(hash); it != entries.end()) {
     ++it->second.owed;
-    it->second.delivered = false;
+    it->second.spent = false;
     requeue(hash, it->second);
   }
 }
@@ -223,7 +224,7 @@ void TransitBlobs::readOut(const std::string &hash) {
   requeue(hash, entry);
   if (entry.owed == 0 || --entry.owed > 0)
     return;
-  // Delivered and unpinned (an output its client fetched after the Execute
+  // Read out and unpinned (an output its client fetched after the Execute
   // returned): its pages go back now, for the next call's tensors to reuse.
   // A blob being spilled is pinned by its spill, and goes when that ends.
   if (!entry.leaving && !pins.isPinned(hash)) {
@@ -231,7 +232,13 @@ void TransitBlobs::readOut(const std::string &hash) {
     ++dropped;
     return;
   }
-  entry.delivered = true;
+  entry.spent = true;
+}
+
+void TransitBlobs::consumed(const std::string &hash) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = entries.find(hash); it != entries.end() && it->second.owed == 0)
+    it->second.spent = true;
 }
 
 TransitBlobs::Stats TransitBlobs::stats() const {

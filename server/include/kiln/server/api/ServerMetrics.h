@@ -33,8 +33,9 @@ struct ServerMetrics {
   GaugeFamily &cacheBytes;
   /// Blobs removed from the content store.
   CounterFamily &cacheEvictions;
-  /// In-transit blobs held in memory (bytes), outputs dropped once their
-  /// clients read them, and unread blobs spilled to disk for room.
+  /// In-transit blobs held in memory (bytes), spent ones dropped (outputs
+  /// their clients read, inputs their Executes ran with), and unused ones
+  /// spilled to disk for room.
   GaugeFamily &transitBytes;
   CounterFamily &transitDropped;
   CounterFamily &transitSpilled;

@@ -103,6 +103,9 @@ public:
   /// memory as an output whose every client has now read it, it is dropped
   /// now unless pinned, else the first to go when room is needed.
   void readOut(const v1::Digest &digest);
+  /// An Execute ran with the blob as an input: held in memory (and owed to
+  /// no reader), it is dropped rather than spilled when room is needed.
+  void consumed(const v1::Digest &digest);
 
   /// Whether the blob is in the store to stay, for a digest named as a
   /// parameter or parameter set: one held only in memory (the same bytes

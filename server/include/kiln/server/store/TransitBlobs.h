@@ -59,12 +59,12 @@ private:
 
 /// Sealed in-transit blobs by hash, at most `budgetBytes` of them, counting
 /// uploads still arriving (reserve()). Making room takes unpinned blobs:
-/// outputs delivered to every client they were handed to first (dropped:
-/// their readers have them), then the least recently used, which are
-/// spilled (written to the disk store, outside the lock, pinned meanwhile)
-/// before they leave memory: a blob nobody has read yet (an output its
-/// client is about to fetch, an input it may send again by digest) is never
-/// lost for room. Thread-safe.
+/// spent ones first (dropped: outputs every client they were handed to has
+/// read, inputs an Execute has run with), then the least recently used,
+/// which are spilled (written to the disk store, outside the lock, pinned
+/// meanwhile) before they leave memory: a blob nobody has used yet (an
+/// output its client is about to fetch, an input on its way to its
+/// Execute) is never lost for room. Thread-safe.
 class TransitBlobs {
 public:
   /// kilnd's default (--transit-memory-bytes).
@@ -73,8 +73,8 @@ public:
   struct Stats {
     int64_t blobs = 0;
     int64_t bytes = 0;
-    /// Since construction: delivered outputs dropped (at once, or to make
-    /// room), and unread blobs spilled to disk to make room.
+    /// Since construction: spent blobs dropped (read-out outputs at once,
+    /// or any to make room), and unused blobs spilled to disk to make room.
     int64_t dropped = 0;
     int64_t spilled = 0;
   };
@@ -118,7 +118,7 @@ public:
   /// Holds `file` (sealed, `size` bytes, hashing to `hash`) as that blob in
   /// the room `room` reserved (released either way), taking the file only
   /// on success. A blob held already stays (the new file is closed, and
-  /// the blob counts as published again: not delivered). False when it is
+  /// the blob counts as published again: not spent). False when it is
   /// held with another size, or `room` is not its size (it left memory
   /// since an empty reservation).
   bool add(const std::string &hash, int64_t size, UniqueFd &&file,
@@ -135,11 +135,17 @@ public:
   /// read (readOut) is owed before it may be dropped.
   void handOut(const std::string &hash);
   /// The blob was read out in full. When that was the last read owed for
-  /// an output, the output is delivered: dropped now unless pinned (an
-  /// Execute in flight reads it), else the first to go when room is needed.
-  /// Reads of a blob never handed out (an input a remote agent fetches)
-  /// only mark it used.
+  /// an output, the output is spent: dropped now unless pinned (an Execute
+  /// in flight reads it), else the first to go when room is needed. Reads
+  /// of a blob never handed out (an input a remote agent fetches) only
+  /// mark it used.
   void readOut(const std::string &hash);
+  /// An Execute has run with the blob as an input: unless it still owes
+  /// reads as an output, it is spent, among the first to go (dropped, not
+  /// spilled) when room is needed. It stays until then, so that a client
+  /// sending it again by digest need not upload it again; one that finds
+  /// it gone is told which blob is missing (FAILED_PRECONDITION).
+  void consumed(const std::string &hash);
 
   Stats stats() const;
 
@@ -150,8 +156,9 @@ private:
     uint64_t tick = 0;
     /// Full reads still owed to clients it was handed to as an output.
     int owed = 0;
-    /// An output read by every client it was handed to.
-    bool delivered = false;
+    /// Nobody needs it any more: an output read by every client it was
+    /// handed to, or an input an Execute has run with.
+    bool spent = false;
     /// Being spilled by some makeRoom: no one else takes it.
     bool leaving = false;
   };
@@ -162,7 +169,7 @@ private:
   /// Removes the entry from memory (dropped or spilled).
   void erase(Entries::iterator it);
   /// Reserves `size` bytes under `lock`, taking unpinned blobs out as the
-  /// class comment says: delivered ones are dropped at once, the rest are
+  /// class comment says: spent ones are dropped at once, the rest are
   /// pinned, spilled with `lock` released, then erased. False, with the
   /// reservation undone, when they cannot be.
   bool makeRoom(std::unique_lock<std::mutex> &lock, int64_t size);
