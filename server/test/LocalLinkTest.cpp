@@ -562,9 +562,8 @@ TEST_F(LocalAgentLinkTest, AnEndedLinkFailsTheTasksInFlight) {
 
 TEST_F(LocalAgentLinkTest, AnsweredOutOfOrderEachCallerGetsItsOwn) {
   // Eight callers await at once; the agent answers in reverse order, one
-  // answer at a time. Whoever reads hands each other caller its answer;
-  // a caller leaving with its own hands the reading to the watcher, which
-  // reads for the rest: all return.
+  // answer at a time. Whichever reads hands each other caller its answer,
+  // and offers the reading on when it leaves with its own: all return.
   constexpr int kCallers = 8;
   auto connection = boundConnection();
   std::vector<std::string> ids;

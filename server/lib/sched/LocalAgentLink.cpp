@@ -70,8 +70,8 @@ LocalAgentLink::LocalAgentLink(std::string agentId, UniqueFd socket,
 LocalAgentLink::~LocalAgentLink() {
   // Never on the watcher thread: connections hold the link weakly
   // (WeakAgentLink), so the connection the watcher holds for a moment never
-  // owns it. A caller in await() holds it, and has left the reading by the
-  // time it lets go.
+  // owns it. A caller in await() holds it, and has left the read turn by
+  // the time it lets go.
   link.shutdown();
   if (watcher.joinable())
     watcher.join();
@@ -205,8 +205,7 @@ LocalAgentLink::await(const std::string &taskId,
       followers.insert(taskId);
       lock.unlock();
       auto now = std::chrono::steady_clock::now();
-      std::future_status waited =
-          outcome.wait_until(std::min(deadline, now + kReadSlice));
+      std::future_status waited = outcome.wait_until(std::min(deadline, now + kReadSlice));
       lock.lock();
       followers.erase(taskId);
       if (waited == std::future_status::timeout &&
