@@ -115,19 +115,12 @@ bool FramedSocket::waitReadable(std::chrono::steady_clock::time_point deadline) 
   }
 }
 
-bool FramedSocket::waitHangUp(int alsoReadable) {
+void FramedSocket::waitHangUp() {
   // POLLRDHUP alone: data arriving (POLLIN) does not wake this poll; the
   // peer's close or a shutdown() does (POLLRDHUP, or POLLHUP, which poll
   // always reports).
-  pollfd wait[2] = {{socket.get(), POLLRDHUP, 0}, {alsoReadable, POLLIN, 0}};
-  nfds_t count = alsoReadable >= 0 ? 2 : 1;
-  while (true) {
-    int ready = ::poll(wait, count, -1);
-    if (ready < 0 && errno == EINTR)
-      continue;
-    // A failing poll is taken as a hang-up: the caller then reads, and
-    // receive() reports what is wrong.
-    return ready < 0 || wait[0].revents != 0;
+  pollfd wait{socket.get(), POLLRDHUP, 0};
+  while (::poll(&wait, 1, -1) < 0 && errno == EINTR) {
   }
 }
 

@@ -13,7 +13,7 @@ namespace kiln::server {
 AgentLink::~AgentLink() = default;
 
 std::future_status
-AgentLink::await(const std::string &, std::future<TaskOutcome> &outcome,
+AgentLink::await(std::future<TaskOutcome> &outcome,
                  std::chrono::steady_clock::time_point deadline) {
   return outcome.wait_until(deadline);
 }

@@ -15,18 +15,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 namespace kiln::server {
 
 namespace {
-
-/// How long a reader sleeps before it looks again at outcomes that may
-/// have been made ready without a frame (readUntil).
-constexpr auto kReadSlice = std::chrono::milliseconds(20);
 
 /// Appends LocalTask's `task` field to the serialized LocalTask `bytes`
 /// (`task`'s own fields, then the record's signature fragment, under one
@@ -59,11 +51,7 @@ bool appendTask(const v1::Task &task, const TaskRecord &record,
 LocalAgentLink::LocalAgentLink(std::string agentId, UniqueFd socket,
                                OpenBlobFn openBlob)
     : id(std::move(agentId)), link(std::move(socket)),
-      openBlob(std::move(openBlob)),
-      readNeeded(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
-  if (!readNeeded.valid())
-    spdlog::error("local link to agent '{}': eventfd: {}; callers read their "
-                  "answers themselves", id, std::strerror(errno));
+      openBlob(std::move(openBlob)) {
   watcher = std::thread([this] { watchLoop(); });
 }
 
@@ -185,8 +173,7 @@ LocalAgentLink::answerOf(const std::string &frame,
 }
 
 std::future_status
-LocalAgentLink::await(const std::string &taskId,
-                      std::future<TaskOutcome> &outcome,
+LocalAgentLink::await(std::future<TaskOutcome> &outcome,
                       std::chrono::steady_clock::time_point deadline) {
   auto ready = [&outcome] {
     return outcome.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
@@ -199,17 +186,12 @@ LocalAgentLink::await(const std::string &taskId,
       return outcome.wait_until(deadline);
     }
     if (reading) {
-      // Another thread reads, and its handing the answer over (the
-      // promise) wakes this one. In slices: when the reading is left with
-      // no watcher to take it, this caller takes it.
-      followers.insert(taskId);
-      lock.unlock();
-      auto now = std::chrono::steady_clock::now();
-      std::future_status waited = outcome.wait_until(std::min(deadline, now + kReadSlice));
-      lock.lock();
-      followers.erase(taskId);
-      if (waited == std::future_status::timeout &&
-          std::chrono::steady_clock::now() >= deadline)
+      // Another thread reads: it hands this task's answer over, or leaves
+      // the turn.
+      ++waiting;
+      std::cv_status woke = readTurn.wait_until(lock, deadline);
+      --waiting;
+      if (woke == std::cv_status::timeout && !ready())
         return std::future_status::timeout;
       continue;
     }
@@ -218,23 +200,12 @@ LocalAgentLink::await(const std::string &taskId,
     bool done = readUntil(outcome, deadline);
     lock.lock();
     reading = false;
-    handReadingOn();
+    if (waiting > 0)
+      readTurn.notify_all();
     if (!done)
       return ready() ? std::future_status::ready : std::future_status::timeout;
   }
   return std::future_status::ready;
-}
-
-void LocalAgentLink::handReadingOn() {
-  if (reading)
-    return;
-  if (watcherDraining) {
-    readingFree.notify_one();
-    return;
-  }
-  uint64_t one = 1;
-  if (!followers.empty() && readNeeded.valid())
-    (void)::write(readNeeded.get(), &one, sizeof one);
 }
 
 bool LocalAgentLink::readUntil(std::future<TaskOutcome> &outcome,
@@ -242,60 +213,43 @@ bool LocalAgentLink::readUntil(std::future<TaskOutcome> &outcome,
   // Sleeps in slices: an outcome can also be made ready without a frame
   // (the connection closed when the agent registered again), and a reader
   // that slept until its deadline would not see it.
+  constexpr auto kSlice = std::chrono::milliseconds(20);
   while (outcome.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
     auto now = std::chrono::steady_clock::now();
     if (now >= deadline)
       return false;
     // A frame is read whole once it starts: an agent writes each at once.
-    if (link.waitReadable(std::min(deadline, now + kReadSlice)) && !readOne())
+    bool open = true;
+    if (link.waitReadable(std::min(deadline, now + kSlice)))
+      open = readOne();
+    {
+      // Whoever waits may have its answer now, or its outcome otherwise.
+      std::lock_guard<std::mutex> lock(readMutex);
+      if (waiting > 0)
+        readTurn.notify_all();
+    }
+    if (!open)
       return true;
   }
   return true;
 }
 
 void LocalAgentLink::watchLoop() {
-  while (!ended) {
-    if (!link.waitHangUp(readNeeded.get())) {
-      uint64_t count;
-      (void)::read(readNeeded.get(), &count, sizeof count);
-      {
-        std::lock_guard<std::mutex> lock(readMutex);
-        // Taken by a caller meanwhile, or nobody left to read for.
-        if (reading || followers.empty())
-          continue;
-        reading = true;
-      }
-      readForFollowers();
-      continue;
-    }
-    // The agent is gone (or shutdown() was called): what it answered
-    // before is read, then the end fails the tasks still in flight.
-    std::unique_lock<std::mutex> lock(readMutex);
-    watcherDraining = true;
-    readingFree.wait(lock, [this] { return !reading; });
-    watcherDraining = false;
-    reading = true;
-    lock.unlock();
-    while (readOne()) {
-    }
-    lock.lock();
-    reading = false;
-    return;
+  link.waitHangUp();
+  // The agent is gone (or shutdown() was called): what it answered before
+  // is read, then the end fails the tasks still in flight.
+  std::unique_lock<std::mutex> lock(readMutex);
+  ++waiting;
+  readTurn.wait(lock, [this] { return !reading; });
+  --waiting;
+  reading = true;
+  lock.unlock();
+  while (readOne()) {
   }
-}
-
-void LocalAgentLink::readForFollowers() {
-  while (true) {
-    bool open = true;
-    if (link.waitReadable(std::chrono::steady_clock::now() + kReadSlice))
-      open = readOne();
-    std::lock_guard<std::mutex> lock(readMutex);
-    if (!open || followers.empty()) {
-      reading = false;
-      handReadingOn();
-      return;
-    }
-  }
+  lock.lock();
+  reading = false;
+  if (waiting > 0)
+    readTurn.notify_all();
 }
 
 bool LocalAgentLink::readOne() {
@@ -324,15 +278,10 @@ bool LocalAgentLink::readOne() {
           "the local link to agent '", id, "' ended: ", received.message())));
     return false;
   }
-  std::string taskId = result->result.task_id();
   if (!connection || !connection->complete(*std::move(result)))
     spdlog::warn("agent '{}' answered a task that nobody awaits over its "
                  "local link (deadline passed, or it reconnected)",
                  id);
-  // Its caller no longer waits for the reading: the watcher, reading for
-  // followers, stops once the last of them has its answer.
-  std::lock_guard<std::mutex> lock(readMutex);
-  followers.erase(taskId);
   return true;
 }
 

@@ -69,11 +69,9 @@ public:
   /// or `deadline` passes (false), without reading.
   bool waitReadable(std::chrono::steady_clock::time_point deadline);
 
-  /// Sleeps until the peer hangs up or shutdown() is called (true), or
-  /// `alsoReadable` (a descriptor, -1 for none) has bytes to read (false),
-  /// without waking for the frames that arrive meanwhile (they stay
-  /// unread).
-  bool waitHangUp(int alsoReadable = -1);
+  /// Sleeps until the peer hangs up or shutdown() is called, without
+  /// waking for the frames that arrive meanwhile (they stay unread).
+  void waitHangUp();
 
   /// Ends both directions: a blocked receive() returns, later sends fail.
   void shutdown();

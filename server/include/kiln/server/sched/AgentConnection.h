@@ -67,12 +67,12 @@ public:
                     const TensorFiles &inputFiles, const LinkExtras &extras) = 0;
   /// Whether send() passes files (a local link) or only messages.
   virtual bool passesFiles() const { return false; }
-  /// Waits until `outcome`, that of the task `taskId` sent over this link,
-  /// is ready or `deadline` passes. A link may read its answers on the
-  /// waiting thread (a local link does): then no other thread has to wake
-  /// to hand them over.
+  /// Waits until `outcome`, a task's sent over this link, is ready or
+  /// `deadline` passes. A link may read its answers on the waiting thread
+  /// (a local link does): then no other thread has to wake to hand them
+  /// over.
   virtual std::future_status
-  await(const std::string &taskId, std::future<TaskOutcome> &outcome,
+  await(std::future<TaskOutcome> &outcome,
         std::chrono::steady_clock::time_point deadline);
 };
 
@@ -94,12 +94,11 @@ public:
   /// Whether the agent's link passes tensors in files.
   bool passesFiles() const { return link->passesFiles(); }
 
-  /// Waits for the outcome of the task `taskId` dispatch() sent, until
-  /// `deadline` (AgentLink::await).
-  std::future_status await(const std::string &taskId,
-                           std::future<TaskOutcome> &outcome,
+  /// Waits for the outcome of a task dispatch() sent, until `deadline`
+  /// (AgentLink::await).
+  std::future_status await(std::future<TaskOutcome> &outcome,
                            std::chrono::steady_clock::time_point deadline) {
-    return link->await(taskId, outcome, deadline);
+    return link->await(outcome, deadline);
   }
 
   /// Delivers the agent's answer; false when no such task is pending (late

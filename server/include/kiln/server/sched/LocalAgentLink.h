@@ -8,14 +8,11 @@
 // uploaded or copied between the two processes. LocalLinks finds the link
 // of an agent id.
 //
-// Answers are read by the threads that await them (await()): a caller
-// that finds nobody reading reads the link itself, hands any other
-// caller's answer over (its promise wakes that caller alone), and returns
-// with its own, so a lone call wakes no thread but its own. A caller
-// leaving while others wait hands the reading to the watcher thread, which
-// reads for them until none is left: under many callers, answers are read
-// as by a dedicated reader. The watcher also wakes when the agent hangs
-// up, then reads what it sent before and fails the tasks still in flight.
+// Answers are read by the threads that await them (await()): the caller
+// whose task is in flight reads the link itself, hands any other caller's
+// answer over, and returns with its own, so the common call wakes no
+// thread but its own. A watcher thread sleeps until the agent hangs up,
+// then reads what it sent before and fails the tasks still in flight.
 //
 //===----------------------------------------------------------------------===//
 #pragma once
@@ -23,8 +20,6 @@
 #include "kiln/server/sched/AgentConnection.h"
 
 #include "kiln/common/FramedSocket.h"
-
-#include "absl/container/flat_hash_set.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -55,11 +50,10 @@ public:
   bool send(const v1::Task &task, const TaskRecord &record,
             const TensorFiles &inputFiles, const LinkExtras &extras) override;
   bool passesFiles() const override { return true; }
-  /// Reads answers until `outcome` is ready or `deadline` passes, when
-  /// nobody is reading; else waits for the reader to hand the answer over
-  /// (its promise wakes this caller alone).
-  std::future_status await(const std::string &taskId,
-                           std::future<TaskOutcome> &outcome,
+  /// Reads answers until `outcome` is ready or `deadline` passes, when no
+  /// other caller is reading; else waits for that one to hand the answer
+  /// over or to stop reading.
+  std::future_status await(std::future<TaskOutcome> &outcome,
                            std::chrono::steady_clock::time_point deadline) override;
 
   /// Results go to `connection`, the agent's current registration; returns
@@ -77,18 +71,12 @@ private:
   /// passes with nothing to read (false). The caller holds the read turn.
   bool readUntil(std::future<TaskOutcome> &outcome,
                  std::chrono::steady_clock::time_point deadline);
-  /// Receives one frame, hands it to the task it answers and wakes that
-  /// task's caller; false once the link has ended (reported once: the
-  /// link is shut down and the bound connection closed).
+  /// Receives one frame and hands it to the task it answers; false once
+  /// the link has ended (reported once: the link is shut down and the
+  /// bound connection closed).
   bool readOne();
-  /// When the reading is free: wakes the watcher, to drain a departed
-  /// agent's link or to read for the followers. Under readMutex.
-  void handReadingOn();
-  /// The watcher's reading for the followers, until none is left or the
-  /// link ends.
-  void readForFollowers();
-  /// The watcher: reads for waiting callers when handed the reading; when
-  /// the agent hangs up, reads until the end.
+  /// The watcher: waits for the agent to hang up, then reads until the
+  /// end.
   void watchLoop();
   /// Turns a LocalResult frame into the answer the caller awaits (the
   /// output files stay files); DATA_LOSS for a frame that is not one (the
@@ -102,17 +90,11 @@ private:
   std::mutex bindMutex;
   /// Weak: the connection owns a WeakAgentLink to this link, not the link.
   std::weak_ptr<AgentConnection> bound; // guarded by bindMutex
-  /// The reading: one thread at a time receives frames. Followers (by
-  /// task id) are callers waiting on their answers' promises while another
-  /// thread reads; the watcher waits on readingFree to drain a departed
-  /// agent's link.
+  /// The read turn: one thread at a time receives frames.
   std::mutex readMutex;
-  bool reading = false;                        // guarded by readMutex
-  absl::flat_hash_set<std::string> followers;  // guarded by readMutex
-  bool watcherDraining = false;                // guarded by readMutex
-  std::condition_variable readingFree;
-  /// An eventfd that wakes the watcher to read for the followers.
-  UniqueFd readNeeded;
+  std::condition_variable readTurn;
+  bool reading = false;  // guarded by readMutex
+  int waiting = 0;       // callers waiting on readTurn; guarded by readMutex
   std::atomic<bool> ended{false};
   std::string frame;               // the reader's buffers, reused
   std::vector<UniqueFd> files;
@@ -132,12 +114,10 @@ public:
     return live && live->send(task, record, inputFiles, extras);
   }
   bool passesFiles() const override { return true; }
-  std::future_status await(const std::string &taskId,
-                           std::future<TaskOutcome> &outcome,
+  std::future_status await(std::future<TaskOutcome> &outcome,
                            std::chrono::steady_clock::time_point deadline) override {
     std::shared_ptr<LocalAgentLink> live = link.lock();
-    return live ? live->await(taskId, outcome, deadline)
-                : outcome.wait_until(deadline);
+    return live ? live->await(outcome, deadline) : outcome.wait_until(deadline);
   }
 
 private:
