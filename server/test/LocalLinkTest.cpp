@@ -274,21 +274,6 @@ protected:
     return std::chrono::steady_clock::now() + std::chrono::seconds(10);
   }
 
-  /// Dispatches a task of each id on `connection`; their futures.
-  std::vector<std::future<TaskOutcome>>
-  dispatched(AgentConnection &connection, std::vector<std::string> ids) {
-    std::vector<std::future<TaskOutcome>> futures;
-    for (const std::string &id : ids) {
-      v1::Task task;
-      task.set_task_id(id);
-      auto future = connection.dispatch(task, record);
-      EXPECT_TRUE(future.ok()) << future.status();
-      if (future.ok())
-        futures.push_back(*std::move(future));
-    }
-    return futures;
-  }
-
   /// Answers task `id` from the agent's end, with `data` as its one output.
   void answer(const std::string &id, const std::string &data) {
     worker::LocalResult reply;
@@ -561,9 +546,14 @@ TEST_F(LocalAgentLinkTest, AnsweredOutOfOrderEachCallerGetsItsOwn) {
   // Two callers await at once; the agent answers the second task first.
   // Whichever reads hands the other its answer, and both return.
   auto connection = boundConnection();
-  std::vector<std::future<TaskOutcome>> futures =
-      dispatched(*connection, {"first", "second"});
-  ASSERT_EQ(futures.size(), 2u);
+  std::vector<std::future<TaskOutcome>> futures;
+  for (const char *id : {"first", "second"}) {
+    v1::Task task;
+    task.set_task_id(id);
+    auto future = connection->dispatch(task, record);
+    ASSERT_TRUE(future.ok()) << future.status();
+    futures.push_back(*std::move(future));
+  }
   std::vector<std::future_status> waited(2);
   std::vector<std::thread> callers;
   for (int i = 0; i < 2; ++i)
@@ -638,9 +628,14 @@ TEST_F(LocalAgentLinkTest, WhatAnAgentAnsweredBeforeItWentIsStillDelivered) {
   // Nobody awaits: the watcher reads the answer the agent sent before it
   // hung up, then fails the task it left unanswered.
   auto connection = boundConnection();
-  std::vector<std::future<TaskOutcome>> futures =
-      dispatched(*connection, {"answered", "unanswered"});
-  ASSERT_EQ(futures.size(), 2u);
+  std::vector<std::future<TaskOutcome>> futures;
+  for (const char *id : {"answered", "unanswered"}) {
+    v1::Task task;
+    task.set_task_id(id);
+    auto future = connection->dispatch(task, record);
+    ASSERT_TRUE(future.ok()) << future.status();
+    futures.push_back(*std::move(future));
+  }
   std::vector<UniqueFd> files;
   receivedTask(files);
   receivedTask(files);
