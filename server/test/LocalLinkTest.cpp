@@ -17,12 +17,8 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstring>
-#include <future>
-#include <thread>
-#include <vector>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -135,48 +131,6 @@ TEST(FramedSocketTest, PollingSeesAFrameOrAHangUpAndOtherwiseEndsWithItsWindow) 
   EXPECT_TRUE(absl::IsUnavailable(b.receive(bytes, files)));
 }
 
-TEST(FramedSocketTest, WaitingForAFrameEndsWithItOrAtTheDeadline) {
-  auto pair = FramedSocket::pair();
-  ASSERT_TRUE(pair.ok());
-  FramedSocket a(std::move(pair->first)), b(std::move(pair->second));
-  auto start = std::chrono::steady_clock::now();
-  EXPECT_FALSE(b.waitReadable(start + std::chrono::milliseconds(30)));
-  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(30));
-  std::thread sender([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    EXPECT_TRUE(a.send("awaited").ok());
-  });
-  EXPECT_TRUE(b.waitReadable(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
-  sender.join();
-  std::string bytes;
-  std::vector<UniqueFd> files;
-  ASSERT_TRUE(b.receive(bytes, files).ok());
-  EXPECT_EQ(bytes, "awaited");
-}
-
-TEST(FramedSocketTest, WaitingForAHangUpSleepsThroughFrames) {
-  auto pair = FramedSocket::pair();
-  ASSERT_TRUE(pair.ok());
-  auto a = std::make_unique<FramedSocket>(std::move(pair->first));
-  FramedSocket b(std::move(pair->second));
-  std::atomic<bool> woke{false};
-  std::thread watcher([&] {
-    b.waitHangUp();
-    woke = true;
-  });
-  ASSERT_TRUE(a->send("not a hang-up").ok());
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  EXPECT_FALSE(woke) << "a frame woke the wait for a hang-up";
-  a.reset(); // the peer closes its end
-  watcher.join();
-  EXPECT_TRUE(woke);
-  // The frame sent before is still there to read.
-  std::string bytes;
-  std::vector<UniqueFd> files;
-  ASSERT_TRUE(b.receive(bytes, files).ok());
-  EXPECT_EQ(bytes, "not a hang-up");
-}
-
 TEST(FramedSocketTest, GarbageIsDataLossAndLimitsAreInvalidArgument) {
   auto pair = FramedSocket::pair();
   ASSERT_TRUE(pair.ok());
@@ -265,21 +219,9 @@ protected:
     EXPECT_TRUE(agentEnd->receive(frame, files).ok());
     reply.mutable_result()->set_task_id("one-file");
     EXPECT_TRUE(agentEnd->send(reply.SerializeAsString(), {file.get()}).ok());
-    if (connection->await(*future, inTenSeconds()) != std::future_status::ready)
+    if (future->wait_for(std::chrono::seconds(10)) != std::future_status::ready)
       return absl::DeadlineExceededError("no result within 10 s");
     return future->get();
-  }
-
-  static std::chrono::steady_clock::time_point inTenSeconds() {
-    return std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  }
-
-  /// Answers task `id` from the agent's end, with `data` as its one output.
-  void answer(const std::string &id, const std::string &data) {
-    worker::LocalResult reply;
-    reply.mutable_result()->set_task_id(id);
-    reply.mutable_result()->add_outputs()->set_data(data);
-    EXPECT_TRUE(agentEnd->send(reply.SerializeAsString()).ok());
   }
 
   /// The next frame the agent's end receives, parsed, and its files.
@@ -371,7 +313,7 @@ TEST_F(LocalAgentLinkTest, TasksCarryBlobFilesAndOutputsComeBackAsFiles) {
 
   // The caller gets the file itself (ExecutorService stores it or passes it
   // on to a local client).
-  ASSERT_EQ(connection->await(*future, inTenSeconds()),
+  ASSERT_EQ(future->wait_for(std::chrono::seconds(10)),
             std::future_status::ready);
   TaskOutcome outcome = future->get();
   ASSERT_TRUE(outcome.ok()) << outcome.status();
@@ -462,7 +404,7 @@ TEST_F(LocalAgentLinkTest, ADirectChannelGoesLastAndTheAnswerSaysIfItOpened) {
   reply.mutable_result()->set_task_id("direct");
   reply.set_direct_channel_open(true);
   ASSERT_TRUE(agentEnd->send(reply.SerializeAsString()).ok());
-  ASSERT_EQ(connection->await(*future, inTenSeconds()),
+  ASSERT_EQ(future->wait_for(std::chrono::seconds(10)),
             std::future_status::ready);
   TaskOutcome outcome = future->get();
   ASSERT_TRUE(outcome.ok()) << outcome.status();
@@ -540,113 +482,6 @@ TEST_F(LocalAgentLinkTest, AnEndedLinkFailsTheTasksInFlight) {
             std::future_status::ready)
       << "failed at once, not at its deadline";
   EXPECT_TRUE(absl::IsUnavailable(future->get().status()));
-}
-
-TEST_F(LocalAgentLinkTest, AnsweredOutOfOrderEachCallerGetsItsOwn) {
-  // Two callers await at once; the agent answers the second task first.
-  // Whichever reads hands the other its answer, and both return.
-  auto connection = boundConnection();
-  std::vector<std::future<TaskOutcome>> futures;
-  for (const char *id : {"first", "second"}) {
-    v1::Task task;
-    task.set_task_id(id);
-    auto future = connection->dispatch(task, record);
-    ASSERT_TRUE(future.ok()) << future.status();
-    futures.push_back(*std::move(future));
-  }
-  std::vector<std::future_status> waited(2);
-  std::vector<std::thread> callers;
-  for (int i = 0; i < 2; ++i)
-    callers.emplace_back([&, i] {
-      waited[i] = connection->await(futures[i], inTenSeconds());
-    });
-  std::vector<UniqueFd> files;
-  receivedTask(files);
-  receivedTask(files);
-  answer("second", "2");
-  answer("first", "1");
-  for (std::thread &caller : callers)
-    caller.join();
-  for (int i = 0; i < 2; ++i) {
-    ASSERT_EQ(waited[i], std::future_status::ready);
-    TaskOutcome outcome = futures[i].get();
-    ASSERT_TRUE(outcome.ok()) << outcome.status();
-    EXPECT_EQ(outcome->result.outputs(0).data(), i == 0 ? "1" : "2");
-  }
-}
-
-TEST_F(LocalAgentLinkTest, AWaitEndsAtItsDeadlineAndTheLateAnswerIsSkippedLater) {
-  auto connection = boundConnection();
-  v1::Task late;
-  late.set_task_id("late");
-  auto lateFuture = connection->dispatch(late, record);
-  ASSERT_TRUE(lateFuture.ok());
-  auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(connection->await(*lateFuture, start + std::chrono::milliseconds(50)),
-            std::future_status::timeout);
-  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
-  connection->abandon("late");
-  // The next caller reads past the abandoned task's answer to its own.
-  v1::Task next;
-  next.set_task_id("next");
-  auto nextFuture = connection->dispatch(next, record);
-  ASSERT_TRUE(nextFuture.ok());
-  std::vector<UniqueFd> files;
-  receivedTask(files);
-  receivedTask(files);
-  answer("late", "stale");
-  answer("next", "fresh");
-  ASSERT_EQ(connection->await(*nextFuture, inTenSeconds()),
-            std::future_status::ready);
-  TaskOutcome outcome = nextFuture->get();
-  ASSERT_TRUE(outcome.ok()) << outcome.status();
-  EXPECT_EQ(outcome->result.outputs(0).data(), "fresh");
-}
-
-TEST_F(LocalAgentLinkTest, ACallerReadingSeesItsTaskFailedWithoutAFrame) {
-  // The connection closes (the agent registered again) while the link
-  // stays: the caller reading it returns within a slice, not at its
-  // deadline.
-  auto connection = boundConnection();
-  v1::Task task;
-  task.set_task_id("closed");
-  auto future = connection->dispatch(task, record);
-  ASSERT_TRUE(future.ok());
-  std::thread closer([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    connection->close(absl::UnavailableError("registered again"));
-  });
-  auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(connection->await(*future, start + std::chrono::seconds(60)),
-            std::future_status::ready);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
-  closer.join();
-  EXPECT_TRUE(absl::IsUnavailable(future->get().status()));
-}
-
-TEST_F(LocalAgentLinkTest, WhatAnAgentAnsweredBeforeItWentIsStillDelivered) {
-  // Nobody awaits: the watcher reads the answer the agent sent before it
-  // hung up, then fails the task it left unanswered.
-  auto connection = boundConnection();
-  std::vector<std::future<TaskOutcome>> futures;
-  for (const char *id : {"answered", "unanswered"}) {
-    v1::Task task;
-    task.set_task_id(id);
-    auto future = connection->dispatch(task, record);
-    ASSERT_TRUE(future.ok()) << future.status();
-    futures.push_back(*std::move(future));
-  }
-  std::vector<UniqueFd> files;
-  receivedTask(files);
-  receivedTask(files);
-  answer("answered", "done");
-  agentEnd.reset();
-  for (std::future<TaskOutcome> &future : futures)
-    ASSERT_EQ(future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
-  TaskOutcome answered = futures[0].get();
-  ASSERT_TRUE(answered.ok()) << answered.status();
-  EXPECT_EQ(answered->result.outputs(0).data(), "done");
-  EXPECT_TRUE(absl::IsUnavailable(futures[1].get().status()));
 }
 
 TEST_F(LocalAgentLinkTest, AGoneAgentFailsTheSend) {

@@ -14,8 +14,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
-
 namespace kiln::server {
 
 namespace {
@@ -52,17 +50,16 @@ LocalAgentLink::LocalAgentLink(std::string agentId, UniqueFd socket,
                                OpenBlobFn openBlob)
     : id(std::move(agentId)), link(std::move(socket)),
       openBlob(std::move(openBlob)) {
-  watcher = std::thread([this] { watchLoop(); });
+  reader = std::thread([this] { readLoop(); });
 }
 
 LocalAgentLink::~LocalAgentLink() {
-  // Never on the watcher thread: connections hold the link weakly
-  // (WeakAgentLink), so the connection the watcher holds for a moment never
-  // owns it. A caller in await() holds it, and has left the read turn by
-  // the time it lets go.
+  // Never on the reader thread: connections hold the link weakly
+  // (WeakAgentLink), so the connection the reader holds for a moment never
+  // owns it.
   link.shutdown();
-  if (watcher.joinable())
-    watcher.join();
+  if (reader.joinable())
+    reader.join();
 }
 
 bool LocalAgentLink::send(const v1::Task &task, const TaskRecord &record,
@@ -172,117 +169,43 @@ LocalAgentLink::answerOf(const std::string &frame,
   return answer;
 }
 
-std::future_status
-LocalAgentLink::await(std::future<TaskOutcome> &outcome,
-                      std::chrono::steady_clock::time_point deadline) {
-  auto ready = [&outcome] {
-    return outcome.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-  };
-  std::unique_lock<std::mutex> lock(readMutex);
-  while (!ready()) {
-    // Nothing more will be read: the end failed the tasks in flight.
-    if (ended) {
-      lock.unlock();
-      return outcome.wait_until(deadline);
+void LocalAgentLink::readLoop() {
+  std::string frame;
+  std::vector<UniqueFd> files;
+  while (true) {
+    absl::Status received = link.receive(frame, files);
+    absl::StatusOr<AgentAnswer> result =
+        received.ok() ? answerOf(frame, files)
+                      : absl::StatusOr<AgentAnswer>(received);
+    files.clear();
+    if (!result.ok()) {
+      received = result.status();
+      if (!absl::IsUnavailable(received))
+        spdlog::error("local link to agent '{}': {}", id,
+                      std::string(received.message()));
+      // Nothing more will be read: later sends fail at once, and the tasks
+      // in flight fail now instead of at their deadlines.
+      link.shutdown();
+      std::shared_ptr<AgentConnection> connection;
+      {
+        std::lock_guard<std::mutex> lock(bindMutex);
+        connection = bound.lock();
+      }
+      if (connection)
+        connection->close(absl::UnavailableError(absl::StrCat(
+            "the local link to agent '", id, "' ended: ", received.message())));
+      return;
     }
-    if (reading) {
-      // Another thread reads: it hands this task's answer over, or leaves
-      // the turn.
-      ++waiting;
-      std::cv_status woke = readTurn.wait_until(lock, deadline);
-      --waiting;
-      if (woke == std::cv_status::timeout && !ready())
-        return std::future_status::timeout;
-      continue;
-    }
-    reading = true;
-    lock.unlock();
-    bool done = readUntil(outcome, deadline);
-    lock.lock();
-    reading = false;
-    if (waiting > 0)
-      readTurn.notify_all();
-    if (!done)
-      return ready() ? std::future_status::ready : std::future_status::timeout;
-  }
-  return std::future_status::ready;
-}
-
-bool LocalAgentLink::readUntil(std::future<TaskOutcome> &outcome,
-                               std::chrono::steady_clock::time_point deadline) {
-  // Sleeps in slices: an outcome can also be made ready without a frame
-  // (the connection closed when the agent registered again), and a reader
-  // that slept until its deadline would not see it.
-  constexpr auto kSlice = std::chrono::milliseconds(20);
-  while (outcome.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-    auto now = std::chrono::steady_clock::now();
-    if (now >= deadline)
-      return false;
-    // A frame is read whole once it starts: an agent writes each at once.
-    bool open = true;
-    if (link.waitReadable(std::min(deadline, now + kSlice)))
-      open = readOne();
+    std::shared_ptr<AgentConnection> connection;
     {
-      // Whoever waits may have its answer now, or its outcome otherwise.
-      std::lock_guard<std::mutex> lock(readMutex);
-      if (waiting > 0)
-        readTurn.notify_all();
+      std::lock_guard<std::mutex> lock(bindMutex);
+      connection = bound.lock();
     }
-    if (!open)
-      return true;
+    if (!connection || !connection->complete(*std::move(result)))
+      spdlog::warn("agent '{}' answered a task that nobody awaits over its "
+                   "local link (deadline passed, or it reconnected)",
+                   id);
   }
-  return true;
-}
-
-void LocalAgentLink::watchLoop() {
-  link.waitHangUp();
-  // The agent is gone (or shutdown() was called): what it answered before
-  // is read, then the end fails the tasks still in flight.
-  std::unique_lock<std::mutex> lock(readMutex);
-  ++waiting;
-  readTurn.wait(lock, [this] { return !reading; });
-  --waiting;
-  reading = true;
-  lock.unlock();
-  while (readOne()) {
-  }
-  lock.lock();
-  reading = false;
-  if (waiting > 0)
-    readTurn.notify_all();
-}
-
-bool LocalAgentLink::readOne() {
-  absl::Status received = link.receive(frame, files);
-  absl::StatusOr<AgentAnswer> result =
-      received.ok() ? answerOf(frame, files)
-                    : absl::StatusOr<AgentAnswer>(received);
-  files.clear();
-  std::shared_ptr<AgentConnection> connection;
-  {
-    std::lock_guard<std::mutex> lock(bindMutex);
-    connection = bound.lock();
-  }
-  if (!result.ok()) {
-    if (ended.exchange(true))
-      return false;
-    received = result.status();
-    if (!absl::IsUnavailable(received))
-      spdlog::error("local link to agent '{}': {}", id,
-                    std::string(received.message()));
-    // Nothing more will be read: later sends fail at once, and the tasks
-    // in flight fail now instead of at their deadlines.
-    link.shutdown();
-    if (connection)
-      connection->close(absl::UnavailableError(absl::StrCat(
-          "the local link to agent '", id, "' ended: ", received.message())));
-    return false;
-  }
-  if (!connection || !connection->complete(*std::move(result)))
-    spdlog::warn("agent '{}' answered a task that nobody awaits over its "
-                 "local link (deadline passed, or it reconnected)",
-                 id);
-  return true;
 }
 
 void LocalLinks::set(std::shared_ptr<LocalAgentLink> link) {

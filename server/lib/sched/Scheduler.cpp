@@ -96,7 +96,7 @@ Scheduler::run(const std::string &kind, v1::Task task,
                    std::string(lost.message()));
       continue;
     }
-    if (lease->session->await(*future, deadline) == std::future_status::timeout) {
+    if (future->wait_until(deadline) == std::future_status::timeout) {
       returnReleases();
       lease->session->abandon(task.task_id());
       registry.release(*lease);

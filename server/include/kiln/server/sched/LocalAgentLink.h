@@ -8,12 +8,6 @@
 // uploaded or copied between the two processes. LocalLinks finds the link
 // of an agent id.
 //
-// Answers are read by the threads that await them (await()): the caller
-// whose task is in flight reads the link itself, hands any other caller's
-// answer over, and returns with its own, so the common call wakes no
-// thread but its own. A watcher thread sleeps until the agent hangs up,
-// then reads what it sent before and fails the tasks still in flight.
-//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -21,15 +15,12 @@
 
 #include "kiln/common/FramedSocket.h"
 
-#include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
 
 namespace kiln::server {
 
@@ -50,11 +41,6 @@ public:
   bool send(const v1::Task &task, const TaskRecord &record,
             const TensorFiles &inputFiles, const LinkExtras &extras) override;
   bool passesFiles() const override { return true; }
-  /// Reads answers until `outcome` is ready or `deadline` passes, when no
-  /// other caller is reading; else waits for that one to hand the answer
-  /// over or to stop reading.
-  std::future_status await(std::future<TaskOutcome> &outcome,
-                           std::chrono::steady_clock::time_point deadline) override;
 
   /// Results go to `connection`, the agent's current registration; returns
   /// the one they went to before (to restore if the registration fails).
@@ -66,18 +52,7 @@ public:
   const std::string &agentId() const { return id; }
 
 private:
-  /// Reads and hands over frames until `outcome` is ready (true), the
-  /// link ends (true: the end fails every task in flight), or `deadline`
-  /// passes with nothing to read (false). The caller holds the read turn.
-  bool readUntil(std::future<TaskOutcome> &outcome,
-                 std::chrono::steady_clock::time_point deadline);
-  /// Receives one frame and hands it to the task it answers; false once
-  /// the link has ended (reported once: the link is shut down and the
-  /// bound connection closed).
-  bool readOne();
-  /// The watcher: waits for the agent to hang up, then reads until the
-  /// end.
-  void watchLoop();
+  void readLoop();
   /// Turns a LocalResult frame into the answer the caller awaits (the
   /// output files stay files); DATA_LOSS for a frame that is not one (the
   /// link is then ended).
@@ -90,15 +65,7 @@ private:
   std::mutex bindMutex;
   /// Weak: the connection owns a WeakAgentLink to this link, not the link.
   std::weak_ptr<AgentConnection> bound; // guarded by bindMutex
-  /// The read turn: one thread at a time receives frames.
-  std::mutex readMutex;
-  std::condition_variable readTurn;
-  bool reading = false;  // guarded by readMutex
-  int waiting = 0;       // callers waiting on readTurn; guarded by readMutex
-  std::atomic<bool> ended{false};
-  std::string frame;               // the reader's buffers, reused
-  std::vector<UniqueFd> files;
-  std::thread watcher;
+  std::thread reader;
 };
 
 /// What an AgentConnection holds for a local agent: the link while
@@ -114,11 +81,6 @@ public:
     return live && live->send(task, record, inputFiles, extras);
   }
   bool passesFiles() const override { return true; }
-  std::future_status await(std::future<TaskOutcome> &outcome,
-                           std::chrono::steady_clock::time_point deadline) override {
-    std::shared_ptr<LocalAgentLink> live = link.lock();
-    return live ? live->await(outcome, deadline) : outcome.wait_until(deadline);
-  }
 
 private:
   std::weak_ptr<LocalAgentLink> link;
