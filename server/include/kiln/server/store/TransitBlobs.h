@@ -64,7 +64,10 @@ private:
 /// which are spilled (written to the disk store, outside the lock, pinned
 /// meanwhile) before they leave memory: a blob nobody has used yet (an
 /// output its client is about to fetch, an input on its way to its
-/// Execute) is never lost for room. Thread-safe.
+/// Execute) is never lost for room. Spent is per blob, not per upload: an
+/// input uploaded again for one call is spent when another call sharing
+/// it ends, and may be dropped before the first call pins it (that call
+/// is then FAILED_PRECONDITION naming it). Thread-safe.
 class TransitBlobs {
 public:
   /// kilnd's default (--transit-memory-bytes).
