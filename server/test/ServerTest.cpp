@@ -175,6 +175,20 @@ protected:
     return compiler->Compile(&context, request, &response);
   }
 
+  /// The linear model (x: f32[2, 16], weights uploaded as `w`) compiled,
+  /// as an Execute request with x's type set and no payload or parameters
+  /// yet.
+  v1::ExecuteRequest linearExecuteRequest(v1::Digest &w) {
+    w = upload(weights);
+    v1::CompileResponse compiled;
+    grpc::Status status = compile(linearGraph(2, 16, 4, w), compiled);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    v1::ExecuteRequest request;
+    *request.mutable_executable() = compiled.executable();
+    *request.add_inputs()->mutable_type() = f32({2, 16});
+    return request;
+  }
+
   /// The store's memory tier (ServerOptions::transitMemoryBytes).
   int64_t transitMemoryBytes = 0;
   TempDir temp;
@@ -252,15 +266,11 @@ TEST_F(TransitServerTest, OnlyAClientsReadOfAnOutputHandedToItLetsItGo) {
 }
 
 TEST_F(TransitServerTest, AnInputIsSpentOnceItsExecuteRanAndDroppedForRoom) {
-  v1::Digest w = upload(weights);
-  v1::CompileResponse compiled;
-  ASSERT_TRUE(compile(linearGraph(2, 16, 4, w), compiled).ok());
+  v1::Digest w;
+  v1::ExecuteRequest request = linearExecuteRequest(w);
   GrpcFakeAgent agent(channel, "fake");
-  v1::ExecuteRequest request;
-  *request.mutable_executable() = compiled.executable();
   *request.add_parameters() = w;
-  v1::Tensor *x = request.add_inputs();
-  *x->mutable_type() = f32({2, 16});
+  v1::Tensor *x = request.mutable_inputs(0);
   *x->mutable_blob() =
       upload(std::string(2 * 16 * 4, '\7'), 1 << 20, /*inTransit=*/true);
   auto execute = [&] {
@@ -498,15 +508,10 @@ TEST_F(ServerTest, ExecuteErrors) {
 }
 
 TEST_F(ServerTest, AParameterSetNamesTheParametersInOneDigest) {
-  v1::Digest w = upload(weights);
-  v1::CompileResponse compiled;
-  ASSERT_TRUE(compile(linearGraph(2, 16, 4, w), compiled).ok());
+  v1::Digest w;
+  v1::ExecuteRequest request = linearExecuteRequest(w);
   GrpcFakeAgent agent(channel, "fake");
-  v1::ExecuteRequest request;
-  *request.mutable_executable() = compiled.executable();
-  v1::Tensor *x = request.add_inputs();
-  *x->mutable_type() = f32({2, 16});
-  x->set_data(std::string(2 * 16 * 4, '\0'));
+  request.mutable_inputs(0)->set_data(std::string(2 * 16 * 4, '\0'));
   auto execute = [&](const v1::ExecuteRequest &r) {
     grpc::ClientContext context;
     v1::ExecuteResponse response;
