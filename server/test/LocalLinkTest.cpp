@@ -15,10 +15,16 @@
 #include "kiln/server/store/ContentStore.h"
 #include "kiln/worker/local_link.pb.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
+#include <future>
+#include <thread>
+#include <vector>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -131,6 +137,48 @@ TEST(FramedSocketTest, PollingSeesAFrameOrAHangUpAndOtherwiseEndsWithItsWindow) 
   EXPECT_TRUE(absl::IsUnavailable(b.receive(bytes, files)));
 }
 
+TEST(FramedSocketTest, WaitingForAFrameEndsWithItOrAtTheDeadline) {
+  auto pair = FramedSocket::pair();
+  ASSERT_TRUE(pair.ok());
+  FramedSocket a(std::move(pair->first)), b(std::move(pair->second));
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(b.waitReadable(start + std::chrono::milliseconds(30)));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(30));
+  std::thread sender([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_TRUE(a.send("awaited").ok());
+  });
+  EXPECT_TRUE(b.waitReadable(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  sender.join();
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  ASSERT_TRUE(b.receive(bytes, files).ok());
+  EXPECT_EQ(bytes, "awaited");
+}
+
+TEST(FramedSocketTest, WaitingForAHangUpSleepsThroughFrames) {
+  auto pair = FramedSocket::pair();
+  ASSERT_TRUE(pair.ok());
+  auto a = std::make_unique<FramedSocket>(std::move(pair->first));
+  FramedSocket b(std::move(pair->second));
+  std::atomic<bool> woke{false};
+  std::thread watcher([&] {
+    b.waitHangUp();
+    woke = true;
+  });
+  ASSERT_TRUE(a->send("not a hang-up").ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(woke) << "a frame woke the wait for a hang-up";
+  a.reset(); // the peer closes its end
+  watcher.join();
+  EXPECT_TRUE(woke);
+  // The frame sent before is still there to read.
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  ASSERT_TRUE(b.receive(bytes, files).ok());
+  EXPECT_EQ(bytes, "not a hang-up");
+}
+
 TEST(FramedSocketTest, GarbageIsDataLossAndLimitsAreInvalidArgument) {
   auto pair = FramedSocket::pair();
   ASSERT_TRUE(pair.ok());
@@ -219,9 +267,37 @@ protected:
     EXPECT_TRUE(agentEnd->receive(frame, files).ok());
     reply.mutable_result()->set_task_id("one-file");
     EXPECT_TRUE(agentEnd->send(reply.SerializeAsString(), {file.get()}).ok());
-    if (future->wait_for(std::chrono::seconds(10)) != std::future_status::ready)
+    if (connection->await(*future, inTenSeconds()) !=
+        std::future_status::ready)
       return absl::DeadlineExceededError("no result within 10 s");
     return future->get();
+  }
+
+  static std::chrono::steady_clock::time_point inTenSeconds() {
+    return std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  }
+
+  /// Dispatches a task of each id on `connection`; their futures.
+  std::vector<std::future<TaskOutcome>>
+  dispatched(AgentConnection &connection, std::vector<std::string> ids) {
+    std::vector<std::future<TaskOutcome>> futures;
+    for (const std::string &id : ids) {
+      v1::Task task;
+      task.set_task_id(id);
+      auto future = connection.dispatch(task, record);
+      EXPECT_TRUE(future.ok()) << future.status();
+      if (future.ok())
+        futures.push_back(*std::move(future));
+    }
+    return futures;
+  }
+
+  /// Answers task `id` from the agent's end, with `data` as its one output.
+  void answer(const std::string &id, const std::string &data) {
+    worker::LocalResult reply;
+    reply.mutable_result()->set_task_id(id);
+    reply.mutable_result()->add_outputs()->set_data(data);
+    EXPECT_TRUE(agentEnd->send(reply.SerializeAsString()).ok());
   }
 
   /// The next frame the agent's end receives, parsed, and its files.
@@ -313,7 +389,7 @@ TEST_F(LocalAgentLinkTest, TasksCarryBlobFilesAndOutputsComeBackAsFiles) {
 
   // The caller gets the file itself (ExecutorService stores it or passes it
   // on to a local client).
-  ASSERT_EQ(future->wait_for(std::chrono::seconds(10)),
+  ASSERT_EQ(connection->await(*future, inTenSeconds()),
             std::future_status::ready);
   TaskOutcome outcome = future->get();
   ASSERT_TRUE(outcome.ok()) << outcome.status();
@@ -404,7 +480,7 @@ TEST_F(LocalAgentLinkTest, ADirectChannelGoesLastAndTheAnswerSaysIfItOpened) {
   reply.mutable_result()->set_task_id("direct");
   reply.set_direct_channel_open(true);
   ASSERT_TRUE(agentEnd->send(reply.SerializeAsString()).ok());
-  ASSERT_EQ(future->wait_for(std::chrono::seconds(10)),
+  ASSERT_EQ(connection->await(*future, inTenSeconds()),
             std::future_status::ready);
   TaskOutcome outcome = future->get();
   ASSERT_TRUE(outcome.ok()) << outcome.status();
@@ -482,6 +558,154 @@ TEST_F(LocalAgentLinkTest, AnEndedLinkFailsTheTasksInFlight) {
             std::future_status::ready)
       << "failed at once, not at its deadline";
   EXPECT_TRUE(absl::IsUnavailable(future->get().status()));
+}
+
+TEST_F(LocalAgentLinkTest, AnsweredOutOfOrderEachCallerGetsItsOwn) {
+  // Eight callers await at once; the agent answers in reverse order, one
+  // answer at a time. Whoever reads hands each other caller its answer;
+  // a caller leaving with its own hands the reading to the watcher, which
+  // reads for the rest: all return.
+  constexpr int kCallers = 8;
+  auto connection = boundConnection();
+  std::vector<std::string> ids;
+  for (int i = 0; i < kCallers; ++i)
+    ids.push_back(absl::StrCat("task-", i));
+  std::vector<std::future<TaskOutcome>> futures = dispatched(*connection, ids);
+  ASSERT_EQ(futures.size(), ids.size());
+  std::vector<std::future_status> waited(kCallers);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kCallers; ++i)
+    callers.emplace_back([&, i] {
+      waited[i] = connection->await(futures[i], inTenSeconds());
+    });
+  std::vector<UniqueFd> files;
+  for (int i = 0; i < kCallers; ++i)
+    receivedTask(files);
+  for (int i = kCallers - 1; i >= 0; --i) {
+    answer(ids[i], absl::StrCat(i));
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  for (std::thread &caller : callers)
+    caller.join();
+  for (int i = 0; i < kCallers; ++i) {
+    ASSERT_EQ(waited[i], std::future_status::ready) << ids[i];
+    TaskOutcome outcome = futures[i].get();
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    EXPECT_EQ(outcome->result.outputs(0).data(), absl::StrCat(i));
+  }
+}
+
+TEST_F(LocalAgentLinkTest, AWaitEndsAtItsDeadlineAndTheLateAnswerIsSkippedLater) {
+  auto connection = boundConnection();
+  v1::Task late;
+  late.set_task_id("late");
+  auto lateFuture = connection->dispatch(late, record);
+  ASSERT_TRUE(lateFuture.ok());
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(connection->await(*lateFuture, start + std::chrono::milliseconds(50)),
+            std::future_status::timeout);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
+  connection->abandon("late");
+  // The next caller reads past the abandoned task's answer to its own.
+  v1::Task next;
+  next.set_task_id("next");
+  auto nextFuture = connection->dispatch(next, record);
+  ASSERT_TRUE(nextFuture.ok());
+  std::vector<UniqueFd> files;
+  receivedTask(files);
+  receivedTask(files);
+  answer("late", "stale");
+  answer("next", "fresh");
+  ASSERT_EQ(connection->await(*nextFuture, inTenSeconds()),
+            std::future_status::ready);
+  TaskOutcome outcome = nextFuture->get();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->result.outputs(0).data(), "fresh");
+}
+
+TEST_F(LocalAgentLinkTest, LateAnswersAreReadWithNobodyAwaitingThemSoTheAgentNeverBlocks) {
+  // Four callers' deadlines pass; then the agent answers them with 1 MiB
+  // each, far past the socket's buffer. Nobody awaits: the link still
+  // reads them (they are owed), so the agent's sends finish, and a large
+  // task after them goes through and is answered.
+  auto connection = boundConnection();
+  std::vector<std::string> late = {"late-0", "late-1", "late-2", "late-3"};
+  std::vector<std::future<TaskOutcome>> futures = dispatched(*connection, late);
+  ASSERT_EQ(futures.size(), late.size());
+  for (size_t i = 0; i < late.size(); ++i) {
+    EXPECT_EQ(connection->await(futures[i], std::chrono::steady_clock::now() +
+                                                std::chrono::milliseconds(20)),
+              std::future_status::timeout);
+    connection->abandon(late[i]);
+  }
+  std::vector<UniqueFd> files;
+  for (size_t i = 0; i < late.size(); ++i)
+    receivedTask(files);
+  std::string big(1 << 20, 'a');
+  auto answering = std::async(std::launch::async, [&] {
+    for (const std::string &id : late)
+      answer(id, big);
+  });
+  ASSERT_EQ(answering.wait_for(std::chrono::seconds(10)), std::future_status::ready)
+      << "the agent blocked sending answers nobody read";
+  v1::Task next;
+  next.set_task_id("next");
+  next.add_inputs()->set_data(big);
+  // The agent takes the frame while kilnd sends it (past the buffer too).
+  auto taking = std::async(std::launch::async, [&] {
+    std::vector<UniqueFd> taken;
+    worker::LocalTask sent = receivedTask(taken);
+    EXPECT_EQ(sent.task().inputs(0).data().size(), big.size());
+    answer("next", "fresh");
+  });
+  auto nextFuture = connection->dispatch(next, record);
+  ASSERT_TRUE(nextFuture.ok());
+  ASSERT_EQ(connection->await(*nextFuture, inTenSeconds()), std::future_status::ready);
+  taking.get();
+  TaskOutcome outcome = nextFuture->get();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->result.outputs(0).data(), "fresh");
+}
+
+TEST_F(LocalAgentLinkTest, ACallerReadingSeesItsTaskFailedWithoutAFrame) {
+  // The connection closes (the agent registered again) while the link
+  // stays: the caller reading it returns within a slice, not at its
+  // deadline.
+  auto connection = boundConnection();
+  v1::Task task;
+  task.set_task_id("closed");
+  auto future = connection->dispatch(task, record);
+  ASSERT_TRUE(future.ok());
+  std::thread closer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    connection->close(absl::UnavailableError("registered again"));
+  });
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(connection->await(*future, start + std::chrono::seconds(60)),
+            std::future_status::ready);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  closer.join();
+  EXPECT_TRUE(absl::IsUnavailable(future->get().status()));
+}
+
+TEST_F(LocalAgentLinkTest, WhatAnAgentAnsweredBeforeItWentIsStillDelivered) {
+  // Nobody awaits: the watcher reads the answer the agent sent before it
+  // hung up, then fails the task it left unanswered.
+  auto connection = boundConnection();
+  std::vector<std::future<TaskOutcome>> futures =
+      dispatched(*connection, {"answered", "unanswered"});
+  ASSERT_EQ(futures.size(), 2u);
+  std::vector<UniqueFd> files;
+  receivedTask(files);
+  receivedTask(files);
+  answer("answered", "done");
+  agentEnd.reset();
+  for (std::future<TaskOutcome> &future : futures)
+    ASSERT_EQ(future.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  TaskOutcome answered = futures[0].get();
+  ASSERT_TRUE(answered.ok()) << answered.status();
+  EXPECT_EQ(answered->result.outputs(0).data(), "done");
+  EXPECT_TRUE(absl::IsUnavailable(futures[1].get().status()));
 }
 
 TEST_F(LocalAgentLinkTest, AGoneAgentFailsTheSend) {

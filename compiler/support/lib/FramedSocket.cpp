@@ -96,6 +96,41 @@ bool FramedSocket::pollReadable(std::chrono::microseconds window) {
   return false;
 }
 
+bool FramedSocket::waitReadable(std::chrono::steady_clock::time_point deadline) {
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      return false;
+    // A day at most per sleep: ppoll's timespec takes any deadline then.
+    left = std::min<std::chrono::nanoseconds>(left, std::chrono::hours(24));
+    timespec timeout{static_cast<time_t>(left.count() / 1'000'000'000),
+                     static_cast<long>(left.count() % 1'000'000'000)};
+    pollfd wait{socket.get(), POLLIN, 0};
+    int ready = ::ppoll(&wait, 1, &timeout, nullptr);
+    if (ready > 0)
+      return true; // readable, or hung up: receive() tells which
+    if (ready < 0 && errno != EINTR)
+      return true; // receive() reports what is wrong
+  }
+}
+
+bool FramedSocket::waitHangUp(int alsoReadable) {
+  // POLLRDHUP alone: data arriving (POLLIN) does not wake this poll; the
+  // peer's close or a shutdown() does (POLLRDHUP, or POLLHUP, which poll
+  // always reports).
+  pollfd wait[2] = {{socket.get(), POLLRDHUP, 0}, {alsoReadable, POLLIN, 0}};
+  nfds_t count = alsoReadable >= 0 ? 2 : 1;
+  while (true) {
+    int ready = ::poll(wait, count, -1);
+    if (ready < 0 && errno == EINTR)
+      continue;
+    // A failing poll is taken as a hang-up: the caller then reads, and
+    // receive() reports what is wrong.
+    return ready < 0 || wait[0].revents != 0;
+  }
+}
+
 absl::Status FramedSocket::readFully(char *data, size_t size) {
   while (size > 0) {
     RETURN_IF_ERROR(awaitReadable());

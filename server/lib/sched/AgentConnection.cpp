@@ -12,6 +12,12 @@ namespace kiln::server {
 
 AgentLink::~AgentLink() = default;
 
+std::future_status
+AgentLink::await(std::future<TaskOutcome> &outcome,
+                 std::chrono::steady_clock::time_point deadline) {
+  return outcome.wait_until(deadline);
+}
+
 AgentConnection::AgentConnection(std::string agentId, std::shared_ptr<AgentLink> link)
     : id(std::move(agentId)), link(std::move(link)) {}
 

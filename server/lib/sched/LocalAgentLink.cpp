@@ -14,9 +14,19 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 namespace kiln::server {
 
 namespace {
+
+/// How long a reader sleeps before it looks again at outcomes that may
+/// have been made ready without a frame (readUntil).
+constexpr auto kReadSlice = std::chrono::milliseconds(20);
 
 /// Appends LocalTask's `task` field to the serialized LocalTask `bytes`
 /// (`task`'s own fields, then the record's signature fragment, under one
@@ -49,17 +59,24 @@ bool appendTask(const v1::Task &task, const TaskRecord &record,
 LocalAgentLink::LocalAgentLink(std::string agentId, UniqueFd socket,
                                OpenBlobFn openBlob)
     : id(std::move(agentId)), link(std::move(socket)),
-      openBlob(std::move(openBlob)) {
-  reader = std::thread([this] { readLoop(); });
+      openBlob(std::move(openBlob)),
+      readNeeded(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
+  if (!readNeeded.valid()) {
+    spdlog::error("local link to agent '{}': eventfd: {}; its watcher reads "
+                  "every answer", id, std::strerror(errno));
+    reading = true; // the watcher's for good, before any caller can look
+  }
+  watcher = std::thread([this] { watchLoop(); });
 }
 
 LocalAgentLink::~LocalAgentLink() {
-  // Never on the reader thread: connections hold the link weakly
-  // (WeakAgentLink), so the connection the reader holds for a moment never
-  // owns it.
+  // Never on the watcher thread: connections hold the link weakly
+  // (WeakAgentLink), so the connection the watcher holds for a moment never
+  // owns it. A caller in await() holds it, and has left the reading by the
+  // time it lets go.
   link.shutdown();
-  if (reader.joinable())
-    reader.join();
+  if (watcher.joinable())
+    watcher.join();
 }
 
 bool LocalAgentLink::send(const v1::Task &task, const TaskRecord &record,
@@ -110,10 +127,19 @@ bool LocalAgentLink::send(const v1::Task &task, const TaskRecord &record,
   std::string bytes;
   if (!local.SerializeToString(&bytes) || !appendTask(task, record, bytes))
     return false;
+  // Owed from before the frame goes: an answer is never read uncounted.
+  {
+    std::lock_guard<std::mutex> lock(readMutex);
+    ++owed;
+  }
   absl::Status sent = link.send(bytes, files);
-  if (!sent.ok())
+  if (!sent.ok()) {
     spdlog::warn("local link to agent '{}': {}", id,
                  std::string(sent.message()));
+    std::lock_guard<std::mutex> lock(readMutex);
+    if (owed > 0)
+      --owed;
+  }
   return sent.ok();
 }
 
@@ -169,43 +195,154 @@ LocalAgentLink::answerOf(const std::string &frame,
   return answer;
 }
 
-void LocalAgentLink::readLoop() {
-  std::string frame;
-  std::vector<UniqueFd> files;
-  while (true) {
-    absl::Status received = link.receive(frame, files);
-    absl::StatusOr<AgentAnswer> result =
-        received.ok() ? answerOf(frame, files)
-                      : absl::StatusOr<AgentAnswer>(received);
-    files.clear();
-    if (!result.ok()) {
-      received = result.status();
-      if (!absl::IsUnavailable(received))
-        spdlog::error("local link to agent '{}': {}", id,
-                      std::string(received.message()));
-      // Nothing more will be read: later sends fail at once, and the tasks
-      // in flight fail now instead of at their deadlines.
-      link.shutdown();
-      std::shared_ptr<AgentConnection> connection;
+std::future_status
+LocalAgentLink::await(std::future<TaskOutcome> &outcome,
+                      std::chrono::steady_clock::time_point deadline) {
+  auto ready = [&outcome] {
+    return outcome.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  };
+  std::unique_lock<std::mutex> lock(readMutex);
+  if (ready())
+    return std::future_status::ready;
+  // Another thread reads (a caller, or the watcher): it hands this answer
+  // over (the promise wakes this caller alone), or, leaving with answers
+  // owed, hands the reading to the watcher, which reads until none is.
+  // Nothing more will be read once the link ended: the end failed the
+  // tasks in flight.
+  if (reading || ended) {
+    lock.unlock();
+    return outcome.wait_until(deadline);
+  }
+  reading = true;
+  lock.unlock();
+  bool done = readUntil(outcome, deadline);
+  lock.lock();
+  reading = false;
+  handReadingOn();
+  if (!done)
+    return ready() ? std::future_status::ready : std::future_status::timeout;
+  return std::future_status::ready;
+}
+
+void LocalAgentLink::handReadingOn() {
+  if (reading)
+    return;
+  if (watcherDraining) {
+    readingFree.notify_one();
+    return;
+  }
+  // Answers still owed, to callers waiting or to none (their deadlines
+  // passed): the watcher reads them, so the agent never blocks sending.
+  uint64_t one = 1;
+  if (owed > 0)
+    (void)::write(readNeeded.get(), &one, sizeof one);
+}
+
+bool LocalAgentLink::readUntil(std::future<TaskOutcome> &outcome,
+                               std::chrono::steady_clock::time_point deadline) {
+  // Sleeps in slices: an outcome can also be made ready without a frame
+  // (the connection closed when the agent registered again), and a reader
+  // that slept until its deadline would not see it.
+  while (outcome.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline)
+      return false;
+    // A frame is read whole once it starts: an agent writes each at once.
+    if (link.waitReadable(std::min(deadline, now + kReadSlice)) && !readOne())
+      return true;
+  }
+  return true;
+}
+
+void LocalAgentLink::watchLoop() {
+  if (!readNeeded.valid()) {
+    // Nothing can wake the watcher to read: it reads every answer, as a
+    // dedicated reader (reading was set for it), and callers only wait.
+    while (readOne()) {
+    }
+    return;
+  }
+  while (!ended) {
+    if (!link.waitHangUp(readNeeded.get())) {
+      uint64_t count;
+      (void)::read(readNeeded.get(), &count, sizeof count);
       {
-        std::lock_guard<std::mutex> lock(bindMutex);
-        connection = bound.lock();
+        std::lock_guard<std::mutex> lock(readMutex);
+        // Taken by a caller meanwhile (who hands it back if it leaves
+        // answers owed), or nothing left to read.
+        if (reading || owed == 0)
+          continue;
+        reading = true;
       }
-      if (connection)
-        connection->close(absl::UnavailableError(absl::StrCat(
-            "the local link to agent '", id, "' ended: ", received.message())));
+      readWhileOwed();
+      continue;
+    }
+    // The agent is gone (or shutdown() was called): what it answered
+    // before is read, then the end fails the tasks still in flight.
+    std::unique_lock<std::mutex> lock(readMutex);
+    watcherDraining = true;
+    readingFree.wait(lock, [this] { return !reading; });
+    watcherDraining = false;
+    reading = true;
+    lock.unlock();
+    while (readOne()) {
+    }
+    lock.lock();
+    reading = false;
+    return;
+  }
+}
+
+void LocalAgentLink::readWhileOwed() {
+  // No slices: every answer this waits for is owed, and a hang-up or
+  // shutdown() ends the receive.
+  while (true) {
+    bool open = readOne();
+    std::lock_guard<std::mutex> lock(readMutex);
+    if (!open || owed == 0) {
+      reading = false;
+      handReadingOn();
       return;
     }
-    std::shared_ptr<AgentConnection> connection;
-    {
-      std::lock_guard<std::mutex> lock(bindMutex);
-      connection = bound.lock();
-    }
-    if (!connection || !connection->complete(*std::move(result)))
-      spdlog::warn("agent '{}' answered a task that nobody awaits over its "
-                   "local link (deadline passed, or it reconnected)",
-                   id);
   }
+}
+
+bool LocalAgentLink::readOne() {
+  absl::Status received = link.receive(frame, files);
+  absl::StatusOr<AgentAnswer> result =
+      received.ok() ? answerOf(frame, files)
+                    : absl::StatusOr<AgentAnswer>(received);
+  files.clear();
+  std::shared_ptr<AgentConnection> connection;
+  {
+    std::lock_guard<std::mutex> lock(bindMutex);
+    connection = bound.lock();
+  }
+  if (!result.ok()) {
+    if (ended.exchange(true))
+      return false;
+    received = result.status();
+    if (!absl::IsUnavailable(received))
+      spdlog::error("local link to agent '{}': {}", id,
+                    std::string(received.message()));
+    // Nothing more will be read: later sends fail at once, and the tasks
+    // in flight fail now instead of at their deadlines.
+    link.shutdown();
+    if (connection)
+      connection->close(absl::UnavailableError(absl::StrCat(
+          "the local link to agent '", id, "' ended: ", received.message())));
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> lock(readMutex);
+    if (owed > 0)
+      --owed;
+  }
+  if (!connection || !connection->complete(*std::move(result)))
+    spdlog::warn("agent '{}' answered a task that nobody awaits over its "
+                 "local link (deadline passed, or it reconnected)",
+                 id);
+  return true;
 }
 
 void LocalLinks::set(std::shared_ptr<LocalAgentLink> link) {

@@ -96,7 +96,8 @@ Scheduler::run(const std::string &kind, v1::Task task,
                    std::string(lost.message()));
       continue;
     }
-    if (future->wait_until(deadline) == std::future_status::timeout) {
+    if (lease->session->await(*future, deadline) ==
+        std::future_status::timeout) {
       returnReleases();
       lease->session->abandon(task.task_id());
       registry.release(*lease);

@@ -65,6 +65,16 @@ public:
   /// measured here, against about 3 us for a spinning reader).
   bool pollReadable(std::chrono::microseconds window);
 
+  /// Sleeps until the socket has bytes to read or its peer hung up (true),
+  /// or `deadline` passes (false), without reading.
+  bool waitReadable(std::chrono::steady_clock::time_point deadline);
+
+  /// Sleeps until the peer hangs up or shutdown() is called (true), or
+  /// `alsoReadable` (a descriptor, -1 for none) has bytes to read (false),
+  /// without waking for the frames that arrive meanwhile (they stay
+  /// unread).
+  bool waitHangUp(int alsoReadable = -1);
+
   /// Ends both directions: a blocked receive() returns, later sends fail.
   void shutdown();
 

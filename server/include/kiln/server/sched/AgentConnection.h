@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
+#include <chrono>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -38,6 +39,20 @@ struct LinkExtras {
   int directChannel = -1;
 };
 
+/// What an agent answered: its result, and the files of the outputs that
+/// came back in files (a local link's large outputs; those have no payload
+/// in `result`).
+struct AgentAnswer {
+  v1::TaskResult result;
+  TensorFiles outputFiles;
+  /// The agent serves the direct channel the task brought.
+  bool directChannelOpen = false;
+};
+
+/// The outcome of one task: the agent's answer, or UNAVAILABLE when the
+/// agent went away before answering.
+using TaskOutcome = absl::StatusOr<AgentAnswer>;
+
 /// Sends tasks to one agent. gRPC sync streams allow one Write at a time,
 /// so implementations serialise send() themselves.
 class AgentLink {
@@ -52,21 +67,14 @@ public:
                     const TensorFiles &inputFiles, const LinkExtras &extras) = 0;
   /// Whether send() passes files (a local link) or only messages.
   virtual bool passesFiles() const { return false; }
+  /// Waits until `outcome`, that of a task sent over this link, is ready
+  /// or `deadline` passes. A link may read its answers on the waiting
+  /// thread (a local link does): then no other thread has to wake to hand
+  /// them over.
+  virtual std::future_status
+  await(std::future<TaskOutcome> &outcome,
+        std::chrono::steady_clock::time_point deadline);
 };
-
-/// What an agent answered: its result, and the files of the outputs that
-/// came back in files (a local link's large outputs; those have no payload
-/// in `result`).
-struct AgentAnswer {
-  v1::TaskResult result;
-  TensorFiles outputFiles;
-  /// The agent serves the direct channel the task brought.
-  bool directChannelOpen = false;
-};
-
-/// The outcome of one task: the agent's answer, or UNAVAILABLE when the
-/// agent went away before answering.
-using TaskOutcome = absl::StatusOr<AgentAnswer>;
 
 /// One agent connection: its id, its link, and the tasks sent to it that
 /// await a TaskResult. Thread-safe.
@@ -85,6 +93,13 @@ public:
 
   /// Whether the agent's link passes tensors in files.
   bool passesFiles() const { return link->passesFiles(); }
+
+  /// Waits for the outcome of a task dispatch() sent, until `deadline`
+  /// (AgentLink::await).
+  std::future_status await(std::future<TaskOutcome> &outcome,
+                           std::chrono::steady_clock::time_point deadline) {
+    return link->await(outcome, deadline);
+  }
 
   /// Delivers the agent's answer; false when no such task is pending (late
   /// result after a deadline, or an id the daemon never sent).

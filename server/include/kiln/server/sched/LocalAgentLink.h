@@ -8,6 +8,19 @@
 // uploaded or copied between the two processes. LocalLinks finds the link
 // of an agent id.
 //
+// Answers are read by the threads that await them (await()): a caller
+// that finds nobody reading reads the link itself, hands any other
+// caller's answer over (its promise wakes that caller alone), and returns
+// with its own, so a lone call wakes no thread but its own. A caller
+// that finds the link read waits on its promise. The link counts the
+// answers the agent still owes (one per task sent); whoever leaves the
+// reading while some are owed, to waiting callers or to none (their
+// deadlines passed), hands it to the watcher thread, which reads until
+// none is. So answers are read whenever any is owed and the agent never
+// blocks sending one; under many callers they are read as by a dedicated
+// reader. The watcher also wakes when the agent hangs up, then reads what
+// it sent before and fails the tasks still in flight.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -15,12 +28,15 @@
 
 #include "kiln/common/FramedSocket.h"
 
+#include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace kiln::server {
 
@@ -41,6 +57,11 @@ public:
   bool send(const v1::Task &task, const TaskRecord &record,
             const TensorFiles &inputFiles, const LinkExtras &extras) override;
   bool passesFiles() const override { return true; }
+  /// Reads answers until `outcome` is ready or `deadline` passes, when
+  /// nobody is reading; else waits for the reader to hand the answer over
+  /// (its promise wakes this caller alone).
+  std::future_status await(std::future<TaskOutcome> &outcome,
+                           std::chrono::steady_clock::time_point deadline) override;
 
   /// Results go to `connection`, the agent's current registration; returns
   /// the one they went to before (to restore if the registration fails).
@@ -52,7 +73,24 @@ public:
   const std::string &agentId() const { return id; }
 
 private:
-  void readLoop();
+  /// Reads and hands over frames until `outcome` is ready (true), the
+  /// link ends (true: the end fails every task in flight), or `deadline`
+  /// passes with nothing to read (false). The caller holds the read turn.
+  bool readUntil(std::future<TaskOutcome> &outcome,
+                 std::chrono::steady_clock::time_point deadline);
+  /// Receives one frame, hands it to the task it answers and wakes that
+  /// task's caller; false once the link has ended (reported once: the
+  /// link is shut down and the bound connection closed).
+  bool readOne();
+  /// When the reading is free: wakes the watcher, to drain a departed
+  /// agent's link or to read the answers still owed. Under readMutex.
+  void handReadingOn();
+  /// The watcher's reading, until no answer is owed or the link ends.
+  void readWhileOwed();
+  /// The watcher: reads the answers owed when handed the reading; when
+  /// the agent hangs up, reads until the end. Without an eventfd, reads
+  /// every answer.
+  void watchLoop();
   /// Turns a LocalResult frame into the answer the caller awaits (the
   /// output files stay files); DATA_LOSS for a frame that is not one (the
   /// link is then ended).
@@ -65,7 +103,21 @@ private:
   std::mutex bindMutex;
   /// Weak: the connection owns a WeakAgentLink to this link, not the link.
   std::weak_ptr<AgentConnection> bound; // guarded by bindMutex
-  std::thread reader;
+  /// The reading: one thread at a time receives frames; the watcher
+  /// waits on readingFree to drain a departed agent's link.
+  std::mutex readMutex;
+  bool reading = false;         // guarded by readMutex
+  /// Answers the agent owes: tasks sent (counted before their frames go)
+  /// less answers received.
+  size_t owed = 0;              // guarded by readMutex
+  bool watcherDraining = false; // guarded by readMutex
+  std::condition_variable readingFree;
+  /// An eventfd that wakes the watcher to read the answers owed.
+  UniqueFd readNeeded;
+  std::atomic<bool> ended{false};
+  std::string frame;               // the reader's buffers, reused
+  std::vector<UniqueFd> files;
+  std::thread watcher;
 };
 
 /// What an AgentConnection holds for a local agent: the link while
@@ -81,6 +133,12 @@ public:
     return live && live->send(task, record, inputFiles, extras);
   }
   bool passesFiles() const override { return true; }
+  std::future_status await(std::future<TaskOutcome> &outcome,
+                           std::chrono::steady_clock::time_point deadline) override {
+    std::shared_ptr<LocalAgentLink> live = link.lock();
+    return live ? live->await(outcome, deadline)
+                : outcome.wait_until(deadline);
+  }
 
 private:
   std::weak_ptr<LocalAgentLink> link;
