@@ -595,6 +595,36 @@ TEST_F(LocalAgentLinkTest, AnsweredOutOfOrderEachCallerGetsItsOwn) {
   }
 }
 
+TEST_F(LocalAgentLinkTest, AReaderLeavingWithItsAnswerHandsTheReadingToTheWatcher) {
+  // A reads the link; B, awaiting while A reads, waits on its promise.
+  // A's answer comes first and A leaves: B's, which comes after, is read
+  // by the watcher A woke, not by B (B never reads while it waits).
+  auto connection = boundConnection();
+  std::vector<std::future<TaskOutcome>> futures = dispatched(*connection, {"a", "b"});
+  ASSERT_EQ(futures.size(), 2u);
+  std::future_status waitedA{}, waitedB{};
+  std::thread a([&] { waitedA = connection->await(futures[0], inTenSeconds()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50)); // A reads
+  std::thread b([&] {
+    waitedB = connection->await(futures[1], std::chrono::steady_clock::now() +
+                                                std::chrono::seconds(3));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50)); // B waits
+  std::vector<UniqueFd> files;
+  receivedTask(files);
+  receivedTask(files);
+  answer("a", "first");
+  a.join();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20)); // A is gone
+  answer("b", "second");
+  b.join();
+  ASSERT_EQ(waitedA, std::future_status::ready);
+  ASSERT_EQ(waitedB, std::future_status::ready) << "nobody read B's answer";
+  TaskOutcome outcome = futures[1].get();
+  ASSERT_TRUE(outcome.ok()) << outcome.status();
+  EXPECT_EQ(outcome->result.outputs(0).data(), "second");
+}
+
 TEST_F(LocalAgentLinkTest, AWaitEndsAtItsDeadlineAndTheLateAnswerIsSkippedLater) {
   auto connection = boundConnection();
   v1::Task late;
@@ -606,7 +636,8 @@ TEST_F(LocalAgentLinkTest, AWaitEndsAtItsDeadlineAndTheLateAnswerIsSkippedLater)
             std::future_status::timeout);
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
   connection->abandon("late");
-  // The next caller reads past the abandoned task's answer to its own.
+  // The abandoned task's answer is read (by the watcher, or by the next
+  // caller on its way to its own) and dropped.
   v1::Task next;
   next.set_task_id("next");
   auto nextFuture = connection->dispatch(next, record);
@@ -646,8 +677,10 @@ TEST_F(LocalAgentLinkTest, LateAnswersAreReadWithNobodyAwaitingThemSoTheAgentNev
     for (const std::string &id : late)
       answer(id, big);
   });
-  ASSERT_EQ(answering.wait_for(std::chrono::seconds(10)), std::future_status::ready)
-      << "the agent blocked sending answers nobody read";
+  if (answering.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+    agentEnd->shutdown(); // lets the blocked sender (and the test) end
+    FAIL() << "the agent blocked sending answers nobody read";
+  }
   v1::Task next;
   next.set_task_id("next");
   next.add_inputs()->set_data(big);
@@ -659,7 +692,10 @@ TEST_F(LocalAgentLinkTest, LateAnswersAreReadWithNobodyAwaitingThemSoTheAgentNev
     answer("next", "fresh");
   });
   auto nextFuture = connection->dispatch(next, record);
-  ASSERT_TRUE(nextFuture.ok());
+  if (!nextFuture.ok()) {
+    agentEnd->shutdown(); // ends the agent's receive
+    FAIL() << nextFuture.status();
+  }
   ASSERT_EQ(connection->await(*nextFuture, inTenSeconds()), std::future_status::ready);
   taking.get();
   TaskOutcome outcome = nextFuture->get();

@@ -219,14 +219,16 @@ LocalAgentLink::await(std::future<TaskOutcome> &outcome,
   lock.lock();
   reading = false;
   handReadingOn();
-  if (!done)
-    return ready() ? std::future_status::ready : std::future_status::timeout;
-  return std::future_status::ready;
+  lock.unlock();
+  if (ready())
+    return std::future_status::ready;
+  // The link ended (done) and failed the tasks of the connection bound
+  // then, which need not be this task's (unbound as its agent left): its
+  // outcome comes when its connection closes, or the deadline passes.
+  return done ? outcome.wait_until(deadline) : std::future_status::timeout;
 }
 
 void LocalAgentLink::handReadingOn() {
-  if (reading)
-    return;
   if (watcherDraining) {
     readingFree.notify_one();
     return;
@@ -337,6 +339,9 @@ bool LocalAgentLink::readOne() {
     std::lock_guard<std::mutex> lock(readMutex);
     if (owed > 0)
       --owed;
+    else
+      spdlog::warn("agent '{}' sent an answer more than it owed over its "
+                   "local link", id);
   }
   if (!connection || !connection->complete(*std::move(result)))
     spdlog::warn("agent '{}' answered a task that nobody awaits over its "

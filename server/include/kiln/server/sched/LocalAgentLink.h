@@ -21,6 +21,11 @@
 // reader. The watcher also wakes when the agent hangs up, then reads what
 // it sent before and fails the tasks still in flight.
 //
+// This holds because every task sent is awaited on the link (Scheduler
+// awaits each it dispatches): between a send and its await the sender is
+// the one to read. An answer the agent never sends stays owed, and the
+// watcher then reads every answer: slower, never stuck.
+//
 //===----------------------------------------------------------------------===//
 #pragma once
 
@@ -47,7 +52,7 @@ public:
       std::function<absl::StatusOr<UniqueFd>(const v1::Digest &)>;
 
   LocalAgentLink(std::string agentId, UniqueFd socket, OpenBlobFn openBlob);
-  /// Closes the socket and joins the reader.
+  /// Shuts the socket down and joins the watcher.
   ~LocalAgentLink() override;
 
   /// Sends a task with its inputs' files: `inputFiles` for inputs without
@@ -74,7 +79,7 @@ public:
 
 private:
   /// Reads and hands over frames until `outcome` is ready (true), the
-  /// link ends (true: the end fails every task in flight), or `deadline`
+  /// link ends (true: the end fails the bound connection's tasks), or `deadline`
   /// passes with nothing to read (false). The caller holds the read turn.
   bool readUntil(std::future<TaskOutcome> &outcome,
                  std::chrono::steady_clock::time_point deadline);
@@ -82,8 +87,9 @@ private:
   /// task's caller; false once the link has ended (reported once: the
   /// link is shut down and the bound connection closed).
   bool readOne();
-  /// When the reading is free: wakes the watcher, to drain a departed
-  /// agent's link or to read the answers still owed. Under readMutex.
+  /// When the reading has just been left: wakes the watcher, to drain a
+  /// departed agent's link or to read the answers still owed. Under
+  /// readMutex.
   void handReadingOn();
   /// The watcher's reading, until no answer is owed or the link ends.
   void readWhileOwed();
@@ -122,7 +128,7 @@ private:
 
 /// What an AgentConnection holds for a local agent: the link while
 /// LocalLinks keeps it (a restarted agent's replaces it), so a connection
-/// never keeps a dead process's link, or its reader thread, alive.
+/// never keeps a dead process's link, or its watcher thread, alive.
 class WeakAgentLink final : public AgentLink {
 public:
   explicit WeakAgentLink(std::weak_ptr<LocalAgentLink> link)
