@@ -28,7 +28,7 @@ from kiln.credentials import (AUTHORIZATION_KEY, PROTOCOL_KEY, PROTOCOL_VERSION,
                               is_loopback, resolve_tls, resolve_token)
 from kiln.errors import InvalidArgumentError, raise_for_rpc_error
 from kiln.v1 import (blobs_pb2_grpc, cache_pb2_grpc, compiler_pb2_grpc, daemon_pb2_grpc,
-                     devices_pb2_grpc, executor_pb2_grpc)
+                     devices_pb2_grpc, executor_pb2, executor_pb2_grpc)
 
 # The metadata key kilnd reads the request id from; it logs the id on every
 # line about the call, passes it to the agent and ends error messages with it.
@@ -131,6 +131,11 @@ class Rpc:
             self._metadata += ((AUTHORIZATION_KEY, f"Bearer {token}"),)
         self.compiler = compiler_pb2_grpc.CompilerStub(self.channel)
         self.executor = executor_pb2_grpc.ExecutorStub(self.channel)
+        #: Executor.Execute taking the request's wire bytes
+        #: (kiln.inline_request), not a message.
+        self.execute_bytes = self.channel.unary_unary(
+            "/kiln.v1.Executor/Execute", request_serializer=None,
+            response_deserializer=executor_pb2.ExecuteResponse.FromString)
         self.blobs = blobs_pb2_grpc.BlobsStub(self.channel)
         self.devices = devices_pb2_grpc.DevicesStub(self.channel)
         self.cache = cache_pb2_grpc.CacheStub(self.channel)
@@ -189,8 +194,9 @@ class Rpc:
             failure = err
         # kilnd went away under a connected channel and the retry policy's
         # attempts ran out: wait for it to come back, once, and send again
-        # (a message; a client stream is consumed, so it is not resent).
-        resendable = hasattr(request, "SerializeToString")
+        # (a message or its bytes; a client stream is consumed, so it is
+        # not resent).
+        resendable = isinstance(request, bytes) or hasattr(request, "SerializeToString")
         if self._transport_failed(failure) and resendable and not waited and \
                 self._await_connection():
             try:

@@ -20,6 +20,7 @@ from kiln._rpc import Rpc
 from kiln.blobs import BlobClient
 from kiln.credentials import is_loopback
 from kiln.errors import FailedPreconditionError, InvalidArgumentError, KilnError
+from kiln.inline_request import inline_request_bytes
 from kiln.local_execute import LocalExecutor, LocalUnavailable, StaleRequest
 from kiln.tensors import (PROTO_TO_DTYPE, HeldTensor, empty_tensor_for, payload_size,
                           set_tensor_type, tensor_bytes, tensor_from_bytes)
@@ -112,9 +113,21 @@ class Executor:
 
     def _run_grpc(self, request: executor_pb2.ExecuteRequest, inputs: Sequence[Any],
                   context: dict, reupload: Reupload | None) -> Execution:
-        upload = self._encode_inputs(request, inputs, context)
+        # A call whose inputs all go inline is written as bytes directly
+        # (kiln.inline_request); the rest build the message.
         try:
-            response = self._call(request, context)
+            wire = inline_request_bytes(request, inputs, INLINE_INPUT_LIMIT,
+                                        INLINE_REQUEST_BUDGET)
+        except ValueError:
+            wire = None  # a dtype Kiln lacks: the slow path names the input
+        if wire is None:
+            upload = self._encode_inputs(request, inputs, context)
+            payload, method = request, self._rpc.executor.Execute
+        else:
+            upload = 0.0
+            payload, method = wire, self._rpc.execute_bytes
+        try:
+            response = self._call(payload, method, context)
         except FailedPreconditionError:
             # The daemon lost blobs we believed it held (e.g. it restarted on
             # a fresh store): upload again, once, when we hold the tensors.
@@ -126,7 +139,7 @@ class Executor:
             if reupload is not None:
                 reupload()
             self._blobs.ensure_tensors(blob_inputs, in_transit=True)
-            response = self._call(request, context)
+            response = self._call(payload, method, context)
         outputs, download = [], 0.0
         for i, out in enumerate(response.outputs):
             t0 = time.perf_counter()
@@ -134,10 +147,10 @@ class Executor:
             download += time.perf_counter() - t0
         return Execution(response, outputs, "grpc", upload, download)
 
-    def _call(self, request: executor_pb2.ExecuteRequest,
+    def _call(self, payload: executor_pb2.ExecuteRequest | bytes,
+              method: Callable[..., executor_pb2.ExecuteResponse],
               context: dict) -> executor_pb2.ExecuteResponse:
-        return self._rpc.call("kiln.v1.Executor/Execute", self._rpc.executor.Execute,
-                              request, context=context)
+        return self._rpc.call("kiln.v1.Executor/Execute", method, payload, context=context)
 
     def _encode_inputs(self, request: executor_pb2.ExecuteRequest, inputs: Sequence[Any],
                        context: dict) -> float:

@@ -17,7 +17,8 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "kiln"
 LAYERS: list[tuple[str, set[str]]] = [
     ("wire", {"version", "error_hints", "errors", "units", "text_table", "credentials", "_rpc",
               "tensors", "options",
-              "blobs", "cache", "memfd_pool", "exchange", "call_plan", "local_execute", "execution",
+              "blobs", "cache", "memfd_pool", "exchange", "call_plan", "inline_request",
+              "local_execute", "execution",
               "counters"}),
     ("export and serialisation", {"rng", "graph", "symbolic_sizes", "linalg_decompositions",
                                   "export", "reference", "op_report",
