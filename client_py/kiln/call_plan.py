@@ -23,6 +23,7 @@ from typing import Sequence
 import torch
 
 from kiln.exchange import ExchangeBuffer
+from kiln.inline_request import varint
 from kiln.tensors import is_wire_dense
 from kiln.v1 import executor_pb2
 
@@ -34,15 +35,6 @@ REQUEST_ID_CHARS = 32
 # both length-delimited (wire type 2): the tags are (field << 3) | 2.
 _EXECUTE_TAG = (2 << 3) | 2
 _REQUEST_ID_TAG = (3 << 3) | 2
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 0x80:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
 
 
 class CallPlan:
@@ -64,7 +56,7 @@ class CallPlan:
         self.slots = tuple((t.dtype, t.shape, offsets[i]) for i, t in enumerate(inputs))
         self.timeout_ms = call.timeout_ms
         body = call.SerializeToString()
-        self.prefix = (bytes([_EXECUTE_TAG]) + _varint(len(body) + 2 + REQUEST_ID_CHARS)
+        self.prefix = (bytes([_EXECUTE_TAG]) + varint(len(body) + 2 + REQUEST_ID_CHARS)
                        + body + bytes([_REQUEST_ID_TAG, REQUEST_ID_CHARS]))
 
     def frame(self, inputs: Sequence[object], exchange: ExchangeBuffer, timeout_ms: int,

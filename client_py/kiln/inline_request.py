@@ -23,7 +23,7 @@ import torch
 from kiln.tensors import is_wire_dense, set_tensor_type
 from kiln.v1 import executor_pb2, tensor_pb2
 
-__all__ = ["inline_request_bytes"]
+__all__ = ["inline_request_bytes", "varint"]
 
 _LENGTH_DELIMITED = 2
 _INPUTS_TAG = bytes([(executor_pb2.ExecuteRequest.DESCRIPTOR.fields_by_name["inputs"].number
@@ -35,7 +35,8 @@ _prefixes: dict[tuple[torch.dtype, torch.Size], bytes] = {}
 _PREFIXES_MAX = 256
 
 
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
+    """``n`` (>= 0) as a protobuf base-128 varint."""
     out = bytearray()
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
@@ -52,8 +53,8 @@ def _input_prefix(dtype: torch.dtype, shape: torch.Size, nbytes: int) -> bytes:
     if prefix is None:
         typed = tensor_pb2.Tensor()
         set_tensor_type(typed.type, dtype, shape)
-        head = typed.SerializeToString() + _DATA_TAG + _varint(nbytes)
-        prefix = _INPUTS_TAG + _varint(len(head) + nbytes) + head
+        head = typed.SerializeToString() + _DATA_TAG + varint(nbytes)
+        prefix = _INPUTS_TAG + varint(len(head) + nbytes) + head
         if len(_prefixes) >= _PREFIXES_MAX:
             _prefixes.clear()
         _prefixes[key] = prefix

@@ -59,6 +59,14 @@ UniqueFd memfdWith(const std::string &bytes, bool sealed = true) {
   return fd;
 }
 
+/// The bytes of the next frame `socket` receives ("" after a failure).
+std::string nextFrame(FramedSocket &socket) {
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  EXPECT_TRUE(socket.receive(bytes, files).ok());
+  return bytes;
+}
+
 TEST(FramedSocketTest, FramesCarryBytesAndFiles) {
   auto pair = FramedSocket::pair();
   ASSERT_TRUE(pair.ok()) << pair.status();
@@ -150,10 +158,7 @@ TEST(FramedSocketTest, WaitingForAFrameEndsWithItOrAtTheDeadline) {
   });
   EXPECT_TRUE(b.waitReadable(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
   sender.join();
-  std::string bytes;
-  std::vector<UniqueFd> files;
-  ASSERT_TRUE(b.receive(bytes, files).ok());
-  EXPECT_EQ(bytes, "awaited");
+  EXPECT_EQ(nextFrame(b), "awaited");
 }
 
 TEST(FramedSocketTest, WaitingForAHangUpSleepsThroughFrames) {
@@ -173,10 +178,7 @@ TEST(FramedSocketTest, WaitingForAHangUpSleepsThroughFrames) {
   watcher.join();
   EXPECT_TRUE(woke);
   // The frame sent before is still there to read.
-  std::string bytes;
-  std::vector<UniqueFd> files;
-  ASSERT_TRUE(b.receive(bytes, files).ok());
-  EXPECT_EQ(bytes, "not a hang-up");
+  EXPECT_EQ(nextFrame(b), "not a hang-up");
 }
 
 TEST(FramedSocketTest, GarbageIsDataLossAndLimitsAreInvalidArgument) {
@@ -298,6 +300,14 @@ protected:
     reply.mutable_result()->set_task_id(id);
     reply.mutable_result()->add_outputs()->set_data(data);
     EXPECT_TRUE(agentEnd->send(reply.SerializeAsString()).ok());
+  }
+
+  /// Expects `future`'s task answered with `data` as its first output.
+  static void expectAnsweredWith(std::future<TaskOutcome> &future,
+                                 const std::string &data) {
+    TaskOutcome outcome = future.get();
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    EXPECT_EQ(outcome->result.outputs(0).data(), data);
   }
 
   /// The next frame the agent's end receives, parsed, and its files.
@@ -589,9 +599,7 @@ TEST_F(LocalAgentLinkTest, AnsweredOutOfOrderEachCallerGetsItsOwn) {
     caller.join();
   for (int i = 0; i < kCallers; ++i) {
     ASSERT_EQ(waited[i], std::future_status::ready) << ids[i];
-    TaskOutcome outcome = futures[i].get();
-    ASSERT_TRUE(outcome.ok()) << outcome.status();
-    EXPECT_EQ(outcome->result.outputs(0).data(), absl::StrCat(i));
+    expectAnsweredWith(futures[i], absl::StrCat(i));
   }
 }
 
@@ -620,38 +628,30 @@ TEST_F(LocalAgentLinkTest, AReaderLeavingWithItsAnswerHandsTheReadingToTheWatche
   b.join();
   ASSERT_EQ(waitedA, std::future_status::ready);
   ASSERT_EQ(waitedB, std::future_status::ready) << "nobody read B's answer";
-  TaskOutcome outcome = futures[1].get();
-  ASSERT_TRUE(outcome.ok()) << outcome.status();
-  EXPECT_EQ(outcome->result.outputs(0).data(), "second");
+  expectAnsweredWith(futures[1], "second");
 }
 
 TEST_F(LocalAgentLinkTest, AWaitEndsAtItsDeadlineAndTheLateAnswerIsSkippedLater) {
   auto connection = boundConnection();
-  v1::Task late;
-  late.set_task_id("late");
-  auto lateFuture = connection->dispatch(late, record);
-  ASSERT_TRUE(lateFuture.ok());
+  std::vector<std::future<TaskOutcome>> late = dispatched(*connection, {"late"});
+  ASSERT_EQ(late.size(), 1u);
   auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(connection->await(*lateFuture, start + std::chrono::milliseconds(50)),
+  EXPECT_EQ(connection->await(late[0], start + std::chrono::milliseconds(50)),
             std::future_status::timeout);
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50));
   connection->abandon("late");
   // The abandoned task's answer is read (by the watcher, or by the next
   // caller on its way to its own) and dropped.
-  v1::Task next;
-  next.set_task_id("next");
-  auto nextFuture = connection->dispatch(next, record);
-  ASSERT_TRUE(nextFuture.ok());
+  std::vector<std::future<TaskOutcome>> next = dispatched(*connection, {"next"});
+  ASSERT_EQ(next.size(), 1u);
   std::vector<UniqueFd> files;
   receivedTask(files);
   receivedTask(files);
   answer("late", "stale");
   answer("next", "fresh");
-  ASSERT_EQ(connection->await(*nextFuture, inTenSeconds()),
+  ASSERT_EQ(connection->await(next[0], inTenSeconds()),
             std::future_status::ready);
-  TaskOutcome outcome = nextFuture->get();
-  ASSERT_TRUE(outcome.ok()) << outcome.status();
-  EXPECT_EQ(outcome->result.outputs(0).data(), "fresh");
+  expectAnsweredWith(next[0], "fresh");
 }
 
 TEST_F(LocalAgentLinkTest, LateAnswersAreReadWithNobodyAwaitingThemSoTheAgentNeverBlocks) {
@@ -698,9 +698,7 @@ TEST_F(LocalAgentLinkTest, LateAnswersAreReadWithNobodyAwaitingThemSoTheAgentNev
   }
   ASSERT_EQ(connection->await(*nextFuture, inTenSeconds()), std::future_status::ready);
   taking.get();
-  TaskOutcome outcome = nextFuture->get();
-  ASSERT_TRUE(outcome.ok()) << outcome.status();
-  EXPECT_EQ(outcome->result.outputs(0).data(), "fresh");
+  expectAnsweredWith(*nextFuture, "fresh");
 }
 
 TEST_F(LocalAgentLinkTest, ACallerReadingSeesItsTaskFailedWithoutAFrame) {
@@ -708,20 +706,18 @@ TEST_F(LocalAgentLinkTest, ACallerReadingSeesItsTaskFailedWithoutAFrame) {
   // stays: the caller reading it returns within a slice, not at its
   // deadline.
   auto connection = boundConnection();
-  v1::Task task;
-  task.set_task_id("closed");
-  auto future = connection->dispatch(task, record);
-  ASSERT_TRUE(future.ok());
+  std::vector<std::future<TaskOutcome>> futures = dispatched(*connection, {"closed"});
+  ASSERT_EQ(futures.size(), 1u);
   std::thread closer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     connection->close(absl::UnavailableError("registered again"));
   });
   auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(connection->await(*future, start + std::chrono::seconds(60)),
+  EXPECT_EQ(connection->await(futures[0], start + std::chrono::seconds(60)),
             std::future_status::ready);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
   closer.join();
-  EXPECT_TRUE(absl::IsUnavailable(future->get().status()));
+  EXPECT_TRUE(absl::IsUnavailable(futures[0].get().status()));
 }
 
 TEST_F(LocalAgentLinkTest, WhatAnAgentAnsweredBeforeItWentIsStillDelivered) {
