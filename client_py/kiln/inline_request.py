@@ -10,7 +10,8 @@ input's ``type``, the ``data`` tag and length) followed by the tensor's
 memory. The message a parser reads is the one the slow path builds
 (repeated fields keep their order; field order is otherwise free on the
 wire). Calls it cannot write (a blob, a held tensor, a view that is not
-dense, more than the inline limits) return None, and take the slow path.
+dense, a subclass, a tensor off the CPU or without memory, a non-tensor,
+more than the inline limits) return None, and take the slow path.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from kiln.v1 import executor_pb2, tensor_pb2
 __all__ = ["inline_request_bytes", "varint"]
 
 _LENGTH_DELIMITED = 2
+# One-byte tags: both fields are numbered under 16.
+assert executor_pb2.ExecuteRequest.DESCRIPTOR.fields_by_name["inputs"].number < 16
+assert tensor_pb2.Tensor.DESCRIPTOR.fields_by_name["data"].number < 16
 _INPUTS_TAG = bytes([(executor_pb2.ExecuteRequest.DESCRIPTOR.fields_by_name["inputs"].number
                       << 3) | _LENGTH_DELIMITED])
 _DATA_TAG = bytes([(tensor_pb2.Tensor.DESCRIPTOR.fields_by_name["data"].number << 3)
@@ -76,6 +80,8 @@ def inline_request_bytes(request: executor_pb2.ExecuteRequest, inputs: Sequence[
         total += nbytes
         if nbytes > input_limit or total > request_budget:
             return None
+        if nbytes and not t.data_ptr():
+            return None  # no memory behind it (a ZeroTensor): never read address 0
         parts.append(_input_prefix(t.dtype, t.shape, nbytes))
         if nbytes:
             parts.append(ctypes.string_at(t.data_ptr(), nbytes))

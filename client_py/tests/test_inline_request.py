@@ -57,6 +57,18 @@ def test_the_bytes_are_the_slow_paths_message(dtype):
     assert parsed.inputs[0].data == inputs[0].contiguous().view(torch.uint8).numpy().tobytes()
 
 
+def test_offset_views_and_grad_tensors_send_their_own_elements():
+    base = torch.arange(12, dtype=torch.float32)
+    leaf = torch.randn(5, requires_grad=True)
+    inputs = [base[3:7], base.view(3, 4)[1], leaf, leaf * 2]
+    wire = inline_request_bytes(_template(), inputs, LIMIT, BUDGET)
+    assert wire is not None
+    parsed = executor_pb2.ExecuteRequest.FromString(wire)
+    assert parsed == _slow(_template(), inputs)
+    assert torch.equal(torch.frombuffer(bytearray(parsed.inputs[0].data), dtype=torch.float32),
+                       torch.tensor([3.0, 4.0, 5.0, 6.0]))
+
+
 def test_no_inputs_is_the_request_alone():
     wire = inline_request_bytes(_template(), [], LIMIT, BUDGET)
     assert executor_pb2.ExecuteRequest.FromString(wire) == _template()
@@ -69,7 +81,8 @@ def test_no_inputs_is_the_request_alone():
     lambda: torch.nn.Parameter(torch.randn(3)),           # a subclass
     lambda: 3.0,                                          # not a tensor
     lambda: torch.zeros(LIMIT // 4 + 1),                  # over the input limit
-], ids=["transposed", "strided", "conj", "parameter", "float", "over-limit"])
+    lambda: torch._efficientzerotensor(8),                # no memory (data_ptr 0)
+], ids=["transposed", "strided", "conj", "parameter", "float", "over-limit", "zerotensor"])
 def test_what_it_cannot_write_takes_the_slow_path(make):
     assert inline_request_bytes(_template(), [torch.ones(2), make()], LIMIT, BUDGET) is None
 
