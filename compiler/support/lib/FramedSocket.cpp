@@ -60,20 +60,11 @@ void FramedSocket::limitFrames(uint64_t frameBytes, size_t files) {
 absl::Status FramedSocket::awaitReadable() {
   if (receiveDeadline == std::chrono::steady_clock::time_point::max())
     return absl::OkStatus();
-  while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        receiveDeadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0)
-      return absl::DeadlineExceededError(
-          "local link: the peer did not send its frame in time");
-    pollfd wait{socket.get(), POLLIN, 0};
-    int ready = ::poll(&wait, 1, static_cast<int>(std::min<int64_t>(
-                                     left.count(), 60'000)));
-    if (ready > 0)
-      return absl::OkStatus();
-    if (ready < 0 && errno != EINTR)
-      return peerGone("poll");
-  }
+  // A failing poll counts as readable: recvmsg then reports what is wrong.
+  if (!waitReadable(receiveDeadline))
+    return absl::DeadlineExceededError(
+        "local link: the peer did not send its frame in time");
+  return absl::OkStatus();
 }
 
 bool FramedSocket::pollReadable(std::chrono::microseconds window) {
