@@ -45,8 +45,10 @@ def bytes_digest(data: bytes | memoryview) -> tensor_pb2.Digest:
 
 
 def _cache_key(t: torch.Tensor) -> tuple:
+    # A conjugated or negated view shares its base's memory, strides and
+    # version, yet its wire bytes differ: the bits are part of the key.
     return (t.data_ptr(), t._version, tuple(t.shape), t.dtype, tuple(t.stride()),
-            t.device)
+            t.device, t.is_conj(), t.is_neg())
 
 
 def tensor_digest(t: torch.Tensor) -> tensor_pb2.Digest:

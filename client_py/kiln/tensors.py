@@ -79,11 +79,15 @@ def set_tensor_type(message: tensor_pb2.TensorType, dtype: torch.dtype,
 def tensor_view(t: torch.Tensor) -> memoryview:
     """The tensor's elements in Kiln's wire format (dense, row-major, LE) as a
     read-only byte view: no copy when ``t`` is a contiguous CPU tensor. The
-    view keeps the memory it shows alive."""
+    view keeps the memory it shows alive. A lazily conjugated or negated
+    view (``z.conj()``, ``z.conj().imag``) is resolved first: its memory
+    holds the values before the conjugation or negation."""
     if t.requires_grad:
         t = t.detach()
     if t.device.type != "cpu":
         t = t.cpu()
+    if t.is_conj() or t.is_neg():
+        t = t.resolve_conj().resolve_neg()
     if not t.is_contiguous():
         t = t.contiguous()
     if t.dim() != 1:

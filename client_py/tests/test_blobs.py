@@ -32,6 +32,18 @@ def test_digest_is_cached_until_modified():
     assert d3.hash != d1.hash
 
 
+def test_conjugated_and_negated_views_have_their_own_digests():
+    # They share their base's memory, strides and version (the rest of the
+    # cache key): a cached digest of the base would name other bytes.
+    blobs.clear_digest_cache()
+    z = torch.randn(8, 8, dtype=torch.complex64)
+    for base, view in ((z, z.conj()), (z.imag, z.conj().imag)):
+        blobs.tensor_digest(base)
+        got = blobs.tensor_digest(view)
+        values = torch.tensor(view.tolist(), dtype=view.dtype)
+        assert got.hash == hashlib.sha256(tensor_bytes(values)).hexdigest()
+
+
 def test_parameters_digest_once_across_calls():
     blobs.clear_digest_cache()
     p = torch.nn.Parameter(torch.randn(16))

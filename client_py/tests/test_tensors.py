@@ -39,6 +39,24 @@ def test_views_are_the_row_major_bytes_and_come_back_equal(make):
     assert torch.equal(back, t.detach())
 
 
+@pytest.mark.parametrize("make", [
+    lambda z: z.conj(),  # the conjugate bit, contiguous memory
+    lambda z: z.t().conj(),  # and not contiguous
+    lambda z: z.conj().imag,  # the negative bit (a strided float view)
+    lambda z: torch._neg_view(z.real.contiguous()),  # the negative bit, contiguous
+    lambda z: z.conj().requires_grad_(),
+])
+def test_lazily_conjugated_and_negated_views_go_as_their_values(make):
+    # Their memory holds the values before the conjugation or negation:
+    # the wire bytes are the values, built element by element here.
+    t = make(torch.randn(3, 4, dtype=torch.complex64))
+    assert t.is_conj() or t.is_neg()
+    values = torch.tensor(t.tolist(), dtype=t.dtype)
+    assert tensor_view(t).tobytes() == reference_bytes(values) == tensor_bytes(t)
+    back = tensor_from_bytes(tensor_bytes(t), t.dtype, list(t.shape))
+    assert torch.equal(back, values) and not back.is_conj() and not back.is_neg()
+
+
 def test_a_decoded_tensor_owns_writable_memory():
     data = torch.arange(6, dtype=torch.int32).numpy().tobytes()
     back = tensor_from_bytes(data, torch.int32, [2, 3])

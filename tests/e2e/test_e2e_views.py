@@ -1,6 +1,7 @@
 """Models whose outputs are views of their inputs, and non-contiguous inputs,
 through both client paths."""
 
+import pytest
 import torch
 
 import kiln
@@ -25,3 +26,33 @@ def test_view_outputs_via_torch_compile(kilnd):
     compiled = torch.compile(model, backend=kiln.backend(kilnd.address))
     for got, want in zip(compiled(a), model(a)):
         assert torch.equal(got, want)
+
+
+class TwiceAndOne(torch.nn.Module):
+    def forward(self, z):
+        return z * 2 + 1
+
+
+@pytest.mark.parametrize("transport", ["local", "grpc"])
+@pytest.mark.parametrize("rows", [3, 600])  # inline, and big enough for a blob or memfd
+def test_lazily_conjugated_and_negated_inputs_go_as_their_values(kilnd, transport, rows):
+    # z.conj() and z.conj().imag keep their memory and set a bit: the wire
+    # carries the conjugated (negated) values, as eager computes with them.
+    z = torch.randn(rows, 512, dtype=torch.complex64, generator=torch.Generator().manual_seed(0))
+    model = TwiceAndOne()
+    with kiln.Client(kilnd.address, timeout=300, local=transport == "local") as c:
+        compiled = c.compile(torch.export.export(model, (z,)), target="cpu")
+        conj = z.conj()
+        # z first: conj shares its memory, strides and version (a blob's
+        # digest is cached by those), yet is another tensor.
+        torch.testing.assert_close(compiled(z), model(z), rtol=0, atol=0)
+        got = compiled(conj)
+        assert compiled.last_transport in ({"local", "direct"} if transport == "local"
+                                           else {"grpc"})
+        torch.testing.assert_close(got, model(conj), rtol=0, atol=0)
+        real = torch.randn(rows, 512, generator=torch.Generator().manual_seed(1))
+        compiled_real = c.compile(torch.export.export(model, (real,)), target="cpu")
+        negated = z.conj().imag
+        assert negated.is_neg()
+        torch.testing.assert_close(compiled_real(z.imag), model(z.imag), rtol=0, atol=0)
+        torch.testing.assert_close(compiled_real(negated), model(negated), rtol=0, atol=0)
