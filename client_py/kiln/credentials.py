@@ -32,7 +32,7 @@ __all__ = ["TlsConfig", "TOKEN_ROLES", "new_token", "token_grant_line"]
 
 # The metadata key and version kilnd checks (kiln/server/api/AccessPolicy.h).
 PROTOCOL_KEY = "kiln-client-protocol"
-PROTOCOL_VERSION = "2"
+PROTOCOL_VERSION = "3"
 AUTHORIZATION_KEY = "authorization"
 TOKEN_ROLES = ("user", "admin", "agent")
 

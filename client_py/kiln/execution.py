@@ -138,7 +138,8 @@ class Executor:
             self._blobs.forget()
             if reupload is not None:
                 reupload()
-            self._blobs.ensure_tensors(blob_inputs, in_transit=True)
+            for t in blob_inputs:  # the same bytes: the same names
+                self._blobs.send_in_transit(t)
             response = self._call(payload, method, context)
         outputs, download = [], 0.0
         for i, out in enumerate(response.outputs):
@@ -182,8 +183,7 @@ class Executor:
             raise InvalidArgumentError(f"input {i}: {e}", context=context) from None
         if as_blob:
             t0 = time.perf_counter()
-            (digest,), _ = self._blobs.ensure_tensors([t], in_transit=True)
-            msg.blob.CopyFrom(digest)
+            msg.blob.CopyFrom(self._blobs.send_in_transit(t))
             return time.perf_counter() - t0
         msg.data = tensor_bytes(t)
         return 0.0

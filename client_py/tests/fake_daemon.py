@@ -61,6 +61,7 @@ class FakeDaemon(compiler_pb2_grpc.CompilerServicer, executor_pb2_grpc.ExecutorS
         self.lock = threading.Lock()
         self.writes: list[tuple[str, list[int]]] = []   # (digest, chunk sizes)
         self.in_transit: dict[str, bool] = {}   # digest -> WriteRequest.in_transit
+        self.named_by_daemon: dict[str, bool] = {}  # digest -> sent without its hash
         self.compiles = 0
         self.compile_requests: list[compiler_pb2.CompileRequest] = []
         self.executes: list[executor_pb2.ExecuteRequest] = []
@@ -93,14 +94,20 @@ class FakeDaemon(compiler_pb2_grpc.CompilerServicer, executor_pb2_grpc.ExecutorS
             if max(sizes) > CHUNK:
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, "chunk above 1 MiB")
         data = b"".join(parts)
-        if digest is None or hashlib.sha256(data).hexdigest() != digest.hash \
-                or len(data) != digest.size_bytes:
+        named = digest is not None and digest.hash
+        if digest is None or len(data) != digest.size_bytes or (
+                (named or not in_transit)
+                and hashlib.sha256(data).hexdigest() != digest.hash):
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "digest mismatch")
+        # In transit without a hash: named here, as kilnd does.
+        digest = tensor_pb2.Digest(hash=hashlib.sha256(data).hexdigest(),
+                                   size_bytes=len(data))
         with self.lock:
             self.blobs[digest.hash] = data
             self.writes.append((digest.hash, sizes))
             self.in_transit[digest.hash] = in_transit
-        return blobs_pb2.WriteResponse(committed_size=len(data))
+            self.named_by_daemon[digest.hash] = not named
+        return blobs_pb2.WriteResponse(committed_size=len(data), digest=digest)
 
     def Read(self, request, context):
         data = self.blobs.get(request.digest.hash)

@@ -4,13 +4,16 @@ The fake daemon executes graphs with torch's own ops, so these check that the
 serialised graph means what the FX graph meant, and the client's protocol.
 """
 
+import hashlib
 import logging
 
 import pytest
 import torch
 
 import kiln
+from kiln import blobs
 from kiln.compiled import PARAMETER_SET_MIN
+from kiln.tensors import tensor_bytes
 from kiln.testing import MLP, BatchedMatmul, EncoderBlock, example_inputs
 from kiln.v1 import graph_pb2
 
@@ -113,6 +116,18 @@ def test_large_inputs_go_as_blobs(fake_daemon):
     # are kept.
     assert fake_daemon.in_transit[req.inputs[0].blob.hash] is True
     assert req.parameters and not any(fake_daemon.in_transit[p.hash] for p in req.parameters)
+    # Sent without its hash (the daemon named it), and not hashed here.
+    assert fake_daemon.named_by_daemon[req.inputs[0].blob.hash] is True
+    assert not any(fake_daemon.named_by_daemon[p.hash] for p in req.parameters)
+    hashed = blobs.hash_count
+    writes = len(fake_daemon.writes)
+    torch.testing.assert_close(compiled(x), model(x), **TOL)  # the same tensor
+    assert blobs.hash_count == hashed and len(fake_daemon.writes) == writes
+    x2 = x + 1  # another tensor: sent, named, not hashed
+    torch.testing.assert_close(compiled(x2), model(x2), **TOL)
+    assert blobs.hash_count == hashed and len(fake_daemon.writes) == writes + 1
+    assert fake_daemon.executes[-1].inputs[0].blob.hash == \
+        hashlib.sha256(tensor_bytes(x2)).hexdigest()
     small = torch.randn(2, 32)
     compiled2 = client.compile(torch.export.export(model, (small,)))
     compiled2(small)

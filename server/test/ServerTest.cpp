@@ -140,30 +140,49 @@ protected:
     devices = v1::Devices::NewStub(channel);
   }
 
-  v1::Digest upload(const std::string &bytes, size_t chunk = 1 << 20,
-                    bool inTransit = false) {
-    v1::Digest digest = digestOf(bytes);
+  /// Blobs.Write of `bytes` in messages of `chunk` bytes, the first
+  /// declaring `declared` (with no hash: for kilnd to name).
+  grpc::Status write(const std::string &bytes, const v1::Digest &declared,
+                     bool inTransit, size_t chunk, v1::WriteResponse &response) {
     grpc::ClientContext context;
-    v1::WriteResponse response;
     auto writer = blobs->Write(&context, &response);
     size_t offset = 0;
     do {
       v1::WriteRequest request;
       if (offset == 0) {
-        *request.mutable_digest() = digest;
+        *request.mutable_digest() = declared;
         request.set_in_transit(inTransit);
       }
       request.set_offset(offset);
       request.set_data(bytes.substr(offset, chunk));
       offset += chunk;
       request.set_finish_write(offset >= bytes.size());
-      writer->Write(request);
+      if (!writer->Write(request))
+        break; // kilnd answered already
     } while (offset < bytes.size());
     writer->WritesDone();
-    grpc::Status status = writer->Finish();
+    return writer->Finish();
+  }
+
+  v1::Digest upload(const std::string &bytes, size_t chunk = 1 << 20,
+                    bool inTransit = false) {
+    v1::Digest digest = digestOf(bytes);
+    v1::WriteResponse response;
+    grpc::Status status = write(bytes, digest, inTransit, chunk, response);
     EXPECT_TRUE(status.ok()) << status.error_message();
     EXPECT_EQ(response.committed_size(), digest.size_bytes());
+    EXPECT_EQ(response.digest().hash(), digest.hash());
     return digest;
+  }
+
+  /// An in-transit Blobs.Write of `bytes` declaring `size` bytes and no
+  /// hash: kilnd names it (response.digest).
+  grpc::Status uploadUnnamed(const std::string &bytes, int64_t size,
+                             v1::WriteResponse &response,
+                             bool inTransit = true) {
+    v1::Digest unnamed;
+    unnamed.set_size_bytes(size);
+    return write(bytes, unnamed, inTransit, 300 << 10, response);
   }
 
   grpc::Status compile(const v1::Graph &graph, v1::CompileResponse &response,
@@ -263,6 +282,81 @@ TEST_F(TransitServerTest, OnlyAClientsReadOfAnOutputHandedToItLetsItGo) {
   EXPECT_EQ(readBlob(*blobs, digest, true), output);
   EXPECT_FALSE(store.contains(digest));
   EXPECT_EQ(store.transitStats().dropped, 1);
+}
+
+TEST_F(TransitServerTest, KilndNamesAnInTransitUploadSentWithoutItsHash) {
+  // 900 KiB in three messages: hashed as they arrive, held in memory.
+  const std::string bytes(900 << 10, 'n');
+  ContentStore &store = server->contentStore();
+  v1::WriteResponse named;
+  grpc::Status status = uploadUnnamed(bytes, bytes.size(), named);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(named.digest().hash(), digestOf(bytes).hash());
+  EXPECT_EQ(named.digest().size_bytes(), int64_t{900} << 10);
+  EXPECT_EQ(named.committed_size(), int64_t{900} << 10);
+  EXPECT_EQ(store.transitStats().blobs, 1);
+  EXPECT_EQ(readBlob(*blobs, named.digest(), false), bytes);
+  // The same bytes again: the same name, still one blob.
+  v1::WriteResponse again;
+  ASSERT_TRUE(uploadUnnamed(bytes, bytes.size(), again).ok());
+  EXPECT_EQ(again.digest().hash(), named.digest().hash());
+  EXPECT_EQ(store.transitStats().blobs, 1);
+  EXPECT_EQ(store.transitStats().bytes, int64_t{900} << 10);
+}
+
+TEST_F(TransitServerTest, AnUnnamedUploadMustBeInTransitAndItsDeclaredSize) {
+  ContentStore &store = server->contentStore();
+  v1::WriteResponse response;
+  // Durable blobs are named by their uploader.
+  grpc::Status durable =
+      uploadUnnamed("abc", 3, response, /*inTransit=*/false);
+  EXPECT_EQ(durable.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(durable.error_message().find("hash"), std::string::npos)
+      << durable.error_message();
+  grpc::Status longer = uploadUnnamed(std::string(400 << 10, 'l'), 1000, response);
+  EXPECT_EQ(longer.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(longer.error_message().find("an unnamed upload of 1000 bytes is "
+                                        "longer than its digest says"),
+            std::string::npos)
+      << longer.error_message();
+  grpc::Status shorter = uploadUnnamed(std::string(999, 's'), 1000, response);
+  EXPECT_EQ(shorter.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(shorter.error_message().find("an unnamed upload of 1000 bytes has "
+                                         "999 bytes"),
+            std::string::npos)
+      << shorter.error_message();
+  grpc::Status negative = uploadUnnamed("", -1, response);
+  EXPECT_EQ(negative.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  // Nothing was held, and the room reserved for them is free again.
+  EXPECT_EQ(store.transitStats().blobs, 0);
+  v1::WriteResponse fits;
+  EXPECT_TRUE(uploadUnnamed(std::string(1 << 20, 'f'), 1 << 20, fits).ok());
+}
+
+TEST_F(TransitServerTest, KilndNamesOnlyWhatItCanHoldInMemory) {
+  // Past the 1 MiB tier: refused before a byte is taken, for the client to
+  // send it by its digest (which goes to disk).
+  const std::string bytes((1 << 20) + 1, 'b');
+  v1::WriteResponse response;
+  grpc::Status refused = uploadUnnamed(bytes, bytes.size(), response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(refused.error_message().find("no room for 1048577 bytes"),
+            std::string::npos)
+      << refused.error_message();
+  EXPECT_NE(refused.error_message().find("--transit-memory-bytes 1048576"),
+            std::string::npos);
+  EXPECT_FALSE(server->contentStore().contains(digestOf(bytes)));
+  EXPECT_EQ(upload(bytes, 1 << 20, /*inTransit=*/true).hash(),
+            digestOf(bytes).hash());
+}
+
+TEST_F(ServerTest, WithoutAMemoryTierKilndNamesNoUpload) {
+  v1::WriteResponse response;
+  grpc::Status refused = uploadUnnamed("abc", 3, response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(refused.error_message().find("--transit-memory-bytes 0"),
+            std::string::npos)
+      << refused.error_message();
 }
 
 TEST_F(TransitServerTest, AnInputIsSpentOnceItsExecuteRanAndDroppedForRoom) {

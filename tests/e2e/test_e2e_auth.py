@@ -318,7 +318,7 @@ def test_an_incompatible_client_protocol_is_refused(secured):
             _list_devices(secured, protocol)
         assert err.value.code() == grpc.StatusCode.FAILED_PRECONDITION
         assert f"client protocol {protocol}" in err.value.details()
-        assert "speaks protocols 1 to 2" in err.value.details()
+        assert "speaks protocols 1 to 3" in err.value.details()
 
 
 # --- where kilnd may listen ---------------------------------------------------
@@ -422,5 +422,31 @@ def test_a_users_stored_bytes_are_bounded_by_the_quota(tmp_path):
             root.cache.collect_garbage(target_bytes=1)
             alice.blobs.write(bytes_digest(second), second)
             assert alice.blobs.read(bytes_digest(second)) == second
+    finally:
+        daemon.assert_stops_cleanly()
+
+
+def test_blobs_of_many_chunks_and_uploads_kilnd_names_count_in_the_quota(tmp_path):
+    """A blob is charged its size whatever the number of Write messages it
+    took (kilnd once charged a blob of several by its last message, which
+    names no blob: nothing), and an in-transit upload kilnd named counts
+    like any other."""
+    from kiln.blobs import bytes_digest
+    tokens = make_tokens(tmp_path, {"alice": "user"})
+    daemon = Kilnd(tmp_path, tmp_path / "cache", name="quota-chunks", wait_for_cpu=False,
+                   extra_args=("--auth-tokens", str(tokens.file), "--blob-quota-bytes",
+                               "4MiB", "--local-agents", "none"),
+                   client_options={"token": tokens.by_name["alice"]})
+    daemon.start()
+    durable, refused = (bytes([i]) * (3 << 19) for i in (1, 2))  # 1.5 MiB: two messages
+    passing = torch.full((3 << 17,), 7.0)  # 1.5 MiB of f32
+    try:
+        with kiln.Client(daemon.address, timeout=60, token=tokens.by_name["alice"]) as alice:
+            alice.blobs.write(bytes_digest(durable), durable)
+            named = alice.blobs.send_in_transit(passing)
+            assert named.size_bytes == 3 << 19
+            with pytest.raises(kiln.ResourceExhaustedError,
+                               match=r"'alice' keeps 3145728 bytes .* quota of 4194304 bytes"):
+                alice.blobs.write(bytes_digest(refused), refused)
     finally:
         daemon.assert_stops_cleanly()

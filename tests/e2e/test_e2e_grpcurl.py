@@ -82,7 +82,7 @@ def test_daemon_info(kilnd):
     # grpcurl prints the proto field names.
     assert resp["compiler_build_id"].startswith(f"kiln-{kiln.__version__}+"), resp
     assert re.fullmatch(r"[0-9a-f]{32}", resp["daemon_id"]), resp
-    assert "cpu" in resp["compile_targets"] and resp["client_protocol_version"] == 2, resp
+    assert "cpu" in resp["compile_targets"] and resp["client_protocol_version"] == 3, resp
 
 
 def test_compile_from_json(kilnd):

@@ -39,12 +39,16 @@ std::string Sha256::finishHex() {
   return hex;
 }
 
+DigestVerifier::DigestVerifier(Unnamed blob) : namesIt(true) {
+  digest.set_size_bytes(blob.size);
+}
+
 absl::Status DigestVerifier::update(std::string_view chunk) {
   seen += static_cast<int64_t>(chunk.size());
   if (seen > digest.size_bytes())
     return absl::DataLossError(
-        absl::StrCat("blob ", formatDigest(digest),
-                     " is longer than its digest says (", seen, " bytes so far)"));
+        absl::StrCat(describeBlob(digest), " is longer than its digest says (", seen,
+                     " bytes so far)"));
   sha.update(chunk);
   return absl::OkStatus();
 }
@@ -52,11 +56,15 @@ absl::Status DigestVerifier::update(std::string_view chunk) {
 absl::Status DigestVerifier::finish() {
   if (seen != digest.size_bytes())
     return absl::DataLossError(
-        absl::StrCat("blob ", formatDigest(digest), " has ", seen, " bytes"));
+        absl::StrCat(describeBlob(digest), " has ", seen, " bytes"));
   std::string hash = sha.finishHex();
+  if (namesIt) {
+    digest.set_hash(std::move(hash));
+    return absl::OkStatus();
+  }
   if (hash != digest.hash())
     return absl::DataLossError(
-        absl::StrCat("blob ", formatDigest(digest), " has SHA-256 ", hash));
+        absl::StrCat(describeBlob(digest), " has SHA-256 ", hash));
   return absl::OkStatus();
 }
 
@@ -90,6 +98,12 @@ absl::Status validateDigest(const v1::Digest &digest) {
 
 std::string formatDigest(const v1::Digest &digest) {
   return absl::StrCat("sha256:", digest.hash(), "/", digest.size_bytes());
+}
+
+std::string describeBlob(const v1::Digest &digest) {
+  if (digest.hash().empty())
+    return absl::StrCat("an unnamed upload of ", digest.size_bytes(), " bytes");
+  return absl::StrCat("blob ", formatDigest(digest));
 }
 
 } // namespace kiln

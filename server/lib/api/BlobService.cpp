@@ -54,30 +54,35 @@ absl::Status BlobService::write(grpc::ServerReader<v1::WriteRequest> *reader,
   if (!chunk.has_digest())
     return absl::InvalidArgumentError(
         "the first Blobs.Write message must carry the digest");
+  // In transit without a hash: kilnd hashes the bytes and names the blob.
+  const bool naming = chunk.in_transit() && chunk.digest().hash().empty();
+  const std::string name = describeBlob(chunk.digest());
   if (maxBlobBytes > 0 && chunk.digest().size_bytes() > maxBlobBytes)
     return absl::ResourceExhaustedError(absl::StrCat(
-        "blob ", formatDigest(chunk.digest()), " declares ",
-        chunk.digest().size_bytes(), " bytes; this kilnd takes blobs of at "
-        "most ", maxBlobBytes, " bytes (--max-blob-bytes)"));
-  // A blob already stored costs its uploader nothing.
+        name, " declares ", chunk.digest().size_bytes(),
+        " bytes; this kilnd takes blobs of at most ", maxBlobBytes,
+        " bytes (--max-blob-bytes)"));
+  // A blob already stored costs its uploader nothing (one kilnd names is
+  // counted: nobody knows yet what it is).
   bool counted = caller.proof != Proof::None && caller.role == Role::User &&
-                 !store.contains(chunk.digest());
+                 (naming || !store.contains(chunk.digest()));
   if (counted)
     RETURN_IF_ERROR(quota.admit(caller.name, chunk.digest()));
   ASSIGN_OR_RETURN(std::unique_ptr<BlobWriter> writer,
-                   store.beginWrite(chunk.digest(),
-                                    chunk.in_transit() ? Durability::kInTransit
-                                                       : Durability::kDurable));
-  const std::string name = formatDigest(chunk.digest());
+                   naming ? store.beginNamingWrite(chunk.digest().size_bytes())
+                          : store.beginWrite(chunk.digest(),
+                                             chunk.in_transit()
+                                                 ? Durability::kInTransit
+                                                 : Durability::kDurable));
   while (true) {
     if (static_cast<int64_t>(chunk.data().size()) > kBlobChunkBytes)
       return absl::InvalidArgumentError(
-          absl::StrCat("blob ", name, ": chunk at offset ", chunk.offset(),
+          absl::StrCat(name, ": chunk at offset ", chunk.offset(),
                        " has ", chunk.data().size(),
                        " bytes; chunks are at most 1 MiB"));
     if (chunk.offset() != writer->bytesWritten())
       return absl::InvalidArgumentError(
-          absl::StrCat("blob ", name, ": chunk offset ", chunk.offset(),
+          absl::StrCat(name, ": chunk offset ", chunk.offset(),
                        " but ", writer->bytesWritten(),
                        " bytes were written so far (chunks must be in order)"));
     RETURN_IF_ERROR(writer->append(chunk.data()));
@@ -86,13 +91,14 @@ absl::Status BlobService::write(grpc::ServerReader<v1::WriteRequest> *reader,
       break;
     if (!reader->Read(&chunk))
       return absl::InvalidArgumentError(absl::StrCat(
-          "blob ", name, ": stream ended after ", writer->bytesWritten(),
+          name, ": stream ended after ", writer->bytesWritten(),
           " bytes without finish_write"));
   }
   RETURN_IF_ERROR(writer->commit());
   if (counted)
-    quota.charge(caller.name, chunk.digest());
+    quota.charge(caller.name, writer->digest());
   response->set_committed_size(writer->bytesWritten());
+  *response->mutable_digest() = writer->digest();
   return absl::OkStatus();
 }
 

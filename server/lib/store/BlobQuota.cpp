@@ -39,7 +39,7 @@ absl::Status BlobQuota::admit(const std::string &caller,
     return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrCat(
       "'", caller, "' keeps ", owned.bytes, " bytes of blobs in this kilnd; ",
-      formatDigest(digest), " would take it past its quota of ", limit,
+      describeBlob(digest), " would take it past its quota of ", limit,
       " bytes (--blob-quota-bytes). Room comes back as its blobs are "
       "evicted or collected (kiln cache gc, an admin's)"));
 }

@@ -1,7 +1,8 @@
 //===- BlobWriter.cpp - streaming writes into the content store -----------===//
 //
 // This file implements BlobWriter: an upload streams through a
-// VerifiedFileWriter (or, in transit, a TransitDraft); bytes that do not match their digest are the client's
+// VerifiedFileWriter (or, in transit, a TransitDraft); bytes that do not
+// match their digest are the client's
 // error (INVALID_ARGUMENT), and a published blob is announced to the store.
 //
 //===----------------------------------------------------------------------===//
@@ -50,7 +51,8 @@ absl::Status BlobWriter::commit() {
   if (draft) {
     absl::StatusOr<UniqueFd> sealed = draft->finish();
     RETURN_IF_ERROR(asUploadError(sealed.status()));
-    RETURN_IF_ERROR(publish(*std::move(sealed)));
+    expected = draft->digest();
+    RETURN_IF_ERROR(publish(expected, *std::move(sealed)));
   } else {
     RETURN_IF_ERROR(asUploadError(file->commit(durability)));
   }

@@ -70,8 +70,9 @@ ContentStore::beginWrite(const v1::Digest &digest, Durability durability) {
                        TransitDraft::create(digest));
       auto held = std::make_shared<TransitBlobs::Reservation>(*std::move(room));
       return std::make_unique<BlobWriter>(
-          digest, std::move(draft), [this, digest, held](UniqueFd file) {
-            return publishTransit(digest, std::move(file), std::move(*held));
+          digest, std::move(draft),
+          [this, held](const v1::Digest &verified, UniqueFd file) {
+            return publishTransit(verified, std::move(file), std::move(*held));
           });
     }
   std::filesystem::path finalPath = blobPath(digest.hash());
@@ -82,6 +83,36 @@ ContentStore::beginWrite(const v1::Digest &digest, Durability durability) {
       std::make_unique<BlobWriter>(digest, std::move(file), durability);
   writer->setOnCommit([this, digest] { committed(digest); });
   return writer;
+}
+
+absl::StatusOr<std::unique_ptr<BlobWriter>>
+ContentStore::beginNamingWrite(int64_t size) {
+  if (size < 0)
+    return absl::InvalidArgumentError(
+        absl::StrCat("an upload of ", size, " bytes (a negative size)"));
+  // No blob is held under the empty name: the room is made for this one.
+  std::optional<TransitBlobs::Reservation> room =
+      size > 0 && transit ? transit->reserve(std::string(), size)
+                          : std::nullopt;
+  if (size > 0 && !room)
+    return absl::FailedPreconditionError(absl::StrCat(
+        "kilnd names only in-transit uploads it can hold in memory, and it "
+        "has no room for ", size, " bytes now (--transit-memory-bytes ",
+        transit ? transit->budgetBytes() : 0,
+        "); upload the blob by its digest"));
+  ASSIGN_OR_RETURN(std::unique_ptr<TransitDraft> draft,
+                   TransitDraft::create(DigestVerifier::Unnamed{size}));
+  auto held = std::make_shared<std::optional<TransitBlobs::Reservation>>(
+      std::move(room));
+  v1::Digest unnamed;
+  unnamed.set_size_bytes(size);
+  return std::make_unique<BlobWriter>(
+      std::move(unnamed), std::move(draft),
+      [this, held](const v1::Digest &digest, UniqueFd file) -> absl::Status {
+        if (!*held) // empty: stored as any empty blob
+          return put(std::string_view(), Durability::kInTransit).status();
+        return publishTransit(digest, std::move(file), std::move(**held));
+      });
 }
 
 absl::Status ContentStore::write(const v1::Digest &digest,

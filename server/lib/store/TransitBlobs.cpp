@@ -23,14 +23,25 @@
 
 namespace kiln::server {
 
-absl::StatusOr<std::unique_ptr<TransitDraft>>
-TransitDraft::create(v1::Digest digest) {
+absl::StatusOr<UniqueFd> TransitDraft::newFile() {
   UniqueFd file(::memfd_create("kiln-transit-blob", MFD_CLOEXEC | MFD_ALLOW_SEALING));
   if (!file.valid())
     return absl::ResourceExhaustedError(
         absl::StrCat("memfd_create: ", std::strerror(errno)));
+  return file;
+}
+
+absl::StatusOr<std::unique_ptr<TransitDraft>>
+TransitDraft::create(v1::Digest digest) {
+  ASSIGN_OR_RETURN(UniqueFd file, newFile());
   return std::unique_ptr<TransitDraft>(
       new TransitDraft(std::move(digest), std::move(file)));
+}
+
+absl::StatusOr<std::unique_ptr<TransitDraft>>
+TransitDraft::create(DigestVerifier::Unnamed blob) {
+  ASSIGN_OR_RETURN(UniqueFd file, newFile());
+  return std::unique_ptr<TransitDraft>(new TransitDraft(blob, std::move(file)));
 }
 
 absl::Status TransitDraft::append(std::string_view bytes) {

@@ -39,15 +39,26 @@ class DigestVerifier {
 public:
   explicit DigestVerifier(v1::Digest digest) : digest(std::move(digest)) {}
 
+  /// A blob of `size` bytes whose hash nobody gave (an in-transit upload
+  /// kilnd names).
+  struct Unnamed {
+    int64_t size;
+  };
+  /// Checks the size only; finish() sets the hash to the SHA-256 seen.
+  explicit DigestVerifier(Unnamed blob);
+
   /// Accounts for `chunk`; DATA_LOSS once more bytes than the digest's size
   /// have been seen.
   absl::Status update(std::string_view chunk);
   /// DATA_LOSS unless exactly the digest's size, with its SHA-256, was seen.
   absl::Status finish();
   int64_t bytesSeen() const { return seen; }
+  /// The digest checked; a naming verifier's has its hash after finish().
+  const v1::Digest &expected() const { return digest; }
 
 private:
   v1::Digest digest;
+  bool namesIt = false;
   int64_t seen = 0;
   Sha256 sha;
 };
@@ -64,6 +75,10 @@ absl::Status validateDigest(const v1::Digest &digest);
 
 /// "sha256:<hash>/<size>", for logs and error messages.
 std::string formatDigest(const v1::Digest &digest);
+
+/// "blob sha256:<hash>/<size>", or "an unnamed upload of <size> bytes" for
+/// a digest without a hash (one kilnd names), for messages.
+std::string describeBlob(const v1::Digest &digest);
 
 /// The largest ParameterSet blob (ExecuteRequest.parameter_set) kilnd and the
 /// agents read: about 220,000 parameters.

@@ -56,7 +56,9 @@ inline constexpr const char *kClientProtocolMetadataKey =
 /// Version 1: the API of kiln.v1 with bearer tokens and TLS.
 /// Version 2: adds ExecuteRequest.parameter_set, which a version-1 kilnd
 /// would ignore (and then refuse the call for its missing parameters).
-inline constexpr int kClientProtocolVersion = 2;
+/// Version 3: adds in-transit uploads kilnd names (WriteRequest.digest
+/// without a hash, WriteResponse.digest), which a version-2 kilnd refuses.
+inline constexpr int kClientProtocolVersion = 3;
 /// The oldest client protocol kilnd still serves.
 inline constexpr int kMinClientProtocolVersion = 1;
 

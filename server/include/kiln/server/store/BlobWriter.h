@@ -28,10 +28,11 @@ namespace kiln::server {
 /// without a successful commit() removes its temporary file, so a blob is
 /// either complete in the store or absent. An in-transit blob the store
 /// holds in memory goes to a TransitDraft instead, and commit() hands the
-/// sealed file to `publish`.
+/// sealed file and its digest to `publish`; an upload kilnd names (a draft
+/// without a hash) gets its digest then.
 class BlobWriter {
 public:
-  using Publish = std::function<absl::Status(UniqueFd)>;
+  using Publish = std::function<absl::Status(const v1::Digest &, UniqueFd)>;
 
   /// Use ContentStore::beginWrite() rather than constructing directly.
   BlobWriter(v1::Digest expected, std::unique_ptr<VerifiedFileWriter> file,
@@ -54,8 +55,9 @@ public:
     return file ? file->bytesSeen() : draft->bytesSeen();
   }
 
-  /// The digest this writer expects.
-  const v1::Digest &expectedDigest() const { return expected; }
+  /// The digest this writer expects; for an upload kilnd names, the hash is
+  /// set once commit() succeeded.
+  const v1::Digest &digest() const { return expected; }
 
   /// Runs `hook` after a successful commit (the store indexes the new blob).
   void setOnCommit(std::function<void()> hook) { onCommit = std::move(hook); }

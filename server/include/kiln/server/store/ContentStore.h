@@ -77,6 +77,13 @@ public:
   beginWrite(const v1::Digest &digest,
              Durability durability = Durability::kDurable);
 
+  /// Starts a chunked in-transit write of `size` bytes that nobody hashed:
+  /// the store hashes them as they arrive and names the blob (the writer's
+  /// digest() after commit). Only into memory, in room reserved now:
+  /// FAILED_PRECONDITION when the memory tier has none (the uploader then
+  /// sends the blob by its digest), INVALID_ARGUMENT for a negative size.
+  absl::StatusOr<std::unique_ptr<BlobWriter>> beginNamingWrite(int64_t size);
+
   /// Reads and verifies a blob. NOT_FOUND when absent; INVALID_ARGUMENT when
   /// the blob is intact but `digest.size_bytes` is not its size (nothing
   /// changes); DATA_LOSS when its bytes do not match the hash, in which case

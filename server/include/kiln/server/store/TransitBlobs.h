@@ -35,10 +35,13 @@
 namespace kiln::server {
 
 /// Receives one in-transit upload into a memfd, checking its size and
-/// SHA-256 as TransitBlobs' counterpart of VerifiedFileWriter.
+/// SHA-256 as TransitBlobs' counterpart of VerifiedFileWriter, or, for an
+/// upload kilnd names, its size while hashing it.
 class TransitDraft {
 public:
   static absl::StatusOr<std::unique_ptr<TransitDraft>> create(v1::Digest digest);
+  static absl::StatusOr<std::unique_ptr<TransitDraft>>
+  create(DigestVerifier::Unnamed blob);
 
   /// DATA_LOSS once more bytes than the digest's size arrive;
   /// RESOURCE_EXHAUSTED when memory takes no more.
@@ -48,10 +51,16 @@ public:
   absl::StatusOr<UniqueFd> finish();
 
   int64_t bytesSeen() const { return verifier.bytesSeen(); }
+  /// The blob's digest; an unnamed upload's has its hash once finish()
+  /// succeeded.
+  const v1::Digest &digest() const { return verifier.expected(); }
 
 private:
-  TransitDraft(v1::Digest digest, UniqueFd file)
-      : file(std::move(file)), verifier(std::move(digest)) {}
+  template <typename Expected>
+  TransitDraft(Expected expected, UniqueFd file)
+      : file(std::move(file)), verifier(std::move(expected)) {}
+  /// A new memfd that can be sealed.
+  static absl::StatusOr<UniqueFd> newFile();
 
   UniqueFd file;
   DigestVerifier verifier;
