@@ -181,6 +181,70 @@ TEST(FramedSocketTest, WaitingForAHangUpSleepsThroughFrames) {
   EXPECT_EQ(nextFrame(b), "not a hang-up");
 }
 
+TEST(FramedSocketTest, ASendThePeerTakesNoneOfStopsAtItsDeadlineAndKeepsTheLink) {
+  auto pair = FramedSocket::pair();
+  ASSERT_TRUE(pair.ok());
+  FramedSocket a(std::move(pair->first)), b(std::move(pair->second));
+  // Small frames until the socket takes no more (each goes whole or not).
+  auto soon = [] {
+    return std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  };
+  int sent = 0;
+  absl::Status full;
+  while ((full = a.send("f", {}, soon())).ok() && sent < 1'000'000)
+    ++sent;
+  ASSERT_TRUE(absl::IsDeadlineExceeded(full)) << full;
+  EXPECT_NE(full.message().find("took none"), std::string::npos) << full;
+  // Nothing of it went: every frame before it is there, and the link works.
+  for (int i = 0; i < sent; ++i)
+    ASSERT_EQ(nextFrame(b), "f") << i;
+  ASSERT_TRUE(a.send("after", {}, soon()).ok());
+  EXPECT_EQ(nextFrame(b), "after");
+}
+
+TEST(FramedSocketTest, ASendThePeerTookPartOfShutsTheLinkDown) {
+  auto pair = FramedSocket::pair();
+  ASSERT_TRUE(pair.ok());
+  FramedSocket a(std::move(pair->first)), b(std::move(pair->second));
+  // Far more than the socket holds, and nobody reads.
+  auto start = std::chrono::steady_clock::now();
+  absl::Status stuck = a.send(std::string(4 << 20, 'x'), {},
+                              start + std::chrono::milliseconds(100));
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(100));
+  ASSERT_TRUE(absl::IsDeadlineExceeded(stuck)) << stuck;
+  EXPECT_NE(stuck.message().find("the link is shut down"), std::string::npos)
+      << stuck;
+  // The stream stops mid-frame: neither end goes on.
+  std::string bytes;
+  std::vector<UniqueFd> files;
+  EXPECT_FALSE(b.receive(bytes, files).ok());
+  EXPECT_TRUE(absl::IsUnavailable(a.send("after")));
+}
+
+TEST(FramedSocketTest, ASenderQueuedBehindAStuckFrameStopsAtItsDeadline) {
+  auto pair = FramedSocket::pair();
+  ASSERT_TRUE(pair.ok());
+  FramedSocket a(std::move(pair->first)), b(std::move(pair->second));
+  std::string big(4 << 20, 'b');
+  std::atomic<bool> bigSent{false};
+  std::thread first([&] {
+    EXPECT_TRUE(a.send(big).ok()); // no deadline: waits for the reader
+    bigSent = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  absl::Status queued =
+      a.send("queued", {},
+             std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
+  ASSERT_TRUE(absl::IsDeadlineExceeded(queued)) << queued;
+  EXPECT_NE(queued.message().find("another frame"), std::string::npos) << queued;
+  EXPECT_FALSE(bigSent);
+  // The first frame is whole once read, and the link goes on.
+  EXPECT_EQ(nextFrame(b), big);
+  first.join();
+  ASSERT_TRUE(a.send("next").ok());
+  EXPECT_EQ(nextFrame(b), "next");
+}
+
 TEST(FramedSocketTest, GarbageIsDataLossAndLimitsAreInvalidArgument) {
   auto pair = FramedSocket::pair();
   ASSERT_TRUE(pair.ok());
@@ -537,7 +601,35 @@ TEST_F(LocalAgentLinkTest, AFileForAnInputTheTaskLacksIsNotSent) {
   task.set_task_id("t3");
   task.add_inputs();
   // A file for an input the task does not have.
-  EXPECT_FALSE(link->send(task, record, given, LinkExtras{}));
+  absl::Status sent = link->send(task, record, given, LinkExtras{},
+                                 std::chrono::steady_clock::time_point::max());
+  EXPECT_TRUE(absl::IsUnavailable(sent)) << sent;
+  EXPECT_NE(sent.message().find("input 5"), std::string::npos) << sent;
+}
+
+TEST_F(LocalAgentLinkTest, ATaskAnAgentDoesNotTakeFailsAtItsDeadlineAndEndsTheLink) {
+  // An agent that stopped reading (stuck, or SIGSTOPped): a task of 4 MiB
+  // inline fills the socket. The caller's deadline holds, and the link,
+  // broken mid-frame, ends: its other tasks fail now, not at their own.
+  auto connection = boundConnection();
+  auto waiting = dispatched(*connection, {"small"});
+  ASSERT_EQ(waiting.size(), 1u);
+  v1::Task big;
+  big.set_task_id("big");
+  big.add_inputs()->set_data(std::string(4 << 20, 'd'));
+  auto start = std::chrono::steady_clock::now();
+  auto refused = connection->dispatch(big, record, {}, {},
+                                      start + std::chrono::milliseconds(200));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ASSERT_TRUE(absl::IsDeadlineExceeded(refused.status())) << refused.status();
+  EXPECT_NE(refused.status().message().find("did not take task big"),
+            std::string::npos)
+      << refused.status();
+  ASSERT_EQ(connection->await(waiting[0], inTenSeconds()),
+            std::future_status::ready);
+  TaskOutcome lost = waiting[0].get();
+  EXPECT_TRUE(absl::IsUnavailable(lost.status())) << lost.status();
+  EXPECT_EQ(connection->pendingCount(), 0u) << "the big task is abandoned";
 }
 
 TEST_F(LocalAgentLinkTest, PutFileRefusesAWrongSizeOrAnUnsealedFile) {

@@ -25,22 +25,25 @@ using Clock = std::chrono::steady_clock;
 /// The agent side of a session: records the tasks it is sent.
 class FakeAgentLink : public AgentLink {
 public:
-  bool send(const v1::Task &task, const TaskRecord &record,
-            const TensorFiles &files, const LinkExtras &) override {
+  absl::Status send(const v1::Task &task, const TaskRecord &record,
+                    const TensorFiles &files, const LinkExtras &,
+                    Clock::time_point) override {
     std::lock_guard<std::mutex> lock(mutex);
+    if (stuck)
+      return absl::DeadlineExceededError("the peer took none of the frame");
     if (broken || (!files.empty() && !local))
-      return false;
+      return absl::UnavailableError("stream closed");
     filesSent += files.size();
     tasks.push_back(task);
     record.fill(tasks.back());
     arrived.notify_all();
-    return true;
+    return absl::OkStatus();
   }
 
-  /// Blocks until a task arrives (or 10 s pass: a test failure).
-  std::optional<v1::Task> nextTask() {
+  /// Blocks until a task arrives (or `wait` passes: nullopt).
+  std::optional<v1::Task> nextTask(std::chrono::milliseconds wait = 10s) {
     std::unique_lock<std::mutex> lock(mutex);
-    if (!arrived.wait_for(lock, 10s, [this] { return !tasks.empty(); }))
+    if (!arrived.wait_for(lock, wait, [this] { return !tasks.empty(); }))
       return std::nullopt;
     v1::Task task = tasks.front();
     tasks.pop_front();
@@ -53,6 +56,7 @@ public:
   std::condition_variable arrived;
   std::deque<v1::Task> tasks;
   bool broken = false;
+  bool stuck = false;     // takes no task before the deadline
   bool local = false;     // a local link passes files
   size_t filesSent = 0;   // guarded by mutex
 };
@@ -463,6 +467,35 @@ TEST_F(SchedulerTest, BrokenStreamIsRetriedElsewhere) {
   std::optional<v1::Task> task = b.link->nextTask();
   ASSERT_TRUE(task);
   ASSERT_TRUE(b.session->complete(resultFor(*task)));
+  EXPECT_TRUE(pending.get().ok());
+}
+
+TEST_F(SchedulerTest, ATaskTheAgentDoesNotTakeByTheDeadlineEndsTheCall) {
+  // Not a lost agent: the call's time is up, so no retry elsewhere.
+  FakeAgent a = connect("a", 1);
+  FakeAgent b = connect("b", 1);
+  a.link->stuck = true;
+  b.link->stuck = true;
+  absl::StatusOr<ScheduledResult> result =
+      scheduler.run("cpu", v1::Task(), kNoRecord, Clock::now() + 50ms);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_NE(result.status().message().find("did not take task"),
+            absl::string_view::npos)
+      << result.status();
+  EXPECT_EQ(a.session->pendingCount() + b.session->pendingCount(), 0u);
+  EXPECT_EQ(depthOf("a/0") + depthOf("b/0"), 0);
+  // Both devices stay in service: the next call runs.
+  a.link->stuck = b.link->stuck = false;
+  auto pending = runAsync();
+  std::optional<v1::Task> task;
+  FakeAgent *ran = nullptr;
+  for (FakeAgent *agent : {&a, &b})
+    if ((task = agent->link->nextTask(100ms))) {
+      ran = agent;
+      break;
+    }
+  ASSERT_TRUE(ran);
+  ASSERT_TRUE(ran->session->complete(resultFor(*task)));
   EXPECT_TRUE(pending.get().ok());
 }
 

@@ -35,17 +35,55 @@ absl::Status peerGone(const char *what) {
       absl::StrCat("local link: ", what, ": ", std::strerror(errno)));
 }
 
-/// Reads exactly `size` bytes; UNAVAILABLE at end of stream.
-absl::Status writeFully(int fd, const char *data, size_t size) {
-  while (size > 0) {
-    ssize_t put = ::send(fd, data, size, MSG_NOSIGNAL);
-    if (put < 0) {
-      if (errno == EINTR)
+/// Sleeps until `fd` takes bytes or its peer is gone (true), or `deadline`
+/// passes (false).
+bool waitWritable(int fd, std::chrono::steady_clock::time_point deadline) {
+  while (true) {
+    auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0)
+      return false;
+    // A day at most per sleep: ppoll's timespec takes any deadline then.
+    left = std::min<std::chrono::nanoseconds>(left, std::chrono::hours(24));
+    timespec timeout{static_cast<time_t>(left.count() / 1'000'000'000),
+                     static_cast<long>(left.count() % 1'000'000'000)};
+    pollfd wait{fd, POLLOUT, 0};
+    int ready = ::ppoll(&wait, 1, &timeout, nullptr);
+    if (ready > 0 || (ready < 0 && errno != EINTR))
+      return true; // writable, or gone: sendmsg tells which
+  }
+}
+
+/// Sends all of `message` without blocking in sendmsg, sleeping for room
+/// until `deadline`; `sent` counts the bytes that went. Its descriptors go
+/// with the first byte. UNAVAILABLE when the peer is gone.
+absl::Status sendAll(int fd, msghdr &message, size_t &sent,
+                     std::chrono::steady_clock::time_point deadline) {
+  while (message.msg_iovlen > 0) {
+    ssize_t put = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (put <= 0) {
+      if (put < 0 && errno == EINTR)
         continue;
-      return peerGone("send");
+      if (put < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+        return peerGone("sendmsg");
+      if (!waitWritable(fd, deadline))
+        return absl::DeadlineExceededError("the peer took no more bytes");
+      continue;
     }
-    data += put;
-    size -= static_cast<size_t>(put);
+    sent += static_cast<size_t>(put);
+    message.msg_control = nullptr;
+    message.msg_controllen = 0;
+    // Past what went: whole iovecs, then into the one it stopped in.
+    size_t left = static_cast<size_t>(put);
+    while (message.msg_iovlen > 0 && left >= message.msg_iov->iov_len) {
+      left -= message.msg_iov->iov_len;
+      ++message.msg_iov;
+      --message.msg_iovlen;
+    }
+    if (message.msg_iovlen > 0) {
+      message.msg_iov->iov_base = static_cast<char *>(message.msg_iov->iov_base) + left;
+      message.msg_iov->iov_len -= left;
+    }
   }
   return absl::OkStatus();
 }
@@ -148,7 +186,8 @@ absl::StatusOr<std::pair<UniqueFd, UniqueFd>> FramedSocket::pair() {
 }
 
 absl::Status FramedSocket::send(std::string_view bytes,
-                                const std::vector<int> &files) {
+                                const std::vector<int> &files,
+                                std::chrono::steady_clock::time_point deadline) {
   if (files.size() > kMaxFiles || bytes.size() > kMaxFrameBytes)
     return absl::InvalidArgumentError(absl::StrCat(
         "local link: a frame of ", bytes.size(), " bytes and ", files.size(),
@@ -173,26 +212,27 @@ absl::Status FramedSocket::send(std::string_view bytes,
     cmsg->cmsg_len = CMSG_LEN(fdBytes);
     std::memcpy(CMSG_DATA(cmsg), files.data(), fdBytes);
   }
-  std::lock_guard<std::mutex> lock(sendMutex);
-  ssize_t sent;
-  do {
-    sent = ::sendmsg(socket.get(), &message, MSG_NOSIGNAL);
-  } while (sent < 0 && errno == EINTR);
-  if (sent < 0)
-    return peerGone("sendmsg");
-  // A stream socket may take the frame in parts; the descriptors went with
-  // the first byte.
-  size_t done = static_cast<size_t>(sent);
-  if (done < sizeof header) {
-    const char *rest = reinterpret_cast<const char *>(&header) + done;
-    if (absl::Status status =
-            writeFully(socket.get(), rest, sizeof header - done);
-        !status.ok())
-      return status;
-    done = sizeof header;
-  }
-  size_t body = done - sizeof header;
-  return writeFully(socket.get(), bytes.data() + body, bytes.size() - body);
+  std::unique_lock<std::timed_mutex> lock(sendMutex, std::defer_lock);
+  if (deadline == std::chrono::steady_clock::time_point::max())
+    lock.lock();
+  else if (!lock.try_lock_until(deadline))
+    return absl::DeadlineExceededError(
+        "local link: another frame was still being sent at the deadline; "
+        "nothing of this one was sent");
+  size_t sent = 0;
+  absl::Status status = sendAll(socket.get(), message, sent, deadline);
+  if (!absl::IsDeadlineExceeded(status))
+    return status;
+  size_t whole = sizeof header + bytes.size();
+  if (sent == 0)
+    return absl::DeadlineExceededError(absl::StrCat(
+        "local link: the peer took none of a frame of ", whole,
+        " bytes by the deadline (it is not reading)"));
+  // The stream would go on mid-frame: nothing after it could be read.
+  shutdown();
+  return absl::DeadlineExceededError(absl::StrCat(
+      "local link: the peer took ", sent, " of a frame's ", whole,
+      " bytes by the deadline (it stopped reading); the link is shut down"));
 }
 
 absl::Status FramedSocket::receive(std::string &bytes,

@@ -33,16 +33,22 @@ public:
   explicit StreamLink(AgentStream *stream) : stream(stream) {}
 
   /// Messages only: the scheduler stores file inputs as blobs first.
-  bool send(const v1::Task &task, const TaskRecord &record,
-            const TensorFiles &inputFiles, const LinkExtras &) override {
+  /// gRPC's sync stream gives its Write no deadline: a remote agent that
+  /// stops reading holds the send until its stream ends (keepalives and
+  /// heartbeats end it).
+  absl::Status send(const v1::Task &task, const TaskRecord &record,
+                    const TensorFiles &inputFiles, const LinkExtras &,
+                    std::chrono::steady_clock::time_point) override {
     if (!inputFiles.empty())
-      return false;
+      return absl::UnavailableError("a remote agent's stream takes no files");
     v1::DaemonMessage message;
     v1::Task &sent = *message.mutable_task();
     sent = task;
     record.fill(sent);
     std::lock_guard<std::mutex> lock(mutex);
-    return stream && stream->Write(message);
+    if (!stream || !stream->Write(message))
+      return absl::UnavailableError("stream closed");
+    return absl::OkStatus();
   }
 
   /// Runs `registerAgent` and, if it succeeds, writes `greeting`, all under

@@ -24,7 +24,8 @@ AgentConnection::AgentConnection(std::string agentId, std::shared_ptr<AgentLink>
 absl::StatusOr<std::future<TaskOutcome>>
 AgentConnection::dispatch(const v1::Task &task, const TaskRecord &record,
                           const TensorFiles &inputFiles,
-                          const LinkExtras &extras) {
+                          const LinkExtras &extras,
+                          std::chrono::steady_clock::time_point deadline) {
   std::future<TaskOutcome> future;
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -39,10 +40,15 @@ AgentConnection::dispatch(const v1::Task &task, const TaskRecord &record,
   }
   // Send outside our mutex: the link serialises writers itself, and a slow
   // stream must not block results arriving for other tasks.
-  if (!link->send(task, record, inputFiles, extras)) {
+  if (absl::Status sent = link->send(task, record, inputFiles, extras, deadline);
+      !sent.ok()) {
     abandon(task.task_id());
-    return absl::UnavailableError(
-        absl::StrCat("cannot send task to agent '", id, "': stream closed"));
+    if (absl::IsDeadlineExceeded(sent))
+      return absl::DeadlineExceededError(absl::StrCat(
+          "agent '", id, "' did not take task ", task.task_id(),
+          " before the deadline: ", sent.message()));
+    return absl::UnavailableError(absl::StrCat(
+        "cannot send task to agent '", id, "': ", sent.message()));
   }
   return future;
 }

@@ -79,9 +79,10 @@ LocalAgentLink::~LocalAgentLink() {
     watcher.join();
 }
 
-bool LocalAgentLink::send(const v1::Task &task, const TaskRecord &record,
-                          const TensorFiles &inputFiles,
-                          const LinkExtras &extras) {
+absl::Status LocalAgentLink::send(const v1::Task &task, const TaskRecord &record,
+                                  const TensorFiles &inputFiles,
+                                  const LinkExtras &extras,
+                                  std::chrono::steady_clock::time_point deadline) {
   // The direct channel's socket takes a place among the frame's files; a
   // task whose input files fill the frame goes without one.
   int channel = inputFiles.size() < FramedSocket::kMaxFiles
@@ -89,7 +90,9 @@ bool LocalAgentLink::send(const v1::Task &task, const TaskRecord &record,
                     : -1;
   size_t maxFiles = FramedSocket::kMaxFiles - (channel >= 0);
   if (inputFiles.size() > maxFiles)
-    return false;
+    return absl::UnavailableError(absl::StrCat(
+        "a task with ", inputFiles.size(), " input files; a frame takes ",
+        maxFiles));
   worker::LocalTask local; // file_inputs here; the task is written below
   local.set_caller_maps_outputs(extras.callerMapsOutputs);
   std::vector<UniqueFd> opened;
@@ -119,20 +122,23 @@ bool LocalAgentLink::send(const v1::Task &task, const TaskRecord &record,
     opened.push_back(*std::move(file));
   }
   if (given != inputFiles.end())
-    return false; // a file for an input the task does not have
+    return absl::UnavailableError(absl::StrCat(
+        "a file for input ", given->first, ", which task ", task.task_id(),
+        " does not have, or not in order"));
   if (channel >= 0) {
     local.set_direct_channel(true);
     files.push_back(channel);
   }
   std::string bytes;
   if (!local.SerializeToString(&bytes) || !appendTask(task, record, bytes))
-    return false;
+    return absl::UnavailableError(
+        absl::StrCat("cannot serialize task ", task.task_id()));
   // Owed from before the frame goes: an answer is never read uncounted.
   {
     std::lock_guard<std::mutex> lock(readMutex);
     ++owed;
   }
-  absl::Status sent = link.send(bytes, files);
+  absl::Status sent = link.send(bytes, files, deadline);
   if (!sent.ok()) {
     spdlog::warn("local link to agent '{}': {}", id,
                  std::string(sent.message()));
@@ -140,7 +146,7 @@ bool LocalAgentLink::send(const v1::Task &task, const TaskRecord &record,
     if (owed > 0)
       --owed;
   }
-  return sent.ok();
+  return sent;
 }
 
 std::weak_ptr<AgentConnection>

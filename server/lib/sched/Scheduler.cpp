@@ -76,7 +76,7 @@ Scheduler::run(const std::string &kind, v1::Task task,
         extras.directChannel = fileInputs->directChannel;
     }
     absl::StatusOr<std::future<TaskOutcome>> future = lease->session->dispatch(
-        task, record, withFiles ? fileInputs->files : kNoFiles, extras);
+        task, record, withFiles ? fileInputs->files : kNoFiles, extras, deadline);
     // Releases go back to their device's queue whenever the task may not
     // have run there (a repeated release is harmless), and never ride a
     // retry to another device.
@@ -85,6 +85,14 @@ Scheduler::run(const std::string &kind, v1::Task task,
         held->returnReleases(lease->deviceId, task);
       task.clear_release();
     };
+    if (absl::IsDeadlineExceeded(future.status())) {
+      // The agent is not reading (stuck, or stopped): this call is over.
+      // A link it ended is lost the usual way, by whoever reads it.
+      returnReleases();
+      registry.release(*lease);
+      return absl::DeadlineExceededError(absl::StrCat(
+          "device ", lease->deviceId, ": ", future.status().message()));
+    }
     if (!future.ok()) {
       returnReleases();
       registry.release(*lease);

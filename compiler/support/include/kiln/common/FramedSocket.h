@@ -50,7 +50,13 @@ public:
 
   /// Sends `bytes` and duplicates of `files` as one frame. UNAVAILABLE when
   /// the peer is gone; INVALID_ARGUMENT past kMaxFiles or kMaxFrameBytes.
-  absl::Status send(std::string_view bytes, const std::vector<int> &files = {});
+  /// DEADLINE_EXCEEDED when the frame has not gone by `deadline` (a peer
+  /// that stopped reading, or another frame still going): with nothing of
+  /// it sent, the link is as it was; part-sent, the stream is broken
+  /// mid-frame, so the socket is shut down (both ends then fail).
+  absl::Status send(std::string_view bytes, const std::vector<int> &files = {},
+                    std::chrono::steady_clock::time_point deadline =
+                        std::chrono::steady_clock::time_point::max());
 
   /// Blocks for the next frame. UNAVAILABLE when the peer closed its end (or
   /// shutdown() was called); DATA_LOSS for a malformed frame.
@@ -91,7 +97,7 @@ private:
   size_t maxFiles = kMaxFiles;
   std::chrono::steady_clock::time_point receiveDeadline =
       std::chrono::steady_clock::time_point::max();
-  std::mutex sendMutex;
+  std::timed_mutex sendMutex;
 };
 
 } // namespace kiln

@@ -60,11 +60,15 @@ public:
   virtual ~AgentLink();
   /// Sends `task` completed by `record` (its record and signature, which
   /// `task` lacks) with the files of the task's inputs that have no
-  /// payload; false when the stream is gone, or when there are files and
-  /// the link cannot pass them. A link that passes only messages ignores
-  /// `extras`.
-  virtual bool send(const v1::Task &task, const TaskRecord &record,
-                    const TensorFiles &inputFiles, const LinkExtras &extras) = 0;
+  /// payload. UNAVAILABLE when the stream is gone, or when there are files
+  /// and the link cannot pass them; DEADLINE_EXCEEDED when the agent took
+  /// none of the task by `deadline` (a link that can bound its send), or
+  /// took part of it, which ends the link. A link that passes only
+  /// messages ignores `extras`.
+  virtual absl::Status send(const v1::Task &task, const TaskRecord &record,
+                            const TensorFiles &inputFiles,
+                            const LinkExtras &extras,
+                            std::chrono::steady_clock::time_point deadline) = 0;
   /// Whether send() passes files (a local link) or only messages.
   virtual bool passesFiles() const { return false; }
   /// Waits until `outcome`, that of a task sent over this link, is ready
@@ -86,10 +90,13 @@ public:
 
   /// Sends `task` completed by `record` (with the files of its
   /// payload-less inputs) to the agent and returns a future for its
-  /// outcome. UNAVAILABLE when the session is closed or the send fails.
+  /// outcome. UNAVAILABLE when the session is closed or the send fails;
+  /// DEADLINE_EXCEEDED when the agent did not take it by `deadline`.
   absl::StatusOr<std::future<TaskOutcome>>
   dispatch(const v1::Task &task, const TaskRecord &record,
-           const TensorFiles &inputFiles = {}, const LinkExtras &extras = {});
+           const TensorFiles &inputFiles = {}, const LinkExtras &extras = {},
+           std::chrono::steady_clock::time_point deadline =
+               std::chrono::steady_clock::time_point::max());
 
   /// Whether the agent's link passes tensors in files.
   bool passesFiles() const { return link->passesFiles(); }

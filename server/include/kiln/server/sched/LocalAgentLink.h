@@ -58,9 +58,12 @@ public:
   /// Sends a task with its inputs' files: `inputFiles` for inputs without
   /// a payload, the store's files for blob inputs. The frame is written
   /// from `task` and the record's serialized fragment: nothing is copied
-  /// into a message first. False when the link is gone.
-  bool send(const v1::Task &task, const TaskRecord &record,
-            const TensorFiles &inputFiles, const LinkExtras &extras) override;
+  /// into a message first. UNAVAILABLE when the link is gone;
+  /// DEADLINE_EXCEEDED as FramedSocket::send says (an agent that stopped
+  /// reading part-way through the frame has its link shut down).
+  absl::Status send(const v1::Task &task, const TaskRecord &record,
+                    const TensorFiles &inputFiles, const LinkExtras &extras,
+                    std::chrono::steady_clock::time_point deadline) override;
   bool passesFiles() const override { return true; }
   /// Reads answers until `outcome` is ready or `deadline` passes, when
   /// nobody is reading; else waits for the reader to hand the answer over
@@ -133,10 +136,13 @@ class WeakAgentLink final : public AgentLink {
 public:
   explicit WeakAgentLink(std::weak_ptr<LocalAgentLink> link)
       : link(std::move(link)) {}
-  bool send(const v1::Task &task, const TaskRecord &record,
-            const TensorFiles &inputFiles, const LinkExtras &extras) override {
+  absl::Status send(const v1::Task &task, const TaskRecord &record,
+                    const TensorFiles &inputFiles, const LinkExtras &extras,
+                    std::chrono::steady_clock::time_point deadline) override {
     std::shared_ptr<LocalAgentLink> live = link.lock();
-    return live && live->send(task, record, inputFiles, extras);
+    if (!live)
+      return absl::UnavailableError("the agent's local link is gone");
+    return live->send(task, record, inputFiles, extras, deadline);
   }
   bool passesFiles() const override { return true; }
   std::future_status await(std::future<TaskOutcome> &outcome,
