@@ -1,16 +1,21 @@
 """Blobs: SHA-256 digests of tensors and the chunked Blobs service protocol.
 
 Digests are cached per tensor identity (data pointer, version counter, shape,
-dtype, strides) so calling a compiled model again does not rehash its weights.
-The version counter moves on every in-place op through autograd-visible
-tensors; writes through ``tensor.data`` bypass it, so after ``p.data.copy_(...)``
-call :func:`clear_digest_cache`.
+dtype, strides, device, conjugate and negative bits) so calling a compiled
+model again does not rehash its weights. The version counter moves on every
+in-place op through autograd-visible tensors; writes through ``tensor.data``
+bypass it, so after ``p.data.copy_(...)`` call :func:`clear_digest_cache`.
+
+An Execute input that only passes through is not hashed here: kilnd names
+it (:meth:`BlobClient.send_in_transit`), and each BlobClient keeps those
+names for itself (one kilnd's answer never names a tensor to another).
 """
 
 from __future__ import annotations
 
 import collections
 import hashlib
+import re
 import threading
 import weakref
 from typing import Callable, Iterable, Iterator, Sequence
@@ -18,7 +23,7 @@ from typing import Callable, Iterable, Iterator, Sequence
 import torch
 
 from kiln._rpc import Rpc
-from kiln.errors import FailedPreconditionError, KilnError
+from kiln.errors import FailedPreconditionError, KilnError, ResourceExhaustedError
 from kiln.tensors import tensor_view
 from kiln.v1 import blobs_pb2, tensor_pb2
 
@@ -34,9 +39,9 @@ __all__ = [
 #: Bytes per Write/Read message.
 CHUNK_BYTES = 1024 * 1024
 _CACHE_ENTRIES = 4096
+_SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 
-_cache: "collections.OrderedDict[tuple, tuple[weakref.ref, str, int]]" = collections.OrderedDict()
-_cache_lock = threading.Lock()
+_count_lock = threading.Lock()
 #: How many times a tensor was actually hashed (tests read this).
 hash_count = 0
 
@@ -53,23 +58,42 @@ def _cache_key(t: torch.Tensor) -> tuple:
             t.device, t.is_conj(), t.is_neg())
 
 
+class _DigestCache:
+    """Digests by tensor identity (:func:`_cache_key`), while the tensor
+    lives, least recently used dropped past ``_CACHE_ENTRIES``."""
+
+    def __init__(self) -> None:
+        self._entries: "collections.OrderedDict[tuple, tuple[weakref.ref, str, int]]" = \
+            collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple) -> tensor_pb2.Digest | None:
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is None or hit[0]() is None:
+                return None
+            self._entries.move_to_end(key)
+            return tensor_pb2.Digest(hash=hit[1], size_bytes=hit[2])
+
+    def put(self, key: tuple, t: torch.Tensor, digest: tensor_pb2.Digest) -> None:
+        with self._lock:
+            self._entries[key] = (weakref.ref(t), digest.hash, digest.size_bytes)
+            while len(self._entries) > _CACHE_ENTRIES:
+                self._entries.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+#: Digests this process computed.
+_digests = _DigestCache()
+
+
 def cached_digest(t: torch.Tensor) -> tensor_pb2.Digest | None:
     """The tensor's Digest when it is cached (the tensor unmodified since),
     else None: nothing is hashed."""
-    key = _cache_key(t)
-    with _cache_lock:
-        hit = _cache.get(key)
-        if hit is not None and hit[0]() is not None:
-            _cache.move_to_end(key)
-            return tensor_pb2.Digest(hash=hit[1], size_bytes=hit[2])
-    return None
-
-
-def _remember(t: torch.Tensor, digest: tensor_pb2.Digest) -> None:
-    with _cache_lock:
-        _cache[_cache_key(t)] = (weakref.ref(t), digest.hash, digest.size_bytes)
-        while len(_cache) > _CACHE_ENTRIES:
-            _cache.popitem(last=False)
+    return _digests.get(_cache_key(t))
 
 
 def tensor_digest(t: torch.Tensor) -> tensor_pb2.Digest:
@@ -78,20 +102,22 @@ def tensor_digest(t: torch.Tensor) -> tensor_pb2.Digest:
     Cached while the tensor is alive and unmodified.
     """
     global hash_count
-    digest = cached_digest(t)
+    key = _cache_key(t)
+    digest = _digests.get(key)
     if digest is not None:
         return digest
     digest = bytes_digest(tensor_view(t))
-    with _cache_lock:
+    with _count_lock:
         hash_count += 1
-    _remember(t, digest)
+    # Not kept when the tensor changed while it was hashed.
+    if _cache_key(t) == key:
+        _digests.put(key, t, digest)
     return digest
 
 
 def clear_digest_cache() -> None:
     """Forgets every cached tensor digest."""
-    with _cache_lock:
-        _cache.clear()
+    _digests.clear()
 
 
 def _chunks(digest: tensor_pb2.Digest, data: bytes | memoryview, in_transit: bool = False
@@ -130,6 +156,8 @@ class BlobClient:
         self._rpc = rpc
         self._present: set[str] = set()
         self._lock = threading.Lock()
+        #: Names kilnd gave tensors this client sent (send_in_transit).
+        self._names = _DigestCache()
 
     def forget(self) -> None:
         """Forgets what the daemon holds (e.g. after it lost its store)."""
@@ -202,15 +230,22 @@ class BlobClient:
 
         kilnd hashes the bytes as they arrive and names the blob
         (``WriteResponse.digest``): the client does not hash a tensor it
-        sends once (a 256 MiB SHA-256 costs ~0.15 s). The name is cached
-        like a digest, so a tensor kilnd is known to hold is not sent again.
-        When kilnd has no room in memory to name it (FAILED_PRECONDITION),
-        or it is empty, it goes by its digest (:meth:`ensure_tensors`)."""
-        known = cached_digest(t)
+        sends once (a 256 MiB SHA-256 costs ~0.15 s). This client keeps the
+        name with the tensor, so a tensor sent again unmodified is not
+        uploaded while kilnd holds it (asked with FindMissing once this
+        client no longer knows). When kilnd will not name it (no room in
+        its memory, or the caller's quota, which a blob kilnd holds does not
+        touch), or it is empty, it goes by its digest (:meth:`ensure_tensors`)."""
+        key = _cache_key(t)
+        known = self._names.get(key) or _digests.get(key)
         if known is not None:
             with self._lock:
                 if known.hash in self._present:
                     return known
+            if not self.find_missing([known]):
+                with self._lock:
+                    self._present.add(known.hash)
+                return known
         data = tensor_view(t)
         if len(data) == 0:
             return self.ensure_tensors([t], in_transit=True)[0][0]
@@ -219,16 +254,23 @@ class BlobClient:
             resp = self._rpc.call("kiln.v1.Blobs/Write", self._rpc.blobs.Write,
                                   _chunks(unnamed, data, in_transit=True),
                                   context={"bytes": len(data)})
-        except FailedPreconditionError:
+        except FailedPreconditionError as e:
+            if "by its digest" not in e.details:
+                raise
             return self.ensure_tensors([t], in_transit=True)[0][0]
-        digest = resp.digest
-        if digest.size_bytes != len(data) or len(digest.hash) != 64:
+        except ResourceExhaustedError:
+            return self.ensure_tensors([t], in_transit=True)[0][0]
+        digest = tensor_pb2.Digest(hash=resp.digest.hash, size_bytes=resp.digest.size_bytes)
+        if digest.size_bytes != len(data) or not _SHA256_HEX.fullmatch(digest.hash):
             raise KilnError(f"kilnd named an upload of {len(data)} bytes "
-                            f"{digest.hash!r} ({digest.size_bytes} bytes)")
-        _remember(t, digest)
+                            f"{digest.hash!r} ({digest.size_bytes} bytes): not a "
+                            "SHA-256 digest of that size")
+        # Not kept when the tensor changed while it was sent.
+        if _cache_key(t) == key:
+            self._names.put(key, t, digest)
         with self._lock:
             self._present.add(digest.hash)
-        return tensor_pb2.Digest(hash=digest.hash, size_bytes=digest.size_bytes)
+        return digest
 
     def ensure_tensors(self, tensors: Sequence[torch.Tensor],
                        progress: Callable[[int, int], None] | None = None,

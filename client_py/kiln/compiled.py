@@ -96,12 +96,14 @@ _DTYPE = operator.attrgetter("dtype")
 
 def _weight_state(tensors: list[torch.Tensor]) -> tuple[list, ...]:
     """What says that weight tensors are unchanged since the last call: the
-    versions, addresses, strides and dtypes (what the tensor digest cache
-    keys on too: `p.data = ...` can keep the object, its version and its
-    address and change the layout). Column by column: C-level loops, a
-    fraction of a per-tensor tuple's cost for hundreds of weights."""
+    versions, addresses, strides, dtypes and conjugate and negative bits
+    (what the tensor digest cache keys on too: `p.data = ...` can keep the
+    object, its version and its address and change the layout, or make it
+    a conjugate view). Column by column: C-level loops, a fraction of a
+    per-tensor tuple's cost for hundreds of weights."""
     return (list(map(_VERSION, tensors)), list(map(torch.Tensor.data_ptr, tensors)),
-            list(map(torch.Tensor.stride, tensors)), list(map(_DTYPE, tensors)))
+            list(map(torch.Tensor.stride, tensors)), list(map(_DTYPE, tensors)),
+            list(map(torch.Tensor.is_conj, tensors)), list(map(torch.Tensor.is_neg, tensors)))
 
 
 def _same_weights(cached: tuple, tensors: list[torch.Tensor], state: tuple) -> bool:

@@ -62,6 +62,10 @@ class FakeDaemon(compiler_pb2_grpc.CompilerServicer, executor_pb2_grpc.ExecutorS
         self.writes: list[tuple[str, list[int]]] = []   # (digest, chunk sizes)
         self.in_transit: dict[str, bool] = {}   # digest -> WriteRequest.in_transit
         self.named_by_daemon: dict[str, bool] = {}  # digest -> sent without its hash
+        #: Set to a status code and message: uploads without a hash get it.
+        self.refuse_unnamed: tuple[grpc.StatusCode, str] | None = None
+        #: Set: uploads without a hash are answered with this name.
+        self.name_unnamed_as: tensor_pb2.Digest | None = None
         self.compiles = 0
         self.compile_requests: list[compiler_pb2.CompileRequest] = []
         self.executes: list[executor_pb2.ExecuteRequest] = []
@@ -95,6 +99,8 @@ class FakeDaemon(compiler_pb2_grpc.CompilerServicer, executor_pb2_grpc.ExecutorS
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, "chunk above 1 MiB")
         data = b"".join(parts)
         named = digest is not None and digest.hash
+        if not named and in_transit and self.refuse_unnamed is not None:
+            context.abort(*self.refuse_unnamed)
         if digest is None or len(data) != digest.size_bytes or (
                 (named or not in_transit)
                 and hashlib.sha256(data).hexdigest() != digest.hash):
@@ -107,6 +113,8 @@ class FakeDaemon(compiler_pb2_grpc.CompilerServicer, executor_pb2_grpc.ExecutorS
             self.writes.append((digest.hash, sizes))
             self.in_transit[digest.hash] = in_transit
             self.named_by_daemon[digest.hash] = not named
+        if not named and self.name_unnamed_as is not None:
+            digest = self.name_unnamed_as
         return blobs_pb2.WriteResponse(committed_size=len(data), digest=digest)
 
     def Read(self, request, context):

@@ -7,6 +7,7 @@ serialised graph means what the FX graph meant, and the client's protocol.
 import hashlib
 import logging
 
+import grpc
 import pytest
 import torch
 
@@ -15,7 +16,7 @@ from kiln import blobs
 from kiln.compiled import PARAMETER_SET_MIN
 from kiln.tensors import tensor_bytes
 from kiln.testing import MLP, BatchedMatmul, EncoderBlock, example_inputs
-from kiln.v1 import graph_pb2
+from kiln.v1 import graph_pb2, tensor_pb2
 
 TOL = dict(rtol=1e-4, atol=1e-5)
 MODELS = [lambda: MLP(approximate="none"), lambda: MLP(approximate="tanh"),
@@ -102,6 +103,60 @@ def test_new_weights_same_executable(fake_daemon):
     assert cb.cache_hit and cb.digest == ca.digest
     torch.testing.assert_close(cb(*x), b(*x), **TOL)
     torch.testing.assert_close(ca(*x), a(*x), **TOL)
+
+
+def test_an_input_kilnd_will_not_name_goes_by_its_digest(fake_daemon):
+    client = kiln.Client(fake_daemon.address, timeout=30)
+    model = MLP().eval()
+    x = torch.randn(16384, 32)  # 2 MiB
+    compiled = client.compile(torch.export.export(model, (x,)))
+    for refusal in ((grpc.StatusCode.FAILED_PRECONDITION,
+                     "kilnd has no room for 2097152 bytes now; upload the blob by its digest"),
+                    (grpc.StatusCode.RESOURCE_EXHAUSTED, "'alice' keeps 9 bytes ... quota")):
+        fake_daemon.refuse_unnamed = refusal
+        x = x + 1
+        hashed = blobs.hash_count
+        torch.testing.assert_close(compiled(x), model(x), **TOL)
+        sent = fake_daemon.executes[-1].inputs[0].blob.hash
+        assert sent == hashlib.sha256(tensor_bytes(x)).hexdigest()
+        assert fake_daemon.named_by_daemon[sent] is False
+        assert blobs.hash_count == hashed + 1
+    # Any other refusal is the caller's to see.
+    fake_daemon.refuse_unnamed = (grpc.StatusCode.FAILED_PRECONDITION,
+                                  "this client speaks Kiln client protocol 3")
+    with pytest.raises(kiln.FailedPreconditionError, match="protocol 3"):
+        compiled(x + 1)
+
+
+def test_a_name_that_is_not_a_digest_of_the_upload_is_refused(fake_daemon):
+    client = kiln.Client(fake_daemon.address, timeout=30)
+    model = MLP().eval()
+    x = torch.randn(16384, 32)
+    compiled = client.compile(torch.export.export(model, (x,)))
+    for bogus in (tensor_pb2.Digest(hash="A" * 64, size_bytes=x.nbytes),
+                  tensor_pb2.Digest(hash="a" * 64, size_bytes=5)):
+        fake_daemon.name_unnamed_as = bogus
+        with pytest.raises(kiln.KilnError, match="not a SHA-256 digest of that size"):
+            compiled(x)
+
+
+def test_a_retry_after_lost_weights_does_not_send_the_inputs_again(fake_daemon):
+    client = kiln.Client(fake_daemon.address, timeout=30)
+    model = MLP().eval()
+    x = torch.randn(16384, 32)
+    compiled = client.compile(torch.export.export(model, (x,)))
+    torch.testing.assert_close(compiled(x), model(x), **TOL)
+    first = fake_daemon.executes[-1]
+    sent = first.inputs[0].blob.hash
+    # The daemon lost the weights (a restart on a fresh store, say) and
+    # still holds the input: the weights go again, the input does not.
+    for p in fake_daemon.parameters_of(first):
+        del fake_daemon.blobs[p.hash]
+    writes = len(fake_daemon.writes)
+    torch.testing.assert_close(compiled(x), model(x), **TOL)
+    again = [h for h, _ in fake_daemon.writes[writes:]]
+    assert again and sent not in again
+    assert fake_daemon.executes[-1].inputs[0].blob.hash == sent
 
 
 def test_large_inputs_go_as_blobs(fake_daemon):

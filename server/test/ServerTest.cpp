@@ -296,12 +296,16 @@ TEST_F(TransitServerTest, KilndNamesAnInTransitUploadSentWithoutItsHash) {
   EXPECT_EQ(named.committed_size(), int64_t{900} << 10);
   EXPECT_EQ(store.transitStats().blobs, 1);
   EXPECT_EQ(readBlob(*blobs, named.digest(), false), bytes);
-  // The same bytes again: the same name, still one blob.
+  // The same bytes again: the same name, still one blob in memory. Its
+  // room was made before the name was known: the blob held, not yet
+  // used, went to disk for it (the cost of not hashing on the client).
   v1::WriteResponse again;
   ASSERT_TRUE(uploadUnnamed(bytes, bytes.size(), again).ok());
   EXPECT_EQ(again.digest().hash(), named.digest().hash());
   EXPECT_EQ(store.transitStats().blobs, 1);
   EXPECT_EQ(store.transitStats().bytes, int64_t{900} << 10);
+  EXPECT_EQ(store.transitStats().spilled, 1);
+  EXPECT_EQ(readBlob(*blobs, again.digest(), false), bytes);
 }
 
 TEST_F(TransitServerTest, AnUnnamedUploadMustBeInTransitAndItsDeclaredSize) {
@@ -340,7 +344,7 @@ TEST_F(TransitServerTest, KilndNamesOnlyWhatItCanHoldInMemory) {
   v1::WriteResponse response;
   grpc::Status refused = uploadUnnamed(bytes, bytes.size(), response);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_NE(refused.error_message().find("no room for 1048577 bytes"),
+  EXPECT_NE(refused.error_message().find("1048577 bytes are more than it holds"),
             std::string::npos)
       << refused.error_message();
   EXPECT_NE(refused.error_message().find("--transit-memory-bytes 1048576"),
@@ -348,6 +352,20 @@ TEST_F(TransitServerTest, KilndNamesOnlyWhatItCanHoldInMemory) {
   EXPECT_FALSE(server->contentStore().contains(digestOf(bytes)));
   EXPECT_EQ(upload(bytes, 1 << 20, /*inTransit=*/true).hash(),
             digestOf(bytes).hash());
+}
+
+TEST_F(TransitServerTest, KilndNamesNothingWhilePinnedBlobsFillItsMemory) {
+  ContentStore &store = server->contentStore();
+  v1::Digest held = upload(std::string(900 << 10, 'p'), 1 << 20, true);
+  BlobPins pins = store.pin({held});
+  v1::WriteResponse response;
+  grpc::Status refused = uploadUnnamed(std::string(200 << 10, 'q'), 200 << 10, response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(refused.error_message().find("no room for 204800 bytes now"),
+            std::string::npos)
+      << refused.error_message();
+  EXPECT_NE(refused.error_message().find("upload the blob by its digest"),
+            std::string::npos);
 }
 
 TEST_F(ServerTest, WithoutAMemoryTierKilndNamesNoUpload) {

@@ -448,5 +448,12 @@ def test_blobs_of_many_chunks_and_uploads_kilnd_names_count_in_the_quota(tmp_pat
             with pytest.raises(kiln.ResourceExhaustedError,
                                match=r"'alice' keeps 3145728 bytes .* quota of 4194304 bytes"):
                 alice.blobs.write(bytes_digest(refused), refused)
+            # A tensor whose bytes kilnd holds costs nothing: refused as an
+            # upload kilnd would name (its size is over), it goes by digest
+            # and is found stored.
+            same = torch.frombuffer(bytearray(durable), dtype=torch.uint8)
+            assert alice.blobs.send_in_transit(same) == bytes_digest(durable)
+            with pytest.raises(kiln.ResourceExhaustedError, match=r"'alice' keeps 3145728 bytes"):
+                alice.blobs.write(bytes_digest(refused), refused)
     finally:
         daemon.assert_stops_cleanly()

@@ -55,15 +55,19 @@ absl::Status BlobService::write(grpc::ServerReader<v1::WriteRequest> *reader,
     return absl::InvalidArgumentError(
         "the first Blobs.Write message must carry the digest");
   // In transit without a hash: kilnd hashes the bytes and names the blob.
-  const bool naming = chunk.in_transit() && chunk.digest().hash().empty();
+  const bool naming = chunk.digest().hash().empty();
+  if (naming && !chunk.in_transit())
+    return absl::InvalidArgumentError(
+        "the first Blobs.Write message must carry the digest's hash: only "
+        "an in-transit upload may leave it to kilnd");
   const std::string name = describeBlob(chunk.digest());
   if (maxBlobBytes > 0 && chunk.digest().size_bytes() > maxBlobBytes)
     return absl::ResourceExhaustedError(absl::StrCat(
-        name, " declares ", chunk.digest().size_bytes(),
+        name, " is ", chunk.digest().size_bytes(),
         " bytes; this kilnd takes blobs of at most ", maxBlobBytes,
         " bytes (--max-blob-bytes)"));
   // A blob already stored costs its uploader nothing (one kilnd names is
-  // counted: nobody knows yet what it is).
+  // admitted by its size, and charged only if it was new).
   bool counted = caller.proof != Proof::None && caller.role == Role::User &&
                  (naming || !store.contains(chunk.digest()));
   if (counted)
@@ -95,7 +99,7 @@ absl::Status BlobService::write(grpc::ServerReader<v1::WriteRequest> *reader,
           " bytes without finish_write"));
   }
   RETURN_IF_ERROR(writer->commit());
-  if (counted)
+  if (counted && !writer->alreadyStored())
     quota.charge(caller.name, writer->digest());
   response->set_committed_size(writer->bytesWritten());
   *response->mutable_digest() = writer->digest();

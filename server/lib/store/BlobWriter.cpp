@@ -2,8 +2,8 @@
 //
 // This file implements BlobWriter: an upload streams through a
 // VerifiedFileWriter (or, in transit, a TransitDraft); bytes that do not
-// match their digest are the client's
-// error (INVALID_ARGUMENT), and a published blob is announced to the store.
+// match their digest are the client's error (INVALID_ARGUMENT), and a
+// published blob is announced to the store.
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/store/BlobWriter.h"
@@ -52,7 +52,7 @@ absl::Status BlobWriter::commit() {
     absl::StatusOr<UniqueFd> sealed = draft->finish();
     RETURN_IF_ERROR(asUploadError(sealed.status()));
     expected = draft->digest();
-    RETURN_IF_ERROR(publish(expected, *std::move(sealed)));
+    ASSIGN_OR_RETURN(heldBefore, publish(expected, *std::move(sealed)));
   } else {
     RETURN_IF_ERROR(asUploadError(file->commit(durability)));
   }

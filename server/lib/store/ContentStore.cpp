@@ -71,8 +71,12 @@ ContentStore::beginWrite(const v1::Digest &digest, Durability durability) {
       auto held = std::make_shared<TransitBlobs::Reservation>(*std::move(room));
       return std::make_unique<BlobWriter>(
           digest, std::move(draft),
-          [this, held](const v1::Digest &verified, UniqueFd file) {
-            return publishTransit(verified, std::move(file), std::move(*held));
+          [this, held](const v1::Digest &verified,
+                       UniqueFd file) -> absl::StatusOr<bool> {
+            bool before = contains(verified);
+            RETURN_IF_ERROR(
+                publishTransit(verified, std::move(file), std::move(*held)));
+            return before;
           });
     }
   std::filesystem::path finalPath = blobPath(digest.hash());
@@ -94,12 +98,14 @@ ContentStore::beginNamingWrite(int64_t size) {
   std::optional<TransitBlobs::Reservation> room =
       size > 0 && transit ? transit->reserve(std::string(), size)
                           : std::nullopt;
-  if (size > 0 && !room)
+  if (size > 0 && !room) {
+    int64_t budget = transit ? transit->budgetBytes() : 0;
     return absl::FailedPreconditionError(absl::StrCat(
-        "kilnd names only in-transit uploads it can hold in memory, and it "
-        "has no room for ", size, " bytes now (--transit-memory-bytes ",
-        transit ? transit->budgetBytes() : 0,
-        "); upload the blob by its digest"));
+        "kilnd names only in-transit uploads it can hold in memory, and ",
+        size > budget ? absl::StrCat(size, " bytes are more than it holds")
+                      : absl::StrCat("it has no room for ", size, " bytes now"),
+        " (--transit-memory-bytes ", budget, "); upload the blob by its digest"));
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<TransitDraft> draft,
                    TransitDraft::create(DigestVerifier::Unnamed{size}));
   auto held = std::make_shared<std::optional<TransitBlobs::Reservation>>(
@@ -108,10 +114,16 @@ ContentStore::beginNamingWrite(int64_t size) {
   unnamed.set_size_bytes(size);
   return std::make_unique<BlobWriter>(
       std::move(unnamed), std::move(draft),
-      [this, held](const v1::Digest &digest, UniqueFd file) -> absl::Status {
+      [this, held](const v1::Digest &digest,
+                   UniqueFd file) -> absl::StatusOr<bool> {
+        // The room was made before the hash was known: for a blob held
+        // already it was made for nothing (LRU blobs may have left).
+        bool before = contains(digest);
         if (!*held) // empty: stored as any empty blob
-          return put(std::string_view(), Durability::kInTransit).status();
-        return publishTransit(digest, std::move(file), std::move(**held));
+          RETURN_IF_ERROR(put(std::string_view(), Durability::kInTransit).status());
+        else
+          RETURN_IF_ERROR(publishTransit(digest, std::move(file), std::move(**held)));
+        return before;
       });
 }
 

@@ -32,7 +32,10 @@ namespace kiln::server {
 /// without a hash) gets its digest then.
 class BlobWriter {
 public:
-  using Publish = std::function<absl::Status(const v1::Digest &, UniqueFd)>;
+  /// Publishes the sealed file as the blob `digest`; true when the store
+  /// held that blob already (its uploader then added nothing).
+  using Publish =
+      std::function<absl::StatusOr<bool>(const v1::Digest &, UniqueFd)>;
 
   /// Use ContentStore::beginWrite() rather than constructing directly.
   BlobWriter(v1::Digest expected, std::unique_ptr<VerifiedFileWriter> file,
@@ -59,6 +62,10 @@ public:
   /// set once commit() succeeded.
   const v1::Digest &digest() const { return expected; }
 
+  /// After a commit to the memory tier: whether the store held the blob
+  /// already (for one kilnd names, known only then).
+  bool alreadyStored() const { return heldBefore; }
+
   /// Runs `hook` after a successful commit (the store indexes the new blob).
   void setOnCommit(std::function<void()> hook) { onCommit = std::move(hook); }
 
@@ -69,6 +76,7 @@ private:
   Publish publish;
   Durability durability = Durability::kInTransit;
   bool done = false;
+  bool heldBefore = false;
   std::function<void()> onCommit;
 };
 
