@@ -29,6 +29,7 @@ public:
                     const TensorFiles &files, const LinkExtras &,
                     Clock::time_point) override {
     std::lock_guard<std::mutex> lock(mutex);
+    ++sends;
     if (stuck)
       return absl::DeadlineExceededError("the peer took none of the frame");
     if (broken || (!files.empty() && !local))
@@ -57,6 +58,7 @@ public:
   std::deque<v1::Task> tasks;
   bool broken = false;
   bool stuck = false;     // takes no task before the deadline
+  int sends = 0;          // send() calls, guarded by mutex
   bool local = false;     // a local link passes files
   size_t filesSent = 0;   // guarded by mutex
 };
@@ -482,6 +484,7 @@ TEST_F(SchedulerTest, ATaskTheAgentDoesNotTakeByTheDeadlineEndsTheCall) {
   EXPECT_NE(result.status().message().find("did not take task"),
             absl::string_view::npos)
       << result.status();
+  EXPECT_EQ(a.link->sends + b.link->sends, 1) << "retried on another device";
   EXPECT_EQ(a.session->pendingCount() + b.session->pendingCount(), 0u);
   EXPECT_EQ(depthOf("a/0") + depthOf("b/0"), 0);
   // Both devices stay in service: the next call runs.
@@ -489,11 +492,10 @@ TEST_F(SchedulerTest, ATaskTheAgentDoesNotTakeByTheDeadlineEndsTheCall) {
   auto pending = runAsync();
   std::optional<v1::Task> task;
   FakeAgent *ran = nullptr;
-  for (FakeAgent *agent : {&a, &b})
-    if ((task = agent->link->nextTask(100ms))) {
-      ran = agent;
-      break;
-    }
+  for (auto until = Clock::now() + 10s; !ran && Clock::now() < until;)
+    for (FakeAgent *agent : {&a, &b})
+      if (!ran && (task = agent->link->nextTask(10ms)))
+        ran = agent;
   ASSERT_TRUE(ran);
   ASSERT_TRUE(ran->session->complete(resultFor(*task)));
   EXPECT_TRUE(pending.get().ok());

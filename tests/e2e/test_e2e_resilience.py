@@ -6,6 +6,7 @@ import signal
 import subprocess
 import time
 
+import pytest
 import torch
 
 import kiln
@@ -63,3 +64,39 @@ def test_local_agents_exit_when_their_daemon_dies(tmp_path):
         time.sleep(0.05)
     os.kill(agent, signal.SIGKILL)
     raise AssertionError("the local agent outlived its kilnd by 30 s")
+
+
+class AddThree(torch.nn.Module):
+    def forward(self, a, b, c):
+        return a + b + c
+
+
+def test_an_agent_that_stops_reading_costs_calls_their_deadlines(start_kilnd):
+    """An agent that stops reading its link (stopped here with SIGSTOP): a
+    task frame bigger than the socket holds used to block kilnd in its send
+    past the call's deadline, and every call behind it. Now each call ends
+    at its deadline with kilnd's DEADLINE_EXCEEDED; the cut frame is sent
+    on in the background, so that the agent, once it runs again, reads a
+    whole stream and serves the next call."""
+    daemon = start_kilnd(extra_args=("--execute-timeout-s", "2"))
+    xs = [torch.randn(1 << 18, generator=torch.Generator().manual_seed(i)) for i in range(3)]
+    want = xs[0] + xs[1] + xs[2]
+    # 1 MiB each, inline over gRPC: one task frame of 3 MiB.
+    with kiln.Client(daemon.address, timeout=None, local=False) as client:
+        compiled = client.compile(torch.export.export(AddThree(), tuple(xs)), target="cpu")
+        torch.testing.assert_close(compiled(*xs), want, rtol=0, atol=0)
+        [agent] = agent_pids(daemon.proc.pid)
+        os.kill(agent, signal.SIGSTOP)
+        try:
+            for why in ("before the deadline", "did not take task"):
+                # No client deadline: kilnd's own 2 s. The first call's frame
+                # goes in part and is finished in the background; the second
+                # finds the link still busy with it.
+                started = time.monotonic()
+                with pytest.raises(kiln.DeadlineExceededError, match=why):
+                    compiled(*xs)
+                assert time.monotonic() - started < 30
+        finally:
+            os.kill(agent, signal.SIGCONT)
+        torch.testing.assert_close(compiled(*xs), want, rtol=0, atol=0)
+        assert agent_pids(daemon.proc.pid) == [agent], "the agent was not kept"

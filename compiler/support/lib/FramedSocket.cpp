@@ -1,8 +1,8 @@
 //===- FramedSocket.cpp - messages and file descriptors over a socketpair -===//
 //
 // This file implements FramedSocket. A frame is a 16-byte header (magic,
-// file count, payload length) sent with its descriptors in one sendmsg, then
-// the payload.
+// file count, payload length) and the payload, sent with its descriptors in
+// one sendmsg (the socket may take it in parts).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/common/FramedSocket.h"
@@ -54,17 +54,23 @@ bool waitWritable(int fd, std::chrono::steady_clock::time_point deadline) {
   }
 }
 
-/// Sends all of `message` without blocking in sendmsg, sleeping for room
-/// until `deadline`; `sent` counts the bytes that went. Its descriptors go
-/// with the first byte. UNAVAILABLE when the peer is gone.
+constexpr auto kNoDeadline = std::chrono::steady_clock::time_point::max();
+
+/// Sends all of `message`; `sent` counts the bytes that went. Its
+/// descriptors go with the first byte. Without a deadline sendmsg blocks
+/// (and an EAGAIN, SO_SNDTIMEO's, is the peer gone, as it always was);
+/// with one, it does not, and the caller sleeps for room until then.
+/// UNAVAILABLE when the peer is gone.
 absl::Status sendAll(int fd, msghdr &message, size_t &sent,
                      std::chrono::steady_clock::time_point deadline) {
+  int flags = MSG_NOSIGNAL | (deadline == kNoDeadline ? 0 : MSG_DONTWAIT);
   while (message.msg_iovlen > 0) {
-    ssize_t put = ::sendmsg(fd, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t put = ::sendmsg(fd, &message, flags);
     if (put <= 0) {
       if (put < 0 && errno == EINTR)
         continue;
-      if (put < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+      if ((put < 0 && errno != EAGAIN && errno != EWOULDBLOCK) ||
+          deadline == kNoDeadline)
         return peerGone("sendmsg");
       if (!waitWritable(fd, deadline))
         return absl::DeadlineExceededError("the peer took no more bytes");
@@ -212,27 +218,80 @@ absl::Status FramedSocket::send(std::string_view bytes,
     cmsg->cmsg_len = CMSG_LEN(fdBytes);
     std::memcpy(CMSG_DATA(cmsg), files.data(), fdBytes);
   }
-  std::unique_lock<std::timed_mutex> lock(sendMutex, std::defer_lock);
-  if (deadline == std::chrono::steady_clock::time_point::max())
-    lock.lock();
-  else if (!lock.try_lock_until(deadline))
+  if (!beginSending(deadline))
     return absl::DeadlineExceededError(
         "local link: another frame was still being sent at the deadline; "
         "nothing of this one was sent");
   size_t sent = 0;
   absl::Status status = sendAll(socket.get(), message, sent, deadline);
-  if (!absl::IsDeadlineExceeded(status))
+  if (!absl::IsDeadlineExceeded(status) || sent > 0) {
+    if (absl::IsDeadlineExceeded(status)) {
+      // Cut mid-frame: the rest goes on in the background, so that the
+      // stream stays whole and the peer, reading on, gets the frame.
+      std::string rest;
+      for (size_t i = 0; i < message.msg_iovlen; ++i)
+        rest.append(static_cast<const char *>(message.msg_iov[i].iov_base),
+                    message.msg_iov[i].iov_len);
+      finishInBackground(std::move(rest));
+      return absl::OkStatus();
+    }
+    endSending();
     return status;
-  size_t whole = sizeof header + bytes.size();
-  if (sent == 0)
-    return absl::DeadlineExceededError(absl::StrCat(
-        "local link: the peer took none of a frame of ", whole,
-        " bytes by the deadline (it is not reading)"));
-  // The stream would go on mid-frame: nothing after it could be read.
-  shutdown();
+  }
+  endSending();
   return absl::DeadlineExceededError(absl::StrCat(
-      "local link: the peer took ", sent, " of a frame's ", whole,
-      " bytes by the deadline (it stopped reading); the link is shut down"));
+      "local link: the peer took none of a frame of ", sizeof header + bytes.size(),
+      " bytes by the deadline (it is not reading: stuck, or all its threads "
+      "busy)"));
+}
+
+bool FramedSocket::beginSending(std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(sendState);
+  auto idle = [this] { return !sending; };
+  if (deadline == kNoDeadline)
+    sendIdle.wait(lock, idle);
+  else if (!sendIdle.wait_until(lock, deadline, idle))
+    return false;
+  sending = true;
+  return true;
+}
+
+void FramedSocket::endSending() {
+  {
+    std::lock_guard<std::mutex> lock(sendState);
+    sending = false;
+  }
+  sendIdle.notify_one();
+}
+
+void FramedSocket::finishInBackground(std::string rest) {
+  // The previous flusher ended its sending before this frame could begin:
+  // it is returning, if not gone.
+  if (flusher.joinable())
+    flusher.join();
+  flusher = std::thread([this, rest = std::move(rest)]() mutable {
+    iovec iov{rest.data(), rest.size()};
+    msghdr message{};
+    message.msg_iov = &iov;
+    message.msg_iovlen = 1;
+    size_t sent = 0;
+    // A peer gone meanwhile: whoever reads the link finds it ended.
+    (void)sendAll(socket.get(), message, sent, kNoDeadline);
+    endSending();
+  });
+}
+
+FramedSocket::~FramedSocket() {
+  if (!flusher.joinable())
+    return;
+  bool stillSending;
+  {
+    std::lock_guard<std::mutex> lock(sendState);
+    stillSending = sending;
+  }
+  if (stillSending)
+    shutdown(); // the flusher's send fails, and it ends
+  flusher.join();
 }
 
 absl::Status FramedSocket::receive(std::string &bytes,

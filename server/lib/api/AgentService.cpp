@@ -33,9 +33,9 @@ public:
   explicit StreamLink(AgentStream *stream) : stream(stream) {}
 
   /// Messages only: the scheduler stores file inputs as blobs first.
-  /// gRPC's sync stream gives its Write no deadline: a remote agent that
-  /// stops reading holds the send until its stream ends (keepalives and
-  /// heartbeats end it).
+  /// gRPC's sync stream gives its Write no deadline: a remote agent whose
+  /// transport is alive but which stops reading holds this send, and the
+  /// sends behind it, until its stream ends (not bounded yet).
   absl::Status send(const v1::Task &task, const TaskRecord &record,
                     const TensorFiles &inputFiles, const LinkExtras &,
                     std::chrono::steady_clock::time_point) override {

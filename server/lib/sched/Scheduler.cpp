@@ -86,8 +86,9 @@ Scheduler::run(const std::string &kind, v1::Task task,
       task.clear_release();
     };
     if (absl::IsDeadlineExceeded(future.status())) {
-      // The agent is not reading (stuck, or stopped): this call is over.
-      // A link it ended is lost the usual way, by whoever reads it.
+      // The agent took none of the task by the deadline (it is not
+      // reading, or another task's frame still goes): this call is over,
+      // and the agent stays in service.
       returnReleases();
       registry.release(*lease);
       return absl::DeadlineExceededError(absl::StrCat(

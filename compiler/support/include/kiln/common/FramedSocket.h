@@ -13,10 +13,12 @@
 #include "absl/status/statusor.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -33,6 +35,9 @@ public:
   static constexpr uint64_t kMaxFrameBytes = uint64_t{64} << 20;
 
   explicit FramedSocket(UniqueFd socket) : socket(std::move(socket)) {}
+  /// Shuts the socket down first if a frame is still going in the
+  /// background (send()), so that its thread ends.
+  ~FramedSocket();
 
   /// What receive() accepts from an untrusted peer: frames of at most
   /// `frameBytes` (at most kMaxFrameBytes) carrying at most `files`
@@ -50,10 +55,16 @@ public:
 
   /// Sends `bytes` and duplicates of `files` as one frame. UNAVAILABLE when
   /// the peer is gone; INVALID_ARGUMENT past kMaxFiles or kMaxFrameBytes.
-  /// DEADLINE_EXCEEDED when the frame has not gone by `deadline` (a peer
-  /// that stopped reading, or another frame still going): with nothing of
-  /// it sent, the link is as it was; part-sent, the stream is broken
-  /// mid-frame, so the socket is shut down (both ends then fail).
+  ///
+  /// With a `deadline`, the caller waits no longer than that, for the send
+  /// lock and for room: DEADLINE_EXCEEDED, with nothing of the frame sent
+  /// and the link as it was, when the peer takes none of it by then (it is
+  /// not reading: stuck, or all its threads busy) or another frame still
+  /// goes. A frame the peer took part of by the deadline is finished by a
+  /// background thread (a copy of the rest; the descriptors went with the
+  /// first byte) and send() returns OK: the frame arrives whole whenever
+  /// the peer reads on, and the next sender waits for it as for any frame.
+  /// Without one, the send blocks (as long as SO_SNDTIMEO lets it).
   absl::Status send(std::string_view bytes, const std::vector<int> &files = {},
                     std::chrono::steady_clock::time_point deadline =
                         std::chrono::steady_clock::time_point::max());
@@ -97,7 +108,17 @@ private:
   size_t maxFiles = kMaxFiles;
   std::chrono::steady_clock::time_point receiveDeadline =
       std::chrono::steady_clock::time_point::max();
-  std::timed_mutex sendMutex;
+  /// Takes the right to send (one frame at a time) by `deadline`.
+  bool beginSending(std::chrono::steady_clock::time_point deadline);
+  void endSending();
+  /// Sends `rest`, the end of a frame, on `flusher`; it ends the sending.
+  void finishInBackground(std::string rest);
+
+  std::mutex sendState;
+  std::condition_variable sendIdle;
+  bool sending = false;
+  /// The thread finishing a frame cut by its sender's deadline.
+  std::thread flusher;
 };
 
 } // namespace kiln
