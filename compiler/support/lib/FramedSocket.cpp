@@ -35,9 +35,11 @@ absl::Status peerGone(const char *what) {
       absl::StrCat("local link: ", what, ": ", std::strerror(errno)));
 }
 
-/// Sleeps until `fd` takes bytes or its peer is gone (true), or `deadline`
-/// passes (false).
-bool waitWritable(int fd, std::chrono::steady_clock::time_point deadline) {
+/// Sleeps until `fd` has `events` (POLLIN: bytes to read; POLLOUT: room),
+/// or its peer is gone, or poll fails (true: the read or send that follows
+/// tells which), or `deadline` passes (false).
+bool waitFor(int fd, short events,
+             std::chrono::steady_clock::time_point deadline) {
   while (true) {
     auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -47,10 +49,10 @@ bool waitWritable(int fd, std::chrono::steady_clock::time_point deadline) {
     left = std::min<std::chrono::nanoseconds>(left, std::chrono::hours(24));
     timespec timeout{static_cast<time_t>(left.count() / 1'000'000'000),
                      static_cast<long>(left.count() % 1'000'000'000)};
-    pollfd wait{fd, POLLOUT, 0};
+    pollfd wait{fd, events, 0};
     int ready = ::ppoll(&wait, 1, &timeout, nullptr);
     if (ready > 0 || (ready < 0 && errno != EINTR))
-      return true; // writable, or gone: sendmsg tells which
+      return true;
   }
 }
 
@@ -72,7 +74,7 @@ absl::Status sendAll(int fd, msghdr &message, size_t &sent,
       if ((put < 0 && errno != EAGAIN && errno != EWOULDBLOCK) ||
           deadline == kNoDeadline)
         return peerGone("sendmsg");
-      if (!waitWritable(fd, deadline))
+      if (!waitFor(fd, POLLOUT, deadline))
         return absl::DeadlineExceededError("the peer took no more bytes");
       continue;
     }
@@ -132,22 +134,7 @@ bool FramedSocket::pollReadable(std::chrono::microseconds window) {
 }
 
 bool FramedSocket::waitReadable(std::chrono::steady_clock::time_point deadline) {
-  while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0)
-      return false;
-    // A day at most per sleep: ppoll's timespec takes any deadline then.
-    left = std::min<std::chrono::nanoseconds>(left, std::chrono::hours(24));
-    timespec timeout{static_cast<time_t>(left.count() / 1'000'000'000),
-                     static_cast<long>(left.count() % 1'000'000'000)};
-    pollfd wait{socket.get(), POLLIN, 0};
-    int ready = ::ppoll(&wait, 1, &timeout, nullptr);
-    if (ready > 0)
-      return true; // readable, or hung up: receive() tells which
-    if (ready < 0 && errno != EINTR)
-      return true; // receive() reports what is wrong
-  }
+  return waitFor(socket.get(), POLLIN, deadline);
 }
 
 bool FramedSocket::waitHangUp(int alsoReadable) {
