@@ -246,9 +246,12 @@ class BlobClient:
                 with self._lock:
                     self._present.add(known.hash)
                 return known
+        def by_digest() -> tensor_pb2.Digest:
+            return self.ensure_tensors([t], in_transit=True)[0][0]
+
         data = tensor_view(t)
         if len(data) == 0:
-            return self.ensure_tensors([t], in_transit=True)[0][0]
+            return by_digest()
         unnamed = tensor_pb2.Digest(size_bytes=len(data))
         try:
             resp = self._rpc.call("kiln.v1.Blobs/Write", self._rpc.blobs.Write,
@@ -257,9 +260,9 @@ class BlobClient:
         except FailedPreconditionError as e:
             if "by its digest" not in e.details:
                 raise
-            return self.ensure_tensors([t], in_transit=True)[0][0]
+            return by_digest()
         except ResourceExhaustedError:
-            return self.ensure_tensors([t], in_transit=True)[0][0]
+            return by_digest()
         digest = tensor_pb2.Digest(hash=resp.digest.hash, size_bytes=resp.digest.size_bytes)
         if digest.size_bytes != len(data) or not _SHA256_HEX.fullmatch(digest.hash):
             raise KilnError(f"kilnd named an upload of {len(data)} bytes "

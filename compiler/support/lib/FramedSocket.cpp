@@ -211,21 +211,19 @@ absl::Status FramedSocket::send(std::string_view bytes,
         "nothing of this one was sent");
   size_t sent = 0;
   absl::Status status = sendAll(socket.get(), message, sent, deadline);
-  if (!absl::IsDeadlineExceeded(status) || sent > 0) {
-    if (absl::IsDeadlineExceeded(status)) {
-      // Cut mid-frame: the rest goes on in the background, so that the
-      // stream stays whole and the peer, reading on, gets the frame.
-      std::string rest;
-      for (size_t i = 0; i < message.msg_iovlen; ++i)
-        rest.append(static_cast<const char *>(message.msg_iov[i].iov_base),
-                    message.msg_iov[i].iov_len);
-      finishInBackground(std::move(rest));
-      return absl::OkStatus();
-    }
-    endSending();
-    return status;
+  if (absl::IsDeadlineExceeded(status) && sent > 0) {
+    // Cut mid-frame: the rest goes on in the background, so that the
+    // stream stays whole and the peer, reading on, gets the frame.
+    std::string rest;
+    for (size_t i = 0; i < message.msg_iovlen; ++i)
+      rest.append(static_cast<const char *>(message.msg_iov[i].iov_base),
+                  message.msg_iov[i].iov_len);
+    finishInBackground(std::move(rest));
+    return absl::OkStatus();
   }
   endSending();
+  if (!absl::IsDeadlineExceeded(status))
+    return status;
   return absl::DeadlineExceededError(absl::StrCat(
       "local link: the peer took none of a frame of ", sizeof header + bytes.size(),
       " bytes by the deadline (it is not reading: stuck, or all its threads "
