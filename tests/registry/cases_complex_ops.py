@@ -218,6 +218,32 @@ register("complex_tensorsolve_c128",
                                                b),
          randn(2, 3, 6, dtype=C128), randn(2, 3, dtype=C128))
 
+# Matrix exponentials of complex matrices, as the exponential of the real
+# embedding: batches, norms that take several squarings, a skew-Hermitian
+# matrix (its exponential unitary: U U^H = I checked too), a diagonal one
+# (exp of each entry) and no matrices at all.
+register("complex_matrix_exp_c128", torch.linalg.matrix_exp, randn(5, 5, dtype=C128))
+register("complex_matrix_exp_batched_c64", torch.linalg.matrix_exp, randn(2, 3, 4, 4, dtype=C64),
+         rtol=1e-4, atol=1e-5)
+register("complex_matrix_exp_squarings_c128", torch.linalg.matrix_exp,
+         randn(2, 6, 6, dtype=C128, scale=3.0))
+register("complex_matrix_exp_squarings_c64", torch.linalg.matrix_exp,
+         randn(6, 6, dtype=C64, scale=2.0), rtol=1e-4, atol=1e-4)
+
+
+def _unitary_exp(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    u = torch.linalg.matrix_exp(a - a.mH)
+    return u, u @ u.mH
+
+
+register("complex_matrix_exp_skew_hermitian_c128", _unitary_exp, randn(7, 7, dtype=C128))
+register("complex_matrix_exp_diagonal_c64", lambda d: torch.linalg.matrix_exp(torch.diag_embed(d)),
+         const(torch.tensor([[0j, 1j, -2 + 3.14159j, 0.5 - 0.25j]], dtype=C64)),
+         rtol=1e-4, atol=1e-5)
+register("complex_matrix_exp_empty_c64",
+         lambda a, b: (torch.linalg.matrix_exp(a), torch.linalg.matrix_exp(b)),
+         randn(0, 3, 3, dtype=C64), randn(2, 0, 0, dtype=C64))
+
 # Factorisations of complex matrices: zgetf2 (det, slogdet, logdet,
 # lu_factor, lu) and zpotf2 (cholesky). The pivot is the entry of largest
 # |re| + |im| (LAPACK's izamax), not of largest modulus: in

@@ -30,6 +30,8 @@
 //   and its right-hand forms work on C^H.
 // - inv and solve: through the real embedding [[X, -Y], [Y, X]]; the LU,
 //   pivots and info results, when read, from one aten.lu_factor of A.
+// - matrix_exp: the exponential of the real embedding, whose left column
+//   of blocks is exp(A)'s parts.
 // - linalg_eig of a real matrix: one aten.eig (dgeev's balancing,
 //   Hessenberg reduction, Francis QR and dtrevc3's vectors,
 //   GeneralEigen.cpp), or aten.eigvals when nothing reads the vectors, its
@@ -520,6 +522,32 @@ absl::StatusOr<Values> complexInvEx(NodeImporter &n) {
   return Values{inverse, info};
 }
 
+/// linalg_matrix_exp(A) of complex matrices: the exponential of the real
+/// embedding [[X, -Y], [Y, X]] (one aten.matrix_exp of the flattened
+/// batch), whose left column of blocks is (re, im) of exp(A). exp is a
+/// power series and the embedding a ring homomorphism that is continuous,
+/// so it maps exp(A) to exp of the embedding; eager's complex kernel is
+/// the same scaling and squaring on complex products (its 1-norm of A is
+/// at most the embedding's, so Kiln may square once more).
+absl::StatusOr<Values> complexMatrixExp(NodeImporter &n) {
+  ASSIGN_OR_RETURN(Value a, complexArgument(n, "self"));
+  ArrayRef<int64_t> shape = complexShape(a);
+  if (shape.size() >= 2 && shape[shape.size() - 2] == shape.back() &&
+      typeOf(a).getNumElements() == 0) {
+    // No matrices, or matrices of order 0: an empty result, as eager's.
+    ASSIGN_OR_RETURN(Value empty, emptyResult(n, 0));
+    return Values{empty};
+  }
+  ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "matrix exponentials", /*square=*/true));
+  const int64_t order = size.first;
+  ASSIGN_OR_RETURN(Value embedded, embeddingWithin(n, flatPairs(n, a), "matrix exponentials"));
+  Value e = n.b().create<aten::MatrixExpOp>(n.loc(), typeOf(embedded), embedded);
+  Value left = sliceAlong(n, e, /*dim=*/2, 0, order);
+  Value pairs = stackedRowsAsPairs(n, left, order);
+  ASSIGN_OR_RETURN(Value result, asResult(n, viewValue(n, pairs, typeOf(a).getShape()), 0));
+  return Values{result};
+}
+
 /// _linalg_solve_ex(A, B, left, check_errors) -> (result, LU, pivots,
 /// info) of complex matrices: the embedding solves [re B; im B] (X A = B
 /// for left=False as A^T X^T = B^T); the LU, pivots and info are
@@ -613,6 +641,7 @@ void addComplexLinalgHandlers(OpHandlerTable &t) {
   t["aten.ormqr.default"] = complexOrmqr;
   t["aten.linalg_eig.default"] = linalg::linalgEig;
   t["aten.linalg_inv_ex.default"] = complexInvEx;
+  t["aten.linalg_matrix_exp.default"] = complexMatrixExp;
   t["aten._linalg_solve_ex.default"] = complexSolveEx;
   t["aten._linalg_det.default"] = complexDet;
   t["aten._linalg_slogdet.default"] = complexSlogdet;

@@ -995,9 +995,10 @@ absl::StatusOr<Values> choleskyEx(NodeImporter &n) {
   return choleskyResults(n, a, upper, [&](Value v) { return transposed(n, v); }, 0);
 }
 
-/// linalg_matrix_exp(A): aten.matrix_exp on the flattened batch. Eager
-/// also takes f16, bf16 and complex matrices; Kiln only f32 and f64
-/// (complex nodes are UNIMPLEMENTED before they reach this table).
+/// linalg_matrix_exp(A): aten.matrix_exp on the flattened batch, f32 and
+/// f64 (complex matrices: ComplexLinalgHandlers.cpp). Eager also takes f16
+/// and bf16, but its CPU kernel overflows on them (inf and -inf for a 4 x 4
+/// of norm 1 in torch 2.5.1): no result to match, so UNIMPLEMENTED.
 absl::StatusOr<Values> matrixExp(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, n.tensor("self"));
   RankedTensorType type = typeOf(a);
