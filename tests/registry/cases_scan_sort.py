@@ -172,6 +172,31 @@ register("logcumsumexp_long_infinities_nan_f16",
                                       .masked_fill(x < -2.0, -_INF)
                                       .masked_fill(x.abs() < 0.01, _NAN), 0),
          randn(200, 3, dtype=torch.float16))
+# Complex logcumsumexp: eager's loop of complex log-add-exp steps, whose
+# imaginary parts are not reduced to (-pi, pi] (scale 3 gives many past
+# pi, where a principal log of the prefix sums would differ by 2 pi); short
+# and long dims, a 0-d input, and infinite and NaN parts: equal real parts
+# -inf keep the running value, +inf add exp(+inf + bi) (b = 0 gives
+# (inf, 0), both b = 0.5 (inf, pi/4)), a NaN part gives (NaN, NaN) from
+# there on.
+_C64, _C128 = torch.complex64, torch.complex128
+register("logcumsumexp_d1_c64", lambda z: torch.logcumsumexp(z, 1), randn(3, 9, dtype=_C64, scale=3.0))
+register("logcumsumexp_d0_c128", lambda z: torch.logcumsumexp(z, 0),
+         randn(7, 2, 3, dtype=_C128, scale=3.0))
+register("logcumsumexp_last_c128", lambda z: torch.logcumsumexp(z, -1), randn(2, 3, 20, dtype=_C128))
+register("logcumsumexp_long_c64", lambda z: torch.logcumsumexp(z, 0), randn(300, 2, dtype=_C64))
+register("logcumsumexp_0d_c64", lambda z: torch.logcumsumexp(z, 0), randn(dtype=_C64))
+register("logcumsumexp_wide_range_c128", lambda z: torch.logcumsumexp(z, 1),
+         const(torch.tensor([[-1000 + 1j, 0 - 2j, 1000 + 3j, -1000 - 3j],
+                             [500 + 0.5j, -500 + 0j, 88 - 1j, 88 + 1j]], dtype=_C128)))
+register("logcumsumexp_infinities_nan_c128", lambda z: torch.logcumsumexp(z, 1),
+         const(torch.tensor([[complex(-_INF, 0.0), complex(-_INF, 3.0), 1 + 1j, complex(-_INF, 0.5)],
+                             [2 + 0j, complex(_INF, 0.0), complex(_INF, 0.0), 3 - 1j],
+                             [complex(_INF, 0.5), complex(_INF, 0.5), 1 + 0j, 0 + 0j],
+                             [1 + 1j, complex(_NAN, 0.0), 1 + 0j, 2 + 0j],
+                             [1 + 1j, 2 - 1j, complex(0.0, _NAN), 2 + 0j]], dtype=_C128)))
+register("logcumsumexp_equal_real_parts_c64", lambda z: torch.logcumsumexp(z, 0),
+         const(torch.tensor([1 + 3j, 1 - 3j, 1 + 0.5j, 1 + 3.1j], dtype=_C64)))
 register("cummax_very_long_f32", lambda x: torch.cummax(x, 0), randn(10_000))
 register("cummin_long_ties_nan_d1_f64",
          lambda x: torch.cummin(x.masked_fill(x > 2.9, _NAN), 1),

@@ -333,9 +333,10 @@ OpCost estimateOpCost(Operation *op) {
         auto self = cast<RankedTensorType>(op->getOperand(0).getType());
         int64_t dim = op->getAttrOfType<IntegerAttr>("dim").getInt();
         int64_t length = self.getRank() == 0 ? 1 : staticExtent(self, dim);
-        if (length > aten::kMaxTriangularScan)
+        auto logSumExp = dyn_cast<aten::LogCumSumExpOp>(op);
+        if (length > aten::kMaxTriangularScan || (logSumExp && logSumExp.getComplex()))
           length = 1;
-        int64_t perPair = isa<aten::LogCumSumExpOp>(op) ? 4 : 1;
+        int64_t perPair = logSumExp ? 4 : 1;
         return cost(v1::OP_COST_KIND_REDUCTION,
                     perPair * elementCount(op->getResult(0)) * length);
       })

@@ -37,6 +37,8 @@
 //
 // prod multiplies halves of a dim pairwise until one entry is left: the
 // products of c10::complex, in a different order than eager's loop.
+// logcumsumexp is one aten.logcumsumexp of the pairs, which the linalg
+// lowering runs as eager's loop of complex log-add-exp steps (Scans.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "ComplexPairs.h"
@@ -442,6 +444,26 @@ absl::StatusOr<Values> prod(NodeImporter &n) {
   return Values{viewValue(n, reduced, type.getShape())};
 }
 
+/// logcumsumexp of a complex tensor: one aten.logcumsumexp {complex} of its
+/// pairs, eager's complex log-add-exp step by step (a 0-d tensor is its
+/// own scan).
+absl::StatusOr<Values> logCumSumExp(NodeImporter &n) {
+  ASSIGN_OR_RETURN(auto result, pairResult(n));
+  auto [type, element] = result;
+  ASSIGN_OR_RETURN(Value self, complexArgument(n, "self"));
+  self = convertElements(n, self, element);
+  if (typeOf(self).getShape() != type.getShape())
+    return n.error("the result must have the input's shape");
+  int64_t rank = complexRank(self);
+  ASSIGN_OR_RETURN(int64_t raw, n.intAttr("dim"));
+  ASSIGN_OR_RETURN(int64_t dim, n.normalizeDim(raw, std::max<int64_t>(rank, 1)));
+  if (rank == 0 || type.getNumElements() == 0)
+    return Values{self};
+  return Values{n.b().create<aten::LogCumSumExpOp>(n.loc(), type, self,
+                                                   n.b().getI64IntegerAttr(dim),
+                                                   n.b().getUnitAttr())};
+}
+
 } // namespace
 
 void addComplexMathHandlers(OpHandlerTable &t) {
@@ -485,6 +507,7 @@ void addComplexMathHandlers(OpHandlerTable &t) {
   t["aten.addmm.default"] = addmm;
   t["aten.prod.default"] = prod;
   t["aten.prod.dim_int"] = prod;
+  t["aten.logcumsumexp.default"] = logCumSumExp;
 }
 
 } // namespace kiln

@@ -56,7 +56,7 @@ absl::StatusOr<Values> logCumSumExp(NodeImporter &n) {
     return n.error("the result must have the input's shape");
   ASSIGN_OR_RETURN(int64_t dim, scanDim(n, self));
   return Values{n.b().create<aten::LogCumSumExpOp>(
-      n.loc(), type, self, n.b().getI64IntegerAttr(dim))};
+      n.loc(), type, self, n.b().getI64IntegerAttr(dim), /*complex=*/UnitAttr())};
 }
 
 } // namespace

@@ -14,7 +14,8 @@
 //  - logcumsumexp: a log-sum-exp over each masked row, shifted by the row's
 //    maximum (0 where it is infinite, so that all -inf gives -inf and +inf
 //    gives +inf); f32 and f64 accumulate in f64, f16 and bf16 in f32, as
-//    eager's CPU kernel does.
+//    eager's CPU kernel does. Not of complex parts, at any length: their
+//    imaginary parts are eager's only in eager's order of steps (Scans.cpp).
 //
 //===----------------------------------------------------------------------===//
 #include "AtenBuilder.h"
@@ -127,6 +128,8 @@ struct DecomposeLogCumSumExp : OpRewritePattern<aten::LogCumSumExpOp> {
 
   LogicalResult matchAndRewrite(aten::LogCumSumExpOp op,
                                 PatternRewriter &rewriter) const override {
+    if (op.getComplex())
+      return rewriter.notifyMatchFailure(op, "complex: a loop in eager's order (Scans.cpp)");
     AtenBuilder b(rewriter, op.getLoc());
     RankedTensorType type = typeOf(op.getResult());
     Type element = type.getElementType();

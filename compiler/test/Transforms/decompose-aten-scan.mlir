@@ -89,6 +89,18 @@ func.func @logcumsumexp(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
 
 // -----
 
+// Complex parts are left for the loop lowering at any length: only eager's
+// order of steps gives its imaginary parts.
+// CHECK-LABEL: func @complex_logcumsumexp_left
+// CHECK: aten.logcumsumexp %arg0 {complex, dim = 0 : i64}
+// CHECK-NOT: aten.amax
+func.func @complex_logcumsumexp_left(%z: tensor<5x2xf32>) -> tensor<5x2xf32> {
+  %0 = aten.logcumsumexp %z {complex, dim = 0 : i64} : (tensor<5x2xf32>) -> tensor<5x2xf32>
+  return %0 : tensor<5x2xf32>
+}
+
+// -----
+
 // A dim over 128 is left for the loop lowering (AtenToLinalg/Scans.cpp).
 // CHECK-LABEL: func @cummin_long_left
 // CHECK: aten.cummin %arg0 {dim = 1 : i64}

@@ -158,20 +158,22 @@ mlir::Value reducedCount(mlir::OpBuilder &b, mlir::Location loc, mlir::Value inp
 llvm::SmallVector<int64_t> droppedShape(llvm::ArrayRef<int64_t> shape,
                                         const llvm::SmallBitVector &reduced);
 
-/// One step of a linear scan: the slice's element and the carried values in,
-/// the next carried values out (`k`, the position along the dim, as i64).
+/// One step of a linear scan: the slices' elements (one per scanned input)
+/// and the carried values in, the next carried values out (`k`, the
+/// position along the dim, as i64).
 using ScanStep = llvm::function_ref<llvm::SmallVector<mlir::Value>(
-    mlir::OpBuilder &, mlir::Location, mlir::Value k, mlir::Value x,
+    mlir::OpBuilder &, mlir::Location, mlir::Value k, mlir::ValueRange x,
     mlir::ValueRange carried)>;
 
-/// A scan of `x` along `dim` as a loop over the dim: carried slabs (x's shape
-/// with the dim cut to 1), starting at the scalars `initial`, are updated in
-/// place by `step` from each slice x[.., k, ..] and written at k into one
-/// result per slab (x's shape, the slab's element type). A static `x` of
-/// rank 2 or more is scanned a tile of lines at a time, the tiles one
+/// A scan of the inputs `xs` (one shape) along `dim` as a loop over the dim:
+/// carried slabs (that shape with the dim cut to 1), starting at the
+/// scalars `initial`, are updated in place by `step` from each slice
+/// x[.., k, ..] of every input and written at k into one result per slab
+/// (the inputs' shape, the slab's element type). Static inputs of rank 2
+/// or more are scanned a tile of lines at a time, the tiles one
 /// scf.forall (LinearScan.cpp).
 llvm::SmallVector<mlir::Value> buildLinearScan(mlir::OpBuilder &b,
-                                               mlir::Location loc, mlir::Value x,
+                                               mlir::Location loc, mlir::ValueRange xs,
                                                int64_t dim,
                                                mlir::ValueRange initial,
                                                ScanStep step);

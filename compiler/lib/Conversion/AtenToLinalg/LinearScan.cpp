@@ -2,7 +2,8 @@
 //
 // This file implements buildLinearScan: a scan (cumsum, cumprod, cummax,
 // logcumsumexp's steps ...) along one dim as a loop over that dim, each
-// step updating carried slabs from one slice of the input. A static tensor
+// step updating carried slabs from one slice of each input (a complex
+// scan reads two: the real and imaginary parts). A static tensor
 // is scanned as one scf.forall over tiles of its lines, each tile scanned
 // whole while it is in L1: swept over the whole tensor instead, each of
 // the dim's steps touched every line, one element (and one cache line) of
@@ -45,14 +46,14 @@ int64_t tileExtent(int64_t extent, int64_t limit) {
   return 1;
 }
 
-/// The scan of `x` along `dim` as a loop over the dim, its results written
-/// into `dests` (x's shape, one per initial value) or, without them, into
-/// fresh tensors.
-SmallVector<Value> scanLines(OpBuilder &b, Location loc, Value x, int64_t dim,
+/// The scan of the inputs `xs` along `dim` as a loop over the dim, its
+/// results written into `dests` (the inputs' shape, one per initial value)
+/// or, without them, into fresh tensors.
+SmallVector<Value> scanLines(OpBuilder &b, Location loc, ValueRange xs, int64_t dim,
                              ValueRange initial, ScanStep step,
                              ValueRange dests) {
   MLIRContext *ctx = b.getContext();
-  auto type = cast<RankedTensorType>(x.getType());
+  auto type = cast<RankedTensorType>(xs.front().getType());
   int64_t rank = type.getRank();
   SmallVector<int64_t> slabShape(type.getShape());
   slabShape[dim] = 1;
@@ -75,7 +76,7 @@ SmallVector<Value> scanLines(OpBuilder &b, Location loc, Value x, int64_t dim,
   size_t slabs = initial.size();
   auto cst = [&](int64_t v) { return b.create<arith::ConstantIndexOp>(loc, v); };
   SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-  SmallVector<AffineMap> maps(slabs + 1, AffineMap::getMultiDimIdentityMap(rank, ctx));
+  SmallVector<AffineMap> maps(slabs + xs.size(), AffineMap::getMultiDimIdentityMap(rank, ctx));
   auto loop = b.create<scf::ForOp>(
       loc, cst(0), cst(type.getDimSize(dim)), cst(1), state,
       [&](OpBuilder &b, Location l, Value k, ValueRange carried) {
@@ -84,16 +85,20 @@ SmallVector<Value> scanLines(OpBuilder &b, Location loc, Value x, int64_t dim,
         for (int64_t s : slabShape)
           sizes.push_back(b.getIndexAttr(s));
         offsets[dim] = k;
-        Value slice = b.create<tensor::ExtractSliceOp>(
-            l, RankedTensorType::get(slabShape, type.getElementType()), x,
-            offsets, sizes, strides);
+        SmallVector<Value> slices;
+        for (Value x : xs)
+          slices.push_back(b.create<tensor::ExtractSliceOp>(
+              l, RankedTensorType::get(slabShape, type.getElementType()), x,
+              offsets, sizes, strides));
         Value position = b.create<arith::IndexCastOp>(l, b.getI64Type(), k);
         ValueRange running = carried.take_front(slabs);
+        size_t inputs = xs.size();
         auto next = b.create<linalg::GenericOp>(
-            l, running.getTypes(), slice, running, maps, iterators,
+            l, running.getTypes(), slices, running, maps, iterators,
             [&](OpBuilder &b, Location l, ValueRange args) {
               b.create<linalg::YieldOp>(
-                  l, step(b, l, position, args[0], args.drop_front()));
+                  l, step(b, l, position, args.take_front(inputs),
+                          args.drop_front(inputs)));
             });
         SmallVector<Value> yielded(next.getResults());
         for (size_t i = 0; i < slabs; ++i)
@@ -106,13 +111,13 @@ SmallVector<Value> scanLines(OpBuilder &b, Location loc, Value x, int64_t dim,
 
 } // namespace
 
-SmallVector<Value> buildLinearScan(OpBuilder &b, Location loc, Value x,
+SmallVector<Value> buildLinearScan(OpBuilder &b, Location loc, ValueRange xs,
                                    int64_t dim, ValueRange initial,
                                    ScanStep step) {
-  auto type = cast<RankedTensorType>(x.getType());
+  auto type = cast<RankedTensorType>(xs.front().getType());
   int64_t rank = type.getRank();
   if (rank < 2 || !type.hasStaticShape() || type.getNumElements() == 0)
-    return scanLines(b, loc, x, dim, initial, step, {});
+    return scanLines(b, loc, xs, dim, initial, step, {});
   ArrayRef<int64_t> shape = type.getShape();
   // The lines are tiled along one other dim: the one before a last scanned
   // dim, else the last (contiguous) one. Every other dim but the scanned
@@ -149,7 +154,9 @@ SmallVector<Value> buildLinearScan(OpBuilder &b, Location loc, Value x,
        llvm::zip(gridDims, tileOffsets(b, loc, loop.getInductionVars()[0],
                                        gridExtents, gridTileSizes)))
     offsets[d] = offset;
-  Value tileIn = b.create<tensor::ExtractSliceOp>(loc, x, offsets, sizes, strides);
+  SmallVector<Value> tileIn;
+  for (Value x : xs)
+    tileIn.push_back(b.create<tensor::ExtractSliceOp>(loc, x, offsets, sizes, strides));
   SmallVector<Value> tileOut;
   for (Value out : loop.getRegionIterArgs())
     tileOut.push_back(

@@ -266,9 +266,9 @@ struct CumsumLowering : OpConversionPattern<CumsumOp> {
       scanned = buildLinearScan(
           rewriter, loc, x, dim,
           scalarConstant(rewriter, loc, acc, combiner == Combiner::Prod ? 1.0 : 0.0),
-          [&](OpBuilder &b, Location l, Value, Value v, ValueRange running) {
+          [&](OpBuilder &b, Location l, Value, ValueRange v, ValueRange running) {
             return SmallVector<Value>{combineElements(
-                combiner, b, l, running[0], castScalar(b, l, v, acc))};
+                combiner, b, l, running[0], castScalar(b, l, v[0], acc))};
           })[0];
     else
       scanned = triangularScan(rewriter, loc, x, dim, acc, combiner);

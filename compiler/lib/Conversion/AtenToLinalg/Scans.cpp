@@ -9,17 +9,28 @@
 //    the last index and a NaN sticks (each later NaN taking the index);
 //  - logcumsumexp: log(exp(r) + exp(x)) as max + log1p(exp(min - max)),
 //    except when both are the same infinity (then that infinity), in f64
-//    for f32/f64 and f32 for f16/bf16.
+//    for f32/f64 and f32 for f16/bf16;
+//  - logcumsumexp of complex parts (at any length: eager's imaginary parts
+//    are not reduced to (-pi, pi], so only its order of steps gives them):
+//    of r and x, the one of larger real part (x on a tie) is max, the other
+//    min; a NaN part gives (NaN, NaN); equal real parts -inf give min,
+//    +inf log(exp(min) + exp(max)); else max + log1p(w), w = exp(min - max)
+//    (|w| <= 1; 0 where e^re(min - max) is), log1p(w)'s real part
+//    log1p(2 re w + |w|^2) / 2 below |w| = 1/2 and log|1 + w| above, its
+//    imaginary part atan2(im w, 1 + re w); in f64 for f32 and f64 parts.
 //
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
+#include "ComplexScalars.h"
 #include "PopulatePatterns.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -36,6 +47,133 @@ bool scansByLoop(Value x, int64_t dim) {
 
 Value isNan(OpBuilder &b, Location l, Value v) {
   return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, v, v);
+}
+
+/// atan2(y, x) with C's answers where MLIR's approximation has none: at
+/// y = x = 0 (+-0 for x = +0, +-pi for x = -0) and at infinities (+-pi/4,
+/// +-3pi/4 for two, +-0 or +-pi for an infinite x, +-pi/2 for an infinite
+/// y); the sign is y's.
+Value atan2C(Arithmetic &a, OpBuilder &b, Location l, Value y, Value x) {
+  Type t = x.getType();
+  auto number = [&](double v) {
+    return b.create<arith::ConstantOp>(l, b.getFloatAttr(t, v)).getResult();
+  };
+  Value inf = number(std::numeric_limits<double>::infinity());
+  Value xInf = a.eq(a.abs(x), inf), yInf = a.eq(a.abs(y), inf);
+  Value xNegative = a.lt(a.copySign(number(1.0), x), number(0.0));
+  Value bothZero = a.both(a.eq(x, number(0.0)), a.eq(y, number(0.0)));
+  Value sideways = a.select(xNegative, number(M_PI), number(0.0));
+  Value corner = a.select(xNegative, number(0.75 * M_PI), number(0.25 * M_PI));
+  Value special = a.select(a.both(xInf, yInf), corner,
+                           a.select(yInf, number(M_PI / 2), sideways));
+  Value isSpecial = b.create<arith::OrIOp>(
+      l, bothZero, b.create<arith::OrIOp>(l, xInf, yInf));
+  return a.select(isSpecial, a.copySign(special, y), b.create<math::Atan2Op>(l, y, x));
+}
+
+/// exp(z) where re z = +inf (the +inf case of the complex step): C's
+/// (inf, im) for im = 0, (inf, NaN) for an infinite im, else
+/// (inf cos im, inf sin im).
+Complex expOfInfinite(Arithmetic &a, OpBuilder &b, Location l, Value im) {
+  Type t = im.getType();
+  Value inf = b.create<arith::ConstantOp>(
+      l, b.getFloatAttr(t, std::numeric_limits<double>::infinity()));
+  Value nan = b.create<arith::ConstantOp>(
+      l, b.getFloatAttr(t, std::numeric_limits<double>::quiet_NaN()));
+  Value zero = a.eq(im, b.create<arith::ConstantOp>(l, b.getFloatAttr(t, 0.0)));
+  Value infinite = a.eq(a.abs(im), inf);
+  Value re = a.select(zero, inf, a.mul(inf, b.create<math::CosOp>(l, im)));
+  Value imag = a.select(zero, im, a.mul(inf, b.create<math::SinOp>(l, im)));
+  return {a.select(infinite, inf, re), a.select(infinite, nan, imag)};
+}
+
+/// One step of eager's complex logcumsumexp (the file comment): the
+/// running value `r` and the element `x`, both in the compute type.
+Complex complexLogAddExp(OpBuilder &b, Location l, Complex x, Complex r) {
+  Arithmetic a(b, l);
+  Type t = x.re.getType();
+  auto number = [&](double v) {
+    return b.create<arith::ConstantOp>(l, b.getFloatAttr(t, v)).getResult();
+  };
+  auto isNan = [&](Value v) { return a.cmp(arith::CmpFPredicate::UNO, v, v); };
+  auto pick = [&](Value c, Complex u, Complex v) {
+    return Complex{a.select(c, u.re, v.re), a.select(c, u.im, v.im)};
+  };
+  Value xFirst = a.lt(x.re, r.re); // x's real part is the smaller: x is min
+  Complex lo = pick(xFirst, x, r), hi = pick(xFirst, r, x);
+  Value anyNan = b.create<arith::OrIOp>(
+      l, b.create<arith::OrIOp>(l, isNan(x.re), isNan(x.im)),
+      b.create<arith::OrIOp>(l, isNan(r.re), isNan(r.im)));
+  Value inf = number(std::numeric_limits<double>::infinity());
+  Value sameInfinity = a.both(a.eq(lo.re, hi.re), a.eq(a.abs(lo.re), inf));
+  // max + log1p(w), w = exp(min - max).
+  Value scale = b.create<math::ExpOp>(l, a.sub(lo.re, hi.re));
+  Value angle = a.sub(lo.im, hi.im);
+  Value vanishes = a.eq(scale, number(0.0));
+  Complex w{a.select(vanishes, number(0.0), a.mul(scale, b.create<math::CosOp>(l, angle))),
+            a.select(vanishes, number(0.0), a.mul(scale, b.create<math::SinOp>(l, angle)))};
+  Value onePlusRe = a.add(number(1.0), w.re);
+  Value squared = a.add(a.mul(w.re, w.re), a.mul(w.im, w.im));
+  Value nearOne = a.mul(number(0.5), b.create<math::Log1pOp>(
+                                         l, a.add(a.mul(w.re, a.add(number(2.0), w.re)),
+                                                  a.mul(w.im, w.im))));
+  Value farOne = b.create<math::LogOp>(
+      l, a.sqrt(a.add(a.mul(onePlusRe, onePlusRe), a.mul(w.im, w.im))));
+  Complex general{a.add(hi.re, a.select(a.lt(squared, number(0.25)), nearOne, farOne)),
+                  a.add(hi.im, atan2C(a, b, l, w.im, onePlusRe))};
+  // Both real parts +inf: log(exp(min) + exp(max)).
+  Complex e1 = expOfInfinite(a, b, l, lo.im), e2 = expOfInfinite(a, b, l, hi.im);
+  Complex s = plus(a, e1, e2);
+  Value sInfinite = b.create<arith::OrIOp>(l, a.eq(a.abs(s.re), inf), a.eq(a.abs(s.im), inf));
+  Value modulus = a.select(sInfinite, inf, a.sqrt(a.add(a.mul(s.re, s.re), a.mul(s.im, s.im))));
+  Complex plusInfinity{b.create<math::LogOp>(l, modulus), atan2C(a, b, l, s.im, s.re)};
+  Value negative = a.lt(lo.re, number(0.0));
+  Complex result = pick(sameInfinity, pick(negative, lo, plusInfinity), general);
+  Value nan = number(std::numeric_limits<double>::quiet_NaN());
+  return pick(anyNan, Complex{nan, nan}, result);
+}
+
+/// logcumsumexp of complex parts (`complex`: the last dim holds them): one
+/// loop at any length, carrying (re, im) of every line.
+LogicalResult lowerComplexLogCumSumExp(LogCumSumExpOp op, Value x,
+                                       ConversionPatternRewriter &rewriter) {
+  Location loc = op.getLoc();
+  auto type = cast<RankedTensorType>(x.getType());
+  Type element = type.getElementType();
+  Type compute = rewriter.getF64Type();
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> partShape(type.getShape().drop_back());
+  auto partType = RankedTensorType::get(partShape, element);
+  SmallVector<OpFoldResult> offsets(rank, rewriter.getIndexAttr(0)), sizes,
+      strides(rank, rewriter.getIndexAttr(1));
+  for (int64_t s : partShape)
+    sizes.push_back(rewriter.getIndexAttr(s));
+  sizes.push_back(rewriter.getIndexAttr(1));
+  auto part = [&](int64_t which) -> Value {
+    offsets.back() = rewriter.getIndexAttr(which);
+    return rewriter.create<tensor::ExtractSliceOp>(loc, partType, x, offsets, sizes, strides);
+  };
+  Value re = part(0), im = part(1);
+  Value start = scalarConstant(rewriter, loc, compute,
+                               -std::numeric_limits<double>::infinity());
+  Value zero = scalarConstant(rewriter, loc, compute, 0.0);
+  SmallVector<Value> scanned = buildLinearScan(
+      rewriter, loc, ValueRange{re, im}, op.getDim(), ValueRange{start, zero},
+      [&](OpBuilder &b, Location l, Value, ValueRange v, ValueRange running) {
+        Complex next = complexLogAddExp(
+            b, l, {castScalar(b, l, v[0], compute), castScalar(b, l, v[1], compute)},
+            {running[0], running[1]});
+        return SmallVector<Value>{next.re, next.im};
+      });
+  Value out = rewriter.create<tensor::EmptyOp>(loc, type.getShape(), element);
+  for (int64_t which : {0, 1}) {
+    offsets.back() = rewriter.getIndexAttr(which);
+    out = rewriter.create<tensor::InsertSliceOp>(
+        loc, castTensor(rewriter, loc, scanned[which], element), out, offsets, sizes,
+        strides);
+  }
+  rewriter.replaceOp(op, out);
+  return success();
 }
 
 /// cummax (`max`) or cummin along a dim longer than kMaxTriangularScan.
@@ -57,8 +195,8 @@ struct LinearCumExtremumLowering : OpConversionPattern<ScanOp> {
     Value noIndex = scalarConstant(rewriter, loc, rewriter.getI64Type(), 0.0);
     SmallVector<Value> results = buildLinearScan(
         rewriter, loc, x, dim, ValueRange{start, noIndex},
-        [&](OpBuilder &b, Location l, Value k, Value v, ValueRange running) {
-          Value best = running[0];
+        [&](OpBuilder &b, Location l, Value k, ValueRange x, ValueRange running) {
+          Value v = x[0], best = running[0];
           Value takes;
           if (isFloat) {
             auto pred = max ? arith::CmpFPredicate::OGE : arith::CmpFPredicate::OLE;
@@ -90,6 +228,8 @@ struct LinearLogCumSumExpLowering : OpConversionPattern<LogCumSumExpOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Value x = adaptor.getSelf();
     int64_t dim = op.getDim();
+    if (op.getComplex())
+      return lowerComplexLogCumSumExp(op, x, rewriter);
     if (!scansByLoop(x, dim))
       return rewriter.notifyMatchFailure(op, "kiln-decompose-aten scans this");
     Location loc = op.getLoc();
@@ -101,8 +241,8 @@ struct LinearLogCumSumExpLowering : OpConversionPattern<LogCumSumExpOp> {
                                  -std::numeric_limits<double>::infinity());
     Value scanned = buildLinearScan(
         rewriter, loc, x, dim, start,
-        [&](OpBuilder &b, Location l, Value, Value v, ValueRange running) {
-          Value y = castScalar(b, l, v, compute), r = running[0];
+        [&](OpBuilder &b, Location l, Value, ValueRange x, ValueRange running) {
+          Value y = castScalar(b, l, x[0], compute), r = running[0];
           Value hi = b.create<arith::MaximumFOp>(l, r, y);
           Value lo = b.create<arith::MinimumFOp>(l, r, y);
           Value sum = b.create<arith::AddFOp>(

@@ -43,6 +43,33 @@ func.func @logcumsumexp_long(%x: tensor<2x300xf32>) -> tensor<2x300xf32> {
 
 // -----
 
+// logcumsumexp of complex parts is a loop at any length, scanning the real
+// and imaginary parts together (two inputs, two carried values) in f64:
+// the one of larger real part is max, exp(min - max) as a scale times
+// (cos, sin), log1p's real part by log1p or log, its imaginary part
+// atan2; the parts written back into the pairs.
+// CHECK-LABEL: func @complex_logcumsumexp_short
+// CHECK-SAME: (%[[Z:.+]]: tensor<3x4x2xf32>)
+// CHECK-DAG: %[[RE:.+]] = tensor.extract_slice %[[Z]][0, 0, 0] [3, 4, 1] [1, 1, 1] : tensor<3x4x2xf32> to tensor<3x4xf32>
+// CHECK-DAG: %[[IM:.+]] = tensor.extract_slice %[[Z]][0, 0, 1] [3, 4, 1] [1, 1, 1] : tensor<3x4x2xf32> to tensor<3x4xf32>
+// CHECK: scf.for
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<3x1xf32>, tensor<3x1xf32>) outs(%{{.+}}, %{{.+}} : tensor<3x1xf64>, tensor<3x1xf64>)
+// CHECK: arith.cmpf olt
+// CHECK: math.exp
+// CHECK: math.cos
+// CHECK: math.sin
+// CHECK: math.log1p
+// CHECK: math.log
+// CHECK: math.atan2
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 0] [3, 4, 1] [1, 1, 1] : tensor<3x4xf32> into tensor<3x4x2xf32>
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 1] [3, 4, 1] [1, 1, 1] : tensor<3x4xf32> into tensor<3x4x2xf32>
+func.func @complex_logcumsumexp_short(%z: tensor<3x4x2xf32>) -> tensor<3x4x2xf32> {
+  %0 = aten.logcumsumexp %z {complex, dim = 1 : i64} : (tensor<3x4x2xf32>) -> tensor<3x4x2xf32>
+  return %0 : tensor<3x4x2xf32>
+}
+
+// -----
+
 // Long scans of static tensors run a tile of lines at a time, the tiles one
 // scf.forall: along the last dim, 4 lines a tile (lines 4 KiB apart share
 // an L1 set); along another dim, up to 512 elements of the contiguous dim.

@@ -302,6 +302,22 @@ func.func @logcumsumexp_integer(%x: tensor<4xi32>) -> tensor<4xi32> {
 
 // -----
 
+func.func @complex_logcumsumexp_no_pairs(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{complex parts need a last dim of size 2 after the scanned one}}
+  %0 = aten.logcumsumexp %x {complex, dim = 0 : i64} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @complex_logcumsumexp_along_pairs(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  // expected-error @+1 {{the scanned dim of complex parts must come before their last dim}}
+  %0 = aten.logcumsumexp %x {complex, dim = 1 : i64} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}
+
+// -----
+
 func.func @quantize_range_past_type(%x: tensor<4xf32>, %s: tensor<f64>, %zp: tensor<i64>) -> tensor<4xi8> {
   // expected-error @+1 {{[0, 255] does not fit i8}}
   %0 = aten.quantize %x, %s, %zp {quant_min = 0 : i64, quant_max = 255 : i64} : (tensor<4xf32>, tensor<f64>, tensor<i64>) -> tensor<4xi8>

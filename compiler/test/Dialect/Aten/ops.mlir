@@ -112,6 +112,15 @@ func.func @scans(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>, tens
 
 // -----
 
+// CHECK-LABEL: func @complex_logcumsumexp
+func.func @complex_logcumsumexp(%z: tensor<2x3x2xf64>) -> tensor<2x3x2xf64> {
+  // CHECK: aten.logcumsumexp %{{.*}} {complex, dim = 1 : i64} : (tensor<2x3x2xf64>) -> tensor<2x3x2xf64>
+  %l = aten.logcumsumexp %z {complex, dim = 1 : i64} : (tensor<2x3x2xf64>) -> tensor<2x3x2xf64>
+  return %l : tensor<2x3x2xf64>
+}
+
+// -----
+
 // CHECK-LABEL: func @norms
 func.func @norms(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
   // CHECK: aten.vector_norm %{{.*}} {dims = array<i64: 1>, keepdim = true, ord = 3.000000e+00 : f64} : (tensor<2x3xf32>) -> tensor<2x1xf32>

@@ -452,6 +452,15 @@ LogicalResult CumminOp::verify() {
 LogicalResult LogCumSumExpOp::verify() {
   if (!isa<FloatType>(getType().getElementType()))
     return emitOpError("the result must be floating point");
+  if (getComplex()) {
+    ArrayRef<int64_t> shape = shapeOf(getSelf());
+    if (shape.size() < 2 || shape.back() != 2)
+      return emitOpError("complex parts need a last dim of size 2 after the scanned one");
+    if (getDim() >= static_cast<int64_t>(shape.size()) - 1)
+      return emitOpError("the scanned dim of complex parts must come before their last dim");
+    if (getType() != getSelf().getType())
+      return emitOpError("the result of complex parts must have the input's type");
+  }
   return verifyScan(*this, getSelf(), getDimAttr(), getResult());
 }
 

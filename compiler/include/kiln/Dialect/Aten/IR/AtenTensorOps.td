@@ -848,12 +848,22 @@ def Aten_LogCumSumExpOp : Aten_Op<"logcumsumexp", [Pure]> {
     NaN propagates), f32 and f64 accumulating in f64, f16 and bf16 in f32.
     kiln-decompose-aten computes it as a triangular reduction.
 
+    With `complex`, self's last dim (of size 2, not `dim`) holds complex
+    numbers' (real, imaginary) parts, and each step is eager's complex
+    log-add-exp of the running value r and the element x: the one of larger
+    real part plus log1p(exp(the other minus it)), in f64 for f32 and f64
+    parts, (NaN, NaN) from a NaN part, and for two equal infinite real
+    parts -inf's own value or log(exp(r) + exp(x)). Its imaginary part
+    is not reduced to (-pi, pi], as eager's is not, so the scan is always
+    a loop in eager's order (Scans.cpp), never the triangular reduction.
+
     Example:
     ```mlir
     %0 = aten.logcumsumexp %x {dim = 0 : i64} : (tensor<8xf32>) -> tensor<8xf32>
+    %1 = aten.logcumsumexp %z {complex, dim = 1 : i64} : (tensor<3x9x2xf32>) -> tensor<3x9x2xf32>
     ```
   }];
-  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$dim);
+  let arguments = (ins AnyStaticShapeTensor:$self, I64Attr:$dim, UnitAttr:$complex);
   let results = (outs AnyStaticShapeTensor:$result);
   let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
