@@ -11,7 +11,7 @@ import torch
 
 import kiln
 from kiln.testing import MLP, example_inputs
-from support import Kilnd
+from support import Agent, Kilnd, wait_until
 
 TOL = dict(rtol=1e-4, atol=1e-5)
 
@@ -100,3 +100,43 @@ def test_an_agent_that_stops_reading_costs_calls_their_deadlines(start_kilnd):
             os.kill(agent, signal.SIGCONT)
         torch.testing.assert_close(compiled(*xs), want, rtol=0, atol=0)
         assert agent_pids(daemon.proc.pid) == [agent], "the agent was not kept"
+
+
+def test_a_remote_agent_that_stops_reading_costs_calls_their_deadlines(tmp_path):
+    """The same for an agent that gets its tasks on its Connect stream (a
+    remote agent): gRPC's Write blocks once the stream's flow-control window
+    is full, and had no deadline, so with the agent stopped a call hung in
+    kilnd until the agent ran again, and every call behind it. Now kilnd's
+    writer thread writes, each call waits for its task until its deadline
+    (a task not begun is withdrawn), and the agent, once it runs again,
+    serves the next call. Heartbeats are slow here so that the stopped
+    agent stays the device every call goes to."""
+    daemon = Kilnd(tmp_path, tmp_path / "cache", wait_for_cpu=False,
+                   extra_args=("--local-agents", "none", "--execute-timeout-s", "2",
+                               "--heartbeat-ms", "60000")).start()
+    agent = Agent(daemon, daemon.address, tmp_path, "remote-cpu")
+    xs = [torch.randn(1 << 18, generator=torch.Generator().manual_seed(i)) for i in range(3)]
+    want = xs[0] + xs[1] + xs[2]
+    try:
+        with kiln.Client(daemon.address, timeout=None, local=False) as client:
+            wait_until(lambda: any(d.agent_id == "remote-cpu" for d in client.devices(kind="cpu")),
+                       "the remote agent's registration")
+            compiled = client.compile(torch.export.export(AddThree(), tuple(xs)), target="cpu")
+            torch.testing.assert_close(compiled(*xs), want, rtol=0, atol=0)
+            assert compiled.last_device_id.startswith("remote-cpu/")
+            os.kill(agent.proc.pid, signal.SIGSTOP)
+            try:
+                # 3 MiB tasks, inline: the stream's window and the sockets
+                # fill within a few; every call still ends at kilnd's 2 s.
+                for _ in range(8):
+                    started = time.monotonic()
+                    with pytest.raises(kiln.DeadlineExceededError):
+                        compiled(*xs)
+                    assert time.monotonic() - started < 10
+            finally:
+                os.kill(agent.proc.pid, signal.SIGCONT)
+            torch.testing.assert_close(compiled(*xs), want, rtol=0, atol=0)
+            assert compiled.last_device_id.startswith("remote-cpu/")
+    finally:
+        agent.stop()
+        daemon.assert_stops_cleanly()

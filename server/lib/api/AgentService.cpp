@@ -1,7 +1,8 @@
 //===- AgentService.cpp - the stream device agents dial in on -------------===//
 //
-// This file implements AgentService::Connect and the AgentLink that writes to
-// a gRPC stream one message at a time.
+// This file implements AgentService::Connect: an agent's registration, its
+// heartbeats and results, and its tasks written on the stream through a
+// StreamAgentLink (unless kilnd started it: then over its local link).
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/server/api/AgentService.h"
@@ -9,14 +10,13 @@
 #include "kiln/common/AgentProtocol.h"
 
 #include "kiln/server/api/GrpcStatus.h"
+#include "kiln/server/sched/StreamAgentLink.h"
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 #include <spdlog/spdlog.h>
 
-#include <functional>
-#include <mutex>
 
 namespace kiln::server {
 
@@ -24,55 +24,6 @@ namespace {
 
 using AgentStream =
     grpc::ServerReaderWriter<v1::DaemonMessage, v1::AgentMessage>;
-
-/// Writes to one Connect stream. gRPC allows one outstanding Write per
-/// stream, so writers take turns on a mutex; once the handler returns the
-/// stream is gone and detach() makes every later send() fail.
-class StreamLink final : public AgentLink {
-public:
-  explicit StreamLink(AgentStream *stream) : stream(stream) {}
-
-  /// Messages only: the scheduler stores file inputs as blobs first.
-  /// gRPC's sync stream gives its Write no deadline: a remote agent whose
-  /// transport is alive but which stops reading holds this send, and the
-  /// sends behind it, until its stream ends (not bounded yet).
-  absl::Status send(const v1::Task &task, const TaskRecord &record,
-                    const TensorFiles &inputFiles, const LinkExtras &,
-                    std::chrono::steady_clock::time_point) override {
-    if (!inputFiles.empty())
-      return absl::UnavailableError("a remote agent's stream takes no files");
-    v1::DaemonMessage message;
-    v1::Task &sent = *message.mutable_task();
-    sent = task;
-    record.fill(sent);
-    std::lock_guard<std::mutex> lock(mutex);
-    if (!stream || !stream->Write(message))
-      return absl::UnavailableError("stream closed");
-    return absl::OkStatus();
-  }
-
-  /// Runs `registerAgent` and, if it succeeds, writes `greeting`, all under
-  /// the write lock: no Task can reach the agent before its Registered.
-  /// Returns the registration's status; a failed write shows up as the end
-  /// of the stream on the next Read.
-  absl::Status greet(const v1::DaemonMessage &greeting,
-                     const std::function<absl::Status()> &registerAgent) {
-    std::lock_guard<std::mutex> lock(mutex);
-    absl::Status status = registerAgent();
-    if (status.ok() && stream)
-      stream->Write(greeting);
-    return status;
-  }
-
-  void detach() {
-    std::lock_guard<std::mutex> lock(mutex);
-    stream = nullptr;
-  }
-
-private:
-  std::mutex mutex;
-  AgentStream *stream;
-};
 
 } // namespace
 
@@ -132,7 +83,9 @@ grpc::Status AgentService::Connect(grpc::ServerContext *context,
                   std::string(refused.message()));
     return toGrpcStatus(refused);
   }
-  auto link = std::make_shared<StreamLink>(stream);
+  auto link = std::make_shared<StreamAgentLink>(
+      [stream](const v1::DaemonMessage &out) { return stream->Write(out); },
+      [context] { context->TryCancel(); });
   // An agent kilnd started gets its tasks over the link kilnd made for it,
   // and its id is registered only with that link: tasks for it go to that
   // process, whoever else holds its token.
