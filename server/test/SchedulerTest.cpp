@@ -501,6 +501,49 @@ TEST_F(SchedulerTest, ATaskTheAgentDoesNotTakeByTheDeadlineEndsTheCall) {
   EXPECT_TRUE(pending.get().ok());
 }
 
+TEST_F(SchedulerTest, AnAgentThatTookNoTaskIsPassedOverUntilItHeartbeats) {
+  // Ties on queue depth go to the first device by id: "a/0".
+  FakeAgent a = connect("a", 2);
+  FakeAgent b = connect("b", 1);
+  a.link->stuck = true;
+  absl::StatusOr<ScheduledResult> missed =
+      scheduler.run("cpu", v1::Task(), kNoRecord, Clock::now() + 50ms);
+  ASSERT_EQ(missed.status().code(), absl::StatusCode::kDeadlineExceeded) << missed.status();
+  ASSERT_EQ(a.link->sends, 1);
+  // Both of a's devices are behind b's now, idle as they are: the next
+  // calls run on b, queueing there (before, each went to a and missed its
+  // deadline).
+  for (int call = 0; call < 3; ++call) {
+    auto pending = runAsync();
+    std::optional<v1::Task> task = b.link->nextTask();
+    ASSERT_TRUE(task) << "call " << call << " did not go to b";
+    ASSERT_TRUE(b.session->complete(resultFor(*task)));
+    ASSERT_TRUE(pending.get().ok());
+  }
+  EXPECT_EQ(a.link->sends, 1);
+  // A heartbeat puts a first again (the tie by id).
+  a.link->stuck = false;
+  registry.heartbeat(*a.session);
+  {
+    auto again = runAsync();
+    std::optional<v1::Task> task = a.link->nextTask();
+    ASSERT_TRUE(task) << "a heartbeat did not clear the stall";
+    ASSERT_TRUE(a.session->complete(resultFor(*task)));
+    EXPECT_TRUE(again.get().ok());
+  }
+  // Stalled again, and b gone: a's devices are taken rather than none.
+  a.link->stuck = true;
+  ASSERT_EQ(scheduler.run("cpu", v1::Task(), kNoRecord, Clock::now() + 50ms).status().code(),
+            absl::StatusCode::kDeadlineExceeded);
+  registry.removeAgent(b.session, absl::UnavailableError("b left"));
+  a.link->stuck = false;
+  auto onlyA = runAsync();
+  std::optional<v1::Task> task = a.link->nextTask();
+  ASSERT_TRUE(task) << "a stalled device is taken when no other is there";
+  ASSERT_TRUE(a.session->complete(resultFor(*task)));
+  EXPECT_TRUE(onlyA.get().ok());
+}
+
 TEST_F(SchedulerTest, SilentDeviceMissesTheDeadline) {
   FakeAgent a = connect("a", 1);
   absl::StatusOr<ScheduledResult> result =

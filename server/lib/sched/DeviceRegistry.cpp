@@ -167,7 +167,13 @@ void DeviceRegistry::heartbeat(const AgentConnection &session) {
       return;
     it->second.lastHeartbeat = Clock::now();
     for (const std::string &deviceId : it->second.deviceIds) {
-      v1::Device &device = devices[deviceId].device;
+      Entry &entry = devices[deviceId];
+      if (entry.stalled) {
+        entry.stalled = false;
+        spdlog::info("device {} takes tasks again (its agent heartbeat)", deviceId);
+        recovered = true;
+      }
+      v1::Device &device = entry.device;
       if (device.state() != v1::DEVICE_STATE_READY) {
         device.set_state(v1::DEVICE_STATE_READY);
         spdlog::info("device {} is healthy again", deviceId);
@@ -245,7 +251,9 @@ DeviceRegistry::acquire(const std::string &kind,
       ++fitting;
       if (entry.device.state() != v1::DEVICE_STATE_READY)
         continue;
-      if (!best || entry.device.queue_depth() < best->device.queue_depth())
+      if (!best || (best->stalled && !entry.stalled) ||
+          (best->stalled == entry.stalled &&
+           entry.device.queue_depth() < best->device.queue_depth()))
         best = &entry;
     }
     if (best) {
@@ -285,6 +293,24 @@ DeviceRegistry::acquire(const std::string &kind,
 size_t DeviceRegistry::agentCount() const {
   std::lock_guard<std::mutex> lock(mutex);
   return agents.size();
+}
+
+void DeviceRegistry::markStalled(const DeviceLease &lease) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto agent = agents.find(lease.session->agentId());
+  if (agent == agents.end() || agent->second.session != lease.session)
+    return;
+  for (const std::string &deviceId : agent->second.deviceIds) {
+    auto found = devices.find(deviceId);
+    if (found == devices.end())
+      continue;
+    Entry &entry = found->second;
+    if (!entry.stalled)
+      spdlog::warn("device {}: its agent took no task by the call's deadline; "
+                   "other devices of kind '{}' are preferred until it heartbeats",
+                   deviceId, entry.device.kind());
+    entry.stalled = true;
+  }
 }
 
 void DeviceRegistry::release(const DeviceLease &lease) {

@@ -88,8 +88,10 @@ Scheduler::run(const std::string &kind, v1::Task task,
     if (absl::IsDeadlineExceeded(future.status())) {
       // The agent took none of the task by the deadline (it is not
       // reading, or another task's frame still goes): this call is over,
-      // and the agent stays in service.
+      // and the agent stays in service, behind the others of its kind
+      // until it heartbeats.
       returnReleases();
+      registry.markStalled(*lease);
       registry.release(*lease);
       return absl::DeadlineExceededError(absl::StrCat(
           "device ", lease->deviceId, ": ", future.status().message()));

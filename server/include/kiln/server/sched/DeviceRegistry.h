@@ -76,8 +76,15 @@ public:
   void removeAgent(const std::shared_ptr<AgentConnection> &session,
                    const absl::Status &reason);
 
-  /// Records a heartbeat; the agent's devices become READY again.
+  /// Records a heartbeat; the agent's devices become READY again, and
+  /// taken again (markStalled).
   void heartbeat(const AgentConnection &session);
+
+  /// The agent of `lease` took none of a task by the call's deadline (it
+  /// does not read its link: stopped, stuck, or every thread busy):
+  /// acquire() prefers its other agents' devices to its until it next
+  /// heartbeats, and takes them only when no other fits.
+  void markStalled(const DeviceLease &lease);
 
   /// Marks the devices of agents silent for more than three intervals as of
   /// `now` UNHEALTHY.
@@ -86,7 +93,8 @@ public:
   /// Devices, ordered by id; all when `kind` is empty.
   std::vector<v1::Device> listDevices(const std::string &kind) const;
 
-  /// Leases the READY device of `kind` with the smallest queue depth whose
+  /// Leases the READY device of `kind` (one whose agent is not stalled
+  /// first, see markStalled) with the smallest queue depth whose
   /// agent session is not in `excluded` and that has `requiredFeatures`
   /// (sorted LLVM CPU feature names; checkDeviceFeatures) and
   /// `kernelLibrary` (checkDeviceKernelLibrary), waiting until
@@ -119,6 +127,8 @@ private:
     std::shared_ptr<AgentConnection> session;
     /// The device's reported CPU features, parsed once (DeviceFit.h).
     std::optional<std::vector<std::string>> cpuFeatures;
+    /// Its agent took no task by a deadline and has not heartbeat since.
+    bool stalled = false;
   };
   struct Agent {
     std::shared_ptr<AgentConnection> session;
