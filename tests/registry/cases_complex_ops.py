@@ -8,11 +8,11 @@ reciprocal, pow), inverses and solves, the factorisations (det, slogdet,
 lu_factor, lu, lu_unpack, cholesky), triangular solves and what builds on
 them (cholesky_solve/inverse, lu_solve), QR (linalg.qr, geqrf,
 householder_product, ormqr), and eigenvalues and singular values
-(eigvalsh, svdvals, matrix_rank, norms, cond)."""
+(eigvalsh, eigh with its vectors, svdvals, matrix_rank, norms, cond)."""
 
 import torch
 
-from tests.registry.registry import const, randint, randbool, randn, register
+from tests.registry.registry import SignFree, const, randint, randbool, randn, register
 
 C64, C128 = torch.complex64, torch.complex128
 
@@ -348,6 +348,37 @@ register("complex_eigvalsh_c128",
                                                  UPLO="U"),
                            torch.linalg.matrix_rank(g @ g.mH, hermitian=True)),
          randn(2, 4, 4, dtype=C128), randn(2, 4, 4, dtype=C128))
+# Eigenvectors of complex Hermitian matrices: the embedding's made complex
+# and orthonormal (aten.hermitian_eigenvectors). A vector's phase is
+# unspecified (SignFree compares up to a unit factor). Where values repeat
+# (a block made of the identity's, the identity itself) or cluster, the
+# cases compare what defines the vectors instead: the values,
+# A V - V diag(w), V^H V and V diag(w) V^H.
+
+
+def _hermitian(g: torch.Tensor) -> torch.Tensor:
+    return g + g.mH
+
+
+def _eigh_identities(a: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    w, v = torch.linalg.eigh(a)
+    wc = w.to(v.dtype)
+    return (w, a @ v - v * wc.unsqueeze(-2), v.mH @ v,
+            (v * wc.unsqueeze(-2)) @ v.mH)
+
+
+register("complex_eigh_c128", lambda g: torch.linalg.eigh(_hermitian(g)),
+         randn(2, 5, 5, dtype=C128), sign_free=(SignFree(1),))
+register("complex_eigh_upper_c64", lambda g: torch.linalg.eigh(_hermitian(g), UPLO="U"),
+         randn(3, 4, 4, dtype=C64), rtol=1e-4, atol=1e-4, sign_free=(SignFree(1),))
+register("complex_eigh_vectors_only_c128", lambda g: torch.linalg.eigh(_hermitian(g))[1] * 2,
+         randn(6, 6, dtype=C128), sign_free=(SignFree(0),))
+register("complex_eigh_repeated_identities_c128",
+         lambda g: (_eigh_identities(torch.block_diag(3 * torch.eye(3, dtype=C128), _hermitian(g)))
+                    + _eigh_identities(torch.eye(4, dtype=C128))),
+         randn(3, 3, dtype=C128), atol=1e-9)
+register("complex_eigh_order_40_identities_c64", lambda g: _eigh_identities(_hermitian(g)),
+         randn(40, 40, dtype=C64), rtol=1e-4, atol=2e-4)
 register("complex_svdvals_norms_c64",
          lambda t, w: (torch.linalg.svdvals(t), torch.linalg.svdvals(w),
                        torch.linalg.matrix_norm(t, "nuc"), torch.linalg.matrix_norm(w, 2),

@@ -20,9 +20,10 @@
 //   cholesky_inverse and lu_solve: aten.triangular_solve of the pairs
 //   (ztrtrs' substitutions), with conjugate transposes where A = L L^H or
 //   A^H X = B asks for them; lu_unpack unpacks the pairs part by part.
-// - eigvalsh and svdvals (eigh and svd with their vectors unread): the
-//   values of the real embedding, which has each of them twice; the
-//   vectors are UNIMPLEMENTED.
+// - eigvalsh, eigh and svdvals: the values of the real embedding, which
+//   has each of them twice; eigh's vectors from the embedding's by complex
+//   Gram-Schmidt (aten.hermitian_eigenvectors); singular vectors are
+//   UNIMPLEMENTED.
 // - qr, geqrf, householder_product and ormqr: one aten.qr, aten.geqrf,
 //   aten.householder_product or aten.ormqr of the pairs (zgeqr2, zung2r and
 //   zunm2r, ComplexFactorisations.cpp), built by the real handlers' own
@@ -441,9 +442,10 @@ Value everyOther(NodeImporter &n, Value values) {
 /// eigenvalues alone: those of the real embedding [[X, -Y], [Y, X]], which
 /// is symmetric for a Hermitian X + iY and has each of its eigenvalues
 /// twice; Y is rebuilt antisymmetric from the triangle UPLO names (the
-/// diagonal's imaginary part is not read, as LAPACK's). Eigenvectors are
-/// UNIMPLEMENTED: the embedding's pairs of vectors do not give them
-/// reliably where eigenvalues repeat.
+/// diagonal's imaginary part is not read, as LAPACK's). The eigenvectors,
+/// when read, are aten.hermitian_eigenvectors of the embedding's (aten.eigh):
+/// its columns made complex and orthonormal by Gram-Schmidt, each
+/// eigenvalue's once.
 absl::StatusOr<Values> complexEigh(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, complexArgument(n, "A"));
   ASSIGN_OR_RETURN(std::string uplo, n.stringAttr("UPLO", "L"));
@@ -452,9 +454,6 @@ absl::StatusOr<Values> complexEigh(NodeImporter &n) {
     return n.error("UPLO must be 'L' or 'U', not '" + uplo + "'");
   if (n.numResults() < 2)
     return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
-  if (computeV && !n.resultLeftOut(1))
-    return n.unimplemented("eigenvectors of complex Hermitian matrices (Kiln computes their "
-                           "eigenvalues)");
   ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "eigenvalues", /*square=*/true));
   const int64_t order = size.first;
   Value lower = flatPairs(n, uplo == "U" ? adjoint(n, a) : a);
@@ -470,9 +469,20 @@ absl::StatusOr<Values> complexEigh(NodeImporter &n) {
   Value y = m.where(below, im, m.where(above, mirrored, zero));
   ASSIGN_OR_RETURN(Value embedded, embeddingWithin(n, pack(n, re, y), "eigenvalues"));
   auto valuesType = RankedTensorType::get({parts.getDimSize(0), 2 * order}, parts.getElementType());
-  Value doubled = n.b().create<aten::EigvalshOp>(n.loc(), valuesType, embedded);
-  ASSIGN_OR_RETURN(Value values, asResult(n, everyOther(n, doubled), 0));
-  ASSIGN_OR_RETURN(Value vectors, emptyResult(n, 1));
+  if (!computeV || n.resultLeftOut(1)) {
+    Value doubled = n.b().create<aten::EigvalshOp>(n.loc(), valuesType, embedded);
+    ASSIGN_OR_RETURN(Value values, asResult(n, everyOther(n, doubled), 0));
+    ASSIGN_OR_RETURN(Value vectors, emptyResult(n, 1));
+    return Values{values, vectors};
+  }
+  auto eigh = n.b().create<aten::EighOp>(n.loc(), TypeRange{valuesType, typeOf(embedded)},
+                                         embedded);
+  ASSIGN_OR_RETURN(Value values, readResult(n, everyOther(n, eigh.getEigenvalues()), 0));
+  auto pairsType = RankedTensorType::get({parts.getDimSize(0), order, order, 2},
+                                         parts.getElementType());
+  Value complexVectors = n.b().create<aten::HermitianEigenvectorsOp>(n.loc(), pairsType,
+                                                                     eigh.getEigenvectors());
+  ASSIGN_OR_RETURN(Value vectors, asResult(n, complexVectors, 1));
   return Values{values, vectors};
 }
 

@@ -47,6 +47,7 @@ struct ConvertAtenToLinalgPass
     kiln::aten::populateFactorisationPatterns(patterns);
     kiln::aten::populateJacobiPatterns(patterns);
     kiln::aten::populateSymmetricEigenPatterns(patterns);
+    kiln::aten::populateHermitianEigenvectorPatterns(patterns);
     kiln::aten::populateGeneralEigenPatterns(patterns);
     kiln::aten::populateBunchKaufmanPatterns(patterns);
     kiln::aten::populateMatrixExpPatterns(patterns);

@@ -54,6 +54,9 @@ void populateJacobiPatterns(mlir::RewritePatternSet &patterns);
 /// eigvalsh and eigh as a Householder tridiagonalisation and implicit QL
 /// steps in scalar loops (SymmetricEigen.cpp).
 void populateSymmetricEigenPatterns(mlir::RewritePatternSet &patterns);
+/// aten.hermitian_eigenvectors: complex Gram-Schmidt over the embedding's
+/// eigenvectors (HermitianEigenvectors.cpp).
+void populateHermitianEigenvectorPatterns(mlir::RewritePatternSet &patterns);
 /// eigvals of real matrices as dgebal's balancing, a Householder
 /// reduction to Hessenberg form and Francis double-shift QR sweeps in
 /// scalar loops (GeneralEigen.cpp).

@@ -1611,3 +1611,19 @@ func.func @segment_reduce_result(%x: tensor<6xf32>, %o: tensor<3xi64>) -> tensor
   %r = aten.segment_reduce %x, %o {reduce = "sum", axis = 0 : i64, offsets} : (tensor<6xf32>, tensor<3xi64>) -> tensor<3xf32>
   return %r : tensor<3xf32>
 }
+
+// -----
+
+func.func @hermitian_eigenvectors_odd(%v: tensor<1x5x5xf32>) -> tensor<1x2x2x2xf32> {
+  // expected-error @+1 {{the embedding's order must be even (2n)}}
+  %0 = aten.hermitian_eigenvectors %v : (tensor<1x5x5xf32>) -> tensor<1x2x2x2xf32>
+  return %0 : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @hermitian_eigenvectors_not_pairs(%v: tensor<1x4x4xf32>) -> tensor<1x2x2xf32> {
+  // expected-error @+1 {{the result must be (N, n, n, 2) pairs of the input's element type}}
+  %0 = aten.hermitian_eigenvectors %v : (tensor<1x4x4xf32>) -> tensor<1x2x2xf32>
+  return %0 : tensor<1x2x2xf32>
+}

@@ -112,6 +112,15 @@ func.func @scans(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi64>, tens
 
 // -----
 
+// CHECK-LABEL: func @hermitian_eigenvectors
+func.func @hermitian_eigenvectors(%v: tensor<2x6x6xf32>) -> tensor<2x3x3x2xf32> {
+  // CHECK: aten.hermitian_eigenvectors %{{.*}} : (tensor<2x6x6xf32>) -> tensor<2x3x3x2xf32>
+  %z = aten.hermitian_eigenvectors %v : (tensor<2x6x6xf32>) -> tensor<2x3x3x2xf32>
+  return %z : tensor<2x3x3x2xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @complex_logcumsumexp
 func.func @complex_logcumsumexp(%z: tensor<2x3x2xf64>) -> tensor<2x3x2xf64> {
   // CHECK: aten.logcumsumexp %{{.*}} {complex, dim = 1 : i64} : (tensor<2x3x2xf64>) -> tensor<2x3x2xf64>

@@ -324,6 +324,18 @@ LogicalResult EighOp::verify() {
   return success();
 }
 
+LogicalResult HermitianEigenvectorsOp::verify() {
+  if (failed(verifySquareBatch(*this, getSelf())))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(getSelf());
+  if (in[1] % 2 != 0)
+    return emitOpError("the embedding's order must be even (2n)");
+  int64_t n = in[1] / 2;
+  if (!hasType(getResult(), getSelf().getType().getElementType(), {in[0], n, n, 2}))
+    return emitOpError("the result must be (N, n, n, 2) pairs of the input's element type");
+  return success();
+}
+
 LogicalResult SvdOp::verify() {
   if (failed(verifyTallBatch(*this, getSelf())))
     return failure();

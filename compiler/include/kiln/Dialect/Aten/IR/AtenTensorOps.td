@@ -518,6 +518,34 @@ def Aten_SvdvalsOp : Aten_Op<"svdvals", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_HermitianEigenvectorsOp : Aten_Op<"hermitian_eigenvectors", [Pure]> {
+  let summary = "Complex eigenvectors from those of the real embedding.";
+  let description = [{
+    `self` (N, 2n, 2n): the eigenvectors (columns, aten.eigh's) of the real
+    embeddings [[X, -Y], [Y, X]] of Hermitian matrices X + iY, in the
+    ascending order of their eigenvalues, which the embedding has each
+    twice. The result (N, n, n, 2): orthonormal complex eigenvectors of
+    X + iY (columns, as (real, imaginary) pairs) in the same order, each
+    eigenvalue once. A column (u; v) of the embedding's is the complex
+    vector u + iv; the columns in order are made orthogonal to the vectors
+    kept so far (complex Gram-Schmidt, twice) and kept where what is left
+    has a squared norm over 1/2, or where the columns left are as many as
+    the vectors still missing. The second column of an eigenvalue's pair
+    is i times the first, rotated, so it leaves nothing; a repeated
+    eigenvalue's 2k columns give k orthonormal vectors of its space.
+    Lowered as scalar loops (HermitianEigenvectors.cpp).
+
+    Example:
+    ```mlir
+    %z = aten.hermitian_eigenvectors %v : (tensor<2x8x8xf64>) -> tensor<2x4x4x2xf64>
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$self);
+  let results = (outs AnyStaticShapeTensor:$result);
+  let assemblyFormat = "$self attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_EighOp : Aten_Op<"eigh", [Pure]> {
   let summary = "The eigenvalues and eigenvectors of a batch of symmetric matrices.";
   let description = [{
