@@ -507,7 +507,7 @@ TEST_F(SchedulerTest, AnAgentThatTookNoTaskIsPassedOverUntilItHeartbeats) {
   FakeAgent b = connect("b", 1);
   a.link->stuck = true;
   absl::StatusOr<ScheduledResult> missed =
-      scheduler.run("cpu", v1::Task(), kNoRecord, Clock::now() + 50ms);
+      scheduler.run("cpu", v1::Task(), kNoRecord, Clock::now() + Scheduler::kStallEvidence + 20ms);
   ASSERT_EQ(missed.status().code(), absl::StatusCode::kDeadlineExceeded) << missed.status();
   ASSERT_EQ(a.link->sends, 1);
   // Both of a's devices are behind b's now, idle as they are: the next
@@ -533,7 +533,7 @@ TEST_F(SchedulerTest, AnAgentThatTookNoTaskIsPassedOverUntilItHeartbeats) {
   }
   // Stalled again, and b gone: a's devices are taken rather than none.
   a.link->stuck = true;
-  ASSERT_EQ(scheduler.run("cpu", v1::Task(), kNoRecord, Clock::now() + 50ms).status().code(),
+  ASSERT_EQ(scheduler.run("cpu", v1::Task(), kNoRecord, Clock::now() + Scheduler::kStallEvidence + 20ms).status().code(),
             absl::StatusCode::kDeadlineExceeded);
   registry.removeAgent(b.session, absl::UnavailableError("b left"));
   a.link->stuck = false;
@@ -542,6 +542,23 @@ TEST_F(SchedulerTest, AnAgentThatTookNoTaskIsPassedOverUntilItHeartbeats) {
   ASSERT_TRUE(task) << "a stalled device is taken when no other is there";
   ASSERT_TRUE(a.session->complete(resultFor(*task)));
   EXPECT_TRUE(onlyA.get().ok());
+}
+
+TEST_F(SchedulerTest, ACallWithLittleTimeLeftStallsNoAgent) {
+  FakeAgent a = connect("a", 1);
+  FakeAgent b = connect("b", 1);
+  a.link->stuck = true;
+  absl::StatusOr<ScheduledResult> missed =
+      scheduler.run("cpu", v1::Task(), kNoRecord, Clock::now() + 10ms);
+  ASSERT_EQ(missed.status().code(), absl::StatusCode::kDeadlineExceeded) << missed.status();
+  ASSERT_EQ(a.link->sends, 1);
+  // 10 ms says little about a: it is still first (the tie by id).
+  a.link->stuck = false;
+  auto next = runAsync();
+  std::optional<v1::Task> task = a.link->nextTask();
+  ASSERT_TRUE(task) << "a was stalled by a call that had 10 ms";
+  ASSERT_TRUE(a.session->complete(resultFor(*task)));
+  EXPECT_TRUE(next.get().ok());
 }
 
 TEST_F(SchedulerTest, SilentDeviceMissesTheDeadline) {

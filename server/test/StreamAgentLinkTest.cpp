@@ -116,6 +116,13 @@ TEST_F(StreamAgentLinkTest, ACallerBehindAStuckWriteGetsItsDeadlineAndIsNeverWri
   EXPECT_EQ(stream.writtenIds(), (std::vector<std::string>{"first", "third"}));
 }
 
+TEST_F(StreamAgentLinkTest, AnIdleLinkWritesATaskWhoseDeadlineHasPassed) {
+  // Not a stalled agent: nothing was ahead of the task. Its Write goes,
+  // and the call's await, not the send, ends it.
+  EXPECT_TRUE(send("late", Clock::now() - 1ms).ok());
+  EXPECT_EQ(stream.writtenIds(), (std::vector<std::string>{"late"}));
+}
+
 TEST_F(StreamAgentLinkTest, DetachFailsQueuedTasksAndCancelsTheWriteInProgress) {
   stream.hold(true);
   auto first = std::async(std::launch::async, [&] { return send("first", Clock::time_point::max()); });
@@ -123,7 +130,9 @@ TEST_F(StreamAgentLinkTest, DetachFailsQueuedTasksAndCancelsTheWriteInProgress) 
   auto second = std::async(std::launch::async, [&] { return send("second", Clock::time_point::max()); });
   // Without a deadline both wait; detach ends them (a handler whose stream
   // ended) and returns once the writer left the cancelled Write.
-  std::this_thread::sleep_for(50ms);
+  for (auto until = Clock::now() + 10s; link.queuedTasks() == 0 && Clock::now() < until;)
+    std::this_thread::sleep_for(1ms);
+  ASSERT_EQ(link.queuedTasks(), 1u) << "the second task is not waiting behind the first";
   link.detach();
   ASSERT_EQ(first.wait_for(10s), std::future_status::ready);
   ASSERT_EQ(second.wait_for(10s), std::future_status::ready);

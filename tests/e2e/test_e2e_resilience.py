@@ -127,12 +127,17 @@ def test_a_remote_agent_that_stops_reading_costs_calls_their_deadlines(tmp_path)
             os.kill(agent.proc.pid, signal.SIGSTOP)
             try:
                 # 3 MiB tasks, inline: the stream's window and the sockets
-                # fill within a few; every call still ends at kilnd's 2 s.
+                # fill within a few; every call still ends at kilnd's 2 s,
+                # the later ones with their task withdrawn, never written.
+                messages = []
                 for _ in range(8):
                     started = time.monotonic()
-                    with pytest.raises(kiln.DeadlineExceededError):
+                    with pytest.raises(kiln.DeadlineExceededError) as missed:
                         compiled(*xs)
                     assert time.monotonic() - started < 10
+                    messages.append(str(missed.value))
+                assert any("did not take task" in m and "still writing an earlier task" in m
+                           for m in messages), messages
             finally:
                 os.kill(agent.proc.pid, signal.SIGCONT)
             torch.testing.assert_close(compiled(*xs), want, rtol=0, atol=0)

@@ -195,6 +195,16 @@ register("logcumsumexp_infinities_nan_c128", lambda z: torch.logcumsumexp(z, 1),
                              [complex(_INF, 0.5), complex(_INF, 0.5), 1 + 0j, 0 + 0j],
                              [1 + 1j, complex(_NAN, 0.0), 1 + 0j, 2 + 0j],
                              [1 + 1j, 2 - 1j, complex(0.0, _NAN), 2 + 0j]], dtype=_C128)))
+# Where C's complex functions meet infinities (review of session 69): two
+# +inf real parts whose exponentials cancel to a NaN part, an infinite
+# imaginary part next to a finite element (exp of a finite re with an
+# infinite angle is NaN, even where e^re underflows), and -0 kept.
+register("logcumsumexp_infinite_parts_c128", lambda z: torch.logcumsumexp(z, 1),
+         const(torch.tensor([[complex(_INF, 0.0), complex(_INF, 3.0)],
+                             [complex(_INF, 0.5), complex(_INF, -0.5)],
+                             [complex(0.0, _INF), 800 + 1j],
+                             [800 + 1j, complex(0.0, _INF)],
+                             [complex(-0.0, 3.0), 1 + 0j]], dtype=_C128)))
 register("logcumsumexp_equal_real_parts_c64", lambda z: torch.logcumsumexp(z, 0),
          const(torch.tensor([1 + 3j, 1 - 3j, 1 + 0.5j, 1 + 3.1j], dtype=_C64)))
 register("cummax_very_long_f32", lambda x: torch.cummax(x, 0), randn(10_000))

@@ -75,6 +75,7 @@ Scheduler::run(const std::string &kind, v1::Task task,
       if (attempt == 0 && lease->session->passesFiles())
         extras.directChannel = fileInputs->directChannel;
     }
+    const Clock::time_point sentAt = Clock::now();
     absl::StatusOr<std::future<TaskOutcome>> future = lease->session->dispatch(
         task, record, withFiles ? fileInputs->files : kNoFiles, extras, deadline);
     // Releases go back to their device's queue whenever the task may not
@@ -89,9 +90,11 @@ Scheduler::run(const std::string &kind, v1::Task task,
       // The agent took none of the task by the deadline (it is not
       // reading, or another task's frame still goes): this call is over,
       // and the agent stays in service, behind the others of its kind
-      // until it heartbeats.
+      // until it heartbeats, when it had kStallEvidence or more to take
+      // it (not a call whose time was all but spent before the send).
       returnReleases();
-      registry.markStalled(*lease);
+      if (deadline - sentAt >= kStallEvidence)
+        registry.markStalled(*lease);
       registry.release(*lease);
       return absl::DeadlineExceededError(absl::StrCat(
           "device ", lease->deviceId, ": ", future.status().message()));

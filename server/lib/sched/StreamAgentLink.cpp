@@ -41,12 +41,15 @@ StreamAgentLink::send(const v1::Task &task, const TaskRecord &record,
   std::unique_lock<std::mutex> lock(mutex);
   if (detached)
     return absl::UnavailableError("stream closed");
+  // An idle writer begins this task at once, however little time is left:
+  // only a task behind another's Write is withdrawn (the agent not reading).
+  bool idle = !writing && queue.empty();
   queue.push_back(outgoing);
   if (!writer.joinable())
     writer = std::thread([this] { writeLoop(); });
   changed.notify_all();
   auto begun = [&] { return outgoing->stage != Stage::Queued; };
-  if (!waitUntil(lock, deadline, begun)) {
+  if (!waitUntil(lock, idle ? Clock::time_point::max() : deadline, begun)) {
     queue.erase(std::find(queue.begin(), queue.end(), outgoing));
     return absl::DeadlineExceededError(
         "the agent's stream was still writing an earlier task (the agent is "
@@ -60,6 +63,11 @@ StreamAgentLink::send(const v1::Task &task, const TaskRecord &record,
   return outgoing->stage == Stage::Written
              ? absl::OkStatus()
              : absl::UnavailableError("stream closed");
+}
+
+size_t StreamAgentLink::queuedTasks() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return queue.size();
 }
 
 void StreamAgentLink::writeLoop() {

@@ -49,8 +49,9 @@ def DecomposeAten : Pass<"kiln-decompose-aten", "mlir::func::FuncOp"> {
       of the values against their rows, counted over each row.
     - `aten.cummax`, `aten.cummin` and `aten.logcumsumexp`
       (DecomposeScan.cpp): triangular reductions over (i, j) pairs of the
-      scanned dim, when it is at most 128 long (longer ones lower to a
-      loop over the dim in kiln-convert-aten-to-linalg).
+      scanned dim, when it is at most 128 long (longer ones, and every
+      logcumsumexp of complex parts, lower to a loop over the dim in
+      kiln-convert-aten-to-linalg).
     - `aten.vector_norm` (DecomposeNorm.cpp): abs, a power and a reduction
       by PyTorch's orders; `aten.group_norm` and `aten.batch_stats_norm`:
       a mean and a biased variance, then the normalization, weight and

@@ -15,9 +15,11 @@
 //    of r and x, the one of larger real part (x on a tie) is max, the other
 //    min; a NaN part gives (NaN, NaN); equal real parts -inf give min,
 //    +inf log(exp(min) + exp(max)); else max + log1p(w), w = exp(min - max)
-//    (|w| <= 1; 0 where e^re(min - max) is), log1p(w)'s real part
-//    log1p(2 re w + |w|^2) / 2 below |w| = 1/2 and log|1 + w| above, its
-//    imaginary part atan2(im w, 1 + re w); in f64 for f32 and f64 parts.
+//    as C's cexp (|w| <= 1), log1p(w)'s real part log1p(2 re w + |w|^2) / 2
+//    below |w| = 1/2 and log|1 + w| above (c10's formula for CUDA; its CPU
+//    one, log(1 + w) w / ((1 + w) - 1), agrees to rounding), its imaginary
+//    part atan2(im w, 1 + re w); all in f64 (math.atan2 in f64 is libm's,
+//    with C's zeros, infinities and NaN).
 //
 //===----------------------------------------------------------------------===//
 #include "Builders.h"
@@ -47,28 +49,6 @@ bool scansByLoop(Value x, int64_t dim) {
 
 Value isNan(OpBuilder &b, Location l, Value v) {
   return b.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, v, v);
-}
-
-/// atan2(y, x) with C's answers where MLIR's approximation has none: at
-/// y = x = 0 (+-0 for x = +0, +-pi for x = -0) and at infinities (+-pi/4,
-/// +-3pi/4 for two, +-0 or +-pi for an infinite x, +-pi/2 for an infinite
-/// y); the sign is y's.
-Value atan2C(Arithmetic &a, OpBuilder &b, Location l, Value y, Value x) {
-  Type t = x.getType();
-  auto number = [&](double v) {
-    return b.create<arith::ConstantOp>(l, b.getFloatAttr(t, v)).getResult();
-  };
-  Value inf = number(std::numeric_limits<double>::infinity());
-  Value xInf = a.eq(a.abs(x), inf), yInf = a.eq(a.abs(y), inf);
-  Value xNegative = a.lt(a.copySign(number(1.0), x), number(0.0));
-  Value bothZero = a.both(a.eq(x, number(0.0)), a.eq(y, number(0.0)));
-  Value sideways = a.select(xNegative, number(M_PI), number(0.0));
-  Value corner = a.select(xNegative, number(0.75 * M_PI), number(0.25 * M_PI));
-  Value special = a.select(a.both(xInf, yInf), corner,
-                           a.select(yInf, number(M_PI / 2), sideways));
-  Value isSpecial = b.create<arith::OrIOp>(
-      l, bothZero, b.create<arith::OrIOp>(l, xInf, yInf));
-  return a.select(isSpecial, a.copySign(special, y), b.create<math::Atan2Op>(l, y, x));
 }
 
 /// exp(z) where re z = +inf (the +inf case of the complex step): C's
@@ -106,12 +86,18 @@ Complex complexLogAddExp(OpBuilder &b, Location l, Complex x, Complex r) {
       b.create<arith::OrIOp>(l, isNan(r.re), isNan(r.im)));
   Value inf = number(std::numeric_limits<double>::infinity());
   Value sameInfinity = a.both(a.eq(lo.re, hi.re), a.eq(a.abs(lo.re), inf));
-  // max + log1p(w), w = exp(min - max).
-  Value scale = b.create<math::ExpOp>(l, a.sub(lo.re, hi.re));
+  // max + log1p(w), w = exp(min - max) as C's cexp: e^re (cos, sin) (an
+  // underflowed e^re gives +-0, or NaN with a non-finite angle), and
+  // (0, 0) for re = -inf whatever the angle.
+  Value shift = a.sub(lo.re, hi.re);
+  Value scale = b.create<math::ExpOp>(l, shift);
   Value angle = a.sub(lo.im, hi.im);
-  Value vanishes = a.eq(scale, number(0.0));
-  Complex w{a.select(vanishes, number(0.0), a.mul(scale, b.create<math::CosOp>(l, angle))),
-            a.select(vanishes, number(0.0), a.mul(scale, b.create<math::SinOp>(l, angle)))};
+  Value finiteAngle = a.lt(a.abs(angle), inf); // false for +-inf and NaN
+  Value fromMinusInfinity = a.both(a.eq(shift, a.neg(inf)), a.negate(finiteAngle));
+  Complex w{a.select(fromMinusInfinity, number(0.0),
+                     a.mul(scale, b.create<math::CosOp>(l, angle))),
+            a.select(fromMinusInfinity, number(0.0),
+                     a.mul(scale, b.create<math::SinOp>(l, angle)))};
   Value onePlusRe = a.add(number(1.0), w.re);
   Value squared = a.add(a.mul(w.re, w.re), a.mul(w.im, w.im));
   Value nearOne = a.mul(number(0.5), b.create<math::Log1pOp>(
@@ -120,13 +106,14 @@ Complex complexLogAddExp(OpBuilder &b, Location l, Complex x, Complex r) {
   Value farOne = b.create<math::LogOp>(
       l, a.sqrt(a.add(a.mul(onePlusRe, onePlusRe), a.mul(w.im, w.im))));
   Complex general{a.add(hi.re, a.select(a.lt(squared, number(0.25)), nearOne, farOne)),
-                  a.add(hi.im, atan2C(a, b, l, w.im, onePlusRe))};
+                  a.add(hi.im, b.create<math::Atan2Op>(l, w.im, onePlusRe))};
   // Both real parts +inf: log(exp(min) + exp(max)).
   Complex e1 = expOfInfinite(a, b, l, lo.im), e2 = expOfInfinite(a, b, l, hi.im);
   Complex s = plus(a, e1, e2);
   Value sInfinite = b.create<arith::OrIOp>(l, a.eq(a.abs(s.re), inf), a.eq(a.abs(s.im), inf));
   Value modulus = a.select(sInfinite, inf, a.sqrt(a.add(a.mul(s.re, s.re), a.mul(s.im, s.im))));
-  Complex plusInfinity{b.create<math::LogOp>(l, modulus), atan2C(a, b, l, s.im, s.re)};
+  Complex plusInfinity{b.create<math::LogOp>(l, modulus),
+                       b.create<math::Atan2Op>(l, s.im, s.re)};
   Value negative = a.lt(lo.re, number(0.0));
   Complex result = pick(sameInfinity, pick(negative, lo, plusInfinity), general);
   Value nan = number(std::numeric_limits<double>::quiet_NaN());

@@ -55,6 +55,11 @@ class Scheduler {
 public:
   using Clock = std::chrono::steady_clock;
 
+  /// An agent that takes none of a task in this long or more (the time
+  /// the call had left when it was sent) is stalled in the registry
+  /// (DeviceRegistry::markStalled); a call that had less says little.
+  static constexpr std::chrono::milliseconds kStallEvidence{100};
+
   /// `deviceWait` bounds how long run() waits for a device of the kind to
   /// register (the local agent needs a moment at startup).
   Scheduler(DeviceRegistry &registry, std::chrono::milliseconds deviceWait);

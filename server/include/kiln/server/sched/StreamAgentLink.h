@@ -8,8 +8,10 @@
 // stopped) is until its stream ends. So writes happen on a writer thread,
 // in the order they were sent, and a caller waits for its own until its
 // deadline only:
-//  - a task the writer has not begun by then is withdrawn, never written:
-//    DEADLINE_EXCEEDED, and the stream is as it was;
+//  - a task the writer has not begun by then, because it was writing an
+//    earlier one, is withdrawn, never written: DEADLINE_EXCEEDED, and the
+//    stream is as it was (an idle writer begins a task at once, however
+//    little time it has left);
 //  - a task whose Write has begun is finished by the writer (a message
 //    cannot be taken back): send() returns OK, and the call's await ends
 //    at its deadline.
@@ -63,7 +65,11 @@ public:
   /// progress is cancelled, and the writer is joined.
   void detach();
 
+  /// Tasks waiting for the writer (not begun).
+  size_t queuedTasks();
+
 private:
+  using Clock = std::chrono::steady_clock;
   enum class Stage { Queued, Writing, Written, Failed };
   struct Outgoing {
     v1::DaemonMessage message;
