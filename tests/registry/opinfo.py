@@ -42,6 +42,9 @@ Indices with ties: topk's indices, and sort's/argsort's unless
 between its algorithms); they are compared by the values they pick
 (:class:`~tests.registry.registry.IndexTies`), not element by element.
 
+Eigenvectors: linalg.eigh's, each defined up to its sign (a complex one's
+phase), are compared up to it (:class:`~tests.registry.registry.SignFree`).
+
 Tolerances: the registry's per-output-dtype ``TOLERANCES`` (f64 1e-9/1e-9,
 f32 1e-4/1e-5, f16 2e-3/1e-3, bf16 1.6e-2/1e-2; integers and bool exact), no
 per-op overrides.
@@ -69,7 +72,7 @@ import torch
 import torch.nn as nn
 from torch.utils import _pytree as pytree
 
-from tests.registry.registry import DTYPE_NAMES, Case, IndexTies, InputSpec
+from tests.registry.registry import DTYPE_NAMES, Case, IndexTies, InputSpec, SignFree
 
 __all__ = ["DTYPES", "SAMPLE_SIZE", "SAMPLE_SEED", "Candidate", "Enumeration",
            "OpInfoModule", "Selection", "aten_name", "enumerate_opinfo", "opinfo_cases",
@@ -244,7 +247,13 @@ class Candidate:
         def make() -> nn.Module:
             return OpInfoModule(fn, spec, baked, positions)
         return Case(self.name, FAMILY, make, tuple(_tensor_input(t) for t in tensors),
-                    index_ties=_index_ties(self.op.name, self.sample)), ""
+                    index_ties=_index_ties(self.op.name, self.sample),
+                    sign_free=_SIGN_FREE.get(self.op.name, ())), ""
+
+
+#: Outputs of unit vectors whose sign (a complex one's phase) PyTorch leaves
+#: unspecified: linalg.eigh's eigenvectors (columns), compared up to it.
+_SIGN_FREE = {"linalg.eigh": (SignFree(output=1, dim=-2),)}
 
 
 def _index_ties(name: str, sample: Any) -> IndexTies | None:
