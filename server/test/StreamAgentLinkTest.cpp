@@ -120,6 +120,9 @@ TEST_F(StreamAgentLinkTest, AnIdleLinkWritesATaskWhoseDeadlineHasPassed) {
   // Not a stalled agent: nothing was ahead of the task. Its Write goes,
   // and the call's await, not the send, ends it.
   EXPECT_TRUE(send("late", Clock::now() - 1ms).ok());
+  // send() returns once the Write has begun; it ends on the writer.
+  for (auto until = Clock::now() + 10s; stream.writtenIds().empty() && Clock::now() < until;)
+    std::this_thread::sleep_for(1ms);
   EXPECT_EQ(stream.writtenIds(), (std::vector<std::string>{"late"}));
 }
 

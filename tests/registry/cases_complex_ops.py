@@ -379,6 +379,27 @@ register("complex_eigh_repeated_identities_c128",
          randn(3, 3, dtype=C128), atol=1e-9)
 register("complex_eigh_order_40_identities_c64", lambda g: _eigh_identities(_hermitian(g)),
          randn(40, 40, dtype=C64), rtol=1e-4, atol=2e-4)
+
+
+def _repeated_spectrum(g: torch.Tensor, d: torch.Tensor, fold: int) -> torch.Tensor:
+    """Q diag(2 (fold times), d) Q^H, Q unitary (QR of g): an eigenvalue
+    of multiplicity `fold` in a random basis."""
+    q = torch.linalg.qr(g).Q
+    w = torch.cat([torch.full((*d.shape[:-1], fold), 2.0, dtype=d.dtype), d], -1)
+    return (q * w.to(q.dtype).unsqueeze(-2)) @ q.mH
+
+
+register("complex_eigh_six_fold_identities_c128",
+         lambda g, d: _eigh_identities(_repeated_spectrum(g, d, 6)),
+         randn(2, 8, 8, dtype=C128), randn(2, 2, dtype=torch.float64), atol=1e-9)
+register("complex_eigh_four_fold_identities_c64",
+         lambda g, d: _eigh_identities(_repeated_spectrum(g, d, 4)),
+         randn(3, 7, 7, dtype=C64), randn(3, 3, dtype=torch.float32), rtol=1e-4, atol=1e-4)
+# Only the named triangle is read, and the diagonal's imaginary part not at
+# all (g is not Hermitian).
+register("complex_eigh_triangles_c128",
+         lambda g: (*torch.linalg.eigh(g, UPLO="L"), *torch.linalg.eigh(g, UPLO="U")),
+         randn(2, 5, 5, dtype=C128), sign_free=(SignFree(1), SignFree(3)))
 register("complex_svdvals_norms_c64",
          lambda t, w: (torch.linalg.svdvals(t), torch.linalg.svdvals(w),
                        torch.linalg.matrix_norm(t, "nuc"), torch.linalg.matrix_norm(w, 2),

@@ -527,13 +527,12 @@ def Aten_HermitianEigenvectorsOp : Aten_Op<"hermitian_eigenvectors", [Pure]> {
     twice. The result (N, n, n, 2): orthonormal complex eigenvectors of
     X + iY (columns, as (real, imaginary) pairs) in the same order, each
     eigenvalue once. A column (u; v) of the embedding's is the complex
-    vector u + iv; the columns in order are made orthogonal to the vectors
-    kept so far (complex Gram-Schmidt, twice) and kept where what is left
-    has a squared norm over 1/2, or where the columns left are as many as
-    the vectors still missing. The second column of an eigenvalue's pair
-    is i times the first, rotated, so it leaves nothing; a repeated
-    eigenvalue's 2k columns give k orthonormal vectors of its space.
-    Lowered as scalar loops (HermitianEigenvectors.cpp).
+    vector u + iv; n steps of complex Gram-Schmidt with column pivoting
+    (the column with the most left is taken, normalised and projected out
+    of the others) take k columns of an eigenvalue of multiplicity k (its
+    2k columns span k complex dimensions; distinct eigenvalues' columns are
+    orthogonal), and the taken ones are written in column order. Lowered
+    as scalar loops (HermitianEigenvectors.cpp).
 
     Example:
     ```mlir
