@@ -30,6 +30,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace kiln::aten;
 
@@ -162,13 +164,18 @@ struct HermitianEigenvectorsLowering : OpConversionPattern<HermitianEigenvectors
                 Scalars s(b, l);
                 Arithmetic a(b, l);
                 Value work = u[0], t = u[1];
-                // The column not taken with the most left.
+                // The column not taken with the most left; a NaN one
+                // first (as +inf), so that a taken column is never picked
+                // and a NaN input gives NaN vectors, not zeros.
                 auto [pivot, most] = bestIndex(
                     b, l, s.index(0), s.index(2 * n), s.index(0), s.number(element, -1.0),
                     arith::CmpFPredicate::OGT, [&](OpBuilder &b, Location l, Value col) {
-                      return Arithmetic(b, l).select(isTaken(b, l, t, col),
-                                                     Scalars(b, l).number(element, -1.0),
-                                                     cols.norm2(b, l, work, col));
+                      Arithmetic a(b, l);
+                      Value left = cols.norm2(b, l, work, col);
+                      Value nan = a.cmp(arith::CmpFPredicate::UNO, left, left);
+                      Value inf = Scalars(b, l).number(element, std::numeric_limits<double>::infinity());
+                      return a.select(isTaken(b, l, t, col), Scalars(b, l).number(element, -1.0),
+                                      a.select(nan, inf, left));
                     });
                 (void)most;
                 // Orthogonal once more to those taken, then normalised.
