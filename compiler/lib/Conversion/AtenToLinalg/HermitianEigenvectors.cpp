@@ -143,10 +143,10 @@ struct HermitianEigenvectorsLowering : OpConversionPattern<HermitianEigenvectors
           // The working columns z_c = u + iv, none taken.
           Value z = s.loop(s.index(0), s.index(n), {c[1]},
                            [&](OpBuilder &b, Location l, Value i, ValueRange w) -> Carried {
-                             Value below = b.create<arith::AddIOp>(
-                                 l, i, b.create<arith::ConstantIndexOp>(l, n));
-                             return {Scalars(b, l).loop(
-                                 Scalars(b, l).index(0), Scalars(b, l).index(2 * n), {w[0]},
+                             Scalars s(b, l);
+                             Value below = Arithmetic(b, l).plus(i, n);
+                             return {s.loop(
+                                 s.index(0), s.index(2 * n), {w[0]},
                                  [&](OpBuilder &b, Location l, Value col, ValueRange v) -> Carried {
                                    Value re = Scalars::at(b, l, vectors, {m, i, col});
                                    Value im = Scalars::at(b, l, vectors, {m, below, col});
@@ -167,7 +167,7 @@ struct HermitianEigenvectorsLowering : OpConversionPattern<HermitianEigenvectors
                 // The column not taken with the most left; a NaN one
                 // first (as +inf), so that a taken column is never picked
                 // and a NaN input gives NaN vectors, not zeros.
-                auto [pivot, most] = bestIndex(
+                Value pivot = bestIndex(
                     b, l, s.index(0), s.index(2 * n), s.index(0), s.number(element, -1.0),
                     arith::CmpFPredicate::OGT, [&](OpBuilder &b, Location l, Value col) {
                       Arithmetic a(b, l);
@@ -176,8 +176,7 @@ struct HermitianEigenvectorsLowering : OpConversionPattern<HermitianEigenvectors
                       Value inf = Scalars(b, l).number(element, std::numeric_limits<double>::infinity());
                       return a.select(isTaken(b, l, t, col), Scalars(b, l).number(element, -1.0),
                                       a.select(nan, inf, left));
-                    });
-                (void)most;
+                    }).first;
                 // Orthogonal once more to those taken, then normalised.
                 work = forColumns(
                     b, l, work, 2 * n,

@@ -55,12 +55,11 @@ Value isNan(OpBuilder &b, Location l, Value v) {
 /// (inf, im) for im = 0, (inf, NaN) for an infinite im, else
 /// (inf cos im, inf sin im).
 Complex expOfInfinite(Arithmetic &a, OpBuilder &b, Location l, Value im) {
+  Scalars s(b, l);
   Type t = im.getType();
-  Value inf = b.create<arith::ConstantOp>(
-      l, b.getFloatAttr(t, std::numeric_limits<double>::infinity()));
-  Value nan = b.create<arith::ConstantOp>(
-      l, b.getFloatAttr(t, std::numeric_limits<double>::quiet_NaN()));
-  Value zero = a.eq(im, b.create<arith::ConstantOp>(l, b.getFloatAttr(t, 0.0)));
+  Value inf = s.number(t, std::numeric_limits<double>::infinity());
+  Value nan = s.number(t, std::numeric_limits<double>::quiet_NaN());
+  Value zero = a.eq(im, s.number(t, 0.0));
   Value infinite = a.eq(a.abs(im), inf);
   Value re = a.select(zero, inf, a.mul(inf, b.create<math::CosOp>(l, im)));
   Value imag = a.select(zero, im, a.mul(inf, b.create<math::SinOp>(l, im)));
@@ -72,18 +71,14 @@ Complex expOfInfinite(Arithmetic &a, OpBuilder &b, Location l, Value im) {
 Complex complexLogAddExp(OpBuilder &b, Location l, Complex x, Complex r) {
   Arithmetic a(b, l);
   Type t = x.re.getType();
-  auto number = [&](double v) {
-    return b.create<arith::ConstantOp>(l, b.getFloatAttr(t, v)).getResult();
-  };
-  auto isNan = [&](Value v) { return a.cmp(arith::CmpFPredicate::UNO, v, v); };
+  auto number = [&](double v) { return Scalars(b, l).number(t, v); };
   auto pick = [&](Value c, Complex u, Complex v) {
     return Complex{a.select(c, u.re, v.re), a.select(c, u.im, v.im)};
   };
   Value xFirst = a.lt(x.re, r.re); // x's real part is the smaller: x is min
   Complex lo = pick(xFirst, x, r), hi = pick(xFirst, r, x);
-  Value anyNan = b.create<arith::OrIOp>(
-      l, b.create<arith::OrIOp>(l, isNan(x.re), isNan(x.im)),
-      b.create<arith::OrIOp>(l, isNan(r.re), isNan(r.im)));
+  Value anyNan = a.either(a.either(isNan(b, l, x.re), isNan(b, l, x.im)),
+                          a.either(isNan(b, l, r.re), isNan(b, l, r.im)));
   Value inf = number(std::numeric_limits<double>::infinity());
   Value sameInfinity = a.both(a.eq(lo.re, hi.re), a.eq(a.abs(lo.re), inf));
   // max + log1p(w), w = exp(min - max) as C's cexp: e^re (cos, sin) (an
@@ -110,7 +105,7 @@ Complex complexLogAddExp(OpBuilder &b, Location l, Complex x, Complex r) {
   // Both real parts +inf: log(exp(min) + exp(max)).
   Complex e1 = expOfInfinite(a, b, l, lo.im), e2 = expOfInfinite(a, b, l, hi.im);
   Complex s = plus(a, e1, e2);
-  Value sInfinite = b.create<arith::OrIOp>(l, a.eq(a.abs(s.re), inf), a.eq(a.abs(s.im), inf));
+  Value sInfinite = a.either(a.eq(a.abs(s.re), inf), a.eq(a.abs(s.im), inf));
   Value modulus = a.select(sInfinite, inf, a.sqrt(a.add(a.mul(s.re, s.re), a.mul(s.im, s.im))));
   Complex plusInfinity{b.create<math::LogOp>(l, modulus),
                        b.create<math::Atan2Op>(l, s.im, s.re)};
