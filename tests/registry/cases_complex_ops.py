@@ -405,6 +405,55 @@ register("complex_svdvals_norms_c64",
                        torch.linalg.matrix_norm(t, "nuc"), torch.linalg.matrix_norm(w, 2),
                        torch.linalg.cond(t[..., :3, :])),
          randn(2, 5, 3, dtype=C64), randn(3, 6, dtype=C64), rtol=1e-4, atol=1e-5)
+# Singular vectors of complex matrices: the embedding's pairs (p, q) made
+# complex, u and v taken together by pivoted Gram-Schmidt where the value
+# is over the tolerance, apart below it (aten.complex_singular_vectors).
+# Each pair's phase is unspecified: against eager up to a phase per column
+# of U and row of Vh (SignFree), and by what defines them: U diag(S) Vh = A,
+# U^H U = I, Vh Vh^H = I (and U U^H = I for complete ones).
+
+
+def _svd_identities(a: torch.Tensor, full_matrices: bool = False) -> tuple[torch.Tensor, ...]:
+    u, s, vh = torch.linalg.svd(a, full_matrices=full_matrices)
+    k = s.shape[-1]
+    product = (u[..., :, :k] * s.to(u.dtype).unsqueeze(-2)) @ vh[..., :k, :]
+    return s, product, u.mH @ u, vh @ vh.mH
+
+
+register("complex_svd_tall_c128", lambda a: torch.linalg.svd(a, full_matrices=False),
+         randn(2, 6, 4, dtype=C128), sign_free=(SignFree(0), SignFree(2, dim=-1)))
+register("complex_svd_wide_c64", lambda a: torch.linalg.svd(a, full_matrices=False),
+         randn(3, 4, 7, dtype=C64), rtol=1e-4, atol=1e-4,
+         sign_free=(SignFree(0), SignFree(2, dim=-1)))
+register("complex_svd_square_c128", torch.linalg.svd, randn(5, 5, dtype=C128),
+         sign_free=(SignFree(0), SignFree(2, dim=-1)))
+register("complex_svd_full_tall_identities_c128",
+         lambda t: _svd_identities(t, True) + (torch.linalg.svd(t)[0] @ torch.linalg.svd(t)[0].mH,),
+         randn(2, 6, 3, dtype=C128), atol=1e-10)
+register("complex_svd_full_wide_identities_c64",
+         lambda w: _svd_identities(w, True) + (torch.linalg.svd(w)[2].mH @ torch.linalg.svd(w)[2],),
+         randn(3, 5, dtype=C64), rtol=1e-4, atol=1e-5)
+# Rank 2 of 5: three values at rounding level, their u and v taken apart.
+register("complex_svd_rank_deficient_identities_c128",
+         lambda a, b: _svd_identities(a @ b),
+         randn(5, 2, dtype=C128), randn(2, 5, dtype=C128), atol=1e-10)
+register("complex_svd_zero_identities_c64",
+         lambda a: _svd_identities(torch.zeros_like(a)) + _svd_identities(torch.zeros_like(a), True),
+         randn(4, 3, dtype=C64), atol=1e-6)
+# A 3-fold value in random unitary bases on both sides (u and v must be
+# taken with the same coefficients), and a cluster 1e-9 apart.
+register("complex_svd_repeated_identities_c128",
+         lambda g, h: _svd_identities(torch.linalg.qr(g).Q @ torch.diag(torch.tensor(
+             [2.0, 2.0, 2.0, 1.0, 1.0 + 1e-9, 0.5], dtype=C128)) @ torch.linalg.qr(h).Q.mH),
+         randn(6, 6, dtype=C128), randn(6, 6, dtype=C128), atol=1e-10)
+register("complex_svd_vectors_only_c64", lambda a: torch.linalg.svd(a)[2] * 2,
+         randn(4, 4, dtype=C64), rtol=1e-4, atol=1e-4, sign_free=(SignFree(0, dim=-1),))
+register("complex_svd_order_30_identities_c64", _svd_identities,
+         randn(30, 24, dtype=C64), rtol=1e-4, atol=2e-4)
+# torch builds pinv of a non-Hermitian complex matrix on its SVD.
+register("complex_pinv_c128",
+         lambda t, w, d: (torch.linalg.pinv(t), torch.linalg.pinv(w), torch.linalg.pinv(d @ d.mH)),
+         randn(2, 5, 3, dtype=C128), randn(3, 6, dtype=C128), randn(4, 2, dtype=C128), atol=1e-10)
 # a (5, 4) b (4, 5) has rank 4 of 5.
 register("complex_matrix_rank_c128",
          lambda a, b: (torch.linalg.matrix_rank(a), torch.linalg.matrix_rank(a @ b)),

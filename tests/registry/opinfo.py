@@ -42,8 +42,12 @@ Indices with ties: topk's indices, and sort's/argsort's unless
 between its algorithms); they are compared by the values they pick
 (:class:`~tests.registry.registry.IndexTies`), not element by element.
 
-Eigenvectors: linalg.eigh's, each defined up to its sign (a complex one's
-phase), are compared up to it (:class:`~tests.registry.registry.SignFree`).
+Eigenvectors and singular vectors: linalg.eigh's, linalg.svd's and
+torch.svd's, each defined up to its sign (a complex one's phase), are
+compared up to it (:class:`~tests.registry.registry.SignFree`). A complete
+SVD of a non-square matrix is compared by its unique parts
+(``_UNIQUE_PARTS``): the columns past min(m, n), any orthonormal basis of
+the complement, give way to the projector onto it.
 
 Tolerances: the registry's per-output-dtype ``TOLERANCES`` (f64 1e-9/1e-9,
 f32 1e-4/1e-5, f16 2e-3/1e-3, bf16 1.6e-2/1e-2; integers and bool exact), no
@@ -175,9 +179,11 @@ class OpInfoModule(nn.Module):
     """Calls ``fn(input, *args, **kwargs)`` of one SampleInput with its tensor
     leaves taken from the module's inputs and every other leaf baked in."""
 
-    def __init__(self, fn: Callable[..., Any], spec: Any, leaves: list, positions: tuple):
+    def __init__(self, fn: Callable[..., Any], spec: Any, leaves: list, positions: tuple,
+                 unique: Callable[[Any], Any] | None = None):
         super().__init__()
         self.fn = fn
+        self.unique = unique          # the parts of the output that are unique
         self.spec = spec
         self.leaves = leaves          # non-tensor leaves; tensors are placeholders
         self.positions = positions    # where each input goes among the leaves
@@ -187,7 +193,8 @@ class OpInfoModule(nn.Module):
         for pos, t in zip(self.positions, tensors):
             leaves[pos] = t
         inp, args, kwargs = pytree.tree_unflatten(leaves, self.spec)
-        return self.fn(inp, *args, **kwargs)
+        out = self.fn(inp, *args, **kwargs)
+        return self.unique(out) if self.unique is not None else out
 
 
 def _split(sample: Any) -> tuple[Any, list, tuple, tuple]:
@@ -234,10 +241,11 @@ class Candidate:
     def _check(self) -> tuple[Case | None, str]:
         spec, baked, positions, tensors = _split(self.sample)
         fn = self.op.op
+        unique = _UNIQUE_PARTS.get(self.op.name)
         try:
             with torch.no_grad(), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                out = OpInfoModule(fn, spec, baked, positions)(*(t.clone() for t in tensors))
+                out = OpInfoModule(fn, spec, baked, positions, unique)(*(t.clone() for t in tensors))
         except Exception:  # noqa: BLE001 - eager rejects the sample
             return None, "eager rejects the sample"
         problem = _output_problem(out)
@@ -245,15 +253,43 @@ class Candidate:
             return None, problem
 
         def make() -> nn.Module:
-            return OpInfoModule(fn, spec, baked, positions)
+            return OpInfoModule(fn, spec, baked, positions, unique)
         return Case(self.name, FAMILY, make, tuple(_tensor_input(t) for t in tensors),
                     index_ties=_index_ties(self.op.name, self.sample),
                     sign_free=_SIGN_FREE.get(self.op.name, ())), ""
 
 
 #: Outputs of unit vectors whose sign (a complex one's phase) PyTorch leaves
-#: unspecified: linalg.eigh's eigenvectors (columns), compared up to it.
-_SIGN_FREE = {"linalg.eigh": (SignFree(output=1, dim=-2),)}
+#: unspecified, compared up to it: linalg.eigh's eigenvectors (columns), and
+#: singular vectors: linalg.svd's U (columns) and Vh (rows), torch.svd's U
+#: and V (columns). U's and V's are turned apart (the hand-written
+#: registry cases check U diag(S) Vh = A).
+_SIGN_FREE = {"linalg.eigh": (SignFree(output=1, dim=-2),),
+              "linalg.svd": (SignFree(output=0, dim=-2), SignFree(output=2, dim=-1)),
+              "svd": (SignFree(output=0, dim=-2), SignFree(output=2, dim=-2))}
+
+
+def _complete_svd_parts(u: torch.Tensor, s: torch.Tensor, v: torch.Tensor, v_rows: bool
+                        ) -> tuple[torch.Tensor, ...]:
+    """U, S and V (V^H's rows when ``v_rows``) of a complete SVD of a
+    non-square matrix with their columns past k = len(S) replaced by the
+    projector onto their span: any orthonormal basis of A's complement is
+    eager's, only that projector is unique."""
+    k = s.shape[-1]
+    if u.shape[-1] == k and v.shape[-2 if v_rows else -1] == k:
+        return u, s, v
+    uc = u[..., k:]
+    vc = v[..., k:, :].mH if v_rows else v[..., :, k:]
+    v_kept = v[..., :k, :] if v_rows else v[..., :, :k]
+    return u[..., :k], s, v_kept, uc @ uc.mH, vc @ vc.mH
+
+
+#: Ops whose output is compared by its unique parts, eager's and Kiln's
+#: alike: the complete SVD's columns past min(m, n).
+_UNIQUE_PARTS: dict[str, Callable[[Any], Any]] = {
+    "linalg.svd": lambda out: _complete_svd_parts(*out, v_rows=True),
+    "svd": lambda out: _complete_svd_parts(*out, v_rows=False),
+}
 
 
 def _index_ties(name: str, sample: Any) -> IndexTies | None:

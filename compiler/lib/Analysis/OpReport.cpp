@@ -431,11 +431,23 @@ OpCost estimateOpCost(Operation *op) {
       .Case([](aten::EighOp eig) { return symmetricEigenCost(eig.getSelf(), true); })
       // n pivoted Gram-Schmidt steps over 2n columns of n complex entries
       // (the norms, a second projection of the pivot, the projections of
-      // the columns left): about 20 n^3 multiply-adds.
+      // the columns left, masked over all 2n columns): about 36 n^3
+      // multiply-adds.
       .Case([](aten::HermitianEigenvectorsOp vectors) {
         auto type = cast<RankedTensorType>(vectors.getType());
         __int128 n = type.getDimSize(1);
-        return contraction(saturate(__int128(type.getDimSize(0)) * 20 * n * n * n), 0);
+        return contraction(saturate(__int128(type.getDimSize(0)) * 36 * n * n * n), 0);
+      })
+      // Three pivoted Gram-Schmidt passes over the embedding's 2k columns
+      // (k = n, or m for complete vectors) of up to m + n complex entries,
+      // k steps in all per side, as hermitian_eigenvectors' steps, and two
+      // masked projections of every column against every other: about
+      // 68 k^2 (m + n) multiply-adds.
+      .Case([](aten::ComplexSingularVectorsOp vectors) {
+        auto type = cast<RankedTensorType>(vectors.getLeft().getType());
+        __int128 m = type.getDimSize(1), k = type.getDimSize(2);
+        __int128 n = cast<RankedTensorType>(vectors.getRight().getType()).getDimSize(1);
+        return contraction(saturate(__int128(type.getDimSize(0)) * 68 * k * k * (m + n)), 0);
       })
       // Eigenvalues of a general matrix: about 10 n^3 flops (Golub and Van
       // Loan's count for the Hessenberg reduction and the QR sweeps), 5 n^3

@@ -20,10 +20,10 @@
 //   cholesky_inverse and lu_solve: aten.triangular_solve of the pairs
 //   (ztrtrs' substitutions), with conjugate transposes where A = L L^H or
 //   A^H X = B asks for them; lu_unpack unpacks the pairs part by part.
-// - eigvalsh, eigh and svdvals: the values of the real embedding, which
-//   has each of them twice; eigh's vectors from the embedding's by complex
-//   Gram-Schmidt (aten.hermitian_eigenvectors); singular vectors are
-//   UNIMPLEMENTED.
+// - eigvalsh, eigh, svdvals and svd: the values of the real embedding,
+//   which has each of them twice; eigh's vectors from the embedding's by
+//   complex Gram-Schmidt (aten.hermitian_eigenvectors), and svd's from the
+//   embedding's pairs of singular vectors (aten.complex_singular_vectors).
 // - qr, geqrf, householder_product and ormqr: one aten.qr, aten.geqrf,
 //   aten.householder_product or aten.ormqr of the pairs (zgeqr2, zung2r and
 //   zunm2r, ComplexFactorisations.cpp), built by the real handlers' own
@@ -486,29 +486,55 @@ absl::StatusOr<Values> complexEigh(NodeImporter &n) {
   return Values{values, vectors};
 }
 
-/// _linalg_svd(A, full_matrices, compute_uv, driver) of complex matrices,
-/// the singular values alone: those of the real embedding (of A's
-/// transpose when A is wide), each of which it has twice. Singular vectors
-/// are UNIMPLEMENTED, as eigh's.
+/// _linalg_svd(A, full_matrices, compute_uv, driver) of complex matrices:
+/// aten.svd of the real embedding of A (of A^H when A is wide: A^H =
+/// U' S V'^H gives U = V' and Vh = U'^H), which has each singular value
+/// twice; the vectors, when read, are aten.complex_singular_vectors of the
+/// embedding's (its pairs of columns made complex, u and v taken together
+/// by Gram-Schmidt). One aten.svdvals when no vectors are computed or read.
 absl::StatusOr<Values> complexSvd(NodeImporter &n) {
   ASSIGN_OR_RETURN(Value a, complexArgument(n, "A"));
+  ASSIGN_OR_RETURN(bool fullMatrices, n.boolAttr("full_matrices", false));
   ASSIGN_OR_RETURN(bool computeUv, n.boolAttr("compute_uv", true));
   if (n.numResults() < 3)
     return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 3"));
-  if (computeUv && !(n.resultLeftOut(0) && n.resultLeftOut(2)))
-    return n.unimplemented("singular vectors of complex matrices (Kiln computes their "
-                           "singular values)");
   ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "singular values", /*square=*/false));
   auto [rows, cols] = size;
-  Value batch = flatPairs(n, rows < cols ? transposedPairs(n, a) : a);
-  ASSIGN_OR_RETURN(Value embedded, embeddingWithin(n, batch, "singular values"));
+  const bool wide = rows < cols;
+  if (!computeUv || (n.resultLeftOut(0) && n.resultLeftOut(2))) {
+    Value batch = flatPairs(n, wide ? transposedPairs(n, a) : a);
+    ASSIGN_OR_RETURN(Value embedded, embeddingWithin(n, batch, "singular values"));
+    RankedTensorType type = typeOf(embedded);
+    auto valuesType = RankedTensorType::get({type.getDimSize(0), type.getDimSize(2)},
+                                            type.getElementType());
+    Value doubled = n.b().create<aten::SvdvalsOp>(n.loc(), valuesType, embedded);
+    ASSIGN_OR_RETURN(Value u, emptyResult(n, 0));
+    ASSIGN_OR_RETURN(Value s, asResult(n, everyOther(n, doubled), 1));
+    ASSIGN_OR_RETURN(Value vh, emptyResult(n, 2));
+    return Values{u, s, vh};
+  }
+  Value batch = flatPairs(n, wide ? adjoint(n, a) : a);
+  ASSIGN_OR_RETURN(Value embedded, embeddingWithin(n, batch, "singular vectors"));
   RankedTensorType type = typeOf(embedded);
-  auto valuesType = RankedTensorType::get({type.getDimSize(0), type.getDimSize(2)},
-                                          type.getElementType());
-  Value doubled = n.b().create<aten::SvdvalsOp>(n.loc(), valuesType, embedded);
-  ASSIGN_OR_RETURN(Value u, emptyResult(n, 0));
-  ASSIGN_OR_RETURN(Value s, asResult(n, everyOther(n, doubled), 1));
-  ASSIGN_OR_RETURN(Value vh, emptyResult(n, 2));
+  Type element = type.getElementType();
+  const int64_t count = type.getDimSize(0);
+  const int64_t tall = std::max(rows, cols), narrow = std::min(rows, cols);
+  const int64_t kept = fullMatrices ? tall : narrow;
+  auto svd = n.b().create<aten::SvdOp>(
+      n.loc(),
+      TypeRange{RankedTensorType::get({count, 2 * tall, 2 * kept}, element),
+                RankedTensorType::get({count, 2 * narrow}, element),
+                RankedTensorType::get({count, 2 * narrow, 2 * narrow}, element)},
+      embedded, fullMatrices ? n.b().getUnitAttr() : UnitAttr());
+  auto vectors = n.b().create<aten::ComplexSingularVectorsOp>(
+      n.loc(),
+      TypeRange{RankedTensorType::get({count, tall, kept, 2}, element),
+                RankedTensorType::get({count, narrow, narrow, 2}, element)},
+      svd.getU(), svd.getS(), svd.getV());
+  Value left = vectors.getLeft(), right = vectors.getRight();
+  ASSIGN_OR_RETURN(Value u, readResult(n, wide ? right : left, 0));
+  ASSIGN_OR_RETURN(Value s, readResult(n, everyOther(n, svd.getS()), 1));
+  ASSIGN_OR_RETURN(Value vh, readResult(n, adjoint(n, wide ? left : right), 2));
   return Values{u, s, vh};
 }
 

@@ -187,21 +187,24 @@ orderZeroMatrices(NodeImporter &n, const std::pair<std::string, Value> &empty) {
   return std::optional<Values>(std::move(results));
 }
 
-/// A batch of identity matrices of `type` (..., k, k); none past 4M
-/// elements (a constant that large would be an oversized program).
-absl::StatusOr<Value> identities(NodeImporter &n, RankedTensorType type) {
-  ArrayRef<int64_t> shape = type.getShape();
+/// A batch of identity matrices of `type` (..., k, k), or of complex ones
+/// as (..., k, k, 2) pairs (`pairs`); none past 4M elements (a constant
+/// that large would be an oversized program).
+absl::StatusOr<Value> identities(NodeImporter &n, RankedTensorType type, bool pairs = false) {
+  ArrayRef<int64_t> shape = type.getShape().drop_back(pairs ? 1 : 0);
   const int64_t rank = static_cast<int64_t>(shape.size());
   if (rank < 2 || shape[rank - 1] != shape[rank - 2] || !isa<FloatType>(type.getElementType()))
     return n.error("a factor with elements must be a batch of square matrices");
   if (type.getNumElements() > (1 << 22))
     return n.unimplemented("an identity factor of more than 4M elements");
-  const int64_t k = shape[rank - 1];
+  const int64_t k = shape[rank - 1], parts = pairs ? 2 : 1;
   auto element = cast<FloatType>(type.getElementType());
   SmallVector<Attribute> values;
   values.reserve(type.getNumElements());
-  for (int64_t i = 0; i < type.getNumElements(); ++i)
-    values.push_back(n.b().getFloatAttr(element, (i % (k * k)) % (k + 1) == 0 ? 1.0 : 0.0));
+  for (int64_t i = 0; i < type.getNumElements(); ++i) {
+    const bool one = i % parts == 0 && ((i / parts) % (k * k)) % (k + 1) == 0;
+    values.push_back(n.b().getFloatAttr(element, one ? 1.0 : 0.0));
+  }
   return n.b()
       .create<aten::ConstantOp>(n.loc(), type, DenseElementsAttr::get(type, values))
       .getResult();
@@ -209,7 +212,7 @@ absl::StatusOr<Value> identities(NodeImporter &n, RankedTensorType type) {
 
 /// svd of matrices of m x 0 or 0 x n: S is empty, and so are U and Vh but
 /// where full_matrices asks for a square m x m U or n x n Vh, which is the
-/// identity, as eager gives it.
+/// identity, as eager gives it (complex pairs for a complex A).
 absl::StatusOr<std::optional<Values>> svdOfNothing(NodeImporter &n,
                                                     const std::pair<std::string, Value> &empty) {
   if (n.opName() != "aten._linalg_svd.default" || empty.first != "A")
@@ -218,9 +221,7 @@ absl::StatusOr<std::optional<Values>> svdOfNothing(NodeImporter &n,
                    perResult(n, [&](RankedTensorType type, int r) -> absl::StatusOr<Value> {
                      if (hasNoElements(type))
                        return emptyTensor(n.b(), n.loc(), type);
-                     if (n.resultIsComplex(r))
-                       return n.unimplemented("the identity factor of a complex svd");
-                     return identities(n, type);
+                     return identities(n, type, n.resultIsComplex(r));
                    }));
   return std::optional<Values>(std::move(results));
 }

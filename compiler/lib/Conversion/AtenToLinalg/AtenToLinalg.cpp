@@ -48,6 +48,7 @@ struct ConvertAtenToLinalgPass
     kiln::aten::populateJacobiPatterns(patterns);
     kiln::aten::populateSymmetricEigenPatterns(patterns);
     kiln::aten::populateHermitianEigenvectorPatterns(patterns);
+    kiln::aten::populateComplexSingularVectorPatterns(patterns);
     kiln::aten::populateGeneralEigenPatterns(patterns);
     kiln::aten::populateBunchKaufmanPatterns(patterns);
     kiln::aten::populateMatrixExpPatterns(patterns);

@@ -57,6 +57,9 @@ void populateSymmetricEigenPatterns(mlir::RewritePatternSet &patterns);
 /// aten.hermitian_eigenvectors: complex Gram-Schmidt over the embedding's
 /// eigenvectors (HermitianEigenvectors.cpp).
 void populateHermitianEigenvectorPatterns(mlir::RewritePatternSet &patterns);
+/// aten.complex_singular_vectors: complex Gram-Schmidt over the embedding's
+/// singular vector pairs (ComplexSingularVectors.cpp).
+void populateComplexSingularVectorPatterns(mlir::RewritePatternSet &patterns);
 /// eigvals of real matrices as dgebal's balancing, a Householder
 /// reduction to Hessenberg form and Francis double-shift QR sweeps in
 /// scalar loops (GeneralEigen.cpp).

@@ -1627,3 +1627,27 @@ func.func @hermitian_eigenvectors_not_pairs(%v: tensor<1x4x4xf32>) -> tensor<1x2
   %0 = aten.hermitian_eigenvectors %v : (tensor<1x4x4xf32>) -> tensor<1x2x2xf32>
   return %0 : tensor<1x2x2xf32>
 }
+
+// -----
+
+func.func @complex_singular_vectors_odd(%u: tensor<1x6x5xf32>, %s: tensor<1x5xf32>, %v: tensor<1x5x5xf32>) -> (tensor<1x3x2x2xf32>, tensor<1x2x2x2xf32>) {
+  // expected-error @+1 {{v must be (N, 2n, 2n)}}
+  %l, %r = aten.complex_singular_vectors %u, %s, %v : (tensor<1x6x5xf32>, tensor<1x5xf32>, tensor<1x5x5xf32>) -> (tensor<1x3x2x2xf32>, tensor<1x2x2x2xf32>)
+  return %l, %r : tensor<1x3x2x2xf32>, tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @complex_singular_vectors_short_u(%u: tensor<1x2x4xf32>, %s: tensor<1x4xf32>, %v: tensor<1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x2x2x2xf32>) {
+  // expected-error @+1 {{u must be (N, 2m, 2n) or (N, 2m, 2m) of v's element type, m >= n}}
+  %l, %r = aten.complex_singular_vectors %u, %s, %v : (tensor<1x2x4xf32>, tensor<1x4xf32>, tensor<1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x2x2x2xf32>)
+  return %l, %r : tensor<1x1x2x2xf32>, tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @complex_singular_vectors_left(%u: tensor<1x6x4xf32>, %s: tensor<1x4xf32>, %v: tensor<1x4x4xf32>) -> (tensor<1x3x3x2xf32>, tensor<1x2x2x2xf32>) {
+  // expected-error @+1 {{left must be (N, 3, 2, 2) pairs}}
+  %l, %r = aten.complex_singular_vectors %u, %s, %v : (tensor<1x6x4xf32>, tensor<1x4xf32>, tensor<1x4x4xf32>) -> (tensor<1x3x3x2xf32>, tensor<1x2x2x2xf32>)
+  return %l, %r : tensor<1x3x3x2xf32>, tensor<1x2x2x2xf32>
+}

@@ -396,3 +396,12 @@ func.func @flip_and_diagonal(%x: tensor<4x2x5xf32>) -> (tensor<4x2x5xf32>, tenso
   %1 = aten.diagonal %x {offset = 1 : i64, dim1 = 0 : i64, dim2 = 2 : i64} : (tensor<4x2x5xf32>) -> tensor<2x4xf32>
   return %0, %1 : tensor<4x2x5xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func @complex_singular_vectors
+func.func @complex_singular_vectors(%u: tensor<2x8x6xf64>, %s: tensor<2x6xf64>, %v: tensor<2x6x6xf64>) -> (tensor<2x4x3x2xf64>, tensor<2x3x3x2xf64>) {
+  // CHECK: aten.complex_singular_vectors %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x8x6xf64>, tensor<2x6xf64>, tensor<2x6x6xf64>) -> (tensor<2x4x3x2xf64>, tensor<2x3x3x2xf64>)
+  %l, %r = aten.complex_singular_vectors %u, %s, %v : (tensor<2x8x6xf64>, tensor<2x6xf64>, tensor<2x6x6xf64>) -> (tensor<2x4x3x2xf64>, tensor<2x3x3x2xf64>)
+  return %l, %r : tensor<2x4x3x2xf64>, tensor<2x3x3x2xf64>
+}

@@ -336,6 +336,29 @@ LogicalResult HermitianEigenvectorsOp::verify() {
   return success();
 }
 
+LogicalResult ComplexSingularVectorsOp::verify() {
+  if (failed(verifyTallBatch(*this, getV())))
+    return failure();
+  ArrayRef<int64_t> v = shapeOf(getV());
+  Type element = getV().getType().getElementType();
+  auto u = cast<RankedTensorType>(getU().getType());
+  if (v[1] != v[2] || v[1] % 2 != 0)
+    return emitOpError("v must be (N, 2n, 2n)");
+  const int64_t batch = v[0], n = v[1] / 2;
+  if (u.getRank() != 3 || u.getElementType() != element || u.getDimSize(0) != batch ||
+      u.getDimSize(1) % 2 != 0 || u.getDimSize(1) < v[1] ||
+      (u.getDimSize(2) != v[1] && u.getDimSize(2) != u.getDimSize(1)))
+    return emitOpError("u must be (N, 2m, 2n) or (N, 2m, 2m) of v's element type, m >= n");
+  if (!hasType(getS(), element, {batch, 2 * n}))
+    return emitOpError("s must be (N, 2n) of v's element type");
+  const int64_t m = u.getDimSize(1) / 2, k = u.getDimSize(2) / 2;
+  if (!hasType(getLeft(), element, {batch, m, k, 2}))
+    return emitOpError() << "left must be (N, " << m << ", " << k << ", 2) pairs";
+  if (!hasType(getRight(), element, {batch, n, n, 2}))
+    return emitOpError() << "right must be (N, " << n << ", " << n << ", 2) pairs";
+  return success();
+}
+
 LogicalResult SvdOp::verify() {
   if (failed(verifyTallBatch(*this, getSelf())))
     return failure();

@@ -545,6 +545,36 @@ def Aten_HermitianEigenvectorsOp : Aten_Op<"hermitian_eigenvectors", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Aten_ComplexSingularVectorsOp : Aten_Op<"complex_singular_vectors", [Pure]> {
+  let summary = "Complex singular vectors from those of the real embedding.";
+  let description = [{
+    `u` (N, 2m, 2n), or (N, 2m, 2m) for complete ones, `s` (N, 2n) and `v`
+    (N, 2n, 2n): aten.svd of the real embeddings [[X, -Y], [Y, X]] of
+    complex m x n matrices A = X + iY, m >= n, which have each singular
+    value twice. The results: A's left singular vectors (N, m, n, 2), or
+    (N, m, m, 2), and right ones (N, n, n, 2), orthonormal complex columns
+    as (real, imaginary) pairs in the order of the values, with
+    A v_j = s_j u_j. A pair of the embedding's columns (p, q), M q = s p,
+    is a complex pair (u, v) with A v = s u (M [a; b] is A (a + ib)'s
+    parts). Complex Gram-Schmidt with column pivoting on the stacked
+    (u; v) of the pairs whose value is over max(m, n) eps s_max takes the
+    vectors of those values, u and v with the same coefficients; the
+    columns of the values at or under it (and U's past n) are taken by
+    pivoted Gram-Schmidt of u and of v apart. Lowered as scalar loops
+    (ComplexSingularVectors.cpp).
+
+    Example:
+    ```mlir
+    %uc, %vc = aten.complex_singular_vectors %u, %s, %v : (tensor<1x8x6xf64>, tensor<1x6xf64>, tensor<1x6x6xf64>) -> (tensor<1x4x3x2xf64>, tensor<1x3x3x2xf64>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeTensor:$u, AnyStaticShapeTensor:$s,
+                       AnyStaticShapeTensor:$v);
+  let results = (outs AnyStaticShapeTensor:$left, AnyStaticShapeTensor:$right);
+  let assemblyFormat = "$u `,` $s `,` $v attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Aten_EighOp : Aten_Op<"eigh", [Pure]> {
   let summary = "The eigenvalues and eigenvectors of a batch of symmetric matrices.";
   let description = [{

@@ -1,0 +1,147 @@
+//===- ComplexSingularVectors.cpp - complex singular vectors --------------===//
+//
+// This file implements the lowering of aten.complex_singular_vectors: for
+// each matrix of the batch, the real embedding's singular vector pairs
+// (p, q) as complex columns (u; v) = (p_top + i p_bottom; q_top +
+// i q_bottom) of one working tensor (m + n rows), then three passes of
+// complex Gram-Schmidt with column pivoting (ComplexGramSchmidt.h):
+//
+// 1. Over all m + n rows, on the pairs whose value is over the tolerance
+//    max(m, n) eps s_max, as many steps as A has such values: u and v get
+//    the same coefficients, so A v = s u holds for the vectors taken (in a
+//    block of equal values A^H / s maps its u's isometrically onto its v's,
+//    so they stay orthonormal together). Their u and v parts are then
+//    normalised apart.
+// 2. Over the u rows, every column not taken a candidate (once its taken
+//    columns are projected out): U's columns left (values at or under the
+//    tolerance, and those past n of complete vectors).
+// 3. The same over the v rows for V's columns left.
+//
+// Below the tolerance u and v are chosen apart: A v and s u are both at
+// most about the tolerance there. Taken columns are written in column
+// order, pass 1's first, so columns j of U and V belong to s_j.
+//
+//===----------------------------------------------------------------------===//
+#include "ComplexGramSchmidt.h"
+#include "PopulatePatterns.h"
+
+#include "kiln/Dialect/Aten/IR/AtenOps.h"
+
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace kiln::aten;
+
+namespace {
+
+/// Marks of the passes in a column's state.
+constexpr double kTogether = 1.0, kApart = 2.0;
+
+struct ComplexSingularVectorsLowering : OpConversionPattern<ComplexSingularVectorsOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(ComplexSingularVectorsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    Scalars s(b, loc);
+    Value u = adaptor.getU(), values = adaptor.getS(), v = adaptor.getV();
+    auto uType = cast<RankedTensorType>(u.getType());
+    Type element = uType.getElementType();
+    const int64_t batch = uType.getDimSize(0), m = uType.getDimSize(1) / 2;
+    const int64_t n = cast<RankedTensorType>(v.getType()).getDimSize(1) / 2;
+    // The embedding's columns: 2n, or 2m for complete vectors.
+    const int64_t columns = uType.getDimSize(2), k = columns / 2;
+    ComplexColumns stacked(0, m + n, element);
+    ComplexColumns left = stacked.rows(0, m), right = stacked.rows(m, m + n);
+    auto leftType = cast<RankedTensorType>(op.getLeft().getType());
+    auto rightType = cast<RankedTensorType>(op.getRight().getType());
+    auto workType = RankedTensorType::get({m + n, columns, 2}, element);
+    auto stateType = RankedTensorType::get({columns}, element);
+    Carried init{s.zeros(leftType), s.zeros(rightType)};
+    Carried done = s.loop(
+        s.index(0), s.index(batch), init,
+        [&](OpBuilder &b, Location l, Value mat, ValueRange c) -> Carried {
+          Scalars s(b, l);
+          Arithmetic a(b, l);
+          Value work = loadEmbeddingColumns(b, l, s.zeros(workType), u, mat, 0, m, columns);
+          work = loadEmbeddingColumns(b, l, work, v, mat, m, n, 2 * n);
+          // The tolerance and how many of A's n values are over it.
+          Value largest = Scalars::at(b, l, values, {mat, s.index(0)});
+          Value tolerance =
+              a.mul(a.mul(largest, epsilonOf(b, l, element)),
+                    s.number(element, static_cast<double>(std::max(m, n))));
+          auto over = [&](OpBuilder &b, Location l, Value col) {
+            Arithmetic a(b, l);
+            Value inRange = a.icmp(arith::CmpIPredicate::slt, col, a.index(2 * n));
+            Value clamped = a.smallest(col, a.index(2 * n - 1));
+            return a.both(inRange, a.gt(Scalars::at(b, l, values, {mat, clamped}), tolerance));
+          };
+          Value together = s.loop(
+              s.index(0), s.index(n), {s.index(0)},
+              [&](OpBuilder &b, Location l, Value j, ValueRange count) -> Carried {
+                Arithmetic a(b, l);
+                Value col = b.create<arith::MulIOp>(l, j, a.index(2));
+                Value next = a.plus(count[0], 1);
+                return {b.create<arith::SelectOp>(l, over(b, l, col), next, count[0])};
+              })[0];
+          // Pass 1: the pairs over the tolerance, u and v together.
+          Value state = s.loop(s.index(0), s.index(columns), {s.fresh(stateType)},
+                               [&](OpBuilder &b, Location l, Value col, ValueRange t) -> Carried {
+                                 Arithmetic a(b, l);
+                                 Scalars s(b, l);
+                                 Value mark = a.select(over(b, l, col), s.number(element, 0.0),
+                                                       s.number(element, -1.0));
+                                 return {Scalars::put(b, l, mark, t[0], {col})};
+                               })[0];
+          std::tie(work, state) =
+              pivotedGramSchmidt(b, l, stacked, work, state, columns, together, kTogether);
+          work = normaliseTaken(b, l, right, normaliseTaken(b, l, left, work, state, columns),
+                                state, columns);
+          // Every column not taken a candidate for the passes apart (V's
+          // only within the 2n that have a v part).
+          auto reopened = [&](Value into, int64_t within) {
+            return s.loop(s.index(0), s.index(columns), {into},
+                          [&](OpBuilder &b, Location l, Value col, ValueRange t) -> Carried {
+                            Arithmetic a(b, l);
+                            Value taken = isTaken(b, l, state, col);
+                            Value inside = a.icmp(arith::CmpIPredicate::slt, col, a.index(within));
+                            Scalars s(b, l);
+                            Value mark = a.select(taken, s.number(element, kTogether),
+                                                  a.select(inside, s.number(element, 0.0),
+                                                           s.number(element, -1.0)));
+                            return {Scalars::put(b, l, mark, t[0], {col})};
+                          })[0];
+          };
+          Value leftState = reopened(s.fresh(stateType), columns);
+          Value rightState = reopened(s.fresh(stateType), 2 * n);
+          // Passes 2 and 3: U's and V's columns left, apart.
+          work = projectOutTaken(b, l, left, work, leftState, columns);
+          std::tie(work, leftState) =
+              pivotedGramSchmidt(b, l, left, work, leftState, columns,
+                                 a.minus(s.index(k), together), kApart);
+          work = projectOutTaken(b, l, right, work, rightState, columns);
+          std::tie(work, rightState) =
+              pivotedGramSchmidt(b, l, right, work, rightState, columns,
+                                 a.minus(s.index(n), together), kApart);
+          auto [uOut, uAt] = writeMarked(b, l, work, leftState, columns, kTogether, c[0], mat,
+                                         s.index(0), 0, m);
+          uOut = writeMarked(b, l, work, leftState, columns, kApart, uOut, mat, uAt, 0, m).first;
+          auto [vOut, vAt] = writeMarked(b, l, work, rightState, columns, kTogether, c[1], mat,
+                                         s.index(0), m, n);
+          vOut = writeMarked(b, l, work, rightState, columns, kApart, vOut, mat, vAt, m, n).first;
+          return {uOut, vOut};
+        });
+    rewriter.replaceOp(op, {done[0], done[1]});
+    return success();
+  }
+};
+
+} // namespace
+
+void kiln::aten::populateComplexSingularVectorPatterns(RewritePatternSet &patterns) {
+  patterns.add<ComplexSingularVectorsLowering>(patterns.getContext());
+}
