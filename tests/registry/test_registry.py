@@ -181,6 +181,32 @@ def test_sign_free_vectors_compare_up_to_each_vectors_sign():
         run.compare((-w, v, v.mT), (w, v, v.mT), case)  # only vectors are sign-free
 
 
+def test_complete_svds_compare_by_the_projector_onto_the_complement():
+    from tests.registry import opinfo
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(5, 3, dtype=torch.complex128, generator=g)
+    u, s, vh = torch.linalg.svd(a, full_matrices=True)
+    turn = torch.linalg.qr(torch.randn(2, 2, dtype=torch.complex128, generator=g)).Q
+    other = torch.cat([u[:, :3], u[:, 3:] @ turn], -1)  # another basis of the complement
+    assert not torch.allclose(other, u)
+    mine = opinfo._complete_svd_parts(other, s, vh, v_rows=True)
+    eager = opinfo._complete_svd_parts(u, s, vh, v_rows=True)
+    assert len(mine) == 5
+    for x, y in zip(mine, eager):
+        torch.testing.assert_close(x, y)
+    # A basis that misses part of the complement is caught.
+    wrong = torch.cat([u[:, :3], u[:, 3:4], u[:, 3:4]], -1)
+    assert not torch.allclose(opinfo._complete_svd_parts(wrong, s, vh, v_rows=True)[3], eager[3])
+    # Reduced (or square) decompositions are left as they are.
+    reduced = torch.linalg.svd(a, full_matrices=False)
+    assert len(opinfo._complete_svd_parts(*reduced, v_rows=True)) == 3
+    # torch.svd's V (columns), of a wide matrix: V's columns past k.
+    uw, sw, vw = torch.svd(a.mT, some=False)
+    parts = opinfo._complete_svd_parts(uw, sw, vw, v_rows=False)
+    assert [tuple(t.shape) for t in parts] == [(3, 3), (3,), (5, 3), (3, 3), (5, 5)]
+    torch.testing.assert_close(parts[4], vw[:, 3:] @ vw[:, 3:].mH)
+
+
 def test_local_agents_follow_the_targets():
     assert run.local_agent_args(["cpu"], []) == ()
     assert run.local_agent_args(["riscv64"], []) == ("--local-agents", "cpu,qemu")
