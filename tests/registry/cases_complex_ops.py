@@ -427,12 +427,48 @@ register("complex_svd_wide_c64", lambda a: torch.linalg.svd(a, full_matrices=Fal
          sign_free=(SignFree(0), SignFree(2, dim=-1)))
 register("complex_svd_square_c128", torch.linalg.svd, randn(5, 5, dtype=C128),
          sign_free=(SignFree(0), SignFree(2, dim=-1)))
-register("complex_svd_full_tall_identities_c128",
-         lambda t: _svd_identities(t, True) + (torch.linalg.svd(t)[0] @ torch.linalg.svd(t)[0].mH,),
+def _complete_identities(a: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """_svd_identities of a complete SVD, and U U^H and Vh^H Vh (the
+    complete factors are square: orthonormal rows too)."""
+    u, s, vh = torch.linalg.svd(a, full_matrices=True)
+    k = s.shape[-1]
+    product = (u[..., :, :k] * s.to(u.dtype).unsqueeze(-2)) @ vh[..., :k, :]
+    return s, product, u.mH @ u, vh @ vh.mH, u @ u.mH, vh.mH @ vh
+
+
+register("complex_svd_full_tall_identities_c128", _complete_identities,
          randn(2, 6, 3, dtype=C128), atol=1e-10)
-register("complex_svd_full_wide_identities_c64",
-         lambda w: _svd_identities(w, True) + (torch.linalg.svd(w)[2].mH @ torch.linalg.svd(w)[2],),
+register("complex_svd_full_wide_identities_c64", _complete_identities,
          randn(3, 5, dtype=C64), rtol=1e-4, atol=1e-5)
+# Complete SVDs of rank-deficient tall and wide matrices (U's pass apart
+# takes both the small values' columns and those past n; the wide one goes
+# through A^H), a batch of a zero and a full-rank matrix (a tolerance per
+# matrix), and rank 3 of 6 in c64.
+register("complex_svd_full_rank_deficient_identities_c128",
+         lambda a, b, c, d: _complete_identities(a @ b) + _complete_identities(c @ d),
+         randn(7, 2, dtype=C128), randn(2, 4, dtype=C128), randn(3, 1, dtype=C128),
+         randn(1, 6, dtype=C128), atol=1e-10)
+register("complex_svd_zero_and_full_rank_batch_identities_c128",
+         lambda a: _svd_identities(torch.stack([torch.zeros_like(a), a])),
+         randn(5, 4, dtype=C128), atol=1e-10)
+register("complex_svd_rank_deficient_identities_c64", lambda a, b: _svd_identities(a @ b),
+         randn(6, 3, dtype=C64), randn(3, 6, dtype=C64), rtol=1e-4, atol=2e-5)
+# Column-graded A = B diag(1, 1, 1e-20): its smallest value is tiny (under
+# the tolerance) yet exact, so u and v must come from one pair (the same
+# phase) for
+# V diag(1 / S) U^H, which pinv with rtol=0 computes, to match eager's
+# (both are exact relative to pinv's largest entry, ~1e20).
+
+
+def _graded_pinv(g: torch.Tensor) -> torch.Tensor:
+    p = torch.linalg.pinv(g * torch.tensor([1.0, 1.0, 1e-20], dtype=torch.float64), rtol=0.0)
+    return p / p.abs().amax((-2, -1), keepdim=True)
+
+
+# A batch of 8: pass 2 and 3 each pick one of the pair's two copies (their
+# norms 1 +- eps), so without the preference a batch this size has u and v
+# from one pair in all of them by chance only 1 in 2^8 times.
+register("complex_pinv_graded_c128", _graded_pinv, randn(8, 3, 3, dtype=C128), atol=1e-10)
 # Rank 2 of 5: three values at rounding level, their u and v taken apart.
 register("complex_svd_rank_deficient_identities_c128",
          lambda a, b: _svd_identities(a @ b),

@@ -90,12 +90,13 @@ Value loadEmbeddingColumns(OpBuilder &b, Location loc, Value work, Value real, V
         Scalars s(b, l);
         Arithmetic a(b, l);
         Value row = a.plus(i, first), below = a.plus(i, rows);
+        Value re0 = s.index(0), im1 = s.index(1);
         return {s.loop(s.index(0), s.index(count), {w[0]},
                        [&](OpBuilder &b, Location l, Value col, ValueRange v) -> Carried {
                          Value re = Scalars::at(b, l, real, {m, i, col});
                          Value im = Scalars::at(b, l, real, {m, below, col});
-                         Value x = Scalars::put(b, l, re, v[0], {row, col, Scalars(b, l).index(0)});
-                         return {Scalars::put(b, l, im, x, {row, col, Scalars(b, l).index(1)})};
+                         Value x = Scalars::put(b, l, re, v[0], {row, col, re0});
+                         return {Scalars::put(b, l, im, x, {row, col, im1})};
                        })[0]};
       })[0];
 }
@@ -139,7 +140,7 @@ Value projectOutTaken(OpBuilder &b, Location loc, const ComplexColumns &cols, Va
 
 std::pair<Value, Value> pivotedGramSchmidt(OpBuilder &b, Location loc, const ComplexColumns &cols,
                                            Value work, Value state, int64_t columns, Value steps,
-                                           double mark) {
+                                           double mark, ColumnTest preferred) {
   Scalars s(b, loc);
   Type element = cols.elementType();
   Carried done = s.loop(
@@ -158,8 +159,12 @@ std::pair<Value, Value> pivotedGramSchmidt(OpBuilder &b, Location loc, const Com
               Value left = cols.norm2(b, l, work, col);
               Value nan = a.cmp(arith::CmpFPredicate::UNO, left, left);
               Value inf = s.number(element, std::numeric_limits<double>::infinity());
-              return a.select(isCandidate(b, l, t, col), a.select(nan, inf, left),
-                              s.number(element, -1.0));
+              Value score = a.select(nan, inf, left);
+              if (preferred) {
+                Value first = a.both(preferred(b, l, col), a.gt(left, s.number(element, 0.5)));
+                score = a.select(first, a.add(score, s.number(element, 1.0)), score);
+              }
+              return a.select(isCandidate(b, l, t, col), score, s.number(element, -1.0));
             }).first;
         // Orthogonal once more to those taken, then normalised.
         work = forColumns(b, l, work, columns, [&](OpBuilder &b, Location l, Value w, Value col) {

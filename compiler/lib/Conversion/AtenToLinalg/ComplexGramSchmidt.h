@@ -14,6 +14,8 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <utility>
+
 namespace kiln::aten {
 
 /// Complex columns of a working tensor (rows, columns, 2) in scalar loops,
@@ -83,19 +85,26 @@ mlir::Value normaliseTaken(mlir::OpBuilder &b, mlir::Location l, const ComplexCo
 mlir::Value projectOutTaken(mlir::OpBuilder &b, mlir::Location l, const ComplexColumns &cols,
                             mlir::Value work, mlir::Value state, int64_t columns);
 
+/// Whether a column is preferred (an i1), built inside the pivot search.
+using ColumnTest =
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location, mlir::Value)>;
+
 /// `steps` steps of complex Gram-Schmidt with column pivoting over the
 /// candidates of `state` (`columns` of them at most) and `cols`' rows: the
-/// candidate with the largest squared norm (a NaN one first, as +inf) is
-/// made orthogonal once more to every taken column, normalised, marked
-/// `mark` and projected out of the candidates left. Returns (work, state).
+/// candidate with the largest squared norm (a NaN one first, as +inf;
+/// before any other, one that `preferred` holds for and that has over half
+/// its norm left) is made orthogonal once more to every taken column,
+/// normalised, marked `mark` and projected out of the candidates left.
+/// Returns (work, state).
 std::pair<mlir::Value, mlir::Value> pivotedGramSchmidt(mlir::OpBuilder &b, mlir::Location l,
                                                        const ComplexColumns &cols,
                                                        mlir::Value work, mlir::Value state,
                                                        int64_t columns, mlir::Value steps,
-                                                       double mark);
+                                                       double mark, ColumnTest preferred = {});
 
 /// `out` (N, rows, k, 2) with, for matrix `m`, the columns of `work` that
-/// `state` marks `mark`, in column order, written from position `at` on:
+/// `state` marks `mark`, in column order, written from position `at` on
+/// (an scf.if per column, not nested in other branches):
 /// out[m, i, at + j] = work[first + i, c_j] for i in [0, rows). Returns
 /// (out, the next position).
 std::pair<mlir::Value, mlir::Value> writeMarked(mlir::OpBuilder &b, mlir::Location l,

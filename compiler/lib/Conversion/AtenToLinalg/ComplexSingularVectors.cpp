@@ -14,8 +14,9 @@
 //    normalised apart.
 // 2. Over the u rows, every column not taken a candidate (once its taken
 //    columns are projected out): U's columns left (values at or under the
-//    tolerance, and those past n of complete vectors).
-// 3. The same over the v rows for V's columns left.
+//    tolerance, and those past n of complete vectors), the pairs' first.
+// 3. The same over the v rows for V's columns left, the columns pass 2
+//    took first, so that a small value's u and v come from one pair.
 //
 // Below the tolerance u and v are chosen apart: A v and s u are both at
 // most about the tolerance there. Taken columns are written in column
@@ -30,6 +31,7 @@
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <algorithm>
+#include <tuple>
 
 using namespace mlir;
 using namespace kiln::aten;
@@ -84,9 +86,8 @@ struct ComplexSingularVectorsLowering : OpConversionPattern<ComplexSingularVecto
               s.index(0), s.index(n), {s.index(0)},
               [&](OpBuilder &b, Location l, Value j, ValueRange count) -> Carried {
                 Arithmetic a(b, l);
-                Value col = b.create<arith::MulIOp>(l, j, a.index(2));
-                Value next = a.plus(count[0], 1);
-                return {b.create<arith::SelectOp>(l, over(b, l, col), next, count[0])};
+                Value col = a.plus(j, j);
+                return {a.select(over(b, l, col), a.plus(count[0], 1), count[0])};
               })[0];
           // Pass 1: the pairs over the tolerance, u and v together.
           Value state = s.loop(s.index(0), s.index(columns), {s.fresh(stateType)},
@@ -118,15 +119,26 @@ struct ComplexSingularVectorsLowering : OpConversionPattern<ComplexSingularVecto
           };
           Value leftState = reopened(s.fresh(stateType), columns);
           Value rightState = reopened(s.fresh(stateType), 2 * n);
-          // Passes 2 and 3: U's and V's columns left, apart.
+          // Passes 2 and 3: U's and V's columns left, apart. U's takes the
+          // pairs of values (columns < 2n) before a complete U's columns
+          // past them, and V's the pairs U's took, while they have over
+          // half left: a small value that the SVD still has accurately
+          // (A graded, say) keeps u and v of one pair, and their phase.
           work = projectOutTaken(b, l, left, work, leftState, columns);
-          std::tie(work, leftState) =
-              pivotedGramSchmidt(b, l, left, work, leftState, columns,
-                                 a.minus(s.index(k), together), kApart);
+          std::tie(work, leftState) = pivotedGramSchmidt(
+              b, l, left, work, leftState, columns, a.minus(s.index(k), together), kApart,
+              [&](OpBuilder &b, Location l, Value col) {
+                Arithmetic a(b, l);
+                return a.icmp(arith::CmpIPredicate::slt, col, a.index(2 * n));
+              });
           work = projectOutTaken(b, l, right, work, rightState, columns);
-          std::tie(work, rightState) =
-              pivotedGramSchmidt(b, l, right, work, rightState, columns,
-                                 a.minus(s.index(n), together), kApart);
+          std::tie(work, rightState) = pivotedGramSchmidt(
+              b, l, right, work, rightState, columns, a.minus(s.index(n), together), kApart,
+              [&](OpBuilder &b, Location l, Value col) {
+                Scalars s(b, l);
+                return Arithmetic(b, l).eq(Scalars::at(b, l, leftState, {col}),
+                                           s.number(element, kApart));
+              });
           auto [uOut, uAt] = writeMarked(b, l, work, leftState, columns, kTogether, c[0], mat,
                                          s.index(0), 0, m);
           uOut = writeMarked(b, l, work, leftState, columns, kApart, uOut, mat, uAt, 0, m).first;

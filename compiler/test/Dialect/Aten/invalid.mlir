@@ -1631,7 +1631,7 @@ func.func @hermitian_eigenvectors_not_pairs(%v: tensor<1x4x4xf32>) -> tensor<1x2
 // -----
 
 func.func @complex_singular_vectors_odd(%u: tensor<1x6x5xf32>, %s: tensor<1x5xf32>, %v: tensor<1x5x5xf32>) -> (tensor<1x3x2x2xf32>, tensor<1x2x2x2xf32>) {
-  // expected-error @+1 {{v must be (N, 2n, 2n)}}
+  // expected-error @+1 {{v must be a (N, 2n, 2n) batch of f32 or f64, N >= 1, n >= 1}}
   %l, %r = aten.complex_singular_vectors %u, %s, %v : (tensor<1x6x5xf32>, tensor<1x5xf32>, tensor<1x5x5xf32>) -> (tensor<1x3x2x2xf32>, tensor<1x2x2x2xf32>)
   return %l, %r : tensor<1x3x2x2xf32>, tensor<1x2x2x2xf32>
 }
@@ -1650,4 +1650,20 @@ func.func @complex_singular_vectors_left(%u: tensor<1x6x4xf32>, %s: tensor<1x4xf
   // expected-error @+1 {{left must be (N, 3, 2, 2) pairs}}
   %l, %r = aten.complex_singular_vectors %u, %s, %v : (tensor<1x6x4xf32>, tensor<1x4xf32>, tensor<1x4x4xf32>) -> (tensor<1x3x3x2xf32>, tensor<1x2x2x2xf32>)
   return %l, %r : tensor<1x3x3x2xf32>, tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @complex_singular_vectors_values(%u: tensor<1x6x4xf32>, %s: tensor<1x3xf32>, %v: tensor<1x4x4xf32>) -> (tensor<1x3x2x2xf32>, tensor<1x2x2x2xf32>) {
+  // expected-error @+1 {{s must be (N, 2n) of v's element type}}
+  %l, %r = aten.complex_singular_vectors %u, %s, %v : (tensor<1x6x4xf32>, tensor<1x3xf32>, tensor<1x4x4xf32>) -> (tensor<1x3x2x2xf32>, tensor<1x2x2x2xf32>)
+  return %l, %r : tensor<1x3x2x2xf32>, tensor<1x2x2x2xf32>
+}
+
+// -----
+
+func.func @complex_singular_vectors_right(%u: tensor<1x6x4xf32>, %s: tensor<1x4xf32>, %v: tensor<1x4x4xf32>) -> (tensor<1x3x2x2xf32>, tensor<1x2x2xf32>) {
+  // expected-error @+1 {{right must be (N, 2, 2, 2) pairs}}
+  %l, %r = aten.complex_singular_vectors %u, %s, %v : (tensor<1x6x4xf32>, tensor<1x4xf32>, tensor<1x4x4xf32>) -> (tensor<1x3x2x2xf32>, tensor<1x2x2xf32>)
+  return %l, %r : tensor<1x3x2x2xf32>, tensor<1x2x2xf32>
 }

@@ -337,18 +337,20 @@ LogicalResult HermitianEigenvectorsOp::verify() {
 }
 
 LogicalResult ComplexSingularVectorsOp::verify() {
-  if (failed(verifyTallBatch(*this, getV())))
-    return failure();
-  ArrayRef<int64_t> v = shapeOf(getV());
-  Type element = getV().getType().getElementType();
-  auto u = cast<RankedTensorType>(getU().getType());
-  if (v[1] != v[2] || v[1] % 2 != 0)
-    return emitOpError("v must be (N, 2n, 2n)");
+  auto vType = cast<RankedTensorType>(getV().getType());
+  ArrayRef<int64_t> v = vType.getShape();
+  Type element = vType.getElementType();
+  if (v.size() != 3 || v[0] < 1 || v[1] < 2 || v[1] != v[2] || v[1] % 2 != 0 ||
+      !(element.isF32() || element.isF64()))
+    return emitOpError("v must be a (N, 2n, 2n) batch of f32 or f64, N >= 1, n >= 1");
   const int64_t batch = v[0], n = v[1] / 2;
+  auto u = cast<RankedTensorType>(getU().getType());
   if (u.getRank() != 3 || u.getElementType() != element || u.getDimSize(0) != batch ||
       u.getDimSize(1) % 2 != 0 || u.getDimSize(1) < v[1] ||
       (u.getDimSize(2) != v[1] && u.getDimSize(2) != u.getDimSize(1)))
     return emitOpError("u must be (N, 2m, 2n) or (N, 2m, 2m) of v's element type, m >= n");
+  if (u.getDimSize(1) > kMaxLuOrder)
+    return emitOpError() << "u's 2m rows must be at most " << kMaxLuOrder;
   if (!hasType(getS(), element, {batch, 2 * n}))
     return emitOpError("s must be (N, 2n) of v's element type");
   const int64_t m = u.getDimSize(1) / 2, k = u.getDimSize(2) / 2;

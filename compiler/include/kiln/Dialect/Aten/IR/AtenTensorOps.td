@@ -554,13 +554,16 @@ def Aten_ComplexSingularVectorsOp : Aten_Op<"complex_singular_vectors", [Pure]> 
     value twice. The results: A's left singular vectors (N, m, n, 2), or
     (N, m, m, 2), and right ones (N, n, n, 2), orthonormal complex columns
     as (real, imaginary) pairs in the order of the values, with
-    A v_j = s_j u_j. A pair of the embedding's columns (p, q), M q = s p,
+    A v_j = s_j u_j for the values over max(m, n) eps s_max (under it,
+    A v_j and s_j u_j are both about that small; u_j and v_j come from one
+    pair where they can). A pair of the embedding's columns (p, q), M q = s p,
     is a complex pair (u, v) with A v = s u (M [a; b] is A (a + ib)'s
     parts). Complex Gram-Schmidt with column pivoting on the stacked
     (u; v) of the pairs whose value is over max(m, n) eps s_max takes the
     vectors of those values, u and v with the same coefficients; the
     columns of the values at or under it (and U's past n) are taken by
-    pivoted Gram-Schmidt of u and of v apart. Lowered as scalar loops
+    pivoted Gram-Schmidt of u and of v apart, V's preferring the pairs U's
+    took. m is at most 256 (2m rows, kMaxLuOrder). Lowered as scalar loops
     (ComplexSingularVectors.cpp).
 
     Example:
