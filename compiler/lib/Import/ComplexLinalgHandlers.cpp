@@ -501,24 +501,20 @@ absl::StatusOr<Values> complexSvd(NodeImporter &n) {
   ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "singular values", /*square=*/false));
   auto [rows, cols] = size;
   const bool wide = rows < cols;
+  Value batch = flatPairs(n, wide ? adjoint(n, a) : a);
+  ASSIGN_OR_RETURN(Value embedded, embeddingWithin(n, batch, "singular values"));
+  RankedTensorType type = typeOf(embedded);
+  Type element = type.getElementType();
+  const int64_t count = type.getDimSize(0);
+  const int64_t tall = std::max(rows, cols), narrow = std::min(rows, cols);
   if (!computeUv || (n.resultLeftOut(0) && n.resultLeftOut(2))) {
-    Value batch = flatPairs(n, wide ? transposedPairs(n, a) : a);
-    ASSIGN_OR_RETURN(Value embedded, embeddingWithin(n, batch, "singular values"));
-    RankedTensorType type = typeOf(embedded);
-    auto valuesType = RankedTensorType::get({type.getDimSize(0), type.getDimSize(2)},
-                                            type.getElementType());
-    Value doubled = n.b().create<aten::SvdvalsOp>(n.loc(), valuesType, embedded);
+    Value doubled = n.b().create<aten::SvdvalsOp>(
+        n.loc(), RankedTensorType::get({count, 2 * narrow}, element), embedded);
     ASSIGN_OR_RETURN(Value u, emptyResult(n, 0));
     ASSIGN_OR_RETURN(Value s, asResult(n, everyOther(n, doubled), 1));
     ASSIGN_OR_RETURN(Value vh, emptyResult(n, 2));
     return Values{u, s, vh};
   }
-  Value batch = flatPairs(n, wide ? adjoint(n, a) : a);
-  ASSIGN_OR_RETURN(Value embedded, embeddingWithin(n, batch, "singular vectors"));
-  RankedTensorType type = typeOf(embedded);
-  Type element = type.getElementType();
-  const int64_t count = type.getDimSize(0);
-  const int64_t tall = std::max(rows, cols), narrow = std::min(rows, cols);
   const int64_t kept = fullMatrices ? tall : narrow;
   auto svd = n.b().create<aten::SvdOp>(
       n.loc(),

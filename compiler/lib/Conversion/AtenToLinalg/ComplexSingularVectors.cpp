@@ -41,6 +41,16 @@ namespace {
 /// Marks of the passes in a column's state.
 constexpr double kTogether = 1.0, kApart = 2.0;
 
+/// `into` (columns) with each column's state `markOf(col)`.
+Value markColumns(OpBuilder &b, Location loc, Value into, int64_t columns,
+                  function_ref<Value(OpBuilder &, Location, Value)> markOf) {
+  Scalars s(b, loc);
+  return s.loop(s.index(0), s.index(columns), {into},
+                [&](OpBuilder &b, Location l, Value col, ValueRange t) -> Carried {
+                  return {Scalars::put(b, l, markOf(b, l, col), t[0], {col})};
+                })[0];
+}
+
 struct ComplexSingularVectorsLowering : OpConversionPattern<ComplexSingularVectorsOp> {
   using OpConversionPattern::OpConversionPattern;
 
@@ -90,35 +100,33 @@ struct ComplexSingularVectorsLowering : OpConversionPattern<ComplexSingularVecto
                 return {a.select(over(b, l, col), a.plus(count[0], 1), count[0])};
               })[0];
           // Pass 1: the pairs over the tolerance, u and v together.
-          Value state = s.loop(s.index(0), s.index(columns), {s.fresh(stateType)},
-                               [&](OpBuilder &b, Location l, Value col, ValueRange t) -> Carried {
-                                 Arithmetic a(b, l);
-                                 Scalars s(b, l);
-                                 Value mark = a.select(over(b, l, col), s.number(element, 0.0),
-                                                       s.number(element, -1.0));
-                                 return {Scalars::put(b, l, mark, t[0], {col})};
-                               })[0];
+          Value state = markColumns(b, l, s.fresh(stateType), columns,
+                                    [&](OpBuilder &b, Location l, Value col) {
+                                      Scalars s(b, l);
+                                      return Arithmetic(b, l).select(over(b, l, col),
+                                                                     s.number(element, 0.0),
+                                                                     s.number(element, -1.0));
+                                    });
           std::tie(work, state) =
               pivotedGramSchmidt(b, l, stacked, work, state, columns, together, kTogether);
           work = normaliseTaken(b, l, right, normaliseTaken(b, l, left, work, state, columns),
                                 state, columns);
           // Every column not taken a candidate for the passes apart (V's
           // only within the 2n that have a v part).
-          auto reopened = [&](Value into, int64_t within) {
-            return s.loop(s.index(0), s.index(columns), {into},
-                          [&](OpBuilder &b, Location l, Value col, ValueRange t) -> Carried {
-                            Arithmetic a(b, l);
-                            Value taken = isTaken(b, l, state, col);
-                            Value inside = a.icmp(arith::CmpIPredicate::slt, col, a.index(within));
-                            Scalars s(b, l);
-                            Value mark = a.select(taken, s.number(element, kTogether),
-                                                  a.select(inside, s.number(element, 0.0),
-                                                           s.number(element, -1.0)));
-                            return {Scalars::put(b, l, mark, t[0], {col})};
-                          })[0];
+          auto reopened = [&](int64_t within) {
+            return markColumns(b, l, s.fresh(stateType), columns,
+                               [&](OpBuilder &b, Location l, Value col) {
+                                 Arithmetic a(b, l);
+                                 Scalars s(b, l);
+                                 Value inside =
+                                     a.icmp(arith::CmpIPredicate::slt, col, a.index(within));
+                                 return a.select(isTaken(b, l, state, col),
+                                                 s.number(element, kTogether),
+                                                 a.select(inside, s.number(element, 0.0),
+                                                          s.number(element, -1.0)));
+                               });
           };
-          Value leftState = reopened(s.fresh(stateType), columns);
-          Value rightState = reopened(s.fresh(stateType), 2 * n);
+          Value leftState = reopened(columns), rightState = reopened(2 * n);
           // Passes 2 and 3: U's and V's columns left, apart. U's takes the
           // pairs of values (columns < 2n) before a complete U's columns
           // past them, and V's the pairs U's took, while they have over
@@ -139,13 +147,14 @@ struct ComplexSingularVectorsLowering : OpConversionPattern<ComplexSingularVecto
                 return Arithmetic(b, l).eq(Scalars::at(b, l, leftState, {col}),
                                            s.number(element, kApart));
               });
-          auto [uOut, uAt] = writeMarked(b, l, work, leftState, columns, kTogether, c[0], mat,
-                                         s.index(0), 0, m);
-          uOut = writeMarked(b, l, work, leftState, columns, kApart, uOut, mat, uAt, 0, m).first;
-          auto [vOut, vAt] = writeMarked(b, l, work, rightState, columns, kTogether, c[1], mat,
-                                         s.index(0), m, n);
-          vOut = writeMarked(b, l, work, rightState, columns, kApart, vOut, mat, vAt, m, n).first;
-          return {uOut, vOut};
+          // Each result: pass 1's columns, then its own pass's.
+          auto written = [&](Value out, Value taken, int64_t first, int64_t rows) {
+            auto [result, at] = writeMarked(b, l, work, taken, columns, kTogether, out, mat,
+                                            s.index(0), first, rows);
+            return writeMarked(b, l, work, taken, columns, kApart, result, mat, at, first, rows)
+                .first;
+          };
+          return {written(c[0], leftState, 0, m), written(c[1], rightState, m, n)};
         });
     rewriter.replaceOp(op, {done[0], done[1]});
     return success();
