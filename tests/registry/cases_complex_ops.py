@@ -12,7 +12,7 @@ householder_product, ormqr), and eigenvalues and singular values
 
 import torch
 
-from tests.registry.registry import SignFree, const, randint, randbool, randn, register
+from tests.registry.registry import SignFree, Unordered, const, randint, randbool, randn, register
 
 C64, C128 = torch.complex64, torch.complex128
 
@@ -524,3 +524,71 @@ register("complex_qr_special_columns_c128",
                        torch.linalg.qr(torch.cat([torch.zeros_like(g[:, :1]), g], 1)),
                        torch.geqrf(g * (1 - torch.eye(4, 3)))),
          randn(4, 4, dtype=C128), randn(4, 3, dtype=C128))
+
+
+# Eigenvalues and eigenvectors of general complex matrices (aten.eigvals,
+# aten.eig on pairs), as zgeev: zgebal's exchanges and scaling, zgehd2's
+# complex reflectors, zlahqr's single-shift QR sweeps (values where they
+# deflate: LAPACK's order), ztrevc3's back substitution, zgebak, each
+# vector of norm 1 with its entry of largest modulus real. Values compare
+# as sets where rounding may order them otherwise (c64, large orders);
+# each vector's phase is unspecified (SignFree). Where the order may
+# differ, the cases compare what defines the vectors: A V - V diag(w),
+# each column's norm, and the sorted values.
+_C_UNORDERED = (Unordered(0),)
+_C_EIG_VECTORS = (SignFree(1),)
+
+
+def _complex_eig_identities(a: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    w, v = torch.linalg.eig(a)
+    return (w.real.sort(-1).values, w.imag.sort(-1).values, a @ v - v * w.unsqueeze(-2),
+            torch.linalg.vector_norm(v, dim=-2))
+
+
+register("complex_eigvals_c128", torch.linalg.eigvals, randn(6, 6, dtype=C128),
+         unordered=_C_UNORDERED)
+register("complex_eigvals_batched_c64", torch.linalg.eigvals, randn(2, 3, 7, 7, dtype=C64),
+         rtol=1e-4, atol=1e-4, unordered=_C_UNORDERED)
+register("complex_eigvals_order_60_c128", torch.linalg.eigvals, randn(60, 60, dtype=C128),
+         unordered=_C_UNORDERED)
+register("complex_eig_c128", torch.linalg.eig, randn(6, 6, dtype=C128), sign_free=_C_EIG_VECTORS)
+register("complex_eig_batched_c128", torch.linalg.eig, randn(2, 3, 5, 5, dtype=C128),
+         sign_free=_C_EIG_VECTORS)
+register("complex_eig_order_40_c128", torch.linalg.eig, randn(40, 40, dtype=C128),
+         sign_free=_C_EIG_VECTORS)
+register("complex_eig_vectors_only_c128", lambda a: torch.linalg.eig(a)[1] * 2,
+         randn(7, 7, dtype=C128), sign_free=(SignFree(0),))
+register("complex_eig_identities_c64", _complex_eig_identities, randn(2, 9, 9, dtype=C64),
+         atol=1e-4)
+register("complex_eig_identities_order_30_c64", _complex_eig_identities,
+         randn(30, 30, dtype=C64), atol=2e-4)
+# Isolated eigenvalues (zgebal's exchanges, which zgebak undoes), scaling,
+# a Hermitian matrix (real values), a real matrix in complex arithmetic
+# (conjugate pairs), a unitary one (values on the unit circle), the
+# identity (a repeated value whose vectors are its columns) and a
+# nilpotent shift (every value 0; the back substitution scales instead of
+# overflowing).
+register("complex_eig_triangular_c128",
+         lambda a: (*torch.linalg.eig(torch.tril(a)), *torch.linalg.eig(torch.triu(a))),
+         randn(6, 6, dtype=C128), sign_free=(SignFree(1), SignFree(3)))
+register("complex_eig_isolated_blocks_c128", lambda a, b: torch.linalg.eig(torch.block_diag(
+    torch.triu(a), b, torch.tril(a))), randn(3, 3, dtype=C128), randn(4, 4, dtype=C128),
+    sign_free=_C_EIG_VECTORS)
+register("complex_eig_badly_scaled_c128",
+         lambda a, s: torch.linalg.eig(a * s.exp() / s.exp().mT),
+         randn(8, 8, dtype=C128), randn(8, 1, dtype=torch.float64, scale=5.0),
+         sign_free=_C_EIG_VECTORS, atol=1e-8)
+register("complex_eig_hermitian_c128", lambda g: torch.linalg.eig(g + g.mH),
+         randn(6, 6, dtype=C128), sign_free=_C_EIG_VECTORS)
+register("complex_eig_of_real_c128", lambda a: torch.linalg.eig(a.to(C128)),
+         randn(7, 7, dtype=torch.float64), sign_free=_C_EIG_VECTORS)
+register("complex_eig_unitary_c128", lambda g: torch.linalg.eig(torch.linalg.qr(g).Q),
+         randn(5, 5, dtype=C128), sign_free=_C_EIG_VECTORS)
+register("complex_eig_identity_c128", torch.linalg.eig, const(torch.eye(4, dtype=C128)),
+         sign_free=_C_EIG_VECTORS)
+register("complex_eig_nilpotent_c128", torch.linalg.eig,
+         const(torch.diag(torch.ones(3, dtype=C128), 1)), sign_free=_C_EIG_VECTORS)
+register("complex_eigvals_spectral_radius_c64", lambda a: torch.linalg.eigvals(a).abs().amax(-1),
+         randn(3, 12, 12, dtype=C64), rtol=1e-4, atol=1e-4)
+register("complex_eig_empty_batch_c64", torch.linalg.eig, randn(0, 3, 3, dtype=C64),
+         sign_free=_C_EIG_VECTORS)

@@ -451,18 +451,20 @@ OpCost estimateOpCost(Operation *op) {
       })
       // Eigenvalues of a general matrix: about 10 n^3 flops (Golub and Van
       // Loan's count for the Hessenberg reduction and the QR sweeps), 5 n^3
-      // multiply-adds.
+      // multiply-adds, each 4 real ones for complex pairs (zgeev's steps).
       .Case([](aten::EigvalsOp eig) {
         auto type = cast<RankedTensorType>(eig.getSelf().getType());
         __int128 n = type.getDimSize(1);
-        return contraction(saturate(__int128(type.getDimSize(0)) * 5 * n * n * n), 0);
+        return contraction(
+            saturate(__int128(type.getDimSize(0)) * pairFactor(type) * 5 * n * n * n), 0);
       })
       // With the vectors, about 25 n^3 flops (Golub and Van Loan): 13 n^3
-      // multiply-adds.
+      // multiply-adds (times 4 for complex pairs).
       .Case([](aten::EigOp eig) {
         auto type = cast<RankedTensorType>(eig.getSelf().getType());
         __int128 n = type.getDimSize(1);
-        return contraction(saturate(__int128(type.getDimSize(0)) * 13 * n * n * n), 0);
+        return contraction(
+            saturate(__int128(type.getDimSize(0)) * pairFactor(type) * 13 * n * n * n), 0);
       })
       .Case([](aten::SvdvalsOp svd) { return jacobiCost(svd.getSelf(), false); })
       .Case([](aten::SvdOp svd) { return jacobiCost(svd.getSelf(), true); })

@@ -33,11 +33,11 @@
 //   pivots and info results, when read, from one aten.lu_factor of A.
 // - matrix_exp: the exponential of the real embedding, whose left column
 //   of blocks is exp(A)'s parts.
-// - linalg_eig of a real matrix: one aten.eig (dgeev's balancing,
+// - linalg_eig: one aten.eig (for a real matrix dgeev's balancing,
 //   Hessenberg reduction, Francis QR and dtrevc3's vectors,
-//   GeneralEigen.cpp), or aten.eigvals when nothing reads the vectors, its
-//   parts packed as the complex results' pairs; complex matrices are
-//   UNIMPLEMENTED.
+//   GeneralEigen.cpp; for a complex one, as pairs, zgeev's, with zlahqr's
+//   single-shift QR, ComplexEigen.cpp), or aten.eigvals when nothing reads
+//   the vectors, its parts packed as the complex results' pairs.
 //
 //===----------------------------------------------------------------------===//
 #include "ComplexPairs.h"
@@ -52,58 +52,6 @@ using namespace mlir;
 
 namespace kiln {
 
-namespace linalg {
-
-/// linalg_eig(A) -> (eigenvalues, eigenvectors), both complex: for a real
-/// f32 or f64 (..., n, n) A, one aten.eig of the flattened batch (one
-/// aten.eigvals when nothing reads the vectors), the real and imaginary
-/// parts packed as pairs.
-absl::StatusOr<Values> linalgEig(NodeImporter &n) {
-  ASSIGN_OR_RETURN(Value a, n.tensor("self"));
-  if (n.isComplexTensor("self"))
-    return n.unimplemented("eigenvalues of complex matrices (Kiln computes those of real f32 "
-                           "and f64 matrices)");
-  if (n.numResults() < 2)
-    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
-  if (!n.resultIsComplex(0))
-    return n.error("the eigenvalues must be declared complex");
-  RankedTensorType type = typeOf(a);
-  int64_t rank = type.getRank();
-  if (rank >= 2 && type.getNumElements() == 0 &&
-      type.getDimSize(rank - 1) == type.getDimSize(rank - 2)) {
-    // No matrices, or matrices of order 0: no eigenvalues or vectors, as
-    // eager's.
-    Values empty(2);
-    for (int i : {0, 1}) {
-      if (n.resultLeftOut(i))
-        continue;
-      if (!n.resultIsComplex(i))
-        return n.error(absl::StrCat("result ", i, " must be declared complex"));
-      ASSIGN_OR_RETURN(RankedTensorType declared, n.resultType(i));
-      if (declared.getNumElements() != 0)
-        return n.error(absl::StrCat("result ", i, " is declared with elements"));
-      empty[i] = n.constant(declared.getElementType(), 0.0, declared.getShape());
-    }
-    return empty;
-  }
-  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "eigenvalues"));
-  Value batch = flatBatch(n, a);
-  auto partsType = RankedTensorType::get({typeOf(batch).getDimSize(0), order}, type.getElementType());
-  if (n.resultLeftOut(1)) {
-    auto eig = n.b().create<aten::EigvalsOp>(n.loc(), TypeRange{partsType, partsType}, batch);
-    ASSIGN_OR_RETURN(Value values, asResult(n, pack(n, eig.getReal(), eig.getImag()), 0));
-    return Values{values, Value()};
-  }
-  if (!n.resultIsComplex(1))
-    return n.error("the eigenvectors must be declared complex");
-  auto eig = n.b().create<aten::EigOp>(n.loc(), TypeRange{partsType, partsType, typeOf(batch), typeOf(batch)},
-                                       batch);
-  ASSIGN_OR_RETURN(Value values, readResult(n, pack(n, eig.getReal(), eig.getImag()), 0));
-  ASSIGN_OR_RETURN(Value vectors, asResult(n, pack(n, eig.getVectorsReal(), eig.getVectorsImag()), 1));
-  return Values{values, vectors};
-}
-
-} // namespace linalg
 
 namespace {
 
@@ -665,6 +613,79 @@ absl::StatusOr<Values> complexOrmqr(NodeImporter &n) {
 }
 
 } // namespace
+
+namespace linalg {
+
+namespace {
+
+/// linalg_eig's results from one aten.eigvals or aten.eig of the (N,
+/// order, order) batch, real or complex pairs.
+absl::StatusOr<Values> eigResults(NodeImporter &n, Value batch, int64_t order) {
+  if (n.numResults() < 2)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
+  if (!n.resultIsComplex(0))
+    return n.error("the eigenvalues must be declared complex");
+  Type element = typeOf(batch).getElementType();
+  const int64_t count = typeOf(batch).getDimSize(0);
+  auto partsType = RankedTensorType::get({count, order}, element);
+  auto vectorsType = RankedTensorType::get({count, order, order}, element);
+  if (n.resultLeftOut(1)) {
+    auto eig = n.b().create<aten::EigvalsOp>(n.loc(), TypeRange{partsType, partsType}, batch);
+    ASSIGN_OR_RETURN(Value values, asResult(n, pack(n, eig.getReal(), eig.getImag()), 0));
+    return Values{values, Value()};
+  }
+  if (!n.resultIsComplex(1))
+    return n.error("the eigenvectors must be declared complex");
+  auto eig = n.b().create<aten::EigOp>(n.loc(), TypeRange{partsType, partsType, vectorsType, vectorsType},
+                                       batch);
+  ASSIGN_OR_RETURN(Value values, readResult(n, pack(n, eig.getReal(), eig.getImag()), 0));
+  ASSIGN_OR_RETURN(Value vectors, asResult(n, pack(n, eig.getVectorsReal(), eig.getVectorsImag()), 1));
+  return Values{values, vectors};
+}
+
+} // namespace
+
+/// linalg_eig(A) -> (eigenvalues, eigenvectors), both complex: for a real
+/// f32 or f64 (..., n, n) A, or a complex one as pairs, one aten.eig of
+/// the flattened batch (one aten.eigvals when nothing reads the vectors),
+/// the real and imaginary parts packed as pairs.
+absl::StatusOr<Values> linalgEig(NodeImporter &n) {
+  if (n.isComplexTensor("self")) {
+    // Complex matrices with no elements are importOverEmptyTensors' (every
+    // result is empty).
+    ASSIGN_OR_RETURN(Value a, complexArgument(n, "self"));
+    ASSIGN_OR_RETURN(auto size, complexMatrixSize(n, a, "eigenvalues", /*square=*/true));
+    return eigResults(n, flatPairs(n, a), size.first);
+  }
+  ASSIGN_OR_RETURN(Value a, n.tensor("self"));
+  if (n.numResults() < 2)
+    return n.error(absl::StrCat("declares ", n.numResults(), " results; the op has 2"));
+  if (!n.resultIsComplex(0))
+    return n.error("the eigenvalues must be declared complex");
+  RankedTensorType type = typeOf(a);
+  int64_t rank = type.getRank();
+  if (rank >= 2 && type.getNumElements() == 0 &&
+      type.getDimSize(rank - 1) == type.getDimSize(rank - 2)) {
+    // No matrices, or matrices of order 0: no eigenvalues or vectors, as
+    // eager's.
+    Values empty(2);
+    for (int i : {0, 1}) {
+      if (n.resultLeftOut(i))
+        continue;
+      if (!n.resultIsComplex(i))
+        return n.error(absl::StrCat("result ", i, " must be declared complex"));
+      ASSIGN_OR_RETURN(RankedTensorType declared, n.resultType(i));
+      if (declared.getNumElements() != 0)
+        return n.error(absl::StrCat("result ", i, " is declared with elements"));
+      empty[i] = n.constant(declared.getElementType(), 0.0, declared.getShape());
+    }
+    return empty;
+  }
+  ASSIGN_OR_RETURN(int64_t order, squareOrder(n, a, "eigenvalues"));
+  return eigResults(n, flatBatch(n, a), order);
+}
+
+} // namespace linalg
 
 void addComplexLinalgHandlers(OpHandlerTable &t) {
   t["aten.linalg_qr.default"] = complexQr;

@@ -50,6 +50,7 @@ struct ConvertAtenToLinalgPass
     kiln::aten::populateHermitianEigenvectorPatterns(patterns);
     kiln::aten::populateComplexSingularVectorPatterns(patterns);
     kiln::aten::populateGeneralEigenPatterns(patterns);
+    kiln::aten::populateComplexEigenPatterns(patterns);
     kiln::aten::populateBunchKaufmanPatterns(patterns);
     kiln::aten::populateMatrixExpPatterns(patterns);
     if (failed(applyPartialConversion(getOperation(), target,

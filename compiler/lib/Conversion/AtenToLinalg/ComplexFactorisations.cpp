@@ -54,26 +54,6 @@ bool isComplexMatrixBatch(Value v) {
 
 namespace {
 
-/// Entry `at` of a tensor of pairs (the pair's index appended).
-Complex pairAt(OpBuilder &b, Location l, Value t, ValueRange at) {
-  Scalars s(b, l);
-  SmallVector<Value> index(at);
-  index.push_back(s.index(0));
-  Value re = Scalars::at(b, l, t, index);
-  index.back() = s.index(1);
-  return {re, Scalars::at(b, l, t, index)};
-}
-
-/// `t` with entry `at` of its pairs set to `v`.
-Value putPair(OpBuilder &b, Location l, Complex v, Value t, ValueRange at) {
-  Scalars s(b, l);
-  SmallVector<Value> index(at);
-  index.push_back(s.index(0));
-  t = Scalars::put(b, l, v.re, t, index);
-  index.back() = s.index(1);
-  return Scalars::put(b, l, v.im, t, index);
-}
-
 /// Row i of matrix m minus factor times row j, over columns [from, width).
 Value subtractComplexRow(OpBuilder &b, Location l, Value x, Value m, Value i, Value j,
                          Complex factor, int64_t width, Value from) {
@@ -212,14 +192,20 @@ Value complexSubstitute(OpBuilder &b, Location loc, Value a, Value x, Value m, i
 
 // --- QR: zgeqr2, zung2r and zunm2r ---------------------------------------
 
-namespace {
+ComplexHouseholder complexHouseholder(OpBuilder &b, Location l, Complex alpha, Value tailNorm,
+                                      const Limits &c) {
+  Arithmetic ar(b, l);
+  Value nothing = ar.both(ar.eq(tailNorm, c.zero), ar.eq(alpha.im, c.zero));
+  Value beta = ar.neg(ar.copySign(
+      hypotenuse(b, l, hypotenuse(b, l, alpha.re, alpha.im, c), tailNorm, c), alpha.re));
+  Complex tau{ar.select(nothing, c.zero, ar.div(ar.sub(beta, alpha.re), beta)),
+              ar.select(nothing, c.zero, ar.div(ar.neg(alpha.im), beta))};
+  Complex inverse = quotient(ar, Complex{c.one, c.zero}, Complex{ar.sub(alpha.re, beta), alpha.im});
+  Complex scale{ar.select(nothing, c.one, inverse.re), ar.select(nothing, c.zero, inverse.im)};
+  Complex head{ar.select(nothing, alpha.re, beta), ar.select(nothing, alpha.im, c.zero)};
+  return {tau, head, scale};
+}
 
-/// H = I - tau v v^H applied from the left to columns [from, width) of
-/// matrix m of the pairs `t` (N, rows, width, 2), v 1 at row `head` and
-/// `vAt(i, t)` below it, as zlarf does it: w = t[head, :] + sum over the
-/// rows i below head of conj(v_i) t[i, :], then t[head, :] -= tau w and
-/// t[i, :] -= v_i (tau w). `w` is a (>= width, 2) scratch row. Returns t
-/// and w.
 Carried applyComplexReflector(
     OpBuilder &b, Location l, Value t, Value w, Value m, Value head, int64_t rows, Value from,
     int64_t width, Complex tau,
@@ -268,8 +254,6 @@ Carried applyComplexReflector(
   return {t, w};
 }
 
-} // namespace
-
 Carried complexGeqr2(OpBuilder &b, Location loc, Value a, Value taus, Value w, Value m,
                      int64_t rows, int64_t cols) {
   Scalars s(b, loc);
@@ -290,14 +274,7 @@ Carried complexGeqr2(OpBuilder &b, Location loc, Value a, Value taus, Value w, V
           });
         };
         Value tailNorm = hypotenuse(b, l, tailPart(0), tailPart(1), c);
-        Value nothing = ar.both(ar.eq(tailNorm, c.zero), ar.eq(alpha.im, c.zero));
-        Value beta = ar.neg(ar.copySign(
-            hypotenuse(b, l, hypotenuse(b, l, alpha.re, alpha.im, c), tailNorm, c), alpha.re));
-        Complex tau{ar.select(nothing, c.zero, ar.div(ar.sub(beta, alpha.re), beta)),
-                    ar.select(nothing, c.zero, ar.div(ar.neg(alpha.im), beta))};
-        Complex inverse = quotient(ar, Complex{c.one, c.zero},
-                                   Complex{ar.sub(alpha.re, beta), alpha.im});
-        Complex scale{ar.select(nothing, c.one, inverse.re), ar.select(nothing, c.zero, inverse.im)};
+        auto [tau, diagonal, scale] = complexHouseholder(b, l, alpha, tailNorm, c);
         a = s.loop(below, s.index(rows), {a},
                    [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
                      Arithmetic ar(b, l);
@@ -310,7 +287,6 @@ Carried complexGeqr2(OpBuilder &b, Location loc, Value a, Value taus, Value w, V
             [&](OpBuilder &b, Location l, Value i, Value current) {
               return pairAt(b, l, current, {m, i, j});
             });
-        Complex diagonal{ar.select(nothing, alpha.re, beta), ar.select(nothing, alpha.im, c.zero)};
         a = putPair(b, l, diagonal, applied[0], {m, j, j});
         return {a, putPair(b, l, tau, t[1], {m, j}), applied[1]};
       });

@@ -9,9 +9,34 @@
 //===----------------------------------------------------------------------===//
 #pragma once
 
-#include "ScalarLoops.h"
+#include "ComplexScalars.h"
+#include "MatrixLoops.h"
 
 namespace kiln::aten {
+
+/// zlarfg's reflector H = I - tau (1, v) (1, v)^H with H^H (alpha, x) =
+/// (beta, 0, ...), beta real, and v = x scale.
+struct ComplexHouseholder {
+  Complex tau, head, scale;
+};
+
+/// zlarfg for alpha and a tail x of 2-norm `tailNorm`: none (tau 0, head
+/// alpha, scale 1) when x is 0 and alpha real; else beta = -sign(re alpha)
+/// dlapy3(re alpha, im alpha, ||x||), tau = ((beta - re alpha) / beta,
+/// -im alpha / beta), scale = 1 / (alpha - beta) and head beta.
+ComplexHouseholder complexHouseholder(mlir::OpBuilder &b, mlir::Location l, Complex alpha,
+                                      mlir::Value tailNorm, const Limits &c);
+
+/// H = I - tau v v^H applied from the left to columns [from, width) of
+/// matrix m of the pairs `t` (N, rows, width, 2), v 1 at row `head` and
+/// `vAt(i, t)` below it, as zlarf does it: w = t[head, :] + sum over the
+/// rows i below head of conj(v_i) t[i, :], then t[head, :] -= tau w and
+/// t[i, :] -= v_i (tau w). `w` is a (>= width, 2) scratch row. Returns t
+/// and w.
+Carried applyComplexReflector(
+    mlir::OpBuilder &b, mlir::Location l, mlir::Value t, mlir::Value w, mlir::Value m,
+    mlir::Value head, int64_t rows, mlir::Value from, int64_t width, Complex tau,
+    llvm::function_ref<Complex(mlir::OpBuilder &, mlir::Location, mlir::Value, mlir::Value)> vAt);
 
 /// True for a tensor of (N, m, n, 2) complex pairs.
 bool isComplexMatrixBatch(mlir::Value v);

@@ -45,5 +45,25 @@ inline Complex quotient(Arithmetic &a, Complex x, Complex y) {
 }
 /// |re| + |im|: the measure LAPACK's izamax and dcabs1 compare.
 inline mlir::Value absSum(Arithmetic &a, Complex x) { return a.add(a.abs(x.re), a.abs(x.im)); }
+inline Complex conjugate(Arithmetic &a, Complex x) { return {x.re, a.neg(x.im)}; }
+
+/// Entry `at` of a tensor of pairs (the pair's index appended).
+inline Complex pairAt(mlir::OpBuilder &b, mlir::Location l, mlir::Value t, mlir::ValueRange at) {
+  llvm::SmallVector<mlir::Value> index(at);
+  index.push_back(Scalars(b, l).index(0));
+  mlir::Value re = Scalars::at(b, l, t, index);
+  index.back() = Scalars(b, l).index(1);
+  return {re, Scalars::at(b, l, t, index)};
+}
+
+/// `t` with entry `at` of its pairs set to `v`.
+inline mlir::Value putPair(mlir::OpBuilder &b, mlir::Location l, Complex v, mlir::Value t,
+                           mlir::ValueRange at) {
+  llvm::SmallVector<mlir::Value> index(at);
+  index.push_back(Scalars(b, l).index(0));
+  t = Scalars::put(b, l, v.re, t, index);
+  index.back() = Scalars(b, l).index(1);
+  return Scalars::put(b, l, v.im, t, index);
+}
 
 } // namespace kiln::aten

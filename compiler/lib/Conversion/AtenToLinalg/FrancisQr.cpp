@@ -33,10 +33,6 @@ namespace kiln::aten {
 
 namespace {
 
-/// dlahqr's KEXSH: an exceptional shift after this many sweeps without a
-/// deflation (at the block's top), twice this many (at its bottom).
-constexpr int64_t kExceptionalShiftEvery = 10;
-
 /// The state of dlahqr's loop: the matrix, the values, the bottom of the
 /// unreduced part (i), its top as last found (lo), the sweeps since the
 /// last deflation, dlahqr's KDEFL, whether it gave up, and Z^T (for the

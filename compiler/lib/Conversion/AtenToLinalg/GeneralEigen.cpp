@@ -52,6 +52,57 @@
 using namespace mlir;
 using namespace kiln::aten;
 
+Value Matrix::partAt(OpBuilder &b, Location l, Value t, Value i, Value j, int64_t p) const {
+  if (!pairs)
+    return at(b, l, t, i, j);
+  return Scalars::at(b, l, t, {m, i, j, Scalars(b, l).index(p)});
+}
+
+Value Matrix::partPut(OpBuilder &b, Location l, Value v, Value t, Value i, Value j,
+                      int64_t p) const {
+  if (!pairs)
+    return put(b, l, v, t, i, j);
+  return Scalars::put(b, l, v, t, {m, i, j, Scalars(b, l).index(p)});
+}
+
+Value Matrix::swap(OpBuilder &b, Location l, Value t, Value i, Value j, Value k, Value q) const {
+  for (int64_t p = 0; p < (pairs ? 2 : 1); ++p) {
+    Value x = partAt(b, l, t, i, j, p), y = partAt(b, l, t, k, q, p);
+    t = partPut(b, l, x, partPut(b, l, y, t, i, j, p), k, q, p);
+  }
+  return t;
+}
+
+Value Matrix::scale(OpBuilder &b, Location l, Value t, Value i, Value j, Value f) const {
+  for (int64_t p = 0; p < (pairs ? 2 : 1); ++p)
+    t = partPut(b, l, Arithmetic(b, l).mul(partAt(b, l, t, i, j, p), f), t, i, j, p);
+  return t;
+}
+
+Value Matrix::isZero(OpBuilder &b, Location l, Value t, Value i, Value j, Value zero) const {
+  Arithmetic a(b, l);
+  Value zeroed = a.eq(partAt(b, l, t, i, j, 0), zero);
+  return pairs ? a.both(zeroed, a.eq(partAt(b, l, t, i, j, 1), zero)) : zeroed;
+}
+
+Value Matrix::magnitude(OpBuilder &b, Location l, Value t, Value i, Value j,
+                        const Limits &c) const {
+  if (!pairs)
+    return Arithmetic(b, l).abs(at(b, l, t, i, j));
+  return hypotenuse(b, l, partAt(b, l, t, i, j, 0), partAt(b, l, t, i, j, 1), c);
+}
+
+Value Matrix::norm(OpBuilder &b, Location l, Value t, Value lo, Value hi, const Limits &c,
+                   function_ref<std::pair<Value, Value>(Value)> index) const {
+  auto part = [&](int64_t p) {
+    return scaledNorm(b, l, lo, hi, c, [&](OpBuilder &b, Location l, Value x) {
+      auto [i, j] = index(x);
+      return partAt(b, l, t, i, j, p);
+    });
+  };
+  return pairs ? hypotenuse(b, l, part(0), part(1), c) : part(0);
+}
+
 namespace {
 
 /// The most balancing sweeps (dgebal has no limit; a few is the rule).
@@ -62,8 +113,7 @@ Value swapColumns(OpBuilder &b, Location loc, const Matrix &mat, Value t, Value 
                   Value end) {
   return Scalars(b, loc).loop(Scalars(b, loc).index(0), end, {t},
                               [&](OpBuilder &b, Location l, Value r, ValueRange u) -> Carried {
-                                Value x = mat.at(b, l, u[0], r, j), y = mat.at(b, l, u[0], r, p);
-                                return {mat.put(b, l, x, mat.put(b, l, y, u[0], r, j), r, p)};
+                                return {mat.swap(b, l, u[0], r, j, r, p)};
                               })[0];
 }
 
@@ -75,22 +125,23 @@ Value exchange(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value j, 
   h = swapColumns(b, loc, mat, h, j, p, plusOne(b, loc, last));
   return s.loop(first, s.index(mat.n), {h},
                 [&](OpBuilder &b, Location l, Value c, ValueRange u) -> Carried {
-                  Value x = mat.at(b, l, u[0], j, c), y = mat.at(b, l, u[0], p, c);
-                  return {mat.put(b, l, x, mat.put(b, l, y, u[0], j, c), p, c)};
+                  return {mat.swap(b, l, u[0], j, c, p, c)};
                 })[0];
 }
 
-/// Whether entries (`entry(x)`) for x in [lo, hi), x != j, are all zero.
+/// Whether entries (`zero(x)` tells) for x in [lo, hi), x != j, are all zero.
 Value zeroOffDiagonal(OpBuilder &b, Location loc, Value j, Value lo, Value hi,
-                      function_ref<Value(OpBuilder &, Location, Value)> entry, Value zero) {
+                      function_ref<Value(OpBuilder &, Location, Value)> zero) {
   Scalars s(b, loc);
   return s.loop(lo, hi, {Arithmetic(b, loc).truth(true)},
                 [&](OpBuilder &b, Location l, Value x, ValueRange u) -> Carried {
                   Arithmetic a(b, l);
                   Value diagonal = a.icmp(arith::CmpIPredicate::eq, x, j);
-                  return {a.both(u[0], a.either(diagonal, a.eq(entry(b, l, x), zero)))};
+                  return {a.both(u[0], a.either(diagonal, zero(b, l, x)))};
                 })[0];
 }
+
+} // namespace
 
 /// dgebal's exchanges (the loops carry their tensors first: canonicalization
 /// drops the unused index a before region receives, and bufferization
@@ -103,8 +154,8 @@ Value zeroOffDiagonal(OpBuilder &b, Location loc, Value j, Value lo, Value hi,
 /// recorded at its position in row m of `scales`, as dgebal's SCALE
 /// records it (dgebak undoes them from there). Returns h, scales, first,
 /// last.
-Carried isolateEigenvalues(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value scales,
-                           const Limits &c) {
+Carried kiln::aten::isolateEigenvalues(OpBuilder &b, Location loc, const Matrix &mat, Value h,
+                                       Value scales, const Limits &c) {
   Scalars s(b, loc);
   Value zero = s.index(0);
   Type element = c.zero.getType();
@@ -125,8 +176,7 @@ Carried isolateEigenvalues(OpBuilder &b, Location loc, const Matrix &mat, Value 
               Arithmetic a(b, l);
               Value isolated = zeroOffDiagonal(
                   b, l, j, Scalars(b, l).index(0), end,
-                  [&](OpBuilder &b, Location l, Value i) { return mat.at(b, l, u[0], j, i); },
-                  c.zero);
+                  [&](OpBuilder &b, Location l, Value i) { return mat.isZero(b, l, u[0], j, i, c.zero); });
               return {a.select(isolated, j, w[0]), a.either(w[1], isolated)};
             });
         Value go = a.both(a.icmp(arith::CmpIPredicate::sgt, last, zero), found[1]);
@@ -150,8 +200,7 @@ Carried isolateEigenvalues(OpBuilder &b, Location loc, const Matrix &mat, Value 
               Arithmetic a(b, l);
               Value isolated = zeroOffDiagonal(
                   b, l, j, first, end,
-                  [&](OpBuilder &b, Location l, Value i) { return mat.at(b, l, u[0], i, j); },
-                  c.zero);
+                  [&](OpBuilder &b, Location l, Value i) { return mat.isZero(b, l, u[0], i, j, c.zero); });
               Value take = a.both(isolated, a.negate(w[1]));
               return {a.select(take, j, w[0]), a.either(w[1], isolated)};
             });
@@ -172,8 +221,8 @@ Carried isolateEigenvalues(OpBuilder &b, Location loc, const Matrix &mat, Value 
 /// sweep scales nothing. Row m of `scales` holds the exchanges outside
 /// [first, last] and gets each i's total factor inside (dgebal's SCALE,
 /// which dgebak reads). Returns h and scales.
-Carried balance(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value scales, Value first,
-                Value last, const Limits &c) {
+Carried kiln::aten::balance(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value scales,
+                            Value first, Value last, const Limits &c) {
   Scalars s(b, loc);
   Type element = c.zero.getType();
   const bool f32 = element.isF32();
@@ -201,10 +250,10 @@ Carried balance(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value sc
             [&](OpBuilder &b, Location l, Value i, ValueRange w) -> Carried {
               Arithmetic a(b, l);
               Value h = w[0];
-              auto column = [&](OpBuilder &b, Location l, Value x) { return mat.at(b, l, h, x, i); };
-              auto row = [&](OpBuilder &b, Location l, Value x) { return mat.at(b, l, h, i, x); };
-              Value cn = scaledNorm(b, l, first, end, c, column);
-              Value rn = scaledNorm(b, l, first, end, c, row);
+              auto column = [&](OpBuilder &b, Location l, Value x) { return mat.magnitude(b, l, h, x, i, c); };
+              auto row = [&](OpBuilder &b, Location l, Value x) { return mat.magnitude(b, l, h, i, x, c); };
+              Value cn = mat.norm(b, l, h, first, end, c, [&](Value x) { return std::pair(x, i); });
+              Value rn = mat.norm(b, l, h, first, end, c, [&](Value x) { return std::pair(i, x); });
               Value ca = largestMagnitude(b, l, a.index(0), end, c, column);
               Value ra = largestMagnitude(b, l, first, a.index(mat.n), c, row);
               Value usable = a.both(a.gt(cn, c.zero), a.gt(rn, c.zero));
@@ -261,13 +310,11 @@ Carried balance(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value sc
                           Value g = a.div(c.one, f);
                           Value t = s.loop(first, s.index(mat.n), {w[0]},
                                            [&](OpBuilder &b, Location l, Value x, ValueRange v) -> Carried {
-                                             Value y = Arithmetic(b, l).mul(mat.at(b, l, v[0], i, x), g);
-                                             return {mat.put(b, l, y, v[0], i, x)};
+                                             return {mat.scale(b, l, v[0], i, x, g)};
                                            })[0];
                           t = s.loop(s.index(0), end, {t},
                                      [&](OpBuilder &b, Location l, Value x, ValueRange v) -> Carried {
-                                       Value y = Arithmetic(b, l).mul(mat.at(b, l, v[0], x, i), f);
-                                       return {mat.put(b, l, y, v[0], x, i)};
+                                       return {mat.scale(b, l, v[0], x, i, f)};
                                      })[0];
                           Value sc = Scalars::put(b, l, a.mul(scale, f), w[1], {mat.m, i});
                           b.create<scf::YieldOp>(l, ValueRange{t, sc, a.truth(true)});
@@ -281,6 +328,92 @@ Carried balance(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value sc
       });
   return {done[0], done[1]};
 }
+
+/// Loops over the entries (i, j) of matrix `mat`, row by row, carrying
+/// `init`.
+Carried kiln::aten::forEachEntry(OpBuilder &b, Location loc, const Matrix &mat, ValueRange init,
+                     function_ref<Carried(OpBuilder &, Location, Value, Value, ValueRange)> body) {
+  Scalars s(b, loc);
+  return s.loop(s.index(0), s.index(mat.n), init,
+                [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+                  Scalars s(b, l);
+                  return s.loop(s.index(0), s.index(mat.n), u,
+                                [&](OpBuilder &b, Location l, Value j, ValueRange w) -> Carried {
+                                  return body(b, l, i, j, w);
+                                });
+                });
+}
+
+/// Whether every entry of matrix m is finite; the matrix set to zeros when
+/// not (its values are then NaN, and the loops need numbers).
+std::pair<Value, Value> kiln::aten::finiteOrZero(OpBuilder &b, Location loc, const Matrix &mat, Value h,
+                                     const Limits &c) {
+  Scalars s(b, loc);
+  Value inf = s.number(c.zero.getType(), std::numeric_limits<double>::infinity());
+  const int64_t parts = mat.pairs ? 2 : 1;
+  Value finite = forEachEntry(b, loc, mat, {Arithmetic(b, loc).truth(true)},
+                              [&](OpBuilder &b, Location l, Value i, Value j, ValueRange u) -> Carried {
+                                Arithmetic a(b, l);
+                                Value all = u[0];
+                                for (int64_t p = 0; p < parts; ++p)
+                                  all = a.both(all, a.lt(a.abs(mat.partAt(b, l, h, i, j, p)), inf));
+                                return {all};
+                              })[0];
+  h = forEachEntry(b, loc, mat, {h}, [&](OpBuilder &b, Location l, Value i, Value j, ValueRange u) -> Carried {
+    Arithmetic a(b, l);
+    Value t = u[0];
+    for (int64_t p = 0; p < parts; ++p)
+      t = mat.partPut(b, l, a.select(finite, mat.partAt(b, l, t, i, j, p), c.zero), t, i, j, p);
+    return {t};
+  })[0];
+  return {finite, h};
+}
+
+/// dtrevc3's guard against overflow in a 1 x 1 step of the back
+/// substitution, x_j = b / d: the factor (at most 1) by which the whole
+/// vector is scaled first, so that neither x_j (dlaln2: |b| > bignum |d|
+/// with |d| < 1) nor the update of the entries above it (|x_j| > 1 and the
+/// column's 1-norm above the diagonal, `column`, > bignum / |x_j|) can
+/// overflow. `bMag` and `dMag` are |b| and |d| (1-norms of complex ones).
+Value kiln::aten::overflowScale(Arithmetic &a, Value bMag, Value dMag, Value column, Value bignum,
+                    const Limits &c) {
+  Value huge = a.both(a.lt(dMag, c.one),
+                      a.both(a.gt(bMag, c.one), a.gt(bMag, a.mul(bignum, dMag))));
+  Value first = a.select(huge, a.div(c.one, bMag), c.one);
+  Value xMag = a.div(a.mul(bMag, first), a.select(a.eq(dMag, c.zero), c.one, dMag));
+  Value spill = a.both(a.gt(xMag, c.one), a.gt(column, a.div(bignum, xMag)));
+  return a.mul(first, a.select(spill, a.div(c.one, xMag), c.one));
+}
+
+/// dgebak ('B', 'R') on V^T: column i (each vector's entry i) times
+/// scales[i] for i in [first, last], then the exchanges undone, the left
+/// ones from first - 1 down, then the right ones from last + 1 up.
+Value kiln::aten::undoBalancing(OpBuilder &b, Location loc, const Matrix &mat, Value vt,
+                                Value scales, Value first, Value last) {
+  Scalars s(b, loc);
+  Value end = plusOne(b, loc, last);
+  vt = forEachEntry(b, loc, mat, {vt}, [&](OpBuilder &b, Location l, Value r, Value i, ValueRange u) -> Carried {
+    Arithmetic a(b, l);
+    Value inside = a.both(a.icmp(arith::CmpIPredicate::sge, i, first),
+                          a.icmp(arith::CmpIPredicate::slt, i, end));
+    Value one = Scalars(b, l).number(cast<RankedTensorType>(scales.getType()).getElementType(), 1.0);
+    return {mat.scale(b, l, u[0], r, i, a.select(inside, Scalars::at(b, l, scales, {mat.m, i}), one))};
+  })[0];
+  return s.loop(s.index(0), s.index(mat.n), {vt}, [&](OpBuilder &b, Location l, Value ii, ValueRange u) -> Carried {
+    Arithmetic a(b, l);
+    Value left = a.icmp(arith::CmpIPredicate::slt, ii, first);
+    Value right = a.icmp(arith::CmpIPredicate::sge, ii, end);
+    Value i = a.select(left, a.minus(a.minus(first, a.index(1)), ii), ii);
+    Value outside = a.either(left, right);
+    Value p = b.create<arith::IndexCastOp>(
+        l, b.getIndexType(),
+        b.create<arith::FPToSIOp>(l, b.getI64Type(), Scalars::at(b, l, scales, {mat.m, i})));
+    p = a.select(outside, p, i);
+    return {swapColumns(b, l, mat, u[0], i, p, a.index(mat.n))};
+  })[0];
+}
+
+namespace {
 
 /// dgehd2 on the active block [first, last] of matrix `mat`: reflector i
 /// maps column i's entries from row i + 1 down to (beta, 0, ...) and is
@@ -340,39 +473,6 @@ Carried hessenberg(OpBuilder &b, Location loc, const Matrix &mat, Value h, Value
   });
 }
 
-/// Loops over the entries (i, j) of matrix `mat`, row by row, carrying
-/// `init`.
-Carried forEachEntry(OpBuilder &b, Location loc, const Matrix &mat, ValueRange init,
-                     function_ref<Carried(OpBuilder &, Location, Value, Value, ValueRange)> body) {
-  Scalars s(b, loc);
-  return s.loop(s.index(0), s.index(mat.n), init,
-                [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
-                  Scalars s(b, l);
-                  return s.loop(s.index(0), s.index(mat.n), u,
-                                [&](OpBuilder &b, Location l, Value j, ValueRange w) -> Carried {
-                                  return body(b, l, i, j, w);
-                                });
-                });
-}
-
-/// Whether every entry of matrix m is finite; the matrix set to zeros when
-/// not (its values are then NaN, and the loops need numbers).
-std::pair<Value, Value> finiteOrZero(OpBuilder &b, Location loc, const Matrix &mat, Value h,
-                                     const Limits &c) {
-  Scalars s(b, loc);
-  Value inf = s.number(c.zero.getType(), std::numeric_limits<double>::infinity());
-  Value finite = forEachEntry(b, loc, mat, {Arithmetic(b, loc).truth(true)},
-                              [&](OpBuilder &b, Location l, Value i, Value j, ValueRange u) -> Carried {
-                                Arithmetic a(b, l);
-                                return {a.both(u[0], a.lt(a.abs(mat.at(b, l, h, i, j)), inf))};
-                              })[0];
-  h = forEachEntry(b, loc, mat, {h}, [&](OpBuilder &b, Location l, Value i, Value j, ValueRange u) -> Carried {
-    Arithmetic a(b, l);
-    return {mat.put(b, l, a.select(finite, mat.at(b, l, u[0], i, j), c.zero), u[0], i, j)};
-  })[0];
-  return {finite, h};
-}
-
 /// rows[k] -= sum over the given columns j of x_j T[k, j], k in [0, end):
 /// the back substitution's update of the right-hand side above a block.
 Value subtractColumns(OpBuilder &b, Location loc, const Matrix &mat, Value t, Value rows, Value end,
@@ -407,22 +507,6 @@ Value backTransform(OpBuilder &b, Location loc, const Matrix &mat, Value zt, Val
                                 return {mat.put(b, l, y, w[0], row, col)};
                               });
   })[0];
-}
-
-/// dtrevc3's guard against overflow in a 1 x 1 step of the back
-/// substitution, x_j = b / d: the factor (at most 1) by which the whole
-/// vector is scaled first, so that neither x_j (dlaln2: |b| > bignum |d|
-/// with |d| < 1) nor the update of the entries above it (|x_j| > 1 and the
-/// column's 1-norm above the diagonal, `column`, > bignum / |x_j|) can
-/// overflow. `bMag` and `dMag` are |b| and |d| (1-norms of complex ones).
-Value overflowScale(Arithmetic &a, Value bMag, Value dMag, Value column, Value bignum,
-                    const Limits &c) {
-  Value huge = a.both(a.lt(dMag, c.one),
-                      a.both(a.gt(bMag, c.one), a.gt(bMag, a.mul(bignum, dMag))));
-  Value first = a.select(huge, a.div(c.one, bMag), c.one);
-  Value xMag = a.div(a.mul(bMag, first), a.select(a.eq(dMag, c.zero), c.one, dMag));
-  Value spill = a.both(a.gt(xMag, c.one), a.gt(column, a.div(bignum, xMag)));
-  return a.mul(first, a.select(spill, a.div(c.one, xMag), c.one));
 }
 
 /// The entries [0, end) of the rows `xs` times `factor`, skipped when it is 1.
@@ -647,35 +731,6 @@ Carried rightVectors(OpBuilder &b, Location loc, const Matrix &mat, Value t, Val
   return {done[0], done[1], done[2]};
 }
 
-/// dgebak ('B', 'R') on V^T: column i (each vector's entry i) times
-/// scales[i] for i in [first, last], then the exchanges undone, the left
-/// ones from first - 1 down, then the right ones from last + 1 up.
-Value undoBalancing(OpBuilder &b, Location loc, const Matrix &mat, Value vt, Value scales, Value first,
-                    Value last) {
-  Scalars s(b, loc);
-  Value end = plusOne(b, loc, last);
-  vt = forEachEntry(b, loc, mat, {vt}, [&](OpBuilder &b, Location l, Value r, Value i, ValueRange u) -> Carried {
-    Arithmetic a(b, l);
-    Value inside = a.both(a.icmp(arith::CmpIPredicate::sge, i, first),
-                          a.icmp(arith::CmpIPredicate::slt, i, end));
-    Value x = mat.at(b, l, u[0], r, i);
-    Value y = a.select(inside, a.mul(x, Scalars::at(b, l, scales, {mat.m, i})), x);
-    return {mat.put(b, l, y, u[0], r, i)};
-  })[0];
-  return s.loop(s.index(0), s.index(mat.n), {vt}, [&](OpBuilder &b, Location l, Value ii, ValueRange u) -> Carried {
-    Arithmetic a(b, l);
-    Value left = a.icmp(arith::CmpIPredicate::slt, ii, first);
-    Value right = a.icmp(arith::CmpIPredicate::sge, ii, end);
-    Value i = a.select(left, a.minus(a.minus(first, a.index(1)), ii), ii);
-    Value outside = a.either(left, right);
-    Value p = b.create<arith::IndexCastOp>(
-        l, b.getIndexType(),
-        b.create<arith::FPToSIOp>(l, b.getI64Type(), Scalars::at(b, l, scales, {mat.m, i})));
-    p = a.select(outside, p, i);
-    return {swapColumns(b, l, mat, u[0], i, p, a.index(mat.n))};
-  })[0];
-}
-
 /// dgeev's normalisation of V^T: a real vector to norm 1; a complex pair
 /// (rows j, j + 1 where the value's imaginary part is positive) to norm 1
 /// together, then rotated (dlartg, as LAPACK before 3.10 signs it) so that
@@ -771,6 +826,8 @@ struct GeneralEigenLowering : OpConversionPattern<Op> {
     OpBuilder &b = rewriter;
     Scalars s(b, loc);
     auto type = cast<RankedTensorType>(adaptor.getSelf().getType());
+    if (type.getRank() != 3)
+      return failure(); // complex pairs: ComplexEigen.cpp
     Type element = type.getElementType();
     const int64_t batch = type.getDimSize(0), n = type.getDimSize(1);
     auto rowsType = RankedTensorType::get({batch, n}, element);

@@ -64,6 +64,9 @@ void populateComplexSingularVectorPatterns(mlir::RewritePatternSet &patterns);
 /// reduction to Hessenberg form and Francis double-shift QR sweeps in
 /// scalar loops (GeneralEigen.cpp).
 void populateGeneralEigenPatterns(mlir::RewritePatternSet &patterns);
+
+/// aten.eigvals and aten.eig of complex pairs, as zgeev (ComplexEigen.cpp).
+void populateComplexEigenPatterns(mlir::RewritePatternSet &patterns);
 /// ldl_factor as dsytf2's Bunch-Kaufman pivoting in scalar loops
 /// (BunchKaufman.cpp).
 void populateBunchKaufmanPatterns(mlir::RewritePatternSet &patterns);

@@ -128,6 +128,8 @@ func.func @triangular_solve_complex_unit(%a: tensor<1x3x3x2xf32>, %b: tensor<1x3
 // CHECK-NEXT: %[[TAUIM:.+]] = arith.select %[[NONE]], %cst, %[[IMRATIO]]
 // CHECK: arith.subf %[[ARE]], %[[BETA]]
 // CHECK: arith.cmpf oge
+// CHECK: %[[HEADRE:.+]] = arith.select %[[NONE]], %[[ARE]], %[[BETA]]
+// CHECK: %[[HEADIM:.+]] = arith.select %[[NONE]], %[[AIM]], %cst
 // CHECK: scf.for
 // CHECK-COUNT-4: arith.mulf
 // CHECK: %[[CONJ:.+]] = arith.negf %[[TAUIM]]
@@ -135,8 +137,8 @@ func.func @triangular_solve_complex_unit(%a: tensor<1x3x3x2xf32>, %b: tensor<1x3
 // CHECK: scf.for
 // CHECK: arith.mulf %[[TAURE]]
 // CHECK: arith.mulf %[[CONJ]]
-// CHECK: arith.select %[[NONE]], %[[ARE]], %[[BETA]]
-// CHECK: arith.select %[[NONE]], %[[AIM]], %cst
+// CHECK: tensor.insert %[[HEADRE]]
+// CHECK: tensor.insert %[[HEADIM]]
 // CHECK-NOT: aten.
 func.func @geqrf_complex(%a: tensor<1x3x2x2xf64>) -> (tensor<1x3x2x2xf64>, tensor<1x2x2xf64>) {
   %r, %tau = aten.geqrf %a : (tensor<1x3x2x2xf64>) -> (tensor<1x3x2x2xf64>, tensor<1x2x2xf64>)

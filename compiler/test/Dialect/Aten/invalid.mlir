@@ -1462,9 +1462,33 @@ func.func @eigvals_parts(%a: tensor<2x3x3xf32>) -> tensor<2x3xf32> {
 // -----
 
 func.func @eigvals_square(%a: tensor<2x3x4xf32>) -> tensor<2x3xf32> {
-  // expected-error @+1 {{takes a (N, n, n) batch of f32 or f64 matrices}}
+  // expected-error @+1 {{takes a (N, n, n) batch of f32 or f64 matrices, or (N, n, n, 2) of complex pairs}}
   %re, %im = aten.eigvals %a : (tensor<2x3x4xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>)
   return %re : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @eigvals_complex_parts(%a: tensor<2x3x3x2xf32>) -> tensor<2x3x2xf32> {
+  // expected-error @+1 {{real and imag must be (N, n) of the input's element type}}
+  %re, %im = aten.eigvals %a : (tensor<2x3x3x2xf32>) -> (tensor<2x3x2xf32>, tensor<2x3xf32>)
+  return %re : tensor<2x3x2xf32>
+}
+
+// -----
+
+func.func @eigvals_not_pairs(%a: tensor<2x3x3x3xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{takes a (N, n, n) batch of f32 or f64 matrices, or (N, n, n, 2) of complex pairs}}
+  %re, %im = aten.eigvals %a : (tensor<2x3x3x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>)
+  return %re : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @eig_complex_vectors(%a: tensor<1x3x3x2xf64>) -> tensor<1x3xf64> {
+  // expected-error @+1 {{vectors_real and vectors_imag must be (N, n, n) of the input's element type}}
+  %re, %im, %vr, %vi = aten.eig %a : (tensor<1x3x3x2xf64>) -> (tensor<1x3xf64>, tensor<1x3xf64>, tensor<1x3x3x2xf64>, tensor<1x3x3xf64>)
+  return %re : tensor<1x3xf64>
 }
 
 // -----

@@ -300,6 +300,20 @@ func.func @ldl_factor(%a: tensor<2x3x3xf64>) -> tensor<2x3xi64> {
   return %pivots : tensor<2x3xi64>
 }
 
+// CHECK-LABEL: func @eigvals_complex
+func.func @eigvals_complex(%a: tensor<2x3x3x2xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  // CHECK: aten.eigvals %{{.+}} : (tensor<2x3x3x2xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>)
+  %re, %im = aten.eigvals %a : (tensor<2x3x3x2xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>)
+  return %re, %im : tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func @eig_complex
+func.func @eig_complex(%a: tensor<1x3x3x2xf64>) -> tensor<1x3x3xf64> {
+  // CHECK: aten.eig %{{.+}} : (tensor<1x3x3x2xf64>) -> (tensor<1x3xf64>, tensor<1x3xf64>, tensor<1x3x3xf64>, tensor<1x3x3xf64>)
+  %re, %im, %vr, %vi = aten.eig %a : (tensor<1x3x3x2xf64>) -> (tensor<1x3xf64>, tensor<1x3xf64>, tensor<1x3x3xf64>, tensor<1x3x3xf64>)
+  return %vi : tensor<1x3x3xf64>
+}
+
 // CHECK-LABEL: func @eig
 func.func @eig(%a: tensor<1x3x3xf32>) -> tensor<1x3x3xf32> {
   // CHECK: aten.eig %{{.+}} : (tensor<1x3x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xf32>, tensor<1x3x3xf32>, tensor<1x3x3xf32>)

@@ -241,12 +241,14 @@ LogicalResult EigvalshOp::verify() {
   return success();
 }
 
-/// A square batch `self` and its eigenvalues' parts, (N, n) each.
+/// A square batch `self` (real, or complex pairs) and its eigenvalues'
+/// parts, (N, n) each.
 static LogicalResult verifyEigenvalueParts(Operation *op, Value self, Value re, Value im) {
-  if (failed(verifySquareBatch(op, self)))
+  if (failed(verifySquareBatch(op, self, Pairs::allowed)))
     return failure();
-  ArrayRef<int64_t> in = shapeOf(self);
-  Type element = cast<RankedTensorType>(self.getType()).getElementType();
+  auto type = cast<RankedTensorType>(self.getType());
+  ArrayRef<int64_t> in = matrixDims(type, Pairs::allowed);
+  Type element = type.getElementType();
   if (!hasType(re, element, {in[0], in[1]}) || !hasType(im, element, {in[0], in[1]}))
     return op->emitOpError("real and imag must be (N, n) of the input's element type");
   return success();
@@ -284,7 +286,7 @@ LogicalResult LdlSolveOp::verify() {
 LogicalResult EigOp::verify() {
   if (failed(verifyEigenvalueParts(*this, getSelf(), getReal(), getImag())))
     return failure();
-  ArrayRef<int64_t> in = shapeOf(getSelf());
+  ArrayRef<int64_t> in = matrixDims(getSelf().getType(), Pairs::allowed);
   Type element = getSelf().getType().getElementType();
   if (!hasType(getVectorsReal(), element, in) || !hasType(getVectorsImag(), element, in))
     return emitOpError("vectors_real and vectors_imag must be (N, n, n) of the input's element type");

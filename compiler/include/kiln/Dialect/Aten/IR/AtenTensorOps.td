@@ -393,17 +393,20 @@ def Aten_EigvalshOp : Aten_Op<"eigvalsh", [Pure]> {
 }
 
 def Aten_EigvalsOp : Aten_Op<"eigvals", [Pure]> {
-  let summary = "The eigenvalues of a batch of real square matrices, as parts.";
+  let summary = "The eigenvalues of a batch of square matrices, as parts.";
   let description = [{
-    For a (N, n, n) f32 or f64 batch, the real and imaginary parts (N, n)
+    For a (N, n, n) f32 or f64 batch, or a (N, n, n, 2) batch of complex
+    matrices as pairs of their parts, the real and imaginary parts (N, n)
     of each matrix's eigenvalues (`linalg_eig`'s first result, complex),
-    in the positions LAPACK's dgeev gives them up to order 75 (past it
+    in the positions LAPACK's dgeev (zgeev) gives them up to order 75 (past it
     LAPACK's dhseqr deflates aggressively and may order them otherwise). kiln-convert-aten-to-linalg
     writes it as dgeev computes values alone: dgebal's exchanges and
     power-of-2 scaling, dgehd2's reduction to Hessenberg form, then
     dlahqr's Francis double-shift QR sweeps, a 2 x 2 block's values as
     dlanv2's (GeneralEigen.cpp), so n is at most 512 (`kMaxLuOrder`). A
-    complex pair comes as a + bi then a - bi. A matrix with a NaN or an
+    complex pair comes as a + bi then a - bi. Complex matrices take
+    zgeev's steps instead: zgebal, zgehd2 and zlahqr's single-shift QR
+    sweeps (ComplexEigen.cpp, ComplexSchur.cpp). A matrix with a NaN or an
     infinity (eager raises) or one whose QR sweeps do not converge
     (LAPACK's info > 0) has NaN values.
 
@@ -419,11 +422,15 @@ def Aten_EigvalsOp : Aten_Op<"eigvals", [Pure]> {
 }
 
 def Aten_EigOp : Aten_Op<"eig", [Pure]> {
-  let summary = "The eigenvalues and eigenvectors of a batch of real square matrices, as parts.";
+  let summary = "The eigenvalues and eigenvectors of a batch of square matrices, as parts.";
   let description = [{
-    For a (N, n, n) f32 or f64 batch, aten.eigvals's values and the (N, n,
+    For a (N, n, n) f32 or f64 batch (or complex pairs, (N, n, n, 2)),
+    aten.eigvals's values and the (N, n,
     n) real and imaginary parts of the right eigenvectors, one per column
-    in the values' order (`linalg_eig`'s results). kiln-convert-aten-to-linalg
+    in the values' order (`linalg_eig`'s results). Complex matrices take
+    zgeev's steps: the Schur form of zlahqr's sweeps, ztrevc3's back
+    substitution, zgebak, then each vector scaled to norm 1 and turned so
+    that its entry of largest modulus is real (ComplexEigen.cpp). For real ones kiln-convert-aten-to-linalg
     writes it as dgeev does: aten.eigvals's steps with Z accumulated and
     the Schur form kept, dtrevc3's back substitution for each vector,
     back-transformed by Z, dgebak's undoing of the balancing, then each
