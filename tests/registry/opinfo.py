@@ -260,11 +260,12 @@ class Candidate:
 
 
 #: Outputs of unit vectors whose sign (a complex one's phase) PyTorch leaves
-#: unspecified, compared up to it: linalg.eigh's eigenvectors (columns), and
-#: singular vectors: linalg.svd's U (columns) and Vh (rows), torch.svd's U
-#: and V (columns). U's and V's are turned apart (the hand-written
-#: registry cases check U diag(S) Vh = A).
+#: unspecified, compared up to it: linalg.eigh's and linalg.eig's
+#: eigenvectors (columns), and singular vectors: linalg.svd's U (columns)
+#: and Vh (rows), torch.svd's U and V (columns). U's and V's are turned
+#: apart (the hand-written registry cases check U diag(S) Vh = A).
 _SIGN_FREE = {"linalg.eigh": (SignFree(output=1, dim=-2),),
+              "linalg.eig": (SignFree(output=1, dim=-2),),
               "linalg.svd": (SignFree(output=0, dim=-2), SignFree(output=2, dim=-1)),
               "svd": (SignFree(output=0, dim=-2), SignFree(output=2, dim=-2))}
 
