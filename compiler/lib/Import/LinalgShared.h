@@ -144,7 +144,8 @@ absl::StatusOr<Values> ormqrResult(NodeImporter &n, mlir::Value a, mlir::Value t
                                    llvm::function_ref<mlir::Value(mlir::Value)> adjointOf);
 
 /// linalg_eig(A) -> (eigenvalues, eigenvectors), both complex, of a real
-/// A (ComplexLinalgHandlers.cpp; both handler tables take it).
+/// A or a complex one as pairs (ComplexLinalgHandlers.cpp; both handler
+/// tables take it).
 absl::StatusOr<Values> linalgEig(NodeImporter &n);
 
 } // namespace kiln::linalg

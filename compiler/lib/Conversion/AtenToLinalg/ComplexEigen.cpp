@@ -26,8 +26,15 @@
 //   turns it so that its entry of largest modulus is real.
 //
 // A matrix with a NaN or an infinity (eager raises) or a block that does
-// not deflate within the limit (LAPACK's info > 0) has NaN values and
-// vectors.
+// not deflate within the limit (zlahqr's info > 0) has NaN values and
+// vectors; LAPACK's zhseqr would retry such a block with zlaqr0's
+// multishift sweeps, so eager may have values where Kiln has NaN. Left
+// out, as in the real lowering: zlarfg's rescaling of a reflector whose
+// beta is under safmin, zgeev's scaling of a matrix whose largest entry
+// is outside [sqrt(safmin) / ulp, its inverse], and zgebal's measure of a
+// row's largest entry (the modulus of the one of largest |re| + |im|;
+// here the largest modulus), which only guards its scaling against
+// overflow: matrices that extreme round otherwise.
 //
 //===----------------------------------------------------------------------===//
 #include "ComplexEigen.h"

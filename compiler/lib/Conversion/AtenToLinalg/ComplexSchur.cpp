@@ -8,10 +8,10 @@
 //
 // - first the block's subdiagonal is made real (a diagonal unitary
 //   similarity, zlahqr's loop 20);
-// - each step finds the bottom-most negligible subdiagonal entry at or
-//   below lo (Ahues and Tisseur's criterion), which becomes the unreduced
-//   part's top; a 1 x 1 part is an eigenvalue (its diagonal entry, where
-//   it stays);
+// - each step finds the bottom-most negligible subdiagonal entry H[k,
+//   k-1], k in (lo, i] (Ahues and Tisseur's criterion), whose k (else lo)
+//   becomes the unreduced part's top; a 1 x 1 part is an eigenvalue (its
+//   diagonal entry, where it stays);
 // - anything larger takes one single-shift sweep: Wilkinson's shift (the
 //   eigenvalue of the trailing 2 x 2 block nearer its last entry), or an
 //   exceptional one after every 10th sweep without a deflation; the start
@@ -66,22 +66,25 @@ struct QrState {
   }
 };
 
-/// Row `row` of matrix `mat` of `t` over columns [from, to) times f.
-Value scaleRow(OpBuilder &b, Location l, const Matrix &mat, Value t, Value row, Value from,
-               Value to, Complex f) {
-  return Scalars(b, l).loop(from, to, {t}, [&](OpBuilder &b, Location l, Value j, ValueRange u) -> Carried {
+/// Row `line` of matrix `mat` of `t` over columns [from, to) times f, or
+/// with `column` column `line` over rows [from, to).
+Value scaleLine(OpBuilder &b, Location l, const Matrix &mat, Value t, Value line, Value from,
+                Value to, Complex f, bool column) {
+  return Scalars(b, l).loop(from, to, {t}, [&](OpBuilder &b, Location l, Value x, ValueRange u) -> Carried {
     Arithmetic a(b, l);
-    return {withEntry(b, l, mat, times(a, f, entryOf(b, l, mat, u[0], row, j)), u[0], row, j)};
+    Value i = column ? x : line, j = column ? line : x;
+    return {withEntry(b, l, mat, times(a, f, entryOf(b, l, mat, u[0], i, j)), u[0], i, j)};
   })[0];
 }
 
-/// Column `col` of matrix `mat` of `t` over rows [from, to) times f.
+Value scaleRow(OpBuilder &b, Location l, const Matrix &mat, Value t, Value row, Value from,
+               Value to, Complex f) {
+  return scaleLine(b, l, mat, t, row, from, to, f, /*column=*/false);
+}
+
 Value scaleColumn(OpBuilder &b, Location l, const Matrix &mat, Value t, Value col, Value from,
                   Value to, Complex f) {
-  return Scalars(b, l).loop(from, to, {t}, [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
-    Arithmetic a(b, l);
-    return {withEntry(b, l, mat, times(a, f, entryOf(b, l, mat, u[0], i, col)), u[0], i, col)};
-  })[0];
+  return scaleLine(b, l, mat, t, col, from, to, f, /*column=*/true);
 }
 
 /// f where `use`, else 1.
@@ -240,9 +243,10 @@ std::pair<Value, Value> sweep(OpBuilder &b, Location loc, const Matrix &mat, Val
   Value m = sweepStart(b, loc, mat, h, i, lo, t, c);
   StartColumn v = startColumn(b, loc, mat, h, m, t);
   ChaseStep first = chaseStep(b, loc, mat, h, zt, m, i, i1, i2, v.v1, Complex{v.v2, c.zero}, c);
-  // Started below the top: D^H H D with D = diag(1, ..., temp, 1, temp,
-  // ...) keeps H[m, m-1] real (temp = (1 - t1) / |1 - t1|, column m+1
-  // left out).
+  // Started below the top: D H D^H with D = diag(1, ..., temp, 1, temp,
+  // ...) from row m on (row and column m+1 left out; temp = (1 - t1) /
+  // |1 - t1|) keeps the subdiagonal real: H[m+1, m] times conj(temp),
+  // H[m+2, m+1] times temp.
   Carried state{first.h};
   if (schur)
     state.push_back(first.zt);

@@ -408,7 +408,8 @@ def Aten_EigvalsOp : Aten_Op<"eigvals", [Pure]> {
     zgeev's steps instead: zgebal, zgehd2 and zlahqr's single-shift QR
     sweeps (ComplexEigen.cpp, ComplexSchur.cpp). A matrix with a NaN or an
     infinity (eager raises) or one whose QR sweeps do not converge
-    (LAPACK's info > 0) has NaN values.
+    (dlahqr's or zlahqr's info > 0, where LAPACK's dhseqr and zhseqr
+    would retry with multishift sweeps) has NaN values.
 
     Example:
     ```mlir
