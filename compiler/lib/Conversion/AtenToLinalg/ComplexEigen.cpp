@@ -123,15 +123,6 @@ Carried complexHessenberg(OpBuilder &b, Location loc, const Matrix &mat, Value h
   });
 }
 
-/// The 1-norm (|re| + |im| each) of T's column j above the diagonal.
-Value columnAbove(OpBuilder &b, Location loc, const Matrix &mat, Value t, Value j, const Limits &c) {
-  return Scalars(b, loc).loop(Scalars(b, loc).index(0), j, {c.zero},
-                              [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
-                                Arithmetic a(b, l);
-                                return {a.add(u[0], absSum(a, entryOf(b, l, mat, t, i, j)))};
-                              })[0];
-}
-
 /// Entries [0, end) of the pair row `x` times the real `factor` (masked,
 /// not branched on: an scf.if here made bufferization's buffer-type
 /// queries exponential in the loops around it).

@@ -85,6 +85,20 @@ Value Matrix::isZero(OpBuilder &b, Location l, Value t, Value i, Value j, Value 
   return pairs ? a.both(zeroed, a.eq(partAt(b, l, t, i, j, 1), zero)) : zeroed;
 }
 
+Value Matrix::absSum(OpBuilder &b, Location l, Value t, Value i, Value j) const {
+  Arithmetic a(b, l);
+  Value sum = a.abs(partAt(b, l, t, i, j, 0));
+  return pairs ? a.add(sum, a.abs(partAt(b, l, t, i, j, 1))) : sum;
+}
+
+Value kiln::aten::columnAbove(OpBuilder &b, Location loc, const Matrix &mat, Value t, Value j,
+                              const Limits &c) {
+  return Scalars(b, loc).loop(Scalars(b, loc).index(0), j, {c.zero},
+                              [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
+                                return {Arithmetic(b, l).add(u[0], mat.absSum(b, l, t, i, j))};
+                              })[0];
+}
+
 Value Matrix::magnitude(OpBuilder &b, Location l, Value t, Value i, Value j,
                         const Limits &c) const {
   if (!pairs)
@@ -528,15 +542,6 @@ Carried scaleEntries(OpBuilder &b, Location loc, ValueRange xs, Value end, Value
       },
       [&](OpBuilder &b, Location l) { b.create<scf::YieldOp>(l, xs); });
   return Carried(scaled.getResults());
-}
-
-/// The 1-norm of T's column j above the diagonal (dtrevc3's WORK(J)).
-Value columnAbove(OpBuilder &b, Location loc, const Matrix &mat, Value t, Value j, const Limits &c) {
-  return Scalars(b, loc).loop(Scalars(b, loc).index(0), j, {c.zero},
-                              [&](OpBuilder &b, Location l, Value i, ValueRange u) -> Carried {
-                                Arithmetic a(b, l);
-                                return {a.add(u[0], a.abs(mat.at(b, l, t, i, j)))};
-                              })[0];
 }
 
 /// Whether T has a 2 x 2 block at rows (j - 1, j): j > 0 and T[j, j - 1] != 0.

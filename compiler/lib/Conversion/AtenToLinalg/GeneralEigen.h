@@ -49,6 +49,9 @@ struct Matrix {
   /// Whether entry (i, j) is 0 (every part).
   mlir::Value isZero(mlir::OpBuilder &b, mlir::Location l, mlir::Value t, mlir::Value i,
                      mlir::Value j, mlir::Value zero) const;
+  /// |entry (i, j)|, or |re| + |im| of a complex one (dcabs1's measure).
+  mlir::Value absSum(mlir::OpBuilder &b, mlir::Location l, mlir::Value t, mlir::Value i,
+                     mlir::Value j) const;
   /// |entry (i, j)|: the modulus of a complex one.
   mlir::Value magnitude(mlir::OpBuilder &b, mlir::Location l, mlir::Value t, mlir::Value i,
                         mlir::Value j, const Limits &c) const;
@@ -90,6 +93,11 @@ Carried forEachEntry(mlir::OpBuilder &b, mlir::Location loc, const Matrix &mat,
 std::pair<mlir::Value, mlir::Value> finiteOrZero(mlir::OpBuilder &b, mlir::Location loc,
                                                  const Matrix &mat, mlir::Value h,
                                                  const Limits &c);
+
+/// The 1-norm (absSum's) of T's column j above the diagonal: dtrevc3's
+/// and ztrevc3's WORK(J).
+mlir::Value columnAbove(mlir::OpBuilder &b, mlir::Location loc, const Matrix &mat, mlir::Value t,
+                        mlir::Value j, const Limits &c);
 
 /// dtrevc3's guard against overflow in a 1 x 1 step of the back
 /// substitution (GeneralEigen.cpp).
