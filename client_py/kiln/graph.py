@@ -13,7 +13,8 @@ Conventions (the contract the daemon's importer reads):
   Scalars and lists are typed ``Attribute``s (int→i, float→f, bool→b,
   str→s, int list→ints, float list→floats, bool list→ints of 0/1,
   dtype→dtype, None→none); device, layout and memory_format arguments are
-  omitted. Arguments the FX node does
+  omitted (a resize into a memory format other than contiguous is refused:
+  its values depend on it). Arguments the FX node does
   not give are omitted (the schema default applies).
 * Every value has a ``TensorType`` from ``node.meta["val"]``. A symbolic size
   (a torch.export ``Dim``) is its traced extent plus its expression over the
@@ -51,6 +52,10 @@ __all__ = ["CallConvention", "SerializedGraph", "is_optional_tensor_list", "seri
 
 # Argument types Kiln leaves out: they say where a tensor lives, not what it is.
 _OMITTED_TYPES = (torch.device, torch.layout, torch.memory_format)
+
+#: The resizes: unlike other ops, which element lands where depends on
+#: their memory format (the one argument of that type Kiln cannot omit).
+_RESIZES = frozenset({torch.ops.aten.resize.default, torch.ops.aten.resize_.default})
 
 #: Results that travel unnamed (left out) when no node reads them: the
 #: vectors of the decompositions eigvalsh, svdvals and eigvals export to,
@@ -127,7 +132,12 @@ class CallConvention:
         if count:
             with torch.no_grad():
                 for position, value in zip(self.input_updates, results[:count]):
-                    flat_inputs[position].copy_(value)
+                    target = flat_inputs[position]
+                    # resize_ and resize_as_ change the argument's shape,
+                    # as they do in eager.
+                    if target.shape != value.shape:
+                        target.resize_(value.shape)
+                    target.copy_(value)
         return results[count:]
 
 
@@ -306,6 +316,11 @@ class _Serializer:
         if value is None:
             attr.none.SetInParent()
         elif isinstance(value, _OMITTED_TYPES):
+            if (isinstance(value, torch.memory_format) and value != torch.contiguous_format
+                    and node.target in _RESIZES):
+                raise _unsupported(node, f"resizes into {value}; Kiln's graphs carry no "
+                                         "memory formats, and a resize's values depend on "
+                                         "it (resize into torch.contiguous_format)")
             return None
         elif isinstance(value, bool):
             attr.b = value

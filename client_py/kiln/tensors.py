@@ -12,6 +12,7 @@ import math
 import sys
 from typing import Sequence
 
+import numpy
 import torch
 
 from kiln.v1 import tensor_pb2
@@ -94,7 +95,15 @@ def tensor_view(t: torch.Tensor) -> memoryview:
         t = t.reshape(-1)
     if t.numel() == 0:
         return memoryview(b"")
-    return memoryview(t.view(torch.uint8).numpy()).toreadonly()
+    return _bytes_of(t).toreadonly()
+
+
+def _bytes_of(t: torch.Tensor) -> memoryview:
+    """A writable byte view of a 1-d contiguous CPU tensor's memory, keeping
+    it alive. Through DLPack, not ``Tensor.numpy()``: that marks the storage
+    shared with numpy, and the caller's tensor could no longer be resized
+    (``resize_`` fails, also on Kiln's own write-back of a resized input)."""
+    return memoryview(numpy.from_dlpack(t.view(torch.uint8)))
 
 
 def is_wire_dense(t: torch.Tensor) -> bool:
@@ -126,7 +135,7 @@ def empty_tensor_for(dtype: torch.dtype, shape: Sequence[int]
     t = torch.empty([int(d) for d in shape], dtype=dtype)
     if t.numel() == 0:
         return t, memoryview(bytearray())
-    return t, memoryview(t.reshape(-1).view(torch.uint8).numpy())
+    return t, _bytes_of(t.reshape(-1))
 
 
 def tensor_from_bytes(data: bytes, dtype: torch.dtype, shape: Sequence[int]) -> torch.Tensor:

@@ -498,3 +498,24 @@ def test_an_effectful_op_other_than_a_check_is_unsupported_naming_it():
     from kiln.export import _drop_effect_tokens
     with pytest.raises(UnsupportedOpError, match=r"calls aten\._print\.default, an op with side effects"):
         _drop_effect_tokens(ep)
+
+
+class _ResizeAs(torch.nn.Module):
+    def __init__(self, memory_format):
+        super().__init__()
+        self.memory_format = memory_format
+
+    def forward(self, x, other):
+        return x.resize_as_(other, memory_format=self.memory_format)
+
+
+def test_a_resize_travels_with_its_size_and_into_another_memory_format_is_refused():
+    args = (torch.randn(2, 3, 4, 4), torch.randn(2, 3, 4, 5))
+    graph = serialize_exported(torch.export.export(_ResizeAs(torch.contiguous_format),
+                                                   args), "")[0].graph
+    (resize,) = nodes(graph, "aten.resize.default")
+    assert args_of(resize)["size"] == ("ints", graph_pb2.IntList(values=[2, 3, 4, 5]))
+    # Channels last puts the same elements elsewhere: refused, not ignored.
+    ep = torch.export.export(_ResizeAs(torch.channels_last), args)
+    with pytest.raises(UnsupportedOpError, match=r"resizes into torch\.channels_last"):
+        serialize_exported(ep, "")

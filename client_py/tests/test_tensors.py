@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from kiln._rpc import new_request_id
-from kiln.tensors import (payload_size, set_tensor_type, tensor_bytes, tensor_from_bytes,
-                          tensor_type, tensor_view)
+from kiln.tensors import (empty_tensor_for, payload_size, set_tensor_type, tensor_bytes,
+                          tensor_from_bytes, tensor_type, tensor_view)
 from kiln.v1 import tensor_pb2
 
 
@@ -63,6 +63,21 @@ def test_a_decoded_tensor_owns_writable_memory():
     back.add_(1)  # writable, and not the bytes object's memory
     assert data == torch.arange(6, dtype=torch.int32).numpy().tobytes()
     assert back.tolist() == [[1, 2, 3], [4, 5, 6]]
+
+
+def test_byte_views_leave_tensors_resizable():
+    # Tensor.numpy() would mark the caller's storage shared with numpy, and
+    # resize_ on it (eager's, or the write-back of a resized input) fail.
+    sent = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    view = tensor_view(sent)
+    assert bytes(view) == torch.arange(6, dtype=torch.float32).numpy().tobytes()
+    received, into = empty_tensor_for(torch.int64, [2, 2])
+    into[:] = torch.arange(4).numpy().tobytes()
+    assert received.tolist() == [[0, 1], [2, 3]]
+    for t in (sent, received):
+        t.resize_(5, 5)  # grows the storage
+        assert t.shape == (5, 5)
+    assert view.readonly and not into.readonly
 
 
 def test_a_payload_of_the_wrong_size_or_shape_is_refused():

@@ -592,3 +592,10 @@ register("complex_eigvals_spectral_radius_c64", lambda a: torch.linalg.eigvals(a
          randn(3, 12, 12, dtype=C64), rtol=1e-4, atol=1e-4)
 register("complex_eig_empty_batch_c64", torch.linalg.eig, randn(0, 3, 3, dtype=C64),
          sign_free=_C_EIG_VECTORS)
+
+# resize_as_ of a complex tensor: its pairs' leading elements (aten.resize by
+# parts). Was UNIMPLEMENTED.
+register("complex_resize_as_c64", lambda z, o: z.resize_as_(o), randn(4, 3, dtype=torch.complex64),
+         randn(2, 6))
+register("complex_resize_as_shrink_c128", lambda z, o: z.resize_as_(o) * 2,
+         randn(3, 3, dtype=torch.complex128), randn(7))

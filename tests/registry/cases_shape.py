@@ -197,3 +197,18 @@ register("view_dtype_f16_bf16_i16", lambda x: (x.view(torch.bfloat16), x.view(to
 register("view_dtype_u8_i8", lambda x: (x.view(torch.int8), x.view(torch.int8).view(torch.uint8) + 1),
          randint(0, 256, 4, 6, dtype=torch.uint8))
 register("view_dtype_bool_u8", lambda x: x.view(torch.uint8) * 3, randint(0, 2, 5, dtype=torch.bool))
+
+# resize_ and resize_as_ (aten.resize): the leading elements, in row-major
+# order, viewed with the new shape. Growing leaves eager's new elements
+# uninitialised, so these keep or lower the count (growth is checked in
+# tests/e2e/test_e2e_views.py). torch.export itself fails on an input
+# resized to a higher rank (IndexError in its guards), so none does. Was
+# UNIMPLEMENTED.
+for dt in (torch.float32, torch.int64, torch.uint8, torch.bool, torch.float16):
+    register(f"resize_as_other_shape_{DTYPE_NAMES[dt]}", lambda x, o: x.resize_as_(o),
+             any_dtype(4, 3, dtype=dt), randn(2, 6))
+register("resize_as_111_to_0d_f64", lambda x, o: x.resize_as_(o),
+         randn(1, 1, 1, dtype=torch.float64), randn())
+register("resize_as_rank3_to_2_i32", lambda x, o: x.resize_as_(o) * 2,
+         randint(-9, 9, 5, 5, 5, dtype=torch.int32), randn(25, 5))
+register("resize_shrink_clone_f32", lambda x: x.clone().resize_(2, 3) * 2, randn(4, 4))

@@ -256,7 +256,8 @@ std::set<std::string> addComplexPartHandlers(OpHandlerTable &table) {
         "aten.expand_copy.default", "aten.permute_copy.default",
         "aten.transpose_copy.int", "aten.select_copy.int", "aten.slice_copy.Tensor",
         "aten.view_copy.default", "aten.squeeze_copy.dims", "aten.unsqueeze_copy.default",
-        "aten.pixel_shuffle.default", "aten.pixel_unshuffle.default"})
+        "aten.pixel_shuffle.default", "aten.pixel_unshuffle.default",
+        "aten.resize.default"})
     t[op] = parts(self);
   t["aten.constant_pad_nd.default"] = parts({{"self"}, {"value"}});
   for (const char *op : {"aten.scatter.src", "aten.scatter_add.default"})

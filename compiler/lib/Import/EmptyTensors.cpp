@@ -356,6 +356,12 @@ importOverEmptyTensors(NodeImporter &n, const OpHandlerTable &handlers) {
     ASSIGN_OR_RETURN(Values results, handlers.at(n.opName())(n));
     return std::optional<Values>(std::move(results));
   }
+  // Resizing an empty tensor: every element of the result is past self's
+  // (Kiln's zeros; eager's uninitialised memory).
+  if (n.opName() == "aten.resize.default" && empty->first == "self") {
+    ASSIGN_OR_RETURN(Values results, filled(n, 0.0));
+    return std::optional<Values>(std::move(results));
+  }
   // Padding an empty tensor: every element of the result is padding.
   if (n.opName() == "aten.constant_pad_nd.default" && empty->first == "self") {
     ASSIGN_OR_RETURN(double value, n.floatAttr("value", 0.0));

@@ -14,6 +14,7 @@
 #include "kiln/common/Status.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
@@ -410,6 +411,43 @@ absl::StatusOr<Values> narrow(NodeImporter &n) {
     start += typeOf(self).getDimSize(dim);
   ASSIGN_OR_RETURN(Value result, sliceAlong(n, self, dim, start, length, 1));
   return Values{result};
+}
+
+/// resize(self, size), the functional form of resize_ and resize_as_: the
+/// first numel(size) of self's elements in row-major order, viewed with
+/// `size`. Past self's elements, where eager's values are uninitialised
+/// memory, Kiln writes zeros. (A memory format other than contiguous changes
+/// which elements land where; the client refuses it, as Kiln's graphs
+/// carry no memory formats.)
+absl::StatusOr<Values> resize(NodeImporter &n) {
+  ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+  ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+  ASSIGN_OR_RETURN(std::vector<int64_t> size, n.intsAttr("size"));
+  if (!typeOf(self).hasStaticShape() || !type.hasStaticShape())
+    return n.unimplemented("resize of a tensor of symbolic size");
+  if (llvm::any_of(size, [](int64_t d) { return d < 0; }))
+    return n.error(absl::StrCat("resize to [", absl::StrJoin(size, ", "),
+                                "]: sizes must be non-negative"));
+  if (ArrayRef<int64_t>(size) != type.getShape())
+    return n.error(absl::StrCat("resize to [", absl::StrJoin(size, ", "),
+                                "] but the result is declared [",
+                                absl::StrJoin(type.getShape(), ", "), "]"));
+  if (typeOf(self).getElementType() != type.getElementType())
+    return n.error("resize keeps self's dtype");
+  const int64_t have = typeOf(self).getNumElements();
+  const int64_t want = type.getNumElements();
+  Value flat = viewValue(n, self, {have});
+  if (want < have) {
+    ASSIGN_OR_RETURN(flat, sliceAlong(n, flat, 0, 0, want, 1));
+  } else if (want > have) {
+    flat = n.b()
+               .create<aten::PadOp>(n.loc(), type.clone({want}), flat,
+                                    n.b().getDenseI64ArrayAttr({0}),
+                                    n.b().getDenseI64ArrayAttr({want - have}),
+                                    n.b().getF64FloatAttr(0.0))
+               .getResult();
+  }
+  return Values{viewValue(n, flat, type.getShape())};
 }
 
 absl::StatusOr<Values> select(NodeImporter &n) {
@@ -1108,6 +1146,7 @@ void addTensorHandlers(OpHandlerTable &t) {
   t["aten.slice.Tensor"] = slice;
   t["aten.select.int"] = select;
   t["aten.narrow.default"] = narrow;
+  t["aten.resize.default"] = resize;
   t["aten.split_with_sizes.default"] = [](NodeImporter &n) { return split(n, true); };
   t["aten.split.Tensor"] = [](NodeImporter &n) { return split(n, false); };
   t["aten.unbind.int"] = unbind;
