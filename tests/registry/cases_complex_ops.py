@@ -599,3 +599,15 @@ register("complex_resize_as_c64", lambda z, o: z.resize_as_(o), randn(4, 3, dtyp
          randn(2, 6))
 register("complex_resize_as_shrink_c128", lambda z, o: z.resize_as_(o) * 2,
          randn(3, 3, dtype=torch.complex128), randn(7))
+
+# masked_select of a complex tensor: its pairs picked together, the row
+# count computed by the run (was UNIMPLEMENTED; the output buffer first held
+# half the pairs).
+register("complex_masked_select_c64", lambda z, m: torch.masked_select(z, m),
+         randn(4, 5, dtype=torch.complex64), randbool(4, 5))
+register("complex_masked_select_broadcast_c128", lambda z, m: torch.masked_select(z, m),
+         randn(3, 1, 4, dtype=torch.complex128), randbool(2, 4))
+register("complex_masked_select_0d_c64", lambda z, m: torch.masked_select(z, m),
+         randn(dtype=torch.complex64), randbool(6))
+register("complex_masked_select_by_abs_c64", lambda z: torch.masked_select(z, z.abs() > 1),
+         randn(7, 3, dtype=torch.complex64))

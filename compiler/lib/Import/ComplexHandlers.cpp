@@ -405,6 +405,7 @@ const ComplexTable &complexTable() {
     (*t)["aten.slice.Tensor"] = slice;
     (*t)["aten.select.int"] = select;
     (*t)["aten.cat.default"] = cat;
+    (*t)["aten.masked_select.default"] = maskedSelect;
     for (const char *op : {"aten._to_copy.default", "aten.to.dtype",
                            "aten._to_dim_order_copy.default"})
       (*t)[op] = toCopy;

@@ -239,7 +239,7 @@ OpHandler parts(PartSpec spec, Combine combine = Combine::Pack) {
 } // namespace
 
 bool complexFormTakesSymbolicSizes(const std::string &op) {
-  return llvm::is_contained(kTruthOps, op);
+  return llvm::is_contained(kTruthOps, op) || op == "aten.masked_select.default";
 }
 
 std::set<std::string> addComplexPartHandlers(OpHandlerTable &table) {

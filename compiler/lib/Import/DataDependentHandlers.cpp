@@ -87,8 +87,11 @@ absl::StatusOr<Values> booleanMask(NodeImporter &n, RankedTensorType type,
       n.b().create<aten::BooleanMaskOp>(n.loc(), type, self, mask).getResult()};
 }
 
+} // namespace
+
 /// masked_select(self, mask): both broadcast to one shape, then the
-/// elements where mask is true, in row-major order.
+/// elements where mask is true, in row-major order. A complex self keeps
+/// its pairs: the mask picks rows of the pair tensor.
 absl::StatusOr<Values> maskedSelect(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
@@ -97,24 +100,40 @@ absl::StatusOr<Values> maskedSelect(NodeImporter &n) {
   RETURN_IF_ERROR(checkStatic(n, mask, "the mask"));
   if (!typeOf(mask).getElementType().isInteger(1))
     return n.error("the mask must be a bool tensor");
+  const bool pairs = n.isComplexTensor("self");
+  if (pairs != n.resultIsComplex())
+    return n.error("masked_select keeps self's dtype");
+  ArrayRef<int64_t> selfShape = typeOf(self).getShape();
+  if (pairs)
+    selfShape = selfShape.drop_back();
   SmallVector<int64_t> shape;
-  if (!OpTrait::util::getBroadcastedShape(typeOf(self).getShape(),
-                                          typeOf(mask).getShape(), shape))
+  if (!OpTrait::util::getBroadcastedShape(selfShape, typeOf(mask).getShape(), shape))
     return n.error("self and mask do not broadcast");
   if (shape.empty())
     shape.push_back(1); // two 0-d operands: one position
-  auto to = [&](Value v) -> Value {
-    auto want = RankedTensorType::get(shape, typeOf(v).getElementType());
+  // `v` (of `shape` plus its trailing `kept` dims) broadcast to that.
+  auto to = [&](Value v, ArrayRef<int64_t> kept) -> Value {
+    SmallVector<int64_t> full(shape);
+    full.append(kept.begin(), kept.end());
+    auto want = RankedTensorType::get(full, typeOf(v).getElementType());
     if (typeOf(v) == want)
       return v;
-    if (typeOf(v).getRank() == 0)
-      v = viewValue(n, v, {1});
+    if (typeOf(v).getRank() == static_cast<int64_t>(kept.size())) {
+      SmallVector<int64_t> one{1};
+      one.append(kept.begin(), kept.end());
+      v = viewValue(n, v, one);
+    }
     return typeOf(v) == want
                ? v
                : n.b().create<aten::ExpandOp>(n.loc(), want, v).getResult();
   };
-  return booleanMask(n, type, to(self), to(mask));
+  SmallVector<int64_t> pairDim;
+  if (pairs)
+    pairDim.push_back(2);
+  return booleanMask(n, type, to(self, pairDim), to(mask, {}));
 }
+
+namespace {
 
 /// unique_dim(self, dim, sorted, return_inverse, return_counts) and
 /// unique_consecutive(..., dim): one aten.unique_dim over self's slices

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "DataDependentSizes.h"
+#include "ImportContext.h"
 
 #include "kiln/Dialect/Aten/IR/AtenOps.h"
 #include "kiln/common/Status.h"
@@ -114,7 +115,9 @@ absl::StatusOr<Value> paddedOutput(OpBuilder &b, Location loc, const v1::Graph &
             text, "); Kiln returns such an output only when its other sizes are static"));
   }
   ASSIGN_OR_RETURN(v1::TensorType bound, concreteType(declared, largest));
-  __int128 wide = 1;
+  // A complex output travels as its (real, imaginary) pairs: two parts an
+  // element.
+  __int128 wide = isComplex(declared.dtype()) ? 2 : 1;
   for (int64_t extent : bound.shape())
     if ((wide *= extent) > kMaxSymbolValue)
       return absl::InvalidArgumentError(absl::StrCat(

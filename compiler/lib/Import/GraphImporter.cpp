@@ -215,11 +215,14 @@ bool touchesSymbolicSizes(const v1::Node &node, const ValueTable &values) {
 }
 
 /// True when every complex value a node reads or declares has a static
-/// shape (the complex handlers build for static shapes).
+/// shape (the complex handlers build for static shapes), but for the
+/// complex results of the forms that take symbolic sizes (a complex
+/// masked_select's data-dependent row count).
 bool complexValuesStatic(const v1::Node &node, const ValueTable &values,
                          const ComplexValues &complex) {
   for (const v1::Value &output : node.outputs())
-    if (isComplex(output.type().dtype()) && isSymbolic(output.type()))
+    if (isComplex(output.type().dtype()) && isSymbolic(output.type()) &&
+        !complexFormTakesSymbolicSizes(node.op()))
       return false;
   for (const v1::Argument &argument : node.arguments()) {
     if (argument.kind_case() != v1::Argument::kValue || !complex.count(argument.value()))

@@ -44,6 +44,10 @@ void addDataDependentHandlers(OpHandlerTable &table);
 /// result's element type (TensorHandlers.cpp).
 OpHandler pointwiseHandler(llvm::StringRef fn, std::vector<std::string> names = {"self"});
 
+/// masked_select, of a real or a complex self (its pairs kept together):
+/// one aten.boolean_mask (DataDependentHandlers.cpp).
+absl::StatusOr<llvm::SmallVector<mlir::Value>> maskedSelect(NodeImporter &n);
+
 /// x[mask]: the rows of `self` where `mask` (over self's leading dims) is
 /// true, as one aten.boolean_mask (DataDependentHandlers.cpp).
 absl::StatusOr<llvm::SmallVector<mlir::Value>>
