@@ -611,3 +611,9 @@ register("complex_masked_select_0d_c64", lambda z, m: torch.masked_select(z, m),
          randn(dtype=torch.complex64), randbool(6))
 register("complex_masked_select_by_abs_c64", lambda z: torch.masked_select(z, z.abs() > 1),
          randn(7, 3, dtype=torch.complex64))
+# x[mask] of a complex tensor: rows of its pairs, as masked_select. (An op
+# on the selection after it is UNIMPLEMENTED: complex tensors of a symbolic
+# size reach no other complex form.)
+register("complex_index_bool_rows_c64", lambda z, m: z[m], randn(6, 3, dtype=torch.complex64),
+         randbool(6))
+register("complex_index_bool_full_c128", lambda z: z[z.real > 0], randn(4, 5, dtype=torch.complex128))

@@ -19,6 +19,9 @@
 //  - the ops that read only a complex value's truth (logical_*, any, all,
 //    nonzero): the real op over "either part is nonzero".
 //
+// x[mask] (index.Tensor with one boolean index) is not run by parts: the
+// mask picks rows of the pair tensor, whose count is data-dependent.
+//
 // A complex number anywhere but a written value (alpha of index_add) is
 // UNIMPLEMENTED, naming the argument.
 //
@@ -236,10 +239,28 @@ OpHandler parts(PartSpec spec, Combine combine = Combine::Pack) {
   return [spec = std::move(spec), combine](NodeImporter &n) { return byParts(n, spec, combine); };
 }
 
+/// x[mask] of a complex x: its one boolean index picks rows of the pair
+/// tensor (one aten.boolean_mask, the row count data-dependent), as
+/// masked_select does; any other indexing runs `byPart`.
+OpHandler maskOrParts(OpHandler byPart) {
+  return [byPart = std::move(byPart)](NodeImporter &n) -> absl::StatusOr<Values> {
+    ASSIGN_OR_RETURN(std::vector<std::optional<Value>> entries, n.optionalTensors("indices"));
+    if (entries.size() != 1 || !entries[0] ||
+        !typeOf(*entries[0]).getElementType().isInteger(1) || !n.isComplexTensor("self"))
+      return byPart(n);
+    ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
+    ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+    if (complexRank(self) == 0)
+      return n.error("cannot index a 0-d tensor");
+    return indexByMask(n, type, self, *entries[0]);
+  };
+}
+
 } // namespace
 
 bool complexFormTakesSymbolicSizes(const std::string &op) {
-  return llvm::is_contained(kTruthOps, op) || op == "aten.masked_select.default";
+  return llvm::is_contained(kTruthOps, op) || op == "aten.masked_select.default" ||
+         op == "aten.index.Tensor";
 }
 
 std::set<std::string> addComplexPartHandlers(OpHandlerTable &table) {
@@ -248,7 +269,7 @@ std::set<std::string> addComplexPartHandlers(OpHandlerTable &table) {
   for (const char *op :
        {"aten.repeat.default", "aten.diagonal.default", "aten.diagonal_copy.default",
         "aten.flip.default", "aten.roll.default", "aten.gather.default",
-        "aten.index_select.default", "aten.index.Tensor", "aten.as_strided.default",
+        "aten.index_select.default", "aten.as_strided.default",
         "aten.as_strided_copy.default", "aten.split_with_sizes.default",
         "aten.split.Tensor", "aten.unbind.int", "aten.cumsum.default",
         "aten.zeros_like.default", "aten.tril.default", "aten.triu.default",
@@ -259,6 +280,7 @@ std::set<std::string> addComplexPartHandlers(OpHandlerTable &table) {
         "aten.pixel_shuffle.default", "aten.pixel_unshuffle.default",
         "aten.resize.default"})
     t[op] = parts(self);
+  t["aten.index.Tensor"] = maskOrParts(parts(self));
   t["aten.constant_pad_nd.default"] = parts({{"self"}, {"value"}});
   for (const char *op : {"aten.scatter.src", "aten.scatter_add.default"})
     t[op] = parts({{"self", "src"}, {}});
