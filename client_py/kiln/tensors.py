@@ -7,12 +7,12 @@ that and :func:`tensor_from_bytes` reads it back.
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
 import math
 import sys
 from typing import Sequence
 
-import numpy
 import torch
 
 from kiln.v1 import tensor_pb2
@@ -100,10 +100,14 @@ def tensor_view(t: torch.Tensor) -> memoryview:
 
 def _bytes_of(t: torch.Tensor) -> memoryview:
     """A writable byte view of a 1-d contiguous CPU tensor's memory, keeping
-    it alive. Through DLPack, not ``Tensor.numpy()``: that marks the storage
-    shared with numpy, and the caller's tensor could no longer be resized
-    (``resize_`` fails, also on Kiln's own write-back of a resized input)."""
-    return memoryview(numpy.from_dlpack(t.view(torch.uint8)))
+    it alive (the ctypes array the view exports holds the tensor). Not
+    through ``Tensor.numpy()``: that marks the storage shared with numpy,
+    and the caller's tensor could no longer be resized (``resize_`` fails,
+    also on Kiln's own write-back of a resized input); nor numpy's DLPack
+    import, read-only for the capsules torch 2.5 makes."""
+    memory = (ctypes.c_ubyte * t.nbytes).from_address(t.data_ptr())
+    memory._tensor = t  # type: ignore[attr-defined]
+    return memoryview(memory).cast("B")
 
 
 def is_wire_dense(t: torch.Tensor) -> bool:

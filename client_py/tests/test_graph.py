@@ -511,11 +511,12 @@ class _ResizeAs(torch.nn.Module):
 
 def test_a_resize_travels_with_its_size_and_into_another_memory_format_is_refused():
     args = (torch.randn(2, 3, 4, 4), torch.randn(2, 3, 4, 5))
+    # Non-strict: torch 2.5's Dynamo cannot trace resize_as_'s memory_format.
     graph = serialize_exported(torch.export.export(_ResizeAs(torch.contiguous_format),
-                                                   args), "")[0].graph
+                                                   args, strict=False), "")[0].graph
     (resize,) = nodes(graph, "aten.resize.default")
     assert args_of(resize)["size"] == ("ints", graph_pb2.IntList(values=[2, 3, 4, 5]))
     # Channels last puts the same elements elsewhere: refused, not ignored.
-    ep = torch.export.export(_ResizeAs(torch.channels_last), args)
+    ep = torch.export.export(_ResizeAs(torch.channels_last), args, strict=False)
     with pytest.raises(UnsupportedOpError, match=r"resizes into torch\.channels_last"):
         serialize_exported(ep, "")

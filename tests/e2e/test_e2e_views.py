@@ -69,12 +69,13 @@ def test_a_resize_keeps_the_leading_elements_and_grows_with_zeros(client, dtype)
     # zeros there, and the registry (which compares with eager) cannot check
     # them.
     x = torch.arange(12).reshape(4, 3).to(dtype)
-    compiled = client.compile(torch.export.export(ResizeAs(), (x.clone(), torch.empty(2, 7))),
-                              target="cpu")
+    # Non-strict: torch 2.5's Dynamo cannot trace resize_as_.
+    compiled = client.compile(torch.export.export(ResizeAs(), (x.clone(), torch.empty(2, 7)),
+                                                  strict=False), target="cpu")
     got = compiled(x.clone(), torch.empty(2, 7))
     assert got.shape == (2, 7) and got.dtype == dtype
     assert torch.equal(got.flatten()[:12], x.flatten())
     assert torch.equal(got.flatten()[12:], torch.zeros(2, dtype=dtype))
-    shrunk = client.compile(torch.export.export(ResizeAs(), (x.clone(), torch.empty(5))),
-                            target="cpu")
+    shrunk = client.compile(torch.export.export(ResizeAs(), (x.clone(), torch.empty(5)),
+                                                strict=False), target="cpu")
     assert torch.equal(shrunk(x.clone(), torch.empty(5)), x.flatten()[:5])
