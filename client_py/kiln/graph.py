@@ -41,7 +41,7 @@ import torch
 import torch.fx
 
 from kiln.blobs import tensor_digest
-from kiln.errors import UnsupportedOpError
+from kiln.errors import InvalidArgumentError, UnsupportedOpError
 from kiln.rng import SEED_ARGUMENT, SEED_INPUT, is_random
 from kiln.symbolic_sizes import SymbolTable, is_symbolic
 from kiln.tensors import DTYPE_TO_PROTO
@@ -129,15 +129,36 @@ class CallConvention:
         for position in self.scalar_outputs:
             results[position] = results[position].item()
         count = len(self.input_updates)
-        if count:
-            with torch.no_grad():
-                for position, value in zip(self.input_updates, results[:count]):
-                    target = flat_inputs[position]
-                    # resize_ and resize_as_ change the argument's shape,
-                    # as they do in eager.
-                    if target.shape != value.shape:
-                        target.resize_(value.shape)
+        updates = list(zip(self.input_updates, results[:count]))
+        for position, value in updates:
+            target = flat_inputs[position]
+            # Eager's resize_ keeps the storage's order; Kiln's values are
+            # the row-major ones. Refused before anything is written back.
+            if target.shape != value.shape and not target.is_contiguous():
+                raise InvalidArgumentError(
+                    f"argument {position} is resized by the program and is not contiguous "
+                    f"(strides {list(target.stride())}); eager resizes over its storage "
+                    "order, Kiln over its row-major values: pass a contiguous tensor")
+            needed = (target.storage_offset() + value.numel()) * target.element_size()
+            if (target.shape != value.shape and not target.untyped_storage().resizable()
+                    and needed > target.untyped_storage().nbytes()):
+                raise InvalidArgumentError(
+                    f"argument {position} is grown by the program, and its storage cannot "
+                    "grow (a tensor over memory torch does not own, such as an output "
+                    "Kiln mapped from a file): pass a tensor torch allocated")
+        with torch.no_grad():
+            for position, value in updates:
+                target = flat_inputs[position]
+                if target.shape == value.shape:
                     target.copy_(value)
+                    continue
+                # resize_ and resize_as_ change the argument's shape, as in
+                # eager, whose storage keeps what it held: only the leading
+                # elements the input had are written (past them eager's are
+                # uninitialised, or another view's).
+                kept = min(target.numel(), value.numel())
+                target.resize_(value.shape)
+                target.view(-1)[:kept].copy_(value.reshape(-1)[:kept])
         return results[count:]
 
 

@@ -149,7 +149,8 @@ class StaleRequest(Exception):
 
 def _tensor_from_file(fd: int, dtype: torch.dtype, shape: Sequence[int]) -> torch.Tensor:
     """The tensor in file ``fd``: a private (copy-on-write) mapping of it,
-    kept alive by the tensor."""
+    kept alive by the tensor. Its storage cannot grow (resize_ to more
+    elements fails), the price of receiving it without a copy."""
     size = os.fstat(fd).st_size
     expected = payload_size(dtype, shape)
     if size != expected:

@@ -80,7 +80,8 @@ def set_tensor_type(message: tensor_pb2.TensorType, dtype: torch.dtype,
 def tensor_view(t: torch.Tensor) -> memoryview:
     """The tensor's elements in Kiln's wire format (dense, row-major, LE) as a
     read-only byte view: no copy when ``t`` is a contiguous CPU tensor. The
-    view keeps the memory it shows alive. A lazily conjugated or negated
+    view keeps the tensor alive (so its memory, unless the tensor is resized
+    or given other storage while the view is in use). A lazily conjugated or negated
     view (``z.conj()``, ``z.conj().imag``) is resolved first: its memory
     holds the values before the conjugation or negation."""
     if t.requires_grad:
@@ -149,9 +150,12 @@ def tensor_from_bytes(data: bytes, dtype: torch.dtype, shape: Sequence[int]) -> 
     if len(data) != expected:
         raise ValueError(f"tensor payload has {len(data)} bytes, expected {expected} "
                          f"for {dtype} {shape}")
-    if expected == 0:
-        return torch.empty(shape, dtype=dtype)
-    return torch.frombuffer(bytearray(data), dtype=dtype).reshape(shape)
+    t = torch.empty(shape, dtype=dtype)
+    if expected:
+        # Into a tensor of its own storage (resizable, as eager's results
+        # are), not torch.frombuffer's.
+        _bytes_of(t.view(-1))[:] = data
+    return t
 
 
 @dataclasses.dataclass(frozen=True)

@@ -74,10 +74,12 @@ def test_byte_views_leave_tensors_resizable():
     received, into = empty_tensor_for(torch.int64, [2, 2])
     into[:] = torch.arange(4).numpy().tobytes()
     assert received.tolist() == [[0, 1], [2, 3]]
-    for t in (sent, received):
+    assert view.readonly and not into.readonly
+    del view, into  # they show the memory a resize frees
+    decoded = tensor_from_bytes(torch.arange(3).numpy().tobytes(), torch.int64, [3])
+    for t in (sent, received, decoded):
         t.resize_(5, 5)  # grows the storage
         assert t.shape == (5, 5)
-    assert view.readonly and not into.readonly
 
 
 def test_a_payload_of_the_wrong_size_or_shape_is_refused():

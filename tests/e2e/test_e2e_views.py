@@ -63,7 +63,8 @@ class ResizeAs(torch.nn.Module):
         return x.resize_as_(like)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.complex64])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.uint8, torch.bool,
+                                   torch.float16, torch.complex64])
 def test_a_resize_keeps_the_leading_elements_and_grows_with_zeros(client, dtype):
     # Eager leaves the elements past the input's uninitialised; Kiln writes
     # zeros there, and the registry (which compares with eager) cannot check
@@ -79,3 +80,27 @@ def test_a_resize_keeps_the_leading_elements_and_grows_with_zeros(client, dtype)
     shrunk = client.compile(torch.export.export(ResizeAs(), (x.clone(), torch.empty(5)),
                                                 strict=False), target="cpu")
     assert torch.equal(shrunk(x.clone(), torch.empty(5)), x.flatten()[:5])
+
+
+def test_a_resized_argument_is_written_back_as_eager_leaves_it(client):
+    x = torch.arange(12.).reshape(4, 3)
+    compiled = client.compile(torch.export.export(ResizeAs(), (x.clone(), torch.empty(2, 7)),
+                                                  strict=False), target="cpu")
+    # Its own storage grows: the shape changes and its elements lead.
+    arg = x.clone()
+    compiled(arg, torch.empty(2, 7))
+    assert arg.shape == (2, 7) and torch.equal(arg.flatten()[:12], x.flatten())
+    # A view of a larger storage keeps what the storage held past it, as in
+    # eager (no zeros written there).
+    big = torch.arange(100., 120.)
+    arg = big[:12].view(4, 3)
+    eager_big = big.clone()
+    ResizeAs()(eager_big[:12].view(4, 3), torch.empty(2, 7))
+    compiled(arg, torch.empty(2, 7))
+    assert torch.equal(big, eager_big)
+    # A non-contiguous argument: eager resizes over its storage order, Kiln
+    # over its values; refused, and the argument is left as it was.
+    arg = torch.arange(12.).reshape(3, 4).t()
+    with pytest.raises(kiln.errors.InvalidArgumentError, match="not contiguous"):
+        compiled(arg, torch.empty(2, 7))
+    assert torch.equal(arg, torch.arange(12.).reshape(3, 4).t())

@@ -91,8 +91,7 @@ DTYPES = (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int
 
 #: OpInfos whose output values are unspecified: random numbers (randn) or
 #: uninitialised memory (empty, empty_strided). Nothing to compare with
-#: eager. (resize_ and resize_as_ would be where they grow a tensor; their
-#: samples keep the element count.)
+#: eager.
 UNSPECIFIED_OUTPUT = frozenset({"randn", "empty", "empty_strided"})
 
 #: OpInfos whose samples with ``training=True`` draw random numbers (rrelu's
@@ -100,9 +99,22 @@ UNSPECIFIED_OUTPUT = frozenset({"randn", "empty", "empty_strided"})
 #: rrelu_train_stats case checks the distribution instead.
 RANDOM_WHEN_TRAINING = frozenset({"nn.functional.rrelu"})
 
+#: OpInfos whose samples that grow their input leave the new elements
+#: uninitialised (Kiln's are zeros; tests/e2e/test_e2e_views.py checks them).
+RESIZES = frozenset({"resize_", "resize_as_"})
 
-def _random_sample(op: Any, sample: Any) -> bool:
-    return op.name in RANDOM_WHEN_TRAINING and sample.kwargs.get("training") is True
+
+def _unspecified_sample(op: Any, sample: Any) -> bool:
+    """Whether one sample's output values are unspecified: random (rrelu in
+    training) or uninitialised (a resize that grows its input)."""
+    if op.name in RANDOM_WHEN_TRAINING:
+        return sample.kwargs.get("training") is True
+    if op.name in RESIZES:
+        size = sample.args[0]
+        count = size.numel() if isinstance(size, torch.Tensor) else \
+            int(torch.Size(size).numel())
+        return count > sample.input.numel()
+    return False
 
 #: ATen's spelling of the Python namespaces OpInfo names use.
 _NAMESPACES = (("nn.functional.", ""), ("special.", "special_"), ("linalg.", "linalg_"),
@@ -370,12 +382,14 @@ def enumerate_opinfo() -> Enumeration:
                 samples_skipped["output values unspecified (random/uninitialised)"] += \
                     len(samples)
                 continue
-            random = sum(_random_sample(op, s) for s in samples)
-            if random:
-                samples_skipped["output values unspecified (random/uninitialised)"] += random
+            unspecified = [_unspecified_sample(op, s) for s in samples]
+            if any(unspecified):
+                samples_skipped["output values unspecified (random/uninitialised)"] += \
+                    sum(unspecified)
             dt = DTYPE_NAMES[dtype]
             candidates += [Candidate(f"{FAMILY}.{label}.{dt}.{i}", (label, dt), op, s)
-                           for i, s in enumerate(samples) if not _random_sample(op, s)]
+                           for i, (s, skip) in enumerate(zip(samples, unspecified))
+                           if not skip]
     names = [c.name for c in candidates]
     if len(set(names)) != len(names):
         dup = collections.Counter(names).most_common(1)[0][0]

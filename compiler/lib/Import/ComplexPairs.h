@@ -126,8 +126,9 @@ void addFourierTransformHandlers(OpHandlerTable &table);
 /// True for the complex forms that take symbolic sizes beside static
 /// complex values: the ops that read only a complex value's truth, whose
 /// real handler then does the work (nonzero of a complex tensor), and
-/// masked_select and x[mask], whose complex results have a data-dependent
-/// row count.
+/// masked_select and index.Tensor, whose complex results may have a
+/// data-dependent row count (index.Tensor's only by one boolean mask; its
+/// handler refuses other forms of symbolic size).
 bool complexFormTakesSymbolicSizes(const std::string &op);
 /// True for the ops complexHandlers() runs by addComplexPartHandlers registers: their real import
 /// applies its rules for tensors with no elements to each part.

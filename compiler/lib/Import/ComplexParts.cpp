@@ -241,18 +241,19 @@ OpHandler parts(PartSpec spec, Combine combine = Combine::Pack) {
 
 /// x[mask] of a complex x: its one boolean index picks rows of the pair
 /// tensor (one aten.boolean_mask, the row count data-dependent), as
-/// masked_select does; any other indexing runs `byPart`.
+/// masked_select does; any other indexing runs `byPart`, for static sizes.
 OpHandler maskOrParts(OpHandler byPart) {
   return [byPart = std::move(byPart)](NodeImporter &n) -> absl::StatusOr<Values> {
-    ASSIGN_OR_RETURN(std::vector<std::optional<Value>> entries, n.optionalTensors("indices"));
-    if (entries.size() != 1 || !entries[0] ||
-        !typeOf(*entries[0]).getElementType().isInteger(1) || !n.isComplexTensor("self"))
-      return byPart(n);
+    ASSIGN_OR_RETURN(std::optional<Value> mask, soleBooleanIndex(n));
     ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
-    ASSIGN_OR_RETURN(Value self, n.tensor("self"));
-    if (complexRank(self) == 0)
-      return n.error("cannot index a 0-d tensor");
-    return indexByMask(n, type, self, *entries[0]);
+    if (mask && n.isComplexTensor("self")) {
+      ASSIGN_OR_RETURN(Value self, n.tensor("self"));
+      return indexByMask(n, type, self, *mask);
+    }
+    if (!type.hasStaticShape())
+      return n.unimplemented("complex indexing other than by one boolean mask, with a "
+                             "result of symbolic size");
+    return byPart(n);
   };
 }
 

@@ -535,7 +535,8 @@ absl::StatusOr<OwningOpRef<ModuleOp>> importGraph(const v1::Graph &graph,
         !complexFormTakesSymbolicSizes(node.op()))
       return importer.unimplemented("a complex tensor meets a symbolic size; of the "
                                     "complex forms only the ops that read a complex "
-                                    "value's truth (nonzero, any ...) take one");
+                                    "value's truth (nonzero, any ...), masked_select "
+                                    "and x[mask] take one");
     // The empty-tensor rules (EmptyTensors.h) and the handlers they stand
     // in for take static shapes.
     if (symbolCount && touchesSymbolicSizes(node, values) &&

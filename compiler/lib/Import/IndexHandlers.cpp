@@ -138,6 +138,19 @@ SmallVector<int64_t> replaceDims(ArrayRef<int64_t> shape, int64_t first,
   return out;
 }
 
+} // namespace
+
+absl::StatusOr<std::optional<Value>> soleBooleanIndex(NodeImporter &n) {
+  ASSIGN_OR_RETURN(std::vector<std::optional<Value>> entries,
+                   n.optionalTensors("indices"));
+  if (entries.size() == 1 && entries[0] &&
+      typeOf(*entries[0]).getElementType().isInteger(1))
+    return entries[0];
+  return std::optional<Value>();
+}
+
+namespace {
+
 /// index.Tensor: self[indices] as one index_select over the indexed dims,
 /// made adjacent (by moving them first) and merged.
 absl::StatusOr<Values> index(NodeImporter &n) {
@@ -148,11 +161,9 @@ absl::StatusOr<Values> index(NodeImporter &n) {
     return n.error("cannot index a 0-d tensor");
   // x[mask]: one leading boolean index selects rows; their count is a
   // data-dependent size.
-  ASSIGN_OR_RETURN(std::vector<std::optional<Value>> entries,
-                   n.optionalTensors("indices"));
-  if (entries.size() == 1 && entries[0] &&
-      typeOf(*entries[0]).getElementType().isInteger(1))
-    return indexByMask(n, type, self, *entries[0]);
+  ASSIGN_OR_RETURN(std::optional<Value> mask, soleBooleanIndex(n));
+  if (mask)
+    return indexByMask(n, type, self, *mask);
   if (!typeOf(self).hasStaticShape() || !type.hasStaticShape())
     return n.unimplemented("integer indexing of a tensor with symbolic sizes");
   ASSIGN_OR_RETURN(IndexList list, readIndices(n, rank));

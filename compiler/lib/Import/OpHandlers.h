@@ -48,6 +48,10 @@ OpHandler pointwiseHandler(llvm::StringRef fn, std::vector<std::string> names = 
 /// one aten.boolean_mask (DataDependentHandlers.cpp).
 absl::StatusOr<llvm::SmallVector<mlir::Value>> maskedSelect(NodeImporter &n);
 
+/// index.Tensor's one boolean index (x[mask]), or nullopt when its indices
+/// are anything else (IndexHandlers.cpp).
+absl::StatusOr<std::optional<mlir::Value>> soleBooleanIndex(NodeImporter &n);
+
 /// x[mask]: the rows of `self` where `mask` (over self's leading dims) is
 /// true, as one aten.boolean_mask (DataDependentHandlers.cpp).
 absl::StatusOr<llvm::SmallVector<mlir::Value>>
