@@ -129,26 +129,14 @@ class CallConvention:
         for position in self.scalar_outputs:
             results[position] = results[position].item()
         count = len(self.input_updates)
-        updates = list(zip(self.input_updates, results[:count]))
-        for position, value in updates:
-            target = flat_inputs[position]
-            # Eager's resize_ keeps the storage's order; Kiln's values are
-            # the row-major ones. Refused before anything is written back.
-            if target.shape != value.shape and not target.is_contiguous():
-                raise InvalidArgumentError(
-                    f"argument {position} is resized by the program and is not contiguous "
-                    f"(strides {list(target.stride())}); eager resizes over its storage "
-                    "order, Kiln over its row-major values: pass a contiguous tensor")
-            needed = (target.storage_offset() + value.numel()) * target.element_size()
-            if (target.shape != value.shape and not target.untyped_storage().resizable()
-                    and needed > target.untyped_storage().nbytes()):
-                raise InvalidArgumentError(
-                    f"argument {position} is grown by the program, and its storage cannot "
-                    "grow (a tensor over memory torch does not own, such as an output "
-                    "Kiln mapped from a file): pass a tensor torch allocated")
+        updates = [(position, flat_inputs[position], value)
+                   for position, value in zip(self.input_updates, results[:count])]
+        # Every resize is checked before anything is written back.
+        for position, target, value in updates:
+            if target.shape != value.shape:
+                _check_resizable(position, target, value)
         with torch.no_grad():
-            for position, value in updates:
-                target = flat_inputs[position]
+            for _, target, value in updates:
                 if target.shape == value.shape:
                     target.copy_(value)
                     continue
@@ -160,6 +148,25 @@ class CallConvention:
                 target.resize_(value.shape)
                 target.view(-1)[:kept].copy_(value.reshape(-1)[:kept])
         return results[count:]
+
+
+def _check_resizable(position: int, target: torch.Tensor, value: torch.Tensor) -> None:
+    """InvalidArgumentError unless argument ``position`` can take the new
+    shape of ``value`` as eager's resize_ would give it."""
+    # Eager's resize_ keeps the storage's order; Kiln's values are the
+    # row-major ones.
+    if not target.is_contiguous():
+        raise InvalidArgumentError(
+            f"argument {position} is resized by the program and is not contiguous "
+            f"(strides {list(target.stride())}); eager resizes over its storage "
+            "order, Kiln over its row-major values: pass a contiguous tensor")
+    storage = target.untyped_storage()
+    needed = (target.storage_offset() + value.numel()) * target.element_size()
+    if not storage.resizable() and needed > storage.nbytes():
+        raise InvalidArgumentError(
+            f"argument {position} is grown by the program, and its storage cannot "
+            "grow (a tensor over memory torch does not own, such as an output "
+            "Kiln mapped from a file): pass a tensor torch allocated")
 
 
 @dataclasses.dataclass

@@ -418,16 +418,13 @@ absl::StatusOr<Values> narrow(NodeImporter &n) {
 /// `size`. Past self's elements, where eager's values are uninitialised
 /// memory, Kiln writes zeros. (A memory format other than contiguous changes
 /// which elements land where; the client refuses it, as Kiln's graphs
-/// carry no memory formats.)
+/// carry no memory formats.) Its shapes are static: the importer refuses
+/// symbolic sizes for it before it runs, and negative extents in the
+/// declared result, which `size` must equal.
 absl::StatusOr<Values> resize(NodeImporter &n) {
   ASSIGN_OR_RETURN(RankedTensorType type, n.resultType());
   ASSIGN_OR_RETURN(Value self, n.tensor("self"));
   ASSIGN_OR_RETURN(std::vector<int64_t> size, n.intsAttr("size"));
-  if (!typeOf(self).hasStaticShape() || !type.hasStaticShape())
-    return n.unimplemented("resize of a tensor of symbolic size");
-  if (llvm::any_of(size, [](int64_t d) { return d < 0; }))
-    return n.error(absl::StrCat("resize to [", absl::StrJoin(size, ", "),
-                                "]: sizes must be non-negative"));
   if (ArrayRef<int64_t>(size) != type.getShape())
     return n.error(absl::StrCat("resize to [", absl::StrJoin(size, ", "),
                                 "] but the result is declared [",
